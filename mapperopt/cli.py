@@ -1,0 +1,89 @@
+"""The `mapperopt` command line.
+
+Each subcommand lives in the layer that implements it and is imported only when used, so that heavy
+dependencies (lark, trace-opt, matplotlib) are not needed for commands that do not use them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from mapperopt.errors import MapperoptError
+
+# name -> (module, attribute, one-line help shown by `mapperopt --help` without importing the module)
+COMMANDS = {
+    "build": ("mapperopt.commands", "build", "Build benchmark applications (cached)."),
+    "machine": ("mapperopt.commands", "machine", "Show the machine as Legion sees it."),
+    "doctor": ("mapperopt.commands", "doctor", "Check that everything mapperopt needs is installed."),
+    "check": ("mapperopt.dsl.commands", "check", "Check a DSL mapper for errors."),
+    "fmt": ("mapperopt.dsl.commands", "fmt", "Format a DSL mapper canonically."),
+    "explain": ("mapperopt.dsl.commands", "explain", "Show the decisions a DSL mapper makes."),
+    "compile": ("mapperopt.compiler.commands", "compile_cmd", "Compile a DSL mapper to a shared library."),
+    "run": ("mapperopt.benchmarks.commands", "run", "Run a benchmark with a mapper and measure it."),
+    "tune": ("mapperopt.optimizer.commands", "tune", "Tune a mapper for a benchmark."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands are imported on first use."""
+
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        module, attr, short = COMMANDS[name]
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            missing = getattr(exc, "name", None) or str(exc)
+
+            @click.command(name=name, help=short, context_settings={"ignore_unknown_options": True})
+            @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+            def unavailable(args):
+                raise click.ClickException(
+                    f"'mapperopt {name}' is not yet available in this installation ({missing})."
+                )
+
+            return unavailable
+
+    def format_commands(self, ctx, formatter):
+        # Short help from the table, so that `--help` imports nothing heavy.
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mapperopt")
+def cli():
+    """Write Legion mappers in a small DSL, compile them, run real benchmarks and tune them.
+
+    Main commands: `mapperopt tune circuit --iters 10`, `mapperopt run circuit --mapper my.dsl`.
+    """
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: runs the CLI and turns `MapperoptError` into a message and exit status 1."""
+    try:
+        cli.main(args=argv, standalone_mode=False)
+    except MapperoptError as exc:
+        click.secho(f"error: {exc}", fg="red", err=True)
+        return 1
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

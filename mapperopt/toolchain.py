@@ -1,0 +1,349 @@
+"""The native toolchain: where Legion is, how to build against it, and how to launch what was built.
+
+Legion comes from the installed `legate` wheel (found through Python's import machinery, never a fixed path) or,
+for clusters that need GASNet or UCX networking, from a user-built install named by `MAPPEROPT_LEGION_PREFIX`.
+Builds are content-addressed: an output's cache key covers its sources, the headers they can see, the flags, the
+compiler and the Legion version, so the same thing is never built twice and a change rebuilds only what it touches.
+The cache lives in `MAPPEROPT_CACHE` (default `~/.cache/mapperopt`) and is safe for concurrent builds (a file lock
+per output, atomic renames).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from mapperopt.errors import BuildError, ToolchainError
+
+PREFIX_ENV = "MAPPEROPT_LEGION_PREFIX"
+CACHE_ENV = "MAPPEROPT_CACHE"
+CUDA_ARCH_ENV = "MAPPEROPT_CUDA_ARCH"
+DEFAULT_CUDA_ARCH = "sm_90"  # the H200s we report on
+
+
+@dataclass(frozen=True)
+class Legion:
+    """One Legion installation.
+
+    Attributes:
+        prefix: the install root (the `legate` package folder for the wheel).
+        include_dir: folder holding `legion.h`, `realm.h` and `mappers/default_mapper.h`.
+        lib_dir: folder holding the Legion and Realm shared libraries.
+        cmake_dir: folder holding `LegionConfig.cmake`, or None if the install has none.
+        libs: linker names of the Legion and Realm libraries (`legion-legate`, `realm-legate` for the wheel).
+        version: `LEGION_VERSION` from `legion_defines.h`.
+        realm_version: `REALM_VERSION` from `realm_defines.h`.
+        cuda: whether this Legion was built with CUDA (`LEGION_USE_CUDA`).
+    """
+
+    prefix: Path
+    include_dir: Path
+    lib_dir: Path
+    cmake_dir: Path | None
+    libs: tuple[str, str]
+    version: str
+    realm_version: str
+    cuda: bool
+
+    @property
+    def key(self) -> str:
+        """A short stable name for this Legion, used to separate build caches."""
+        return hashlib.sha256(f"{self.prefix}|{self.version}|{self.realm_version}".encode()).hexdigest()[:12]
+
+
+def _define(header: Path, name: str) -> str | None:
+    match = re.search(rf'#define\s+{name}\s+"([^"]*)"', header.read_text(errors="replace"))
+    return match.group(1) if match else None
+
+
+def _legion_at(prefix: Path, include_dir: Path, lib_dir: Path, cmake_dir: Path | None, source: str) -> Legion:
+    defines = include_dir / "legion_defines.h"
+    realm_defines = include_dir / "realm_defines.h"
+    for needed in (include_dir / "legion.h", defines, realm_defines, include_dir / "mappers" / "default_mapper.h"):
+        if not needed.is_file():
+            raise ToolchainError(
+                f"Legion at {prefix} ({source}) is incomplete: {needed} is missing",
+                hint="reinstall it (`pip install --force-reinstall legate`) or point "
+                f"{PREFIX_ENV} at a complete Legion install",
+            )
+    libs = None
+    for legion_lib, realm_lib in (("legion-legate", "realm-legate"), ("legion", "realm")):
+        if (lib_dir / f"lib{legion_lib}.so").exists() and (lib_dir / f"lib{realm_lib}.so").exists():
+            libs = (legion_lib, realm_lib)
+            break
+    if libs is None:
+        raise ToolchainError(
+            f"no Legion/Realm shared libraries in {lib_dir} ({source})",
+            hint="Legion must be built with shared libraries (BUILD_SHARED_LIBS=ON)",
+        )
+    version = _define(defines, "LEGION_VERSION") or "unknown"
+    realm_version = _define(realm_defines, "REALM_VERSION") or "unknown"
+    cuda = re.search(r"#define\s+LEGION_USE_CUDA\b", defines.read_text(errors="replace")) is not None
+    return Legion(prefix, include_dir, lib_dir, cmake_dir, libs, version, realm_version, cuda)
+
+
+def find_legion(prefix: str | os.PathLike | None = None) -> Legion:
+    """Locate Legion.
+
+    Args:
+        prefix: a user-built Legion install root (with `include/`, `lib/` or `lib64/`); defaults to the
+            `MAPPEROPT_LEGION_PREFIX` environment variable, then to the installed `legate` wheel.
+
+    Raises:
+        ToolchainError: nothing found, or the install is incomplete.
+    """
+    prefix = prefix or os.environ.get(PREFIX_ENV)
+    if prefix:
+        root = Path(prefix).expanduser()
+        if not root.is_dir():
+            raise ToolchainError(f"Legion prefix {root} (from {PREFIX_ENV} or --legion) does not exist")
+        lib_dir = next((root / d for d in ("lib64", "lib") if (root / d).is_dir()), root / "lib")
+        cmake_dir = next((p.parent for p in root.glob("**/LegionConfig.cmake")), None)
+        return _legion_at(root, root / "include", lib_dir, cmake_dir, f"from {PREFIX_ENV}")
+    spec = importlib.util.find_spec("legate")
+    if spec is None or not spec.submodule_search_locations:
+        raise ToolchainError(
+            "Legion not found: the Python package `legate` (which ships Legion) is not installed",
+            hint=f"`pip install legate`, or set {PREFIX_ENV} to a Legion install prefix",
+        )
+    root = Path(list(spec.submodule_search_locations)[0])
+    cmake_dir = root / "share" / "Legion" / "cmake"
+    return _legion_at(
+        root, root / "include" / "legate" / "deps", root / "lib64", cmake_dir if cmake_dir.is_dir() else None,
+        "the legate wheel",
+    )
+
+
+def cache_dir() -> Path:
+    """The per-user build cache (`MAPPEROPT_CACHE`, default `~/.cache/mapperopt`), created if needed."""
+    path = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "mapperopt")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@lru_cache(maxsize=1)
+def has_cuda_driver() -> bool:
+    """True when a real NVIDIA driver library (`libcuda.so.1`) can be loaded by this process."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def cxx() -> str:
+    """The C++ compiler (`CXX`, else g++, else c++).
+
+    Raises:
+        ToolchainError: none found.
+    """
+    for name in filter(None, (os.environ.get("CXX"), "g++", "c++")):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise ToolchainError(
+        "no C++ compiler found (looked for $CXX, g++, c++)",
+        hint="install one, e.g. `apt-get install g++` (C++17 is required)",
+    )
+
+
+def nvcc() -> str | None:
+    """The CUDA compiler (`$CUDA_HOME/bin/nvcc` or `nvcc` on PATH), or None."""
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and (Path(home) / "bin" / "nvcc").is_file():
+        return str(Path(home) / "bin" / "nvcc")
+    return shutil.which("nvcc")
+
+
+def cuda_enabled(mode: str, legion: Legion | None = None) -> bool:
+    """Whether to build CUDA variants.
+
+    Args:
+        mode: "on", "off" or "auto" (on when nvcc is found and Legion was built with CUDA).
+
+    Raises:
+        ToolchainError: mode "on" without nvcc or with a Legion built without CUDA.
+    """
+    legion = legion or find_legion()
+    if mode == "off":
+        return False
+    if mode == "on":
+        if nvcc() is None:
+            raise ToolchainError("--cuda on, but nvcc was not found", hint="install the CUDA toolkit or set CUDA_HOME")
+        if not legion.cuda:
+            raise ToolchainError(f"--cuda on, but Legion at {legion.prefix} was built without CUDA")
+        return True
+    return nvcc() is not None and legion.cuda
+
+
+def _digest(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode() if isinstance(part, str) else part)
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=None)
+def _tool_version(tool: str) -> str:
+    result = subprocess.run([tool, "--version"], capture_output=True, text=True)
+    return result.stdout.strip()
+
+
+@contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise BuildError(
+            f"building {what} failed (exit {result.returncode}): {' '.join(cmd)}",
+            log=result.stderr + result.stdout,
+            kept=[str(s) for s in sources],
+        )
+
+
+def cuda_stub_dir() -> Path | None:
+    """A folder holding the `libcuda.so.1` stand-in, built on first use; None where a real driver exists.
+
+    Raises:
+        ToolchainError: no C compiler to build it with.
+    """
+    if has_cuda_driver():
+        return None
+    source = resources.files("mapperopt") / "native" / "cuda_stub.c"
+    text = source.read_bytes()
+    out = cache_dir() / "cuda-stub" / _digest(text) / "libcuda.so.1"
+    if out.exists():
+        return out.parent
+    cc = next((shutil.which(n) for n in (os.environ.get("CC") or "", "gcc", "cc") if n and shutil.which(n)), None)
+    if cc is None:
+        raise ToolchainError("no C compiler to build the libcuda.so.1 stand-in", hint="install gcc")
+    with _locked(out):
+        if not out.exists():
+            with tempfile.TemporaryDirectory(dir=out.parent.parent) as tmp:
+                src = Path(tmp) / "cuda_stub.c"
+                src.write_bytes(text)
+                built = Path(tmp) / "libcuda.so.1"
+                _run_compiler([cc, "-shared", "-fPIC", "-O2", "-Wl,-soname,libcuda.so.1", str(src), "-o", str(built)],
+                              "the libcuda.so.1 stand-in", [src])
+                os.replace(built, out)
+    return out.parent
+
+
+def runtime_env(legion: Legion | None = None, base: dict | None = None) -> dict[str, str]:
+    """The environment for launching a Legion program we built: Legion's libraries, plus the `libcuda.so.1`
+    stand-in on machines without an NVIDIA driver, on `LD_LIBRARY_PATH`.
+
+    Args:
+        base: the environment to extend (default: this process's).
+    """
+    legion = legion or find_legion()
+    env = dict(os.environ if base is None else base)
+    paths = [str(legion.lib_dir)]
+    stub = cuda_stub_dir()
+    if stub is not None:
+        paths.append(str(stub))
+    if env.get("LD_LIBRARY_PATH"):
+        paths.append(env["LD_LIBRARY_PATH"])
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(paths)
+    return env
+
+
+def cxx_flags(legion: Legion, include_dirs: list[Path] = ()) -> list[str]:
+    """Flags to compile C++ against `legion` (C++17, position independent, optimised)."""
+    return ["-std=c++17", "-O2", "-fPIC", f"-I{legion.include_dir}", *[f"-I{d}" for d in include_dirs]]
+
+
+def link_flags(legion: Legion) -> list[str]:
+    """Flags to link against `legion`, with an rpath so the result finds Legion without LD_LIBRARY_PATH.
+
+    `libcuda.so.1` is a dependency of Legion's library that may be absent at link time (no driver): it is
+    resolved at run time, through the real driver or the stand-in (see `runtime_env`).
+    """
+    return [f"-L{legion.lib_dir}", f"-Wl,-rpath,{legion.lib_dir}", "-Wl,--allow-shlib-undefined",
+            *[f"-l{lib}" for lib in legion.libs], "-ldl", "-lpthread"]
+
+
+def _headers_digest(dirs: list[Path]) -> str:
+    parts = []
+    for d in dirs:
+        for header in sorted(list(d.glob("*.h")) + list(d.glob("*.cuh")) + list(d.glob("*.inl"))):
+            parts.append(header.name)
+            parts.append(header.read_bytes())
+    return _digest(*parts)
+
+
+def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs: list[Path] = (),
+          cuda: bool = False, extra_cxx: list[str] = (), extra_link: list[str] = (),
+          legion: Legion | None = None) -> Path:
+    """Build an executable or shared library from C++ (`.cc`) and, with `cuda`, CUDA (`.cu`) sources.
+
+    Each source becomes an object cached by its content, the headers in `include_dirs`, the flags and the
+    compiler; the output is cached by its objects and link flags. Returns the cached output's path.
+
+    Raises:
+        ToolchainError: a compiler is missing.
+        BuildError: a compile or link step failed (`log` has the compiler output).
+    """
+    legion = legion or find_legion()
+    compiler = cxx()
+    include_dirs = [Path(d) for d in include_dirs]
+    flags = cxx_flags(legion, include_dirs) + list(extra_cxx) + (["-DMAPPEROPT_USE_CUDA"] if cuda else [])
+    headers = _headers_digest(include_dirs)
+    root = cache_dir() / legion.key
+    objects = []
+    for src in sources:
+        src = Path(src)
+        if src.suffix == ".cu":
+            if not cuda:
+                continue
+            tool = nvcc()
+            arch = os.environ.get(CUDA_ARCH_ENV, DEFAULT_CUDA_ARCH)
+            cmd_flags = ["-std=c++17", "-O3", f"-arch={arch}", "-Xcompiler", "-fPIC", f"-I{legion.include_dir}",
+                         *[f"-I{d}" for d in include_dirs], "-DMAPPEROPT_USE_CUDA", *extra_cxx]
+        else:
+            tool, cmd_flags = compiler, flags
+        key = _digest(src.read_bytes(), headers, tool, _tool_version(tool), *cmd_flags, legion.version)
+        obj = root / "obj" / f"{src.stem}-{key}.o"
+        if not obj.exists():
+            with _locked(obj):
+                if not obj.exists():
+                    tmp = obj.with_name(f"{obj.name}.{os.getpid()}.tmp")
+                    _run_compiler([tool, *cmd_flags, "-c", str(src), "-o", str(tmp)], f"{name} ({src.name})",
+                                  [src])
+                    os.replace(tmp, obj)
+        objects.append(obj)
+    link = link_flags(legion) + list(extra_link) + (["-lcudart_static", "-lrt"] if cuda else [])
+    if cuda:
+        link = [f"-L{Path(nvcc()).resolve().parent.parent / 'lib64'}"] + link
+    key = _digest(*[o.name for o in objects], *link, str(shared))
+    out = root / ("lib" if shared else "bin") / f"{name}-{key}" / (f"lib{name}.so" if shared else name)
+    if not out.exists():
+        with _locked(out):
+            if not out.exists():
+                tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+                _run_compiler([compiler, *(["-shared"] if shared else []), *map(str, objects), "-o", str(tmp), *link],
+                              f"{name} (link)", [Path(s) for s in sources])
+                os.replace(tmp, out)
+    return out
