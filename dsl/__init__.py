@@ -1,0 +1,12 @@
+"""The mapping DSL: parser, checker, formatter and reference evaluator (dsl.md is the language reference).
+
+    program = parse(text, filename)             # Program, or DslSyntaxError
+    diags = check(program, app, machine)       # list[Diagnostic]
+    text = format_program(program)             # canonical text; parse(text) == program
+    Evaluator(program, machine, app).decide(task, point, domain)   # the placement-trace record of one decision
+"""
+
+from mapperopt.dsl.errors import CheckError, Diagnostic, DslRuntimeError, DslSyntaxError
+from mapperopt.dsl.parser import parse
+
+__all__ = ["parse", "Diagnostic", "DslSyntaxError", "DslRuntimeError", "CheckError"]

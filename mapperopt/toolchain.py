@@ -108,7 +108,8 @@ def find_legion(prefix: str | os.PathLike | None = None) -> Legion:
     if prefix:
         root = Path(prefix).expanduser()
         if not root.is_dir():
-            raise ToolchainError(f"Legion prefix {root} (from {PREFIX_ENV} or --legion) does not exist")
+            raise ToolchainError(f"Legion prefix {root} (from {PREFIX_ENV} or --legion) does not exist",
+                                 hint=f"unset {PREFIX_ENV} to use the legate wheel, or name a Legion install prefix")
         lib_dir = next((root / d for d in ("lib64", "lib") if (root / d).is_dir()), root / "lib")
         cmake_dir = next((p.parent for p in root.glob("**/LegionConfig.cmake")), None)
         return _legion_at(root, root / "include", lib_dir, cmake_dir, f"from {PREFIX_ENV}")

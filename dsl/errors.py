@@ -1,0 +1,122 @@
+"""Diagnostics of the DSL: compile-time `Diagnostic`s, `DslSyntaxError`, `CheckError` and `DslRuntimeError`.
+
+Compile-time diagnostics render in the dsl.md §11.1 format:
+
+    <file>:<line>:<col>: error[E101]: <message>
+      <line> | <source line>
+             |         ^
+      hint: <hint>
+      note: <note>
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mapperopt.dsl.ast import Loc
+from mapperopt.errors import MapperoptError
+
+SEVERITIES = ("error", "warning", "note")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One compile-time finding.
+
+    Attributes:
+        code: stable code, `Ennn` (error) or `Wnnn` (warning or note), dsl.md §11.
+        severity: "error", "warning" or "note" (W304 and W309 are notes).
+        message: names the offending token and what was expected.
+        loc: where; the caret points at `loc.col`.
+        hints: concrete fixes, each printed as `hint: ...`.
+        notes: related facts or positions, each printed as `note: ...`.
+    """
+
+    code: str
+    severity: str
+    message: str
+    loc: Loc
+    hints: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    def render(self, source_text: str | None = None) -> str:
+        """The §11.1 text (no trailing newline); the source excerpt and caret appear when `source_text` is given and
+        holds the line."""
+        label = "warning" if self.severity == "warning" else self.severity
+        out = [f"{self.loc}: {label}[{self.code}]: {self.message}"]
+        lines = source_text.splitlines() if source_text else []
+        if 1 <= self.loc.line <= len(lines):
+            text = lines[self.loc.line - 1]
+            num = str(self.loc.line)
+            # Keep tabs in the caret's indentation so that it lines up under the same column.
+            pad = "".join(c if c == "\t" else " " for c in text[: max(self.loc.col - 1, 0)])
+            out.append(f"  {num} | {text}")
+            out.append(f"  {' ' * len(num)} | {pad}^")
+        out += [f"  hint: {h}" for h in self.hints]
+        out += [f"  note: {n}" for n in self.notes]
+        return "\n".join(out)
+
+
+def render_all(diagnostics: list[Diagnostic], source_text: str | None) -> str:
+    """All diagnostics, each in the §11.1 format, separated by newlines."""
+    return "\n".join(d.render(source_text) for d in diagnostics)
+
+
+class DslSyntaxError(MapperoptError):
+    """A syntax error (E100-E109): the first one stops parsing.
+
+    Attributes:
+        code: "E1xx".
+        loc: position of the offending token (for E102, just after the previous token).
+        token: the offending token's text, or None at end of input.
+        expected: human-readable descriptions of the acceptable tokens (may be empty).
+        diagnostic: the same error as a `Diagnostic`.
+    `str()` gives the §11.1 rendering with the source line and caret.
+    """
+
+    def __init__(self, diagnostic: Diagnostic, source_text: str, token: str | None, expected: tuple[str, ...] = ()):
+        super().__init__(diagnostic.message, diagnostic.hints[0] if diagnostic.hints else None)
+        self.diagnostic = diagnostic
+        self.code = diagnostic.code
+        self.loc = diagnostic.loc
+        self.token = token
+        self.expected = expected
+        self.source_text = source_text
+
+    def __str__(self) -> str:
+        return self.diagnostic.render(self.source_text)
+
+
+class CheckError(MapperoptError):
+    """A program has semantic errors; `diagnostics` holds all findings (errors and warnings), `str()` renders them."""
+
+    def __init__(self, diagnostics: list[Diagnostic], source_text: str | None):
+        errors = [d for d in diagnostics if d.is_error]
+        super().__init__(f"{len(errors)} error(s) in the mapper")
+        self.diagnostics = diagnostics
+        self.source_text = source_text
+
+    def __str__(self) -> str:
+        return render_all([d for d in self.diagnostics if d.is_error], self.source_text)
+
+
+class DslRuntimeError(MapperoptError):
+    """An error of a mapping decision at run time (R4xx), as the generated mapper would report it.
+
+    Attributes:
+        code: "R4xx".
+        detail: the message without prefix.
+    `str()` is the one-line `[mapperopt] error Rnnn: ...` text of dsl.md §11.1.
+    """
+
+    def __init__(self, code: str, detail: str):
+        super().__init__(f"[mapperopt] error {code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return self.message

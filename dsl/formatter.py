@@ -1,0 +1,229 @@
+"""Canonical text of a `Program`: `parse(format_program(p)) == p` for every program.
+
+Layout rules: one statement per line; lists in selectors as `a,b` (no spaces); functions as `def f(T x) {`, one body
+statement per line indented by four spaces, `}` alone; binary operators surrounded by spaces; parentheses only where
+precedence needs them. Comments are kept: a comment on its own line stays before the statement that follows it, a
+comment on the line(s) of a statement follows that statement on its line, and one blank line is kept where the source
+had at least one.
+"""
+
+from __future__ import annotations
+
+from mapperopt.dsl import ast as A
+
+INDENT = "    "
+
+# Precedence levels (dsl.md §8.1), loosest first; an operand is parenthesised when its level is below the slot's.
+_TERNARY, _POSTFIX, _PRIMARY = 1, 9, 10
+_UNARY = 8
+_BINARY_LEVEL = {op: i + 2 for i, ops in enumerate(A.BINARY_LEVELS) for op in ops}
+
+
+def format_program(program: A.Program) -> str:
+    """The canonical text of `program`, ending with a newline (empty string for an empty program)."""
+    lines = _Lines()
+    _emit_sequence(lines, list(program.statements), sorted(program.comments, key=lambda c: c.loc.line), 0, None)
+    return "\n".join(lines.out) + ("\n" if lines.out else "")
+
+
+def format_statement(stmt: A.Statement) -> str:
+    """One statement in canonical form, without comments (a function spans several lines)."""
+    lines = _Lines()
+    _emit_statement(lines, stmt, 0, [])
+    return "\n".join(lines.out)
+
+
+def format_expr(expr: A.Expr) -> str:
+    """One expression in canonical form."""
+    return _expr(expr, 0)
+
+
+# ---------------------------------------------------------------------------------------------------- statements
+
+
+class _Lines:
+    def __init__(self):
+        self.out: list[str] = []
+
+
+def _start(node) -> int:
+    return node.loc.line
+
+
+def _end(node) -> int:
+    return node.loc.end_line or node.loc.line
+
+
+def _emit_sequence(lines: _Lines, items: list, comments: list[A.Comment], depth: int, last_line: int | None):
+    """Emit `items` (statements) at `depth` with the comments that fall before, on or inside them; comments after the
+    last item are emitted at the end. `last_line` is the source line just before the sequence, for blank lines."""
+    pad = INDENT * depth
+    pending = list(comments)
+    prev_end = last_line
+    for item in items:
+        start, end = _start(item), _end(item)
+        leading = [c for c in pending if c.loc.line < start] if start else []
+        inside = [c for c in pending if start and start <= c.loc.line <= end]
+        pending = [c for c in pending if c not in leading and c not in inside]
+        first = leading[0].loc.line if leading else start
+        if prev_end and first and first > prev_end + 1 and lines.out and lines.out[-1].strip():
+            lines.out.append("")
+        for i, c in enumerate(leading):
+            if i and c.loc.line > leading[i - 1].loc.line + 1:
+                lines.out.append("")
+            lines.out.append(pad + c.text)
+        if leading and start > leading[-1].loc.line + 1:
+            lines.out.append("")
+        _emit_statement(lines, item, depth, inside)
+        prev_end = end or prev_end
+    if pending and prev_end and pending[0].loc.line > prev_end + 1 and lines.out:
+        lines.out.append("")
+    for c in pending:
+        lines.out.append(pad + c.text)
+
+
+def _with_comments(text: str, comments: list[A.Comment]) -> str:
+    return text + "".join("  " + c.text for c in comments)
+
+
+def _emit_statement(lines: _Lines, stmt: A.Statement, depth: int, comments: list[A.Comment]):
+    pad = INDENT * depth
+    if not isinstance(stmt, A.FuncDef):
+        lines.out.append(pad + _with_comments(_simple_statement(stmt), comments))
+        return
+    params = ", ".join(f"{p.type} {p.name}" for p in stmt.params)
+    body = [*stmt.body, stmt.ret]
+    first_body = _start(body[0])
+    close = _end(stmt)
+    header = [c for c in comments if c.loc.line == stmt.loc.line or (first_body and c.loc.line < first_body
+                                                                       and c.loc.line == stmt.loc.line)]
+    footer = [c for c in comments if c.loc.line == close and c.loc.line > _end(stmt.ret) and c not in header]
+    inner = [c for c in comments if c not in header and c not in footer]
+    lines.out.append(pad + _with_comments(f"def {stmt.name}({params}) {{", header))
+    _emit_sequence(lines, body, inner, depth + 1, stmt.loc.line)
+    lines.out.append(pad + _with_comments("}", footer))
+
+
+def _tasks(sel: A.TaskSel) -> str:
+    return "*" if sel.names is None else ",".join(i.name for i in sel.names)
+
+
+def _region(sel: A.RegionSel) -> str:
+    if sel.name is not None:
+        return sel.name
+    if sel.index is not None:
+        return str(sel.index)
+    return "*"
+
+
+def _third(x: A.Kind | A.Star) -> str:
+    return "*" if isinstance(x, A.Star) else x.name
+
+
+def _constraint(c: A.Constraint) -> str:
+    return f"Align{c.op}{c.value}" if c.name == "Align" else c.name
+
+
+def _simple_statement(s) -> str:
+    kinds = lambda ks: ",".join(k.name for k in ks)  # noqa: E731
+    match s:
+        case A.TaskStmt():
+            return f"Task {_tasks(s.tasks)} {kinds(s.kinds)};"
+        case A.RegionStmt():
+            return f"Region {_tasks(s.tasks)} {_region(s.region)} {_third(s.proc)} {kinds(s.memories)};"
+        case A.LayoutStmt():
+            cons = " ".join(_constraint(c) for c in s.constraints)
+            return f"Layout {_tasks(s.tasks)} {_region(s.region)} {_third(s.target)} {cons};"
+        case A.InstanceLimitStmt():
+            proc = "" if s.proc is None else f" {_third(s.proc)}"
+            return f"InstanceLimit {_tasks(s.tasks)}{proc} {s.count};"
+        case A.CollectMemoryStmt():
+            return f"CollectMemory {_tasks(s.tasks)} {_region(s.region)};"
+        case A.IndexTaskMapStmt():
+            machine = "" if s.machine is None else f" {s.machine.name}"
+            return f"IndexTaskMap {_tasks(s.tasks)}{machine} {s.func.name};"
+        case A.SingleTaskMapStmt():
+            return f"SingleTaskMap {_tasks(s.tasks)} {s.func.name};"
+        case A.ControlReplicateStmt():
+            return f"ControlReplicate {_tasks(s.tasks)};"
+        case A.Assign():
+            return f"{s.name} = {_expr(s.value, 0)};"
+        case A.Print():
+            return "print(" + ", ".join([f'"{s.fmt}"'] + [_expr(a, 0) for a in s.args]) + ");"
+        case A.Return():
+            return f"return {_expr(s.value, 0)};"
+    raise TypeError(f"not a statement: {s!r}")
+
+
+# ---------------------------------------------------------------------------------------------------- expressions
+
+
+def _level(e) -> int:
+    match e:
+        case A.Ternary():
+            return _TERNARY
+        case A.Binary():
+            return _BINARY_LEVEL[e.op]
+        case A.Unary():
+            return _UNARY
+        case A.IntLit() if e.value < 0:
+            return _UNARY
+        case A.Member() | A.MethodCall() | A.Index() | A.Slice():
+            return _POSTFIX
+    return _PRIMARY
+
+
+def _expr(e, min_level: int) -> str:
+    text = _expr_text(e)
+    return f"({text})" if _level(e) < min_level else text
+
+
+def _items(items) -> str:
+    return ", ".join(_item(i) for i in items)
+
+
+def _item(i) -> str:
+    if isinstance(i, A.Wildcard):
+        return "*"
+    if isinstance(i, A.Unpack):
+        return "*" + _expr(i.value, _UNARY)
+    return _expr(i, 0)
+
+
+def _expr_text(e) -> str:
+    match e:
+        case A.IntLit():
+            return str(e.value)
+        case A.BoolLit():
+            return "True" if e.value else "False"
+        case A.KindLit():
+            return e.kind
+        case A.Name():
+            return e.name
+        case A.MachineLit():
+            return f"Machine({e.kind})"
+        case A.Call():
+            return f"{e.func}({', '.join(_expr(a, 0) for a in e.args)})"
+        case A.TupleLit():
+            inner = _items(e.items)
+            return f"({inner},)" if len(e.items) == 1 else f"({inner})"
+        case A.Comprehension():
+            return f"tuple({_expr(e.expr, 0)} for {e.var} in {_expr(e.iterable, 0)})"
+        case A.Unary():
+            return e.op + _expr(e.operand, _UNARY)
+        case A.Binary():
+            level = _BINARY_LEVEL[e.op]
+            return f"{_expr(e.left, level)} {e.op} {_expr(e.right, level + 1)}"
+        case A.Ternary():
+            return f"{_expr(e.cond, _TERNARY + 1)} ? {_expr(e.then, 0)} : {_expr(e.orelse, 0)}"
+        case A.Member():
+            return f"{_expr(e.obj, _POSTFIX)}.{e.name}"
+        case A.MethodCall():
+            return f"{_expr(e.obj, _POSTFIX)}.{e.name}({', '.join(_expr(a, 0) for a in e.args)})"
+        case A.Index():
+            return f"{_expr(e.obj, _POSTFIX)}[{_items(e.items)}]"
+        case A.Slice():
+            lo = "" if e.lo is None else _expr(e.lo, 0)
+            hi = "" if e.hi is None else _expr(e.hi, 0)
+            return f"{_expr(e.obj, _POSTFIX)}[{lo}:{hi}]"
+    raise TypeError(f"not an expression: {e!r}")

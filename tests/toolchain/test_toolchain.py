@@ -1,0 +1,113 @@
+"""The Legion toolchain: discovery through the legate wheel, the libcuda stand-in, real Legion runs, doctor, CLI."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mapperopt import toolchain
+from mapperopt.cli import COMMANDS, main
+from mapperopt.commands import probe_json, run_checks
+from mapperopt.errors import MapperoptError, ToolchainError
+
+
+def test_find_legion_uses_the_legate_wheel():
+    legion = toolchain.find_legion()
+    assert "legate" in str(legion.prefix)
+    assert (legion.include_dir / "legion.h").is_file()
+    assert (legion.include_dir / "mappers" / "default_mapper.h").is_file()
+    assert legion.version.startswith("legion-25.12")
+    assert legion.realm_version.startswith("25.")
+    assert legion.libs == ("legion-legate", "realm-legate")
+    assert (legion.cmake_dir / "LegionConfig.cmake").is_file()
+
+
+def test_bogus_prefix_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv(toolchain.PREFIX_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(ToolchainError, match="does not exist"):
+        toolchain.find_legion()
+    (tmp_path / "include").mkdir()
+    with pytest.raises(ToolchainError, match="incomplete: .*legion.h is missing"):
+        toolchain.find_legion(tmp_path)
+
+
+def test_stub_is_built_only_without_a_driver():
+    stub = toolchain.cuda_stub_dir()
+    if toolchain.has_cuda_driver():
+        assert stub is None
+        return
+    lib = stub / "libcuda.so.1"
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True).stdout
+    for name in ("cuMemFree_v2", "cuMemFreeHost", "cuGetErrorName", "cuGetErrorString", "cuGetProcAddress",
+                 "cuGetProcAddress_v2"):
+        assert f" {name}\n" in symbols
+    assert str(stub) in toolchain.runtime_env()["LD_LIBRARY_PATH"]
+
+
+@pytest.mark.parametrize("cpus", [1, 2])
+def test_probe_reports_the_cpus_legion_was_given(cpus):
+    data = probe_json(cpus=cpus)
+    assert data["schema"] == "mapperopt.machine/1"
+    assert data["nodes"] == 1
+    assert data["processors"]["CPU"] == [cpus]
+    sysmem = [m for m in data["memories"] if m["kind"] == "SYSMEM"]
+    assert len(sysmem) == 1 and sysmem[0]["capacity"] > 0
+    assert sysmem[0]["procs"]["CPU"] == list(range(cpus))
+    if not toolchain.has_cuda_driver():
+        assert data["processors"]["GPU"] == [0]
+
+
+def test_gpus_without_a_driver_is_a_clear_error():
+    if toolchain.has_cuda_driver():
+        pytest.skip("this machine has a GPU driver")
+    with pytest.raises(MapperoptError, match="no NVIDIA driver"):
+        probe_json(gpus=1)
+
+
+def test_build_errors_keep_the_compiler_log(tmp_path):
+    bad = tmp_path / "bad.cc"
+    bad.write_text("int main() { return undefined_name; }\n")
+    with pytest.raises(toolchain.BuildError) as info:
+        toolchain.build("bad", [bad])
+    assert "undefined_name" in info.value.log
+    assert str(bad) in info.value.kept
+
+
+def test_builds_are_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "cache"))
+    src = tmp_path / "hello.cc"
+    src.write_text('#include "legion.h"\nint main() { return 0; }\n')
+    first = toolchain.build("hello", [src])
+    stamp = first.stat().st_mtime_ns
+    assert toolchain.build("hello", [src]) == first and first.stat().st_mtime_ns == stamp
+    src.write_text('#include "legion.h"\nint main() { return 1; }\n')
+    second = toolchain.build("hello", [src])
+    assert second != first
+    assert subprocess.run([str(second)], env=toolchain.runtime_env()).returncode == 1
+
+
+def test_doctor_reports_a_hidden_legion(tmp_path):
+    checks = {c.name: c for c in run_checks(str(tmp_path / "bogus"))}
+    assert not checks["Legion"].ok and "does not exist" in checks["Legion"].detail
+    assert checks["Legion"].fix
+    assert checks["C++ compiler"].ok
+    assert main(["doctor", "--legion", str(tmp_path / "bogus")]) == 1
+
+
+def test_doctor_passes_here():
+    checks = {c.name: c for c in run_checks()}
+    assert checks["Legion"].ok and checks["Legion run (probe)"].ok
+
+
+def test_machine_command_json(capsys):
+    assert main(["machine", "--cpus", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["processors"]["CPU"] == [2]
+
+
+@pytest.mark.parametrize("command", [[]] + [[name] for name in COMMANDS])
+def test_help_renders(command):
+    out = subprocess.run([sys.executable, "-m", "mapperopt.cli", *command, "--help"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    assert "Usage:" in out.stdout
