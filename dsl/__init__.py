@@ -6,7 +6,11 @@
     Evaluator(program, machine, app).decide(task, point, domain)   # the placement-trace record of one decision
 """
 
+from mapperopt.dsl.checker import check
 from mapperopt.dsl.errors import CheckError, Diagnostic, DslRuntimeError, DslSyntaxError
+from mapperopt.dsl.evaluator import Evaluator
+from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.parser import parse
 
-__all__ = ["parse", "Diagnostic", "DslSyntaxError", "DslRuntimeError", "CheckError"]
+__all__ = ["parse", "check", "format_program", "Evaluator", "Diagnostic", "DslSyntaxError", "DslRuntimeError",
+           "CheckError"]

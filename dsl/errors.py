@@ -109,14 +109,20 @@ class DslRuntimeError(MapperoptError):
 
     Attributes:
         code: "R4xx".
-        detail: the message without prefix.
+        detail: the message without prefix, context included.
+        loc: position of the innermost expression that failed, or None (e.g. R404, which no expression causes).
     `str()` is the one-line `[mapperopt] error Rnnn: ...` text of dsl.md §11.1.
     """
 
-    def __init__(self, code: str, detail: str):
+    def __init__(self, code: str, detail: str, loc: Loc | None = None):
         super().__init__(f"[mapperopt] error {code}: {detail}")
         self.code = code
         self.detail = detail
+        self.loc = loc
+
+    def with_context(self, context: str, loc: Loc | None = None) -> DslRuntimeError:
+        """The same error with `; <context>` appended (and `loc` when it had none)."""
+        return DslRuntimeError(self.code, f"{self.detail}; {context}", self.loc or loc)
 
     def __str__(self) -> str:
         return self.message

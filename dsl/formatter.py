@@ -93,10 +93,8 @@ def _emit_statement(lines: _Lines, stmt: A.Statement, depth: int, comments: list
         return
     params = ", ".join(f"{p.type} {p.name}" for p in stmt.params)
     body = [*stmt.body, stmt.ret]
-    first_body = _start(body[0])
     close = _end(stmt)
-    header = [c for c in comments if c.loc.line == stmt.loc.line or (first_body and c.loc.line < first_body
-                                                                       and c.loc.line == stmt.loc.line)]
+    header = [c for c in comments if c.loc.line == stmt.loc.line]
     footer = [c for c in comments if c.loc.line == close and c.loc.line > _end(stmt.ret) and c not in header]
     inner = [c for c in comments if c not in header and c not in footer]
     lines.out.append(pad + _with_comments(f"def {stmt.name}({params}) {{", header))
@@ -210,7 +208,9 @@ def _expr_text(e) -> str:
         case A.Comprehension():
             return f"tuple({_expr(e.expr, 0)} for {e.var} in {_expr(e.iterable, 0)})"
         case A.Unary():
-            return e.op + _expr(e.operand, _UNARY)
+            # `-(-3)` rather than `--3`: same tree, easier to read.
+            nested = isinstance(e.operand, A.Unary) or (isinstance(e.operand, A.IntLit) and e.operand.value < 0)
+            return e.op + (f"({_expr(e.operand, 0)})" if nested else _expr(e.operand, _UNARY))
         case A.Binary():
             level = _BINARY_LEVEL[e.op]
             return f"{_expr(e.left, level)} {e.op} {_expr(e.right, level + 1)}"

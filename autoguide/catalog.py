@@ -1,0 +1,265 @@
+"""AutoGuide's rule catalog: loading `rules.yaml` and matching a failed run's output against it.
+
+The catalog is data (`rules.yaml`, schema `mapperopt.autoguide-rules/1`); this module only validates and applies it.
+A rule says: in the output of these stages (and, optionally, with these exit codes, or for a mapper whose DSL text
+matches a pattern), a line matching `match` means `category`, explained by `explain` and fixed by `suggest` and
+`edits`. Rules are tried in file order and the first that matches wins, so specific rules come before generic ones.
+
+Templates (`explain`, `suggest`, and the string values of `edits`) use `{name}` fields, filled from the named groups
+of `match` and of `also` and from the run's context (`stage`, `exit_code`, `timeout_s`, `app`). A template field
+that no group of the rule and no context variable can supply is an error when the catalog is loaded.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mapperopt.errors import MapperoptError
+from mapperopt.records import STAGES
+
+SCHEMA = "mapperopt.autoguide-rules/1"
+CONTEXT_FIELDS = ("stage", "exit_code", "timeout_s", "app")
+RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "category", "specific", "execution",
+             "explain", "suggest", "edits", "context"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One catalog entry.
+
+    Attributes:
+        id: unique, stable name (reported in `Feedback.rule`).
+        stages: the failure stages the rule applies to (subset of `records.STAGES`).
+        match: regex searched in each line of the cleaned output; None to match without a line (then `exit_codes`,
+            `dsl` or the stage alone decide). Its named groups become template fields.
+        also: regexes that must each match one of the `context` lines after the matched one (else the rule does
+            not match there); their named groups become template fields too.
+        maybe: like `also`, but optional: groups of a pattern that is not found stay unset.
+        exit_codes: the failing execution's exit status must be one of these (None: any).
+        dsl: regex the mapper's DSL text must contain (None: no condition).
+        absent: regex that must match no line of the cleaned output (None: no condition).
+        category: dotted class of the failure, e.g. "memory.oom".
+        specific: False for the catalog's fallbacks (a generic Legion exception, an unknown assertion); coverage
+            counts only specific rules as explained.
+        execution: for a rule without `match`, the text of the feedback's "Execution Error:" line (template).
+        explain: what happened (template; "N/A" where the raw text says it all).
+        suggest: what to change (template).
+        edits: edit templates (`{"op": ..., **args}`), see `autoguide.edits`.
+        context: how many lines after the matched one belong to it in the excerpt (default 8).
+    """
+
+    id: str
+    stages: tuple[str, ...]
+    match: re.Pattern | None
+    category: str
+    explain: str
+    suggest: str
+    also: tuple[re.Pattern, ...] = ()
+    maybe: tuple[re.Pattern, ...] = ()
+    exit_codes: tuple[int, ...] | None = None
+    dsl: re.Pattern | None = None
+    absent: re.Pattern | None = None
+    specific: bool = True
+    execution: str | None = None
+    edits: tuple[dict, ...] = ()
+    context: int = 8
+
+    def fields(self) -> set[str]:
+        """Names a template of this rule may use."""
+        names = set(CONTEXT_FIELDS)
+        for pattern in (self.match, *self.also, *self.maybe):
+            if pattern is not None:
+                names |= set(pattern.groupindex)
+        return names
+
+
+@dataclass(frozen=True)
+class Match:
+    """A rule that matched: the rule, the index of the matched line in the cleaned lines (None for a rule without
+    `match`), and the template fields (groups and context)."""
+
+    rule: Rule
+    line: int | None
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The loaded `rules.yaml`.
+
+    Attributes:
+        rules: in priority order.
+        noise: regexes of harmless lines that are never taken as the error and are left out of excerpts.
+        performance: texts for performance feedback (see `autoguide.explain`), keyed by situation.
+        generic: texts for a failure no rule matches (`explain`, `suggest`).
+    """
+
+    rules: tuple[Rule, ...]
+    noise: tuple[re.Pattern, ...]
+    performance: dict[str, str]
+    generic: dict[str, str]
+
+    def rule(self, rule_id: str) -> Rule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)
+
+    def is_noise(self, line: str) -> bool:
+        return any(p.search(line) for p in self.noise)
+
+    def match(self, lines: list[str], *, stage: str, exit_code: int | None, dsl: str | None,
+              context: dict[str, Any]) -> Match | None:
+        """The first rule that applies.
+
+        Args:
+            lines: the cleaned output (see `excerpt.clean`), noise already removed.
+            stage: the failing stage.
+            exit_code: the failing execution's exit status, or None.
+            dsl: the mapper's DSL text, or None.
+            context: values of `CONTEXT_FIELDS` for templates.
+        """
+        for rule in self.rules:
+            if stage not in rule.stages:
+                continue
+            if rule.exit_codes is not None and exit_code not in rule.exit_codes:
+                continue
+            if rule.dsl is not None and not (dsl and rule.dsl.search(dsl)):
+                continue
+            if rule.absent is not None and any(rule.absent.search(line) for line in lines):
+                continue
+            if rule.match is None:
+                return Match(rule, None, dict(context))
+            for i, line in enumerate(lines):
+                found = rule.match.search(line)
+                if not found:
+                    continue
+                after = lines[i + 1: i + 1 + rule.context]
+                extras = [_search(p, after) for p in rule.also]
+                if None in extras:
+                    continue
+                fields = dict(context)
+                for extra in [*extras, *(_search(p, after) for p in rule.maybe)]:
+                    if extra is not None:
+                        fields.update({k: v for k, v in extra.groupdict().items() if v is not None})
+                fields.update({k: v for k, v in found.groupdict().items() if v is not None})
+                return Match(rule, i, fields)
+        return None
+
+
+def _search(pattern: re.Pattern, lines: list[str]) -> re.Match | None:
+    return next((m for m in map(pattern.search, lines) if m), None)
+
+
+def _compile(pattern: Any, where: str) -> re.Pattern:
+    if not isinstance(pattern, str):
+        raise MapperoptError(f"{where}: a pattern must be a string, not {type(pattern).__name__}")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise MapperoptError(f"{where}: invalid regular expression {pattern!r}: {exc}") from exc
+
+
+def template_fields(value: Any) -> set[str]:
+    """The `{name}` fields used in a template string, or in every string of a list/dict of them."""
+    if isinstance(value, str):
+        return {name for _, name, _, _ in string.Formatter().parse(value) if name}
+    if isinstance(value, (list, tuple)):
+        return set().union(*(template_fields(v) for v in value)) if value else set()
+    if isinstance(value, dict):
+        return set().union(*(template_fields(v) for v in value.values())) if value else set()
+    return set()
+
+
+def _rule(data: dict, where: str) -> Rule:
+    from mapperopt.autoguide.edits import EDIT_OPS
+
+    unknown = set(data) - RULE_KEYS
+    if unknown:
+        raise MapperoptError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {sorted(RULE_KEYS)}")
+    for key in ("id", "stages", "category", "explain", "suggest"):
+        if key not in data:
+            raise MapperoptError(f"{where}: missing key '{key}'")
+    stages = tuple(data["stages"])
+    bad = [s for s in stages if s not in STAGES]
+    if bad:
+        raise MapperoptError(f"{where}: unknown stage(s) {bad}; stages are {list(STAGES)}")
+    edits = tuple(dict(e) for e in data.get("edits", ()))
+    for edit in edits:
+        if edit.get("op") not in EDIT_OPS:
+            raise MapperoptError(f"{where}: unknown edit op {edit.get('op')!r}; ops are {sorted(EDIT_OPS)}")
+    rule = Rule(
+        id=str(data["id"]),
+        stages=stages,
+        match=_compile(data["match"], where) if data.get("match") is not None else None,
+        also=tuple(_compile(p, where) for p in data.get("also", ())),
+        maybe=tuple(_compile(p, where) for p in data.get("maybe", ())),
+        exit_codes=tuple(data["exit_codes"]) if "exit_codes" in data else None,
+        dsl=_compile(data["dsl"], where) if "dsl" in data else None,
+        absent=_compile(data["absent"], where) if "absent" in data else None,
+        category=str(data["category"]),
+        specific=bool(data.get("specific", True)),
+        explain=str(data["explain"]).strip(),
+        suggest=str(data["suggest"]).strip(),
+        execution=str(data["execution"]).strip() if "execution" in data else None,
+        edits=edits,
+        context=int(data.get("context", 8)),
+    )
+    try:
+        used = template_fields([rule.explain, rule.suggest, rule.execution or "", *edits])
+    except ValueError as exc:  # a lone brace; literal braces are written {{ and }}
+        raise MapperoptError(f"{where}: bad template ({exc})") from None
+    missing = used - rule.fields()
+    if missing:
+        raise MapperoptError(f"{where}: template field(s) {sorted(missing)} are not groups of 'match'/'also' "
+                             f"nor context fields {list(CONTEXT_FIELDS)}")
+    return rule
+
+
+def load_catalog(path: str | Path | None = None) -> Catalog:
+    """Load and validate a rule catalog.
+
+    Args:
+        path: a YAML file; default: the packaged `rules.yaml`.
+
+    Raises:
+        MapperoptError: the file is malformed (the message names the rule and the problem).
+    """
+    if path is None:
+        return _default_catalog()
+    return _parse(Path(path).read_text(), str(path))
+
+
+@lru_cache(maxsize=1)
+def _default_catalog() -> Catalog:
+    text = (resources.files("mapperopt.autoguide") / "rules.yaml").read_text()
+    return _parse(text, "rules.yaml")
+
+
+def _parse(text: str, name: str) -> Catalog:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise MapperoptError(f"{name}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise MapperoptError(f"{name}: not a rule catalog (expected schema {SCHEMA!r})")
+    rules = []
+    seen = set()
+    for i, entry in enumerate(data.get("rules", ())):
+        rule = _rule(entry, f"{name}: rule #{i + 1} ({entry.get('id', '?')})")
+        if rule.id in seen:
+            raise MapperoptError(f"{name}: rule id {rule.id!r} is used twice")
+        seen.add(rule.id)
+        rules.append(rule)
+    noise = tuple(_compile(p, f"{name}: noise") for p in data.get("noise", ()))
+    performance = {str(k): str(v).strip() for k, v in (data.get("performance") or {}).items()}
+    generic = {str(k): str(v).strip() for k, v in (data.get("generic") or {}).items()}
+    for key in ("explain", "suggest"):
+        if key not in generic:
+            raise MapperoptError(f"{name}: 'generic' needs an '{key}' text")
+    return Catalog(tuple(rules), noise, performance, generic)

@@ -1,0 +1,262 @@
+"""The benchmark applications: their configurations (`configs/<app>.yaml`), builds and descriptions.
+
+A configuration names the expert mapper, the metric, the flag holding the timed iteration count and, per size
+(`ci`, `small`, `gpu`; interfaces.md §12), the application's arguments, the Legion resources, the timeout and the
+minimum measured time. docs/running.md describes the fields.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from mapperopt import toolchain
+from mapperopt.errors import MapperoptError
+
+# A size key -> the Legion flag it sets; memory sizes are in MB (legion.md §4).
+RESOURCE_FLAGS = {"cpus": "-ll:cpu", "util": "-ll:util", "csize": "-ll:csize", "gpus": "-ll:gpu",
+                  "fsize": "-ll:fsize", "zsize": "-ll:zsize"}
+GPU_ONLY = ("fsize", "zsize")  # only passed when the run uses GPUs
+DESCRIBE_TIMEOUT_S = 60
+
+
+@dataclass(frozen=True)
+class SizeConfig:
+    """One problem size of a benchmark.
+
+    Attributes:
+        name: "ci", "small", "gpu", ...
+        args: the application's flags and values, in order, e.g. {"-p": "4", "-l": "3"}.
+        cpus, util: CPU and utility processors (`-ll:cpu`, `-ll:util`).
+        gpus: GPUs used when the caller does not say (`-ll:gpu`); 0 for CPU sizes.
+        csize, fsize, zsize: system, framebuffer (per GPU) and zero-copy memory in MB, or None for Legion's default.
+        legion_flags: further Legion/Realm flags, e.g. ("-lg:safe_mapper",).
+        timeout_s: wall-clock limit of one execution, seconds.
+        min_time_s: minimum measured time of one execution, seconds (0: no minimum).
+    """
+
+    name: str
+    args: dict[str, str]
+    cpus: int
+    util: int
+    gpus: int
+    csize: int | None
+    fsize: int | None
+    zsize: int | None
+    legion_flags: tuple[str, ...]
+    timeout_s: float
+    min_time_s: float
+
+    def resource_flags(self, cpus: int, gpus: int) -> list[str]:
+        """The Legion resource flags for a run with `cpus` CPU and `gpus` GPU processors."""
+        values = {"cpus": cpus, "util": self.util, "csize": self.csize, "gpus": gpus,
+                  "fsize": self.fsize, "zsize": self.zsize}
+        flags = []
+        for key, flag in RESOURCE_FLAGS.items():
+            if values[key] is None or (gpus == 0 and (key in GPU_ONLY or key == "gpus")):
+                continue
+            flags += [flag, str(values[key])]
+        return flags
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """A benchmark's configuration, parsed from `configs/<app>.yaml`.
+
+    Attributes:
+        app: the benchmark's name, also the folder `benchmarks/legion/<app>/` and the binary's name.
+        expert: file name of the expert mapper (DSL) in `configs/`.
+        description: file name of the stored application description in `configs/`.
+        metric: the result-line field that is the figure of merit (larger is better).
+        unit: its unit, as the application prints it.
+        iterations_flag: the application flag holding the timed iteration count (scaled to reach min_time_s).
+        sizes: the sizes by name.
+        path: the file it was read from.
+    """
+
+    app: str
+    expert: str
+    description: str
+    metric: str
+    unit: str
+    iterations_flag: str
+    sizes: dict[str, SizeConfig]
+    path: str
+
+    def size(self, name: str) -> SizeConfig:
+        """The size called `name`.
+
+        Raises:
+            MapperoptError: no such size.
+        """
+        if name not in self.sizes:
+            raise MapperoptError(f"{self.app} has no size '{name}'; sizes: {', '.join(self.sizes)}",
+                                 hint=f"add it to {self.path}")
+        return self.sizes[name]
+
+    def expert_dsl(self) -> str:
+        """The expert mapper's DSL text.
+
+        Raises:
+            MapperoptError: the file is missing.
+        """
+        return _config_text(self.expert, f"the expert mapper of {self.app}")
+
+    def stored_description(self) -> dict:
+        """The application description kept in `configs/` (interfaces.md §2).
+
+        Raises:
+            MapperoptError: the file is missing.
+        """
+        return json.loads(_config_text(self.description, f"the stored description of {self.app}"))
+
+
+def _config_text(name: str, what: str) -> str:
+    path = resources.files("mapperopt.configs") / name
+    if not path.is_file():
+        raise MapperoptError(f"{what} ({name}) is missing from the configs folder")
+    return path.read_text()
+
+
+def known_benchmarks() -> list[str]:
+    """Names of the benchmarks that have a configuration, sorted."""
+    return sorted(p.name[:-5] for p in resources.files("mapperopt.configs").iterdir() if p.name.endswith(".yaml"))
+
+
+def _require(data: dict, key: str, kind: type | tuple, where: str):
+    if key not in data:
+        raise MapperoptError(f"{where}: '{key}' is missing")
+    if not isinstance(data[key], kind) or isinstance(data[key], bool):
+        raise MapperoptError(f"{where}: '{key}' must be {getattr(kind, '__name__', kind)}, got {data[key]!r}")
+    return data[key]
+
+
+def _optional_int(data: dict, key: str, where: str, default: int | None = None) -> int | None:
+    return _require(data, key, int, where) if key in data else default
+
+
+def _parse_size(name: str, data: dict, iterations_flag: str, where: str) -> SizeConfig:
+    where = f"{where}: size '{name}'"
+    if not isinstance(data, dict):
+        raise MapperoptError(f"{where} must be a mapping")
+    unknown = set(data) - {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s",
+                           "min_time_s"}
+    if unknown:
+        raise MapperoptError(f"{where}: unknown keys {sorted(unknown)}")
+    args = _require(data, "args", dict, where)
+    for flag in args:
+        if not str(flag).startswith("-") or str(flag).startswith(("-ll:", "-lg:")):
+            raise MapperoptError(f"{where}: '{flag}' is not an application flag (Legion flags go in legion_flags)")
+    if iterations_flag not in args:
+        raise MapperoptError(f"{where}: args must set the iterations flag '{iterations_flag}'")
+    flags = data.get("legion_flags", [])
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise MapperoptError(f"{where}: 'legion_flags' must be a list of strings")
+    size = SizeConfig(
+        name=name, args={str(k): str(v) for k, v in args.items()},
+        cpus=_require(data, "cpus", int, where), util=_optional_int(data, "util", where, 1),
+        gpus=_optional_int(data, "gpus", where, 0), csize=_optional_int(data, "csize", where),
+        fsize=_optional_int(data, "fsize", where), zsize=_optional_int(data, "zsize", where),
+        legion_flags=tuple(flags), timeout_s=float(_require(data, "timeout_s", (int, float), where)),
+        min_time_s=float(_require(data, "min_time_s", (int, float), where)))
+    if size.cpus < 1 or size.util < 0 or size.gpus < 0 or size.timeout_s <= 0 or size.min_time_s < 0:
+        raise MapperoptError(f"{where}: needs cpus >= 1, util >= 0, gpus >= 0, timeout_s > 0 and min_time_s >= 0")
+    return size
+
+
+@lru_cache(maxsize=None)
+def load_config(app: str) -> BenchConfig:
+    """Read and check `configs/<app>.yaml`.
+
+    Raises:
+        MapperoptError: unknown benchmark, or a malformed configuration (the message names the key).
+    """
+    path = resources.files("mapperopt.configs") / f"{app}.yaml"
+    if not path.is_file():
+        raise MapperoptError(f"unknown benchmark '{app}'; known: {', '.join(known_benchmarks()) or 'none'}")
+    where = f"configs/{app}.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise MapperoptError(f"{where} must be a mapping")
+    if data.get("app") != app:
+        raise MapperoptError(f"{where}: 'app' must be '{app}', got {data.get('app')!r}")
+    iterations_flag = _require(data, "iterations_flag", str, where)
+    sizes = _require(data, "sizes", dict, where)
+    return BenchConfig(
+        app=app, expert=_require(data, "expert", str, where), description=_require(data, "description", str, where),
+        metric=_require(data, "metric", str, where), unit=_require(data, "unit", str, where),
+        iterations_flag=iterations_flag,
+        sizes={name: _parse_size(name, body, iterations_flag, where) for name, body in sizes.items()},
+        path=str(path))
+
+
+def _sources_dir(name: str) -> Path:
+    return Path(str(resources.files("mapperopt.benchmarks") / "legion" / name))
+
+
+def build_app(name: str, cuda: str = "auto") -> Path:
+    """Build (or find in the build cache) the application `benchmarks/legion/<name>/`.
+
+    Args:
+        name: the application's folder name, e.g. "circuit".
+        cuda: "on", "off" or "auto" (toolchain.cuda_enabled): whether to build the CUDA variants.
+
+    Returns:
+        The path of the executable.
+
+    Raises:
+        MapperoptError: no such application, or it has no sources.
+        ToolchainError, BuildError: from the build (BuildError.log has the compiler output).
+    """
+    folder = _sources_dir(name)
+    if name == "common" or not folder.is_dir():
+        apps = sorted(p.name for p in _sources_dir("").iterdir() if p.is_dir() and p.name != "common")
+        raise MapperoptError(f"no application '{name}' in benchmarks/legion; there are: {', '.join(apps)}")
+    sources = sorted(folder.glob("*.cc")) + sorted(folder.glob("*.cu"))
+    if not any(s.suffix == ".cc" for s in sources):
+        raise MapperoptError(f"benchmarks/legion/{name} has no C++ sources")
+    return toolchain.build(name, sources, include_dirs=[_sources_dir("common")], cuda=toolchain.cuda_enabled(cuda))
+
+
+@lru_cache(maxsize=None)
+def _describe(exe: str, args: tuple[str, ...]) -> str:
+    cmd = [exe, *args, "--describe"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=toolchain.runtime_env(),
+                              timeout=DESCRIBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise MapperoptError(f"`{' '.join(cmd)}` did not finish within {DESCRIBE_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        raise MapperoptError(f"`{' '.join(cmd)}` failed (exit {done.returncode}):\n{done.stderr.strip()}")
+    return done.stdout
+
+
+def describe_app(app: str, size: str = "ci") -> dict:
+    """The application description (interfaces.md §2) that `<app> <size args> --describe` prints.
+
+    Builds the application if needed; cached per executable and size within the process.
+
+    Raises:
+        MapperoptError: unknown benchmark or size, or the application failed to describe itself.
+    """
+    cfg = load_config(app)
+    sz = cfg.size(size)
+    exe = build_app(app)
+    args = [a for flag, value in sz.args.items() for a in (flag, value)]
+    text = _describe(str(exe), (*args, *sz.resource_flags(sz.cpus, 0), "-logfile", "stderr"))
+    try:
+        desc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MapperoptError(f"{app} --describe printed no valid JSON ({exc}): {text[:200]!r}") from None
+    if desc.get("schema") != "mapperopt.app/1":
+        raise MapperoptError(f"{app} --describe printed schema {desc.get('schema')!r}, expected 'mapperopt.app/1'")
+    return desc

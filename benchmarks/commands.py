@@ -1,0 +1,86 @@
+"""`mapperopt run`: run a benchmark with a mapper, measure it, and show the result and AutoGuide's feedback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from mapperopt.benchmarks.harness import run_benchmark
+from mapperopt.records import Feedback, RunResult
+
+
+def _mapper_arg(value: str) -> str | Path:
+    # Keywords stay strings; anything else names a file, never DSL text.
+    return value if value in ("default", "expert") else Path(value)
+
+
+def _print(result: RunResult, feedback: Feedback) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    s = result.settings
+    table = Table(title=f"{result.app} with the {result.mapper} mapper (size {s['size']}, {s['cpus']} CPU, "
+                        f"{s['gpus']} GPU)", show_header=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    runs = len(result.attempts) - s.get("calibration_runs", 0)
+    if result.ok:
+        verified = all(a.result["verified"] for a in result.attempts)
+        table.add_row("status", "[green]ok[/]")
+        table.add_row("median", f"{result.throughput:.4g} {result.unit}")
+        table.add_row("trimmed mean", f"{result.trimmed_mean:.4g} {result.unit}")
+        table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
+        table.add_row("measured time", f"{result.time_s:.3g} s (median; {s['iterations_flag']} {s['iterations']})")
+        table.add_row("repeats", str(runs) + (f" (+ {s['calibration_runs']} calibration)"
+                                              if s.get("calibration_runs") else ""))
+        table.add_row("verified", "yes" if verified else "[red]no[/]")
+    else:
+        table.add_row("status", f"[red]failed[/] at stage {result.stage}")
+        table.add_row("reason", result.reason)
+    table.add_row("run folder", result.run_dir)
+    console.print(table)
+    console.print(f"[bold]explanation:[/] {feedback.explanation}")
+    console.print(f"[bold]suggestion:[/] {feedback.suggestion}")
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("bench")
+@click.option("--mapper", default="default", show_default=True,
+              help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
+@click.option("--size", default="ci", show_default=True, help="Problem size from configs/BENCH.yaml: ci, small, gpu.")
+@click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPU processors (-ll:cpu) [default: the size's].")
+@click.option("--gpus", type=click.IntRange(min=0), default=None, help="GPUs (-ll:gpu) [default: the size's].")
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Measured executions; the median is reported.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds one execution may take [default: the size's].")
+@click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
+              help="Minimum measured seconds per execution; iterations grow until it is met [default: the size's].")
+@click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
+@click.option("--profile", is_flag=True, help="Collect per-task times through the mapper (MAPPEROPT_PROFILE).")
+@click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
+@click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def run(ctx, bench, mapper, size, cpus, gpus, repeats, out_dir, timeout_s, min_time_s, trace, profile, as_json,
+        app_args):
+    """Run benchmark BENCH with a mapper and measure it.
+
+    Builds the application if needed, compiles the mapper, runs it REPEATS times with a timeout and stores
+    everything in a run folder. APP_ARGS (after `--`) are passed to the application; a flag the size already
+    sets takes the new value. Exit status 1 when the run failed.
+    """
+    result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
+                           out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
+                           profile=profile, extra_args=app_args)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        feedback_file = Path(result.run_dir) / "feedback.json"
+        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())))
+    if not result.ok:
+        ctx.exit(1)

@@ -1,0 +1,428 @@
+"""Running a benchmark with a mapper and measuring it: `run_benchmark`.
+
+One run compiles the mapper, executes the application (repeatedly) in its own process group under a timeout with
+`-logfile stderr` (legion.md §5.2), captures all output into the run folder (interfaces.md §7), parses the result
+line (§3) and summarises the repeats. Every way a mapper can make a run fail (it does not parse, check or compile;
+the application does not start, crashes, aborts, is killed, hangs, prints no result or fails its correctness
+check) becomes a `RunResult` with `status="failed"`, a `stage` and a one-line `reason`; only misuse of the harness
+raises.
+
+Files in a run folder: `mapper.dsl`, `mapper.cc` (DSL mappers only), `command.txt` (one line per execution),
+`stdout.txt`/`stderr.txt` (or `stdout-N.txt`/`stderr-N.txt`, N = 1, 2, ... when there was more than one execution),
+`trace.jsonl`/`trace-N.jsonl` with `trace=True`, `result.json` (`RunResult.to_json()`) and `feedback.json`
+(AutoGuide's `Feedback.to_json()`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import secrets
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+
+from mapperopt import toolchain
+from mapperopt.benchmarks.apps import build_app, describe_app, load_config
+from mapperopt.errors import BuildError, MapperoptError
+from mapperopt.records import Attempt, RunResult
+
+RESULT_PREFIX = "MAPPEROPT_RESULT "
+PROFILE_PREFIX = "MAPPEROPT_PROFILE "
+RESULT_SCHEMA = "mapperopt.result/1"
+MAX_RESCALES = 4          # calibration executions at most, before the repeats
+MAX_GROWTH = 100.0        # at most this factor on the iteration count per calibration step
+GROWTH_MARGIN = 1.2       # aim this much above the minimum measured time
+KILL_GRACE_S = 5.0        # after SIGKILL of the group, how long to wait for the process to be reaped
+REASON_CHARS = 400
+
+# Lines of a CPU-only run that look like errors but are not: Realm reports that the libcuda stand-in has no GPU.
+_HARMLESS = re.compile(r"We are not able to discover the CUDA resources|cuInit\(0\) returned")
+# Most specific first: the first pattern that matches a stderr line gives the reason (legion.md §5).
+_ERROR_PATTERNS = [re.compile(p) for p in (
+    r"\[mapperopt\] error",
+    r"LEGION [A-Z ]*EXCEPTION: |LEGION INTERNAL FATAL ERROR",
+    r"^ERROR: ",   # Realm's command-line errors, printed before the assertion that aborts
+    r"\{[56]\}\{",
+    r"Assertion .* failed",
+    r"(?i)\berror\b",
+)]
+# Messages that mean the application stopped before it ran: bad flags or an unloadable mapper.
+_START_PATTERNS = re.compile(
+    r"cannot load mapper library|LEGION STARTUP EXCEPTION|unrecognized lowlevel option|"
+    r"failure parsing command line options|expects an integer")
+_REALM_PREFIX = re.compile(r"^\[\d+ - [0-9a-f]+\]\s+[\d.]+\s+")
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One execution of an application and what the harness made of it.
+
+    Attributes:
+        attempt: the record kept in `RunResult.attempts`.
+        stage: None when it succeeded (exit 0, one verified result line), else the failure's stage.
+        reason: one line saying why it failed, else None.
+        log: its stderr then stdout (labelled), for AutoGuide.
+    """
+
+    attempt: Attempt
+    stage: str | None
+    reason: str | None
+    log: str
+
+
+def first_error(stderr: str) -> str | None:
+    """The most informative error line of an application's stderr (Realm's line prefix removed), or None."""
+    lines = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()]
+    lines = [line for line in lines if line and not _HARMLESS.search(line)]
+    for pattern in _ERROR_PATTERNS:
+        for line in lines:
+            if pattern.search(line):
+                return line[:REASON_CHARS]
+    return None
+
+
+def parse_output(stdout: str) -> tuple[list[dict | None], dict | None]:
+    """The result lines (interfaces.md §3; None for one that is not a JSON object) and the last profile line
+    (§5; None if absent or malformed) printed on `stdout`."""
+    results, profile = [], None
+    for line in stdout.splitlines():
+        if line.startswith(RESULT_PREFIX):
+            results.append(_json_object(line[len(RESULT_PREFIX):]))
+        elif line.startswith(PROFILE_PREFIX):
+            profile = _json_object(line[len(PROFILE_PREFIX):])
+    return results, profile
+
+
+def _json_object(text: str) -> dict | None:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float
+             ) -> tuple[str | None, str | None, dict | None]:
+    """Decide whether one execution succeeded.
+
+    Args:
+        exit_code: the exit status (negative: killed by that signal, as `subprocess` reports it), or None when
+            the harness killed it at the timeout.
+        stdout, stderr: everything it printed.
+        timeout_s: the timeout it ran under (for the reason).
+
+    Returns:
+        (stage, reason, result): stage and reason None on success; `result` is the parsed result line when there
+        is exactly one well-formed line, else None.
+    """
+    results, _ = parse_output(stdout)
+    result = results[0] if len(results) == 1 else None
+    message = first_error(stderr)
+    suffix = f": {message}" if message else ""
+    if exit_code is None:
+        return "timeout", f"did not finish within {timeout_s:g} s and was killed{suffix}", result
+    # A shell or launcher in between reports death by signal N as exit status 128 + N (134 = SIGABRT).
+    signum = -exit_code if exit_code < 0 else exit_code - 128 if 128 < exit_code < 160 else None
+    stage = "start" if _START_PATTERNS.search(stderr) else "run"
+    if signum == signal.SIGABRT and message is None:
+        return ("run", "aborted without any message (silent abort): probably a region requirement left unmapped, "
+                       "e.g. after a failed allocation (out of memory)", result)
+    if signum == signal.SIGKILL:
+        return "run", f"killed by SIGKILL, probably by the kernel for running out of memory{suffix}", result
+    if signum is not None:
+        what = "aborted" if signum == signal.SIGABRT else f"crashed with {_signal_name(signum)}"
+        return stage, f"{what}{suffix}", result
+    if result is not None and result.get("verified") is False:
+        check = json.dumps(result.get("check"), sort_keys=True)
+        return "verify", f"the correctness check failed (exit status {exit_code}): {check}", result
+    if exit_code != 0:
+        return stage, f"exited with status {exit_code}{suffix or ' and no error message'}", result
+    if not results:
+        return "run", "exited 0 without printing a MAPPEROPT_RESULT line", None
+    if len(results) > 1:
+        return "run", f"printed {len(results)} MAPPEROPT_RESULT lines; expected exactly one", None
+    if result is None:
+        return "run", "printed a MAPPEROPT_RESULT line that is not a JSON object", None
+    missing = [k for k in ("time_s", "throughput", "verified") if k not in result]
+    if result.get("schema") != RESULT_SCHEMA or missing:
+        return "run", f"printed a result line of schema {result.get('schema')!r} missing {missing}", result
+    if result["verified"] is not True:
+        return "verify", f"the result line says verified={result['verified']!r}", result
+    return None, None, result
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is already gone
+
+
+def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: dict[str, str]) -> Execution:
+    """Run `cmd` once in its own process group, in `run_dir`, killing the whole group at `timeout_s`.
+
+    Output goes to `stdout{label}.txt` and `stderr{label}.txt` in `run_dir` (label "" or e.g. "-2").
+    Never raises for a failure of the program, including one that cannot be started (stage "start").
+    """
+    out_name, err_name = f"stdout{label}.txt", f"stderr{label}.txt"
+    start = time.monotonic()
+    timed_out = False
+    with open(run_dir / out_name, "wb") as out, open(run_dir / err_name, "wb") as err:
+        try:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=run_dir, env=env,
+                                    start_new_session=True)
+        except OSError as exc:
+            err.write(f"cannot start {cmd[0]}: {exc}\n".encode())
+            attempt = Attempt(exit_code=None, wall_s=0.0, stdout=out_name, stderr=err_name)
+            return Execution(attempt, "start", f"cannot start {cmd[0]}: {exc.strerror or exc}", str(exc))
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            # Also on success or Ctrl-C: nothing the application started may outlive the execution.
+            _kill_group(proc)
+            proc.wait(timeout=KILL_GRACE_S)
+    wall = time.monotonic() - start
+    stdout = (run_dir / out_name).read_text(errors="replace")
+    stderr = (run_dir / err_name).read_text(errors="replace")
+    exit_code = None if timed_out else proc.returncode
+    stage, reason, result = classify(exit_code, stdout, stderr, timeout_s)
+    _, profile = parse_output(stdout)
+    attempt = Attempt(exit_code=exit_code, wall_s=round(wall, 3), result=result, profile=profile,
+                      stdout=out_name, stderr=err_name)
+    log = f"--- stderr ---\n{stderr}\n--- stdout ---\n{stdout}" if stage else ""
+    return Execution(attempt, stage, reason, log)
+
+
+def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
+    """(name, DSL text or None for Legion's default mapper, file name for diagnostics)."""
+    if isinstance(mapper, Path) or (isinstance(mapper, str) and mapper.endswith(".dsl") and "\n" not in mapper
+                                    and ";" not in mapper):
+        path = Path(mapper)
+        if not path.is_file():
+            raise MapperoptError(f"mapper file {path} not found")
+        return path.name, path.read_text(), str(path)
+    if mapper == "default":
+        return "default", None, ""
+    if mapper == "expert":
+        return "expert", cfg.expert_dsl(), str(Path(cfg.path).with_name(cfg.expert))
+    if not isinstance(mapper, str):
+        raise MapperoptError(f"mapper must be 'default', 'expert', a Path or DSL text, not {type(mapper).__name__}")
+    return "inline", mapper, "<mapper>"
+
+
+def _new_run_dir(app: str) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = Path("runs") / app / f"{stamp}-{secrets.token_hex(3)}"
+    path.mkdir(parents=True)
+    return path
+
+
+@lru_cache(maxsize=None)
+def _machine(cpus: int, gpus: int):
+    from mapperopt.commands import probe_machine
+
+    return probe_machine(cpus, gpus)
+
+
+def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path
+             ) -> tuple[Path | None, str | None, str | None, str]:
+    """Compile a DSL mapper for this run. Returns (library, failed stage, reason, log); copies the generated C++ to
+    `mapper.cc` when there is one."""
+    from mapperopt.compiler import CheckFailed, compile_program
+    from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl import DslSyntaxError
+
+    app_desc = AppDescription.from_json(describe_app(app, size))
+    try:
+        compiled = compile_program(dsl, filename, app=app_desc, machine=_machine(cpus, gpus))
+    except DslSyntaxError as exc:
+        return None, "parse", str(exc).splitlines()[0], str(exc)
+    except CheckFailed as exc:
+        return None, "check", str(exc).splitlines()[0], str(exc)
+    except BuildError as exc:
+        for kept in exc.kept:
+            if kept.endswith(".cc"):
+                shutil.copyfile(kept, run_dir / "mapper.cc")
+        return None, "compile", exc.message.splitlines()[0], exc.log
+    shutil.copyfile(compiled.cpp_path, run_dir / "mapper.cc")
+    return Path(compiled.so_path), None, None, ""
+
+
+def _app_args(size_args: dict[str, str], extra_args) -> tuple[dict[str, str], list[str]]:
+    """Merge `extra_args` into the size's flags: a flag the size sets takes the new value; others pass through."""
+    args, rest = dict(size_args), []
+    extra = [str(a) for a in extra_args]
+    i = 0
+    while i < len(extra):
+        if extra[i] in args and i + 1 < len(extra):
+            args[extra[i]] = extra[i + 1]
+            i += 2
+        else:
+            rest.append(extra[i])
+            i += 1
+    return args, rest
+
+
+def _grown(value: int, time_s: float, wall_s: float, min_time_s: float, timeout_s: float) -> int:
+    """The iteration count for the next calibration execution, or `value` when it cannot grow.
+
+    The flag's count includes no fixed part that does not scale, so multiplying it by r multiplies the measured
+    time by at least r; the growth is capped so that the predicted wall time stays within half the timeout."""
+    want = min(MAX_GROWTH, GROWTH_MARGIN * min_time_s / max(time_s, 1e-9))
+    room = 1 + max(0.0, 0.5 * timeout_s - wall_s) / max(time_s, 1e-9)
+    factor = min(want, room)
+    return max(value, math.ceil(value * factor)) if factor > 1 else value
+
+
+def _summary(measured: list[Attempt]) -> dict:
+    values = sorted(a.result["throughput"] for a in measured)
+    median = statistics.median(values)
+    trimmed = values[1:-1] if len(values) >= 3 else values
+    return {"throughput": median, "trimmed_mean": statistics.fmean(trimmed),
+            "spread": (values[-1] - values[0]) / median if median else 0.0,
+            "time_s": statistics.median(a.result["time_s"] for a in measured)}
+
+
+def _number_files(run_dir: Path, attempts: list[Attempt]) -> list[Attempt]:
+    """A lone execution's files lose their number: `stdout.txt` instead of `stdout-1.txt`."""
+    if len(attempts) != 1:
+        return attempts
+    for name in ("stdout-1.txt", "stderr-1.txt", "trace-1.jsonl"):
+        if (run_dir / name).exists():
+            os.replace(run_dir / name, run_dir / name.replace("-1.", "."))
+    return [replace(attempts[0], stdout="stdout.txt", stderr="stderr.txt")]
+
+
+def _write_feedback(result: RunResult, run_dir: Path) -> None:
+    from mapperopt.autoguide import explain
+
+    (run_dir / "feedback.json").write_text(json.dumps(explain(result).to_json(), indent=2) + "\n")
+
+
+def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci", cpus: int | None = None,
+                  gpus: int | None = None, repeats: int = 1, out_dir: str | Path | None = None,
+                  timeout_s: float | None = None, min_time_s: float | None = None, trace: bool = False,
+                  profile: bool = False, extra_args=()) -> RunResult:
+    """Run benchmark `app` with a mapper and measure it.
+
+    Args:
+        app: benchmark name (a `configs/<app>.yaml` exists).
+        mapper: "default" (Legion's default mapper), "expert" (the config's expert DSL), a `Path` to a DSL file,
+            or DSL text (a str that is neither keyword nor a file name ending in `.dsl`).
+        size: a size of the config ("ci", "small", "gpu").
+        cpus: CPU processors (`-ll:cpu`); default: the size's.
+        gpus: GPUs (`-ll:gpu`, plus the size's `-ll:fsize`/`-ll:zsize`); default: the size's.
+        repeats: measured executions; the result is their median throughput.
+        out_dir: the run folder (created); default `runs/<app>/<YYYYMMDD-HHMMSS>-<6 hex>/` under the current folder.
+        timeout_s: wall-clock limit per execution, seconds; default: the size's.
+        min_time_s: minimum measured time per execution, seconds; default: the size's. While an execution measures
+            less, the config's iterations flag is scaled up and the application run again (calibration); those
+            executions come first in `attempts` and are counted in `settings["calibration_runs"]`.
+        trace: write the mapper's placement trace (`-mapper-trace`; DSL mappers only).
+        profile: collect per-task times (`-mapper-profile`; DSL mappers only); parsed into `Attempt.profile`.
+        extra_args: more application arguments; a flag the size already sets takes the value given here.
+
+    Returns:
+        The `RunResult`, also written to `result.json` in the run folder, with `feedback.json` beside it.
+        Throughputs are in the application's unit (the config's `unit`), times in seconds.
+
+    Raises:
+        MapperoptError: unknown benchmark or size, bad counts, a missing mapper file, trace/profile with the
+            default mapper, or GPUs asked for on a machine without an NVIDIA driver or an application built
+            without CUDA.
+        ToolchainError, BuildError: Legion, a compiler or the application's own build is broken.
+    """
+    cfg = load_config(app)
+    sz = cfg.size(size)
+    cpus = sz.cpus if cpus is None else cpus
+    gpus = sz.gpus if gpus is None else gpus
+    timeout_s = sz.timeout_s if timeout_s is None else timeout_s
+    min_time_s = sz.min_time_s if min_time_s is None else min_time_s
+    if cpus < 1 or gpus < 0 or repeats < 1 or timeout_s <= 0 or min_time_s < 0:
+        raise MapperoptError("need cpus >= 1, gpus >= 0, repeats >= 1, timeout_s > 0 and min_time_s >= 0")
+    if gpus and not toolchain.has_cuda_driver():
+        raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found",
+                             hint="run with --gpus 0 (CPU sizes: --size ci or small)")
+    if gpus and not toolchain.cuda_enabled("auto"):
+        raise MapperoptError(f"{app} is built without CUDA variants (nvcc not found or Legion without CUDA), "
+                             f"so it cannot use {gpus} GPU(s)", hint="install the CUDA toolkit or set CUDA_HOME")
+    name, dsl, filename = _resolve_mapper(cfg, mapper)
+    if (trace or profile) and dsl is None:
+        raise MapperoptError("trace and profile need a DSL mapper (the default mapper writes neither)")
+    exe = build_app(app)
+    run_dir = Path(out_dir) if out_dir is not None else _new_run_dir(app)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    args, passthrough = _app_args(sz.args, extra_args)
+    settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
+                "timeout_s": timeout_s, "min_time_s": min_time_s, "iterations_flag": cfg.iterations_flag,
+                "extra_args": [str(a) for a in extra_args], "exe": str(exe)}
+
+    def finish(**fields) -> RunResult:
+        result = RunResult(app=app, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
+        (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        _write_feedback(result, run_dir)
+        return result
+
+    mapper_flags = []
+    if dsl is not None:
+        (run_dir / "mapper.dsl").write_text(dsl)
+        so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir)
+        if so is None:
+            return finish(status="failed", stage=stage, reason=reason, log=log)
+        mapper_flags = ["-mapper", str(so)] + (["-mapper-profile"] if profile else [])
+
+    env = toolchain.runtime_env()
+    legion_flags = [*sz.resource_flags(cpus, gpus), *sz.legion_flags, "-logfile", "stderr"]
+    attempts: list[Attempt] = []
+    measured: list[Attempt] = []
+    commands: list[str] = []
+    calibrating = min_time_s > 0
+    while len(measured) < repeats:
+        label = f"-{len(attempts) + 1}"
+        trace_flags = ["-mapper-trace", str((run_dir / f"trace{label}.jsonl").resolve())] if trace else []
+        cmd = [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags, *mapper_flags,
+               *trace_flags]
+        commands.append(shlex.join(cmd))
+        (run_dir / "command.txt").write_text(
+            f"# run in {run_dir.resolve()} with LD_LIBRARY_PATH={env['LD_LIBRARY_PATH']}\n" + "\n".join(commands)
+            + "\n")
+        run = execute(cmd, run_dir, label, timeout_s, env)
+        attempts.append(run.attempt)
+        if run.stage is not None:
+            settings.update(iterations=int(args[cfg.iterations_flag]), calibration_runs=len(attempts) - len(measured) - 1,
+                            command=commands[-1])
+            return finish(status="failed", stage=run.stage, reason=run.reason, log=run.log,
+                          attempts=tuple(_number_files(run_dir, attempts)))
+        if calibrating and run.attempt.result["time_s"] < min_time_s and len(attempts) <= MAX_RESCALES:
+            value = int(args[cfg.iterations_flag])
+            grown = _grown(value, run.attempt.result["time_s"], run.attempt.wall_s, min_time_s, timeout_s)
+            if grown > value:
+                args[cfg.iterations_flag] = str(grown)
+                continue
+        calibrating = False
+        measured.append(run.attempt)
+
+    attempts = _number_files(run_dir, attempts)
+    measured = attempts[len(attempts) - len(measured):]
+    settings.update(iterations=int(args[cfg.iterations_flag]), calibration_runs=len(attempts) - len(measured),
+                    min_time_met=all(a.result["time_s"] >= min_time_s for a in measured), command=commands[-1])
+    return finish(status="ok", unit=measured[0].result.get("unit"), attempts=tuple(attempts), **_summary(measured))

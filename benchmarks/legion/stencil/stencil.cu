@@ -1,0 +1,210 @@
+// Stencil: GPU variants of init_tile, stencil and increment (docs/benchmarks.md §2.2). Same semantics as the CPU
+// variants in stencil.cc. They accept any affine layout: every access goes through the instance's strides, and
+// each kernel lets consecutive threads walk the dimension with the smaller stride (so SOA F_order and C_order are
+// both coalesced). All work goes on the task's stream (Realm::Cuda::get_task_cuda_stream).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "realm/cuda/cuda_module.h"
+#include "stencil.h"
+
+using namespace Legion;
+
+namespace stencil {
+namespace {
+
+#define STENCIL_CUDA_CHECK(expr)                                                                    \
+  do {                                                                                              \
+    cudaError_t err_ = (expr);                                                                      \
+    if (err_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "stencil: CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, \
+                   __LINE__, cudaGetErrorString(err_));                                             \
+      std::fflush(stderr);                                                                          \
+      std::abort();                                                                                 \
+    }                                                                                               \
+  } while (0)
+
+// The points [x0, x0 + nx) x [y0, y0 + ny) a kernel visits; `x_fast`: consecutive threads step in x.
+struct Box {
+  long long x0, y0, nx, ny;
+  bool x_fast;
+};
+
+constexpr int BLOCK_FAST = 128, BLOCK_SLOW = 4, MAX_GRID_SLOW = 65535;
+
+template <typename F>
+__global__ void for_each_point(Box box, F f) {
+  const long long fast_n = box.x_fast ? box.nx : box.ny, slow_n = box.x_fast ? box.ny : box.nx;
+  const long long a = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (a >= fast_n) return;
+  for (long long b = blockIdx.y * (long long)blockDim.y + threadIdx.y; b < slow_n;
+       b += (long long)gridDim.y * blockDim.y) {
+    if (box.x_fast)
+      f(box.x0 + a, box.y0 + b);
+    else
+      f(box.x0 + b, box.y0 + a);
+  }
+}
+
+template <typename F>
+void launch(const Box &box, const F &f, cudaStream_t stream, int block_fast = BLOCK_FAST, int block_slow = BLOCK_SLOW) {
+  if (box.nx <= 0 || box.ny <= 0) return;
+  const long long fast_n = box.x_fast ? box.nx : box.ny, slow_n = box.x_fast ? box.ny : box.nx;
+  long long slow_blocks = (slow_n + block_slow - 1) / block_slow;
+  if (slow_blocks > MAX_GRID_SLOW) slow_blocks = MAX_GRID_SLOW;
+  const dim3 grid((unsigned)((fast_n + block_fast - 1) / block_fast), (unsigned)slow_blocks);
+  for_each_point<<<grid, dim3(block_fast, block_slow), 0, stream>>>(box, f);
+  STENCIL_CUDA_CHECK(cudaGetLastError());
+}
+
+// The stencil on `box`. Threads walk the fast axis; each thread sweeps WINDOW points along the slow axis, keeping
+// the slow-axis neighbours in registers (the weights are the same along x and y, so the axes can be swapped).
+constexpr int WINDOW = 8, STENCIL_BLOCK = 128;
+static_assert(RADIUS == 2, "stencil_window keeps a five-point window: written for radius 2");
+
+__global__ void stencil_window(View input, View output, Box box) {
+  const long long fast_n = box.x_fast ? box.nx : box.ny, slow_n = box.x_fast ? box.ny : box.nx;
+  const long long a = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (a >= fast_n) return;
+  const long long ia = box.x_fast ? input.sx : input.sy, ib = box.x_fast ? input.sy : input.sx;
+  const long long ob = box.x_fast ? output.sy : output.sx;
+  constexpr double W1 = 1.0 / (2.0 * 1 * RADIUS), W2 = 1.0 / (2.0 * 2 * RADIUS);
+  for (long long b0 = blockIdx.y * (long long)WINDOW; b0 < slow_n; b0 += (long long)gridDim.y * WINDOW) {
+    const long long x = box.x0 + (box.x_fast ? a : b0), y = box.y0 + (box.x_fast ? b0 : a);
+    const double *c = input.at(x, y);
+    double *o = output.at(x, y);
+    double m2 = c[-2 * ib], m1 = c[-ib], z = c[0], p1 = c[ib];
+    const long long n = slow_n - b0 < WINDOW ? slow_n - b0 : WINDOW;
+    for (long long i = 0; i < n; i++) {
+      const double p2 = c[2 * ib];
+      *o += W1 * (c[ia] - c[-ia]) + W2 * (c[2 * ia] - c[-2 * ia]) + W1 * (p1 - m1) + W2 * (p2 - m2);
+      m2 = m1;
+      m1 = z;
+      z = p1;
+      p1 = p2;
+      c += ib;
+      o += ob;
+    }
+  }
+}
+
+void launch_stencil(const Box &box, const View &input, const View &output, cudaStream_t stream) {
+  if (box.nx <= 0 || box.ny <= 0) return;
+  const long long fast_n = box.x_fast ? box.nx : box.ny, slow_n = box.x_fast ? box.ny : box.nx;
+  long long slow_blocks = (slow_n + WINDOW - 1) / WINDOW;
+  if (slow_blocks > MAX_GRID_SLOW) slow_blocks = MAX_GRID_SLOW;
+  const dim3 grid((unsigned)((fast_n + STENCIL_BLOCK - 1) / STENCIL_BLOCK), (unsigned)slow_blocks);
+  stencil_window<<<grid, dim3(STENCIL_BLOCK, 1), 0, stream>>>(input, output, box);
+  STENCIL_CUDA_CHECK(cudaGetLastError());
+}
+
+bool x_is_fast(const View &v) { return llabs(v.sx) <= llabs(v.sy); }
+
+struct InitPoint {
+  View input, output;
+  long long ox, oy;
+  __device__ void operator()(long long x, long long y) const {
+    *input.at(x, y) = double((x - ox) + (y - oy));
+    *output.at(x, y) = 0.0;
+  }
+};
+
+struct IncrementPoint {
+  View input;
+  __device__ void operator()(long long x, long long y) const { *input.at(x, y) += 1.0; }
+};
+
+// Visits the buffer slot; the tile point is the slot point shifted by (dx, dy).
+struct CopyStrip {
+  View tile, buffer;
+  long long dx, dy;
+  bool to_buffer;
+  __device__ void operator()(long long x, long long y) const {
+    double *t = tile.at(x + dx, y + dy), *b = buffer.at(x, y);
+    if (to_buffer)
+      *b = *t;
+    else
+      *t = *b;
+  }
+};
+
+template <PrivilegeMode MODE>
+using Acc = FieldAccessor<MODE, double, 2, coord_t, Realm::AffineAccessor<double, 2, coord_t>>;
+
+Rect<2> domain_of(Runtime *runtime, Context ctx, const RegionRequirement &req) {
+  return runtime->get_index_space_domain(ctx, req.region.get_index_space());
+}
+
+cudaStream_t task_stream() {
+  cudaStream_t stream = Realm::Cuda::get_task_cuda_stream();
+  Realm::Cuda::set_task_ctxsync_required(false);  // everything below goes on this stream
+  return stream;
+}
+
+void copy_strip(const View &tile_view, const View &buffer, const Strip &s, bool to_buffer, cudaStream_t stream) {
+  const long long w = s.rect.hi[0] - s.rect.lo[0] + 1, h = s.rect.hi[1] - s.rect.lo[1] + 1;
+  launch(Box{s.rect.lo[0], s.rect.lo[1], w, h, w >= h}, CopyStrip{tile_view, buffer, s.shift_x, s.shift_y, to_buffer},
+         stream);
+}
+
+// Writes the four outgoing strips (requirements 1..4, write-discard) from the tile's `input`.
+void write_strips(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime,
+                  const Tile &tile, const View &input, cudaStream_t stream) {
+  for (int r = 1; r <= 4; r++) {
+    const Rect<2> slot = domain_of(runtime, ctx, task->regions[r]);
+    if (slot.empty()) continue;
+    const Acc<LEGION_WRITE_DISCARD> acc(regions[r], FID_INPUT);
+    copy_strip(input, view_of(acc, slot), strip_of(tile, r, slot, true), true, stream);
+  }
+}
+
+}  // namespace
+
+void init_tile_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
+  assert(regions.size() == 5 && task->arglen == sizeof(Grid));
+  const cudaStream_t stream = task_stream();
+  const Grid &g = *static_cast<const Grid *>(task->args);
+  const Tile tile = tile_of(g, task->index_point[0]);
+  const Rect<2> rect = domain_of(runtime, ctx, task->regions[0]);
+  const Acc<LEGION_WRITE_DISCARD> in_acc(regions[0], FID_INPUT), out_acc(regions[0], FID_OUTPUT);
+  const View input = view_of(in_acc, rect), output = view_of(out_acc, rect);
+  const Box all{rect.lo[0], rect.lo[1], rect.hi[0] - rect.lo[0] + 1, rect.hi[1] - rect.lo[1] + 1, x_is_fast(input)};
+  launch(all, InitPoint{input, output, tile.ox, tile.oy}, stream);
+  write_strips(task, regions, ctx, runtime, tile, input, stream);
+}
+
+void stencil_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
+  assert(regions.size() == 5 && task->arglen == sizeof(Grid));
+  const cudaStream_t stream = task_stream();
+  const Grid &g = *static_cast<const Grid *>(task->args);
+  const Tile tile = tile_of(g, task->index_point[0]);
+  const Rect<2> rect = domain_of(runtime, ctx, task->regions[0]);
+  const Acc<LEGION_READ_WRITE> in_acc(regions[0], FID_INPUT), out_acc(regions[0], FID_OUTPUT);
+  const View input = view_of(in_acc, rect), output = view_of(out_acc, rect);
+  for (int r = 1; r <= 4; r++) {
+    const Rect<2> slot = domain_of(runtime, ctx, task->regions[r]);
+    if (slot.empty()) continue;
+    const Acc<LEGION_READ_ONLY> acc(regions[r], FID_INPUT);
+    copy_strip(input, view_of(acc, slot), strip_of(tile, r, slot, false), false, stream);
+  }
+  const Box active{tile.ax0 + tile.ox, tile.ay0 + tile.oy, tile.ax1 - tile.ax0, tile.ay1 - tile.ay0,
+                   x_is_fast(input)};
+  launch_stencil(active, input, output, stream);
+}
+
+void increment_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
+  assert(regions.size() == 5 && task->arglen == sizeof(Grid));
+  const cudaStream_t stream = task_stream();
+  const Grid &g = *static_cast<const Grid *>(task->args);
+  const Tile tile = tile_of(g, task->index_point[0]);
+  const Rect<2> rect = domain_of(runtime, ctx, task->regions[0]);
+  const Acc<LEGION_READ_WRITE> in_acc(regions[0], FID_INPUT);
+  const View input = view_of(in_acc, rect);
+  const Box owned{tile.x0 + tile.ox, tile.y0 + tile.oy, tile.x1 - tile.x0, tile.y1 - tile.y0, x_is_fast(input)};
+  launch(owned, IncrementPoint{input}, stream, 256, 1);
+  write_strips(task, regions, ctx, runtime, tile, input, stream);
+}
+
+}  // namespace stencil

@@ -1,0 +1,1037 @@
+// mapperopt::DslMapper: the DefaultMapper subclass that carries out a DSL policy (dsl.md §5-§7, legion.md §1-§2).
+// A generated mapper library only provides the policy's tables and functions (mapperopt_dsl.h) and calls
+// register_policy(); everything that talks to Legion is here, compiled once per Legion version.
+//
+// Process-wide state (`Shared`): the policy, the machine as the DSL sees it, the global variables of the load phase,
+// the placement trace (-mapper-trace), the per-task profile (-mapper-profile), per-processor load for processor sets,
+// and "print once" bookkeeping. One DslMapper object per local processor holds per-processor state (InstanceLimit
+// counters, caches) and runs with the serialized non-reentrant sync model, so its own state needs no locks.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "legion.h"
+#include "mappers/default_mapper.h"
+#include "mapperopt_dsl.h"
+
+namespace mapperopt {
+namespace dsl {
+
+using namespace Legion;
+using namespace Legion::Mapping;
+
+const char *legion_version() { return LEGION_VERSION; }
+
+namespace {
+
+const char *const MAPPER_NAME = "mapperopt_dsl";
+
+// ------------------------------------------------------------------------------------------ kinds
+
+Processor::Kind realm_proc_kind(Kind k) {
+  switch (k) {
+    case CPU: return Processor::LOC_PROC;
+    case GPU: return Processor::TOC_PROC;
+    case OMP: return Processor::OMP_PROC;
+    case IO: return Processor::IO_PROC;
+    case PY: return Processor::PY_PROC;
+    default: return Processor::NO_KIND;
+  }
+}
+
+Kind dsl_proc_kind(Processor::Kind k) {
+  switch (k) {
+    case Processor::LOC_PROC: return CPU;
+    case Processor::TOC_PROC: return GPU;
+    case Processor::OMP_PROC: return OMP;
+    case Processor::IO_PROC: return IO;
+    case Processor::PY_PROC: return PY;
+    default: return ANY;
+  }
+}
+
+Memory::Kind realm_mem_kind(Kind k) {
+  switch (k) {
+    case SYSMEM: return Memory::SYSTEM_MEM;
+    case FBMEM: return Memory::GPU_FB_MEM;
+    case ZCMEM: return Memory::Z_COPY_MEM;
+    case RDMEM: return Memory::REGDMA_MEM;
+    case SOCKMEM: return Memory::SOCKET_MEM;
+    default: return Memory::NO_MEMKIND;
+  }
+}
+
+Kind dsl_mem_kind(Memory::Kind k) {
+  switch (k) {
+    case Memory::SYSTEM_MEM: return SYSMEM;
+    case Memory::GPU_FB_MEM: return FBMEM;
+    case Memory::Z_COPY_MEM: return ZCMEM;
+    case Memory::REGDMA_MEM: return RDMEM;
+    case Memory::SOCKET_MEM: return SOCKMEM;
+    default: return ANY;
+  }
+}
+
+// The Realm flag that sizes a memory kind, for R403 messages.
+const char *size_flag(Kind k) {
+  switch (k) {
+    case SYSMEM: return "-ll:csize";
+    case FBMEM: return "-ll:fsize";
+    case ZCMEM: return "-ll:zsize";
+    case RDMEM: return "-ll:rsize";
+    case SOCKMEM: return "-ll:nsize";
+    default: return "";
+  }
+}
+
+std::string tuple_text(const std::vector<int64_t> &t) { return to_string(Value::tuple(t)); }
+
+std::string json_ints(const std::vector<int64_t> &t) {
+  std::string out = "[";
+  for (size_t k = 0; k < t.size(); k++) out += (k ? ", " : "") + std::to_string(t[k]);
+  return out + "]";
+}
+
+std::string json_string(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+[[noreturn]] void die(const std::string &line) {
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  std::abort();
+}
+
+// ------------------------------------------------------------------------------------------ shared state
+
+struct ProfileStat {
+  long long count = 0;
+  long long total_ns = 0;
+  long long max_ns = 0;
+};
+
+struct Shared {
+  const Policy *policy = nullptr;
+  Topology topo;
+  std::vector<Value> globals;
+  Ctx ctx{nullptr, nullptr};
+  std::map<Processor, Proc> coords;                    // every application processor -> DSL coordinates
+  std::vector<std::vector<Processor>> procs[NUM_PROC_KINDS];  // [kind][node] in enumeration order
+  ShardingID sharding_base = 0;
+
+  std::mutex lock;  // guards everything below
+  FILE *trace = nullptr;
+  bool profile = false;
+  std::map<std::pair<std::string, std::string>, ProfileStat> stats;  // (task, kind)
+  std::set<std::string> said;                                        // "print once" keys
+  std::map<Processor, long long> load;                               // mapped-but-unfinished tasks from sets
+};
+
+Shared *shared = nullptr;  // created by the first registration callback, never freed (used at exit)
+
+std::string source_pos(const Site &s) {
+  return std::string(shared->policy->source_name) + ":" + std::to_string(s.line) + ":" + std::to_string(s.col);
+}
+
+// Prints a message once per key: `[mapperopt] warning Rnnn: ...` and notes (dsl.md §11.5).
+void say_once(const std::string &key, const std::string &line) {
+  {
+    std::lock_guard<std::mutex> guard(shared->lock);
+    if (!shared->said.insert(key).second) return;
+  }
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+// DSL coordinates of an application processor (read-only after start-up, so no lock).
+Proc coord_of(Processor p) {
+  auto found = shared->coords.find(p);
+  return found == shared->coords.end() ? Proc{dsl_proc_kind(p.kind()), int64_t(p.address_space()), -1} : found->second;
+}
+
+std::string proc_name(Processor p) {
+  Value v;
+  v.type = Value::PROC;
+  v.procs.push_back(coord_of(p));
+  return to_string(v);
+}
+
+std::string machine_text(Kind kind) {
+  return "Machine(" + std::string(kind_name(kind)) + ") " +
+         tuple_text({shared->topo.nodes, shared->topo.per_node[kind]});
+}
+
+// The one-line run-time error of dsl.md §11.1: message, DSL position, then the decision's context.
+[[noreturn]] void report(const DslError &e, const std::string &context) {
+  std::string line = "[mapperopt] error R" + std::to_string(e.code) + ": " + e.message;
+  if (e.site.line > 0)
+    line += std::string("; ") + (e.site.func ? "in function '" + std::string(e.site.func) + "'" : "at top level") +
+            " at " + source_pos(e.site);
+  if (!context.empty()) line += "; " + context;
+  die(line + "\n");
+}
+
+void print_profile() {
+  std::string out = "MAPPEROPT_PROFILE {\"schema\": \"mapperopt.profile/1\", \"tasks\": [";
+  {
+    std::lock_guard<std::mutex> guard(shared->lock);
+    bool first = true;
+    for (const auto &entry : shared->stats) {
+      char buffer[256];
+      std::snprintf(buffer, sizeof(buffer), ", \"count\": %lld, \"total_s\": %.9g, \"max_s\": %.9g}",
+                    entry.second.count, entry.second.total_ns * 1e-9, entry.second.max_ns * 1e-9);
+      out += std::string(first ? "" : ", ") + "{\"task\": " + json_string(entry.first.first) +
+             ", \"kind\": " + json_string(entry.first.second) + buffer;
+      first = false;
+    }
+  }
+  out += "]}\n";
+  std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+// ------------------------------------------------------------------------------------------ selectors
+
+bool task_matches(const char *sel, const std::string &task) { return sel == nullptr || task == sel; }
+
+// Region rank of dsl.md §6.2, or false when the selector does not match requirement `index` with `chain`.
+bool region_rank(const RegionSel &sel, unsigned index, const std::vector<std::string> &chain, int &a, int &b) {
+  switch (sel.mode) {
+    case RegionSel::ANY: a = 0, b = 0; return true;
+    case RegionSel::INDEX: a = 2, b = 0; return unsigned(sel.index) == index;
+    case RegionSel::NAME:
+      for (size_t j = 0; j < chain.size(); j++)
+        if (chain[j] == sel.name) {
+          a = 1, b = -int(j);
+          return true;
+        }
+      return false;
+  }
+  return false;
+}
+
+struct Ranked {
+  int key[5];  // task rank, region rank (2), third-field rank, source position
+  const void *rule;
+  bool operator<(const Ranked &o) const { return std::lexicographical_compare(o.key, o.key + 5, key, key + 5); }
+};
+
+// ------------------------------------------------------------------------------------------ the mapper
+
+struct LayoutChoice {
+  bool aos = false, c_order = false, exact = false, compact = false;
+  bool align = false;
+  std::string align_op;
+  int64_t align_bytes = 0;
+};
+
+// A mapped task whose completion the mapper waits for (through a profiling response).
+struct InFlight {
+  std::string task;
+  bool limited = false;
+  Processor set_member = Processor::NO_PROC;  // the processor charged in Shared::load
+};
+
+class DslMapper : public DefaultMapper {
+ public:
+  DslMapper(MapperRuntime *rt, Machine machine, Processor local)
+      : DefaultMapper(rt, machine, local, MAPPER_NAME), policy(*shared->policy) {}
+
+  const char *get_mapper_name() const override { return MAPPER_NAME; }
+  // Non-reentrant: InstanceLimit counters and caches are this object's state (legion.md §1).
+  MapperSyncModel get_mapper_sync_model() const override { return SERIALIZED_NON_REENTRANT_MAPPER_MODEL; }
+
+  void select_task_options(const MapperContext ctx, const Task &task, TaskOptions &output) override;
+  void slice_task(const MapperContext ctx, const Task &task, const SliceTaskInput &input,
+                  SliceTaskOutput &output) override;
+  void map_task(const MapperContext ctx, const Task &task, const MapTaskInput &input,
+                MapTaskOutput &output) override;
+  void replicate_task(MapperContext ctx, const Task &task, const ReplicateTaskInput &input,
+                      ReplicateTaskOutput &output) override;
+  void select_tasks_to_map(const MapperContext ctx, const SelectMappingInput &input,
+                           SelectMappingOutput &output) override;
+  void report_profiling(const MapperContext ctx, const Task &task, const TaskProfilingInfo &input) override;
+  void memoize_operation(const MapperContext ctx, const Mappable &mappable, const MemoizeInput &input,
+                         MemoizeOutput &output) override;
+  void select_sharding_functor(const MapperContext ctx, const Task &task, const SelectShardingFunctorInput &input,
+                               SelectShardingFunctorOutput &output) override;
+
+ protected:
+  void default_policy_rank_processor_kinds(MapperContext ctx, const Task &task,
+                                           std::vector<Processor::Kind> &ranking) override;
+
+ private:
+  Processor::Kind task_kind(MapperContext ctx, const Task &task);
+  const MapRule *map_rule(const std::vector<MapRule> &rules, const std::string &task) const;
+  int64_t instance_limit(const std::string &task, Kind kind) const;
+  bool has_limit(const std::string &task) const;
+  std::vector<Processor> place(const Task &task, const MapRule &rule, Processor::Kind kind,
+                               const DomainPoint *point);
+  Processor least_loaded(const std::vector<Processor> &set);
+  const std::vector<std::string> &name_chain(MapperContext ctx, LogicalRegion region);
+  std::vector<Kind> memory_list(const std::string &task, unsigned index, const std::vector<std::string> &chain,
+                                Kind proc) const;
+  LayoutChoice layout(const std::string &task, unsigned index, const std::vector<std::string> &chain, Kind proc,
+                      Kind mem) const;
+  bool make_instance(MapperContext ctx, const RegionRequirement &req, Memory memory, const LayoutChoice &layout,
+                     PhysicalInstance &result, size_t &footprint);
+  std::string map_region(MapperContext ctx, const Task &task, unsigned index, Processor target, bool leaf,
+                         std::vector<PhysicalInstance> &instances);
+  std::vector<unsigned> collect(MapperContext ctx, const Task &task);
+  void trace(const std::string &line);
+
+  const Policy &policy;
+  std::map<TaskID, Processor::Kind> kinds;
+  std::map<LogicalRegion, std::vector<std::string>> chains;
+  // InstanceLimit bookkeeping for this processor (dsl.md §7.4): admitted = selected but not yet mapped (points),
+  // running = mapped but not yet finished; `waiting` are deferral events to trigger when a slot frees up.
+  std::map<std::string, int64_t> admitted, running;
+  std::vector<MapperEvent> waiting;
+  std::unordered_map<UniqueID, InFlight> in_flight;
+};
+
+// The task as mapping functions see it (dsl.md §10); `point` overrides the index point (slice_task, sharding).
+std::shared_ptr<TaskView> view_of(const Task &task, bool mapping, const DomainPoint *point) {
+  auto view = std::make_shared<TaskView>();
+  view->name = task.get_task_name();
+  if (task.is_index_space) {
+    const Domain &d = task.index_domain;
+    const DomainPoint lo = d.lo(), hi = d.hi(), p = point ? *point : task.index_point;
+    for (int k = 0; k < d.get_dim(); k++) {
+      view->ipoint.push_back(p[k] - lo[k]);
+      view->ispace.push_back(hi[k] - lo[k] + 1);
+    }
+  } else {
+    view->ipoint = {0};
+    view->ispace = {1};
+  }
+  view->mapping = mapping;
+  if (!mapping) {
+    auto found = shared->coords.find(task.current_proc);
+    if (found != shared->coords.end()) {
+      view->proc = found->second;
+      view->has_proc = true;
+    }
+  }
+  if (const Task *parent = task.get_parent_task()) view->parent = view_of(*parent, false, nullptr);
+  return view;
+}
+
+std::string decision_context(bool index, const TaskView &view) {
+  return index ? "IndexTaskMap of task '" + view.name + "', point " + tuple_text(view.ipoint) + ", launch domain " +
+                     tuple_text(view.ispace)
+               : "SingleTaskMap of task '" + view.name + "'";
+}
+
+// Evaluates a mapping function and checks its result (R402, R410); returns the result's Realm processors.
+std::vector<Processor> evaluate(const MapRule &rule, std::shared_ptr<TaskView> view, Kind kind,
+                                const std::string &context) {
+  Value arg;
+  arg.type = Value::TASK;
+  arg.task = view;
+  Value result;
+  const std::string full = context + "; machine " + machine_text(kind);
+  try {
+    result = rule.fn(shared->ctx, arg);
+  } catch (const DslError &e) {
+    report(e, full);
+  }
+  if (result.type != Value::PROC && result.type != Value::PROCSET)
+    report(DslError{410, "mapping function '" + std::string(rule.fn_name) + "' returned a " +
+                             type_name(result.type) + " (" + to_string(result) +
+                             "), not a processor or processor set", Site{nullptr, 0, 0}},
+           full);
+  if (result.procs[0].kind != kind)
+    report(DslError{402, "mapping function '" + std::string(rule.fn_name) + "' returned " + to_string(result) +
+                             ", a " + kind_name(result.procs[0].kind) + " processor, but task '" + view->name +
+                             "' runs on " + kind_name(kind), Site{nullptr, 0, 0}},
+           full);
+  std::vector<Processor> out;
+  for (const Proc &p : result.procs) out.push_back(shared->procs[p.kind][p.node][p.index]);
+  return out;
+}
+
+Processor::Kind DslMapper::task_kind(MapperContext ctx, const Task &task) {
+  auto found = kinds.find(task.task_id);
+  if (found != kinds.end()) return found->second;
+  const std::string name = task.get_task_name();
+  std::vector<Ranked> ranked;
+  for (const TaskRule &r : policy.tasks)
+    if (task_matches(r.task, name)) ranked.push_back(Ranked{{r.task ? 1 : 0, 0, 0, 0, r.pos}, &r});
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<Processor::Kind> listed;
+  for (const Ranked &r : ranked)
+    for (Kind k : static_cast<const TaskRule *>(r.rule)->kinds)
+      if (std::find(listed.begin(), listed.end(), realm_proc_kind(k)) == listed.end())
+        listed.push_back(realm_proc_kind(k));
+  if (listed.empty()) DefaultMapper::default_policy_rank_processor_kinds(ctx, task, listed);
+  for (Processor::Kind k : listed) {
+    std::vector<VariantID> variants;
+    if (k == Processor::OMP_PROC || local_procs_by_kind(k).empty()) continue;
+    runtime->find_valid_variants(ctx, task.task_id, variants, k);
+    if (!variants.empty()) return kinds[task.task_id] = k;
+  }
+  // R404: nothing usable; name what was tried, the variants and the processors.
+  std::string tried, variants, counts;
+  for (Processor::Kind k : listed) tried += std::string(tried.empty() ? "" : ", ") + kind_name(dsl_proc_kind(k));
+  for (Kind k : {CPU, GPU, OMP, IO, PY}) {
+    std::vector<VariantID> found_variants;
+    if (k != OMP) runtime->find_valid_variants(ctx, task.task_id, found_variants, realm_proc_kind(k));
+    if (!found_variants.empty()) variants += std::string(variants.empty() ? "" : ", ") + kind_name(k);
+    counts += std::string(counts.empty() ? "" : ", ") + kind_name(k) + " " +
+              std::to_string(k == OMP ? 0 : local_procs_by_kind(realm_proc_kind(k)).size());
+  }
+  die("[mapperopt] error R404: no usable processor kind for task '" + name + "': tried " + tried + "; variants " +
+      (variants.empty() ? "none" : variants) + "; processors per node: " + counts + "\n");
+}
+
+void DslMapper::default_policy_rank_processor_kinds(MapperContext ctx, const Task &task,
+                                                    std::vector<Processor::Kind> &ranking) {
+  ranking.push_back(task_kind(ctx, task));
+}
+
+const MapRule *DslMapper::map_rule(const std::vector<MapRule> &rules, const std::string &task) const {
+  const MapRule *best = nullptr;
+  for (const MapRule &r : rules)
+    if (task_matches(r.task, task) &&
+        (!best || (r.task != nullptr) > (best->task != nullptr) ||
+         ((r.task != nullptr) == (best->task != nullptr) && r.pos > best->pos)))
+      best = &r;
+  return best;
+}
+
+int64_t DslMapper::instance_limit(const std::string &task, Kind kind) const {
+  const LimitRule *best = nullptr;
+  for (const LimitRule &r : policy.limits)
+    if (task == r.task && (r.proc == ANY || r.proc == kind) &&
+        (!best || (r.proc != ANY) > (best->proc != ANY) || ((r.proc != ANY) == (best->proc != ANY) && r.pos > best->pos)))
+      best = &r;
+  return best ? best->count : -1;
+}
+
+bool DslMapper::has_limit(const std::string &task) const {
+  for (const LimitRule &r : policy.limits)
+    if (task == r.task) return true;
+  return false;
+}
+
+Processor DslMapper::least_loaded(const std::vector<Processor> &set) {
+  if (set.size() == 1) return set[0];
+  std::lock_guard<std::mutex> guard(shared->lock);
+  Processor best = set[0];
+  for (const Processor &p : set)
+    if (shared->load[p] < shared->load[best]) best = p;
+  return best;
+}
+
+std::vector<Processor> DslMapper::place(const Task &task, const MapRule &rule, Processor::Kind kind,
+                                        const DomainPoint *point) {
+  std::shared_ptr<TaskView> view = view_of(task, true, point);
+  return evaluate(rule, view, dsl_proc_kind(kind), decision_context(task.is_index_space, *view));
+}
+
+void DslMapper::select_task_options(const MapperContext ctx, const Task &task, TaskOptions &output) {
+  DefaultMapper::select_task_options(ctx, task, output);  // its kind choice goes through task_kind()
+  const std::string name = task.get_task_name();
+  if (!task.is_index_space)
+    if (const MapRule *rule = map_rule(policy.single_maps, name))
+      output.initial_proc = least_loaded(place(task, *rule, task_kind(ctx, task), nullptr));
+  for (const ReplicateRule &r : policy.replicates)
+    if (name == r.task) output.replicate = total_nodes > 1;
+}
+
+void DslMapper::slice_task(const MapperContext ctx, const Task &task, const SliceTaskInput &input,
+                           SliceTaskOutput &output) {
+  const std::string name = task.get_task_name();
+  const MapRule *rule = map_rule(policy.index_maps, name);
+  if (rule == nullptr) {
+    DefaultMapper::slice_task(ctx, task, input, output);
+    if (!has_limit(name)) return;
+    // InstanceLimit counts point tasks: give each point its own slice so that admission is per point.
+    std::vector<TaskSlice> points;
+    for (const TaskSlice &slice : output.slices)
+      for (Domain::DomainPointIterator it(slice.domain); it; it++)
+        points.push_back(TaskSlice(Domain(it.p, it.p), slice.proc, false, false));
+    output.slices.swap(points);
+    return;
+  }
+  const Processor::Kind kind = task_kind(ctx, task);
+  for (Domain::DomainPointIterator it(input.domain); it; it++) {
+    const DomainPoint point = it.p;
+    output.slices.push_back(
+        TaskSlice(Domain(point, point), least_loaded(place(task, *rule, kind, &point)), false, false));
+  }
+}
+
+const std::vector<std::string> &DslMapper::name_chain(MapperContext ctx, LogicalRegion region) {
+  auto found = chains.find(region);
+  if (found != chains.end()) return found->second;
+  std::vector<std::string> chain;
+  auto add = [&](bool ok, const void *data, size_t size) {
+    if (ok && data != nullptr && size > 0) chain.push_back(std::string(static_cast<const char *>(data),
+                                                                       strnlen(static_cast<const char *>(data), size)));
+  };
+  LogicalRegion r = region;
+  while (true) {
+    const void *data = nullptr;
+    size_t size = 0;
+    // can_fail: unnamed levels are skipped; never wait (legion.md §2.6, §7 defect 12).
+    add(runtime->retrieve_semantic_information(ctx, r, LEGION_NAME_SEMANTIC_TAG, data, size, true, false), data,
+        size);
+    if (!runtime->has_parent_logical_partition(ctx, r)) break;
+    LogicalPartition part = runtime->get_parent_logical_partition(ctx, r);
+    add(runtime->retrieve_semantic_information(ctx, part, LEGION_NAME_SEMANTIC_TAG, data, size, true, false), data,
+        size);
+    r = runtime->get_parent_logical_region(ctx, part);
+  }
+  return chains[region] = chain;
+}
+
+std::vector<Kind> DslMapper::memory_list(const std::string &task, unsigned index,
+                                         const std::vector<std::string> &chain, Kind proc) const {
+  std::vector<Ranked> ranked;
+  for (const RegionRule &r : policy.regions) {
+    int a, b;
+    if (!task_matches(r.task, task) || !region_rank(r.region, index, chain, a, b)) continue;
+    if (r.proc != ANY && r.proc != proc) continue;
+    ranked.push_back(Ranked{{r.task ? 1 : 0, a, b, r.proc == ANY ? 0 : 1, r.pos}, &r});
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<Kind> out;
+  for (const Ranked &r : ranked)
+    for (Kind k : static_cast<const RegionRule *>(r.rule)->memories)
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  return out;
+}
+
+LayoutChoice DslMapper::layout(const std::string &task, unsigned index, const std::vector<std::string> &chain,
+                               Kind proc, Kind mem) const {
+  std::vector<Ranked> ranked;
+  for (const LayoutRule &r : policy.layouts) {
+    int a, b;
+    if (!task_matches(r.task, task) || !region_rank(r.region, index, chain, a, b)) continue;
+    if (r.target != ANY && r.target != proc && r.target != mem) continue;
+    const int third = r.target == ANY ? 0 : is_proc_kind(r.target) ? 1 : 2;
+    ranked.push_back(Ranked{{r.task ? 1 : 0, a, b, third, r.pos}, &r});
+  }
+  std::sort(ranked.begin(), ranked.end());
+  // Each aspect comes from the highest-precedence statement that mentions it (dsl.md §7.3).
+  LayoutChoice out;
+  out.exact = exact_region;
+  bool order = false, dims = false, align = false;
+  for (const Ranked &r : ranked) {
+    const LayoutSpec &s = static_cast<const LayoutRule *>(r.rule)->layout;
+    if (!order && s.order >= 0) order = true, out.aos = s.order == 1;
+    if (!dims && s.dims >= 0) dims = true, out.c_order = s.dims == 1;
+    if (!align && s.align >= 0) {
+      align = true;
+      out.align = s.align == 1;
+      if (out.align) out.align_op = s.align_op, out.align_bytes = s.align_bytes;
+    }
+    out.exact = out.exact || s.exact;
+    out.compact = out.compact || s.compact;
+  }
+  return out;
+}
+
+EqualityKind equality_kind(const std::string &op) {
+  if (op == "!=") return LEGION_NE_EK;
+  if (op == "<") return LEGION_LT_EK;
+  if (op == "<=") return LEGION_LE_EK;
+  if (op == ">") return LEGION_GT_EK;
+  if (op == ">=") return LEGION_GE_EK;
+  return LEGION_EQ_EK;
+}
+
+bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, Memory memory,
+                              const LayoutChoice &choice, PhysicalInstance &result, size_t &footprint) {
+  const bool reduce = req.privilege == LEGION_REDUCE;
+  LayoutConstraintSet constraints;
+  if (reduce)
+    constraints.add_constraint(SpecializedConstraint(
+        choice.compact ? LEGION_COMPACT_REDUCTION_SPECIALIZE : LEGION_AFFINE_REDUCTION_SPECIALIZE, req.redop,
+        false, choice.exact));
+  else
+    constraints.add_constraint(SpecializedConstraint(
+        choice.compact ? LEGION_COMPACT_SPECIALIZE : LEGION_AFFINE_SPECIALIZE, 0, false, choice.exact));
+  constraints.add_constraint(MemoryConstraint(memory.kind()));
+  // Like the DefaultMapper: all fields of the field space (better reuse), only the reduced ones for reductions.
+  std::vector<FieldID> fields;
+  if (reduce)
+    fields.assign(req.privilege_fields.begin(), req.privilege_fields.end());
+  else
+    runtime->get_field_space_fields(ctx, req.region.get_field_space(), fields);
+  constraints.add_constraint(FieldConstraint(fields, false /*contiguous*/, false /*inorder*/));
+  // Ordering (legion.md §2.7): SOA+F X,Y,..,F; SOA+C ..,Y,X,F; AOS+F F,X,Y,..; AOS+C F,..,Y,X.
+  const int dim = req.region.get_index_space().get_dim();
+  std::vector<DimensionKind> order;
+  for (int d = 0; d < dim; d++)
+    order.push_back(static_cast<DimensionKind>(LEGION_DIM_X + (choice.c_order ? dim - 1 - d : d)));
+  order.insert(choice.aos ? order.begin() : order.end(), LEGION_DIM_F);
+  constraints.add_constraint(OrderingConstraint(order, false /*contiguous*/));
+  if (choice.align)
+    for (FieldID fid : fields)
+      constraints.add_constraint(
+          AlignmentConstraint(fid, equality_kind(choice.align_op), size_t(choice.align_bytes)));
+  LogicalRegion target = default_policy_select_instance_region(ctx, memory, req, constraints, reduce, true);
+  std::vector<LogicalRegion> regions(1, target);
+  bool created = true;
+  footprint = 0;
+  const bool ok =
+      reduce ? runtime->create_physical_instance(ctx, memory, constraints, regions, result, true, 0, choice.exact,
+                                                 &footprint)
+             : runtime->find_or_create_physical_instance(ctx, memory, constraints, regions, result, created, true, 0,
+                                                         choice.exact, &footprint);
+  if (ok && created) {
+    const int priority =
+        default_policy_select_garbage_collection_priority(ctx, TASK_MAPPING, memory, result, true, reduce);
+    if (priority != 0 && !result.is_external_instance())
+      runtime->set_garbage_collection_priority(ctx, result, priority);
+  }
+  return ok;
+}
+
+std::string layout_json(const LayoutChoice &c) {
+  std::string align = "null";
+  if (c.align) align = "{\"op\": " + json_string(c.align_op) + ", \"bytes\": " + std::to_string(c.align_bytes) + "}";
+  return std::string("{\"order\": \"") + (c.aos ? "AOS" : "SOA") + "\", \"dims\": \"" + (c.c_order ? "C" : "F") +
+         "\", \"align\": " + align + ", \"exact\": " + (c.exact ? "true" : "false") +
+         ", \"compact\": " + (c.compact ? "true" : "false") + "}";
+}
+
+// Maps requirement `index` on `target` (dsl.md §7.2): the effective memory list with fallback on absence or
+// failed allocation, R452 for each fallback, R403 when nothing works. Returns the trace entry's memory and layout.
+std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned index, Processor target, bool leaf,
+                                  std::vector<PhysicalInstance> &instances) {
+  const RegionRequirement &req = task.regions[index];
+  const std::string name = task.get_task_name();
+  const std::vector<std::string> &chain = name_chain(ctx, req.region);
+  const Kind proc = dsl_proc_kind(target.kind());
+  std::vector<Kind> listed = memory_list(name, index, chain, proc);
+  const bool by_default = listed.empty();
+  if (by_default)  // no Region statement: the DefaultMapper's choice
+    listed.push_back(dsl_mem_kind(default_policy_select_target_memory(ctx, target, req).kind()));
+  const std::string where = "requirement " + std::to_string(index) +
+                            (chain.empty() ? "" : " (" + chain[0] + ")") + " of task '" + name + "'";
+  std::vector<std::string> reasons;
+  for (Kind kind : listed) {
+    std::string reason;
+    if (kind == VIRTUAL) {
+      if (!leaf) {
+        instances.push_back(PhysicalInstance::get_virtual_instance());
+        return "\"memory\": \"VIRTUAL\", \"layout\": null";
+      }
+      reason = "the variant is a leaf task";
+    } else {
+      Machine::MemoryQuery query(machine);
+      query.has_affinity_to(target).only_kind(realm_mem_kind(kind));
+      Memory best = Memory::NO_MEMORY;
+      unsigned bandwidth = 0;
+      for (Memory m : query) {
+        std::vector<Machine::ProcessorMemoryAffinity> affinity;
+        machine.get_proc_mem_affinity(affinity, target, m, false);
+        const unsigned bw = affinity.empty() ? 0 : affinity[0].bandwidth;
+        if (m.capacity() > 0 && (!best.exists() || bw > bandwidth)) best = m, bandwidth = bw;
+      }
+      if (!best.exists()) {
+        Machine::MemoryQuery any(machine);
+        any.local_address_space().only_kind(realm_mem_kind(kind));
+        reason = any.count() == 0 ? "absent" : "not visible from " + proc_name(target);
+      } else {
+        const LayoutChoice choice = layout(name, index, chain, proc, kind);
+        PhysicalInstance instance;
+        size_t footprint = 0;
+        if (make_instance(ctx, req, best, choice, instance, footprint)) {
+          instances.push_back(instance);
+          for (size_t k = 0; k < reasons.size(); k++)
+            say_once("R452 " + name + " " + std::to_string(index) + " " + kind_name(listed[k]),
+                     "[mapperopt] note R452: " + where + ": " + kind_name(listed[k]) + " skipped (" + reasons[k] +
+                         "), using " + kind_name(kind) + "\n");
+          return std::string("\"memory\": \"") + kind_name(kind) + "\", \"layout\": " + layout_json(choice);
+        }
+        reason = "allocation of " + std::to_string(footprint) + " bytes failed (capacity " +
+                 std::to_string(best.capacity()) + " bytes; " + size_flag(kind) + " sizes it)";
+      }
+    }
+    reasons.push_back(reason);
+  }
+  std::string detail;
+  for (size_t k = 0; k < listed.size(); k++)
+    detail += std::string(k ? "; " : "") + kind_name(listed[k]) + ": " + reasons[k];
+  std::string kinds;
+  for (Kind k : listed) kinds += std::string(kinds.empty() ? "" : ", ") + kind_name(k);
+  die("[mapperopt] error R403: no memory of the list " + kinds + " can hold " + where + " on " + proc_name(target) +
+      ": " + detail + "\n");
+}
+
+std::vector<unsigned> DslMapper::collect(MapperContext ctx, const Task &task) {
+  std::vector<unsigned> out;
+  const std::string name = task.get_task_name();
+  for (unsigned idx = 0; idx < task.regions.size(); idx++) {
+    const RegionRequirement &req = task.regions[idx];
+    const std::vector<std::string> &chain = name_chain(ctx, req.region);
+    for (const CollectRule &r : policy.collects) {
+      int a, b;
+      if (!task_matches(r.task, name) || !region_rank(r.region, idx, chain, a, b)) continue;
+      if (req.privilege == LEGION_READ_ONLY) {
+        out.push_back(idx);
+        break;
+      }
+      if (r.region.mode != RegionSel::ANY)
+        say_once("R450 " + name + " " + std::to_string(idx),
+                 "[mapperopt] warning R450: CollectMemory selects requirement " + std::to_string(idx) +
+                     " of task '" + name + "', which is not read-only; ignored (statement at line " +
+                     std::to_string(r.line) + ")\n");
+    }
+  }
+  return out;
+}
+
+void DslMapper::trace(const std::string &line) {
+  std::lock_guard<std::mutex> guard(shared->lock);
+  std::fputs(line.c_str(), shared->trace);
+  std::fflush(shared->trace);
+}
+
+void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTaskInput &input,
+                         MapTaskOutput &output) {
+  const std::string name = task.get_task_name();
+  const Processor::Kind kind = input.shard_processor.exists() ? input.shard_processor.kind() : task.target_proc.kind();
+  const VariantInfo variant = default_find_preferred_variant(task, ctx, true, true, kind);
+  output.chosen_variant = input.shard_processor.exists() ? input.shard_variant : variant.variant;
+  output.task_priority = default_policy_select_task_priority(ctx, task);
+  // Target processors: the DSL's choice when a map statement applies, else the DefaultMapper's.
+  const MapRule *rule = map_rule(task.is_index_space ? policy.index_maps : policy.single_maps, name);
+  std::vector<Processor> set;
+  if (input.shard_processor.exists()) {
+    output.target_procs.push_back(input.shard_processor);
+  } else if (rule != nullptr) {
+    set = place(task, *rule, kind, nullptr);
+    Processor chosen = std::find(set.begin(), set.end(), task.target_proc) != set.end() ? task.target_proc
+                                                                                        : least_loaded(set);
+    output.target_procs.push_back(chosen);
+  } else {
+    default_policy_select_target_processors(ctx, task, output.target_procs);
+  }
+  const Processor target = output.target_procs[0];
+  // Regions: inner variants map everything virtually when all requirements are exclusive (as the DefaultMapper).
+  bool all_virtual = variant.is_inner;
+  for (const RegionRequirement &req : task.regions) all_virtual = all_virtual && req.prop == LEGION_EXCLUSIVE;
+  std::string regions;
+  for (unsigned idx = 0; idx < task.regions.size(); idx++) {
+    const RegionRequirement &req = task.regions[idx];
+    const std::vector<std::string> &chain = name_chain(ctx, req.region);
+    std::string entry;
+    if (all_virtual || (req.privilege == LEGION_REDUCE && !variant.is_leaf) || (req.tag & VIRTUAL_MAP)) {
+      output.chosen_instances[idx].push_back(PhysicalInstance::get_virtual_instance());
+      entry = "\"memory\": \"VIRTUAL\", \"layout\": null";
+    } else if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty()) {
+      entry = "\"memory\": null, \"layout\": null";
+    } else {
+      entry = map_region(ctx, task, idx, target, variant.is_leaf, output.chosen_instances[idx]);
+    }
+    regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) +
+               ", \"name\": " + (chain.empty() ? "null" : json_string(chain[0])) + ", " + entry + "}";
+  }
+  // Every processor of a set that sees all chosen instances may run the task (dsl.md §7.6).
+  for (const Processor &p : set) {
+    if (p == target) continue;
+    bool visible = true;
+    for (const auto &list : output.chosen_instances)
+      for (const PhysicalInstance &inst : list)
+        if (!inst.is_virtual_instance() && !machine.has_affinity(p, inst.get_location())) visible = false;
+    if (visible) output.target_procs.push_back(p);
+  }
+  if (!task.output_regions.empty()) {
+    const Memory out_memory = default_policy_select_output_target(ctx, target);
+    for (unsigned i = 0; i < task.output_regions.size(); i++) {
+      output.output_targets[i] = out_memory;
+      default_policy_select_output_constraints(task, output.output_constraints[i], task.output_regions[i]);
+    }
+  }
+  const std::vector<unsigned> collected = collect(ctx, task);
+  output.untracked_valid_regions.insert(collected.begin(), collected.end());
+  // Completion tracking through profiling responses: InstanceLimit slots, set load, and the profile.
+  const Kind dkind = dsl_proc_kind(kind);
+  const bool limited = instance_limit(name, dkind) >= 0;
+  InFlight record{name, limited, set.size() > 1 ? target : Processor::NO_PROC};
+  if (limited) {
+    int64_t &pending = admitted[name];
+    pending = pending > 0 ? pending - 1 : 0;
+    running[name]++;
+  }
+  if (record.set_member.exists()) {
+    std::lock_guard<std::mutex> guard(shared->lock);
+    shared->load[target]++;
+  }
+  if (limited || record.set_member.exists() || shared->profile) {
+    output.task_prof_requests.add_measurement<Realm::ProfilingMeasurements::OperationStatus>();
+    if (shared->profile) output.task_prof_requests.add_measurement<Realm::ProfilingMeasurements::OperationTimeline>();
+    in_flight[task.get_unique_id()] = record;
+  }
+  if (shared->trace) {
+    std::string proc = "{\"kind\": \"" + std::string(kind_name(dkind)) + "\", \"node\": null, \"index\": null}";
+    if (rule != nullptr || input.shard_processor.exists()) {
+      const Proc p = coord_of(target);
+      proc = "{\"kind\": \"" + std::string(kind_name(p.kind)) + "\", \"node\": " + std::to_string(p.node) +
+             ", \"index\": " + std::to_string(p.index) + "}";
+    }
+    std::string point = "null", domain = "null";
+    if (task.is_index_space) {
+      std::shared_ptr<TaskView> view = view_of(task, true, nullptr);
+      point = json_ints(view->ipoint);
+      domain = json_ints(view->ispace);
+    }
+    std::string collect_json = "[";
+    for (size_t k = 0; k < collected.size(); k++) collect_json += (k ? ", " : "") + std::to_string(collected[k]);
+    trace("{\"task\": " + json_string(name) + ", \"point\": " + point + ", \"domain\": " + domain + ", \"proc\": " +
+          proc + ", \"regions\": [" + regions + "], \"collect\": " + collect_json + "], \"limited\": " +
+          (limited ? "true" : "false") + "}\n");
+  }
+}
+
+void DslMapper::replicate_task(MapperContext ctx, const Task &task, const ReplicateTaskInput &input,
+                               ReplicateTaskOutput &output) {
+  const std::string name = task.get_task_name();
+  bool listed = false;
+  for (const ReplicateRule &r : policy.replicates) listed = listed || name == r.task;
+  if (!listed || task.get_depth() == 0) {
+    DefaultMapper::replicate_task(ctx, task, input, output);
+    return;
+  }
+  // ControlReplicate (dsl.md §7.8): one shard per node on the task's processor kind.
+  const Processor::Kind kind = task.target_proc.kind();
+  const VariantInfo variant = default_find_preferred_variant(task, ctx, true, true, kind);
+  if (!variant.is_replicable) {
+    say_once("R451 " + name, "[mapperopt] note R451: ControlReplicate: task '" + name +
+                                 "' has no replicable variant; it runs unreplicated\n");
+    return;
+  }
+  output.chosen_variant = variant.variant;
+  output.target_processors = remote_procs_by_kind(kind);
+}
+
+void DslMapper::select_tasks_to_map(const MapperContext ctx, const SelectMappingInput &input,
+                                    SelectMappingOutput &output) {
+  if (policy.limits.empty()) {
+    DefaultMapper::select_tasks_to_map(ctx, input, output);
+    return;
+  }
+  // The DefaultMapper's policy (up to max_schedule_count tasks of the deepest admissible level), where a task under
+  // an InstanceLimit is admissible only while its in-flight count leaves room; a slot is taken only by a task that
+  // is actually selected (legion.md §7 defect 6).
+  const Kind kind = dsl_proc_kind(input.processor.exists() ? input.processor.kind() : local_kind);
+  auto points = [](const Task *t) -> int64_t {
+    return t->is_index_space ? int64_t(t->get_slice_domain().get_volume()) : 1;
+  };
+  auto admissible = [&](const Task *t) {
+    const std::string name = t->get_task_name();
+    const int64_t limit = instance_limit(name, kind);
+    if (limit < 0) return true;
+    const int64_t busy = admitted[name] + running[name];
+    return busy == 0 || busy + points(t) <= limit;  // an empty slot set always admits one task: no deadlock
+  };
+  int max_depth = -1;
+  for (const Task *t : input.ready_tasks)
+    if (admissible(t)) max_depth = std::max(max_depth, t->get_depth());
+  unsigned count = 0;
+  for (const Task *t : input.ready_tasks) {
+    if (count >= max_schedule_count) break;
+    if (!breadth_first_traversal && t->get_depth() != max_depth) continue;
+    if (!admissible(t)) continue;
+    output.map_tasks.insert(t);
+    count++;
+    if (instance_limit(t->get_task_name(), kind) >= 0) admitted[t->get_task_name()] += points(t);
+  }
+  if (output.map_tasks.empty() && !input.ready_tasks.empty()) {
+    output.deferral_event = runtime->create_mapper_event(ctx);
+    waiting.push_back(output.deferral_event);
+  }
+}
+
+void DslMapper::report_profiling(const MapperContext ctx, const Task &task, const TaskProfilingInfo &input) {
+  if (!input.task_response) return;
+  auto found = in_flight.find(task.get_unique_id());
+  if (found == in_flight.end()) return;  // nothing of ours to release (never assert: defect 7)
+  const InFlight record = found->second;
+  in_flight.erase(found);
+  if (record.limited) {
+    int64_t &busy = running[record.task];
+    busy = busy > 0 ? busy - 1 : 0;
+    for (MapperEvent &event : waiting) runtime->trigger_mapper_event(ctx, event);
+    waiting.clear();
+  }
+  if (record.set_member.exists()) {
+    std::lock_guard<std::mutex> guard(shared->lock);
+    shared->load[record.set_member]--;
+  }
+  if (shared->profile) {
+    Realm::ProfilingMeasurements::OperationTimeline timeline;
+    if (input.profiling_responses.get_measurement(timeline) && timeline.start_time >= 0 &&
+        timeline.end_time >= timeline.start_time) {
+      const long long ns = timeline.end_time - timeline.start_time;
+      std::lock_guard<std::mutex> guard(shared->lock);
+      ProfileStat &stat = shared->stats[{record.task, kind_name(dsl_proc_kind(task.current_proc.kind()))}];
+      stat.count++;
+      stat.total_ns += ns;
+      stat.max_ns = std::max(stat.max_ns, ns);
+    }
+  }
+}
+
+void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappable, const MemoizeInput &input,
+                                  MemoizeOutput &output) {
+  DefaultMapper::memoize_operation(ctx, mappable, input, output);
+  // A replayed trace skips select_tasks_to_map, so a limited task must not be memoized (legion.md §2.8).
+  if (const Task *task = mappable.as_task())
+    if (has_limit(task->get_task_name())) output.memoize = false;
+}
+
+void DslMapper::select_sharding_functor(const MapperContext ctx, const Task &task,
+                                        const SelectShardingFunctorInput &input,
+                                        SelectShardingFunctorOutput &output) {
+  const MapRule *rule = task.is_index_space ? map_rule(policy.index_maps, task.get_task_name()) : nullptr;
+  if (rule == nullptr || shared->sharding_base == 0) {
+    DefaultMapper::select_sharding_functor(ctx, task, input, output);
+    return;
+  }
+  output.chosen_functor = shared->sharding_base + ShardingID(rule - policy.index_maps.data());
+  output.slice_recurse = true;
+}
+
+// Under control replication, the node of an IndexTaskMap function's result is the shard owning the point.
+class DslShardingFunctor : public ShardingFunctor {
+ public:
+  explicit DslShardingFunctor(const MapRule &rule) : rule(rule) {}
+  ShardID shard(const DomainPoint &point, const Domain &domain, const size_t total_shards) override {
+    auto view = std::make_shared<TaskView>();
+    view->name = rule.task ? rule.task : "*";
+    const DomainPoint lo = domain.lo(), hi = domain.hi();
+    for (int k = 0; k < domain.get_dim(); k++) {
+      view->ipoint.push_back(point[k] - lo[k]);
+      view->ispace.push_back(hi[k] - lo[k] + 1);
+    }
+    view->mapping = true;
+    Value arg;
+    arg.type = Value::TASK;
+    arg.task = view;
+    const std::string context = "sharding for IndexTaskMap of task '" + view->name + "', point " +
+                                tuple_text(view->ipoint) + ", launch domain " + tuple_text(view->ispace);
+    Value result;
+    try {
+      result = rule.fn(shared->ctx, arg);
+    } catch (const DslError &e) {
+      report(e, context);
+    }
+    if (result.type != Value::PROC && result.type != Value::PROCSET)
+      report(DslError{410, "mapping function '" + std::string(rule.fn_name) + "' returned a " +
+                               type_name(result.type) + ", not a processor or processor set", Site{nullptr, 0, 0}},
+             context);
+    return ShardID(size_t(result.procs[0].node) % total_shards);
+  }
+
+ private:
+  const MapRule &rule;
+};
+
+// ------------------------------------------------------------------------------------------ registration
+
+void build_topology(Machine machine) {
+  Topology &topo = shared->topo;
+  topo.nodes = machine.get_address_space_count();
+  for (int k = 0; k < NUM_PROC_KINDS; k++) shared->procs[k].assign(topo.nodes, {});
+  for (Machine::ProcessorQuery query(machine); Processor p : query) {
+    const Kind kind = dsl_proc_kind(p.kind());
+    if (kind != ANY) shared->procs[kind][p.address_space()].push_back(p);
+  }
+  for (int k = 0; k < NUM_PROC_KINDS; k++) {
+    const std::vector<std::vector<Processor>> &nodes = shared->procs[k];
+    topo.per_node[k] = int64_t(nodes[0].size());
+    for (const std::vector<Processor> &node : nodes) topo.symmetric[k] = topo.symmetric[k] && node.size() == nodes[0].size();
+    if (!topo.symmetric[k]) continue;  // Machine(K) reports it (dsl.md §9.1)
+    topo.memories[k].assign(topo.nodes * topo.per_node[k], 0);
+    for (int64_t n = 0; n < topo.nodes; n++)
+      for (int64_t i = 0; i < topo.per_node[k]; i++) {
+        const Processor p = nodes[n][i];
+        shared->coords[p] = Proc{Kind(k), n, i};
+        Machine::MemoryQuery query(machine);
+        query.has_affinity_to(p);
+        for (Memory m : query) {
+          const Kind mk = dsl_mem_kind(m.kind());
+          if (mk != ANY && m.capacity() > 0) topo.memories[k][n * topo.per_node[k] + i] |= 1u << (mk - SYSMEM);
+        }
+      }
+  }
+  shared->ctx.topo = &topo;
+}
+
+const char *flag_value(const InputArgs &args, const char *flag) {
+  for (int i = 1; i + 1 < args.argc; i++)
+    if (std::strcmp(args.argv[i], flag) == 0) return args.argv[i + 1];
+  return nullptr;
+}
+
+bool has_flag(const InputArgs &args, const char *flag) {
+  for (int i = 1; i < args.argc; i++)
+    if (std::strcmp(args.argv[i], flag) == 0) return true;
+  return false;
+}
+
+void registration(Machine machine, Runtime *runtime, const std::set<Processor> &local_procs) {
+  const InputArgs &args = Runtime::get_input_args();
+  if (!shared->ctx.topo) {  // once per process: machine, load phase, flags
+    build_topology(machine);
+    if (const char *path = flag_value(args, "-mapper-trace")) {
+      shared->trace = std::fopen(path, "a");
+      if (!shared->trace) die("[mapperopt] error: cannot open the placement trace '" + std::string(path) + "'\n");
+    }
+    if (has_flag(args, "-mapper-profile")) {
+      shared->profile = true;
+      std::atexit(print_profile);
+    }
+    shared->globals.assign(shared->policy->num_globals, Value());
+    shared->ctx.globals = shared->globals.data();
+    try {
+      shared->policy->load(shared->ctx);
+    } catch (const DslError &e) {
+      report(e, "load phase");
+    }
+    if (!shared->policy->replicates.empty() && shared->topo.nodes == 1)
+      say_once("R451", "[mapperopt] note R451: ControlReplicate on a single-node machine; ignored\n");
+    if (shared->topo.nodes > 1 && !shared->policy->index_maps.empty()) {
+      shared->sharding_base = runtime->generate_library_sharding_ids(MAPPER_NAME, shared->policy->index_maps.size());
+      for (size_t k = 0; k < shared->policy->index_maps.size(); k++)
+        runtime->register_sharding_functor(shared->sharding_base + ShardingID(k),
+                                           new DslShardingFunctor(shared->policy->index_maps[k]), true);
+    }
+  }
+  // One mapper object per local processor (legion.md §1, §7 defect 1).
+  for (Processor p : local_procs)
+    runtime->replace_default_mapper(new DslMapper(runtime->get_mapper_runtime(), machine, p), p);
+}
+
+}  // namespace
+
+void register_policy(const Policy *policy) {
+  if (shared == nullptr) shared = new Shared();
+  shared->policy = policy;
+  Runtime::add_registration_callback(registration);
+}
+
+}  // namespace dsl
+}  // namespace mapperopt

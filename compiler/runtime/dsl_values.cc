@@ -1,0 +1,754 @@
+// DSL values, operators and machine models (dsl.md §4, §8, §9). Legion-free: the mapper (dsl_mapper.cc) fills a
+// Topology from Realm's machine and everything here works on that.
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "mapperopt_dsl.h"
+
+namespace mapperopt {
+namespace dsl {
+
+const char *kind_name(Kind k) {
+  switch (k) {
+    case CPU: return "CPU";
+    case GPU: return "GPU";
+    case OMP: return "OMP";
+    case IO: return "IO";
+    case PY: return "PY";
+    case SYSMEM: return "SYSMEM";
+    case FBMEM: return "FBMEM";
+    case ZCMEM: return "ZCMEM";
+    case RDMEM: return "RDMEM";
+    case SOCKMEM: return "SOCKMEM";
+    case VIRTUAL: return "VIRTUAL";
+    case ANY: return "*";
+  }
+  return "?";
+}
+
+void fail(int code, const std::string &message, const Site &site) { throw DslError{code, message, site}; }
+
+bool Topology::has_memory(const Proc &p, Kind mem) const {
+  if (!is_proc_kind(p.kind) || mem < SYSMEM || mem == VIRTUAL || mem == ANY) return false;
+  const std::vector<uint32_t> &masks = memories[p.kind];
+  size_t at = size_t(p.node * per_node[p.kind] + p.index);
+  return at < masks.size() && (masks[at] & (1u << (mem - SYSMEM))) != 0;
+}
+
+Value Value::integer(int64_t v) {
+  Value out;
+  out.type = INT;
+  out.i = v;
+  return out;
+}
+
+Value Value::boolean(bool v) {
+  Value out;
+  out.type = BOOL;
+  out.i = v;
+  return out;
+}
+
+Value Value::kind(Kind k) {
+  Value out;
+  out.type = KIND;
+  out.i = k;
+  return out;
+}
+
+Value Value::tuple(std::vector<int64_t> items) {
+  Value out;
+  out.type = TUPLE;
+  out.t = std::move(items);
+  return out;
+}
+
+const char *type_name(Value::Type type) {
+  switch (type) {
+    case Value::NONE: return "nothing";
+    case Value::INT: return "int";
+    case Value::BOOL: return "bool";
+    case Value::TUPLE: return "tuple";
+    case Value::MODEL: return "MSpace";
+    case Value::PROC: return "processor";
+    case Value::PROCSET: return "processor set";
+    case Value::TASK: return "Task";
+    case Value::KIND: return "kind";
+  }
+  return "?";
+}
+
+// ------------------------------------------------------------------------------------------ machine models
+
+// A model is Machine(K) (`op == MACHINE`) or one transformation applied to `base`; `size` is this model's shape.
+struct Model {
+  enum Op { MACHINE, MERGE, SPLIT, SWAP, SLICE, REVERSE };
+  Kind kind;
+  std::vector<int64_t> size;
+  Op op = MACHINE;
+  int64_t a = 0, b = 0;          // MERGE d1,d2; SWAP d1,d2; SLICE d,lo; REVERSE d; SPLIT d
+  std::vector<int64_t> factors;  // SPLIT: dimension a of base replaced by these (first varies fastest)
+  std::shared_ptr<const Model> base;
+  std::string ops;  // the transformations as written, e.g. ".merge(0, 1)", for messages
+};
+
+static std::string tuple_text(const std::vector<int64_t> &t) {
+  std::string out = "(";
+  for (size_t k = 0; k < t.size(); k++) out += (k ? ", " : "") + std::to_string(t[k]);
+  return out + (t.size() == 1 ? ",)" : ")");
+}
+
+static std::string model_text(const Model &m) {
+  return std::string("Machine(") + kind_name(m.kind) + ")" + m.ops + " " + tuple_text(m.size);
+}
+
+static std::string proc_text(const Proc &p) {
+  return std::string(kind_name(p.kind)) + "[node " + std::to_string(p.node) + ", proc " + std::to_string(p.index) +
+         "]";
+}
+
+std::string to_string(const Value &v) {
+  switch (v.type) {
+    case Value::INT: return std::to_string(v.i);
+    case Value::BOOL: return v.i ? "True" : "False";
+    case Value::TUPLE: return tuple_text(v.t);
+    case Value::MODEL: return model_text(*v.model);
+    case Value::PROC: return proc_text(v.procs[0]);
+    case Value::PROCSET: {
+      std::string out = "[";
+      for (size_t k = 0; k < v.procs.size(); k++) out += (k ? ", " : "") + proc_text(v.procs[k]);
+      return out + "]";
+    }
+    case Value::TASK: return v.task->name + " " + tuple_text(v.task->ipoint);
+    case Value::KIND: return kind_name(Kind(v.i));
+    case Value::NONE: break;
+  }
+  return "None";
+}
+
+// The base model's index of the processor at `idx` of `m` (applies the inverse of each transformation).
+static std::vector<int64_t> to_base(const Model &m, std::vector<int64_t> idx) {
+  if (m.op == Model::MACHINE) return idx;
+  const std::vector<int64_t> &s = m.base->size;
+  std::vector<int64_t> old;
+  switch (m.op) {
+    case Model::MERGE: {
+      const int64_t d1 = m.a, d2 = m.b, p = d1 < d2 ? d1 : d1 - 1;
+      const int64_t merged = idx[p];
+      idx.erase(idx.begin() + p);
+      old.resize(s.size());
+      size_t next = 0;
+      for (int64_t d = 0; d < int64_t(s.size()); d++)
+        if (d != d1 && d != d2) old[d] = idx[next++];
+      old[d1] = merged / s[d2];
+      old[d2] = merged % s[d2];
+      break;
+    }
+    case Model::SPLIT: {
+      old.assign(idx.begin(), idx.begin() + m.a);
+      int64_t value = 0, stride = 1;
+      for (size_t k = 0; k < m.factors.size(); k++) {
+        value += idx[m.a + k] * stride;
+        stride *= m.factors[k];
+      }
+      old.push_back(value);
+      old.insert(old.end(), idx.begin() + m.a + m.factors.size(), idx.end());
+      break;
+    }
+    case Model::SWAP:
+      old = idx;
+      std::swap(old[m.a], old[m.b]);
+      break;
+    case Model::SLICE:
+      old = idx;
+      old[m.a] += m.b;
+      break;
+    case Model::REVERSE:
+      old = idx;
+      old[m.a] = s[m.a] - 1 - idx[m.a];
+      break;
+    case Model::MACHINE: break;
+  }
+  return to_base(*m.base, old);
+}
+
+static Proc proc_at(const Model &m, const std::vector<int64_t> &idx) {
+  std::vector<int64_t> b = to_base(m, idx);
+  return Proc{m.kind, b[0], b[1]};
+}
+
+// The index of processor `p` in `m` (dsl.md §9.6), or false when `p` is not in `m` (e.g. cut off by slice).
+static bool from_base(const Model &m, const Proc &p, std::vector<int64_t> &idx) {
+  if (m.op == Model::MACHINE) {
+    if (p.node < 0 || p.node >= m.size[0] || p.index < 0 || p.index >= m.size[1]) return false;
+    idx = {p.node, p.index};
+    return true;
+  }
+  std::vector<int64_t> old;
+  if (!from_base(*m.base, p, old)) return false;
+  const std::vector<int64_t> &s = m.base->size;
+  switch (m.op) {
+    case Model::MERGE: {
+      const int64_t d1 = m.a, d2 = m.b, at = d1 < d2 ? d1 : d1 - 1;
+      idx.clear();
+      for (int64_t d = 0; d < int64_t(s.size()); d++)
+        if (d != d1 && d != d2) idx.push_back(old[d]);
+      idx.insert(idx.begin() + at, old[d1] * s[d2] + old[d2]);
+      return true;
+    }
+    case Model::SPLIT: {
+      idx.assign(old.begin(), old.begin() + m.a);
+      int64_t value = old[m.a];
+      for (int64_t f : m.factors) {
+        idx.push_back(value % f);
+        value /= f;
+      }
+      idx.insert(idx.end(), old.begin() + m.a + 1, old.end());
+      return true;
+    }
+    case Model::SWAP:
+      idx = old;
+      std::swap(idx[m.a], idx[m.b]);
+      return true;
+    case Model::SLICE:
+      idx = old;
+      idx[m.a] -= m.b;
+      return idx[m.a] >= 0 && idx[m.a] < m.size[m.a];
+    case Model::REVERSE:
+      idx = old;
+      idx[m.a] = s[m.a] - 1 - old[m.a];
+      return true;
+    case Model::MACHINE: break;
+  }
+  return false;
+}
+
+static Value model_value(std::shared_ptr<const Model> m) {
+  Value out;
+  out.type = Value::MODEL;
+  out.model = std::move(m);
+  return out;
+}
+
+Value machine(const Ctx &cx, Kind kind, const Site &s) {
+  if (!cx.topo->symmetric[kind])
+    fail(409, std::string("Machine(") + kind_name(kind) + "): the nodes have different numbers of " +
+                  kind_name(kind) + " processors", s);
+  auto m = std::make_shared<Model>();
+  m->kind = kind;
+  m->size = {cx.topo->nodes, cx.topo->per_node[kind]};
+  return model_value(m);
+}
+
+// ------------------------------------------------------------------------------------------ arithmetic
+
+static int64_t checked(bool overflow, int64_t value, const char *op, int64_t a, int64_t b, const Site &s) {
+  if (overflow)
+    fail(407, "integer overflow in " + std::to_string(a) + " " + op + " " + std::to_string(b), s);
+  return value;
+}
+
+static int64_t int_op(char op, int64_t a, int64_t b, const Site &s) {
+  int64_t r = 0;
+  switch (op) {
+    case '+': return checked(__builtin_add_overflow(a, b, &r), r, "+", a, b, s);
+    case '-': return checked(__builtin_sub_overflow(a, b, &r), r, "-", a, b, s);
+    case '*': return checked(__builtin_mul_overflow(a, b, &r), r, "*", a, b, s);
+    case '/':
+    case '%': {
+      if (b == 0) fail(401, std::string(op == '/' ? "division" : "remainder") + " by zero: " + std::to_string(a) +
+                                " " + op + " 0", s);
+      if (a == std::numeric_limits<int64_t>::min() && b == -1) {
+        if (op == '%') return 0;
+        fail(407, "integer overflow in " + std::to_string(a) + " / -1", s);
+      }
+      int64_t q = a / b;
+      if ((a % b != 0) && ((a < 0) != (b < 0))) q--;  // floor, not C's truncation (dsl.md §8.2)
+      return op == '/' ? q : a - b * q;
+    }
+  }
+  return 0;
+}
+
+[[noreturn]] static void binary_type_error(const char *op, const Value &a, const Value &b, const Site &s) {
+  fail(408, std::string("type error: operator '") + op + "' cannot be applied to " + type_name(a.type) + " and " +
+                type_name(b.type), s);
+}
+
+static Value arith(char op, const Value &a, const Value &b, const Site &s) {
+  const char text[2] = {op, 0};
+  if (a.type == Value::INT && b.type == Value::INT) return Value::integer(int_op(op, a.i, b.i, s));
+  if (a.type == Value::TUPLE && b.type == Value::TUPLE) {
+    if (a.t.size() != b.t.size())
+      fail(408, std::string("tuple length mismatch: ") + tuple_text(a.t) + " " + op + " " + tuple_text(b.t), s);
+    std::vector<int64_t> out(a.t.size());
+    for (size_t k = 0; k < out.size(); k++) out[k] = int_op(op, a.t[k], b.t[k], s);
+    return Value::tuple(std::move(out));
+  }
+  if (a.type == Value::TUPLE && b.type == Value::INT) {
+    std::vector<int64_t> out(a.t.size());
+    for (size_t k = 0; k < out.size(); k++) out[k] = int_op(op, a.t[k], b.i, s);
+    return Value::tuple(std::move(out));
+  }
+  if (a.type == Value::INT && b.type == Value::TUPLE) {
+    std::vector<int64_t> out(b.t.size());
+    for (size_t k = 0; k < out.size(); k++) out[k] = int_op(op, a.i, b.t[k], s);
+    return Value::tuple(std::move(out));
+  }
+  binary_type_error(text, a, b, s);
+}
+
+Value add(const Value &a, const Value &b, const Site &s) { return arith('+', a, b, s); }
+Value sub(const Value &a, const Value &b, const Site &s) { return arith('-', a, b, s); }
+Value mul(const Value &a, const Value &b, const Site &s) { return arith('*', a, b, s); }
+Value div(const Value &a, const Value &b, const Site &s) { return arith('/', a, b, s); }
+Value mod(const Value &a, const Value &b, const Site &s) { return arith('%', a, b, s); }
+
+Value neg(const Value &a, const Site &s) {
+  if (a.type == Value::INT) return Value::integer(int_op('-', 0, a.i, s));
+  if (a.type == Value::TUPLE) {
+    std::vector<int64_t> out(a.t.size());
+    for (size_t k = 0; k < out.size(); k++) out[k] = int_op('-', 0, a.t[k], s);
+    return Value::tuple(std::move(out));
+  }
+  fail(408, std::string("type error: unary '-' cannot be applied to ") + type_name(a.type), s);
+}
+
+bool truth(const Value &a, const Site &s) {
+  if (a.type != Value::BOOL) fail(408, std::string("type error: expected bool, got ") + type_name(a.type), s);
+  return a.i != 0;
+}
+
+Value lnot(const Value &a, const Site &s) {
+  if (a.type != Value::BOOL)
+    fail(408, std::string("type error: operator '!' cannot be applied to ") + type_name(a.type), s);
+  return Value::boolean(!a.i);
+}
+
+static Value compare(const char *op, const Value &a, const Value &b, const Site &s) {
+  if (a.type != Value::INT || b.type != Value::INT) binary_type_error(op, a, b, s);
+  switch (op[0]) {
+    case '<': return Value::boolean(op[1] ? a.i <= b.i : a.i < b.i);
+    default: return Value::boolean(op[1] ? a.i >= b.i : a.i > b.i);
+  }
+}
+
+Value lt(const Value &a, const Value &b, const Site &s) { return compare("<", a, b, s); }
+Value le(const Value &a, const Value &b, const Site &s) { return compare("<=", a, b, s); }
+Value gt(const Value &a, const Value &b, const Site &s) { return compare(">", a, b, s); }
+Value ge(const Value &a, const Value &b, const Site &s) { return compare(">=", a, b, s); }
+
+static bool equal(const char *op, const Value &a, const Value &b, const Site &s) {
+  if (a.type != b.type || (a.type != Value::INT && a.type != Value::BOOL && a.type != Value::TUPLE))
+    binary_type_error(op, a, b, s);
+  return a.type == Value::TUPLE ? a.t == b.t : a.i == b.i;
+}
+
+Value eq(const Value &a, const Value &b, const Site &s) { return Value::boolean(equal("==", a, b, s)); }
+Value ne(const Value &a, const Value &b, const Site &s) { return Value::boolean(!equal("!=", a, b, s)); }
+
+// ------------------------------------------------------------------------------------------ members
+
+static int64_t volume(const std::vector<int64_t> &t, const Site &s) {
+  int64_t v = 1;
+  for (int64_t x : t) v = int_op('*', v, x, s);
+  return v;
+}
+
+[[noreturn]] static void no_member(const Value &obj, const char *name, const Site &s) {
+  fail(408, std::string("type error: ") + type_name(obj.type) + " has no member '" + name + "'", s);
+}
+
+Value member(const Value &obj, Member m, const Site &s) {
+  switch (m) {
+    case Member::SIZE:
+      if (obj.type == Value::MODEL) return Value::tuple(obj.model->size);
+      if (obj.type == Value::TUPLE) return obj;
+      no_member(obj, "size", s);
+    case Member::VOLUME:
+      if (obj.type == Value::MODEL) return Value::integer(volume(obj.model->size, s));
+      if (obj.type == Value::TUPLE) return Value::integer(volume(obj.t, s));
+      no_member(obj, "volume", s);
+    case Member::LEN:
+      if (obj.type == Value::MODEL) return Value::integer(int64_t(obj.model->size.size()));
+      if (obj.type == Value::TUPLE) return Value::integer(int64_t(obj.t.size()));
+      no_member(obj, "len", s);
+    case Member::IPOINT:
+      if (obj.type == Value::TASK) return Value::tuple(obj.task->ipoint);
+      no_member(obj, "ipoint", s);
+    case Member::ISPACE:
+      if (obj.type == Value::TASK) return Value::tuple(obj.task->ispace);
+      no_member(obj, "ispace", s);
+    case Member::PARENT:
+      if (obj.type != Value::TASK) no_member(obj, "parent", s);
+      if (!obj.task->parent) fail(406, "task '" + obj.task->name + "' is the top-level task and has no parent", s);
+      {
+        Value out;
+        out.type = Value::TASK;
+        out.task = obj.task->parent;
+        return out;
+      }
+  }
+  no_member(obj, "?", s);
+}
+
+// ------------------------------------------------------------------------------------------ methods
+
+static int64_t int_arg(const Value &v, const char *what, const Site &s) {
+  if (v.type != Value::INT) fail(408, std::string("type error: ") + what + " must be an int, got " + type_name(v.type), s);
+  return v.i;
+}
+
+static int64_t dim_arg(const Model &m, const Value &v, const char *method, const Site &s) {
+  int64_t d = int_arg(v, "a dimension", s);
+  if (d < 0 || d >= int64_t(m.size.size()))
+    fail(409, std::string("invalid argument of ") + method + ": dimension " + std::to_string(d) + " of " +
+                  model_text(m) + " (valid: 0.." + std::to_string(int64_t(m.size.size()) - 1) + ")", s);
+  return d;
+}
+
+static std::vector<int64_t> prime_factors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t p = 2; p * p <= n; p++)
+    while (n % p == 0) {
+      out.push_back(p);
+      n /= p;
+    }
+  if (n > 1) out.push_back(n);
+  return out;
+}
+
+// A model derived from `obj` by `op`; `call` is the method call as written, e.g. "merge(0, 1)".
+static std::shared_ptr<Model> derived(const Value &obj, Model::Op op, const std::string &call) {
+  auto m = std::make_shared<Model>();
+  m->kind = obj.model->kind;
+  m->op = op;
+  m->base = obj.model;
+  m->ops = obj.model->ops + "." + call;
+  return m;
+}
+
+static Value split_into(const Value &obj, int64_t d, std::vector<int64_t> factors, const std::string &call) {
+  auto m = derived(obj, Model::SPLIT, call);
+  m->a = d;
+  m->size.assign(obj.model->size.begin(), obj.model->size.begin() + d);
+  m->size.insert(m->size.end(), factors.begin(), factors.end());
+  m->size.insert(m->size.end(), obj.model->size.begin() + d + 1, obj.model->size.end());
+  m->factors = std::move(factors);
+  return model_value(m);
+}
+
+static std::vector<int64_t> extents_arg(const Value &v, const char *method, const Site &s) {
+  if (v.type != Value::TUPLE || v.t.empty())
+    fail(408, std::string("type error: ") + method + " needs a non-empty tuple of extents, got " + type_name(v.type), s);
+  for (int64_t x : v.t)
+    if (x <= 0) fail(409, std::string("invalid argument of ") + method + ": extents " + tuple_text(v.t) +
+                          " must be positive", s);
+  return v.t;
+}
+
+// greedy_split: each prime factor of O (largest first) goes to the dimension with the largest remaining extent.
+static std::vector<int64_t> greedy_factors(int64_t O, const std::vector<int64_t> &v) {
+  std::vector<int64_t> f(v.size(), 1);
+  std::vector<int64_t> primes = prime_factors(O);
+  std::sort(primes.rbegin(), primes.rend());
+  for (int64_t p : primes) {
+    size_t best = 0;
+    for (size_t k = 1; k < v.size(); k++)  // remaining extent v[k]/f[k], compared exactly
+      if (__int128(v[k]) * f[best] > __int128(v[best]) * f[k]) best = k;
+    f[best] *= p;
+  }
+  return f;
+}
+
+// auto_split: the factorisation of O minimising sum(O_i / v_i), ties to greedy_split's, else the smallest.
+static std::vector<int64_t> auto_factors(int64_t O, const std::vector<int64_t> &v) {
+  __int128 scale = 1;  // sum(O_i / v_i) * prod(v) is an integer
+  for (int64_t x : v) scale *= x;
+  auto cost = [&](const std::vector<int64_t> &f) {
+    __int128 c = 0;
+    for (size_t k = 0; k < f.size(); k++) c += __int128(f[k]) * (scale / v[k]);
+    return c;
+  };
+  std::vector<int64_t> best, cur;
+  __int128 best_cost = 0;
+  // Enumerate k-tuples with product O in lexicographic order, keeping the first minimum.
+  auto search = [&](auto &&self, int64_t rest) -> void {
+    if (cur.size() + 1 == v.size()) {
+      cur.push_back(rest);
+      __int128 c = cost(cur);
+      if (best.empty() || c < best_cost) {
+        best = cur;
+        best_cost = c;
+      }
+      cur.pop_back();
+      return;
+    }
+    for (int64_t f = 1; f <= rest; f++)
+      if (rest % f == 0) {
+        cur.push_back(f);
+        self(self, rest / f);
+        cur.pop_back();
+      }
+  };
+  search(search, O);
+  std::vector<int64_t> greedy = greedy_factors(O, v);
+  return cost(greedy) == best_cost ? greedy : best;
+}
+
+static Value processor_of(const Value &task, const Value &m, const Site &s) {
+  if (task.type != Value::TASK) fail(408, std::string("type error: ") + type_name(task.type) + " has no method 'processor'", s);
+  if (m.type != Value::MODEL)
+    fail(408, std::string("type error: processor(m) needs a machine model, got ") + type_name(m.type), s);
+  const TaskView &t = *task.task;
+  if (t.mapping || !t.has_proc)
+    fail(406, "processor(m) of task '" + t.name + "', which is being mapped and has no processor yet "
+              "(use task.parent.processor(m))", s);
+  if (t.proc.kind != m.model->kind)
+    fail(406, "processor(m): task '" + t.name + "' runs on " + proc_text(t.proc) + ", not a processor of " +
+                  model_text(*m.model), s);
+  std::vector<int64_t> idx;
+  if (!from_base(*m.model, t.proc, idx))
+    fail(406, "processor(m): " + proc_text(t.proc) + " (of task '" + t.name + "') is not in " +
+                  model_text(*m.model), s);
+  return Value::tuple(std::move(idx));
+}
+
+Value method(const Ctx &cx, const Value &obj, Method which, std::initializer_list<Value> list, const Site &s) {
+  std::vector<Value> args(list);
+  static const char *names[] = {"has", "merge", "split", "swap", "slice", "reverse", "balance_split",
+                                "auto_split", "greedy_split", "processor"};
+  const char *name = names[int(which)];
+  static const size_t arity[] = {1, 2, 2, 2, 3, 1, 2, 2, 2, 1};
+  if (args.size() != arity[int(which)])
+    fail(408, std::string(name) + " takes " + std::to_string(arity[int(which)]) + " argument(s), got " +
+                  std::to_string(args.size()), s);
+  if (which == Method::PROCESSOR) return processor_of(obj, args[0], s);
+  if (which == Method::HAS) {
+    if (args[0].type != Value::KIND || is_proc_kind(Kind(args[0].i)))
+      fail(408, std::string("type error: has() needs a memory kind, got ") + to_string(args[0]), s);
+    const Kind mem = Kind(args[0].i);
+    if (obj.type == Value::PROC) return Value::boolean(cx.topo->has_memory(obj.procs[0], mem));
+    if (obj.type != Value::MODEL) no_member(obj, "has", s);
+    const int64_t n = volume(obj.model->size, s);
+    if (n == 0) return Value::boolean(false);
+    std::vector<int64_t> idx(obj.model->size.size(), 0);
+    for (int64_t k = 0; k < n; k++) {  // every processor of the model
+      if (!cx.topo->has_memory(proc_at(*obj.model, idx), mem)) return Value::boolean(false);
+      for (size_t d = 0; d < idx.size() && ++idx[d] == obj.model->size[d]; d++) idx[d] = 0;
+    }
+    return Value::boolean(true);
+  }
+  if (obj.type != Value::MODEL) no_member(obj, name, s);
+  const Model &m = *obj.model;
+  std::string call = std::string(name) + "(";  // the call as written, for messages
+  for (size_t k = 0; k < args.size(); k++) call += (k ? ", " : "") + to_string(args[k]);
+  call += ")";
+  switch (which) {
+    case Method::MERGE: {
+      const int64_t d1 = dim_arg(m, args[0], name, s), d2 = dim_arg(m, args[1], name, s);
+      if (d1 == d2) fail(409, "invalid argument of merge: both dimensions are " + std::to_string(d1), s);
+      auto out = derived(obj, Model::MERGE, call);
+      out->a = d1;
+      out->b = d2;
+      for (int64_t d = 0; d < int64_t(m.size.size()); d++)
+        if (d != d1 && d != d2) out->size.push_back(m.size[d]);
+      out->size.insert(out->size.begin() + (d1 < d2 ? d1 : d1 - 1), int_op('*', m.size[d1], m.size[d2], s));
+      return model_value(out);
+    }
+    case Method::SPLIT: {
+      const int64_t d = dim_arg(m, args[0], name, s), f = int_arg(args[1], "a split factor", s);
+      if (f < 1 || m.size[d] % f != 0)
+        fail(409, "invalid argument of split: factor " + std::to_string(f) + " does not divide size " +
+                      std::to_string(m.size[d]) + " of dimension " + std::to_string(d) + " of " + model_text(m), s);
+      return split_into(obj, d, {f, m.size[d] / f}, call);
+    }
+    case Method::SWAP: {
+      const int64_t d1 = dim_arg(m, args[0], name, s), d2 = dim_arg(m, args[1], name, s);
+      if (d1 == d2) fail(409, "invalid argument of swap: both dimensions are " + std::to_string(d1), s);
+      auto out = derived(obj, Model::SWAP, call);
+      out->a = d1;
+      out->b = d2;
+      out->size = m.size;
+      std::swap(out->size[d1], out->size[d2]);
+      return model_value(out);
+    }
+    case Method::SLICE: {
+      const int64_t d = dim_arg(m, args[0], name, s);
+      const int64_t lo = int_arg(args[1], "a slice bound", s), hi = int_arg(args[2], "a slice bound", s);
+      if (lo < 0 || lo > hi || hi >= m.size[d])
+        fail(409, "invalid argument of slice: bounds " + std::to_string(lo) + ".." + std::to_string(hi) +
+                      " of dimension " + std::to_string(d) + " of " + model_text(m) + " (need 0 <= lo <= hi < " +
+                      std::to_string(m.size[d]) + ")", s);
+      auto out = derived(obj, Model::SLICE, call);
+      out->a = d;
+      out->b = lo;
+      out->size = m.size;
+      out->size[d] = hi - lo + 1;
+      return model_value(out);
+    }
+    case Method::REVERSE: {
+      auto out = derived(obj, Model::REVERSE, call);
+      out->a = dim_arg(m, args[0], name, s);
+      out->size = m.size;
+      return model_value(out);
+    }
+    case Method::BALANCE_SPLIT: {
+      const int64_t d = dim_arg(m, args[0], name, s), n = int_arg(args[1], "the number of factors", s);
+      if (n < 2) fail(409, "invalid argument of balance_split: " + std::to_string(n) + " factors (need >= 2)", s);
+      if (m.size[d] < 1)
+        fail(409, "invalid argument of balance_split: dimension " + std::to_string(d) + " of " + model_text(m) +
+                      " is empty", s);
+      std::vector<int64_t> f(n, 1);
+      for (int64_t p : prime_factors(m.size[d])) *std::min_element(f.begin(), f.end()) *= p;
+      std::sort(f.rbegin(), f.rend());
+      return split_into(obj, d, std::move(f), call);
+    }
+    case Method::AUTO_SPLIT:
+    case Method::GREEDY_SPLIT: {
+      const int64_t d = dim_arg(m, args[0], name, s);
+      std::vector<int64_t> v = extents_arg(args[1], name, s);
+      if (m.size[d] < 1)
+        fail(409, std::string("invalid argument of ") + name + ": dimension " + std::to_string(d) + " of " +
+                      model_text(m) + " is empty", s);
+      return split_into(obj, d, which == Method::AUTO_SPLIT ? auto_factors(m.size[d], v) : greedy_factors(m.size[d], v),
+                        call);
+    }
+    default: break;
+  }
+  no_member(obj, name, s);
+}
+
+// ------------------------------------------------------------------------------------------ tuples and indexing
+
+Value make_tuple(std::initializer_list<Item> items, const Site &s) {
+  std::vector<int64_t> out;
+  for (const Item &item : items) {
+    if (item.mode == Item::UNPACK) {
+      if (item.value.type != Value::TUPLE)
+        fail(408, std::string("type error: '*' unpacks a tuple, got ") + type_name(item.value.type), s);
+      out.insert(out.end(), item.value.t.begin(), item.value.t.end());
+    } else {
+      if (item.value.type != Value::INT)
+        fail(408, std::string("type error: tuple elements must be ints, got ") + type_name(item.value.type), s);
+      out.push_back(item.value.i);
+    }
+  }
+  return Value::tuple(std::move(out));
+}
+
+static Value index_model(const Value &obj, std::initializer_list<Item> items, const Site &s) {
+  const Model &m = *obj.model;
+  std::vector<int64_t> idx;
+  std::vector<bool> wild;
+  for (const Item &item : items) {
+    if (item.mode == Item::WILDCARD) {
+      idx.push_back(0);
+      wild.push_back(true);
+    } else if (item.mode == Item::UNPACK) {
+      if (item.value.type != Value::TUPLE)
+        fail(408, std::string("type error: '*' unpacks a tuple, got ") + type_name(item.value.type), s);
+      for (int64_t x : item.value.t) {
+        idx.push_back(x);
+        wild.push_back(false);
+      }
+    } else {
+      idx.push_back(int_arg(item.value, "a machine index", s));
+      wild.push_back(false);
+    }
+  }
+  if (idx.size() != m.size.size())
+    fail(408, "wrong number of indices: " + std::to_string(idx.size()) + " for " + model_text(m) + ", which has " +
+                  std::to_string(m.size.size()) + " dimension(s)", s);
+  for (size_t d = 0; d < idx.size(); d++) {
+    if (wild[d]) {
+      if (m.size[d] == 0)
+        fail(400, "processor index out of bound: '*' over empty dimension " + std::to_string(d) + " of " +
+                      model_text(m), s);
+      continue;
+    }
+    if (idx[d] < 0)
+      fail(400, "processor index out of bound: index " + std::to_string(idx[d]) + " < 0 in dimension " +
+                    std::to_string(d) + " of " + model_text(m), s);
+    if (idx[d] >= m.size[d])
+      fail(400, "processor index out of bound: index " + std::to_string(idx[d]) + " >= size " +
+                    std::to_string(m.size[d]) + " in dimension " + std::to_string(d) + " of " + model_text(m), s);
+  }
+  Value out;
+  if (std::find(wild.begin(), wild.end(), true) == wild.end()) {
+    out.type = Value::PROC;
+    out.procs.push_back(proc_at(m, idx));
+    return out;
+  }
+  out.type = Value::PROCSET;
+  // Enumerate the wildcard dimensions, the last one fastest.
+  while (true) {
+    out.procs.push_back(proc_at(m, idx));
+    int64_t d = int64_t(idx.size()) - 1;
+    for (; d >= 0; d--) {
+      if (!wild[d]) continue;
+      if (++idx[d] < m.size[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) break;
+  }
+  for (const Proc &p : out.procs)
+    if (p.node != out.procs[0].node)
+      fail(405, "processor set spans several nodes: " + to_string(out) + " (a set must lie on one node)", s);
+  std::sort(out.procs.begin(), out.procs.end(), [](const Proc &a, const Proc &b) { return a.index < b.index; });
+  return out;
+}
+
+Value index(const Value &obj, std::initializer_list<Item> items, const Site &s) {
+  if (obj.type == Value::MODEL) return index_model(obj, items, s);
+  if (obj.type != Value::TUPLE) fail(408, std::string("type error: ") + type_name(obj.type) + " cannot be indexed", s);
+  if (items.size() != 1 || items.begin()->mode != Item::VALUE)
+    fail(408, "a tuple is indexed with exactly one int", s);
+  int64_t k = int_arg(items.begin()->value, "a tuple index", s);
+  const int64_t n = int64_t(obj.t.size());
+  if (k < -n || k >= n)
+    fail(408, "tuple index out of range: " + std::to_string(k) + " for " + tuple_text(obj.t), s);
+  return Value::integer(obj.t[k < 0 ? k + n : k]);
+}
+
+Value slice(const Value &obj, const Value &lo, const Value &hi, const Site &s) {
+  std::vector<int64_t> t;
+  if (obj.type == Value::MODEL)
+    t = obj.model->size;
+  else if (obj.type == Value::TUPLE)
+    t = obj.t;
+  else
+    fail(408, std::string("type error: ") + type_name(obj.type) + " cannot be sliced", s);
+  const int64_t n = int64_t(t.size());
+  auto bound = [&](const Value &v, int64_t fallback) {
+    if (v.type == Value::NONE) return fallback;
+    int64_t b = int_arg(v, "a slice bound", s);
+    if (b < 0) b += n;
+    return std::min(std::max(b, int64_t(0)), n);
+  };
+  const int64_t a = bound(lo, 0), b = bound(hi, n);
+  return Value::tuple(a < b ? std::vector<int64_t>(t.begin() + a, t.begin() + b) : std::vector<int64_t>());
+}
+
+Value param(const Value &arg, Value::Type type, const char *name, const Site &s) {
+  if (arg.type != type)
+    fail(408, std::string("type error: parameter '") + name + "' expects " + type_name(type) + ", got " +
+                  type_name(arg.type) + " " + to_string(arg), s);
+  return arg;
+}
+
+void print(std::initializer_list<const char *> pieces, std::initializer_list<Value> args) {
+  std::string line;
+  auto arg = args.begin();
+  for (const char *piece : pieces) {
+    line += piece;
+    if (arg != args.end()) line += to_string(*arg++);
+  }
+  line += "\n";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace dsl
+}  // namespace mapperopt

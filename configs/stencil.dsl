@@ -1,0 +1,17 @@
+# Stencil expert mapper (dsl.md §14.4 E2) with the portable prelude: on a machine without GPUs, mgpu is the CPU
+# model, every task falls back to its CPU variant, and the placement functions return CPU processors.
+Task * GPU,CPU;
+Region * * GPU FBMEM;
+Region * * CPU SYSMEM;
+Layout * * * SOA F_order;  # x fastest: the CPU kernel asserts a unit x stride
+mcpu = Machine(CPU);
+mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);
+def gpu_block(Task task) {
+    lin = task.ipoint[0] * mgpu.volume / task.ispace[0];
+    return mgpu[lin / mgpu.size[1], lin % mgpu.size[1]];
+}
+def cpu_node_block(Task task) {
+    return mcpu[task.ipoint[0] * mcpu.size[0] / task.ispace[0], 0];
+}
+IndexTaskMap stencil,increment gpu_block;
+IndexTaskMap check cpu_node_block;

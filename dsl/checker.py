@@ -1,0 +1,913 @@
+"""Semantic checker (dsl.md §11.3-§11.6, §12): scoping, typing, statement rules, and, given the descriptions, names,
+kinds and a static evaluation of the mapping functions over the application's launch domains.
+
+`check(program, app=None, machine=None)` returns every finding as a `Diagnostic`, errors capped at 20, in source
+order. Without an application description the name checks (E202-E204, E209, W305) are skipped; without a machine
+description, W302/W303 (except for OMP, which never exists) and the static evaluation are skipped.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import itertools
+from dataclasses import dataclass
+
+from mapperopt.descriptions import AppDescription, MachineDescription
+from mapperopt.dsl import ast as A
+from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
+from mapperopt.dsl.evaluator import ABSENT_KINDS, Evaluator, int_op, by_precedence, task_matches, article
+from mapperopt.dsl.formatter import format_statement
+from mapperopt.errors import MapperoptError
+
+MAX_ERRORS = 20
+MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
+# Run-time codes found by static evaluation -> the checker's codes (§11.6).
+STATIC_CODES = {"R400": "E205", "R405": "E205", "R401": "E219", "R409": "E217", "R402": "E209", "R404": "E209"}
+
+_MEMBERS = {
+    "MSpace": ("size", "volume", "len", "has", "merge", "split", "swap", "slice", "reverse", "balance_split",
+               "auto_split", "greedy_split"),
+    "tuple": ("len", "volume", "size"),
+    "Task": ("ipoint", "ispace", "parent", "processor"),
+    "processor": ("has",),
+}
+_METHOD_ARGS = {  # receiver, method -> argument types
+    ("MSpace", "merge"): ("int", "int"), ("MSpace", "split"): ("int", "int"), ("MSpace", "swap"): ("int", "int"),
+    ("MSpace", "slice"): ("int", "int", "int"), ("MSpace", "reverse"): ("int",),
+    ("MSpace", "balance_split"): ("int", "int"), ("MSpace", "auto_split"): ("int", "tuple"),
+    ("MSpace", "greedy_split"): ("int", "tuple"), ("MSpace", "has"): ("kind",), ("processor", "has"): ("kind",),
+    ("Task", "processor"): ("MSpace",),
+}
+_PARAM_TYPE = {"Task": "Task", "int": "int", "bool": "bool", "IPoint": "tuple", "ISpace": "tuple", "MSpace": "MSpace"}
+
+
+@dataclass(frozen=True)
+class T:
+    """Static type of an expression: `name` (int, bool, tuple, MSpace, processor, processor set, Task, kind) or
+    None when unknown; `n` is a tuple's length or a model's number of dimensions, `kind` a model's processor kind,
+    `const` an int's or bool's value, when known."""
+
+    name: str | None
+    n: int | None = None
+    kind: str | None = None
+    const: int | bool | None = None
+
+
+UNKNOWN = T(None)
+
+
+def check(program: A.Program, app: AppDescription | None = None,
+          machine: MachineDescription | None = None) -> list[Diagnostic]:
+    """All diagnostics of `program` (errors, warnings and notes), sorted by position, at most 20 errors.
+
+    Args:
+        program: the parsed policy.
+        app: the application description, for name, kind and launch checks and static evaluation.
+        machine: the machine description, for W302/W303 and static evaluation.
+    """
+    return _Checker(program, app, machine).run()
+
+
+def _closest(word: str, options) -> str | None:
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+class _Checker:
+    def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None):
+        self.program = program
+        self.app = app
+        self.machine = machine
+        self.diags: list[Diagnostic] = []
+        self.functions = program.functions()
+        self.global_names = {s.name for s in program.statements if isinstance(s, A.Assign)}
+        self.global_types: dict[str, T] = {}
+        self.return_types: dict[str, T] = {}
+        self._typing: set[str] = set()
+        self._globals_typed = False
+
+    def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
+        sev = severity or ("error" if code.startswith("E") else "warning")
+        self.diags.append(Diagnostic(code, sev, message, loc, tuple(h for h in hints if h), tuple(notes)))
+
+    def run(self) -> list[Diagnostic]:
+        self._scopes()
+        self._recursion()
+        self._types()
+        self._statements()
+        self._overrides()
+        if self.app is not None:
+            self._app_names()
+            self._app_kinds()
+            self._app_launches()
+        if self.machine is not None:
+            self._machine_kinds()
+            if not any(d.is_error for d in self.diags):
+                self._static_evaluation()
+        seen, out, errors = set(), [], 0
+        for d in sorted(self.diags, key=lambda d: (d.loc.line, d.loc.col)):
+            key = (d.code, d.loc.line, d.loc.col, d.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            if d.is_error:
+                errors += 1
+                if errors > MAX_ERRORS:
+                    continue
+            out.append(d)
+        return out
+
+    # ------------------------------------------------------------------------------------------------ scoping
+
+    def _undefined_variable(self, name: str, loc: A.Loc, visible, top_level: bool):
+        if name == "task" and top_level:
+            self.add("E201", "undefined variable 'task' at top level", loc,
+                     ("global assignments run once at start, before any task exists; use 'task' inside "
+                      "def f(Task task) { ... }",))
+            return
+        hint = None
+        m = re.fullmatch(r"m(_?\w*)", name)
+        if m and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
+            kind = "CPU" if "cpu" in name else "GPU"
+            hint = f"add '{name} = Machine({kind});' at top level"
+        else:
+            close = _closest(name, visible)
+            hint = f"did you mean '{close}'?" if close else None
+        self.add("E201", f"undefined variable '{name}'", loc, (hint,))
+
+    def _scope_expr(self, e, names: set[str], funcs: set[str], top_level: bool):
+        """E200/E201/E206 for names in `e`; `names` are the visible variables, `funcs` the callable functions."""
+        for node in _walk(e):
+            if isinstance(node, A.Name):
+                if node.name in names:
+                    continue
+                if node.name in self.functions:
+                    self.add("E206", f"'{node.name}' is a function, not a value", node.loc,
+                             (f"call it: {node.name}(...)",))
+                else:
+                    self._undefined_variable(node.name, node.loc, names, top_level)
+            elif isinstance(node, A.Call) and node.func not in funcs:
+                self._undefined_function(node.func, node.loc, funcs)
+            elif isinstance(node, A.Comprehension):
+                inner = names | {node.var}
+                self._scope_expr(node.expr, inner, funcs, top_level)
+                self._scope_expr(node.iterable, names, funcs, top_level)
+
+    def _undefined_function(self, name: str, loc: A.Loc, visible):
+        later = self.functions.get(name)
+        if later is not None:
+            self.add("E200", f"function '{name}' is used before its definition", loc,
+                     (f"define it before this statement: def {name}(Task task) {{ ... }}",),
+                     (f"'{name}' is defined at {later.loc}",))
+            return
+        hints = [f"define it before this statement: def {name}(Task task) {{ ... }}"]
+        close = _closest(name, visible)
+        if close:
+            hints.insert(0, f"did you mean '{close}'?")
+        self.add("E200", f"undefined function '{name}'", loc, hints)
+
+    def _scopes(self):
+        globals_so_far: set[str] = set()
+        funcs_so_far: set[str] = set()
+        first_def: dict[str, A.FuncDef] = {}
+        for s in self.program.statements:
+            if isinstance(s, A.FuncDef):
+                if s.name in first_def:
+                    self.add("E210", f"function '{s.name}' is defined twice", s.loc, (),
+                             (f"first definition at {first_def[s.name].loc}",))
+                else:
+                    first_def[s.name] = s
+                if s.name in self.global_names:
+                    self.add("E211", f"'{s.name}' is both a variable and a function", s.loc)
+                self._scope_function(s)
+                funcs_so_far.add(s.name)
+            elif isinstance(s, A.Assign):
+                self._scope_expr(s.value, globals_so_far, funcs_so_far, True)
+                globals_so_far.add(s.name)
+            elif isinstance(s, A.Print):
+                for a in s.args:
+                    self._scope_expr(a, globals_so_far, funcs_so_far, True)
+            elif isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
+                if s.func.name not in funcs_so_far:
+                    self._undefined_function(s.func.name, s.func.loc, funcs_so_far)
+                machine = getattr(s, "machine", None)
+                if machine is not None and machine.name not in globals_so_far:
+                    self._undefined_variable(machine.name, machine.loc, globals_so_far, True)
+
+    def _scope_function(self, f: A.FuncDef):
+        params: set[str] = set()
+        for p in f.params:
+            if p.name in params:
+                self.add("E211", f"parameter '{p.name}' of '{f.name}' is declared twice", p.loc)
+            params.add(p.name)
+        visible = params | self.global_names
+        funcs = set(self.functions)
+        local: set[str] = set()
+        for s in (*f.body, f.ret):
+            if isinstance(s, A.Print):
+                for a in s.args:
+                    self._scope_expr(a, visible, funcs, False)
+                continue
+            self._scope_expr(s.value, visible, funcs, False)
+            if isinstance(s, A.Assign):
+                if s.name in self.global_names and s.name not in params and s.name not in local:
+                    self.add("W307", f"local variable '{s.name}' shadows the global variable '{s.name}'", s.loc,
+                             ("the global keeps its value; rename the local to avoid confusion",))
+                if s.name in self.functions:
+                    self.add("E211", f"'{s.name}' is both a variable and a function", s.loc)
+                local.add(s.name)
+                visible = visible | {s.name}
+
+    def _recursion(self):
+        calls = {name: {n.func for s in (*f.body, f.ret) for n in _walk_stmt(s) if isinstance(n, A.Call)}
+                 for name, f in self.functions.items()}
+        reported: set[frozenset] = set()
+
+        def visit(start: str, name: str, path: list[str]):
+            for callee in sorted(calls.get(name, ())):
+                if callee == start:
+                    cycle = path + [start]
+                    key = frozenset(cycle)
+                    if key not in reported:
+                        reported.add(key)
+                        site = next(n for s in (*self.functions[name].body, self.functions[name].ret)
+                                    for n in _walk_stmt(s) if isinstance(n, A.Call) and n.func == start)
+                        self.add("E212", f"recursive call: {' -> '.join(cycle)}", site.loc,
+                                 ("functions cannot call themselves, directly or indirectly; a mapping function "
+                                  "must always terminate",))
+                elif callee not in path and callee in calls:
+                    visit(start, callee, path + [callee])
+
+        for name in self.functions:
+            visit(name, name, [name])
+
+    # ------------------------------------------------------------------------------------------------ typing
+
+    def _types(self):
+        # Globals first, with calls typed by their arguments only: function bodies see the final globals (§5.2).
+        env: dict[str, T] = {}
+        conflicts: set[str] = set()
+        for s in self.program.statements:
+            if isinstance(s, A.Assign):
+                t = self._infer(s.value, env, top_level=True)
+                if s.name in env and env[s.name].name != t.name:
+                    conflicts.add(s.name)
+                env[s.name] = t
+            elif isinstance(s, A.Print):
+                self._check_print(s, env, top_level=True)
+        self.global_types = {k: UNKNOWN if k in conflicts else v for k, v in env.items()}
+        self._globals_typed = True
+        for s in self.program.statements:
+            if isinstance(s, A.FuncDef):
+                if s is self.functions[s.name]:
+                    self._function_type(s)
+                else:
+                    self._body_type(s)
+
+    def _check_print(self, s: A.Print, env: dict[str, T], top_level: bool):
+        holes = s.fmt.count("{}")
+        if holes != len(s.args):
+            self.add("E216", f"print has {_plural(holes, 'placeholder')} '{{}}' but {_plural(len(s.args), 'argument')}",
+                     s.loc)
+        for a in s.args:
+            self._infer(a, env, top_level)
+
+    def _function_type(self, f: A.FuncDef) -> T:
+        """The return type of `f`, its body checked once."""
+        if not self._globals_typed or f.name in self._typing:
+            return UNKNOWN
+        if f.name not in self.return_types:
+            self._typing.add(f.name)
+            self.return_types[f.name] = self._body_type(f)
+            self._typing.discard(f.name)
+        return self.return_types[f.name]
+
+    def _body_type(self, f: A.FuncDef) -> T:
+        env = {p.name: T(_PARAM_TYPE[p.type]) for p in f.params}
+        for s in f.body:
+            if isinstance(s, A.Assign):
+                env[s.name] = self._infer(s.value, env, False)
+            else:
+                self._check_print(s, env, False)
+        return self._infer(f.ret.value, env, False)
+
+    def _type_error(self, msg: str, loc: A.Loc, hint: str | None = None) -> T:
+        self.add("E206", msg, loc, (hint,))
+        return UNKNOWN
+
+    def _infer(self, e, env: dict[str, T], top_level: bool) -> T:
+        match e:
+            case A.IntLit():
+                return T("int", const=e.value)
+            case A.BoolLit():
+                return T("bool", const=e.value)
+            case A.KindLit():
+                return T("kind", kind=e.kind)
+            case A.MachineLit():
+                return T("MSpace", n=2, kind=e.kind)
+            case A.Name():
+                if e.name in env:
+                    return env[e.name]
+                return UNKNOWN if top_level else self.global_types.get(e.name, UNKNOWN)
+            case A.Call():
+                return self._infer_call(e, env, top_level)
+            case A.TupleLit():
+                n: int | None = 0
+                for item in e.items:
+                    if isinstance(item, A.Unpack):
+                        t = self._infer(item.value, env, top_level)
+                        if t.name not in (None, "tuple"):
+                            self.add("E218", f"'*' unpacks a tuple, not {article(t.name)}", item.loc)
+                        n = None if n is None or t.n is None or t.name != "tuple" else n + t.n
+                    else:
+                        t = self._infer(item, env, top_level)
+                        if t.name not in (None, "int"):
+                            self._type_error(f"a tuple element must be an int, not {article(t.name)}", item.loc)
+                        n = None if n is None else n + 1
+                return T("tuple", n=n)
+            case A.Comprehension():
+                it = self._infer(e.iterable, env, top_level)
+                if it.name not in (None, "tuple"):
+                    self._type_error(f"'for {e.var} in' needs a tuple, not {article(it.name)}", e.iterable.loc)
+                t = self._infer(e.expr, {**env, e.var: T("int")}, top_level)
+                if t.name not in (None, "int"):
+                    self._type_error(f"a tuple comprehension must produce ints, not {article(t.name)}", e.expr.loc)
+                return T("tuple", n=it.n if it.name == "tuple" else None)
+            case A.Unary():
+                t = self._infer(e.operand, env, top_level)
+                if e.op == "!":
+                    if t.name not in (None, "bool"):
+                        return self._type_error(f"operator '!' cannot be applied to {t.name}", e.loc)
+                    return T("bool", const=None if t.const is None else not t.const)
+                if t.name not in (None, "int", "tuple"):
+                    return self._type_error(f"operator '-' cannot be applied to {t.name}", e.loc)
+                if t.name == "int" and t.const is not None:
+                    return T("int", const=-t.const)
+                return T(t.name, n=t.n) if t.name else UNKNOWN
+            case A.Binary():
+                return self._infer_binary(e, env, top_level)
+            case A.Ternary():
+                c = self._infer(e.cond, env, top_level)
+                if c.name not in (None, "bool"):
+                    self._type_error(f"the condition of '?' must be a bool, not {article(c.name)}", e.cond.loc)
+                a = self._infer(e.then, env, top_level)
+                b = self._infer(e.orelse, env, top_level)
+                if a.name != b.name or a.name is None:
+                    return UNKNOWN
+                return T(a.name, n=a.n if a.n == b.n else None, kind=a.kind if a.kind == b.kind else None)
+            case A.Member():
+                return self._infer_member(e, env, top_level)
+            case A.MethodCall():
+                return self._infer_method(e, env, top_level)
+            case A.Index():
+                return self._infer_index(e, env, top_level)
+            case A.Slice():
+                t = self._infer(e.obj, env, top_level)
+                for b in (e.lo, e.hi):
+                    if b is not None:
+                        bt = self._infer(b, env, top_level)
+                        if bt.name not in (None, "int"):
+                            self._type_error(f"a slice bound must be an int, not {article(bt.name)}", b.loc)
+                if t.name not in (None, "tuple", "MSpace"):
+                    return self._type_error(f"{article(t.name)} cannot be sliced", e.loc)
+                return T("tuple")
+        raise TypeError(f"not an expression: {e!r}")
+
+    def _infer_call(self, e: A.Call, env, top_level) -> T:
+        args = [self._infer(a, env, top_level) for a in e.args]
+        f = self.functions.get(e.func)
+        if f is None:
+            return UNKNOWN
+        if len(args) != len(f.params):
+            sig = ", ".join(f"{p.type} {p.name}" for p in f.params)
+            self.add("E207", f"'{f.name}' takes {_plural(len(f.params), 'argument')}, {len(args)} given", e.loc,
+                     (f"the signature is def {f.name}({sig})",))
+        for p, a, node in zip(f.params, args, e.args):
+            want = _PARAM_TYPE[p.type]
+            if a.name is not None and a.name != want:
+                self._type_error(f"argument '{p.name}' of '{f.name}' must be {p.type}, not {article(a.name)}", node.loc)
+        return self._function_type(f)
+
+    def _infer_binary(self, e: A.Binary, env, top_level) -> T:
+        a = self._infer(e.left, env, top_level)
+        b = self._infer(e.right, env, top_level)
+        op = e.op
+        bad = lambda: self._type_error(  # noqa: E731
+            f"operator '{op}' cannot be applied to {a.name} and {b.name}", e.loc,
+            "chained comparisons are not allowed: write a < b && b < c" if op in "<<=>>=" and "bool" in
+            (a.name, b.name) else None)
+        if None in (a.name, b.name):
+            if op in ("&&", "||", "==", "!=", "<", "<=", ">", ">="):
+                return T("bool")
+            if op in "/%" and b.const == 0 and b.name == "int":
+                self.add("E219", f"{'division' if op == '/' else 'remainder'} by zero", e.loc)
+            return T(a.name or b.name) if (a.name or b.name) == "tuple" else UNKNOWN
+        if op in ("&&", "||"):
+            return T("bool") if a.name == b.name == "bool" else bad()
+        if op in ("==", "!="):
+            return T("bool") if a.name == b.name and a.name in ("int", "bool", "tuple") else bad()
+        if op in ("<", "<=", ">", ">="):
+            return T("bool") if a.name == b.name == "int" else bad()
+        if a.name not in ("int", "tuple") or b.name not in ("int", "tuple"):
+            return bad()
+        if op in "/%" and b.name == "int" and b.const == 0:
+            self.add("E219", f"{'division' if op == '/' else 'remainder'} by zero", e.loc)
+            return T(a.name, n=a.n)
+        if a.name == b.name == "tuple":
+            if a.n is not None and b.n is not None and a.n != b.n:
+                return self._type_error(f"operator '{op}' needs tuples of equal length, not {a.n} and {b.n}", e.loc)
+            return T("tuple", n=a.n if a.n is not None else b.n)
+        if "tuple" in (a.name, b.name):
+            return T("tuple", n=a.n if a.name == "tuple" else b.n)
+        if a.const is not None and b.const is not None:
+            try:
+                return T("int", const=int_op(op, a.const, b.const))
+            except DslRuntimeError:
+                return T("int")
+        return T("int")
+
+    def _member_error(self, recv: str, name: str, loc: A.Loc) -> T:
+        valid = _MEMBERS.get(recv, ())
+        hint = f"{article(recv)} has: {', '.join(valid)}" if valid else f"{article(recv)} has no properties or methods"
+        close = _closest(name, valid)
+        self.add("E213", f"unknown property or method '{name}' of {article(recv)}", loc,
+                 ((f"did you mean '{close}'?" if close else None), hint))
+        return UNKNOWN
+
+    def _infer_member(self, e: A.Member, env, top_level) -> T:
+        t = self._infer(e.obj, env, top_level)
+        name = e.name
+        if t.name is None:
+            return UNKNOWN
+        if t.name in ("MSpace", "tuple") and name in ("size", "volume", "len"):
+            if name == "size":
+                return T("tuple", n=t.n)
+            return T("int", const=t.n if name == "len" else None)
+        if t.name == "Task" and name in ("ipoint", "ispace"):
+            return T("tuple")
+        if t.name == "Task" and name == "parent":
+            return T("Task")
+        if name in _MEMBERS.get(t.name, ()):
+            self.add("E207", f"'{name}' of {article(t.name)} is a method; call it with arguments", e.loc)
+            return UNKNOWN
+        return self._member_error(t.name, name, e.loc)
+
+    def _infer_method(self, e: A.MethodCall, env, top_level) -> T:
+        t = self._infer(e.obj, env, top_level)
+        args = [self._infer(a, env, top_level) for a in e.args]
+        name = e.name
+        if t.name is None:
+            return UNKNOWN
+        sig = _METHOD_ARGS.get((t.name, name))
+        if sig is None:
+            if name in _MEMBERS.get(t.name, ()):
+                self.add("E207", f"'{name}' of {article(t.name)} is a property, not a method", e.loc,
+                         (f"write .{name} without parentheses",))
+                return UNKNOWN
+            return self._member_error(t.name, name, e.loc)
+        if len(args) != len(sig):
+            self.add("E207", f"'{name}' takes {_plural(len(sig), 'argument')}, {len(args)} given", e.loc,
+                     (f"the signature is {name}({', '.join(sig)})",))
+            return UNKNOWN
+        for a, want, node in zip(args, sig, e.args):
+            if a.name is not None and a.name != want:
+                self._type_error(f"argument of '{name}' must be {'a memory kind' if want == 'kind' else want}, "
+                                 f"not {article(a.name)}", node.loc)
+        if name == "has":
+            return T("bool")
+        if name == "processor":
+            return T("tuple", n=args[0].n)
+        return self._machine_transform(e, t, args)
+
+    def _machine_transform(self, e: A.MethodCall, t: T, args: list[T]) -> T:
+        """Result type of a machine transformation; E217 for arguments invalid whatever the machine."""
+        n, consts = t.n, [a.const for a in args]
+        name = e.name
+
+        def bad(msg):
+            self.add("E217", f"invalid {name}: {msg}", e.loc)
+            return UNKNOWN
+
+        dims = [c for c in consts[: {"merge": 2, "swap": 2}.get(name, 1)]]
+        if n is not None:
+            for d in dims:
+                if d is not None and not 0 <= d < n:
+                    return bad(f"dimension {d} is out of range for a {n}-dimensional model (0..{n - 1})")
+        if name in ("merge", "swap") and None not in dims and dims[0] == dims[1]:
+            return bad(f"the two dimensions must differ, both are {dims[0]}")
+        if name == "split" and consts[1] is not None and consts[1] < 1:
+            return bad(f"the factor {consts[1]} must be >= 1")
+        if name == "slice" and None not in consts[1:] and not 0 <= consts[1] <= consts[2]:
+            return bad(f"the bounds need 0 <= lo <= hi, not lo={consts[1]}, hi={consts[2]}")
+        if name == "balance_split" and consts[1] is not None and consts[1] < 2:
+            return bad(f"the number of factors {consts[1]} must be >= 2")
+        grow = {"merge": -1, "split": 1, "balance_split": None if consts[-1] is None else consts[-1] - 1,
+                "auto_split": None if args[-1].n is None else args[-1].n - 1,
+                "greedy_split": None if args[-1].n is None else args[-1].n - 1}.get(name, 0)
+        return T("MSpace", n=None if n is None or grow is None else n + grow, kind=t.kind)
+
+    def _infer_index(self, e: A.Index, env, top_level) -> T:
+        t = self._infer(e.obj, env, top_level)
+        count: int | None = 0
+        wildcard = False
+        for item in e.items:
+            if isinstance(item, A.Wildcard):
+                wildcard = True
+                if t.name not in (None, "MSpace"):
+                    self.add("E218", "a lone '*' is only allowed in a machine index", item.loc)
+                count = None if count is None else count + 1
+            elif isinstance(item, A.Unpack):
+                u = self._infer(item.value, env, top_level)
+                if u.name not in (None, "tuple"):
+                    self.add("E218", f"'*' unpacks a tuple, not {article(u.name)}", item.loc)
+                count = None if count is None or u.n is None else count + u.n
+            else:
+                it = self._infer(item, env, top_level)
+                if it.name not in (None, "int"):
+                    self._type_error(f"an index must be an int, not {article(it.name)}", item.loc)
+                if t.name == "MSpace" and it.const is not None and it.const < 0:
+                    self.add("E205", f"machine index {it.const} is negative; machine models have no negative "
+                                     "indexing", item.loc, ("reduce the index modulo the model's size",))
+                count = None if count is None else count + 1
+        if t.name == "MSpace":
+            if count is not None and t.n is not None and count != t.n:
+                return self._type_error(f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model",
+                                        e.loc, f"give one index per dimension: m[{', '.join(f'i{d}' for d in range(t.n))}]")
+            return T("processor set" if wildcard else "processor", kind=t.kind)
+        if t.name == "tuple":
+            if count is not None and count != 1:
+                return self._type_error(f"a tuple takes exactly one index, {count} given", e.loc)
+            return T("int")
+        if t.name is not None:
+            return self._type_error(f"{article(t.name)} cannot be indexed", e.loc)
+        return UNKNOWN
+
+    # ------------------------------------------------------------------------------------------------ statements
+
+    def _statements(self):
+        used = {n.func for s in self.program.statements for n in _walk_stmt(s) if isinstance(n, A.Call)}
+        for pos, s in enumerate(self.program.statements):
+            if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
+                used.add(s.func.name)
+                self._map_function(s)
+            if isinstance(s, (A.TaskStmt, A.RegionStmt)):
+                kinds = s.kinds if isinstance(s, A.TaskStmt) else s.memories
+                seen: set[str] = set()
+                for k in kinds:
+                    if k.name in seen:
+                        self.add("W308", f"kind '{k.name}' is listed twice", k.loc, ("remove the repetition",))
+                    seen.add(k.name)
+            if isinstance(s, A.RegionStmt):
+                names = [m.name for m in s.memories]
+                if "VIRTUAL" in names[:-1]:
+                    after = names[names.index("VIRTUAL") + 1 :]
+                    self.add("W301", f"{', '.join(after)} after VIRTUAL can only be used by leaf variants", s.loc,
+                             ("VIRTUAL succeeds for every non-leaf variant, so later kinds apply only to leaf tasks",))
+            if isinstance(s, A.LayoutStmt):
+                self._layout(s)
+            if isinstance(s, (A.InstanceLimitStmt, A.ControlReplicateStmt)) and s.tasks.is_wildcard:
+                what = "InstanceLimit" if isinstance(s, A.InstanceLimitStmt) else "ControlReplicate"
+                self.add("E220", f"'*' is not allowed as the task of {what}", s.tasks.loc, ("list the task names",))
+            if isinstance(s, A.InstanceLimitStmt) and s.count < 1:
+                self.add("E215", f"InstanceLimit count {s.count} must be at least 1", s.loc)
+            for k in _kinds_of(s):
+                if k.name in ABSENT_KINDS:
+                    self.add("W303", f"processor kind '{k.name}' does not exist in mapperopt's Legion build; it is "
+                                     "skipped", k.loc)
+        for f in self.program.statements:
+            if isinstance(f, A.FuncDef) and f.name not in used:
+                self.add("W304", f"function '{f.name}' is defined but never used", f.loc, severity="note")
+
+    def _layout(self, s: A.LayoutStmt):
+        groups = (("SOA", "AOS"), ("C_order", "F_order"), ("Align", "No_Align"))
+        names = [c.name for c in s.constraints]
+        for group in groups:
+            present = [n for n in names if n in group]
+            if len(present) > 1:
+                first, second = present[0], next(n for n in present[1:] if n != present[0] or n == "Align")
+                msg = (f"contradictory layout constraints '{first}' and '{second}'" if first != second
+                       else "two Align constraints in one Layout statement")
+                self.add("E214", msg, s.loc, ("keep one of them",))
+        for c in s.constraints:
+            if c.name == "Align":
+                if c.value == 0:
+                    self.add("E215", "Align value must be at least 1 byte", c.loc)
+                elif c.value & (c.value - 1):
+                    self.add("W306", f"Align value {c.value} is not a power of two", c.loc)
+
+    def _map_function(self, s):
+        f = self.functions.get(s.func.name)
+        if f is None:
+            return
+        machine = getattr(s, "machine", None)
+        if machine is not None:
+            types = tuple(p.type for p in f.params)
+            if types != ("IPoint", "ISpace", "MSpace"):
+                self.add("E208", f"'{f.name}' has parameters ({', '.join(types)}); the three-operand IndexTaskMap "
+                                 "needs (IPoint, ISpace, MSpace)", s.func.loc,
+                         (f"the three-operand form needs def {f.name}(IPoint p, ISpace s, MSpace m)",))
+                return
+            mt = self.global_types.get(machine.name, UNKNOWN)
+            if mt.name not in (None, "MSpace"):
+                self._type_error(f"'{machine.name}' is {article(mt.name)}, not a machine model", machine.loc)
+            rewritten = (f"def g(Task task) {{ r = {f.name}(task.ipoint, task.ispace, {machine.name}); "
+                         f"return {machine.name}[*r]; }}")
+            self.add("W309", "older three-operand form; equivalent to IndexTaskMap "
+                             f"{_tasks_text(s.tasks)} g; with {rewritten}", s.loc, severity="note")
+            return
+        if len(f.params) != 1 or f.params[0].type != "Task":
+            self.add("E208", f"mapping function '{f.name}' must take exactly one Task parameter", s.func.loc,
+                     ("mapping functions have the form def f(Task task) { ... }",),
+                     (f"'{f.name}' is defined at {f.loc}",))
+            return
+        rt = self.return_types.get(f.name, UNKNOWN)
+        if rt.name not in (None, "processor", "processor set"):
+            self._type_error(f"mapping function '{f.name}' returns {article(rt.name)}; expected a processor m[i, j] or a "
+                             "processor set m[i, *]", f.ret.loc)
+
+    def _overrides(self):
+        """W300: a statement whose selector a later statement repeats (§6.4)."""
+        latest: dict[tuple, A.Statement] = {}
+        reported: set[int] = set()
+        for s in reversed(self.program.statements):
+            for key in _selector_keys(s):
+                later = latest.get(key)
+                if later is not None and id(s) not in reported:
+                    reported.add(id(s))
+                    self.add("W300", f"this {type(s).__name__.removesuffix('Stmt')} statement is overridden by a "
+                                     f"later one with the same selector ({_key_text(key)})", s.loc, (),
+                             (f"overridden by {later.loc}: {format_statement(later)}",))
+                latest[key] = s
+
+    # ------------------------------------------------------------------------------------------------ app checks
+
+    def _app_names(self):
+        app = self.app
+        known = app.task_names
+        for s in self.program.statements:
+            sel = getattr(s, "tasks", None)
+            if sel is None:
+                continue
+            tasks = []
+            for ident in sel.names or ():
+                info = app.task(ident.name)
+                if info is None:
+                    close = _closest(ident.name, known)
+                    listing = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+                    self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
+                             ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))
+                else:
+                    tasks.append(info)
+            region = getattr(s, "region", None)
+            if region is None or region.is_wildcard:
+                continue
+            scope = tasks if sel.names is not None else list(app.tasks)
+            if sel.names is not None and not scope:
+                continue
+            if region.name is not None:
+                chains = {n for t in scope for r in t.regions for n in r.names}
+                if region.name not in chains:
+                    close = _closest(region.name, sorted(chains))
+                    whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
+                        "any task" if sel.names is None else "these tasks")
+                    hint = f"did you mean '{close}'?" if close else (
+                        f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None)
+                    self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
+            elif region.index is not None:
+                for t in scope if sel.names is not None else [max(scope, key=lambda t: len(t.regions))]:
+                    if region.index >= len(t.regions):
+                        k = len(t.regions)
+                        self.add("E204", f"region index {region.index} is out of range for task '{t.name}'",
+                                 region.loc, (f"task '{t.name}' has {_plural(k, 'region requirement')}"
+                                              f"{f' (0..{k - 1})' if k else ''}",))
+
+    def _app_kinds(self):
+        """E209: a task whose Task statements list no kind it can run on."""
+        stmts = [(pos, s) for pos, s in enumerate(self.program.statements) if isinstance(s, A.TaskStmt)]
+        for info in self.app.tasks:
+            cands = [((rank,), (tok,), pos, s) for pos, s in stmts for rank, tok in task_matches(s.tasks, info.name)]
+            ordered = by_precedence(cands)
+            if not ordered:
+                continue
+            listed = list(dict.fromkeys(k.name for s in ordered for k in s.kinds))
+            usable = [k for k in listed if k not in ABSENT_KINDS and k in info.variants
+                      and (self.machine is None or self.machine.count(k, 0) > 0)]
+            if usable:
+                continue
+            procs = "" if self.machine is None else "; processors per node: " + ", ".join(
+                f"{k} {self.machine.count(k, 0)}" for k in listed)
+            self.add("E209", f"task '{info.name}' cannot run on any kind of its list {', '.join(listed)}", 
+                     ordered[0].loc, (f"add a kind it has a variant for, e.g. Task {info.name} "
+                                      f"{','.join(info.variants)};",),
+                     (f"variants of '{info.name}': {', '.join(info.variants)}{procs}",))
+
+    def _app_launches(self):
+        """W305: statements that can have no effect given the application description."""
+        for s in self.program.statements:
+            sel = getattr(s, "tasks", None)
+            if sel is None or sel.names is None:
+                continue
+            infos = [self.app.task(i.name) for i in sel.names if self.app.task(i.name) is not None]
+            if not infos:
+                continue
+            if isinstance(s, A.IndexTaskMapStmt):
+                never = [t.name for t in infos if not t.index_launched]
+                if never:
+                    self.add("W305", f"IndexTaskMap has no effect on {', '.join(never)}: never index-launched", s.loc,
+                             ("use SingleTaskMap for tasks launched individually",))
+            elif isinstance(s, A.SingleTaskMapStmt):
+                never = [t.name for t in infos if not t.single_launched]
+                if never:
+                    self.add("W305", f"SingleTaskMap has no effect on {', '.join(never)}: only index-launched",
+                             s.loc, ("use IndexTaskMap for index launches",))
+            elif isinstance(s, A.RegionStmt) and all(t.inner for t in infos):
+                self.add("W305", "Region has no effect: the tasks are inner tasks, whose regions are mapped "
+                                 "virtually", s.loc)
+            elif isinstance(s, A.CollectMemoryStmt) and not s.region.is_wildcard:
+                selected = [r for t in infos for r in t.regions
+                            if (s.region.index == r.index if s.region.index is not None else s.region.name in r.names)]
+                if selected and all(r.privilege != "read_only" for r in selected):
+                    self.add("W305", "CollectMemory has no effect: the selected requirements are not read-only",
+                             s.loc, ("CollectMemory only releases read-only instances",))
+
+    # ------------------------------------------------------------------------------------------------ machine checks
+
+    def _machine_kinds(self):
+        m = self.machine
+        for s in self.program.statements:
+            for k in _kinds_of(s):
+                if k.name not in ABSENT_KINDS and m.count(k.name, 0) == 0:
+                    self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
+                                     f"({m.shape()}); it is skipped", k.loc)
+            if isinstance(s, A.RegionStmt):
+                for k in s.memories:
+                    if k.name != "VIRTUAL" and not m.memories_of(k.name):
+                        self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
+                                 k.loc)
+
+    def _static_evaluation(self):
+        """Evaluate the load phase and, given launch domains, every mapping function at every launch point."""
+        try:
+            ev = Evaluator(self.program, self.machine, self.app)
+        except DslRuntimeError as err:
+            self._runtime_diag(err, "at load", None)
+            return
+        except MapperoptError as err:
+            self.add("E206", err.message, self.program.loc)
+            return
+        if self.app is None:
+            return
+        parent_users = {name for name, f in self.functions.items() if _uses_parent(f, self.functions)}
+        for info in self.app.tasks:
+            try:
+                ev.task_kind(info.name)
+            except DslRuntimeError:
+                continue  # reported as E209 by _app_kinds
+            jobs = []
+            if info.index_launched and info.domain:
+                jobs.append((True, info.domain))
+            if info.single_launched:
+                jobs.append((False, None))
+            for index_launch, domain in jobs:
+                stmt = ev.map_statement(info.name, index_launch)
+                if stmt is None or stmt.func.name in parent_users:
+                    continue
+                points = _points(domain) if index_launch else [None]
+                for point in points:
+                    try:
+                        ev.place(info.name, point, domain)
+                    except DslRuntimeError as err:
+                        self._runtime_diag(err, f"task '{info.name}'", stmt)
+                        break
+
+    def _runtime_diag(self, err: DslRuntimeError, what: str, stmt):
+        code = STATIC_CODES.get(err.code, "E206")
+        loc = err.loc or (stmt.loc if stmt is not None else self.program.loc)
+        hints = []
+        m = re.search(r"in dimension (\d+) of (\S+)", err.detail)
+        if code == "E205" and m and err.code == "R400":
+            hints.append(f"reduce the index modulo <model>.size[{m[1]}]")
+        notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
+        if stmt is not None:
+            notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")
+        self.add(code, err.detail, loc, hints, notes)
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+
+
+def _walk(e):
+    """`e` and every sub-expression, pre-order."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        match node:
+            case A.Call() | A.TupleLit():
+                stack.extend(reversed(node.args if isinstance(node, A.Call) else node.items))
+            case A.Comprehension():
+                continue  # scoping visits its parts with the comprehension variable bound
+            case A.Unary() | A.Unpack():
+                stack.append(node.operand if isinstance(node, A.Unary) else node.value)
+            case A.Binary():
+                stack.extend((node.right, node.left))
+            case A.Ternary():
+                stack.extend((node.orelse, node.then, node.cond))
+            case A.Member():
+                stack.append(node.obj)
+            case A.MethodCall():
+                stack.extend(reversed(node.args))
+                stack.append(node.obj)
+            case A.Index():
+                stack.extend(reversed(node.items))
+                stack.append(node.obj)
+            case A.Slice():
+                stack.extend(x for x in (node.hi, node.lo) if x is not None)
+                stack.append(node.obj)
+
+
+def _walk_all(e):
+    """Like `_walk`, but also inside comprehensions."""
+    for node in _walk(e):
+        yield node
+        if isinstance(node, A.Comprehension):
+            yield from _walk_all(node.expr)
+            yield from _walk_all(node.iterable)
+
+
+def _walk_stmt(s):
+    if isinstance(s, A.FuncDef):
+        for b in (*s.body, s.ret):
+            yield from _walk_stmt(b)
+    elif isinstance(s, (A.Assign, A.Return)):
+        yield from _walk_all(s.value)
+    elif isinstance(s, A.Print):
+        for a in s.args:
+            yield from _walk_all(a)
+
+
+def _uses_parent(f: A.FuncDef, functions: dict[str, A.FuncDef], seen: frozenset = frozenset()) -> bool:
+    for n in _walk_stmt(f):
+        if isinstance(n, A.Member) and n.name == "parent":
+            return True
+        if isinstance(n, A.Call) and n.func in functions and n.func not in seen:
+            if _uses_parent(functions[n.func], functions, seen | {f.name}):
+                return True
+    return False
+
+
+def _kinds_of(s) -> list[A.Kind]:
+    """The processor kinds a mapping statement lists."""
+    if isinstance(s, A.TaskStmt):
+        return list(s.kinds)
+    third = getattr(s, "proc", None) or getattr(s, "target", None)
+    return [third] if isinstance(third, A.Kind) and not third.is_memory else []
+
+
+def _tok(x) -> str:
+    if x is None or isinstance(x, A.Star):
+        return "*"
+    return x.name
+
+
+def _region_tok(r: A.RegionSel) -> str:
+    return "*" if r.is_wildcard else (r.name if r.name is not None else str(r.index))
+
+
+def _selector_keys(s) -> list[tuple]:
+    """Selector tokens after list expansion, for the statements with precedence (§6.4)."""
+    tasks = ["*"] if s.__class__ in _PRECEDENCE and s.tasks.names is None else \
+        [i.name for i in s.tasks.names] if s.__class__ in _PRECEDENCE else []
+    match s:
+        case A.TaskStmt() | A.IndexTaskMapStmt() | A.SingleTaskMapStmt():
+            return [(type(s).__name__, t) for t in tasks]
+        case A.RegionStmt():
+            return [("RegionStmt", t, _region_tok(s.region), _tok(s.proc)) for t in tasks]
+        case A.LayoutStmt():
+            return [("LayoutStmt", t, _region_tok(s.region), _tok(s.target)) for t in tasks]
+        case A.InstanceLimitStmt():
+            return [("InstanceLimitStmt", t, _tok(s.proc)) for t in tasks]
+    return []
+
+
+_PRECEDENCE = {A.TaskStmt, A.IndexTaskMapStmt, A.SingleTaskMapStmt, A.RegionStmt, A.LayoutStmt, A.InstanceLimitStmt}
+
+
+def _key_text(key: tuple) -> str:
+    return " ".join(key[1:])
+
+
+def _tasks_text(sel: A.TaskSel) -> str:
+    return "*" if sel.names is None else ",".join(i.name for i in sel.names)
+
+
+def _points(domain: tuple[int, ...]):
+    """Launch points of `domain` (row-major, the first dimension slowest), at most MAX_STATIC_POINTS."""
+    return itertools.islice(itertools.product(*(range(d) for d in domain)), MAX_STATIC_POINTS)
+
+

@@ -1,0 +1,277 @@
+"""`mapperopt check`, `mapperopt fmt` and `mapperopt explain`: the DSL's command-line front ends."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
+from mapperopt.dsl.checker import check as check_program
+from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
+from mapperopt.dsl.evaluator import Evaluator
+from mapperopt.dsl.formatter import format_program
+from mapperopt.dsl.parser import parse
+from mapperopt.errors import MapperoptError
+
+MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
+
+
+def load_app(name: str) -> AppDescription:
+    """The application description `configs/<name>.app.json`. Raises MapperoptError for an unknown benchmark."""
+    configs = resources.files("mapperopt.configs")
+    path = configs / f"{name}.app.json"
+    if not path.is_file():
+        known = sorted(p.name.removesuffix(".app.json") for p in configs.iterdir() if p.name.endswith(".app.json"))
+        raise MapperoptError(f"no application description for benchmark '{name}'",
+                             hint=f"known: {', '.join(known)}" if known else None)
+    return AppDescription.from_json(path.read_text())
+
+
+def load_machine(spec: str | None) -> MachineDescription:
+    """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or the real one (probed with Legion) when None."""
+    if spec is not None:
+        return parse_machine_spec(spec)
+    try:
+        from mapperopt.commands import probe_machine
+
+        return probe_machine()
+    except (ImportError, MapperoptError, OSError, ValueError) as exc:
+        raise MapperoptError(f"could not probe the real machine ({str(exc).splitlines()[0] if str(exc) else exc!r})",
+                             hint="describe one instead: --machine NODESxGPUS[xCPUS], e.g. --machine 1x4") from None
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
+
+
+def _parse_or_exit(text: str, path: str):
+    try:
+        return parse(text, path)
+    except DslSyntaxError as exc:
+        click.echo(str(exc), err=True)
+        raise click.exceptions.Exit(1) from None
+
+
+def _parse_domain(spec: str) -> tuple[int, ...]:
+    try:
+        dims = tuple(int(x) for x in spec.lower().split("x"))
+    except ValueError:
+        dims = ()
+    if not dims or any(d < 1 for d in dims):
+        raise MapperoptError(f"domain '{spec}' is not of the form N[xM...] with positive extents", hint="e.g. --domain 8x8")
+    return dims
+
+
+machine_option = click.option("--machine", "machine_spec", metavar="NODESxGPUS[xCPUS]", default=None,
+                              help="A hypothetical machine, e.g. 2x4 (two nodes, four GPUs and one CPU each).")
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
+@machine_option
+def check(file, bench, machine_spec):
+    """Check a DSL mapper for errors; exits with status 1 if there is any.
+
+    With --bench, names, kinds and launches are checked against the benchmark's description; with --machine too,
+    every mapping function is evaluated at every launch point.
+    """
+    text = _read(file)
+    program = _parse_or_exit(text, file)
+    app = load_app(bench) if bench else None
+    machine = parse_machine_spec(machine_spec) if machine_spec else None
+    diags = check_program(program, app, machine)
+    if diags:
+        click.echo(render_all(diags, text))
+    errors = sum(d.is_error for d in diags)
+    warnings = len(diags) - errors
+    summary = f"{file}: {errors} error(s), {warnings} warning(s)" if diags else f"{file}: ok"
+    click.echo(summary, err=bool(diags))
+    if errors:
+        raise click.exceptions.Exit(1)
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--write", is_flag=True, help="Rewrite FILE in place instead of printing.")
+def fmt(file, write):
+    """Format a DSL mapper canonically (comments are kept)."""
+    text = _read(file)
+    formatted = format_program(_parse_or_exit(text, file))
+    if not write:
+        click.echo(formatted, nl=False)
+    elif formatted != text:
+        Path(file).write_text(formatted)
+        click.echo(f"formatted {file}", err=True)
+
+
+def _layout_text(layout: dict | None) -> str:
+    if layout is None:
+        return "-"
+    parts = [layout["order"], f"{layout['dims']}_order"]
+    if layout["align"]:
+        parts.append(f"Align{layout['align']['op']}{layout['align']['bytes']}")
+    parts += [w for w in ("exact", "compact") if layout[w]]
+    return " ".join(parts)
+
+
+def _proc_text(proc: dict) -> str:
+    if proc["node"] is None:
+        return f"{proc['kind']} (Legion default)"
+    return f"{proc['kind']}[node {proc['node']}, proc {proc['index']}]"
+
+
+def explain_decisions(program, app: AppDescription, machine: MachineDescription,
+                      domain: tuple[int, ...] | None = None) -> list[dict]:
+    """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "points": [(point,
+    trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain.
+
+    Raises CheckError when the program has errors."""
+    diags = check_program(program, app, machine)
+    if any(d.is_error for d in diags):
+        raise CheckError(diags, program.source)
+    ev = Evaluator(program, machine, app)
+    out = []
+    for info in app.tasks:
+        entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
+                 "points": [], "error": None}
+        out.append(entry)
+        try:
+            entry["kind"] = ev.task_kind(info.name)
+        except DslRuntimeError as err:
+            entry["error"] = err
+            continue
+        dom = domain or info.domain
+        if info.index_launched and dom:
+            entry["domain"] = dom
+            points = list(itertools.product(*(range(d) for d in dom)))
+        else:
+            points = [None]
+        for point in points:
+            try:
+                rec = ev.decide(info.name, point, dom if point is not None else None)
+            except DslRuntimeError as err:
+                entry["points"].append((point, err))
+                continue
+            entry["points"].append((point, rec))
+            if not entry["regions"]:
+                entry["regions"] = rec["regions"]
+    return out
+
+
+def _print_explanation(entries: list[dict], machine: MachineDescription):
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    console.print(f"machine: {machine.nodes} node(s); per node " + ", ".join(
+        f"{k} {machine.count(k, 0)}" for k in ("CPU", "GPU") if machine.count(k, 0)))
+    for e in entries:
+        launch = f"index launch over {e['domain']}" if e["domain"] else f"{e['launch']} launch"
+        console.rule(f"[bold]{e['task']}[/bold]  ({launch})")
+        if e["error"] is not None:
+            console.print(f"[red]{e['error']}[/red]")
+            continue
+        console.print(f"processor kind: {e['kind']}")
+        if e["regions"]:
+            regions = Table(show_edge=False)
+            for col in ("arg", "region", "memory", "layout"):
+                regions.add_column(col)
+            for r in e["regions"]:
+                regions.add_row(str(r["index"]), r["name"] or "-", r["memory"], _layout_text(r["layout"]))
+            console.print(regions)
+        errors = {}
+        placement = Table(show_edge=False)
+        placement.add_column("point")
+        placement.add_column("processor")
+        for point, rec in e["points"][:MAX_TABLE_POINTS]:
+            label = "-" if point is None else "(" + ", ".join(map(str, point)) + ")"
+            if isinstance(rec, DslRuntimeError):
+                errors.setdefault(rec.code, rec)
+                placement.add_row(label, f"[red]{rec.code}[/red]")
+            else:
+                placement.add_row(label, _proc_text(rec["proc"]))
+        console.print(placement)
+        if len(e["points"]) > MAX_TABLE_POINTS:
+            console.print(f"... {len(e['points']) - MAX_TABLE_POINTS} more points")
+        for err in errors.values():
+            console.print(f"[red]{err}[/red]")
+
+
+def _save_png(entries: list[dict], machine: MachineDescription, path: str):
+    """A colored grid per index-launched task: each cell one launch point, colored by its processor."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    grids = [e for e in entries if e["domain"] and e["points"] and len(e["domain"]) <= 2]
+    if not grids:
+        raise MapperoptError("no index launch with a 1-D or 2-D domain to draw")
+    per_node = {k: max(machine.count(k, 0), 1) for k in ("CPU", "GPU", "IO", "PY", "OMP")}
+    fig, axes = plt.subplots(len(grids), 1, figsize=(8, 1.2 + 1.6 * len(grids)), squeeze=False)
+    cmap = plt.get_cmap("tab20")
+    for ax, e in zip(axes[:, 0], grids):
+        shape = e["domain"] if len(e["domain"]) == 2 else (1, e["domain"][0])
+        cells = np.full(shape, np.nan)
+        for point, rec in e["points"]:
+            at = point if len(point) == 2 else (0, point[0])
+            if isinstance(rec, dict) and rec["proc"]["node"] is not None:
+                p = rec["proc"]
+                cells[at] = p["node"] * per_node[p["kind"]] + p["index"]
+                label = f"{p['node']}.{p['index']}"
+            else:
+                label = rec.code if isinstance(rec, DslRuntimeError) else "dflt"
+            if cells.size <= 400:
+                ax.text(at[1], at[0], label, ha="center", va="center", fontsize=7)
+        ax.imshow(cells, cmap=cmap, vmin=0, vmax=20, aspect="auto")
+        ax.set_title(f"{e['task']}: point -> {e['kind']} node.index", fontsize=9)
+        ax.set_xlabel("ipoint[1]" if len(e["domain"]) == 2 else "ipoint[0]")
+        ax.set_yticks([])
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--bench", metavar="NAME", required=True, help="The benchmark whose tasks are explained.")
+@machine_option
+@click.option("--domain", "domain_spec", metavar="N[xM...]", default=None,
+              help="Launch domain for every index launch [default: the benchmark's, at its CI size].")
+@click.option("--png", "png", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the point-to-processor placement of each index launch into this PNG.")
+@click.option("--json", "as_json", is_flag=True, help="Print the placement-trace records as JSON lines.")
+def explain(file, bench, machine_spec, domain_spec, png, as_json):
+    """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
+    argument and, for index launches, the processor of every launch point.
+
+    Without --machine the real machine is probed with Legion.
+    """
+    text = _read(file)
+    program = _parse_or_exit(text, file)
+    app = load_app(bench)
+    machine = load_machine(machine_spec)
+    domain = _parse_domain(domain_spec) if domain_spec else None
+    try:
+        entries = explain_decisions(program, app, machine, domain)
+    except CheckError as exc:
+        click.echo(str(exc), err=True)
+        raise click.exceptions.Exit(1) from None
+    if as_json:
+        for e in entries:
+            for _, rec in e["points"]:
+                click.echo(json.dumps(rec if isinstance(rec, dict) else {"task": e["task"], "error": str(rec)}))
+    else:
+        _print_explanation(entries, machine)
+    if png:
+        _save_png(entries, machine, png)
+        click.echo(f"wrote {png}", err=True)

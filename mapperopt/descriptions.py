@@ -1,0 +1,316 @@
+"""Application and machine descriptions (interfaces.md §2 `mapperopt.app/1` and §6 `mapperopt.machine/1`).
+
+Both are frozen dataclasses built with `from_json` (a parsed JSON object or its text) and written back with
+`to_json` (a JSON-ready dict). `parse_machine_spec("2x4")` builds a synthetic machine for `--machine`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from mapperopt.errors import MapperoptError
+
+APP_SCHEMA = "mapperopt.app/1"
+MACHINE_SCHEMA = "mapperopt.machine/1"
+PRIVILEGES = ("read_only", "read_write", "write_discard", "reduce", "no_access")
+LAUNCHES = ("index", "single", "both")
+PROC_KINDS = ("CPU", "GPU", "UTIL", "IO", "PY", "OMP")
+
+# Capacities of the synthetic machines of `parse_machine_spec` (Realm's defaults for -ll:csize and -ll:zsize; a
+# framebuffer of 16 GiB): they only matter to tools that report sizes.
+SYNTHETIC_SYSMEM = 512 << 20
+SYNTHETIC_ZCMEM = 64 << 20
+SYNTHETIC_FBMEM = 16 << 30
+
+
+class DescriptionError(MapperoptError):
+    """A description is not valid JSON of its schema."""
+
+
+def _load(data: dict | str, what: str) -> dict:
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise DescriptionError(f"{what} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise DescriptionError(f"{what} must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def _get(obj: dict, key: str, what: str, default=KeyError):
+    if key in obj:
+        return obj[key]
+    if default is KeyError:
+        raise DescriptionError(f"{what} has no '{key}'")
+    return default
+
+
+# ---------------------------------------------------------------------------------------------------- application
+
+
+@dataclass(frozen=True)
+class RegionArg:
+    """One region requirement of a task.
+
+    Attributes:
+        index: position in the task's requirements (0-based).
+        names: the name chain, nearest name first, ancestors after (dsl.md §6.2); may be empty.
+        privilege: one of PRIVILEGES.
+        fields: field names.
+        redop: reduction operator name (e.g. "sum_f32") for `reduce`, else None.
+    """
+
+    index: int
+    names: tuple[str, ...]
+    privilege: str
+    fields: tuple[str, ...] = ()
+    redop: str | None = None
+
+    @property
+    def name(self) -> str | None:
+        """The nearest name, or None for an unnamed region."""
+        return self.names[0] if self.names else None
+
+    def to_json(self) -> dict:
+        out = {"index": self.index, "names": list(self.names), "privilege": self.privilege, "fields": list(self.fields)}
+        if self.redop is not None:
+            out["redop"] = self.redop
+        return out
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    """One task of an application.
+
+    Attributes:
+        name: registered task name.
+        variants: processor kinds with a registered variant ("CPU", "GPU", ...).
+        launch: "index", "single" or "both".
+        inner: the variant is an inner task (maps its regions virtually).
+        leaf: the variant is a leaf task.
+        parent: name of the task that launches it, or None for the top-level task.
+        domain: extents of its index launches at the described size, or None.
+        regions: its region requirements in order.
+    """
+
+    name: str
+    variants: tuple[str, ...]
+    launch: str
+    inner: bool = False
+    leaf: bool = True
+    parent: str | None = None
+    domain: tuple[int, ...] | None = None
+    regions: tuple[RegionArg, ...] = ()
+
+    @property
+    def index_launched(self) -> bool:
+        return self.launch in ("index", "both")
+
+    @property
+    def single_launched(self) -> bool:
+        return self.launch in ("single", "both")
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name, "variants": list(self.variants), "launch": self.launch, "inner": self.inner,
+            "leaf": self.leaf, "parent": self.parent, "domain": None if self.domain is None else list(self.domain),
+            "regions": [r.to_json() for r in self.regions],
+        }
+
+
+@dataclass(frozen=True)
+class RegionNode:
+    """A named logical region or partition: `kind` is "region" or "partition"; `parent` None for a root."""
+
+    name: str
+    kind: str
+    parent: str | None = None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "parent": self.parent}
+
+
+@dataclass(frozen=True)
+class AppDescription:
+    """What an application prints with `--describe` (interfaces.md §2).
+
+    Attributes:
+        app: benchmark name.
+        tasks: every task the mapper may see, in the application's order.
+        region_tree: every named region and partition.
+    """
+
+    app: str
+    tasks: tuple[TaskInfo, ...]
+    region_tree: tuple[RegionNode, ...] = ()
+
+    def task(self, name: str) -> TaskInfo | None:
+        """The task named `name`, or None."""
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        return None
+
+    @property
+    def task_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tasks)
+
+    @property
+    def region_names(self) -> tuple[str, ...]:
+        """Every region and partition name that appears in a requirement's chain or in the tree, sorted."""
+        names = {n.name for n in self.region_tree}
+        for t in self.tasks:
+            for r in t.regions:
+                names.update(r.names)
+        return tuple(sorted(names))
+
+    @classmethod
+    def from_json(cls, data: dict | str) -> AppDescription:
+        """Build from the parsed JSON object (or its text). Raises DescriptionError when it is malformed."""
+        obj = _load(data, "the application description")
+        schema = obj.get("schema")
+        if schema != APP_SCHEMA:
+            raise DescriptionError(f"the application description has schema {schema!r}; expected {APP_SCHEMA!r}")
+        tasks = []
+        for t in _get(obj, "tasks", "the application description"):
+            what = f"task {t.get('name', '?')!r}"
+            launch = _get(t, "launch", what)
+            if launch not in LAUNCHES:
+                raise DescriptionError(f"{what} has launch {launch!r}; expected one of {', '.join(LAUNCHES)}")
+            regions = []
+            for i, r in enumerate(_get(t, "regions", what, [])):
+                privilege = _get(r, "privilege", f"requirement {i} of {what}")
+                if privilege not in PRIVILEGES:
+                    raise DescriptionError(f"requirement {i} of {what} has privilege {privilege!r}")
+                regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
+                                         tuple(r.get("fields", ())), r.get("redop")))
+            domain = t.get("domain")
+            tasks.append(TaskInfo(
+                name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,
+                inner=bool(t.get("inner", False)), leaf=bool(t.get("leaf", True)), parent=t.get("parent") or None,
+                domain=None if not domain else tuple(int(x) for x in domain), regions=tuple(regions),
+            ))
+        tree = tuple(RegionNode(n["name"], n["kind"], n.get("parent")) for n in obj.get("region_tree", ()))
+        return cls(_get(obj, "app", "the application description"), tuple(tasks), tree)
+
+    def to_json(self) -> dict:
+        return {"schema": APP_SCHEMA, "app": self.app, "tasks": [t.to_json() for t in self.tasks],
+                "region_tree": [n.to_json() for n in self.region_tree]}
+
+
+# ---------------------------------------------------------------------------------------------------- machine
+
+
+@dataclass(frozen=True)
+class MemoryInfo:
+    """One memory: `kind` (SYSMEM, FBMEM, ZCMEM, RDMEM, SOCKMEM), `node`, `capacity` in bytes, and `procs`, per
+    processor kind, the indices (within the node, Realm order) of the processors with affinity to it."""
+
+    kind: str
+    node: int
+    capacity: int
+    procs: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+    def visible_from(self, proc_kind: str, index: int) -> bool:
+        """Whether processor `index` of kind `proc_kind` on this memory's node has affinity to it."""
+        return any(k == proc_kind and index in ids for k, ids in self.procs)
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "node": self.node, "capacity": self.capacity,
+                "procs": {k: list(ids) for k, ids in self.procs}}
+
+
+@dataclass(frozen=True)
+class MachineDescription:
+    """Processors and memories of a machine (interfaces.md §6).
+
+    Attributes:
+        nodes: number of nodes (Legion address spaces).
+        processors: per kind, the processor count of each node (`counts[node]`).
+        memories: every memory, in Realm's order.
+    """
+
+    nodes: int
+    processors: tuple[tuple[str, tuple[int, ...]], ...]
+    memories: tuple[MemoryInfo, ...] = ()
+
+    def count(self, kind: str, node: int = 0) -> int:
+        """Processors of `kind` on `node` (0 for a kind the description does not list)."""
+        for k, counts in self.processors:
+            if k == kind:
+                return counts[node] if node < len(counts) else 0
+        return 0
+
+    def per_node(self, kind: str) -> int:
+        """Processors of `kind` per node. Raises DescriptionError when the nodes differ (dsl.md §9.1)."""
+        counts = {self.count(kind, n) for n in range(self.nodes)}
+        if len(counts) > 1:
+            raise DescriptionError(f"the nodes have different numbers of {kind} processors: {sorted(counts)}")
+        return counts.pop() if counts else 0
+
+    def memories_of(self, kind: str, node: int | None = None) -> list[MemoryInfo]:
+        """Memories of `kind`, on `node` when given."""
+        return [m for m in self.memories if m.kind == kind and (node is None or m.node == node)]
+
+    def visible(self, mem_kind: str, proc_kind: str, node: int, index: int) -> list[MemoryInfo]:
+        """Memories of `mem_kind` with affinity to processor `index` of `proc_kind` on `node`."""
+        return [m for m in self.memories_of(mem_kind, node) if m.visible_from(proc_kind, index)]
+
+    @classmethod
+    def from_json(cls, data: dict | str) -> MachineDescription:
+        """Build from the parsed JSON object (or its text). Raises DescriptionError when it is malformed."""
+        obj = _load(data, "the machine description")
+        schema = obj.get("schema", MACHINE_SCHEMA)
+        if schema != MACHINE_SCHEMA:
+            raise DescriptionError(f"the machine description has schema {schema!r}; expected {MACHINE_SCHEMA!r}")
+        nodes = int(_get(obj, "nodes", "the machine description"))
+        procs = []
+        for kind, counts in _get(obj, "processors", "the machine description").items():
+            counts = [counts] * nodes if isinstance(counts, int) else list(counts)
+            if len(counts) != nodes:
+                raise DescriptionError(f"processors[{kind!r}] lists {len(counts)} nodes; the machine has {nodes}")
+            procs.append((kind, tuple(int(c) for c in counts)))
+        mems = tuple(
+            MemoryInfo(m["kind"], int(m["node"]), int(m.get("capacity", 0)),
+                       tuple((k, tuple(int(i) for i in ids)) for k, ids in m.get("procs", {}).items()))
+            for m in obj.get("memories", ())
+        )
+        return cls(nodes, tuple(procs), mems)
+
+    def to_json(self) -> dict:
+        return {"schema": MACHINE_SCHEMA, "nodes": self.nodes,
+                "processors": {k: list(c) for k, c in self.processors},
+                "memories": [m.to_json() for m in self.memories]}
+
+    def shape(self) -> str:
+        """`NODESxGPUSxCPUS`, the `--machine` spelling of this machine's shape (per-node counts of node 0)."""
+        return f"{self.nodes}x{self.count('GPU')}x{self.count('CPU')}"
+
+
+def parse_machine_spec(spec: str) -> MachineDescription:
+    """A synthetic machine from `NODESxGPUS[xCPUS]` (CPUS defaults to 1): e.g. "2x4", "1x0x4".
+
+    Each node has one UTIL processor, a SYSMEM with affinity to all its CPUs and GPUs, one FBMEM per GPU (affinity to
+    that GPU), and, when it has GPUs, one ZCMEM with affinity to its CPUs and GPUs.
+
+    Raises:
+        DescriptionError: the text is not of that form, or a count is out of range (nodes >= 1, CPUs >= 1).
+    """
+    m = re.fullmatch(r"\s*(\d+)x(\d+)(?:x(\d+))?\s*", spec)
+    if not m:
+        raise DescriptionError(f"machine '{spec}' is not of the form NODESxGPUS[xCPUS]", hint="e.g. --machine 2x4")
+    nodes, gpus, cpus = int(m[1]), int(m[2]), int(m[3]) if m[3] else 1
+    if nodes < 1 or cpus < 1:
+        raise DescriptionError(f"machine '{spec}' needs at least one node and one CPU per node")
+    counts = {"CPU": cpus, "GPU": gpus, "UTIL": 1, "IO": 0, "PY": 0, "OMP": 0}
+    both = (("CPU", tuple(range(cpus))),) + ((("GPU", tuple(range(gpus))),) if gpus else ())
+    mems = []
+    for n in range(nodes):
+        mems.append(MemoryInfo("SYSMEM", n, SYNTHETIC_SYSMEM, both))
+        mems += [MemoryInfo("FBMEM", n, SYNTHETIC_FBMEM, (("GPU", (g,)),)) for g in range(gpus)]
+        if gpus:
+            mems.append(MemoryInfo("ZCMEM", n, SYNTHETIC_ZCMEM, both))
+    return MachineDescription(nodes, tuple((k, (c,) * nodes) for k, c in counts.items()), tuple(mems))

@@ -1,0 +1,413 @@
+"""The paper's agent (optimizer.md §1.2) and the Trace/OptoPrime optimizer that trains it with a language model.
+
+The agent is a Trace module whose six trainable methods each return a list of DSL statements of one kind — tasks,
+regions (with CollectMemory), layouts, instance limits, index-task maps (their functions included), single-task maps
+— and whose fixed `generate_mapper` joins them, after the machine models `mcpu`/`mgpu`, into one program. The
+methods' initial bodies are a single `return [...]` holding the start program's statements, so the model sees the
+program it is improving and rewrites whole methods. Inputs are the application description (tasks, their
+requirements, launch domains) and the machine (processor counts, memories).
+
+trace-opt is imported only here and only when the `trace` optimizer is used (`import_opto`), because importing it
+takes about 4 s, prints to stdout, and makes LiteLLM fetch a price list from the network unless told not to
+(optimizer.md §4.1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import warnings
+from typing import Any, Mapping, Sequence
+
+from mapperopt.errors import MapperoptError
+from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal
+from mapperopt.optimizer.llm import ChatModel, LLMConfig, describe_error
+from mapperopt.optimizer.space import SECTIONS, SearchSpace, join_program
+
+METHODS = {
+    "task": "task_decision",
+    "region": "region_decision",
+    "layout": "layout_decision",
+    "instance_limit": "instance_limit_decision",
+    "index_task_map": "index_task_map_decision",
+    "single_task_map": "single_task_map_decision",
+}
+# The input each method receives (its parameter name), fixed as in the paper's agent.
+METHOD_INPUTS = {
+    "task": "tasks",
+    "region": "regions",
+    "layout": "regions",
+    "instance_limit": "tasks",
+    "index_task_map": "index_tasks",
+    "single_task_map": "single_tasks",
+}
+
+DSL_PRIMER = """\
+You improve a Legion mapper written in mapperopt's mapping DSL, to maximise the application's throughput.
+The mapper is produced by the Python functions in #Variables: each returns a list of DSL statements (strings), and
+a fixed function joins them in this order: task, region, layout, instance-limit statements, then the machine models
+`mcpu = Machine(CPU);` (and `mgpu = Machine(GPU);` when the machine has GPUs), then the index-task-map section, then
+the single-task-map section. Rewrite whole functions; keep their names and parameters; every function must return a
+list of strings, each one complete DSL statement ending in ';' (a `def` ends with '}').
+
+DSL statements (tasks and regions are named by the application; '*' means all):
+  Task <task|*|t1,t2> K1,K2;               processor kinds in preference order, K in CPU, GPU
+  Region <task|*> <region name|*|requirement index> <CPU|GPU|*> M1,M2;   memories in preference order,
+                                           M in SYSMEM, FBMEM (GPU framebuffer), ZCMEM (zero-copy), VIRTUAL
+  CollectMemory <task|*> <region|*>;        release read-only instances right after the task
+  Layout <task|*> <region|*> <kind|memory|*> C1 C2 ...;   C in SOA, AOS, C_order, F_order, Align==N, Exact
+  InstanceLimit <task> N;                  at most N instances of the task in flight per processor
+  def f(Task task) { x = ...; return m[i, j]; }   a mapping function: locals, then one return
+  IndexTaskMap <task|t1,t2> f;             point task.ipoint of launch domain task.ispace runs on processor f(task)
+  SingleTaskMap <task> f;                  same for a task launched alone
+Machine models: Machine(K) has size (nodes, processors per node); m[n, i] is processor i of node n; m.size[d],
+m.volume. Indices must stay in range: reduce them with % m.size[d]. Expressions: + - * / % (integer), comparisons,
+c ? a : b, tuples (a, b), task.ipoint[d], task.ispace[d], task.parent.processor(m). Comments start with #.
+A task runs on the first listed kind it has a variant for; the index/single map function must return a processor
+of that kind. Statements naming a task win over '*'; later statements win over earlier identical ones.
+
+The #Feedback has three lines: Execution (compile error, execution error or the measured performance), Explain and
+Suggest (hints from mapperopt's AutoGuide). A failed mapper scores 0. Propose a mapper likely to be faster than the
+best one so far; change one or a few decisions at a time."""
+
+
+def import_opto() -> Any:
+    """Imports trace-opt quietly and returns the `opto` package.
+
+    Sets LITELLM_LOCAL_MODEL_COST_MAP (stops LiteLLM's network fetch at import) and swallows the banner it prints
+    to stdout, which would corrupt mapperopt's own output.
+
+    Raises:
+        MapperoptError: trace-opt is not installed.
+    """
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            import opto
+            import opto.optimizers  # noqa: F401  (the slow part: it imports LiteLLM)
+            import opto.trace  # noqa: F401
+    except ImportError as exc:
+        raise MapperoptError(f"the trace optimizer needs trace-opt ({exc})",
+                             hint="pip install trace-opt, or use --optimizer guided") from None
+    return opto
+
+
+# ------------------------------------------------------------------------------------------------ method sources
+
+
+def _py_string(statement: str) -> str:
+    """A Python literal for one DSL statement; multi-line statements (functions) as triple-quoted strings so the
+    model reads them as code."""
+    if "\n" in statement and '"""' not in statement and "\\" not in statement and not statement.endswith('"'):
+        return '"""' + statement + '"""'
+    return json.dumps(statement)
+
+
+def method_source(section: str, statements: Sequence[str]) -> str:
+    """The source of the trainable method of `section` whose body returns `statements`."""
+    items = "".join(f"        {_py_string(s)},\n" for s in statements)
+    body = f"    return [\n{items}    ]\n" if statements else "    return []\n"
+    return f"def {METHODS[section]}(self, {METHOD_INPUTS[section]}):\n{body}"
+
+
+def split_sections(dsl: str) -> dict[str, list[str]]:
+    """A DSL program's statements grouped by the agent's sections (`space.SECTIONS`), each formatted on its own.
+
+    Functions go with the map statements that name them (single-task maps, else index-task maps); global
+    assignments other than the standard machine models open the index-task-map section; `ControlReplicate` goes
+    with the task statements; `print` statements are dropped.
+
+    Raises:
+        MapperoptError: the program does not parse (its error, with location).
+    """
+    from mapperopt.dsl import ast
+    from mapperopt.dsl.formatter import format_statement
+    from mapperopt.dsl.parser import parse
+
+    program = parse(dsl, "<start>")
+    single_funcs = {s.func.name for s in program.statements if isinstance(s, ast.SingleTaskMapStmt)}
+    index_funcs = {s.func.name for s in program.statements if isinstance(s, ast.IndexTaskMapStmt)}
+    out: dict[str, list[str]] = {name: [] for name in SECTIONS}
+    assigns: list[str] = []
+    for stmt in program.statements:
+        text = format_statement(stmt)
+        if isinstance(stmt, (ast.TaskStmt, ast.ControlReplicateStmt)):
+            out["task"].append(text)
+        elif isinstance(stmt, (ast.RegionStmt, ast.CollectMemoryStmt)):
+            out["region"].append(text)
+        elif isinstance(stmt, ast.LayoutStmt):
+            out["layout"].append(text)
+        elif isinstance(stmt, ast.InstanceLimitStmt):
+            out["instance_limit"].append(text)
+        elif isinstance(stmt, ast.IndexTaskMapStmt):
+            out["index_task_map"].append(text)
+        elif isinstance(stmt, ast.SingleTaskMapStmt):
+            out["single_task_map"].append(text)
+        elif isinstance(stmt, ast.FuncDef):
+            single = stmt.name in single_funcs and stmt.name not in index_funcs
+            out["single_task_map" if single else "index_task_map"].append(text)
+        elif isinstance(stmt, ast.Assign):
+            if not (isinstance(stmt.value, ast.MachineLit) and stmt.name == f"m{stmt.value.kind.lower()}"):
+                assigns.append(text)
+    # Functions before the statements that name them (a map statement must follow its function's definition).
+    for section in ("index_task_map", "single_task_map"):
+        out[section].sort(key=lambda s: not s.startswith("def "))
+    out["index_task_map"] = assigns + out["index_task_map"]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ agent
+
+
+def _inputs(space: SearchSpace) -> dict[str, Any]:
+    """The application and machine facts each method receives (plain data, shown to the model in #Inputs)."""
+    tasks = [{"name": n, "variants": t["variants"], "launch": t["launch"]}
+             for n, t in space.tasks.items() if not space.is_top_level(n)]
+    regions = {n: [{"index": r["index"], "names": r.get("names", []), "privilege": r["privilege"]}
+                   for r in t["regions"]] for n, t in space.tasks.items() if t["regions"]}
+    procs = space.machine.get("processors", {})
+    machine = {
+        "nodes": space.machine.get("nodes", 1),
+        "processors per node": {k: (procs.get(k) or [0])[0] for k in ("CPU", "GPU")},
+        "memories visible per processor kind": {k: list(space.memories[k]) for k in space.kinds},
+        "machine models defined for you": {f"m{k.lower()}": f"Machine({k})" for k in space.kinds},
+    }
+    return {
+        "tasks": tasks,
+        "regions": regions,
+        "index_tasks": {"launch domains": {n: space.tasks[n]["domain"] for n in space.index_tasks()},
+                        "machine": machine},
+        "single_tasks": {"tasks": space.single_tasks(), "machine": machine},
+    }
+
+
+def make_agent(space: SearchSpace, sections: Mapping[str, Sequence[str]]) -> Any:
+    """A fresh agent (a trace Module with its own parameters) whose methods return `sections`' statements.
+
+    Returns:
+        the agent; `agent.generate_mapper()` returns a trace node holding the DSL text (or raises
+        opto.trace.ExecutionError when a method fails); `agent.parameters_dict()` maps method names to their
+        code parameters.
+    """
+    opto = import_opto()
+    trace = opto.trace
+    prelude = space.prelude()
+
+    @trace.bundle()
+    def emit_program(task, region, layout, instance_limit, index_task_map, single_task_map):
+        """Joins the statement lists in this order, with the machine models before the index-task-map section,
+        into one DSL program. Each argument must be a list of DSL statement strings."""
+        parts = dict(zip(SECTIONS, (task, region, layout, instance_limit, index_task_map, single_task_map)))
+        for section, value in parts.items():
+            if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+                raise TypeError(f"{METHODS[section]} must return a list of DSL statement strings, "
+                                f"not {type(value).__name__} {str(value)[:80]!r}")
+        return join_program(prelude, parts)
+
+    class MapperAgent(trace.Module):
+        # Placeholder bodies: replaced below by the start program's statements.
+        @trace.bundle(trainable=True)
+        def task_decision(self, tasks):
+            return []
+
+        @trace.bundle(trainable=True)
+        def region_decision(self, regions):
+            return []
+
+        @trace.bundle(trainable=True)
+        def layout_decision(self, regions):
+            return []
+
+        @trace.bundle(trainable=True)
+        def instance_limit_decision(self, tasks):
+            return []
+
+        @trace.bundle(trainable=True)
+        def index_task_map_decision(self, index_tasks):
+            return []
+
+        @trace.bundle(trainable=True)
+        def single_task_map_decision(self, single_tasks):
+            return []
+
+        def generate_mapper(self):
+            inputs = {k: trace.node(v, name=k) for k, v in _inputs(space).items()}
+            parts = [getattr(self, METHODS[s])(inputs[METHOD_INPUTS[s]]) for s in SECTIONS]
+            return emit_program(*parts)
+
+    agent = MapperAgent()
+    set_code(agent, {METHODS[s]: method_source(s, sections.get(s, ())) for s in SECTIONS})
+    return agent
+
+
+def get_code(agent: Any) -> dict[str, str]:
+    """The current source of each trainable method, by method name."""
+    return {name: p.data for name, p in agent.parameters_dict().items()}
+
+
+def set_code(agent: Any, code: Mapping[str, str]) -> None:
+    """Replaces the source of the named trainable methods."""
+    params = agent.parameters_dict()
+    for name, source in code.items():
+        params[name]._data = source
+
+
+# ------------------------------------------------------------------------------------------------ optimizer
+
+
+class TraceOptimizer(Optimizer):
+    """OptoPrime (trace-opt) training the agent with a language model, as in the paper.
+
+    Each `propose` after the first makes one OptoPrime step — backward of the previous iteration's feedback string
+    to the node that produced it (the program, or the exception node when the agent raised), then one model call
+    that rewrites methods — and a forward pass that generates the next program. A failed or unusable model answer
+    leaves the methods unchanged; the note says why, and the unchanged program is served from the cache.
+
+    Args:
+        space: the SearchSpace.
+        start: the DSL program of iteration 1 (it becomes the methods' initial bodies).
+        seed: recorded; model sampling is not seeded (servers differ in whether they support it).
+        llm: the endpoint settings, or a ready callable with OptoPrime's `llm` contract (tests).
+        memory_size: how many past (variables, feedback) pairs OptoPrime shows the model (0: none).
+
+    Raises:
+        MapperoptError: the start program does not parse; trace-opt is missing.
+    """
+
+    name = "trace"
+    needs_llm = True
+
+    def __init__(self, space: SearchSpace, start: str, seed: int = 0, llm: LLMConfig | Any = None,
+                 memory_size: int = 0, **options: Any):
+        super().__init__(space, start, seed, **options)
+        self.config = llm if isinstance(llm, LLMConfig) else LLMConfig.from_env()
+        self.model = llm if llm is not None and not isinstance(llm, LLMConfig) else ChatModel(self.config)
+        self.agent = make_agent(space, split_sections(start))
+        self.optimizer = _make_optoprime(self.agent.parameters(), self.model, memory_size,
+                                         objective=DSL_PRIMER)
+        self.target: Any = None  # the node the next feedback is propagated back from
+
+    def describe(self) -> str:
+        where = self.config.base_url or "the OpenAI API"
+        return f"trace — OptoPrime with the language model {self.config.model or 'gpt-4o'} at {where}"
+
+    def propose(self, history: Sequence[IterationRecord]) -> Proposal:
+        first_call = len(getattr(self.model, "calls", ()))
+        note = "initial agent (start program)" if not history else self._step(history[-1])
+        code = get_code(self.agent)
+        usage = self.model.usage_since(first_call) if hasattr(self.model, "usage_since") else None
+        try:
+            output = self._forward()
+        except _AgentError as err:
+            return Proposal(None, note=note, error=err.feedback, state={"code": code}, llm=usage)
+        return Proposal(output, note=note, state={"code": code}, llm=usage)
+
+    def resume(self, history: Sequence[IterationRecord]) -> None:
+        """Restores the methods that produced the last stored iteration and regenerates its output node, so the next
+        `propose` steps from its feedback. (OptoPrime's memory of earlier steps is not restored.)"""
+        last_state = next((r.optimizer_state for r in reversed(history) if r.optimizer_state), None)
+        if last_state:
+            set_code(self.agent, last_state["code"])
+        if history:
+            try:
+                self._forward()
+            except _AgentError:
+                pass  # the target is the exception node, as it was when the iteration ran
+
+    # ---------------------------------------------------------------------------------------------- internals
+
+    def _forward(self) -> str:
+        """Runs the agent; sets the backward target. Raises _AgentError when a method fails."""
+        trace = import_opto().trace
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                output = self.agent.generate_mapper()
+        except trace.ExecutionError as exc:
+            self.target = exc.exception_node
+            raise _AgentError(agent_error_feedback(exc)) from None
+        self.target = output
+        return output.data
+
+    def _step(self, record: IterationRecord) -> str:
+        """One OptoPrime step from `record`'s feedback; returns the note describing what happened."""
+        before = get_code(self.agent)
+        self.optimizer.zero_feedback()
+        self.optimizer.backward(self.target, record.feedback_text or "Execution: no feedback")
+        self.optimizer.last_response = None
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.optimizer.step()
+        except Exception as exc:  # a model or answer failure must not end tuning: it is reported and tuning goes on
+            set_code(self.agent, before)
+            return f"LLM step failed: {describe_error(exc, self.config)}; mapper unchanged"
+        changed = [name for name, source in get_code(self.agent).items() if source != before[name]]
+        if not changed:
+            return f"LLM answer not used: {diagnose_answer(self.optimizer.last_response, self.agent)}; mapper unchanged"
+        return f"LLM step: rewrote {', '.join(changed)}"
+
+
+class _AgentError(Exception):
+    def __init__(self, feedback: str):
+        super().__init__(feedback)
+        self.feedback = feedback
+
+
+def agent_error_feedback(exc: Any) -> str:
+    """The feedback string for an exception raised by the agent's own code (a trace ExecutionError)."""
+    node = exc.exception_node
+    info = getattr(node, "info", None) or {}
+    where = info.get("fun_name") or "the generator"
+    return (f"Execution: Agent Error: {node.data} in {where}\n"
+            "Explain: the Python code that generates the mapper raised an exception, so no mapper was compiled or "
+            "run.\n"
+            f"Suggest: fix {where} so that it runs and returns a list of DSL statement strings.")
+
+
+def diagnose_answer(response: str | None, agent: Any) -> str:
+    """Why a model answer changed nothing, in one line (OptoPrime ignores such answers silently)."""
+    names = sorted(p.py_name for p in agent.parameters())
+    if not response or not response.strip():
+        return "the model returned an empty answer"
+    if "TERMINATE" in response:
+        return "the model answered TERMINATE (no change proposed)"
+    match = re.search(r"{.*}", response, re.DOTALL)
+    try:
+        data = json.loads(match.group(0) if match else response)
+    except ValueError:
+        return f"the answer is not JSON: {response.strip()[:120]!r}"
+    suggestion = data.get("suggestion") if isinstance(data, dict) else None
+    if not isinstance(suggestion, dict) or not suggestion:
+        return "the answer has no 'suggestion' object"
+    known = [k for k in suggestion if k in names]
+    if not known:
+        return f"the suggestion names no known variable (got {sorted(suggestion)[:4]}, expected {names})"
+    return "the suggested code is not valid Python or equals the current code"
+
+
+def _make_optoprime(parameters: list, llm: Any, memory_size: int, objective: str) -> Any:
+    """An OptoPrime that makes exactly one request per step (OptoPrime's own retry without JSON mode doubles the
+    wait on a timeout, so it is kept only for servers that reject JSON mode) and remembers the raw answer."""
+    from opto.optimizers import OptoPrime
+
+    class MapperOptoPrime(OptoPrime):
+        last_response: str | None = None
+
+        def call_llm(self, system_prompt, user_prompt, verbose=False, max_tokens=4096):
+            import openai
+
+            messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user_prompt}]
+            try:
+                response = self.llm(messages=messages, response_format={"type": "json_object"}, max_tokens=max_tokens)
+            except openai.BadRequestError:  # the server does not support JSON mode
+                response = self.llm(messages=messages, max_tokens=max_tokens)
+            self.last_response = response.choices[0].message.content or ""
+            return self.last_response
+
+    return MapperOptoPrime(parameters, llm=llm, memory_size=memory_size, objective=objective)
+
+
+__all__ = ["DSL_PRIMER", "TraceOptimizer", "get_code", "make_agent", "method_source", "set_code", "split_sections"]

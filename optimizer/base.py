@@ -1,0 +1,196 @@
+"""The optimizer protocol, the tuning record and the registry of optimizers.
+
+An optimizer proposes one DSL program per iteration and is told the outcome:
+
+    opt = make_optimizer("guided", space=space, start=start_dsl, seed=0)
+    proposal = opt.propose(history)        # -> Proposal (DSL text, or an agent error)
+    ...evaluate...
+    opt.observe(record)                    # -> None; record is the IterationRecord just stored
+
+`resume(history)` brings a fresh optimizer to the state it had after `history`; the default replays
+`propose`/`observe` over the stored records, which is exact for deterministic optimizers. The registry maps CLI names
+to classes, imported lazily so that `guided` never pays for importing trace-opt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar, Sequence
+
+from mapperopt.errors import MapperoptError
+
+RECORD_SCHEMA = "mapperopt.tune.iter/1"
+
+# CLI name -> "module:Class"
+OPTIMIZERS = {
+    "guided": "mapperopt.optimizer.guided:GuidedOptimizer",
+    "trace": "mapperopt.optimizer.agent:TraceOptimizer",
+}
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What an optimizer proposes for one iteration.
+
+    Attributes:
+        dsl: the program to evaluate, or None when the agent itself failed to produce one.
+        note: one line saying how it was obtained (shown in the progress display and stored).
+        error: the agent's error text when `dsl` is None; it becomes the iteration's feedback.
+        state: the optimizer's state needed to resume after this iteration (JSON), or None.
+        llm: language-model usage while proposing: {"calls": [...], "prompt_tokens", "completion_tokens",
+            "total_tokens"}; None when no model was called.
+    """
+
+    dsl: str | None
+    note: str = ""
+    error: str | None = None
+    state: dict | None = None
+    llm: dict | None = None
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """One tuning iteration as stored in `state.jsonl` (one JSON object per line, schema mapperopt.tune.iter/1).
+
+    Attributes:
+        iter: 1-based iteration number.
+        dsl: the evaluated program as proposed, or None when the agent failed.
+        key: cache key (hash of the normalised program, `normalize_dsl`, and the run settings), or None without a
+            program.
+        status: "ok" or "failed".
+        stage: where a failure happened: "generate" (the agent raised) or a run stage (records.STAGES).
+        category: AutoGuide's category (e.g. "performance", "memory.oom"), "agent.error" for agent failures.
+        throughput: median throughput of the repeats (larger is better); None when failed.
+        unit: unit of `throughput`.
+        best_throughput: the best throughput of iterations 1..iter (0.0 when none succeeded).
+        cached: True when the program had been evaluated before and its stored result was reused.
+        cached_from: the iteration whose result was reused.
+        feedback_text: the feedback string the optimizer was given (optimizer.md §2.2).
+        note: how the optimizer obtained the program (Proposal.note).
+        result: the run's RunResult as JSON (None for agent failures and cached iterations).
+        feedback: AutoGuide's Feedback as JSON (None for agent failures and cached iterations).
+        optimizer_state: Proposal.state.
+        llm: Proposal.llm.
+        wall_s: seconds the iteration took (proposal and evaluation).
+    """
+
+    iter: int
+    dsl: str | None
+    key: str | None
+    status: str
+    stage: str | None
+    category: str
+    throughput: float | None
+    unit: str | None
+    best_throughput: float
+    cached: bool = False
+    cached_from: int | None = None
+    feedback_text: str = ""
+    note: str = ""
+    result: dict | None = None
+    feedback: dict | None = None
+    optimizer_state: dict | None = None
+    llm: dict | None = None
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def score(self) -> float:
+        """Throughput, 0 for a failure (the paper's convention)."""
+        return self.throughput if self.ok and self.throughput is not None else 0.0
+
+    def to_json(self) -> dict:
+        return {"schema": RECORD_SCHEMA, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> IterationRecord:
+        """Reads a stored line; unknown keys (from a newer writer) are ignored.
+
+        Raises:
+            ValueError: the line is of another schema.
+        """
+        if data.get("schema") != RECORD_SCHEMA:
+            raise ValueError(f"not a tuning record (schema {data.get('schema')!r}, expected {RECORD_SCHEMA!r})")
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def normalize_dsl(text: str) -> str:
+    """The canonical text of a program: formatted, comments dropped. Text that does not parse is returned with
+    trailing spaces and blank lines removed, so that equal broken programs still share a cache entry."""
+    from dataclasses import replace
+
+    from mapperopt.dsl.formatter import format_program
+    from mapperopt.dsl.parser import parse
+
+    try:
+        program = parse(text, "<mapper>")
+    except MapperoptError:
+        lines = [line.rstrip() for line in text.strip().splitlines()]
+        return "\n".join(line for line in lines if line) + "\n"
+    return format_program(replace(program, comments=()))
+
+
+def cache_key(dsl: str, settings: dict) -> str:
+    """The cache key of evaluating `dsl` (already normalised) under run `settings` (app, size, processors,
+    repeats...): 16 hex digits of a SHA-256."""
+    blob = json.dumps({"dsl": dsl, "settings": settings}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class Optimizer:
+    """Base class of optimizers (see the module docstring for the protocol).
+
+    Args:
+        space: the SearchSpace of the application on this machine.
+        start: the DSL program of the first iteration.
+        seed: seed of every random choice the optimizer makes.
+        options: optimizer-specific settings (ignored by optimizers that have none).
+    """
+
+    name: ClassVar[str] = ""
+    #: True when the optimizer calls a language model (the CLI then needs an endpoint).
+    needs_llm: ClassVar[bool] = False
+
+    def __init__(self, space: Any, start: str, seed: int = 0, **options: Any):
+        self.space = space
+        self.start = start
+        self.seed = seed
+        self.options = options
+
+    def propose(self, history: Sequence[IterationRecord]) -> Proposal:
+        raise NotImplementedError
+
+    def observe(self, record: IterationRecord) -> None:
+        """Default: nothing to learn."""
+
+    def resume(self, history: Sequence[IterationRecord]) -> None:
+        """Replays `history` (propose then observe per record) to rebuild a deterministic optimizer's state."""
+        for i, record in enumerate(history):
+            self.propose(history[:i])
+            self.observe(record)
+
+    def describe(self) -> str:
+        """One line for the display, e.g. 'guided (rule-based search, not a language model)'."""
+        return self.name
+
+
+def make_optimizer(name: str, **kwargs: Any) -> Optimizer:
+    """An optimizer by CLI name.
+
+    Raises:
+        MapperoptError: unknown name.
+    """
+    if name not in OPTIMIZERS:
+        raise MapperoptError(f"unknown optimizer '{name}'", hint=f"choose one of {', '.join(OPTIMIZERS)}")
+    module, cls = OPTIMIZERS[name].split(":")
+    return getattr(importlib.import_module(module), cls)(**kwargs)
+
+
+__all__ = ["IterationRecord", "Optimizer", "Proposal", "OPTIMIZERS", "cache_key", "make_optimizer", "normalize_dsl"]

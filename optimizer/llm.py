@@ -1,0 +1,152 @@
+"""Access to a language model through any OpenAI-compatible chat-completions endpoint (optimizer.md §4.3, §6).
+
+Hosted services and local servers (llama.cpp's server, vLLM, Ollama...) work alike: mapperopt talks to them with
+the `openai` client, with its own endpoint, model, key, timeout and retry settings, never through LiteLLM's
+configuration. Settings come from options or the environment:
+
+| setting | option | environment variable | default |
+|---|---|---|---|
+| endpoint | `--llm-base-url` | `MAPPEROPT_LLM_BASE_URL` | the OpenAI API when only a model is given |
+| model | `--llm-model` | `MAPPEROPT_LLM_MODEL` | `gpt-4o` (the paper's) |
+| key | `--llm-api-key` | `MAPPEROPT_LLM_API_KEY` | a placeholder (local servers need none) |
+| timeout | `--llm-timeout` | `MAPPEROPT_LLM_TIMEOUT` | 120 s per request |
+| retries | `--llm-retries` | `MAPPEROPT_LLM_RETRIES` | 2 (the client's own back-off) |
+
+An endpoint is *configured* when a base URL or a model is given; otherwise the offline optimizer is the default.
+The key is never written to any file.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mapperopt.errors import MapperoptError
+
+ENV = {"base_url": "MAPPEROPT_LLM_BASE_URL", "model": "MAPPEROPT_LLM_MODEL", "api_key": "MAPPEROPT_LLM_API_KEY",
+       "timeout_s": "MAPPEROPT_LLM_TIMEOUT", "max_retries": "MAPPEROPT_LLM_RETRIES"}
+DEFAULT_MODEL = "gpt-4o"
+PLACEHOLDER_KEY = "not-needed"
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where and how to reach the model.
+
+    Attributes:
+        base_url: the endpoint's base URL (ending in `/v1` for most servers), or None for the OpenAI API.
+        model: the model name sent with each request.
+        api_key: the key, or None.
+        timeout_s: seconds before one request is abandoned.
+        max_retries: retries of a failed request (connection errors, 408/429/5xx), with the client's back-off.
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    timeout_s: float = 120.0
+    max_retries: int = 2
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.base_url or self.model)
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMConfig:
+        """Options given (not None) win over the environment variables of `ENV`.
+
+        Raises:
+            MapperoptError: a timeout or retry count that is not a number.
+        """
+        values: dict[str, Any] = {}
+        for name, var in ENV.items():
+            value = overrides.get(name)
+            values[name] = value if value is not None else (os.environ.get(var) or None)
+        try:
+            timeout = float(values["timeout_s"]) if values["timeout_s"] is not None else cls.timeout_s
+            retries = int(values["max_retries"]) if values["max_retries"] is not None else cls.max_retries
+        except ValueError as exc:
+            raise MapperoptError(f"bad language-model setting: {exc}",
+                                 hint=f"{ENV['timeout_s']} takes seconds, {ENV['max_retries']} a count") from None
+        return cls(base_url=values["base_url"], model=values["model"], api_key=values["api_key"],
+                   timeout_s=timeout, max_retries=retries)
+
+    def public(self) -> dict:
+        """The settings without the key, for settings.json."""
+        return {"base_url": self.base_url, "model": self.model or DEFAULT_MODEL, "timeout_s": self.timeout_s,
+                "max_retries": self.max_retries}
+
+
+class ChatModel:
+    """A callable with the contract OptoPrime expects of its `llm` (optimizer.md §4.4): `model(messages=...,
+    **kwargs)` returns the chat-completions response object. Every call's token counts are recorded.
+
+    Args:
+        config: the endpoint settings.
+
+    Attributes:
+        calls: one dict per request: {"model", "seconds", "prompt_tokens", "completion_tokens", "total_tokens",
+            "error"} (token counts 0 when the server reported none or the call failed).
+    """
+
+    def __init__(self, config: LLMConfig):
+        import openai  # imported here: the offline path never needs it
+
+        self.config = config
+        self.client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or PLACEHOLDER_KEY,
+                                    timeout=config.timeout_s, max_retries=config.max_retries)
+        self.calls: list[dict] = []
+
+    @property
+    def model_name(self) -> str:
+        return self.config.model or DEFAULT_MODEL
+
+    def __call__(self, messages: list[dict], **kwargs: Any) -> Any:
+        """Sends one chat-completions request.
+
+        Raises:
+            openai.APIError: its subclasses for timeouts (APITimeoutError), refused connections
+                (APIConnectionError) and HTTP errors (APIStatusError), after the configured retries.
+        """
+        start = time.monotonic()
+        entry = {"model": self.model_name, "seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0,
+                 "total_tokens": 0, "error": None}
+        try:
+            response = self.client.chat.completions.create(model=self.model_name, messages=messages, **kwargs)
+        except Exception as exc:
+            entry["error"] = describe_error(exc, self.config)
+            raise
+        finally:
+            entry["seconds"] = round(time.monotonic() - start, 3)
+            self.calls.append(entry)
+        usage = getattr(response, "usage", None)
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            entry[name] = int(getattr(usage, name, 0) or 0)
+        return response
+
+    def usage_since(self, first_call: int) -> dict:
+        """Usage of the calls from index `first_call` on: {"calls": [...], "prompt_tokens", "completion_tokens",
+        "total_tokens"}."""
+        calls = self.calls[first_call:]
+        totals = {n: sum(c[n] for c in calls) for n in ("prompt_tokens", "completion_tokens", "total_tokens")}
+        return {"calls": calls, **totals}
+
+
+def describe_error(exc: BaseException, config: LLMConfig) -> str:
+    """One line saying what went wrong with a model request, in words a user can act on."""
+    import openai
+
+    where = config.base_url or "the OpenAI API"
+    if isinstance(exc, openai.APITimeoutError):
+        return f"the model at {where} did not answer within {config.timeout_s:g} s (timeout)"
+    if isinstance(exc, openai.APIConnectionError):
+        return f"cannot connect to the model endpoint {where} (connection refused or unreachable)"
+    if isinstance(exc, openai.APIStatusError):
+        return f"the model endpoint {where} answered HTTP {exc.status_code}: {_first_line(exc.message)}"
+    return f"{type(exc).__name__}: {_first_line(str(exc))}"
+
+
+def _first_line(text: str) -> str:
+    return (text or "").strip().splitlines()[0][:300] if (text or "").strip() else ""

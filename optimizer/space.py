@@ -1,0 +1,479 @@
+"""The one search space of mapping decisions (interfaces.md §11, benchmarks.md §5).
+
+A `SearchSpace` is built from an application description (interfaces.md §2) and a machine description (§6). It is a
+list of `Decision`s, each a named discrete choice; a *point* is a dict `{decision name: value}` holding one value per
+decision. Every point renders to a DSL program (`SearchSpace.render`), grouped into the six sections of the paper's
+agent (`SearchSpace.sections`): task kinds, region memories (with CollectMemory), layouts, instance limits, index-task
+maps and single-task maps. The offline optimizer walks the space with `neighbours` and maps arbitrary programs
+(a user's start program, AutoGuide's edited programs) back into it with `project`; OpenTuner and random search can
+use `decisions` and `random_point`.
+
+Decision names and values (all values are JSON-serialisable; lists come back as tuples):
+
+| name | value | DSL it renders to |
+|---|---|---|
+| `kinds/<task>` | tuple of processor kinds, first one preferred | `Task <task> K1,K2;` |
+| `memory/<task>/<req>/<kind>` | tuple of memory kinds | `Region <task> <name or req> <kind> M1,M2;` |
+| `layout/interleave` | `"SOA"` or `"AOS"` | one `Layout * * * ...;` line for all |
+| `layout/order` | `"F_order"` or `"C_order"` | (same line) |
+| `layout/align` | 0 (none), 64 or 128 bytes | (same line) |
+| `limit/<task>` | 0 (none) or N ≥ 1 | `InstanceLimit <task> N;` |
+| `collect/<task>` | bool | `CollectMemory <task> *;` |
+| `index_map/<task>` | a pattern of `INDEX_PATTERNS` or `"default"` | a function from the library + `IndexTaskMap` |
+| `single_map/<task>` | a pattern of `SINGLE_PATTERNS` or `"default"` | a function + `SingleTaskMap` |
+
+Only decisions with at least two values on this machine exist: on a CPU-only machine there are no processor-kind or
+memory decisions, because there is nothing to choose.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from mapperopt.errors import MapperoptError
+
+# The DefaultMapper's processor ranking (dsl.md §7.1), restricted to kinds mapperopt's Legion build has.
+KIND_RANKING = ("GPU", "CPU")
+# The memory the DefaultMapper picks for a task on each processor kind (dsl.md §7.2).
+DEFAULT_MEMORY = {"GPU": "FBMEM", "CPU": "SYSMEM"}
+# Memory kinds a decision may use: VIRTUAL is left out because it fails for every leaf variant.
+SEARCH_MEMORIES = ("FBMEM", "ZCMEM", "SYSMEM", "SOCKMEM", "RDMEM")
+ALIGNMENTS = (0, 64, 128)
+INSTANCE_LIMITS = (0, 1, 4)
+SECTIONS = ("task", "region", "layout", "instance_limit", "index_task_map", "single_task_map")
+
+# Index-mapping library (dsl.md §9). `lin` is the row-major linear position of the point in its launch domain and `n`
+# the domain's volume; `{m}` is the machine model of the task's processor kind. Every function stays in range for any
+# number of points and processors (dsl.md §14.4, adaptation 2).
+INDEX_PATTERNS = {
+    # contiguous blocks of points over all processors, nodes first (the experts' gpu_block)
+    "block": ("block over all processors, nodes first",
+              "q = lin * {m}.volume / n;\n    return {m}[q / {m}.size[1], q % {m}.size[1]];"),
+    # round-robin over nodes first, then over the processors of each node (paper strategy S10)
+    "cyclic": ("round-robin over nodes, then processors",
+               "return {m}[lin % {m}.size[0], lin / {m}.size[0] % {m}.size[1]];"),
+    # hierarchical: block over nodes, round-robin over the node's processors
+    "hier": ("block over nodes, round-robin within a node",
+             "return {m}[lin * {m}.size[0] / n, lin % {m}.size[1]];"),
+    # block over nodes, everything of a node on its first processor (the experts' cpu_node_block)
+    "node_first": ("block over nodes, first processor of each node",
+                   "return {m}[lin * {m}.size[0] / n, 0];"),
+}
+SINGLE_PATTERNS = {
+    "first_proc": ("first processor of the first node", "return {m}[0, 0];"),
+    "parent_proc": ("the processor the parent task runs on", "return {m}[*task.parent.processor({m})];"),
+}
+MACHINE_VARS = {"CPU": "mcpu", "GPU": "mgpu"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One discrete choice of the space.
+
+    Attributes:
+        name: the key in a point, e.g. "index_map/calculate_new_currents" (see the module table).
+        choices: the allowed values, the default first (the default mapper's behaviour).
+        group: what kind of decision it is ("kinds", "memory", "layout", "limit", "collect", "index_map",
+            "single_map"); the offline optimizer orders its moves by group.
+        task: the task it concerns, or None for program-wide decisions.
+    """
+
+    name: str
+    choices: tuple
+    group: str
+    task: str | None = None
+
+    @property
+    def default(self) -> Any:
+        return self.choices[0]
+
+
+@dataclass(frozen=True)
+class Move:
+    """A change to a point: `changes` maps decision names to new values; `label` says what it does in words."""
+
+    label: str
+    changes: Mapping[str, Any]
+
+
+def _as_json(obj: Any) -> dict:
+    """A description object (with `to_json`) or its JSON dict, as a dict."""
+    return obj.to_json() if hasattr(obj, "to_json") else dict(obj)
+
+
+def _freeze(value: Any) -> Any:
+    return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
+
+
+class SearchSpace:
+    """The discrete mapping decisions of one application on one machine.
+
+    Args:
+        app: the application description (`AppDescription` or its interfaces.md §2 JSON dict).
+        machine: the machine description (`MachineDescription` or its §6 JSON dict).
+
+    Raises:
+        ValueError: the machine has neither CPUs nor GPUs on node 0.
+    """
+
+    def __init__(self, app: Any, machine: Any):
+        self.app = _as_json(app)
+        self.machine = _as_json(machine)
+        procs = self.machine.get("processors", {})
+        self.kinds = tuple(k for k in KIND_RANKING if (procs.get(k) or [0])[0] > 0)
+        if not self.kinds:
+            raise ValueError("the machine description lists no CPU or GPU processor on node 0")
+        self.tasks = {t["name"]: t for t in self.app["tasks"]}
+        self.memories = {k: self._visible_memories(k) for k in self.kinds}
+        self.decisions = self._build()
+        self.by_name = {d.name: d for d in self.decisions}
+        self._placements: dict[tuple, list] = {}  # library placements, computed on demand by `project`
+
+    # ------------------------------------------------------------------------------------------- construction
+
+    def _visible_memories(self, kind: str) -> tuple[str, ...]:
+        """Memory kinds with affinity to node 0's processors of `kind`, in `SEARCH_MEMORIES` order."""
+        seen = {m["kind"] for m in self.machine.get("memories", [])
+                if m.get("node", 0) == 0 and m.get("procs", {}).get(kind)}
+        return tuple(m for m in SEARCH_MEMORIES if m in seen)
+
+    def usable_kinds(self, task: str) -> tuple[str, ...]:
+        """Processor kinds `task` has a variant for and the machine has, in the default ranking."""
+        variants = self.tasks[task]["variants"]
+        return tuple(k for k in self.kinds if k in variants)
+
+    def is_top_level(self, task: str) -> bool:
+        return not self.tasks[task].get("parent")
+
+    def index_tasks(self) -> list[str]:
+        """Tasks launched as index launches with a known launch domain (the ones an `IndexTaskMap` can place)."""
+        return [n for n, t in self.tasks.items() if t["launch"] in ("index", "both") and t.get("domain")]
+
+    def single_tasks(self) -> list[str]:
+        """Tasks launched individually that are not the top-level task."""
+        return [n for n, t in self.tasks.items() if t["launch"] in ("single", "both") and not self.is_top_level(n)]
+
+    def _build(self) -> list[Decision]:
+        out: list[Decision] = []
+        for name in self.tasks:
+            usable = self.usable_kinds(name)
+            if len(usable) > 1 and not self.is_top_level(name):
+                # Each usable kind first, the others after as a fallback.
+                out.append(Decision(f"kinds/{name}", tuple((k, *[o for o in usable if o != k]) for k in usable),
+                                    "kinds", name))
+        for name, task in self.tasks.items():
+            for kind in self.usable_kinds(name):
+                choices = self._memory_choices(kind)
+                if len(choices) > 1 and not task.get("inner"):
+                    for req in task["regions"]:
+                        out.append(Decision(f"memory/{name}/{req['index']}/{kind}", choices, "memory", name))
+        out.append(Decision("layout/interleave", ("SOA", "AOS"), "layout"))
+        out.append(Decision("layout/order", ("F_order", "C_order"), "layout"))
+        out.append(Decision("layout/align", ALIGNMENTS, "layout"))
+        for name in self.index_tasks():
+            out.append(Decision(f"index_map/{name}", ("default", *INDEX_PATTERNS), "index_map", name))
+        for name in self.single_tasks():
+            out.append(Decision(f"single_map/{name}", ("default", *SINGLE_PATTERNS), "single_map", name))
+        for name in self.index_tasks():
+            out.append(Decision(f"limit/{name}", INSTANCE_LIMITS, "limit", name))
+        for name, task in self.tasks.items():
+            if not self.is_top_level(name) and any(r["privilege"] == "read_only" for r in task["regions"]):
+                out.append(Decision(f"collect/{name}", (False, True), "collect", name))
+        return out
+
+    def _memory_choices(self, kind: str) -> tuple[tuple[str, ...], ...]:
+        """Memory lists for a requirement of a task on `kind`: the default memory alone, then each other visible
+        memory with the default as a fallback (so that a full small memory is not fatal, dsl.md §7.2)."""
+        visible = self.memories[kind]
+        default = DEFAULT_MEMORY.get(kind) if DEFAULT_MEMORY.get(kind) in visible else (visible[:1] or ("SYSMEM",))[0]
+        return ((default,), *[(m, default) for m in visible if m != default])
+
+    # ------------------------------------------------------------------------------------------------ points
+
+    def default_point(self) -> dict[str, Any]:
+        """The point that expresses Legion's default mapper: GPU first, default memories, SOA F_order, Legion's
+        default slicing, no limits, nothing collected."""
+        return {d.name: d.default for d in self.decisions}
+
+    def random_point(self, rng: random.Random) -> dict[str, Any]:
+        """A point with every decision drawn uniformly from its choices by `rng`."""
+        return {d.name: rng.choice(d.choices) for d in self.decisions}
+
+    def normalize(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        """A complete point: missing decisions take their default; JSON lists become tuples.
+
+        Raises:
+            ValueError: a key names no decision of this space, or a value is not one of its choices.
+        """
+        out = self.default_point()
+        for key, value in point.items():
+            if key not in self.by_name:
+                raise ValueError(f"'{key}' is not a decision of this search space")
+            value = _freeze(value)
+            if value not in self.by_name[key].choices:
+                raise ValueError(f"{value!r} is not a choice of '{key}' (choices: {self.by_name[key].choices})")
+            out[key] = value
+        return out
+
+    def effective_kind(self, point: Mapping[str, Any], task: str) -> str:
+        """The processor kind `task` runs on under `point` (the first of its list it has a variant for)."""
+        usable = self.usable_kinds(task)
+        kinds = point.get(f"kinds/{task}", usable)
+        return next((k for k in kinds if k in usable), usable[0] if usable else self.kinds[-1])
+
+    def relevant(self, point: Mapping[str, Any], decision: Decision) -> bool:
+        """Whether changing `decision` can change the mapping under `point` (memory decisions for a kind the task
+        does not run on cannot)."""
+        if decision.group == "memory":
+            return decision.name.rsplit("/", 1)[1] == self.effective_kind(point, decision.task)
+        return True
+
+    # ----------------------------------------------------------------------------------------------- rendering
+
+    def sections(self, point: Mapping[str, Any]) -> dict[str, list[str]]:
+        """The DSL statements of `point`, one list per section of `SECTIONS` (each item one statement; function
+        definitions span several lines). Missing decisions take their defaults."""
+        p = self.normalize(point)
+        task_lines = [f"Task * {','.join(self.kinds)};"]
+        for d in self.decisions:
+            if d.group == "kinds" and p[d.name] != d.default:
+                task_lines.append(f"Task {d.task} {','.join(p[d.name])};")
+        region_lines = [f"Region * * {k} {self._memory_choices(k)[0][0]};" for k in self.kinds]
+        for d in self.decisions:
+            if d.group == "memory" and p[d.name] != d.default:
+                _, task, req, kind = d.name.split("/")
+                region_lines.append(f"Region {task} {self._region_selector(task, int(req))} {kind} "
+                                    f"{','.join(p[d.name])};")
+        region_lines += [f"CollectMemory {d.task} *;" for d in self.decisions if d.group == "collect" and p[d.name]]
+        align = p["layout/align"]
+        layout_lines = [f"Layout * * * {p['layout/interleave']} {p['layout/order']}"
+                        f"{f' Align=={align}' if align else ''};"]
+        limit_lines = [f"InstanceLimit {d.task} {p[d.name]};"
+                       for d in self.decisions if d.group == "limit" and p[d.name]]
+        return {
+            "task": task_lines,
+            "region": region_lines,
+            "layout": layout_lines,
+            "instance_limit": limit_lines,
+            "index_task_map": self._map_lines(p, "index_map", INDEX_PATTERNS, "IndexTaskMap"),
+            "single_task_map": self._map_lines(p, "single_map", SINGLE_PATTERNS, "SingleTaskMap"),
+        }
+
+    def _region_selector(self, task: str, req: int) -> str:
+        """The requirement's nearest name when no other requirement of the task has it in its name chain (a name
+        selects every requirement whose chain contains it, dsl.md §6.2), else its index."""
+        regions = self.tasks[task]["regions"]
+        names = regions[req].get("names") or []
+        if names and sum(names[0] in (r.get("names") or []) for r in regions) == 1:
+            return names[0]
+        return str(req)
+
+    def _map_lines(self, p: Mapping[str, Any], group: str, library: dict, keyword: str) -> list[str]:
+        """Function definitions (each once) followed by one map statement per function, listing its tasks."""
+        users: dict[str, list[str]] = {}
+        defs: dict[str, str] = {}
+        for d in self.decisions:
+            if d.group != group or p[d.name] == "default":
+                continue
+            kind = self.effective_kind(p, d.task)
+            domain = self.tasks[d.task].get("domain") or [1]
+            fname = f"{p[d.name]}_{kind.lower()}{len(domain) if group == 'index_map' else ''}"
+            if group == "index_map":
+                fname += "d"
+            defs.setdefault(fname, self._function(fname, library[p[d.name]], kind, len(domain), group))
+            users.setdefault(fname, []).append(d.task)
+        return [*defs.values(), *[f"{keyword} {','.join(tasks)} {f};" for f, tasks in users.items()]]
+
+    @staticmethod
+    def _function(fname: str, pattern: tuple[str, str], kind: str, dims: int, group: str) -> str:
+        """The DSL definition of library function `pattern` for tasks on `kind` with `dims`-dimensional launches.
+        Index-map bodies get the locals `lin` (row-major position of the point) and, when they use it, `n`
+        (the launch volume)."""
+        comment, body = pattern
+        body = body.format(m=MACHINE_VARS[kind])
+        if group == "index_map":
+            lin = "task.ipoint[0]"
+            for d in range(1, dims):
+                lin = f"{'(' + lin + ')' if d > 1 else lin} * task.ispace[{d}] + task.ipoint[{d}]"
+            locals_ = [f"lin = {lin};"]
+            if re.search(r"\bn\b", body):
+                locals_.append(f"n = {' * '.join(f'task.ispace[{d}]' for d in range(dims))};")
+            body = "\n    ".join([*locals_, body])
+        return f"def {fname}(Task task) {{    # {comment}\n    {body}\n}}"
+
+    def prelude(self) -> list[str]:
+        """Global machine models every section may use (`mcpu`, and `mgpu` when the machine has GPUs)."""
+        return [f"{MACHINE_VARS[k]} = Machine({k});" for k in reversed(self.kinds)]
+
+    def render(self, point: Mapping[str, Any]) -> str:
+        """The DSL program of `point`, canonically formatted."""
+        return join_program(self.prelude(), self.sections(point))
+
+    # ------------------------------------------------------------------------------------------- neighbourhood
+
+    def neighbours(self, point: Mapping[str, Any], weights: Mapping[str, float] | None = None,
+                   rng: random.Random | None = None) -> Iterator[Move]:
+        """Moves to points near `point`, most promising first.
+
+        Order: group moves that set one processor kind or one index-mapping pattern for every task at once; then
+        single-decision moves by group (kinds, index maps, memories, layout, single-task maps, collect, limits);
+        within a group, tasks with more measured time first (`weights`: seconds per task name, e.g. from the
+        run's profile), ties broken by `rng` (seeded, so the order is reproducible) or by description order.
+        """
+        p = self.normalize(point)
+        weights = weights or {}
+        order = list(self.decisions)
+        if rng is not None:
+            rng.shuffle(order)
+        order.sort(key=lambda d: -weights.get(d.task or "", 0.0))
+        for kind in self.kinds:
+            names = [d.name for d in self.decisions if d.group == "kinds"]
+            changes = {n: next(c for c in self.by_name[n].choices if c[0] == kind) for n in names}
+            if names and any(p[n] != v for n, v in changes.items()):
+                yield Move(f"every task on {kind} first", changes)
+        index = [d for d in self.decisions if d.group == "index_map"]
+        for pattern in ("default", *INDEX_PATTERNS):
+            changes = {d.name: pattern for d in index}
+            if len(index) > 1 and any(p[n] != v for n, v in changes.items()):
+                yield Move(f"every index launch mapped '{pattern}'", changes)
+        for group in ("kinds", "index_map", "memory", "layout", "single_map", "collect", "limit"):
+            for d in order:
+                if d.group != group or not self.relevant(p, d):
+                    continue
+                for value in d.choices:
+                    if value != p[d.name]:
+                        yield Move(f"{d.name} = {_show(value)}", {d.name: value})
+
+    def apply(self, point: Mapping[str, Any], move: Move) -> dict[str, Any]:
+        """`point` with `move`'s changes (a new dict)."""
+        return self.normalize({**point, **move.changes})
+
+    # ----------------------------------------------------------------------------------------------- projection
+
+    def project(self, dsl: str) -> dict[str, Any]:
+        """The point of this space closest to an arbitrary program, decided with the DSL's reference evaluator.
+
+        Each decision takes the value whose effect matches the program's for that task/requirement: processor and
+        memory lists by their first usable entry, layout aspects by the most common choice, limits by the nearest
+        count, mapping functions by the library pattern that places the most points as the program does (Legion's
+        default when the program has no map statement for the task). What the space cannot express (other
+        functions, per-requirement layouts...) is approximated that way; a program that does not parse or whose
+        load phase fails projects to the default point.
+        """
+        from mapperopt.descriptions import AppDescription, MachineDescription
+        from mapperopt.dsl.evaluator import Evaluator
+        from mapperopt.dsl.parser import parse
+
+        try:
+            ev = Evaluator(parse(dsl, "<project>"), MachineDescription.from_json(self.machine),
+                           AppDescription.from_json(self.app))
+        except MapperoptError:
+            return self.default_point()
+        point = self.default_point()
+        for d in self.decisions:
+            try:
+                value = self._project_one(ev, point, d)
+            except MapperoptError:  # a run-time error of the program for this decision: keep the default
+                continue
+            if value is not None:
+                point[d.name] = value
+        return point
+
+    def _project_one(self, ev: Any, point: Mapping[str, Any], d: Decision) -> Any:
+        if d.group == "kinds":
+            first = ev.task_kind(d.task)
+            return next((c for c in d.choices if c[0] == first), None)
+        if d.group == "memory":
+            _, task, req, kind = d.name.split("/")
+            listed = [m for m in ev.memories(task, int(req), kind) if m in self.memories[kind]]
+            return next((c for c in d.choices if listed and c[0] == listed[0]), None)
+        if d.group == "layout":
+            return self._project_layout(ev, point, d)
+        if d.group == "limit":
+            n = ev.instance_limit(d.task, self.effective_kind(point, d.task)) or 0
+            return min(d.choices, key=lambda c: (abs(c - n), c))
+        if d.group == "collect":
+            return bool(ev.collect(d.task))
+        return self._project_map(ev, point, d)
+
+    def _project_layout(self, ev: Any, point: Mapping[str, Any], d: Decision) -> Any:
+        """The value of a global layout aspect that most requirements of the program get."""
+        votes: dict[Any, int] = {}
+        for name, task in self.tasks.items():
+            kind = self.effective_kind(point, name)
+            for req in task["regions"]:
+                layout = ev.layout(name, req["index"], kind, DEFAULT_MEMORY.get(kind, "SYSMEM"))
+                if d.name == "layout/interleave":
+                    value = layout.get("order", "SOA")
+                elif d.name == "layout/order":
+                    value = "C_order" if layout.get("dims") == "C" else "F_order"
+                else:
+                    align = layout.get("align") or {}
+                    value = min(ALIGNMENTS, key=lambda a: abs(a - int(align.get("bytes") or 0)))
+                votes[value] = votes.get(value, 0) + 1
+        return max(d.choices, key=lambda c: (votes.get(c, 0), c == d.default)) if votes else None
+
+    def _project_map(self, ev: Any, point: Mapping[str, Any], d: Decision) -> Any:
+        """The mapping pattern placing the most points of the task as the program does."""
+        index = d.group == "index_map"
+        if ev.map_statement(d.task, index) is None:
+            return "default"
+        domain = tuple(self.tasks[d.task].get("domain") or (1,)) if index else None
+        points = list(itertools.product(*(range(n) for n in domain))) if index else [None]
+        actual = [ev.place(d.task, p, domain) for p in points]
+        kind = self.effective_kind(point, d.task)
+        scores = {}
+        for pattern in d.choices[1:]:
+            placed = self._library_placements(pattern, kind, domain, d.group)
+            scores[pattern] = sum(a == b for a, b in zip(actual, placed))
+        best = max(scores, key=lambda k: scores[k]) if scores else None
+        return best if best is not None and scores[best] > 0 else None
+
+    def _library_placements(self, pattern: str, kind: str, domain: tuple[int, ...] | None, group: str) -> list:
+        """Where library function `pattern` puts each point of `domain` (row-major order) on this machine."""
+        from mapperopt.descriptions import MachineDescription
+        from mapperopt.dsl.evaluator import Evaluator
+        from mapperopt.dsl.parser import parse
+
+        key = (pattern, kind, domain, group)
+        if key not in self._placements:
+            library = INDEX_PATTERNS if group == "index_map" else SINGLE_PATTERNS
+            dims = len(domain) if domain else 1
+            text = "\n".join([f"Task t {kind};", *self.prelude(), self._function("f", library[pattern], kind, dims, group),
+                              f"{'IndexTaskMap' if group == 'index_map' else 'SingleTaskMap'} t f;"])
+            ev = Evaluator(parse(text, "<library>"), MachineDescription.from_json(self.machine))
+            points = list(itertools.product(*(range(n) for n in domain))) if domain else [None]
+            try:
+                self._placements[key] = [ev.place("t", p, domain) for p in points]
+            except MapperoptError:
+                self._placements[key] = []
+        return self._placements[key]
+
+def _show(value: Any) -> str:
+    return ",".join(value) if isinstance(value, tuple) else str(value)
+
+
+def join_program(prelude: list[str], sections: Mapping[str, list[str]]) -> str:
+    """One DSL program from the fixed prelude and the six sections, canonically formatted.
+
+    The order is fixed: task, region, layout and instance-limit statements, then the machine models, then the
+    index-map and single-map sections (which define the functions they name, after the models they use).
+    """
+    parts = [*sections["task"], *sections["region"], *sections["layout"], *sections["instance_limit"],
+             *prelude, *sections["index_task_map"], *sections["single_task_map"]]
+    return canonical("\n".join(parts) + "\n")
+
+
+def canonical(text: str) -> str:
+    """`text` formatted by the DSL formatter; unchanged when it does not parse (the checker reports why)."""
+    from mapperopt.dsl.formatter import format_program
+    from mapperopt.dsl.parser import parse
+
+    try:
+        return format_program(parse(text, "<generated>"))
+    except MapperoptError:
+        return text

@@ -1,0 +1,188 @@
+"""Resumable storage of one tuning run (interfaces.md §7).
+
+Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
+
+    settings.json     what was asked for (app, size, processors, optimizer, seed, start, repeats, ...)
+    state.jsonl       the journal: one IterationRecord per line, appended and flushed as each iteration ends;
+                      never rewritten, so an interrupted run loses at most the iteration in progress
+    iter-NNN/         the run folder of iteration NNN (mapper.dsl, the harness's files, feedback.txt)
+    best.dsl          the best program so far          \
+    history.csv       one row per iteration             > derived from the journal only (`write_outputs`)
+    progress.png      best-so-far throughput per iteration /
+
+`TuneStore.open(folder)` replays the journal; a torn last line (the process died mid-write) is skipped.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from mapperopt.errors import MapperoptError
+from mapperopt.optimizer.base import IterationRecord
+
+SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
+HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "cached",
+                   "cached_from", "note", "total_tokens", "wall_s", "key")
+
+
+class TuneStore:
+    """The files of one tuning run.
+
+    Attributes:
+        root: the tuning folder.
+        settings: the contents of settings.json.
+        records: the journal's records, in iteration order.
+    """
+
+    def __init__(self, root: Path, settings: dict, records: list[IterationRecord]):
+        self.root = root
+        self.settings = settings
+        self.records = records
+
+    # ------------------------------------------------------------------------------------------ create / open
+
+    @classmethod
+    def create(cls, runs_dir: Path, app: str, settings: dict) -> TuneStore:
+        """A new, empty tuning folder `runs_dir/<app>/tune-<timestamp>-<6 hex>/` with settings.json written."""
+        root = Path(runs_dir) / app / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+        root.mkdir(parents=True)
+        settings = {"schema": SETTINGS_SCHEMA, "app": app, **settings}
+        (root / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+        (root / "state.jsonl").touch()
+        return cls(root, settings, [])
+
+    @classmethod
+    def open(cls, root: Path) -> TuneStore:
+        """Reopens a tuning folder and replays its journal.
+
+        Raises:
+            MapperoptError: the folder has no settings.json (it is not a tuning folder), or the journal is out of
+                order.
+        """
+        root = Path(root)
+        try:
+            settings = json.loads((root / "settings.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc})",
+                                 hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
+        records = list(_read_journal(root / "state.jsonl"))
+        for i, record in enumerate(records, 1):
+            if record.iter != i:
+                raise MapperoptError(f"{root / 'state.jsonl'}: iteration {record.iter} found where {i} was expected")
+        return cls(root, settings, records)
+
+    # ------------------------------------------------------------------------------------------------ journal
+
+    def iter_dir(self, i: int) -> Path:
+        """The run folder of iteration `i` (created)."""
+        path = self.root / f"iter-{i:03d}"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def append(self, record: IterationRecord) -> None:
+        """Appends `record` to the journal and forces it to disk before returning.
+
+        Raises:
+            ValueError: `record.iter` is not the next iteration number.
+        """
+        if record.iter != len(self.records) + 1:
+            raise ValueError(f"record of iteration {record.iter} appended after {len(self.records)} iterations")
+        path = self.root / "state.jsonl"
+        line = (json.dumps(record.to_json()) + "\n").encode()
+        with open(path, "rb") as f:
+            # A torn line from an interrupted write must not swallow this one.
+            torn = f.seek(0, os.SEEK_END) > 0 and (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n"
+        with open(path, "ab") as f:
+            f.write(b"\n" + line if torn else line)
+            f.flush()
+            os.fsync(f.fileno())
+        self.records.append(record)
+
+    def lookup(self, key: str) -> IterationRecord | None:
+        """The iteration that evaluated the program with cache `key` (never a cached one), or None."""
+        return next((r for r in self.records if r.key == key and not r.cached), None)
+
+    def best(self) -> IterationRecord | None:
+        """The successful iteration with the highest throughput (the earliest among equals), or None."""
+        ok = [r for r in self.records if r.ok and r.throughput is not None]
+        return max(ok, key=lambda r: (r.throughput, -r.iter)) if ok else None
+
+    # ------------------------------------------------------------------------------------------------ outputs
+
+    def write_outputs(self) -> dict[str, Path]:
+        """Writes best.dsl (when some iteration succeeded), history.csv and progress.png from the journal.
+
+        Returns:
+            the paths written, by name ("best", "history", "plot").
+        """
+        out = {"history": self.root / "history.csv", "plot": self.root / "progress.png"}
+        best = self.best()
+        if best is not None and best.dsl is not None:
+            out["best"] = self.root / "best.dsl"
+            out["best"].write_text(best.dsl)
+        with open(out["history"], "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(HISTORY_COLUMNS)
+            for r in self.records:
+                writer.writerow(_history_row(r))
+        plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
+                                                        f"{self.settings.get('optimizer', '')}")
+        return out
+
+
+def _history_row(r: IterationRecord) -> list[Any]:
+    values = {
+        **{k: getattr(r, k) for k in ("iter", "status", "stage", "category", "throughput", "unit",
+                                      "best_throughput", "cached", "cached_from", "note", "wall_s", "key")},
+        "total_tokens": (r.llm or {}).get("total_tokens", 0),
+    }
+    return ["" if values[c] is None else values[c] for c in HISTORY_COLUMNS]
+
+
+def _read_journal(path: Path) -> Iterable[IterationRecord]:
+    if not path.exists():
+        return
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            yield IterationRecord.from_json(json.loads(line))
+        except (ValueError, TypeError):
+            continue  # a torn line: the iteration it belonged to never finished and is run again
+
+
+def plot_progress(records: list[IterationRecord], path: Path, title: str = "") -> None:
+    """PNG of best-so-far throughput against iteration, with each iteration's own throughput as points (failures
+    as crosses on the axis). Uses matplotlib's Agg backend, imported here because it costs about a second."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    iters = [r.iter for r in records]
+    ax.step(iters, [r.best_throughput for r in records], where="post", color="tab:blue", label="best so far")
+    ok = [r for r in records if r.ok]
+    ax.scatter([r.iter for r in ok], [r.score for r in ok], color="tab:green", s=18, zorder=3, label="iteration")
+    failed = [r for r in records if not r.ok]
+    if failed:
+        ax.scatter([r.iter for r in failed], [0] * len(failed), color="tab:red", marker="x", zorder=3,
+                   label="failed")
+    unit = next((r.unit for r in records if r.unit), "")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel(f"throughput ({unit})" if unit else "throughput")
+    ax.set_ylim(bottom=0)
+    if iters:
+        ax.set_xticks(iters if len(iters) <= 20 else iters[:: max(1, len(iters) // 10)])
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

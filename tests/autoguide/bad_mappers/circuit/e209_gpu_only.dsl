@@ -1,0 +1,4 @@
+# Every task on GPU only, on a machine without GPUs.
+# expect: dsl-e209-kind-unusable
+Task * GPU;
+Region * * GPU FBMEM;

@@ -1,0 +1,4 @@
+# An InstanceLimit of zero.
+# expect: dsl-e215-bad-count
+Task * CPU;
+InstanceLimit calculate_new_currents 0;

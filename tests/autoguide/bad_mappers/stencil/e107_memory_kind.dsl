@@ -1,0 +1,3 @@
+# A memory kind that does not exist.
+# expect: dsl-e107-unknown-kind
+Region * * CPU DRAM;

@@ -1,0 +1,3 @@
+# A misspelt task name.
+# expect: dsl-e202-unknown-task
+Task stencill CPU;

@@ -1,0 +1,135 @@
+"""Capture real failing runs for AutoGuide's tests: writes `tests/autoguide/captured/<name>.json`.
+
+    .venv/bin/python tests/autoguide/capture.py [NAME ...]      # default: every recipe
+    .venv/bin/python tests/autoguide/capture.py --list
+
+Recipes:
+
+* every bad mapper `tests/autoguide/bad_mappers/<bench>/<stem>.dsl` (name `<bench>-<stem>`), run through the
+  harness exactly as `mapperopt run` does (benchmarks/autoguide_coverage.py reads its directives);
+* `PROBE`: the Legion `probe` program with bad Legion/Realm flags, run through the harness's `execute`;
+* `CXX`: C++ sources under `tests/autoguide/programs/` built with mapperopt's toolchain, as the compiler builds
+  a generated mapper.
+
+Each captured file holds the `RunResult` (paths made relative), the command that reproduces it, the command line
+of the failing execution, the rule expected to match, and the Legion version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from datetime import date
+from pathlib import Path
+
+from mapperopt import toolchain
+from mapperopt.benchmarks.autoguide_coverage import REPO, BAD_MAPPERS, bad_mappers, run_bad_mapper
+from mapperopt.errors import BuildError
+from mapperopt.records import Attempt, RunResult
+
+HERE = Path(__file__).resolve().parent
+CAPTURED = HERE / "captured"
+PROGRAMS = HERE / "programs"
+
+# name -> (probe arguments, expected rule)
+PROBE = {
+    "probe-unknown-lg-flag": (["-lg:foo"], "legion-unknown-option"),
+    "probe-unknown-ll-flag": (["-ll:ocpu", "1"], "realm-unknown-option"),
+    "probe-prof-without-logfile": (["-lg:prof", "1"], "legion-prof-logfile"),
+}
+# name -> (C++ source under programs/, expected rule)
+CXX = {
+    "cxx-compile-error": ("compile_error_mapper.cc", "cxx-compile-error"),
+}
+
+
+def _scrub(text: str) -> str:
+    """Text with machine-specific paths replaced by stable placeholders."""
+    for path, name in ((str(REPO), "<repo>"), (str(toolchain.cache_dir()), "<cache>"), (str(Path.home()), "<home>")):
+        text = text.replace(path, name)
+    return text
+
+
+def _probe(name: str, args: list[str]) -> tuple[RunResult, str]:
+    from mapperopt.benchmarks.harness import execute
+
+    exe = toolchain.build("probe", [REPO / "benchmarks" / "legion" / "probe" / "probe.cc"])
+    cmd = [str(exe), *args, "-logfile", "stderr"]
+    with tempfile.TemporaryDirectory() as tmp:
+        run = execute(cmd, Path(tmp), "", 60, toolchain.runtime_env())
+    result = RunResult(app="probe", mapper="default", status="failed", stage=run.stage, reason=run.reason,
+                       attempts=(run.attempt,), log=run.log, settings={"timeout_s": 60, "command": " ".join(cmd)})
+    return result, " ".join(cmd)
+
+
+def _cxx(name: str, source: str) -> tuple[RunResult, str]:
+    path = PROGRAMS / source
+    legion = toolchain.find_legion()
+    try:
+        toolchain.build(f"autoguide-{path.stem}", [path], shared=True, legion=legion)
+    except BuildError as exc:
+        result = RunResult(app="mapper", mapper=source, status="failed", stage="compile",
+                           reason=exc.message.splitlines()[0], log=exc.log)
+        return result, exc.message.split(": ", 1)[-1]
+    raise SystemExit(f"{name}: {source} built without error; it must fail")
+
+
+def capture(name: str) -> Path:
+    """Run recipe `name` and write its captured file; returns the file."""
+    if name in PROBE:
+        args, expect = PROBE[name]
+        result, app_command = _probe(name, args)
+    elif name in CXX:
+        source, expect = CXX[name]
+        result, app_command = _cxx(name, source)
+    else:
+        bench, _, stem = name.partition("-")
+        bad = next((b for b in bad_mappers(bench) if b.path.stem == stem), None)
+        if bad is None:
+            raise SystemExit(f"unknown recipe {name!r}; see --list")
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run_bad_mapper(bad, Path(tmp))
+        expect, app_command = bad.expect, result.settings.get("command", "")
+    data = result.to_json()
+    data["run_dir"] = None
+    record = {
+        "name": name,
+        "command": f".venv/bin/python tests/autoguide/capture.py {name}",
+        "app_command": app_command,
+        "expect": expect,
+        "legion": toolchain.find_legion().version,
+        "captured": date.today().isoformat(),
+        "result": data,
+    }
+    out = CAPTURED / f"{name}.json"
+    out.write_text(_scrub(json.dumps(record, indent=1)) + "\n")
+    return out
+
+
+def recipes() -> list[str]:
+    benches = sorted(p.name for p in BAD_MAPPERS.iterdir() if p.is_dir())
+    return [*PROBE, *CXX, *[b.name for bench in benches for b in bad_mappers(bench)]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Capture real failing runs for AutoGuide's tests.")
+    parser.add_argument("names", nargs="*", help="recipes (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the recipes")
+    args = parser.parse_args(argv)
+    if args.list:
+        print("\n".join(recipes()))
+        return 0
+    os.chdir(REPO)
+    for name in args.names or recipes():
+        out = capture(name)
+        record = json.loads(out.read_text())
+        print(f"{name}: stage {record['result']['stage']}, exit "
+              f"{[a['exit_code'] for a in record['result']['attempts']]} -> {out.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

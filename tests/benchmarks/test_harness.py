@@ -1,0 +1,223 @@
+"""The benchmark harness: configurations, execution and failure classification (with small real processes), and
+real runs of Circuit and Stencil at size `ci` (docs/running.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from mapperopt import toolchain
+from mapperopt.benchmarks import known_benchmarks, load_config, run_benchmark
+from mapperopt.benchmarks.harness import _app_args, _grown, execute, first_error
+from mapperopt.errors import MapperoptError
+from mapperopt.records import RunResult
+
+APPS = ["circuit", "stencil"]
+GOOD = ('MAPPEROPT_RESULT {"schema": "mapperopt.result/1", "app": "fake", "time_s": 0.5, "iterations": 3, '
+        '"warmup": 1, "throughput": 2.0, "unit": "GFLOPS", "verified": true, "check": {"kind": "fake"}}')
+
+
+# ------------------------------------------------------------------------------------------------ configurations
+
+@pytest.mark.parametrize("app", APPS)
+def test_config_has_the_three_sizes(app):
+    cfg = load_config(app)
+    assert {"ci", "small", "gpu"} <= set(cfg.sizes)
+    assert cfg.metric == "throughput" and cfg.unit == "GFLOPS"
+    ci, gpu = cfg.size("ci"), cfg.size("gpu")
+    # CI runs on 2 cores: one CPU worker and one utility thread, no GPU.
+    assert (ci.cpus, ci.util, ci.gpus) == (1, 1, 0)
+    assert gpu.gpus == 1 and gpu.fsize and gpu.zsize
+    assert all(cfg.iterations_flag in s.args for s in cfg.sizes.values())
+    assert "-ll:gpu" not in ci.resource_flags(ci.cpus, 0)
+    assert gpu.resource_flags(2, 2)[-6:] == ["-ll:gpu", "2", "-ll:fsize", str(gpu.fsize), "-ll:zsize", str(gpu.zsize)]
+
+
+def test_known_benchmarks_and_misuse():
+    assert set(APPS) <= set(known_benchmarks())
+    with pytest.raises(MapperoptError, match="unknown benchmark 'nope'"):
+        load_config("nope")
+    with pytest.raises(MapperoptError, match="no size 'huge'"):
+        load_config("circuit").size("huge")
+    with pytest.raises(MapperoptError, match="unknown benchmark"):
+        run_benchmark("nope")
+    with pytest.raises(MapperoptError, match="no size"):
+        run_benchmark("circuit", size="huge")
+    with pytest.raises(MapperoptError, match="not found"):
+        run_benchmark("circuit", mapper=Path("/nonexistent/m.dsl"))
+
+
+@pytest.mark.skipif(toolchain.has_cuda_driver(), reason="this machine has a GPU")
+def test_gpus_without_a_driver_fail_early(tmp_path):
+    with pytest.raises(MapperoptError, match="no GPU on this machine"):
+        run_benchmark("circuit", gpus=1, out_dir=tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
+def test_extra_args_replace_size_flags():
+    args, rest = _app_args({"-l": "3", "-p": "4"}, ["-l", "9", "-lg:inorder", "-seed", "7"])
+    assert args == {"-l": "9", "-p": "4"} and rest == ["-lg:inorder", "-seed", "7"]
+
+
+def test_iterations_grow_towards_the_minimum_time():
+    assert _grown(3, time_s=0.1, wall_s=1.0, min_time_s=1.0, timeout_s=60) == 36   # 3 * 1.2 * 10
+    assert _grown(3, time_s=0.0001, wall_s=1.0, min_time_s=1.0, timeout_s=600) == 300   # at most 100x a step
+    # The predicted wall time must stay within half the timeout: 1 + (5 - 4) / 0.5 = 3x at most.
+    assert _grown(10, time_s=0.5, wall_s=4.0, min_time_s=10.0, timeout_s=10) == 30
+    assert _grown(10, time_s=0.5, wall_s=6.0, min_time_s=10.0, timeout_s=10) == 10
+
+
+def test_first_error_prefers_specific_messages():
+    stderr = ("[0 - 7f0a]    0.000000 {5}{gpu}: We are not able to discover the CUDA resources.\n"
+              "[0 - 7f0a]    0.100000 {4}{threads}: reservation cannot be satisfied\n"
+              "prog: foo.cc:12: void f(): Assertion `x' failed.\n"
+              "[0 - 7f0b]    0.200000 {5}{legion}: LEGION MAPPER EXCEPTION: Invalid mapper output.\n")
+    assert first_error(stderr) == "{5}{legion}: LEGION MAPPER EXCEPTION: Invalid mapper output."
+    assert first_error("[0 - 7f0a]    0.000000 {5}{gpu}: We are not able to discover the CUDA resources.\n") is None
+    assert first_error("[mapperopt] error R400: processor index out of bound\n{6}{x}: y") \
+        == "[mapperopt] error R400: processor index out of bound"
+
+
+# ------------------------------------------------------------------------------ execution with small processes
+
+def _script(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "app.sh"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return [str(path)]
+
+
+def _run(tmp_path: Path, body: str, timeout_s: float = 30):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(exist_ok=True)
+    return execute(_script(tmp_path, body), run_dir, "", timeout_s, dict(os.environ))
+
+
+def test_a_good_run(tmp_path):
+    run = _run(tmp_path, f"echo 'some output'\necho '{GOOD}'\necho '[0 - 1] 0.0 {{4}}{{x}}: a warning' >&2")
+    assert run.stage is None and run.attempt.exit_code == 0
+    assert run.attempt.result["throughput"] == 2.0
+    assert (tmp_path / "run" / "stdout.txt").read_text().startswith("some output")
+    assert "a warning" in (tmp_path / "run" / "stderr.txt").read_text()
+
+
+@pytest.mark.parametrize("body, stage, reason", [
+    ("kill -ABRT $$", "run", "silent abort"),
+    ("echo '[mapperopt] error R400: processor index out of bound: index 5 >= size 1' >&2; kill -ABRT $$",
+     "run", "aborted: [mapperopt] error R400: processor index out of bound"),
+    ("kill -SEGV $$", "run", "crashed with SIGSEGV"),
+    ("kill -KILL $$", "run", "out of memory"),
+    ("exit 134", "run", "silent abort"),   # as a launcher or shell in between reports SIGABRT
+    (f"echo '{GOOD.replace('true', 'false')}'; exit 2", "verify", "correctness check failed"),
+    ("echo hello", "run", "without printing a MAPPEROPT_RESULT line"),
+    (f"echo '{GOOD}'; echo '{GOOD}'", "run", "2 MAPPEROPT_RESULT lines"),
+    ("echo 'MAPPEROPT_RESULT {oops'", "run", "not a JSON object"),
+    (f"echo '{GOOD}'; exit 3", "run", "exited with status 3 and no error message"),
+    ("echo \"[mapperopt] error: cannot load mapper library 'x.so': bad ABI\" >&2; exit 1", "start",
+     "cannot load mapper library"),
+    ("echo 'ERROR: unrecognized lowlevel option: -ll:ocpu' >&2; exit 1", "start", "unrecognized lowlevel option"),
+    # Realm prints the option, then fails an assertion and aborts: the option is the reason.
+    ("echo 'ERROR: unrecognized lowlevel option: -ll:ocpu' >&2; echo \"x.cc:1: f: Assertion '0' failed.\" >&2; "
+     "kill -ABRT $$", "start", "aborted: ERROR: unrecognized lowlevel option: -ll:ocpu"),
+])
+def test_failures_are_classified(tmp_path, body, stage, reason):
+    run = _run(tmp_path, body)
+    assert run.stage == stage
+    assert reason in run.reason
+    assert "--- stderr ---" in run.log
+
+
+def test_a_program_that_cannot_start(tmp_path):
+    run = execute([str(tmp_path / "missing")], tmp_path, "", 5, dict(os.environ))
+    assert run.stage == "start" and "cannot start" in run.reason
+
+
+def test_a_hang_is_killed_with_its_children(tmp_path):
+    # The child sleeps in the background: killing only the direct process would leave it running.
+    run = _run(tmp_path, f"sleep 300 & echo $! > {tmp_path}/child.pid\nwait", timeout_s=1)
+    assert run.stage == "timeout" and run.attempt.exit_code is None
+    assert "did not finish within 1 s" in run.reason
+    assert 1 <= run.attempt.wall_s < 10
+    child = int((tmp_path / "child.pid").read_text())
+    for _ in range(50):   # the child is reaped by init shortly after the kill
+        if not Path(f"/proc/{child}").exists() or "Z" in Path(f"/proc/{child}/stat").read_text().split()[2]:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"child {child} of the timed-out program is still running")
+
+
+# ------------------------------------------------------------------------------------ real runs at size ci
+
+def _files(run_dir: Path) -> set[str]:
+    return {p.name for p in run_dir.iterdir()}
+
+
+def _processes_in(run_dir: Path) -> list[int]:
+    """Processes whose working folder is `run_dir` (the applications run there)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cwd").resolve() == run_dir.resolve():
+                found.append(int(proc.name))
+        except OSError:
+            continue   # gone, or not ours to inspect
+    return found
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_default_mapper_verifies(app, tmp_path):
+    result = run_benchmark(app, "default", out_dir=tmp_path)
+    assert result.ok, result.reason
+    assert result.mapper == "default" and result.dsl is None
+    assert result.throughput > 0 and result.unit == load_config(app).unit
+    (attempt,) = result.attempts
+    assert attempt.exit_code == 0 and attempt.result["verified"] is True
+    assert _files(tmp_path) == {"command.txt", "stdout.txt", "stderr.txt", "result.json", "feedback.json"}
+    assert RunResult.from_json(json.loads((tmp_path / "result.json").read_text())) == result
+    assert json.loads((tmp_path / "feedback.json").read_text())["status"] == "ok"
+    command = (tmp_path / "command.txt").read_text().splitlines()[1]
+    assert command.endswith("-logfile stderr") and "-ll:cpu 1 -ll:util 1" in command and "-mapper" not in command
+    assert "MAPPEROPT_RESULT" in (tmp_path / "stdout.txt").read_text()
+
+
+def test_repeats_minimum_time_and_statistics(tmp_path):
+    # Stencil at size ci measures about a millisecond: a 50 ms minimum makes the harness grow -tsteps first.
+    result = run_benchmark("stencil", "default", repeats=3, min_time_s=0.05, out_dir=tmp_path)
+    assert result.ok, result.reason
+    s = result.settings
+    assert s["calibration_runs"] >= 1 and s["iterations"] > 4 and s["min_time_met"]
+    assert len(result.attempts) == s["calibration_runs"] + 3
+    measured = result.attempts[s["calibration_runs"]:]
+    assert all(a.result["time_s"] >= 0.05 and a.result["iterations"] == s["iterations"] for a in measured)
+    values = sorted(a.result["throughput"] for a in measured)
+    assert result.throughput == values[1] and result.trimmed_mean == values[1]
+    assert result.spread == pytest.approx((values[2] - values[0]) / values[1])
+    n = len(result.attempts)
+    assert {f"stdout-{i}.txt" for i in range(1, n + 1)} | {f"stderr-{i}.txt" for i in range(1, n + 1)} <= _files(tmp_path)
+    assert len((tmp_path / "command.txt").read_text().splitlines()) == n + 1
+    assert f"-tsteps {s['iterations']} " in s["command"]
+
+
+def test_a_hanging_run_is_killed_at_the_timeout(tmp_path):
+    # A billion time steps: the application is really still running when the timeout strikes.
+    start = time.monotonic()
+    result = run_benchmark("stencil", "default", timeout_s=2, extra_args=("-tsteps", "1000000000"), out_dir=tmp_path)
+    assert time.monotonic() - start < 15
+    assert not result.ok and result.stage == "timeout"
+    assert "did not finish within 2 s" in result.reason and result.throughput is None
+    assert result.attempts[0].exit_code is None
+    assert "-tsteps 1000000000" in result.settings["command"]
+    assert _processes_in(tmp_path) == []
+    assert json.loads((tmp_path / "feedback.json").read_text())["stage"] == "timeout"
+
+
+def test_bad_legion_flag_fails_at_start(tmp_path):
+    result = run_benchmark("circuit", "default", extra_args=("-ll:nonsense", "1"), out_dir=tmp_path)
+    assert not result.ok and result.stage == "start"
+    assert "-ll:nonsense" in result.reason and "-ll:nonsense" in result.log
