@@ -216,7 +216,7 @@ def _wrap_index(node: A.Index) -> A.Index:
         raise MapperoptError("cannot wrap a machine index that mixes '*t' unpacking with other items")
     new = []
     for d, item in enumerate(items):
-        if isinstance(item, A.Wildcard) or _is_wrapped(item, node.obj, d):
+        if isinstance(item, A.Wildcard) or item == A.IntLit(0) or _is_wrapped(item, node.obj, d):
             new.append(item)
         else:
             new.append(A.Binary("%", item, A.Index(A.Member(node.obj, "size"), (A.IntLit(d),))))
@@ -248,7 +248,7 @@ def _rewrite(expr: Any, machines: set[str], count: list[int]) -> Any:
 def wrap_index_modulo(statements: list, function: str) -> list:
     """In function `function`, reduce every machine index modulo the machine's size in that dimension:
     `m[e0, e1]` becomes `m[e0 % m.size[0], e1 % m.size[1]]` and `m[*t]` becomes `m[*(t % m.size)]`, so that no
-    index can be out of range (R400)."""
+    index can be out of range (R400). Wildcards, the literal 0 and indices already reduced this way are kept."""
     globals_ = _machine_names([s for s in statements if isinstance(s, A.Assign)])
     out = []
     found = False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import string
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,7 @@ LEVELS = ("raw", "explain", "suggest")
 DSL_STAGES = ("parse", "check", "compile")
 MAX_COMPILE_ERRORS = 3
 TOP_TASKS = 3  # tasks listed in performance feedback
+MAX_FIELD = 240  # characters of one matched value in a text
 
 
 class _Missing(KeyError):
@@ -97,9 +99,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
         picked = X.block(lines, start, 8) if start is not None else lines[-8:]
     raw = X.trim(picked)
     if match is None:
-        texts = _Fields(context)
-        explanation = catalog.generic["explain"].format_map(texts)
-        suggestion = catalog.generic["suggest"].format_map(texts)
+        explanation = _text(catalog.generic["explain"], context)
+        suggestion = _text(catalog.generic["suggest"], context)
         category, rule, edits = "unknown", "generic", ()
     else:
         explanation = _text(match.rule.explain, match.fields)
@@ -109,10 +110,11 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
 
 
 def _text(template: str, fields: Mapping[str, Any]) -> str:
-    try:
-        return _fill(template, fields)
-    except _Missing as exc:  # an optional group ('also') was not found
-        return template.format_map({**{k: "?" for k in exc.args}, **fields})
+    """A text template filled in; a field of a `maybe` pattern that was not found is left empty, and each value is
+    cut to `MAX_FIELD` characters (a C++ type can fill a screen)."""
+    short = {k: (v[: MAX_FIELD - 1] + "…" if isinstance(v, str) and len(v) > MAX_FIELD else v)
+             for k, v in fields.items()}
+    return " ".join(template.format_map(defaultdict(str, short)).split())
 
 
 def _at_level(fb: Feedback, level: str) -> Feedback:
@@ -240,7 +242,7 @@ def _execution(fb: Feedback, result: RunResult) -> str:
         return head + "".join("\n  " + x for x in lines)
     if not lines:
         return f"Execution Error: {result.reason or 'failed without any output'}"
-    return "Execution Error: " + lines[0] + "".join("\n  " + x for x in lines[1:])
+    return "Execution Error: " + lines[0].strip() + "".join("\n  " + x for x in lines[1:])
 
 
 def feedback_text(fb: Feedback, result: RunResult) -> str:

@@ -551,6 +551,7 @@ class _Checker:
 
     def _statements(self):
         used = {n.func for s in self.program.statements for n in _walk_stmt(s) if isinstance(n, A.Call)}
+        absent_seen: set[str] = set()
         for pos, s in enumerate(self.program.statements):
             if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
                 used.add(s.func.name)
@@ -576,7 +577,8 @@ class _Checker:
             if isinstance(s, A.InstanceLimitStmt) and s.count < 1:
                 self.add("E215", f"InstanceLimit count {s.count} must be at least 1", s.loc)
             for k in _kinds_of(s):
-                if k.name in ABSENT_KINDS:
+                if k.name in ABSENT_KINDS and k.name not in absent_seen:
+                    absent_seen.add(k.name)
                     self.add("W303", f"processor kind '{k.name}' does not exist in mapperopt's Legion build; it is "
                                      "skipped", k.loc)
         for f in self.program.statements:
@@ -738,15 +740,19 @@ class _Checker:
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
+        """W303/W302 for kinds the machine lacks, once per kind (at its first use)."""
         m = self.machine
+        seen: set[str] = set()
         for s in self.program.statements:
             for k in _kinds_of(s):
-                if k.name not in ABSENT_KINDS and m.count(k.name, 0) == 0:
+                if k.name not in ABSENT_KINDS and m.count(k.name, 0) == 0 and k.name not in seen:
+                    seen.add(k.name)
                     self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
                                      f"({m.shape()}); it is skipped", k.loc)
             if isinstance(s, A.RegionStmt):
                 for k in s.memories:
-                    if k.name != "VIRTUAL" and not m.memories_of(k.name):
+                    if k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen:
+                        seen.add(k.name)
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
                                  k.loc)
 

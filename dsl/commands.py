@@ -14,6 +14,7 @@ from mapperopt.dsl.checker import check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
 from mapperopt.dsl.evaluator import Evaluator
 from mapperopt.dsl.formatter import format_program
+from mapperopt.dsl.machine import fmt_tuple
 from mapperopt.dsl.parser import parse
 from mapperopt.errors import MapperoptError
 
@@ -166,43 +167,63 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     return out
 
 
-def _print_explanation(entries: list[dict], machine: MachineDescription):
-    from rich.console import Console
-    from rich.table import Table
+def _cell(rec) -> str:
+    if isinstance(rec, DslRuntimeError):
+        return rec.code
+    proc = rec["proc"]
+    return "dflt" if proc["node"] is None else f"{proc['node']}.{proc['index']}"
 
-    console = Console(highlight=False)
-    console.print(f"machine: {machine.nodes} node(s); per node " + ", ".join(
-        f"{k} {machine.count(k, 0)}" for k in ("CPU", "GPU") if machine.count(k, 0)))
+
+def _placement_lines(entry: dict) -> list[str]:
+    """The point -> processor table of an index launch as text: `node.index` per point."""
+    points = entry["points"][:MAX_TABLE_POINTS]
+    dom = entry["domain"]
+    width = max(4, *(len(_cell(r)) for _, r in points))
+    lines = [f"  placement (point -> {entry['kind']} node.index; dflt = Legion's default):"]
+    if len(dom) == 2:
+        lines.append("  " + "i0 \\ i1".ljust(9) + "".join(str(j).rjust(width + 1) for j in range(dom[1])))
+        for i in range(dom[0]):
+            row = [r for p, r in points if p[0] == i]
+            if row:
+                lines.append("  " + str(i).ljust(9) + "".join(_cell(r).rjust(width + 1) for r in row))
+    else:
+        label = (lambda p: str(p[0])) if len(dom) == 1 else (lambda p: "(" + ",".join(map(str, p)) + ")")
+        w = max(width, *(len(label(p)) for p, _ in points))
+        for start in range(0, len(points), 12):
+            chunk = points[start : start + 12]
+            lines.append("  point " + "".join(label(p).rjust(w + 1) for p, _ in chunk))
+            lines.append("  proc  " + "".join(_cell(r).rjust(w + 1) for _, r in chunk))
+    if len(entry["points"]) > MAX_TABLE_POINTS:
+        lines.append(f"  ... {len(entry['points']) - MAX_TABLE_POINTS} more points")
+    return lines
+
+
+def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
+    counts = ", ".join(f"{k} {machine.count(k, 0)}" for k in ("CPU", "GPU") if machine.count(k, 0))
+    out = [f"machine: {machine.nodes} node(s), per node {counts}"]
     for e in entries:
-        launch = f"index launch over {e['domain']}" if e["domain"] else f"{e['launch']} launch"
-        console.rule(f"[bold]{e['task']}[/bold]  ({launch})")
+        launch = f"index launch over {fmt_tuple(e['domain'])}" if e["domain"] else f"{e['launch']} launch"
+        out += ["", f"{e['task']} ({launch})"]
         if e["error"] is not None:
-            console.print(f"[red]{e['error']}[/red]")
+            out.append(f"  {e['error']}")
             continue
-        console.print(f"processor kind: {e['kind']}")
+        out.append(f"  processor kind: {e['kind']}")
         if e["regions"]:
-            regions = Table(show_edge=False)
-            for col in ("arg", "region", "memory", "layout"):
-                regions.add_column(col)
+            width = max(len(r["name"] or "-") for r in e["regions"])
+            out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory':<7}  layout")
             for r in e["regions"]:
-                regions.add_row(str(r["index"]), r["name"] or "-", r["memory"], _layout_text(r["layout"]))
-            console.print(regions)
+                out.append(f"  {r['index']:>3}  {(r['name'] or '-').ljust(width)}  {r['memory']:<7}  "
+                           f"{_layout_text(r['layout'])}")
+        if e["domain"]:
+            out += _placement_lines(e)
+        elif isinstance(e["points"][0][1], dict):
+            out.append(f"  processor: {_proc_text(e['points'][0][1]['proc'])}")
         errors = {}
-        placement = Table(show_edge=False)
-        placement.add_column("point")
-        placement.add_column("processor")
-        for point, rec in e["points"][:MAX_TABLE_POINTS]:
-            label = "-" if point is None else "(" + ", ".join(map(str, point)) + ")"
+        for _, rec in e["points"]:
             if isinstance(rec, DslRuntimeError):
                 errors.setdefault(rec.code, rec)
-                placement.add_row(label, f"[red]{rec.code}[/red]")
-            else:
-                placement.add_row(label, _proc_text(rec["proc"]))
-        console.print(placement)
-        if len(e["points"]) > MAX_TABLE_POINTS:
-            console.print(f"... {len(e['points']) - MAX_TABLE_POINTS} more points")
-        for err in errors.values():
-            console.print(f"[red]{err}[/red]")
+        out += [f"  {err}" for err in errors.values()]
+    return "\n".join(out)
 
 
 def _save_png(entries: list[dict], machine: MachineDescription, path: str):
@@ -271,7 +292,7 @@ def explain(file, bench, machine_spec, domain_spec, png, as_json):
             for _, rec in e["points"]:
                 click.echo(json.dumps(rec if isinstance(rec, dict) else {"task": e["task"], "error": str(rec)}))
     else:
-        _print_explanation(entries, machine)
+        click.echo(_explanation_text(entries, machine))
     if png:
         _save_png(entries, machine, png)
         click.echo(f"wrote {png}", err=True)

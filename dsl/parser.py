@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
+import threading
 from importlib import resources
 
 import lark
-from lark import Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
@@ -21,10 +23,15 @@ from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
 INT_MAX = 2**63 - 1
 
 
+_LOCK = threading.Lock()
+
+
 @functools.cache
 def _lark() -> lark.Lark:
+    """The parser; it builds the AST while parsing (an inline transformer is much faster than a parse tree)."""
     grammar = resources.files("mapperopt.dsl").joinpath("grammar.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", lexer="basic", propagate_positions=True, maybe_placeholders=True)
+    return lark.Lark(grammar, parser="lalr", lexer="basic", keep_all_tokens=True, maybe_placeholders=True,
+                     transformer=_ToAst())
 
 
 def parse(text: str, filename: str = "<string>") -> A.Program:
@@ -38,28 +45,33 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
     Raises:
         DslSyntaxError: the first syntax error (E100-E109), with location, offending token and expected tokens.
     """
-    try:
-        tree = _lark().parse(text)
-    except UnexpectedInput as exc:
-        raise _translate(exc, text, filename) from None
-    try:
-        program = _ToAst(filename).transform(tree)
-    except VisitError as exc:
-        if isinstance(exc.orig_exc, _AstError):
-            raise exc.orig_exc.to_syntax_error(text) from None
-        raise
-    comments = _comments(text, filename)
-    return A.Program(program.statements, comments=tuple(comments), source=text, loc=program.loc)
+    parser = _lark()
+    with _LOCK:  # the transformer holds the file name of the parse in progress
+        _ToAst.file = filename
+        try:
+            program = parser.parse(text)
+        except UnexpectedInput as exc:
+            raise _translate(exc, text, filename) from None
+        except _AstError as exc:
+            raise exc.to_syntax_error(text) from None
+    return A.Program(program.statements, comments=tuple(_comments(text, filename)), source=text, loc=program.loc)
+
+
+# A string (which may contain '#') or a comment; strings cannot span lines, so this finds exactly the lexer's comments
+# of a text that parsed.
+_COMMENT_OR_STRING = re.compile(r'"[^"\n]*"|(?:#|//)[^\n]*')
 
 
 def _comments(text: str, filename: str) -> list[A.Comment]:
-    """The comments of `text`, found by re-lexing with comments kept (only the slow path of formatting needs them)."""
-    if "#" not in text and "//" not in text:
-        return []
     out = []
-    for tok in _lark().lex(text, dont_ignore=True):
-        if tok.type == "COMMENT":
-            out.append(A.Comment(tok.value.rstrip("\r"), loc=A.Loc(filename, tok.line, tok.column)))
+    line, line_start, scanned = 1, 0, 0
+    for m in _COMMENT_OR_STRING.finditer(text):
+        if m.group().startswith('"'):
+            continue
+        line += text.count("\n", scanned, m.start())
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        scanned = m.start()
+        out.append(A.Comment(m.group().rstrip("\r"), loc=A.Loc(filename, line, m.start() - line_start + 1)))
     return out
 
 
@@ -78,16 +90,45 @@ class _AstError(Exception):
         return DslSyntaxError(self.diagnostic, text, self.token)
 
 
-@v_args(meta=True)
-class _ToAst(Transformer):
-    def __init__(self, filename: str):
-        super().__init__()
-        self.file = filename
+# Tokens that only separate or introduce (kept by `keep_all_tokens` for their positions, then dropped).
+_PUNCTUATION = frozenset(
+    "SEMICOLON COMMA LPAR RPAR LBRACE RBRACE LSQB RSQB DOT COLON QMARK EQUAL REGION LAYOUT INSTANCELIMIT "
+    "COLLECTMEMORY INDEXTASKMAP SINGLETASKMAP CONTROLREPLICATE DEF RETURN PRINT MACHINE TUPLE FOR IN".split()
+)
 
-    def _loc(self, meta) -> A.Loc:
-        if getattr(meta, "empty", True):
-            return A.Loc(self.file, 0, 0)
-        return A.Loc(self.file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+def _start(x) -> A.Loc:
+    """Start position of a child: a token's, or a node's first token's (a Binary's `loc` is its operator)."""
+    while isinstance(x, A.Binary):
+        x = x.left
+    return x.loc
+
+
+def _rule(method):
+    """Adapt a rule callback: it receives the rule's location (from its first to its last token) and the children
+    without punctuation."""
+
+    def callback(self, raw):
+        present = [c for c in raw if c is not None]
+        if not present:  # an empty program
+            return method(self, A.Loc(self.file, 1, 1), [])
+        first, last = present[0], present[-1]
+        if isinstance(first, Token):
+            loc = A.Loc(self.file, first.line, first.column)
+        else:
+            loc = _start(first)
+        if isinstance(last, Token):
+            loc = A.Loc(loc.file, loc.line, loc.col, last.end_line, last.end_column)
+        children = [c for c in raw if not (isinstance(c, Token) and c.type in _PUNCTUATION)]
+        return method(self, loc, children)
+
+    return callback
+
+
+class _ToAst:
+    """Callbacks run by the parser at each reduction; each returns an AST node (or a list/tuple of them)."""
+
+    file = "<string>"
 
     def _tloc(self, tok: Token) -> A.Loc:
         return A.Loc(self.file, tok.line, tok.column, tok.end_line, tok.end_column)
@@ -101,87 +142,104 @@ class _ToAst(Transformer):
         return value
 
     # ---- program and selectors
-    def start(self, meta, children):
-        return A.Program(tuple(c for c in children if c is not None), loc=self._loc(meta))
+    @_rule
+    def start(self, loc, children):
+        return A.Program(tuple(c for c in children if c is not None), loc=loc)
 
-    def empty_stmt(self, meta, children):
+    @_rule
+    def empty_stmt(self, loc, children):
         return None
 
-    def task_sel(self, meta, children):
+    @_rule
+    def task_sel(self, loc, children):
         if children[0].type == "STAR":
-            return A.TaskSel(None, loc=self._loc(meta))
-        return A.TaskSel(tuple(A.Ident(str(t), loc=self._tloc(t)) for t in children), loc=self._loc(meta))
+            return A.TaskSel(None, loc=loc)
+        return A.TaskSel(tuple(A.Ident(str(t), loc=self._tloc(t)) for t in children), loc=loc)
 
-    def region_sel(self, meta, children):
+    @_rule
+    def region_sel(self, loc, children):
         (tok,) = children
-        loc = self._loc(meta)
+        loc = loc
         if tok.type == "STAR":
             return A.RegionSel(loc=loc)
         if tok.type == "INT":
             return A.RegionSel(index=self._int(tok), loc=loc)
         return A.RegionSel(name=str(tok), loc=loc)
 
-    def _kind(self, meta, children):
+    @_rule
+    def _kind(self, loc, children):
         (tok,) = children
         return A.Kind(str(tok), loc=self._tloc(tok))
 
     proc_kind = mem_kind = _kind
 
-    def _third(self, meta, children):
+    @_rule
+    def _third(self, loc, children):
         (x,) = children
         return A.Star(loc=self._tloc(x)) if isinstance(x, Token) else x
 
     third_proc = third_any = _third
 
-    def constraint(self, meta, children):
+    @_rule
+    def constraint(self, loc, children):
         (tok,) = children
         return A.Constraint(str(tok), loc=self._tloc(tok))
 
-    def align(self, meta, children):
+    @_rule
+    def align(self, loc, children):
         _, op, value = children
-        return A.Constraint("Align", str(op), self._int(value), loc=self._loc(meta))
+        return A.Constraint("Align", str(op), self._int(value), loc=loc)
 
     # ---- mapping statements
-    def task_stmt(self, meta, children):
-        return A.TaskStmt(children[0], tuple(children[1:]), loc=self._loc(meta))
+    @_rule
+    def task_stmt(self, loc, children):
+        _, tasks, *kinds = children  # the 'Task' keyword is not punctuation: it is also a parameter type
+        return A.TaskStmt(tasks, tuple(kinds), loc=loc)
 
-    def region_stmt(self, meta, children):
+    @_rule
+    def region_stmt(self, loc, children):
         tasks, region, proc, *mems = children
-        return A.RegionStmt(tasks, region, proc, tuple(mems), loc=self._loc(meta))
+        return A.RegionStmt(tasks, region, proc, tuple(mems), loc=loc)
 
-    def layout_stmt(self, meta, children):
+    @_rule
+    def layout_stmt(self, loc, children):
         tasks, region, target, *cons = children
-        return A.LayoutStmt(tasks, region, target, tuple(cons), loc=self._loc(meta))
+        return A.LayoutStmt(tasks, region, target, tuple(cons), loc=loc)
 
-    def limit_stmt(self, meta, children):
+    @_rule
+    def limit_stmt(self, loc, children):
         proc = children[1] if len(children) == 3 else None
-        return A.InstanceLimitStmt(children[0], proc, self._int(children[-1]), loc=self._loc(meta))
+        return A.InstanceLimitStmt(children[0], proc, self._int(children[-1]), loc=loc)
 
-    def collect_stmt(self, meta, children):
-        return A.CollectMemoryStmt(children[0], children[1], loc=self._loc(meta))
+    @_rule
+    def collect_stmt(self, loc, children):
+        return A.CollectMemoryStmt(children[0], children[1], loc=loc)
 
-    def index_map_stmt(self, meta, children):
+    @_rule
+    def index_map_stmt(self, loc, children):
         tasks, *names = children
         idents = [A.Ident(str(t), loc=self._tloc(t)) for t in names]
         machine = idents[0] if len(idents) == 2 else None
-        return A.IndexTaskMapStmt(tasks, idents[-1], machine, loc=self._loc(meta))
+        return A.IndexTaskMapStmt(tasks, idents[-1], machine, loc=loc)
 
-    def single_map_stmt(self, meta, children):
+    @_rule
+    def single_map_stmt(self, loc, children):
         tasks, name = children
-        return A.SingleTaskMapStmt(tasks, A.Ident(str(name), loc=self._tloc(name)), loc=self._loc(meta))
+        return A.SingleTaskMapStmt(tasks, A.Ident(str(name), loc=self._tloc(name)), loc=loc)
 
-    def replicate_stmt(self, meta, children):
-        return A.ControlReplicateStmt(children[0], loc=self._loc(meta))
+    @_rule
+    def replicate_stmt(self, loc, children):
+        return A.ControlReplicateStmt(children[0], loc=loc)
 
     # ---- definitions
-    def func_def(self, meta, children):
+    @_rule
+    def func_def(self, loc, children):
         name, *rest = children
         params = tuple(c for c in rest if isinstance(c, A.Param))
         body = [c for c in rest if isinstance(c, (A.Assign, A.Print, A.Return))]
-        loc = self._loc(meta)
         returns = [i for i, s in enumerate(body) if isinstance(s, A.Return)]
         if not returns:
-            end = A.Loc(self.file, meta.end_line, meta.end_column - 1)
+            end = A.Loc(self.file, loc.end_line, loc.end_col - 1)
             raise _AstError(
                 "E106",
                 f"'return' must be the last statement of a function body; '{name}' has no 'return'",
@@ -200,88 +258,116 @@ class _ToAst(Transformer):
             )
         return A.FuncDef(str(name), params, tuple(body[:-1]), body[-1], loc=loc)
 
-    def param(self, meta, children):
+    @_rule
+    def param(self, loc, children):
         ptype, name = children
-        return A.Param(ptype, str(name), loc=self._loc(meta))
+        return A.Param(str(ptype), str(name), loc=loc)
 
-    def param_type(self, meta, children):
-        return str(children[0])
+    @_rule
+    def param_type(self, loc, children):
+        return children[0]
 
-    def return_stmt(self, meta, children):
-        return A.Return(children[0], loc=self._loc(meta))
+    @_rule
+    def return_stmt(self, loc, children):
+        return A.Return(children[0], loc=loc)
 
-    def assign_stmt(self, meta, children):
+    @_rule
+    def assign_stmt(self, loc, children):
         name, value = children
-        return A.Assign(str(name), value, loc=self._loc(meta))
+        return A.Assign(str(name), value, loc=loc)
 
-    def print_stmt(self, meta, children):
+    @_rule
+    def print_stmt(self, loc, children):
         fmt, *args = children
-        return A.Print(str(fmt)[1:-1], tuple(args), loc=self._loc(meta))
+        return A.Print(str(fmt)[1:-1], tuple(args), loc=loc)
 
     # ---- expressions
-    def ternary(self, meta, children):
+    @_rule
+    def ternary(self, loc, children):
         cond, then, orelse = children
-        return A.Ternary(cond, then, orelse, loc=self._loc(meta))
+        return A.Ternary(cond, then, orelse, loc=loc)
 
-    def binary(self, meta, children):
+    @_rule
+    def binary(self, loc, children):
         left, op, right = children
         return A.Binary(str(op), left, right, loc=self._tloc(op))
 
-    def unary(self, meta, children):
+    @_rule
+    def unary(self, loc, children):
         op, operand = children
         return A.Unary(str(op), operand, loc=self._tloc(op))
 
-    def member(self, meta, children):
+    @_rule
+    def member(self, loc, children):
         obj, name = children
-        return A.Member(obj, str(name), loc=self._loc(meta))
+        return A.Member(obj, str(name), loc=loc)
 
-    def method_call(self, meta, children):
+    @_rule
+    def method_call(self, loc, children):
         obj, name, args = children
-        return A.MethodCall(obj, str(name), args or (), loc=self._loc(meta))
+        return A.MethodCall(obj, str(name), args or (), loc=loc)
 
-    def slice(self, meta, children):
+    @_rule
+    def slice(self, loc, children):
         obj, lo, hi = children
-        return A.Slice(obj, lo, hi, loc=self._loc(meta))
+        return A.Slice(obj, lo, hi, loc=loc)
 
-    def index(self, meta, children):
-        return A.Index(children[0], tuple(children[1:]), loc=self._loc(meta))
+    @_rule
+    def index(self, loc, children):
+        return A.Index(children[0], tuple(children[1:]), loc=loc)
 
-    def wildcard(self, meta, children):
-        return A.Wildcard(loc=self._loc(meta))
+    @_rule
+    def wildcard(self, loc, children):
+        return A.Wildcard(loc=loc)
 
-    def unpack(self, meta, children):
-        return A.Unpack(children[1], loc=self._loc(meta))
+    @_rule
+    def unpack(self, loc, children):
+        return A.Unpack(children[1], loc=loc)
 
-    def int_lit(self, meta, children):
-        return A.IntLit(self._int(children[0]), loc=self._loc(meta))
+    @_rule
+    def int_lit(self, loc, children):
+        return A.IntLit(self._int(children[0]), loc=loc)
 
-    def true_lit(self, meta, children):
-        return A.BoolLit(True, loc=self._loc(meta))
+    @_rule
+    def true_lit(self, loc, children):
+        return A.BoolLit(True, loc=loc)
 
-    def false_lit(self, meta, children):
-        return A.BoolLit(False, loc=self._loc(meta))
+    @_rule
+    def false_lit(self, loc, children):
+        return A.BoolLit(False, loc=loc)
 
-    def kind_lit(self, meta, children):
-        return A.KindLit(children[0].name, loc=self._loc(meta))
+    @_rule
+    def kind_lit(self, loc, children):
+        return A.KindLit(children[0].name, loc=loc)
 
-    def name(self, meta, children):
-        return A.Name(str(children[0]), loc=self._loc(meta))
+    @_rule
+    def name(self, loc, children):
+        return A.Name(str(children[0]), loc=loc)
 
-    def call(self, meta, children):
+    @_rule
+    def call(self, loc, children):
         name, args = children
-        return A.Call(str(name), args or (), loc=self._loc(meta))
+        return A.Call(str(name), args or (), loc=loc)
 
-    def machine(self, meta, children):
-        return A.MachineLit(children[0].name, loc=self._loc(meta))
+    @_rule
+    def machine(self, loc, children):
+        return A.MachineLit(children[0].name, loc=loc)
 
-    def comprehension(self, meta, children):
+    @_rule
+    def comprehension(self, loc, children):
         expr, var, iterable = children
-        return A.Comprehension(expr, str(var), iterable, loc=self._loc(meta))
+        return A.Comprehension(expr, str(var), iterable, loc=loc)
 
-    def tuple_lit(self, meta, children):
-        return A.TupleLit(tuple(c for c in children if c is not None), loc=self._loc(meta))
+    @_rule
+    def tuple_lit(self, loc, children):
+        return A.TupleLit(tuple(c for c in children if c is not None), loc=loc)
 
-    def arg_list(self, meta, children):
+    @_rule
+    def primary(self, loc, children):  # a parenthesised expression: no node of its own
+        return children[0]
+
+    @_rule
+    def arg_list(self, loc, children):
         return tuple(children)
 
 
@@ -448,8 +534,11 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             expected,
         )
 
-    # E109: a reserved word where a name is expected.
-    if "IDENT" in accepts and tok_text in A.RESERVED:
+    # E109: a reserved word where a name is expected. A misplaced statement keyword (`return` at top level, a
+    # `Region` statement inside a function) is an E100 unless it is being assigned to.
+    rest = text[token.end_pos :].lstrip()
+    assigned = rest.startswith("=") and not rest.startswith("==")
+    if "IDENT" in accepts and tok_text in A.RESERVED and (assigned or tok_text not in _STATEMENT_WORDS | {"return"}):
         hint = None
         if prev is not None and prev.type in ("INDEXTASKMAP", "SINGLETASKMAP") and tok_text in A.PROC_KINDS:
             hint = "list the task names or use *"
@@ -489,6 +578,9 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         hints.append(f"parameters are typed: write 'Task {tok_text}' (types: {', '.join(A.PARAM_TYPES)})")
     if token.type == "RETURN":
         hints.append("'return' is only allowed as the last statement of a function body")
+    elif tok_text in _STATEMENT_WORDS and "IDENT" in accepts:
+        hints.append("a function body holds only assignments, print and return; mapping statements and def are "
+                     "written at top level")
     if token.type == "IDENT" and tok_text in ("if", "else", "while"):
         hints.append("there are no if/while statements; use the ternary operator c ? a : b")
     return error("E100", f"unexpected '{tok_text}'; expected {describe_expected(accepts)}", line, col, tok_text,

@@ -168,6 +168,28 @@ def nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
+@lru_cache(maxsize=1)
+def cuda_lib_dir() -> Path:
+    """The folder of the CUDA runtime libraries of the toolkit that `nvcc` belongs to, as nvcc itself reports it
+    (nvcc may be a wrapper script outside the toolkit).
+
+    Raises:
+        ToolchainError: nvcc is missing or does not say.
+    """
+    tool = nvcc()
+    if tool is None:
+        raise ToolchainError("nvcc was not found", hint="install the CUDA toolkit or set CUDA_HOME")
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = Path(tmp) / "empty.cu"
+        empty.write_text("")
+        out = subprocess.run([tool, "--dryrun", str(empty), "-o", str(Path(tmp) / "empty")], capture_output=True,
+                             text=True)
+    dirs = [Path(d) for d in re.findall(r'"-L([^"]+)"', out.stdout + out.stderr) if not d.rstrip("/").endswith("stubs")]
+    if not dirs:
+        raise ToolchainError(f"{tool} --dryrun did not name its library folder", hint="set CUDA_HOME")
+    return dirs[-1].resolve()
+
+
 def cuda_enabled(mode: str, legion: Legion | None = None) -> bool:
     """Whether to build CUDA variants.
 
@@ -300,8 +322,8 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
           legion: Legion | None = None) -> Path:
     """Build an executable or shared library from C++ (`.cc`) and, with `cuda`, CUDA (`.cu`) sources.
 
-    Each source becomes an object cached by its content, the headers in `include_dirs`, the flags and the
-    compiler; the output is cached by its objects and link flags. Returns the cached output's path.
+    Each source becomes an object cached by its content, the headers in `include_dirs` and in the sources' folders,
+    the flags and the compiler; the output is cached by its objects and link flags. Returns the cached output's path.
 
     Raises:
         ToolchainError: a compiler is missing.
@@ -311,7 +333,8 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
     compiler = cxx()
     include_dirs = [Path(d) for d in include_dirs]
     flags = cxx_flags(legion, include_dirs) + list(extra_cxx) + (["-DMAPPEROPT_USE_CUDA"] if cuda else [])
-    headers = _headers_digest(include_dirs)
+    # A source's own folder is searched for its quoted includes, so its headers count too.
+    headers = _headers_digest(list(dict.fromkeys(include_dirs + [Path(s).parent for s in sources])))
     root = cache_dir() / legion.key
     objects = []
     for src in sources:
@@ -337,7 +360,7 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
         objects.append(obj)
     link = link_flags(legion) + list(extra_link) + (["-lcudart_static", "-lrt"] if cuda else [])
     if cuda:
-        link = [f"-L{Path(nvcc()).resolve().parent.parent / 'lib64'}"] + link
+        link = [f"-L{cuda_lib_dir()}"] + link
     key = _digest(*[o.name for o in objects], *link, str(shared))
     out = root / ("lib" if shared else "bin") / f"{name}-{key}" / (f"lib{name}.so" if shared else name)
     if not out.exists():

@@ -71,7 +71,9 @@ class GuidedOptimizer(Optimizer):
              ) -> Proposal | None:
         """A proposal of program `dsl` (default: `point` rendered), whose point is `point`, unless that program was
         evaluated already."""
-        dsl = dsl if dsl is not None else self.space.render(point)
+        if dsl is None:
+            point = self.space.semantic(point)
+            dsl = self.space.render(point)
         key = normalize_dsl(dsl)
         if key in evaluated:
             return None

@@ -323,9 +323,35 @@ class SearchSpace:
         single-decision moves by group (kinds, index maps, memories, layout, single-task maps, collect, limits);
         within a group, tasks with more measured time first (`weights`: seconds per task name, e.g. from the
         run's profile), ties broken by `rng` (seeded, so the order is reproducible) or by description order.
+        Moves that lead to the same mapping as `point` or as an earlier move (`semantic`) are left out.
         """
+        p = self.semantic(point)
+        seen = {self._key(p)}
+        for move in self._moves(p, weights or {}, rng):
+            key = self._key(self.apply(p, move))
+            if key not in seen:
+                seen.add(key)
+                yield move
+
+    def _key(self, point: Mapping[str, Any]) -> tuple:
+        return tuple(sorted(self.semantic(point).items()))
+
+    def semantic(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        """`point` with each mapping pattern replaced by the first pattern (in choice order) that places every
+        point of the task's launch on the same processor on this machine, so that points which map identically
+        render to the same program (on one node with as many processors as points, block, cyclic and hier
+        coincide)."""
         p = self.normalize(point)
-        weights = weights or {}
+        for d in self.decisions:
+            if d.group in ("index_map", "single_map") and p[d.name] != "default":
+                kind = self.effective_kind(p, d.task)
+                domain = tuple(self.tasks[d.task]["domain"]) if d.group == "index_map" else None
+                mine = self._library_placements(p[d.name], kind, domain, d.group)
+                p[d.name] = next(c for c in d.choices[1:]
+                                 if self._library_placements(c, kind, domain, d.group) == mine)
+        return p
+
+    def _moves(self, p: dict[str, Any], weights: Mapping[str, float], rng: random.Random | None) -> Iterator[Move]:
         order = list(self.decisions)
         if rng is not None:
             rng.shuffle(order)

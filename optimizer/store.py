@@ -52,10 +52,14 @@ class TuneStore:
         """A new, empty tuning folder `runs_dir/<app>/tune-<timestamp>-<6 hex>/` with settings.json written."""
         root = Path(runs_dir) / app / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         root.mkdir(parents=True)
-        settings = {"schema": SETTINGS_SCHEMA, "app": app, **settings}
-        (root / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+        store = cls(root, {"schema": SETTINGS_SCHEMA, "app": app, **settings}, [])
+        store.write_settings()
         (root / "state.jsonl").touch()
-        return cls(root, settings, [])
+        return store
+
+    def write_settings(self) -> None:
+        """Writes `settings` to settings.json (before the first iteration: settings never change after it)."""
+        (self.root / "settings.json").write_text(json.dumps(self.settings, indent=2) + "\n")
 
     @classmethod
     def open(cls, root: Path) -> TuneStore:

@@ -347,7 +347,7 @@ std::vector<Processor> evaluate(const MapRule &rule, std::shared_ptr<TaskView> v
   Value result;
   const std::string full = context + "; machine " + machine_text(kind);
   try {
-    result = rule.fn(shared->ctx, arg);
+    result = rule.fn(shared->ctx, {arg});
   } catch (const DslError &e) {
     report(e, full);
   }
@@ -934,7 +934,7 @@ class DslShardingFunctor : public ShardingFunctor {
                                 tuple_text(view->ipoint) + ", launch domain " + tuple_text(view->ispace);
     Value result;
     try {
-      result = rule.fn(shared->ctx, arg);
+      result = rule.fn(shared->ctx, {arg});
     } catch (const DslError &e) {
       report(e, context);
     }
@@ -955,7 +955,8 @@ void build_topology(Machine machine) {
   Topology &topo = shared->topo;
   topo.nodes = machine.get_address_space_count();
   for (int k = 0; k < NUM_PROC_KINDS; k++) shared->procs[k].assign(topo.nodes, {});
-  for (Machine::ProcessorQuery query(machine); Processor p : query) {
+  Machine::ProcessorQuery all(machine);
+  for (Processor p : all) {
     const Kind kind = dsl_proc_kind(p.kind());
     if (kind != ANY) shared->procs[kind][p.address_space()].push_back(p);
   }

@@ -299,11 +299,11 @@ static Value arith(char op, const Value &a, const Value &b, const Site &s) {
   binary_type_error(text, a, b, s);
 }
 
-Value add(const Value &a, const Value &b, const Site &s) { return arith('+', a, b, s); }
-Value sub(const Value &a, const Value &b, const Site &s) { return arith('-', a, b, s); }
-Value mul(const Value &a, const Value &b, const Site &s) { return arith('*', a, b, s); }
-Value div(const Value &a, const Value &b, const Site &s) { return arith('/', a, b, s); }
-Value mod(const Value &a, const Value &b, const Site &s) { return arith('%', a, b, s); }
+Value add(Operands x, const Site &s) { return arith('+', x.a, x.b, s); }
+Value sub(Operands x, const Site &s) { return arith('-', x.a, x.b, s); }
+Value mul(Operands x, const Site &s) { return arith('*', x.a, x.b, s); }
+Value div(Operands x, const Site &s) { return arith('/', x.a, x.b, s); }
+Value mod(Operands x, const Site &s) { return arith('%', x.a, x.b, s); }
 
 Value neg(const Value &a, const Site &s) {
   if (a.type == Value::INT) return Value::integer(int_op('-', 0, a.i, s));
@@ -334,10 +334,10 @@ static Value compare(const char *op, const Value &a, const Value &b, const Site 
   }
 }
 
-Value lt(const Value &a, const Value &b, const Site &s) { return compare("<", a, b, s); }
-Value le(const Value &a, const Value &b, const Site &s) { return compare("<=", a, b, s); }
-Value gt(const Value &a, const Value &b, const Site &s) { return compare(">", a, b, s); }
-Value ge(const Value &a, const Value &b, const Site &s) { return compare(">=", a, b, s); }
+Value lt(Operands x, const Site &s) { return compare("<", x.a, x.b, s); }
+Value le(Operands x, const Site &s) { return compare("<=", x.a, x.b, s); }
+Value gt(Operands x, const Site &s) { return compare(">", x.a, x.b, s); }
+Value ge(Operands x, const Site &s) { return compare(">=", x.a, x.b, s); }
 
 static bool equal(const char *op, const Value &a, const Value &b, const Site &s) {
   if (a.type != b.type || (a.type != Value::INT && a.type != Value::BOOL && a.type != Value::TUPLE))
@@ -345,8 +345,8 @@ static bool equal(const char *op, const Value &a, const Value &b, const Site &s)
   return a.type == Value::TUPLE ? a.t == b.t : a.i == b.i;
 }
 
-Value eq(const Value &a, const Value &b, const Site &s) { return Value::boolean(equal("==", a, b, s)); }
-Value ne(const Value &a, const Value &b, const Site &s) { return Value::boolean(!equal("!=", a, b, s)); }
+Value eq(Operands x, const Site &s) { return Value::boolean(equal("==", x.a, x.b, s)); }
+Value ne(Operands x, const Site &s) { return Value::boolean(!equal("!=", x.a, x.b, s)); }
 
 // ------------------------------------------------------------------------------------------ members
 
@@ -515,8 +515,9 @@ static Value processor_of(const Value &task, const Value &m, const Site &s) {
   return Value::tuple(std::move(idx));
 }
 
-Value method(const Ctx &cx, const Value &obj, Method which, std::initializer_list<Value> list, const Site &s) {
-  std::vector<Value> args(list);
+Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_args, const Site &s) {
+  const Value &obj = *obj_and_args.begin();
+  std::vector<Value> args(obj_and_args.begin() + 1, obj_and_args.end());
   static const char *names[] = {"has", "merge", "split", "swap", "slice", "reverse", "balance_split",
                                 "auto_split", "greedy_split", "processor"};
   const char *name = names[int(which)];
@@ -638,11 +639,12 @@ Value make_tuple(std::initializer_list<Item> items, const Site &s) {
   return Value::tuple(std::move(out));
 }
 
-static Value index_model(const Value &obj, std::initializer_list<Item> items, const Site &s) {
+static Value index_model(const Value &obj, const Item *begin, const Item *end, const Site &s) {
   const Model &m = *obj.model;
   std::vector<int64_t> idx;
   std::vector<bool> wild;
-  for (const Item &item : items) {
+  for (const Item *it = begin; it != end; ++it) {
+    const Item &item = *it;
     if (item.mode == Item::WILDCARD) {
       idx.push_back(0);
       wild.push_back(true);
@@ -700,19 +702,32 @@ static Value index_model(const Value &obj, std::initializer_list<Item> items, co
   return out;
 }
 
-Value index(const Value &obj, std::initializer_list<Item> items, const Site &s) {
-  if (obj.type == Value::MODEL) return index_model(obj, items, s);
+Value index(std::initializer_list<Item> obj_and_items, const Site &s) {
+  const Value &obj = obj_and_items.begin()->value;
+  const Item *begin = obj_and_items.begin() + 1, *end = obj_and_items.end();
+  if (obj.type == Value::MODEL) return index_model(obj, begin, end, s);
   if (obj.type != Value::TUPLE) fail(408, std::string("type error: ") + type_name(obj.type) + " cannot be indexed", s);
-  if (items.size() != 1 || items.begin()->mode != Item::VALUE)
-    fail(408, "a tuple is indexed with exactly one int", s);
-  int64_t k = int_arg(items.begin()->value, "a tuple index", s);
+  if (end - begin != 1 || begin->mode != Item::VALUE) fail(408, "a tuple is indexed with exactly one int", s);
+  int64_t k = int_arg(begin->value, "a tuple index", s);
   const int64_t n = int64_t(obj.t.size());
   if (k < -n || k >= n)
     fail(408, "tuple index out of range: " + std::to_string(k) + " for " + tuple_text(obj.t), s);
   return Value::integer(obj.t[k < 0 ? k + n : k]);
 }
 
-Value slice(const Value &obj, const Value &lo, const Value &hi, const Site &s) {
+Value index_by_result(const Value &model, const Value &result, const char *func, const Site &s) {
+  if (model.type != Value::MODEL)
+    fail(408, std::string("type error: the machine of a three-operand IndexTaskMap is a ") + type_name(model.type) +
+                  ", not a machine model", s);
+  Value r = result.type == Value::INT ? Value::tuple({result.i}) : result;
+  if (r.type != Value::TUPLE || r.t.size() != model.model->size.size())
+    fail(408, std::string("'") + func + "' returned " + to_string(result) + "; expected an int or a tuple of " +
+                  std::to_string(model.model->size.size()) + " ints", s);
+  return index({model, unpack(r)}, s);
+}
+
+Value slice(std::initializer_list<Value> obj_lo_hi, const Site &s) {
+  const Value &obj = obj_lo_hi.begin()[0], &lo = obj_lo_hi.begin()[1], &hi = obj_lo_hi.begin()[2];
   std::vector<int64_t> t;
   if (obj.type == Value::MODEL)
     t = obj.model->size;
@@ -731,10 +746,18 @@ Value slice(const Value &obj, const Value &lo, const Value &hi, const Site &s) {
   return Value::tuple(a < b ? std::vector<int64_t>(t.begin() + a, t.begin() + b) : std::vector<int64_t>());
 }
 
-Value param(const Value &arg, Value::Type type, const char *name, const Site &s) {
+const Value *arguments(std::initializer_list<Value> args, size_t count, const char *func, const Site &s) {
+  if (args.size() != count)
+    fail(408, std::string("'") + func + "' takes " + std::to_string(count) + " argument(s), " +
+                  std::to_string(args.size()) + " given", s);
+  return args.begin();
+}
+
+const Value &param(const Value &arg, Value::Type type, const char *type_text, const char *name, const char *func,
+                   const Site &s) {
   if (arg.type != type)
-    fail(408, std::string("type error: parameter '") + name + "' expects " + type_name(type) + ", got " +
-                  type_name(arg.type) + " " + to_string(arg), s);
+    fail(408, std::string("type error: parameter '") + name + "' of '" + func + "' is " + type_text +
+                  ", the argument is a " + type_name(arg.type) + " (" + to_string(arg) + ")", s);
   return arg;
 }
 

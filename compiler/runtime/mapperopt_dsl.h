@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -101,39 +102,56 @@ struct Ctx {
   Value *globals;
 };
 
+// Operands and argument lists are passed as braced lists so that they are evaluated left to right, as the DSL
+// (and its Python evaluator) does: that decides which error is reported first and the order of prints.
+
 // ---- operators (dsl.md §8) ----
-Value add(const Value &a, const Value &b, const Site &s);
-Value sub(const Value &a, const Value &b, const Site &s);
-Value mul(const Value &a, const Value &b, const Site &s);
-Value div(const Value &a, const Value &b, const Site &s);  // floor division
-Value mod(const Value &a, const Value &b, const Site &s);  // remainder with the sign of the divisor
+struct Operands {
+  const Value &a;
+  const Value &b;
+};
+Value add(Operands x, const Site &s);
+Value sub(Operands x, const Site &s);
+Value mul(Operands x, const Site &s);
+Value div(Operands x, const Site &s);  // floor division
+Value mod(Operands x, const Site &s);  // remainder with the sign of the divisor
+Value lt(Operands x, const Site &s);
+Value le(Operands x, const Site &s);
+Value gt(Operands x, const Site &s);
+Value ge(Operands x, const Site &s);
+Value eq(Operands x, const Site &s);
+Value ne(Operands x, const Site &s);
 Value neg(const Value &a, const Site &s);
 Value lnot(const Value &a, const Site &s);
-Value lt(const Value &a, const Value &b, const Site &s);
-Value le(const Value &a, const Value &b, const Site &s);
-Value gt(const Value &a, const Value &b, const Site &s);
-Value ge(const Value &a, const Value &b, const Site &s);
-Value eq(const Value &a, const Value &b, const Site &s);
-Value ne(const Value &a, const Value &b, const Site &s);
-bool truth(const Value &a, const Site &s);  // the bool of a condition or of && / || operands
+bool truth(const Value &a, const Site &s);  // the bool of a condition or of an && / || operand
 
 // ---- members and methods (dsl.md §8.6, §9) ----
 enum class Member : uint8_t { SIZE, VOLUME, LEN, IPOINT, ISPACE, PARENT };
 enum class Method : uint8_t { HAS, MERGE, SPLIT, SWAP, SLICE, REVERSE, BALANCE_SPLIT, AUTO_SPLIT, GREEDY_SPLIT, PROCESSOR };
 Value member(const Value &obj, Member m, const Site &s);
-Value method(const Ctx &cx, const Value &obj, Method m, std::initializer_list<Value> args, const Site &s);
+Value method(const Ctx &cx, Method m, std::initializer_list<Value> obj_and_args, const Site &s);
 
 // ---- tuples, indexing, machine models ----
+// An element of a tuple literal or an index: a value, `*t` (unpack) or a lone `*` (wildcard).
 struct Item {
   enum Mode : uint8_t { VALUE, UNPACK, WILDCARD };
+  Item(Value v) : mode(VALUE), value(std::move(v)) {}
+  Item(Mode m, Value v) : mode(m), value(std::move(v)) {}
   Mode mode;
   Value value;
 };
+inline Item unpack(Value v) { return Item(Item::UNPACK, std::move(v)); }
+inline Item wildcard() { return Item(Item::WILDCARD, Value()); }
 Value make_tuple(std::initializer_list<Item> items, const Site &s);
-Value index(const Value &obj, std::initializer_list<Item> items, const Site &s);
-Value slice(const Value &obj, const Value &lo, const Value &hi, const Site &s);  // NONE for an omitted bound
+Value index(std::initializer_list<Item> obj_and_items, const Site &s);  // the first item is the indexed value
+Value slice(std::initializer_list<Value> obj_lo_hi, const Site &s);     // NONE for an omitted bound
 Value machine(const Ctx &cx, Kind kind, const Site &s);
-Value param(const Value &arg, Value::Type type, const char *name, const Site &s);  // a checked parameter
+// The older three-operand IndexTaskMap form (dsl.md §7.6): `model[*result]`, an int result read as (result,).
+Value index_by_result(const Value &model, const Value &result, const char *func, const Site &s);
+// Checks a function's argument count and returns its arguments.
+const Value *arguments(std::initializer_list<Value> args, size_t count, const char *func, const Site &s);
+const Value &param(const Value &arg, Value::Type type, const char *type_text, const char *name, const char *func,
+                   const Site &s);  // a parameter checked against its declared type
 void print(std::initializer_list<const char *> pieces, std::initializer_list<Value> args);
 
 // tuple(e for x in t): `body` maps each element (an INT Value) to an INT Value.
@@ -153,7 +171,7 @@ Value comprehension(const Value &iterable, F body, const Site &s) {
 }
 
 // ---- the statement tables of a policy (dsl.md §6-§7) ----
-using MapFn = Value (*)(Ctx &, const Value &task);
+using MapFn = Value (*)(Ctx &, std::initializer_list<Value> args);  // one Task argument
 
 struct RegionSel {
   enum Mode : uint8_t { ANY, NAME, INDEX };

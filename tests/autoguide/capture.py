@@ -9,7 +9,9 @@ Recipes:
   harness exactly as `mapperopt run` does (benchmarks/autoguide_coverage.py reads its directives);
 * `PROBE`: the Legion `probe` program with bad Legion/Realm flags, run through the harness's `execute`;
 * `CXX`: C++ sources under `tests/autoguide/programs/` built with mapperopt's toolchain, as the compiler builds
-  a generated mapper.
+  a generated mapper (they must fail to compile);
+* `BLAS`: C programs under `tests/autoguide/programs/` linked with the OpenBLAS that numpy ships and run through
+  the harness's `execute` (BLAS errors of GEMM leaf tasks).
 
 Each captured file holds the `RunResult` (paths made relative), the command that reproduces it, the command line
 of the failing execution, the rule expected to match, and the Legion version.
@@ -20,6 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import subprocess
 import sys
 import tempfile
 from datetime import date
@@ -39,10 +43,16 @@ PROBE = {
     "probe-unknown-lg-flag": (["-lg:foo"], "legion-unknown-option"),
     "probe-unknown-ll-flag": (["-ll:ocpu", "1"], "realm-unknown-option"),
     "probe-prof-without-logfile": (["-lg:prof", "1"], "legion-prof-logfile"),
+    "probe-too-many-cpus": (["-ll:cpu", "200"], "legion-too-many-processors"),
+    "probe-huge-rsize": (["-ll:rsize", "100000000"], "realm-registered-memory"),
 }
 # name -> (C++ source under programs/, expected rule)
 CXX = {
     "cxx-compile-error": ("compile_error_mapper.cc", "cxx-compile-error"),
+}
+# name -> (C source under programs/, expected rule)
+BLAS = {
+    "dgemm-bad-lda": ("dgemm_bad_lda.c", "dgemm-illegal-parameter"),
 }
 
 
@@ -53,19 +63,36 @@ def _scrub(text: str) -> str:
     return text
 
 
-def _probe(name: str, args: list[str]) -> tuple[RunResult, str]:
+def _execute(app: str, cmd: list[str]) -> tuple[RunResult, str]:
+    """Run `cmd` as the harness runs an application; the execution must fail."""
     from mapperopt.benchmarks.harness import execute
 
-    exe = toolchain.build("probe", [REPO / "benchmarks" / "legion" / "probe" / "probe.cc"])
-    cmd = [str(exe), *args, "-logfile", "stderr"]
     with tempfile.TemporaryDirectory() as tmp:
         run = execute(cmd, Path(tmp), "", 60, toolchain.runtime_env())
-    result = RunResult(app="probe", mapper="default", status="failed", stage=run.stage, reason=run.reason,
-                       attempts=(run.attempt,), log=run.log, settings={"timeout_s": 60, "command": " ".join(cmd)})
-    return result, " ".join(cmd)
+    if run.stage is None:
+        raise SystemExit(f"{shlex.join(cmd)} succeeded; it must fail")
+    result = RunResult(app=app, mapper="default", status="failed", stage=run.stage, reason=run.reason,
+                       attempts=(run.attempt,), log=run.log, settings={"timeout_s": 60, "command": shlex.join(cmd)})
+    return result, shlex.join(cmd)
 
 
-def _cxx(name: str, source: str) -> tuple[RunResult, str]:
+def _probe(args: list[str]) -> tuple[RunResult, str]:
+    exe = toolchain.build("probe", [REPO / "benchmarks" / "legion" / "probe" / "probe.cc"])
+    return _execute("probe", [str(exe), *args, "-logfile", "stderr"])
+
+
+def _blas(source: str) -> tuple[RunResult, str]:
+    import numpy
+
+    lib = next((Path(numpy.__file__).parent.parent / "numpy.libs").glob("libscipy_openblas*.so"))
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = Path(tmp) / Path(source).stem
+        subprocess.run(["gcc", str(PROGRAMS / source), str(lib), f"-Wl,-rpath,{lib.parent}", "-o", str(exe)],
+                       check=True)
+        return _execute(Path(source).stem, [str(exe)])
+
+
+def _cxx(source: str) -> tuple[RunResult, str]:
     path = PROGRAMS / source
     legion = toolchain.find_legion()
     try:
@@ -74,17 +101,20 @@ def _cxx(name: str, source: str) -> tuple[RunResult, str]:
         result = RunResult(app="mapper", mapper=source, status="failed", stage="compile",
                            reason=exc.message.splitlines()[0], log=exc.log)
         return result, exc.message.split(": ", 1)[-1]
-    raise SystemExit(f"{name}: {source} built without error; it must fail")
+    raise SystemExit(f"{source} built without error; it must fail")
 
 
 def capture(name: str) -> Path:
     """Run recipe `name` and write its captured file; returns the file."""
     if name in PROBE:
         args, expect = PROBE[name]
-        result, app_command = _probe(name, args)
+        result, app_command = _probe(args)
     elif name in CXX:
         source, expect = CXX[name]
-        result, app_command = _cxx(name, source)
+        result, app_command = _cxx(source)
+    elif name in BLAS:
+        source, expect = BLAS[name]
+        result, app_command = _blas(source)
     else:
         bench, _, stem = name.partition("-")
         bad = next((b for b in bad_mappers(bench) if b.path.stem == stem), None)
@@ -111,7 +141,7 @@ def capture(name: str) -> Path:
 
 def recipes() -> list[str]:
     benches = sorted(p.name for p in BAD_MAPPERS.iterdir() if p.is_dir())
-    return [*PROBE, *CXX, *[b.name for bench in benches for b in bad_mappers(bench)]]
+    return [*PROBE, *CXX, *BLAS, *[b.name for bench in benches for b in bad_mappers(bench)]]
 
 
 def main(argv: list[str] | None = None) -> int:

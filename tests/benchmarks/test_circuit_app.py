@@ -151,3 +151,18 @@ def test_describe_names_and_requirement_order(circuit_bin):
         ("rp_ghost", "partition", "all_shared"), ("all_wires", "region", None),
         ("rp_wires", "partition", "all_wires"),
     }
+
+
+def test_cuda_variants_compile(tmp_path):
+    """circuit.cu (the GPU variants) compiles for Hopper; linking and running it needs a GPU machine."""
+    nvcc = toolchain.nvcc()
+    if nvcc is None:
+        pytest.skip("nvcc not found")
+    legion = toolchain.find_legion()
+    if not legion.cuda:
+        pytest.skip("Legion built without CUDA")
+    cmd = [nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-Xcompiler", "-fPIC", f"-I{legion.include_dir}",
+           f"-I{COMMON_DIR}", f"-I{APP_DIR}", "-DMAPPEROPT_USE_CUDA", "-c", str(APP_DIR / "circuit.cu"),
+           "-o", str(tmp_path / "circuit_cu.o")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr

@@ -276,7 +276,7 @@ static Rect<1> region_bounds(Runtime *runtime, Context ctx, const RegionRequirem
 }
 
 // init_piece: initial node values (private and shared nodes) and wire values of every piece of a super-piece.
-void init_piece_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
+void init_piece_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context, Runtime *) {
   assert(regions.size() == 3);
   const Params &p = task_params(task);
   const int64_t super = task->index_point[0];
@@ -312,13 +312,10 @@ void init_piece_task(const Task *task, const std::vector<PhysicalRegion> &region
       for (const auto &segment : segments) segment[w] = 0.0f;
     }
   }
-  (void)ctx;
-  (void)runtime;
 }
 
 // init_pointers: the wires' end nodes; returns the range of neighbour shared nodes they reach (rp_ghost).
-GhostRange init_pointers_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx,
-                              Runtime *runtime) {
+GhostRange init_pointers_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context, Runtime *) {
   assert(regions.size() == 1);
   const Params &p = task_params(task);
   const int64_t super = task->index_point[0];
@@ -335,8 +332,6 @@ GhostRange init_pointers_task(const Task *task, const std::vector<PhysicalRegion
     ghost.lo = lo < ghost.lo ? lo : ghost.lo;
     ghost.hi = hi > ghost.hi ? hi : ghost.hi;
   }
-  (void)ctx;
-  (void)runtime;
   return ghost;
 }
 
@@ -398,7 +393,6 @@ void distribute_charge_task(const Task *task, const std::vector<PhysicalRegion> 
     deposit(in_ptr[w], -DELTA_T * current_in[w]);
     deposit(out_ptr[w], DELTA_T * current_out[w]);
   }
-  (void)task_params(task);
 }
 
 // update_voltages: V ← (V + charge/node_cap)·(1 − leakage), charge ← 0, on the private and the shared nodes.
@@ -581,7 +575,7 @@ static double relative_error(double got, double ref, double ref_abs) {
   return scale > 0 ? std::fabs(got - ref) / scale : std::fabs(got - ref);
 }
 
-void top_level_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
+void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *runtime) {
   const InputArgs &args = Runtime::get_input_args();
   const Params p = parse_params(args.argc, args.argv);
   const ReferenceMode reference_mode = parse_reference_mode(args.argc, args.argv);
@@ -619,13 +613,20 @@ void top_level_task(const Task *task, const std::vector<PhysicalRegion> &regions
   }
 
   // Regions and partitions (§1.3).
+  // Every region and partition is named as soon as it exists, before any task that uses it is launched, so that
+  // a mapper always finds the names.
   Handles h;
-  h.region[R_ALL_NODES] = runtime->create_logical_region(ctx, node_is, node_fs);
-  h.region[R_ALL_WIRES] = runtime->create_logical_region(ctx, wire_is, wire_fs);
+  auto name_region = [&](RegionId id, LogicalRegion lr) {
+    runtime->attach_name(lr, REGION_TREE[id].name);
+    h.region[id] = lr;
+  };
   auto name_partition = [&](RegionId id, IndexPartition ip, LogicalRegion parent) {
     runtime->attach_name(ip, REGION_TREE[id].name);
     h.partition[id] = runtime->get_logical_partition(ctx, parent, ip);
+    runtime->attach_name(h.partition[id], REGION_TREE[id].name);
   };
+  name_region(R_ALL_NODES, runtime->create_logical_region(ctx, node_is, node_fs));
+  name_region(R_ALL_WIRES, runtime->create_logical_region(ctx, wire_is, wire_fs));
   {
     const IndexSpaceT<1> two = runtime->create_index_space(ctx, Rect<1>(0, 1));
     std::map<DomainPoint, Domain> halves;
@@ -634,8 +635,8 @@ void top_level_task(const Task *task, const std::vector<PhysicalRegion> &regions
     const IndexPartition ip =
         runtime->create_partition_by_domain(ctx, node_is, halves, two, true, LEGION_DISJOINT_COMPLETE_KIND);
     name_partition(R_RP_ALL_NODES, ip, h.region[R_ALL_NODES]);
-    h.region[R_ALL_PRIVATE] = runtime->get_logical_subregion_by_color(ctx, h.partition[R_RP_ALL_NODES], 0);
-    h.region[R_ALL_SHARED] = runtime->get_logical_subregion_by_color(ctx, h.partition[R_RP_ALL_NODES], 1);
+    name_region(R_ALL_PRIVATE, runtime->get_logical_subregion_by_color(ctx, h.partition[R_RP_ALL_NODES], 0));
+    name_region(R_ALL_SHARED, runtime->get_logical_subregion_by_color(ctx, h.partition[R_RP_ALL_NODES], 1));
   }
   std::map<DomainPoint, Domain> private_blocks, shared_blocks;
   for (int64_t i = 0; i < S; i++) {
@@ -667,9 +668,6 @@ void top_level_task(const Task *task, const std::vector<PhysicalRegion> &regions
                  runtime->create_partition_by_domain(ctx, h.region[R_ALL_SHARED].get_index_space(), ghost_blocks,
                                                      super_is, true, LEGION_ALIASED_KIND),
                  h.region[R_ALL_SHARED]);
-  for (int r = 0; r < NUM_REGION_IDS; r++)
-    if (!REGION_TREE[r].partition) runtime->attach_name(h.region[r], REGION_TREE[r].name);
-    else runtime->attach_name(h.partition[r], REGION_TREE[r].name);
   runtime->issue_execution_fence(ctx).get_void_result();
   const double init_time = now_s() - t_start;
   std::printf("INIT TIME = %7.3f s\n", init_time);
@@ -749,8 +747,6 @@ void top_level_task(const Task *task, const std::vector<PhysicalRegion> &regions
   }
   mapperopt::print_result("circuit", elapsed, p.loops, p.loops_before(), gflops, "GFLOPS", verified, check);
   if (!verified) Runtime::set_return_code(2);
-  (void)task;
-  (void)regions;
 }
 
 // ---- Registration -------------------------------------------------------------------------------------------------

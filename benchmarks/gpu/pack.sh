@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Packs what a lent GPU machine (no network) needs into .carry/ (git-ignored): the Legion headers and libraries of
+# the installed legate wheel (~14 MB with xz) and the lark wheel. Run here, then name .carry in the device call's
+# `carry` and start the command with `source benchmarks/gpu/setup.sh`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+legate=$(python3 -c 'import importlib.util, pathlib; print(pathlib.Path(importlib.util.find_spec("legate").origin).parent)')
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/legion/include" "$tmp/legion/lib64" .carry/wheels
+cp -a "$legate/include/legate/deps/." "$tmp/legion/include/"
+cp "$legate/lib64/liblegion-legate.so.1" "$legate/lib64/librealm-legate.so.25" "$tmp/legion/lib64/"
+ln -s liblegion-legate.so.1 "$tmp/legion/lib64/liblegion-legate.so"
+ln -s librealm-legate.so.25 "$tmp/legion/lib64/librealm-legate.so"
+tar -C "$tmp" -cf - legion | xz -6 -T0 > .carry/legion.tar.xz
+python3 -m pip download -q --no-deps --only-binary=:all: -d .carry/wheels lark
+du -sh .carry

@@ -1,0 +1,208 @@
+"""Building mapper libraries: the support library (once per Legion version), one small library per DSL program
+(content-addressed cache), and the LD_PRELOAD shim for unmodified applications.
+
+Cache layout, under `toolchain.cache_dir()/<legion key>/mappers/<key>/`: `mapper.dsl` (the canonical text),
+`mapper.cc` (the generated C++, kept for inspection) and `libmapperopt_mapper.so`. The key covers the canonical DSL
+text, the Legion version, the C++ compiler, the flags and the sources of this compiler (generator, template, support
+library), so the same mapper is never compiled twice. Builds take a file lock per key and publish with an atomic
+rename, so concurrent compiles of the same program (several processes) build it once and never see a partial file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from mapperopt import toolchain
+from mapperopt.compiler.codegen import CODEGEN_VERSION, generate
+from mapperopt.dsl import check, format_program, parse
+from mapperopt.dsl.errors import render_all
+from mapperopt.errors import BuildError, MapperoptError
+
+RUNTIME_DIR = Path(__file__).parent / "runtime"
+TEMPLATE = Path(__file__).parent / "templates" / "mapper.cc.j2"
+RUNTIME_SOURCES = ("dsl_values.cc", "dsl_mapper.cc")
+# Name of the DSL file in run-time messages: the canonical text is what the mapper is built from (it is
+# `CompiledMapper.dsl_text`, which the run harness stores as mapper.dsl).
+SOURCE_NAME = "mapper.dsl"
+# The generated file is small straight-line code over the support library: -O1 compiles faster than the
+# toolchain's -O2 and runs as fast (the evaluation is dominated by the library's Value operations).
+MAPPER_CXX = ["-O1"]
+SO_NAME = "libmapperopt_mapper.so"
+
+
+class CheckFailed(MapperoptError):
+    """The program has check errors; `diagnostics` holds every finding (errors and warnings), `str()` renders the
+    errors in the dsl.md §11.1 format."""
+
+    def __init__(self, diagnostics: list, source_text: str):
+        errors = [d for d in diagnostics if d.is_error]
+        super().__init__(f"{len(errors)} error(s) in the mapper")
+        self.diagnostics = diagnostics
+        self.source_text = source_text
+
+    def __str__(self) -> str:
+        return render_all([d for d in self.diagnostics if d.is_error], self.source_text)
+
+
+@dataclass(frozen=True)
+class CompiledMapper:
+    """A mapper library ready to load with `-mapper so_path`.
+
+    Attributes:
+        so_path: the shared library (in the cache; do not modify).
+        cpp_path: the generated C++ it was built from.
+        dsl_text: the canonical DSL text it was generated from; positions in its run-time messages refer to it.
+        diagnostics: the checker's warnings and notes (no errors).
+    """
+
+    so_path: Path
+    cpp_path: Path
+    dsl_text: str
+    diagnostics: list = field(default_factory=list)
+
+
+def abi_dir() -> Path:
+    """The folder holding `mapperopt_abi.h` (shared with the benchmark applications)."""
+    return Path(str(resources.files("mapperopt.benchmarks") / "legion" / "common"))
+
+
+@lru_cache(maxsize=1)
+def _legion() -> toolchain.Legion:
+    return toolchain.find_legion()
+
+
+@lru_cache(maxsize=1)
+def _implementation_digest() -> str:
+    """Digest of everything besides the DSL that decides a mapper library's bytes (computed once per process)."""
+    h = hashlib.sha256(CODEGEN_VERSION.encode())
+    for path in (Path(__file__).parent / "codegen.py", TEMPLATE, RUNTIME_DIR / "mapperopt_dsl.h",
+                 *(RUNTIME_DIR / s for s in RUNTIME_SOURCES), abi_dir() / "mapperopt_abi.h"):
+        h.update(path.read_bytes())
+    compiler = Path(toolchain.cxx()).resolve()
+    stat = compiler.stat()
+    legion = _legion()
+    h.update(f"{compiler}|{stat.st_size}|{stat.st_mtime_ns}|{legion.key}|{legion.version}|".encode())
+    h.update(" ".join(toolchain.cxx_flags(legion, [RUNTIME_DIR, abi_dir()]) + MAPPER_CXX).encode())
+    return h.hexdigest()
+
+
+def support_library() -> Path:
+    """The support library `libmapperopt_dslrt.so` (DslMapper, values, machine models), built on first use.
+
+    Raises:
+        ToolchainError, BuildError: see `toolchain.build`.
+    """
+    return toolchain.build("mapperopt_dslrt", [RUNTIME_DIR / s for s in RUNTIME_SOURCES], shared=True,
+                           include_dirs=[RUNTIME_DIR], legion=_legion())
+
+
+def preload_library() -> Path:
+    """The LD_PRELOAD shim `libmapperopt_preload.so`: run an unmodified Legion application with
+    `LD_PRELOAD=<shim> MAPPEROPT_MAPPER=<mapper.so>` to use a compiled mapper (docs/compiler.md)."""
+    return toolchain.build("mapperopt_preload", [RUNTIME_DIR / "preload.cc"], shared=True,
+                           include_dirs=[abi_dir()], legion=_legion())
+
+
+@contextmanager
+def _locked(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _dsl_line(cpp: str, cpp_line: int) -> int | None:
+    """The DSL line cited by the nearest `// mapper.dsl:N:` comment at or above C++ line `cpp_line`."""
+    lines = cpp.splitlines()
+    for k in range(min(cpp_line, len(lines)) - 1, -1, -1):
+        m = re.search(rf"// {re.escape(SOURCE_NAME)}:(\d+):", lines[k])
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def _build_error(err: BuildError, cpp_path: Path, cpp: str, dsl: str) -> BuildError:
+    """A failed build of generated code is a bug of this compiler: name the DSL line and keep the file."""
+    first = next((ln for ln in err.log.splitlines() if re.search(r":\d+:\d+: error", ln)), "")
+    m = re.search(r"mapper\.cc:(\d+):\d+: error", first)
+    dsl_line = _dsl_line(cpp, int(m.group(1))) if m else None
+    where = f"line {dsl_line} of the DSL ({dsl.splitlines()[dsl_line - 1].strip()!r})" if dsl_line else "the DSL"
+    return BuildError(
+        f"internal compiler error: the C++ generated for {where} does not compile: {first or err.message}",
+        log=err.log, kept=[str(cpp_path)],
+        hint=f"this is a bug of mapperopt's compiler; the generated file is kept at {cpp_path}",
+    )
+
+
+def build_canonical(dsl: str) -> tuple[Path, Path]:
+    """Build (or find in the cache) the library of a canonical DSL text; returns (so path, C++ path).
+
+    Raises:
+        BuildError: the generated C++ did not compile (a bug of ours; the file is kept).
+    """
+    legion = _legion()
+    key = hashlib.sha256(f"{_implementation_digest()}\0{dsl}".encode()).hexdigest()[:24]
+    folder = toolchain.cache_dir() / legion.key / "mappers" / key
+    so_path, cpp_path = folder / SO_NAME, folder / "mapper.cc"
+    if so_path.exists():
+        return so_path, cpp_path
+    with _locked(folder):
+        if so_path.exists():  # built by another process while we waited
+            return so_path, cpp_path
+        cpp = generate(parse(dsl, SOURCE_NAME))
+        _write(folder / "mapper.dsl", dsl)
+        _write(cpp_path, cpp)
+        runtime = support_library()
+        try:
+            built = toolchain.build("mapperopt_mapper", [cpp_path], shared=True,
+                                    include_dirs=[RUNTIME_DIR, abi_dir()], extra_cxx=MAPPER_CXX,
+                                    extra_link=[str(runtime), f"-Wl,-rpath,{runtime.parent}"], legion=legion)
+        except BuildError as err:
+            raise _build_error(err, cpp_path, cpp, dsl) from None
+        tmp = so_path.with_name(f"{SO_NAME}.{os.getpid()}.tmp")
+        shutil.copyfile(built, tmp)
+        os.replace(tmp, so_path)
+    return so_path, cpp_path
+
+
+def compile_program(text: str, filename: str = "<string>", app=None, machine=None) -> CompiledMapper:
+    """Parse, check and compile a DSL program into a mapper library.
+
+    Args:
+        text: the DSL source.
+        filename: its name in diagnostics.
+        app: an `AppDescription` (or None) for the checker.
+        machine: a `MachineDescription` (or None) for the checker.
+    Returns:
+        the `CompiledMapper` (from the cache when this canonical program was compiled before).
+    Raises:
+        DslSyntaxError: a syntax error.
+        CheckFailed: check errors (`diagnostics` has them all).
+        BuildError: the generated C++ did not compile (a bug of ours; the file is kept).
+        ToolchainError: no compiler or no Legion.
+    """
+    program = parse(text, filename)
+    diagnostics = check(program, app, machine)
+    if any(d.is_error for d in diagnostics):
+        raise CheckFailed(diagnostics, text)
+    canonical = format_program(program)
+    so_path, cpp_path = build_canonical(canonical)
+    return CompiledMapper(so_path, cpp_path, canonical, [d for d in diagnostics if not d.is_error])

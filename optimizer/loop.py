@@ -1,0 +1,178 @@
+"""The tuning loop: propose, evaluate (check, compile, run, AutoGuide), record, observe — resumable.
+
+    store = TuneStore.create(Path("runs"), "circuit", settings)
+    evaluator = BenchmarkEvaluator("circuit", size="ci", cpus=2)
+    tune(store, optimizer, evaluator, iters=10, on_record=print)
+
+Each iteration is appended to the store's journal before the next one starts. A program evaluated before (same
+normalised text, same run settings) is not run again: the stored outcome is reused, recorded as cached, and the
+iteration still counts. An exception raised by the optimizer's agent is not fatal: the optimizer returns it as a
+proposal without a program, and the iteration records it as a failure at stage "generate" with the error as
+feedback. Infrastructure errors (Legion or a compiler missing) do end the loop: they say nothing about the mapper.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, cache_key, normalize_dsl
+from mapperopt.optimizer.store import TuneStore
+from mapperopt.records import Feedback, RunResult
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The outcome of evaluating one program: the run, AutoGuide's reading of it and the feedback string."""
+
+    result: RunResult
+    feedback: Feedback
+    text: str
+
+
+class Evaluator(Protocol):
+    """Evaluates a program; `settings` (JSON) identifies the run conditions for the cache key."""
+
+    settings: dict
+
+    def evaluate(self, dsl: str, out_dir: Path, best: float | None) -> Evaluation: ...
+
+
+@dataclass
+class BenchmarkEvaluator:
+    """Runs a benchmark application with a DSL mapper through the harness (`run_benchmark`) and explains the
+    outcome with AutoGuide.
+
+    Attributes:
+        app: benchmark name.
+        size: the config's size ("ci", "small", "gpu").
+        cpus: CPU processors (`-ll:cpu`), None for the size's.
+        gpus: GPUs, None for the size's.
+        repeats: measured executions per program; the optimizer sees their median.
+        timeout_s: per-execution limit in seconds, None for the size's.
+        baselines: throughputs of reference mappers by name ("expert", "default") for AutoGuide's comparisons.
+        level: AutoGuide level ("raw", "explain", "suggest").
+        profile: collect per-task times (AutoGuide names the heaviest task; the guided search tries it first).
+    """
+
+    app: str
+    size: str = "ci"
+    cpus: int | None = None
+    gpus: int | None = None
+    repeats: int = 1
+    timeout_s: float | None = None
+    baselines: dict[str, float] = field(default_factory=dict)
+    level: str = "suggest"
+    profile: bool = True
+
+    @property
+    def settings(self) -> dict:
+        return {"app": self.app, "size": self.size, "cpus": self.cpus, "gpus": self.gpus, "repeats": self.repeats,
+                "timeout_s": self.timeout_s, "profile": self.profile}
+
+    def evaluate(self, dsl: str, out_dir: Path, best: float | None) -> Evaluation:
+        """Checks, compiles and runs `dsl` with its files in `out_dir`; never raises for a bad mapper.
+
+        Raises:
+            MapperoptError: the harness cannot run at all (toolchain, build of the application, bad settings).
+        """
+        from mapperopt.autoguide import explain, feedback_text
+        from mapperopt.benchmarks import run_benchmark
+
+        result = run_benchmark(self.app, dsl, size=self.size, cpus=self.cpus, gpus=self.gpus, repeats=self.repeats,
+                               out_dir=out_dir, timeout_s=self.timeout_s, profile=self.profile)
+        feedback = explain(result, level=self.level, best=best, baselines=self.baselines)
+        return Evaluation(result, feedback, feedback_text(feedback, result))
+
+
+def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator, out_dir: Path) -> dict[str, float]:
+    """Throughputs of reference mappers ("expert", "default") under the evaluator's settings; a reference that
+    fails is left out (AutoGuide then does not compare with it). Run folders go to `out_dir/baseline-<name>/`."""
+    from mapperopt.benchmarks import run_benchmark
+
+    out = {}
+    for name in names:
+        result = run_benchmark(app, name, size=evaluator.size, cpus=evaluator.cpus, gpus=evaluator.gpus,
+                               repeats=evaluator.repeats, out_dir=out_dir / f"baseline-{name}",
+                               timeout_s=evaluator.timeout_s)
+        if result.ok and result.throughput:
+            out[name] = result.throughput
+    return out
+
+
+def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: int,
+         on_start: Callable[[int], Any] | None = None,
+         on_record: Callable[[IterationRecord], Any] | None = None) -> TuneStore:
+    """Runs iterations until the store holds `iters` of them, then writes best.dsl, history.csv and progress.png.
+
+    Args:
+        store: the tuning folder; its journal may already hold iterations (resume): the optimizer is brought up to
+            date with `optimizer.resume` and those iterations are not run again.
+        optimizer: proposes programs.
+        evaluator: evaluates them (`BenchmarkEvaluator` for real runs).
+        iters: the total number of iterations wanted.
+        on_start: called with the iteration number before each new iteration (progress display).
+        on_record: called with each new record once it is stored.
+
+    Returns:
+        the store.
+    """
+    if store.records:
+        optimizer.resume(store.records)
+    while len(store.records) < iters:
+        i = len(store.records) + 1
+        if on_start:
+            on_start(i)
+        started = time.monotonic()
+        proposal = optimizer.propose(list(store.records))
+        record = _evaluate(store, i, proposal, evaluator, started)
+        store.append(record)
+        optimizer.observe(record)
+        if on_record:
+            on_record(record)
+    store.write_outputs()
+    return store
+
+
+def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator, started: float) -> IterationRecord:
+    """The record of iteration `i` for `proposal`: an agent failure, a cache hit, or a new evaluation."""
+    best = store.best()
+    best_so_far = best.throughput if best else 0.0
+    out_dir = store.iter_dir(i)
+    common = {"iter": i, "note": proposal.note, "optimizer_state": proposal.state, "llm": proposal.llm}
+    if proposal.dsl is None:
+        (out_dir / "agent_error.txt").write_text(proposal.error or "")
+        return IterationRecord(**common, dsl=None, key=None, status="failed", stage="generate",
+                               category="agent.error", throughput=None, unit=None, best_throughput=best_so_far,
+                               feedback_text=proposal.error or "Execution: Agent Error",
+                               wall_s=round(time.monotonic() - started, 3))
+    key = cache_key(normalize_dsl(proposal.dsl), evaluator.settings)
+    hit = store.lookup(key)
+    if hit is not None:
+        (out_dir / "mapper.dsl").write_text(proposal.dsl)
+        (out_dir / "cached.json").write_text(json.dumps({"cached_from": hit.iter, "key": key}) + "\n")
+        text = (f"{hit.feedback_text}\nNote: this mapper is identical to the one of iteration {hit.iter}; its result "
+                "was reused. Propose a different mapper.")
+        return IterationRecord(**common, dsl=proposal.dsl, key=key, status=hit.status, stage=hit.stage,
+                               category=hit.category, throughput=hit.throughput, unit=hit.unit,
+                               best_throughput=best_so_far, cached=True, cached_from=hit.iter, feedback_text=text,
+                               feedback=hit.feedback, wall_s=round(time.monotonic() - started, 3))
+    evaluation = evaluator.evaluate(proposal.dsl, out_dir, best.throughput if best else None)
+    result, feedback = evaluation.result, evaluation.feedback
+    (out_dir / "feedback.txt").write_text(evaluation.text + "\n")
+    throughput = result.throughput if result.ok else None
+    return IterationRecord(**common, dsl=proposal.dsl, key=key, status=result.status, stage=result.stage,
+                           category=feedback.category, throughput=throughput, unit=result.unit,
+                           best_throughput=max(best_so_far, throughput or 0.0), feedback_text=evaluation.text,
+                           result=_slim(result), feedback=feedback.to_json(),
+                           wall_s=round(time.monotonic() - started, 3))
+
+
+def _slim(result: RunResult) -> dict:
+    """The run as JSON without the failure log, which stays in the run folder (it can be megabytes)."""
+    data = result.to_json()
+    data["log"] = data["log"][:2000]
+    return data

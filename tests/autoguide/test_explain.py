@@ -1,0 +1,94 @@
+"""explain() and feedback_text() on real captured runs: levels, trimming, unknown output, performance feedback."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from captured_runs import captures, load
+
+from mapperopt.autoguide import explain, feedback_text, load_catalog
+from mapperopt.autoguide import excerpt as X
+from mapperopt.errors import MapperoptError
+from mapperopt.records import Feedback
+
+
+def test_levels_add_explanation_then_suggestion_and_edits():
+    _, result = load("stencil-stride_c_order")
+    raw, expl, full = (explain(result, level=lv) for lv in ("raw", "explain", "suggest"))
+    assert raw.raw_excerpt == expl.raw_excerpt == full.raw_excerpt
+    assert (raw.explanation, raw.suggestion, raw.edits) == ("", "", ())
+    assert expl.explanation == full.explanation != "" and (expl.suggestion, expl.edits) == ("", ())
+    assert full.suggestion and full.edits
+    assert {f.rule for f in (raw, expl, full)} == {"stencil-stride-assertion"}
+    assert feedback_text(raw, result).count("\n") == feedback_text(raw, result).count("\n  ")  # Execution only
+    assert "\nExplain: " in feedback_text(expl, result) and "Suggest:" not in feedback_text(expl, result)
+    with pytest.raises(MapperoptError, match="unknown feedback level"):
+        explain(result, level="verbose")
+
+
+def test_excerpt_keeps_the_error_and_its_context_but_no_backtrace():
+    _, result = load("probe-unknown-lg-flag")
+    assert "Backtrace:" in result.log and "\x1b[" in result.log
+    fb = explain(result)
+    assert fb.raw_excerpt == ("{5}{legion}: LEGION STARTUP EXCEPTION: Detected unknown Legion option '-lg:foo' in "
+                              "command line arguments.")
+
+
+def test_excerpt_respects_its_budget():
+    _, result = load("cxx-compile-error")
+    lines = X.clean(result.log, load_catalog().is_noise)
+    text = X.trim(lines, budget=300)
+    assert len(text) <= 300 + X.MAX_LINE and text.splitlines()[-1].startswith("[... ")
+    assert all(len(line) <= X.MAX_LINE for line in X.trim(lines).splitlines())
+
+
+@pytest.mark.parametrize("path", captures(), ids=lambda p: p.stem)
+def test_unknown_output_gets_honest_generic_feedback(path, tmp_path):
+    """With a catalog that knows nothing, every real failure still gets feedback that says it is not recognised."""
+    empty = tmp_path / "rules.yaml"
+    empty.write_text("schema: mapperopt.autoguide-rules/1\nrules: []\n"
+                     "generic: {explain: \"failed at '{stage}' (exit {exit_code}); no rule recognises it\", suggest: undo}\n")
+    _, result = load(path)
+    fb = explain(result, catalog=load_catalog(empty))
+    assert (fb.rule, fb.category, fb.edits) == ("generic", "unknown", ())
+    assert f"failed at '{result.stage}'" in fb.explanation
+    assert fb.raw_excerpt or not result.log.strip()
+
+
+def test_packaged_generic_texts_say_nothing_was_recognised():
+    generic = load_catalog().generic
+    assert "no rule" in generic["explain"]
+
+
+def test_feedback_round_trips_through_json():
+    _, result = load("stencil-stride_c_order")
+    fb = explain(result)
+    data = json.loads(json.dumps(fb.to_json()))
+    assert data["schema"] == "mapperopt.feedback/1" and data["edits"][0]["op"] == "drop_layout_constraint"
+    assert Feedback.from_json(data) == fb
+
+
+def test_compile_errors_show_at_most_three_errors_with_their_hints():
+    _, result = load("circuit-e209_gpu_only")  # six E209 errors
+    text = feedback_text(explain(result), result)
+    execution = text.split("\nExplain: ")[0]
+    assert execution.count("error[E209]") == 3
+    assert execution.count("hint: ") == 3
+
+
+def test_timeout_feedback_names_the_timeout():
+    _, result = load("stencil-timeout_slow")
+    assert feedback_text(explain(result), result).startswith(
+        f"Execution: Execution Error: timeout after {result.settings['timeout_s']:g} s")
+
+
+def test_silent_abort_is_reported_as_such():
+    _, result = load("stencil-timeout_slow")
+    silent = dataclasses.replace(result, stage="run", log="", reason="aborted without any message",
+                                 attempts=(dataclasses.replace(result.attempts[-1], exit_code=-6),))
+    fb = explain(silent)
+    assert fb.rule == "silent-abort"
+    assert feedback_text(fb, silent).startswith(
+        "Execution: Execution Error: silent abort (exit -6), probably a region requirement left unmapped")

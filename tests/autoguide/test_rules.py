@@ -1,0 +1,51 @@
+"""Every rule of the catalog against real output: each captured failing run gets the rule it was captured for, and
+every rule is the answer to at least one captured run (fallback rules: with the specific rule taken out)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mapperopt.autoguide import explain, feedback_text, load_catalog
+from captured_runs import captures, load
+
+# Fallback rules answer output that a specific rule normally takes: (capture, specific rules removed).
+FALLBACKS = {
+    "assertion-failed": ("probe-huge-rsize", ["realm-registered-memory"]),
+    "legion-other-exception": ("probe-too-many-cpus", ["legion-too-many-processors"]),
+}
+
+
+@pytest.mark.parametrize("path", captures(), ids=lambda p: p.stem)
+def test_captured_run_gets_its_rule(path):
+    record, result = load(path)
+    assert record["command"].startswith(".venv/bin/python tests/autoguide/capture.py ")
+    assert record["app_command"]
+    fb = explain(result)
+    assert fb.rule == record["expect"], fb.raw_excerpt
+    assert fb.status == "failed" and fb.stage == result.stage
+    assert fb.raw_excerpt and fb.explanation and fb.suggestion
+    rule = load_catalog().rule(fb.rule)
+    assert fb.category == rule.category
+    text = feedback_text(fb, result)
+    head = "Compile Error: " if result.stage in ("parse", "check", "compile") else "Execution Error: "
+    assert text.startswith("Execution: " + head)
+    assert "\nExplain: " in text and "\nSuggest: " in text
+
+
+def test_every_rule_has_a_capture():
+    expected = {load(p)[0]["expect"] for p in captures()}
+    missing = [r.id for r in load_catalog().rules if r.id not in expected and r.id not in FALLBACKS]
+    assert missing == []
+
+
+@pytest.mark.parametrize("rule_id", FALLBACKS)
+def test_fallback_rule_answers_when_the_specific_rule_is_absent(rule_id):
+    name, removed = FALLBACKS[rule_id]
+    catalog = load_catalog()
+    reduced = dataclasses.replace(catalog, rules=tuple(r for r in catalog.rules if r.id not in removed))
+    _, result = load(name)
+    fb = explain(result, catalog=reduced)
+    assert fb.rule == rule_id
+    assert not reduced.rule(rule_id).specific

@@ -1,0 +1,10 @@
+# Strategy S2 of the paper (dsl.md §14.3)
+Task * GPU,CPU;             # for any task, run on GPU if supported
+Region * * GPU FBMEM;       # any task, any region, on GPU: framebuffer
+Region * * CPU SYSMEM;      # on CPU: system memory
+Layout * * * SOA C_order;
+mcpu = Machine(CPU);
+mgpu = Machine(GPU);
+# ========== Above is fixed ==========
+Region * rp_shared GPU ZCMEM;
+Region * rp_ghost GPU ZCMEM;

@@ -1,0 +1,10 @@
+# Strategy S10 of the paper (dsl.md §14.3)
+Task * GPU,CPU;             # for any task, run on GPU if supported
+Region * * GPU FBMEM;       # any task, any region, on GPU: framebuffer
+Region * * CPU SYSMEM;      # on CPU: system memory
+Layout * * * SOA C_order;
+mcpu = Machine(CPU);
+mgpu = Machine(GPU);
+# ========== Above is fixed ==========
+def cyclic1d(Task task) { ip = task.ipoint; return mgpu[ip[0] % mgpu.size[0], ip[0] / mgpu.size[0] % mgpu.size[1]]; }
+IndexTaskMap calculate_new_currents,distribute_charge,update_voltages cyclic1d;

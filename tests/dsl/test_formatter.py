@@ -1,0 +1,168 @@
+"""Formatter: canonical text, parse(format(p)) == p for generated programs, idempotence, comments kept."""
+
+import pytest
+from conftest import EXAMPLES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mapperopt.dsl import ast as A
+from mapperopt.dsl import format_program, parse
+from mapperopt.dsl.formatter import format_expr
+
+# ---------------------------------------------------------------------------------------------------- generators
+
+idents = st.from_regex(r"[a-z_][a-z0-9_]{0,6}", fullmatch=True).filter(lambda s: s not in A.RESERVED)
+proc_kinds = st.sampled_from(A.PROC_KINDS)
+mem_kinds = st.sampled_from(A.MEM_KINDS)
+ints = st.integers(min_value=0, max_value=2**63 - 1)
+
+leaves = st.one_of(
+    st.builds(A.IntLit, ints),
+    st.builds(A.BoolLit, st.booleans()),
+    st.builds(A.KindLit, st.one_of(proc_kinds, mem_kinds)),
+    st.builds(A.Name, idents),
+    st.builds(A.MachineLit, proc_kinds),
+)
+
+
+def _compound(children):
+    small = st.lists(children, min_size=0, max_size=3).map(tuple)
+    items = st.lists(st.one_of(children, st.builds(A.Unpack, children)), min_size=1, max_size=3).map(tuple)
+    index_items = st.lists(st.one_of(children, st.builds(A.Unpack, children), st.builds(A.Wildcard)),
+                           min_size=1, max_size=3).map(tuple)
+    binary_ops = st.sampled_from([op for level in A.BINARY_LEVELS for op in level])
+    return st.one_of(
+        st.builds(A.Call, idents, small),
+        st.builds(A.TupleLit, items),
+        st.builds(A.Comprehension, children, idents, children),
+        st.builds(A.Unary, st.sampled_from(["-", "!"]), children),
+        st.builds(A.Binary, binary_ops, children, children),
+        st.builds(A.Ternary, children, children, children),
+        st.builds(A.Member, children, idents),
+        st.builds(A.MethodCall, children, idents, small),
+        st.builds(A.Index, children, index_items),
+        st.builds(A.Slice, children, st.none() | children, st.none() | children),
+    )
+
+
+exprs = st.recursive(leaves, _compound, max_leaves=12)
+
+task_sels = st.one_of(st.just(A.TaskSel(None)),
+                      st.lists(st.builds(A.Ident, idents), min_size=1, max_size=3).map(lambda x: A.TaskSel(tuple(x))))
+region_sels = st.one_of(st.just(A.RegionSel()), st.builds(A.RegionSel, name=idents),
+                        st.builds(A.RegionSel, index=st.integers(0, 99)))
+stars = st.builds(A.Star)
+constraints = st.one_of(
+    st.builds(A.Constraint, st.sampled_from([c for c in A.CONSTRAINT_WORDS if c != "Align"])),
+    st.builds(A.Constraint, st.just("Align"), st.sampled_from(A.ALIGN_OPS), st.integers(0, 4096)),
+)
+kinds_of = lambda s: st.lists(st.builds(A.Kind, s), min_size=1, max_size=3).map(tuple)  # noqa: E731
+fmt_strings = st.text(alphabet="ab {}#/:;", max_size=12)
+prints = st.builds(A.Print, fmt_strings, st.lists(exprs, max_size=2).map(tuple))
+assigns = st.builds(A.Assign, idents, exprs)
+params = st.lists(st.builds(A.Param, st.sampled_from(A.PARAM_TYPES), idents), max_size=3).map(tuple)
+
+statements = st.one_of(
+    st.builds(A.TaskStmt, task_sels, kinds_of(proc_kinds)),
+    st.builds(A.RegionStmt, task_sels, region_sels, st.one_of(stars, st.builds(A.Kind, proc_kinds)),
+              kinds_of(mem_kinds)),
+    st.builds(A.LayoutStmt, task_sels, region_sels,
+              st.one_of(stars, st.builds(A.Kind, proc_kinds), st.builds(A.Kind, mem_kinds)),
+              st.lists(constraints, min_size=1, max_size=4).map(tuple)),
+    st.builds(A.InstanceLimitStmt, task_sels, st.none() | stars | st.builds(A.Kind, proc_kinds), st.integers(0, 99)),
+    st.builds(A.CollectMemoryStmt, task_sels, region_sels),
+    st.builds(A.IndexTaskMapStmt, task_sels, st.builds(A.Ident, idents), st.none() | st.builds(A.Ident, idents)),
+    st.builds(A.SingleTaskMapStmt, task_sels, st.builds(A.Ident, idents)),
+    st.builds(A.ControlReplicateStmt, task_sels),
+    st.builds(A.FuncDef, idents, params, st.lists(st.one_of(assigns, prints), max_size=3).map(tuple),
+              st.builds(A.Return, exprs)),
+    assigns,
+    prints,
+)
+programs = st.lists(statements, max_size=6).map(lambda s: A.Program(tuple(s)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs)
+def test_round_trip_of_generated_programs(program):
+    text = format_program(program)
+    reparsed = parse(text)
+    assert reparsed == program, text
+    assert format_program(reparsed) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(exprs)
+def test_round_trip_of_generated_expressions(e):
+    text = format_expr(e)
+    assert parse(f"x = {text};").statements[0].value == e, text
+
+
+# ---------------------------------------------------------------------------------------------------- examples
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.dsl")), ids=lambda p: p.name)
+def test_examples_round_trip_and_keep_comments(path):
+    source = path.read_text()
+    program = parse(source)
+    text = format_program(program)
+    assert parse(text) == program
+    assert format_program(parse(text)) == text
+    assert [c.text for c in parse(text).comments] == [c.text for c in program.comments]
+
+
+def test_canonical_layout():
+    src = """Task   calculate_new_currents ,update_voltages   GPU , CPU ;
+Layout * * * Align == 64   F_order;   IndexTaskMap a , b  mgpu f;
+def f( Task task ,int n ) { x = ( 1 , ) ; return task.ipoint[0]+n*(2-3)-(-1) ; }
+"""
+    assert format_program(parse(src)) == """Task calculate_new_currents,update_voltages GPU,CPU;
+Layout * * * Align==64 F_order;
+IndexTaskMap a,b mgpu f;
+def f(Task task, int n) {
+    x = (1,);
+    return task.ipoint[0] + n * (2 - 3) - -1;
+}
+"""
+
+
+def test_minimal_parentheses():
+    cases = {
+        "(a + b) * c": "(a + b) * c", "a - (b - c)": "a - (b - c)", "(a - b) - c": "a - b - c",
+        "(a ? b : c) ? d : e": "(a ? b : c) ? d : e", "a ? b : (c ? d : e)": "a ? b : c ? d : e",
+        "-(a + b)": "-(a + b)", "(-a).len": "(-a).len", "(m[0]).has(FBMEM)": "m[0].has(FBMEM)",
+        "!(a && b)": "!(a && b)", "- - 3": "-(-3)", "(1 < 2) == (3 < 4)": "1 < 2 == 3 < 4",
+    }
+    for src, want in cases.items():
+        assert format_expr(parse(f"x = {src};").statements[0].value) == want
+
+
+def test_comments_and_blank_lines_are_kept():
+    src = """# header
+
+Task * GPU;   # trailing
+def f(Task task) {  # on the def line
+    # before the return
+    return m[0, 0];  # on the return
+    # before the brace
+}  # after the brace
+
+
+# tail
+"""
+    assert format_program(parse(src)) == """# header
+
+Task * GPU;  # trailing
+def f(Task task) {  # on the def line
+    # before the return
+    return m[0, 0];  # on the return
+    # before the brace
+}  # after the brace
+
+# tail
+"""
+
+
+def test_empty_program_formats_to_nothing():
+    assert format_program(parse("")) == ""
+    assert format_program(parse("# c\n")) == "# c\n"

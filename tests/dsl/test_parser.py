@@ -1,0 +1,212 @@
+"""Parser: every statement and expression form, locations, comments, and every syntax error class (dsl.md §11.2)."""
+
+import pytest
+from conftest import EXAMPLES
+
+from mapperopt.dsl import DslSyntaxError, parse
+from mapperopt.dsl import ast as A
+from mapperopt.errors import MapperoptError
+
+
+def one(src):
+    (stmt,) = parse(src).statements
+    return stmt
+
+
+def expr(src):
+    return one(f"x = {src};").value
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.dsl")), ids=lambda p: p.name)
+def test_every_example_parses(path):
+    program = parse(path.read_text(), path.name)
+    assert program.statements
+    assert all(s.loc.file == path.name for s in program.statements)
+
+
+def test_task_statement():
+    s = one("Task calculate_new_currents,update_voltages GPU,CPU;")
+    assert s == A.TaskStmt(A.TaskSel((A.Ident("calculate_new_currents"), A.Ident("update_voltages"))),
+                           (A.Kind("GPU"), A.Kind("CPU")))
+    assert one("Task * GPU;").tasks.is_wildcard
+
+
+def test_region_statement_selectors():
+    s = one("Region * rp_shared GPU ZCMEM,FBMEM;")
+    assert s.region == A.RegionSel(name="rp_shared") and s.proc == A.Kind("GPU")
+    assert [m.name for m in s.memories] == ["ZCMEM", "FBMEM"]
+    s = one("Region distribute_charge 1 * VIRTUAL;")
+    assert s.region == A.RegionSel(index=1) and isinstance(s.proc, A.Star)
+    assert one("Region * * CPU SYSMEM;").region.is_wildcard
+
+
+def test_layout_statement_constraints():
+    s = one("Layout * * FBMEM C_order AOS Align==128 No_Align Exact Compact;")
+    assert s.target == A.Kind("FBMEM") and s.target.is_memory
+    assert s.constraints == (A.Constraint("C_order"), A.Constraint("AOS"), A.Constraint("Align", "==", 128),
+                             A.Constraint("No_Align"), A.Constraint("Exact"), A.Constraint("Compact"))
+    for op in ("==", "!=", "<", "<=", ">", ">="):
+        assert one(f"Layout t * GPU Align{op}64;").constraints[0].op == op
+
+
+def test_instance_limit_with_and_without_kind():
+    assert one("InstanceLimit task_4 1;") == A.InstanceLimitStmt(A.TaskSel((A.Ident("task_4"),)), None, 1)
+    assert one("InstanceLimit task_4 GPU 2;").proc == A.Kind("GPU")
+    assert isinstance(one("InstanceLimit task_4 * 2;").proc, A.Star)
+
+
+def test_other_mapping_statements():
+    assert one("CollectMemory task_4 *;") == A.CollectMemoryStmt(A.TaskSel((A.Ident("task_4"),)), A.RegionSel())
+    assert one("IndexTaskMap * f;") == A.IndexTaskMapStmt(A.TaskSel(None), A.Ident("f"))
+    old = one("IndexTaskMap t1,t2 mgpu f;")
+    assert old.machine == A.Ident("mgpu") and old.func == A.Ident("f")
+    assert one("SingleTaskMap task_4 with_parent;").func.name == "with_parent"
+    assert one("ControlReplicate a,b;") == A.ControlReplicateStmt(A.TaskSel((A.Ident("a"), A.Ident("b"))))
+
+
+def test_function_definition_and_print():
+    f = one('def f(Task task, int n, bool b, IPoint p, ISpace s, MSpace m) { x = 1; print("{}", x); return m[0]; }')
+    assert [(p.type, p.name) for p in f.params] == [("Task", "task"), ("int", "n"), ("bool", "b"), ("IPoint", "p"),
+                                                     ("ISpace", "s"), ("MSpace", "m")]
+    assert f.body == (A.Assign("x", A.IntLit(1)), A.Print("{}", (A.Name("x"),)))
+    assert f.ret == A.Return(A.Index(A.Name("m"), (A.IntLit(0),)))
+    assert one("def g() { return 1; }").params == ()
+    assert one('print("hello # not a comment");') == A.Print("hello # not a comment", ())
+
+
+def test_empty_statements_leave_no_node():
+    assert parse(";;Task * GPU;;").statements == (A.TaskStmt(A.TaskSel(None), (A.Kind("GPU"),)),)
+    assert parse("").statements == ()
+    assert parse("# only a comment\n").statements == ()
+
+
+def test_precedence_and_associativity():
+    B = A.Binary
+    assert expr("1 + 2 * 3") == B("+", A.IntLit(1), B("*", A.IntLit(2), A.IntLit(3)))
+    assert expr("1 - 2 - 3") == B("-", B("-", A.IntLit(1), A.IntLit(2)), A.IntLit(3))
+    assert expr("(1 - 2) * 3") == B("*", B("-", A.IntLit(1), A.IntLit(2)), A.IntLit(3))
+    assert expr("a || b && c == d") == B("||", A.Name("a"), B("&&", A.Name("b"), B("==", A.Name("c"), A.Name("d"))))
+    assert expr("a < b == c >= d") == B("==", B("<", A.Name("a"), A.Name("b")), B(">=", A.Name("c"), A.Name("d")))
+    assert expr("-a.b") == A.Unary("-", A.Member(A.Name("a"), "b"))
+    assert expr("!!x") == A.Unary("!", A.Unary("!", A.Name("x")))
+    assert expr("-3") == A.Unary("-", A.IntLit(3))
+
+
+def test_ternary_is_right_associative():
+    t = expr("a ? 1 : b ? 2 : 3")
+    assert t == A.Ternary(A.Name("a"), A.IntLit(1), A.Ternary(A.Name("b"), A.IntLit(2), A.IntLit(3)))
+    assert expr("Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU)").then == A.MachineLit("GPU")
+
+
+def test_tuples_unpacking_slicing_comprehension():
+    assert expr("(1,)") == A.TupleLit((A.IntLit(1),))
+    assert expr("(1)") == A.IntLit(1)
+    assert expr("(1, 2,)") == A.TupleLit((A.IntLit(1), A.IntLit(2)))
+    assert expr("(*t, 0)") == A.TupleLit((A.Unpack(A.Name("t")), A.IntLit(0)))
+    assert expr("t[:-1]") == A.Slice(A.Name("t"), None, A.Unary("-", A.IntLit(1)))
+    assert expr("t[1:]") == A.Slice(A.Name("t"), A.IntLit(1), None)
+    assert expr("t[:]") == A.Slice(A.Name("t"), None, None)
+    assert expr("t[0:0]") == A.Slice(A.Name("t"), A.IntLit(0), A.IntLit(0))
+    assert expr("tuple(i * 2 for i in (0, 1))") == A.Comprehension(
+        A.Binary("*", A.Name("i"), A.IntLit(2)), "i", A.TupleLit((A.IntLit(0), A.IntLit(1))))
+
+
+def test_machine_models_and_task_properties():
+    assert expr("m[*hi, *lo]") == A.Index(A.Name("m"), (A.Unpack(A.Name("hi")), A.Unpack(A.Name("lo"))))
+    assert expr("m[0, *]") == A.Index(A.Name("m"), (A.IntLit(0), A.Wildcard()))
+    assert expr("m.merge(0, 1).split(0, 2)") == A.MethodCall(
+        A.MethodCall(A.Name("m"), "merge", (A.IntLit(0), A.IntLit(1))), "split", (A.IntLit(0), A.IntLit(2)))
+    assert expr("task.parent.processor(m)") == A.MethodCall(A.Member(A.Name("task"), "parent"), "processor",
+                                                            (A.Name("m"),))
+    assert expr("m.has(FBMEM)") == A.MethodCall(A.Name("m"), "has", (A.KindLit("FBMEM"),))
+    assert expr("f(1, True, False)") == A.Call("f", (A.IntLit(1), A.BoolLit(True), A.BoolLit(False)))
+    assert expr("g()") == A.Call("g", ())
+
+
+def test_locations():
+    program = parse("Task * GPU;\n  mgpu = Machine(GPU);\ndef f(Task task) {\n  return a + b;\n}\n", "p.dsl")
+    task, assign, f = program.statements
+    assert (task.loc.file, task.loc.line, task.loc.col) == ("p.dsl", 1, 1)
+    assert (assign.loc.line, assign.loc.col) == (2, 3)
+    assert task.kinds[0].loc.col == 8
+    assert (f.loc.line, f.loc.end_line) == (3, 5)
+    assert (f.ret.value.loc.line, f.ret.value.loc.col) == (4, 12)  # a Binary is located at its operator
+    assert str(task.loc) == "p.dsl:1:1"
+
+
+def test_locations_do_not_affect_equality():
+    assert parse("Task * GPU;") == parse("\n\n   Task   *\n GPU ;", "other.dsl")
+
+
+def test_comments_are_collected():
+    program = parse('# head\nx = 1; // tail\nprint("# no");  # after\n', "c.dsl")
+    assert [(c.text, c.loc.line, c.loc.col) for c in program.comments] == [
+        ("# head", 1, 1), ("// tail", 2, 8), ("# after", 3, 17)]
+
+
+# ---------------------------------------------------------------------------------------------------- errors
+
+ERRORS = [
+    # source, code, line, column, message fragment, hint fragment
+    ("def f(Task task): return mgpu[0,0];", "E101", 1, 17, "unexpected ':' after the parameter list of 'f'",
+     "write def f(Task task) {"),
+    ("def cyclic(Task task):\n    return 1", "E101", 1, 22, "expected '{'", "def cyclic(Task task) {"),
+    ("Task * GPU", "E105", 1, 11, "unexpected end of input; expected ',' or ';'", None),
+    ("Region * ghost_region GPU ZCMEM\nIndexTaskMap task4 cyclic;", "E102", 1, 32, "missing ';' after 'ZCMEM'", None),
+    ("x = 3 // 2;", "E102", 1, 6, "missing ';' after '3'", "'//' starts a comment; integer division is '/'"),
+    ("x = 3 // 2;\ny = 1;", "E102", 1, 6, "missing ';' after '3'", "integer division is '/'"),
+    ('print("abc);', "E103", 1, 7, "unterminated string literal", None),
+    ("x = 1 & 2;", "E104", 1, 7, "unrecognized character '&'", "'&&'"),
+    ("x = 1 @ 2;", "E104", 1, 7, "unrecognized character '@'", None),
+    ("def f(Task t) { return 1; x = 2; }", "E106", 1, 27, "'return' must be the last statement", None),
+    ("def f(Task t) { x = 2; }", "E106", 1, 24, "'f' has no 'return'", "end the body of 'f'"),
+    ("Task * GPU,PROC;", "E107", 1, 12, "unknown processor kind 'PROC'; expected one of CPU, GPU, OMP, IO, PY", None),
+    ("Region * * GPU DRAM;", "E107", 1, 16, "unknown memory kind 'DRAM'", None),
+    ("Region * * GUP FBMEM;", "E107", 1, 12, "unknown processor kind 'GUP'", "did you mean 'GPU'?"),
+    ("Layout * * * Align=64;", "E108", 1, 19, "malformed layout constraint near '='", "write Align==64"),
+    ("Layout * * * Align 64;", "E108", 1, 20, "malformed layout constraint near '64'", "write Align==64"),
+    ("Layout * * * SOA, C_order;", "E108", 1, 17, "near ','", "constraints are separated by spaces"),
+    ("Layout * * * SOA Fortran;", "E108", 1, 18, "near 'Fortran'", None),
+    ("IndexTaskMap GPU linearcyclic;", "E109", 1, 14, "reserved word 'GPU' cannot be used as a name",
+     "list the task names or use *"),
+    ("for = 1;", "E109", 1, 1, "reserved word 'for' cannot be used as a name", None),
+    ("def f(Task int) { return 1; }", "E109", 1, 12, "reserved word 'int'", None),
+    ("Task * GPU; }", "E100", 1, 13, "unexpected '}'; expected a statement", None),
+    ("x = (1 2);", "E100", 1, 8, "unexpected '2'; expected ')', ',', '.', '?', '[' or an operator", None),
+    ("def f(task) { return 1; }", "E100", 1, 7, "unexpected 'task'", "parameters are typed: write 'Task task'"),
+    ("def f(Task t) { return 1 }", "E100", 1, 26, "unexpected '}'", None),
+    ("x = 99999999999999999999;", "E100", 1, 5, "out of range", None),
+    ("return 1;", "E100", 1, 1, "unexpected 'return'", "only allowed as the last statement of a function body"),
+]
+
+
+@pytest.mark.parametrize("src,code,line,col,message,hint", ERRORS, ids=[e[1] + ":" + e[0][:20] for e in ERRORS])
+def test_syntax_error(src, code, line, col, message, hint):
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    err = info.value
+    assert (err.code, err.loc.line, err.loc.col) == (code, line, col), str(err)
+    assert message in err.diagnostic.message
+    if hint is not None:
+        assert any(hint in h for h in err.diagnostic.hints), err.diagnostic.hints
+
+
+def test_syntax_error_rendering_and_attributes():
+    with pytest.raises(DslSyntaxError) as info:
+        parse("Task * GPU;\nTask * GPU,PROC;\n", "policy.map")
+    err = info.value
+    assert isinstance(err, MapperoptError)
+    assert err.token == "PROC"
+    assert "'CPU'" in err.expected
+    assert str(err) == (
+        "policy.map:2:12: error[E107]: unknown processor kind 'PROC'; expected one of CPU, GPU, OMP, IO, PY\n"
+        "  2 | Task * GPU,PROC;\n"
+        "    |            ^"
+    )
+
+
+def test_end_of_input_error_has_no_token():
+    with pytest.raises(DslSyntaxError) as info:
+        parse("mgpu = Machine(")
+    assert info.value.token is None and info.value.code == "E105"
+    assert "a processor kind" in info.value.diagnostic.message

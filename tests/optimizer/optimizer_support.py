@@ -1,0 +1,176 @@
+"""Test support for the optimizer (imported by conftest.py and the tests): a deterministic placement-model
+evaluator and a local OpenAI-compatible HTTP server answering with scripted chat completions."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable
+
+from mapperopt.descriptions import AppDescription
+from mapperopt.optimizer.agent import METHOD_INPUTS, METHODS
+from mapperopt.optimizer.loop import Evaluation
+from mapperopt.records import Attempt, RunResult
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+ARGUMENTS = {METHODS[s]: METHOD_INPUTS[s] for s in METHODS}  # method name -> its parameter's name
+# Relative cost of one point of each Circuit task in the placement model (calculate_new_currents dominates, as in
+# the real application).
+COSTS = {"calculate_new_currents": 10.0, "distribute_charge": 2.0, "update_voltages": 1.0}
+
+
+
+
+class PlacementEvaluator:
+    """A deterministic stand-in for the benchmark harness, for tests of the loop's mechanics (cache, journal,
+    resume, optimizer contract) that must run in milliseconds and give the same numbers every time.
+
+    A program is parsed and checked like the real harness does (`parse`/`check` failures give the same stages);
+    its placement of every point of every index launch is decided by the DSL's reference evaluator; throughput is
+    the total work divided by the busiest processor's work (Legion's default slicing counts as an even spread).
+    """
+
+    settings = {"model": "placement", "version": 1}
+
+    def __init__(self, app: dict, machine):
+        self.app = AppDescription.from_json(app)
+        self.machine = machine
+        self.calls: list[str] = []
+
+    def evaluate(self, dsl: str, out_dir: Path, best: float | None) -> Evaluation:
+        from mapperopt.autoguide import explain, feedback_text
+        from mapperopt.dsl.checker import check
+        from mapperopt.dsl.errors import render_all
+        from mapperopt.dsl.evaluator import Evaluator
+        from mapperopt.dsl.parser import parse
+        from mapperopt.errors import MapperoptError
+
+        self.calls.append(dsl)
+        base = {"app": "circuit", "mapper": "inline", "dsl": dsl, "run_dir": str(out_dir),
+                "settings": {"gpus": 0, "cpus": self.machine.count("CPU")}}
+        try:
+            program = parse(dsl, "<mapper>")
+        except MapperoptError as exc:
+            result = RunResult(status="failed", stage="parse", reason=str(exc).splitlines()[0], log=str(exc), **base)
+        else:
+            errors = [d for d in check(program, self.app, self.machine) if d.is_error]
+            if errors:
+                log = render_all(errors, dsl)
+                result = RunResult(status="failed", stage="check", reason=log.splitlines()[0], log=log, **base)
+            else:
+                result = self._run(Evaluator(program, self.machine, self.app), base)
+        feedback = explain(result, best=best)
+        return Evaluation(result, feedback, feedback_text(feedback, result))
+
+    def _run(self, ev, base: dict) -> RunResult:
+        from mapperopt.errors import MapperoptError
+
+        procs = self.machine.count("CPU")
+        load: dict[tuple, float] = {}
+        total = 0.0
+        try:
+            for task in self.app.tasks:
+                if not task.index_launched or task.domain is None:
+                    continue
+                cost = COSTS.get(task.name, 0.5)
+                points = [(i,) for i in range(task.domain[0])]
+                for p in points:
+                    placed = ev.place(task.name, p, task.domain)
+                    where = (placed.kind, placed.node, placed.index) if placed is not None else ("even", p[0] % procs)
+                    load[where] = load.get(where, 0.0) + cost
+                    total += cost
+        except MapperoptError as exc:
+            log = f"[mapperopt] error {exc}"
+            return RunResult(status="failed", stage="run", reason=log, log=log, **base)
+        throughput = round(100.0 * total / max(load.values()), 6)
+        line = {"throughput": throughput, "unit": "GFLOPS", "time_s": 1.0 / throughput, "verified": True}
+        return RunResult(status="ok", throughput=throughput, unit="GFLOPS", time_s=line["time_s"],
+                         attempts=(Attempt(0, 1.0, result=line),), **base)
+
+
+
+
+# ----------------------------------------------------------------------------------------------- fake LLM server
+
+
+def code_names(prompt: str) -> dict[str, str]:
+    """Method name -> trace variable name (`__codeN`), read from the #Variables section of an OptoPrime prompt."""
+    return {m: v for v, m in re.findall(r"\(code\) (__code\d+):def (\w+)\(", prompt)}
+
+
+def completion(content: str, prompt_tokens: int = 100, completion_tokens: int = 20) -> dict:
+    """A chat-completions response body with `content` and usage counts."""
+    return {"id": "cmpl-test", "object": "chat.completion", "created": int(time.time()), "model": "scripted",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+class ScriptedLLMServer:
+    """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers each request with the next entry of
+    `script`: a function of the request's messages returning the answer's content (str), or a tuple
+    ("sleep", seconds) to answer only after that long, or ("status", code) for an HTTP error.
+
+    Attributes:
+        base_url: the endpoint to configure (`http://127.0.0.1:<port>/v1`).
+        requests: the JSON bodies received, in order.
+    """
+
+    def __init__(self, script: list):
+        self.script = list(script)
+        self.requests: list[dict] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                owner.requests.append(body)
+                action = owner.script.pop(0) if owner.script else ("status", 500)
+                if isinstance(action, tuple) and action[0] == "sleep":
+                    time.sleep(action[1])
+                    action = lambda messages: "{}"  # noqa: E731 (the client has given up by now)
+                if isinstance(action, tuple) and action[0] == "status":
+                    payload, code = {"error": {"message": "scripted failure", "type": "server_error"}}, action[1]
+                else:
+                    payload, code = completion(action(body["messages"])), 200
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and closed the connection
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+
+
+def rewrite(method: str, statements: list[str]) -> Callable[[list], str]:
+    """A scripted answer that replaces `method` with one returning `statements`."""
+
+    def answer(messages: list) -> str:
+        name = code_names(messages[-1]["content"])[method]
+        body = "".join(f"        {json.dumps(s)},\n" for s in statements)
+        code = f"def {method}(self, {ARGUMENTS[method]}):\n    return [\n{body}    ]\n"
+        return json.dumps({"reasoning": "scripted", "answer": "", "suggestion": {name: code}})
+
+    return answer
+

@@ -1,0 +1,154 @@
+"""The tuning loop with the deterministic placement model: the optimizer contract, the cache, agent failures as
+feedback, and resume after an interruption."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from optimizer_support import PlacementEvaluator, code_names
+
+from mapperopt.descriptions import AppDescription
+from mapperopt.dsl.checker import check
+from mapperopt.dsl.parser import parse
+from mapperopt.optimizer.agent import TraceOptimizer
+from mapperopt.optimizer.base import make_optimizer
+from mapperopt.optimizer.loop import tune
+from mapperopt.optimizer.space import INDEX_PATTERNS, SearchSpace
+from mapperopt.optimizer.store import TuneStore
+
+
+POOR = ("Task * CPU;\nmcpu = Machine(CPU);\ndef first_cpu(Task task) {\n    return mcpu[0, 0];\n}\n"
+        "IndexTaskMap * first_cpu;\n")
+
+
+class _Reply:
+    """The response shape OptoPrime reads: `.choices[0].message.content`."""
+
+    def __init__(self, content: str):
+        self.choices = [type("Choice", (), {"message": type("Message", (), {"content": content})()})()]
+
+
+class PatternLLM:
+    """An in-process model stand-in: each call rewrites index_task_map_decision with the next library pattern for
+    calculate_new_currents (deterministic; the contract test needs a second optimizer kind, not a real model)."""
+
+    def __init__(self, space: SearchSpace):
+        self.space = space
+        self.n = 0
+
+    def __call__(self, messages, **kwargs):
+        pattern = list(INDEX_PATTERNS)[self.n % len(INDEX_PATTERNS)]
+        self.n += 1
+        lines = self.space.sections({"index_map/calculate_new_currents": pattern})["index_task_map"]
+        body = "".join(f"        {json.dumps(s)},\n" for s in lines)
+        name = code_names(messages[-1]["content"])["index_task_map_decision"]
+        code = f"def index_task_map_decision(self, index_tasks):\n    return [\n{body}    ]\n"
+        return _Reply(json.dumps({"reasoning": "next pattern", "answer": "", "suggestion": {name: code}}))
+
+
+def make(name: str, space: SearchSpace, start: str, seed: int = 0):
+    if name == "trace":
+        return TraceOptimizer(space, start, seed=seed, llm=PatternLLM(space))
+    return make_optimizer(name, space=space, start=start, seed=seed)
+
+
+def run(tmp_path, name, circuit_app, cpu2, iters, start=POOR, seed=0):
+    space = SearchSpace(circuit_app, cpu2)
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": name})
+    evaluator = PlacementEvaluator(circuit_app, cpu2)
+    tune(store, make(name, space, start, seed), evaluator, iters)
+    return store, evaluator
+
+
+@pytest.mark.parametrize("name", ["guided", "trace"])
+def test_optimizer_contract(tmp_path, name, circuit_app, cpu2):
+    """Within budget, same seed same proposals, every proposal passes the checker."""
+    first, _ = run(tmp_path / "a", name, circuit_app, cpu2, iters=5)
+    second, _ = run(tmp_path / "b", name, circuit_app, cpu2, iters=5)
+    assert [r.iter for r in first.records] == [1, 2, 3, 4, 5]
+    assert [r.dsl for r in first.records] == [r.dsl for r in second.records]
+    app = AppDescription.from_json(circuit_app)
+    for r in first.records:
+        assert [d for d in check(parse(r.dsl), app, cpu2) if d.is_error] == [], r.dsl
+    assert first.best().throughput > first.records[0].throughput  # the poor start is beaten
+
+
+def test_guided_explains_itself_and_follows_the_best(tmp_path, circuit_app, cpu2):
+    store, _ = run(tmp_path, "guided", circuit_app, cpu2, iters=3)
+    notes = [r.note for r in store.records]
+    assert notes[0] == "start program"
+    assert notes[1].startswith("neighbour of the best (iteration 1): every index launch mapped")
+    assert make("guided", SearchSpace(circuit_app, cpu2), POOR).describe().endswith("not a language model")
+    assert (store.root / "best.dsl").read_text() == store.best().dsl
+
+
+def test_the_same_program_is_never_evaluated_twice(tmp_path, circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    start = space.render(space.default_point())
+    store = TuneStore.create(tmp_path, "circuit", {})
+    evaluator = PlacementEvaluator(circuit_app, cpu2)
+    # A model that always answers TERMINATE: the program never changes.
+    opt = TraceOptimizer(space, start, llm=lambda messages, **kw: _Reply("TERMINATE"))
+    tune(store, opt, evaluator, iters=3)
+    assert len(evaluator.calls) == 1
+    assert [(r.cached, r.cached_from) for r in store.records] == [(False, None), (True, 1), (True, 1)]
+    assert store.records[1].throughput == store.records[0].throughput
+    assert "answered TERMINATE" in store.records[1].note
+    assert "identical to the one of iteration 1" in store.records[1].feedback_text
+    assert json.loads((store.root / "iter-002" / "cached.json").read_text())["cached_from"] == 1
+
+
+def test_an_agent_exception_is_feedback_on_the_failing_method(tmp_path, circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    prompts = []
+    answers = [
+        ("layout_decision", "def layout_decision(self, regions):\n    return [1 / 0]\n"),
+        ("layout_decision", 'def layout_decision(self, regions):\n    return ["Layout * * * AOS;"]\n'),
+    ]
+
+    def model(messages, **kwargs):
+        prompts.append(messages[-1]["content"])
+        method, code = answers.pop(0)
+        name = code_names(messages[-1]["content"])[method]
+        return _Reply(json.dumps({"reasoning": "", "answer": "", "suggestion": {name: code}}))
+
+    store = TuneStore.create(tmp_path, "circuit", {})
+    tune(store, TraceOptimizer(space, POOR, llm=model), PlacementEvaluator(circuit_app, cpu2), iters=3)
+    failed = store.records[1]
+    assert (failed.status, failed.stage, failed.category, failed.dsl) == ("failed", "generate", "agent.error", None)
+    assert "ZeroDivisionError" in failed.feedback_text and "layout_decision" in failed.feedback_text
+    assert "ZeroDivisionError" in (store.root / "iter-002" / "agent_error.txt").read_text()
+    # The error went back to the model, which fixed the method; the loop went on.
+    assert "ZeroDivisionError" in prompts[1]
+    assert store.records[2].ok and "Layout * * * AOS;" in store.records[2].dsl
+
+
+@pytest.mark.parametrize("name", ["guided", "trace"])
+def test_resume_reproduces_the_history_without_rerunning(tmp_path, name, circuit_app, cpu2):
+    whole, _ = run(tmp_path / "whole", name, circuit_app, cpu2, iters=5)
+
+    space = SearchSpace(circuit_app, cpu2)
+    store = TuneStore.create(tmp_path / "parts", "circuit", {"optimizer": name})
+    evaluator = PlacementEvaluator(circuit_app, cpu2)
+    real = evaluator.evaluate
+
+    def interrupted(dsl, out_dir, best):
+        if len(evaluator.calls) == 2:
+            raise KeyboardInterrupt  # the user presses Ctrl-C during the third evaluation
+        return real(dsl, out_dir, best)
+
+    evaluator.evaluate = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        tune(store, make(name, space, POOR), evaluator, iters=5)
+    done = len(TuneStore.open(store.root).records)
+    resumed = TuneStore.open(store.root)
+    fresh = PlacementEvaluator(circuit_app, cpu2)
+    tune(resumed, make(name, space, POOR), fresh, iters=5)
+
+    def essence(records):
+        return [(r.iter, r.dsl, r.status, r.throughput, r.cached, r.note) for r in records]
+
+    assert essence(resumed.records) == essence(whole.records)
+    new = [r for r in resumed.records[done:] if not r.cached]
+    assert fresh.calls == [r.dsl for r in new]  # finished iterations were not run again

@@ -1,0 +1,109 @@
+"""The search space: decisions per machine, rendering through the formatter, checking, projection, neighbours."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mapperopt.descriptions import AppDescription, parse_machine_spec
+from mapperopt.dsl.checker import check
+from mapperopt.dsl.formatter import format_program
+from mapperopt.dsl.parser import parse
+from mapperopt.optimizer.space import SearchSpace
+
+MACHINES = ["1x0x2", "1x2x2", "2x4x1"]
+
+
+def test_cpu_only_machine_has_no_kind_or_memory_decisions(circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    groups = {d.group for d in space.decisions}
+    assert groups == {"layout", "index_map", "single_map", "limit", "collect"}
+    assert {d.task for d in space.decisions if d.group == "index_map"} == {
+        "init_piece", "init_pointers", "calculate_new_currents", "distribute_charge", "update_voltages"}
+
+
+def test_gpu_machine_adds_kind_and_memory_decisions(circuit_app):
+    space = SearchSpace(circuit_app, parse_machine_spec("1x2x2"))
+    kinds = {d.task: d.choices for d in space.decisions if d.group == "kinds"}
+    assert kinds == {t: (("GPU", "CPU"), ("CPU", "GPU"))
+                     for t in ("calculate_new_currents", "distribute_charge", "update_voltages")}
+    memory = space.by_name["memory/calculate_new_currents/2/GPU"]
+    assert memory.choices == (("FBMEM",), ("ZCMEM", "FBMEM"), ("SYSMEM", "FBMEM"))
+
+
+def test_default_point_is_the_default_mapper(circuit_app):
+    space = SearchSpace(circuit_app, parse_machine_spec("1x2x2"))
+    assert space.render(space.default_point()) == (
+        "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * * CPU SYSMEM;\nLayout * * * SOA F_order;\n"
+        "mcpu = Machine(CPU);\nmgpu = Machine(GPU);\n")
+
+
+@pytest.mark.parametrize("spec", MACHINES)
+def test_random_points_render_to_checked_programs_that_project_back(circuit_app, spec):
+    machine = parse_machine_spec(spec)
+    space = SearchSpace(circuit_app, machine)
+    app = AppDescription.from_json(circuit_app)
+    for seed in range(12):
+        point = space.random_point(random.Random(seed))
+        text = space.render(point)
+        program = parse(text)
+        assert format_program(program) == text  # rendered through the formatter
+        assert [d for d in check(program, app, machine) if d.is_error] == []
+        assert space.project(text) == space.semantic(point)
+
+
+def test_sections_name_requirements_unambiguously(circuit_app):
+    space = SearchSpace(circuit_app, parse_machine_spec("1x2x2"))
+    point = {"memory/calculate_new_currents/2/GPU": ("ZCMEM", "FBMEM"),
+             "memory/calculate_new_currents/4/GPU": ("SYSMEM", "FBMEM")}
+    # Requirements 3 and 4 are both on rp_wires, so requirement 4 is named by its index.
+    assert space.sections(point)["region"][2:] == ["Region calculate_new_currents rp_ghost GPU ZCMEM,FBMEM;",
+                                                   "Region calculate_new_currents 4 GPU SYSMEM,FBMEM;"]
+
+
+def test_index_maps_share_one_function_per_pattern(circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    point = {"index_map/calculate_new_currents": "node_first", "index_map/update_voltages": "node_first"}
+    lines = space.sections(point)["index_task_map"]
+    assert lines[0].startswith("def node_first_cpu1d(Task task) {")
+    assert lines[1:] == ["IndexTaskMap calculate_new_currents,update_voltages node_first_cpu1d;"]
+
+
+def test_project_reads_a_hand_written_program(circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    poor = ("Task * CPU;\nmcpu = Machine(CPU);\ndef first_cpu(Task task) { return mcpu[0, 0]; }\n"
+            "IndexTaskMap * first_cpu;\nLayout * * * AOS;\nInstanceLimit update_voltages 3;\n")
+    point = space.project(poor)
+    assert {point[f"index_map/{t}"] for t in space.index_tasks()} == {"node_first"}
+    assert point["layout/interleave"] == "AOS"
+    assert point["limit/update_voltages"] == 4  # the nearest count of the space
+    assert space.project("Task * CPU") == space.default_point()  # does not parse
+
+
+def test_neighbours_change_the_mapping_and_never_repeat(circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    start = space.default_point()
+    moves = list(space.neighbours(start, rng=random.Random(0)))
+    keys = [tuple(sorted(space.semantic(space.apply(start, m)).items())) for m in moves]
+    assert len(keys) == len(set(keys))
+    assert tuple(sorted(space.semantic(start).items())) not in keys
+    # On 2 CPUs and 2 points, block, cyclic and hier are one mapping: only block (and node_first) are tried.
+    assert [m.label for m in moves[:2]] == ["every index launch mapped 'block'",
+                                            "every index launch mapped 'node_first'"]
+
+
+def test_neighbours_put_the_heaviest_task_first(circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    moves = [m.label for m in space.neighbours(space.default_point(), weights={"update_voltages": 3.0})]
+    singles = [m for m in moves if m.startswith("index_map/")]
+    assert singles[0].startswith("index_map/update_voltages")
+
+
+def test_normalize_rejects_unknown_decisions_and_values(circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    with pytest.raises(ValueError, match="not a decision"):
+        space.normalize({"kinds/calculate_new_currents": ["GPU", "CPU"]})
+    with pytest.raises(ValueError, match="not a choice"):
+        space.normalize({"layout/align": 32})
+    assert space.normalize({"layout/order": "C_order"})["layout/order"] == "C_order"

@@ -1,0 +1,79 @@
+"""The tuning folder: journal append/replay, torn lines, cache lookup, derived outputs, old journals."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from mapperopt.errors import MapperoptError
+from mapperopt.optimizer.base import IterationRecord
+from mapperopt.optimizer.store import TuneStore
+
+DATA = Path(__file__).parent / "data"
+
+
+def record(i: int, throughput: float | None, key: str = "", dsl: str = "Task * CPU;\n", **kw) -> IterationRecord:
+    ok = throughput is not None
+    return IterationRecord(iter=i, dsl=dsl, key=key or f"k{i}", status="ok" if ok else "failed",
+                           stage=None if ok else "run", category="performance" if ok else "mapper.r400",
+                           throughput=throughput, unit="GFLOPS", best_throughput=throughput or 0.0, **kw)
+
+
+def test_append_then_open_replays_the_journal(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided", "iters": 3})
+    assert store.root.parent == tmp_path / "circuit" and store.root.name.startswith("tune-")
+    store.append(record(1, 2.0))
+    store.append(record(2, None))
+    again = TuneStore.open(store.root)
+    assert again.records == store.records
+    assert again.settings["optimizer"] == "guided" and again.settings["app"] == "circuit"
+    with pytest.raises(ValueError, match="iteration 4"):
+        again.append(record(4, 1.0))
+
+
+def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+    with open(store.root / "state.jsonl", "a") as f:
+        f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "ds')  # the process died mid-write
+    reopened = TuneStore.open(store.root)
+    assert [r.iter for r in reopened.records] == [1]
+    reopened.append(record(2, 3.0))
+    assert [r.iter for r in TuneStore.open(store.root).records] == [1, 2]
+
+
+def test_lookup_finds_the_evaluated_iteration_not_cached_copies(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0, key="a"))
+    store.append(record(2, 2.0, key="a", cached=True, cached_from=1))
+    assert store.lookup("a").iter == 1
+    assert store.lookup("b") is None
+
+
+def test_outputs_are_derived_from_the_journal(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided"})
+    store.append(record(1, 2.0, dsl="Task * CPU;\n"))
+    store.append(record(2, None))
+    store.append(record(3, 5.0, dsl="Task * GPU,CPU;\n", llm={"total_tokens": 42}))
+    paths = store.write_outputs()
+    assert paths["best"].read_text() == "Task * GPU,CPU;\n"
+    rows = list(csv.DictReader(paths["history"].open()))
+    assert [(r["iter"], r["status"], r["throughput"], r["total_tokens"]) for r in rows] == [
+        ("1", "ok", "2.0", "0"), ("2", "failed", "", "0"), ("3", "ok", "5.0", "42")]
+    assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_open_rejects_a_folder_that_is_not_a_tuning_run(tmp_path):
+    with pytest.raises(MapperoptError, match="not a tuning folder"):
+        TuneStore.open(tmp_path)
+
+
+def test_a_journal_written_by_version_1_still_loads():
+    store = TuneStore.open(DATA / "tune-v1")
+    assert [r.iter for r in store.records] == [1, 2, 3]
+    assert store.records[2].cached and store.records[2].cached_from == 1
+    assert store.best().iter == 2
+    assert json.loads((DATA / "tune-v1" / "settings.json").read_text())["schema"] == "mapperopt.tune.settings/1"
