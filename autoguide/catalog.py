@@ -27,6 +27,13 @@ from mapperopt.records import STAGES
 
 SCHEMA = "mapperopt.autoguide-rules/1"
 CONTEXT_FIELDS = ("stage", "exit_code", "timeout_s", "app")
+# Texts outside the rules, and the fields each may use.
+GENERIC_FIELDS = {"explain": CONTEXT_FIELDS, "suggest": CONTEXT_FIELDS}
+PERFORMANCE_FIELDS = {
+    "versus": ("ratio", "baseline"), "versus_best": ("ratio", "best", "unit"), "new_best": ("ratio", "best", "unit"),
+    "hot_task": ("task", "kind", "count", "total_s", "share"), "heavy_on_cpu": ("task",),
+    "placement": ("task", "kind", "count", "total_s", "share"), "no_profile": (),
+}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "category", "specific", "execution",
              "explain", "suggest", "edits", "context"}
 
@@ -98,7 +105,8 @@ class Catalog:
     Attributes:
         rules: in priority order.
         noise: regexes of harmless lines that are never taken as the error and are left out of excerpts.
-        performance: texts for performance feedback (see `autoguide.explain`), keyed by situation.
+        performance: texts for performance feedback (see `autoguide.explain`), keyed as in `PERFORMANCE_FIELDS`;
+            empty for a catalog that serves failures only (finished runs then get the packaged texts).
         generic: texts for a failure no rule matches (`explain`, `suggest`).
     """
 
@@ -259,7 +267,16 @@ def _parse(text: str, name: str) -> Catalog:
     noise = tuple(_compile(p, f"{name}: noise") for p in data.get("noise", ()))
     performance = {str(k): str(v).strip() for k, v in (data.get("performance") or {}).items()}
     generic = {str(k): str(v).strip() for k, v in (data.get("generic") or {}).items()}
-    for key in ("explain", "suggest"):
-        if key not in generic:
-            raise MapperoptError(f"{name}: 'generic' needs an '{key}' text")
+    for section, texts, fields in (("generic", generic, GENERIC_FIELDS), ("performance", performance, PERFORMANCE_FIELDS)):
+        for key, allowed in fields.items():
+            if section == "performance" and not performance:
+                break  # a catalog without performance texts serves failures only
+            if key not in texts:
+                raise MapperoptError(f"{name}: '{section}' needs a '{key}' text")
+            try:
+                unknown = template_fields(texts[key]) - set(allowed)
+            except ValueError as exc:
+                raise MapperoptError(f"{name}: {section}.{key}: bad template ({exc})") from None
+            if unknown:
+                raise MapperoptError(f"{name}: {section}.{key} uses {sorted(unknown)}; it may use {list(allowed)}")
     return Catalog(tuple(rules), noise, performance, generic)

@@ -379,3 +379,23 @@ def apply_edits(program: A.Program, edits: Sequence[Edit]) -> A.Program:
         except MapperoptError as exc:
             raise MapperoptError(f"{where} does not apply: {exc.message}") from None
     return dataclasses.replace(program, statements=tuple(statements), source="")
+
+
+def apply_edits_to_text(text: str, edits: Sequence[Edit | dict], filename: str = "mapper.dsl") -> str:
+    """The DSL text of `text` with `edits` applied, in canonical format (for previews, e.g. `mapperopt explain
+    MAPPER.dsl --apply FEEDBACK.json`).
+
+    Args:
+        text: the mapper's DSL source.
+        edits: `Edit`s, or their JSON form as in `feedback.json` (`{"op": ..., **args}`).
+        filename: the name used in syntax errors.
+
+    Raises:
+        DslSyntaxError: `text` does not parse.
+        MapperoptError: an edit cannot apply (named as in `apply_edits`).
+    """
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.formatter import format_program
+
+    edits = [e if isinstance(e, Edit) else Edit.from_json(e) for e in edits]
+    return format_program(apply_edits(parse(text, filename), edits))

@@ -17,6 +17,7 @@ REALM_PREFIX = re.compile(r"^\[\d+ - [0-9a-f]+\]\s+[\d.]+\s+(?=\{\d\}\{)")
 NEW_RECORD = re.compile(r"^(\{\d\}\{[\w-]+\}): ")
 STOP = re.compile(r"^(Backtrace:|stack trace: \d+ frames|0x[0-9a-f]+ (at|in) )")
 SEPARATOR = re.compile(r"^-{10,}$")
+SECTION = re.compile(r"^--- (stderr|stdout) ---$")  # the harness's labels between an execution's stderr and stdout
 LOOKS_LIKE_ERROR = re.compile(r"(?i)\b(error|exception|fatal|assert\w*|abort\w*|fail\w*|terminate\w*)\b")
 
 DEFAULT_BUDGET = 1500  # characters
@@ -41,11 +42,12 @@ def _cut(line: str) -> str:
 
 def block(lines: list[str], start: int, context: int) -> list[str]:
     """The matched line `lines[start]` and up to `context` lines after it that belong to it: it stops at a
-    backtrace, and at a new logger record unless the matched line is a record of the same level and category. Separator lines of Legion's appended blocks are dropped."""
+    backtrace, at the harness's stdout/stderr label, and at a new logger record unless the matched line is a record
+    of the same level and category. Separator lines of Legion's appended blocks are dropped."""
     out = [lines[start]]
     head = NEW_RECORD.match(lines[start])
     for line in lines[start + 1: start + 1 + context]:
-        if STOP.match(line):
+        if STOP.match(line) or SECTION.match(line):
             break
         record = NEW_RECORD.match(line)
         if record and not (head and record.group(1) == head.group(1)):
@@ -70,6 +72,11 @@ def trim(lines: list[str], budget: int = DEFAULT_BUDGET) -> str:
     if len(kept) < len(lines):
         kept.append(f"[... {len(lines) - len(kept)} more lines]")
     return "\n".join(kept)
+
+
+def tail(lines: list[str], count: int = 8) -> list[str]:
+    """The last `count` lines of output, without the harness's labels."""
+    return [line for line in lines if not SECTION.match(line)][-count:]
 
 
 def first_error(lines: list[str]) -> int | None:

@@ -13,7 +13,6 @@ An empty `explanation`/`suggestion` means "not given at this level"; "N/A" means
 
 from __future__ import annotations
 
-import json
 import string
 from collections import defaultdict
 from collections.abc import Mapping
@@ -27,8 +26,10 @@ from mapperopt.records import Edit, Feedback, RunResult
 LEVELS = ("raw", "explain", "suggest")
 DSL_STAGES = ("parse", "check", "compile")
 MAX_COMPILE_ERRORS = 3
+DSL_CONTEXT = 24  # lines after a DSL diagnostic kept in the excerpt
 TOP_TASKS = 3  # tasks listed in performance feedback
 MAX_FIELD = 240  # characters of one matched value in a text
+HEAVY_SHARE = 25.0  # percent of the measured task time from which a task on the CPU is worth moving to the GPU
 
 
 class _Missing(KeyError):
@@ -64,13 +65,10 @@ def _exit_code(result: RunResult) -> int | None:
 
 
 def _edits(match: Match, dsl: str | None) -> tuple[Edit, ...]:
-    """The rule's edits, filled in, kept only if together they apply to the mapper (a mapper that does not parse
-    gets edits only when the rule is for syntax errors, where nothing can be checked)."""
+    """The rule's edits, filled in, that apply to the mapper, in order (each is tried on the program as the previous
+    ones left it; one that does not apply is left out). None for a mapper that does not parse or a run without a
+    DSL mapper."""
     if not match.rule.edits or dsl is None:
-        return ()
-    try:
-        edits = tuple(Edit.from_json(_fill(e, match.fields)) for e in match.rule.edits)
-    except _Missing:
         return ()
     from mapperopt.autoguide.edits import apply_edits
     from mapperopt.dsl import DslSyntaxError, parse
@@ -79,24 +77,36 @@ def _edits(match: Match, dsl: str | None) -> tuple[Edit, ...]:
         program = parse(dsl, "<mapper>")
     except DslSyntaxError:
         return ()
-    try:
-        apply_edits(program, edits)
-    except MapperoptError:
-        return ()
-    return edits
+    kept = []
+    for template in match.rule.edits:
+        try:
+            edit = Edit.from_json(_fill(template, match.fields))
+            program = apply_edits(program, [edit])
+        except (_Missing, MapperoptError):
+            continue
+        kept.append(edit)
+    return tuple(kept)
+
+
+def _context(result: RunResult) -> dict[str, Any]:
+    """The context fields of templates (catalog.CONTEXT_FIELDS)."""
+    timeout = result.settings.get("timeout_s")
+    return {"stage": result.stage, "exit_code": _exit_code(result), "app": result.app,
+            "timeout_s": f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"}
 
 
 def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
-    exit_code = _exit_code(result)
-    context = {"stage": result.stage, "exit_code": exit_code, "app": result.app,
-               "timeout_s": result.settings.get("timeout_s")}
-    match = catalog.match(lines, stage=result.stage, exit_code=exit_code, dsl=result.dsl, context=context)
+    context = _context(result)
+    match = catalog.match(lines, stage=result.stage, exit_code=context["exit_code"], dsl=result.dsl,
+                          context=context)
     if match is not None and match.line is not None:
-        picked = X.block(lines, match.line, match.rule.context)
+        # DSL diagnostics span several lines each (source, caret, hints, notes); keep room for three of them.
+        after = max(match.rule.context, DSL_CONTEXT) if result.stage in DSL_STAGES else match.rule.context
+        picked = X.block(lines, match.line, after)
     else:
         start = X.first_error(lines)
-        picked = X.block(lines, start, 8) if start is not None else lines[-8:]
+        picked = X.block(lines, start, 8) if start is not None else X.tail(lines)
     raw = X.trim(picked)
     if match is None:
         explanation = _text(catalog.generic["explain"], context)
@@ -128,61 +138,73 @@ def _at_level(fb: Feedback, level: str) -> Feedback:
 # ----------------------------------------------------------------------------------------------------- performance
 
 
+def _tasks(app: str) -> dict | None:
+    """The application's tasks by name from its stored description (configs/), or None if there is none."""
+    from mapperopt.benchmarks.apps import load_config
+    from mapperopt.descriptions import AppDescription
+
+    try:
+        return {t.name: t for t in AppDescription.from_json(load_config(app).stored_description()).tasks}
+    except MapperoptError:
+        return None
+
+
 def _profile(result: RunResult) -> list[dict]:
-    """Per (task, kind) totals of the last attempt that has a profile, heaviest first."""
+    """Per (task, kind) totals of the last attempt that has a profile, heaviest first. Only leaf tasks count when
+    the application is described: an inner task's time (the top-level task's above all) includes waiting for its
+    children."""
     profile = next((a.profile for a in reversed(result.attempts) if a.profile), None)
     if not profile:
         return []
+    tasks = _tasks(result.app)
     totals: dict[tuple[str, str], dict] = {}
     for entry in profile.get("tasks", ()):
+        if tasks is not None and (entry["task"] not in tasks or not tasks[entry["task"]].leaf):
+            continue
         key = (entry["task"], entry["kind"])
-        row = totals.setdefault(key, {"task": key[0], "kind": key[1], "count": 0, "total_s": 0.0})
+        row = totals.setdefault(key, {"task": key[0], "kind": key[1], "count": 0, "total_s": 0.0,
+                                      "variants": tasks[key[0]].variants if tasks else ()})
         row["count"] += entry.get("count", 0)
         row["total_s"] += entry.get("total_s", 0.0)
     return sorted(totals.values(), key=lambda r: -r["total_s"])
 
 
-def _ratio(value: float, base: float | None) -> float | None:
-    return value / base if base else None
-
-
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
                  catalog: Catalog) -> Feedback:
-    texts = catalog.performance
+    texts = catalog.performance or load_catalog().performance
     unit = result.unit or ""
     value = result.throughput
     rows = _profile(result)
     task_total = sum(r["total_s"] for r in rows)
-    raw_lines = [f"MAPPEROPT_RESULT " + json.dumps(a.result) for a in result.attempts[-1:] if a.result]
-    for r in rows[:TOP_TASKS]:
-        share = 100 * r["total_s"] / task_total if task_total else 0
-        raw_lines.append(f"task {r['task']} on {r['kind']}: {r['count']} runs, {r['total_s']:.3g} s ({share:.0f}% "
-                         f"of task time)")
+    for r in rows:
+        r["share"] = 100 * r["total_s"] / task_total if task_total else 0.0
+    metric = (f"Execution time is {result.time_s:.3g}s. " if result.time_s is not None else "") + \
+        f"Achieved throughput = {value:.4g} {unit}".rstrip() + "."
+    expert = baselines.get("expert")
+    if expert:
+        metric += f" Normalised throughput = {value / expert:.2f}x of the expert" + \
+            (f" (best so far {best / expert:.2f}x)." if best else ".")
+    raw_lines = ["Performance Metric: " + metric]
+    raw_lines += [f"task {r['task']} on {r['kind']}: {r['count']} runs, {r['total_s']:.3g} s ({r['share']:.0f}% of "
+                  f"task time)" for r in rows[:TOP_TASKS]]
     # Explanation: how this mapper compares, and where the time goes.
-    parts = []
-    for name in ("expert", "default"):
-        ratio = _ratio(value, baselines.get(name))
-        if ratio is not None:
-            parts.append(texts["versus"].format(ratio=ratio, baseline=name))
-    ratio = _ratio(value, best)
-    if ratio is not None:
-        parts.append(texts["new_best" if ratio > 1 else "versus_best"].format(ratio=ratio, best=best, unit=unit))
+    parts = [texts["versus"].format(ratio=value / base, baseline=name)
+             for name, base in sorted(baselines.items()) if name != "expert" and base]
+    if best:
+        key = "new_best" if value > best else "versus_best"
+        parts.append(texts[key].format(ratio=value / best, best=best, unit=unit))
     if rows:
-        top = rows[0]
-        parts.append(texts["hot_task"].format(task=top["task"], kind=top["kind"], count=top["count"],
-                                              share=100 * top["total_s"] / task_total if task_total else 0))
+        parts.append(texts["hot_task"].format(**rows[0]))
     explanation = " ".join(parts) or "N/A"
-    # Suggestion: a heavy task on the CPU while GPUs exist; otherwise placement of the heaviest task.
-    gpus = result.settings.get("gpus") or 0
+    # Suggestion: a heavy task on the CPU that has a GPU variant, while the run has GPUs; else placement.
+    heavy = [r for r in rows if r["kind"] == "CPU" and "GPU" in r["variants"] and r["share"] >= HEAVY_SHARE]
     edits: tuple[Edit, ...] = ()
-    on_cpu = [r for r in rows if r["kind"] == "CPU" and r["total_s"] >= 0.25 * task_total] if task_total else []
-    if gpus and on_cpu:
-        suggestion = texts["heavy_on_cpu"].format(task=on_cpu[0]["task"])
-        edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in on_cpu)
-        if result.dsl is None:
-            edits = ()
+    if result.settings.get("gpus") and heavy:
+        suggestion = texts["heavy_on_cpu"].format(task=heavy[0]["task"])
+        if result.dsl is not None:
+            edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
     elif rows:
-        suggestion = texts["placement"].format(task=rows[0]["task"], kind=rows[0]["kind"])
+        suggestion = texts["placement"].format(**rows[0])
     else:
         suggestion = texts["no_profile"]
     return _at_level(Feedback(result.status, None, "performance", explanation, suggestion, edits,
@@ -212,18 +234,19 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     if level not in LEVELS:
         raise MapperoptError(f"unknown feedback level {level!r}", hint=f"levels are {', '.join(LEVELS)}")
     catalog = catalog or load_catalog()
-    if result.ok:
+    if result.ok and result.throughput is not None:
         return _performance(result, level, best, baselines or {}, catalog)
     return _failure(result, level, catalog)
 
 
 def _execution(fb: Feedback, result: RunResult) -> str:
     """The `Execution:` part of the feedback string (optimizer.md §2.2)."""
-    if result.ok:
-        t = f"Execution time is {result.time_s:.3g}s. " if result.time_s is not None else ""
-        line = f"Performance Metric: {t}Achieved throughput = {result.throughput:.4g} {result.unit or ''}".rstrip()
-        return line + "." + "".join("\n  " + x for x in fb.raw_excerpt.splitlines()[1:])
     lines = fb.raw_excerpt.splitlines()
+    if fb.category == "performance":
+        return lines[0] + "".join("\n  " + x for x in lines[1:])
+    rule = load_catalog().rule(fb.rule)
+    if rule is not None and rule.execution is not None:
+        return "Execution Error: " + _text(rule.execution, _context(result)) + "".join("\n  " + x for x in lines)
     if result.stage in DSL_STAGES:
         # Error lines with their hints, for at most the first three errors.
         keep, errors = [], 0
@@ -238,7 +261,7 @@ def _execution(fb: Feedback, result: RunResult) -> str:
         keep = keep or lines[:1] or [result.reason or "failed"]
         return "Compile Error: " + keep[0] + "".join("\n  " + x for x in keep[1:])
     if result.stage == "timeout":
-        head = f"Execution Error: timeout after {result.settings.get('timeout_s', '?')} s"
+        head = f"Execution Error: timeout after {_context(result)['timeout_s']} s"
         return head + "".join("\n  " + x for x in lines)
     if not lines:
         return f"Execution Error: {result.reason or 'failed without any output'}"

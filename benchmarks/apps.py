@@ -204,7 +204,8 @@ def _sources_dir(name: str) -> Path:
 
 
 def build_app(name: str, cuda: str = "auto") -> Path:
-    """Build (or find in the build cache) the application `benchmarks/legion/<name>/`.
+    """Build (or find in the build cache) the application `benchmarks/legion/<name>/`: its `*.cc` (except test
+    mappers, `*_mapper.cc`) and, with CUDA, `*.cu` files, with `benchmarks/legion/common` on the include path.
 
     Args:
         name: the application's folder name, e.g. "circuit".
@@ -221,7 +222,8 @@ def build_app(name: str, cuda: str = "auto") -> Path:
     if name == "common" or not folder.is_dir():
         apps = sorted(p.name for p in _sources_dir("").iterdir() if p.is_dir() and p.name != "common")
         raise MapperoptError(f"no application '{name}' in benchmarks/legion; there are: {', '.join(apps)}")
-    sources = sorted(folder.glob("*.cc")) + sorted(folder.glob("*.cu"))
+    # `*_mapper.cc` files are test mappers that tests build as separate libraries, not part of the application.
+    sources = sorted(p for p in folder.glob("*.cc") if not p.name.endswith("_mapper.cc")) + sorted(folder.glob("*.cu"))
     if not any(s.suffix == ".cc" for s in sources):
         raise MapperoptError(f"benchmarks/legion/{name} has no C++ sources")
     return toolchain.build(name, sources, include_dirs=[_sources_dir("common")], cuda=toolchain.cuda_enabled(cuda))

@@ -18,17 +18,17 @@ def _mapper_arg(value: str) -> str | Path:
 
 def _print(result: RunResult, feedback: Feedback) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(highlight=False)
     s = result.settings
-    table = Table(title=f"{result.app} with the {result.mapper} mapper (size {s['size']}, {s['cpus']} CPU, "
-                        f"{s['gpus']} GPU)", show_header=False)
+    title = f"{result.app} with the {result.mapper} mapper (size {s['size']}, {s['cpus']} CPU, {s['gpus']} GPU)"
+    table = Table(title=escape(title), show_header=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     runs = len(result.attempts) - s.get("calibration_runs", 0)
     if result.ok:
-        verified = all(a.result["verified"] for a in result.attempts)
         table.add_row("status", "[green]ok[/]")
         table.add_row("median", f"{result.throughput:.4g} {result.unit}")
         table.add_row("trimmed mean", f"{result.trimmed_mean:.4g} {result.unit}")
@@ -36,14 +36,16 @@ def _print(result: RunResult, feedback: Feedback) -> None:
         table.add_row("measured time", f"{result.time_s:.3g} s (median; {s['iterations_flag']} {s['iterations']})")
         table.add_row("repeats", str(runs) + (f" (+ {s['calibration_runs']} calibration)"
                                               if s.get("calibration_runs") else ""))
-        table.add_row("verified", "yes" if verified else "[red]no[/]")
+        table.add_row("verified", "yes, every execution")
     else:
         table.add_row("status", f"[red]failed[/] at stage {result.stage}")
-        table.add_row("reason", result.reason)
-    table.add_row("run folder", result.run_dir)
+        table.add_row("reason", escape(result.reason))
+        if result.stage == "verify":
+            table.add_row("verified", "[red]no[/]")
+    table.add_row("run folder", escape(result.run_dir))
     console.print(table)
-    console.print(f"[bold]explanation:[/] {feedback.explanation}")
-    console.print(f"[bold]suggestion:[/] {feedback.suggestion}")
+    console.print(f"[bold]explanation:[/] {escape(feedback.explanation)}")
+    console.print(f"[bold]suggestion:[/] {escape(feedback.suggestion)}")
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

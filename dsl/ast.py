@@ -346,7 +346,8 @@ class CollectMemoryStmt:
 
 @dataclass(frozen=True)
 class IndexTaskMapStmt:
-    """`IndexTaskMap <tasks> f;` or the older `IndexTaskMap <tasks> m f;` (§7.6; `machine` is None in the first form)."""
+    """`IndexTaskMap <tasks> f;`, or the older `IndexTaskMap <tasks> m f;` (§7.6); `machine` is None in the first
+    form."""
 
     tasks: TaskSel
     func: Ident

@@ -9,14 +9,14 @@ description, W302/W303 (except for OMP, which never exists) and the static evalu
 from __future__ import annotations
 
 import difflib
-import re
 import itertools
+import re
 from dataclasses import dataclass
 
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
-from mapperopt.dsl.evaluator import ABSENT_KINDS, Evaluator, int_op, by_precedence, task_matches, article
+from mapperopt.dsl.evaluator import ABSENT_KINDS, Evaluator, article, by_precedence, int_op, task_matches
 from mapperopt.dsl.formatter import format_statement
 from mapperopt.errors import MapperoptError
 
@@ -130,14 +130,13 @@ class _Checker:
                      ("global assignments run once at start, before any task exists; use 'task' inside "
                       "def f(Task task) { ... }",))
             return
-        hint = None
-        m = re.fullmatch(r"m(_?\w*)", name)
-        if m and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
-            kind = "CPU" if "cpu" in name else "GPU"
-            hint = f"add '{name} = Machine({kind});' at top level"
+        close = _closest(name, visible)
+        if close:
+            hint = f"did you mean '{close}'?"
+        elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
+            hint = f"add '{name} = Machine({'CPU' if 'cpu' in name else 'GPU'});' at top level"
         else:
-            close = _closest(name, visible)
-            hint = f"did you mean '{close}'?" if close else None
+            hint = None
         self.add("E201", f"undefined variable '{name}'", loc, (hint,))
 
     def _scope_expr(self, e, names: set[str], funcs: set[str], top_level: bool):
@@ -152,13 +151,13 @@ class _Checker:
                 else:
                     self._undefined_variable(node.name, node.loc, names, top_level)
             elif isinstance(node, A.Call) and node.func not in funcs:
-                self._undefined_function(node.func, node.loc, funcs)
+                self._undefined_function(node.func, node.loc)
             elif isinstance(node, A.Comprehension):
                 inner = names | {node.var}
                 self._scope_expr(node.expr, inner, funcs, top_level)
                 self._scope_expr(node.iterable, names, funcs, top_level)
 
-    def _undefined_function(self, name: str, loc: A.Loc, visible):
+    def _undefined_function(self, name: str, loc: A.Loc):
         later = self.functions.get(name)
         if later is not None:
             self.add("E200", f"function '{name}' is used before its definition", loc,
@@ -166,7 +165,7 @@ class _Checker:
                      (f"'{name}' is defined at {later.loc}",))
             return
         hints = [f"define it before this statement: def {name}(Task task) {{ ... }}"]
-        close = _closest(name, visible)
+        close = _closest(name, self.functions)
         if close:
             hints.insert(0, f"did you mean '{close}'?")
         self.add("E200", f"undefined function '{name}'", loc, hints)
@@ -194,7 +193,7 @@ class _Checker:
                     self._scope_expr(a, globals_so_far, funcs_so_far, True)
             elif isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
                 if s.func.name not in funcs_so_far:
-                    self._undefined_function(s.func.name, s.func.loc, funcs_so_far)
+                    self._undefined_function(s.func.name, s.func.loc)
                 machine = getattr(s, "machine", None)
                 if machine is not None and machine.name not in globals_so_far:
                     self._undefined_variable(machine.name, machine.loc, globals_so_far, True)
@@ -536,8 +535,9 @@ class _Checker:
                 count = None if count is None else count + 1
         if t.name == "MSpace":
             if count is not None and t.n is not None and count != t.n:
+                indices = ", ".join(f"i{d}" for d in range(t.n))
                 return self._type_error(f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model",
-                                        e.loc, f"give one index per dimension: m[{', '.join(f'i{d}' for d in range(t.n))}]")
+                                        e.loc, f"give one index per dimension: m[{indices}]")
             return T("processor set" if wildcard else "processor", kind=t.kind)
         if t.name == "tuple":
             if count is not None and count != 1:
@@ -552,7 +552,7 @@ class _Checker:
     def _statements(self):
         used = {n.func for s in self.program.statements for n in _walk_stmt(s) if isinstance(n, A.Call)}
         absent_seen: set[str] = set()
-        for pos, s in enumerate(self.program.statements):
+        for s in self.program.statements:
             if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
                 used.add(s.func.name)
                 self._map_function(s)
@@ -629,8 +629,8 @@ class _Checker:
             return
         rt = self.return_types.get(f.name, UNKNOWN)
         if rt.name not in (None, "processor", "processor set"):
-            self._type_error(f"mapping function '{f.name}' returns {article(rt.name)}; expected a processor m[i, j] or a "
-                             "processor set m[i, *]", f.ret.loc)
+            self._type_error(f"mapping function '{f.name}' returns {article(rt.name)}; expected a processor m[i, j] "
+                             "or a processor set m[i, *]", f.ret.loc)
 
     def _overrides(self):
         """W300: a statement whose selector a later statement repeats (§6.4)."""
@@ -703,7 +703,7 @@ class _Checker:
                 continue
             procs = "" if self.machine is None else "; processors per node: " + ", ".join(
                 f"{k} {self.machine.count(k, 0)}" for k in listed)
-            self.add("E209", f"task '{info.name}' cannot run on any kind of its list {', '.join(listed)}", 
+            self.add("E209", f"task '{info.name}' cannot run on any kind of its list {', '.join(listed)}",
                      ordered[0].loc, (f"add a kind it has a variant for, e.g. Task {info.name} "
                                       f"{','.join(info.variants)};",),
                      (f"variants of '{info.name}': {', '.join(info.variants)}{procs}",))
@@ -769,6 +769,7 @@ class _Checker:
         if self.app is None:
             return
         parent_users = {name for name, f in self.functions.items() if _uses_parent(f, self.functions)}
+        reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         for info in self.app.tasks:
             try:
                 ev.task_kind(info.name)
@@ -788,7 +789,9 @@ class _Checker:
                     try:
                         ev.place(info.name, point, domain)
                     except DslRuntimeError as err:
-                        self._runtime_diag(err, f"task '{info.name}'", stmt)
+                        if (err.code, err.loc) not in reported:
+                            reported.add((err.code, err.loc))
+                            self._runtime_diag(err, f"task '{info.name}'", stmt)
                         break
 
     def _runtime_diag(self, err: DslRuntimeError, what: str, stmt):
@@ -887,8 +890,9 @@ def _region_tok(r: A.RegionSel) -> str:
 
 def _selector_keys(s) -> list[tuple]:
     """Selector tokens after list expansion, for the statements with precedence (§6.4)."""
-    tasks = ["*"] if s.__class__ in _PRECEDENCE and s.tasks.names is None else \
-        [i.name for i in s.tasks.names] if s.__class__ in _PRECEDENCE else []
+    if type(s) not in _PRECEDENCE:
+        return []
+    tasks = ["*"] if s.tasks.names is None else [i.name for i in s.tasks.names]
     match s:
         case A.TaskStmt() | A.IndexTaskMapStmt() | A.SingleTaskMapStmt():
             return [(type(s).__name__, t) for t in tasks]

@@ -66,7 +66,8 @@ def _parse_domain(spec: str) -> tuple[int, ...]:
     except ValueError:
         dims = ()
     if not dims or any(d < 1 for d in dims):
-        raise MapperoptError(f"domain '{spec}' is not of the form N[xM...] with positive extents", hint="e.g. --domain 8x8")
+        raise MapperoptError(f"domain '{spec}' is not of the form N[xM...] with positive extents",
+                             hint="e.g. --domain 8x8")
     return dims
 
 

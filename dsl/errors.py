@@ -120,9 +120,9 @@ class DslRuntimeError(MapperoptError):
         self.detail = detail
         self.loc = loc
 
-    def with_context(self, context: str, loc: Loc | None = None) -> DslRuntimeError:
-        """The same error with `; <context>` appended (and `loc` when it had none)."""
-        return DslRuntimeError(self.code, f"{self.detail}; {context}", self.loc or loc)
+    def with_context(self, context: str, loc: Loc | None = None, sep: str = "; ") -> DslRuntimeError:
+        """The same error with `<sep><context>` appended (and `loc` when it had none)."""
+        return DslRuntimeError(self.code, f"{self.detail}{sep}{context}", self.loc or loc)
 
     def __str__(self) -> str:
         return self.message

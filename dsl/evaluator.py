@@ -361,7 +361,8 @@ class Evaluator:
         try:
             result = self._map_call(stmt, tv)
         except DslRuntimeError as err:
-            raise err.with_context(context) from None
+            # "...; in function 'f' at p.dsl:3:5, IndexTaskMap of task ..." (dsl.md §11.1)
+            raise err.with_context(context, sep=", " if err.loc is not None else "; ") from None
         procs = result.procs if isinstance(result, ProcSet) else (result,) if isinstance(result, Proc) else None
         if procs is None:
             raise DslRuntimeError(
@@ -378,8 +379,9 @@ class Evaluator:
             # The older three-operand form (§7.6): m[*f(task.ipoint, task.ispace, m)].
             model = self._lookup(stmt.machine.name, None, stmt.machine.loc)
             if not isinstance(model, MachineModel):
-                raise DslRuntimeError("R408", f"'{stmt.machine.name}' is {article(type_name(model))}, not a machine model",
-                                      stmt.machine.loc)
+                raise DslRuntimeError(
+                    "R408", f"'{stmt.machine.name}' is {article(type_name(model))}, not a machine model",
+                    stmt.machine.loc)
             r = self._call(stmt.func.name, [tv.ipoint, tv.ispace, model], stmt.func.loc)
             r = (r,) if _is_int(r) else r
             if not isinstance(r, tuple) or len(r) != len(model.size):
@@ -431,6 +433,11 @@ class Evaluator:
         }
 
     # ------------------------------------------------------------------------------------------------ expressions
+
+    def evaluate(self, expr: A.Expr) -> Any:
+        """Value of `expr` in the global scope (after the load phase): an int, bool, tuple, `MachineModel`, `Proc`,
+        `ProcSet` or `KindValue`. Raises DslRuntimeError."""
+        return self._eval(expr, None)
 
     def call(self, name: str, args: list) -> Any:
         """Call the user function `name` with DSL values (e.g. a `TaskValue`). Raises DslRuntimeError."""

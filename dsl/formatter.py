@@ -21,16 +21,16 @@ _BINARY_LEVEL = {op: i + 2 for i, ops in enumerate(A.BINARY_LEVELS) for op in op
 
 def format_program(program: A.Program) -> str:
     """The canonical text of `program`, ending with a newline (empty string for an empty program)."""
-    lines = _Lines()
+    lines: list[str] = []
     _emit_sequence(lines, list(program.statements), sorted(program.comments, key=lambda c: c.loc.line), 0, None)
-    return "\n".join(lines.out) + ("\n" if lines.out else "")
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def format_statement(stmt: A.Statement) -> str:
     """One statement in canonical form, without comments (a function spans several lines)."""
-    lines = _Lines()
+    lines: list[str] = []
     _emit_statement(lines, stmt, 0, [])
-    return "\n".join(lines.out)
+    return "\n".join(lines)
 
 
 def format_expr(expr: A.Expr) -> str:
@@ -41,11 +41,6 @@ def format_expr(expr: A.Expr) -> str:
 # ---------------------------------------------------------------------------------------------------- statements
 
 
-class _Lines:
-    def __init__(self):
-        self.out: list[str] = []
-
-
 def _start(node) -> int:
     return node.loc.line
 
@@ -54,7 +49,7 @@ def _end(node) -> int:
     return node.loc.end_line or node.loc.line
 
 
-def _emit_sequence(lines: _Lines, items: list, comments: list[A.Comment], depth: int, last_line: int | None):
+def _emit_sequence(lines: list[str], items: list, comments: list[A.Comment], depth: int, last_line: int | None):
     """Emit `items` (statements) at `depth` with the comments that fall before, on or inside them; comments after the
     last item are emitted at the end. `last_line` is the source line just before the sequence, for blank lines."""
     pad = INDENT * depth
@@ -66,30 +61,30 @@ def _emit_sequence(lines: _Lines, items: list, comments: list[A.Comment], depth:
         inside = [c for c in pending if start and start <= c.loc.line <= end]
         pending = [c for c in pending if c not in leading and c not in inside]
         first = leading[0].loc.line if leading else start
-        if prev_end and first and first > prev_end + 1 and lines.out and lines.out[-1].strip():
-            lines.out.append("")
+        if prev_end and first and first > prev_end + 1 and lines and lines[-1].strip():
+            lines.append("")
         for i, c in enumerate(leading):
             if i and c.loc.line > leading[i - 1].loc.line + 1:
-                lines.out.append("")
-            lines.out.append(pad + c.text)
+                lines.append("")
+            lines.append(pad + c.text)
         if leading and start > leading[-1].loc.line + 1:
-            lines.out.append("")
+            lines.append("")
         _emit_statement(lines, item, depth, inside)
         prev_end = end or prev_end
-    if pending and prev_end and pending[0].loc.line > prev_end + 1 and lines.out:
-        lines.out.append("")
+    if pending and prev_end and pending[0].loc.line > prev_end + 1 and lines:
+        lines.append("")
     for c in pending:
-        lines.out.append(pad + c.text)
+        lines.append(pad + c.text)
 
 
 def _with_comments(text: str, comments: list[A.Comment]) -> str:
     return text + "".join("  " + c.text for c in comments)
 
 
-def _emit_statement(lines: _Lines, stmt: A.Statement, depth: int, comments: list[A.Comment]):
+def _emit_statement(lines: list[str], stmt: A.Statement, depth: int, comments: list[A.Comment]):
     pad = INDENT * depth
     if not isinstance(stmt, A.FuncDef):
-        lines.out.append(pad + _with_comments(_simple_statement(stmt), comments))
+        lines.append(pad + _with_comments(_simple_statement(stmt), comments))
         return
     params = ", ".join(f"{p.type} {p.name}" for p in stmt.params)
     body = [*stmt.body, stmt.ret]
@@ -97,9 +92,9 @@ def _emit_statement(lines: _Lines, stmt: A.Statement, depth: int, comments: list
     header = [c for c in comments if c.loc.line == stmt.loc.line]
     footer = [c for c in comments if c.loc.line == close and c.loc.line > _end(stmt.ret) and c not in header]
     inner = [c for c in comments if c not in header and c not in footer]
-    lines.out.append(pad + _with_comments(f"def {stmt.name}({params}) {{", header))
+    lines.append(pad + _with_comments(f"def {stmt.name}({params}) {{", header))
     _emit_sequence(lines, body, inner, depth + 1, stmt.loc.line)
-    lines.out.append(pad + _with_comments("}", footer))
+    lines.append(pad + _with_comments("}", footer))
 
 
 def _tasks(sel: A.TaskSel) -> str:

@@ -15,7 +15,7 @@ from importlib import resources
 
 import lark
 from lark import Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
@@ -137,8 +137,8 @@ class _ToAst:
         value = int(tok)
         if value > INT_MAX:
             raise _AstError(
-                "E100", f"integer literal '{tok}' is out of range; expected a value below 2^63", self._tloc(tok), str(tok)
-            )
+                "E100", f"integer literal '{tok}' is out of range; expected a value below 2^63", self._tloc(tok),
+                str(tok))
         return value
 
     # ---- program and selectors
@@ -251,7 +251,8 @@ class _ToAst:
             after = body[returns[0] + 1]
             raise _AstError(
                 "E106",
-                f"'return' must be the last statement of a function body; this statement follows the 'return' of '{name}'",
+                "'return' must be the last statement of a function body; this statement follows the 'return' of "
+                f"'{name}'",
                 after.loc,
                 None,
                 ("move the 'return' to the end of the body",),

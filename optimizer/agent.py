@@ -357,11 +357,14 @@ class _AgentError(Exception):
 
 
 def agent_error_feedback(exc: Any) -> str:
-    """The feedback string for an exception raised by the agent's own code (a trace ExecutionError)."""
+    """The feedback string for an exception raised by the agent's own code (a trace ExecutionError): the error, the
+    method it came from and the offending line, marked by trace."""
     node = exc.exception_node
-    info = getattr(node, "info", None) or {}
-    where = info.get("fun_name") or "the generator"
-    return (f"Execution: Agent Error: {node.data} in {where}\n"
+    code = next((p.data for p in getattr(node, "parents", ()) if str(p.data).startswith("def ")), "")
+    match = re.match(r"def (\w+)", code)
+    where = match.group(1) if match else "the mapper generator"
+    marked = [line.strip() for line in str((node.info or {}).get("error_comment", "")).splitlines() if "<---" in line]
+    return (f"Execution: Agent Error: {node.data} in {where}" + "".join(f"\n  {line}" for line in marked) + "\n"
             "Explain: the Python code that generates the mapper raised an exception, so no mapper was compiled or "
             "run.\n"
             f"Suggest: fix {where} so that it runs and returns a list of DSL statement strings.")

@@ -51,13 +51,13 @@ def _new_run(bench: str, opts: dict) -> tuple[TuneStore, dict]:
         "optimizer": opts["optimizer"], "seed": opts["seed"], "iters": opts["iters"], "start": opts["start"],
         "start_dsl": start_dsl, "start_point": start_point, "feedback_level": opts["feedback_level"],
         "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None,
-        "app_description": app, "machine": machine,
+        "app_args": list(opts["app_args"]), "app_description": app, "machine": machine,
     }
     store = TuneStore.create(opts["runs_dir"], bench, settings)
     evaluator = _evaluator(bench, store.settings)
     if BASELINES[opts["baseline"]]:
-        baselines = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator, store.root)
-        store.settings["baselines"] = baselines
+        baselines, failed = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator, store.root)
+        store.settings.update(baselines=baselines, baseline_failures=failed)
         store.write_settings()
     return store, store.settings
 
@@ -65,7 +65,7 @@ def _new_run(bench: str, opts: dict) -> tuple[TuneStore, dict]:
 def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
     return BenchmarkEvaluator(bench, size=s["size"], cpus=s["cpus"], gpus=s["gpus"], repeats=s["repeats"],
                               timeout_s=s["timeout_s"], baselines=s.get("baselines") or {},
-                              level=s["feedback_level"])
+                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())))
 
 
 def _row(r: IterationRecord) -> tuple[str, ...]:
@@ -109,19 +109,21 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--llm-api-key", default=None, help="API key [env MAPPEROPT_LLM_API_KEY]; never stored.")
 @click.option("--llm-timeout", type=float, default=None, help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=int, default=None, help="Retries per model request [env MAPPEROPT_LLM_RETRIES; 2].")
+@click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, start, baseline, feedback_level,
-         resume_dir, runs_dir, llm_base_url, llm_model, llm_api_key, llm_timeout, llm_retries):
+         resume_dir, runs_dir, llm_base_url, llm_model, llm_api_key, llm_timeout, llm_retries, app_args):
     """Tune a mapper for BENCH: propose a DSL mapper, compile and run it, feed AutoGuide's feedback to the
     optimizer, repeat; keep the best.
 
     Writes runs/BENCH/tune-<time>-<hex>/ with settings.json, state.jsonl (one line per iteration), iter-NNN/ run
     folders, best.dsl, history.csv and progress.png. Interrupt at any time; --resume DIR continues.
+    APP_ARGS (after `--`) are passed to the application; a flag the size already sets takes the new value.
     """
     from rich.console import Console
-    from rich.syntax import Syntax
+    from rich.markup import escape
     from rich.table import Table
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
                              max_retries=llm_retries)
     if resume_dir is not None:
@@ -139,7 +141,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
                                       "--llm-model), or use --optimizer guided")
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "repeats": repeats, "timeout_s": timeout_s, "seed": seed,
                 "start": start, "baseline": baseline, "feedback_level": feedback_level, "runs_dir": runs_dir,
-                "optimizer": optimizer, "iters": iters or 10, "llm": llm}
+                "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
         with console.status(f"Describing {bench} and the machine, measuring baselines..."):
             store, settings = _new_run(bench, opts)
         iters = settings["iters"]
@@ -152,6 +154,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
                   f"GPU) for {iters} iterations with {opt.describe()}.")
     if settings.get("baselines"):
         console.print("Baselines: " + ", ".join(f"{k} {v:.4g}" for k, v in settings["baselines"].items()))
+    for name, reason in (settings.get("baseline_failures") or {}).items():
+        console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
     console.print(f"Folder: {store.root}")
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
@@ -177,8 +181,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
         status.stop()
     unit = next((r.unit for r in store.records if r.unit), unit)
     table = Table(title=f"{bench}: {len(store.records)} iterations ({settings['optimizer']})")
-    for col in ("iter", "status", f"throughput ({unit})", "best", "category", "how it was proposed"):
+    for col in ("iter", "status", f"throughput ({unit})", "best", "category"):
         table.add_column(col, overflow="fold")
+    # The notes were printed in full above; here one line each.
+    table.add_column("how it was proposed", no_wrap=True, overflow="ellipsis", max_width=60)
     for r in store.records:
         table.add_row(*_row(r))
     console.print(table)
@@ -195,5 +201,5 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
     console.print(f"Start (iteration 1): {start_text}; best (iteration {best.iter}): "
                   f"[bold green]{best.throughput:.4g} {unit}[/]{gain}.")
     console.print(f"Best mapper ({store.root / 'best.dsl'}):")
-    console.print(Syntax(best.dsl, "text", theme="ansi_dark", background_color="default"))
+    console.print(best.dsl.rstrip("\n"), markup=False, soft_wrap=True)
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}")

@@ -102,7 +102,7 @@ class GuidedOptimizer(Optimizer):
             yield None, self.space.default_point(), "the default mapper's behaviour (nothing has succeeded yet)"
             best_point, origin = self.start_point, "the start program"
         else:
-            origin = f"the best (iteration {self.best.iter})"
+            origin = f"the best, iteration {self.best.iter}"
         for move in self.space.neighbours(best_point, weights=_profile_weights(self.best), rng=rng):
             yield None, self.space.apply(best_point, move), f"neighbour of {origin}: {move.label}"
 

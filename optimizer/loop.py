@@ -56,6 +56,7 @@ class BenchmarkEvaluator:
         baselines: throughputs of reference mappers by name ("expert", "default") for AutoGuide's comparisons.
         level: AutoGuide level ("raw", "explain", "suggest").
         profile: collect per-task times (AutoGuide names the heaviest task; the guided search tries it first).
+        extra_args: application arguments; a flag the size sets takes the value given here (e.g. ["-i", "5000"]).
     """
 
     app: str
@@ -67,11 +68,12 @@ class BenchmarkEvaluator:
     baselines: dict[str, float] = field(default_factory=dict)
     level: str = "suggest"
     profile: bool = True
+    extra_args: tuple[str, ...] = ()
 
     @property
     def settings(self) -> dict:
         return {"app": self.app, "size": self.size, "cpus": self.cpus, "gpus": self.gpus, "repeats": self.repeats,
-                "timeout_s": self.timeout_s, "profile": self.profile}
+                "timeout_s": self.timeout_s, "profile": self.profile, "extra_args": list(self.extra_args)}
 
     def evaluate(self, dsl: str, out_dir: Path, best: float | None) -> Evaluation:
         """Checks, compiles and runs `dsl` with its files in `out_dir`; never raises for a bad mapper.
@@ -83,24 +85,38 @@ class BenchmarkEvaluator:
         from mapperopt.benchmarks import run_benchmark
 
         result = run_benchmark(self.app, dsl, size=self.size, cpus=self.cpus, gpus=self.gpus, repeats=self.repeats,
-                               out_dir=out_dir, timeout_s=self.timeout_s, profile=self.profile)
+                               out_dir=out_dir, timeout_s=self.timeout_s, profile=self.profile,
+                               extra_args=self.extra_args)
         feedback = explain(result, level=self.level, best=best, baselines=self.baselines)
         return Evaluation(result, feedback, feedback_text(feedback, result))
 
 
-def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator, out_dir: Path) -> dict[str, float]:
-    """Throughputs of reference mappers ("expert", "default") under the evaluator's settings; a reference that
-    fails is left out (AutoGuide then does not compare with it). Run folders go to `out_dir/baseline-<name>/`."""
-    from mapperopt.benchmarks import run_benchmark
+def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator, out_dir: Path
+                      ) -> tuple[dict[str, float], dict[str, str]]:
+    """Throughputs of reference mappers ("expert", "default") under the evaluator's settings. Run folders go to
+    `out_dir/baseline-<name>/`.
 
-    out = {}
+    Returns:
+        (throughput by name, reason by name for each reference that failed or is unavailable); AutoGuide only
+        compares with the ones that worked.
+    """
+    from mapperopt.benchmarks import run_benchmark
+    from mapperopt.errors import MapperoptError
+
+    measured, failed = {}, {}
     for name in names:
-        result = run_benchmark(app, name, size=evaluator.size, cpus=evaluator.cpus, gpus=evaluator.gpus,
-                               repeats=evaluator.repeats, out_dir=out_dir / f"baseline-{name}",
-                               timeout_s=evaluator.timeout_s)
+        try:
+            result = run_benchmark(app, name, size=evaluator.size, cpus=evaluator.cpus, gpus=evaluator.gpus,
+                                   repeats=evaluator.repeats, out_dir=out_dir / f"baseline-{name}",
+                                   timeout_s=evaluator.timeout_s, extra_args=evaluator.extra_args)
+        except MapperoptError as exc:  # e.g. no expert mapper for this benchmark: tune without that comparison
+            failed[name] = exc.message
+            continue
         if result.ok and result.throughput:
-            out[name] = result.throughput
-    return out
+            measured[name] = result.throughput
+        else:
+            failed[name] = f"failed at stage {result.stage}: {result.reason}"
+    return measured, failed
 
 
 def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: int,

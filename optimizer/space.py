@@ -362,7 +362,8 @@ class SearchSpace:
             if names and any(p[n] != v for n, v in changes.items()):
                 yield Move(f"every task on {kind} first", changes)
         index = [d for d in self.decisions if d.group == "index_map"]
-        for pattern in ("default", *INDEX_PATTERNS):
+        # Explicit patterns before Legion's default slicing: a start program is usually already the default.
+        for pattern in (*INDEX_PATTERNS, "default"):
             changes = {d.name: pattern for d in index}
             if len(index) > 1 and any(p[n] != v for n, v in changes.items()):
                 yield Move(f"every index launch mapped '{pattern}'", changes)

@@ -482,21 +482,20 @@ const std::vector<std::string> &DslMapper::name_chain(MapperContext ctx, Logical
   auto found = chains.find(region);
   if (found != chains.end()) return found->second;
   std::vector<std::string> chain;
-  auto add = [&](bool ok, const void *data, size_t size) {
-    if (ok && data != nullptr && size > 0) chain.push_back(std::string(static_cast<const char *>(data),
-                                                                       strnlen(static_cast<const char *>(data), size)));
+  // can_fail: unnamed levels are skipped; never wait (legion.md §2.6, §7 defect 12).
+  auto add = [&](auto handle) {
+    const void *data = nullptr;
+    size_t size = 0;
+    if (runtime->retrieve_semantic_information(ctx, handle, LEGION_NAME_SEMANTIC_TAG, data, size, true, false) &&
+        data != nullptr && size > 0)
+      chain.push_back(std::string(static_cast<const char *>(data), strnlen(static_cast<const char *>(data), size)));
   };
   LogicalRegion r = region;
   while (true) {
-    const void *data = nullptr;
-    size_t size = 0;
-    // can_fail: unnamed levels are skipped; never wait (legion.md §2.6, §7 defect 12).
-    add(runtime->retrieve_semantic_information(ctx, r, LEGION_NAME_SEMANTIC_TAG, data, size, true, false), data,
-        size);
+    add(r);
     if (!runtime->has_parent_logical_partition(ctx, r)) break;
     LogicalPartition part = runtime->get_parent_logical_partition(ctx, r);
-    add(runtime->retrieve_semantic_information(ctx, part, LEGION_NAME_SEMANTIC_TAG, data, size, true, false), data,
-        size);
+    add(part);
     r = runtime->get_parent_logical_region(ctx, part);
   }
   return chains[region] = chain;

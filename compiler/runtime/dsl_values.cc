@@ -2,6 +2,7 @@
 // Topology from Realm's machine and everything here works on that.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "mapperopt_dsl.h"
@@ -62,6 +63,11 @@ Value Value::tuple(std::vector<int64_t> items) {
   out.type = TUPLE;
   out.t = std::move(items);
   return out;
+}
+
+std::string article(Value::Type type) {
+  const char *name = type_name(type);
+  return std::string(std::strchr("aeiouAEIMO", name[0]) ? "an " : "a ") + name;
 }
 
 const char *type_name(Value::Type type) {
@@ -243,25 +249,37 @@ Value machine(const Ctx &cx, Kind kind, const Site &s) {
 
 // ------------------------------------------------------------------------------------------ arithmetic
 
-static int64_t checked(bool overflow, int64_t value, const char *op, int64_t a, int64_t b, const Site &s) {
-  if (overflow)
-    fail(407, "integer overflow in " + std::to_string(a) + " " + op + " " + std::to_string(b), s);
-  return value;
+// R407 names the exact result, as the evaluator does ("integer overflow: 9223372036854775808 does not fit ...").
+[[noreturn]] static void overflow(__int128 exact, const Site &s) {
+  const bool negative = exact < 0;
+  unsigned __int128 v = negative ? -(unsigned __int128)exact : (unsigned __int128)exact;
+  std::string digits;
+  do {
+    digits.insert(digits.begin(), char('0' + int(v % 10)));
+    v /= 10;
+  } while (v != 0);
+  fail(407, "integer overflow: " + std::string(negative ? "-" : "") + digits + " does not fit in 64 bits", s);
 }
 
 static int64_t int_op(char op, int64_t a, int64_t b, const Site &s) {
   int64_t r = 0;
   switch (op) {
-    case '+': return checked(__builtin_add_overflow(a, b, &r), r, "+", a, b, s);
-    case '-': return checked(__builtin_sub_overflow(a, b, &r), r, "-", a, b, s);
-    case '*': return checked(__builtin_mul_overflow(a, b, &r), r, "*", a, b, s);
+    case '+':
+      if (__builtin_add_overflow(a, b, &r)) overflow(__int128(a) + b, s);
+      return r;
+    case '-':
+      if (__builtin_sub_overflow(a, b, &r)) overflow(__int128(a) - b, s);
+      return r;
+    case '*':
+      if (__builtin_mul_overflow(a, b, &r)) overflow(__int128(a) * b, s);
+      return r;
     case '/':
     case '%': {
       if (b == 0) fail(401, std::string(op == '/' ? "division" : "remainder") + " by zero: " + std::to_string(a) +
                                 " " + op + " 0", s);
       if (a == std::numeric_limits<int64_t>::min() && b == -1) {
         if (op == '%') return 0;
-        fail(407, "integer overflow in " + std::to_string(a) + " / -1", s);
+        overflow(-__int128(a), s);
       }
       int64_t q = a / b;
       if ((a % b != 0) && ((a < 0) != (b < 0))) q--;  // floor, not C's truncation (dsl.md §8.2)
@@ -281,7 +299,7 @@ static Value arith(char op, const Value &a, const Value &b, const Site &s) {
   if (a.type == Value::INT && b.type == Value::INT) return Value::integer(int_op(op, a.i, b.i, s));
   if (a.type == Value::TUPLE && b.type == Value::TUPLE) {
     if (a.t.size() != b.t.size())
-      fail(408, std::string("tuple length mismatch: ") + tuple_text(a.t) + " " + op + " " + tuple_text(b.t), s);
+      fail(408, std::string("length mismatch: ") + tuple_text(a.t) + " " + op + " " + tuple_text(b.t), s);
     std::vector<int64_t> out(a.t.size());
     for (size_t k = 0; k < out.size(); k++) out[k] = int_op(op, a.t[k], b.t[k], s);
     return Value::tuple(std::move(out));
@@ -312,11 +330,14 @@ Value neg(const Value &a, const Site &s) {
     for (size_t k = 0; k < out.size(); k++) out[k] = int_op('-', 0, a.t[k], s);
     return Value::tuple(std::move(out));
   }
-  fail(408, std::string("type error: unary '-' cannot be applied to ") + type_name(a.type), s);
+  fail(408, std::string("type error: operator '-' cannot be applied to ") + type_name(a.type), s);
 }
 
-bool truth(const Value &a, const Site &s) {
-  if (a.type != Value::BOOL) fail(408, std::string("type error: expected bool, got ") + type_name(a.type), s);
+bool truth(const Value &a, const char *op, const Site &s) {
+  if (a.type != Value::BOOL)
+    fail(408, op[0] == '?' ? "type error: the condition of '?' must be a bool, not " + article(a.type)
+                           : std::string("type error: operator '") + op + "' cannot be applied to " + type_name(a.type),
+         s);
   return a.i != 0;
 }
 

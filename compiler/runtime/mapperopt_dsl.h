@@ -94,6 +94,7 @@ class Value {
   static Value tuple(std::vector<int64_t> items);
 };
 const char *type_name(Value::Type type);
+std::string article(Value::Type type);  // "an int", "a tuple", for messages
 std::string to_string(const Value &v);  // the printed form of dsl.md §7.11
 
 // Evaluation context: the machine and the global variables of the policy (slots assigned by the generator).
@@ -123,7 +124,7 @@ Value eq(Operands x, const Site &s);
 Value ne(Operands x, const Site &s);
 Value neg(const Value &a, const Site &s);
 Value lnot(const Value &a, const Site &s);
-bool truth(const Value &a, const Site &s);  // the bool of a condition or of an && / || operand
+bool truth(const Value &a, const char *op, const Site &s);  // a bool operand of op: "&&", "||" or "?"
 
 // ---- members and methods (dsl.md §8.6, §9) ----
 enum class Member : uint8_t { SIZE, VOLUME, LEN, IPOINT, ISPACE, PARENT };
@@ -154,17 +155,17 @@ const Value &param(const Value &arg, Value::Type type, const char *type_text, co
                    const Site &s);  // a parameter checked against its declared type
 void print(std::initializer_list<const char *> pieces, std::initializer_list<Value> args);
 
-// tuple(e for x in t): `body` maps each element (an INT Value) to an INT Value.
+// tuple(e for x in t): `body` maps each element (an INT Value) to an INT Value; `var` is x, for messages.
 template <class F>
-Value comprehension(const Value &iterable, F body, const Site &s) {
+Value comprehension(const Value &iterable, const char *var, F body, const Site &s) {
   if (iterable.type != Value::TUPLE)
-    fail(408, std::string("type error: 'for ... in' needs a tuple, got ") + type_name(iterable.type), s);
+    fail(408, std::string("type error: 'for ") + var + " in' needs a tuple, not " + article(iterable.type), s);
   std::vector<int64_t> out;
   out.reserve(iterable.t.size());
   for (int64_t x : iterable.t) {
     Value v = body(Value::integer(x));
     if (v.type != Value::INT)
-      fail(408, std::string("type error: a tuple comprehension must produce ints, got ") + type_name(v.type), s);
+      fail(408, "type error: a tuple comprehension must produce ints, not " + article(v.type), s);
     out.push_back(v.i);
   }
   return Value::tuple(std::move(out));

@@ -10,6 +10,10 @@ Recipes:
 * `PROBE`: the Legion `probe` program with bad Legion/Realm flags, run through the harness's `execute`;
 * `CXX`: C++ sources under `tests/autoguide/programs/` built with mapperopt's toolchain, as the compiler builds
   a generated mapper (they must fail to compile);
+* `APPS`: a benchmark run through the harness with Legion's default mapper, or with a deliberately broken C++
+  mapper from `tests/autoguide/programs/` loaded with `-mapper`, plus extra arguments;
+* `FINISHED`: successful runs (the expert mapper with its per-task profile, the default mapper), for performance
+  feedback;
 * `BLAS`: C programs under `tests/autoguide/programs/` linked with the OpenBLAS that numpy ships and run through
   the harness's `execute` (BLAS errors of GEMM leaf tasks).
 
@@ -32,7 +36,7 @@ from pathlib import Path
 from mapperopt import toolchain
 from mapperopt.benchmarks.autoguide_coverage import REPO, BAD_MAPPERS, bad_mappers, run_bad_mapper
 from mapperopt.errors import BuildError
-from mapperopt.records import Attempt, RunResult
+from mapperopt.records import RunResult
 
 HERE = Path(__file__).resolve().parent
 CAPTURED = HERE / "captured"
@@ -49,6 +53,23 @@ PROBE = {
 # name -> (C++ source under programs/, expected rule)
 CXX = {
     "cxx-compile-error": ("compile_error_mapper.cc", "cxx-compile-error"),
+}
+# name -> (benchmark, C++ mapper under programs/ or None for the default mapper, extra arguments, expected rule)
+APPS = {
+    "stencil-default_out_of_memory": ("stencil", None, ["-nx", "8004", "-ny", "8004"],
+                                      "default-mapper-failed-allocation"),
+    "stencil-missing_mapper_library": ("stencil", None, ["-mapper", "/nonexistent/libmapper.so"], "app-mapper-load"),
+    "stencil-unmapped_requirement": ("stencil", "unmapped_mapper.cc", [], "silent-abort"),
+    "stencil-gpu_variant_on_cpu": ("stencil", "gpu_variant_mapper.cc", [], "legion-variant-processor"),
+    "circuit-held_back_tasks": ("circuit", "no_deferral_mapper.cc", [], "legion-select-tasks-to-map"),
+    "circuit-corrupted_result": ("circuit", None, ["-test-corrupt"], "verification-failed"),
+    "circuit-crashing_mapper": ("circuit", "crash_mapper.cc", [], "crash-signal"),
+}
+# name -> (benchmark, mapper, collect the per-task profile); these runs must succeed
+FINISHED = {
+    "circuit-expert_profiled": ("circuit", "expert", True),
+    "circuit-default_mapper": ("circuit", "default", False),
+    "stencil-expert_profiled": ("stencil", "expert", True),
 }
 # name -> (C source under programs/, expected rule)
 BLAS = {
@@ -79,6 +100,30 @@ def _execute(app: str, cmd: list[str]) -> tuple[RunResult, str]:
 def _probe(args: list[str]) -> tuple[RunResult, str]:
     exe = toolchain.build("probe", [REPO / "benchmarks" / "legion" / "probe" / "probe.cc"])
     return _execute("probe", [str(exe), *args, "-logfile", "stderr"])
+
+
+def _app(bench: str, mapper: str | None, args: list[str]) -> tuple[RunResult, str]:
+    from mapperopt.benchmarks.harness import run_benchmark
+
+    if mapper is not None:
+        lib = toolchain.build(f"autoguide-{Path(mapper).stem}", [PROGRAMS / mapper], shared=True,
+                              include_dirs=[REPO / "benchmarks" / "legion" / "common"])
+        args = ["-mapper", str(lib), *args]
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run_benchmark(bench, "default", extra_args=args, out_dir=Path(tmp) / "run")
+    if result.ok:
+        raise SystemExit(f"{bench} with {mapper or 'the default mapper'} {args} succeeded; it must fail")
+    return result, result.settings.get("command", "")
+
+
+def _finished(bench: str, mapper: str, profile: bool) -> tuple[RunResult, str]:
+    from mapperopt.benchmarks.harness import run_benchmark
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run_benchmark(bench, mapper, profile=profile, out_dir=Path(tmp) / "run")
+    if not result.ok:
+        raise SystemExit(f"{bench} with the {mapper} mapper failed ({result.reason}); it must succeed")
+    return result, result.settings["command"]
 
 
 def _blas(source: str) -> tuple[RunResult, str]:
@@ -112,6 +157,12 @@ def capture(name: str) -> Path:
     elif name in CXX:
         source, expect = CXX[name]
         result, app_command = _cxx(source)
+    elif name in APPS:
+        bench, mapper, args, expect = APPS[name]
+        result, app_command = _app(bench, mapper, args)
+    elif name in FINISHED:
+        result, app_command = _finished(*FINISHED[name])
+        expect = "performance"
     elif name in BLAS:
         source, expect = BLAS[name]
         result, app_command = _blas(source)
@@ -122,7 +173,9 @@ def capture(name: str) -> Path:
             raise SystemExit(f"unknown recipe {name!r}; see --list")
         with tempfile.TemporaryDirectory() as tmp:
             result = run_bad_mapper(bad, Path(tmp))
-        expect, app_command = bad.expect, result.settings.get("command", "")
+        if result.ok:
+            raise SystemExit(f"{name}: the bad mapper ran without failing; it must fail")
+        expect, app_command = bad.expect, result.settings.get("command") or bad.command()
     data = result.to_json()
     data["run_dir"] = None
     record = {
@@ -141,7 +194,7 @@ def capture(name: str) -> Path:
 
 def recipes() -> list[str]:
     benches = sorted(p.name for p in BAD_MAPPERS.iterdir() if p.is_dir())
-    return [*PROBE, *CXX, *BLAS, *[b.name for bench in benches for b in bad_mappers(bench)]]
+    return [*PROBE, *CXX, *BLAS, *APPS, *FINISHED, *[b.name for bench in benches for b in bad_mappers(bench)]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.names or recipes():
         out = capture(name)
         record = json.loads(out.read_text())
-        print(f"{name}: stage {record['result']['stage']}, exit "
+        print(f"{name}: {record['result']['status']}, stage {record['result']['stage']}, exit "
               f"{[a['exit_code'] for a in record['result']['attempts']]} -> {out.relative_to(REPO)}")
     return 0
 

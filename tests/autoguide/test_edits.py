@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mapperopt.autoguide import EDIT_OPS, apply_edits
+from mapperopt.autoguide import EDIT_OPS, apply_edits, apply_edits_to_text
 from mapperopt.dsl import parse
 from mapperopt.dsl.formatter import format_program
 from mapperopt.errors import MapperoptError
@@ -125,3 +125,10 @@ def test_the_input_program_is_not_changed():
     program = parse("Task * GPU;\n", "t.dsl")
     apply_edits(program, [Edit("set_task_kinds", {"task": "*", "kinds": ["CPU"]})])
     assert format_program(program) == "Task * GPU;\n"
+
+
+def test_apply_edits_to_text_takes_feedback_json():
+    text = "Task * GPU;\nLayout * * * C_order;\n"
+    edits = [{"op": "set_task_kinds", "task": "*", "kinds": ["GPU", "CPU"]},
+             Edit("drop_layout_constraint", {"constraint": "C_order"})]
+    assert apply_edits_to_text(text, edits) == "Task * GPU,CPU;\n"

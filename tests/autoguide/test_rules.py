@@ -14,10 +14,15 @@ from captured_runs import captures, load
 FALLBACKS = {
     "assertion-failed": ("probe-huge-rsize", ["realm-registered-memory"]),
     "legion-other-exception": ("probe-too-many-cpus", ["legion-too-many-processors"]),
+    "legion-mapper-exception": ("stencil-gpu_variant_on_cpu", ["legion-variant-processor"]),
+    "mapper-runtime-other": ("circuit-r406_grandparent", ["mapper-r406-no-parent"]),
 }
 
 
-@pytest.mark.parametrize("path", captures(), ids=lambda p: p.stem)
+FAILED = [p for p in captures() if load(p)[1].status == "failed"]
+
+
+@pytest.mark.parametrize("path", FAILED, ids=lambda p: p.stem)
 def test_captured_run_gets_its_rule(path):
     record, result = load(path)
     assert record["command"].startswith(".venv/bin/python tests/autoguide/capture.py ")
@@ -35,7 +40,7 @@ def test_captured_run_gets_its_rule(path):
 
 
 def test_every_rule_has_a_capture():
-    expected = {load(p)[0]["expect"] for p in captures()}
+    expected = {load(p)[0]["expect"] for p in FAILED}
     missing = [r.id for r in load_catalog().rules if r.id not in expected and r.id not in FALLBACKS]
     assert missing == []
 

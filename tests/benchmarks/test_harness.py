@@ -65,7 +65,7 @@ def test_extra_args_replace_size_flags():
 
 
 def test_iterations_grow_towards_the_minimum_time():
-    assert _grown(3, time_s=0.1, wall_s=1.0, min_time_s=1.0, timeout_s=60) == 36   # 3 * 1.2 * 10
+    assert _grown(3, time_s=0.1, wall_s=1.0, min_time_s=1.0, timeout_s=60) == 45   # 3 * 1.5 * 10
     assert _grown(3, time_s=0.0001, wall_s=1.0, min_time_s=1.0, timeout_s=600) == 300   # at most 100x a step
     # The predicted wall time must stay within half the timeout: 1 + (5 - 4) / 0.5 = 3x at most.
     assert _grown(10, time_s=0.5, wall_s=4.0, min_time_s=10.0, timeout_s=10) == 30
@@ -170,20 +170,36 @@ def _processes_in(run_dir: Path) -> list[int]:
     return found
 
 
+@pytest.mark.parametrize("mapper", ["default", "expert"])
 @pytest.mark.parametrize("app", APPS)
-def test_default_mapper_verifies(app, tmp_path):
-    result = run_benchmark(app, "default", out_dir=tmp_path)
-    assert result.ok, result.reason
-    assert result.mapper == "default" and result.dsl is None
+def test_default_and_expert_mappers_verify(app, mapper, tmp_path):
+    result = run_benchmark(app, mapper, out_dir=tmp_path)
+    assert result.ok, f"{result.stage}: {result.reason}\n{result.log[-3000:]}"
+    assert result.mapper == mapper
     assert result.throughput > 0 and result.unit == load_config(app).unit
-    (attempt,) = result.attempts
-    assert attempt.exit_code == 0 and attempt.result["verified"] is True
-    assert _files(tmp_path) == {"command.txt", "stdout.txt", "stderr.txt", "result.json", "feedback.json"}
+    # Size ci asks for 50 ms of measured time: the harness may first grow the iteration count.
+    assert result.settings["min_time_met"]
+    n = len(result.attempts)
+    assert n == result.settings["calibration_runs"] + 1
+    assert all(a.exit_code == 0 and a.result["verified"] is True for a in result.attempts)
+    outputs = ["stdout.txt", "stderr.txt"] if n == 1 else [f"{f}-{i}.txt" for f in ("stdout", "stderr")
+                                                             for i in range(1, n + 1)]
+    files = {"command.txt", "result.json", "feedback.json", *outputs}
+    command = (tmp_path / "command.txt").read_text().splitlines()[-1]
+    assert command == result.settings["command"]
+    assert "-ll:cpu 1 -ll:util 1" in command and "-logfile stderr" in command
+    if mapper == "expert":
+        assert result.dsl == load_config(app).expert_dsl()
+        assert (tmp_path / "mapper.dsl").read_text() == result.dsl
+        assert "mapperopt" in (tmp_path / "mapper.cc").read_text()
+        assert "-mapper " in command
+        files |= {"mapper.dsl", "mapper.cc"}
+    else:
+        assert result.dsl is None and "-mapper" not in command
+    assert _files(tmp_path) == files
     assert RunResult.from_json(json.loads((tmp_path / "result.json").read_text())) == result
     assert json.loads((tmp_path / "feedback.json").read_text())["status"] == "ok"
-    command = (tmp_path / "command.txt").read_text().splitlines()[1]
-    assert command.endswith("-logfile stderr") and "-ll:cpu 1 -ll:util 1" in command and "-mapper" not in command
-    assert "MAPPEROPT_RESULT" in (tmp_path / "stdout.txt").read_text()
+    assert "MAPPEROPT_RESULT" in (tmp_path / outputs[n - 1]).read_text()
 
 
 def test_repeats_minimum_time_and_statistics(tmp_path):
@@ -194,7 +210,8 @@ def test_repeats_minimum_time_and_statistics(tmp_path):
     assert s["calibration_runs"] >= 1 and s["iterations"] > 4 and s["min_time_met"]
     assert len(result.attempts) == s["calibration_runs"] + 3
     measured = result.attempts[s["calibration_runs"]:]
-    assert all(a.result["time_s"] >= 0.05 and a.result["iterations"] == s["iterations"] for a in measured)
+    assert measured[0].result["time_s"] >= 0.05
+    assert all(a.result["iterations"] == s["iterations"] for a in measured)
     values = sorted(a.result["throughput"] for a in measured)
     assert result.throughput == values[1] and result.trimmed_mean == values[1]
     assert result.spread == pytest.approx((values[2] - values[0]) / values[1])
@@ -221,3 +238,79 @@ def test_bad_legion_flag_fails_at_start(tmp_path):
     result = run_benchmark("circuit", "default", extra_args=("-ll:nonsense", "1"), out_dir=tmp_path)
     assert not result.ok and result.stage == "start"
     assert "-ll:nonsense" in result.reason and "-ll:nonsense" in result.log
+
+
+# A placement function that asks for CPU 1, 2, ... of a machine with one CPU.
+FAR_STATIC = """Task * CPU;
+mcpu = Machine(CPU);
+def far(Task task) {
+    return mcpu[0, task.ipoint[0] + 1];
+}
+IndexTaskMap stencil far;
+"""
+# The same, but through the parent's processor: the checker cannot evaluate it statically, so the mapper fails
+# inside the running application.
+FAR_RUNTIME = """Task * CPU;
+mcpu = Machine(CPU);
+def far(Task task) {
+    p = task.parent.processor(mcpu);
+    return mcpu[p[0], p[1] + task.ipoint[0] + 1];
+}
+IndexTaskMap stencil far;
+"""
+
+
+def test_impossible_processor_is_caught_by_the_checker(tmp_path):
+    result = run_benchmark("stencil", FAR_STATIC, out_dir=tmp_path)
+    assert not result.ok and result.stage == "check" and result.mapper == "inline"
+    assert "E205" in result.reason and "processor index out of bound" in result.reason
+    assert result.attempts == () and "stdout.txt" not in _files(tmp_path)
+    assert (tmp_path / "mapper.dsl").read_text() == FAR_STATIC
+
+
+def test_impossible_processor_fails_the_run_with_its_reason(tmp_path):
+    dsl = tmp_path / "far.dsl"
+    dsl.write_text(FAR_RUNTIME)
+    out = tmp_path / "run"
+    result = run_benchmark("stencil", dsl, out_dir=out)
+    assert not result.ok and result.stage == "run" and result.mapper == "far.dsl"
+    assert result.reason.startswith("aborted: [mapperopt] error R400: processor index out of bound")
+    assert result.throughput is None and result.attempts[0].exit_code == -6   # SIGABRT
+    assert "R400" in result.log and "mapper.cc" in _files(out)
+    feedback = json.loads((out / "feedback.json").read_text())
+    assert feedback["status"] == "failed" and feedback["stage"] == "run"
+
+
+def test_syntax_error_fails_at_parse(tmp_path):
+    result = run_benchmark("circuit", "Task * GPU CPU;\n", out_dir=tmp_path)
+    assert not result.ok and result.stage == "parse" and "<mapper>:1:" in result.reason
+    assert result.attempts == ()
+
+
+def test_trace_and_profile(tmp_path):
+    result = run_benchmark("stencil", "expert", trace=True, profile=True, min_time_s=0, out_dir=tmp_path)
+    assert result.ok, result.reason
+    decisions = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert {d["task"] for d in decisions} >= {"stencil", "increment"}
+    assert all(d["proc"]["kind"] == "CPU" for d in decisions)
+    profile = result.attempts[0].profile
+    assert profile["schema"] == "mapperopt.profile/1"
+    assert {t["task"] for t in profile["tasks"]} >= {"stencil", "increment"}
+    with pytest.raises(MapperoptError, match="need a DSL mapper"):
+        run_benchmark("stencil", "default", trace=True, out_dir=tmp_path / "x")
+
+
+def test_the_run_command(tmp_path):
+    from click.testing import CliRunner
+
+    from mapperopt.benchmarks.commands import run
+
+    ok = CliRunner().invoke(run, ["circuit", "--mapper", "expert", "--repeats", "2", "--out", str(tmp_path / "a")])
+    assert ok.exit_code == 0, ok.output
+    assert "circuit with the expert mapper" in ok.output and "GFLOPS" in ok.output and "suggestion:" in ok.output
+    assert {"stdout-1.txt", "stdout-2.txt"} <= _files(tmp_path / "a")
+    dsl = tmp_path / "far.dsl"
+    dsl.write_text(FAR_RUNTIME)
+    failed = CliRunner().invoke(run, ["stencil", "--mapper", str(dsl), "--out", str(tmp_path / "b"), "--json"])
+    assert failed.exit_code == 1
+    assert json.loads(failed.output)["stage"] == "run"

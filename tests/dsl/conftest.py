@@ -2,18 +2,11 @@
 machines M14 (1 node, 1 CPU, 4 GPUs) and M24 (2 such nodes) of §14."""
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl.commands import load_app
-
-EXAMPLES = Path(__file__).parent / "examples"
-STRATEGIES = sorted(EXAMPLES.glob("s*.dsl"))
-EXPERTS = sorted(EXAMPLES.glob("e*.dsl"))
-# Benchmarks whose descriptions exist; the other experts are only parsed, formatted and round-tripped.
-EXPERT_APP = {"e1_circuit.dsl": "circuit", "e2_stencil.dsl": "stencil"}
 
 
 @pytest.fixture(scope="session")

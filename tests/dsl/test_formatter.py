@@ -1,13 +1,16 @@
 """Formatter: canonical text, parse(format(p)) == p for generated programs, idempotence, comments kept."""
 
+from pathlib import Path
+
 import pytest
-from conftest import EXAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mapperopt.dsl import ast as A
 from mapperopt.dsl import format_program, parse
 from mapperopt.dsl.formatter import format_expr
+
+EXAMPLES = Path(__file__).parent / "examples"
 
 # ---------------------------------------------------------------------------------------------------- generators
 

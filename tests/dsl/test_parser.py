@@ -1,11 +1,14 @@
 """Parser: every statement and expression form, locations, comments, and every syntax error class (dsl.md §11.2)."""
 
+from pathlib import Path
+
 import pytest
-from conftest import EXAMPLES
 
 from mapperopt.dsl import DslSyntaxError, parse
 from mapperopt.dsl import ast as A
 from mapperopt.errors import MapperoptError
+
+EXAMPLES = Path(__file__).parent / "examples"
 
 
 def one(src):

@@ -4,6 +4,7 @@ feedback, and resume after an interruption."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from optimizer_support import PlacementEvaluator, code_names
@@ -30,19 +31,21 @@ class _Reply:
 
 
 class PatternLLM:
-    """An in-process model stand-in: each call rewrites index_task_map_decision with the next library pattern for
-    calculate_new_currents (deterministic; the contract test needs a second optimizer kind, not a real model)."""
+    """An in-process model stand-in: each call rewrites index_task_map_decision so that calculate_new_currents uses
+    the library pattern after the one the prompt shows (deterministic and stateless, so a resumed run gets the same
+    answers; the contract test needs a second optimizer kind, not a real model)."""
 
     def __init__(self, space: SearchSpace):
         self.space = space
-        self.n = 0
 
     def __call__(self, messages, **kwargs):
-        pattern = list(INDEX_PATTERNS)[self.n % len(INDEX_PATTERNS)]
-        self.n += 1
+        prompt = messages[-1]["content"]
+        patterns = list(INDEX_PATTERNS)
+        shown = re.search(r"def (\w+)_cpu1d\(Task task\)", prompt)
+        pattern = patterns[(patterns.index(shown.group(1)) + 1) % len(patterns)] if shown else patterns[0]
         lines = self.space.sections({"index_map/calculate_new_currents": pattern})["index_task_map"]
         body = "".join(f"        {json.dumps(s)},\n" for s in lines)
-        name = code_names(messages[-1]["content"])["index_task_map_decision"]
+        name = code_names(prompt)["index_task_map_decision"]
         code = f"def index_task_map_decision(self, index_tasks):\n    return [\n{body}    ]\n"
         return _Reply(json.dumps({"reasoning": "next pattern", "answer": "", "suggestion": {name: code}}))
 
@@ -78,7 +81,7 @@ def test_guided_explains_itself_and_follows_the_best(tmp_path, circuit_app, cpu2
     store, _ = run(tmp_path, "guided", circuit_app, cpu2, iters=3)
     notes = [r.note for r in store.records]
     assert notes[0] == "start program"
-    assert notes[1].startswith("neighbour of the best (iteration 1): every index launch mapped")
+    assert notes[1].startswith("neighbour of the best, iteration 1: every index launch mapped")
     assert make("guided", SearchSpace(circuit_app, cpu2), POOR).describe().endswith("not a language model")
     assert (store.root / "best.dsl").read_text() == store.best().dsl
 

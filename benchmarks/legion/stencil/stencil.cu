@@ -226,7 +226,7 @@ void stencil_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, C
   const Rect<2> rect = domain_of(runtime, ctx, task->regions[0]);
   const Acc<LEGION_READ_WRITE> in_acc(regions[0], FID_INPUT), out_acc(regions[0], FID_OUTPUT);
   const View input = view_of(in_acc, rect), output = view_of(out_acc, rect);
-  for (int r = 1; r <= 4; r++) {
+  for (int r = 1; r <= 4 && !g.skip_halo; r++) {
     const Rect<2> slot = domain_of(runtime, ctx, task->regions[r]);
     if (slot.empty()) continue;
     const Acc<LEGION_READ_ONLY> acc(regions[r], FID_INPUT);

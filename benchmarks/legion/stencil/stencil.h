@@ -34,6 +34,7 @@ enum FieldIDs { FID_INPUT = 1, FID_OUTPUT = 2 };
 struct Grid {
   long long nx, ny;    // grid G = [0, nx) x [0, ny), including the R-wide border
   long long ntx, nty;  // tiles in x and y; tile t = iy * ntx + ix
+  int skip_halo;       // test hook (-test-skip-halo): `stencil` ignores the incoming strips, so the check must fail
 };
 
 // Argument of `check`: the grid and the total number of steps performed.

@@ -1,0 +1,308 @@
+"""Checker: the examples are clean, and every error and warning class is reported with its message and location."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mapperopt.descriptions import parse_machine_spec
+from mapperopt.dsl import Diagnostic, check, parse
+from mapperopt.dsl.ast import Loc
+from mapperopt.dsl.commands import load_app
+
+EXAMPLES = Path(__file__).parent / "examples"
+STRATEGIES = sorted(EXAMPLES.glob("s*.dsl"))
+EXPERTS = sorted(EXAMPLES.glob("e*.dsl"))
+# Benchmarks whose descriptions exist; the other experts are only parsed, formatted and checked.
+EXPERT_APP = {"e1_circuit.dsl": "circuit", "e2_stencil.dsl": "stencil"}
+
+CONFIGS = EXAMPLES.parent.parent.parent / "configs"
+
+
+def diags(src, app=None, machine=None):
+    return check(parse(src, "p.dsl"), app, machine)
+
+
+def only(src, code, app=None, machine=None):
+    """The single diagnostic of `src` with `code` (other codes may be present)."""
+    found = [d for d in diags(src, app, machine) if d.code == code]
+    assert len(found) == 1, [(d.code, d.message) for d in diags(src, app, machine)]
+    return found[0]
+
+
+def at(d: Diagnostic):
+    return d.loc.line, d.loc.col
+
+
+@pytest.mark.parametrize("path", STRATEGIES, ids=lambda p: p.name)
+def test_strategies_are_clean_on_m14(path, circuit, m14):
+    assert check(parse(path.read_text(), path.name), circuit, m14) == []
+    assert check(parse(path.read_text(), path.name)) == []
+
+
+@pytest.mark.parametrize("path", EXPERTS, ids=lambda p: p.name)
+def test_experts_have_no_errors(path, m14, m24):
+    program = parse(path.read_text(), path.name)
+    app = load_app(EXPERT_APP[path.name]) if path.name in EXPERT_APP else None
+    for machine in (None, m14, m24):
+        found = check(program, app, machine)
+        assert not [d for d in found if d.is_error], found
+        if app is not None and machine in (m14, m24):
+            assert found == []
+
+
+@pytest.mark.parametrize("name", ["circuit", "stencil"])
+def test_config_mappers_are_clean(name, m14):
+    program = parse((CONFIGS / f"{name}.dsl").read_text())
+    app = load_app(name)
+    assert check(program, app, m14) == []
+    cpu_only = check(program, app, parse_machine_spec("1x0x2"))
+    assert {d.code for d in cpu_only} <= {"W302", "W303"}
+
+
+def test_fig_a5(circuit, m14):
+    found = check(parse((EXAMPLES / "fig_a5.dsl").read_text()), circuit, m14)
+    assert [(d.code, d.severity) for d in found] == [("W303", "warning"), ("W304", "note")]
+    assert "'OMP'" in found[0].message and "'same_point'" in found[1].message
+
+
+# ---------------------------------------------------------------------------------------------------- §14.6
+
+
+def test_e200_function_defined_later():
+    d = only("IndexTaskMap t1 f;\ndef f(Task task) { return m[0]; }\nm = Machine(GPU);", "E200")
+    assert at(d) == (1, 17)
+    assert d.hints == ("define it before this statement: def f(Task task) { ... }",)
+    assert d.notes == ("'f' is defined at p.dsl:2:1",)
+    d = only("IndexTaskMap t1 lineblock;\ndef linearblock(Task task) { return 1; }", "E200")
+    assert "did you mean 'linearblock'?" in d.hints
+
+
+def test_e201_undefined_machine_variable():
+    d = only("def f(Task task) { return mgpu[0, 0]; }", "E201")
+    assert at(d) == (1, 27) and d.message == "undefined variable 'mgpu'"
+    assert d.hints == ("add 'mgpu = Machine(GPU);' at top level",)
+    assert only("def f(Task task) { return mcpu[0, 0]; }", "E201").hints == ("add 'mcpu = Machine(CPU);' at top level",)
+    d = only("mgpu = Machine(GPU);\ndef f(Task task) { return mgpuu[0, 0]; }", "E201")
+    assert d.hints == ("did you mean 'mgpu'?",)
+
+
+def test_e201_top_level_scoping():
+    d = only("x = y;\ny = 1;", "E201")
+    assert at(d) == (1, 5)
+    assert "no task" not in d.message
+    d = only("x = task.ipoint;", "E201")
+    assert "before any task exists" in d.hints[0]
+    assert only("IndexTaskMap t m f;\nm = Machine(GPU);\ndef f(IPoint p, ISpace s, MSpace m) { return 0; }",
+                "E201").message == "undefined variable 'm'"
+    # function bodies may use globals defined later
+    assert diags("def f(Task task) { return m[0, 0]; }\nm = Machine(GPU);\nIndexTaskMap t f;") == []
+    assert diags("x = tuple(i for i in (1, 2));") == []
+
+
+def test_e202_unknown_task(circuit):
+    d = only("Task calc_new_currents GPU;", "E202", circuit)
+    assert at(d) == (1, 6)
+    assert d.message == "unknown task 'calc_new_currents' (application 'circuit')"
+    assert d.hints[0] == "did you mean 'calculate_new_currents'?"
+    assert "calculate_new_currents" in d.hints[1]
+
+
+def test_e203_unknown_region(circuit):
+    d = only("Region * rp_shard GPU ZCMEM;", "E203", circuit)
+    assert at(d) == (1, 10) and d.hints == ("did you mean 'rp_shared'?",)
+    d = only("Region update_voltages rp_ghost GPU ZCMEM;", "E203", circuit)
+    assert d.message == "unknown region 'rp_ghost' for task 'update_voltages'"
+    assert "rp_shared" in d.hints[0]
+    assert diags("Region update_voltages all_nodes GPU ZCMEM; CollectMemory * all_wires;", circuit) == []
+
+
+def test_e204_region_index(circuit):
+    d = only("Region distribute_charge 7 GPU ZCMEM;", "E204", circuit)
+    assert at(d) == (1, 26)
+    assert d.hints == ("task 'distribute_charge' has 4 region requirements (0..3)",)
+    assert only("Layout * 5 * SOA;", "E204", circuit).message.endswith("task 'calculate_new_currents'")
+    assert diags("Layout * 4 * SOA;", circuit) == []
+
+
+def test_e205_static_evaluation(circuit, m14, with_domain):
+    program = parse((EXAMPLES / "s01.dsl").read_text(), "s01.dsl")
+    found = check(program, with_domain(circuit, (8,)), m14)
+    assert [d.code for d in found] == ["E205"]
+    d = found[0]
+    assert "point (4,)" in d.message and "index 1 >= size 1 in dimension 0" in d.message
+    assert d.hints == ("reduce the index modulo <model>.size[0]",)
+    assert (d.loc.line, d.loc.col) == (9, 37)
+    assert any("IndexTaskMap calculate_new_currents,distribute_charge,update_voltages linearblock;" in n
+               for n in d.notes)
+    assert check(program, with_domain(circuit, (8,)), parse_machine_spec("2x4")) == []
+    assert only("m = Machine(GPU); def f(Task task) { return m[-1, 0]; } IndexTaskMap t f;", "E205").loc.col == 47
+
+
+def test_e206_type_errors():
+    d = only("x = 1 < 2 < 3;", "E206")
+    assert d.message == "operator '<' cannot be applied to bool and int" and at(d) == (1, 11)
+    assert only("x = Machine(GPU) / 2;", "E206").message == "operator '/' cannot be applied to MSpace and int"
+    assert only("x = 1 ? 2 : 3;", "E206").message == "the condition of '?' must be a bool, not an int"
+    assert only("m = Machine(GPU); x = m[0];", "E206").message == "1 index value for a 2-dimensional machine model"
+    assert only("x = (1, 2) + (1, 2, 3);", "E206").message == "operator '+' needs tuples of equal length, not 2 and 3"
+    assert only("def f(Task t) { return 1; }\nIndexTaskMap x f;", "E206").message.startswith(
+        "mapping function 'f' returns an int")
+    assert only("def f(int n) { return n; }\nx = f((1, 2));", "E206").message == (
+        "argument 'n' of 'f' must be int, not a tuple")
+    assert only("def f(int n) { return n; }\nx = f;", "E206").message == "'f' is a function, not a value"
+    # a ternary whose branches have different types has an unknown type, which is not an error
+    assert diags("x = True ? Machine(GPU) : 3;") == []
+    assert diags("m = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);\n"
+                 "def f(Task task) { return m[0, 0]; }\nIndexTaskMap t f;") == []
+
+
+def test_e207_argument_counts():
+    d = only("def f(int a, int b) { return a; }\nx = f(1);", "E207")
+    assert d.message == "'f' takes 2 arguments, 1 given" and d.hints == ("the signature is def f(int a, int b)",)
+    assert only("m = Machine(GPU); x = m.merge(0);", "E207").hints == ("the signature is merge(int, int)",)
+    assert only("m = Machine(GPU); x = m.size();", "E207").message == "'size' of an MSpace is a property, not a method"
+
+
+def test_e208_mapping_function_signature():
+    d = only("def f(int n) { return n; }\nIndexTaskMap t f;", "E208")
+    assert at(d) == (2, 16) and d.hints == ("mapping functions have the form def f(Task task) { ... }",)
+    d = only("m = Machine(GPU);\ndef f(Task t) { return 0; }\nIndexTaskMap t m f;", "E208")
+    assert d.hints == ("the three-operand form needs def f(IPoint p, ISpace s, MSpace m)",)
+
+
+def test_e209_kinds_without_variants(circuit, m14):
+    d = only("Task init_piece GPU;", "E209", circuit)
+    assert d.message == "task 'init_piece' cannot run on any kind of its list GPU"
+    assert d.notes == ("variants of 'init_piece': CPU",)
+    assert [x.code for x in diags("Task * GPU;", circuit)].count("E209") == 3  # init_piece, init_pointers, check
+    d = only("Task calculate_new_currents GPU;", "E209", circuit, parse_machine_spec("1x0x1"))
+    assert "processors per node: GPU 0" in d.notes[0]
+    src = "mcpu = Machine(CPU);\ndef f(Task task) { return mcpu[0, 0]; }\nIndexTaskMap update_voltages f;"
+    d = only("Task * GPU,CPU;\n" + src, "E209", circuit, m14)
+    assert "a CPU processor, but task 'update_voltages' runs on GPU" in d.message
+
+
+def test_e210_e211_definitions():
+    d = only("def f(Task t) { return 1; }\ndef f(Task t) { return 2; }", "E210")
+    assert at(d) == (2, 1) and d.notes == ("first definition at p.dsl:1:1",)
+    assert only("f = 1;\ndef f(Task t) { return 1; }", "E211").message == "'f' is both a variable and a function"
+    assert only("def f(int a, int a) { return a; }", "E211").message == "parameter 'a' of 'f' is declared twice"
+
+
+def test_e212_recursion():
+    d = only("def g(Task task) { return g(task); }", "E212")
+    assert d.message == "recursive call: g -> g" and at(d) == (1, 27)
+    d = only("def a(int x) { return b(x); }\ndef b(int x) { return a(x); }", "E212")
+    assert d.message in ("recursive call: a -> b -> a", "recursive call: b -> a -> b")
+
+
+def test_e213_unknown_member():
+    d = only("def f(Task task) { return task.ipont; }", "E213")
+    assert d.message == "unknown property or method 'ipont' of a Task"
+    assert d.hints == ("did you mean 'ipoint'?", "a Task has: ipoint, ispace, parent, processor")
+    assert only("x = (1, 2).length;", "E213").hints[-1] == "a tuple has: len, volume, size"
+
+
+@pytest.mark.parametrize("constraints,message", [
+    ("SOA AOS", "contradictory layout constraints 'SOA' and 'AOS'"),
+    ("C_order F_order", "contradictory layout constraints 'C_order' and 'F_order'"),
+    ("Align==64 Align==128", "two Align constraints in one Layout statement"),
+    ("Align==64 No_Align", "contradictory layout constraints 'Align' and 'No_Align'"),
+])
+def test_e214_contradictions(constraints, message):
+    d = only(f"Layout * * * {constraints};", "E214")
+    assert d.message == message and at(d) == (1, 1)
+
+
+def test_e215_e216_e217_e218_e219_e220(m14):
+    assert only("InstanceLimit t 0;", "E215").message == "InstanceLimit count 0 must be at least 1"
+    assert at(only("Layout * * * Align==0;", "E215")) == (1, 14)
+    d = only('print("{} {}", 1);', "E216")
+    assert d.message == "print has 2 placeholders '{}' but 1 argument"
+    assert only("m = Machine(GPU); x = m.merge(0, 0);", "E217").message == (
+        "invalid merge: the two dimensions must differ, both are 0")
+    assert only("m = Machine(GPU); x = m.swap(0, 2);", "E217").message.startswith("invalid swap: dimension 2")
+    d = only("m = Machine(GPU); x = m.split(1, 3);", "E217", machine=m14)  # needs the machine's sizes
+    assert "split(1, 3)" in d.message and any("R409" in n for n in d.notes)
+    assert diags("m = Machine(GPU); x = m.split(1, 3);") == []
+    assert only("x = (*1, 2);", "E218").message == "'*' unpacks a tuple, not an int"
+    assert only("x = (1, 2)[*];", "E218").message == "a lone '*' is only allowed in a machine index"
+    assert at(only("x = 1 / 0;", "E219")) == (1, 7)
+    assert only("def f(int x) { return x % 0; }", "E219").message == "remainder by zero"
+    d = only("InstanceLimit * 3;", "E220")
+    assert d.hints == ("list the task names",) and at(d) == (1, 15)
+    assert only("ControlReplicate *;", "E220").message == "'*' is not allowed as the task of ControlReplicate"
+
+
+# ---------------------------------------------------------------------------------------------------- warnings
+
+
+def test_w300_overridden_statement():
+    d = only("Region * * GPU FBMEM; Region * * GPU ZCMEM;", "W300")
+    assert at(d) == (1, 1) and d.severity == "warning"
+    assert d.notes == ("overridden by p.dsl:1:23: Region * * GPU ZCMEM;",)
+    src = "def f(Task t) { return 1; }\nIndexTaskMap task_1 f;\nIndexTaskMap task_1,task_2 f;"
+    assert only(src, "W300").loc.line == 2
+    assert diags("Task * GPU; Task t CPU; Region * * GPU FBMEM; Region * * CPU SYSMEM; CollectMemory t *; "
+                 "CollectMemory t *;") == []
+
+
+def test_w301_to_w309(circuit, m14):
+    assert only("Region * * GPU VIRTUAL,FBMEM;", "W301").message == (
+        "FBMEM after VIRTUAL can only be used by leaf variants")
+    cpu = parse_machine_spec("1x0x1")
+    d = only("Region * * CPU ZCMEM,SYSMEM;", "W302", machine=cpu)
+    assert d.message == "memory kind 'ZCMEM' does not exist on this machine; it is skipped" and at(d) == (1, 16)
+    assert only("Task * OMP,CPU;", "W303").loc.col == 8
+    assert only("Task * GPU,CPU;", "W303", machine=cpu).message.startswith("processor kind 'GPU' has no processors")
+    d = only("def unused(Task task) { return 1; }", "W304")
+    assert d.severity == "note"
+    d = only("def f(Task t) { return 1; }\nIndexTaskMap check_circuit f;", "W305", circuit)
+    assert "never index-launched" in d.message
+    assert "only index-launched" in only("def f(Task t) { return 1; }\nSingleTaskMap update_voltages f;", "W305",
+                                         circuit).message
+    assert "not read-only" in only("CollectMemory update_voltages 0;", "W305", circuit).message
+    assert diags("CollectMemory update_voltages *;", circuit) == []
+    inner = replace(circuit, tasks=tuple(replace(t, inner=True) for t in circuit.tasks))
+    assert "inner tasks" in only("Region update_voltages * GPU ZCMEM;", "W305", inner).message
+    assert only("Layout * * * Align==48;", "W306").message == "Align value 48 is not a power of two"
+    d = only("m = 1;\ndef f(int x) { m = x; return m; }", "W307")
+    assert at(d) == (2, 16) and d.message == "local variable 'm' shadows the global variable 'm'"
+    assert at(only("Task * GPU,CPU,GPU;", "W308")) == (1, 16)
+    d = only("m = Machine(GPU);\ndef f(IPoint p, ISpace s, MSpace m) { return p[0]; }\nIndexTaskMap t m f;", "W309")
+    assert d.severity == "note"
+    assert "def g(Task task) { r = f(task.ipoint, task.ispace, m); return m[*r]; }" in d.message
+
+
+def test_parent_dependent_functions_are_not_evaluated(circuit, m14):
+    src = ("m = Machine(GPU);\ndef p(Task task) { return m[*task.parent.processor(m)]; }\n"
+           "IndexTaskMap update_voltages p;")
+    assert diags(src, circuit, m14) == []
+
+
+def test_at_most_twenty_errors_in_source_order():
+    found = diags("\n".join(f"x{i} = 1 / 0;" for i in range(30)))
+    assert len(found) == 20
+    assert [d.loc.line for d in found] == list(range(1, 21))
+
+
+def test_render_format():
+    d = Diagnostic("E201", "error", "undefined variable 'mgpu'", Loc("policy.map", 2, 27),
+                   ("add 'mgpu = Machine(GPU);' at top level",), ("some note",))
+    source = "Task * GPU;\ndef f(Task task) { return mgpu[0, 0]; }\n"
+    assert d.render(source) == (
+        "policy.map:2:27: error[E201]: undefined variable 'mgpu'\n"
+        "  2 | def f(Task task) { return mgpu[0, 0]; }\n"
+        "    |                           ^\n"
+        "  hint: add 'mgpu = Machine(GPU);' at top level\n"
+        "  note: some note")
+    assert Diagnostic("W300", "warning", "m", Loc("f", 9, 1)).render(None) == "f:9:1: warning[W300]: m"
+
+
+def test_portable_prelude_matters_on_a_cpu_only_machine(circuit):
+    """E1 as printed divides by Machine(GPU).size[1] = 0 on a machine without GPUs; the configs' prelude does not."""
+    cpu = parse_machine_spec("1x0x2")
+    found = check(parse((EXAMPLES / "e1_circuit.dsl").read_text()), circuit, cpu)
+    assert [d.code for d in found if d.is_error] == ["E219"]
+    assert not [d for d in check(parse((CONFIGS / "circuit.dsl").read_text()), circuit, cpu) if d.is_error]

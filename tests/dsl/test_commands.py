@@ -1,0 +1,128 @@
+"""`mapperopt check`, `fmt` and `explain` through the real command line entry point."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mapperopt.cli import cli
+
+EXAMPLES = Path(__file__).parent / "examples"
+
+CONFIGS = EXAMPLES.parent.parent.parent / "configs"
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), standalone_mode=True)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.dsl")), ids=lambda p: p.name)
+def test_check_every_example(path):
+    bench = {"e1_circuit.dsl": "circuit", "e2_stencil.dsl": "stencil"}.get(
+        path.name, "circuit" if path.name.startswith(("s", "fig")) else None)
+    result = run("check", str(path), *(["--bench", bench] if bench else []))
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().endswith(("ok", "warning(s)"))
+
+
+def test_check_reports_errors_and_exits_1(tmp_path):
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("Task calc_new_currents GPU;\nRegion * rp_shard GPU ZCMEM;\n")
+    result = run("check", str(bad), "--bench", "circuit")
+    assert result.exit_code == 1
+    assert f"{bad}:1:6: error[E202]: unknown task 'calc_new_currents'" in result.output
+    assert "hint: did you mean 'calculate_new_currents'?" in result.output
+    assert f"{bad}:2:10: error[E203]" in result.output
+    assert "2 error(s), 0 warning(s)" in result.output
+
+
+def test_check_syntax_error(tmp_path):
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("def cyclic(Task task):\n    return 1;\n")
+    result = run("check", str(bad))
+    assert result.exit_code == 1
+    assert f"{bad}:1:22: error[E101]" in result.output
+    assert "    |                      ^" in result.output
+
+
+def test_check_with_machine_evaluates_mappings(tmp_path):
+    result = run("check", str(EXAMPLES / "e1_circuit.dsl"), "--bench", "circuit", "--machine", "1x0x2")
+    assert result.exit_code == 1 and "error[E219]" in result.output
+    assert run("check", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x0x2").exit_code == 0
+
+
+def test_check_unknown_bench(tmp_path):
+    result = run("check", str(EXAMPLES / "s01.dsl"), "--bench", "nope")
+    assert result.exit_code != 0
+    assert "no application description for benchmark 'nope'" in str(result.exception or result.output)
+
+
+def test_fmt_prints_and_writes(tmp_path):
+    path = tmp_path / "m.dsl"
+    path.write_text("Task *   GPU ,CPU ;  # c\nx=1+2*3;\n")
+    result = run("fmt", str(path))
+    assert result.exit_code == 0
+    assert result.output == "Task * GPU,CPU;  # c\nx = 1 + 2 * 3;\n"
+    assert run("fmt", str(path), "--write").exit_code == 0
+    assert path.read_text() == "Task * GPU,CPU;  # c\nx = 1 + 2 * 3;\n"
+
+
+def test_fmt_keeps_config_mappers_unchanged(tmp_path):
+    for name in ("circuit.dsl", "stencil.dsl"):
+        assert run("fmt", str(CONFIGS / name)).output == (CONFIGS / name).read_text()
+
+
+def test_explain_circuit_on_m14():
+    result = run("explain", str(EXAMPLES / "e1_circuit.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "8")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    section = out[out.index("calculate_new_currents (index launch over (8,))"):out.index("distribute_charge (")]
+    assert "processor kind: GPU" in section
+    assert "1  rp_shared   ZCMEM    SOA C_order" in section
+    assert "0  rp_private  FBMEM    SOA C_order" in section
+    assert "point     0    1    2    3    4    5    6    7" in section
+    assert "proc    0.0  0.0  0.1  0.1  0.2  0.2  0.3  0.3" in section
+    assert "check_circuit (single launch)" in out
+    assert "processor: CPU (Legion default)" in out
+
+
+def test_explain_reports_runtime_errors_per_point():
+    result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
+    assert result.exit_code == 0
+    assert "proc    0.0  0.1  0.2  0.3 R400 R400" in result.output
+    assert "[mapperopt] error R400: processor index out of bound" in result.output
+
+
+def test_explain_2d_domain_and_png(tmp_path):
+    png = tmp_path / "out.png"
+    result = run("explain", str(CONFIGS / "stencil.dsl"), "--bench", "stencil", "--machine", "2x2", "--domain", "2x2",
+                 "--png", str(png))
+    assert result.exit_code == 0, result.output
+    assert "i0 \\ i1" in result.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_explain_json_lines():
+    import json
+
+    result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x0x2", "--json")
+    records = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    cnc = [r for r in records if r["task"] == "calculate_new_currents"]
+    assert [r["proc"] for r in cnc] == [{"kind": "CPU", "node": 0, "index": i} for i in range(2)]
+
+
+def test_explain_refuses_a_program_with_errors(tmp_path):
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("Task nope GPU;\n")
+    result = run("explain", str(bad), "--bench", "circuit", "--machine", "1x4")
+    assert result.exit_code == 1 and "error[E202]" in result.output
+
+
+@pytest.mark.skipif(shutil.which("mpicc") is None and shutil.which("c++") is None, reason="no compiler")
+def test_explain_without_machine_probes_or_explains_why():
+    result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit")
+    if result.exit_code == 0:
+        assert "machine: 1 node(s)" in result.output
+    else:
+        assert "--machine NODESxGPUS[xCPUS]" in str(result.exception) + result.output

@@ -1,0 +1,108 @@
+"""Application and machine descriptions (interfaces.md §2, §6) and the synthetic machines of --machine."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mapperopt.descriptions import AppDescription, DescriptionError, MachineDescription, parse_machine_spec
+
+EXAMPLES = Path(__file__).parent / "examples"
+
+CONFIGS = EXAMPLES.parent.parent.parent / "configs"
+
+
+def test_parse_machine_spec_2x4():
+    m = parse_machine_spec("2x4")
+    assert (m.nodes, m.count("GPU"), m.count("CPU"), m.count("GPU", 1), m.count("OMP")) == (2, 4, 1, 4, 0)
+    assert [(x.kind, x.node) for x in m.memories if x.node == 1] == [
+        ("SYSMEM", 1), ("FBMEM", 1), ("FBMEM", 1), ("FBMEM", 1), ("FBMEM", 1), ("ZCMEM", 1)]
+    assert [x.kind for x in m.visible("FBMEM", "GPU", 1, 2)] == ["FBMEM"]
+    assert m.visible("FBMEM", "GPU", 1, 2)[0].procs == (("GPU", (2,)),)
+    assert m.visible("FBMEM", "CPU", 0, 0) == []
+    assert m.visible("SYSMEM", "GPU", 0, 3) and m.visible("ZCMEM", "CPU", 0, 0)
+    assert m.shape() == "2x4x1"
+
+
+def test_parse_machine_spec_cpu_only():
+    m = parse_machine_spec("1x0x4")
+    assert (m.nodes, m.count("GPU"), m.count("CPU")) == (1, 0, 4)
+    assert [x.kind for x in m.memories] == ["SYSMEM"]
+    assert m.memories[0].procs == (("CPU", (0, 1, 2, 3)),)
+
+
+@pytest.mark.parametrize("spec", ["", "2", "2x", "x4", "2x4x0", "0x4", "2*4", "1x2x3x4"])
+def test_parse_machine_spec_rejects(spec):
+    with pytest.raises(DescriptionError):
+        parse_machine_spec(spec)
+
+
+def test_machine_json_round_trip():
+    m = parse_machine_spec("2x2x3")
+    data = m.to_json()
+    assert data["schema"] == "mapperopt.machine/1"
+    assert data["processors"]["GPU"] == [2, 2]
+    assert MachineDescription.from_json(json.dumps(data)) == m
+    probe_style = {"schema": "mapperopt.machine/1", "nodes": 1,
+                   "processors": {"CPU": [2], "GPU": [2], "UTIL": [1], "IO": [0], "PY": [0], "OMP": [0]},
+                   "memories": [{"kind": "SYSMEM", "node": 0, "capacity": 536870912, "procs": {"CPU": [0, 1]}}]}
+    m = MachineDescription.from_json(probe_style)
+    assert m.count("CPU") == 2 and m.memories[0].visible_from("CPU", 1)
+
+
+def test_machine_description_errors():
+    with pytest.raises(DescriptionError, match="schema"):
+        MachineDescription.from_json({"schema": "other/1", "nodes": 1, "processors": {}})
+    with pytest.raises(DescriptionError, match="lists 2 nodes"):
+        MachineDescription.from_json({"nodes": 1, "processors": {"CPU": [1, 1]}})
+    with pytest.raises(DescriptionError, match="different numbers of GPU"):
+        MachineDescription(2, (("GPU", (1, 2)),)).per_node("GPU")
+    with pytest.raises(DescriptionError, match="not valid JSON"):
+        MachineDescription.from_json("{")
+
+
+@pytest.mark.parametrize("name,tasks,domain", [
+    ("circuit", ["init_piece", "init_pointers", "calculate_new_currents", "distribute_charge", "update_voltages",
+                 "check_circuit"], (2,)),
+    ("stencil", ["init_tile", "stencil", "increment", "check"], (4,)),
+])
+def test_config_descriptions(name, tasks, domain):
+    text = (CONFIGS / f"{name}.app.json").read_text()
+    app = AppDescription.from_json(text)
+    assert app.app == name and list(app.task_names) == tasks
+    assert {t.domain for t in app.tasks if t.index_launched} == {domain}
+    assert AppDescription.from_json(app.to_json()) == app
+    assert app.to_json() == json.loads(text)
+
+
+def test_circuit_requirement_table():
+    app = AppDescription.from_json((CONFIGS / "circuit.app.json").read_text())
+    cnc = app.task("calculate_new_currents")
+    assert [r.name for r in cnc.regions] == ["rp_private", "rp_shared", "rp_ghost", "rp_wires", "rp_wires"]
+    assert [r.privilege for r in cnc.regions] == ["read_only"] * 4 + ["read_write"]
+    assert cnc.regions[1].names == ("rp_shared", "all_shared", "rp_all_nodes", "all_nodes")
+    dc = app.task("distribute_charge")
+    assert [(r.privilege, r.redop) for r in dc.regions[1:3]] == [("reduce", "sum_f32")] * 2
+    assert app.task("check_circuit").launch == "single" and app.task("check_circuit").domain is None
+    assert app.task("init_piece").variants == ("CPU",)
+    assert "rp_all_nodes" in app.region_names
+
+
+def test_stencil_requirement_table():
+    app = AppDescription.from_json((CONFIGS / "stencil.app.json").read_text())
+    st = app.task("stencil")
+    assert [r.names for r in st.regions] == [("private", "points"), ("pxm_in", "xm"), ("pxp_in", "xp"),
+                                             ("pym_in", "ym"), ("pyp_in", "yp")]
+    assert [r.name for r in app.task("increment").regions[1:]] == ["pxm_out", "pxp_out", "pym_out", "pyp_out"]
+
+
+def test_app_description_errors():
+    with pytest.raises(DescriptionError, match="schema"):
+        AppDescription.from_json({"schema": "mapperopt.app/2", "app": "x", "tasks": []})
+    bad_launch = {"schema": "mapperopt.app/1", "app": "x", "tasks": [{"name": "t", "variants": [], "launch": "both2"}]}
+    with pytest.raises(DescriptionError, match="launch"):
+        AppDescription.from_json(bad_launch)
+    bad_priv = {"schema": "mapperopt.app/1", "app": "x", "tasks": [
+        {"name": "t", "variants": ["CPU"], "launch": "single", "regions": [{"names": [], "privilege": "rw"}]}]}
+    with pytest.raises(DescriptionError, match="privilege"):
+        AppDescription.from_json(bad_priv)
