@@ -70,7 +70,8 @@ def cli():
 def main(argv: list[str] | None = None) -> int:
     """Entry point: runs the CLI and turns `MapperoptError` into a message and exit status 1."""
     try:
-        cli.main(args=argv, standalone_mode=False)
+        # Without standalone mode click returns the status of `Exit` instead of raising it.
+        status = cli.main(args=argv, standalone_mode=False)
     except MapperoptError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
         return 1
@@ -80,9 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    return 0
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

@@ -181,12 +181,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
         status.stop()
     unit = next((r.unit for r in store.records if r.unit), unit)
     table = Table(title=f"{bench}: {len(store.records)} iterations ({settings['optimizer']})")
-    for col in ("iter", "status", f"throughput ({unit})", "best", "category"):
-        table.add_column(col, overflow="fold")
-    # The notes were printed in full above; here one line each.
-    table.add_column("how it was proposed", no_wrap=True, overflow="ellipsis", max_width=60)
+    for col in ("iter", "status", f"throughput ({unit})", f"best ({unit})", "feedback category"):
+        table.add_column(col)
     for r in store.records:
-        table.add_row(*_row(r))
+        table.add_row(*_row(r)[:5])  # how each program was proposed is printed in full above
     console.print(table)
     tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
     if tokens:

@@ -3,8 +3,8 @@ deliberately poor start, the Trace path compiles exactly what a scripted model s
 without rerunning finished iterations.
 
 The problem is the `ci` size with 5000 time steps per loop (`-- -i 5000`, about 0.2 s measured): enough work per
-point that putting both points of every launch on one CPU is clearly slower (about 1.6x measured) than spreading
-them, while each run still takes about a second.
+point that putting both points of every launch on one CPU is clearly slower (1.2-2x measured on a busy 2-core
+machine) than spreading them, while each execution still takes well under a second.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def only_run(runs: Path) -> Path:
 
 
 def test_offline_tuning_beats_a_poor_start(tmp_path, poor, offline, capsys):
-    assert main(tune_args(tmp_path / "runs", "--iters", "3", "--start", str(poor), *HEAVY)) == 0
+    # Medians of 3 executions: a busy machine slows single executions at random.
+    assert main(tune_args(tmp_path / "runs", "--iters", "3", "--repeats", "3", "--start", str(poor), *HEAVY)) == 0
     out = capsys.readouterr().out
     root = only_run(tmp_path / "runs")
     store = TuneStore.open(root)

@@ -111,3 +111,11 @@ def test_help_renders(command):
                          text=True)
     assert out.returncode == 0, out.stderr
     assert "Usage:" in out.stdout
+
+
+def test_exit_status_of_a_failing_command_reaches_the_shell(tmp_path):
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("def f(Task task): return 0;\n")
+    out = subprocess.run([sys.executable, "-m", "mapperopt.cli", "check", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "error[E101]" in out.stderr
