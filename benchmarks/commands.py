@@ -53,7 +53,8 @@ def _print(result: RunResult, feedback: Feedback) -> None:
 @click.option("--mapper", default="default", show_default=True,
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
 @click.option("--size", default="ci", show_default=True, help="Problem size from configs/BENCH.yaml: ci, small, gpu.")
-@click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPU processors (-ll:cpu) [default: the size's].")
+@click.option("--cpus", type=click.IntRange(min=1), default=None,
+              help="CPU processors (-ll:cpu) [default: the size's].")
 @click.option("--gpus", type=click.IntRange(min=0), default=None, help="GPUs (-ll:gpu) [default: the size's].")
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
               help="Measured executions; the median is reported.")

@@ -370,10 +370,12 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     name, dsl, filename = _resolve_mapper(cfg, mapper)
     if (trace or profile) and dsl is None:
         raise MapperoptError("trace and profile need a DSL mapper (the default mapper writes neither)")
+    args, passthrough = _app_args(sz.args, extra_args)
+    if not args[cfg.iterations_flag].isdigit():
+        raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")
     exe = build_app(app)
     run_dir = Path(out_dir) if out_dir is not None else _new_run_dir(app)
     run_dir.mkdir(parents=True, exist_ok=True)
-    args, passthrough = _app_args(sz.args, extra_args)
     settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
                 "timeout_s": timeout_s, "min_time_s": min_time_s, "iterations_flag": cfg.iterations_flag,
                 "extra_args": [str(a) for a in extra_args], "exe": str(exe)}
@@ -410,8 +412,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         run = execute(cmd, run_dir, label, timeout_s, env)
         attempts.append(run.attempt)
         if run.stage is not None:
-            settings.update(iterations=int(args[cfg.iterations_flag]), calibration_runs=len(attempts) - len(measured) - 1,
-                            command=commands[-1])
+            settings.update(iterations=int(args[cfg.iterations_flag]),
+                            calibration_runs=len(attempts) - len(measured) - 1, command=commands[-1])
             return finish(status="failed", stage=run.stage, reason=run.reason, log=run.log,
                           attempts=tuple(_number_files(run_dir, attempts)))
         if calibrating and run.attempt.result["time_s"] < min_time_s and len(attempts) <= MAX_RESCALES:

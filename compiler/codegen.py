@@ -82,10 +82,13 @@ class _Scope:
             return f"p_{e.name}"
         if e.name in self.gen.globals:
             return f"cx.globals[G_{e.name}]"
-        return self._fail(408, f"'{e.name}' is undefined", e)
+        return self._fail(408, f"'{e.name}' is undefined")
 
-    def _fail(self, code: int, message: str, node) -> str:
-        return f"(fail({code}, {c_string(message)}, {self.site(node)}), Value())"
+    def _fail(self, code: int, message: str, node=None) -> str:
+        """A run-time error in place of a value; without `node` it carries no position (as the evaluator's lookup
+        errors)."""
+        site = self.site(node) if node is not None else "Site{nullptr, 0, 0}"
+        return f"(fail({code}, {c_string(message)}, {site}), Value())"
 
     # ---- expressions
 
@@ -112,7 +115,7 @@ class _Scope:
 
     def _Call(self, e: A.Call) -> str:
         if e.func not in self.gen.functions:
-            return self._fail(408, f"undefined function '{e.func}'", e)
+            return self._fail(408, f"undefined function '{e.func}'")
         return f"fn_{e.func}(cx, {{{', '.join(self.expr(a) for a in e.args)}}})"
 
     def _item(self, item) -> str:
@@ -131,7 +134,8 @@ class _Scope:
         self.comprehensions.append((e.var, cname))
         body = self.expr(e.expr)
         self.comprehensions.pop()
-        return f"comprehension({iterable}, [&](const Value &{cname}) -> Value {{ return {body}; }}, {self.site(e)})"
+        return (f"comprehension({iterable}, {c_string(e.var)}, [&](const Value &{cname}) -> Value {{ return {body}; }}, "
+                f"{self.site(e)})")
 
     def _Unary(self, e: A.Unary) -> str:
         return f"{'neg' if e.op == '-' else 'lnot'}({self.expr(e.operand)}, {self.site(e)})"
@@ -139,11 +143,11 @@ class _Scope:
     def _Binary(self, e: A.Binary) -> str:
         left, right, site = self.expr(e.left), self.expr(e.right), self.site(e)
         if e.op in ("&&", "||"):
-            return f"Value::boolean(truth({left}, {site}) {e.op} truth({right}, {site}))"
+            return f'Value::boolean(truth({left}, "{e.op}", {site}) {e.op} truth({right}, "{e.op}", {site}))'
         return f"{_BINARY[e.op]}({{{left}, {right}}}, {site})"
 
     def _Ternary(self, e: A.Ternary) -> str:
-        return f"(truth({self.expr(e.cond)}, {self.site(e)}) ? {self.expr(e.then)} : {self.expr(e.orelse)})"
+        return f'(truth({self.expr(e.cond)}, "?", {self.site(e)}) ? {self.expr(e.then)} : {self.expr(e.orelse)})'
 
     def _Member(self, e: A.Member) -> str:
         if e.name not in _MEMBERS:

@@ -132,7 +132,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
         if settings.get("app") != bench:
             raise MapperoptError(f"{resume_dir} tunes {settings.get('app')}, not {bench}")
         iters = iters or settings["iters"]
-        console.print(f"Resuming {store.root}: {len(store.records)} of {iters} iterations done.")
+        if settings["optimizer"] == "trace" and not llm.configured:
+            raise MapperoptError(f"{resume_dir} was tuned with the trace optimizer, which needs a language-model "
+                                 "endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL again")
+        console.print(f"Resuming {store.root}: {len(store.records)} of {iters} iterations done; the run's own "
+                      "settings apply.")
     else:
         optimizer = optimizer or ("trace" if llm.configured else "guided")
         if optimizer == "trace" and not llm.configured:

@@ -45,6 +45,8 @@ class GuidedOptimizer(Optimizer):
         super().__init__(space, start, seed, **options)
         self.start_point = space.normalize(start_point) if start_point is not None else space.project(start)
         self.points: dict[str, dict[str, Any]] = {normalize_dsl(start): self.start_point}
+        self.rendered: set[str] = set()  # normalised programs rendered from their point (exactly that point)
+        self.exact: dict[str, bool] = {}  # for other programs: does the point's rendering map the same?
         self.best: IterationRecord | None = None
 
     def describe(self) -> str:
@@ -56,6 +58,7 @@ class GuidedOptimizer(Optimizer):
         if not history:
             return Proposal(self.start, note="start program")
         evaluated = {normalize_dsl(r.dsl) for r in history if r.dsl is not None}
+        evaluated |= {self._semantic_key(text) for text in evaluated if self._is_exact(text)}
         rng = random.Random(f"{self.seed}:{len(history)}")
         for dsl, point, note in self._candidates(history, rng):
             if (proposal := self._new(point, note, evaluated, dsl)) is not None:
@@ -67,18 +70,34 @@ class GuidedOptimizer(Optimizer):
                 return proposal
         return Proposal(self.best.dsl if self.best else self.start, note="search space exhausted: best program again")
 
-    def _new(self, point: dict[str, Any], note: str, evaluated: set[str], dsl: str | None = None
-             ) -> Proposal | None:
-        """A proposal of program `dsl` (default: `point` rendered), whose point is `point`, unless that program was
-        evaluated already."""
-        if dsl is None:
+    def _new(self, point: dict[str, Any], note: str, evaluated: set, dsl: str | None = None) -> Proposal | None:
+        """A proposal of program `dsl` (default: `point` rendered), whose point is `point`, unless that program, or
+        for a rendered point the same mapping, was evaluated already."""
+        rendered = dsl is None
+        if rendered:
             point = self.space.semantic(point)
             dsl = self.space.render(point)
         key = normalize_dsl(dsl)
-        if key in evaluated:
+        if key in evaluated or (rendered and tuple(sorted(point.items())) in evaluated):
             return None
         self.points.setdefault(key, point)
+        if rendered:
+            self.rendered.add(key)
         return Proposal(dsl, note=note)
+
+    def _semantic_key(self, text: str) -> tuple:
+        return tuple(sorted(self.space.semantic(self.points[text]).items()))
+
+    def _is_exact(self, text: str) -> bool:
+        """Whether the program `text` (normalised) maps exactly as its point: true for rendered points, checked with
+        the reference evaluator for the start program and AutoGuide's edited programs."""
+        if text in self.rendered:
+            return True
+        if text not in self.points:
+            return False
+        if text not in self.exact:
+            self.exact[text] = self.space.same_mapping(text, self.space.render(self.points[text]))
+        return self.exact[text]
 
     def observe(self, record: IterationRecord) -> None:
         if record.ok and record.throughput is not None and (self.best is None or record.score > self.best.score):

@@ -123,15 +123,14 @@ class SearchSpace:
     def __init__(self, app: Any, machine: Any):
         self.app = _as_json(app)
         self.machine = _as_json(machine)
-        procs = self.machine.get("processors", {})
-        self.kinds = tuple(k for k in KIND_RANKING if (procs.get(k) or [0])[0] > 0)
+        self.kinds = tuple(k for k in KIND_RANKING if self._per_node(k) > 0)
         if not self.kinds:
             raise ValueError("the machine description lists no CPU or GPU processor on node 0")
         self.tasks = {t["name"]: t for t in self.app["tasks"]}
         self.memories = {k: self._visible_memories(k) for k in self.kinds}
         self.decisions = self._build()
         self.by_name = {d.name: d for d in self.decisions}
-        self._placements: dict[tuple, list] = {}  # library placements, computed on demand by `project`
+        self._placements: dict[tuple, list] = {}  # library placements on this machine, computed on demand
 
     # ------------------------------------------------------------------------------------------- construction
 
@@ -140,6 +139,9 @@ class SearchSpace:
         seen = {m["kind"] for m in self.machine.get("memories", [])
                 if m.get("node", 0) == 0 and m.get("procs", {}).get(kind)}
         return tuple(m for m in SEARCH_MEMORIES if m in seen)
+
+    def _per_node(self, kind: str) -> int:
+        return (self.machine.get("processors", {}).get(kind) or [0])[0]
 
     def usable_kinds(self, task: str) -> tuple[str, ...]:
         """Processor kinds `task` has a variant for and the machine has, in the default ranking."""
@@ -340,11 +342,14 @@ class SearchSpace:
         """`point` with each mapping pattern replaced by the first pattern (in choice order) that places every
         point of the task's launch on the same processor on this machine, so that points which map identically
         render to the same program (on one node with as many processors as points, block, cyclic and hier
-        coincide)."""
+        coincide). With a single processor of the task's kind every pattern is Legion's default placement."""
         p = self.normalize(point)
         for d in self.decisions:
             if d.group in ("index_map", "single_map") and p[d.name] != "default":
                 kind = self.effective_kind(p, d.task)
+                if self.machine.get("nodes", 1) * self._per_node(kind) == 1:
+                    p[d.name] = "default"
+                    continue
                 domain = tuple(self.tasks[d.task]["domain"]) if d.group == "index_map" else None
                 mine = self._library_placements(p[d.name], kind, domain, d.group)
                 p[d.name] = next(c for c in d.choices[1:]
@@ -372,8 +377,16 @@ class SearchSpace:
                 if d.group != group or not self.relevant(p, d):
                     continue
                 for value in d.choices:
-                    if value != p[d.name]:
+                    if value != p[d.name] and not self._fails(p, d, value):
                         yield Move(f"{d.name} = {_show(value)}", {d.name: value})
+
+    def _fails(self, p: Mapping[str, Any], d: Decision, value: Any) -> bool:
+        """Whether mapping pattern `value` is certain to fail for `d`'s task (e.g. `parent_proc` for a task on
+        another kind than its parent: R406), so that no iteration is spent on it."""
+        if d.group not in ("index_map", "single_map") or value == "default":
+            return False
+        domain = tuple(self.tasks[d.task]["domain"]) if d.group == "index_map" else None
+        return not self._library_placements(value, self.effective_kind(p, d.task), domain, d.group)
 
     def apply(self, point: Mapping[str, Any], move: Move) -> dict[str, Any]:
         """`point` with `move`'s changes (a new dict)."""
@@ -409,6 +422,35 @@ class SearchSpace:
             if value is not None:
                 point[d.name] = value
         return point
+
+    def same_mapping(self, a: str, b: str) -> bool:
+        """Whether programs `a` and `b` make the same decisions for every task and launch point of the application
+        on this machine (processor, memories, layouts, collected requirements, instance limits), according to the
+        DSL's reference evaluator. False when either does not parse or fails to decide."""
+        try:
+            return self._decisions(a) == self._decisions(b)
+        except MapperoptError:
+            return False
+
+    def _decisions(self, dsl: str) -> list:
+        from mapperopt.descriptions import AppDescription, MachineDescription
+        from mapperopt.dsl.evaluator import Evaluator
+        from mapperopt.dsl.parser import parse
+
+        ev = Evaluator(parse(dsl, "<compare>"), MachineDescription.from_json(self.machine),
+                       AppDescription.from_json(self.app))
+        out = []
+        for name, task in self.tasks.items():
+            if self.is_top_level(name):
+                continue
+            launches = [None] if task["launch"] in ("single", "both") else []
+            if task["launch"] in ("index", "both") and task.get("domain"):
+                launches += list(itertools.product(*(range(n) for n in task["domain"])))
+            for p in launches:
+                domain = tuple(task["domain"]) if p is not None else None
+                out.append(ev.decide(name, p, domain))
+            out.append(ev.instance_limit(name, ev.task_kind(name)))
+        return out
 
     def _project_one(self, ev: Any, point: Mapping[str, Any], d: Decision) -> Any:
         if d.group == "kinds":

@@ -178,11 +178,12 @@ std::string machine_text(Kind kind) {
 
 // The one-line run-time error of dsl.md §11.1: message, DSL position, then the decision's context.
 [[noreturn]] void report(const DslError &e, const std::string &context) {
+  // As the evaluator: "; <where>" for an error with a position, then ", <context>" (else "; <context>").
   std::string line = "[mapperopt] error R" + std::to_string(e.code) + ": " + e.message;
   if (e.site.line > 0)
     line += std::string("; ") + (e.site.func ? "in function '" + std::string(e.site.func) + "'" : "at top level") +
             " at " + source_pos(e.site);
-  if (!context.empty()) line += "; " + context;
+  if (!context.empty()) line += (e.site.line > 0 ? ", " : "; ") + context;
   die(line + "\n");
 }
 
@@ -352,9 +353,8 @@ std::vector<Processor> evaluate(const MapRule &rule, std::shared_ptr<TaskView> v
     report(e, full);
   }
   if (result.type != Value::PROC && result.type != Value::PROCSET)
-    report(DslError{410, "mapping function '" + std::string(rule.fn_name) + "' returned a " +
-                             type_name(result.type) + " (" + to_string(result) +
-                             "), not a processor or processor set", Site{nullptr, 0, 0}},
+    report(DslError{410, "mapping function '" + std::string(rule.fn_name) + "' returned " + article(result.type) +
+                             " (" + to_string(result) + "), not a processor or processor set", Site{nullptr, 0, 0}},
            full);
   if (result.procs[0].kind != kind)
     report(DslError{402, "mapping function '" + std::string(rule.fn_name) + "' returned " + to_string(result) +
@@ -386,18 +386,27 @@ Processor::Kind DslMapper::task_kind(MapperContext ctx, const Task &task) {
     runtime->find_valid_variants(ctx, task.task_id, variants, k);
     if (!variants.empty()) return kinds[task.task_id] = k;
   }
-  // R404: nothing usable; name what was tried, the variants and the processors.
-  std::string tried, variants, counts;
-  for (Processor::Kind k : listed) tried += std::string(tried.empty() ? "" : ", ") + kind_name(dsl_proc_kind(k));
+  // R404: nothing usable; name what was tried, the variants and the processors (as the evaluator words it).
+  std::vector<Kind> tried, named;
+  if (ranked.empty())
+    tried = {GPU, OMP, CPU, IO, PY};  // the DefaultMapper's ranking in DSL kinds
+  else
+    for (Processor::Kind k : listed) tried.push_back(dsl_proc_kind(k));
+  std::string tried_text, variants, counts;
+  for (Kind k : tried) tried_text += std::string(tried_text.empty() ? "" : ", ") + kind_name(k);
+  named = tried;
   for (Kind k : {CPU, GPU, OMP, IO, PY}) {
     std::vector<VariantID> found_variants;
     if (k != OMP) runtime->find_valid_variants(ctx, task.task_id, found_variants, realm_proc_kind(k));
-    if (!found_variants.empty()) variants += std::string(variants.empty() ? "" : ", ") + kind_name(k);
+    if (found_variants.empty()) continue;
+    variants += std::string(variants.empty() ? "" : ", ") + kind_name(k);
+    if (std::find(named.begin(), named.end(), k) == named.end()) named.push_back(k);
+  }
+  for (Kind k : named)
     counts += std::string(counts.empty() ? "" : ", ") + kind_name(k) + " " +
               std::to_string(k == OMP ? 0 : local_procs_by_kind(realm_proc_kind(k)).size());
-  }
-  die("[mapperopt] error R404: no usable processor kind for task '" + name + "': tried " + tried + "; variants " +
-      (variants.empty() ? "none" : variants) + "; processors per node: " + counts + "\n");
+  die("[mapperopt] error R404: no usable processor kind for task '" + name + "': tried " + tried_text +
+      "; variants " + (variants.empty() ? "unknown" : variants) + "; processors per node: " + counts + "\n");
 }
 
 void DslMapper::default_policy_rank_processor_kinds(MapperContext ctx, const Task &task,
@@ -625,8 +634,10 @@ std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned 
   const bool by_default = listed.empty();
   if (by_default)  // no Region statement: the DefaultMapper's choice
     listed.push_back(dsl_mem_kind(default_policy_select_target_memory(ctx, target, req).kind()));
-  const std::string where = "requirement " + std::to_string(index) +
-                            (chain.empty() ? "" : " (" + chain[0] + ")") + " of task '" + name + "'";
+  std::string names;
+  for (const std::string &n : chain) names += (names.empty() ? "" : ", ") + n;
+  const std::string where = "requirement " + std::to_string(index) + (chain.empty() ? "" : " (" + names + ")") +
+                            " of task '" + name + "'";
   std::vector<std::string> reasons;
   for (Kind kind : listed) {
     std::string reason;
@@ -674,8 +685,8 @@ std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned 
     detail += std::string(k ? "; " : "") + kind_name(listed[k]) + ": " + reasons[k];
   std::string kinds;
   for (Kind k : listed) kinds += std::string(kinds.empty() ? "" : ", ") + kind_name(k);
-  die("[mapperopt] error R403: no memory of the list " + kinds + " can hold " + where + " on " + proc_name(target) +
-      ": " + detail + "\n");
+  die("[mapperopt] error R403: no memory of the list " + kinds + " can hold " + where + ": " + detail +
+      "; processor " + proc_name(target) + "\n");
 }
 
 std::vector<unsigned> DslMapper::collect(MapperContext ctx, const Task &task) {
@@ -938,8 +949,9 @@ class DslShardingFunctor : public ShardingFunctor {
       report(e, context);
     }
     if (result.type != Value::PROC && result.type != Value::PROCSET)
-      report(DslError{410, "mapping function '" + std::string(rule.fn_name) + "' returned a " +
-                               type_name(result.type) + ", not a processor or processor set", Site{nullptr, 0, 0}},
+      report(DslError{410, "mapping function '" + std::string(rule.fn_name) + "' returned " +
+                               article(result.type) + " (" + to_string(result) + "), not a processor or processor set",
+                               Site{nullptr, 0, 0}},
              context);
     return ShardID(size_t(result.procs[0].node) % total_shards);
   }

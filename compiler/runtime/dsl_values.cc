@@ -370,6 +370,8 @@ Value eq(Operands x, const Site &s) { return Value::boolean(equal("==", x.a, x.b
 Value ne(Operands x, const Site &s) { return Value::boolean(!equal("!=", x.a, x.b, s)); }
 
 // ------------------------------------------------------------------------------------------ members
+// Messages follow the reference evaluator (mapperopt/dsl/evaluator.py, machine.py) word for word: the compiler's
+// differential tests compare them.
 
 static int64_t volume(const std::vector<int64_t> &t, const Site &s) {
   int64_t v = 1;
@@ -378,7 +380,7 @@ static int64_t volume(const std::vector<int64_t> &t, const Site &s) {
 }
 
 [[noreturn]] static void no_member(const Value &obj, const char *name, const Site &s) {
-  fail(408, std::string("type error: ") + type_name(obj.type) + " has no member '" + name + "'", s);
+  fail(408, "type error: " + article(obj.type) + " has no property '" + name + "'", s);
 }
 
 Value member(const Value &obj, Member m, const Site &s) {
@@ -403,7 +405,7 @@ Value member(const Value &obj, Member m, const Site &s) {
       no_member(obj, "ispace", s);
     case Member::PARENT:
       if (obj.type != Value::TASK) no_member(obj, "parent", s);
-      if (!obj.task->parent) fail(406, "task '" + obj.task->name + "' is the top-level task and has no parent", s);
+      if (!obj.task->parent) fail(406, "task '" + obj.task->name + "' has no parent (it is the top-level task)", s);
       {
         Value out;
         out.type = Value::TASK;
@@ -415,19 +417,6 @@ Value member(const Value &obj, Member m, const Site &s) {
 }
 
 // ------------------------------------------------------------------------------------------ methods
-
-static int64_t int_arg(const Value &v, const char *what, const Site &s) {
-  if (v.type != Value::INT) fail(408, std::string("type error: ") + what + " must be an int, got " + type_name(v.type), s);
-  return v.i;
-}
-
-static int64_t dim_arg(const Model &m, const Value &v, const char *method, const Site &s) {
-  int64_t d = int_arg(v, "a dimension", s);
-  if (d < 0 || d >= int64_t(m.size.size()))
-    fail(409, std::string("invalid argument of ") + method + ": dimension " + std::to_string(d) + " of " +
-                  model_text(m) + " (valid: 0.." + std::to_string(int64_t(m.size.size()) - 1) + ")", s);
-  return d;
-}
 
 static std::vector<int64_t> prime_factors(int64_t n) {
   std::vector<int64_t> out;
@@ -458,15 +447,6 @@ static Value split_into(const Value &obj, int64_t d, std::vector<int64_t> factor
   m->size.insert(m->size.end(), obj.model->size.begin() + d + 1, obj.model->size.end());
   m->factors = std::move(factors);
   return model_value(m);
-}
-
-static std::vector<int64_t> extents_arg(const Value &v, const char *method, const Site &s) {
-  if (v.type != Value::TUPLE || v.t.empty())
-    fail(408, std::string("type error: ") + method + " needs a non-empty tuple of extents, got " + type_name(v.type), s);
-  for (int64_t x : v.t)
-    if (x <= 0) fail(409, std::string("invalid argument of ") + method + ": extents " + tuple_text(v.t) +
-                          " must be positive", s);
-  return v.t;
 }
 
 // greedy_split: each prime factor of O (largest first) goes to the dimension with the largest remaining extent.
@@ -518,59 +498,92 @@ static std::vector<int64_t> auto_factors(int64_t O, const std::vector<int64_t> &
   return cost(greedy) == best_cost ? greedy : best;
 }
 
-static Value processor_of(const Value &task, const Value &m, const Site &s) {
-  if (task.type != Value::TASK) fail(408, std::string("type error: ") + type_name(task.type) + " has no method 'processor'", s);
-  if (m.type != Value::MODEL)
-    fail(408, std::string("type error: processor(m) needs a machine model, got ") + type_name(m.type), s);
+static Value processor_of(const Value &task, const std::vector<Value> &args, const Site &s) {
+  if (args.size() != 1 || args[0].type != Value::MODEL) fail(408, "type error: processor(m) takes one machine model", s);
+  const Model &m = *args[0].model;
   const TaskView &t = *task.task;
   if (t.mapping || !t.has_proc)
-    fail(406, "processor(m) of task '" + t.name + "', which is being mapped and has no processor yet "
-              "(use task.parent.processor(m))", s);
-  if (t.proc.kind != m.model->kind)
-    fail(406, "processor(m): task '" + t.name + "' runs on " + proc_text(t.proc) + ", not a processor of " +
-                  model_text(*m.model), s);
+    fail(406, "task '" + t.name + "' is being mapped and has no processor yet; use task.parent.processor(m)", s);
+  if (t.proc.kind != m.kind)
+    fail(406, "processor " + proc_text(t.proc) + " is not in " + model_text(m) + " (kind " + kind_name(t.proc.kind) +
+                  ", model of " + kind_name(m.kind) + ")", s);
   std::vector<int64_t> idx;
-  if (!from_base(*m.model, t.proc, idx))
-    fail(406, "processor(m): " + proc_text(t.proc) + " (of task '" + t.name + "') is not in " +
-                  model_text(*m.model), s);
+  if (!from_base(m, t.proc, idx)) fail(406, "processor " + proc_text(t.proc) + " is not in " + model_text(m), s);
   return Value::tuple(std::move(idx));
 }
 
-Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_args, const Site &s) {
-  const Value &obj = *obj_and_args.begin();
-  std::vector<Value> args(obj_and_args.begin() + 1, obj_and_args.end());
-  static const char *names[] = {"has", "merge", "split", "swap", "slice", "reverse", "balance_split",
-                                "auto_split", "greedy_split", "processor"};
-  const char *name = names[int(which)];
-  static const size_t arity[] = {1, 2, 2, 2, 3, 1, 2, 2, 2, 1};
-  if (args.size() != arity[int(which)])
-    fail(408, std::string(name) + " takes " + std::to_string(arity[int(which)]) + " argument(s), got " +
-                  std::to_string(args.size()), s);
-  if (which == Method::PROCESSOR) return processor_of(obj, args[0], s);
-  if (which == Method::HAS) {
-    if (args[0].type != Value::KIND || is_proc_kind(Kind(args[0].i)))
-      fail(408, std::string("type error: has() needs a memory kind, got ") + to_string(args[0]), s);
-    const Kind mem = Kind(args[0].i);
-    if (obj.type == Value::PROC) return Value::boolean(cx.topo->has_memory(obj.procs[0], mem));
-    if (obj.type != Value::MODEL) no_member(obj, "has", s);
-    const int64_t n = volume(obj.model->size, s);
-    if (n == 0) return Value::boolean(false);
-    std::vector<int64_t> idx(obj.model->size.size(), 0);
-    for (int64_t k = 0; k < n; k++) {  // every processor of the model
-      if (!cx.topo->has_memory(proc_at(*obj.model, idx), mem)) return Value::boolean(false);
-      for (size_t d = 0; d < idx.size() && ++idx[d] == obj.model->size[d]; d++) idx[d] = 0;
-    }
-    return Value::boolean(true);
+static bool has_memory(const Ctx &cx, const std::vector<Value> &args, const std::vector<Proc> &procs, const Site &s) {
+  if (args.size() != 1 || args[0].type != Value::KIND) fail(408, "type error: has(M) takes one memory kind", s);
+  if (procs.empty()) return false;
+  for (const Proc &p : procs)
+    if (!cx.topo->has_memory(p, Kind(args[0].i))) return false;
+  return true;
+}
+
+static std::vector<Proc> all_procs(const Model &m, const Site &s) {
+  std::vector<Proc> out;
+  const int64_t n = volume(m.size, s);
+  std::vector<int64_t> idx(m.size.size(), 0);
+  for (int64_t k = 0; k < n; k++) {
+    out.push_back(proc_at(m, idx));
+    for (int64_t d = int64_t(idx.size()) - 1; d >= 0 && ++idx[d] == m.size[d]; d--) idx[d] = 0;
   }
-  if (obj.type != Value::MODEL) no_member(obj, name, s);
+  return out;
+}
+
+[[noreturn]] static void bad_dim(const Model &m, int64_t d, const char *what, const Site &s) {
+  fail(409, std::string(what) + ": dimension " + std::to_string(d) + " is out of range for the " +
+                std::to_string(m.size.size()) + "-dimensional model " + model_text(m), s);
+}
+
+static int64_t dim(const Model &m, int64_t d, const char *what, const Site &s) {
+  if (d < 0 || d >= int64_t(m.size.size())) bad_dim(m, d, what, s);
+  return d;
+}
+
+static int64_t splittable(const Model &m, int64_t d, const char *what, const Site &s) {
+  dim(m, d, what, s);
+  if (m.size[d] < 1)
+    fail(409, std::string(what) + ": dimension " + std::to_string(d) + " of " + model_text(m) + " is empty", s);
+  return m.size[d];
+}
+
+static std::vector<int64_t> extents(const Value &v, const char *what, const Site &s) {
+  bool ok = !v.t.empty();
+  for (int64_t x : v.t) ok = ok && x >= 1;
+  if (!ok)
+    fail(409, std::string(what) + ": the extents " + tuple_text(v.t) +
+                  " must be a non-empty tuple of positive integers", s);
+  return v.t;
+}
+
+Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_args, const Site &s) {
+  static const char *const names[] = {"has", "merge", "split", "swap", "slice", "reverse", "balance_split",
+                                      "auto_split", "greedy_split", "processor"};
+  // Argument types of the machine-model methods (the evaluator's table).
+  static const char *const signatures[] = {"kind", "int, int", "int, int", "int, int", "int, int, int", "int",
+                                           "int, int", "int, tuple", "int, tuple", ""};
+  const Value &obj = *obj_and_args.begin();
+  const std::vector<Value> args(obj_and_args.begin() + 1, obj_and_args.end());
+  const char *name = names[int(which)];
+  if (which == Method::PROCESSOR && obj.type == Value::TASK) return processor_of(obj, args, s);
+  if (which == Method::HAS && obj.type == Value::PROC) return Value::boolean(has_memory(cx, args, obj.procs, s));
+  if (obj.type != Value::MODEL || which == Method::PROCESSOR)
+    fail(408, "type error: " + article(obj.type) + " has no method '" + name + "'", s);
+  std::string given, call;
+  for (size_t k = 0; k < args.size(); k++) {
+    given += std::string(k ? ", " : "") + type_name(args[k].type);
+    call += (k ? ", " : "") + to_string(args[k]);
+  }
+  if (given != signatures[int(which)])
+    fail(408, std::string("type error: ") + name + " takes (" + signatures[int(which)] + "), given (" + given + ")", s);
+  call = std::string(name) + "(" + call + ")";
   const Model &m = *obj.model;
-  std::string call = std::string(name) + "(";  // the call as written, for messages
-  for (size_t k = 0; k < args.size(); k++) call += (k ? ", " : "") + to_string(args[k]);
-  call += ")";
   switch (which) {
+    case Method::HAS: return Value::boolean(has_memory(cx, args, all_procs(m, s), s));
     case Method::MERGE: {
-      const int64_t d1 = dim_arg(m, args[0], name, s), d2 = dim_arg(m, args[1], name, s);
-      if (d1 == d2) fail(409, "invalid argument of merge: both dimensions are " + std::to_string(d1), s);
+      const int64_t d1 = dim(m, args[0].i, name, s), d2 = dim(m, args[1].i, name, s);
+      if (d1 == d2) fail(409, call + ": the two dimensions must differ", s);
       auto out = derived(obj, Model::MERGE, call);
       out->a = d1;
       out->b = d2;
@@ -580,15 +593,15 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
       return model_value(out);
     }
     case Method::SPLIT: {
-      const int64_t d = dim_arg(m, args[0], name, s), f = int_arg(args[1], "a split factor", s);
+      const int64_t d = dim(m, args[0].i, name, s), f = args[1].i;
       if (f < 1 || m.size[d] % f != 0)
-        fail(409, "invalid argument of split: factor " + std::to_string(f) + " does not divide size " +
-                      std::to_string(m.size[d]) + " of dimension " + std::to_string(d) + " of " + model_text(m), s);
+        fail(409, call + ": the factor must be >= 1 and divide the size " + std::to_string(m.size[d]) +
+                      " of dimension " + std::to_string(d), s);
       return split_into(obj, d, {f, m.size[d] / f}, call);
     }
     case Method::SWAP: {
-      const int64_t d1 = dim_arg(m, args[0], name, s), d2 = dim_arg(m, args[1], name, s);
-      if (d1 == d2) fail(409, "invalid argument of swap: both dimensions are " + std::to_string(d1), s);
+      const int64_t d1 = dim(m, args[0].i, name, s), d2 = dim(m, args[1].i, name, s);
+      if (d1 == d2) fail(409, call + ": the two dimensions must differ", s);
       auto out = derived(obj, Model::SWAP, call);
       out->a = d1;
       out->b = d2;
@@ -597,12 +610,10 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
       return model_value(out);
     }
     case Method::SLICE: {
-      const int64_t d = dim_arg(m, args[0], name, s);
-      const int64_t lo = int_arg(args[1], "a slice bound", s), hi = int_arg(args[2], "a slice bound", s);
+      const int64_t d = dim(m, args[0].i, name, s), lo = args[1].i, hi = args[2].i;
       if (lo < 0 || lo > hi || hi >= m.size[d])
-        fail(409, "invalid argument of slice: bounds " + std::to_string(lo) + ".." + std::to_string(hi) +
-                      " of dimension " + std::to_string(d) + " of " + model_text(m) + " (need 0 <= lo <= hi < " +
-                      std::to_string(m.size[d]) + ")", s);
+        fail(409, call + ": needs 0 <= lo <= hi < " + std::to_string(m.size[d]) + " (size of dimension " +
+                      std::to_string(d) + ")", s);
       auto out = derived(obj, Model::SLICE, call);
       out->a = d;
       out->b = lo;
@@ -612,133 +623,133 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
     }
     case Method::REVERSE: {
       auto out = derived(obj, Model::REVERSE, call);
-      out->a = dim_arg(m, args[0], name, s);
+      out->a = dim(m, args[0].i, name, s);
       out->size = m.size;
       return model_value(out);
     }
     case Method::BALANCE_SPLIT: {
-      const int64_t d = dim_arg(m, args[0], name, s), n = int_arg(args[1], "the number of factors", s);
-      if (n < 2) fail(409, "invalid argument of balance_split: " + std::to_string(n) + " factors (need >= 2)", s);
-      if (m.size[d] < 1)
-        fail(409, "invalid argument of balance_split: dimension " + std::to_string(d) + " of " + model_text(m) +
-                      " is empty", s);
+      const int64_t d = args[0].i, size = splittable(m, d, name, s), n = args[1].i;
+      if (n < 2) fail(409, call + ": the number of factors must be >= 2", s);
       std::vector<int64_t> f(n, 1);
-      for (int64_t p : prime_factors(m.size[d])) *std::min_element(f.begin(), f.end()) *= p;
+      for (int64_t p : prime_factors(size)) *std::min_element(f.begin(), f.end()) *= p;
       std::sort(f.rbegin(), f.rend());
       return split_into(obj, d, std::move(f), call);
     }
     case Method::AUTO_SPLIT:
     case Method::GREEDY_SPLIT: {
-      const int64_t d = dim_arg(m, args[0], name, s);
-      std::vector<int64_t> v = extents_arg(args[1], name, s);
-      if (m.size[d] < 1)
-        fail(409, std::string("invalid argument of ") + name + ": dimension " + std::to_string(d) + " of " +
-                      model_text(m) + " is empty", s);
-      return split_into(obj, d, which == Method::AUTO_SPLIT ? auto_factors(m.size[d], v) : greedy_factors(m.size[d], v),
-                        call);
+      const int64_t d = args[0].i, size = splittable(m, d, name, s);
+      const std::vector<int64_t> v = extents(args[1], name, s);
+      return split_into(obj, d, which == Method::AUTO_SPLIT ? auto_factors(size, v) : greedy_factors(size, v), call);
     }
-    default: break;
+    case Method::PROCESSOR: break;
   }
-  no_member(obj, name, s);
+  fail(408, "type error: " + article(obj.type) + " has no method '" + name + "'", s);
 }
 
 // ------------------------------------------------------------------------------------------ tuples and indexing
+
+static std::vector<int64_t> unpacked(const Value &v, const Site &s) {
+  if (v.type != Value::TUPLE) fail(408, "type error: '*' unpacks a tuple, not " + article(v.type), s);
+  return v.t;
+}
 
 Value make_tuple(std::initializer_list<Item> items, const Site &s) {
   std::vector<int64_t> out;
   for (const Item &item : items) {
     if (item.mode == Item::UNPACK) {
-      if (item.value.type != Value::TUPLE)
-        fail(408, std::string("type error: '*' unpacks a tuple, got ") + type_name(item.value.type), s);
-      out.insert(out.end(), item.value.t.begin(), item.value.t.end());
+      const std::vector<int64_t> t = unpacked(item.value, s);
+      out.insert(out.end(), t.begin(), t.end());
     } else {
       if (item.value.type != Value::INT)
-        fail(408, std::string("type error: tuple elements must be ints, got ") + type_name(item.value.type), s);
+        fail(408, "type error: a tuple element must be an int, not " + article(item.value.type), s);
       out.push_back(item.value.i);
     }
   }
   return Value::tuple(std::move(out));
 }
 
-static Value index_model(const Value &obj, const Item *begin, const Item *end, const Site &s) {
-  const Model &m = *obj.model;
-  std::vector<int64_t> idx;
-  std::vector<bool> wild;
-  for (const Item *it = begin; it != end; ++it) {
-    const Item &item = *it;
-    if (item.mode == Item::WILDCARD) {
-      idx.push_back(0);
-      wild.push_back(true);
-    } else if (item.mode == Item::UNPACK) {
-      if (item.value.type != Value::TUPLE)
-        fail(408, std::string("type error: '*' unpacks a tuple, got ") + type_name(item.value.type), s);
-      for (int64_t x : item.value.t) {
-        idx.push_back(x);
-        wild.push_back(false);
-      }
-    } else {
-      idx.push_back(int_arg(item.value, "a machine index", s));
-      wild.push_back(false);
-    }
-  }
-  if (idx.size() != m.size.size())
-    fail(408, "wrong number of indices: " + std::to_string(idx.size()) + " for " + model_text(m) + ", which has " +
-                  std::to_string(m.size.size()) + " dimension(s)", s);
-  for (size_t d = 0; d < idx.size(); d++) {
-    if (wild[d]) {
-      if (m.size[d] == 0)
-        fail(400, "processor index out of bound: '*' over empty dimension " + std::to_string(d) + " of " +
-                      model_text(m), s);
-      continue;
-    }
-    if (idx[d] < 0)
-      fail(400, "processor index out of bound: index " + std::to_string(idx[d]) + " < 0 in dimension " +
+static void check_range(const Model &m, const std::vector<int64_t> &idx, const Site &s) {
+  for (size_t d = 0; d < idx.size(); d++)
+    if (idx[d] < 0 || idx[d] >= m.size[d])
+      fail(400, "processor index out of bound: index " + std::to_string(idx[d]) +
+                    (idx[d] < 0 ? " < 0" : " >= size " + std::to_string(m.size[d])) + " in dimension " +
                     std::to_string(d) + " of " + model_text(m), s);
-    if (idx[d] >= m.size[d])
-      fail(400, "processor index out of bound: index " + std::to_string(idx[d]) + " >= size " +
-                    std::to_string(m.size[d]) + " in dimension " + std::to_string(d) + " of " + model_text(m), s);
-  }
+}
+
+// m[i0, ..., *, ...]: `wild[d]` marks a wildcard (dsl.md §9.2).
+static Value index_model(const Model &m, std::vector<int64_t> idx, const std::vector<bool> &wild, const Site &s) {
+  if (idx.size() != m.size.size())
+    fail(408, std::to_string(idx.size()) + " index value(s) for the " + std::to_string(m.size.size()) +
+                  "-dimensional model " + model_text(m), s);
   Value out;
   if (std::find(wild.begin(), wild.end(), true) == wild.end()) {
+    check_range(m, idx, s);
     out.type = Value::PROC;
     out.procs.push_back(proc_at(m, idx));
     return out;
   }
+  for (size_t d = 0; d < idx.size(); d++)
+    if (!wild[d] && (idx[d] < 0 || idx[d] >= m.size[d])) check_range(m, idx, s);  // wildcards read as 0
+  int64_t count = 1;
+  for (size_t d = 0; d < idx.size(); d++)
+    if (wild[d]) count *= m.size[d];
+  if (count == 0) fail(400, "processor index out of bound: the wildcard selects no processor of " + model_text(m), s);
   out.type = Value::PROCSET;
-  // Enumerate the wildcard dimensions, the last one fastest.
-  while (true) {
+  for (int64_t k = 0; k < count; k++) {  // the wildcard dimensions, the last one fastest
     out.procs.push_back(proc_at(m, idx));
-    int64_t d = int64_t(idx.size()) - 1;
-    for (; d >= 0; d--) {
+    for (int64_t d = int64_t(idx.size()) - 1; d >= 0; d--) {
       if (!wild[d]) continue;
       if (++idx[d] < m.size[d]) break;
       idx[d] = 0;
     }
-    if (d < 0) break;
   }
+  std::vector<int64_t> nodes;
   for (const Proc &p : out.procs)
-    if (p.node != out.procs[0].node)
-      fail(405, "processor set spans several nodes: " + to_string(out) + " (a set must lie on one node)", s);
+    if (std::find(nodes.begin(), nodes.end(), p.node) == nodes.end()) nodes.push_back(p.node);
+  if (nodes.size() > 1) {
+    std::sort(nodes.begin(), nodes.end());
+    std::string list = "[";
+    for (size_t k = 0; k < nodes.size(); k++) list += (k ? ", " : "") + std::to_string(nodes[k]);
+    fail(405, "processor set spans nodes " + list + "] in " + model_text(m) +
+                  "; all processors of a set must be on one node", s);
+  }
   std::sort(out.procs.begin(), out.procs.end(), [](const Proc &a, const Proc &b) { return a.index < b.index; });
+  out.procs.erase(std::unique(out.procs.begin(), out.procs.end()), out.procs.end());
   return out;
 }
 
 Value index(std::initializer_list<Item> obj_and_items, const Site &s) {
   const Value &obj = obj_and_items.begin()->value;
-  const Item *begin = obj_and_items.begin() + 1, *end = obj_and_items.end();
-  if (obj.type == Value::MODEL) return index_model(obj, begin, end, s);
-  if (obj.type != Value::TUPLE) fail(408, std::string("type error: ") + type_name(obj.type) + " cannot be indexed", s);
-  if (end - begin != 1 || begin->mode != Item::VALUE) fail(408, "a tuple is indexed with exactly one int", s);
-  int64_t k = int_arg(begin->value, "a tuple index", s);
-  const int64_t n = int64_t(obj.t.size());
-  if (k < -n || k >= n)
-    fail(408, "tuple index out of range: " + std::to_string(k) + " for " + tuple_text(obj.t), s);
+  std::vector<int64_t> idx;
+  std::vector<bool> wild;
+  for (const Item *it = obj_and_items.begin() + 1; it != obj_and_items.end(); ++it) {
+    if (it->mode == Item::WILDCARD) {
+      idx.push_back(0);
+      wild.push_back(true);
+    } else if (it->mode == Item::UNPACK) {
+      for (int64_t x : unpacked(it->value, s)) {
+        idx.push_back(x);
+        wild.push_back(false);
+      }
+    } else {
+      if (it->value.type != Value::INT)
+        fail(408, "type error: an index must be an int, not " + article(it->value.type), s);
+      idx.push_back(it->value.i);
+      wild.push_back(false);
+    }
+  }
+  if (obj.type == Value::MODEL) return index_model(*obj.model, idx, wild, s);
+  if (obj.type != Value::TUPLE) fail(408, "type error: " + article(obj.type) + " cannot be indexed", s);
+  if (idx.size() != 1 || wild[0])
+    fail(408, "a tuple takes exactly one integer index, " + std::to_string(idx.size()) + " given", s);
+  const int64_t k = idx[0], n = int64_t(obj.t.size());
+  if (k < -n || k >= n) fail(408, "tuple index " + std::to_string(k) + " out of range for " + tuple_text(obj.t), s);
   return Value::integer(obj.t[k < 0 ? k + n : k]);
 }
 
 Value index_by_result(const Value &model, const Value &result, const char *func, const Site &s) {
   if (model.type != Value::MODEL)
-    fail(408, std::string("type error: the machine of a three-operand IndexTaskMap is a ") + type_name(model.type) +
+    fail(408, std::string("type error: the machine of a three-operand IndexTaskMap is ") + article(model.type) +
                   ", not a machine model", s);
   Value r = result.type == Value::INT ? Value::tuple({result.i}) : result;
   if (r.type != Value::TUPLE || r.t.size() != model.model->size.size())
@@ -755,30 +766,31 @@ Value slice(std::initializer_list<Value> obj_lo_hi, const Site &s) {
   else if (obj.type == Value::TUPLE)
     t = obj.t;
   else
-    fail(408, std::string("type error: ") + type_name(obj.type) + " cannot be sliced", s);
+    fail(408, "type error: " + article(obj.type) + " cannot be sliced", s);
   const int64_t n = int64_t(t.size());
-  auto bound = [&](const Value &v, int64_t fallback) {
+  auto bound = [&](const Value &v, int64_t fallback) {  // Python's slice semantics
     if (v.type == Value::NONE) return fallback;
-    int64_t b = int_arg(v, "a slice bound", s);
-    if (b < 0) b += n;
+    if (v.type != Value::INT) fail(408, "type error: a slice bound must be an int, not " + article(v.type), s);
+    const int64_t b = v.i < 0 ? v.i + n : v.i;
     return std::min(std::max(b, int64_t(0)), n);
   };
   const int64_t a = bound(lo, 0), b = bound(hi, n);
   return Value::tuple(a < b ? std::vector<int64_t>(t.begin() + a, t.begin() + b) : std::vector<int64_t>());
 }
 
-const Value *arguments(std::initializer_list<Value> args, size_t count, const char *func, const Site &s) {
+// Argument errors carry no position, as in the evaluator (they concern the call as a whole).
+const Value *arguments(std::initializer_list<Value> args, size_t count, const char *func, const Site &) {
   if (args.size() != count)
     fail(408, std::string("'") + func + "' takes " + std::to_string(count) + " argument(s), " +
-                  std::to_string(args.size()) + " given", s);
+                  std::to_string(args.size()) + " given", Site{nullptr, 0, 0});
   return args.begin();
 }
 
 const Value &param(const Value &arg, Value::Type type, const char *type_text, const char *name, const char *func,
-                   const Site &s) {
+                   const Site &) {
   if (arg.type != type)
     fail(408, std::string("type error: parameter '") + name + "' of '" + func + "' is " + type_text +
-                  ", the argument is a " + type_name(arg.type) + " (" + to_string(arg) + ")", s);
+                  ", the argument is " + article(arg.type) + " (" + to_string(arg) + ")", Site{nullptr, 0, 0});
   return arg;
 }
 

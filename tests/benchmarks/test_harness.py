@@ -38,7 +38,7 @@ def test_config_has_the_three_sizes(app):
     assert gpu.resource_flags(2, 2)[-6:] == ["-ll:gpu", "2", "-ll:fsize", str(gpu.fsize), "-ll:zsize", str(gpu.zsize)]
 
 
-def test_known_benchmarks_and_misuse():
+def test_known_benchmarks_and_misuse(tmp_path):
     assert set(APPS) <= set(known_benchmarks())
     with pytest.raises(MapperoptError, match="unknown benchmark 'nope'"):
         load_config("nope")
@@ -50,6 +50,9 @@ def test_known_benchmarks_and_misuse():
         run_benchmark("circuit", size="huge")
     with pytest.raises(MapperoptError, match="not found"):
         run_benchmark("circuit", mapper=Path("/nonexistent/m.dsl"))
+    with pytest.raises(MapperoptError, match="must be a whole number"):
+        run_benchmark("circuit", extra_args=("-l", "many"), out_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.skipif(toolchain.has_cuda_driver(), reason="this machine has a GPU")
@@ -216,7 +219,7 @@ def test_repeats_minimum_time_and_statistics(tmp_path):
     assert result.throughput == values[1] and result.trimmed_mean == values[1]
     assert result.spread == pytest.approx((values[2] - values[0]) / values[1])
     n = len(result.attempts)
-    assert {f"stdout-{i}.txt" for i in range(1, n + 1)} | {f"stderr-{i}.txt" for i in range(1, n + 1)} <= _files(tmp_path)
+    assert {f"{f}-{i}.txt" for f in ("stdout", "stderr") for i in range(1, n + 1)} <= _files(tmp_path)
     assert len((tmp_path / "command.txt").read_text().splitlines()) == n + 1
     assert f"-tsteps {s['iterations']} " in s["command"]
 

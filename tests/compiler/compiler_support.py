@@ -24,7 +24,7 @@ TIMEOUT_S = 120
 
 
 @lru_cache(maxsize=None)
-def testapp() -> Path:
+def build_testapp() -> Path:
     return toolchain.build("testapp", [APP_DIR / "testapp.cc"], include_dirs=[abi_dir()])
 
 
@@ -48,7 +48,7 @@ def machine(*legion_flags: str) -> MachineDescription:
 
 @lru_cache(maxsize=None)
 def app_description(*app_flags: str) -> AppDescription:
-    out = subprocess.run([str(testapp()), "--describe", *app_flags], capture_output=True, text=True, check=True,
+    out = subprocess.run([str(build_testapp()), "--describe", *app_flags], capture_output=True, text=True, check=True,
                          env=toolchain.runtime_env())
     return AppDescription.from_json(out.stdout)
 
@@ -95,7 +95,7 @@ def run(exe: Path, so: Path | None, tmp_path: Path, *, legion: tuple[str, ...] =
 def run_policy(dsl: str, tmp_path: Path, *, legion=("-ll:cpu", "2"), app_flags=("-report",), **kw) -> Run:
     """Compile `dsl` and run the test application with it."""
     cm = compile_program(dsl, "policy.dsl")
-    return run(testapp(), cm.so_path, tmp_path, legion=legion, app_flags=app_flags, **kw)
+    return run(build_testapp(), cm.so_path, tmp_path, legion=legion, app_flags=app_flags, **kw)
 
 
 def expected_records(dsl: str, result: Run, legion: tuple[str, ...], app_flags: tuple[str, ...] = ()) -> list[dict]:

@@ -224,11 +224,11 @@ def max_in_flight(result_stdout: str) -> int:
 
 
 def run_limit(dsl, tmp_path):
-    from compiler_support import run, testapp
+    from compiler_support import run, build_testapp
     from mapperopt.compiler import compile_program
 
     cm = compile_program(dsl)
-    return run(testapp(), cm.so_path, tmp_path, legion=("-ll:cpu", "2"), trace=False,
+    return run(build_testapp(), cm.so_path, tmp_path, legion=("-ll:cpu", "2"), trace=False,
                app_flags=("-report", "-work-ms", "60", "-iters", "1", "-mapper-trace", "/dev/stdout"))
 
 

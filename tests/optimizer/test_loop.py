@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from optimizer_support import PlacementEvaluator, code_names
@@ -75,6 +77,13 @@ def test_optimizer_contract(tmp_path, name, circuit_app, cpu2):
     for r in first.records:
         assert [d for d in check(parse(r.dsl), app, cpu2) if d.is_error] == [], r.dsl
     assert first.best().throughput > first.records[0].throughput  # the poor start is beaten
+
+
+def test_guided_never_proposes_a_mapping_it_has_measured(tmp_path, circuit_app, cpu2):
+    store, _ = run(tmp_path, "guided", circuit_app, cpu2, iters=8)
+    space = SearchSpace(circuit_app, cpu2)
+    for i, later in enumerate(store.records):
+        assert not any(space.same_mapping(later.dsl, earlier.dsl) for earlier in store.records[:i]), later.note
 
 
 def test_guided_explains_itself_and_follows_the_best(tmp_path, circuit_app, cpu2):
@@ -155,3 +164,11 @@ def test_resume_reproduces_the_history_without_rerunning(tmp_path, name, circuit
     assert essence(resumed.records) == essence(whole.records)
     new = [r for r in resumed.records[done:] if not r.cached]
     assert fresh.calls == [r.dsl for r in new]  # finished iterations were not run again
+
+
+def test_heavy_libraries_are_imported_only_when_used():
+    """trace-opt (about 4 s, LiteLLM), openai and matplotlib stay out of the offline path until needed."""
+    code = ("import sys, mapperopt.optimizer.commands, mapperopt.optimizer.guided, mapperopt.optimizer.loop; "
+            "print(sorted(m for m in ('opto', 'litellm', 'openai', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -107,3 +107,10 @@ def test_normalize_rejects_unknown_decisions_and_values(circuit_app, cpu2):
     with pytest.raises(ValueError, match="not a choice"):
         space.normalize({"layout/align": 32})
     assert space.normalize({"layout/order": "C_order"})["layout/order"] == "C_order"
+
+
+def test_with_one_processor_every_placement_is_the_default(circuit_app):
+    space = SearchSpace(circuit_app, parse_machine_spec("1x0x1"))
+    point = space.semantic({f"index_map/{t}": "block" for t in space.index_tasks()})
+    assert point == space.default_point()
+    assert not [m for m in space.neighbours(space.default_point()) if "index" in m.label]

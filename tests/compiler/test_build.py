@@ -1,0 +1,130 @@
+"""compile_program and its cache: the public API, normalisation, errors (syntax, check, C++ build), concurrent
+compiles, and the refusal of a mapper library built for another Legion version."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from compiler_support import build_testapp, plainapp, run
+from mapperopt import toolchain
+from mapperopt.compiler import CheckFailed, CompiledMapper, compile_program, preload_library, support_library
+from mapperopt.compiler import build as build_module
+from mapperopt.compiler.build import abi_dir
+from mapperopt.dsl import DslSyntaxError, format_program, parse
+from mapperopt.errors import BuildError
+
+POLICY = "Task * CPU;\nm = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0] % m.size[1]]; }\nIndexTaskMap step f;\n"
+
+
+def unique(text: str) -> str:
+    """`text` with a comment that makes it a program never compiled before (a cold compile)."""
+    return f"# {uuid.uuid4().hex}\n{text}"
+
+
+def test_compile_program_returns_a_loadable_library(tmp_path):
+    cm = compile_program(POLICY, "p.dsl")
+    assert isinstance(cm, CompiledMapper)
+    assert cm.so_path.is_file() and cm.cpp_path.is_file()
+    assert cm.dsl_text == format_program(parse(POLICY))
+    assert cm.diagnostics == []
+    assert (cm.so_path.parent / "mapper.dsl").read_text() == cm.dsl_text
+    result = run(build_testapp(), cm.so_path, tmp_path)
+    assert result.ok(), result.stderr
+    assert any(r["task"] == "step" and r["proc"]["index"] is not None for r in result.trace)
+
+
+def test_same_program_is_compiled_once():
+    text = unique(POLICY)
+    first = compile_program(text)
+    mtime = first.so_path.stat().st_mtime_ns
+    start = time.perf_counter()
+    again = compile_program(text)
+    assert time.perf_counter() - start < 0.05
+    assert again.so_path == first.so_path and again.so_path.stat().st_mtime_ns == mtime
+    # Formatting differences do not matter: the key is the canonical text.
+    spaced = text.replace("Task * CPU;", "Task   *   CPU ;").replace("def f", "def   f").replace("; }", ";}")
+    assert compile_program(spaced).so_path == first.so_path
+
+
+def test_syntax_error():
+    with pytest.raises(DslSyntaxError) as err:
+        compile_program("Task * GPU", "bad.dsl")
+    assert err.value.code == "E105"
+
+
+def test_check_errors_and_warnings():
+    with pytest.raises(CheckFailed) as err:
+        compile_program("def f(Task task) { return mgpu[0, 0]; }\nIndexTaskMap t f;\n")
+    assert [d.code for d in err.value.diagnostics if d.is_error] == ["E201"]
+    assert "error[E201]" in str(err.value)
+    cm = compile_program("Region * * GPU FBMEM;\nRegion * * GPU ZCMEM;\n")
+    assert [d.code for d in cm.diagnostics] == ["W300"]
+
+
+def test_generated_code_that_does_not_compile_is_reported_with_the_dsl_line(monkeypatch):
+    text = unique("Task * CPU;\nm = Machine(CPU);\n")
+    broken = "// mapper.dsl:3: m = Machine(CPU);\nint broken( {\n"
+    monkeypatch.setattr(build_module, "generate", lambda program: broken)
+    with pytest.raises(BuildError) as err:
+        compile_program(text)
+    assert "line 3 of the DSL ('m = Machine(CPU);')" in err.value.message
+    assert "error" in err.value.log
+    [kept] = err.value.kept
+    assert Path(kept).read_text() == broken
+    assert not (Path(kept).parent / build_module.SO_NAME).exists()
+
+
+def test_concurrent_compiles_build_once(tmp_path):
+    text = unique(POLICY)
+    script = ("import sys; from mapperopt.compiler import compile_program; "
+              "print(compile_program(sys.stdin.read()).so_path)")
+    procs = [subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True) for _ in range(3)]
+    outs = [p.communicate(text, timeout=120)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len(set(outs)) == 1
+    folder = Path(outs[0]).parent
+    assert sorted(p.name for p in folder.iterdir()) == [".lock", "libmapperopt_mapper.so", "mapper.cc", "mapper.dsl"]
+
+
+@pytest.fixture(scope="module")
+def foreign_mapper() -> Path:
+    """A mapper library that claims another Legion version."""
+    source = Path(toolchain.cache_dir()) / "test-foreign-mapper.cc"
+    source.write_text('#include "mapperopt_abi.h"\n'
+                      'extern "C" int mapperopt_abi_version() { return MAPPEROPT_ABI_VERSION; }\n'
+                      'extern "C" const char *mapperopt_legion_version() { return "legion-0.0.0"; }\n'
+                      'extern "C" void mapperopt_register_mapper() {}\n')
+    return toolchain.build("foreign_mapper", [source], shared=True, include_dirs=[abi_dir()])
+
+
+def test_a_library_for_another_legion_is_refused(foreign_mapper, tmp_path):
+    result = run(build_testapp(), foreign_mapper, tmp_path, trace=False)
+    assert result.returncode == 1
+    assert "built against Legion legion-0.0.0, this application runs legion-" in result.stderr
+
+
+def test_the_preload_shim_refuses_it_too(foreign_mapper, tmp_path):
+    env = toolchain.runtime_env()
+    env.update(LD_PRELOAD=str(preload_library()), MAPPEROPT_MAPPER=str(foreign_mapper))
+    proc = subprocess.run([str(plainapp()), "-ll:cpu", "1", "-logfile", "stderr"], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode == 1
+    assert "was built against Legion legion-0.0.0" in proc.stderr
+
+
+def test_support_library_is_built_once():
+    first = support_library()
+    assert support_library() == first and first.name == "libmapperopt_dslrt.so"
+    # The generated libraries link it by path (rpath), never by copying its code.
+    needed = subprocess.run(["readelf", "-d", str(compile_program(POLICY).so_path)], capture_output=True,
+                            text=True).stdout
+    assert "libmapperopt_dslrt.so" in needed and str(first.parent) in needed
+    assert os.path.getsize(compile_program(POLICY).so_path) < 200_000
