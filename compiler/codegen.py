@@ -134,8 +134,8 @@ class _Scope:
         self.comprehensions.append((e.var, cname))
         body = self.expr(e.expr)
         self.comprehensions.pop()
-        return (f"comprehension({iterable}, {c_string(e.var)}, [&](const Value &{cname}) -> Value {{ return {body}; }}, "
-                f"{self.site(e)})")
+        lambda_ = f"[&](const Value &{cname}) -> Value {{ return {body}; }}"
+        return f"comprehension({iterable}, {c_string(e.var)}, {lambda_}, {self.site(e)})"
 
     def _Unary(self, e: A.Unary) -> str:
         return f"{'neg' if e.op == '-' else 'lnot'}({self.expr(e.operand)}, {self.site(e)})"

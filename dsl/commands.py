@@ -263,6 +263,21 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str):
     plt.close(fig)
 
 
+def _apply_feedback(text: str, file: str, path: Path) -> str:
+    """`text` with the edits of the feedback at `path` (a feedback.json or a run folder) applied."""
+    from mapperopt.autoguide import apply_edits_to_text
+
+    if path.is_dir():
+        path = path / "feedback.json"
+    try:
+        edits = json.loads(path.read_text())["edits"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise MapperoptError(f"{path} is not a mapperopt feedback.json ({exc})") from None
+    if not edits:
+        raise MapperoptError(f"{path} suggests no edit that can be applied mechanically")
+    return apply_edits_to_text(text, edits, filename=file)
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--bench", metavar="NAME", required=True, help="The benchmark whose tasks are explained.")
@@ -272,13 +287,19 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str):
 @click.option("--png", "png", type=click.Path(dir_okay=False), default=None,
               help="Also draw the point-to-processor placement of each index launch into this PNG.")
 @click.option("--json", "as_json", is_flag=True, help="Print the placement-trace records as JSON lines.")
-def explain(file, bench, machine_spec, domain_spec, png, as_json):
+@click.option("--apply", "feedback", type=click.Path(exists=True), default=None, metavar="FEEDBACK",
+              help="Preview AutoGuide's suggestion: apply the edits of FEEDBACK (a feedback.json, or the run folder "
+                   "holding one), print the edited mapper, and explain that instead.")
+def explain(file, bench, machine_spec, domain_spec, png, as_json, feedback):
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
     argument and, for index launches, the processor of every launch point.
 
     Without --machine the real machine is probed with Legion.
     """
     text = _read(file)
+    if feedback:
+        text = _apply_feedback(text, file, Path(feedback))
+        click.echo(text, err=as_json)
     program = _parse_or_exit(text, file)
     app = load_app(bench)
     machine = load_machine(machine_spec)

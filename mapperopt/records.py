@@ -92,8 +92,8 @@ class Edit:
     """One mechanical change to a DSL program that AutoGuide suggests (applied by `mapperopt.autoguide`).
 
     Attributes:
-        op: the operation, e.g. "set_task_kinds", "set_region_memory", "set_layout", "drop_layout_constraint",
-            "drop_instance_limit", "replace_index_map".
+        op: the operation, one of those docs/autoguide.md lists, e.g. "set_task_kinds", "set_region_memory",
+            "drop_layout_constraint", "drop_instance_limit", "wrap_index_modulo", "replace_index_map".
         args: the operation's arguments, e.g. {"task": "*", "region": "rp_ghost", "proc": "GPU",
             "memories": ["ZCMEM", "SYSMEM"]}.
     """

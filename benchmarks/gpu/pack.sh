@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what a lent GPU machine (no network) needs into .carry/ (git-ignored): the Legion headers and libraries of
-# the installed legate wheel (~14 MB with xz) and the lark wheel. Run here, then name .carry in the device call's
+# the installed legate wheel (~14 MB with xz) and the wheels of pure-Python packages the machine may lack. Run here, then name .carry in the device call's
 # `carry` and start the command with `source benchmarks/gpu/setup.sh`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,5 +13,5 @@ cp "$legate/lib64/liblegion-legate.so.1" "$legate/lib64/librealm-legate.so.25" "
 ln -s liblegion-legate.so.1 "$tmp/legion/lib64/liblegion-legate.so"
 ln -s librealm-legate.so.25 "$tmp/legion/lib64/librealm-legate.so"
 tar -C "$tmp" -cf - legion | xz -6 -T0 > .carry/legion.tar.xz
-python3 -m pip download -q --no-deps --only-binary=:all: -d .carry/wheels lark
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 -d .carry/wheels lark click jinja2 pyyaml rich
 du -sh .carry

@@ -379,7 +379,8 @@ Processor::Kind DslMapper::task_kind(MapperContext ctx, const Task &task) {
     for (Kind k : static_cast<const TaskRule *>(r.rule)->kinds)
       if (std::find(listed.begin(), listed.end(), realm_proc_kind(k)) == listed.end())
         listed.push_back(realm_proc_kind(k));
-  if (listed.empty()) DefaultMapper::default_policy_rank_processor_kinds(ctx, task, listed);
+  if (listed.empty())  // no Task statement: the DefaultMapper's ranking, in the kinds the DSL can name
+    for (Kind k : {GPU, OMP, CPU, IO, PY}) listed.push_back(realm_proc_kind(k));
   for (Processor::Kind k : listed) {
     std::vector<VariantID> variants;
     if (k == Processor::OMP_PROC || local_procs_by_kind(k).empty()) continue;
@@ -388,10 +389,7 @@ Processor::Kind DslMapper::task_kind(MapperContext ctx, const Task &task) {
   }
   // R404: nothing usable; name what was tried, the variants and the processors (as the evaluator words it).
   std::vector<Kind> tried, named;
-  if (ranked.empty())
-    tried = {GPU, OMP, CPU, IO, PY};  // the DefaultMapper's ranking in DSL kinds
-  else
-    for (Processor::Kind k : listed) tried.push_back(dsl_proc_kind(k));
+  for (Processor::Kind k : listed) tried.push_back(dsl_proc_kind(k));
   std::string tried_text, variants, counts;
   for (Kind k : tried) tried_text += std::string(tried_text.empty() ? "" : ", ") + kind_name(k);
   named = tried;
@@ -428,7 +426,8 @@ int64_t DslMapper::instance_limit(const std::string &task, Kind kind) const {
   const LimitRule *best = nullptr;
   for (const LimitRule &r : policy.limits)
     if (task == r.task && (r.proc == ANY || r.proc == kind) &&
-        (!best || (r.proc != ANY) > (best->proc != ANY) || ((r.proc != ANY) == (best->proc != ANY) && r.pos > best->pos)))
+        (!best || (r.proc != ANY) > (best->proc != ANY) ||
+         ((r.proc != ANY) == (best->proc != ANY) && r.pos > best->pos)))
       best = &r;
   return best ? best->count : -1;
 }
@@ -974,7 +973,8 @@ void build_topology(Machine machine) {
   for (int k = 0; k < NUM_PROC_KINDS; k++) {
     const std::vector<std::vector<Processor>> &nodes = shared->procs[k];
     topo.per_node[k] = int64_t(nodes[0].size());
-    for (const std::vector<Processor> &node : nodes) topo.symmetric[k] = topo.symmetric[k] && node.size() == nodes[0].size();
+    for (const std::vector<Processor> &node : nodes)
+      topo.symmetric[k] = topo.symmetric[k] && node.size() == nodes[0].size();
     if (!topo.symmetric[k]) continue;  // Machine(K) reports it (dsl.md §9.1)
     topo.memories[k].assign(topo.nodes * topo.per_node[k], 0);
     for (int64_t n = 0; n < topo.nodes; n++)

@@ -499,7 +499,8 @@ static std::vector<int64_t> auto_factors(int64_t O, const std::vector<int64_t> &
 }
 
 static Value processor_of(const Value &task, const std::vector<Value> &args, const Site &s) {
-  if (args.size() != 1 || args[0].type != Value::MODEL) fail(408, "type error: processor(m) takes one machine model", s);
+  if (args.size() != 1 || args[0].type != Value::MODEL)
+    fail(408, "type error: processor(m) takes one machine model", s);
   const Model &m = *args[0].model;
   const TaskView &t = *task.task;
   if (t.mapping || !t.has_proc)

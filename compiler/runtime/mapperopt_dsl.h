@@ -128,7 +128,9 @@ bool truth(const Value &a, const char *op, const Site &s);  // a bool operand of
 
 // ---- members and methods (dsl.md §8.6, §9) ----
 enum class Member : uint8_t { SIZE, VOLUME, LEN, IPOINT, ISPACE, PARENT };
-enum class Method : uint8_t { HAS, MERGE, SPLIT, SWAP, SLICE, REVERSE, BALANCE_SPLIT, AUTO_SPLIT, GREEDY_SPLIT, PROCESSOR };
+enum class Method : uint8_t {
+  HAS, MERGE, SPLIT, SWAP, SLICE, REVERSE, BALANCE_SPLIT, AUTO_SPLIT, GREEDY_SPLIT, PROCESSOR
+};
 Value member(const Value &obj, Member m, const Site &s);
 Value method(const Ctx &cx, Method m, std::initializer_list<Value> obj_and_args, const Site &s);
 

@@ -58,13 +58,16 @@ def test_first_matching_rule_wins_and_conditions_apply(tmp_path):
     _, result = load("probe-unknown-ll-flag")  # "ERROR: unrecognized lowlevel option" then an assertion, exit -6
     c = catalog(tmp_path, """\
         - {id: wrong-stage, stages: [timeout], match: 'Assertion', category: c, explain: e, suggest: s}
-        - {id: wrong-exit, stages: [run], exit_codes: [139], match: 'Assertion', category: c, explain: e, suggest: s}
-        - {id: needs-dsl, stages: [run], dsl: 'Task', match: 'Assertion', category: c, explain: e, suggest: s}
-        - {id: absent, stages: [run], absent: 'lowlevel', match: 'Assertion', category: c, explain: e, suggest: s}
-        - {id: missing-also, stages: [run], match: 'ERROR', also: ['nowhere'], category: c, explain: e, suggest: s}
-        - {id: assertion, stages: [run], exit_codes: [-6], match: 'Assertion `(?P<expr>.*). failed',
+        - {id: wrong-exit, stages: [start, run], exit_codes: [139], match: 'Assertion', category: c, explain: e,
+           suggest: s}
+        - {id: needs-dsl, stages: [start, run], dsl: 'Task', match: 'Assertion', category: c, explain: e, suggest: s}
+        - {id: absent, stages: [start, run], absent: 'lowlevel', match: 'Assertion', category: c, explain: e,
+           suggest: s}
+        - {id: missing-also, stages: [start, run], match: 'ERROR', also: ['nowhere'], category: c, explain: e,
+           suggest: s}
+        - {id: assertion, stages: [start, run], exit_codes: [-6], match: 'Assertion `(?P<expr>.*). failed',
            maybe: ['nowhere (?P<x>.*)'], category: crash, explain: "'{expr}'{x}", suggest: s}
-        - {id: later, stages: [run], match: 'ERROR', category: c, explain: e, suggest: s}
+        - {id: later, stages: [start, run], match: 'ERROR', category: c, explain: e, suggest: s}
         """)
     fb = explain(result, catalog=c)
     assert (fb.rule, fb.category, fb.explanation) == ("assertion", "crash", "'0'")
@@ -73,7 +76,7 @@ def test_first_matching_rule_wins_and_conditions_apply(tmp_path):
 def test_noise_lines_are_never_the_error(tmp_path):
     _, result = load("probe-unknown-lg-flag")
     assert "We are not able to discover the CUDA resources" in result.log
-    rule = "- {id: gpu, stages: [run], match: '\\{5\\}\\{gpu\\}', category: c, explain: e, suggest: s}"
+    rule = "- {id: gpu, stages: [start, run], match: '\\{5\\}\\{gpu\\}', category: c, explain: e, suggest: s}"
     assert explain(result, catalog=catalog(tmp_path, rule)).rule == "gpu"
     quiet = catalog(tmp_path, rule, noise="noise: ['CUDA']\n")
     fb = explain(result, catalog=quiet)

@@ -20,7 +20,8 @@ from mapperopt.compiler.build import abi_dir
 from mapperopt.dsl import DslSyntaxError, format_program, parse
 from mapperopt.errors import BuildError
 
-POLICY = "Task * CPU;\nm = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0] % m.size[1]]; }\nIndexTaskMap step f;\n"
+POLICY = ("Task * CPU;\nm = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0] % m.size[1]]; }\n"
+          "IndexTaskMap step f;\n")
 
 
 def unique(text: str) -> str:

@@ -64,7 +64,8 @@ def test_task_lists_expand_and_later_identical_selectors_win():
 
 
 def test_names_are_resolved_statically():
-    cpp = gen("g = 1;\ndef f(int g, int h) {\n    h = g + h;\n    g = h * 2;\n    return tuple(g + x for x in (h, g));\n}\n")
+    cpp = gen("g = 1;\ndef f(int g, int h) {\n    h = g + h;\n    g = h * 2;\n"
+              "    return tuple(g + x for x in (h, g));\n}\n")
     start = cpp.index("Value fn_f(Ctx &cx, std::initializer_list<Value> args) {")
     body = cpp[start:cpp.index("\n}\n", start)]
     assert "Value v_h = add({p_g, p_h}" in body  # the parameter, before the local exists

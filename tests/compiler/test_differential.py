@@ -15,7 +15,10 @@ m = Machine(CPU);
 flat = m.merge(0, 1);
 grid2 = flat.balance_split(0, 2);
 def merged(Task task) { return flat[task.ipoint[0] % flat.size[0]]; }
-def balanced(Task task) { return grid2[task.ipoint[0] % grid2.size[0], task.ipoint[0] / grid2.size[0] % grid2.size[1]]; }
+def balanced(Task task) {
+    i = task.ipoint[0];
+    return grid2[i % grid2.size[0], i / grid2.size[0] % grid2.size[1]];
+}
 def swapped(Task task) { return m.swap(0, 1)[(task.ipoint[0] + 1) % m.size[1], 0]; }
 def reversed(Task task) { return m.reverse(1)[0, task.ipoint[0] % m.size[1]]; }
 def sliced(Task task) {

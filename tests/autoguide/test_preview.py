@@ -1,0 +1,33 @@
+"""`mapperopt explain --apply`: a person previews AutoGuide's edits of a real failed run before taking them."""
+
+from mapperopt.benchmarks import run_benchmark
+from mapperopt.cli import main
+
+BAD = """Task * CPU;
+Region * * CPU SYSMEM;
+Layout * * * SOA C_order;
+"""
+
+
+def test_preview_applies_the_suggested_layout_fix(tmp_path, capsys):
+    mapper = tmp_path / "bad.dsl"
+    mapper.write_text(BAD)
+    result = run_benchmark("stencil", mapper, size="ci", out_dir=tmp_path / "run")
+    assert result.stage == "run" and "layout" in result.reason.lower() + result.log.lower()
+    assert main(["explain", str(mapper), "--bench", "stencil", "--machine", "1x0x1", "--apply", result.run_dir]) == 0
+    out = capsys.readouterr().out
+    edited = out.split("\n\n")[0]
+    assert "C_order" not in edited and "Layout" not in edited.replace("Layout * * * SOA;", "")
+    assert "stencil (index launch" in out
+    fixed = tmp_path / "fixed.dsl"
+    fixed.write_text(edited + "\n")
+    assert run_benchmark("stencil", fixed, size="ci", out_dir=tmp_path / "run2").ok
+
+
+def test_preview_without_edits_is_a_clear_error(tmp_path, capsys):
+    mapper = tmp_path / "ok.dsl"
+    mapper.write_text("Task * CPU;\n")
+    feedback = tmp_path / "feedback.json"
+    feedback.write_text('{"schema": "mapperopt.feedback/1", "edits": []}')
+    assert main(["explain", str(mapper), "--bench", "stencil", "--machine", "1x0x1", "--apply", str(feedback)]) == 1
+    assert "suggests no edit" in capsys.readouterr().err
