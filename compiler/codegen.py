@@ -295,7 +295,11 @@ class _Generator:
         wrappers = []
 
         def map_fn(pos, s, task):
+            if s.func.name not in self.functions:
+                raise CodegenError(f"{s.loc}: mapping function '{s.func.name}' is not defined")
             if isinstance(s, A.IndexTaskMapStmt) and s.machine is not None:
+                if s.machine.name not in self.globals:
+                    raise CodegenError(f"{s.loc}: machine '{s.machine.name}' is not a global variable")
                 wrapper = {"func": s.func.name, "machine": s.machine.name, "cite": self.cite(s),
                            "site": _site(None, s.func.loc)}
                 if wrapper not in wrappers:

@@ -102,3 +102,12 @@ def test_strings_reach_the_mapper_unchanged(tmp_path):
     result = run_policy(r'print("back\slash ??/ {}", 1);', tmp_path, app_flags=())
     assert result.ok(), result.stderr
     assert r"back\slash ??/ 1" in result.stderr.splitlines()
+
+
+def test_unchecked_programs_are_refused():
+    from mapperopt.compiler.codegen import CodegenError
+
+    with pytest.raises(CodegenError, match="mapping function 'f' is not defined"):
+        gen("IndexTaskMap t f;\n")
+    with pytest.raises(CodegenError, match="machine 'm' is not a global variable"):
+        gen("def f(IPoint p, ISpace s, MSpace m) { return 0; }\nIndexTaskMap t m f;\n")
