@@ -207,13 +207,12 @@ class _Generator:
 
     def function(self, f: A.FuncDef) -> dict:
         scope = _Scope(self, f.name, f.params)
-        site = _site(f.name, f.loc)
-        lines = [f"const Value *a = arguments(args, {len(f.params)}, F, {site});"]
+        lines = [f"const Value *a = arguments(args, {len(f.params)}, F);"]
         for k, p in enumerate(f.params):
             lines.append(f'const Value &p_{p.name} = param(a[{k}], Value::{_PARAM_TYPES[p.type]}, "{p.type}", '
-                         f'"{p.name}", F, {_site(f.name, p.loc)});')
+                         f'"{p.name}", F);')
         if not f.params:
-            lines[0] = f"arguments(args, 0, F, {site});"
+            lines[0] = "arguments(args, 0, F);"
         for s in f.body:
             lines.append(f"// {self.cite(s)}")
             lines.append(scope.assign(s) if isinstance(s, A.Assign) else scope.print(s))

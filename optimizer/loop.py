@@ -23,6 +23,9 @@ from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, cache
 from mapperopt.optimizer.store import TuneStore
 from mapperopt.records import Feedback, RunResult
 
+TIMEOUT_FACTOR = 5.0  # a new mapper may run this many times longer than the best one before it is stopped
+MIN_TIMEOUT_S = 30.0  # ...but never less (start-up and a cold build cache must fit)
+
 
 @dataclass(frozen=True)
 class Evaluation:
@@ -38,7 +41,7 @@ class Evaluator(Protocol):
 
     settings: dict
 
-    def evaluate(self, dsl: str, out_dir: Path, best: float | None) -> Evaluation: ...
+    def evaluate(self, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation: ...
 
 
 @dataclass
@@ -75,20 +78,34 @@ class BenchmarkEvaluator:
         return {"app": self.app, "size": self.size, "cpus": self.cpus, "gpus": self.gpus, "repeats": self.repeats,
                 "timeout_s": self.timeout_s, "profile": self.profile, "extra_args": list(self.extra_args)}
 
-    def evaluate(self, dsl: str, out_dir: Path, best: float | None) -> Evaluation:
+    def evaluate(self, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
         """Checks, compiles and runs `dsl` with its files in `out_dir`; never raises for a bad mapper.
+
+        Without an explicit `timeout_s`, an execution may take `TIMEOUT_FACTOR` times the best run's longest
+        execution (at least `MIN_TIMEOUT_S`, at most the size's timeout): a mapper that much slower than the best
+        is a failure anyway (the paper scores it 0), and waiting out the size's full timeout would stall tuning.
 
         Raises:
             MapperoptError: the harness cannot run at all (toolchain, build of the application, bad settings).
         """
         from mapperopt.autoguide import explain, feedback_text
-        from mapperopt.benchmarks import run_benchmark
+        from mapperopt.benchmarks import load_config, run_benchmark
 
+        timeout_s = self.timeout_s
+        if timeout_s is None and adaptive_timeout(best) is not None:
+            timeout_s = min(adaptive_timeout(best), load_config(self.app).size(self.size).timeout_s)
         result = run_benchmark(self.app, dsl, size=self.size, cpus=self.cpus, gpus=self.gpus, repeats=self.repeats,
-                               out_dir=out_dir, timeout_s=self.timeout_s, profile=self.profile,
+                               out_dir=out_dir, timeout_s=timeout_s, profile=self.profile,
                                extra_args=self.extra_args)
-        feedback = explain(result, level=self.level, best=best, baselines=self.baselines)
+        feedback = explain(result, level=self.level, best=best.throughput if best else None,
+                           baselines=self.baselines)
         return Evaluation(result, feedback, feedback_text(feedback, result))
+
+
+def adaptive_timeout(best: IterationRecord | None) -> float | None:
+    """Seconds per execution allowed to a new mapper given the best iteration so far (None: the size's)."""
+    walls = [a["wall_s"] for a in ((best.result or {}).get("attempts") or [])] if best else []
+    return max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * max(walls)) if walls else None
 
 
 def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator, out_dir: Path
@@ -176,7 +193,7 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
                                category=hit.category, throughput=hit.throughput, unit=hit.unit,
                                best_throughput=best_so_far, cached=True, cached_from=hit.iter, feedback_text=text,
                                feedback=hit.feedback, wall_s=round(time.monotonic() - started, 3))
-    evaluation = evaluator.evaluate(proposal.dsl, out_dir, best.throughput if best else None)
+    evaluation = evaluator.evaluate(proposal.dsl, out_dir, best)
     result, feedback = evaluation.result, evaluation.feedback
     (out_dir / "feedback.txt").write_text(evaluation.text + "\n")
     throughput = result.throughput if result.ok else None

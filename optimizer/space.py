@@ -321,8 +321,9 @@ class SearchSpace:
                    rng: random.Random | None = None) -> Iterator[Move]:
         """Moves to points near `point`, most promising first.
 
-        Order: group moves that set one processor kind or one index-mapping pattern for every task at once; then
-        single-decision moves by group (kinds, index maps, memories, layout, single-task maps, collect, limits);
+        Order: every task on the preferred kind (GPU), one index-mapping pattern for every launch; then
+        single-decision moves by group (index maps, memories, layout, kinds, single-task maps, collect, limits);
+        last, every task on the other kinds;
         within a group, tasks with more measured time first (`weights`: seconds per task name, e.g. from the
         run's profile), ties broken by `rng` (seeded, so the order is reproducible) or by description order.
         Moves that lead to the same mapping as `point` or as an earlier move (`semantic`) are left out.
@@ -361,24 +362,31 @@ class SearchSpace:
         if rng is not None:
             rng.shuffle(order)
         order.sort(key=lambda d: -weights.get(d.task or "", 0.0))
-        for kind in self.kinds:
-            names = [d.name for d in self.decisions if d.group == "kinds"]
-            changes = {n: next(c for c in self.by_name[n].choices if c[0] == kind) for n in names}
-            if names and any(p[n] != v for n, v in changes.items()):
+        kind_names = [d.name for d in self.decisions if d.group == "kinds"]
+
+        def every_task_on(kind: str) -> Iterator[Move]:
+            changes = {n: next(c for c in self.by_name[n].choices if c[0] == kind) for n in kind_names}
+            if kind_names and any(p[n] != v for n, v in changes.items()):
                 yield Move(f"every task on {kind} first", changes)
+
+        # Accelerators first; moving all the work to CPUs is tried last (on a GPU problem size it can run for the
+        # whole timeout).
+        yield from every_task_on(self.kinds[0])
         index = [d for d in self.decisions if d.group == "index_map"]
         # Explicit patterns before Legion's default slicing: a start program is usually already the default.
         for pattern in (*INDEX_PATTERNS, "default"):
             changes = {d.name: pattern for d in index}
             if len(index) > 1 and any(p[n] != v for n, v in changes.items()):
                 yield Move(f"every index launch mapped '{pattern}'", changes)
-        for group in ("kinds", "index_map", "memory", "layout", "single_map", "collect", "limit"):
+        for group in ("index_map", "memory", "layout", "kinds", "single_map", "collect", "limit"):
             for d in order:
                 if d.group != group or not self.relevant(p, d):
                     continue
                 for value in d.choices:
                     if value != p[d.name] and not self._fails(p, d, value):
                         yield Move(f"{d.name} = {_show(value)}", {d.name: value})
+        for kind in self.kinds[1:]:
+            yield from every_task_on(kind)
 
     def _fails(self, p: Mapping[str, Any], d: Decision, value: Any) -> bool:
         """Whether mapping pattern `value` is certain to fail for `d`'s task (e.g. `parent_proc` for a task on

@@ -779,16 +779,14 @@ Value slice(std::initializer_list<Value> obj_lo_hi, const Site &s) {
   return Value::tuple(a < b ? std::vector<int64_t>(t.begin() + a, t.begin() + b) : std::vector<int64_t>());
 }
 
-// Argument errors carry no position, as in the evaluator (they concern the call as a whole).
-const Value *arguments(std::initializer_list<Value> args, size_t count, const char *func, const Site &) {
+const Value *arguments(std::initializer_list<Value> args, size_t count, const char *func) {
   if (args.size() != count)
     fail(408, std::string("'") + func + "' takes " + std::to_string(count) + " argument(s), " +
                   std::to_string(args.size()) + " given", Site{nullptr, 0, 0});
   return args.begin();
 }
 
-const Value &param(const Value &arg, Value::Type type, const char *type_text, const char *name, const char *func,
-                   const Site &) {
+const Value &param(const Value &arg, Value::Type type, const char *type_text, const char *name, const char *func) {
   if (arg.type != type)
     fail(408, std::string("type error: parameter '") + name + "' of '" + func + "' is " + type_text +
                   ", the argument is " + article(arg.type) + " (" + to_string(arg) + ")", Site{nullptr, 0, 0});

@@ -151,10 +151,10 @@ Value slice(std::initializer_list<Value> obj_lo_hi, const Site &s);     // NONE 
 Value machine(const Ctx &cx, Kind kind, const Site &s);
 // The older three-operand IndexTaskMap form (dsl.md §7.6): `model[*result]`, an int result read as (result,).
 Value index_by_result(const Value &model, const Value &result, const char *func, const Site &s);
-// Checks a function's argument count and returns its arguments.
-const Value *arguments(std::initializer_list<Value> args, size_t count, const char *func, const Site &s);
-const Value &param(const Value &arg, Value::Type type, const char *type_text, const char *name, const char *func,
-                   const Site &s);  // a parameter checked against its declared type
+// Checks a function's argument count and returns its arguments; `param` checks one against its declared type.
+// Their errors carry no position, as in the evaluator: they concern the call as a whole.
+const Value *arguments(std::initializer_list<Value> args, size_t count, const char *func);
+const Value &param(const Value &arg, Value::Type type, const char *type_text, const char *name, const char *func);
 void print(std::initializer_list<const char *> pieces, std::initializer_list<Value> args);
 
 // tuple(e for x in t): `body` maps each element (an INT Value) to an INT Value; `var` is x, for messages.

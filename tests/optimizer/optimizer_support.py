@@ -41,7 +41,7 @@ class PlacementEvaluator:
         self.machine = machine
         self.calls: list[str] = []
 
-    def evaluate(self, dsl: str, out_dir: Path, best: float | None) -> Evaluation:
+    def evaluate(self, dsl: str, out_dir: Path, best) -> Evaluation:
         from mapperopt.autoguide import explain, feedback_text
         from mapperopt.dsl.checker import check
         from mapperopt.dsl.errors import render_all
@@ -63,7 +63,7 @@ class PlacementEvaluator:
                 result = RunResult(status="failed", stage="check", reason=log.splitlines()[0], log=log, **base)
             else:
                 result = self._run(Evaluator(program, self.machine, self.app), base)
-        feedback = explain(result, best=best)
+        feedback = explain(result, best=best.throughput if best else None)
         return Evaluation(result, feedback, feedback_text(feedback, result))
 
     def _run(self, ev, base: dict) -> RunResult:

@@ -20,8 +20,8 @@ Value fn_cpu_node_block(Ctx &cx, std::initializer_list<Value> args);
 // mapper.dsl:11: def gpu_block(Task task) {  # block over all GPUs, nodes first
 Value fn_gpu_block(Ctx &cx, std::initializer_list<Value> args) {
   const char *const F = "gpu_block";
-  const Value *a = arguments(args, 1, F, Site{F, 11, 1});
-  const Value &p_task = param(a[0], Value::TASK, "Task", "task", F, Site{F, 11, 15});
+  const Value *a = arguments(args, 1, F);
+  const Value &p_task = param(a[0], Value::TASK, "Task", "task", F);
   // mapper.dsl:12: lin = task.ipoint[0] * mgpu.volume / task.ispace[0];
   Value v_lin = div({mul({index({member(p_task, Member::IPOINT, Site{F, 12, 11}), Value::integer(0LL)}, Site{F, 12, 11}), member(cx.globals[G_mgpu], Member::VOLUME, Site{F, 12, 28})}, Site{F, 12, 26}), index({member(p_task, Member::ISPACE, Site{F, 12, 42}), Value::integer(0LL)}, Site{F, 12, 42})}, Site{F, 12, 40});
   // mapper.dsl:13: return mgpu[lin / mgpu.size[1], lin % mgpu.size[1]];
@@ -31,8 +31,8 @@ Value fn_gpu_block(Ctx &cx, std::initializer_list<Value> args) {
 // mapper.dsl:15: def cpu_node_block(Task task) {  # block over nodes, first CPU of the node
 Value fn_cpu_node_block(Ctx &cx, std::initializer_list<Value> args) {
   const char *const F = "cpu_node_block";
-  const Value *a = arguments(args, 1, F, Site{F, 15, 1});
-  const Value &p_task = param(a[0], Value::TASK, "Task", "task", F, Site{F, 15, 20});
+  const Value *a = arguments(args, 1, F);
+  const Value &p_task = param(a[0], Value::TASK, "Task", "task", F);
   // mapper.dsl:16: return mcpu[task.ipoint[0] * mcpu.size[0] / task.ispace[0], 0];
   return index({cx.globals[G_mcpu], div({mul({index({member(p_task, Member::IPOINT, Site{F, 16, 17}), Value::integer(0LL)}, Site{F, 16, 17}), index({member(cx.globals[G_mcpu], Member::SIZE, Site{F, 16, 34}), Value::integer(0LL)}, Site{F, 16, 34})}, Site{F, 16, 32}), index({member(p_task, Member::ISPACE, Site{F, 16, 49}), Value::integer(0LL)}, Site{F, 16, 49})}, Site{F, 16, 47}), Value::integer(0LL)}, Site{F, 16, 12});
 }
