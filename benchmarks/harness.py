@@ -246,7 +246,7 @@ def _machine(cpus: int, gpus: int):
 def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path
              ) -> tuple[Path | None, str | None, str | None, str]:
     """Compile a DSL mapper for this run. Returns (library, failed stage, reason, log); copies the generated C++ to
-    `mapper.cc` when there is one."""
+    `mapper.cc` when there is one and, on success, replaces `mapper.dsl` by the canonical text compiled."""
     from mapperopt.compiler import CheckFailed, compile_program
     from mapperopt.descriptions import AppDescription
     from mapperopt.dsl import DslSyntaxError
@@ -264,6 +264,8 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
                 shutil.copyfile(kept, run_dir / "mapper.cc")
         return None, "compile", exc.message.splitlines()[0], exc.log
     shutil.copyfile(compiled.cpp_path, run_dir / "mapper.cc")
+    # The mapper's run-time messages cite positions in the canonical text it was compiled from.
+    (run_dir / "mapper.dsl").write_text(compiled.dsl_text)
     return Path(compiled.so_path), None, None, ""
 
 
