@@ -247,7 +247,7 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
              ) -> tuple[Path | None, str | None, str | None, str]:
     """Compile a DSL mapper for this run. Returns (library, failed stage, reason, log); copies the generated C++ to
     `mapper.cc` when there is one and, on success, replaces `mapper.dsl` by the canonical text compiled."""
-    from mapperopt.compiler import CheckFailed, compile_program
+    from mapperopt.compiler import CheckError, compile_program
     from mapperopt.descriptions import AppDescription
     from mapperopt.dsl import DslSyntaxError
 
@@ -256,7 +256,7 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
         compiled = compile_program(dsl, filename, app=app_desc, machine=_machine(cpus, gpus))
     except DslSyntaxError as exc:
         return None, "parse", str(exc).splitlines()[0], str(exc)
-    except CheckFailed as exc:
+    except CheckError as exc:
         return None, "check", str(exc).splitlines()[0], str(exc)
     except BuildError as exc:
         for kept in exc.kept:

@@ -8,7 +8,7 @@ subclass `mapperopt::dsl::DslMapper`, built once per Legion version). Applicatio
 unmodified applications with the LD_PRELOAD shim (`preload_library()`, docs/compiler.md).
 """
 
-from mapperopt.compiler.build import CheckFailed, CompiledMapper, compile_program, preload_library, support_library
+from mapperopt.compiler.build import CheckError, CompiledMapper, compile_program, preload_library, support_library
 from mapperopt.compiler.codegen import generate
 
-__all__ = ["generate", "compile_program", "CompiledMapper", "CheckFailed", "support_library", "preload_library"]
+__all__ = ["generate", "compile_program", "CompiledMapper", "CheckError", "support_library", "preload_library"]

@@ -10,12 +10,10 @@ rename, so concurrent compiles of the same program (several processes) build it 
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
 import shutil
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -24,7 +22,7 @@ from pathlib import Path
 from mapperopt import toolchain
 from mapperopt.compiler.codegen import CODEGEN_VERSION, generate
 from mapperopt.dsl import check, format_program, parse
-from mapperopt.dsl.errors import render_all
+from mapperopt.dsl.errors import CheckError, render_all
 from mapperopt.errors import BuildError, MapperoptError
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
@@ -37,20 +35,6 @@ SOURCE_NAME = "mapper.dsl"
 # toolchain's -O2 and runs as fast (the evaluation is dominated by the library's Value operations).
 MAPPER_CXX = ["-O1"]
 SO_NAME = "libmapperopt_mapper.so"
-
-
-class CheckFailed(MapperoptError):
-    """The program has check errors; `diagnostics` holds every finding (errors and warnings), `str()` renders the
-    errors in the dsl.md §11.1 format."""
-
-    def __init__(self, diagnostics: list, source_text: str):
-        errors = [d for d in diagnostics if d.is_error]
-        super().__init__(f"{len(errors)} error(s) in the mapper")
-        self.diagnostics = diagnostics
-        self.source_text = source_text
-
-    def __str__(self) -> str:
-        return render_all([d for d in self.diagnostics if d.is_error], self.source_text)
 
 
 @dataclass(frozen=True)
@@ -112,17 +96,6 @@ def preload_library() -> Path:
                            include_dirs=[abi_dir()], legion=_legion())
 
 
-@contextmanager
-def _locked(folder: Path):
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def _write(path: Path, text: str) -> None:
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
@@ -164,7 +137,7 @@ def build_canonical(dsl: str) -> tuple[Path, Path]:
     so_path, cpp_path = folder / SO_NAME, folder / "mapper.cc"
     if so_path.exists():
         return so_path, cpp_path
-    with _locked(folder):
+    with toolchain.locked(so_path):
         if so_path.exists():  # built by another process while we waited
             return so_path, cpp_path
         cpp = generate(parse(dsl, SOURCE_NAME))
@@ -195,14 +168,14 @@ def compile_program(text: str, filename: str = "<string>", app=None, machine=Non
         the `CompiledMapper` (from the cache when this canonical program was compiled before).
     Raises:
         DslSyntaxError: a syntax error.
-        CheckFailed: check errors (`diagnostics` has them all).
+        CheckError: check errors (`diagnostics` has them all).
         BuildError: the generated C++ did not compile (a bug of ours; the file is kept).
         ToolchainError: no compiler or no Legion.
     """
     program = parse(text, filename)
     diagnostics = check(program, app, machine)
     if any(d.is_error for d in diagnostics):
-        raise CheckFailed(diagnostics, text)
+        raise CheckError(diagnostics, text)
     canonical = format_program(program)
     so_path, cpp_path = build_canonical(canonical)
     return CompiledMapper(so_path, cpp_path, canonical, [d for d in diagnostics if not d.is_error])

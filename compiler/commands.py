@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mapperopt.compiler.build import CheckFailed, compile_program
+from mapperopt.compiler.build import CheckError, compile_program
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl.commands import load_app
 from mapperopt.dsl.errors import DslSyntaxError, render_all
@@ -39,7 +39,7 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec):
     except DslSyntaxError as exc:
         click.echo(str(exc), err=True)
         raise click.exceptions.Exit(1) from None
-    except CheckFailed as exc:
+    except CheckError as exc:
         click.echo(render_all(exc.diagnostics, text), err=True)
         raise click.exceptions.Exit(1) from None
     if cm.diagnostics:

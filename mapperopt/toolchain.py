@@ -226,7 +226,9 @@ def _tool_version(tool: str) -> str:
 
 
 @contextmanager
-def _locked(path: Path):
+def locked(path: Path):
+    """Hold an exclusive lock on `path` (through `path.lock` beside it) for the `with` block: one process at a time
+    builds it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -262,7 +264,7 @@ def cuda_stub_dir() -> Path | None:
     cc = next((shutil.which(n) for n in (os.environ.get("CC") or "", "gcc", "cc") if n and shutil.which(n)), None)
     if cc is None:
         raise ToolchainError("no C compiler to build the libcuda.so.1 stand-in", hint="install gcc")
-    with _locked(out):
+    with locked(out):
         if not out.exists():
             with tempfile.TemporaryDirectory(dir=out.parent.parent) as tmp:
                 src = Path(tmp) / "cuda_stub.c"
@@ -351,7 +353,7 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
         key = _digest(src.read_bytes(), headers, tool, _tool_version(tool), *cmd_flags, legion.version)
         obj = root / "obj" / f"{src.stem}-{key}.o"
         if not obj.exists():
-            with _locked(obj):
+            with locked(obj):
                 if not obj.exists():
                     tmp = obj.with_name(f"{obj.name}.{os.getpid()}.tmp")
                     _run_compiler([tool, *cmd_flags, "-c", str(src), "-o", str(tmp)], f"{name} ({src.name})",
@@ -364,7 +366,7 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
     key = _digest(*[o.name for o in objects], *link, str(shared))
     out = root / ("lib" if shared else "bin") / f"{name}-{key}" / (f"lib{name}.so" if shared else name)
     if not out.exists():
-        with _locked(out):
+        with locked(out):
             if not out.exists():
                 tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
                 _run_compiler([compiler, *(["-shared"] if shared else []), *map(str, objects), "-o", str(tmp), *link],

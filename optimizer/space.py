@@ -323,9 +323,10 @@ class SearchSpace:
 
         Order: every task on the preferred kind (GPU), one index-mapping pattern for every launch; then
         single-decision moves by group (index maps, memories, layout, kinds, single-task maps, collect, limits);
-        last, every task on the other kinds;
-        within a group, tasks with more measured time first (`weights`: seconds per task name, e.g. from the
-        run's profile), ties broken by `rng` (seeded, so the order is reproducible) or by description order.
+        last, every task on the other kinds. Within a group, tasks with more variants first (compute tasks have
+        an accelerator variant, set-up tasks often only a CPU one), then more measured time (`weights`: seconds per
+        task name, e.g. from the run's profile), ties broken by `rng` (seeded, so the order is reproducible) or by
+        description order.
         Moves that lead to the same mapping as `point` or as an earlier move (`semantic`) are left out.
         """
         p = self.semantic(point)
@@ -361,7 +362,9 @@ class SearchSpace:
         order = list(self.decisions)
         if rng is not None:
             rng.shuffle(order)
-        order.sort(key=lambda d: -weights.get(d.task or "", 0.0))
+        # Compute tasks (those with an accelerator variant) before set-up tasks, then by measured time.
+        order.sort(key=lambda d: (-len(self.tasks[d.task]["variants"]) if d.task else 0,
+                                  -weights.get(d.task or "", 0.0)))
         kind_names = [d.name for d in self.decisions if d.group == "kinds"]
 
         def every_task_on(kind: str) -> Iterator[Move]:
