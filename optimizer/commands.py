@@ -86,7 +86,8 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
               help="`trace`: OptoPrime with a language model (needs an endpoint); `guided`: rule-based search, no "
                    "model [default: trace when an endpoint is configured, else guided].")
 @click.option("--size", default="ci", show_default=True, help="Problem size from configs/BENCH.yaml: ci, small, gpu.")
-@click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPU processors (-ll:cpu) [default: the size's].")
+@click.option("--cpus", type=click.IntRange(min=1), default=None,
+              help="CPU processors (-ll:cpu) [default: the size's].")
 @click.option("--gpus", type=click.IntRange(min=0), default=None, help="GPUs (-ll:gpu) [default: the size's].")
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
               help="Measured executions per mapper; the optimizer sees the median.")
@@ -107,7 +108,8 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
 @click.option("--llm-model", default=None, help="Model name [env MAPPEROPT_LLM_MODEL; default gpt-4o].")
 @click.option("--llm-api-key", default=None, help="API key [env MAPPEROPT_LLM_API_KEY]; never stored.")
-@click.option("--llm-timeout", type=float, default=None, help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
+@click.option("--llm-timeout", type=float, default=None,
+              help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=int, default=None, help="Retries per model request [env MAPPEROPT_LLM_RETRIES; 2].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, start, baseline, feedback_level,

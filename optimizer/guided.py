@@ -7,9 +7,12 @@ It walks the search space (`space.py`) around the best program found so far (opt
    machine size); the result is mapped back into the space with `SearchSpace.project`.
 2. After a success whose feedback carries edits (e.g. "move tasks to the GPU"), they are applied to the best program.
 3. Otherwise the next unevaluated neighbour of the best point is proposed: one decision (or one pattern for every
-   index launch) changed, the most promising first (see `SearchSpace.neighbours`), tasks that took the most time in
-   the best run's profile first.
+   index launch) changed, the most promising first (see `SearchSpace.neighbours`: compute tasks first, then the
+   tasks that took the most time in the best run's profile).
 4. When the neighbourhood is exhausted, a random point (a restart).
+
+A mapping already measured is never proposed again, whether it was written the same way or not (two patterns that
+place every point alike, or the start program and its rendering in the space, count as one mapping).
 
 Every random choice comes from a generator seeded with (seed, iteration), so the same seed and the same measurements
 give the same proposals, and `resume` can rebuild the state by replaying the journal.
@@ -20,8 +23,8 @@ from __future__ import annotations
 import random
 from typing import Any, Iterator, Mapping, Sequence
 
-from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, normalize_dsl
 from mapperopt.errors import MapperoptError
+from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, normalize_dsl
 from mapperopt.optimizer.space import SearchSpace
 from mapperopt.records import Edit
 

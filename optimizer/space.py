@@ -523,7 +523,8 @@ class SearchSpace:
         if key not in self._placements:
             library = INDEX_PATTERNS if group == "index_map" else SINGLE_PATTERNS
             dims = len(domain) if domain else 1
-            text = "\n".join([f"Task t {kind};", *self.prelude(), self._function("f", library[pattern], kind, dims, group),
+            function = self._function("f", library[pattern], kind, dims, group)
+            text = "\n".join([f"Task t {kind};", *self.prelude(), function,
                               f"{'IndexTaskMap' if group == 'index_map' else 'SingleTaskMap'} t f;"])
             ev = Evaluator(parse(text, "<library>"), MachineDescription.from_json(self.machine))
             points = list(itertools.product(*(range(n) for n in domain))) if domain else [None]

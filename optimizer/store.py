@@ -19,6 +19,7 @@ import csv
 import json
 import os
 import secrets
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -84,8 +85,11 @@ class TuneStore:
     # ------------------------------------------------------------------------------------------------ journal
 
     def iter_dir(self, i: int) -> Path:
-        """The run folder of iteration `i` (created)."""
+        """The run folder of iteration `i`, created empty when the iteration is not in the journal yet (what an
+        interrupted attempt left there is removed, so that the folder only holds the run that is recorded)."""
         path = self.root / f"iter-{i:03d}"
+        if i > len(self.records) and path.exists():
+            shutil.rmtree(path)
         path.mkdir(exist_ok=True)
         return path
 
@@ -136,7 +140,8 @@ class TuneStore:
             for r in self.records:
                 writer.writerow(_history_row(r))
         plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
-                                                        f"{self.settings.get('optimizer', '')}")
+                                                        f"{self.settings.get('optimizer', '')}",
+                      baselines=self.settings.get("baselines") or {})
         return out
 
 
@@ -161,9 +166,11 @@ def _read_journal(path: Path) -> Iterable[IterationRecord]:
             continue  # a torn line: the iteration it belonged to never finished and is run again
 
 
-def plot_progress(records: list[IterationRecord], path: Path, title: str = "") -> None:
+def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
+                  baselines: dict[str, float] | None = None) -> None:
     """PNG of best-so-far throughput against iteration, with each iteration's own throughput as points (failures
-    as crosses on the axis). Uses matplotlib's Agg backend, imported here because it costs about a second."""
+    as crosses on the axis) and the reference mappers' throughputs (`baselines`, by name) as dashed lines. Uses
+    matplotlib's Agg backend, imported here because it costs about a second."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -178,6 +185,8 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "") -
     if failed:
         ax.scatter([r.iter for r in failed], [0] * len(failed), color="tab:red", marker="x", zorder=3,
                    label="failed")
+    for (name, value), color in zip(sorted((baselines or {}).items()), ("tab:gray", "tab:orange")):
+        ax.axhline(value, color=color, linestyle="--", linewidth=1, label=name)
     unit = next((r.unit for r in records if r.unit), "")
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"throughput ({unit})" if unit else "throughput")

@@ -56,7 +56,8 @@ def test_a_timeout_and_a_refused_connection_are_named(llm_server, refused_url):
     slow = LLMConfig(base_url=server.base_url, model="m", timeout_s=0.5, max_retries=0)
     with pytest.raises(openai.APITimeoutError) as timeout:
         ChatModel(slow)(messages=[{"role": "user", "content": "hi"}])
-    assert describe_error(timeout.value, slow) == f"the model at {server.base_url} did not answer within 0.5 s (timeout)"
+    expected = f"the model at {server.base_url} did not answer within 0.5 s (timeout)"
+    assert describe_error(timeout.value, slow) == expected
     closed = LLMConfig(base_url=refused_url, model="m", timeout_s=2, max_retries=0)
     model = ChatModel(closed)
     with pytest.raises(openai.APIConnectionError) as refused:

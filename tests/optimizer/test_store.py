@@ -45,6 +45,15 @@ def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next(tmp_path):
     assert [r.iter for r in TuneStore.open(store.root).records] == [1, 2]
 
 
+def test_an_unrecorded_iteration_folder_starts_empty(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    (store.iter_dir(1) / "stdout.txt").write_text("from an interrupted attempt")
+    assert list(store.iter_dir(1).iterdir()) == []
+    store.append(record(1, 2.0))
+    (store.iter_dir(1) / "result.json").write_text("{}")
+    assert [p.name for p in store.iter_dir(1).iterdir()] == ["result.json"]  # recorded: kept
+
+
 def test_lookup_finds_the_evaluated_iteration_not_cached_copies(tmp_path):
     store = TuneStore.create(tmp_path, "circuit", {})
     store.append(record(1, 2.0, key="a"))
