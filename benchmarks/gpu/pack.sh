@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packs what a lent GPU machine (no network) needs into .carry/ (git-ignored): the Legion headers and libraries of
-# the installed legate wheel (~14 MB with xz) and the wheels of pure-Python packages the machine may lack. Run here, then name .carry in the device call's
+# the installed legate wheel (~14 MB with xz), mapperopt's own wheel and those of pure-Python packages the machine
+# may lack. Run here, then name .carry in the device call's
 # `carry` and start the command with `source benchmarks/gpu/setup.sh`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,4 +15,6 @@ ln -s liblegion-legate.so.1 "$tmp/legion/lib64/liblegion-legate.so"
 ln -s librealm-legate.so.25 "$tmp/legion/lib64/librealm-legate.so"
 tar -C "$tmp" -cf - legion | xz -6 -T0 > .carry/legion.tar.xz
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 -d .carry/wheels lark click jinja2 pyyaml rich
+rm -f .carry/wheels/mapperopt-*.whl
+python3 -m pip wheel -q --no-deps -w .carry/wheels .
 du -sh .carry
