@@ -104,10 +104,9 @@ def machine(cpus, gpus, as_json):
               help="Build CUDA variants: on, off, or auto (when nvcc is found).")
 def build(benches, cuda):
     """Build benchmark applications (all when none is named). Builds are cached and incremental."""
-    from mapperopt.benchmarks import build_app
+    from mapperopt.benchmarks import build_app, known_benchmarks
 
-    configs = resources.files("mapperopt.configs")
-    for name in benches or sorted(p.name[:-5] for p in configs.iterdir() if p.name.endswith(".yaml")):
+    for name in benches or known_benchmarks():
         click.echo(f"{name}: {build_app(name, cuda=cuda)}")
 
 
