@@ -16,9 +16,6 @@ from dataclasses import dataclass
 from mapperopt.dsl.ast import Loc
 from mapperopt.errors import MapperoptError
 
-SEVERITIES = ("error", "warning", "note")
-
-
 @dataclass(frozen=True)
 class Diagnostic:
     """One compile-time finding.

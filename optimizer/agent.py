@@ -278,7 +278,6 @@ class TraceOptimizer(Optimizer):
     """
 
     name = "trace"
-    needs_llm = True
 
     def __init__(self, space: SearchSpace, start: str, seed: int = 0, llm: LLMConfig | Any = None,
                  memory_size: int = 0, **options: Any):

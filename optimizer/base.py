@@ -155,8 +155,6 @@ class Optimizer:
     """
 
     name: ClassVar[str] = ""
-    #: True when the optimizer calls a language model (the CLI then needs an endpoint).
-    needs_llm: ClassVar[bool] = False
 
     def __init__(self, space: Any, start: str, seed: int = 0, **options: Any):
         self.space = space
