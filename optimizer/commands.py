@@ -14,6 +14,7 @@ from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import BenchmarkEvaluator, measure_baselines, tune as run_loop
 from mapperopt.optimizer.store import TuneStore
 
+CONFIRM_REPEATS = 3  # interfaces.md §7: the final best is re-measured with at least 3 repeats
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 
 
@@ -204,6 +205,35 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
     gain = f" ({best.throughput / first.throughput:.2f}x)" if first.ok and first.throughput else ""
     console.print(f"Start (iteration 1): {start_text}; best (iteration {best.iter}): "
                   f"[bold green]{best.throughput:.4g} {unit}[/]{gain}.")
+    if first.ok and best.iter != first.iter:
+        with console.status(f"Re-measuring the start and the best mapper ({CONFIRM_REPEATS} repeats each)..."):
+            start_run, best_run = (_remeasure(bench, settings, rec.dsl, store.root / f"confirm-{name}")
+                                   for name, rec in (("start", first), ("best", best)))
+        console.print(_confirmation(start_run, best_run, unit))
     console.print(f"Best mapper ({store.root / 'best.dsl'}):")
     console.print(best.dsl.rstrip("\n"), markup=False, soft_wrap=True)
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}")
+
+
+def _remeasure(bench: str, settings: dict, dsl: str, out_dir: Path):
+    """`dsl` run again with `CONFIRM_REPEATS` repeats under the tuning run's settings (a RunResult)."""
+    from mapperopt.benchmarks import run_benchmark
+
+    return run_benchmark(bench, dsl, size=settings["size"], cpus=settings["cpus"], gpus=settings["gpus"],
+                         repeats=CONFIRM_REPEATS, out_dir=out_dir, timeout_s=settings.get("timeout_s"),
+                         extra_args=settings.get("app_args") or ())
+
+
+def _confirmation(start, best, unit: str) -> str:
+    """One line saying whether the best mapper's gain over the start holds up beyond the measurement spread."""
+    if not (start.ok and best.ok):
+        failed = start if not start.ok else best
+        return f"[yellow]Re-measuring failed[/] ({failed.reason}); see {failed.run_dir}."
+    ratio = best.throughput / start.throughput
+    spread = max(start.spread or 0.0, best.spread or 0.0)
+    line = (f"Re-measured ({CONFIRM_REPEATS} repeats, median): start {start.throughput:.4g} {unit}, best "
+            f"{best.throughput:.4g} {unit}: {ratio:.2f}x")
+    if abs(ratio - 1) <= spread:
+        return line + f"[yellow], within the spread of the repeats ({spread:.0%}): not a significant difference.[/]"
+    return line + f", beyond the spread of the repeats ({spread:.0%})."
+

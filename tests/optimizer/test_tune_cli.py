@@ -77,6 +77,11 @@ def test_offline_tuning_beats_a_poor_start(tmp_path, poor, offline, capsys):
         assert (root / f"iter-{i:03d}" / "mapper.dsl").read_text() == store.records[i - 1].dsl
     assert (root / "best.dsl").read_text() == best.dsl and best.dsl.splitlines()[0] in out
     assert f"best (iteration {best.iter})" in out
+    # The gain is checked again with fresh repeats of both programs, beyond their spread.
+    confirmed = {name: json.loads((root / f"confirm-{name}" / "result.json").read_text()) for name in ("start", "best")}
+    assert all(len(c["attempts"]) >= 3 for c in confirmed.values())
+    assert confirmed["best"]["throughput"] > confirmed["start"]["throughput"]
+    assert "beyond the spread of the repeats" in out
 
 
 def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, refused_url, capsys):
