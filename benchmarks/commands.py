@@ -24,16 +24,20 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     console = Console(highlight=False)
     s = result.settings
     title = f"{result.app} with the {result.mapper} mapper (size {s['size']}, {s['cpus']} CPU, {s['gpus']} GPU)"
-    table = Table(title=escape(title), show_header=False)
+    table = Table(title=escape(title), show_header=False, min_width=len(title) + 4)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     runs = len(result.attempts) - s.get("calibration_runs", 0)
     if result.ok:
         table.add_row("status", "[green]ok[/]")
-        table.add_row("median", f"{result.throughput:.4g} {result.unit}")
-        table.add_row("trimmed mean", f"{result.trimmed_mean:.4g} {result.unit}")
-        table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
-        table.add_row("measured time", f"{result.time_s:.3g} s (median; {s['iterations_flag']} {s['iterations']})")
+        if runs > 1:
+            table.add_row("median", f"{result.throughput:.4g} {result.unit}")
+            table.add_row("trimmed mean", f"{result.trimmed_mean:.4g} {result.unit}")
+            table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
+        else:
+            table.add_row("throughput", f"{result.throughput:.4g} {result.unit}")
+        table.add_row("measured time", f"{result.time_s:.3g} s ({'median; ' if runs > 1 else ''}"
+                                       f"{s['iterations_flag']} {s['iterations']})")
         table.add_row("repeats", str(runs) + (f" (+ {s['calibration_runs']} calibration)"
                                               if s.get("calibration_runs") else ""))
         table.add_row("verified", "yes, every execution")

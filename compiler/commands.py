@@ -9,7 +9,7 @@ import click
 
 from mapperopt.compiler.build import CheckError, compile_program
 from mapperopt.descriptions import parse_machine_spec
-from mapperopt.dsl.commands import load_app
+from mapperopt.dsl.commands import load_app, unchecked_note
 from mapperopt.dsl.errors import DslSyntaxError, render_all
 from mapperopt.errors import MapperoptError
 
@@ -44,6 +44,9 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec):
         raise click.exceptions.Exit(1) from None
     if cm.diagnostics:
         click.echo(render_all(cm.diagnostics, text), err=True)
+    note = unchecked_note(bench, machine_spec)
+    if note:
+        click.echo(note, err=True)
     if emit_cpp:
         shutil.copyfile(cm.cpp_path, emit_cpp)
     if output:

@@ -800,7 +800,8 @@ class _Checker:
         hints = []
         m = re.search(r"in dimension (\d+) of (\S+)", err.detail)
         if code == "E205" and m and err.code == "R400":
-            hints.append(f"reduce the index modulo <model>.size[{m[1]}]")
+            hints.append(f"reduce the index modulo the size of that dimension, e.g. `i % m.size[{m[1]}]` for the "
+                         "machine model `m` being indexed")
         notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
         if stmt is not None:
             notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")

@@ -75,6 +75,16 @@ machine_option = click.option("--machine", "machine_spec", metavar="NODESxGPUS[x
                               help="A hypothetical machine, e.g. 2x4 (two nodes, four GPUs and one CPU each).")
 
 
+def unchecked_note(bench: str | None, machine_spec: str | None) -> str | None:
+    """A note naming what a check without --bench or --machine could not see, or None."""
+    missing = []
+    if not bench:
+        missing.append("task and region names (give --bench NAME)")
+    if not machine_spec:
+        missing.append("mapping functions at every launch point (give --machine, e.g. 1x4)")
+    return "note: not checked: " + "; ".join(missing) if missing else None
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
@@ -96,6 +106,9 @@ def check(file, bench, machine_spec):
     warnings = len(diags) - errors
     summary = f"{file}: {errors} error(s), {warnings} warning(s)" if diags else f"{file}: ok"
     click.echo(summary, err=bool(diags))
+    note = unchecked_note(bench, machine_spec)
+    if note:
+        click.echo(note, err=True)
     if errors:
         raise click.exceptions.Exit(1)
 

@@ -83,7 +83,8 @@ def machine(cpus, gpus, as_json):
         click.echo(json.dumps(data, indent=2))
         return
     console = Console()
-    procs = Table(title=f"Processors per node ({data['nodes']} node{'s' if data['nodes'] != 1 else ''})")
+    title = f"Processors per node ({data['nodes']} node{'s' if data['nodes'] != 1 else ''})"
+    procs = Table(title=title, min_width=len(title) + 4)
     procs.add_column("kind")
     procs.add_column("count per node", justify="right")
     for kind, counts in data["processors"].items():

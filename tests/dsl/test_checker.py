@@ -131,7 +131,8 @@ def test_e205_static_evaluation(circuit, m14, with_domain):
     assert [d.code for d in found] == ["E205"]
     d = found[0]
     assert "point (4,)" in d.message and "index 1 >= size 1 in dimension 0" in d.message
-    assert d.hints == ("reduce the index modulo <model>.size[0]",)
+    assert d.hints == ("reduce the index modulo the size of that dimension, e.g. `i % m.size[0]` for the machine "
+                       "model `m` being indexed",)
     assert (d.loc.line, d.loc.col) == (9, 37)
     assert any("IndexTaskMap calculate_new_currents,distribute_charge,update_voltages linearblock;" in n
                for n in d.notes)

@@ -23,7 +23,9 @@ def test_check_every_example(path):
         path.name, "circuit" if path.name.startswith(("s", "fig")) else None)
     result = run("check", str(path), *(["--bench", bench] if bench else []))
     assert result.exit_code == 0, result.output
-    assert result.output.strip().endswith(("ok", "warning(s)"))
+    assert any(line.endswith(("ok", "warning(s)")) for line in result.output.splitlines())
+    assert "mapping functions at every launch point (give --machine" in result.output
+    assert ("task and region names" in result.output) == (bench is None)
 
 
 def test_check_reports_errors_and_exits_1(tmp_path):
