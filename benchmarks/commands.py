@@ -81,9 +81,13 @@ def run(ctx, bench, mapper, size, cpus, gpus, repeats, out_dir, timeout_s, min_t
     everything in a run folder. APP_ARGS (after `--`) are passed to the application; a flag the size already
     sets takes the new value. Exit status 1 when the run failed.
     """
-    result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
-                           out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
-                           profile=profile, extra_args=app_args)
+    from rich.console import Console
+
+    # A first run builds the application (tens of seconds); say so instead of sitting silent.
+    with Console(stderr=True).status(f"Running {bench} (building the application and the mapper if needed)..."):
+        result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
+                               out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
+                               profile=profile, extra_args=app_args)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
