@@ -52,14 +52,26 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     console.print(f"[bold]suggestion:[/] {escape(feedback.suggestion)}")
 
 
+def size_options(command):
+    """The problem size and processors of a benchmark run: `--size`, `--cpus`, `--gpus` (shared with `tune`)."""
+    options = [
+        click.option("--size", default="ci", show_default=True,
+                     help="Problem size from configs/BENCH.yaml: ci, small, gpu."),
+        click.option("--cpus", type=click.IntRange(min=1), default=None,
+                     help="CPU processors (-ll:cpu) [default: the size's]."),
+        click.option("--gpus", type=click.IntRange(min=0), default=None,
+                     help="GPUs (-ll:gpu) [default: the size's]."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("bench")
 @click.option("--mapper", default="default", show_default=True,
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
-@click.option("--size", default="ci", show_default=True, help="Problem size from configs/BENCH.yaml: ci, small, gpu.")
-@click.option("--cpus", type=click.IntRange(min=1), default=None,
-              help="CPU processors (-ll:cpu) [default: the size's].")
-@click.option("--gpus", type=click.IntRange(min=0), default=None, help="GPUs (-ll:gpu) [default: the size's].")
+@size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
               help="Measured executions; the median is reported.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from mapperopt.benchmarks.commands import size_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
 from mapperopt.optimizer.llm import LLMConfig
@@ -86,10 +87,7 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
               help="`trace`: OptoPrime with a language model (needs an endpoint); `guided`: rule-based search, no "
                    "model [default: trace when an endpoint is configured, else guided].")
-@click.option("--size", default="ci", show_default=True, help="Problem size from configs/BENCH.yaml: ci, small, gpu.")
-@click.option("--cpus", type=click.IntRange(min=1), default=None,
-              help="CPU processors (-ll:cpu) [default: the size's].")
-@click.option("--gpus", type=click.IntRange(min=0), default=None, help="GPUs (-ll:gpu) [default: the size's].")
+@size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
               help="Measured executions per mapper; the optimizer sees the median.")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
