@@ -11,16 +11,16 @@
 set -uo pipefail
 out=${OUT:-gpu-out}
 iters=${ITERS:-4}
+work=$(mktemp -d)
 mkdir -p "$out"
 nvidia-smi -L | tee "$out/gpus.txt"
-nvcc -O2 -arch=sm_90 benchmarks/gpu/copybw.cu -o /tmp/copybw && /tmp/copybw | tee "$out/copybw.txt"
+nvcc -O2 -arch=sm_90 benchmarks/gpu/copybw.cu -o "$work/copybw" && "$work/copybw" | tee "$out/copybw.txt"
 mapperopt build --cuda on || exit 1
-tune=/tmp/mapperopt-gpu-tune
-rm -rf "$tune"
+tune=$work/tune
 mapperopt tune circuit --size gpu --gpus 1 --iters "$iters" --baseline both --runs-dir "$tune"
 tar -C "$tune" -czf "$out/tune.tar.gz" .
-runs=/tmp/mapperopt-gpu-runs
-rm -rf "$runs" && : > "$out/summary.jsonl"
+runs=$work/runs
+: > "$out/summary.jsonl"
 for job in stencil:1 circuit:2 stencil:2; do
   app=${job%:*} gpus=${job#*:}
   for mapper in default expert; do

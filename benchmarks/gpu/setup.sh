@@ -3,9 +3,9 @@
 # and libraries, and wheels (mapperopt itself and pure-Python packages the machine may lack). The machine has no
 # network; it has nvcc and the NVIDIA driver. It is thrown away after use.
 set -e
-mkdir -p /tmp/mapperopt-legion
-tar -C /tmp/mapperopt-legion -xJf .carry/legion.tar.xz
-export MAPPEROPT_LEGION_PREFIX=/tmp/mapperopt-legion/legion
+legion_root=$(mktemp -d)
+tar -C "$legion_root" -xJf .carry/legion.tar.xz
+export MAPPEROPT_LEGION_PREFIX="$legion_root/legion"
 python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich
 python3 -m pip install -q --no-deps --no-index .carry/wheels/mapperopt-*.whl
 export PATH="$(python3 -c 'import sys, os; print(os.path.dirname(sys.executable))'):$PATH"

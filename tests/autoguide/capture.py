@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -81,7 +82,7 @@ def _scrub(text: str) -> str:
     """Text with machine-specific paths replaced by stable placeholders."""
     for path, name in ((str(REPO), "<repo>"), (str(toolchain.cache_dir()), "<cache>"), (str(Path.home()), "<home>")):
         text = text.replace(path, name)
-    return text
+    return re.sub(re.escape(tempfile.gettempdir()) + r"/tmp\w+", "<tmp>", text)
 
 
 def _execute(app: str, cmd: list[str]) -> tuple[RunResult, str]:
