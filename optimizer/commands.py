@@ -18,7 +18,7 @@ from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import BenchmarkEvaluator, measure_baselines, tune as run_loop
 from mapperopt.optimizer.store import TuneStore
-from mapperopt.optimizer.llm import require_llm_extra
+from mapperopt.optimizer.llm import ModelError, require_llm_extra
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
@@ -174,11 +174,14 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--llm-api-key", default=None, help="API key [env MAPPEROPT_LLM_API_KEY]; never stored.")
 @click.option("--llm-timeout", type=float, default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
-@click.option("--llm-retries", type=int, default=None, help="Retries per model request [env MAPPEROPT_LLM_RETRIES; 2].")
+@click.option("--llm-retries", type=int, default=None,
+              help="Retries of a model request after an endpoint fault [env MAPPEROPT_LLM_RETRIES; 3].")
+@click.option("--llm-cap", type=float, default=None,
+              help="Seconds of model time one iteration may use [env MAPPEROPT_LLM_CAP; 300].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats, max_repeats, min_time_s, timeout_s,
          seed, start, baseline, feedback_level, final_rounds, new, resume_dir, runs_dir, llm_base_url, llm_model,
-         llm_api_key, llm_timeout, llm_retries, app_args):
+         llm_api_key, llm_timeout, llm_retries, llm_cap, app_args):
     """Tune a mapper for BENCH: propose a DSL mapper, compile and run it, feed AutoGuide's feedback to the
     optimizer, repeat; keep the best. At the end the top candidates, the start and the reference mappers are
     measured together and the best is compared with each (docs/tuning.md).
@@ -196,7 +199,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
-                             max_retries=llm_retries)
+                             max_retries=llm_retries, max_model_s=llm_cap)
     found = resume_dir
     if resume_dir is None:
         optimizer = optimizer or ("trace" if llm.configured else "guided")
@@ -204,6 +207,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             raise MapperoptError("the trace optimizer needs a language-model endpoint",
                                  hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (or --llm-base-url, "
                                       "--llm-model), or use --optimizer guided")
+        if optimizer == "trace":
+            require_llm_extra()
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
@@ -222,14 +227,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if settings["optimizer"] == "trace" and not llm.configured:
             raise MapperoptError(f"{found} was tuned with the trace optimizer, which needs a language-model "
                                  "endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL again")
+        if settings["optimizer"] == "trace":
+            require_llm_extra()
         how = "--new starts afresh" if resume_dir is None else "the run's own settings apply"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
     else:
         with console.status(f"Describing {bench} and the machine, measuring baselines..."):
             store, settings = _new_run(bench, opts, request)
         iters = settings["iters"]
-    if settings["optimizer"] == "trace":
-        require_llm_extra()
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"])
@@ -282,6 +287,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] The same command continues; "
                       f"or: mapperopt tune {bench} --resume {store.root} --iters {iters}")
         raise click.exceptions.Abort() from None
+    except ModelError:
+        status.stop()
+        console.print(f"[yellow]Stopped after {len(store.records)} iterations: the language model is not "
+                      f"answering (no iteration was used up).[/] Folder: {store.root}")
+        raise
     finally:
         status.stop()
         store.unlock()
