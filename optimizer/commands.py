@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,8 @@ def _unfinished(runs_dir: Path, bench: str, request: dict, iters: int | None) ->
             store = TuneStore.open(root)
         except MapperoptError:
             continue
-        if store.settings.get("request") != request:
-            continue
+        if store.settings.get("request") != request or "iterations" not in store.settings:
+            continue  # another request, or one whose set-up (baselines, calibration) never finished
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
             return root
         return None  # the latest run of this request is finished: start afresh
@@ -327,6 +328,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     for name in BASELINES[settings.get("baseline", "none")]:
         mappers[name] = name
     evaluator = _evaluator(settings["app"], settings)
+    shutil.rmtree(store.root / "final", ignore_errors=True)  # what an interrupted comparison left
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
     finalists = [n for n in picked if measured[n].ok]
