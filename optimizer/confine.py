@@ -11,12 +11,14 @@ Each call starts a fresh `python -I -S` child that defines the one function from
   (it dies with the tuner);
 * in a new, empty temporary working folder, removed afterwards;
 * with an environment of `PATH` and `LANG` only: no API key, no token, no other variable of the user's;
-* in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables).
+* in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables);
+* and, where bubblewrap (`bwrap`) is installed and works, inside it (`sandbox()`): the whole filesystem read-only,
+  a private empty /tmp as working folder, no network, its own process and IPC namespaces.
 
-It is NOT confined in what it can read (files the user can read), delete or create empty, in network access, or in
-starting processes, which run with the user's rights: these limits keep a runaway or careless method from hanging
-the tuner, exhausting memory, writing files or seeing secrets; they are not a sandbox against hostile code. Run the
-tuner under a container or a dedicated user for that. docs/tuning.md repeats this.
+Without bubblewrap it is NOT confined in what it can read (files the user can read), delete or create empty, in
+network access, or in starting processes, which run with the user's rights: the limits keep a runaway or careless
+method from hanging the tuner, exhausting memory, writing data or seeing secrets; they are not a sandbox against
+hostile code. docs/tuning.md says exactly what holds in each case.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from functools import lru_cache
 from typing import Any, Sequence
 
 WALL_S = 10.0                  # wall-clock seconds one method call may take
@@ -92,6 +96,24 @@ def _preexec():
     return preexec
 
 
+@lru_cache(maxsize=None)
+def sandbox() -> tuple[str, ...]:
+    """The bubblewrap command line the child runs under, or () where `bwrap` is missing or does not work here
+    (e.g. unprivileged user namespaces disabled): tried once with the child's own limits."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return ()
+    # The home folder stays visible (read-only): Python itself often lives there (pyenv, conda, a venv).
+    cmd = (bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all",
+           "--die-with-parent", "--new-session", "--chdir", "/tmp")
+    try:
+        probe = subprocess.run([*cmd, sys.executable, "-I", "-S", "-c", "print('ok')"], capture_output=True,
+                               text=True, timeout=WALL_S, env={}, preexec_fn=_preexec())
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return cmd if probe.returncode == 0 and probe.stdout.strip() == "ok" else ()
+
+
 def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     """Calls function `name` defined by `source` as `name(None, *args)` in a confined child (see the module).
 
@@ -110,7 +132,7 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     request = json.dumps({"source": source, "name": name, "args": list(args)})
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
     with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
-        proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([*sandbox(), sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
                                 start_new_session=True, preexec_fn=_preexec())
         try:
@@ -141,4 +163,4 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     return reply["value"]
 
 
-__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "run_confined"]
+__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "run_confined", "sandbox"]
