@@ -19,7 +19,7 @@ mapperopt build pennant --cuda on || exit 1
 record() {  # run folder name, then `mapperopt run` arguments
   local name=$1
   shift
-  mapperopt run pennant "$@" ${TIMEOUT:+--timeout "$TIMEOUT"} --out "$runs/$name" --json \
+  mapperopt run pennant ${TIMEOUT:+--timeout "$TIMEOUT"} --out "$runs/$name" --json "$@" \
     | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)))' >> "$out/summary.jsonl"
   tail -n 1 "$out/summary.jsonl" | python3 -c 'import json, sys; r = json.load(sys.stdin); s = r["settings"]
 print(r["mapper"], "gpus", s["gpus"], "cpus", s["cpus"], r["status"], r["throughput"], r["unit"], "time_s",
