@@ -518,52 +518,63 @@ bool on_plane(double v, const double *planes, int n) {
   return false;
 }
 
-// Writes the topology of mesh zone (i, j) with compacted id z, whose corner points have ids pts[0..3].
-template <typename Source>
-void write_zone(const Source &src, int64_t z, int64_t original, const int64_t pts[4]) {
-  const auto znump = src.template zone<int32_t>(FID_ZNUMP);
-  const auto mapzs = src.template zone<int64_t>(FID_MAPZS);
-  const auto zone_id = src.template zone<int64_t>(FID_ZONE_ID);
-  const auto mapsz = src.template side<int64_t>(FID_MAPSZ), s3 = src.template side<int64_t>(FID_MAPSS3),
-             s4 = src.template side<int64_t>(FID_MAPSS4);
-  const auto p1 = src.template side<coord_t>(FID_MAPSP1), p2 = src.template side<coord_t>(FID_MAPSP2);
-  znump[z] = 4;
-  mapzs[z] = 4 * z;
-  zone_id[z] = original;
-  for (int k = 0; k < 4; k++) {
-    const int64_t s = 4 * z + k;
-    mapsz[s] = z;
-    p1[s] = pts[k];
-    p2[s] = pts[(k + 1) % 4];
-    s3[s] = 4 * z + (k + 3) % 4;
-    s4[s] = 4 * z + (k + 1) % 4;
-  }
-}
+// Writes the mesh topology and the points' positions and wall flags through views built once.
+struct TopologyWriter {
+  Col<int32_t> znump;
+  Col<int64_t> mapzs, zone_id, mapsz, s3, s4;
+  Col<coord_t> p1, p2;
+  PCol<vec2> px;
+  PCol<int32_t> bcx, bcy;
+  const Params &p;
 
-template <typename Source>
-void write_point(const Source &src, const Params &p, int64_t id, int64_t i, int64_t j) {
-  const vec2 x = {p.lenx / static_cast<double>(p.nzx) * static_cast<double>(i),
-                  p.leny / static_cast<double>(p.nzy) * static_cast<double>(j)};
-  src.template point<vec2>(FID_PX)[id] = x;
-  src.template point<int32_t>(FID_HAS_BCX)[id] = on_plane(x.x, p.bcx, p.nbcx);
-  src.template point<int32_t>(FID_HAS_BCY)[id] = on_plane(x.y, p.bcy, p.nbcy);
-}
+  template <typename Source>
+  TopologyWriter(const Source &src, const Params &params)
+      : znump(src.template zone<int32_t>(FID_ZNUMP)), mapzs(src.template zone<int64_t>(FID_MAPZS)),
+        zone_id(src.template zone<int64_t>(FID_ZONE_ID)), mapsz(src.template side<int64_t>(FID_MAPSZ)),
+        s3(src.template side<int64_t>(FID_MAPSS3)), s4(src.template side<int64_t>(FID_MAPSS4)),
+        p1(src.template side<coord_t>(FID_MAPSP1)), p2(src.template side<coord_t>(FID_MAPSP2)),
+        px(src.template point<vec2>(FID_PX)), bcx(src.template point<int32_t>(FID_HAS_BCX)),
+        bcy(src.template point<int32_t>(FID_HAS_BCY)), p(params) {}
+
+  // Zone with compacted id z (original id `original`), whose corner points have ids pts[0..3] (counter-clockwise).
+  void zone(int64_t z, int64_t original, const int64_t pts[4]) const {
+    znump[z] = 4;
+    mapzs[z] = 4 * z;
+    zone_id[z] = original;
+    for (int k = 0; k < 4; k++) {
+      const int64_t s = 4 * z + k;
+      mapsz[s] = z;
+      p1[s] = pts[k];
+      p2[s] = pts[(k + 1) % 4];
+      s3[s] = 4 * z + (k + 3) % 4;
+      s4[s] = 4 * z + (k + 1) % 4;
+    }
+  }
+  // Mesh point (i, j) with id `id`.
+  void point(int64_t id, int64_t i, int64_t j) const {
+    const vec2 x = {p.lenx / static_cast<double>(p.nzx) * static_cast<double>(i),
+                    p.leny / static_cast<double>(p.nzy) * static_cast<double>(j)};
+    px[id] = x;
+    bcx[id] = on_plane(x.x, p.bcx, p.nbcx);
+    bcy[id] = on_plane(x.y, p.bcy, p.nbcy);
+  }
+};
 
 // initialize_topology: zone -> side -> point maps of one piece, and its owned points' positions and wall flags.
 void initialize_topology_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx,
                               Runtime *runtime) {
   const Params &p = task_params(task);
-  const LegionSource src(task, regions, ctx, runtime);
+  const TopologyWriter out(LegionSource(task, regions, ctx, runtime), p);
   const MeshLayout mesh(p);
   const int64_t piece = task->index_point[0];
   for (int64_t j = mesh.y0(piece); j < mesh.y1(piece); j++)
     for (int64_t i = mesh.x0(piece); i < mesh.x1(piece); i++) {
       const int64_t pts[4] = {mesh.point_id(i, j), mesh.point_id(i + 1, j), mesh.point_id(i + 1, j + 1),
                               mesh.point_id(i, j + 1)};
-      write_zone(src, mesh.zone_id(piece, i, j), j * p.nzx + i, pts);
+      out.zone(mesh.zone_id(piece, i, j), j * p.nzx + i, pts);
     }
   for (int64_t j = mesh.y0(piece); j < mesh.oy1(piece); j++)
-    for (int64_t i = mesh.x0(piece); i < mesh.ox1(piece); i++) write_point(src, p, mesh.point_id(i, j), i, j);
+    for (int64_t i = mesh.x0(piece); i < mesh.ox1(piece); i++) out.point(mesh.point_id(i, j), i, j);
 }
 
 DtState next_dt(const Params &p, const DtState &prev, double dthydro) {
@@ -681,14 +692,15 @@ class ArraySource {
 // Runs the whole problem sequentially; returns zr, ze, zp per original zone id.
 std::vector<double> sequential_run(const Params &p) {
   ArraySource src(p.num_zones(), p.num_sides(), p.num_points());
+  const TopologyWriter topology(src, p);
   const int64_t npx = p.nzx + 1;
   for (int64_t j = 0; j <= p.nzy; j++)
-    for (int64_t i = 0; i <= p.nzx; i++) write_point(src, p, j * npx + i, i, j);
+    for (int64_t i = 0; i <= p.nzx; i++) topology.point(j * npx + i, i, j);
   for (int64_t j = 0; j < p.nzy; j++)
     for (int64_t i = 0; i < p.nzx; i++) {
       const int64_t p0 = j * npx + i;
       const int64_t pts[4] = {p0, p0 + 1, p0 + npx + 1, p0 + npx};
-      write_zone(src, j * p.nzx + i, j * p.nzx + i, pts);
+      topology.zone(j * p.nzx + i, j * p.nzx + i, pts);
     }
   for (TaskID id : INIT_PHASES) run_phase<CpuExec>(id, src, p, 0.0);
   DtState state = {0.0, 0.0, 0};
