@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "app.h"
 #include "describe.h"
 #include "pennant.h"
@@ -284,7 +286,11 @@ std::vector<double> deck_numbers(const std::string &path, int line_no, const std
 // Reads a PENNANT input deck (`key value...` lines; `#` starts a comment).
 void read_deck(const std::string &path, Params &p) {
   std::ifstream in(path);
-  if (!in) usage_error("cannot read deck '" + path + "'");
+  if (!in) {
+    char cwd[4096];
+    usage_error("cannot read deck '" + path + "'" +
+                (path[0] != '/' && getcwd(cwd, sizeof(cwd)) ? std::string(" (relative to ") + cwd + ")" : ""));
+  }
   std::string line;
   int line_no = 0;
   bool has_mesh = false;
