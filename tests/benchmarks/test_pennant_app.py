@@ -121,3 +121,16 @@ def test_describe_names_and_requirement_order():
         ("rp_all_ghost_p", "partition", "rp_all_ghost"), ("rp_all_shared_p", "partition", "rp_all_ghost"),
         ("rs_all", "region", None), ("rs_all_p", "partition", "rs_all")}
     assert load_config("pennant").size("ci").args["-deck"] == str(DECKS / "leblanc.pnt")
+
+
+def test_expert_index_map_places_pieces_cyclically(tmp_path):
+    """With two CPUs (no GPU: the expert's mgpu is the CPU machine), gpu_cyclic sends piece p to CPU p mod 2 and
+    initialize_topology, the CPU-only index task, to the node's first CPU."""
+    result = run_benchmark("pennant", "expert", cpus=2, min_time_s=0, trace=True, out_dir=tmp_path)
+    assert result.ok, f"{result.stage}: {result.reason}\n{result.log[-3000:]}"
+    placements = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    index = [p for p in placements if p["point"] is not None]
+    assert {p["task"] for p in index} >= {"calc_centers", "sum_point_mass", "adv_pos_full", "calc_dt_hydro"}
+    for p in index:
+        expected = 0 if p["task"] == "initialize_topology" else p["point"][0] % 2
+        assert (p["proc"]["kind"], p["proc"]["index"]) == ("CPU", expected), p
