@@ -666,9 +666,9 @@ struct DtHydroF {
 // ---- Running a phase: fields from a source, the loop from an executor -----------------------------------------------
 
 // Source: zone<T>(fid), side<T>(fid), point<T>(fid) return Col/PCol views; zone_range(), side_range() and
-// point_ranges() the elements this task owns. Exec: run(lo, hi, f) calls f(i) for i in [lo, hi];
-// min(lo, hi, f) returns the minimum of f(i) (1e99 for an empty range).
-template <typename Exec, typename Source>
+// point_ranges() the elements this task owns. Exec: run(rect, f) calls f(i) for every i of the rect;
+// min(rect, f) returns the minimum of f(i) (1e99 for an empty rect).
+template <typename Source>
 ZoneSides zone_sides(Source &src) {
   return {src.template zone<int32_t>(FID_ZNUMP), src.template zone<int64_t>(FID_MAPZS)};
 }
@@ -717,20 +717,20 @@ double run_phase(int id, Source &src, const Params &p, double dt) {
     case CALC_CENTERS_TASK_ID:
     case CALC_CENTERS_FULL_TASK_ID: {
       const bool half = id == CALC_CENTERS_TASK_ID;
-      zones(CentersF{zone_sides<Exec>(src), sp(FID_MAPSP1), sp(FID_MAPSP2), pv(half ? FID_PXP : FID_PX),
+      zones(CentersF{zone_sides(src), sp(FID_MAPSP1), sp(FID_MAPSP2), pv(half ? FID_PXP : FID_PX),
                      sv(half ? FID_EXP : FID_EX), zv(half ? FID_ZXP : FID_ZX)});
       break;
     }
     case CALC_VOLUMES_TASK_ID:
     case CALC_VOLUMES_FULL_TASK_ID: {
       const bool half = id == CALC_VOLUMES_TASK_ID;
-      zones(VolumesF{zone_sides<Exec>(src), sp(FID_MAPSP1), sp(FID_MAPSP2), pv(half ? FID_PXP : FID_PX),
+      zones(VolumesF{zone_sides(src), sp(FID_MAPSP1), sp(FID_MAPSP2), pv(half ? FID_PXP : FID_PX),
                      zv(half ? FID_ZXP : FID_ZX), sd(half ? FID_SAREAP : FID_SAREA), z(half ? FID_ZAREAP : FID_ZAREA),
                      z(half ? FID_ZVOLP : FID_ZVOL), half ? sd(FID_ELEN) : Col<double>{}, half});
       break;
     }
     case CALC_CHAR_LEN_TASK_ID:
-      zones(CharLenF{zone_sides<Exec>(src), sd(FID_SAREAP), sd(FID_ELEN), z(FID_ZDL)});
+      zones(CharLenF{zone_sides(src), sd(FID_SAREAP), sd(FID_ELEN), z(FID_ZDL)});
       break;
     case CALC_RHO_HALF_TASK_ID:
       zones(RatioF{z(FID_ZM), z(FID_ZVOLP), z(FID_ZRP)});
@@ -748,7 +748,7 @@ double run_phase(int id, Source &src, const Params &p, double dt) {
                           z(FID_ZRP), z(FID_ZSS), z(FID_ZP), sd(FID_SAREAP), sd(FID_SMF), p.alfa, p.ssmin});
       break;
     case QCS_ZONE_CENTER_VELOCITY_TASK_ID:
-      zones(ZoneCenterVelocityF{zone_sides<Exec>(src), sp(FID_MAPSP1), pv(FID_PU0), zv(FID_ZUC)});
+      zones(ZoneCenterVelocityF{zone_sides(src), sp(FID_MAPSP1), pv(FID_PU0), zv(FID_ZUC)});
       break;
     case QCS_CORNER_DIVERGENCE_TASK_ID:
       sides(CornerDivergenceF{si(FID_MAPSZ), si(FID_MAPSS3), sp(FID_MAPSP1), sp(FID_MAPSP2), zv(FID_ZXP), zv(FID_ZUC),
@@ -765,7 +765,7 @@ double run_phase(int id, Source &src, const Params &p, double dt) {
                       sv(FID_SFQ)});
       break;
     case QCS_VEL_DIFF_TASK_ID:
-      zones(VelDiffF{zone_sides<Exec>(src), sp(FID_MAPSP1), sp(FID_MAPSP2), pv(FID_PXP), pv(FID_PU0), sd(FID_ELEN),
+      zones(VelDiffF{zone_sides(src), sp(FID_MAPSP1), sp(FID_MAPSP2), pv(FID_PXP), pv(FID_PU0), sd(FID_ELEN),
                      z(FID_ZSS), z(FID_ZDU), p.q1, p.q2});
       break;
     case SUM_POINT_FORCE_TASK_ID:
@@ -780,7 +780,7 @@ double run_phase(int id, Source &src, const Params &p, double dt) {
                          pd(FID_PMASWT), dt});
       break;
     case CALC_WORK_TASK_ID:
-      zones(WorkF{zone_sides<Exec>(src), sp(FID_MAPSP1), sp(FID_MAPSP2), sv(FID_SFP), sv(FID_SFQ), pv(FID_PU0),
+      zones(WorkF{zone_sides(src), sp(FID_MAPSP1), sp(FID_MAPSP2), sv(FID_SFP), sv(FID_SFQ), pv(FID_PU0),
                   pv(FID_PU), pv(FID_PXP), z(FID_ZETOT), z(FID_ZW), dt});
       break;
     case CALC_WORK_RATE_ENERGY_RHO_FULL_TASK_ID:
