@@ -1,6 +1,6 @@
 """The Pennant application (benchmarks/legion/pennant): the ci size verifies with Legion's default mapper, the
-expert mapper and a mapper that keeps every region in system memory; Sedov matches the original PENNANT's reference
-output; a corrupted run fails its check; deck errors are usage errors; `--describe` gives the names and the
+expert mapper and a mapper that keeps every region in system memory; Sedov and Noh match the original PENNANT's
+reference outputs; a corrupted run fails its check; deck errors are usage errors; `--describe` gives the names and the
 requirement order that the expert mapper and policies rely on."""
 
 from __future__ import annotations
@@ -58,13 +58,15 @@ def test_ci_size_verifies(mapper, tmp_path):
         assert regions and {r["memory"] for r in regions} == {"SYSMEM"}
 
 
-def test_sedov_matches_the_reference_output(app):
-    """Sedov 45 x 45 on 3 pieces, 10 cycles, against sedov.xy.std with the original's CI tolerances."""
-    proc = run(app, "-deck", str(DECKS / "sedov.pnt"), "-npieces", "3", "-check", "reference", *LEGION)
+@pytest.mark.parametrize("deck,pieces,zones", [("sedov", 3, 45 * 45), ("noh", 1, 30 * 100)])
+def test_matches_the_reference_output(app, deck, pieces, zones):
+    """Sedov (rect 45 x 45, 3 pieces) and Noh (pie 30 x 100), 10 cycles, against the original PENNANT's final zr, ze,
+    zp (<deck>.xy.std) with the original's CI tolerances."""
+    proc = run(app, "-deck", str(DECKS / f"{deck}.pnt"), "-npieces", str(pieces), "-check", "reference", *LEGION)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     check = result_of(proc.stdout)["check"]
-    assert check["kind"] == "reference" and check["compared"] == 3 * 45 * 45
-    assert check["max_abs_err"] <= 2e-6
+    assert check["kind"] == "reference" and check["compared"] == 3 * zones
+    assert check["max_abs_err"] <= 2e-6 and check["max_rel_err"] <= 1e-8
     assert check["energy_rel_err"] <= check["energy_tolerance"]
 
 
@@ -83,8 +85,10 @@ def test_deck_and_flag_errors_are_usage_errors(app, tmp_path):
     deck.write_text("meshtype rect\nmeshparams 4 4\nviscosity 3\n")
     proc = run(app, "-deck", str(deck), *LEGION)
     assert proc.returncode == 1 and f"{deck}:3: unknown deck keyword 'viscosity'" in proc.stderr
-    deck.write_text("meshtype pie\nmeshparams 4 4\n")
-    assert "only rect meshes" in run(app, "-deck", str(deck), *LEGION).stderr
+    deck.write_text("meshtype hex\nmeshparams 4 4\n")
+    assert "rect and pie meshes only" in run(app, "-deck", str(deck), *LEGION).stderr
+    proc = run(app, "-deck", str(DECKS / "nohsmall.pnt"), "-npieces", "2", *LEGION)
+    assert proc.returncode == 1 and "pie meshes run as one piece" in proc.stderr
     proc = run(app, "-deck", str(DECKS / "sedovsmall.pnt"), "-npieces", "4", "-numpcx", "3", *LEGION)
     assert proc.returncode == 1 and "-numpcx/-numpcy must divide -npieces" in proc.stderr
     assert "-deck FILE.pnt is required" in run(app, *LEGION).stderr

@@ -108,7 +108,9 @@ PENNANT_HD inline double dmax(double a, double b) { return a > b ? a : b; }
 constexpr int MAX_PLANES = 4;
 
 struct Params {
-  // Mesh: rect nzx x nzy zones on [0, lenx] x [0, leny], cut into numpcx x numpcy blocks of zones (pieces).
+  // Mesh: rect nzx x nzy zones on [0, lenx] x [0, leny], cut into numpcx x numpcy blocks of zones (pieces); or pie
+  // (one piece): nzx zones over the angle lenx (radians), nzy over the radius leny, triangles around the origin.
+  int32_t pie = 0;
   int64_t nzx = 0, nzy = 0;
   double lenx = 1.0, leny = 1.0;
   int64_t npieces = 1, numpcx = 1, numpcy = 1;
@@ -124,8 +126,10 @@ struct Params {
   int64_t cstop = 999999, deck_cstop = 999999, warmup = 2;
 
   int64_t num_zones() const { return nzx * nzy; }
-  int64_t num_sides() const { return 4 * nzx * nzy; }
-  int64_t num_points() const { return (nzx + 1) * (nzy + 1); }
+  int64_t num_sides() const { return pie ? 3 * nzx + 4 * nzx * (nzy - 1) : 4 * nzx * nzy; }
+  int64_t num_points() const { return pie ? (nzx + 1) * nzy + 1 : (nzx + 1) * (nzy + 1); }
+  // The first side of zone z in a mesh with zones in row-major order (pie: the first row are triangles).
+  int64_t first_side(int64_t z) const { return pie ? (z < nzx ? 3 * z : 3 * nzx + 4 * (z - nzx)) : 4 * z; }
   int64_t timed_cycles() const { return cstop - warmup; }
 };
 
@@ -181,7 +185,9 @@ class MeshLayout {
     const int64_t top = y0(piece) > 0 ? 1 : 0, left = x0(piece) > 0 ? 1 : 0;
     return top * w + left * (h - top);
   }
-  int64_t private_count(int64_t piece) const { return owned_count(piece) - shared_count(piece); }
+  int64_t private_count(int64_t piece) const {
+    return p_.pie ? p_.num_points() : owned_count(piece) - shared_count(piece);  // a pie is one piece
+  }
   int64_t first_zone(int64_t piece) const { return zstart_[piece]; }
   int64_t first_shared(int64_t piece) const { return shstart_[piece]; }
   int64_t first_private(int64_t piece) const { return nshared_ + prstart_[piece]; }
