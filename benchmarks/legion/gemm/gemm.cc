@@ -160,7 +160,7 @@ Tile row_major_tile(const char *task, const char *matrix, int param, double *bas
   if ((cols > 1 && col != 1) || ld < cols || strides[0] % sizeof(double) != 0) {
     std::fprintf(stderr,
                  " ** On entry to DGEMM parameter number %d had an illegal value\n"
-                 "%s: the tile of %s (%lld x %lld) is not row-major: row stride %lld, column stride %lld elements "
+                 "error: %s: the tile of %s (%lld x %lld) is not row-major: row stride %lld, column stride %lld elements "
                  "(the BLAS leaf needs SOA C_order instances: column stride 1, row stride >= %lld)\n",
                  param, task, matrix, rows, cols, row, col, cols);
     std::fflush(stderr);
@@ -266,12 +266,12 @@ static CheckResult validate_cpu(const Task *task, const std::vector<PhysicalRegi
       const double v = v_of(in, k), w = w_of(in, k);
       V += v, W += w, S += v * w;
     }
+    std::vector<double> z((size_t)cols);
+    for (long long c = 0; c < cols; c++) z[(size_t)c] = z_of(in, rect.lo[1] + c);
     for (long long r = 0; r < rows; r++) {
       const double u = u_of(in, rect.lo[0] + r);
-      for (long long c = 0; c < cols; c++) {
-        const double z = z_of(in, rect.lo[1] + c);
-        expected[(size_t)(r * cols + c)] = double(n) * u * z + u * W + z * V + S;
-      }
+      for (long long c = 0; c < cols; c++)
+        expected[(size_t)(r * cols + c)] = double(n) * u * z[(size_t)c] + u * W + z[(size_t)c] * V + S;
     }
   }
   // Every term is a small integer, so the product is exact; the tolerance only absorbs a BLAS that reorders sums
