@@ -123,6 +123,21 @@ def test_describe_matches_the_stored_copy_and_the_size(alg):
     assert all(t["domain"] == [4, 4] for t in describe_app(alg, "gpu")["tasks"])
 
 
+def test_the_blas_comes_from_the_installed_wheel(bins):
+    blas = toolchain.find_blas()
+    assert (blas.include_dir / "cblas.h").is_file() and blas.lib == "scipy_openblas"
+    linked = subprocess.run(["ldd", str(bins["cannon"])], capture_output=True, text=True).stdout
+    assert str(blas.lib_dir / "libscipy_openblas.so") in linked
+
+
+def test_expert_mapper_names_exist():
+    cfg = load_config("summa")
+    program = parse(cfg.expert_dsl(), cfg.expert)
+    named = {ident.name for stmt in program.statements
+             if getattr(stmt, "tasks", None) is not None and not stmt.tasks.is_wildcard for ident in stmt.tasks.names}
+    assert named == set(TASKS)   # the expert maps every task of the applications
+
+
 def test_f_order_fails_with_the_blas_reason_and_autoguide_repairs_it(tmp_path):
     """The expert mapper with column-major tiles: task_4 aborts with DGEMM's message (never wrong numbers);
     AutoGuide's edit turns it back into a mapper that verifies."""
