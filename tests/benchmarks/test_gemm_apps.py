@@ -91,6 +91,17 @@ def test_uneven_tiles_and_both_checks_verify(bins, env, alg, check):
     assert res["check"]["kind"] == {"full": "full_product", "structured": "structured"}[check]
 
 
+@pytest.mark.parametrize("mapper, cpus", [("default", 1), ("expert", 2)])
+def test_task_4_reducing_into_a_verifies(bins, env, expert, mapper, cpus):
+    """-reduce: task_4's A is a float64 sum reduction (what the 3-D algorithms need), through both mappers."""
+    mapper_args = ["-mapper", str(expert)] if mapper == "expert" else []
+    proc = run(bins["summa"], env, *CI, "-reduce", *mapper_args, cpus=cpus)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert result_of(proc.stdout)["verified"] is True
+    proc = run(bins["summa"], env, *CI, "-reduce", "-test-skip-step", *mapper_args, cpus=cpus)
+    assert proc.returncode == 2 and result_of(proc.stdout)["verified"] is False
+
+
 @pytest.mark.parametrize("alg, check", [("cannon", "full"), ("pumma", "structured")])
 def test_a_missing_step_fails_the_check(bins, env, alg, check):
     proc = run(bins[alg], env, *CI, "-check", check, "-test-skip-step")

@@ -34,6 +34,7 @@ Config parse_config(int argc, char **argv, long long default_g) {
   c.g = mapperopt::int_flag(argc, argv, "-g", default_g);
   c.iterations = mapperopt::int_flag(argc, argv, "-iters", 10);
   c.warmup = mapperopt::int_flag(argc, argv, "-warmup", 2);
+  c.reduce = mapperopt::has_flag(argc, argv, "-reduce");
   c.inputs.n = c.n;
   c.inputs.seed = (unsigned long long)mapperopt::int_flag(argc, argv, "-seed", 12345);
   const char *check = mapperopt::flag_value(argc, argv, "-check");
@@ -130,10 +131,16 @@ void init_cublas(Context ctx, Runtime *runtime, const Matrices &m) {
   runtime->execute_index_space(ctx, launcher);
 }
 
-void launch_gemm(Context ctx, Runtime *runtime, const Matrices &m, const Domain &domain, ProjectionID proj_a,
-                 ProjectionID proj_b, ProjectionID proj_c) {
+void launch_gemm(Context ctx, Runtime *runtime, const Matrices &m, const Config &config, const Domain &domain,
+                 ProjectionID proj_a, ProjectionID proj_b, ProjectionID proj_c) {
   IndexLauncher launcher(GEMM_TASK_ID, domain, TaskArgument(), ArgumentMap());
-  launcher.add_region_requirement(tile_req(m.A_tiles, m.A, LEGION_READ_WRITE, proj_a));
+  if (config.reduce) {
+    RegionRequirement rr(m.A_tiles, proj_a, ReductionOpID(LEGION_REDOP_SUM_FLOAT64), LEGION_EXCLUSIVE, m.A);
+    rr.add_field(FID_VAL);
+    launcher.add_region_requirement(rr);
+  } else {
+    launcher.add_region_requirement(tile_req(m.A_tiles, m.A, LEGION_READ_WRITE, proj_a));
+  }
   launcher.add_region_requirement(tile_req(m.B_tiles, m.B, LEGION_READ_ONLY, proj_b));
   launcher.add_region_requirement(tile_req(m.C_tiles, m.C, LEGION_READ_ONLY, proj_c));
   runtime->execute_index_space(ctx, launcher);
@@ -358,7 +365,8 @@ std::string describe_2d(const char *app, const Config &config) {
       {"task_3", true, {arg("C_tiles", "C", "read_only")}},
       {"init_cublas", true, {}},
       {"task_4", true,
-       {arg("A_tiles", "A", "read_write"), arg("B_tiles", "B", "read_only"), arg("C_tiles", "C", "read_only")}},
+       {arg("A_tiles", "A", config.reduce ? "reduce" : "read_write"), arg("B_tiles", "B", "read_only"),
+        arg("C_tiles", "C", "read_only")}},
       {"taco_validate", false, {arg("A_tiles", "A", "read_only")}},
   };
   std::vector<mapperopt::TaskInfo> tasks;
@@ -373,6 +381,8 @@ std::string describe_2d(const char *app, const Config &config) {
     info.parent = "main";
     info.domain = {config.g, config.g};
     info.regions = e.regions;
+    for (mapperopt::RegionArg &r : info.regions)
+      if (r.privilege == "reduce") r.redop = "sum_f64";
     tasks.push_back(info);
   }
   std::vector<mapperopt::RegionNode> tree;

@@ -125,6 +125,7 @@ struct Config {
   long long g;            // the tile grid is g x g (2-D algorithms)
   long long iterations;   // timed products
   long long warmup;       // untimed products before them (at least 1)
+  bool reduce;            // task_4 reduces into A (float64 sum) instead of reading and writing it (-reduce)
   Inputs inputs;
 };
 
@@ -135,7 +136,7 @@ struct Matrices {
   Legion::IndexSpace grid;  // colours (g, g)
 };
 
-// Parses -n, -g, -iters, -warmup, -check (full | structured; default full up to n = 512), -seed; usage errors
+// Parses -n, -g, -iters, -warmup, -check (full | structured; default full up to n = 512), -seed, -reduce; usage errors
 // exit 1 naming the flag.
 Config parse_config(int argc, char **argv, long long default_g);
 
@@ -148,10 +149,11 @@ void fill_and_place(Legion::Context ctx, Legion::Runtime *runtime, const Matrice
 // init_cublas over the tile grid (no regions).
 void init_cublas(Legion::Context ctx, Legion::Runtime *runtime, const Matrices &m);
 
-// A task_4 index launch over `domain`: requirement 0 A (read-write) through `proj_a` of `a_part`, 1 B and 2 C
-// (read-only) through `proj_b` of `b_part` and `proj_c` of `c_part`.
-void launch_gemm(Legion::Context ctx, Legion::Runtime *runtime, const Matrices &m, const Legion::Domain &domain,
-                 Legion::ProjectionID proj_a, Legion::ProjectionID proj_b, Legion::ProjectionID proj_c);
+// A task_4 index launch over `domain`: requirement 0 A_tiles through `proj_a` (read-write, or a float64 sum
+// reduction with `config.reduce`), 1 B_tiles through `proj_b` and 2 C_tiles through `proj_c` (read-only).
+void launch_gemm(Legion::Context ctx, Legion::Runtime *runtime, const Matrices &m, const Config &config,
+                 const Legion::Domain &domain, Legion::ProjectionID proj_a, Legion::ProjectionID proj_b,
+                 Legion::ProjectionID proj_c);
 
 // Runs taco_validate on every tile of A, prints the lines of a run and the result line (GFLOP/s counted as
 // 2 n³ per product over `time_s` of `config.iterations` products), and sets the exit status (2 on a mismatch).

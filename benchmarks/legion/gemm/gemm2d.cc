@@ -5,7 +5,8 @@
 // did not place where they are used.
 //
 // Flags: -n (matrix size), -g (tile grid g x g, default 2), -iters (timed products, default 10), -warmup (untimed
-// products before them, default 2), -check full|structured (default: full up to n = 512), -seed, --describe,
+// products before them, default 2), -check full|structured (default: full up to n = 512), -seed, -reduce (task_4
+// reduces into A with a float64 sum instead of reading and writing it, as the 3-D algorithms will), --describe,
 // -mapper PATH.so (docs/interfaces.md §1), and the test hook -test-skip-step (the last step of every product is
 // left out: the check must fail, exit status 2).
 #include <cstdio>
@@ -71,7 +72,7 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
     runtime->issue_execution_fence(ctx).get_void_result();
     const double start = now_s();
     for (long long s = 0; s < steps; s++)
-      launch_gemm(ctx, runtime, m, grid, 0, PROJ_BASE + 2 * s, PROJ_BASE + 2 * s + 1);
+      launch_gemm(ctx, runtime, m, config, grid, 0, PROJ_BASE + 2 * s, PROJ_BASE + 2 * s + 1);
     runtime->issue_execution_fence(ctx).get_void_result();
     const double elapsed = now_s() - start;
     if (it >= config.warmup) total += elapsed;
