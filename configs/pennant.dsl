@@ -1,4 +1,4 @@
-# Pennant expert mapper (benchmarks.md §3.7) with the portable prelude: on a machine without GPUs, mgpu is the CPU
+# Pennant expert mapper (the DSL-mapper paper's) with the portable prelude: on a machine without GPUs, mgpu is the CPU
 # model, every task falls back to its CPU variant, and the placement functions return CPU processors.
 Task * GPU,CPU;
 Region * * GPU FBMEM;

@@ -98,7 +98,7 @@ def test_describe_names_and_requirement_order():
     desc = describe_app("pennant", "ci")
     tasks = {t["name"]: t for t in desc["tasks"]}
     assert len(tasks) == 30
-    if toolchain.cuda_enabled("auto"):  # the 27 phase tasks of benchmarks.md §3.2 have GPU variants
+    if toolchain.cuda_enabled("auto"):  # the 27 phase tasks have GPU variants
         assert len([t for t in desc["tasks"] if "GPU" in t["variants"]]) == 27
     for name in ("initialize_topology", "calc_global_dt", "check_state"):
         assert tasks[name]["variants"] == ["CPU"]

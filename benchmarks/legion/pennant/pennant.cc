@@ -1,6 +1,7 @@
-// Pennant on Legion (docs/benchmarks.md §3): the staggered-grid Lagrangian hydrodynamics of LANL's PENNANT on a
-// rect mesh cut into pieces (or a pie mesh, one piece), one index launch per phase over the pieces, a min-reduced time step carried between
-// cycles in futures, one trace per cycle. Region and partition names follow §3.3 (mapper policies address them):
+// Pennant on Legion (docs/pennant.md): the staggered-grid Lagrangian hydrodynamics of LANL's PENNANT on a rect
+// mesh cut into pieces (or a pie mesh, one piece), one index launch per phase over the pieces, a min-reduced time
+// step carried between cycles in futures, one trace per cycle. Region and partition names (mapper policies address
+// them):
 // rz_all / rz_all_p (zones), rs_all / rs_all_p (sides), rp_all / rp_all_p {rp_all_private, rp_all_ghost} /
 // rp_all_private_p, rp_all_ghost_p (aliased: every boundary point a piece touches), rp_all_shared_p (each boundary
 // point with its one owner). Zone and side tasks take rz_all_p[i], rp_all_private_p[i], rp_all_ghost_p[i],
@@ -247,7 +248,8 @@ const bool CUDA_BUILD = false;
 // axisymmetric area-weighted scheme is not exactly conservative where zones move radially (point mass weights change
 // within a step) and where the temporary-triangle-subzoning force acts (it does no internal-energy work). Measured:
 // leblanc 2e-15 after 50 cycles (flow along y, uniform zones); noh 1e-7 after 10; sedovsmall 1.8e-2 after 10
-// cycles, 4.8e-2 after 30; sedov 2.3e-2 after 10. The bound catches gross errors (lost reductions, NaN); the comparisons are the precise checks.
+// cycles, 4.8e-2 after 30; sedov 2.3e-2 after 10. The bound catches gross errors (lost reductions, NaN); the
+// comparisons are the precise checks.
 // -energy-tolerance sets a tighter bound for decks that conserve energy (the leblanc sizes of configs/pennant.yaml).
 constexpr double ENERGY_TOLERANCE = 0.1;
 // Comparison with the reference output or the sequential run: the original PENNANT's own CI tolerances.
@@ -711,7 +713,7 @@ CheckResult check_state_task(const Task *task, const std::vector<PhysicalRegion>
   return check_state(src, src.rect(0), src.rect(2), ref);
 }
 
-// ---- The sequential run: one piece, plain arrays, the original PENNANT's numbering -----------------------------------
+// ---- The sequential run: one piece, plain arrays, the original PENNANT's numbering ---------------------------------
 
 class ArraySource {
  public:
@@ -851,7 +853,7 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
   name_region(R_RP_ALL, runtime->create_logical_region(ctx, point_is, fs[1]));
   name_region(R_RS_ALL, runtime->create_logical_region(ctx, side_is, fs[2]));
 
-  // Partitions (§3.3): blocks of zones and their sides per piece; points private / boundary, then per piece.
+  // Partitions: blocks of zones and their sides per piece; points private / boundary, then per piece.
   std::map<DomainPoint, Domain> zone_blocks, side_blocks, private_blocks, shared_blocks, halves;
   for (int64_t i = 0; i < P; i++) {
     const int64_t z0 = mesh.first_zone(i), z1 = z0 + mesh.zone_count(i);

@@ -1,4 +1,4 @@
-// Pennant: unstructured-mesh Lagrangian staggered-grid hydrodynamics (docs/benchmarks.md §3), written for
+// Pennant: unstructured-mesh Lagrangian staggered-grid hydrodynamics (docs/pennant.md), written for
 // mapperopt from the published algorithm (LANL PENNANT; the task split of Regent's pennant.rg).
 //
 // Shared by pennant.cc (CPU variants, top level, sequential run) and pennant.cu (GPU variants): IDs, the run
@@ -114,7 +114,7 @@ struct Params {
   int64_t nzx = 0, nzy = 0;
   double lenx = 1.0, leny = 1.0;
   int64_t npieces = 1, numpcx = 1, numpcy = 1;
-  // Physics (defaults of benchmarks.md §3.2).
+  // Physics (PENNANT's defaults).
   double alfa = 0.5, cfl = 0.6, cflv = 0.1, dtfac = 1.2, gamma = 5.0 / 3.0, q1 = 0.0, q2 = 2.0, ssmin = 0.0;
   double dtinit = 1e99, dtmax = 1e99, tstop = 1e99;
   double rinit = 1.0, einit = 0.0, rinitsub = 1.0, einitsub = 0.0, uinitradial = 0.0;
@@ -133,7 +133,7 @@ struct Params {
   int64_t timed_cycles() const { return cstop - warmup; }
 };
 
-// Carried from one cycle to the next by calc_global_dt (benchmarks.md §3.2 step 2).
+// Carried from one cycle to the next by calc_global_dt.
 struct DtState {
   double dt;      // this cycle's time step (0 once time has reached tstop: the cycle changes nothing)
   double time;    // simulated time at the end of this cycle
@@ -263,7 +263,7 @@ PENNANT_HD inline void add_to_point(const PCol<double> &f, coord_t p, double v) 
   }
 }
 
-// ---- The phases (benchmarks.md §3.2), one functor per task ----------------------------------------------------------
+// ---- The phases of a cycle, one functor per task -----------------------------------------------------------------
 // Formulas follow LANL PENNANT (Hydro, Mesh, PolyGas, TTS, QCS); comments give the quantity each computes.
 
 constexpr double THIRD = 1.0 / 3.0;
