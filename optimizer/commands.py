@@ -362,7 +362,8 @@ def _print_summary(console: Any, summary: dict, unit: str) -> None:
                         f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median)")
     for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it"):
         table.add_column(col)
-    labels = {summary["best"]: f"{summary['best']} (best)", summary["start"]: f"{summary['start']} (start)"}
+    labels = {summary["start"]: "start" if summary["start"] == "start" else f"{summary['start']} (start)",
+              summary["best"]: f"{summary['best']} (best)"}
     for name, m in summary["measured"].items():
         est = m["estimate"]
         vs = summary["vs"].get(name)
