@@ -566,3 +566,69 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     attempts = H._number_files(run_dir, attempts)
     settings.update(calibration_runs=0, min_time_met=True, command=commands[-1])
     return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), **H._summary(attempts))
+
+
+# ---------------------------------------------------------------------------------------------------- command line
+
+
+def app_option(command):
+    """`--app FILE|'CMD ARGS'`: a user's program instead of a benchmark name (check, explain)."""
+    import click
+
+    return click.option("--app", "app_spec", metavar="FILE|'CMD ARGS'", default=None,
+                        help="Your own Legion program instead of a benchmark: its application file (mapperopt.yaml) "
+                             "or its command line in quotes. Its description is discovered by running it once.")(command)
+
+
+def app_options(command):
+    """`--app` and the metric and verification flags of `--app 'CMD ARGS'` (run, tune, compare)."""
+    import click
+
+    options = [
+        click.option("--metric", "metric_regex", metavar="REGEX", default=None,
+                     help="With --app: the figure of merit is the number this regular expression captures (first "
+                          "group of its last match in the output) [default: the wall time of the run]."),
+        click.option("--unit", default=None, help="With --metric: the metric's unit."),
+        click.option("--higher-is-better", is_flag=True, default=False,
+                     help="With --metric: larger values are better [default: lower is better]."),
+        click.option("--verify-pattern", metavar="REGEX", default=None,
+                     help="With --app: a run is correct only when its output matches REGEX (and it exits 0)."),
+        click.option("--verify-cmd", metavar="CMD", default=None,
+                     help="With --app: a run is correct only when the shell command CMD exits 0 (run in the run "
+                          "folder, with $MAPPEROPT_STDOUT, $MAPPEROPT_STDERR and $MAPPEROPT_RUN_DIR)."),
+        click.option("--reference", metavar="FILE", default=None,
+                     help="With --app: a run is correct only when its output equals FILE."),
+        click.option("--keep-app-mapper", is_flag=True, default=False,
+                     help="With --app: keep the program's own mapper for the tasks the DSL does not name."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return app_option(command)
+
+
+def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, metric_regex=None, unit=None,
+                     higher_is_better=False, verify_pattern=None, verify_cmd=None, reference=None,
+                     keep_app_mapper=False) -> tuple[str | UserApp, tuple]:
+    """(what to run, application arguments) from a command's BENCH argument and its `app_options`.
+
+    With --app, a BENCH argument is the first application argument (click assigns it before APP_ARGS).
+
+    Raises:
+        MapperoptError: neither BENCH nor --app, or --app flags without --app.
+    """
+    flags = {"--metric": metric_regex, "--unit": unit, "--higher-is-better": higher_is_better or None,
+             "--verify-pattern": verify_pattern, "--verify-cmd": verify_cmd, "--reference": reference,
+             "--keep-app-mapper": keep_app_mapper or None}
+    if app_spec is None:
+        given = [k for k, v in flags.items() if v is not None]
+        if given:
+            raise MapperoptError(f"{', '.join(given)} only apply to --app")
+        if not bench:
+            raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
+        return bench, app_args
+    metric = make_metric(metric_regex, unit, higher_is_better) if (metric_regex or unit or higher_is_better) else None
+    verify = None
+    if verify_pattern or verify_cmd or reference:
+        verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None)
+    app = resolve_app(app_spec, metric=metric, verify=verify, keep_app_mapper=keep_app_mapper or None)
+    return app, ((bench,) if bench else ()) + tuple(app_args)

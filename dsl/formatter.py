@@ -99,18 +99,18 @@ def _emit_statement(lines: list[str], stmt: A.Statement, depth: int, comments: l
     lines.append(pad + _with_comments("}", footer))
 
 
-def _name(name: str) -> str:
-    """A task or region name as written in a selector: quoted unless it is an identifier."""
+def selector_name(name: str) -> str:
+    """A task or region name as written in a selector: quoted unless it is an identifier (`"Initialize Nodes"`)."""
     return name if re.fullmatch(r"[_A-Za-z][_A-Za-z0-9]*", name) and name not in A.RESERVED else f'"{name}"'
 
 
 def _tasks(sel: A.TaskSel) -> str:
-    return "*" if sel.names is None else ",".join(_name(i.name) for i in sel.names)
+    return "*" if sel.names is None else ",".join(selector_name(i.name) for i in sel.names)
 
 
 def _region(sel: A.RegionSel) -> str:
     if sel.name is not None:
-        return _name(sel.name)
+        return selector_name(sel.name)
     if sel.index is not None:
         return str(sel.index)
     return "*"

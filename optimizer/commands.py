@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from mapperopt.benchmarks.commands import size_options
+from mapperopt.benchmarks.userapp import app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
 from mapperopt.optimizer.llm import LLMConfig
@@ -41,20 +42,26 @@ def _new_run(bench: str, opts: dict) -> tuple[TuneStore, dict]:
     from mapperopt.commands import probe_machine
     from mapperopt.optimizer.space import SearchSpace
 
+    from mapperopt.benchmarks.userapp import UserApp
+
     size = load_config(bench).size(opts["size"])
     cpus = size.cpus if opts["cpus"] is None else opts["cpus"]
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     app = describe_app(bench, opts["size"])
     machine = probe_machine(cpus, gpus).to_json()
-    space = SearchSpace(app, machine)
+    # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
+    layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
+    space = SearchSpace(app, machine, layouts=layouts)
     start_dsl, start_point = _start_program(opts["start"], space, opts["seed"])
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "repeats": opts["repeats"], "timeout_s": opts["timeout_s"],
         "optimizer": opts["optimizer"], "seed": opts["seed"], "iters": opts["iters"], "start": opts["start"],
         "start_dsl": start_dsl, "start_point": start_point, "feedback_level": opts["feedback_level"],
         "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None,
-        "app_args": list(opts["app_args"]), "app_description": app, "machine": machine,
+        "app_args": list(opts["app_args"]), "app_description": app, "machine": machine, "search_layouts": layouts,
     }
+    if isinstance(bench, UserApp):
+        settings["app_file"] = bench.path
     store = TuneStore.create(opts["runs_dir"], bench, settings)
     evaluator = _evaluator(bench, store.settings)
     if BASELINES[opts["baseline"]]:
@@ -81,7 +88,7 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 
 
 @click.command()
-@click.argument("bench")
+@click.argument("bench", required=False)
 @click.option("--iters", type=click.IntRange(min=1), default=None,
               help="Total iterations (each proposes and evaluates one mapper) [default: 10; on --resume, the run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
@@ -110,9 +117,11 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--llm-timeout", type=float, default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=int, default=None, help="Retries per model request [env MAPPEROPT_LLM_RETRIES; 2].")
+@app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, start, baseline, feedback_level,
-         resume_dir, runs_dir, llm_base_url, llm_model, llm_api_key, llm_timeout, llm_retries, app_args):
+         resume_dir, runs_dir, llm_base_url, llm_model, llm_api_key, llm_timeout, llm_retries, app_args,
+         **app_flags):
     """Tune a mapper for BENCH: propose a DSL mapper, compile and run it, feed AutoGuide's feedback to the
     optimizer, repeat; keep the best.
 
@@ -124,13 +133,18 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
     from rich.markup import escape
     from rich.table import Table
 
+    from mapperopt.benchmarks.userapp import UserApp, app_from_options
+
+    bench, app_args = app_from_options(bench, app_args, **app_flags)
+    if isinstance(bench, UserApp) and baseline == "expert":
+        baseline = "default"  # a user's program has no expert mapper
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
                              max_retries=llm_retries)
     if resume_dir is not None:
         store = TuneStore.open(resume_dir)
         settings = store.settings
-        if settings.get("app") != bench:
+        if settings.get("app") != str(bench):
             raise MapperoptError(f"{resume_dir} tunes {settings.get('app')}, not {bench}")
         iters = iters or settings["iters"]
         if settings["optimizer"] == "trace" and not llm.configured:
@@ -152,7 +166,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
         iters = settings["iters"]
     from mapperopt.optimizer.space import SearchSpace
 
-    space = SearchSpace(settings["app_description"], settings["machine"])
+    space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
+    if not space.layouts:
+        console.print("[yellow]Layouts are not searched:[/] nothing verifies this application's results beyond its "
+                      "exit status, and a layout can make a program compute wrong numbers silently. Give the "
+                      "application a verification (verify: in its application file, or --verify-pattern, "
+                      "--verify-cmd, --reference) to search them.")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
                          start_point=settings.get("start_point"), llm=llm)
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "

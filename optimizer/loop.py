@@ -75,7 +75,7 @@ class BenchmarkEvaluator:
 
     @property
     def settings(self) -> dict:
-        return {"app": self.app, "size": self.size, "cpus": self.cpus, "gpus": self.gpus, "repeats": self.repeats,
+        return {"app": str(self.app), "size": self.size, "cpus": self.cpus, "gpus": self.gpus, "repeats": self.repeats,
                 "timeout_s": self.timeout_s, "profile": self.profile, "extra_args": list(self.extra_args)}
 
     def evaluate(self, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
