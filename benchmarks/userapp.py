@@ -30,8 +30,10 @@ from mapperopt.errors import MapperoptError
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
+DISCOVERY_FORMAT = "discovery/1"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
+TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
 _TOP_KEYS = {"app", "executable", "args", "sizes", "metric", "verify", "keep_app_mapper", "env"}
 
 
@@ -399,7 +401,7 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
 
 
 def _cache_key(app: UserApp, size: str) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(DISCOVERY_FORMAT.encode())
     with open(app.exe, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
@@ -420,7 +422,12 @@ def describe_from_record(name: str, lines: list[dict]) -> dict:
     launch kind, as the DSL mapper writes them with MAPPEROPT_RECORD."""
     tasks: dict[str, dict] = {}
     tree: dict[str, dict] = {}
+    tunables: dict[int, dict] = {}
     for rec in lines:
+        if "tunable" in rec:  # the program's own mapper answered one of its tunables
+            tunables.setdefault(rec["tunable"], {"id": rec["tunable"], "value": rec["value"],
+                                                 "type": TUNABLE_TYPE_OF_BYTES[rec["bytes"]]})
+            continue
         regions = []
         for req in rec["regions"]:
             chain = req["chain"]
@@ -447,7 +454,7 @@ def describe_from_record(name: str, lines: list[dict]) -> dict:
             if task["domain"] is None:
                 task["domain"] = rec["domain"]
     return {"schema": "mapperopt.app/1", "app": name, "discovered": True, "tasks": list(tasks.values()),
-            "region_tree": list(tree.values())}
+            "region_tree": list(tree.values()), "tunables": sorted(tunables.values(), key=lambda t: t["id"])}
 
 
 def discover(app: UserApp, size: str = "ci", refresh: bool = False) -> dict:

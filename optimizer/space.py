@@ -322,8 +322,11 @@ class SearchSpace:
         return f"def {fname}(Task task) {{    # {comment}\n    {body}\n}}"
 
     def prelude(self) -> list[str]:
-        """Global machine models every section may use (`mcpu`, and `mgpu` when the machine has GPUs)."""
-        return [f"{MACHINE_VARS[k]} = Machine({k});" for k in reversed(self.kinds)]
+        """Global machine models every section may use (`mcpu`, and `mgpu` when the machine has GPUs), after the
+        answers to the application's tunables that discovery saw its own mapper give (`Tunable id = value;`)."""
+        tunables = [f"Tunable {t['id']} = {t['value']}{'' if t['type'] == 'int64' else ' ' + t['type']};"
+                    for t in self.app.get("tunables", ())]
+        return [*tunables, *[f"{MACHINE_VARS[k]} = Machine({k});" for k in reversed(self.kinds)]]
 
     def render(self, point: Mapping[str, Any]) -> str:
         """The DSL program of `point`, canonically formatted."""

@@ -1072,6 +1072,20 @@ void DslMapper::select_tunable_value(const MapperContext ctx, const Task &task, 
   }
   if (Mapping::Mapper *app = delegate("")) {
     app->select_tunable_value(ctx, task, input, output);
+    // Discovery keeps the program's answer, so that DSL mappers can give the same one (`Tunable id = value;`).
+    const size_t bytes = output.size;
+    if (shared->record && output.value != nullptr && (bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8)) {
+      int64_t value = 0;
+      if (bytes == 1) value = *static_cast<const int8_t *>(output.value);
+      if (bytes == 2) value = *static_cast<const int16_t *>(output.value);
+      if (bytes == 4) value = *static_cast<const int32_t *>(output.value);
+      if (bytes == 8) value = *static_cast<const int64_t *>(output.value);
+      const std::string line = "{\"tunable\": " + std::to_string(input.tunable_id) + ", \"bytes\": " +
+                               std::to_string(bytes) + ", \"value\": " + std::to_string(value) + "}\n";
+      std::lock_guard<std::mutex> guard(shared->lock);
+      std::fputs(line.c_str(), shared->record);
+      std::fflush(shared->record);
+    }
     return;
   }
   if (input.tunable_id >= DEFAULT_TUNABLE_LAST)
