@@ -406,7 +406,9 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         mapper_flags = ["-mapper", str(so)] + (["-mapper-profile"] if profile else [])
 
     env = toolchain.runtime_env()
-    legion_flags = [*sz.resource_flags(cpus, gpus), *sz.legion_flags, "-logfile", "stderr"]
+    # Logs on stderr (a Legion abort prints nothing otherwise), unless the user chose a log file.
+    logfile = [] if "-logfile" in passthrough or "-logfile" in sz.legion_flags else ["-logfile", "stderr"]
+    legion_flags = [*sz.resource_flags(cpus, gpus), *sz.legion_flags, *logfile]
     attempts: list[Attempt] = []
     measured: list[Attempt] = []
     commands: list[str] = []

@@ -155,6 +155,9 @@ class FirstCpuMapper : public DefaultMapper {
     first_cpu = cpus.first();
   }
   Processor default_policy_select_initial_processor(MapperContext, const Task &) override { return first_cpu; }
+  void default_policy_select_target_processors(MapperContext, const Task &, std::vector<Processor> &target) override {
+    target.assign(1, first_cpu);
+  }
   void slice_task(const MapperContext, const Task &, const SliceTaskInput &input, SliceTaskOutput &output) override {
     output.slices.push_back(TaskSlice(input.domain, first_cpu, false, false));
   }

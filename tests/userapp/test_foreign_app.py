@@ -8,16 +8,13 @@ import json
 import re
 import subprocess
 from collections import Counter
-from functools import lru_cache
 from pathlib import Path
 
-from mapperopt import toolchain
 from mapperopt.benchmarks.harness import run_benchmark
 from mapperopt.benchmarks.userapp import discover, legion_command, load_app_file, shim_env
 from mapperopt.compiler import compile_program
 from mapperopt.cli import main
 
-APP_DIR = Path(__file__).resolve().parents[1] / "app"
 MAPPER = """
 Task "Initialize Nodes" CPU;
 Tunable 11 = 4 int32;
@@ -30,16 +27,11 @@ Layout sum node_fields * C_order;
 """
 
 
-@lru_cache(maxsize=None)
-def foreign() -> Path:
-    return toolchain.build("foreign", [APP_DIR / "foreign.cc"])
-
-
-def app_file(tmp_path: Path, keep: bool = False) -> Path:
+def app_file(tmp_path: Path, exe: Path, keep: bool = False) -> Path:
     path = tmp_path / "mapperopt.yaml"
     path.write_text(f"""
 app: foreign
-executable: {foreign()}
+executable: {exe}
 args: ["-steps", "2"]
 sizes:
   ci: {{args: ["-n", "400"], cpus: 2, csize: 128, timeout_s: 60}}
@@ -70,8 +62,8 @@ def traced(path: Path) -> Counter:
     return out
 
 
-def test_dsl_mapper_displaces_the_programs_mapper_and_the_trace_agrees(tmp_path):
-    app = load_app_file(app_file(tmp_path))
+def test_dsl_mapper_displaces_the_programs_mapper_and_the_trace_agrees(tmp_path, foreign_exe):
+    app = load_app_file(app_file(tmp_path, foreign_exe))
     result = run_benchmark(app, MAPPER, trace=True, out_dir=tmp_path / "run")
     assert result.ok, result.reason
     run = Path(result.run_dir)
@@ -96,12 +88,12 @@ def test_dsl_mapper_displaces_the_programs_mapper_and_the_trace_agrees(tmp_path)
     assert "R455" in stderr  # the epoch worker's map statement was overridden by the must-epoch launch
 
 
-def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path):
+def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path, foreign_exe):
     # Compiled without the application's description, so that selectors naming nothing reach the run.
     mapper = compile_program('def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % 2]; }\n'
                              'IndexTaskMap "Initialize Nodes" spread;\nRegion * nowhere CPU SYSMEM;\n'
                              'Task "no such task" CPU;\n', "mapper.dsl")
-    app = load_app_file(app_file(tmp_path, keep=True))
+    app = load_app_file(app_file(tmp_path, foreign_exe, keep=True))
     done = subprocess.run(legion_command(app, "ci", 2, 0), env=shim_env(app, mapper.so_path), capture_output=True,
                           text=True, timeout=120)
     stdout = done.stdout
@@ -118,8 +110,8 @@ def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path
     assert {c for t, _, c, _ in seen if t == "Update Values"} == {0}  # the program's mapper: all on the first CPU
 
 
-def test_discovery_and_static_check(tmp_path, capsys):
-    path = app_file(tmp_path)
+def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
+    path = app_file(tmp_path, foreign_exe)
     desc = discover(load_app_file(path))
     tasks = {t["name"]: t for t in desc["tasks"]}
     assert set(tasks) == {"top_level", "Initialize Nodes", "Update Values", "epoch worker", "sum"}
