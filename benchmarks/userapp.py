@@ -310,10 +310,11 @@ def has_logfile(args) -> bool:
     return "-logfile" in args
 
 
-def legion_command(app: UserApp, size: str, cpus: int, gpus: int, extra_args=()) -> list[str]:
+def legion_command(app: UserApp, size: str, cpus: int, gpus: int, extra_args=(), sz=None) -> list[str]:
     """The command line of one execution: the program, its arguments, then Legion's resources and flags, and
-    `-logfile stderr` unless the user chose a log file (a Legion abort prints nothing otherwise)."""
-    sz = app.config.size(size)
+    `-logfile stderr` unless the user chose a log file (a Legion abort prints nothing otherwise). `sz`: the size's
+    `SizeConfig` with its memory sizes changed, if they are."""
+    sz = sz or app.config.size(size)
     args = [*app.args[size], *[str(a) for a in extra_args]]
     flags = [*sz.resource_flags(cpus, gpus), *sz.legion_flags]
     if not has_logfile(args) and not has_logfile(flags):
@@ -498,23 +499,27 @@ def discover(app: UserApp, size: str = "ci", refresh: bool = False) -> dict:
 
 
 def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = None, gpus: int | None = None,
-                 repeats: int = 1, out_dir=None, timeout_s: float | None = None, trace: bool = False,
-                 profile: bool = False, extra_args=()):
+                 repeats: int = 1, max_repeats: int | None = None, out_dir=None, timeout_s: float | None = None,
+                 trace: bool = False, profile: bool = False, extra_args=(), csize: int | None = None,
+                 fsize: int | None = None, zsize: int | None = None):
     """`run_benchmark` for a user's program (same arguments, same `RunResult` and run folder): the DSL mapper enters
     through the shim, each execution must exit 0 and pass the application file's checks (else stage "run" or
-    "verify"), and the metric gives `throughput` (see the module's docstring). No calibration: the program's own
-    arguments fix its amount of work."""
+    "verify"), and the metric gives `throughput` (see the module's docstring). No calibration (`min_time_s` does not
+    apply): the program's own arguments fix its amount of work."""
     from dataclasses import replace
 
     from mapperopt.benchmarks import harness as H
+    from mapperopt.benchmarks.protocol import enough
     from mapperopt.records import RunResult
 
-    sz = app.config.size(size)
+    memory = {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None}
+    sz = replace(app.config.size(size), **memory)
+    max_repeats = repeats if max_repeats is None else max_repeats
     cpus = sz.cpus if cpus is None else cpus
     gpus = sz.gpus if gpus is None else gpus
     timeout_s = sz.timeout_s if timeout_s is None else timeout_s
-    if cpus < 1 or gpus < 0 or repeats < 1 or timeout_s <= 0:
-        raise MapperoptError("need cpus >= 1, gpus >= 0, repeats >= 1 and timeout_s > 0")
+    if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0:
+        raise MapperoptError("need cpus >= 1, gpus >= 0, 1 <= repeats <= max_repeats and timeout_s > 0")
     if gpus and not toolchain.has_cuda_driver():
         raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found")
     if mapper == "expert":
@@ -524,7 +529,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         raise MapperoptError("trace and profile need a DSL mapper (the default mapper writes neither)")
     run_dir = Path(out_dir) if out_dir is not None else H._new_run_dir(app.name)
     run_dir.mkdir(parents=True, exist_ok=True)
-    settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats, "timeout_s": timeout_s,
+    settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
+                "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
                 "min_time_s": 0.0, "iterations_flag": "", "iterations": None,
                 "extra_args": [str(a) for a in extra_args], "exe": str(app.exe), "app_file": app.path,
                 "metric": app.metric.describe(), "verify": app.verify.describe(),
@@ -543,11 +549,16 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
     attempts, commands = [], []
-    while len(attempts) < repeats:
+
+    def done() -> bool:  # the harness's rule: at least `repeats`, more while the estimate is loose
+        values = [a.result["throughput"] for a in attempts]
+        return len(values) >= max_repeats or (len(values) >= repeats and enough(values, repeats, max_repeats))
+
+    while not done():
         label = f"-{len(attempts) + 1}"
         trace_path = (run_dir / f"trace{label}.jsonl").resolve() if trace else None
         env = shim_env(app, so, trace_path, profile)
-        cmd = legion_command(app, size, cpus, gpus, extra_args)
+        cmd = legion_command(app, size, cpus, gpus, extra_args, sz)
         commands.append(shlex.join(cmd))
         shown = " ".join(f"{k}={env[k]}" for k in ("LD_LIBRARY_PATH", "LD_PRELOAD", "MAPPEROPT_MAPPER",
                                                    "MAPPEROPT_KEEP_APP_MAPPER") if k in env)
@@ -571,7 +582,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             return finish(status="failed", stage=stage, reason=reason, log=log,
                           attempts=tuple(H._number_files(run_dir, attempts)))
     attempts = H._number_files(run_dir, attempts)
-    settings.update(calibration_runs=0, min_time_met=True, command=commands[-1])
+    settings.update(calibration_runs=0, retried=0, measured_runs=len(attempts), min_time_met=True,
+                    command=commands[-1])
     return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), **H._summary(attempts))
 
 

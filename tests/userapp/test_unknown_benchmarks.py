@@ -13,6 +13,8 @@ from mapperopt.benchmarks.userapp import app_from_command, discover
 from mapperopt.cli import main
 
 VERIFIED = '"verified": true'  # what both print when their own check passes
+# One execution per mapper, no reference mapper, the shortest final comparison: these tests check the workflow.
+QUICK = ["--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1"]
 
 
 def command(bench: str) -> str:
@@ -48,8 +50,8 @@ def test_discovered_description_equals_describe(bench):
 
 @pytest.mark.parametrize("bench", ["circuit", "stencil"])
 def test_tuned_as_unknown_app(bench, tmp_path):
-    status = main(["tune", "--app", command(bench), "--verify-pattern", VERIFIED, "--iters", "3",
-                   "--baseline", "none", "--runs-dir", str(tmp_path)])
+    status = main(["tune", "--app", command(bench), "--verify-pattern", VERIFIED, "--iters", "3", *QUICK,
+                   "--runs-dir", str(tmp_path)])
     assert status == 0
     (root,) = (tmp_path / Path(command(bench).split()[0]).name).glob("tune-*")
     settings = json.loads((root / "settings.json").read_text())
@@ -67,8 +69,7 @@ def test_tuned_as_unknown_app(bench, tmp_path):
 
 
 def test_tune_without_verification_leaves_layouts_alone(tmp_path, capsys):
-    status = main(["tune", "--app", command("stencil"), "--iters", "1", "--baseline", "none",
-                   "--runs-dir", str(tmp_path)])
+    status = main(["tune", "--app", command("stencil"), "--iters", "1", *QUICK, "--runs-dir", str(tmp_path)])
     assert status == 0
     (root,) = (tmp_path / "stencil").glob("tune-*")
     assert json.loads((root / "settings.json").read_text())["search_layouts"] is False
