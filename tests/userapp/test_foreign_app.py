@@ -125,3 +125,8 @@ def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
     mapper.write_text('Task "Initialise Nodes" CPU;\nRegion * "node space" CPU SYSMEM;\n')
     assert main(["check", str(mapper), "--app", str(path)]) == 1
     assert "unknown task 'Initialise Nodes'" in capsys.readouterr().out
+    mapper.write_text(MAPPER)
+    assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2", "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    points = {(r["task"], tuple(r["point"] or ()), r["proc"]["index"]) for r in records if r["task"] == "Initialize Nodes"}
+    assert points == {("Initialize Nodes", (0,), 0), ("Initialize Nodes", (1,), 1)}  # discovered domain: 2 pieces
