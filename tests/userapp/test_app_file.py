@@ -129,3 +129,17 @@ def test_description_from_record():
     assert {"name": "pieces", "kind": "index_partition", "parent": "node space"} in desc["region_tree"]
     assert {"name": "fields", "kind": "field_space", "parent": None} in desc["region_tree"]
     assert desc["tunables"] == [{"id": 11, "value": -2, "type": "int32"}]
+
+
+def test_documented_example_is_valid(tmp_path):
+    """The application file shown in docs/own-app.md loads (with its executable and reference file present)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "own-app.md").read_text()
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "build").mkdir()
+    program = tmp_path / "build" / "heat"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    (tmp_path / "expected.txt").write_text("result 1\n")
+    app = load_app_file(write(tmp_path, example))
+    assert app.name == "heat" and set(app.config.sizes) == {"ci", "small"}
+    assert app.metric.unit == "ms" and app.verify.checks_output and app.env == {"OMP_NUM_THREADS": "1"}
