@@ -315,6 +315,7 @@ class DslMapper : public DefaultMapper {
   std::vector<unsigned> collect(MapperContext ctx, const Task &task);
   void trace(const std::string &line);
   Mapping::Mapper *delegate(const std::string &task) const;
+  void trace_delegated(MapperContext ctx, const Task &task, const MapTaskOutput &output);
   void record(MapperContext ctx, const Task &task);
 
   const Policy &policy;
@@ -760,6 +761,39 @@ std::vector<unsigned> DslMapper::collect(MapperContext ctx, const Task &task) {
   return out;
 }
 
+// The trace line of a task the application's own mapper mapped (MAPPEROPT_KEEP_APP_MAPPER=1): its processor when it
+// chose exactly one, the memory of each chosen instance; `"mapper": "application"` tells it from the DSL's lines.
+void DslMapper::trace_delegated(MapperContext ctx, const Task &task, const MapTaskOutput &output) {
+  std::string proc = "null";
+  if (!output.target_procs.empty()) {
+    const Proc p = coord_of(output.target_procs[0]);
+    const bool one = output.target_procs.size() == 1 && p.index >= 0;
+    proc = "{\"kind\": \"" + std::string(kind_name(p.kind)) + "\", \"node\": " +
+           (one ? std::to_string(p.node) : "null") + ", \"index\": " + (one ? std::to_string(p.index) : "null") + "}";
+  }
+  std::string regions;
+  for (unsigned idx = 0; idx < task.regions.size(); idx++) {
+    const std::vector<std::string> &chain = name_chain(ctx, task.regions[idx].region);
+    std::string memory = "null";
+    if (idx < output.chosen_instances.size() && !output.chosen_instances[idx].empty()) {
+      const PhysicalInstance &inst = output.chosen_instances[idx][0];
+      memory = inst.is_virtual_instance() ? "\"VIRTUAL\""
+                                          : "\"" + std::string(kind_name(dsl_mem_kind(inst.get_location().kind()))) + "\"";
+    }
+    regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) + ", \"name\": " +
+               (chain.empty() ? "null" : json_string(chain[0])) + ", \"memory\": " + memory + ", \"layout\": null}";
+  }
+  std::string point = "null", domain = "null";
+  if (task.is_index_space) {
+    std::shared_ptr<TaskView> view = view_of(task, true, nullptr);
+    point = json_ints(view->ipoint);
+    domain = json_ints(view->ispace);
+  }
+  trace("{\"task\": " + json_string(task.get_task_name()) + ", \"point\": " + point + ", \"domain\": " + domain +
+        ", \"proc\": " + proc + ", \"regions\": [" + regions + "], \"collect\": [], \"limited\": false, "
+        "\"mapper\": \"application\"}\n");
+}
+
 void DslMapper::trace(const std::string &line) {
   std::lock_guard<std::mutex> guard(shared->lock);
   std::fputs(line.c_str(), shared->trace);
@@ -777,6 +811,9 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
   if (shared->record) record(ctx, task);
   if (Mapping::Mapper *app = delegate(name)) {
     app->map_task(ctx, task, input, output);
+    // As for the DSL's own choices: a must-epoch task runs where the epoch's mapping put it.
+    if (task.must_epoch_task && task.target_proc.exists()) output.target_procs.assign(1, task.target_proc);
+    if (shared->trace) trace_delegated(ctx, task, output);
     return;
   }
   const Processor::Kind kind = input.shard_processor.exists() ? input.shard_processor.kind() : task.target_proc.kind();

@@ -94,8 +94,8 @@ def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path
                              'IndexTaskMap "Initialize Nodes" spread;\nRegion * nowhere CPU SYSMEM;\n'
                              'Task "no such task" CPU;\n', "mapper.dsl")
     app = load_app_file(app_file(tmp_path, foreign_exe, keep=True))
-    done = subprocess.run(legion_command(app, "ci", 2, 0), env=shim_env(app, mapper.so_path), capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(legion_command(app, "ci", 2, 0), env=shim_env(app, mapper.so_path, tmp_path / "trace.jsonl"),
+                          capture_output=True, text=True, timeout=120)
     stdout = done.stdout
     assert done.returncode == 0, done.stderr[-2000:]
     assert "pieces 2" in stdout  # the program's mapper answered its tunable
@@ -108,6 +108,11 @@ def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path
     seen = observed(stdout)
     assert {c for t, _, c, _ in seen if t == "Initialize Nodes"} == {0, 1}
     assert {c for t, _, c, _ in seen if t == "Update Values"} == {0}  # the program's mapper: all on the first CPU
+    # The trace has the application mapper's decisions too, marked as such, and agrees with the placement.
+    assert traced(tmp_path / "trace.jsonl") == seen
+    marked = {json.loads(line)["task"] for line in (tmp_path / "trace.jsonl").read_text().splitlines()
+              if json.loads(line).get("mapper") == "application"}
+    assert marked == {"top_level", "Update Values", "epoch worker", "sum"}
 
 
 def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
