@@ -91,3 +91,15 @@ def test_search_space_quotes_names_answers_tunables_and_can_leave_layouts_out():
     no_layouts = SearchSpace(APP, MACHINE, layouts=False)
     assert not [d for d in no_layouts.decisions if d.group == "layout"]
     assert "Layout" not in no_layouts.render(no_layouts.default_point())
+
+
+def test_autoguide_recognises_task_names_with_spaces():
+    from mapperopt.autoguide import explain
+    from mapperopt.records import RunResult
+
+    line = ("[mapperopt] error R403: no memory of the list FBMEM can hold requirement 0 (node_pieces, node space) of "
+            "task 'Initialize Nodes': FBMEM: absent; processor CPU[node 0, proc 1]")
+    result = RunResult(app="foreign", mapper="m.dsl", status="failed", stage="run", reason=line,
+                       log=f"--- stderr ---\n{line}\n--- stdout ---\n", dsl="Task * CPU;\n")
+    feedback = explain(result)
+    assert feedback.rule == "mapper-r403-no-memory" and "'Initialize Nodes'" in feedback.explanation
