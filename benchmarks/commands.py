@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import click
@@ -38,8 +39,8 @@ def _print(result: RunResult, feedback: Feedback) -> None:
         else:
             table.add_row("throughput", f"{result.throughput:.4g} {result.unit}")
         if s.get("metric"):  # a user's program (--app)
-            values = sorted(a.result["metric"] for a in result.attempts if a.result)
-            table.add_row("metric", f"{values[len(values) // 2]:.4g} ({escape(s['metric'])})")
+            median = statistics.median(a.result["metric"] for a in result.attempts if a.result)
+            table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])})")
         else:
             table.add_row("measured time", f"{result.time_s:.3g} s ({'median; ' if runs > 1 else ''}"
                                            f"{s['iterations_flag']} {s['iterations']})")
