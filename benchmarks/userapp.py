@@ -91,6 +91,8 @@ class UserApp:
         keep_app_mapper: keep the program's own mapper for the tasks the DSL does not name.
         env: extra environment variables for the program.
         path: the application file, or None for `--app 'CMD ARGS'`.
+        refuse_layouts: a mapper with Layout statements fails at stage "check" (tuning a program whose results
+            nothing verifies: a layout can make it compute wrong numbers silently).
     """
 
     name: str
@@ -102,6 +104,7 @@ class UserApp:
     keep_app_mapper: bool = False
     env: dict[str, str] = field(default_factory=dict)
     path: str | None = None
+    refuse_layouts: bool = False
 
     def __str__(self) -> str:
         return self.name
@@ -498,6 +501,17 @@ def discover(app: UserApp, size: str = "ci", refresh: bool = False) -> dict:
     return desc
 
 
+def _has_layout(dsl: str) -> bool:
+    """True when the DSL program has a Layout statement (False when it does not parse: the compiler says why)."""
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl import parse
+
+    try:
+        return any(isinstance(s, A.LayoutStmt) for s in parse(dsl).statements)
+    except MapperoptError:
+        return False
+
+
 def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = None, gpus: int | None = None,
                  repeats: int = 1, max_repeats: int | None = None, out_dir=None, timeout_s: float | None = None,
                  trace: bool = False, profile: bool = False, extra_args=(), csize: int | None = None,
@@ -543,6 +557,12 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         return result
 
     so = None
+    if dsl is not None and app.refuse_layouts and _has_layout(dsl):
+        (run_dir / "mapper.dsl").write_text(dsl)
+        return finish(status="failed", stage="check",
+                      reason="Layout statements are refused while tuning this application: nothing verifies its "
+                             "results beyond the exit status, and a layout can make a program compute wrong numbers "
+                             "silently (give it a verification to search layouts)", log="")
     if dsl is not None:
         (run_dir / "mapper.dsl").write_text(dsl)
         so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import random
@@ -208,6 +209,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     bench, app_args = app_from_options(bench, app_args, **app_flags)
     if isinstance(bench, UserApp) and baseline == "expert":
         baseline = "default"  # a user's program has no expert mapper
+    if isinstance(bench, UserApp) and not bench.verify.checks_output:  # whatever the optimizer proposes
+        bench = dataclasses.replace(bench, refuse_layouts=True)
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
                              max_retries=llm_retries)

@@ -143,3 +143,14 @@ def test_documented_example_is_valid(tmp_path):
     app = load_app_file(write(tmp_path, example))
     assert app.name == "heat" and set(app.config.sizes) == {"ci", "small"}
     assert app.metric.unit == "ms" and app.verify.checks_output and app.env == {"OMP_NUM_THREADS": "1"}
+
+
+def test_layouts_refused_when_tuning_an_unverified_program(tmp_path, exe):
+    import dataclasses
+
+    from mapperopt.benchmarks.harness import run_benchmark
+
+    app = dataclasses.replace(app_from_command(str(exe)), refuse_layouts=True)
+    result = run_benchmark(app, "Task * CPU;\nLayout * * * AOS;\n", out_dir=tmp_path / "run")
+    assert result.stage == "check" and "Layout statements are refused" in result.reason
+    assert (tmp_path / "run" / "feedback.json").is_file()
