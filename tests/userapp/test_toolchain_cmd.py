@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import mapperopt
+from userapp_support import mapperopt
 
 MAPPER = ('def last(Task task) { return Machine(CPU)[0, 1]; }\nIndexTaskMap "Initialize Nodes" last;\n'
           "Tunable 11 = 3 int32;\n")
