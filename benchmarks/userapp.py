@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -265,7 +266,7 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
         raise MapperoptError("--app needs a command, e.g. --app './myapp -n 100'")
     exe = Path(words[0])
     if "/" not in words[0]:
-        found = shutil_which(words[0])
+        found = shutil.which(words[0])
         exe = Path(found) if found else exe
     exe = exe.resolve()
     if not exe.is_file() or not os.access(exe, os.X_OK):
@@ -275,12 +276,6 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     return UserApp(name=exe.name, exe=exe, args={"ci": tuple(words[1:])}, config=_config(exe.name, {"ci": size},
                                                                                          "--app"),
                    metric=metric, verify=verify, keep_app_mapper=keep_app_mapper)
-
-
-def shutil_which(name: str) -> str | None:
-    import shutil
-
-    return shutil.which(name)
 
 
 def resolve_app(spec: str, *, metric: Metric | None = None, verify: Verify | None = None,
