@@ -154,7 +154,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
 
     space = SearchSpace(settings["app_description"], settings["machine"])
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
-                         start_point=settings.get("start_point"), llm=llm)
+                         start_point=settings.get("start_point"), llm=llm, workdir=store.root)
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iterations with {opt.describe()}.")
     if settings.get("baselines"):
