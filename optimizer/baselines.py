@@ -33,8 +33,9 @@ from typing import Any, Iterator, Sequence
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, normalize_dsl
 
-ASK_TRIES = 50  # library answers to already evaluated configurations before a random new point is injected
+ASK_TRIES = 20  # library answers to already evaluated configurations before a random new point is injected
 RANDOM_TRIES = 200  # random draws looking for an unevaluated configuration before the space counts as exhausted
+OPENTUNER_TRIES = 5  # generations OpenTuner may spend on duplicates it answers itself before it counts as stuck
 FAILURE_TIME = 1e9  # OpenTuner's "time" of a failed configuration: worse than any real one (1 / throughput)
 OPTUNA_STARTUP_TRIALS = 4  # Optuna's default (10) would make a 10-iteration run pure random search
 
@@ -62,8 +63,9 @@ def _label(value: Any) -> str:
 class SpaceSearch(Optimizer):
     """Base of the baselines: turns a library's ask/tell loop over encoded points into the `Optimizer` protocol.
 
-    Subclasses implement `_ask() -> (point, handle)` and `_tell(handle, score)` (score: throughput, None for a
-    failure), and `_inject(point)` (make the library's next `_ask` return `point`).
+    Subclasses implement `_ask() -> (point, handle)` ((None, None) when the library has nothing to propose),
+    `_tell(handle, score)` (score: throughput, None for a failure; handle None: nothing to tell) and
+    `_inject(point)` (make the library's next `_ask` return `point`).
 
     Args:
         space: the SearchSpace.
@@ -97,6 +99,8 @@ class SpaceSearch(Optimizer):
             return Proposal(self.start, note="start program")
         for _ in range(ASK_TRIES):
             point, handle = self._ask()
+            if point is None:
+                break  # the library has nothing new to offer
             dsl = self.space.render(self.space.semantic(point))
             key = normalize_dsl(dsl)
             if key in self.outcomes:
@@ -107,9 +111,11 @@ class SpaceSearch(Optimizer):
             return Proposal(dsl, note=f"{self.library} proposal")
         fresh = self._random_unevaluated()
         if fresh is not None:
+            dsl = self.space.render(fresh)
             self._inject(fresh)
-            _, handle = self._ask()
-            dsl = self.space.render(self.space.semantic(fresh))
+            point, handle = self._ask()
+            if point is None or self.space.render(self.space.semantic(point)) != dsl:
+                handle = None  # the library did not take the injected point: it learns nothing of this one
             self.pending = (handle, normalize_dsl(dsl))
             return Proposal(dsl, note=f"random point ({self.library} kept asking for evaluated configurations)")
         self.pending = None
@@ -199,6 +205,8 @@ class OptunaSearch(SpaceSearch):
         return self._decode(trial.params), trial
 
     def _tell(self, handle: Any, score: float | None) -> None:
+        if handle is None:
+            return
         if score is None:
             self.study.tell(handle, state=self.TrialState.FAIL)
         else:
@@ -289,22 +297,20 @@ class OpenTunerSearch(SpaceSearch):
         _attach_desired_results(api.session)
         return api
 
-    def _ask(self) -> tuple[dict, Any]:
+    def _ask(self) -> tuple[dict | None, Any]:
         with self._library():
-            for _ in range(ASK_TRIES):
+            for _ in range(OPENTUNER_TRIES):
                 dr = self.api.get_next_desired_result()
                 if dr is not None:
                     return self._from_config(dr.configuration.data), dr
-                # every request of this generation was a duplicate OpenTuner answers itself: next generation
-        fresh = self._random_unevaluated() or self.space.random_point(self.rng)
-        self._inject(fresh)
-        with self._library():
-            dr = self.api.get_next_desired_result()
-        return self._from_config(dr.configuration.data), dr
+                # every request of that generation was a duplicate that OpenTuner answered itself
+        return None, None
 
     def _tell(self, handle: Any, score: float | None) -> None:
         from opentuner.resultsdb.models import Result
 
+        if handle is None:
+            return
         time = FAILURE_TIME if score is None or score <= 0 else 1.0 / score
         with self._library():
             self.api.report_result(handle, Result(time=time))

@@ -362,6 +362,7 @@ def plot_compare(summary: dict, path: Path) -> None:
         line, = ax.plot(x, values.mean(axis=0), drawstyle="steps-post", label=f"{name} (mean of {len(runs)})")
         ax.fill_between(x, values.min(axis=0), values.max(axis=0), step="post", alpha=0.2, color=line.get_color())
     ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label="expert")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("iteration")
     ax.set_ylabel("best so far / expert")
     ax.set_ylim(bottom=0)
