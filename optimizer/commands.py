@@ -86,7 +86,8 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
               help="Total iterations (each proposes and evaluates one mapper) [default: 10; on --resume, the run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
               help="`trace`: OptoPrime with a language model (needs an endpoint); `guided`: rule-based search, no "
-                   "model [default: trace when an endpoint is configured, else guided].")
+                   "model; `opentuner`, `optuna`, `random`: baselines (docs/tuning.md) [default: trace when an "
+                   "endpoint is configured, else guided].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
               help="Measured executions per mapper; the optimizer sees the median.")
