@@ -143,6 +143,7 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
     """
     from mapperopt.benchmarks import describe_app, load_config
     from mapperopt.commands import probe_machine
+    from mapperopt.optimizer.commands import _start_program
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import measure_baselines, tune
     from mapperopt.optimizer.space import SearchSpace
@@ -164,6 +165,7 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
     size = load_config(bench).size(opts["size"])
     cpus = size.cpus if opts["cpus"] is None else opts["cpus"]
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
+    # a start file is identified by its text, so that an edited file does not resume the old comparison
     start_text = Path(opts["start"]).read_text() if opts["start"] not in ("default", "random") else opts["start"]
     asked = {"bench": bench, "optimizers": optimizers, "iters": opts["iters"], "repeats": opts["repeats"],
              "size": opts["size"], "cpus": cpus, "gpus": gpus, "seed": opts["seed"], "start": start_text,
@@ -196,17 +198,21 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
     for name in optimizers:
         for r in range(opts["repeats"]):
             seed = opts["seed"] + r
-            start_dsl, start_point = _start(opts["start"], start_text, space, seed)
             root = folder / f"{name}-{r + 1}"
-            store = _open_store(root, bench, {**run_settings, "optimizer": name, "seed": seed,
-                                              "iters": opts["iters"], "start": opts["start"], "start_dsl": start_dsl,
-                                              "start_point": start_point, "baselines": {"expert": expert},
-                                              "app_description": app, "machine": machine, "compare": str(folder)})
+            if (root / "settings.json").exists():
+                store = TuneStore.open(root)  # resume with the run's own start program
+            else:
+                start_dsl, start_point = _start_program(opts["start"], space, seed)
+                store = _new_store(root, bench, {**run_settings, "optimizer": name, "seed": seed,
+                                                 "iters": opts["iters"], "start": opts["start"],
+                                                 "start_dsl": start_dsl, "start_point": start_point,
+                                                 "baselines": {"expert": expert}, "app_description": app,
+                                                 "machine": machine, "compare": str(folder)})
             label = f"{name} #{r + 1}"
             if len(store.records) < opts["iters"]:
                 say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done.")
-            optimizer = make_optimizer(name, space=space, start=start_dsl, seed=seed, start_point=start_point,
-                                       llm=llm, workdir=root)
+            optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
+                                       start_point=store.settings["start_point"], llm=llm, workdir=root)
             tune(store, optimizer, SharedEvaluations(evaluator({"expert": expert}), shared_dir), opts["iters"],
                  on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
             records = store.records[:opts["iters"]]  # a run extended by an earlier, longer comparison
@@ -240,23 +246,8 @@ def _expert(bench: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Ca
     return data["throughput"], data["unit"]
 
 
-def _start(start: str, text: str, space: Any, seed: int) -> tuple[str, dict | None]:
-    """The start program of the repeat with `seed` (the same for every optimizer)."""
-    import random
-
-    if start == "default":
-        point = space.default_point()
-    elif start == "random":
-        point = space.semantic(space.random_point(random.Random(f"start:{seed}")))
-    else:
-        return text, None
-    return space.render(point), point
-
-
-def _open_store(root: Path, bench: str, settings: dict) -> TuneStore:
-    """The tuning folder of one run: reopened when it exists (resume), else created with `settings`."""
-    if (root / "settings.json").exists():
-        return TuneStore.open(root)
+def _new_store(root: Path, bench: str, settings: dict) -> TuneStore:
+    """A new tuning folder for one run of the comparison (a fixed path, unlike `TuneStore.create`)."""
     root.mkdir(parents=True, exist_ok=True)
     store = TuneStore(root, {"schema": SETTINGS_SCHEMA, "app": bench, **settings}, [])
     store.write_settings()
