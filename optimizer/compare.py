@@ -6,20 +6,25 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
 `compare-<hash>-2/`, ...):
 
     settings.json       what was asked for
-    expert/             the expert mapper's run (measured once per comparison, with `CONFIRM_REPEATS` repeats)
+    expert.json         the expert mapper measured first (baseline-expert/): AutoGuide's reference, the iteration
+                        count every run starts from (calibration), and the unit of the curves
     <opt>-<r>/          one tuning folder per optimizer and repeat r (seed = --seed + r), as `mapperopt tune` writes
     evaluations/        outcomes shared by all tuning runs of this comparison: a program is compiled and run once
-    confirm/            the best program of each run re-measured with `CONFIRM_REPEATS` repeats (once per program)
+    final-N/, final.json  the expert and every run's best program measured together at the end
     runs.csv            one row per tuning run
     summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
                         throughput) and the share of failed evaluations
     summary.json        all of the above
     compare.png         normalised best-so-far throughput against iteration: mean over the repeats, min-max band
 
-Scoring (the paper's, optimizer.md §1.5): every throughput is divided by the expert mapper's, measured in the same
-comparison; a run's score is its best program re-measured (`confirm/`), 0 when no program worked or the re-measure
-failed. Every optimizer starts repeat r from the same program (`--start`, default a random point of the space drawn
-from seed r: the paper's random initial agent), gets the same iterations and the same evaluator.
+Measurements follow the protocol of `mapperopt tune` (`benchmarks/protocol.py`: calibrated executions, adaptive
+repeats, trimmed mean; a candidate becomes a run's best only beyond the noise). Scoring (the paper's): a run's score
+is its best program's throughput divided by the expert mapper's, both from the final measurement, in which the
+expert and the best program of every run are measured together in `FINAL_ROUNDS` interleaved rounds (one invocation,
+so that a change of the machine's load falls on all alike); 0 when no program worked or the best failed there. The
+curves divide each run's best-so-far by the expert's first measurement. Every optimizer starts repeat r from the same
+program (`--start`, default a random point of the space drawn from seed r: the paper's random initial agent), gets the
+same iterations and the same evaluator.
 """
 
 from __future__ import annotations
@@ -28,25 +33,26 @@ import csv
 import hashlib
 import json
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import click
 
+from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.commands import size_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl
+from mapperopt.optimizer.commands import FINAL_ROUNDS
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
 
 SCHEMA = "mapperopt.compare/1"
-CONFIRM_REPEATS = 3  # interfaces.md §7: compare re-measures the expert and each run's best with at least 3 repeats
 NEEDS_MODEL = ("trace",)  # optimizers that need a language-model endpoint
 DEFAULT_OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
 SUMMARY_COLUMNS = ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed_share", "evaluations")
 RUN_COLUMNS = ("optimizer", "repeat", "seed", "iterations", "failed", "best_iter", "best_throughput",
-               "confirmed_throughput", "unit", "normalized", "folder")
+               "final_throughput", "unit", "normalized", "folder")
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,8 @@ class RunOutcome:
     Attributes:
         optimizer, repeat, seed: which run.
         records: its iterations.
-        confirmed: the best program's re-measured throughput, None when no program worked or the re-measure failed.
+        best: its best iteration (the loop's, decided beyond the noise), None when nothing worked.
+        final: the best program's throughput in the final measurement, None when nothing worked or it failed there.
         folder: its tuning folder.
     """
 
@@ -64,7 +71,8 @@ class RunOutcome:
     repeat: int
     seed: int
     records: list[IterationRecord]
-    confirmed: float | None
+    best: IterationRecord | None
+    final: float | None
     folder: Path
 
     def curve(self, expert: float) -> list[float]:
@@ -72,7 +80,7 @@ class RunOutcome:
         return [r.best_throughput / expert for r in self.records]
 
     def score(self, expert: float) -> float:
-        return (self.confirmed or 0.0) / expert
+        return (self.final or 0.0) / expert
 
 
 class SharedEvaluations:
@@ -97,11 +105,18 @@ class SharedEvaluations:
                                baselines=self.inner.baselines)
             return Evaluation(result, feedback, feedback_text(feedback, result))
         evaluation = self.inner.evaluate(dsl, out_dir, best)
-        self.folder.mkdir(exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(evaluation.result.to_json()) + "\n")
-        tmp.replace(path)  # a torn file never looks like a stored outcome
+        probe = IterationRecord(iter=0, dsl=dsl, key=None, status=evaluation.result.status,
+                                stage=evaluation.result.stage, category="", throughput=None, unit=None,
+                                best_throughput=0.0, result=evaluation.result.to_json())
+        if not probe.transient:  # a timeout or a kill says more about the machine: measured again next time
+            self.folder.mkdir(exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(evaluation.result.to_json()) + "\n")
+            tmp.replace(path)  # a torn file never looks like a stored outcome
         return evaluation
+
+    def remeasure(self, mappers: dict[str, str], out_dir: Path) -> dict[str, protocol.Measured]:
+        return self.inner.remeasure(mappers, out_dir)
 
 
 def settings_hash(settings: dict) -> str:
@@ -131,7 +146,9 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
     Args:
         bench: benchmark name (any of `configs/`).
         opts: optimizers (list), iters, repeats, size, cpus, gpus, seed, start ("default", "random" or a DSL file),
-            timeout_s, runs_dir, new, app_args (list).
+            memory ({"csize"/"fsize"/"zsize": MB}), executions and max_executions (the protocol's repeats per
+            mapper), min_time_s (None: the size's, at least
+            `protocol.MIN_TIME_S`), timeout_s, runs_dir, new, app_args (list).
         say: prints one line of progress.
         on_record: called with (run label, record) after each new iteration.
 
@@ -143,7 +160,7 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
     """
     from mapperopt.benchmarks import describe_app, load_config
     from mapperopt.commands import probe_machine
-    from mapperopt.optimizer.commands import _start_program
+    from mapperopt.optimizer.commands import _default_cpus, _start_program
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import measure_baselines, tune
     from mapperopt.optimizer.space import SearchSpace
@@ -163,12 +180,16 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
         raise MapperoptError("no optimizer left to compare", hint="name at least one of guided, opentuner, optuna, "
                                                                    "random in --optimizers")
     size = load_config(bench).size(opts["size"])
-    cpus = size.cpus if opts["cpus"] is None else opts["cpus"]
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
+    cpus = _default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
+    min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
+    max_executions = max(opts["executions"], opts["max_executions"])
     # a start file is identified by its text, so that an edited file does not resume the old comparison
     start_text = Path(opts["start"]).read_text() if opts["start"] not in ("default", "random") else opts["start"]
     asked = {"bench": bench, "optimizers": optimizers, "iters": opts["iters"], "repeats": opts["repeats"],
              "size": opts["size"], "cpus": cpus, "gpus": gpus, "seed": opts["seed"], "start": start_text,
+             "memory": opts["memory"], "executions": opts["executions"], "max_executions": max_executions,
+             "min_time_s": min_time,
              "timeout_s": opts["timeout_s"], "app_args": list(opts["app_args"])}
     folder = compare_folder(opts["runs_dir"], bench, asked, opts["new"])
     resumed = folder.exists()
@@ -184,15 +205,18 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
     (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
                                                       "machine": machine}, indent=2) + "\n")
     space = SearchSpace(app, machine)
-    run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "repeats": 1, "timeout_s": opts["timeout_s"],
+    run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": opts["memory"],
+                    "repeats": opts["executions"],
+                    "max_repeats": max_executions, "min_time_s": min_time, "timeout_s": opts["timeout_s"],
                     "feedback_level": "suggest", "app_args": list(opts["app_args"])}
 
-    def evaluator(baselines: dict, repeats: int = 1) -> BenchmarkEvaluator:
-        return BenchmarkEvaluator(bench, size=opts["size"], cpus=cpus, gpus=gpus, repeats=repeats,
-                                  timeout_s=opts["timeout_s"], baselines=baselines,
+    def evaluator(baselines: dict, iterations: int | None) -> BenchmarkEvaluator:
+        return BenchmarkEvaluator(bench, size=opts["size"], cpus=cpus, gpus=gpus, repeats=opts["executions"],
+                                  max_repeats=max_executions, timeout_s=opts["timeout_s"], min_time_s=min_time,
+                                  iterations=iterations, memory=opts["memory"], baselines=baselines,
                                   extra_args=tuple(opts["app_args"]))
 
-    expert, unit = _expert(bench, folder, evaluator({}, CONFIRM_REPEATS), measure_baselines, say)
+    expert, unit, iterations = _expert(bench, folder, evaluator({}, None), measure_baselines, say)
     shared_dir = folder / "evaluations"
     outcomes = []
     for name in optimizers:
@@ -206,44 +230,51 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
                 store = _new_store(root, bench, {**run_settings, "optimizer": name, "seed": seed,
                                                  "iters": opts["iters"], "start": opts["start"],
                                                  "start_dsl": start_dsl, "start_point": start_point,
-                                                 "baselines": {"expert": expert}, "app_description": app,
-                                                 "machine": machine, "compare": str(folder)})
+                                                 "baselines": {"expert": expert}, "iterations": iterations,
+                                                 "app_description": app, "machine": machine,
+                                                 "compare": str(folder)})
             label = f"{name} #{r + 1}"
             if len(store.records) < opts["iters"]:
                 say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done.")
             optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                        start_point=store.settings["start_point"], llm=llm, workdir=root)
-            tune(store, optimizer, SharedEvaluations(evaluator({"expert": expert}), shared_dir), opts["iters"],
-                 on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
+            tune(store, optimizer, SharedEvaluations(evaluator({"expert": expert}, iterations), shared_dir),
+                 opts["iters"], on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
             records = store.records[:opts["iters"]]  # a run extended by an earlier, longer comparison
-            outcomes.append(RunOutcome(name, r + 1, seed, records,
-                                       _confirm(bench, folder, records, evaluator({}, CONFIRM_REPEATS)), root))
-    summary = summarize(outcomes, expert)
-    summary.update(folder=str(folder), bench=bench, unit=unit, expert_throughput=expert, settings=asked,
-                   normalization="throughput / the expert mapper's, both measured in this comparison with "
-                                 f"{CONFIRM_REPEATS} repeats (median); failures count 0")
-    write_outputs(folder, summary, outcomes, expert)
+            named = records[-1].best_iter if records else None
+            best = records[named - 1] if named else None
+            outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
+    final = _final(bench, folder, outcomes, evaluator({}, iterations), say)
+    final_expert = final["expert"]
+    outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
+    summary = summarize(outcomes, final_expert, curve_expert=expert)
+    summary.update(folder=str(folder), bench=bench, unit=unit, expert_throughput=final_expert,
+                   expert_first_throughput=expert, settings=asked,
+                   normalization=f"best program's throughput / the expert mapper's, measured together in "
+                                 f"{FINAL_ROUNDS} interleaved rounds (trimmed mean); failures count 0")
+    write_outputs(folder, summary)
     return summary
 
 
 def _expert(bench: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable, say: Callable
-            ) -> tuple[float, str]:
-    """The expert mapper's throughput and unit, measured once per comparison (kept in expert.json)."""
+            ) -> tuple[float, str, int | None]:
+    """The expert mapper's throughput, unit and calibrated iteration count, measured once per comparison (kept in
+    expert.json)."""
     path = folder / "expert.json"
     if path.exists():
         data = json.loads(path.read_text())
-        return data["throughput"], data["unit"]
-    say(f"Measuring the expert mapper ({CONFIRM_REPEATS} repeats)...")
-    measured, failed = measure(bench, ["expert"], evaluator, folder)
+        return data["throughput"], data["unit"], data["iterations"]
+    say("Measuring the expert mapper (it also calibrates the iteration count)...")
+    measured, failed, iterations = measure(bench, ["expert"], evaluator, folder)
     if "expert" not in measured:
         raise MapperoptError(f"the expert mapper of {bench} could not be measured: {failed.get('expert')}",
                              hint="compare normalises every throughput to the expert's; check "
                                   f"`mapperopt run {bench} --mapper expert`")
     from mapperopt.benchmarks import load_config
 
-    data = {"throughput": measured["expert"], "unit": load_config(bench).unit, "repeats": CONFIRM_REPEATS}
+    data = {"throughput": measured["expert"], "unit": load_config(bench).unit, "iterations": iterations}
     path.write_text(json.dumps(data) + "\n")
-    return data["throughput"], data["unit"]
+    return data["throughput"], data["unit"], data["iterations"]
 
 
 def _new_store(root: Path, bench: str, settings: dict) -> TuneStore:
@@ -255,29 +286,47 @@ def _new_store(root: Path, bench: str, settings: dict) -> TuneStore:
     return store
 
 
-def _confirm(bench: str, folder: Path, records: list[IterationRecord], evaluator: BenchmarkEvaluator
-             ) -> float | None:
-    """The best program of a run's `records` re-measured with `CONFIRM_REPEATS` repeats (once per program per
-    comparison)."""
-    from mapperopt.benchmarks import run_benchmark
-
-    best = max((r for r in records if r.ok and r.dsl is not None), key=lambda r: (r.score, -r.iter), default=None)
-    if best is None:
-        return None
-    key = cache_key(normalize_dsl(best.dsl), evaluator.settings)
-    path = folder / "confirm" / f"{key}.json"
-    if not path.exists():
-        result = run_benchmark(bench, best.dsl, size=evaluator.size, cpus=evaluator.cpus, gpus=evaluator.gpus,
-                               repeats=CONFIRM_REPEATS, out_dir=folder / "confirm" / key,
-                               timeout_s=evaluator.timeout_s, extra_args=evaluator.extra_args)
-        path.write_text(json.dumps({"status": result.status, "throughput": result.throughput,
-                                    "spread": result.spread, "reason": result.reason}) + "\n")
-    data = json.loads(path.read_text())
-    return data["throughput"] if data["status"] == "ok" else None
+def _program(record: IterationRecord) -> str:
+    """The name of a run's best program in the final measurement."""
+    return "p-" + cache_key(normalize_dsl(record.dsl), {})
 
 
-def summarize(outcomes: list[RunOutcome], expert: float) -> dict:
-    """The paper's table per optimizer, from the runs' normalised scores (failures 0).
+def _final(bench: str, folder: Path, outcomes: list[RunOutcome], evaluator: BenchmarkEvaluator, say: Callable
+           ) -> dict[str, float | None]:
+    """The expert and every run's best program (each distinct program once) measured together in `FINAL_ROUNDS`
+    interleaved rounds (`protocol.measure_together`, folder `final-N/`). Reused from final.json when it holds every
+    program asked for; otherwise all are measured again, together.
+
+    Returns:
+        name ("expert", or `_program` of a best) -> trimmed-mean throughput, None for a program that failed there.
+
+    Raises:
+        MapperoptError: the expert mapper failed in the final measurement.
+    """
+    mappers = {"expert": "expert", **{_program(o.best): o.best.dsl for o in outcomes if o.best is not None}}
+    path = folder / "final.json"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    if not set(mappers) <= set(stored.get("measured", {})):
+        n = 1 + sum(1 for _ in folder.glob("final-*"))
+        say(f"Measuring the expert and {len(mappers) - 1} best programs together ({FINAL_ROUNDS} rounds)...")
+        measured = protocol.measure_together(bench, mappers, FINAL_ROUNDS, folder / f"final-{n}",
+                                             min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
+        stored = {"rounds": FINAL_ROUNDS, "folder": f"final-{n}",
+                  "measured": {k: m.to_json() for k, m in measured.items()}}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(stored, indent=2) + "\n")
+        tmp.replace(path)
+    values = {k: (m["estimate"] or {}).get("value") for k, m in stored["measured"].items()}
+    if not values.get("expert"):
+        reason = stored["measured"]["expert"]["reason"]
+        raise MapperoptError(f"the expert mapper failed in the final measurement: {reason}",
+                             hint=f"see {folder / stored['folder']}; run the command again to measure again")
+    return values
+
+
+def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | None = None) -> dict:
+    """The paper's table per optimizer, from the runs' normalised scores (failures 0): each run's `final` / `expert`;
+    the curves divide best-so-far throughputs by `curve_expert` (default `expert`).
 
     Returns:
         {"optimizers": {name: {runs, mean, std (population), worst, median, best, failed_share (failed iterations
@@ -293,12 +342,12 @@ def summarize(outcomes: list[RunOutcome], expert: float) -> dict:
         table[name] = {"runs": len(mine), "mean": statistics.fmean(scores), "std": statistics.pstdev(scores),
                        "worst": min(scores), "median": statistics.median(scores), "best": max(scores),
                        "failed_share": failed / iterations if iterations else 0.0, "evaluations": iterations}
-        curves[name] = [o.curve(expert) for o in mine]
+        curves[name] = [o.curve(curve_expert or expert) for o in mine]
     for o in outcomes:
-        best = max((r for r in o.records if r.ok), key=lambda r: r.score, default=None)
+        best = o.best
         runs.append({"optimizer": o.optimizer, "repeat": o.repeat, "seed": o.seed, "iterations": len(o.records),
                      "failed": sum(not r.ok for r in o.records), "best_iter": best.iter if best else None,
-                     "best_throughput": best.throughput if best else None, "confirmed_throughput": o.confirmed,
+                     "best_throughput": best.throughput if best else None, "final_throughput": o.final,
                      "unit": best.unit if best else None, "normalized": o.score(expert), "folder": str(o.folder)})
     return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves}
 
@@ -313,7 +362,7 @@ def format_table(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def write_outputs(folder: Path, summary: dict, outcomes: list[RunOutcome], expert: float) -> dict[str, Path]:
+def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
     """Writes runs.csv, summary.csv, summary.json, table.md and compare.png; returns their paths by name."""
     out = {"runs": folder / "runs.csv", "summary": folder / "summary.csv", "json": folder / "summary.json",
            "table": folder / "table.md", "plot": folder / "compare.png"}
@@ -379,6 +428,12 @@ def plot_compare(summary: dict, path: Path) -> None:
 @click.option("--start", default="random", show_default=True,
               help="Start program of every run: `random` (a random point per repeat, the same for every "
                    "optimizer), `default` or a DSL file.")
+@click.option("--executions", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
+              help="Measured executions per mapper at least; the optimizers see their trimmed mean.")
+@click.option("--max-executions", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
+              help="...and at most (until the 90 % interval is tight enough).")
+@click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
+              help=f"Minimum measured seconds per execution [default: the size's, at least {protocol.MIN_TIME_S:g}].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take [default: 5x the run's best, at most the size's].")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
@@ -386,8 +441,8 @@ def plot_compare(summary: dict, path: Path) -> None:
 @click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
                                           "settings.")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
-def compare(bench, optimizers, iters, repeats, size, cpus, gpus, seed, start, timeout_s, runs_dir, new,
-            app_args):
+def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
+            max_executions, min_time_s, timeout_s, runs_dir, new, app_args):
     """Compare optimizers on BENCH: each tunes --repeats times for --iters iterations; throughputs are
     normalised to the expert mapper measured in the same comparison (failures count 0).
 
@@ -409,6 +464,8 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, seed, start, ti
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": repeats, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
+            "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
+            "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
             "timeout_s": timeout_s, "runs_dir": runs_dir, "new": new, "app_args": app_args}
     try:
         summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record)
@@ -428,5 +485,5 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, seed, start, ti
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")
 
 
-__all__ = ["CONFIRM_REPEATS", "RunOutcome", "SharedEvaluations", "compare", "compare_folder", "format_table",
+__all__ = ["RunOutcome", "SharedEvaluations", "compare", "compare_folder", "format_table",
            "plot_compare", "run_compare", "summarize", "write_outputs"]

@@ -24,9 +24,9 @@ def record(i: int, throughput: float | None, best: float) -> IterationRecord:
 
 def test_the_table_scores_failures_zero():
     runs = [
-        RunOutcome("a", 1, 0, [record(1, 1.0, 1.0), record(2, 3.0, 3.0)], 3.0, Path("a-1")),
-        RunOutcome("a", 2, 1, [record(1, None, 0.0), record(2, 2.0, 2.0)], 1.0, Path("a-2")),
-        RunOutcome("b", 1, 0, [record(1, None, 0.0), record(2, None, 0.0)], None, Path("b-1")),
+        RunOutcome("a", 1, 0, [record(1, 1.0, 1.0), r2 := record(2, 3.0, 3.0)], r2, 3.0, Path("a-1")),
+        RunOutcome("a", 2, 1, [record(1, None, 0.0), r3 := record(2, 2.0, 2.0)], r3, 1.0, Path("a-2")),
+        RunOutcome("b", 1, 0, [record(1, None, 0.0), record(2, None, 0.0)], None, None, Path("b-1")),
     ]
     summary = summarize(runs, expert=2.0)
     a, b = summary["optimizers"]["a"], summary["optimizers"]["b"]
@@ -39,8 +39,10 @@ def test_the_table_scores_failures_zero():
 
 def test_small_compare_on_circuit(tmp_path, capsys):
     (tmp_path / "bad.dsl").write_text(BAD_START)
+    # One execution per mapper of at least 0.05 s: the protocol's statistics, cheaply.
     args = ["compare", "circuit", "--size", "ci", "--iters", "3", "--repeats", "2", "--optimizers",
-            "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--runs-dir", str(tmp_path / "runs")]
+            "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--executions", "1",
+            "--max-executions", "1", "--min-time", "0.05", "--runs-dir", str(tmp_path / "runs")]
     assert main(args) == 0
     output = capsys.readouterr().out
     [folder] = (tmp_path / "runs" / "circuit").iterdir()
@@ -63,6 +65,9 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     assert "failed evaluations" in output
     # OpenTuner's database is in its run folder
     assert (folder / "opentuner-1" / "opentuner.db").exists()
+    # The expert and the runs' best programs were measured together at the end
+    final = json.loads((folder / "final.json").read_text())
+    assert "expert" in final["measured"] and len(final["measured"]) >= 2
 
     # The same command resumes: nothing is evaluated again.
     evaluated = sorted(p.name for p in (folder / "evaluations").iterdir())
