@@ -189,71 +189,74 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
     asked = {"bench": bench, "optimizers": optimizers, "iters": opts["iters"], "repeats": opts["repeats"],
              "size": opts["size"], "cpus": cpus, "gpus": gpus, "seed": opts["seed"], "start": start_text,
              "memory": opts["memory"], "executions": opts["executions"], "max_executions": max_executions,
-             "min_time_s": min_time,
-             "timeout_s": opts["timeout_s"], "app_args": list(opts["app_args"])}
+             "min_time_s": min_time, "timeout_s": opts["timeout_s"], "app_args": list(opts["app_args"])}
     folder = compare_folder(opts["runs_dir"], bench, asked, opts["new"])
     resumed = folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    if resumed and (folder / "settings.json").exists():
-        stored = json.loads((folder / "settings.json").read_text())
-        app, machine = stored["app_description"], stored["machine"]
-        say(f"Resuming {folder}.")
-    else:
-        app = describe_app(bench, opts["size"])
-        machine = probe_machine(cpus, gpus).to_json()
-        say(f"Comparison folder: {folder}")
-    (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
-                                                      "machine": machine}, indent=2) + "\n")
-    space = SearchSpace(app, machine)
-    run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": opts["memory"],
-                    "repeats": opts["executions"],
-                    "max_repeats": max_executions, "min_time_s": min_time, "timeout_s": opts["timeout_s"],
-                    "feedback_level": "suggest", "app_args": list(opts["app_args"])}
+    holder = TuneStore(folder, {}, [])
+    holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)
+    try:
+        if resumed and (folder / "settings.json").exists():
+            stored = json.loads((folder / "settings.json").read_text())
+            app, machine = stored["app_description"], stored["machine"]
+            say(f"Resuming {folder}.")
+        else:
+            app = describe_app(bench, opts["size"])
+            machine = probe_machine(cpus, gpus).to_json()
+            say(f"Comparison folder: {folder}")
+        (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
+                                                          "machine": machine}, indent=2) + "\n")
+        space = SearchSpace(app, machine)
+        run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": opts["memory"],
+                        "repeats": opts["executions"], "max_repeats": max_executions, "min_time_s": min_time,
+                        "timeout_s": opts["timeout_s"], "feedback_level": "suggest", "app_args": list(opts["app_args"])}
 
-    def evaluator(baselines: dict, iterations: int | None) -> BenchmarkEvaluator:
-        return BenchmarkEvaluator(bench, size=opts["size"], cpus=cpus, gpus=gpus, repeats=opts["executions"],
-                                  max_repeats=max_executions, timeout_s=opts["timeout_s"], min_time_s=min_time,
-                                  iterations=iterations, memory=opts["memory"], baselines=baselines,
-                                  extra_args=tuple(opts["app_args"]))
+        def evaluator(baselines: dict, iterations: int | None) -> BenchmarkEvaluator:
+            return BenchmarkEvaluator(bench, size=opts["size"], cpus=cpus, gpus=gpus, repeats=opts["executions"],
+                                      max_repeats=max_executions, timeout_s=opts["timeout_s"], min_time_s=min_time,
+                                      iterations=iterations, memory=opts["memory"], baselines=baselines,
+                                      extra_args=tuple(opts["app_args"]))
 
-    expert, unit, iterations = _expert(bench, folder, evaluator({}, None), measure_baselines, say)
-    shared_dir = folder / "evaluations"
-    outcomes = []
-    for name in optimizers:
-        for r in range(opts["repeats"]):
-            seed = opts["seed"] + r
-            root = folder / f"{name}-{r + 1}"
-            if (root / "settings.json").exists():
-                store = TuneStore.open(root)  # resume with the run's own start program
-            else:
-                start_dsl, start_point = _start_program(opts["start"], space, seed)
-                store = _new_store(root, bench, {**run_settings, "optimizer": name, "seed": seed,
-                                                 "iters": opts["iters"], "start": opts["start"],
-                                                 "start_dsl": start_dsl, "start_point": start_point,
-                                                 "baselines": {"expert": expert}, "iterations": iterations,
-                                                 "app_description": app, "machine": machine,
-                                                 "compare": str(folder)})
-            label = f"{name} #{r + 1}"
-            if len(store.records) < opts["iters"]:
-                say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done.")
-            optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
-                                       start_point=store.settings["start_point"], llm=llm, workdir=root)
-            tune(store, optimizer, SharedEvaluations(evaluator({"expert": expert}, iterations), shared_dir),
-                 opts["iters"], on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
-            records = store.records[:opts["iters"]]  # a run extended by an earlier, longer comparison
-            named = records[-1].best_iter if records else None
-            best = records[named - 1] if named else None
-            outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
-    final = _final(bench, folder, outcomes, evaluator({}, iterations), say)
-    final_expert = final["expert"]
-    outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
-    summary = summarize(outcomes, final_expert, curve_expert=expert)
-    summary.update(folder=str(folder), bench=bench, unit=unit, expert_throughput=final_expert,
-                   expert_first_throughput=expert, settings=asked,
-                   normalization=f"best program's throughput / the expert mapper's, measured together in "
-                                 f"{FINAL_ROUNDS} interleaved rounds (trimmed mean); failures count 0")
-    write_outputs(folder, summary)
-    return summary
+        expert, unit, iterations = _expert(bench, folder, evaluator({}, None), measure_baselines, say)
+        shared_dir = folder / "evaluations"
+        outcomes = []
+        for name in optimizers:
+            for r in range(opts["repeats"]):
+                seed = opts["seed"] + r
+                root = folder / f"{name}-{r + 1}"
+                if (root / "settings.json").exists():
+                    store = TuneStore.open(root)  # resume with the run's own start program
+                else:
+                    start_dsl, start_point = _start_program(opts["start"], space, seed)
+                    store = _new_store(root, bench, {**run_settings, "optimizer": name, "seed": seed,
+                                                     "iters": opts["iters"], "start": opts["start"],
+                                                     "start_dsl": start_dsl, "start_point": start_point,
+                                                     "baselines": {"expert": expert}, "iterations": iterations,
+                                                     "app_description": app, "machine": machine,
+                                                     "compare": str(folder)})
+                label = f"{name} #{r + 1}"
+                if len(store.records) < opts["iters"]:
+                    say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done.")
+                optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
+                                           start_point=store.settings["start_point"], llm=llm, workdir=root)
+                tune(store, optimizer, SharedEvaluations(evaluator({"expert": expert}, iterations), shared_dir),
+                     opts["iters"], on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
+                records = store.records[:opts["iters"]]  # a run extended by an earlier, longer comparison
+                named = records[-1].best_iter if records else None
+                best = records[named - 1] if named else None
+                outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
+        final = _final(bench, folder, outcomes, evaluator({}, iterations), say)
+        final_expert = final["expert"]
+        outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
+        summary = summarize(outcomes, final_expert, curve_expert=expert)
+        summary.update(folder=str(folder), bench=bench, unit=unit, expert_throughput=final_expert,
+                       expert_first_throughput=expert, settings=asked,
+                       normalization=f"best program's throughput / the expert mapper's, measured together in "
+                                     f"{FINAL_ROUNDS} interleaved rounds (trimmed mean); failures count 0")
+        write_outputs(folder, summary)
+        return summary
+    finally:
+        holder.unlock()
 
 
 def _expert(bench: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable, say: Callable
