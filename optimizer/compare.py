@@ -20,7 +20,7 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
 Measurements follow the protocol of `mapperopt tune` (`benchmarks/protocol.py`: calibrated executions, adaptive
 repeats, trimmed mean; a candidate becomes a run's best only beyond the noise). Scoring (the paper's): a run's score
 is its best program's throughput divided by the expert mapper's, both from the final measurement, in which the
-expert and the best program of every run are measured together in `FINAL_ROUNDS` interleaved rounds (one invocation,
+expert and the best program of every run are measured together in `--final-rounds` interleaved rounds (one invocation,
 so that a change of the machine's load falls on all alike); 0 when no program worked or the best failed there. The
 curves divide each run's best-so-far by the expert's first measurement. Every optimizer starts repeat r from the same
 program (`--start`, default a random point of the space drawn from seed r: the paper's random initial agent), gets the
@@ -148,7 +148,7 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
         opts: optimizers (list), iters, repeats, size, cpus, gpus, seed, start ("default", "random" or a DSL file),
             memory ({"csize"/"fsize"/"zsize": MB}), executions and max_executions (the protocol's repeats per
             mapper), min_time_s (None: the size's, at least
-            `protocol.MIN_TIME_S`), timeout_s, runs_dir, new, app_args (list).
+            `protocol.MIN_TIME_S`), timeout_s, final_rounds, runs_dir, new, app_args (list).
         say: prints one line of progress.
         on_record: called with (run label, record) after each new iteration.
 
@@ -245,14 +245,14 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
                 named = records[-1].best_iter if records else None
                 best = records[named - 1] if named else None
                 outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
-        final = _final(bench, folder, outcomes, evaluator({}, iterations), say)
+        final = _final(bench, folder, outcomes, evaluator({}, iterations), opts["final_rounds"], say)
         final_expert = final["expert"]
         outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
         summary = summarize(outcomes, final_expert, curve_expert=expert)
         summary.update(folder=str(folder), bench=bench, unit=unit, expert_throughput=final_expert,
                        expert_first_throughput=expert, settings=asked,
                        normalization=f"best program's throughput / the expert mapper's, measured together in "
-                                     f"{FINAL_ROUNDS} interleaved rounds (trimmed mean); failures count 0")
+                                     f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
         write_outputs(folder, summary)
         return summary
     finally:
@@ -294,11 +294,11 @@ def _program(record: IterationRecord) -> str:
     return "p-" + cache_key(normalize_dsl(record.dsl), {})
 
 
-def _final(bench: str, folder: Path, outcomes: list[RunOutcome], evaluator: BenchmarkEvaluator, say: Callable
-           ) -> dict[str, float | None]:
-    """The expert and every run's best program (each distinct program once) measured together in `FINAL_ROUNDS`
+def _final(bench: str, folder: Path, outcomes: list[RunOutcome], evaluator: BenchmarkEvaluator, rounds: int,
+           say: Callable) -> dict[str, float | None]:
+    """The expert and every run's best program (each distinct program once) measured together in `rounds`
     interleaved rounds (`protocol.measure_together`, folder `final-N/`). Reused from final.json when it holds every
-    program asked for; otherwise all are measured again, together.
+    program asked for, measured in as many rounds; otherwise all are measured again, together.
 
     Returns:
         name ("expert", or `_program` of a best) -> trimmed-mean throughput, None for a program that failed there.
@@ -309,12 +309,12 @@ def _final(bench: str, folder: Path, outcomes: list[RunOutcome], evaluator: Benc
     mappers = {"expert": "expert", **{_program(o.best): o.best.dsl for o in outcomes if o.best is not None}}
     path = folder / "final.json"
     stored = json.loads(path.read_text()) if path.exists() else {}
-    if not set(mappers) <= set(stored.get("measured", {})):
+    if not set(mappers) <= set(stored.get("measured", {})) or stored.get("rounds") != rounds:
         n = 1 + sum(1 for _ in folder.glob("final-*"))
-        say(f"Measuring the expert and {len(mappers) - 1} best programs together ({FINAL_ROUNDS} rounds)...")
-        measured = protocol.measure_together(bench, mappers, FINAL_ROUNDS, folder / f"final-{n}",
+        say(f"Measuring the expert and {len(mappers) - 1} best programs together ({rounds} rounds)...")
+        measured = protocol.measure_together(bench, mappers, rounds, folder / f"final-{n}",
                                              min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
-        stored = {"rounds": FINAL_ROUNDS, "folder": f"final-{n}",
+        stored = {"rounds": rounds, "folder": f"final-{n}",
                   "measured": {k: m.to_json() for k, m in measured.items()}}
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(stored, indent=2) + "\n")
@@ -439,13 +439,15 @@ def plot_compare(summary: dict, path: Path) -> None:
               help=f"Minimum measured seconds per execution [default: the size's, at least {protocol.MIN_TIME_S:g}].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take [default: 5x the run's best, at most the size's].")
+@click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
+              help="Interleaved rounds of the final measurement (the expert and every run's best, together).")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where comparison folders are created.")
 @click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
                                           "settings.")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
-            max_executions, min_time_s, timeout_s, runs_dir, new, app_args):
+            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, app_args):
     """Compare optimizers on BENCH: each tunes --repeats times for --iters iterations; throughputs are
     normalised to the expert mapper measured in the same comparison (failures count 0).
 
@@ -469,7 +471,8 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
             "repeats": repeats, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
             "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
             "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
-            "timeout_s": timeout_s, "runs_dir": runs_dir, "new": new, "app_args": app_args}
+            "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
+            "app_args": app_args}
     try:
         summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record)
     except KeyboardInterrupt:
