@@ -24,6 +24,9 @@ RESOURCE_FLAGS = {"cpus": "-ll:cpu", "util": "-ll:util", "csize": "-ll:csize", "
                   "fsize": "-ll:fsize", "zsize": "-ll:zsize"}
 GPU_ONLY = ("fsize", "zsize")  # only passed when the run uses GPUs
 DESCRIBE_TIMEOUT_S = 60
+# Applications built on a shared layer in benchmarks/legion/<layer>/: its sources are compiled in, its folder is
+# on the include path, and the GEMM layer links the BLAS (CPU) and cuBLAS (GPU).
+LAYERS = {"cannon": "gemm", "summa": "gemm", "pumma": "gemm"}
 
 
 @dataclass(frozen=True)
@@ -226,7 +229,27 @@ def build_app(name: str, cuda: str = "auto") -> Path:
     sources = sorted(p for p in folder.glob("*.cc") if not p.name.endswith("_mapper.cc")) + sorted(folder.glob("*.cu"))
     if not any(s.suffix == ".cc" for s in sources):
         raise MapperoptError(f"benchmarks/legion/{name} has no C++ sources")
-    return toolchain.build(name, sources, include_dirs=[_sources_dir("common")], cuda=toolchain.cuda_enabled(cuda))
+    include_dirs = [_sources_dir("common")]
+    use_cuda = toolchain.cuda_enabled(cuda)
+    extra_cxx: list[str] = []
+    extra_link: list[str] = []
+    if name in LAYERS:
+        layer = _sources_dir(LAYERS[name])
+        sources += sorted(layer.glob("*.cc")) + sorted(layer.glob("*.cu"))
+        include_dirs.append(layer)
+        blas = toolchain.find_blas()
+        extra_cxx, extra_link = blas.cxx_flags(), blas.link_flags()
+        cublas = toolchain.find_cublas() if use_cuda else None
+        if use_cuda and cublas is None:
+            if cuda == "on":
+                raise MapperoptError(f"--cuda on, but the CUDA toolkit of {toolchain.nvcc()} has no cuBLAS, which "
+                                     f"{name}'s GPU leaf needs")
+            use_cuda = False  # "auto": a toolkit without cuBLAS builds the CPU variants only
+        if cublas is not None:
+            extra_cxx += [f"-I{cublas[0]}"]
+            extra_link += [f"-L{cublas[1]}", f"-Wl,-rpath,{cublas[1]}", "-lcublas"]
+    return toolchain.build(name, sources, include_dirs=include_dirs, cuda=use_cuda, extra_cxx=extra_cxx,
+                           extra_link=extra_link)
 
 
 @lru_cache(maxsize=None)
