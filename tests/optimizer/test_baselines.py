@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from mapperopt.benchmarks.apps import known_benchmarks
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import make_optimizer, normalize_dsl
@@ -180,3 +181,23 @@ def test_random_points_use_the_whole_index_mapping_library(circuit_app):
             assert [d for d in check(parse(text), AppDescription.from_json(app), machine) if d.is_error] == []
             placements.add(tuple(space._library_placements(pattern, "CPU", tuple(domain), "index_map")))
         assert len(placements) >= 4, domain  # the patterns are not all the same placement
+
+
+@pytest.mark.parametrize("bench", known_benchmarks())
+def test_every_benchmark_has_a_space_whose_points_check(bench):
+    """`compare` builds the baselines' space from any benchmark's description: random points of every benchmark
+    render to programs the checker accepts, on a CPU machine and on a GPU machine."""
+    from mapperopt.benchmarks.apps import load_config
+    from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl.checker import check
+    from mapperopt.dsl.parser import parse
+
+    app = load_config(bench).stored_description()
+    for spec in ("1x0x2", "2x2x2"):
+        machine = parse_machine_spec(spec)
+        space = SearchSpace(app, machine)
+        opt = make_optimizer("random", space=space, start=space.render(space.default_point()), seed=1)
+        for _ in range(4):
+            text = space.render(space.semantic(space.random_point(opt.rng)))
+            errors = [d for d in check(parse(text), AppDescription.from_json(app), machine) if d.is_error]
+            assert errors == [], (bench, spec, text)
