@@ -402,8 +402,8 @@ def plot_compare(summary: dict, path: Path) -> None:
         # a run shorter than the others (interrupted) keeps its last value
         values = np.array([c + [c[-1] if c else 0.0] * (n - len(c)) for c in runs])
         x = np.arange(1, n + 1)
-        line, = ax.plot(x, values.mean(axis=0), drawstyle="steps-post", label=f"{name} (mean of {len(runs)})")
-        ax.fill_between(x, values.min(axis=0), values.max(axis=0), step="post", alpha=0.2, color=line.get_color())
+        line, = ax.plot(x, values.mean(axis=0), marker="o", markersize=3, label=f"{name} (mean of {len(runs)})")
+        ax.fill_between(x, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color())
     ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label="expert")
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("iteration")
