@@ -144,7 +144,12 @@ def _optional_int(data: dict, key: str, where: str, default: int | None = None) 
     return _require(data, key, int, where) if key in data else default
 
 
-def _parse_size(name: str, data: dict, iterations_flag: str, where: str) -> SizeConfig:
+# In a size's argument values, this stands for the application's source folder (`benchmarks/legion/<app>`), so that
+# input files shipped beside the sources (e.g. Pennant's decks) are found wherever the package is installed.
+APP_DIR = "{app_dir}"
+
+
+def _parse_size(name: str, data: dict, iterations_flag: str, where: str, app_dir: Path) -> SizeConfig:
     where = f"{where}: size '{name}'"
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
@@ -162,7 +167,7 @@ def _parse_size(name: str, data: dict, iterations_flag: str, where: str) -> Size
     if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
         raise MapperoptError(f"{where}: 'legion_flags' must be a list of strings")
     size = SizeConfig(
-        name=name, args={str(k): str(v) for k, v in args.items()},
+        name=name, args={str(k): str(v).replace(APP_DIR, str(app_dir)) for k, v in args.items()},
         cpus=_require(data, "cpus", int, where), util=_optional_int(data, "util", where, 1),
         gpus=_optional_int(data, "gpus", where, 0), csize=_optional_int(data, "csize", where),
         fsize=_optional_int(data, "fsize", where), zsize=_optional_int(data, "zsize", where),
@@ -177,9 +182,15 @@ def _parse_size(name: str, data: dict, iterations_flag: str, where: str) -> Size
 def load_config(app: str) -> BenchConfig:
     """Read and check `configs/<app>.yaml`.
 
+    `app` may also be a user's program (`userapp.UserApp`): its sizes from the application file.
+
     Raises:
         MapperoptError: unknown benchmark, or a malformed configuration (the message names the key).
     """
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if isinstance(app, UserApp):
+        return app.config
     path = resources.files("mapperopt.configs") / f"{app}.yaml"
     if not path.is_file():
         raise MapperoptError(f"unknown benchmark '{app}'; known: {', '.join(known_benchmarks()) or 'none'}")
@@ -198,7 +209,7 @@ def load_config(app: str) -> BenchConfig:
         app=app, expert=_require(data, "expert", str, where), description=_require(data, "description", str, where),
         metric=_require(data, "metric", str, where), unit=_require(data, "unit", str, where),
         iterations_flag=iterations_flag,
-        sizes={name: _parse_size(name, body, iterations_flag, where) for name, body in sizes.items()},
+        sizes={name: _parse_size(name, body, iterations_flag, where, _sources_dir(app)) for name, body in sizes.items()},
         path=str(path))
 
 
@@ -270,9 +281,16 @@ def describe_app(app: str, size: str = "ci") -> dict:
 
     Builds the application if needed; cached per executable and size within the process.
 
+    For a user's program (`userapp.UserApp`), the description discovered by running it (`userapp.discover`).
+
     Raises:
         MapperoptError: unknown benchmark or size, or the application failed to describe itself.
     """
+    from mapperopt.benchmarks.userapp import UserApp, discover
+
+    if isinstance(app, UserApp):
+        app.config.size(size)
+        return discover(app, size)
     cfg = load_config(app)
     sz = cfg.size(size)
     exe = build_app(app)

@@ -133,19 +133,29 @@ def _freeze(value: Any) -> Any:
     return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
 
 
+def _q(name: str) -> str:
+    """A task or region name in a selector (quoted when it is not an identifier)."""
+    from mapperopt.dsl.formatter import selector_name
+
+    return selector_name(name)
+
+
 class SearchSpace:
     """The discrete mapping decisions of one application on one machine.
 
     Args:
         app: the application description (`AppDescription` or its interfaces.md §2 JSON dict).
         machine: the machine description (`MachineDescription` or its §6 JSON dict).
+        layouts: include the layout decisions (False for an application whose results nothing verifies: a layout
+            can make a program compute wrong numbers silently).
 
     Raises:
         ValueError: the machine has neither CPUs nor GPUs on node 0.
     """
 
-    def __init__(self, app: Any, machine: Any):
+    def __init__(self, app: Any, machine: Any, layouts: bool = True):
         self.app = _as_json(app)
+        self.layouts = layouts
         self.machine = _as_json(machine)
         self.kinds = tuple(k for k in KIND_RANKING if self._per_node(k) > 0)
         if not self.kinds:
@@ -197,9 +207,10 @@ class SearchSpace:
                 if len(choices) > 1 and not task.get("inner"):
                     for req in task["regions"]:
                         out.append(Decision(f"memory/{name}/{req['index']}/{kind}", choices, "memory", name))
-        out.append(Decision("layout/interleave", ("SOA", "AOS"), "layout"))
-        out.append(Decision("layout/order", ("F_order", "C_order"), "layout"))
-        out.append(Decision("layout/align", ALIGNMENTS, "layout"))
+        if self.layouts:
+            out.append(Decision("layout/interleave", ("SOA", "AOS"), "layout"))
+            out.append(Decision("layout/order", ("F_order", "C_order"), "layout"))
+            out.append(Decision("layout/align", ALIGNMENTS, "layout"))
         for name in self.index_tasks():
             out.append(Decision(f"index_map/{name}", ("default", *INDEX_PATTERNS), "index_map", name))
         for name in self.single_tasks():
@@ -267,18 +278,21 @@ class SearchSpace:
         task_lines = [f"Task * {','.join(self.kinds)};"]
         for d in self.decisions:
             if d.group == "kinds" and p[d.name] != d.default:
-                task_lines.append(f"Task {d.task} {','.join(p[d.name])};")
+                task_lines.append(f"Task {_q(d.task)} {','.join(p[d.name])};")
         region_lines = [f"Region * * {k} {self._memory_choices(k)[0][0]};" for k in self.kinds]
         for d in self.decisions:
             if d.group == "memory" and p[d.name] != d.default:
                 _, task, req, kind = d.name.split("/")
-                region_lines.append(f"Region {task} {self._region_selector(task, int(req))} {kind} "
+                region_lines.append(f"Region {_q(task)} {self._region_selector(task, int(req))} {kind} "
                                     f"{','.join(p[d.name])};")
-        region_lines += [f"CollectMemory {d.task} *;" for d in self.decisions if d.group == "collect" and p[d.name]]
-        align = p["layout/align"]
-        layout_lines = [f"Layout * * * {p['layout/interleave']} {p['layout/order']}"
-                        f"{f' Align=={align}' if align else ''};"]
-        limit_lines = [f"InstanceLimit {d.task} {p[d.name]};"
+        region_lines += [f"CollectMemory {_q(d.task)} *;" for d in self.decisions
+                         if d.group == "collect" and p[d.name]]
+        layout_lines = []
+        if self.layouts:
+            align = p["layout/align"]
+            layout_lines = [f"Layout * * * {p['layout/interleave']} {p['layout/order']}"
+                            f"{f' Align=={align}' if align else ''};"]
+        limit_lines = [f"InstanceLimit {_q(d.task)} {p[d.name]};"
                        for d in self.decisions if d.group == "limit" and p[d.name]]
         return {
             "task": task_lines,
@@ -295,7 +309,7 @@ class SearchSpace:
         regions = self.tasks[task]["regions"]
         names = regions[req].get("names") or []
         if names and sum(names[0] in (r.get("names") or []) for r in regions) == 1:
-            return names[0]
+            return _q(names[0])
         return str(req)
 
     def _map_lines(self, p: Mapping[str, Any], group: str, library: dict, keyword: str) -> list[str]:
@@ -312,7 +326,7 @@ class SearchSpace:
                 fname += "d"
             defs.setdefault(fname, self._function(fname, library[p[d.name]], kind, len(domain), group))
             users.setdefault(fname, []).append(d.task)
-        return [*defs.values(), *[f"{keyword} {','.join(tasks)} {f};" for f, tasks in users.items()]]
+        return [*defs.values(), *[f"{keyword} {','.join(map(_q, tasks))} {f};" for f, tasks in users.items()]]
 
     @staticmethod
     def _function(fname: str, pattern: tuple[str, str], kind: str, dims: int, group: str) -> str:
@@ -335,8 +349,11 @@ class SearchSpace:
         return f"def {fname}(Task task) {{    # {comment}\n    {body}\n}}"
 
     def prelude(self) -> list[str]:
-        """Global machine models every section may use (`mcpu`, and `mgpu` when the machine has GPUs)."""
-        return [f"{MACHINE_VARS[k]} = Machine({k});" for k in reversed(self.kinds)]
+        """Global machine models every section may use (`mcpu`, and `mgpu` when the machine has GPUs), after the
+        answers to the application's tunables that discovery saw its own mapper give (`Tunable id = value;`)."""
+        tunables = [f"Tunable {t['id']} = {t['value']}{'' if t['type'] == 'int64' else ' ' + t['type']};"
+                    for t in self.app.get("tunables", ())]
+        return [*tunables, *[f"{MACHINE_VARS[k]} = Machine({k});" for k in reversed(self.kinds)]]
 
     def render(self, point: Mapping[str, Any]) -> str:
         """The DSL program of `point`, canonically formatted."""
