@@ -25,6 +25,7 @@ COMMANDS = {
     "compile": ("mapperopt.compiler.commands", "compile_cmd", "Compile a DSL mapper to a shared library."),
     "run": ("mapperopt.benchmarks.commands", "run", "Run a benchmark with a mapper and measure it."),
     "tune": ("mapperopt.optimizer.commands", "tune", "Tune a mapper for a benchmark."),
+    "compare": ("mapperopt.optimizer.compare", "compare", "Compare optimizers on a benchmark (several seeds each)."),
 }
 
 

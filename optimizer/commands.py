@@ -149,8 +149,8 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
                    "run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
               help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install 'mapperopt[llm]'`); "
-                   "`guided`: rule-based search, no model [default: trace when an endpoint is configured, else "
-                   "guided].")
+                   "`guided`: rule-based search, no model; `opentuner`, `optuna`, `random`: baselines (`pip install "
+                   "'mapperopt[baselines]'`) [default: trace when an endpoint is configured, else guided].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
               help="Measured executions per mapper at least; the optimizer sees their trimmed mean.")
@@ -256,7 +256,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       "application a verification (verify: in its application file, or --verify-pattern, "
                       "--verify-cmd, --reference) to search them.")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
-                         start_point=settings.get("start_point"), llm=llm)
+                         start_point=settings.get("start_point"), llm=llm, workdir=store.root)
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iterations with {opt.describe()}.")
     console.print(f"Each mapper: {settings['repeats']}-{settings.get('max_repeats', settings['repeats'])} "

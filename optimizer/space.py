@@ -46,8 +46,8 @@ ALIGNMENTS = (0, 64, 128)
 INSTANCE_LIMITS = (0, 1, 4)
 SECTIONS = ("task", "region", "layout", "instance_limit", "index_task_map", "single_task_map")
 
-# Index-mapping library (dsl.md §9). `lin` is the row-major linear position of the point in its launch domain and `n`
-# the domain's volume; `{m}` is the machine model of the task's processor kind. Every function stays in range for any
+# Index-mapping library (dsl.md §9). `lin` is the row-major linear position of the point in its launch domain, `clin`
+# the column-major one, and `n` the domain's volume; `{m}` is the machine model of the task's processor kind. Every function stays in range for any
 # number of points and processors (dsl.md §14.4, adaptation 2).
 INDEX_PATTERNS = {
     # contiguous blocks of points over all processors, nodes first (the experts' gpu_block)
@@ -62,6 +62,30 @@ INDEX_PATTERNS = {
     # block over nodes, everything of a node on its first processor (the experts' cpu_node_block)
     "node_first": ("block over nodes, first processor of each node",
                    "return {m}[lin * {m}.size[0] / n, 0];"),
+    # blocks of two consecutive points dealt round-robin over all processors, nodes first
+    "block_cyclic": ("blocks of 2 points round-robin over all processors",
+                     "q = lin / 2 % {m}.volume;\n    return {m}[q / {m}.size[1], q % {m}.size[1]];"),
+    # round-robin with the processors numbered node by node (cyclic numbers them processor index first)
+    "cyclic_linear": ("round-robin over all processors, node by node",
+                      "q = lin % {m}.volume;\n    return {m}[q / {m}.size[1], q % {m}.size[1]];"),
+    # block over the column-major linearisation of the launch (the first point dimension varies fastest)
+    "block_colmajor": ("block over all processors, column-major points",
+                       "q = clin * {m}.volume / n;\n    return {m}[q / {m}.size[1], q % {m}.size[1]];"),
+    # a processor grid shaped like the launch domain (2-D for 2-D launches, 3-D for 3-D), blocks of points
+    "grid_block": ("block over a processor grid shaped by auto_split",
+                   "g = {m}.merge(0, 1).auto_split(0, task.ispace);\n"
+                   "    return g[*(task.ipoint * g.size / task.ispace)];"),
+    "grid_cyclic": ("round-robin over a processor grid shaped by auto_split",
+                    "g = {m}.merge(0, 1).auto_split(0, task.ispace);\n    return g[*(task.ipoint % g.size)];"),
+    "grid_greedy": ("block over a processor grid shaped by greedy_split (Legion's heuristic)",
+                    "g = {m}.merge(0, 1).greedy_split(0, task.ispace);\n"
+                    "    return g[*(task.ipoint * g.size / task.ispace)];"),
+    # two levels (the auto2d idiom): a grid of nodes over the launch, then a grid of each node's processors over
+    # the node's share, round-robin
+    "auto2d": ("auto_split over nodes (block), then over a node's processors (cyclic)",
+               "a = {m}.auto_split(0, task.ispace);\n"
+               "    b = a.auto_split(a.len - 1, task.ispace / a.size[:-1]);\n"
+               "    return b[*(task.ipoint * a.size[:-1] / task.ispace), *(task.ipoint % b.size[a.len - 1:])];"),
 }
 SINGLE_PATTERNS = {
     "first_proc": ("first processor of the first node", "return {m}[0, 0];"),
@@ -307,15 +331,18 @@ class SearchSpace:
     @staticmethod
     def _function(fname: str, pattern: tuple[str, str], kind: str, dims: int, group: str) -> str:
         """The DSL definition of library function `pattern` for tasks on `kind` with `dims`-dimensional launches.
-        Index-map bodies get the locals `lin` (row-major position of the point) and, when they use it, `n`
-        (the launch volume)."""
+        Index-map bodies get, when they use them, the locals `lin` and `clin` (row-major and column-major position
+        of the point) and `n` (the launch volume)."""
         comment, body = pattern
         body = body.format(m=MACHINE_VARS[kind])
         if group == "index_map":
-            lin = "task.ipoint[0]"
+            lin, clin = "task.ipoint[0]", f"task.ipoint[{dims - 1}]"
             for d in range(1, dims):
                 lin = f"{'(' + lin + ')' if d > 1 else lin} * task.ispace[{d}] + task.ipoint[{d}]"
-            locals_ = [f"lin = {lin};"]
+                c = dims - 1 - d
+                clin = f"{'(' + clin + ')' if d > 1 else clin} * task.ispace[{c}] + task.ipoint[{c}]"
+            locals_ = [f"{name} = {expr};" for name, expr in (("lin", lin), ("clin", clin))
+                       if re.search(rf"\b{name}\b", body)]
             if re.search(r"\bn\b", body):
                 locals_.append(f"n = {' * '.join(f'task.ispace[{d}]' for d in range(dims))};")
             body = "\n    ".join([*locals_, body])
