@@ -97,14 +97,17 @@ class Kind:
 
 @dataclass(frozen=True)
 class TaskSel:
-    """Task field: `names` is None for `*`, else the listed task names (non-empty, in source order)."""
+    """Task field: `names` is None for `*`, else the listed task names (non-empty, in source order). `kind` is set
+    (with `names` None) for the kind selector of `IndexTaskMap`/`SingleTaskMap` (`IndexTaskMap GPU f;`): the tasks
+    whose chosen processor kind is `kind`."""
 
     names: tuple[Ident, ...] | None
+    kind: str | None = None
     loc: Loc = _loc()
 
     @property
     def is_wildcard(self) -> bool:
-        return self.names is None
+        return self.names is None and self.kind is None
 
 
 @dataclass(frozen=True)

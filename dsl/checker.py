@@ -893,7 +893,7 @@ def _selector_keys(s) -> list[tuple]:
     """Selector tokens after list expansion, for the statements with precedence (§6.4)."""
     if type(s) not in _PRECEDENCE:
         return []
-    tasks = ["*"] if s.tasks.names is None else [i.name for i in s.tasks.names]
+    tasks = [s.tasks.kind or "*"] if s.tasks.names is None else [i.name for i in s.tasks.names]
     match s:
         case A.TaskStmt() | A.IndexTaskMapStmt() | A.SingleTaskMapStmt():
             return [(type(s).__name__, t) for t in tasks]
@@ -914,6 +914,8 @@ def _key_text(key: tuple) -> str:
 
 
 def _tasks_text(sel: A.TaskSel) -> str:
+    if sel.kind is not None:
+        return sel.kind
     return "*" if sel.names is None else ",".join(i.name for i in sel.names)
 
 

@@ -98,11 +98,14 @@ class _Scope:
     names: dict[str, Any]
 
 
-def task_matches(sel: A.TaskSel, task: str) -> list[tuple[int, str]]:
-    """(task rank, task token) for each way `sel` matches `task` (§6.1)."""
+def task_matches(sel: A.TaskSel, task: str, kind: str | None = None) -> list[tuple[int, str]]:
+    """(task rank, task token) for each way `sel` matches `task`, which runs on processor kind `kind` (needed only
+    by a kind selector): a name ranks 2, a kind selector 1, `*` 0 (docs/dsl-reference.md, "Selectors")."""
+    if sel.kind is not None:
+        return [(1, sel.kind)] if sel.kind == kind else []
     if sel.names is None:
         return [(0, "*")]
-    return [(1, task)] if any(i.name == task for i in sel.names) else []
+    return [(2, task)] if any(i.name == task for i in sel.names) else []
 
 
 def _sel_region(sel: A.RegionSel, index: int, names: tuple[str, ...]) -> tuple[tuple[int, int], str] | None:
@@ -327,9 +330,10 @@ class Evaluator:
 
     def map_statement(self, task: str, index_launch: bool) -> A.IndexTaskMapStmt | A.SingleTaskMapStmt | None:
         """The IndexTaskMap (index launch) or SingleTaskMap (single task) statement that places `task` (§7.6, §7.7)."""
-        kind = A.IndexTaskMapStmt if index_launch else A.SingleTaskMapStmt
-        cands = [((rank,), (tok,), pos, s) for pos, s in self._stmts if isinstance(s, kind)
-                 for rank, tok in task_matches(s.tasks, task)]
+        stmt_type = A.IndexTaskMapStmt if index_launch else A.SingleTaskMapStmt
+        kind = self.task_kind(task) if any(isinstance(s, stmt_type) and s.tasks.kind for _, s in self._stmts) else None
+        cands = [((rank,), (tok,), pos, s) for pos, s in self._stmts if isinstance(s, stmt_type)
+                 for rank, tok in task_matches(s.tasks, task, kind)]
         stmts = by_precedence(cands)
         return stmts[0] if stmts else None
 

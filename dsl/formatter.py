@@ -98,6 +98,8 @@ def _emit_statement(lines: list[str], stmt: A.Statement, depth: int, comments: l
 
 
 def _tasks(sel: A.TaskSel) -> str:
+    if sel.kind is not None:
+        return sel.kind
     return "*" if sel.names is None else ",".join(i.name for i in sel.names)
 
 

@@ -157,6 +157,11 @@ class _ToAst:
         return A.TaskSel(tuple(A.Ident(str(t), loc=self._tloc(t)) for t in children), loc=loc)
 
     @_rule
+    def map_sel(self, loc, children):
+        (sel,) = children
+        return A.TaskSel(None, sel.name, loc=loc) if isinstance(sel, A.Kind) else sel
+
+    @_rule
     def region_sel(self, loc, children):
         (tok,) = children
         loc = loc

@@ -214,7 +214,7 @@ bool task_matches(const char *sel, const std::string &task) { return sel == null
 bool region_rank(const RegionSel &sel, unsigned index, const std::vector<std::string> &chain, int &a, int &b) {
   switch (sel.mode) {
     case RegionSel::ANY: a = 0, b = 0; return true;
-    case RegionSel::INDEX: a = 2, b = 0; return unsigned(sel.index) == index;
+    case RegionSel::INDEX: a = 2, b = 0; return sel.index == int64_t(index);
     case RegionSel::NAME:
       for (size_t j = 0; j < chain.size(); j++)
         if (chain[j] == sel.name) {
@@ -278,7 +278,7 @@ class DslMapper : public DefaultMapper {
 
  private:
   Processor::Kind task_kind(MapperContext ctx, const Task &task);
-  const MapRule *map_rule(const std::vector<MapRule> &rules, const std::string &task) const;
+  const MapRule *map_rule(const std::vector<MapRule> &rules, const std::string &task, Kind kind) const;
   int64_t instance_limit(const std::string &task, Kind kind) const;
   bool has_limit(const std::string &task) const;
   std::vector<Processor> place(const Task &task, const MapRule &rule, Processor::Kind kind,
@@ -412,12 +412,13 @@ void DslMapper::default_policy_rank_processor_kinds(MapperContext ctx, const Tas
   ranking.push_back(task_kind(ctx, task));
 }
 
-const MapRule *DslMapper::map_rule(const std::vector<MapRule> &rules, const std::string &task) const {
+// Precedence (dsl.md §7.6): a task name, then a kind selector, then `*`; the later of equal ranks.
+const MapRule *DslMapper::map_rule(const std::vector<MapRule> &rules, const std::string &task, Kind kind) const {
   const MapRule *best = nullptr;
+  auto rank = [](const MapRule &r) { return r.task != nullptr ? 2 : r.kind != ANY ? 1 : 0; };
   for (const MapRule &r : rules)
-    if (task_matches(r.task, task) &&
-        (!best || (r.task != nullptr) > (best->task != nullptr) ||
-         ((r.task != nullptr) == (best->task != nullptr) && r.pos > best->pos)))
+    if (task_matches(r.task, task) && (r.kind == ANY || r.kind == kind) &&
+        (!best || rank(r) > rank(*best) || (rank(r) == rank(*best) && r.pos > best->pos)))
       best = &r;
   return best;
 }
@@ -457,7 +458,7 @@ void DslMapper::select_task_options(const MapperContext ctx, const Task &task, T
   DefaultMapper::select_task_options(ctx, task, output);  // its kind choice goes through task_kind()
   const std::string name = task.get_task_name();
   if (!task.is_index_space)
-    if (const MapRule *rule = map_rule(policy.single_maps, name))
+    if (const MapRule *rule = map_rule(policy.single_maps, name, dsl_proc_kind(task_kind(ctx, task))))
       output.initial_proc = least_loaded(place(task, *rule, task_kind(ctx, task), nullptr));
   for (const ReplicateRule &r : policy.replicates)
     if (name == r.task) output.replicate = total_nodes > 1;
@@ -466,7 +467,8 @@ void DslMapper::select_task_options(const MapperContext ctx, const Task &task, T
 void DslMapper::slice_task(const MapperContext ctx, const Task &task, const SliceTaskInput &input,
                            SliceTaskOutput &output) {
   const std::string name = task.get_task_name();
-  const MapRule *rule = map_rule(policy.index_maps, name);
+  const Processor::Kind kind = task_kind(ctx, task);
+  const MapRule *rule = map_rule(policy.index_maps, name, dsl_proc_kind(kind));
   if (rule == nullptr) {
     DefaultMapper::slice_task(ctx, task, input, output);
     if (!has_limit(name)) return;
@@ -478,7 +480,6 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
     output.slices.swap(points);
     return;
   }
-  const Processor::Kind kind = task_kind(ctx, task);
   for (Domain::DomainPointIterator it(input.domain); it; it++) {
     const DomainPoint point = it.p;
     output.slices.push_back(
@@ -725,7 +726,8 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
   output.chosen_variant = input.shard_processor.exists() ? input.shard_variant : variant.variant;
   output.task_priority = default_policy_select_task_priority(ctx, task);
   // Target processors: the DSL's choice when a map statement applies, else the DefaultMapper's.
-  const MapRule *rule = map_rule(task.is_index_space ? policy.index_maps : policy.single_maps, name);
+  const MapRule *rule =
+      map_rule(task.is_index_space ? policy.index_maps : policy.single_maps, name, dsl_proc_kind(kind));
   std::vector<Processor> set;
   if (input.shard_processor.exists()) {
     output.target_procs.push_back(input.shard_processor);
@@ -756,15 +758,6 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     }
     regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) +
                ", \"name\": " + (chain.empty() ? "null" : json_string(chain[0])) + ", " + entry + "}";
-  }
-  // Every processor of a set that sees all chosen instances may run the task (dsl.md §7.6).
-  for (const Processor &p : set) {
-    if (p == target) continue;
-    bool visible = true;
-    for (const auto &list : output.chosen_instances)
-      for (const PhysicalInstance &inst : list)
-        if (!inst.is_virtual_instance() && !machine.has_affinity(p, inst.get_location())) visible = false;
-    if (visible) output.target_procs.push_back(p);
   }
   if (!task.output_regions.empty()) {
     const Memory out_memory = default_policy_select_output_target(ctx, target);
@@ -914,7 +907,9 @@ void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappa
 void DslMapper::select_sharding_functor(const MapperContext ctx, const Task &task,
                                         const SelectShardingFunctorInput &input,
                                         SelectShardingFunctorOutput &output) {
-  const MapRule *rule = task.is_index_space ? map_rule(policy.index_maps, task.get_task_name()) : nullptr;
+  const MapRule *rule = task.is_index_space
+                            ? map_rule(policy.index_maps, task.get_task_name(), dsl_proc_kind(task_kind(ctx, task)))
+                            : nullptr;
   if (rule == nullptr || shared->sharding_base == 0) {
     DefaultMapper::select_sharding_functor(ctx, task, input, output);
     return;

@@ -180,7 +180,7 @@ struct RegionSel {
   enum Mode : uint8_t { ANY, NAME, INDEX };
   Mode mode;
   const char *name;  // NAME
-  int index;         // INDEX
+  int64_t index;     // INDEX (any size the DSL accepts: a large index never matches)
 };
 
 // One Layout statement's constraints; an aspect it does not mention is left unset (-1).
@@ -200,7 +200,7 @@ struct RegionRule { int pos; int line; const char *task; RegionSel region; Kind 
 struct LayoutRule { int pos; int line; const char *task; RegionSel region; Kind target; LayoutSpec layout; };
 struct LimitRule { int pos; int line; const char *task; Kind proc; int64_t count; };
 struct CollectRule { int pos; int line; const char *task; RegionSel region; };
-struct MapRule { int pos; int line; const char *task; MapFn fn; const char *fn_name; };
+struct MapRule { int pos; int line; const char *task; MapFn fn; const char *fn_name; Kind kind = ANY; };  // kind: a kind selector
 struct ReplicateRule { int pos; int line; const char *task; };
 
 struct Policy {

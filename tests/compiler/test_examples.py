@@ -15,7 +15,6 @@ import pytest
 from compiler_support import BASE_FLAGS, EXAMPLES, ROOT, machine, run, build_testapp
 from mapperopt import toolchain
 from mapperopt.compiler import compile_program
-from mapperopt.compiler.build import SOURCE_NAME
 from mapperopt.descriptions import AppDescription
 from mapperopt.dsl import Evaluator, parse
 
@@ -54,7 +53,7 @@ def run_benchmark(name: str, path: Path, tmp_path: Path):
                           env=toolchain.runtime_env())
     assert proc.returncode == 0 and '"verified": true' in proc.stdout, proc.stderr[-3000:]
     records = [json.loads(ln) for ln in trace.read_text().splitlines()]
-    ev = Evaluator(parse(cm.dsl_text, SOURCE_NAME), machine(*LEGION), app)
+    ev = Evaluator(parse(cm.dsl_text, path.name), machine(*LEGION), app)
     for rec in records:
         if app.task(rec["task"]) is None:  # the top-level task, which the description does not list
             assert rec["task"] == "main" and rec["proc"]["index"] is None
