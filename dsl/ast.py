@@ -419,6 +419,8 @@ class FuncDef:
     body: tuple[Assign | Print, ...]
     ret: Return
     loc: Loc = _loc()
+    # The line of the opening `{` (0 when unknown), so that the formatter keeps comments and blank lines in place.
+    brace_line: int = field(default=0, compare=False, repr=False, kw_only=True)
 
 
 Statement = Union[

@@ -17,10 +17,12 @@ from typing import Any, TextIO
 from mapperopt.descriptions import AppDescription, MachineDescription, TaskInfo
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import DslRuntimeError
-from mapperopt.dsl.machine import KindValue, MachineModel, Proc, ProcSet, TaskValue, fmt_tuple
+from mapperopt.dsl.machine import MAX_PROCS, KindValue, MachineModel, Proc, ProcSet, TaskValue, fmt_tuple
 from mapperopt.errors import MapperoptError
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+# Stated limit: a tuple has at most MAX_TUPLE elements (only unpacking makes tuples longer than the text).
+MAX_TUPLE = 4096
 # Kinds tried when no Task statement applies: the DefaultMapper's ranking without PROC_SET, which the DSL cannot name.
 DEFAULT_KIND_RANKING = ("GPU", "OMP", "CPU", "IO", "PY")
 # OMP processors do not exist in the Legion build mapperopt uses (§7.1): OMP entries are always skipped.
@@ -139,6 +141,11 @@ def _dedup(items) -> list[str]:
     return out
 
 
+class EvaluationLimit(MapperoptError):
+    """An evaluation took more steps than the evaluator's budget (a program whose calls multiply, e.g. each function
+    calling the previous one twice); not an error of the program, a limit of the evaluation."""
+
+
 class Evaluator:
     """Evaluates a policy on a described machine (and application).
 
@@ -148,12 +155,15 @@ class Evaluator:
         app: the application; without it, every task is assumed to have a variant of every kind and no region
             requirement is known.
         stream: where `print` output goes besides `printed` (None: nowhere).
+        budget: the most expression evaluations in all (None: no limit); beyond it, EvaluationLimit.
     Raises:
         DslRuntimeError: an error of the load phase (a global assignment or top-level print).
+        EvaluationLimit: the budget is spent.
     """
 
     def __init__(self, program: A.Program, machine: MachineDescription, app: AppDescription | None = None,
-                 stream: TextIO | None = None):
+                 stream: TextIO | None = None, budget: int | None = None):
+        self.steps_left = budget
         self.program = program
         self.machine = machine
         self.app = app
@@ -490,6 +500,11 @@ class Evaluator:
         raise DslRuntimeError("R408", f"'{name}' is {what}", loc)
 
     def _eval(self, e, scope: _Scope | None) -> Any:
+        if self.steps_left is not None:
+            self.steps_left -= 1
+            if self.steps_left < 0:
+                raise EvaluationLimit("evaluation stopped: the step budget is spent (calls that multiply, e.g. "
+                                      "functions that each call the previous one twice)")
         try:
             return _DISPATCH[type(e)](self, e, scope)
         except DslRuntimeError as err:
@@ -518,6 +533,9 @@ class Evaluator:
             per_node = self.machine.per_node(e.kind)
         except MapperoptError as err:
             _fail("R409", f"Machine({e.kind}): {err.message}")
+        if self.machine.nodes * per_node > MAX_PROCS:
+            _fail("R409", f"Machine({e.kind}): at most {MAX_PROCS} processors of one kind are supported, not "
+                          f"{self.machine.nodes} x {per_node}")
         return MachineModel(e.kind, (self.machine.nodes, per_node))
 
     def _e_tuple(self, e: A.TupleLit, scope):
@@ -525,6 +543,8 @@ class Evaluator:
         for item in e.items:
             if isinstance(item, A.Unpack):
                 out.extend(self._unpack(item, scope))
+                if len(out) > MAX_TUPLE:
+                    _fail("R408", f"a tuple has at most {MAX_TUPLE} elements, not {len(out)}")
             else:
                 v = self._eval(item, scope)
                 if not _is_int(v):

@@ -439,6 +439,16 @@ static std::shared_ptr<Model> derived(const Value &obj, Model::Op op, const std:
   return m;
 }
 
+// The stated limits of the evaluator: a machine model has at most MAX_DIMS dimensions, a tuple MAX_TUPLE elements.
+constexpr int64_t MAX_DIMS = 16;
+constexpr size_t MAX_TUPLE = 4096;
+
+// R409 before making `factors` new dimensions out of one when the model would exceed MAX_DIMS.
+static void room(const Model &m, int64_t factors, const std::string &call, const Site &s) {
+  if (factors > MAX_DIMS - (int64_t(m.size.size()) - 1))
+    fail(409, call + ": a machine model has at most " + std::to_string(MAX_DIMS) + " dimensions", s);
+}
+
 static Value split_into(const Value &obj, int64_t d, std::vector<int64_t> factors, const std::string &call) {
   auto m = derived(obj, Model::SPLIT, call);
   m->a = d;
@@ -598,6 +608,7 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
       if (f < 1 || m.size[d] % f != 0)
         fail(409, call + ": the factor must be >= 1 and divide the size " + std::to_string(m.size[d]) +
                       " of dimension " + std::to_string(d), s);
+      room(m, 2, call, s);
       return split_into(obj, d, {f, m.size[d] / f}, call);
     }
     case Method::SWAP: {
@@ -631,6 +642,7 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
     case Method::BALANCE_SPLIT: {
       const int64_t d = args[0].i, size = splittable(m, d, name, s), n = args[1].i;
       if (n < 2) fail(409, call + ": the number of factors must be >= 2", s);
+      room(m, n, call, s);
       std::vector<int64_t> f(n, 1);
       for (int64_t p : prime_factors(size)) *std::min_element(f.begin(), f.end()) *= p;
       std::sort(f.rbegin(), f.rend());
@@ -640,6 +652,7 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
     case Method::GREEDY_SPLIT: {
       const int64_t d = args[0].i, size = splittable(m, d, name, s);
       const std::vector<int64_t> v = extents(args[1], name, s);
+      room(m, int64_t(v.size()), call, s);
       return split_into(obj, d, which == Method::AUTO_SPLIT ? auto_factors(size, v) : greedy_factors(size, v), call);
     }
     case Method::PROCESSOR: break;
@@ -660,6 +673,9 @@ Value make_tuple(std::initializer_list<Item> items, const Site &s) {
     if (item.mode == Item::UNPACK) {
       const std::vector<int64_t> t = unpacked(item.value, s);
       out.insert(out.end(), t.begin(), t.end());
+      if (out.size() > MAX_TUPLE)
+        fail(408, "a tuple has at most " + std::to_string(MAX_TUPLE) + " elements, not " +
+                      std::to_string(out.size()), s);
     } else {
       if (item.value.type != Value::INT)
         fail(408, "type error: a tuple element must be an int, not " + article(item.value.type), s);
