@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import re
 import threading
 from importlib import resources
@@ -31,10 +32,21 @@ _LOCK = threading.Lock()
 
 @functools.cache
 def _lark() -> lark.Lark:
-    """The parser; it builds the AST while parsing (an inline transformer is much faster than a parse tree)."""
+    """The parser; it builds the AST while parsing (an inline transformer is much faster than a parse tree).
+
+    Lark's tables are cached on disk (in the build cache, keyed by Lark from the grammar and options): building them
+    costs about 0.3 s of every command that parses."""
     grammar = resources.files("mapperopt.dsl").joinpath("grammar.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", lexer="basic", keep_all_tokens=True, maybe_placeholders=True,
-                     transformer=_ToAst())
+    options = dict(parser="lalr", lexer="basic", keep_all_tokens=True, maybe_placeholders=True, transformer=_ToAst())
+    try:
+        from mapperopt.toolchain import cache_dir
+
+        folder = cache_dir() / "lark"
+        folder.mkdir(exist_ok=True)
+        digest = hashlib.sha256(f"{lark.__version__}\0{grammar}".encode()).hexdigest()[:16]
+        return lark.Lark(grammar, cache=str(folder / f"dsl-{digest}.lark"), **options)
+    except OSError:  # no writable cache: build the tables in memory
+        return lark.Lark(grammar, **options)
 
 
 def parse(text: str, filename: str = "<string>") -> A.Program:
