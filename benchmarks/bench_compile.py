@@ -2,7 +2,7 @@
 
     python benchmarks/bench_compile.py [--repeats 3] [--json]
 
-Mappers: configs/circuit.dsl, configs/stencil.dsl and the expert mappers of dsl.md §14.4 (tests/dsl/examples/e*.dsl).
+Mappers: configs/circuit.dsl, configs/stencil.dsl and the expert mappers of dsl-reference.md §14.4 (tests/dsl/examples/e*.dsl).
 A cold compile is one of a program the cache has never seen (a fresh comment makes each measurement cold: parse,
 check, generate, C++ compile and link); a cached compile finds the library in the cache. The support library is
 built (or found) before timing and reported separately. Targets (issue 4, on a 2-core machine): median cold <= 3 s,

@@ -2,7 +2,7 @@
 
 The generated file is small on purpose: it holds the statement tables of the policy and its functions as C++
 functions over the dynamic `Value` of `runtime/mapperopt_dsl.h`; the Legion mapper that carries them out is the
-support library (`runtime/dsl_mapper.cc`), built once. Name resolution follows dsl.md §5.2 statically (function bodies
+support library (`runtime/dsl_mapper.cc`), built once. Name resolution follows dsl-reference.md §5.2 statically (function bodies
 are straight-line code), selectors are expanded one task name per row, and of statements with identical selectors
 only the latest is kept (§6.4). The output is deterministic: the same program gives the same text.
 """
@@ -317,7 +317,7 @@ class _Generator:
             return f"MapRule{{{pos}, {line(s)}, {self._task(task)}, {fn}, {c_string(s.func.name)}{kind}}}"
 
         tables = [
-            ("Task: processor kinds (dsl.md §7.1)", self._rows(
+            ("Task: processor kinds (dsl-reference.md §7.1)", self._rows(
                 A.TaskStmt, lambda s, t: (t,),
                 lambda p, s, t: f"TaskRule{{{p}, {line(s)}, {self._task(t)}, {kinds(s.kinds)}}}")),
             ("Region: memory kinds (§7.2)", self._rows(

@@ -1,4 +1,4 @@
-"""Typed syntax tree of the mapping DSL (dsl.md §3).
+"""Typed syntax tree of the mapping DSL (dsl-reference.md §3).
 
 Every node is a frozen dataclass. Its last field, `loc`, is the source position of the node's first token; it is
 keyword-only and excluded from equality, so two programs compare equal when they have the same structure whatever
@@ -36,7 +36,7 @@ RESERVED = frozenset(
     + list(MEM_KINDS)
     + list(CONSTRAINT_WORDS)
 )
-# Binary operators by precedence level (dsl.md §8.1), loosest first.
+# Binary operators by precedence level (dsl-reference.md §8.1), loosest first.
 BINARY_LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/", "%"))
 
 

@@ -1,4 +1,4 @@
-"""Semantic checker (dsl.md §11.3-§11.6, §12): scoping, typing, statement rules, and, given the descriptions, names,
+"""Semantic checker (dsl-reference.md §11.3-§11.6, §12): scoping, typing, statement rules, and, given the descriptions, names,
 kinds and a static evaluation of the mapping functions over the application's launch domains.
 
 `check(program, app=None, machine=None)` returns every finding as a `Diagnostic`, errors capped at 20, in source

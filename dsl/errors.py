@@ -1,6 +1,6 @@
 """Diagnostics of the DSL: compile-time `Diagnostic`s, `DslSyntaxError`, `CheckError` and `DslRuntimeError`.
 
-Compile-time diagnostics render in the dsl.md §11.1 format:
+Compile-time diagnostics render in the dsl-reference.md §11.1 format:
 
     <file>:<line>:<col>: error[E101]: <message>
       <line> | <source line>
@@ -21,7 +21,7 @@ class Diagnostic:
     """One compile-time finding.
 
     Attributes:
-        code: stable code, `Ennn` (error) or `Wnnn` (warning or note), dsl.md §11.
+        code: stable code, `Ennn` (error) or `Wnnn` (warning or note), dsl-reference.md §11.
         severity: "error", "warning" or "note" (W304 and W309 are notes).
         message: names the offending token and what was expected.
         loc: where; the caret points at `loc.col`.
@@ -109,7 +109,7 @@ class DslRuntimeError(MapperoptError):
         code: "R4xx".
         detail: the message without prefix, context included.
         loc: position of the innermost expression that failed, or None (e.g. R404, which no expression causes).
-    `str()` is the one-line `[mapperopt] error Rnnn: ...` text of dsl.md §11.1.
+    `str()` is the one-line `[mapperopt] error Rnnn: ...` text of dsl-reference.md §11.1.
     """
 
     def __init__(self, code: str, detail: str, loc: Loc | None = None):

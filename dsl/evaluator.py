@@ -1,6 +1,6 @@
 """Reference evaluator of a policy: the decisions the compiled mapper must make, computed in pure Python.
 
-`Evaluator(program, machine, app)` runs the load phase (global assignments and prints, dsl.md §5.1) on the described
+`Evaluator(program, machine, app)` runs the load phase (global assignments and prints, dsl-reference.md §5.1) on the described
 machine; `decide(task, point, domain)` resolves the mapping statements (§6, §7) and calls the mapping functions for
 one task or launch point, returning the placement-trace record of interfaces.md §4. The differential tests of the
 compiler compare the generated mapper's trace lines with these records.
@@ -375,7 +375,7 @@ class Evaluator:
         try:
             result = self._map_call(stmt, tv)
         except DslRuntimeError as err:
-            # "...; in function 'f' at p.dsl:3:5, IndexTaskMap of task ..." (dsl.md §11.1)
+            # "...; in function 'f' at p.dsl:3:5, IndexTaskMap of task ..." (dsl-reference.md §11.1)
             raise err.with_context(context, sep=", " if err.loc is not None else "; ") from None
         procs = result.procs if isinstance(result, ProcSet) else (result,) if isinstance(result, Proc) else None
         if procs is None:
@@ -419,7 +419,7 @@ class Evaluator:
             statement applies (Legion's default placement); for a processor set, the set's first processor (the one
             the mapper picks when none of the set is busy). `layout` is None for a virtual mapping.
         Raises:
-            DslRuntimeError: R400-R410 (see dsl.md §11.5).
+            DslRuntimeError: R400-R410 (see dsl-reference.md §11.5).
             MapperoptError: the application has no such task.
         """
         kind = self.task_kind(task)

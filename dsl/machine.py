@@ -1,11 +1,11 @@
-"""Run-time values of the DSL: processors, processor sets, machine models (dsl.md §9) and task objects (§10).
+"""Run-time values of the DSL: processors, processor sets, machine models (dsl-reference.md §9) and task objects (§10).
 
 A `MachineModel` is an n-dimensional view of the processors of one kind. `Machine(K)` is the 2-D model (nodes,
 processors per node); each transformation returns a new model that aliases processors of the old one, so a model is a
 chain of `_Transform`s over the base model. Indexing maps new coordinates back through the chain; `coords_of`
 (`task.processor(m)`) maps a processor forward through the inverses.
 
-Invalid uses raise `DslRuntimeError` with the dsl.md §11.5 code (R400 index out of range, R405 set spanning nodes,
+Invalid uses raise `DslRuntimeError` with the dsl-reference.md §11.5 code (R400 index out of range, R405 set spanning nodes,
 R406 processor not in the model, R408 wrong number of indices, R409 invalid transformation argument).
 """
 

@@ -1,4 +1,4 @@
-// mapperopt::DslMapper: the DefaultMapper subclass that carries out a DSL policy (dsl.md §5-§7, legion.md §1-§2).
+// mapperopt::DslMapper: the DefaultMapper subclass that carries out a DSL policy (docs/dsl-reference.md §5-§7; docs/compiler.md).
 // A generated mapper library only provides the policy's tables and functions (mapperopt_dsl.h) and calls
 // register_policy(); everything that talks to Legion is here, compiled once per Legion version.
 //
@@ -148,7 +148,7 @@ std::string source_pos(const Site &s) {
   return std::string(shared->policy->source_name) + ":" + std::to_string(s.line) + ":" + std::to_string(s.col);
 }
 
-// Prints a message once per key: `[mapperopt] warning Rnnn: ...` and notes (dsl.md §11.5).
+// Prints a message once per key: `[mapperopt] warning Rnnn: ...` and notes (dsl-reference.md §11.5).
 void say_once(const std::string &key, const std::string &line) {
   {
     std::lock_guard<std::mutex> guard(shared->lock);
@@ -176,7 +176,7 @@ std::string machine_text(Kind kind) {
          tuple_text({shared->topo.nodes, shared->topo.per_node[kind]});
 }
 
-// The one-line run-time error of dsl.md §11.1: message, DSL position, then the decision's context.
+// The one-line run-time error of dsl-reference.md §11.1: message, DSL position, then the decision's context.
 [[noreturn]] void report(const DslError &e, const std::string &context) {
   // As the evaluator: "; <where>" for an error with a position, then ", <context>" (else "; <context>").
   std::string line = "[mapperopt] error R" + std::to_string(e.code) + ": " + e.message;
@@ -210,7 +210,7 @@ void print_profile() {
 
 bool task_matches(const char *sel, const std::string &task) { return sel == nullptr || task == sel; }
 
-// Region rank of dsl.md §6.2, or false when the selector does not match requirement `index` with `chain`.
+// Region rank of dsl-reference.md §6.2, or false when the selector does not match requirement `index` with `chain`.
 bool region_rank(const RegionSel &sel, unsigned index, const std::vector<std::string> &chain, int &a, int &b) {
   switch (sel.mode) {
     case RegionSel::ANY: a = 0, b = 0; return true;
@@ -254,7 +254,7 @@ class DslMapper : public DefaultMapper {
       : DefaultMapper(rt, machine, local, MAPPER_NAME), policy(*shared->policy) {}
 
   const char *get_mapper_name() const override { return MAPPER_NAME; }
-  // Non-reentrant: InstanceLimit counters and caches are this object's state (legion.md §1).
+  // Non-reentrant: InstanceLimit counters and caches are this object's state.
   MapperSyncModel get_mapper_sync_model() const override { return SERIALIZED_NON_REENTRANT_MAPPER_MODEL; }
 
   void select_task_options(const MapperContext ctx, const Task &task, TaskOptions &output) override;
@@ -299,14 +299,14 @@ class DslMapper : public DefaultMapper {
   const Policy &policy;
   std::map<TaskID, Processor::Kind> kinds;
   std::map<LogicalRegion, std::vector<std::string>> chains;
-  // InstanceLimit bookkeeping for this processor (dsl.md §7.4): admitted = selected but not yet mapped (points),
+  // InstanceLimit bookkeeping for this processor (dsl-reference.md §7.4): admitted = selected but not yet mapped (points),
   // running = mapped but not yet finished; `waiting` are deferral events to trigger when a slot frees up.
   std::map<std::string, int64_t> admitted, running;
   std::vector<MapperEvent> waiting;
   std::unordered_map<UniqueID, InFlight> in_flight;
 };
 
-// The task as mapping functions see it (dsl.md §10); `point` overrides the index point (slice_task, sharding).
+// The task as mapping functions see it (dsl-reference.md §10); `point` overrides the index point (slice_task, sharding).
 std::shared_ptr<TaskView> view_of(const Task &task, bool mapping, const DomainPoint *point) {
   auto view = std::make_shared<TaskView>();
   view->name = task.get_task_name();
@@ -412,7 +412,7 @@ void DslMapper::default_policy_rank_processor_kinds(MapperContext ctx, const Tas
   ranking.push_back(task_kind(ctx, task));
 }
 
-// Precedence (dsl.md §7.6): a task name, then a kind selector, then `*`; the later of equal ranks.
+// Precedence (dsl-reference.md §7.6): a task name, then a kind selector, then `*`; the later of equal ranks.
 const MapRule *DslMapper::map_rule(const std::vector<MapRule> &rules, const std::string &task, Kind kind) const {
   const MapRule *best = nullptr;
   auto rank = [](const MapRule &r) { return r.task != nullptr ? 2 : r.kind != ANY ? 1 : 0; };
@@ -491,7 +491,7 @@ const std::vector<std::string> &DslMapper::name_chain(MapperContext ctx, Logical
   auto found = chains.find(region);
   if (found != chains.end()) return found->second;
   std::vector<std::string> chain;
-  // can_fail: unnamed levels are skipped; never wait (legion.md §2.6, §7 defect 12).
+  // can_fail: unnamed levels are skipped; never wait.
   auto add = [&](auto handle) {
     const void *data = nullptr;
     size_t size = 0;
@@ -538,7 +538,7 @@ LayoutChoice DslMapper::layout(const std::string &task, unsigned index, const st
     ranked.push_back(Ranked{{r.task ? 1 : 0, a, b, third, r.pos}, &r});
   }
   std::sort(ranked.begin(), ranked.end());
-  // Each aspect comes from the highest-precedence statement that mentions it (dsl.md §7.3).
+  // Each aspect comes from the highest-precedence statement that mentions it (dsl-reference.md §7.3).
   LayoutChoice out;
   out.exact = exact_region;
   bool order = false, dims = false, align = false;
@@ -585,7 +585,7 @@ bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, M
   else
     runtime->get_field_space_fields(ctx, req.region.get_field_space(), fields);
   constraints.add_constraint(FieldConstraint(fields, false /*contiguous*/, false /*inorder*/));
-  // Ordering (legion.md §2.7): SOA+F X,Y,..,F; SOA+C ..,Y,X,F; AOS+F F,X,Y,..; AOS+C F,..,Y,X.
+  // Ordering (docs/dsl-reference.md §7.3): SOA+F X,Y,..,F; SOA+C ..,Y,X,F; AOS+F F,X,Y,..; AOS+C F,..,Y,X.
   const int dim = req.region.get_index_space().get_dim();
   std::vector<DimensionKind> order;
   for (int d = 0; d < dim; d++)
@@ -622,7 +622,7 @@ std::string layout_json(const LayoutChoice &c) {
          ", \"compact\": " + (c.compact ? "true" : "false") + "}";
 }
 
-// Maps requirement `index` on `target` (dsl.md §7.2): the effective memory list with fallback on absence or
+// Maps requirement `index` on `target` (dsl-reference.md §7.2): the effective memory list with fallback on absence or
 // failed allocation, R452 for each fallback, R403 when nothing works. Returns the trace entry's memory and layout.
 std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned index, Processor target, bool leaf,
                                   std::vector<PhysicalInstance> &instances) {
@@ -816,7 +816,7 @@ void DslMapper::replicate_task(MapperContext ctx, const Task &task, const Replic
     DefaultMapper::replicate_task(ctx, task, input, output);
     return;
   }
-  // ControlReplicate (dsl.md §7.8): one shard per node on the task's processor kind.
+  // ControlReplicate (dsl-reference.md §7.8): one shard per node on the task's processor kind.
   const Processor::Kind kind = task.target_proc.kind();
   const VariantInfo variant = default_find_preferred_variant(task, ctx, true, true, kind);
   if (!variant.is_replicable) {
@@ -836,7 +836,7 @@ void DslMapper::select_tasks_to_map(const MapperContext ctx, const SelectMapping
   }
   // The DefaultMapper's policy (up to max_schedule_count tasks of the deepest admissible level), where a task under
   // an InstanceLimit is admissible only while its in-flight count leaves room; a slot is taken only by a task that
-  // is actually selected (legion.md §7 defect 6).
+  // is actually selected.
   const Kind kind = dsl_proc_kind(input.processor.exists() ? input.processor.kind() : local_kind);
   auto points = [](const Task *t) -> int64_t {
     return t->is_index_space ? int64_t(t->get_slice_domain().get_volume()) : 1;
@@ -899,7 +899,7 @@ void DslMapper::report_profiling(const MapperContext ctx, const Task &task, cons
 void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappable, const MemoizeInput &input,
                                   MemoizeOutput &output) {
   DefaultMapper::memoize_operation(ctx, mappable, input, output);
-  // A replayed trace skips select_tasks_to_map, so a limited task must not be memoized (legion.md §2.8).
+  // A replayed trace skips select_tasks_to_map, so a limited task must not be memoized.
   if (const Task *task = mappable.as_task())
     if (has_limit(task->get_task_name())) output.memoize = false;
 }
@@ -970,7 +970,7 @@ void build_topology(Machine machine) {
     topo.per_node[k] = int64_t(nodes[0].size());
     for (const std::vector<Processor> &node : nodes)
       topo.symmetric[k] = topo.symmetric[k] && node.size() == nodes[0].size();
-    if (!topo.symmetric[k]) continue;  // Machine(K) reports it (dsl.md §9.1)
+    if (!topo.symmetric[k]) continue;  // Machine(K) reports it (dsl-reference.md §9.1)
     topo.memories[k].assign(topo.nodes * topo.per_node[k], 0);
     for (int64_t n = 0; n < topo.nodes; n++)
       for (int64_t i = 0; i < topo.per_node[k]; i++) {
@@ -1027,7 +1027,7 @@ void registration(Machine machine, Runtime *runtime, const std::set<Processor> &
                                            new DslShardingFunctor(shared->policy->index_maps[k]), true);
     }
   }
-  // One mapper object per local processor (legion.md §1, §7 defect 1).
+  // One mapper object per local processor.
   for (Processor p : local_procs)
     runtime->replace_default_mapper(new DslMapper(runtime->get_mapper_runtime(), machine, p), p);
 }

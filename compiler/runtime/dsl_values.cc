@@ -1,4 +1,4 @@
-// DSL values, operators and machine models (dsl.md §4, §8, §9). Legion-free: the mapper (dsl_mapper.cc) fills a
+// DSL values, operators and machine models (dsl-reference.md §4, §8, §9). Legion-free: the mapper (dsl_mapper.cc) fills a
 // Topology from Realm's machine and everything here works on that.
 #include <algorithm>
 #include <cstdio>
@@ -184,7 +184,7 @@ static Proc proc_at(const Model &m, const std::vector<int64_t> &idx) {
   return Proc{m.kind, b[0], b[1]};
 }
 
-// The index of processor `p` in `m` (dsl.md §9.6), or false when `p` is not in `m` (e.g. cut off by slice).
+// The index of processor `p` in `m` (dsl-reference.md §9.6), or false when `p` is not in `m` (e.g. cut off by slice).
 static bool from_base(const Model &m, const Proc &p, std::vector<int64_t> &idx) {
   if (m.op == Model::MACHINE) {
     if (p.node < 0 || p.node >= m.size[0] || p.index < 0 || p.index >= m.size[1]) return false;
@@ -282,7 +282,7 @@ static int64_t int_op(char op, int64_t a, int64_t b, const Site &s) {
         overflow(-__int128(a), s);
       }
       int64_t q = a / b;
-      if ((a % b != 0) && ((a < 0) != (b < 0))) q--;  // floor, not C's truncation (dsl.md §8.2)
+      if ((a % b != 0) && ((a < 0) != (b < 0))) q--;  // floor, not C's truncation (dsl-reference.md §8.2)
       return op == '/' ? q : a - b * q;
     }
   }
@@ -693,7 +693,7 @@ static void check_range(const Model &m, const std::vector<int64_t> &idx, const S
                     std::to_string(d) + " of " + model_text(m), s);
 }
 
-// m[i0, ..., *, ...]: `wild[d]` marks a wildcard (dsl.md §9.2).
+// m[i0, ..., *, ...]: `wild[d]` marks a wildcard (dsl-reference.md §9.2).
 static Value index_model(const Model &m, std::vector<int64_t> idx, const std::vector<bool> &wild, const Site &s) {
   if (idx.size() != m.size.size())
     fail(408, std::to_string(idx.size()) + " index value(s) for the " + std::to_string(m.size.size()) +

@@ -1,0 +1,4 @@
+# All data in registered DMA memory, which this machine does not have: certain to fail, so check rejects it.
+# expect: dsl-e221-absent-memory
+Task * CPU;
+Region * * CPU RDMEM;
