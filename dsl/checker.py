@@ -26,6 +26,7 @@ MAX_ERRORS = 20
 # Stated limit: expression nesting counted through chains of calls (each call adds the callee's nesting), which
 # bounds the depth of evaluation (E111).
 MAX_EVAL_NESTING = 300
+FLAG_SIZED_MEMORIES = ("RDMEM", "SOCKMEM")
 MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
 MAX_STATIC_STEPS = 100_000  # expression evaluations of the whole static evaluation (about 1 s)
 # Run-time codes found by static evaluation -> the checker's codes (§11.6).
@@ -844,7 +845,9 @@ class _Checker:
         """E221 when every kind of `s` is absent on the machine and no other Region statement that applies wherever
         `s` does lists a kind that exists: the mapper is certain to fail (R403) for what `s` selects."""
         exists = lambda k: k == "VIRTUAL" or bool(self.machine.memories_of(k))  # noqa: E731
-        if any(exists(k.name) for k in s.memories):
+        # RDMEM and SOCKMEM exist only when the run sizes them (-ll:rsize, -ll:nsize), which a machine description
+        # does not record: their absence stays a warning.
+        if any(exists(k.name) or k.name in FLAG_SIZED_MEMORIES for k in s.memories):
             return False
         if isinstance(s.proc, A.Kind) and self.machine.count(s.proc.name, 0) == 0:
             return False  # it never applies on this machine

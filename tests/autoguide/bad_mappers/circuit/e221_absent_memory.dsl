@@ -1,4 +1,4 @@
-# All data in registered DMA memory, which this machine does not have: certain to fail, so check rejects it.
+# All data in GPU framebuffers on a machine without GPUs: certain to fail, so check rejects it.
 # expect: dsl-e221-absent-memory
 Task * CPU;
-Region * * CPU RDMEM;
+Region * * CPU FBMEM;
