@@ -58,7 +58,7 @@ def test_single_task_map_error_names_the_task(tmp_path):
         ev.decide("check", None, None)
     assert line == f"{err.value}; machine Machine(CPU) (1, 2)"
     assert line.startswith("[mapperopt] error R400: processor index out of bound: index 7 >= size 2 in dimension 1 "
-                           "of Machine(CPU) (1, 2); in function 'f' at mapper.dsl:3:12, SingleTaskMap of task 'check'")
+                           "of Machine(CPU) (1, 2); in function 'f' at mapper.dsl:2:27, SingleTaskMap of task 'check'")
 
 
 def test_load_phase_error(tmp_path):

@@ -108,3 +108,19 @@ def test_a_processor_set_point_runs_where_the_trace_says(tmp_path):
     assert traced
     for key, procs in traced.items():
         assert sorted(map(str, procs)) == sorted(map(str, ran[key])), key
+
+
+@pytest.mark.parametrize("order,dims", [("SOA", "F_order"), ("SOA", "C_order"), ("AOS", "F_order"),
+                                        ("AOS", "C_order")])
+def test_layouts_are_what_the_application_observes(order, dims, tmp_path):
+    # What the tasks' accessors see, not what the mapper reports: strides of tile's 16 x 16 region give the
+    # dimension order, those of left_work's 1-D region (an instance of four fields) the interleaving.
+    dsl = f"Task * CPU;\nLayout * * * {order} {dims};\n"
+    result = run_policy(dsl, tmp_path)
+    assert result.ok(), result.stderr[-2000:]
+    tiles = [f for r in result.reports if r["task"] == "tile" for f in r["regions"][0]["fields"]]
+    assert tiles and {tuple(f["strides"]) for f in tiles} == {(8, 8 * 16) if dims == "F_order" else (8 * 16, 8)}
+    # left_work's instance holds the region's four fields: AOS puts them next to each other (stride 4 x 8 bytes).
+    lefts = [f for r in result.reports if r["task"] == "left_work" for f in r["regions"][0]["fields"]]
+    assert lefts and {tuple(f["strides"]) for f in lefts} == {(32,) if order == "AOS" else (8,)}
+    assert result.trace == expected_records(dsl, result, ("-ll:cpu", "2"))
