@@ -160,6 +160,32 @@ def drop_layout_constraint(statements: list, constraint: str, task: str | None =
     return out
 
 
+def set_layout_order(statements: list, order: str) -> list:
+    """Make `order` ("C_order" or "F_order") every instance's dimension order: the other order becomes `order` in
+    every Layout statement, and `Layout * * * <order>;` is appended unless a statement with selector `* * *` names
+    `order` already (a mapper without any order gets F_order from the compiled mapper)."""
+    orders = ("C_order", "F_order")
+    if order not in orders:
+        raise MapperoptError(f"order must be one of {', '.join(orders)}, got {order!r}")
+    other = orders[order == "C_order"]
+    out, changed, covered = [], False, False
+    for stmt in statements:
+        if isinstance(stmt, A.LayoutStmt):
+            if any(c.name == other for c in stmt.constraints):
+                stmt = dataclasses.replace(stmt, constraints=tuple(
+                    A.Constraint(order) if c.name == other else c for c in stmt.constraints))
+                changed = True
+            covered |= (stmt.tasks.is_wildcard and _field_text(stmt.region) == "*"
+                        and _field_text(stmt.target) == "*" and any(c.name == order for c in stmt.constraints))
+        out.append(stmt)
+    if not covered:
+        out.append(A.LayoutStmt(A.TaskSel(None), A.RegionSel(), A.Star(), (A.Constraint(order),)))
+        changed = True
+    if not changed:
+        raise _Skip(f"every instance already has {order}")
+    return out
+
+
 def drop_instance_limit(statements: list, task: str | None = None) -> list:
     """Remove the InstanceLimit statements of `task` (the task from a statement's list), or all of them."""
     out = []
@@ -344,6 +370,7 @@ EDIT_OPS: dict[str, Callable[..., list]] = {
     "set_task_kinds": set_task_kinds,
     "set_region_memory": set_region_memory,
     "drop_layout_constraint": drop_layout_constraint,
+    "set_layout_order": set_layout_order,
     "drop_instance_limit": drop_instance_limit,
     "wrap_index_modulo": wrap_index_modulo,
     "replace_index_map": replace_index_map,

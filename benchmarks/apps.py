@@ -24,6 +24,9 @@ RESOURCE_FLAGS = {"cpus": "-ll:cpu", "util": "-ll:util", "csize": "-ll:csize", "
                   "fsize": "-ll:fsize", "zsize": "-ll:zsize"}
 GPU_ONLY = ("fsize", "zsize")  # only passed when the run uses GPUs
 DESCRIBE_TIMEOUT_S = 60
+# Applications built on a shared layer in benchmarks/legion/<layer>/: its sources are compiled in, its folder is
+# on the include path, and the GEMM layer links the BLAS (CPU) and cuBLAS (GPU).
+LAYERS = {"cannon": "gemm", "summa": "gemm", "pumma": "gemm"}
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,12 @@ def _optional_int(data: dict, key: str, where: str, default: int | None = None) 
     return _require(data, key, int, where) if key in data else default
 
 
-def _parse_size(name: str, data: dict, iterations_flag: str, where: str) -> SizeConfig:
+# In a size's argument values, this stands for the application's source folder (`benchmarks/legion/<app>`), so that
+# input files shipped beside the sources (e.g. Pennant's decks) are found wherever the package is installed.
+APP_DIR = "{app_dir}"
+
+
+def _parse_size(name: str, data: dict, iterations_flag: str, where: str, app_dir: Path) -> SizeConfig:
     where = f"{where}: size '{name}'"
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
@@ -159,7 +167,7 @@ def _parse_size(name: str, data: dict, iterations_flag: str, where: str) -> Size
     if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
         raise MapperoptError(f"{where}: 'legion_flags' must be a list of strings")
     size = SizeConfig(
-        name=name, args={str(k): str(v) for k, v in args.items()},
+        name=name, args={str(k): str(v).replace(APP_DIR, str(app_dir)) for k, v in args.items()},
         cpus=_require(data, "cpus", int, where), util=_optional_int(data, "util", where, 1),
         gpus=_optional_int(data, "gpus", where, 0), csize=_optional_int(data, "csize", where),
         fsize=_optional_int(data, "fsize", where), zsize=_optional_int(data, "zsize", where),
@@ -195,7 +203,7 @@ def load_config(app: str) -> BenchConfig:
         app=app, expert=_require(data, "expert", str, where), description=_require(data, "description", str, where),
         metric=_require(data, "metric", str, where), unit=_require(data, "unit", str, where),
         iterations_flag=iterations_flag,
-        sizes={name: _parse_size(name, body, iterations_flag, where) for name, body in sizes.items()},
+        sizes={name: _parse_size(name, body, iterations_flag, where, _sources_dir(app)) for name, body in sizes.items()},
         path=str(path))
 
 
@@ -226,7 +234,27 @@ def build_app(name: str, cuda: str = "auto") -> Path:
     sources = sorted(p for p in folder.glob("*.cc") if not p.name.endswith("_mapper.cc")) + sorted(folder.glob("*.cu"))
     if not any(s.suffix == ".cc" for s in sources):
         raise MapperoptError(f"benchmarks/legion/{name} has no C++ sources")
-    return toolchain.build(name, sources, include_dirs=[_sources_dir("common")], cuda=toolchain.cuda_enabled(cuda))
+    include_dirs = [_sources_dir("common")]
+    use_cuda = toolchain.cuda_enabled(cuda)
+    extra_cxx: list[str] = []
+    extra_link: list[str] = []
+    if name in LAYERS:
+        layer = _sources_dir(LAYERS[name])
+        sources += sorted(layer.glob("*.cc")) + sorted(layer.glob("*.cu"))
+        include_dirs.append(layer)
+        blas = toolchain.find_blas()
+        extra_cxx, extra_link = blas.cxx_flags(), blas.link_flags()
+        cublas = toolchain.find_cublas() if use_cuda else None
+        if use_cuda and cublas is None:
+            if cuda == "on":
+                raise MapperoptError(f"--cuda on, but the CUDA toolkit of {toolchain.nvcc()} has no cuBLAS, which "
+                                     f"{name}'s GPU leaf needs")
+            use_cuda = False  # "auto": a toolkit without cuBLAS builds the CPU variants only
+        if cublas is not None:
+            extra_cxx += [f"-I{cublas[0]}"]
+            extra_link += [f"-L{cublas[1]}", f"-Wl,-rpath,{cublas[1]}", "-lcublas"]
+    return toolchain.build(name, sources, include_dirs=include_dirs, cuda=use_cuda, extra_cxx=extra_cxx,
+                           extra_link=extra_link)
 
 
 @lru_cache(maxsize=None)

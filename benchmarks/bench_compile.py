@@ -3,7 +3,8 @@
 
     python benchmarks/bench_compile.py [--repeats 5] [--json]
 
-Mappers: configs/circuit.dsl, configs/stencil.dsl and the expert mappers (tests/dsl/examples/e*.dsl). A cold compile
+Mappers: configs/circuit.dsl, configs/stencil.dsl, configs/pennant.dsl and the expert mappers
+(tests/dsl/examples/e*.dsl). A cold compile
 is of a text never compiled before (a fresh comment: parse, check, generate, C++ compile and link); a cached compile
 finds the library in the cache; `check` runs on a 50-line mapper (the Cannon expert mapper plus Region statements).
 The support library is built (or found) before timing. Targets (on 2 cores, support library built): cached compile
@@ -27,7 +28,7 @@ from pathlib import Path
 from mapperopt.compiler import support_library
 
 ROOT = Path(__file__).resolve().parents[1]
-MAPPERS = [ROOT / "configs" / "circuit.dsl", ROOT / "configs" / "stencil.dsl",
+MAPPERS = [ROOT / "configs" / "circuit.dsl", ROOT / "configs" / "stencil.dsl", ROOT / "configs" / "pennant.dsl",
            *sorted((ROOT / "tests" / "dsl" / "examples").glob("e*.dsl"))]
 TARGETS = {"cached_compile_s": 0.150, "check_50_lines_s": 0.300, "cold_compile_s": 1.5}
 

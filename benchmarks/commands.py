@@ -53,7 +53,8 @@ def _print(result: RunResult, feedback: Feedback) -> None:
 
 
 def size_options(command):
-    """The problem size and processors of a benchmark run: `--size`, `--cpus`, `--gpus` (shared with `tune`)."""
+    """The problem size, processors and memories of a benchmark run: `--size`, `--cpus`, `--gpus`, `--csize`,
+    `--fsize`, `--zsize` (shared with `tune`)."""
     options = [
         click.option("--size", default="ci", show_default=True,
                      help="Problem size from configs/BENCH.yaml: ci, small, gpu."),
@@ -61,6 +62,12 @@ def size_options(command):
                      help="CPU processors (-ll:cpu) [default: the size's]."),
         click.option("--gpus", type=click.IntRange(min=0), default=None,
                      help="GPUs (-ll:gpu) [default: the size's]."),
+        click.option("--csize", type=click.IntRange(min=1), default=None,
+                     help="System memory in MB (-ll:csize) [default: the size's]."),
+        click.option("--fsize", type=click.IntRange(min=1), default=None,
+                     help="Framebuffer memory per GPU in MB (-ll:fsize) [default: the size's]."),
+        click.option("--zsize", type=click.IntRange(min=1), default=None,
+                     help="Zero-copy memory in MB (-ll:zsize) [default: the size's]."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -85,13 +92,13 @@ def size_options(command):
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx, bench, mapper, size, cpus, gpus, repeats, out_dir, timeout_s, min_time_s, trace, profile, as_json,
-        app_args):
+def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, out_dir, timeout_s, min_time_s, trace,
+        profile, as_json, app_args):
     """Run benchmark BENCH with a mapper and measure it.
 
     Builds the application if needed, compiles the mapper, runs it REPEATS times with a timeout and stores
-    everything in a run folder. APP_ARGS (after `--`) are passed to the application; a flag the size already
-    sets takes the new value. Exit status 1 when the run failed.
+    everything in a run folder. APP_ARGS (after `--`) are passed to the application; a flag the size or mapperopt
+    already sets (e.g. `-i 5000`, `-ll:csize 4096`) takes the new value. Exit status 1 when the run failed.
     """
     from rich.console import Console
 
@@ -99,7 +106,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, repeats, out_dir, timeout_s, min_t
     with Console(stderr=True).status(f"Running {bench} (building the application and the mapper if needed)..."):
         result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
                                out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
-                               profile=profile, extra_args=app_args)
+                               profile=profile, extra_args=app_args, csize=csize, fsize=fsize, zsize=zsize)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:

@@ -15,6 +15,7 @@ Files in a run folder: `mapper.dsl`, `mapper.cc` (DSL mappers only), `command.tx
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -43,6 +44,9 @@ MAX_RESCALES = 4          # calibration executions at most, before the repeats
 MAX_GROWTH = 100.0        # at most this factor on the iteration count per calibration step
 GROWTH_MARGIN = 1.5       # aim this much above the minimum, so that noisy repeats rarely fall below it
 KILL_GRACE_S = 5.0        # after SIGKILL of the group, how long to wait for the process to be reaped
+OWN_TIMEOUT_MARGIN_S = 10.0  # the benchmark's own timeout (`timeout`): this much after the harness's
+TRANSIENT_RETRIES = 1     # an execution that timed out or was killed is run again this many times before it counts
+PR_SET_PDEATHSIG = 1      # prctl option (linux/prctl.h)
 REASON_CHARS = 400
 
 # Lines of a CPU-only run that look like errors but are not: Realm reports that the libcuda stand-in has no GPU.
@@ -58,8 +62,8 @@ _ERROR_PATTERNS = [re.compile(p) for p in (
 )]
 # Messages that mean the application stopped before it ran: bad flags or an unloadable mapper.
 _START_PATTERNS = re.compile(
-    r"cannot load mapper library|LEGION STARTUP EXCEPTION|unrecognized lowlevel option|"
-    r"failure parsing command line options|expects an integer")
+    r"(?m)cannot load mapper library|LEGION STARTUP EXCEPTION|unrecognized lowlevel option|"
+    r"failure parsing command line options|expects an integer|^\w+: error: ")
 _REALM_PREFIX = re.compile(r"^\[\d+ - [0-9a-f]+\]\s+[\d.]+\s+")
 
 
@@ -169,25 +173,88 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the execution's process group, then waits (at most KILL_GRACE_S) until every member is gone or
+    a zombie: the benchmark, a child of `timeout`, is not reaped by us and takes a moment to exit its threads."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        pass  # the group is already gone
+        return  # the group is already gone
+    deadline = time.monotonic() + KILL_GRACE_S
+    while time.monotonic() < deadline and _live_members(proc.pid):
+        time.sleep(0.02)
+
+
+def _live_members(pgid: int) -> bool:
+    """Whether process group `pgid` has a member that is not a zombie (Linux /proc; elsewhere: False)."""
+    try:
+        entries = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return False
+    for pid in entries:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[2]) == pgid and fields[0] not in "ZX":
+            return True
+    return False
+
+
+@lru_cache(maxsize=None)
+def _prctl():
+    """libc's prctl, or None where there is none (not Linux)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with_parent(signum: int):
+    """A `preexec_fn` making the child receive `signum` when the process that started it dies (Linux's
+    PR_SET_PDEATHSIG, kept across exec), so that even a SIGKILL of the tuner ends its benchmark."""
+    prctl, parent = _prctl(), os.getpid()
+
+    def preexec() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the signal was armed
+            os._exit(1)
+    return preexec
+
+
+def _guarded(cmd: list[str], timeout_s: float) -> tuple[list[str], int]:
+    """`cmd` under coreutils' `timeout` when it exists, so that the benchmark's own limit holds even if the
+    harness dies: it sends SIGTERM `OWN_TIMEOUT_MARGIN_S` after the harness's timeout, SIGKILL 5 s later. Returns
+    the command and the parent-death signal for its first process (SIGTERM for `timeout`, which passes it on to
+    the benchmark and kills it 5 s later if need be; SIGKILL for the benchmark itself)."""
+    wrapper = shutil.which("timeout")
+    if wrapper is None:
+        return cmd, signal.SIGKILL
+    return [wrapper, "--kill-after=5", f"{timeout_s + OWN_TIMEOUT_MARGIN_S:g}", *cmd], signal.SIGTERM
 
 
 def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: dict[str, str]) -> Execution:
     """Run `cmd` once in its own process group, in `run_dir`, killing the whole group at `timeout_s`.
 
     Output goes to `stdout{label}.txt` and `stderr{label}.txt` in `run_dir` (label "" or e.g. "-2").
+    If the calling process dies (even by SIGKILL), the benchmark is ended within seconds (parent-death signal),
+    and its own timeout (`_guarded`) ends it in any case.
     Never raises for a failure of the program, including one that cannot be started (stage "start").
     """
     out_name, err_name = f"stdout{label}.txt", f"stderr{label}.txt"
     start = time.monotonic()
     timed_out = False
+    guarded, death_signal = _guarded(cmd, timeout_s)
     with open(run_dir / out_name, "wb") as out, open(run_dir / err_name, "wb") as err:
         try:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=run_dir, env=env,
-                                    start_new_session=True)
+            if shutil.which(cmd[0]) is None:  # under `timeout`, a missing program would be an exit status
+                raise FileNotFoundError(errno.ENOENT, "not found or not executable", cmd[0])
+            proc = subprocess.Popen(guarded, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=run_dir,
+                                    env=env, start_new_session=True, preexec_fn=_die_with_parent(death_signal))
         except OSError as exc:
             err.write(f"cannot start {cmd[0]}: {exc}\n".encode())
             attempt = Attempt(exit_code=None, wall_s=0.0, stdout=out_name, stderr=err_name)
@@ -296,12 +363,35 @@ def _grown(value: int, time_s: float, wall_s: float, min_time_s: float, timeout_
 
 
 def _summary(measured: list[Attempt]) -> dict:
-    values = sorted(a.result["throughput"] for a in measured)
-    median = statistics.median(values)
-    trimmed = values[1:-1] if len(values) >= 3 else values
-    return {"throughput": median, "trimmed_mean": statistics.fmean(trimmed),
-            "spread": (values[-1] - values[0]) / median if median else 0.0,
-            "time_s": statistics.median(a.result["time_s"] for a in measured)}
+    from mapperopt.benchmarks.protocol import estimate
+
+    values = [a.result["throughput"] for a in measured]
+    est = estimate(values)
+    return {"throughput": statistics.median(values), "trimmed_mean": est.value, "spread": est.spread,
+            "interval": [est.low, est.high], "time_s": statistics.median(a.result["time_s"] for a in measured)}
+
+
+def _override_flags(pairs: list[str], passthrough: list[str]) -> tuple[list[str], list[str]]:
+    """Flags given after `--` that the harness also sets as flag-value `pairs` (the resource flags, e.g.
+    `-ll:csize 4096`) replace the harness's value instead of being overridden by it: returns (pairs, passthrough)
+    with those flags moved into `pairs`."""
+    values = dict(zip(pairs[::2], pairs[1::2]))
+    rest = []
+    i = 0
+    while i < len(passthrough):
+        if passthrough[i] in values and i + 1 < len(passthrough):
+            values[passthrough[i]] = passthrough[i + 1]
+            i += 2
+        else:
+            rest.append(passthrough[i])
+            i += 1
+    return [a for kv in values.items() for a in kv], rest
+
+
+def _transient(run: Execution) -> bool:
+    """A failure that may say more about the machine than the mapper: a timeout or a SIGKILL."""
+    code = run.attempt.exit_code
+    return run.stage == "timeout" or code in (-signal.SIGKILL, 128 + signal.SIGKILL)
 
 
 def _number_files(run_dir: Path, attempts: list[Attempt]) -> list[Attempt]:
@@ -321,9 +411,10 @@ def _write_feedback(result: RunResult, run_dir: Path) -> None:
 
 
 def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci", cpus: int | None = None,
-                  gpus: int | None = None, repeats: int = 1, out_dir: str | Path | None = None,
-                  timeout_s: float | None = None, min_time_s: float | None = None, trace: bool = False,
-                  profile: bool = False, extra_args=()) -> RunResult:
+                  gpus: int | None = None, repeats: int = 1, max_repeats: int | None = None,
+                  out_dir: str | Path | None = None, timeout_s: float | None = None, min_time_s: float | None = None,
+                  trace: bool = False, profile: bool = False, extra_args=(), csize: int | None = None,
+                  fsize: int | None = None, zsize: int | None = None) -> RunResult:
     """Run benchmark `app` with a mapper and measure it.
 
     Args:
@@ -333,7 +424,10 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         size: a size of the config ("ci", "small", "gpu").
         cpus: CPU processors (`-ll:cpu`); default: the size's.
         gpus: GPUs (`-ll:gpu`, plus the size's `-ll:fsize`/`-ll:zsize`); default: the size's.
-        repeats: measured executions; the result is their median throughput.
+        repeats: measured executions (at least, with `max_repeats`); `throughput` is their median,
+            `trimmed_mean` and `interval` the measurement protocol's estimate (`mapperopt.benchmarks.protocol`).
+        max_repeats: when above `repeats`, executions go on until the protocol's interval is tight
+            (`protocol.enough`) or this many were measured (the adaptive R).
         out_dir: the run folder (created); default `runs/<app>/<YYYYMMDD-HHMMSS>-<6 hex>/` under the current folder.
         timeout_s: wall-clock limit per execution, seconds; default: the size's.
         min_time_s: minimum measured time per execution, seconds; default: the size's. While an execution measures
@@ -343,7 +437,12 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
             repeats vary with the machine's noise).
         trace: write the mapper's placement trace (`-mapper-trace`; DSL mappers only).
         profile: collect per-task times (`-mapper-profile`; DSL mappers only); parsed into `Attempt.profile`.
-        extra_args: more application arguments; a flag the size already sets takes the value given here.
+        extra_args: more application arguments; a flag the size or the harness already sets (e.g. `-i`,
+            `-ll:csize`) takes the value given here.
+        csize, fsize, zsize: system, framebuffer (per GPU) and zero-copy memory in MB; default: the size's.
+
+    An execution that times out or is killed by SIGKILL is run again (`TRANSIENT_RETRIES`) before the run is
+    recorded as failed: a loaded machine can cause either.
 
     Returns:
         The `RunResult`, also written to `result.json` in the run folder, with `feedback.json` beside it.
@@ -361,8 +460,14 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     gpus = sz.gpus if gpus is None else gpus
     timeout_s = sz.timeout_s if timeout_s is None else timeout_s
     min_time_s = sz.min_time_s if min_time_s is None else min_time_s
-    if cpus < 1 or gpus < 0 or repeats < 1 or timeout_s <= 0 or min_time_s < 0:
-        raise MapperoptError("need cpus >= 1, gpus >= 0, repeats >= 1, timeout_s > 0 and min_time_s >= 0")
+    max_repeats = repeats if max_repeats is None else max_repeats
+    if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0 or min_time_s < 0:
+        raise MapperoptError("need cpus >= 1, gpus >= 0, 1 <= repeats <= max_repeats, timeout_s > 0 and "
+                             "min_time_s >= 0")
+    memory = {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None}
+    if any(v < 1 for v in memory.values()):
+        raise MapperoptError(f"memory sizes are in MB and must be at least 1, got {memory}")
+    sz = replace(sz, **memory)
     if gpus and not toolchain.has_cuda_driver():
         raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found",
                              hint="run with --gpus 0 (CPU sizes: --size ci or small)")
@@ -379,7 +484,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     run_dir = Path(out_dir) if out_dir is not None else _new_run_dir(app)
     run_dir.mkdir(parents=True, exist_ok=True)
     settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
-                "timeout_s": timeout_s, "min_time_s": min_time_s, "iterations_flag": cfg.iterations_flag,
+                "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s, "iterations_flag": cfg.iterations_flag,
                 "extra_args": [str(a) for a in extra_args], "exe": str(exe)}
 
     def finish(**fields) -> RunResult:
@@ -397,12 +502,21 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         mapper_flags = ["-mapper", str(so)] + (["-mapper-profile"] if profile else [])
 
     env = toolchain.runtime_env()
-    legion_flags = [*sz.resource_flags(cpus, gpus), *sz.legion_flags, "-logfile", "stderr"]
+    resources, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
+    legion_flags = [*resources, *sz.legion_flags, "-logfile", "stderr"]
     attempts: list[Attempt] = []
     measured: list[Attempt] = []
     commands: list[str] = []
     calibrating = min_time_s > 0
-    while len(measured) < repeats:
+    retries = TRANSIENT_RETRIES
+
+    def done() -> bool:
+        from mapperopt.benchmarks.protocol import enough
+
+        values = [a.result["throughput"] for a in measured]
+        return len(values) >= max_repeats or (len(values) >= repeats and enough(values, repeats, max_repeats))
+
+    while not done():
         label = f"-{len(attempts) + 1}"
         trace_flags = ["-mapper-trace", str((run_dir / f"trace{label}.jsonl").resolve())] if trace else []
         cmd = [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags, *mapper_flags,
@@ -413,9 +527,13 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
             + "\n")
         run = execute(cmd, run_dir, label, timeout_s, env)
         attempts.append(run.attempt)
+        if run.stage is not None and _transient(run) and retries > 0:
+            retries -= 1
+            continue
+        retried = TRANSIENT_RETRIES - retries
         if run.stage is not None:
-            settings.update(iterations=int(args[cfg.iterations_flag]),
-                            calibration_runs=len(attempts) - len(measured) - 1, command=commands[-1])
+            settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
+                            calibration_runs=len(attempts) - len(measured) - 1 - retried, command=commands[-1])
             return finish(status="failed", stage=run.stage, reason=run.reason, log=run.log,
                           attempts=tuple(_number_files(run_dir, attempts)))
         if calibrating and run.attempt.result["time_s"] < min_time_s and len(attempts) <= MAX_RESCALES:
@@ -428,7 +546,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         measured.append(run.attempt)
 
     attempts = _number_files(run_dir, attempts)
-    measured = attempts[len(attempts) - len(measured):]
-    settings.update(iterations=int(args[cfg.iterations_flag]), calibration_runs=len(attempts) - len(measured),
+    measured = [a for a in attempts if a.exit_code == 0][-len(measured):]
+    settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
+                    calibration_runs=len(attempts) - len(measured) - retried, measured_runs=len(measured),
                     min_time_met=measured[0].result["time_s"] >= min_time_s, command=commands[-1])
     return finish(status="ok", unit=measured[0].result.get("unit"), attempts=tuple(attempts), **_summary(measured))

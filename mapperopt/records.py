@@ -48,6 +48,7 @@ class RunResult:
         unit: throughput unit, e.g. "GFLOPS".
         trimmed_mean: mean throughput after dropping the best and the worst repeat (all, with < 3 repeats).
         spread: (max - min) / median of the repeats' throughputs.
+        interval: [low, high], the 90 % bootstrap interval of `trimmed_mean` (mapperopt.benchmarks.protocol).
         time_s: median measured time of the timed iterations, seconds.
         attempts: every execution, in order.
         run_dir: folder holding the run's files (interfaces.md §7).
@@ -66,6 +67,7 @@ class RunResult:
     unit: str | None = None
     trimmed_mean: float | None = None
     spread: float | None = None
+    interval: list[float] | None = None
     time_s: float | None = None
     attempts: tuple[Attempt, ...] = ()
     run_dir: str | None = None

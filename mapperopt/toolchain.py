@@ -373,3 +373,62 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
                               f"{name} (link)", [Path(s) for s in sources])
                 os.replace(tmp, out)
     return out
+
+
+@dataclass(frozen=True)
+class Blas:
+    """The CPU BLAS the matrix-multiply benchmarks link: OpenBLAS from the `scipy-openblas32` wheel (a project
+    dependency; 32-bit integers, symbols prefixed `scipy_`).
+
+    Attributes:
+        include_dir: folder holding `cblas.h`.
+        lib_dir: folder holding the shared library.
+        lib: its linker name (`scipy_openblas`).
+        version: the wheel's version.
+    """
+
+    include_dir: Path
+    lib_dir: Path
+    lib: str
+    version: str
+
+    def cxx_flags(self) -> list[str]:
+        """Compile flags; the version is part of them so that a BLAS upgrade rebuilds."""
+        return [f"-I{self.include_dir}", f'-DMAPPEROPT_BLAS_VERSION="{self.version}"']
+
+    def link_flags(self) -> list[str]:
+        """Link flags, with an rpath so the program finds the library without LD_LIBRARY_PATH."""
+        return [f"-L{self.lib_dir}", f"-Wl,-rpath,{self.lib_dir}", f"-l{self.lib}"]
+
+
+@lru_cache(maxsize=1)
+def find_blas() -> Blas:
+    """Locate OpenBLAS through the installed `scipy_openblas32` package (like Legion through `legate`).
+
+    Raises:
+        ToolchainError: the package is missing or incomplete.
+    """
+    try:
+        import scipy_openblas32 as pkg
+    except ImportError:
+        raise ToolchainError("the BLAS for the matrix-multiply benchmarks is missing: the Python package "
+                             "`scipy-openblas32` is not installed",
+                             hint="`pip install scipy-openblas32` (mapperopt depends on it)") from None
+    include_dir, lib_dir = Path(pkg.get_include_dir()), Path(pkg.get_lib_dir())
+    lib = pkg.get_library()
+    if not (include_dir / "cblas.h").is_file() or not (lib_dir / f"lib{lib}.so").exists():
+        raise ToolchainError(f"scipy-openblas32 at {include_dir.parent} is incomplete (cblas.h or lib{lib}.so "
+                             "missing)", hint="`pip install --force-reinstall scipy-openblas32`")
+    return Blas(include_dir, lib_dir, lib, pkg.__version__)
+
+
+def find_cublas() -> tuple[Path, Path] | None:
+    """The include and library folders of cuBLAS in the CUDA toolkit that `nvcc` belongs to, or None when that
+    toolkit has no cuBLAS (`cublas_v2.h` and `libcublas.so`)."""
+    if nvcc() is None:
+        return None
+    lib_dir = cuda_lib_dir()
+    for include_dir in (lib_dir.parent / "include", lib_dir.parent.parent / "include"):
+        if (include_dir / "cublas_v2.h").is_file() and (lib_dir / "libcublas.so").exists():
+            return include_dir, lib_dir
+    return None

@@ -63,9 +63,12 @@ class IterationRecord:
         status: "ok" or "failed".
         stage: where a failure happened: "generate" (the agent raised) or a run stage (records.STAGES).
         category: AutoGuide's category (e.g. "performance", "memory.oom"), "agent.error" for agent failures.
-        throughput: median throughput of the repeats (larger is better); None when failed.
         unit: unit of `throughput`.
-        best_throughput: the best throughput of iterations 1..iter (0.0 when none succeeded).
+        throughput: the measurement protocol's estimate (trimmed mean of the repeats; larger is better); None
+            when failed.
+        best_throughput: the throughput of the best iteration of 1..iter (0.0 when none succeeded).
+        best_iter: the best iteration of 1..iter: a candidate replaces the best only when it is faster beyond the
+            noise or after both were re-measured together (None: none succeeded, or a journal of before).
         cached: True when the program had been evaluated before and its stored result was reused.
         cached_from: the iteration whose result was reused.
         feedback_text: the feedback string the optimizer was given (optimizer.md §2.2).
@@ -95,10 +98,20 @@ class IterationRecord:
     optimizer_state: dict | None = None
     llm: dict | None = None
     wall_s: float = 0.0
+    best_iter: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def transient(self) -> bool:
+        """A failure that may say more about the machine than the mapper (a timeout or a SIGKILL): never reused
+        from the cache."""
+        if self.ok or self.stage == "generate":
+            return False
+        codes = [a.get("exit_code") for a in (self.result or {}).get("attempts") or []]
+        return self.stage == "timeout" or bool(codes and codes[-1] in (-9, 137))
 
     @property
     def score(self) -> float:

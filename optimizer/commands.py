@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import random
 from pathlib import Path
 from typing import Any
 
 import click
 
+from mapperopt.benchmarks import protocol
+from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.commands import size_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import BenchmarkEvaluator, measure_baselines, tune as run_loop
 from mapperopt.optimizer.store import TuneStore
+from mapperopt.optimizer.llm import require_llm_extra
 
-CONFIRM_REPEATS = 3  # interfaces.md §7: the final best is re-measured with at least 3 repeats
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
+FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
+FINAL_ROUNDS = 5      # interleaved executions of each mapper in that final comparison
 
 
 def _start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
@@ -34,39 +40,86 @@ def _start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]
     return space.render(point), point
 
 
-def _new_run(bench: str, opts: dict) -> tuple[TuneStore, dict]:
-    """Describes the application and the machine, builds the start program, measures the baselines and creates
-    the tuning folder. Returns the store and the settings it was created with."""
-    from mapperopt.benchmarks import describe_app, load_config
+def _default_cpus(size: Any, gpus: int) -> int:
+    """CPU processors for a tuning run on this machine: every core this process may use, less the utility
+    processors' (the size's own count on GPU runs)."""
+    if gpus:
+        return size.cpus
+    return max(1, len(os.sched_getaffinity(0)) - size.util)
+
+
+def _request(bench: str, opts: dict) -> dict:
+    """What the user asked for, as it identifies a tuning run: the same command continues its latest unfinished
+    folder (the iteration count aside)."""
+    start = opts["start"]
+    if start not in ("default", "random"):
+        start = {"file": str(start), "sha256": hashlib.sha256(Path(start).read_bytes()).hexdigest()[:16]}
+    keys = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "repeats", "max_repeats", "min_time_s", "timeout_s",
+            "optimizer", "seed", "baseline", "feedback_level")
+    return {"bench": bench, **{k: opts[k] for k in keys}, "start": start, "app_args": list(opts["app_args"]),
+            "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None}
+
+
+def _unfinished(runs_dir: Path, bench: str, request: dict, iters: int | None) -> Path | None:
+    """The latest tuning folder of `bench` under `runs_dir` made by the same request and not finished (fewer
+    iterations than asked for, or no final comparison yet), or None."""
+    for root in sorted((Path(runs_dir) / bench).glob("tune-*"), reverse=True):
+        try:
+            store = TuneStore.open(root)
+        except MapperoptError:
+            continue
+        if store.settings.get("request") != request:
+            continue
+        if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
+            return root
+        return None  # the latest run of this request is finished: start afresh
+    return None
+
+
+def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
+    """Describes the application and the machine, builds the start program, creates the tuning folder (locked),
+    measures the baselines and fixes the calibrated iteration count. Returns the store and its settings."""
+    from mapperopt.benchmarks import describe_app, load_config, run_benchmark
     from mapperopt.commands import probe_machine
     from mapperopt.optimizer.space import SearchSpace
 
     size = load_config(bench).size(opts["size"])
-    cpus = size.cpus if opts["cpus"] is None else opts["cpus"]
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
+    cpus = _default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
     app = describe_app(bench, opts["size"])
     machine = probe_machine(cpus, gpus).to_json()
     space = SearchSpace(app, machine)
     start_dsl, start_point = _start_program(opts["start"], space, opts["seed"])
+    min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
+    memory = {k: opts[k] for k in ("csize", "fsize", "zsize") if opts[k] is not None}
     settings = {
-        "size": opts["size"], "cpus": cpus, "gpus": gpus, "repeats": opts["repeats"], "timeout_s": opts["timeout_s"],
-        "optimizer": opts["optimizer"], "seed": opts["seed"], "iters": opts["iters"], "start": opts["start"],
-        "start_dsl": start_dsl, "start_point": start_point, "feedback_level": opts["feedback_level"],
+        "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],
+        "max_repeats": max(opts["repeats"], opts["max_repeats"]), "min_time_s": min_time,
+        "timeout_s": opts["timeout_s"], "optimizer": opts["optimizer"], "seed": opts["seed"], "iters": opts["iters"],
+        "start": str(opts["start"]), "start_dsl": start_dsl, "start_point": start_point,
+        "feedback_level": opts["feedback_level"], "baseline": opts["baseline"],
         "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None,
-        "app_args": list(opts["app_args"]), "app_description": app, "machine": machine,
+        "app_args": list(opts["app_args"]), "app_description": app, "machine": machine, "request": request,
     }
     store = TuneStore.create(opts["runs_dir"], bench, settings)
     evaluator = _evaluator(bench, store.settings)
     if BASELINES[opts["baseline"]]:
-        baselines, failed = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator, store.root)
-        store.settings.update(baselines=baselines, baseline_failures=failed)
-        store.write_settings()
+        baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator, store.root)
+        store.settings.update(baselines=baselines, baseline_failures=failed, iterations=iterations)
+    if not store.settings.get("iterations"):
+        # Every program starts from one calibrated count, so that most need no calibration executions of their own.
+        calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
+                                    **evaluator.run_options())
+        store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
+    store.write_settings()
     return store, store.settings
 
 
 def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
     return BenchmarkEvaluator(bench, size=s["size"], cpus=s["cpus"], gpus=s["gpus"], repeats=s["repeats"],
-                              timeout_s=s["timeout_s"], baselines=s.get("baselines") or {},
+                              max_repeats=s.get("max_repeats"), timeout_s=s["timeout_s"],
+                              min_time_s=s.get("min_time_s"), iterations=s.get("iterations"),
+                              memory=s.get("memory") or {}, baselines=s.get("baselines") or {},
                               level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())))
 
 
@@ -83,25 +136,37 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.command()
 @click.argument("bench")
 @click.option("--iters", type=click.IntRange(min=1), default=None,
-              help="Total iterations (each proposes and evaluates one mapper) [default: 10; on --resume, the run's].")
+              help="Total iterations (each proposes and evaluates one mapper) [default: 10; when continuing, the "
+                   "run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
-              help="`trace`: OptoPrime with a language model (needs an endpoint); `guided`: rule-based search, no "
-                   "model [default: trace when an endpoint is configured, else guided].")
+              help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install 'mapperopt[llm]'`); "
+                   "`guided`: rule-based search, no model [default: trace when an endpoint is configured, else "
+                   "guided].")
 @size_options
-@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Measured executions per mapper; the optimizer sees the median.")
+@click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
+              help="Measured executions per mapper at least; the optimizer sees their trimmed mean.")
+@click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
+              help="...and at most: executions go on until the 90 % interval is within "
+                   f"{protocol.TARGET_HALF_WIDTH:.0%} or this many were measured.")
+@click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
+              help=f"Minimum measured seconds per execution [default: the size's, at least {protocol.MIN_TIME_S:g}].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per execution [default: the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
 @click.option("--start", default="default", show_default=True,
               help="Start program: `default` (Legion's default mapper in the DSL), `random` (a random point of the "
                    "search space) or a DSL file.")
-@click.option("--baseline", type=click.Choice(sorted(BASELINES)), default="expert", show_default=True,
-              help="Reference mappers measured first; AutoGuide compares every mapper with them.")
+@click.option("--baseline", type=click.Choice(sorted(BASELINES)), default="both", show_default=True,
+              help="Reference mappers: AutoGuide compares every mapper with them, and the final summary compares "
+                   "the best with them, measured together.")
 @click.option("--feedback-level", type=click.Choice(["raw", "explain", "suggest"]), default="suggest",
               show_default=True, help="How much of AutoGuide's feedback the optimizer gets (the paper's ablation).")
+@click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
+              help="Interleaved executions of each mapper in the final comparison.")
+@click.option("--new", "new", is_flag=True,
+              help="Start a new tuning folder even if the same command left an unfinished one.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="Continue the tuning run in this folder (runs/BENCH/tune-...); finished iterations are not rerun.")
+              help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own settings.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
@@ -111,14 +176,19 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=int, default=None, help="Retries per model request [env MAPPEROPT_LLM_RETRIES; 2].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
-def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, start, baseline, feedback_level,
-         resume_dir, runs_dir, llm_base_url, llm_model, llm_api_key, llm_timeout, llm_retries, app_args):
+def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats, max_repeats, min_time_s, timeout_s,
+         seed, start, baseline, feedback_level, final_rounds, new, resume_dir, runs_dir, llm_base_url, llm_model,
+         llm_api_key, llm_timeout, llm_retries, app_args):
     """Tune a mapper for BENCH: propose a DSL mapper, compile and run it, feed AutoGuide's feedback to the
-    optimizer, repeat; keep the best.
+    optimizer, repeat; keep the best. At the end the top candidates, the start and the reference mappers are
+    measured together and the best is compared with each (docs/tuning.md).
 
     Writes runs/BENCH/tune-<time>-<hex>/ with settings.json, state.jsonl (one line per iteration), iter-NNN/ run
-    folders, best.dsl, history.csv and progress.png. Interrupt at any time; --resume DIR continues.
-    APP_ARGS (after `--`) are passed to the application; a flag the size already sets takes the new value.
+    folders, best.dsl, history.csv and progress.png (rewritten after every iteration) and summary.json.
+    Interrupt at any time: the same command continues the latest unfinished run with the same settings (--new
+    starts afresh; --resume DIR continues a given folder). One process at a time may write a folder.
+    APP_ARGS (after `--`) are passed to the application; a flag the size or mapperopt already sets (e.g. `-i 5000`,
+    `-ll:csize 4096`) takes the new value.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -127,29 +197,39 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
                              max_retries=llm_retries)
-    if resume_dir is not None:
-        store = TuneStore.open(resume_dir)
-        settings = store.settings
-        if settings.get("app") != bench:
-            raise MapperoptError(f"{resume_dir} tunes {settings.get('app')}, not {bench}")
-        iters = iters or settings["iters"]
-        if settings["optimizer"] == "trace" and not llm.configured:
-            raise MapperoptError(f"{resume_dir} was tuned with the trace optimizer, which needs a language-model "
-                                 "endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL again")
-        console.print(f"Resuming {store.root}: {len(store.records)} of {iters} iterations done; the run's own "
-                      "settings apply.")
-    else:
+    found = resume_dir
+    if resume_dir is None:
         optimizer = optimizer or ("trace" if llm.configured else "guided")
         if optimizer == "trace" and not llm.configured:
             raise MapperoptError("the trace optimizer needs a language-model endpoint",
                                  hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (or --llm-base-url, "
                                       "--llm-model), or use --optimizer guided")
-        opts = {"size": size, "cpus": cpus, "gpus": gpus, "repeats": repeats, "timeout_s": timeout_s, "seed": seed,
-                "start": start, "baseline": baseline, "feedback_level": feedback_level, "runs_dir": runs_dir,
-                "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
+        opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
+                "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
+                "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
+                "runs_dir": runs_dir, "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
+        if start not in ("default", "random") and not Path(start).is_file():
+            raise MapperoptError(f"start program {start} not found", hint="use --start default, random or a DSL file")
+        request = _request(bench, opts)
+        found = None if new else _unfinished(runs_dir, bench, request, iters)
+    if found is not None:
+        store = TuneStore.open(found)
+        store.lock()
+        settings = store.settings
+        if settings.get("app") != bench:
+            raise MapperoptError(f"{found} tunes {settings.get('app')}, not {bench}")
+        iters = iters or settings["iters"]
+        if settings["optimizer"] == "trace" and not llm.configured:
+            raise MapperoptError(f"{found} was tuned with the trace optimizer, which needs a language-model "
+                                 "endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL again")
+        how = "--new starts afresh" if resume_dir is None else "the run's own settings apply"
+        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
+    else:
         with console.status(f"Describing {bench} and the machine, measuring baselines..."):
-            store, settings = _new_run(bench, opts)
+            store, settings = _new_run(bench, opts, request)
         iters = settings["iters"]
+    if settings["optimizer"] == "trace":
+        require_llm_extra()
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"])
@@ -157,6 +237,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
                          start_point=settings.get("start_point"), llm=llm)
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iterations with {opt.describe()}.")
+    console.print(f"Each mapper: {settings['repeats']}-{settings.get('max_repeats', settings['repeats'])} "
+                  f"executions of at least {settings.get('min_time_s', 0):g} s measured"
+                  + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
+                     if settings.get("iterations") else "") + ", trimmed mean.")
     if settings.get("baselines"):
         console.print("Baselines: " + ", ".join(f"{k} {v:.4g}" for k, v in settings["baselines"].items()))
     for name, reason in (settings.get("baseline_failures") or {}).items():
@@ -177,61 +261,116 @@ def tune(bench, iters, optimizer, size, cpus, gpus, repeats, timeout_s, seed, st
 
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
+        unit = next((r.unit for r in store.records if r.unit), unit)
+        table = Table(title=f"{bench}: {len(store.records)} iterations ({settings['optimizer']})")
+        for col in ("iter", "status", f"throughput ({unit})", f"best ({unit})", "feedback category"):
+            table.add_column(col)
+        for r in store.records:
+            table.add_row(*_row(r)[:5])  # how each program was proposed is printed in full above
+        console.print(table)
+        tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
+        if tokens:
+            console.print(f"Language-model tokens: {tokens} in total.")
+        if store.best() is None:
+            raise MapperoptError(f"no iteration produced a working mapper; see {store.root / 'history.csv'}",
+                                 hint="look at the feedback in iter-NNN/feedback.txt")
+        with console.status(f"Measuring the top candidates, the start and the references together "
+                            f"({final_rounds} rounds)..."):
+            summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
-        console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] Continue with: "
-                      f"mapperopt tune {bench} --resume {store.root} --iters {iters}")
+        console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] The same command continues; "
+                      f"or: mapperopt tune {bench} --resume {store.root} --iters {iters}")
         raise click.exceptions.Abort() from None
     finally:
         status.stop()
-    unit = next((r.unit for r in store.records if r.unit), unit)
-    table = Table(title=f"{bench}: {len(store.records)} iterations ({settings['optimizer']})")
-    for col in ("iter", "status", f"throughput ({unit})", f"best ({unit})", "feedback category"):
-        table.add_column(col)
-    for r in store.records:
-        table.add_row(*_row(r)[:5])  # how each program was proposed is printed in full above
-    console.print(table)
-    tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
-    if tokens:
-        console.print(f"Language-model tokens: {tokens} in total.")
-    best = store.best()
-    if best is None:
-        raise MapperoptError(f"no iteration produced a working mapper; see {store.root / 'history.csv'}",
-                             hint="look at the feedback in iter-NNN/feedback.txt")
-    first = store.records[0]
-    start_text = f"{first.throughput:.4g} {unit}" if first.ok else f"failed ({first.stage})"
-    gain = f" ({best.throughput / first.throughput:.2f}x)" if first.ok and first.throughput else ""
-    console.print(f"Start (iteration 1): {start_text}; best (iteration {best.iter}): "
-                  f"[bold green]{best.throughput:.4g} {unit}[/]{gain}.")
-    if first.ok and best.iter != first.iter:
-        with console.status(f"Re-measuring the start and the best mapper ({CONFIRM_REPEATS} repeats each)..."):
-            start_run, best_run = (_remeasure(bench, settings, rec.dsl, store.root / f"confirm-{name}")
-                                   for name, rec in (("start", first), ("best", best)))
-        console.print(_confirmation(start_run, best_run, unit))
+        store.unlock()
+    _print_summary(console, summary, unit)
     console.print(f"Best mapper ({store.root / 'best.dsl'}):")
-    console.print(best.dsl.rstrip("\n"), markup=False, soft_wrap=True)
-    console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}")
+    console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
+    console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
+                  f"summary: {store.root / 'summary.json'}")
 
 
-def _remeasure(bench: str, settings: dict, dsl: str, out_dir: Path):
-    """`dsl` run again with `CONFIRM_REPEATS` repeats under the tuning run's settings (a RunResult)."""
-    from mapperopt.benchmarks import run_benchmark
+def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -> dict:
+    """Measures together (`protocol.measure_together`, `rounds` interleaved rounds) the `FINAL_CANDIDATES`
+    best distinct programs of the journal (the loop's best among them), the start program and the reference
+    mappers; picks the final best among the candidates; compares it with each of the others. Writes best.dsl (the
+    final best) and summary.json, and returns the summary:
 
-    return run_benchmark(bench, dsl, size=settings["size"], cpus=settings["cpus"], gpus=settings["gpus"],
-                         repeats=CONFIRM_REPEATS, out_dir=out_dir, timeout_s=settings.get("timeout_s"),
-                         extra_args=settings.get("app_args") or ())
+        {"best": name, "best_iter": N, "best_dsl": text, "rounds": R,
+         "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None}}
+
+    Names: "iter-N" for candidates, "start" (iteration 1 when it is not a candidate), "default", "expert".
+    """
+    settings = store.settings
+    ok = sorted((r for r in store.records if r.ok and not r.cached and r.dsl), key=lambda r: -r.throughput)
+    picked: dict[str, IterationRecord] = {}
+    for r in [store.best(), *ok]:
+        if r is not None and r.key not in {p.key for p in picked.values()} and len(picked) < FINAL_CANDIDATES:
+            picked[f"iter-{r.iter}"] = r
+    mappers: dict[str, Any] = {name: r.dsl for name, r in picked.items()}
+    first = store.records[0]
+    start_name = next((n for n, r in picked.items() if r.key == first.key), "start")
+    if start_name == "start" and first.dsl:
+        mappers["start"] = first.dsl
+    for name in BASELINES[settings.get("baseline", "none")]:
+        mappers[name] = name
+    evaluator = _evaluator(settings["app"], settings)
+    measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
+                                         min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
+    finalists = [n for n in picked if measured[n].ok]
+    if not finalists:  # every candidate failed now: keep the loop's choice, without comparisons
+        best_name = next(iter(picked))
+    else:
+        best_name = max(finalists, key=lambda n: measured[n].estimate.value)
+    best = measured[best_name]
+    vs = {}
+    for name, m in measured.items():
+        if name == best_name:
+            continue
+        vs[name] = (protocol.compare(best.estimate.values, m.estimate.values).to_json()
+                    if best.ok and m.ok and m.estimate.value > 0 else None)
+    summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
+               "start": start_name, "rounds": rounds, "unit": best.unit,
+               "measured": {n: m.to_json() for n, m in measured.items()}, "vs": vs}
+    store.write_outputs()
+    store.write_summary(summary)
+    return summary
 
 
-def _confirmation(start, best, unit: str) -> str:
-    """One line saying whether the best mapper's gain over the start holds up beyond the measurement spread."""
-    if not (start.ok and best.ok):
-        failed = start if not start.ok else best
-        return f"[yellow]Re-measuring failed[/] ({failed.reason}); see {failed.run_dir}."
-    ratio = best.throughput / start.throughput
-    spread = max(start.spread or 0.0, best.spread or 0.0)
-    line = (f"Re-measured ({CONFIRM_REPEATS} repeats, median): start {start.throughput:.4g} {unit}, best "
-            f"{best.throughput:.4g} {unit}: {ratio:.2f}x")
-    if abs(ratio - 1) <= spread:
-        return line + f"[yellow], within the spread of the repeats ({spread:.0%}): not a significant difference.[/]"
-    return line + f", beyond the spread of the repeats ({spread:.0%})."
+def _print_summary(console: Any, summary: dict, unit: str) -> None:
+    """The final comparison as a table and one line per comparison, saying plainly when a difference is not
+    significant."""
+    from rich.markup import escape
+    from rich.table import Table
 
+    rounds = summary["rounds"]
+    table = Table(title=f"Measured together, {rounds} interleaved rounds each (trimmed mean, "
+                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median)")
+    for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it"):
+        table.add_column(col)
+    labels = {summary["best"]: f"{summary['best']} (best)", summary["start"]: f"{summary['start']} (start)"}
+    for name, m in summary["measured"].items():
+        est = m["estimate"]
+        vs = summary["vs"].get(name)
+        if est is None:
+            table.add_row(labels.get(name, name), "[red]failed[/]", "", "", escape(m["reason"] or ""))
+            continue
+        ratio = "-" if name == summary["best"] else (
+            f"{vs['ratio']:.2f}x" + ("" if vs["significant"] else " [yellow](n.s.)[/]") if vs else "-")
+        table.add_row(labels.get(name, name), f"{est['value']:.4g}", f"{est['low']:.4g}-{est['high']:.4g}",
+                      f"{est['spread']:.0%}", ratio)
+    console.print(table)
+    for name in (summary["start"], "default", "expert"):
+        vs = summary["vs"].get(name)
+        if name == summary["best"] or name not in summary["measured"]:
+            if name == summary["best"]:
+                console.print(f"The best is the {name} program itself: tuning found nothing faster.")
+            continue
+        if vs is None:
+            console.print(f"Best vs {name}: not compared ({name} failed).")
+            continue
+        c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
+        verdict = "" if c.significant else " [yellow]The difference is within the noise.[/]"
+        console.print(f"Best ({summary['best']}) vs {name}: {c.describe()}.{verdict}")

@@ -103,7 +103,10 @@ class GuidedOptimizer(Optimizer):
         return self.exact[text]
 
     def observe(self, record: IterationRecord) -> None:
-        if record.ok and record.throughput is not None and (self.best is None or record.score > self.best.score):
+        if record.best_iter is not None:  # the loop decided, beyond the noise
+            if record.best_iter == record.iter:
+                self.best = record
+        elif record.ok and record.throughput is not None and (self.best is None or record.score > self.best.score):
             self.best = record
 
     # ------------------------------------------------------------------------------------------------ candidates

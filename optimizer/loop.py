@@ -4,9 +4,12 @@
     evaluator = BenchmarkEvaluator("circuit", size="ci", cpus=2)
     tune(store, optimizer, evaluator, iters=10, on_record=print)
 
-Each iteration is appended to the store's journal before the next one starts. A program evaluated before (same
-normalised text, same run settings) is not run again: the stored outcome is reused, recorded as cached, and the
-iteration still counts. An exception raised by the optimizer's agent is not fatal: the optimizer returns it as a
+Each iteration is appended to the store's journal before the next one starts, and best.dsl, history.csv and
+progress.png are rewritten after it. The process holds the folder's lock throughout. A program evaluated before
+(same normalised text, same run settings) is not run again: the stored outcome is reused, recorded as cached, and
+the iteration still counts; a timeout or a kill is never reused (it is measured again). A candidate becomes the
+best only when it is faster than the best beyond the noise (`protocol.compare`), or when both, re-measured together,
+say so (docs/tuning.md). An exception raised by the optimizer's agent is not fatal: the optimizer returns it as a
 proposal without a program, and the iteration records it as a failure at stage "generate" with the error as
 feedback. Infrastructure errors (Legion or a compiler missing) do end the loop: they say nothing about the mapper.
 """
@@ -15,10 +18,11 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from mapperopt.benchmarks import protocol
 from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, cache_key, normalize_dsl
 from mapperopt.optimizer.store import TuneStore
 from mapperopt.records import Feedback, RunResult
@@ -37,7 +41,9 @@ class Evaluation:
 
 
 class Evaluator(Protocol):
-    """Evaluates a program; `settings` (JSON) identifies the run conditions for the cache key."""
+    """Evaluates a program; `settings` (JSON) identifies the run conditions for the cache key. An evaluator may
+    also have `remeasure(mappers: dict[str, str], out_dir) -> dict[str, protocol.Measured]`, measuring programs
+    together (the loop uses it to settle a candidate that is not faster than the best beyond the noise)."""
 
     settings: dict
 
@@ -54,8 +60,13 @@ class BenchmarkEvaluator:
         size: the config's size ("ci", "small", "gpu").
         cpus: CPU processors (`-ll:cpu`), None for the size's.
         gpus: GPUs, None for the size's.
-        repeats: measured executions per program; the optimizer sees their median.
+        repeats, max_repeats: measured executions per program, at least and at most (the protocol's adaptive R);
+            the optimizer sees their trimmed mean.
         timeout_s: per-execution limit in seconds, None for the size's.
+        min_time_s: minimum measured seconds per execution (calibration), None for the size's.
+        iterations: the iteration count to start from (the application's iterations flag), None for the size's;
+            the harness still grows it when an execution measures less than `min_time_s`.
+        memory: {"csize"/"fsize"/"zsize": MB} overriding the size's.
         baselines: throughputs of reference mappers by name ("expert", "default") for AutoGuide's comparisons.
         level: AutoGuide level ("raw", "explain", "suggest").
         profile: collect per-task times (AutoGuide names the heaviest task; the guided search tries it first).
@@ -67,7 +78,11 @@ class BenchmarkEvaluator:
     cpus: int | None = None
     gpus: int | None = None
     repeats: int = 1
+    max_repeats: int | None = None
     timeout_s: float | None = None
+    min_time_s: float | None = None
+    iterations: int | None = None
+    memory: dict[str, int] = field(default_factory=dict)
     baselines: dict[str, float] = field(default_factory=dict)
     level: str = "suggest"
     profile: bool = True
@@ -76,7 +91,24 @@ class BenchmarkEvaluator:
     @property
     def settings(self) -> dict:
         return {"app": self.app, "size": self.size, "cpus": self.cpus, "gpus": self.gpus, "repeats": self.repeats,
-                "timeout_s": self.timeout_s, "profile": self.profile, "extra_args": list(self.extra_args)}
+                "max_repeats": self.max_repeats, "timeout_s": self.timeout_s, "min_time_s": self.min_time_s,
+                "iterations": self.iterations, **self.memory, "profile": self.profile,
+                "extra_args": list(self.extra_args)}
+
+    def run_options(self) -> dict:
+        """The options of `run_benchmark` (and `protocol.measure_together`) these settings mean."""
+        from mapperopt.benchmarks import load_config
+
+        fixed = [load_config(self.app).iterations_flag, str(self.iterations)] if self.iterations else []
+        return {"size": self.size, "cpus": self.cpus, "gpus": self.gpus, "timeout_s": self.timeout_s,
+                "extra_args": (*self.extra_args, *fixed), **self.memory}
+
+    def remeasure(self, mappers: dict[str, str], out_dir: Path) -> dict[str, protocol.Measured]:
+        """The programs `mappers` (name -> DSL) measured together, `protocol.MIN_REPEATS` interleaved rounds."""
+        options = self.run_options()
+        min_time = self.min_time_s if self.min_time_s is not None else protocol.MIN_TIME_S
+        return protocol.measure_together(self.app, mappers, protocol.MIN_REPEATS, out_dir, min_time_s=min_time,
+                                         **options)
 
     def evaluate(self, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
         """Checks, compiles and runs `dsl` with its files in `out_dir`; never raises for a bad mapper.
@@ -94,9 +126,9 @@ class BenchmarkEvaluator:
         timeout_s = self.timeout_s
         if timeout_s is None and adaptive_timeout(best) is not None:
             timeout_s = min(adaptive_timeout(best), load_config(self.app).size(self.size).timeout_s)
-        result = run_benchmark(self.app, dsl, size=self.size, cpus=self.cpus, gpus=self.gpus, repeats=self.repeats,
-                               out_dir=out_dir, timeout_s=timeout_s, profile=self.profile,
-                               extra_args=self.extra_args)
+        options = {**self.run_options(), "timeout_s": timeout_s}
+        result = run_benchmark(self.app, dsl, repeats=self.repeats, max_repeats=self.max_repeats, out_dir=out_dir,
+                               min_time_s=self.min_time_s, profile=self.profile, **options)
         feedback = explain(result, level=self.level, best=best.throughput if best else None,
                            baselines=self.baselines)
         return Evaluation(result, feedback, feedback_text(feedback, result))
@@ -109,37 +141,39 @@ def adaptive_timeout(best: IterationRecord | None) -> float | None:
 
 
 def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator, out_dir: Path
-                      ) -> tuple[dict[str, float], dict[str, str]]:
-    """Throughputs of reference mappers ("expert", "default") under the evaluator's settings. Run folders go to
-    `out_dir/baseline-<name>/`.
+                      ) -> tuple[dict[str, float], dict[str, str], int | None]:
+    """Throughputs (trimmed means) of reference mappers ("expert", "default") under the evaluator's settings, with
+    `evaluator.repeats` executions each. Run folders go to `out_dir/baseline-<name>/`.
 
     Returns:
-        (throughput by name, reason by name for each reference that failed or is unavailable); AutoGuide only
-        compares with the ones that worked.
+        (throughput by name, reason by name for each reference that failed or is unavailable, the iteration count
+        the first successful one was calibrated to, or None); AutoGuide only compares with the ones that worked.
     """
     from mapperopt.benchmarks import run_benchmark
     from mapperopt.errors import MapperoptError
 
-    measured, failed = {}, {}
+    measured, failed, iterations = {}, {}, None
     for name in names:
         try:
-            result = run_benchmark(app, name, size=evaluator.size, cpus=evaluator.cpus, gpus=evaluator.gpus,
-                                   repeats=evaluator.repeats, out_dir=out_dir / f"baseline-{name}",
-                                   timeout_s=evaluator.timeout_s, extra_args=evaluator.extra_args)
+            result = run_benchmark(app, name, repeats=evaluator.repeats, out_dir=out_dir / f"baseline-{name}",
+                                   min_time_s=evaluator.min_time_s, **evaluator.run_options())
         except MapperoptError as exc:  # e.g. no expert mapper for this benchmark: tune without that comparison
             failed[name] = exc.message
             continue
-        if result.ok and result.throughput:
-            measured[name] = result.throughput
+        if result.ok and result.trimmed_mean:
+            measured[name] = result.trimmed_mean
+            iterations = iterations or result.settings["iterations"]
         else:
             failed[name] = f"failed at stage {result.stage}: {result.reason}"
-    return measured, failed
+    return measured, failed, iterations
 
 
 def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: int,
          on_start: Callable[[int], Any] | None = None,
          on_record: Callable[[IterationRecord], Any] | None = None) -> TuneStore:
-    """Runs iterations until the store holds `iters` of them, then writes best.dsl, history.csv and progress.png.
+    """Runs iterations until the store holds `iters` of them, rewriting best.dsl, history.csv and progress.png
+    after each. Holds the store's lock (`TuneStore.lock`) from the start (and gives it up at the end if it took
+    it).
 
     Args:
         store: the tuning folder; its journal may already hold iterations (resume): the optimizer is brought up to
@@ -152,21 +186,31 @@ def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: in
 
     Returns:
         the store.
+
+    Raises:
+        MapperoptError: another process holds the folder; the harness cannot run at all.
     """
-    if store.records:
-        optimizer.resume(store.records)
-    while len(store.records) < iters:
-        i = len(store.records) + 1
-        if on_start:
-            on_start(i)
-        started = time.monotonic()
-        proposal = optimizer.propose(list(store.records))
-        record = _evaluate(store, i, proposal, evaluator, started)
-        store.append(record)
-        optimizer.observe(record)
-        if on_record:
-            on_record(record)
-    store.write_outputs()
+    took_lock = not store.locked
+    store.lock()
+    try:
+        if store.records:
+            optimizer.resume(store.records)
+        while len(store.records) < iters:
+            i = len(store.records) + 1
+            if on_start:
+                on_start(i)
+            started = time.monotonic()
+            proposal = optimizer.propose(list(store.records))
+            record = _evaluate(store, i, proposal, evaluator, started)
+            store.append(record)
+            store.write_outputs()
+            optimizer.observe(record)
+            if on_record:
+                on_record(record)
+        store.write_outputs()
+    finally:
+        if took_lock:
+            store.unlock()
     return store
 
 
@@ -174,12 +218,13 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
     """The record of iteration `i` for `proposal`: an agent failure, a cache hit, or a new evaluation."""
     best = store.best()
     best_so_far = best.throughput if best else 0.0
+    kept = {"best_iter": best.iter if best else None, "best_throughput": best_so_far}
     out_dir = store.iter_dir(i)
     common = {"iter": i, "note": proposal.note, "optimizer_state": proposal.state, "llm": proposal.llm}
     if proposal.dsl is None:
         (out_dir / "agent_error.txt").write_text(proposal.error or "")
         return IterationRecord(**common, dsl=None, key=None, status="failed", stage="generate",
-                               category="agent.error", throughput=None, unit=None, best_throughput=best_so_far,
+                               category="agent.error", throughput=None, unit=None, **kept,
                                feedback_text=proposal.error or "Execution: Agent Error",
                                wall_s=round(time.monotonic() - started, 3))
     key = cache_key(normalize_dsl(proposal.dsl), evaluator.settings)
@@ -190,18 +235,47 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
         text = (f"{hit.feedback_text}\nNote: this mapper is identical to the one of iteration {hit.iter}; its result "
                 "was reused. Propose a different mapper.")
         return IterationRecord(**common, dsl=proposal.dsl, key=key, status=hit.status, stage=hit.stage,
-                               category=hit.category, throughput=hit.throughput, unit=hit.unit,
-                               best_throughput=best_so_far, cached=True, cached_from=hit.iter, feedback_text=text,
+                               category=hit.category, throughput=hit.throughput, unit=hit.unit, **kept,
+                               cached=True, cached_from=hit.iter, feedback_text=text,
                                feedback=hit.feedback, wall_s=round(time.monotonic() - started, 3))
     evaluation = evaluator.evaluate(proposal.dsl, out_dir, best)
     result, feedback = evaluation.result, evaluation.feedback
     (out_dir / "feedback.txt").write_text(evaluation.text + "\n")
-    throughput = result.throughput if result.ok else None
-    return IterationRecord(**common, dsl=proposal.dsl, key=key, status=result.status, stage=result.stage,
-                           category=feedback.category, throughput=throughput, unit=result.unit,
-                           best_throughput=max(best_so_far, throughput or 0.0), feedback_text=evaluation.text,
-                           result=_slim(result), feedback=feedback.to_json(),
-                           wall_s=round(time.monotonic() - started, 3))
+    throughput = (result.trimmed_mean if result.trimmed_mean is not None else result.throughput) if result.ok else None
+    record = IterationRecord(**common, dsl=proposal.dsl, key=key, status=result.status, stage=result.stage,
+                             category=feedback.category, throughput=throughput, unit=result.unit, **kept,
+                             feedback_text=evaluation.text, result=_slim(result), feedback=feedback.to_json())
+    if record.ok and _becomes_best(record, best, evaluator, out_dir):
+        record = replace(record, best_iter=i, best_throughput=throughput)
+    return replace(record, wall_s=round(time.monotonic() - started, 3))
+
+
+def _becomes_best(record: IterationRecord, best: IterationRecord | None, evaluator: Evaluator, out_dir: Path
+                  ) -> bool:
+    """Whether a successful new `record` replaces `best`: it is faster beyond the noise (`protocol.compare` of
+    their executions), or it looks faster and, when both are re-measured together (`evaluator.remeasure`, files in
+    `out_dir/remeasure/`), it still is. The verdict goes to `out_dir/best.json`."""
+    if best is None:
+        return True
+    if record.throughput <= best.throughput:
+        return False
+    mine, theirs = protocol.values_of(record.result), protocol.values_of(best.result or {})
+    verdict: dict[str, Any] = {"best_before": best.iter}
+    if not (mine and theirs):
+        verdict["decided_by"] = "estimates (no executions to compare)"
+        wins = True
+    else:
+        comparison = protocol.compare(mine, theirs)
+        verdict.update(comparison=comparison.to_json(), decided_by="comparison")
+        wins = comparison.significant
+        remeasure = getattr(evaluator, "remeasure", None)
+        if not wins and remeasure is not None:
+            again = remeasure({"candidate": record.dsl, "best": best.dsl}, out_dir / "remeasure")
+            verdict.update(decided_by="re-measured together", remeasured={k: m.to_json() for k, m in again.items()})
+            wins = all(m.ok for m in again.values()) and again["candidate"].estimate.value > again["best"].estimate.value
+    verdict["becomes_best"] = wins
+    (out_dir / "best.json").write_text(json.dumps(verdict, indent=2) + "\n")
+    return wins
 
 
 def _slim(result: RunResult) -> dict:

@@ -3,23 +3,30 @@
 Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
 
     settings.json     what was asked for (app, size, processors, optimizer, seed, start, repeats, ...)
+    tune.lock         held (an OS lock) by the one process that writes the folder; owner.json names it
     state.jsonl       the journal: one IterationRecord per line, appended and flushed as each iteration ends;
                       never rewritten, so an interrupted run loses at most the iteration in progress
     iter-NNN/         the run folder of iteration NNN (mapper.dsl, the harness's files, feedback.txt)
     best.dsl          the best program so far          \
-    history.csv       one row per iteration             > derived from the journal only (`write_outputs`)
-    progress.png      best-so-far throughput per iteration /
+    history.csv       one row per iteration             > derived from the journal only (`write_outputs`),
+    progress.png      best-so-far throughput per iteration /  rewritten after every iteration
+    summary.json      the final comparison (written once the run is finished)
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died mid-write) is skipped.
+`store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
+tries stops at once with an error naming the holder.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import secrets
 import shutil
+import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -28,8 +35,8 @@ from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
-HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "cached",
-                   "cached_from", "note", "total_tokens", "wall_s", "key")
+HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
+                   "cached", "cached_from", "note", "total_tokens", "wall_s", "key")
 
 
 class TuneStore:
@@ -45,22 +52,62 @@ class TuneStore:
         self.root = root
         self.settings = settings
         self.records = records
+        self._lock = None
+
+    # ------------------------------------------------------------------------------------------------ lock
+
+    def lock(self) -> None:
+        """Makes this process the folder's only writer until `unlock` or its exit (an OS file lock through
+        `filelock`, released by the kernel even on SIGKILL); `owner.json` then names this process.
+        Locking again from the same store does nothing.
+
+        Raises:
+            MapperoptError: another process holds the folder (its pid and command in the message).
+        """
+        from filelock import FileLock, Timeout
+
+        if self._lock is not None:
+            return
+        lock = FileLock(self.root / "tune.lock", timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise MapperoptError(f"{self.root} is in use by {describe_owner(self.root)}",
+                                 hint="wait for it to finish or stop that process; `--new` starts a separate "
+                                      "tuning folder") from None
+        self._lock = lock
+        owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+                 "command": " ".join(sys.argv)}
+        _write_atomically(self.root / "owner.json", json.dumps(owner) + "\n")
+
+    @property
+    def locked(self) -> bool:
+        """Whether this store holds the folder's lock."""
+        return self._lock is not None
+
+    def unlock(self) -> None:
+        """Gives the folder up (see `lock`)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # ------------------------------------------------------------------------------------------ create / open
 
     @classmethod
     def create(cls, runs_dir: Path, app: str, settings: dict) -> TuneStore:
-        """A new, empty tuning folder `runs_dir/<app>/tune-<timestamp>-<6 hex>/` with settings.json written."""
+        """A new, empty tuning folder `runs_dir/<app>/tune-<timestamp>-<6 hex>/` with settings.json written, locked
+        by this process."""
         root = Path(runs_dir) / app / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         root.mkdir(parents=True)
         store = cls(root, {"schema": SETTINGS_SCHEMA, "app": app, **settings}, [])
+        store.lock()
         store.write_settings()
         (root / "state.jsonl").touch()
         return store
 
     def write_settings(self) -> None:
         """Writes `settings` to settings.json (before the first iteration: settings never change after it)."""
-        (self.root / "settings.json").write_text(json.dumps(self.settings, indent=2) + "\n")
+        _write_atomically(self.root / "settings.json", json.dumps(self.settings, indent=2) + "\n")
 
     @classmethod
     def open(cls, root: Path) -> TuneStore:
@@ -94,30 +141,44 @@ class TuneStore:
         return path
 
     def append(self, record: IterationRecord) -> None:
-        """Appends `record` to the journal and forces it to disk before returning.
+        """Appends `record` to the journal as one `write` of a whole line (O_APPEND) and forces it to disk before
+        returning. Takes the folder's lock first if this store does not hold it yet.
 
         Raises:
             ValueError: `record.iter` is not the next iteration number.
+            MapperoptError: another process holds the folder.
         """
         if record.iter != len(self.records) + 1:
             raise ValueError(f"record of iteration {record.iter} appended after {len(self.records)} iterations")
+        self.lock()
         path = self.root / "state.jsonl"
         line = (json.dumps(record.to_json()) + "\n").encode()
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
             # A torn line from an interrupted write must not swallow this one.
-            torn = f.seek(0, os.SEEK_END) > 0 and (f.seek(-1, os.SEEK_END), f.read(1))[1] != b"\n"
-        with open(path, "ab") as f:
-            f.write(b"\n" + line if torn else line)
-            f.flush()
-            os.fsync(f.fileno())
+            end = os.lseek(fd, 0, os.SEEK_END)
+            torn = end > 0 and os.pread(fd, 1, end - 1) != b"\n"
+            data = b"\n" + line if torn else line
+            written = os.write(fd, data)
+            if written != len(data):  # a full disk: leave a torn line, which the next open skips
+                raise OSError(f"{path}: wrote {written} of {len(data)} bytes")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         self.records.append(record)
 
     def lookup(self, key: str) -> IterationRecord | None:
-        """The iteration that evaluated the program with cache `key` (never a cached one), or None."""
-        return next((r for r in self.records if r.key == key and not r.cached), None)
+        """The iteration that evaluated the program with cache `key` (never a cached one, never a transient
+        failure: a timeout or a kill is measured again), or None."""
+        return next((r for r in self.records if r.key == key and not r.cached and not r.transient), None)
 
     def best(self) -> IterationRecord | None:
-        """The successful iteration with the highest throughput (the earliest among equals), or None."""
+        """The best iteration so far: the one the last record names (`best_iter`, decided by the loop beyond
+        the noise), else, for journals without it, the successful iteration with the highest throughput (the
+        earliest among equals); None when none succeeded."""
+        named = self.records[-1].best_iter if self.records else None
+        if named is not None:
+            return self.records[named - 1]
         ok = [r for r in self.records if r.ok and r.throughput is not None]
         return max(ok, key=lambda r: (r.throughput, -r.iter)) if ok else None
 
@@ -133,22 +194,50 @@ class TuneStore:
         best = self.best()
         if best is not None and best.dsl is not None:
             out["best"] = self.root / "best.dsl"
-            out["best"].write_text(best.dsl)
-        with open(out["history"], "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(HISTORY_COLUMNS)
-            for r in self.records:
-                writer.writerow(_history_row(r))
-        plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
-                                                        f"{self.settings.get('optimizer', '')}",
+            _write_atomically(out["best"], best.dsl)
+        rows = io.StringIO(newline="")
+        writer = csv.writer(rows)
+        writer.writerow(HISTORY_COLUMNS)
+        for r in self.records:
+            writer.writerow(_history_row(r))
+        _write_atomically(out["history"], rows.getvalue())
+        partial = out["plot"].with_name(f".{out['plot'].name}.{os.getpid()}.png")
+        plot_progress(self.records, partial, title=f"{self.settings.get('app', '')} — "
+                                                   f"{self.settings.get('optimizer', '')}",
                       baselines=self.settings.get("baselines") or {})
+        os.replace(partial, out["plot"])
         return out
+
+    def write_summary(self, summary: dict) -> None:
+        """Writes the final comparison (summary.json, marking the run finished) and its best program to best.dsl.
+        Lock held (see `lock`)."""
+        self.lock()
+        _write_atomically(self.root / "best.dsl", summary["best_dsl"])
+        _write_atomically(self.root / "summary.json", json.dumps(summary, indent=2) + "\n")
+
+
+def describe_owner(root: Path) -> str:
+    """'process 1234 (mapperopt tune circuit ..., since 2026-01-01 12:00:00)' from the folder's owner.json."""
+    try:
+        owner = json.loads((Path(root) / "owner.json").read_text())
+    except (OSError, ValueError):
+        return "another process (owner.json unreadable)"
+    where = "" if owner.get("host") == socket.gethostname() else f" on {owner.get('host')}"
+    return f"process {owner.get('pid')}{where} ({owner.get('command')}, since {owner.get('since')})"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 def _history_row(r: IterationRecord) -> list[Any]:
     values = {
         **{k: getattr(r, k) for k in ("iter", "status", "stage", "category", "throughput", "unit",
-                                      "best_throughput", "cached", "cached_from", "note", "wall_s", "key")},
+                                      "best_throughput", "best_iter", "cached", "cached_from", "note", "wall_s",
+                                      "key")},
         "total_tokens": (r.llm or {}).get("total_tokens", 0),
     }
     return ["" if values[c] is None else values[c] for c in HISTORY_COLUMNS]

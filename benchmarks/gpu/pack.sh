@@ -14,7 +14,8 @@ cp "$legate/lib64/liblegion-legate.so.1" "$legate/lib64/librealm-legate.so.25" "
 ln -s liblegion-legate.so.1 "$tmp/legion/lib64/liblegion-legate.so"
 ln -s librealm-legate.so.25 "$tmp/legion/lib64/librealm-legate.so"
 tar -C "$tmp" -cf - legion | xz -6 -T0 > .carry/legion.tar.xz
-python3 -m pip download -q --only-binary=:all: --python-version 3.12 -d .carry/wheels lark click jinja2 pyyaml rich
+python3 -m pip download -q --only-binary=:all: --python-version 3.12 -d .carry/wheels lark click jinja2 pyyaml rich \
+  scipy-openblas32
 rm -f .carry/wheels/mapperopt-*.whl
 python3 -m pip wheel -q --no-deps -w .carry/wheels .
 du -sh .carry

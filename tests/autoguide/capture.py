@@ -65,6 +65,8 @@ APPS = {
     "circuit-held_back_tasks": ("circuit", "no_deferral_mapper.cc", [], "legion-select-tasks-to-map"),
     "circuit-corrupted_result": ("circuit", None, ["-test-corrupt"], "verification-failed"),
     "circuit-crashing_mapper": ("circuit", "crash_mapper.cc", [], "crash-signal"),
+    "pennant-missing_deck": ("pennant", None, ["-deck", "/nonexistent/deck.pnt"], "app-usage-error"),
+    "pennant-corrupted_result": ("pennant", None, ["-test-corrupt"], "pennant-verification"),
 }
 # name -> (benchmark, mapper, collect the per-task profile); these runs must succeed
 FINISHED = {

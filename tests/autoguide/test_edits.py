@@ -56,6 +56,19 @@ def test_drop_layout_constraint():
         "Layout * * * SOA;\n")
 
 
+def test_set_layout_order():
+    text = "Layout * * * SOA F_order;\nLayout task_4 0 FBMEM F_order Align==64;\n"
+    assert edited(text, Edit("set_layout_order", {"order": "C_order"})) == (
+        "Layout * * * SOA C_order;\nLayout task_4 0 FBMEM C_order Align==64;\n")
+    # no statement gives every instance the order (the compiled mapper's default is F_order): one is added
+    assert edited("Layout task_4 * * SOA;\n", Edit("set_layout_order", {"order": "C_order"})) == (
+        "Layout task_4 * * SOA;\nLayout * * * C_order;\n")
+    with pytest.raises(MapperoptError, match="already has C_order"):
+        edited("Layout * * * C_order;\n", Edit("set_layout_order", {"order": "C_order"}))
+    with pytest.raises(MapperoptError, match="order must be one of"):
+        edited("Layout * * * C_order;\n", Edit("set_layout_order", {"order": "SOA"}))
+
+
 def test_drop_instance_limit():
     text = "InstanceLimit a,b 2;\nInstanceLimit c CPU 1;\n"
     assert edited(text, Edit("drop_instance_limit", {})) == ""

@@ -10,7 +10,7 @@ from mapperopt.benchmarks import describe_app, load_config
 from mapperopt.descriptions import AppDescription
 from mapperopt.dsl import parse
 
-APPS = ["circuit", "stencil"]
+APPS = ["circuit", "stencil", "pennant"]
 
 
 def _without_gpu_variants(desc: dict) -> dict:

@@ -153,6 +153,7 @@ def test_resume_reproduces_the_history_without_rerunning(tmp_path, name, circuit
     evaluator.evaluate = interrupted
     with pytest.raises(KeyboardInterrupt):
         tune(store, make(name, space, POOR), evaluator, iters=5)
+    store.unlock()  # the interrupted process is gone, and its lock with it
     done = len(TuneStore.open(store.root).records)
     resumed = TuneStore.open(store.root)
     fresh = PlacementEvaluator(circuit_app, cpu2)

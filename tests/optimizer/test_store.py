@@ -18,7 +18,7 @@ DATA = Path(__file__).parent / "data"
 def record(i: int, throughput: float | None, key: str = "", dsl: str = "Task * CPU;\n", **kw) -> IterationRecord:
     ok = throughput is not None
     return IterationRecord(iter=i, dsl=dsl, key=key or f"k{i}", status="ok" if ok else "failed",
-                           stage=None if ok else "run", category="performance" if ok else "mapper.r400",
+                           stage=kw.pop("stage", None if ok else "run"), category="performance" if ok else "mapper.r400",
                            throughput=throughput, unit="GFLOPS", best_throughput=throughput or 0.0, **kw)
 
 
@@ -39,6 +39,7 @@ def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next(tmp_path):
     store.append(record(1, 2.0))
     with open(store.root / "state.jsonl", "a") as f:
         f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "ds')  # the process died mid-write
+    store.unlock()  # ...and its lock went with it
     reopened = TuneStore.open(store.root)
     assert [r.iter for r in reopened.records] == [1]
     reopened.append(record(2, 3.0))
@@ -86,3 +87,61 @@ def test_a_journal_written_by_version_1_still_loads():
     assert store.records[2].cached and store.records[2].cached_from == 1
     assert store.best().iter == 2
     assert json.loads((DATA / "tune-v1" / "settings.json").read_text())["schema"] == "mapperopt.tune.settings/1"
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from mapperopt.optimizer.store import TuneStore
+store = TuneStore.open(Path(sys.argv[1]))
+store.lock()
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+def test_one_writer_per_folder_and_the_second_is_told_who(tmp_path):
+    import subprocess
+    import sys
+
+    store = TuneStore.create(tmp_path, "circuit", {"iters": 3})
+    root = store.root
+    store.unlock()
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(root)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        other = TuneStore.open(root)  # reading needs no lock
+        with pytest.raises(MapperoptError) as err:
+            other.append(record(1, 1.0))
+        assert f"is in use by process {holder.pid}" in str(err.value) and "--new" in err.value.hint
+        assert other.records == [] and (root / "state.jsonl").read_text() == ""
+    finally:
+        holder.kill()
+        holder.wait()
+    # The kernel released the dead holder's lock: the folder can be written again.
+    other.append(record(1, 1.0))
+    assert len(TuneStore.open(root).records) == 1
+
+
+def test_transient_failures_are_never_reused_from_the_cache(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    timeout = record(1, None, key="same", stage="timeout")
+    store.append(timeout)
+    killed = record(2, None, key="killed", result={"attempts": [{"exit_code": -9}]})
+    store.append(killed)
+    assert timeout.transient and killed.transient
+    assert store.lookup("same") is None and store.lookup("killed") is None
+    crashed = record(3, None, key="crash", result={"attempts": [{"exit_code": -11}]})
+    store.append(crashed)
+    assert not crashed.transient and store.lookup("crash") == crashed
+
+
+def test_best_is_the_iteration_the_loop_named(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 1.0, best_iter=1))
+    store.append(record(2, 1.05, best_iter=1))  # faster, but within the noise: not the best
+    assert store.best().iter == 1
+    store.write_outputs()
+    assert (store.root / "best.dsl").exists() and not list(store.root.glob(".*.png"))
+    rows = list(csv.DictReader((store.root / "history.csv").open()))
+    assert [r["best_iter"] for r in rows] == ["1", "1"]

@@ -1,10 +1,10 @@
-"""`mapperopt tune` end to end on the real Circuit application (2 CPU processors): the offline search beats a
-deliberately poor start, the Trace path compiles exactly what a scripted model says, and an interrupted run resumes
-without rerunning finished iterations.
+"""`mapperopt tune` end to end on the real Circuit application (2 CPU processors): the offline search measures,
+decides the best and compares it with the start and the default mapper measured together; the Trace path compiles
+exactly what a scripted model says; an interrupted run continues with the same command, one process at a time.
 
-The problem is the `ci` size with 5000 time steps per loop (`-- -i 5000`, about 0.2 s measured): enough work per
-point that putting both points of every launch on one CPU is clearly slower (1.2-2x measured on a busy 2-core
-machine) than spreading them, while each execution still takes well under a second.
+No test asserts that a mapper is faster: on a loaded machine no measured difference is certain
+(benchmarks/tune_gain.py measures the gains). The tests shorten the protocol (`FAST`: 50 ms per execution, one or
+two repeats, two final rounds) to stay fast; docs/tuning.md gives the real one.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from optimizer_support import rewrite
 
 from mapperopt.cli import main
 from mapperopt.optimizer.base import normalize_dsl
+from mapperopt.optimizer.commands import _unfinished
 from mapperopt.optimizer.guided import GuidedOptimizer
 from mapperopt.optimizer.space import SearchSpace
 from mapperopt.optimizer.store import TuneStore
@@ -36,6 +37,7 @@ def first_cpu(Task task) {
 IndexTaskMap * first_cpu;
 """
 HEAVY = ["--", "-i", "5000"]
+FAST = ["--min-time", "0.05", "--repeats", "1", "--max-repeats", "2", "--final-rounds", "2"]
 
 
 @pytest.fixture
@@ -51,8 +53,8 @@ def offline(monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
-def tune_args(runs: Path, *extra: str) -> list[str]:
-    return ["tune", "circuit", "--cpus", "2", "--baseline", "none", "--runs-dir", str(runs), *extra]
+def tune_args(runs: Path, *extra: str, baseline: str = "none") -> list[str]:
+    return ["tune", "circuit", "--cpus", "2", "--baseline", baseline, "--runs-dir", str(runs), *FAST, *extra]
 
 
 def only_run(runs: Path) -> Path:
@@ -60,28 +62,45 @@ def only_run(runs: Path) -> Path:
     return folder
 
 
-def test_offline_tuning_beats_a_poor_start(tmp_path, poor, offline, capsys):
-    # Medians of 3 executions: a busy machine slows single executions at random.
-    assert main(tune_args(tmp_path / "runs", "--iters", "3", "--repeats", "3", "--start", str(poor), *HEAVY)) == 0
+def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, capsys):
+    args = tune_args(tmp_path / "runs", "--iters", "3", "--start", str(poor), *HEAVY, "-ll:csize", "300",
+                     baseline="default")
+    assert main(args) == 0
     out = capsys.readouterr().out
     root = only_run(tmp_path / "runs")
     store = TuneStore.open(root)
-    start, best = store.records[0], store.best()
     assert store.settings["optimizer"] == "guided" and "rule-based search" in out and "not a language model" in out
-    assert best.throughput > start.throughput, [(r.throughput, r.note) for r in store.records]
-    result = json.loads((root / f"iter-{best.iter:03d}" / "result.json").read_text())
-    assert result["status"] == "ok" and all(a["result"]["verified"] for a in result["attempts"])
-    for name in ("settings.json", "state.jsonl", "best.dsl", "history.csv", "progress.png"):
+    for name in ("settings.json", "state.jsonl", "best.dsl", "history.csv", "progress.png", "summary.json"):
         assert (root / name).stat().st_size > 0, name
     for i in (1, 2, 3):
         assert (root / f"iter-{i:03d}" / "mapper.dsl").read_text() == store.records[i - 1].dsl
-    assert (root / "best.dsl").read_text() == best.dsl and best.dsl.splitlines()[0] in out
-    assert f"best (iteration {best.iter})" in out
-    # The gain is checked again with fresh repeats of both programs, beyond their spread.
-    confirmed = {name: json.loads((root / f"confirm-{name}" / "result.json").read_text()) for name in ("start", "best")}
-    assert all(len(c["attempts"]) >= 3 for c in confirmed.values())
-    assert confirmed["best"]["throughput"] > confirmed["start"]["throughput"]
-    assert "Re-measured (3 repeats, median)" in out  # the verdict against the spread depends on the machine's load
+        result = json.loads((root / f"iter-{i:03d}" / "result.json").read_text())
+        command = result["settings"]["command"]
+        assert "-ll:csize 300 " in command and "-ll:csize 256" not in command and "-i 5000" in command
+    # Every successful iteration names the best so far, and a change of best is justified in best.json.
+    assert store.records[0].best_iter == 1
+    for r in store.records[1:]:
+        if r.best_iter == r.iter:
+            verdict = json.loads((root / f"iter-{r.iter:03d}" / "best.json").read_text())
+            assert verdict["becomes_best"] and verdict["decided_by"] in ("comparison", "re-measured together")
+    # The final comparison: candidates, the start and the default mapper measured together, round by round.
+    summary = json.loads((root / "summary.json").read_text())
+    assert "default" in summary["measured"] and summary["start"] in summary["measured"]
+    for name, m in summary["measured"].items():
+        assert m["estimate"] is not None, (name, m["reason"])
+        assert len(m["estimate"]["values"]) == 2 and len(m["run_dirs"]) == 2
+        assert m["estimate"]["low"] <= m["estimate"]["value"] <= m["estimate"]["high"]
+    best = summary["measured"][summary["best"]]["estimate"]["value"]
+    candidates = [n for n in summary["measured"] if n.startswith("iter-")]
+    assert summary["best"] in candidates
+    assert best == max(summary["measured"][n]["estimate"]["value"] for n in candidates)
+    assert (root / "best.dsl").read_text() == summary["best_dsl"] and summary["best_dsl"].splitlines()[0] in out
+    for name in ("default", summary["start"]):
+        if name != summary["best"]:
+            vs = summary["vs"][name]
+            assert vs["low"] <= vs["ratio"] <= vs["high"]
+            assert f"vs {name}: {vs['ratio']:.2f}x" in out
+            assert ("not a significant difference" in out) or vs["significant"]
 
 
 def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, refused_url, capsys):
@@ -122,10 +141,11 @@ def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, r
     assert refused.records[1].cached
 
 
-def test_interrupted_tuning_resumes_without_rerunning(tmp_path, poor, offline):
+def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offline):
     runs = tmp_path / "runs"
-    cmd = [sys.executable, "-m", "mapperopt.cli", *tune_args(runs, "--iters", "4", "--start", str(poor), *HEAVY)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    args = tune_args(runs, "--iters", "4", "--start", str(poor), *HEAVY)
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     journal = None
     while time.monotonic() < deadline and proc.poll() is None:
@@ -134,20 +154,28 @@ def test_interrupted_tuning_resumes_without_rerunning(tmp_path, poor, offline):
         if journal and journal.exists() and len(journal.read_text().splitlines()) >= 2:
             break
         time.sleep(0.05)
+    root = journal.parent
+    # While it runs, a second tune of the same folder stops at once, naming the process that holds it.
+    second = subprocess.run([sys.executable, "-m", "mapperopt.cli", "tune", "circuit", "--resume", str(root)],
+                            capture_output=True, text=True, timeout=60)
+    assert second.returncode == 1 and f"is in use by process {proc.pid}" in second.stderr, second.stderr
+    # Outputs are rewritten after every iteration, not only at the end.
+    assert (root / "history.csv").exists() and (root / "progress.png").exists() and (root / "best.dsl").exists()
     os.kill(proc.pid, signal.SIGINT)  # Ctrl-C during the third iteration
     out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "--resume" in out, out
-    root = journal.parent
+    assert proc.returncode == 130 and "The same command continues" in out, out
     before = journal.read_bytes()
     done = len(before.splitlines())
     assert 2 <= done < 4
     stamps = {p: p.stat().st_mtime_ns for i in range(1, done + 1) for p in (root / f"iter-{i:03d}").iterdir()}
 
-    assert main(["tune", "circuit", "--resume", str(root)]) == 0
+    assert main(args) == 0  # the same command
+    assert list((runs / "circuit").glob("tune-*")) == [root]
     store = TuneStore.open(root)
     assert [r.iter for r in store.records] == [1, 2, 3, 4]
     assert journal.read_bytes().startswith(before)  # appended, never rewritten
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps  # finished iterations were not run again
+    assert (root / "summary.json").exists()
     # The proposals are those an uninterrupted run makes after the same measurements.
     s = store.settings
     space = SearchSpace(s["app_description"], s["machine"])
@@ -155,3 +183,5 @@ def test_interrupted_tuning_resumes_without_rerunning(tmp_path, poor, offline):
     for i, record in enumerate(store.records):
         assert replay.propose(store.records[:i]).dsl == record.dsl
         replay.observe(record)
+    # Finished: the same command starts a new folder, and so does --new.
+    assert _unfinished(runs, "circuit", s["request"], None) is None

@@ -1,0 +1,241 @@
+"""The measurement protocol shared by `mapperopt run`, `tune` and `compare` (docs/tuning.md describes it).
+
+    est = estimate([1.02, 0.97, 1.10])          # trimmed mean, 90 % interval, spread
+    enough([1.02, 0.97, 1.10], 3, 7)            # True when the interval is tight or the cap is reached
+    c = compare(best_values, start_values)      # ratio of estimates, its interval, significant or not
+    results = measure_together("circuit", {"start": dsl, "expert": "expert"}, rounds=3, out_dir=root / "final")
+
+A mapper's figure is the trimmed mean of R verified executions, each calibrated to at least `MIN_TIME_S` of
+measured time; R starts at `MIN_REPEATS` and grows until the 90 % interval of the estimate is within
+`TARGET_HALF_WIDTH` of it or `MAX_REPEATS` is reached. Intervals are percentile bootstraps with a fixed seed, so the
+same numbers always give the same verdict. Mappers that are compared are measured *together*: interleaved rounds in
+one invocation, so that a change of the machine's load falls on all of them alike.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+MIN_TIME_S = 0.5          # measured seconds per execution at least, at every size a user tunes or compares at
+MIN_REPEATS = 3           # executions per mapper at least
+MAX_REPEATS = 7           # ...and at most (the adaptive R stops here even if the interval is still wide)
+TARGET_HALF_WIDTH = 0.05  # stop repeating once the interval's half-width is within 5 % of the estimate
+TRIM = 0.2                # fraction dropped at each end for the trimmed mean (rounded; at least 1 from 3 values)
+CONFIDENCE = 0.90         # of the bootstrap intervals
+RESAMPLES = 2000          # bootstrap resamples
+SEED = 20260101           # fixed: the same values always give the same interval
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mapper's throughput from repeated executions.
+
+    Attributes:
+        values: the executions' throughputs, in the order measured.
+        value: their trimmed mean (`TRIM` of each end dropped).
+        low, high: the `CONFIDENCE` bootstrap interval of the trimmed mean (equal to `value` for one execution).
+        spread: (max - min) / median of `values` (0 for one execution).
+    """
+
+    values: tuple[float, ...]
+    value: float
+    low: float
+    high: float
+    spread: float
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width relative to the estimate (0 when the estimate is 0)."""
+        return (self.high - self.low) / 2 / self.value if self.value else 0.0
+
+    def to_json(self) -> dict:
+        return {"values": list(self.values), "value": self.value, "low": self.low, "high": self.high,
+                "spread": self.spread}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """`a` against `b`: the ratio of their estimates (> 1: a is faster), its interval, and whether it excludes 1."""
+
+    ratio: float
+    low: float
+    high: float
+
+    @property
+    def significant(self) -> bool:
+        return self.low > 1.0 or self.high < 1.0
+
+    def describe(self) -> str:
+        """e.g. '1.32x (90 % interval 1.18-1.47x)' or '1.04x (90 % interval 0.93-1.15x: not significant)'."""
+        text = f"{self.ratio:.2f}x ({CONFIDENCE:.0%} interval {self.low:.2f}-{self.high:.2f}x"
+        return text + (")" if self.significant else ": not a significant difference)")
+
+    def to_json(self) -> dict:
+        return {"ratio": self.ratio, "low": self.low, "high": self.high, "significant": self.significant}
+
+
+def trimmed_mean(values: Sequence[float]) -> float:
+    """Mean after dropping `TRIM` of the values at each end (rounded; at least one each end from 3 values on).
+
+    Raises:
+        ValueError: no values.
+    """
+    if not values:
+        raise ValueError("trimmed_mean of no values")
+    ordered = sorted(values)
+    k = max(1, round(TRIM * len(ordered))) if len(ordered) >= 3 else 0
+    kept = ordered[k:len(ordered) - k]
+    return math.fsum(kept) / len(kept)
+
+
+def _bootstrap(values: Sequence[float], rng) -> Any:
+    """RESAMPLES trimmed means of resamples of `values` (numpy array)."""
+    import numpy as np
+
+    data = np.asarray(values, dtype=float)
+    samples = np.sort(data[rng.integers(0, len(data), size=(RESAMPLES, len(data)))], axis=1)
+    n = len(data)
+    k = max(1, round(TRIM * n)) if n >= 3 else 0
+    return samples[:, k:n - k].mean(axis=1)
+
+
+def estimate(values: Sequence[float]) -> Estimate:
+    """The protocol's estimate of throughput `values` (one per execution; larger is better).
+
+    Raises:
+        ValueError: no values.
+    """
+    import numpy as np
+
+    value = trimmed_mean(values)
+    ordered = sorted(values)
+    median = ordered[len(ordered) // 2] if len(ordered) % 2 else (ordered[len(ordered) // 2 - 1]
+                                                                  + ordered[len(ordered) // 2]) / 2
+    spread = (ordered[-1] - ordered[0]) / median if median else 0.0
+    if len(values) < 2:
+        return Estimate(tuple(values), value, value, value, spread)
+    means = _bootstrap(values, np.random.default_rng(SEED))
+    tail = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return Estimate(tuple(values), value, float(low), float(high), spread)
+
+
+def enough(values: Sequence[float], min_repeats: int = MIN_REPEATS, max_repeats: int = MAX_REPEATS,
+           target: float = TARGET_HALF_WIDTH) -> bool:
+    """Whether the adaptive R may stop: at least `min_repeats` values and either `max_repeats` of them or an
+    interval whose half-width is within `target` (relative) of the estimate."""
+    if len(values) < min_repeats:
+        return False
+    return len(values) >= max_repeats or estimate(values).half_width <= target
+
+
+def compare(a: Sequence[float], b: Sequence[float]) -> Comparison:
+    """How much faster `a` is than `b` (throughputs of their executions): the ratio of trimmed means with a
+    bootstrap interval (both sides resampled independently).
+
+    Raises:
+        ValueError: either side has no values or `b`'s estimate is 0.
+    """
+    import numpy as np
+
+    ta, tb = trimmed_mean(a), trimmed_mean(b)
+    if tb <= 0:
+        raise ValueError("cannot compare with a throughput of 0")
+    rng = np.random.default_rng(SEED)
+    ratios = _bootstrap(a, rng) / _bootstrap(b, rng)
+    tail = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(ratios, [tail, 1 - tail])
+    return Comparison(ta / tb, float(min(low, ta / tb)), float(max(high, ta / tb)))
+
+
+def values_of(result: Any) -> list[float]:
+    """The measured throughputs of a `RunResult` (or its JSON): calibration executions excluded."""
+    data = result if isinstance(result, dict) else result.to_json()
+    if data.get("status") != "ok":
+        return []
+    ok = [a["result"]["throughput"] for a in data.get("attempts") or [] if a.get("exit_code") == 0 and a.get("result")]
+    settings = data.get("settings") or {}
+    return ok[-settings.get("measured_runs", len(ok) - settings.get("calibration_runs", 0)):]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One mapper measured by `measure_together`: its estimate, or why it failed.
+
+    Attributes:
+        name: the name it was given.
+        estimate: the Estimate of its rounds' executions, or None when it failed.
+        reason: why it failed ("stage: reason"), else None.
+        run_dirs: the run folders of its rounds.
+        unit: the throughput unit.
+    """
+
+    name: str
+    estimate: Estimate | None
+    reason: str | None
+    run_dirs: tuple[str, ...]
+    unit: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.estimate is not None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "estimate": self.estimate.to_json() if self.estimate else None,
+                "reason": self.reason, "run_dirs": list(self.run_dirs), "unit": self.unit}
+
+
+def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir: Path,
+                     min_time_s: float = MIN_TIME_S, **run_options: Any) -> dict[str, Measured]:
+    """Measures several mappers in interleaved rounds: round 1 runs each mapper once (calibrating its iteration
+    count to `min_time_s`), rounds 2..`rounds` run each again with that count, in the same order. A mapper that
+    fails is not run in later rounds. Run folders: `out_dir/<name>/round-N/`.
+
+    Args:
+        app: benchmark name.
+        mappers: name -> what `run_benchmark` takes as `mapper` ("default", "expert", a Path, DSL text).
+        rounds: executions per mapper (>= 1).
+        out_dir: the folder for the run folders (created).
+        min_time_s: measured seconds per execution at least.
+        run_options: passed to `run_benchmark` (size, cpus, gpus, timeout_s, extra_args, csize...).
+
+    Returns:
+        name -> Measured, in the order of `mappers`.
+
+    Raises:
+        MapperoptError: as `run_benchmark` (unknown benchmark, bad settings, broken toolchain).
+    """
+    from mapperopt.benchmarks.apps import load_config
+    from mapperopt.benchmarks.harness import run_benchmark
+
+    flag = load_config(app).iterations_flag
+    extra = [str(a) for a in run_options.pop("extra_args", ())]
+    values: dict[str, list[float]] = {name: [] for name in mappers}
+    dirs: dict[str, list[str]] = {name: [] for name in mappers}
+    iterations: dict[str, int] = {}
+    failed: dict[str, str] = {}
+    units: dict[str, str | None] = {}
+    for r in range(1, rounds + 1):
+        for name, mapper in mappers.items():
+            if name in failed:
+                continue
+            fixed = [flag, str(iterations[name])] if name in iterations else []
+            result = run_benchmark(app, mapper, repeats=1, out_dir=Path(out_dir) / name / f"round-{r}",
+                                   min_time_s=0 if fixed else min_time_s, extra_args=[*extra, *fixed],
+                                   **run_options)
+            dirs[name].append(result.run_dir)
+            if not result.ok:
+                failed[name] = f"{result.stage}: {result.reason}"
+                continue
+            iterations[name] = result.settings["iterations"]
+            units[name] = result.unit
+            values[name].extend(values_of(result))
+    return {name: Measured(name, None if name in failed else estimate(values[name]), failed.get(name),
+                           tuple(dirs[name]), units.get(name)) for name in mappers}
+
+
+__all__ = ["CONFIDENCE", "Comparison", "Estimate", "MAX_REPEATS", "MIN_REPEATS", "MIN_TIME_S", "Measured",
+           "TARGET_HALF_WIDTH", "compare", "enough", "estimate", "measure_together", "trimmed_mean", "values_of"]

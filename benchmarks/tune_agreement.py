@@ -1,0 +1,90 @@
+"""Measures what `mapperopt tune` claims, on this machine: run the main command with several seeds and print each
+run's wall time, its final best against the start, the default and the expert mapper (measured together, with
+90 % intervals), and how far the seeds' best throughputs are apart. Speed claims live here, not in the tests.
+
+    python benchmarks/tune_agreement.py                          # tune circuit --iters 10, seeds 0 and 1
+    python benchmarks/tune_agreement.py --start poor --iters 4   # a deliberately poor start: is the gain real?
+    python benchmarks/tune_agreement.py --bench stencil -- --size ci
+
+Arguments after `--` go to `mapperopt tune`. Records `uptime`'s load average before and after: the figures depend
+on what else the machine runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+POOR = """\
+# Deliberately poor: every point of every index launch on the first CPU.
+Task * CPU;
+mcpu = Machine(CPU);
+def first_cpu(Task task) {
+    return mcpu[0, 0];
+}
+IndexTaskMap * first_cpu;
+"""
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "?"
+
+
+def one_run(bench: str, seed: int, iters: int, start: str, runs: Path, extra: list[str]) -> dict:
+    cmd = [sys.executable, "-m", "mapperopt.cli", "tune", bench, "--iters", str(iters), "--seed", str(seed),
+           "--start", start, "--new", "--runs-dir", str(runs / f"seed-{seed}"), *extra]
+    began = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - began
+    if proc.returncode != 0:
+        sys.exit(f"seed {seed}: `{' '.join(cmd)}` failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    (summary_path,) = (runs / f"seed-{seed}" / bench).glob("tune-*/summary.json")
+    summary = json.loads(summary_path.read_text())
+    return {"seed": seed, "wall_s": wall, "summary": summary, "folder": str(summary_path.parent)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bench", default="circuit")
+    parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    parser.add_argument("--start", default="default", help="default, random, poor (built in) or a DSL file")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the tuning folders here")
+    args, extra = parser.parse_known_args()
+    extra = [a for a in extra if a != "--"]
+    runs = args.keep or Path(tempfile.mkdtemp(prefix="tune-agreement-"))
+    start = args.start
+    if start == "poor":
+        start = str(runs / "poor.dsl")
+        runs.mkdir(parents=True, exist_ok=True)
+        Path(start).write_text(POOR)
+    print(f"cores: {len(os.sched_getaffinity(0))}; load average before: {load()}")
+    results = []
+    for seed in args.seeds:
+        r = one_run(args.bench, seed, args.iters, start, runs, extra)
+        s = r["summary"]
+        best = s["measured"][s["best"]]["estimate"]
+        print(f"seed {seed}: {r['wall_s']:.0f} s; best {s['best']} {best['value']:.4g} {s['unit']} "
+              f"(90 % interval {best['low']:.4g}-{best['high']:.4g}, spread {best['spread']:.0%}); {r['folder']}")
+        for name, vs in s["vs"].items():
+            if vs is None:
+                print(f"    vs {name}: not compared ({s['measured'][name]['reason']})")
+                continue
+            verdict = "significant" if vs["significant"] else "NOT significant"
+            print(f"    vs {name}: {vs['ratio']:.2f}x (90 % interval {vs['low']:.2f}-{vs['high']:.2f}x, {verdict})")
+        results.append(best["value"])
+    if len(results) > 1:
+        gap = (max(results) - min(results)) / max(results)
+        print(f"best throughputs of the seeds: {', '.join(f'{v:.4g}' for v in results)}; apart by {gap:.1%} "
+              f"({'within' if gap <= 0.10 else 'NOT within'} 10 %)")
+    print(f"load average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()

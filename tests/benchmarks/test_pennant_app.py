@@ -1,0 +1,140 @@
+"""The Pennant application (benchmarks/legion/pennant): the ci size verifies with Legion's default mapper, the
+expert mapper and a mapper that keeps every region in system memory; Sedov and Noh match the original PENNANT's
+reference outputs; a corrupted run fails its check; deck errors are usage errors; `--describe` gives the names and the
+requirement order that the expert mapper and policies rely on."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mapperopt import toolchain
+from mapperopt.benchmarks import build_app, describe_app, load_config, run_benchmark
+
+DECKS = Path(__file__).resolve().parents[2] / "benchmarks" / "legion" / "pennant" / "decks"
+LEGION = ["-ll:cpu", "1", "-ll:util", "1", "-logfile", "stderr"]
+ALL_SYSMEM = """Task * GPU,CPU;
+Region * * GPU SYSMEM;
+Region * * CPU SYSMEM;
+"""
+
+
+@pytest.fixture(scope="module")
+def app() -> Path:
+    return build_app("pennant")
+
+
+def run(app: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(app), *args], capture_output=True, text=True, env=toolchain.runtime_env(), timeout=120)
+
+
+def result_of(stdout: str) -> dict:
+    lines = [line for line in stdout.splitlines() if line.startswith("MAPPEROPT_")]
+    assert len(lines) == 1, stdout
+    assert lines[0].startswith("MAPPEROPT_RESULT ")
+    return json.loads(lines[0][len("MAPPEROPT_RESULT "):])
+
+
+@pytest.mark.parametrize("mapper", ["default", "expert", "all_sysmem"])
+def test_ci_size_verifies(mapper, tmp_path):
+    dsl = ALL_SYSMEM if mapper == "all_sysmem" else mapper
+    result = run_benchmark("pennant", dsl, min_time_s=0, trace=mapper == "all_sysmem", out_dir=tmp_path)
+    assert result.ok, f"{result.stage}: {result.reason}\n{result.log[-3000:]}"
+    line = result.attempts[-1].result
+    assert line["verified"] is True and line["unit"] == "zone-cycles/s"
+    # leblanc 10 x 90 zones, 10 cycles of which 2 untimed: throughput = zones x timed cycles / time.
+    assert line["iterations"] == 8 and line["warmup"] == 2
+    assert line["throughput"] == pytest.approx(900 * 8 / line["time_s"], rel=1e-6)
+    check = line["check"]
+    assert check["kind"] == "sequential" and check["compared"] == 3 * 900
+    assert check["max_abs_err"] <= 2e-6 and check["energy_rel_err"] <= 1e-9
+    if mapper == "all_sysmem":
+        placements = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
+        regions = [r for p in placements for r in p["regions"]]
+        assert {p["task"] for p in placements} >= {"calc_centers", "sum_point_force", "adv_pos_full"}
+        assert regions and {r["memory"] for r in regions} == {"SYSMEM"}
+
+
+@pytest.mark.parametrize("deck,pieces,zones", [("sedov", 3, 45 * 45), ("noh", 1, 30 * 100)])
+def test_matches_the_reference_output(app, deck, pieces, zones):
+    """Sedov (rect 45 x 45, 3 pieces) and Noh (pie 30 x 100), 10 cycles, against the original PENNANT's final zr, ze,
+    zp (<deck>.xy.std) with the original's CI tolerances."""
+    proc = run(app, "-deck", str(DECKS / f"{deck}.pnt"), "-npieces", str(pieces), "-check", "reference", *LEGION)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    check = result_of(proc.stdout)["check"]
+    assert check["kind"] == "reference" and check["compared"] == 3 * zones
+    assert check["max_abs_err"] <= 2e-6 and check["max_rel_err"] <= 1e-8
+    assert check["energy_rel_err"] <= check["energy_tolerance"]
+
+
+def test_a_corrupted_run_fails_its_check(app):
+    proc = run(app, "-deck", str(DECKS / "sedovsmall.pnt"), "-npieces", "2", "-test-corrupt", *LEGION)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    result = result_of(proc.stdout)
+    assert result["verified"] is False
+    assert result["check"]["kind"] == "reference"
+    assert "values differ; first: " in result["check"]["mismatch"]
+    assert "verification failed" in proc.stderr
+
+
+def test_deck_and_flag_errors_are_usage_errors(app, tmp_path):
+    deck = tmp_path / "bad.pnt"
+    deck.write_text("meshtype rect\nmeshparams 4 4\nviscosity 3\n")
+    proc = run(app, "-deck", str(deck), *LEGION)
+    assert proc.returncode == 1 and f"{deck}:3: unknown deck keyword 'viscosity'" in proc.stderr
+    deck.write_text("meshtype hex\nmeshparams 4 4\n")
+    assert "rect and pie meshes only" in run(app, "-deck", str(deck), *LEGION).stderr
+    proc = run(app, "-deck", str(DECKS / "nohsmall.pnt"), "-npieces", "2", *LEGION)
+    assert proc.returncode == 1 and "pie meshes run as one piece" in proc.stderr
+    proc = run(app, "-deck", str(DECKS / "sedovsmall.pnt"), "-npieces", "4", "-numpcx", "3", *LEGION)
+    assert proc.returncode == 1 and "-numpcx/-numpcy must divide -npieces" in proc.stderr
+    assert "-deck FILE.pnt is required" in run(app, *LEGION).stderr
+
+
+def test_describe_names_and_requirement_order():
+    desc = describe_app("pennant", "ci")
+    tasks = {t["name"]: t for t in desc["tasks"]}
+    assert len(tasks) == 30
+    if toolchain.cuda_enabled("auto"):  # the 27 phase tasks have GPU variants
+        assert len([t for t in desc["tasks"] if "GPU" in t["variants"]]) == 27
+    for name in ("initialize_topology", "calc_global_dt", "check_state"):
+        assert tasks[name]["variants"] == ["CPU"]
+    assert tasks["calc_global_dt"]["launch"] == "single" and tasks["calc_dt_hydro"]["domain"] == [2]
+
+    def shape(task):
+        return [(r["names"][0], r["privilege"], r.get("redop")) for r in tasks[task]["regions"]]
+
+    # Zone/side tasks: rz_all_p, rp_all_private_p, rp_all_ghost_p, rs_all_p, then the written fields.
+    assert shape("sum_point_mass") == [("rz_all_p", "read_only", None), ("rp_all_private_p", "read_write", None),
+                                       ("rp_all_ghost_p", "reduce", "sum_f64"), ("rs_all_p", "read_only", None)]
+    assert shape("calc_centers") == [("rz_all_p", "read_only", None), ("rp_all_private_p", "read_only", None),
+                                     ("rp_all_ghost_p", "read_only", None), ("rs_all_p", "read_only", None),
+                                     ("rz_all_p", "write_discard", None), ("rs_all_p", "write_discard", None)]
+    # Point tasks: the piece's private and shared points, written fields first.
+    assert [s[0] for s in shape("adv_pos_full")] == ["rp_all_private_p", "rp_all_shared_p"] * 2
+    chains = {r["names"][0]: r["names"] for t in desc["tasks"] for r in t["regions"]}
+    assert chains["rp_all_ghost_p"] == ["rp_all_ghost_p", "rp_all_ghost", "rp_all_p", "rp_all"]
+    assert chains["rp_all_shared_p"] == ["rp_all_shared_p", "rp_all_ghost", "rp_all_p", "rp_all"]
+    assert {(n["name"], n["kind"], n["parent"]) for n in desc["region_tree"]} == {
+        ("rz_all", "region", None), ("rz_all_p", "partition", "rz_all"), ("rp_all", "region", None),
+        ("rp_all_p", "partition", "rp_all"), ("rp_all_private", "region", "rp_all_p"),
+        ("rp_all_ghost", "region", "rp_all_p"), ("rp_all_private_p", "partition", "rp_all_private"),
+        ("rp_all_ghost_p", "partition", "rp_all_ghost"), ("rp_all_shared_p", "partition", "rp_all_ghost"),
+        ("rs_all", "region", None), ("rs_all_p", "partition", "rs_all")}
+    assert load_config("pennant").size("ci").args["-deck"] == str(DECKS / "leblanc.pnt")
+
+
+def test_expert_index_map_places_pieces_cyclically(tmp_path):
+    """With two CPUs (no GPU: the expert's mgpu is the CPU machine), gpu_cyclic sends piece p to CPU p mod 2 and
+    initialize_topology, the CPU-only index task, to the node's first CPU."""
+    result = run_benchmark("pennant", "expert", cpus=2, min_time_s=0, trace=True, out_dir=tmp_path)
+    assert result.ok, f"{result.stage}: {result.reason}\n{result.log[-3000:]}"
+    placements = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    index = [p for p in placements if p["point"] is not None]
+    assert {p["task"] for p in index} >= {"calc_centers", "sum_point_mass", "adv_pos_full", "calc_dt_hydro"}
+    for p in index:
+        expected = 0 if p["task"] == "initialize_topology" else p["point"][0] % 2
+        assert (p["proc"]["kind"], p["proc"]["index"]) == ("CPU", expected), p

@@ -1,0 +1,65 @@
+"""The measurement protocol's statistics (docs/tuning.md): trimmed mean, interval, adaptive R, comparisons.
+Pure functions of given numbers: no timing is measured here."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mapperopt.benchmarks import protocol
+from mapperopt.benchmarks.protocol import compare, enough, estimate, trimmed_mean, values_of
+
+throughputs = st.lists(st.floats(min_value=0.01, max_value=1e6, allow_nan=False), min_size=1, max_size=9)
+
+
+def test_trimmed_mean_drops_the_ends():
+    assert trimmed_mean([5.0]) == 5.0
+    assert trimmed_mean([1.0, 3.0]) == 2.0
+    assert trimmed_mean([1.0, 100.0, 2.0]) == 2.0              # the median of 3: one outlier is ignored
+    assert trimmed_mean([1.0, 2.0, 3.0, 4.0, 1000.0]) == 3.0   # the mean of the middle 3 of 5
+    with pytest.raises(ValueError):
+        trimmed_mean([])
+
+
+@settings(max_examples=60, deadline=None)
+@given(throughputs)
+def test_the_interval_holds_the_estimate_and_is_reproducible(values):
+    est = estimate(values)
+    assert min(values) <= est.low <= est.value <= est.high <= max(values)
+    assert estimate(values) == est          # fixed seed: the same numbers, the same verdict
+    assert est.spread >= 0 and (est.spread == 0) == (min(values) == max(values))
+
+
+def test_adaptive_repeats_stop_when_tight_or_at_the_cap():
+    assert not enough([1.0, 1.0])                                   # fewer than the minimum
+    assert enough([1.0, 1.01, 0.99])                                # tight at 3
+    noisy = [1.0, 1.6, 0.7, 1.3]
+    assert not enough(noisy)                                        # wide: repeat again
+    assert enough(noisy + [0.8, 1.5, 0.9])                          # the cap (7) is reached
+    assert enough([1.0, 2.0, 3.0], min_repeats=3, max_repeats=3)
+
+
+def test_comparisons_say_when_a_difference_is_within_the_noise():
+    fast, slow = [2.0, 2.1, 1.95, 2.05, 2.0], [1.0, 1.05, 0.98, 1.02, 1.0]
+    c = compare(fast, slow)
+    assert c.ratio == pytest.approx(2.0, rel=0.02) and c.significant and c.low > 1.5
+    assert "not a significant" not in c.describe()
+    noisy_a, noisy_b = [1.0, 1.6, 0.7, 1.3, 0.9], [1.1, 0.8, 1.5, 0.9, 1.2]
+    n = compare(noisy_a, noisy_b)
+    assert not n.significant and n.low < 1 < n.high and "not a significant difference" in n.describe()
+    assert compare([3.0], [1.0]).significant  # single executions: the estimates decide
+
+
+def test_values_of_a_run_skip_calibration_and_failed_retries():
+    def attempt(code, throughput=None):
+        return {"exit_code": code, "result": {"throughput": throughput} if throughput else None}
+
+    run = {"status": "ok", "settings": {"calibration_runs": 1, "measured_runs": 3},
+           "attempts": [attempt(0, 0.5), attempt(0, 1.0), attempt(None), attempt(0, 1.2), attempt(0, 1.1)]}
+    assert values_of(run) == [1.0, 1.2, 1.1]
+    assert values_of({"status": "failed", "attempts": []}) == []
+
+
+def test_the_protocol_asks_for_half_a_second_and_three_repeats():
+    assert protocol.MIN_TIME_S >= 0.5 and protocol.MIN_REPEATS >= 3 and protocol.MAX_REPEATS > protocol.MIN_REPEATS
