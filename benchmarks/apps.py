@@ -26,7 +26,7 @@ GPU_ONLY = ("fsize", "zsize")  # only passed when the run uses GPUs
 DESCRIBE_TIMEOUT_S = 60
 # Applications built on a shared layer in benchmarks/legion/<layer>/: its sources are compiled in, its folder is
 # on the include path, and the GEMM layer links the BLAS (CPU) and cuBLAS (GPU).
-LAYERS = {"cannon": "gemm", "summa": "gemm", "pumma": "gemm"}
+LAYERS = {"cannon": "gemm", "summa": "gemm", "pumma": "gemm", "johnson": "gemm", "solomonik": "gemm", "cosma": "gemm"}
 
 
 @dataclass(frozen=True)
@@ -182,9 +182,15 @@ def _parse_size(name: str, data: dict, iterations_flag: str, where: str, app_dir
 def load_config(app: str) -> BenchConfig:
     """Read and check `configs/<app>.yaml`.
 
+    `app` may also be a user's program (`userapp.UserApp`): its sizes from the application file.
+
     Raises:
         MapperoptError: unknown benchmark, or a malformed configuration (the message names the key).
     """
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if isinstance(app, UserApp):
+        return app.config
     path = resources.files("mapperopt.configs") / f"{app}.yaml"
     if not path.is_file():
         raise MapperoptError(f"unknown benchmark '{app}'; known: {', '.join(known_benchmarks()) or 'none'}")
@@ -275,9 +281,16 @@ def describe_app(app: str, size: str = "ci") -> dict:
 
     Builds the application if needed; cached per executable and size within the process.
 
+    For a user's program (`userapp.UserApp`), the description discovered by running it (`userapp.discover`).
+
     Raises:
         MapperoptError: unknown benchmark or size, or the application failed to describe itself.
     """
+    from mapperopt.benchmarks.userapp import UserApp, discover
+
+    if isinstance(app, UserApp):
+        app.config.size(size)
+        return discover(app, size)
     cfg = load_config(app)
     sz = cfg.size(size)
     exe = build_app(app)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import click
 
 from mapperopt.benchmarks.harness import run_benchmark
+from mapperopt.benchmarks.userapp import app_from_options, app_options
 from mapperopt.records import Feedback, RunResult
 
 
@@ -36,11 +38,18 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
         else:
             table.add_row("throughput", f"{result.throughput:.4g} {result.unit}")
-        table.add_row("measured time", f"{result.time_s:.3g} s ({'median; ' if runs > 1 else ''}"
-                                       f"{s['iterations_flag']} {s['iterations']})")
+        if s.get("metric"):  # a user's program (--app)
+            median = statistics.median(a.result["metric"] for a in result.attempts if a.result)
+            table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])})")
+        else:
+            table.add_row("measured time", f"{result.time_s:.3g} s ({'median; ' if runs > 1 else ''}"
+                                           f"{s['iterations_flag']} {s['iterations']})")
         table.add_row("repeats", str(runs) + (f" (+ {s['calibration_runs']} calibration)"
                                               if s.get("calibration_runs") else ""))
-        table.add_row("verified", "yes, every execution")
+        checked = not s.get("metric") or s["verify"] != "exit status 0"
+        how = f" ({escape(s['verify'])})" if s.get("metric") else ""
+        table.add_row("verified", f"yes, every execution{how}" if checked else "[yellow]only the exit status[/] "
+                      "(nothing checks the output)")
     else:
         table.add_row("status", f"[red]failed[/] at stage {result.stage}")
         table.add_row("reason", escape(result.reason))
@@ -75,7 +84,7 @@ def size_options(command):
 
 
 @click.command(context_settings={"ignore_unknown_options": True})
-@click.argument("bench")
+@click.argument("bench", required=False)
 @click.option("--mapper", default="default", show_default=True,
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
 @size_options
@@ -90,11 +99,12 @@ def size_options(command):
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
 @click.option("--profile", is_flag=True, help="Collect per-task times through the mapper (MAPPEROPT_PROFILE).")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
+@app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, out_dir, timeout_s, min_time_s, trace,
-        profile, as_json, app_args):
-    """Run benchmark BENCH with a mapper and measure it.
+        profile, as_json, app_args, **app_flags):
+    """Run benchmark BENCH (or your program, --app) with a mapper and measure it.
 
     Builds the application if needed, compiles the mapper, runs it REPEATS times with a timeout and stores
     everything in a run folder. APP_ARGS (after `--`) are passed to the application; a flag the size or mapperopt
@@ -102,6 +112,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, out_
     """
     from rich.console import Console
 
+    bench, app_args = app_from_options(bench, app_args, **app_flags)
     # A first run builds the application (tens of seconds); say so instead of sitting silent.
     with Console(stderr=True).status(f"Running {bench} (building the application and the mapper if needed)..."):
         result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,

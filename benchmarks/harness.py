@@ -34,6 +34,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks.apps import build_app, describe_app, load_config
+from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError
 from mapperopt.records import Attempt, RunResult
 
@@ -122,7 +123,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float
+def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, expect_result: bool = True
              ) -> tuple[str | None, str | None, dict | None]:
     """Decide whether one execution succeeded.
 
@@ -131,6 +132,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float
             the harness killed it at the timeout.
         stdout, stderr: everything it printed.
         timeout_s: the timeout it ran under (for the reason).
+        expect_result: False for a program that prints no result line (a user's application): exiting 0 succeeds.
 
     Returns:
         (stage, reason, result): stage and reason None on success; `result` is the parsed result line when there
@@ -158,6 +160,8 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float
         return "verify", f"the correctness check failed (exit status {exit_code}): {check}", result
     if exit_code != 0:
         return stage, f"exited with status {exit_code}{suffix or ' and no error message'}", result
+    if not expect_result:
+        return None, None, None
     if not results:
         return "run", "exited 0 without printing a MAPPEROPT_RESULT line", None
     if len(results) > 1:
@@ -237,7 +241,8 @@ def _guarded(cmd: list[str], timeout_s: float) -> tuple[list[str], int]:
     return [wrapper, "--kill-after=5", f"{timeout_s + OWN_TIMEOUT_MARGIN_S:g}", *cmd], signal.SIGTERM
 
 
-def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: dict[str, str]) -> Execution:
+def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: dict[str, str],
+            expect_result: bool = True) -> Execution:
     """Run `cmd` once in its own process group, in `run_dir`, killing the whole group at `timeout_s`.
 
     Output goes to `stdout{label}.txt` and `stderr{label}.txt` in `run_dir` (label "" or e.g. "-2").
@@ -271,7 +276,7 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
     stdout = (run_dir / out_name).read_text(errors="replace")
     stderr = (run_dir / err_name).read_text(errors="replace")
     exit_code = None if timed_out else proc.returncode
-    stage, reason, result = classify(exit_code, stdout, stderr, timeout_s)
+    stage, reason, result = classify(exit_code, stdout, stderr, timeout_s, expect_result)
     _, profile = parse_output(stdout)
     attempt = Attempt(exit_code=exit_code, wall_s=round(wall, 3), result=result, profile=profile,
                       stdout=out_name, stderr=err_name)
@@ -418,7 +423,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     """Run benchmark `app` with a mapper and measure it.
 
     Args:
-        app: benchmark name (a `configs/<app>.yaml` exists).
+        app: benchmark name (a `configs/<app>.yaml` exists), or a user's program (`userapp.UserApp`; then
+            `userapp.run_user_app` runs it, without calibration).
         mapper: "default" (Legion's default mapper), "expert" (the config's expert DSL), a `Path` to a DSL file,
             or DSL text (a str that is neither keyword nor a file name ending in `.dsl`).
         size: a size of the config ("ci", "small", "gpu").
@@ -454,6 +460,10 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
             without CUDA.
         ToolchainError, BuildError: Legion, a compiler or the application's own build is broken.
     """
+    if isinstance(app, UserApp):  # a user's program (`--app`): runs through the LD_PRELOAD shim
+        return run_user_app(app, mapper, size=size, cpus=cpus, gpus=gpus, repeats=repeats, max_repeats=max_repeats,
+                            out_dir=out_dir, timeout_s=timeout_s, trace=trace, profile=profile, extra_args=extra_args,
+                            csize=csize, fsize=fsize, zsize=zsize)
     cfg = load_config(app)
     sz = cfg.size(size)
     cpus = sz.cpus if cpus is None else cpus
@@ -503,7 +513,9 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
 
     env = toolchain.runtime_env()
     resources, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
-    legion_flags = [*resources, *sz.legion_flags, "-logfile", "stderr"]
+    # Logs on stderr (a Legion abort prints nothing otherwise), unless the user chose a log file.
+    logfile = [] if "-logfile" in passthrough or "-logfile" in sz.legion_flags else ["-logfile", "stderr"]
+    legion_flags = [*resources, *sz.legion_flags, *logfile]
     attempts: list[Attempt] = []
     measured: list[Attempt] = []
     commands: list[str] = []

@@ -222,7 +222,8 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
         for name, mapper in mappers.items():
             if name in failed:
                 continue
-            fixed = [flag, str(iterations[name])] if name in iterations else []
+            # A user's program (no iterations flag) does a fixed amount of work: nothing to calibrate.
+            fixed = [flag, str(iterations[name])] if flag and iterations.get(name) else []
             result = run_benchmark(app, mapper, repeats=1, out_dir=Path(out_dir) / name / f"round-{r}",
                                    min_time_s=0 if fixed else min_time_s, extra_args=[*extra, *fixed],
                                    **run_options)

@@ -341,8 +341,21 @@ class _Generator:
             ("ControlReplicate (§7.8)", self._rows(
                 A.ControlReplicateStmt, lambda s, t: (t,),
                 lambda p, s, t: f"ReplicateRule{{{p}, {line(s)}, {self._task(t)}}}")),
+            ("Tunable: answers to the application's tunables", self._tunables()),
         ]
         return [{"title": title, "rows": rows} for title, rows in tables], list(wrappers.values())
+
+    def _tunables(self) -> list[dict]:
+        """One row per Tunable statement (the run-time takes the latest of one ID)."""
+        rows = []
+        for pos, s in enumerate(self.program.statements):
+            if isinstance(s, A.TunableStmt):
+                size = A.TUNABLE_TYPES[s.type][0]
+                # The bit pattern of the value, so that uint64 values above INT64_MAX keep their bytes.
+                bits = s.value & (2**64 - 1)
+                rows.append({"cite": self.cite(s), "code": f"TunableRule{{{pos}, {s.loc.line}, {s.id}LL, "
+                                                           f"static_cast<int64_t>({bits}ULL), {size}}}"})
+        return rows
 
 
 def dsl_sha256(program: A.Program) -> str:

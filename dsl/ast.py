@@ -26,10 +26,17 @@ PROC_KINDS = ("CPU", "GPU", "OMP", "IO", "PY")
 MEM_KINDS = ("SYSMEM", "FBMEM", "ZCMEM", "RDMEM", "SOCKMEM", "VIRTUAL")
 CONSTRAINT_WORDS = ("SOA", "AOS", "C_order", "F_order", "Align", "No_Align", "Exact", "Compact")
 ALIGN_OPS = ("==", "!=", "<", "<=", ">", ">=")
+# Value types of a Tunable answer -> (bytes, smallest value, largest value).
+TUNABLE_TYPES = {
+    "int8": (1, -2**7, 2**7 - 1), "int16": (2, -2**15, 2**15 - 1), "int32": (4, -2**31, 2**31 - 1),
+    "int64": (8, -2**63, 2**63 - 1), "uint8": (1, 0, 2**8 - 1), "uint16": (2, 0, 2**16 - 1),
+    "uint32": (4, 0, 2**32 - 1), "uint64": (8, 0, 2**64 - 1), "bool": (1, 0, 1),
+}
 PARAM_TYPES = ("Task", "int", "bool", "IPoint", "ISpace", "MSpace")
 RESERVED = frozenset(
     (
-        "Task Region Layout InstanceLimit CollectMemory IndexTaskMap SingleTaskMap ControlReplicate def return print "
+        "Task Region Layout InstanceLimit CollectMemory IndexTaskMap SingleTaskMap ControlReplicate Tunable def "
+        "return print "
         "int bool IPoint ISpace MSpace Machine tuple for in True False"
     ).split()
     + list(PROC_KINDS)
@@ -376,6 +383,17 @@ class ControlReplicateStmt:
 
 
 @dataclass(frozen=True)
+class TunableStmt:
+    """`Tunable <id> = <value> [<type>];` — the answer to the application's request for tunable `id`. `type` is a
+    key of `TUNABLE_TYPES` (default int64; bool for True/False), `value` an int (1/0 for True/False)."""
+
+    id: int
+    value: int
+    type: str
+    loc: Loc = _loc()
+
+
+@dataclass(frozen=True)
 class Assign:
     """`name = value;` — a global assignment at top level, a local one in a function body."""
 
@@ -425,7 +443,7 @@ class FuncDef:
 
 Statement = Union[
     TaskStmt, RegionStmt, LayoutStmt, InstanceLimitStmt, CollectMemoryStmt, IndexTaskMapStmt, SingleTaskMapStmt,
-    ControlReplicateStmt, FuncDef, Assign, Print,
+    ControlReplicateStmt, TunableStmt, FuncDef, Assign, Print,
 ]
 MAPPING_STATEMENTS = (
     TaskStmt, RegionStmt, LayoutStmt, InstanceLimitStmt, CollectMemoryStmt, IndexTaskMapStmt, SingleTaskMapStmt,

@@ -655,6 +655,8 @@ class _Checker:
                 self.add("E220", f"'*' is not allowed as the task of {what}", s.tasks.loc, ("list the task names",))
             if isinstance(s, A.InstanceLimitStmt) and s.count < 1:
                 self.add("E215", f"InstanceLimit count {s.count} must be at least 1", s.loc)
+            if isinstance(s, A.TunableStmt):
+                self._tunable(s)
             for k in _kinds_of(s):
                 if k.name in ABSENT_KINDS and k.name not in absent_seen:
                     absent_seen.add(k.name)
@@ -663,6 +665,16 @@ class _Checker:
         for f in self.program.statements:
             if isinstance(f, A.FuncDef) and f.name not in used:
                 self.add("W304", f"function '{f.name}' is defined but never used", f.loc, severity="note")
+
+    def _tunable(self, s: A.TunableStmt):
+        """E221: a Tunable answer of an unknown type or out of its type's range."""
+        if s.type not in A.TUNABLE_TYPES:
+            self.add("E221", f"unknown tunable type '{s.type}'", s.loc,
+                     (f"types: {', '.join(A.TUNABLE_TYPES)} (the C++ type the program reads the tunable as)",))
+            return
+        _, low, high = A.TUNABLE_TYPES[s.type]
+        if not low <= s.value <= high:
+            self.add("E221", f"tunable value {s.value} does not fit in {s.type} ({low} to {high})", s.loc)
 
     def _layout(self, s: A.LayoutStmt):
         groups = (("SOA", "AOS"), ("C_order", "F_order"), ("Align", "No_Align"))

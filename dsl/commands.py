@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from mapperopt.benchmarks.userapp import app_option
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
@@ -30,6 +31,14 @@ def load_app(name: str) -> AppDescription:
         raise MapperoptError(f"no application description for benchmark '{name}'",
                              hint=f"known: {', '.join(known)}" if known else None)
     return AppDescription.from_json(path.read_text())
+
+
+def discovered_app(spec: str) -> AppDescription:
+    """The description of a user's program (`--app FILE|'CMD ARGS'`), discovered by running it (cached)."""
+    from mapperopt.benchmarks.apps import describe_app
+    from mapperopt.benchmarks.userapp import resolve_app
+
+    return AppDescription.from_json(describe_app(resolve_app(spec)))
 
 
 def load_machine(spec: str | None) -> MachineDescription:
@@ -88,16 +97,19 @@ def unchecked_note(bench: str | None, machine_spec: str | None) -> str | None:
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
+@app_option
 @machine_option
-def check(file, bench, machine_spec):
+def check(file, bench, app_spec, machine_spec):
     """Check a DSL mapper for errors; exits with status 1 if there is any.
 
-    With --bench, names, kinds and launches are checked against the benchmark's description; with --machine too,
-    every mapping function is evaluated at every launch point.
+    With --bench, names, kinds and launches are checked against the benchmark's description (with --app, against
+    the description discovered by running your program; a selector that matches no task or region of it is an
+    error); with --machine too, every mapping function is evaluated at every launch point.
     """
     text = _read(file)
     program = _parse_or_exit(text, file)
-    app = load_app(bench) if bench else None
+    app = discovered_app(app_spec) if app_spec else load_app(bench) if bench else None
+    bench = bench or app_spec
     machine = parse_machine_spec(machine_spec) if machine_spec else None
     diags = check_program(program, app, machine)
     if diags:
@@ -293,7 +305,8 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--bench", metavar="NAME", required=True, help="The benchmark whose tasks are explained.")
+@click.option("--bench", metavar="NAME", default=None, help="The benchmark whose tasks are explained.")
+@app_option
 @machine_option
 @click.option("--domain", "domain_spec", metavar="N[xM...]", default=None,
               help="Launch domain for every index launch [default: the benchmark's, at its CI size].")
@@ -303,7 +316,7 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 @click.option("--apply", "feedback", type=click.Path(exists=True), default=None, metavar="FEEDBACK",
               help="Preview AutoGuide's suggestion: apply the edits of FEEDBACK (a feedback.json, or the run folder "
                    "holding one), print the edited mapper, and explain that instead.")
-def explain(file, bench, machine_spec, domain_spec, png, as_json, feedback):
+def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feedback):
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
     argument and, for index launches, the processor of every launch point.
 
@@ -314,7 +327,9 @@ def explain(file, bench, machine_spec, domain_spec, png, as_json, feedback):
         text = _apply_feedback(text, file, Path(feedback))
         click.echo(text, err=as_json)
     program = _parse_or_exit(text, file)
-    app = load_app(bench)
+    if not bench and not app_spec:
+        raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
+    app = discovered_app(app_spec) if app_spec else load_app(bench)
     machine = load_machine(machine_spec)
     domain = _parse_domain(domain_spec) if domain_spec else None
     try:

@@ -9,6 +9,8 @@ had at least one. Every comment keeps its place: after the same statements and b
 
 from __future__ import annotations
 
+import re
+
 from mapperopt.dsl import ast as A
 
 INDENT = "    "
@@ -123,15 +125,20 @@ def _emit_statement(lines: list[str], stmt: A.Statement, depth: int, comments: l
     lines.append(pad + _with_comments("}", footer, pad))
 
 
+def selector_name(name: str) -> str:
+    """A task or region name as written in a selector: quoted unless it is an identifier (`"Initialize Nodes"`)."""
+    return name if re.fullmatch(r"[_A-Za-z][_A-Za-z0-9]*", name) and name not in A.RESERVED else f'"{name}"'
+
+
 def _tasks(sel: A.TaskSel) -> str:
     if sel.kind is not None:
         return sel.kind
-    return "*" if sel.names is None else ",".join(i.name for i in sel.names)
+    return "*" if sel.names is None else ",".join(selector_name(i.name) for i in sel.names)
 
 
 def _region(sel: A.RegionSel) -> str:
     if sel.name is not None:
-        return sel.name
+        return selector_name(sel.name)
     if sel.index is not None:
         return str(sel.index)
     return "*"
@@ -167,6 +174,10 @@ def _simple_statement(s) -> str:
             return f"SingleTaskMap {_tasks(s.tasks)} {s.func.name};"
         case A.ControlReplicateStmt():
             return f"ControlReplicate {_tasks(s.tasks)};"
+        case A.TunableStmt():
+            value = ("True" if s.value else "False") if s.type == "bool" else str(s.value)
+            typ = f" {s.type}" if s.type not in ("int64", "bool") else ""
+            return f"Tunable {s.id} = {value}{typ};"
         case A.Assign():
             return f"{s.name} = {_expr(s.value, 0)};"
         case A.Print():

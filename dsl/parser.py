@@ -119,6 +119,11 @@ def _abridged(text: str, keep: int = 24) -> str:
     return text if len(text) <= keep else f"{text[:keep]}... ({len(text)} characters)"
 
 
+def _unquote(tok: Token) -> str:
+    """A selector name: an IDENT as is, a STRING without its quotes."""
+    return str(tok)[1:-1] if tok.type == "STRING" else str(tok)
+
+
 def _start(x) -> A.Loc:
     """Start position of a child: a token's, or a node's first token's (a Binary's `loc` is its operator)."""
     while isinstance(x, A.Binary):
@@ -197,7 +202,7 @@ class _ToAst:
     def task_sel(self, loc, children):
         if children[0].type == "STAR":
             return A.TaskSel(None, loc=loc)
-        return A.TaskSel(tuple(A.Ident(str(t), loc=self._tloc(t)) for t in children), loc=loc)
+        return A.TaskSel(tuple(A.Ident(_unquote(t), loc=self._tloc(t)) for t in children), loc=loc)
 
     @_rule
     def map_sel(self, loc, children):
@@ -212,7 +217,7 @@ class _ToAst:
             return A.RegionSel(loc=loc)
         if tok.type == "INT":
             return A.RegionSel(index=self._int(tok), loc=loc)
-        return A.RegionSel(name=str(tok), loc=loc)
+        return A.RegionSel(name=_unquote(tok), loc=loc)
 
     @_rule
     def _kind(self, loc, children):
@@ -278,6 +283,16 @@ class _ToAst:
     @_rule
     def replicate_stmt(self, loc, children):
         return A.ControlReplicateStmt(children[0], loc=loc)
+
+    @_rule
+    def tunable_stmt(self, loc, children):
+        children = [c for c in children if c.type in ("INT", "MINUS", "TRUE", "FALSE", "IDENT")]
+        ident, *value, typ = children if children[-1].type == "IDENT" else (*children, None)
+        if value[-1].type in ("TRUE", "FALSE"):
+            number, default = int(value[-1].type == "TRUE"), "bool"
+        else:
+            number, default = self._int(value[-1]) * (-1 if len(value) == 2 else 1), "int64"
+        return A.TunableStmt(self._int(ident), number, str(typ) if typ is not None else default, loc=loc)
 
     # ---- definitions
     @_rule
@@ -426,6 +441,7 @@ class _ToAst:
 _NAMED = {"IDENT": "a name", "INT": "an integer", "STRING": "a string", "$END": "end of input"}
 _STATEMENT_WORDS = {
     "Task", "Region", "Layout", "InstanceLimit", "CollectMemory", "IndexTaskMap", "SingleTaskMap", "ControlReplicate",
+    "Tunable",
     "def", "print",
 }
 _EXPR_START = {"INT", "IDENT", "'True'", "'False'", "'Machine'", "'tuple'", "'('", "'-'", "'!'"}

@@ -18,12 +18,14 @@ COMMANDS = {
     "build": ("mapperopt.commands", "build", "Build benchmark applications (cached)."),
     "machine": ("mapperopt.commands", "machine", "Show the machine as Legion sees it."),
     "doctor": ("mapperopt.commands", "doctor", "Check that everything mapperopt needs is installed."),
+    "toolchain": ("mapperopt.commands", "toolchain_cmd", "Flags and environment to build and run your own program."),
     "check": ("mapperopt.dsl.commands", "check", "Check a DSL mapper for errors."),
     "fmt": ("mapperopt.dsl.commands", "fmt", "Format a DSL mapper canonically."),
     "explain": ("mapperopt.dsl.commands", "explain", "Show the decisions a DSL mapper makes."),
     "compile": ("mapperopt.compiler.commands", "compile_cmd", "Compile a DSL mapper to a shared library."),
     "run": ("mapperopt.benchmarks.commands", "run", "Run a benchmark with a mapper and measure it."),
     "tune": ("mapperopt.optimizer.commands", "tune", "Tune a mapper for a benchmark."),
+    "compare": ("mapperopt.optimizer.compare", "compare", "Compare optimizers on a benchmark (several seeds each)."),
 }
 
 

@@ -201,3 +201,84 @@ def doctor(legion_prefix):
     failed = [c.name for c in checks if c.required and not c.ok]
     if failed:
         raise MapperoptError("missing: " + ", ".join(failed))
+
+
+def build_flags(legion: toolchain.Legion) -> tuple[list[str], list[str]]:
+    """(compiler flags, linker flags) for building a program of one's own against `legion`, pkg-config style."""
+    cflags = ["-std=c++17", f"-I{legion.include_dir}"]
+    libs = toolchain.link_flags(legion)
+    stub = toolchain.cuda_stub_dir()
+    if stub is not None:  # Legion's library needs libcuda.so.1; without a driver the stand-in resolves it
+        libs.append(f"-Wl,-rpath-link,{stub}")
+    return cflags, libs
+
+
+def cmake_snippet(legion: toolchain.Legion) -> str:
+    """CMake lines defining the target `mapperopt::legion` (link a program to it to build against `legion`)."""
+    cflags, libs = build_flags(legion)
+    lib_files = " ".join(f'"{legion.lib_dir}/lib{name}.so"' for name in legion.libs)
+    options = " ".join(f'"{flag}"' for flag in libs if flag.startswith("-Wl,"))
+    return "\n".join([
+        "# The Legion that mapperopt uses (from `mapperopt toolchain --cmake`). Then:",
+        "#   target_link_libraries(my_app PRIVATE mapperopt::legion)",
+        "add_library(mapperopt_legion INTERFACE)",
+        "add_library(mapperopt::legion ALIAS mapperopt_legion)",
+        "target_compile_features(mapperopt_legion INTERFACE cxx_std_17)",
+        f'target_include_directories(mapperopt_legion INTERFACE "{legion.include_dir}")',
+        f"target_link_libraries(mapperopt_legion INTERFACE {lib_files} dl pthread)",
+        f"target_link_options(mapperopt_legion INTERFACE {options})",
+    ])
+
+
+def run_environment(legion: toolchain.Legion, mapper_so: Path | None) -> list[tuple[str, str]]:
+    """(variable, value) pairs for running a program by hand: Legion's libraries and the libcuda stand-in on
+    LD_LIBRARY_PATH, the LD_PRELOAD shim's path in MAPPEROPT_PRELOAD (preload it for the program only, never for the
+    whole shell) and the mapper library in MAPPEROPT_MAPPER (None: a placeholder)."""
+    from mapperopt.compiler.build import preload_library
+
+    paths = [str(legion.lib_dir)] + ([str(toolchain.cuda_stub_dir())] if toolchain.cuda_stub_dir() else [])
+    return [("LD_LIBRARY_PATH", ":".join(paths) + "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"),
+            ("MAPPEROPT_PRELOAD", str(preload_library())),
+            ("MAPPEROPT_MAPPER", str(mapper_so) if mapper_so else "<the .so that `mapperopt compile MAPPER.dsl` "
+                                                                  "prints>")]
+
+
+RUN_HINT = ("# run: LD_PRELOAD=$MAPPEROPT_PRELOAD ./my_app ARGS -logfile stderr   (without -logfile stderr a Legion "
+            "abort prints nothing; optional: MAPPEROPT_TRACE=trace.jsonl MAPPEROPT_PROFILE=1 "
+            "MAPPEROPT_KEEP_APP_MAPPER=1)")
+
+
+@click.command("toolchain")
+@click.option("--cflags", is_flag=True, help="Print only the compiler flags.")
+@click.option("--libs", is_flag=True, help="Print only the linker flags.")
+@click.option("--cmake", is_flag=True, help="Print only a CMake snippet defining the target mapperopt::legion.")
+@click.option("--env", "env_only", is_flag=True, help="Print only the environment for running a program by hand.")
+@click.option("--mapper", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="With --env (or alone): compile this DSL mapper and name its library in MAPPEROPT_MAPPER.")
+def toolchain_cmd(cflags, libs, cmake, env_only, mapper):
+    """Build and run your own Legion program against the Legion mapperopt uses.
+
+    `g++ my_app.cc $(mapperopt toolchain --cflags) $(mapperopt toolchain --libs) -o my_app` builds it;
+    `eval "$(mapperopt toolchain --env --mapper my.dsl)"` then `LD_PRELOAD=$MAPPEROPT_PRELOAD ./my_app ARGS -logfile
+    stderr` runs it with a DSL mapper (without `-logfile stderr` a Legion abort prints nothing). Without options,
+    prints everything.
+    """
+    legion = toolchain.find_legion()
+    compiler_flags, linker_flags = build_flags(legion)
+    mapper_so = None
+    if mapper:
+        from mapperopt.compiler import compile_program
+
+        mapper_so = compile_program(Path(mapper).read_text(), mapper).so_path
+    env_lines = [f'export {name}="{value}"' if not value.startswith("<") else f"# export {name}={value}"
+                 for name, value in run_environment(legion, mapper_so)]
+    if cflags or libs:
+        click.echo(" ".join((compiler_flags if cflags else []) + (linker_flags if libs else [])))
+    elif cmake:
+        click.echo(cmake_snippet(legion))
+    elif env_only:
+        click.echo("\n".join([*env_lines, RUN_HINT]))
+    else:
+        click.echo(f"# Legion {legion.version} at {legion.prefix}\n# compiler flags:\n{' '.join(compiler_flags)}\n"
+                   f"# linker flags:\n{' '.join(linker_flags)}\n# CMake:\n{cmake_snippet(legion)}\n"
+                   "# running by hand:\n" + "\n".join([*env_lines, RUN_HINT]))

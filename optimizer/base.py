@@ -28,6 +28,9 @@ RECORD_SCHEMA = "mapperopt.tune.iter/1"
 OPTIMIZERS = {
     "guided": "mapperopt.optimizer.guided:GuidedOptimizer",
     "trace": "mapperopt.optimizer.agent:TraceOptimizer",
+    "opentuner": "mapperopt.optimizer.baselines:OpenTunerSearch",
+    "optuna": "mapperopt.optimizer.baselines:OptunaSearch",
+    "random": "mapperopt.optimizer.baselines:RandomSearch",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import random
@@ -13,6 +14,7 @@ import click
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.commands import size_options
+from mapperopt.benchmarks.userapp import app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
 from mapperopt.optimizer.llm import LLMConfig
@@ -56,14 +58,14 @@ def _request(bench: str, opts: dict) -> dict:
         start = {"file": str(start), "sha256": hashlib.sha256(Path(start).read_bytes()).hexdigest()[:16]}
     keys = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "repeats", "max_repeats", "min_time_s", "timeout_s",
             "optimizer", "seed", "baseline", "feedback_level")
-    return {"bench": bench, **{k: opts[k] for k in keys}, "start": start, "app_args": list(opts["app_args"]),
+    return {"bench": str(bench), **{k: opts[k] for k in keys}, "start": start, "app_args": list(opts["app_args"]),
             "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None}
 
 
 def _unfinished(runs_dir: Path, bench: str, request: dict, iters: int | None) -> Path | None:
     """The latest tuning folder of `bench` under `runs_dir` made by the same request and not finished (fewer
     iterations than asked for, or no final comparison yet), or None."""
-    for root in sorted((Path(runs_dir) / bench).glob("tune-*"), reverse=True):
+    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
             store = TuneStore.open(root)
         except MapperoptError:
@@ -83,12 +85,16 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     from mapperopt.commands import probe_machine
     from mapperopt.optimizer.space import SearchSpace
 
+    from mapperopt.benchmarks.userapp import UserApp
+
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cpus = _default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
     app = describe_app(bench, opts["size"])
     machine = probe_machine(cpus, gpus).to_json()
-    space = SearchSpace(app, machine)
+    # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
+    layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
+    space = SearchSpace(app, machine, layouts=layouts)
     start_dsl, start_point = _start_program(opts["start"], space, opts["seed"])
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     memory = {k: opts[k] for k in ("csize", "fsize", "zsize") if opts[k] is not None}
@@ -100,13 +106,16 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
         "feedback_level": opts["feedback_level"], "baseline": opts["baseline"],
         "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None,
         "app_args": list(opts["app_args"]), "app_description": app, "machine": machine, "request": request,
+        "search_layouts": layouts,
     }
+    if isinstance(bench, UserApp):
+        settings["app_file"] = bench.path
     store = TuneStore.create(opts["runs_dir"], bench, settings)
     evaluator = _evaluator(bench, store.settings)
     if BASELINES[opts["baseline"]]:
         baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator, store.root)
         store.settings.update(baselines=baselines, baseline_failures=failed, iterations=iterations)
-    if not store.settings.get("iterations"):
+    if not store.settings.get("iterations") and not isinstance(bench, UserApp):  # a user's program: no calibration
         # Every program starts from one calibrated count, so that most need no calibration executions of their own.
         calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
                                     **evaluator.run_options())
@@ -134,14 +143,14 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 
 
 @click.command()
-@click.argument("bench")
+@click.argument("bench", required=False)
 @click.option("--iters", type=click.IntRange(min=1), default=None,
               help="Total iterations (each proposes and evaluates one mapper) [default: 10; when continuing, the "
                    "run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
               help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install 'mapperopt[llm]'`); "
-                   "`guided`: rule-based search, no model [default: trace when an endpoint is configured, else "
-                   "guided].")
+                   "`guided`: rule-based search, no model; `opentuner`, `optuna`, `random`: baselines (`pip install "
+                   "'mapperopt[baselines]'`) [default: trace when an endpoint is configured, else guided].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
               help="Measured executions per mapper at least; the optimizer sees their trimmed mean.")
@@ -175,10 +184,11 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--llm-timeout", type=float, default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=int, default=None, help="Retries per model request [env MAPPEROPT_LLM_RETRIES; 2].")
+@app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats, max_repeats, min_time_s, timeout_s,
          seed, start, baseline, feedback_level, final_rounds, new, resume_dir, runs_dir, llm_base_url, llm_model,
-         llm_api_key, llm_timeout, llm_retries, app_args):
+         llm_api_key, llm_timeout, llm_retries, app_args, **app_flags):
     """Tune a mapper for BENCH: propose a DSL mapper, compile and run it, feed AutoGuide's feedback to the
     optimizer, repeat; keep the best. At the end the top candidates, the start and the reference mappers are
     measured together and the best is compared with each (docs/tuning.md).
@@ -194,6 +204,13 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from rich.markup import escape
     from rich.table import Table
 
+    from mapperopt.benchmarks.userapp import UserApp, app_from_options
+
+    bench, app_args = app_from_options(bench, app_args, **app_flags)
+    if isinstance(bench, UserApp) and baseline == "expert":
+        baseline = "default"  # a user's program has no expert mapper
+    if isinstance(bench, UserApp) and not bench.verify.checks_output:  # whatever the optimizer proposes
+        bench = dataclasses.replace(bench, refuse_layouts=True)
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
                              max_retries=llm_retries)
@@ -216,7 +233,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store = TuneStore.open(found)
         store.lock()
         settings = store.settings
-        if settings.get("app") != bench:
+        if settings.get("app") != str(bench):
             raise MapperoptError(f"{found} tunes {settings.get('app')}, not {bench}")
         iters = iters or settings["iters"]
         if settings["optimizer"] == "trace" and not llm.configured:
@@ -232,9 +249,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         require_llm_extra()
     from mapperopt.optimizer.space import SearchSpace
 
-    space = SearchSpace(settings["app_description"], settings["machine"])
+    space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
+    if not space.layouts:
+        console.print("[yellow]Layouts are not searched:[/] nothing verifies this application's results beyond its "
+                      "exit status, and a layout can make a program compute wrong numbers silently. Give the "
+                      "application a verification (verify: in its application file, or --verify-pattern, "
+                      "--verify-cmd, --reference) to search them.")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
-                         start_point=settings.get("start_point"), llm=llm)
+                         start_point=settings.get("start_point"), llm=llm, workdir=store.root)
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iterations with {opt.describe()}.")
     console.print(f"Each mapper: {settings['repeats']}-{settings.get('max_repeats', settings['repeats'])} "

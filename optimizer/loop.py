@@ -90,7 +90,7 @@ class BenchmarkEvaluator:
 
     @property
     def settings(self) -> dict:
-        return {"app": self.app, "size": self.size, "cpus": self.cpus, "gpus": self.gpus, "repeats": self.repeats,
+        return {"app": str(self.app), "size": self.size, "cpus": self.cpus, "gpus": self.gpus, "repeats": self.repeats,
                 "max_repeats": self.max_repeats, "timeout_s": self.timeout_s, "min_time_s": self.min_time_s,
                 "iterations": self.iterations, **self.memory, "profile": self.profile,
                 "extra_args": list(self.extra_args)}

@@ -46,9 +46,9 @@ ALIGNMENTS = (0, 64, 128)
 INSTANCE_LIMITS = (0, 1, 4)
 SECTIONS = ("task", "region", "layout", "instance_limit", "index_task_map", "single_task_map")
 
-# Index-mapping library (dsl-reference.md §9). `lin` is the row-major linear position of the point in its launch domain and `n`
-# the domain's volume; `{m}` is the machine model of the task's processor kind. Every function stays in range for any
-# number of points and processors (dsl-reference.md §14.4, adaptation 2).
+# Index-mapping library (dsl-reference.md §9). `lin` is the row-major linear position of the point in its launch domain,
+# `clin` the column-major one, and `n` the domain's volume; `{m}` is the machine model of the task's processor kind.
+# Every function stays in range for any number of points and processors.
 INDEX_PATTERNS = {
     # contiguous blocks of points over all processors, nodes first (the experts' gpu_block)
     "block": ("block over all processors, nodes first",
@@ -62,6 +62,30 @@ INDEX_PATTERNS = {
     # block over nodes, everything of a node on its first processor (the experts' cpu_node_block)
     "node_first": ("block over nodes, first processor of each node",
                    "return {m}[lin * {m}.size[0] / n, 0];"),
+    # blocks of two consecutive points dealt round-robin over all processors, nodes first
+    "block_cyclic": ("blocks of 2 points round-robin over all processors",
+                     "q = lin / 2 % {m}.volume;\n    return {m}[q / {m}.size[1], q % {m}.size[1]];"),
+    # round-robin with the processors numbered node by node (cyclic numbers them processor index first)
+    "cyclic_linear": ("round-robin over all processors, node by node",
+                      "q = lin % {m}.volume;\n    return {m}[q / {m}.size[1], q % {m}.size[1]];"),
+    # block over the column-major linearisation of the launch (the first point dimension varies fastest)
+    "block_colmajor": ("block over all processors, column-major points",
+                       "q = clin * {m}.volume / n;\n    return {m}[q / {m}.size[1], q % {m}.size[1]];"),
+    # a processor grid shaped like the launch domain (2-D for 2-D launches, 3-D for 3-D), blocks of points
+    "grid_block": ("block over a processor grid shaped by auto_split",
+                   "g = {m}.merge(0, 1).auto_split(0, task.ispace);\n"
+                   "    return g[*(task.ipoint * g.size / task.ispace)];"),
+    "grid_cyclic": ("round-robin over a processor grid shaped by auto_split",
+                    "g = {m}.merge(0, 1).auto_split(0, task.ispace);\n    return g[*(task.ipoint % g.size)];"),
+    "grid_greedy": ("block over a processor grid shaped by greedy_split (Legion's heuristic)",
+                    "g = {m}.merge(0, 1).greedy_split(0, task.ispace);\n"
+                    "    return g[*(task.ipoint * g.size / task.ispace)];"),
+    # two levels (the auto2d idiom): a grid of nodes over the launch, then a grid of each node's processors over
+    # the node's share, round-robin
+    "auto2d": ("auto_split over nodes (block), then over a node's processors (cyclic)",
+               "a = {m}.auto_split(0, task.ispace);\n"
+               "    b = a.auto_split(a.len - 1, task.ispace / a.size[:-1]);\n"
+               "    return b[*(task.ipoint * a.size[:-1] / task.ispace), *(task.ipoint % b.size[a.len - 1:])];"),
 }
 SINGLE_PATTERNS = {
     "first_proc": ("first processor of the first node", "return {m}[0, 0];"),
@@ -109,19 +133,29 @@ def _freeze(value: Any) -> Any:
     return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
 
 
+def _q(name: str) -> str:
+    """A task or region name in a selector (quoted when it is not an identifier)."""
+    from mapperopt.dsl.formatter import selector_name
+
+    return selector_name(name)
+
+
 class SearchSpace:
     """The discrete mapping decisions of one application on one machine.
 
     Args:
         app: the application description (`AppDescription` or its interfaces.md §2 JSON dict).
         machine: the machine description (`MachineDescription` or its §6 JSON dict).
+        layouts: include the layout decisions (False for an application whose results nothing verifies: a layout
+            can make a program compute wrong numbers silently).
 
     Raises:
         ValueError: the machine has neither CPUs nor GPUs on node 0.
     """
 
-    def __init__(self, app: Any, machine: Any):
+    def __init__(self, app: Any, machine: Any, layouts: bool = True):
         self.app = _as_json(app)
+        self.layouts = layouts
         self.machine = _as_json(machine)
         self.kinds = tuple(k for k in KIND_RANKING if self._per_node(k) > 0)
         if not self.kinds:
@@ -173,9 +207,10 @@ class SearchSpace:
                 if len(choices) > 1 and not task.get("inner"):
                     for req in task["regions"]:
                         out.append(Decision(f"memory/{name}/{req['index']}/{kind}", choices, "memory", name))
-        out.append(Decision("layout/interleave", ("SOA", "AOS"), "layout"))
-        out.append(Decision("layout/order", ("F_order", "C_order"), "layout"))
-        out.append(Decision("layout/align", ALIGNMENTS, "layout"))
+        if self.layouts:
+            out.append(Decision("layout/interleave", ("SOA", "AOS"), "layout"))
+            out.append(Decision("layout/order", ("F_order", "C_order"), "layout"))
+            out.append(Decision("layout/align", ALIGNMENTS, "layout"))
         for name in self.index_tasks():
             out.append(Decision(f"index_map/{name}", ("default", *INDEX_PATTERNS), "index_map", name))
         for name in self.single_tasks():
@@ -243,18 +278,21 @@ class SearchSpace:
         task_lines = [f"Task * {','.join(self.kinds)};"]
         for d in self.decisions:
             if d.group == "kinds" and p[d.name] != d.default:
-                task_lines.append(f"Task {d.task} {','.join(p[d.name])};")
+                task_lines.append(f"Task {_q(d.task)} {','.join(p[d.name])};")
         region_lines = [f"Region * * {k} {self._memory_choices(k)[0][0]};" for k in self.kinds]
         for d in self.decisions:
             if d.group == "memory" and p[d.name] != d.default:
                 _, task, req, kind = d.name.split("/")
-                region_lines.append(f"Region {task} {self._region_selector(task, int(req))} {kind} "
+                region_lines.append(f"Region {_q(task)} {self._region_selector(task, int(req))} {kind} "
                                     f"{','.join(p[d.name])};")
-        region_lines += [f"CollectMemory {d.task} *;" for d in self.decisions if d.group == "collect" and p[d.name]]
-        align = p["layout/align"]
-        layout_lines = [f"Layout * * * {p['layout/interleave']} {p['layout/order']}"
-                        f"{f' Align=={align}' if align else ''};"]
-        limit_lines = [f"InstanceLimit {d.task} {p[d.name]};"
+        region_lines += [f"CollectMemory {_q(d.task)} *;" for d in self.decisions
+                         if d.group == "collect" and p[d.name]]
+        layout_lines = []
+        if self.layouts:
+            align = p["layout/align"]
+            layout_lines = [f"Layout * * * {p['layout/interleave']} {p['layout/order']}"
+                            f"{f' Align=={align}' if align else ''};"]
+        limit_lines = [f"InstanceLimit {_q(d.task)} {p[d.name]};"
                        for d in self.decisions if d.group == "limit" and p[d.name]]
         return {
             "task": task_lines,
@@ -271,7 +309,7 @@ class SearchSpace:
         regions = self.tasks[task]["regions"]
         names = regions[req].get("names") or []
         if names and sum(names[0] in (r.get("names") or []) for r in regions) == 1:
-            return names[0]
+            return _q(names[0])
         return str(req)
 
     def _map_lines(self, p: Mapping[str, Any], group: str, library: dict, keyword: str) -> list[str]:
@@ -288,28 +326,34 @@ class SearchSpace:
                 fname += "d"
             defs.setdefault(fname, self._function(fname, library[p[d.name]], kind, len(domain), group))
             users.setdefault(fname, []).append(d.task)
-        return [*defs.values(), *[f"{keyword} {','.join(tasks)} {f};" for f, tasks in users.items()]]
+        return [*defs.values(), *[f"{keyword} {','.join(map(_q, tasks))} {f};" for f, tasks in users.items()]]
 
     @staticmethod
     def _function(fname: str, pattern: tuple[str, str], kind: str, dims: int, group: str) -> str:
         """The DSL definition of library function `pattern` for tasks on `kind` with `dims`-dimensional launches.
-        Index-map bodies get the locals `lin` (row-major position of the point) and, when they use it, `n`
-        (the launch volume)."""
+        Index-map bodies get, when they use them, the locals `lin` and `clin` (row-major and column-major position
+        of the point) and `n` (the launch volume)."""
         comment, body = pattern
         body = body.format(m=MACHINE_VARS[kind])
         if group == "index_map":
-            lin = "task.ipoint[0]"
+            lin, clin = "task.ipoint[0]", f"task.ipoint[{dims - 1}]"
             for d in range(1, dims):
                 lin = f"{'(' + lin + ')' if d > 1 else lin} * task.ispace[{d}] + task.ipoint[{d}]"
-            locals_ = [f"lin = {lin};"]
+                c = dims - 1 - d
+                clin = f"{'(' + clin + ')' if d > 1 else clin} * task.ispace[{c}] + task.ipoint[{c}]"
+            locals_ = [f"{name} = {expr};" for name, expr in (("lin", lin), ("clin", clin))
+                       if re.search(rf"\b{name}\b", body)]
             if re.search(r"\bn\b", body):
                 locals_.append(f"n = {' * '.join(f'task.ispace[{d}]' for d in range(dims))};")
             body = "\n    ".join([*locals_, body])
         return f"def {fname}(Task task) {{    # {comment}\n    {body}\n}}"
 
     def prelude(self) -> list[str]:
-        """Global machine models every section may use (`mcpu`, and `mgpu` when the machine has GPUs)."""
-        return [f"{MACHINE_VARS[k]} = Machine({k});" for k in reversed(self.kinds)]
+        """Global machine models every section may use (`mcpu`, and `mgpu` when the machine has GPUs), after the
+        answers to the application's tunables that discovery saw its own mapper give (`Tunable id = value;`)."""
+        tunables = [f"Tunable {t['id']} = {t['value']}{'' if t['type'] == 'int64' else ' ' + t['type']};"
+                    for t in self.app.get("tunables", ())]
+        return [*tunables, *[f"{MACHINE_VARS[k]} = Machine({k});" for k in reversed(self.kinds)]]
 
     def render(self, point: Mapping[str, Any]) -> str:
         """The DSL program of `point`, canonically formatted."""

@@ -97,9 +97,9 @@ class TuneStore:
     def create(cls, runs_dir: Path, app: str, settings: dict) -> TuneStore:
         """A new, empty tuning folder `runs_dir/<app>/tune-<timestamp>-<6 hex>/` with settings.json written, locked
         by this process."""
-        root = Path(runs_dir) / app / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+        root = Path(runs_dir) / str(app) / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
         root.mkdir(parents=True)
-        store = cls(root, {"schema": SETTINGS_SCHEMA, "app": app, **settings}, [])
+        store = cls(root, {"schema": SETTINGS_SCHEMA, "app": str(app), **settings}, [])
         store.lock()
         store.write_settings()
         (root / "state.jsonl").touch()

@@ -140,6 +140,14 @@ struct Shared {
   std::map<std::pair<std::string, std::string>, ProfileStat> stats;  // (task, kind)
   std::set<std::string> said;                                        // "print once" keys
   std::map<Processor, long long> load;                               // mapped-but-unfinished tasks from sets
+  std::set<const void *> matched;            // statement rows that selected something (R453 at exit)
+  std::set<std::string> tasks_seen;          // names of the tasks this mapper mapped
+  long long mapped = 0;                      // map_task calls (0 at exit: the mapper was displaced, R454)
+  FILE *record = nullptr;                    // MAPPEROPT_RECORD: one JSON line per task and launch kind
+  std::set<std::string> recorded;
+  // The application's own mappers, kept with MAPPEROPT_KEEP_APP_MAPPER=1 for the tasks the DSL does not name
+  // (handed over by the LD_PRELOAD shim; NO_PROC: for every processor).
+  std::map<Processor, Mapping::Mapper *> app_mappers;
 };
 
 Shared *shared = nullptr;  // created by the first registration callback, never freed (used at exit)
@@ -156,6 +164,12 @@ void say_once(const std::string &key, const std::string &line) {
   }
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
+}
+
+// Records that statement row `rule` selected something (for the R453 notes at exit).
+void mark(const void *rule) {
+  std::lock_guard<std::mutex> guard(shared->lock);
+  shared->matched.insert(rule);
 }
 
 // DSL coordinates of an application processor (read-only after start-up, so no lock).
@@ -271,6 +285,11 @@ class DslMapper : public DefaultMapper {
                          MemoizeOutput &output) override;
   void select_sharding_functor(const MapperContext ctx, const Task &task, const SelectShardingFunctorInput &input,
                                SelectShardingFunctorOutput &output) override;
+  void select_tunable_value(const MapperContext ctx, const Task &task, const SelectTunableInput &input,
+                            SelectTunableOutput &output) override;
+
+  // The application's own mapper for the tasks the DSL does not name (MAPPEROPT_KEEP_APP_MAPPER=1), or nullptr.
+  Mapping::Mapper *own_app = nullptr;
 
  protected:
   void default_policy_rank_processor_kinds(MapperContext ctx, const Task &task,
@@ -295,6 +314,9 @@ class DslMapper : public DefaultMapper {
                          std::vector<PhysicalInstance> &instances);
   std::vector<unsigned> collect(MapperContext ctx, const Task &task);
   void trace(const std::string &line);
+  Mapping::Mapper *delegate(const std::string &task) const;
+  void trace_delegated(MapperContext ctx, const Task &task, const MapTaskOutput &output);
+  void record(MapperContext ctx, const Task &task);
 
   const Policy &policy;
   std::map<TaskID, Processor::Kind> kinds;
@@ -372,7 +394,7 @@ Processor::Kind DslMapper::task_kind(MapperContext ctx, const Task &task) {
   const std::string name = task.get_task_name();
   std::vector<Ranked> ranked;
   for (const TaskRule &r : policy.tasks)
-    if (task_matches(r.task, name)) ranked.push_back(Ranked{{r.task ? 1 : 0, 0, 0, 0, r.pos}, &r});
+    if (task_matches(r.task, name)) ranked.push_back(Ranked{{r.task ? 1 : 0, 0, 0, 0, r.pos}, &r}), mark(&r);
   std::sort(ranked.begin(), ranked.end());
   std::vector<Processor::Kind> listed;
   for (const Ranked &r : ranked)
@@ -420,13 +442,14 @@ const MapRule *DslMapper::map_rule(const std::vector<MapRule> &rules, const std:
     if (task_matches(r.task, task) && (r.kind == ANY || r.kind == kind) &&
         (!best || rank(r) > rank(*best) || (rank(r) == rank(*best) && r.pos > best->pos)))
       best = &r;
+  if (best) mark(best);
   return best;
 }
 
 int64_t DslMapper::instance_limit(const std::string &task, Kind kind) const {
   const LimitRule *best = nullptr;
   for (const LimitRule &r : policy.limits)
-    if (task == r.task && (r.proc == ANY || r.proc == kind) &&
+    if (task == r.task && (mark(&r), true) && (r.proc == ANY || r.proc == kind) &&
         (!best || (r.proc != ANY) > (best->proc != ANY) ||
          ((r.proc != ANY) == (best->proc != ANY) && r.pos > best->pos)))
       best = &r;
@@ -455,18 +478,26 @@ std::vector<Processor> DslMapper::place(const Task &task, const MapRule &rule, P
 }
 
 void DslMapper::select_task_options(const MapperContext ctx, const Task &task, TaskOptions &output) {
+  if (Mapping::Mapper *app = delegate(task.get_task_name())) {
+    app->select_task_options(ctx, task, output);
+    return;
+  }
   DefaultMapper::select_task_options(ctx, task, output);  // its kind choice goes through task_kind()
   const std::string name = task.get_task_name();
   if (!task.is_index_space)
     if (const MapRule *rule = map_rule(policy.single_maps, name, dsl_proc_kind(task_kind(ctx, task))))
       output.initial_proc = least_loaded(place(task, *rule, task_kind(ctx, task), nullptr));
   for (const ReplicateRule &r : policy.replicates)
-    if (name == r.task) output.replicate = total_nodes > 1;
+    if (name == r.task) output.replicate = total_nodes > 1, mark(&r);
 }
 
 void DslMapper::slice_task(const MapperContext ctx, const Task &task, const SliceTaskInput &input,
                            SliceTaskOutput &output) {
   const std::string name = task.get_task_name();
+  if (Mapping::Mapper *app = delegate(name)) {
+    app->slice_task(ctx, task, input, output);
+    return;
+  }
   const Processor::Kind kind = task_kind(ctx, task);
   const MapRule *rule = map_rule(policy.index_maps, name, dsl_proc_kind(kind));
   if (rule == nullptr) {
@@ -487,26 +518,42 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
   }
 }
 
+// The names along a region's tree, nearest first, each with what it names: the region, then the index space under
+// it (when named differently), its parent partition and index partition, ... up to the root, then the field space.
+// can_fail: unnamed levels are skipped; never wait (legion.md §2.6, §7 defect 12).
+std::vector<std::pair<std::string, const char *>> named_chain(MapperRuntime *runtime, MapperContext ctx,
+                                                              LogicalRegion region) {
+  std::vector<std::pair<std::string, const char *>> chain;
+  auto add = [&](auto handle, const char *what) {
+    const void *data = nullptr;
+    size_t size = 0;
+    if (!runtime->retrieve_semantic_information(ctx, handle, LEGION_NAME_SEMANTIC_TAG, data, size, true, false) ||
+        data == nullptr || size == 0)
+      return;
+    std::string name(static_cast<const char *>(data), strnlen(static_cast<const char *>(data), size));
+    for (const auto &entry : chain)
+      if (entry.first == name) return;  // the same name on the region and its index space counts once
+    chain.emplace_back(name, what);
+  };
+  LogicalRegion r = region;
+  while (true) {
+    add(r, "region");
+    add(r.get_index_space(), "index_space");
+    if (!runtime->has_parent_logical_partition(ctx, r)) break;
+    LogicalPartition part = runtime->get_parent_logical_partition(ctx, r);
+    add(part, "partition");
+    add(part.get_index_partition(), "index_partition");
+    r = runtime->get_parent_logical_region(ctx, part);
+  }
+  add(region.get_field_space(), "field_space");
+  return chain;
+}
+
 const std::vector<std::string> &DslMapper::name_chain(MapperContext ctx, LogicalRegion region) {
   auto found = chains.find(region);
   if (found != chains.end()) return found->second;
   std::vector<std::string> chain;
-  // can_fail: unnamed levels are skipped; never wait.
-  auto add = [&](auto handle) {
-    const void *data = nullptr;
-    size_t size = 0;
-    if (runtime->retrieve_semantic_information(ctx, handle, LEGION_NAME_SEMANTIC_TAG, data, size, true, false) &&
-        data != nullptr && size > 0)
-      chain.push_back(std::string(static_cast<const char *>(data), strnlen(static_cast<const char *>(data), size)));
-  };
-  LogicalRegion r = region;
-  while (true) {
-    add(r);
-    if (!runtime->has_parent_logical_partition(ctx, r)) break;
-    LogicalPartition part = runtime->get_parent_logical_partition(ctx, r);
-    add(part);
-    r = runtime->get_parent_logical_region(ctx, part);
-  }
+  for (const auto &entry : named_chain(runtime, ctx, region)) chain.push_back(entry.first);
   return chains[region] = chain;
 }
 
@@ -516,6 +563,7 @@ std::vector<Kind> DslMapper::memory_list(const std::string &task, unsigned index
   for (const RegionRule &r : policy.regions) {
     int a, b;
     if (!task_matches(r.task, task) || !region_rank(r.region, index, chain, a, b)) continue;
+    mark(&r);
     if (r.proc != ANY && r.proc != proc) continue;
     ranked.push_back(Ranked{{r.task ? 1 : 0, a, b, r.proc == ANY ? 0 : 1, r.pos}, &r});
   }
@@ -533,6 +581,7 @@ LayoutChoice DslMapper::layout(const std::string &task, unsigned index, const st
   for (const LayoutRule &r : policy.layouts) {
     int a, b;
     if (!task_matches(r.task, task) || !region_rank(r.region, index, chain, a, b)) continue;
+    mark(&r);
     if (r.target != ANY && r.target != proc && r.target != mem) continue;
     const int third = r.target == ANY ? 0 : is_proc_kind(r.target) ? 1 : 2;
     ranked.push_back(Ranked{{r.task ? 1 : 0, a, b, third, r.pos}, &r});
@@ -698,6 +747,7 @@ std::vector<unsigned> DslMapper::collect(MapperContext ctx, const Task &task) {
     for (const CollectRule &r : policy.collects) {
       int a, b;
       if (!task_matches(r.task, name) || !region_rank(r.region, idx, chain, a, b)) continue;
+      mark(&r);
       if (req.privilege == LEGION_READ_ONLY) {
         out.push_back(idx);
         break;
@@ -712,6 +762,39 @@ std::vector<unsigned> DslMapper::collect(MapperContext ctx, const Task &task) {
   return out;
 }
 
+// The trace line of a task the application's own mapper mapped (MAPPEROPT_KEEP_APP_MAPPER=1): its processor when it
+// chose exactly one, the memory of each chosen instance; `"mapper": "application"` tells it from the DSL's lines.
+void DslMapper::trace_delegated(MapperContext ctx, const Task &task, const MapTaskOutput &output) {
+  std::string proc = "null";
+  if (!output.target_procs.empty()) {
+    const Proc p = coord_of(output.target_procs[0]);
+    const bool one = output.target_procs.size() == 1 && p.index >= 0;
+    proc = "{\"kind\": \"" + std::string(kind_name(p.kind)) + "\", \"node\": " +
+           (one ? std::to_string(p.node) : "null") + ", \"index\": " + (one ? std::to_string(p.index) : "null") + "}";
+  }
+  std::string regions;
+  for (unsigned idx = 0; idx < task.regions.size(); idx++) {
+    const std::vector<std::string> &chain = name_chain(ctx, task.regions[idx].region);
+    std::string memory = "null";
+    if (idx < output.chosen_instances.size() && !output.chosen_instances[idx].empty()) {
+      const PhysicalInstance &inst = output.chosen_instances[idx][0];
+      memory = inst.is_virtual_instance() ? "\"VIRTUAL\""
+                                          : "\"" + std::string(kind_name(dsl_mem_kind(inst.get_location().kind()))) + "\"";
+    }
+    regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) + ", \"name\": " +
+               (chain.empty() ? "null" : json_string(chain[0])) + ", \"memory\": " + memory + ", \"layout\": null}";
+  }
+  std::string point = "null", domain = "null";
+  if (task.is_index_space) {
+    std::shared_ptr<TaskView> view = view_of(task, true, nullptr);
+    point = json_ints(view->ipoint);
+    domain = json_ints(view->ispace);
+  }
+  trace("{\"task\": " + json_string(task.get_task_name()) + ", \"point\": " + point + ", \"domain\": " + domain +
+        ", \"proc\": " + proc + ", \"regions\": [" + regions + "], \"collect\": [], \"limited\": false, "
+        "\"mapper\": \"application\"}\n");
+}
+
 void DslMapper::trace(const std::string &line) {
   std::lock_guard<std::mutex> guard(shared->lock);
   std::fputs(line.c_str(), shared->trace);
@@ -721,6 +804,19 @@ void DslMapper::trace(const std::string &line) {
 void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTaskInput &input,
                          MapTaskOutput &output) {
   const std::string name = task.get_task_name();
+  {
+    std::lock_guard<std::mutex> guard(shared->lock);
+    shared->mapped++;
+    shared->tasks_seen.insert(name);
+  }
+  if (shared->record) record(ctx, task);
+  if (Mapping::Mapper *app = delegate(name)) {
+    app->map_task(ctx, task, input, output);
+    // As for the DSL's own choices: a must-epoch task runs where the epoch's mapping put it.
+    if (task.must_epoch_task && task.target_proc.exists()) output.target_procs.assign(1, task.target_proc);
+    if (shared->trace) trace_delegated(ctx, task, output);
+    return;
+  }
   const Processor::Kind kind = input.shard_processor.exists() ? input.shard_processor.kind() : task.target_proc.kind();
   const VariantInfo variant = default_find_preferred_variant(task, ctx, true, true, kind);
   output.chosen_variant = input.shard_processor.exists() ? input.shard_variant : variant.variant;
@@ -738,6 +834,19 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     output.target_procs.push_back(chosen);
   } else {
     default_policy_select_target_processors(ctx, task, output.target_procs);
+  }
+  // A must-epoch launch runs where map_must_epoch put it; Legion overrides any other choice (with a warning), so
+  // the mapping and the trace use that processor.
+  const bool epoch_override = task.must_epoch_task && task.target_proc.exists() &&
+                              output.target_procs[0] != task.target_proc;
+  if (epoch_override) {
+    if (rule != nullptr)
+      say_once("R455 " + name, "[mapperopt] note R455: task '" + name + "' is part of a must-epoch launch: it runs "
+                                   "on the processor Legion chose for the epoch (" + proc_name(task.target_proc) +
+                                   "), not on the one its map statement (line " + std::to_string(rule->line) +
+                                   ") gives; the trace records the processor used\n");
+    output.target_procs.assign(1, task.target_proc);
+    set.clear();
   }
   const Processor target = output.target_procs[0];
   // Regions: inner variants map everything virtually when all requirements are exclusive (as the DefaultMapper).
@@ -788,7 +897,7 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
   }
   if (shared->trace) {
     std::string proc = "{\"kind\": \"" + std::string(kind_name(dkind)) + "\", \"node\": null, \"index\": null}";
-    if (rule != nullptr || input.shard_processor.exists()) {
+    if (rule != nullptr || input.shard_processor.exists() || epoch_override) {
       const Proc p = coord_of(target);
       proc = "{\"kind\": \"" + std::string(kind_name(p.kind)) + "\", \"node\": " + std::to_string(p.node) +
              ", \"index\": " + std::to_string(p.index) + "}";
@@ -867,9 +976,12 @@ void DslMapper::select_tasks_to_map(const MapperContext ctx, const SelectMapping
 }
 
 void DslMapper::report_profiling(const MapperContext ctx, const Task &task, const TaskProfilingInfo &input) {
-  if (!input.task_response) return;
   auto found = in_flight.find(task.get_unique_id());
-  if (found == in_flight.end()) return;  // nothing of ours to release (never assert: defect 7)
+  if (found == in_flight.end()) {  // nothing of ours to release (never assert: defect 7)
+    if (Mapping::Mapper *app = delegate(task.get_task_name())) app->report_profiling(ctx, task, input);
+    return;
+  }
+  if (!input.task_response) return;
   const InFlight record = found->second;
   in_flight.erase(found);
   if (record.limited) {
@@ -954,6 +1066,189 @@ class DslShardingFunctor : public ShardingFunctor {
   const MapRule &rule;
 };
 
+
+// True when some statement of the policy names task `name` (a `*` selector names no task).
+bool named_by_policy(const Policy &policy, const std::string &name) {
+  auto in = [&](const auto &rows) {
+    for (const auto &r : rows)
+      if (r.task != nullptr && name == r.task) return true;
+    return false;
+  };
+  return in(policy.tasks) || in(policy.regions) || in(policy.layouts) || in(policy.limits) ||
+         in(policy.collects) || in(policy.index_maps) || in(policy.single_maps) || in(policy.replicates);
+}
+
+Mapping::Mapper *DslMapper::delegate(const std::string &task) const {
+  Mapping::Mapper *app = own_app;
+  if (app == nullptr && !shared->app_mappers.empty()) {
+    auto found = shared->app_mappers.find(local_proc);
+    if (found == shared->app_mappers.end()) found = shared->app_mappers.find(Processor::NO_PROC);
+    if (found != shared->app_mappers.end()) app = found->second;
+  }
+  return app != nullptr && !named_by_policy(policy, task) ? app : nullptr;
+}
+
+void DslMapper::select_tunable_value(const MapperContext ctx, const Task &task, const SelectTunableInput &input,
+                                     SelectTunableOutput &output) {
+  const TunableRule *rule = nullptr;
+  for (const TunableRule &r : policy.tunables)
+    if (r.id == int64_t(input.tunable_id) && (!rule || r.pos > rule->pos)) rule = &r;
+  if (rule != nullptr) {
+    mark(rule);
+    void *value = std::malloc(rule->bytes);
+    std::memcpy(value, &rule->value, rule->bytes);  // little-endian: the low bytes hold the value
+    output.value = value;
+    output.size = rule->bytes;
+    output.take_ownership = true;
+    return;
+  }
+  if (Mapping::Mapper *app = delegate("")) {
+    app->select_tunable_value(ctx, task, input, output);
+    // Discovery keeps the program's answer, so that DSL mappers can give the same one (`Tunable id = value;`).
+    const size_t bytes = output.size;
+    if (shared->record && output.value != nullptr && (bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8)) {
+      int64_t value = 0;
+      if (bytes == 1) value = *static_cast<const int8_t *>(output.value);
+      if (bytes == 2) value = *static_cast<const int16_t *>(output.value);
+      if (bytes == 4) value = *static_cast<const int32_t *>(output.value);
+      if (bytes == 8) value = *static_cast<const int64_t *>(output.value);
+      const std::string line = "{\"tunable\": " + std::to_string(input.tunable_id) + ", \"bytes\": " +
+                               std::to_string(bytes) + ", \"value\": " + std::to_string(value) + "}\n";
+      std::lock_guard<std::mutex> guard(shared->lock);
+      std::fputs(line.c_str(), shared->record);
+      std::fflush(shared->record);
+    }
+    return;
+  }
+  if (input.tunable_id >= DEFAULT_TUNABLE_LAST)
+    die("[mapperopt] error R456: task '" + std::string(task.get_task_name()) + "' asks its mapper for tunable " +
+        std::to_string(input.tunable_id) + ", which the DSL mapper does not answer; add `Tunable " +
+        std::to_string(input.tunable_id) + " = VALUE;` (with the value's type, e.g. `int32`, when the program "
+        "reads fewer than 8 bytes)\n");
+  DefaultMapper::select_tunable_value(ctx, task, input, output);
+}
+
+std::string privilege_name(PrivilegeMode privilege) {
+  const unsigned p = unsigned(privilege) & 7u;
+  if (p == 0) return "no_access";
+  if (p == unsigned(LEGION_READ_ONLY)) return "read_only";
+  if (p == unsigned(LEGION_REDUCE)) return "reduce";
+  if (p == unsigned(LEGION_READ_WRITE) && !(unsigned(privilege) & unsigned(LEGION_DISCARD_INPUT_MASK)))
+    return "read_write";
+  return "write_discard";
+}
+
+// Legion's built-in reduction operators by name ("sum_f64"); others as "redop_<id>".
+std::string redop_name(ReductionOpID redop) {
+  static const char *const kinds[] = {"sum", "diff", "prod", "div", "max", "min", "or", "and", "xor"};
+  static const char *const types[] = {"bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+                                      "f16", "f32", "f64", "c32", "c64", "c128"};
+  const long k = long(redop) - long(LEGION_REDOP_BASE);
+  if (k >= 0 && k < long(LEGION_REDOP_KIND_TOTAL) * long(LEGION_TYPE_TOTAL))
+    return std::string(kinds[k / LEGION_TYPE_TOTAL]) + "_" + types[k % LEGION_TYPE_TOTAL];
+  return "redop_" + std::to_string(redop);
+}
+
+// Discovery (MAPPEROPT_RECORD): what the application description needs about this task, once per task name and
+// launch kind: ids, variants per processor kind, launch domain, and per requirement its privilege, fields (names
+// and sizes) and the names along its region tree.
+void DslMapper::record(MapperContext ctx, const Task &task) {
+  const std::string name = task.get_task_name();
+  {
+    std::lock_guard<std::mutex> guard(shared->lock);
+    if (!shared->recorded.insert(name + (task.is_index_space ? "\1index" : "\1single")).second) return;
+  }
+  std::string variants;
+  bool leaf = false, inner = false, first = true;
+  for (Kind k : {CPU, GPU, OMP, IO, PY}) {
+    std::vector<VariantID> found;
+    runtime->find_valid_variants(ctx, task.task_id, found, realm_proc_kind(k));
+    if (found.empty()) continue;
+    variants += std::string(variants.empty() ? "" : ", ") + json_string(kind_name(k));
+    if (first) {
+      leaf = runtime->is_leaf_variant(ctx, task.task_id, found[0]);
+      inner = runtime->is_inner_variant(ctx, task.task_id, found[0]);
+      first = false;
+    }
+  }
+  std::string domain = "null";
+  if (task.is_index_space) domain = json_ints(view_of(task, true, nullptr)->ispace);
+  const Task *parent = task.get_parent_task();
+  std::string regions;
+  for (unsigned idx = 0; idx < task.regions.size(); idx++) {
+    const RegionRequirement &req = task.regions[idx];
+    std::string chain, fields, sizes;
+    for (const auto &entry : named_chain(runtime, ctx, req.region))
+      chain += std::string(chain.empty() ? "" : ", ") + "{\"name\": " + json_string(entry.first) +
+               ", \"kind\": \"" + entry.second + "\"}";
+    const FieldSpace fs = req.region.get_field_space();
+    for (FieldID fid : req.privilege_fields) {
+      const void *data = nullptr;
+      size_t size = 0;
+      std::string field = "field_" + std::to_string(fid);
+      if (runtime->retrieve_semantic_information(ctx, fs, fid, LEGION_NAME_SEMANTIC_TAG, data, size, true, false) &&
+          data != nullptr && size > 0)
+        field.assign(static_cast<const char *>(data), strnlen(static_cast<const char *>(data), size));
+      fields += std::string(fields.empty() ? "" : ", ") + json_string(field);
+      sizes += std::string(sizes.empty() ? "" : ", ") + std::to_string(runtime->get_field_size(ctx, fs, fid));
+    }
+    regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) + ", \"chain\": [" + chain +
+               "], \"privilege\": \"" + privilege_name(req.privilege) + "\"" +
+               (req.privilege == LEGION_REDUCE ? ", \"redop\": " + json_string(redop_name(req.redop)) : "") +
+               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "]}";
+  }
+  const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
+                           ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +
+                           variants + "], \"inner\": " + (inner ? "true" : "false") + ", \"leaf\": " +
+                           (leaf ? "true" : "false") + ", \"parent\": " +
+                           (parent ? json_string(parent->get_task_name()) : "null") + ", \"domain\": " + domain +
+                           ", \"must_epoch\": " + (task.must_epoch_task ? "true" : "false") + ", \"regions\": [" +
+                           regions + "]}\n";
+  std::lock_guard<std::mutex> guard(shared->lock);
+  std::fputs(line.c_str(), shared->record);
+  std::fflush(shared->record);
+}
+
+// At exit: R454 when the DSL mapper mapped nothing (another mapper displaced it), else R453 once for every
+// statement row whose task or region selector matched nothing in this run.
+void report_unmatched() {
+  if (shared->mapped == 0) {
+    std::fputs("[mapperopt] warning R454: the DSL mapper mapped no task in this run: the application's own mapper "
+               "replaced it (a registration the LD_PRELOAD shim could not intercept); the placement trace is empty "
+               "and the DSL had no effect\n", stderr);
+    std::fflush(stderr);
+    return;
+  }
+  const Policy &policy = *shared->policy;
+  auto note = [&](const void *rule, int line, const char *what, const char *task, const RegionSel *region) {
+    if (shared->matched.count(rule)) return;
+    if (task == nullptr && (region == nullptr || region->mode != RegionSel::NAME)) return;
+    std::string why;
+    if (task != nullptr && !shared->tasks_seen.count(task))
+      why = "no task named '" + std::string(task) + "' was mapped";
+    else if (region != nullptr && region->mode == RegionSel::NAME)
+      why = "no region requirement" + (task ? " of task '" + std::string(task) + "'" : std::string()) +
+            " has '" + region->name + "' among its names";
+    else
+      return;  // the task ran, but the statement's other fields never applied
+    std::fprintf(stderr, "[mapperopt] note R453: %s:%d: this %s statement matched nothing in this run: %s\n",
+                 policy.source_name, line, what, why.c_str());
+  };
+  for (const TaskRule &r : policy.tasks) note(&r, r.line, "Task", r.task, nullptr);
+  for (const RegionRule &r : policy.regions) note(&r, r.line, "Region", r.task, &r.region);
+  for (const LayoutRule &r : policy.layouts) note(&r, r.line, "Layout", r.task, &r.region);
+  for (const LimitRule &r : policy.limits) note(&r, r.line, "InstanceLimit", r.task, nullptr);
+  for (const CollectRule &r : policy.collects) note(&r, r.line, "CollectMemory", r.task, &r.region);
+  for (const MapRule &r : policy.index_maps) note(&r, r.line, "IndexTaskMap", r.task, nullptr);
+  for (const MapRule &r : policy.single_maps) note(&r, r.line, "SingleTaskMap", r.task, nullptr);
+  for (const ReplicateRule &r : policy.replicates) note(&r, r.line, "ControlReplicate", r.task, nullptr);
+  for (const TunableRule &r : policy.tunables)
+    if (!shared->matched.count(&r))
+      std::fprintf(stderr, "[mapperopt] note R453: %s:%d: this Tunable statement matched nothing in this run: the "
+                   "application never asked for tunable %lld\n", policy.source_name, r.line, (long long)r.id);
+  std::fflush(stderr);
+}
+
 // ------------------------------------------------------------------------------------------ registration
 
 void build_topology(Machine machine) {
@@ -1003,14 +1298,22 @@ void registration(Machine machine, Runtime *runtime, const std::set<Processor> &
   const InputArgs &args = Runtime::get_input_args();
   if (!shared->ctx.topo) {  // once per process: machine, load phase, flags
     build_topology(machine);
-    if (const char *path = flag_value(args, "-mapper-trace")) {
+    const char *trace_path = flag_value(args, "-mapper-trace");
+    if (trace_path == nullptr) trace_path = std::getenv("MAPPEROPT_TRACE");  // for programs that check their flags
+    if (const char *path = trace_path && *trace_path ? trace_path : nullptr) {
       shared->trace = std::fopen(path, "a");
       if (!shared->trace) die("[mapperopt] error: cannot open the placement trace '" + std::string(path) + "'\n");
     }
-    if (has_flag(args, "-mapper-profile")) {
+    const char *profile_env = std::getenv("MAPPEROPT_PROFILE");
+    if (has_flag(args, "-mapper-profile") || (profile_env && std::strcmp(profile_env, "1") == 0)) {
       shared->profile = true;
       std::atexit(print_profile);
     }
+    if (const char *path = std::getenv("MAPPEROPT_RECORD")) {
+      shared->record = std::fopen(path, "a");
+      if (!shared->record) die("[mapperopt] error: cannot open the discovery record '" + std::string(path) + "'\n");
+    }
+    std::atexit(report_unmatched);
     shared->globals.assign(shared->policy->num_globals, Value());
     shared->ctx.globals = shared->globals.data();
     try {
@@ -1033,6 +1336,27 @@ void registration(Machine machine, Runtime *runtime, const std::set<Processor> &
 }
 
 }  // namespace
+
+}  // namespace dsl
+}  // namespace mapperopt
+
+// For the LD_PRELOAD shim: a DSL mapper object for one processor (the shim installs it where the application adds
+// a mapper of its own), and the application's mappers kept for the tasks the DSL does not name.
+extern "C" Legion::Mapping::Mapper *mapperopt_new_dsl_mapper(Legion::Mapping::MapperRuntime *runtime,
+                                                             Legion::Machine machine, Legion::Processor proc,
+                                                             Legion::Mapping::Mapper *app) {
+  auto *mapper = new mapperopt::dsl::DslMapper(runtime, machine, proc);
+  mapper->own_app = app;
+  return mapper;
+}
+
+extern "C" void mapperopt_keep_app_mapper(Legion::Mapping::Mapper *app, Legion::Processor proc) {
+  std::lock_guard<std::mutex> guard(mapperopt::dsl::shared->lock);
+  mapperopt::dsl::shared->app_mappers[proc] = app;
+}
+
+namespace mapperopt {
+namespace dsl {
 
 void register_policy(const Policy *policy) {
   if (shared == nullptr) shared = new Shared();

@@ -202,6 +202,8 @@ struct LimitRule { int pos; int line; const char *task; Kind proc; int64_t count
 struct CollectRule { int pos; int line; const char *task; RegionSel region; };
 struct MapRule { int pos; int line; const char *task; MapFn fn; const char *fn_name; Kind kind = ANY; };  // kind: a kind selector
 struct ReplicateRule { int pos; int line; const char *task; };
+// `Tunable id = value;`: the answer to the application's tunable `id`, `bytes` wide (little-endian truncation).
+struct TunableRule { int pos; int line; int64_t id; int64_t value; int bytes; };
 
 struct Policy {
   const char *source_name;  // the DSL file name used in messages
@@ -216,6 +218,7 @@ struct Policy {
   std::vector<MapRule> index_maps;
   std::vector<MapRule> single_maps;
   std::vector<ReplicateRule> replicates;
+  std::vector<TunableRule> tunables;
 };
 
 // Implemented by the support library; the generated file's exported functions forward to them.

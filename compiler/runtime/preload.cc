@@ -5,17 +5,64 @@
 // Its static initializer runs before the application's main (this library links Legion, so Legion's own static
 // initializers have run), loads the mapper, checks its ABI and Legion version against this shim's, and lets it
 // register itself with Runtime::add_registration_callback. The -mapper-* flags are read by the mapper from the
-// command line as usual. If the application also replaces the default mapper itself, the later registration wins.
+// command line as usual (or MAPPEROPT_TRACE / MAPPEROPT_PROFILE=1, for programs that reject unknown flags).
+//
+// The DSL mapper wins over the application's own: this library interposes Runtime::replace_default_mapper and
+// Runtime::add_mapper (the application's calls resolve here first), so a mapper the application registers in
+// `main` does not replace the DSL mapper, and one it adds under its own mapper ID gets a DSL mapper in its place.
+// With MAPPEROPT_KEEP_APP_MAPPER=1 the application's mappers are kept for the tasks the DSL does not name.
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
-#include "legion_defines.h"
+#include "legion.h"
 #include "mapperopt_abi.h"
 
 namespace {
+
+bool dsl_loaded = false;  // the constructor loaded a DSL mapper: interpose the application's registrations
+
+using ReplaceFn = void (*)(Legion::Runtime *, Legion::Mapping::Mapper *, Legion::Processor);
+using AddFn = void (*)(Legion::Runtime *, Legion::MapperID, Legion::Mapping::Mapper *, Legion::Processor);
+using NewFn = Legion::Mapping::Mapper *(*)(Legion::Mapping::MapperRuntime *, Legion::Machine, Legion::Processor,
+                                            Legion::Mapping::Mapper *);
+using KeepFn = void (*)(Legion::Mapping::Mapper *, Legion::Processor);
+
+// Legion's definition of an interposed function (next: after this library), or the support library's function.
+void *next_symbol(const char *name, bool next = true) {
+  void *fn = dlsym(next ? RTLD_NEXT : RTLD_DEFAULT, name);
+  if (fn == nullptr) {
+    std::fprintf(stderr, "[mapperopt] error: the LD_PRELOAD shim cannot find %s\n", name);
+    std::fflush(stderr);
+    std::abort();
+  }
+  return fn;
+}
+
+bool keep_app_mappers() {
+  const char *keep = std::getenv("MAPPEROPT_KEEP_APP_MAPPER");
+  return keep != nullptr && std::strcmp(keep, "1") == 0;
+}
+
+bool is_dsl_mapper(Legion::Mapping::Mapper *mapper) {
+  return std::strcmp(mapper->get_mapper_name(), "mapperopt_dsl") == 0;
+}
+
+void say_displaced(const std::string &what, Legion::Mapping::Mapper *mapper) {
+  static bool said = false;  // registration callbacks run one at a time
+  if (said) return;
+  said = true;
+  std::fprintf(stderr, "[mapperopt] note: the application %s its own mapper ('%s'); %s\n", what.c_str(),
+               mapper->get_mapper_name(),
+               keep_app_mappers() ? "the DSL mapper takes its place and hands it the tasks the DSL does not name "
+                                    "(MAPPEROPT_KEEP_APP_MAPPER=1)"
+                                  : "the DSL mapper takes its place for every task (MAPPEROPT_KEEP_APP_MAPPER=1 keeps "
+                                    "it for the tasks the DSL does not name)");
+  std::fflush(stderr);
+}
 
 [[noreturn]] void fail(const char *path, const char *what, const char *detail) {
   std::fprintf(stderr, "[mapperopt] error: cannot load mapper library '%s' (MAPPEROPT_MAPPER): %s%s\n", path, what,
@@ -45,6 +92,41 @@ __attribute__((constructor)) void load_preloaded_mapper() {
     std::exit(1);
   }
   reg();
+  dsl_loaded = true;
 }
 
 }  // namespace
+
+namespace Legion {
+
+// The application's mapper is never installed (nor freed: the application may hold it); kept, it serves the tasks the
+// DSL does not name.
+void Runtime::replace_default_mapper(Mapping::Mapper *mapper, Processor proc) {
+  static ReplaceFn real = reinterpret_cast<ReplaceFn>(
+      next_symbol("_ZN6Legion7Runtime22replace_default_mapperEPNS_7Mapping6MapperEN5Realm9ProcessorE"));
+  if (!dsl_loaded || mapper == nullptr || is_dsl_mapper(mapper)) return real(this, mapper, proc);
+  say_displaced("replaces the default mapper with", mapper);
+  if (keep_app_mappers())
+    reinterpret_cast<KeepFn>(next_symbol("mapperopt_keep_app_mapper", false))(mapper, proc);
+}
+
+// A mapper the application adds under its own ID: a DSL mapper is installed under that ID instead.
+void Runtime::add_mapper(MapperID id, Mapping::Mapper *mapper, Processor proc) {
+  static AddFn real = reinterpret_cast<AddFn>(
+      next_symbol("_ZN6Legion7Runtime10add_mapperEjPNS_7Mapping6MapperEN5Realm9ProcessorE"));
+  if (!dsl_loaded || mapper == nullptr || is_dsl_mapper(mapper)) return real(this, id, mapper, proc);
+  say_displaced("adds, as mapper " + std::to_string(id) + ",", mapper);
+  const NewFn make = reinterpret_cast<NewFn>(next_symbol("mapperopt_new_dsl_mapper", false));
+  Mapping::Mapper *app = keep_app_mappers() ? mapper : nullptr;
+  if (proc.exists()) {
+    real(this, id, make(get_mapper_runtime(), Machine::get_machine(), proc, app), proc);
+    return;
+  }
+  Machine::ProcessorQuery local(Machine::get_machine());
+  local.local_address_space();
+  for (Processor p : local)
+    if (p.kind() != Processor::UTIL_PROC)
+      real(this, id, make(get_mapper_runtime(), Machine::get_machine(), p, app), p);
+}
+
+}  // namespace Legion

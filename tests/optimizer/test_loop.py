@@ -66,7 +66,7 @@ def run(tmp_path, name, circuit_app, cpu2, iters, start=POOR, seed=0):
     return store, evaluator
 
 
-@pytest.mark.parametrize("name", ["guided", "trace"])
+@pytest.mark.parametrize("name", ["guided", "trace", "opentuner", "optuna", "random"])
 def test_optimizer_contract(tmp_path, name, circuit_app, cpu2):
     """Within budget, same seed same proposals, every proposal passes the checker."""
     first, _ = run(tmp_path / "a", name, circuit_app, cpu2, iters=5)
@@ -136,7 +136,7 @@ def test_an_agent_exception_is_feedback_on_the_failing_method(tmp_path, circuit_
     assert store.records[2].ok and "Layout * * * AOS;" in store.records[2].dsl
 
 
-@pytest.mark.parametrize("name", ["guided", "trace"])
+@pytest.mark.parametrize("name", ["guided", "trace", "opentuner", "optuna", "random"])
 def test_resume_reproduces_the_history_without_rerunning(tmp_path, name, circuit_app, cpu2):
     whole, _ = run(tmp_path / "whole", name, circuit_app, cpu2, iters=5)
 

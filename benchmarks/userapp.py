@@ -1,0 +1,668 @@
+"""Any Legion program as an application mapperopt can run, map and tune: the application file `mapperopt.yaml`, the
+`--app 'CMD ARGS'` form, discovery of the application description, and runs through the LD_PRELOAD shim.
+
+A `UserApp` stands where a benchmark name stands: `run_benchmark`, `load_config` and `describe_app` accept one, so
+every command that runs a benchmark (run, tune, compare, check, explain) runs a user's program the same way. The
+program is never modified: the DSL mapper enters through the shim (`LD_PRELOAD`), the trace and profile through
+environment variables, and the figure of merit and the correctness check come from the application file instead of
+a result line. docs/own-app.md documents the file; `configs/example-app.yaml` is an example.
+
+The optimizer maximises `throughput`: for a metric where lower is better (wall time by default) it is 1/value, in
+"1/<unit>"; `time_s` is the wall time of the execution.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from mapperopt import toolchain
+from mapperopt.errors import MapperoptError
+
+APP_FILE = "mapperopt.yaml"
+DISCOVERY_TIMEOUT_S = 300
+DISCOVERY_FORMAT = "discovery/1"  # part of the cache key: change it when the discovered description changes
+VERIFY_TIMEOUT_S = 120
+_SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
+TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+_TOP_KEYS = {"app", "executable", "args", "sizes", "metric", "verify", "keep_app_mapper", "env"}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """The figure of merit. `regex` None: the wall time of the execution (seconds, lower is better). Otherwise the
+    first group (or the whole match) of the last match of `regex` in the standard output, a number in `unit`."""
+
+    regex: str | None = None
+    unit: str = "s"
+    higher_is_better: bool = False
+
+    def describe(self) -> str:
+        what = "wall time" if self.regex is None else f"/{self.regex}/"
+        return f"{what} in {self.unit}, {'higher' if self.higher_is_better else 'lower'} is better"
+
+
+@dataclass(frozen=True)
+class Verify:
+    """How a run is judged correct, besides exiting with status 0: `pattern` must occur in the standard output; `command` (a shell command, run in the run folder with MAPPEROPT_STDOUT, MAPPEROPT_STDERR and
+    MAPPEROPT_RUN_DIR set) must exit 0; the lines of the standard output that match `reference_lines` must equal
+    those of the file `reference`."""
+
+    pattern: str | None = None
+    command: str | None = None
+    reference: str | None = None
+    reference_lines: str | None = None
+
+    @property
+    def checks_output(self) -> bool:
+        """True when something beyond the exit status checks the results."""
+        return bool(self.pattern or self.command or self.reference)
+
+    def describe(self) -> str:
+        parts = ["exit status 0"]
+        if self.pattern:
+            parts.append(f"output matches /{self.pattern}/")
+        if self.command:
+            parts.append(f"`{self.command}` exits 0")
+        if self.reference:
+            parts.append(f"output equals {self.reference}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True, eq=False)
+class UserApp:
+    """A user's Legion program (hashable by identity, so that the benchmark caches accept it).
+
+    Attributes:
+        name: the name used for run folders (`runs/<name>/`).
+        exe: the executable.
+        args: the program's arguments per size (after the executable, before Legion's flags).
+        config: the sizes as the harness reads them (`BenchConfig`; no expert mapper, no iterations flag).
+        metric, verify: see `Metric`, `Verify`.
+        keep_app_mapper: keep the program's own mapper for the tasks the DSL does not name.
+        env: extra environment variables for the program.
+        path: the application file, or None for `--app 'CMD ARGS'`.
+        refuse_layouts: a mapper with Layout statements fails at stage "check" (tuning a program whose results
+            nothing verifies: a layout can make it compute wrong numbers silently).
+    """
+
+    name: str
+    exe: Path
+    args: dict[str, tuple[str, ...]]
+    config: object
+    metric: Metric = Metric()
+    verify: Verify = Verify()
+    keep_app_mapper: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    path: str | None = None
+    refuse_layouts: bool = False
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _where(path: str | None) -> str:
+    return path or "--app"
+
+
+def _str_list(value, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(shlex.split(value))
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
+        return tuple(str(v) for v in value)
+    raise MapperoptError(f"{what} must be a string or a list of strings, got {value!r}")
+
+
+def _size(name: str, data: dict, where: str):
+    from mapperopt.benchmarks.apps import SizeConfig
+
+    where = f"{where}: size '{name}'"
+    if not isinstance(data, dict):
+        raise MapperoptError(f"{where} must be a mapping")
+    unknown = set(data) - _SIZE_KEYS
+    if unknown:
+        raise MapperoptError(f"{where}: unknown keys {sorted(unknown)}; known: {', '.join(sorted(_SIZE_KEYS))}")
+
+    def number(key, default, kind=int):
+        value = data.get(key, default)
+        if value is not None and (not isinstance(value, (int, float) if kind is float else int)
+                                  or isinstance(value, bool)):
+            raise MapperoptError(f"{where}: '{key}' must be a number, got {value!r}")
+        return value
+
+    size = SizeConfig(name=name, args={}, cpus=number("cpus", 1), util=number("util", 1), gpus=number("gpus", 0),
+                      csize=number("csize", None), fsize=number("fsize", None), zsize=number("zsize", None),
+                      legion_flags=_str_list(data.get("legion_flags", []), f"{where}: 'legion_flags'"),
+                      timeout_s=float(number("timeout_s", 300, float)), min_time_s=0.0)
+    if size.cpus < 1 or size.util < 0 or size.gpus < 0 or size.timeout_s <= 0:
+        raise MapperoptError(f"{where}: needs cpus >= 1, util >= 0, gpus >= 0 and timeout_s > 0")
+    return size, _str_list(data.get("args", []), f"{where}: 'args'")
+
+
+def _metric(data, where: str) -> Metric:
+    if data is None or data == "wall":
+        return Metric()
+    if not isinstance(data, dict) or set(data) - {"regex", "unit", "better"}:
+        raise MapperoptError(f"{where}: 'metric' must be `wall` or a mapping with regex, unit and better "
+                             f"(higher or lower), got {data!r}")
+    if data.get("better", "lower") not in ("higher", "lower"):
+        raise MapperoptError(f"{where}: metric 'better' must be `higher` or `lower`, got {data['better']!r}")
+    return make_metric(data.get("regex"), data.get("unit"), data.get("better", "lower") == "higher", where)
+
+
+def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = "--metric") -> Metric:
+    """A `Metric`, checking that `regex` compiles. Raises MapperoptError naming `where`."""
+    if regex is None:
+        return Metric(unit=unit or "s", higher_is_better=higher)
+    try:
+        re.compile(regex)
+    except re.error as exc:
+        raise MapperoptError(f"{where}: the metric regex {regex!r} is invalid: {exc}") from None
+    return Metric(regex, unit or "", higher)
+
+
+def make_verify(pattern: str | None = None, command: str | None = None, reference: str | None = None,
+                reference_lines: str | None = None, where: str = "--verify") -> Verify:
+    """A `Verify`, checking its regular expressions and that the reference file exists."""
+    for what, regex in (("pattern", pattern), ("reference_lines", reference_lines)):
+        if regex is not None:
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise MapperoptError(f"{where}: the verify {what} {regex!r} is invalid: {exc}") from None
+    if reference is not None and not Path(reference).is_file():
+        raise MapperoptError(f"{where}: the reference output {reference} does not exist")
+    return Verify(pattern, command, reference, reference_lines)
+
+
+def _verify(data, where: str, base: Path) -> Verify:
+    if data is None:
+        return Verify()
+    if not isinstance(data, dict) or set(data) - {"pattern", "command", "reference", "reference_lines"}:
+        raise MapperoptError(f"{where}: 'verify' must be a mapping with pattern, command, reference and "
+                             f"reference_lines, got {data!r}")
+    reference = data.get("reference")
+    if reference is not None:
+        reference = str((base / str(reference)).resolve())
+    return make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
+                       where)
+
+
+def _config(name: str, sizes: dict, where: str):
+    from mapperopt.benchmarks.apps import BenchConfig
+
+    return BenchConfig(app=name, expert="", description="", metric="throughput", unit="", iterations_flag="",
+                       sizes=sizes, path=where)
+
+
+def load_app_file(path: str | os.PathLike) -> UserApp:
+    """Read an application file (`mapperopt.yaml`).
+
+    Raises:
+        MapperoptError: the file is missing or malformed (the message names the key), or the executable is missing.
+    """
+    path = Path(path)
+    where = str(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise MapperoptError(f"{where} must be a mapping")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise MapperoptError(f"{where}: unknown keys {sorted(unknown)}; known: {', '.join(sorted(_TOP_KEYS))}")
+    if "executable" not in data:
+        raise MapperoptError(f"{where}: 'executable' is missing", hint="the path of the program, relative to this file")
+    exe = (path.parent / str(data["executable"])).resolve()
+    if not exe.is_file() or not os.access(exe, os.X_OK):
+        raise MapperoptError(f"{where}: the executable {exe} does not exist or is not executable",
+                             hint="build the program first (`mapperopt toolchain --help` prints the flags)")
+    name = str(data.get("app") or exe.name)
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+        raise MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}")
+    common = _str_list(data.get("args", []), f"{where}: 'args'")
+    raw_sizes = data.get("sizes") or {"ci": {}}
+    if not isinstance(raw_sizes, dict):
+        raise MapperoptError(f"{where}: 'sizes' must be a mapping of size names")
+    sizes, args = {}, {}
+    for size_name, body in raw_sizes.items():
+        sizes[str(size_name)], extra = _size(str(size_name), body or {}, where)
+        args[str(size_name)] = common + extra
+    keep = data.get("keep_app_mapper", False)
+    if not isinstance(keep, bool):
+        raise MapperoptError(f"{where}: 'keep_app_mapper' must be true or false")
+    env = data.get("env") or {}
+    if not isinstance(env, dict):
+        raise MapperoptError(f"{where}: 'env' must be a mapping of variable names to values")
+    return UserApp(name=name, exe=exe, args=args, config=_config(name, sizes, where),
+                   metric=_metric(data.get("metric"), where), verify=_verify(data.get("verify"), where, path.parent),
+                   keep_app_mapper=keep, env={str(k): str(v) for k, v in env.items()}, path=where)
+
+
+def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = Verify(), cpus: int = 1,
+                     timeout_s: float = 300, keep_app_mapper: bool = False) -> UserApp:
+    """The application `--app 'CMD ARGS'`: one size, `ci`, with those arguments.
+
+    Raises:
+        MapperoptError: an empty command or a missing executable.
+    """
+    from mapperopt.benchmarks.apps import SizeConfig
+
+    words = shlex.split(command)
+    if not words:
+        raise MapperoptError("--app needs a command, e.g. --app './myapp -n 100'")
+    exe = Path(words[0])
+    if "/" not in words[0]:
+        found = shutil.which(words[0])
+        exe = Path(found) if found else exe
+    exe = exe.resolve()
+    if not exe.is_file() or not os.access(exe, os.X_OK):
+        raise MapperoptError(f"--app: the executable {words[0]} does not exist or is not executable")
+    size = SizeConfig(name="ci", args={}, cpus=cpus, util=1, gpus=0, csize=None, fsize=None, zsize=None,
+                      legion_flags=(), timeout_s=float(timeout_s), min_time_s=0.0)
+    return UserApp(name=exe.name, exe=exe, args={"ci": tuple(words[1:])}, config=_config(exe.name, {"ci": size},
+                                                                                         "--app"),
+                   metric=metric, verify=verify, keep_app_mapper=keep_app_mapper)
+
+
+def resolve_app(spec: str, *, metric: Metric | None = None, verify: Verify | None = None,
+                keep_app_mapper: bool | None = None) -> UserApp:
+    """`--app SPEC`: an application file (a path to an existing `.yaml`/`.yml` file or a folder holding
+    `mapperopt.yaml`), else a command line. `metric`, `verify` and `keep_app_mapper` override the file's.
+
+    Raises:
+        MapperoptError: see `load_app_file` and `app_from_command`.
+    """
+    path = Path(spec)
+    if path.is_dir() and (path / APP_FILE).is_file():
+        path = path / APP_FILE
+    if path.suffix in (".yaml", ".yml") and " " not in spec:
+        app = load_app_file(path)
+        changes = {k: v for k, v in (("metric", metric), ("verify", verify), ("keep_app_mapper", keep_app_mapper))
+                   if v is not None}
+        if not changes:
+            return app
+        fields = {k: getattr(app, k) for k in UserApp.__dataclass_fields__}
+        return UserApp(**{**fields, **changes})
+    return app_from_command(spec, metric or Metric(), verify or Verify(), keep_app_mapper=bool(keep_app_mapper))
+
+
+# ---------------------------------------------------------------------------------------------------- running
+
+
+def has_logfile(args) -> bool:
+    """True when the arguments already choose where Legion logs (`-logfile`)."""
+    return "-logfile" in args
+
+
+def legion_command(app: UserApp, size: str, cpus: int, gpus: int, extra_args=(), sz=None) -> list[str]:
+    """The command line of one execution: the program, its arguments, then Legion's resources and flags, and
+    `-logfile stderr` unless the user chose a log file (a Legion abort prints nothing otherwise). `sz`: the size's
+    `SizeConfig` with its memory sizes changed, if they are."""
+    sz = sz or app.config.size(size)
+    args = [*app.args[size], *[str(a) for a in extra_args]]
+    flags = [*sz.resource_flags(cpus, gpus), *sz.legion_flags]
+    if not has_logfile(args) and not has_logfile(flags):
+        flags += ["-logfile", "stderr"]
+    return [str(app.exe), *args, *flags]
+
+
+def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = None, profile: bool = False,
+             record_path: Path | None = None, keep: bool | None = None) -> dict[str, str]:
+    """The environment of one execution: Legion's libraries and the libcuda stand-in, the application's own
+    variables and, for a DSL mapper, the shim and its settings."""
+    from mapperopt.compiler.build import preload_library
+
+    env = toolchain.runtime_env()
+    env.update(app.env)
+    for name in ("LD_PRELOAD", "MAPPEROPT_MAPPER", "MAPPEROPT_TRACE", "MAPPEROPT_PROFILE", "MAPPEROPT_RECORD",
+                 "MAPPEROPT_KEEP_APP_MAPPER"):
+        env.pop(name, None)
+    if mapper_so is not None:
+        env["LD_PRELOAD"] = str(preload_library())
+        env["MAPPEROPT_MAPPER"] = str(mapper_so)
+        if trace_path is not None:
+            env["MAPPEROPT_TRACE"] = str(trace_path)
+        if profile:
+            env["MAPPEROPT_PROFILE"] = "1"
+        if record_path is not None:
+            env["MAPPEROPT_RECORD"] = str(record_path)
+        if app.keep_app_mapper if keep is None else keep:
+            env["MAPPEROPT_KEEP_APP_MAPPER"] = "1"
+    return env
+
+
+def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str | None]:
+    """(result dict in the shape of a result line, None) or (None, why the metric could not be read)."""
+    if app.metric.regex is None:
+        value = wall_s
+    else:
+        matches = list(re.finditer(app.metric.regex, stdout, re.MULTILINE))
+        if not matches:
+            return None, f"the metric /{app.metric.regex}/ does not occur in the output"
+        text = matches[-1].group(1) if matches[-1].groups() else matches[-1].group(0)
+        try:
+            value = float(text)
+        except ValueError:
+            return None, f"the metric /{app.metric.regex}/ matched {text!r}, which is not a number"
+    if app.metric.higher_is_better:
+        throughput, unit = value, app.metric.unit
+    else:
+        if value <= 0:
+            return None, f"the metric is {value:g} {app.metric.unit}; it must be positive when lower is better"
+        throughput, unit = 1.0 / value, f"1/{app.metric.unit}"
+    return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
+            "unit": unit, "metric": value, "verified": app.verify.checks_output or None}, None
+
+
+def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:
+    """Why the results of an execution that exited 0 are wrong by the application file's checks, or None."""
+    v = app.verify
+    stdout = (run_dir / stdout_name).read_text(errors="replace")
+    if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE):
+        return f"the output does not match the verify pattern /{v.pattern}/"
+    if v.reference:
+        keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
+        got = [line for line in stdout.splitlines() if keep(line)]
+        want = [line for line in Path(v.reference).read_text().splitlines() if keep(line)]
+        if got != want:
+            diff = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+            shown = got[diff] if diff < len(got) else "<end of output>"
+            return f"the output differs from the reference {v.reference} at compared line {diff + 1}: {shown!r}"
+    if v.command:
+        env = dict(os.environ, MAPPEROPT_STDOUT=str((run_dir / stdout_name).resolve()),
+                   MAPPEROPT_STDERR=str((run_dir / stderr_name).resolve()), MAPPEROPT_RUN_DIR=str(run_dir.resolve()))
+        try:
+            done = subprocess.run(v.command, shell=True, cwd=run_dir, env=env, capture_output=True, text=True,
+                                  timeout=VERIFY_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return f"the verify command `{v.command}` did not finish within {VERIFY_TIMEOUT_S} s"
+        if done.returncode != 0:
+            said = (done.stdout + done.stderr).strip().splitlines()
+            return f"the verify command `{v.command}` exited {done.returncode}" + (f": {said[-1]}" if said else "")
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------- discovery
+
+
+def _cache_key(app: UserApp, size: str) -> str:
+    h = hashlib.sha256(DISCOVERY_FORMAT.encode())
+    with open(app.exe, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    sz = app.config.size(size)
+    h.update(json.dumps([list(app.args[size]), sz.resource_flags(sz.cpus, 0), list(sz.legion_flags),
+                         sorted(app.env.items())]).encode())
+    return h.hexdigest()[:24]
+
+
+def discovery_path(app: UserApp, size: str) -> Path:
+    """Where the discovered description of `app` at `size` is cached (keyed by the executable's bytes and the
+    arguments)."""
+    return toolchain.cache_dir() / "discovered" / f"{app.name}-{_cache_key(app, size)}.json"
+
+
+def describe_from_record(name: str, lines: list[dict]) -> dict:
+    """The application description (`mapperopt.app/1`) from the discovery record: one JSON object per task and
+    launch kind, as the DSL mapper writes them with MAPPEROPT_RECORD."""
+    tasks: dict[str, dict] = {}
+    tree: dict[str, dict] = {}
+    tunables: dict[int, dict] = {}
+    for rec in lines:
+        if "tunable" in rec:  # the program's own mapper answered one of its tunables
+            tunables.setdefault(rec["tunable"], {"id": rec["tunable"], "value": rec["value"],
+                                                 "type": TUNABLE_TYPE_OF_BYTES[rec["bytes"]]})
+            continue
+        regions = []
+        for req in rec["regions"]:
+            chain = req["chain"]
+            entry = {"index": req["index"], "names": [c["name"] for c in chain], "privilege": req["privilege"],
+                     "fields": req["fields"], "field_sizes": req["field_sizes"]}
+            if "redop" in req:
+                entry["redop"] = req["redop"]
+            regions.append(entry)
+            # Field spaces stand beside the tree: no parent. Every other name's parent is the next one up.
+            path = [c for c in chain if c["kind"] != "field_space"]
+            for k, c in enumerate(path):
+                parent = path[k + 1]["name"] if k + 1 < len(path) else None
+                tree.setdefault(c["name"], {"name": c["name"], "kind": c["kind"], "parent": parent})
+            for c in chain[len(path):] if chain and chain[-1]["kind"] == "field_space" else ():
+                tree.setdefault(c["name"], {"name": c["name"], "kind": c["kind"], "parent": None})
+        task = tasks.get(rec["task"])
+        if task is None:
+            tasks[rec["task"]] = {"name": rec["task"], "task_id": rec["task_id"], "variants": rec["variants"],
+                                  "launch": rec["launch"], "inner": rec["inner"], "leaf": rec["leaf"],
+                                  "parent": rec["parent"], "domain": rec["domain"], "regions": regions}
+        else:
+            if task["launch"] != rec["launch"]:
+                task["launch"] = "both"
+            if task["domain"] is None:
+                task["domain"] = rec["domain"]
+    return {"schema": "mapperopt.app/1", "app": name, "discovered": True, "tasks": list(tasks.values()),
+            "region_tree": list(tree.values()), "tunables": sorted(tunables.values(), key=lambda t: t["id"])}
+
+
+def discover(app: UserApp, size: str = "ci", refresh: bool = False) -> dict:
+    """The application description of `app` at `size`, found by running it once under a recording DSL mapper that
+    maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are answered).
+    Cached by the executable's contents and the arguments (`discovery_path`).
+
+    Raises:
+        MapperoptError: the program failed under the recording mapper (its output tail is in the message).
+    """
+    from mapperopt.compiler.build import compile_program
+
+    cache = discovery_path(app, size)
+    if cache.is_file() and not refresh:
+        return json.loads(cache.read_text())
+    sz = app.config.size(size)
+    mapper = compile_program("", "discovery.dsl")
+    with tempfile.TemporaryDirectory(prefix="mapperopt-discover-") as tmp:
+        record = Path(tmp) / "record.jsonl"
+        env = shim_env(app, mapper.so_path, record_path=record, keep=True)
+        cmd = legion_command(app, size, sz.cpus, 0)
+        try:
+            done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
+                                  timeout=min(sz.timeout_s, DISCOVERY_TIMEOUT_S), stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise MapperoptError(f"discovering {app.name}: `{shlex.join(cmd)}` did not finish within "
+                                 f"{min(sz.timeout_s, DISCOVERY_TIMEOUT_S):g} s") from None
+        lines = [json.loads(line) for line in record.read_text().splitlines()] if record.is_file() else []
+        if done.returncode != 0 or not lines:
+            from mapperopt.benchmarks.harness import first_error
+
+            why = first_error(done.stderr) or f"exit status {done.returncode}"
+            raise MapperoptError(f"discovering {app.name}: the program failed under the recording mapper ({why})",
+                                 hint=f"command: {shlex.join(cmd)}\n{done.stderr[-1500:]}")
+    desc = describe_from_record(app.name, lines)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp_file = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+    tmp_file.write_text(json.dumps(desc, indent=1) + "\n")
+    os.replace(tmp_file, cache)
+    return desc
+
+
+def _has_layout(dsl: str) -> bool:
+    """True when the DSL program has a Layout statement (False when it does not parse: the compiler says why)."""
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl import parse
+
+    try:
+        return any(isinstance(s, A.LayoutStmt) for s in parse(dsl).statements)
+    except MapperoptError:
+        return False
+
+
+def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = None, gpus: int | None = None,
+                 repeats: int = 1, max_repeats: int | None = None, out_dir=None, timeout_s: float | None = None,
+                 trace: bool = False, profile: bool = False, extra_args=(), csize: int | None = None,
+                 fsize: int | None = None, zsize: int | None = None):
+    """`run_benchmark` for a user's program (same arguments, same `RunResult` and run folder): the DSL mapper enters
+    through the shim, each execution must exit 0 and pass the application file's checks (else stage "run" or
+    "verify"), and the metric gives `throughput` (see the module's docstring). No calibration (`min_time_s` does not
+    apply): the program's own arguments fix its amount of work."""
+    from dataclasses import replace
+
+    from mapperopt.benchmarks import harness as H
+    from mapperopt.benchmarks.protocol import enough
+    from mapperopt.records import RunResult
+
+    memory = {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None}
+    sz = replace(app.config.size(size), **memory)
+    max_repeats = repeats if max_repeats is None else max_repeats
+    cpus = sz.cpus if cpus is None else cpus
+    gpus = sz.gpus if gpus is None else gpus
+    timeout_s = sz.timeout_s if timeout_s is None else timeout_s
+    if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0:
+        raise MapperoptError("need cpus >= 1, gpus >= 0, 1 <= repeats <= max_repeats and timeout_s > 0")
+    if gpus and not toolchain.has_cuda_driver():
+        raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found")
+    if mapper == "expert":
+        raise MapperoptError(f"{app.name} has no expert mapper", hint="use `default` or a DSL file")
+    name, dsl, filename = H._resolve_mapper(app.config, mapper)
+    if (trace or profile) and dsl is None:
+        raise MapperoptError("trace and profile need a DSL mapper (the default mapper writes neither)")
+    run_dir = Path(out_dir) if out_dir is not None else H._new_run_dir(app.name)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
+                "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
+                "min_time_s": 0.0, "iterations_flag": "", "iterations": None,
+                "extra_args": [str(a) for a in extra_args], "exe": str(app.exe), "app_file": app.path,
+                "metric": app.metric.describe(), "verify": app.verify.describe(),
+                "keep_app_mapper": app.keep_app_mapper}
+
+    def finish(**fields) -> RunResult:
+        result = RunResult(app=app.name, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
+        (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        H._write_feedback(result, run_dir)
+        return result
+
+    so = None
+    if dsl is not None and app.refuse_layouts and _has_layout(dsl):
+        (run_dir / "mapper.dsl").write_text(dsl)
+        return finish(status="failed", stage="check",
+                      reason="Layout statements are refused while tuning this application: nothing verifies its "
+                             "results beyond the exit status, and a layout can make a program compute wrong numbers "
+                             "silently (give it a verification to search layouts)", log="")
+    if dsl is not None:
+        (run_dir / "mapper.dsl").write_text(dsl)
+        so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir)
+        if so is None:
+            return finish(status="failed", stage=stage, reason=reason, log=log)
+    attempts, commands = [], []
+
+    def done() -> bool:  # the harness's rule: at least `repeats`, more while the estimate is loose
+        values = [a.result["throughput"] for a in attempts]
+        return len(values) >= max_repeats or (len(values) >= repeats and enough(values, repeats, max_repeats))
+
+    while not done():
+        label = f"-{len(attempts) + 1}"
+        trace_path = (run_dir / f"trace{label}.jsonl").resolve() if trace else None
+        env = shim_env(app, so, trace_path, profile)
+        cmd = legion_command(app, size, cpus, gpus, extra_args, sz)
+        commands.append(shlex.join(cmd))
+        shown = " ".join(f"{k}={env[k]}" for k in ("LD_LIBRARY_PATH", "LD_PRELOAD", "MAPPEROPT_MAPPER",
+                                                   "MAPPEROPT_KEEP_APP_MAPPER") if k in env)
+        (run_dir / "command.txt").write_text(f"# run in {run_dir.resolve()} with {shown}\n" + "\n".join(commands)
+                                             + "\n")
+        run = H.execute(cmd, run_dir, label, timeout_s, env, expect_result=False)
+        attempt, stage, reason = run.attempt, run.stage, run.reason
+        if stage is None:
+            reason = check_output(app, run_dir, attempt.stdout, attempt.stderr)
+            stage = "verify" if reason else None
+        if stage is None:
+            stdout = (run_dir / attempt.stdout).read_text(errors="replace")
+            result, reason = measure(app, stdout, attempt.wall_s)
+            stage = "run" if result is None else None
+            attempt = replace(attempt, result=result)
+        attempts.append(attempt)
+        if stage is not None:
+            settings["command"] = commands[-1]
+            log = run.log or (f"--- stderr ---\n{(run_dir / attempt.stderr).read_text(errors='replace')}\n"
+                              f"--- stdout ---\n{(run_dir / attempt.stdout).read_text(errors='replace')}")
+            return finish(status="failed", stage=stage, reason=reason, log=log,
+                          attempts=tuple(H._number_files(run_dir, attempts)))
+    attempts = H._number_files(run_dir, attempts)
+    settings.update(calibration_runs=0, retried=0, measured_runs=len(attempts), min_time_met=True,
+                    command=commands[-1])
+    return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), **H._summary(attempts))
+
+
+# ---------------------------------------------------------------------------------------------------- command line
+
+
+def app_option(command):
+    """`--app FILE|'CMD ARGS'`: a user's program instead of a benchmark name (check, explain)."""
+    import click
+
+    return click.option("--app", "app_spec", metavar="FILE|'CMD ARGS'", default=None,
+                        help="Your own Legion program instead of a benchmark: its application file (mapperopt.yaml) "
+                             "or its command line in quotes. Its description is discovered by running it once.")(command)
+
+
+def app_options(command):
+    """`--app` and the metric and verification flags of `--app 'CMD ARGS'` (run, tune, compare)."""
+    import click
+
+    options = [
+        click.option("--metric", "metric_regex", metavar="REGEX", default=None,
+                     help="With --app: the figure of merit is the number this regular expression captures (first "
+                          "group of its last match in the output) [default: the wall time of the run]."),
+        click.option("--unit", default=None, help="With --metric: the metric's unit."),
+        click.option("--higher-is-better", is_flag=True, default=False,
+                     help="With --metric: larger values are better [default: lower is better]."),
+        click.option("--verify-pattern", metavar="REGEX", default=None,
+                     help="With --app: a run is correct only when its output matches REGEX (and it exits 0)."),
+        click.option("--verify-cmd", metavar="CMD", default=None,
+                     help="With --app: a run is correct only when the shell command CMD exits 0 (run in the run "
+                          "folder, with $MAPPEROPT_STDOUT, $MAPPEROPT_STDERR and $MAPPEROPT_RUN_DIR)."),
+        click.option("--reference", metavar="FILE", default=None,
+                     help="With --app: a run is correct only when its output equals FILE."),
+        click.option("--keep-app-mapper", is_flag=True, default=False,
+                     help="With --app: keep the program's own mapper for the tasks the DSL does not name."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return app_option(command)
+
+
+def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, metric_regex=None, unit=None,
+                     higher_is_better=False, verify_pattern=None, verify_cmd=None, reference=None,
+                     keep_app_mapper=False) -> tuple[str | UserApp, tuple]:
+    """(what to run, application arguments) from a command's BENCH argument and its `app_options`.
+
+    With --app, a BENCH argument is the first application argument (click assigns it before APP_ARGS).
+
+    Raises:
+        MapperoptError: neither BENCH nor --app, or --app flags without --app.
+    """
+    flags = {"--metric": metric_regex, "--unit": unit, "--higher-is-better": higher_is_better or None,
+             "--verify-pattern": verify_pattern, "--verify-cmd": verify_cmd, "--reference": reference,
+             "--keep-app-mapper": keep_app_mapper or None}
+    if app_spec is None:
+        given = [k for k, v in flags.items() if v is not None]
+        if given:
+            raise MapperoptError(f"{', '.join(given)} only apply to --app")
+        if not bench:
+            raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
+        return bench, app_args
+    metric = make_metric(metric_regex, unit, higher_is_better) if (metric_regex or unit or higher_is_better) else None
+    verify = None
+    if verify_pattern or verify_cmd or reference:
+        verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None)
+    app = resolve_app(app_spec, metric=metric, verify=verify, keep_app_mapper=keep_app_mapper or None)
+    return app, ((bench,) if bench else ()) + tuple(app_args)

@@ -1,0 +1,495 @@
+"""`mapperopt compare`: every optimizer, several seeds, the same benchmark, budget and measurements.
+
+    mapperopt compare circuit --optimizers guided,opentuner,optuna,random --iters 10 --repeats 5 --size small
+
+Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again and resumes; `--new` starts another,
+`compare-<hash>-2/`, ...):
+
+    settings.json       what was asked for
+    expert.json         the expert mapper measured first (baseline-expert/): AutoGuide's reference, the iteration
+                        count every run starts from (calibration), and the unit of the curves
+    <opt>-<r>/          one tuning folder per optimizer and repeat r (seed = --seed + r), as `mapperopt tune` writes
+    evaluations/        outcomes shared by all tuning runs of this comparison: a program is compiled and run once
+    final-N/, final.json  the expert and every run's best program measured together at the end
+    runs.csv            one row per tuning run
+    summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
+                        throughput) and the share of failed evaluations
+    summary.json        all of the above
+    compare.png         normalised best-so-far throughput against iteration: mean over the repeats, min-max band
+
+Measurements follow the protocol of `mapperopt tune` (`benchmarks/protocol.py`: calibrated executions, adaptive
+repeats, trimmed mean; a candidate becomes a run's best only beyond the noise). Scoring (the paper's): a run's score
+is its best program's throughput divided by the expert mapper's, both from the final measurement, in which the
+expert and the best program of every run are measured together in `--final-rounds` interleaved rounds (one invocation,
+so that a change of the machine's load falls on all alike); 0 when no program worked or the best failed there. The
+curves divide each run's best-so-far by the expert's first measurement. Every optimizer starts repeat r from the same
+program (`--start`, default a random point of the space drawn from seed r: the paper's random initial agent), gets the
+same iterations and the same evaluator.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import statistics
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from mapperopt.benchmarks import protocol
+from mapperopt.benchmarks.commands import size_options
+from mapperopt.errors import MapperoptError
+from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl
+from mapperopt.optimizer.commands import FINAL_ROUNDS
+from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
+from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
+
+SCHEMA = "mapperopt.compare/1"
+NEEDS_MODEL = ("trace",)  # optimizers that need a language-model endpoint
+DEFAULT_OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
+SUMMARY_COLUMNS = ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed_share", "evaluations")
+RUN_COLUMNS = ("optimizer", "repeat", "seed", "iterations", "failed", "best_iter", "best_throughput",
+               "final_throughput", "unit", "normalized", "folder")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One finished tuning run of a comparison.
+
+    Attributes:
+        optimizer, repeat, seed: which run.
+        records: its iterations.
+        best: its best iteration (the loop's, decided beyond the noise), None when nothing worked.
+        final: the best program's throughput in the final measurement, None when nothing worked or it failed there.
+        folder: its tuning folder.
+    """
+
+    optimizer: str
+    repeat: int
+    seed: int
+    records: list[IterationRecord]
+    best: IterationRecord | None
+    final: float | None
+    folder: Path
+
+    def curve(self, expert: float) -> list[float]:
+        """Normalised best-so-far throughput after each iteration (failures count 0)."""
+        return [r.best_throughput / expert for r in self.records]
+
+    def score(self, expert: float) -> float:
+        return (self.final or 0.0) / expert
+
+
+class SharedEvaluations:
+    """An evaluator that runs each program once per comparison: a program some run of the comparison evaluated
+    already (same normalised text, same settings) gets the stored `RunResult`, explained again for this run (AutoGuide
+    compares with this run's best). Assumes, as the paper does, that a mapper's performance is deterministic."""
+
+    def __init__(self, inner: BenchmarkEvaluator, folder: Path):
+        self.inner = inner
+        self.folder = folder
+        self.settings = inner.settings
+
+    def evaluate(self, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
+        from mapperopt.autoguide import explain, feedback_text
+        from mapperopt.records import RunResult
+
+        path = self.folder / f"{cache_key(normalize_dsl(dsl), self.settings)}.json"
+        if path.exists():
+            result = RunResult.from_json(json.loads(path.read_text()))
+            (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": result.run_dir}) + "\n")
+            feedback = explain(result, level=self.inner.level, best=best.throughput if best else None,
+                               baselines=self.inner.baselines)
+            return Evaluation(result, feedback, feedback_text(feedback, result))
+        evaluation = self.inner.evaluate(dsl, out_dir, best)
+        probe = IterationRecord(iter=0, dsl=dsl, key=None, status=evaluation.result.status,
+                                stage=evaluation.result.stage, category="", throughput=None, unit=None,
+                                best_throughput=0.0, result=evaluation.result.to_json())
+        if not probe.transient:  # a timeout or a kill says more about the machine: measured again next time
+            self.folder.mkdir(exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(evaluation.result.to_json()) + "\n")
+            tmp.replace(path)  # a torn file never looks like a stored outcome
+        return evaluation
+
+    def remeasure(self, mappers: dict[str, str], out_dir: Path) -> dict[str, protocol.Measured]:
+        return self.inner.remeasure(mappers, out_dir)
+
+
+def settings_hash(settings: dict) -> str:
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool) -> Path:
+    """The folder of the comparison with these settings: the latest one (resumed), or a new one with `new` or when
+    none exists. The optimizers, iterations and repeats are not part of its identity: asking for more of them later
+    extends the runs already made."""
+    identity = {k: v for k, v in settings.items() if k not in ("optimizers", "iters", "repeats")}
+    base = Path(runs_dir) / bench / f"compare-{settings_hash(identity)}"
+    existing = [base] if base.exists() else []
+    n = 2
+    while (base.parent / f"{base.name}-{n}").exists():
+        existing.append(base.parent / f"{base.name}-{n}")
+        n += 1
+    if existing and not new:
+        return existing[-1]
+    return base.parent / f"{base.name}-{n}" if existing else base
+
+
+def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
+                on_record: Callable[[str, IterationRecord], Any] | None = None) -> dict:
+    """Runs (or resumes) a comparison and writes its outputs.
+
+    Args:
+        bench: benchmark name (any of `configs/`).
+        opts: optimizers (list), iters, repeats, size, cpus, gpus, seed, start ("default", "random" or a DSL file),
+            memory ({"csize"/"fsize"/"zsize": MB}), executions and max_executions (the protocol's repeats per
+            mapper), min_time_s (None: the size's, at least
+            `protocol.MIN_TIME_S`), timeout_s, final_rounds, runs_dir, new, app_args (list).
+        say: prints one line of progress.
+        on_record: called with (run label, record) after each new iteration.
+
+    Returns:
+        the summary (what summary.json holds), with "folder".
+
+    Raises:
+        MapperoptError: unknown optimizer, nothing to compare, the expert mapper fails, or the harness cannot run.
+    """
+    from mapperopt.benchmarks import describe_app, load_config
+    from mapperopt.commands import probe_machine
+    from mapperopt.optimizer.commands import _default_cpus, _start_program
+    from mapperopt.optimizer.llm import LLMConfig
+    from mapperopt.optimizer.loop import measure_baselines, tune
+    from mapperopt.optimizer.space import SearchSpace
+
+    unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
+    if unknown:
+        raise MapperoptError(f"unknown optimizer(s) {', '.join(unknown)}", hint=f"choose from {', '.join(OPTIMIZERS)}")
+    llm = LLMConfig.from_env()
+    optimizers = []
+    for name in opts["optimizers"]:
+        if name in NEEDS_MODEL and not llm.configured:
+            say(f"Skipping {name}: it needs a language-model endpoint (set MAPPEROPT_LLM_BASE_URL and "
+                "MAPPEROPT_LLM_MODEL).")
+        else:
+            optimizers.append(name)
+    if not optimizers:
+        raise MapperoptError("no optimizer left to compare", hint="name at least one of guided, opentuner, optuna, "
+                                                                   "random in --optimizers")
+    size = load_config(bench).size(opts["size"])
+    gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
+    cpus = _default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
+    min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
+    max_executions = max(opts["executions"], opts["max_executions"])
+    # a start file is identified by its text, so that an edited file does not resume the old comparison
+    start_text = Path(opts["start"]).read_text() if opts["start"] not in ("default", "random") else opts["start"]
+    asked = {"bench": bench, "optimizers": optimizers, "iters": opts["iters"], "repeats": opts["repeats"],
+             "size": opts["size"], "cpus": cpus, "gpus": gpus, "seed": opts["seed"], "start": start_text,
+             "memory": opts["memory"], "executions": opts["executions"], "max_executions": max_executions,
+             "min_time_s": min_time, "timeout_s": opts["timeout_s"], "app_args": list(opts["app_args"])}
+    folder = compare_folder(opts["runs_dir"], bench, asked, opts["new"])
+    resumed = folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    holder = TuneStore(folder, {}, [])
+    holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)
+    try:
+        if resumed and (folder / "settings.json").exists():
+            stored = json.loads((folder / "settings.json").read_text())
+            app, machine = stored["app_description"], stored["machine"]
+            say(f"Resuming {folder}.")
+        else:
+            app = describe_app(bench, opts["size"])
+            machine = probe_machine(cpus, gpus).to_json()
+            say(f"Comparison folder: {folder}")
+        (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
+                                                          "machine": machine}, indent=2) + "\n")
+        space = SearchSpace(app, machine)
+        run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": opts["memory"],
+                        "repeats": opts["executions"], "max_repeats": max_executions, "min_time_s": min_time,
+                        "timeout_s": opts["timeout_s"], "feedback_level": "suggest", "app_args": list(opts["app_args"])}
+
+        def evaluator(baselines: dict, iterations: int | None) -> BenchmarkEvaluator:
+            return BenchmarkEvaluator(bench, size=opts["size"], cpus=cpus, gpus=gpus, repeats=opts["executions"],
+                                      max_repeats=max_executions, timeout_s=opts["timeout_s"], min_time_s=min_time,
+                                      iterations=iterations, memory=opts["memory"], baselines=baselines,
+                                      extra_args=tuple(opts["app_args"]))
+
+        expert, unit, iterations = _expert(bench, folder, evaluator({}, None), measure_baselines, say)
+        shared_dir = folder / "evaluations"
+        outcomes = []
+        for name in optimizers:
+            for r in range(opts["repeats"]):
+                seed = opts["seed"] + r
+                root = folder / f"{name}-{r + 1}"
+                if (root / "settings.json").exists():
+                    store = TuneStore.open(root)  # resume with the run's own start program
+                else:
+                    start_dsl, start_point = _start_program(opts["start"], space, seed)
+                    store = _new_store(root, bench, {**run_settings, "optimizer": name, "seed": seed,
+                                                     "iters": opts["iters"], "start": opts["start"],
+                                                     "start_dsl": start_dsl, "start_point": start_point,
+                                                     "baselines": {"expert": expert}, "iterations": iterations,
+                                                     "app_description": app, "machine": machine,
+                                                     "compare": str(folder)})
+                label = f"{name} #{r + 1}"
+                if len(store.records) < opts["iters"]:
+                    say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done.")
+                optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
+                                           start_point=store.settings["start_point"], llm=llm, workdir=root)
+                tune(store, optimizer, SharedEvaluations(evaluator({"expert": expert}, iterations), shared_dir),
+                     opts["iters"], on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
+                records = store.records[:opts["iters"]]  # a run extended by an earlier, longer comparison
+                named = records[-1].best_iter if records else None
+                best = records[named - 1] if named else None
+                outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
+        final = _final(bench, folder, outcomes, evaluator({}, iterations), opts["final_rounds"], say)
+        final_expert = final["expert"]
+        outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
+        summary = summarize(outcomes, final_expert, curve_expert=expert)
+        summary.update(folder=str(folder), bench=bench, unit=unit, expert_throughput=final_expert,
+                       expert_first_throughput=expert, settings=asked,
+                       normalization=f"best program's throughput / the expert mapper's, measured together in "
+                                     f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
+        write_outputs(folder, summary)
+        return summary
+    finally:
+        holder.unlock()
+
+
+def _expert(bench: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable, say: Callable
+            ) -> tuple[float, str, int | None]:
+    """The expert mapper's throughput, unit and calibrated iteration count, measured once per comparison (kept in
+    expert.json)."""
+    path = folder / "expert.json"
+    if path.exists():
+        data = json.loads(path.read_text())
+        return data["throughput"], data["unit"], data["iterations"]
+    say("Measuring the expert mapper (it also calibrates the iteration count)...")
+    measured, failed, iterations = measure(bench, ["expert"], evaluator, folder)
+    if "expert" not in measured:
+        raise MapperoptError(f"the expert mapper of {bench} could not be measured: {failed.get('expert')}",
+                             hint="compare normalises every throughput to the expert's; check "
+                                  f"`mapperopt run {bench} --mapper expert`")
+    from mapperopt.benchmarks import load_config
+
+    data = {"throughput": measured["expert"], "unit": load_config(bench).unit, "iterations": iterations}
+    path.write_text(json.dumps(data) + "\n")
+    return data["throughput"], data["unit"], data["iterations"]
+
+
+def _new_store(root: Path, bench: str, settings: dict) -> TuneStore:
+    """A new tuning folder for one run of the comparison (a fixed path, unlike `TuneStore.create`)."""
+    root.mkdir(parents=True, exist_ok=True)
+    store = TuneStore(root, {"schema": SETTINGS_SCHEMA, "app": bench, **settings}, [])
+    store.write_settings()
+    (root / "state.jsonl").touch()
+    return store
+
+
+def _program(record: IterationRecord) -> str:
+    """The name of a run's best program in the final measurement."""
+    return "p-" + cache_key(normalize_dsl(record.dsl), {})
+
+
+def _final(bench: str, folder: Path, outcomes: list[RunOutcome], evaluator: BenchmarkEvaluator, rounds: int,
+           say: Callable) -> dict[str, float | None]:
+    """The expert and every run's best program (each distinct program once) measured together in `rounds`
+    interleaved rounds (`protocol.measure_together`, folder `final-N/`). Reused from final.json when it holds every
+    program asked for, measured in as many rounds; otherwise all are measured again, together.
+
+    Returns:
+        name ("expert", or `_program` of a best) -> trimmed-mean throughput, None for a program that failed there.
+
+    Raises:
+        MapperoptError: the expert mapper failed in the final measurement.
+    """
+    mappers = {"expert": "expert", **{_program(o.best): o.best.dsl for o in outcomes if o.best is not None}}
+    path = folder / "final.json"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    if not set(mappers) <= set(stored.get("measured", {})) or stored.get("rounds") != rounds:
+        n = 1 + sum(1 for _ in folder.glob("final-*"))
+        say(f"Measuring the expert and {len(mappers) - 1} best programs together ({rounds} rounds)...")
+        measured = protocol.measure_together(bench, mappers, rounds, folder / f"final-{n}",
+                                             min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
+        stored = {"rounds": rounds, "folder": f"final-{n}",
+                  "measured": {k: m.to_json() for k, m in measured.items()}}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(stored, indent=2) + "\n")
+        tmp.replace(path)
+    values = {k: (m["estimate"] or {}).get("value") for k, m in stored["measured"].items()}
+    if not values.get("expert"):
+        reason = stored["measured"]["expert"]["reason"]
+        raise MapperoptError(f"the expert mapper failed in the final measurement: {reason}",
+                             hint=f"see {folder / stored['folder']}; run the command again to measure again")
+    return values
+
+
+def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | None = None) -> dict:
+    """The paper's table per optimizer, from the runs' normalised scores (failures 0): each run's `final` / `expert`;
+    the curves divide best-so-far throughputs by `curve_expert` (default `expert`).
+
+    Returns:
+        {"optimizers": {name: {runs, mean, std (population), worst, median, best, failed_share (failed iterations
+        / iterations, cached ones included: each counts against the budget), evaluations}}, "runs": [...],
+        "curves": {name: [[normalised best-so-far per iteration] per run]}}.
+    """
+    table, runs, curves = {}, [], {}
+    for name in dict.fromkeys(o.optimizer for o in outcomes):
+        mine = [o for o in outcomes if o.optimizer == name]
+        scores = [o.score(expert) for o in mine]
+        iterations = sum(len(o.records) for o in mine)
+        failed = sum(not r.ok for o in mine for r in o.records)
+        table[name] = {"runs": len(mine), "mean": statistics.fmean(scores), "std": statistics.pstdev(scores),
+                       "worst": min(scores), "median": statistics.median(scores), "best": max(scores),
+                       "failed_share": failed / iterations if iterations else 0.0, "evaluations": iterations}
+        curves[name] = [o.curve(curve_expert or expert) for o in mine]
+    for o in outcomes:
+        best = o.best
+        runs.append({"optimizer": o.optimizer, "repeat": o.repeat, "seed": o.seed, "iterations": len(o.records),
+                     "failed": sum(not r.ok for r in o.records), "best_iter": best.iter if best else None,
+                     "best_throughput": best.throughput if best else None, "final_throughput": o.final,
+                     "unit": best.unit if best else None, "normalized": o.score(expert), "folder": str(o.folder)})
+    return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves}
+
+
+def format_table(summary: dict) -> str:
+    """The table as Markdown: one row per optimizer."""
+    lines = ["| optimizer | runs | mean | std | worst | median | best | failed evaluations |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, s in summary["optimizers"].items():
+        lines.append(f"| {name} | {s['runs']} | {s['mean']:.2f} | {s['std']:.2f} | {s['worst']:.2f} | "
+                     f"{s['median']:.2f} | {s['best']:.2f} | {s['failed_share']:.0%} of {s['evaluations']} |")
+    return "\n".join(lines)
+
+
+def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
+    """Writes runs.csv, summary.csv, summary.json, table.md and compare.png; returns their paths by name."""
+    out = {"runs": folder / "runs.csv", "summary": folder / "summary.csv", "json": folder / "summary.json",
+           "table": folder / "table.md", "plot": folder / "compare.png"}
+    with open(out["runs"], "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(RUN_COLUMNS)
+        for row in summary["runs"]:
+            writer.writerow(["" if row[c] is None else row[c] for c in RUN_COLUMNS])
+    with open(out["summary"], "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(SUMMARY_COLUMNS)
+        for name, s in summary["optimizers"].items():
+            writer.writerow([name, *(round(s[c], 4) if isinstance(s[c], float) else s[c] for c in SUMMARY_COLUMNS[1:])])
+    out["json"].write_text(json.dumps(summary, indent=2) + "\n")
+    out["table"].write_text(format_table(summary) + "\n")
+    plot_compare(summary, out["plot"])
+    return out
+
+
+def plot_compare(summary: dict, path: Path) -> None:
+    """PNG of normalised best-so-far throughput against iteration per optimizer: the mean over its runs as a line,
+    the runs' minimum to maximum as a band; the expert at 1.0 dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    for name, runs in summary["curves"].items():
+        n = max((len(c) for c in runs), default=0)
+        if not n:
+            continue
+        # a run shorter than the others (interrupted) keeps its last value
+        values = np.array([c + [c[-1] if c else 0.0] * (n - len(c)) for c in runs])
+        x = np.arange(1, n + 1)
+        line, = ax.plot(x, values.mean(axis=0), marker="o", markersize=3, label=f"{name} (mean of {len(runs)})")
+        ax.fill_between(x, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color())
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label="expert")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("best so far / expert")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{summary.get('bench', '')}: normalised best-so-far throughput (band: min to max)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+@click.command(name="compare", context_settings={"ignore_unknown_options": True})
+@click.argument("bench")
+@click.option("--optimizers", default=",".join(DEFAULT_OPTIMIZERS), show_default=True,
+              help="Comma-separated optimizers; those needing a language model are skipped when none is "
+                   "configured.")
+@click.option("--iters", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Iterations per tuning run (the budget).")
+@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Tuning runs per optimizer, with seeds --seed, --seed+1, ...")
+@size_options
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first repeat.")
+@click.option("--start", default="random", show_default=True,
+              help="Start program of every run: `random` (a random point per repeat, the same for every "
+                   "optimizer), `default` or a DSL file.")
+@click.option("--executions", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
+              help="Measured executions per mapper at least; the optimizers see their trimmed mean.")
+@click.option("--max-executions", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
+              help="...and at most (until the 90 % interval is tight enough).")
+@click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
+              help=f"Minimum measured seconds per execution [default: the size's, at least {protocol.MIN_TIME_S:g}].")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds one execution may take [default: 5x the run's best, at most the size's].")
+@click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
+              help="Interleaved rounds of the final measurement (the expert and every run's best, together).")
+@click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
+              show_default=True, help="Where comparison folders are created.")
+@click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
+                                          "settings.")
+@click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
+def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
+            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, app_args):
+    """Compare optimizers on BENCH: each tunes --repeats times for --iters iterations; throughputs are
+    normalised to the expert mapper measured in the same comparison (failures count 0).
+
+    Writes runs/BENCH/compare-<hash>/ with summary.csv, summary.json, runs.csv, table.md and compare.png.
+    Running the same command again resumes it (finished iterations are not rerun).
+    """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(highlight=False, soft_wrap=True)
+    if start not in ("default", "random") and not Path(start).is_file():
+        raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
+
+    def on_record(label: str, r: IterationRecord) -> None:
+        this = f"{r.throughput:.4g}" if r.throughput is not None else f"failed ({r.stage})"
+        console.print(f"  {escape(label)} iter {r.iter}/{iters}: {this}" + (" (cached)" if r.cached else "")
+                      + f"  best {r.best_throughput:.4g}")
+
+    opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
+            "repeats": repeats, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
+            "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
+            "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
+            "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
+            "app_args": app_args}
+    try:
+        summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record)
+    except KeyboardInterrupt:
+        console.print("[yellow]Interrupted.[/] Run the same command again to resume.")
+        raise click.exceptions.Abort() from None
+    table = Table(title=f"{bench}: best throughput / expert ({summary['expert_throughput']:.4g} "
+                        f"{summary['unit']}), {repeats} runs x {iters} iterations")
+    for col in ("optimizer", "mean", "std", "worst", "median", "best", "failed evaluations"):
+        table.add_column(col)
+    for name, s in summary["optimizers"].items():
+        table.add_row(name, *(f"{s[k]:.2f}" for k in ("mean", "std", "worst", "median", "best")),
+                      f"{s['failed_share']:.0%} of {s['evaluations']}")
+    console.print(table)
+    folder = Path(summary["folder"])
+    console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
+                  f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")
+
+
+__all__ = ["RunOutcome", "SharedEvaluations", "compare", "compare_folder", "format_table",
+           "plot_compare", "run_compare", "summarize", "write_outputs"]

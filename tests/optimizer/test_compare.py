@@ -1,0 +1,87 @@
+"""`mapperopt compare`: a small real comparison on Circuit (ci size) writes the table, CSV, JSON and plot, scores
+failures 0 and resumes without rerunning; the table's statistics on made-up runs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from mapperopt.cli import main
+from mapperopt.optimizer.base import IterationRecord
+from mapperopt.optimizer.compare import RunOutcome, format_table, summarize
+
+# Fails the checker on any machine description: processor 5 of a one-CPU node does not exist.
+BAD_START = ("Task * CPU;\nmcpu = Machine(CPU);\ndef far(Task task) {\n    return mcpu[0, 5];\n}\n"
+             "IndexTaskMap update_voltages far;\n")
+
+
+def record(i: int, throughput: float | None, best: float) -> IterationRecord:
+    return IterationRecord(iter=i, dsl=f"# {i}\n", key=str(i), status="ok" if throughput else "failed",
+                           stage=None if throughput else "run", category="performance" if throughput else "x",
+                           throughput=throughput, unit="GFLOPS", best_throughput=best)
+
+
+def test_the_table_scores_failures_zero():
+    runs = [
+        RunOutcome("a", 1, 0, [record(1, 1.0, 1.0), r2 := record(2, 3.0, 3.0)], r2, 3.0, Path("a-1")),
+        RunOutcome("a", 2, 1, [record(1, None, 0.0), r3 := record(2, 2.0, 2.0)], r3, 1.0, Path("a-2")),
+        RunOutcome("b", 1, 0, [record(1, None, 0.0), record(2, None, 0.0)], None, None, Path("b-1")),
+    ]
+    summary = summarize(runs, expert=2.0)
+    a, b = summary["optimizers"]["a"], summary["optimizers"]["b"]
+    assert (a["mean"], a["worst"], a["median"], a["best"], a["std"]) == (1.0, 0.5, 1.0, 1.5, 0.5)
+    assert a["failed_share"] == 0.25 and a["evaluations"] == 4
+    assert (b["mean"], b["best"], b["failed_share"]) == (0.0, 0.0, 1.0)
+    assert summary["curves"]["a"] == [[0.5, 1.5], [0.0, 1.0]]
+    assert "| b | 1 | 0.00 |" in format_table(summary)
+
+
+def test_small_compare_on_circuit(tmp_path, capsys):
+    (tmp_path / "bad.dsl").write_text(BAD_START)
+    # One execution per mapper of at least 0.05 s: the protocol's statistics, cheaply.
+    args = ["compare", "circuit", "--size", "ci", "--iters", "3", "--repeats", "2", "--optimizers",
+            "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--executions", "1",
+            "--max-executions", "1", "--min-time", "0.05", "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 0
+    output = capsys.readouterr().out
+    [folder] = (tmp_path / "runs" / "circuit").iterdir()
+    summary = json.loads((folder / "summary.json").read_text())
+    assert list(summary["optimizers"]) == ["guided", "opentuner", "optuna", "random"]
+    assert summary["expert_throughput"] > 0
+    for name, row in summary["optimizers"].items():
+        assert row["runs"] == 2 and row["evaluations"] == 6
+        assert row["failed_share"] >= 2 / 6  # the start program fails in both runs...
+        assert [len(c) for c in summary["curves"][name]] == [3, 3]
+        assert all(c[0] == 0.0 for c in summary["curves"][name])  # ...and scores 0
+        assert row["worst"] <= row["median"] <= row["best"]
+    with open(folder / "summary.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["optimizer"] for r in rows] == ["guided", "opentuner", "optuna", "random"]
+    with open(folder / "runs.csv") as f:
+        assert len(list(csv.DictReader(f))) == 8
+    assert (folder / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| optimizer | runs | mean |" in (folder / "table.md").read_text()
+    assert "failed evaluations" in output
+    # OpenTuner's database is in its run folder
+    assert (folder / "opentuner-1" / "opentuner.db").exists()
+    # The expert and the runs' best programs were measured together at the end
+    final = json.loads((folder / "final.json").read_text())
+    assert "expert" in final["measured"] and len(final["measured"]) >= 2
+
+    # The same command resumes: nothing is evaluated again.
+    evaluated = sorted(p.name for p in (folder / "evaluations").iterdir())
+    assert main(args) == 0
+    again = capsys.readouterr().out
+    assert "Resuming" in again and "Measuring the expert" not in again
+    assert sorted(p.name for p in (folder / "evaluations").iterdir()) == evaluated
+    assert json.loads((folder / "summary.json").read_text())["optimizers"] == summary["optimizers"]
+
+
+def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch, capsys):
+    for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["compare", "circuit", "--optimizers", "trace", "--runs-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert "Skipping trace: it needs a language-model endpoint" in out.out
+    assert "no optimizer left to compare" in out.err

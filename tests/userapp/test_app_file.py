@@ -1,0 +1,156 @@
+"""The application file, `--app 'CMD ARGS'`, metrics, verification and the discovery record (no Legion runs)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from mapperopt.benchmarks.userapp import (
+    app_from_command, app_from_options, check_output, describe_from_record, legion_command, load_app_file,
+    make_metric, make_verify, measure, resolve_app,
+)
+from mapperopt.errors import MapperoptError
+
+
+@pytest.fixture
+def exe(tmp_path: Path) -> Path:
+    path = tmp_path / "myapp"
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "mapperopt.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_app_file_fields(tmp_path, exe):
+    (tmp_path / "expected.txt").write_text("sum 10\n")
+    app = load_app_file(write(tmp_path, """
+app: mine
+executable: ./myapp
+args: ["-steps", 3]
+sizes:
+  ci: {args: "-n 100", cpus: 2, csize: 256, timeout_s: 30}
+  small: {args: ["-n", "10000"], legion_flags: ["-lg:safe_mapper"]}
+metric: {regex: 'took ([0-9.]+) ms', unit: ms}
+verify: {pattern: 'OK', reference: expected.txt, reference_lines: '^sum'}
+keep_app_mapper: true
+"""))
+    assert app.name == "mine" and app.exe == exe.resolve() and app.keep_app_mapper
+    assert app.args == {"ci": ("-steps", "3", "-n", "100"), "small": ("-steps", "3", "-n", "10000")}
+    assert app.config.size("ci").cpus == 2 and app.config.size("ci").timeout_s == 30
+    assert app.metric.regex and app.metric.unit == "ms" and not app.metric.higher_is_better
+    assert app.verify.reference == str((tmp_path / "expected.txt").resolve())
+    cmd = legion_command(app, "ci", 2, 0)
+    assert cmd[:5] == [str(exe.resolve()), "-steps", "3", "-n", "100"]
+    assert cmd[-2:] == ["-logfile", "stderr"] and "-ll:cpu" in cmd and "-ll:csize" in cmd
+    # A log file the user chose is kept.
+    assert "stderr" not in legion_command(app, "small", 1, 0, ["-logfile", "log_%.txt"])[-2:]
+
+
+@pytest.mark.parametrize("text, words", [
+    ("executable: ./missing\n", ["missing", "does not exist"]),
+    ("executable: ./myapp\nsizes: {ci: {cpu: 2}}\n", ["size 'ci'", "unknown keys", "cpu"]),
+    ("executable: ./myapp\nmetric: {regex: '(unclosed'}\n", ["metric regex", "invalid"]),
+    ("executable: ./myapp\nmetric: {regex: 'x', better: faster}\n", ["better", "faster"]),
+    ("executable: ./myapp\nverify: {reference: nothere.txt}\n", ["reference output", "nothere.txt"]),
+    ("executable: ./myapp\nverify: {patern: x}\n", ["verify", "pattern"]),
+    ("executable: ./myapp\nbogus: 1\n", ["unknown keys", "bogus"]),
+    ("app: [1]\n", ["executable", "missing"]),
+])
+def test_app_file_errors_name_the_key(tmp_path, exe, text, words):
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, text))
+    message = str(info.value) + str(info.value.hint or "")
+    assert all(w in message for w in words), message
+
+
+def test_command_form_and_flags(tmp_path, exe):
+    app, args = app_from_options(None, ("-x",), f"{exe} -n 5", metric_regex=r"t=(\d+)", unit="ms",
+                                 higher_is_better=True, verify_pattern="OK")
+    assert app.args == {"ci": ("-n", "5")} and args == ("-x",)
+    assert app.metric.higher_is_better and app.verify.pattern == "OK"
+    # A folder holding mapperopt.yaml is an application file; flags override the file's settings.
+    write(tmp_path, "executable: ./myapp\nverify: {pattern: 'A'}\n")
+    assert resolve_app(str(tmp_path), verify=make_verify("B")).verify.pattern == "B"
+    with pytest.raises(MapperoptError, match="only apply to --app"):
+        app_from_options("circuit", (), None, verify_pattern="OK")
+    with pytest.raises(MapperoptError, match="BENCH"):
+        app_from_options(None, (), None)
+    with pytest.raises(MapperoptError, match="does not exist"):
+        app_from_command("./no-such-program -n 1")
+
+
+def test_metric_and_verification(tmp_path, exe):
+    wall = app_from_command(str(exe))
+    result, why = measure(wall, "anything", 2.0)
+    assert why is None and result["throughput"] == 0.5 and result["unit"] == "1/s" and result["time_s"] == 2.0
+    rate = app_from_command(str(exe), metric=make_metric(r"rate ([0-9.]+)", "GB/s", True))
+    assert measure(rate, "rate 1.0\nrate 3.5\n", 9.0)[0]["throughput"] == 3.5  # the last match
+    assert "does not occur" in measure(rate, "no rate here", 1.0)[1]
+    (tmp_path / "ref.txt").write_text("sum 6\nline\n")
+    checked = app_from_command(str(exe), verify=make_verify("OK", "grep -q sum \"$MAPPEROPT_STDOUT\"",
+                                                            str(tmp_path / "ref.txt"), "^sum"))
+    (tmp_path / "out.txt").write_text("time 3\nsum 6\nOK\n")
+    (tmp_path / "err.txt").write_text("")
+    assert check_output(checked, tmp_path, "out.txt", "err.txt") is None
+    (tmp_path / "out.txt").write_text("sum 7\nOK\n")
+    assert "differs from the reference" in check_output(checked, tmp_path, "out.txt", "err.txt")
+    (tmp_path / "out.txt").write_text("sum 6\n")
+    assert "verify pattern" in check_output(checked, tmp_path, "out.txt", "err.txt")
+    failing = app_from_command(str(exe), verify=make_verify(command="echo bad numbers; exit 3"))
+    assert "exited 3: bad numbers" in check_output(failing, tmp_path, "out.txt", "err.txt")
+
+
+def test_description_from_record():
+    region = {"index": 0, "chain": [{"name": "pieces", "kind": "index_partition"},
+                                    {"name": "node space", "kind": "index_space"},
+                                    {"name": "fields", "kind": "field_space"}],
+              "privilege": "reduce", "redop": "sum_f64", "fields": ["v"], "field_sizes": [8]}
+    lines = [
+        {"task": "top", "task_id": 1, "launch": "single", "variants": ["CPU"], "inner": False, "leaf": False,
+         "parent": None, "domain": None, "must_epoch": False, "regions": []},
+        {"tunable": 11, "bytes": 4, "value": -2},
+        {"task": "work", "task_id": 2, "launch": "index", "variants": ["CPU", "GPU"], "inner": False, "leaf": True,
+         "parent": "top", "domain": [4], "must_epoch": False, "regions": [region]},
+        {"task": "work", "task_id": 2, "launch": "single", "variants": ["CPU", "GPU"], "inner": False, "leaf": True,
+         "parent": "top", "domain": None, "must_epoch": False, "regions": [region]},
+    ]
+    desc = describe_from_record("mine", lines)
+    work = desc["tasks"][1]
+    assert work["launch"] == "both" and work["domain"] == [4]
+    assert work["regions"][0]["names"] == ["pieces", "node space", "fields"]
+    assert work["regions"][0]["redop"] == "sum_f64"
+    assert {"name": "pieces", "kind": "index_partition", "parent": "node space"} in desc["region_tree"]
+    assert {"name": "fields", "kind": "field_space", "parent": None} in desc["region_tree"]
+    assert desc["tunables"] == [{"id": 11, "value": -2, "type": "int32"}]
+
+
+def test_documented_example_is_valid(tmp_path):
+    """The application file shown in docs/own-app.md loads (with its executable and reference file present)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "own-app.md").read_text()
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "build").mkdir()
+    program = tmp_path / "build" / "heat"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    (tmp_path / "expected.txt").write_text("result 1\n")
+    app = load_app_file(write(tmp_path, example))
+    assert app.name == "heat" and set(app.config.sizes) == {"ci", "small"}
+    assert app.metric.unit == "ms" and app.verify.checks_output and app.env == {"OMP_NUM_THREADS": "1"}
+
+
+def test_layouts_refused_when_tuning_an_unverified_program(tmp_path, exe):
+    import dataclasses
+
+    from mapperopt.benchmarks.harness import run_benchmark
+
+    app = dataclasses.replace(app_from_command(str(exe)), refuse_layouts=True)
+    result = run_benchmark(app, "Task * CPU;\nLayout * * * AOS;\n", out_dir=tmp_path / "run")
+    assert result.stage == "check" and "Layout statements are refused" in result.reason
+    assert (tmp_path / "run" / "feedback.json").is_file()

@@ -1,0 +1,137 @@
+"""A Legion program written the way others write them (tests/app/foreign.cc: its own mapper registered in main, task
+names with spaces, data named only through index and field spaces, a tunable, a must-epoch launch), mapped by a DSL
+mapper through `mapperopt run --app`: the placement trace agrees with where the program saw its tasks run."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+from mapperopt.benchmarks.harness import run_benchmark
+from mapperopt.benchmarks.userapp import discover, legion_command, load_app_file, shim_env
+from mapperopt.compiler import compile_program
+from mapperopt.cli import main
+
+MAPPER = """
+Task "Initialize Nodes" CPU;
+Tunable 11 = 4 int32;
+def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % Machine(CPU).size[1]]; }
+def second(Task task) { return Machine(CPU)[0, 1]; }
+IndexTaskMap "Initialize Nodes","Update Values" spread;
+SingleTaskMap "epoch worker",sum second;
+Layout * node_pieces * AOS;
+Layout sum node_fields * C_order;
+"""
+
+
+def app_file(tmp_path: Path, exe: Path, keep: bool = False) -> Path:
+    path = tmp_path / "mapperopt.yaml"
+    path.write_text(f"""
+app: foreign
+executable: {exe}
+args: ["-steps", "2"]
+sizes:
+  ci: {{args: ["-n", "400"], cpus: 2, csize: 128, timeout_s: 60}}
+verify: {{pattern: 'checksum [0-9.]+ OK'}}
+keep_app_mapper: {str(keep).lower()}
+""")
+    return path
+
+
+def observed(stdout: str) -> Counter:
+    """(task, point or None, CPU index, memory kind) of every 'RAN' line the program printed."""
+    out = Counter()
+    for line in stdout.splitlines():
+        if line.startswith("RAN "):
+            *name, point, cpu, memory = line[4:].split(" ")
+            out[(" ".join(name), None if point == "-1" else int(point), int(cpu), memory)] += 1
+    return out
+
+
+def traced(path: Path) -> Counter:
+    out = Counter()
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        if rec["task"] == "top_level":
+            continue
+        memory = rec["regions"][0]["memory"] if rec["regions"] else "NONE"
+        out[(rec["task"], rec["point"][0] if rec["point"] else None, rec["proc"]["index"], memory)] += 1
+    return out
+
+
+def test_dsl_mapper_displaces_the_programs_mapper_and_the_trace_agrees(tmp_path, foreign_exe):
+    app = load_app_file(app_file(tmp_path, foreign_exe))
+    result = run_benchmark(app, MAPPER, trace=True, out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    run = Path(result.run_dir)
+    stdout, stderr = (run / "stdout.txt").read_text(), (run / "stderr.txt").read_text()
+    assert "pieces 4" in stdout  # the DSL answered the tunable (the program's own mapper says 2)
+    seen, trace = observed(stdout), traced(run / "trace.jsonl")
+    assert seen == trace
+    # The DSL placed the points (the program's mapper would put them all on CPU 0), including the epoch tasks,
+    # which Legion places itself: the trace has the processor it used.
+    assert {(t, p, c) for t, p, c, _ in seen if t == "Initialize Nodes"} == {
+        ("Initialize Nodes", p, p % 2) for p in range(4)}
+    assert sorted(c for t, _, c, _ in seen.elements() if t == "epoch worker") == [0, 1]
+    assert ("sum", None, 1, "SYSMEM") in seen
+    layouts = {}
+    for line in (run / "trace.jsonl").read_text().splitlines():
+        rec = json.loads(line)
+        for req in rec["regions"]:
+            layouts[(rec["task"], req["index"])] = (req["layout"]["order"], req["layout"]["dims"])
+    # Names attached to an index partition and a field space select regions.
+    assert layouts[("Update Values", 1)] == ("AOS", "F") and layouts[("sum", 0)] == ("SOA", "C")
+    assert "replaces the default mapper with its own mapper ('first_cpu_mapper')" in stderr
+    assert "R455" in stderr  # the epoch worker's map statement was overridden by the must-epoch launch
+
+
+def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path, foreign_exe):
+    # Compiled without the application's description, so that selectors naming nothing reach the run.
+    mapper = compile_program('def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % 2]; }\n'
+                             'IndexTaskMap "Initialize Nodes" spread;\nRegion * nowhere CPU SYSMEM;\n'
+                             'Task "no such task" CPU;\n', "mapper.dsl")
+    app = load_app_file(app_file(tmp_path, foreign_exe, keep=True))
+    done = subprocess.run(legion_command(app, "ci", 2, 0), env=shim_env(app, mapper.so_path, tmp_path / "trace.jsonl"),
+                          capture_output=True, text=True, timeout=120)
+    stdout = done.stdout
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pieces 2" in stdout  # the program's mapper answered its tunable
+    assert "hands it the tasks the DSL does not name" in done.stderr
+    # Positions are those of the canonical text the mapper was compiled from.
+    assert re.search(r"note R453: mapper.dsl:\d+: this Region statement matched nothing in this run: no region "
+                     r"requirement has 'nowhere' among its names", done.stderr)
+    assert re.search(r"note R453: mapper.dsl:\d+: this Task statement matched nothing in this run: no task named "
+                     r"'no such task' was mapped", done.stderr)
+    seen = observed(stdout)
+    assert {c for t, _, c, _ in seen if t == "Initialize Nodes"} == {0, 1}
+    assert {c for t, _, c, _ in seen if t == "Update Values"} == {0}  # the program's mapper: all on the first CPU
+    # The trace has the application mapper's decisions too, marked as such, and agrees with the placement.
+    assert traced(tmp_path / "trace.jsonl") == seen
+    marked = {json.loads(line)["task"] for line in (tmp_path / "trace.jsonl").read_text().splitlines()
+              if json.loads(line).get("mapper") == "application"}
+    assert marked == {"top_level", "Update Values", "epoch worker", "sum"}
+
+
+def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
+    path = app_file(tmp_path, foreign_exe)
+    desc = discover(load_app_file(path))
+    tasks = {t["name"]: t for t in desc["tasks"]}
+    assert set(tasks) == {"top_level", "Initialize Nodes", "Update Values", "epoch worker", "sum"}
+    init = tasks["Initialize Nodes"]
+    assert init["launch"] == "index" and init["domain"] == [2] and init["parent"] == "top_level"
+    assert init["regions"][0]["names"] == ["node_pieces", "node space", "node_fields"]
+    assert init["regions"][0]["fields"] == ["value", "weight"] and init["regions"][0]["field_sizes"] == [8, 8]
+    assert tasks["Update Values"]["regions"][1]["privilege"] == "read_only"
+    assert desc["tunables"] == [{"id": 11, "value": 2, "type": "int32"}]
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text('Task "Initialise Nodes" CPU;\nRegion * "node space" CPU SYSMEM;\n')
+    assert main(["check", str(mapper), "--app", str(path)]) == 1
+    assert "unknown task 'Initialise Nodes'" in capsys.readouterr().out
+    mapper.write_text(MAPPER)
+    assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2", "--json"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    points = {(r["task"], tuple(r["point"] or ()), r["proc"]["index"]) for r in records if r["task"] == "Initialize Nodes"}
+    assert points == {("Initialize Nodes", (0,), 0), ("Initialize Nodes", (1,), 1)}  # discovered domain: 2 pieces

@@ -1,0 +1,77 @@
+"""Our own Circuit and Stencil run as if they were unknown programs (`--app 'CMD ARGS'`: no --describe, no result
+line, wall time and an output pattern): discovered, mapped and tuned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mapperopt.benchmarks import build_app, describe_app, load_config
+from mapperopt.benchmarks.userapp import app_from_command, discover
+from mapperopt.cli import main
+
+VERIFIED = '"verified": true'  # what both print when their own check passes
+# One execution per mapper, no reference mapper, the shortest final comparison: these tests check the workflow.
+QUICK = ["--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1"]
+
+
+def command(bench: str) -> str:
+    args = load_config(bench).size("ci").args
+    return " ".join([str(build_app(bench)), *[f"{k} {v}" for k, v in args.items()]])
+
+
+def normalized(desc: dict, discovered: bool) -> dict:
+    """The parts `--describe` and discovery share, with the differences docs/own-app.md lists removed."""
+    tasks = {}
+    for t in desc["tasks"]:
+        if discovered and t["parent"] is None:
+            continue  # discovery also lists the top-level task
+        regions = []
+        for r in t["regions"]:
+            names = r["names"]
+            if discovered:  # chains end with the field space's name
+                kinds = {n["name"]: n["kind"] for n in desc["region_tree"]}
+                names = [n for n in names if kinds.get(n) != "field_space"]
+            regions.append((r["index"], tuple(names), r["privilege"], frozenset(r["fields"]), r.get("redop")))
+        tasks[t["name"]] = (tuple(t["variants"]), t["launch"], t["inner"], t["leaf"], t["parent"],
+                            tuple(t["domain"] or ()), tuple(regions))
+    tree = {(n["name"], n["kind"], n["parent"]) for n in desc["region_tree"] if n["kind"] != "field_space"}
+    return {"tasks": tasks, "tree": tree}
+
+
+@pytest.mark.parametrize("bench", ["circuit", "stencil"])
+def test_discovered_description_equals_describe(bench):
+    found = discover(app_from_command(command(bench)))
+    assert found["discovered"] and any(t["parent"] is None for t in found["tasks"])
+    assert normalized(found, True) == normalized(describe_app(bench, "ci"), False)
+
+
+@pytest.mark.parametrize("bench", ["circuit", "stencil"])
+def test_tuned_as_unknown_app(bench, tmp_path):
+    status = main(["tune", "--app", command(bench), "--verify-pattern", VERIFIED, "--iters", "3", *QUICK,
+                   "--runs-dir", str(tmp_path)])
+    assert status == 0
+    (root,) = (tmp_path / Path(command(bench).split()[0]).name).glob("tune-*")
+    settings = json.loads((root / "settings.json").read_text())
+    assert settings["search_layouts"] and settings["app_description"]["discovered"]
+    records = [json.loads(line) for line in (root / "state.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and any(r["status"] == "ok" for r in records)
+    for i, r in enumerate(records, 1):
+        run = root / f"iter-{i:03d}"
+        if r["status"] == "ok":  # mapped by the DSL mapper and verified by the pattern, with the wall time as the metric
+            result = json.loads((run / "result.json").read_text())
+            assert VERIFIED in (run / "stdout.txt").read_text()
+            assert result["unit"] == "1/s" and result["throughput"] == pytest.approx(1 / result["time_s"])
+            assert "LD_PRELOAD=" in (run / "command.txt").read_text()
+    assert (root / "best.dsl").is_file()
+
+
+def test_tune_without_verification_leaves_layouts_alone(tmp_path, capsys):
+    status = main(["tune", "--app", command("stencil"), "--iters", "1", *QUICK, "--runs-dir", str(tmp_path)])
+    assert status == 0
+    (root,) = (tmp_path / "stencil").glob("tune-*")
+    assert json.loads((root / "settings.json").read_text())["search_layouts"] is False
+    assert "Layouts are not searched" in capsys.readouterr().out
+    assert "Layout" not in (root / "best.dsl").read_text()
