@@ -336,7 +336,7 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
                 shutil.copyfile(kept, run_dir / "mapper.cc")
         return None, "compile", exc.message.splitlines()[0], exc.log
     shutil.copyfile(compiled.cpp_path, run_dir / "mapper.cc")
-    # The mapper's run-time messages cite positions in the canonical text it was compiled from.
+    # The mapper's run-time messages cite lines of the text it was compiled from, under its file name.
     (run_dir / "mapper.dsl").write_text(compiled.dsl_text)
     return Path(compiled.so_path), None, None, ""
 

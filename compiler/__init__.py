@@ -8,7 +8,14 @@ subclass `mapperopt::dsl::DslMapper`, built once per Legion version). Applicatio
 unmodified applications with the LD_PRELOAD shim (`preload_library()`, docs/compiler.md).
 """
 
-from mapperopt.compiler.build import CheckError, CompiledMapper, compile_program, preload_library, support_library
-from mapperopt.compiler.codegen import generate
+import importlib
 
 __all__ = ["generate", "compile_program", "CompiledMapper", "CheckError", "support_library", "preload_library"]
+_HOME = {"generate": "codegen"} | {name: "build" for name in __all__ if name != "generate"}
+
+
+def __getattr__(name: str):
+    # Imported on first use: `mapperopt compile` of a cached program needs neither the parser nor the generator.
+    if name in _HOME:
+        return getattr(importlib.import_module(f"mapperopt.compiler.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'mapperopt.compiler' has no attribute {name!r}")

@@ -1,10 +1,11 @@
 """Building mapper libraries: the support library (once per Legion version), one small library per DSL program
 (content-addressed cache), and the LD_PRELOAD shim for unmodified applications.
 
-Cache layout, under `toolchain.cache_dir()/<legion key>/mappers/<key>/`: `mapper.dsl` (the canonical text),
-`mapper.cc` (the generated C++, kept for inspection) and `libmapperopt_mapper.so`. The key covers the canonical DSL
-text, the Legion version, the C++ compiler, the flags and the sources of this compiler (generator, template, support
-library), so the same mapper is never compiled twice. Builds take a file lock per key and publish with an atomic
+Cache layout, under `toolchain.cache_dir()/<legion key>/mappers/<key>/`: `mapper.dsl` (the user's text),
+`mapper.cc` (the generated C++, kept for inspection) and `libmapperopt_mapper.so`. The key covers the DSL text and
+its file name (run-time messages cite the user's file and line, so both are part of the library), the Legion
+version, the C++ compiler, the flags and the sources of this compiler (generator, template, support library), so
+the same mapper is never compiled twice. Builds take a file lock per key and publish with an atomic
 rename, so concurrent compiles of the same program (several processes) build it once and never see a partial file.
 """
 
@@ -20,17 +21,15 @@ from importlib import resources
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.compiler.codegen import CODEGEN_VERSION, generate
-from mapperopt.dsl import check, format_program, parse
+from mapperopt.compiler.codegen import CODEGEN_VERSION, comment_text, generate
+from mapperopt.dsl import ast as A
+from mapperopt.dsl import check, parse
 from mapperopt.dsl.errors import CheckError, render_all
 from mapperopt.errors import BuildError, MapperoptError
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 TEMPLATE = Path(__file__).parent / "templates" / "mapper.cc.j2"
 RUNTIME_SOURCES = ("dsl_values.cc", "dsl_mapper.cc")
-# Name of the DSL file in run-time messages: the canonical text is what the mapper is built from (it is
-# `CompiledMapper.dsl_text`, which the run harness stores as mapper.dsl).
-SOURCE_NAME = "mapper.dsl"
 # The generated file is small straight-line code over the support library: -O1 compiles faster than the
 # toolchain's -O2 and runs as fast (the evaluation is dominated by the library's Value operations).
 MAPPER_CXX = ["-O1"]
@@ -44,7 +43,8 @@ class CompiledMapper:
     Attributes:
         so_path: the shared library (in the cache; do not modify).
         cpp_path: the generated C++ it was built from.
-        dsl_text: the canonical DSL text it was generated from; positions in its run-time messages refer to it.
+        dsl_text: the DSL text it was generated from (the user's, as given); positions in its run-time messages and
+            its placement trace are lines and columns of this text, in the file name given to `compile_program`.
         diagnostics: the checker's warnings and notes (no errors).
     """
 
@@ -102,21 +102,22 @@ def _write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _dsl_line(cpp: str, cpp_line: int) -> int | None:
-    """The DSL line cited by the nearest `// mapper.dsl:N:` comment at or above C++ line `cpp_line`."""
+def _dsl_line(cpp: str, cpp_line: int, filename: str) -> int | None:
+    """The DSL line cited by the nearest `// <file>:N:` comment at or above C++ line `cpp_line`."""
     lines = cpp.splitlines()
+    cite = re.compile(rf"^\s*// {re.escape(comment_text(filename))}:(\d+):")
     for k in range(min(cpp_line, len(lines)) - 1, -1, -1):
-        m = re.search(rf"// {re.escape(SOURCE_NAME)}:(\d+):", lines[k])
+        m = cite.search(lines[k])
         if m:
             return int(m.group(1))
     return None
 
 
-def _build_error(err: BuildError, cpp_path: Path, cpp: str, dsl: str) -> BuildError:
+def _build_error(err: BuildError, cpp_path: Path, cpp: str, dsl: str, filename: str) -> BuildError:
     """A failed build of generated code is a bug of this compiler: name the DSL line and keep the file."""
     first = next((ln for ln in err.log.splitlines() if re.search(r":\d+:\d+: error", ln)), "")
     m = re.search(r"mapper\.cc:(\d+):\d+: error", first)
-    dsl_line = _dsl_line(cpp, int(m.group(1))) if m else None
+    dsl_line = _dsl_line(cpp, int(m.group(1)), filename) if m else None
     where = f"line {dsl_line} of the DSL ({dsl.splitlines()[dsl_line - 1].strip()!r})" if dsl_line else "the DSL"
     return BuildError(
         f"internal compiler error: the C++ generated for {where} does not compile: {first or err.message}",
@@ -125,14 +126,15 @@ def _build_error(err: BuildError, cpp_path: Path, cpp: str, dsl: str) -> BuildEr
     )
 
 
-def build_canonical(dsl: str) -> tuple[Path, Path]:
-    """Build (or find in the cache) the library of a canonical DSL text; returns (so path, C++ path).
+def build_program(program: A.Program, dsl: str, filename: str) -> tuple[Path, Path]:
+    """Build (or find in the cache) the library of `program`, parsed from `dsl` as `filename`; returns (so path,
+    C++ path).
 
     Raises:
         BuildError: the generated C++ did not compile (a bug of ours; the file is kept).
     """
     legion = _legion()
-    key = hashlib.sha256(f"{_implementation_digest()}\0{dsl}".encode()).hexdigest()[:24]
+    key = hashlib.sha256(f"{_implementation_digest()}\0{filename}\0{dsl}".encode()).hexdigest()[:24]
     folder = toolchain.cache_dir() / legion.key / "mappers" / key
     so_path, cpp_path = folder / SO_NAME, folder / "mapper.cc"
     if so_path.exists():
@@ -140,7 +142,7 @@ def build_canonical(dsl: str) -> tuple[Path, Path]:
     with toolchain.locked(so_path):
         if so_path.exists():  # built by another process while we waited
             return so_path, cpp_path
-        cpp = generate(parse(dsl, SOURCE_NAME))
+        cpp = generate(program)
         _write(folder / "mapper.dsl", dsl)
         _write(cpp_path, cpp)
         runtime = support_library()
@@ -149,7 +151,7 @@ def build_canonical(dsl: str) -> tuple[Path, Path]:
                                     include_dirs=[RUNTIME_DIR, abi_dir()], extra_cxx=MAPPER_CXX,
                                     extra_link=[str(runtime), f"-Wl,-rpath,{runtime.parent}"], legion=legion)
         except BuildError as err:
-            raise _build_error(err, cpp_path, cpp, dsl) from None
+            raise _build_error(err, cpp_path, cpp, dsl, filename) from None
         tmp = so_path.with_name(f"{SO_NAME}.{os.getpid()}.tmp")
         shutil.copyfile(built, tmp)
         os.replace(tmp, so_path)
@@ -165,7 +167,7 @@ def compile_program(text: str, filename: str = "<string>", app=None, machine=Non
         app: an `AppDescription` (or None) for the checker.
         machine: a `MachineDescription` (or None) for the checker.
     Returns:
-        the `CompiledMapper` (from the cache when this canonical program was compiled before).
+        the `CompiledMapper` (from the cache when this text was compiled under this file name before).
     Raises:
         DslSyntaxError: a syntax error.
         CheckError: check errors (`diagnostics` has them all).
@@ -176,6 +178,5 @@ def compile_program(text: str, filename: str = "<string>", app=None, machine=Non
     diagnostics = check(program, app, machine)
     if any(d.is_error for d in diagnostics):
         raise CheckError(diagnostics, text)
-    canonical = format_program(program)
-    so_path, cpp_path = build_canonical(canonical)
-    return CompiledMapper(so_path, cpp_path, canonical, [d for d in diagnostics if not d.is_error])
+    so_path, cpp_path = build_program(program, text, filename)
+    return CompiledMapper(so_path, cpp_path, text, [d for d in diagnostics if not d.is_error])

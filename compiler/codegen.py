@@ -2,7 +2,7 @@
 
 The generated file is small on purpose: it holds the statement tables of the policy and its functions as C++
 functions over the dynamic `Value` of `runtime/mapperopt_dsl.h`; the Legion mapper that carries them out is the
-support library (`runtime/dsl_mapper.cc`), built once. Name resolution follows dsl.md §5.2 statically (function bodies
+support library (`runtime/dsl_mapper.cc`), built once. Name resolution follows dsl-reference.md §5.2 statically (function bodies
 are straight-line code), selectors are expanded one task name per row, and of statements with identical selectors
 only the latest is kept (§6.4). The output is deterministic: the same program gives the same text.
 """
@@ -53,6 +53,13 @@ def c_string(text: str) -> str:
         else:
             out.extend(f"\\{b:03o}" for b in ch.encode())
     return '"' + "".join(out) + '"'
+
+
+def comment_text(text: str) -> str:
+    """`text` made safe inside a C++ `//` comment: only printable ASCII other than `\\` is kept (each other character
+    becomes `.`) and `??` becomes `?.`, so no backslash (nor the trigraph `??/`) can splice the next line into the
+    comment, wherever a cut falls."""
+    return "".join(ch if " " <= ch <= "~" and ch != "\\" else "." for ch in text).replace("??", "?.")
 
 
 def _site(func: str | None, loc: A.Loc) -> str:
@@ -202,8 +209,7 @@ class _Generator:
             text = self.lines[line - 1].strip()
         else:
             text = format_statement(node).splitlines()[0] if not isinstance(node, A.Return) else "return ...;"
-        text = text.rstrip("\\")  # a trailing backslash would continue the C++ comment
-        return f"{self.source_name}:{line}: {text[:110]}"
+        return f"{comment_text(self.source_name)}:{line}: {comment_text(text)[:110]}"
 
     def function(self, f: A.FuncDef) -> dict:
         scope = _Scope(self, f.name, f.params)
@@ -251,7 +257,7 @@ class _Generator:
     @staticmethod
     def _region(sel: A.RegionSel) -> str:
         if sel.index is not None:
-            return f"RegionSel{{RegionSel::INDEX, nullptr, {sel.index}}}"
+            return f"RegionSel{{RegionSel::INDEX, nullptr, {sel.index}LL}}"
         if sel.name is not None:
             return f"RegionSel{{RegionSel::NAME, {c_string(sel.name)}, 0}}"
         return "RegionSel{RegionSel::ANY, nullptr, 0}"
@@ -291,7 +297,7 @@ class _Generator:
         def kinds(items):
             return "{" + ", ".join(k.name for k in items) + "}"
 
-        wrappers = []
+        wrappers: dict[tuple[str, str], dict] = {}
 
         def map_fn(pos, s, task):
             if s.func.name not in self.functions:
@@ -299,17 +305,19 @@ class _Generator:
             if isinstance(s, A.IndexTaskMapStmt) and s.machine is not None:
                 if s.machine.name not in self.globals:
                     raise CodegenError(f"{s.loc}: machine '{s.machine.name}' is not a global variable")
-                wrapper = {"func": s.func.name, "machine": s.machine.name, "cite": self.cite(s),
-                           "site": _site(None, s.func.loc)}
-                if wrapper not in wrappers:
-                    wrappers.append(wrapper)
-                fn = f"map_{s.func.name}_{s.machine.name}"
+                # One wrapper per (function, machine), numbered: names built from the two DSL names could clash.
+                key = (s.func.name, s.machine.name)
+                if key not in wrappers:
+                    wrappers[key] = {"name": f"map3_{len(wrappers)}", "func": s.func.name,
+                                     "machine": s.machine.name, "cite": self.cite(s), "site": _site(None, s.func.loc)}
+                fn = wrappers[key]["name"]
             else:
                 fn = f"fn_{s.func.name}"
-            return f"MapRule{{{pos}, {line(s)}, {self._task(task)}, {fn}, {c_string(s.func.name)}}}"
+            kind = f", {s.tasks.kind}" if s.tasks.kind else ""
+            return f"MapRule{{{pos}, {line(s)}, {self._task(task)}, {fn}, {c_string(s.func.name)}{kind}}}"
 
         tables = [
-            ("Task: processor kinds (dsl.md §7.1)", self._rows(
+            ("Task: processor kinds (dsl-reference.md §7.1)", self._rows(
                 A.TaskStmt, lambda s, t: (t,),
                 lambda p, s, t: f"TaskRule{{{p}, {line(s)}, {self._task(t)}, {kinds(s.kinds)}}}")),
             ("Region: memory kinds (§7.2)", self._rows(
@@ -328,14 +336,14 @@ class _Generator:
             ("CollectMemory (§7.5)", self._rows(
                 A.CollectMemoryStmt, lambda s, t: (t, self._region_token(s.region), id(s)),
                 lambda p, s, t: f"CollectRule{{{p}, {line(s)}, {self._task(t)}, {self._region(s.region)}}}")),
-            ("IndexTaskMap (§7.6)", self._rows(A.IndexTaskMapStmt, lambda s, t: (t,), map_fn)),
-            ("SingleTaskMap (§7.7)", self._rows(A.SingleTaskMapStmt, lambda s, t: (t,), map_fn)),
+            ("IndexTaskMap (§7.6)", self._rows(A.IndexTaskMapStmt, lambda s, t: (t, s.tasks.kind), map_fn)),
+            ("SingleTaskMap (§7.7)", self._rows(A.SingleTaskMapStmt, lambda s, t: (t, s.tasks.kind), map_fn)),
             ("ControlReplicate (§7.8)", self._rows(
                 A.ControlReplicateStmt, lambda s, t: (t,),
                 lambda p, s, t: f"ReplicateRule{{{p}, {line(s)}, {self._task(t)}}}")),
             ("Tunable: answers to the application's tunables", self._tunables()),
         ]
-        return [{"title": title, "rows": rows} for title, rows in tables], wrappers
+        return [{"title": title, "rows": rows} for title, rows in tables], list(wrappers.values())
 
     def _tunables(self) -> list[dict]:
         """One row per Tunable statement (the run-time takes the latest of one ID)."""

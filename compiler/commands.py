@@ -1,17 +1,74 @@
-"""`mapperopt compile`: a DSL file -> a mapper library (and, on request, the generated C++)."""
+"""`mapperopt compile`: a DSL file -> a mapper library (and, on request, the generated C++).
+
+A compile that succeeded is recorded under the build cache by everything that decides its outcome (the text, its
+file name, --bench, --machine, the sources of the DSL and compiler packages, the C++ compiler and Legion): the same
+call again prints the recorded messages and the library's path without importing the parser or the generator.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
+import os
 import shutil
 from pathlib import Path
 
 import click
 
-from mapperopt.compiler.build import CheckError, compile_program
-from mapperopt.descriptions import parse_machine_spec
-from mapperopt.dsl.commands import load_app, unchecked_note
-from mapperopt.dsl.errors import DslSyntaxError, render_all
 from mapperopt.errors import MapperoptError
+
+
+def _package_digest(h, package: str) -> None:
+    folder = Path(importlib.util.find_spec(package).submodule_search_locations[0])
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".py", ".lark", ".j2", ".cc", ".h")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+
+
+def _record_path(text: str, file: str, bench: str | None, machine_spec: str | None) -> Path:
+    """Where the outcome of this compile is recorded."""
+    from mapperopt import toolchain
+
+    legion = toolchain.find_legion()
+    h = hashlib.sha256("\0".join([text, file, bench or "", machine_spec or "", legion.key, legion.version]).encode())
+    compiler = Path(toolchain.cxx()).resolve()
+    stat = compiler.stat()
+    h.update(f"{compiler}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    for package in ("mapperopt.dsl", "mapperopt.compiler", "mapperopt.benchmarks"):
+        if package == "mapperopt.benchmarks":  # the ABI header and, with --bench, the description
+            h.update((Path(importlib.util.find_spec(package).submodule_search_locations[0]) / "legion" / "common"
+                      / "mapperopt_abi.h").read_bytes())
+        else:
+            _package_digest(h, package)
+    if bench:
+        configs = Path(importlib.util.find_spec("mapperopt.configs").submodule_search_locations[0])
+        app = configs / f"{bench}.app.json"
+        h.update(app.read_bytes() if app.is_file() else b"")
+    return toolchain.cache_dir() / legion.key / "compiles" / f"{h.hexdigest()[:32]}.json"
+
+
+def _compile(text: str, file: str, bench: str | None, machine_spec: str | None) -> tuple[str, str, str]:
+    """(library path, C++ path, messages for stderr) of a full compile; exits with status 1 on errors."""
+    from mapperopt.compiler.build import CheckError, compile_program
+    from mapperopt.descriptions import parse_machine_spec
+    from mapperopt.dsl.commands import load_app, unchecked_note
+    from mapperopt.dsl.errors import DslSyntaxError, render_all
+
+    app = load_app(bench) if bench else None
+    machine = parse_machine_spec(machine_spec) if machine_spec else None
+    try:
+        cm = compile_program(text, file, app=app, machine=machine)
+    except DslSyntaxError as exc:
+        click.echo(str(exc), err=True)
+        raise click.exceptions.Exit(1) from None
+    except CheckError as exc:
+        click.echo(render_all(exc.diagnostics, text), err=True)
+        raise click.exceptions.Exit(1) from None
+    messages = [render_all(cm.diagnostics, text)] if cm.diagnostics else []
+    note = unchecked_note(bench, machine_spec)
+    if note:
+        messages.append(note)
+    return str(cm.so_path), str(cm.cpp_path), "\n".join(messages)
 
 
 @click.command("compile")
@@ -25,30 +82,28 @@ from mapperopt.errors import MapperoptError
 def compile_cmd(file, output, emit_cpp, bench, machine_spec):
     """Compile a DSL mapper to a shared library that applications load with `-mapper PATH.so`.
 
-    Prints the library's path. The same program (after formatting) is compiled once; later calls return the cached
-    library. Warnings go to stderr; errors exit with status 1.
+    Prints the library's path. The same file is compiled once; later calls return the cached library. Warnings go
+    to stderr; errors exit with status 1.
     """
     try:
         text = Path(file).read_text()
     except OSError as exc:
         raise MapperoptError(f"cannot read '{file}': {exc.strerror}") from None
-    app = load_app(bench) if bench else None
-    machine = parse_machine_spec(machine_spec) if machine_spec else None
+    record = _record_path(text, file, bench, machine_spec)
     try:
-        cm = compile_program(text, file, app=app, machine=machine)
-    except DslSyntaxError as exc:
-        click.echo(str(exc), err=True)
-        raise click.exceptions.Exit(1) from None
-    except CheckError as exc:
-        click.echo(render_all(exc.diagnostics, text), err=True)
-        raise click.exceptions.Exit(1) from None
-    if cm.diagnostics:
-        click.echo(render_all(cm.diagnostics, text), err=True)
-    note = unchecked_note(bench, machine_spec)
-    if note:
-        click.echo(note, err=True)
+        so_path, cpp_path, messages = json.loads(record.read_text())
+        if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
+            raise OSError("the recorded library is gone")
+    except (OSError, ValueError):
+        so_path, cpp_path, messages = _compile(text, file, bench, machine_spec)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps([so_path, cpp_path, messages]))
+        os.replace(tmp, record)
+    if messages:
+        click.echo(messages, err=True)
     if emit_cpp:
-        shutil.copyfile(cm.cpp_path, emit_cpp)
+        shutil.copyfile(cpp_path, emit_cpp)
     if output:
-        shutil.copyfile(cm.so_path, output)
-    click.echo(output or str(cm.so_path))
+        shutil.copyfile(so_path, output)
+    click.echo(output or so_path)

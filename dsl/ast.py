@@ -1,4 +1,4 @@
-"""Typed syntax tree of the mapping DSL (dsl.md §3).
+"""Typed syntax tree of the mapping DSL (dsl-reference.md §3).
 
 Every node is a frozen dataclass. Its last field, `loc`, is the source position of the node's first token; it is
 keyword-only and excluded from equality, so two programs compare equal when they have the same structure whatever
@@ -43,7 +43,7 @@ RESERVED = frozenset(
     + list(MEM_KINDS)
     + list(CONSTRAINT_WORDS)
 )
-# Binary operators by precedence level (dsl.md §8.1), loosest first.
+# Binary operators by precedence level (dsl-reference.md §8.1), loosest first.
 BINARY_LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "-"), ("*", "/", "%"))
 
 
@@ -104,14 +104,17 @@ class Kind:
 
 @dataclass(frozen=True)
 class TaskSel:
-    """Task field: `names` is None for `*`, else the listed task names (non-empty, in source order)."""
+    """Task field: `names` is None for `*`, else the listed task names (non-empty, in source order). `kind` is set
+    (with `names` None) for the kind selector of `IndexTaskMap`/`SingleTaskMap` (`IndexTaskMap GPU f;`): the tasks
+    whose chosen processor kind is `kind`."""
 
     names: tuple[Ident, ...] | None
+    kind: str | None = None
     loc: Loc = _loc()
 
     @property
     def is_wildcard(self) -> bool:
-        return self.names is None
+        return self.names is None and self.kind is None
 
 
 @dataclass(frozen=True)
@@ -434,6 +437,8 @@ class FuncDef:
     body: tuple[Assign | Print, ...]
     ret: Return
     loc: Loc = _loc()
+    # The line of the opening `{` (0 when unknown), so that the formatter keeps comments and blank lines in place.
+    brace_line: int = field(default=0, compare=False, repr=False, kw_only=True)
 
 
 Statement = Union[

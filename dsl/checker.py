@@ -1,4 +1,4 @@
-"""Semantic checker (dsl.md §11.3-§11.6, §12): scoping, typing, statement rules, and, given the descriptions, names,
+"""Semantic checker (dsl-reference.md §11.3-§11.6, §12): scoping, typing, statement rules, and, given the descriptions, names,
 kinds and a static evaluation of the mapping functions over the application's launch domains.
 
 `check(program, app=None, machine=None)` returns every finding as a `Diagnostic`, errors capped at 20, in source
@@ -16,12 +16,19 @@ from dataclasses import dataclass
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
-from mapperopt.dsl.evaluator import ABSENT_KINDS, Evaluator, article, by_precedence, int_op, task_matches
+from mapperopt.dsl.evaluator import (ABSENT_KINDS, EvaluationLimit, Evaluator, article, by_precedence, int_op,
+                                     task_matches)
 from mapperopt.dsl.formatter import format_statement
+from mapperopt.dsl.machine import MAX_DIMS
 from mapperopt.errors import MapperoptError
 
 MAX_ERRORS = 20
+# Stated limit: expression nesting counted through chains of calls (each call adds the callee's nesting), which
+# bounds the depth of evaluation (E111).
+MAX_EVAL_NESTING = 300
+FLAG_SIZED_MEMORIES = ("RDMEM", "SOCKMEM")
 MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
+MAX_STATIC_STEPS = 100_000  # expression evaluations of the whole static evaluation (about 1 s)
 # Run-time codes found by static evaluation -> the checker's codes (§11.6).
 STATIC_CODES = {"R400": "E205", "R405": "E205", "R401": "E219", "R409": "E217", "R402": "E209", "R404": "E209"}
 
@@ -84,6 +91,7 @@ class _Checker:
         self.app = app
         self.machine = machine
         self.diags: list[Diagnostic] = []
+        self.errors = 0
         self.functions = program.functions()
         self.global_names = {s.name for s in program.statements if isinstance(s, A.Assign)}
         self.global_types: dict[str, T] = {}
@@ -93,11 +101,19 @@ class _Checker:
 
     def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
         sev = severity or ("error" if code.startswith("E") else "warning")
+        self.errors += sev == "error"
         self.diags.append(Diagnostic(code, sev, message, loc, tuple(h for h in hints if h), tuple(notes)))
 
     def run(self) -> list[Diagnostic]:
         self._scopes()
         self._recursion()
+        if any(d.code == "E111" for d in self.diags):  # typing and evaluation would nest as deep: stop here
+            return self._sorted()
+        if not any(d.code == "E212" for d in self.diags):
+            self._load_order()
+        if not self.program.statements:
+            self.add("W311", "the mapper is empty: every decision is Legion's default mapper's", self.program.loc,
+                     ("start from a Task statement, e.g. Task * GPU,CPU;",))
         self._types()
         self._statements()
         self._overrides()
@@ -109,6 +125,9 @@ class _Checker:
             self._machine_kinds()
             if not any(d.is_error for d in self.diags):
                 self._static_evaluation()
+        return self._sorted()
+
+    def _sorted(self) -> list[Diagnostic]:
         seen, out, errors = set(), [], 0
         for d in sorted(self.diags, key=lambda d: (d.loc.line, d.loc.col)):
             key = (d.code, d.loc.line, d.loc.col, d.message)
@@ -130,7 +149,8 @@ class _Checker:
                      ("global assignments run once at start, before any task exists; use 'task' inside "
                       "def f(Task task) { ... }",))
             return
-        close = _closest(name, visible)
+        # Past the reported errors, skip the (costly) search for a close name.
+        close = _closest(name, visible) if self.errors <= MAX_ERRORS else None
         if close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
@@ -198,6 +218,35 @@ class _Checker:
                 if machine is not None and machine.name not in globals_so_far:
                     self._undefined_variable(machine.name, machine.loc, globals_so_far, True)
 
+    def _load_order(self):
+        """E201 for a global that a function called in the load phase reads (directly or through its calls) before
+        the global's first assignment: the load phase runs in textual order (the evaluator and the compiled mapper
+        would both fail there)."""
+        sites = self._call_sites()
+        reads: dict[str, set[str]] = {}
+        for name in _post_order(self.functions, sites):
+            f = self.functions[name]
+            got = set(_free_names(f)) & self.global_names
+            for call in sites[name]:
+                got |= reads.get(call.func, set())
+            reads[name] = got
+        first: dict[str, A.Assign] = {}
+        for s in self.program.statements:
+            if isinstance(s, A.Assign):
+                first.setdefault(s.name, s)
+        assigned: set[str] = set()
+        for s in self.program.statements:
+            if not isinstance(s, (A.Assign, A.Print)):
+                continue
+            for call in (n for x in _stmt_exprs(s) for n in _walk_all(x) if isinstance(n, A.Call)):
+                early = sorted(reads.get(call.func, set()) - assigned)
+                if early:
+                    g = early[0]
+                    self.add("E201", f"'{call.func}' reads the global variable '{g}' before its assignment", call.loc,
+                             (f"assign '{g}' before this statement (its first assignment is at {first[g].loc})",))
+            if isinstance(s, A.Assign):
+                assigned.add(s.name)
+
     def _scope_function(self, f: A.FuncDef):
         params: set[str] = set()
         for p in f.params:
@@ -222,28 +271,55 @@ class _Checker:
                 local.add(s.name)
                 visible = visible | {s.name}
 
+    def _call_sites(self) -> dict[str, list[A.Call]]:
+        """Calls made by each function (with their positions), in source order."""
+        return {name: [n for s in (*f.body, f.ret) for n in _walk_stmt(s) if isinstance(n, A.Call)]
+                for name, f in self.functions.items()}
+
     def _recursion(self):
-        calls = {name: {n.func for s in (*f.body, f.ret) for n in _walk_stmt(s) if isinstance(n, A.Call)}
-                 for name, f in self.functions.items()}
-        reported: set[frozenset] = set()
-
-        def visit(start: str, name: str, path: list[str]):
-            for callee in sorted(calls.get(name, ())):
-                if callee == start:
-                    cycle = path + [start]
-                    key = frozenset(cycle)
-                    if key not in reported:
-                        reported.add(key)
-                        site = next(n for s in (*self.functions[name].body, self.functions[name].ret)
-                                    for n in _walk_stmt(s) if isinstance(n, A.Call) and n.func == start)
-                        self.add("E212", f"recursive call: {' -> '.join(cycle)}", site.loc,
-                                 ("functions cannot call themselves, directly or indirectly; a mapping function "
-                                  "must always terminate",))
-                elif callee not in path and callee in calls:
-                    visit(start, callee, path + [callee])
-
-        for name in self.functions:
-            visit(name, name, [name])
+        """E212 for each call that closes a cycle of calls (iterative depth-first search: linear in the calls);
+        E111 when expressions nest deeper than MAX_EVAL_NESTING levels through chains of calls."""
+        sites = self._call_sites()
+        state: dict[str, int] = {}  # 1: on the current path, 2: done
+        nesting: dict[str, int] = {}  # expression nesting of a call of the function, its callees included
+        cyclic = False
+        for root in self.functions:
+            if root in state:
+                continue
+            path, stack = [root], [(root, iter(sites[root]))]
+            state[root] = 1
+            while stack:
+                name, calls = stack[-1]
+                call = next(calls, None)
+                if call is None:
+                    stack.pop()
+                    path.pop()
+                    state[name] = 2
+                    f = self.functions[name]
+                    nesting[name] = max(_nesting(s, nesting) for s in (*f.body, f.ret))
+                    continue
+                callee = call.func
+                if callee not in self.functions:
+                    continue
+                if state.get(callee) == 1:
+                    cyclic = True
+                    cycle = path[path.index(callee):] + [callee]
+                    self.add("E212", f"recursive call: {' -> '.join(cycle)}", call.loc,
+                             ("functions cannot call themselves, directly or indirectly; a mapping function "
+                              "must always terminate",))
+                elif callee not in state:
+                    state[callee] = 1
+                    path.append(callee)
+                    stack.append((callee, iter(sites[callee])))
+        if cyclic:
+            return
+        deepest = max(nesting, key=nesting.get, default=None)
+        for name, depth in [(deepest, nesting[deepest])] if deepest is not None else ():
+            if depth > MAX_EVAL_NESTING:
+                f = self.functions[name]
+                self.add("E111", f"a call of '{name}' nests {depth} levels of expressions through its calls; the "
+                                 f"limit is {MAX_EVAL_NESTING}", f.loc,
+                         ("flatten the chain of calls, or compute parts in intermediate variables",))
 
     # ------------------------------------------------------------------------------------------------ typing
 
@@ -508,7 +584,10 @@ class _Checker:
         grow = {"merge": -1, "split": 1, "balance_split": None if consts[-1] is None else consts[-1] - 1,
                 "auto_split": None if args[-1].n is None else args[-1].n - 1,
                 "greedy_split": None if args[-1].n is None else args[-1].n - 1}.get(name, 0)
-        return T("MSpace", n=None if n is None or grow is None else n + grow, kind=t.kind)
+        ndims = None if n is None or grow is None else n + grow
+        if ndims is not None and ndims > MAX_DIMS:
+            return bad(f"the result would have {ndims} dimensions; a machine model has at most {MAX_DIMS}")
+        return T("MSpace", n=ndims, kind=t.kind)
 
     def _infer_index(self, e: A.Index, env, top_level) -> T:
         t = self._infer(e.obj, env, top_level)
@@ -603,7 +682,11 @@ class _Checker:
         for group in groups:
             present = [n for n in names if n in group]
             if len(present) > 1:
-                first, second = present[0], next(n for n in present[1:] if n != present[0] or n == "Align")
+                first = present[0]
+                second = next((n for n in present[1:] if n != first or n == "Align"), None)
+                if second is None:  # the same word again: harmless
+                    self.add("W308", f"constraint '{first}' is listed twice", s.loc, ("remove the repetition",))
+                    continue
                 msg = (f"contradictory layout constraints '{first}' and '{second}'" if first != second
                        else "two Align constraints in one Layout statement")
                 self.add("E214", msg, s.loc, ("keep one of them",))
@@ -762,25 +845,59 @@ class _Checker:
                     self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
                                      f"({m.shape()}); it is skipped", k.loc)
             if isinstance(s, A.RegionStmt):
+                if self._only_absent_memories(s):
+                    continue
                 for k in s.memories:
                     if k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen:
                         seen.add(k.name)
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
                                  k.loc)
 
+    def _only_absent_memories(self, s: A.RegionStmt) -> bool:
+        """E221 when every kind of `s` is absent on the machine and no other Region statement that applies wherever
+        `s` does lists a kind that exists: the mapper is certain to fail (R403) for what `s` selects."""
+        exists = lambda k: k == "VIRTUAL" or bool(self.machine.memories_of(k))  # noqa: E731
+        # RDMEM and SOCKMEM exist only when the run sizes them (-ll:rsize, -ll:nsize), which a machine description
+        # does not record: their absence stays a warning.
+        if any(exists(k.name) or k.name in FLAG_SIZED_MEMORIES for k in s.memories):
+            return False
+        if isinstance(s.proc, A.Kind) and self.machine.count(s.proc.name, 0) == 0:
+            return False  # it never applies on this machine
+        tasks = None if s.tasks.names is None else {i.name for i in s.tasks.names}
+        for o in self.program.statements:
+            if o is s or not isinstance(o, A.RegionStmt) or not any(exists(k.name) for k in o.memories):
+                continue
+            task_ok = o.tasks.names is None or (tasks is not None and tasks <= {i.name for i in o.tasks.names})
+            region_ok = o.region.is_wildcard or o.region == s.region
+            proc_ok = isinstance(o.proc, A.Star) or (isinstance(s.proc, A.Kind) and o.proc.name == s.proc.name)
+            if task_ok and region_ok and proc_ok:
+                return False
+        kinds = ", ".join(k.name for k in s.memories)
+        self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
+                         f"places would fail (R403)", s.loc,
+                 ("add a kind the machine has, e.g. SYSMEM, after the others",),
+                 (f"machine: {self.machine.shape()}",))
+        return True
+
     def _static_evaluation(self):
         """Evaluate the load phase and, given launch domains, every mapping function at every launch point."""
         try:
-            ev = Evaluator(self.program, self.machine, self.app)
+            ev = Evaluator(self.program, self.machine, self.app, budget=MAX_STATIC_STEPS)
+            self._evaluate_points(ev)
+        except EvaluationLimit:
+            self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
+                             "and statements were not evaluated", self.program.loc,
+                     ("calls that multiply (each function calling others several times) make evaluation slow",))
         except DslRuntimeError as err:
             self._runtime_diag(err, "at load", None)
             return
         except MapperoptError as err:
             self.add("E206", err.message, self.program.loc)
-            return
+
+    def _evaluate_points(self, ev: Evaluator):
         if self.app is None:
             return
-        parent_users = {name for name, f in self.functions.items() if _uses_parent(f, self.functions)}
+        parent_users = _parent_users(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         for info in self.app.tasks:
             try:
@@ -853,6 +970,91 @@ def _walk(e):
                 stack.append(node.obj)
 
 
+def _nesting(s, nesting: dict[str, int]) -> int:
+    """Nesting depth of the expressions of statement `s`, a call counting the nesting of its callee (`nesting`, 0
+    when unknown). Iterative, one pass."""
+    best = 0
+    stack = [(x, 1) for x in _stmt_exprs(s)]
+    while stack:
+        node, d = stack.pop()
+        best = max(best, d + (nesting.get(node.func, 0) if isinstance(node, A.Call) else 0))
+        stack.extend((c, d + 1) for c in _children(node))
+    return best
+
+
+def _post_order(functions: dict[str, A.FuncDef], sites: dict[str, list[A.Call]]) -> list[str]:
+    """Function names, each after every function it calls (the call graph has no cycle); iterative."""
+    out, seen = [], set()
+    for root in functions:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(sites[root]))]
+        while stack:
+            name, calls = stack[-1]
+            call = next(calls, None)
+            if call is None:
+                stack.pop()
+                out.append(name)
+            elif call.func in functions and call.func not in seen:
+                seen.add(call.func)
+                stack.append((call.func, iter(sites[call.func])))
+    return out
+
+
+def _free_names(f: A.FuncDef):
+    """Names `f` reads that are neither parameters, nor locals assigned before, nor comprehension variables."""
+    bound = {p.name for p in f.params}
+    for s in (*f.body, f.ret):
+        stack = [(x, frozenset()) for x in _stmt_exprs(s)]
+        while stack:
+            node, local = stack.pop()
+            if isinstance(node, A.Name) and node.name not in bound and node.name not in local:
+                yield node.name
+            elif isinstance(node, A.Comprehension):
+                stack.append((node.iterable, local))
+                stack.append((node.expr, local | {node.var}))
+                continue
+            stack.extend((c, local) for c in _children(node))
+        if isinstance(s, A.Assign):
+            bound.add(s.name)
+
+
+def _stmt_exprs(s) -> list:
+    if isinstance(s, (A.Assign, A.Return)):
+        return [s.value]
+    if isinstance(s, A.Print):
+        return list(s.args)
+    return []
+
+
+def _children(node) -> list:
+    match node:
+        case A.Call():
+            return list(node.args)
+        case A.TupleLit():
+            return list(node.items)
+        case A.Comprehension():
+            return [node.expr, node.iterable]
+        case A.Unary():
+            return [node.operand]
+        case A.Unpack():
+            return [node.value]
+        case A.Binary():
+            return [node.left, node.right]
+        case A.Ternary():
+            return [node.cond, node.then, node.orelse]
+        case A.Member():
+            return [node.obj]
+        case A.MethodCall():
+            return [node.obj, *node.args]
+        case A.Index():
+            return [node.obj, *node.items]
+        case A.Slice():
+            return [x for x in (node.obj, node.lo, node.hi) if x is not None]
+    return []
+
+
 def _walk_all(e):
     """Like `_walk`, but also inside comprehensions."""
     for node in _walk(e):
@@ -873,14 +1075,26 @@ def _walk_stmt(s):
             yield from _walk_all(a)
 
 
-def _uses_parent(f: A.FuncDef, functions: dict[str, A.FuncDef], seen: frozenset = frozenset()) -> bool:
-    for n in _walk_stmt(f):
-        if isinstance(n, A.Member) and n.name == "parent":
-            return True
-        if isinstance(n, A.Call) and n.func in functions and n.func not in seen:
-            if _uses_parent(functions[n.func], functions, seen | {f.name}):
-                return True
-    return False
+def _parent_users(functions: dict[str, A.FuncDef]) -> set[str]:
+    """Functions that read `parent`, directly or through the functions they call (linear in the calls)."""
+    callers: dict[str, set[str]] = {}
+    users = []
+    for name, f in functions.items():
+        direct = False
+        for n in _walk_stmt(f):
+            if isinstance(n, A.Member) and n.name == "parent":
+                direct = True
+            elif isinstance(n, A.Call):
+                callers.setdefault(n.func, set()).add(name)
+        if direct:
+            users.append(name)
+    seen = set(users)
+    while users:
+        for caller in callers.get(users.pop(), ()):
+            if caller not in seen:
+                seen.add(caller)
+                users.append(caller)
+    return seen
 
 
 def _kinds_of(s) -> list[A.Kind]:
@@ -905,7 +1119,7 @@ def _selector_keys(s) -> list[tuple]:
     """Selector tokens after list expansion, for the statements with precedence (§6.4)."""
     if type(s) not in _PRECEDENCE:
         return []
-    tasks = ["*"] if s.tasks.names is None else [i.name for i in s.tasks.names]
+    tasks = [s.tasks.kind or "*"] if s.tasks.names is None else [i.name for i in s.tasks.names]
     match s:
         case A.TaskStmt() | A.IndexTaskMapStmt() | A.SingleTaskMapStmt():
             return [(type(s).__name__, t) for t in tasks]
@@ -926,6 +1140,8 @@ def _key_text(key: tuple) -> str:
 
 
 def _tasks_text(sel: A.TaskSel) -> str:
+    if sel.kind is not None:
+        return sel.kind
     return "*" if sel.names is None else ",".join(i.name for i in sel.names)
 
 

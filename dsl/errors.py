@@ -1,6 +1,6 @@
 """Diagnostics of the DSL: compile-time `Diagnostic`s, `DslSyntaxError`, `CheckError` and `DslRuntimeError`.
 
-Compile-time diagnostics render in the dsl.md §11.1 format:
+Compile-time diagnostics render in the dsl-reference.md §11.1 format:
 
     <file>:<line>:<col>: error[E101]: <message>
       <line> | <source line>
@@ -21,7 +21,7 @@ class Diagnostic:
     """One compile-time finding.
 
     Attributes:
-        code: stable code, `Ennn` (error) or `Wnnn` (warning or note), dsl.md §11.
+        code: stable code, `Ennn` (error) or `Wnnn` (warning or note), dsl-reference.md §11.
         severity: "error", "warning" or "note" (W304 and W309 are notes).
         message: names the offending token and what was expected.
         loc: where; the caret points at `loc.col`.
@@ -40,12 +40,12 @@ class Diagnostic:
     def is_error(self) -> bool:
         return self.severity == "error"
 
-    def render(self, source_text: str | None = None) -> str:
-        """The §11.1 text (no trailing newline); the source excerpt and caret appear when `source_text` is given and
-        holds the line."""
+    def render(self, source_text: str | list[str] | None = None) -> str:
+        """The §11.1 text (no trailing newline); the source excerpt and caret appear when `source_text` (the text, or
+        its lines) is given and holds the line."""
         label = "warning" if self.severity == "warning" else self.severity
         out = [f"{self.loc}: {label}[{self.code}]: {self.message}"]
-        lines = source_text.splitlines() if source_text else []
+        lines = source_text if isinstance(source_text, list) else source_text.splitlines() if source_text else []
         if 1 <= self.loc.line <= len(lines):
             text = lines[self.loc.line - 1]
             num = str(self.loc.line)
@@ -60,7 +60,8 @@ class Diagnostic:
 
 def render_all(diagnostics: list[Diagnostic], source_text: str | None) -> str:
     """All diagnostics, each in the §11.1 format, separated by newlines."""
-    return "\n".join(d.render(source_text) for d in diagnostics)
+    lines = source_text.splitlines() if source_text else []  # split once: linear in the number of diagnostics
+    return "\n".join(d.render(lines) for d in diagnostics)
 
 
 class DslSyntaxError(MapperoptError):
@@ -108,7 +109,7 @@ class DslRuntimeError(MapperoptError):
         code: "R4xx".
         detail: the message without prefix, context included.
         loc: position of the innermost expression that failed, or None (e.g. R404, which no expression causes).
-    `str()` is the one-line `[mapperopt] error Rnnn: ...` text of dsl.md §11.1.
+    `str()` is the one-line `[mapperopt] error Rnnn: ...` text of dsl-reference.md §11.1.
     """
 
     def __init__(self, code: str, detail: str, loc: Loc | None = None):

@@ -1,6 +1,6 @@
 """Reference evaluator of a policy: the decisions the compiled mapper must make, computed in pure Python.
 
-`Evaluator(program, machine, app)` runs the load phase (global assignments and prints, dsl.md §5.1) on the described
+`Evaluator(program, machine, app)` runs the load phase (global assignments and prints, dsl-reference.md §5.1) on the described
 machine; `decide(task, point, domain)` resolves the mapping statements (§6, §7) and calls the mapping functions for
 one task or launch point, returning the placement-trace record of interfaces.md §4. The differential tests of the
 compiler compare the generated mapper's trace lines with these records.
@@ -17,10 +17,12 @@ from typing import Any, TextIO
 from mapperopt.descriptions import AppDescription, MachineDescription, TaskInfo
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import DslRuntimeError
-from mapperopt.dsl.machine import KindValue, MachineModel, Proc, ProcSet, TaskValue, fmt_tuple
+from mapperopt.dsl.machine import MAX_PROCS, KindValue, MachineModel, Proc, ProcSet, TaskValue, fmt_tuple
 from mapperopt.errors import MapperoptError
 
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+# Stated limit: a tuple has at most MAX_TUPLE elements (only unpacking makes tuples longer than the text).
+MAX_TUPLE = 4096
 # Kinds tried when no Task statement applies: the DefaultMapper's ranking without PROC_SET, which the DSL cannot name.
 DEFAULT_KIND_RANKING = ("GPU", "OMP", "CPU", "IO", "PY")
 # OMP processors do not exist in the Legion build mapperopt uses (§7.1): OMP entries are always skipped.
@@ -98,11 +100,14 @@ class _Scope:
     names: dict[str, Any]
 
 
-def task_matches(sel: A.TaskSel, task: str) -> list[tuple[int, str]]:
-    """(task rank, task token) for each way `sel` matches `task` (§6.1)."""
+def task_matches(sel: A.TaskSel, task: str, kind: str | None = None) -> list[tuple[int, str]]:
+    """(task rank, task token) for each way `sel` matches `task`, which runs on processor kind `kind` (needed only
+    by a kind selector): a name ranks 2, a kind selector 1, `*` 0 (docs/dsl-reference.md, "Selectors")."""
+    if sel.kind is not None:
+        return [(1, sel.kind)] if sel.kind == kind else []
     if sel.names is None:
         return [(0, "*")]
-    return [(1, task)] if any(i.name == task for i in sel.names) else []
+    return [(2, task)] if any(i.name == task for i in sel.names) else []
 
 
 def _sel_region(sel: A.RegionSel, index: int, names: tuple[str, ...]) -> tuple[tuple[int, int], str] | None:
@@ -136,6 +141,11 @@ def _dedup(items) -> list[str]:
     return out
 
 
+class EvaluationLimit(MapperoptError):
+    """An evaluation took more steps than the evaluator's budget (a program whose calls multiply, e.g. each function
+    calling the previous one twice); not an error of the program, a limit of the evaluation."""
+
+
 class Evaluator:
     """Evaluates a policy on a described machine (and application).
 
@@ -145,12 +155,15 @@ class Evaluator:
         app: the application; without it, every task is assumed to have a variant of every kind and no region
             requirement is known.
         stream: where `print` output goes besides `printed` (None: nowhere).
+        budget: the most expression evaluations in all (None: no limit); beyond it, EvaluationLimit.
     Raises:
         DslRuntimeError: an error of the load phase (a global assignment or top-level print).
+        EvaluationLimit: the budget is spent.
     """
 
     def __init__(self, program: A.Program, machine: MachineDescription, app: AppDescription | None = None,
-                 stream: TextIO | None = None):
+                 stream: TextIO | None = None, budget: int | None = None):
+        self.steps_left = budget
         self.program = program
         self.machine = machine
         self.app = app
@@ -327,9 +340,10 @@ class Evaluator:
 
     def map_statement(self, task: str, index_launch: bool) -> A.IndexTaskMapStmt | A.SingleTaskMapStmt | None:
         """The IndexTaskMap (index launch) or SingleTaskMap (single task) statement that places `task` (§7.6, §7.7)."""
-        kind = A.IndexTaskMapStmt if index_launch else A.SingleTaskMapStmt
-        cands = [((rank,), (tok,), pos, s) for pos, s in self._stmts if isinstance(s, kind)
-                 for rank, tok in task_matches(s.tasks, task)]
+        stmt_type = A.IndexTaskMapStmt if index_launch else A.SingleTaskMapStmt
+        kind = self.task_kind(task) if any(isinstance(s, stmt_type) and s.tasks.kind for _, s in self._stmts) else None
+        cands = [((rank,), (tok,), pos, s) for pos, s in self._stmts if isinstance(s, stmt_type)
+                 for rank, tok in task_matches(s.tasks, task, kind)]
         stmts = by_precedence(cands)
         return stmts[0] if stmts else None
 
@@ -361,7 +375,7 @@ class Evaluator:
         try:
             result = self._map_call(stmt, tv)
         except DslRuntimeError as err:
-            # "...; in function 'f' at p.dsl:3:5, IndexTaskMap of task ..." (dsl.md §11.1)
+            # "...; in function 'f' at p.dsl:3:5, IndexTaskMap of task ..." (dsl-reference.md §11.1)
             raise err.with_context(context, sep=", " if err.loc is not None else "; ") from None
         procs = result.procs if isinstance(result, ProcSet) else (result,) if isinstance(result, Proc) else None
         if procs is None:
@@ -405,7 +419,7 @@ class Evaluator:
             statement applies (Legion's default placement); for a processor set, the set's first processor (the one
             the mapper picks when none of the set is busy). `layout` is None for a virtual mapping.
         Raises:
-            DslRuntimeError: R400-R410 (see dsl.md §11.5).
+            DslRuntimeError: R400-R410 (see dsl-reference.md §11.5).
             MapperoptError: the application has no such task.
         """
         kind = self.task_kind(task)
@@ -486,6 +500,11 @@ class Evaluator:
         raise DslRuntimeError("R408", f"'{name}' is {what}", loc)
 
     def _eval(self, e, scope: _Scope | None) -> Any:
+        if self.steps_left is not None:
+            self.steps_left -= 1
+            if self.steps_left < 0:
+                raise EvaluationLimit("evaluation stopped: the step budget is spent (calls that multiply, e.g. "
+                                      "functions that each call the previous one twice)")
         try:
             return _DISPATCH[type(e)](self, e, scope)
         except DslRuntimeError as err:
@@ -514,6 +533,9 @@ class Evaluator:
             per_node = self.machine.per_node(e.kind)
         except MapperoptError as err:
             _fail("R409", f"Machine({e.kind}): {err.message}")
+        if self.machine.nodes * per_node > MAX_PROCS:
+            _fail("R409", f"Machine({e.kind}): at most {MAX_PROCS} processors of one kind are supported, not "
+                          f"{self.machine.nodes} x {per_node}")
         return MachineModel(e.kind, (self.machine.nodes, per_node))
 
     def _e_tuple(self, e: A.TupleLit, scope):
@@ -521,6 +543,8 @@ class Evaluator:
         for item in e.items:
             if isinstance(item, A.Unpack):
                 out.extend(self._unpack(item, scope))
+                if len(out) > MAX_TUPLE:
+                    _fail("R408", f"a tuple has at most {MAX_TUPLE} elements, not {len(out)}")
             else:
                 v = self._eval(item, scope)
                 if not _is_int(v):

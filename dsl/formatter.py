@@ -4,7 +4,7 @@ Layout rules: one statement per line; lists in selectors as `a,b` (no spaces); f
 statement per line indented by four spaces, `}` alone; binary operators surrounded by spaces; parentheses only where
 precedence needs them. Comments are kept: a comment on its own line stays before the statement that follows it, a
 comment on the line(s) of a statement follows that statement on its line, and one blank line is kept where the source
-had at least one.
+had at least one. Every comment keeps its place: after the same statements and before the same statements.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from mapperopt.dsl import ast as A
 
 INDENT = "    "
 
-# Precedence levels (dsl.md §8.1), loosest first; an operand is parenthesised when its level is below the slot's.
+# Precedence levels (dsl-reference.md §8.1), loosest first; an operand is parenthesised when its level is below the slot's.
 _TERNARY, _POSTFIX, _PRIMARY = 1, 9, 10
 _UNARY = 8
 _BINARY_LEVEL = {op: i + 2 for i, ops in enumerate(A.BINARY_LEVELS) for op in ops}
@@ -24,7 +24,8 @@ _BINARY_LEVEL = {op: i + 2 for i, ops in enumerate(A.BINARY_LEVELS) for op in op
 def format_program(program: A.Program) -> str:
     """The canonical text of `program`, ending with a newline (empty string for an empty program)."""
     lines: list[str] = []
-    _emit_sequence(lines, list(program.statements), sorted(program.comments, key=lambda c: c.loc.line), 0, None)
+    comments = sorted(program.comments, key=lambda c: (c.loc.line, c.loc.col))
+    _emit_sequence(lines, list(program.statements), comments, 0, None)
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -47,56 +48,81 @@ def _start(node) -> int:
     return node.loc.line
 
 
+def _start_pos(node) -> tuple[int, int]:
+    return node.loc.line, node.loc.col
+
+
 def _end(node) -> int:
     return node.loc.end_line or node.loc.line
 
 
 def _emit_sequence(lines: list[str], items: list, comments: list[A.Comment], depth: int, last_line: int | None):
-    """Emit `items` (statements) at `depth` with the comments that fall before, on or inside them; comments after the
-    last item are emitted at the end. `last_line` is the source line just before the sequence, for blank lines."""
+    """Emit `items` (statements) at `depth` with `comments` (sorted by position). A comment belongs to the last item
+    that starts before it: on that item's lines it follows the item on its (last) line; on a later line it goes
+    before the next item (or after the last one). Linear in items + comments. `last_line` is the source line just
+    before the sequence, for blank lines."""
     pad = INDENT * depth
-    pending = list(comments)
+    leading: list[list[A.Comment]] = [[] for _ in items]
+    inside: list[list[A.Comment]] = [[] for _ in items]
+    tail: list[A.Comment] = []
+    owner = -1
+    for c in comments:
+        pos = (c.loc.line, c.loc.col)
+        while owner + 1 < len(items) and _start_pos(items[owner + 1]) < pos:
+            owner += 1
+        if owner >= 0 and c.loc.line <= _end(items[owner]):
+            inside[owner].append(c)
+        elif owner + 1 < len(items):
+            leading[owner + 1].append(c)
+        else:
+            tail.append(c)
     prev_end = last_line
-    for item in items:
+    for item, lead, within in zip(items, leading, inside):
         start, end = _start(item), _end(item)
-        leading = [c for c in pending if c.loc.line < start] if start else []
-        inside = [c for c in pending if start and start <= c.loc.line <= end]
-        pending = [c for c in pending if c not in leading and c not in inside]
-        first = leading[0].loc.line if leading else start
+        first = lead[0].loc.line if lead else start
         if prev_end and first and first > prev_end + 1 and lines and lines[-1].strip():
             lines.append("")
-        for i, c in enumerate(leading):
-            if i and c.loc.line > leading[i - 1].loc.line + 1:
+        for i, c in enumerate(lead):
+            if i and c.loc.line > lead[i - 1].loc.line + 1:
                 lines.append("")
             lines.append(pad + c.text)
-        if leading and start > leading[-1].loc.line + 1:
+        if lead and start > lead[-1].loc.line + 1:
             lines.append("")
-        _emit_statement(lines, item, depth, inside)
+        _emit_statement(lines, item, depth, within)
         prev_end = end or prev_end
-    if pending and prev_end and pending[0].loc.line > prev_end + 1 and lines:
+    if tail and prev_end and tail[0].loc.line > prev_end + 1 and lines:
         lines.append("")
-    for c in pending:
+    for i, c in enumerate(tail):
+        if i and c.loc.line > tail[i - 1].loc.line + 1:
+            lines.append("")
         lines.append(pad + c.text)
 
 
-def _with_comments(text: str, comments: list[A.Comment]) -> str:
-    return text + "".join("  " + c.text for c in comments)
+def _with_comments(text: str, comments: list[A.Comment], pad: str) -> str:
+    """`text` with the first comment on its line and any further ones on their own lines after it (two comments on
+    one line would read back as one)."""
+    if not comments:
+        return text
+    return text + "  " + comments[0].text + "".join("\n" + pad + c.text for c in comments[1:])
 
 
 def _emit_statement(lines: list[str], stmt: A.Statement, depth: int, comments: list[A.Comment]):
     pad = INDENT * depth
     if not isinstance(stmt, A.FuncDef):
-        lines.append(pad + _with_comments(_simple_statement(stmt), comments))
+        lines.append(pad + _with_comments(_simple_statement(stmt), comments, pad))
         return
     params = ", ".join(f"{p.type} {p.name}" for p in stmt.params)
     body = [*stmt.body, stmt.ret]
-    close = _end(stmt)
-    header = [c for c in comments if c.loc.line == stmt.loc.line]
-    footer = [c for c in comments if c.loc.line == close and c.loc.line > _end(stmt.ret) and c not in header]
-    inner = [c for c in comments if c not in header and c not in footer]
-    lines.append(pad + _with_comments(f"def {stmt.name}({params}) {{", header))
-    _emit_sequence(lines, body, inner, depth + 1, stmt.loc.line)
-    lines.append(pad + _with_comments("}", footer))
+    brace = stmt.brace_line or stmt.loc.line
+    first = _start_pos(body[0])
+    # Before the first body statement, up to the '{' line: on the header line. On the closing '}' line (when it is
+    # not the 'return' line): on that line. Everything else stays with the body statements.
+    header = [c for c in comments if (c.loc.line, c.loc.col) < first and c.loc.line <= brace]
+    footer = [c for c in comments if _end(stmt.ret) < c.loc.line == _end(stmt)]
+    inner = comments[len(header) : len(comments) - len(footer)]
+    lines.append(pad + _with_comments(f"def {stmt.name}({params}) {{", header, pad + INDENT))
+    _emit_sequence(lines, body, inner, depth + 1, brace)
+    lines.append(pad + _with_comments("}", footer, pad))
 
 
 def selector_name(name: str) -> str:
@@ -105,6 +131,8 @@ def selector_name(name: str) -> str:
 
 
 def _tasks(sel: A.TaskSel) -> str:
+    if sel.kind is not None:
+        return sel.kind
     return "*" if sel.names is None else ",".join(selector_name(i.name) for i in sel.names)
 
 

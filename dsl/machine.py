@@ -1,11 +1,11 @@
-"""Run-time values of the DSL: processors, processor sets, machine models (dsl.md §9) and task objects (§10).
+"""Run-time values of the DSL: processors, processor sets, machine models (dsl-reference.md §9) and task objects (§10).
 
 A `MachineModel` is an n-dimensional view of the processors of one kind. `Machine(K)` is the 2-D model (nodes,
 processors per node); each transformation returns a new model that aliases processors of the old one, so a model is a
 chain of `_Transform`s over the base model. Indexing maps new coordinates back through the chain; `coords_of`
 (`task.processor(m)`) maps a processor forward through the inverses.
 
-Invalid uses raise `DslRuntimeError` with the dsl.md §11.5 code (R400 index out of range, R405 set spanning nodes,
+Invalid uses raise `DslRuntimeError` with the dsl-reference.md §11.5 code (R400 index out of range, R405 set spanning nodes,
 R406 processor not in the model, R408 wrong number of indices, R409 invalid transformation argument).
 """
 
@@ -77,6 +77,17 @@ def _fail(code: str, msg: str):
     raise DslRuntimeError(code, msg)
 
 
+# Stated limits: a machine model has at most MAX_DIMS dimensions (Legion's index spaces have at most 9), and a
+# machine at most MAX_PROCS processors of one kind, so that every transformation is cheap.
+MAX_DIMS = 16
+MAX_PROCS = 2**20
+
+
+def _args_text(args: tuple) -> str:
+    """Method arguments as the messages show them: `0, (4, 2)`."""
+    return ", ".join(fmt_tuple(a) if isinstance(a, tuple) else str(a) for a in args)
+
+
 # ---------------------------------------------------------------------------------------------------- factors
 
 
@@ -113,25 +124,43 @@ def greedy_factors(size: int, extents: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(factors)
 
 
-def _ordered_factorizations(n: int, k: int):
-    if k == 1:
-        yield (n,)
-        return
-    for d in range(1, n + 1):
-        if n % d == 0:
-            for rest in _ordered_factorizations(n // d, k - 1):
-                yield (d, *rest)
+def _divisors(n: int) -> list[int]:
+    """Divisors of n >= 1, ascending."""
+    out = [1]
+    for p in sorted(set(prime_factors(n))):
+        k = 0
+        while n % p ** (k + 1) == 0:
+            k += 1
+        out = [d * p**e for d in out for e in range(k + 1)]
+    return sorted(out)
 
 
 def auto_factors(size: int, extents: tuple[int, ...]) -> tuple[int, ...]:
     """Factors of `auto_split` (§9.4): a k-tuple with product `size` minimising sum(O_i / v_i) (exact), ties to the
-    greedy result when it is a minimiser, else the lexicographically smallest."""
-    cost = lambda f: sum(Fraction(o, v) for o, v in zip(f, extents))  # noqa: E731
-    best = min(cost(f) for f in _ordered_factorizations(size, len(extents)))
+    greedy result when it is a minimiser, else the lexicographically smallest.
+
+    Dynamic programming over the divisors of `size` (k * D^2 steps for D divisors), on integer costs scaled by the
+    product of the extents, instead of enumerating every factorisation."""
+    k, scale = len(extents), 1
+    for v in extents:
+        scale *= v
+    weight = [scale // v for v in extents]
+    divisors = _divisors(size)
+    # best[i][n]: the least cost of factors i.. with product n (n a divisor of size).
+    best: list[dict[int, int]] = [{} for _ in range(k)]
+    best[k - 1] = {n: n * weight[k - 1] for n in divisors}
+    for i in range(k - 2, -1, -1):
+        nxt = best[i + 1]
+        best[i] = {n: min(d * weight[i] + nxt[n // d] for d in divisors if d <= n and n % d == 0) for n in divisors}
     greedy = greedy_factors(size, extents)
-    if cost(greedy) == best:
+    if sum(f * w for f, w in zip(greedy, weight)) == best[0][size]:
         return greedy
-    return min(f for f in _ordered_factorizations(size, len(extents)) if cost(f) == best)
+    out, rest = [], size
+    for i in range(k - 1):
+        d = next(d for d in divisors if rest % d == 0 and d * weight[i] + best[i + 1][rest // d] == best[i][rest])
+        out.append(d)
+        rest //= d
+    return tuple(out) + (rest,)
 
 
 # ---------------------------------------------------------------------------------------------------- transforms
@@ -280,7 +309,9 @@ class MachineModel:
         return d
 
     def _then(self, op: str, args: tuple, new: tuple[int, ...], shown: tuple) -> MachineModel:
-        text = ", ".join(fmt_tuple(a) if isinstance(a, tuple) else str(a) for a in shown)
+        text = _args_text(shown)
+        if len(new) > MAX_DIMS:
+            _fail("R409", f"{op}({text}): a machine model has at most {MAX_DIMS} dimensions")
         return MachineModel(self.kind, self.base, self.transforms + (_Transform(op, args, self.size, new, text),))
 
     def merge(self, d1: int, d2: int) -> MachineModel:
@@ -335,15 +366,23 @@ class MachineModel:
         size = self._splittable(d, "balance_split")
         if n < 2:
             _fail("R409", f"balance_split({d}, {n}): the number of factors must be >= 2")
+        self._room(n, "balance_split", (d, n))
         return self._split(d, balance_factors(size, n), "balance_split", (d, n))
+
+    def _room(self, factors: int, op: str, shown: tuple):
+        """R409 before computing `factors` factors that would give a model of more than MAX_DIMS dimensions."""
+        if len(self.size) - 1 + factors > MAX_DIMS:
+            _fail("R409", f"{op}({_args_text(shown)}): a machine model has at most {MAX_DIMS} dimensions")
 
     def auto_split(self, d: int, v: tuple[int, ...]) -> MachineModel:
         size = self._splittable(d, "auto_split")
-        return self._split(d, auto_factors(size, self._extents(v, "auto_split")), "auto_split", (d, v))
+        self._room(len(self._extents(v, "auto_split")), "auto_split", (d, v))
+        return self._split(d, auto_factors(size, v), "auto_split", (d, v))
 
     def greedy_split(self, d: int, v: tuple[int, ...]) -> MachineModel:
         size = self._splittable(d, "greedy_split")
-        return self._split(d, greedy_factors(size, self._extents(v, "greedy_split")), "greedy_split", (d, v))
+        self._room(len(self._extents(v, "greedy_split")), "greedy_split", (d, v))
+        return self._split(d, greedy_factors(size, v), "greedy_split", (d, v))
 
     @staticmethod
     def _extents(v: tuple[int, ...], what: str) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import re
 import threading
 from importlib import resources
@@ -21,6 +22,9 @@ from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
 
 INT_MAX = 2**63 - 1
+# Stated limit: an expression (or statement) nests at most this many levels (operators, calls, brackets,
+# comprehensions); deeper input is E110. It bounds the recursion of every later stage.
+MAX_NESTING = 100
 
 
 _LOCK = threading.Lock()
@@ -28,10 +32,21 @@ _LOCK = threading.Lock()
 
 @functools.cache
 def _lark() -> lark.Lark:
-    """The parser; it builds the AST while parsing (an inline transformer is much faster than a parse tree)."""
+    """The parser; it builds the AST while parsing (an inline transformer is much faster than a parse tree).
+
+    Lark's tables are cached on disk (in the build cache, keyed by Lark from the grammar and options): building them
+    costs about 0.3 s of every command that parses."""
     grammar = resources.files("mapperopt.dsl").joinpath("grammar.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", lexer="basic", keep_all_tokens=True, maybe_placeholders=True,
-                     transformer=_ToAst())
+    options = dict(parser="lalr", lexer="basic", keep_all_tokens=True, maybe_placeholders=True, transformer=_ToAst())
+    try:
+        from mapperopt.toolchain import cache_dir
+
+        folder = cache_dir() / "lark"
+        folder.mkdir(exist_ok=True)
+        digest = hashlib.sha256(f"{lark.__version__}\0{grammar}".encode()).hexdigest()[:16]
+        return lark.Lark(grammar, cache=str(folder / f"dsl-{digest}.lark"), **options)
+    except OSError:  # no writable cache: build the tables in memory
+        return lark.Lark(grammar, **options)
 
 
 def parse(text: str, filename: str = "<string>") -> A.Program:
@@ -54,6 +69,9 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
             raise _translate(exc, text, filename) from None
         except _AstError as exc:
             raise exc.to_syntax_error(text) from None
+        finally:
+            _ToAst.depth = {}
+            _ToAst.raw = ()
     return A.Program(program.statements, comments=tuple(_comments(text, filename)), source=text, loc=program.loc)
 
 
@@ -97,6 +115,10 @@ _PUNCTUATION = frozenset(
 )
 
 
+def _abridged(text: str, keep: int = 24) -> str:
+    return text if len(text) <= keep else f"{text[:keep]}... ({len(text)} characters)"
+
+
 def _unquote(tok: Token) -> str:
     """A selector name: an IDENT as is, a STRING without its quotes."""
     return str(tok)[1:-1] if tok.type == "STRING" else str(tok)
@@ -125,7 +147,16 @@ def _rule(method):
         if isinstance(last, Token):
             loc = A.Loc(loc.file, loc.line, loc.col, last.end_line, last.end_column)
         children = [c for c in raw if not (isinstance(c, Token) and c.type in _PUNCTUATION)]
-        return method(self, loc, children)
+        self.raw = raw
+        depth = 1 + max((self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)), default=0)
+        if depth > MAX_NESTING:
+            raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
+                                    "or comprehensions", loc, None,
+                            ("split the expression with intermediate variables",))
+        node = method(self, loc, children)
+        if node is not None:
+            self.depth[id(node)] = depth
+        return node
 
     return callback
 
@@ -134,22 +165,34 @@ class _ToAst:
     """Callbacks run by the parser at each reduction; each returns an AST node (or a list/tuple of them)."""
 
     file = "<string>"
+    depth: dict[int, int] = {}  # id(node) -> nesting depth, during one parse (the nodes stay alive meanwhile)
+    raw: tuple = ()
 
     def _tloc(self, tok: Token) -> A.Loc:
         return A.Loc(self.file, tok.line, tok.column, tok.end_line, tok.end_column)
 
     def _int(self, tok: Token) -> int:
-        value = int(tok)
+        # Length first: int() of a huge literal is slow, and refused beyond 4300 digits.
+        value = INT_MAX + 1 if len(tok.lstrip("0")) > 19 else int(tok)
         if value > INT_MAX:
             raise _AstError(
-                "E100", f"integer literal '{tok}' is out of range; expected a value below 2^63", self._tloc(tok),
-                str(tok))
+                "E100", f"integer literal '{_abridged(tok)}' is out of range; expected a value below 2^63",
+                self._tloc(tok), _abridged(tok))
         return value
 
     # ---- program and selectors
-    @_rule
-    def start(self, loc, children):
-        return A.Program(tuple(c for c in children if c is not None), loc=loc)
+    def statements(self, children):
+        if not children:
+            return []
+        out, stmt = children
+        if stmt is not None:
+            out.append(stmt)
+        return out
+
+    def start(self, children):
+        (stmts,) = children
+        first = stmts[0].loc if stmts else A.Loc(self.file, 1, 1)
+        return A.Program(tuple(stmts), loc=A.Loc(self.file, first.line, first.col))
 
     @_rule
     def empty_stmt(self, loc, children):
@@ -160,6 +203,11 @@ class _ToAst:
         if children[0].type == "STAR":
             return A.TaskSel(None, loc=loc)
         return A.TaskSel(tuple(A.Ident(_unquote(t), loc=self._tloc(t)) for t in children), loc=loc)
+
+    @_rule
+    def map_sel(self, loc, children):
+        (sel,) = children
+        return A.TaskSel(None, sel.name, loc=loc) if isinstance(sel, A.Kind) else sel
 
     @_rule
     def region_sel(self, loc, children):
@@ -272,7 +320,8 @@ class _ToAst:
                 None,
                 ("move the 'return' to the end of the body",),
             )
-        return A.FuncDef(str(name), params, tuple(body[:-1]), body[-1], loc=loc)
+        brace = next(t for t in self.raw if isinstance(t, Token) and t.type == "LBRACE")
+        return A.FuncDef(str(name), params, tuple(body[:-1]), body[-1], loc=loc, brace_line=brace.line)
 
     @_rule
     def param(self, loc, children):
@@ -501,8 +550,9 @@ def _kind_message(word: str, accepts: set[str]) -> tuple[str, str | None] | None
 def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError:
     """Turn Lark's exception into the §11.2 diagnostic."""
 
-    def error(code, message, line, col, token, hints=(), expected=()):
-        diag = Diagnostic(code, "error", message, A.Loc(filename, line, col), tuple(h for h in hints if h))
+    def error(code, message, line, col, token, hints=(), expected=(), notes=()):
+        diag = Diagnostic(code, "error", message, A.Loc(filename, line, col), tuple(h for h in hints if h),
+                          tuple(n for n in notes if n))
         return DslSyntaxError(diag, text, token, expected)
 
     if isinstance(exc, UnexpectedCharacters):
@@ -521,18 +571,22 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     expected = _expected_list(accepts)
     semicolon_ok = "SEMICOLON" in accepts
 
-    # E102: a statement ends without ';' (at a line break, or at the end of input after a '//' comment).
-    if semicolon_ok and prev is not None:
-        comment_after = _line_has_comment_after(text, prev)
+    comment_after = prev is not None and _line_has_comment_after(text, prev)
+    slash_hint = "'//' starts a comment; integer division is '/'" if comment_after else None
+    slash_note = (f"the rest of line {prev.end_line} after '//' is a comment" if comment_after else None)
+
+    # E102: a statement ends without ';' (at a line break, or at the end of input after a '//' comment), when the
+    # previous statement is incomplete without it: a token after a complete statement (after ';' or a function's
+    # '}') that cannot start one is E100 at that token.
+    if semicolon_ok and prev is not None and prev.type not in ("SEMICOLON", "RBRACE"):
         if (not at_eof and token.line > prev.end_line) or (at_eof and comment_after):
-            hint = "'//' starts a comment; integer division is '/'" if comment_after else None
             return error("E102", f"missing ';' after '{prev}'", prev.end_line, prev.end_column, str(prev),
-                         (hint,), expected)
+                         (slash_hint,), expected)
 
     if at_eof:
         line, col = (prev.end_line, prev.end_column) if prev is not None else (1, 1)
         return error("E105", f"unexpected end of input; expected {describe_expected(accepts)}", line, col, None,
-                     (), expected)
+                     (slash_hint,), expected, (slash_note,))
 
     tok_text = str(token)
     line, col = token.line, token.column
@@ -551,16 +605,20 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             expected,
         )
 
+    # E109: a processor kind inside the task list of a map statement (a kind selector stands alone).
+    if (token.type == "COMMA" and prev is not None and prev.value in A.PROC_KINDS and len(tokens) >= 2
+            and tokens[-2].type in ("INDEXTASKMAP", "SINGLETASKMAP")):
+        return error("E109", f"reserved word '{prev}' cannot be used as a name in a task list", prev.line,
+                     prev.column, str(prev), (f"a kind selector stands alone ({tokens[-2]} {prev} f;); "
+                                              "otherwise list the task names",), expected)
+
     # E109: a reserved word where a name is expected. A misplaced statement keyword (`return` at top level, a
     # `Region` statement inside a function) is an E100 unless it is being assigned to.
     rest = text[token.end_pos :].lstrip()
     assigned = rest.startswith("=") and not rest.startswith("==")
     if "IDENT" in accepts and tok_text in A.RESERVED and (assigned or tok_text not in _STATEMENT_WORDS | {"return"}):
-        hint = None
-        if prev is not None and prev.type in ("INDEXTASKMAP", "SINGLETASKMAP") and tok_text in A.PROC_KINDS:
-            hint = "list the task names or use *"
-        return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text,
-                     (hint,), expected)
+        return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text, (),
+                     expected)
 
     # E107: a name where a kind is expected.
     if token.type == "IDENT":
@@ -600,5 +658,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                      "written at top level")
     if token.type == "IDENT" and tok_text in ("if", "else", "while"):
         hints.append("there are no if/while statements; use the ternary operator c ? a : b")
+    later_line = slash_hint is not None and token.line > prev.end_line
+    if later_line:
+        hints.append(slash_hint)
     return error("E100", f"unexpected '{tok_text}'; expected {describe_expected(accepts)}", line, col, tok_text,
-                 tuple(hints), expected)
+                 tuple(hints), expected, (slash_note if later_line else None,))

@@ -57,7 +57,7 @@ class RegionArg:
 
     Attributes:
         index: position in the task's requirements (0-based).
-        names: the name chain, nearest name first, ancestors after (dsl.md §6.2); may be empty.
+        names: the name chain, nearest name first, ancestors after (dsl-reference.md §6.2); may be empty.
         privilege: one of PRIVILEGES.
         fields: field names.
         redop: reduction operator name (e.g. "sum_f32") for `reduce`, else None.
@@ -245,7 +245,7 @@ class MachineDescription:
         return 0
 
     def per_node(self, kind: str) -> int:
-        """Processors of `kind` per node. Raises DescriptionError when the nodes differ (dsl.md §9.1)."""
+        """Processors of `kind` per node. Raises DescriptionError when the nodes differ (dsl-reference.md §9.1)."""
         counts = {self.count(kind, n) for n in range(self.nodes)}
         if len(counts) > 1:
             raise DescriptionError(f"the nodes have different numbers of {kind} processors: {sorted(counts)}")

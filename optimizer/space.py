@@ -36,9 +36,9 @@ from typing import Any, Iterator, Mapping
 
 from mapperopt.errors import MapperoptError
 
-# The DefaultMapper's processor ranking (dsl.md §7.1), restricted to kinds mapperopt's Legion build has.
+# The DefaultMapper's processor ranking (dsl-reference.md §7.1), restricted to kinds mapperopt's Legion build has.
 KIND_RANKING = ("GPU", "CPU")
-# The memory the DefaultMapper picks for a task on each processor kind (dsl.md §7.2).
+# The memory the DefaultMapper picks for a task on each processor kind (dsl-reference.md §7.2).
 DEFAULT_MEMORY = {"GPU": "FBMEM", "CPU": "SYSMEM"}
 # Memory kinds a decision may use: VIRTUAL is left out because it fails for every leaf variant.
 SEARCH_MEMORIES = ("FBMEM", "ZCMEM", "SYSMEM", "SOCKMEM", "RDMEM")
@@ -46,9 +46,9 @@ ALIGNMENTS = (0, 64, 128)
 INSTANCE_LIMITS = (0, 1, 4)
 SECTIONS = ("task", "region", "layout", "instance_limit", "index_task_map", "single_task_map")
 
-# Index-mapping library (dsl.md §9). `lin` is the row-major linear position of the point in its launch domain, `clin`
-# the column-major one, and `n` the domain's volume; `{m}` is the machine model of the task's processor kind. Every function stays in range for any
-# number of points and processors (dsl.md §14.4, adaptation 2).
+# Index-mapping library (dsl-reference.md §9). `lin` is the row-major linear position of the point in its launch domain,
+# `clin` the column-major one, and `n` the domain's volume; `{m}` is the machine model of the task's processor kind.
+# Every function stays in range for any number of points and processors.
 INDEX_PATTERNS = {
     # contiguous blocks of points over all processors, nodes first (the experts' gpu_block)
     "block": ("block over all processors, nodes first",
@@ -224,7 +224,7 @@ class SearchSpace:
 
     def _memory_choices(self, kind: str) -> tuple[tuple[str, ...], ...]:
         """Memory lists for a requirement of a task on `kind`: the default memory alone, then each other visible
-        memory with the default as a fallback (so that a full small memory is not fatal, dsl.md §7.2)."""
+        memory with the default as a fallback (so that a full small memory is not fatal, dsl-reference.md §7.2)."""
         visible = self.memories[kind]
         default = DEFAULT_MEMORY.get(kind) if DEFAULT_MEMORY.get(kind) in visible else (visible[:1] or ("SYSMEM",))[0]
         return ((default,), *[(m, default) for m in visible if m != default])
@@ -305,7 +305,7 @@ class SearchSpace:
 
     def _region_selector(self, task: str, req: int) -> str:
         """The requirement's nearest name when no other requirement of the task has it in its name chain (a name
-        selects every requirement whose chain contains it, dsl.md §6.2), else its index."""
+        selects every requirement whose chain contains it, dsl-reference.md §6.2), else its index."""
         regions = self.tasks[task]["regions"]
         names = regions[req].get("names") or []
         if names and sum(names[0] in (r.get("names") or []) for r in regions) == 1:

@@ -1,4 +1,4 @@
-// mapperopt::DslMapper: the DefaultMapper subclass that carries out a DSL policy (dsl.md §5-§7, legion.md §1-§2).
+// mapperopt::DslMapper: the DefaultMapper subclass that carries out a DSL policy (docs/dsl-reference.md §5-§7; docs/compiler.md).
 // A generated mapper library only provides the policy's tables and functions (mapperopt_dsl.h) and calls
 // register_policy(); everything that talks to Legion is here, compiled once per Legion version.
 //
@@ -156,7 +156,7 @@ std::string source_pos(const Site &s) {
   return std::string(shared->policy->source_name) + ":" + std::to_string(s.line) + ":" + std::to_string(s.col);
 }
 
-// Prints a message once per key: `[mapperopt] warning Rnnn: ...` and notes (dsl.md §11.5).
+// Prints a message once per key: `[mapperopt] warning Rnnn: ...` and notes (dsl-reference.md §11.5).
 void say_once(const std::string &key, const std::string &line) {
   {
     std::lock_guard<std::mutex> guard(shared->lock);
@@ -190,7 +190,7 @@ std::string machine_text(Kind kind) {
          tuple_text({shared->topo.nodes, shared->topo.per_node[kind]});
 }
 
-// The one-line run-time error of dsl.md §11.1: message, DSL position, then the decision's context.
+// The one-line run-time error of dsl-reference.md §11.1: message, DSL position, then the decision's context.
 [[noreturn]] void report(const DslError &e, const std::string &context) {
   // As the evaluator: "; <where>" for an error with a position, then ", <context>" (else "; <context>").
   std::string line = "[mapperopt] error R" + std::to_string(e.code) + ": " + e.message;
@@ -224,11 +224,11 @@ void print_profile() {
 
 bool task_matches(const char *sel, const std::string &task) { return sel == nullptr || task == sel; }
 
-// Region rank of dsl.md §6.2, or false when the selector does not match requirement `index` with `chain`.
+// Region rank of dsl-reference.md §6.2, or false when the selector does not match requirement `index` with `chain`.
 bool region_rank(const RegionSel &sel, unsigned index, const std::vector<std::string> &chain, int &a, int &b) {
   switch (sel.mode) {
     case RegionSel::ANY: a = 0, b = 0; return true;
-    case RegionSel::INDEX: a = 2, b = 0; return unsigned(sel.index) == index;
+    case RegionSel::INDEX: a = 2, b = 0; return sel.index == int64_t(index);
     case RegionSel::NAME:
       for (size_t j = 0; j < chain.size(); j++)
         if (chain[j] == sel.name) {
@@ -268,7 +268,7 @@ class DslMapper : public DefaultMapper {
       : DefaultMapper(rt, machine, local, MAPPER_NAME), policy(*shared->policy) {}
 
   const char *get_mapper_name() const override { return MAPPER_NAME; }
-  // Non-reentrant: InstanceLimit counters and caches are this object's state (legion.md §1).
+  // Non-reentrant: InstanceLimit counters and caches are this object's state.
   MapperSyncModel get_mapper_sync_model() const override { return SERIALIZED_NON_REENTRANT_MAPPER_MODEL; }
 
   void select_task_options(const MapperContext ctx, const Task &task, TaskOptions &output) override;
@@ -297,7 +297,7 @@ class DslMapper : public DefaultMapper {
 
  private:
   Processor::Kind task_kind(MapperContext ctx, const Task &task);
-  const MapRule *map_rule(const std::vector<MapRule> &rules, const std::string &task) const;
+  const MapRule *map_rule(const std::vector<MapRule> &rules, const std::string &task, Kind kind) const;
   int64_t instance_limit(const std::string &task, Kind kind) const;
   bool has_limit(const std::string &task) const;
   std::vector<Processor> place(const Task &task, const MapRule &rule, Processor::Kind kind,
@@ -321,14 +321,14 @@ class DslMapper : public DefaultMapper {
   const Policy &policy;
   std::map<TaskID, Processor::Kind> kinds;
   std::map<LogicalRegion, std::vector<std::string>> chains;
-  // InstanceLimit bookkeeping for this processor (dsl.md §7.4): admitted = selected but not yet mapped (points),
+  // InstanceLimit bookkeeping for this processor (dsl-reference.md §7.4): admitted = selected but not yet mapped (points),
   // running = mapped but not yet finished; `waiting` are deferral events to trigger when a slot frees up.
   std::map<std::string, int64_t> admitted, running;
   std::vector<MapperEvent> waiting;
   std::unordered_map<UniqueID, InFlight> in_flight;
 };
 
-// The task as mapping functions see it (dsl.md §10); `point` overrides the index point (slice_task, sharding).
+// The task as mapping functions see it (dsl-reference.md §10); `point` overrides the index point (slice_task, sharding).
 std::shared_ptr<TaskView> view_of(const Task &task, bool mapping, const DomainPoint *point) {
   auto view = std::make_shared<TaskView>();
   view->name = task.get_task_name();
@@ -434,12 +434,13 @@ void DslMapper::default_policy_rank_processor_kinds(MapperContext ctx, const Tas
   ranking.push_back(task_kind(ctx, task));
 }
 
-const MapRule *DslMapper::map_rule(const std::vector<MapRule> &rules, const std::string &task) const {
+// Precedence (dsl-reference.md §7.6): a task name, then a kind selector, then `*`; the later of equal ranks.
+const MapRule *DslMapper::map_rule(const std::vector<MapRule> &rules, const std::string &task, Kind kind) const {
   const MapRule *best = nullptr;
+  auto rank = [](const MapRule &r) { return r.task != nullptr ? 2 : r.kind != ANY ? 1 : 0; };
   for (const MapRule &r : rules)
-    if (task_matches(r.task, task) &&
-        (!best || (r.task != nullptr) > (best->task != nullptr) ||
-         ((r.task != nullptr) == (best->task != nullptr) && r.pos > best->pos)))
+    if (task_matches(r.task, task) && (r.kind == ANY || r.kind == kind) &&
+        (!best || rank(r) > rank(*best) || (rank(r) == rank(*best) && r.pos > best->pos)))
       best = &r;
   if (best) mark(best);
   return best;
@@ -484,7 +485,7 @@ void DslMapper::select_task_options(const MapperContext ctx, const Task &task, T
   DefaultMapper::select_task_options(ctx, task, output);  // its kind choice goes through task_kind()
   const std::string name = task.get_task_name();
   if (!task.is_index_space)
-    if (const MapRule *rule = map_rule(policy.single_maps, name))
+    if (const MapRule *rule = map_rule(policy.single_maps, name, dsl_proc_kind(task_kind(ctx, task))))
       output.initial_proc = least_loaded(place(task, *rule, task_kind(ctx, task), nullptr));
   for (const ReplicateRule &r : policy.replicates)
     if (name == r.task) output.replicate = total_nodes > 1, mark(&r);
@@ -497,7 +498,8 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
     app->slice_task(ctx, task, input, output);
     return;
   }
-  const MapRule *rule = map_rule(policy.index_maps, name);
+  const Processor::Kind kind = task_kind(ctx, task);
+  const MapRule *rule = map_rule(policy.index_maps, name, dsl_proc_kind(kind));
   if (rule == nullptr) {
     DefaultMapper::slice_task(ctx, task, input, output);
     if (!has_limit(name)) return;
@@ -509,7 +511,6 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
     output.slices.swap(points);
     return;
   }
-  const Processor::Kind kind = task_kind(ctx, task);
   for (Domain::DomainPointIterator it(input.domain); it; it++) {
     const DomainPoint point = it.p;
     output.slices.push_back(
@@ -586,7 +587,7 @@ LayoutChoice DslMapper::layout(const std::string &task, unsigned index, const st
     ranked.push_back(Ranked{{r.task ? 1 : 0, a, b, third, r.pos}, &r});
   }
   std::sort(ranked.begin(), ranked.end());
-  // Each aspect comes from the highest-precedence statement that mentions it (dsl.md §7.3).
+  // Each aspect comes from the highest-precedence statement that mentions it (dsl-reference.md §7.3).
   LayoutChoice out;
   out.exact = exact_region;
   bool order = false, dims = false, align = false;
@@ -633,7 +634,7 @@ bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, M
   else
     runtime->get_field_space_fields(ctx, req.region.get_field_space(), fields);
   constraints.add_constraint(FieldConstraint(fields, false /*contiguous*/, false /*inorder*/));
-  // Ordering (legion.md §2.7): SOA+F X,Y,..,F; SOA+C ..,Y,X,F; AOS+F F,X,Y,..; AOS+C F,..,Y,X.
+  // Ordering (docs/dsl-reference.md §7.3): SOA+F X,Y,..,F; SOA+C ..,Y,X,F; AOS+F F,X,Y,..; AOS+C F,..,Y,X.
   const int dim = req.region.get_index_space().get_dim();
   std::vector<DimensionKind> order;
   for (int d = 0; d < dim; d++)
@@ -670,7 +671,7 @@ std::string layout_json(const LayoutChoice &c) {
          ", \"compact\": " + (c.compact ? "true" : "false") + "}";
 }
 
-// Maps requirement `index` on `target` (dsl.md §7.2): the effective memory list with fallback on absence or
+// Maps requirement `index` on `target` (dsl-reference.md §7.2): the effective memory list with fallback on absence or
 // failed allocation, R452 for each fallback, R403 when nothing works. Returns the trace entry's memory and layout.
 std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned index, Processor target, bool leaf,
                                   std::vector<PhysicalInstance> &instances) {
@@ -821,7 +822,8 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
   output.chosen_variant = input.shard_processor.exists() ? input.shard_variant : variant.variant;
   output.task_priority = default_policy_select_task_priority(ctx, task);
   // Target processors: the DSL's choice when a map statement applies, else the DefaultMapper's.
-  const MapRule *rule = map_rule(task.is_index_space ? policy.index_maps : policy.single_maps, name);
+  const MapRule *rule =
+      map_rule(task.is_index_space ? policy.index_maps : policy.single_maps, name, dsl_proc_kind(kind));
   std::vector<Processor> set;
   if (input.shard_processor.exists()) {
     output.target_procs.push_back(input.shard_processor);
@@ -865,15 +867,6 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     }
     regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) +
                ", \"name\": " + (chain.empty() ? "null" : json_string(chain[0])) + ", " + entry + "}";
-  }
-  // Every processor of a set that sees all chosen instances may run the task (dsl.md §7.6).
-  for (const Processor &p : set) {
-    if (p == target) continue;
-    bool visible = true;
-    for (const auto &list : output.chosen_instances)
-      for (const PhysicalInstance &inst : list)
-        if (!inst.is_virtual_instance() && !machine.has_affinity(p, inst.get_location())) visible = false;
-    if (visible) output.target_procs.push_back(p);
   }
   if (!task.output_regions.empty()) {
     const Memory out_memory = default_policy_select_output_target(ctx, target);
@@ -932,7 +925,7 @@ void DslMapper::replicate_task(MapperContext ctx, const Task &task, const Replic
     DefaultMapper::replicate_task(ctx, task, input, output);
     return;
   }
-  // ControlReplicate (dsl.md §7.8): one shard per node on the task's processor kind.
+  // ControlReplicate (dsl-reference.md §7.8): one shard per node on the task's processor kind.
   const Processor::Kind kind = task.target_proc.kind();
   const VariantInfo variant = default_find_preferred_variant(task, ctx, true, true, kind);
   if (!variant.is_replicable) {
@@ -952,7 +945,7 @@ void DslMapper::select_tasks_to_map(const MapperContext ctx, const SelectMapping
   }
   // The DefaultMapper's policy (up to max_schedule_count tasks of the deepest admissible level), where a task under
   // an InstanceLimit is admissible only while its in-flight count leaves room; a slot is taken only by a task that
-  // is actually selected (legion.md §7 defect 6).
+  // is actually selected.
   const Kind kind = dsl_proc_kind(input.processor.exists() ? input.processor.kind() : local_kind);
   auto points = [](const Task *t) -> int64_t {
     return t->is_index_space ? int64_t(t->get_slice_domain().get_volume()) : 1;
@@ -1018,7 +1011,7 @@ void DslMapper::report_profiling(const MapperContext ctx, const Task &task, cons
 void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappable, const MemoizeInput &input,
                                   MemoizeOutput &output) {
   DefaultMapper::memoize_operation(ctx, mappable, input, output);
-  // A replayed trace skips select_tasks_to_map, so a limited task must not be memoized (legion.md §2.8).
+  // A replayed trace skips select_tasks_to_map, so a limited task must not be memoized.
   if (const Task *task = mappable.as_task())
     if (has_limit(task->get_task_name())) output.memoize = false;
 }
@@ -1026,7 +1019,9 @@ void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappa
 void DslMapper::select_sharding_functor(const MapperContext ctx, const Task &task,
                                         const SelectShardingFunctorInput &input,
                                         SelectShardingFunctorOutput &output) {
-  const MapRule *rule = task.is_index_space ? map_rule(policy.index_maps, task.get_task_name()) : nullptr;
+  const MapRule *rule = task.is_index_space
+                            ? map_rule(policy.index_maps, task.get_task_name(), dsl_proc_kind(task_kind(ctx, task)))
+                            : nullptr;
   if (rule == nullptr || shared->sharding_base == 0) {
     DefaultMapper::select_sharding_functor(ctx, task, input, output);
     return;
@@ -1270,7 +1265,7 @@ void build_topology(Machine machine) {
     topo.per_node[k] = int64_t(nodes[0].size());
     for (const std::vector<Processor> &node : nodes)
       topo.symmetric[k] = topo.symmetric[k] && node.size() == nodes[0].size();
-    if (!topo.symmetric[k]) continue;  // Machine(K) reports it (dsl.md §9.1)
+    if (!topo.symmetric[k]) continue;  // Machine(K) reports it (dsl-reference.md §9.1)
     topo.memories[k].assign(topo.nodes * topo.per_node[k], 0);
     for (int64_t n = 0; n < topo.nodes; n++)
       for (int64_t i = 0; i < topo.per_node[k]; i++) {
@@ -1335,7 +1330,7 @@ void registration(Machine machine, Runtime *runtime, const std::set<Processor> &
                                            new DslShardingFunctor(shared->policy->index_maps[k]), true);
     }
   }
-  // One mapper object per local processor (legion.md §1, §7 defect 1).
+  // One mapper object per local processor.
   for (Processor p : local_procs)
     runtime->replace_default_mapper(new DslMapper(runtime->get_mapper_runtime(), machine, p), p);
 }

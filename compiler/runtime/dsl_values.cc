@@ -1,4 +1,4 @@
-// DSL values, operators and machine models (dsl.md §4, §8, §9). Legion-free: the mapper (dsl_mapper.cc) fills a
+// DSL values, operators and machine models (dsl-reference.md §4, §8, §9). Legion-free: the mapper (dsl_mapper.cc) fills a
 // Topology from Realm's machine and everything here works on that.
 #include <algorithm>
 #include <cstdio>
@@ -184,7 +184,7 @@ static Proc proc_at(const Model &m, const std::vector<int64_t> &idx) {
   return Proc{m.kind, b[0], b[1]};
 }
 
-// The index of processor `p` in `m` (dsl.md §9.6), or false when `p` is not in `m` (e.g. cut off by slice).
+// The index of processor `p` in `m` (dsl-reference.md §9.6), or false when `p` is not in `m` (e.g. cut off by slice).
 static bool from_base(const Model &m, const Proc &p, std::vector<int64_t> &idx) {
   if (m.op == Model::MACHINE) {
     if (p.node < 0 || p.node >= m.size[0] || p.index < 0 || p.index >= m.size[1]) return false;
@@ -282,7 +282,7 @@ static int64_t int_op(char op, int64_t a, int64_t b, const Site &s) {
         overflow(-__int128(a), s);
       }
       int64_t q = a / b;
-      if ((a % b != 0) && ((a < 0) != (b < 0))) q--;  // floor, not C's truncation (dsl.md §8.2)
+      if ((a % b != 0) && ((a < 0) != (b < 0))) q--;  // floor, not C's truncation (dsl-reference.md §8.2)
       return op == '/' ? q : a - b * q;
     }
   }
@@ -437,6 +437,16 @@ static std::shared_ptr<Model> derived(const Value &obj, Model::Op op, const std:
   m->base = obj.model;
   m->ops = obj.model->ops + "." + call;
   return m;
+}
+
+// The stated limits of the evaluator: a machine model has at most MAX_DIMS dimensions, a tuple MAX_TUPLE elements.
+constexpr int64_t MAX_DIMS = 16;
+constexpr size_t MAX_TUPLE = 4096;
+
+// R409 before making `factors` new dimensions out of one when the model would exceed MAX_DIMS.
+static void room(const Model &m, int64_t factors, const std::string &call, const Site &s) {
+  if (factors > MAX_DIMS - (int64_t(m.size.size()) - 1))
+    fail(409, call + ": a machine model has at most " + std::to_string(MAX_DIMS) + " dimensions", s);
 }
 
 static Value split_into(const Value &obj, int64_t d, std::vector<int64_t> factors, const std::string &call) {
@@ -598,6 +608,7 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
       if (f < 1 || m.size[d] % f != 0)
         fail(409, call + ": the factor must be >= 1 and divide the size " + std::to_string(m.size[d]) +
                       " of dimension " + std::to_string(d), s);
+      room(m, 2, call, s);
       return split_into(obj, d, {f, m.size[d] / f}, call);
     }
     case Method::SWAP: {
@@ -631,6 +642,7 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
     case Method::BALANCE_SPLIT: {
       const int64_t d = args[0].i, size = splittable(m, d, name, s), n = args[1].i;
       if (n < 2) fail(409, call + ": the number of factors must be >= 2", s);
+      room(m, n, call, s);
       std::vector<int64_t> f(n, 1);
       for (int64_t p : prime_factors(size)) *std::min_element(f.begin(), f.end()) *= p;
       std::sort(f.rbegin(), f.rend());
@@ -640,6 +652,7 @@ Value method(const Ctx &cx, Method which, std::initializer_list<Value> obj_and_a
     case Method::GREEDY_SPLIT: {
       const int64_t d = args[0].i, size = splittable(m, d, name, s);
       const std::vector<int64_t> v = extents(args[1], name, s);
+      room(m, int64_t(v.size()), call, s);
       return split_into(obj, d, which == Method::AUTO_SPLIT ? auto_factors(size, v) : greedy_factors(size, v), call);
     }
     case Method::PROCESSOR: break;
@@ -660,6 +673,9 @@ Value make_tuple(std::initializer_list<Item> items, const Site &s) {
     if (item.mode == Item::UNPACK) {
       const std::vector<int64_t> t = unpacked(item.value, s);
       out.insert(out.end(), t.begin(), t.end());
+      if (out.size() > MAX_TUPLE)
+        fail(408, "a tuple has at most " + std::to_string(MAX_TUPLE) + " elements, not " +
+                      std::to_string(out.size()), s);
     } else {
       if (item.value.type != Value::INT)
         fail(408, "type error: a tuple element must be an int, not " + article(item.value.type), s);
@@ -677,7 +693,7 @@ static void check_range(const Model &m, const std::vector<int64_t> &idx, const S
                     std::to_string(d) + " of " + model_text(m), s);
 }
 
-// m[i0, ..., *, ...]: `wild[d]` marks a wildcard (dsl.md §9.2).
+// m[i0, ..., *, ...]: `wild[d]` marks a wildcard (dsl-reference.md §9.2).
 static Value index_model(const Model &m, std::vector<int64_t> idx, const std::vector<bool> &wild, const Site &s) {
   if (idx.size() != m.size.size())
     fail(408, std::to_string(idx.size()) + " index value(s) for the " + std::to_string(m.size.size()) +

@@ -4,7 +4,7 @@
 // DSL functions written against the dynamic `Value` type below; everything that talks to Legion (the
 // DefaultMapper subclass, machine queries, name chains, tracing, profiling) lives in the support library.
 //
-// Semantics are those of docs dsl.md (§4-§11); run-time errors are thrown as DslError and reported by the
+// Semantics are those of docs/dsl-reference.md (§4-§11); run-time errors are thrown as DslError and reported by the
 // mapper as one `[mapperopt] error Rnnn: ...` line on stderr before it aborts.
 #pragma once
 
@@ -36,7 +36,7 @@ struct Site {
   int col;
 };
 
-// A run-time error of the DSL (dsl.md §11.5): `code` is the R-number, `message` the text without context.
+// A run-time error of the DSL (dsl-reference.md §11.5): `code` is the R-number, `message` the text without context.
 struct DslError {
   int code;
   std::string message;
@@ -55,7 +55,7 @@ inline bool operator==(const Proc &a, const Proc &b) {
 }
 
 // The machine as the DSL sees it: per processor kind, the number of processors per node (every node must have the
-// same number, dsl.md §9.1) and, per processor, the memory kinds with affinity to it (bit k-SYSMEM set for kind k).
+// same number, dsl-reference.md §9.1) and, per processor, the memory kinds with affinity to it (bit k-SYSMEM set for kind k).
 struct Topology {
   int64_t nodes = 1;
   int64_t per_node[NUM_PROC_KINDS] = {0, 0, 0, 0, 0};
@@ -66,7 +66,7 @@ struct Topology {
 
 struct Model;  // a machine model with its chain of transformations (opaque)
 
-// A task as the DSL sees it (dsl.md §10). `mapping` is true for the task being mapped, which has no processor yet.
+// A task as the DSL sees it (dsl-reference.md §10). `mapping` is true for the task being mapped, which has no processor yet.
 struct TaskView {
   std::string name;
   std::vector<int64_t> ipoint;
@@ -77,7 +77,7 @@ struct TaskView {
   std::shared_ptr<const TaskView> parent;
 };
 
-// A DSL value (dsl.md §4). Tuples hold ints only; PROC holds one processor in `procs`, PROCSET several.
+// A DSL value (dsl-reference.md §4). Tuples hold ints only; PROC holds one processor in `procs`, PROCSET several.
 class Value {
  public:
   enum Type : uint8_t { NONE, INT, BOOL, TUPLE, MODEL, PROC, PROCSET, TASK, KIND };
@@ -95,7 +95,7 @@ class Value {
 };
 const char *type_name(Value::Type type);
 std::string article(Value::Type type);  // "an int", "a tuple", for messages
-std::string to_string(const Value &v);  // the printed form of dsl.md §7.11
+std::string to_string(const Value &v);  // the printed form of dsl-reference.md §7.11
 
 // Evaluation context: the machine and the global variables of the policy (slots assigned by the generator).
 struct Ctx {
@@ -106,7 +106,7 @@ struct Ctx {
 // Operands and argument lists are passed as braced lists so that they are evaluated left to right, as the DSL
 // (and its Python evaluator) does: that decides which error is reported first and the order of prints.
 
-// ---- operators (dsl.md §8) ----
+// ---- operators (dsl-reference.md §8) ----
 struct Operands {
   const Value &a;
   const Value &b;
@@ -126,7 +126,7 @@ Value neg(const Value &a, const Site &s);
 Value lnot(const Value &a, const Site &s);
 bool truth(const Value &a, const char *op, const Site &s);  // a bool operand of op: "&&", "||" or "?"
 
-// ---- members and methods (dsl.md §8.6, §9) ----
+// ---- members and methods (dsl-reference.md §8.6, §9) ----
 enum class Member : uint8_t { SIZE, VOLUME, LEN, IPOINT, ISPACE, PARENT };
 enum class Method : uint8_t {
   HAS, MERGE, SPLIT, SWAP, SLICE, REVERSE, BALANCE_SPLIT, AUTO_SPLIT, GREEDY_SPLIT, PROCESSOR
@@ -149,7 +149,7 @@ Value make_tuple(std::initializer_list<Item> items, const Site &s);
 Value index(std::initializer_list<Item> obj_and_items, const Site &s);  // the first item is the indexed value
 Value slice(std::initializer_list<Value> obj_lo_hi, const Site &s);     // NONE for an omitted bound
 Value machine(const Ctx &cx, Kind kind, const Site &s);
-// The older three-operand IndexTaskMap form (dsl.md §7.6): `model[*result]`, an int result read as (result,).
+// The older three-operand IndexTaskMap form (dsl-reference.md §7.6): `model[*result]`, an int result read as (result,).
 Value index_by_result(const Value &model, const Value &result, const char *func, const Site &s);
 // Checks a function's argument count and returns its arguments; `param` checks one against its declared type.
 // Their errors carry no position, as in the evaluator: they concern the call as a whole.
@@ -173,14 +173,14 @@ Value comprehension(const Value &iterable, const char *var, F body, const Site &
   return Value::tuple(std::move(out));
 }
 
-// ---- the statement tables of a policy (dsl.md §6-§7) ----
+// ---- the statement tables of a policy (dsl-reference.md §6-§7) ----
 using MapFn = Value (*)(Ctx &, std::initializer_list<Value> args);  // one Task argument
 
 struct RegionSel {
   enum Mode : uint8_t { ANY, NAME, INDEX };
   Mode mode;
   const char *name;  // NAME
-  int index;         // INDEX
+  int64_t index;     // INDEX (any size the DSL accepts: a large index never matches)
 };
 
 // One Layout statement's constraints; an aspect it does not mention is left unset (-1).
@@ -200,7 +200,7 @@ struct RegionRule { int pos; int line; const char *task; RegionSel region; Kind 
 struct LayoutRule { int pos; int line; const char *task; RegionSel region; Kind target; LayoutSpec layout; };
 struct LimitRule { int pos; int line; const char *task; Kind proc; int64_t count; };
 struct CollectRule { int pos; int line; const char *task; RegionSel region; };
-struct MapRule { int pos; int line; const char *task; MapFn fn; const char *fn_name; };
+struct MapRule { int pos; int line; const char *task; MapFn fn; const char *fn_name; Kind kind = ANY; };  // kind: a kind selector
 struct ReplicateRule { int pos; int line; const char *task; };
 // `Tunable id = value;`: the answer to the application's tunable `id`, `bytes` wide (little-endian truncation).
 struct TunableRule { int pos; int line; int64_t id; int64_t value; int bytes; };

@@ -1,4 +1,4 @@
-// LD_PRELOAD shim: puts a compiled mapper into an unmodified Legion application (legion.md §3.2, mechanism 2).
+// LD_PRELOAD shim: puts a compiled mapper into an unmodified Legion application.
 //
 //   LD_PRELOAD=libmapperopt_preload.so MAPPEROPT_MAPPER=/path/libmapperopt_mapper.so ./app [-mapper-trace t.jsonl]
 //

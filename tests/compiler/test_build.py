@@ -17,7 +17,7 @@ from mapperopt import toolchain
 from mapperopt.compiler import CheckError, CompiledMapper, compile_program, preload_library, support_library
 from mapperopt.compiler import build as build_module
 from mapperopt.compiler.build import abi_dir
-from mapperopt.dsl import DslSyntaxError, format_program, parse
+from mapperopt.dsl import DslSyntaxError
 from mapperopt.errors import BuildError
 
 POLICY = ("Task * CPU;\nm = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0] % m.size[1]]; }\n"
@@ -33,7 +33,7 @@ def test_compile_program_returns_a_loadable_library(tmp_path):
     cm = compile_program(POLICY, "p.dsl")
     assert isinstance(cm, CompiledMapper)
     assert cm.so_path.is_file() and cm.cpp_path.is_file()
-    assert cm.dsl_text == format_program(parse(POLICY))
+    assert cm.dsl_text == POLICY
     assert cm.diagnostics == []
     assert (cm.so_path.parent / "mapper.dsl").read_text() == cm.dsl_text
     result = run(build_testapp(), cm.so_path, tmp_path)
@@ -49,9 +49,10 @@ def test_same_program_is_compiled_once():
     again = compile_program(text)
     assert time.perf_counter() - start < 0.05
     assert again.so_path == first.so_path and again.so_path.stat().st_mtime_ns == mtime
-    # Formatting differences do not matter: the key is the canonical text.
+    # The library cites the user's file and lines: another name or layout is another library.
+    assert compile_program(text, "other.dsl").so_path != first.so_path
     spaced = text.replace("Task * CPU;", "Task   *   CPU ;").replace("def f", "def   f").replace("; }", ";}")
-    assert compile_program(spaced).so_path == first.so_path
+    assert compile_program(spaced).so_path != first.so_path
 
 
 def test_syntax_error():
@@ -71,10 +72,10 @@ def test_check_errors_and_warnings():
 
 def test_generated_code_that_does_not_compile_is_reported_with_the_dsl_line(monkeypatch):
     text = unique("Task * CPU;\nm = Machine(CPU);\n")
-    broken = "// mapper.dsl:3: m = Machine(CPU);\nint broken( {\n"
+    broken = "// mapper.dsl:3: m = Machine(CPU);\nint broken( {\n"  # the user's line 3 (after the unique comment)
     monkeypatch.setattr(build_module, "generate", lambda program: broken)
     with pytest.raises(BuildError) as err:
-        compile_program(text)
+        compile_program(text, "mapper.dsl")
     assert "line 3 of the DSL ('m = Machine(CPU);')" in err.value.message
     assert "error" in err.value.log
     [kept] = err.value.kept

@@ -9,7 +9,7 @@ import pytest
 from compiler_support import app_description, expected_records, machine, run_policy
 from mapperopt.dsl import Evaluator, parse
 
-# Machine-model transformations (dsl.md §9.4) and their inverses (§9.6), on Machine(CPU) = (1, n).
+# Machine-model transformations (dsl-reference.md §9.4) and their inverses (§9.6), on Machine(CPU) = (1, n).
 TRANSFORMS = """
 m = Machine(CPU);
 flat = m.merge(0, 1);
@@ -72,7 +72,7 @@ IndexTaskMap tile nested;
 IndexTaskMap left_work,reduce_sum tuples;
 """
 
-# Layouts, memories and collections resolved by precedence (dsl.md §6), with aspects merged (§7.3).
+# Layouts, memories and collections resolved by precedence (dsl-reference.md §6), with aspects merged (§7.3).
 PRECEDENCE = """
 Task * IO,CPU;
 Region * * * SYSMEM;

@@ -1,4 +1,4 @@
-"""Run-time errors of the generated mapper (dsl.md §11.1, §11.5): every place a DSL function can produce an impossible
+"""Run-time errors of the generated mapper (dsl-reference.md §11.1, §11.5): every place a DSL function can produce an impossible
 processor prints one `[mapperopt] error Rnnn: ...` line on stderr, naming the function, the task, the point and the
 machine model, then aborts. The line must be the evaluator's message for the same decision (positions refer to the
 canonical text, `CompiledMapper.dsl_text`, as `mapper.dsl`), followed by the machine."""
@@ -9,7 +9,6 @@ import pytest
 
 from compiler_support import app_description, machine, run, build_testapp
 from mapperopt.compiler import compile_program
-from mapperopt.compiler.build import SOURCE_NAME
 from mapperopt.dsl import DslRuntimeError, Evaluator, parse
 
 CASES = {
@@ -23,6 +22,7 @@ CASES = {
     "R410": "def f(Task task) { return task.ipoint[0] < 2 ? m[0, 0] : m; }",
 }
 LEGION = ("-ll:cpu", "2", "-ll:io", "1")
+SOURCE_NAME = "mapper.dsl"
 
 
 def first_error(dsl: str, task: str, domain: tuple[int, ...]) -> DslRuntimeError:
@@ -38,7 +38,7 @@ def first_error(dsl: str, task: str, domain: tuple[int, ...]) -> DslRuntimeError
 
 @pytest.mark.parametrize("code", sorted(CASES))
 def test_mapping_function_errors(code, tmp_path):
-    cm = compile_program(f"m = Machine(CPU);\n{CASES[code]}\nIndexTaskMap step f;\n")
+    cm = compile_program(f"m = Machine(CPU);\n{CASES[code]}\nIndexTaskMap step f;\n", SOURCE_NAME)
     result = run(build_testapp(), cm.so_path, tmp_path, legion=LEGION)
     assert result.aborted(), result.stderr
     errors = result.mapper_errors()
@@ -48,7 +48,8 @@ def test_mapping_function_errors(code, tmp_path):
 
 
 def test_single_task_map_error_names_the_task(tmp_path):
-    cm = compile_program("m = Machine(CPU);\ndef f(Task task) { return m[0, 7]; }\nSingleTaskMap check f;\n")
+    cm = compile_program("m = Machine(CPU);\ndef f(Task task) { return m[0, 7]; }\nSingleTaskMap check f;\n",
+                         SOURCE_NAME)
     result = run(build_testapp(), cm.so_path, tmp_path, legion=LEGION)
     assert result.aborted()
     [line] = result.mapper_errors()
@@ -57,11 +58,11 @@ def test_single_task_map_error_names_the_task(tmp_path):
         ev.decide("check", None, None)
     assert line == f"{err.value}; machine Machine(CPU) (1, 2)"
     assert line.startswith("[mapperopt] error R400: processor index out of bound: index 7 >= size 2 in dimension 1 "
-                           "of Machine(CPU) (1, 2); in function 'f' at mapper.dsl:3:12, SingleTaskMap of task 'check'")
+                           "of Machine(CPU) (1, 2); in function 'f' at mapper.dsl:2:27, SingleTaskMap of task 'check'")
 
 
 def test_load_phase_error(tmp_path):
-    cm = compile_program("m = Machine(CPU);\nx = m[0, m.size[1]];\n")
+    cm = compile_program("m = Machine(CPU);\nx = m[0, m.size[1]];\n", SOURCE_NAME)
     result = run(build_testapp(), cm.so_path, tmp_path, legion=LEGION)
     assert result.aborted()
     [line] = result.mapper_errors()
@@ -72,7 +73,7 @@ def test_load_phase_error(tmp_path):
 
 def test_task_map_error_is_on_stderr_before_stdout_is_lost(tmp_path):
     # The line is flushed before abort(): it survives even though Realm's stdout buffer is lost (legion.md §5.2).
-    cm = compile_program("m = Machine(CPU);\n" + CASES["R400"] + "\nIndexTaskMap step f;\n")
+    cm = compile_program("m = Machine(CPU);\n" + CASES["R400"] + "\nIndexTaskMap step f;\n", SOURCE_NAME)
     result = run(build_testapp(), cm.so_path, tmp_path, legion=LEGION, app_flags=("-report",))
     assert result.aborted()
     assert result.stderr.rstrip().splitlines()[-1].startswith("[mapperopt] error R400")

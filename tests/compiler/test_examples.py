@@ -1,4 +1,4 @@
-"""All example mappers of dsl.md §14 (and the expert mappers in configs/) compile and run in a real Legion application
+"""All example mappers of dsl-reference.md §14 (and the expert mappers in configs/) compile and run in a real Legion application
 on the CPU: the Circuit ones in Circuit, the Stencil one in Stencil (each decision compared with the evaluator), the
 others (whose benchmarks have no application yet) in the test application, where their load phase runs and their
 statements for unknown tasks stay inert. CPU-only runs use the portable prelude of §14.4."""
@@ -15,7 +15,6 @@ import pytest
 from compiler_support import BASE_FLAGS, EXAMPLES, ROOT, machine, run, build_testapp
 from mapperopt import toolchain
 from mapperopt.compiler import compile_program
-from mapperopt.compiler.build import SOURCE_NAME
 from mapperopt.descriptions import AppDescription
 from mapperopt.dsl import Evaluator, parse
 
@@ -31,7 +30,7 @@ OTHERS = [p for p in sorted(EXAMPLES.glob("e*.dsl")) if p.name not in ("e1_circu
 
 
 def portable(text: str) -> str:
-    """The CPU-only prelude of dsl.md §14.4: accelerator placement falls back to the CPU model."""
+    """The CPU-only prelude of dsl-reference.md §14.4: accelerator placement falls back to the CPU model."""
     return text.replace("mgpu = Machine(GPU);", "mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);")
 
 
@@ -54,7 +53,7 @@ def run_benchmark(name: str, path: Path, tmp_path: Path):
                           env=toolchain.runtime_env())
     assert proc.returncode == 0 and '"verified": true' in proc.stdout, proc.stderr[-3000:]
     records = [json.loads(ln) for ln in trace.read_text().splitlines()]
-    ev = Evaluator(parse(cm.dsl_text, SOURCE_NAME), machine(*LEGION), app)
+    ev = Evaluator(parse(cm.dsl_text, path.name), machine(*LEGION), app)
     for rec in records:
         if app.task(rec["task"]) is None:  # the top-level task, which the description does not list
             assert rec["task"] == "main" and rec["proc"]["index"] is None

@@ -1,4 +1,4 @@
-"""Evaluator: expressions (dsl.md §14.1), the decisions of the ten strategies (§14.3), the experts (§14.4) and
+"""Evaluator: expressions (dsl-reference.md §14.1), the decisions of the ten strategies (§14.3), the experts (§14.4) and
 Fig. A5 (§14.5), and the run-time errors of §11.5."""
 
 import io

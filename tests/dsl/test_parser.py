@@ -1,4 +1,4 @@
-"""Parser: every statement and expression form, locations, comments, and every syntax error class (dsl.md §11.2)."""
+"""Parser: every statement and expression form, locations, comments, and every syntax error class (dsl-reference.md §11.2)."""
 
 from pathlib import Path
 
@@ -170,8 +170,19 @@ ERRORS = [
     ("Layout * * * Align 64;", "E108", 1, 20, "malformed layout constraint near '64'", "write Align==64"),
     ("Layout * * * SOA, C_order;", "E108", 1, 17, "near ','", "constraints are separated by spaces"),
     ("Layout * * * SOA Fortran;", "E108", 1, 18, "near 'Fortran'", None),
-    ("IndexTaskMap GPU linearcyclic;", "E109", 1, 14, "reserved word 'GPU' cannot be used as a name",
-     "list the task names or use *"),
+    ("IndexTaskMap GPU,calc f;", "E109", 1, 14, "reserved word 'GPU' cannot be used as a name in a task list",
+     "a kind selector stands alone"),
+    ("IndexTaskMap calc,GPU f;", "E109", 1, 19, "reserved word 'GPU' cannot be used as a name", None),
+    # A stray token after a complete statement is E100 at that token, not a missing ';' (E102) before it.
+    ("Task * CPU;\n- Region * * CPU SYSMEM;", "E100", 2, 1, "unexpected '-'; expected a statement", None),
+    ("Task * CPU;\n) x = 1;", "E100", 2, 1, "unexpected ')'", None),
+    ("Task * CPU;\n;\n-x = 1;", "E100", 3, 1, "unexpected '-'", None),
+    ("def f(Task t) { return 1; }\n+ x = 1;", "E100", 2, 1, "unexpected '+'", None),
+    # '//' in the middle of a bracketed expression: the error comes later, with the hint.
+    ("def f(Task task) {\n  return m[a // 2, 0];\n}\n", "E100", 3, 1, "unexpected '}'",
+     "'//' starts a comment; integer division is '/'"),
+    ("x = f(a // b);\n\ny = 1;", "E100", 3, 1, "unexpected 'y'", "integer division is '/'"),
+    ("x = f(a // b);", "E105", 1, 8, "unexpected end of input", "integer division is '/'"),
     ("for = 1;", "E109", 1, 1, "reserved word 'for' cannot be used as a name", None),
     ("def f(Task int) { return 1; }", "E109", 1, 12, "reserved word 'int'", None),
     ("Task * GPU; }", "E100", 1, 13, "unexpected '}'; expected a statement", None),

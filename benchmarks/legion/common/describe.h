@@ -9,7 +9,7 @@
 namespace mapperopt {
 
 struct RegionArg {
-  std::vector<std::string> names;   // name chain: the nearest name first, ancestors after (dsl.md §6.2)
+  std::vector<std::string> names;   // name chain: the nearest name first, ancestors after (dsl-reference.md §6.2)
   std::string privilege;            // read_only | read_write | write_discard | reduce | no_access
   std::vector<std::string> fields;
   std::string redop;                // e.g. "sum_f32" when privilege is reduce, else empty

@@ -37,7 +37,7 @@ Value fn_cpu_node_block(Ctx &cx, std::initializer_list<Value> args) {
   return index({cx.globals[G_mcpu], div({mul({index({member(p_task, Member::IPOINT, Site{F, 16, 17}), Value::integer(0LL)}, Site{F, 16, 17}), index({member(cx.globals[G_mcpu], Member::SIZE, Site{F, 16, 34}), Value::integer(0LL)}, Site{F, 16, 34})}, Site{F, 16, 32}), index({member(p_task, Member::ISPACE, Site{F, 16, 49}), Value::integer(0LL)}, Site{F, 16, 49})}, Site{F, 16, 47}), Value::integer(0LL)}, Site{F, 16, 12});
 }
 
-// The load phase (dsl.md §5.1): global assignments and top-level prints, in source order.
+// The load phase (dsl-reference.md §5.1): global assignments and top-level prints, in source order.
 void load(Ctx &cx) {
   // mapper.dsl:9: mcpu = Machine(CPU);
   cx.globals[G_mcpu] = machine(cx, CPU, Site{nullptr, 9, 8});
@@ -50,7 +50,7 @@ const Policy policy = {
     "18713463fbabace603f4ee1b4bd5eb8d15d5b785b6b05f6b0e0aa4f1b16fcc68",
     2,
     load,
-    {  // Task: processor kinds (dsl.md §7.1)
+    {  // Task: processor kinds (dsl-reference.md §7.1)
         // mapper.dsl:3: Task * GPU,CPU;
         TaskRule{0, 3, nullptr, {GPU, CPU}},
     },

@@ -1,0 +1,159 @@
+"""Fuzzing of the DSL front end: generated and mutated inputs through parse, check (with and without a machine),
+fmt and the evaluator; and, with --programs, the differential test of the compiler on generated programs.
+
+    python benchmarks/fuzz_dsl.py [--inputs 1000000] [--seed 0] [--programs 0] [--json]
+
+Each input is a generated program (benchmarks/dsl_programs.py), a mutation of one (a span deleted, repeated or moved,
+a token inserted), or a mutation of an example mapper. Every input must give a result or one of mapperopt's own
+errors (no other exception), within 2 s, and `fmt` must give a text that parses to the same program with the same
+comments in the same places, and formats to itself. Prints the counts (inputs, parse errors by code, checked
+programs, slowest input, failures); the exit status is 1 when any input failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from mapperopt.benchmarks.dsl_programs import accepted_programs, differential, mutate, program
+from mapperopt.descriptions import parse_machine_spec
+from mapperopt.dsl import DslSyntaxError, check, format_program, parse
+from mapperopt.dsl.evaluator import Evaluator
+from mapperopt.errors import MapperoptError
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT_S = 2.0
+MACHINE = parse_machine_spec("2x4")
+
+
+def seeds() -> list[str]:
+    """Example mappers (configs and the expert mappers of the tests) as starting points for mutations."""
+    paths = [*sorted((ROOT / "configs").glob("*.dsl")), *sorted((ROOT / "tests" / "dsl" / "examples").glob("*.dsl"))]
+    return [p.read_text() for p in paths]
+
+
+def comment_places(program) -> list[tuple[str, int]]:
+    """Each comment with the number of statements (function bodies included) that start before it."""
+    starts = []
+    for s in program.statements:
+        starts.append((s.loc.line, s.loc.col))
+        for b in (*getattr(s, "body", ()), *((s.ret,) if hasattr(s, "ret") else ())):
+            starts.append((b.loc.line, b.loc.col))
+    starts.sort()
+    out = []
+    for c in program.comments:
+        pos = (c.loc.line, c.loc.col)
+        out.append((c.text, sum(st < pos for st in starts)))
+    return out
+
+
+def one(text: str) -> str:
+    """Run one input through the front end; returns an outcome label. Raises AssertionError for a broken invariant
+    and lets any non-project exception through."""
+    try:
+        program = parse(text, "fuzz.dsl")
+    except DslSyntaxError as err:
+        str(err)
+        return f"syntax {err.code}"
+    formatted = format_program(program)
+    again = parse(formatted, "fuzz.dsl")
+    assert again == program, "fmt changed the program"
+    assert comment_places(again) == comment_places(program), "fmt moved a comment"
+    assert format_program(again) == formatted, "fmt is not idempotent"
+    diags = check(program)
+    if any(d.is_error for d in diags):
+        return "check error"
+    diags = check(program, None, MACHINE)
+    if any(d.is_error for d in diags):
+        return "check error (machine)"
+    try:
+        Evaluator(program, MACHINE, budget=100_000)
+    except MapperoptError:
+        return "evaluator error"
+    return "ok"
+
+
+def inputs(rng: random.Random, examples: list[str]):
+    while True:
+        r = rng.random()
+        if r < 0.2:
+            yield program(rng, rng.choice(("2x4", "1x4", "3x5")))
+        else:
+            text = rng.choice(examples) if r < 0.6 else program(rng)
+            for _ in range(rng.choice((1, 1, 2, 3, 8))):
+                text = mutate(rng, text)
+            yield text
+
+
+def fuzz(count: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    outcomes: collections.Counter = collections.Counter()
+    failures: list[dict] = []
+    slowest = (0.0, "")
+    examples = seeds()
+    for k, text in enumerate(inputs(rng, examples)):
+        if k == count:
+            break
+        start = time.perf_counter()
+        try:
+            outcomes[one(text)] += 1
+        except (AssertionError, Exception) as exc:  # noqa: BLE001 - counting every non-project failure is the point
+            outcomes["FAILED"] += 1
+            if len(failures) < 20:
+                failures.append({"input": text[:2000], "error": traceback.format_exception_only(exc)[-1].strip()})
+        took = time.perf_counter() - start
+        if took > slowest[0]:
+            slowest = (took, text[:300])
+        if took > LIMIT_S:
+            outcomes["OVER 2 s"] += 1
+    return {"inputs": count, "seed": seed, "outcomes": dict(outcomes.most_common()), "slowest_s": round(slowest[0], 3),
+            "slowest_input": slowest[1], "failures": failures}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--inputs", type=int, default=1_000_000, help="number of fuzzed inputs")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--programs", type=int, default=0,
+                        help="also compile this many generated programs per machine (2x4, 3x5, 4x8x2) and compare "
+                             "their compiled functions with the evaluator")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    result = fuzz(args.inputs, args.seed)
+    result["fuzz_wall_s"] = round(time.perf_counter() - start, 1)
+    if args.programs:
+        mismatches, maps = 0, 0
+        for k, spec in enumerate(("2x4", "3x5", "4x8x2")):
+            with tempfile.TemporaryDirectory() as tmp:
+                for _, compiled, expected in differential(accepted_programs(args.seed + k, args.programs, spec), spec,
+                                                          Path(tmp)):
+                    mismatches += compiled != expected
+                    maps += compiled.count("@@map")
+        result["differential"] = {"programs": 3 * args.programs, "launch_points": maps, "mismatches": mismatches}
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print(f"inputs: {result['inputs']} (seed {args.seed}) in {result['fuzz_wall_s']} s")
+        for label, n in result["outcomes"].items():
+            print(f"  {label}: {n}")
+        print(f"slowest input: {result['slowest_s']} s")
+        for f in result["failures"]:
+            print(f"FAILED: {f['error']}\n  input: {f['input'][:300]!r}")
+        if "differential" in result:
+            d = result["differential"]
+            print(f"differential: {d['programs']} programs, {d['launch_points']} launch points, "
+                  f"{d['mismatches']} mismatches")
+    bad = result["outcomes"].get("FAILED", 0) + result["outcomes"].get("OVER 2 s", 0)
+    return 1 if bad or result.get("differential", {}).get("mismatches") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Bounded fuzzing of the front end in CI (the million-input run is `python benchmarks/fuzz_dsl.py`): generated
+programs, their mutations and token soup give a result or a mapperopt error, never another exception, and `fmt`
+keeps the program and every comment in place (benchmarks/fuzz_dsl.py's `one` checks each input)."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mapperopt.benchmarks.dsl_programs import _TOKENS, mutate, program
+from mapperopt.benchmarks.fuzz_dsl import one, seeds
+
+FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+EXAMPLES = seeds()
+WORDS = _TOKENS + ("x", "m", "f", "Machine(GPU)", "=", "(", ")", ".merge(0, 1)", "Region * * GPU FBMEM;", " ")
+
+
+@settings(FUZZ, max_examples=50)
+@given(st.integers(0, 2**32), st.integers(1, 6))
+def test_mutated_programs(seed, edits):
+    rng = random.Random(seed)
+    for text in (program(rng), rng.choice(EXAMPLES)):
+        outcomes = [one(text)]
+        for _ in range(edits):
+            text = mutate(rng, text)
+            outcomes.append(one(text))
+        assert all(outcomes)
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(WORDS), max_size=60))
+def test_token_soup(words):
+    assert one(" ".join(words))
+    assert one("".join(words))
+
+
+@FUZZ
+@given(st.text(max_size=80))
+def test_any_text(text):
+    assert one(text)

@@ -1,0 +1,160 @@
+"""The front end on inputs found by fuzzing and by real mapping files: every input gets a result or a project error,
+quickly; fmt keeps every comment in its place; the kind selector; what check must reject on a given machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from mapperopt.descriptions import parse_machine_spec
+from mapperopt.dsl import DslRuntimeError, DslSyntaxError, Evaluator, check, format_program, parse
+from mapperopt.dsl.errors import render_all
+from mapperopt.errors import MapperoptError
+
+M24 = parse_machine_spec("2x4")
+CPU_ONLY = parse_machine_spec("1x0x2")
+
+
+def codes(text: str, machine=None) -> list[str]:
+    return [d.code for d in check(parse(text, "t.dsl"), None, machine)]
+
+
+# ---------------------------------------------------------------------------------------------------- fmt
+
+
+def comment_places(text: str) -> list[tuple[str, int]]:
+    """Each comment with the number of statements (function bodies included) that start before it."""
+    program = parse(text)
+    starts = []
+    for s in program.statements:
+        starts.append((s.loc.line, s.loc.col))
+        for b in getattr(s, "body", ()) + ((s.ret,) if hasattr(s, "ret") else ()):
+            starts.append((b.loc.line, b.loc.col))
+    return [(c.text, sum(st < (c.loc.line, c.loc.col) for st in starts)) for c in program.comments]
+
+
+FMT_CASES = [
+    "# nodes * processors\nTask * CPU;\n# nodes * processors\nTask a GPU;\n",
+    "def f(Task task)\n{\n    return 1;\n}\n",
+    "def f(Task t) { return 1; } # c\nx = 1; y = 2; # d\n",
+    "def f(Task t) # h\n{ # h2\n  # lead\n\n  x = 1; # x\n  return x; # r\n  # after\n} # foot\n# end\n",
+    "Task a, # inside a list\n  b CPU;\n# x\n# x\nx = (1 + # in an expression\n 2);\n",
+]
+
+
+@pytest.mark.parametrize("text", FMT_CASES)
+def test_fmt_keeps_every_comment_in_place(text):
+    out = format_program(parse(text))
+    assert parse(out) == parse(text)
+    assert comment_places(out) == comment_places(text)
+    assert format_program(parse(out)) == out
+
+
+def test_fmt_adds_no_blank_line_after_a_brace_on_its_own_line():
+    assert format_program(parse("def f(Task task)\n{\n    return 1;\n}\n")) == "def f(Task task) {\n    return 1;\n}\n"
+
+
+# ---------------------------------------------------------------------------------------------------- kind selector
+
+
+def test_kind_selector_precedence():
+    text = ("mc = Machine(CPU);\nmg = Machine(GPU);\n"
+            "def g0(Task task) { return mg[0, 0]; }\ndef g1(Task task) { return mg[0, 1]; }\n"
+            "def c0(Task task) { return mc[0, 0]; }\n"
+            "Task * GPU,CPU;\nTask only_cpu CPU;\n"
+            "IndexTaskMap * c0;\nIndexTaskMap GPU g1;\nIndexTaskMap named g0;\nSingleTaskMap GPU g1;\n")
+    program = parse(text)
+    assert format_program(program).count("IndexTaskMap GPU g1;") == 1
+    assert not [d for d in check(program) if d.is_error]
+    ev = Evaluator(program, parse_machine_spec("1x4"))
+    assert ev.place("other", (0,), (1,)).index == 1  # GPU kind beats *
+    assert ev.place("named", (0,), (1,)).index == 0  # a name beats a kind
+    assert ev.place("only_cpu", (0,), (1,)).kind == "CPU"  # the GPU selector does not apply to a CPU task
+    assert ev.place("other", None, None).index == 1
+    assert "W300" in codes(text + "IndexTaskMap GPU g0;\n")
+
+
+# ---------------------------------------------------------------------------------------------------- static rules
+
+
+def test_a_global_read_before_its_assignment_is_rejected():
+    text = 'def f(int k) { return y; }\nx = f(1);\nprint("x = {}", x);\ny = 2;\n'
+    [d] = [d for d in check(parse(text, "t.dsl")) if d.is_error]
+    assert d.code == "E201" and d.loc.line == 2 and "'y' before its assignment" in d.message
+    with pytest.raises(DslRuntimeError):
+        Evaluator(parse(text), M24)
+    # Through a chain of calls, and fine once the global comes first.
+    assert "E201" in codes("def g(int k) { return y; }\ndef f(int k) { return g(k); }\nx = f(1);\ny = 2;\n")
+    assert "E201" not in codes("y = 2;\ndef f(int k) { return y; }\nx = f(1);\n")
+    assert "E201" not in codes("def f(int k) { return y; }\ny = 1;\nx = f(1);\n")
+
+
+def test_a_memory_kind_the_machine_lacks_as_the_only_choice_is_an_error():
+    assert "E221" in codes("Region * * CPU FBMEM;\n", CPU_ONLY)
+    assert "E221" in codes("Region * * * FBMEM,ZCMEM;\n", CPU_ONLY)
+    assert "E221" not in codes("Region * * CPU SYSMEM;\nRegion * * CPU FBMEM;\n", CPU_ONLY)  # a fallback exists
+    assert "W302" in codes("Region * * CPU FBMEM,SYSMEM;\n", CPU_ONLY)
+    assert "E221" not in codes("Region * * GPU FBMEM;\n", CPU_ONLY)  # never applies: no GPU
+    assert "E221" not in codes("Region * * CPU FBMEM;\n")  # no machine given
+    # RDMEM exists only when the run sizes it (-ll:rsize), which a machine description does not say.
+    assert codes("Region * * CPU RDMEM;\n", CPU_ONLY) == ["W302"]
+
+
+def test_an_empty_file_gets_a_warning():
+    assert codes("") == ["W311"]
+    assert codes("# only a comment\n") == ["W311"]
+
+
+# ---------------------------------------------------------------------------------------------------- fuzz findings
+
+
+def chain(n: int) -> str:
+    return "".join(f"def f{i}(int k) {{ return f{i + 1}(k) + 1; }}\n" for i in range(n)) + f"def f{n}(int k) {{ return k; }}\n"
+
+
+def fibonacci(n: int) -> str:
+    return ("def f0(int k) { return k; }\ndef f1(int k) { return k; }\n"
+            + "".join(f"def f{i}(int k) {{ return f{i - 1}(k) + f{i - 2}(k); }}\n" for i in range(2, n))
+            + f"x = f{n - 1}(1);\n")
+
+
+@pytest.mark.parametrize("text,code", [
+    ("x = " + "1" * 5000 + ";", "E100"),
+    ("x = " + "+".join(["1"] * 8000) + ";", "E110"),
+    ("x = " + "-" * 1000 + "1;", "E110"),
+    ("x = " + "tuple(" * 1000 + "1" + " for i in t)" * 1000 + ";", "E110"),
+    ("x = " + "(" * 5000 + "1" + ")" * 5000 + ";", "E110"),
+])
+def test_limits_of_the_parser(text, code):
+    with pytest.raises(DslSyntaxError) as err:
+        parse(text)
+    assert err.value.code == code and len(err.value.diagnostic.message) < 200
+
+
+@pytest.mark.parametrize("text,machine,code", [
+    ("Layout * * * SOA SOA;", None, "W308"),
+    (chain(250), None, "E111"),
+    (fibonacci(29), None, None),
+    (fibonacci(29), M24, "W310"),
+    ("m = Machine(CPU).balance_split(0, 4611686018427387904);\nx = m[0];", None, "E217"),
+    ("m = Machine(CPU).balance_split(0, 4611686018427387904);\nx = m[0];", M24, "E217"),
+    ("m = Machine(GPU).auto_split(1, (" + ", ".join(["2"] * 100) + "));\n", M24, "E217"),
+    ("m = Machine(GPU);\nv = (" + ", ".join(["2"] * 100) + ");\nx = m.auto_split(1, v);\n", M24, "E217"),
+    ("t = (1, 2);\n" + "t = (*t, *t);\n" * 40, M24, "E206"),
+    ("m = Machine(GPU).merge(0, 1);\nx = m.auto_split(0, (2, 2, 2, 2));\ny = m.auto_split(0, (3, 5, 7, 2));\n",
+     M24, None),
+])
+def test_limits_of_the_checker(text, machine, code):
+    found = codes(text, machine)
+    assert code in found if code else not [c for c in found if c.startswith("E")], found
+
+
+def test_many_diagnostics_render_in_linear_time():
+    text = "".join(f"x{i} = undefined{i};\n" for i in range(20000))
+    diags = check(parse(text))
+    assert render_all(diags, text).count("error[E201]") == 20
+
+
+def test_auto_split_of_a_large_dimension():
+    m = Evaluator(parse("m = Machine(GPU).merge(0, 1);\n"), parse_machine_spec("16x64")).globals["m"]
+    assert m.auto_split(0, tuple(range(1, 9))).size[0] == 1
+    assert m.auto_split(0, (1024, 1)).size == (1024, 1)
