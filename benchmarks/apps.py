@@ -26,7 +26,7 @@ GPU_ONLY = ("fsize", "zsize")  # only passed when the run uses GPUs
 DESCRIBE_TIMEOUT_S = 60
 # Applications built on a shared layer in benchmarks/legion/<layer>/: its sources are compiled in, its folder is
 # on the include path, and the GEMM layer links the BLAS (CPU) and cuBLAS (GPU).
-LAYERS = {"cannon": "gemm", "summa": "gemm", "pumma": "gemm"}
+LAYERS = {"cannon": "gemm", "summa": "gemm", "pumma": "gemm", "johnson": "gemm", "solomonik": "gemm", "cosma": "gemm"}
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ def _print(result: RunResult, feedback: Feedback) -> None:
         if runs > 1:
             table.add_row("median", f"{result.throughput:.4g} {result.unit}")
             table.add_row("trimmed mean", f"{result.trimmed_mean:.4g} {result.unit}")
+            low, high = result.interval
+            table.add_row("90 % interval", f"{low:.4g}-{high:.4g} {result.unit} (bootstrap of the trimmed mean)")
             table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
         else:
             table.add_row("throughput", f"{result.throughput:.4g} {result.unit}")
@@ -89,7 +91,10 @@ def size_options(command):
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Measured executions; the median is reported.")
+              help="Measured executions; the median, the trimmed mean and its 90 % interval are reported.")
+@click.option("--max-repeats", type=click.IntRange(min=1), default=None,
+              help="Go on past --repeats until the interval is within 5 % of the trimmed mean or this many "
+                   "executions were measured (docs/tuning.md).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -102,8 +107,8 @@ def size_options(command):
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, out_dir, timeout_s, min_time_s, trace,
-        profile, as_json, app_args, **app_flags):
+def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_repeats, out_dir, timeout_s,
+        min_time_s, trace, profile, as_json, app_args, **app_flags):
     """Run benchmark BENCH (or your program, --app) with a mapper and measure it.
 
     Builds the application if needed, compiles the mapper, runs it REPEATS times with a timeout and stores
@@ -116,6 +121,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, out_
     # A first run builds the application (tens of seconds); say so instead of sitting silent.
     with Console(stderr=True).status(f"Running {bench} (building the application and the mapper if needed)..."):
         result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
+                               max_repeats=max(repeats, max_repeats or repeats),
                                out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
                                profile=profile, extra_args=app_args, csize=csize, fsize=fsize, zsize=zsize)
     if as_json:

@@ -494,7 +494,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     run_dir = Path(out_dir) if out_dir is not None else _new_run_dir(app)
     run_dir.mkdir(parents=True, exist_ok=True)
     settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
-                "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s, "iterations_flag": cfg.iterations_flag,
+                "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s,
+                "iterations_flag": cfg.iterations_flag,
                 "extra_args": [str(a) for a in extra_args], "exe": str(exe)}
 
     def finish(**fields) -> RunResult:

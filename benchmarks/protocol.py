@@ -120,7 +120,9 @@ def estimate(values: Sequence[float]) -> Estimate:
     means = _bootstrap(values, np.random.default_rng(SEED))
     tail = (1 - CONFIDENCE) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
-    return Estimate(tuple(values), value, float(low), float(high), spread)
+    # Clamped: the mean of equal values can round one unit in the last place beyond them.
+    low, high = max(ordered[0], min(float(low), value)), min(ordered[-1], max(float(high), value))
+    return Estimate(tuple(values), value, low, high, spread)
 
 
 def enough(values: Sequence[float], min_repeats: int = MIN_REPEATS, max_repeats: int = MAX_REPEATS,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -39,14 +40,20 @@ def load() -> str:
 def one_run(bench: str, seed: int, iters: int, start: str, runs: Path, extra: list[str]) -> dict:
     cmd = [sys.executable, "-m", "mapperopt.cli", "tune", bench, "--iters", str(iters), "--seed", str(seed),
            "--start", start, "--new", "--runs-dir", str(runs / f"seed-{seed}"), *extra]
-    began = time.monotonic()
+    began, cpu = time.monotonic(), _children_cpu_s()
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.monotonic() - began
+    wall, cpu = time.monotonic() - began, _children_cpu_s() - cpu
     if proc.returncode != 0:
         sys.exit(f"seed {seed}: `{' '.join(cmd)}` failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     (summary_path,) = (runs / f"seed-{seed}" / bench).glob("tune-*/summary.json")
     summary = json.loads(summary_path.read_text())
-    return {"seed": seed, "wall_s": wall, "summary": summary, "folder": str(summary_path.parent)}
+    return {"seed": seed, "wall_s": wall, "cpu_s": cpu, "summary": summary, "folder": str(summary_path.parent)}
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds (user + system) of finished child processes and theirs: the work, whatever the load."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -70,7 +77,7 @@ def main() -> None:
         r = one_run(args.bench, seed, args.iters, start, runs, extra)
         s = r["summary"]
         best = s["measured"][s["best"]]["estimate"]
-        print(f"seed {seed}: {r['wall_s']:.0f} s; best {s['best']} {best['value']:.4g} {s['unit']} "
+        print(f"seed {seed}: {r['wall_s']:.0f} s ({r['cpu_s']:.0f} CPU s); best {s['best']} {best['value']:.4g} {s['unit']} "
               f"(90 % interval {best['low']:.4g}-{best['high']:.4g}, spread {best['spread']:.0%}); {r['folder']}")
         for name, vs in s["vs"].items():
             if vs is None:

@@ -121,8 +121,9 @@ class Check:
 
 
 PYTHON_PACKAGES = [("lark", "lark"), ("jinja2", "jinja2"), ("numpy", "numpy"), ("click", "click"),
-                   ("yaml", "pyyaml"), ("rich", "rich"), ("matplotlib", "matplotlib"), ("openai", "openai"),
-                   ("opto", "trace-opt"), ("opentuner", "opentuner")]
+                   ("yaml", "pyyaml"), ("rich", "rich"), ("matplotlib", "matplotlib"), ("filelock", "filelock"),
+                   ("opentuner", "opentuner")]
+LLM_PACKAGES = [("openai", "openai"), ("opto", "trace-opt")]  # the `llm` extra: only the trace optimizer needs them
 
 
 def _version(cmd: list[str], line: int = 0) -> str:
@@ -142,6 +143,10 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
     checks.append(Check("Python packages", not missing,
                         "all present" if not missing else "missing: " + ", ".join(missing),
                         f"pip install {' '.join(missing)}" if missing else ""))
+    missing = [pip for module, pip in LLM_PACKAGES if importlib.util.find_spec(module) is None]
+    checks.append(Check("LLM optimizer packages", not missing,
+                        "all present" if not missing else "missing: " + ", ".join(missing) + " (only --optimizer "
+                        "trace needs them)", "pip install 'mapperopt[llm]'" if missing else "", required=False))
     legion = None
     try:
         legion = toolchain.find_legion(legion_prefix)

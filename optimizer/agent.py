@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal
-from mapperopt.optimizer.llm import ChatModel, LLMConfig, describe_error
+from mapperopt.optimizer.llm import ChatModel, LLMConfig, ModelError, describe_error
 from mapperopt.optimizer.space import SECTIONS, SearchSpace, join_program
 
 METHODS = {
@@ -238,9 +238,49 @@ def make_agent(space: SearchSpace, sections: Mapping[str, Sequence[str]]) -> Any
             parts = [getattr(self, METHODS[s])(inputs[METHOD_INPUTS[s]]) for s in SECTIONS]
             return emit_program(*parts)
 
+    for name in METHODS.values():  # the model's code runs in a confined child, never in the tuner
+        bundle = MapperAgent.__dict__[name]
+        bundle.__class__ = _confined(type(bundle))
     agent = MapperAgent()
     set_code(agent, {METHODS[s]: method_source(s, sections.get(s, ())) for s in SECTIONS})
     return agent
+
+
+def _confined(base: type) -> type:
+    """A subclass of trace's FunModule `base` whose trainable code is run by `confine.run_confined` instead of
+    being `exec`uted in this process (trace-opt would define and call it here, with the user's rights, secrets and
+    no time limit). A syntax error is still reported by trace itself: compiling runs nothing."""
+    from mapperopt.optimizer.confine import ConfinedError, run_confined
+
+    class ConfinedFunModule(base):
+        @property
+        def fun(self):
+            if self.parameter is None:
+                return self._fun
+            code = self.parameter._data
+            try:
+                compile(code, "<method>", "exec")
+            except SyntaxError:
+                return base.fun.fget(self)  # raises trace's ExecutionError, with the line marked
+            match = re.search(r"\s*def\s+(\w+)", code)
+
+            def confined(*args, **kwargs):
+                if match is None:
+                    raise ConfinedError("SyntaxError", "the code defines no function (it must start with `def`)")
+                return run_confined(code, match.group(1), [*args[1:], *kwargs.values()])  # args[0]: the agent
+            return confined
+
+        def _construct_error_comment(self, e):
+            if not isinstance(e, ConfinedError):
+                return super()._construct_error_comment(e)
+            message = f"({e.type}) {e.message}."
+            code = self.parameter._data
+            marked = self.generate_comment(code, message, e.line, 1) if e.line else code
+            self.info["traceback"] = str(e)
+            self.info["error_comment"] = f"{marked}\n{message}"
+            return e
+
+    return ConfinedFunModule
 
 
 def get_code(agent: Any) -> dict[str, str]:
@@ -294,6 +334,14 @@ class TraceOptimizer(Optimizer):
         return f"trace — OptoPrime with the language model {self.config.model or 'gpt-4o'} at {where}"
 
     def propose(self, history: Sequence[IterationRecord]) -> Proposal:
+        """The next program (see the class).
+
+        Raises:
+            ModelError: the endpoint failed beyond its retries or the iteration's model time: no iteration is
+                used up (the methods are as before the step).
+        """
+        if hasattr(self.model, "begin_iteration"):
+            self.model.begin_iteration()
         first_call = len(getattr(self.model, "calls", ()))
         note = "initial agent (start program)" if not history else self._step(history[-1])
         code = get_code(self.agent)
@@ -336,17 +384,24 @@ class TraceOptimizer(Optimizer):
         self.optimizer.zero_feedback()
         self.optimizer.backward(self.target, record.feedback_text or "Execution: no feedback")
         self.optimizer.last_response = None
+        first_call = len(getattr(self.model, "calls", ()))
         try:
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self.optimizer.step()
-        except Exception as exc:  # a model or answer failure must not end tuning: it is reported and tuning goes on
+        except ModelError:  # the endpoint is down: stop without using an iteration
+            set_code(self.agent, before)
+            raise
+        except Exception as exc:  # an answer the step cannot use must not end tuning: it is reported
             set_code(self.agent, before)
             return f"LLM step failed: {describe_error(exc, self.config)}; mapper unchanged"
+        failed = [c for c in getattr(self.model, "calls", ())[first_call:] if c["error"]]
+        retried = f" (after {len(failed)} failed request(s), retried: {failed[-1]['error']})" if failed else ""
         changed = [name for name, source in get_code(self.agent).items() if source != before[name]]
         if not changed:
-            return f"LLM answer not used: {diagnose_answer(self.optimizer.last_response, self.agent)}; mapper unchanged"
-        return f"LLM step: rewrote {', '.join(changed)}"
+            return (f"LLM answer not used: {diagnose_answer(self.optimizer.last_response, self.agent)}; mapper "
+                    f"unchanged{retried}")
+        return f"LLM step: rewrote {', '.join(changed)}{retried}"
 
 
 class _AgentError(Exception):

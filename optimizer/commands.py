@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import os
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import BenchmarkEvaluator, measure_baselines, tune as run_loop
 from mapperopt.optimizer.store import TuneStore
-from mapperopt.optimizer.llm import require_llm_extra
+from mapperopt.optimizer.llm import ModelError, require_llm_extra
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
@@ -70,8 +71,8 @@ def _unfinished(runs_dir: Path, bench: str, request: dict, iters: int | None) ->
             store = TuneStore.open(root)
         except MapperoptError:
             continue
-        if store.settings.get("request") != request:
-            continue
+        if store.settings.get("request") != request or "iterations" not in store.settings:
+            continue  # another request, or one whose set-up (baselines, calibration) never finished
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
             return root
         return None  # the latest run of this request is finished: start afresh
@@ -183,12 +184,15 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--llm-api-key", default=None, help="API key [env MAPPEROPT_LLM_API_KEY]; never stored.")
 @click.option("--llm-timeout", type=float, default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
-@click.option("--llm-retries", type=int, default=None, help="Retries per model request [env MAPPEROPT_LLM_RETRIES; 2].")
+@click.option("--llm-retries", type=int, default=None,
+              help="Retries of a model request after an endpoint fault [env MAPPEROPT_LLM_RETRIES; 3].")
+@click.option("--llm-cap", type=float, default=None,
+              help="Seconds of model time one iteration may use [env MAPPEROPT_LLM_CAP; 300].")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats, max_repeats, min_time_s, timeout_s,
          seed, start, baseline, feedback_level, final_rounds, new, resume_dir, runs_dir, llm_base_url, llm_model,
-         llm_api_key, llm_timeout, llm_retries, app_args, **app_flags):
+         llm_api_key, llm_timeout, llm_retries, llm_cap, app_args, **app_flags):
     """Tune a mapper for BENCH: propose a DSL mapper, compile and run it, feed AutoGuide's feedback to the
     optimizer, repeat; keep the best. At the end the top candidates, the start and the reference mappers are
     measured together and the best is compared with each (docs/tuning.md).
@@ -213,7 +217,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         bench = dataclasses.replace(bench, refuse_layouts=True)
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
-                             max_retries=llm_retries)
+                             max_retries=llm_retries, max_model_s=llm_cap)
     found = resume_dir
     if resume_dir is None:
         optimizer = optimizer or ("trace" if llm.configured else "guided")
@@ -221,6 +225,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             raise MapperoptError("the trace optimizer needs a language-model endpoint",
                                  hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (or --llm-base-url, "
                                       "--llm-model), or use --optimizer guided")
+        if optimizer == "trace":
+            require_llm_extra()
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
@@ -239,14 +245,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if settings["optimizer"] == "trace" and not llm.configured:
             raise MapperoptError(f"{found} was tuned with the trace optimizer, which needs a language-model "
                                  "endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL again")
+        if settings["optimizer"] == "trace":
+            require_llm_extra()
         how = "--new starts afresh" if resume_dir is None else "the run's own settings apply"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
     else:
         with console.status(f"Describing {bench} and the machine, measuring baselines..."):
             store, settings = _new_run(bench, opts, request)
         iters = settings["iters"]
-    if settings["optimizer"] == "trace":
-        require_llm_extra()
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))
@@ -304,6 +310,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] The same command continues; "
                       f"or: mapperopt tune {bench} --resume {store.root} --iters {iters}")
         raise click.exceptions.Abort() from None
+    except ModelError:
+        status.stop()
+        console.print(f"[yellow]Stopped after {len(store.records)} iterations: the language model is not "
+                      f"answering (no iteration was used up).[/] Folder: {store.root}")
+        raise
     finally:
         status.stop()
         store.unlock()
@@ -339,6 +350,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     for name in BASELINES[settings.get("baseline", "none")]:
         mappers[name] = name
     evaluator = _evaluator(settings["app"], settings)
+    shutil.rmtree(store.root / "final", ignore_errors=True)  # what an interrupted comparison left
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
     finalists = [n for n in picked if measured[n].ok]
@@ -372,7 +384,8 @@ def _print_summary(console: Any, summary: dict, unit: str) -> None:
                         f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median)")
     for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it"):
         table.add_column(col)
-    labels = {summary["best"]: f"{summary['best']} (best)", summary["start"]: f"{summary['start']} (start)"}
+    labels = {summary["start"]: "start" if summary["start"] == "start" else f"{summary['start']} (start)",
+              summary["best"]: f"{summary['best']} (best)"}
     for name, m in summary["measured"].items():
         est = m["estimate"]
         vs = summary["vs"].get(name)

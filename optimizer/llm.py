@@ -10,14 +10,22 @@ configuration. Settings come from options or the environment:
 | model | `--llm-model` | `MAPPEROPT_LLM_MODEL` | `gpt-4o` (the paper's) |
 | key | `--llm-api-key` | `MAPPEROPT_LLM_API_KEY` | a placeholder (local servers need none) |
 | timeout | `--llm-timeout` | `MAPPEROPT_LLM_TIMEOUT` | 120 s per request |
-| retries | `--llm-retries` | `MAPPEROPT_LLM_RETRIES` | 2 (the client's own back-off) |
+| retries | `--llm-retries` | `MAPPEROPT_LLM_RETRIES` | 3, with exponential back-off from 1 s |
+| model time per iteration | `--llm-cap` | `MAPPEROPT_LLM_CAP` | 300 s (requests and back-off waits) |
 
 An endpoint is *configured* when a base URL or a model is given; otherwise the offline optimizer is the default.
 The key is never written to any file.
+
+Endpoint faults — a timeout, a refused connection, HTTP 408/409/429/5xx, a reply that is not a chat completion
+(e.g. a 200 with an HTML page) — are retried with back-off; they never use up a tuning iteration. When the retries
+or the per-iteration cap are used up, `ModelError` stops the tuning run (the journal keeps every finished
+iteration; the same command continues). Other HTTP errors (400 bad request, 401 bad key, 404 unknown model) are
+not retried.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -26,7 +34,11 @@ from typing import Any
 from mapperopt.errors import MapperoptError
 
 ENV = {"base_url": "MAPPEROPT_LLM_BASE_URL", "model": "MAPPEROPT_LLM_MODEL", "api_key": "MAPPEROPT_LLM_API_KEY",
-       "timeout_s": "MAPPEROPT_LLM_TIMEOUT", "max_retries": "MAPPEROPT_LLM_RETRIES"}
+       "timeout_s": "MAPPEROPT_LLM_TIMEOUT", "max_retries": "MAPPEROPT_LLM_RETRIES",
+       "max_model_s": "MAPPEROPT_LLM_CAP"}
+BACKOFF_S = 1.0       # the first wait before a retry; doubled each time...
+MAX_BACKOFF_S = 30.0  # ...up to this
+RETRIED_STATUS = (408, 409, 429)  # and every 5xx
 DEFAULT_MODEL = "gpt-4o"
 PLACEHOLDER_KEY = "not-needed"
 LLM_EXTRA = "pip install 'mapperopt[llm]'"  # what installs the packages only the language-model optimizers need
@@ -56,14 +68,16 @@ class LLMConfig:
         model: the model name sent with each request.
         api_key: the key, or None.
         timeout_s: seconds before one request is abandoned.
-        max_retries: retries of a failed request (connection errors, 408/429/5xx), with the client's back-off.
+        max_retries: retries of a request after an endpoint fault (see the module), with exponential back-off.
+        max_model_s: seconds of model time (requests and waits) one iteration may use.
     """
 
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
     timeout_s: float = 120.0
-    max_retries: int = 2
+    max_retries: int = 3
+    max_model_s: float = 300.0
 
     @property
     def configured(self) -> bool:
@@ -83,54 +97,104 @@ class LLMConfig:
         try:
             timeout = float(values["timeout_s"]) if values["timeout_s"] is not None else cls.timeout_s
             retries = int(values["max_retries"]) if values["max_retries"] is not None else cls.max_retries
+            cap = float(values["max_model_s"]) if values["max_model_s"] is not None else cls.max_model_s
         except ValueError as exc:
             raise MapperoptError(f"bad language-model setting: {exc}",
-                                 hint=f"{ENV['timeout_s']} takes seconds, {ENV['max_retries']} a count") from None
+                                 hint=f"{ENV['timeout_s']} and {ENV['max_model_s']} take seconds, "
+                                      f"{ENV['max_retries']} a count") from None
         return cls(base_url=values["base_url"], model=values["model"], api_key=values["api_key"],
-                   timeout_s=timeout, max_retries=retries)
+                   timeout_s=timeout, max_retries=retries, max_model_s=cap)
 
     def public(self) -> dict:
         """The settings without the key, for settings.json."""
         return {"base_url": self.base_url, "model": self.model or DEFAULT_MODEL, "timeout_s": self.timeout_s,
-                "max_retries": self.max_retries}
+                "max_retries": self.max_retries, "max_model_s": self.max_model_s}
+
+
+class ModelError(MapperoptError):
+    """The model endpoint failed and the retries or the per-iteration cap are used up: tuning stops without
+    using an iteration (the same command continues later)."""
+
+
+class MalformedReply(Exception):
+    """The endpoint answered, but not with a chat completion (e.g. a 200 with an HTML page)."""
 
 
 class ChatModel:
     """A callable with the contract OptoPrime expects of its `llm` (optimizer.md §4.4): `model(messages=...,
-    **kwargs)` returns the chat-completions response object. Every call's token counts are recorded.
+    **kwargs)` returns the chat-completions response object. Every request's token counts are recorded.
+    Endpoint faults are retried with back-off (see the module); `begin_iteration` starts the per-iteration cap.
 
     Args:
         config: the endpoint settings.
 
     Attributes:
         calls: one dict per request: {"model", "seconds", "prompt_tokens", "completion_tokens", "total_tokens",
-            "error"} (token counts 0 when the server reported none or the call failed).
+            "error"} (token counts 0 when the server reported none or the request failed).
     """
 
     def __init__(self, config: LLMConfig):
         import openai  # imported here: the offline path never needs it
 
         self.config = config
+        # Retries are ours: they must respect the per-iteration cap and check what a 200 carries.
         self.client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or PLACEHOLDER_KEY,
-                                    timeout=config.timeout_s, max_retries=config.max_retries)
+                                    timeout=config.timeout_s, max_retries=0)
         self.calls: list[dict] = []
+        self.iteration_started = time.monotonic()
 
     @property
     def model_name(self) -> str:
         return self.config.model or DEFAULT_MODEL
 
+    def begin_iteration(self) -> None:
+        """Starts the clock of `config.max_model_s` for one iteration's requests."""
+        self.iteration_started = time.monotonic()
+
     def __call__(self, messages: list[dict], **kwargs: Any) -> Any:
-        """Sends one chat-completions request.
+        """Sends one chat-completions request, retrying endpoint faults.
 
         Raises:
-            openai.APIError: its subclasses for timeouts (APITimeoutError), refused connections
-                (APIConnectionError) and HTTP errors (APIStatusError), after the configured retries.
+            ModelError: an endpoint fault persisted through the retries, or the iteration's model time ran out.
+            openai.APIStatusError: an HTTP error that is not retried (e.g. openai.BadRequestError for a server
+                that rejects an option; the caller may try without it).
         """
+        import openai
+
+        errors: list[str] = []
+        for attempt in range(self.config.max_retries + 1):
+            left = self.config.max_model_s - (time.monotonic() - self.iteration_started)
+            if left <= 0:
+                break
+            try:
+                return self._request(messages, min(self.config.timeout_s, left), kwargs)
+            except openai.APIStatusError as exc:
+                if exc.status_code not in RETRIED_STATUS and exc.status_code < 500:
+                    raise
+                errors.append(describe_error(exc, self.config))
+            except (openai.APITimeoutError, openai.APIConnectionError, MalformedReply) as exc:
+                errors.append(describe_error(exc, self.config))
+            wait = min(MAX_BACKOFF_S, BACKOFF_S * 2 ** attempt)
+            left = self.config.max_model_s - (time.monotonic() - self.iteration_started)
+            if attempt < self.config.max_retries and left > wait:
+                time.sleep(wait)
+        if not errors:
+            errors.append("no request was sent")
+        spent = time.monotonic() - self.iteration_started
+        cap = (f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up"
+               if spent >= self.config.max_model_s else "")
+        raise ModelError(f"the language model failed {len(errors)} time(s) in a row{cap}: {errors[-1]}",
+                         hint="check the endpoint (MAPPEROPT_LLM_BASE_URL usually ends in /v1) and the model name; "
+                              "finished iterations are kept and the same command continues the run")
+
+    def _request(self, messages: list[dict], timeout_s: float, kwargs: dict) -> Any:
         start = time.monotonic()
         entry = {"model": self.model_name, "seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0,
                  "total_tokens": 0, "error": None}
         try:
-            response = self.client.chat.completions.create(model=self.model_name, messages=messages, **kwargs)
+            response = self.client.chat.completions.create(model=self.model_name, messages=messages,
+                                                           timeout=timeout_s, **kwargs)
+            check_reply(response)
         except Exception as exc:
             entry["error"] = describe_error(exc, self.config)
             raise
@@ -150,6 +214,20 @@ class ChatModel:
         return {"calls": calls, **totals}
 
 
+def check_reply(response: Any) -> None:
+    """Raises MalformedReply, saying what came instead, unless `response` is a chat completion with a message."""
+    if isinstance(response, (str, bytes)):
+        text = response.decode(errors="replace") if isinstance(response, bytes) else response
+        kind = "an HTML page" if "<html" in text[:2000].lower() or "<!doctype" in text[:200].lower() else "text"
+        first = " ".join(text.split())[:120]
+        raise MalformedReply(f"answered with {kind}, not a chat completion (it begins: {first!r})")
+    choices = getattr(response, "choices", None)
+    if not choices or getattr(choices[0], "message", None) is None:
+        extra = getattr(response, "model_extra", None) or {}
+        detail = f": {json.dumps(extra.get('error'))[:200]}" if extra.get("error") else ""
+        raise MalformedReply(f"answered with JSON that is not a chat completion (no choices){detail}")
+
+
 def describe_error(exc: BaseException, config: LLMConfig) -> str:
     """One line saying what went wrong with a model request, in words a user can act on."""
     import openai
@@ -161,6 +239,8 @@ def describe_error(exc: BaseException, config: LLMConfig) -> str:
         return f"cannot connect to the model endpoint {where} (connection refused or unreachable)"
     if isinstance(exc, openai.APIStatusError):
         return f"the model endpoint {where} answered HTTP {exc.status_code}: {_first_line(exc.message)}"
+    if isinstance(exc, MalformedReply):
+        return f"the model endpoint {where} {exc}"
     return f"{type(exc).__name__}: {_first_line(str(exc))}"
 
 

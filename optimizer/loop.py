@@ -272,7 +272,8 @@ def _becomes_best(record: IterationRecord, best: IterationRecord | None, evaluat
         if not wins and remeasure is not None:
             again = remeasure({"candidate": record.dsl, "best": best.dsl}, out_dir / "remeasure")
             verdict.update(decided_by="re-measured together", remeasured={k: m.to_json() for k, m in again.items()})
-            wins = all(m.ok for m in again.values()) and again["candidate"].estimate.value > again["best"].estimate.value
+            wins = (all(m.ok for m in again.values())
+                    and again["candidate"].estimate.value > again["best"].estimate.value)
     verdict["becomes_best"] = wins
     (out_dir / "best.json").write_text(json.dumps(verdict, indent=2) + "\n")
     return wins

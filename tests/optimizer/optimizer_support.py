@@ -113,7 +113,8 @@ def completion(content: str, prompt_tokens: int = 100, completion_tokens: int = 
 class ScriptedLLMServer:
     """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers each request with the next entry of
     `script`: a function of the request's messages returning the answer's content (str), or a tuple
-    ("sleep", seconds) to answer only after that long, or ("status", code) for an HTTP error.
+    ("sleep", seconds) to answer only after that long, ("status", code) for an HTTP error, or ("html", text) for a
+    200 whose body is an HTML page (as a proxy's login or error page).
 
     Attributes:
         base_url: the endpoint to configure (`http://127.0.0.1:<port>/v1`).
@@ -136,14 +137,17 @@ class ScriptedLLMServer:
                 if isinstance(action, tuple) and action[0] == "sleep":
                     time.sleep(action[1])
                     action = lambda messages: "{}"  # noqa: E731 (the client has given up by now)
+                kind = "application/json"
                 if isinstance(action, tuple) and action[0] == "status":
                     payload, code = {"error": {"message": "scripted failure", "type": "server_error"}}, action[1]
+                elif isinstance(action, tuple) and action[0] == "html":
+                    payload, code, kind = None, 200, "text/html"
                 else:
                     payload, code = completion(action(body["messages"])), 200
-                data = json.dumps(payload).encode()
+                data = action[1].encode() if payload is None else json.dumps(payload).encode()
                 try:
                     self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", kind)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

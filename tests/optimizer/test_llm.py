@@ -1,16 +1,19 @@
-"""Language-model access through a local OpenAI-compatible server: settings, token accounting, and every way a
-request can fail, each turned into a clear note while the tuning loop goes on."""
+"""Language-model access through a stand-in OpenAI-compatible server on 127.0.0.1: settings, token accounting, and
+every way a request can fail: endpoint faults are retried with back-off without using up iterations, a per-iteration
+cap bounds the wait, and what cannot be overcome stops the run with a clear message."""
 
 from __future__ import annotations
 
 import json
+import tempfile
+import time
+from pathlib import Path
 
-import openai
 import pytest
-from optimizer_support import PlacementEvaluator, rewrite
+from optimizer_support import PlacementEvaluator, code_names, rewrite
 
 from mapperopt.optimizer.agent import TraceOptimizer
-from mapperopt.optimizer.llm import ChatModel, LLMConfig, describe_error
+from mapperopt.optimizer.llm import ChatModel, LLMConfig, ModelError
 from mapperopt.optimizer.loop import tune
 from mapperopt.optimizer.space import SearchSpace
 from mapperopt.optimizer.store import TuneStore
@@ -51,41 +54,107 @@ def test_failed_requests_are_retried(llm_server):
     assert len(server.requests) == 2
 
 
-def test_a_timeout_and_a_refused_connection_are_named(llm_server, refused_url):
-    server = llm_server([("sleep", 3)])
-    slow = LLMConfig(base_url=server.base_url, model="m", timeout_s=0.5, max_retries=0)
-    with pytest.raises(openai.APITimeoutError) as timeout:
+def test_a_timeout_a_refused_connection_and_an_html_page_are_named(llm_server, refused_url):
+    server = llm_server([("sleep", 3), ("html", "<!DOCTYPE html><html><body>Sign in to the proxy</body></html>")])
+    slow = LLMConfig(base_url=server.base_url, model="m", timeout_s=0.5, max_retries=1)
+    with pytest.raises(ModelError) as failed:
         ChatModel(slow)(messages=[{"role": "user", "content": "hi"}])
-    expected = f"the model at {server.base_url} did not answer within 0.5 s (timeout)"
-    assert describe_error(timeout.value, slow) == expected
-    closed = LLMConfig(base_url=refused_url, model="m", timeout_s=2, max_retries=0)
-    model = ChatModel(closed)
-    with pytest.raises(openai.APIConnectionError) as refused:
+    message = str(failed.value)
+    assert "failed 2 time(s) in a row" in message
+    # The last fault is named: a 200 whose body is a web page, not "'str' object has no attribute 'choices'".
+    assert f"the model endpoint {server.base_url} answered with an HTML page, not a chat completion" in message
+    assert "Sign in to the proxy" in message and "ends in /v1" in message
+    model = ChatModel(LLMConfig(base_url=refused_url, model="m", timeout_s=2, max_retries=0))
+    with pytest.raises(ModelError, match=f"cannot connect to the model endpoint {refused_url}"):
         model(messages=[{"role": "user", "content": "hi"}])
-    assert describe_error(refused.value, closed).startswith(f"cannot connect to the model endpoint {refused_url}")
     assert model.calls[0]["error"].startswith("cannot connect")
 
 
-def test_trace_loop_survives_bad_answers_timeouts_and_http_errors(tmp_path, llm_server, circuit_app, cpu2):
+def test_the_model_time_of_an_iteration_is_capped(llm_server):
+    server = llm_server([("sleep", 5)] * 5)
+    model = ChatModel(LLMConfig(base_url=server.base_url, model="m", timeout_s=60, max_retries=5, max_model_s=1.5))
+    start = time.monotonic()
+    with pytest.raises(ModelError, match="cap of 1.5 s of model time per iteration is used up"):
+        model(messages=[{"role": "user", "content": "hi"}])
+    assert time.monotonic() - start < 4 and len(server.requests) == 1  # not 5 x 60 s
+
+
+def test_endpoint_faults_do_not_use_up_iterations(tmp_path, llm_server, circuit_app, cpu2, monkeypatch):
+    monkeypatch.setattr("mapperopt.optimizer.llm.BACKOFF_S", 0.1)
     space = SearchSpace(circuit_app, cpu2)
     start = space.render(space.default_point())
     server = llm_server([
-        lambda messages: "I think you should use more processors.",                     # not JSON
-        ("sleep", 8),                                                                   # timeout
-        ("status", 503),                                                                # server error
+        lambda messages: "I think you should use more processors.",                     # not JSON: an answer
+        ("sleep", 8),                                                                   # timeout: retried
+        ("status", 503),                                                                # server error: retried
+        ("html", "<html><body>502 Bad Gateway</body></html>"),                          # a proxy's page: retried
         rewrite("layout_decision", ["Layout * * * AOS C_order;"]),                     # a good answer
+        ("status", 503), ("status", 503), ("status", 503), ("status", 503),             # down for good
     ])
     # A generous timeout: only the sleeping answer may reach it, even on a loaded machine.
-    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=2, max_retries=0)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=2, max_retries=3)
     store = TuneStore.create(tmp_path, "circuit", {})
     evaluator = PlacementEvaluator(circuit_app, cpu2)
-    tune(store, TraceOptimizer(space, start, llm=config), evaluator, iters=5)
+    with pytest.raises(ModelError, match="failed 4 time"):
+        tune(store, TraceOptimizer(space, start, llm=config), evaluator, iters=5)
     notes = [r.note for r in store.records]
+    assert len(notes) == 3  # the endpoint's faults used up no iteration
     assert notes[1].startswith("LLM answer not used: the answer is not JSON: 'I think you should")
-    assert notes[2] == f"LLM step failed: the model at {server.base_url} did not answer within 2 s (timeout); " \
-                       "mapper unchanged"
-    assert notes[3].startswith(f"LLM step failed: the model endpoint {server.base_url} answered HTTP 503")
-    assert notes[4] == "LLM step: rewrote layout_decision"
-    assert [r.cached for r in store.records] == [False, True, True, True, False]
-    assert "Layout * * * AOS C_order;" in store.records[4].dsl and len(evaluator.calls) == 2
-    assert [(r.llm or {}).get("total_tokens") for r in store.records] == [0, 120, 0, 0, 120]
+    assert notes[2].startswith("LLM step: rewrote layout_decision (after 3 failed request(s), retried: ")
+    assert [r.cached for r in store.records] == [False, True, False]
+    assert "Layout * * * AOS C_order;" in store.records[2].dsl and len(evaluator.calls) == 2
+    assert [(r.llm or {}).get("total_tokens") for r in store.records] == [0, 120, 120]
+    # The same run continues once the endpoint answers again, from where it stopped.
+    store.unlock()
+    server.script[:] = [rewrite("layout_decision", ["Layout * * * SOA;"])] * 2
+    resumed = TuneStore.open(store.root)
+    tune(resumed, TraceOptimizer(space, start, llm=config), PlacementEvaluator(circuit_app, cpu2), iters=4)
+    assert [r.iter for r in resumed.records] == [1, 2, 3, 4] and resumed.records[3].note.startswith("LLM step")
+
+
+@pytest.mark.parametrize("bubblewrap", [True, False])
+def test_model_code_runs_confined(tmp_path, llm_server, circuit_app, cpu2, monkeypatch, bubblewrap):
+    """A method that never returns fails its iteration, not the run; a method runs without the key or other
+    secrets, in an empty temporary folder, and cannot write data into a file; with bubblewrap (where it works),
+    also on a read-only filesystem."""
+    from mapperopt.optimizer import confine
+
+    if bubblewrap and not confine.sandbox():
+        pytest.skip("bubblewrap is not installed or does not work here")
+    if not bubblewrap:
+        monkeypatch.setattr(confine, "sandbox", lambda: ())
+    monkeypatch.setattr(confine, "WALL_S", 2.0)
+    monkeypatch.setenv("MAPPEROPT_LLM_API_KEY", "sk-from-the-environment")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
+    target = tmp_path / "written.txt"
+    nosy = ("    import os\n"
+            f"    with open({str(target)!r}, 'a') as f:\n"
+            "        f.write('data')\n")
+    probe = ("    import os, json\n"
+             "    raise RuntimeError(json.dumps([os.getcwd(), os.listdir('.'), sorted(os.environ)]))\n")
+
+    def method(body: str):
+        def answer(messages):
+            name = code_names(messages[-1]["content"])["task_decision"]
+            code = f"def task_decision(self, tasks):\n{body}    return ['Task * CPU;']\n"
+            return json.dumps({"reasoning": "", "answer": "", "suggestion": {name: code}})
+        return answer
+
+    server = llm_server([method("    while True:\n        pass\n"), method(nosy), method(probe)])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", api_key="sk-option", timeout_s=10, max_retries=0)
+    store = TuneStore.create(tmp_path / "runs", "circuit", {})
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+         PlacementEvaluator(circuit_app, cpu2), iters=4)
+    hang, write, seen = store.records[1:]
+    assert (hang.status, hang.stage) == ("failed", "generate")
+    assert "task_decision did not return within 2 s" in hang.feedback_text
+    assert (write.status, write.stage) == ("failed", "generate")
+    if bubblewrap:  # the filesystem is read-only, and /tmp a private, empty one
+        assert "Read-only file system" in write.feedback_text or "No such file" in write.feedback_text
+        assert not target.exists()
+    else:  # the file may be created, but no data is written into it
+        assert "File too large" in write.feedback_text and target.read_text() == ""
+    (cwd, listing, env), _ = json.JSONDecoder().raw_decode(seen.feedback_text.split("RuntimeError: ", 1)[1])
+    assert listing == [] and cwd.startswith(tempfile.gettempdir())
+    assert set(env) <= {"PATH", "LANG", "LC_CTYPE", "PWD"}  # bubblewrap sets PWD

@@ -18,7 +18,8 @@ DATA = Path(__file__).parent / "data"
 def record(i: int, throughput: float | None, key: str = "", dsl: str = "Task * CPU;\n", **kw) -> IterationRecord:
     ok = throughput is not None
     return IterationRecord(iter=i, dsl=dsl, key=key or f"k{i}", status="ok" if ok else "failed",
-                           stage=kw.pop("stage", None if ok else "run"), category="performance" if ok else "mapper.r400",
+                           stage=kw.pop("stage", None if ok else "run"),
+                           category="performance" if ok else "mapper.r400",
                            throughput=throughput, unit="GFLOPS", best_throughput=throughput or 0.0, **kw)
 
 

@@ -103,20 +103,25 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
             assert ("not a significant difference" in out) or vs["significant"]
 
 
-def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, refused_url, capsys):
+def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, capsys):
     spread = ["def spread(Task task) {\n    return mcpu[0, task.ipoint[0] % mcpu.size[1]];\n}",
               "IndexTaskMap calculate_new_currents,distribute_charge,update_voltages spread;"]
     server = llm_server([rewrite("index_task_map_decision", spread),
                          lambda messages: "```json\n{not json at all\n```",
-                         ("sleep", 8)])
+                         ("sleep", 8), ("html", "<html><body>Bad gateway</body></html>")])
     monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
     monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
     monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "2")
-    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "0")
-    assert main(tune_args(tmp_path / "runs", "--iters", "4", "--start", "default")) == 0
+    monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "1")
+    monkeypatch.setenv("MAPPEROPT_LLM_API_KEY", "sk-secret-key")
+    assert main(tune_args(tmp_path / "runs", "--iters", "4", "--start", "default")) == 1
+    captured = capsys.readouterr()
+    assert "Stopped after 3 iterations" in captured.out and "no iteration was used up" in captured.out
+    assert "answered with an HTML page, not a chat completion" in captured.err
     root = only_run(tmp_path / "runs")
     store = TuneStore.open(root)
     assert store.settings["optimizer"] == "trace" and "MAPPEROPT" not in json.dumps(store.settings["llm"])
+    assert "sk-secret-key" not in "".join(p.read_text() for p in root.glob("*.json*"))
     # The program the scripted answer implies is exactly the one compiled and run in iteration 2.
     space = SearchSpace(store.settings["app_description"], store.settings["machine"])
     sections = space.sections(space.default_point())
@@ -128,17 +133,20 @@ def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, r
     assert store.records[1].ok and not store.records[1].cached
     notes = [r.note for r in store.records]
     assert notes[2].startswith("LLM answer not used: the answer is not JSON")
-    assert notes[3].startswith("LLM step failed:") and "did not answer within 2 s" in notes[3]
-    assert [r.cached for r in store.records] == [False, False, True, True]
-    tokens = [(r.llm or {}).get("total_tokens", 0) for r in store.records]
-    assert tokens == [0, 120, 120, 0] and "Language-model tokens: 240 in total." in capsys.readouterr().out
+    assert [r.cached for r in store.records] == [False, False, True]
+    assert [(r.llm or {}).get("total_tokens", 0) for r in store.records] == [0, 120, 120]
 
-    # A refused connection: clear note, and tuning goes on with the unchanged mapper.
-    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", refused_url)
-    assert main(tune_args(tmp_path / "refused", "--iters", "2", "--start", "default")) == 0
-    refused = TuneStore.open(only_run(tmp_path / "refused"))
-    assert refused.records[1].note.startswith(f"LLM step failed: cannot connect to the model endpoint {refused_url}")
-    assert refused.records[1].cached
+
+def test_trace_without_the_llm_extra_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "opto" else real(name, *a))
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--optimizer", "trace")) == 1
+    err = capsys.readouterr().err
+    assert "needs trace-opt" in err and "pip install 'mapperopt[llm]'" in err
+    assert not (tmp_path / "runs").exists()  # nothing was measured before the check
 
 
 def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offline):
@@ -185,3 +193,15 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
         replay.observe(record)
     # Finished: the same command starts a new folder, and so does --new.
     assert _unfinished(runs, "circuit", s["request"], None) is None
+
+
+def test_tuning_uses_the_cores_it_has(monkeypatch):
+    from mapperopt.benchmarks import load_config
+    from mapperopt.optimizer.commands import _default_cpus
+
+    ci = load_config("circuit").size("ci")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    assert _default_cpus(ci, gpus=0) == 8 - ci.util
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert _default_cpus(ci, gpus=0) == 1
+    assert _default_cpus(load_config("circuit").size("gpu"), gpus=1) == load_config("circuit").size("gpu").cpus

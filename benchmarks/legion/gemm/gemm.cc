@@ -58,14 +58,15 @@ Config parse_config(int argc, char **argv, long long default_g) {
 // ---------------------------------------------------------------------------------------------------------------
 // Regions and partitions.
 
+// rows x cols contiguous blocks of the n x n region.
 static LogicalPartition tile_partition(Context ctx, Runtime *runtime, LogicalRegion region, IndexSpace grid,
-                                       long long n, long long g, const char *name) {
+                                       long long n, long long rows, long long cols, const char *name) {
   std::map<DomainPoint, Domain> rects;
-  for (long long a = 0; a < g; a++)
-    for (long long b = 0; b < g; b++)
+  for (long long a = 0; a < rows; a++)
+    for (long long b = 0; b < cols; b++)
       rects[DomainPoint(Point<2>(a, b))] =
-          Domain(Rect<2>(Point<2>(block_lo(n, g, a), block_lo(n, g, b)),
-                         Point<2>(block_lo(n, g, a + 1) - 1, block_lo(n, g, b + 1) - 1)));
+          Domain(Rect<2>(Point<2>(block_lo(n, rows, a), block_lo(n, cols, b)),
+                         Point<2>(block_lo(n, rows, a + 1) - 1, block_lo(n, cols, b + 1) - 1)));
   IndexPartition ip = runtime->create_partition_by_domain(ctx, region.get_index_space(), rects, grid,
                                                           false /*perform_intersections*/,
                                                           LEGION_DISJOINT_COMPLETE_KIND);
@@ -76,6 +77,11 @@ static LogicalPartition tile_partition(Context ctx, Runtime *runtime, LogicalReg
 }
 
 Matrices create_matrices(Context ctx, Runtime *runtime, const Config &config) {
+  const long long tiles[3][2] = {{config.g, config.g}, {config.g, config.g}, {config.g, config.g}};
+  return create_matrices(ctx, runtime, config.n, tiles);
+}
+
+Matrices create_matrices(Context ctx, Runtime *runtime, long long n, const long long tiles[3][2]) {
   Matrices m;
   FieldSpace fs = runtime->create_field_space(ctx);
   runtime->attach_name(fs, "matrix_fields");
@@ -84,7 +90,7 @@ Matrices create_matrices(Context ctx, Runtime *runtime, const Config &config) {
     a.allocate_field(sizeof(double), FID_VAL);
   }
   runtime->attach_name(fs, FID_VAL, "val");
-  const Rect<2> bounds(Point<2>(0, 0), Point<2>(config.n - 1, config.n - 1));
+  const Rect<2> bounds(Point<2>(0, 0), Point<2>(n - 1, n - 1));
   IndexSpace is = runtime->create_index_space(ctx, Domain(bounds));
   runtime->attach_name(is, "matrix");
   LogicalRegion *regions[3] = {&m.A, &m.B, &m.C};
@@ -93,16 +99,19 @@ Matrices create_matrices(Context ctx, Runtime *runtime, const Config &config) {
     *regions[r] = runtime->create_logical_region(ctx, is, fs);
     runtime->attach_name(*regions[r], names[r]);
   }
-  m.grid = runtime->create_index_space(ctx, Domain(Rect<2>(Point<2>(0, 0), Point<2>(config.g - 1, config.g - 1))));
-  runtime->attach_name(m.grid, "tile_grid");
-  m.A_tiles = tile_partition(ctx, runtime, m.A, m.grid, config.n, config.g, "A_tiles");
-  m.B_tiles = tile_partition(ctx, runtime, m.B, m.grid, config.n, config.g, "B_tiles");
-  m.C_tiles = tile_partition(ctx, runtime, m.C, m.grid, config.n, config.g, "C_tiles");
+  LogicalPartition *parts[3] = {&m.A_tiles, &m.B_tiles, &m.C_tiles};
+  const char *part_names[3] = {"A_tiles", "B_tiles", "C_tiles"};
+  for (int r = 0; r < 3; r++) {
+    IndexSpace colours = runtime->create_index_space(
+        ctx, Domain(Rect<2>(Point<2>(0, 0), Point<2>(tiles[r][0] - 1, tiles[r][1] - 1))));
+    runtime->attach_name(colours, (std::string(names[r]) + "_tile_grid").c_str());
+    if (r == 0) m.grid = colours;
+    *parts[r] = tile_partition(ctx, runtime, *regions[r], colours, n, tiles[r][0], tiles[r][1], part_names[r]);
+  }
   return m;
 }
 
-static RegionRequirement tile_req(LogicalPartition part, LogicalRegion parent, PrivilegeMode privilege,
-                                  ProjectionID proj = 0) {
+RegionRequirement tile_req(LogicalPartition part, LogicalRegion parent, PrivilegeMode privilege, ProjectionID proj) {
   RegionRequirement rr(part, proj, privilege, LEGION_EXCLUSIVE, parent);
   rr.add_field(FID_VAL);
   return rr;
@@ -110,7 +119,8 @@ static RegionRequirement tile_req(LogicalPartition part, LogicalRegion parent, P
 
 void fill_and_place(Context ctx, Runtime *runtime, const Matrices &m, const Config &config) {
   const Domain grid = runtime->get_index_space_domain(ctx, m.grid);
-  IndexLauncher fill(FILL_TASK_ID, grid, TaskArgument(&config.inputs, sizeof(Inputs)), ArgumentMap());
+  const FillArgs args{config.inputs, 0};
+  IndexLauncher fill(FILL_TASK_ID, grid, TaskArgument(&args, sizeof(FillArgs)), ArgumentMap());
   fill.add_region_requirement(tile_req(m.A_tiles, m.A, LEGION_WRITE_DISCARD));
   fill.add_region_requirement(tile_req(m.B_tiles, m.B, LEGION_WRITE_DISCARD));
   fill.add_region_requirement(tile_req(m.C_tiles, m.C, LEGION_WRITE_DISCARD));
@@ -220,8 +230,10 @@ static void gemm_cpu(const Task *task, const std::vector<PhysicalRegion> &region
 }
 
 static void fill_cpu(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
-  const Inputs &in = *static_cast<const Inputs *>(task->args);
-  for (int r = 0; r < 3; r++) {
+  const FillArgs &args = *static_cast<const FillArgs *>(task->args);
+  const Inputs &in = args.inputs;
+  for (int r = 0; r < (int)task->regions.size(); r++) {
+    const int which = args.first + r;
     const Rect<2> rect = rect_of(runtime, ctx, task->regions[r]);
     if (rect.empty()) continue;
     const AccWD acc(regions[r], FID_VAL);
@@ -231,7 +243,7 @@ static void fill_cpu(const Task *task, const std::vector<PhysicalRegion> &region
     for (long long i = rect.lo[0]; i <= rect.hi[0]; i++)
       for (long long j = rect.lo[1]; j <= rect.hi[1]; j++)
         p[(i - rect.lo[0]) * s0 + (j - rect.lo[1]) * s1] =
-            r == 0 ? 0.0 : r == 1 ? b_value(in, i, j) : c_value(in, i, j);
+            which == 0 ? 0.0 : which == 1 ? b_value(in, i, j) : c_value(in, i, j);
   }
 }
 
@@ -351,6 +363,10 @@ static mapperopt::RegionArg arg(const char *partition, const char *region, const
 }
 
 std::string describe_2d(const char *app, const Config &config) {
+  return describe_tasks(app, config.reduce, std::vector<std::vector<long long>>(7, {config.g, config.g}));
+}
+
+std::string describe_tasks(const char *app, bool reduce, const std::vector<std::vector<long long>> &domains) {
   struct Entry {
     const char *name;
     bool gpu;
@@ -365,12 +381,13 @@ std::string describe_2d(const char *app, const Config &config) {
       {"task_3", true, {arg("C_tiles", "C", "read_only")}},
       {"init_cublas", true, {}},
       {"task_4", true,
-       {arg("A_tiles", "A", config.reduce ? "reduce" : "read_write"), arg("B_tiles", "B", "read_only"),
+       {arg("A_tiles", "A", reduce ? "reduce" : "read_write"), arg("B_tiles", "B", "read_only"),
         arg("C_tiles", "C", "read_only")}},
       {"taco_validate", false, {arg("A_tiles", "A", "read_only")}},
   };
   std::vector<mapperopt::TaskInfo> tasks;
-  for (const Entry &e : entries) {
+  for (size_t t = 0; t < entries.size(); t++) {
+    const Entry &e = entries[t];
     mapperopt::TaskInfo info;
     info.name = e.name;
     info.variants = {"CPU"};
@@ -379,7 +396,7 @@ std::string describe_2d(const char *app, const Config &config) {
 #endif
     info.launch = "index";
     info.parent = "main";
-    info.domain = {config.g, config.g};
+    info.domain = domains[t];
     info.regions = e.regions;
     for (mapperopt::RegionArg &r : info.regions)
       if (r.privilege == "reduce") r.redop = "sum_f64";

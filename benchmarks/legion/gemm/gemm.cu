@@ -81,9 +81,9 @@ __global__ void fill_kernel(double *p, long long s0, long long s1, long long lo0
 }  // namespace
 
 void fill_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
-  const Inputs &in = *static_cast<const Inputs *>(task->args);
+  const FillArgs &args = *static_cast<const FillArgs *>(task->args);
   const cudaStream_t stream = Realm::Cuda::get_task_cuda_stream();
-  for (int r = 0; r < 3; r++) {
+  for (int r = 0; r < (int)task->regions.size(); r++) {
     const Rect<2> rect = rect_of(runtime, ctx, task->regions[r]);
     if (rect.empty()) continue;
     const AccWD acc(regions[r], FID_VAL);
@@ -93,7 +93,7 @@ void fill_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Cont
     const long long rows = rect.hi[0] - rect.lo[0] + 1, cols = rect.hi[1] - rect.lo[1] + 1;
     const long long fast_n = s1 <= s0 ? cols : rows, slow_n = s1 <= s0 ? rows : cols;
     const dim3 grid((unsigned)((fast_n + 255) / 256), (unsigned)(slow_n < 65535 ? slow_n : 65535));
-    fill_kernel<<<grid, 256, 0, stream>>>(p, s0, s1, rect.lo[0], rect.lo[1], rows, cols, r, in);
+    fill_kernel<<<grid, 256, 0, stream>>>(p, s0, s1, rect.lo[0], rect.lo[1], rows, cols, args.first + r, args.inputs);
     GEMM_CUDA_CHECK(cudaGetLastError());
   }
 }

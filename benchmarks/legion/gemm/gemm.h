@@ -51,11 +51,18 @@ enum InputKind : int {
   INPUT_STRUCTURED = 1,  // B(i,k) = u(i) + v(k), C(k,j) = w(k) + z(j); the product has a closed form (O(n²) check)
 };
 
-// Task argument of taco_fill and taco_validate.
+// Task argument of taco_validate.
 struct Inputs {
   long long n;
   unsigned long long seed;
   int kind;  // InputKind
+};
+
+// Task argument of taco_fill: requirement r fills matrix first + r (0 = A with zeros, 1 = B, 2 = C), so one launch
+// may fill all three matrices (2-D algorithms) or one (3-D algorithms, whose tile grids differ between matrices).
+struct FillArgs {
+  Inputs inputs;
+  int first;
 };
 
 // splitmix64 finaliser: a counter-based generator, so every value depends only on (seed, stream, a, b).
@@ -143,6 +150,14 @@ Config parse_config(int argc, char **argv, long long default_g);
 // Creates A, B, C (field `val`) and their g x g tile partitions `A_tiles`, `B_tiles`, `C_tiles`, all named.
 Matrices create_matrices(Legion::Context ctx, Legion::Runtime *runtime, const Config &config);
 
+// The same with a tile grid per matrix: tiles[0] for A, [1] for B, [2] for C, each (row blocks, column blocks);
+// `grid` is then A's colour space.
+Matrices create_matrices(Legion::Context ctx, Legion::Runtime *runtime, long long n, const long long tiles[3][2]);
+
+// A requirement on `part` (field val, exclusive) through projection functor `proj`.
+Legion::RegionRequirement tile_req(Legion::LogicalPartition part, Legion::LogicalRegion parent,
+                                   Legion::PrivilegeMode privilege, Legion::ProjectionID proj = 0);
+
 // taco_fill over the tile grid (A = 0, B and C the inputs), then task_1, task_2, task_3 (placement, read-only).
 void fill_and_place(Legion::Context ctx, Legion::Runtime *runtime, const Matrices &m, const Config &config);
 
@@ -163,6 +178,10 @@ void report(Legion::Context ctx, Legion::Runtime *runtime, const Matrices &m, co
 // --describe for the 2-D algorithms: tasks and regions of this layer plus the g x g launches.
 std::string describe_2d(const char *app, const Config &config);
 
+// --describe with a launch domain per task, in the order taco_fill, task_1, task_2, task_3, init_cublas, task_4,
+// taco_validate.
+std::string describe_tasks(const char *app, bool reduce, const std::vector<std::vector<long long>> &domains);
+
 // Registers the layer's task variants (call before Runtime::start).
 void register_tasks();
 
@@ -178,5 +197,17 @@ enum Schedule { CANNON, SUMMA, PUMMA };
 
 // The whole application: flags, --describe, -mapper, Legion start-up.
 int main_2d(int argc, char **argv, Schedule schedule, const char *app);
+
+// ---------------------------------------------------------------------------------------------------------------
+// The 3-D algorithms (gemm3d.cc): task_4 index launches over an x × y × z processor grid whose point (i, j, l)
+// adds its partial product into A[i,j] with a float64 sum reduction (the z layers' partial A's are reduced by
+// Legion); docs/gemm.md gives the flags and the grids.
+//   Johnson    x = y = z = g (-gdim), one launch per product
+//   Solomonik  r × r × c (-rpoc, -c), layer l owns the l-th of c chunks of k; inside a chunk a Cannon over r3
+//              sub-blocks (-rpoc3): r3 launches per product, sub-block q = (i + j + s) mod r3 in step s
+//   COSMA      gx × gy × gz (-gx -gy -gz, or chosen from the processor count), one launch per product
+enum Algorithm3d { JOHNSON, SOLOMONIK, COSMA };
+
+int main_3d(int argc, char **argv, Algorithm3d algorithm, const char *app);
 
 }  // namespace gemm

@@ -1,0 +1,27 @@
+# COSMA expert mapper (benchmarks.md §4.5): the Johnson policy (configs/johnson.dsl) with the placement of COSMA's
+# (gx, gy, gz) grid. Portable prelude: on a machine without GPUs, mgpu is the CPU model.
+Task * GPU,CPU;
+Region * * GPU FBMEM;
+Region * * CPU SYSMEM;
+Layout * * * SOA C_order;           # row-major tiles: the BLAS leaf (task_4) needs them
+CollectMemory task_4 *;             # the broadcast input tiles may be collected once used
+mcpu = Machine(CPU);
+mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);
+mall = mgpu.merge(0, 1);
+def blk(IPoint p, ISpace s, MSpace m, int d) { return p[d] * m.size[d] / s[d]; }
+def cube_block(Task task) {         # 3-D block decomposition of all processors over the launch domain
+    c = mall.auto_split(0, task.ispace);
+    return c[blk(task.ipoint, task.ispace, c, 0), blk(task.ipoint, task.ispace, c, 1),
+             blk(task.ipoint, task.ispace, c, 2)];
+}
+def place_grid(Task task) {         # COSMA: grid (gx, gy, gz) from an even 3-way split of all processors
+    e = mall.auto_split(0, (1, 1, 1));
+    gx = e.size[2];
+    gy = e.size[1];
+    lin = task.ipoint[0] + task.ipoint[1] * gx + task.ipoint[2] * gx * gy;
+    return mall[lin % mall.size[0]];
+}
+def cpu_rows(Task task) { return mcpu.merge(0, 1)[task.ipoint[0] % mcpu.merge(0, 1).size[0]]; }
+IndexTaskMap taco_fill,task_1,task_2,task_3 place_grid;
+IndexTaskMap task_4,init_cublas cube_block;
+IndexTaskMap taco_validate cpu_rows;

@@ -1,0 +1,166 @@
+"""Running Python that a language model wrote (the Trace agent's method bodies) outside the tuner.
+
+    value = run_confined(source, "task_decision", [tasks])   # -> the method's return value (plain data)
+
+Each call starts a fresh `python -I -S` child that defines the one function from `source` and calls it with
+`self=None` and the JSON-encoded arguments; the return value comes back as JSON. The child runs:
+
+* with resource limits (`resource.setrlimit`): `CPU_S` seconds of CPU, `MEMORY_BYTES` of address space, no file
+  larger than 0 bytes (it cannot write data into any file), `OPEN_FILES` descriptors;
+* under a wall-clock limit `WALL_S` enforced by the parent (SIGKILL of its process group) and a parent-death signal
+  (it dies with the tuner);
+* in a new, empty temporary working folder, removed afterwards;
+* with an environment of `PATH` and `LANG` only: no API key, no token, no other variable of the user's;
+* in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables);
+* and, where bubblewrap (`bwrap`) is installed and works, inside it (`sandbox()`): the whole filesystem read-only,
+  a private empty /tmp as working folder, no network, its own process and IPC namespaces.
+
+Without bubblewrap it is NOT confined in what it can read (files the user can read), delete or create empty, in
+network access, or in starting processes, which run with the user's rights: the limits keep a runaway or careless
+method from hanging the tuner, exhausting memory, writing data or seeing secrets; they are not a sandbox against
+hostile code. docs/tuning.md says exactly what holds in each case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from functools import lru_cache
+from typing import Any, Sequence
+
+WALL_S = 10.0                  # wall-clock seconds one method call may take
+CPU_S = 10                     # CPU seconds
+MEMORY_BYTES = 1 << 30         # address space (1 GiB)
+OPEN_FILES = 32
+KEPT_ENV = ("PATH", "LANG")    # the only variables the child sees
+
+# The child: reads {"source", "name", "args"} from stdin, prints {"value": ...} or {"error": {...}} on stdout.
+CHILD = r"""
+import json, sys, traceback
+request = json.loads(sys.stdin.read())
+out = sys.stdout
+sys.stdout = sys.stderr  # the method's own prints must not corrupt the reply
+try:
+    namespace = {}
+    exec(compile(request["source"], "<method>", "exec"), namespace)
+    value = namespace[request["name"]](None, *request["args"])
+    reply = {"value": value}
+    text = json.dumps(reply)
+except BaseException as exc:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<method>"]
+    text = json.dumps({"error": {"type": type(exc).__name__, "message": str(exc)[:500],
+                                 "line": frames[-1].lineno if frames else None}})
+out.write(text)
+out.flush()
+"""
+
+
+class ConfinedError(Exception):
+    """The method raised, returned something that is not plain data, or broke a limit.
+
+    Attributes:
+        type: the exception's class name in the child ("ZeroDivisionError"), or "Timeout", "MemoryError", ...
+        message: its message.
+        line: the line of `source` (1-based) where it was raised, when known.
+    """
+
+    def __init__(self, type_: str, message: str, line: int | None = None):
+        super().__init__(f"{type_}: {message}" if message else type_)
+        self.type = type_
+        self.message = message
+        self.line = line
+
+
+def _preexec():
+    """The child's `preexec_fn`: resource limits, SIGXFSZ ignored (a write to a file then fails with an error
+    instead of killing it), and death with the parent (Linux). Built in the parent: nothing is imported after the
+    fork."""
+    from mapperopt.benchmarks.harness import PR_SET_PDEATHSIG, _prctl
+
+    prctl = _prctl()
+    limits = [(resource.RLIMIT_CPU, CPU_S), (resource.RLIMIT_AS, MEMORY_BYTES), (resource.RLIMIT_FSIZE, 0),
+              (resource.RLIMIT_NOFILE, OPEN_FILES)]
+
+    def preexec() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        for which, value in limits:
+            resource.setrlimit(which, (value, value))
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    return preexec
+
+
+@lru_cache(maxsize=None)
+def sandbox() -> tuple[str, ...]:
+    """The bubblewrap command line the child runs under, or () where `bwrap` is missing or does not work here
+    (e.g. unprivileged user namespaces disabled): tried once with the child's own limits."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return ()
+    # The home folder stays visible (read-only): Python itself often lives there (pyenv, conda, a venv).
+    cmd = (bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-all",
+           "--die-with-parent", "--new-session", "--chdir", "/tmp")
+    try:
+        probe = subprocess.run([*cmd, sys.executable, "-I", "-S", "-c", "print('ok')"], capture_output=True,
+                               text=True, timeout=WALL_S, env={}, preexec_fn=_preexec())
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return cmd if probe.returncode == 0 and probe.stdout.strip() == "ok" else ()
+
+
+def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
+    """Calls function `name` defined by `source` as `name(None, *args)` in a confined child (see the module).
+
+    Args:
+        source: Python source defining the function (and nothing needed from the tuner's globals).
+        name: the function's name.
+        args: its arguments after `self`, JSON-encodable.
+
+    Returns:
+        the function's return value (after a JSON round trip).
+
+    Raises:
+        ConfinedError: the function raised (its type, message and line), returned a value that is not JSON, ran
+            past `WALL_S` ("Timeout") or `CPU_S`, or ran out of memory.
+    """
+    request = json.dumps({"source": source, "name": name, "args": list(args)})
+    env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
+        proc = subprocess.Popen([*sandbox(), sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+                                start_new_session=True, preexec_fn=_preexec())
+        try:
+            out, err = proc.communicate(request.encode(), timeout=WALL_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise ConfinedError("Timeout", f"{name} did not return within {WALL_S:g} s (it was stopped)") from None
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
+        raise ConfinedError("Timeout", f"{name} used more than {CPU_S} s of CPU time (it was stopped)")
+    try:
+        reply = json.loads(out.decode() or "null")
+    except ValueError:
+        reply = None
+    if not isinstance(reply, dict):
+        tail = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        raise ConfinedError("MethodError", f"{name} ended without a reply ({tail[0][:300]})")
+    if "error" in reply:
+        e = reply["error"]
+        message = e["message"]
+        if e["type"] == "TypeError" and "JSON serializable" in message:
+            message = f"{name} must return plain data (a list of strings), not: {message}"
+        raise ConfinedError(e["type"], message, e.get("line"))
+    return reply["value"]
+
+
+__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "run_confined", "sandbox"]
