@@ -28,7 +28,7 @@ FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
 FINAL_ROUNDS = 5      # interleaved executions of each mapper in that final comparison
 
 
-def _start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
+def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
     """(DSL text, point or None) of the start program: the default mapper's behaviour, a random point of the
     space, or a DSL file."""
     if start == "default":
@@ -43,7 +43,7 @@ def _start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]
     return space.render(point), point
 
 
-def _default_cpus(size: Any, gpus: int) -> int:
+def default_cpus(size: Any, gpus: int) -> int:
     """CPU processors for a tuning run on this machine: every core this process may use, less the utility
     processors' (the size's own count on GPU runs)."""
     if gpus:
@@ -90,13 +90,13 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
 
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
-    cpus = _default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
+    cpus = default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
     app = describe_app(bench, opts["size"])
     machine = probe_machine(cpus, gpus).to_json()
     # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
     space = SearchSpace(app, machine, layouts=layouts)
-    start_dsl, start_point = _start_program(opts["start"], space, opts["seed"])
+    start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     memory = {k: opts[k] for k in ("csize", "fsize", "zsize") if opts[k] is not None}
     settings = {

@@ -1,30 +1,38 @@
 """`mapperopt compare`: every optimizer, several seeds, the same benchmark, budget and measurements.
 
     mapperopt compare circuit --optimizers guided,opentuner,optuna,random --iters 10 --repeats 5 --size small
+    mapperopt compare --app mapperopt.yaml --optimizers guided,random --iters 10 --repeats 3
+
+The reference every throughput is divided by is the benchmark's expert mapper; a user's program (`--app`) has none,
+and Legion's default mapper takes its place (measured the same way; `reference` in summary.json says which).
 
 Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again and resumes; `--new` starts another,
 `compare-<hash>-2/`, ...):
 
     settings.json       what was asked for
-    expert.json         the expert mapper measured first (baseline-expert/): AutoGuide's reference, the iteration
-                        count every run starts from (calibration), and the unit of the curves
+    expert.json         the reference mapper measured first (baseline-expert/; default.json and baseline-default/
+                        for a user's program): AutoGuide's reference, the iteration count every run starts from
+                        (calibration), and the unit of the curves
     <opt>-<r>/          one tuning folder per optimizer and repeat r (seed = --seed + r), as `mapperopt tune` writes
     evaluations/        outcomes shared by all tuning runs of this comparison: a program is compiled and run once
-    final-N/, final.json  the expert and every run's best program measured together at the end
+    final-N/, final.json  the reference and every run's best program measured together at the end
     runs.csv            one row per tuning run
     summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
                         throughput) and the share of failed evaluations
     summary.json        all of the above
     compare.png         normalised best-so-far throughput against iteration: mean over the repeats, min-max band
+    table.md            the table in Markdown
 
 Measurements follow the protocol of `mapperopt tune` (`benchmarks/protocol.py`: calibrated executions, adaptive
 repeats, trimmed mean; a candidate becomes a run's best only beyond the noise). Scoring (the paper's): a run's score
-is its best program's throughput divided by the expert mapper's, both from the final measurement, in which the
-expert and the best program of every run are measured together in `--final-rounds` interleaved rounds (one invocation,
-so that a change of the machine's load falls on all alike); 0 when no program worked or the best failed there. The
-curves divide each run's best-so-far by the expert's first measurement. Every optimizer starts repeat r from the same
-program (`--start`, default a random point of the space drawn from seed r: the paper's random initial agent), gets the
-same iterations and the same evaluator.
+is its best program's throughput divided by the reference mapper's, both from the final measurement, in which the
+reference and the best program of every run are measured together in `--final-rounds` interleaved rounds (one
+invocation, so that a change of the machine's load falls on all alike); 0 when no program worked or the best failed
+there. The curves divide each run's best-so-far by the reference's first measurement. A user's program whose results
+nothing verifies beyond its exit status gets no layout choices, as with `mapperopt tune` (a layout can make a
+program compute wrong numbers silently). Every optimizer starts repeat r from the same program (`--start`, default a
+random point of the space drawn from seed r: the paper's random initial agent), gets the same iterations and the
+same evaluator.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ import click
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.commands import size_options
+from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl
 from mapperopt.optimizer.commands import FINAL_ROUNDS
@@ -139,12 +148,12 @@ def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool) -> Pat
     return base.parent / f"{base.name}-{n}" if existing else base
 
 
-def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
+def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
                 on_record: Callable[[str, IterationRecord], Any] | None = None) -> dict:
     """Runs (or resumes) a comparison and writes its outputs.
 
     Args:
-        bench: benchmark name (any of `configs/`).
+        bench: benchmark name (any of `configs/`) or a user's program (`--app`; normalised to the default mapper).
         opts: optimizers (list), iters, repeats, size, cpus, gpus, seed, start ("default", "random" or a DSL file),
             memory ({"csize"/"fsize"/"zsize": MB}), executions and max_executions (the protocol's repeats per
             mapper), min_time_s (None: the size's, at least
@@ -156,11 +165,11 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
         the summary (what summary.json holds), with "folder".
 
     Raises:
-        MapperoptError: unknown optimizer, nothing to compare, the expert mapper fails, or the harness cannot run.
+        MapperoptError: unknown optimizer, nothing to compare, the reference mapper fails, or the harness cannot run.
     """
     from mapperopt.benchmarks import describe_app, load_config
     from mapperopt.commands import probe_machine
-    from mapperopt.optimizer.commands import _default_cpus, _start_program
+    from mapperopt.optimizer.commands import default_cpus, start_program
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import measure_baselines, tune
     from mapperopt.optimizer.space import SearchSpace
@@ -179,18 +188,29 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
     if not optimizers:
         raise MapperoptError("no optimizer left to compare", hint="name at least one of guided, opentuner, optuna, "
                                                                    "random in --optimizers")
-    size = load_config(bench).size(opts["size"])
+    config = load_config(bench)
+    reference = "expert" if config.expert else "default"
+    layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
+    if not layouts:  # whatever an optimizer proposes
+        bench = replace(bench, refuse_layouts=True)
+        say("Layouts are not searched: nothing verifies this application's results beyond its exit status, and a "
+            "layout can make a program compute wrong numbers silently. Give the application a verification "
+            "(verify: in its application file, or --verify-pattern, --verify-cmd, --reference) to search them.")
+    size = config.size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
-    cpus = _default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
+    cpus = default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     max_executions = max(opts["executions"], opts["max_executions"])
     # a start file is identified by its text, so that an edited file does not resume the old comparison
     start_text = Path(opts["start"]).read_text() if opts["start"] not in ("default", "random") else opts["start"]
-    asked = {"bench": bench, "optimizers": optimizers, "iters": opts["iters"], "repeats": opts["repeats"],
+    asked = {"bench": str(bench), "optimizers": optimizers, "iters": opts["iters"], "repeats": opts["repeats"],
              "size": opts["size"], "cpus": cpus, "gpus": gpus, "seed": opts["seed"], "start": start_text,
              "memory": opts["memory"], "executions": opts["executions"], "max_executions": max_executions,
              "min_time_s": min_time, "timeout_s": opts["timeout_s"], "app_args": list(opts["app_args"])}
-    folder = compare_folder(opts["runs_dir"], bench, asked, opts["new"])
+    if isinstance(bench, UserApp):  # the same name may be another program, or the same one judged otherwise
+        asked["app"] = {"exe": str(bench.exe), "args": {k: list(v) for k, v in bench.args.items()},
+                        "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
+    folder = compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
     resumed = folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     holder = TuneStore(folder, {}, [])
@@ -206,10 +226,13 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
                                                           "machine": machine}, indent=2) + "\n")
-        space = SearchSpace(app, machine)
+        space = SearchSpace(app, machine, layouts=layouts)
         run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": opts["memory"],
                         "repeats": opts["executions"], "max_repeats": max_executions, "min_time_s": min_time,
-                        "timeout_s": opts["timeout_s"], "feedback_level": "suggest", "app_args": list(opts["app_args"])}
+                        "timeout_s": opts["timeout_s"], "feedback_level": "suggest", "app_args": list(opts["app_args"]),
+                        "search_layouts": layouts}
+        if isinstance(bench, UserApp):
+            run_settings["app_file"] = bench.path
 
         def evaluator(baselines: dict, iterations: int | None) -> BenchmarkEvaluator:
             return BenchmarkEvaluator(bench, size=opts["size"], cpus=cpus, gpus=gpus, repeats=opts["executions"],
@@ -217,7 +240,7 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
                                       iterations=iterations, memory=opts["memory"], baselines=baselines,
                                       extra_args=tuple(opts["app_args"]))
 
-        expert, unit, iterations = _expert(bench, folder, evaluator({}, None), measure_baselines, say)
+        first, iterations = _reference(bench, reference, folder, evaluator({}, None), measure_baselines, say)
         shared_dir = folder / "evaluations"
         outcomes = []
         for name in optimizers:
@@ -227,11 +250,11 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
                 if (root / "settings.json").exists():
                     store = TuneStore.open(root)  # resume with the run's own start program
                 else:
-                    start_dsl, start_point = _start_program(opts["start"], space, seed)
+                    start_dsl, start_point = start_program(opts["start"], space, seed)
                     store = _new_store(root, bench, {**run_settings, "optimizer": name, "seed": seed,
                                                      "iters": opts["iters"], "start": opts["start"],
                                                      "start_dsl": start_dsl, "start_point": start_point,
-                                                     "baselines": {"expert": expert}, "iterations": iterations,
+                                                     "baselines": {reference: first}, "iterations": iterations,
                                                      "app_description": app, "machine": machine,
                                                      "compare": str(folder)})
                 label = f"{name} #{r + 1}"
@@ -239,19 +262,19 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
                     say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done.")
                 optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                            start_point=store.settings["start_point"], llm=llm, workdir=root)
-                tune(store, optimizer, SharedEvaluations(evaluator({"expert": expert}, iterations), shared_dir),
+                tune(store, optimizer, SharedEvaluations(evaluator({reference: first}, iterations), shared_dir),
                      opts["iters"], on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
                 records = store.records[:opts["iters"]]  # a run extended by an earlier, longer comparison
                 named = records[-1].best_iter if records else None
                 best = records[named - 1] if named else None
                 outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
-        final = _final(bench, folder, outcomes, evaluator({}, iterations), opts["final_rounds"], say)
-        final_expert = final["expert"]
+        final, unit = _final(bench, reference, folder, outcomes, evaluator({}, iterations), opts["final_rounds"], say)
+        final_reference = final[reference]
         outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
-        summary = summarize(outcomes, final_expert, curve_expert=expert)
-        summary.update(folder=str(folder), bench=bench, unit=unit, expert_throughput=final_expert,
-                       expert_first_throughput=expert, settings=asked,
-                       normalization=f"best program's throughput / the expert mapper's, measured together in "
+        summary = summarize(outcomes, final_reference, curve_expert=first)
+        summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
+                       reference_throughput=final_reference, reference_first_throughput=first, settings=asked,
+                       normalization=f"best program's throughput / the {reference} mapper's, measured together in "
                                      f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
         write_outputs(folder, summary)
         return summary
@@ -259,31 +282,29 @@ def run_compare(bench: str, opts: dict, say: Callable[[str], Any] = print,
         holder.unlock()
 
 
-def _expert(bench: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable, say: Callable
-            ) -> tuple[float, str, int | None]:
-    """The expert mapper's throughput, unit and calibrated iteration count, measured once per comparison (kept in
-    expert.json)."""
-    path = folder / "expert.json"
+def _reference(bench: str | UserApp, name: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable,
+               say: Callable) -> tuple[float, int | None]:
+    """The reference mapper's (`name`: "expert", or "default" for a program without one) throughput and calibrated
+    iteration count, measured once per comparison (kept in `<name>.json`)."""
+    path = folder / f"{name}.json"
     if path.exists():
         data = json.loads(path.read_text())
-        return data["throughput"], data["unit"], data["iterations"]
-    say("Measuring the expert mapper (it also calibrates the iteration count)...")
-    measured, failed, iterations = measure(bench, ["expert"], evaluator, folder)
-    if "expert" not in measured:
-        raise MapperoptError(f"the expert mapper of {bench} could not be measured: {failed.get('expert')}",
-                             hint="compare normalises every throughput to the expert's; check "
-                                  f"`mapperopt run {bench} --mapper expert`")
-    from mapperopt.benchmarks import load_config
-
-    data = {"throughput": measured["expert"], "unit": load_config(bench).unit, "iterations": iterations}
+        return data["throughput"], data["iterations"]
+    say(f"Measuring the {name} mapper (it also calibrates the iteration count)...")
+    measured, failed, iterations = measure(bench, [name], evaluator, folder)
+    if name not in measured:
+        raise MapperoptError(f"the {name} mapper of {bench} could not be measured: {failed.get(name)}",
+                             hint=f"compare normalises every throughput to the {name} mapper's; check "
+                                  f"`mapperopt run {bench} --mapper {name}`")
+    data = {"throughput": measured[name], "iterations": iterations}
     path.write_text(json.dumps(data) + "\n")
-    return data["throughput"], data["unit"], data["iterations"]
+    return data["throughput"], data["iterations"]
 
 
-def _new_store(root: Path, bench: str, settings: dict) -> TuneStore:
+def _new_store(root: Path, bench: str | UserApp, settings: dict) -> TuneStore:
     """A new tuning folder for one run of the comparison (a fixed path, unlike `TuneStore.create`)."""
     root.mkdir(parents=True, exist_ok=True)
-    store = TuneStore(root, {"schema": SETTINGS_SCHEMA, "app": bench, **settings}, [])
+    store = TuneStore(root, {"schema": SETTINGS_SCHEMA, "app": str(bench), **settings}, [])
     store.write_settings()
     (root / "state.jsonl").touch()
     return store
@@ -294,24 +315,25 @@ def _program(record: IterationRecord) -> str:
     return "p-" + cache_key(normalize_dsl(record.dsl), {})
 
 
-def _final(bench: str, folder: Path, outcomes: list[RunOutcome], evaluator: BenchmarkEvaluator, rounds: int,
-           say: Callable) -> dict[str, float | None]:
-    """The expert and every run's best program (each distinct program once) measured together in `rounds`
+def _final(bench: str | UserApp, reference: str, folder: Path, outcomes: list[RunOutcome],
+           evaluator: BenchmarkEvaluator, rounds: int, say: Callable) -> tuple[dict[str, float | None], str]:
+    """The reference mapper and every run's best program (each distinct program once) measured together in `rounds`
     interleaved rounds (`protocol.measure_together`, folder `final-N/`). Reused from final.json when it holds every
     program asked for, measured in as many rounds; otherwise all are measured again, together.
 
     Returns:
-        name ("expert", or `_program` of a best) -> trimmed-mean throughput, None for a program that failed there.
+        (name (`reference`, or `_program` of a best) -> trimmed-mean throughput, None for a program that failed
+        there; the throughputs' unit).
 
     Raises:
-        MapperoptError: the expert mapper failed in the final measurement.
+        MapperoptError: the reference mapper failed in the final measurement.
     """
-    mappers = {"expert": "expert", **{_program(o.best): o.best.dsl for o in outcomes if o.best is not None}}
+    mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes if o.best is not None}}
     path = folder / "final.json"
     stored = json.loads(path.read_text()) if path.exists() else {}
     if not set(mappers) <= set(stored.get("measured", {})) or stored.get("rounds") != rounds:
         n = 1 + sum(1 for _ in folder.glob("final-*"))
-        say(f"Measuring the expert and {len(mappers) - 1} best programs together ({rounds} rounds)...")
+        say(f"Measuring the {reference} mapper and {len(mappers) - 1} best programs together ({rounds} rounds)...")
         measured = protocol.measure_together(bench, mappers, rounds, folder / f"final-{n}",
                                              min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
         stored = {"rounds": rounds, "folder": f"final-{n}",
@@ -320,11 +342,11 @@ def _final(bench: str, folder: Path, outcomes: list[RunOutcome], evaluator: Benc
         tmp.write_text(json.dumps(stored, indent=2) + "\n")
         tmp.replace(path)
     values = {k: (m["estimate"] or {}).get("value") for k, m in stored["measured"].items()}
-    if not values.get("expert"):
-        reason = stored["measured"]["expert"]["reason"]
-        raise MapperoptError(f"the expert mapper failed in the final measurement: {reason}",
+    if not values.get(reference):
+        reason = stored["measured"][reference]["reason"]
+        raise MapperoptError(f"the {reference} mapper failed in the final measurement: {reason}",
                              hint=f"see {folder / stored['folder']}; run the command again to measure again")
-    return values
+    return values, stored["measured"][reference]["unit"]
 
 
 def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | None = None) -> dict:
@@ -356,8 +378,9 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
 
 
 def format_table(summary: dict) -> str:
-    """The table as Markdown: one row per optimizer."""
-    lines = ["| optimizer | runs | mean | std | worst | median | best | failed evaluations |",
+    """The table as Markdown: what it is normalised to, then one row per optimizer."""
+    lines = [f"Best throughput / the {summary.get('reference', 'expert')} mapper's; failures count 0.", "",
+             "| optimizer | runs | mean | std | worst | median | best | failed evaluations |",
              "|---|---|---|---|---|---|---|---|"]
     for name, s in summary["optimizers"].items():
         lines.append(f"| {name} | {s['runs']} | {s['mean']:.2f} | {s['std']:.2f} | {s['worst']:.2f} | "
@@ -387,7 +410,7 @@ def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
 
 def plot_compare(summary: dict, path: Path) -> None:
     """PNG of normalised best-so-far throughput against iteration per optimizer: the mean over its runs as a line,
-    the runs' minimum to maximum as a band; the expert at 1.0 dashed."""
+    the runs' minimum to maximum as a band; the reference mapper at 1.0 dashed."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -404,10 +427,11 @@ def plot_compare(summary: dict, path: Path) -> None:
         x = np.arange(1, n + 1)
         line, = ax.plot(x, values.mean(axis=0), marker="o", markersize=3, label=f"{name} (mean of {len(runs)})")
         ax.fill_between(x, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color())
-    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label="expert")
+    reference = summary.get("reference", "expert")
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label=reference)
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("iteration")
-    ax.set_ylabel("best so far / expert")
+    ax.set_ylabel(f"best so far / {reference}")
     ax.set_ylim(bottom=0)
     ax.set_title(f"{summary.get('bench', '')}: normalised best-so-far throughput (band: min to max)")
     ax.grid(alpha=0.3)
@@ -418,7 +442,7 @@ def plot_compare(summary: dict, path: Path) -> None:
 
 
 @click.command(name="compare", context_settings={"ignore_unknown_options": True})
-@click.argument("bench")
+@click.argument("bench", required=False)
 @click.option("--optimizers", default=",".join(DEFAULT_OPTIMIZERS), show_default=True,
               help="Comma-separated optimizers; those needing a language model are skipped when none is "
                    "configured.")
@@ -440,16 +464,18 @@ def plot_compare(summary: dict, path: Path) -> None:
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take [default: 5x the run's best, at most the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
-              help="Interleaved rounds of the final measurement (the expert and every run's best, together).")
+              help="Interleaved rounds of the final measurement (the reference and every run's best, together).")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where comparison folders are created.")
 @click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
                                           "settings.")
+@app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
-            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, app_args):
-    """Compare optimizers on BENCH: each tunes --repeats times for --iters iterations; throughputs are
-    normalised to the expert mapper measured in the same comparison (failures count 0).
+            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, app_args, **app_flags):
+    """Compare optimizers on BENCH (or your program, --app): each tunes --repeats times for --iters iterations;
+    throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
+    Legion's default mapper for a program without an expert mapper (--app).
 
     Writes runs/BENCH/compare-<hash>/ with summary.csv, summary.json, runs.csv, table.md and compare.png.
     Running the same command again resumes it (finished iterations are not rerun).
@@ -458,6 +484,7 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
     from rich.markup import escape
     from rich.table import Table
 
+    bench, app_args = app_from_options(bench, app_args, **app_flags)
     console = Console(highlight=False, soft_wrap=True)
     if start not in ("default", "random") and not Path(start).is_file():
         raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
@@ -478,7 +505,8 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/] Run the same command again to resume.")
         raise click.exceptions.Abort() from None
-    table = Table(title=f"{bench}: best throughput / expert ({summary['expert_throughput']:.4g} "
+    reference = summary["reference"]
+    table = Table(title=f"{bench}: best throughput / {reference} mapper ({summary['reference_throughput']:.4g} "
                         f"{summary['unit']}), {repeats} runs x {iters} iterations")
     for col in ("optimizer", "mean", "std", "worst", "median", "best", "failed evaluations"):
         table.add_column(col)

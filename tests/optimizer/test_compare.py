@@ -48,7 +48,7 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     [folder] = (tmp_path / "runs" / "circuit").iterdir()
     summary = json.loads((folder / "summary.json").read_text())
     assert list(summary["optimizers"]) == ["guided", "opentuner", "optuna", "random"]
-    assert summary["expert_throughput"] > 0
+    assert summary["reference"] == "expert" and summary["reference_throughput"] > 0
     for name, row in summary["optimizers"].items():
         assert row["runs"] == 2 and row["evaluations"] == 6
         assert row["failed_share"] >= 2 / 6  # the start program fails in both runs...

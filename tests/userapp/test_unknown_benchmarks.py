@@ -75,3 +75,27 @@ def test_tune_without_verification_leaves_layouts_alone(tmp_path, capsys):
     assert json.loads((root / "settings.json").read_text())["search_layouts"] is False
     assert "Layouts are not searched" in capsys.readouterr().out
     assert "Layout" not in (root / "best.dsl").read_text()
+
+
+def test_compared_as_unknown_app(tmp_path, capsys):
+    status = main(["compare", "--app", command("stencil"), "--iters", "2", "--repeats", "1", "--optimizers",
+                   "guided,random", "--executions", "1", "--max-executions", "1", "--final-rounds", "1",
+                   "--runs-dir", str(tmp_path)])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "Layouts are not searched" in out and "best throughput / default mapper" in out
+    (folder,) = (tmp_path / "stencil").glob("compare-*")
+    for name in ("summary.csv", "summary.json", "runs.csv", "table.md", "compare.png", "default.json"):
+        assert (folder / name).is_file(), name
+    assert not (folder / "expert.json").exists()
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["reference"] == "default" and summary["reference_throughput"] > 0 and summary["unit"] == "1/s"
+    assert list(summary["optimizers"]) == ["guided", "random"]
+    final = json.loads((folder / "final.json").read_text())["measured"]
+    for run in summary["runs"]:  # each score is the run's best over the default mapper of the same final rounds
+        assert run["iterations"] == 2
+        if run["final_throughput"]:
+            assert run["normalized"] == pytest.approx(run["final_throughput"] / final["default"]["estimate"]["value"])
+        settings = json.loads((Path(run["folder"]) / "settings.json").read_text())
+        assert set(settings["baselines"]) == {"default"} and settings["search_layouts"] is False
+    assert "default mapper's" in (folder / "table.md").read_text()
