@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import random
 import shutil
 from pathlib import Path
@@ -44,11 +43,8 @@ def _start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]
 
 
 def _default_cpus(size: Any, gpus: int) -> int:
-    """CPU processors for a tuning run on this machine: every core this process may use, less the utility
-    processors' (the size's own count on GPU runs)."""
-    if gpus:
-        return size.cpus
-    return max(1, len(os.sched_getaffinity(0)) - size.util)
+    """CPU processors for a tuning run without --cpus: the size's own count, as `run` uses."""
+    return size.cpus
 
 
 def _request(bench: str, opts: dict) -> dict:
@@ -211,7 +207,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from mapperopt.benchmarks.userapp import UserApp, app_from_options
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
-    if isinstance(bench, UserApp) and baseline == "expert":
+    if isinstance(bench, UserApp) and baseline in ("expert", "both"):
         baseline = "default"  # a user's program has no expert mapper
     if isinstance(bench, UserApp) and not bench.verify.checks_output:  # whatever the optimizer proposes
         bench = dataclasses.replace(bench, refuse_layouts=True)

@@ -195,13 +195,12 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
     assert _unfinished(runs, "circuit", s["request"], None) is None
 
 
-def test_tuning_uses_the_cores_it_has(monkeypatch):
+def test_tuning_uses_the_sizes_cpus(monkeypatch):
+    """Without --cpus, tune uses the size's CPU count, as `run` does, whatever cores the machine has."""
     from mapperopt.benchmarks import load_config
     from mapperopt.optimizer.commands import _default_cpus
 
-    ci = load_config("circuit").size("ci")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
-    assert _default_cpus(ci, gpus=0) == 8 - ci.util
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    assert _default_cpus(ci, gpus=0) == 1
-    assert _default_cpus(load_config("circuit").size("gpu"), gpus=1) == load_config("circuit").size("gpu").cpus
+    for size in ("ci", "gpu"):
+        sz = load_config("circuit").size(size)
+        assert _default_cpus(sz, gpus=sz.gpus) == sz.cpus
