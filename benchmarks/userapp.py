@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -469,6 +470,8 @@ def discover(app: UserApp, size: str = "ci", refresh: bool = False) -> dict:
     cache = discovery_path(app, size)
     if cache.is_file() and not refresh:
         return json.loads(cache.read_text())
+    # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
+    print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
     sz = app.config.size(size)
     mapper = compile_program("", "discovery.dsl")
     with tempfile.TemporaryDirectory(prefix="mapperopt-discover-") as tmp:
