@@ -70,7 +70,8 @@ def size_options(command):
         click.option("--size", default="ci", show_default=True,
                      help="Problem size from configs/BENCH.yaml: ci, small, gpu."),
         click.option("--cpus", type=click.IntRange(min=1), default=None,
-                     help="CPU processors (-ll:cpu) [default: the size's]."),
+                     help="CPU processors (-ll:cpu) [default: the size's; tune and compare of a benchmark on "
+                          "CPUs only: every core less the utility processors]."),
         click.option("--gpus", type=click.IntRange(min=0), default=None,
                      help="GPUs (-ll:gpu) [default: the size's]."),
         click.option("--csize", type=click.IntRange(min=1), default=None,

@@ -123,8 +123,8 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, expect_result: bool = True
-             ) -> tuple[str | None, str | None, dict | None]:
+def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, expect_result: bool = True,
+             dsl_mapper: bool = True) -> tuple[str | None, str | None, dict | None]:
     """Decide whether one execution succeeded.
 
     Args:
@@ -133,6 +133,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         stdout, stderr: everything it printed.
         timeout_s: the timeout it ran under (for the reason).
         expect_result: False for a program that prints no result line (a user's application): exiting 0 succeeds.
+        dsl_mapper: whether a DSL mapper mapped the run (only then can an abort be blamed on an unmapped region).
 
     Returns:
         (stage, reason, result): stage and reason None on success; `result` is the parsed result line when there
@@ -148,6 +149,12 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     signum = -exit_code if exit_code < 0 else exit_code - 128 if 128 < exit_code < 160 else None
     stage = "start" if _START_PATTERNS.search(stderr) else "run"
     if signum == signal.SIGABRT and message is None:
+        # An abort that printed something, or with no DSL mapper in use, is the program's own (abort(), a failed check).
+        tail = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()
+                if line.strip() and not _HARMLESS.search(line)][-3:]
+        if tail or not dsl_mapper:
+            said = f": {' / '.join(tail)[-REASON_CHARS:]}" if tail else " without a message"
+            return stage, f"the program aborted (SIGABRT){said}", result
         return ("run", "aborted without any message (silent abort): probably a region requirement left unmapped, "
                        "e.g. after a failed allocation (out of memory)", result)
     if signum == signal.SIGKILL:
@@ -242,7 +249,7 @@ def _guarded(cmd: list[str], timeout_s: float) -> tuple[list[str], int]:
 
 
 def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: dict[str, str],
-            expect_result: bool = True) -> Execution:
+            expect_result: bool = True, dsl_mapper: bool = True) -> Execution:
     """Run `cmd` once in its own process group, in `run_dir`, killing the whole group at `timeout_s`.
 
     Output goes to `stdout{label}.txt` and `stderr{label}.txt` in `run_dir` (label "" or e.g. "-2").
@@ -276,7 +283,7 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
     stdout = (run_dir / out_name).read_text(errors="replace")
     stderr = (run_dir / err_name).read_text(errors="replace")
     exit_code = None if timed_out else proc.returncode
-    stage, reason, result = classify(exit_code, stdout, stderr, timeout_s, expect_result)
+    stage, reason, result = classify(exit_code, stdout, stderr, timeout_s, expect_result, dsl_mapper)
     _, profile = parse_output(stdout)
     attempt = Attempt(exit_code=exit_code, wall_s=round(wall, 3), result=result, profile=profile,
                       stdout=out_name, stderr=err_name)

@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -469,6 +470,8 @@ def discover(app: UserApp, size: str = "ci", refresh: bool = False) -> dict:
     cache = discovery_path(app, size)
     if cache.is_file() and not refresh:
         return json.loads(cache.read_text())
+    # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
+    print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
     sz = app.config.size(size)
     mapper = compile_program("", "discovery.dsl")
     with tempfile.TemporaryDirectory(prefix="mapperopt-discover-") as tmp:
@@ -574,12 +577,12 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         trace_path = (run_dir / f"trace{label}.jsonl").resolve() if trace else None
         env = shim_env(app, so, trace_path, profile)
         cmd = legion_command(app, size, cpus, gpus, extra_args, sz)
-        commands.append(shlex.join(cmd))
-        shown = " ".join(f"{k}={env[k]}" for k in ("LD_LIBRARY_PATH", "LD_PRELOAD", "MAPPEROPT_MAPPER",
-                                                   "MAPPEROPT_KEEP_APP_MAPPER") if k in env)
-        (run_dir / "command.txt").write_text(f"# run in {run_dir.resolve()} with {shown}\n" + "\n".join(commands)
-                                             + "\n")
-        run = H.execute(cmd, run_dir, label, timeout_s, env, expect_result=False)
+        # The variables the run sets beyond this process's own (the shim's, the app file's `env:`), so that each
+        # line reproduces its execution.
+        added = {k: v for k, v in env.items() if os.environ.get(k) != v}
+        commands.append(shlex.join(["env", *[f"{k}={v}" for k, v in added.items()], *cmd]))
+        (run_dir / "command.txt").write_text(f"# run in {run_dir.resolve()}\n" + "\n".join(commands) + "\n")
+        run = H.execute(cmd, run_dir, label, timeout_s, env, expect_result=False, dsl_mapper=dsl is not None)
         attempt, stage, reason = run.attempt, run.stage, run.reason
         if stage is None:
             reason = check_output(app, run_dir, attempt.stdout, attempt.stderr)

@@ -121,8 +121,8 @@ class Check:
 
 
 PYTHON_PACKAGES = [("lark", "lark"), ("jinja2", "jinja2"), ("numpy", "numpy"), ("click", "click"),
-                   ("yaml", "pyyaml"), ("rich", "rich"), ("matplotlib", "matplotlib"), ("filelock", "filelock"),
-                   ("opentuner", "opentuner")]
+                   ("yaml", "pyyaml"), ("rich", "rich"), ("matplotlib", "matplotlib"), ("filelock", "filelock")]
+BASELINE_PACKAGES = [("opentuner", "opentuner"), ("optuna", "optuna")]  # the `baselines` extra
 LLM_PACKAGES = [("openai", "openai"), ("opto", "trace-opt")]  # the `llm` extra: only the trace optimizer needs them
 
 
@@ -147,6 +147,11 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
     checks.append(Check("LLM optimizer packages", not missing,
                         "all present" if not missing else "missing: " + ", ".join(missing) + " (only --optimizer "
                         "trace needs them)", "pip install 'mapperopt[llm]'" if missing else "", required=False))
+    missing = [pip for module, pip in BASELINE_PACKAGES if importlib.util.find_spec(module) is None]
+    checks.append(Check("Baseline optimizer packages", not missing,
+                        "all present" if not missing else "missing: " + ", ".join(missing) + " (only --optimizer "
+                        "opentuner and optuna need them)", "pip install 'mapperopt[baselines]'" if missing else "",
+                        required=False))
     legion = None
     try:
         legion = toolchain.find_legion(legion_prefix)

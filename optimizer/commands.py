@@ -43,10 +43,13 @@ def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
     return space.render(point), point
 
 
-def default_cpus(size: Any, gpus: int) -> int:
-    """CPU processors for a tuning run on this machine: every core this process may use, less the utility
-    processors' (the size's own count on GPU runs)."""
-    if gpus:
+def default_cpus(size: Any, gpus: int, bench: Any) -> int:
+    """CPU processors for a tuning run without --cpus. A user's program gets its size's own count (its application
+    file fixes the machine it is tuned for, as for `run`); a benchmark on CPUs gets every core this process may use,
+    less the utility processors'; on GPUs, the size's count."""
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if gpus or isinstance(bench, UserApp):
         return size.cpus
     return max(1, len(os.sched_getaffinity(0)) - size.util)
 
@@ -90,7 +93,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
 
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
-    cpus = default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
+    cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
     app = describe_app(bench, opts["size"])
     machine = probe_machine(cpus, gpus).to_json()
     # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
@@ -211,7 +214,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from mapperopt.benchmarks.userapp import UserApp, app_from_options
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
-    if isinstance(bench, UserApp) and baseline == "expert":
+    if isinstance(bench, UserApp) and baseline in ("expert", "both"):
         baseline = "default"  # a user's program has no expert mapper
     if isinstance(bench, UserApp) and not bench.verify.checks_output:  # whatever the optimizer proposes
         bench = dataclasses.replace(bench, refuse_layouts=True)

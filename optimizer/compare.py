@@ -198,7 +198,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             "(verify: in its application file, or --verify-pattern, --verify-cmd, --reference) to search them.")
     size = config.size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
-    cpus = default_cpus(size, gpus) if opts["cpus"] is None else opts["cpus"]
+    cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     max_executions = max(opts["executions"], opts["max_executions"])
     # a start file is identified by its text, so that an edited file does not resume the old comparison

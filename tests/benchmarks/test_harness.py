@@ -378,3 +378,10 @@ def test_the_run_command(tmp_path):
     failed = CliRunner().invoke(run, ["stencil", "--mapper", str(dsl), "--out", str(tmp_path / "b"), "--json"])
     assert failed.exit_code == 1
     assert json.loads(failed.output)["stage"] == "run"
+
+
+def test_an_abort_that_says_something_or_has_no_dsl_mapper_is_the_programs(tmp_path):
+    run = _run(tmp_path, "echo 'deliberate crash' >&2; kill -ABRT $$")
+    assert run.reason == "the program aborted (SIGABRT): deliberate crash"
+    run = execute(_script(tmp_path, "kill -ABRT $$"), tmp_path, "", 30, dict(os.environ), dsl_mapper=False)
+    assert run.reason == "the program aborted (SIGABRT) without a message"

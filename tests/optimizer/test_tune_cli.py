@@ -196,12 +196,15 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
 
 
 def test_tuning_uses_the_cores_it_has(monkeypatch):
+    """Without --cpus, tuning a benchmark on CPUs uses every core less the utility processors (a user's program:
+    its size's count, tested with the application file)."""
     from mapperopt.benchmarks import load_config
     from mapperopt.optimizer.commands import default_cpus
 
     ci = load_config("circuit").size("ci")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
-    assert default_cpus(ci, gpus=0) == 8 - ci.util
+    assert default_cpus(ci, gpus=0, bench="circuit") == 8 - ci.util
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    assert default_cpus(ci, gpus=0) == 1
-    assert default_cpus(load_config("circuit").size("gpu"), gpus=1) == load_config("circuit").size("gpu").cpus
+    assert default_cpus(ci, gpus=0, bench="circuit") == 1
+    gpu = load_config("circuit").size("gpu")
+    assert default_cpus(gpu, gpus=1, bench="circuit") == gpu.cpus

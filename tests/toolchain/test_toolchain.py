@@ -119,3 +119,16 @@ def test_exit_status_of_a_failing_command_reaches_the_shell(tmp_path):
     out = subprocess.run([sys.executable, "-m", "mapperopt.cli", "check", str(bad)], capture_output=True, text=True)
     assert out.returncode == 1
     assert "error[E101]" in out.stderr
+
+
+def test_doctor_lists_the_baseline_optimizers_as_optional(monkeypatch):
+    """opentuner and optuna come with the `baselines` extra: without them doctor says how to add them, no error."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("opentuner", "optuna") else find_spec(name, *a))
+    checks = {c.name: c for c in run_checks()}
+    assert checks["Python packages"].ok
+    optional = checks["Baseline optimizer packages"]
+    assert not optional.ok and not optional.required and "mapperopt[baselines]" in optional.fix

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,19 @@ def test_layouts_refused_when_tuning_an_unverified_program(tmp_path, exe):
     result = run_benchmark(app, "Task * CPU;\nLayout * * * AOS;\n", out_dir=tmp_path / "run")
     assert result.stage == "check" and "Layout statements are refused" in result.reason
     assert (tmp_path / "run" / "feedback.json").is_file()
+
+
+def test_a_crashing_program_under_the_default_mapper(tmp_path):
+    """The program's own abort is reported with what it said, and command.txt reproduces the run with its `env:`."""
+    from mapperopt.benchmarks.userapp import run_user_app
+
+    script = tmp_path / "crash.sh"
+    script.write_text("#!/bin/sh\necho \"K=$K\"\necho 'deliberate crash' >&2\nkill -ABRT $$\n")
+    script.chmod(0o755)
+    app = load_app_file(write(tmp_path, "executable: ./crash.sh\nenv: {K: 'a b'}\n"))
+    result = run_user_app(app, "default", out_dir=tmp_path / "run")
+    assert result.status == "failed" and result.reason == "the program aborted (SIGABRT): deliberate crash"
+    line = (tmp_path / "run" / "command.txt").read_text().splitlines()[-1]
+    assert line.startswith("env ") and "'K=a b'" in line
+    done = subprocess.run(line, shell=True, capture_output=True, text=True, cwd=tmp_path / "run")
+    assert "K=a b" in done.stdout and "deliberate crash" in done.stderr

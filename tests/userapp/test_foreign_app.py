@@ -135,3 +135,16 @@ def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     points = {(r["task"], tuple(r["point"] or ()), r["proc"]["index"]) for r in records if r["task"] == "Initialize Nodes"}
     assert points == {("Initialize Nodes", (0,), 0), ("Initialize Nodes", (1,), 1)}  # discovered domain: 2 pieces
+
+
+def test_first_check_says_it_is_discovering(tmp_path, foreign_exe, capsys, monkeypatch):
+    import mapperopt.benchmarks.userapp as U
+
+    monkeypatch.setattr(U, "discovery_path", lambda app, size: tmp_path / "discovered.json")
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    path = app_file(tmp_path, foreign_exe)
+    assert main(["check", str(mapper), "--app", str(path)]) == 0
+    assert "discovering foreign (first run, cached afterwards)" in capsys.readouterr().err
+    assert main(["check", str(mapper), "--app", str(path)]) == 0
+    assert "discovering" not in capsys.readouterr().err

@@ -99,3 +99,20 @@ def test_compared_as_unknown_app(tmp_path, capsys):
         settings = json.loads((Path(run["folder"]) / "settings.json").read_text())
         assert set(settings["baselines"]) == {"default"} and settings["search_layouts"] is False
     assert "default mapper's" in (folder / "table.md").read_text()
+
+
+def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, capsys):
+    """The documented `tune --app mapperopt.yaml`: the size's `cpus:` is used and, with the default `--baseline
+    both`, only the default mapper is the reference (a user's program has no expert mapper)."""
+    exe, *args = command("stencil").split()
+    (tmp_path / "mapperopt.yaml").write_text(
+        f"app: mine\nexecutable: {exe}\nsizes:\n  ci: {{args: {json.dumps(args)}, cpus: 2}}\n")
+    status = main(["tune", "--app", str(tmp_path / "mapperopt.yaml"), "--iters", "1", "--repeats", "1",
+                   "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(tmp_path / "runs")])
+    assert status == 0
+    (root,) = (tmp_path / "runs" / "mine").glob("tune-*")
+    settings = json.loads((root / "settings.json").read_text())
+    assert settings["cpus"] == 2 and settings["baseline"] == "default"
+    assert "-ll:cpu 2" in (root / "iter-001" / "command.txt").read_text()
+    summary = json.loads((root / "summary.json").read_text())
+    assert "default" in summary["measured"] and "expert" not in summary["measured"]
