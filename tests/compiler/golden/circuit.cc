@@ -88,6 +88,8 @@ const Policy policy = {
     },
     {  // ControlReplicate (§7.8)
     },
+    {  // Tunable: answers to the application's tunables
+    },
 };
 
 }  // namespace
