@@ -2,7 +2,7 @@
 
 A failed run is matched against the rule catalog (`rules.yaml`, see `catalog.py`); a finished run gets performance
 feedback from its result line, the comparison with the best mapper so far and the baselines, and its per-task
-profile (interfaces.md §5). Three levels serve the paper's ablation (optimizer.md §2.1):
+profile (docs/compiler.md). Three levels serve the paper's ablation (docs/autoguide.md §2):
 
 * "raw": only the trimmed output (`raw_excerpt`); `explanation` and `suggestion` are empty, no edits;
 * "explain": plus the explanation;
@@ -226,7 +226,7 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
         catalog: the rule catalog (default: the packaged `rules.yaml`).
 
     Returns:
-        `Feedback` (interfaces.md §8). Never raises for any content of `result`.
+        `Feedback` (docs/autoguide.md). Never raises for any content of `result`.
 
     Raises:
         MapperoptError: unknown `level`.
@@ -240,7 +240,7 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
 
 
 def _execution(fb: Feedback, result: RunResult) -> str:
-    """The `Execution:` part of the feedback string (optimizer.md §2.2)."""
+    """The `Execution:` part of the feedback string (docs/autoguide.md §2)."""
     lines = fb.raw_excerpt.splitlines()
     if fb.category == "performance":
         return lines[0] + "".join("\n  " + x for x in lines[1:])
@@ -269,7 +269,7 @@ def _execution(fb: Feedback, result: RunResult) -> str:
 
 
 def feedback_text(fb: Feedback, result: RunResult) -> str:
-    """The feedback string the optimizer reads (optimizer.md §2.2):
+    """The feedback string the optimizer reads (docs/autoguide.md §2):
 
         Execution: <Compile Error: ... | Execution Error: ... | Performance Metric: ...>
         Explain: <text or N/A>          (absent at level "raw")

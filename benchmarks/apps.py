@@ -1,7 +1,7 @@
 """The benchmark applications: their configurations (`configs/<app>.yaml`), builds and descriptions.
 
 A configuration names the expert mapper, the metric, the flag holding the timed iteration count and, per size
-(`ci`, `small`, `gpu`; interfaces.md §12), the application's arguments, the Legion resources, the timeout and the
+(`ci`, `small`, `gpu`; docs/running.md), the application's arguments, the Legion resources, the timeout and the
 minimum measured time. docs/running.md describes the fields.
 """
 
@@ -19,7 +19,7 @@ import yaml
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError
 
-# A size key -> the Legion flag it sets; memory sizes are in MB (legion.md §4).
+# A size key -> the Legion flag it sets; memory sizes are in MB.
 RESOURCE_FLAGS = {"cpus": "-ll:cpu", "util": "-ll:util", "csize": "-ll:csize", "gpus": "-ll:gpu",
                   "fsize": "-ll:fsize", "zsize": "-ll:zsize"}
 GPU_ONLY = ("fsize", "zsize")  # only passed when the run uses GPUs
@@ -112,7 +112,7 @@ class BenchConfig:
         return _config_text(self.expert, f"the expert mapper of {self.app}")
 
     def stored_description(self) -> dict:
-        """The application description kept in `configs/` (interfaces.md §2).
+        """The application description kept in `configs/` (docs/dsl-reference.md §12).
 
         Raises:
             MapperoptError: the file is missing.
@@ -277,7 +277,7 @@ def _describe(exe: str, args: tuple[str, ...]) -> str:
 
 
 def describe_app(app: str, size: str = "ci") -> dict:
-    """The application description (interfaces.md §2) that `<app> <size args> --describe` prints.
+    """The application description (docs/dsl-reference.md §12) that `<app> <size args> --describe` prints.
 
     Builds the application if needed; cached per executable and size within the process.
 

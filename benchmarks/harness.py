@@ -1,7 +1,7 @@
 """Running a benchmark with a mapper and measuring it: `run_benchmark`.
 
 One run compiles the mapper, executes the application (repeatedly) in its own process group under a timeout with
-`-logfile stderr` (legion.md §5.2), captures all output into the run folder (interfaces.md §7), parses the result
+`-logfile stderr`, captures all output into the run folder (docs/running.md, docs/tuning.md), parses the result
 line (§3) and summarises the repeats. Every way a mapper can make a run fail (it does not parse, check or compile;
 the application does not start, crashes, aborts, is killed, hangs, prints no result or fails its correctness
 check) becomes a `RunResult` with `status="failed"`, a `stage` and a one-line `reason`; only misuse of the harness
@@ -52,7 +52,7 @@ REASON_CHARS = 400
 
 # Lines of a CPU-only run that look like errors but are not: Realm reports that the libcuda stand-in has no GPU.
 _HARMLESS = re.compile(r"We are not able to discover the CUDA resources|cuInit\(0\) returned")
-# Most specific first: the first pattern that matches a stderr line gives the reason (legion.md §5).
+# Most specific first: the first pattern that matches a stderr line gives the reason.
 _ERROR_PATTERNS = [re.compile(p) for p in (
     r"\[mapperopt\] error",
     r"LEGION [A-Z ]*EXCEPTION: |LEGION INTERNAL FATAL ERROR",
@@ -97,7 +97,7 @@ def first_error(stderr: str) -> str | None:
 
 
 def parse_output(stdout: str) -> tuple[list[dict | None], dict | None]:
-    """The result lines (interfaces.md §3; None for one that is not a JSON object) and the last profile line
+    """The result lines (docs/running.md; None for one that is not a JSON object) and the last profile line
     (§5; None if absent or malformed) printed on `stdout`."""
     results, profile = [], None
     for line in stdout.splitlines():

@@ -2,7 +2,7 @@
 
 `Evaluator(program, machine, app)` runs the load phase (global assignments and prints, dsl-reference.md §5.1) on the described
 machine; `decide(task, point, domain)` resolves the mapping statements (§6, §7) and calls the mapping functions for
-one task or launch point, returning the placement-trace record of interfaces.md §4. The differential tests of the
+one task or launch point, returning the placement-trace record of docs/compiler.md. The differential tests of the
 compiler compare the generated mapper's trace lines with these records.
 
 Errors are `DslRuntimeError`s with the R-codes of §11.5 and the one-line message the generated mapper prints.
@@ -406,7 +406,7 @@ class Evaluator:
 
     def decide(self, task: str, point: tuple[int, ...] | None, domain: tuple[int, ...] | None,
                parent_proc: dict | None = None) -> dict:
-        """The placement-trace record (interfaces.md §4) of one decision.
+        """The placement-trace record (docs/compiler.md) of one decision.
 
         Args:
             task: task name.

@@ -19,7 +19,7 @@ PROBE_TIMEOUT_S = 120
 
 
 def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolchain.Legion | None = None) -> dict:
-    """Run the `probe` Legion program and return the machine description it prints (interfaces.md §6).
+    """Run the `probe` Legion program and return the machine description it prints (docs/dsl-reference.md §12).
 
     Args:
         cpus: CPU processors to ask Realm for (`-ll:cpu`; default: Realm's, 1).

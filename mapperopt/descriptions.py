@@ -1,4 +1,4 @@
-"""Application and machine descriptions (interfaces.md §2 `mapperopt.app/1` and §6 `mapperopt.machine/1`).
+"""Application and machine descriptions (docs/dsl-reference.md §12 `mapperopt.app/1` and §6 `mapperopt.machine/1`).
 
 Both are frozen dataclasses built with `from_json` (a parsed JSON object or its text) and written back with
 `to_json` (a JSON-ready dict). `parse_machine_spec("2x4")` builds a synthetic machine for `--machine`.
@@ -135,7 +135,7 @@ class RegionNode:
 
 @dataclass(frozen=True)
 class AppDescription:
-    """What an application prints with `--describe` (interfaces.md §2).
+    """What an application prints with `--describe` (docs/dsl-reference.md §12).
 
     Attributes:
         app: benchmark name.
@@ -225,7 +225,7 @@ class MemoryInfo:
 
 @dataclass(frozen=True)
 class MachineDescription:
-    """Processors and memories of a machine (interfaces.md §6).
+    """Processors and memories of a machine (docs/dsl-reference.md §12).
 
     Attributes:
         nodes: number of nodes (Legion address spaces).

@@ -20,8 +20,8 @@ class Attempt:
     Attributes:
         exit_code: the process's exit status (negative: killed by that signal; None: killed at the timeout).
         wall_s: wall-clock seconds of the whole process, start-up included.
-        result: the parsed `MAPPEROPT_RESULT` object (interfaces.md §3), or None if none was printed.
-        profile: the parsed `MAPPEROPT_PROFILE` object (interfaces.md §5), or None.
+        result: the parsed `MAPPEROPT_RESULT` object (docs/running.md), or None if none was printed.
+        profile: the parsed `MAPPEROPT_PROFILE` object (docs/compiler.md), or None.
         stdout: path of the captured standard output, relative to the run folder.
         stderr: path of the captured standard error, relative to the run folder.
     """
@@ -51,7 +51,7 @@ class RunResult:
         interval: [low, high], the 90 % bootstrap interval of `trimmed_mean` (mapperopt.benchmarks.protocol).
         time_s: median measured time of the timed iterations, seconds.
         attempts: every execution, in order.
-        run_dir: folder holding the run's files (interfaces.md §7).
+        run_dir: folder holding the run's files (docs/running.md, docs/tuning.md).
         dsl: the mapper's DSL text, or None for Legion's default mapper.
         log: the text AutoGuide reads for a failure (compiler messages or the failing execution's stderr and
             stdout, untrimmed); empty when ok.
@@ -114,7 +114,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Feedback:
-    """AutoGuide's reading of a run (interfaces.md §8, schema mapperopt.feedback/1).
+    """AutoGuide's reading of a run (docs/autoguide.md, schema mapperopt.feedback/1).
 
     Attributes:
         status: "ok" or "failed" (from the run).

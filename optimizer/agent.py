@@ -1,4 +1,4 @@
-"""The paper's agent (optimizer.md §1.2) and the Trace/OptoPrime optimizer that trains it with a language model.
+"""The paper's agent (docs/tuning.md) and the Trace/OptoPrime optimizer that trains it with a language model.
 
 The agent is a Trace module whose six trainable methods each return a list of DSL statements of one kind — tasks,
 regions (with CollectMemory), layouts, instance limits, index-task maps (their functions included), single-task maps
@@ -9,7 +9,7 @@ requirements, launch domains) and the machine (processor counts, memories).
 
 trace-opt is imported only here and only when the `trace` optimizer is used (`import_opto`), because importing it
 takes about 4 s, prints to stdout, and makes LiteLLM fetch a price list from the network unless told not to
-(optimizer.md §4.1).
+(docs/tuning.md).
 """
 
 from __future__ import annotations

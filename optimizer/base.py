@@ -74,7 +74,7 @@ class IterationRecord:
             noise or after both were re-measured together (None: none succeeded, or a journal of before).
         cached: True when the program had been evaluated before and its stored result was reused.
         cached_from: the iteration whose result was reused.
-        feedback_text: the feedback string the optimizer was given (optimizer.md §2.2).
+        feedback_text: the feedback string the optimizer was given (docs/autoguide.md §2).
         note: how the optimizer obtained the program (Proposal.note).
         result: the run's RunResult as JSON (None for agent failures and cached iterations).
         feedback: AutoGuide's Feedback as JSON (None for agent failures and cached iterations).

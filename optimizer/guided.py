@@ -1,6 +1,6 @@
 """The offline default optimizer: a deterministic, rule-based search (not a language model).
 
-It walks the search space (`space.py`) around the best program found so far (optimizer.md §4.5):
+It walks the search space (`space.py`) around the best program found so far (docs/tuning.md):
 
 1. After a failure, AutoGuide's structured edits for that failure are applied to the failing program
    (`autoguide.apply_edits`: e.g. drop the layout constraint that broke a kernel, reduce an index modulo the
@@ -145,7 +145,7 @@ def _apply(dsl: str, edits: list[Edit]) -> str | None:
 
 
 def _profile_weights(record: IterationRecord | None) -> dict[str, float]:
-    """Seconds of execution per task in the record's run profile (interfaces.md §5), summed over kinds and
+    """Seconds of execution per task in the record's run profile (docs/compiler.md), summed over kinds and
     repeats; empty when the run had no profile."""
     weights: dict[str, float] = {}
     for attempt in ((record.result or {}).get("attempts") or []) if record else []:

@@ -1,4 +1,4 @@
-"""Access to a language model through any OpenAI-compatible chat-completions endpoint (optimizer.md §4.3, §6).
+"""Access to a language model through any OpenAI-compatible chat-completions endpoint (docs/tuning.md, §6).
 
 Hosted services and local servers (llama.cpp's server, vLLM, Ollama...) work alike: mapperopt talks to them with
 the `openai` client, with its own endpoint, model, key, timeout and retry settings, never through LiteLLM's
@@ -121,7 +121,7 @@ class MalformedReply(Exception):
 
 
 class ChatModel:
-    """A callable with the contract OptoPrime expects of its `llm` (optimizer.md §4.4): `model(messages=...,
+    """A callable with the contract OptoPrime expects of its `llm` (docs/tuning.md): `model(messages=...,
     **kwargs)` returns the chat-completions response object. Every request's token counts are recorded.
     Endpoint faults are retried with back-off (see the module); `begin_iteration` starts the per-iteration cap.
 

@@ -1,6 +1,6 @@
-"""The one search space of mapping decisions (interfaces.md §11, benchmarks.md §5).
+"""The one search space of mapping decisions (docs/tuning.md, docs/tuning.md).
 
-A `SearchSpace` is built from an application description (interfaces.md §2) and a machine description (§6). It is a
+A `SearchSpace` is built from an application description (docs/dsl-reference.md §12) and a machine description (§6). It is a
 list of `Decision`s, each a named discrete choice; a *point* is a dict `{decision name: value}` holding one value per
 decision. Every point renders to a DSL program (`SearchSpace.render`), grouped into the six sections of the paper's
 agent (`SearchSpace.sections`): task kinds, region memories (with CollectMemory), layouts, instance limits, index-task
@@ -144,7 +144,7 @@ class SearchSpace:
     """The discrete mapping decisions of one application on one machine.
 
     Args:
-        app: the application description (`AppDescription` or its interfaces.md §2 JSON dict).
+        app: the application description (`AppDescription` or its docs/dsl-reference.md §12 JSON dict).
         machine: the machine description (`MachineDescription` or its §6 JSON dict).
         layouts: include the layout decisions (False for an application whose results nothing verifies: a layout
             can make a program compute wrong numbers silently).

@@ -1,4 +1,4 @@
-"""Resumable storage of one tuning run (interfaces.md §7).
+"""Resumable storage of one tuning run (docs/running.md, docs/tuning.md).
 
 Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
 

@@ -520,7 +520,7 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
 
 // The names along a region's tree, nearest first, each with what it names: the region, then the index space under
 // it (when named differently), its parent partition and index partition, ... up to the root, then the field space.
-// can_fail: unnamed levels are skipped; never wait (legion.md §2.6, §7 defect 12).
+// can_fail: unnamed levels are skipped; never wait: a blocking mapper call stalls the runtime.
 std::vector<std::pair<std::string, const char *>> named_chain(MapperRuntime *runtime, MapperContext ctx,
                                                               LogicalRegion region) {
   std::vector<std::pair<std::string, const char *>> chain;

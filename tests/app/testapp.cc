@@ -5,7 +5,7 @@
 // Flags: -p P (pieces of `grid`, default 4), -tx TX -ty TY (tiles of `mat`, default 2 x 2), -n N (points of `grid`,
 // default 4096), -iters K (default 2), -report (each leaf task prints where it ran and the layout of its instances),
 // -work-ms W (step sleeps W ms),
-// --describe (the application description, interfaces.md §2), -mapper PATH.so (and the mapper's -mapper-* flags).
+// --describe (the application description, docs/dsl-reference.md §12), -mapper PATH.so (and the mapper's -mapper-* flags).
 //
 // Region tree: grid -> blocks (P pieces, unnamed subregions); grid -> halves -> {left, unnamed} ; left -> left_blocks
 // (2 unnamed pieces); mat (2-D) -> tiles (TX x TY); acc (reduction target); extra (used by spawn and its children).

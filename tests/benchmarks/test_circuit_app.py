@@ -1,6 +1,6 @@
 """The Circuit application (benchmarks/legion/circuit): builds it, runs the CI size with Legion's default mapper,
 checks the result line, that a corrupted run fails verification, and that `--describe` gives the names and the
-requirement order of benchmarks.md §1.3."""
+requirement order of docs/running.md."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_ci_size_verifies_against_reference(circuit_bin):
     assert check["kind"] == "reference"
     assert check["nonfinite"] == 0
     assert check["rel_err_voltage"] <= 1e-4 and check["rel_err_current"] <= 1e-4
-    # GFLOPS = 1e-9 · [W·96·steps + 4W + 4N] · loops / time (benchmarks.md §1.7)
+    # GFLOPS = 1e-9 · [W·96·steps + 4W + 4N] · loops / time (docs/running.md)
     flops = (800 * 96 * 50 + 4 * 800 + 4 * 400) * 3
     assert result["throughput"] == pytest.approx(1e-9 * flops / result["time_s"], rel=1e-3)
 
@@ -88,7 +88,7 @@ def test_bad_flags_are_usage_errors(circuit_bin):
     assert "-pps" in proc.stderr
 
 
-EXPECTED_REQUIREMENTS = {  # benchmarks.md §1.3: (nearest name, privilege) in requirement order
+EXPECTED_REQUIREMENTS = {  # docs/running.md: (nearest name, privilege) in requirement order
     "init_piece": [("rp_private", "write_discard"), ("rp_shared", "write_discard"), ("rp_wires", "write_discard")],
     "init_pointers": [("rp_wires", "write_discard")],
     "calculate_new_currents": [("rp_private", "read_only"), ("rp_shared", "read_only"), ("rp_ghost", "read_only"),

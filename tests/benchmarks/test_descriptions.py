@@ -1,5 +1,5 @@
 """The applications' `--describe` output agrees with the copies in `configs/` and with every task and region name the
-expert mappers use (interfaces.md §2, benchmarks.md §1.3 and §2.2)."""
+expert mappers use (docs/dsl-reference.md §12, docs/running.md and §2.2)."""
 
 from __future__ import annotations
 

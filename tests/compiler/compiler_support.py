@@ -1,5 +1,5 @@
 """Helpers of the compiler tests: the test applications (tests/app), the probe, and running an application
-with a compiled mapper, collecting its placement trace (interfaces.md §4) and its -report lines."""
+with a compiled mapper, collecting its placement trace (docs/compiler.md) and its -report lines."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from mapperopt.dsl import Evaluator, parse
 ROOT = Path(__file__).resolve().parents[2]
 APP_DIR = ROOT / "tests" / "app"
 EXAMPLES = ROOT / "tests" / "dsl" / "examples"
-# Legion flags of every test run: mapper output checked by Legion (legion.md §5.4), logs on stderr (§5.2).
+# Legion flags of every test run: mapper output checked by Legion, logs on stderr (§5.2).
 BASE_FLAGS = ("-ll:util", "1", "-ll:csize", "128", "-logfile", "stderr", "-lg:safe_mapper")
 TIMEOUT_S = 120
 
@@ -40,7 +40,7 @@ def _probe() -> Path:
 
 @lru_cache(maxsize=None)
 def machine(*legion_flags: str) -> MachineDescription:
-    """The machine Legion sees with these resource flags (the probe's description, interfaces.md §6)."""
+    """The machine Legion sees with these resource flags (the probe's description, docs/dsl-reference.md §12)."""
     out = subprocess.run([str(_probe()), *legion_flags, "-ll:util", "1", "-logfile", "stderr"], capture_output=True,
                          text=True, env=toolchain.runtime_env(), timeout=TIMEOUT_S, check=True)
     return MachineDescription.from_json(out.stdout.strip().splitlines()[-1])

@@ -72,7 +72,7 @@ def test_load_phase_error(tmp_path):
 
 
 def test_task_map_error_is_on_stderr_before_stdout_is_lost(tmp_path):
-    # The line is flushed before abort(): it survives even though Realm's stdout buffer is lost (legion.md §5.2).
+    # The line is flushed before abort(): it survives even though Realm's stdout buffer is lost.
     cm = compile_program("m = Machine(CPU);\n" + CASES["R400"] + "\nIndexTaskMap step f;\n", SOURCE_NAME)
     result = run(build_testapp(), cm.so_path, tmp_path, legion=LEGION, app_flags=("-report",))
     assert result.aborted()

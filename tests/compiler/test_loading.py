@@ -1,5 +1,5 @@
 """Putting a compiled mapper into an application: the LD_PRELOAD shim for an unmodified Legion program
-(docs/compiler.md), and the -mapper-profile line (interfaces.md §5)."""
+(docs/compiler.md), and the -mapper-profile line (docs/compiler.md)."""
 
 from __future__ import annotations
 

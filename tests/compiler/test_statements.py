@@ -1,4 +1,4 @@
-"""Every statement kind takes effect in a real Legion run (interfaces.md §9): the test application runs with at least
+"""Every statement kind takes effect in a real Legion run (docs/compiler.md): the test application runs with at least
 two processors of the kind concerned; each test asserts on the placement trace, on what the application itself saw
 (its -report lines: processor, memory, strides, instance origin) and, where the Python evaluator can know the answer,
 that the trace equals the evaluator's decisions."""

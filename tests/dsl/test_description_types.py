@@ -1,4 +1,4 @@
-"""Application and machine descriptions (interfaces.md §2, §6) and the synthetic machines of --machine."""
+"""Application and machine descriptions (docs/dsl-reference.md §12, §6) and the synthetic machines of --machine."""
 
 import json
 from pathlib import Path

@@ -1,10 +1,10 @@
-// Circuit: sparse circuit simulation on Legion (docs benchmarks.md §1), written for mapperopt from the published
+// Circuit: sparse circuit simulation on Legion (docs docs/running.md), written for mapperopt from the published
 // algorithm (Legion SC'12 circuit; Regent circuit_sparse.rg). A graph of nodes and wires is cut into pieces; each
 // loop computes new wire currents, deposits the charge they carry on the nodes (sum reductions across pieces) and
-// updates the node voltages. Region names, partitions and requirement order follow benchmarks.md §1.3 exactly:
+// updates the node voltages. Region names, partitions and requirement order follow docs/running.md exactly:
 // mapper policies address them by name.
 //
-// Flags: -p -pps -npp -wpp -pct -l -i -prune -seed -warmup (benchmarks.md §1.2), -reference auto|on|off (the
+// Flags: -p -pps -npp -wpp -pct -l -i -prune -seed -warmup (docs/running.md), -reference auto|on|off (the
 // sequential reference check), -test-corrupt (perturbs one initial voltage so that the check must fail; tests only),
 // --describe (prints the application description and exits), -mapper PATH.so (docs/interfaces.md §1).
 #include <cassert>
@@ -118,7 +118,7 @@ struct TaskSpec {
   std::vector<RequirementSpec> requirements;
 };
 
-// The normative requirement order of benchmarks.md §1.3.
+// The normative requirement order of docs/running.md.
 static const std::vector<TaskSpec> &task_table() {
   static const std::vector<TaskSpec> table = [] {
     std::vector<FieldID> wire_values = {FID_INDUCTANCE, FID_RESISTANCE, FID_WIRE_CAP};

@@ -1,4 +1,4 @@
-// Circuit: sparse circuit simulation (docs benchmarks.md §1). Definitions shared by the CPU code (circuit.cc) and
+// Circuit: sparse circuit simulation (docs docs/running.md). Definitions shared by the CPU code (circuit.cc) and
 // the CUDA kernels (circuit.cu): IDs, the run parameters, the counter-based random numbers, the graph generator and
 // the per-wire / per-node arithmetic, written once so that the CPU variants, the GPU variants and the sequential
 // reference compute the same thing.
@@ -54,7 +54,7 @@ enum WireFields {
   FID_WIRE_END = FID_VOLTAGE_1 + WIRE_SEGMENTS - 1,
 };
 
-// ---- Run parameters (benchmarks.md §1.2); plain data, passed to every task as its argument ----------------------
+// ---- Run parameters (docs/running.md); plain data, passed to every task as its argument ----------------------
 
 struct Params {
   int64_t pieces = 4;             // -p

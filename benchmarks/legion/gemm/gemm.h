@@ -1,4 +1,4 @@
-// The GEMM layer shared by the distributed matrix multiplies (docs/benchmarks.md §4): A = B · C on n x n float64
+// The GEMM layer shared by the distributed matrix multiplies (docs/gemm.md): A = B · C on n x n float64
 // matrices, each a 2-D logical region over [0, n)² (point (i, j) = row i, column j) with one field `val`.
 //
 // What the layer gives every algorithm: the regions and their tile partitions, the deterministic inputs and their

@@ -1,4 +1,4 @@
-// PUMMA: block-cyclic panels, B broadcast along rows while C rolls along columns (docs/benchmarks.md §4.2), on the GEMM layer in benchmarks/legion/gemm (flags and tasks: gemm2d.cc, gemm.h).
+// PUMMA: block-cyclic panels, B broadcast along rows while C rolls along columns (docs/gemm.md.2), on the GEMM layer in benchmarks/legion/gemm (flags and tasks: gemm2d.cc, gemm.h).
 #include "gemm.h"
 
 int main(int argc, char **argv) { return gemm::main_2d(argc, argv, gemm::PUMMA, "pumma"); }

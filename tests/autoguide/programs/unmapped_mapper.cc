@@ -1,5 +1,5 @@
 // A mapper that leaves region requirement 0 of every leaf task without an instance, as a mapper that ignores a
-// failed allocation does: Legion then aborts without a message (legion.md §5.3). Loaded into a benchmark with
+// failed allocation does: Legion then aborts without a message. Loaded into a benchmark with
 // `-mapper`; built and run by tests/autoguide/capture.py, recipe stencil-unmapped_requirement.
 #include "legion.h"
 #include "mappers/default_mapper.h"
