@@ -119,14 +119,21 @@ def test_bad_flags_are_usage_errors(bins, env):
     assert proc.returncode == 1 and "-check expects" in proc.stderr
 
 
-@pytest.mark.parametrize("alg", ALGS)
-def test_describe_matches_the_stored_copy_and_the_size(alg):
+def described(alg: str) -> dict:
+    """The live ci description of `alg`, asserted to list TASKS and to equal the stored copy (CPU variants only in a
+    CPU-only build)."""
     live = describe_app(alg, "ci")
     assert [t["name"] for t in live["tasks"]] == TASKS
     stored = load_config(alg).stored_description()
     if toolchain.find_cublas() is None or not toolchain.cuda_enabled("auto"):  # a CPU-only build
         stored = {**stored, "tasks": [{**t, "variants": ["CPU"]} for t in stored["tasks"]]}
     assert live == stored
+    return live
+
+
+@pytest.mark.parametrize("alg", ALGS)
+def test_describe_matches_the_stored_copy_and_the_size(alg):
+    live = described(alg)
     tasks = {t["name"]: t for t in live["tasks"]}
     assert [(r["names"], r["privilege"]) for r in tasks["task_4"]["regions"]] == [
         (["A_tiles", "A"], "read_write"), (["B_tiles", "B"], "read_only"), (["C_tiles", "C"], "read_only")]
