@@ -1,4 +1,4 @@
-# COSMA expert mapper (benchmarks.md §4.5): the Johnson policy (configs/johnson.dsl) with the placement of COSMA's
+# COSMA expert mapper (docs/gemm.md): the Johnson policy (configs/johnson.dsl) with the placement of COSMA's
 # (gx, gy, gz) grid. Portable prelude: on a machine without GPUs, mgpu is the CPU model.
 Task * GPU,CPU;
 Region * * GPU FBMEM;

@@ -1,4 +1,4 @@
-# Cannon / SUMMA / PUMMA expert mapper (benchmarks.md §4.5, for mapperopt's one task_4 launch per step) with the
+# Cannon / SUMMA / PUMMA expert mapper (docs/gemm.md, for mapperopt's one task_4 launch per step) with the
 # portable prelude: on a machine without GPUs, mgpu is the CPU model and every task runs its CPU variant.
 Task * GPU,CPU;
 Region * * GPU FBMEM;

@@ -1,4 +1,4 @@
-# Johnson / COSMA expert mapper (benchmarks.md §4.5) with the portable prelude: on a machine without GPUs, mgpu is
+# Johnson / COSMA expert mapper (docs/gemm.md) with the portable prelude: on a machine without GPUs, mgpu is
 # the CPU model and every task runs its CPU variant. One process holds all processors, so the "rank" dimension of
 # the original is the merged processor dimension `mall`.
 Task * GPU,CPU;

@@ -1,4 +1,4 @@
-# Solomonik 2.5-D expert mapper (benchmarks.md §4.5) for mapperopt's r3 task_4 launches over (r, r, c) per product
+# Solomonik 2.5-D expert mapper (docs/gemm.md) for mapperopt's r3 task_4 launches over (r, r, c) per product
 # (DISTAL's task_5 points become task_4 points), with the portable prelude: on a machine without GPUs, mgpu is the
 # CPU model and every task runs its CPU variant.
 Task * GPU,CPU;

@@ -66,7 +66,7 @@ def test_fig_a5(circuit, m14):
     assert "'OMP'" in found[0].message and "'same_point'" in found[1].message
 
 
-# ---------------------------------------------------------------------------------------------------- §14.6
+# ------------------------------------------------------------------------------------------ checker cases
 
 
 def test_e200_function_defined_later():
