@@ -7,7 +7,7 @@ Each input is a generated program (benchmarks/dsl_programs.py), a mutation of on
 a token inserted), or a mutation of an example mapper. Every input must give a result or one of mapperopt's own
 errors (no other exception), within 2 s of CPU time (CPU, not wall time: on a shared machine the wall time measures
 the other work), and `fmt` must give a text that parses to the same program with the same comments in the same
-places, and formats to itself. Inputs come in chunks of 10,000, chunk k drawn from its own generator (seed, k), so
+places, and formats to itself. Inputs come in chunks of 1,000, chunk k drawn from its own generator (seed, k), so
 `--jobs` processes share the work and a run with `--state FILE` resumes after the chunks FILE already holds (one JSON
 line per finished chunk). Prints the counts (inputs, parse errors by code, checked programs, slowest input,
 failures); the exit status is 1 when any input failed.
@@ -97,7 +97,7 @@ def inputs(rng: random.Random, examples: list[str]):
             yield text
 
 
-CHUNK = 10_000  # inputs per chunk: a few minutes of work, the unit of resuming
+CHUNK = 1_000  # inputs per chunk: the unit of resuming (a minute of CPU time)
 
 
 def fuzz(count: int, seed: int, chunk: int = 0) -> dict:
