@@ -897,6 +897,8 @@ class _Checker:
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:
             return
+        # A function reading `task.parent` sees the stand-in parent `explain` uses too (the top-level task, on the
+        # first CPU of node 0), so what `explain` would hit is found here.
         parent_users = _parent_users(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         for info in self.app.tasks:
@@ -911,7 +913,7 @@ class _Checker:
                 jobs.append((False, None))
             for index_launch, domain in jobs:
                 stmt = ev.map_statement(info.name, index_launch)
-                if stmt is None or stmt.func.name in parent_users:
+                if stmt is None:
                     continue
                 points = _points(domain) if index_launch else [None]
                 for point in points:
@@ -920,10 +922,10 @@ class _Checker:
                     except DslRuntimeError as err:
                         if (err.code, err.loc) not in reported:
                             reported.add((err.code, err.loc))
-                            self._runtime_diag(err, f"task '{info.name}'", stmt)
+                            self._runtime_diag(err, f"task '{info.name}'", stmt, stmt.func.name in parent_users)
                         break
 
-    def _runtime_diag(self, err: DslRuntimeError, what: str, stmt):
+    def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False):
         code = STATIC_CODES.get(err.code, "E206")
         loc = err.loc or (stmt.loc if stmt is not None else self.program.loc)
         hints = []
@@ -934,6 +936,8 @@ class _Checker:
         notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
         if stmt is not None:
             notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")
+        if reads_parent:
+            notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes)
 
 
