@@ -1,13 +1,15 @@
 """Speed of the DSL tools through the command line: wall time of `mapperopt compile` (cold and cached) and of
 `mapperopt check` on a 50-line mapper, each a fresh process as a user runs it.
 
-    python benchmarks/bench_compile.py [--repeats 5] [--json]
+    python benchmarks/bench_compile.py [--repeats 5] [--mappers 12] [--json]
 
 Mappers: configs/circuit.dsl, configs/stencil.dsl, configs/pennant.dsl and the expert mappers
 (tests/dsl/examples/e*.dsl). A cold compile
 is of a text never compiled before (a fresh comment: parse, check, generate, C++ compile and link); a cached compile
 finds the library in the cache; `check` runs on a 50-line mapper (the Cannon expert mapper plus Region statements).
-The support library is built (or found) before timing. Targets (on 2 cores, support library built): cached compile
+The support library is built (or found) and one compile and one check are run before timing, so that
+Python's bytecode of the package exists, as in any installation (PYTHONDONTWRITEBYTECODE is unset for the timed
+commands: with it every call would compile mapperopt's modules from source). Targets (on 2 cores, support library built): cached compile
 <= 150 ms, check <= 300 ms, cold compile <= 1.5 s (medians); the exit status is 1 when a median misses its target.
 Timings on a machine shared with other work are noisy: report the spread (min..max) with the median. The CPU time
 of each call (user + system, the command and the compilers it runs) is printed too: on a loaded machine it shows
@@ -45,11 +47,14 @@ def cli() -> list[str]:
 CPU: dict[str, list[float]] = {}  # kind -> CPU seconds of each call timed under that kind
 
 
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(args: list[str], kind: str | None = None) -> float:
     """Wall seconds of `mapperopt ARGS`; its CPU seconds go to CPU[kind]."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cli() + args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(cli() + args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if kind:
@@ -70,22 +75,25 @@ def spread(values: list[float]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="measurements per mapper and kind")
+    parser.add_argument("--mappers", type=int, default=len(MAPPERS), help="time only the first N mappers")
     parser.add_argument("--json", action="store_true", help="print the results as one JSON object")
     args = parser.parse_args(argv)
     support_library()
     cold, cached, checks = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        for path in MAPPERS:
+        mapper = folder / "fifty.dsl"
+        mapper.write_text(fifty_lines())
+        timed(["check", str(mapper)])
+        (folder / "warm.dsl").write_text(f"# warm-up {uuid.uuid4().hex}\n{MAPPERS[0].read_text()}")
+        timed(["compile", str(folder / "warm.dsl")])
+        for path in MAPPERS[:args.mappers]:
             target = folder / path.name
             for _ in range(max(1, args.repeats // 2)):
                 target.write_text(f"# cold {uuid.uuid4().hex}\n{path.read_text()}")
                 cold.append(timed(["compile", str(target)], "cold_compile_s"))
             timed(["compile", str(target)])
             cached += [timed(["compile", str(target)], "cached_compile_s") for _ in range(args.repeats)]
-        mapper = folder / "fifty.dsl"
-        mapper.write_text(fifty_lines())
-        timed(["check", str(mapper)])
         checks = [timed(["check", str(mapper)], "check_50_lines_s") for _ in range(args.repeats * 3)]
     result = {"cached_compile_s": spread(cached), "check_50_lines_s": spread(checks), "cold_compile_s": spread(cold),
               "cpu": {k: spread(v) for k, v in CPU.items()}, "targets": TARGETS,
