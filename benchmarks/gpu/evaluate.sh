@@ -2,7 +2,7 @@
 # The evaluation of reports/h200-evaluation.md on a lent machine with one H200 (device kind nvidia-h200), from the
 # repository root after `bash benchmarks/gpu/pack.sh` here:
 #   source benchmarks/gpu/setup.sh; bash benchmarks/gpu/evaluate.sh
-# 1. builds every benchmark with its CUDA variants (in parallel; logs build-<app>.log);
+# 1. builds every benchmark with its CUDA variants (in parallel; their logs, one after the other, in build.log);
 # 2. runs the units of the work list in RESULTS (default reports/h200-eval) that are not done yet
 #    (benchmarks/evaluate.py; EVAL_ARGS adds options, e.g. "--only base-"), until STOP_AFTER seconds (default 500)
 #    have passed since this script started: a unit still running then is stopped and continues on the next call;
@@ -12,13 +12,15 @@
 set -uo pipefail
 out=${OUT:-gpu-out}
 results=${RESULTS:-reports/h200-eval}
+logs=$(mktemp -d)
 mkdir -p "$out"
 nvidia-smi -L
 for yaml in configs/*.yaml; do
   app=$(basename "$yaml" .yaml)
-  mapperopt build --cuda on "$app" > "$out/build-$app.log" 2>&1 &
+  mapperopt build --cuda on "$app" > "$logs/$app.log" 2>&1 &
 done
 wait
+tail -n +1 "$logs"/*.log > "$out/build.log"
 echo "built in $SECONDS s"
 PYTHONUNBUFFERED=1 python3 benchmarks/gpu/evaluate.py run --results "$results" \
   --stop-after $(( ${STOP_AFTER:-500} - SECONDS )) ${EVAL_ARGS:-}
