@@ -135,6 +135,25 @@ def work_list(plan: dict) -> list[Unit]:
     return units
 
 
+def is_done(unit: Unit, saved: dict | None) -> bool:
+    """Whether a saved outcome finishes `unit`: it succeeded, and (a final measurement) covered every run the unit
+    now needs (a plan with more seeds makes an earlier final measurement stale)."""
+    return bool(saved) and saved["status"] == "ok" and set(saved.get("needs", ())) == set(unit.needs)
+
+
+def _error(saved: dict) -> str:
+    """Why a saved unit failed (a reference measurement: each failing mapper's reason)."""
+    reasons = [f"{n}: {m['reason']}" for n, m in saved.get("mappers", {}).items() if not m.get("estimate")]
+    return saved.get("error") or "; ".join(reasons) or "see the unit's file"
+
+
+def expert_failed(units: dict, bench: str, size: str) -> bool:
+    """Whether the expert mapper failed at this size in its reference unit: then nothing can be normalised to it,
+    and the size's tuning units are not run."""
+    saved = units.get(f"base-{bench}-{size}", {})
+    return saved.get("status") == "failed" and not (saved.get("mappers", {}).get("expert") or {}).get("estimate")
+
+
 def load_units(results: Path) -> dict[str, dict]:
     """The saved unit outcomes by id."""
     folder = results / "units"
@@ -219,7 +238,7 @@ def _run_base(plan: dict, results: Path, unit: Unit) -> dict:
     for name, m in measured.items():
         data["mappers"][name] = {**m.to_json(), "printed": _printed(m.run_dirs)}
     if not all(m.ok for m in measured.values()):
-        data["status"] = "failed"
+        data.update(status="failed", error="; ".join(f"{n}: {m.reason}" for n, m in measured.items() if not m.ok))
     return data
 
 
@@ -232,7 +251,8 @@ def _run_cpu(plan: dict, results: Path, unit: Unit) -> dict:
     args = ["-npieces", str(n), "-numpcx", "1", "-cstop", "5"]  # one piece per CPU; 2 untimed + 3 timed cycles
     result = run_benchmark(unit.bench, "default", size=unit.size, gpus=0, cpus=n, min_time_s=0, extra_args=args,
                            out_dir=out)
-    return {"status": result.status, "cpus": n, "args": args, "throughput": result.throughput, "unit": result.unit,
+    return {"status": result.status, "cpus": n, "args": args, "throughput": result.throughput,
+            "throughput_unit": result.unit,
             "time_s": result.time_s, "reason": result.reason, "iterations": result.settings.get("iterations")}
 
 
@@ -247,7 +267,7 @@ def _run_tune(plan: dict, results: Path, unit: Unit) -> dict:
     records = store.records[:unit.iters]
     best = records[records[-1].best_iter - 1] if records and records[-1].best_iter else None
     return {"folder": str(folder.relative_to(results)), "reference_first": summary["reference_first_throughput"],
-            "unit": best.unit if best else None, "best_dsl": best.dsl if best else None,
+            "throughput_unit": best.unit if best else None, "best_dsl": best.dsl if best else None,
             "best_iter": best.iter if best else None, "best_throughput": best.throughput if best else None,
             "wall_s_tuning": sum(r.wall_s for r in records),
             "records": [{"iter": r.iter, "status": r.status, "stage": r.stage, "category": r.category,
@@ -270,7 +290,7 @@ def run_unit(plan: dict, results: Path, unit: Unit, sources: Path) -> dict:
 
     start = time.time()
     data = {"schema": SCHEMA, "unit": unit.id, "kind": unit.kind, "bench": unit.bench, "size": unit.size,
-            "optimizer": unit.optimizer, "iters": unit.iters, "seed": unit.seed,
+            "optimizer": unit.optimizer, "iters": unit.iters, "seed": unit.seed, "needs": list(unit.needs),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start))}
     try:
         if unit.kind == "limit":
@@ -310,8 +330,11 @@ def run(plan: dict, results: Path, sources: Path, stop_after: float, retry_faile
     for unit in work_list(plan):
         if only and not re.search(only, unit.id):
             continue
-        if unit.id in done and (done[unit.id]["status"] == "ok" or not retry_failed):
+        if is_done(unit, done.get(unit.id)) or (unit.id in done and done[unit.id]["status"] == "failed"
+                                                  and not retry_failed):
             continue
+        if unit.kind in ("tune", "final") and expert_failed(done, unit.bench, unit.size):
+            continue  # the report says why
         missing = [n for n in unit.needs if done.get(n, {}).get("status") != "ok"]
         if missing:
             say(f"{unit.id}: waits for {len(missing)} unit(s), e.g. {missing[0]}")
@@ -344,10 +367,17 @@ def run(plan: dict, results: Path, sources: Path, stop_after: float, retry_faile
 # ------------------------------------------------------------------------------------------------ the report
 
 
-def _fmt(x: float | None, digits: int = 4) -> str:
+def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
-    return f"{x:,.{digits}g}" if abs(x) < 1e6 else f"{x:.3g}"
+    if abs(x) >= 1e6:
+        return f"{x:.3g}"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.4g}"
+
+
+def _short(text: str | None, n: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[:n - 3] + "..."
 
 
 def _estimate(m: dict) -> float | None:
@@ -372,7 +402,7 @@ def _limits_section(units: dict, plan: dict) -> list[str]:
         for name, m in base.get("mappers", {}).items():
             value = _estimate(m)
             if value is None:
-                rows.append(f"| {b} | {s} | {name} | failed: {m.get('reason')} | | |")
+                rows.append(f"| {b} | {s} | {name} | failed: {_short(m.get('reason'))} | | |")
                 continue
             if b == "stencil":
                 bw = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median")
@@ -435,14 +465,15 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
     if expert and default:
         lines.append(f"| Legion default mapper | - | 1 | {default / expert:.2f} | | | | | | | expert, same rounds |")
     elif base:
-        lines.append(f"| default / expert | - | - | failed: {base.get('error') or 'see the unit'} | | | | | | | |")
+        lines.append(f"| default / expert | - | - | failed: {_short(_error(base))} | | | | | | | |")
     best_run = None
     jobs = [(o, plan["iters"]) for o in optimizers]
     if plan["long_iters"] and LONG_RUN[0] in optimizers:
         jobs.append((LONG_RUN[0], plan["long_iters"]))
     for opt, iters in jobs:
         runs = _runs(units, b, s, opt, iters, plan["seeds"])
-        final = units.get(f"final-{b}-{s}-i{iters}", {}).get("summary")
+        final_unit = next((u for u in work_list(plan) if u.id == f"final-{b}-{s}-i{iters}"), None)
+        final = units[final_unit.id]["summary"] if final_unit and is_done(final_unit, units.get(final_unit.id)) else None
         if not runs:
             lines.append(f"| {opt} | {iters} | 0 of {plan['seeds']} | not run yet | | | | | | | |")
             continue
@@ -464,9 +495,11 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
                 best_run = r
     for opt, why in skipped.items():
         lines.append(f"| {opt} | {plan['iters']} | skipped: {why} | | | | | | | | |")
-    missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and units.get(u.id, {}).get("status")
-               != "ok"]
-    if missing:
+    missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and not is_done(u, units.get(u.id))]
+    if expert_failed(units, b, s):
+        lines += ["", "The expert mapper failed at this size, so nothing can be normalised to it: its tuning units are "
+                  "not run."]
+    elif missing:
         lines += ["", f"{len(missing)} unit(s) of this benchmark not done yet (first: `{missing[0]}`); `{resume}` "
                   "continues."]
     return lines + [""], best_run
@@ -483,7 +516,8 @@ def describe_change(expert: str, best: str) -> list[str]:
 
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
     """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
-    `notes`: benchmark -> a person's sentence on why its best mapper is faster (from `<results>/notes.json`);
+    `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
+    limits table), and per benchmark (or "<bench>-<size>") why its best mapper is faster;
     `shown`: the results folder as the commands in the report name it (default `results`)."""
     from mapperopt.benchmarks import load_config
 
@@ -493,7 +527,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         notes = json.loads((results / "notes.json").read_text())
     notes = notes or {}
     todo = work_list(plan)
-    done = [u for u in todo if units.get(u.id, {}).get("status") == "ok"]
+    done = [u for u in todo if is_done(u, units.get(u.id))]
     failed = [u for u in todo if units.get(u.id, {}).get("status") == "failed"]
     rel = os.path.relpath(results, out.parent)
     shown = shown or results
@@ -508,7 +542,11 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              f"    source benchmarks/gpu/setup.sh; bash benchmarks/gpu/evaluate.sh     # = {resume}", "",
              "then, here, unpack the returned `h200-eval.tar.gz` over the repository and write this page with",
              "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", ""]
+    if notes.get("summary"):
+        lines += [notes["summary"], ""]
     lines += _limits_section(units, plan)
+    if notes.get("limits"):
+        lines += [notes["limits"], ""]
     lines += ["## Tuning: best throughput normalised to the expert mapper", "",
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
@@ -527,7 +565,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
             lines += [f"![{b} {s}]({os.path.relpath(png, out.parent)})", ""]
     lines += ["## Best mapper found per benchmark", ""]
     if not best_runs:
-        lines += ["No tuning run finished yet.", ""]
+        lines += ["No tuning run has found a working mapper yet.", ""]
     for (b, s), r in best_runs.items():
         config = load_config(b)
         expert_dsl = config.expert_dsl() if config.expert else ""
@@ -541,7 +579,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     lines += ["## Not run yet", ""]
     if missing:
         lines += [f"{len(missing)} units, in the order the script runs them (continue with `{resume}`):", ""]
-        lines += [f"- `{u.id}`" + (f": failed ({units[u.id].get('error') or 'see the unit'})" if u in failed else "")
+        lines += [f"- `{u.id}`" + (f": failed ({_short(_error(units[u.id]))})" if u in failed else
+                                   ": not run, the expert failed at this size" if expert_failed(units, u.bench, u.size)
+                                   else "")
                   for u in missing[:40]]
         if len(missing) > 40:
             lines.append(f"- ... and {len(missing) - 40} more (`python3 benchmarks/gpu/evaluate.py list`)")
@@ -608,7 +648,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         units = load_units(results)
         for u in work_list(json.loads(stored.read_text())):
-            print(f"{units.get(u.id, {}).get('status', 'missing'):8} {u.id}")
+            saved = units.get(u.id)
+            state = "missing" if not saved else "ok" if is_done(u, saved) else "stale" if saved["status"] == "ok" \
+                else saved["status"]
+            print(f"{state:8} {u.id}")
     if args.command == "report":
         write_report(results, args.out.resolve(), shown=args.results)
     return 0

@@ -28,7 +28,7 @@ status=$?
 parent=$(dirname "$results") name=$(basename "$results")
 tar -C "$parent" -czf "$out/h200-eval.tar.gz" --exclude="$name/runs/*/base-*" --exclude="$name/runs/*/cpu-*" \
   --exclude="$name/runs/*/compare-*/*-*/iter-*" --exclude="$name/runs/*/compare-*/final-*" \
-  --exclude="$name/runs/*/compare-*/baseline-*" "$name"
+  --exclude="$name/runs/*/compare-*/baseline-*" --exclude="*/tune.lock" --exclude="*/owner.json" "$name"
 tar -C "$parent" -czf "$out/runs.tar.gz" "$name/runs"
 python3 benchmarks/gpu/evaluate.py list --results "$results" | awk '{print $1}' | sort | uniq -c
 exit $status
