@@ -18,7 +18,7 @@ iteration) continue one another. The units, in the order they run (the most info
     tune-<bench>-<size>-<opt>-i<N>-s<seed>   one tuning run of `mapperopt compare` (optimizer, N iterations, seed)
     final-<bench>-<size>-i<N>          compare's final measurement: the expert and every run's best, together
 
-The tuning units are `run_compare` of one comparison per benchmark and size (`<results>/runs/<bench>/compare-*`,
+The tuning units are `run_compare` of one comparison per benchmark and size (`<results>/work/<bench>/compare-*`,
 shared by every optimizer and seed, so a program is run once per comparison); the runs of 100 iterations extend those
 of 10 (the first 10 iterations are the same run). The units of a GPU-free plan (`--gpus 0`) leave out the limits.
 `plan.json` keeps the options of the last `run`; `report` lists from it the units still missing.
@@ -176,7 +176,7 @@ def _compare_opts(plan: dict, results: Path, unit: Unit, optimizers: list[str], 
     folder's identity leaves optimizers, iterations and repeats out)."""
     return {"optimizers": optimizers, "iters": unit.iters, "repeats": repeats, "size": unit.size, "cpus": None,
             "gpus": plan["gpus"], "seed": 0, "start": "random", "memory": {}, "executions": 3, "max_executions": 7,
-            "min_time_s": None, "timeout_s": None, "final_rounds": plan["final_rounds"], "runs_dir": results / "runs",
+            "min_time_s": None, "timeout_s": None, "final_rounds": plan["final_rounds"], "runs_dir": results / "work",
             "new": False, "app_args": (), "final": final}
 
 
@@ -229,7 +229,7 @@ def _run_base(plan: dict, results: Path, unit: Unit) -> dict:
     size = load_config(unit.bench).size(unit.size)
     gpus = size.gpus if plan["gpus"] is None else plan["gpus"]
     cpus = default_cpus(size, gpus, unit.bench)
-    out = results / "runs" / unit.bench / f"base-{unit.size}"
+    out = results / "work" / unit.bench / f"base-{unit.size}"
     shutil.rmtree(out, ignore_errors=True)  # an interrupted earlier attempt
     measured = protocol.measure_together(unit.bench, {"default": "default", "expert": "expert"}, plan["base_rounds"],
                                          out, min_time_s=max(size.min_time_s, protocol.MIN_TIME_S), size=unit.size,
@@ -246,7 +246,7 @@ def _run_cpu(plan: dict, results: Path, unit: Unit) -> dict:
     from mapperopt.benchmarks import run_benchmark
 
     n = plan["cpu_cpus"]
-    out = results / "runs" / unit.bench / f"cpu-{unit.size}"
+    out = results / "work" / unit.bench / f"cpu-{unit.size}"
     shutil.rmtree(out, ignore_errors=True)
     args = ["-npieces", str(n), "-numpcx", "1", "-cstop", "5"]  # one piece per CPU; 2 untimed + 3 timed cycles
     result = run_benchmark(unit.bench, "default", size=unit.size, gpus=0, cpus=n, min_time_s=0, extra_args=args,
@@ -531,7 +531,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     failed = [u for u in todo if units.get(u.id, {}).get("status") == "failed"]
     rel = os.path.relpath(results, out.parent)
     shown = shown or results
-    resume = f"python3 benchmarks/gpu/evaluate.py run --results {shown} --stop-after 480"
+    resume = f"python3 benchmarks/gpu/evaluate.py run --results {shown}"
     sessions = sorted({u["started"][:10] for u in units.values()})
     lines = ["# Evaluation on one H200", "",
              f"Work list: {len(done)} of {len(todo)} units done, {len(failed)} failed"
@@ -539,9 +539,12 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              f"`benchmarks/gpu/evaluate.py` (units saved in `{rel}/units/`).", "",
              "Reproduce or continue, from the repository root on a lent H200 after `bash benchmarks/gpu/pack.sh` "
              "here (`.carry` carried):", "",
-             f"    source benchmarks/gpu/setup.sh; bash benchmarks/gpu/evaluate.sh     # = {resume}", "",
-             "then, here, unpack the returned `h200-eval.tar.gz` over the repository and write this page with",
-             "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", ""]
+             "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
+             f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
+             f"then, here, unpack the returned `h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), "
+             "write this page with",
+             "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
+             f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("summary"):
         lines += [notes["summary"], ""]
     lines += _limits_section(units, plan)

@@ -8,7 +8,8 @@
 #    have passed since this script started: a unit still running then is stopped and continues on the next call;
 # 3. writes $OUT (default ./gpu-out)/h200-eval.tar.gz: the results folder without the executions' own folders
 #    (the unit files, the plan, the comparisons' journals and stored outcomes: what the next call resumes from), to
-#    unpack here over the repository root (`tar -xzf h200-eval.tar.gz`); and runs.tar.gz, every execution's files.
+#    unpack here into the results folder's parent (`tar -xzf h200-eval.tar.gz -C reports`) and commit; and
+#    runs.tar.gz, every execution's files (logs; not committed).
 set -uo pipefail
 out=${OUT:-gpu-out}
 results=${RESULTS:-reports/h200-eval}
@@ -26,9 +27,9 @@ PYTHONUNBUFFERED=1 python3 benchmarks/gpu/evaluate.py run --results "$results" \
   --stop-after $(( ${STOP_AFTER:-500} - SECONDS )) ${EVAL_ARGS:-}
 status=$?
 parent=$(dirname "$results") name=$(basename "$results")
-tar -C "$parent" -czf "$out/h200-eval.tar.gz" --exclude="$name/runs/*/base-*" --exclude="$name/runs/*/cpu-*" \
-  --exclude="$name/runs/*/compare-*/*-*/iter-*" --exclude="$name/runs/*/compare-*/final-*" \
-  --exclude="$name/runs/*/compare-*/baseline-*" --exclude="*/tune.lock" --exclude="*/owner.json" "$name"
-tar -C "$parent" -czf "$out/runs.tar.gz" "$name/runs"
+tar -C "$parent" -czf "$out/h200-eval.tar.gz" --exclude="$name/work/*/base-*" --exclude="$name/work/*/cpu-*" \
+  --exclude="$name/work/*/compare-*/*-*/iter-*" --exclude="$name/work/*/compare-*/final-*" \
+  --exclude="$name/work/*/compare-*/baseline-*" --exclude="*/tune.lock" --exclude="*/owner.json" "$name"
+tar -C "$parent" -czf "$out/runs.tar.gz" "$name/work"
 python3 benchmarks/gpu/evaluate.py list --results "$results" | awk '{print $1}' | sort | uniq -c
 exit $status

@@ -100,7 +100,7 @@ def test_no_tuning_where_the_expert_failed(tmp_path):
                     "expert": {"estimate": None, "reason": reason, "unit": None, "printed": {}}}}))
     lines = []
     assert evaluate.run(plan, results, Path("benchmarks/gpu"), stop_after=900, say=lines.append) == []
-    assert not (results / "runs").exists()
+    assert not (results / "work").exists()
     text = write_report(results, tmp_path / "report.md")
     assert f"expert: {reason}" in text and "its tuning units are not run" in text
     assert "- `tune-stencil-ci-random-i1-s0`: not run, the expert failed at this size" in text
