@@ -384,13 +384,14 @@ def _estimate(m: dict) -> float | None:
     return (m.get("estimate") or {}).get("value")
 
 
-def _limits_section(units: dict, plan: dict) -> list[str]:
+def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[str]:
+    """The limits table, and limits.png (each reference mapper's share of its ceiling) in `results`."""
     copy = units.get("limit-copybw", {})
     dgemm = units.get("limit-dgemm", {})
     lines = ["## Physical limits", ""]
     if copy.get("gpu"):
         lines += [f"GPU: {copy['gpu']} (nvidia-smi: name, top SM clock, memory, driver).", ""]
-    rows = []
+    rows, shares = [], []
     copy_gbs = copy.get("copy_gbs") if copy.get("status") == "ok" else None
     peak = copy.get("fp32_peak_gflops") if copy.get("status") == "ok" else None
     dg = (dgemm.get("dgemm_gflops") or {}) if dgemm.get("status") == "ok" else {}
@@ -408,9 +409,13 @@ def _limits_section(units: dict, plan: dict) -> list[str]:
                 bw = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median")
                 share = f"{bw / copy_gbs:.0%} of the copy bandwidth {copy_gbs:,.0f} GB/s" if bw and copy_gbs else "-"
                 rows.append(f"| {b} | {s} | {name} | {_fmt(bw)} GB/s | {share} | target >= 80 % |")
+                if bw and copy_gbs:
+                    shares.append((f"{b} {s} {name}", bw / copy_gbs))
             elif b == "circuit":
                 share = f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" if peak else "-"
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} GFLOP/s | {share} | |")
+                if peak:
+                    shares.append((f"{b} {s} {name}", value / peak))
             elif b == "pennant":
                 cpu = units.get("cpu-pennant-gpu", {})
                 cpu_tp = cpu.get("throughput") if cpu.get("status") == "ok" else None
@@ -421,6 +426,8 @@ def _limits_section(units: dict, plan: dict) -> list[str]:
                 n = str(max(int(k) for k in dg)) if dg else None
                 share = f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)" if n else "-"
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} GFLOP/s | {share} | target >= 80 % |")
+                if n:
+                    shares.append((f"{b} {s} {name}", value / dg[n]))
     ceilings = []
     if copy_gbs:
         ceilings.append(f"device-to-device copy {copy_gbs:,.0f} GB/s (benchmarks/gpu/copybw.cu, bytes read + written)")
@@ -431,12 +438,39 @@ def _limits_section(units: dict, plan: dict) -> list[str]:
                         + " (benchmarks/gpu/dgemm.cu)")
     if best_dgemm is None and copy_gbs is None:
         ceilings.append("not measured yet (units limit-copybw, limit-dgemm)")
-    lines += ["Ceilings measured in the same session: " + "; ".join(ceilings) + ".", ""]
+    when = copy.get("started", "")[:10]
+    lines += [f"Ceilings{' measured ' + when if when else ''}: " + "; ".join(ceilings) + ".", ""]
     if rows:
         lines += ["| benchmark | size | mapper | achieved | against the ceiling | |", "|---|---|---|---|---|---|", *rows]
     else:
         lines.append("No benchmark measured yet.")
+    if shares:
+        path = results / "limits.png"
+        _plot_shares(shares, path)
+        lines += ["", f"![share of the ceiling]({os.path.relpath(path, out.parent)})"]
     return lines + [""]
+
+
+def _plot_shares(shares: list[tuple[str, float]], path: Path) -> None:
+    """PNG: one horizontal bar per (label, achieved / ceiling); the 80 % target dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 0.3 * len(shares) + 1.2), dpi=100)
+    labels, values = zip(*shares)
+    ax.barh(range(len(shares)), values, color="tab:blue")
+    ax.set_yticks(range(len(shares)), labels, fontsize="small")
+    ax.invert_yaxis()
+    ax.axvline(0.8, color="gray", linestyle="--", linewidth=1, label="target 80 %")
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("achieved / ceiling\n(stencil: copy bandwidth; circuit: FP32 peak; GEMMs: cuBLAS DGEMM)",
+                  fontsize="small")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
 
 def _runs(units: dict, b: str, s: str, opt: str, iters: int, seeds: int) -> list[dict]:
@@ -547,7 +581,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("summary"):
         lines += [notes["summary"], ""]
-    lines += _limits_section(units, plan)
+    lines += _limits_section(units, plan, results, out)
     if notes.get("limits"):
         lines += [notes["limits"], ""]
     lines += ["## Tuning: best throughput normalised to the expert mapper", "",
