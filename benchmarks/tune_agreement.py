@@ -48,7 +48,9 @@ def one_run(bench: str, seed: int, iters: int, start: str, runs: Path, extra: li
     cmd = [sys.executable, "-m", "mapperopt.cli", "tune", bench, "--iters", str(iters), "--seed", str(seed),
            "--start", start, "--new", "--runs-dir", str(runs / f"seed-{seed}"), *extra]
     began, cpu = time.monotonic(), _children_cpu_s()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # Not from the source tree: its ./mapperopt folder would shadow an installed (non-editable) mapperopt.
+    runs.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=runs)
     wall, cpu = time.monotonic() - began, _children_cpu_s() - cpu
     if proc.returncode != 0:
         sys.exit(f"seed {seed}: `{' '.join(cmd)}` failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
