@@ -9,7 +9,9 @@
 #    repeats to fit a time budget);
 # 3. then, one benchmark at a time, Legion's default mapper, the all-zero-copy mapper (configs/APP-zerocopy.dsl) and
 #    the tuned best.dsl measured together in ROUNDS interleaved rounds (benchmarks/pressure.py): ratio to zero-copy.
-# Environment: APPS (default "circuit stencil"), ITERS (10), ROUNDS (3), TUNE_ARGS (none), SIZE (tight), GPUS (1).
+# Environment: APPS (default "circuit stencil"), ITERS (10), ROUNDS (3), TUNE_ARGS (none), SIZE (tight), GPUS (1),
+# TUNE_TIMEOUT (seconds per tuning run, default none: a run stopped early keeps the best.dsl of its finished
+# iterations, and its log says how many there were).
 # Writes to $OUT (default ./gpu-out): gpus.txt, tune-APP.log, pressure.txt, pressure.json, runs.tar.gz.
 set -uo pipefail
 out=${OUT:-gpu-out}
@@ -27,7 +29,7 @@ for app in $apps; do
 done
 for app in $apps; do
   # shellcheck disable=SC2086  # TUNE_ARGS is a list of options
-  mapperopt tune "$app" --size "$size" --gpus "$gpus" --iters "$iters" --baseline none ${TUNE_ARGS:-} \
+  timeout "${TUNE_TIMEOUT:-0}" mapperopt tune "$app" --size "$size" --gpus "$gpus" --iters "$iters" --baseline none ${TUNE_ARGS:-} \
     --runs-dir "$work/tune" > "$out/tune-$app.log" 2>&1 &
 done
 wait
