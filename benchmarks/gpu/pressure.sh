@@ -11,7 +11,8 @@
 #    the tuned best.dsl measured together in ROUNDS interleaved rounds (benchmarks/pressure.py): ratio to zero-copy.
 # Environment: APPS (default "circuit stencil"), ITERS (10), ROUNDS (3), TUNE_ARGS (none), SIZE (tight), GPUS (1),
 # TUNE_TIMEOUT (seconds per tuning run, default none: a run stopped early keeps the best.dsl of its finished
-# iterations, and its log says how many there were).
+# iterations, and its log says how many there were), TUNED (a folder holding best-APP.dsl from an earlier run of
+# this script, e.g. its OUT: the tuning is skipped and those mappers are compared).
 # Writes to $OUT (default ./gpu-out): gpus.txt, tune-APP.log, pressure.txt, pressure.json, runs.tar.gz.
 set -uo pipefail
 out=${OUT:-gpu-out}
@@ -28,6 +29,7 @@ for app in $apps; do
   mapperopt build "$app" --cuda "$cuda" || exit 1
 done
 for app in $apps; do
+  [ -n "${TUNED:-}" ] && break
   # shellcheck disable=SC2086  # TUNE_ARGS is a list of options
   timeout "${TUNE_TIMEOUT:-0}" mapperopt tune "$app" --size "$size" --gpus "$gpus" --iters "$iters" --baseline none ${TUNE_ARGS:-} \
     --runs-dir "$work/tune" > "$out/tune-$app.log" 2>&1 &
@@ -35,11 +37,16 @@ done
 wait
 : > "$out/pressure.txt"
 for app in $apps; do
-  tail -n 25 "$out/tune-$app.log"
-  best=$(ls -d "$work/tune/$app"/tune-*/ | tail -n 1)best.dsl
-  python3 -m mapperopt.benchmarks.pressure "$app" --tuned "$best" --size "$size" --gpus "$gpus" --rounds "$rounds" \
+  if [ -n "${TUNED:-}" ]; then
+    best=$TUNED/best-$app.dsl
+  else
+    tail -n 25 "$out/tune-$app.log"
+    best=$(ls -d "$work/tune/$app"/tune-*/ | tail -n 1)best.dsl
+  fi
+  # -P: the repository root holds a folder named mapperopt that must not shadow the installed package
+  python3 -P -m mapperopt.benchmarks.pressure "$app" --tuned "$best" --size "$size" --gpus "$gpus" --rounds "$rounds" \
     --out "$work/pressure" 2>&1 | tee -a "$out/pressure.txt"
-  cp "$best" "$out/best-$app.dsl"
+  [ -n "${TUNED:-}" ] || cp "$best" "$out/best-$app.dsl"
 done
 cp "$work/pressure/pressure.json" "$out/" 2>/dev/null
-tar -C "$work" --exclude='*.so' -czf "$out/runs.tar.gz" tune pressure
+tar -C "$work" --exclude='*.so' -czf "$out/runs.tar.gz" $(cd "$work" && ls -d tune pressure 2>/dev/null)
