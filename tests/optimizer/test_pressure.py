@@ -4,9 +4,15 @@ with zero-copy memory as the fallback, and the search goes on from that point wi
 
 from __future__ import annotations
 
+import pytest
+
 from mapperopt.autoguide import explain
 from mapperopt.benchmarks import load_config
-from mapperopt.descriptions import parse_machine_spec
+from mapperopt.benchmarks.apps import _config_text
+from mapperopt.descriptions import AppDescription, parse_machine_spec
+from mapperopt.dsl.checker import check
+from mapperopt.dsl.evaluator import Evaluator
+from mapperopt.dsl.parser import parse
 from mapperopt.optimizer.base import IterationRecord
 from mapperopt.optimizer.guided import GuidedOptimizer
 from mapperopt.optimizer.space import SearchSpace
@@ -44,3 +50,19 @@ def test_guided_search_keeps_the_framebuffer_first_fallback_after_a_full_framebu
         assert sum(point[n] != ("FBMEM", "ZCMEM") for n in gpu) <= 1, proposal
         history.append(record(i, proposal, 50.0, {"category": "performance", "edits": []}, 2))
         search.observe(history[-1])
+
+
+@pytest.mark.parametrize("app", ["circuit", "stencil"])
+def test_the_all_zero_copy_reference_puts_every_gpu_requirement_in_zero_copy_memory(app):
+    """configs/<app>-zerocopy.dsl, the reference of the tight size, checks cleanly and spills everything."""
+    machine = parse_machine_spec("1x1x2")
+    description = AppDescription.from_json(load_config(app).stored_description())
+    program = parse(_config_text(f"{app}-zerocopy.dsl", "the all-zero-copy mapper"))
+    assert [d for d in check(program, description, machine) if d.is_error] == []
+    evaluator = Evaluator(program, machine, description)
+    gpu_tasks = [t for t in description.tasks if "GPU" in t.variants]
+    assert gpu_tasks
+    for task in gpu_tasks:
+        decision = evaluator.decide(task.name, (0,), tuple(task.domain) if task.domain else None)
+        assert decision["proc"]["kind"] == "GPU"
+        assert {r["memory"] for r in decision["regions"]} == {"ZCMEM"}, task.name
