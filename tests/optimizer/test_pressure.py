@@ -66,3 +66,26 @@ def test_the_all_zero_copy_reference_puts_every_gpu_requirement_in_zero_copy_mem
         decision = evaluator.decide(task.name, (0,), tuple(task.domain) if task.domain else None)
         assert decision["proc"]["kind"] == "GPU"
         assert {r["memory"] for r in decision["regions"]} == {"ZCMEM"}, task.name
+
+
+def test_tune_raises_a_memory_size_that_no_placement_can_avoid(tmp_path, monkeypatch):
+    """On CPUs only, a system memory too small for the problem fails every mapper; AutoGuide's size edit is applied
+    by `tune`, the next iteration runs with it, and the stored settings (resume, final comparison) keep it."""
+    from mapperopt.cli import main
+    from mapperopt.optimizer.store import TuneStore
+
+    for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    runs = tmp_path / "runs"
+    args = ["tune", "stencil", "--cpus", "1", "--csize", "8", "--iters", "2", "--baseline", "none", "--runs-dir",
+            str(runs), "--min-time", "0.05", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+            "--", "-nx", "1004", "-ny", "1004"]
+    assert main(args) == 0
+    (root,) = (runs / "stencil").iterdir()
+    store = TuneStore.open(root)
+    first, second = store.records
+    assert first.status == "failed" and first.category in ("memory.placement", "memory.oom")
+    raised = store.settings["memory"]["csize"]
+    assert raised > 8 and {"op": "set_memory_size", "option": "csize", "mb": raised} in first.feedback["edits"]
+    assert second.ok, second.feedback_text
+    assert f"-ll:csize {raised} " in second.result["settings"]["command"]
