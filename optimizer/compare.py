@@ -221,7 +221,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}.")
         else:
-            app = describe_app(bench, opts["size"])
+            app = describe_app(bench, opts["size"], cpus, gpus)
             machine = probe_machine(cpus, gpus).to_json()
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
