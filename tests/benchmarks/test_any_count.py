@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from mapperopt.benchmarks import known_benchmarks, load_config, run_benchmark
+from mapperopt.benchmarks import describe_app, known_benchmarks, load_config, run_benchmark
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl.commands import load_app
 from mapperopt.dsl.evaluator import Evaluator
@@ -72,6 +72,19 @@ def test_expert_index_maps_spread_over_any_gpu_count(app):
                 placed = [ev.place(task.name, p, domain) for p in points]
                 check_spread(placed, machine, "GPU", fn not in UNBALANCED_BY_DESIGN,
                              f"{app} {task.name} ({fn}) on {shape} over {domain}")
+
+
+@pytest.mark.parametrize("cpus, gpus", [(2, 1), (2, 4), (3, 0)])
+def test_launch_domains_follow_the_processor_count(cpus, gpus):
+    """`{procs}` in a size's arguments and COSMA's grid give launches for the run's processors (GPUs, else CPUs)."""
+    procs = gpus or cpus
+    assert load_config("pennant").size("gpu").app_args(cpus, gpus)["-npieces"] == str(procs)
+    domains = {t["name"]: t["domain"] for t in describe_app("pennant", "gpu", cpus, gpus)["tasks"]}
+    assert domains["calc_centers"] == [procs]
+    domains = {t["name"]: t["domain"] for t in describe_app("stencil", "gpu", cpus, gpus)["tasks"]}
+    assert domains["stencil"] == [2 * procs]
+    cosma = {t["name"]: t["domain"] for t in describe_app("cosma", "ci", cpus, gpus)["tasks"]}
+    assert math.prod(cosma["task_4"]) == procs  # COSMA's grid for that many processors (ci sets no -procs)
 
 
 # Odd, the most GPUs, and more nodes than some launch extents (a node grid larger than the launch).
