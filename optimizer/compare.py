@@ -395,7 +395,7 @@ def describe(summary: dict) -> list[str]:
              + (f" of a {summary['host_cores']}-core machine" if summary.get("host_cores") else "")
              + (f" (load average {summary['load_average'][0]:g} to {summary['load_average'][1]:g} during the final "
                 "measurement)" if summary.get("load_average") else "")
-             + f"; {s.get('repeats', '?')} runs x {s.get('iters', '?')} iterations per optimizer.",
+             + f"; {s.get('repeats', '?')} run(s) x {s.get('iters', '?')} iterations per optimizer.",
              f"Each evaluation: {executions} of at least {s.get('min_time_s', '?')} s measured, trimmed mean. A "
              "candidate becomes a run's best only when it is faster than the best so far beyond the noise (one that "
              "only looks faster is measured again together with the best).",
