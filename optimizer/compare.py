@@ -269,17 +269,25 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 named = records[-1].best_iter if records else None
                 best = records[named - 1] if named else None
                 outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
-        final, stored = _final(bench, reference, folder, outcomes, evaluator({}, iterations), opts["final_rounds"],
-                               say)
-        final_reference = final[reference]
-        outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
+        measured: dict[str, Any] = {}
+        if opts.get("final", True):
+            final, stored = _final(bench, reference, folder, outcomes, evaluator({}, iterations),
+                                   opts["final_rounds"], say)
+            final_reference, unit = final[reference], stored["measured"][reference]["unit"]
+            outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
+            normalization = (f"best program's throughput / the {reference} mapper's, measured together in "
+                             f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
+            measured = {"final_rounds": stored["rounds"], "host_cores": stored.get("host_cores"),
+                        "load_average": stored.get("load_average")}
+        else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
+            final_reference, unit = first, next((o.best.unit for o in outcomes if o.best), None)
+            outcomes = [replace(o, final=o.best.throughput) if o.best else o for o in outcomes]
+            normalization = (f"best program's throughput as its run measured it / the {reference} mapper's first "
+                             "measurement (no final measurement yet); failures count 0")
         summary = summarize(outcomes, final_reference, curve_expert=first)
-        summary.update(folder=str(folder), bench=str(bench), unit=stored["measured"][reference]["unit"],
-                       reference=reference, reference_throughput=final_reference, reference_first_throughput=first,
-                       settings=asked, final_rounds=stored["rounds"], host_cores=stored.get("host_cores"),
-                       load_average=stored.get("load_average"),
-                       normalization=f"best program's throughput / the {reference} mapper's, measured together in "
-                                     f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
+        summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
+                       reference_throughput=final_reference, reference_first_throughput=first, settings=asked,
+                       normalization=normalization, **measured)
         write_outputs(folder, summary)
         return summary
     finally:
@@ -399,10 +407,11 @@ def describe(summary: dict) -> list[str]:
              f"Each evaluation: {executions} of at least {s.get('min_time_s', '?')} s measured, trimmed mean. A "
              "candidate becomes a run's best only when it is faster than the best so far beyond the noise (one that "
              "only looks faster is measured again together with the best).",
-             f"Score of a run: its best program's throughput / the {reference} mapper's "
-             f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
-             f"{summary.get('final_rounds', '?')} interleaved rounds; 0 when nothing worked. Columns mean..best: over "
-             "the runs' scores; failed evaluations: failed iterations / iterations."]
+             (f"Score of a run: its best program's throughput / the {reference} mapper's "
+              f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
+              f"{summary['final_rounds']} interleaved rounds; 0 when nothing worked." if summary.get("final_rounds")
+              else f"Score of a run: {summary.get('normalization', '?')}.")
+             + " Columns mean..best: over the runs' scores; failed evaluations: failed iterations / iterations."]
     return lines
 
 
