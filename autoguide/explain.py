@@ -149,24 +149,34 @@ def _tasks(app: str) -> dict | None:
         return None
 
 
-def _profile(result: RunResult) -> list[dict]:
-    """Per (task, kind) totals of the last attempt that has a profile, heaviest first. Only leaf tasks count when
-    the application is described: an inner task's time (the top-level task's above all) includes waiting for its
-    children."""
-    profile = next((a.profile for a in reversed(result.attempts) if a.profile), None)
+def task_profile(result: RunResult) -> list[dict]:
+    """Per (task, kind) rows of the run's task profile, the timed loop's tasks first, heaviest first.
+
+    The profile is `result.profile` (the harness's profiling execution), else the last attempt that has one (a
+    user's program). Each row: {"task", "kind", "count" (executions), "total_s" (seconds of execution), "timed"
+    (whether the task runs in the timed loop), "variants"}. A task is in the timed loop when it ran at least once
+    per timed iteration for each point of its largest launch (count / points >= the profile's "iterations"):
+    set-up and check tasks run once per point whatever the iteration count. Without "iterations" every task
+    counts as timed. Only leaf tasks count when the application is described: an inner task's time (the top-level
+    task's above all) includes waiting for its children."""
+    profile = result.profile or next((a.profile for a in reversed(result.attempts) if a.profile), None)
     if not profile:
         return []
     tasks = _tasks(result.app)
+    iterations = profile.get("iterations")
     totals: dict[tuple[str, str], dict] = {}
     for entry in profile.get("tasks", ()):
         if tasks is not None and (entry["task"] not in tasks or not tasks[entry["task"]].leaf):
             continue
         key = (entry["task"], entry["kind"])
-        row = totals.setdefault(key, {"task": key[0], "kind": key[1], "count": 0, "total_s": 0.0,
+        row = totals.setdefault(key, {"task": key[0], "kind": key[1], "count": 0, "points": 1, "total_s": 0.0,
                                       "variants": tasks[key[0]].variants if tasks else ()})
         row["count"] += entry.get("count", 0)
+        row["points"] = max(row["points"], entry.get("points", 1))
         row["total_s"] += entry.get("total_s", 0.0)
-    return sorted(totals.values(), key=lambda r: -r["total_s"])
+    for row in totals.values():
+        row["timed"] = not iterations or row["count"] / row.pop("points") >= iterations
+    return sorted(totals.values(), key=lambda r: (not r["timed"], -r["total_s"]))
 
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
@@ -174,7 +184,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     texts = catalog.performance or load_catalog().performance
     unit = result.unit or ""
     value = result.throughput
-    rows = _profile(result)
+    rows = task_profile(result)
     task_total = sum(r["total_s"] for r in rows)
     for r in rows:
         r["share"] = 100 * r["total_s"] / task_total if task_total else 0.0

@@ -3,7 +3,7 @@
     python benchmarks/random_starts.py --bench circuit --seeds 0 1 2 3 4 --keep /work/meas/rs -- --size small
 
 For each seed, `mapperopt tune BENCH --start random --seed S --iters N` runs (arguments after `--` go to tune, e.g.
-`--size small`, `--min-time 2 -l 2`). Then every seed's final best, Legion's default mapper and the expert mapper
+`--size small --min-time 2 -- -l 2`). Then every seed's final best, Legion's default mapper and the expert mapper
 are measured together (interleaved rounds, the measurement protocol of `mapperopt compare`). "Best known" is the
 best of all of them, measured in that same comparison, so no figure is compared with one measured under another
 load. A seed *reaches* it when its best is at least `--target` (0.95) of the best known; "iterations" is the
@@ -51,7 +51,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the joint measurement")
     parser.add_argument("--keep", type=Path, default=None, help="tuning folders go here (reused when finished)")
     args, extra = parser.parse_known_args()
-    extra = [a for a in extra if a != "--"]
+    extra = extra[1:] if extra[:1] == ["--"] else extra  # a second `--` passes on to tune
     runs = args.keep or Path(tempfile.mkdtemp(prefix="random-starts-"))
     runs.mkdir(parents=True, exist_ok=True)
 

@@ -145,10 +145,15 @@ def _apply(dsl: str, edits: list[Edit]) -> str | None:
 
 
 def _profile_weights(record: IterationRecord | None) -> dict[str, float]:
-    """Seconds of execution per task in the record's run profile (docs/compiler.md), summed over kinds and
-    repeats; empty when the run had no profile."""
+    """Seconds of execution per task in the timed loop, from the record's task profile (`autoguide.task_profile`),
+    summed over processor kinds; a task that runs only outside the timed loop (set-up, check) weighs 0. Empty when
+    the run had no profile."""
+    from mapperopt.autoguide.explain import task_profile
+    from mapperopt.records import RunResult
+
+    if record is None or not record.result:
+        return {}
     weights: dict[str, float] = {}
-    for attempt in ((record.result or {}).get("attempts") or []) if record else []:
-        for entry in ((attempt.get("profile") or {}).get("tasks") or []):
-            weights[entry["task"]] = weights.get(entry["task"], 0.0) + float(entry.get("total_s", 0.0))
+    for row in task_profile(RunResult.from_json(record.result)):
+        weights[row["task"]] = weights.get(row["task"], 0.0) + (row["total_s"] if row["timed"] else 0.0)
     return weights
