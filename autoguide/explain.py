@@ -179,6 +179,51 @@ def task_profile(result: RunResult) -> list[dict]:
     return sorted(totals.values(), key=lambda r: (not r["timed"], -r["total_s"]))
 
 
+def machine_of(result: RunResult) -> dict[str, dict]:
+    """What the run had, by processor kind: {"CPU": {"procs": N, "memories": {"SYSMEM": MB or None, ...}}, "GPU":
+    ...}; only kinds with at least one processor, only memories a task of that kind can use (a CPU task: system
+    memory, and zero-copy memory with GPUs; a GPU task: framebuffer and zero-copy memory). Sizes come from the run's
+    settings, else from the benchmark's size (None: Legion's default size)."""
+    settings = result.settings or {}
+    size = None
+    try:
+        from mapperopt.benchmarks.apps import load_config
+
+        size = load_config(result.app).size(settings.get("size", "ci"))
+    except (MapperoptError, KeyError, TypeError):
+        pass  # a user's program: only the settings are known
+
+    def mb(key: str) -> int | None:
+        return settings.get(key) if settings.get(key) is not None else getattr(size, key, None)
+
+    cpus, gpus = settings.get("cpus") or 1, settings.get("gpus") or 0
+    out = {"CPU": {"procs": cpus, "memories": {"SYSMEM": mb("csize"), **({"ZCMEM": mb("zsize")} if gpus else {})}}}
+    if gpus:
+        out["GPU"] = {"procs": gpus, "memories": {"FBMEM": mb("fsize"), "ZCMEM": mb("zsize")}}
+    return out
+
+
+def _memories_text(memories: Mapping[str, int | None]) -> str:
+    return ", ".join(f"{m} ({size} MB)" if size else m for m, size in memories.items())
+
+
+def _machine_text(machine: Mapping[str, dict]) -> str:
+    return "; ".join(f"{v['procs']} {k} processor{'s' if v['procs'] > 1 else ''} with {_memories_text(v['memories'])}"
+                     for k, v in machine.items())
+
+
+def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict]) -> str:
+    """The suggestion for the heaviest task: only what this machine lets a mapper change for it."""
+    kind = machine.get(row["kind"], {"procs": 1, "memories": {}})
+    parts = []
+    if kind["procs"] > 1:
+        parts.append(texts["placement"].format(**row, procs=f"{kind['procs']} {row['kind']} processors"))
+    if len(kind["memories"]) > 1:
+        parts.append(texts["other_memories"].format(task=row["task"], memories=_memories_text(kind["memories"])))
+    return " ".join(parts) or texts["machine_fixed"].format(task=row["task"], kind=row["kind"],
+                                                            memories=_memories_text(kind["memories"]))
+
+
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
                  catalog: Catalog) -> Feedback:
     texts = catalog.performance or load_catalog().performance
@@ -214,9 +259,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         if result.dsl is not None:
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
     elif rows:
-        suggestion = texts["placement"].format(**rows[0])
+        suggestion = _placement(texts, rows[0], machine_of(result))
     else:
-        suggestion = texts["no_profile"]
+        suggestion = texts["no_profile"].format(machine=_machine_text(machine_of(result)))
     return _at_level(Feedback(result.status, None, "performance", explanation, suggestion, edits,
                               "\n".join(raw_lines), "performance"), level)
 
@@ -246,7 +291,15 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     catalog = catalog or load_catalog()
     if result.ok and result.throughput is not None:
         return _performance(result, level, best, baselines or {}, catalog)
-    return _failure(result, level, catalog)
+    fb = _failure(result, level, catalog)
+    verdict = (result.settings or {}).get("default_mapper") or {}
+    if result.stage == "verify" and verdict.get("stage") == "verify":
+        texts = catalog.application or load_catalog().application
+        fields = {"reason": verdict.get("reason") or "verification failed", "app": result.app}
+        fb = _at_level(Feedback(result.status, result.stage, "verification.application",
+                                _text(texts["explain"], fields), _text(texts["suggest"], fields), (),
+                                fb.raw_excerpt, "verification-default-mapper"), level)
+    return fb
 
 
 def _execution(fb: Feedback, result: RunResult) -> str:

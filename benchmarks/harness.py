@@ -16,6 +16,7 @@ Files in a run folder: `mapper.dsl`, `mapper.cc` (DSL mappers only), `command.tx
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -294,6 +295,28 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
     return Execution(attempt, stage, reason, log)
 
 
+def default_mapper_verdict(cmd: list[str], run_dir: Path, timeout_s: float, env: dict[str, str]) -> dict:
+    """How Legion's default mapper fares with application command `cmd` (no `-mapper` flag): {"status": "ok" or
+    "failed", "stage": None or a stage of `records.STAGES`, "reason"}. A wrong result that the default mapper
+    also gives belongs to the application or its problem size, not to the mapper (AutoGuide says so).
+
+    The verdict is cached per command line (`toolchain.cache_dir()/default-verdicts/`), so a search that fails
+    verification many times runs the default mapper once; the execution's files are `stdout-default.txt` and
+    `stderr-default.txt` in `run_dir`.
+    """
+    key = hashlib.sha256(shlex.join(cmd).encode()).hexdigest()[:16]
+    path = toolchain.cache_dir() / "default-verdicts" / f"{key}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    run = execute(cmd, run_dir, "-default", timeout_s, env, dsl_mapper=False)
+    verdict = {"status": "failed" if run.stage else "ok", "stage": run.stage, "reason": run.reason,
+               "command": shlex.join(cmd)}
+    if run.stage not in ("timeout", "start"):  # those may say more about the machine's load than the program
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(verdict) + "\n")
+    return verdict
+
+
 def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
     """(name, DSL text or None for Legion's default mapper, file name for diagnostics)."""
     if isinstance(mapper, Path) or (isinstance(mapper, str) and mapper.endswith(".dsl") and "\n" not in mapper
@@ -561,6 +584,10 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         if run.stage is not None:
             settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
                             calibration_runs=len(attempts) - len(measured) - 1 - retried, command=commands[-1])
+            if run.stage == "verify" and dsl is not None:
+                settings["default_mapper"] = default_mapper_verdict(
+                    [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags], run_dir,
+                    timeout_s, env)
             return finish(status="failed", stage=run.stage, reason=run.reason, log=run.log,
                           attempts=tuple(_number_files(run_dir, attempts)))
         if calibrating and run.attempt.result["time_s"] < min_time_s and len(attempts) <= MAX_RESCALES:
