@@ -50,8 +50,13 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.95)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the joint measurement")
     parser.add_argument("--keep", type=Path, default=None, help="tuning folders go here (reused when finished)")
+    parser.add_argument("--report", action="store_true",
+                        help="run nothing: the table of the tuning folders under --keep as they are now (finished or "
+                             "not), against the best throughput any of them or the references measured")
     args, extra = parser.parse_known_args()
     extra = extra[1:] if extra[:1] == ["--"] else extra  # a second `--` passes on to tune
+    if args.report:
+        return report(args.bench, args.keep, args.target)
     runs = args.keep or Path(tempfile.mkdtemp(prefix="random-starts-"))
     runs.mkdir(parents=True, exist_ok=True)
 
@@ -94,6 +99,38 @@ def main() -> None:
               f"{summaries[seed]['best_iter'] if hit else '-':>10}  {first if first is not None else '-':>30}")
     print(f"{reached} of {len(args.seeds)} seeds reach {args.target:.2f}x of the best known within {args.iters} "
           f"iterations; load average after: {load()}")
+
+
+def report(bench: str, runs: Path, target: float) -> None:
+    """The table from the journals alone (an interrupted measurement): each iteration's own measurement, and as best
+    known the best of every seed's iterations and of the reference mappers measured at each run's start. These
+    figures were not measured together, so they carry the machine's drift between runs."""
+    import json
+
+    rows, known, known_name = [], 0.0, "?"
+    for folder in sorted(runs.glob(f"seed-*/{bench}/tune-*")):
+        seed = int(folder.parts[-3].split("-")[1])
+        records = [json.loads(line) for line in (folder / "state.jsonl").read_text().splitlines() if line.strip()]
+        baselines = json.loads((folder / "settings.json").read_text()).get("baselines") or {}
+        for name, value in baselines.items():
+            if value and value > known:
+                known, known_name = value, f"{name} (seed {seed}'s run)"
+        ok = [r for r in records if r["status"] == "ok" and r["throughput"] is not None]
+        for r in ok:
+            if r["throughput"] > known:
+                known, known_name = r["throughput"], f"seed {seed}, iteration {r['iter']}"
+        rows.append((seed, records, ok, (folder / "summary.json").exists()))
+    print(f"{bench}: journals under {runs} (not measured together); best known: {known_name} {known:.4g}; "
+          f"load average now: {load()}")
+    print(f"{'seed':>4}  {'iters':>5}  {'start':>10}  {'best':>10}  {'best/known':>10}  {'first iter >= target':>20}")
+    for seed, records, ok, finished in rows:
+        start = records[0]["throughput"] if records and records[0]["status"] == "ok" else None
+        best = max((r["throughput"] for r in ok), default=None)
+        first = next((r["iter"] for r in ok if r["throughput"] >= target * known), None)
+        print(f"{seed:>4}  {len(records):>4}{'' if finished else '*'}  "
+              f"{start if start is not None else float('nan'):>10.4g}  {best if best else float('nan'):>10.4g}  "
+              f"{(best or 0) / known:>10.2f}  {first if first is not None else '-':>20}")
+    print("* = tuning not finished when the table was made; start nan = the random start failed")
 
 
 if __name__ == "__main__":

@@ -30,3 +30,16 @@ def test_profile_counts_the_replayed_executions_of_circuits_traced_loop(tmp_path
     commands = (tmp_path / "command.txt").read_text().split("# profile\n")
     assert "-mapper-profile" not in commands[0] and "-mapper-profile" in commands[1]
     assert all(a.profile is None for a in result.attempts)
+
+
+def test_run_profile_shows_the_timed_loop_first(tmp_path):
+    from click.testing import CliRunner
+
+    from mapperopt.benchmarks.commands import run
+
+    out = CliRunner().invoke(run, ["stencil", "--mapper", "expert", "--profile", "--out", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    table = out.output.split("Task profile")[1].split("explanation:")[0]
+    lines = [line for line in table.splitlines() if "stencil" in line or "increment" in line or "init" in line]
+    assert "yes" in lines[0] and ("stencil" in lines[0] or "increment" in lines[0])
+    assert any("init" in line and line.rstrip("│ ").endswith("no") for line in lines)
