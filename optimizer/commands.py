@@ -133,7 +133,7 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               max_repeats=s.get("max_repeats"), timeout_s=s["timeout_s"],
                               min_time_s=s.get("min_time_s"), iterations=s.get("iterations"),
                               memory=s.get("memory") or {}, baselines=s.get("baselines") or {},
-                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())))
+                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True)
 
 
 def _row(r: IterationRecord) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ memory decisions, because there is nothing to choose.
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import re
 from dataclasses import dataclass
@@ -224,10 +225,13 @@ class SearchSpace:
 
     def _memory_choices(self, kind: str) -> tuple[tuple[str, ...], ...]:
         """Memory lists for a requirement of a task on `kind`: the default memory alone, then each other visible
-        memory with the default as a fallback (so that a full small memory is not fatal, dsl-reference.md §7.2)."""
+        memory with the default as a fallback (so that a full small memory is not fatal, dsl-reference.md §7.2),
+        then the default with each other memory as its fallback (under memory pressure: what fits stays in the
+        default memory, usually the fastest, and only the rest spills)."""
         visible = self.memories[kind]
         default = DEFAULT_MEMORY.get(kind) if DEFAULT_MEMORY.get(kind) in visible else (visible[:1] or ("SYSMEM",))[0]
-        return ((default,), *[(m, default) for m in visible if m != default])
+        others = [m for m in visible if m != default]
+        return ((default,), *[(m, default) for m in others], *[(default, m) for m in others])
 
     # ------------------------------------------------------------------------------------------------ points
 
@@ -435,6 +439,10 @@ class SearchSpace:
                     if d.group != group or (d.name in cold) != tier or not self.relevant(p, d):
                         continue
                     for value in d.choices:
+                        # A move that only adds or drops a fallback memory changes nothing while the first one has
+                        # room; fallbacks come from AutoGuide's edits after a failed allocation.
+                        if d.group == "memory" and value[0] == p[d.name][0]:
+                            continue
                         if value != p[d.name] and not self._fails(p, d, value):
                             yield Move(f"{d.name} = {_show(value)}", {d.name: value})
         for kind in self.kinds[1:]:
@@ -519,7 +527,9 @@ class SearchSpace:
         if d.group == "memory":
             _, task, req, kind = d.name.split("/")
             listed = [m for m in ev.memories(task, int(req), kind) if m in self.memories[kind]]
-            return next((c for c in d.choices if listed and c[0] == listed[0]), None)
+            # The list with the same first memory and the longest common start (a fallback is kept).
+            same = [c for c in d.choices if listed and c[0] == listed[0]]
+            return max(same, key=lambda c: len(os.path.commonprefix([c, tuple(listed)])), default=None)
         if d.group == "layout":
             return self._project_layout(ev, point, d)
         if d.group == "limit":
