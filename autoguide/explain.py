@@ -190,24 +190,17 @@ def task_profile(result: RunResult) -> list[dict]:
 def machine_of(result: RunResult) -> dict[str, dict]:
     """What the run had, by processor kind: {"CPU": {"procs": N, "memories": {"SYSMEM": MB or None, ...}}, "GPU":
     ...}; only kinds with at least one processor, only memories a task of that kind can use (a CPU task: system
-    memory, and zero-copy memory with GPUs; a GPU task: framebuffer and zero-copy memory). Sizes come from the run's
-    settings, else from the benchmark's size (None: Legion's default size)."""
+    memory, and zero-copy memory with GPUs; a GPU task: framebuffer and zero-copy memory). Sizes are those of the
+    run's command line (`capacity.memory_sizes`; None: Legion's default size)."""
     settings = result.settings or {}
-    size = None
-    try:
-        from mapperopt.benchmarks.apps import load_config
+    sizes, have = capacity.memory_sizes(result), capacity.machine_memories(result)
 
-        size = load_config(result.app).size(settings.get("size", "ci"))
-    except (MapperoptError, KeyError, TypeError):
-        pass  # a user's program: only the settings are known
+    def memories(kinds: tuple[str, ...]) -> dict[str, int | None]:
+        return {m: sizes.get(capacity.SIZE_OPTIONS[m]) for m in kinds if m in have}
 
-    def mb(key: str) -> int | None:
-        return settings.get(key) if settings.get(key) is not None else getattr(size, key, None)
-
-    cpus, gpus = settings.get("cpus") or 1, settings.get("gpus") or 0
-    out = {"CPU": {"procs": cpus, "memories": {"SYSMEM": mb("csize"), **({"ZCMEM": mb("zsize")} if gpus else {})}}}
-    if gpus:
-        out["GPU"] = {"procs": gpus, "memories": {"FBMEM": mb("fsize"), "ZCMEM": mb("zsize")}}
+    out = {"CPU": {"procs": settings.get("cpus") or 1, "memories": memories(("SYSMEM", "ZCMEM"))}}
+    if settings.get("gpus"):
+        out["GPU"] = {"procs": settings["gpus"], "memories": memories(("FBMEM", "ZCMEM"))}
     return out
 
 

@@ -14,23 +14,25 @@ from mapperopt.records import RunResult
 CAPTURED = Path(__file__).parent / "captured"
 
 
-def _profiled(**settings) -> RunResult:
-    """The real profiled run of circuit's expert mapper (one CPU), as if the run had had `settings`."""
+def _profiled(cpus: int, gpus: int, memory: str) -> RunResult:
+    """The real profiled run of circuit's expert mapper (one CPU), as if the run had had these processors and
+    memories (`memory`: the command line's memory flags)."""
     result = RunResult.from_json(json.loads((CAPTURED / "circuit-expert_profiled.json").read_text())["result"])
-    return dataclasses.replace(result, settings={**result.settings, **settings})
+    command = f"circuit -ll:cpu {cpus} -ll:gpu {gpus} {memory} -logfile stderr"
+    return dataclasses.replace(result, settings={**result.settings, "cpus": cpus, "gpus": gpus, "command": command})
 
 
 def test_one_cpu_and_system_memory_only_gets_no_placement_or_memory_advice():
-    fb = explain(_profiled(cpus=1, gpus=0, csize=300))
+    fb = explain(_profiled(1, 0, "-ll:csize 300"))
     assert "IndexTaskMap" not in fb.suggestion and "ZCMEM" not in fb.suggestion and "FBMEM" not in fb.suggestion
     assert "one CPU processor and one memory (SYSMEM (300 MB))" in fb.suggestion
     assert "layout" in fb.suggestion
 
 
 def test_advice_names_the_processors_and_memories_that_exist_with_their_sizes():
-    fb = explain(_profiled(cpus=4, gpus=0, csize=300))
+    fb = explain(_profiled(4, 0, "-ll:csize 300"))
     assert "over the 4 CPU processors" in fb.suggestion and "memory" not in fb.suggestion.split("processors")[1]
-    gpu_run = _profiled(cpus=2, gpus=1, csize=300, zsize=64, fsize=512)
+    gpu_run = _profiled(2, 1, "-ll:csize 300 -ll:fsize 512 -ll:zsize 64")
     assert machine_of(gpu_run) == {"CPU": {"procs": 2, "memories": {"SYSMEM": 300, "ZCMEM": 64}},
                                    "GPU": {"procs": 1, "memories": {"FBMEM": 512, "ZCMEM": 64}}}
     fb = explain(dataclasses.replace(gpu_run, profile=None, attempts=()))  # no profile: the machine's summary
