@@ -5,8 +5,8 @@ regions (with CollectMemory), layouts, instance limits, index-task maps (their f
 — and whose fixed `generate_mapper` joins them, after the machine models `mcpu`/`mgpu`, into one program. The
 methods' initial bodies are a single `return [...]` holding the start program's statements, so the model sees the
 program it is improving and rewrites whole methods; or, as in the paper, programs that make seeded random decisions
-over the search space (`random_agent_sources`, `tune --optimizer trace --start random`). Inputs are the application description (tasks, their
-requirements, launch domains) and the machine (processor counts, memories).
+over the search space (`random_agent_sources`, `tune --optimizer trace --start random`). Inputs are the
+application description (tasks, their requirements, launch domains) and the machine (processor counts, memories).
 
 trace-opt is imported only here and only when the `trace` optimizer is used (`import_opto`), because importing it
 takes about 4 s, prints to stdout, and makes LiteLLM fetch a price list from the network unless told not to
@@ -203,7 +203,8 @@ def random_agent_sources(space: SearchSpace, seed: int) -> dict[str, str]:
     if space.layouts:
         layout = ["align = pick('layout/align', [0, 64, 128])",
                   "out = ['Layout * * * ' + pick('layout/interleave', ['SOA', 'AOS']) + ' '",
-                  "       + pick('layout/order', ['F_order', 'C_order']) + (f' Align=={align}' if align else '') + ';']"]
+                  "       + pick('layout/order', ['F_order', 'C_order'])",
+                  "       + (f' Align=={align}' if align else '') + ';']"]
     regions = [f"MEMORIES = {memories!r}  # decision 'memory/<task>/<requirement>/<kind>' -> memory lists",
                f"COLLECT = {collect!r}  # tasks with read-only requirements", f"out = {base['region']!r}",
                "for decision, options in MEMORIES.items():",
@@ -550,5 +551,5 @@ def _make_optoprime(parameters: list, llm: Any, memory_size: int, objective: str
     return MapperOptoPrime(parameters, llm=llm, memory_size=memory_size, objective=objective)
 
 
-__all__ = ["DSL_PRIMER", "TraceOptimizer", "get_code", "make_agent", "method_source", "random_agent_sources", "set_code",
-           "split_sections"]
+__all__ = ["DSL_PRIMER", "TraceOptimizer", "get_code", "make_agent", "method_source", "random_agent_sources",
+           "set_code", "split_sections"]
