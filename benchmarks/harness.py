@@ -356,7 +356,7 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
     from mapperopt.descriptions import AppDescription
     from mapperopt.dsl import DslSyntaxError
 
-    app_desc = AppDescription.from_json(describe_app(app, size))
+    app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus))
     try:
         compiled = compile_program(dsl, filename, app=app_desc, machine=_machine(cpus, gpus))
     except DslSyntaxError as exc:
@@ -524,7 +524,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     name, dsl, filename = _resolve_mapper(cfg, mapper)
     if (trace or profile) and dsl is None:
         raise MapperoptError("trace and profile need a DSL mapper (the default mapper writes neither)")
-    args, passthrough = _app_args(sz.args, extra_args)
+    args, passthrough = _app_args(sz.app_args(cpus, gpus), extra_args)
     if not args[cfg.iterations_flag].isdigit():
         raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")
     exe = build_app(app)

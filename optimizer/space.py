@@ -82,10 +82,10 @@ INDEX_PATTERNS = {
                     "g = {m}.merge(0, 1).greedy_split(0, task.ispace);\n"
                     "    return g[*(task.ipoint * g.size / task.ispace)];"),
     # two levels (the auto2d idiom): a grid of nodes over the launch, then a grid of each node's processors over
-    # the node's share, round-robin
+    # the node's share (rounded up: a node grid larger than the launch leaves a share of one), round-robin
     "auto2d": ("auto_split over nodes (block), then over a node's processors (cyclic)",
                "a = {m}.auto_split(0, task.ispace);\n"
-               "    b = a.auto_split(a.len - 1, task.ispace / a.size[:-1]);\n"
+               "    b = a.auto_split(a.len - 1, (task.ispace + a.size[:-1] - 1) / a.size[:-1]);\n"
                "    return b[*(task.ipoint * a.size[:-1] / task.ispace), *(task.ipoint % b.size[a.len - 1:])];"),
 }
 SINGLE_PATTERNS = {
