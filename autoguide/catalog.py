@@ -32,8 +32,12 @@ GENERIC_FIELDS = {"explain": CONTEXT_FIELDS, "suggest": CONTEXT_FIELDS}
 PERFORMANCE_FIELDS = {
     "versus": ("ratio", "baseline"), "versus_best": ("ratio", "best", "unit"), "new_best": ("ratio", "best", "unit"),
     "hot_task": ("task", "kind", "count", "total_s", "share"), "heavy_on_cpu": ("task",),
-    "placement": ("task", "kind", "count", "total_s", "share"), "no_profile": (),
+    "placement": ("task", "kind", "count", "total_s", "share", "procs"),
+    "other_memories": ("task", "memories"), "machine_fixed": ("task", "kind", "memories"),
+    "no_profile": ("machine",),
 }
+# Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
+APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "category", "specific", "execution",
              "explain", "suggest", "edits", "context"}
 
@@ -108,12 +112,15 @@ class Catalog:
         performance: texts for performance feedback (see `autoguide.explain`), keyed as in `PERFORMANCE_FIELDS`;
             empty for a catalog that serves failures only (finished runs then get the packaged texts).
         generic: texts for a failure no rule matches (`explain`, `suggest`).
+        application: texts for a wrong result that Legion's default mapper gives too, keyed as in
+            `APPLICATION_FIELDS`; empty for a catalog without them (the packaged texts are used).
     """
 
     rules: tuple[Rule, ...]
     noise: tuple[re.Pattern, ...]
     performance: dict[str, str]
     generic: dict[str, str]
+    application: dict[str, str] = field(default_factory=dict)
 
     def rule(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -267,10 +274,12 @@ def _parse(text: str, name: str) -> Catalog:
     noise = tuple(_compile(p, f"{name}: noise") for p in data.get("noise", ()))
     performance = {str(k): str(v).strip() for k, v in (data.get("performance") or {}).items()}
     generic = {str(k): str(v).strip() for k, v in (data.get("generic") or {}).items()}
-    for section, texts, fields in (("generic", generic, GENERIC_FIELDS), ("performance", performance, PERFORMANCE_FIELDS)):
+    application = {str(k): str(v).strip() for k, v in (data.get("application") or {}).items()}
+    for section, texts, fields in (("generic", generic, GENERIC_FIELDS), ("performance", performance, PERFORMANCE_FIELDS),
+                                   ("application", application, APPLICATION_FIELDS)):
         for key, allowed in fields.items():
-            if section == "performance" and not performance:
-                break  # a catalog without performance texts serves failures only
+            if section != "generic" and not texts:
+                break  # a catalog without these texts serves failures only; the packaged ones are used
             if key not in texts:
                 raise MapperoptError(f"{name}: '{section}' needs a '{key}' text")
             try:
@@ -279,4 +288,4 @@ def _parse(text: str, name: str) -> Catalog:
                 raise MapperoptError(f"{name}: {section}.{key}: bad template ({exc})") from None
             if unknown:
                 raise MapperoptError(f"{name}: {section}.{key} uses {sorted(unknown)}; it may use {list(allowed)}")
-    return Catalog(tuple(rules), noise, performance, generic)
+    return Catalog(tuple(rules), noise, performance, generic, application)

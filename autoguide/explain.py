@@ -157,24 +157,72 @@ def _tasks(app: str) -> dict | None:
         return None
 
 
-def _profile(result: RunResult) -> list[dict]:
-    """Per (task, kind) totals of the last attempt that has a profile, heaviest first. Only leaf tasks count when
-    the application is described: an inner task's time (the top-level task's above all) includes waiting for its
-    children."""
-    profile = next((a.profile for a in reversed(result.attempts) if a.profile), None)
+def task_profile(result: RunResult) -> list[dict]:
+    """Per (task, kind) rows of the run's task profile, the timed loop's tasks first, heaviest first.
+
+    The profile is `result.profile` (the harness's profiling execution), else the last attempt that has one (a
+    user's program). Each row: {"task", "kind", "count" (executions), "total_s" (seconds of execution), "timed"
+    (whether the task runs in the timed loop), "variants"}. A task is in the timed loop when it ran at least once
+    per timed iteration for each point of its largest launch (count / points >= the profile's "iterations"):
+    set-up and check tasks run once per point whatever the iteration count. Without "iterations" every task
+    counts as timed. Only leaf tasks count when the application is described: an inner task's time (the top-level
+    task's above all) includes waiting for its children."""
+    profile = result.profile or next((a.profile for a in reversed(result.attempts) if a.profile), None)
     if not profile:
         return []
     tasks = _tasks(result.app)
+    iterations = profile.get("iterations")
     totals: dict[tuple[str, str], dict] = {}
     for entry in profile.get("tasks", ()):
         if tasks is not None and (entry["task"] not in tasks or not tasks[entry["task"]].leaf):
             continue
         key = (entry["task"], entry["kind"])
-        row = totals.setdefault(key, {"task": key[0], "kind": key[1], "count": 0, "total_s": 0.0,
+        row = totals.setdefault(key, {"task": key[0], "kind": key[1], "count": 0, "points": 1, "total_s": 0.0,
                                       "variants": tasks[key[0]].variants if tasks else ()})
         row["count"] += entry.get("count", 0)
+        row["points"] = max(row["points"], entry.get("points", 1))
         row["total_s"] += entry.get("total_s", 0.0)
-    return sorted(totals.values(), key=lambda r: -r["total_s"])
+    for row in totals.values():
+        row["timed"] = not iterations or row["count"] / row.pop("points") >= iterations
+    return sorted(totals.values(), key=lambda r: (not r["timed"], -r["total_s"]))
+
+
+def machine_of(result: RunResult) -> dict[str, dict]:
+    """What the run had, by processor kind: {"CPU": {"procs": N, "memories": {"SYSMEM": MB or None, ...}}, "GPU":
+    ...}; only kinds with at least one processor, only memories a task of that kind can use (a CPU task: system
+    memory, and zero-copy memory with GPUs; a GPU task: framebuffer and zero-copy memory). Sizes are those of the
+    run's command line (`capacity.memory_sizes`; None: Legion's default size)."""
+    settings = result.settings or {}
+    sizes, have = capacity.memory_sizes(result), capacity.machine_memories(result)
+
+    def memories(kinds: tuple[str, ...]) -> dict[str, int | None]:
+        return {m: sizes.get(capacity.SIZE_OPTIONS[m]) for m in kinds if m in have}
+
+    out = {"CPU": {"procs": settings.get("cpus") or 1, "memories": memories(("SYSMEM", "ZCMEM"))}}
+    if settings.get("gpus"):
+        out["GPU"] = {"procs": settings["gpus"], "memories": memories(("FBMEM", "ZCMEM"))}
+    return out
+
+
+def _memories_text(memories: Mapping[str, int | None]) -> str:
+    return ", ".join(f"{m} ({size} MB)" if size else m for m, size in memories.items())
+
+
+def _machine_text(machine: Mapping[str, dict]) -> str:
+    return "; ".join(f"{v['procs']} {k} processor{'s' if v['procs'] > 1 else ''} with {_memories_text(v['memories'])}"
+                     for k, v in machine.items())
+
+
+def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict]) -> str:
+    """The suggestion for the heaviest task: only what this machine lets a mapper change for it."""
+    kind = machine.get(row["kind"], {"procs": 1, "memories": {}})
+    parts = []
+    if kind["procs"] > 1:
+        parts.append(texts["placement"].format(**row, procs=f"{kind['procs']} {row['kind']} processors"))
+    if len(kind["memories"]) > 1:
+        parts.append(texts["other_memories"].format(task=row["task"], memories=_memories_text(kind["memories"])))
+    return " ".join(parts) or texts["machine_fixed"].format(task=row["task"], kind=row["kind"],
+                                                            memories=_memories_text(kind["memories"]))
 
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
@@ -182,7 +230,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     texts = catalog.performance or load_catalog().performance
     unit = result.unit or ""
     value = result.throughput
-    rows = _profile(result)
+    rows = task_profile(result)
     task_total = sum(r["total_s"] for r in rows)
     for r in rows:
         r["share"] = 100 * r["total_s"] / task_total if task_total else 0.0
@@ -212,9 +260,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         if result.dsl is not None:
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
     elif rows:
-        suggestion = texts["placement"].format(**rows[0])
+        suggestion = _placement(texts, rows[0], machine_of(result))
     else:
-        suggestion = texts["no_profile"]
+        suggestion = texts["no_profile"].format(machine=_machine_text(machine_of(result)))
     return _at_level(Feedback(result.status, None, "performance", explanation, suggestion, edits,
                               "\n".join(raw_lines), "performance"), level)
 
@@ -244,7 +292,15 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     catalog = catalog or load_catalog()
     if result.ok and result.throughput is not None:
         return _performance(result, level, best, baselines or {}, catalog)
-    return _failure(result, level, catalog)
+    fb = _failure(result, level, catalog)
+    verdict = (result.settings or {}).get("default_mapper") or {}
+    if result.stage == "verify" and verdict.get("stage") == "verify":
+        texts = catalog.application or load_catalog().application
+        fields = {"reason": verdict.get("reason") or "verification failed", "app": result.app}
+        fb = _at_level(Feedback(result.status, result.stage, "verification.application",
+                                _text(texts["explain"], fields), _text(texts["suggest"], fields), (),
+                                fb.raw_excerpt, "verification-default-mapper"), level)
+    return fb
 
 
 def _execution(fb: Feedback, result: RunResult) -> str:

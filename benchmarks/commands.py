@@ -23,6 +23,8 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from mapperopt.autoguide.explain import task_profile
+
     console = Console(highlight=False)
     s = result.settings
     title = f"{result.app} with the {result.mapper} mapper (size {s['size']}, {s['cpus']} CPU, {s['gpus']} GPU)"
@@ -59,6 +61,18 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
     console.print(table)
+    rows = task_profile(result)
+    if rows:
+        iterations = (result.profile or {}).get("iterations")
+        how = f", profiling execution of {iterations} timed iterations" if iterations else ""
+        prof = Table(title=f"Task profile (every execution, trace replays included{how})")
+        for col in ("task", "kind", "executions", "seconds", "share", "in the timed loop"):
+            prof.add_column(col)
+        total = sum(r["total_s"] for r in rows) or 1.0
+        for r in rows:
+            prof.add_row(escape(r["task"]), r["kind"], str(r["count"]), f"{r['total_s']:.3g}",
+                         f"{100 * r['total_s'] / total:.0f} %", "yes" if r["timed"] else "[dim]no[/]")
+        console.print(prof)
     console.print(f"[bold]explanation:[/] {escape(feedback.explanation)}")
     console.print(f"[bold]suggestion:[/] {escape(feedback.suggestion)}")
 
@@ -103,7 +117,9 @@ def size_options(command):
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
               help="Minimum measured seconds per execution; iterations grow until it is met [default: the size's].")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
-@click.option("--profile", is_flag=True, help="Collect per-task times through the mapper (MAPPEROPT_PROFILE).")
+@click.option("--profile", is_flag=True,
+              help="Per-task times of every execution, trace replays included: one more, untraced execution after "
+                   "the measured ones (MAPPEROPT_PROFILE); the tasks of the timed loop first.")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)

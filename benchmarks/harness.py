@@ -16,6 +16,7 @@ Files in a run folder: `mapper.dsl`, `mapper.cc` (DSL mappers only), `command.tx
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -46,6 +47,9 @@ MAX_GROWTH = 100.0        # at most this factor on the iteration count per calib
 GROWTH_MARGIN = 1.5       # aim this much above the minimum, so that noisy repeats rarely fall below it
 KILL_GRACE_S = 5.0        # after SIGKILL of the group, how long to wait for the process to be reaped
 OWN_TIMEOUT_MARGIN_S = 10.0  # the benchmark's own timeout (`timeout`): this much after the harness's
+# Timed iterations of the profiling execution at most: its per-task times need every task of the loop, not many
+# loops (it runs untraced, after the measured executions, and is not measured).
+PROFILE_ITERATIONS = 3
 TRANSIENT_RETRIES = 1     # an execution that timed out or was killed is run again this many times before it counts
 PR_SET_PDEATHSIG = 1      # prctl option (linux/prctl.h)
 REASON_CHARS = 400
@@ -291,6 +295,28 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
     return Execution(attempt, stage, reason, log)
 
 
+def default_mapper_verdict(cmd: list[str], run_dir: Path, timeout_s: float, env: dict[str, str]) -> dict:
+    """How Legion's default mapper fares with application command `cmd` (no `-mapper` flag): {"status": "ok" or
+    "failed", "stage": None or a stage of `records.STAGES`, "reason"}. A wrong result that the default mapper
+    also gives belongs to the application or its problem size, not to the mapper (AutoGuide says so).
+
+    The verdict is cached per command line (`toolchain.cache_dir()/default-verdicts/`), so a search that fails
+    verification many times runs the default mapper once; the execution's files are `stdout-default.txt` and
+    `stderr-default.txt` in `run_dir`.
+    """
+    key = hashlib.sha256(shlex.join(cmd).encode()).hexdigest()[:16]
+    path = toolchain.cache_dir() / "default-verdicts" / f"{key}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    run = execute(cmd, run_dir, "-default", timeout_s, env, dsl_mapper=False)
+    verdict = {"status": "failed" if run.stage else "ok", "stage": run.stage, "reason": run.reason,
+               "command": shlex.join(cmd)}
+    if run.stage not in ("timeout", "start"):  # those may say more about the machine's load than the program
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(verdict) + "\n")
+    return verdict
+
+
 def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
     """(name, DSL text or None for Legion's default mapper, file name for diagnostics)."""
     if isinstance(mapper, Path) or (isinstance(mapper, str) and mapper.endswith(".dsl") and "\n" not in mapper
@@ -460,7 +486,11 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
             `settings["min_time_met"]` says whether the first measured execution reached the minimum (later
             repeats vary with the machine's noise).
         trace: write the mapper's placement trace (`-mapper-trace`; DSL mappers only).
-        profile: collect per-task times (`-mapper-profile`; DSL mappers only); parsed into `Attempt.profile`.
+        profile: collect per-task times: after the measured executions, one more execution of at most
+            `PROFILE_ITERATIONS` timed iterations with `-mapper-profile` (DSL mappers only), which maps every
+            execution afresh (no trace replay) so that each one is profiled; `RunResult.profile` holds its
+            `MAPPEROPT_PROFILE` object plus `"iterations"`, or None when it failed. The measured executions keep
+            Legion's tracing and are not profiled.
         extra_args: more application arguments; a flag the size or the harness already sets (e.g. `-i`,
             `-ll:csize`) takes the value given here.
         csize, fsize, zsize: system, framebuffer (per GPU) and zero-copy memory in MB; default: the size's.
@@ -529,7 +559,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
                                           _memory_flags([*sz.legion_flags, *map(str, passthrough)]))
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
-        mapper_flags = ["-mapper", str(so)] + (["-mapper-profile"] if profile else [])
+        mapper_flags = ["-mapper", str(so)]
 
     env = toolchain.runtime_env()
     resources, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
@@ -566,6 +596,10 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         if run.stage is not None:
             settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
                             calibration_runs=len(attempts) - len(measured) - 1 - retried, command=commands[-1])
+            if run.stage == "verify" and dsl is not None:
+                settings["default_mapper"] = default_mapper_verdict(
+                    [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags], run_dir,
+                    timeout_s, env)
             return finish(status="failed", stage=run.stage, reason=run.reason, log=run.log,
                           attempts=tuple(_number_files(run_dir, attempts)))
         if calibrating and run.attempt.result["time_s"] < min_time_s and len(attempts) <= MAX_RESCALES:
@@ -582,4 +616,14 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
                     calibration_runs=len(attempts) - len(measured) - retried, measured_runs=len(measured),
                     min_time_met=measured[0].result["time_s"] >= min_time_s, command=commands[-1])
-    return finish(status="ok", unit=measured[0].result.get("unit"), attempts=tuple(attempts), **_summary(measured))
+    task_profile = None
+    if profile:
+        iterations = min(int(args[cfg.iterations_flag]), PROFILE_ITERATIONS)
+        cmd = [str(exe), *[a for kv in {**args, cfg.iterations_flag: str(iterations)}.items() for a in kv],
+               *passthrough, *legion_flags, *mapper_flags, "-mapper-profile"]
+        (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + f"# profile\n{shlex.join(cmd)}\n")
+        run = execute(cmd, run_dir, "-profile", timeout_s, env)
+        if run.attempt.profile is not None:
+            task_profile = {**run.attempt.profile, "iterations": iterations}
+    return finish(status="ok", unit=measured[0].result.get("unit"), attempts=tuple(attempts), profile=task_profile,
+                  **_summary(measured))

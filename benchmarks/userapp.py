@@ -575,7 +575,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     while not done():
         label = f"-{len(attempts) + 1}"
         trace_path = (run_dir / f"trace{label}.jsonl").resolve() if trace else None
-        env = shim_env(app, so, trace_path, profile)
+        env = shim_env(app, so, trace_path)
         cmd = legion_command(app, size, cpus, gpus, extra_args, sz)
         # The variables the run sets beyond this process's own (the shim's, the app file's `env:`), so that each
         # line reproduces its execution.
@@ -602,7 +602,15 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     attempts = H._number_files(run_dir, attempts)
     settings.update(calibration_runs=0, retried=0, measured_runs=len(attempts), min_time_met=True,
                     command=commands[-1])
-    return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), **H._summary(attempts))
+    task_profile = None
+    if profile:  # as the harness does: one more, untraced execution, after the measured ones (its timed loop unknown)
+        env = shim_env(app, so, None, True)
+        added = {k: v for k, v in env.items() if os.environ.get(k) != v}
+        (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + "# profile\n" + shlex.join(
+            ["env", *[f"{k}={v}" for k, v in added.items()], *cmd]) + "\n")
+        task_profile = H.execute(cmd, run_dir, "-profile", timeout_s, env, expect_result=False).attempt.profile
+    return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), profile=task_profile,
+                  **H._summary(attempts))
 
 
 # ---------------------------------------------------------------------------------------------------- command line

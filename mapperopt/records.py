@@ -56,6 +56,8 @@ class RunResult:
         log: the text AutoGuide reads for a failure (compiler messages or the failing execution's stderr and
             stdout, untrimmed); empty when ok.
         settings: size, processors, repeats, timeout and command line used.
+        profile: per-task times of the run's profiling execution (`run_benchmark(profile=True)`): the
+            `MAPPEROPT_PROFILE` object (docs/compiler.md) plus "iterations", its timed iterations; None without one.
     """
 
     app: str
@@ -74,6 +76,7 @@ class RunResult:
     dsl: str | None = None
     log: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
+    profile: dict | None = None
 
     @property
     def ok(self) -> bool:

@@ -4,8 +4,9 @@ The agent is a Trace module whose six trainable methods each return a list of DS
 regions (with CollectMemory), layouts, instance limits, index-task maps (their functions included), single-task maps
 — and whose fixed `generate_mapper` joins them, after the machine models `mcpu`/`mgpu`, into one program. The
 methods' initial bodies are a single `return [...]` holding the start program's statements, so the model sees the
-program it is improving and rewrites whole methods. Inputs are the application description (tasks, their
-requirements, launch domains) and the machine (processor counts, memories).
+program it is improving and rewrites whole methods; or, as in the paper, programs that make seeded random decisions
+over the search space (`random_agent_sources`, `tune --optimizer trace --start random`). Inputs are the
+application description (tasks, their requirements, launch domains) and the machine (processor counts, memories).
 
 trace-opt is imported only here and only when the `trace` optimizer is used (`import_opto`), because importing it
 takes about 4 s, prints to stdout, and makes LiteLLM fetch a price list from the network unless told not to
@@ -157,6 +158,80 @@ def split_sections(dsl: str) -> dict[str, list[str]]:
         out[section].sort(key=lambda s: not s.startswith("def "))
     out["index_task_map"] = assigns + out["index_task_map"]
     return out
+
+
+def random_agent_sources(space: SearchSpace, seed: int) -> dict[str, str]:
+    """The paper's initial agent: each trainable method is a program that makes random decisions over the search
+    space (`space.decisions` of its section), seeded so that the same seed gives the same program. Every choice is
+    drawn by `random.Random(f"{seed}:{decision}")`, so the task method and the map methods draw the same processor
+    kinds for a task, and a map function is always written for the kind its task runs on.
+
+    Returns:
+        method name -> source, for `set_code`.
+    """
+    default = space.default_point()
+    kinds = {d.task: [list(c) for c in d.choices] for d in space.decisions if d.group == "kinds"}
+    usable = {n: list(space.usable_kinds(n)) for n in space.tasks}
+    memories = {d.name: [list(c) for c in d.choices] for d in space.decisions if d.group == "memory"}
+    head = ["import random", f"SEED = {seed}  # the same seed, the same program; another seed, another program",
+            "def pick(decision, options):", "    return random.Random(f'{SEED}:{decision}').choice(options)",
+            f"USABLE = {usable!r}  # the processor kinds each task has a variant for, best first",
+            f"KINDS = {kinds!r}", "def kind(task):",
+            "    listed = pick('kinds/' + task, KINDS[task]) if task in KINDS else USABLE[task]",
+            "    return next((k for k in listed if k in USABLE[task]), listed[0])"]
+
+    def maps(group: str, section: str) -> dict:
+        out: dict[str, dict[str, list]] = {}
+        for d in (d for d in space.decisions if d.group == group):
+            for kind in usable[d.task] or [space.kinds[-1]]:
+                point = dict(default)
+                if f"kinds/{d.task}" in point:
+                    point[f"kinds/{d.task}"] = next(c for c in space.by_name[f"kinds/{d.task}"].choices
+                                                    if c[0] == kind)
+                out.setdefault(d.task, {})[kind] = [space.sections({**point, d.name: value})[section]
+                                                    for value in d.choices]
+        return out
+
+    def method(section: str, lines: list[str]) -> str:
+        indented = "".join(f"    {x}\n" for x in [*head, *lines])
+        return f"def {METHODS[section]}(self, {METHOD_INPUTS[section]}):\n{indented}"
+
+    base = space.sections(default)
+    collect = [d.task for d in space.decisions if d.group == "collect"]
+    limits = {d.task: list(d.choices) for d in space.decisions if d.group == "limit"}
+    layout = ["out = []"]
+    if space.layouts:
+        layout = ["align = pick('layout/align', [0, 64, 128])",
+                  "out = ['Layout * * * ' + pick('layout/interleave', ['SOA', 'AOS']) + ' '",
+                  "       + pick('layout/order', ['F_order', 'C_order'])",
+                  "       + (f' Align=={align}' if align else '') + ';']"]
+    regions = [f"MEMORIES = {memories!r}  # decision 'memory/<task>/<requirement>/<kind>' -> memory lists",
+               f"COLLECT = {collect!r}  # tasks with read-only requirements", f"out = {base['region']!r}",
+               "for decision, options in MEMORIES.items():",
+               "    _, task, req, k = decision.split('/')",
+               "    if k == kind(task):",
+               "        out.append(f'Region {task} {req} {k} ' + ','.join(pick(decision, options)) + ';')",
+               "out += [f'CollectMemory {t} *;' for t in COLLECT if pick('collect/' + t, [False, True])]"]
+    mapping = ["out = []", "for task, by_kind in MAPS.items():", "    out += pick(PREFIX + task, by_kind[kind(task)])",
+               "functions = [s for s in out if s.startswith('def ')]",
+               "return list(dict.fromkeys(functions)) + [s for s in out if not s.startswith('def ')]"]
+    return {
+        METHODS["task"]: method("task", [f"out = {base['task']!r}", "for task in KINDS:",
+                                         "    out.append(f'Task {task} ' + ','.join(pick('kinds/' + task, "
+                                         "KINDS[task])) + ';')", "return out"]),
+        METHODS["region"]: method("region", [*regions, "return out"]),
+        METHODS["layout"]: method("layout", [*layout, "return out"]),
+        METHODS["instance_limit"]: method("instance_limit", [
+            f"LIMITS = {limits!r}  # 0: no limit", "out = []", "for task, options in LIMITS.items():",
+            "    n = pick('limit/' + task, options)", "    if n:", "        out.append(f'InstanceLimit {task} {n};')",
+            "return out"]),
+        METHODS["index_task_map"]: method("index_task_map", [
+            f"MAPS = {maps('index_map', 'index_task_map')!r}  # task -> kind -> statements of each pattern",
+            "PREFIX = 'index_map/'", *mapping]),
+        METHODS["single_task_map"]: method("single_task_map", [
+            f"MAPS = {maps('single_map', 'single_task_map')!r}  # task -> kind -> statements of each pattern",
+            "PREFIX = 'single_map/'", *mapping]),
+    }
 
 
 # ------------------------------------------------------------------------------------------------ agent
@@ -312,6 +387,9 @@ class TraceOptimizer(Optimizer):
         seed: recorded; model sampling is not seeded (servers differ in whether they support it).
         llm: the endpoint settings, or a ready callable with OptoPrime's `llm` contract (tests).
         memory_size: how many past (variables, feedback) pairs OptoPrime shows the model (0: none).
+        init: "start" (the methods return the start program's statements) or "random" (the paper's initial agent:
+            methods that make seeded random decisions over the search space, `random_agent_sources`; the start
+            program is then not used).
 
     Raises:
         MapperoptError: the start program does not parse; trace-opt is missing.
@@ -320,11 +398,16 @@ class TraceOptimizer(Optimizer):
     name = "trace"
 
     def __init__(self, space: SearchSpace, start: str, seed: int = 0, llm: LLMConfig | Any = None,
-                 memory_size: int = 0, **options: Any):
+                 memory_size: int = 0, init: str = "start", **options: Any):
         super().__init__(space, start, seed, **options)
+        if init not in ("start", "random"):
+            raise MapperoptError(f"unknown initial agent {init!r}", hint="use 'start' or 'random'")
+        self.init = init
         self.config = llm if isinstance(llm, LLMConfig) else LLMConfig.from_env()
         self.model = llm if llm is not None and not isinstance(llm, LLMConfig) else ChatModel(self.config)
         self.agent = make_agent(space, split_sections(start))
+        if init == "random":
+            set_code(self.agent, random_agent_sources(space, seed))
         self.optimizer = _make_optoprime(self.agent.parameters(), self.model, memory_size,
                                          objective=DSL_PRIMER)
         self.target: Any = None  # the node the next feedback is propagated back from
@@ -343,7 +426,8 @@ class TraceOptimizer(Optimizer):
         if hasattr(self.model, "begin_iteration"):
             self.model.begin_iteration()
         first_call = len(getattr(self.model, "calls", ()))
-        note = "initial agent (start program)" if not history else self._step(history[-1])
+        origin = f"random decisions, seed {self.seed}" if self.init == "random" else "start program"
+        note = f"initial agent ({origin})" if not history else self._step(history[-1])
         code = get_code(self.agent)
         usage = self.model.usage_since(first_call) if hasattr(self.model, "usage_since") else None
         try:
@@ -467,4 +551,5 @@ def _make_optoprime(parameters: list, llm: Any, memory_size: int, objective: str
     return MapperOptoPrime(parameters, llm=llm, memory_size=memory_size, objective=objective)
 
 
-__all__ = ["DSL_PRIMER", "TraceOptimizer", "get_code", "make_agent", "method_source", "set_code", "split_sections"]
+__all__ = ["DSL_PRIMER", "TraceOptimizer", "get_code", "make_agent", "method_source", "random_agent_sources",
+           "set_code", "split_sections"]

@@ -265,7 +265,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       "application a verification (verify: in its application file, or --verify-pattern, "
                       "--verify-cmd, --reference) to search them.")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
-                         start_point=settings.get("start_point"), llm=llm, workdir=store.root)
+                         start_point=settings.get("start_point"), llm=llm, workdir=store.root,
+                         init="random" if settings["start"] == "random" else "start")
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iterations with {opt.describe()}.")
     console.print(f"Each mapper: {settings['repeats']}-{settings.get('max_repeats', settings['repeats'])} "

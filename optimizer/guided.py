@@ -12,7 +12,8 @@ It walks the search space (`space.py`) around the best program found so far (doc
 4. When the neighbourhood is exhausted, a random point (a restart).
 
 A mapping already measured is never proposed again, whether it was written the same way or not (two patterns that
-place every point alike, or the start program and its rendering in the space, count as one mapping).
+place every point alike, or the start program and its rendering in the space, count as one mapping), nor a layout
+the application's kernels rejected (a failure AutoGuide files under layout.*).
 
 Every random choice comes from a generator seeded with (seed, iteration), so the same seed and the same measurements
 give the same proposals, and `resume` can rebuild the state by replaying the journal.
@@ -51,6 +52,9 @@ class GuidedOptimizer(Optimizer):
         self.rendered: set[str] = set()  # normalised programs rendered from their point (exactly that point)
         self.exact: dict[str, bool] = {}  # for other programs: does the point's rendering map the same?
         self.best: IterationRecord | None = None
+        # (decision, value) of layouts the application's kernels rejected (a failure AutoGuide files as layout.*):
+        # no point using one is proposed again.
+        self.rejected: set[tuple[str, Any]] = set()
 
     def describe(self) -> str:
         return "guided — rule-based search (AutoGuide edits + local search), not a language model"
@@ -77,6 +81,8 @@ class GuidedOptimizer(Optimizer):
         """A proposal of program `dsl` (default: `point` rendered), whose point is `point`, unless that program, or
         for a rendered point the same mapping, was evaluated already."""
         rendered = dsl is None
+        if rendered and any((name, value) in self.rejected for name, value in point.items()):
+            return None
         if rendered:
             point = self.space.semantic(point)
             dsl = self.space.render(point)
@@ -103,6 +109,10 @@ class GuidedOptimizer(Optimizer):
         return self.exact[text]
 
     def observe(self, record: IterationRecord) -> None:
+        if not record.ok and record.category.startswith("layout.") and record.dsl is not None:
+            point = self.points.get(normalize_dsl(record.dsl)) or self.space.project(record.dsl)
+            self.rejected |= {(d.name, point[d.name]) for d in self.space.decisions
+                              if d.group == "layout" and point[d.name] != d.default}
         if record.best_iter is not None:  # the loop decided, beyond the noise
             if record.best_iter == record.iter:
                 self.best = record
@@ -148,10 +158,15 @@ def _apply(dsl: str, edits: list[Edit]) -> str | None:
 
 
 def _profile_weights(record: IterationRecord | None) -> dict[str, float]:
-    """Seconds of execution per task in the record's run profile (docs/compiler.md), summed over kinds and
-    repeats; empty when the run had no profile."""
+    """Seconds of execution per task in the timed loop, from the record's task profile (`autoguide.task_profile`),
+    summed over processor kinds; a task that runs only outside the timed loop (set-up, check) weighs 0. Empty when
+    the run had no profile."""
+    from mapperopt.autoguide.explain import task_profile
+    from mapperopt.records import RunResult
+
+    if record is None or not record.result:
+        return {}
     weights: dict[str, float] = {}
-    for attempt in ((record.result or {}).get("attempts") or []) if record else []:
-        for entry in ((attempt.get("profile") or {}).get("tasks") or []):
-            weights[entry["task"]] = weights.get(entry["task"], 0.0) + float(entry.get("total_s", 0.0))
+    for row in task_profile(RunResult.from_json(record.result)):
+        weights[row["task"]] = weights.get(row["task"], 0.0) + (row["total_s"] if row["timed"] else 0.0)
     return weights

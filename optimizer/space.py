@@ -370,11 +370,12 @@ class SearchSpace:
         """Moves to points near `point`, most promising first.
 
         Order: every task on the preferred kind (GPU), one index-mapping pattern for every launch; then
-        single-decision moves by group (index maps, memories, layout, kinds, single-task maps, collect, limits);
-        last, every task on the other kinds. Within a group, tasks with more variants first (compute tasks have
-        an accelerator variant, set-up tasks often only a CPU one), then more measured time (`weights`: seconds per
-        task name, e.g. from the run's profile), ties broken by `rng` (seeded, so the order is reproducible) or by
-        description order.
+        single-decision moves by group (index maps, memories, layout, kinds, single-task maps, collect, limits),
+        first for the tasks that take time in the timed loop, then (when `weights` say so) for those that take
+        none; last, every task on the other kinds. Within a group, tasks with more measured time first (`weights`:
+        seconds in the timed loop per task name, from the run's profile), then tasks with more variants (compute
+        tasks have an accelerator variant, set-up tasks often only a CPU one), ties broken by `rng` (seeded, so the
+        order is reproducible) or by description order.
         Moves that lead to the same mapping as `point` or as an earlier move (`semantic`) are left out.
         """
         p = self.semantic(point)
@@ -410,9 +411,12 @@ class SearchSpace:
         order = list(self.decisions)
         if rng is not None:
             rng.shuffle(order)
-        # Compute tasks (those with an accelerator variant) before set-up tasks, then by measured time.
-        order.sort(key=lambda d: (-len(self.tasks[d.task]["variants"]) if d.task else 0,
-                                  -weights.get(d.task or "", 0.0)))
+        # The tasks that take the most time in the timed loop first (`weights`), then compute tasks (those with an
+        # accelerator variant) before set-up tasks.
+        order.sort(key=lambda d: (-weights.get(d.task or "", 0.0),
+                                  -len(self.tasks[d.task]["variants"]) if d.task else 0))
+        # With a profile, the decisions of tasks that take no time in the timed loop come after every other move.
+        cold = {d.name for d in order if d.task and any(weights.values()) and not weights.get(d.task)}
         kind_names = [d.name for d in self.decisions if d.group == "kinds"]
 
         def every_task_on(kind: str) -> Iterator[Move]:
@@ -429,17 +433,18 @@ class SearchSpace:
             changes = {d.name: pattern for d in index}
             if len(index) > 1 and any(p[n] != v for n, v in changes.items()):
                 yield Move(f"every index launch mapped '{pattern}'", changes)
-        for group in ("index_map", "memory", "layout", "kinds", "single_map", "collect", "limit"):
-            for d in order:
-                if d.group != group or not self.relevant(p, d):
-                    continue
-                for value in d.choices:
-                    # A move that only adds or drops a fallback memory changes nothing while the first one has
-                    # room; fallbacks come from AutoGuide's edits after a failed allocation.
-                    if d.group == "memory" and value[0] == p[d.name][0]:
+        for tier in (False, True):
+            for group in ("index_map", "memory", "layout", "kinds", "single_map", "collect", "limit"):
+                for d in order:
+                    if d.group != group or (d.name in cold) != tier or not self.relevant(p, d):
                         continue
-                    if value != p[d.name] and not self._fails(p, d, value):
-                        yield Move(f"{d.name} = {_show(value)}", {d.name: value})
+                    for value in d.choices:
+                        # A move that only adds or drops a fallback memory changes nothing while the first one has
+                        # room; fallbacks come from AutoGuide's edits after a failed allocation.
+                        if d.group == "memory" and value[0] == p[d.name][0]:
+                            continue
+                        if value != p[d.name] and not self._fails(p, d, value):
+                            yield Move(f"{d.name} = {_show(value)}", {d.name: value})
         for kind in self.kinds[1:]:
             yield from every_task_on(kind)
 

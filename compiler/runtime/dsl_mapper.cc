@@ -121,6 +121,7 @@ std::string json_string(const std::string &s) {
 
 struct ProfileStat {
   long long count = 0;
+  long long points = 1;  // the largest launch (index-space volume) the task ran in
   long long total_ns = 0;
   long long max_ns = 0;
 };
@@ -208,8 +209,8 @@ void print_profile() {
     bool first = true;
     for (const auto &entry : shared->stats) {
       char buffer[256];
-      std::snprintf(buffer, sizeof(buffer), ", \"count\": %lld, \"total_s\": %.9g, \"max_s\": %.9g}",
-                    entry.second.count, entry.second.total_ns * 1e-9, entry.second.max_ns * 1e-9);
+      std::snprintf(buffer, sizeof(buffer), ", \"count\": %lld, \"points\": %lld, \"total_s\": %.9g, \"max_s\": %.9g}",
+                    entry.second.count, entry.second.points, entry.second.total_ns * 1e-9, entry.second.max_ns * 1e-9);
       out += std::string(first ? "" : ", ") + "{\"task\": " + json_string(entry.first.first) +
              ", \"kind\": " + json_string(entry.first.second) + buffer;
       first = false;
@@ -1004,6 +1005,7 @@ void DslMapper::report_profiling(const MapperContext ctx, const Task &task, cons
       stat.count++;
       stat.total_ns += ns;
       stat.max_ns = std::max(stat.max_ns, ns);
+      if (task.is_index_space) stat.points = std::max(stat.points, (long long)task.index_domain.get_volume());
     }
   }
 }
@@ -1011,7 +1013,9 @@ void DslMapper::report_profiling(const MapperContext ctx, const Task &task, cons
 void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappable, const MemoizeInput &input,
                                   MemoizeOutput &output) {
   DefaultMapper::memoize_operation(ctx, mappable, input, output);
-  // A replayed trace skips select_tasks_to_map, so a limited task must not be memoized.
+  // A replayed trace skips select_tasks_to_map and map_task, so a limited task must not be memoized; nor may
+  // anything in a profiled execution, or the profile would miss every replayed execution of the traced loop.
+  if (shared->profile) output.memoize = false;
   if (const Task *task = mappable.as_task())
     if (has_limit(task->get_task_name())) output.memoize = false;
 }

@@ -353,7 +353,7 @@ def test_trace_and_profile(tmp_path):
     decisions = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
     assert {d["task"] for d in decisions} >= {"stencil", "increment"}
     assert all(d["proc"]["kind"] == "CPU" for d in decisions)
-    profile = result.attempts[0].profile
+    profile = result.profile
     assert profile["schema"] == "mapperopt.profile/1"
     assert {t["task"] for t in profile["tasks"]} >= {"stencil", "increment"}
     with pytest.raises(MapperoptError, match="need a DSL mapper"):

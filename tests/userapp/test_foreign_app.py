@@ -148,3 +148,13 @@ def test_first_check_says_it_is_discovering(tmp_path, foreign_exe, capsys, monke
     assert "discovering foreign (first run, cached afterwards)" in capsys.readouterr().err
     assert main(["check", str(mapper), "--app", str(path)]) == 0
     assert "discovering" not in capsys.readouterr().err
+
+
+def test_a_users_program_is_profiled_in_an_execution_of_its_own(tmp_path, foreign_exe):
+    app = load_app_file(app_file(tmp_path, foreign_exe))
+    result = run_benchmark(app, MAPPER, profile=True, out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    assert "Update Values" in {t["task"] for t in result.profile["tasks"]}
+    assert all(a.profile is None for a in result.attempts)  # the measured executions keep Legion's tracing
+    measured, profiled = (tmp_path / "run" / "command.txt").read_text().split("# profile\n")
+    assert "MAPPEROPT_PROFILE=1" not in measured and "MAPPEROPT_PROFILE=1" in profiled

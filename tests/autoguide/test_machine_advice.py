@@ -1,0 +1,61 @@
+"""Advice that fits the machine the run had, and wrong results that are the application's, not the mapper's."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from mapperopt.autoguide import explain, feedback_text
+from mapperopt.autoguide.explain import machine_of
+from mapperopt.benchmarks import run_benchmark
+from mapperopt.records import RunResult
+
+CAPTURED = Path(__file__).parent / "captured"
+
+
+def _profiled(cpus: int, gpus: int, memory: str) -> RunResult:
+    """The real profiled run of circuit's expert mapper (one CPU), as if the run had had these processors and
+    memories (`memory`: the command line's memory flags)."""
+    result = RunResult.from_json(json.loads((CAPTURED / "circuit-expert_profiled.json").read_text())["result"])
+    command = f"circuit -ll:cpu {cpus} -ll:gpu {gpus} {memory} -logfile stderr"
+    return dataclasses.replace(result, settings={**result.settings, "cpus": cpus, "gpus": gpus, "command": command})
+
+
+def test_one_cpu_and_system_memory_only_gets_no_placement_or_memory_advice():
+    fb = explain(_profiled(1, 0, "-ll:csize 300"))
+    assert "IndexTaskMap" not in fb.suggestion and "ZCMEM" not in fb.suggestion and "FBMEM" not in fb.suggestion
+    assert "one CPU processor and one memory (SYSMEM (300 MB))" in fb.suggestion
+    assert "layout" in fb.suggestion
+
+
+def test_advice_names_the_processors_and_memories_that_exist_with_their_sizes():
+    fb = explain(_profiled(4, 0, "-ll:csize 300"))
+    assert "over the 4 CPU processors" in fb.suggestion and "memory" not in fb.suggestion.split("processors")[1]
+    gpu_run = _profiled(2, 1, "-ll:csize 300 -ll:fsize 512 -ll:zsize 64")
+    assert machine_of(gpu_run) == {"CPU": {"procs": 2, "memories": {"SYSMEM": 300, "ZCMEM": 64}},
+                                   "GPU": {"procs": 1, "memories": {"FBMEM": 512, "ZCMEM": 64}}}
+    fb = explain(dataclasses.replace(gpu_run, profile=None, attempts=()))  # no profile: the machine's summary
+    assert fb.suggestion.endswith("2 CPU processors with SYSMEM (300 MB), ZCMEM (64 MB); 1 GPU processor with "
+                                  "FBMEM (512 MB), ZCMEM (64 MB).")
+
+
+def test_a_wrong_result_the_default_mapper_also_gives_is_the_applications(tmp_path):
+    # Pennant with a bug of its own (every zone starts with too much energy): no mapper can make it pass its check.
+    args = ["-test-corrupt"]
+    result = run_benchmark("pennant", "Task * CPU;\n", min_time_s=0, out_dir=tmp_path, extra_args=args)
+    assert result.stage == "verify", result.reason
+    verdict = result.settings["default_mapper"]
+    assert verdict["stage"] == "verify" and "-mapper" not in verdict["command"]
+    fb = explain(result)
+    assert fb.category == "verification.application" and fb.edits == ()
+    assert "default mapper gives a wrong result too" in fb.explanation and "not this mapper" in fb.explanation
+    assert "Suggest: Keep the mapper" in feedback_text(fb, result)
+    assert json.loads((tmp_path / "feedback.json").read_text())["category"] == "verification.application"
+    # The same failure when the default mapper verifies: the mapper's.
+    alone = dataclasses.replace(result, settings={**result.settings, "default_mapper": {"stage": None}})
+    assert explain(alone).category == "verification"
+    # The verdict is kept: a second failing mapper does not run the default mapper again.
+    again = run_benchmark("pennant", "Task * CPU;\nLayout * * * SOA F_order;\n", min_time_s=0, out_dir=tmp_path / "b",
+                          extra_args=args)
+    assert again.settings["default_mapper"] == verdict and not (tmp_path / "b" / "stdout-default.txt").exists()

@@ -1,0 +1,45 @@
+"""The task profile covers every execution of the timed loop, including those Legion replays from a trace."""
+
+from __future__ import annotations
+
+from mapperopt.autoguide import explain
+from mapperopt.autoguide.explain import task_profile
+from mapperopt.benchmarks import run_benchmark
+
+LOOP = {"calculate_new_currents", "distribute_charge", "update_voltages"}
+
+
+def test_profile_counts_the_replayed_executions_of_circuits_traced_loop(tmp_path):
+    # Circuit's main loop runs inside begin_trace/end_trace: after the first loops, Legion replays it without
+    # calling the mapper's map_task, which a profile through profiling requests used to miss (one execution per
+    # point in all, so that init_piece looked as heavy as the loop's tasks).
+    result = run_benchmark("circuit", "Task * CPU;\n", profile=True, min_time_s=0, out_dir=tmp_path)
+    assert result.ok, result.reason
+    profile = result.profile
+    assert profile["schema"] == "mapperopt.profile/1" and profile["iterations"] >= 2
+    entries = {e["task"]: e for e in profile["tasks"]}
+    for task in LOOP:  # every timed iteration (and the warm-up ones), for each point of the launch
+        assert entries[task]["count"] >= entries[task]["points"] * (profile["iterations"] + 1), entries[task]
+    assert entries["init_piece"]["count"] == entries["init_piece"]["points"]
+    rows = task_profile(result)
+    timed = {r["task"] for r in rows if r["timed"]}
+    assert timed == LOOP
+    assert rows[0]["task"] in LOOP and all(r["timed"] for r in rows[:len(LOOP)])
+    assert f"'{rows[0]['task']}'" in explain(result).explanation
+    # The measured executions keep their trace (no -mapper-profile); the profiling one comes after them.
+    commands = (tmp_path / "command.txt").read_text().split("# profile\n")
+    assert "-mapper-profile" not in commands[0] and "-mapper-profile" in commands[1]
+    assert all(a.profile is None for a in result.attempts)
+
+
+def test_run_profile_shows_the_timed_loop_first(tmp_path):
+    from click.testing import CliRunner
+
+    from mapperopt.benchmarks.commands import run
+
+    out = CliRunner().invoke(run, ["stencil", "--mapper", "expert", "--profile", "--out", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    table = out.output.split("Task profile")[1].split("explanation:")[0]
+    lines = [line for line in table.splitlines() if "stencil" in line or "increment" in line or "init" in line]
+    assert "yes" in lines[0] and ("stencil" in lines[0] or "increment" in lines[0])
+    assert any("init" in line and line.rstrip("│ ").endswith("no") for line in lines)
