@@ -1,10 +1,13 @@
 """Measures what `mapperopt tune` claims, on this machine: run the main command with several seeds and print each
 run's wall time, its final best against the start, the default and the expert mapper (measured together, with
-90 % intervals), and how far the seeds' best throughputs are apart. Speed claims live here, not in the tests.
+90 % intervals), and how far the seeds' best throughputs are apart: as each run measured it, and with the seeds' best
+mappers measured together in interleaved rounds (the load of a shared machine changes between runs; measured
+together, the mappers see the same load). Speed claims live here, not in the tests.
 
     python benchmarks/tune_agreement.py                          # tune circuit --iters 10, seeds 0 and 1
     python benchmarks/tune_agreement.py --start poor --iters 4   # a deliberately poor start: is the gain real?
     python benchmarks/tune_agreement.py --bench stencil -- --size ci
+    python benchmarks/tune_agreement.py --keep runs/agree --reuse   # measure again the bests of kept runs
 
 Arguments after `--` go to `mapperopt tune`. Records `uptime`'s load average before and after: the figures depend
 on what else the machine runs.
@@ -37,11 +40,17 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "?"
 
 
-def one_run(bench: str, seed: int, iters: int, start: str, runs: Path, extra: list[str]) -> dict:
+def one_run(bench: str, seed: int, iters: int, start: str, runs: Path, extra: list[str], reuse: bool) -> dict:
+    done = sorted((runs / f"seed-{seed}" / bench).glob("tune-*/summary.json"))
+    if reuse and done:
+        return {"seed": seed, "wall_s": float("nan"), "cpu_s": float("nan"),
+                "summary": json.loads(done[-1].read_text()), "folder": str(done[-1].parent)}
     cmd = [sys.executable, "-m", "mapperopt.cli", "tune", bench, "--iters", str(iters), "--seed", str(seed),
            "--start", start, "--new", "--runs-dir", str(runs / f"seed-{seed}"), *extra]
     began, cpu = time.monotonic(), _children_cpu_s()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # Not from the source tree: its ./mapperopt folder would shadow an installed (non-editable) mapperopt.
+    runs.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=runs)
     wall, cpu = time.monotonic() - began, _children_cpu_s() - cpu
     if proc.returncode != 0:
         sys.exit(f"seed {seed}: `{' '.join(cmd)}` failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
@@ -56,12 +65,36 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def measure_bests(bench: str, results: list[dict], out_dir: Path, rounds: int) -> list[float]:
+    """The runs' best.dsl measured together under the runs' own settings; their trimmed means, in run order."""
+    from mapperopt.benchmarks.protocol import measure_together
+
+    settings = json.loads((Path(results[0]["folder"]) / "settings.json").read_text())
+    mappers = {f"seed-{r['seed']}": (Path(r["folder"]) / "best.dsl").read_text() for r in results}
+    measured = measure_together(bench, mappers, rounds, out_dir, min_time_s=settings["min_time_s"],
+                                size=settings["size"], cpus=settings["cpus"], gpus=settings["gpus"],
+                                extra_args=settings["app_args"], **settings["memory"])
+    for m in measured.values():
+        if not m.ok:
+            sys.exit(f"{m.name}: its best mapper failed when measured again: {m.reason}")
+    return [m.estimate.value for m in measured.values()]
+
+
+def _apart(values: list[float]) -> str:
+    gap = (max(values) - min(values)) / max(values)
+    return (f"{', '.join(f'{v:.4g}' for v in values)}; apart by {gap:.1%} "
+            f"({'within' if gap <= 0.10 else 'NOT within'} 10 %)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bench", default="circuit")
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--start", default="default", help="default, random, poor (built in) or a DSL file")
+    parser.add_argument("--reuse", action="store_true",
+                        help="a seed whose finished run is in the --keep folder is not run again (its wall time: nan)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds when measuring the bests together")
     parser.add_argument("--keep", type=Path, default=None, help="keep the tuning folders here")
     args, extra = parser.parse_known_args()
     extra = [a for a in extra if a != "--"]
@@ -74,7 +107,7 @@ def main() -> None:
     print(f"cores: {len(os.sched_getaffinity(0))}; load average before: {load()}")
     results = []
     for seed in args.seeds:
-        r = one_run(args.bench, seed, args.iters, start, runs, extra)
+        r = one_run(args.bench, seed, args.iters, start, runs, extra, args.reuse)
         s = r["summary"]
         best = s["measured"][s["best"]]["estimate"]
         print(f"seed {seed}: {r['wall_s']:.0f} s ({r['cpu_s']:.0f} CPU s); best {s['best']} {best['value']:.4g} {s['unit']} "
@@ -85,11 +118,11 @@ def main() -> None:
                 continue
             verdict = "significant" if vs["significant"] else "NOT significant"
             print(f"    vs {name}: {vs['ratio']:.2f}x (90 % interval {vs['low']:.2f}-{vs['high']:.2f}x, {verdict})")
-        results.append(best["value"])
+        results.append({**r, "best": best["value"]})
     if len(results) > 1:
-        gap = (max(results) - min(results)) / max(results)
-        print(f"best throughputs of the seeds: {', '.join(f'{v:.4g}' for v in results)}; apart by {gap:.1%} "
-              f"({'within' if gap <= 0.10 else 'NOT within'} 10 %)")
+        print(f"best throughputs of the seeds, as each run measured them: {_apart([r['best'] for r in results])}")
+        together = measure_bests(args.bench, results, runs / "together", args.rounds)
+        print(f"the seeds' best mappers measured together ({args.rounds} interleaved rounds): {_apart(together)}")
     print(f"load average after: {load()}")
 
 

@@ -268,14 +268,22 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 named = records[-1].best_iter if records else None
                 best = records[named - 1] if named else None
                 outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
-        final, unit = _final(bench, reference, folder, outcomes, evaluator({}, iterations), opts["final_rounds"], say)
-        final_reference = final[reference]
-        outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
+        if opts.get("final", True):
+            final, unit = _final(bench, reference, folder, outcomes, evaluator({}, iterations), opts["final_rounds"],
+                                 say)
+            final_reference = final[reference]
+            outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
+            normalization = (f"best program's throughput / the {reference} mapper's, measured together in "
+                             f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
+        else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
+            final_reference, unit = first, next((o.best.unit for o in outcomes if o.best), None)
+            outcomes = [replace(o, final=o.best.throughput) if o.best else o for o in outcomes]
+            normalization = (f"best program's throughput as its run measured it / the {reference} mapper's first "
+                             "measurement (no final measurement yet); failures count 0")
         summary = summarize(outcomes, final_reference, curve_expert=first)
         summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
                        reference_throughput=final_reference, reference_first_throughput=first, settings=asked,
-                       normalization=f"best program's throughput / the {reference} mapper's, measured together in "
-                                     f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
+                       normalization=normalization)
         write_outputs(folder, summary)
         return summary
     finally:

@@ -1,6 +1,7 @@
 // Device-to-device copy bandwidth of GPU 0: the ceiling the GPU reports compare memory-bound kernels with.
 // Copies a 4 GiB buffer 20 times (after 3 warm-ups) and prints `COPY BANDWIDTH = X GB/s`, counting the bytes read
-// and the bytes written (2 x 4 GiB per copy), as the stencil's BANDWIDTH line counts both.
+// and the bytes written (2 x 4 GiB per copy), as the stencil's BANDWIDTH line counts both; then
+// `MULTIPROCESSORS = N` (for the FP32 peak of benchmarks/evaluate.py).
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -31,5 +32,8 @@ int main() {
   float ms = 0;
   CHECK(cudaEventElapsedTime(&ms, start, stop));
   std::printf("COPY BANDWIDTH = %.1f GB/s\n", 2.0 * bytes * timed / (ms * 1e-3) / 1e9);
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::printf("MULTIPROCESSORS = %d\n", sms);
   return 0;
 }

@@ -16,6 +16,11 @@ ln -s librealm-legate.so.25 "$tmp/legion/lib64/librealm-legate.so"
 tar -C "$tmp" -cf - legion | xz -6 -T0 > .carry/legion.tar.xz
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 -d .carry/wheels lark click jinja2 pyyaml rich \
   scipy-openblas32
+# the [baselines] extra (compare's OpenTuner and Optuna) without numpy and packaging, which the machine has;
+# opentuner, argparse and future come as sources only: built into wheels here (pure Python)
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .carry/wheels optuna sqlalchemy \
+  alembic mako colorlog tqdm typing-extensions
+python3 -m pip wheel -q --no-deps -w .carry/wheels opentuner argparse future
 rm -f .carry/wheels/mapperopt-*.whl
 python3 -m pip wheel -q --no-deps -w .carry/wheels .
 du -sh .carry

@@ -6,7 +6,8 @@ set -e
 legion_root=$(mktemp -d)
 tar -C "$legion_root" -xJf .carry/legion.tar.xz
 export MAPPEROPT_LEGION_PREFIX="$legion_root/legion"
-python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich scipy-openblas32
+python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich scipy-openblas32 \
+  opentuner optuna
 python3 -m pip install -q --no-deps --no-index .carry/wheels/mapperopt-*.whl
 export PATH="$(python3 -c 'import sys, os; print(os.path.dirname(sys.executable))'):$PATH"
 set +e

@@ -1,0 +1,698 @@
+"""The evaluation on one GPU machine (reports/h200-evaluation.md), as a resumable work list of units.
+
+    python3 benchmarks/gpu/evaluate.py run --results reports/h200-eval --stop-after 480
+    python3 benchmarks/gpu/evaluate.py report --results reports/h200-eval --out reports/h200-evaluation.md
+    python3 benchmarks/gpu/evaluate.py list --results reports/h200-eval
+
+A unit is one piece of work whose outcome is saved as `<results>/units/<unit id>.json` as soon as it ends; `run`
+skips the units saved already (`--retry-failed` runs the failed ones again), so calls under a short wall-clock limit
+(`--stop-after`: no unit starts after it, a unit still running then is stopped and loses only its unfinished
+iteration) continue one another. The units, in the order they run (the most informative first):
+
+    limit-copybw, limit-dgemm          device-to-device copy bandwidth (benchmarks/gpu/copybw.cu, bytes read plus
+                                       written) and cuBLAS DGEMM (benchmarks/gpu/dgemm.cu): the ceilings
+    base-<bench>-<size>                Legion's default mapper and the expert, measured together in interleaved rounds
+                                       (`protocol.measure_together`); also the figures the application prints
+                                       (the stencil's BANDWIDTH)
+    cpu-pennant-gpu                    Pennant's deck on CPUs only, for the GPU's zone-cycles/s to be compared with
+    tune-<bench>-<size>-<opt>-i<N>-s<seed>   one tuning run of `mapperopt compare` (optimizer, N iterations, seed)
+    final-<bench>-<size>-i<N>          compare's final measurement: the expert and every run's best, together
+
+The tuning units are `run_compare` of one comparison per benchmark and size (`<results>/work/<bench>/compare-*`,
+shared by every optimizer and seed, so a program is run once per comparison); the runs of 100 iterations extend those
+of 10 (the first 10 iterations are the same run). The units of a GPU-free plan (`--gpus 0`) leave out the limits.
+`plan.json` keeps the options of the last `run`; `report` lists from it the units still missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = "mapperopt.evaluate/1"
+SIZES = ("gpu", "tight")
+OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
+LONG_RUN = ("opentuner", 100)  # (optimizer, iterations) of the long baseline run
+PRINTED = re.compile(r"^([A-Z][A-Z ]*[A-Z]) = +([-+0-9.eE]+) (\S+)\s*$", re.M)  # e.g. `BANDWIDTH = 2985.1 GB/s`
+FP32_LANES_PER_SM = 128  # Hopper: 128 FP32 units per multiprocessor (NVIDIA H100 architecture whitepaper)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of the work list.
+
+    Attributes:
+        id: its name, also its file name (units/<id>.json).
+        kind: "limit", "base", "cpu", "tune" or "final".
+        bench, size: the benchmark and size (None for a limit).
+        optimizer, iters, seed: for "tune" (optimizer, iters) and "final" (iters).
+        needs: ids of the units that must be done first ("final" needs its tuning runs).
+    """
+
+    id: str
+    kind: str
+    bench: str | None = None
+    size: str | None = None
+    optimizer: str | None = None
+    iters: int | None = None
+    seed: int | None = None
+    needs: tuple[str, ...] = ()
+
+
+def default_plan(**overrides) -> dict:
+    """The options of a work list: benchmarks (all configured), sizes (those of SIZES a benchmark has), gpus (None:
+    the size's), optimizers (an optimizer that needs a language model only with an endpoint configured), iters,
+    seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus (the CPU Pennant run)."""
+    from mapperopt.benchmarks import known_benchmarks
+
+    plan = {"schema": SCHEMA, "benchmarks": known_benchmarks(), "sizes": list(SIZES), "gpus": None,
+            "optimizers": list(OPTIMIZERS), "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1], "base_rounds": 3,
+            "final_rounds": 5, "cpu_cpus": 12}
+    plan.update({k: v for k, v in overrides.items() if v is not None})
+    return plan
+
+
+def usable_optimizers(plan: dict) -> tuple[list[str], dict[str, str]]:
+    """(the plan's optimizers that can run here, {skipped optimizer: why})."""
+    from mapperopt.optimizer.compare import NEEDS_MODEL
+    from mapperopt.optimizer.llm import LLMConfig
+
+    configured = LLMConfig.from_env().configured
+    skipped = {o: "needs a language-model endpoint (MAPPEROPT_LLM_BASE_URL, MAPPEROPT_LLM_MODEL); none configured"
+               for o in plan["optimizers"] if o in NEEDS_MODEL and not configured}
+    return [o for o in plan["optimizers"] if o not in skipped], skipped
+
+
+def pairs(plan: dict) -> list[tuple[str, str]]:
+    """(benchmark, size) of the plan, benchmark-major: Circuit and Stencil first, Pennant (most of a minute of set-up
+    per execution) last."""
+    from mapperopt.benchmarks import load_config
+
+    first = {"circuit": 0, "stencil": 1, "pennant": 3}
+    benches = sorted(plan["benchmarks"], key=lambda b: first.get(b, 2))
+    return [(b, s) for b in benches for s in plan["sizes"] if s in load_config(b).sizes]
+
+
+def work_list(plan: dict) -> list[Unit]:
+    """The units of `plan`, in the order `run` does them."""
+    gpu = plan["gpus"] != 0
+    both = pairs(plan)
+    optimizers, _ = usable_optimizers(plan)
+    units = [Unit("limit-copybw", "limit"), Unit("limit-dgemm", "limit")] if gpu else []
+    units += [Unit(f"base-{b}-{s}", "base", b, s) for b, s in both]
+    if gpu:
+        # the same deck as every Pennant size on GPUs (they differ in memory only)
+        units += [Unit("cpu-pennant-gpu", "cpu", b, s) for b, s in both if b == "pennant" and s == "gpu"]
+
+    def tune(opt: str, iters: int, seed: int, b: str, s: str) -> Unit:
+        return Unit(f"tune-{b}-{s}-{opt}-i{iters}-s{seed}", "tune", b, s, opt, iters, seed)
+
+    # seed-major: one run of every benchmark before the second of any; a comparison's seeds run in order
+    for opt in optimizers:
+        units += [tune(opt, plan["iters"], seed, b, s) for seed in range(plan["seeds"]) for b, s in both]
+    for b, s in both:
+        needs = tuple(tune(o, plan["iters"], seed, b, s).id for o in optimizers for seed in range(plan["seeds"]))
+        units.append(Unit(f"final-{b}-{s}-i{plan['iters']}", "final", b, s, iters=plan["iters"], needs=needs))
+    opt, iters = LONG_RUN[0], plan["long_iters"]
+    if iters and opt in optimizers:
+        units += [tune(opt, iters, seed, b, s) for seed in range(plan["seeds"]) for b, s in both]
+        for b, s in both:
+            needs = tuple(tune(opt, iters, seed, b, s).id for seed in range(plan["seeds"]))
+            units.append(Unit(f"final-{b}-{s}-i{iters}", "final", b, s, opt, iters, needs=needs))
+    return units
+
+
+def is_done(unit: Unit, saved: dict | None) -> bool:
+    """Whether a saved outcome finishes `unit`: it succeeded, and (a final measurement) covered every run the unit
+    now needs (a plan with more seeds makes an earlier final measurement stale)."""
+    return bool(saved) and saved["status"] == "ok" and set(saved.get("needs", ())) == set(unit.needs)
+
+
+def _error(saved: dict) -> str:
+    """Why a saved unit failed (a reference measurement: each failing mapper's reason)."""
+    reasons = [f"{n}: {m['reason']}" for n, m in saved.get("mappers", {}).items() if not m.get("estimate")]
+    return saved.get("error") or "; ".join(reasons) or "see the unit's file"
+
+
+def expert_failed(units: dict, bench: str, size: str) -> bool:
+    """Whether the expert mapper failed at this size in its reference unit: then nothing can be normalised to it,
+    and the size's tuning units are not run."""
+    saved = units.get(f"base-{bench}-{size}", {})
+    return saved.get("status") == "failed" and not (saved.get("mappers", {}).get("expert") or {}).get("estimate")
+
+
+def load_units(results: Path) -> dict[str, dict]:
+    """The saved unit outcomes by id."""
+    folder = results / "units"
+    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))} if folder.exists() else {}
+
+
+def _save(results: Path, unit_id: str, data: dict) -> None:
+    folder = results / "units"
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f"{unit_id}.tmp"
+    tmp.write_text(json.dumps(data, indent=1) + "\n")
+    tmp.replace(folder / f"{unit_id}.json")  # a torn file never looks like a finished unit
+
+
+# ------------------------------------------------------------------------------------------------ the units
+
+
+def _compare_opts(plan: dict, results: Path, unit: Unit, optimizers: list[str], repeats: int, final: bool) -> dict:
+    """`run_compare` options: the comparison of (bench, size) is the same folder for every unit of it (the compare
+    folder's identity leaves optimizers, iterations and repeats out)."""
+    return {"optimizers": optimizers, "iters": unit.iters, "repeats": repeats, "size": unit.size, "cpus": None,
+            "gpus": plan["gpus"], "seed": 0, "start": "random", "memory": {}, "executions": 3, "max_executions": 7,
+            "min_time_s": None, "timeout_s": None, "final_rounds": plan["final_rounds"], "runs_dir": results / "work",
+            "new": False, "app_args": (), "final": final}
+
+
+def _printed(run_dirs) -> dict[str, dict]:
+    """Median of each `NAME = value unit` line the measured executions printed (e.g. the stencil's BANDWIDTH)."""
+    values: dict[str, list[float]] = {}
+    units: dict[str, str] = {}
+    for d in run_dirs:
+        path = Path(d) / "result.json"
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text())
+        settings = data.get("settings") or {}
+        attempts = [a for a in data.get("attempts") or [] if a.get("exit_code") == 0 and a.get("stdout")]
+        for a in attempts[settings.get("calibration_runs", 0):]:
+            for name, value, unit in PRINTED.findall((Path(d) / a["stdout"]).read_text(errors="replace")):
+                values.setdefault(name, []).append(float(value))
+                units[name] = unit
+    return {k: {"median": statistics.median(v), "values": v, "unit": units[k]} for k, v in values.items()}
+
+
+def _run_limit(unit: Unit, sources: Path) -> dict:
+    exe = Path(tempfile.mkdtemp()) / unit.id
+    cu = sources / ("copybw.cu" if unit.id == "limit-copybw" else "dgemm.cu")
+    libs = [] if unit.id == "limit-copybw" else ["-lcublas"]
+    subprocess.run(["nvcc", "-O3", "-arch=sm_90", str(cu), *libs, "-o", str(exe)], check=True)
+    args = [] if unit.id == "limit-copybw" else ["4096", "8192", "16384"]
+    out = subprocess.run([str(exe), *args], check=True, capture_output=True, text=True).stdout
+    print(out, end="")
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,clocks.max.sm,memory.total,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    data = {"output": out, "gpu": gpu}
+    if unit.id == "limit-copybw":
+        data["copy_gbs"] = float(re.search(r"COPY BANDWIDTH = ([0-9.]+)", out).group(1))
+        sms = re.search(r"MULTIPROCESSORS = (\d+)", out)
+        clock = re.search(r",\s*(\d+) MHz", gpu)
+        if sms and clock:  # every FP32 unit doing one fused multiply-add (2 flops) per cycle at the top clock
+            data["fp32_peak_gflops"] = int(sms.group(1)) * FP32_LANES_PER_SM * 2 * int(clock.group(1)) / 1e3
+            data["fp32_peak_source"] = (f"{sms.group(1)} multiprocessors x {FP32_LANES_PER_SM} FP32 units x 2 flops "
+                                        f"x {clock.group(1)} MHz (nvidia-smi clocks.max.sm)")
+    else:
+        data["dgemm_gflops"] = {n: float(g) for n, g in re.findall(r"n=(\d+) gflops=([0-9.]+)", out)}
+    return data
+
+
+def _run_base(plan: dict, results: Path, unit: Unit) -> dict:
+    from mapperopt.benchmarks import load_config, protocol
+    from mapperopt.optimizer.commands import default_cpus
+
+    size = load_config(unit.bench).size(unit.size)
+    gpus = size.gpus if plan["gpus"] is None else plan["gpus"]
+    cpus = default_cpus(size, gpus, unit.bench)
+    out = results / "work" / unit.bench / f"base-{unit.size}"
+    shutil.rmtree(out, ignore_errors=True)  # an interrupted earlier attempt
+    measured = protocol.measure_together(unit.bench, {"default": "default", "expert": "expert"}, plan["base_rounds"],
+                                         out, min_time_s=max(size.min_time_s, protocol.MIN_TIME_S), size=unit.size,
+                                         cpus=cpus, gpus=gpus)
+    data = {"cpus": cpus, "gpus": gpus, "rounds": plan["base_rounds"], "mappers": {}}
+    for name, m in measured.items():
+        data["mappers"][name] = {**m.to_json(), "printed": _printed(m.run_dirs)}
+    if not all(m.ok for m in measured.values()):
+        data.update(status="failed", error="; ".join(f"{n}: {m.reason}" for n, m in measured.items() if not m.ok))
+    return data
+
+
+def _run_cpu(plan: dict, results: Path, unit: Unit) -> dict:
+    from mapperopt.benchmarks import run_benchmark
+
+    n = plan["cpu_cpus"]
+    out = results / "work" / unit.bench / f"cpu-{unit.size}"
+    shutil.rmtree(out, ignore_errors=True)
+    args = ["-npieces", str(n), "-numpcx", "1", "-cstop", "5"]  # one piece per CPU; 2 untimed + 3 timed cycles
+    result = run_benchmark(unit.bench, "default", size=unit.size, gpus=0, cpus=n, min_time_s=0, extra_args=args,
+                           out_dir=out)
+    return {"status": result.status, "cpus": n, "args": args, "throughput": result.throughput,
+            "throughput_unit": result.unit,
+            "time_s": result.time_s, "reason": result.reason, "iterations": result.settings.get("iterations")}
+
+
+def _run_tune(plan: dict, results: Path, unit: Unit) -> dict:
+    from mapperopt.optimizer.compare import run_compare
+    from mapperopt.optimizer.store import TuneStore
+
+    # repeat r of a comparison has seed r; earlier seeds are resumed (done already when the units run in order)
+    summary = run_compare(unit.bench, _compare_opts(plan, results, unit, [unit.optimizer], unit.seed + 1, False))
+    folder = Path(summary["folder"])
+    store = TuneStore.open(folder / f"{unit.optimizer}-{unit.seed + 1}")
+    records = store.records[:unit.iters]
+    best = records[records[-1].best_iter - 1] if records and records[-1].best_iter else None
+    return {"folder": str(folder.relative_to(results)), "reference_first": summary["reference_first_throughput"],
+            "throughput_unit": best.unit if best else None, "best_dsl": best.dsl if best else None,
+            "best_iter": best.iter if best else None, "best_throughput": best.throughput if best else None,
+            "wall_s_tuning": sum(r.wall_s for r in records),
+            "records": [{"iter": r.iter, "status": r.status, "stage": r.stage, "category": r.category,
+                         "throughput": r.throughput, "best_throughput": r.best_throughput, "cached": r.cached,
+                         "wall_s": r.wall_s} for r in records]}
+
+
+def _run_final(plan: dict, results: Path, unit: Unit) -> dict:
+    from mapperopt.optimizer.compare import run_compare
+
+    optimizers = [unit.optimizer] if unit.optimizer else usable_optimizers(plan)[0]
+    summary = run_compare(unit.bench, _compare_opts(plan, results, unit, optimizers, plan["seeds"], True))
+    return {"summary": {k: summary[k] for k in ("optimizers", "runs", "unit", "reference_throughput",
+                                                "reference_first_throughput", "normalization")}}
+
+
+def run_unit(plan: dict, results: Path, unit: Unit, sources: Path) -> dict:
+    """Runs one unit and saves its outcome (status "ok" or "failed", with the error); returns it."""
+    from mapperopt.errors import MapperoptError
+
+    start = time.time()
+    data = {"schema": SCHEMA, "unit": unit.id, "kind": unit.kind, "bench": unit.bench, "size": unit.size,
+            "optimizer": unit.optimizer, "iters": unit.iters, "seed": unit.seed, "needs": list(unit.needs),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start))}
+    try:
+        if unit.kind == "limit":
+            data.update(_run_limit(unit, sources))
+        elif unit.kind == "base":
+            data.update(_run_base(plan, results, unit))
+        elif unit.kind == "cpu":
+            data.update(_run_cpu(plan, results, unit))
+        elif unit.kind == "tune":
+            data.update(_run_tune(plan, results, unit))
+        else:
+            data.update(_run_final(plan, results, unit))
+        data.setdefault("status", "ok")
+    except (MapperoptError, subprocess.CalledProcessError, OSError, AttributeError) as exc:
+        data.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+    data["wall_s"] = round(time.time() - start, 1)
+    _save(results, unit.id, data)
+    return data
+
+
+def _child(plan: dict, results: Path, unit: Unit, sources: Path) -> None:
+    os.setsid()  # its own process group: stopped at the limit with everything it started
+    run_unit(plan, results, unit, sources)
+
+
+def run(plan: dict, results: Path, sources: Path, stop_after: float, retry_failed: bool = False,
+        only: str | None = None, say=print) -> list[str]:
+    """Runs the plan's missing units in order until `stop_after` seconds have passed: a unit runs in a child process
+    that is stopped (its process group killed) at the limit; its unit file is then not written, and a tuning run's
+    finished iterations stay in its journal for the next call. Returns the ids of the units run to the end."""
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
+    deadline = time.time() + stop_after
+    done = load_units(results)
+    finished = []
+    context = multiprocessing.get_context("fork")
+    for unit in work_list(plan):
+        if only and not re.search(only, unit.id):
+            continue
+        if is_done(unit, done.get(unit.id)) or (unit.id in done and done[unit.id]["status"] == "failed"
+                                                  and not retry_failed):
+            continue
+        if unit.kind in ("tune", "final") and expert_failed(done, unit.bench, unit.size):
+            continue  # the report says why
+        missing = [n for n in unit.needs if done.get(n, {}).get("status") != "ok"]
+        if missing:
+            say(f"{unit.id}: waits for {len(missing)} unit(s), e.g. {missing[0]}")
+            continue
+        left = deadline - time.time()
+        if left < 20:
+            say(f"Stopping: {left:.0f} s left of --stop-after {stop_after:g}.")
+            break
+        say(f"== {unit.id} (at most {left:.0f} s)")
+        child = context.Process(target=_child, args=(plan, results, unit, sources))
+        child.start()
+        child.join(left)
+        if child.is_alive():
+            say(f"{unit.id}: stopped at the limit; it continues where it stopped on the next run.")
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(child.pid, sig)
+                except ProcessLookupError:
+                    break
+                child.join(5)
+            break
+        done = load_units(results)
+        outcome = done.get(unit.id, {"status": "failed", "error": f"the unit's process ended with {child.exitcode}"})
+        say(f"{unit.id}: {outcome['status']} in {outcome.get('wall_s', '?')} s"
+            + (f" ({outcome.get('error')})" if outcome["status"] != "ok" else ""))
+        finished.append(unit.id)
+    return finished
+
+
+# ------------------------------------------------------------------------------------------------ the report
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if abs(x) >= 1e6:
+        return f"{x:.3g}"
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.4g}"
+
+
+def _short(text: str | None, n: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def _estimate(m: dict) -> float | None:
+    return (m.get("estimate") or {}).get("value")
+
+
+def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[str]:
+    """The limits table, and limits.png (each reference mapper's share of its ceiling) in `results`."""
+    copy = units.get("limit-copybw", {})
+    dgemm = units.get("limit-dgemm", {})
+    lines = ["## Physical limits", ""]
+    if copy.get("gpu"):
+        lines += [f"GPU: {copy['gpu']} (nvidia-smi: name, top SM clock, memory, driver).", ""]
+    rows, shares = [], []
+    copy_gbs = copy.get("copy_gbs") if copy.get("status") == "ok" else None
+    peak = copy.get("fp32_peak_gflops") if copy.get("status") == "ok" else None
+    dg = (dgemm.get("dgemm_gflops") or {}) if dgemm.get("status") == "ok" else {}
+    best_dgemm = max(dg.values()) if dg else None
+    for b, s in pairs(plan):
+        base = units.get(f"base-{b}-{s}")
+        if not base:
+            continue
+        for name, m in base.get("mappers", {}).items():
+            value = _estimate(m)
+            if value is None:
+                rows.append(f"| {b} | {s} | {name} | failed: {_short(m.get('reason'))} | | |")
+                continue
+            if b == "stencil":
+                bw = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median")
+                share = f"{bw / copy_gbs:.0%} of the copy bandwidth {copy_gbs:,.0f} GB/s" if bw and copy_gbs else "-"
+                rows.append(f"| {b} | {s} | {name} | {_fmt(bw)} GB/s | {share} | target >= 80 % |")
+                if bw and copy_gbs:
+                    shares.append((f"{b} {s} {name}", bw / copy_gbs))
+            elif b == "circuit":
+                share = f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" if peak else "-"
+                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} GFLOP/s | {share} | |")
+                if peak:
+                    shares.append((f"{b} {s} {name}", value / peak))
+            elif b == "pennant":
+                cpu = units.get("cpu-pennant-gpu", {})
+                cpu_tp = cpu.get("throughput") if cpu.get("status") == "ok" else None
+                share = (f"{value / cpu_tp:.1f}x the CPU run ({cpu['cpus']} CPUs: {_fmt(cpu_tp)} zone-cycles/s)"
+                         if cpu_tp else "CPU run not done")
+                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} zone-cycles/s | {share} | |")
+            else:
+                n = str(max(int(k) for k in dg)) if dg else None
+                share = f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)" if n else "-"
+                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} GFLOP/s | {share} | target >= 80 % |")
+                if n:
+                    shares.append((f"{b} {s} {name}", value / dg[n]))
+    ceilings = []
+    if copy_gbs:
+        ceilings.append(f"device-to-device copy {copy_gbs:,.0f} GB/s (benchmarks/gpu/copybw.cu, bytes read + written)")
+    if peak:
+        ceilings.append(f"FP32 peak {peak:,.0f} GFLOP/s = {copy['fp32_peak_source']}")
+    if dg:
+        ceilings.append("cuBLAS DGEMM " + ", ".join(f"n={n}: {g:,.0f} GFLOP/s" for n, g in dg.items())
+                        + " (benchmarks/gpu/dgemm.cu)")
+    if best_dgemm is None and copy_gbs is None:
+        ceilings.append("not measured yet (units limit-copybw, limit-dgemm)")
+    when = copy.get("started", "")[:10]
+    lines += [f"Ceilings{' measured ' + when if when else ''}: " + "; ".join(ceilings) + ".", ""]
+    if rows:
+        lines += ["| benchmark | size | mapper | achieved | against the ceiling | |", "|---|---|---|---|---|---|", *rows]
+    else:
+        lines.append("No benchmark measured yet.")
+    if shares:
+        path = results / "limits.png"
+        _plot_shares(shares, path)
+        lines += ["", f"![share of the ceiling]({os.path.relpath(path, out.parent)})"]
+    return lines + [""]
+
+
+def _plot_shares(shares: list[tuple[str, float]], path: Path) -> None:
+    """PNG: one horizontal bar per (label, achieved / ceiling); the 80 % target dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 0.3 * len(shares) + 1.2), dpi=100)
+    labels, values = zip(*shares)
+    ax.barh(range(len(shares)), values, color="tab:blue")
+    ax.set_yticks(range(len(shares)), labels, fontsize="small")
+    ax.invert_yaxis()
+    ax.axvline(0.8, color="gray", linestyle="--", linewidth=1, label="target 80 %")
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("achieved / ceiling\n(stencil: copy bandwidth; circuit: FP32 peak; GEMMs: cuBLAS DGEMM)",
+                  fontsize="small")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _runs(units: dict, b: str, s: str, opt: str, iters: int, seeds: int) -> list[dict]:
+    return [units[k] for k in (f"tune-{b}-{s}-{opt}-i{iters}-s{seed}" for seed in range(seeds))
+            if units.get(k, {}).get("status") == "ok"]
+
+
+def _stats(scores: list[float]) -> str:
+    return " | ".join(f"{f(scores):.2f}" for f in (statistics.fmean, statistics.pstdev, min, statistics.median,
+                                                      max))
+
+
+def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[str], dict | None]:
+    """The paper's table for (b, s) and the best tuning run found (its unit)."""
+    optimizers, skipped = usable_optimizers(plan)
+    base = units.get(f"base-{b}-{s}", {})
+    lines = [f"### {b}, size `{s}`", ""]
+    expert = _estimate(base.get("mappers", {}).get("expert", {}))
+    default = _estimate(base.get("mappers", {}).get("default", {}))
+    if expert:
+        unit = base["mappers"]["expert"].get("unit") or ""
+        lines += [f"Expert {_fmt(expert)} {unit}, Legion's default mapper {_fmt(default)} {unit} "
+                  f"({base['rounds']} interleaved round(s) each, trimmed mean).", ""]
+    lines += ["| optimizer | iterations | runs | mean | std | worst | median | best | failed evaluations | "
+              "wall time per run | normalised by |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    if expert and default:
+        lines.append(f"| Legion default mapper | - | 1 | {default / expert:.2f} | | | | | | | expert, same rounds |")
+    elif base:
+        lines.append(f"| default / expert | - | - | failed: {_short(_error(base))} | | | | | | | |")
+    best_run = None
+    jobs = [(o, plan["iters"]) for o in optimizers]
+    if plan["long_iters"] and LONG_RUN[0] in optimizers:
+        jobs.append((LONG_RUN[0], plan["long_iters"]))
+    for opt, iters in jobs:
+        runs = _runs(units, b, s, opt, iters, plan["seeds"])
+        final_unit = next((u for u in work_list(plan) if u.id == f"final-{b}-{s}-i{iters}"), None)
+        final = units[final_unit.id]["summary"] if final_unit and is_done(final_unit, units.get(final_unit.id)) else None
+        if not runs:
+            lines.append(f"| {opt} | {iters} | 0 of {plan['seeds']} | not run yet | | | | | | | |")
+            continue
+        if final and opt in final["optimizers"]:
+            f = final["optimizers"][opt]
+            stats = " | ".join(f"{f[k]:.2f}" for k in ("mean", "std", "worst", "median", "best"))
+            how = "final measurement (together with the expert)"
+        else:  # provisional: each run's own best against the comparison's first expert measurement
+            stats = _stats([(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs])
+            how = "provisional: the run's own measurements / expert's first"
+        evals = sum(len(r["records"]) for r in runs)
+        failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
+        walls = ", ".join(f"{r['wall_s_tuning'] / 60:.1f}" for r in runs)
+        lines.append(f"| {opt} | {iters} | {len(runs)} of {plan['seeds']} | {stats} | {failed / evals:.0%} of {evals} "
+                     f"| {walls} min | {how} |")
+        for r in runs:
+            if r["best_throughput"] and (best_run is None or r["best_throughput"] / r["reference_first"]
+                                         > best_run["best_throughput"] / best_run["reference_first"]):
+                best_run = r
+    for opt, why in skipped.items():
+        lines.append(f"| {opt} | {plan['iters']} | skipped: {why} | | | | | | | | |")
+    missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and not is_done(u, units.get(u.id))]
+    if expert_failed(units, b, s):
+        lines += ["", "The expert mapper failed at this size, so nothing can be normalised to it: its tuning units are "
+                  "not run."]
+    elif missing:
+        lines += ["", f"{len(missing)} unit(s) of this benchmark not done yet (first: `{missing[0]}`); `{resume}` "
+                  "continues."]
+    return lines + [""], best_run
+
+
+def describe_change(expert: str, best: str) -> list[str]:
+    """The statements the best program adds and removes against the expert (normalised text, comments out)."""
+    from mapperopt.optimizer.base import normalize_dsl
+
+    a, b = normalize_dsl(expert).splitlines(), normalize_dsl(best).splitlines()
+    return [line for line in difflib.unified_diff(a, b, lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
+    """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
+    `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
+    limits table), and per benchmark (or "<bench>-<size>") why its best mapper is faster;
+    `shown`: the results folder as the commands in the report name it (default `results`)."""
+    from mapperopt.benchmarks import load_config
+
+    plan = json.loads((results / "plan.json").read_text())
+    units = load_units(results)
+    if notes is None and (results / "notes.json").exists():
+        notes = json.loads((results / "notes.json").read_text())
+    notes = notes or {}
+    todo = work_list(plan)
+    done = [u for u in todo if is_done(u, units.get(u.id))]
+    failed = [u for u in todo if units.get(u.id, {}).get("status") == "failed"]
+    rel = os.path.relpath(results, out.parent)
+    shown = shown or results
+    resume = f"python3 benchmarks/gpu/evaluate.py run --results {shown}"
+    sessions = sorted({u["started"][:10] for u in units.values()})
+    lines = ["# Evaluation on one H200", "",
+             f"Work list: {len(done)} of {len(todo)} units done, {len(failed)} failed"
+             f"{' (dates: ' + ', '.join(sessions) + ')' if sessions else ''}. Every figure below comes from "
+             f"`benchmarks/gpu/evaluate.py` (units saved in `{rel}/units/`).", "",
+             "Reproduce or continue, from the repository root on a lent H200 after `bash benchmarks/gpu/pack.sh` "
+             "here (`.carry` carried):", "",
+             "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
+             f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
+             f"then, here, unpack the returned `h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), "
+             "write this page with",
+             "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
+             f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
+    if notes.get("summary"):
+        lines += [notes["summary"], ""]
+    lines += _limits_section(units, plan, results, out)
+    if notes.get("limits"):
+        lines += [notes["limits"], ""]
+    lines += ["## Tuning: best throughput normalised to the expert mapper", "",
+              f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
+              f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
+              "iterations; `mapperopt compare`'s protocol (3-7 calibrated executions per evaluation, trimmed mean). "
+              "Scores: mean, population std, worst, median and best of the runs' best / expert; a failed run counts "
+              "0. Until a benchmark's `final` unit has measured every run's best together with the expert, the "
+              "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
+    best_runs = {}
+    for b, s in pairs(plan):
+        table, best = _table(units, plan, b, s, resume)
+        lines += table
+        if best:
+            best_runs[(b, s)] = best
+        png = _plot(units, plan, b, s, results)
+        if png:
+            lines += [f"![{b} {s}]({os.path.relpath(png, out.parent)})", ""]
+    lines += ["## Best mapper found per benchmark", ""]
+    if not best_runs:
+        lines += ["No tuning run has found a working mapper yet.", ""]
+    for (b, s), r in best_runs.items():
+        config = load_config(b)
+        expert_dsl = config.expert_dsl() if config.expert else ""
+        change = describe_change(expert_dsl, r["best_dsl"])
+        ratio = r["best_throughput"] / r["reference_first"]
+        lines += [f"### {b}, size `{s}`: {ratio:.2f}x the expert (its run's own measurement / the expert's first; "
+                  f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']})", "",
+                  notes.get(b) or notes.get(f"{b}-{s}") or "(no sentence written yet: the lines below are the change)",
+                  "", "Against the expert (`-` expert only, `+` best only):", "", "```", *change, "```", ""]
+    missing = [u for u in todo if u not in done]
+    lines += ["## Not run yet", ""]
+    if missing:
+        lines += [f"{len(missing)} units, in the order the script runs them (continue with `{resume}`):", ""]
+        lines += [f"- `{u.id}`" + (f": failed ({_short(_error(units[u.id]))})" if u in failed else
+                                   ": not run, the expert failed at this size" if expert_failed(units, u.bench, u.size)
+                                   else "")
+                  for u in missing[:40]]
+        if len(missing) > 40:
+            lines.append(f"- ... and {len(missing) - 40} more (`python3 benchmarks/gpu/evaluate.py list`)")
+    else:
+        lines.append("Nothing: the work list is complete.")
+    text = "\n".join(lines) + "\n"
+    out.write_text(text)
+    return text
+
+
+def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None:
+    """compare.png's plot of the (b, s) tuning runs (normalised best-so-far per iteration), or None without runs."""
+    from mapperopt.optimizer.compare import plot_compare
+
+    optimizers, _ = usable_optimizers(plan)
+    curves = {}
+    for opt in optimizers:
+        runs = _runs(units, b, s, opt, plan["iters"], plan["seeds"])
+        if runs:
+            curves[opt] = [[x["best_throughput"] / r["reference_first"] for x in r["records"]] for r in runs]
+    if not curves:
+        return None
+    path = results / f"{b}-{s}.png"
+    plot_compare({"curves": curves, "bench": f"{b} ({s})", "reference": "expert"}, path)
+    return path
+
+
+# ------------------------------------------------------------------------------------------------ command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("run", "report", "list"))
+    parser.add_argument("--results", type=Path, default=Path("reports/h200-eval"), help="the results folder")
+    parser.add_argument("--out", type=Path, default=Path("reports/h200-evaluation.md"), help="the report (report)")
+    parser.add_argument("--stop-after", type=float, default=480, help="seconds; no unit starts after (run)")
+    parser.add_argument("--benchmarks", help="comma-separated (default: all)")
+    parser.add_argument("--sizes", help=f"comma-separated, those a benchmark has (default: {','.join(SIZES)})")
+    parser.add_argument("--gpus", type=int, help="GPUs (default: the size's; 0 drops the GPU limits)")
+    parser.add_argument("--optimizers", help=f"comma-separated (default: {','.join(OPTIMIZERS)})")
+    parser.add_argument("--iters", type=int)
+    parser.add_argument("--seeds", type=int)
+    parser.add_argument("--long-iters", type=int, help=f"{LONG_RUN[0]}'s long run (0: none)")
+    parser.add_argument("--base-rounds", type=int)
+    parser.add_argument("--final-rounds", type=int)
+    parser.add_argument("--sources", type=Path, default=Path("benchmarks/gpu"), help="copybw.cu and dgemm.cu")
+    parser.add_argument("--only", help="run only the units whose id matches this regular expression")
+    parser.add_argument("--retry-failed", action="store_true")
+    args = parser.parse_args(argv)
+    results = args.results.resolve()
+    split = (lambda v: v.split(",") if v else None)
+    given = {"benchmarks": split(args.benchmarks), "sizes": split(args.sizes), "gpus": args.gpus,
+             "optimizers": split(args.optimizers), "iters": args.iters, "seeds": args.seeds,
+             "long_iters": args.long_iters, "base_rounds": args.base_rounds, "final_rounds": args.final_rounds}
+    stored = results / "plan.json"
+    if args.command == "run":
+        # a run without options continues the stored plan; options given replace its values
+        plan = json.loads(stored.read_text()) if stored.exists() else default_plan()
+        plan.update({k: v for k, v in given.items() if v is not None})
+        run(plan, results, args.sources.resolve(), args.stop_after, args.retry_failed, args.only)
+    elif not stored.exists():
+        print(f"error: {stored} not found: nothing was run with --results {args.results}", file=sys.stderr)
+        return 2
+    if args.command == "list":
+        units = load_units(results)
+        for u in work_list(json.loads(stored.read_text())):
+            saved = units.get(u.id)
+            state = "missing" if not saved else "ok" if is_done(u, saved) else "stale" if saved["status"] == "ok" \
+                else saved["status"]
+            print(f"{state:8} {u.id}")
+    if args.command == "report":
+        write_report(results, args.out.resolve(), shown=args.results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The evaluation of reports/h200-evaluation.md on a lent machine with one H200 (device kind nvidia-h200), from the
+# repository root after `bash benchmarks/gpu/pack.sh` here:
+#   source benchmarks/gpu/setup.sh; bash benchmarks/gpu/evaluate.sh
+# 1. builds every benchmark with its CUDA variants (in parallel; their logs, one after the other, in build.log);
+# 2. runs the units of the work list in RESULTS (default reports/h200-eval) that are not done yet
+#    (benchmarks/evaluate.py; EVAL_ARGS adds options, e.g. "--only base-"), until STOP_AFTER seconds (default 500)
+#    have passed since this script started: a unit still running then is stopped and continues on the next call;
+# 3. writes $OUT (default ./gpu-out)/h200-eval.tar.gz: the results folder without the executions' own folders
+#    (the unit files, the plan, the comparisons' journals and stored outcomes: what the next call resumes from), to
+#    unpack here into the results folder's parent (`tar -xzf h200-eval.tar.gz -C reports`) and commit; and
+#    runs.tar.gz, every execution's files (logs; not committed).
+set -uo pipefail
+out=${OUT:-gpu-out}
+results=${RESULTS:-reports/h200-eval}
+logs=$(mktemp -d)
+mkdir -p "$out"
+nvidia-smi -L
+for yaml in configs/*.yaml; do
+  app=$(basename "$yaml" .yaml)
+  mapperopt build --cuda on "$app" > "$logs/$app.log" 2>&1 &
+done
+wait
+tail -n +1 "$logs"/*.log > "$out/build.log"
+echo "built in $SECONDS s"
+PYTHONUNBUFFERED=1 python3 benchmarks/gpu/evaluate.py run --results "$results" \
+  --stop-after $(( ${STOP_AFTER:-500} - SECONDS )) ${EVAL_ARGS:-}
+status=$?
+parent=$(dirname "$results") name=$(basename "$results")
+tar -C "$parent" -czf "$out/h200-eval.tar.gz" --exclude="$name/work/*/base-*" --exclude="$name/work/*/cpu-*" \
+  --exclude="$name/work/*/compare-*/*-*/iter-*" --exclude="$name/work/*/compare-*/final-*" \
+  --exclude="$name/work/*/compare-*/baseline-*" --exclude="*/tune.lock" --exclude="*/owner.json" "$name"
+tar -C "$parent" -czf "$out/runs.tar.gz" "$name/work"
+python3 benchmarks/gpu/evaluate.py list --results "$results" | awk '{print $1}' | sort | uniq -c
+exit $status

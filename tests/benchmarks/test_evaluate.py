@@ -1,0 +1,106 @@
+"""benchmarks/evaluate.py, the resumable evaluation: the work list's order and dependencies, and a real CPU plan
+(Stencil at the ci size, no GPU) whose units run, are saved, are not run again, and are reported with what is
+still missing."""
+
+import json
+from pathlib import Path
+
+from mapperopt.benchmarks import evaluate
+from mapperopt.benchmarks.evaluate import default_plan, load_units, work_list, write_report
+
+
+def test_the_work_list_puts_references_and_limits_first_and_finals_after_their_runs(monkeypatch):
+    for name in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    plan = default_plan(benchmarks=["pennant", "stencil", "circuit"], sizes=["gpu", "tight", "ci"],
+                        optimizers=["guided", "trace", "opentuner"], seeds=2, long_iters=100)
+    units = work_list(plan)
+    ids = [u.id for u in units]
+    assert len(ids) == len(set(ids))
+    assert ids[:2] == ["limit-copybw", "limit-dgemm"]
+    # every size a benchmark has (Pennant has `tight`), Circuit and Stencil first, Pennant last
+    assert [u.id for u in units if u.kind == "base"] == [
+        "base-circuit-gpu", "base-circuit-ci", "base-stencil-gpu", "base-stencil-ci", "base-pennant-gpu",
+        "base-pennant-tight", "base-pennant-ci"]
+    assert "cpu-pennant-gpu" in ids
+    assert not any("trace" in i for i in ids)  # no model endpoint here
+    tunes = [u for u in units if u.kind == "tune"]
+    assert max(ids.index(u.id) for u in units if u.kind in ("base", "cpu")) < ids.index(tunes[0].id)
+    # one run of every benchmark before the second of any
+    guided = [(u.seed, u.bench) for u in tunes if u.optimizer == "guided"]
+    assert guided == sorted(guided, key=lambda x: x[0])
+    finals = {u.id: u for u in units if u.kind == "final"}
+    final = finals["final-circuit-gpu-i10"]
+    assert set(final.needs) == {f"tune-circuit-gpu-{o}-i10-s{s}" for o in ("guided", "opentuner") for s in (0, 1)}
+    assert all(ids.index(n) < ids.index(final.id) for n in final.needs)
+    long = [i for i in ids if "-i100-" in i]
+    assert long and ids.index(long[0]) > max(ids.index(i) for i in finals if i.endswith("-i10"))
+    assert finals["final-circuit-gpu-i100"].optimizer == "opentuner"
+    # without GPUs: no ceilings and no CPU comparison
+    assert not [u for u in work_list({**plan, "gpus": 0}) if u.kind in ("limit", "cpu")]
+
+
+def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
+    results = tmp_path / "eval"
+    plan = default_plan(benchmarks=["stencil"], sizes=["ci", "tight"], gpus=0, optimizers=["random"], iters=1,
+                        seeds=1, long_iters=0, base_rounds=1, final_rounds=1)
+    lines = []
+    assert evaluate.run(plan, results, Path("benchmarks/gpu"), stop_after=0, say=lines.append) == []
+    assert json.loads((results / "plan.json").read_text()) == plan and not load_units(results)
+    assert lines and lines[0].startswith("Stopping")
+
+    finished = evaluate.run(plan, results, Path("benchmarks/gpu"), stop_after=900, say=lines.append)
+    assert finished == ["base-stencil-ci", "tune-stencil-ci-random-i1-s0", "final-stencil-ci-i1"], lines
+    units = load_units(results)
+    assert {u["status"] for u in units.values()} == {"ok"}, units
+    base = units["base-stencil-ci"]["mappers"]
+    assert base["default"]["estimate"]["value"] > 0 and base["expert"]["estimate"]["value"] > 0
+    assert base["expert"]["printed"]["BANDWIDTH"]["unit"] == "GB/s"  # what the application prints, kept
+    tune = units["tune-stencil-ci-random-i1-s0"]
+    assert len(tune["records"]) == 1 and tune["reference_first"] > 0 and tune["wall_s_tuning"] > 0
+    final = units["final-stencil-ci-i1"]["summary"]
+    assert final["optimizers"]["random"]["runs"] == 1
+
+    stamps = {p: p.stat().st_mtime_ns for p in (results / "units").iterdir()}
+    assert evaluate.run(plan, results, Path("benchmarks/gpu"), stop_after=900, say=lines.append) == []
+    assert {p: p.stat().st_mtime_ns for p in (results / "units").iterdir()} == stamps
+
+    # a second seed asked for: its run and the final measurement are missing, and the report says so
+    (results / "plan.json").write_text(json.dumps({**plan, "seeds": 2}))
+    text = write_report(results, tmp_path / "report.md", shown=Path("reports/x"))
+    assert (tmp_path / "report.md").read_text() == text
+    assert "| Legion default mapper | - | 1 |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| random | 1 | 1 of 2 |"))
+    assert "provisional" in row and "of 1 |" in row  # the failed share of its one evaluation
+    assert "- `tune-stencil-ci-random-i1-s1`" in text and "- `final-stencil-ci-i1`" in text  # stale final
+    assert "python3 benchmarks/gpu/evaluate.py run --results reports/x" in text
+    assert ("Against the expert" in text) == (tune["best_dsl"] is not None)
+    assert (results / "stencil-ci.png").stat().st_size > 0
+    assert [u.id for u in work_list({**plan, "seeds": 2}) if not evaluate.is_done(u, units.get(u.id))] == [
+        "tune-stencil-ci-random-i1-s1", "final-stencil-ci-i1"]
+
+
+def test_the_change_against_the_expert_lists_added_and_removed_statements():
+    expert = "# the expert\nTask * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * rp_shared GPU ZCMEM;\n"
+    best = "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nLayout * * * SOA F_order;\n"
+    assert evaluate.describe_change(expert, best) == ["-Region * rp_shared GPU ZCMEM;", "+Layout * * * SOA F_order;"]
+
+
+def test_no_tuning_where_the_expert_failed(tmp_path):
+    # the reference unit as a run where the expert does not fit writes it (what Pennant's `tight` size gave)
+    results = tmp_path / "eval"
+    plan = default_plan(benchmarks=["stencil"], sizes=["ci"], gpus=0, optimizers=["random"], iters=1, seeds=1,
+                        long_iters=0)
+    reason = "run: aborted: error R403: no memory of the list FBMEM can hold requirement 3"
+    (results / "units").mkdir(parents=True)
+    (results / "units" / "base-stencil-ci.json").write_text(json.dumps({
+        "schema": evaluate.SCHEMA, "unit": "base-stencil-ci", "kind": "base", "status": "failed", "rounds": 1,
+        "started": "2026-12-02T03:33:00Z",
+        "mappers": {"default": {"estimate": None, "reason": "run: aborted", "unit": None, "printed": {}},
+                    "expert": {"estimate": None, "reason": reason, "unit": None, "printed": {}}}}))
+    lines = []
+    assert evaluate.run(plan, results, Path("benchmarks/gpu"), stop_after=900, say=lines.append) == []
+    assert not (results / "work").exists()
+    text = write_report(results, tmp_path / "report.md")
+    assert f"expert: {reason}" in text and "its tuning units are not run" in text
+    assert "- `tune-stencil-ci-random-i1-s0`: not run, the expert failed at this size" in text
