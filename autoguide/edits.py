@@ -380,6 +380,36 @@ EDIT_OPS: dict[str, Callable[..., list]] = {
 }
 
 
+# Edits of the run's settings, not of the program (autoguide/capacity.py): `set_memory_size` {"option": "csize",
+# "fsize" or "zsize", "mb": N} asks for the run's system, framebuffer or zero-copy memory to be N MB.
+SETTING_OPS = ("set_memory_size",)
+MEMORY_OPTIONS = ("csize", "fsize", "zsize")
+
+
+def program_edits(edits: Sequence[Edit]) -> list[Edit]:
+    """The edits of `edits` that change the program (those `apply_edits` applies)."""
+    return [e for e in edits if e.op not in SETTING_OPS]
+
+
+def memory_settings(edits: Sequence[Edit]) -> dict[str, int]:
+    """The memory sizes in MB that the `set_memory_size` edits of `edits` ask for, by option ("csize", "fsize",
+    "zsize"); the last edit for an option wins.
+
+    Raises:
+        MapperoptError: an edit names another option or a size that is not a whole number of MB of at least 1.
+    """
+    out: dict[str, int] = {}
+    for edit in edits:
+        if edit.op != "set_memory_size":
+            continue
+        option, mb = edit.args.get("option"), edit.args.get("mb")
+        if option not in MEMORY_OPTIONS or not isinstance(mb, int) or isinstance(mb, bool) or mb < 1:
+            raise MapperoptError(f"edit {edit.to_json()}: needs option one of {', '.join(MEMORY_OPTIONS)} and mb a "
+                                 f"whole number >= 1")
+        out[option] = mb
+    return out
+
+
 def apply_edits(program: A.Program, edits: Sequence[Edit]) -> A.Program:
     """Apply `edits` in order to `program`.
 
@@ -395,6 +425,9 @@ def apply_edits(program: A.Program, edits: Sequence[Edit]) -> A.Program:
     for i, edit in enumerate(edits):
         op = EDIT_OPS.get(edit.op)
         where = f"edit #{i + 1} {edit.to_json()}"
+        if edit.op in SETTING_OPS:
+            raise MapperoptError(f"{where} changes a setting of the run, not the program",
+                                 hint=f"run again with --{edit.args.get('option')} {edit.args.get('mb')}")
         if op is None:
             raise MapperoptError(f"{where}: unknown op {edit.op!r}", hint=f"ops are {', '.join(sorted(EDIT_OPS))}")
         try:
@@ -414,7 +447,8 @@ def apply_edits_to_text(text: str, edits: Sequence[Edit | dict], filename: str =
 
     Args:
         text: the mapper's DSL source.
-        edits: `Edit`s, or their JSON form as in `feedback.json` (`{"op": ..., **args}`).
+        edits: `Edit`s, or their JSON form as in `feedback.json` (`{"op": ..., **args}`); edits of the run's
+            settings (`SETTING_OPS`) are left out.
         filename: the name used in syntax errors.
 
     Raises:
@@ -425,4 +459,4 @@ def apply_edits_to_text(text: str, edits: Sequence[Edit | dict], filename: str =
     from mapperopt.dsl.formatter import format_program
 
     edits = [e if isinstance(e, Edit) else Edit.from_json(e) for e in edits]
-    return format_program(apply_edits(parse(text, filename), edits))
+    return format_program(apply_edits(parse(text, filename), program_edits(edits)))

@@ -18,8 +18,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from mapperopt.autoguide import capacity
 from mapperopt.autoguide import excerpt as X
 from mapperopt.autoguide.catalog import Catalog, Match, load_catalog
+from mapperopt.autoguide.edits import SETTING_OPS
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Edit, Feedback, RunResult
 
@@ -116,6 +118,12 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
         explanation = _text(match.rule.explain, match.fields)
         suggestion = _text(match.rule.suggest, match.fields)
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl)
+        if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
+            advice = capacity.advise(match.fields, result)
+            if advice is not None:  # a failed allocation: what to spill, or the size to raise
+                suggestion, edits = advice[0], tuple(e for e in advice[1] if result.dsl is not None or
+                                                     e.op in SETTING_OPS)
+            edits = capacity.fit_edits(edits, result)
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
 
 

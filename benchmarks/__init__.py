@@ -6,8 +6,16 @@ returns a `mapperopt.records.RunResult` (a failure of the mapper or the applicat
 exception). docs/running.md explains the configuration fields and the run folder.
 """
 
-from mapperopt.benchmarks.apps import BenchConfig, SizeConfig, build_app, describe_app, known_benchmarks, load_config
-from mapperopt.benchmarks.harness import run_benchmark
+import importlib
 
-__all__ = ["BenchConfig", "SizeConfig", "build_app", "describe_app", "known_benchmarks", "load_config",
-           "run_benchmark"]
+# name -> module: imported on first use, so that a command needing one light module of this package (the `--app`
+# option of `check`) does not pay for the harness and its dependencies.
+_EXPORTS = {"BenchConfig": "apps", "SizeConfig": "apps", "build_app": "apps", "describe_app": "apps",
+            "known_benchmarks": "apps", "load_config": "apps", "run_benchmark": "harness"}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -67,6 +67,12 @@ class SizeConfig:
             flags += [flag, str(values[key])]
         return flags
 
+    def app_args(self, cpus: int, gpus: int) -> dict[str, str]:
+        """The application's flags for a run with `cpus` CPU and `gpus` GPU processors: `{procs}` in a value
+        becomes the processor count the tasks run on (`gpus`, or `cpus` when the run uses no GPU)."""
+        procs = str(gpus or cpus)
+        return {flag: value.replace(PROCS, procs) for flag, value in self.args.items()}
+
 
 @dataclass(frozen=True)
 class BenchConfig:
@@ -147,6 +153,9 @@ def _optional_int(data: dict, key: str, where: str, default: int | None = None) 
 # In a size's argument values, this stands for the application's source folder (`benchmarks/legion/<app>`), so that
 # input files shipped beside the sources (e.g. Pennant's decks) are found wherever the package is installed.
 APP_DIR = "{app_dir}"
+# In a size's argument values, this stands for the run's processor count (its GPUs, else its CPUs), so that a
+# decomposition can follow the machine: one Pennant piece per GPU keeps every GPU busy on any count.
+PROCS = "{procs}"
 
 
 def _parse_size(name: str, data: dict, iterations_flag: str, where: str, app_dir: Path) -> SizeConfig:
@@ -276,10 +285,12 @@ def _describe(exe: str, args: tuple[str, ...]) -> str:
     return done.stdout
 
 
-def describe_app(app: str, size: str = "ci") -> dict:
-    """The application description (docs/dsl-reference.md §12) that `<app> <size args> --describe` prints.
+def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int | None = None) -> dict:
+    """The application description (docs/dsl-reference.md §12) that `<app> <size args> --describe` prints for a
+    run on `cpus` CPU and `gpus` GPU processors (default: the size's): launch domains may follow the processor
+    count (`{procs}` in the size's arguments, COSMA's grid).
 
-    Builds the application if needed; cached per executable and size within the process.
+    Builds the application if needed; cached per executable, size and counts within the process.
 
     For a user's program (`userapp.UserApp`), the description discovered by running it (`userapp.discover`).
 
@@ -293,10 +304,13 @@ def describe_app(app: str, size: str = "ci") -> dict:
         return discover(app, size)
     cfg = load_config(app)
     sz = cfg.size(size)
+    cpus = sz.cpus if cpus is None else cpus
+    gpus = sz.gpus if gpus is None else gpus
     exe = build_app(app)
-    args = [a for flag, value in sz.args.items() for a in (flag, value)]
-    # The description depends on the application flags only; the fewest resources keep it cheap on any machine.
-    text = _describe(str(exe), (*args, "-ll:cpu", "1", "-ll:util", "1", "-logfile", "stderr"))
+    args = [a for flag, value in sz.app_args(cpus, gpus).items() for a in (flag, value)]
+    # The counts reach the application's own flag parser only: --describe prints and exits before Legion starts.
+    counts = ("-ll:cpu", str(cpus), *(("-ll:gpu", str(gpus)) if gpus else ()))
+    text = _describe(str(exe), (*args, *counts, "-ll:util", "1", "-logfile", "stderr"))
     try:
         desc = json.loads(text)
     except json.JSONDecodeError as exc:

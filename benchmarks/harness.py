@@ -316,23 +316,34 @@ def _new_run_dir(app: str) -> Path:
 
 
 @lru_cache(maxsize=None)
-def _machine(cpus: int, gpus: int):
+def _machine(cpus: int, gpus: int, memory_flags: tuple[str, ...]):
     from mapperopt.commands import probe_machine
 
-    return probe_machine(cpus, gpus)
+    return probe_machine(cpus, gpus, memory_flags)
 
 
-def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path
-             ) -> tuple[Path | None, str | None, str | None, str]:
+def _memory_flags(flags: list[str]) -> tuple[str, ...]:
+    """The flags among a run's that create RDMEM and SOCKMEM (`-ll:rsize N`, `-ll:nsize N`): the machine a mapper is
+    checked against is probed with them, so that a mapper placing data only there is an error exactly when the run
+    has no such memory."""
+    out: list[str] = []
+    for k, flag in enumerate(flags[:-1]):
+        if flag in ("-ll:rsize", "-ll:nsize"):
+            out += [flag, str(flags[k + 1])]
+    return tuple(out)
+
+
+def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path,
+             memory_flags: tuple[str, ...] = ()) -> tuple[Path | None, str | None, str | None, str]:
     """Compile a DSL mapper for this run. Returns (library, failed stage, reason, log); copies the generated C++ to
     `mapper.cc` when there is one and, on success, replaces `mapper.dsl` by the canonical text compiled."""
     from mapperopt.compiler import CheckError, compile_program
     from mapperopt.descriptions import AppDescription
     from mapperopt.dsl import DslSyntaxError
 
-    app_desc = AppDescription.from_json(describe_app(app, size))
+    app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus))
     try:
-        compiled = compile_program(dsl, filename, app=app_desc, machine=_machine(cpus, gpus))
+        compiled = compile_program(dsl, filename, app=app_desc, machine=_machine(cpus, gpus, memory_flags))
     except DslSyntaxError as exc:
         return None, "parse", str(exc).splitlines()[0], str(exc)
     except CheckError as exc:
@@ -494,7 +505,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     name, dsl, filename = _resolve_mapper(cfg, mapper)
     if (trace or profile) and dsl is None:
         raise MapperoptError("trace and profile need a DSL mapper (the default mapper writes neither)")
-    args, passthrough = _app_args(sz.args, extra_args)
+    args, passthrough = _app_args(sz.app_args(cpus, gpus), extra_args)
     if not args[cfg.iterations_flag].isdigit():
         raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")
     exe = build_app(app)
@@ -514,7 +525,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     mapper_flags = []
     if dsl is not None:
         (run_dir / "mapper.dsl").write_text(dsl)
-        so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir)
+        so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir,
+                                          _memory_flags([*sz.legion_flags, *map(str, passthrough)]))
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
         mapper_flags = ["-mapper", str(so)] + (["-mapper-profile"] if profile else [])

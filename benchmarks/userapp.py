@@ -25,8 +25,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError
 
@@ -212,6 +210,8 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     Raises:
         MapperoptError: the file is missing or malformed (the message names the key), or the executable is missing.
     """
+    import yaml  # here, not at the top: `check` and `explain` import this module for their --app option
+
     path = Path(path)
     where = str(path)
     try:

@@ -1,14 +1,11 @@
 """`mapperopt compile`: a DSL file -> a mapper library (and, on request, the generated C++).
 
-A compile that succeeded is recorded under the build cache by everything that decides its outcome (the text, its
-file name, --bench, --machine, the sources of the DSL and compiler packages, the C++ compiler and Legion): the same
-call again prints the recorded messages and the library's path without importing the parser or the generator.
+A compile that succeeded is recorded under the build cache (compiler/cached.py); the same call again answers from
+the record, through `cached.answer` before the command line is even parsed by click.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -16,35 +13,8 @@ from pathlib import Path
 
 import click
 
+from mapperopt.compiler.cached import record_path
 from mapperopt.errors import MapperoptError
-
-
-def _package_digest(h, package: str) -> None:
-    folder = Path(importlib.util.find_spec(package).submodule_search_locations[0])
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".py", ".lark", ".j2", ".cc", ".h")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-
-
-def _record_path(text: str, file: str, bench: str | None, machine_spec: str | None) -> Path:
-    """Where the outcome of this compile is recorded."""
-    from mapperopt import toolchain
-
-    legion = toolchain.find_legion()
-    h = hashlib.sha256("\0".join([text, file, bench or "", machine_spec or "", legion.key, legion.version]).encode())
-    compiler = Path(toolchain.cxx()).resolve()
-    stat = compiler.stat()
-    h.update(f"{compiler}|{stat.st_size}|{stat.st_mtime_ns}".encode())
-    for package in ("mapperopt.dsl", "mapperopt.compiler", "mapperopt.benchmarks"):
-        if package == "mapperopt.benchmarks":  # the ABI header and, with --bench, the description
-            h.update((Path(importlib.util.find_spec(package).submodule_search_locations[0]) / "legion" / "common"
-                      / "mapperopt_abi.h").read_bytes())
-        else:
-            _package_digest(h, package)
-    if bench:
-        configs = Path(importlib.util.find_spec("mapperopt.configs").submodule_search_locations[0])
-        app = configs / f"{bench}.app.json"
-        h.update(app.read_bytes() if app.is_file() else b"")
-    return toolchain.cache_dir() / legion.key / "compiles" / f"{h.hexdigest()[:32]}.json"
 
 
 def _compile(text: str, file: str, bench: str | None, machine_spec: str | None) -> tuple[str, str, str]:
@@ -89,7 +59,7 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec):
         text = Path(file).read_text()
     except OSError as exc:
         raise MapperoptError(f"cannot read '{file}': {exc.strerror}") from None
-    record = _record_path(text, file, bench, machine_spec)
+    record = record_path(text, file, bench, machine_spec)
     try:
         so_path, cpp_path, messages = json.loads(record.read_text())
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):

@@ -1,5 +1,5 @@
-# Circuit expert mapper (dsl.md §14.4 E1) with the portable prelude: on a machine without GPUs, mgpu is the CPU
-# model, every task falls back to its CPU variant, and the placement functions return CPU processors.
+# Circuit expert mapper (tests/dsl/examples/e1_circuit.dsl) with the portable prelude: on a machine without GPUs,
+# mgpu is the CPU model, every task falls back to its CPU variant, and the placement functions return CPU processors.
 Task * GPU,CPU;
 Region * * GPU FBMEM;
 Region * * CPU SYSMEM;

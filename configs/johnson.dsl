@@ -1,4 +1,4 @@
-# Johnson / COSMA expert mapper (benchmarks.md §4.5) with the portable prelude: on a machine without GPUs, mgpu is
+# Johnson / COSMA expert mapper (docs/gemm.md) with the portable prelude: on a machine without GPUs, mgpu is
 # the CPU model and every task runs its CPU variant. One process holds all processors, so the "rank" dimension of
 # the original is the merged processor dimension `mall`.
 Task * GPU,CPU;
@@ -10,10 +10,14 @@ mcpu = Machine(CPU);
 mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);
 mall = mgpu.merge(0, 1);
 def blk(IPoint p, ISpace s, MSpace m, int d) { return p[d] * m.size[d] / s[d]; }
-def cube_block(Task task) {         # 3-D block decomposition of all processors over the launch cube
+def cube_block(Task task) {         # 3-D block decomposition of all processors over the launch domain
     c = mall.auto_split(0, task.ispace);
-    return c[blk(task.ipoint, task.ispace, c, 0), blk(task.ipoint, task.ispace, c, 1),
-             blk(task.ipoint, task.ispace, c, 2)];
+    s = task.ispace;
+    # A processor grid that does not divide the domain (3, 5, 6 or 7 processors on 2 x 2 x 2) would leave
+    # processors idle: row-major blocks of points instead, a balanced share each.
+    even = s[0] % c.size[0] == 0 && s[1] % c.size[1] == 0 && s[2] % c.size[2] == 0;
+    lin = ((task.ipoint[0] * s[1] + task.ipoint[1]) * s[2] + task.ipoint[2]) * mall.size[0] / (s[0] * s[1] * s[2]);
+    return even ? c[blk(task.ipoint, s, c, 0), blk(task.ipoint, s, c, 1), blk(task.ipoint, s, c, 2)] : mall[lin];
 }
 def place_faces(Task task) {        # linearise the face's point in the (g, g, g) grid, round-robin over processors
     g = task.ispace[0] > task.ispace[2] ? task.ispace[0] : task.ispace[2];

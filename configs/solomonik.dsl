@@ -1,4 +1,4 @@
-# Solomonik 2.5-D expert mapper (benchmarks.md §4.5) for mapperopt's r3 task_4 launches over (r, r, c) per product
+# Solomonik 2.5-D expert mapper (docs/gemm.md) for mapperopt's r3 task_4 launches over (r, r, c) per product
 # (DISTAL's task_5 points become task_4 points), with the portable prelude: on a machine without GPUs, mgpu is the
 # CPU model and every task runs its CPU variant.
 Task * GPU,CPU;
@@ -14,9 +14,15 @@ def cyc(IPoint p, MSpace m, int pd, int md) { return p[pd] % m.size[md]; }
 def grid3d(Task task) {             # (r, r, c): block over nodes, cyclic over each node's processors
     n = mgpu.auto_split(0, task.ispace);
     g = n.auto_split(3, task.ispace / n[:-1]);
-    return g[blk(task.ipoint, task.ispace, g, 0, 0), blk(task.ipoint, task.ispace, g, 1, 1),
-             blk(task.ipoint, task.ispace, g, 2, 2), cyc(task.ipoint, g, 0, 3), cyc(task.ipoint, g, 1, 4),
-             cyc(task.ipoint, g, 2, 5)];
+    s = task.ispace;
+    # A grid that does not divide the domain (3, 5, 6 or 7 processors on 2 x 2 x 2) would leave processors idle:
+    # row-major blocks of points over all processors, nodes first, instead.
+    even = s[0] % (g.size[0] * g.size[3]) == 0 && s[1] % (g.size[1] * g.size[4]) == 0 &&
+           s[2] % (g.size[2] * g.size[5]) == 0;
+    lin = ((task.ipoint[0] * s[1] + task.ipoint[1]) * s[2] + task.ipoint[2]) * mall.size[0] / (s[0] * s[1] * s[2]);
+    return even ? g[blk(task.ipoint, s, g, 0, 0), blk(task.ipoint, s, g, 1, 1), blk(task.ipoint, s, g, 2, 2),
+                    cyc(task.ipoint, g, 0, 3), cyc(task.ipoint, g, 1, 4), cyc(task.ipoint, g, 2, 5)]
+                : mall[lin];
 }
 def faces_cyclic(Task task) {       # placement faces: linearise, cyclic over nodes then processors
     s = task.ispace;

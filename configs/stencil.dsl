@@ -1,5 +1,5 @@
-# Stencil expert mapper (dsl.md §14.4 E2) with the portable prelude: on a machine without GPUs, mgpu is the CPU
-# model, every task falls back to its CPU variant, and the placement functions return CPU processors.
+# Stencil expert mapper (tests/dsl/examples/e2_stencil.dsl) with the portable prelude: on a machine without GPUs,
+# mgpu is the CPU model, every task falls back to its CPU variant, and the placement functions return CPU processors.
 Task * GPU,CPU;
 Region * * GPU FBMEM;
 Region * * CPU SYSMEM;

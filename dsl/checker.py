@@ -26,7 +26,8 @@ MAX_ERRORS = 20
 # Stated limit: expression nesting counted through chains of calls (each call adds the callee's nesting), which
 # bounds the depth of evaluation (E111).
 MAX_EVAL_NESTING = 300
-FLAG_SIZED_MEMORIES = ("RDMEM", "SOCKMEM")
+# memory kinds that exist only when the run sizes them -> the flag
+FLAG_SIZED_MEMORIES = {"RDMEM": "-ll:rsize", "SOCKMEM": "-ll:nsize"}
 MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
 MAX_STATIC_STEPS = 100_000  # expression evaluations of the whole static evaluation (about 1 s)
 # Run-time codes found by static evaluation -> the checker's codes (§11.6).
@@ -857,9 +858,9 @@ class _Checker:
         """E221 when every kind of `s` is absent on the machine and no other Region statement that applies wherever
         `s` does lists a kind that exists: the mapper is certain to fail (R403) for what `s` selects."""
         exists = lambda k: k == "VIRTUAL" or bool(self.machine.memories_of(k))  # noqa: E731
-        # RDMEM and SOCKMEM exist only when the run sizes them (-ll:rsize, -ll:nsize), which a machine description
-        # does not record: their absence stays a warning.
-        if any(exists(k.name) or k.name in FLAG_SIZED_MEMORIES for k in s.memories):
+        # RDMEM and SOCKMEM are decided like the others, from the machine's memories: a probed machine has them when
+        # probed with the run's -ll:rsize/-ll:nsize (the harness does so), a synthetic one never.
+        if any(exists(k.name) for k in s.memories):
             return False
         if isinstance(s.proc, A.Kind) and self.machine.count(s.proc.name, 0) == 0:
             return False  # it never applies on this machine
@@ -873,9 +874,11 @@ class _Checker:
             if task_ok and region_ok and proc_ok:
                 return False
         kinds = ", ".join(k.name for k in s.memories)
+        sized = [f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MB)"
+                 for k in s.memories if k.name in FLAG_SIZED_MEMORIES]
         self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
                          f"places would fail (R403)", s.loc,
-                 ("add a kind the machine has, e.g. SYSMEM, after the others",),
+                 ("add a kind the machine has, e.g. SYSMEM, after the others", *sized),
                  (f"machine: {self.machine.shape()}",))
         return True
 
@@ -897,6 +900,8 @@ class _Checker:
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:
             return
+        # A function reading `task.parent` sees the stand-in parent `explain` uses too (the top-level task, on the
+        # first CPU of node 0), so what `explain` would hit is found here.
         parent_users = _parent_users(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         for info in self.app.tasks:
@@ -911,7 +916,7 @@ class _Checker:
                 jobs.append((False, None))
             for index_launch, domain in jobs:
                 stmt = ev.map_statement(info.name, index_launch)
-                if stmt is None or stmt.func.name in parent_users:
+                if stmt is None:
                     continue
                 points = _points(domain) if index_launch else [None]
                 for point in points:
@@ -920,10 +925,10 @@ class _Checker:
                     except DslRuntimeError as err:
                         if (err.code, err.loc) not in reported:
                             reported.add((err.code, err.loc))
-                            self._runtime_diag(err, f"task '{info.name}'", stmt)
+                            self._runtime_diag(err, f"task '{info.name}'", stmt, stmt.func.name in parent_users)
                         break
 
-    def _runtime_diag(self, err: DslRuntimeError, what: str, stmt):
+    def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False):
         code = STATIC_CODES.get(err.code, "E206")
         loc = err.loc or (stmt.loc if stmt is not None else self.program.loc)
         hints = []
@@ -934,6 +939,8 @@ class _Checker:
         notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
         if stmt is not None:
             notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")
+        if reads_parent:
+            notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes)
 
 

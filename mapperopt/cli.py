@@ -6,10 +6,9 @@ dependencies (lark, trace-opt, matplotlib) are not needed for commands that do n
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
-
-import click
 
 from mapperopt.errors import MapperoptError
 
@@ -29,51 +28,72 @@ COMMANDS = {
 }
 
 
-class LazyGroup(click.Group):
-    """A click group whose commands are imported on first use."""
+@functools.cache
+def _group():
+    """The click group (click is imported here: a compile answered from its record never needs it)."""
+    import click
 
-    def list_commands(self, ctx):
-        return list(COMMANDS)
+    class LazyGroup(click.Group):
+        """A click group whose commands are imported on first use."""
 
-    def get_command(self, ctx, name):
-        if name not in COMMANDS:
-            return None
-        module, attr, short = COMMANDS[name]
-        try:
-            return getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            missing = getattr(exc, "name", None) or str(exc)
+        def list_commands(self, ctx):
+            return list(COMMANDS)
 
-            @click.command(name=name, help=short, context_settings={"ignore_unknown_options": True})
-            @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-            def unavailable(args):
-                raise click.ClickException(
-                    f"'mapperopt {name}' is not yet available in this installation ({missing})."
-                )
+        def get_command(self, ctx, name):
+            if name not in COMMANDS:
+                return None
+            module, attr, short = COMMANDS[name]
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError) as exc:
+                missing = getattr(exc, "name", None) or str(exc)
 
-            return unavailable
+                @click.command(name=name, help=short, context_settings={"ignore_unknown_options": True})
+                @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+                def unavailable(args):
+                    raise click.ClickException(
+                        f"'mapperopt {name}' is not yet available in this installation ({missing})."
+                    )
 
-    def format_commands(self, ctx, formatter):
-        # Short help from the table, so that `--help` imports nothing heavy.
-        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+                return unavailable
+
+        def format_commands(self, ctx, formatter):
+            # Short help from the table, so that `--help` imports nothing heavy.
+            rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(package_name="mapperopt")
+    def cli():
+        """Write Legion mappers in a small DSL, compile them, run real benchmarks and tune them.
+
+        Main commands: `mapperopt tune circuit --iters 10`, `mapperopt run circuit --mapper my.dsl`.
+        """
+
+    return cli
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="mapperopt")
-def cli():
-    """Write Legion mappers in a small DSL, compile them, run real benchmarks and tune them.
-
-    Main commands: `mapperopt tune circuit --iters 10`, `mapperopt run circuit --mapper my.dsl`.
-    """
+def __getattr__(name: str):
+    if name == "cli":  # `from mapperopt.cli import cli`
+        return _group()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: runs the CLI and turns `MapperoptError` into a message and exit status 1."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["compile"]:
+        from mapperopt.compiler.cached import answer  # a compile done before: answered without click
+
+        status = answer(args[1:])
+        if status is not None:
+            return status
+    import click
+
     try:
         # Without standalone mode click returns the status of `Exit` instead of raising it.
-        status = cli.main(args=argv, standalone_mode=False)
+        status = _group().main(args=argv, standalone_mode=False)
     except MapperoptError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
         return 1

@@ -18,12 +18,14 @@ from mapperopt.errors import MapperoptError, ToolchainError
 PROBE_TIMEOUT_S = 120
 
 
-def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolchain.Legion | None = None) -> dict:
+def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolchain.Legion | None = None,
+               memory_flags: tuple[str, ...] = ()) -> dict:
     """Run the `probe` Legion program and return the machine description it prints (docs/dsl-reference.md §12).
 
     Args:
         cpus: CPU processors to ask Realm for (`-ll:cpu`; default: Realm's, 1).
         gpus: GPUs to ask Realm for (`-ll:gpu`; default 0).
+        memory_flags: the run's flags that create memories, e.g. `("-ll:rsize", "64")` (RDMEM exists only then).
 
     Raises:
         MapperoptError: GPUs requested on a machine without an NVIDIA driver, or fewer GPUs than requested.
@@ -41,6 +43,7 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
         cmd += ["-ll:cpu", str(cpus)]
     if gpus:
         cmd += ["-ll:gpu", str(gpus)]
+    cmd += memory_flags
     result = subprocess.run(cmd, capture_output=True, text=True, env=toolchain.runtime_env(legion),
                             timeout=PROBE_TIMEOUT_S)
     if result.returncode != 0:
@@ -50,11 +53,11 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def probe_machine(cpus: int | None = None, gpus: int | None = None):
+def probe_machine(cpus: int | None = None, gpus: int | None = None, memory_flags: tuple[str, ...] = ()):
     """The real machine as a `mapperopt.descriptions.MachineDescription` (see `probe_json`)."""
     from mapperopt.descriptions import MachineDescription
 
-    return MachineDescription.from_json(probe_json(cpus, gpus))
+    return MachineDescription.from_json(probe_json(cpus, gpus, memory_flags=memory_flags))
 
 
 def _format_bytes(n: int) -> str:

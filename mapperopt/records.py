@@ -1,6 +1,6 @@
 """The records passed between layers: one benchmark run (`RunResult`) and what AutoGuide makes of it (`Feedback`).
 
-Formats are those of docs/interfaces.md: a run's `result.json` (§7) and `feedback.json` (§8, schema
+Formats are those of the run folder (docs/running.md): a run's `result.json` and `feedback.json` (schema
 `mapperopt.feedback/1`). A failed build or run is a `RunResult` with `status="failed"` and a `stage`, never an
 exception that ends tuning.
 """

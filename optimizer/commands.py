@@ -95,7 +95,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
-    app = describe_app(bench, opts["size"])
+    app = describe_app(bench, opts["size"], cpus, gpus)
     machine = probe_machine(cpus, gpus).to_json()
     # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
@@ -134,7 +134,7 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               max_repeats=s.get("max_repeats"), timeout_s=s["timeout_s"],
                               min_time_s=s.get("min_time_s"), iterations=s.get("iterations"),
                               memory=s.get("memory") or {}, baselines=s.get("baselines") or {},
-                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())))
+                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True)
 
 
 def _row(r: IterationRecord) -> tuple[str, ...]:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -221,7 +222,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}.")
         else:
-            app = describe_app(bench, opts["size"])
+            app = describe_app(bench, opts["size"], cpus, gpus)
             machine = probe_machine(cpus, gpus).to_json()
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
@@ -243,8 +244,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         first, iterations = _reference(bench, reference, folder, evaluator({}, None), measure_baselines, say)
         shared_dir = folder / "evaluations"
         outcomes = []
-        for name in optimizers:
-            for r in range(opts["repeats"]):
+        for r in range(opts["repeats"]):  # repeat-major: an interrupted comparison has every optimizer alike
+            for name in optimizers:
                 seed = opts["seed"] + r
                 root = folder / f"{name}-{r + 1}"
                 if (root / "settings.json").exists():
@@ -268,13 +269,16 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 named = records[-1].best_iter if records else None
                 best = records[named - 1] if named else None
                 outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
+        measured: dict[str, Any] = {}
         if opts.get("final", True):
-            final, unit = _final(bench, reference, folder, outcomes, evaluator({}, iterations), opts["final_rounds"],
-                                 say)
-            final_reference = final[reference]
+            final, stored = _final(bench, reference, folder, outcomes, evaluator({}, iterations),
+                                   opts["final_rounds"], say)
+            final_reference, unit = final[reference], stored["measured"][reference]["unit"]
             outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
             normalization = (f"best program's throughput / the {reference} mapper's, measured together in "
                              f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
+            measured = {"final_rounds": stored["rounds"], "host_cores": stored.get("host_cores"),
+                        "load_average": stored.get("load_average")}
         else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
             final_reference, unit = first, next((o.best.unit for o in outcomes if o.best), None)
             outcomes = [replace(o, final=o.best.throughput) if o.best else o for o in outcomes]
@@ -283,7 +287,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         summary = summarize(outcomes, final_reference, curve_expert=first)
         summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
                        reference_throughput=final_reference, reference_first_throughput=first, settings=asked,
-                       normalization=normalization)
+                       normalization=normalization, **measured)
         write_outputs(folder, summary)
         return summary
     finally:
@@ -331,7 +335,7 @@ def _final(bench: str | UserApp, reference: str, folder: Path, outcomes: list[Ru
 
     Returns:
         (name (`reference`, or `_program` of a best) -> trimmed-mean throughput, None for a program that failed
-        there; the throughputs' unit).
+        there; final.json's content: rounds, folder, host_cores, load_average (1-minute, before and after), measured).
 
     Raises:
         MapperoptError: the reference mapper failed in the final measurement.
@@ -342,9 +346,11 @@ def _final(bench: str | UserApp, reference: str, folder: Path, outcomes: list[Ru
     if not set(mappers) <= set(stored.get("measured", {})) or stored.get("rounds") != rounds:
         n = 1 + sum(1 for _ in folder.glob("final-*"))
         say(f"Measuring the {reference} mapper and {len(mappers) - 1} best programs together ({rounds} rounds)...")
+        load_before = os.getloadavg()[0]
         measured = protocol.measure_together(bench, mappers, rounds, folder / f"final-{n}",
                                              min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
-        stored = {"rounds": rounds, "folder": f"final-{n}",
+        stored = {"rounds": rounds, "folder": f"final-{n}", "host_cores": os.cpu_count(),
+                  "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
                   "measured": {k: m.to_json() for k, m in measured.items()}}
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(stored, indent=2) + "\n")
@@ -354,7 +360,7 @@ def _final(bench: str | UserApp, reference: str, folder: Path, outcomes: list[Ru
         reason = stored["measured"][reference]["reason"]
         raise MapperoptError(f"the {reference} mapper failed in the final measurement: {reason}",
                              hint=f"see {folder / stored['folder']}; run the command again to measure again")
-    return values, stored["measured"][reference]["unit"]
+    return values, stored
 
 
 def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | None = None) -> dict:
@@ -385,9 +391,33 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
     return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves}
 
 
+def describe(summary: dict) -> list[str]:
+    """What a comparison's figures are: the benchmark, size and machine, how each evaluation and the final scores
+    were measured, and how to read the columns (lines of text, for the table's header)."""
+    s, reference = summary.get("settings", {}), summary.get("reference", "expert")
+    unit = summary.get("unit") or ""
+    low, high = s.get("executions", "?"), s.get("max_executions", "?")
+    executions = f"{low} execution{'s' if low != 1 else ''}" if low == high else f"{low}-{high} executions"
+    lines = [f"{summary.get('bench', '?')} at size {s.get('size', '?')} on {s.get('cpus', '?')} CPU processor(s) "
+             f"and {s.get('gpus', '?')} GPU(s)"
+             + (f" of a {summary['host_cores']}-core machine" if summary.get("host_cores") else "")
+             + (f" (load average {summary['load_average'][0]:g} to {summary['load_average'][1]:g} during the final "
+                "measurement)" if summary.get("load_average") else "")
+             + f"; {s.get('repeats', '?')} run(s) x {s.get('iters', '?')} iterations per optimizer.",
+             f"Each evaluation: {executions} of at least {s.get('min_time_s', '?')} s measured, trimmed mean. A "
+             "candidate becomes a run's best only when it is faster than the best so far beyond the noise (one that "
+             "only looks faster is measured again together with the best).",
+             (f"Score of a run: its best program's throughput / the {reference} mapper's "
+              f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
+              f"{summary['final_rounds']} interleaved rounds; 0 when nothing worked." if summary.get("final_rounds")
+              else f"Score of a run: {summary.get('normalization', '?')}.")
+             + " Columns mean..best: over the runs' scores; failed evaluations: failed iterations / iterations."]
+    return lines
+
+
 def format_table(summary: dict) -> str:
-    """The table as Markdown: what it is normalised to, then one row per optimizer."""
-    lines = [f"Best throughput / the {summary.get('reference', 'expert')} mapper's; failures count 0.", "",
+    """The table as Markdown: what was measured and how (`describe`), then one row per optimizer."""
+    lines = [*describe(summary), "",
              "| optimizer | runs | mean | std | worst | median | best | failed evaluations |",
              "|---|---|---|---|---|---|---|---|"]
     for name, s in summary["optimizers"].items():
@@ -439,9 +469,12 @@ def plot_compare(summary: dict, path: Path) -> None:
     ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label=reference)
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("iteration")
-    ax.set_ylabel(f"best so far / {reference}")
+    # tuning-time figures: the load may differ from the reference's first measurement (the table's scores do not)
+    ax.set_ylabel(f"best so far / {reference} (measured first)")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"{summary.get('bench', '')}: normalised best-so-far throughput (band: min to max)")
+    size = summary.get("settings", {}).get("size")
+    ax.set_title(f"{summary.get('bench', '')}{f' ({size})' if size else ''}: normalised best-so-far throughput "
+                 "(band: min to max)", fontsize="medium")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
     fig.tight_layout()
@@ -499,8 +532,16 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
 
     def on_record(label: str, r: IterationRecord) -> None:
         this = f"{r.throughput:.4g}" if r.throughput is not None else f"failed ({r.stage})"
+        if r.best_iter is None:
+            best = "best: none yet"
+        elif r.best_iter == r.iter:
+            best = f"best {r.best_throughput:.4g} (this one)"
+        else:
+            best = f"best {r.best_throughput:.4g} (iter {r.best_iter})"
+            if r.ok and r.throughput > r.best_throughput:
+                best += "; this one is not faster beyond the noise, so the best is kept"
         console.print(f"  {escape(label)} iter {r.iter}/{iters}: {this}" + (" (cached)" if r.cached else "")
-                      + f"  best {r.best_throughput:.4g}")
+                      + f"  {best}")
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": repeats, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
@@ -513,9 +554,8 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/] Run the same command again to resume.")
         raise click.exceptions.Abort() from None
-    reference = summary["reference"]
-    table = Table(title=f"{bench}: best throughput / {reference} mapper ({summary['reference_throughput']:.4g} "
-                        f"{summary['unit']}), {repeats} runs x {iters} iterations")
+    header = describe(summary)
+    table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
     for col in ("optimizer", "mean", "std", "worst", "median", "best", "failed evaluations"):
         table.add_column(col)
     for name, s in summary["optimizers"].items():
@@ -527,5 +567,5 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")
 
 
-__all__ = ["RunOutcome", "SharedEvaluations", "compare", "compare_folder", "format_table",
+__all__ = ["RunOutcome", "SharedEvaluations", "compare", "compare_folder", "describe", "format_table",
            "plot_compare", "run_compare", "summarize", "write_outputs"]

@@ -134,10 +134,13 @@ class GuidedOptimizer(Optimizer):
 
 def _apply(dsl: str, edits: list[Edit]) -> str | None:
     """`dsl` with AutoGuide's `edits` applied, formatted; None when they do not apply to it."""
-    from mapperopt.autoguide import apply_edits
+    from mapperopt.autoguide import apply_edits, program_edits
     from mapperopt.dsl.formatter import format_program
     from mapperopt.dsl.parser import parse
 
+    edits = program_edits(edits)  # a run setting (a memory size) is the loop's to apply, not the search's
+    if not edits:
+        return None
     try:
         return format_program(apply_edits(parse(dsl, "<edit>"), edits))
     except MapperoptError:

@@ -71,6 +71,8 @@ class BenchmarkEvaluator:
         level: AutoGuide level ("raw", "explain", "suggest").
         profile: collect per-task times (AutoGuide names the heaviest task; the guided search tries it first).
         extra_args: application arguments; a flag the size sets takes the value given here (e.g. ["-i", "5000"]).
+        raise_memory: let `tune` raise `memory` as AutoGuide's size edits of a failed iteration ask (`mapperopt
+            tune`; not in a comparison of optimizers, where every one must run alike).
     """
 
     app: str
@@ -87,6 +89,7 @@ class BenchmarkEvaluator:
     level: str = "suggest"
     profile: bool = True
     extra_args: tuple[str, ...] = ()
+    raise_memory: bool = False
 
     @property
     def settings(self) -> dict:
@@ -203,6 +206,7 @@ def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: in
             proposal = optimizer.propose(list(store.records))
             record = _evaluate(store, i, proposal, evaluator, started)
             store.append(record)
+            _raise_memory(store, evaluator, record)
             store.write_outputs()
             optimizer.observe(record)
             if on_record:
@@ -212,6 +216,29 @@ def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: in
         if took_lock:
             store.unlock()
     return store
+
+
+def _raise_memory(store: TuneStore, evaluator: Evaluator, record: IterationRecord) -> None:
+    """With `evaluator.raise_memory`, apply the memory sizes that AutoGuide's `set_memory_size` edits of a failed
+    `record` ask for (a capacity failure that no placement avoids on this machine, autoguide/capacity.py) to the
+    evaluator's `memory` and to the stored settings, so that later iterations, a resumed run and the final
+    comparison use them. Sizes only grow."""
+    from mapperopt.autoguide import memory_settings
+    from mapperopt.errors import MapperoptError
+    from mapperopt.records import Edit
+
+    memory = getattr(evaluator, "memory", None)
+    if not getattr(evaluator, "raise_memory", False) or memory is None or record.ok or not record.feedback:
+        return
+    try:
+        sizes = memory_settings([Edit.from_json(e) for e in record.feedback.get("edits", ())])
+    except MapperoptError:
+        return
+    raised = {option: mb for option, mb in sizes.items() if mb > memory.get(option, 0)}
+    if raised:
+        memory.update(raised)
+        store.settings["memory"] = dict(memory)
+        store.write_settings()
 
 
 def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator, started: float) -> IterationRecord:

@@ -29,6 +29,7 @@ memory decisions, because there is nothing to choose.
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import re
 from dataclasses import dataclass
@@ -81,10 +82,10 @@ INDEX_PATTERNS = {
                     "g = {m}.merge(0, 1).greedy_split(0, task.ispace);\n"
                     "    return g[*(task.ipoint * g.size / task.ispace)];"),
     # two levels (the auto2d idiom): a grid of nodes over the launch, then a grid of each node's processors over
-    # the node's share, round-robin
+    # the node's share (rounded up: a node grid larger than the launch leaves a share of one), round-robin
     "auto2d": ("auto_split over nodes (block), then over a node's processors (cyclic)",
                "a = {m}.auto_split(0, task.ispace);\n"
-               "    b = a.auto_split(a.len - 1, task.ispace / a.size[:-1]);\n"
+               "    b = a.auto_split(a.len - 1, (task.ispace + a.size[:-1] - 1) / a.size[:-1]);\n"
                "    return b[*(task.ipoint * a.size[:-1] / task.ispace), *(task.ipoint % b.size[a.len - 1:])];"),
 }
 SINGLE_PATTERNS = {
@@ -224,10 +225,13 @@ class SearchSpace:
 
     def _memory_choices(self, kind: str) -> tuple[tuple[str, ...], ...]:
         """Memory lists for a requirement of a task on `kind`: the default memory alone, then each other visible
-        memory with the default as a fallback (so that a full small memory is not fatal, dsl-reference.md §7.2)."""
+        memory with the default as a fallback (so that a full small memory is not fatal, dsl-reference.md §7.2),
+        then the default with each other memory as its fallback (under memory pressure: what fits stays in the
+        default memory, usually the fastest, and only the rest spills)."""
         visible = self.memories[kind]
         default = DEFAULT_MEMORY.get(kind) if DEFAULT_MEMORY.get(kind) in visible else (visible[:1] or ("SYSMEM",))[0]
-        return ((default,), *[(m, default) for m in visible if m != default])
+        others = [m for m in visible if m != default]
+        return ((default,), *[(m, default) for m in others], *[(default, m) for m in others])
 
     # ------------------------------------------------------------------------------------------------ points
 
@@ -430,6 +434,10 @@ class SearchSpace:
                 if d.group != group or not self.relevant(p, d):
                     continue
                 for value in d.choices:
+                    # A move that only adds or drops a fallback memory changes nothing while the first one has
+                    # room; fallbacks come from AutoGuide's edits after a failed allocation.
+                    if d.group == "memory" and value[0] == p[d.name][0]:
+                        continue
                     if value != p[d.name] and not self._fails(p, d, value):
                         yield Move(f"{d.name} = {_show(value)}", {d.name: value})
         for kind in self.kinds[1:]:
@@ -514,7 +522,9 @@ class SearchSpace:
         if d.group == "memory":
             _, task, req, kind = d.name.split("/")
             listed = [m for m in ev.memories(task, int(req), kind) if m in self.memories[kind]]
-            return next((c for c in d.choices if listed and c[0] == listed[0]), None)
+            # The list with the same first memory and the longest common start (a fallback is kept).
+            same = [c for c in d.choices if listed and c[0] == listed[0]]
+            return max(same, key=lambda c: len(os.path.commonprefix([c, tuple(listed)])), default=None)
         if d.group == "layout":
             return self._project_layout(ev, point, d)
         if d.group == "limit":

@@ -385,3 +385,14 @@ def test_an_abort_that_says_something_or_has_no_dsl_mapper_is_the_programs(tmp_p
     assert run.reason == "the program aborted (SIGABRT): deliberate crash"
     run = execute(_script(tmp_path, "kill -ABRT $$"), tmp_path, "", 30, dict(os.environ), dsl_mapper=False)
     assert run.reason == "the program aborted (SIGABRT) without a message"
+
+
+def test_an_rdmem_only_mapper_fails_the_check_unless_the_run_sizes_rdmem(tmp_path):
+    """The machine the mapper is checked against is probed with the run's -ll:rsize: without it an RDMEM-only
+    mapper is refused at the check (E221) before anything runs; with it the run places data in RDMEM."""
+    mapper = tmp_path / "rd.dsl"
+    mapper.write_text("Task * CPU;\nRegion * * CPU RDMEM;\n")
+    refused = run_benchmark("circuit", mapper, out_dir=tmp_path / "plain")
+    assert refused.status == "failed" and refused.stage == "check" and "E221" in refused.reason
+    sized = run_benchmark("circuit", mapper, out_dir=tmp_path / "sized", extra_args=("-ll:rsize", "64"))
+    assert sized.status == "ok", sized.reason

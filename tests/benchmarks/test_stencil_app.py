@@ -1,5 +1,5 @@
 """The Stencil application (benchmarks/legion/stencil): build, CI-size runs, the result line, --describe against
-docs/benchmarks.md §2.2, the failed-check path and the CPU kernel's layout assertion."""
+the decomposition (points, private, four halo buffers), the failed-check path and the CPU kernel's layout assertion."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ COMMON = ROOT / "benchmarks" / "legion" / "common"
 CI = ["-nx", "68", "-ny", "68", "-ntx", "2", "-nty", "2", "-tsteps", "4", "-tprune", "1"]
 LEGION = ["-ll:cpu", "1", "-ll:util", "1", "-logfile", "stderr"]
 
-# docs/benchmarks.md §2.2: task -> [(name chain, privilege, fields)] in the normative requirement order.
+# The decomposition: task -> [(name chain, privilege, fields)] in the normative requirement order.
 OUT = [(["pxm_out", "xm"], "write_discard", ["input"]), (["pxp_out", "xp"], "write_discard", ["input"]),
        (["pym_out", "ym"], "write_discard", ["input"]), (["pyp_out", "yp"], "write_discard", ["input"])]
 EXPECTED_TASKS = {

@@ -42,3 +42,30 @@ def test_compile_prints_warnings_and_succeeds(tmp_path):
     src.write_text("Region * * GPU FBMEM;\nRegion * * GPU ZCMEM;\n")
     result = invoke(str(src), "--machine", "1x4")
     assert result.exit_code == 0 and "warning[W300]" in result.stderr
+
+
+def test_a_compile_done_before_is_answered_from_its_record(tmp_path, capsys):
+    """The second call goes through `cached.answer` (no click, no parser) and prints and writes what the first did;
+    anything the record cannot answer is left to the click command."""
+    from mapperopt.cli import main
+    from mapperopt.compiler.cached import answer
+
+    src = tmp_path / "w.dsl"
+    src.write_text("Region * * GPU FBMEM;\nRegion * * GPU ZCMEM;\n")
+    args = [str(src), "--machine=1x4", "--emit-cpp", str(tmp_path / "a.cc")]
+    assert answer(args) is None  # never compiled: nothing written
+    assert not (tmp_path / "a.cc").exists()
+    assert main(["compile", *args]) == 0
+    first = capsys.readouterr()
+    assert "warning[W300]" in first.err
+    args[-1] = str(tmp_path / "b.cc")
+    assert answer([*args, "-o", str(tmp_path / "m.so")]) == 0
+    second = capsys.readouterr()
+    assert second.err == first.err and second.out.strip() == str(tmp_path / "m.so")
+    assert (tmp_path / "a.cc").read_text() == (tmp_path / "b.cc").read_text()
+    assert (tmp_path / "m.so").read_bytes()[:4] == b"\x7fELF"
+    assert answer(args[:1]) is None  # without --machine: another outcome
+    for other in (["--help"], [*args, "--bench"], [*args, "--machine", "1x2"], [*args, str(src)], ["--bench", "x"]):
+        assert answer(other) is None, other
+    src.write_text("Region * * GPU FBMEM;\n")
+    assert answer(args) is None  # the text changed

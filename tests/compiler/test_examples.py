@@ -1,7 +1,7 @@
 """All example mappers of dsl-reference.md §14 (and the expert mappers in configs/) compile and run in a real Legion application
 on the CPU: the Circuit ones in Circuit, the Stencil one in Stencil (each decision compared with the evaluator), the
 others (whose benchmarks have no application yet) in the test application, where their load phase runs and their
-statements for unknown tasks stay inert. CPU-only runs use the portable prelude of §14.4."""
+statements for unknown tasks stay inert. CPU-only runs use the portable prelude of configs/*.dsl."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ OTHERS = [p for p in sorted(EXAMPLES.glob("e*.dsl")) if p.name not in ("e1_circu
 
 
 def portable(text: str) -> str:
-    """The CPU-only prelude of dsl-reference.md §14.4: accelerator placement falls back to the CPU model."""
+    """The CPU-only prelude of configs/*.dsl: accelerator placement falls back to the CPU model."""
     return text.replace("mgpu = Machine(GPU);", "mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);")
 
 

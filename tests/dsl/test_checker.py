@@ -66,7 +66,7 @@ def test_fig_a5(circuit, m14):
     assert "'OMP'" in found[0].message and "'same_point'" in found[1].message
 
 
-# ---------------------------------------------------------------------------------------------------- §14.6
+# ------------------------------------------------------------------------------------------ checker cases
 
 
 def test_e200_function_defined_later():
@@ -276,8 +276,21 @@ def test_w301_to_w309(circuit, m14):
     assert "def g(Task task) { r = f(task.ipoint, task.ispace, m); return m[*r]; }" in d.message
 
 
-def test_parent_dependent_functions_are_not_evaluated(circuit, m14):
-    src = ("m = Machine(GPU);\ndef p(Task task) { return m[*task.parent.processor(m)]; }\n"
+def test_parent_dependent_functions_are_evaluated_with_the_parent_explain_uses(circuit, m14):
+    """A function reading task.parent is evaluated with the top-level task on CPU 0 of node 0 as the parent, the one
+    `explain` uses: what explain would hit, check finds (it used to skip such functions and say ok)."""
+    src = "m = Machine(CPU);\ndef f(Task t) { return m[t.parent.ipoint[0] + 5, 0]; }\nIndexTaskMap update_voltages f;"
+    d = only(src, "E205", circuit, m14)
+    assert at(d) == (2, 24) and "index 5 >= size 1" in d.message
+    assert any("task.parent was the top-level task on the first CPU of node 0" in n for n in d.notes)
+    d = only("m = Machine(GPU);\ndef p(Task task) { return m[*task.parent.processor(m)]; }\n"
+             "IndexTaskMap update_voltages p;", "E206", circuit, m14)
+    assert "processor CPU[node 0, proc 0] is not in Machine(GPU)" in d.message
+    d = only("m = Machine(CPU);\ndef p(Task task) { return m[*task.parent.parent.processor(m)]; }\n"
+             "IndexTaskMap update_voltages p;", "E206", circuit, m14)
+    assert "has no parent" in d.message
+    src = ("mg = Machine(GPU);\nmc = Machine(CPU);\n"
+           "def p(Task task) { return mg[task.parent.processor(mc)[0], task.ipoint[0] % mg.size[1]]; }\n"
            "IndexTaskMap update_voltages p;")
     assert diags(src, circuit, m14) == []
 

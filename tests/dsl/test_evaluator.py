@@ -1,5 +1,5 @@
-"""Evaluator: expressions (dsl-reference.md §14.1), the decisions of the ten strategies (§14.3), the experts (§14.4) and
-Fig. A5 (§14.5), and the run-time errors of §11.5."""
+"""Evaluator: expressions, the decisions of the ten strategies (tests/dsl/examples/s*.dsl), the experts (e*.dsl) and
+Fig. A5 (fig_a5.dsl), and the run-time errors of dsl-reference.md §11.5."""
 
 import io
 from dataclasses import replace

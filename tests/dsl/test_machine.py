@@ -1,4 +1,4 @@
-"""Machine models: every worked example of dsl-reference.md §9.5, §9.6 and §14.2, on M24 (2 nodes x 4 GPUs, 1 CPU each)."""
+"""Machine models: every worked example of dsl-reference.md §9, on M24 (2 nodes x 4 GPUs, 1 CPU each)."""
 
 import pytest
 

@@ -95,8 +95,23 @@ def test_a_memory_kind_the_machine_lacks_as_the_only_choice_is_an_error():
     assert "W302" in codes("Region * * CPU FBMEM,SYSMEM;\n", CPU_ONLY)
     assert "E221" not in codes("Region * * GPU FBMEM;\n", CPU_ONLY)  # never applies: no GPU
     assert "E221" not in codes("Region * * CPU FBMEM;\n")  # no machine given
-    # RDMEM exists only when the run sizes it (-ll:rsize), which a machine description does not say.
-    assert codes("Region * * CPU RDMEM;\n", CPU_ONLY) == ["W302"]
+    # RDMEM is decided from the machine's memories like any kind; the hint names the flag that creates it.
+    (d,) = check(parse("Region * * CPU RDMEM;\n", "t.dsl"), None, CPU_ONLY)
+    assert d.code == "E221" and "RDMEM exists only when the run sizes it (-ll:rsize MB)" in d.hints
+
+
+def test_rdmem_is_on_the_machine_probed_with_the_runs_rsize():
+    """The harness probes the machine a mapper is checked against with the run's -ll:rsize/-ll:nsize, so an
+    RDMEM-only mapper is an error exactly when the run has no RDMEM."""
+    from mapperopt.benchmarks.harness import _memory_flags
+    from mapperopt.commands import probe_machine
+
+    assert _memory_flags(["-ll:cpu", "2", "-ll:rsize", "1", "-ll:nsize", "2", "-ll:rsize"]) == (
+        "-ll:rsize", "1", "-ll:nsize", "2")
+    sized = probe_machine(1, None, _memory_flags(["-ll:rsize", "1"]))
+    assert [m.capacity for m in sized.memories if m.kind == "RDMEM"] == [2**20]
+    assert codes("Region * * CPU RDMEM;\n", sized) == []
+    assert codes("Region * * CPU RDMEM;\n", probe_machine(1, None)) == ["E221"]
 
 
 def test_an_empty_file_gets_a_warning():

@@ -7,6 +7,10 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
+from optimizer_support import CONFIGS
+
+from mapperopt.benchmarks.apps import known_benchmarks, load_config
 from mapperopt.cli import main
 from mapperopt.optimizer.base import IterationRecord
 from mapperopt.optimizer.compare import RunOutcome, format_table, summarize
@@ -35,6 +39,16 @@ def test_the_table_scores_failures_zero():
     assert (b["mean"], b["best"], b["failed_share"]) == (0.0, 0.0, 1.0)
     assert summary["curves"]["a"] == [[0.5, 1.5], [0.0, 1.0]]
     assert "| b | 1 | 0.00 |" in format_table(summary)
+    # The header names the size, the machine and how the figures were measured
+    summary.update(bench="circuit", settings={"size": "small", "cpus": 1, "gpus": 0, "repeats": 2, "iters": 2,
+                                              "executions": 3, "max_executions": 7, "min_time_s": 0.5},
+                   reference="expert", reference_throughput=2.0, unit="GFLOPS", final_rounds=5, host_cores=2,
+                   load_average=[3.5, 4.25])
+    header = format_table(summary).split("\n\n")[0]
+    for text in ("circuit at size small on 1 CPU processor(s) and 0 GPU(s) of a 2-core machine",
+                 "load average 3.5 to 4.25", "3-7 executions of at least 0.5 s", "beyond the noise",
+                 "the expert mapper's (2 GFLOPS)", "5 interleaved rounds", "2 run(s) x 2 iterations"):
+        assert text in header, text
 
 
 def test_small_compare_on_circuit(tmp_path, capsys):
@@ -62,7 +76,8 @@ def test_small_compare_on_circuit(tmp_path, capsys):
         assert len(list(csv.DictReader(f))) == 8
     assert (folder / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| optimizer | runs | mean |" in (folder / "table.md").read_text()
-    assert "failed evaluations" in output
+    assert "failed evaluations" in output and "at size ci on 1 CPU processor(s)" in output
+    assert "best" in output and "(this one)" in output  # the progress lines say which iteration is the best
     # OpenTuner's database is in its run folder
     assert (folder / "opentuner-1" / "opentuner.db").exists()
     # The expert and the runs' best programs were measured together at the end
@@ -76,6 +91,25 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     assert "Resuming" in again and "Measuring the expert" not in again
     assert sorted(p.name for p in (folder / "evaluations").iterdir()) == evaluated
     assert json.loads((folder / "summary.json").read_text())["optimizers"] == summary["optimizers"]
+
+
+@pytest.mark.parametrize("bench", [b for b in known_benchmarks() if b != "circuit"])  # circuit: the test above
+def test_compare_runs_on_every_benchmark(bench, tmp_path):
+    # The cheapest full path: the expert measured, one iteration (the start program: the expert's text, whose
+    # compiled mapper is cached), the final measurement of both in one round, and every output written.
+    start = CONFIGS / load_config(bench).expert
+    args = ["compare", bench, "--size", "ci", "--iters", "1", "--repeats", "1", "--optimizers", "random",
+            "--start", str(start), "--executions", "1", "--max-executions", "1", "--min-time", "0.05",
+            "--final-rounds", "1", "--runs-dir", str(tmp_path)]
+    assert main(args) == 0
+    [folder] = (tmp_path / bench).iterdir()
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["bench"] == bench and summary["reference"] == "expert" and summary["reference_throughput"] > 0
+    [run] = summary["runs"]
+    assert run["iterations"] == 1 and run["failed"] == 0, run
+    assert run["final_throughput"] > 0 and run["normalized"] > 0  # measured with the expert at the end
+    assert f"{bench} at size ci" in (folder / "table.md").read_text()
+    assert (folder / "compare.png").exists() and (folder / "summary.csv").exists()
 
 
 def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch, capsys):

@@ -29,7 +29,8 @@ def test_gpu_machine_adds_kind_and_memory_decisions(circuit_app):
     assert kinds == {t: (("GPU", "CPU"), ("CPU", "GPU"))
                      for t in ("calculate_new_currents", "distribute_charge", "update_voltages")}
     memory = space.by_name["memory/calculate_new_currents/2/GPU"]
-    assert memory.choices == (("FBMEM",), ("ZCMEM", "FBMEM"), ("SYSMEM", "FBMEM"))
+    assert memory.choices == (("FBMEM",), ("ZCMEM", "FBMEM"), ("SYSMEM", "FBMEM"), ("FBMEM", "ZCMEM"),
+                              ("FBMEM", "SYSMEM"))
 
 
 def test_default_point_is_the_default_mapper(circuit_app):
@@ -114,3 +115,18 @@ def test_with_one_processor_every_placement_is_the_default(circuit_app):
     point = space.semantic({f"index_map/{t}": "block" for t in space.index_tasks()})
     assert point == space.default_point()
     assert not [m for m in space.neighbours(space.default_point()) if "index" in m.label]
+
+
+def test_a_framebuffer_first_fallback_survives_projection_and_no_move_only_adds_one(circuit_app):
+    """AutoGuide's answer to a full framebuffer, `Region * * GPU FBMEM,ZCMEM;`, is a point of the space (so the
+    search goes on from it without losing the fallback); neighbours never spend an iteration on a fallback alone."""
+    space = SearchSpace(circuit_app, parse_machine_spec("1x2x2"))
+    spill = "Task * GPU,CPU;\nRegion * * GPU FBMEM,ZCMEM;\nRegion * * CPU SYSMEM;\n"
+    point = space.project(spill)
+    assert {v for n, v in point.items() if n.startswith("memory/") and n.endswith("/GPU")} == {("FBMEM", "ZCMEM")}
+    assert space.same_mapping(space.render(point), spill)
+    for start in (space.default_point(), point):
+        for move in space.neighbours(start):
+            for name, value in move.changes.items():
+                if name.startswith("memory/"):
+                    assert value[0] != start[name][0], move.label

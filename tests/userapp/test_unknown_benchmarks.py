@@ -83,7 +83,7 @@ def test_compared_as_unknown_app(tmp_path, capsys):
                    "--runs-dir", str(tmp_path)])
     assert status == 0
     out = capsys.readouterr().out
-    assert "Layouts are not searched" in out and "best throughput / default mapper" in out
+    assert "Layouts are not searched" in out and "/ the default mapper's (" in out
     (folder,) = (tmp_path / "stencil").glob("compare-*")
     for name in ("summary.csv", "summary.json", "runs.csv", "table.md", "compare.png", "default.json"):
         assert (folder / name).is_file(), name

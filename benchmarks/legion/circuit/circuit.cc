@@ -46,13 +46,8 @@ enum RegionId {
   NUM_REGION_IDS,
 };
 
-struct RegionTreeEntry {
-  const char *name;
-  bool partition;
-  int parent;  // a RegionId, -1 for a root region
-};
-
-static const RegionTreeEntry REGION_TREE[NUM_REGION_IDS] = {
+// Indexed by RegionId; a parent is a RegionId, -1 for a root region.
+static const mapperopt::RegionTreeEntry REGION_TREE[NUM_REGION_IDS] = {
     {"all_nodes", false, -1},
     {"rp_all_nodes", true, R_ALL_NODES},    // colour 0 = all_private, colour 1 = all_shared
     {"all_private", false, R_RP_ALL_NODES},
@@ -221,22 +216,6 @@ static ReferenceMode parse_reference_mode(int argc, char **argv) {
 
 // ---- --describe ---------------------------------------------------------------------------------------------------
 
-static std::vector<std::string> name_chain(RegionId region) {
-  std::vector<std::string> names;
-  for (int r = region; r >= 0; r = REGION_TREE[r].parent) names.push_back(REGION_TREE[r].name);
-  return names;
-}
-
-static const char *privilege_name(PrivilegeMode privilege) {
-  switch (privilege) {
-    case LEGION_READ_ONLY: return "read_only";
-    case LEGION_READ_WRITE: return "read_write";
-    case LEGION_WRITE_DISCARD: return "write_discard";
-    case LEGION_REDUCE: return "reduce";
-    default: return "no_access";
-  }
-}
-
 static std::string describe(const Params &p) {
   std::vector<mapperopt::TaskInfo> tasks;  // the tasks `main` (the top-level task) launches
   for (const TaskSpec &spec : task_table()) {
@@ -249,19 +228,15 @@ static std::string describe(const Params &p) {
     if (spec.index) info.domain = {static_cast<long long>(p.superpieces())};
     for (const RequirementSpec &req : spec.requirements) {
       mapperopt::RegionArg arg;
-      arg.names = name_chain(req.region);
-      arg.privilege = privilege_name(req.privilege);
+      arg.names = mapperopt::name_chain(REGION_TREE, req.region);
+      arg.privilege = mapperopt::privilege_name(req.privilege);
       for (FieldID f : req.fields) arg.fields.push_back(field_name(f));
       if (req.privilege == LEGION_REDUCE) arg.redop = "sum_f32";
       info.regions.push_back(arg);
     }
     tasks.push_back(info);
   }
-  std::vector<mapperopt::RegionNode> tree;
-  for (const RegionTreeEntry &entry : REGION_TREE)
-    tree.push_back({entry.name, entry.partition ? "partition" : "region",
-                    entry.parent < 0 ? "" : REGION_TREE[entry.parent].name});
-  return mapperopt::describe_json("circuit", tasks, tree);
+  return mapperopt::describe_json("circuit", tasks, mapperopt::region_nodes(REGION_TREE, NUM_REGION_IDS));
 }
 
 // ---- Tasks --------------------------------------------------------------------------------------------------------

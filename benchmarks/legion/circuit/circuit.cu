@@ -9,8 +9,8 @@
 #include <cstdlib>
 
 #include "circuit.h"
+#include "cuda_task.h"
 #include "legion.h"
-#include "realm/cuda/cuda_module.h"
 
 using namespace Legion;
 using namespace circuit;
@@ -22,26 +22,11 @@ using Accessor = FieldAccessor<MODE, T, 1, coord_t, Realm::AffineAccessor<T, 1, 
 using SumAccessor = ReductionAccessor<SumReduction<float>, false /*exclusive: atomics*/, 1, coord_t,
                                       Realm::AffineAccessor<float, 1, coord_t>>;
 
-constexpr int THREADS_PER_BLOCK = 256;
+using mapperopt::blocks_for;
+using mapperopt::task_stream;
+using mapperopt::THREADS_PER_BLOCK;
 
-void check_cuda(cudaError_t err, const char *what) {
-  if (err != cudaSuccess) {
-    std::fprintf(stderr, "circuit: CUDA error in %s: %s\n", what, cudaGetErrorString(err));
-    std::fflush(stderr);
-    std::abort();
-  }
-}
-
-// The stream Realm gives this task; work on it is captured by the task's completion event.
-cudaStream_t task_stream() {
-  cudaStream_t stream = Realm::Cuda::get_task_cuda_stream();
-  Realm::Cuda::set_task_ctxsync_required(false);
-  return stream;
-}
-
-unsigned blocks_for(coord_t count) {
-  return static_cast<unsigned>((count + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
-}
+void check_cuda(cudaError_t err, const char *what) { mapperopt::check_cuda(err, "circuit", what); }
 
 Rect<1> region_bounds(Runtime *runtime, Context ctx, const RegionRequirement &req) {
   return runtime->get_index_space_domain(ctx, req.region.get_index_space()).bounds<1, coord_t>();

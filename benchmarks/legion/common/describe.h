@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "legion.h"
+
 namespace mapperopt {
 
 struct RegionArg {
@@ -31,6 +33,39 @@ struct RegionNode {
   std::string kind;    // region | partition
   std::string parent;  // empty for a root region
 };
+
+// One region or partition of an application's region tree, in a table indexed by the application's region ids.
+struct RegionTreeEntry {
+  const char *name;
+  bool partition;
+  int parent;  // the index of its parent in the table, -1 for a root region
+};
+
+// The name chain of table entry `region`: its own name first, then its ancestors' (RegionArg::names).
+inline std::vector<std::string> name_chain(const RegionTreeEntry *tree, int region) {
+  std::vector<std::string> names;
+  for (int r = region; r >= 0; r = tree[r].parent) names.push_back(tree[r].name);
+  return names;
+}
+
+// The region tree of the description, from the `count` entries of `tree`.
+inline std::vector<RegionNode> region_nodes(const RegionTreeEntry *tree, int count) {
+  std::vector<RegionNode> nodes;
+  for (int r = 0; r < count; r++)
+    nodes.push_back({tree[r].name, tree[r].partition ? "partition" : "region",
+                     tree[r].parent < 0 ? "" : tree[tree[r].parent].name});
+  return nodes;
+}
+
+inline const char *privilege_name(Legion::PrivilegeMode privilege) {
+  switch (privilege) {
+    case LEGION_READ_ONLY: return "read_only";
+    case LEGION_READ_WRITE: return "read_write";
+    case LEGION_WRITE_DISCARD: return "write_discard";
+    case LEGION_REDUCE: return "reduce";
+    default: return "no_access";
+  }
+}
 
 inline std::string json_string(const std::string &s) {
   std::string out = "\"";

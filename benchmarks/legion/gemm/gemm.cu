@@ -9,24 +9,13 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "cuda_task.h"
 #include "gemm.h"
-#include "realm/cuda/cuda_module.h"
 
 using namespace Legion;
 
 namespace gemm {
 namespace {
-
-#define GEMM_CUDA_CHECK(expr)                                                                           \
-  do {                                                                                                  \
-    cudaError_t err_ = (expr);                                                                          \
-    if (err_ != cudaSuccess) {                                                                          \
-      std::fprintf(stderr, "gemm: CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, __LINE__, \
-                   cudaGetErrorString(err_));                                                           \
-      std::fflush(stderr);                                                                              \
-      std::abort();                                                                                     \
-    }                                                                                                   \
-  } while (0)
 
 void cublas_check(cublasStatus_t status, const char *what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
@@ -43,7 +32,7 @@ cublasHandle_t handles[MAX_GPUS];
 // The handle of the current device, created on first use.
 cublasHandle_t handle_here() {
   int device = 0;
-  GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  mapperopt::check_cuda(cudaGetDevice(&device), "gemm", "cudaGetDevice");
   if (device < 0 || device >= MAX_GPUS) {
     std::fprintf(stderr, "gemm: device %d out of range (at most %d GPUs)\n", device, MAX_GPUS);
     std::abort();
@@ -94,7 +83,7 @@ void fill_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Cont
     const long long fast_n = s1 <= s0 ? cols : rows, slow_n = s1 <= s0 ? rows : cols;
     const dim3 grid((unsigned)((fast_n + 255) / 256), (unsigned)(slow_n < 65535 ? slow_n : 65535));
     fill_kernel<<<grid, 256, 0, stream>>>(p, s0, s1, rect.lo[0], rect.lo[1], rows, cols, args.first + r, args.inputs);
-    GEMM_CUDA_CHECK(cudaGetLastError());
+    mapperopt::check_cuda(cudaGetLastError(), "gemm", "fill_kernel");
   }
 }
 

@@ -48,13 +48,8 @@ enum RegionId {
   NUM_REGION_IDS,
 };
 
-struct RegionTreeEntry {
-  const char *name;
-  bool partition;
-  int parent;  // a RegionId, -1 for a root region
-};
-
-const RegionTreeEntry REGION_TREE[NUM_REGION_IDS] = {
+// Indexed by RegionId; a parent is a RegionId, -1 for a root region.
+const mapperopt::RegionTreeEntry REGION_TREE[NUM_REGION_IDS] = {
     {"rz_all", false, -1},
     {"rz_all_p", true, R_RZ_ALL},                     // zones per piece
     {"rp_all", false, -1},
@@ -467,22 +462,6 @@ std::vector<double> read_reference(const std::string &deck, int64_t zones) {
 
 // ---- --describe -----------------------------------------------------------------------------------------------------
 
-std::vector<std::string> name_chain(RegionId region) {
-  std::vector<std::string> names;
-  for (int r = region; r >= 0; r = REGION_TREE[r].parent) names.push_back(REGION_TREE[r].name);
-  return names;
-}
-
-const char *privilege_name(PrivilegeMode privilege) {
-  switch (privilege) {
-    case LEGION_READ_ONLY: return "read_only";
-    case LEGION_READ_WRITE: return "read_write";
-    case LEGION_WRITE_DISCARD: return "write_discard";
-    case LEGION_REDUCE: return "reduce";
-    default: return "no_access";
-  }
-}
-
 std::string describe(const Params &p) {
   std::vector<mapperopt::TaskInfo> tasks;
   for (const TaskSpec &spec : task_table()) {
@@ -495,19 +474,15 @@ std::string describe(const Params &p) {
     if (spec.index) info.domain = {static_cast<long long>(p.npieces)};
     for (const RequirementSpec &req : spec.requirements) {
       mapperopt::RegionArg arg;
-      arg.names = name_chain(ARG_REGION[req.arg]);
-      arg.privilege = privilege_name(req.privilege);
+      arg.names = mapperopt::name_chain(REGION_TREE, ARG_REGION[req.arg]);
+      arg.privilege = mapperopt::privilege_name(req.privilege);
       for (FieldID f : req.fields) arg.fields.push_back(field_name(f));
       if (req.privilege == LEGION_REDUCE) arg.redop = "sum_f64";
       info.regions.push_back(arg);
     }
     tasks.push_back(info);
   }
-  std::vector<mapperopt::RegionNode> tree;
-  for (const RegionTreeEntry &entry : REGION_TREE)
-    tree.push_back({entry.name, entry.partition ? "partition" : "region",
-                    entry.parent < 0 ? "" : REGION_TREE[entry.parent].name});
-  return mapperopt::describe_json("pennant", tasks, tree);
+  return mapperopt::describe_json("pennant", tasks, mapperopt::region_nodes(REGION_TREE, NUM_REGION_IDS));
 }
 
 // ---- CPU executor and the CPU-only tasks ---------------------------------------------------------------------------

@@ -8,35 +8,20 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cuda_task.h"
 #include "legion.h"
 #include "pennant.h"
-#include "realm/cuda/cuda_module.h"
 
 using namespace Legion;
 
 namespace pennant {
 namespace {
 
-constexpr int THREADS_PER_BLOCK = 256;
+using mapperopt::blocks_for;
+using mapperopt::task_stream;
+using mapperopt::THREADS_PER_BLOCK;
 
-void check_cuda(cudaError_t err, const char *what) {
-  if (err != cudaSuccess) {
-    std::fprintf(stderr, "pennant: CUDA error in %s: %s\n", what, cudaGetErrorString(err));
-    std::fflush(stderr);
-    std::abort();
-  }
-}
-
-// The stream Realm gives this task; work on it is captured by the task's completion event.
-cudaStream_t task_stream() {
-  cudaStream_t stream = Realm::Cuda::get_task_cuda_stream();
-  Realm::Cuda::set_task_ctxsync_required(false);
-  return stream;
-}
-
-unsigned blocks_for(coord_t count) {
-  return static_cast<unsigned>((count + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
-}
+void check_cuda(cudaError_t err, const char *what) { mapperopt::check_cuda(err, "pennant", what); }
 
 template <typename F>
 __global__ void __launch_bounds__(THREADS_PER_BLOCK) each_kernel(const F f, coord_t lo, coord_t n) {

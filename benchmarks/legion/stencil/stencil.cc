@@ -93,15 +93,6 @@ const TaskSpec &spec_of(TaskID id) {
   std::abort();
 }
 
-const char *privilege_name(PrivilegeMode p) {
-  switch (p) {
-    case LEGION_READ_ONLY: return "read_only";
-    case LEGION_READ_WRITE: return "read_write";
-    case LEGION_WRITE_DISCARD: return "write_discard";
-    default: return "no_access";
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Command line.
 
@@ -163,7 +154,7 @@ std::string describe(const Config &c) {
     for (const ReqSpec &req : spec.reqs) {
       mapperopt::RegionArg arg;
       arg.names = {PARTITION_NAMES[req.partition], REGION_NAMES[PARTITION_PARENT[req.partition]]};
-      arg.privilege = privilege_name(req.privilege);
+      arg.privilege = mapperopt::privilege_name(req.privilege);
       for (FieldID f : req.fields) arg.fields.push_back(field_name(f));
       info.regions.push_back(arg);
     }

@@ -4,27 +4,14 @@
 // both coalesced). All work goes on the task's stream (Realm::Cuda::get_task_cuda_stream).
 #include <cuda_runtime.h>
 
-#include <cstdio>
-#include <cstdlib>
 
-#include "realm/cuda/cuda_module.h"
+#include "cuda_task.h"
 #include "stencil.h"
 
 using namespace Legion;
 
 namespace stencil {
 namespace {
-
-#define STENCIL_CUDA_CHECK(expr)                                                                    \
-  do {                                                                                              \
-    cudaError_t err_ = (expr);                                                                      \
-    if (err_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "stencil: CUDA error %s at %s:%d: %s\n", cudaGetErrorName(err_), __FILE__, \
-                   __LINE__, cudaGetErrorString(err_));                                             \
-      std::fflush(stderr);                                                                          \
-      std::abort();                                                                                 \
-    }                                                                                               \
-  } while (0)
 
 // The points [x0, x0 + nx) x [y0, y0 + ny) a kernel visits; `x_fast`: consecutive threads step in x.
 struct Box {
@@ -56,7 +43,7 @@ void launch(const Box &box, const F &f, cudaStream_t stream) {
   if (slow_blocks > MAX_GRID_SLOW) slow_blocks = MAX_GRID_SLOW;
   const dim3 grid((unsigned)((fast_n + BLOCK_FAST - 1) / BLOCK_FAST), (unsigned)slow_blocks);
   for_each_point<<<grid, dim3(BLOCK_FAST, BLOCK_SLOW), 0, stream>>>(box, f);
-  STENCIL_CUDA_CHECK(cudaGetLastError());
+  mapperopt::check_cuda(cudaGetLastError(), "stencil", "for_each_point");
 }
 
 // The kernels below take their sizes from measurements on one H200 (15000 x 7500 points per tile, SOA F_order):
@@ -111,7 +98,7 @@ void launch_stencil(const Box &box, const View &input, const View &output, cudaS
   if (slow_blocks > MAX_GRID_SLOW) slow_blocks = MAX_GRID_SLOW;
   const dim3 grid((unsigned)((fast_n + STENCIL_BLOCK - 1) / STENCIL_BLOCK), (unsigned)slow_blocks);
   stencil_window<<<grid, dim3(STENCIL_BLOCK, 1), 0, stream>>>(input, output, box);
-  STENCIL_CUDA_CHECK(cudaGetLastError());
+  mapperopt::check_cuda(cudaGetLastError(), "stencil", "stencil_window");
 }
 
 // input += 1 on `box`: one block row per line of the slow axis, INCREMENT_ILP points per thread along the fast
@@ -145,7 +132,7 @@ void launch_increment(const Box &box, const View &input, cudaStream_t stream) {
   const dim3 grid((unsigned)((fast_n + per_block - 1) / per_block),
                   (unsigned)(slow_n < MAX_GRID_SLOW ? slow_n : MAX_GRID_SLOW));
   increment_kernel<<<grid, dim3(INCREMENT_BLOCK, 1), 0, stream>>>(input, box);
-  STENCIL_CUDA_CHECK(cudaGetLastError());
+  mapperopt::check_cuda(cudaGetLastError(), "stencil", "increment_kernel");
 }
 
 bool x_is_fast(const View &v) { return llabs(v.sx) <= llabs(v.sy); }
@@ -180,12 +167,6 @@ Rect<2> domain_of(Runtime *runtime, Context ctx, const RegionRequirement &req) {
   return runtime->get_index_space_domain(ctx, req.region.get_index_space());
 }
 
-cudaStream_t task_stream() {
-  cudaStream_t stream = Realm::Cuda::get_task_cuda_stream();
-  Realm::Cuda::set_task_ctxsync_required(false);  // everything below goes on this stream
-  return stream;
-}
-
 void copy_strip(const View &tile_view, const View &buffer, const Strip &s, bool to_buffer, cudaStream_t stream) {
   const long long w = s.rect.hi[0] - s.rect.lo[0] + 1, h = s.rect.hi[1] - s.rect.lo[1] + 1;
   launch(Box{s.rect.lo[0], s.rect.lo[1], w, h, w >= h}, CopyStrip{tile_view, buffer, s.shift_x, s.shift_y, to_buffer},
@@ -207,7 +188,7 @@ void write_strips(const Task *task, const std::vector<PhysicalRegion> &regions, 
 
 void init_tile_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
   assert(regions.size() == 5 && task->arglen == sizeof(Grid));
-  const cudaStream_t stream = task_stream();
+  const cudaStream_t stream = mapperopt::task_stream();
   const Grid &g = *static_cast<const Grid *>(task->args);
   const Tile tile = tile_of(g, task->index_point[0]);
   const Rect<2> rect = domain_of(runtime, ctx, task->regions[0]);
@@ -220,7 +201,7 @@ void init_tile_gpu(const Task *task, const std::vector<PhysicalRegion> &regions,
 
 void stencil_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
   assert(regions.size() == 5 && task->arglen == sizeof(Grid));
-  const cudaStream_t stream = task_stream();
+  const cudaStream_t stream = mapperopt::task_stream();
   const Grid &g = *static_cast<const Grid *>(task->args);
   const Tile tile = tile_of(g, task->index_point[0]);
   const Rect<2> rect = domain_of(runtime, ctx, task->regions[0]);
@@ -239,7 +220,7 @@ void stencil_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, C
 
 void increment_gpu(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *runtime) {
   assert(regions.size() == 5 && task->arglen == sizeof(Grid));
-  const cudaStream_t stream = task_stream();
+  const cudaStream_t stream = mapperopt::task_stream();
   const Grid &g = *static_cast<const Grid *>(task->args);
   const Tile tile = tile_of(g, task->index_point[0]);
   const Rect<2> rect = domain_of(runtime, ctx, task->regions[0]);

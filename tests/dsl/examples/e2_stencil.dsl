@@ -1,4 +1,4 @@
-# Expert mapper E2 Stencil (dsl.md §14.4)
+# Expert mapper E2 Stencil (docs/dsl-reference.md §14)
 Task * GPU,CPU;
 Region * * GPU FBMEM;
 Region * * CPU SYSMEM;

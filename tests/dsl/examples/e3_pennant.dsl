@@ -1,4 +1,4 @@
-# Expert mapper E3 Pennant (dsl.md §14.4)
+# Expert mapper E3 Pennant (docs/dsl-reference.md §14)
 Task * GPU,CPU;
 Region * * GPU FBMEM;
 Region * * CPU SYSMEM;

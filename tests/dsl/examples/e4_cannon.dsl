@@ -1,4 +1,4 @@
-# Expert mapper E4 Cannon (dsl.md §14.4)
+# Expert mapper E4 Cannon (docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Region * * * SOCKMEM,SYSMEM;
 Region * * GPU FBMEM,ZCMEM;

@@ -1,4 +1,4 @@
-# Expert mapper E6 PUMMA (dsl.md §14.4)
+# Expert mapper E6 PUMMA (docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Region * * * SOCKMEM,SYSMEM;
 Region * * GPU FBMEM,ZCMEM;

@@ -1,4 +1,4 @@
-# Expert mapper E8 COSMA (dsl.md §14.4)
+# Expert mapper E8 COSMA (docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Region * * * SOCKMEM,SYSMEM;
 Region * * GPU FBMEM,ZCMEM;

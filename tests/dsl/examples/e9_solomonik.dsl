@@ -1,4 +1,4 @@
-# Expert mapper E9 Solomonik (dsl.md §14.4)
+# Expert mapper E9 Solomonik (docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Region * * * SOCKMEM,SYSMEM;
 Region * * GPU FBMEM,ZCMEM;

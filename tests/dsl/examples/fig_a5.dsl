@@ -1,4 +1,4 @@
-# Fig. A5 of the paper: best Circuit mapper, iteration 10 (dsl.md §14.5)
+# Fig. A5 of the paper: best Circuit mapper, iteration 10 (docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Task calculate_new_currents GPU;
 Task update_voltages GPU;

@@ -1,4 +1,4 @@
-# Strategy S8 of the paper (dsl.md §14.3)
+# Strategy S8 of the paper (docs/dsl-reference.md §14)
 Task * GPU,CPU;             # for any task, run on GPU if supported
 Region * * GPU FBMEM;       # any task, any region, on GPU: framebuffer
 Region * * CPU SYSMEM;      # on CPU: system memory

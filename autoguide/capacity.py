@@ -1,0 +1,140 @@
+"""Advice for a capacity failure (an instance that does not fit in a memory) that can work on the run's machine.
+
+The machine is read from the run's command line: GPUs (`-ll:gpu`), and the system, framebuffer and zero-copy sizes
+(`-ll:csize`, `-ll:fsize`, `-ll:zsize`, MB). The advice, in this order of preference:
+
+1. A framebuffer that is full while zero-copy memory exists: every region framebuffer first with zero-copy memory as
+   its fallback (`Region * * GPU FBMEM,ZCMEM;`). The regions the GPU tasks map first keep the framebuffer, the rest
+   spills; a Region statement listing ZCMEM first for a big, rarely touched region chooses what spills instead.
+2. Any other full memory (system memory on a machine whose CPUs have no other memory, zero-copy memory already
+   used as the fallback): the size flag to raise, as the edit `set_memory_size` (a run setting, not a change of the
+   program: `mapperopt run ... --csize N` applies it), unless the machine does not have that much memory.
+
+A memory kind is never suggested where the machine does not have it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from mapperopt.records import Edit, RunResult
+
+# Legion's memory kinds as the default mapper and Realm name them, and the DSL's names.
+REALM_KINDS = {"SYSTEM_MEM": "SYSMEM", "GPU_FB_MEM": "FBMEM", "Z_COPY_MEM": "ZCMEM", "REGDMA_MEM": "RDMEM",
+               "SOCKET_MEM": "SOCKMEM"}
+# The harness option (and Realm flag) that sizes each memory kind, in MB.
+SIZE_OPTIONS = {"SYSMEM": "csize", "FBMEM": "fsize", "ZCMEM": "zsize"}
+MB = 1 << 20
+# The rule categories (rules.yaml) whose matches may name a failed allocation.
+CATEGORIES = ("memory.oom", "memory.placement")
+
+_FAILED = re.compile(r"(?P<kind>[A-Z]+): allocation of (?P<bytes>\d+) bytes failed \(capacity (?P<capacity>\d+) bytes")
+
+
+def memory_sizes(result: RunResult) -> dict[str, int]:
+    """The run's memory sizes in MB by option ("csize", "fsize", "zsize") as its command line set them (a memory
+    that the command line does not size has Legion's default, unknown here)."""
+    command = str(result.settings.get("command", ""))
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"-ll:(csize|fsize|zsize) (\d+)", command)}
+
+
+def machine_memories(result: RunResult) -> set[str]:
+    """Memory kinds of the run's machine: SYSMEM always; FBMEM and ZCMEM with GPUs (ZCMEM unless sized 0)."""
+    kinds = {"SYSMEM"}
+    if result.settings.get("gpus"):
+        kinds.add("FBMEM")
+        if memory_sizes(result).get("zsize", 1) > 0:
+            kinds.add("ZCMEM")
+    return kinds
+
+
+def _physical_mb() -> int | None:
+    """This machine's memory in MB (the runs happen here), None when unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // MB
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def failed_allocations(fields: Mapping[str, Any]) -> list[tuple[str, int, int | None]]:
+    """(memory kind, bytes asked, capacity in bytes or None) of each failed allocation a matched rule names: the
+    `reasons` of R403 (one per listed memory), or the default mapper's `bytes` and `memory`."""
+    if fields.get("reasons"):
+        return [(m["kind"], int(m["bytes"]), int(m["capacity"])) for m in _FAILED.finditer(fields["reasons"])]
+    if fields.get("bytes") and fields.get("memory"):
+        return [(REALM_KINDS.get(fields["memory"], fields["memory"]), int(fields["bytes"]), None)]
+    return []
+
+
+def raised_size(current_mb: int | None, capacity: int | None, asked: int) -> int:
+    """A size in MB that holds what was there and twice the instance that failed, rounded up to 256 MB. The
+    current size is the command line's, else the capacity the failure reported, else 0."""
+    base = current_mb if current_mb is not None else (capacity // MB if capacity else 0)
+    return 256 * math.ceil((base + 2 * math.ceil(asked / MB)) / 256)
+
+
+def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edit, ...]] | None:
+    """The suggestion and edits for a capacity failure, or None when the matched output names no failed
+    allocation (then the rule's own texts stand).
+
+    Args:
+        fields: the named groups of the matched rule (R403's `memories`, `index`, `task`, `reasons`, or the default
+            mapper's `bytes`, `memory`, `index`, `task`).
+        result: the failed run (its command line tells the machine).
+    """
+    failed = failed_allocations(fields)
+    if not failed:
+        return None
+    kinds = machine_memories(result)
+    sizes = memory_sizes(result)
+    full = {kind for kind, _, _ in failed}
+    kind, asked, capacity = failed[-1]  # the last memory tried: what a fallback or a larger size must absorb
+    where = f"requirement {fields.get('index', '?')} of '{fields.get('task', '?')}' ({asked / MB:.0f} MB)"
+    if "FBMEM" in full and "ZCMEM" in kinds and "ZCMEM" not in full:
+        suggestion = (
+            f"The framebuffer is full: keep in it what fits and spill the rest to zero-copy memory, with "
+            f"'Region * * GPU FBMEM,ZCMEM;' (every region framebuffer first; {where} is the first to spill). To choose "
+            f"what spills, list ZCMEM first for the biggest regions that the timed loop touches least "
+            f"('Region * <region> GPU ZCMEM,FBMEM;') and keep the small, hot ones in FBMEM; or raise --fsize "
+            f"(now {_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU has more memory.")
+        return suggestion, (Edit("set_region_memory", {"task": "*", "region": "*", "proc": "GPU",
+                                                       "memories": ["FBMEM", "ZCMEM"]}),)
+    option = SIZE_OPTIONS.get(kind)
+    if option is None:
+        return None
+    only = " and the only memory of the CPUs" if kind == "SYSMEM" and kinds == {"SYSMEM"} else ""
+    new = raised_size(sizes.get(option), capacity, asked)
+    physical = _physical_mb()
+    head = (f"{kind} is the full memory{only}: {where} does not fit in its "
+            f"{_mb(sizes.get(option), capacity)}.")
+    if kind in ("SYSMEM", "ZCMEM") and physical is not None and new > physical:
+        return (f"{head} Raising --{option} to {new} MB would exceed this machine's {physical} MB: use a smaller "
+                f"problem size or a machine with more memory."), ()
+    other = " No other memory can take it on this machine." if only else ""
+    return (f"{head}{other} Raise --{option} to {new} MB (mapperopt run/tune --{option} {new}).",
+            (Edit("set_memory_size", {"option": option, "mb": new}),))
+
+
+def _mb(mb: int | None, capacity: int | None) -> str:
+    if mb is not None:
+        return f"{mb} MB"
+    return f"{capacity / MB:.0f} MB" if capacity else "Legion's default size"
+
+
+def fit_edits(edits: tuple[Edit, ...], result: RunResult) -> tuple[Edit, ...]:
+    """`edits` with the memory kinds that the run's machine does not have taken out of each memory list (a list
+    left empty drops its edit)."""
+    kinds = machine_memories(result)
+    out = []
+    for edit in edits:
+        if edit.op == "set_region_memory":
+            memories = [m for m in edit.args.get("memories", ()) if m in kinds]
+            if not memories:
+                continue
+            edit = Edit(edit.op, {**edit.args, "memories": memories})
+        out.append(edit)
+    return tuple(out)

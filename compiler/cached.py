@@ -1,0 +1,95 @@
+"""The answer of a `mapperopt compile` that was done before, without click, the parser or the generator.
+
+A compile that succeeded is recorded under the build cache by everything that decides its outcome (the text, its
+file name, --bench, --machine, the sources of the DSL and compiler packages, the C++ compiler and Legion). Most of
+a cached compile's time was imports (click, lark, the syntax tree, jinja2): `mapperopt.cli.main` calls `answer`
+first, which imports only what the record's key needs and leaves every other case (a miss, help, an unusual
+command line, an error to report) to the click command in compiler/commands.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from mapperopt.errors import MapperoptError
+
+# the compile command's options that take a value -> its parameter name
+_OPTIONS = {"-o": "output", "--emit-cpp": "emit_cpp", "--bench": "bench", "--machine": "machine_spec"}
+
+
+def _package_digest(h, package: str) -> None:
+    folder = Path(importlib.util.find_spec(package).submodule_search_locations[0])
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".py", ".lark", ".j2", ".cc", ".h")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+
+
+def record_path(text: str, file: str, bench: str | None, machine_spec: str | None) -> Path:
+    """Where the outcome of this compile is recorded."""
+    from mapperopt import toolchain
+
+    legion = toolchain.find_legion()
+    h = hashlib.sha256("\0".join([text, file, bench or "", machine_spec or "", legion.key, legion.version]).encode())
+    compiler = Path(toolchain.cxx()).resolve()
+    stat = compiler.stat()
+    h.update(f"{compiler}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    for package in ("mapperopt.dsl", "mapperopt.compiler", "mapperopt.benchmarks"):
+        if package == "mapperopt.benchmarks":  # the ABI header and, with --bench, the description
+            h.update((Path(importlib.util.find_spec(package).submodule_search_locations[0]) / "legion" / "common"
+                      / "mapperopt_abi.h").read_bytes())
+        else:
+            _package_digest(h, package)
+    if bench:
+        configs = Path(importlib.util.find_spec("mapperopt.configs").submodule_search_locations[0])
+        app = configs / f"{bench}.app.json"
+        h.update(app.read_bytes() if app.is_file() else b"")
+    return toolchain.cache_dir() / legion.key / "compiles" / f"{h.hexdigest()[:32]}.json"
+
+
+def _arguments(args: list[str]) -> dict | None:
+    """FILE and the options of `mapperopt compile ARGS`, or None for anything but the plain forms (click decides)."""
+    found: dict = {}
+    k = 0
+    while k < len(args):
+        word = args[k]
+        name, eq, value = word.partition("=")
+        if name in _OPTIONS and _OPTIONS[name] not in found and (eq or k + 1 < len(args)):
+            if not eq:
+                k += 1
+                value = args[k]
+            found[_OPTIONS[name]] = value
+        elif word.startswith("-") or "file" in found:
+            return None
+        else:
+            found["file"] = word
+        k += 1
+    return found if "file" in found else None
+
+
+def answer(args: list[str]) -> int | None:
+    """Answer `mapperopt compile ARGS` from its record: print the recorded messages (stderr) and the library's path,
+    write -o and --emit-cpp copies; returns the exit status 0, or None when the record does not answer it (then
+    nothing was written)."""
+    found = _arguments(args)
+    if found is None:
+        return None
+    try:
+        text = Path(found["file"]).read_text()
+        record = record_path(text, found["file"], found.get("bench"), found.get("machine_spec"))
+        so_path, cpp_path, messages = json.loads(record.read_text())
+        if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
+            return None
+        if found.get("emit_cpp"):
+            shutil.copyfile(cpp_path, found["emit_cpp"])
+        if found.get("output"):
+            shutil.copyfile(so_path, found["output"])
+    except (OSError, ValueError, MapperoptError):
+        return None  # the click command reports it, or compiles
+    if messages:
+        print(messages, file=sys.stderr)
+    print(found.get("output") or so_path)
+    return 0

@@ -1,0 +1,86 @@
+"""Capacity failures get advice that can work on the run's machine: on CPUs only, the system-memory size to raise
+(a real run fails, and the run with the suggested size succeeds); with GPUs, a framebuffer-first fallback list, or
+the zero-copy size once zero-copy memory is full too; never a memory the machine does not have."""
+
+from __future__ import annotations
+
+import pytest
+from captured_runs import load
+
+from mapperopt.autoguide import apply_edits_to_text, explain, memory_settings
+from mapperopt.autoguide.capacity import raised_size
+from mapperopt.benchmarks.harness import run_benchmark
+from mapperopt.errors import MapperoptError
+from mapperopt.records import Edit, RunResult
+
+# Stencil at size ci with a 1004 x 1004 grid: two float64 fields, 16 MB, in an 8 MB system memory.
+GRID = ["-nx", "1004", "-ny", "1004"]
+
+
+def test_cpu_only_capacity_failure_gets_a_size_that_works_in_a_real_run(tmp_path):
+    failed = run_benchmark("stencil", "expert", size="ci", csize=8, extra_args=GRID, out_dir=tmp_path / "tight")
+    assert failed.status == "failed", failed.reason
+    fb = explain(failed)
+    assert fb.category in ("memory.placement", "memory.oom"), fb.raw_excerpt
+    assert "ZCMEM" not in fb.suggestion and "FBMEM" not in fb.suggestion
+    assert "SYSMEM is the full memory and the only memory of the CPUs" in fb.suggestion
+    sizes = memory_settings(fb.edits)
+    assert list(sizes) == ["csize"] and sizes["csize"] > 8
+    assert f"--csize {sizes['csize']}" in fb.suggestion
+    # The mapper itself is left alone: the edit is a run setting.
+    assert apply_edits_to_text(failed.dsl, fb.edits) == apply_edits_to_text(failed.dsl, [])
+    fixed = run_benchmark("stencil", "expert", size="ci", extra_args=GRID, out_dir=tmp_path / "fixed", **sizes)
+    assert fixed.ok, f"--csize {sizes['csize']} left {fixed.stage}: {fixed.reason}"
+    assert fixed.attempts[-1].result["verified"] is True
+
+
+def test_default_mapper_capacity_failure_names_the_size_to_raise():
+    _, result = load("stencil-default_out_of_memory")  # 8004 x 8004 with 256 MB of system memory
+    fb = explain(result)
+    assert fb.rule == "default-mapper-failed-allocation"
+    assert memory_settings(fb.edits) == {"csize": raised_size(256, None, 1027074304)}
+    assert "ZCMEM" not in fb.suggestion
+
+
+def gpu_failure(line: str, zsize: int = 6144) -> RunResult:
+    """A run on one GPU that failed with `line`, as the compiled DSL mapper prints it (no GPU runs in CI)."""
+    command = f"stencil -nx 15004 -ll:gpu 1 -ll:csize 16384 -ll:fsize 3072 -ll:zsize {zsize} -logfile stderr"
+    return RunResult(app="stencil", mapper="tune.dsl", status="failed", stage="run", reason="aborted",
+                     dsl="Task * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * * CPU SYSMEM;\n", log=line + "\n",
+                     settings={"gpus": 1, "command": command})
+
+
+R403 = ("[mapperopt] error R403: no memory of the list {kinds} can hold requirement 0 (private, points) of task "
+        "'init_tile': {reasons}; processor GPU[node 0, proc 0]")
+FB_FULL = "FBMEM: allocation of 471859200 bytes failed (capacity 3221225472 bytes; -ll:fsize sizes it)"
+ZC_FULL = "ZCMEM: allocation of 471859200 bytes failed (capacity 6442450944 bytes; -ll:zsize sizes it)"
+
+
+def test_full_framebuffer_spills_to_zero_copy_framebuffer_first():
+    result = gpu_failure(R403.format(kinds="FBMEM", reasons=FB_FULL))
+    fb = explain(result)
+    assert fb.edits == (Edit("set_region_memory", {"task": "*", "region": "*", "proc": "GPU",
+                                                   "memories": ["FBMEM", "ZCMEM"]}),)
+    assert "Region * * GPU FBMEM,ZCMEM;" in fb.suggestion and "requirement 0 of 'init_tile'" in fb.suggestion
+    assert "Region * * GPU FBMEM,ZCMEM;" in apply_edits_to_text(result.dsl, fb.edits)
+
+
+def test_full_zero_copy_fallback_raises_its_size():
+    fb = explain(gpu_failure(R403.format(kinds="FBMEM, ZCMEM", reasons=f"{FB_FULL}; {ZC_FULL}")))
+    assert memory_settings(fb.edits) == {"zsize": 6144 + 1024}
+    assert "ZCMEM is the full memory" in fb.suggestion
+
+
+def test_no_zero_copy_memory_is_never_suggested_where_there_is_none():
+    fb = explain(gpu_failure(R403.format(kinds="FBMEM", reasons=FB_FULL), zsize=0))
+    assert "ZCMEM" not in fb.suggestion and memory_settings(fb.edits) == {"fsize": 3072 + 1024}
+
+
+def test_a_size_edit_is_checked_and_is_not_a_program_edit():
+    from mapperopt.autoguide import apply_edits
+    from mapperopt.dsl import parse
+
+    with pytest.raises(MapperoptError, match="changes a setting of the run"):
+        apply_edits(parse("Task * CPU;\n"), [Edit("set_memory_size", {"option": "csize", "mb": 64})])
+    with pytest.raises(MapperoptError, match="needs option one of csize, fsize, zsize"):
+        memory_settings([Edit("set_memory_size", {"option": "rsize", "mb": 64})])
