@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from mapperopt.benchmarks import protocol
+from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.harness import run_benchmark
 from mapperopt.benchmarks.userapp import app_from_options, app_options
 from mapperopt.records import Feedback, RunResult
@@ -105,17 +107,21 @@ def size_options(command):
 @click.option("--mapper", default="default", show_default=True,
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
 @size_options
-@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Measured executions; the median, the trimmed mean and its 90 % interval are reported.")
-@click.option("--max-repeats", type=click.IntRange(min=1), default=None,
-              help="Go on past --repeats until the interval is within 5 % of the trimmed mean or this many "
-                   "executions were measured (docs/tuning.md).")
+@click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
+              help="Measured executions at least; the median, the trimmed mean and its 90 % interval are reported.")
+@click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
+              help=f"...and at most: executions go on until the 90 % interval is within "
+                   f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured "
+                   "(docs/tuning.md).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take [default: the size's].")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
-              help="Minimum measured seconds per execution; iterations grow until it is met [default: the size's].")
+              help="Minimum measured seconds per execution; iterations grow until it is met [default: the size's, "
+                   f"at least {protocol.MIN_TIME_S:g}].")
+@click.option("--once", is_flag=True,
+              help="One raw execution at the size's own iteration count: no calibration, no repeats.")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
 @click.option("--profile", is_flag=True,
               help="Per-task times of every execution, trace replays included: one more, untraced execution after "
@@ -125,20 +131,27 @@ def size_options(command):
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_repeats, out_dir, timeout_s,
-        min_time_s, trace, profile, as_json, app_args, **app_flags):
+        min_time_s, once, trace, profile, as_json, app_args, **app_flags):
     """Run benchmark BENCH (or your program, --app) with a mapper and measure it.
 
-    Builds the application if needed, compiles the mapper, runs it REPEATS times with a timeout and stores
-    everything in a run folder. APP_ARGS (after `--`) are passed to the application; a flag the size or mapperopt
-    already sets (e.g. `-i 5000`, `-ll:csize 4096`) takes the new value. Exit status 1 when the run failed.
+    Builds the application if needed, compiles the mapper and measures it with tune's protocol: each execution
+    calibrated to at least --min-time measured seconds, REPEATS to MAX_REPEATS executions with a timeout, their
+    trimmed mean and its interval (--once: a single raw execution). Stores everything in a run folder. APP_ARGS
+    (after `--`) are passed to the application; a flag the size or mapperopt already sets (e.g. `-i 5000`,
+    `-ll:csize 4096`) takes the new value. Exit status 1 when the run failed.
     """
     from rich.console import Console
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
+    if once:
+        repeats = max_repeats = 1
+        min_time_s = 0.0 if min_time_s is None else min_time_s
+    elif min_time_s is None:
+        min_time_s = max(load_config(bench).size(size).min_time_s, protocol.MIN_TIME_S)
     # A first run builds the application (tens of seconds); say so instead of sitting silent.
     with Console(stderr=True).status(f"Running {bench} (building the application and the mapper if needed)..."):
         result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
-                               max_repeats=max(repeats, max_repeats or repeats),
+                               max_repeats=max(repeats, max_repeats),
                                out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
                                profile=profile, extra_args=app_args, csize=csize, fsize=fsize, zsize=zsize)
     if as_json:

@@ -66,9 +66,10 @@ def _request(bench: str, opts: dict) -> dict:
             "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None}
 
 
-def _unfinished(runs_dir: Path, bench: str, request: dict, iters: int | None) -> Path | None:
-    """The latest tuning folder of `bench` under `runs_dir` made by the same request and not finished (fewer
-    iterations than asked for, or no final comparison yet), or None."""
+def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
+    """The latest tuning folder of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
+    (folder, None) when it is not finished (fewer iterations than asked for, or no final comparison yet),
+    (None, folder) when it is, (None, None) when there is none."""
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
             store = TuneStore.open(root)
@@ -77,9 +78,9 @@ def _unfinished(runs_dir: Path, bench: str, request: dict, iters: int | None) ->
         if store.settings.get("request") != request or "iterations" not in store.settings:
             continue  # another request, or one whose set-up (baselines, calibration) never finished
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
-            return root
-        return None  # the latest run of this request is finished: start afresh
-    return None
+            return root, None
+        return None, root
+    return None, None
 
 
 def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
@@ -237,7 +238,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if start not in ("default", "random") and not Path(start).is_file():
             raise MapperoptError(f"start program {start} not found", hint="use --start default, random or a DSL file")
         request = _request(bench, opts)
-        found = None if new else _unfinished(runs_dir, bench, request, iters)
+        found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
+        if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
+            done = len(TuneStore.open(finished).records)
+            console.print(f"The run of this command in {finished} finished ({done} iterations); starting a new "
+                          f"one. To extend that run instead, give the command --resume {finished} --iters "
+                          f"{done + (iters or 10)}")
     if found is not None:
         store = TuneStore.open(found)
         store.lock()

@@ -22,7 +22,8 @@ from optimizer_support import rewrite
 
 from mapperopt.cli import main
 from mapperopt.optimizer.base import normalize_dsl
-from mapperopt.optimizer.commands import _unfinished
+from mapperopt.optimizer import commands
+from mapperopt.optimizer.commands import _latest
 from mapperopt.optimizer.guided import GuidedOptimizer
 from mapperopt.optimizer.space import SearchSpace
 from mapperopt.optimizer.store import TuneStore
@@ -149,12 +150,12 @@ def test_trace_without_the_llm_extra_says_how_to_install_it(tmp_path, monkeypatc
     assert not (tmp_path / "runs").exists()  # nothing was measured before the check
 
 
-def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offline):
+def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offline, monkeypatch, capsys):
     runs = tmp_path / "runs"
     args = tune_args(runs, "--iters", "4", "--start", str(poor), *HEAVY)
     proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # generous: a loaded machine makes calibration and iterations slow
     journal = None
     while time.monotonic() < deadline and proc.poll() is None:
         folders = list((runs / "circuit").glob("tune-*")) if (runs / "circuit").exists() else []
@@ -162,6 +163,7 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
         if journal and journal.exists() and len(journal.read_text().splitlines()) >= 2:
             break
         time.sleep(0.05)
+    assert journal is not None and len(journal.read_text().splitlines()) >= 2, proc.poll()
     root = journal.parent
     # While it runs, a second tune of the same folder stops at once, naming the process that holds it.
     second = subprocess.run([sys.executable, "-m", "mapperopt.cli", "tune", "circuit", "--resume", str(root)],
@@ -191,8 +193,25 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
     for i, record in enumerate(store.records):
         assert replay.propose(store.records[:i]).dsl == record.dsl
         replay.observe(record)
-    # Finished: the same command starts a new folder, and so does --new.
-    assert _unfinished(runs, "circuit", s["request"], None) is None
+    # Finished: the same command starts a new folder, saying so and how to extend the finished run instead.
+    assert _latest(runs, "circuit", s["request"], None) == (None, root)
+
+    class NewRun(Exception):
+        pass
+
+    def new_run(*_):
+        raise NewRun
+
+    monkeypatch.setattr(commands, "_new_run", new_run)
+    capsys.readouterr()
+    with pytest.raises(NewRun):
+        main(args)
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"The run of this command in {root} finished (4 iterations); starting a new one" in out, out
+    assert f"--resume {root} --iters 8" in out
+    with pytest.raises(NewRun):  # --new: no such message
+        main([*args[:-len(HEAVY)], "--new", *HEAVY])
+    assert "finished" not in capsys.readouterr().out
 
 
 def test_tuning_uses_the_cores_it_has(monkeypatch):

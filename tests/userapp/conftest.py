@@ -1,8 +1,12 @@
-"""The foreign test program (tests/app/foreign.cc), built once per session the way a user builds a program of their
-own: with the flags `mapperopt toolchain --cflags --libs` prints."""
+"""The foreign test program (tests/app/foreign.cc), built once the way a user builds a program of their own: with
+the flags `mapperopt toolchain --cflags --libs` prints. The executable is kept in the build cache under a key of the
+source, the compiler and those flags (locked, like the project's own builds), so that pytest workers and later
+sessions share one build."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -15,8 +19,13 @@ from mapperopt import toolchain
 
 @pytest.fixture(scope="session")
 def foreign_exe(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("foreign")
-    flags = shlex.split(mapperopt("toolchain", "--cflags", "--libs", cwd=folder))
-    exe = folder / "foreign"
-    subprocess.run([toolchain.cxx(), str(APP_DIR / "foreign.cc"), *flags, "-o", str(exe)], check=True)
+    flags = shlex.split(mapperopt("toolchain", "--cflags", "--libs", cwd=tmp_path_factory.mktemp("foreign")))
+    source = APP_DIR / "foreign.cc"
+    key = hashlib.sha256("\0".join([source.read_text(), toolchain.cxx(), *flags]).encode()).hexdigest()[:16]
+    exe = toolchain.cache_dir() / "tests" / f"foreign-{key}" / "foreign"
+    with toolchain.locked(exe):
+        if not exe.exists():
+            tmp = exe.with_name(f"foreign.{os.getpid()}.tmp")
+            subprocess.run([toolchain.cxx(), str(source), *flags, "-o", str(tmp)], check=True)
+            os.replace(tmp, exe)
     return exe
