@@ -1,4 +1,4 @@
 # All data in registered DMA memory, which this machine does not have.
-# expect: mapper-r403-no-memory
+# expect: dsl-e221-absent-memory
 Task * CPU;
 Region * * CPU RDMEM;
