@@ -18,10 +18,10 @@ def test_the_work_list_puts_references_and_limits_first_and_finals_after_their_r
     ids = [u.id for u in units]
     assert len(ids) == len(set(ids))
     assert ids[:2] == ["limit-copybw", "limit-dgemm"]
-    # every size a benchmark has (Pennant has `tight`), Circuit and Stencil first, Pennant last
+    # every size a benchmark has, Circuit and Stencil first, Pennant last
     assert [u.id for u in units if u.kind == "base"] == [
-        "base-circuit-gpu", "base-circuit-ci", "base-stencil-gpu", "base-stencil-ci", "base-pennant-gpu",
-        "base-pennant-tight", "base-pennant-ci"]
+        "base-circuit-gpu", "base-circuit-tight", "base-circuit-ci", "base-stencil-gpu", "base-stencil-tight",
+        "base-stencil-ci", "base-pennant-gpu", "base-pennant-tight", "base-pennant-ci"]
     assert "cpu-pennant-gpu" in ids
     assert not any("trace" in i for i in ids)  # no model endpoint here
     tunes = [u for u in units if u.kind == "tune"]
@@ -42,7 +42,7 @@ def test_the_work_list_puts_references_and_limits_first_and_finals_after_their_r
 
 def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     results = tmp_path / "eval"
-    plan = default_plan(benchmarks=["stencil"], sizes=["ci", "tight"], gpus=0, optimizers=["random"], iters=1,
+    plan = default_plan(benchmarks=["stencil"], sizes=["ci"], gpus=0, optimizers=["random"], iters=1,
                         seeds=1, long_iters=0, base_rounds=1, final_rounds=1)
     lines = []
     assert evaluate.run(plan, results, Path("benchmarks/gpu"), stop_after=0, say=lines.append) == []
