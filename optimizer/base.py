@@ -117,6 +117,13 @@ class IterationRecord:
         return self.stage == "timeout" or bool(codes and codes[-1] in (-9, 137))
 
     @property
+    def kept_out_by_noise(self) -> bool:
+        """Measured faster than the best, but not beyond the noise: the best stays `best_iter` (until the final
+        comparison measures them together)."""
+        return (self.ok and self.throughput is not None and self.best_iter not in (None, self.iter)
+                and self.throughput > self.best_throughput)
+
+    @property
     def score(self) -> float:
         """Throughput, 0 for a failure (the paper's convention)."""
         return self.throughput if self.ok and self.throughput is not None else 0.0

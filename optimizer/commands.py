@@ -296,6 +296,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def on_record(r: IterationRecord) -> None:
         status.stop()
         console.print(f"  iter {r.iter}/{iters}  " + "  ".join(_row(r)[1:]))
+        if r.kept_out_by_noise:
+            console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
+                          f"{r.best_iter} (the final comparison measures the top candidates together)")
 
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)

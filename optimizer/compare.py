@@ -538,7 +538,7 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
             best = f"best {r.best_throughput:.4g} (this one)"
         else:
             best = f"best {r.best_throughput:.4g} (iter {r.best_iter})"
-            if r.ok and r.throughput > r.best_throughput:
+            if r.kept_out_by_noise:
                 best += "; this one is not faster beyond the noise, so the best is kept"
         console.print(f"  {escape(label)} iter {r.iter}/{iters}: {this}" + (" (cached)" if r.cached else "")
                       + f"  {best}")

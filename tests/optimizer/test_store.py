@@ -146,3 +146,13 @@ def test_best_is_the_iteration_the_loop_named(tmp_path):
     assert (store.root / "best.dsl").exists() and not list(store.root.glob(".*.png"))
     rows = list(csv.DictReader((store.root / "history.csv").open()))
     assert [r["best_iter"] for r in rows] == ["1", "1"]
+
+
+def test_a_faster_looking_iteration_kept_out_by_the_noise_is_flagged():
+    # tune and compare print why such an iteration is not the best (a new user read it as a bug)
+    kept = record(3, 1.61, best_iter=1)
+    kept = IterationRecord(**{**kept.__dict__, "best_throughput": 1.47})
+    assert kept.kept_out_by_noise
+    assert not record(3, 1.61, best_iter=3).kept_out_by_noise          # it is the best
+    assert not IterationRecord(**{**kept.__dict__, "throughput": 1.2}).kept_out_by_noise   # slower
+    assert not record(3, None, best_iter=1).kept_out_by_noise  # failed
