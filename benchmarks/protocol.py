@@ -110,8 +110,9 @@ def estimate(values: Sequence[float]) -> Estimate:
     """
     import numpy as np
 
-    value = trimmed_mean(values)
     ordered = sorted(values)
+    # Clamped: the mean of equal values can round one unit in the last place beyond them.
+    value = min(max(trimmed_mean(values), ordered[0]), ordered[-1])
     median = ordered[len(ordered) // 2] if len(ordered) % 2 else (ordered[len(ordered) // 2 - 1]
                                                                   + ordered[len(ordered) // 2]) / 2
     spread = (ordered[-1] - ordered[0]) / median if median else 0.0
@@ -120,7 +121,6 @@ def estimate(values: Sequence[float]) -> Estimate:
     means = _bootstrap(values, np.random.default_rng(SEED))
     tail = (1 - CONFIDENCE) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
-    # Clamped: the mean of equal values can round one unit in the last place beyond them.
     low, high = max(ordered[0], min(float(low), value)), min(ordered[-1], max(float(high), value))
     return Estimate(tuple(values), value, low, high, spread)
 

@@ -4,7 +4,7 @@ Pure functions of given numbers: no timing is measured here."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, settings, example
 from hypothesis import strategies as st
 
 from mapperopt.benchmarks import protocol
@@ -24,6 +24,7 @@ def test_trimmed_mean_drops_the_ends():
 
 @settings(max_examples=60, deadline=None)
 @given(throughputs)
+@example([1.0] + [838861.4328797144] * 6)  # the trimmed mean rounded above the values (found by CI)
 def test_the_interval_holds_the_estimate_and_is_reproducible(values):
     est = estimate(values)
     assert min(values) <= est.low <= est.value <= est.high <= max(values)
