@@ -236,7 +236,9 @@ def _run_base(plan: dict, results: Path, unit: Unit) -> dict:
                                          cpus=cpus, gpus=gpus)
     data = {"cpus": cpus, "gpus": gpus, "rounds": plan["base_rounds"], "mappers": {}}
     for name, m in measured.items():
-        data["mappers"][name] = {**m.to_json(), "printed": _printed(m.run_dirs)}
+        # Folders relative to the results folder: the results travel between machines.
+        data["mappers"][name] = {**m.to_json(), "run_dirs": [os.path.relpath(d, results) for d in m.run_dirs],
+                                 "printed": _printed(m.run_dirs)}
     if not all(m.ok for m in measured.values()):
         data.update(status="failed", error="; ".join(f"{n}: {m.reason}" for n, m in measured.items() if not m.ok))
     return data

@@ -1,6 +1,6 @@
 """The paper's setting: tune from random starts and see how close each seed gets to the best mapper known.
 
-    python benchmarks/random_starts.py --bench circuit --seeds 0 1 2 3 4 --keep /work/meas/rs -- --size small
+    python benchmarks/random_starts.py --bench circuit --seeds 0 1 2 3 4 --keep runs/rs -- --size small
 
 For each seed, `mapperopt tune BENCH --start random --seed S --iters N` runs (arguments after `--` go to tune, e.g.
 `--size small --min-time 2 -- -l 2`). Then every seed's final best, Legion's default mapper and the expert mapper

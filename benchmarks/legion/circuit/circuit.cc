@@ -6,7 +6,7 @@
 //
 // Flags: -p -pps -npp -wpp -pct -l -i -prune -seed -warmup (docs/running.md), -reference auto|on|off (the
 // sequential reference check), -test-corrupt (perturbs one initial voltage so that the check must fail; tests only),
-// --describe (prints the application description and exits), -mapper PATH.so (docs/interfaces.md §1).
+// --describe (prints the application description and exits), -mapper PATH.so (docs/interfaces.md).
 #include <cassert>
 #include <cinttypes>
 #include <cmath>

@@ -1,4 +1,4 @@
-// Helpers every mapperopt benchmark application shares (docs/interfaces.md §1 and §3): application flags,
+// Helpers every mapperopt benchmark application shares (docs/interfaces.md): application flags,
 // loading a compiled mapper library named by `-mapper PATH.so`, and the one machine-readable result line.
 // Header-only so that each application is one translation unit plus its CUDA file.
 #pragma once

@@ -1,4 +1,4 @@
-// The application description (docs/interfaces.md §2, schema mapperopt.app/1) printed by `--describe`.
+// The application description (docs/interfaces.md, schema mapperopt.app/1) printed by `--describe`.
 // Each application keeps one table of TaskInfo and RegionNode entries and uses it both to register its tasks
 // and attach names and to print this description, so the two cannot drift apart.
 #pragma once

@@ -1,4 +1,4 @@
-// The contract between a benchmark application and a compiled mapperopt mapper library (docs/interfaces.md §1).
+// The contract between a benchmark application and a compiled mapperopt mapper library (docs/interfaces.md).
 // Both sides include this header; a change that breaks either side bumps MAPPEROPT_ABI_VERSION.
 #pragma once
 

@@ -7,7 +7,7 @@
 // Flags: -n (matrix size), -g (tile grid g x g, default 2), -iters (timed products, default 10), -warmup (untimed
 // products before them, default 2), -check full|structured (default: full up to n = 512), -seed, -reduce (task_4
 // reduces into A with a float64 sum instead of reading and writing it, as the 3-D algorithms will), --describe,
-// -mapper PATH.so (docs/interfaces.md §1), and the test hook -test-skip-step (the last step of every product is
+// -mapper PATH.so (docs/interfaces.md), and the test hook -test-skip-step (the last step of every product is
 // left out: the check must fail, exit status 2).
 #include <cstdio>
 #include <string>

@@ -1,4 +1,4 @@
-// probe: prints the machine as Legion sees it, as one JSON document (docs/interfaces.md §6,
+// probe: prints the machine as Legion sees it, as one JSON document (docs/interfaces.md,
 // schema mapperopt.machine/1): nodes, processors of each kind per node, memories with capacity and the
 // processors (by per-node index of their kind, in Realm's enumeration order) that have affinity to each.
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Stencil: the Parallel Research Kernels 2-D star stencil of radius 2 on Legion (docs/benchmarks.md §2).
+// Stencil: the Parallel Research Kernels 2-D star stencil of radius 2 on Legion (docs/running.md).
 //
 // Grid G = [0, nx) x [0, ny) of float64 fields `input` and `output`, cut into ntx x nty tiles. Each tile stores its
 // block of G plus its own R-wide halo (region `points`, partition `private`); halo data travels through four
@@ -9,7 +9,7 @@
 // output = 2T on the active points and input = i + j + T everywhere (PRK's exact check).
 //
 // Flags: -nx -ny (grid including the border), -ntx -nty (tiles), -tsteps (timed steps), -tprune (untimed steps
-// before and after; at least one warm-up step is always run), --describe, -mapper PATH.so (docs/interfaces.md §1),
+// before and after; at least one warm-up step is always run), --describe, -mapper PATH.so (docs/interfaces.md),
 // and the test hook -test-skip-halo (no halo exchange: the check fails, exit status 2).
 // Build: sources stencil.cc [+ stencil.cu with -DMAPPEROPT_USE_CUDA], include dirs benchmarks/legion/common and
 // this folder.
@@ -61,7 +61,7 @@ struct TaskSpec {
   std::vector<ReqSpec> reqs;
 };
 
-// docs/benchmarks.md §2.2; the order of `reqs` is the normative requirement order.
+// docs/running.md; the order of `reqs` is the normative requirement order.
 const std::vector<TaskSpec> &task_table() {
   static const std::vector<TaskSpec> table = {
       {INIT_TILE_TASK_ID, "init_tile", true,
@@ -135,7 +135,7 @@ Config parse_config(int argc, char **argv) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// --describe (docs/interfaces.md §2).
+// --describe (docs/interfaces.md).
 
 std::string describe(const Config &c) {
   std::vector<mapperopt::TaskInfo> tasks;
@@ -226,7 +226,7 @@ void stencil_cpu(const Task *task, const std::vector<PhysicalRegion> &regions, C
   size_t in_stride = 0, out_stride = 0;
   const View input = view_of(in_acc, rect, &in_stride), output = view_of(out_acc, rect, &out_stride);
   // This kernel walks x with unit stride. The message is the one the paper's AutoGuide keys on
-  // (docs/benchmarks.md §2.2); only an F_order (x fastest) SOA layout satisfies it.
+  // (docs/running.md); only an F_order (x fastest) SOA layout satisfies it.
   if (in_stride != sizeof(double) || out_stride != sizeof(double)) {
     std::fprintf(stderr, "Assertion failed: stride does not match expected value.\n");
     std::fflush(stderr);

@@ -1,4 +1,4 @@
-// Stencil: GPU variants of init_tile, stencil and increment (docs/benchmarks.md §2.2). Same semantics as the CPU
+// Stencil: GPU variants of init_tile, stencil and increment (docs/running.md). Same semantics as the CPU
 // variants in stencil.cc. They accept any affine layout: every access goes through the instance's strides, and
 // each kernel lets consecutive threads walk the dimension with the smaller stride (so SOA F_order and C_order are
 // both coalesced). All work goes on the task's stream (Realm::Cuda::get_task_cuda_stream).

@@ -1,5 +1,5 @@
 // Stencil (PRK 2-D star stencil, radius 2) — declarations shared by stencil.cc (CPU variants, top level) and
-// stencil.cu (GPU variants). The decomposition is docs/benchmarks.md §2.2 (points, private, four halo buffers).
+// stencil.cu (GPU variants). The decomposition is docs/running.md (points, private, four halo buffers).
 //
 // Build with both benchmarks/legion/common and this folder as include directories so that the build cache sees
 // this header.
@@ -96,7 +96,7 @@ struct Strip {
 
 // The strip for requirement `req` (1..4, in requirement order xm, xp, ym, yp) of buffer slot `slot`. `outgoing`:
 // the tile's own slot (written from its R outermost owned columns/rows); otherwise the neighbour's slot it reads
-// into its halo. Buffer semantics are those of docs/benchmarks.md §2.2: xm carries what the receiver needs on its
+// into its halo. Buffer semantics are those of docs/running.md: xm carries what the receiver needs on its
 // -x side, i.e. the sender's R right-most owned columns.
 inline Strip strip_of(const Tile &tile, int req, const Legion::Rect<2> &slot, bool outgoing) {
   Strip s;
