@@ -676,6 +676,7 @@ def describe(summary: dict) -> list[str]:
     s, reference = summary.get("settings", {}), summary.get("reference", "expert")
     unit = summary.get("unit") or ""
     groups = summary.get("final_groups") or []
+    runs = max((o["runs"] for o in summary.get("optimizers", {}).values()), default=s.get("repeats", "?"))
     low, high = s.get("executions", "?"), s.get("max_executions", "?")
     executions = f"{low} execution{'s' if low != 1 else ''}" if low == high else f"{low}-{high} executions"
     lines = [f"{summary.get('bench', '?')} at size {s.get('size', '?')} on {s.get('cpus', '?')} CPU processor(s) "
@@ -683,7 +684,8 @@ def describe(summary: dict) -> list[str]:
              + (f" of a {summary['host_cores']}-core machine" if summary.get("host_cores") else "")
              + (f" (load average {summary['load_average'][0]:g} to {summary['load_average'][1]:g} during the final "
                 "measurement)" if summary.get("load_average") else "")
-             + f"; {s.get('repeats', '?')} run(s) x {s.get('iters', '?')} iterations per optimizer"
+             + f"; {runs} run(s) x {s.get('iters', '?')} iterations per optimizer"
+             + (f" (of {s['repeats']} asked: the others are not finished)" if s.get("repeats", runs) != runs else "")
              + (f", {summary['jobs']} runs at a time, each on its own {summary['cores_per_job']} "
                 f"core{'s' if summary['cores_per_job'] != 1 else ''}"
                 if summary.get("jobs", 1) > 1 else "") + ".",
