@@ -95,7 +95,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
-    app = describe_app(bench, opts["size"], cpus, gpus)
+    app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8` too
     machine = probe_machine(cpus, gpus).to_json()
     # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
