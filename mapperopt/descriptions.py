@@ -61,6 +61,8 @@ class RegionArg:
         privilege: one of PRIVILEGES.
         fields: field names.
         redop: reduction operator name (e.g. "sum_f32") for `reduce`, else None.
+        layout: "C_order" or "F_order" when the task's variants require instances with that dimension order (a
+            BLAS kernel that needs row-major tiles), else None.
     """
 
     index: int
@@ -68,6 +70,7 @@ class RegionArg:
     privilege: str
     fields: tuple[str, ...] = ()
     redop: str | None = None
+    layout: str | None = None
 
     @property
     def name(self) -> str | None:
@@ -78,6 +81,8 @@ class RegionArg:
         out = {"index": self.index, "names": list(self.names), "privilege": self.privilege, "fields": list(self.fields)}
         if self.redop is not None:
             out["redop"] = self.redop
+        if self.layout is not None:
+            out["layout"] = self.layout
         return out
 
 
@@ -185,8 +190,11 @@ class AppDescription:
                 privilege = _get(r, "privilege", f"requirement {i} of {what}")
                 if privilege not in PRIVILEGES:
                     raise DescriptionError(f"requirement {i} of {what} has privilege {privilege!r}")
+                if r.get("layout") not in (None, "C_order", "F_order"):
+                    raise DescriptionError(f"requirement {i} of {what} has layout {r['layout']!r}; expected C_order "
+                                           "or F_order")
                 regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
-                                         tuple(r.get("fields", ())), r.get("redop")))
+                                         tuple(r.get("fields", ())), r.get("redop"), r.get("layout")))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,
