@@ -222,7 +222,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}.")
         else:
-            app = describe_app(bench, opts["size"], cpus, gpus)
+            app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8` too
             machine = probe_machine(cpus, gpus).to_json()
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
