@@ -41,14 +41,13 @@ def discovered_app(spec: str) -> AppDescription:
     return AppDescription.from_json(describe_app(resolve_app(spec)))
 
 
-def load_machine(spec: str | None) -> MachineDescription:
-    """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or the real one (probed with Legion) when None."""
+def load_machine(spec: str | None, bench=None) -> MachineDescription:
+    """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or when None the real one as a `ci` run of `bench` (a
+    benchmark's name or a user's program) sees it (`run_machine`)."""
     if spec is not None:
         return parse_machine_spec(spec)
     try:
-        from mapperopt.commands import probe_machine
-
-        return probe_machine(cached=True)
+        return run_machine(bench, "ci", ())
     except (ImportError, MapperoptError, OSError, ValueError) as exc:
         raise MapperoptError(f"could not probe the real machine ({str(exc).splitlines()[0] if str(exc) else exc!r})",
                              hint="describe one instead: --machine NODESxGPUS[xCPUS], e.g. --machine 1x4") from None
@@ -388,7 +387,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
     argument and, for index launches, the processor of every launch point.
 
-    Without --machine the real machine is probed with Legion.
+    Without --machine, this machine as `mapperopt run` sees it at size ci (probed with Legion, cached).
     """
     text = _read(file)
     if feedback:
@@ -398,7 +397,11 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     if not bench and not app_spec:
         raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
     app = discovered_app(app_spec) if app_spec else load_app(bench)
-    machine = load_machine(machine_spec)
+    if app_spec:
+        from mapperopt.benchmarks.userapp import resolve_app
+
+        bench = resolve_app(app_spec)
+    machine = load_machine(machine_spec, bench)
     domain = _parse_domain(domain_spec) if domain_spec else None
     try:
         entries = explain_decisions(program, app, machine, domain)
