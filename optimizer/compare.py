@@ -235,7 +235,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}.")
         else:
-            app = describe_app(bench, opts["size"], cpus, gpus)
+            app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8` too
             machine = probe_machine(cpus, gpus).to_json()
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
@@ -251,9 +251,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                "max_executions": max_executions, "app": app, "machine": machine, "layouts": layouts,
                "run_settings": run_settings, "reference": reference, "folder": folder, "cores": cores}
         with _pinned(cores[0]):
-            first, iterations = _reference(bench, reference, folder, _evaluator(ctx, {}, None), measure_baselines,
-                                           say)
-        ctx.update(first=first, iterations=iterations)
+            first, iterations, wall_s = _reference(bench, reference, folder, _evaluator(ctx, {}, None),
+                                                   measure_baselines, say)
+        ctx.update(first=first, iterations=iterations, wall_s=wall_s)
         # repeat-major: a comparison stopped early has every optimizer alike
         jobs = [(name, r) for r in range(opts["repeats"]) for name in optimizers]
         errors: list[str] = []
@@ -439,12 +439,14 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tupl
     return errors
 
 
-def _evaluator(ctx: dict, baselines: dict, iterations: int | None) -> BenchmarkEvaluator:
+def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
+               wall_s: float | None = None) -> BenchmarkEvaluator:
     opts = ctx["opts"]
     return BenchmarkEvaluator(ctx["bench"], size=opts["size"], cpus=ctx["cpus"], gpus=ctx["gpus"],
                               repeats=opts["executions"], max_repeats=ctx["max_executions"],
                               timeout_s=opts["timeout_s"], min_time_s=ctx["min_time"], iterations=iterations,
-                              memory=opts["memory"], baselines=baselines, extra_args=tuple(opts["app_args"]))
+                              memory=opts["memory"], baselines=baselines, extra_args=tuple(opts["app_args"]),
+                              reference_wall_s=wall_s)
 
 
 def progress_line(label: str, r: IterationRecord, iters: int) -> str:
@@ -492,8 +494,8 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                start_point=store.settings["start_point"], llm=LLMConfig.from_env(), workdir=root)
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
-    tune(store, optimizer, SharedEvaluations(_evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"]),
-                                             folder / "evaluations"),
+    tune(store, optimizer, SharedEvaluations(_evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"],
+                                                        ctx["wall_s"]), folder / "evaluations"),
          opts["iters"], on_record=lambda rec: report(label, rec))
 
 
@@ -510,22 +512,25 @@ def _outcome(folder: Path, name: str, r: int, opts: dict) -> RunOutcome | None:
 
 
 def _reference(bench: str | UserApp, name: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable,
-               say: Callable) -> tuple[float, int | None]:
-    """The reference mapper's (`name`: "expert", or "default" for a program without one) throughput and calibrated
-    iteration count, measured once per comparison (kept in `<name>.json`)."""
+               say: Callable) -> tuple[float, int | None, float | None]:
+    """The reference mapper's (`name`: "expert", or "default" for a program without one) throughput, calibrated
+    iteration count and longest execution (seconds; None where an older comparison did not keep it), measured once
+    per comparison (kept in `<name>.json`)."""
     path = folder / f"{name}.json"
     if path.exists():
         data = json.loads(path.read_text())
-        return data["throughput"], data["iterations"]
+        return data["throughput"], data["iterations"], data.get("wall_s")
     say(f"Measuring the {name} mapper (it also calibrates the iteration count)...")
     measured, failed, iterations = measure(bench, [name], evaluator, folder)
     if name not in measured:
         raise MapperoptError(f"the {name} mapper of {bench} could not be measured: {failed.get(name)}",
                              hint=f"compare normalises every throughput to the {name} mapper's; check "
                                   f"`mapperopt run {bench} --mapper {name}`")
-    data = {"throughput": measured[name], "iterations": iterations}
+    result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
+    walls = [a["wall_s"] for a in json.loads(result.read_text()).get("attempts") or []] if result.exists() else []
+    data = {"throughput": measured[name], "iterations": iterations, "wall_s": max(walls) if walls else None}
     path.write_text(json.dumps(data) + "\n")
-    return data["throughput"], data["iterations"]
+    return data["throughput"], data["iterations"], data["wall_s"]
 
 
 def _new_store(root: Path, bench: str | UserApp, settings: dict) -> TuneStore:
