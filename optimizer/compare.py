@@ -260,7 +260,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         if opts.get("tune", True):
             serial = len(cores) == 1  # callbacks cannot cross to worker processes
             finals = _load_finals(folder, opts["final_rounds"])
-            n = 1 + sum(1 for _ in folder.glob("final-*"))
+            n = _next_final(folder, finals)
             tasks: list[tuple[Callable, tuple, Any]] = []
             for r in range(opts["repeats"]):
                 start = len(tasks)
@@ -557,6 +557,13 @@ def _load_finals(folder: Path, rounds: int) -> dict:
     return stored
 
 
+def _next_final(folder: Path, stored: dict) -> int:
+    """The first N of a new `final-N` group: after the folders here and the groups final.json names (whose folders
+    may not have travelled with it)."""
+    names = {p.name for p in folder.glob("final-*")} | {g["folder"] for g in stored["groups"]}
+    return 1 + max((int(n[6:]) for n in names if n[6:].isdigit()), default=0)
+
+
 def _record_group(ctx: dict, stored: dict, result: dict | None, errors: list[str], say: Callable) -> None:
     """Adds one measured group (`_measure_runs`' result) to final.json, unless the reference failed there."""
     if result is None:
@@ -620,7 +627,7 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
         return stored
     repeats = sorted({o.repeat for o in todo})
     n = min(len(ctx["cores"]), len(repeats))
-    first = 1 + sum(1 for _ in folder.glob("final-*"))
+    first = _next_final(folder, stored)
     tasks = [(_measure_runs, (ctx, [(o.optimizer, o.repeat - 1) for o in todo if repeats.index(o.repeat) % n == g],
                               rounds, f"final-{first + g}"), ()) for g in range(n)]
     errors += _in_parallel(ctx["cores"], tasks, say=say,
