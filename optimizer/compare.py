@@ -43,6 +43,7 @@ import csv
 import hashlib
 import json
 import os
+import signal
 import statistics
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -359,6 +360,18 @@ def _pinned(cores: list[int] | None):
         os.sched_setaffinity(0, before)
 
 
+def _die_with(parent: int) -> None:
+    """Initializer of a worker process: it is killed when `parent` dies (SIGKILL included), and its tuning run's
+    benchmark with it, so that no worker outlives a killed `compare`."""
+    from mapperopt.benchmarks.harness import PR_SET_PDEATHSIG, _prctl
+
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
 def _call_pinned(cores: list[int] | None, fn: Callable, args: tuple) -> Any:
     with _pinned(cores):
         return fn(*args)
@@ -415,7 +428,8 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tupl
 
     free, running = list(cores), {}
     # spawn: a fresh interpreter per worker (forking a process with threads can deadlock)
-    pool = ProcessPoolExecutor(max_workers=len(cores), mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=len(cores), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with, initargs=(os.getpid(),))
     try:
         while queue or running:
             while free and (i := ready()) is not None:
