@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -211,6 +212,8 @@ def main() -> None:
     parser.add_argument("--measure", metavar="BENCH", help=argparse.SUPPRESS)  # one joint measurement (internal)
     args, extra = parser.parse_known_args()
     extra = extra[1:] if extra[:1] == ["--"] else extra
+    # `timeout` or a job system stops with SIGTERM: unwind, so that the running tunes are stopped with it
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     keep = args.keep.resolve()
     if args.measure:
         return measure_together(args.measure, args.seeds, keep, args.rounds)
