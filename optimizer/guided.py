@@ -4,12 +4,17 @@ It walks the search space (`space.py`) around the best program found so far (doc
 
 1. After a failure, AutoGuide's structured edits for that failure are applied to the failing program
    (`autoguide.apply_edits`: e.g. drop the layout constraint that broke a kernel, reduce an index modulo the
-   machine size); the result is mapped back into the space with `SearchSpace.project`.
+   machine size); the result is mapped back into the space with `SearchSpace.project`. While nothing has worked
+   yet, that repair is first tried with the memory-pressure remedies dropped as well (unless a run ran out of
+   memory), so that the first working mapper is also a fast one.
 2. After a success whose feedback carries edits (e.g. "move tasks to the GPU"), they are applied to the best program.
-3. Otherwise the next unevaluated neighbour of the best point is proposed: one decision (or one pattern for every
+3. Then the moves that take the best point's statements back to Legion's default (`SearchSpace.toward_default`):
+   memory-pressure remedies no run needed, all of the heaviest tasks' decisions, the layout. A random start carries
+   statements that only cost; one decision at a time, the neighbours would reach them last.
+4. Otherwise the next unevaluated neighbour of the best point is proposed: one decision (or one pattern for every
    index launch) changed, the most promising first (see `SearchSpace.neighbours`: compute tasks first, then the
    tasks that took the most time in the best run's profile).
-4. When the neighbourhood is exhausted, a random point (a restart).
+5. When the neighbourhood is exhausted, a random point (a restart).
 
 A mapping already measured is never proposed again, whether it was written the same way or not (two patterns that
 place every point alike, or the start program and its rendering in the space, count as one mapping), nor a layout
@@ -68,7 +73,7 @@ class GuidedOptimizer(Optimizer):
         evaluated |= {self._semantic_key(text) for text in evaluated if self._is_exact(text)}
         rng = random.Random(f"{self.seed}:{len(history)}")
         for dsl, point, note in self._candidates(history, rng):
-            if (proposal := self._new(point, note, evaluated, dsl)) is not None:
+            if (proposal := self._new(point, note, evaluated, dsl, repair=note.startswith("AutoGuide"))) is not None:
                 return proposal
         for _ in range(RESTART_TRIES):
             proposal = self._new(self.space.random_point(rng), "random restart (neighbourhood of the best exhausted)",
@@ -77,11 +82,13 @@ class GuidedOptimizer(Optimizer):
                 return proposal
         return Proposal(self.best.dsl if self.best else self.start, note="search space exhausted: best program again")
 
-    def _new(self, point: dict[str, Any], note: str, evaluated: set, dsl: str | None = None) -> Proposal | None:
+    def _new(self, point: dict[str, Any], note: str, evaluated: set, dsl: str | None = None, repair: bool = False
+             ) -> Proposal | None:
         """A proposal of program `dsl` (default: `point` rendered), whose point is `point`, unless that program, or
-        for a rendered point the same mapping, was evaluated already."""
+        for a rendered point the same mapping, was evaluated already, or (`repair` aside: the layout AutoGuide's
+        edits left) it uses a rejected layout."""
         rendered = dsl is None
-        if rendered and any((name, value) in self.rejected for name, value in point.items()):
+        if rendered and not repair and any((name, value) in self.rejected for name, value in point.items()):
             return None
         if rendered:
             point = self.space.semantic(point)
@@ -92,6 +99,8 @@ class GuidedOptimizer(Optimizer):
         self.points.setdefault(key, point)
         if rendered:
             self.rendered.add(key)
+        elif self._is_exact(key) and self._semantic_key(key) in evaluated:
+            return None  # an edited program that maps as one measured already (e.g. the default after a repair)
         return Proposal(dsl, note=note)
 
     def _semantic_key(self, text: str) -> tuple:
@@ -113,6 +122,9 @@ class GuidedOptimizer(Optimizer):
             point = self.points.get(normalize_dsl(record.dsl)) or self.space.project(record.dsl)
             self.rejected |= {(d.name, point[d.name]) for d in self.space.decisions
                               if d.group == "layout" and point[d.name] != d.default}
+        elif record.ok and record.dsl is not None:  # layout values that worked since were not the culprits
+            point = self.points.get(normalize_dsl(record.dsl)) or self.space.project(record.dsl)
+            self.rejected -= set(point.items())
         if record.best_iter is not None:  # the loop decided, beyond the noise
             if record.best_iter == record.iter:
                 self.best = record
@@ -126,19 +138,31 @@ class GuidedOptimizer(Optimizer):
         """Candidates, most promising first: (program text, or None to render the point; point; note)."""
         last = history[-1]
         best_point = self.points.get(normalize_dsl(self.best.dsl)) if self.best else None
+        pressure = any(r.category == "memory.oom" for r in history)
         edits = [Edit.from_json(e) for e in (last.feedback or {}).get("edits", ())]
         base = last.dsl if not last.ok else (self.best.dsl if self.best else None)
         edited = _apply(base, edits) if base and edits else None
         if edited is not None:
             ops = ", ".join(sorted({e.op for e in edits}))
-            yield edited, self.space.project(edited), f"AutoGuide edits ({ops}) on iteration {last.iter}'s program"
+            note = f"AutoGuide edits ({ops}) on iteration {last.iter}'s program"
+            repaired = self.space.project(edited)
+            # Nothing has worked yet: the first repair also drops the remedies for a memory pressure no run had,
+            # so that it gives a fast mapper, not only a working one.
+            if best_point is None and not pressure and (drop := self.space.drop_remedies(repaired)) is not None:
+                yield None, self.space.apply(repaired, drop), f"{note}, and {drop.label}"
+            yield edited, repaired, note
         if best_point is None:
             # Nothing has worked yet: the default mapper's behaviour first, then around the start.
             yield None, self.space.default_point(), "the default mapper's behaviour (nothing has succeeded yet)"
             best_point, origin = self.start_point, "the start program"
         else:
             origin = f"the best, iteration {self.best.iter}"
-        for move in self.space.neighbours(best_point, weights=_profile_weights(self.best), rng=rng):
+        weights = _profile_weights(self.best)
+        # Statements of a (random) start that the runs or Legion's default contradict go first: they are where a
+        # start loses most, and the single-decision neighbours below would reach them last.
+        for move in self.space.toward_default(best_point, weights=weights, pressure=pressure):
+            yield None, self.space.apply(best_point, move), f"toward the default from {origin}: {move.label}"
+        for move in self.space.neighbours(best_point, weights=weights, rng=rng):
             yield None, self.space.apply(best_point, move), f"neighbour of {origin}: {move.label}"
 
 

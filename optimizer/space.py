@@ -453,6 +453,53 @@ class SearchSpace:
         for kind in self.kinds[1:]:
             yield from every_task_on(kind)
 
+    def toward_default(self, point: Mapping[str, Any], weights: Mapping[str, float] | None = None,
+                       pressure: bool = False) -> Iterator[Move]:
+        """Moves that take statements of `point` back to Legion's default mapper, most expected effect first.
+
+        1. Unless the runs ran out of memory (`pressure`), every memory-pressure remedy at once: instance limits,
+           collected requirements and regions placed first in another memory than the default one (each lowers the
+           footprint at a price: fewer tasks in flight, instances made again at every launch, a slower memory; with
+           room to spare only the price is left).
+        2. For each task that takes time in the timed loop (`weights`: seconds per task; every task when there is
+           no profile), heaviest first: all its decisions back to the default (under `pressure`, all but its
+           memories, limits and collected requirements).
+        3. The layout back to the default (SOA, F_order, no alignment): the one the application's kernels are
+           written for.
+
+        Moves that change no mapping (`semantic`) or repeat an earlier one are left out.
+        """
+        p = self.semantic(point)
+        seen = {self._key(p)}
+
+        def reset(label: str, names: list[str]) -> Iterator[Move]:
+            changes = {n: self.by_name[n].default for n in names if p[n] != self.by_name[n].default}
+            key = self._key(self.apply(p, Move(label, changes)))
+            if changes and key not in seen:
+                seen.add(key)
+                yield Move(label, changes)
+
+        if not pressure and (move := self.drop_remedies(p)) is not None:
+            yield from reset(move.label, list(move.changes))
+        weights = weights or {}
+        tasks = sorted((t for t in self.tasks if weights.get(t) or not any(weights.values())),
+                       key=lambda t: -weights.get(t, 0.0))
+        for task in tasks:  # under pressure, its memories, limits and collections stay: they may be what fits
+            yield from reset(f"every decision of {task} back to the default",
+                             [d.name for d in self.decisions if d.task == task
+                              and not (pressure and d.group in ("memory", "limit", "collect"))])
+        yield from reset("the layout back to the default", [d.name for d in self.decisions if d.group == "layout"])
+
+    def drop_remedies(self, point: Mapping[str, Any]) -> Move | None:
+        """The move that drops every memory-pressure remedy of `point` (instance limits, collected requirements,
+        regions placed first in another memory than the default one), or None when it has none."""
+        p = self.normalize(point)
+        changes = {d.name: d.default for d in self.decisions
+                   if (d.group in ("limit", "collect") and p[d.name] != d.default)
+                   or (d.group == "memory" and self.relevant(p, d) and p[d.name][0] != d.default[0])}
+        return Move("the default memories, no instance limit, nothing collected (memory-pressure remedies; no run "
+                    "ran out of memory)", changes) if changes else None
+
     def _fails(self, p: Mapping[str, Any], d: Decision, value: Any) -> bool:
         """Whether mapping pattern `value` is certain to fail for `d`'s task (e.g. `parent_proc` for a task on
         another kind than its parent: R406), so that no iteration is spent on it."""
