@@ -53,10 +53,10 @@ def test_the_table_scores_failures_zero():
 
 def test_small_compare_on_circuit(tmp_path, capsys):
     (tmp_path / "bad.dsl").write_text(BAD_START)
-    # One execution per mapper of at least 0.05 s: the protocol's statistics, cheaply.
+    # One execution per mapper of at least 0.05 s, two final rounds: the protocol's statistics, cheaply.
     args = ["compare", "circuit", "--size", "ci", "--iters", "3", "--repeats", "2", "--optimizers",
             "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--executions", "1",
-            "--max-executions", "1", "--min-time", "0.05", "--runs-dir", str(tmp_path / "runs")]
+            "--max-executions", "1", "--min-time", "0.05", "--final-rounds", "2", "--runs-dir", str(tmp_path / "runs")]
     assert main(args) == 0
     output = capsys.readouterr().out
     [folder] = (tmp_path / "runs" / "circuit").iterdir()
