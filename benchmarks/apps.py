@@ -285,10 +285,12 @@ def _describe(exe: str, args: tuple[str, ...]) -> str:
     return done.stdout
 
 
-def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int | None = None) -> dict:
+def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int | None = None,
+                 extra_args: tuple[str, ...] = ()) -> dict:
     """The application description (docs/dsl-reference.md §12) that `<app> <size args> --describe` prints for a
     run on `cpus` CPU and `gpus` GPU processors (default: the size's): launch domains may follow the processor
-    count (`{procs}` in the size's arguments, COSMA's grid).
+    count (`{procs}` in the size's arguments, COSMA's grid) and the run's own flags (`extra_args`, what follows
+    `--`: `-p 8` replaces the size's `-p`, as in the run).
 
     Builds the application if needed; cached per executable, size and counts within the process.
 
@@ -306,8 +308,11 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     sz = cfg.size(size)
     cpus = sz.cpus if cpus is None else cpus
     gpus = sz.gpus if gpus is None else gpus
+    from mapperopt.benchmarks.harness import _app_args
+
     exe = build_app(app)
-    args = [a for flag, value in sz.app_args(cpus, gpus).items() for a in (flag, value)]
+    merged, rest = _app_args(sz.app_args(cpus, gpus), extra_args)
+    args = [*(a for flag, value in merged.items() for a in (flag, value)), *rest]
     # The counts reach the application's own flag parser only: --describe prints and exits before Legion starts.
     counts = ("-ll:cpu", str(cpus), *(("-ll:gpu", str(gpus)) if gpus else ()))
     text = _describe(str(exe), (*args, *counts, "-ll:util", "1", "-logfile", "stderr"))

@@ -15,6 +15,7 @@ from mapperopt.benchmarks.userapp import app_from_options, app_options
 from mapperopt.records import Feedback, RunResult
 
 
+
 def _mapper_arg(value: str) -> str | Path:
     # Keywords stay strings; anything else names a file, never DSL text.
     return value if value in ("default", "expert") else Path(value)
@@ -66,17 +67,30 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     rows = task_profile(result)
     if rows:
         iterations = (result.profile or {}).get("iterations")
-        how = f", profiling execution of {iterations} timed iterations" if iterations else ""
-        prof = Table(title=f"Task profile (every execution, trace replays included{how})")
-        for col in ("task", "kind", "executions", "seconds", "share", "in the timed loop"):
+        warmup = (result.profile or {}).get("warmup")
+        if iterations:  # the harness's own profiling execution (a user's program: its measured executions)
+            what = (f"one more execution, untraced so that every task execution is mapped and timed: {iterations} "
+                    f"timed iterations ({s['iterations_flag']} {iterations})"
+                    + (f" after {warmup} warm-up iterations" if warmup else "") + " and the set-up and check tasks")
+        else:
+            what = "an execution of the program, every task execution"
+        prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task, one per "
+                     "launch point per iteration (warm-up included); seconds: their sum on the processors; share: "
+                     "of the leaf tasks' total", caption_justify="left")
+        # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
+        others = ("kind", "executions", "seconds", "share", "timed loop")
+        room = console.width - sum(max(len(c), 8) + 3 for c in others) - 4
+        prof.add_column("task", overflow="fold", min_width=max(8, min(room, max(len(r["task"]) for r in rows))))
+        for col in others:
             prof.add_column(col)
         total = sum(r["total_s"] for r in rows) or 1.0
         for r in rows:
             prof.add_row(escape(r["task"]), r["kind"], str(r["count"]), f"{r['total_s']:.3g}",
                          f"{100 * r['total_s'] / total:.0f} %", "yes" if r["timed"] else "[dim]no[/]")
         console.print(prof)
-    console.print(f"[bold]explanation:[/] {escape(feedback.explanation)}")
-    console.print(f"[bold]suggestion:[/] {escape(feedback.suggestion)}")
+    for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
+        if text and text != "N/A":  # "N/A": AutoGuide has nothing to say
+            console.print(f"[bold]{label}:[/] {escape(text)}")
 
 
 def size_options(command):

@@ -1,7 +1,8 @@
 """Fuzzing of the DSL front end: generated and mutated inputs through parse, check (with and without a machine),
 fmt and the evaluator; and, with --programs, the differential test of the compiler on generated programs.
 
-    python benchmarks/fuzz_dsl.py [--inputs 1000000] [--seed 0] [--jobs 2] [--state fuzz.jsonl] [--programs 0] [--json]
+    python benchmarks/fuzz_dsl.py [--inputs 1000000] [--seed 0] [--jobs 2] [--state fuzz.jsonl] [--chunks A:B]
+                                  [--programs 0] [--json]
 
 Each input is a generated program (benchmarks/dsl_programs.py), a mutation of one (a span deleted, repeated or moved,
 a token inserted), or a mutation of an example mapper. Every input must give a result or one of mapperopt's own
@@ -133,9 +134,10 @@ def _chunk(job: tuple[int, int, int]) -> dict:
     return fuzz(count, seed, chunk)
 
 
-def fuzz_chunks(count: int, seed: int, jobs: int, state: Path | None) -> dict:
+def fuzz_chunks(count: int, seed: int, jobs: int, state: Path | None, only: range | None = None) -> dict:
     """All `count` inputs in chunks of CHUNK over `jobs` processes, skipping the chunks `state` already holds and
-    appending each finished one to it; returns the counts summed over the run's chunks."""
+    appending each finished one to it; returns the counts summed over the chunks done. With `only`, this call runs
+    only the chunks whose numbers are in that range (so that several machines share one run)."""
     sizes = {k: min(CHUNK, count - k * CHUNK) for k in range(-(-count // CHUNK))}
     done: dict[int, dict] = {}
     if state and state.exists():
@@ -143,7 +145,7 @@ def fuzz_chunks(count: int, seed: int, jobs: int, state: Path | None) -> dict:
             record = json.loads(line)
             if record["seed"] == seed and sizes.get(record["chunk"]) == record["inputs"]:
                 done[record["chunk"]] = record
-    todo = [(sizes[k], seed, k) for k in sizes if k not in done]
+    todo = [(sizes[k], seed, k) for k in sizes if k not in done and (only is None or k in only)]
     with multiprocessing.Pool(jobs) if jobs > 1 else contextlib.nullcontext() as pool:
         results = pool.imap_unordered(_chunk, todo) if pool else map(_chunk, todo)
         for record in results:
@@ -166,13 +168,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="processes sharing the chunks")
     parser.add_argument("--state", type=Path, help="JSON-lines file of finished chunks: a rerun resumes after them")
+    parser.add_argument("--chunks", metavar="A:B", help="run only chunks A to B-1 (chunks of 1,000 inputs), so that "
+                        "several machines share one run; their state files concatenated give the whole run")
     parser.add_argument("--programs", type=int, default=0,
                         help="also compile this many generated programs per machine (2x4, 3x5, 4x8x2) and compare "
                              "their compiled functions with the evaluator")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    result = fuzz_chunks(args.inputs, args.seed, args.jobs, args.state)
+    only = range(*map(int, args.chunks.split(":"))) if args.chunks else None
+    result = fuzz_chunks(args.inputs, args.seed, args.jobs, args.state, only)
     result["fuzz_wall_s"] = round(time.perf_counter() - start, 1)
     if args.programs:
         mismatches, maps = 0, 0

@@ -360,14 +360,16 @@ def _memory_flags(flags: list[str]) -> tuple[str, ...]:
 
 
 def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path,
-             memory_flags: tuple[str, ...] = ()) -> tuple[Path | None, str | None, str | None, str]:
-    """Compile a DSL mapper for this run. Returns (library, failed stage, reason, log); copies the generated C++ to
-    `mapper.cc` when there is one and, on success, replaces `mapper.dsl` by the canonical text compiled."""
+             memory_flags: tuple[str, ...] = (), extra_args: tuple[str, ...] = ()
+             ) -> tuple[Path | None, str | None, str | None, str]:
+    """Compile a DSL mapper for this run, checked against the launch domains of the run's own flags (`extra_args`).
+    Returns (library, failed stage, reason, log); copies the generated C++ to `mapper.cc` when there is one and, on
+    success, replaces `mapper.dsl` by the canonical text compiled."""
     from mapperopt.compiler import CheckError, compile_program
     from mapperopt.descriptions import AppDescription
     from mapperopt.dsl import DslSyntaxError
 
-    app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus))
+    app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args))
     try:
         compiled = compile_program(dsl, filename, app=app_desc, machine=_machine(cpus, gpus, memory_flags))
     except DslSyntaxError as exc:
@@ -556,7 +558,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     if dsl is not None:
         (run_dir / "mapper.dsl").write_text(dsl)
         so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir,
-                                          _memory_flags([*sz.legion_flags, *map(str, passthrough)]))
+                                          _memory_flags([*sz.legion_flags, *map(str, passthrough)]),
+                                          tuple(map(str, extra_args)))
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
         mapper_flags = ["-mapper", str(so)]
@@ -624,6 +627,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + f"# profile\n{shlex.join(cmd)}\n")
         run = execute(cmd, run_dir, "-profile", timeout_s, env)
         if run.attempt.profile is not None:
-            task_profile = {**run.attempt.profile, "iterations": iterations}
+            task_profile = {**run.attempt.profile, "iterations": iterations,
+                            "warmup": (run.attempt.result or {}).get("warmup")}
     return finish(status="ok", unit=measured[0].result.get("unit"), attempts=tuple(attempts), profile=task_profile,
                   **_summary(measured))

@@ -1,7 +1,9 @@
 # Pennant expert mapper (the DSL-mapper paper's) with the portable prelude: on a machine without GPUs, mgpu is the CPU
 # model, every task falls back to its CPU variant, and the placement functions return CPU processors.
 Task * GPU,CPU;
-Region * * GPU FBMEM;
+# Framebuffer first; a region whose instance does not fit spills to zero-copy memory. At the `tight` size (6 GiB
+# framebuffer, 9 GB of fields) that is the sides (one 6.6 GB instance of every side field): zones and points stay.
+Region * * GPU FBMEM,ZCMEM;
 Region * * CPU SYSMEM;
 Region * rp_all_shared_p GPU ZCMEM;  # points on piece boundaries, read and reduced by neighbours: zero-copy
 Region * rp_all_ghost_p GPU ZCMEM;

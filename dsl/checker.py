@@ -887,6 +887,7 @@ class _Checker:
         try:
             ev = Evaluator(self.program, self.machine, self.app, budget=MAX_STATIC_STEPS)
             self._evaluate_points(ev)
+            self._required_layouts(ev)
         except EvaluationLimit:
             self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
                              "and statements were not evaluated", self.program.loc,
@@ -896,6 +897,36 @@ class _Checker:
             return
         except MapperoptError as err:
             self.add("E206", err.message, self.program.loc)
+
+    def _required_layouts(self, ev: Evaluator):
+        """W312 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
+        kernel's row-major tiles) get the other: the variants reject those instances at run time."""
+        if self.app is None:
+            return
+        wrong: dict[str, list[str]] = {}  # the order needed -> "task (requirement, ...)"
+        for info in self.app.tasks:
+            reqs = []
+            for r in info.regions:
+                if r.layout is None:
+                    continue
+                try:
+                    kind = ev.task_kind(info.name)
+                    memory = (ev.memories(info.name, r.index, kind) or ["FBMEM" if kind == "GPU" else "SYSMEM"])[0]
+                    dims = ev.layout(info.name, r.index, kind, memory)["dims"]
+                except DslRuntimeError:
+                    break  # reported by the other checks
+                if f"{dims}_order" != r.layout:
+                    reqs.append(r.name or str(r.index))
+                    need = r.layout
+            if reqs:
+                wrong.setdefault(need, []).append(f"{info.name} ({', '.join(reqs)})")
+        layouts = [s for s in self.program.statements if isinstance(s, A.LayoutStmt)]
+        at = layouts[-1].loc if layouts else self.program.loc
+        for need, tasks in wrong.items():
+            other = "F_order" if need == "C_order" else "C_order"
+            self.add("W312", f"the application's variants need {need} instances, but this mapper gives {other} to "
+                             f"{'; '.join(tasks)}: their variants do not accept such instances", at,
+                     (f"add `Layout * * * SOA {need};` (without a Layout statement, instances are F_order)",))
 
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:

@@ -41,14 +41,13 @@ def discovered_app(spec: str) -> AppDescription:
     return AppDescription.from_json(describe_app(resolve_app(spec)))
 
 
-def load_machine(spec: str | None) -> MachineDescription:
-    """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or the real one (probed with Legion) when None."""
+def load_machine(spec: str | None, bench=None) -> MachineDescription:
+    """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or when None the real one as a `ci` run of `bench` (a
+    benchmark's name or a user's program) sees it (`run_machine`)."""
     if spec is not None:
         return parse_machine_spec(spec)
     try:
-        from mapperopt.commands import probe_machine
-
-        return probe_machine()
+        return run_machine(bench, "ci", ())
     except (ImportError, MapperoptError, OSError, ValueError) as exc:
         raise MapperoptError(f"could not probe the real machine ({str(exc).splitlines()[0] if str(exc) else exc!r})",
                              hint="describe one instead: --machine NODESxGPUS[xCPUS], e.g. --machine 1x4") from None
@@ -80,8 +79,10 @@ def _parse_domain(spec: str) -> tuple[int, ...]:
     return dims
 
 
-machine_option = click.option("--machine", "machine_spec", metavar="NODESxGPUS[xCPUS]", default=None,
-                              help="A hypothetical machine, e.g. 2x4 (two nodes, four GPUs and one CPU each).")
+machine_option = click.option(
+    "--machine", "machine_spec", metavar="NODESxGPUS[xCPUS]", default=None,
+    help="A hypothetical machine: 2x4 is two nodes of four GPUs and one CPU each, 1x0x2 one node of two CPUs and no "
+         "GPU; or labelled counts in any order: 4gpu, 2cpu, 2node,4gpu.")
 
 
 def unchecked_note(bench: str | None, machine_spec: str | None) -> str | None:
@@ -94,23 +95,88 @@ def unchecked_note(bench: str | None, machine_spec: str | None) -> str | None:
     return "note: not checked: " + "; ".join(missing) if missing else None
 
 
+def run_machine(bench, size: str, app_args: tuple[str, ...]) -> MachineDescription:
+    """This machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it: the size's processor counts and the
+    memories its flags create (`-ll:rsize` makes RDMEM); `bench` is a benchmark's name or a user's program
+    (`userapp.UserApp`); without one, Legion's default of one CPU. Probed with Legion once per machine and command
+    line (cached).
+
+    Raises:
+        MapperoptError: the size does not exist, or the probe failed (no Legion, or GPUs without a driver).
+    """
+    from mapperopt.commands import probe_machine
+
+    if not bench:
+        return probe_machine(cached=True)
+    from mapperopt.benchmarks.apps import load_config
+    from mapperopt.benchmarks.harness import _app_args, _memory_flags, _override_flags
+
+    sz = (load_config(bench) if isinstance(bench, str) else bench.config).size(size)
+    _, passthrough = _app_args(sz.app_args(sz.cpus, sz.gpus), app_args)
+    pairs, passthrough = _override_flags(sz.resource_flags(sz.cpus, sz.gpus), passthrough)
+    resources = dict(zip(pairs[::2], pairs[1::2]))
+    sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize") if flag in resources
+                  for a in (flag, resources[flag]))
+    return probe_machine(int(resources.get("-ll:cpu", sz.cpus)), int(resources.get("-ll:gpu", sz.gpus)),
+                         sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
 @app_option
 @machine_option
-def check(file, bench, app_spec, machine_spec):
+@click.option("--size", default=None, metavar="SIZE",
+              help="With --bench or --app: the launch domains and the machine of a run at this size [default: ci].")
+@click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
+def check(file, bench, app_spec, machine_spec, size, app_args):
     """Check a DSL mapper for errors; exits with status 1 if there is any.
 
     With --bench, names, kinds and launches are checked against the benchmark's description (with --app, against
     the description discovered by running your program; a selector that matches no task or region of it is an
-    error); with --machine too, every mapping function is evaluated at every launch point.
+    error), and every mapping function is evaluated at every launch point of the machine: this machine as `run`
+    sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench) are the run's
+    own flags: `-- -p 8` checks the launch domains of a run with `-p 8`, `-- -ll:rsize 64` a machine with RDMEM.
+    The lines after the summary say which machine and which launch domains were checked.
     """
+    if app_args and (not bench or app_spec):
+        raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a benchmark run's "
+                             "and need --bench NAME (a program's own arguments go in --app)",
+                             hint="check one file at a time")
     text = _read(file)
     program = _parse_or_exit(text, file)
-    app = discovered_app(app_spec) if app_spec else load_app(bench) if bench else None
-    bench = bench or app_spec
-    machine = parse_machine_spec(machine_spec) if machine_spec else None
+    size = size or "ci"
+    notes = []
+    if app_spec:
+        from mapperopt.benchmarks.apps import describe_app
+        from mapperopt.benchmarks.userapp import resolve_app
+
+        target = resolve_app(app_spec)
+        app = AppDescription.from_json(describe_app(target, size))
+        run_cmd = f"`mapperopt run --app {app_spec} --size {size}`"
+    else:
+        target = bench
+        run_cmd = f"`mapperopt run {bench} --size {size}" + (f" -- {' '.join(app_args)}`" if app_args else "`")
+        if bench and (size != "ci" or app_args):
+            from mapperopt.benchmarks.apps import describe_app
+
+            app = AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args)))
+        else:
+            app = load_app(bench) if bench else None  # the stored description of size ci: nothing to build
+        if bench:
+            notes.append(f"launch domains: those of {run_cmd}")
+    machine = None
+    if machine_spec:
+        machine = parse_machine_spec(machine_spec)
+        notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
+    else:
+        try:
+            machine = run_machine(target, size, tuple(app_args))
+            how = f"as {run_cmd} sees it" if target else "Legion's default of one CPU"
+            notes.append(f"machine: this one ({how}), {machine.describe()}; --machine checks another")
+        except MapperoptError as exc:
+            notes.append(f"note: not checked: mapping functions at every launch point (this machine could not be "
+                         f"probed: {exc.message.splitlines()[0]}; give --machine, e.g. 1x4)")
     diags = check_program(program, app, machine)
     if diags:
         click.echo(render_all(diags, text))
@@ -118,8 +184,9 @@ def check(file, bench, app_spec, machine_spec):
     warnings = len(diags) - errors
     summary = f"{file}: {errors} error(s), {warnings} warning(s)" if diags else f"{file}: ok"
     click.echo(summary, err=bool(diags))
-    note = unchecked_note(bench, machine_spec)
-    if note:
+    if not target:
+        notes.append("note: not checked: task and region names (give --bench NAME)")
+    for note in notes:
         click.echo(note, err=True)
     if errors:
         raise click.exceptions.Exit(1)
@@ -320,7 +387,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
     argument and, for index launches, the processor of every launch point.
 
-    Without --machine the real machine is probed with Legion.
+    Without --machine, this machine as `mapperopt run` sees it at size ci (probed with Legion, cached).
     """
     text = _read(file)
     if feedback:
@@ -330,7 +397,11 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     if not bench and not app_spec:
         raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
     app = discovered_app(app_spec) if app_spec else load_app(bench)
-    machine = load_machine(machine_spec)
+    if app_spec:
+        from mapperopt.benchmarks.userapp import resolve_app
+
+        bench = resolve_app(app_spec)
+    machine = load_machine(machine_spec, bench)
     domain = _parse_domain(domain_spec) if domain_spec else None
     try:
         entries = explain_decisions(program, app, machine, domain)

@@ -61,6 +61,8 @@ class RegionArg:
         privilege: one of PRIVILEGES.
         fields: field names.
         redop: reduction operator name (e.g. "sum_f32") for `reduce`, else None.
+        layout: "C_order" or "F_order" when the task's variants require instances with that dimension order (a
+            BLAS kernel that needs row-major tiles), else None.
     """
 
     index: int
@@ -68,6 +70,7 @@ class RegionArg:
     privilege: str
     fields: tuple[str, ...] = ()
     redop: str | None = None
+    layout: str | None = None
 
     @property
     def name(self) -> str | None:
@@ -78,6 +81,8 @@ class RegionArg:
         out = {"index": self.index, "names": list(self.names), "privilege": self.privilege, "fields": list(self.fields)}
         if self.redop is not None:
             out["redop"] = self.redop
+        if self.layout is not None:
+            out["layout"] = self.layout
         return out
 
 
@@ -185,8 +190,11 @@ class AppDescription:
                 privilege = _get(r, "privilege", f"requirement {i} of {what}")
                 if privilege not in PRIVILEGES:
                     raise DescriptionError(f"requirement {i} of {what} has privilege {privilege!r}")
+                if r.get("layout") not in (None, "C_order", "F_order"):
+                    raise DescriptionError(f"requirement {i} of {what} has layout {r['layout']!r}; expected C_order "
+                                           "or F_order")
                 regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
-                                         tuple(r.get("fields", ())), r.get("redop")))
+                                         tuple(r.get("fields", ())), r.get("redop"), r.get("layout")))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,
@@ -285,26 +293,60 @@ class MachineDescription:
                 "processors": {k: list(c) for k, c in self.processors},
                 "memories": [m.to_json() for m in self.memories]}
 
+    def describe(self) -> str:
+        """The machine in words, e.g. "1 node of 1 CPU and 1 GPU (memories SYSMEM 512 MiB, FBMEM 16 GiB, ZCMEM 64 MiB)".
+        Counts and memories are those of node 0."""
+        def size(n: int) -> str:
+            return f"{n >> 30} GiB" if n >= 1 << 30 and not n % (1 << 30) else f"{n / (1 << 20):.0f} MiB"
+
+        procs = " and ".join(f"{self.count(k)} {k}{'s' if self.count(k) != 1 else ''}" for k in ("CPU", "GPU")
+                             if k == "CPU" or self.count(k))
+        mems = ", ".join(f"{m.kind} {size(m.capacity)}" for m in self.memories_of("SYSMEM", 0)[:1]
+                         + self.memories_of("FBMEM", 0)[:1] + self.memories_of("ZCMEM", 0)[:1]
+                         + self.memories_of("RDMEM", 0)[:1] + self.memories_of("SOCKMEM", 0)[:1])
+        nodes = f"{self.nodes} node{'s' if self.nodes != 1 else ''}"
+        return f"{nodes} of {procs}" + (" each" if self.nodes > 1 else "") + (f" (memories {mems})" if mems else "")
+
     def shape(self) -> str:
         """`NODESxGPUSxCPUS`, the `--machine` spelling of this machine's shape (per-node counts of node 0)."""
         return f"{self.nodes}x{self.count('GPU')}x{self.count('CPU')}"
 
 
+MACHINE_SPEC = "NODESxGPUS[xCPUS]"
+# The labelled form names each count, so that "1 GPU" cannot be read as "1 CPU": `1node,4gpu`, `2cpu`, `2n4g2c`.
+_LABELLED_PART = re.compile(r"(\d+)\s*(nodes?|n|gpus?|g|cpus?|c)", re.IGNORECASE)
+
+
 def parse_machine_spec(spec: str) -> MachineDescription:
-    """A synthetic machine from `NODESxGPUS[xCPUS]` (CPUS defaults to 1): e.g. "2x4", "1x0x4".
+    """A synthetic machine from `NODESxGPUS[xCPUS]` (CPUS defaults to 1; e.g. "2x4", "1x0x4") or from labelled counts
+    in any order (`4gpu`, `2cpu`, `2nodes,4gpus,2cpus`, `2n4g2c`; unnamed: 1 node, 0 GPU, 1 CPU per node).
 
     Each node has one UTIL processor, a SYSMEM with affinity to all its CPUs and GPUs, one FBMEM per GPU (affinity to
     that GPU), and, when it has GPUs, one ZCMEM with affinity to its CPUs and GPUs.
 
     Raises:
-        DescriptionError: the text is not of that form, or a count is out of range (nodes >= 1, CPUs >= 1).
+        DescriptionError: the text is of neither form, names a count twice, or a count is out of range (nodes >= 1,
+            CPUs >= 1).
     """
+    hint = ("e.g. --machine 2x4 (2 nodes of 4 GPUs and 1 CPU), 1x0x2 (1 node of 2 CPUs), or labelled: 4gpu, 2cpu, "
+            "2node,4gpu")
     m = re.fullmatch(r"\s*(\d+)x(\d+)(?:x(\d+))?\s*", spec)
-    if not m:
-        raise DescriptionError(f"machine '{spec}' is not of the form NODESxGPUS[xCPUS]", hint="e.g. --machine 2x4")
-    nodes, gpus, cpus = int(m[1]), int(m[2]), int(m[3]) if m[3] else 1
+    if m:
+        nodes, gpus, cpus = int(m[1]), int(m[2]), int(m[3]) if m[3] else 1
+    else:
+        counts: dict[str, int] = {}
+        rest = _LABELLED_PART.sub("", spec)
+        if re.sub(r"[\s,x+]", "", rest) or not _LABELLED_PART.search(spec):
+            raise DescriptionError(f"machine '{spec}' is not of the form {MACHINE_SPEC} nor labelled counts", hint=hint)
+        for value, unit in _LABELLED_PART.findall(spec):
+            key = unit[0].lower()
+            if key in counts:
+                what = {"n": "node", "g": "GPU", "c": "CPU"}[key]
+                raise DescriptionError(f"machine '{spec}' gives the {what} count twice", hint=hint)
+            counts[key] = int(value)
+        nodes, gpus, cpus = counts.get("n", 1), counts.get("g", 0), counts.get("c", 1)
     if nodes < 1 or cpus < 1:
-        raise DescriptionError(f"machine '{spec}' needs at least one node and one CPU per node")
+        raise DescriptionError(f"machine '{spec}' needs at least one node and one CPU per node", hint=hint)
     counts = {"CPU": cpus, "GPU": gpus, "UTIL": 1, "IO": 0, "PY": 0, "OMP": 0}
     both = (("CPU", tuple(range(cpus))),) + ((("GPU", tuple(range(gpus))),) if gpus else ())
     mems = []

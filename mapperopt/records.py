@@ -57,7 +57,8 @@ class RunResult:
             stdout, untrimmed); empty when ok.
         settings: size, processors, repeats, timeout and command line used.
         profile: per-task times of the run's profiling execution (`run_benchmark(profile=True)`): the
-            `MAPPEROPT_PROFILE` object (docs/compiler.md) plus "iterations", its timed iterations; None without one.
+            `MAPPEROPT_PROFILE` object (docs/compiler.md) plus "iterations", its timed iterations, and "warmup", its
+            warm-up iterations (None when the application does not say); None without one.
     """
 
     app: str

@@ -201,9 +201,10 @@ def random_agent_sources(space: SearchSpace, seed: int) -> dict[str, str]:
     limits = {d.task: list(d.choices) for d in space.decisions if d.group == "limit"}
     layout = ["out = []"]
     if space.layouts:
+        order = repr(space.required_order) if space.required_order else "pick('layout/order', ['F_order', 'C_order'])"
         layout = ["align = pick('layout/align', [0, 64, 128])",
                   "out = ['Layout * * * ' + pick('layout/interleave', ['SOA', 'AOS']) + ' '",
-                  "       + pick('layout/order', ['F_order', 'C_order'])",
+                  f"       + {order}",
                   "       + (f' Align=={align}' if align else '') + ';']"]
     regions = [f"MEMORIES = {memories!r}  # decision 'memory/<task>/<requirement>/<kind>' -> memory lists",
                f"COLLECT = {collect!r}  # tasks with read-only requirements", f"out = {base['region']!r}",

@@ -95,7 +95,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
-    app = describe_app(bench, opts["size"], cpus, gpus)
+    app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8` too
     machine = probe_machine(cpus, gpus).to_json()
     # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
@@ -341,13 +341,15 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -> dict:
     """Measures together (`protocol.measure_together`, `rounds` interleaved rounds) the `FINAL_CANDIDATES`
     best distinct programs of the journal (the loop's best among them), the start program and the reference
-    mappers; picks the final best among the candidates; compares it with each of the others. Writes best.dsl (the
-    final best) and summary.json, and returns the summary:
+    mappers; picks the final best among the candidates and the start (so that the pick is never slower than the
+    start as measured here); compares it with each of the others. Writes best.dsl (the final best) and
+    summary.json, and returns the summary:
 
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None}}
 
-    Names: "iter-N" for candidates, "start" (iteration 1 when it is not a candidate), "default", "expert".
+    Names: "iter-N" for candidates, "start" (iteration 1 when it is not among them; it competes all the same),
+    "default", "expert".
     """
     settings = store.settings
     ok = sorted((r for r in store.records if r.ok and not r.cached and r.dsl), key=lambda r: -r.throughput)
@@ -360,6 +362,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     start_name = next((n for n, r in picked.items() if r.key == first.key), "start")
     if start_name == "start" and first.dsl:
         mappers["start"] = first.dsl
+        picked["start"] = first  # a candidate too: measured with the others, it may well be the fastest
     for name in BASELINES[settings.get("baseline", "none")]:
         mappers[name] = name
     evaluator = _evaluator(settings["app"], settings)
@@ -367,7 +370,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
     finalists = [n for n in picked if measured[n].ok]
-    if not finalists:  # every candidate failed now: keep the loop's choice, without comparisons
+    if not finalists:  # every candidate and the start failed now: keep the loop's choice, without comparisons
         best_name = next(iter(picked))
     else:
         best_name = max(finalists, key=lambda n: measured[n].estimate.value)

@@ -222,7 +222,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}.")
         else:
-            app = describe_app(bench, opts["size"], cpus, gpus)
+            app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8` too
             machine = probe_machine(cpus, gpus).to_json()
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
@@ -235,13 +235,13 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         if isinstance(bench, UserApp):
             run_settings["app_file"] = bench.path
 
-        def evaluator(baselines: dict, iterations: int | None) -> BenchmarkEvaluator:
+        def evaluator(baselines: dict, iterations: int | None, wall_s: float | None = None) -> BenchmarkEvaluator:
             return BenchmarkEvaluator(bench, size=opts["size"], cpus=cpus, gpus=gpus, repeats=opts["executions"],
                                       max_repeats=max_executions, timeout_s=opts["timeout_s"], min_time_s=min_time,
                                       iterations=iterations, memory=opts["memory"], baselines=baselines,
-                                      extra_args=tuple(opts["app_args"]))
+                                      extra_args=tuple(opts["app_args"]), reference_wall_s=wall_s)
 
-        first, iterations = _reference(bench, reference, folder, evaluator({}, None), measure_baselines, say)
+        first, iterations, wall_s = _reference(bench, reference, folder, evaluator({}, None), measure_baselines, say)
         shared_dir = folder / "evaluations"
         outcomes = []
         for r in range(opts["repeats"]):  # repeat-major: an interrupted comparison has every optimizer alike
@@ -263,8 +263,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                     say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done.")
                 optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                            start_point=store.settings["start_point"], llm=llm, workdir=root)
-                tune(store, optimizer, SharedEvaluations(evaluator({reference: first}, iterations), shared_dir),
-                     opts["iters"], on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
+                shared = SharedEvaluations(evaluator({reference: first}, iterations, wall_s), shared_dir)
+                tune(store, optimizer, shared, opts["iters"],
+                     on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
                 records = store.records[:opts["iters"]]  # a run extended by an earlier, longer comparison
                 named = records[-1].best_iter if records else None
                 best = records[named - 1] if named else None
@@ -295,22 +296,25 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
 
 
 def _reference(bench: str | UserApp, name: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable,
-               say: Callable) -> tuple[float, int | None]:
-    """The reference mapper's (`name`: "expert", or "default" for a program without one) throughput and calibrated
-    iteration count, measured once per comparison (kept in `<name>.json`)."""
+               say: Callable) -> tuple[float, int | None, float | None]:
+    """The reference mapper's (`name`: "expert", or "default" for a program without one) throughput, calibrated
+    iteration count and longest execution (seconds; None where an older comparison did not keep it), measured once
+    per comparison (kept in `<name>.json`)."""
     path = folder / f"{name}.json"
     if path.exists():
         data = json.loads(path.read_text())
-        return data["throughput"], data["iterations"]
+        return data["throughput"], data["iterations"], data.get("wall_s")
     say(f"Measuring the {name} mapper (it also calibrates the iteration count)...")
     measured, failed, iterations = measure(bench, [name], evaluator, folder)
     if name not in measured:
         raise MapperoptError(f"the {name} mapper of {bench} could not be measured: {failed.get(name)}",
                              hint=f"compare normalises every throughput to the {name} mapper's; check "
                                   f"`mapperopt run {bench} --mapper {name}`")
-    data = {"throughput": measured[name], "iterations": iterations}
+    result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
+    walls = [a["wall_s"] for a in json.loads(result.read_text()).get("attempts") or []] if result.exists() else []
+    data = {"throughput": measured[name], "iterations": iterations, "wall_s": max(walls) if walls else None}
     path.write_text(json.dumps(data) + "\n")
-    return data["throughput"], data["iterations"]
+    return data["throughput"], data["iterations"], data["wall_s"]
 
 
 def _new_store(root: Path, bench: str | UserApp, settings: dict) -> TuneStore:

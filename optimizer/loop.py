@@ -73,6 +73,8 @@ class BenchmarkEvaluator:
         extra_args: application arguments; a flag the size sets takes the value given here (e.g. ["-i", "5000"]).
         raise_memory: let `tune` raise `memory` as AutoGuide's size edits of a failed iteration ask (`mapperopt
             tune`; not in a comparison of optimizers, where every one must run alike).
+        reference_wall_s: the longest execution of the reference mapper (compare's), seconds: what the adaptive
+            timeout allows for until an iteration has succeeded (None: the size's timeout until then).
     """
 
     app: str
@@ -90,6 +92,7 @@ class BenchmarkEvaluator:
     profile: bool = True
     extra_args: tuple[str, ...] = ()
     raise_memory: bool = False
+    reference_wall_s: float | None = None
 
     @property
     def settings(self) -> dict:
@@ -117,8 +120,9 @@ class BenchmarkEvaluator:
         """Checks, compiles and runs `dsl` with its files in `out_dir`; never raises for a bad mapper.
 
         Without an explicit `timeout_s`, an execution may take `TIMEOUT_FACTOR` times the best run's longest
-        execution (at least `MIN_TIMEOUT_S`, at most the size's timeout): a mapper that much slower than the best
-        is a failure anyway (the paper scores it 0), and waiting out the size's full timeout would stall tuning.
+        execution, or before any success the reference mapper's (at least `MIN_TIMEOUT_S`, at most the size's
+        timeout): a mapper that much slower is a failure anyway (the paper scores it 0), and waiting out the size's
+        full timeout would stall tuning (a random start at a GPU size may put the main kernel on the CPUs).
 
         Raises:
             MapperoptError: the harness cannot run at all (toolchain, build of the application, bad settings).
@@ -127,8 +131,9 @@ class BenchmarkEvaluator:
         from mapperopt.benchmarks import load_config, run_benchmark
 
         timeout_s = self.timeout_s
-        if timeout_s is None and adaptive_timeout(best) is not None:
-            timeout_s = min(adaptive_timeout(best), load_config(self.app).size(self.size).timeout_s)
+        if timeout_s is None and adaptive_timeout(best, self.reference_wall_s) is not None:
+            timeout_s = min(adaptive_timeout(best, self.reference_wall_s),
+                            load_config(self.app).size(self.size).timeout_s)
         options = {**self.run_options(), "timeout_s": timeout_s}
         result = run_benchmark(self.app, dsl, repeats=self.repeats, max_repeats=self.max_repeats, out_dir=out_dir,
                                min_time_s=self.min_time_s, profile=self.profile, **options)
@@ -137,9 +142,12 @@ class BenchmarkEvaluator:
         return Evaluation(result, feedback, feedback_text(feedback, result))
 
 
-def adaptive_timeout(best: IterationRecord | None) -> float | None:
-    """Seconds per execution allowed to a new mapper given the best iteration so far (None: the size's)."""
+def adaptive_timeout(best: IterationRecord | None, reference_wall_s: float | None = None) -> float | None:
+    """Seconds per execution allowed to a new mapper given the best iteration so far, or without one the reference
+    mapper's longest execution (None: the size's)."""
     walls = [a["wall_s"] for a in ((best.result or {}).get("attempts") or [])] if best else []
+    if not walls and reference_wall_s:
+        walls = [reference_wall_s]
     return max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * max(walls)) if walls else None
 
 

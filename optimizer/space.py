@@ -15,7 +15,7 @@ Decision names and values (all values are JSON-serialisable; lists come back as 
 | `kinds/<task>` | tuple of processor kinds, first one preferred | `Task <task> K1,K2;` |
 | `memory/<task>/<req>/<kind>` | tuple of memory kinds | `Region <task> <name or req> <kind> M1,M2;` |
 | `layout/interleave` | `"SOA"` or `"AOS"` | one `Layout * * * ...;` line for all |
-| `layout/order` | `"F_order"` or `"C_order"` | (same line) |
+| `layout/order` | `"F_order"` or `"C_order"` (absent when the application requires one) | (same line) |
 | `layout/align` | 0 (none), 64 or 128 bytes | (same line) |
 | `limit/<task>` | 0 (none) or N ≥ 1 | `InstanceLimit <task> N;` |
 | `collect/<task>` | bool | `CollectMemory <task> *;` |
@@ -163,6 +163,10 @@ class SearchSpace:
             raise ValueError("the machine description lists no CPU or GPU processor on node 0")
         self.tasks = {t["name"]: t for t in self.app["tasks"]}
         self.memories = {k: self._visible_memories(k) for k in self.kinds}
+        # The dimension order the application's variants require (the GEMMs' BLAS leaf: row-major tiles): the one
+        # global Layout line keeps it, since the kernels reject any other.
+        required = {r["layout"] for t in self.app["tasks"] for r in t["regions"] if r.get("layout")}
+        self.required_order = required.pop() if len(required) == 1 else None
         self.decisions = self._build()
         self.by_name = {d.name: d for d in self.decisions}
         self._placements: dict[tuple, list] = {}  # library placements on this machine, computed on demand
@@ -210,7 +214,8 @@ class SearchSpace:
                         out.append(Decision(f"memory/{name}/{req['index']}/{kind}", choices, "memory", name))
         if self.layouts:
             out.append(Decision("layout/interleave", ("SOA", "AOS"), "layout"))
-            out.append(Decision("layout/order", ("F_order", "C_order"), "layout"))
+            if self.required_order is None:
+                out.append(Decision("layout/order", ("F_order", "C_order"), "layout"))
             out.append(Decision("layout/align", ALIGNMENTS, "layout"))
         for name in self.index_tasks():
             out.append(Decision(f"index_map/{name}", ("default", *INDEX_PATTERNS), "index_map", name))
@@ -236,8 +241,8 @@ class SearchSpace:
     # ------------------------------------------------------------------------------------------------ points
 
     def default_point(self) -> dict[str, Any]:
-        """The point that expresses Legion's default mapper: GPU first, default memories, SOA F_order, Legion's
-        default slicing, no limits, nothing collected."""
+        """The point that expresses Legion's default mapper: GPU first, default memories, SOA F_order (the order the
+        application's variants require, when they do), Legion's default slicing, no limits, nothing collected."""
         return {d.name: d.default for d in self.decisions}
 
     def random_point(self, rng: random.Random) -> dict[str, Any]:
@@ -294,7 +299,7 @@ class SearchSpace:
         layout_lines = []
         if self.layouts:
             align = p["layout/align"]
-            layout_lines = [f"Layout * * * {p['layout/interleave']} {p['layout/order']}"
+            layout_lines = [f"Layout * * * {p['layout/interleave']} {p.get('layout/order', self.required_order)}"
                             f"{f' Align=={align}' if align else ''};"]
         limit_lines = [f"InstanceLimit {_q(d.task)} {p[d.name]};"
                        for d in self.decisions if d.group == "limit" and p[d.name]]

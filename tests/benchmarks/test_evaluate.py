@@ -104,3 +104,26 @@ def test_no_tuning_where_the_expert_failed(tmp_path):
     text = write_report(results, tmp_path / "report.md")
     assert f"expert: {reason}" in text and "its tuning units are not run" in text
     assert "- `tune-stencil-ci-random-i1-s0`: not run, the expert failed at this size" in text
+
+
+def test_a_reference_where_only_the_default_mapper_failed_is_done(tmp_path):
+    # what Pennant's `tight` size gave: Legion's default mapper overflows the framebuffer, the expert spills and measures
+    results = tmp_path / "eval"
+    plan = default_plan(benchmarks=["stencil"], sizes=["ci"], gpus=0, optimizers=["random"], iters=1, seeds=1,
+                        long_iters=0)
+    reason = "run: aborted: {5}{default_mapper}: Default mapper failed allocation of size 6606028800 bytes"
+    expert = {"values": [2.5], "value": 2.5, "low": 2.5, "high": 2.5, "spread": 0.0}
+    (results / "units").mkdir(parents=True)
+    (results / "units" / "base-stencil-ci.json").write_text(json.dumps({
+        "schema": evaluate.SCHEMA, "unit": "base-stencil-ci", "kind": "base", "status": "failed", "rounds": 1,
+        "started": "2026-12-02T06:25:00Z", "error": f"default: {reason}",
+        "mappers": {"default": {"estimate": None, "reason": reason, "unit": None, "printed": {}},
+                    "expert": {"estimate": expert, "reason": None, "unit": "GFLOPS", "printed": {}}}}))
+    lines = []
+    # done, so not run again even when failed units are retried (only the reference units asked for)
+    assert evaluate.run(plan, results, Path("benchmarks/gpu"), stop_after=900, retry_failed=True, only="^base-",
+                        say=lines.append) == []
+    text = write_report(results, tmp_path / "report.md")
+    assert "Work list: 1 of " in text and " units done, 0 failed" in text
+    assert f"| Legion default mapper | - | 1 | failed: {reason} |" in text
+    assert "not done yet (first: `tune-stencil-ci-random-i1-s0`)" in text

@@ -397,3 +397,13 @@ def test_an_rdmem_only_mapper_fails_the_check_unless_the_run_sizes_rdmem(tmp_pat
     assert refused.status == "failed" and refused.stage == "check" and "E221" in refused.reason
     sized = run_benchmark("circuit", mapper, out_dir=tmp_path / "sized", extra_args=("-ll:rsize", "64"))
     assert sized.status == "ok", sized.reason
+
+
+def test_the_mapper_is_checked_against_the_launch_domains_of_the_run_flags(tmp_path):
+    """`-- -p 8` doubles circuit's ci launch (2 points to 4): the mapper's function, which fails at point 3, is
+    refused at the check of that run, not only after Legion starts."""
+    mapper = tmp_path / "p3.dsl"
+    mapper.write_text("m = Machine(CPU);\ndef f(Task task) {\n    return m[0, (task.ipoint[0] / (3 - task.ipoint[0])) "
+                      "% m.size[1]];\n}\nIndexTaskMap calculate_new_currents f;\n")
+    refused = run_benchmark("circuit", mapper, out_dir=tmp_path / "p8", extra_args=("-p", "8"), min_time_s=0)
+    assert refused.status == "failed" and refused.stage == "check" and "E219" in refused.reason, refused.reason

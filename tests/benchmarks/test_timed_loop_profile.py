@@ -44,3 +44,26 @@ def test_run_profile_shows_the_timed_loop_first(tmp_path):
     lines = [line for line in table.splitlines() if "stencil" in line or "increment" in line or "init" in line]
     assert "yes" in lines[0] and ("stencil" in lines[0] or "increment" in lines[0])
     assert any("init" in line and line.rstrip("│ ").endswith("no") for line in lines)
+
+
+def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
+    """At 80 columns the profile names every task in full, its title says which execution was profiled (the timed
+    and warm-up iterations behind "executions"), and a successful run prints no "explanation: N/A"."""
+    from click.testing import CliRunner
+
+    from mapperopt.benchmarks.commands import run
+
+    mapper = tmp_path / "cpu.dsl"
+    mapper.write_text("Task * CPU;\n")
+    out = CliRunner(env={"COLUMNS": "80"}).invoke(
+        run, ["circuit", "--mapper", str(mapper), "--profile", "--once", "--out", str(tmp_path / "run")])
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())  # the title wraps at 80 columns
+    assert "Task profile of one more execution, untraced" in text
+    assert "3 timed iterations (-l 3) after 2 warm-up iterations" in text
+    assert "one per launch point per iteration (warm-up included)" in text
+    rows = [line for line in out.output.splitlines() if line.startswith("│")]
+    assert all(any(f"│ {task} " in line for line in rows) for task in LOOP), out.output
+    out = CliRunner().invoke(run, ["circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "plain")])
+    assert out.exit_code == 0 and "status" in out.output, out.output
+    assert "N/A" not in out.output  # AutoGuide has nothing to say about a run without a profile

@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from mapperopt.cli import cli
+from mapperopt.descriptions import parse_machine_spec
 
 EXAMPLES = Path(__file__).parent / "examples"
 
@@ -21,17 +22,71 @@ def run(*args):
 def test_check_every_example(path):
     bench = {"e1_circuit.dsl": "circuit", "e2_stencil.dsl": "stencil"}.get(
         path.name, "circuit" if path.name.startswith(("s", "fig")) else None)
-    result = run("check", str(path), *(["--bench", bench] if bench else []))
+    result = run("check", str(path), *(["--bench", bench] if bench else []), "--machine", "1x4")
     assert result.exit_code == 0, result.output
     assert any(line.endswith(("ok", "warning(s)")) for line in result.output.splitlines())
-    assert "mapping functions at every launch point (give --machine" in result.output
+    assert "machine: --machine 1x4, 1 node of 1 CPU and 4 GPUs" in result.output
     assert ("task and region names" in result.output) == (bench is None)
+
+
+FB_ONLY = "Region * * CPU FBMEM;\n"
+
+
+def test_check_without_machine_checks_this_machine(tmp_path):
+    """A mapper that `run` refuses on this machine (no framebuffer without a GPU: E221) is refused by `check` too,
+    and `check` says which machine it checked: the one `run` probes, with the run's memory flags."""
+    path = tmp_path / "fb.dsl"
+    path.write_text(FB_ONLY)
+    for extra in ((), ("--bench", "circuit")):
+        result = run("check", str(path), *extra)
+        assert result.exit_code == 1 and "error[E221]" in result.output, result.output
+        assert "machine: this one (" in result.output and "1 node of 1 CPU (memories SYSMEM" in result.output
+    assert "as `mapperopt run circuit --size ci` sees it), 1 node of 1 CPU (memories SYSMEM 256 MiB)" in result.output
+    path.write_text("Region * * CPU RDMEM;\n")  # RDMEM exists only when the run sizes it
+    assert run("check", str(path), "--bench", "circuit").exit_code == 1
+    result = run("check", str(path), "--bench", "circuit", "--", "-ll:rsize", "16")
+    assert result.exit_code == 0 and "RDMEM 16 MiB" in result.output, result.output
+    assert run("check", str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
+
+
+def test_machine_spec_says_what_it_means(tmp_path):
+    """`1x1` is one node with one GPU (and one CPU); labelled counts say so themselves; check prints the machine."""
+    path = tmp_path / "fb.dsl"
+    path.write_text(FB_ONLY)
+    result = run("check", str(path), "--machine", "1x1")
+    assert result.exit_code == 0 and "machine: --machine 1x1, 1 node of 1 CPU and 1 GPU" in result.output
+    for spec, shape in (("4gpu", "1x4x1"), ("2cpu", "1x0x2"), ("2nodes,4gpus,2cpus", "2x4x2"), ("2n4g", "2x4x1")):
+        assert parse_machine_spec(spec).shape() == shape
+    assert run("check", str(path), "--machine", "1cpu").exit_code == 1  # no GPU, so no framebuffer
+    for bad in ("2gpu4gpu", "gpu4", "1x"):
+        result = run("check", str(path), "--machine", bad)
+        assert result.exit_code == 1 and "labelled: 4gpu, 2cpu" in result.exception.hint, result.output
+
+
+# Divides by zero at launch point 3: circuit's ci size launches 2 points (-p 4 -pps 2), `-p 8` launches 4.
+POINT_3_FAILS = """m = Machine(CPU);
+def f(Task task) {
+    return m[0, (task.ipoint[0] / (3 - task.ipoint[0])) % m.size[1]];
+}
+IndexTaskMap calculate_new_currents f;
+"""
+
+
+def test_check_sees_the_launch_domains_of_the_run_flags(tmp_path):
+    path = tmp_path / "p3.dsl"
+    path.write_text(POINT_3_FAILS)
+    result = run("check", str(path), "--bench", "circuit", "--machine", "1x0")
+    assert result.exit_code == 0, result.output
+    assert "launch domains: those of `mapperopt run circuit --size ci`" in result.output
+    result = run("check", str(path), "--bench", "circuit", "--machine", "1x0", "--", "-p", "8")
+    assert result.exit_code == 1 and "error[E219]" in result.output and "launch domain (4,)" in result.output
+    assert "launch domains: those of `mapperopt run circuit --size ci -- -p 8`" in result.output
 
 
 def test_check_reports_errors_and_exits_1(tmp_path):
     bad = tmp_path / "bad.dsl"
     bad.write_text("Task calc_new_currents GPU;\nRegion * rp_shard GPU ZCMEM;\n")
-    result = run("check", str(bad), "--bench", "circuit")
+    result = run("check", str(bad), "--bench", "circuit", "--machine", "1x4")
     assert result.exit_code == 1
     assert f"{bad}:1:6: error[E202]: unknown task 'calc_new_currents'" in result.output
     assert "hint: did you mean 'calculate_new_currents'?" in result.output

@@ -14,6 +14,7 @@ from mapperopt.benchmarks.apps import known_benchmarks, load_config
 from mapperopt.cli import main
 from mapperopt.optimizer.base import IterationRecord
 from mapperopt.optimizer.compare import RunOutcome, format_table, summarize
+from mapperopt.optimizer.loop import MIN_TIMEOUT_S, TIMEOUT_FACTOR
 
 # Fails the checker on any machine description: processor 5 of a one-CPU node does not exist.
 BAD_START = ("Task * CPU;\nmcpu = Machine(CPU);\ndef far(Task task) {\n    return mcpu[0, 5];\n}\n"
@@ -83,6 +84,14 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     # The expert and the runs' best programs were measured together at the end
     final = json.loads((folder / "final.json").read_text())
     assert "expert" in final["measured"] and len(final["measured"]) >= 2
+
+    # Until a run has a success, an execution may take TIMEOUT_FACTOR times the expert's longest one (not the size's
+    # whole timeout: a slow start at a GPU size would stall the comparison)
+    wall = json.loads((folder / "expert.json").read_text())["wall_s"]
+    assert wall > 0
+    allowed = max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * wall)
+    timeouts = [json.loads(p.read_text())["settings"].get("timeout_s") for p in (folder / "evaluations").iterdir()]
+    assert allowed in timeouts, (allowed, timeouts)
 
     # The same command resumes: nothing is evaluated again.
     evaluated = sorted(p.name for p in (folder / "evaluations").iterdir())

@@ -15,6 +15,7 @@ struct RegionArg {
   std::string privilege;            // read_only | read_write | write_discard | reduce | no_access
   std::vector<std::string> fields;
   std::string redop;                // e.g. "sum_f32" when privilege is reduce, else empty
+  std::string layout;               // C_order or F_order when every variant requires that dimension order, else empty
 };
 
 struct TaskInfo {
@@ -105,6 +106,7 @@ inline std::string describe_json(const std::string &app, const std::vector<TaskI
              json_strings(arg.names) + ", \"privilege\": " + json_string(arg.privilege) +
              ", \"fields\": " + json_strings(arg.fields);
       if (!arg.redop.empty()) out += ", \"redop\": " + json_string(arg.redop);
+      if (!arg.layout.empty()) out += ", \"layout\": " + json_string(arg.layout);
       out += "}";
     }
     out += "]}";

@@ -359,6 +359,7 @@ static mapperopt::RegionArg arg(const char *partition, const char *region, const
   a.names = {partition, region};
   a.privilege = privilege;
   a.fields = {"val"};
+  a.layout = "C_order";  // every variant registers the row-major constraint (register_variant)
   return a;
 }
 

@@ -4,9 +4,9 @@
 // both coalesced). All work goes on the task's stream (Realm::Cuda::get_task_cuda_stream).
 #include <cuda_runtime.h>
 
-
 #include "cuda_task.h"
 #include "stencil.h"
+#include "stencil_kernels.cuh"
 
 using namespace Legion;
 
@@ -46,59 +46,19 @@ void launch(const Box &box, const F &f, cudaStream_t stream) {
   mapperopt::check_cuda(cudaGetLastError(), "stencil", "for_each_point");
 }
 
-// The kernels below take their sizes from measurements on one H200 (15000 x 7500 points per tile, SOA F_order):
-// the sliding-window stencil with restrict/__ldg loads ran at 0.95 ms against 1.28 ms for one thread per point,
-// and the increment with 4 points per thread at 0.45 ms (about cudaMemcpy's rate) against 0.63 ms.
+// The increment with 4 points per thread ran at 0.45 ms (about cudaMemcpy's rate) against 0.63 ms for one point
+// per thread on one H200 (15000 x 7500 points per tile, SOA F_order).
 
-// The stencil on `box`. Threads walk the fast axis; each thread sweeps WINDOW points along the slow axis, keeping
-// the slow-axis neighbours in registers (the weights are the same along x and y, so the axes can be swapped).
-// `input` and `output` are different fields, so the pointers never alias.
-constexpr int WINDOW = 8, STENCIL_BLOCK = 128;
-static_assert(RADIUS == 2, "stencil_window keeps a five-point window: written for radius 2");
-constexpr double W1 = 1.0 / (2.0 * 1 * RADIUS), W2 = 1.0 / (2.0 * 2 * RADIUS);
-
-__device__ __forceinline__ void stencil_sweep(const double *__restrict__ c, double *__restrict__ o, long long ia,
-                                              long long ib, long long ob, int n) {
-  double m2 = __ldg(c - 2 * ib), m1 = __ldg(c - ib), z = __ldg(c), p1 = __ldg(c + ib);
-  auto point = [&]() {
-    const double p2 = __ldg(c + 2 * ib);
-    *o += W1 * (__ldg(c + ia) - __ldg(c - ia)) + W2 * (__ldg(c + 2 * ia) - __ldg(c - 2 * ia)) + W1 * (p1 - m1) +
-          W2 * (p2 - m2);
-    m2 = m1;
-    m1 = z;
-    z = p1;
-    p1 = p2;
-    c += ib;
-    o += ob;
-  };
-  if (n == WINDOW) {
-#pragma unroll
-    for (int i = 0; i < WINDOW; i++) point();
-  } else {
-    for (int i = 0; i < n; i++) point();
-  }
-}
-
-__global__ void stencil_window(View input, View output, Box box) {
-  const long long fast_n = box.x_fast ? box.nx : box.ny, slow_n = box.x_fast ? box.ny : box.nx;
-  const long long a = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (a >= fast_n) return;
-  const long long ia = box.x_fast ? input.sx : input.sy, ib = box.x_fast ? input.sy : input.sx;
-  const long long ob = box.x_fast ? output.sy : output.sx;
-  for (long long b0 = blockIdx.y * (long long)WINDOW; b0 < slow_n; b0 += (long long)gridDim.y * WINDOW) {
-    const long long x = box.x0 + (box.x_fast ? a : b0), y = box.y0 + (box.x_fast ? b0 : a);
-    stencil_sweep(input.at(x, y), output.at(x, y), ia, ib, ob, int(slow_n - b0 < WINDOW ? slow_n - b0 : WINDOW));
-  }
-}
+// The stencil on `box` (stencil_kernels.cuh; its sweep shape is measured by benchmarks/gpu/stencilbw.cu).
+static_assert(RADIUS == 2, "stencil_kernels.cuh keeps a five-point window: written for radius 2");
 
 void launch_stencil(const Box &box, const View &input, const View &output, cudaStream_t stream) {
-  if (box.nx <= 0 || box.ny <= 0) return;
-  const long long fast_n = box.x_fast ? box.nx : box.ny, slow_n = box.x_fast ? box.ny : box.nx;
-  long long slow_blocks = (slow_n + WINDOW - 1) / WINDOW;
-  if (slow_blocks > MAX_GRID_SLOW) slow_blocks = MAX_GRID_SLOW;
-  const dim3 grid((unsigned)((fast_n + STENCIL_BLOCK - 1) / STENCIL_BLOCK), (unsigned)slow_blocks);
-  stencil_window<<<grid, dim3(STENCIL_BLOCK, 1), 0, stream>>>(input, output, box);
-  mapperopt::check_cuda(cudaGetLastError(), "stencil", "stencil_window");
+  const bool x = box.x_fast;
+  const Sweep s{input.at(box.x0, box.y0), output.at(box.x0, box.y0), x ? input.sx : input.sy,
+                x ? input.sy : input.sx, x ? output.sx : output.sy, x ? output.sy : output.sx,
+                x ? box.nx : box.ny, x ? box.ny : box.nx};
+  launch_sweep<STENCIL_WINDOW>(s, STENCIL_BLOCK, STENCIL_PAIRS, stream);
+  mapperopt::check_cuda(cudaGetLastError(), "stencil", "stencil_points/stencil_pairs");
 }
 
 // input += 1 on `box`: one block row per line of the slow axis, INCREMENT_ILP points per thread along the fast
