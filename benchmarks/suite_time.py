@@ -38,26 +38,34 @@ DURATION = re.compile(r"^\s*([\d.]+)s (?:setup|call|teardown)\s+(\S+?)::")
 SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)\b")
 
 
-def run_suite(cores: str, env: dict[str, str], extra: list[str]) -> dict:
-    """One run of the test command under `taskset -c cores`: wall and CPU seconds, counts, slowest files."""
+def run_suite(cores: str, env: dict[str, str], extra: list[str], log: Path | None = None) -> dict:
+    """One run of the test command under `taskset -c cores`: wall and CPU seconds, counts, slowest files. pytest's
+    output is also appended to `log` as it comes (to follow a long run)."""
     cmd = ["taskset", "-c", cores, str(PYTEST), "-q", "--durations=0", *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load_before = os.getloadavg()
     start = time.monotonic()
-    proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    with open(log or os.devnull, "a") as copy, subprocess.Popen(
+            cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        for line in proc.stdout:
+            lines.append(line)
+            copy.write(line)
+            copy.flush()
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    output = "".join(lines)
     files: dict[str, float] = defaultdict(float)
-    for line in proc.stdout.splitlines():
+    for line in output.splitlines():
         m = DURATION.match(line)
         if m:
             files[m.group(2)] += float(m.group(1))
-    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    last = output.strip().splitlines()[-1] if output.strip() else ""
     counts = {kind: int(n) for n, kind in SUMMARY.findall(last)}
     return {"status": proc.returncode, "wall": wall, "cpu": cpu, "counts": counts, "summary": last,
             "slowest": sorted(files.items(), key=lambda kv: -kv[1])[:5], "load": (load_before, os.getloadavg()),
-            "output": proc.stdout}
+            "output": output}
 
 
 def report(name: str, r: dict, cores: str) -> None:
@@ -83,6 +91,7 @@ def main() -> int:
     parser.add_argument("--cores", default="0,1", help="CPU list for taskset (default 0,1)")
     parser.add_argument("--cold", action="store_true", help="measure with a new empty build cache")
     parser.add_argument("--no-warmup", action="store_true", help="the cache is warm already: measure at once")
+    parser.add_argument("--log", type=Path, help="also append pytest's output to this file as it comes")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
     if not PYTEST.exists():
@@ -98,8 +107,9 @@ def main() -> int:
         env["MAPPEROPT_CACHE"] = tmp
     try:
         if not args.cold and not args.no_warmup:
-            report("warm-up (fills the build cache)", run_suite(args.cores, env, args.pytest_args), args.cores)
-        r = run_suite(args.cores, env, args.pytest_args)
+            warmup = run_suite(args.cores, env, args.pytest_args, args.log)
+            report("warm-up (fills the build cache)", warmup, args.cores)
+        r = run_suite(args.cores, env, args.pytest_args, args.log)
         report("cold (empty build cache)" if args.cold else "measured (warm build cache)", r, args.cores)
         if r["status"] != 0:
             print("\n".join(r["output"].splitlines()[-40:]))
