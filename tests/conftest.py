@@ -21,6 +21,7 @@ LONGEST_FIRST = [
     "tests/benchmarks/test_gemm3d_apps.py",
     "tests/benchmarks/test_gemm_apps.py",
     "tests/benchmarks/test_evaluate.py",
+    "tests/optimizer/test_default_point.py",
     "tests/compiler/test_statements.py",
     "tests/compiler/test_examples.py",
     "tests/optimizer/test_random_agent.py",
