@@ -15,7 +15,8 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
                         (calibration), and the unit of the curves
     <opt>-<r>/          one tuning folder per optimizer and repeat r (seed = --seed + r), as `mapperopt tune` writes
     evaluations/        outcomes shared by all tuning runs of this comparison: a program is compiled and run once
-    final-N/, final.json  the reference and every run's best program measured together at the end
+    final-N/, final.json  the reference and every run's best program measured together at the end, in groups of runs
+                        (one per job with --jobs; each group measures the reference again)
     runs.csv            one row per tuning run
     summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
                         throughput) and the share of failed evaluations
@@ -27,7 +28,8 @@ Measurements follow the protocol of `mapperopt tune` (`benchmarks/protocol.py`: 
 repeats, trimmed mean; a candidate becomes a run's best only beyond the noise). Scoring (the paper's): a run's score
 is its best program's throughput divided by the reference mapper's, both from the final measurement, in which the
 reference and the best program of every run are measured together in `--final-rounds` interleaved rounds (one
-invocation, so that a change of the machine's load falls on all alike); 0 when no program worked or the best failed
+invocation, so that a change of the machine's load falls on all alike; with `--jobs`, by groups of runs, each with
+its own measurement of the reference on the same cores, run in parallel); 0 when no program worked or the best failed
 there. The curves divide each run's best-so-far by the reference's first measurement. A user's program whose results
 nothing verifies beyond its exit status gets no layout choices, as with `mapperopt tune` (a layout can make a
 program compute wrong numbers silently). Every optimizer starts repeat r from the same program (`--start`, default a
@@ -41,7 +43,9 @@ import csv
 import hashlib
 import json
 import os
+import signal
 import statistics
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -62,7 +66,7 @@ NEEDS_MODEL = ("trace",)  # optimizers that need a language-model endpoint
 DEFAULT_OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
 SUMMARY_COLUMNS = ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed_share", "evaluations")
 RUN_COLUMNS = ("optimizer", "repeat", "seed", "iterations", "failed", "best_iter", "best_throughput",
-               "final_throughput", "unit", "normalized", "folder")
+               "final_throughput", "reference_throughput", "unit", "normalized", "folder")
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ class RunOutcome:
         best: its best iteration (the loop's, decided beyond the noise), None when nothing worked.
         final: the best program's throughput in the final measurement, None when nothing worked or it failed there.
         folder: its tuning folder.
+        reference: the reference mapper's throughput in the final measurement of this run's group (None: the one
+            passed to `score`).
     """
 
     optimizer: str
@@ -84,13 +90,14 @@ class RunOutcome:
     best: IterationRecord | None
     final: float | None
     folder: Path
+    reference: float | None = None
 
     def curve(self, expert: float) -> list[float]:
         """Normalised best-so-far throughput after each iteration (failures count 0)."""
         return [r.best_throughput / expert for r in self.records]
 
     def score(self, expert: float) -> float:
-        return (self.final or 0.0) / expert
+        return (self.final or 0.0) / (self.reference or expert)
 
 
 class SharedEvaluations:
@@ -110,7 +117,9 @@ class SharedEvaluations:
         path = self.folder / f"{cache_key(normalize_dsl(dsl), self.settings)}.json"
         if path.exists():
             result = RunResult.from_json(json.loads(path.read_text()))
-            (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": result.run_dir}) + "\n")
+            # relative to the comparison's folder, which may be moved
+            where = os.path.relpath(result.run_dir, self.folder.parent) if result.run_dir else None
+            (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": where}) + "\n")
             feedback = explain(result, level=self.inner.level, best=best.throughput if best else None,
                                baselines=self.inner.baselines)
             return Evaluation(result, feedback, feedback_text(feedback, result))
@@ -170,10 +179,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     """
     from mapperopt.benchmarks import describe_app, load_config
     from mapperopt.commands import probe_machine
-    from mapperopt.optimizer.commands import default_cpus, start_program
+    from mapperopt.optimizer.commands import default_cpus
     from mapperopt.optimizer.llm import LLMConfig
-    from mapperopt.optimizer.loop import measure_baselines, tune
-    from mapperopt.optimizer.space import SearchSpace
+    from mapperopt.optimizer.loop import measure_baselines
 
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
     if unknown:
@@ -199,7 +207,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             "(verify: in its application file, or --verify-pattern, --verify-cmd, --reference) to search them.")
     size = config.size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
-    cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
+    cores = core_groups(opts.get("jobs", 1), opts.get("cpus_per_job"))
+    with _pinned(cores[0]):  # a job's CPU processors: its cores less the utility processors'
+        cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     max_executions = max(opts["executions"], opts["max_executions"])
     # a start file is identified by its text, so that an edited file does not resume the old comparison
@@ -212,6 +222,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         asked["app"] = {"exe": str(bench.exe), "args": {k: list(v) for k, v in bench.args.items()},
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
     folder = compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
+    if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
+        raise MapperoptError(f"no comparison of {bench} with these settings under {opts['runs_dir']} ({folder} has "
+                             "no measurement yet)", hint="give the options of the command that made it (size, seed, "
+                                                         "start, executions, min-time, cpus ...)")
     resumed = folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     holder = TuneStore(folder, {}, [])
@@ -227,7 +241,6 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
                                                           "machine": machine}, indent=2) + "\n")
-        space = SearchSpace(app, machine, layouts=layouts)
         run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": opts["memory"],
                         "repeats": opts["executions"], "max_repeats": max_executions, "min_time_s": min_time,
                         "timeout_s": opts["timeout_s"], "feedback_level": "suggest", "app_args": list(opts["app_args"]),
@@ -235,51 +248,68 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         if isinstance(bench, UserApp):
             run_settings["app_file"] = bench.path
 
-        def evaluator(baselines: dict, iterations: int | None, wall_s: float | None = None) -> BenchmarkEvaluator:
-            return BenchmarkEvaluator(bench, size=opts["size"], cpus=cpus, gpus=gpus, repeats=opts["executions"],
-                                      max_repeats=max_executions, timeout_s=opts["timeout_s"], min_time_s=min_time,
-                                      iterations=iterations, memory=opts["memory"], baselines=baselines,
-                                      extra_args=tuple(opts["app_args"]), reference_wall_s=wall_s)
-
-        first, iterations, wall_s = _reference(bench, reference, folder, evaluator({}, None), measure_baselines, say)
-        shared_dir = folder / "evaluations"
-        outcomes = []
-        for r in range(opts["repeats"]):  # repeat-major: an interrupted comparison has every optimizer alike
-            for name in optimizers:
-                seed = opts["seed"] + r
-                root = folder / f"{name}-{r + 1}"
-                if (root / "settings.json").exists():
-                    store = TuneStore.open(root)  # resume with the run's own start program
-                else:
-                    start_dsl, start_point = start_program(opts["start"], space, seed)
-                    store = _new_store(root, bench, {**run_settings, "optimizer": name, "seed": seed,
-                                                     "iters": opts["iters"], "start": opts["start"],
-                                                     "start_dsl": start_dsl, "start_point": start_point,
-                                                     "baselines": {reference: first}, "iterations": iterations,
-                                                     "app_description": app, "machine": machine,
-                                                     "compare": str(folder)})
-                label = f"{name} #{r + 1}"
-                if len(store.records) < opts["iters"]:
-                    say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done.")
-                optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
-                                           start_point=store.settings["start_point"], llm=llm, workdir=root)
-                shared = SharedEvaluations(evaluator({reference: first}, iterations, wall_s), shared_dir)
-                tune(store, optimizer, shared, opts["iters"],
-                     on_record=(lambda rec, label=label: on_record(label, rec)) if on_record else None)
-                records = store.records[:opts["iters"]]  # a run extended by an earlier, longer comparison
-                named = records[-1].best_iter if records else None
-                best = records[named - 1] if named else None
-                outcomes.append(RunOutcome(name, r + 1, seed, records, best, None, root))
+        ctx = {"bench": bench, "opts": opts, "cpus": cpus, "gpus": gpus, "min_time": min_time,
+               "max_executions": max_executions, "app": app, "machine": machine, "layouts": layouts,
+               "run_settings": run_settings, "reference": reference, "folder": folder, "cores": cores}
+        with _pinned(cores[0]):
+            first, iterations, wall_s = _reference(bench, reference, folder, _evaluator(ctx, {}, None),
+                                                   measure_baselines, say)
+        ctx.update(first=first, iterations=iterations, wall_s=wall_s)
+        # repeat-major: a comparison stopped early has every optimizer alike
+        jobs = [(name, r) for r in range(opts["repeats"]) for name in optimizers]
+        errors: list[str] = []
+        if opts.get("tune", True):
+            serial = len(cores) == 1  # callbacks cannot cross to worker processes
+            finals = _load_finals(folder, opts["final_rounds"])
+            n = _next_final(folder, finals)
+            tasks: list[tuple[Callable, tuple, Any]] = []
+            for r in range(opts["repeats"]):
+                start = len(tasks)
+                tasks += [(_tune_run, (ctx, name, r, on_record if serial else None, say if serial else None), ())
+                          for name in optimizers]
+                done = [_outcome(folder, name, r, opts) for name in optimizers]
+                if not serial and opts.get("final", True) and not all(
+                        o is not None and (o.best is None or _group_of(o, finals)) for o in done):
+                    # the repeat's final measurement as soon as its runs are done, while later repeats tune
+                    tasks.append((_measure_runs, (ctx, [(name, r) for name in optimizers], opts["final_rounds"],
+                                                  f"final-{n}"), range(start, len(tasks))))
+                    n += 1
+            errors += _in_parallel(cores, tasks, say=say, on_done=lambda i, result: _record_group(
+                ctx, finals, result, errors, say) if tasks[i][0] is _measure_runs else None)
+        outcomes = [_outcome(folder, name, r, opts) for name, r in jobs]
+        missing = [f"{name}-{r + 1}" for (name, r), o in zip(jobs, outcomes) if o is None]
+        if missing:
+            say(f"Left out, not tuned to {opts['iters']} iterations yet: {', '.join(missing)}.")
+        outcomes = [o for o in outcomes if o is not None]
+        if not outcomes:
+            raise MapperoptError(f"no tuning run of {folder} has {opts['iters']} iterations yet",
+                                 hint="run the command without --report-only to tune")
         measured: dict[str, Any] = {}
-        if opts.get("final", True):
-            final, stored = _final(bench, reference, folder, outcomes, evaluator({}, iterations),
-                                   opts["final_rounds"], say)
-            final_reference, unit = final[reference], stored["measured"][reference]["unit"]
-            outcomes = [replace(o, final=final.get(_program(o.best))) if o.best else o for o in outcomes]
+        final = opts.get("final", True)
+        if final:
+            finals = _final(ctx, outcomes, opts["final_rounds"], opts.get("tune", True), say, errors)
+            scored = [_scored(o, finals) for o in outcomes]
+            if not any(o is not None and o.best is not None for o in scored):  # only with --report-only
+                say("No final measurement yet: the scores below are the tuning runs' own measurements.")
+                final = False
+            else:
+                left = [o.folder.name for o, x in zip(outcomes, scored) if x is None]
+                if left:
+                    say(f"Left out, no final measurement yet: {', '.join(left)}.")
+                outcomes = [o for o in scored if o is not None]
+        if final:
+            used = [g for g in finals["groups"] if any(o.folder.name in g["runs"] for o in outcomes)]
+            references = [g["reference"] for g in used]
+            # the table's header names one reference throughput: the median of the groups' (one group: its own)
+            final_reference = statistics.median(references) if references else first
+            unit = used[0]["measured"][reference]["unit"] if used else None
             normalization = (f"best program's throughput / the {reference} mapper's, measured together in "
                              f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
-            measured = {"final_rounds": stored["rounds"], "host_cores": stored.get("host_cores"),
-                        "load_average": stored.get("load_average")}
+            loads = [x for g in used for x in g["load_average"]]
+            measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
+                        "load_average": [min(loads), max(loads)] if loads else None,
+                        "final_groups": [{k: g[k] for k in ("runs", "cores", "folder", "reference", "load_average")}
+                                         for g in used]}
         else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
             final_reference, unit = first, next((o.best.unit for o in outcomes if o.best), None)
             outcomes = [replace(o, final=o.best.throughput) if o.best else o for o in outcomes]
@@ -288,11 +318,211 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         summary = summarize(outcomes, final_reference, curve_expert=first)
         summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
                        reference_throughput=final_reference, reference_first_throughput=first, settings=asked,
-                       normalization=normalization, **measured)
+                       normalization=normalization, cores_per_job=len(cores[0]) if cores[0] else None,
+                       jobs=len(cores), **measured)
         write_outputs(folder, summary)
+        if errors:
+            raise MapperoptError(f"{len(errors)} job(s) of {folder} failed: {'; '.join(errors)}",
+                                 hint="the outputs hold what finished; run the command again to retry the rest")
         return summary
     finally:
         holder.unlock()
+
+
+def core_groups(jobs: int, per_job: int | None) -> list[list[int] | None]:
+    """The host cores of each of `jobs` parallel jobs: consecutive `per_job` of the cores this process may use
+    (default: all of them shared out evenly); [None] (no pinning) for one job without `per_job`.
+
+    Raises:
+        MapperoptError: fewer cores than jobs x per_job.
+    """
+    if jobs == 1 and per_job is None:
+        return [None]
+    free = sorted(os.sched_getaffinity(0))
+    per_job = per_job or len(free) // jobs
+    if per_job < 1 or jobs * per_job > len(free):
+        raise MapperoptError(f"{jobs} jobs of {per_job or 1} cores need {jobs * (per_job or 1)} cores; this process "
+                             f"may use {len(free)}", hint="lower --jobs or --cpus-per-job")
+    return [free[i * per_job:(i + 1) * per_job] for i in range(jobs)]
+
+
+@contextmanager
+def _pinned(cores: list[int] | None):
+    """This process (and what it starts) confined to `cores` (None: as it is), restored afterwards."""
+    if cores is None:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cores)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def _die_with(parent: int) -> None:
+    """Initializer of a worker process: it is killed when `parent` dies (SIGKILL included), and its tuning run's
+    benchmark with it, so that no worker outlives a killed `compare`."""
+    from mapperopt.benchmarks.harness import PR_SET_PDEATHSIG, _prctl
+
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def _call_pinned(cores: list[int] | None, fn: Callable, args: tuple) -> Any:
+    with _pinned(cores):
+        return fn(*args)
+
+
+def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tuple, Any]],
+                 on_done: Callable[[int, Any], Any] | None = None, say: Callable = print) -> list[str]:
+    """Runs `tasks` ((function, arguments, indices of the tasks it needs finished first)), each pinned to one free
+    group of `cores`, the first ready one first: in this process for one group, else in as many worker processes.
+    `on_done(index, result)` runs here as each one ends; a task whose needs failed is not run.
+
+    Returns:
+        one line per task that raised an error or was not run (the others went on).
+    """
+    errors: list[str] = []
+    ok: set[int] = set()
+    failed: set[int] = set()
+    queue = list(range(len(tasks)))
+
+    def finished(i: int, result: Any = None, error: str | None = None) -> None:
+        if error is not None:
+            failed.add(i)
+            errors.append(error)
+            say(f"Error: {error}")
+            return
+        ok.add(i)
+        if on_done:
+            on_done(i, result)
+
+    def ready() -> int | None:
+        for i in list(queue):
+            needs = set(tasks[i][2])
+            if needs & failed:
+                queue.remove(i)
+                failed.add(i)
+                errors.append(f"task {i + 1} not run: a task it needs failed")
+            elif needs <= ok:
+                queue.remove(i)
+                return i
+        return None
+
+    if len(cores) == 1:
+        while (i := ready()) is not None:
+            fn, args, _ = tasks[i]
+            try:
+                result = _call_pinned(cores[0], fn, args)
+            except MapperoptError as e:
+                finished(i, error=f"task {i + 1}: {e}")
+                continue
+            finished(i, result)
+        return errors
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    free, running = list(cores), {}
+    # spawn: a fresh interpreter per worker (forking a process with threads can deadlock)
+    pool = ProcessPoolExecutor(max_workers=len(cores), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with, initargs=(os.getpid(),))
+    try:
+        while queue or running:
+            while free and (i := ready()) is not None:
+                group = free.pop(0)
+                fn, args, _ = tasks[i]
+                running[pool.submit(_call_pinned, group, fn, args)] = (i, group)
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                i, group = running.pop(future)
+                free.append(group)
+                try:
+                    result = future.result()
+                except Exception as e:  # noqa: BLE001 - one failed job does not stop the others
+                    finished(i, error=f"task {i + 1}: {type(e).__name__}: {e}")
+                    continue
+                finished(i, result)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return errors
+
+
+def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
+               wall_s: float | None = None) -> BenchmarkEvaluator:
+    opts = ctx["opts"]
+    return BenchmarkEvaluator(ctx["bench"], size=opts["size"], cpus=ctx["cpus"], gpus=ctx["gpus"],
+                              repeats=opts["executions"], max_repeats=ctx["max_executions"],
+                              timeout_s=opts["timeout_s"], min_time_s=ctx["min_time"], iterations=iterations,
+                              memory=opts["memory"], baselines=baselines, extra_args=tuple(opts["app_args"]),
+                              reference_wall_s=wall_s)
+
+
+def progress_line(label: str, r: IterationRecord, iters: int) -> str:
+    """One line of progress after iteration `r` of the run `label`: its throughput and the best so far, in the
+    benchmark's unit."""
+    unit = f" {r.unit}" if r.unit else ""
+    this = f"{r.throughput:.4g}{unit}" if r.throughput is not None else f"failed ({r.stage})"
+    if r.best_iter is None:
+        best = "best: none yet"
+    elif r.best_iter == r.iter:
+        best = f"best {r.best_throughput:.4g}{unit} (this one)"
+    else:
+        best = f"best {r.best_throughput:.4g}{unit} (iter {r.best_iter})"
+        if r.kept_out_by_noise:
+            best += "; this one is not faster beyond the noise, so the best is kept"
+    return f"  {label} iter {r.iter}/{iters}: {this}" + (" (cached)" if r.cached else "") + f"  {best}"
+
+
+def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, say: Callable | None = None) -> None:
+    """Tuning run `<name>-<r + 1>` of the comparison `ctx["folder"]` (created, or resumed from its journal) until
+    it has `--iters` iterations; progress lines through `on_record(label, record)`, else printed."""
+    from mapperopt.optimizer.commands import start_program
+    from mapperopt.optimizer.llm import LLMConfig
+    from mapperopt.optimizer.loop import tune
+    from mapperopt.optimizer.space import SearchSpace
+
+    say = say or (lambda line: print(line, flush=True))
+    opts, folder, reference = ctx["opts"], ctx["folder"], ctx["reference"]
+    seed, root, label = opts["seed"] + r, folder / f"{name}-{r + 1}", f"{name} #{r + 1}"
+    space = SearchSpace(ctx["app"], ctx["machine"], layouts=ctx["layouts"])
+    if (root / "settings.json").exists():
+        store = TuneStore.open(root)  # resume with the run's own start program
+    else:
+        start_dsl, start_point = start_program(opts["start"], space, seed)
+        store = _new_store(root, ctx["bench"], {**ctx["run_settings"], "optimizer": name, "seed": seed,
+                                                "iters": opts["iters"], "start": opts["start"],
+                                                "start_dsl": start_dsl, "start_point": start_point,
+                                                "baselines": {reference: ctx["first"]},
+                                                "iterations": ctx["iterations"], "app_description": ctx["app"],
+                                                "machine": ctx["machine"], "compare": ".."})
+    if len(store.records) >= opts["iters"]:
+        return
+    say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done"
+        + (f"; cores {','.join(map(str, sorted(os.sched_getaffinity(0))))}." if len(ctx["cores"]) > 1 else "."))
+    optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
+                               start_point=store.settings["start_point"], llm=LLMConfig.from_env(), workdir=root)
+    report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
+    tune(store, optimizer, SharedEvaluations(_evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"],
+                                                        ctx["wall_s"]), folder / "evaluations"),
+         opts["iters"], on_record=lambda rec: report(label, rec))
+
+
+def _outcome(folder: Path, name: str, r: int, opts: dict) -> RunOutcome | None:
+    """Run `<name>-<r + 1>` of the comparison, or None while it has fewer than `--iters` iterations."""
+    root = folder / f"{name}-{r + 1}"
+    if not (root / "settings.json").exists():
+        return None
+    records = TuneStore.open(root).records[:opts["iters"]]  # a run extended by an earlier, longer comparison
+    if len(records) < opts["iters"]:
+        return None
+    named = records[-1].best_iter
+    return RunOutcome(name, r + 1, opts["seed"] + r, records, records[named - 1] if named else None, None, root)
 
 
 def _reference(bench: str | UserApp, name: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable,
@@ -331,40 +561,110 @@ def _program(record: IterationRecord) -> str:
     return "p-" + cache_key(normalize_dsl(record.dsl), {})
 
 
-def _final(bench: str | UserApp, reference: str, folder: Path, outcomes: list[RunOutcome],
-           evaluator: BenchmarkEvaluator, rounds: int, say: Callable) -> tuple[dict[str, float | None], str]:
-    """The reference mapper and every run's best program (each distinct program once) measured together in `rounds`
-    interleaved rounds (`protocol.measure_together`, folder `final-N/`). Reused from final.json when it holds every
-    program asked for, measured in as many rounds; otherwise all are measured again, together.
-
-    Returns:
-        (name (`reference`, or `_program` of a best) -> trimmed-mean throughput, None for a program that failed
-        there; final.json's content: rounds, folder, host_cores, load_average (1-minute, before and after), measured).
-
-    Raises:
-        MapperoptError: the reference mapper failed in the final measurement.
-    """
-    mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes if o.best is not None}}
+def _load_finals(folder: Path, rounds: int) -> dict:
+    """final.json's content (see `_final`), or an empty one when there is none or it was measured in other
+    `rounds`."""
     path = folder / "final.json"
     stored = json.loads(path.read_text()) if path.exists() else {}
-    if not set(mappers) <= set(stored.get("measured", {})) or stored.get("rounds") != rounds:
-        n = 1 + sum(1 for _ in folder.glob("final-*"))
-        say(f"Measuring the {reference} mapper and {len(mappers) - 1} best programs together ({rounds} rounds)...")
-        load_before = os.getloadavg()[0]
-        measured = protocol.measure_together(bench, mappers, rounds, folder / f"final-{n}",
-                                             min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
-        stored = {"rounds": rounds, "folder": f"final-{n}", "host_cores": os.cpu_count(),
-                  "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-                  "measured": {k: m.to_json() for k, m in measured.items()}}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(stored, indent=2) + "\n")
-        tmp.replace(path)
-    values = {k: (m["estimate"] or {}).get("value") for k, m in stored["measured"].items()}
-    if not values.get(reference):
-        reason = stored["measured"][reference]["reason"]
-        raise MapperoptError(f"the {reference} mapper failed in the final measurement: {reason}",
-                             hint=f"see {folder / stored['folder']}; run the command again to measure again")
-    return values, stored
+    if stored.get("rounds") != rounds or "groups" not in stored:
+        stored = {"rounds": rounds, "host_cores": os.cpu_count(), "groups": []}
+    return stored
+
+
+def _next_final(folder: Path, stored: dict) -> int:
+    """The first N of a new `final-N` group: after the folders here and the groups final.json names (whose folders
+    may not have travelled with it)."""
+    names = {p.name for p in folder.glob("final-*")} | {g["folder"] for g in stored["groups"]}
+    return 1 + max((int(n[6:]) for n in names if n[6:].isdigit()), default=0)
+
+
+def _record_group(ctx: dict, stored: dict, result: dict | None, errors: list[str], say: Callable) -> None:
+    """Adds one measured group (`_measure_runs`' result) to final.json, unless the reference failed there."""
+    if result is None:
+        return
+    reference, measured = ctx["reference"], result["measured"]
+    if not (measured[reference]["estimate"] or {}).get("value"):
+        errors.append(f"the {reference} mapper failed in {result['folder']}: {measured[reference]['reason']}")
+        say(f"Error: {errors[-1]}")
+        return
+    stored["groups"].append({**result, "reference": measured[reference]["estimate"]["value"]})
+    path = ctx["folder"] / "final.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(stored, indent=2) + "\n")
+    tmp.replace(path)  # a group measured is kept even if the others are interrupted
+
+
+def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str) -> dict | None:
+    """The reference and the best programs of `runs` ((optimizer, repeat index); those with `--iters` iterations
+    and a best) measured together in `rounds` interleaved rounds in `<folder>/<name>/`; None when none has a best.
+
+    Returns:
+        a group of final.json (see `_final`) without its reference figure.
+    """
+    folder, reference = ctx["folder"], ctx["reference"]
+    outcomes = [o for o in (_outcome(folder, n, r, ctx["opts"]) for n, r in runs) if o is not None and o.best]
+    if not outcomes:
+        return None
+    mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes}}
+    evaluator = _evaluator(ctx, {}, ctx["iterations"])
+    print(f"Measuring the {reference} mapper and {len(mappers) - 1} best program(s) of "
+          f"{', '.join(o.folder.name for o in outcomes)} together ({rounds} rounds, {name})...", flush=True)
+    load_before = os.getloadavg()[0]
+    measured = protocol.measure_together(ctx["bench"], mappers, rounds, folder / name,
+                                         min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
+    cores = sorted(os.sched_getaffinity(0))
+    return {"runs": [o.folder.name for o in outcomes], "folder": name,
+            "cores": cores if len(cores) < (os.cpu_count() or 0) else None,
+            "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+            "measured": {k: {**m.to_json(), "run_dirs": [os.path.relpath(d, folder) for d in m.run_dirs]}
+                         for k, m in measured.items()}}
+
+
+def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, say: Callable,
+           errors: list[str]) -> dict:
+    """The final measurement: the reference mapper and every run's best program measured together in `rounds`
+    interleaved rounds (`protocol.measure_together`), by groups of runs, each group with its own measurement of the
+    reference on the cores of one job (a run's score divides by the reference measured with it, on the same cores at
+    the same time). With several jobs each repeat is a group, measured as soon as its runs are done (`run_compare`);
+    here the runs in no group yet (with one job: all) are measured, the runs of one or more repeats per group, one
+    group per job, in parallel (unless not `measure`).
+
+    Returns:
+        final.json's content: rounds, host_cores, groups (each: runs, cores, folder `final-N`, load_average
+        (1-minute, before and after), reference (its throughput), measured (name (the reference, or `_program` of
+        a best) -> `protocol.Measured` as JSON, run folders relative to the comparison's)).
+    """
+    folder = ctx["folder"]
+    stored = _load_finals(folder, rounds)
+    todo = [o for o in outcomes if o.best is not None and _group_of(o, stored) is None]
+    if not todo or not measure:
+        return stored
+    repeats = sorted({o.repeat for o in todo})
+    n = min(len(ctx["cores"]), len(repeats))
+    first = _next_final(folder, stored)
+    tasks = [(_measure_runs, (ctx, [(o.optimizer, o.repeat - 1) for o in todo if repeats.index(o.repeat) % n == g],
+                              rounds, f"final-{first + g}"), ()) for g in range(n)]
+    errors += _in_parallel(ctx["cores"], tasks, say=say,
+                           on_done=lambda i, result: _record_group(ctx, stored, result, errors, say))
+    return stored
+
+
+def _group_of(o: RunOutcome, finals: dict) -> dict | None:
+    """The final measurement's group that measured run `o`'s best program."""
+    return next((g for g in finals["groups"] if o.folder.name in g["runs"] and _program(o.best) in g["measured"]),
+                None)
+
+
+def _scored(o: RunOutcome, finals: dict) -> RunOutcome | None:
+    """`o` with its final throughput and its group's reference; None when its best was not measured at the end (a run
+    without a best scores 0 and needs none)."""
+    if o.best is None:
+        return o
+    group = _group_of(o, finals)
+    if group is None:
+        return None
+    return replace(o, final=(group["measured"][_program(o.best)]["estimate"] or {}).get("value"),
+                   reference=group["reference"])
 
 
 def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | None = None) -> dict:
@@ -391,7 +691,8 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
         runs.append({"optimizer": o.optimizer, "repeat": o.repeat, "seed": o.seed, "iterations": len(o.records),
                      "failed": sum(not r.ok for r in o.records), "best_iter": best.iter if best else None,
                      "best_throughput": best.throughput if best else None, "final_throughput": o.final,
-                     "unit": best.unit if best else None, "normalized": o.score(expert), "folder": str(o.folder)})
+                     "reference_throughput": o.reference or expert, "unit": best.unit if best else None,
+                     "normalized": o.score(expert), "folder": o.folder.name})  # relative to the comparison
     return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves}
 
 
@@ -400,6 +701,8 @@ def describe(summary: dict) -> list[str]:
     were measured, and how to read the columns (lines of text, for the table's header)."""
     s, reference = summary.get("settings", {}), summary.get("reference", "expert")
     unit = summary.get("unit") or ""
+    groups = summary.get("final_groups") or []
+    runs = max((o["runs"] for o in summary.get("optimizers", {}).values()), default=s.get("repeats", "?"))
     low, high = s.get("executions", "?"), s.get("max_executions", "?")
     executions = f"{low} execution{'s' if low != 1 else ''}" if low == high else f"{low}-{high} executions"
     lines = [f"{summary.get('bench', '?')} at size {s.get('size', '?')} on {s.get('cpus', '?')} CPU processor(s) "
@@ -407,14 +710,24 @@ def describe(summary: dict) -> list[str]:
              + (f" of a {summary['host_cores']}-core machine" if summary.get("host_cores") else "")
              + (f" (load average {summary['load_average'][0]:g} to {summary['load_average'][1]:g} during the final "
                 "measurement)" if summary.get("load_average") else "")
-             + f"; {s.get('repeats', '?')} run(s) x {s.get('iters', '?')} iterations per optimizer.",
+             + f"; {runs} run(s) x {s.get('iters', '?')} iterations per optimizer"
+             + (f" (of {s['repeats']} asked: the others are not finished)" if s.get("repeats", runs) != runs else "")
+             + (f", {summary['jobs']} runs at a time, each on its own {summary['cores_per_job']} "
+                f"core{'s' if summary['cores_per_job'] != 1 else ''}"
+                if summary.get("jobs", 1) > 1 else "") + ".",
              f"Each evaluation: {executions} of at least {s.get('min_time_s', '?')} s measured, trimmed mean. A "
              "candidate becomes a run's best only when it is faster than the best so far beyond the noise (one that "
              "only looks faster is measured again together with the best).",
              (f"Score of a run: its best program's throughput / the {reference} mapper's "
               f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
               f"{summary['final_rounds']} interleaved rounds; 0 when nothing worked." if summary.get("final_rounds")
-              else f"Score of a run: {summary.get('normalization', '?')}.")
+              and len(groups) < 2 else
+              f"Score of a run: its best program's throughput / the {reference} mapper's, both measured together at "
+              f"the end in {summary['final_rounds']} interleaved rounds, in {len(groups)} groups of runs each with "
+              f"its own measurement of the {reference} mapper on the same cores (its throughput: median "
+              f"{summary.get('reference_throughput', 0):.4g}, {min(g['reference'] for g in groups):.4g} to "
+              f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked."
+              if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
              + " Columns mean..best: over the runs' scores; failed evaluations: failed iterations / iterations."]
     return lines
 
@@ -444,7 +757,8 @@ def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
         writer.writerow(SUMMARY_COLUMNS)
         for name, s in summary["optimizers"].items():
             writer.writerow([name, *(round(s[c], 4) if isinstance(s[c], float) else s[c] for c in SUMMARY_COLUMNS[1:])])
-    out["json"].write_text(json.dumps(summary, indent=2) + "\n")
+    # without the comparison's own path: the folder may be moved (e.g. from the machine that measured it)
+    out["json"].write_text(json.dumps({k: v for k, v in summary.items() if k != "folder"}, indent=2) + "\n")
     out["table"].write_text(format_table(summary) + "\n")
     plot_compare(summary, out["plot"])
     return out
@@ -474,7 +788,7 @@ def plot_compare(summary: dict, path: Path) -> None:
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("iteration")
     # tuning-time figures: the load may differ from the reference's first measurement (the table's scores do not)
-    ax.set_ylabel(f"best so far / {reference} (measured first)")
+    ax.set_ylabel(f"best so far / {reference} measured before tuning")
     ax.set_ylim(bottom=0)
     size = summary.get("settings", {}).get("size")
     ax.set_title(f"{summary.get('bench', '')}{f' ({size})' if size else ''}: normalised best-so-far throughput "
@@ -514,16 +828,26 @@ def plot_compare(summary: dict, path: Path) -> None:
               show_default=True, help="Where comparison folders are created.")
 @click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
                                           "settings.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Tuning runs (and groups of the final measurement) at a time, each in its own process pinned to "
+                   "its own cores.")
+@click.option("--cpus-per-job", type=click.IntRange(min=1), default=None,
+              help="Host cores of each job [default: with --jobs 1 no pinning; else the cores this process may use, "
+                   "shared out evenly]. --cpus defaults to these less the utility processors'.")
+@click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
+                                                  "from the runs and final measurements finished so far.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
-            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, app_args, **app_flags):
+            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, jobs, cpus_per_job, report_only,
+            app_args, **app_flags):
     """Compare optimizers on BENCH (or your program, --app): each tunes --repeats times for --iters iterations;
     throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
     Legion's default mapper for a program without an expert mapper (--app).
 
     Writes runs/BENCH/compare-<hash>/ with summary.csv, summary.json, runs.csv, table.md and compare.png.
-    Running the same command again resumes it (finished iterations are not rerun).
+    Running the same command again resumes it (finished iterations are not rerun); with --report-only it writes
+    those from what has finished. --jobs N runs N tuning runs at a time, each pinned to its own cores.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -535,24 +859,14 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
         raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
 
     def on_record(label: str, r: IterationRecord) -> None:
-        this = f"{r.throughput:.4g}" if r.throughput is not None else f"failed ({r.stage})"
-        if r.best_iter is None:
-            best = "best: none yet"
-        elif r.best_iter == r.iter:
-            best = f"best {r.best_throughput:.4g} (this one)"
-        else:
-            best = f"best {r.best_throughput:.4g} (iter {r.best_iter})"
-            if r.kept_out_by_noise:
-                best += "; this one is not faster beyond the noise, so the best is kept"
-        console.print(f"  {escape(label)} iter {r.iter}/{iters}: {this}" + (" (cached)" if r.cached else "")
-                      + f"  {best}")
+        console.print(escape(progress_line(label, r, iters)))
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": repeats, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
             "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
             "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
             "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
-            "app_args": app_args}
+            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only}
     try:
         summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record)
     except KeyboardInterrupt:

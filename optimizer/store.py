@@ -275,7 +275,8 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
         ax.scatter([r.iter for r in failed], [0] * len(failed), color="tab:red", marker="x", zorder=3,
                    label="failed")
     for (name, value), color in zip(sorted((baselines or {}).items()), ("tab:gray", "tab:orange")):
-        ax.axhline(value, color=color, linestyle="--", linewidth=1, label=name)
+        # measured before iteration 1 (a comparison's final scores use a later measurement, taken with the bests)
+        ax.axhline(value, color=color, linestyle="--", linewidth=1, label=f"{name} (measured before tuning)")
     unit = next((r.unit for r in records if r.unit), "")
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"throughput ({unit})" if unit else "throughput")

@@ -82,8 +82,8 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     # OpenTuner's database is in its run folder
     assert (folder / "opentuner-1" / "opentuner.db").exists()
     # The expert and the runs' best programs were measured together at the end
-    final = json.loads((folder / "final.json").read_text())
-    assert "expert" in final["measured"] and len(final["measured"]) >= 2
+    [group] = json.loads((folder / "final.json").read_text())["groups"]
+    assert "expert" in group["measured"] and len(group["measured"]) >= 2 and len(group["runs"]) == 8
 
     # Until a run has a success, an execution may take TIMEOUT_FACTOR times the expert's longest one (not the size's
     # whole timeout: a slow start at a GPU size would stall the comparison)
@@ -140,3 +140,46 @@ def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch,
     out = capsys.readouterr()
     assert "Skipping trace: it needs a language-model endpoint" in out.out
     assert "no optimizer left to compare" in out.err
+
+
+def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capfd):
+    # Two jobs of one core each: each tuning run and each group of the final measurement in its own process,
+    # confined to its core; every figure is kept relative to the comparison's folder.
+    runs = tmp_path / "runs"
+    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--repeats", "2", "--optimizers", "random",
+            "--executions", "1", "--max-executions", "1", "--min-time", "0.05", "--final-rounds", "2",
+            "--jobs", "2", "--cpus-per-job", "1", "--runs-dir", str(runs)]
+    assert main(args) == 0
+    out = capfd.readouterr().out
+    [folder] = (runs / "circuit").iterdir()
+    assert "cores 0." in out and "cores 1." in out  # printed by each run as it starts, from its own affinity
+    assert " GFLOPS  best " in out  # progress lines carry the unit
+    groups = json.loads((folder / "final.json").read_text())["groups"]
+    # one group per repeat, each measuring the expert with that repeat's best programs on one job's core
+    assert sorted(sorted(g["runs"]) for g in groups) == [["random-1"], ["random-2"]]
+    assert all(g["cores"] in ([0], [1]) for g in groups)
+    summary = json.loads((folder / "summary.json").read_text())
+    by_group = {r: g["reference"] for g in groups for r in g["runs"]}
+    for run in summary["runs"]:
+        assert run["reference_throughput"] == by_group[run["folder"]]  # each run scored against its own group
+        if run["final_throughput"]:
+            assert run["normalized"] == pytest.approx(run["final_throughput"] / by_group[run["folder"]])
+    assert "2 runs at a time, each on its own 1 core" in (folder / "table.md").read_text()
+    for name in ("summary.json", "runs.csv", "final.json", "random-1/settings.json"):
+        assert str(tmp_path) not in (folder / name).read_text(), name
+
+    # A run cut short (its last iteration lost when the call was killed): --report-only measures nothing and
+    # reports the other runs; the same command then finishes it.
+    journal = folder / "random-2" / "state.jsonl"
+    journal.write_text(journal.read_text().splitlines(keepends=True)[0])
+    before = sorted(p.name for p in folder.iterdir())
+    assert main([*args, "--report-only"]) == 0
+    out = capfd.readouterr().out
+    assert "Left out, not tuned to 2 iterations yet: random-2" in out
+    assert sorted(p.name for p in folder.iterdir()) == before  # no new measurement folder
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["optimizers"]["random"]["runs"] == 1
+    assert main(args) == 0
+    out = capfd.readouterr().out
+    assert "random #2 iter 2/2" in out and "random #1 iter" not in out
+    assert json.loads((folder / "summary.json").read_text())["optimizers"]["random"]["runs"] == 2

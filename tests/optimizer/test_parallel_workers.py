@@ -1,0 +1,50 @@
+"""compare's worker processes die with it: a SIGKILL of `compare` leaves no tuning run behind."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc")
+
+PARENT = """
+import time
+from mapperopt.optimizer.compare import _in_parallel
+_in_parallel([None, None], [(time.sleep, (120,), ()), (time.sleep, (120,), ())])
+"""
+
+
+def children(pid: int) -> set[int]:
+    out = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out.update(int(c) for c in (task / "children").read_text().split())
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_killed_compare_leaves_no_worker():
+    parent = subprocess.Popen([sys.executable, "-c", PARENT])
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := {w for w in children(parent.pid) if alive(w)}) < 2:
+            assert time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.2)
+        time.sleep(2)  # each worker has armed its parent-death signal (its initializer ran before the task)
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while any(alive(w) for w in workers):
+            assert time.monotonic() < deadline, f"workers {sorted(w for w in workers if alive(w))} outlived compare"
+            time.sleep(0.2)
+    finally:
+        parent.kill()
