@@ -29,7 +29,8 @@ def test_cpu_only_capacity_failure_gets_a_size_that_works_in_a_real_run(tmp_path
     assert f"--csize {sizes['csize']}" in fb.suggestion
     # The mapper itself is left alone: the edit is a run setting.
     assert apply_edits_to_text(failed.dsl, fb.edits) == apply_edits_to_text(failed.dsl, [])
-    fixed = run_benchmark("stencil", "expert", size="ci", extra_args=GRID, out_dir=tmp_path / "fixed", **sizes)
+    fixed = run_benchmark("stencil", "expert", size="ci", extra_args=GRID, min_time_s=0, out_dir=tmp_path / "fixed",
+                          **sizes)
     assert fixed.ok, f"--csize {sizes['csize']} left {fixed.stage}: {fixed.reason}"
     assert fixed.attempts[-1].result["verified"] is True
 

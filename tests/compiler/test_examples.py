@@ -20,7 +20,7 @@ from mapperopt.descriptions import AppDescription
 from mapperopt.dsl import Evaluator, parse
 
 APPS = {  # name -> CI-size arguments from configs/<name>.yaml
-    "circuit": ("-p", "4", "-pps", "2", "-npp", "100", "-wpp", "200", "-l", "3"),
+    "circuit": ("-p", "4", "-pps", "2", "-npp", "100", "-wpp", "200", "-l", "3", "-i", "50"),
     "stencil": ("-nx", "68", "-ny", "68", "-ntx", "2", "-nty", "2", "-tsteps", "4"),
 }
 LEGION = ("-ll:cpu", "2")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 from typing import Callable
 
 import pytest
 from optimizer_support import CONFIGS, PlacementEvaluator, ScriptedLLMServer
 
 from mapperopt.descriptions import parse_machine_spec
+from mapperopt.optimizer import store
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +40,14 @@ def llm_server() -> Callable[[list], ScriptedLLMServer]:
     yield start
     for s in servers:
         s.close()
+
+
+@pytest.fixture
+def unplotted(monkeypatch):
+    """progress.png as an empty file. The tests of the loop's decisions run hundreds of iterations in-process, and
+    the plot, redrawn after each, costs about 0.3 CPU-s a time; tests of `mapperopt tune` and `compare` draw and
+    check the real one."""
+    monkeypatch.setattr(store, "plot_progress", lambda records, path, **kw: Path(path).touch())
 
 
 @pytest.fixture

@@ -17,6 +17,8 @@ from mapperopt.optimizer.space import SearchSpace
 from mapperopt.optimizer.store import TuneStore
 from mapperopt.records import Attempt, RunResult
 
+pytestmark = pytest.mark.usefixtures("unplotted")  # conftest.py: why
+
 BASELINES = ["opentuner", "optuna", "random"]
 
 

@@ -54,10 +54,10 @@ def test_the_table_scores_failures_zero():
 
 def test_small_compare_on_circuit(tmp_path, capsys):
     (tmp_path / "bad.dsl").write_text(BAD_START)
-    # One execution per mapper of at least 0.05 s: the protocol's statistics, cheaply.
+    # One execution per mapper of at least 0.05 s, two final rounds: the protocol's statistics, cheaply.
     args = ["compare", "circuit", "--size", "ci", "--iters", "3", "--repeats", "2", "--optimizers",
             "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--executions", "1",
-            "--max-executions", "1", "--min-time", "0.05", "--runs-dir", str(tmp_path / "runs")]
+            "--max-executions", "1", "--min-time", "0.05", "--final-rounds", "2", "--runs-dir", str(tmp_path / "runs")]
     assert main(args) == 0
     output = capsys.readouterr().out
     [folder] = (tmp_path / "runs" / "circuit").iterdir()
@@ -102,8 +102,20 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     assert json.loads((folder / "summary.json").read_text())["optimizers"] == summary["optimizers"]
 
 
-@pytest.mark.parametrize("bench", [b for b in known_benchmarks() if b != "circuit"])  # circuit: the test above
-def test_compare_runs_on_every_benchmark(bench, tmp_path):
+# One benchmark of each kind of configuration (circuit: the test above): Stencil, Pennant (its deck), a 2-D GEMM
+# (Cannon, SUMMA and PUMMA share their configuration's form and expert) and COSMA (a 3-D GEMM whose grid follows the
+# processor count). Every benchmark's expert runs and verifies in tests/benchmarks/test_any_count.py.
+KINDS = ["stencil", "pennant", "summa", "cosma"]
+
+
+def test_the_kinds_cover_every_configuration_form():
+    """A benchmark with a new metric, unit or iterations flag gets its own compare run above."""
+    form = {b: (cfg.metric, cfg.unit, cfg.iterations_flag) for b in known_benchmarks() for cfg in [load_config(b)]}
+    assert set(form.values()) == {form[b] for b in [*KINDS, "circuit"]}
+
+
+@pytest.mark.parametrize("bench", KINDS)
+def test_compare_runs_on_every_kind_of_benchmark(bench, tmp_path):
     # The cheapest full path: the expert measured, one iteration (the start program: the expert's text, whose
     # compiled mapper is cached), the final measurement of both in one round, and every output written.
     start = CONFIGS / load_config(bench).expert

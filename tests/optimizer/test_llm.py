@@ -18,6 +18,8 @@ from mapperopt.optimizer.loop import tune
 from mapperopt.optimizer.space import SearchSpace
 from mapperopt.optimizer.store import TuneStore
 
+pytestmark = pytest.mark.usefixtures("unplotted")  # conftest.py: why
+
 
 def test_options_win_over_the_environment(monkeypatch):
     monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", "http://env:1/v1")

@@ -20,6 +20,7 @@ from mapperopt.optimizer.loop import tune
 from mapperopt.optimizer.space import INDEX_PATTERNS, SearchSpace
 from mapperopt.optimizer.store import TuneStore
 
+pytestmark = pytest.mark.usefixtures("unplotted")  # conftest.py: why
 
 POOR = ("Task * CPU;\nmcpu = Machine(CPU);\ndef first_cpu(Task task) {\n    return mcpu[0, 0];\n}\n"
         "IndexTaskMap * first_cpu;\n")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from mapperopt.autoguide import explain, feedback_text
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.optimizer.base import make_optimizer
@@ -13,6 +15,8 @@ from mapperopt.optimizer.loop import Evaluation, tune
 from mapperopt.optimizer.space import SearchSpace
 from mapperopt.optimizer.store import TuneStore
 from mapperopt.records import RunResult
+
+pytestmark = pytest.mark.usefixtures("unplotted")  # conftest.py: why
 
 STRIDE = "stencil: stencil.cc:120: Assertion failed: stride does not match expected value\n"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from optimizer_support import PlacementEvaluator, rewrite
 
 from mapperopt.descriptions import AppDescription, parse_machine_spec
@@ -12,6 +13,8 @@ from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import tune
 from mapperopt.optimizer.space import SECTIONS, SearchSpace, join_program
 from mapperopt.optimizer.store import TuneStore
+
+pytestmark = pytest.mark.usefixtures("unplotted")  # conftest.py: why
 
 
 def _program(space: SearchSpace, sources: dict[str, str]) -> str:

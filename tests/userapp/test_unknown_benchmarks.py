@@ -68,15 +68,6 @@ def test_tuned_as_unknown_app(bench, tmp_path):
     assert (root / "best.dsl").is_file()
 
 
-def test_tune_without_verification_leaves_layouts_alone(tmp_path, capsys):
-    status = main(["tune", "--app", command("stencil"), "--iters", "1", *QUICK, "--runs-dir", str(tmp_path)])
-    assert status == 0
-    (root,) = (tmp_path / "stencil").glob("tune-*")
-    assert json.loads((root / "settings.json").read_text())["search_layouts"] is False
-    assert "Layouts are not searched" in capsys.readouterr().out
-    assert "Layout" not in (root / "best.dsl").read_text()
-
-
 def test_compared_as_unknown_app(tmp_path, capsys):
     status = main(["compare", "--app", command("stencil"), "--iters", "2", "--repeats", "1", "--optimizers",
                    "guided,random", "--executions", "1", "--max-executions", "1", "--final-rounds", "1",
@@ -103,7 +94,8 @@ def test_compared_as_unknown_app(tmp_path, capsys):
 
 def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, capsys):
     """The documented `tune --app mapperopt.yaml`: the size's `cpus:` is used and, with the default `--baseline
-    both`, only the default mapper is the reference (a user's program has no expert mapper)."""
+    both`, only the default mapper is the reference (a user's program has no expert mapper); without verification
+    (no `verify:` here, no --verify-pattern) layouts are left alone (compare --app below: the same for a command)."""
     exe, *args = command("stencil").split()
     (tmp_path / "mapperopt.yaml").write_text(
         f"app: mine\nexecutable: {exe}\nsizes:\n  ci: {{args: {json.dumps(args)}, cpus: 2}}\n")
@@ -116,3 +108,5 @@ def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, c
     assert "-ll:cpu 2" in (root / "iter-001" / "command.txt").read_text()
     summary = json.loads((root / "summary.json").read_text())
     assert "default" in summary["measured"] and "expert" not in summary["measured"]
+    assert settings["search_layouts"] is False and "Layouts are not searched" in capsys.readouterr().out
+    assert "Layout" not in (root / "best.dsl").read_text()
