@@ -308,16 +308,14 @@ def far(Task task) {
 }
 IndexTaskMap stencil far;
 """
-# Passes check, which sees the ci size's 4 tiles (points 0-3: x / 4 is 0), and fails inside the running application,
-# which gets 8 tiles (FAR_ARGS).
+# Out of range at run time only: the checker evaluates the first MAX_STATIC_POINTS (4096) launch points of each
+# task, and these flags give calculate_new_currents 4097 (8194 tiny pieces, 2 per launch point).
 FAR_RUNTIME = """Task * CPU;
-mcpu = Machine(CPU);
-def far(Task task) {
-    return mcpu[0, task.ipoint[0] / 4];
-}
-IndexTaskMap stencil far;
+m = Machine(CPU);
+def far(Task task) { return m[0, task.ipoint[0] / 4096]; }
+IndexTaskMap calculate_new_currents far;
 """
-FAR_ARGS = ["-ntx", "4"]
+FAR_ARGS = ["-p", "8194", "-pps", "2", "-npp", "10", "-wpp", "20", "-l", "1", "-i", "1"]
 
 
 def test_impossible_processor_is_caught_by_the_checker(tmp_path):
@@ -332,7 +330,7 @@ def test_impossible_processor_fails_the_run_with_its_reason(tmp_path):
     dsl = tmp_path / "far.dsl"
     dsl.write_text(FAR_RUNTIME)
     out = tmp_path / "run"
-    result = run_benchmark("stencil", dsl, out_dir=out, extra_args=FAR_ARGS)
+    result = run_benchmark("circuit", dsl, out_dir=out, extra_args=FAR_ARGS)
     assert not result.ok and result.stage == "run" and result.mapper == "far.dsl"
     assert result.reason.startswith("aborted: [mapperopt] error R400: processor index out of bound")
     assert result.throughput is None and result.attempts[0].exit_code == -6   # SIGABRT
@@ -375,8 +373,8 @@ def test_the_run_command(tmp_path):
     assert {"stdout-1.txt", "stdout-2.txt"} <= _files(tmp_path / "a")
     dsl = tmp_path / "far.dsl"
     dsl.write_text(FAR_RUNTIME)
-    failed = CliRunner().invoke(run, ["stencil", "--mapper", str(dsl), "--out", str(tmp_path / "b"), "--json",
-                                     "--", *FAR_ARGS])
+    failed = CliRunner().invoke(run, ["circuit", "--mapper", str(dsl), "--out", str(tmp_path / "b"), "--json", "--once",
+                                      "--", *FAR_ARGS])
     assert failed.exit_code == 1
     assert json.loads(failed.output)["stage"] == "run"
 
