@@ -193,8 +193,9 @@ class Measured:
 def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir: Path,
                      min_time_s: float = MIN_TIME_S, **run_options: Any) -> dict[str, Measured]:
     """Measures several mappers in interleaved rounds: round 1 runs each mapper once (calibrating its iteration
-    count to `min_time_s`), rounds 2..`rounds` run each again with that count, in the same order. A mapper that
-    fails is not run in later rounds. Run folders: `out_dir/<name>/round-N/`.
+    count to `min_time_s`), rounds 2..`rounds` run each again with that count. Round r starts with the r-th
+    mapper (a rotation), so that a load rising or falling during the measurement does not always favour the same
+    position. A mapper that fails is not run in later rounds. Run folders: `out_dir/<name>/round-N/`.
 
     Args:
         app: benchmark name.
@@ -220,8 +221,11 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
     iterations: dict[str, int] = {}
     failed: dict[str, str] = {}
     units: dict[str, str | None] = {}
+    names = list(mappers)
     for r in range(1, rounds + 1):
-        for name, mapper in mappers.items():
+        k = (r - 1) % len(names)
+        for name in names[k:] + names[:k]:
+            mapper = mappers[name]
             if name in failed:
                 continue
             # A user's program (no iterations flag) does a fixed amount of work: nothing to calibrate.

@@ -64,3 +64,29 @@ def test_values_of_a_run_skip_calibration_and_failed_retries():
 
 def test_the_protocol_asks_for_half_a_second_and_three_repeats():
     assert protocol.MIN_TIME_S >= 0.5 and protocol.MIN_REPEATS >= 3 and protocol.MAX_REPEATS > protocol.MIN_REPEATS
+
+
+def test_rounds_rotate_the_order_of_the_mappers(monkeypatch, tmp_path):
+    """A load that changes during a measurement must not always fall on the same position: round r starts with
+    the r-th mapper. The runs are stand-ins recording their order (the order, not a timing, is under test)."""
+    from mapperopt.benchmarks import harness
+
+    order = []
+
+    class Result:
+        ok, unit, settings = True, "GFLOPS", {"iterations": 5}
+
+        def __init__(self, mapper, out_dir):
+            self.mapper, self.run_dir = mapper, str(out_dir)
+
+        def to_json(self):
+            return {"status": "ok", "attempts": [{"exit_code": 0, "result": {"throughput": 1.0}}]}
+
+    def fake_run(app, mapper, out_dir, **options):
+        order.append(mapper)
+        return Result(mapper, out_dir)
+
+    monkeypatch.setattr(harness, "run_benchmark", fake_run)
+    measured = protocol.measure_together("circuit", {"a": "A", "b": "B", "c": "C"}, rounds=4, out_dir=tmp_path)
+    assert order == list("ABC" "BCA" "CAB" "ABC")
+    assert list(measured) == ["a", "b", "c"] and all(m.estimate is not None for m in measured.values())
