@@ -139,7 +139,8 @@ def size_options(command):
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
 @click.option("--profile", is_flag=True,
               help="Per-task times of every execution, trace replays included: one more, untraced execution after "
-                   "the measured ones (MAPPEROPT_PROFILE); the tasks of the timed loop first.")
+                   "the measured ones (MAPPEROPT_PROFILE); the tasks of the timed loop first. Needs a DSL "
+                   "mapper (--mapper expert or a file), not Legion's default.")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)

@@ -536,7 +536,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
                              f"so it cannot use {gpus} GPU(s)", hint="install the CUDA toolkit or set CUDA_HOME")
     name, dsl, filename = _resolve_mapper(cfg, mapper)
     if (trace or profile) and dsl is None:
-        raise MapperoptError("trace and profile need a DSL mapper (the default mapper writes neither)")
+        raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
+                             "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
     args, passthrough = _app_args(sz.app_args(cpus, gpus), extra_args)
     if not args[cfg.iterations_flag].isdigit():
         raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")

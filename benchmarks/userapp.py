@@ -538,7 +538,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         raise MapperoptError(f"{app.name} has no expert mapper", hint="use `default` or a DSL file")
     name, dsl, filename = H._resolve_mapper(app.config, mapper)
     if (trace or profile) and dsl is None:
-        raise MapperoptError("trace and profile need a DSL mapper (the default mapper writes neither)")
+        raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
+                             "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
     run_dir = Path(out_dir) if out_dir is not None else H._new_run_dir(app.name)
     run_dir.mkdir(parents=True, exist_ok=True)
     settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,

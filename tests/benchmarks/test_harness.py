@@ -354,7 +354,7 @@ def test_trace_and_profile(tmp_path):
     profile = result.profile
     assert profile["schema"] == "mapperopt.profile/1"
     assert {t["task"] for t in profile["tasks"]} >= {"stencil", "increment"}
-    with pytest.raises(MapperoptError, match="need a DSL mapper"):
+    with pytest.raises(MapperoptError, match="need a DSL mapper.*--mapper expert"):
         run_benchmark("stencil", "default", trace=True, out_dir=tmp_path / "x")
 
 
