@@ -137,6 +137,15 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True)
 
 
+def _line(r: IterationRecord, iters: int) -> str:
+    """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
+    best so far, with their unit."""
+    unit = f" {r.unit}" if r.unit else ""
+    i, status, this, best, category, note = _row(r)
+    return (f"  iter {i}/{iters}  {status}  {this}{unit if r.throughput is not None else ''}  "
+            f"best {best}{unit}  {category}  {note}").rstrip()
+
+
 def _row(r: IterationRecord) -> tuple[str, ...]:
     from rich.markup import escape
 
@@ -286,7 +295,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console.print(f"Folder: {store.root}")
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
-        console.print("  " + "  ".join(_row(r)) + "  [dim](from the journal)[/]")
+        console.print(_line(r, iters) + "  [dim](from the journal)[/]")
     status = console.status("")
 
     def on_start(i: int) -> None:
@@ -295,7 +304,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     def on_record(r: IterationRecord) -> None:
         status.stop()
-        console.print(f"  iter {r.iter}/{iters}  " + "  ".join(_row(r)[1:]))
+        console.print(_line(r, iters))
         if r.kept_out_by_noise:
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
