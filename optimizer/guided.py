@@ -138,7 +138,7 @@ class GuidedOptimizer(Optimizer):
         """Candidates, most promising first: (program text, or None to render the point; point; note)."""
         last = history[-1]
         best_point = self.points.get(normalize_dsl(self.best.dsl)) if self.best else None
-        pressure = any(r.category == "memory.oom" for r in history)
+        pressure = any(_ran_out_of_memory(r) for r in history)
         edits = [Edit.from_json(e) for e in (last.feedback or {}).get("edits", ())]
         base = last.dsl if not last.ok else (self.best.dsl if self.best else None)
         edited = _apply(base, edits) if base and edits else None
@@ -194,3 +194,10 @@ def _profile_weights(record: IterationRecord | None) -> dict[str, float]:
     for row in task_profile(RunResult.from_json(record.result)):
         weights[row["task"]] = weights.get(row["task"], 0.0) + (row["total_s"] if row["timed"] else 0.0)
     return weights
+
+
+def _ran_out_of_memory(r: IterationRecord) -> bool:
+    """Whether run `r` failed for lack of memory: Legion's out-of-memory abort, or the mapper's R403 for a memory
+    whose allocation failed (a full one, as opposed to an absent or invisible one)."""
+    excerpt = str((r.feedback or {}).get("raw_excerpt") or "")
+    return r.category == "memory.oom" or (r.category == "memory.placement" and "allocation of" in excerpt)

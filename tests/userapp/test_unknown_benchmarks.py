@@ -82,12 +82,13 @@ def test_compared_as_unknown_app(tmp_path, capsys):
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["reference"] == "default" and summary["reference_throughput"] > 0 and summary["unit"] == "1/s"
     assert list(summary["optimizers"]) == ["guided", "random"]
-    final = json.loads((folder / "final.json").read_text())["measured"]
+    (group,) = json.loads((folder / "final.json").read_text())["groups"]  # one job: one final group
+    reference = group["measured"]["default"]["estimate"]["value"]
     for run in summary["runs"]:  # each score is the run's best over the default mapper of the same final rounds
-        assert run["iterations"] == 2
+        assert run["iterations"] == 2 and run["reference_throughput"] == pytest.approx(reference)
         if run["final_throughput"]:
-            assert run["normalized"] == pytest.approx(run["final_throughput"] / final["default"]["estimate"]["value"])
-        settings = json.loads((Path(run["folder"]) / "settings.json").read_text())
+            assert run["normalized"] == pytest.approx(run["final_throughput"] / reference)
+        settings = json.loads((folder / run["folder"] / "settings.json").read_text())
         assert set(settings["baselines"]) == {"default"} and settings["search_layouts"] is False
     assert "default mapper's" in (folder / "table.md").read_text()
 
