@@ -232,13 +232,16 @@ def _die_with_parent(signum: int):
     """A `preexec_fn` making the child receive `signum` when the process that started it dies (Linux's
     PR_SET_PDEATHSIG, kept across exec), so that even a SIGKILL of the tuner ends its benchmark."""
     prctl, parent = _prctl(), os.getpid()
+    return lambda: arm_parent_death(prctl, parent, signum)
 
-    def preexec() -> None:
-        if prctl is not None:
-            prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the signal was armed
-            os._exit(1)
-    return preexec
+
+def arm_parent_death(prctl, parent: int, signum: int) -> None:
+    """In a child of `parent`: receive `signum` when it dies (`prctl` from `_prctl()`, None: not Linux); exits at
+    once if it died before the signal was armed."""
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _guarded(cmd: list[str], timeout_s: float) -> tuple[list[str], int]:

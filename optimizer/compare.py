@@ -363,13 +363,9 @@ def _pinned(cores: list[int] | None):
 def _die_with(parent: int) -> None:
     """Initializer of a worker process: it is killed when `parent` dies (SIGKILL included), and its tuning run's
     benchmark with it, so that no worker outlives a killed `compare`."""
-    from mapperopt.benchmarks.harness import PR_SET_PDEATHSIG, _prctl
+    from mapperopt.benchmarks.harness import _prctl, arm_parent_death
 
-    prctl = _prctl()
-    if prctl is not None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        os._exit(1)
+    arm_parent_death(_prctl(), parent, signal.SIGKILL)
 
 
 def _call_pinned(cores: list[int] | None, fn: Callable, args: tuple) -> Any:
