@@ -487,16 +487,27 @@ CALL_S, BUILD_S, CALL_OVERHEAD_S = 590, 35, 90
 SESSION_S = 30 * 60  # device time of one session
 
 
-def cost_estimate(units: dict, plan: dict) -> list[str]:
+def _expert_wall(results: Path, bench: str, size: str) -> float | None:
+    """The longest execution of the expert in the comparison of (bench, size) (its expert.json), seconds, or None."""
+    for settings in sorted((results / "work" / bench).glob("compare-*/settings.json")):
+        expert = settings.parent / "expert.json"
+        if json.loads(settings.read_text()).get("size") == size and expert.exists():
+            return json.loads(expert.read_text()).get("wall_s")
+    return None
+
+
+def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
     """The device time the units still missing need, per benchmark and size and for the work list's stages, as
     Markdown lines.
 
-    Seconds per tuning iteration: measured, the done tuning units' wall time (the comparison's reference measurement
-    and shared evaluations included) over their iterations; else estimated from the reference unit, whose wall time
-    over its executions is one Legion execution (start-up, set-up, measured loop, check) at the size's own arguments:
-    an iteration is `executions` of them, plus one profiling execution for the optimizers that read it
-    (compare.PROFILED). A final unit is `final_rounds` executions of the expert and of each run's best. The OpenTuner
-    runs of `long_iters` extend the 10-iteration ones, so they cost the difference."""
+    One execution: the expert's in the size's comparison (`<results>/work`), else the reference unit's wall time
+    over its executions (a fresh machine's first executions: slower). Seconds per tuning iteration, separately for
+    the optimizers that read the profile (compare.PROFILED: one profiling execution more) and the others: measured,
+    the done tuning units' wall time (the comparison's reference measurement, its start program's timeout and
+    shared evaluations included) over their iterations; for the other kind one execution more or less than that;
+    with nothing measured, `executions` executions (plus the profiling one). A final unit is `final_rounds`
+    executions of the expert and of each run's best. The OpenTuner runs of `long_iters` extend the 10-iteration
+    ones, so they cost the difference."""
     from mapperopt.optimizer.compare import PROFILED
 
     todo = [u for u in work_list(plan) if not is_done(u, units.get(u.id)) and u.kind in ("tune", "final")]
@@ -511,36 +522,45 @@ def cost_estimate(units: dict, plan: dict) -> list[str]:
         if expert_failed(units, b, s):
             rows.append(f"| {b} | {s} | - | - | - | the expert failed at this size: not run |")
             continue
-        done = [units[u.id] for u in work_list(plan) if u.kind == "tune" and u.bench == b and u.size == s
-                and is_done(u, units.get(u.id))]
         starts = sum(len((m.get("estimate") or {}).get("values", ())) or 1 for m in base.get("mappers", {}).values())
-        per_start = base["wall_s"] / starts if base.get("wall_s") and starts else None
-        if done:
-            per_iter = sum(u["wall_s"] for u in done) / sum(len(u["records"]) for u in done)
-            how = f"measured over {sum(len(u['records']) for u in done)} iterations"
-        elif per_start:
-            per_iter = None
-            how = f"estimated: {per_start:.0f} s per execution in the reference unit"
+        per_start, source = _expert_wall(results, b, s), "the expert's in the comparison"
+        if per_start is None and base.get("wall_s"):
+            per_start, source = base["wall_s"] / starts, "the reference unit's"
             if plan.get("tune_args", {}).get(f"{b}-{s}"):
-                how += f", less with the comparison's {' '.join(plan['tune_args'][f'{b}-{s}'])}"
-        else:
+                source += f", more than with the comparison's {' '.join(plan['tune_args'][f'{b}-{s}'])}"
+        if per_start is None:
             rows.append(f"| {b} | {s} | - | - | - | reference unit not done: no figure yet |")
             continue
+        measured: dict[bool, float] = {}
+        counted = 0
+        for profiled in (True, False):
+            done = [units[u.id] for u in work_list(plan) if u.kind == "tune" and u.bench == b and u.size == s
+                    and (u.optimizer in PROFILED) == profiled and is_done(u, units.get(u.id))]
+            if done:
+                counted += sum(len(u["records"]) for u in done)
+                measured[profiled] = sum(u["wall_s"] for u in done) / sum(len(u["records"]) for u in done)
+
+        def per_iter(profiled: bool) -> float:
+            if profiled in measured:
+                return measured[profiled]
+            if measured:  # the other kind's, one profiling execution more or less
+                return max(measured[not profiled] + (per_start if profiled else -per_start), per_start)
+            return per_start * (executions + profiled)
+
         iters = finals = 0
         for u in mine:
             if u.kind == "tune":
                 n = u.iters - (plan["iters"] if u.iters != plan["iters"] else 0)
                 iters += n
-                cost[u.id] = n * (per_iter if per_iter is not None
-                                  else per_start * (executions + (u.optimizer in PROFILED)))
+                cost[u.id] = n * per_iter(u.optimizer in PROFILED)
             else:
                 n = plan["final_rounds"] * (1 + len(u.needs))
                 finals += n
-                cost[u.id] = n * (per_start or per_iter)
-        each = f"{per_iter:.0f} s" if per_iter is not None else (
-            f"{per_start * executions:.0f}-{per_start * (executions + 1):.0f} s")
+                cost[u.id] = n * per_start
+        how = f"measured over {counted} iterations" if measured else "estimated"
         seconds = sum(cost[u.id] for u in mine)
-        rows.append(f"| {b} | {s} | {each} ({how}) | {iters} | {finals} | {seconds / 3600:.1f} h |")
+        rows.append(f"| {b} | {s} | {per_start:.1f} s ({source}) | {per_iter(True):.0f} s / {per_iter(False):.0f} s "
+                    f"({how}) | {iters} | {finals} | {seconds / 3600:.1f} h |")
     per_call = CALL_S - BUILD_S
 
     def stage(name: str, ids: list[str]) -> str:
@@ -552,8 +572,8 @@ def cost_estimate(units: dict, plan: dict) -> list[str]:
 
     first = [u.id for u in todo if u.id in cost and u.kind == "tune" and u.seed == 0 and u.iters == plan["iters"]]
     short = [u.id for u in todo if u.id in cost and u.iters == plan["iters"]]
-    return ["| benchmark | size | per tuning iteration | iterations left | final executions left | device time |",
-            "|---|---|---|---|---|---|", *rows, "",
+    return ["| benchmark | size | one execution | per tuning iteration: guided / others | iterations left | "
+            "final executions left | device time |", "|---|---|---|---|---|---|---|", *rows, "",
             f"A device call runs {per_call} s of units ({CALL_S} s less the build) and costs {CALL_OVERHEAD_S} s more "
             f"of device time (the machine's start and the transfers); a session has {SESSION_S // 60} device minutes. "
             f"{executions} measured execution(s) per iteration.", "",
@@ -703,7 +723,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     lines += ["## Tuning: best throughput normalised to the expert mapper", "",
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
-              "iterations; `mapperopt compare`'s protocol (3-7 calibrated executions per evaluation, trimmed mean). "
+              f"iterations; `mapperopt compare`'s protocol ({plan.get('executions', EXECUTIONS)} calibrated "
+              "execution(s) per evaluation, trimmed mean; a timeout at 5x the run's best execution, or the expert's "
+              "before a success, is final). "
               "Scores: mean, population std, worst, median and best of the runs' best / expert; a failed run counts "
               "0. Until a benchmark's `final` unit has measured every run's best together with the expert, the "
               "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
@@ -730,7 +752,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                   "", "Against the expert (`-` expert only, `+` best only):", "", "```", *change, "```", ""]
     missing = [u for u in todo if u not in done]
     if any(u.kind in ("tune", "final") for u in missing):
-        lines += ["## Device time of what is left", "", *cost_estimate(units, plan), ""]
+        lines += ["## Device time of what is left", "", *cost_estimate(units, plan, results), ""]
     lines += ["## Not run yet", ""]
     if missing:
         lines += [f"{len(missing)} units, in the order the script runs them (continue with `{resume}`):", ""]
