@@ -183,3 +183,23 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
     out = capfd.readouterr().out
     assert "random #2 iter 2/2" in out and "random #1 iter" not in out
     assert json.loads((folder / "summary.json").read_text())["optimizers"]["random"]["runs"] == 2
+
+    # --remeasure: repeat 2's group is set aside (kept in final.json) and measured again, nothing tuned again; the
+    # other group stays
+    groups = json.loads((folder / "final.json").read_text())["groups"]
+    old = [g for g in groups if "random-2" in g["runs"]]  # two: the run was finished after its first group
+    kept = [g for g in groups if "random-2" not in g["runs"]]
+    evaluated = sorted(p.name for p in (folder / "evaluations").iterdir())
+    assert main([*args, "--remeasure", "2"]) == 0
+    out = capfd.readouterr().out
+    assert "Measuring again: random-2" in out and " iter " not in out
+    final = json.loads((folder / "final.json").read_text())
+    assert final["replaced"] == old
+    [new] = [g for g in final["groups"] if "random-2" in g["runs"]]
+    assert [g for g in final["groups"] if g is not new] == kept
+    assert new["folder"] not in {g["folder"] for g in groups} and (folder / new["folder"]).is_dir()
+    assert sorted(p.name for p in (folder / "evaluations").iterdir()) == evaluated
+    run2 = next(r for r in json.loads((folder / "summary.json").read_text())["runs"] if r["folder"] == "random-2")
+    assert run2["reference_throughput"] == new["reference"]
+    assert main([*args, "--remeasure", "3"]) == 1  # no such repeat
+    assert "expected repeat numbers from 1 to 2" in capfd.readouterr().err
