@@ -21,7 +21,7 @@ def _compile(text: str, file: str, bench: str | None, machine_spec: str | None) 
     """(library path, C++ path, messages for stderr) of a full compile; exits with status 1 on errors."""
     from mapperopt.compiler.build import CheckError, compile_program
     from mapperopt.descriptions import parse_machine_spec
-    from mapperopt.dsl.commands import load_app, unchecked_note
+    from mapperopt.dsl.commands import load_app, summary_line, unchecked_note
     from mapperopt.dsl.errors import DslSyntaxError, render_all
 
     app = load_app(bench) if bench else None
@@ -30,9 +30,11 @@ def _compile(text: str, file: str, bench: str | None, machine_spec: str | None) 
         cm = compile_program(text, file, app=app, machine=machine)
     except DslSyntaxError as exc:
         click.echo(str(exc), err=True)
+        click.echo(f"{file}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)", err=True)
         raise click.exceptions.Exit(1) from None
     except CheckError as exc:
         click.echo(render_all(exc.diagnostics, text), err=True)
+        click.echo(summary_line(file, exc.diagnostics), err=True)
         raise click.exceptions.Exit(1) from None
     messages = [render_all(cm.diagnostics, text)] if cm.diagnostics else []
     note = unchecked_note(bench, machine_spec)

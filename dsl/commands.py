@@ -60,11 +60,20 @@ def _read(path: str) -> str:
         raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
 
 
+def summary_line(path: str, diags) -> str:
+    """`FILE: N error(s), M warning(s)` (`FILE: ok` without diagnostics), the last line of every report."""
+    if not diags:
+        return f"{path}: ok"
+    errors = sum(d.is_error for d in diags)
+    return f"{path}: {errors} error(s), {len(diags) - errors} warning(s)"
+
+
 def _parse_or_exit(text: str, path: str):
     try:
         return parse(text, path)
     except DslSyntaxError as exc:
         click.echo(str(exc), err=True)
+        click.echo(f"{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)", err=True)
         raise click.exceptions.Exit(1) from None
 
 
@@ -181,9 +190,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     if diags:
         click.echo(render_all(diags, text))
     errors = sum(d.is_error for d in diags)
-    warnings = len(diags) - errors
-    summary = f"{file}: {errors} error(s), {warnings} warning(s)" if diags else f"{file}: ok"
-    click.echo(summary, err=bool(diags))
+    click.echo(summary_line(file, diags), err=bool(diags))
     if not target:
         notes.append("note: not checked: task and region names (give --bench NAME)")
     for note in notes:
@@ -407,6 +414,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
         entries = explain_decisions(program, app, machine, domain)
     except CheckError as exc:
         click.echo(str(exc), err=True)
+        click.echo(summary_line(file, [d for d in exc.diagnostics if d.is_error]), err=True)
         raise click.exceptions.Exit(1) from None
     if as_json:
         for e in entries:

@@ -101,6 +101,26 @@ def test_check_syntax_error(tmp_path):
     assert result.exit_code == 1
     assert f"{bad}:1:22: error[E101]" in result.output
     assert "    |                      ^" in result.output
+    # The same summary line as for the checker's errors, from every command that parses.
+    assert result.output.rstrip().endswith(f"{bad}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)")
+    for command in (("fmt",), ("explain", "--bench", "circuit", "--machine", "1x0"), ("compile",)):
+        result = run(*command[:1], str(bad), *command[1:])
+        assert result.exit_code == 1 and f"{bad}: 1 error(s), 0 warning(s)" in result.output, (command, result.output)
+    bad.write_text("Task nope CPU;\n")
+    result = run("compile", str(bad), "--bench", "circuit")
+    assert result.exit_code == 1 and f"{bad}: 1 error(s), 0 warning(s)" in result.output, result.output
+
+
+def test_check_refuses_a_virtual_leaf_region_on_this_machine(tmp_path):
+    """`Region * * CPU VIRTUAL;` fails at run time (R403: a leaf task needs an instance); check, on the machine
+    `run` probes, reports it as E222 with what to write instead."""
+    path = tmp_path / "virtual.dsl"
+    path.write_text("Task * CPU;\nRegion * * CPU VIRTUAL;\n")
+    result = run("check", str(path), "--bench", "circuit")
+    assert result.exit_code == 1, result.output
+    assert f"{path}:2:1: error[E222]: no memory of the list VIRTUAL can hold requirement 0" in result.output
+    assert "hint: a leaf task needs a physical instance: list a memory after VIRTUAL, e.g. `VIRTUAL,SYSMEM`" in \
+        result.output
 
 
 def test_check_with_machine_evaluates_mappings(tmp_path):
