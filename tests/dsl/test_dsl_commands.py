@@ -83,6 +83,23 @@ def test_check_sees_the_launch_domains_of_the_run_flags(tmp_path):
     assert "launch domains: those of `mapperopt run circuit --size ci -- -p 8`" in result.output
 
 
+def test_explain_and_compile_take_the_run_size_and_flags_as_check_does(tmp_path):
+    """`explain` and `compile` see the launch domains of the run that --size and the flags after `--` describe."""
+    path = tmp_path / "p3.dsl"
+    path.write_text(POINT_3_FAILS)
+    for command in ("explain", "compile"):
+        result = run(command, str(path), "--bench", "circuit", "--machine", "1x0")
+        assert result.exit_code == 0, result.output
+        result = run(command, str(path), "--bench", "circuit", "--machine", "1x0", "--", "-p", "8")
+        assert result.exit_code == 1 and "error[E219]" in result.output, (command, result.output)
+        assert "launch domain (4,)" in result.output
+        assert run(command, str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
+    result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x0", "--", "-p", "8")
+    assert result.exit_code == 0 and "calculate_new_currents (index launch over (4,))" in result.output
+    result = run("compile", str(path), "--size", "ci")
+    assert result.exit_code == 1 and "--size needs --bench NAME" in str(result.exception)
+
+
 def test_check_reports_errors_and_exits_1(tmp_path):
     bad = tmp_path / "bad.dsl"
     bad.write_text("Task calc_new_currents GPU;\nRegion * rp_shard GPU ZCMEM;\n")
