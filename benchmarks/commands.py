@@ -66,17 +66,22 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     console.print(table)
     rows = task_profile(result)
     if rows:
-        iterations = (result.profile or {}).get("iterations")
-        warmup = (result.profile or {}).get("warmup")
+        p = result.profile or {}
+        iterations = p.get("iterations")
         if iterations:  # the harness's own profiling execution (a user's program: its measured executions)
-            what = (f"one more execution, untraced so that every task execution is mapped and timed: {iterations} "
-                    f"timed iterations ({s['iterations_flag']} {iterations})"
-                    + (f" after {warmup} warm-up iterations" if warmup else "") + " and the set-up and check tasks")
+            # The counts the application reports itself: the flag may count the warm-up too (Pennant's -cstop), and
+            # untimed iterations may follow the timed ones (Stencil's -tprune, Circuit's -prune).
+            warmup, timed, after = p.get("warmup") or 0, p.get("timed") or iterations, p.get("after") or 0
+            what = (f"one more execution, untraced so that every task execution is mapped and timed "
+                    f"({s['iterations_flag']} {iterations}): {warmup + timed + after} iterations ({warmup} warm-up, "
+                    f"{timed} timed" + (f", {after} untimed after them" if after else "")
+                    + "), the set-up and check tasks")
         else:
             what = "an execution of the program, every task execution"
-        prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task, one per "
-                     "launch point per iteration (warm-up included); seconds: their sum on the processors; share: "
-                     "of the leaf tasks' total", caption_justify="left")
+        prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
+                     "launch point of an index launch one, every iteration counted (a task may run several times per "
+                     "iteration); seconds: their sum on the processors; share: of the leaf tasks' total",
+                     caption_justify="left")
         # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
         others = ("kind", "executions", "seconds", "share", "timed loop")
         room = console.width - sum(max(len(c), 8) + 3 for c in others) - 4
