@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 from pathlib import Path
@@ -98,6 +99,15 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             console.print(f"[bold]{label}:[/] {escape(text)}")
 
 
+def status(console, text: str):
+    """`console.status(text)` (a spinner) on a terminal; elsewhere (output piped to a file) the text as one line, so
+    that a log says what the pause that follows is."""
+    if console.is_terminal:
+        return console.status(text)
+    console.print(text, markup=False)
+    return contextlib.nullcontext()
+
+
 def size_options(command):
     """The problem size, processors and memories of a benchmark run: `--size`, `--cpus`, `--gpus`, `--csize`,
     `--fsize`, `--zsize` (shared with `tune`)."""
@@ -170,7 +180,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     elif min_time_s is None:
         min_time_s = max(load_config(bench).size(size).min_time_s, protocol.MIN_TIME_S)
     # A first run builds the application (tens of seconds); say so instead of sitting silent.
-    with Console(stderr=True).status(f"Running {bench} (building the application and the mapper if needed)..."):
+    running = f"Running {bench} (building the application and the mapper if needed)..."
+    with contextlib.nullcontext() if as_json else status(Console(stderr=True), running):
         result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
                                max_repeats=max(repeats, max_repeats),
                                out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,

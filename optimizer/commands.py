@@ -14,7 +14,7 @@ import click
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.commands import size_options
+from mapperopt.benchmarks.commands import size_options, status as say_status
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
@@ -276,7 +276,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
     else:
         try:
-            with console.status(f"Describing {bench} and the machine, measuring baselines..."):
+            with say_status(console, f"Describing {bench} and the machine, measuring baselines..."):
                 store, settings = _new_run(bench, opts, request)
         except KeyboardInterrupt:
             console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
@@ -337,8 +337,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if store.best() is None:
             raise MapperoptError(f"no iteration produced a working mapper; see {store.root / 'history.csv'}",
                                  hint="look at the feedback in iter-NNN/feedback.txt")
-        with console.status(f"Measuring the top candidates, the start and the references together "
-                            f"({final_rounds} rounds)..."):
+        with say_status(console, f"Measuring the top candidates, the start and the references together "
+                                 f"({final_rounds} rounds)..."):
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()

@@ -73,6 +73,7 @@ def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
         run, ["circuit", "--mapper", str(mapper), "--profile", "--once", "--out", str(tmp_path / "run")])
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())  # the title wraps at 80 columns
+    assert text.startswith("Running circuit (building the application and the mapper if needed)...")  # no terminal
     assert "Task profile of one more execution, untraced" in text
     assert "mapped and timed (-l 3): 5 iterations (2 warm-up, 3 timed), the set-up and check tasks" in text
     assert "each launch point of an index launch one, every iteration counted" in text

@@ -236,6 +236,7 @@ def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, 
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out
     assert "Interrupted while setting up" in out and "The same command starts again." in " ".join(out.split())
+    assert out.startswith("Describing circuit and the machine, measuring baselines...\n"), out  # piped: a line
     assert list(runs.glob("circuit/tune-*")) == []
 
 
