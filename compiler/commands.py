@@ -63,9 +63,7 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
     """
     from mapperopt.dsl.commands import check_run_args, load_app, sized_app
 
-    check_run_args(bench, None, app_args)
-    if size and not bench:
-        raise MapperoptError("--size needs --bench NAME (the benchmark whose launch domains are checked)")
+    check_run_args(bench, None, app_args, size, has_app=False)
     try:
         text = Path(file).read_text()
     except OSError as exc:

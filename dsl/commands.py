@@ -123,8 +123,13 @@ def run_machine(bench, size: str, app_args: tuple[str, ...]) -> MachineDescripti
                          sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)
 
 
-def check_run_args(bench: str | None, app_spec: str | None, app_args) -> None:
-    """Refuses flags after `--` without a benchmark to pass them to (check, explain, compile)."""
+def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
+                   has_app: bool = True) -> None:
+    """Refuses flags after `--` without a benchmark to pass them to, and --size without a program to size (check,
+    explain, and compile, which has no --app: `has_app` False)."""
+    if size and not bench and not app_spec:
+        raise MapperoptError(f"--size {size} needs --bench NAME{' or --app' if has_app else ''}: the size of which "
+                             "program?")
     if app_args and (not bench or app_spec):
         raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a benchmark run's "
                              "and need --bench NAME (a program's own arguments go in --app)",
@@ -173,7 +178,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     own flags: `-- -p 8` checks the launch domains of a run with `-p 8`, `-- -ll:rsize 64` a machine with RDMEM.
     The lines after the summary say which machine and which launch domains were checked.
     """
-    check_run_args(bench, app_spec, app_args)
+    check_run_args(bench, app_spec, app_args, size)
     text = _read(file)
     program = _parse_or_exit(text, file)
     size = size or "ci"
@@ -406,7 +411,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
     `mapperopt run BENCH --size SIZE -- APP_ARGS`: `--size small` or `-- -p 8` explain another run.
     """
-    check_run_args(bench, app_spec, app_args)
+    check_run_args(bench, app_spec, app_args, size)
     text = _read(file)
     if feedback:
         text = _apply_feedback(text, file, Path(feedback))

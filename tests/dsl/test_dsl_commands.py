@@ -96,8 +96,9 @@ def test_explain_and_compile_take_the_run_size_and_flags_as_check_does(tmp_path)
         assert run(command, str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
     result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x0", "--", "-p", "8")
     assert result.exit_code == 0 and "calculate_new_currents (index launch over (4,))" in result.output
-    result = run("compile", str(path), "--size", "ci")
-    assert result.exit_code == 1 and "--size needs --bench NAME" in str(result.exception)
+    for command in ("check", "explain", "compile"):  # a size without a program to size is refused, not ignored
+        result = run(command, str(path), "--size", "small")
+        assert result.exit_code == 1 and "--size small needs --bench NAME" in str(result.exception)
 
 
 def test_check_reports_errors_and_exits_1(tmp_path):
