@@ -134,7 +134,7 @@ def size_options(command):
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("bench", required=False)
-@click.option("--mapper", default="default", show_default=True,
+@click.option("--mapper", default="default", show_default=True, metavar="default|expert|FILE",
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
