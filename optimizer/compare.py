@@ -1,7 +1,7 @@
 """`mapperopt compare`: every optimizer, several seeds, the same benchmark, budget and measurements.
 
-    mapperopt compare circuit --optimizers guided,opentuner,optuna,random --iters 10 --repeats 5 --size small
-    mapperopt compare --app mapperopt.yaml --optimizers guided,random --iters 10 --repeats 3
+    mapperopt compare circuit --optimizers guided,opentuner,optuna,random --iters 10 --runs 5 --size small
+    mapperopt compare --app mapperopt.yaml --optimizers guided,random --iters 10 --runs 3
 
 The reference every throughput is divided by is the benchmark's expert mapper; a user's program (`--app`) has none,
 and Legion's default mapper takes its place (measured the same way; `reference` in summary.json says which).
@@ -835,8 +835,10 @@ def _repeats_list(text: str, repeats: int) -> list[int]:
                    "configured.")
 @click.option("--iters", type=click.IntRange(min=1), default=10, show_default=True,
               help="Iterations per tuning run (the budget).")
-@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tuning runs per optimizer, with seeds --seed, --seed+1, ...")
+@click.option("--runs", type=click.IntRange(min=1), default=None,
+              help="Tuning runs per optimizer, with seeds --seed, --seed+1, ... [default: 5].")
+@click.option("--repeats", "old_runs", type=click.IntRange(min=1), default=None, hidden=True,
+              help="Deprecated name of --runs (elsewhere --repeats counts executions per mapper).")
 @size_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first repeat.")
 @click.option("--start", default="random", show_default=True,
@@ -870,10 +872,10 @@ def _repeats_list(text: str, repeats: int) -> list[int]:
                                                   "from the runs and final measurements finished so far.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
-def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
+def compare(bench, optimizers, iters, runs, old_runs, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
             max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, jobs, cpus_per_job, remeasure,
             report_only, app_args, **app_flags):
-    """Compare optimizers on BENCH (or your program, --app): each tunes --repeats times for --iters iterations;
+    """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations;
     throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
     Legion's default mapper for a program without an expert mapper (--app).
 
@@ -887,6 +889,12 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
     console = Console(highlight=False, soft_wrap=True)
+    if old_runs is not None:  # one meaning per flag name: in run and tune --repeats counts executions
+        if runs is not None and runs != old_runs:
+            raise MapperoptError(f"--runs {runs} and --repeats {old_runs} disagree; --repeats is --runs' old name")
+        click.echo(f"warning: compare's --repeats is deprecated: say --runs {old_runs} (tuning runs per optimizer); "
+                   "the executions per mapper are --executions", err=True)
+    repeats = runs or old_runs or 5
     if start not in ("default", "random") and not Path(start).is_file():
         raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
     again = _repeats_list(remeasure, repeats) if remeasure is not None else []
