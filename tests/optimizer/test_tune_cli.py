@@ -222,6 +222,24 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
     assert "finished" not in capsys.readouterr().out
 
 
+def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, offline):
+    """Ctrl-C while tune describes the machine and measures the baselines: no half-made folder is left behind (the
+    same command could never continue it) and the message says that the same command starts again."""
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *tune_args(runs, "--iters", "1", baseline="both")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and not list(runs.glob("circuit/tune-*/settings.json")):
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.kill(proc.pid, signal.SIGINT)  # while the baselines are measured
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert "Interrupted while setting up" in out and "The same command starts again." in " ".join(out.split())
+    assert out.startswith("Describing circuit and the machine, measuring baselines...\n"), out  # piped: a line
+    assert list(runs.glob("circuit/tune-*")) == []
+
+
 def test_tuning_uses_the_cores_it_has(monkeypatch):
     """Without --cpus, tuning a benchmark on CPUs uses every core less the utility processors (a user's program:
     its size's count, tested with the application file)."""
