@@ -940,33 +940,40 @@ class _Checker:
 
     def _required_layouts(self, ev: Evaluator):
         """W312 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
-        kernel's row-major tiles) get the other: the variants reject those instances at run time."""
+        kernel's row-major tiles) get the other, or AOS instances where the variants need SOA (`interleave`), on a
+        processor kind the requirement concerns (`layout_kinds`): the variants reject those instances at run time."""
         if self.app is None:
             return
-        wrong: dict[str, list[str]] = {}  # the order needed -> "task (requirement, ...)"
+        wrong: dict[tuple, list[str]] = {}  # (needed, given), e.g. ("SOA F_order", "AOS F_order") -> "task (req, ...)"
         for info in self.app.tasks:
-            reqs = []
+            reqs: dict[tuple, list[str]] = {}
             for r in info.regions:
-                if r.layout is None:
+                if r.layout is None and r.interleave is None:
                     continue
                 try:
                     kind = ev.task_kind(info.name)
+                    if r.layout_kinds and kind not in r.layout_kinds:
+                        continue
                     memory = (ev.memories(info.name, r.index, kind) or ["FBMEM" if kind == "GPU" else "SYSMEM"])[0]
-                    dims = ev.layout(info.name, r.index, kind, memory)["dims"]
+                    got = ev.layout(info.name, r.index, kind, memory)
                 except DslRuntimeError:
                     break  # reported by the other checks
-                if f"{dims}_order" != r.layout:
-                    reqs.append(r.name or str(r.index))
-                    need = r.layout
-            if reqs:
-                wrong.setdefault(need, []).append(f"{info.name} ({', '.join(reqs)})")
+                bad_order = r.layout is not None and f"{got['dims']}_order" != r.layout
+                bad_interleave = r.interleave is not None and got.get("order", "SOA") != r.interleave
+                if bad_order or bad_interleave:
+                    need = " ".join(x for x in (r.interleave, r.layout) if x)
+                    given = " ".join(x for x in (r.interleave and got.get("order", "SOA"),
+                                                 r.layout and f"{got['dims']}_order") if x)
+                    reqs.setdefault((need, given), []).append(r.name or str(r.index))
+            for need, names in reqs.items():
+                wrong.setdefault(need, []).append(f"{info.name} ({', '.join(names)})")
         layouts = [s for s in self.program.statements if isinstance(s, A.LayoutStmt)]
         at = layouts[-1].loc if layouts else self.program.loc
-        for need, tasks in wrong.items():
-            other = "F_order" if need == "C_order" else "C_order"
-            self.add("W312", f"the application's variants need {need} instances, but this mapper gives {other} to "
+        for (need, given), tasks in wrong.items():
+            self.add("W312", f"the application's variants need {need} instances, but this mapper gives {given} to "
                              f"{'; '.join(tasks)}: their variants do not accept such instances", at,
-                     (f"add `Layout * * * SOA {need};` (without a Layout statement, instances are F_order)",))
+                     (f"add `Layout * * * SOA {need.split()[-1]};` (without a Layout statement, instances are SOA "
+                      "F_order)",))
 
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:

@@ -63,6 +63,10 @@ class RegionArg:
         redop: reduction operator name (e.g. "sum_f32") for `reduce`, else None.
         layout: "C_order" or "F_order" when the task's variants require instances with that dimension order (a
             BLAS kernel that needs row-major tiles), else None.
+        interleave: "SOA" when the variants also reject AOS instances (a kernel that walks one field with unit
+            stride), else None.
+        layout_kinds: the processor kinds whose variants have these requirements (the CPU stencil kernel; its GPU
+            variant takes any layout); empty: every kind.
     """
 
     index: int
@@ -71,6 +75,8 @@ class RegionArg:
     fields: tuple[str, ...] = ()
     redop: str | None = None
     layout: str | None = None
+    interleave: str | None = None
+    layout_kinds: tuple[str, ...] = ()
 
     @property
     def name(self) -> str | None:
@@ -83,6 +89,10 @@ class RegionArg:
             out["redop"] = self.redop
         if self.layout is not None:
             out["layout"] = self.layout
+        if self.interleave is not None:
+            out["interleave"] = self.interleave
+        if self.layout_kinds:
+            out["layout_kinds"] = list(self.layout_kinds)
         return out
 
 
@@ -193,8 +203,12 @@ class AppDescription:
                 if r.get("layout") not in (None, "C_order", "F_order"):
                     raise DescriptionError(f"requirement {i} of {what} has layout {r['layout']!r}; expected C_order "
                                            "or F_order")
+                if r.get("interleave") not in (None, "SOA"):
+                    raise DescriptionError(f"requirement {i} of {what} has interleave {r['interleave']!r}; expected "
+                                           "SOA")
                 regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
-                                         tuple(r.get("fields", ())), r.get("redop"), r.get("layout")))
+                                         tuple(r.get("fields", ())), r.get("redop"), r.get("layout"),
+                                         r.get("interleave"), tuple(r.get("layout_kinds", ()))))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,

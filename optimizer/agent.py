@@ -203,7 +203,9 @@ def random_agent_sources(space: SearchSpace, seed: int) -> dict[str, str]:
     if space.layouts:
         order = repr(space.required_order) if space.required_order else "pick('layout/order', ['F_order', 'C_order'])"
         layout = ["align = pick('layout/align', [0, 64, 128])",
-                  "out = ['Layout * * * ' + pick('layout/interleave', ['SOA', 'AOS']) + ' '",
+                  "out = ['Layout * * * ' + "
+                  + (repr(space.required_interleave) if space.required_interleave
+                     else "pick('layout/interleave', ['SOA', 'AOS'])") + " + ' '",
                   f"       + {order}",
                   "       + (f' Align=={align}' if align else '') + ';']"]
     regions = [f"MEMORIES = {memories!r}  # decision 'memory/<task>/<requirement>/<kind>' -> memory lists",

@@ -14,7 +14,7 @@ Decision names and values (all values are JSON-serialisable; lists come back as 
 |---|---|---|
 | `kinds/<task>` | tuple of processor kinds, first one preferred | `Task <task> K1,K2;` |
 | `memory/<task>/<req>/<kind>` | tuple of memory kinds | `Region <task> <name or req> <kind> M1,M2;` |
-| `layout/interleave` | `"SOA"` or `"AOS"` | one `Layout * * * ...;` line for all |
+| `layout/interleave` | `"SOA"` or `"AOS"` (absent when the application requires SOA) | one `Layout * * * ...;` line for all |
 | `layout/order` | `"F_order"` or `"C_order"` (absent when the application requires one) | (same line) |
 | `layout/align` | 0 (none), 64 or 128 bytes | (same line) |
 | `limit/<task>` | 0 (none) or N ≥ 1 | `InstanceLimit <task> N;` |
@@ -165,8 +165,13 @@ class SearchSpace:
         self.memories = {k: self._visible_memories(k) for k in self.kinds}
         # The dimension order the application's variants require (the GEMMs' BLAS leaf: row-major tiles): the one
         # global Layout line keeps it, since the kernels reject any other.
-        required = {r["layout"] for t in self.app["tasks"] for r in t["regions"] if r.get("layout")}
+        # A requirement limited to some processor kinds (`layout_kinds`: the stencil's CPU kernel) counts when the
+        # task can run on one of them here. `interleave` ("SOA"): the kernels reject AOS as well.
+        needs = [r for t in self.app["tasks"] for r in t["regions"]
+                 if not r.get("layout_kinds") or set(r["layout_kinds"]) & set(self.usable_kinds(t["name"]))]
+        required = {r["layout"] for r in needs if r.get("layout")}
         self.required_order = required.pop() if len(required) == 1 else None
+        self.required_interleave = "SOA" if any(r.get("interleave") == "SOA" for r in needs) else None
         self.decisions = self._build()
         self.by_name = {d.name: d for d in self.decisions}
         self._placements: dict[tuple, list] = {}  # library placements on this machine, computed on demand
@@ -213,7 +218,8 @@ class SearchSpace:
                     for req in task["regions"]:
                         out.append(Decision(f"memory/{name}/{req['index']}/{kind}", choices, "memory", name))
         if self.layouts:
-            out.append(Decision("layout/interleave", ("SOA", "AOS"), "layout"))
+            if self.required_interleave is None:
+                out.append(Decision("layout/interleave", ("SOA", "AOS"), "layout"))
             if self.required_order is None:
                 out.append(Decision("layout/order", ("F_order", "C_order"), "layout"))
             out.append(Decision("layout/align", ALIGNMENTS, "layout"))
@@ -299,7 +305,7 @@ class SearchSpace:
         layout_lines = []
         if self.layouts:
             align = p["layout/align"]
-            layout_lines = [f"Layout * * * {p['layout/interleave']} {p.get('layout/order', self.required_order)}"
+            layout_lines = [f"Layout * * * {p.get('layout/interleave', self.required_interleave)} {p.get('layout/order', self.required_order)}"
                             f"{f' Align=={align}' if align else ''};"]
         limit_lines = [f"InstanceLimit {_q(d.task)} {p[d.name]};"
                        for d in self.decisions if d.group == "limit" and p[d.name]]

@@ -16,6 +16,8 @@ struct RegionArg {
   std::vector<std::string> fields;
   std::string redop;                // e.g. "sum_f32" when privilege is reduce, else empty
   std::string layout;               // C_order or F_order when every variant requires that dimension order, else empty
+  std::string interleave;           // SOA when the variants also reject AOS instances, else empty
+  std::vector<std::string> layout_kinds;  // the processor kinds whose variants need layout/interleave; empty: all
 };
 
 struct TaskInfo {
@@ -107,6 +109,8 @@ inline std::string describe_json(const std::string &app, const std::vector<TaskI
              ", \"fields\": " + json_strings(arg.fields);
       if (!arg.redop.empty()) out += ", \"redop\": " + json_string(arg.redop);
       if (!arg.layout.empty()) out += ", \"layout\": " + json_string(arg.layout);
+      if (!arg.interleave.empty()) out += ", \"interleave\": " + json_string(arg.interleave);
+      if (!arg.layout_kinds.empty()) out += ", \"layout_kinds\": " + json_strings(arg.layout_kinds);
       out += "}";
     }
     out += "]}";

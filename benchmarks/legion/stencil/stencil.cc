@@ -156,6 +156,12 @@ std::string describe(const Config &c) {
       arg.names = {PARTITION_NAMES[req.partition], REGION_NAMES[PARTITION_PARENT[req.partition]]};
       arg.privilege = mapperopt::privilege_name(req.privilege);
       for (FieldID f : req.fields) arg.fields.push_back(field_name(f));
+      if (spec.id == STENCIL_TASK_ID && info.regions.empty()) {
+        // The CPU variant's x_fastest constraint (main): SOA F_order; the GPU variant takes any layout.
+        arg.layout = "F_order";
+        arg.interleave = "SOA";
+        arg.layout_kinds = {"CPU"};
+      }
       info.regions.push_back(arg);
     }
     tasks.push_back(info);
