@@ -217,6 +217,7 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
 def doctor(legion_prefix):
     """Check that everything mapperopt needs is installed, and say how to fix what is missing."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     checks = run_checks(legion_prefix)
@@ -225,7 +226,8 @@ def doctor(legion_prefix):
         table.add_column(column, overflow="fold")
     for c in checks:
         status = "[green]ok[/]" if c.ok else ("[red]MISSING[/]" if c.required else "[yellow]optional[/]")
-        table.add_row(c.name, status, c.detail, "" if c.ok else c.fix)
+        # Escaped: rich would take `[llm]` in `pip install 'mapperopt[llm]'` for markup and drop it.
+        table.add_row(escape(c.name), status, escape(c.detail), "" if c.ok else escape(c.fix))
     Console(width=160).print(table)
     failed = [c.name for c in checks if c.required and not c.ok]
     if failed:

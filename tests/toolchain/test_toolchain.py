@@ -138,3 +138,18 @@ def test_doctor_lists_the_baseline_optimizers_as_optional(monkeypatch):
     assert checks["Python packages"].ok
     optional = checks["Baseline optimizer packages"]
     assert not optional.ok and not optional.required and "mapperopt[baselines]" in optional.fix
+
+
+def test_doctor_prints_the_extras_in_brackets(monkeypatch, capsys):
+    """rich markup would eat `[llm]` and `[baselines]`: the printed fix is the command to type."""
+    import mapperopt.commands as commands
+
+    monkeypatch.setattr(commands, "run_checks", lambda prefix=None: [
+        commands.Check("LLM optimizer packages", False, "missing: openai [x]", "pip install 'mapperopt[llm]'",
+                       required=False),
+        commands.Check("Baseline optimizer packages", False, "missing: optuna", "pip install 'mapperopt[baselines]'",
+                       required=False)])
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "pip install 'mapperopt[llm]'" in out and "pip install 'mapperopt[baselines]'" in out
+    assert "openai [x]" in out
