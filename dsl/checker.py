@@ -1008,6 +1008,8 @@ class _Checker:
 
     def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False):
         code = STATIC_CODES.get(err.code, "E206")
+        if err.code == "R408" and re.match(r"tuple index -?\d+ out of range", err.detail):
+            code = "E205"  # an index out of range, as for a machine model's (R408 covers type errors too)
         loc = err.loc or (stmt.loc if stmt is not None else self.program.loc)
         hints = []
         m = re.search(r"in dimension (\d+) of (\S+)", err.detail)

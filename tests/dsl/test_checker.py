@@ -341,3 +341,14 @@ def test_e222_a_memory_the_task_cannot_use(circuit, m14):
     assert any("add a memory that CPU processors can use, e.g. SYSMEM" in h for h in d.hints)
     assert [x.code for x in diags("Task * CPU;\nRegion * * CPU RDMEM;", circuit, cpu) if x.is_error] == ["E221"]
     assert not [x for x in diags("Task * CPU;\nRegion * * CPU VIRTUAL;", circuit) if x.is_error]  # needs a machine
+
+
+def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
+    """docs/dsl-reference.md: E206 is a type error; an index out of range is E205 statically (R408 at run time)."""
+    d = only("t = (0,);\nx = t[1];", "E205", None, m14)
+    assert at(d) == (2, 5) and d.message.startswith("tuple index 1 out of range for (0,)")
+    assert any("at run time: R408" in n for n in d.notes)
+    assert "E206" not in [d.code for d in diags("t = (0,);\nx = t[1];", None, m14)]
+    src = "m = Machine(CPU);\ndef f(Task t) { i = (0, 1); return m[i[-3], 0]; }\nIndexTaskMap update_voltages f;"
+    assert only(src, "E205", circuit, m14).message.startswith("tuple index -3 out of range")
+    assert only("t = (0,);\nx = t[1 < 2];", "E206", None, m14)  # a wrong index type stays a type error
