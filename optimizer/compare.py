@@ -855,7 +855,7 @@ def _repeats_list(text: str, repeats: int) -> list[int]:
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first repeat.")
 @click.option("--start", default="random", show_default=True,
               help="Start program of every run: `random` (a random point per repeat, the same for every "
-                   "optimizer), `default` or a DSL file.")
+                   "optimizer; unlike `tune`, which starts from `default`), `default` or a DSL file.")
 @click.option("--executions", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
               help="Measured executions per mapper at least; the optimizers see their trimmed mean.")
 @click.option("--max-executions", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
@@ -887,8 +887,9 @@ def _repeats_list(text: str, repeats: int) -> list[int]:
 def compare(bench, optimizers, iters, runs, old_runs, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
             max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, jobs, cpus_per_job, remeasure,
             report_only, app_args, **app_flags):
-    """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations;
-    throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
+    """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations,
+    starting from a random program by default (the same per seed for every optimizer; `tune` starts from the
+    default mapping; --start default does so here too); throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
     Legion's default mapper for a program without an expert mapper (--app).
 
     Writes runs/BENCH/compare-<hash>/ with summary.csv, summary.json, runs.csv, table.md and compare.png.
