@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 from pathlib import Path
@@ -66,17 +67,22 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     console.print(table)
     rows = task_profile(result)
     if rows:
-        iterations = (result.profile or {}).get("iterations")
-        warmup = (result.profile or {}).get("warmup")
+        p = result.profile or {}
+        iterations = p.get("iterations")
         if iterations:  # the harness's own profiling execution (a user's program: its measured executions)
-            what = (f"one more execution, untraced so that every task execution is mapped and timed: {iterations} "
-                    f"timed iterations ({s['iterations_flag']} {iterations})"
-                    + (f" after {warmup} warm-up iterations" if warmup else "") + " and the set-up and check tasks")
+            # The counts the application reports itself: the flag may count the warm-up too (Pennant's -cstop), and
+            # untimed iterations may follow the timed ones (Stencil's -tprune, Circuit's -prune).
+            warmup, timed, after = p.get("warmup") or 0, p.get("timed") or iterations, p.get("after") or 0
+            what = (f"one more execution, untraced so that every task execution is mapped and timed "
+                    f"({s['iterations_flag']} {iterations}): {warmup + timed + after} iterations ({warmup} warm-up, "
+                    f"{timed} timed" + (f", {after} untimed after them" if after else "")
+                    + "), the set-up and check tasks")
         else:
             what = "an execution of the program, every task execution"
-        prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task, one per "
-                     "launch point per iteration (warm-up included); seconds: their sum on the processors; share: "
-                     "of the leaf tasks' total", caption_justify="left")
+        prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
+                     "launch point of an index launch one, every iteration counted (a task may run several times per "
+                     "iteration); seconds: their sum on the processors; share: of the leaf tasks' total",
+                     caption_justify="left")
         # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
         others = ("kind", "executions", "seconds", "share", "timed loop")
         room = console.width - sum(max(len(c), 8) + 3 for c in others) - 4
@@ -93,12 +99,22 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             console.print(f"[bold]{label}:[/] {escape(text)}")
 
 
+def status(console, text: str):
+    """`console.status(text)` (a spinner) on a terminal; elsewhere (output piped to a file) the text as one line, so
+    that a log says what the pause that follows is."""
+    if console.is_terminal:
+        return console.status(text)
+    console.print(text, markup=False)
+    return contextlib.nullcontext()
+
+
 def size_options(command):
     """The problem size, processors and memories of a benchmark run: `--size`, `--cpus`, `--gpus`, `--csize`,
     `--fsize`, `--zsize` (shared with `tune`)."""
     options = [
         click.option("--size", default="ci", show_default=True,
-                     help="Problem size from configs/BENCH.yaml: ci, small, gpu."),
+                     help="Problem size from configs/BENCH.yaml: ci, small, gpu; tight (a working set larger "
+                          "than one GPU's framebuffer) for circuit, stencil and pennant."),
         click.option("--cpus", type=click.IntRange(min=1), default=None,
                      help="CPU processors (-ll:cpu) [default: the size's; tune and compare of a benchmark on "
                           "CPUs only: every core less the utility processors]."),
@@ -118,7 +134,7 @@ def size_options(command):
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("bench", required=False)
-@click.option("--mapper", default="default", show_default=True,
+@click.option("--mapper", default="default", show_default=True, metavar="default|expert|FILE",
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
@@ -164,7 +180,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     elif min_time_s is None:
         min_time_s = max(load_config(bench).size(size).min_time_s, protocol.MIN_TIME_S)
     # A first run builds the application (tens of seconds); say so instead of sitting silent.
-    with Console(stderr=True).status(f"Running {bench} (building the application and the mapper if needed)..."):
+    running = f"Running {bench} (building the application and the mapper if needed)..."
+    with contextlib.nullcontext() if as_json else status(Console(stderr=True), running):
         result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
                                max_repeats=max(repeats, max_repeats),
                                out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,

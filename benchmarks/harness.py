@@ -631,7 +631,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + f"# profile\n{shlex.join(cmd)}\n")
         run = execute(cmd, run_dir, "-profile", timeout_s, env)
         if run.attempt.profile is not None:
-            task_profile = {**run.attempt.profile, "iterations": iterations,
-                            "warmup": (run.attempt.result or {}).get("warmup")}
+            done = run.attempt.result or {}  # what the application ran: warm-up, timed, untimed after
+            task_profile = {**run.attempt.profile, "iterations": iterations, "warmup": done.get("warmup"),
+                            "timed": done.get("iterations"), "after": done.get("after", 0)}
     return finish(status="ok", unit=measured[0].result.get("unit"), attempts=tuple(attempts), profile=task_profile,
                   **_summary(measured))

@@ -18,6 +18,9 @@ the target (noisier: taken at another time, beside other tunes).
 Resumable: everything lives under `--keep`; a killed call, run again the same way, skips finished tunes and
 comparisons and continues unfinished tunes where their journals stop (the current iteration is run again).
 `--report` prints the tables from what exists, running nothing. Records the load average before and after.
+`--remeasure` measures the bests, the default and the expert together again where a joint measurement exists (e.g.
+with more `--rounds` and a longer `--min-time`, on quieter cores): the earlier one is kept as together-N.json and
+together-N/.
 """
 
 from __future__ import annotations
@@ -115,9 +118,23 @@ def run_pool(commands: list[tuple[str, list[str], Path]], groups: list[list[int]
     return status
 
 
-def measure_together(bench: str, seeds: list[int], keep: Path, rounds: int) -> None:
-    """Every finished seed's best, the default and the expert mapper measured together; writes keep/BENCH/
-    together.json ({name: Measured.to_json()}) and leaves the run folders in keep/BENCH/together/."""
+def set_aside(keep: Path, bench: str) -> None:
+    """Renames an earlier joint measurement of `bench` (together.json, together/) to the first free together-N."""
+    base = keep / bench
+    n = 1
+    while (base / f"together-{n}.json").exists() or (base / f"together-{n}").exists():
+        n += 1
+    for old, new in ((base / "together.json", base / f"together-{n}.json"), (base / "together", base / f"together-{n}")):
+        if old.exists():
+            old.rename(new)
+
+
+def measure_together(bench: str, seeds: list[int], keep: Path, rounds: int, min_time_s: float | None) -> None:
+    """Every finished seed's best, the default and the expert mapper measured together, each execution at least
+    `min_time_s` measured seconds (None: the tunes' own minimum); writes keep/BENCH/together.json ({name:
+    Measured.to_json()}, with the rounds, the minimum, the cores, the load average before and after, and each
+    mapper's calibrated iteration count) and leaves the run folders in keep/BENCH/together/ (an earlier joint
+    measurement set aside first)."""
     from mapperopt.benchmarks import protocol
     from mapperopt.optimizer.commands import _evaluator
     from mapperopt.optimizer.store import TuneStore
@@ -127,11 +144,21 @@ def measure_together(bench: str, seeds: list[int], keep: Path, rounds: int) -> N
     mappers.update(default="default", expert="expert")
     settings = TuneStore.open(next(iter(folders.values()))).settings
     evaluator = _evaluator(settings["app"], settings)
-    measured = protocol.measure_together(bench, mappers, rounds, keep / bench / "together",
-                                         min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
-    out = {name: m.to_json() for name, m in measured.items()}
-    (keep / bench / "together.json").write_text(json.dumps({"rounds": rounds, "load_after": load(),
-                                                            "measured": out}, indent=1) + "\n")
+    min_time = (evaluator.min_time_s or 0) if min_time_s is None else min_time_s
+    set_aside(keep, bench)
+    before = load()
+    measured = protocol.measure_together(bench, mappers, rounds, keep / bench / "together", min_time_s=min_time,
+                                         **evaluator.run_options())
+    out = {name: {**m.to_json(), "iterations": iterations(m)} for name, m in measured.items()}
+    (keep / bench / "together.json").write_text(json.dumps(
+        {"rounds": rounds, "min_time_s": min_time, "cores": sorted(os.sched_getaffinity(0)), "load_before": before,
+         "load_after": load(), "measured": out}, indent=1) + "\n")
+
+
+def iterations(measured) -> int | None:
+    """The iteration count (the benchmark's iterations flag) of a mapper's last round, None if it never ran."""
+    path = Path(measured.run_dirs[-1]) / "result.json" if measured.run_dirs else None
+    return json.loads(path.read_text())["settings"].get("iterations") if path and path.exists() else None
 
 
 def table(bench: str, seeds: list[int], keep: Path, iters: int, target: float) -> None:
@@ -152,7 +179,9 @@ def table(bench: str, seeds: list[int], keep: Path, iters: int, target: float) -
     if path.exists():
         together = json.loads(path.read_text())
         ok = {n: m["estimate"]["value"] for n, m in together["measured"].items() if m.get("estimate")}
-        how = f"measured together, {together['rounds']} interleaved rounds"
+        how = (f"measured together, {together['rounds']} interleaved rounds"
+               + (f" of >= {together['min_time_s']:g} s executions on cores {together['cores']}, load average "
+                  f"{together['load_before']} before, {together['load_after']} after" if "cores" in together else ""))
         best = {n: v for n, v in ok.items()}
     else:
         how = "NOT measured together: journals only, each iteration's own measurement"
@@ -202,6 +231,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--target", type=float, default=0.95)
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the joint measurement")
+    parser.add_argument("--min-time", type=float, default=None, metavar="S",
+                        help="measured seconds per execution of the joint measurement at least (default: the tunes')")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="measure together again where a joint measurement exists (the earlier one is kept as "
+                             "together-N.json)")
     parser.add_argument("--keep", type=Path, default=Path("runs/random-starts"),
                         help="tuning folders, logs and joint measurements go here (a second call continues)")
     parser.add_argument("--jobs", type=int, default=1, help="tunes at once, each on its own cores")
@@ -216,7 +250,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     keep = args.keep.resolve()
     if args.measure:
-        return measure_together(args.measure, args.seeds, keep, args.rounds)
+        return measure_together(args.measure, args.seeds, keep, args.rounds, args.min_time)
     if args.report:
         for bench in args.bench:
             table(bench, args.seeds, keep, args.iters, args.target)
@@ -242,10 +276,11 @@ def main() -> None:
     if failed:
         print(f"failed: {', '.join(failed)} (see the seed-N.log files under {keep}); run again to continue")
     measure = [(bench, [sys.executable, "-P", os.path.abspath(__file__), "--measure", bench, "--keep", str(keep),
-                        "--rounds", str(args.rounds), "--seeds", *map(str, args.seeds)],
+                        "--rounds", str(args.rounds), "--seeds", *map(str, args.seeds),
+                        *(["--min-time", str(args.min_time)] if args.min_time is not None else [])],
                 keep / bench / "together.log")
                for bench in args.bench
-               if not (keep / bench / "together.json").exists()
+               if (args.remeasure or not (keep / bench / "together.json").exists())
                and all(exhausted(keep, bench, s, args.iters) for s in args.seeds)]
     if measure:
         print("measuring each benchmark's bests, default and expert together", flush=True)

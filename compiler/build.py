@@ -149,7 +149,8 @@ def build_program(program: A.Program, dsl: str, filename: str) -> tuple[Path, Pa
         try:
             built = toolchain.build("mapperopt_mapper", [cpp_path], shared=True,
                                     include_dirs=[RUNTIME_DIR, abi_dir()], extra_cxx=MAPPER_CXX,
-                                    extra_link=[str(runtime), f"-Wl,-rpath,{runtime.parent}"], legion=legion)
+                                    extra_link=[str(runtime), f"-Wl,-rpath,{runtime.parent}"], legion=legion,
+                                    announce=False)  # seconds, once per mapper: tune would print two lines each
         except BuildError as err:
             raise _build_error(err, cpp_path, cpp, dsl, filename) from None
         tmp = so_path.with_name(f"{SO_NAME}.{os.getpid()}.tmp")

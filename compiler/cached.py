@@ -28,12 +28,14 @@ def _package_digest(h, package: str) -> None:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
 
 
-def record_path(text: str, file: str, bench: str | None, machine_spec: str | None) -> Path:
-    """Where the outcome of this compile is recorded."""
+def record_path(text: str, file: str, bench: str | None, machine_spec: str | None, described: str = "") -> Path:
+    """Where the outcome of this compile is recorded; `described`: the description of the run given by --size or
+    the flags after `--` (JSON text), empty for the stored one of size ci."""
     from mapperopt import toolchain
 
     legion = toolchain.find_legion()
-    h = hashlib.sha256("\0".join([text, file, bench or "", machine_spec or "", legion.key, legion.version]).encode())
+    parts = [text, file, bench or "", machine_spec or "", legion.key, legion.version]
+    h = hashlib.sha256("\0".join(parts + [described] if described else parts).encode())
     compiler = Path(toolchain.cxx()).resolve()
     stat = compiler.stat()
     h.update(f"{compiler}|{stat.st_size}|{stat.st_mtime_ns}".encode())

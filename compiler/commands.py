@@ -17,22 +17,24 @@ from mapperopt.compiler.cached import record_path
 from mapperopt.errors import MapperoptError
 
 
-def _compile(text: str, file: str, bench: str | None, machine_spec: str | None) -> tuple[str, str, str]:
-    """(library path, C++ path, messages for stderr) of a full compile; exits with status 1 on errors."""
+def _compile(text: str, file: str, app, bench: str | None, machine_spec: str | None) -> tuple[str, str, str]:
+    """(library path, C++ path, messages for stderr) of a full compile against `app` (a description or None);
+    exits with status 1 on errors."""
     from mapperopt.compiler.build import CheckError, compile_program
     from mapperopt.descriptions import parse_machine_spec
-    from mapperopt.dsl.commands import load_app, unchecked_note
+    from mapperopt.dsl.commands import summary_line, unchecked_note
     from mapperopt.dsl.errors import DslSyntaxError, render_all
 
-    app = load_app(bench) if bench else None
     machine = parse_machine_spec(machine_spec) if machine_spec else None
     try:
         cm = compile_program(text, file, app=app, machine=machine)
     except DslSyntaxError as exc:
         click.echo(str(exc), err=True)
+        click.echo(f"{file}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)", err=True)
         raise click.exceptions.Exit(1) from None
     except CheckError as exc:
         click.echo(render_all(exc.diagnostics, text), err=True)
+        click.echo(summary_line(file, exc.diagnostics), err=True)
         raise click.exceptions.Exit(1) from None
     messages = [render_all(cm.diagnostics, text)] if cm.diagnostics else []
     note = unchecked_note(bench, machine_spec)
@@ -49,23 +51,35 @@ def _compile(text: str, file: str, bench: str | None, machine_spec: str | None) 
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
 @click.option("--machine", "machine_spec", metavar="NODESxGPUS[xCPUS]", default=None,
               help="Check against a hypothetical machine, e.g. 1x4.")
-def compile_cmd(file, output, emit_cpp, bench, machine_spec):
+@click.option("--size", default=None, metavar="SIZE",
+              help="With --bench: check against the launch domains of a run at this size [default: ci].")
+@click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
+def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
     """Compile a DSL mapper to a shared library that applications load with `-mapper PATH.so`.
 
     Prints the library's path. The same file is compiled once; later calls return the cached library. Warnings go
-    to stderr; errors exit with status 1.
+    to stderr; errors exit with status 1. With --bench, the launch domains checked are those of `mapperopt run
+    BENCH --size SIZE -- APP_ARGS` (APP_ARGS: the run's own flags after `--`, e.g. `-- -p 8`).
     """
+    from mapperopt.dsl.commands import check_run_args, load_app, sized_app
+
+    check_run_args(bench, None, app_args, size, has_app=False)
     try:
         text = Path(file).read_text()
     except OSError as exc:
         raise MapperoptError(f"cannot read '{file}': {exc.strerror}") from None
-    record = record_path(text, file, bench, machine_spec)
+    described = ""
+    if bench and (size not in (None, "ci") or app_args):  # the application describes that run itself
+        app = sized_app(bench, None, size or "ci", app_args)[1]
+        described = json.dumps(app.to_json(), sort_keys=True)
+    record = record_path(text, file, bench, machine_spec, described)
     try:
         so_path, cpp_path, messages = json.loads(record.read_text())
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
             raise OSError("the recorded library is gone")
     except (OSError, ValueError):
-        so_path, cpp_path, messages = _compile(text, file, bench, machine_spec)
+        app = sized_app(bench, None, size or "ci", app_args)[1] if described else load_app(bench) if bench else None
+        so_path, cpp_path, messages = _compile(text, file, app, bench, machine_spec)
         record.parent.mkdir(parents=True, exist_ok=True)
         tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps([so_path, cpp_path, messages]))

@@ -19,7 +19,7 @@ from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, EvaluationLimit, Evaluator, article, by_precedence, int_op,
                                      task_matches)
 from mapperopt.dsl.formatter import format_statement
-from mapperopt.dsl.machine import MAX_DIMS
+from mapperopt.dsl.machine import MAX_DIMS, Proc
 from mapperopt.errors import MapperoptError
 
 MAX_ERRORS = 20
@@ -99,6 +99,7 @@ class _Checker:
         self.return_types: dict[str, T] = {}
         self._typing: set[str] = set()
         self._globals_typed = False
+        self._absent_only: set[int] = set()  # ids of the Region statements reported as E221
 
     def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
         sev = severity or ("error" if code.startswith("E") else "warning")
@@ -873,6 +874,7 @@ class _Checker:
             proc_ok = isinstance(o.proc, A.Star) or (isinstance(s.proc, A.Kind) and o.proc.name == s.proc.name)
             if task_ok and region_ok and proc_ok:
                 return False
+        self._absent_only.add(id(s))
         kinds = ", ".join(k.name for k in s.memories)
         sized = [f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MB)"
                  for k in s.memories if k.name in FLAG_SIZED_MEMORIES]
@@ -887,6 +889,7 @@ class _Checker:
         try:
             ev = Evaluator(self.program, self.machine, self.app, budget=MAX_STATIC_STEPS)
             self._evaluate_points(ev)
+            self._memory_choices(ev)
             self._required_layouts(ev)
         except EvaluationLimit:
             self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
@@ -897,6 +900,43 @@ class _Checker:
             return
         except MapperoptError as err:
             self.add("E206", err.message, self.program.loc)
+
+    def _memory_choices(self, ev: Evaluator):
+        """E222 when no memory of a requirement's effective list can be used where its task runs: VIRTUAL alone for a
+        leaf task (a leaf task needs a physical instance), or only memories that its processor kind cannot reach
+        (FBMEM for a CPU task). The mapper would fail with R403 at the task's first launch. Memory visibility is
+        that of the first processor of the task's kind on node 0 (the nodes of a machine are alike). Reported once
+        per Region statement, at the one of highest precedence; a statement already reported as E221 is skipped."""
+        if self.app is None:
+            return
+        failing: dict[int, tuple[A.RegionStmt, DslRuntimeError, str, list[str]]] = {}
+        for info in self.app.tasks:
+            try:
+                kind = ev.task_kind(info.name)
+            except DslRuntimeError:
+                continue  # reported as E209
+            for req in info.regions:
+                try:
+                    ev.memory(info.name, req.index, Proc(kind, 0, 0))
+                except DslRuntimeError as err:
+                    stmt = ev.region_statements(info.name, req.index, kind)[0]
+                    if id(stmt) not in self._absent_only:
+                        failing.setdefault(id(stmt), (stmt, err, kind, []))[3].append(f"'{info.name}' {req.index}")
+        for stmt, err, kind, where in failing.values():
+            listed = [m.name for m in stmt.memories]
+            hints = []
+            if "VIRTUAL: the variant is a leaf task" in err.detail:
+                hints.append("a leaf task needs a physical instance: list a memory after VIRTUAL, e.g. "
+                             f"`{','.join([*listed, 'FBMEM' if kind == 'GPU' else 'SYSMEM'])}`, or select only inner "
+                             "tasks")
+            if "not visible from" in err.detail or "absent" in err.detail:
+                usable = "FBMEM or ZCMEM" if kind == "GPU" else "SYSMEM"
+                hints.append(f"add a memory that {kind} processors can use, e.g. {usable}, after the others")
+            more = (f" (and {len(where) - 1} more requirement(s): {', '.join(where[1:4])}"
+                    f"{', ...' if len(where) > 4 else ''})" if len(where) > 1 else "")
+            self.add("E222", err.detail + more, stmt.loc, hints,
+                     (f"static evaluation on machine {self.machine.shape()}; at run time: R403 when the task is "
+                      "mapped",))
 
     def _required_layouts(self, ev: Evaluator):
         """W312 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS

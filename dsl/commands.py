@@ -33,21 +33,14 @@ def load_app(name: str) -> AppDescription:
     return AppDescription.from_json(path.read_text())
 
 
-def discovered_app(spec: str) -> AppDescription:
-    """The description of a user's program (`--app FILE|'CMD ARGS'`), discovered by running it (cached)."""
-    from mapperopt.benchmarks.apps import describe_app
-    from mapperopt.benchmarks.userapp import resolve_app
-
-    return AppDescription.from_json(describe_app(resolve_app(spec)))
-
-
-def load_machine(spec: str | None, bench=None) -> MachineDescription:
-    """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or when None the real one as a `ci` run of `bench` (a
-    benchmark's name or a user's program) sees it (`run_machine`)."""
+def load_machine(spec: str | None, bench=None, size: str = "ci",
+                 app_args: tuple[str, ...] = ()) -> MachineDescription:
+    """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or when None the real one as a run of `bench` (a
+    benchmark's name or a user's program) at `size` with `app_args` sees it (`run_machine`)."""
     if spec is not None:
         return parse_machine_spec(spec)
     try:
-        return run_machine(bench, "ci", ())
+        return run_machine(bench, size, app_args)
     except (ImportError, MapperoptError, OSError, ValueError) as exc:
         raise MapperoptError(f"could not probe the real machine ({str(exc).splitlines()[0] if str(exc) else exc!r})",
                              hint="describe one instead: --machine NODESxGPUS[xCPUS], e.g. --machine 1x4") from None
@@ -60,11 +53,20 @@ def _read(path: str) -> str:
         raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
 
 
+def summary_line(path: str, diags) -> str:
+    """`FILE: N error(s), M warning(s)` (`FILE: ok` without diagnostics), the last line of every report."""
+    if not diags:
+        return f"{path}: ok"
+    errors = sum(d.is_error for d in diags)
+    return f"{path}: {errors} error(s), {len(diags) - errors} warning(s)"
+
+
 def _parse_or_exit(text: str, path: str):
     try:
         return parse(text, path)
     except DslSyntaxError as exc:
         click.echo(str(exc), err=True)
+        click.echo(f"{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)", err=True)
         raise click.exceptions.Exit(1) from None
 
 
@@ -121,6 +123,43 @@ def run_machine(bench, size: str, app_args: tuple[str, ...]) -> MachineDescripti
                          sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)
 
 
+def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
+                   has_app: bool = True) -> None:
+    """Refuses flags after `--` without a benchmark to pass them to, and --size without a program to size (check,
+    explain, and compile, which has no --app: `has_app` False)."""
+    if size and not bench and not app_spec:
+        raise MapperoptError(f"--size {size} needs --bench NAME{' or --app' if has_app else ''}: the size of which "
+                             "program?")
+    if app_args and (not bench or app_spec):
+        raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a benchmark run's "
+                             "and need --bench NAME (a program's own arguments go in --app)",
+                             hint="one file at a time")
+
+
+def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=()) -> tuple:
+    """(what runs: a benchmark's name, a user's program or None; its description; the `mapperopt run` command whose
+    launch domains it has) for a run of `bench` or `--app` at `size` with `app_args` (the run's flags after `--`).
+    The stored description serves a benchmark at size ci without flags (nothing to build); otherwise the
+    application describes itself (built first if needed)."""
+    from mapperopt.benchmarks.apps import describe_app
+
+    if app_spec:
+        from mapperopt.benchmarks.userapp import resolve_app
+
+        target = resolve_app(app_spec)
+        return target, AppDescription.from_json(describe_app(target, size)), \
+            f"`mapperopt run --app {app_spec} --size {size}`"
+    run_cmd = f"`mapperopt run {bench} --size {size}" + (f" -- {' '.join(app_args)}`" if app_args else "`")
+    if bench and (size != "ci" or app_args):
+        return bench, AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args))), run_cmd
+    return bench, load_app(bench) if bench else None, run_cmd
+
+
+size_option = click.option(
+    "--size", default=None, metavar="SIZE",
+    help="With --bench or --app: the launch domains and the machine of a run at this size [default: ci].")
+
+
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
@@ -139,32 +178,14 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     own flags: `-- -p 8` checks the launch domains of a run with `-p 8`, `-- -ll:rsize 64` a machine with RDMEM.
     The lines after the summary say which machine and which launch domains were checked.
     """
-    if app_args and (not bench or app_spec):
-        raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a benchmark run's "
-                             "and need --bench NAME (a program's own arguments go in --app)",
-                             hint="check one file at a time")
+    check_run_args(bench, app_spec, app_args, size)
     text = _read(file)
     program = _parse_or_exit(text, file)
     size = size or "ci"
     notes = []
-    if app_spec:
-        from mapperopt.benchmarks.apps import describe_app
-        from mapperopt.benchmarks.userapp import resolve_app
-
-        target = resolve_app(app_spec)
-        app = AppDescription.from_json(describe_app(target, size))
-        run_cmd = f"`mapperopt run --app {app_spec} --size {size}`"
-    else:
-        target = bench
-        run_cmd = f"`mapperopt run {bench} --size {size}" + (f" -- {' '.join(app_args)}`" if app_args else "`")
-        if bench and (size != "ci" or app_args):
-            from mapperopt.benchmarks.apps import describe_app
-
-            app = AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args)))
-        else:
-            app = load_app(bench) if bench else None  # the stored description of size ci: nothing to build
-        if bench:
-            notes.append(f"launch domains: those of {run_cmd}")
+    target, app, run_cmd = sized_app(bench, app_spec, size, app_args)
+    if bench and not app_spec:
+        notes.append(f"launch domains: those of {run_cmd}")
     machine = None
     if machine_spec:
         machine = parse_machine_spec(machine_spec)
@@ -181,9 +202,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     if diags:
         click.echo(render_all(diags, text))
     errors = sum(d.is_error for d in diags)
-    warnings = len(diags) - errors
-    summary = f"{file}: {errors} error(s), {warnings} warning(s)" if diags else f"{file}: ok"
-    click.echo(summary, err=bool(diags))
+    click.echo(summary_line(file, diags), err=bool(diags))
     if not target:
         notes.append("note: not checked: task and region names (give --bench NAME)")
     for note in notes:
@@ -383,12 +402,16 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 @click.option("--apply", "feedback", type=click.Path(exists=True), default=None, metavar="FEEDBACK",
               help="Preview AutoGuide's suggestion: apply the edits of FEEDBACK (a feedback.json, or the run folder "
                    "holding one), print the edited mapper, and explain that instead.")
-def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feedback):
+@size_option
+@click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
+def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feedback, size, app_args):
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
     argument and, for index launches, the processor of every launch point.
 
-    Without --machine, this machine as `mapperopt run` sees it at size ci (probed with Legion, cached).
+    The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
+    `mapperopt run BENCH --size SIZE -- APP_ARGS`: `--size small` or `-- -p 8` explain another run.
     """
+    check_run_args(bench, app_spec, app_args, size)
     text = _read(file)
     if feedback:
         text = _apply_feedback(text, file, Path(feedback))
@@ -396,17 +419,15 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     program = _parse_or_exit(text, file)
     if not bench and not app_spec:
         raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
-    app = discovered_app(app_spec) if app_spec else load_app(bench)
-    if app_spec:
-        from mapperopt.benchmarks.userapp import resolve_app
-
-        bench = resolve_app(app_spec)
-    machine = load_machine(machine_spec, bench)
+    size = size or "ci"
+    bench, app, _ = sized_app(bench, app_spec, size, app_args)
+    machine = load_machine(machine_spec, bench, size, tuple(app_args))
     domain = _parse_domain(domain_spec) if domain_spec else None
     try:
         entries = explain_decisions(program, app, machine, domain)
     except CheckError as exc:
         click.echo(str(exc), err=True)
+        click.echo(summary_line(file, [d for d in exc.diagnostics if d.is_error]), err=True)
         raise click.exceptions.Exit(1) from None
     if as_json:
         for e in entries:

@@ -241,9 +241,9 @@ class Evaluator:
             return ()
         return info.regions[req_index].names
 
-    def memories(self, task: str, req_index: int, proc_kind: str) -> list[str]:
-        """The effective memory-kind list of requirement `req_index` of `task` run on `proc_kind` (§7.2); empty when no
-        Region statement applies (the default then applies: FBMEM on GPUs, SYSMEM otherwise)."""
+    def region_statements(self, task: str, req_index: int, proc_kind: str) -> list[A.RegionStmt]:
+        """The Region statements that apply to requirement `req_index` of `task` run on `proc_kind`, highest
+        precedence first (§6)."""
         names = self._names(task, req_index)
 
         def third(s):
@@ -251,8 +251,12 @@ class Evaluator:
                 return 0, s.proc
             return (1, s.proc) if s.proc.name == proc_kind else None
 
-        stmts = self._region_candidates(A.RegionStmt, task, req_index, names, third)
-        return _dedup(m.name for s in stmts for m in s.memories)
+        return self._region_candidates(A.RegionStmt, task, req_index, names, third)
+
+    def memories(self, task: str, req_index: int, proc_kind: str) -> list[str]:
+        """The effective memory-kind list of requirement `req_index` of `task` run on `proc_kind` (§7.2); empty when no
+        Region statement applies (the default then applies: FBMEM on GPUs, SYSMEM otherwise)."""
+        return _dedup(m.name for s in self.region_statements(task, req_index, proc_kind) for m in s.memories)
 
     def memory(self, task: str, req_index: int, proc: Proc) -> str:
         """The memory kind chosen for requirement `req_index` of `task` running on `proc` (§7.2): the first kind of the

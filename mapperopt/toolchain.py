@@ -18,7 +18,9 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -319,13 +321,37 @@ def _headers_digest(dirs: list[Path]) -> str:
     return _digest(*parts)
 
 
+class _Announcer:
+    """Says on stderr when a build starts and when it ends, unless both stdout and stderr are terminals: piped to a
+    file, a first build (a minute for an application) would otherwise be a silent pause. On a terminal, the commands
+    show their own progress."""
+
+    def __init__(self, name: str, sources: int, enabled: bool):
+        self.name, self.sources, self.started = name, sources, None
+        self.enabled = enabled and not (sys.stdout.isatty() and sys.stderr.isatty())
+
+    def start(self) -> None:
+        if self.started is None:
+            self.started = time.monotonic()
+            if self.enabled:
+                print(f"[mapperopt] building {self.name} ({self.sources} source file{'s' * (self.sources != 1)})...",
+                      file=sys.stderr, flush=True)
+
+    def end(self, out: Path) -> None:
+        if self.started is not None and self.enabled:
+            print(f"[mapperopt] built {self.name} in {time.monotonic() - self.started:.0f} s: {out}", file=sys.stderr,
+                  flush=True)
+
+
 def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs: list[Path] = (),
           cuda: bool = False, extra_cxx: list[str] = (), extra_link: list[str] = (),
-          legion: Legion | None = None) -> Path:
+          legion: Legion | None = None, announce: bool = True) -> Path:
     """Build an executable or shared library from C++ (`.cc`) and, with `cuda`, CUDA (`.cu`) sources.
 
     Each source becomes an object cached by its content, the headers in `include_dirs` and in the sources' folders,
     the flags and the compiler; the output is cached by its objects and link flags. Returns the cached output's path.
+    With `announce`, a build that compiles or links anything prints one line on stderr when it starts and one when
+    it ends, unless stdout and stderr are both terminals (`_Announcer`).
 
     Raises:
         ToolchainError: a compiler is missing.
@@ -339,6 +365,7 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
     headers = _headers_digest(list(dict.fromkeys(include_dirs + [Path(s).parent for s in sources])))
     root = cache_dir() / legion.key
     objects = []
+    progress = _Announcer(name, len(sources), announce)
     for src in sources:
         src = Path(src)
         if src.suffix == ".cu":
@@ -353,6 +380,7 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
         key = _digest(src.read_bytes(), headers, tool, _tool_version(tool), *cmd_flags, legion.version)
         obj = root / "obj" / f"{src.stem}-{key}.o"
         if not obj.exists():
+            progress.start()  # before the lock: waiting for another process's build of it is part of the pause
             with locked(obj):
                 if not obj.exists():
                     tmp = obj.with_name(f"{obj.name}.{os.getpid()}.tmp")
@@ -366,12 +394,14 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
     key = _digest(*[o.name for o in objects], *link, str(shared))
     out = root / ("lib" if shared else "bin") / f"{name}-{key}" / (f"lib{name}.so" if shared else name)
     if not out.exists():
+        progress.start()
         with locked(out):
             if not out.exists():
                 tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
                 _run_compiler([compiler, *(["-shared"] if shared else []), *map(str, objects), "-o", str(tmp), *link],
                               f"{name} (link)", [Path(s) for s in sources])
                 os.replace(tmp, out)
+    progress.end(out)
     return out
 
 

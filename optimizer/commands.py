@@ -14,7 +14,7 @@ import click
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.commands import size_options
+from mapperopt.benchmarks.commands import size_options, status as say_status
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
@@ -116,15 +116,22 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     if isinstance(bench, UserApp):
         settings["app_file"] = bench.path
     store = TuneStore.create(opts["runs_dir"], bench, settings)
-    evaluator = _evaluator(bench, store.settings)
-    if BASELINES[opts["baseline"]]:
-        baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator, store.root)
-        store.settings.update(baselines=baselines, baseline_failures=failed, iterations=iterations)
-    if not store.settings.get("iterations") and not isinstance(bench, UserApp):  # a user's program: no calibration
-        # Every program starts from one calibrated count, so that most need no calibration executions of their own.
-        calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
-                                    **evaluator.run_options())
-        store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
+    try:
+        evaluator = _evaluator(bench, store.settings)
+        if BASELINES[opts["baseline"]]:
+            baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator,
+                                                              store.root)
+            store.settings.update(baselines=baselines, baseline_failures=failed, iterations=iterations)
+        if not store.settings.get("iterations") and not isinstance(bench, UserApp):  # a user's program: none
+            # Every program starts from one calibrated count, so that most need no calibration executions of their own.
+            calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
+                                        **evaluator.run_options())
+            store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
+    except KeyboardInterrupt:
+        # A folder whose set-up never finished is never continued (`_latest`): remove it rather than leave it.
+        store.unlock()
+        shutil.rmtree(store.root, ignore_errors=True)
+        raise
     store.write_settings()
     return store, store.settings
 
@@ -268,8 +275,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         how = "--new starts afresh" if resume_dir is None else "the run's own settings apply"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
     else:
-        with console.status(f"Describing {bench} and the machine, measuring baselines..."):
-            store, settings = _new_run(bench, opts, request)
+        try:
+            with say_status(console, f"Describing {bench} and the machine, measuring baselines..."):
+                store, settings = _new_run(bench, opts, request)
+        except KeyboardInterrupt:
+            console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
+                          "measuring the baselines): nothing was kept, no folder is left. The same command starts "
+                          "again.")
+            raise click.exceptions.Abort() from None
         iters = settings["iters"]
     from mapperopt.optimizer.space import SearchSpace
 
@@ -324,8 +337,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if store.best() is None:
             raise MapperoptError(f"no iteration produced a working mapper; see {store.root / 'history.csv'}",
                                  hint="look at the feedback in iter-NNN/feedback.txt")
-        with console.status(f"Measuring the top candidates, the start and the references together "
-                            f"({final_rounds} rounds)..."):
+        with say_status(console, f"Measuring the top candidates, the start and the references together "
+                                 f"({final_rounds} rounds)..."):
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()

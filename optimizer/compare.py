@@ -1,7 +1,7 @@
 """`mapperopt compare`: every optimizer, several seeds, the same benchmark, budget and measurements.
 
-    mapperopt compare circuit --optimizers guided,opentuner,optuna,random --iters 10 --repeats 5 --size small
-    mapperopt compare --app mapperopt.yaml --optimizers guided,random --iters 10 --repeats 3
+    mapperopt compare circuit --optimizers guided,opentuner,optuna,random --iters 10 --runs 5 --size small
+    mapperopt compare --app mapperopt.yaml --optimizers guided,random --iters 10 --runs 3
 
 The reference every throughput is divided by is the benchmark's expert mapper; a user's program (`--app`) has none,
 and Legion's default mapper takes its place (measured the same way; `reference` in summary.json says which).
@@ -167,7 +167,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         opts: optimizers (list), iters, repeats, size, cpus, gpus, seed, start ("default", "random" or a DSL file),
             memory ({"csize"/"fsize"/"zsize": MB}), executions and max_executions (the protocol's repeats per
             mapper), min_time_s (None: the size's, at least
-            `protocol.MIN_TIME_S`), timeout_s, final_rounds, runs_dir, new, app_args (list).
+            `protocol.MIN_TIME_S`), timeout_s, final_rounds, runs_dir, new, app_args (list), remeasure (repeat
+            numbers, from 1, whose final measurement is set aside and made again; optional).
         say: prints one line of progress.
         on_record: called with (run label, record) after each new iteration.
 
@@ -258,6 +259,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         # repeat-major: a comparison stopped early has every optimizer alike
         jobs = [(name, r) for r in range(opts["repeats"]) for name in optimizers]
         errors: list[str] = []
+        if opts.get("remeasure"):
+            _set_aside(folder, opts["final_rounds"], {f"{name}-{r}" for name in optimizers for r in opts["remeasure"]},
+                       say)
         if opts.get("tune", True):
             serial = len(cores) == 1  # callbacks cannot cross to worker processes
             finals = _load_finals(folder, opts["final_rounds"])
@@ -567,10 +571,25 @@ def _load_finals(folder: Path, rounds: int) -> dict:
     return stored
 
 
+def _set_aside(folder: Path, rounds: int, runs: set[str], say: Callable) -> None:
+    """Moves the final measurement's groups that measured any of `runs` (run folder names) to final.json's
+    `replaced` list, so that all of their runs are measured again (e.g. after a measurement on a loaded machine)."""
+    stored = _load_finals(folder, rounds)
+    old = [g for g in stored["groups"] if runs & set(g["runs"])]
+    if not old:
+        return
+    stored["groups"] = [g for g in stored["groups"] if g not in old]
+    stored["replaced"] = stored.get("replaced", []) + old
+    (folder / "final.json").write_text(json.dumps(stored, indent=2) + "\n")
+    say(f"Measuring again: {', '.join(r for g in old for r in g['runs'])} (their groups "
+        f"{', '.join(g['folder'] for g in old)} are kept in final.json under `replaced`).")
+
+
 def _next_final(folder: Path, stored: dict) -> int:
-    """The first N of a new `final-N` group: after the folders here and the groups final.json names (whose folders
-    may not have travelled with it)."""
-    names = {p.name for p in folder.glob("final-*")} | {g["folder"] for g in stored["groups"]}
+    """The first N of a new `final-N` group: after the folders here and the groups final.json names, set aside ones
+    too (whose folders may not have travelled with it)."""
+    names = {p.name for p in folder.glob("final-*")} | {g["folder"] for g in stored["groups"] + stored.get("replaced",
+                                                                                                           [])}
     return 1 + max((int(n[6:]) for n in names if n[6:].isdigit()), default=0)
 
 
@@ -796,6 +815,19 @@ def plot_compare(summary: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def _repeats_list(text: str, repeats: int) -> list[int]:
+    """`--remeasure`'s repeat numbers ("3,4,5").
+
+    Raises:
+        MapperoptError: not a comma-separated list of numbers from 1 to `repeats`.
+    """
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items or not all(t.isdigit() and 1 <= int(t) <= repeats for t in items):
+        raise MapperoptError(f"--remeasure {text!r}: expected repeat numbers from 1 to {repeats}, comma-separated",
+                             hint="e.g. --remeasure 3,4,5")
+    return sorted({int(t) for t in items})
+
+
 @click.command(name="compare", context_settings={"ignore_unknown_options": True})
 @click.argument("bench", required=False)
 @click.option("--optimizers", default=",".join(DEFAULT_OPTIMIZERS), show_default=True,
@@ -803,8 +835,10 @@ def plot_compare(summary: dict, path: Path) -> None:
                    "configured.")
 @click.option("--iters", type=click.IntRange(min=1), default=10, show_default=True,
               help="Iterations per tuning run (the budget).")
-@click.option("--repeats", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Tuning runs per optimizer, with seeds --seed, --seed+1, ...")
+@click.option("--runs", type=click.IntRange(min=1), default=None,
+              help="Tuning runs per optimizer, with seeds --seed, --seed+1, ... [default: 5].")
+@click.option("--repeats", "old_runs", type=click.IntRange(min=1), default=None, hidden=True,
+              help="Deprecated name of --runs (elsewhere --repeats counts executions per mapper).")
 @size_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first repeat.")
 @click.option("--start", default="random", show_default=True,
@@ -830,14 +864,18 @@ def plot_compare(summary: dict, path: Path) -> None:
 @click.option("--cpus-per-job", type=click.IntRange(min=1), default=None,
               help="Host cores of each job [default: with --jobs 1 no pinning; else the cores this process may use, "
                    "shared out evenly]. --cpus defaults to these less the utility processors'.")
+@click.option("--remeasure", metavar="REPEATS", default=None,
+              help="Measure the best programs of these repeats (comma-separated, from 1) again at the end, with the "
+                   "reference, e.g. after a final measurement on a loaded machine; the groups that measured them "
+                   "before stay in final.json under `replaced`.")
 @click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
                                                   "from the runs and final measurements finished so far.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
-def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
-            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, jobs, cpus_per_job, report_only,
-            app_args, **app_flags):
-    """Compare optimizers on BENCH (or your program, --app): each tunes --repeats times for --iters iterations;
+def compare(bench, optimizers, iters, runs, old_runs, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
+            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, jobs, cpus_per_job, remeasure,
+            report_only, app_args, **app_flags):
+    """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations;
     throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
     Legion's default mapper for a program without an expert mapper (--app).
 
@@ -851,8 +889,17 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
     console = Console(highlight=False, soft_wrap=True)
+    if old_runs is not None:  # one meaning per flag name: in run and tune --repeats counts executions
+        if runs is not None and runs != old_runs:
+            raise MapperoptError(f"--runs {runs} and --repeats {old_runs} disagree; --repeats is --runs' old name")
+        click.echo(f"warning: compare's --repeats is deprecated: say --runs {old_runs} (tuning runs per optimizer); "
+                   "the executions per mapper are --executions", err=True)
+    repeats = runs or old_runs or 5
     if start not in ("default", "random") and not Path(start).is_file():
         raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
+    again = _repeats_list(remeasure, repeats) if remeasure is not None else []
+    if again and report_only:
+        raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
 
     def on_record(label: str, r: IterationRecord) -> None:
         console.print(escape(progress_line(label, r, iters)))
@@ -862,7 +909,8 @@ def compare(bench, optimizers, iters, repeats, size, cpus, gpus, csize, fsize, z
             "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
             "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
             "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
-            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only}
+            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only,
+            "remeasure": again}
     try:
         summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record)
     except KeyboardInterrupt:

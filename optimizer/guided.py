@@ -18,7 +18,8 @@ It walks the search space (`space.py`) around the best program found so far (doc
 
 A mapping already measured is never proposed again, whether it was written the same way or not (two patterns that
 place every point alike, or the start program and its rendering in the space, count as one mapping), nor a layout
-the application's kernels rejected (a failure AutoGuide files under layout.*).
+the application's kernels rejected (a failure AutoGuide files under layout.*; of the failing program's layout values,
+those that ran in a program that worked are not blamed).
 
 Every random choice comes from a generator seeded with (seed, iteration), so the same seed and the same measurements
 give the same proposals, and `resume` can rebuild the state by replaying the journal.
@@ -58,8 +59,9 @@ class GuidedOptimizer(Optimizer):
         self.exact: dict[str, bool] = {}  # for other programs: does the point's rendering map the same?
         self.best: IterationRecord | None = None
         # (decision, value) of layouts the application's kernels rejected (a failure AutoGuide files as layout.*):
-        # no point using one is proposed again.
+        # no point using one is proposed again. A value that ran in a successful program is never the culprit.
         self.rejected: set[tuple[str, Any]] = set()
+        self.worked: set[tuple[str, Any]] = set()
 
     def describe(self) -> str:
         return "guided — rule-based search (AutoGuide edits + local search), not a language model"
@@ -121,10 +123,11 @@ class GuidedOptimizer(Optimizer):
         if not record.ok and record.category.startswith("layout.") and record.dsl is not None:
             point = self.points.get(normalize_dsl(record.dsl)) or self.space.project(record.dsl)
             self.rejected |= {(d.name, point[d.name]) for d in self.space.decisions
-                              if d.group == "layout" and point[d.name] != d.default}
-        elif record.ok and record.dsl is not None:  # layout values that worked since were not the culprits
+                              if d.group == "layout" and point[d.name] != d.default} - self.worked
+        elif record.ok and record.dsl is not None:  # layout values that worked were not the culprits
             point = self.points.get(normalize_dsl(record.dsl)) or self.space.project(record.dsl)
-            self.rejected -= set(point.items())
+            self.worked |= set(point.items())
+            self.rejected -= self.worked
         if record.best_iter is not None:  # the loop decided, beyond the noise
             if record.best_iter == record.iter:
                 self.best = record

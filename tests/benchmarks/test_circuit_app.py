@@ -56,7 +56,7 @@ def test_ci_size_verifies_against_reference(ci_run):
     assert result["verified"] is True
     assert result["unit"] == "GFLOPS"
     assert result["iterations"] == 3
-    assert result["warmup"] == 2
+    assert result["warmup"] == 2 and result["after"] == 0  # no -prune
     assert result["time_s"] > 0 and result["throughput"] > 0
     check = result["check"]
     assert check["kind"] == "reference"

@@ -60,7 +60,7 @@ def test_ci_size_verifies(app, env, legion):
     res = result_of(proc.stdout)
     assert res["schema"] == "mapperopt.result/1" and res["app"] == "stencil"
     assert res["verified"] is True
-    assert res["unit"] == "GFLOPS" and res["iterations"] == 4 and res["warmup"] == 1
+    assert res["unit"] == "GFLOPS" and res["iterations"] == 4 and res["warmup"] == 1 and res["after"] == 1  # -tprune
     assert res["check"] == {"kind": "analytic", "max_abs_err": 0}
     assert res["time_s"] > 0 and res["throughput"] > 0
     # throughput = 19 (nx - 4)(ny - 4) tsteps / time / 1e9

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from mapperopt.autoguide import explain
 from mapperopt.autoguide.explain import task_profile
 from mapperopt.benchmarks import run_benchmark
@@ -44,6 +47,17 @@ def test_run_profile_shows_the_timed_loop_first(tmp_path):
     lines = [line for line in table.splitlines() if "stencil" in line or "increment" in line or "init" in line]
     assert "yes" in lines[0] and ("stencil" in lines[0] or "increment" in lines[0])
     assert any("init" in line and line.rstrip("│ ").endswith("no") for line in lines)
+    # The title counts the iterations the application ran, the untimed ones after the timed loop (-tprune) too, so
+    # that the loop's executions are exactly its launch points times that count (20 = 4 tiles x 5, not 4 x 4).
+    text = " ".join(out.output.split())
+    m = re.search(r"\(-tsteps (\d+)\): (\d+) iterations \((\d+) warm-up, (\d+) timed, (\d+) untimed after them\)",
+                  text)
+    assert m and int(m[2]) == int(m[3]) + int(m[4]) + int(m[5]) and int(m[5]) >= 1, text
+    profile = json.loads((tmp_path / "result.json").read_text())["profile"]
+    for entry in profile["tasks"]:
+        if entry["task"] in ("stencil", "increment"):
+            assert entry["count"] == entry["points"] * int(m[2]), entry
+            assert any(re.match(rf"│ {entry['task']} +│ CPU +│ {entry['count']} ", line) for line in lines), lines
 
 
 def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
@@ -59,9 +73,10 @@ def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
         run, ["circuit", "--mapper", str(mapper), "--profile", "--once", "--out", str(tmp_path / "run")])
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())  # the title wraps at 80 columns
+    assert text.startswith("Running circuit (building the application and the mapper if needed)...")  # no terminal
     assert "Task profile of one more execution, untraced" in text
-    assert "3 timed iterations (-l 3) after 2 warm-up iterations" in text
-    assert "one per launch point per iteration (warm-up included)" in text
+    assert "mapped and timed (-l 3): 5 iterations (2 warm-up, 3 timed), the set-up and check tasks" in text
+    assert "each launch point of an index launch one, every iteration counted" in text
     rows = [line for line in out.output.splitlines() if line.startswith("│")]
     assert all(any(f"│ {task} " in line for line in rows) for task in LOOP), out.output
     out = CliRunner().invoke(run, ["circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "plain")])

@@ -61,7 +61,8 @@ def test_a_compile_done_before_is_answered_from_its_record(tmp_path, capsys):
     args[-1] = str(tmp_path / "b.cc")
     assert answer([*args, "-o", str(tmp_path / "m.so")]) == 0
     second = capsys.readouterr()
-    assert second.err == first.err and second.out.strip() == str(tmp_path / "m.so")
+    said = "".join(line for line in first.err.splitlines(True) if not line.startswith("[mapperopt] buil"))
+    assert second.err == said and second.out.strip() == str(tmp_path / "m.so")  # less a cold support library's build
     assert (tmp_path / "a.cc").read_text() == (tmp_path / "b.cc").read_text()
     assert (tmp_path / "m.so").read_bytes()[:4] == b"\x7fELF"
     assert answer(args[:1]) is None  # without --machine: another outcome

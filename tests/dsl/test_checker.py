@@ -320,3 +320,24 @@ def test_portable_prelude_matters_on_a_cpu_only_machine(circuit):
     found = check(parse((EXAMPLES / "e1_circuit.dsl").read_text()), circuit, cpu)
     assert [d.code for d in found if d.is_error] == ["E219"]
     assert not [d for d in check(parse((CONFIGS / "circuit.dsl").read_text()), circuit, cpu) if d.is_error]
+
+
+def test_e222_a_memory_the_task_cannot_use(circuit, m14):
+    """A list with no memory the task can use where it runs fails at run time (R403): check says so statically.
+    VIRTUAL alone for a leaf task (every circuit task is a leaf) and a framebuffer for a CPU task are errors; a
+    fallback from another statement makes them fine; a list of absent kinds stays E221 only."""
+    cpu = parse_machine_spec("1x0x1")
+    d = only("Task * CPU;\nRegion * * CPU VIRTUAL;", "E222", circuit, cpu)
+    assert at(d) == (2, 1) and d.is_error
+    assert d.message.startswith("no memory of the list VIRTUAL can hold requirement 0 (")
+    assert "of task 'init_piece': VIRTUAL: the variant is a leaf task (and " in d.message
+    assert any("a leaf task needs a physical instance" in h and "`VIRTUAL,SYSMEM`" in h for h in d.hints)
+    d = only("Task * CPU;\nRegion calculate_new_currents 3 CPU VIRTUAL;", "E222", circuit, cpu)
+    assert "requirement 3 (rp_wires" in d.message and "more requirement" not in d.message
+    assert not [x for x in diags("Task * CPU;\nRegion calculate_new_currents 3 CPU VIRTUAL;\nRegion * * * SYSMEM;",
+                                 circuit, cpu) if x.is_error]
+    d = only("Task * CPU;\nRegion * * CPU FBMEM;", "E222", circuit, m14)  # the framebuffer is the GPUs'
+    assert "FBMEM: not visible from CPU[node 0, proc 0]" in d.message
+    assert any("add a memory that CPU processors can use, e.g. SYSMEM" in h for h in d.hints)
+    assert [x.code for x in diags("Task * CPU;\nRegion * * CPU RDMEM;", circuit, cpu) if x.is_error] == ["E221"]
+    assert not [x for x in diags("Task * CPU;\nRegion * * CPU VIRTUAL;", circuit) if x.is_error]  # needs a machine

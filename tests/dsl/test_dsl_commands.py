@@ -83,6 +83,24 @@ def test_check_sees_the_launch_domains_of_the_run_flags(tmp_path):
     assert "launch domains: those of `mapperopt run circuit --size ci -- -p 8`" in result.output
 
 
+def test_explain_and_compile_take_the_run_size_and_flags_as_check_does(tmp_path):
+    """`explain` and `compile` see the launch domains of the run that --size and the flags after `--` describe."""
+    path = tmp_path / "p3.dsl"
+    path.write_text(POINT_3_FAILS)
+    for command in ("explain", "compile"):
+        result = run(command, str(path), "--bench", "circuit", "--machine", "1x0")
+        assert result.exit_code == 0, result.output
+        result = run(command, str(path), "--bench", "circuit", "--machine", "1x0", "--", "-p", "8")
+        assert result.exit_code == 1 and "error[E219]" in result.output, (command, result.output)
+        assert "launch domain (4,)" in result.output
+        assert run(command, str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
+    result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x0", "--", "-p", "8")
+    assert result.exit_code == 0 and "calculate_new_currents (index launch over (4,))" in result.output
+    for command in ("check", "explain", "compile"):  # a size without a program to size is refused, not ignored
+        result = run(command, str(path), "--size", "small")
+        assert result.exit_code == 1 and "--size small needs --bench NAME" in str(result.exception)
+
+
 def test_check_reports_errors_and_exits_1(tmp_path):
     bad = tmp_path / "bad.dsl"
     bad.write_text("Task calc_new_currents GPU;\nRegion * rp_shard GPU ZCMEM;\n")
@@ -101,6 +119,26 @@ def test_check_syntax_error(tmp_path):
     assert result.exit_code == 1
     assert f"{bad}:1:22: error[E101]" in result.output
     assert "    |                      ^" in result.output
+    # The same summary line as for the checker's errors, from every command that parses.
+    assert result.output.rstrip().endswith(f"{bad}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)")
+    for command in (("fmt",), ("explain", "--bench", "circuit", "--machine", "1x0"), ("compile",)):
+        result = run(*command[:1], str(bad), *command[1:])
+        assert result.exit_code == 1 and f"{bad}: 1 error(s), 0 warning(s)" in result.output, (command, result.output)
+    bad.write_text("Task nope CPU;\n")
+    result = run("compile", str(bad), "--bench", "circuit")
+    assert result.exit_code == 1 and f"{bad}: 1 error(s), 0 warning(s)" in result.output, result.output
+
+
+def test_check_refuses_a_virtual_leaf_region_on_this_machine(tmp_path):
+    """`Region * * CPU VIRTUAL;` fails at run time (R403: a leaf task needs an instance); check, on the machine
+    `run` probes, reports it as E222 with what to write instead."""
+    path = tmp_path / "virtual.dsl"
+    path.write_text("Task * CPU;\nRegion * * CPU VIRTUAL;\n")
+    result = run("check", str(path), "--bench", "circuit")
+    assert result.exit_code == 1, result.output
+    assert f"{path}:2:1: error[E222]: no memory of the list VIRTUAL can hold requirement 0" in result.output
+    assert "hint: a leaf task needs a physical instance: list a memory after VIRTUAL, e.g. `VIRTUAL,SYSMEM`" in \
+        result.output
 
 
 def test_check_with_machine_evaluates_mappings(tmp_path):

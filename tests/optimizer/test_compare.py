@@ -55,7 +55,7 @@ def test_the_table_scores_failures_zero():
 def test_small_compare_on_circuit(tmp_path, capsys):
     (tmp_path / "bad.dsl").write_text(BAD_START)
     # One execution per mapper of at least 0.05 s, two final rounds: the protocol's statistics, cheaply.
-    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--repeats", "2", "--optimizers",
+    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "2", "--optimizers",
             "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--executions", "1",
             "--max-executions", "1", "--min-time", "0.05", "--final-rounds", "2", "--runs-dir", str(tmp_path / "runs")]
     assert main(args) == 0
@@ -119,7 +119,7 @@ def test_compare_runs_on_every_kind_of_benchmark(bench, tmp_path):
     # The cheapest full path: the expert measured, one iteration (the start program: the expert's text, whose
     # compiled mapper is cached), the final measurement of both in one round, and every output written.
     start = CONFIGS / load_config(bench).expert
-    args = ["compare", bench, "--size", "ci", "--iters", "1", "--repeats", "1", "--optimizers", "random",
+    args = ["compare", bench, "--size", "ci", "--iters", "1", "--runs", "1", "--optimizers", "random",
             "--start", str(start), "--executions", "1", "--max-executions", "1", "--min-time", "0.05",
             "--final-rounds", "1", "--runs-dir", str(tmp_path)]
     assert main(args) == 0
@@ -146,7 +146,7 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
     # Two jobs of one core each: each tuning run and each group of the final measurement in its own process,
     # confined to its core; every figure is kept relative to the comparison's folder.
     runs = tmp_path / "runs"
-    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--repeats", "2", "--optimizers", "random",
+    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "2", "--optimizers", "random",
             "--executions", "1", "--max-executions", "1", "--min-time", "0.05", "--final-rounds", "2",
             "--jobs", "2", "--cpus-per-job", "1", "--runs-dir", str(runs)]
     assert main(args) == 0
@@ -183,3 +183,23 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
     out = capfd.readouterr().out
     assert "random #2 iter 2/2" in out and "random #1 iter" not in out
     assert json.loads((folder / "summary.json").read_text())["optimizers"]["random"]["runs"] == 2
+
+    # --remeasure: repeat 2's group is set aside (kept in final.json) and measured again, nothing tuned again; the
+    # other group stays
+    groups = json.loads((folder / "final.json").read_text())["groups"]
+    old = [g for g in groups if "random-2" in g["runs"]]  # two: the run was finished after its first group
+    kept = [g for g in groups if "random-2" not in g["runs"]]
+    evaluated = sorted(p.name for p in (folder / "evaluations").iterdir())
+    assert main([*args, "--remeasure", "2"]) == 0
+    out = capfd.readouterr().out
+    assert "Measuring again: random-2" in out and " iter " not in out
+    final = json.loads((folder / "final.json").read_text())
+    assert final["replaced"] == old
+    [new] = [g for g in final["groups"] if "random-2" in g["runs"]]
+    assert [g for g in final["groups"] if g is not new] == kept
+    assert new["folder"] not in {g["folder"] for g in groups} and (folder / new["folder"]).is_dir()
+    assert sorted(p.name for p in (folder / "evaluations").iterdir()) == evaluated
+    run2 = next(r for r in json.loads((folder / "summary.json").read_text())["runs"] if r["folder"] == "random-2")
+    assert run2["reference_throughput"] == new["reference"]
+    assert main([*args, "--remeasure", "3"]) == 1  # no such repeat
+    assert "expected repeat numbers from 1 to 2" in capfd.readouterr().err

@@ -69,3 +69,16 @@ def test_a_layout_the_kernels_rejected_is_not_proposed_again(tmp_path, circuit_a
     assert store.records[0].category == "layout.stride"
     assert "Align==64" in store.best().dsl  # C_order next to it is a new mapping, and still not proposed
     assert not [r.iter for r in store.records[1:] if "C_order" in r.dsl]
+
+
+def test_a_layout_value_that_worked_is_not_rejected_with_a_failing_neighbour(tmp_path, circuit_app):
+    # The start (Align==64) is the best; its neighbour with C_order fails. Only C_order is the culprit: Align==64 ran,
+    # so the best's other neighbours (which keep Align==64) are still proposed, not random restarts.
+    space = SearchSpace(circuit_app, parse_machine_spec("1x0x1"))
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided"})
+    start = space.render({**space.default_point(), "layout/align": 64})
+    tune(store, make_optimizer("guided", space=space, start=start, seed=1), _StrideKernel(), 10)
+    failed = [r.iter for r in store.records if r.category == "layout.stride"]
+    assert failed and failed[0] < 10 and "Align==64" in store.records[failed[0] - 1].dsl
+    notes = [r.note for r in store.records[failed[0]:]]
+    assert notes and all(n.startswith("neighbour of the best, iteration 1") for n in notes), notes

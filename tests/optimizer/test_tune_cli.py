@@ -59,6 +59,15 @@ def tune_args(runs: Path, *extra: str, baseline: str = "none") -> list[str]:
     return ["tune", "circuit", "--cpus", "2", "--baseline", baseline, "--runs-dir", str(runs), *FAST, *extra]
 
 
+def start_tune(args: list[str]) -> subprocess.Popen:
+    """`mapperopt tune` in a child process, whose output is read at its end, for a Ctrl-C (SIGINT) to interrupt.
+    Ctrl-C gets its default action there also when this suite runs as a background job: a non-interactive shell
+    starts those with SIGINT ignored, and Python then leaves it ignored (the tune would run to its end)."""
+    return subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
 def only_run(runs: Path) -> Path:
     (folder,) = (runs / "circuit").iterdir()
     return folder
@@ -156,11 +165,7 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
     runs = tmp_path / "runs"
     # 8 iterations: room for the Ctrl-C to land before the end on a fast machine
     args = tune_args(runs, "--iters", "8", "--start", str(poor), *STEPS)
-    # Ctrl-C's default action in the child, also when this suite runs as a background job: a non-interactive shell
-    # starts those with SIGINT ignored, and Python then leaves it ignored (the tune would run to its end).
-    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = start_tune(args)
     deadline = time.monotonic() + 600  # generous: a loaded machine makes calibration and iterations slow
     journal = None
     while time.monotonic() < deadline and proc.poll() is None:
@@ -223,6 +228,23 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
     with pytest.raises(NewRun):  # --new: no such message
         main([*args[:-len(STEPS)], "--new", *STEPS])
     assert "finished" not in capsys.readouterr().out
+
+
+def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, offline):
+    """Ctrl-C while tune describes the machine and measures the baselines: no half-made folder is left behind (the
+    same command could never continue it) and the message says that the same command starts again."""
+    runs = tmp_path / "runs"
+    proc = start_tune(tune_args(runs, "--iters", "1", baseline="both"))
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and not list(runs.glob("circuit/tune-*/settings.json")):
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.kill(proc.pid, signal.SIGINT)  # while the baselines are measured
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert "Interrupted while setting up" in out and "The same command starts again." in " ".join(out.split())
+    assert out.startswith("Describing circuit and the machine, measuring baselines...\n"), out  # piped: a line
+    assert list(runs.glob("circuit/tune-*")) == []
 
 
 def test_tuning_uses_the_cores_it_has(monkeypatch):

@@ -1,6 +1,7 @@
 """The Legion toolchain: discovery through the legate wheel, the libcuda stand-in, real Legion runs, doctor, CLI."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -96,13 +97,18 @@ def test_build_errors_keep_the_compiler_log(tmp_path):
     assert str(bad) in info.value.kept
 
 
-def test_builds_are_cached(tmp_path, monkeypatch):
+def test_builds_are_cached(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "cache"))
     src = tmp_path / "hello.cc"
     src.write_text('#include "legion.h"\nint main() { return 0; }\n')
     first = toolchain.build("hello", [src])
+    # Output is not a terminal here: a build says when it starts and when it ends (a log would show a silent pause).
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "[mapperopt] building hello (1 source file)..." and len(lines) == 2
+    assert re.fullmatch(rf"\[mapperopt\] built hello in \d+ s: {re.escape(str(first))}", lines[1])
     stamp = first.stat().st_mtime_ns
     assert toolchain.build("hello", [src]) == first and first.stat().st_mtime_ns == stamp
+    assert capsys.readouterr().err == ""  # nothing built, nothing said
     src.write_text('#include "legion.h"\nint main() { return 1; }\n')
     second = toolchain.build("hello", [src])
     assert second != first

@@ -720,7 +720,8 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
     std::fprintf(stderr, "circuit: verification failed: %s\n", mismatch.c_str());
     std::fflush(stderr);
   }
-  mapperopt::print_result("circuit", elapsed, p.loops, p.loops_before(), gflops, "GFLOPS", verified, check);
+  mapperopt::print_result("circuit", elapsed, p.loops, p.loops_before(), gflops, "GFLOPS", verified, check,
+                          p.loops_after());
   if (!verified) Runtime::set_return_code(2);
 }
 

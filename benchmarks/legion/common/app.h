@@ -72,13 +72,14 @@ inline void load_mapper(int argc, char **argv) {
 }
 
 // Prints the result line `MAPPEROPT_RESULT {json}` (schema mapperopt.result/1) on stdout and flushes.
-// `check_json` is a JSON object describing the correctness check, e.g. {"kind": "analytic", "max_abs_err": 0}.
+// `check_json` is a JSON object describing the correctness check, e.g. {"kind": "analytic", "max_abs_err": 0};
+// `after`: the untimed iterations run after the timed ones (so that a profile of the whole run can be accounted).
 inline void print_result(const char *app, double time_s, long long iterations, long long warmup, double throughput,
-                         const char *unit, bool verified, const std::string &check_json) {
+                         const char *unit, bool verified, const std::string &check_json, long long after = 0) {
   std::printf(
       "MAPPEROPT_RESULT {\"schema\": \"mapperopt.result/1\", \"app\": \"%s\", \"time_s\": %.9g, \"iterations\": %lld, "
-      "\"warmup\": %lld, \"throughput\": %.9g, \"unit\": \"%s\", \"verified\": %s, \"check\": %s}\n",
-      app, time_s, iterations, warmup, throughput, unit, verified ? "true" : "false", check_json.c_str());
+      "\"warmup\": %lld, \"after\": %lld, \"throughput\": %.9g, \"unit\": \"%s\", \"verified\": %s, \"check\": %s}\n",
+      app, time_s, iterations, warmup, after, throughput, unit, verified ? "true" : "false", check_json.c_str());
   std::fflush(stdout);
 }
 

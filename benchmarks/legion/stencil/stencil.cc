@@ -459,7 +459,8 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
                   field_name(total.field), total.x, total.y, std::isfinite(total.value) ? total.value : 1e308,
                   total.expected);
   }
-  mapperopt::print_result("stencil", time, config.tsteps, config.warmup(), gflops, "GFLOPS", verified, check);
+  mapperopt::print_result("stencil", time, config.tsteps, config.warmup(), gflops, "GFLOPS", verified, check,
+                          config.tprune);
   if (!verified) Runtime::set_return_code(2);
 }
 
