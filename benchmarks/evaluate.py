@@ -15,13 +15,18 @@ iteration) continue one another. The units, in the order they run (the most info
                                        (`protocol.measure_together`); also the figures the application prints
                                        (the stencil's BANDWIDTH)
     cpu-pennant-gpu                    Pennant's deck on CPUs only, for the GPU's zone-cycles/s to be compared with
-    tune-<bench>-<size>-<opt>-i<N>-s<seed>   one tuning run of `mapperopt compare` (optimizer, N iterations, seed)
+    tune-<bench>-<size>-<opt>-i<N>-s<seed>   one tuning run of `mapperopt compare` (optimizer, N iterations, seed),
+                                       breadth first: seed 0 of guided on every benchmark and size, then of
+                                       OpenTuner, Optuna and random, then seed 1 ...; the runs of 100 iterations last
     final-<bench>-<size>-i<N>          compare's final measurement: the expert and every run's best, together
 
 The tuning units are `run_compare` of one comparison per benchmark and size (`<results>/work/<bench>/compare-*`,
 shared by every optimizer and seed, so a program is run once per comparison); the runs of 100 iterations extend those
-of 10 (the first 10 iterations are the same run). The units of a GPU-free plan (`--gpus 0`) leave out the limits.
-`plan.json` keeps the options of the last `run`; `report` lists from it the units still missing.
+of 10 (the first 10 iterations are the same run). An iteration is one measured execution (`EXECUTIONS`), plus a
+profiling one for the optimizers that read it; on the dedicated machine a timeout (5x the run's best execution, or
+the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0`) leave out the limits.
+`plan.json` keeps the options of the last `run`; `report` lists from it the units still missing and estimates the
+device time they need (`cost_estimate`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,14 @@ OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
 LONG_RUN = ("opentuner", 100)  # (optimizer, iterations) of the long baseline run
 PRINTED = re.compile(r"^([A-Z][A-Z ]*[A-Z]) = +([-+0-9.eE]+) (\S+)\s*$", re.M)  # e.g. `BANDWIDTH = 2985.1 GB/s`
 FP32_LANES_PER_SM = 128  # Hopper: 128 FP32 units per multiprocessor (NVIDIA H100 architecture whitepaper)
+# One measured execution per tuning evaluation: on the GPU an execution repeats within 0.3 % (the GEMMs) to 6 %
+# (Pennant) (reports/gemm-h200.md, reports/pennant-h200.md), while one costs 6-17 s of Legion start-up, set-up and
+# check for 1.4-3 s of measured time; the `final` units measure every run's best with the expert in rounds.
+EXECUTIONS = 1
+# Timed work of a comparison where the size's is far above the ~1 s a measurement needs (the size's own stays for the
+# reference units): Pennant's `gpu` deck runs 52 ms a cycle (58 timed cycles: 3 s), its `tight` one 600 ms a cycle
+# with the sides in zero-copy memory (58 timed cycles: 36 s); -cstop counts the 2 untimed warm-up cycles too.
+TUNE_ARGS = {"pennant-gpu": ["-cstop", "30"], "pennant-tight": ["-cstop", "5"]}
 
 
 @dataclass(frozen=True)
@@ -75,14 +88,22 @@ class Unit:
 def default_plan(**overrides) -> dict:
     """The options of a work list: benchmarks (all configured), sizes (those of SIZES a benchmark has), gpus (None:
     the size's), optimizers (an optimizer that needs a language model only with an endpoint configured), iters,
-    seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus (the CPU Pennant run)."""
+    seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus (the CPU Pennant run),
+    executions (measured executions per tuning evaluation), tune_args ({"<bench>-<size>": application arguments of
+    its comparison}), dedicated (nothing else runs on the machine: compare's `dedicated`)."""
     from mapperopt.benchmarks import known_benchmarks
 
     plan = {"schema": SCHEMA, "benchmarks": known_benchmarks(), "sizes": list(SIZES), "gpus": None,
             "optimizers": list(OPTIMIZERS), "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1], "base_rounds": 3,
-            "final_rounds": 5, "cpu_cpus": 12}
+            "final_rounds": 5, "cpu_cpus": 12, "executions": EXECUTIONS, "tune_args": dict(TUNE_ARGS),
+            "dedicated": True}
     plan.update({k: v for k, v in overrides.items() if v is not None})
     return plan
+
+
+def load_plan(results: Path) -> dict:
+    """The plan stored in `results` (plan.json), with the defaults of options added since it was written."""
+    return {**default_plan(), **json.loads((results / "plan.json").read_text())}
 
 
 def usable_optimizers(plan: dict) -> tuple[list[str], dict[str, str]]:
@@ -120,9 +141,10 @@ def work_list(plan: dict) -> list[Unit]:
     def tune(opt: str, iters: int, seed: int, b: str, s: str) -> Unit:
         return Unit(f"tune-{b}-{s}-{opt}-i{iters}-s{seed}", "tune", b, s, opt, iters, seed)
 
-    # seed-major: one run of every benchmark before the second of any; a comparison's seeds run in order
-    for opt in optimizers:
-        units += [tune(opt, plan["iters"], seed, b, s) for seed in range(plan["seeds"]) for b, s in both]
+    # breadth first: seed 0 of every optimizer on every benchmark (guided on all, then OpenTuner on all ...) before
+    # seed 1 of any; a comparison's seeds of one optimizer run in order
+    units += [tune(opt, plan["iters"], seed, b, s) for seed in range(plan["seeds"]) for opt in optimizers
+              for b, s in both]
     for b, s in both:
         needs = tuple(tune(o, plan["iters"], seed, b, s).id for o in optimizers for seed in range(plan["seeds"]))
         units.append(Unit(f"final-{b}-{s}-i{plan['iters']}", "final", b, s, iters=plan["iters"], needs=needs))
@@ -177,10 +199,13 @@ def _save(results: Path, unit_id: str, data: dict) -> None:
 def _compare_opts(plan: dict, results: Path, unit: Unit, optimizers: list[str], repeats: int, final: bool) -> dict:
     """`run_compare` options: the comparison of (bench, size) is the same folder for every unit of it (the compare
     folder's identity leaves optimizers, iterations and repeats out)."""
+    executions = plan.get("executions", EXECUTIONS)
     return {"optimizers": optimizers, "iters": unit.iters, "repeats": repeats, "size": unit.size, "cpus": None,
-            "gpus": plan["gpus"], "seed": 0, "start": "random", "memory": {}, "executions": 3, "max_executions": 7,
-            "min_time_s": None, "timeout_s": None, "final_rounds": plan["final_rounds"], "runs_dir": results / "work",
-            "new": False, "app_args": (), "final": final}
+            "gpus": plan["gpus"], "seed": 0, "start": "random", "memory": {}, "executions": executions,
+            "max_executions": executions, "min_time_s": None, "timeout_s": None, "final_rounds": plan["final_rounds"],
+            "runs_dir": results / "work", "new": False,
+            "app_args": tuple(plan.get("tune_args", {}).get(f"{unit.bench}-{unit.size}", ())), "final": final,
+            "dedicated": plan.get("dedicated", False)}
 
 
 def _printed(run_dirs) -> dict[str, dict]:
@@ -456,6 +481,109 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
     return lines + [""]
 
 
+# Device time per call: the command's limit less the build of every benchmark (33 s measured), and what a call costs
+# besides its command (a fresh machine's start and the transfers: about a minute and a half, README of the device tool)
+CALL_S, BUILD_S, CALL_OVERHEAD_S = 590, 35, 90
+SESSION_S = 30 * 60  # device time of one session
+
+
+def _expert_wall(results: Path, bench: str, size: str) -> float | None:
+    """The longest execution of the expert in the comparison of (bench, size) (its expert.json), seconds, or None."""
+    for settings in sorted((results / "work" / bench).glob("compare-*/settings.json")):
+        expert = settings.parent / "expert.json"
+        if json.loads(settings.read_text()).get("size") == size and expert.exists():
+            return json.loads(expert.read_text()).get("wall_s")
+    return None
+
+
+def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
+    """The device time the units still missing need, per benchmark and size and for the work list's stages, as
+    Markdown lines.
+
+    One execution: the expert's in the size's comparison (`<results>/work`), else the reference unit's wall time
+    over its executions (a fresh machine's first executions: slower). Seconds per tuning iteration, separately for
+    the optimizers that read the profile (compare.PROFILED: one profiling execution more) and the others: measured,
+    the done tuning units' wall time (the comparison's reference measurement, its start program's timeout and
+    shared evaluations included) over their iterations; for the other kind one execution more or less than that;
+    with nothing measured, `executions` executions (plus the profiling one). A final unit is `final_rounds`
+    executions of the expert and of each run's best. The OpenTuner runs of `long_iters` extend the 10-iteration
+    ones, so they cost the difference."""
+    from mapperopt.optimizer.compare import PROFILED
+
+    todo = [u for u in work_list(plan) if not is_done(u, units.get(u.id)) and u.kind in ("tune", "final")]
+    executions = plan.get("executions", EXECUTIONS)
+    cost: dict[str, float] = {}
+    rows = []
+    for b, s in pairs(plan):
+        base = units.get(f"base-{b}-{s}", {})
+        mine = [u for u in todo if u.bench == b and u.size == s]
+        if not mine:
+            continue
+        if expert_failed(units, b, s):
+            rows.append(f"| {b} | {s} | - | - | - | the expert failed at this size: not run |")
+            continue
+        starts = sum(len((m.get("estimate") or {}).get("values", ())) or 1 for m in base.get("mappers", {}).values())
+        per_start, source = _expert_wall(results, b, s), "the expert's in the comparison"
+        if per_start is None and base.get("wall_s"):
+            per_start, source = base["wall_s"] / starts, "the reference unit's"
+            if plan.get("tune_args", {}).get(f"{b}-{s}"):
+                source += f", more than with the comparison's {' '.join(plan['tune_args'][f'{b}-{s}'])}"
+        if per_start is None:
+            rows.append(f"| {b} | {s} | - | - | - | reference unit not done: no figure yet |")
+            continue
+        measured: dict[bool, float] = {}
+        counted = 0
+        for profiled in (True, False):
+            done = [units[u.id] for u in work_list(plan) if u.kind == "tune" and u.bench == b and u.size == s
+                    and (u.optimizer in PROFILED) == profiled and is_done(u, units.get(u.id))]
+            if done:
+                counted += sum(len(u["records"]) for u in done)
+                measured[profiled] = sum(u["wall_s"] for u in done) / sum(len(u["records"]) for u in done)
+
+        def per_iter(profiled: bool) -> float:
+            if profiled in measured:
+                return measured[profiled]
+            if measured:  # the other kind's, one profiling execution more or less
+                return max(measured[not profiled] + (per_start if profiled else -per_start), per_start)
+            return per_start * (executions + profiled)
+
+        iters = finals = 0
+        for u in mine:
+            if u.kind == "tune":
+                n = u.iters - (plan["iters"] if u.iters != plan["iters"] else 0)
+                iters += n
+                cost[u.id] = n * per_iter(u.optimizer in PROFILED)
+            else:
+                n = plan["final_rounds"] * (1 + len(u.needs))
+                finals += n
+                cost[u.id] = n * per_start
+        how = f"measured over {counted} iterations" if measured else "estimated"
+        seconds = sum(cost[u.id] for u in mine)
+        rows.append(f"| {b} | {s} | {per_start:.1f} s ({source}) | {per_iter(True):.0f} s / {per_iter(False):.0f} s "
+                    f"({how}) | {iters} | {finals} | {seconds / 3600:.1f} h |")
+    per_call = CALL_S - BUILD_S
+
+    def stage(name: str, ids: list[str]) -> str:
+        total = sum(cost[i] for i in ids)
+        calls = -(-total // per_call)
+        device = calls * (CALL_S + CALL_OVERHEAD_S)
+        return (f"| {name} | {len(ids)} | {total / 3600:.1f} h | {calls:.0f} | {device / 3600:.1f} h | "
+                f"{-(-device // SESSION_S):.0f} |")
+
+    first = [u.id for u in todo if u.id in cost and u.kind == "tune" and u.seed == 0 and u.iters == plan["iters"]]
+    short = [u.id for u in todo if u.id in cost and u.iters == plan["iters"]]
+    return ["| benchmark | size | one execution | per tuning iteration: guided / others | iterations left | "
+            "final executions left | device time |", "|---|---|---|---|---|---|---|", *rows, "",
+            f"A device call runs {per_call} s of units ({CALL_S} s less the build) and costs {CALL_OVERHEAD_S} s more "
+            f"of device time (the machine's start and the transfers); a session has {SESSION_S // 60} device minutes. "
+            f"{executions} measured execution(s) per iteration.", "",
+            "| what is left | units | time of the units | device calls | device time | sessions |",
+            "|---|---|---|---|---|---|",
+            stage(f"seed 0 of every optimizer, {plan['iters']} iterations", first),
+            stage(f"every seed, {plan['iters']} iterations, and their final units", short),
+            stage("everything (with the long OpenTuner runs)", list(cost))]
+
+
 def _plot_shares(shares: list[tuple[str, float]], path: Path) -> None:
     """PNG: one horizontal bar per (label, achieved / ceiling); the 80 % target dashed."""
     import matplotlib
@@ -563,7 +691,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     `shown`: the results folder as the commands in the report name it (default `results`)."""
     from mapperopt.benchmarks import load_config
 
-    plan = json.loads((results / "plan.json").read_text())
+    plan = load_plan(results)
     units = load_units(results)
     if notes is None and (results / "notes.json").exists():
         notes = json.loads((results / "notes.json").read_text())
@@ -595,7 +723,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     lines += ["## Tuning: best throughput normalised to the expert mapper", "",
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
-              "iterations; `mapperopt compare`'s protocol (3-7 calibrated executions per evaluation, trimmed mean). "
+              f"iterations; `mapperopt compare`'s protocol ({plan.get('executions', EXECUTIONS)} calibrated "
+              "execution(s) per evaluation, trimmed mean; a timeout at 5x the run's best execution, or the expert's "
+              "before a success, is final). "
               "Scores: mean, population std, worst, median and best of the runs' best / expert; a failed run counts "
               "0. Until a benchmark's `final` unit has measured every run's best together with the expert, the "
               "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
@@ -621,6 +751,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                   notes.get(b) or notes.get(f"{b}-{s}") or "(no sentence written yet: the lines below are the change)",
                   "", "Against the expert (`-` expert only, `+` best only):", "", "```", *change, "```", ""]
     missing = [u for u in todo if u not in done]
+    if any(u.kind in ("tune", "final") for u in missing):
+        lines += ["## Device time of what is left", "", *cost_estimate(units, plan, results), ""]
     lines += ["## Not run yet", ""]
     if missing:
         lines += [f"{len(missing)} units, in the order the script runs them (continue with `{resume}`):", ""]
@@ -684,7 +816,7 @@ def main(argv: list[str] | None = None) -> int:
     stored = results / "plan.json"
     if args.command == "run":
         # a run without options continues the stored plan; options given replace its values
-        plan = json.loads(stored.read_text()) if stored.exists() else default_plan()
+        plan = load_plan(results) if stored.exists() else default_plan()
         plan.update({k: v for k, v in given.items() if v is not None})
         run(plan, results, args.sources.resolve(), args.stop_after, args.retry_failed, args.only)
     elif not stored.exists():
@@ -692,7 +824,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "list":
         units = load_units(results)
-        for u in work_list(json.loads(stored.read_text())):
+        for u in work_list(load_plan(results)):
             saved = units.get(u.id)
             state = "missing" if not saved else "ok" if is_done(u, saved) else "stale" if saved["status"] == "ok" \
                 else saved["status"]

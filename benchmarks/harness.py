@@ -468,7 +468,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
                   gpus: int | None = None, repeats: int = 1, max_repeats: int | None = None,
                   out_dir: str | Path | None = None, timeout_s: float | None = None, min_time_s: float | None = None,
                   trace: bool = False, profile: bool = False, extra_args=(), csize: int | None = None,
-                  fsize: int | None = None, zsize: int | None = None) -> RunResult:
+                  fsize: int | None = None, zsize: int | None = None, retries: int = TRANSIENT_RETRIES) -> RunResult:
     """Run benchmark `app` with a mapper and measure it.
 
     Args:
@@ -500,8 +500,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
             `-ll:csize`) takes the value given here.
         csize, fsize, zsize: system, framebuffer (per GPU) and zero-copy memory in MB; default: the size's.
 
-    An execution that times out or is killed by SIGKILL is run again (`TRANSIENT_RETRIES`) before the run is
-    recorded as failed: a loaded machine can cause either.
+    An execution that times out or is killed by SIGKILL is run again (`retries` times, default
+    `TRANSIENT_RETRIES`) before the run is recorded as failed: a loaded machine can cause either.
 
     Returns:
         The `RunResult`, also written to `result.json` in the run folder, with `feedback.json` beside it.
@@ -577,7 +577,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     measured: list[Attempt] = []
     commands: list[str] = []
     calibrating = min_time_s > 0
-    retries = TRANSIENT_RETRIES
+    allowed = retries
 
     def done() -> bool:
         from mapperopt.benchmarks.protocol import enough
@@ -599,7 +599,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         if run.stage is not None and _transient(run) and retries > 0:
             retries -= 1
             continue
-        retried = TRANSIENT_RETRIES - retries
+        retried = allowed - retries
         if run.stage is not None:
             settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
                             calibration_runs=len(attempts) - len(measured) - 1 - retried, command=commands[-1])

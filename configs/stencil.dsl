@@ -1,7 +1,9 @@
 # Stencil expert mapper (tests/dsl/examples/e2_stencil.dsl) with the portable prelude: on a machine without GPUs,
 # mgpu is the CPU model, every task falls back to its CPU variant, and the placement functions return CPU processors.
 Task * GPU,CPU;
-Region * * GPU FBMEM;
+# Framebuffer first; a tile that does not fit spills to zero-copy memory (the `tight` size: 8 tiles of 113 MB
+# against a 768 MB framebuffer).
+Region * * GPU FBMEM,ZCMEM;
 Region * * CPU SYSMEM;
 Layout * * * SOA F_order;  # x fastest: the CPU kernel asserts a unit x stride
 mcpu = Machine(CPU);

@@ -63,6 +63,9 @@ from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
 
 SCHEMA = "mapperopt.compare/1"
 NEEDS_MODEL = ("trace",)  # optimizers that need a language-model endpoint
+# optimizers that read AutoGuide's feedback, which names the heaviest tasks from a profiling execution: the others'
+# evaluations skip that execution (one Legion start less each)
+PROFILED = ("guided", "trace")
 DEFAULT_OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
 SUMMARY_COLUMNS = ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed_share", "evaluations")
 RUN_COLUMNS = ("optimizer", "repeat", "seed", "iterations", "failed", "best_iter", "best_throughput",
@@ -103,7 +106,9 @@ class RunOutcome:
 class SharedEvaluations:
     """An evaluator that runs each program once per comparison: a program some run of the comparison evaluated
     already (same normalised text, same settings) gets the stored `RunResult`, explained again for this run (AutoGuide
-    compares with this run's best). Assumes, as the paper does, that a mapper's performance is deterministic."""
+    compares with this run's best). Assumes, as the paper does, that a mapper's performance is deterministic. An
+    outcome without a task profile serves an evaluator that profiles only when it failed (nothing to profile); a
+    timeout or kill is kept only on a dedicated machine (elsewhere the load may have caused it)."""
 
     def __init__(self, inner: BenchmarkEvaluator, folder: Path):
         self.inner = inner
@@ -114,9 +119,13 @@ class SharedEvaluations:
         from mapperopt.autoguide import explain, feedback_text
         from mapperopt.records import RunResult
 
-        path = self.folder / f"{cache_key(normalize_dsl(dsl), self.settings)}.json"
-        if path.exists():
-            result = RunResult.from_json(json.loads(path.read_text()))
+        # the key of a profiling evaluator, whichever this one is: with and without a profile share outcomes
+        path = self.folder / f"{cache_key(normalize_dsl(dsl), {**self.settings, 'profile': True})}.json"
+        stored = RunResult.from_json(json.loads(path.read_text())) if path.exists() else None
+        if stored is not None and self.inner.profile and stored.status == "ok" and stored.profile is None:
+            stored = None  # measured without the profile this run's optimizer reads: run again, with it
+        if stored is not None:
+            result = stored
             # relative to the comparison's folder, which may be moved
             where = os.path.relpath(result.run_dir, self.folder.parent) if result.run_dir else None
             (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": where}) + "\n")
@@ -127,7 +136,7 @@ class SharedEvaluations:
         probe = IterationRecord(iter=0, dsl=dsl, key=None, status=evaluation.result.status,
                                 stage=evaluation.result.stage, category="", throughput=None, unit=None,
                                 best_throughput=0.0, result=evaluation.result.to_json())
-        if not probe.transient:  # a timeout or a kill says more about the machine: measured again next time
+        if self.inner.dedicated or not probe.transient:  # else a timeout or kill is measured again next time
             self.folder.mkdir(exist_ok=True)
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(evaluation.result.to_json()) + "\n")
@@ -168,7 +177,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             memory ({"csize"/"fsize"/"zsize": MB}), executions and max_executions (the protocol's repeats per
             mapper), min_time_s (None: the size's, at least
             `protocol.MIN_TIME_S`), timeout_s, final_rounds, runs_dir, new, app_args (list), remeasure (repeat
-            numbers, from 1, whose final measurement is set aside and made again; optional).
+            numbers, from 1, whose final measurement is set aside and made again; optional), dedicated (optional:
+            nothing else runs on the machine, so a timeout or kill is not run again: `BenchmarkEvaluator`).
         say: prints one line of progress.
         on_record: called with (run label, record) after each new iteration.
 
@@ -219,6 +229,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
              "size": opts["size"], "cpus": cpus, "gpus": gpus, "seed": opts["seed"], "start": start_text,
              "memory": opts["memory"], "executions": opts["executions"], "max_executions": max_executions,
              "min_time_s": min_time, "timeout_s": opts["timeout_s"], "app_args": list(opts["app_args"])}
+    if opts.get("dedicated"):  # named only when set: the folders of earlier comparisons keep their names
+        asked["dedicated"] = True
     if isinstance(bench, UserApp):  # the same name may be another program, or the same one judged otherwise
         asked["app"] = {"exe": str(bench.exe), "args": {k: list(v) for k, v in bench.args.items()},
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
@@ -454,13 +466,13 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tupl
 
 
 def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
-               wall_s: float | None = None) -> BenchmarkEvaluator:
+               wall_s: float | None = None, profile: bool = True) -> BenchmarkEvaluator:
     opts = ctx["opts"]
     return BenchmarkEvaluator(ctx["bench"], size=opts["size"], cpus=ctx["cpus"], gpus=ctx["gpus"],
                               repeats=opts["executions"], max_repeats=ctx["max_executions"],
                               timeout_s=opts["timeout_s"], min_time_s=ctx["min_time"], iterations=iterations,
                               memory=opts["memory"], baselines=baselines, extra_args=tuple(opts["app_args"]),
-                              reference_wall_s=wall_s)
+                              reference_wall_s=wall_s, profile=profile, dedicated=opts.get("dedicated", False))
 
 
 def progress_line(label: str, r: IterationRecord, iters: int) -> str:
@@ -509,7 +521,7 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
                                start_point=store.settings["start_point"], llm=LLMConfig.from_env(), workdir=root)
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
     tune(store, optimizer, SharedEvaluations(_evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"],
-                                                        ctx["wall_s"]), folder / "evaluations"),
+                                                        ctx["wall_s"], name in PROFILED), folder / "evaluations"),
          opts["iters"], on_record=lambda rec: report(label, rec))
 
 

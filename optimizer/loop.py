@@ -75,6 +75,8 @@ class BenchmarkEvaluator:
             tune`; not in a comparison of optimizers, where every one must run alike).
         reference_wall_s: the longest execution of the reference mapper (compare's), seconds: what the adaptive
             timeout allows for until an iteration has succeeded (None: the size's timeout until then).
+        dedicated: nothing else runs on the machine (a lent GPU machine): an execution that times out or is killed
+            did so by its own doing, so it is not run again (on a shared machine the load may be the cause).
     """
 
     app: str
@@ -93,6 +95,7 @@ class BenchmarkEvaluator:
     extra_args: tuple[str, ...] = ()
     raise_memory: bool = False
     reference_wall_s: float | None = None
+    dedicated: bool = False
 
     @property
     def settings(self) -> dict:
@@ -134,7 +137,7 @@ class BenchmarkEvaluator:
         if timeout_s is None and adaptive_timeout(best, self.reference_wall_s) is not None:
             timeout_s = min(adaptive_timeout(best, self.reference_wall_s),
                             load_config(self.app).size(self.size).timeout_s)
-        options = {**self.run_options(), "timeout_s": timeout_s}
+        options = {**self.run_options(), "timeout_s": timeout_s, **({"retries": 0} if self.dedicated else {})}
         result = run_benchmark(self.app, dsl, repeats=self.repeats, max_repeats=self.max_repeats, out_dir=out_dir,
                                min_time_s=self.min_time_s, profile=self.profile, **options)
         feedback = explain(result, level=self.level, best=best.throughput if best else None,

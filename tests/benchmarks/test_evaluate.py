@@ -26,9 +26,11 @@ def test_the_work_list_puts_references_and_limits_first_and_finals_after_their_r
     assert not any("trace" in i for i in ids)  # no model endpoint here
     tunes = [u for u in units if u.kind == "tune"]
     assert max(ids.index(u.id) for u in units if u.kind in ("base", "cpu")) < ids.index(tunes[0].id)
-    # one run of every benchmark before the second of any
-    guided = [(u.seed, u.bench) for u in tunes if u.optimizer == "guided"]
-    assert guided == sorted(guided, key=lambda x: x[0])
+    # breadth first: seed 0 of guided on every benchmark and size, then of OpenTuner ..., before any seed 1
+    short = [(u.seed, u.optimizer, u.bench, u.size) for u in tunes if u.iters == 10]
+    assert short[:9] == [(0, "guided", b, s) for b in ("circuit", "stencil", "pennant") for s in ("gpu", "tight", "ci")]
+    assert short[9:18] == [(0, "opentuner", b, s) for b, s in ((x[2], x[3]) for x in short[:9])]
+    assert [x[0] for x in short] == sorted(x[0] for x in short)
     finals = {u.id: u for u in units if u.kind == "final"}
     final = finals["final-circuit-gpu-i10"]
     assert set(final.needs) == {f"tune-circuit-gpu-{o}-i10-s{s}" for o in ("guided", "opentuner") for s in (0, 1)}
@@ -74,6 +76,13 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert "provisional" in row and "of 1 |" in row  # the failed share of its one evaluation
     assert "- `tune-stencil-ci-random-i1-s1`" in text and "- `final-stencil-ci-i1`" in text  # stale final
     assert "python3 benchmarks/gpu/evaluate.py run --results reports/x" in text
+    # the device time of what is left, from the seconds the done tuning unit took per iteration
+    cost = text[text.index("## Device time of what is left"):text.index("## Not run yet")]
+    per_iter = tune["wall_s"] / len(tune["records"])
+    assert "| stencil | ci | " in cost and " s (the expert's in the comparison) | " in cost
+    assert f" s / {per_iter:.0f} s (measured over 1 iterations) | 1 | 3 |" in cost, cost
+    assert "| seed 0 of every optimizer, 1 iterations | 0 |" in cost
+    assert "| every seed, 1 iterations, and their final units | 2 |" in cost
     assert ("Against the expert" in text) == (tune["best_dsl"] is not None)
     assert (results / "stencil-ci.png").stat().st_size > 0
     assert [u.id for u in work_list({**plan, "seeds": 2}) if not evaluate.is_done(u, units.get(u.id))] == [

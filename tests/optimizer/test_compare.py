@@ -203,3 +203,33 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
     assert run2["reference_throughput"] == new["reference"]
     assert main([*args, "--remeasure", "3"]) == 1  # no such repeat
     assert "expected repeat numbers from 1 to 2" in capfd.readouterr().err
+
+def test_shared_evaluations_skip_the_unread_profile_and_keep_timeouts_on_a_dedicated_machine(tmp_path):
+    from mapperopt.optimizer.compare import SharedEvaluations
+    from mapperopt.optimizer.loop import BenchmarkEvaluator
+
+    dsl = load_config("stencil").expert_dsl()
+    shared = tmp_path / "evaluations"
+
+    def evaluate(name: str, **options):
+        out = tmp_path / name
+        out.mkdir()
+        evaluator = BenchmarkEvaluator("stencil", size="ci", min_time_s=0, **options)
+        return SharedEvaluations(evaluator, shared).evaluate(dsl, out, None).result, (out / "shared.json").exists()
+
+    # an optimizer that does not read the profile: one execution, no profiling one
+    plain, reused = evaluate("plain", profile=False)
+    assert plain.ok and plain.profile is None and len(plain.attempts) == 1 and not reused
+    # one that reads it evaluates the program again, with its profile; from then on both reuse that
+    profiled, reused = evaluate("profiled", profile=True)
+    assert profiled.ok and profiled.profile is not None and not reused
+    for name, profile in (("plain-again", False), ("profiled-again", True)):
+        result, reused = evaluate(name, profile=profile)
+        assert reused and result.profile == profiled.profile
+
+    # a timeout on a dedicated machine is the program's own: not run again, and kept like any failure
+    slow = {"timeout_s": 2, "extra_args": ("-tsteps", "1000000000"), "profile": False, "dedicated": True}
+    result, reused = evaluate("slow", **slow)
+    assert result.stage == "timeout" and len(result.attempts) == 1 and result.settings["retried"] == 0
+    result, reused = evaluate("slow-again", **slow)
+    assert reused and result.stage == "timeout"
