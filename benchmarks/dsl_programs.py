@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import itertools
+import os
 import random
 import re
 import subprocess
@@ -291,24 +292,42 @@ def expected_output(text: str, spec: str) -> str:
     return out.getvalue()
 
 
-def differential(texts: list[str], spec: str, workdir: Path, jobs: int = 2) -> list[tuple[str, str, str]]:
+def differential(texts: list[str], spec: str, workdir: Path, jobs: int = 2,
+                 cache: bool = False) -> list[tuple[str, str, str]]:
     """Compile `texts` (each accepted by `check` on `spec`) into `jobs` harness executables built concurrently, run
     them on `spec` and return, per program, (text, harness output, evaluator output). Raises AssertionError when a
-    harness does not build or run (the compiler's output is in the message)."""
+    harness does not build or run (the compiler's output is in the message).
+
+    `cache`: keep the executables in the build cache (`toolchain.cache_dir()/dsl-harness/`) by the content of their
+    source (the generated C++) and of the runtime they include, so that a fixed set of programs (the tests') is
+    compiled once per change of the generator or the runtime; a fuzzing run's one-off programs are not kept."""
     values = _values_object()
+    flags = ["-std=c++17", "-O0"]
+    runtime = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(RUNTIME_DIR.iterdir()) if p.is_file()))
     chunks = [texts[k::jobs] for k in range(jobs) if texts[k::jobs]]
     builds = []
     for k, chunk in enumerate(chunks):
+        source = harness_source([generate(parse(t, "gen.dsl")) for t in chunk])
         src = workdir / f"harness{k}.cc"
-        src.write_text(harness_source([generate(parse(t, "gen.dsl")) for t in chunk]))
+        src.write_text(source)
         exe = workdir / f"harness{k}"
-        cmd = [toolchain.cxx(), "-std=c++17", "-O0", str(src), str(values), f"-I{RUNTIME_DIR}", "-o", str(exe)]
-        builds.append((exe, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+        if cache:
+            key = "\0".join([source, runtime.hexdigest(), values.name, toolchain.cxx(), *flags])
+            exe = toolchain.cache_dir() / "dsl-harness" / f"harness-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+            exe.parent.mkdir(parents=True, exist_ok=True)
+            if exe.exists():
+                builds.append((exe, None, None))
+                continue
+        tmp = exe.with_name(f"{exe.name}.{os.getpid()}.tmp")  # renamed when whole: a reader never runs half a file
+        cmd = [toolchain.cxx(), *flags, str(src), str(values), f"-I{RUNTIME_DIR}", "-o", str(tmp)]
+        builds.append((exe, tmp, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
     nodes, gpus, *cpus = (int(x) for x in spec.split("x"))
     out = []
-    for chunk, (exe, build) in zip(chunks, builds):
-        log = build.communicate()[0]
-        assert build.returncode == 0, f"the harness does not build:\n{log[-3000:]}"
+    for chunk, (exe, tmp, build) in zip(chunks, builds):
+        if build is not None:
+            log = build.communicate()[0]
+            assert build.returncode == 0, f"the harness does not build:\n{log[-3000:]}"
+            tmp.replace(exe)
         run = subprocess.run([str(exe), str(nodes), str(gpus), str(cpus[0] if cpus else 1)], capture_output=True,
                              text=True, timeout=300)
         outputs = re.split(r"^@@program \d+\n", run.stderr, flags=re.M)[1:]

@@ -8,14 +8,19 @@ a few cores.
 Warm (the default): the build cache (`MAPPEROPT_CACHE`, default ~/.cache/mapperopt) holds the Legion support
 library, the applications and every mapper the tests compile. The script makes it so by running the suite once
 before the measured run (its figures are printed too, as the warm-up); `--no-warmup` skips that when a run has
-just filled the cache. Builds are content-addressed, so the measured run compiles nothing that the warm-up did.
+just filled the cache with builds of the same code (after a change of the compiler's code generator, a runtime or an
+application, the cache is not warm for it). Builds are content-addressed, so the measured run compiles nothing that
+the warm-up did; the figures say how many objects the build cache gained during the measured run (from any process
+sharing the cache): a warm run still compiles about 15, those that tests build on purpose or whose C++ names a
+temporary file; many more say that the cache was not warm.
 `--cold`: the one measured run uses a new empty cache in a temporary folder (removed afterwards).
 
 Printed: wall seconds, CPU seconds (user + system of pytest and everything it started, from the children's
-rusage), the test count from pytest's summary line, the five files that took longest (setup, call and teardown of
-their tests summed over workers, from `--durations=0`), and the load average before and after (`os.getloadavg`),
-without which figures from a shared machine mean little. Run from the repository root with the venv of the README
-installed. Exit status: pytest's.
+rusage), the test count from pytest's summary line, the objects compiled into the build cache, the five files that took
+longest (setup, call and teardown of their tests summed over workers, from `--durations=0`), and the load average
+before and after (`os.getloadavg`), without which figures from a shared machine mean little; Legion's processors
+wait busily, so a loaded machine raises the CPU seconds too. Run from the repository root with the venv of the
+README installed. Exit status: pytest's.
 """
 
 from __future__ import annotations
@@ -38,11 +43,18 @@ DURATION = re.compile(r"^\s*([\d.]+)s (?:setup|call|teardown)\s+(\S+?)::")
 SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)\b")
 
 
+def compiled(env: dict[str, str]) -> int:
+    """Objects and test harnesses in the build cache (toolchain.cache_dir(): MAPPEROPT_CACHE or ~/.cache/mapperopt)."""
+    cache = Path(env.get("MAPPEROPT_CACHE") or Path.home() / ".cache" / "mapperopt")
+    return sum(1 for _ in cache.glob("*/obj/*.o")) + sum(1 for _ in cache.glob("dsl-harness/harness-*"))
+
+
 def run_suite(cores: str, env: dict[str, str], extra: list[str], log: Path | None = None) -> dict:
     """One run of the test command under `taskset -c cores`: wall and CPU seconds, counts, slowest files. pytest's
     output is also appended to `log` as it comes (to follow a long run)."""
     cmd = ["taskset", "-c", cores, str(PYTEST), "-q", "--durations=0", *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    objects = compiled(env)
     load_before = os.getloadavg()
     start = time.monotonic()
     lines = []
@@ -65,7 +77,7 @@ def run_suite(cores: str, env: dict[str, str], extra: list[str], log: Path | Non
     counts = {kind: int(n) for n, kind in SUMMARY.findall(last)}
     return {"status": proc.returncode, "wall": wall, "cpu": cpu, "counts": counts, "summary": last,
             "slowest": sorted(files.items(), key=lambda kv: -kv[1])[:5], "load": (load_before, os.getloadavg()),
-            "output": output}
+            "compiled": compiled(env) - objects, "output": output}
 
 
 def report(name: str, r: dict, cores: str) -> None:
@@ -73,7 +85,7 @@ def report(name: str, r: dict, cores: str) -> None:
     load = " to ".join(f"{a[0]:.2f}" for a in r["load"])
     print(f"{name}: {r['wall']:.0f} s wall, {r['cpu']:.0f} CPU s ({r['cpu'] / max(r['wall'], 1e-9):.2f} cores busy "
           f"of {n}), {sum(r['counts'].get(k, 0) for k in ('passed', 'failed'))} tests ({r['summary']}), "
-          f"1-minute load average {load}")
+          f"1-minute load average {load}, {r['compiled']} objects compiled into the build cache")
     for path, seconds in r["slowest"]:
         print(f"    {seconds:7.1f} s  {path}")
 

@@ -19,6 +19,10 @@ from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, ToolchainError
 
 PROBE_TIMEOUT_S = 120
+# Probes made by this process: (probe key, allowed cores) -> the machine description's JSON. One machine, command
+# line and set of cores gives one answer, so `tune` and `compare`, which describe the machine and then check mappers
+# against it, run the probe once, not twice.
+_PROBED: dict[tuple, str] = {}
 
 
 def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolchain.Legion | None = None,
@@ -30,7 +34,8 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
         gpus: GPUs to ask Realm for (`-ll:gpu`; default 0).
         memory_flags: the run's flags that create memories, e.g. `("-ll:rsize", "64")` (RDMEM exists only then).
         cached: answer from `toolchain.cache_dir()/machines/` when the same probe, command line, host, core count and
-            GPU devices were probed before (a Legion run takes seconds; `check` probes on every call).
+            GPU devices were probed before (a Legion run takes seconds; `check` probes on every call). Within one
+            process the same probe runs once in any case.
 
     Raises:
         MapperoptError: GPUs requested on a machine without an NVIDIA driver, or fewer GPUs than requested.
@@ -52,6 +57,9 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     key = hashlib.sha256(json.dumps([cmd, platform.node(), os.cpu_count(), sorted(glob.glob("/dev/nvidia[0-9]*"))])
                          .encode()).hexdigest()[:16]
     path = toolchain.cache_dir() / "machines" / f"{key}.json"
+    here = (key, tuple(sorted(os.sched_getaffinity(0))))
+    if here in _PROBED:
+        return json.loads(_PROBED[here])
     if cached and path.is_file():
         return json.loads(path.read_text())
     result = subprocess.run(cmd, capture_output=True, text=True, env=toolchain.runtime_env(legion),
@@ -61,6 +69,7 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
         what = gpu_lines[0].split(": ", 1)[-1] if gpu_lines else f"exit status {result.returncode}"
         raise MapperoptError(f"the Legion machine probe failed ({what}): {' '.join(cmd)}\n{result.stderr[-2000:]}")
     data = json.loads(result.stdout.strip().splitlines()[-1])
+    _PROBED[here] = json.dumps(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")  # written whole, then renamed: a reader never sees half a file
     tmp.write_text(json.dumps(data) + "\n")

@@ -115,8 +115,11 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     }
     if isinstance(bench, UserApp):
         settings["app_file"] = bench.path
-    store = TuneStore.create(opts["runs_dir"], bench, settings)
+    # The folder's path is known before it exists: a Ctrl-C that lands while it is being created, or just after,
+    # removes it too.
+    root, store = TuneStore.new_root(opts["runs_dir"], bench), None
     try:
+        store = TuneStore.create(opts["runs_dir"], bench, settings, root=root)
         evaluator = _evaluator(bench, store.settings)
         if BASELINES[opts["baseline"]]:
             baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator,
@@ -127,12 +130,13 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
             calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
                                         **evaluator.run_options())
             store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
+        store.write_settings()
     except KeyboardInterrupt:
         # A folder whose set-up never finished is never continued (`_latest`): remove it rather than leave it.
-        store.unlock()
-        shutil.rmtree(store.root, ignore_errors=True)
+        if store is not None:
+            store.unlock()
+        shutil.rmtree(root, ignore_errors=True)
         raise
-    store.write_settings()
     return store, store.settings
 
 

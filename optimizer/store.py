@@ -93,11 +93,16 @@ class TuneStore:
 
     # ------------------------------------------------------------------------------------------ create / open
 
+    @staticmethod
+    def new_root(runs_dir: Path, app: str) -> Path:
+        """The path of a new tuning folder, `runs_dir/<app>/tune-<timestamp>-<6 hex>/` (not created)."""
+        return Path(runs_dir) / str(app) / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
     @classmethod
-    def create(cls, runs_dir: Path, app: str, settings: dict) -> TuneStore:
-        """A new, empty tuning folder `runs_dir/<app>/tune-<timestamp>-<6 hex>/` with settings.json written, locked
+    def create(cls, runs_dir: Path, app: str, settings: dict, root: Path | None = None) -> TuneStore:
+        """A new, empty tuning folder (`root`, default `new_root(runs_dir, app)`) with settings.json written, locked
         by this process."""
-        root = Path(runs_dir) / str(app) / f"tune-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+        root = root or cls.new_root(runs_dir, app)
         root.mkdir(parents=True)
         store = cls(root, {"schema": SETTINGS_SCHEMA, "app": str(app), **settings}, [])
         store.lock()

@@ -1,40 +1,67 @@
 """The order in which pytest-xdist hands out the test files (pyproject.toml: `--dist loadfile
 --no-loadscope-reorder`): longest first, so that no long file starts last while the other workers sit idle.
 
-Each file is one unit of work (its module fixtures and builds run once). `LONGEST_FIRST` comes from measured CPU
-times; a file missing from it only starts later, in collection order. Serial runs (`-n 0`) follow the same order.
+Each file is one unit of work (its module fixtures and builds run once), except the files of `ONE_WORKER`, which form
+one unit: they import trace-opt (about 6 CPU-s with LiteLLM), once on one worker rather than once on each.
+`LONGEST_FIRST` comes from measured CPU times; a file missing from it only starts later, in collection order. Serial
+runs (`-n 0`) follow the same order.
 """
 
 from __future__ import annotations
 
 import pytest
 
-# Test files in decreasing CPU time of a run with a warm build cache (benchmarks/suite_time.py).
+# Test files in decreasing CPU time of a run with a warm build cache (benchmarks/suite_time.py; 2026-12-02).
 LONGEST_FIRST = [
+    "tests/optimizer/test_tune_cli.py",
+    "tests/optimizer/test_loop.py",
+    "tests/optimizer/test_compare.py",
+    "tests/compiler/test_generated.py",
+    "tests/benchmarks/test_harness.py",
+    "tests/optimizer/test_random_starts.py",
+    "tests/userapp/test_unknown_benchmarks.py",
+    "tests/benchmarks/test_gemm3d_apps.py",
+    "tests/compiler/test_statements.py",
+    "tests/benchmarks/test_any_count.py",
+    "tests/autoguide/test_fixes.py",
+    "tests/compiler/test_examples.py",
+    "tests/benchmarks/test_evaluate.py",
+    "tests/benchmarks/test_gemm_apps.py",
+    "tests/toolchain/test_toolchain.py",
+    "tests/compiler/test_differential.py",
+    "tests/optimizer/test_baselines.py",
+    "tests/dsl/test_formatter.py",
+    "tests/benchmarks/test_run_cli.py",
+    "tests/compiler/test_fidelity.py",
+    "tests/optimizer/test_pressure.py",
+    "tests/optimizer/test_llm.py",
+    "tests/compiler/test_errors.py",
+    "tests/dsl/test_fuzz.py",
+    "tests/compiler/test_build.py",
+    "tests/userapp/test_foreign_app.py",
+    "tests/optimizer/test_random_agent.py",
+]
+
+# The test files that run the Trace optimizer (they import trace-opt).
+ONE_WORKER = {
     "tests/optimizer/test_loop.py",
     "tests/optimizer/test_tune_cli.py",
-    "tests/optimizer/test_compare.py",
-    "tests/userapp/test_unknown_benchmarks.py",
-    "tests/benchmarks/test_harness.py",
-    "tests/autoguide/test_fixes.py",
-    "tests/benchmarks/test_any_count.py",
-    "tests/benchmarks/test_gemm3d_apps.py",
-    "tests/benchmarks/test_gemm_apps.py",
-    "tests/benchmarks/test_evaluate.py",
-    "tests/optimizer/test_default_point.py",
-    "tests/compiler/test_statements.py",
-    "tests/compiler/test_examples.py",
-    "tests/optimizer/test_random_agent.py",
-    "tests/optimizer/test_baselines.py",
-    "tests/userapp/test_foreign_app.py",
-    "tests/compiler/test_differential.py",
-    "tests/compiler/test_fidelity.py",
-    "tests/compiler/test_errors.py",
-    "tests/compiler/test_build.py",
-    "tests/autoguide/test_rules.py",
-    "tests/toolchain/test_toolchain.py",
     "tests/optimizer/test_llm.py",
-]
+    "tests/optimizer/test_random_agent.py",
+}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadfile":  # another --dist given on the command line: xdist's own
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "trace-opt" if path in ONE_WORKER else path
+
+    return Scheduling(config, log)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

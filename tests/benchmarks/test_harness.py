@@ -363,8 +363,10 @@ def test_the_run_command(tmp_path):
 
     from mapperopt.benchmarks.commands import run
 
-    ok = CliRunner().invoke(run, ["circuit", "--mapper", "expert", "--repeats", "2", "--csize", "300",
-                                  "--out", str(tmp_path / "a"), "--", "-ll:util", "1", "-lg:inorder"])
+    # two executions of at least 0.05 s (the protocol's default, up to 7 of 0.5 s: tests/benchmarks/test_run_cli.py)
+    ok = CliRunner().invoke(run, ["circuit", "--mapper", "expert", "--repeats", "2", "--max-repeats", "2",
+                                  "--min-time", "0.05", "--csize", "300", "--out", str(tmp_path / "a"), "--",
+                                  "-ll:util", "1", "-lg:inorder"])
     assert ok.exit_code == 0, ok.output
     command = (tmp_path / "a" / "command.txt").read_text().splitlines()[-1]
     assert "-ll:csize 300 " in command and "-ll:csize 256" not in command   # --csize replaces the size's

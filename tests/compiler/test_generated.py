@@ -17,7 +17,7 @@ PROGRAMS_PER_MACHINE = 20
 @pytest.mark.parametrize("spec,seed", [("2x4", 1), ("3x5", 2), ("4x8x2", 3)])
 def test_generated_programs_agree_with_the_evaluator(spec, seed, tmp_path):
     texts = accepted_programs(seed, PROGRAMS_PER_MACHINE, spec)
-    results = differential(texts, spec, tmp_path)
+    results = differential(texts, spec, tmp_path, cache=True)  # compiled once per change of the compiler's code
     assert sum(compiled.count("@@map") for _, compiled, _ in results) >= 5 * len(texts)
     for text, compiled, expected in results:
         assert compiled == expected, text + "\n" + "\n".join(
@@ -39,5 +39,5 @@ def test_a_merge_with_the_wrong_dimension_order_is_caught(tmp_path, monkeypatch)
                       r"(Value::integer\(\d+LL\))\}", r"\1, \3, \2}", real(program))
 
     monkeypatch.setattr(dsl_programs, "generate", swapped)
-    results = differential(texts, "2x4", tmp_path, jobs=1)
+    results = differential(texts, "2x4", tmp_path, jobs=1, cache=True)
     assert any(compiled != expected for _, compiled, expected in results)

@@ -82,7 +82,7 @@ def test_tuning_from_a_random_start_drops_what_it_does_not_need_first(tmp_path, 
     runs = tmp_path / "runs"
     assert main(["tune", bench, "--size", "ci", "--start", "random", "--seed", "0", "--iters", "2", "--gpus", "0",
                  "--cpus", "1", "--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
-                 "--runs-dir", str(runs)]) == 0
+                 "--min-time", "0.05", "--runs-dir", str(runs)]) == 0
     (folder,) = (runs / bench).iterdir()
     first, second = TuneStore.open(folder).records
     assert all(word in first.dsl for word in REMEDIES)

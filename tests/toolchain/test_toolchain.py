@@ -59,6 +59,28 @@ def test_probe_reports_the_cpus_legion_was_given(cpus):
         assert data["processors"]["GPU"] == [0]
 
 
+def test_one_process_runs_the_same_probe_once(monkeypatch):
+    """`tune` and `compare` describe the machine, then the harness checks each mapper against it: one Legion run."""
+    from mapperopt import commands
+
+    monkeypatch.setattr(commands, "_PROBED", {})
+    runs = []
+    real = subprocess.run
+
+    def run(cmd, **kwargs):
+        if cmd[0].endswith("/probe"):  # not a compiler's run, if the probe is built now
+            runs.append(cmd)
+        return real(cmd, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    first = probe_json(cpus=2)
+    first["nodes"] = 99  # a caller's change to its copy is not seen by the next caller
+    assert probe_json(cpus=2)["processors"]["CPU"] == [2] and probe_json(cpus=2)["nodes"] == 1
+    assert len(runs) == 1
+    probe_json(cpus=1)  # another command line is probed
+    assert len(runs) == 2
+
+
 def test_gpus_without_a_driver_is_a_clear_error():
     if toolchain.has_cuda_driver():
         pytest.skip("this machine has a GPU driver")
