@@ -89,14 +89,15 @@ def default_plan(**overrides) -> dict:
     """The options of a work list: benchmarks (all configured), sizes (those of SIZES a benchmark has), gpus (None:
     the size's), optimizers (an optimizer that needs a language model only with an endpoint configured), iters,
     seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus (the CPU Pennant run),
-    executions (measured executions per tuning evaluation), tune_args ({"<bench>-<size>": application arguments of
-    its comparison}), dedicated (nothing else runs on the machine: compare's `dedicated`)."""
+    executions (measured executions per tuning evaluation), min_time_s (measured seconds per execution at least;
+    None: the size's and the protocol's), tune_args ({"<bench>-<size>": application arguments of its comparison}),
+    dedicated (nothing else runs on the machine: compare's `dedicated`)."""
     from mapperopt.benchmarks import known_benchmarks
 
     plan = {"schema": SCHEMA, "benchmarks": known_benchmarks(), "sizes": list(SIZES), "gpus": None,
             "optimizers": list(OPTIMIZERS), "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1], "base_rounds": 3,
-            "final_rounds": 5, "cpu_cpus": 12, "executions": EXECUTIONS, "tune_args": dict(TUNE_ARGS),
-            "dedicated": True}
+            "final_rounds": 5, "cpu_cpus": 12, "executions": EXECUTIONS, "min_time_s": None,
+            "tune_args": dict(TUNE_ARGS), "dedicated": True}
     plan.update({k: v for k, v in overrides.items() if v is not None})
     return plan
 
@@ -202,7 +203,7 @@ def _compare_opts(plan: dict, results: Path, unit: Unit, optimizers: list[str], 
     executions = plan.get("executions", EXECUTIONS)
     return {"optimizers": optimizers, "iters": unit.iters, "repeats": repeats, "size": unit.size, "cpus": None,
             "gpus": plan["gpus"], "seed": 0, "start": "random", "memory": {}, "executions": executions,
-            "max_executions": executions, "min_time_s": None, "timeout_s": None, "final_rounds": plan["final_rounds"],
+            "max_executions": executions, "min_time_s": plan.get("min_time_s"), "timeout_s": None, "final_rounds": plan["final_rounds"],
             "runs_dir": results / "work", "new": False,
             "app_args": tuple(plan.get("tune_args", {}).get(f"{unit.bench}-{unit.size}", ())), "final": final,
             "dedicated": plan.get("dedicated", False)}
@@ -260,7 +261,8 @@ def _run_base(plan: dict, results: Path, unit: Unit) -> dict:
     out = results / "work" / unit.bench / f"base-{unit.size}"
     shutil.rmtree(out, ignore_errors=True)  # an interrupted earlier attempt
     measured = protocol.measure_together(unit.bench, {"default": "default", "expert": "expert"}, plan["base_rounds"],
-                                         out, min_time_s=max(size.min_time_s, protocol.MIN_TIME_S), size=unit.size,
+                                         out, min_time_s=plan.get("min_time_s") or max(size.min_time_s, protocol.MIN_TIME_S),
+                                         size=unit.size,
                                          cpus=cpus, gpus=gpus)
     data = {"cpus": cpus, "gpus": gpus, "rounds": plan["base_rounds"], "mappers": {}}
     for name, m in measured.items():

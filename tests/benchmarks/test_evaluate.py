@@ -45,7 +45,7 @@ def test_the_work_list_puts_references_and_limits_first_and_finals_after_their_r
 def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     results = tmp_path / "eval"
     plan = default_plan(benchmarks=["stencil"], sizes=["ci"], gpus=0, optimizers=["random"], iters=1,
-                        seeds=1, long_iters=0, base_rounds=1, final_rounds=1)
+                        seeds=1, long_iters=0, base_rounds=1, final_rounds=1, min_time_s=0.05)
     lines = []
     assert evaluate.run(plan, results, Path("benchmarks/gpu"), stop_after=0, say=lines.append) == []
     assert json.loads((results / "plan.json").read_text()) == plan and not load_units(results)
