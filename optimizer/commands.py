@@ -425,7 +425,7 @@ def _print_summary(console: Any, summary: dict, unit: str) -> None:
     rounds = summary["rounds"]
     table = Table(title=f"Measured together, {rounds} interleaved rounds each (trimmed mean, "
                         f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median)")
-    for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it"):
+    for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it (interval of the ratio)"):
         table.add_column(col)
     labels = {summary["start"]: "start" if summary["start"] == "start" else f"{summary['start']} (start)",
               summary["best"]: f"{summary['best']} (best)"}
@@ -436,7 +436,9 @@ def _print_summary(console: Any, summary: dict, unit: str) -> None:
             table.add_row(labels.get(name, name), "[red]failed[/]", "", "", escape(m["reason"] or ""))
             continue
         ratio = "-" if name == summary["best"] else (
-            f"{vs['ratio']:.2f}x" + ("" if vs["significant"] else " [yellow](n.s.)[/]") if vs else "-")
+            # the ratio's own interval: two overlapping throughput intervals can still give a significant ratio
+            f"{vs['ratio']:.2f}x ({vs['low']:.2f}-{vs['high']:.2f})" + ("" if vs["significant"] else " [yellow](n.s.)[/]")
+            if vs else "-")
         table.add_row(labels.get(name, name), f"{est['value']:.4g}", f"{est['low']:.4g}-{est['high']:.4g}",
                       f"{est['spread']:.0%}", ratio)
     console.print(table)

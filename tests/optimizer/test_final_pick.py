@@ -51,3 +51,4 @@ def test_the_start_can_be_the_final_pick(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "The best is the start program itself: tuning found nothing faster." in out
     assert "start (best)" in out
+    assert "1.50x (1.50-1.50)" in out  # each ratio with its own interval, not only the throughputs' intervals
