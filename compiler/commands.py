@@ -22,7 +22,7 @@ def _compile(text: str, file: str, app, bench: str | None, machine_spec: str | N
     exits with status 1 on errors."""
     from mapperopt.compiler.build import CheckError, compile_program
     from mapperopt.descriptions import parse_machine_spec
-    from mapperopt.dsl.commands import summary_line, unchecked_note
+    from mapperopt.dsl.commands import summary_line, syntax_error_summary, unchecked_note
     from mapperopt.dsl.errors import DslSyntaxError, render_all
 
     machine = parse_machine_spec(machine_spec) if machine_spec else None
@@ -30,7 +30,7 @@ def _compile(text: str, file: str, app, bench: str | None, machine_spec: str | N
         cm = compile_program(text, file, app=app, machine=machine)
     except DslSyntaxError as exc:
         click.echo(str(exc), err=True)
-        click.echo(f"{file}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)", err=True)
+        click.echo(syntax_error_summary(file), err=True)
         raise click.exceptions.Exit(1) from None
     except CheckError as exc:
         click.echo(render_all(exc.diagnostics, text), err=True)
@@ -68,7 +68,7 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
         text = Path(file).read_text()
     except OSError as exc:
         raise MapperoptError(f"cannot read '{file}': {exc.strerror}") from None
-    described = ""
+    app, described = None, ""
     if bench and (size not in (None, "ci") or app_args):  # the application describes that run itself
         app = sized_app(bench, None, size or "ci", app_args)[1]
         described = json.dumps(app.to_json(), sort_keys=True)
@@ -78,7 +78,8 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
             raise OSError("the recorded library is gone")
     except (OSError, ValueError):
-        app = sized_app(bench, None, size or "ci", app_args)[1] if described else load_app(bench) if bench else None
+        if bench and app is None:  # the stored description of size ci, read only when compiling
+            app = load_app(bench)
         so_path, cpp_path, messages = _compile(text, file, app, bench, machine_spec)
         record.parent.mkdir(parents=True, exist_ok=True)
         tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")

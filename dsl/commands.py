@@ -61,12 +61,17 @@ def summary_line(path: str, diags) -> str:
     return f"{path}: {errors} error(s), {len(diags) - errors} warning(s)"
 
 
+def syntax_error_summary(path: str) -> str:
+    """The summary line after a syntax error (the parser reports only the first)."""
+    return f"{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)"
+
+
 def _parse_or_exit(text: str, path: str):
     try:
         return parse(text, path)
     except DslSyntaxError as exc:
         click.echo(str(exc), err=True)
-        click.echo(f"{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)", err=True)
+        click.echo(syntax_error_summary(path), err=True)
         raise click.exceptions.Exit(1) from None
 
 
