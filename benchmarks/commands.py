@@ -153,10 +153,11 @@ def size_options(command):
 @click.option("--once", is_flag=True,
               help="One raw execution at the size's own iteration count: no calibration, no repeats.")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
-@click.option("--profile", is_flag=True,
-              help="Per-task times of every execution, trace replays included: one more, untraced execution after "
-                   "the measured ones (MAPPEROPT_PROFILE); the tasks of the timed loop first. Needs a DSL "
-                   "mapper (--mapper expert or a file), not Legion's default.")
+@click.option("--profile/--no-profile", default=None,
+              help="Per-task times of every execution, trace replays included: one more, untraced execution of at "
+                   "most 3 timed iterations after the measured ones (MAPPEROPT_PROFILE); the tasks of the timed loop "
+                   "first, and AutoGuide's advice names the task that takes the time. Needs a DSL mapper (--mapper "
+                   "expert or a file), not Legion's default [default: on for a benchmark run with a DSL mapper].")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
@@ -174,6 +175,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     from rich.console import Console
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
+    if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
+        profile = isinstance(bench, str) and mapper != "default"
     if once:
         repeats = max_repeats = 1
         min_time_s = 0.0 if min_time_s is None else min_time_s
