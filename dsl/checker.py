@@ -952,8 +952,8 @@ class _Checker:
         (e.g. a task listed `GPU,CPU` whose CPU variant rejects the layout fails on a machine without GPUs)."""
         if self.app is None:
             return
-        # (code, deciding statement, needed, given, why) -> (statement, ["task (requirements)", ...], [fix, ...],
-        # aspects the statement gets wrong)
+        # (code, deciding statements, needed, given, why) -> (statements deciding each wrong aspect (None: the
+        # default) and those aspects, ["task (requirements)", ...], [a statement for just that requirement, ...])
         found: dict[tuple, tuple] = {}
         for info in self.app.tasks:
             if info.inner:
@@ -973,36 +973,41 @@ class _Checker:
                                            ("order", r.interleave is None or got["order"] == r.interleave))
                            if not ok and (not r.layout_kinds or kind in r.layout_kinds)]
                     if bad:
-                        rejected.append((kind, memory, got, by.get(bad[0]), bad))
+                        rejected.append((kind, memory, got, {a: by.get(a) for a in bad}))
                 if not rejected:
                     continue
-                kind, memory, got, stmt, bad = rejected[0]
+                kind, memory, got, deciders = rejected[0]
                 need = " ".join(x for x in (r.interleave, r.layout) if x)
                 given = " ".join(x for x in (r.interleave and got["order"], r.layout and f"{got['dims']}_order") if x)
                 certain = len(rejected) == len(places)
                 why = self._layout_why(places, kind, memory, certain)
-                key = ("E223" if certain else "W312", id(stmt), need, given, why)
-                # A statement for this very requirement takes precedence over `stmt`: for its memory if `stmt` names
-                # one (a memory ranks above a processor kind), else for its processor kind.
-                memory_stmt = stmt is not None and isinstance(stmt.target, A.Kind) and stmt.target.is_memory
-                fix = f"Layout {info.name} {r.index} {memory if memory_stmt else kind} {need};"
-                entry = reqs.setdefault(key, (stmt, [], [], bad))
+                key = ("E223" if certain else "W312", tuple(id(d) for d in deciders.values()), need, given, why)
+                # A statement for this very requirement takes precedence over the deciding ones: for its memory if one
+                # of them names a memory (a memory ranks above a processor kind), else for its processor kind.
+                memory_stmt = any(isinstance(d, A.LayoutStmt) and isinstance(d.target, A.Kind) and d.target.is_memory
+                                  for d in deciders.values())
+                entry = reqs.setdefault(key, (deciders, [], []))
                 entry[1].append(r.name or str(r.index))
-                entry[2].append(fix)
-            for key, (stmt, names, fixes, bad) in reqs.items():
-                entry = found.setdefault(key, (stmt, [], [], bad))
+                entry[2].append(f"Layout {info.name} {r.index} {memory if memory_stmt else kind} {need};")
+            for key, (deciders, names, fixes) in reqs.items():
+                entry = found.setdefault(key, (deciders, [], []))
                 entry[1].append(f"{info.name} ({', '.join(names)})")
                 entry[2].extend(fixes)
-        for (code, _, need, given, why), (stmt, tasks, fixes, bad) in found.items():
-            if stmt is None:
-                hints = [f"add `Layout * * * SOA {need.split()[-1]};` (without a Layout statement, instances are SOA "
-                         "F_order)"]
-            else:
-                hints = [f"write `{format_statement(_with_constraints(stmt, need, bad))}` instead"]
-                if len(fixes) == 1:
-                    hints.append(f"or keep line {stmt.loc.line} for the other tasks and add `{fixes[0]}` after it")
+        for (code, _, need, given, why), (deciders, tasks, fixes) in found.items():
+            stmts = sorted(dict.fromkeys(d for d in deciders.values() if d is not None), key=lambda x: x.loc.line)
+            several = len(stmts) + (None in deciders.values()) > 1
+            hints = []
+            for stmt in stmts:
+                fixed = format_statement(_with_constraints(stmt, need, [a for a, d in deciders.items() if d is stmt]))
+                hints.append(f"write `{fixed}` instead" + (f" of line {stmt.loc.line}" if several else ""))
+            if None in deciders.values():
+                hints.append(f"add `Layout * * * {need};` (without a Layout statement, instances are SOA F_order)")
+            if stmts and len(fixes) == 1:
+                lines = " and ".join(str(x.loc.line) for x in stmts)
+                hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for the other tasks and add "
+                             f"`{fixes[0]}` after {'them' if len(stmts) > 1 else 'it'}")
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
-                           f"{'; '.join(tasks)}: {why}", stmt.loc if stmt is not None else self.program.loc, hints)
+                           f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self.program.loc, hints)
 
     def _instance_places(self, ev: Evaluator, info, req_index: int) -> list[tuple[str, str]]:
         """(processor kind, memory kind) of every place requirement `req_index` of task `info` may get an instance:

@@ -46,6 +46,15 @@ def test_the_error_names_the_statement_and_what_to_write_instead():
                              parse_machine_spec("1x0x2")) if d.code == "E223"]
     assert "add `Layout stencil 0 SYSMEM SOA F_order;` after it" in d.hints[1]
     assert not layout_diags("Task * CPU;\nLayout * * SYSMEM AOS;\nLayout stencil 0 SYSMEM SOA F_order;\n")
+    # AOS from one statement, C_order from another: one error, a rewrite of each, or one statement after both.
+    (d,) = [d for d in check(parse("Task * CPU;\nLayout * * * AOS;\nLayout * * CPU C_order;\n", "<m>"),
+                             load_app("stencil"), parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert d.hints == (
+        "write `Layout * * * SOA;` instead of line 2", "write `Layout * * CPU F_order;` instead of line 3",
+        "or keep lines 2 and 3 for the other tasks and add `Layout stencil 0 CPU SOA F_order;` after them")
+    assert not layout_diags("Task * CPU;\nLayout * * * SOA;\nLayout * * CPU F_order;\n")
+    assert not layout_diags("Task * CPU;\nLayout * * * AOS;\nLayout * * CPU C_order;\n"
+                            "Layout stencil 0 CPU SOA F_order;\n")
 
 
 def test_check_does_not_flag_the_gpu_variant():
