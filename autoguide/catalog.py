@@ -33,7 +33,7 @@ PERFORMANCE_FIELDS = {
     "versus": ("ratio", "baseline"), "versus_best": ("ratio", "best", "unit"), "new_best": ("ratio", "best", "unit"),
     "hot_task": ("task", "kind", "count", "total_s", "share", "scope"), "heavy_on_cpu": ("task",),
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
-    "other_memories": ("task", "kind", "other", "where"),
+    "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options"),
     "no_profile": ("machine",),
 }

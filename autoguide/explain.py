@@ -257,6 +257,9 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
     others = [m for m in kind["memories"] if m not in placed]
     if placed and others:
         parts.append(texts["other_memories"].format(task=row["task"], kind=row["kind"], other=others[0], where=where))
+    elif not placed and len(kind["memories"]) > 1:  # where its instances are is unknown (no description)
+        parts.append(texts["memories"].format(task=row["task"], kind=row["kind"],
+                                              memories=_memories_text(kind["memories"])))
     if parts:
         return " ".join(parts)
     # One processor and every memory in use: the instances' layout and lifetime are left, as far as the variants

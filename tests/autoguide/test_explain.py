@@ -154,6 +154,10 @@ def test_the_suggestion_names_the_statement_to_try_for_the_heaviest_task():
     # The expert mapper already uses both: the suggestion says where each requirement is and turns to the layout.
     suggestion = explain(_on_gpu(expert)).suggestion
     assert "its instances are in FBMEM (rp_private, rp_wires), ZCMEM (rp_shared, rp_ghost)" in suggestion
+    # A program without a description: where its instances are is unknown, so only the choice is named.
+    unknown = dataclasses.replace(_on_gpu(expert), app="my_program")
+    assert explain(unknown).suggestion.startswith("GPU tasks of this machine can use FBMEM, ZCMEM: try a Region "
+                                                  "statement for '")
     app = load_app("circuit")
     for statement in re.findall(r"`([^`]+)`", suggestion):
         diags = check(parse(expert.dsl + statement + "\n", "<m>"), app, parse_machine_spec("1x1"))
