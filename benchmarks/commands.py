@@ -11,7 +11,7 @@ import click
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.harness import run_benchmark
+from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, run_benchmark
 from mapperopt.benchmarks.userapp import app_from_options, app_options
 from mapperopt.records import Feedback, RunResult
 
@@ -155,7 +155,8 @@ def size_options(command):
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
 @click.option("--profile/--no-profile", default=None,
               help="Per-task times of every execution, trace replays included: one more, untraced execution of at "
-                   "most 3 timed iterations after the measured ones (MAPPEROPT_PROFILE); the tasks of the timed loop "
+                   f"most {PROFILE_ITERATIONS} timed iterations after the measured ones (MAPPEROPT_PROFILE); the tasks "
+                   "of the timed loop "
                    "first, and AutoGuide's advice names the task that takes the time. Needs a DSL mapper (--mapper "
                    "expert or a file), not Legion's default [default: on for a benchmark run with a DSL mapper].")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
