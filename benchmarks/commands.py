@@ -81,7 +81,7 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             what = "an execution of the program, every task execution"
         prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
                      "launch point of an index launch one, every iteration counted (a task may run several times per "
-                     "iteration); seconds: their sum on the processors; share: of the leaf tasks' total",
+                     "iteration); seconds: their sum on the processors; share: of the timed loop's leaf tasks' total",
                      caption_justify="left")
         # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
         others = ("kind", "executions", "seconds", "share", "timed loop")
@@ -89,10 +89,11 @@ def _print(result: RunResult, feedback: Feedback) -> None:
         prof.add_column("task", overflow="fold", min_width=max(8, min(room, max(len(r["task"]) for r in rows))))
         for col in others:
             prof.add_column(col)
-        total = sum(r["total_s"] for r in rows) or 1.0
+        total = sum(r["total_s"] for r in rows if r["timed"]) or 1.0  # the base of AutoGuide's shares too
         for r in rows:
             prof.add_row(escape(r["task"]), r["kind"], str(r["count"]), f"{r['total_s']:.3g}",
-                         f"{100 * r['total_s'] / total:.0f} %", "yes" if r["timed"] else "[dim]no[/]")
+                         f"{100 * r['total_s'] / total:.0f} %" if r["timed"] else "[dim]-[/]",
+                         "yes" if r["timed"] else "[dim]no[/]")
         console.print(prof)
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
         if text and text != "N/A":  # "N/A": AutoGuide has nothing to say

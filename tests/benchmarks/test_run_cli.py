@@ -54,13 +54,17 @@ def test_run_advice_names_the_task_that_takes_the_time_and_statements_that_check
     mapper.write_text("Task * GPU,CPU;\n")
     capsys.readouterr()
     assert main(["run", "stencil", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 0
-    printed = " ".join(capsys.readouterr().out.split())
+    out = capsys.readouterr().out
+    printed = " ".join(out.split())
     result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
     top = task_profile(result)[0]
     assert top["timed"] and result.profile["iterations"]
     assert feedback["explanation"].startswith(f"'{top['task']}' on {top['kind']} takes ")
     assert "of the timed loop's task time" in feedback["explanation"]
+    # The profile table gives the task the same share.
+    share = re.search(r"takes (\d+)% of", feedback["explanation"])[1]
+    assert re.search(rf"│ {top['task']} +│ {top['kind']} +│ {top['count']} +│ [^│]+│ {share} % +│ yes", out), out
     assert f"'{top['task']}'" in feedback["suggestion"] and "suggestion: " + feedback["suggestion"][:40] in printed
     statements = re.findall(r"`([^`]+)`", feedback["suggestion"])
     assert statements, feedback["suggestion"]
