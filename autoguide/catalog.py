@@ -31,9 +31,10 @@ CONTEXT_FIELDS = ("stage", "exit_code", "timeout_s", "app")
 GENERIC_FIELDS = {"explain": CONTEXT_FIELDS, "suggest": CONTEXT_FIELDS}
 PERFORMANCE_FIELDS = {
     "versus": ("ratio", "baseline"), "versus_best": ("ratio", "best", "unit"), "new_best": ("ratio", "best", "unit"),
-    "hot_task": ("task", "kind", "count", "total_s", "share"), "heavy_on_cpu": ("task",),
-    "placement": ("task", "kind", "count", "total_s", "share", "procs"),
-    "other_memories": ("task", "memories"), "machine_fixed": ("task", "kind", "memories"),
+    "hot_task": ("task", "kind", "count", "total_s", "share", "scope"), "heavy_on_cpu": ("task",),
+    "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
+    "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
+    "machine_fixed": ("task", "kind", "where", "options"),
     "no_profile": ("machine",),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).

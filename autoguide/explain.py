@@ -146,15 +146,21 @@ def _at_level(fb: Feedback, level: str) -> Feedback:
 # ----------------------------------------------------------------------------------------------------- performance
 
 
-def _tasks(app: str) -> dict | None:
-    """The application's tasks by name from its stored description (configs/), or None if there is none."""
+def _description(app: str):
+    """The application's stored description (configs/), an `AppDescription`, or None if there is none."""
     from mapperopt.benchmarks.apps import load_config
     from mapperopt.descriptions import AppDescription
 
     try:
-        return {t.name: t for t in AppDescription.from_json(load_config(app).stored_description()).tasks}
+        return AppDescription.from_json(load_config(app).stored_description())
     except MapperoptError:
         return None
+
+
+def _tasks(app: str) -> dict | None:
+    """The application's tasks by name from its stored description (configs/), or None if there is none."""
+    desc = _description(app)
+    return None if desc is None else {t.name: t for t in desc.tasks}
 
 
 def task_profile(result: RunResult) -> list[dict]:
@@ -213,16 +219,60 @@ def _machine_text(machine: Mapping[str, dict]) -> str:
                      for k, v in machine.items())
 
 
-def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict]) -> str:
-    """The suggestion for the heaviest task: only what this machine lets a mapper change for it."""
+def _instances(result: RunResult, task: str, kind: str, have: Mapping[str, int | None]) -> dict[str, list[str]]:
+    """Where the run's mapper put the instances of `task` run on `kind`: memory kind -> the requirements (names, else
+    indices) it holds, the first memory of each requirement's list that the run's machine has (`have`) as the
+    compiled mapper picks it. Empty without a DSL mapper or a stored description."""
+    from mapperopt.dsl import DslSyntaxError, Evaluator, parse
+
+    desc = _description(result.app)
+    if result.dsl is None or desc is None or desc.task(task) is None:
+        return {}
+    try:
+        ev = Evaluator(parse(result.dsl, "<mapper>"), None, desc)
+    except DslSyntaxError:
+        return {}
+    out: dict[str, list[str]] = {}
+    for req in desc.task(task).regions:
+        listed = [m for m in ev.memories(task, req.index, kind) if m in have or m == "VIRTUAL"]
+        memory = (listed or ["FBMEM" if kind == "GPU" else "SYSMEM"])[0]
+        out.setdefault(memory, []).append(req.names[0] if req.names else str(req.index))
+    return out
+
+
+def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict], result: RunResult) -> str:
+    """The suggestion for the heaviest task: only what this machine lets a mapper change for it, with statements
+    its variants accept."""
     kind = machine.get(row["kind"], {"procs": 1, "memories": {}})
+    info = (_tasks(result.app) or {}).get(row["task"])
     parts = []
     if kind["procs"] > 1:
-        parts.append(texts["placement"].format(**row, procs=f"{kind['procs']} {row['kind']} processors"))
-    if len(kind["memories"]) > 1:
-        parts.append(texts["other_memories"].format(task=row["task"], memories=_memories_text(kind["memories"])))
-    return " ".join(parts) or texts["machine_fixed"].format(task=row["task"], kind=row["kind"],
-                                                            memories=_memories_text(kind["memories"]))
+        statement = "IndexTaskMap" if info is None or info.index_launched else "SingleTaskMap"
+        parts.append(texts["placement"].format(**row, statement=statement,
+                                               procs=f"{kind['procs']} {row['kind']} processors"))
+    placed = _instances(result, row["task"], row["kind"], kind["memories"])
+    sized = {m: _memories_text({m: kind["memories"].get(m)}) for m in placed}
+    where = (", ".join(f"{sized[m]} ({', '.join(dict.fromkeys(reqs))})" for m, reqs in placed.items())
+             if len(placed) > 1 else next(iter(sized.values()), None) or _memories_text(kind["memories"]))
+    others = [m for m in kind["memories"] if m not in placed]
+    if placed and others:
+        parts.append(texts["other_memories"].format(task=row["task"], kind=row["kind"], other=others[0], where=where))
+    elif not placed and len(kind["memories"]) > 1:  # where its instances are is unknown (no description)
+        parts.append(texts["memories"].format(task=row["task"], kind=row["kind"],
+                                              memories=_memories_text(kind["memories"])))
+    if parts:
+        return " ".join(parts)
+    # One processor and every memory in use: the instances' layout and lifetime are left, as far as the variants
+    # accept them.
+    task = row["task"]
+    options = [f"`Layout {task} * * Align==64;`"]
+    if info is not None and not any((r.layout or r.interleave) and (not r.layout_kinds or row["kind"] in r.layout_kinds)
+                                    for r in info.regions):  # its variant on this kind takes any interleaving
+        options.append(f"`Layout {task} * * AOS;`")
+    if info is None or any(r.privilege == "read_only" for r in info.regions):
+        options.append(f"`CollectMemory {task} *;`")
+    return texts["machine_fixed"].format(task=task, kind=row["kind"], where=where,
+                                         options=", ".join(options[:-1]) + " or " + options[-1])
 
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
@@ -231,9 +281,14 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     unit = result.unit or ""
     value = result.throughput
     rows = task_profile(result)
-    task_total = sum(r["total_s"] for r in rows)
+    # Shares of the timed loop's task time where the profile tells the timed loop's tasks from the set-up and check
+    # tasks (the harness's profiling execution), else of all the task time measured.
+    in_loop = bool((result.profile or {}).get("iterations"))
+    scope = "the timed loop's task time" if in_loop else "the measured task time"
+    timed_total = sum(r["total_s"] for r in rows if r["timed"])
     for r in rows:
-        r["share"] = 100 * r["total_s"] / task_total if task_total else 0.0
+        r["share"] = 100 * r["total_s"] / timed_total if r["timed"] and timed_total else 0.0
+        r["scope"] = scope
     metric = (f"Execution time is {result.time_s:.3g}s. " if result.time_s is not None else "") + \
         f"Achieved throughput = {value:.4g} {unit}".rstrip() + "."
     expert = baselines.get("expert")
@@ -241,14 +296,16 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         metric += f" Normalised throughput = {value / expert:.2f}x of the expert" + \
             (f" (best so far {best / expert:.2f}x)." if best else ".")
     raw_lines = ["Performance Metric: " + metric]
-    raw_lines += [f"task {r['task']} on {r['kind']}: {r['count']} runs, {r['total_s']:.3g} s ({r['share']:.0f}% of "
-                  f"task time)" for r in rows[:TOP_TASKS]]
+    raw_lines += [f"task {r['task']} on {r['kind']}: {r['count']} runs, {r['total_s']:.3g} s ("
+                  + (f"{r['share']:.0f}% of {scope})" if r["timed"] else "outside the timed loop)")
+                  for r in rows[:TOP_TASKS]]
     # Explanation: how this mapper compares, and where the time goes.
     parts = [texts["versus"].format(ratio=value / base, baseline=name)
              for name, base in sorted(baselines.items()) if name != "expert" and base]
     if best:
         key = "new_best" if value > best else "versus_best"
         parts.append(texts[key].format(ratio=value / best, best=best, unit=unit))
+    machine = machine_of(result)
     if rows:
         parts.append(texts["hot_task"].format(**rows[0]))
     explanation = " ".join(parts) or "N/A"
@@ -260,9 +317,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         if result.dsl is not None:
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
     elif rows:
-        suggestion = _placement(texts, rows[0], machine_of(result))
+        suggestion = _placement(texts, rows[0], machine, result)
     else:
-        suggestion = texts["no_profile"].format(machine=_machine_text(machine_of(result)))
+        suggestion = texts["no_profile"].format(machine=_machine_text(machine))
     return _at_level(Feedback(result.status, None, "performance", explanation, suggestion, edits,
                               "\n".join(raw_lines), "performance"), level)
 

@@ -11,7 +11,7 @@ import click
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.harness import run_benchmark
+from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, run_benchmark
 from mapperopt.benchmarks.userapp import app_from_options, app_options
 from mapperopt.records import Feedback, RunResult
 
@@ -81,7 +81,7 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             what = "an execution of the program, every task execution"
         prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
                      "launch point of an index launch one, every iteration counted (a task may run several times per "
-                     "iteration); seconds: their sum on the processors; share: of the leaf tasks' total",
+                     "iteration); seconds: their sum on the processors; share: of the timed loop's leaf tasks' total",
                      caption_justify="left")
         # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
         others = ("kind", "executions", "seconds", "share", "timed loop")
@@ -89,10 +89,11 @@ def _print(result: RunResult, feedback: Feedback) -> None:
         prof.add_column("task", overflow="fold", min_width=max(8, min(room, max(len(r["task"]) for r in rows))))
         for col in others:
             prof.add_column(col)
-        total = sum(r["total_s"] for r in rows) or 1.0
+        total = sum(r["total_s"] for r in rows if r["timed"]) or 1.0  # the base of AutoGuide's shares too
         for r in rows:
             prof.add_row(escape(r["task"]), r["kind"], str(r["count"]), f"{r['total_s']:.3g}",
-                         f"{100 * r['total_s'] / total:.0f} %", "yes" if r["timed"] else "[dim]no[/]")
+                         f"{100 * r['total_s'] / total:.0f} %" if r["timed"] else "[dim]-[/]",
+                         "yes" if r["timed"] else "[dim]no[/]")
         console.print(prof)
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
         if text and text != "N/A":  # "N/A": AutoGuide has nothing to say
@@ -153,10 +154,12 @@ def size_options(command):
 @click.option("--once", is_flag=True,
               help="One raw execution at the size's own iteration count: no calibration, no repeats.")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
-@click.option("--profile", is_flag=True,
-              help="Per-task times of every execution, trace replays included: one more, untraced execution after "
-                   "the measured ones (MAPPEROPT_PROFILE); the tasks of the timed loop first. Needs a DSL "
-                   "mapper (--mapper expert or a file), not Legion's default.")
+@click.option("--profile/--no-profile", default=None,
+              help="Per-task times of every execution, trace replays included: one more, untraced execution of at "
+                   f"most {PROFILE_ITERATIONS} timed iterations after the measured ones (MAPPEROPT_PROFILE); the tasks "
+                   "of the timed loop "
+                   "first, and AutoGuide's advice names the task that takes the time. Needs a DSL mapper (--mapper "
+                   "expert or a file), not Legion's default [default: on for a benchmark run with a DSL mapper].")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
@@ -174,6 +177,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     from rich.console import Console
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
+    if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
+        profile = isinstance(bench, str) and mapper != "default"
     if once:
         repeats = max_repeats = 1
         min_time_s = 0.0 if min_time_s is None else min_time_s

@@ -8,6 +8,7 @@ description, W302/W303 (except for OMP, which never exists) and the static evalu
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import itertools
 import re
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
-from mapperopt.dsl.evaluator import (ABSENT_KINDS, EvaluationLimit, Evaluator, article, by_precedence, int_op,
-                                     task_matches)
+from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
+                                     by_precedence, int_op, task_matches)
 from mapperopt.dsl.formatter import format_statement
 from mapperopt.dsl.machine import MAX_DIMS, Proc
 from mapperopt.errors import MapperoptError
@@ -127,6 +128,8 @@ class _Checker:
             self._machine_kinds()
             if not any(d.is_error for d in self.diags):
                 self._static_evaluation()
+        elif self.app is not None:
+            self._required_layouts(Evaluator(self.program, None, self.app))
         return self._sorted()
 
     def _sorted(self) -> list[Diagnostic]:
@@ -939,41 +942,104 @@ class _Checker:
                       "mapped",))
 
     def _required_layouts(self, ev: Evaluator):
-        """W312 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
-        kernel's row-major tiles) get the other, or AOS instances where the variants need SOA (`interleave`), on a
-        processor kind the requirement concerns (`layout_kinds`): the variants reject those instances at run time."""
+        """E223 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
+        kernel's row-major tiles), or SOA instances (`interleave`), on the processor kinds the requirement concerns
+        (`layout_kinds`, all if absent) are certain to get another layout: the variant rejects the instance at the
+        task's first launch. Certain as for E222: with a machine (`ev.machine`), where the task runs there (its kind,
+        the memory the first processor of that kind on node 0 gets); without one, on every kind the task can run on
+        (its Task list and variants, up to CPU, which every machine has) and every memory listed for it there.
+        W312 when, without a machine, only some of those reject it: whether the run fails depends on the machine
+        (e.g. a task listed `GPU,CPU` whose CPU variant rejects the layout fails on a machine without GPUs)."""
         if self.app is None:
             return
-        wrong: dict[tuple, list[str]] = {}  # (needed, given), e.g. ("SOA F_order", "AOS F_order") -> "task (req, ...)"
+        # (code, deciding statements, needed, given, why) -> (statements deciding each wrong aspect (None: the
+        # default) and those aspects, ["task (requirements)", ...], [a statement for just that requirement, ...])
+        found: dict[tuple, tuple] = {}
         for info in self.app.tasks:
-            reqs: dict[tuple, list[str]] = {}
+            if info.inner:
+                continue  # mapped virtually: no instance
+            reqs: dict[tuple, tuple] = {}
             for r in info.regions:
                 if r.layout is None and r.interleave is None:
                     continue
                 try:
-                    kind = ev.task_kind(info.name)
-                    if r.layout_kinds and kind not in r.layout_kinds:
-                        continue
-                    memory = (ev.memories(info.name, r.index, kind) or ["FBMEM" if kind == "GPU" else "SYSMEM"])[0]
-                    got = ev.layout(info.name, r.index, kind, memory)
+                    places = self._instance_places(ev, info, r.index)
                 except DslRuntimeError:
-                    break  # reported by the other checks
-                bad_order = r.layout is not None and f"{got['dims']}_order" != r.layout
-                bad_interleave = r.interleave is not None and got.get("order", "SOA") != r.interleave
-                if bad_order or bad_interleave:
-                    need = " ".join(x for x in (r.interleave, r.layout) if x)
-                    given = " ".join(x for x in (r.interleave and got.get("order", "SOA"),
-                                                 r.layout and f"{got['dims']}_order") if x)
-                    reqs.setdefault((need, given), []).append(r.name or str(r.index))
-            for need, names in reqs.items():
-                wrong.setdefault(need, []).append(f"{info.name} ({', '.join(names)})")
-        layouts = [s for s in self.program.statements if isinstance(s, A.LayoutStmt)]
-        at = layouts[-1].loc if layouts else self.program.loc
-        for (need, given), tasks in wrong.items():
-            self.add("W312", f"the application's variants need {need} instances, but this mapper gives {given} to "
-                             f"{'; '.join(tasks)}: their variants do not accept such instances", at,
-                     (f"add `Layout * * * SOA {need.split()[-1]};` (without a Layout statement, instances are SOA "
-                      "F_order)",))
+                    break  # reported by the other checks (E209, E221, E222)
+                rejected = []
+                for kind, memory in places:
+                    got, by = ev.layout_sources(info.name, r.index, kind, memory)
+                    bad = [a for a, ok in (("dims", r.layout is None or f"{got['dims']}_order" == r.layout),
+                                           ("order", r.interleave is None or got["order"] == r.interleave))
+                           if not ok and (not r.layout_kinds or kind in r.layout_kinds)]
+                    if bad:
+                        rejected.append((kind, memory, got, {a: by.get(a) for a in bad}))
+                if not rejected:
+                    continue
+                kind, memory, got, deciders = rejected[0]
+                need = " ".join(x for x in (r.interleave, r.layout) if x)
+                given = " ".join(x for x in (r.interleave and got["order"], r.layout and f"{got['dims']}_order") if x)
+                certain = len(rejected) == len(places)
+                why = self._layout_why(places, kind, memory, certain)
+                key = ("E223" if certain else "W312", tuple(id(d) for d in deciders.values()), need, given, why)
+                # A statement for this very requirement takes precedence over the deciding ones: for its memory if one
+                # of them names a memory (a memory ranks above a processor kind), else for its processor kind.
+                memory_stmt = any(isinstance(d, A.LayoutStmt) and isinstance(d.target, A.Kind) and d.target.is_memory
+                                  for d in deciders.values())
+                entry = reqs.setdefault(key, (deciders, [], []))
+                entry[1].append(r.name or str(r.index))
+                entry[2].append(f"Layout {info.name} {r.index} {memory if memory_stmt else kind} {need};")
+            for key, (deciders, names, fixes) in reqs.items():
+                entry = found.setdefault(key, (deciders, [], []))
+                entry[1].append(f"{info.name} ({', '.join(names)})")
+                entry[2].extend(fixes)
+        for (code, _, need, given, why), (deciders, tasks, fixes) in found.items():
+            stmts = sorted(dict.fromkeys(d for d in deciders.values() if d is not None), key=lambda x: x.loc.line)
+            several = len(stmts) + (None in deciders.values()) > 1
+            hints = []
+            for stmt in stmts:
+                fixed = format_statement(_with_constraints(stmt, need, [a for a, d in deciders.items() if d is stmt]))
+                hints.append(f"write `{fixed}` instead" + (f" of line {stmt.loc.line}" if several else ""))
+            if None in deciders.values():
+                hints.append(f"add `Layout * * * {need};` (without a Layout statement, instances are SOA F_order)")
+            if stmts and len(fixes) == 1:
+                lines = " and ".join(str(x.loc.line) for x in stmts)
+                hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for the other tasks and add "
+                             f"`{fixes[0]}` after {'them' if len(stmts) > 1 else 'it'}")
+            self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
+                           f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self.program.loc, hints)
+
+    def _instance_places(self, ev: Evaluator, info, req_index: int) -> list[tuple[str, str]]:
+        """(processor kind, memory kind) of every place requirement `req_index` of task `info` may get an instance:
+        with a machine the one place it gets (raises DslRuntimeError where the task cannot run or the requirement has
+        no usable memory); without one, every kind of the task's list it has a variant for, up to CPU (every machine
+        has CPUs, so the kinds after it are never used), with every memory listed for it there."""
+        if ev.machine is not None:
+            kind = ev.task_kind(info.name)
+            memory = ev.memory(info.name, req_index, Proc(kind, 0, 0))
+            return [] if memory == "VIRTUAL" else [(kind, memory)]
+        places = []
+        for kind in ev.task_kinds(info.name) or DEFAULT_KIND_RANKING:
+            if kind in ABSENT_KINDS or kind not in info.variants:
+                continue
+            listed = [m for m in ev.memories(info.name, req_index, kind) if m != "VIRTUAL"]
+            places += [(kind, m) for m in listed or ["FBMEM" if kind == "GPU" else "SYSMEM"]]
+            if kind == "CPU":
+                break
+        return places
+
+    def _layout_why(self, places: list[tuple[str, str]], kind: str, memory: str, certain: bool) -> str:
+        """Why the layout a requirement gets at (`kind`, `memory`) fails: where its task runs (`places`: every place
+        its instance may go, `_instance_places`)."""
+        if self.machine is not None:
+            return (f"on this machine ({self.machine.shape()}) they run on {kind} (instances in {memory}), whose "
+                    "variant rejects them at the first launch")
+        kinds = _dedup_kinds(places)
+        if certain:
+            return f"they can run only on {', '.join(kinds)}, whose variant rejects them"
+        before = kinds[:kinds.index(kind)]  # tried first: the task runs on `kind` where the machine has none of them
+        where = f"on a machine without {' or '.join(before)}" if before else f"with their instances in {memory}"
+        return f"they run on {kind} {where}, and that variant rejects them"
 
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:
@@ -1025,6 +1091,22 @@ class _Checker:
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
+
+
+def _dedup_kinds(places: list[tuple[str, str]]) -> list[str]:
+    """The processor kinds of `places`, in order, once each."""
+    return list(dict.fromkeys(k for k, _ in places))
+
+
+def _with_constraints(stmt: A.LayoutStmt, need: str, aspects: list[str]) -> A.LayoutStmt:
+    """`stmt` with its constraints of the `aspects` ("dims", "order") replaced by those of `need` ("SOA F_order")."""
+    words = {"dims": ("C_order", "F_order"), "order": ("SOA", "AOS")}
+    wanted = {a: w for a in aspects for w in need.split() if w in words[a]}
+    out = []
+    for c in stmt.constraints:
+        aspect = next((a for a, ws in words.items() if c.name in ws), None)
+        out.append(A.Constraint(wanted[aspect], loc=c.loc) if aspect in wanted else c)
+    return dataclasses.replace(stmt, constraints=tuple(out))
 
 
 def _walk(e):

@@ -151,7 +151,8 @@ class Evaluator:
 
     Args:
         program: the parsed policy (it should pass `check`; the evaluator still reports what it meets at run time).
-        machine: the machine the mapper runs on.
+        machine: the machine the mapper runs on; None for the selections alone (`task_kinds`, `memories`,
+            `layout`, `layout_sources`): the load phase needs a machine and is skipped.
         app: the application; without it, every task is assumed to have a variant of every kind and no region
             requirement is known.
         stream: where `print` output goes besides `printed` (None: nowhere).
@@ -161,7 +162,7 @@ class Evaluator:
         EvaluationLimit: the budget is spent.
     """
 
-    def __init__(self, program: A.Program, machine: MachineDescription, app: AppDescription | None = None,
+    def __init__(self, program: A.Program, machine: MachineDescription | None, app: AppDescription | None = None,
                  stream: TextIO | None = None, budget: int | None = None):
         self.steps_left = budget
         self.program = program
@@ -173,7 +174,7 @@ class Evaluator:
         self.globals: dict[str, Any] = {}
         self._frames: list[str] = []
         self._stmts = [(pos, s) for pos, s in enumerate(program.statements) if isinstance(s, A.MAPPING_STATEMENTS)]
-        for s in program.statements:
+        for s in program.statements if machine is not None else ():
             if isinstance(s, A.Assign):
                 self.globals[s.name] = self._eval(s.value, None)
             elif isinstance(s, A.Print):
@@ -289,6 +290,12 @@ class Evaluator:
     def layout(self, task: str, req_index: int, proc_kind: str, memory: str) -> dict:
         """The layout record (`order`, `dims`, `align`, `exact`, `compact`) of the instance of requirement `req_index`
         of `task` on `proc_kind` in `memory` (§7.3)."""
+        return self.layout_sources(task, req_index, proc_kind, memory)[0]
+
+    def layout_sources(self, task: str, req_index: int, proc_kind: str,
+                       memory: str) -> tuple[dict, dict[str, A.LayoutStmt]]:
+        """`layout(...)` and, for each aspect of it that a Layout statement decides (`order`, `dims`, ...), that
+        statement; an aspect missing from the second dict has its default value."""
         names = self._names(task, req_index)
 
         def third(s):
@@ -300,7 +307,7 @@ class Evaluator:
 
         stmts = self._region_candidates(A.LayoutStmt, task, req_index, names, third)
         out = dict(DEFAULT_LAYOUT)
-        decided: set[str] = set()
+        decided: dict[str, A.LayoutStmt] = {}
         for s in stmts:
             for c in s.constraints:
                 aspect, value = {
@@ -311,9 +318,9 @@ class Evaluator:
                 if c.name == "Align":
                     value = {"op": c.op, "bytes": c.value}
                 if aspect not in decided:
-                    decided.add(aspect)
+                    decided[aspect] = s
                     out[aspect] = value
-        return out
+        return out, decided
 
     def collect(self, task: str) -> list[int]:
         """Read-only requirement indices of `task` selected by CollectMemory statements (§7.5)."""

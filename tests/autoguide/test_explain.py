@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 from captured_runs import captures, load
 
 from mapperopt.autoguide import explain, feedback_text, load_catalog
 from mapperopt.autoguide import excerpt as X
+from mapperopt.autoguide.explain import task_profile
+from mapperopt.descriptions import parse_machine_spec
+from mapperopt.dsl import check, parse
+from mapperopt.dsl.commands import load_app
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback
 
@@ -121,3 +126,39 @@ def test_a_heavy_task_left_on_the_cpu_of_a_gpu_run_is_moved_to_the_gpu():
     fb = explain(gpu_run)
     assert "to the GPU" in fb.suggestion
     assert all(e.op == "set_task_kinds" and e.args["kinds"] == ["GPU", "CPU"] for e in fb.edits) and fb.edits
+
+
+def _on_gpu(result):
+    """`result` read as if its profiled tasks had run on the run's one GPU (a GPU run's profile, from a CPU run's)."""
+    last = result.attempts[-1]
+    profile = {**last.profile, "tasks": [{**e, "kind": "GPU"} for e in last.profile["tasks"]]}
+    return dataclasses.replace(result, settings={**result.settings, "gpus": 1},
+                               attempts=(*result.attempts[:-1], dataclasses.replace(last, profile=profile)))
+
+
+def test_the_suggestion_names_the_statement_to_try_for_the_heaviest_task():
+    """Where this machine leaves a choice for the heaviest task, the suggestion names the statement that makes it:
+    the map statement of its launch over several processors, or another memory its kind can use (saying where its
+    instances are now); the statements it quotes pass `check`."""
+    _, expert = load("circuit-expert_profiled")
+    top = task_profile(expert)[0]["task"]
+    two_cpus = dataclasses.replace(expert, settings={**expert.settings, "cpus": 2})
+    assert f"Try an IndexTaskMap statement for '{top}'" in explain(two_cpus).suggestion
+    assert "over the 2 CPU processors" in explain(two_cpus).suggestion
+    # Without a Region statement a GPU task's instances are in the framebuffer; zero-copy memory is the other one.
+    on_gpu = dataclasses.replace(_on_gpu(expert), dsl="Task * GPU,CPU;\n")
+    suggestion = explain(on_gpu).suggestion
+    assert suggestion.startswith("Its instances are in FBMEM; GPU tasks of this machine can also use ZCMEM: ")
+    (statement,) = re.findall(r"`([^`]+)`", suggestion)
+    assert statement == f"Region {top} * GPU ZCMEM;"
+    # The expert mapper already uses both: the suggestion says where each requirement is and turns to the layout.
+    suggestion = explain(_on_gpu(expert)).suggestion
+    assert "its instances are in FBMEM (rp_private, rp_wires), ZCMEM (rp_shared, rp_ghost)" in suggestion
+    # A program without a description: where its instances are is unknown, so only the choice is named.
+    unknown = dataclasses.replace(_on_gpu(expert), app="my_program")
+    assert explain(unknown).suggestion.startswith("GPU tasks of this machine can use FBMEM, ZCMEM: try a Region "
+                                                  "statement for '")
+    app = load_app("circuit")
+    for statement in re.findall(r"`([^`]+)`", suggestion):
+        diags = check(parse(expert.dsl + statement + "\n", "<m>"), app, parse_machine_spec("1x1"))
+        assert not [d for d in diags if d.is_error], (statement, diags)

@@ -25,8 +25,8 @@ def _profiled(cpus: int, gpus: int, memory: str) -> RunResult:
 def test_one_cpu_and_system_memory_only_gets_no_placement_or_memory_advice():
     fb = explain(_profiled(1, 0, "-ll:csize 300"))
     assert "IndexTaskMap" not in fb.suggestion and "ZCMEM" not in fb.suggestion and "FBMEM" not in fb.suggestion
-    assert "one CPU processor and one memory (SYSMEM (300 MB))" in fb.suggestion
-    assert "layout" in fb.suggestion
+    assert "has one CPU processor, and its instances are in SYSMEM (300 MB), every memory it can use" in fb.suggestion
+    assert "`Layout calculate_new_currents * * Align==64;`" in fb.suggestion
 
 
 def test_advice_names_the_processors_and_memories_that_exist_with_their_sizes():

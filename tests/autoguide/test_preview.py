@@ -13,11 +13,11 @@ def test_preview_applies_the_suggested_layout_fix(tmp_path, capsys):
     mapper = tmp_path / "bad.dsl"
     mapper.write_text(BAD)
     result = run_benchmark("stencil", mapper, size="ci", out_dir=tmp_path / "run")
-    assert result.stage == "run" and "layout" in result.reason.lower() + result.log.lower()
+    assert result.stage == "check" and "error[E223]" in result.reason  # refused before any execution
     assert main(["explain", str(mapper), "--bench", "stencil", "--machine", "1x0x1", "--apply", result.run_dir]) == 0
     out = capsys.readouterr().out
     edited = out.split("\n\n")[0]
-    assert "C_order" not in edited and "Layout" not in edited.replace("Layout * * * SOA;", "")
+    assert "C_order" not in edited and "Layout" not in edited.replace("Layout * * * SOA F_order;", "")
     assert "stencil (index launch" in out
     fixed = tmp_path / "fixed.dsl"
     fixed.write_text(edited + "\n")

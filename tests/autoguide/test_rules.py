@@ -4,11 +4,12 @@ every rule is the answer to at least one captured run (fallback rules: with the 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
 from mapperopt.autoguide import explain, feedback_text, load_catalog
-from mapperopt.benchmarks.autoguide_coverage import BAD_MAPPERS, read_bad_mapper, run_bad_mapper
+from mapperopt.benchmarks.autoguide_coverage import BAD_MAPPERS, REPO, read_bad_mapper, run_bad_mapper
 from captured_runs import captures, load
 
 # Fallback rules answer output that a specific rule normally takes: (capture, specific rules removed).
@@ -71,3 +72,23 @@ def test_live_run_of_a_bad_mapper_gets_its_rule(name, tmp_path):
     bad = read_bad_mapper(BAD_MAPPERS / bench / f"{stem}.dsl")
     result = run_bad_mapper(bad, tmp_path)
     assert explain(result).rule == bad.expect, result.log[-2000:]
+
+
+def _bad_mapper_file(path):
+    bench, _, stem = path.stem.partition("-")
+    return BAD_MAPPERS / bench / f"{stem}.dsl"
+
+
+# Captured bad mappers that parse or check rejects: re-running them costs no execution.
+REJECTED = [p for p in FAILED if load(p)[1].stage in ("parse", "check") and _bad_mapper_file(p).is_file()]
+
+
+@pytest.mark.parametrize("path", REJECTED, ids=lambda p: p.stem)
+def test_captured_rejection_is_what_the_checker_says_now(path, tmp_path):
+    """A capture of a rejected bad mapper holds today's diagnostic (a changed code or message needs capture.py run
+    again), and a bad mapper named after a code (e205_...) gets that code."""
+    _, captured = load(path)
+    now = run_bad_mapper(read_bad_mapper(_bad_mapper_file(path)), tmp_path)
+    assert (now.stage, now.reason.replace(str(REPO), "<repo>")) == (captured.stage, captured.reason)
+    named = re.match(r"([ew]\d{3})_", _bad_mapper_file(path).stem)
+    assert named is None or f"[{named[1].upper()}]" in now.reason, now.reason

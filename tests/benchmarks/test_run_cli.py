@@ -5,10 +5,15 @@ one raw execution at the size's own iteration count (real Circuit runs)."""
 from __future__ import annotations
 
 import json
+import re
 
+from mapperopt.autoguide.explain import task_profile
 from mapperopt.benchmarks import load_config, protocol
 from mapperopt.benchmarks.commands import run
 from mapperopt.cli import main
+from mapperopt.dsl import check, parse
+from mapperopt.dsl.commands import load_app, run_machine
+from mapperopt.records import RunResult
 
 
 def run_json(capsys, *args: str) -> dict:
@@ -39,3 +44,31 @@ def test_run_once_is_one_raw_execution(tmp_path, capsys):
     assert (s["repeats"], s["max_repeats"], s["min_time_s"]) == (1, 1, 0.0)
     assert s["calibration_runs"] == 0 and s["measured_runs"] == 1 and len(res["attempts"]) == 1
     assert s["iterations"] == 3  # the ci size's own `-l 3`
+
+
+def test_run_advice_names_the_task_that_takes_the_time_and_statements_that_check(tmp_path, capsys):
+    """A run with a DSL mapper is profiled by default, and the advice after it names the timed loop's task that the
+    profile says takes the most time, on the kind it ran on, with statements to try that pass `check` for this run
+    (none that its variants reject: the CPU stencil kernel takes only SOA F_order)."""
+    mapper = tmp_path / "x.dsl"
+    mapper.write_text("Task * GPU,CPU;\n")
+    capsys.readouterr()
+    assert main(["run", "stencil", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    printed = " ".join(out.split())
+    result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    top = task_profile(result)[0]
+    assert top["timed"] and result.profile["iterations"]
+    assert feedback["explanation"].startswith(f"'{top['task']}' on {top['kind']} takes ")
+    assert "of the timed loop's task time" in feedback["explanation"]
+    # The profile table gives the task the same share.
+    share = re.search(r"takes (\d+)% of", feedback["explanation"])[1]
+    assert re.search(rf"│ {top['task']} +│ {top['kind']} +│ {top['count']} +│ [^│]+│ {share} % +│ yes", out), out
+    assert f"'{top['task']}'" in feedback["suggestion"] and "suggestion: " + feedback["suggestion"][:40] in printed
+    statements = re.findall(r"`([^`]+)`", feedback["suggestion"])
+    assert statements, feedback["suggestion"]
+    app, machine = load_app("stencil"), run_machine("stencil", "ci", ())
+    for statement in statements:
+        diags = check(parse(mapper.read_text() + statement + "\n", "<m>"), app, machine)
+        assert not [d for d in diags if d.is_error or d.code == "W312"], (statement, diags)

@@ -79,6 +79,7 @@ def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
     assert "each launch point of an index launch one, every iteration counted" in text
     rows = [line for line in out.output.splitlines() if line.startswith("│")]
     assert all(any(f"│ {task} " in line for line in rows) for task in LOOP), out.output
-    out = CliRunner().invoke(run, ["circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "plain")])
+    out = CliRunner().invoke(run, ["circuit", "--mapper", str(mapper), "--no-profile", "--once", "--out",
+                                   str(tmp_path / "plain")])
     assert out.exit_code == 0 and "status" in out.output, out.output
     assert "N/A" not in out.output  # AutoGuide has nothing to say about a run without a profile

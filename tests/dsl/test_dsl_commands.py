@@ -49,6 +49,18 @@ def test_check_without_machine_checks_this_machine(tmp_path):
     assert run("check", str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
 
 
+def test_check_refuses_a_layout_the_run_is_certain_to_reject(tmp_path):
+    """AOS instances for stencil, listed GPU,CPU: on a machine without GPUs its CPU kernel runs and rejects them, so
+    `check` says error (E223) and exits 1, as `run` refuses it; with GPUs the GPU variant takes them."""
+    path = tmp_path / "aos.dsl"
+    path.write_text("Task * GPU,CPU;\nLayout * * * AOS;\n")
+    result = run("check", str(path), "--bench", "stencil", "--machine", "1x0x2")
+    assert result.exit_code == 1, result.output
+    assert f"{path}:2:1: error[E223]: the application's variants need SOA F_order instances" in result.output
+    assert "hint: write `Layout * * * SOA;` instead" in result.output
+    assert run("check", str(path), "--bench", "stencil", "--machine", "1x2").exit_code == 0
+
+
 def test_machine_spec_says_what_it_means(tmp_path):
     """`1x1` is one node with one GPU (and one CPU); labelled counts say so themselves; check prints the machine."""
     path = tmp_path / "fb.dsl"

@@ -1,6 +1,7 @@
 """The CPU stencil kernel needs SOA F_order instances of its private tile (requirement 0 of `stencil`; its GPU
-variant takes any layout): the description says so (`layout`, `interleave`, `layout_kinds`), `check` warns (W312)
-about a mapper that gives it AOS or C_order, and the search space never renders such a Layout line."""
+variant takes any layout): the description says so (`layout`, `interleave`, `layout_kinds`), `check` rejects a mapper
+that gives it AOS or C_order where the run is certain to fail (E223) and warns (W312) where that depends on the
+machine, and the search space never renders such a Layout line."""
 
 from __future__ import annotations
 
@@ -12,25 +13,68 @@ from mapperopt.dsl.commands import load_app
 from mapperopt.optimizer.space import SearchSpace
 
 
-def w312(text: str, machine: str = "1x0x2") -> list[str]:
-    return [d.message for d in check(parse(text, "<m>"), load_app("stencil"), parse_machine_spec(machine))
-            if d.code == "W312"]
+def layout_diags(text: str, machine: str | None = "1x0x2") -> list[tuple[str, str]]:
+    """(code, message) of the layout findings of `text` for stencil on `machine` (None: no machine given)."""
+    spec = parse_machine_spec(machine) if machine else None
+    return [(d.code, d.message) for d in check(parse(text, "<m>"), load_app("stencil"), spec)
+            if d.code in ("E223", "W312")]
 
 
-def test_check_flags_aos_and_c_order_for_the_cpu_stencil_kernel():
-    (aos,) = w312("Task * CPU;\nLayout * * * AOS;\n")
+def test_check_rejects_aos_and_c_order_for_the_cpu_stencil_kernel():
+    ((code, aos),) = layout_diags("Task * CPU;\nLayout * * * AOS;\n")
+    assert code == "E223"
     assert "need SOA F_order instances, but this mapper gives AOS F_order to stencil (private)" in aos
-    (c_order,) = w312("Layout * * * SOA C_order;\n")
-    assert "gives SOA C_order to stencil (private)" in c_order
-    assert not w312("Task * CPU;\nLayout * * * SOA F_order;\n")
-    assert not w312("Task * CPU;\n")  # Legion's default: SOA F_order
-    assert not w312("Task * CPU;\nLayout init_tile * * AOS C_order;\n")  # other tasks take any layout
+    assert "on this machine (1x0x2) they run on CPU (instances in SYSMEM)" in aos
+    ((code, c_order),) = layout_diags("Layout * * * SOA C_order;\n")
+    assert code == "E223" and "gives SOA C_order to stencil (private)" in c_order
+    assert not layout_diags("Task * CPU;\nLayout * * * SOA F_order;\n")
+    assert not layout_diags("Task * CPU;\n")  # Legion's default: SOA F_order
+    assert not layout_diags("Task * CPU;\nLayout init_tile * * AOS C_order;\n")  # other tasks take any layout
+
+
+def test_the_error_names_the_statement_and_what_to_write_instead():
+    (d,) = [d for d in check(parse("Task * CPU;\nLayout * * * AOS;\n", "<m>"), load_app("stencil"),
+                             parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert d.is_error and d.loc.line == 2
+    assert d.hints == ("write `Layout * * * SOA;` instead",
+                       "or keep line 2 for the other tasks and add `Layout stencil 0 CPU SOA F_order;` after it")
+    # The statement the hint writes passes the check.
+    assert not layout_diags("Task * CPU;\nLayout * * * SOA;\n")
+    assert not layout_diags("Task * CPU;\nLayout * * * AOS;\nLayout stencil 0 CPU SOA F_order;\n")
+    # A statement for the memory: the second hint names that memory, so that it takes precedence.
+    (d,) = [d for d in check(parse("Task * CPU;\nLayout * * SYSMEM AOS;\n", "<m>"), load_app("stencil"),
+                             parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert "add `Layout stencil 0 SYSMEM SOA F_order;` after it" in d.hints[1]
+    assert not layout_diags("Task * CPU;\nLayout * * SYSMEM AOS;\nLayout stencil 0 SYSMEM SOA F_order;\n")
+    # AOS from one statement, C_order from another: one error, a rewrite of each, or one statement after both.
+    (d,) = [d for d in check(parse("Task * CPU;\nLayout * * * AOS;\nLayout * * CPU C_order;\n", "<m>"),
+                             load_app("stencil"), parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert d.hints == (
+        "write `Layout * * * SOA;` instead of line 2", "write `Layout * * CPU F_order;` instead of line 3",
+        "or keep lines 2 and 3 for the other tasks and add `Layout stencil 0 CPU SOA F_order;` after them")
+    assert not layout_diags("Task * CPU;\nLayout * * * SOA;\nLayout * * CPU F_order;\n")
+    assert not layout_diags("Task * CPU;\nLayout * * * AOS;\nLayout * * CPU C_order;\n"
+                            "Layout stencil 0 CPU SOA F_order;\n")
 
 
 def test_check_does_not_flag_the_gpu_variant():
-    assert not w312("Task * GPU,CPU;\nLayout * * * AOS C_order;\n", "1x2x2")
-    (message,) = w312("Task * GPU,CPU;\nTask stencil CPU;\nLayout * * * AOS;\n", "1x2x2")
-    assert "stencil (private)" in message
+    assert not layout_diags("Task * GPU,CPU;\nLayout * * * AOS C_order;\n", "1x2x2")
+    ((code, message),) = layout_diags("Task * GPU,CPU;\nTask stencil CPU;\nLayout * * * AOS;\n", "1x2x2")
+    assert code == "E223" and "stencil (private)" in message
+
+
+def test_without_a_machine_only_a_certain_failure_is_an_error():
+    """Without a machine (compile --bench without --machine), a task mapped only to CPUs fails on every machine
+    (E223); one listed GPU,CPU fails only on a machine without GPUs (W312)."""
+    ((code, message),) = layout_diags("Task * CPU;\nLayout * * * AOS;\n", None)
+    assert code == "E223" and message.endswith("they can run only on CPU, whose variant rejects them")
+    ((code, message),) = layout_diags("Task * GPU,CPU;\nLayout * * * AOS;\n", None)
+    assert code == "W312" and "they run on CPU on a machine without GPU, and that variant rejects them" in message
+    # CPU instances only in ZCMEM get AOS: whether they go there depends on the machine too.
+    ((code, message),) = layout_diags("Task stencil CPU;\nRegion * * CPU ZCMEM,SYSMEM;\nLayout * * ZCMEM AOS;\n",
+                                      None)
+    assert code == "W312" and "with their instances in ZCMEM" in message
+    assert not layout_diags("Task * GPU,CPU;\nLayout * * GPU AOS;\n", None)
 
 
 def test_the_stencil_space_has_no_rejected_layout():
@@ -44,6 +88,7 @@ def test_the_stencil_space_has_no_rejected_layout():
             dsl = space.render(point)
             assert "AOS" not in dsl and "C_order" not in dsl
             assert "Layout * * * SOA F_order" in dsl
+            assert not layout_diags(dsl, machine) and not layout_diags(dsl, None)
 
 
 def test_the_stencil_binary_describes_the_requirement():

@@ -41,16 +41,17 @@ def test_the_default_point_runs(bench, tmp_path):
     assert result.ok, (dsl, result.stage, result.reason)
 
 
-def test_check_warns_when_a_mapper_gives_the_gemm_tiles_the_wrong_order(tmp_path):
-    """Without a Layout statement instances are F_order, which the BLAS leaf rejects: `check` says so (W312) and
-    names the tasks; the expert's `Layout * * * SOA C_order;` passes, a later F_order for one task does not."""
+def test_check_rejects_a_mapper_that_gives_the_gemm_tiles_the_wrong_order(tmp_path):
+    """Without a Layout statement instances are F_order, which the BLAS leaf rejects on every processor kind: on this
+    machine the run is certain to fail, so `check` says so as an error (E223) naming the tasks; the expert's
+    `Layout * * * SOA C_order;` passes, a later F_order for one task does not."""
     _, _, app, machine = default_program("summa")
 
-    def w312(text: str) -> list[str]:
-        return [d.message for d in check_program(parse(text, "<m>"), app, machine) if d.code == "W312"]
+    def e223(text: str) -> list[str]:
+        return [d.message for d in check_program(parse(text, "<m>"), app, machine) if d.code == "E223"]
 
-    (message,) = w312("Task * CPU;\n")
+    (message,) = e223("Task * CPU;\n")
     assert "need C_order instances, but this mapper gives F_order to taco_fill (A_tiles, B_tiles, C_tiles)" in message
-    assert not w312("Task * CPU;\nLayout * * * SOA C_order;\n")
-    (message,) = w312("Task * CPU;\nLayout * * * SOA C_order;\nLayout task_4 * * F_order;\n")
+    assert not e223("Task * CPU;\nLayout * * * SOA C_order;\n")
+    (message,) = e223("Task * CPU;\nLayout * * * SOA C_order;\nLayout task_4 * * F_order;\n")
     assert "F_order to task_4 (A_tiles, B_tiles, C_tiles):" in message and "task_1" not in message

@@ -6,8 +6,10 @@ import random
 
 import pytest
 
+from mapperopt.benchmarks import known_benchmarks
 from mapperopt.descriptions import AppDescription, parse_machine_spec
 from mapperopt.dsl.checker import check
+from mapperopt.dsl.commands import load_app
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.parser import parse
 from mapperopt.optimizer.space import SearchSpace
@@ -130,3 +132,24 @@ def test_a_framebuffer_first_fallback_survives_projection_and_no_move_only_adds_
             for name, value in move.changes.items():
                 if name.startswith("memory/"):
                     assert value[0] != start[name][0], move.label
+
+
+LAYOUT_BOUND = [b for b in known_benchmarks()
+                if any(r.layout or r.interleave for t in load_app(b).tasks for r in t.regions)]
+
+
+@pytest.mark.parametrize("bench", LAYOUT_BOUND)
+def test_the_search_never_proposes_a_layout_the_variants_reject(bench):
+    """Points the search renders (the default, random ones and their neighbours) never give a requirement a layout
+    its task's variant rejects where it runs (E223), nor one that depends on the machine (W312, checked without one)."""
+    app = load_app(bench)
+    for machine in ("1x0x2", "1x2x2"):  # the CPU variants decide, or the GPU ones where there are GPUs
+        spec = parse_machine_spec(machine)
+        space = SearchSpace(app, spec)
+        rng = random.Random(0)
+        points = [space.default_point(), *(space.random_point(rng) for _ in range(5))]
+        points += [space.apply(points[1], m) for m in space.neighbours(points[1], rng=rng)][:10]
+        for point in points:
+            program = parse(space.render(point), "<point>")
+            found = [d for m in (spec, None) for d in check(program, app, m) if d.code in ("E223", "W312")]
+            assert not found, (machine, space.render(point), found)
