@@ -667,11 +667,18 @@ def join_program(prelude: list[str], sections: Mapping[str, list[str]]) -> str:
 
 
 def canonical(text: str) -> str:
-    """`text` formatted by the DSL formatter; unchanged when it does not parse (the checker reports why)."""
+    """`text` formatted by the DSL formatter, without the functions and machine models nothing uses (the prelude
+    declares every model a section may use); unchanged when it does not parse (the checker reports why)."""
+    from mapperopt.dsl.checker import unused_definitions
     from mapperopt.dsl.formatter import format_program
     from mapperopt.dsl.parser import parse
 
     try:
-        return format_program(parse(text, "<generated>"))
+        formatted = format_program(parse(text, "<generated>"))
     except MapperoptError:
         return text
+    # Formatted, each statement has lines of its own, its comments on them: deleting those lines leaves no gap.
+    lines = formatted.splitlines(keepends=True)
+    for s in reversed(unused_definitions(parse(formatted, "<generated>"))):
+        del lines[s.loc.line - 1:s.loc.end_line]
+    return format_program(parse("".join(lines), "<generated>"))
