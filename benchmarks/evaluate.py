@@ -16,8 +16,8 @@ iteration) continue one another. The units, in the order they run (the most info
                                        (the stencil's BANDWIDTH)
     cpu-pennant-gpu                    Pennant's deck on CPUs only, for the GPU's zone-cycles/s to be compared with
     tune-<bench>-<size>-<opt>-i<N>-s<seed>   one tuning run of `mapperopt compare` (optimizer, N iterations, seed),
-                                       breadth first: seed 0 of guided on every benchmark and size, then of
-                                       OpenTuner, Optuna and random, then seed 1 ...; the runs of 100 iterations last
+                                       seed 0 of every optimizer on one benchmark and size, then on the next,
+                                       then seed 1 ...; the runs of 100 iterations last
     final-<bench>-<size>-i<N>          compare's final measurement: the expert and every run's best, together
 
 The tuning units are `run_compare` of one comparison per benchmark and size (`<results>/work/<bench>/compare-*`,
@@ -142,10 +142,10 @@ def work_list(plan: dict) -> list[Unit]:
     def tune(opt: str, iters: int, seed: int, b: str, s: str) -> Unit:
         return Unit(f"tune-{b}-{s}-{opt}-i{iters}-s{seed}", "tune", b, s, opt, iters, seed)
 
-    # breadth first: seed 0 of every optimizer on every benchmark (guided on all, then OpenTuner on all ...) before
-    # seed 1 of any; a comparison's seeds of one optimizer run in order
-    units += [tune(opt, plan["iters"], seed, b, s) for seed in range(plan["seeds"]) for opt in optimizers
-              for b, s in both]
+    # seed 0 of every optimizer on one benchmark and size (a whole row of the comparison's table) before the next,
+    # and on every benchmark before seed 1 of any: a short session's results are complete comparisons
+    units += [tune(opt, plan["iters"], seed, b, s) for seed in range(plan["seeds"]) for b, s in both
+              for opt in optimizers]
     for b, s in both:
         needs = tuple(tune(o, plan["iters"], seed, b, s).id for o in optimizers for seed in range(plan["seeds"]))
         units.append(Unit(f"final-{b}-{s}-i{plan['iters']}", "final", b, s, iters=plan["iters"], needs=needs))

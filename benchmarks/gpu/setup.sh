@@ -3,8 +3,10 @@
 # and libraries, and wheels (mapperopt itself and pure-Python packages the machine may lack). The machine has no
 # network; it has nvcc and the NVIDIA driver. It is thrown away after use.
 set -e
-legion_root=$(mktemp -d)
-tar -C "$legion_root" -xJf .carry/legion.tar.xz
+# one fixed place: the build cache is keyed by the Legion install's path, so a second call on a warm machine reuses
+# the applications built by the first
+legion_root=/tmp/mapperopt-legion
+[ -d "$legion_root/legion" ] || { mkdir -p "$legion_root" && tar -C "$legion_root" -xJf .carry/legion.tar.xz; }
 export MAPPEROPT_LEGION_PREFIX="$legion_root/legion"
 python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich scipy-openblas32 \
   opentuner optuna

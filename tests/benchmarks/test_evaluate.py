@@ -26,10 +26,10 @@ def test_the_work_list_puts_references_and_limits_first_and_finals_after_their_r
     assert not any("trace" in i for i in ids)  # no model endpoint here
     tunes = [u for u in units if u.kind == "tune"]
     assert max(ids.index(u.id) for u in units if u.kind in ("base", "cpu")) < ids.index(tunes[0].id)
-    # breadth first: seed 0 of guided on every benchmark and size, then of OpenTuner ..., before any seed 1
-    short = [(u.seed, u.optimizer, u.bench, u.size) for u in tunes if u.iters == 10]
-    assert short[:9] == [(0, "guided", b, s) for b in ("circuit", "stencil", "pennant") for s in ("gpu", "tight", "ci")]
-    assert short[9:18] == [(0, "opentuner", b, s) for b, s in ((x[2], x[3]) for x in short[:9])]
+    # seed 0 of every optimizer on one benchmark and size before the next, and on every one before any seed 1
+    short = [(u.seed, u.bench, u.size, u.optimizer) for u in tunes if u.iters == 10]
+    assert short[:18] == [(0, b, s, o) for b in ("circuit", "stencil", "pennant") for s in ("gpu", "tight", "ci")
+                          for o in ("guided", "opentuner")]
     assert [x[0] for x in short] == sorted(x[0] for x in short)
     finals = {u.id: u for u in units if u.kind == "final"}
     final = finals["final-circuit-gpu-i10"]
