@@ -828,15 +828,15 @@ def plot_compare(summary: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def _repeats_list(text: str, repeats: int) -> list[int]:
-    """`--remeasure`'s repeat numbers ("3,4,5").
+def _runs_list(text: str, runs: int) -> list[int]:
+    """`--remeasure`'s run numbers ("3,4,5").
 
     Raises:
-        MapperoptError: not a comma-separated list of numbers from 1 to `repeats`.
+        MapperoptError: not a comma-separated list of numbers from 1 to `runs`.
     """
     items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items or not all(t.isdigit() and 1 <= int(t) <= repeats for t in items):
-        raise MapperoptError(f"--remeasure {text!r}: expected repeat numbers from 1 to {repeats}, comma-separated",
+    if not items or not all(t.isdigit() and 1 <= int(t) <= runs for t in items):
+        raise MapperoptError(f"--remeasure {text!r}: expected run numbers from 1 to {runs}, comma-separated",
                              hint="e.g. --remeasure 3,4,5")
     return sorted({int(t) for t in items})
 
@@ -862,9 +862,9 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
 @click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True,
               help="Tuning runs per optimizer, with seeds --seed, --seed+1, ...")
 @size_options
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first repeat.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first run.")
 @click.option("--start", default="random", show_default=True,
-              help="Start program of every run: `random` (a random point per repeat, the same for every "
+              help="Start program of every run: `random` (a random point per run number, the same for every "
                    "optimizer; unlike `tune`, which starts from `default`), `default` or a DSL file.")
 @click.option("--repeats", type=click.IntRange(min=1), default=None,
               help=f"Measured executions per mapper at least; the optimizers see their trimmed mean "
@@ -891,8 +891,8 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
 @click.option("--cpus-per-job", type=click.IntRange(min=1), default=None,
               help="Host cores of each job [default: with --jobs 1 no pinning; else the cores this process may use, "
                    "shared out evenly]. --cpus defaults to these less the utility processors'.")
-@click.option("--remeasure", metavar="REPEATS", default=None,
-              help="Measure the best programs of these repeats (comma-separated, from 1) again at the end, with the "
+@click.option("--remeasure", metavar="RUNS", default=None,
+              help="Measure the best programs of these runs (comma-separated, from 1) again at the end, with the "
                    "reference, e.g. after a final measurement on a loaded machine; the groups that measured them "
                    "before stay in final.json under `replaced`.")
 @click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
@@ -927,7 +927,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     max_executions = _renamed("--max-repeats", max_repeats, "--max-executions", old_max_repeats, protocol.MAX_REPEATS)
     if start not in ("default", "random") and not Path(start).is_file():
         raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
-    again = _repeats_list(remeasure, runs) if remeasure is not None else []
+    again = _runs_list(remeasure, runs) if remeasure is not None else []
     if again and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
 
