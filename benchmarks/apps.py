@@ -238,13 +238,14 @@ def build_app(name: str, cuda: str = "auto") -> Path:
         The path of the executable.
 
     Raises:
-        MapperoptError: no such application, or it has no sources.
+        MapperoptError: no such benchmark (configs/<name>.yaml), or it has no sources.
         ToolchainError, BuildError: from the build (BuildError.log has the compiler output).
     """
+    # Only configured benchmarks: other folders hold shared code (common, the GEMM layer) or mapperopt's own
+    # machine probe, which are not applications.
+    if name not in known_benchmarks():
+        raise MapperoptError(f"no application '{name}'; there are: {', '.join(known_benchmarks())}")
     folder = _sources_dir(name)
-    if name == "common" or not folder.is_dir():
-        apps = sorted(p.name for p in _sources_dir("").iterdir() if p.is_dir() and p.name != "common")
-        raise MapperoptError(f"no application '{name}' in benchmarks/legion; there are: {', '.join(apps)}")
     # `*_mapper.cc` files are test mappers that tests build as separate libraries, not part of the application.
     sources = sorted(p for p in folder.glob("*.cc") if not p.name.endswith("_mapper.cc")) + sorted(folder.glob("*.cu"))
     if not any(s.suffix == ".cc" for s in sources):

@@ -78,6 +78,33 @@ def check(program: A.Program, app: AppDescription | None = None,
     return _Checker(program, app, machine).run()
 
 
+def unused_definitions(program: A.Program) -> list[A.FuncDef | A.Assign]:
+    """The functions and machine models (`m = Machine(KIND);` at top level) of `program` that nothing uses: no map
+    statement, no other top-level statement and no function that is itself used. In source order. Dropping them
+    leaves the mapping unchanged: a function only runs when called, and a machine model has no effect of its own."""
+    removable = [s for s in program.statements
+                 if isinstance(s, A.FuncDef) or (isinstance(s, A.Assign) and isinstance(s.value, A.MachineLit))]
+    definitions: dict[str, list] = {}
+    for s in removable:
+        definitions.setdefault(s.name, []).append(s)
+    ids = {id(s) for s in removable}
+    pending = [n for s in program.statements if id(s) not in ids for n in _references(s)]
+    live: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name not in live:
+            live.add(name)
+            pending.extend(n for s in definitions.get(name, ()) for n in _references(s))
+    return [s for s in removable if s.name not in live]
+
+
+def _references(s) -> set[str]:
+    """The function and variable names statement `s` reads (shadowing ignored: a local of the same name counts)."""
+    if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
+        return {s.func.name, *([s.machine.name] if getattr(s, "machine", None) else [])}
+    return {n.func if isinstance(n, A.Call) else n.name for n in _walk_stmt(s) if isinstance(n, (A.Call, A.Name))}
+
+
 def _closest(word: str, options) -> str | None:
     close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
     return close[0] if close else None

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import click
+from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.commands import size_options
@@ -238,7 +239,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
         raise MapperoptError(f"no comparison of {bench} with these settings under {opts['runs_dir']} ({folder} has "
                              "no measurement yet)", hint="give the options of the command that made it (size, seed, "
-                                                         "start, executions, min-time, cpus ...)")
+                                                         "start, repeats, min-time, cpus ...)")
     resumed = folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     holder = TuneStore(folder, {}, [])
@@ -827,17 +828,28 @@ def plot_compare(summary: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def _repeats_list(text: str, repeats: int) -> list[int]:
-    """`--remeasure`'s repeat numbers ("3,4,5").
+def _runs_list(text: str, runs: int) -> list[int]:
+    """`--remeasure`'s run numbers ("3,4,5").
 
     Raises:
-        MapperoptError: not a comma-separated list of numbers from 1 to `repeats`.
+        MapperoptError: not a comma-separated list of numbers from 1 to `runs`.
     """
     items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items or not all(t.isdigit() and 1 <= int(t) <= repeats for t in items):
-        raise MapperoptError(f"--remeasure {text!r}: expected repeat numbers from 1 to {repeats}, comma-separated",
+    if not items or not all(t.isdigit() and 1 <= int(t) <= runs for t in items):
+        raise MapperoptError(f"--remeasure {text!r}: expected run numbers from 1 to {runs}, comma-separated",
                              hint="e.g. --remeasure 3,4,5")
     return sorted({int(t) for t in items})
+
+
+def _renamed(name: str, value: int | None, old_name: str, old_value: int | None, default: int) -> int:
+    """The value of option `name` given under it or under its deprecated `old_name` (with a warning), else
+    `default`. Raises MapperoptError when both are given with different values."""
+    if old_value is None:
+        return default if value is None else value
+    if value is not None and value != old_value:
+        raise MapperoptError(f"{name} {value} and {old_name} {old_value} disagree; {old_name} is {name}'s old name")
+    click.echo(f"warning: compare's {old_name} is deprecated: say {name} {old_value}", err=True)
+    return old_value
 
 
 @click.command(name="compare", context_settings={"ignore_unknown_options": True})
@@ -847,19 +859,22 @@ def _repeats_list(text: str, repeats: int) -> list[int]:
                    "configured.")
 @click.option("--iters", type=click.IntRange(min=1), default=10, show_default=True,
               help="Iterations per tuning run (the budget).")
-@click.option("--runs", type=click.IntRange(min=1), default=None,
-              help="Tuning runs per optimizer, with seeds --seed, --seed+1, ... [default: 5].")
-@click.option("--repeats", "old_runs", type=click.IntRange(min=1), default=None, hidden=True,
-              help="Deprecated name of --runs (elsewhere --repeats counts executions per mapper).")
+@click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Tuning runs per optimizer, with seeds --seed, --seed+1, ...")
 @size_options
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first repeat.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first run.")
 @click.option("--start", default="random", show_default=True,
-              help="Start program of every run: `random` (a random point per repeat, the same for every "
+              help="Start program of every run: `random` (a random point per run number, the same for every "
                    "optimizer; unlike `tune`, which starts from `default`), `default` or a DSL file.")
-@click.option("--executions", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
-              help="Measured executions per mapper at least; the optimizers see their trimmed mean.")
-@click.option("--max-executions", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
-              help="...and at most (until the 90 % interval is tight enough).")
+@click.option("--repeats", type=click.IntRange(min=1), default=None,
+              help=f"Measured executions per mapper at least; the optimizers see their trimmed mean "
+                   f"[default: {protocol.MIN_REPEATS}].")
+@click.option("--max-repeats", type=click.IntRange(min=1), default=None,
+              help=f"...and at most (until the 90 % interval is tight enough) [default: {protocol.MAX_REPEATS}].")
+@click.option("--executions", "old_repeats", type=click.IntRange(min=1), default=None, hidden=True,
+              help="Deprecated name of --repeats.")
+@click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
+              help="Deprecated name of --max-repeats.")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
               help=f"Minimum measured seconds per execution [default: the size's, at least {protocol.MIN_TIME_S:g}].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -876,17 +891,17 @@ def _repeats_list(text: str, repeats: int) -> list[int]:
 @click.option("--cpus-per-job", type=click.IntRange(min=1), default=None,
               help="Host cores of each job [default: with --jobs 1 no pinning; else the cores this process may use, "
                    "shared out evenly]. --cpus defaults to these less the utility processors'.")
-@click.option("--remeasure", metavar="REPEATS", default=None,
-              help="Measure the best programs of these repeats (comma-separated, from 1) again at the end, with the "
+@click.option("--remeasure", metavar="RUNS", default=None,
+              help="Measure the best programs of these runs (comma-separated, from 1) again at the end, with the "
                    "reference, e.g. after a final measurement on a loaded machine; the groups that measured them "
                    "before stay in final.json under `replaced`.")
 @click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
                                                   "from the runs and final measurements finished so far.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
-def compare(bench, optimizers, iters, runs, old_runs, size, cpus, gpus, csize, fsize, zsize, seed, start, executions,
-            max_executions, min_time_s, timeout_s, final_rounds, runs_dir, new, jobs, cpus_per_job, remeasure,
-            report_only, app_args, **app_flags):
+def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsize, seed, start, repeats, max_repeats,
+            old_repeats, old_max_repeats, min_time_s, timeout_s, final_rounds, runs_dir, new, jobs, cpus_per_job,
+            remeasure, report_only, app_args, **app_flags):
     """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations,
     starting from a random program by default (the same per seed for every optimizer; `tune` starts from the
     default mapping; --start default does so here too); throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
@@ -902,15 +917,17 @@ def compare(bench, optimizers, iters, runs, old_runs, size, cpus, gpus, csize, f
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
     console = Console(highlight=False, soft_wrap=True)
-    if old_runs is not None:  # one meaning per flag name: in run and tune --repeats counts executions
-        if runs is not None and runs != old_runs:
-            raise MapperoptError(f"--runs {runs} and --repeats {old_runs} disagree; --repeats is --runs' old name")
-        click.echo(f"warning: compare's --repeats is deprecated: say --runs {old_runs} (tuning runs per optimizer); "
-                   "the executions per mapper are --executions", err=True)
-    repeats = runs or old_runs or 5
+    source = click.get_current_context().get_parameter_source
+    if repeats is not None and source("runs") is not ParameterSource.COMMANDLINE:
+        # Until recently compare's --repeats meant --runs: a command written then must not change meaning unseen.
+        click.echo(f"note: compare's --repeats {repeats} counts measured executions per mapper, as in run and tune; "
+                   f"it used to mean --runs (tuning runs per optimizer): this makes --runs {runs} (give --runs and "
+                   "this note goes)", err=True)
+    executions = _renamed("--repeats", repeats, "--executions", old_repeats, protocol.MIN_REPEATS)
+    max_executions = _renamed("--max-repeats", max_repeats, "--max-executions", old_max_repeats, protocol.MAX_REPEATS)
     if start not in ("default", "random") and not Path(start).is_file():
         raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
-    again = _repeats_list(remeasure, repeats) if remeasure is not None else []
+    again = _runs_list(remeasure, runs) if remeasure is not None else []
     if again and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
 
@@ -918,7 +935,7 @@ def compare(bench, optimizers, iters, runs, old_runs, size, cpus, gpus, csize, f
         console.print(escape(progress_line(label, r, iters)))
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
-            "repeats": repeats, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
+            "repeats": runs, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
             "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
             "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
             "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,

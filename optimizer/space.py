@@ -667,11 +667,31 @@ def join_program(prelude: list[str], sections: Mapping[str, list[str]]) -> str:
 
 
 def canonical(text: str) -> str:
-    """`text` formatted by the DSL formatter; unchanged when it does not parse (the checker reports why)."""
+    """`text` formatted by the DSL formatter, without blank lines and without the functions and machine models
+    nothing uses (the prelude declares every model a section may use); unchanged when it does not parse (the checker
+    reports why)."""
+    from dataclasses import replace
+
+    from mapperopt.dsl.checker import unused_definitions
     from mapperopt.dsl.formatter import format_program
     from mapperopt.dsl.parser import parse
 
+    # Blank lines carry nothing in a generated program; without them, the only blank lines the formatter writes
+    # mark where a dropped statement was.
     try:
-        return format_program(parse(text, "<generated>"))
+        program = parse("".join(line for line in text.splitlines(keepends=True) if line.strip()), "<generated>")
     except MapperoptError:
         return text
+    dropped = {id(s) for s in unused_definitions(program)}
+    if dropped:
+        program = replace(program, statements=tuple(s for s in program.statements if id(s) not in dropped),
+                          comments=tuple(c for c in program.comments if id(_comment_owner(program, c)) not in dropped))
+    return "".join(line for line in format_program(program).splitlines(keepends=True) if line.strip())
+
+
+def _comment_owner(program: Any, comment: Any) -> Any:
+    """The statement a comment is written on, by the formatter's rule (the last statement that starts before it,
+    when the comment is on its lines), or None."""
+    owner = next((s for s in reversed(program.statements)
+                  if (s.loc.line, s.loc.col) < (comment.loc.line, comment.loc.col)), None)
+    return owner if owner is not None and comment.loc.line <= (owner.loc.end_line or owner.loc.line) else None

@@ -23,8 +23,8 @@ for spec in ${SPECS:-circuit:0-5 stencil:6-11}; do
   bench=${spec%%:*} cores=${spec#*:}
   jobs=$(( $(taskset -c "$cores" nproc) / 2 ))
   (PYTHONUNBUFFERED=1 timeout -s INT $(( stop - SECONDS )) taskset -c "$cores" mapperopt compare "$bench" \
-     --size small --iters 10 --runs 5 --optimizers guided,opentuner,optuna,random --executions "${EXECUTIONS:-3}" \
-     --max-executions "${EXECUTIONS:-3}" --final-rounds 5 --cpus 1 --jobs "$jobs" --cpus-per-job 2 --runs-dir "$results" \
+     --size small --iters 10 --runs 5 --optimizers guided,opentuner,optuna,random --repeats "${EXECUTIONS:-3}" \
+     --max-repeats "${EXECUTIONS:-3}" --final-rounds 5 --cpus 1 --jobs "$jobs" --cpus-per-job 2 --runs-dir "$results" \
      > "$out/$bench.log" 2>&1
    echo "$bench (cores $cores, $jobs jobs): exit $? at $SECONDS s") &
 done

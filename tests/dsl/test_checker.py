@@ -352,3 +352,15 @@ def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
     src = "m = Machine(CPU);\ndef f(Task t) { i = (0, 1); return m[i[-3], 0]; }\nIndexTaskMap update_voltages f;"
     assert only(src, "E205", circuit, m14).message.startswith("tuple index -3 out of range")
     assert only("t = (0,);\nx = t[1 < 2];", "E206", None, m14)  # a wrong index type stays a type error
+
+
+def test_unused_definitions_are_only_what_nothing_reads():
+    """What tune drops from the programs it writes: a model read only by a map statement's machine, a global or a
+    function another used function calls stays; a function only an unused one calls goes, and the model it reads."""
+    from mapperopt.dsl.checker import unused_definitions
+
+    program = parse("mg = Machine(GPU);\nmc = Machine(CPU);\nm2 = Machine(CPU);\nmall = m2.merge(0, 1);\n"
+                    "mio = Machine(CPU);\ndef far(Task t) { return mio[0, 0]; }\ndef spare(Task t) { return far(t); }\n"
+                    "def near(Task t) { return mg[0, 0]; }\ndef f(Task t) { return near(t); }\n"
+                    "IndexTaskMap a mc f;\n", "p.dsl")
+    assert [s.name for s in unused_definitions(program)] == ["mio", "far", "spare"]

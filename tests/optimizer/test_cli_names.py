@@ -1,12 +1,17 @@
-"""One meaning per flag name across the command line: `--repeats` counts the executions of each mapper wherever it
-appears; compare's tuning runs per optimizer are `--runs` (its old `--repeats` still works, with a warning)."""
+"""One meaning per flag name across the command line: `--repeats` and `--max-repeats` count the measured executions
+of each mapper wherever they appear; compare's tuning runs per optimizer are `--runs`. compare's old `--executions`
+and `--max-executions` still work, with a warning; its `--repeats`, which once meant `--runs`, says what it means
+unless `--runs` is given too."""
 
 from __future__ import annotations
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from mapperopt.cli import COMMANDS, cli
+from mapperopt.errors import MapperoptError
+from mapperopt.optimizer import compare
 
 
 def _options(name: str) -> dict[str, click.Option]:
@@ -16,16 +21,47 @@ def _options(name: str) -> dict[str, click.Option]:
 
 def test_repeats_means_executions_in_every_command():
     having = {name: _options(name)["--repeats"] for name in COMMANDS if "--repeats" in _options(name)}
-    assert sorted(having) == ["run", "tune"]
+    assert sorted(having) == ["compare", "run", "tune"]
     assert all("executions" in opt.help for opt in having.values())
+    assert all("--max-repeats" in _options(name) for name in having)
     runs = _options("compare")["--runs"]
     assert "Tuning runs per optimizer" in runs.help
 
 
-def test_compare_old_repeats_is_runs_with_a_warning(tmp_path):
-    base = ["compare", "circuit", "--optimizers", "random", "--report-only", "--runs-dir", str(tmp_path)]
-    result = CliRunner().invoke(cli, [*base, "--repeats", "2"])
-    assert "warning: compare's --repeats is deprecated: say --runs 2 (tuning runs per optimizer)" in result.output
-    assert "no comparison of circuit" in str(result.exception)  # then it goes on as --runs 2 would
-    result = CliRunner().invoke(cli, [*base, "--repeats", "2", "--runs", "3"])
-    assert "--runs 3 and --repeats 2 disagree" in str(result.exception)
+@pytest.fixture
+def compare_options(monkeypatch):
+    """compare's command line -> (the options it hands to the comparison, its output, its exception)."""
+    seen: dict = {}
+
+    def stop(bench, opts, **kw):
+        seen.update(opts)
+        raise MapperoptError("stopped before tuning")
+
+    monkeypatch.setattr(compare, "run_compare", stop)
+
+    def invoke(*args: str):
+        seen.clear()
+        result = CliRunner().invoke(cli, ["compare", "circuit", "--optimizers", "random", *args])
+        return dict(seen), result.output, result.exception
+
+    return invoke
+
+
+def test_compare_repeats_counts_executions(compare_options):
+    opts, output, _ = compare_options("--repeats", "2", "--max-repeats", "4", "--runs", "3")
+    assert (opts["executions"], opts["max_executions"], opts["repeats"]) == (2, 4, 3)
+    assert "note:" not in output and "warning:" not in output
+    # Without --runs, the note says what --repeats means now, and how many runs this makes.
+    opts, output, _ = compare_options("--repeats", "2")
+    assert (opts["executions"], opts["max_executions"], opts["repeats"]) == (2, 7, 5)
+    assert "note: compare's --repeats 2 counts measured executions per mapper, as in run and tune" in output
+    assert "it used to mean --runs (tuning runs per optimizer): this makes --runs 5" in output
+
+
+def test_compare_old_executions_names_still_work_with_a_warning(compare_options):
+    opts, output, _ = compare_options("--executions", "2", "--max-executions", "4", "--runs", "3")
+    assert (opts["executions"], opts["max_executions"], opts["repeats"]) == (2, 4, 3)
+    assert "warning: compare's --executions is deprecated: say --repeats 2" in output
+    assert "warning: compare's --max-executions is deprecated: say --max-repeats 4" in output
+    opts, _, error = compare_options("--repeats", "2", "--executions", "3", "--runs", "3")
+    assert not opts and "--repeats 2 and --executions 3 disagree" in str(error)

@@ -56,8 +56,8 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     (tmp_path / "bad.dsl").write_text(BAD_START)
     # One execution per mapper of at least 0.05 s, two final rounds: the protocol's statistics, cheaply.
     args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "2", "--optimizers",
-            "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--executions", "1",
-            "--max-executions", "1", "--min-time", "0.05", "--final-rounds", "2", "--runs-dir", str(tmp_path / "runs")]
+            "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--repeats", "1",
+            "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "2", "--runs-dir", str(tmp_path / "runs")]
     assert main(args) == 0
     output = capsys.readouterr().out
     [folder] = (tmp_path / "runs" / "circuit").iterdir()
@@ -120,7 +120,7 @@ def test_compare_runs_on_every_kind_of_benchmark(bench, tmp_path):
     # compiled mapper is cached), the final measurement of both in one round, and every output written.
     start = CONFIGS / load_config(bench).expert
     args = ["compare", bench, "--size", "ci", "--iters", "1", "--runs", "1", "--optimizers", "random",
-            "--start", str(start), "--executions", "1", "--max-executions", "1", "--min-time", "0.05",
+            "--start", str(start), "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05",
             "--final-rounds", "1", "--runs-dir", str(tmp_path)]
     assert main(args) == 0
     [folder] = (tmp_path / bench).iterdir()
@@ -147,7 +147,7 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
     # confined to its core; every figure is kept relative to the comparison's folder.
     runs = tmp_path / "runs"
     args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "2", "--optimizers", "random",
-            "--executions", "1", "--max-executions", "1", "--min-time", "0.05", "--final-rounds", "2",
+            "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "2",
             "--jobs", "2", "--cpus-per-job", "1", "--runs-dir", str(runs)]
     assert main(args) == 0
     out = capfd.readouterr().out
@@ -201,8 +201,8 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
     assert sorted(p.name for p in (folder / "evaluations").iterdir()) == evaluated
     run2 = next(r for r in json.loads((folder / "summary.json").read_text())["runs"] if r["folder"] == "random-2")
     assert run2["reference_throughput"] == new["reference"]
-    assert main([*args, "--remeasure", "3"]) == 1  # no such repeat
-    assert "expected repeat numbers from 1 to 2" in capfd.readouterr().err
+    assert main([*args, "--remeasure", "3"]) == 1  # no such run
+    assert "expected run numbers from 1 to 2" in capfd.readouterr().err
 
 def test_shared_evaluations_skip_the_unread_profile_and_keep_timeouts_on_a_dedicated_machine(tmp_path):
     from mapperopt.optimizer.compare import SharedEvaluations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -12,7 +13,7 @@ from mapperopt.dsl.checker import check
 from mapperopt.dsl.commands import load_app
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.parser import parse
-from mapperopt.optimizer.space import SearchSpace
+from mapperopt.optimizer.space import SearchSpace, join_program
 
 MACHINES = ["1x0x2", "1x2x2", "2x4x1"]
 
@@ -38,8 +39,7 @@ def test_gpu_machine_adds_kind_and_memory_decisions(circuit_app):
 def test_default_point_is_the_default_mapper(circuit_app):
     space = SearchSpace(circuit_app, parse_machine_spec("1x2x2"))
     assert space.render(space.default_point()) == (
-        "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * * CPU SYSMEM;\nLayout * * * SOA F_order;\n"
-        "mcpu = Machine(CPU);\nmgpu = Machine(GPU);\n")
+        "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * * CPU SYSMEM;\nLayout * * * SOA F_order;\n")
 
 
 @pytest.mark.parametrize("spec", MACHINES)
@@ -54,6 +54,43 @@ def test_random_points_render_to_checked_programs_that_project_back(circuit_app,
         assert format_program(program) == text  # rendered through the formatter
         assert [d for d in check(program, app, machine) if d.is_error] == []
         assert space.project(text) == space.semantic(point)
+
+
+@pytest.mark.parametrize("bench", ["circuit", "stencil", "pennant", "cannon"])
+@pytest.mark.parametrize("spec", MACHINES)
+def test_rendered_programs_define_only_what_they_use(bench, spec):
+    """A machine model or function nothing reads is dropped (a tuned stencil mapper kept `mcpu = Machine(CPU);`
+    though no function read it); the program stays checked, formatted and maps as the full one does."""
+    machine = parse_machine_spec(spec)
+    app = load_app(bench)
+    space = SearchSpace(app, machine)
+    rng = random.Random(0)
+    for point in [space.default_point(), *(space.random_point(rng) for _ in range(10))]:
+        text = space.render(point)
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            defined = re.match(r"(\w+) = Machine\(\w+\);$|def (\w+)\(", line)
+            if defined:
+                name = defined.group(1) or defined.group(2)
+                assert any(re.search(rf"\b{name}\b", other) for other in lines[:i] + lines[i + 1:]), (name, text)
+        assert format_program(parse(text)) == text
+        assert [d for d in check(parse(text), app, machine) if d.is_error] == []
+        sections = space.sections(point)
+        full = "\n".join([*sections["task"], *sections["region"], *sections["layout"], *sections["instance_limit"],
+                          *space.prelude(), *sections["index_task_map"], *sections["single_task_map"]]) + "\n"
+        assert space.same_mapping(text, full)
+
+
+def test_an_agents_unused_helpers_are_dropped_with_their_comments(circuit_app, cpu2):
+    space = SearchSpace(circuit_app, cpu2)
+    sections = {**space.sections(space.default_point()), "index_task_map": [
+        "def spare(Task task) {  # never mapped\n    return mcpu[0, 0];\n}",
+        "def half(Task task) {\n    return mcpu[0, task.ipoint[0] % 2];\n}",
+        "def spread(Task task) {  # every second CPU\n    return half(task);\n}",
+        "IndexTaskMap update_voltages spread;"]}
+    text = join_program(space.prelude(), sections)
+    assert "spare" not in text and "never mapped" not in text
+    assert "mcpu = Machine(CPU);\ndef half(Task task) {\n" in text and "spread(Task task) {  # every second CPU" in text
 
 
 def test_sections_name_requirements_unambiguously(circuit_app):

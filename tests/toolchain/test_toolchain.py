@@ -141,6 +141,27 @@ def test_help_renders(command):
     assert "Usage:" in out.stdout
 
 
+def test_build_names_only_applications_a_user_can_name(capsys):
+    """The shared GEMM layer and the machine probe have folders beside the applications but are no application:
+    the list names only what `mapperopt build`, `run` and `tune` take (a benchmark with a configuration)."""
+    from mapperopt.benchmarks import load_config
+
+    def configured(name: str) -> bool:
+        try:
+            return load_config(name).app == name
+        except MapperoptError:
+            return False
+
+    assert main(["build", "nope"]) == 1
+    err = capsys.readouterr().err
+    assert "no application 'nope'" in err
+    listed = [name.strip() for name in err.split("there are: ")[1].split(",")]
+    assert "circuit" in listed and [name for name in listed if not configured(name)] == []
+    for part in ("gemm", "probe", "common"):
+        assert main(["build", part]) == 1
+        assert f"no application '{part}'" in capsys.readouterr().err
+
+
 def test_exit_status_of_a_failing_command_reaches_the_shell(tmp_path):
     bad = tmp_path / "bad.dsl"
     bad.write_text("def f(Task task): return 0;\n")

@@ -70,7 +70,7 @@ def test_tuned_as_unknown_app(bench, tmp_path):
 
 def test_compared_as_unknown_app(tmp_path, capsys):
     status = main(["compare", "--app", command("stencil"), "--iters", "2", "--runs", "1", "--optimizers",
-                   "guided,random", "--executions", "1", "--max-executions", "1", "--final-rounds", "1",
+                   "guided,random", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
                    "--runs-dir", str(tmp_path)])
     assert status == 0
     out = capsys.readouterr().out
