@@ -11,7 +11,7 @@ import importlib
 # name -> module: imported on first use, so that a command needing one light module of this package (the `--app`
 # option of `check`) does not pay for the harness and its dependencies.
 _EXPORTS = {"BenchConfig": "apps", "SizeConfig": "apps", "build_app": "apps", "describe_app": "apps",
-            "known_benchmarks": "apps", "load_config": "apps", "run_benchmark": "harness"}
+            "known_benchmarks": "apps", "load_config": "apps", "require_app": "apps", "run_benchmark": "harness"}
 __all__ = list(_EXPORTS)
 
 

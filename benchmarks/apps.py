@@ -226,6 +226,14 @@ def _sources_dir(name: str) -> Path:
     return Path(str(resources.files("mapperopt.benchmarks") / "legion" / name))
 
 
+def require_app(name: str) -> None:
+    """Raises MapperoptError naming the applications there are, unless `name` is one."""
+    # Only configured benchmarks: other folders hold shared code (common, the GEMM layer) or mapperopt's own
+    # machine probe, which are not applications.
+    if name not in known_benchmarks():
+        raise MapperoptError(f"no application '{name}'; there are: {', '.join(known_benchmarks())}")
+
+
 def build_app(name: str, cuda: str = "auto") -> Path:
     """Build (or find in the build cache) the application `benchmarks/legion/<name>/`: its `*.cc` (except test
     mappers, `*_mapper.cc`) and, with CUDA, `*.cu` files, with `benchmarks/legion/common` on the include path.
@@ -241,10 +249,7 @@ def build_app(name: str, cuda: str = "auto") -> Path:
         MapperoptError: no such benchmark (configs/<name>.yaml), or it has no sources.
         ToolchainError, BuildError: from the build (BuildError.log has the compiler output).
     """
-    # Only configured benchmarks: other folders hold shared code (common, the GEMM layer) or mapperopt's own
-    # machine probe, which are not applications.
-    if name not in known_benchmarks():
-        raise MapperoptError(f"no application '{name}'; there are: {', '.join(known_benchmarks())}")
+    require_app(name)
     folder = _sources_dir(name)
     # `*_mapper.cc` files are test mappers that tests build as separate libraries, not part of the application.
     sources = sorted(p for p in folder.glob("*.cc") if not p.name.endswith("_mapper.cc")) + sorted(folder.glob("*.cu"))

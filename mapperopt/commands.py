@@ -133,8 +133,10 @@ def machine(cpus, gpus, as_json):
               help="Build CUDA variants: on, off, or auto (when nvcc is found).")
 def build(benches, cuda):
     """Build benchmark applications (all when none is named). Builds are cached and incremental."""
-    from mapperopt.benchmarks import build_app, known_benchmarks
+    from mapperopt.benchmarks import build_app, known_benchmarks, require_app
 
+    for name in benches:  # all names first: a typo is not found only after the builds before it
+        require_app(name)
     for name in benches or known_benchmarks():
         click.echo(f"{name}: {build_app(name, cuda=cuda)}")
 

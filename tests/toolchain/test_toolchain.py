@@ -160,6 +160,10 @@ def test_build_names_only_applications_a_user_can_name(capsys):
     for part in ("gemm", "probe", "common"):
         assert main(["build", part]) == 1
         assert f"no application '{part}'" in capsys.readouterr().err
+    # every name is checked before anything is built: a typo after a long build is not found only at the end
+    assert main(["build", "circuit", "nope"]) == 1
+    out, err = capsys.readouterr()
+    assert "no application 'nope'" in err and "circuit:" not in out
 
 
 def test_exit_status_of_a_failing_command_reaches_the_shell(tmp_path):
