@@ -158,13 +158,28 @@ def test_expert_mapper_names_exist():
     assert named == set(TASKS)   # the expert maps every task of the applications
 
 
-def test_f_order_fails_with_the_blas_reason_and_autoguide_repairs_it(tmp_path):
-    """The expert mapper with column-major tiles: task_4 aborts with DGEMM's message (never wrong numbers);
-    AutoGuide's edit turns it back into a mapper that verifies."""
+def test_f_order_is_refused_by_check_and_aborts_task_4_without_it(tmp_path, monkeypatch):
+    """The expert mapper with column-major tiles: check refuses it (E223, the description says task_4 needs C_order)
+    and AutoGuide's edit makes a mapper that verifies. Compiled without the application's description (what check
+    cannot see: a mapper written for another program), task_4 aborts with DGEMM's message, never wrong numbers, and
+    AutoGuide's edit gives back the expert."""
     cfg = load_config("pumma")
     expert_text = cfg.expert_dsl()
     bad = expert_text.replace("SOA C_order", "SOA F_order")
     assert bad != expert_text
+    refused = run_benchmark("pumma", bad, out_dir=tmp_path / "refused")
+    assert not refused.ok and refused.stage == "check" and "error[E223]" in refused.reason, refused.reason
+    feedback = explain(refused)
+    assert feedback.rule == "dsl-e223-rejected-layout" and feedback.edits
+    checked = run_benchmark("pumma", format_program(apply_edits(parse(bad, "bad.dsl"), feedback.edits)),
+                            min_time_s=0, out_dir=tmp_path / "checked")
+    assert checked.ok and checked.throughput > 0
+
+    import mapperopt.compiler as compiler
+
+    compile_program = compiler.compile_program
+    monkeypatch.setattr(compiler, "compile_program",
+                        lambda dsl, filename, app=None, machine=None: compile_program(dsl, filename, machine=machine))
     failed = run_benchmark("pumma", bad, out_dir=tmp_path / "bad")
     assert not failed.ok and failed.stage == "run"
     assert "not row-major" in failed.reason
@@ -174,8 +189,6 @@ def test_f_order_fails_with_the_blas_reason_and_autoguide_repairs_it(tmp_path):
     assert [e.op for e in feedback.edits] == ["set_layout_order"]
     fixed = format_program(apply_edits(parse(bad, "bad.dsl"), feedback.edits))
     assert fixed == format_program(parse(expert_text, cfg.expert))
-    repaired = run_benchmark("pumma", fixed, min_time_s=0, out_dir=tmp_path / "fixed")
-    assert repaired.ok and repaired.throughput > 0
 
 
 @pytest.mark.skipif(not toolchain.cuda_enabled("auto") or toolchain.find_cublas() is None,
