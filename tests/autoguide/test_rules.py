@@ -9,7 +9,7 @@ import re
 import pytest
 
 from mapperopt.autoguide import explain, feedback_text, load_catalog
-from mapperopt.benchmarks.autoguide_coverage import BAD_MAPPERS, REPO, read_bad_mapper, run_bad_mapper
+from mapperopt.benchmarks.autoguide_coverage import BAD_MAPPERS, DIRECTIVES, REPO, read_bad_mapper, run_bad_mapper
 from captured_runs import captures, load
 
 # Fallback rules answer output that a specific rule normally takes: (capture, specific rules removed).
@@ -92,3 +92,50 @@ def test_captured_rejection_is_what_the_checker_says_now(path, tmp_path):
     assert (now.stage, now.reason.replace(str(REPO), "<repo>")) == (captured.stage, captured.reason)
     named = re.match(r"([ew]\d{3})_", _bad_mapper_file(path).stem)
     assert named is None or f"[{named[1].upper()}]" in now.reason, now.reason
+
+
+class _AcceptedStatically(Exception):
+    """Raised instead of building a mapper that parsed and checked: no build, no execution."""
+
+
+def _header(bad) -> str:
+    """The leading comment of a bad mapper without its directives."""
+    lines = []
+    for line in bad.path.read_text().splitlines():
+        if not line.startswith("#"):
+            break
+        key, sep, _ = line[1:].strip().partition(":")
+        if not (sep and key.strip() in DIRECTIVES):
+            lines.append(line[1:].strip())
+    return " ".join(lines)
+
+
+ALL_BAD = sorted(BAD_MAPPERS.glob("*/*.dsl"))
+
+
+@pytest.mark.parametrize("path", ALL_BAD, ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_bad_mapper_rejected_before_execution_expects_that_rule(path, tmp_path, monkeypatch):
+    """A bad mapper that a run rejects before executing (parse or check, as `run` checks it: the benchmark's
+    description and machine at the mapper's size and arguments) expects the rule AutoGuide gives for that rejection,
+    and its header says check finds it rather than a run-time failure (a sample named after its code, e205_..., says
+    it by its name). One accepted statically expects a rule of a run-time stage and has its captured run, which
+    covers that rule."""
+    import mapperopt.compiler.build as build
+
+    def accepted(*_args, **_kwargs):
+        raise _AcceptedStatically
+
+    # The harness's own path (what `mapperopt run` does) up to the mapper's build, which stops it.
+    monkeypatch.setattr(build, "build_program", accepted)
+    bad = read_bad_mapper(path)
+    try:
+        result = run_bad_mapper(bad, tmp_path)
+    except _AcceptedStatically:
+        stages = set(load_catalog().rule(bad.expect).stages)
+        assert stages - {"parse", "check"}, f"check accepts {bad.name} now; it cannot get {bad.expect}"
+        assert load(bad.name)[0]["expect"] == bad.expect
+        return
+    assert result.stage in ("parse", "check"), result.reason
+    assert explain(result).rule == bad.expect, result.reason
+    if result.stage == "check" and not re.match(r"e\d{3}_", path.stem):
+        assert re.search(r"\bcheck (finds|rejects) it\b", _header(bad)), f"{bad.name}: say check finds it"
