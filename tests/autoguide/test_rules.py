@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from mapperopt.autoguide import explain, feedback_text, load_catalog
+from mapperopt.autoguide import apply_edits_to_text, explain, feedback_text, load_catalog
 from mapperopt.benchmarks.autoguide_coverage import BAD_MAPPERS, DIRECTIVES, REPO, read_bad_mapper, run_bad_mapper
 from captured_runs import captures, load
 
@@ -139,3 +139,14 @@ def test_bad_mapper_rejected_before_execution_expects_that_rule(path, tmp_path, 
     assert explain(result).rule == bad.expect, result.reason
     if result.stage == "check" and not re.match(r"e\d{3}_", path.stem):
         assert re.search(r"\bcheck (finds|rejects) it\b", _header(bad)), f"{bad.name}: say check finds it"
+    # AutoGuide's edits take the mapper past what stopped it (the same code does not come back)
+    feedback = explain(result)
+    if feedback.edits:
+        fixed = tmp_path / "fixed.dsl"
+        fixed.write_text(apply_edits_to_text(result.dsl, feedback.edits))
+        code = re.search(r"error\[(E\d{3})\]", result.reason)
+        try:
+            again = run_bad_mapper(dataclasses.replace(bad, path=fixed), tmp_path / "fixed")
+        except _AcceptedStatically:
+            return
+        assert not (code and f"[{code[1]}]" in again.reason), (bad.name, again.reason)
