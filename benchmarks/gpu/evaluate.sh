@@ -27,6 +27,9 @@ PYTHONUNBUFFERED=1 python3 benchmarks/gpu/evaluate.py run --results "$results" \
   --stop-after $(( ${STOP_AFTER:-500} - SECONDS )) ${EVAL_ARGS:-}
 status=$?
 parent=$(dirname "$results") name=$(basename "$results")
+# the stored outcomes name this machine's paths: relative to the results folder and ~, as committed
+grep -rlZ -e "$PWD/$results/" -e "$HOME/" "$results/work" --include="*.json" --include="*.jsonl" 2>/dev/null |
+  xargs -0 -r sed -i -e "s#$PWD/$results/##g" -e "s#$HOME/#~/#g"
 tar -C "$parent" -czf "$out/h200-eval.tar.gz" --exclude="$name/work/*/base-*" --exclude="$name/work/*/cpu-*" \
   --exclude="$name/work/*/compare-*/*-*/iter-*" --exclude="$name/work/*/compare-*/final-*" \
   --exclude="$name/work/*/compare-*/baseline-*" --exclude="*/tune.lock" --exclude="*/owner.json" "$name"
