@@ -6,6 +6,8 @@ machine, and the search space never renders such a Layout line."""
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl import check, parse
@@ -55,6 +57,17 @@ def test_the_error_names_the_statement_and_what_to_write_instead():
     assert not layout_diags("Task * CPU;\nLayout * * * SOA;\nLayout * * CPU F_order;\n")
     assert not layout_diags("Task * CPU;\nLayout * * * AOS;\nLayout * * CPU C_order;\n"
                             "Layout stencil 0 CPU SOA F_order;\n")
+
+
+def test_the_docs_and_rules_name_the_layout_the_description_requires():
+    """The user's guide and AutoGuide's stride rule say what the CPU stencil kernel needs: the description's
+    interleave and dimension order both (F_order alone still lets AOS through)."""
+    root = Path(__file__).parents[2]
+    req = load_app("stencil").task("stencil").regions[0]
+    texts = [*(root / "docs").glob("*.md"), root / "autoguide" / "rules.yaml"]
+    named = [m.group(1) for p in texts
+             for m in re.finditer(r"CPU stencil kernel needs `?((?:SOA |AOS )?[CF]_order)", p.read_text())]
+    assert len(named) >= 2 and set(named) == {f"{req.interleave} {req.layout}"}
 
 
 def test_check_does_not_flag_the_gpu_variant():
