@@ -661,11 +661,9 @@ class _Checker:
     # ------------------------------------------------------------------------------------------------ statements
 
     def _statements(self):
-        used = {n.func for s in self.program.statements for n in _walk_stmt(s) if isinstance(n, A.Call)}
         absent_seen: set[str] = set()
         for s in self.program.statements:
             if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
-                used.add(s.func.name)
                 self._map_function(s)
             if isinstance(s, (A.TaskStmt, A.RegionStmt)):
                 kinds = s.kinds if isinstance(s, A.TaskStmt) else s.memories
@@ -694,9 +692,13 @@ class _Checker:
                     absent_seen.add(k.name)
                     self.add("W303", f"processor kind '{k.name}' does not exist in mapperopt's Legion build; it is "
                                      "skipped", k.loc)
-        for f in self.program.statements:
-            if isinstance(f, A.FuncDef) and f.name not in used:
-                self.add("W304", f"function '{f.name}' is defined but never used", f.loc, severity="note")
+        unused = unused_definitions(self.program)
+        for d in unused:
+            what = f"{'function' if isinstance(d, A.FuncDef) else 'machine model'} '{d.name}'"
+            # Named only by other unused definitions: "never used" would contradict the call the user sees.
+            users = [u.name for u in unused if u is not d and d.name in _references(u)]
+            self.add("W304", f"{what} is used only by {', '.join(repr(u) for u in users)}, which nothing uses"
+                     if users else f"{what} is defined but never used", d.loc, severity="note")
 
     def _tunable(self, s: A.TunableStmt):
         """E221: a Tunable answer of an unknown type or out of its type's range."""
