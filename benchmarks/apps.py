@@ -200,9 +200,8 @@ def load_config(app: str) -> BenchConfig:
 
     if isinstance(app, UserApp):
         return app.config
+    require_app(app)
     path = resources.files("mapperopt.configs") / f"{app}.yaml"
-    if not path.is_file():
-        raise MapperoptError(f"unknown benchmark '{app}'; known: {', '.join(known_benchmarks()) or 'none'}")
     where = f"configs/{app}.yaml"
     try:
         data = yaml.safe_load(path.read_text())
@@ -231,7 +230,7 @@ def require_app(name: str) -> None:
     # Only configured benchmarks: other folders hold shared code (common, the GEMM layer) or mapperopt's own
     # machine probe, which are not applications.
     if name not in known_benchmarks():
-        raise MapperoptError(f"no application '{name}'; there are: {', '.join(known_benchmarks())}")
+        raise MapperoptError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}")
 
 
 def build_app(name: str, cuda: str = "auto") -> Path:

@@ -162,7 +162,7 @@ def test_check_with_machine_evaluates_mappings(tmp_path):
 def test_check_unknown_bench(tmp_path):
     result = run("check", str(EXAMPLES / "s01.dsl"), "--bench", "nope")
     assert result.exit_code != 0
-    assert "no application description for benchmark 'nope'" in str(result.exception or result.output)
+    assert "unknown benchmark 'nope'; known: " in str(result.exception or result.output)
 
 
 def test_fmt_prints_and_writes(tmp_path):

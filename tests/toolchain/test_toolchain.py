@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +12,8 @@ from mapperopt import toolchain
 from mapperopt.cli import COMMANDS, main
 from mapperopt.commands import probe_json, run_checks
 from mapperopt.errors import MapperoptError, ToolchainError
+
+CONFIGS = Path(__file__).parents[2] / "configs"
 
 
 def test_find_legion_uses_the_legate_wheel():
@@ -154,16 +157,20 @@ def test_build_names_only_applications_a_user_can_name(capsys):
 
     assert main(["build", "nope"]) == 1
     err = capsys.readouterr().err
-    assert "no application 'nope'" in err
-    listed = [name.strip() for name in err.split("there are: ")[1].split(",")]
+    assert "unknown benchmark 'nope'; known: " in err
+    listed = [name.strip() for name in err.split("known: ")[1].split(",")]
     assert "circuit" in listed and [name for name in listed if not configured(name)] == []
+    # one wording for one error: the commands that read the benchmark's configuration say the same
+    for command in (["run", "nope"], ["check", str(CONFIGS / "circuit.dsl"), "--bench", "nope"]):
+        assert main(command) == 1
+        assert capsys.readouterr().err == err
     for part in ("gemm", "probe", "common"):
         assert main(["build", part]) == 1
-        assert f"no application '{part}'" in capsys.readouterr().err
+        assert f"unknown benchmark '{part}'" in capsys.readouterr().err
     # every name is checked before anything is built: a typo after a long build is not found only at the end
     assert main(["build", "circuit", "nope"]) == 1
     out, err = capsys.readouterr()
-    assert "no application 'nope'" in err and "circuit:" not in out
+    assert "unknown benchmark 'nope'" in err and "circuit:" not in out
 
 
 def test_exit_status_of_a_failing_command_reaches_the_shell(tmp_path):
