@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mapperopt import toolchain
+from mapperopt.benchmarks.apps import require_app
 from mapperopt.errors import MapperoptError
 
 APP_FILE = "mapperopt.yaml"
@@ -660,7 +661,8 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
     With --app, a BENCH argument is the first application argument (click assigns it before APP_ARGS).
 
     Raises:
-        MapperoptError: neither BENCH nor --app, or --app flags without --app.
+        MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), or --app
+            flags without --app.
     """
     flags = {"--metric": metric_regex, "--unit": unit, "--higher-is-better": higher_is_better or None,
              "--verify-pattern": verify_pattern, "--verify-cmd": verify_cmd, "--reference": reference,
@@ -671,6 +673,7 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
             raise MapperoptError(f"{', '.join(given)} only apply to --app")
         if not bench:
             raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
+        require_app(bench)
         return bench, app_args
     metric = make_metric(metric_regex, unit, higher_is_better) if (metric_regex or unit or higher_is_better) else None
     verify = None

@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from mapperopt.cli import COMMANDS, cli
+from mapperopt.cli import COMMANDS, cli, main
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer import compare
 
@@ -65,3 +65,16 @@ def test_compare_old_executions_names_still_work_with_a_warning(compare_options)
     assert "warning: compare's --max-executions is deprecated: say --max-repeats 4" in output
     opts, _, error = compare_options("--repeats", "2", "--executions", "3", "--runs", "3")
     assert not opts and "--repeats 2 and --executions 3 disagree" in str(error)
+
+
+@pytest.mark.parametrize("command", [["tune", "nope"], ["compare", "nope"], ["run", "nope", "--once"]])
+def test_an_unknown_benchmark_is_refused_before_anything_is_said(command, monkeypatch, tmp_path, capsys):
+    """tune said it was describing `nope`, compare that it skipped the trace optimizer, run that it was running
+    `nope`, before the error: the name is checked first, and nothing is written."""
+    for name in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL"):  # compare skips trace, aloud, without them
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: unknown benchmark 'nope'; known: "), (out, err)
+    assert not list(tmp_path.iterdir())
