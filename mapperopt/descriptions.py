@@ -328,7 +328,10 @@ class MachineDescription:
 
 MACHINE_SPEC = "NODESxGPUS[xCPUS]"
 # The labelled form names each count, so that "1 GPU" cannot be read as "1 CPU": `1node,4gpu`, `2cpu`, `2n4g2c`.
-_LABELLED_PART = re.compile(r"(\d+)\s*(nodes?|n|gpus?|g|cpus?|c)", re.IGNORECASE)
+_PART = r"(\d+)\s*(nodes?|n|gpus?|g|cpus?|c)"
+_LABELLED_PART = re.compile(_PART, re.IGNORECASE)
+# Separators only between counts: a trailing `x` (`4gpux`) is a typo, not 4 GPUs.
+_LABELLED_SPEC = re.compile(rf"\s*{_PART}(?:[\s,x+]*{_PART})*\s*", re.IGNORECASE)
 
 
 def parse_machine_spec(spec: str) -> MachineDescription:
@@ -349,8 +352,7 @@ def parse_machine_spec(spec: str) -> MachineDescription:
         nodes, gpus, cpus = int(m[1]), int(m[2]), int(m[3]) if m[3] else 1
     else:
         counts: dict[str, int] = {}
-        rest = _LABELLED_PART.sub("", spec)
-        if re.sub(r"[\s,x+]", "", rest) or not _LABELLED_PART.search(spec):
+        if not _LABELLED_SPEC.fullmatch(spec):
             raise DescriptionError(f"machine '{spec}' is not of the form {MACHINE_SPEC} nor labelled counts", hint=hint)
         for value, unit in _LABELLED_PART.findall(spec):
             key = unit[0].lower()

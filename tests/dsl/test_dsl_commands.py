@@ -67,12 +67,18 @@ def test_machine_spec_says_what_it_means(tmp_path):
     path.write_text(FB_ONLY)
     result = run("check", str(path), "--machine", "1x1")
     assert result.exit_code == 0 and "machine: --machine 1x1, 1 node of 1 CPU and 1 GPU" in result.output
-    for spec, shape in (("4gpu", "1x4x1"), ("2cpu", "1x0x2"), ("2nodes,4gpus,2cpus", "2x4x2"), ("2n4g", "2x4x1")):
+    for spec, shape in (("4gpu", "1x4x1"), ("2cpu", "1x0x2"), ("2nodes,4gpus,2cpus", "2x4x2"), ("2n4g", "2x4x1"),
+                        ("2nodes x 4gpus", "2x4x1"), ("4g+2c", "1x4x2")):
         assert parse_machine_spec(spec).shape() == shape
     assert run("check", str(path), "--machine", "1cpu").exit_code == 1  # no GPU, so no framebuffer
     for bad in ("2gpu4gpu", "gpu4", "1x"):
         result = run("check", str(path), "--machine", bad)
         assert result.exit_code == 1 and "labelled: 4gpu, 2cpu" in result.exception.hint, result.output
+    for junk in ("4gpux", "x4gpu", "4gpu,"):  # separators only between counts: no typo read as 4 GPUs
+        result = run("check", str(path), "--machine", junk)
+        assert result.exit_code == 1, result.output
+        assert f"machine '{junk}' is not of the form NODESxGPUS[xCPUS] nor labelled counts" in str(result.exception)
+        assert "labelled: 4gpu, 2cpu" in result.exception.hint
 
 
 # Divides by zero at launch point 3: circuit's ci size launches 2 points (-p 4 -pps 2), `-p 8` launches 4.
