@@ -8,11 +8,13 @@ import statistics
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, run_benchmark
 from mapperopt.benchmarks.userapp import app_from_options, app_options
+from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
 
 
@@ -109,6 +111,18 @@ def status(console, text: str):
     return contextlib.nullcontext()
 
 
+def check_repeats(repeats: int, max_repeats: int, max_given: bool) -> None:
+    """Refuses a --repeats above the --max-repeats the user gave (`max_given`); left out, the maximum's default is
+    raised to --repeats instead.
+
+    Raises:
+        MapperoptError: naming both.
+    """
+    if max_given and repeats > max_repeats:
+        raise MapperoptError(f"--repeats {repeats} is more than --max-repeats {max_repeats}",
+                             hint=f"give --max-repeats {repeats} or more, or leave it out")
+
+
 def size_options(command):
     """The problem size, processors and memories of a benchmark run: `--size`, `--cpus`, `--gpus`, `--csize`,
     `--fsize`, `--zsize` (shared with `tune`)."""
@@ -179,6 +193,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     bench, app_args = app_from_options(bench, app_args, **app_flags)
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"
+    check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
     if once:
         repeats = max_repeats = 1
         min_time_s = 0.0 if min_time_s is None else min_time_s

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.commands import size_options, status as say_status
+from mapperopt.benchmarks.commands import check_repeats, size_options, status as say_status
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
@@ -236,6 +237,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from mapperopt.benchmarks.userapp import UserApp, app_from_options
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
+    check_repeats(repeats, max_repeats,
+                  click.get_current_context().get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
     if isinstance(bench, UserApp) and baseline in ("expert", "both"):
         baseline = "default"  # a user's program has no expert mapper
     if isinstance(bench, UserApp) and not bench.verify.checks_output:  # whatever the optimizer proposes

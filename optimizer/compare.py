@@ -54,7 +54,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.commands import size_options
+from mapperopt.benchmarks.commands import check_repeats, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl
@@ -925,6 +925,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
                    "this note goes)", err=True)
     executions = _renamed("--repeats", repeats, "--executions", old_repeats, protocol.MIN_REPEATS)
     max_executions = _renamed("--max-repeats", max_repeats, "--max-executions", old_max_repeats, protocol.MAX_REPEATS)
+    check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
     if start not in ("default", "random") and not Path(start).is_file():
         raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
     again = _runs_list(remeasure, runs) if remeasure is not None else []

@@ -78,3 +78,44 @@ def test_an_unknown_benchmark_is_refused_before_anything_is_said(command, monkey
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: unknown benchmark 'nope'; known: "), (out, err)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.fixture
+def measured(monkeypatch, tmp_path):
+    """run, tune or compare's command line -> (the most executions per mapper it would measure, or None; stderr),
+    stopped where the measurements would begin."""
+    from mapperopt.benchmarks import commands as run_commands
+    from mapperopt.optimizer import commands as tune_commands
+
+    seen: dict = {}
+
+    def stop(most):
+        def at(*args, **kw):
+            seen["max"] = most(args, kw)
+            raise MapperoptError("stopped before measuring")
+        return at
+
+    monkeypatch.setattr(run_commands, "run_benchmark", stop(lambda args, kw: kw["max_repeats"]))
+    monkeypatch.setattr(tune_commands, "_new_run", stop(lambda args, kw: args[1]["max_repeats"]))  # (bench, opts, ..)
+    monkeypatch.setattr(compare, "run_compare", stop(lambda args, kw: args[1]["max_executions"]))
+    monkeypatch.chdir(tmp_path)
+
+    def invoke(*args: str):
+        seen.clear()
+        result = CliRunner().invoke(cli, [*args[:1], "circuit", *args[1:]])
+        assert result.exit_code == 1
+        return seen.get("max"), str(result.exception)
+
+    return invoke
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_repeats_above_the_max_repeats_given_is_an_error(command, measured):
+    """`--repeats 5 --max-repeats 3` once measured up to 5 executions without a word: both were given, so the
+    command cannot tell which the user meant."""
+    most, error = measured(command, "--repeats", "5", "--max-repeats", "3")
+    assert most is None and "--repeats 5 is more than --max-repeats 3" in error
+    assert "give --max-repeats 5 or more, or leave it out" in error
+    # --max-repeats left out: its default is raised to --repeats (where the measurements are set up), no error.
+    assert measured(command, "--repeats", "9")[1] == "stopped before measuring"
+    assert measured(command, "--repeats", "3", "--max-repeats", "3") == (3, "stopped before measuring")
