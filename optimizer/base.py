@@ -202,6 +202,14 @@ class Optimizer:
         return self.name
 
 
+def start_note(space: Any, start: str, start_point: Any) -> str:
+    """The first iteration's note: "start program", and when the start is a program of the user's (no
+    `start_point`), what the search's programs leave out of it because it changes nothing here
+    (`SearchSpace.left_out`), so that a statement missing from the next programs is not a surprise."""
+    left_out = space.left_out(start) if start_point is None else None
+    return "start program" + (f"; {left_out}" if left_out else "")
+
+
 def make_optimizer(name: str, **kwargs: Any) -> Optimizer:
     """An optimizer by CLI name.
 
@@ -214,4 +222,5 @@ def make_optimizer(name: str, **kwargs: Any) -> Optimizer:
     return getattr(importlib.import_module(module), cls)(**kwargs)
 
 
-__all__ = ["IterationRecord", "Optimizer", "Proposal", "OPTIMIZERS", "cache_key", "make_optimizer", "normalize_dsl"]
+__all__ = ["IterationRecord", "Optimizer", "Proposal", "OPTIMIZERS", "cache_key", "make_optimizer", "normalize_dsl",
+           "start_note"]

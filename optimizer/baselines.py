@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from mapperopt.errors import MapperoptError
-from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, normalize_dsl
+from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, normalize_dsl, start_note
 
 ASK_TRIES = 20  # library answers to already evaluated configurations before a random new point is injected
 RANDOM_TRIES = 200  # random draws looking for an unevaluated configuration before the space counts as exhausted
@@ -81,6 +81,7 @@ class SpaceSearch(Optimizer):
                  workdir: Path | None = None, **options: Any):
         super().__init__(space, start, seed, **options)
         self.start_point = space.normalize(start_point) if start_point is not None else space.project(start)
+        self.start_note = start_note(space, start, start_point)
         self.workdir = Path(workdir) if workdir is not None else None
         self.labels = {d.name: {_label(c): c for c in d.choices} for d in space.decisions}
         self.rng = random.Random(f"{self.name}:{seed}")
@@ -96,7 +97,7 @@ class SpaceSearch(Optimizer):
             self._inject(self.start_point)
             point, handle = self._ask()
             self.pending = (handle, normalize_dsl(self.start))
-            return Proposal(self.start, note="start program")
+            return Proposal(self.start, note=self.start_note)
         for _ in range(ASK_TRIES):
             point, handle = self._ask()
             if point is None:

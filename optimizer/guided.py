@@ -31,7 +31,7 @@ import random
 from typing import Any, Iterator, Mapping, Sequence
 
 from mapperopt.errors import MapperoptError
-from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, normalize_dsl
+from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, normalize_dsl, start_note
 from mapperopt.optimizer.space import SearchSpace
 from mapperopt.records import Edit
 
@@ -54,6 +54,7 @@ class GuidedOptimizer(Optimizer):
                  **options: Any):
         super().__init__(space, start, seed, **options)
         self.start_point = space.normalize(start_point) if start_point is not None else space.project(start)
+        self.start_note = start_note(space, start, start_point)
         self.points: dict[str, dict[str, Any]] = {normalize_dsl(start): self.start_point}
         self.rendered: set[str] = set()  # normalised programs rendered from their point (exactly that point)
         self.exact: dict[str, bool] = {}  # for other programs: does the point's rendering map the same?
@@ -70,7 +71,7 @@ class GuidedOptimizer(Optimizer):
 
     def propose(self, history: Sequence[IterationRecord]) -> Proposal:
         if not history:
-            return Proposal(self.start, note="start program")
+            return Proposal(self.start, note=self.start_note)
         evaluated = {normalize_dsl(r.dsl) for r in history if r.dsl is not None}
         evaluated |= {self._semantic_key(text) for text in evaluated if self._is_exact(text)}
         rng = random.Random(f"{self.seed}:{len(history)}")

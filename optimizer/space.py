@@ -549,6 +549,41 @@ class SearchSpace:
                 point[d.name] = value
         return point
 
+    def left_out(self, dsl: str) -> str | None:
+        """What the programs rendered from `dsl`'s projection leave out although `dsl` has it: the map statements of
+        tasks that run where their kind has a single processor (`semantic` renders every pattern as Legion's default
+        there, the same placement), as a clause for the start's note; None when there are none. A statement whose
+        function fails is not counted: it does change the run."""
+        from mapperopt.descriptions import AppDescription, MachineDescription
+        from mapperopt.dsl.evaluator import Evaluator
+        from mapperopt.dsl.parser import parse
+
+        try:
+            ev = Evaluator(parse(dsl, "<project>"), MachineDescription.from_json(self.machine),
+                           AppDescription.from_json(self.app))
+        except MapperoptError:
+            return None
+        point = self.project(dsl)
+        statements, kinds = set(), set()
+        for d in self.decisions:
+            if d.group not in ("index_map", "single_map"):
+                continue
+            index, kind = d.group == "index_map", self.effective_kind(point, d.task)
+            if self.machine.get("nodes", 1) * self._per_node(kind) != 1 or ev.map_statement(d.task, index) is None:
+                continue
+            domain = tuple(self.tasks[d.task]["domain"]) if index else None
+            try:
+                for p in (itertools.product(*(range(n) for n in domain)) if index else [None]):
+                    ev.place(d.task, p, domain)
+            except MapperoptError:
+                continue
+            statements.add("IndexTaskMap" if index else "SingleTaskMap")
+            kinds.add(kind)
+        if not statements:
+            return None
+        return (f"its {' and '.join(sorted(statements))} statements change nothing on this machine "
+                f"({', '.join(f'1 {k}' for k in sorted(kinds))}) and are left out of the programs the search writes")
+
     def same_mapping(self, a: str, b: str) -> bool:
         """Whether programs `a` and `b` make the same decisions for every task and launch point of the application
         on this machine (processor, memories, layouts, collected requirements, instance limits), according to the

@@ -190,3 +190,35 @@ def test_the_search_never_proposes_a_layout_the_variants_reject(bench):
             program = parse(space.render(point), "<point>")
             found = [d for m in (spec, None) for d in check(program, app, m) if d.code in ("E223", "W312")]
             assert not found, (machine, space.render(point), found)
+
+
+LEFT_OUT = ("start program; its IndexTaskMap statements change nothing on this machine (1 CPU) and are left out of "
+            "the programs the search writes")
+
+
+@pytest.mark.parametrize("optimizer", ["guided", "random"])
+def test_a_start_whose_map_statements_change_nothing_here_says_they_are_left_out(circuit_app, cpu2, optimizer):
+    """`tune --start FILE` on one CPU: the programs after the start had no IndexTaskMap and nothing said why. On one
+    processor every placement is the same, so the search's programs leave them out, and the start's note says so."""
+    from optimizer_support import CONFIGS
+
+    from mapperopt.optimizer.base import make_optimizer
+
+    start = (CONFIGS / "circuit.dsl").read_text()
+    one = SearchSpace(circuit_app, parse_machine_spec("1x0x1"))
+    assert make_optimizer(optimizer, space=one, start=start, seed=0).propose([]).note == LEFT_OUT
+    # What the note says: the search's version of the start has none.
+    assert "IndexTaskMap" in start and "IndexTaskMap" not in one.render(one.semantic(one.project(start)))
+    # Where they place points differently they are kept and nothing is said; nor of a start rendered from a point.
+    assert make_optimizer(optimizer, space=SearchSpace(circuit_app, cpu2), start=start, seed=0).propose([]).note \
+        == "start program"
+    point = one.default_point()
+    assert make_optimizer(optimizer, space=one, start=one.render(point), start_point=point,
+                          seed=0).propose([]).note == "start program"
+
+
+def test_a_map_statement_whose_function_fails_is_not_said_to_change_nothing(circuit_app):
+    one = SearchSpace(circuit_app, parse_machine_spec("1x0x1"))
+    failing = "m = Machine(CPU);\ndef f(Task t) { return m[0, 1]; }\nIndexTaskMap calculate_new_currents f;\n"
+    assert one.left_out(failing) is None
+    assert one.left_out(failing.replace("m[0, 1]", "m[0, 0]")).startswith("its IndexTaskMap statements")
