@@ -362,7 +362,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.stop()
         store.unlock()
     _print_summary(console, summary, unit)
-    console.print(f"Best mapper ({store.root / 'best.dsl'}):")
+    console.print(f"Best mapper: iteration {summary['best_iter']}, the final comparison's pick "
+                  f"({store.root / 'best.dsl'}):")
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
                   f"summary: {store.root / 'summary.json'}")
@@ -414,7 +415,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit,
                "measured": {n: m.to_json() for n, m in measured.items()}, "vs": vs}
-    store.write_outputs()
+    store.write_outputs(final_pick=summary["best_iter"])
     store.write_summary(summary)
     return summary
 

@@ -9,7 +9,8 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
     iter-NNN/         the run folder of iteration NNN (mapper.dsl, the harness's files, feedback.txt)
     best.dsl          the best program so far          \
     history.csv       one row per iteration             > derived from the journal only (`write_outputs`),
-    progress.png      best-so-far throughput per iteration /  rewritten after every iteration
+    progress.png      best-so-far throughput per iteration /  rewritten after every iteration; the final
+                                                          comparison's pick becomes best.dsl and is marked
     summary.json      the final comparison (written once the run is finished)
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died mid-write) is skipped.
@@ -36,7 +37,7 @@ from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
-                   "cached", "cached_from", "note", "total_tokens", "wall_s", "key")
+                   "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
 
 class TuneStore:
@@ -189,14 +190,19 @@ class TuneStore:
 
     # ------------------------------------------------------------------------------------------------ outputs
 
-    def write_outputs(self) -> dict[str, Path]:
+    def write_outputs(self, final_pick: int | None = None) -> dict[str, Path]:
         """Writes best.dsl (when some iteration succeeded), history.csv and progress.png from the journal.
+
+        Args:
+            final_pick: the iteration the final comparison picked (summary.json's `best_iter`), which may not be the
+                loop's best: its program is best.dsl, its history.csv row says `best.dsl` under `final_pick` and
+                the plot marks it, so that the three agree. None before the final comparison.
 
         Returns:
             the paths written, by name ("best", "history", "plot").
         """
         out = {"history": self.root / "history.csv", "plot": self.root / "progress.png"}
-        best = self.best()
+        best = self.records[final_pick - 1] if final_pick is not None else self.best()
         if best is not None and best.dsl is not None:
             out["best"] = self.root / "best.dsl"
             _write_atomically(out["best"], best.dsl)
@@ -204,12 +210,12 @@ class TuneStore:
         writer = csv.writer(rows)
         writer.writerow(HISTORY_COLUMNS)
         for r in self.records:
-            writer.writerow(_history_row(r))
+            writer.writerow(_history_row(r, r.iter == final_pick))
         _write_atomically(out["history"], rows.getvalue())
         partial = out["plot"].with_name(f".{out['plot'].name}.{os.getpid()}.png")
         plot_progress(self.records, partial, title=f"{self.settings.get('app', '')} — "
                                                    f"{self.settings.get('optimizer', '')}",
-                      baselines=self.settings.get("baselines") or {})
+                      baselines=self.settings.get("baselines") or {}, final_pick=final_pick)
         os.replace(partial, out["plot"])
         return out
 
@@ -238,12 +244,13 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-def _history_row(r: IterationRecord) -> list[Any]:
+def _history_row(r: IterationRecord, final_pick: bool) -> list[Any]:
     values = {
         **{k: getattr(r, k) for k in ("iter", "status", "stage", "category", "throughput", "unit",
                                       "best_throughput", "best_iter", "cached", "cached_from", "note", "wall_s",
                                       "key")},
         "total_tokens": (r.llm or {}).get("total_tokens", 0),
+        "final_pick": "best.dsl" if final_pick else None,
     }
     return ["" if values[c] is None else values[c] for c in HISTORY_COLUMNS]
 
@@ -261,9 +268,10 @@ def _read_journal(path: Path) -> Iterable[IterationRecord]:
 
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
-                  baselines: dict[str, float] | None = None) -> None:
+                  baselines: dict[str, float] | None = None, final_pick: int | None = None) -> None:
     """PNG of best-so-far throughput against iteration, with each iteration's own throughput as points (failures
-    as crosses on the axis) and the reference mappers' throughputs (`baselines`, by name) as dashed lines. Uses
+    as crosses on the axis), the reference mappers' throughputs (`baselines`, by name) as dashed lines and the
+    final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. Uses
     matplotlib's Agg backend, imported here because it costs about a second."""
     import matplotlib
 
@@ -279,6 +287,10 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
     if failed:
         ax.scatter([r.iter for r in failed], [0] * len(failed), color="tab:red", marker="x", zorder=3,
                    label="failed")
+    if final_pick is not None:
+        pick = records[final_pick - 1]
+        ax.scatter([pick.iter], [pick.score], marker="*", s=220, color="gold", edgecolors="black", zorder=4,
+                   label=f"final pick: iteration {pick.iter} (best.dsl)")
     for (name, value), color in zip(sorted((baselines or {}).items()), ("tab:gray", "tab:orange")):
         # measured before iteration 1 (a comparison's final scores use a later measurement, taken with the bests)
         ax.axhline(value, color=color, linestyle="--", linewidth=1, label=f"{name} (measured before tuning)")
