@@ -27,7 +27,7 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from mapperopt.autoguide.explain import task_profile
+    from mapperopt.autoguide.explain import DSL_STAGES, task_profile
 
     console = Console(highlight=False)
     s = result.settings
@@ -65,6 +65,8 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
     console.print(table)
+    if result.stage in DSL_STAGES[:2] and result.log:  # the diagnostics with their source lines, carets and hints
+        console.print(result.log.rstrip(), markup=False, soft_wrap=True)
     rows = task_profile(result)
     if rows:
         p = result.profile or {}
