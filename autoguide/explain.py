@@ -13,6 +13,7 @@ An empty `explanation`/`suggestion` means "not given at this level"; "N/A" means
 
 from __future__ import annotations
 
+import shlex
 import string
 from collections import defaultdict
 from collections.abc import Mapping
@@ -316,6 +317,16 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
                                          else options[0])
 
 
+def _profiled_command(result: RunResult) -> str:
+    """The `mapperopt run` command that measures the run's application with a DSL mapper and profiles it."""
+    settings = result.settings or {}
+    size = f" --size {settings['size']}" if settings.get("size", "ci") != "ci" else ""
+    if "app_file" in settings:  # a user's program: no expert mapper, and profiling is asked for
+        app = settings["app_file"] or shlex.quote(f"{settings.get('exe', result.app)} ARGS")
+        return f"mapperopt run --app {app}{size} --mapper my.dsl --profile"
+    return f"mapperopt run {result.app}{size} --mapper expert"
+
+
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
                  catalog: Catalog) -> Feedback:
     texts = catalog.performance or load_catalog().performance
@@ -359,6 +370,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
+    elif result.dsl is None:
+        suggestion = texts["not_profiled"].format(command=_profiled_command(result))
     else:
         suggestion = texts["no_profile"].format(machine=_machine_text(machine))
     return _at_level(Feedback(result.status, None, "performance", explanation, suggestion, edits,

@@ -45,6 +45,11 @@ def test_advice_leaves_out_statements_the_mapper_already_has(tmp_path):
     assert "`" not in fb.suggestion and "AutoGuide has no change left to suggest for it" in fb.suggestion
 
 
+def test_legion_default_mapper_gets_the_command_that_profiles_a_dsl_mapper(tmp_path):
+    fb = explain(run_benchmark("circuit", "default", min_time_s=0, out_dir=tmp_path))
+    assert fb.suggestion.endswith("profiled: `mapperopt run circuit --mapper expert`."), fb.suggestion
+
+
 def test_advice_names_the_processors_and_memories_that_exist_with_their_sizes():
     fb = explain(_profiled(4, 0, "-ll:csize 300"))
     assert "over the 4 CPU processors" in fb.suggestion and "memory" not in fb.suggestion.split("processors")[1]
