@@ -188,3 +188,12 @@ def test_advice_on_a_users_program_names_a_leaf_task_not_the_top_level_one(tmp_p
     assert "the program's timed loop is unknown" in " ".join(printed.split())
     weights = _profile_weights(SimpleNamespace(result=result.to_json()))
     assert set(weights) == {r["task"] for r in rows}
+
+
+def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_program(tmp_path, foreign_exe):
+    from mapperopt.autoguide import explain
+
+    path = app_file(tmp_path, foreign_exe)
+    result = run_benchmark(load_app_file(path), "default", out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    assert f"`mapperopt run --app {path} --mapper my.dsl --profile`" in explain(result).suggestion
