@@ -181,7 +181,7 @@ def task_profile(result: RunResult) -> list[dict]:
     set-up and check tasks run once per point whatever the iteration count. Without "iterations" (a user's
     program: its timed loop is unknown) every task counts as timed. Only leaf tasks with region requirements count
     when the application is described: an inner task's time (the top-level task's above all) includes waiting for
-    its children, and a mapping statement changes nothing of a task without regions but its processor."""
+    its children, and a task without region requirements has no instance for the advice's statements to change."""
     profile = result.profile or next((a.profile for a in reversed(result.attempts) if a.profile), None)
     if not profile:
         return []
