@@ -34,8 +34,8 @@ PERFORMANCE_FIELDS = {
     "hot_task": ("task", "kind", "count", "total_s", "share", "scope"), "heavy_on_cpu": ("task",),
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
     "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
-    "machine_fixed": ("task", "kind", "where", "options"),
-    "no_profile": ("machine",),
+    "machine_fixed": ("task", "kind", "where", "options"), "nothing_left": ("task", "kind", "where"),
+    "no_profile": ("machine",), "not_profiled": ("command",),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}

@@ -13,6 +13,7 @@ An empty `explanation`/`suggestion` means "not given at this level"; "N/A" means
 
 from __future__ import annotations
 
+import shlex
 import string
 from collections import defaultdict
 from collections.abc import Mapping
@@ -146,20 +147,27 @@ def _at_level(fb: Feedback, level: str) -> Feedback:
 # ----------------------------------------------------------------------------------------------------- performance
 
 
-def _description(app: str):
-    """The application's stored description (configs/), an `AppDescription`, or None if there is none."""
+def _description(result: RunResult):
+    """The description of the run's application, an `AppDescription`: a benchmark's stored one (configs/), a user's
+    program's discovered one (the file `settings["description"]` names); None if there is none."""
+    import json
+    from pathlib import Path
+
     from mapperopt.benchmarks.apps import load_config
     from mapperopt.descriptions import AppDescription
 
+    discovered = (result.settings or {}).get("description")
     try:
-        return AppDescription.from_json(load_config(app).stored_description())
-    except MapperoptError:
+        if discovered:
+            return AppDescription.from_json(json.loads(Path(discovered).read_text()))
+        return AppDescription.from_json(load_config(result.app).stored_description())
+    except (MapperoptError, OSError, ValueError):
         return None
 
 
-def _tasks(app: str) -> dict | None:
-    """The application's tasks by name from its stored description (configs/), or None if there is none."""
-    desc = _description(app)
+def _tasks(result: RunResult) -> dict | None:
+    """The application's tasks by name from its description (`_description`), or None if there is none."""
+    desc = _description(result)
     return None if desc is None else {t.name: t for t in desc.tasks}
 
 
@@ -170,17 +178,19 @@ def task_profile(result: RunResult) -> list[dict]:
     user's program). Each row: {"task", "kind", "count" (executions), "total_s" (seconds of execution), "timed"
     (whether the task runs in the timed loop), "variants"}. A task is in the timed loop when it ran at least once
     per timed iteration for each point of its largest launch (count / points >= the profile's "iterations"):
-    set-up and check tasks run once per point whatever the iteration count. Without "iterations" every task
-    counts as timed. Only leaf tasks count when the application is described: an inner task's time (the top-level
-    task's above all) includes waiting for its children."""
+    set-up and check tasks run once per point whatever the iteration count. Without "iterations" (a user's
+    program: its timed loop is unknown) every task counts as timed. Only leaf tasks with region requirements count
+    when the application is described: an inner task's time (the top-level task's above all) includes waiting for
+    its children, and a task without region requirements has no instance for the advice's statements to change."""
     profile = result.profile or next((a.profile for a in reversed(result.attempts) if a.profile), None)
     if not profile:
         return []
-    tasks = _tasks(result.app)
+    tasks = _tasks(result)
     iterations = profile.get("iterations")
     totals: dict[tuple[str, str], dict] = {}
     for entry in profile.get("tasks", ()):
-        if tasks is not None and (entry["task"] not in tasks or not tasks[entry["task"]].leaf):
+        info = tasks.get(entry["task"]) if tasks is not None else None
+        if tasks is not None and (info is None or not info.leaf or not info.regions):
             continue
         key = (entry["task"], entry["kind"])
         row = totals.setdefault(key, {"task": key[0], "kind": key[1], "count": 0, "points": 1, "total_s": 0.0,
@@ -219,32 +229,67 @@ def _machine_text(machine: Mapping[str, dict]) -> str:
                      for k, v in machine.items())
 
 
-def _instances(result: RunResult, task: str, kind: str, have: Mapping[str, int | None]) -> dict[str, list[str]]:
-    """Where the run's mapper put the instances of `task` run on `kind`: memory kind -> the requirements (names, else
-    indices) it holds, the first memory of each requirement's list that the run's machine has (`have`) as the
-    compiled mapper picks it. Empty without a DSL mapper or a stored description."""
+def _evaluator(result: RunResult, task: str):
+    """The reference evaluator of the run's mapper and `task`'s description, or None without a DSL mapper that
+    parses or a description of `task`."""
     from mapperopt.dsl import DslSyntaxError, Evaluator, parse
 
-    desc = _description(result.app)
+    desc = _description(result)
     if result.dsl is None or desc is None or desc.task(task) is None:
-        return {}
+        return None
     try:
-        ev = Evaluator(parse(result.dsl, "<mapper>"), None, desc)
+        return Evaluator(parse(result.dsl, "<mapper>"), None, desc), desc.task(task)
     except DslSyntaxError:
+        return None
+
+
+def _memory_of(ev, task: str, index: int, kind: str, have: Mapping[str, int | None]) -> str:
+    """The memory kind the compiled mapper picks for requirement `index` of `task` on `kind`: the first of its list
+    that the run's machine has (`have`)."""
+    listed = [m for m in ev.memories(task, index, kind) if m in have or m == "VIRTUAL"]
+    return (listed or ["FBMEM" if kind == "GPU" else "SYSMEM"])[0]
+
+
+def _instances(result: RunResult, task: str, kind: str, have: Mapping[str, int | None]) -> dict[str, list[str]]:
+    """Where the run's mapper put the instances of `task` run on `kind`: memory kind -> the requirements (names, else
+    indices) it holds (`_memory_of`). Empty without a DSL mapper or a description."""
+    found = _evaluator(result, task)
+    if found is None:
         return {}
+    ev, info = found
     out: dict[str, list[str]] = {}
-    for req in desc.task(task).regions:
-        listed = [m for m in ev.memories(task, req.index, kind) if m in have or m == "VIRTUAL"]
-        memory = (listed or ["FBMEM" if kind == "GPU" else "SYSMEM"])[0]
-        out.setdefault(memory, []).append(req.names[0] if req.names else str(req.index))
+    for req in info.regions:
+        out.setdefault(_memory_of(ev, task, req.index, kind, have), []).append(
+            req.names[0] if req.names else str(req.index))
     return out
+
+
+def _layout_options(result: RunResult, task: str, kind: str, have: Mapping[str, int | None]) -> list[str]:
+    """The Layout and CollectMemory statements for `task` on `kind` that change something: those its variants
+    accept and whose setting the run's mapper does not already give to each of its instances (all of them where the
+    mapper cannot be evaluated)."""
+    found = _evaluator(result, task)
+    info = found[1] if found else (_tasks(result) or {}).get(task)
+    layouts = ([found[0].layout(task, r.index, kind, _memory_of(found[0], task, r.index, kind, have))
+                for r in info.regions] if found else [])
+    options = []
+    if not found or any(lay["align"] != {"op": "==", "bytes": 64} for lay in layouts):
+        options.append(f"`Layout {task} * * Align==64;`")
+    free = info is not None and not any((r.layout or r.interleave) and (not r.layout_kinds or kind in r.layout_kinds)
+                                        for r in info.regions)  # its variant on this kind takes any interleaving
+    if free and (not found or any(lay["order"] != "AOS" for lay in layouts)):
+        options.append(f"`Layout {task} * * AOS;`")
+    read_only = [r.index for r in info.regions if r.privilege == "read_only"] if info is not None else [None]
+    if read_only and not (found and set(read_only) <= set(found[0].collect(task))):
+        options.append(f"`CollectMemory {task} *;`")
+    return options
 
 
 def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict], result: RunResult) -> str:
     """The suggestion for the heaviest task: only what this machine lets a mapper change for it, with statements
-    its variants accept."""
+    its variants accept and that the mapper does not already say."""
     kind = machine.get(row["kind"], {"procs": 1, "memories": {}})
-    info = (_tasks(result.app) or {}).get(row["task"])
+    info = (_tasks(result) or {}).get(row["task"])
     parts = []
     if kind["procs"] > 1:
         statement = "IndexTaskMap" if info is None or info.index_launched else "SingleTaskMap"
@@ -263,16 +308,23 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
     if parts:
         return " ".join(parts)
     # One processor and every memory in use: the instances' layout and lifetime are left, as far as the variants
-    # accept them.
-    task = row["task"]
-    options = [f"`Layout {task} * * Align==64;`"]
-    if info is not None and not any((r.layout or r.interleave) and (not r.layout_kinds or row["kind"] in r.layout_kinds)
-                                    for r in info.regions):  # its variant on this kind takes any interleaving
-        options.append(f"`Layout {task} * * AOS;`")
-    if info is None or any(r.privilege == "read_only" for r in info.regions):
-        options.append(f"`CollectMemory {task} *;`")
-    return texts["machine_fixed"].format(task=task, kind=row["kind"], where=where,
-                                         options=", ".join(options[:-1]) + " or " + options[-1])
+    # accept them and the mapper does not set them already.
+    options = _layout_options(result, row["task"], row["kind"], kind["memories"])
+    if not options:
+        return texts["nothing_left"].format(task=row["task"], kind=row["kind"], where=where)
+    return texts["machine_fixed"].format(task=row["task"], kind=row["kind"], where=where,
+                                         options=", ".join(options[:-1]) + " or " + options[-1] if len(options) > 1
+                                         else options[0])
+
+
+def _profiled_command(result: RunResult) -> str:
+    """The `mapperopt run` command that measures the run's application with a DSL mapper and profiles it."""
+    settings = result.settings or {}
+    size = f" --size {settings['size']}" if settings.get("size", "ci") != "ci" else ""
+    if "app_file" in settings:  # a user's program: no expert mapper, and profiling is asked for
+        app = settings["app_file"] or shlex.quote(f"{settings.get('exe', result.app)} ARGS")
+        return f"mapperopt run --app {app}{size} --mapper my.dsl --profile"
+    return f"mapperopt run {result.app}{size} --mapper expert"
 
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
@@ -318,6 +370,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
+    elif result.dsl is None:
+        suggestion = texts["not_profiled"].format(command=_profiled_command(result))
     else:
         suggestion = texts["no_profile"].format(machine=_machine_text(machine))
     return _at_level(Feedback(result.status, None, "performance", explanation, suggestion, edits,

@@ -29,7 +29,7 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from mapperopt.autoguide.explain import task_profile
+    from mapperopt.autoguide.explain import DSL_STAGES, task_profile
 
     console = Console(highlight=False)
     s = result.settings
@@ -67,6 +67,8 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
     console.print(table)
+    if result.stage in DSL_STAGES[:2] and result.log:  # the diagnostics with their source lines, carets and hints
+        console.print(result.log.rstrip(), markup=False, soft_wrap=True)
     rows = task_profile(result)
     if rows:
         p = result.profile or {}
@@ -79,14 +81,17 @@ def _print(result: RunResult, feedback: Feedback) -> None:
                     f"({s['iterations_flag']} {iterations}): {warmup + timed + after} iterations ({warmup} warm-up, "
                     f"{timed} timed" + (f", {after} untimed after them" if after else "")
                     + "), the set-up and check tasks")
+            base = "the timed loop's leaf tasks' total"
         else:
             what = "an execution of the program, every task execution"
+            # A user's program: its timed loop is unknown, so every execution counts and no column claims one.
+            base = "the leaf tasks' total (tasks with region requirements; the program's timed loop is unknown)"
         prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
                      "launch point of an index launch one, every iteration counted (a task may run several times per "
-                     "iteration); seconds: their sum on the processors; share: of the timed loop's leaf tasks' total",
+                     f"iteration); seconds: their sum on the processors; share: of {base}",
                      caption_justify="left")
         # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
-        others = ("kind", "executions", "seconds", "share", "timed loop")
+        others = ("kind", "executions", "seconds", "share") + (("timed loop",) if iterations else ())
         room = console.width - sum(max(len(c), 8) + 3 for c in others) - 4
         prof.add_column("task", overflow="fold", min_width=max(8, min(room, max(len(r["task"]) for r in rows))))
         for col in others:
@@ -95,7 +100,7 @@ def _print(result: RunResult, feedback: Feedback) -> None:
         for r in rows:
             prof.add_row(escape(r["task"]), r["kind"], str(r["count"]), f"{r['total_s']:.3g}",
                          f"{100 * r['total_s'] / total:.0f} %" if r["timed"] else "[dim]-[/]",
-                         "yes" if r["timed"] else "[dim]no[/]")
+                         *(("yes" if r["timed"] else "[dim]no[/]",) if iterations else ()))
         console.print(prof)
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
         if text and text != "N/A":  # "N/A": AutoGuide has nothing to say

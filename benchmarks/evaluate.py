@@ -689,7 +689,8 @@ def describe_change(expert: str, best: str) -> list[str]:
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
     """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
     `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
-    limits table), and per benchmark (or "<bench>-<size>") why its best mapper is faster;
+    limits table), per benchmark (or "<bench>-<size>") why its best mapper is faster, and "log" (the device calls,
+    under "How it was run");
     `shown`: the results folder as the commands in the report name it (default `results`)."""
     from mapperopt.benchmarks import load_config
 
@@ -708,15 +709,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     lines = ["# Evaluation on one H200", "",
              f"Work list: {len(done)} of {len(todo)} units done, {len(failed)} failed"
              f"{' (dates: ' + ', '.join(sessions) + ')' if sessions else ''}. Every figure below comes from "
-             f"`benchmarks/gpu/evaluate.py` (units saved in `{rel}/units/`).", "",
-             "Reproduce or continue, from the repository root on a lent H200 after `bash benchmarks/gpu/pack.sh` "
-             "here (`.carry` carried):", "",
-             "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
-             f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
-             f"then, here, unpack the returned `h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), "
-             "write this page with",
-             "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
-             f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
+             f"`benchmarks/gpu/evaluate.py` (units saved in `{rel}/units/`); how to reproduce or continue it, and "
+             "the device calls that ran it: [How it was run](#how-it-was-run).", ""]
     if notes.get("summary"):
         lines += [notes["summary"], ""]
     lines += _limits_section(units, plan, results, out)
@@ -752,6 +746,17 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                   f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']})", "",
                   notes.get(b) or notes.get(f"{b}-{s}") or "(no sentence written yet: the lines below are the change)",
                   "", "Against the expert (`-` expert only, `+` best only):", "", "```", *change, "```", ""]
+    lines += ["## How it was run", "",
+              "From the repository root on a lent H200, after `bash benchmarks/gpu/pack.sh` here (`.carry` "
+              "carried):", "",
+              "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
+              f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
+              f"then, here, unpack the returned `h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), "
+              "write this page with",
+              "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
+              f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
+    if notes.get("log"):
+        lines += [notes["log"], ""]
     missing = [u for u in todo if u not in done]
     if any(u.kind in ("tune", "final") for u in missing):
         lines += ["## Device time of what is left", "", *cost_estimate(units, plan, results), ""]

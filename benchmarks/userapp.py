@@ -566,6 +566,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     if dsl is not None:
         (run_dir / "mapper.dsl").write_text(dsl)
         so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir)
+        # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
+        settings["description"] = str(discovery_path(app, size))
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
     attempts, commands = [], []

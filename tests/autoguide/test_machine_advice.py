@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from mapperopt.autoguide import explain, feedback_text
-from mapperopt.autoguide.explain import machine_of
+from mapperopt.autoguide.explain import machine_of, task_profile
 from mapperopt.benchmarks import run_benchmark
 from mapperopt.records import RunResult
 
@@ -27,6 +27,27 @@ def test_one_cpu_and_system_memory_only_gets_no_placement_or_memory_advice():
     assert "IndexTaskMap" not in fb.suggestion and "ZCMEM" not in fb.suggestion and "FBMEM" not in fb.suggestion
     assert "has one CPU processor, and its instances are in SYSMEM (300 MB), every memory it can use" in fb.suggestion
     assert "`Layout calculate_new_currents * * Align==64;`" in fb.suggestion
+
+
+def test_advice_leaves_out_statements_the_mapper_already_has(tmp_path):
+    """On one CPU with one memory only the layout and collection of the heavy task are left to advise: a statement
+    that gives what the mapper already gives changes nothing, and with nothing left the advice says so."""
+    mapper = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * AOS Align==64;\n"
+    result = run_benchmark("circuit", mapper, min_time_s=0, profile=True, out_dir=tmp_path / "a")
+    task = task_profile(result)[0]["task"]
+    fb = explain(result)
+    assert f"'{task}' has one CPU processor" in fb.suggestion
+    assert "Align==64;`" not in fb.suggestion and "AOS;`" not in fb.suggestion
+    assert f"`CollectMemory {task} *;`" in fb.suggestion  # each of circuit's timed tasks reads a region only
+    result = run_benchmark("circuit", mapper + "CollectMemory * *;\n", min_time_s=0, profile=True,
+                           out_dir=tmp_path / "b")
+    fb = explain(result)
+    assert "`" not in fb.suggestion and "AutoGuide has no change left to suggest for it" in fb.suggestion
+
+
+def test_legion_default_mapper_gets_the_command_that_profiles_a_dsl_mapper(tmp_path):
+    fb = explain(run_benchmark("circuit", "default", min_time_s=0, out_dir=tmp_path))
+    assert fb.suggestion.endswith("profiled: `mapperopt run circuit --mapper expert`."), fb.suggestion
 
 
 def test_advice_names_the_processors_and_memories_that_exist_with_their_sizes():

@@ -76,6 +76,12 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert "provisional" in row and "of 1 |" in row  # the failed share of its one evaluation
     assert "- `tune-stencil-ci-random-i1-s1`" in text and "- `final-stencil-ci-i1`" in text  # stale final
     assert "python3 benchmarks/gpu/evaluate.py run --results reports/x" in text
+    # a person's status first; the commands and the log of device calls under "How it was run", after the tables
+    noted = write_report(results, tmp_path / "noted.md", notes={"summary": "STATUS-TEXT", "log": "CALLS-TEXT"},
+                         shown=Path("reports/x"))
+    how = noted.index("## How it was run")
+    assert noted.index("STATUS-TEXT") < noted.index("## Tuning") < how < noted.index("CALLS-TEXT")
+    assert noted.index("evaluate.py run --results reports/x", how) < noted.index("## Not run yet")
     # the device time of what is left, from the seconds the done tuning unit took per iteration
     cost = text[text.index("## Device time of what is left"):text.index("## Not run yet")]
     per_iter = tune["wall_s"] / len(tune["records"])

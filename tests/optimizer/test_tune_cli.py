@@ -260,3 +260,14 @@ def test_tuning_uses_the_cores_it_has(monkeypatch):
     assert default_cpus(ci, gpus=0, bench="circuit") == 1
     gpu = load_config("circuit").size("gpu")
     assert default_cpus(gpu, gpus=1, bench="circuit") == gpu.cpus
+
+
+def test_a_start_program_stopped_by_check_prints_its_diagnostic(tmp_path, offline, capsys):
+    """Like `run`, tune prints the diagnostics of a start file that `check` refuses, source line, caret and hints."""
+    start = tmp_path / "bad.dsl"
+    start.write_text("Task * CPU;\nRegion * * CPU FBMEM;\n")
+    main(tune_args(tmp_path / "runs", "--iters", "1", "--start", str(start)))
+    out = capsys.readouterr().out
+    assert "iter 1/1  failed (check)" in out, out
+    assert re.search(r"^  2 \| Region \* \* CPU FBMEM;\n +\| +\^+", out, re.M), out
+    assert re.search(r"^  hint: ", out, re.M), out

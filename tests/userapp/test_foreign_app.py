@@ -158,3 +158,42 @@ def test_a_users_program_is_profiled_in_an_execution_of_its_own(tmp_path, foreig
     assert all(a.profile is None for a in result.attempts)  # the measured executions keep Legion's tracing
     measured, profiled = (tmp_path / "run" / "command.txt").read_text().split("# profile\n")
     assert "MAPPEROPT_PROFILE=1" not in measured and "MAPPEROPT_PROFILE=1" in profiled
+
+
+def test_advice_on_a_users_program_names_a_leaf_task_not_the_top_level_one(tmp_path, foreign_exe, capsys):
+    """The top-level task (no region requirements, not a leaf: its time is its children's) takes the most time of a
+    profiled execution, but neither the advice, the profile table nor the guided search's ranking may pick it; and
+    the table claims no timed loop, which a user's program does not declare."""
+    from types import SimpleNamespace
+
+    from mapperopt.autoguide.explain import task_profile
+    from mapperopt.optimizer.guided import _profile_weights
+    from mapperopt.records import RunResult
+
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    path, out_dir = app_file(tmp_path, foreign_exe), tmp_path / "run"
+    capsys.readouterr()
+    assert main(["run", "--app", str(path), "--mapper", str(mapper), "--profile", "--out", str(out_dir)]) == 0
+    printed = capsys.readouterr().out
+    result = RunResult.from_json(json.loads((out_dir / "result.json").read_text()))
+    feedback = json.loads((out_dir / "feedback.json").read_text())
+    profiled = {t["task"] for t in result.profile["tasks"]}
+    assert {"top_level", "epoch worker"} <= profiled  # both ran and were timed, and neither has regions
+    rows = task_profile(result)
+    assert {r["task"] for r in rows} == profiled - {"top_level", "epoch worker"}
+    assert all("top_level" not in feedback[k] for k in ("explanation", "suggestion"))
+    assert feedback["explanation"].startswith(f"'{rows[0]['task']}' on CPU takes ")
+    assert "top_level" not in printed and "┃ timed loop" not in printed
+    assert "the program's timed loop is unknown" in " ".join(printed.split())
+    weights = _profile_weights(SimpleNamespace(result=result.to_json()))
+    assert set(weights) == {r["task"] for r in rows}
+
+
+def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_program(tmp_path, foreign_exe):
+    from mapperopt.autoguide import explain
+
+    path = app_file(tmp_path, foreign_exe)
+    result = run_benchmark(load_app_file(path), "default", out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    assert f"`mapperopt run --app {path} --mapper my.dsl --profile`" in explain(result).suggestion
