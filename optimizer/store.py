@@ -9,9 +9,11 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
     iter-NNN/         the run folder of iteration NNN (mapper.dsl, the harness's files, feedback.txt)
     best.dsl          the best program so far          \
     history.csv       one row per iteration             > derived from the journal only (`write_outputs`),
-    progress.png      best-so-far throughput per iteration /  rewritten after every iteration; the final
-                                                          comparison's pick becomes best.dsl and is marked
+    progress.png      best-so-far throughput per iteration /  rewritten after every iteration
     summary.json      the final comparison (written once the run is finished)
+
+Once the run is finished, best.dsl is the final comparison's pick, which history.csv (`final_pick`) and
+progress.png (a star) mark: it may be another iteration than the best so far.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died mid-write) is skipped.
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
