@@ -250,8 +250,9 @@ def _proc_text(proc: dict) -> str:
 
 def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                       domain: tuple[int, ...] | None = None) -> list[dict]:
-    """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "points": [(point,
-    trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain.
+    """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "collected" (the
+    read-only requirements CollectMemory frees after use), "instance_limit" (InstanceLimit's N or None), "points":
+    [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain.
 
     Raises CheckError when the program has errors."""
     diags = check_program(program, app, machine)
@@ -261,13 +262,15 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     out = []
     for info in app.tasks:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
-                 "points": [], "error": None}
+                 "collected": [], "instance_limit": None, "points": [], "error": None}
         out.append(entry)
         try:
             entry["kind"] = ev.task_kind(info.name)
         except DslRuntimeError as err:
             entry["error"] = err
             continue
+        entry["collected"] = ev.collect(info.name)
+        entry["instance_limit"] = ev.instance_limit(info.name, entry["kind"])
         dom = domain or info.domain
         if info.index_launched and dom:
             entry["domain"] = dom
@@ -328,11 +331,15 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             continue
         out.append(f"  processor kind: {e['kind']}")
         if e["regions"]:
-            width = max(len(r["name"] or "-") for r in e["regions"])
+            width = max(len("region"), *(len(r["name"] or "-") for r in e["regions"]))
             out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory':<7}  layout")
             for r in e["regions"]:
                 out.append(f"  {r['index']:>3}  {(r['name'] or '-').ljust(width)}  {r['memory']:<7}  "
                            f"{_layout_text(r['layout'])}")
+        if e["collected"]:
+            out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
+        if e["instance_limit"] is not None:
+            out.append(f"  instances mapped ahead at most (InstanceLimit): {e['instance_limit']}")
         if e["domain"]:
             out += _placement_lines(e)
         elif isinstance(e["points"][0][1], dict):

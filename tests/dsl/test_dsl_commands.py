@@ -200,6 +200,37 @@ def test_explain_circuit_on_m14():
     assert "processor: CPU (Legion default)" in out
 
 
+def test_explain_shows_collect_memory_and_instance_limit(tmp_path):
+    """Every decision the mapper makes, these two too: a user who follows the advice `CollectMemory T *;` sees it."""
+    base = "Task * CPU;\nRegion * * CPU SYSMEM;\n"
+    plain, tuned = tmp_path / "plain.dsl", tmp_path / "tuned.dsl"
+    plain.write_text(base)
+    tuned.write_text(base + "CollectMemory calculate_new_currents *;\nInstanceLimit distribute_charge 2;\n")
+    outs = [run("explain", str(p), "--bench", "circuit", "--machine", "1x0x1") for p in (plain, tuned)]
+    assert [r.exit_code for r in outs] == [0, 0], outs[1].output
+    assert "CollectMemory" not in outs[0].output and "InstanceLimit" not in outs[0].output
+    out = outs[1].output
+    section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
+    assert "collected after use (CollectMemory): arg " in section
+    assert "instances mapped ahead at most (InstanceLimit): 2" in out[out.index("distribute_charge ("):]
+
+
+def test_explain_table_header_lines_up_with_short_region_names():
+    """A user's program names a region `tiles`, shorter than the header's "region"."""
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _explanation_text, explain_decisions, load_app
+
+    machine = parse_machine_spec("1x0x1")
+    entries = explain_decisions(parse("Task * CPU;\n"), load_app("circuit"), machine)
+    for entry in entries:
+        entry["regions"] = [{**r, "name": "t"} for r in entry["regions"]]
+    lines = _explanation_text(entries, machine).splitlines()
+    headers = [i for i, line in enumerate(lines) if line.startswith("  arg  region")]
+    assert headers
+    for i in headers:
+        assert lines[i + 1].index("SYSMEM") == lines[i].index("memory"), lines[i:i + 2]
+
+
 def test_explain_reports_runtime_errors_per_point():
     result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
     assert result.exit_code == 0
