@@ -271,3 +271,4 @@ def test_a_start_program_stopped_by_check_prints_its_diagnostic(tmp_path, offlin
     assert "iter 1/1  failed (check)" in out, out
     assert re.search(r"^  2 \| Region \* \* CPU FBMEM;\n +\| +\^+", out, re.M), out
     assert re.search(r"^  hint: ", out, re.M), out
+    assert f"{start}:2:" in out and "<mapper>" not in out, out  # the user's file, as check names it
