@@ -6,7 +6,10 @@ set -e
 # one fixed place: the build cache is keyed by the Legion install's path, so a second call on a warm machine reuses
 # the applications built by the first
 legion_root="$(dirname "$(mktemp -u)")/mapperopt-legion"  # the system's temporary folder
-[ -d "$legion_root/legion" ] || { mkdir -p "$legion_root" && tar -C "$legion_root" -xJf .carry/legion.tar.xz; }
+if [ ! -d "$legion_root/legion" ]; then  # unpacked beside it, then moved: a stopped unpack leaves no half folder
+  unpacked=$(mktemp -d) && tar -C "$unpacked" -xJf .carry/legion.tar.xz && mkdir -p "$legion_root" &&
+    mv "$unpacked/legion" "$legion_root/"
+fi
 export MAPPEROPT_LEGION_PREFIX="$legion_root/legion"
 python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich scipy-openblas32 \
   opentuner optuna
