@@ -250,10 +250,9 @@ def _memory_of(ev, task: str, index: int, kind: str, have: Mapping[str, int | No
     return (listed or ["FBMEM" if kind == "GPU" else "SYSMEM"])[0]
 
 
-def _instances(result: RunResult, task: str, kind: str, have: Mapping[str, int | None]) -> dict[str, list[str]]:
+def _instances(found, task: str, kind: str, have: Mapping[str, int | None]) -> dict[str, list[str]]:
     """Where the run's mapper put the instances of `task` run on `kind`: memory kind -> the requirements (names, else
-    indices) it holds (`_memory_of`). Empty without a DSL mapper or a description."""
-    found = _evaluator(result, task)
+    indices) it holds (`_memory_of`); `found`: `_evaluator`'s answer. Empty without a DSL mapper or a description."""
     if found is None:
         return {}
     ev, info = found
@@ -264,12 +263,10 @@ def _instances(result: RunResult, task: str, kind: str, have: Mapping[str, int |
     return out
 
 
-def _layout_options(result: RunResult, task: str, kind: str, have: Mapping[str, int | None]) -> list[str]:
+def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | None]) -> list[str]:
     """The Layout and CollectMemory statements for `task` on `kind` that change something: those its variants
     accept and whose setting the run's mapper does not already give to each of its instances (all of them where the
-    mapper cannot be evaluated)."""
-    found = _evaluator(result, task)
-    info = found[1] if found else (_tasks(result) or {}).get(task)
+    mapper cannot be evaluated); `found`: `_evaluator`'s answer, `info`: the task's description or None."""
     layouts = ([found[0].layout(task, r.index, kind, _memory_of(found[0], task, r.index, kind, have))
                 for r in info.regions] if found else [])
     options = []
@@ -289,13 +286,14 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
     """The suggestion for the heaviest task: only what this machine lets a mapper change for it, with statements
     its variants accept and that the mapper does not already say."""
     kind = machine.get(row["kind"], {"procs": 1, "memories": {}})
-    info = (_tasks(result) or {}).get(row["task"])
+    found = _evaluator(result, row["task"])  # parsed and evaluated once for the helpers below
+    info = found[1] if found else (_tasks(result) or {}).get(row["task"])
     parts = []
     if kind["procs"] > 1:
         statement = "IndexTaskMap" if info is None or info.index_launched else "SingleTaskMap"
         parts.append(texts["placement"].format(**row, statement=statement,
                                                procs=f"{kind['procs']} {row['kind']} processors"))
-    placed = _instances(result, row["task"], row["kind"], kind["memories"])
+    placed = _instances(found, row["task"], row["kind"], kind["memories"])
     sized = {m: _memories_text({m: kind["memories"].get(m)}) for m in placed}
     where = (", ".join(f"{sized[m]} ({', '.join(dict.fromkeys(reqs))})" for m, reqs in placed.items())
              if len(placed) > 1 else next(iter(sized.values()), None) or _memories_text(kind["memories"]))
@@ -309,7 +307,7 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
         return " ".join(parts)
     # One processor and every memory in use: the instances' layout and lifetime are left, as far as the variants
     # accept them and the mapper does not set them already.
-    options = _layout_options(result, row["task"], row["kind"], kind["memories"])
+    options = _layout_options(found, info, row["task"], row["kind"], kind["memories"])
     if not options:
         return texts["nothing_left"].format(task=row["task"], kind=row["kind"], where=where)
     return texts["machine_fixed"].format(task=row["task"], kind=row["kind"], where=where,
