@@ -176,9 +176,9 @@ def size_options(command):
 @click.option("--profile/--no-profile", default=None,
               help="Per-task times of every execution, trace replays included: one more, untraced execution of at "
                    f"most {PROFILE_ITERATIONS} timed iterations after the measured ones (MAPPEROPT_PROFILE); the tasks "
-                   "of the timed loop "
-                   "first, and AutoGuide's advice names the task that takes the time. Needs a DSL mapper (--mapper "
-                   "expert or a file), not Legion's default [default: on for a benchmark run with a DSL mapper].")
+                   "of the timed loop first, and AutoGuide's advice names the task that takes the time. Needs a DSL "
+                   "mapper (--mapper expert or a file), not Legion's default [default: on for a benchmark run with a "
+                   "DSL mapper].")
 @click.option("--json", "as_json", is_flag=True, help="Print result.json instead of the table.")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
