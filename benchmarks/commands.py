@@ -38,6 +38,7 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     runs = len(result.attempts) - s.get("calibration_runs", 0)
+    diagnostics = result.stage in DSL_STAGES[:2] and result.log  # printed with their source lines, carets and hints
     if result.ok:
         table.add_row("status", "[green]ok[/]")
         if runs > 1:
@@ -62,12 +63,13 @@ def _print(result: RunResult, feedback: Feedback) -> None:
                       "(nothing checks the output)")
     else:
         table.add_row("status", f"[red]failed[/] at stage {result.stage}")
-        table.add_row("reason", escape(result.reason))
+        # The diagnostics print in full after the table, the reason (their first line) among them: said once.
+        table.add_row("reason", "the diagnostics below" if diagnostics else escape(result.reason))
         if result.stage == "verify":
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
     console.print(table)
-    if result.stage in DSL_STAGES[:2] and result.log:  # the diagnostics with their source lines, carets and hints
+    if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
     rows = task_profile(result)
     if rows:

@@ -74,14 +74,17 @@ def test_run_advice_names_the_task_that_takes_the_time_and_statements_that_check
         assert not [d for d in diags if d.is_error or d.code == "W312"], (statement, diags)
 
 
-def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hints(tmp_path, capsys):
+def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hints(tmp_path, capsys, monkeypatch):
     """The advice after a run that `check` stopped points at the position and the hint of the diagnostic: both are
-    printed, as `mapperopt check` prints them (the CPU stencil kernel takes only SOA F_order)."""
+    printed, as `mapperopt check` prints them (the CPU stencil kernel takes only SOA F_order), each diagnostic once
+    (the table's reason row does not repeat the first one)."""
+    monkeypatch.setenv("COLUMNS", "400")  # no folding: a repeated line would show whole
     mapper = tmp_path / "st_aos.dsl"
     mapper.write_text("Layout * * * AOS F_order;\n")
     capsys.readouterr()
     assert main(["run", "stencil", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
     out = capsys.readouterr().out
+    assert out.count("error[E223]") == 1, out
     assert "error[E223]" in out and "at the position shown as its hint says" in " ".join(out.split())
     assert "  1 | Layout * * * AOS F_order;\n    | ^\n" in out
     assert re.search(r"^  hint: write `Layout \* \* \* SOA F_order;` instead$", out, re.M), out
