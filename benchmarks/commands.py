@@ -143,11 +143,11 @@ def size_options(command):
         click.option("--gpus", type=click.IntRange(min=0), default=None,
                      help="GPUs (-ll:gpu) [default: the size's]."),
         click.option("--csize", type=click.IntRange(min=1), default=None,
-                     help="System memory in MB (-ll:csize) [default: the size's]."),
+                     help="System memory in MiB (-ll:csize) [default: the size's]."),
         click.option("--fsize", type=click.IntRange(min=1), default=None,
-                     help="Framebuffer memory per GPU in MB (-ll:fsize) [default: the size's]."),
+                     help="Framebuffer memory per GPU in MiB (-ll:fsize) [default: the size's]."),
         click.option("--zsize", type=click.IntRange(min=1), default=None,
-                     help="Zero-copy memory in MB (-ll:zsize) [default: the size's]."),
+                     help="Zero-copy memory in MiB (-ll:zsize) [default: the size's]."),
     ]
     for option in reversed(options):
         command = option(command)

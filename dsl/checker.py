@@ -908,7 +908,7 @@ class _Checker:
                 return False
         self._absent_only.add(id(s))
         kinds = ", ".join(k.name for k in s.memories)
-        sized = [f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MB)"
+        sized = [f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MiB)"
                  for k in s.memories if k.name in FLAG_SIZED_MEMORIES]
         self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
                          f"places would fail (R403)", s.loc,
