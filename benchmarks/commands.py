@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import statistics
 from pathlib import Path
 
@@ -107,6 +108,14 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
         if text and text != "N/A":  # "N/A": AutoGuide has nothing to say
             console.print(f"[bold]{label}:[/] {escape(text)}")
+    if result.mapper == "expert" and (feedback.edits or "`" in (feedback.suggestion or "")):
+        # Edits or statements to try: the expert mapper is a file of the installed package, they go into a copy of it.
+        cfg = load_config(result.app)
+        path = shlex.quote(str(Path(cfg.path).with_name(cfg.expert)))
+        size = f" --size {s['size']}" if s["size"] != "ci" else ""
+        console.print(f"[bold]to apply it:[/] the expert mapper is {escape(path)}: copy it "
+                      f"(`cp {escape(path)} my.dsl`), edit the copy and run "
+                      f"`mapperopt run {result.app}{size} --mapper my.dsl`.")
 
 
 def status(console, text: str):
