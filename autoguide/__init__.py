@@ -4,7 +4,7 @@
     text = feedback_text(fb, result)            # "Execution: ...\\nExplain: ...\\nSuggest: ..."
     program = apply_edits(program, fb.edits)    # the suggestion applied to the DSL AST
     text = apply_edits_to_text(dsl_text, feedback_json["edits"])   # the same on text, for previews
-    sizes = memory_settings(fb.edits)           # {"csize": MB, ...}: the run settings the edits ask for
+    sizes = memory_settings(fb.edits)           # {"csize": MiB, ...}: the run settings the edits ask for
 
 Failures are matched against the rule catalog `rules.yaml` (data; `load_catalog`); finished runs get performance
 feedback from the result line, the baselines and the per-task profile.

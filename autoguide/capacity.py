@@ -1,7 +1,7 @@
 """Advice for a capacity failure (an instance that does not fit in a memory) that can work on the run's machine.
 
 The machine is read from the run's command line: GPUs (`-ll:gpu`), and the system, framebuffer and zero-copy sizes
-(`-ll:csize`, `-ll:fsize`, `-ll:zsize`, MB). The advice, in this order of preference:
+(`-ll:csize`, `-ll:fsize`, `-ll:zsize`, MiB). The advice, in this order of preference:
 
 1. A framebuffer that is full while zero-copy memory exists: every region framebuffer first with zero-copy memory as
    its fallback (`Region * * GPU FBMEM,ZCMEM;`). The regions the GPU tasks map first keep the framebuffer, the rest
@@ -26,9 +26,9 @@ from mapperopt.records import Edit, RunResult
 # Legion's memory kinds as the default mapper and Realm name them, and the DSL's names.
 REALM_KINDS = {"SYSTEM_MEM": "SYSMEM", "GPU_FB_MEM": "FBMEM", "Z_COPY_MEM": "ZCMEM", "REGDMA_MEM": "RDMEM",
                "SOCKET_MEM": "SOCKMEM"}
-# The harness option (and Realm flag) that sizes each memory kind, in MB.
+# The harness option (and Realm flag) that sizes each memory kind, in MiB (Realm's unit: 2**20 bytes).
 SIZE_OPTIONS = {"SYSMEM": "csize", "FBMEM": "fsize", "ZCMEM": "zsize"}
-MB = 1 << 20
+MIB = 1 << 20
 # The rule categories (rules.yaml) whose matches may name a failed allocation.
 CATEGORIES = ("memory.oom", "memory.placement")
 
@@ -36,7 +36,7 @@ _FAILED = re.compile(r"(?P<kind>[A-Z]+): allocation of (?P<bytes>\d+) bytes fail
 
 
 def memory_sizes(result: RunResult) -> dict[str, int]:
-    """The run's memory sizes in MB by option ("csize", "fsize", "zsize") as its command line set them (a memory
+    """The run's memory sizes in MiB by option ("csize", "fsize", "zsize") as its command line set them (a memory
     that the command line does not size has Legion's default, unknown here)."""
     command = str(result.settings.get("command", ""))
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"-ll:(csize|fsize|zsize) (\d+)", command)}
@@ -53,9 +53,9 @@ def machine_memories(result: RunResult) -> set[str]:
 
 
 def _physical_mb() -> int | None:
-    """This machine's memory in MB (the runs happen here), None when unknown."""
+    """This machine's memory in MiB (the runs happen here), None when unknown."""
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // MB
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // MIB
     except (ValueError, OSError, AttributeError):
         return None
 
@@ -71,10 +71,10 @@ def failed_allocations(fields: Mapping[str, Any]) -> list[tuple[str, int, int | 
 
 
 def raised_size(current_mb: int | None, capacity: int | None, asked: int) -> int:
-    """A size in MB that holds what was there and twice the instance that failed, rounded up to 256 MB. The
+    """A size in MiB that holds what was there and twice the instance that failed, rounded up to 256 MiB. The
     current size is the command line's, else the capacity the failure reported, else 0."""
-    base = current_mb if current_mb is not None else (capacity // MB if capacity else 0)
-    return 256 * math.ceil((base + 2 * math.ceil(asked / MB)) / 256)
+    base = current_mb if current_mb is not None else (capacity // MIB if capacity else 0)
+    return 256 * math.ceil((base + 2 * math.ceil(asked / MIB)) / 256)
 
 
 def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edit, ...]] | None:
@@ -93,7 +93,7 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
     sizes = memory_sizes(result)
     full = {kind for kind, _, _ in failed}
     kind, asked, capacity = failed[-1]  # the last memory tried: what a fallback or a larger size must absorb
-    where = f"requirement {fields.get('index', '?')} of '{fields.get('task', '?')}' ({asked / MB:.0f} MB)"
+    where = f"requirement {fields.get('index', '?')} of '{fields.get('task', '?')}' ({asked / MIB:.0f} MiB)"
     if "FBMEM" in full and "ZCMEM" in kinds and "ZCMEM" not in full:
         suggestion = (
             f"The framebuffer is full: keep in it what fits and spill the rest to zero-copy memory, with "
@@ -112,17 +112,17 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
     head = (f"{kind} is the full memory{only}: {where} does not fit in its "
             f"{_mb(sizes.get(option), capacity)}.")
     if kind in ("SYSMEM", "ZCMEM") and physical is not None and new > physical:
-        return (f"{head} Raising --{option} to {new} MB would exceed this machine's {physical} MB: use a smaller "
+        return (f"{head} Raising --{option} to {new} MiB would exceed this machine's {physical} MiB: use a smaller "
                 f"problem size or a machine with more memory."), ()
     other = " No other memory can take it on this machine." if only else ""
-    return (f"{head}{other} Raise --{option} to {new} MB (mapperopt run/tune --{option} {new}).",
+    return (f"{head}{other} Raise --{option} to {new} MiB (mapperopt run/tune --{option} {new}).",
             (Edit("set_memory_size", {"option": option, "mb": new}),))
 
 
 def _mb(mb: int | None, capacity: int | None) -> str:
     if mb is not None:
-        return f"{mb} MB"
-    return f"{capacity / MB:.0f} MB" if capacity else "Legion's default size"
+        return f"{mb} MiB"
+    return f"{capacity / MIB:.0f} MiB" if capacity else "Legion's default size"
 
 
 def fit_edits(edits: tuple[Edit, ...], result: RunResult) -> tuple[Edit, ...]:

@@ -381,7 +381,7 @@ EDIT_OPS: dict[str, Callable[..., list]] = {
 
 
 # Edits of the run's settings, not of the program (autoguide/capacity.py): `set_memory_size` {"option": "csize",
-# "fsize" or "zsize", "mb": N} asks for the run's system, framebuffer or zero-copy memory to be N MB.
+# "fsize" or "zsize", "mb": N} asks for the run's system, framebuffer or zero-copy memory to be N MiB.
 SETTING_OPS = ("set_memory_size",)
 MEMORY_OPTIONS = ("csize", "fsize", "zsize")
 
@@ -392,11 +392,11 @@ def program_edits(edits: Sequence[Edit]) -> list[Edit]:
 
 
 def memory_settings(edits: Sequence[Edit]) -> dict[str, int]:
-    """The memory sizes in MB that the `set_memory_size` edits of `edits` ask for, by option ("csize", "fsize",
+    """The memory sizes in MiB that the `set_memory_size` edits of `edits` ask for, by option ("csize", "fsize",
     "zsize"); the last edit for an option wins.
 
     Raises:
-        MapperoptError: an edit names another option or a size that is not a whole number of MB of at least 1.
+        MapperoptError: an edit names another option or a size that is not a whole number of MiB of at least 1.
     """
     out: dict[str, int] = {}
     for edit in edits:

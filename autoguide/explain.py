@@ -204,7 +204,7 @@ def task_profile(result: RunResult) -> list[dict]:
 
 
 def machine_of(result: RunResult) -> dict[str, dict]:
-    """What the run had, by processor kind: {"CPU": {"procs": N, "memories": {"SYSMEM": MB or None, ...}}, "GPU":
+    """What the run had, by processor kind: {"CPU": {"procs": N, "memories": {"SYSMEM": MiB or None, ...}}, "GPU":
     ...}; only kinds with at least one processor, only memories a task of that kind can use (a CPU task: system
     memory, and zero-copy memory with GPUs; a GPU task: framebuffer and zero-copy memory). Sizes are those of the
     run's command line (`capacity.memory_sizes`; None: Legion's default size)."""
@@ -221,7 +221,7 @@ def machine_of(result: RunResult) -> dict[str, dict]:
 
 
 def _memories_text(memories: Mapping[str, int | None]) -> str:
-    return ", ".join(f"{m} ({size} MB)" if size else m for m, size in memories.items())
+    return ", ".join(f"{m} ({size} MiB)" if size else m for m, size in memories.items())
 
 
 def _machine_text(machine: Mapping[str, dict]) -> str:

@@ -19,7 +19,7 @@ import yaml
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError
 
-# A size key -> the Legion flag it sets; memory sizes are in MB.
+# A size key -> the Legion flag it sets; memory sizes are in MiB.
 RESOURCE_FLAGS = {"cpus": "-ll:cpu", "util": "-ll:util", "csize": "-ll:csize", "gpus": "-ll:gpu",
                   "fsize": "-ll:fsize", "zsize": "-ll:zsize"}
 GPU_ONLY = ("fsize", "zsize")  # only passed when the run uses GPUs
@@ -38,7 +38,7 @@ class SizeConfig:
         args: the application's flags and values, in order, e.g. {"-p": "4", "-l": "3"}.
         cpus, util: CPU and utility processors (`-ll:cpu`, `-ll:util`).
         gpus: GPUs used when the caller does not say (`-ll:gpu`); 0 for CPU sizes.
-        csize, fsize, zsize: system, framebuffer (per GPU) and zero-copy memory in MB, or None for Legion's default.
+        csize, fsize, zsize: system, framebuffer (per GPU) and zero-copy memory in MiB, or None for Legion's default.
         legion_flags: further Legion/Realm flags, e.g. ("-lg:safe_mapper",).
         timeout_s: wall-clock limit of one execution, seconds.
         min_time_s: minimum measured time of one execution, seconds (0: no minimum).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shlex
 import statistics
 from pathlib import Path
 
@@ -38,6 +39,7 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     runs = len(result.attempts) - s.get("calibration_runs", 0)
+    diagnostics = result.stage in DSL_STAGES[:2] and result.log  # printed with their source lines, carets and hints
     if result.ok:
         table.add_row("status", "[green]ok[/]")
         if runs > 1:
@@ -62,12 +64,13 @@ def _print(result: RunResult, feedback: Feedback) -> None:
                       "(nothing checks the output)")
     else:
         table.add_row("status", f"[red]failed[/] at stage {result.stage}")
-        table.add_row("reason", escape(result.reason))
+        # The diagnostics print in full after the table, the reason (their first line) among them: said once.
+        table.add_row("reason", "the diagnostics below" if diagnostics else escape(result.reason))
         if result.stage == "verify":
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
     console.print(table)
-    if result.stage in DSL_STAGES[:2] and result.log:  # the diagnostics with their source lines, carets and hints
+    if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
     rows = task_profile(result)
     if rows:
@@ -105,6 +108,14 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
         if text and text != "N/A":  # "N/A": AutoGuide has nothing to say
             console.print(f"[bold]{label}:[/] {escape(text)}")
+    if result.mapper == "expert" and (feedback.edits or "`" in (feedback.suggestion or "")):
+        # Edits or statements to try: the expert mapper is a file of the installed package, they go into a copy of it.
+        cfg = load_config(result.app)
+        path = shlex.quote(str(Path(cfg.path).with_name(cfg.expert)))
+        size = f" --size {s['size']}" if s["size"] != "ci" else ""
+        console.print(f"[bold]to apply it:[/] the expert mapper is {escape(path)}: copy it "
+                      f"(`cp {escape(path)} my.dsl`), edit the copy and run "
+                      f"`mapperopt run {result.app}{size} --mapper my.dsl`.")
 
 
 def status(console, text: str):
@@ -141,11 +152,11 @@ def size_options(command):
         click.option("--gpus", type=click.IntRange(min=0), default=None,
                      help="GPUs (-ll:gpu) [default: the size's]."),
         click.option("--csize", type=click.IntRange(min=1), default=None,
-                     help="System memory in MB (-ll:csize) [default: the size's]."),
+                     help="System memory in MiB (-ll:csize) [default: the size's]."),
         click.option("--fsize", type=click.IntRange(min=1), default=None,
-                     help="Framebuffer memory per GPU in MB (-ll:fsize) [default: the size's]."),
+                     help="Framebuffer memory per GPU in MiB (-ll:fsize) [default: the size's]."),
         click.option("--zsize", type=click.IntRange(min=1), default=None,
-                     help="Zero-copy memory in MB (-ll:zsize) [default: the size's]."),
+                     help="Zero-copy memory in MiB (-ll:zsize) [default: the size's]."),
     ]
     for option in reversed(options):
         command = option(command)

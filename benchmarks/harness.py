@@ -498,7 +498,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
             Legion's tracing and are not profiled.
         extra_args: more application arguments; a flag the size or the harness already sets (e.g. `-i`,
             `-ll:csize`) takes the value given here.
-        csize, fsize, zsize: system, framebuffer (per GPU) and zero-copy memory in MB; default: the size's.
+        csize, fsize, zsize: system, framebuffer (per GPU) and zero-copy memory in MiB; default: the size's.
 
     An execution that times out or is killed by SIGKILL is run again (`retries` times, default
     `TRANSIENT_RETRIES`) before the run is recorded as failed: a loaded machine can cause either.
@@ -529,7 +529,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
                              "min_time_s >= 0")
     memory = {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None}
     if any(v < 1 for v in memory.values()):
-        raise MapperoptError(f"memory sizes are in MB and must be at least 1, got {memory}")
+        raise MapperoptError(f"memory sizes are in MiB and must be at least 1, got {memory}")
     sz = replace(sz, **memory)
     if gpus and not toolchain.has_cuda_driver():
         raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found",

@@ -908,7 +908,7 @@ class _Checker:
                 return False
         self._absent_only.add(id(s))
         kinds = ", ".join(k.name for k in s.memories)
-        sized = [f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MB)"
+        sized = [f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MiB)"
                  for k in s.memories if k.name in FLAG_SIZED_MEMORIES]
         self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
                          f"places would fail (R403)", s.loc,
@@ -1016,11 +1016,13 @@ class _Checker:
                 memory_stmt = any(isinstance(d, A.LayoutStmt) and isinstance(d.target, A.Kind) and d.target.is_memory
                                   for d in deciders.values())
                 entry = reqs.setdefault(key, (deciders, [], []))
-                entry[1].append(r.name or str(r.index))
-                entry[2].append(f"Layout {info.name} {r.index} {memory if memory_stmt else kind} {need};")
+                # Message and hint name a requirement alike: its index (what a Layout statement names) and region.
+                entry[1].append(f"{r.index} ({r.name})" if r.name else str(r.index))
+                entry[2].append((f"Layout {info.name} {r.index} {memory if memory_stmt else kind} {need};",
+                                 f"requirement {entry[1][-1]} of {info.name}"))
             for key, (deciders, names, fixes) in reqs.items():
                 entry = found.setdefault(key, (deciders, [], []))
-                entry[1].append(f"{info.name} ({', '.join(names)})")
+                entry[1].append(f"requirement{'s' if len(names) > 1 else ''} {', '.join(names)} of {info.name}")
                 entry[2].extend(fixes)
         for (code, _, need, given, why), (deciders, tasks, fixes) in found.items():
             stmts = sorted(dict.fromkeys(d for d in deciders.values() if d is not None), key=lambda x: x.loc.line)
@@ -1033,8 +1035,9 @@ class _Checker:
                 hints.append(f"add `Layout * * * {need};` (without a Layout statement, instances are SOA F_order)")
             if stmts and len(fixes) == 1:
                 lines = " and ".join(str(x.loc.line) for x in stmts)
+                fix, which = fixes[0]
                 hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for the other tasks and add "
-                             f"`{fixes[0]}` after {'them' if len(stmts) > 1 else 'it'}")
+                             f"`{fix}` for {which} after {'them' if len(stmts) > 1 else 'it'}")
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
                            f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self.program.loc, hints)
 

@@ -56,11 +56,13 @@ def _read(path: str) -> str:
 
 
 def summary_line(path: str, diags) -> str:
-    """`FILE: N error(s), M warning(s)` (`FILE: ok` without diagnostics), the last line of every report."""
+    """`FILE: N error(s), M warning(s)`, then `, K note(s)` when there are notes (W304, W309), or `FILE: ok` without
+    diagnostics: the last line of every report."""
     if not diags:
         return f"{path}: ok"
-    errors = sum(d.is_error for d in diags)
-    return f"{path}: {errors} error(s), {len(diags) - errors} warning(s)"
+    count = {sev: sum(d.severity == sev for d in diags) for sev in ("error", "warning", "note")}
+    notes = f", {count['note']} note(s)" if count["note"] else ""
+    return f"{path}: {count['error']} error(s), {count['warning']} warning(s){notes}"
 
 
 def syntax_error_summary(path: str) -> str:

@@ -80,6 +80,22 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _show(exc) -> None:
+    """Prints a click error (e.g. a usage error: the usage line, then the message) with the same `error: ` prefix as
+    mapperopt's own errors, where click says `Error: `."""
+    import io
+    import re
+
+    import click
+
+    text = io.StringIO()
+    exc.show(file=text)
+    head, *message = re.split(r"^Error: ", text.getvalue(), maxsplit=1, flags=re.M)
+    click.echo(head, err=True, nl=False)
+    if message:
+        click.secho(f"error: {message[0]}", fg="red", err=True, nl=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: runs the CLI and turns `MapperoptError` into a message and exit status 1."""
     args = sys.argv[1:] if argv is None else argv
@@ -101,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("aborted", err=True)
         return 130
     except click.ClickException as exc:
-        exc.show()
+        _show(exc)
         return exc.exit_code
     return status if isinstance(status, int) else 0
 

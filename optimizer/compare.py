@@ -175,7 +175,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     Args:
         bench: benchmark name (any of `configs/`) or a user's program (`--app`; normalised to the default mapper).
         opts: optimizers (list), iters, repeats, size, cpus, gpus, seed, start ("default", "random" or a DSL file),
-            memory ({"csize"/"fsize"/"zsize": MB}), executions and max_executions (the protocol's repeats per
+            memory ({"csize"/"fsize"/"zsize": MiB}), executions and max_executions (the protocol's repeats per
             mapper), min_time_s (None: the size's, at least
             `protocol.MIN_TIME_S`), timeout_s, final_rounds, runs_dir, new, app_args (list), remeasure (repeat
             numbers, from 1, whose final measurement is set aside and made again; optional), dedicated (optional:

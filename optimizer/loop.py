@@ -66,7 +66,7 @@ class BenchmarkEvaluator:
         min_time_s: minimum measured seconds per execution (calibration), None for the size's.
         iterations: the iteration count to start from (the application's iterations flag), None for the size's;
             the harness still grows it when an execution measures less than `min_time_s`.
-        memory: {"csize"/"fsize"/"zsize": MB} overriding the size's.
+        memory: {"csize"/"fsize"/"zsize": MiB} overriding the size's.
         baselines: throughputs of reference mappers by name ("expert", "default") for AutoGuide's comparisons.
         level: AutoGuide level ("raw", "explain", "suggest").
         profile: collect per-task times (AutoGuide names the heaviest task; the guided search tries it first).

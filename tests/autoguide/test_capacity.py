@@ -36,11 +36,15 @@ def test_cpu_only_capacity_failure_gets_a_size_that_works_in_a_real_run(tmp_path
 
 
 def test_default_mapper_capacity_failure_names_the_size_to_raise():
-    _, result = load("stencil-default_out_of_memory")  # 8004 x 8004 with 256 MB of system memory
+    _, result = load("stencil-default_out_of_memory")  # 8004 x 8004 with 256 MiB of system memory
     fb = explain(result)
     assert fb.rule == "default-mapper-failed-allocation"
-    assert memory_settings(fb.edits) == {"csize": raised_size(256, None, 1027074304)}
+    new = raised_size(256, None, 1027074304)
+    assert memory_settings(fb.edits) == {"csize": new}
     assert "ZCMEM" not in fb.suggestion
+    # Realm's sizes are in MiB (2**20 bytes), and so are the advice's: the instance's 1027074304 bytes are 979 MiB.
+    assert "(979 MiB) does not fit in its 256 MiB" in fb.suggestion and f"Raise --csize to {new} MiB" in fb.suggestion
+    assert " MB" not in fb.suggestion, fb.suggestion
 
 
 def gpu_failure(line: str, zsize: int = 6144) -> RunResult:

@@ -25,7 +25,7 @@ def _profiled(cpus: int, gpus: int, memory: str) -> RunResult:
 def test_one_cpu_and_system_memory_only_gets_no_placement_or_memory_advice():
     fb = explain(_profiled(1, 0, "-ll:csize 300"))
     assert "IndexTaskMap" not in fb.suggestion and "ZCMEM" not in fb.suggestion and "FBMEM" not in fb.suggestion
-    assert "has one CPU processor, and its instances are in SYSMEM (300 MB), every memory it can use" in fb.suggestion
+    assert "has one CPU processor, and its instances are in SYSMEM (300 MiB), every memory it can use" in fb.suggestion
     assert "`Layout calculate_new_currents * * Align==64;`" in fb.suggestion
 
 
@@ -57,8 +57,8 @@ def test_advice_names_the_processors_and_memories_that_exist_with_their_sizes():
     assert machine_of(gpu_run) == {"CPU": {"procs": 2, "memories": {"SYSMEM": 300, "ZCMEM": 64}},
                                    "GPU": {"procs": 1, "memories": {"FBMEM": 512, "ZCMEM": 64}}}
     fb = explain(dataclasses.replace(gpu_run, profile=None, attempts=()))  # no profile: the machine's summary
-    assert fb.suggestion.endswith("2 CPU processors with SYSMEM (300 MB), ZCMEM (64 MB); 1 GPU processor with "
-                                  "FBMEM (512 MB), ZCMEM (64 MB).")
+    assert fb.suggestion.endswith("2 CPU processors with SYSMEM (300 MiB), ZCMEM (64 MiB); 1 GPU processor with "
+                                  "FBMEM (512 MiB), ZCMEM (64 MiB).")
 
 
 def test_a_wrong_result_the_default_mapper_also_gives_is_the_applications(tmp_path):

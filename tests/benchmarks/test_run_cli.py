@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+from pathlib import Path
 
 from mapperopt.autoguide.explain import task_profile
 from mapperopt.benchmarks import load_config, protocol
@@ -74,14 +76,32 @@ def test_run_advice_names_the_task_that_takes_the_time_and_statements_that_check
         assert not [d for d in diags if d.is_error or d.code == "W312"], (statement, diags)
 
 
-def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hints(tmp_path, capsys):
+def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hints(tmp_path, capsys, monkeypatch):
     """The advice after a run that `check` stopped points at the position and the hint of the diagnostic: both are
-    printed, as `mapperopt check` prints them (the CPU stencil kernel takes only SOA F_order)."""
+    printed, as `mapperopt check` prints them (the CPU stencil kernel takes only SOA F_order), each diagnostic once
+    (the table's reason row does not repeat the first one)."""
+    monkeypatch.setenv("COLUMNS", "400")  # no folding: a repeated line would show whole
     mapper = tmp_path / "st_aos.dsl"
     mapper.write_text("Layout * * * AOS F_order;\n")
     capsys.readouterr()
     assert main(["run", "stencil", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
     out = capsys.readouterr().out
+    assert out.count("error[E223]") == 1, out
     assert "error[E223]" in out and "at the position shown as its hint says" in " ".join(out.split())
     assert "  1 | Layout * * * AOS F_order;\n    | ^\n" in out
     assert re.search(r"^  hint: write `Layout \* \* \* SOA F_order;` instead$", out, re.M), out
+
+
+def test_run_expert_advice_says_which_file_to_edit(tmp_path, capsys, monkeypatch):
+    """After a run of the expert mapper, the advice's statements go into a copy of the expert mapper's file: the
+    output names that file (the installed one, the very text run) and the commands to copy it and run the copy."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    capsys.readouterr()
+    assert main(["run", "circuit", "--mapper", "expert", "--once", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^suggestion: .*`[^`]+;`", out, re.M), out  # statements to try
+    where = re.search(r"^to apply it: the expert mapper is (\S+): copy it \(`cp (\S+) my\.dsl`\), edit the copy and "
+                      r"run `mapperopt run circuit --mapper my\.dsl`\.$", out, re.M)
+    assert where and where[1] == where[2], out
+    cfg = load_config("circuit")
+    assert Path(shlex.split(where[1])[0]).read_text() == cfg.expert_dsl()

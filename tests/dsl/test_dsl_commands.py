@@ -24,7 +24,7 @@ def test_check_every_example(path):
         path.name, "circuit" if path.name.startswith(("s", "fig")) else None)
     result = run("check", str(path), *(["--bench", bench] if bench else []), "--machine", "1x4")
     assert result.exit_code == 0, result.output
-    assert any(line.endswith(("ok", "warning(s)")) for line in result.output.splitlines())
+    assert any(line.endswith(("ok", "warning(s)", "note(s)")) for line in result.output.splitlines())
     assert "machine: --machine 1x4, 1 node of 1 CPU and 4 GPUs" in result.output
     assert ("task and region names" in result.output) == (bench is None)
 
@@ -128,6 +128,17 @@ def test_check_reports_errors_and_exits_1(tmp_path):
     assert "hint: did you mean 'calculate_new_currents'?" in result.output
     assert f"{bad}:2:10: error[E203]" in result.output
     assert "2 error(s), 0 warning(s)" in result.output
+
+
+def test_check_summary_counts_notes_apart_from_warnings(tmp_path):
+    """W304 (an unused machine model) is a note: the summary counts it as one, not as a warning."""
+    path = tmp_path / "n.dsl"
+    path.write_text("Task * GPU,CPU;\nm = Machine(CPU);\n")
+    result = run("check", str(path), "--machine", "1x0x1")
+    assert "warning[W303]" in result.output and "note[W304]" in result.output, result.output
+    assert f"{path}: 0 error(s), 1 warning(s), 1 note(s)\n" in result.output, result.output
+    path.write_text("Task * GPU,CPU;\n")
+    assert f"{path}: 0 error(s), 1 warning(s)\n" in run("check", str(path), "--machine", "1x0x1").output
 
 
 def test_check_syntax_error(tmp_path):

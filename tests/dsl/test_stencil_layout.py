@@ -25,35 +25,40 @@ def layout_diags(text: str, machine: str | None = "1x0x2") -> list[tuple[str, st
 def test_check_rejects_aos_and_c_order_for_the_cpu_stencil_kernel():
     ((code, aos),) = layout_diags("Task * CPU;\nLayout * * * AOS;\n")
     assert code == "E223"
-    assert "need SOA F_order instances, but this mapper gives AOS F_order to stencil (private)" in aos
+    assert "need SOA F_order instances, but this mapper gives AOS F_order to requirement 0 (private) of stencil" in aos
     assert "on this machine (1x0x2) they run on CPU (instances in SYSMEM)" in aos
     ((code, c_order),) = layout_diags("Layout * * * SOA C_order;\n")
-    assert code == "E223" and "gives SOA C_order to stencil (private)" in c_order
+    assert code == "E223" and "gives SOA C_order to requirement 0 (private) of stencil:" in c_order
     assert not layout_diags("Task * CPU;\nLayout * * * SOA F_order;\n")
     assert not layout_diags("Task * CPU;\n")  # Legion's default: SOA F_order
     assert not layout_diags("Task * CPU;\nLayout init_tile * * AOS C_order;\n")  # other tasks take any layout
 
 
 def test_the_error_names_the_statement_and_what_to_write_instead():
+    """The message and the hint name the requirement alike: its index, which the statement written uses, and its
+    region."""
     (d,) = [d for d in check(parse("Task * CPU;\nLayout * * * AOS;\n", "<m>"), load_app("stencil"),
                              parse_machine_spec("1x0x2")) if d.code == "E223"]
     assert d.is_error and d.loc.line == 2
     assert d.hints == ("write `Layout * * * SOA;` instead",
-                       "or keep line 2 for the other tasks and add `Layout stencil 0 CPU SOA F_order;` after it")
+                       "or keep line 2 for the other tasks and add `Layout stencil 0 CPU SOA F_order;` for requirement "
+                       "0 (private) of stencil after it")
+    assert "to requirement 0 (private) of stencil:" in d.message
     # The statement the hint writes passes the check.
     assert not layout_diags("Task * CPU;\nLayout * * * SOA;\n")
     assert not layout_diags("Task * CPU;\nLayout * * * AOS;\nLayout stencil 0 CPU SOA F_order;\n")
     # A statement for the memory: the second hint names that memory, so that it takes precedence.
     (d,) = [d for d in check(parse("Task * CPU;\nLayout * * SYSMEM AOS;\n", "<m>"), load_app("stencil"),
                              parse_machine_spec("1x0x2")) if d.code == "E223"]
-    assert "add `Layout stencil 0 SYSMEM SOA F_order;` after it" in d.hints[1]
+    assert "add `Layout stencil 0 SYSMEM SOA F_order;` for requirement 0 (private) of stencil after it" in d.hints[1]
     assert not layout_diags("Task * CPU;\nLayout * * SYSMEM AOS;\nLayout stencil 0 SYSMEM SOA F_order;\n")
     # AOS from one statement, C_order from another: one error, a rewrite of each, or one statement after both.
     (d,) = [d for d in check(parse("Task * CPU;\nLayout * * * AOS;\nLayout * * CPU C_order;\n", "<m>"),
                              load_app("stencil"), parse_machine_spec("1x0x2")) if d.code == "E223"]
     assert d.hints == (
         "write `Layout * * * SOA;` instead of line 2", "write `Layout * * CPU F_order;` instead of line 3",
-        "or keep lines 2 and 3 for the other tasks and add `Layout stencil 0 CPU SOA F_order;` after them")
+        "or keep lines 2 and 3 for the other tasks and add `Layout stencil 0 CPU SOA F_order;` for requirement 0 "
+        "(private) of stencil after them")
     assert not layout_diags("Task * CPU;\nLayout * * * SOA;\nLayout * * CPU F_order;\n")
     assert not layout_diags("Task * CPU;\nLayout * * * AOS;\nLayout * * CPU C_order;\n"
                             "Layout stencil 0 CPU SOA F_order;\n")
@@ -73,7 +78,7 @@ def test_the_docs_and_rules_name_the_layout_the_description_requires():
 def test_check_does_not_flag_the_gpu_variant():
     assert not layout_diags("Task * GPU,CPU;\nLayout * * * AOS C_order;\n", "1x2x2")
     ((code, message),) = layout_diags("Task * GPU,CPU;\nTask stencil CPU;\nLayout * * * AOS;\n", "1x2x2")
-    assert code == "E223" and "stencil (private)" in message
+    assert code == "E223" and "requirement 0 (private) of stencil" in message
 
 
 def test_without_a_machine_only_a_certain_failure_is_an_error():

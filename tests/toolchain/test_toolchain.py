@@ -144,6 +144,17 @@ def test_help_renders(command):
     assert "Usage:" in out.stdout
 
 
+def test_usage_errors_and_mapperopt_errors_say_error_alike(tmp_path, capsys):
+    """click's usage errors keep their usage line and help hint but say `error: `, as mapperopt's own errors do."""
+    assert main(["check"]) == 2
+    err = capsys.readouterr().err
+    # (the program's name is pytest's here)
+    assert re.match(r"Usage: \S+ check \[OPTIONS\] FILE", err) and re.search(r"Try '\S+ check --help' for help", err)
+    assert err.splitlines()[-1] == "error: Missing argument 'FILE'." and "Error" not in err, err
+    assert main(["check", str(tmp_path / "none.dsl")]) == 1
+    assert capsys.readouterr().err.startswith(f"error: cannot read '{tmp_path / 'none.dsl'}'")
+
+
 def test_build_names_only_applications_a_user_can_name(capsys):
     """The shared GEMM layer and the machine probe have folders beside the applications but are no application:
     the list names only what `mapperopt build`, `run` and `tune` take (a benchmark with a configuration)."""
