@@ -51,7 +51,9 @@ def test_check_rejects_a_mapper_that_gives_the_gemm_tiles_the_wrong_order(tmp_pa
         return [d.message for d in check_program(parse(text, "<m>"), app, machine) if d.code == "E223"]
 
     (message,) = e223("Task * CPU;\n")
-    assert "need C_order instances, but this mapper gives F_order to taco_fill (A_tiles, B_tiles, C_tiles)" in message
+    assert ("need C_order instances, but this mapper gives F_order to requirements 0 (A_tiles), 1 (B_tiles), "
+            "2 (C_tiles) of taco_fill;") in message
     assert not e223("Task * CPU;\nLayout * * * SOA C_order;\n")
     (message,) = e223("Task * CPU;\nLayout * * * SOA C_order;\nLayout task_4 * * F_order;\n")
-    assert "F_order to task_4 (A_tiles, B_tiles, C_tiles):" in message and "task_1" not in message
+    assert "F_order to requirements 0 (A_tiles), 1 (B_tiles), 2 (C_tiles) of task_4:" in message
+    assert "task_1" not in message
