@@ -655,7 +655,8 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
             how = "final measurement (together with the expert)"
         else:  # provisional: each run's own best against the comparison's first expert measurement
             stats = _stats([(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs])
-            how = "provisional: the run's own measurements / expert's first"
+            firsts = ", ".join(sorted({_fmt(r["reference_first"]) for r in runs}))
+            how = f"provisional: the run's own measurements / the expert's first ({firsts} {runs[0]['throughput_unit']})"
         evals = sum(len(r["records"]) for r in runs)
         failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
         walls = ", ".join(f"{r['wall_s_tuning'] / 60:.1f}" for r in runs)
@@ -742,10 +743,13 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         expert_dsl = config.expert_dsl() if config.expert else ""
         change = describe_change(expert_dsl, r["best_dsl"])
         ratio = r["best_throughput"] / r["reference_first"]
-        lines += [f"### {b}, size `{s}`: {ratio:.2f}x the expert (its run's own measurement / the expert's first; "
-                  f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']})", "",
+        unit = r["throughput_unit"]
+        lines += [f"### {b}, size `{s}`: {ratio:.2f}x the expert (its run's own measurement / the expert's first: "
+                  f"{_fmt(r['best_throughput'])} / {_fmt(r['reference_first'])} {unit}; {r['optimizer']}, seed "
+                  f"{r['seed']}, iteration {r['best_iter']})", "",
                   notes.get(b) or notes.get(f"{b}-{s}") or "(no sentence written yet: the lines below are the change)",
-                  "", "Against the expert (`-` expert only, `+` best only):", "", "```", *change, "```", ""]
+                  "", "The best mapper:", "", "```", *r["best_dsl"].rstrip().splitlines(), "```", "",
+                  "Against the expert (`-` expert only, `+` best only):", "", "```", *change, "```", ""]
     lines += ["## How it was run", "",
               "From the repository root on a lent H200, after `bash benchmarks/gpu/pack.sh` here (`.carry` "
               "carried):", "",

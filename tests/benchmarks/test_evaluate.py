@@ -74,6 +74,8 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert "| Legion default mapper | - | 1 |" in text
     row = next(line for line in text.splitlines() if line.startswith("| random | 1 | 1 of 2 |"))
     assert "provisional" in row and "of 1 |" in row  # the failed share of its one evaluation
+    # the divisor of a provisional score is shown, so the reader can recompute it
+    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} {tune['throughput_unit']})" in row, row
     assert "- `tune-stencil-ci-random-i1-s1`" in text and "- `final-stencil-ci-i1`" in text  # stale final
     assert "python3 benchmarks/gpu/evaluate.py run --results reports/x" in text
     # a person's status first; the commands and the log of device calls under "How it was run", after the tables
@@ -90,6 +92,8 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert "| seed 0 of every optimizer, 1 iterations | 0 |" in cost
     assert "| every seed, 1 iterations, and their final units | 2 |" in cost
     assert ("Against the expert" in text) == (tune["best_dsl"] is not None)
+    if tune["best_dsl"]:  # the best mapper in full, not only its changed lines
+        assert "The best mapper:\n\n```\n" + tune["best_dsl"].rstrip() + "\n```" in text
     assert (results / "stencil-ci.png").stat().st_size > 0
     assert [u.id for u in work_list({**plan, "seeds": 2}) if not evaluate.is_done(u, units.get(u.id))] == [
         "tune-stencil-ci-random-i1-s1", "final-stencil-ci-i1"]
