@@ -109,6 +109,11 @@ class BenchConfig:
                                  hint=f"add it to {self.path}")
         return self.sizes[name]
 
+    @property
+    def expert_path(self) -> Path:
+        """The expert mapper's file, beside this configuration."""
+        return Path(self.path).with_name(self.expert)
+
     def expert_dsl(self) -> str:
         """The expert mapper's DSL text.
 

@@ -111,7 +111,7 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     if result.mapper == "expert" and (feedback.edits or "`" in (feedback.suggestion or "")):
         # Edits or statements to try: the expert mapper is a file of the installed package, they go into a copy of it.
         cfg = load_config(result.app)
-        path = shlex.quote(str(Path(cfg.path).with_name(cfg.expert)))
+        path = shlex.quote(str(cfg.expert_path))
         size = f" --size {s['size']}" if s["size"] != "ci" else ""
         console.print(f"[bold]to apply it:[/] the expert mapper is {escape(path)}: copy it "
                       f"(`cp {escape(path)} my.dsl`), edit the copy and run "

@@ -331,7 +331,7 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
     if mapper == "default":
         return "default", None, ""
     if mapper == "expert":
-        return "expert", cfg.expert_dsl(), str(Path(cfg.path).with_name(cfg.expert))
+        return "expert", cfg.expert_dsl(), str(cfg.expert_path)
     if not isinstance(mapper, str):
         raise MapperoptError(f"mapper must be 'default', 'expert', a Path or DSL text, not {type(mapper).__name__}")
     return "inline", mapper, "<mapper>"
