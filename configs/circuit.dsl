@@ -1,7 +1,7 @@
 # Circuit expert mapper (tests/dsl/examples/e1_circuit.dsl) with the portable prelude: on a machine without GPUs,
 # mgpu is the CPU model, every task falls back to its CPU variant, and the placement functions return CPU processors.
 Task * GPU,CPU;
-# Framebuffer first; a region whose instance does not fit spills to zero-copy memory. At the `tight` size (384 MB
+# Framebuffer first; a region whose instance does not fit spills to zero-copy memory. At the `tight` size (384 MiB
 # framebuffer, ~500 MB of wire fields) that is wire instances: the nodes stay.
 Region * * GPU FBMEM,ZCMEM;
 Region * * CPU SYSMEM;

@@ -2,7 +2,7 @@
 # mgpu is the CPU model, every task falls back to its CPU variant, and the placement functions return CPU processors.
 Task * GPU,CPU;
 # Framebuffer first; a tile that does not fit spills to zero-copy memory (the `tight` size: 8 tiles of 113 MB
-# against a 768 MB framebuffer).
+# against a 768 MiB framebuffer).
 Region * * GPU FBMEM,ZCMEM;
 Region * * CPU SYSMEM;
 Layout * * * SOA F_order;  # x fastest: the CPU kernel asserts a unit x stride
