@@ -70,6 +70,12 @@ def _print(result: RunResult, feedback: Feedback) -> None:
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
     console.print(table)
+    if result.ok:
+        estimate = protocol.estimate(protocol.values_of(result))
+        for title, text in protocol.noise_warnings({"": (estimate, protocol.measured_time(result))},
+                                                   "a higher --max-repeats",
+                                                   f"a larger --size or --min-time {protocol.MIN_TIME_S:g}"):
+            console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
     rows = task_profile(result)

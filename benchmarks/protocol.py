@@ -4,17 +4,20 @@
     enough([1.02, 0.97, 1.10], 3, 7)            # True when the interval is tight or the cap is reached
     c = compare(best_values, start_values)      # ratio of estimates, its interval, significant or not
     results = measure_together("circuit", {"start": dsl, "expert": "expert"}, rounds=3, out_dir=root / "final")
+    noise_warnings({"start": (est, 0.2)}, "a higher --final-rounds", "--min-time 0.5")  # [(title, text)] for the user
 
 A mapper's figure is the trimmed mean of R verified executions, each calibrated to at least `MIN_TIME_S` of
 measured time; R starts at `MIN_REPEATS` and grows until the 90 % interval of the estimate is within
-`TARGET_HALF_WIDTH` of it or `MAX_REPEATS` is reached. Intervals are percentile bootstraps with a fixed seed, so the
-same numbers always give the same verdict. Mappers that are compared are measured *together*: interleaved rounds in
-one invocation, so that a change of the machine's load falls on all of them alike.
+`TARGET_HALF_WIDTH` of it or `MAX_REPEATS` is reached (an interval still wider than `NOISY_HALF_WIDTH`, or executions
+shorter than `MIN_TIME_S`, are warned of: `noise_warnings`). Intervals are percentile bootstraps with a fixed seed,
+so the same numbers always give the same verdict. Mappers that are compared are measured *together*: interleaved
+rounds in one invocation, so that a change of the machine's load falls on all of them alike.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -23,6 +26,7 @@ MIN_TIME_S = 0.5          # measured seconds per execution at least, at every si
 MIN_REPEATS = 3           # executions per mapper at least
 MAX_REPEATS = 7           # ...and at most (the adaptive R stops here even if the interval is still wide)
 TARGET_HALF_WIDTH = 0.05  # stop repeating once the interval's half-width is within 5 % of the estimate
+NOISY_HALF_WIDTH = 2 * TARGET_HALF_WIDTH  # an interval ending wider than this is far from the target: warned of
 TRIM = 0.2                # fraction dropped at each end for the trimmed mean (rounded; at least 1 from 3 values)
 CONFIDENCE = 0.90         # of the bootstrap intervals
 RESAMPLES = 2000          # bootstrap resamples
@@ -51,9 +55,18 @@ class Estimate:
         """Half the interval's width relative to the estimate (0 when the estimate is 0)."""
         return (self.high - self.low) / 2 / self.value if self.value else 0.0
 
+    @property
+    def noisy(self) -> bool:
+        """Whether the interval's half-width exceeds `NOISY_HALF_WIDTH`: far from the target the repeats aim at."""
+        return self.half_width > NOISY_HALF_WIDTH
+
     def to_json(self) -> dict:
         return {"values": list(self.values), "value": self.value, "low": self.low, "high": self.high,
                 "spread": self.spread}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Estimate:
+        return cls(tuple(data["values"]), data["value"], data["low"], data["high"], data["spread"])
 
 
 @dataclass(frozen=True)
@@ -163,6 +176,48 @@ def values_of(result: Any) -> list[float]:
     return ok[-settings.get("measured_runs", len(ok) - settings.get("calibration_runs", 0)):]
 
 
+def measured_time(result: Any) -> float | None:
+    """The median measured seconds per execution of a `RunResult` (or its JSON) of a benchmark: its timed loop's;
+    None for a failed run or a user's program (no timed loop: its time is the whole execution's)."""
+    data = result if isinstance(result, dict) else result.to_json()
+    ok = data.get("status") == "ok" and (data.get("settings") or {}).get("iterations_flag")
+    return data.get("time_s") if ok else None
+
+
+def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
+                   longer: str) -> list[tuple[str, str]]:
+    """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
+
+    "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
+    "Short measurement": executions that measured less than `MIN_TIME_S` seconds each (the median of a mapper's).
+
+    Args:
+        measured: name -> (estimate, median measured seconds per execution or None when unknown, as for a user's
+            program); a single entry named "" is a measurement that the text does not name.
+        more: what gives more executions, e.g. "a higher --max-repeats".
+        longer: what gives longer executions, e.g. "a larger --size or --min-time 0.5".
+    """
+    def named(name: str, text: str) -> str:
+        return f"{name} {text}" if name else text
+
+    noisy = [named(name, f"±{100 * est.half_width:.0f} % after {len(est.values)} executions (spread "
+                         f"{100 * est.spread:.0f} %)") for name, (est, _) in measured.items() if est.noisy]
+    short = [named(name, f"{time_s:.2g} s") for name, (_, time_s) in measured.items()
+             if time_s is not None and time_s < MIN_TIME_S]
+    out = []
+    if noisy:
+        out.append(("Noisy measurement", f"the {100 * CONFIDENCE:.0f} % interval of the trimmed mean is "
+                                         f"{', '.join(noisy)}, far from the target of "
+                                         f"±{100 * TARGET_HALF_WIDTH:.0f} %: its figures and ratios may reflect "
+                                         f"the machine's load more than the mapper; measure again with {more}, a "
+                                         "larger --size, or on a quieter machine."))
+    if short:
+        out.append(("Short measurement", f"{', '.join(short)} measured per execution, less than the protocol's "
+                                         f"minimum of {MIN_TIME_S:g} s, where timing noise weighs heavily; measure "
+                                         f"again with {longer}."))
+    return out
+
+
 @dataclass(frozen=True)
 class Measured:
     """One mapper measured by `measure_together`: its estimate, or why it failed.
@@ -173,6 +228,7 @@ class Measured:
         reason: why it failed ("stage: reason"), else None.
         run_dirs: the run folders of its rounds.
         unit: the throughput unit.
+        time_s: the median of its rounds' measured seconds per execution (`measured_time`), None when unknown.
     """
 
     name: str
@@ -180,6 +236,7 @@ class Measured:
     reason: str | None
     run_dirs: tuple[str, ...]
     unit: str | None = None
+    time_s: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -187,7 +244,7 @@ class Measured:
 
     def to_json(self) -> dict:
         return {"name": self.name, "estimate": self.estimate.to_json() if self.estimate else None,
-                "reason": self.reason, "run_dirs": list(self.run_dirs), "unit": self.unit}
+                "reason": self.reason, "run_dirs": list(self.run_dirs), "unit": self.unit, "time_s": self.time_s}
 
 
 def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir: Path,
@@ -221,6 +278,7 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
     iterations: dict[str, int] = {}
     failed: dict[str, str] = {}
     units: dict[str, str | None] = {}
+    times: dict[str, list[float]] = {name: [] for name in mappers}
     names = list(mappers)
     for r in range(1, rounds + 1):
         k = (r - 1) % len(names)
@@ -240,9 +298,13 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
             iterations[name] = result.settings["iterations"]
             units[name] = result.unit
             values[name].extend(values_of(result))
+            if measured_time(result) is not None:
+                times[name].append(measured_time(result))
     return {name: Measured(name, None if name in failed else estimate(values[name]), failed.get(name),
-                           tuple(dirs[name]), units.get(name)) for name in mappers}
+                           tuple(dirs[name]), units.get(name), statistics.median(times[name]) if times[name] else None)
+            for name in mappers}
 
 
 __all__ = ["CONFIDENCE", "Comparison", "Estimate", "MAX_REPEATS", "MIN_REPEATS", "MIN_TIME_S", "Measured",
-           "TARGET_HALF_WIDTH", "compare", "enough", "estimate", "measure_together", "trimmed_mean", "values_of"]
+           "NOISY_HALF_WIDTH", "TARGET_HALF_WIDTH", "compare", "enough", "estimate", "measure_together",
+           "measured_time", "noise_warnings", "trimmed_mean", "values_of"]

@@ -90,3 +90,32 @@ def test_rounds_rotate_the_order_of_the_mappers(monkeypatch, tmp_path):
     measured = protocol.measure_together("circuit", {"a": "A", "b": "B", "c": "C"}, rounds=4, out_dir=tmp_path)
     assert order == list("ABC" "BCA" "CAB" "ABC")
     assert list(measured) == ["a", "b", "c"] and all(m.estimate is not None for m in measured.values())
+
+
+def test_noise_warnings_say_what_was_measured_the_target_and_what_to_do():
+    """An interval far wider than the target after the last repeat, or executions shorter than the protocol's
+    minimum, give one line each naming the figure, the target and the options to change; a tight, long enough
+    measurement gives none."""
+    tight, wide = estimate([1.02, 0.97, 1.0]), estimate([1.0, 1.6, 0.7, 1.3, 0.9, 1.5, 0.8])
+    assert not tight.noisy and wide.noisy and wide.half_width > protocol.NOISY_HALF_WIDTH > protocol.TARGET_HALF_WIDTH
+    assert protocol.noise_warnings({"": (tight, protocol.MIN_TIME_S)}, "a higher --max-repeats", "--min-time 0.5") == []
+    (noisy,) = protocol.noise_warnings({"": (wide, 1.0)}, "a higher --max-repeats", "--min-time 0.5")
+    assert noisy[0] == "Noisy measurement"
+    assert f"±{100 * wide.half_width:.0f} % after 7 executions (spread {100 * wide.spread:.0f} %)" in noisy[1]
+    assert "target of ±5 %" in noisy[1] and "a higher --max-repeats" in noisy[1] and "--size" in noisy[1]
+    (short,) = protocol.noise_warnings({"": (tight, 0.061)}, "a higher --max-repeats", "--min-time 0.5")
+    assert short == ("Short measurement", "0.061 s measured per execution, less than the protocol's minimum of 0.5 s, "
+                     "where timing noise weighs heavily; measure again with --min-time 0.5.")
+    # Several mappers: one line per kind, naming the mappers it concerns; an unknown time is not judged.
+    lines = protocol.noise_warnings({"start": (wide, 0.2), "default": (tight, 0.3), "expert": (tight, None)},
+                                    "a higher --final-rounds", "--min-time 0.5")
+    assert [title for title, _ in lines] == ["Noisy measurement", "Short measurement"]
+    assert "start ±" in lines[0][1] and "default" not in lines[0][1]
+    assert lines[1][1].startswith("start 0.2 s, default 0.3 s measured per execution") and "expert" not in lines[1][1]
+
+
+def test_measured_time_is_a_benchmarks_timed_loop():
+    run = {"status": "ok", "time_s": 0.07, "settings": {"iterations_flag": "-l"}}
+    assert protocol.measured_time(run) == 0.07
+    assert protocol.measured_time({**run, "settings": {"iterations_flag": ""}}) is None  # a user's program
+    assert protocol.measured_time({**run, "status": "failed"}) is None

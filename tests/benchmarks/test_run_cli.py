@@ -105,3 +105,20 @@ def test_run_expert_advice_says_which_file_to_edit(tmp_path, capsys, monkeypatch
     assert where and where[1] == where[2], out
     cfg = load_config("circuit")
     assert Path(shlex.split(where[1])[0]).read_text() == cfg.expert_dsl()
+
+
+def test_run_warns_of_a_short_or_noisy_measurement(tmp_path, capsys, monkeypatch):
+    """A run whose executions measure less than the protocol's minimum (here --min-time 0.01 at size ci) says so
+    after its table, with the time measured, the minimum and the options that lengthen it; an interval far wider
+    than the target is warned of exactly when the run's own figures have one."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    capsys.readouterr()
+    assert main(["run", "circuit", "--cpus", "2", "--min-time", "0.01", "--max-repeats", "3",
+                 "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
+    assert result.time_s < protocol.MIN_TIME_S  # the premise: calibrated to 0.01 s, far below 0.5 s
+    assert re.search(rf"^Short measurement: {result.time_s:.2g} s measured per execution, less than the protocol's "
+                     r"minimum of 0\.5 s, .*measure again with a larger --size or --min-time 0\.5\.$", out, re.M), out
+    noisy = protocol.estimate(protocol.values_of(result)).noisy
+    assert ("Noisy measurement: " in out) == noisy and ("target of ±5 %" in out) == noisy, out
