@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -309,10 +310,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                   f"executions of at least {settings.get('min_time_s', 0):g} s measured"
                   + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                      if settings.get("iterations") else "") + ", trimmed mean.")
-    if settings.get("baselines"):
-        console.print("Baselines: " + ", ".join(f"{k} {v:.4g}" for k, v in settings["baselines"].items()))
-    for name, reason in (settings.get("baseline_failures") or {}).items():
-        console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
+    _print_baselines(console, store.root, settings)
     console.print(f"Folder: {store.root}")
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
@@ -365,7 +363,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     finally:
         status.stop()
         store.unlock()
-    _print_summary(console, summary, unit)
+    _print_summary(console, summary, unit, default_start=settings["start"] == "default")
     console.print(f"Best mapper: iteration {summary['best_iter']}, the final comparison's pick "
                   f"({store.root / 'best.dsl'}):")
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
@@ -424,9 +422,31 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     return summary
 
 
-def _print_summary(console: Any, summary: dict, unit: str) -> None:
+def _print_baselines(console: Any, root: Path, settings: dict) -> None:
+    """The reference mappers' throughputs with their unit, and what makes them unreliable
+    (`protocol.noise_warnings`; measured with exactly --repeats executions each), from their run folders."""
+    from rich.markup import escape
+
+    results = {name: json.loads(path.read_text()) for name in settings.get("baselines") or {}
+               if (path := root / f"baseline-{name}" / "result.json").exists()}
+    if settings.get("baselines"):
+        units = {name: f" {r['unit']}" if r.get("unit") else "" for name, r in results.items()}
+        console.print("Baselines: " + ", ".join(f"{name} {value:.4g}{units.get(name, '')}"
+                                                for name, value in settings["baselines"].items()))
+    for name, reason in (settings.get("baseline_failures") or {}).items():
+        console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
+    measured = {name: (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
+                for name, r in results.items()}
+    for title, text in protocol.noise_warnings(measured, "a higher --repeats",
+                                               f"a larger --size or --min-time {protocol.MIN_TIME_S:g}"):
+        console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
+
+
+def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False) -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
-    significant."""
+    significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`), and, with
+    `default_start` (the start program is Legion's default mapper in the DSL), that the start and the default
+    mapper are the same mapping."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -450,15 +470,32 @@ def _print_summary(console: Any, summary: dict, unit: str) -> None:
         table.add_row(labels.get(name, name), f"{est['value']:.4g}", f"{est['low']:.4g}-{est['high']:.4g}",
                       f"{est['spread']:.0%}", ratio)
     console.print(table)
+    estimates = {name: protocol.Estimate.from_json(m["estimate"]) for name, m in summary["measured"].items()
+                 if m["estimate"]}
+    for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
+                                                for name, est in estimates.items()}, "a higher --final-rounds",
+                                               f"a larger --size or --min-time {protocol.MIN_TIME_S:g}"):
+        console.print(f"[yellow]{title}:[/] {escape(text)}")
+    best = summary["best"]
     for name in (summary["start"], "default", "expert"):
         vs = summary["vs"].get(name)
-        if name == summary["best"] or name not in summary["measured"]:
-            if name == summary["best"]:
+        if name == best or name not in summary["measured"]:
+            if name == best:
                 console.print(f"The best is the {name} program itself: tuning found nothing faster.")
             continue
         if vs is None:
             console.print(f"Best vs {name}: not compared ({name} failed).")
             continue
         c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
-        verdict = "" if c.significant else " [yellow]The difference is within the noise.[/]"
-        console.print(f"Best ({summary['best']}) vs {name}: {c.describe()}.{verdict}")
+        if default_start and best == summary["start"] and name == "default":
+            console.print(f"Best ({best}) vs default: the same mapping (the start program is Legion's default mapper "
+                          f"written in the DSL, --start default), measured at {c.describe()}: the machine's noise or "
+                          "the two mappers' own overhead, not a gain.")
+            continue
+        if not c.significant:
+            verdict = " [yellow]The difference is within the noise.[/]"
+        elif estimates[best].noisy or estimates[name].noisy:
+            verdict = " [yellow]Noisy measurements (above): do not read this as a real difference.[/]"
+        else:
+            verdict = ""
+        console.print(f"Best ({best}) vs {name}: {c.describe()}.{verdict}")

@@ -78,3 +78,62 @@ def test_history_and_plot_name_the_final_pick(tmp_path, monkeypatch):
     marked = (store.root / "progress.png").read_bytes()
     store.write_outputs()  # the same plot without the pick: drawn alike each time, so the star is the difference
     assert (store.root / "progress.png").read_bytes() == before != marked
+
+
+def noisy_store(tmp_path, monkeypatch, final: dict[str, list[float]]) -> TuneStore:
+    """A store whose final comparison measures `final` (name -> the executions' throughputs) at 0.2 s each."""
+    store = TuneStore.create(tmp_path, "circuit", {**SETTINGS, "start": "default"})
+    for i, value in enumerate((1.0, 2.0), start=1):
+        store.append(record(i, value))
+
+    def measure_together(app, mappers, rounds, out_dir, min_time_s=0, **options):
+        return {name: protocol.Measured(name, protocol.estimate(final[name]), None, (), "GFLOPS", 0.2)
+                for name in mappers}
+
+    monkeypatch.setattr(protocol, "measure_together", measure_together)
+    return store
+
+
+def printed(summary: dict, **options) -> str:
+    from rich.console import Console
+
+    console = Console(width=400, record=True)
+    commands._print_summary(console, summary, "GFLOPS", **options)
+    return console.export_text()
+
+
+def test_a_ratio_from_noisy_measurements_carries_the_warning(tmp_path, monkeypatch):
+    """On a loaded machine each mapper's executions scatter widely, and a ratio of two such measurements can come
+    out 'significant' all the same: its line says that the measurements are noisy, after a line naming them with
+    their interval, the target and what to do; the short executions are named too."""
+    final = {"iter-2": [10.0, 13.0, 7.5, 11.5, 8.5], "iter-1": [9.8, 10.1, 10.0, 9.9, 10.2],
+             "default": [5.0, 6.5, 3.8, 5.8, 4.2]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    assert summary["best"] == "iter-2" and summary["measured"]["default"]["time_s"] == 0.2
+    vs = summary["vs"]["default"]
+    assert vs["significant"]  # the premise: the statistics call it significant
+    out = printed(summary)
+    noisy = protocol.estimate(final["default"])
+    assert "Noisy measurement: the 90 % interval of the trimmed mean is iter-2 ±" in out
+    assert f"default ±{100 * noisy.half_width:.0f} % after 5 executions" in out and "iter-1 ±" not in out
+    assert "measure again with a higher --final-rounds, a larger --size" in out
+    assert "Short measurement: iter-2 0.2 s, iter-1 0.2 s, default 0.2 s measured per execution" in out
+    line = next(l for l in out.splitlines() if l.startswith("Best (iter-2) vs default:"))
+    assert line.endswith("Noisy measurements (above): do not read this as a real difference."), line
+    assert f"{vs['ratio']:.2f}x" in line  # the figure itself is kept
+
+
+def test_the_default_start_against_the_default_mapper_is_the_same_mapping(tmp_path, monkeypatch):
+    """With --start default the start program is Legion's default mapper written in the DSL: when it is the best,
+    its comparison with the default mapper says that they are the same mapping rather than claim a speedup."""
+    final = {"iter-2": [9.0, 9.1, 9.0], "iter-1": [12.0, 12.1, 12.2], "default": [10.0, 10.1, 10.0]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=3)
+    assert summary["best"] == "iter-1" == summary["start"] and summary["vs"]["default"]["significant"]
+    lines = printed(summary, default_start=True).splitlines()
+    line = next(l for l in lines if l.startswith("Best (iter-1) vs default"))
+    assert line.startswith("Best (iter-1) vs default: the same mapping (the start program is Legion's default mapper "
+                           "written in the DSL, --start default), measured at 1.21x"), line
+    assert line.endswith("not a gain."), line
+    # Another start program: the comparison is an ordinary one.
+    line = next(l for l in printed(summary).splitlines() if l.startswith("Best (iter-1) vs default"))
+    assert line == f"Best (iter-1) vs default: {protocol.compare(final['iter-1'], final['default']).describe()}."

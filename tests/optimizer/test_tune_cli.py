@@ -113,6 +113,31 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
             assert vs["low"] <= vs["ratio"] <= vs["high"]
             assert f"vs {name}: {vs['ratio']:.2f}x" in out
             assert ("not a significant difference" in out) or vs["significant"]
+    # Every figure with its unit, and the measurements' noise said: FAST's executions, calibrated to 0.05 s, are
+    # short (those that ran longer, with an iteration count calibrated on a faster mapper or under load, are not).
+    flat = " ".join(out.split())
+    assert re.search(r"Baselines: default [0-9.e+-]+ GFLOPS", flat), out
+    baseline = json.loads((root / "baseline-default" / "result.json").read_text())["time_s"]
+    assert (f"Short measurement of the baselines: default {baseline:.2g} s measured per execution, less than the "
+            "protocol's minimum of 0.5 s" in flat) == (baseline < 0.5), out
+    times = {name: m["time_s"] for name, m in summary["measured"].items()}
+    assert all(t > 0 for t in times.values()), times
+    short = ", ".join(f"{n} {t:.2g} s" for n, t in times.items() if t < 0.5)
+    assert (f"Short measurement: {short} measured per execution" in flat) if short else (
+        "Short measurement: " not in flat), out
+
+
+def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offline, capsys):
+    """`--start default` is Legion's default mapper written in the DSL: when the start stays the best, its
+    comparison with the default mapper, however it measured, says that they are the same mapping."""
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default", baseline="default")) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    summary = json.loads((only_run(tmp_path / "runs") / "summary.json").read_text())
+    assert summary["best"] == summary["start"] == "iter-1"  # the premise: one iteration, the start's
+    vs = summary["vs"]["default"]
+    assert ("Best (iter-1) vs default: the same mapping (the start program is Legion's default mapper written in the "
+            f"DSL, --start default), measured at {vs['ratio']:.2f}x") in flat
+    assert "the two mappers' own overhead, not a gain." in flat
 
 
 def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, capsys):
