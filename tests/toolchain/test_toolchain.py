@@ -10,7 +10,8 @@ import pytest
 
 from mapperopt import toolchain
 from mapperopt.cli import COMMANDS, main
-from mapperopt.commands import probe_json, run_checks
+from mapperopt.commands import run_checks
+from mapperopt.probe import probe_json
 from mapperopt.errors import MapperoptError, ToolchainError
 
 CONFIGS = Path(__file__).parents[2] / "configs"
@@ -64,9 +65,9 @@ def test_probe_reports_the_cpus_legion_was_given(cpus):
 
 def test_one_process_runs_the_same_probe_once(monkeypatch):
     """`tune` and `compare` describe the machine, then the harness checks each mapper against it: one Legion run."""
-    from mapperopt import commands
+    from mapperopt import probe
 
-    monkeypatch.setattr(commands, "_PROBED", {})
+    monkeypatch.setattr(probe, "_PROBED", {})
     runs = []
     real = subprocess.run
 
