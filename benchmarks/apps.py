@@ -201,15 +201,14 @@ def load_config(app: str) -> BenchConfig:
     Raises:
         MapperoptError: unknown benchmark, or a malformed configuration (the message names the key).
     """
-    from mapperopt.benchmarks.userapp import UserApp
-
-    if isinstance(app, UserApp):
+    if not isinstance(app, str):  # a user's program; not imported to ask: a cached `compile --bench` calls this
         return app.config
     require_app(app)
     path = resources.files("mapperopt.configs") / f"{app}.yaml"
     where = f"configs/{app}.yaml"
     try:
-        data = yaml.safe_load(path.read_text())
+        # libyaml's parser where PyYAML has it: a cached `compile --bench` reads this file before answering
+        data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -318,8 +317,6 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     sz = cfg.size(size)
     cpus = sz.cpus if cpus is None else cpus
     gpus = sz.gpus if gpus is None else gpus
-    from mapperopt.benchmarks.harness import _app_args
-
     exe = build_app(app)
     merged, rest = _app_args(sz.app_args(cpus, gpus), extra_args)
     args = [*(a for flag, value in merged.items() for a in (flag, value)), *rest]
@@ -333,3 +330,46 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     if desc.get("schema") != "mapperopt.app/1":
         raise MapperoptError(f"{app} --describe printed schema {desc.get('schema')!r}, expected 'mapperopt.app/1'")
     return desc
+
+
+def _memory_flags(flags: list[str]) -> tuple[str, ...]:
+    """The flags among a run's that create RDMEM and SOCKMEM (`-ll:rsize N`, `-ll:nsize N`): the machine a mapper is
+    checked against is probed with them, so that a mapper placing data only there is an error exactly when the run
+    has no such memory."""
+    out: list[str] = []
+    for k, flag in enumerate(flags[:-1]):
+        if flag in ("-ll:rsize", "-ll:nsize"):
+            out += [flag, str(flags[k + 1])]
+    return tuple(out)
+
+
+def _app_args(size_args: dict[str, str], extra_args) -> tuple[dict[str, str], list[str]]:
+    """Merge `extra_args` into the size's flags: a flag the size sets takes the new value; others pass through."""
+    args, rest = dict(size_args), []
+    extra = [str(a) for a in extra_args]
+    i = 0
+    while i < len(extra):
+        if extra[i] in args and i + 1 < len(extra):
+            args[extra[i]] = extra[i + 1]
+            i += 2
+        else:
+            rest.append(extra[i])
+            i += 1
+    return args, rest
+
+
+def _override_flags(pairs: list[str], passthrough: list[str]) -> tuple[list[str], list[str]]:
+    """Flags given after `--` that the harness also sets as flag-value `pairs` (the resource flags, e.g.
+    `-ll:csize 4096`) replace the harness's value instead of being overridden by it: returns (pairs, passthrough)
+    with those flags moved into `pairs`."""
+    values = dict(zip(pairs[::2], pairs[1::2]))
+    rest = []
+    i = 0
+    while i < len(passthrough):
+        if passthrough[i] in values and i + 1 < len(passthrough):
+            values[passthrough[i]] = passthrough[i + 1]
+            i += 2
+        else:
+            rest.append(passthrough[i])
+            i += 1
+    return [a for kv in values.items() for a in kv], rest

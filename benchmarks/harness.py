@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.benchmarks.apps import build_app, describe_app, load_config
+from mapperopt.benchmarks.apps import _app_args, _memory_flags, _override_flags, build_app, describe_app, load_config
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError
 from mapperopt.records import Attempt, RunResult
@@ -346,20 +346,9 @@ def _new_run_dir(app: str) -> Path:
 
 @lru_cache(maxsize=None)
 def _machine(cpus: int, gpus: int, memory_flags: tuple[str, ...]):
-    from mapperopt.commands import probe_machine
+    from mapperopt.probe import probe_machine
 
     return probe_machine(cpus, gpus, memory_flags)
-
-
-def _memory_flags(flags: list[str]) -> tuple[str, ...]:
-    """The flags among a run's that create RDMEM and SOCKMEM (`-ll:rsize N`, `-ll:nsize N`): the machine a mapper is
-    checked against is probed with them, so that a mapper placing data only there is an error exactly when the run
-    has no such memory."""
-    out: list[str] = []
-    for k, flag in enumerate(flags[:-1]):
-        if flag in ("-ll:rsize", "-ll:nsize"):
-            out += [flag, str(flags[k + 1])]
-    return tuple(out)
 
 
 def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path,
@@ -390,21 +379,6 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
     return Path(compiled.so_path), None, None, ""
 
 
-def _app_args(size_args: dict[str, str], extra_args) -> tuple[dict[str, str], list[str]]:
-    """Merge `extra_args` into the size's flags: a flag the size sets takes the new value; others pass through."""
-    args, rest = dict(size_args), []
-    extra = [str(a) for a in extra_args]
-    i = 0
-    while i < len(extra):
-        if extra[i] in args and i + 1 < len(extra):
-            args[extra[i]] = extra[i + 1]
-            i += 2
-        else:
-            rest.append(extra[i])
-            i += 1
-    return args, rest
-
-
 def _grown(value: int, time_s: float, wall_s: float, min_time_s: float, timeout_s: float) -> int:
     """The iteration count for the next calibration execution, or `value` when it cannot grow.
 
@@ -423,23 +397,6 @@ def _summary(measured: list[Attempt]) -> dict:
     est = estimate(values)
     return {"throughput": statistics.median(values), "trimmed_mean": est.value, "spread": est.spread,
             "interval": [est.low, est.high], "time_s": statistics.median(a.result["time_s"] for a in measured)}
-
-
-def _override_flags(pairs: list[str], passthrough: list[str]) -> tuple[list[str], list[str]]:
-    """Flags given after `--` that the harness also sets as flag-value `pairs` (the resource flags, e.g.
-    `-ll:csize 4096`) replace the harness's value instead of being overridden by it: returns (pairs, passthrough)
-    with those flags moved into `pairs`."""
-    values = dict(zip(pairs[::2], pairs[1::2]))
-    rest = []
-    i = 0
-    while i < len(passthrough):
-        if passthrough[i] in values and i + 1 < len(passthrough):
-            values[passthrough[i]] = passthrough[i + 1]
-            i += 2
-        else:
-            rest.append(passthrough[i])
-            i += 1
-    return [a for kv in values.items() for a in kv], rest
 
 
 def _transient(run: Execution) -> bool:

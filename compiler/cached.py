@@ -1,10 +1,11 @@
 """The answer of a `mapperopt compile` that was done before, without click, the parser or the generator.
 
 A compile that succeeded is recorded under the build cache by everything that decides its outcome (the text, its
-file name, --bench, --machine, the sources of the DSL and compiler packages, the C++ compiler and Legion). Most of
-a cached compile's time was imports (click, lark, the syntax tree, jinja2): `mapperopt.cli.main` calls `answer`
-first, which imports only what the record's key needs and leaves every other case (a miss, help, an unusual
-command line, an error to report) to the click command in compiler/commands.py.
+file name, --bench, --machine or, with --bench alone, the probed machine, the sources of the DSL and compiler
+packages, the C++ compiler and Legion). Most of a cached compile's time was imports (click, lark, the syntax tree,
+jinja2): `mapperopt.cli.main` calls `answer` first, which imports only what the record's key needs and leaves every
+other case (a miss, help, an unusual command line, an error to report) to the click command in
+compiler/commands.py.
 """
 
 from __future__ import annotations
@@ -28,14 +29,16 @@ def _package_digest(h, package: str) -> None:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
 
 
-def record_path(text: str, file: str, bench: str | None, machine_spec: str | None, described: str = "") -> Path:
+def record_path(text: str, file: str, bench: str | None, machine_spec: str | None, described: str = "",
+                machine: str = "") -> Path:
     """Where the outcome of this compile is recorded; `described`: the description of the run given by --size or
-    the flags after `--` (JSON text), empty for the stored one of size ci."""
+    the flags after `--` (JSON text), empty for the stored one of size ci; `machine`: the probed machine checked
+    against (`machine_text`), empty when none was."""
     from mapperopt import toolchain
 
     legion = toolchain.find_legion()
     parts = [text, file, bench or "", machine_spec or "", legion.key, legion.version]
-    h = hashlib.sha256("\0".join(parts + [described] if described else parts).encode())
+    h = hashlib.sha256("\0".join(parts + [described, machine] if described or machine else parts).encode())
     compiler = Path(toolchain.cxx()).resolve()
     stat = compiler.stat()
     h.update(f"{compiler}|{stat.st_size}|{stat.st_mtime_ns}".encode())
@@ -50,6 +53,15 @@ def record_path(text: str, file: str, bench: str | None, machine_spec: str | Non
         app = configs / f"{bench}.app.json"
         h.update(app.read_bytes() if app.is_file() else b"")
     return toolchain.cache_dir() / legion.key / "compiles" / f"{h.hexdigest()[:32]}.json"
+
+
+def machine_text(bench: str, size: str = "ci", app_args: tuple[str, ...] = ()) -> str:
+    """The machine a compile with --bench and without --machine is checked against, as it goes into the record's
+    key: this machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it (the probe `check` uses, cached),
+    as JSON text. Raises MapperoptError when it cannot be probed."""
+    from mapperopt.probe import run_probe_json
+
+    return json.dumps(run_probe_json(bench, size, app_args), sort_keys=True)
 
 
 def _arguments(args: list[str]) -> dict | None:
@@ -81,7 +93,9 @@ def answer(args: list[str]) -> int | None:
         return None
     try:
         text = Path(found["file"]).read_text()
-        record = record_path(text, found["file"], found.get("bench"), found.get("machine_spec"))
+        bench, machine_spec = found.get("bench"), found.get("machine_spec")
+        machine = machine_text(bench) if bench and not machine_spec else ""
+        record = record_path(text, found["file"], bench, machine_spec, machine=machine)
         so_path, cpp_path, messages = json.loads(record.read_text())
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
             return None

@@ -13,19 +13,17 @@ from pathlib import Path
 
 import click
 
-from mapperopt.compiler.cached import record_path
+from mapperopt.compiler.cached import machine_text, record_path
 from mapperopt.errors import MapperoptError
 
 
-def _compile(text: str, file: str, app, bench: str | None, machine_spec: str | None) -> tuple[str, str, str]:
-    """(library path, C++ path, messages for stderr) of a full compile against `app` (a description or None);
-    exits with status 1 on errors."""
+def _compile(text: str, file: str, app, machine, note: str | None) -> tuple[str, str, str]:
+    """(library path, C++ path, messages for stderr) of a full compile against `app` and `machine` (descriptions or
+    None), `note` (what was not checked) ending the messages; exits with status 1 on errors."""
     from mapperopt.compiler.build import CheckError, compile_program
-    from mapperopt.descriptions import parse_machine_spec
-    from mapperopt.dsl.commands import summary_line, syntax_error_summary, unchecked_note
+    from mapperopt.dsl.commands import summary_line, syntax_error_summary
     from mapperopt.dsl.errors import DslSyntaxError, render_all
 
-    machine = parse_machine_spec(machine_spec) if machine_spec else None
     try:
         cm = compile_program(text, file, app=app, machine=machine)
     except DslSyntaxError as exc:
@@ -37,7 +35,6 @@ def _compile(text: str, file: str, app, bench: str | None, machine_spec: str | N
         click.echo(summary_line(file, exc.diagnostics), err=True)
         raise click.exceptions.Exit(1) from None
     messages = [render_all(cm.diagnostics, text)] if cm.diagnostics else []
-    note = unchecked_note(bench, machine_spec)
     if note:
         messages.append(note)
     return str(cm.so_path), str(cm.cpp_path), "\n".join(messages)
@@ -48,9 +45,10 @@ def _compile(text: str, file: str, app, bench: str | None, machine_spec: str | N
 @click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
               help="Copy the mapper library here (default: only print its path in the cache).")
 @click.option("--emit-cpp", type=click.Path(dir_okay=False), default=None, help="Write the generated C++ here.")
-@click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
+@click.option("--bench", metavar="NAME", default=None,
+              help="Check names and launches against this benchmark, on this machine as `run` sees it.")
 @click.option("--machine", "machine_spec", metavar="NODESxGPUS[xCPUS]", default=None,
-              help="Check against a hypothetical machine, e.g. 1x4.")
+              help="Check against a hypothetical machine instead, e.g. 1x4.")
 @click.option("--size", default=None, metavar="SIZE",
               help="With --bench: check against the launch domains of a run at this size [default: ci].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
@@ -59,9 +57,11 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
 
     Prints the library's path. The same file is compiled once; later calls return the cached library. Warnings go
     to stderr; errors exit with status 1. With --bench, the launch domains checked are those of `mapperopt run
-    BENCH --size SIZE -- APP_ARGS` (APP_ARGS: the run's own flags after `--`, e.g. `-- -p 8`).
+    BENCH --size SIZE -- APP_ARGS` (APP_ARGS: the run's own flags after `--`, e.g. `-- -p 8`), on this machine as
+    that run sees it (probed with Legion, as `check` does) unless --machine describes another.
     """
-    from mapperopt.dsl.commands import check_run_args, load_app, sized_app
+    from mapperopt.descriptions import MachineDescription, parse_machine_spec
+    from mapperopt.dsl.commands import check_run_args, load_app, sized_app, unchecked_note
 
     check_run_args(bench, None, app_args, size, has_app=False)
     try:
@@ -72,7 +72,18 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
     if bench and (size not in (None, "ci") or app_args):  # the application describes that run itself
         app = sized_app(bench, None, size or "ci", app_args)[1]
         described = json.dumps(app.to_json(), sort_keys=True)
-    record = record_path(text, file, bench, machine_spec, described)
+    # With --bench and without --machine, the machine is the one `check` probes; its description is part of the
+    # record's key, so the record answers only on that machine (cached.answer probes it the same way).
+    machine, probed, probe_error = None, "", None
+    if machine_spec:
+        machine = parse_machine_spec(machine_spec)
+    elif bench:
+        try:
+            probed = machine_text(bench, size or "ci", tuple(app_args))
+            machine = MachineDescription.from_json(json.loads(probed))
+        except MapperoptError as exc:
+            probe_error = exc
+    record = record_path(text, file, bench, machine_spec, described, probed)
     try:
         so_path, cpp_path, messages = json.loads(record.read_text())
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
@@ -80,7 +91,8 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
     except (OSError, ValueError):
         if bench and app is None:  # the stored description of size ci, read only when compiling
             app = load_app(bench)
-        so_path, cpp_path, messages = _compile(text, file, app, bench, machine_spec)
+        so_path, cpp_path, messages = _compile(text, file, app, machine,
+                                               unchecked_note(bench, machine_spec, probe_error))
         record.parent.mkdir(parents=True, exist_ok=True)
         tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps([so_path, cpp_path, messages]))

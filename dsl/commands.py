@@ -96,40 +96,35 @@ machine_option = click.option(
          "GPU; or labelled counts in any order: 4gpu, 2cpu, 2node,4gpu.")
 
 
-def unchecked_note(bench: str | None, machine_spec: str | None) -> str | None:
-    """A note naming what a check without --bench or --machine could not see, or None."""
+def unprobed(exc: MapperoptError) -> str:
+    """What a check without --machine could not see when this machine could not be probed (`exc`: why)."""
+    return (f"mapping functions at every launch point (this machine could not be probed: "
+            f"{exc.message.splitlines()[0]}; give --machine, e.g. 1x4)")
+
+
+def unchecked_note(bench: str | None, machine_spec: str | None, probe_error: MapperoptError | None = None
+                   ) -> str | None:
+    """A note naming what a compile could not check, or None: names without --bench; the mapping functions at every
+    launch point without --bench and --machine, or when this machine could not be probed (`probe_error`)."""
     missing = []
     if not bench:
         missing.append("task and region names (give --bench NAME)")
-    if not machine_spec:
+    if probe_error is not None:
+        missing.append(unprobed(probe_error))
+    elif not bench and not machine_spec:
         missing.append("mapping functions at every launch point (give --machine, e.g. 1x4)")
     return "note: not checked: " + "; ".join(missing) if missing else None
 
 
 def run_machine(bench, size: str, app_args: tuple[str, ...]) -> MachineDescription:
-    """This machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it: the size's processor counts and the
-    memories its flags create (`-ll:rsize` makes RDMEM); `bench` is a benchmark's name or a user's program
-    (`userapp.UserApp`); without one, Legion's default of one CPU. Probed with Legion once per machine and command
-    line (cached).
+    """This machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it (`mapperopt.probe.run_probe_json`).
 
     Raises:
         MapperoptError: the size does not exist, or the probe failed (no Legion, or GPUs without a driver).
     """
-    from mapperopt.commands import probe_machine
+    from mapperopt.probe import run_probe_json
 
-    if not bench:
-        return probe_machine(cached=True)
-    from mapperopt.benchmarks.apps import load_config
-    from mapperopt.benchmarks.harness import _app_args, _memory_flags, _override_flags
-
-    sz = (load_config(bench) if isinstance(bench, str) else bench.config).size(size)
-    _, passthrough = _app_args(sz.app_args(sz.cpus, sz.gpus), app_args)
-    pairs, passthrough = _override_flags(sz.resource_flags(sz.cpus, sz.gpus), passthrough)
-    resources = dict(zip(pairs[::2], pairs[1::2]))
-    sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize") if flag in resources
-                  for a in (flag, resources[flag]))
-    return probe_machine(int(resources.get("-ll:cpu", sz.cpus)), int(resources.get("-ll:gpu", sz.gpus)),
-                         sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)
+    return MachineDescription.from_json(run_probe_json(bench, size, app_args))
 
 
 def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
@@ -205,8 +200,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
             how = f"as {run_cmd} sees it" if target else "Legion's default of one CPU"
             notes.append(f"machine: this one ({how}), {machine.describe()}; --machine checks another")
         except MapperoptError as exc:
-            notes.append(f"note: not checked: mapping functions at every launch point (this machine could not be "
-                         f"probed: {exc.message.splitlines()[0]}; give --machine, e.g. 1x4)")
+            notes.append(f"note: not checked: {unprobed(exc)}")
     diags = check_program(program, app, machine)
     if diags:
         click.echo(render_all(diags, text))

@@ -3,9 +3,9 @@
 Legion comes from the installed `legate` wheel (found through Python's import machinery, never a fixed path) or,
 for clusters that need GASNet or UCX networking, from a user-built install named by `MAPPEROPT_LEGION_PREFIX`.
 Builds are content-addressed: an output's cache key covers its sources, the headers they can see, the flags, the
-compiler and the Legion version, so the same thing is never built twice and a change rebuilds only what it touches.
-The cache lives in `MAPPEROPT_CACHE` (default `~/.cache/mapperopt`) and is safe for concurrent builds (a file lock
-per output, atomic renames).
+compiler and the Legion build (`Legion.key`), so the same thing is never built twice and a change rebuilds only what
+it touches. The cache lives in `MAPPEROPT_CACHE` (default `~/.cache/mapperopt`) and is safe for concurrent builds (a
+file lock per output, atomic renames).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ class Legion:
         version: `LEGION_VERSION` from `legion_defines.h`.
         realm_version: `REALM_VERSION` from `realm_defines.h`.
         cuda: whether this Legion was built with CUDA (`LEGION_USE_CUDA`).
+        build: digest of this build: both defines headers and the size and modification time of both libraries.
     """
 
     prefix: Path
@@ -58,11 +59,13 @@ class Legion:
     version: str
     realm_version: str
     cuda: bool
+    build: str
 
     @property
     def key(self) -> str:
-        """A short stable name for this Legion, used to separate build caches."""
-        return hashlib.sha256(f"{self.prefix}|{self.version}|{self.realm_version}".encode()).hexdigest()[:12]
+        """A short stable name for this Legion build, used to separate build caches."""
+        return hashlib.sha256(f"{self.prefix}|{self.version}|{self.realm_version}|{self.build}".encode()
+                              ).hexdigest()[:12]
 
 
 def _define(header: Path, name: str) -> str | None:
@@ -93,7 +96,14 @@ def _legion_at(prefix: Path, include_dir: Path, lib_dir: Path, cmake_dir: Path |
     version = _define(defines, "LEGION_VERSION") or "unknown"
     realm_version = _define(realm_defines, "REALM_VERSION") or "unknown"
     cuda = re.search(r"#define\s+LEGION_USE_CUDA\b", defines.read_text(errors="replace")) is not None
-    return Legion(prefix, include_dir, lib_dir, cmake_dir, libs, version, realm_version, cuda)
+    # The versions name a commit (the wheel's is `git describe`, `-dirty` when patched), not a build: another wheel
+    # or a rebuild at the same path may carry the same ones. Its configuration (the defines) and its libraries'
+    # size and time, which a reinstall or a rebuild changes, tell builds apart for the cost of two stat calls.
+    h = hashlib.sha256(defines.read_bytes() + b"\0" + realm_defines.read_bytes())
+    for lib in libs:
+        stat = (lib_dir / f"lib{lib}.so").stat()
+        h.update(f"|{lib}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    return Legion(prefix, include_dir, lib_dir, cmake_dir, libs, version, realm_version, cuda, h.hexdigest()[:16])
 
 
 def find_legion(prefix: str | os.PathLike | None = None) -> Legion:

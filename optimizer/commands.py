@@ -89,7 +89,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     """Describes the application and the machine, builds the start program, creates the tuning folder (locked),
     measures the baselines and fixes the calibrated iteration count. Returns the store and its settings."""
     from mapperopt.benchmarks import describe_app, load_config, run_benchmark
-    from mapperopt.commands import probe_machine
+    from mapperopt.probe import probe_machine
     from mapperopt.optimizer.space import SearchSpace
 
     from mapperopt.benchmarks.userapp import UserApp

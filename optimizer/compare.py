@@ -190,7 +190,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         MapperoptError: unknown optimizer, nothing to compare, the reference mapper fails, or the harness cannot run.
     """
     from mapperopt.benchmarks import describe_app, load_config
-    from mapperopt.commands import probe_machine
+    from mapperopt.probe import probe_machine
     from mapperopt.optimizer.commands import default_cpus
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import measure_baselines

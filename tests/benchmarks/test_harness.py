@@ -13,7 +13,8 @@ import pytest
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import known_benchmarks, load_config, run_benchmark
-from mapperopt.benchmarks.harness import _app_args, _grown, _override_flags, execute, first_error
+from mapperopt.benchmarks.apps import _app_args, _override_flags
+from mapperopt.benchmarks.harness import _grown, execute, first_error
 from mapperopt.errors import MapperoptError
 from mapperopt.records import RunResult
 

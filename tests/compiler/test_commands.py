@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from click.testing import CliRunner
 
 from mapperopt.cli import cli
@@ -70,3 +72,51 @@ def test_a_compile_done_before_is_answered_from_its_record(tmp_path, capsys):
         assert answer(other) is None, other
     src.write_text("Region * * GPU FBMEM;\n")
     assert answer(args) is None  # the text changed
+
+
+# One CPU per launch point of circuit's index launches (two at size ci), without wrapping the index.
+PER_POINT = ("m = Machine(CPU);\ndef per_point(Task task) { return m[0, task.ipoint[0]]; }\n"
+             "IndexTaskMap calculate_new_currents,distribute_charge,update_voltages per_point;\n")
+
+
+def test_compile_with_a_benchmark_checks_on_the_machine_check_probes(tmp_path, capsys):
+    """Without --machine, `compile --bench` checks every launch point on this machine as `run` sees it, the machine
+    `check` probes: circuit at size ci runs on one CPU, so a processor index per point is out of range (E205) in
+    both, and nothing is said to be unchecked."""
+    from mapperopt.cli import main
+
+    src = tmp_path / "per_point.dsl"
+    src.write_text(PER_POINT)
+    assert main(["check", str(src), "--bench", "circuit"]) == 1
+    checked = capsys.readouterr()
+    assert "error[E205]" in checked.out and "1 node of 1 CPU" in checked.err
+    assert main(["compile", str(src), "--bench", "circuit"]) == 1
+    compiled = capsys.readouterr().err
+    assert "error[E205]: processor index out of bound: index 1 >= size 1" in compiled
+    assert "not checked" not in compiled and compiled.endswith(f"{src}: 1 error(s), 0 warning(s)\n")
+    assert main(["compile", str(src), "--bench", "circuit", "--machine", "1x0x2"]) == 0  # two CPUs: in range
+
+
+def test_a_compile_record_answers_only_on_the_machine_it_was_checked_on(tmp_path, monkeypatch, capsys):
+    """The probed machine is part of the record's key: a mapper compiled where its indices were in range is checked
+    again, and refused, where the probe answers otherwise. The other machine is this one's probe with two CPUs, made
+    this process's answer for circuit's probe (the files in the cache are left alone)."""
+    from mapperopt import probe
+    from mapperopt.cli import main
+    from mapperopt.compiler.cached import answer
+
+    monkeypatch.setattr(probe, "_PROBED", {})
+    src = tmp_path / "per_point.dsl"
+    src.write_text(PER_POINT)
+    args = [str(src), "--bench", "circuit"]
+    assert main(["compile", *args]) == 1  # probes this machine as circuit at size ci sees it: one CPU
+    [(circuit_probe, one_cpu)] = probe._PROBED.items()
+    two_cpus = probe.probe_json(cpus=2)
+    assert two_cpus["processors"]["CPU"] == [2]
+    probe._PROBED[circuit_probe] = json.dumps(two_cpus)
+    assert main(["compile", *args]) == 0
+    assert answer(args) == 0  # the record answers on that machine
+    capsys.readouterr()
+    probe._PROBED[circuit_probe] = one_cpu
+    assert answer(args) is None
+    assert main(["compile", *args]) == 1 and "error[E205]" in capsys.readouterr().err

@@ -2,6 +2,7 @@
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,8 +11,9 @@ import pytest
 
 from mapperopt import toolchain
 from mapperopt.cli import COMMANDS, main
-from mapperopt.commands import probe_json, run_checks
+from mapperopt.commands import run_checks
 from mapperopt.errors import MapperoptError, ToolchainError
+from mapperopt.probe import probe_json
 
 CONFIGS = Path(__file__).parents[2] / "configs"
 
@@ -64,9 +66,9 @@ def test_probe_reports_the_cpus_legion_was_given(cpus):
 
 def test_one_process_runs_the_same_probe_once(monkeypatch):
     """`tune` and `compare` describe the machine, then the harness checks each mapper against it: one Legion run."""
-    from mapperopt import commands
+    from mapperopt import probe
 
-    monkeypatch.setattr(commands, "_PROBED", {})
+    monkeypatch.setattr(probe, "_PROBED", {})
     runs = []
     real = subprocess.run
 
@@ -218,3 +220,31 @@ def test_doctor_prints_the_extras_in_brackets(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "pip install 'mapperopt[llm]'" in out and "pip install 'mapperopt[baselines]'" in out
     assert "openai [x]" in out
+
+
+def test_a_legion_replaced_at_the_same_path_gets_its_own_builds(tmp_path, monkeypatch):
+    """The cache is keyed by the Legion build, not by its path and version strings alone (the wheel's
+    `legion-25.12.0-75-g7b770cff5-dirty` names a commit, not its patches or configuration): a library file replaced
+    at the same path, as a reinstall or a rebuild does, gives new builds, linked against the new file."""
+    real = toolchain.find_legion()
+    root = tmp_path / "legion"
+    (root / "lib").mkdir(parents=True)
+    (root / "include").symlink_to(real.include_dir)
+    for entry in real.lib_dir.iterdir():  # the libraries under every name they are linked and loaded by
+        (root / "lib" / entry.name).symlink_to(entry)
+    monkeypatch.setenv(toolchain.PREFIX_ENV, str(root))
+    monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "cache"))
+    before = toolchain.find_legion()
+    src = tmp_path / "hello.cc"
+    src.write_text("int main() { return 0; }\n")
+    first = toolchain.build("hello", [src])
+    assert toolchain.build("hello", [src]) == first
+    lib = root / "lib" / f"lib{real.libs[0]}.so"
+    lib.unlink()
+    shutil.copyfile(real.lib_dir / f"lib{real.libs[0]}.so", lib)  # a new file, as pip or `make install` writes it
+    after = toolchain.find_legion()
+    assert (after.prefix, after.version, after.realm_version) == (before.prefix, before.version, before.realm_version)
+    assert after.key != before.key
+    second = toolchain.build("hello", [src])
+    assert second != first
+    assert subprocess.run([str(second)], env=toolchain.runtime_env()).returncode == 0

@@ -1,0 +1,108 @@
+"""The machine probe: the machine description Legion reports (processors and memories per node), for a given
+command line or as a benchmark's run sees it. `check`, `compile`, the run harness and the optimizers check mappers
+against it; it imports no command-line code, so a cached `mapperopt compile --bench` can probe (from the cache)
+before answering.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+from mapperopt import toolchain
+from mapperopt.errors import MapperoptError
+
+PROBE_TIMEOUT_S = 120
+# Probes this process made or read from the cache: (probe key, allowed cores) -> the machine description's JSON. One machine, command
+# line and set of cores gives one answer, so `tune` and `compare`, which describe the machine and then check mappers
+# against it, run the probe once, not twice.
+_PROBED: dict[tuple, str] = {}
+
+
+def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolchain.Legion | None = None,
+               memory_flags: tuple[str, ...] = (), cached: bool = False) -> dict:
+    """Run the `probe` Legion program and return the machine description it prints (docs/dsl-reference.md §12).
+
+    Args:
+        cpus: CPU processors to ask Realm for (`-ll:cpu`; default: Realm's, 1).
+        gpus: GPUs to ask Realm for (`-ll:gpu`; default 0).
+        memory_flags: the run's flags that create memories, e.g. `("-ll:rsize", "64")` (RDMEM exists only then).
+        cached: answer from `toolchain.cache_dir()/machines/` when the same probe, command line, host, core count and
+            GPU devices were probed before (a Legion run takes seconds; `check` probes on every call). Within one
+            process the same probe runs once in any case.
+
+    Raises:
+        MapperoptError: GPUs requested on a machine without an NVIDIA driver, or fewer GPUs than requested.
+        ToolchainError, BuildError: Legion or a compiler is missing or the probe does not build.
+    """
+    legion = legion or toolchain.find_legion()
+    if gpus and not toolchain.has_cuda_driver():
+        raise MapperoptError(f"--gpus {gpus} requested, but this machine has no NVIDIA driver (no GPU)",
+                             hint="drop --gpus, or run on a machine with NVIDIA GPUs")
+    source = resources.files("mapperopt.benchmarks") / "legion" / "probe" / "probe.cc"
+    with resources.as_file(source) as path:
+        exe = toolchain.build("probe", [Path(path)], legion=legion)
+    cmd = [str(exe), "-logfile", "stderr", "-ll:util", "1"]
+    if cpus is not None:
+        cmd += ["-ll:cpu", str(cpus)]
+    if gpus:
+        cmd += ["-ll:gpu", str(gpus)]
+    cmd += memory_flags
+    key = hashlib.sha256(json.dumps([cmd, os.uname().nodename, os.cpu_count(), sorted(glob.glob("/dev/nvidia[0-9]*"))])
+                         .encode()).hexdigest()[:16]
+    path = toolchain.cache_dir() / "machines" / f"{key}.json"
+    here = (key, tuple(sorted(os.sched_getaffinity(0))))
+    if here in _PROBED:
+        return json.loads(_PROBED[here])
+    if cached and path.is_file():
+        _PROBED[here] = path.read_text()
+        return json.loads(_PROBED[here])
+    result = subprocess.run(cmd, capture_output=True, text=True, env=toolchain.runtime_env(legion),
+                            timeout=PROBE_TIMEOUT_S)
+    if result.returncode != 0:
+        gpu_lines = [line for line in result.stderr.splitlines() if "GPUs requested" in line]
+        what = gpu_lines[0].split(": ", 1)[-1] if gpu_lines else f"exit status {result.returncode}"
+        raise MapperoptError(f"the Legion machine probe failed ({what}): {' '.join(cmd)}\n{result.stderr[-2000:]}")
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    _PROBED[here] = json.dumps(data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # written whole, then renamed: a reader never sees half a file
+    tmp.write_text(json.dumps(data) + "\n")
+    tmp.replace(path)
+    return data
+
+
+def probe_machine(cpus: int | None = None, gpus: int | None = None, memory_flags: tuple[str, ...] = (),
+                  cached: bool = False):
+    """The real machine as a `mapperopt.descriptions.MachineDescription` (see `probe_json`)."""
+    from mapperopt.descriptions import MachineDescription
+
+    return MachineDescription.from_json(probe_json(cpus, gpus, memory_flags=memory_flags, cached=cached))
+
+
+def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = ()) -> dict:
+    """The machine description (`probe_json`) of this machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees
+    it: the size's processor counts, memory sizes and the memories its flags create (`-ll:rsize` makes RDMEM);
+    `bench` is a benchmark's name or a user's program (`userapp.UserApp`); without one, Legion's default of one CPU.
+    Probed with Legion once per machine and command line (cached).
+
+    Raises:
+        MapperoptError: the size does not exist, or the probe failed (no Legion, or GPUs without a driver).
+    """
+    if not bench:
+        return probe_json(cached=True)
+    from mapperopt.benchmarks.apps import _app_args, _memory_flags, _override_flags, load_config
+
+    sz = (load_config(bench) if isinstance(bench, str) else bench.config).size(size)
+    _, passthrough = _app_args(sz.app_args(sz.cpus, sz.gpus), app_args)
+    pairs, passthrough = _override_flags(sz.resource_flags(sz.cpus, sz.gpus), passthrough)
+    resources = dict(zip(pairs[::2], pairs[1::2]))
+    sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize") if flag in resources
+                  for a in (flag, resources[flag]))
+    return probe_json(int(resources.get("-ll:cpu", sz.cpus)), int(resources.get("-ll:gpu", sz.gpus)),
+                      memory_flags=sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)
