@@ -33,7 +33,7 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
-from mapperopt import toolchain
+from mapperopt import interrupts, toolchain
 from mapperopt.benchmarks.apps import _app_args, _memory_flags, _override_flags, build_app, describe_app, load_config
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError
@@ -279,6 +279,7 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
             attempt = Attempt(exit_code=None, wall_s=0.0, stdout=out_name, stderr=err_name)
             return Execution(attempt, "start", f"cannot start {cmd[0]}: {exc.strerror or exc}", str(exc))
         try:
+            interrupts.check()  # a Ctrl-C that landed in the fork's at-fork hooks (or earlier) stops here
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True

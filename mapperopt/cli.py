@@ -107,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             return status
     import click
 
+    from mapperopt import interrupts
+
+    interrupts.watch()  # a Ctrl-C that Python drops (inside a callback it runs itself) still stops the command
     try:
         # Without standalone mode click returns the status of `Exit` instead of raising it.
         status = _group().main(args=argv, standalone_mode=False)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -188,10 +191,6 @@ def _gone(pid: int, within_s: float) -> bool:
 
 @pytest.mark.parametrize("mode, timeout_s, within_s", [("pdeathsig", 300, 10), ("own-timeout-only", 1, 12)])
 def test_killing_the_harness_ends_its_benchmark(tmp_path, mode, timeout_s, within_s):
-    import signal
-    import subprocess
-    import sys
-
     script = _script(tmp_path, f"sleep 300 & echo $! > {tmp_path}/child.pid\nwait")
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -210,6 +209,49 @@ def test_killing_the_harness_ends_its_benchmark(tmp_path, mode, timeout_s, withi
         harness.kill()
         if pid_file.exists() and not _gone(int(pid_file.read_text()), 0.1):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+# A Ctrl-C that lands while the harness forks the benchmark: Python raises KeyboardInterrupt inside an at-fork hook
+# (here the script's own; on a loaded machine `logging`'s, after a slow fork) and drops it ("Exception ignored in").
+CTRL_C_AT_FORK = """
+import os, signal, sys
+from mapperopt.cli import main
+os.register_at_fork(before=lambda: signal.raise_signal(signal.SIGINT))
+sys.exit(main(sys.argv[1:]))
+"""
+
+# Exceptions raised in `__del__`, which Python cannot raise either.
+DROPPED = """
+from mapperopt import interrupts
+interrupts.watch()
+class Raises:
+    def __init__(self, exc): self.exc = exc
+    def __del__(self): raise self.exc
+Raises(ValueError("another error"))
+Raises(KeyboardInterrupt())
+try:
+    interrupts.check()
+except KeyboardInterrupt:
+    print("raised")
+interrupts.check()
+print("once")
+"""
+
+
+def test_a_ctrl_c_that_python_drops_while_the_benchmark_starts_still_stops_the_run(tmp_path):
+    """The run stops (it used to run to its end, exit status 0) and leaves no benchmark process behind."""
+    run_dir = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-c", CTRL_C_AT_FORK, "run", "circuit", "--once", "--out", str(run_dir)],
+                          capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
+    assert done.returncode == 130 and "aborted" in done.stderr, done.stdout + done.stderr
+    assert not (run_dir / "result.json").exists() and not _processes_in(run_dir)
+
+
+def test_only_a_dropped_ctrl_c_is_kept_and_only_once():
+    done = subprocess.run([sys.executable, "-c", DROPPED], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == ["raised", "once"], done.stdout + done.stderr
+    assert "ValueError: another error" in done.stderr and "KeyboardInterrupt" not in done.stderr
 
 
 # ------------------------------------------------------------------------------------ real runs at size ci

@@ -1,0 +1,49 @@
+"""A Ctrl-C that the interpreter drops is not lost.
+
+Python raises KeyboardInterrupt in whatever Python code its main thread runs next when SIGINT arrives. When that
+code is a callback the interpreter calls itself (a weakref callback, a `__del__` method, an at-fork hook such as
+`logging`'s, which every `subprocess.Popen` with a `preexec_fn` runs around its fork), the interpreter prints
+"Exception ignored in ..." and drops the exception: the program goes on as if Ctrl-C had not been pressed. A loaded
+machine makes this likelier (a fork takes longer). `watch()` keeps such an interrupt instead, and `check()` raises it
+where work starts (each benchmark execution).
+
+    watch()    # once, at the start of a command (mapperopt.cli.main)
+    check()    # raises KeyboardInterrupt if one was dropped since the last call
+"""
+
+from __future__ import annotations
+
+import sys
+
+_dropped = False
+
+
+def watch() -> None:
+    """Makes the interpreter's hook for exceptions it cannot raise (`sys.unraisablehook`) keep a KeyboardInterrupt
+    for `check` instead of printing it; every other exception still reaches the hook that was in place. Calling it
+    again does nothing."""
+    previous = sys.unraisablehook
+    if getattr(previous, "keeps_interrupts", False):
+        return
+
+    def hook(unraisable) -> None:
+        global _dropped
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):
+            _dropped = True
+        else:
+            previous(unraisable)
+
+    hook.keeps_interrupts = True
+    sys.unraisablehook = hook
+
+
+def check() -> None:
+    """Raises the KeyboardInterrupt that the interpreter dropped since the last call, if any (see `watch`).
+
+    Raises:
+        KeyboardInterrupt: a Ctrl-C was dropped.
+    """
+    global _dropped
+    if _dropped:
+        _dropped = False
+        raise KeyboardInterrupt
