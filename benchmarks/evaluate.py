@@ -625,8 +625,8 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
     lines = [f"### {b}, size `{s}`", ""]
     expert = _estimate(base.get("mappers", {}).get("expert", {}))
     default = _estimate(base.get("mappers", {}).get("default", {}))
+    unit = base.get("mappers", {}).get("expert", {}).get("unit") or ""
     if expert:
-        unit = base["mappers"]["expert"].get("unit") or ""
         lines += [f"Expert {_fmt(expert)} {unit}, Legion's default mapper {_fmt(default)} {unit} "
                   f"({base['rounds']} interleaved round(s) each, trimmed mean).", ""]
     lines += ["| optimizer | iterations | runs | mean | std | worst | median | best | failed evaluations | "
@@ -656,7 +656,7 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
         else:  # provisional: each run's own best against the comparison's first expert measurement
             stats = _stats([(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs])
             firsts = ", ".join(sorted({_fmt(r["reference_first"]) for r in runs}))
-            how = f"provisional: the run's own measurements / the expert's first ({firsts} {runs[0]['throughput_unit']})"
+            how = f"provisional: the run's own measurements / the expert's first ({firsts} {unit})"
         evals = sum(len(r["records"]) for r in runs)
         failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
         walls = ", ".join(f"{r['wall_s_tuning'] / 60:.1f}" for r in runs)

@@ -75,7 +75,14 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("| random | 1 | 1 of 2 |"))
     assert "provisional" in row and "of 1 |" in row  # the failed share of its one evaluation
     # the divisor of a provisional score is shown, so the reader can recompute it
-    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} {tune['throughput_unit']})" in row, row
+    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} {base['expert']['unit']})" in row, row
+    # a run whose every evaluation failed has no unit of its own; its divisor keeps the expert's
+    failed = {**tune, "throughput_unit": None, "best_throughput": None, "best_dsl": None, "best_iter": None}
+    (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(failed))
+    row = next(line for line in write_report(results, tmp_path / "failed.md", shown=Path("reports/x")).splitlines()
+               if line.startswith("| random | 1 | 1 of 2 |"))
+    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} {base['expert']['unit']})" in row, row
+    (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(tune))
     assert "- `tune-stencil-ci-random-i1-s1`" in text and "- `final-stencil-ci-i1`" in text  # stale final
     assert "python3 benchmarks/gpu/evaluate.py run --results reports/x" in text
     # a person's status first; the commands and the log of device calls under "How it was run", after the tables
