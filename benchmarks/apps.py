@@ -362,14 +362,5 @@ def _override_flags(pairs: list[str], passthrough: list[str]) -> tuple[list[str]
     """Flags given after `--` that the harness also sets as flag-value `pairs` (the resource flags, e.g.
     `-ll:csize 4096`) replace the harness's value instead of being overridden by it: returns (pairs, passthrough)
     with those flags moved into `pairs`."""
-    values = dict(zip(pairs[::2], pairs[1::2]))
-    rest = []
-    i = 0
-    while i < len(passthrough):
-        if passthrough[i] in values and i + 1 < len(passthrough):
-            values[passthrough[i]] = passthrough[i + 1]
-            i += 2
-        else:
-            rest.append(passthrough[i])
-            i += 1
+    values, rest = _app_args(dict(zip(pairs[::2], pairs[1::2])), passthrough)
     return [a for kv in values.items() for a in kv], rest
