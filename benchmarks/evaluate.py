@@ -53,9 +53,10 @@ OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
 LONG_RUN = ("opentuner", 100)  # (optimizer, iterations) of the long baseline run
 PRINTED = re.compile(r"^([A-Z][A-Z ]*[A-Z]) = +([-+0-9.eE]+) (\S+)\s*$", re.M)  # e.g. `BANDWIDTH = 2985.1 GB/s`
 FP32_LANES_PER_SM = 128  # Hopper: 128 FP32 units per multiprocessor (NVIDIA H100 architecture whitepaper)
-# One measured execution per tuning evaluation: on the GPU an execution repeats within 0.3 % (the GEMMs) to 6 %
-# (Pennant) (reports/gemm-h200.md, reports/pennant-h200.md), while one costs 6-17 s of Legion start-up, set-up and
-# check for 1.4-3 s of measured time; the `final` units measure every run's best with the expert in rounds.
+# One measured execution per tuning evaluation: on the GPU the GEMMs repeat an execution within 0.3 %
+# (reports/gemm-h200.md; Pennant's two mappers differ by 3-6 % in single executions, reports/pennant-h200.md), while
+# one costs 6-17 s of Legion start-up, set-up and check for 1.4-3 s of measured time; the `final` units measure every
+# run's best with the expert in rounds.
 EXECUTIONS = 1
 # Timed work of a comparison where the size's is far above the ~1 s a measurement needs (the size's own stays for the
 # reference units): Pennant's `gpu` deck runs 52 ms a cycle (58 timed cycles: 3 s), its `tight` one 600 ms a cycle
@@ -439,7 +440,7 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
                 continue
             if b == "stencil":
                 bw = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median")
-                share = f"{bw / copy_gbs:.0%} of the copy bandwidth {copy_gbs:,.0f} GB/s" if bw and copy_gbs else "-"
+                share = f"{bw / copy_gbs:.1%} of the copy bandwidth {copy_gbs:,.0f} GB/s" if bw and copy_gbs else "-"
                 rows.append(f"| {b} | {s} | {name} | {_fmt(bw)} GB/s | {share} | target >= 80 % |")
                 if bw and copy_gbs:
                     shares.append((f"{b} {s} {name}", bw / copy_gbs))
@@ -468,6 +469,14 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
     if dg:
         ceilings.append("cuBLAS DGEMM " + ", ".join(f"n={n}: {g:,.0f} GFLOP/s" for n, g in dg.items())
                         + " (benchmarks/gpu/dgemm.cu)")
+    cpu = units.get("cpu-pennant-gpu", {})
+    if cpu.get("status") == "ok":
+        from mapperopt.benchmarks import load_config
+
+        deck = Path(load_config("pennant").size(cpu["size"]).args["-deck"]).name
+        ceilings.append(f"Pennant's CPU run: the `{cpu['size']}` size's deck ({deck}) with Legion's default mapper on "
+                        f"{cpu['cpus']} CPUs (`{' '.join(cpu['args'])}`), {_fmt(cpu['throughput'])} zone-cycles/s "
+                        f"over {cpu['time_s']:.2f} s timed")
     if best_dgemm is None and copy_gbs is None:
         ceilings.append("not measured yet (units limit-copybw, limit-dgemm)")
     when = copy.get("started", "")[:10]
@@ -487,6 +496,8 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
 # besides its command (a fresh machine's start and the transfers: about a minute and a half, README of the device tool)
 CALL_S, BUILD_S, CALL_OVERHEAD_S = 590, 35, 90
 SESSION_S = 30 * 60  # device time of one session
+# A call is not split across sessions: a session holds the whole calls that fit in its device time (2 of 680 s)
+CALLS_PER_SESSION = SESSION_S // (CALL_S + CALL_OVERHEAD_S)
 
 
 def _expert_wall(results: Path, bench: str, size: str) -> float | None:
@@ -496,6 +507,18 @@ def _expert_wall(results: Path, bench: str, size: str) -> float | None:
         if json.loads(settings.read_text()).get("size") == size and expert.exists():
             return json.loads(expert.read_text()).get("wall_s")
     return None
+
+
+def _iterations_of_all(plan: dict) -> str:
+    """The tuning iterations of one benchmark and size, as a sum that names its terms."""
+    n, seeds, iters = len(usable_optimizers(plan)[0]), plan["seeds"], plan["iters"]
+    text = f"{n} optimizers x {seeds} seeds x {iters}"
+    if plan["long_iters"] and LONG_RUN[0] in usable_optimizers(plan)[0]:
+        extra = plan["long_iters"] - iters
+        return (f"{n * seeds * iters + seeds * extra} = {text} + {seeds} seeds x {extra} for {LONG_RUN[0]}'s "
+                f"{plan['long_iters']}-iteration runs, which continue its {iters}-iteration ones (the first {iters} "
+                "iterations are the same run)")
+    return f"{n * seeds * iters} = {text}"
 
 
 def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
@@ -570,15 +593,19 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
         calls = -(-total // per_call)
         device = calls * (CALL_S + CALL_OVERHEAD_S)
         return (f"| {name} | {len(ids)} | {total / 3600:.1f} h | {calls:.0f} | {device / 3600:.1f} h | "
-                f"{-(-device // SESSION_S):.0f} |")
+                f"{-(-calls // CALLS_PER_SESSION):.0f} |")
 
     first = [u.id for u in todo if u.id in cost and u.kind == "tune" and u.seed == 0 and u.iters == plan["iters"]]
     short = [u.id for u in todo if u.id in cost and u.iters == plan["iters"]]
     return ["| benchmark | size | one execution | per tuning iteration: guided / others | iterations left | "
             "final executions left | device time |", "|---|---|---|---|---|---|---|", *rows, "",
+            f"Iterations left per benchmark and size, with nothing done: {_iterations_of_all(plan)}. Final "
+            f"executions: {plan['final_rounds']} rounds of the expert and of every run's best. "
+            f"{_per_evaluation(executions).capitalize()}.", "",
             f"A device call runs {per_call} s of units ({CALL_S} s less the build) and costs {CALL_OVERHEAD_S} s more "
-            f"of device time (the machine's start and the transfers); a session has {SESSION_S // 60} device minutes. "
-            f"{executions} measured execution(s) per iteration.", "",
+            f"of device time (the machine's start and the transfers): {CALL_S + CALL_OVERHEAD_S} s. A session has "
+            f"{SESSION_S // 60} device minutes and a call is not split between sessions, so a session holds "
+            f"{CALLS_PER_SESSION} calls: sessions = device calls / {CALLS_PER_SESSION}, rounded up.", "",
             "| what is left | units | time of the units | device calls | device time | sessions |",
             "|---|---|---|---|---|---|",
             stage(f"seed 0 of every optimizer, {plan['iters']} iterations", first),
@@ -613,9 +640,20 @@ def _runs(units: dict, b: str, s: str, opt: str, iters: int, seeds: int) -> list
             if units.get(k, {}).get("status") == "ok"]
 
 
-def _stats(scores: list[float]) -> str:
-    return " | ".join(f"{f(scores):.2f}" for f in (statistics.fmean, statistics.pstdev, min, statistics.median,
-                                                      max))
+def _shown_unit(unit: str | None) -> str:
+    """A throughput unit as the report writes it: the applications print `GFLOPS`, a rate, written GFLOP/s."""
+    return "GFLOP/s" if unit == "GFLOPS" else unit or ""
+
+
+def _stats(scores: dict[str, float], runs: int) -> str:
+    """Table cells mean | std | worst | median | best; of one run only the mean and best (its score) are figures."""
+    return " | ".join("n/a" if runs == 1 and k in ("std", "worst", "median") else f"{scores[k]:.2f}"
+                      for k in ("mean", "std", "worst", "median", "best"))
+
+
+def _per_evaluation(executions: int) -> str:
+    return ("one measured execution per evaluation" if executions == 1 else
+            f"{executions} calibrated executions per evaluation, trimmed mean")
 
 
 def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[str], dict | None]:
@@ -623,21 +661,37 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
     optimizers, skipped = usable_optimizers(plan)
     base = units.get(f"base-{b}-{s}", {})
     lines = [f"### {b}, size `{s}`", ""]
-    expert = _estimate(base.get("mappers", {}).get("expert", {}))
-    default = _estimate(base.get("mappers", {}).get("default", {}))
-    unit = base.get("mappers", {}).get("expert", {}).get("unit") or ""
+    mappers = base.get("mappers", {})
+    expert = _estimate(mappers.get("expert", {}))
+    default = _estimate(mappers.get("default", {}))
+    unit = _shown_unit(mappers.get("expert", {}).get("unit"))
+    firsts = sorted({r["reference_first"] for o in optimizers for r in _runs(units, b, s, o, plan["iters"],
+                                                                                 plan["seeds"])})
     if expert:
-        lines += [f"Expert {_fmt(expert)} {unit}, Legion's default mapper {_fmt(default)} {unit} "
-                  f"({base['rounds']} interleaved round(s) each, trimmed mean).", ""]
-    lines += ["| optimizer | iterations | runs | mean | std | worst | median | best | failed evaluations | "
-              "wall time per run | normalised by |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        rounds = base["rounds"]
+        lines.append(f"Reference unit: expert {_fmt(expert)} {unit}, Legion's default mapper "
+                     + (f"{_fmt(default)} {unit}" if default else "failed")
+                     + (" (one execution each, measured together)." if rounds == 1 else
+                        f" ({rounds} interleaved rounds, trimmed mean)."))
+        bandwidth = mappers["expert"].get("printed", {}).get("BANDWIDTH")
+        if bandwidth:  # the stencil prints its memory traffic too: the limits table's figure
+            lines[-1] += (f" The expert's execution also printed BANDWIDTH = {_fmt(bandwidth['median'])} "
+                          f"{bandwidth['unit']} ({bandwidth['median'] / expert:.2f} bytes per flop).")
+        if firsts:  # the provisional scores' divisor: another single execution of the same expert
+            lines[-1] += (" The expert's first execution in the tuning comparison, the provisional scores' divisor: "
+                          + ", ".join(f"{_fmt(f)} {unit} ({f / expert - 1:+.1%} against the reference unit's)"
+                                      for f in firsts) + ".")
+        lines.append("")
+    lines += ["| optimizer | iterations | runs | mean | std | worst | median | best | best / Legion default | "
+              "failed evaluations | wall time per run | normalised by |", "|---" * 12 + "|"]
     if expert and default:
-        lines.append(f"| Legion default mapper | - | 1 | {default / expert:.2f} | | | | | | | expert, same rounds |")
+        lines.append(f"| Legion default mapper | - | 1 | {default / expert:.2f} | | | | | 1.00 | | | "
+                     "expert, same rounds |")
     elif expert:
-        reason = base["mappers"].get("default", {}).get("reason")
-        lines.append(f"| Legion default mapper | - | 1 | failed: {_short(reason)} | | | | | | | |")
+        reason = mappers.get("default", {}).get("reason")
+        lines.append(f"| Legion default mapper | - | 1 | failed: {_short(reason)} | | | | | | | | |")
     elif base:
-        lines.append(f"| default / expert | - | - | failed: {_short(_error(base))} | | | | | | | |")
+        lines.append(f"| default / expert | - | - | failed: {_short(_error(base))} | | | | | | | | |")
     best_run = None
     jobs = [(o, plan["iters"]) for o in optimizers]
     if plan["long_iters"] and LONG_RUN[0] in optimizers:
@@ -647,27 +701,31 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
         final_unit = next((u for u in work_list(plan) if u.id == f"final-{b}-{s}-i{iters}"), None)
         final = units[final_unit.id]["summary"] if final_unit and is_done(final_unit, units.get(final_unit.id)) else None
         if not runs:
-            lines.append(f"| {opt} | {iters} | 0 of {plan['seeds']} | not run yet | | | | | | | |")
+            lines.append(f"| {opt} | {iters} | 0 of {plan['seeds']} | not run yet | | | | | | | | |")
             continue
         if final and opt in final["optimizers"]:
-            f = final["optimizers"][opt]
-            stats = " | ".join(f"{f[k]:.2f}" for k in ("mean", "std", "worst", "median", "best"))
+            stats = _stats(final["optimizers"][opt], final["optimizers"][opt]["runs"])
+            top = max((x["final_throughput"] or 0.0 for x in final["runs"] if x["optimizer"] == opt), default=0.0)
             how = "final measurement (together with the expert)"
         else:  # provisional: each run's own best against the comparison's first expert measurement
-            stats = _stats([(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs])
-            firsts = ", ".join(sorted({_fmt(r["reference_first"]) for r in runs}))
-            how = f"provisional: the run's own measurements / the expert's first ({firsts} {unit})"
+            scores = [(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs]
+            stats = _stats({"mean": statistics.fmean(scores), "std": statistics.pstdev(scores), "worst": min(scores),
+                            "median": statistics.median(scores), "best": max(scores)}, len(runs))
+            top = max(r["best_throughput"] or 0.0 for r in runs)
+            divisors = ", ".join(sorted({_fmt(r["reference_first"]) for r in runs}))
+            how = f"provisional: the run's own measurements / the expert's first ({divisors} {unit})"
+        versus = f"{top / default:.2f}" if default else "n/a: default failed"
         evals = sum(len(r["records"]) for r in runs)
         failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
         walls = ", ".join(f"{r['wall_s_tuning'] / 60:.1f}" for r in runs)
-        lines.append(f"| {opt} | {iters} | {len(runs)} of {plan['seeds']} | {stats} | {failed / evals:.0%} of {evals} "
-                     f"| {walls} min | {how} |")
+        lines.append(f"| {opt} | {iters} | {len(runs)} of {plan['seeds']} | {stats} | {versus} | "
+                     f"{failed / evals:.0%} of {evals} | {walls} min | {how} |")
         for r in runs:
             if r["best_throughput"] and (best_run is None or r["best_throughput"] / r["reference_first"]
                                          > best_run["best_throughput"] / best_run["reference_first"]):
                 best_run = r
     for opt, why in skipped.items():
-        lines.append(f"| {opt} | {plan['iters']} | skipped: {why} | | | | | | | | |")
+        lines.append(f"| {opt} | {plan['iters']} | skipped: {why} | | | | | | | | | |")
     missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and not is_done(u, units.get(u.id))]
     if expert_failed(units, b, s):
         lines += ["", "The expert mapper failed at this size, so nothing can be normalised to it: its tuning units are "
@@ -682,7 +740,8 @@ def describe_change(expert: str, best: str) -> list[str]:
     """The statements the best program adds and removes against the expert (normalised text, comments out)."""
     from mapperopt.optimizer.base import normalize_dsl
 
-    a, b = normalize_dsl(expert).splitlines(), normalize_dsl(best).splitlines()
+    # blank lines (where the formatter separates groups, or a comment was) are no statement
+    a, b = ([line for line in normalize_dsl(text).splitlines() if line.strip()] for text in (expert, best))
     return [line for line in difflib.unified_diff(a, b, lineterm="", n=0)
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
@@ -690,8 +749,9 @@ def describe_change(expert: str, best: str) -> list[str]:
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
     """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
     `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
-    limits table), per benchmark (or "<bench>-<size>") why its best mapper is faster, and "log" (the device calls,
-    under "How it was run");
+    limits table), per benchmark (or "<bench>-<size>") why its best mapper is faster, "history" (what changed
+    while the evaluation ran: its own section, after the results) and "log" (the device calls, under "How it was
+    run");
     `shown`: the results folder as the commands in the report name it (default `results`)."""
     from mapperopt.benchmarks import load_config
 
@@ -720,11 +780,13 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     lines += ["## Tuning: best throughput normalised to the expert mapper", "",
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
-              f"iterations; `mapperopt compare`'s protocol ({plan.get('executions', EXECUTIONS)} calibrated "
-              "execution(s) per evaluation, trimmed mean; a timeout at 5x the run's best execution, or the expert's "
+              f"iterations; `mapperopt compare`'s protocol ({_per_evaluation(plan.get('executions', EXECUTIONS))}; "
+              "a timeout at 5x the run's best execution, or the expert's "
               "before a success, is final). "
               "Scores: mean, population std, worst, median and best of the runs' best / expert; a failed run counts "
-              "0. Until a benchmark's `final` unit has measured every run's best together with the expert, the "
+              "0; best / Legion default: the highest throughput of the runs over Legion's default mapper's in the "
+              "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper). "
+              "Until a benchmark's `final` unit has measured every run's best together with the expert, the "
               "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
     best_runs = {}
     for b, s in pairs(plan):
@@ -743,13 +805,19 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         expert_dsl = config.expert_dsl() if config.expert else ""
         change = describe_change(expert_dsl, r["best_dsl"])
         ratio = r["best_throughput"] / r["reference_first"]
-        unit = r["throughput_unit"]
-        lines += [f"### {b}, size `{s}`: {ratio:.2f}x the expert (its run's own measurement / the expert's first: "
-                  f"{_fmt(r['best_throughput'])} / {_fmt(r['reference_first'])} {unit}; {r['optimizer']}, seed "
-                  f"{r['seed']}, iteration {r['best_iter']})", "",
+        unit = _shown_unit(r["throughput_unit"])
+        default = _estimate(units[f"base-{b}-{s}"]["mappers"].get("default", {}))
+        versus = (f"{r['best_throughput'] / default:.2f}x Legion's default mapper (its reference unit's "
+                  f"{_fmt(default)} {unit})" if default else "Legion's default mapper failed at this size")
+        lines += [f"### {b}, size `{s}`: {ratio:.2f}x the expert, {versus}", "",
+                  f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']}: {_fmt(r['best_throughput'])} "
+                  f"{unit} (the run's own measurement) / {_fmt(r['reference_first'])} {unit} (the expert's first in "
+                  "the comparison).", "",
                   notes.get(b) or notes.get(f"{b}-{s}") or "(no sentence written yet: the lines below are the change)",
                   "", "The best mapper:", "", "```", *r["best_dsl"].rstrip().splitlines(), "```", "",
                   "Against the expert (`-` expert only, `+` best only):", "", "```", *change, "```", ""]
+    if notes.get("history"):
+        lines += ["## Changes during the evaluation", "", notes["history"], ""]
     lines += ["## How it was run", "",
               "From the repository root on a lent H200, after `bash benchmarks/gpu/pack.sh` here (`.carry` "
               "carried):", "",

@@ -74,14 +74,23 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert "| Legion default mapper | - | 1 |" in text
     row = next(line for line in text.splitlines() if line.startswith("| random | 1 | 1 of 2 |"))
     assert "provisional" in row and "of 1 |" in row  # the failed share of its one evaluation
-    # the divisor of a provisional score is shown, so the reader can recompute it
-    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} {base['expert']['unit']})" in row, row
+    # the divisor of a provisional score is shown, so the reader can recompute it, in GFLOP/s (the app prints GFLOPS)
+    assert base["expert"]["unit"] == "GFLOPS" and "GFLOPS" not in text
+    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} GFLOP/s)" in row, row
+    # one run of two: its score is the mean and the best; a spread, a worst and a median of one value are not figures
+    score = f"{(tune['best_throughput'] or 0.0) / tune['reference_first']:.2f}"
+    assert f"| 1 of 2 | {score} | n/a | n/a | n/a | {score} |" in row, row
+    # and the best against Legion's default mapper in the reference unit, for when the best found is the default
+    versus = (tune["best_throughput"] or 0.0) / base["default"]["estimate"]["value"]
+    assert f"| {score} | {versus:.2f} | " in row, row
+    # one round: one execution each, nothing trimmed
+    assert "(one execution each, measured together)" in text and "trimmed mean" not in text
     # a run whose every evaluation failed has no unit of its own; its divisor keeps the expert's
     failed = {**tune, "throughput_unit": None, "best_throughput": None, "best_dsl": None, "best_iter": None}
     (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(failed))
     row = next(line for line in write_report(results, tmp_path / "failed.md", shown=Path("reports/x")).splitlines()
                if line.startswith("| random | 1 | 1 of 2 |"))
-    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} {base['expert']['unit']})" in row, row
+    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} GFLOP/s)" in row, row
     (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(tune))
     assert "- `tune-stencil-ci-random-i1-s1`" in text and "- `final-stencil-ci-i1`" in text  # stale final
     assert "python3 benchmarks/gpu/evaluate.py run --results reports/x" in text
@@ -110,6 +119,10 @@ def test_the_change_against_the_expert_lists_added_and_removed_statements():
     expert = "# the expert\nTask * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * rp_shared GPU ZCMEM;\n"
     best = "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nLayout * * * SOA F_order;\n"
     assert evaluate.describe_change(expert, best) == ["-Region * rp_shared GPU ZCMEM;", "+Layout * * * SOA F_order;"]
+    # a comment between statements leaves a blank line in the normalised text (configs/circuit.dsl's second line):
+    # not a statement, so no empty `-` line
+    assert evaluate.describe_change("Task * GPU,CPU;\n# why\nRegion * * GPU FBMEM;\n", best) == [
+        "+Layout * * * SOA F_order;"]
 
 
 def test_no_tuning_where_the_expert_failed(tmp_path):
@@ -153,3 +166,55 @@ def test_a_reference_where_only_the_default_mapper_failed_is_done(tmp_path):
     assert "Work list: 1 of " in text and " units done, 0 failed" in text
     assert f"| Legion default mapper | - | 1 | failed: {reason} |" in text
     assert "not done yet (first: `tune-stencil-ci-random-i1-s0`)" in text
+
+
+def _saved(results: Path, unit_id: str, **data) -> None:
+    (results / "units").mkdir(parents=True, exist_ok=True)
+    (results / "units" / f"{unit_id}.json").write_text(json.dumps(
+        {"schema": evaluate.SCHEMA, "unit": unit_id, "status": "ok", "started": "2026-12-02T03:30:00Z", **data}))
+
+
+def test_the_report_states_its_bases(tmp_path):
+    # saved outcomes as a GPU machine writes them: a reference unit of one round whose expert printed its bandwidth,
+    # one of two seeds tuned, and Pennant's CPU run
+    results = tmp_path / "eval"
+    plan = default_plan(benchmarks=["stencil"], sizes=["ci"], gpus=0, optimizers=["random"], iters=10, seeds=2,
+                        long_iters=0)
+    results.mkdir()
+    (results / "plan.json").write_text(json.dumps(plan))
+    one = {"values": [100.0], "value": 100.0, "low": 100.0, "high": 100.0, "spread": 0.0}
+    bandwidth = {"BANDWIDTH": {"median": 210.0, "values": [210.0], "unit": "GB/s"}}
+    _saved(results, "base-stencil-ci", kind="base", rounds=1, wall_s=1000.0, mappers={
+        "default": {"estimate": {**one, "value": 80.0}, "reason": None, "unit": "GFLOPS", "printed": {}},
+        "expert": {"estimate": one, "reason": None, "unit": "GFLOPS", "printed": bandwidth}})
+    records = [{"iter": i, "status": "ok", "throughput": 120.0, "best_throughput": 120.0} for i in range(1, 11)]
+    _saved(results, "tune-stencil-ci-random-i10-s0", kind="tune", bench="stencil", size="ci", optimizer="random",
+           iters=10, seed=0, reference_first=95.0, throughput_unit="GFLOPS", best_throughput=120.0, best_iter=4,
+           best_dsl="Task * GPU,CPU;\nRegion * * GPU FBMEM;\n", wall_s=20000.0, wall_s_tuning=20000.0,
+           records=records)
+    _saved(results, "cpu-pennant-gpu", kind="cpu", bench="pennant", size="gpu", cpus=12,
+           args=["-npieces", "12", "-numpcx", "1", "-cstop", "5"], throughput=1.5e7, time_s=1.49)
+    text = write_report(results, tmp_path / "report.md", notes={"history": "HISTORY-TEXT", "log": "CALLS-TEXT"})
+
+    # the best found against Legion's default mapper, not only against the expert
+    assert "### stencil, size `ci`: 1.26x the expert, 1.50x Legion's default mapper (its reference unit's 80" in text
+    # the stencil's bytes per flop, from the two figures its execution printed
+    assert "printed BANDWIDTH = 210 GB/s (2.10 bytes per flop)" in text
+    # the provisional divisor is another single execution of the expert: how far it is from the reference unit's
+    assert "95 GFLOP/s (-5.0% against the reference unit's)" in text
+    # what the Pennant CPU run that GPU figures are compared with ran
+    assert ("Pennant's CPU run: the `gpu` size's deck (leblanc_long4x30.pnt) with Legion's default mapper on 12 CPUs "
+            "(`-npieces 12 -numpcx 1 -cstop 5`), 1.5e+07 zone-cycles/s over 1.49 s timed") in text
+    # what changed during the evaluation in its own section, after the results, before how it was run
+    assert text.index("## Best mapper found") < text.index("## Changes during the evaluation\n\nHISTORY-TEXT") \
+        < text.index("## How it was run") < text.index("CALLS-TEXT")
+    # the device time left: 2,000 s per iteration measured, 10 iterations of seed 1 and the final unit's 5 rounds
+    # of the expert and two bests at 500 s an execution (the reference unit's 1,000 s over its two)
+    cost = text[text.index("## Device time of what is left"):text.index("## Not run yet")]
+    assert "| 10 | 15 | 7.6 h |" in cost
+    assert "nothing done: 20 = 1 optimizers x 2 seeds x 10." in cost
+    # 27,500 s of units in calls of 555 s: 50 calls of 680 s of device time; a session's 1,800 s holds 2 of them
+    calls = -(-27500 // (evaluate.CALL_S - evaluate.BUILD_S))
+    assert calls == 50 and evaluate.CALLS_PER_SESSION == 2
+    assert "| every seed, 10 iterations, and their final units | 2 | 7.6 h | 50 | 9.4 h | 25 |" in cost, cost
+    assert "so a session holds 2 calls" in cost
