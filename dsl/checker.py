@@ -869,23 +869,43 @@ class _Checker:
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
-        """W303/W302 for kinds the machine lacks, once per kind (at its first use)."""
+        """W303/W302 for kinds the machine lacks, once per kind (at its first use), where the absence changes what a
+        statement does here. Not for a kind in a list that names one the machine has (the fallback a portable mapper
+        writes, `Task * GPU,CPU;`; a Task statement's list goes on with those of the `Task *` statements), nor in a
+        statement for tasks on a processor kind without processors (it never applies here). A memory that only the
+        run's flags create (RDMEM, SOCKMEM) is reported in any list: its absence is a missing flag, not the
+        machine."""
         m = self.machine
+        procs = lambda k: k not in ABSENT_KINDS and m.count(k, 0) > 0  # noqa: E731 (ABSENT_KINDS: _statements)
+        every_task = [k.name for s in self.program.statements if isinstance(s, A.TaskStmt) and s.tasks.is_wildcard
+                      for k in s.kinds]
         seen: set[str] = set()
         for s in self.program.statements:
-            for k in _kinds_of(s):
-                if k.name not in ABSENT_KINDS and m.count(k.name, 0) == 0 and k.name not in seen:
-                    seen.add(k.name)
-                    self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
-                                     f"({m.shape()}); it is skipped", k.loc)
+            kinds = _kinds_of(s)
+            if isinstance(s, A.TaskStmt):
+                if any(procs(k) for k in [*(k.name for k in kinds), *every_task]):
+                    continue
+                for k in kinds:
+                    if k.name not in ABSENT_KINDS and k.name not in seen:
+                        seen.add(k.name)
+                        self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
+                                         f"({m.shape()}); it is skipped", k.loc,
+                                 ("no other kind of the list has processors here either; list one every machine has "
+                                  "after it, e.g. `Task * GPU,CPU;`",))
+            elif kinds and not procs(kinds[0].name):
+                continue  # for tasks on a kind this machine has no processors of: never applies here
             if isinstance(s, A.RegionStmt):
                 if self._only_absent_memories(s):
                     continue
+                listed = any(k.name == "VIRTUAL" or m.memories_of(k.name) for k in s.memories)
                 for k in s.memories:
-                    if k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen:
+                    if (k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen
+                            and (not listed or k.name in FLAG_SIZED_MEMORIES)):
                         seen.add(k.name)
+                        sized = (f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MiB)",
+                                 ) if k.name in FLAG_SIZED_MEMORIES else ()
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
-                                 k.loc)
+                                 k.loc, sized)
 
     def _only_absent_memories(self, s: A.RegionStmt) -> bool:
         """E221 when every kind of `s` is absent on the machine and no other Region statement that applies wherever
@@ -895,8 +915,6 @@ class _Checker:
         # probed with the run's -ll:rsize/-ll:nsize (the harness does so), a synthetic one never.
         if any(exists(k.name) for k in s.memories):
             return False
-        if isinstance(s.proc, A.Kind) and self.machine.count(s.proc.name, 0) == 0:
-            return False  # it never applies on this machine
         tasks = None if s.tasks.names is None else {i.name for i in s.tasks.names}
         for o in self.program.statements:
             if o is s or not isinstance(o, A.RegionStmt) or not any(exists(k.name) for k in o.memories):
