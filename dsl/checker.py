@@ -1129,7 +1129,10 @@ class _Checker:
         loc = err.loc or (stmt.loc if stmt is not None else self.program.loc)
         hints = []
         m = re.search(r"in dimension (\d+) of (\S+)", err.detail)
-        if code == "E205" and m and err.code == "R400":
+        empty = self._empty_kinds(err)
+        if empty:  # no index fits a model of no processors, and its size divides nothing: fall back instead
+            hints += [self._empty_hint(kind) for kind in empty]
+        elif code == "E205" and m and err.code == "R400":
             hints.append(f"reduce the index modulo the size of that dimension, e.g. `i % m.size[{m[1]}]` for the "
                          "machine model `m` being indexed")
         notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
@@ -1138,6 +1141,29 @@ class _Checker:
         if reads_parent:
             notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes)
+
+    def _empty_kinds(self, err: DslRuntimeError) -> list[str]:
+        """The processor kinds without processors on this machine whose machine model `err` comes from: the model
+        indexed (R400) or one whose size or volume is the divisor (R401)."""
+        if err.code == "R400":
+            kinds = re.findall(r" of Machine\((\w+)\)", err.detail)
+        elif err.code == "R401" and err.loc is not None:
+            divisors = [n.right for s in self.program.statements for n in _walk_stmt(s)
+                        if isinstance(n, A.Binary) and n.op in "/%" and n.loc == err.loc]
+            kinds = [n.kind if isinstance(n, A.MachineLit) else self.global_types[n.name].kind
+                     for d in divisors for n in _walk_all(d)
+                     if isinstance(n, A.MachineLit) or (isinstance(n, A.Name) and n.name in self.global_types
+                                                        and self.global_types[n.name].name == "MSpace")]
+        else:
+            return []
+        return [k for k in dict.fromkeys(kinds) if k is not None and self.machine.count(k, 0) == 0]
+
+    def _empty_hint(self, kind: str) -> str:
+        """What to do about a machine model of `kind`, which has no processors on this machine."""
+        what = "GPUs" if kind == "GPU" else f"{kind} processors"
+        return (f"this machine ({self.machine.shape()}) has no {what}, so Machine({kind}) is empty: fall "
+                f"back where it is, `Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU)`, or check against "
+                "the machine the mapper is meant for with --machine (e.g. --machine 1x4: one node of 4 GPUs)")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

@@ -150,6 +150,27 @@ def test_e205_static_evaluation(circuit, m14, with_domain):
     assert only("m = Machine(GPU); def f(Task task) { return m[-1, 0]; } IndexTaskMap t f;", "E205").loc.col == 47
 
 
+def test_e205_e219_on_a_machine_without_gpus_hint_the_fallback(circuit):
+    """Machine(GPU) is empty on a CPU-only machine: `i % m.size[1]` would divide by zero, so the hint says the
+    machine has no GPUs and gives the portable fallback (or --machine) instead, for an index (E205) as for a
+    division by the model's size (E219); a model that has processors keeps the modulo hint."""
+    cpu = parse_machine_spec("1x0x1")
+    fallback = "`Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU)`"
+    d = only("m = Machine(GPU);\ndef f(Task task) { return m[0, task.ipoint[0]]; }\nIndexTaskMap update_voltages f;",
+             "E205", circuit, cpu)
+    assert len(d.hints) == 1 and "this machine (1x0x1) has no GPUs" in d.hints[0] and fallback in d.hints[0]
+    assert "--machine" in d.hints[0] and "m.size" not in d.hints[0]
+    src = ("m = Machine(GPU).merge(0, 1);\ndef f(Task task) { return m[task.ipoint[0] % m.size[0]]; }\n"
+           "IndexTaskMap update_voltages f;")
+    (d,) = [d for d in diags(src, circuit, cpu) if d.is_error]
+    assert d.code == "E219" and at(d) == (2, 44) and "has no GPUs" in d.hints[0] and fallback in d.hints[0]
+    assert "has no GPUs" in only("x = 4 / Machine(GPU).volume;", "E219", None, cpu).hints[0]  # at load
+    d = only("m = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0]]; }\nIndexTaskMap update_voltages f;",
+             "E205", circuit, cpu)
+    assert d.hints == ("reduce the index modulo the size of that dimension, e.g. `i % m.size[1]` for the machine "
+                       "model `m` being indexed",)
+
+
 def test_e206_type_errors():
     d = only("x = 1 < 2 < 3;", "E206")
     assert d.message == "operator '<' cannot be applied to bool and int" and at(d) == (1, 11)
