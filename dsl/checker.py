@@ -1149,7 +1149,7 @@ class _Checker:
             kinds = re.findall(r" of Machine\((\w+)\)", err.detail)
         elif err.code == "R401" and err.loc is not None:
             divisors = [n.right for s in self.program.statements for n in _walk_stmt(s)
-                        if isinstance(n, A.Binary) and n.op in "/%" and n.loc == err.loc]
+                        if isinstance(n, A.Binary) and n.op in ("/", "%") and n.loc == err.loc]
             kinds = [n.kind if isinstance(n, A.MachineLit) else self.global_types[n.name].kind
                      for d in divisors for n in _walk_all(d)
                      if isinstance(n, A.MachineLit) or (isinstance(n, A.Name) and n.name in self.global_types
