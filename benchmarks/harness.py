@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from mapperopt import interrupts, toolchain
-from mapperopt.benchmarks.apps import _app_args, _memory_flags, _override_flags, build_app, describe_app, load_config
+from mapperopt.benchmarks.apps import _app_args, _override_flags, build_app, describe_app, load_config
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError
 from mapperopt.records import Attempt, RunResult
@@ -345,26 +345,22 @@ def _new_run_dir(app: str) -> Path:
     return path
 
 
-@lru_cache(maxsize=None)
-def _machine(cpus: int, gpus: int, memory_flags: tuple[str, ...]):
-    from mapperopt.probe import probe_machine
-
-    return probe_machine(cpus, gpus, memory_flags)
-
-
 def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path,
-             memory_flags: tuple[str, ...] = (), extra_args: tuple[str, ...] = ()
+             memory: dict[str, int] | None = None, extra_args: tuple[str, ...] = ()
              ) -> tuple[Path | None, str | None, str | None, str]:
-    """Compile a DSL mapper for this run, checked against the launch domains of the run's own flags (`extra_args`).
-    Returns (library, failed stage, reason, log); copies the generated C++ to `mapper.cc` when there is one and, on
+    """Compile a DSL mapper for this run, checked against the launch domains of the run's own flags (`extra_args`)
+    and the machine `check` probes for them (`run_probe_json`: counts, `memory` sizes in MiB, cache). Returns
+    (library, failed stage, reason, log); copies the generated C++ to `mapper.cc` when there is one and, on
     success, replaces `mapper.dsl` by the canonical text compiled."""
     from mapperopt.compiler import CheckError, compile_program
-    from mapperopt.descriptions import AppDescription
+    from mapperopt.descriptions import AppDescription, MachineDescription
     from mapperopt.dsl import DslSyntaxError
+    from mapperopt.probe import run_probe_json
 
     app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args))
+    machine = MachineDescription.from_json(run_probe_json(app, size, extra_args, cpus, gpus, memory))
     try:
-        compiled = compile_program(dsl, filename, app=app_desc, machine=_machine(cpus, gpus, memory_flags))
+        compiled = compile_program(dsl, filename, app=app_desc, machine=machine)
     except DslSyntaxError as exc:
         return None, "parse", str(exc).splitlines()[0], str(exc)
     except CheckError as exc:
@@ -519,8 +515,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     mapper_flags = []
     if dsl is not None:
         (run_dir / "mapper.dsl").write_text(dsl)
-        so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir,
-                                          _memory_flags([*sz.legion_flags, *map(str, passthrough)]),
+        so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
                                           tuple(map(str, extra_args)))
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)

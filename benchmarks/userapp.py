@@ -565,7 +565,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                              "silently (give it a verification to search layouts)", log="")
     if dsl is not None:
         (run_dir / "mapper.dsl").write_text(dsl)
-        so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir)
+        so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
+                                            tuple(map(str, extra_args)))
         # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
         settings["description"] = str(discovery_path(app, size))
         if so is None:

@@ -869,23 +869,43 @@ class _Checker:
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
-        """W303/W302 for kinds the machine lacks, once per kind (at its first use)."""
+        """W303/W302 for kinds the machine lacks, once per kind (at its first use), where the absence changes what a
+        statement does here. Not for a kind in a list that names one the machine has (the fallback a portable mapper
+        writes, `Task * GPU,CPU;`; a Task statement's list goes on with those of the `Task *` statements), nor in a
+        statement for tasks on a processor kind without processors (it never applies here). A memory that only the
+        run's flags create (RDMEM, SOCKMEM) is reported in any list: its absence is a missing flag, not the
+        machine."""
         m = self.machine
+        procs = lambda k: k not in ABSENT_KINDS and m.count(k, 0) > 0  # noqa: E731 (ABSENT_KINDS: _statements)
+        every_task = [k.name for s in self.program.statements if isinstance(s, A.TaskStmt) and s.tasks.is_wildcard
+                      for k in s.kinds]
         seen: set[str] = set()
         for s in self.program.statements:
-            for k in _kinds_of(s):
-                if k.name not in ABSENT_KINDS and m.count(k.name, 0) == 0 and k.name not in seen:
-                    seen.add(k.name)
-                    self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
-                                     f"({m.shape()}); it is skipped", k.loc)
+            kinds = _kinds_of(s)
+            if isinstance(s, A.TaskStmt):
+                if any(procs(k) for k in [*(k.name for k in kinds), *every_task]):
+                    continue
+                for k in kinds:
+                    if k.name not in ABSENT_KINDS and k.name not in seen:
+                        seen.add(k.name)
+                        self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
+                                         f"({m.shape()}); it is skipped", k.loc,
+                                 ("no other kind of the list has processors here either; list one every machine has "
+                                  "after it, e.g. `Task * GPU,CPU;`",))
+            elif kinds and not procs(kinds[0].name):
+                continue  # for tasks on a kind this machine has no processors of: never applies here
             if isinstance(s, A.RegionStmt):
                 if self._only_absent_memories(s):
                     continue
+                listed = any(k.name == "VIRTUAL" or m.memories_of(k.name) for k in s.memories)
                 for k in s.memories:
-                    if k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen:
+                    if (k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen
+                            and (not listed or k.name in FLAG_SIZED_MEMORIES)):
                         seen.add(k.name)
+                        sized = (f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MiB)",
+                                 ) if k.name in FLAG_SIZED_MEMORIES else ()
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
-                                 k.loc)
+                                 k.loc, sized)
 
     def _only_absent_memories(self, s: A.RegionStmt) -> bool:
         """E221 when every kind of `s` is absent on the machine and no other Region statement that applies wherever
@@ -895,8 +915,6 @@ class _Checker:
         # probed with the run's -ll:rsize/-ll:nsize (the harness does so), a synthetic one never.
         if any(exists(k.name) for k in s.memories):
             return False
-        if isinstance(s.proc, A.Kind) and self.machine.count(s.proc.name, 0) == 0:
-            return False  # it never applies on this machine
         tasks = None if s.tasks.names is None else {i.name for i in s.tasks.names}
         for o in self.program.statements:
             if o is s or not isinstance(o, A.RegionStmt) or not any(exists(k.name) for k in o.memories):
@@ -1111,7 +1129,10 @@ class _Checker:
         loc = err.loc or (stmt.loc if stmt is not None else self.program.loc)
         hints = []
         m = re.search(r"in dimension (\d+) of (\S+)", err.detail)
-        if code == "E205" and m and err.code == "R400":
+        empty = self._empty_kinds(err)
+        if empty:  # no index fits a model of no processors, and its size divides nothing: fall back instead
+            hints += [self._empty_hint(kind) for kind in empty]
+        elif code == "E205" and m and err.code == "R400":
             hints.append(f"reduce the index modulo the size of that dimension, e.g. `i % m.size[{m[1]}]` for the "
                          "machine model `m` being indexed")
         notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
@@ -1120,6 +1141,29 @@ class _Checker:
         if reads_parent:
             notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes)
+
+    def _empty_kinds(self, err: DslRuntimeError) -> list[str]:
+        """The processor kinds without processors on this machine whose machine model `err` comes from: the model
+        indexed (R400) or one whose size or volume is the divisor (R401)."""
+        if err.code == "R400":
+            kinds = re.findall(r" of Machine\((\w+)\)", err.detail)
+        elif err.code == "R401" and err.loc is not None:
+            divisors = [n.right for s in self.program.statements for n in _walk_stmt(s)
+                        if isinstance(n, A.Binary) and n.op in ("/", "%") and n.loc == err.loc]
+            kinds = [n.kind if isinstance(n, A.MachineLit) else self.global_types[n.name].kind
+                     for d in divisors for n in _walk_all(d)
+                     if isinstance(n, A.MachineLit) or (isinstance(n, A.Name) and n.name in self.global_types
+                                                        and self.global_types[n.name].name == "MSpace")]
+        else:
+            return []
+        return [k for k in dict.fromkeys(kinds) if k is not None and self.machine.count(k, 0) == 0]
+
+    def _empty_hint(self, kind: str) -> str:
+        """What to do about a machine model of `kind`, which has no processors on this machine."""
+        what = "GPUs" if kind == "GPU" else f"{kind} processors"
+        return (f"this machine ({self.machine.shape()}) has no {what}, so Machine({kind}) is empty: fall "
+                f"back where it is, `Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU)`, or check against "
+                "the machine the mapper is meant for with --machine (e.g. --machine 1x4: one node of 4 GPUs)")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

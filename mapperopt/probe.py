@@ -85,24 +85,31 @@ def probe_machine(cpus: int | None = None, gpus: int | None = None, memory_flags
     return MachineDescription.from_json(probe_json(cpus, gpus, memory_flags=memory_flags, cached=cached))
 
 
-def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = ()) -> dict:
+def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (), cpus: int | None = None,
+                   gpus: int | None = None, memory: dict[str, int] | None = None) -> dict:
     """The machine description (`probe_json`) of this machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees
     it: the size's processor counts, memory sizes and the memories its flags create (`-ll:rsize` makes RDMEM);
     `bench` is a benchmark's name or a user's program (`userapp.UserApp`); without one, Legion's default of one CPU.
-    Probed with Legion once per machine and command line (cached).
+    `cpus`, `gpus` and `memory` (MiB by "csize", "fsize", "zsize") replace the size's, as `run --cpus`, `--gpus`,
+    `--csize`... do. Probed with Legion once per machine and command line (cached): `check`, `compile --bench` and
+    the run itself all ask here, so they check against one machine.
 
     Raises:
         MapperoptError: the size does not exist, or the probe failed (no Legion, or GPUs without a driver).
     """
     if not bench:
         return probe_json(cached=True)
+    from dataclasses import replace
+
     from mapperopt.benchmarks.apps import _app_args, _memory_flags, _override_flags, load_config
 
-    sz = (load_config(bench) if isinstance(bench, str) else bench.config).size(size)
-    _, passthrough = _app_args(sz.app_args(sz.cpus, sz.gpus), app_args)
-    pairs, passthrough = _override_flags(sz.resource_flags(sz.cpus, sz.gpus), passthrough)
+    sz = replace((load_config(bench) if isinstance(bench, str) else bench.config).size(size), **(memory or {}))
+    cpus = sz.cpus if cpus is None else cpus
+    gpus = sz.gpus if gpus is None else gpus
+    _, passthrough = _app_args(sz.app_args(cpus, gpus), app_args)
+    pairs, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
     resources = dict(zip(pairs[::2], pairs[1::2]))
     sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize") if flag in resources
                   for a in (flag, resources[flag]))
-    return probe_json(int(resources.get("-ll:cpu", sz.cpus)), int(resources.get("-ll:gpu", sz.gpus)),
+    return probe_json(int(resources.get("-ll:cpu", cpus)), int(resources.get("-ll:gpu", gpus)),
                       memory_flags=sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)

@@ -369,6 +369,32 @@ def test_impossible_processor_is_caught_by_the_checker(tmp_path):
     assert (tmp_path / "mapper.dsl").read_text() == FAR_STATIC
 
 
+def test_run_checks_against_the_machine_check_probes(tmp_path, monkeypatch, capsys):
+    """`run --csize 300` checks its mapper against the machine `check -- -ll:csize 300` probes: one probe command
+    line (the run's memory sizes, so the capacities agree), from the probe cache. The run used to probe without the
+    sizes and without the cache."""
+    from mapperopt import probe
+    from mapperopt.cli import main
+
+    probes = []
+    real = probe.probe_json
+
+    def recorded(*args, **kwargs):  # the real probe; what each command asked for is kept
+        probes.append((args, kwargs, real(*args, **kwargs)))
+        return probes[-1][2]
+
+    monkeypatch.setattr(probe, "probe_json", recorded)
+    result = run_benchmark("stencil", FAR_STATIC, out_dir=tmp_path / "run", csize=300)
+    assert result.stage == "check" and "E205" in result.reason
+    (ran,) = probes
+    probes.clear()
+    (tmp_path / "far.dsl").write_text(FAR_STATIC)
+    assert main(["check", str(tmp_path / "far.dsl"), "--bench", "stencil", "--", "-ll:csize", "300"]) == 1
+    assert "memories SYSMEM 300 MiB" in capsys.readouterr().err
+    assert probes == [ran] and ran[1]["cached"]
+    assert [m["capacity"] for m in ran[2]["memories"] if m["kind"] == "SYSMEM"] == [300 * 2**20]
+
+
 def test_impossible_processor_fails_the_run_with_its_reason(tmp_path):
     dsl = tmp_path / "far.dsl"
     dsl.write_text(FAR_RUNTIME)
