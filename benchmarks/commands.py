@@ -25,7 +25,9 @@ def _mapper_arg(value: str) -> str | Path:
     return value if value in ("default", "expert") else Path(value)
 
 
-def _print(result: RunResult, feedback: Feedback) -> None:
+def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
+    """The run's table, what makes its figures unreliable (`protocol.noise_warnings`; `once`: it ran with --once),
+    its task profile and AutoGuide's feedback."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -73,8 +75,8 @@ def _print(result: RunResult, feedback: Feedback) -> None:
     if result.ok:
         estimate = protocol.estimate(protocol.values_of(result))
         for title, text in protocol.noise_warnings({"": (estimate, protocol.measured_time(result))},
-                                                   "a higher --max-repeats",
-                                                   f"a larger --size or --min-time {protocol.MIN_TIME_S:g}"):
+                                                   "no --once" if once else "a higher --max-repeats",
+                                                   s.get("min_time_s") or 0):
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
@@ -175,7 +177,8 @@ def size_options(command):
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
-              help="Measured executions at least; the median, the trimmed mean and its 90 % interval are reported.")
+              help="Measured executions of the mapper at --size, at least (calibration executions not counted); "
+                   "the median, the trimmed mean and its 90 % interval are reported.")
 @click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
               help=f"...and at most: executions go on until the 90 % interval is within "
                    f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured "
@@ -185,8 +188,8 @@ def size_options(command):
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take [default: the size's].")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
-              help="Minimum measured seconds per execution; iterations grow until it is met [default: the size's, "
-                   f"at least {protocol.MIN_TIME_S:g}].")
+              help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
+                   f"size's, at least {protocol.MIN_TIME_S:g}].")
 @click.option("--once", is_flag=True,
               help="One raw execution at the size's own iteration count: no calibration, no repeats.")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
@@ -232,6 +235,6 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         feedback_file = Path(result.run_dir) / "feedback.json"
-        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())))
+        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once)
     if not result.ok:
         ctx.exit(1)

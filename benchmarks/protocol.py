@@ -4,14 +4,15 @@
     enough([1.02, 0.97, 1.10], 3, 7)            # True when the interval is tight or the cap is reached
     c = compare(best_values, start_values)      # ratio of estimates, its interval, significant or not
     results = measure_together("circuit", {"start": dsl, "expert": "expert"}, rounds=3, out_dir=root / "final")
-    noise_warnings({"start": (est, 0.2)}, "a higher --final-rounds", "--min-time 0.5")  # [(title, text)] for the user
+    noise_warnings({"start": (est, 0.2)}, "a higher --final-rounds", min_time_s=0.5)  # [(title, text)] for the user
 
 A mapper's figure is the trimmed mean of R verified executions, each calibrated to at least `MIN_TIME_S` of
 measured time; R starts at `MIN_REPEATS` and grows until the 90 % interval of the estimate is within
-`TARGET_HALF_WIDTH` of it or `MAX_REPEATS` is reached (an interval still wider than `NOISY_HALF_WIDTH`, or executions
-shorter than `MIN_TIME_S`, are warned of: `noise_warnings`). Intervals are percentile bootstraps with a fixed seed,
-so the same numbers always give the same verdict. Mappers that are compared are measured *together*: interleaved
-rounds in one invocation, so that a change of the machine's load falls on all of them alike.
+`TARGET_HALF_WIDTH` of it or `MAX_REPEATS` is reached (an interval still wider than `NOISY_HALF_WIDTH`, a single
+execution, or executions shorter than `MIN_TIME_S`, are warned of: `noise_warnings`). Intervals are percentile
+bootstraps with a fixed seed, so the same numbers always give the same verdict. Mappers that are compared are
+measured *together*: interleaved rounds in one invocation, so that a change of the machine's load falls on all of
+them alike.
 """
 
 from __future__ import annotations
@@ -185,25 +186,27 @@ def measured_time(result: Any) -> float | None:
 
 
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
-                   longer: str) -> list[tuple[str, str]]:
+                   min_time_s: float) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
+    "No spread estimate": a single execution, whose interval (`low` = `high`) says nothing of the noise;
     "Short measurement": executions that measured less than `MIN_TIME_S` seconds each (the median of a mapper's).
 
     Args:
         measured: name -> (estimate, median measured seconds per execution or None when unknown, as for a user's
             program); a single entry named "" is a measurement that the text does not name.
         more: what gives more executions, e.g. "a higher --max-repeats".
-        longer: what gives longer executions, e.g. "a larger --size or --min-time 0.5".
+        min_time_s: the measured seconds per execution that calibration aimed at (--min-time; 0: none). The advice
+            asks for twice that (at least `MIN_TIME_S`), and says so when the executions fell short of it.
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
 
     noisy = [named(name, f"±{100 * est.half_width:.0f} % after {len(est.values)} executions (spread "
                          f"{100 * est.spread:.0f} %)") for name, (est, _) in measured.items() if est.noisy]
-    short = [named(name, f"{time_s:.2g} s") for name, (_, time_s) in measured.items()
-             if time_s is not None and time_s < MIN_TIME_S]
+    single = [name for name, (est, _) in measured.items() if len(est.values) < 2]
+    short = {name: time_s for name, (_, time_s) in measured.items() if time_s is not None and time_s < MIN_TIME_S}
     out = []
     if noisy:
         out.append(("Noisy measurement", f"the {100 * CONFIDENCE:.0f} % interval of the trimmed mean is "
@@ -211,10 +214,22 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                          f"±{100 * TARGET_HALF_WIDTH:.0f} %: its figures and ratios may reflect "
                                          f"the machine's load more than the mapper; measure again with {more}, a "
                                          "larger --size, or on a quieter machine."))
+    if single:
+        out.append(("No spread estimate", named(", ".join(single), f"measured by a single execution"
+                                                f"{' each' if len(single) > 1 else ''}, which gives no interval: how "
+                                                "much of the figure is the machine's noise is unknown; measure again "
+                                                f"with {more}.")))
     if short:
-        out.append(("Short measurement", f"{', '.join(short)} measured per execution, less than the protocol's "
-                                         f"minimum of {MIN_TIME_S:g} s, where timing noise weighs heavily; measure "
-                                         f"again with {longer}."))
+        # Calibration scales the iteration count from a shorter execution and later executions vary: it can
+        # undershoot its target.
+        under = [t for t in short.values() if t < min_time_s]
+        out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} measured "
+                                         f"per execution, less than the protocol's minimum of {MIN_TIME_S:g} s, "
+                                         "where timing noise weighs heavily"
+                                         + (f" (calibration aimed at {min_time_s:g} s and fell short of it)"
+                                            if under else "")
+                                         + f"; measure again with a larger --size or --min-time "
+                                           f"{max(2 * min_time_s, MIN_TIME_S):g}."))
     return out
 
 

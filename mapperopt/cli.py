@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     except MapperoptError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
         return 1
-    except click.exceptions.Abort:
+    except click.exceptions.Abort:  # a Ctrl-C no command reported (tune and compare say so, then exit 130)
         click.echo("aborted", err=True)
         return 130
     except click.ClickException as exc:

@@ -180,12 +180,14 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
                    "'mapperopt[baselines]'`) [default: trace when an endpoint is configured, else guided].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
-              help="Measured executions per mapper at least; the optimizer sees their trimmed mean.")
+              help="Measured executions of each proposed mapper at --size, at least (the optimizer sees their trimmed "
+                   "mean); the reference mappers are measured with exactly this many.")
 @click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
-              help="...and at most: executions go on until the 90 % interval is within "
-                   f"{protocol.TARGET_HALF_WIDTH:.0%} or this many were measured.")
+              help="...and at most, for proposed mappers: executions go on until the 90 % interval is within "
+                   f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured.")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
-              help=f"Minimum measured seconds per execution [default: the size's, at least {protocol.MIN_TIME_S:g}].")
+              help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
+                   f"least {protocol.MIN_TIME_S:g}].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per execution [default: the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
@@ -198,7 +200,8 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--feedback-level", type=click.Choice(["raw", "explain", "suggest"]), default="suggest",
               show_default=True, help="How much of AutoGuide's feedback the optimizer gets (the paper's ablation).")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
-              help="Interleaved executions of each mapper in the final comparison.")
+              help="Executions of each mapper in the final comparison (the top candidates, the start and the "
+                   "references measured together at --size), one per interleaved round.")
 @click.option("--new", "new", is_flag=True,
               help="Start a new tuning folder even if the same command left an unfinished one.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
@@ -291,7 +294,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
                           "measuring the baselines): nothing was kept, no folder is left. The same command starts "
                           "again.")
-            raise click.exceptions.Abort() from None
+            raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
         iters = settings["iters"]
     from mapperopt.optimizer.space import SearchSpace
 
@@ -354,7 +357,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.stop()
         console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] The same command continues; "
                       f"or: mapperopt tune {bench} --resume {store.root} --iters {iters}")
-        raise click.exceptions.Abort() from None
+        raise click.exceptions.Exit(130) from None
     except ModelError:
         status.stop()
         console.print(f"[yellow]Stopped after {len(store.records)} iterations: the language model is not "
@@ -369,6 +372,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
                   f"summary: {store.root / 'summary.json'}")
+    # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
+    console.print(verdict(summary, default_start=settings["start"] == "default"))
 
 
 def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -> dict:
@@ -378,7 +383,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     start as measured here); compares it with each of the others. Writes best.dsl (the final best) and
     summary.json, and returns the summary:
 
-        {"best": name, "best_iter": N, "best_dsl": text, "rounds": R,
+        {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None}}
 
     Names: "iter-N" for candidates, "start" (iteration 1 when it is not among them; it competes all the same),
@@ -415,7 +420,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
         vs[name] = (protocol.compare(best.estimate.values, m.estimate.values).to_json()
                     if best.ok and m.ok and m.estimate.value > 0 else None)
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
-               "start": start_name, "rounds": rounds, "unit": best.unit,
+               "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
                "measured": {n: m.to_json() for n, m in measured.items()}, "vs": vs}
     store.write_outputs(final_pick=summary["best_iter"])
     store.write_summary(summary)
@@ -437,9 +442,49 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
         console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
     measured = {name: (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
                 for name, r in results.items()}
-    for title, text in protocol.noise_warnings(measured, "a higher --repeats",
-                                               f"a larger --size or --min-time {protocol.MIN_TIME_S:g}"):
+    for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0):
         console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
+
+
+def _ordered(measured: dict) -> list[tuple[str, dict]]:
+    """The final comparison's mappers in the order its table gives them: the reference mappers (expert, default),
+    then the candidates and the start by throughput, the fastest first, then those that failed."""
+    def key(item: tuple[str, dict]) -> tuple:
+        name, m = item
+        reference = ("expert", "default").index(name) if name in ("expert", "default") else 2
+        return reference, m["estimate"] is None, -(m["estimate"] or {}).get("value", 0)
+
+    return sorted(measured.items(), key=key)
+
+
+def verdict(summary: dict, default_start: bool = False) -> str:
+    """One line that answers "did tuning beat the references?" from the final comparison (`final_comparison`'s
+    summary): the best candidate against each reference mapper measured with it (against the start without any),
+    beating one only with a significant ratio above 1 from measurements that are not noisy. With `default_start`,
+    a start that stays the best is the default mapping itself, never a gain over the default mapper."""
+    best, measured, start = summary["best"], summary["measured"], summary["start"]
+    others = [n for n in ("expert", "default") if n in measured] or ([start] if start != best else [])
+    if not others:
+        return "Verdict: the best is the start program itself: tuning found nothing faster."
+    est = {n: protocol.Estimate.from_json(m["estimate"]) for n, m in measured.items() if m["estimate"]}
+    beaten, parts = [], []
+    for name in others:
+        vs = summary["vs"].get(name)
+        label = "the start" if name == start else f"the {name} mapper"
+        if vs is None:
+            parts.append(f"{label}: not compared (a measurement failed)")
+            continue
+        noisy = est[best].noisy or est[name].noisy
+        same = default_start and best == start and name == "default"
+        if vs["significant"] and vs["ratio"] > 1 and not noisy and not same:
+            beaten.append(label)
+        how = ("the same mapping" if same else "not significant" if not vs["significant"]
+               else "significant, but noisy" if noisy else "significant")
+        parts.append(f"{vs['ratio']:.2f}x {label} ({how})")
+    beat = " and ".join(beaten)
+    head = (f"{best} beat {beat}" if beaten else
+            f"no mapper beat {'the start' if others == [start] else 'the references'}")
+    return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False) -> None:
@@ -452,12 +497,13 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
 
     rounds = summary["rounds"]
     table = Table(title=f"Measured together, {rounds} interleaved rounds each (trimmed mean, "
-                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median)")
+                        f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median); the reference mappers "
+                        "first, then the candidates from the fastest")
     for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it (interval of the ratio)"):
         table.add_column(col)
     labels = {summary["start"]: "start" if summary["start"] == "start" else f"{summary['start']} (start)",
               summary["best"]: f"{summary['best']} (best)"}
-    for name, m in summary["measured"].items():
+    for name, m in _ordered(summary["measured"]):
         est = m["estimate"]
         vs = summary["vs"].get(name)
         if est is None:
@@ -474,7 +520,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                  if m["estimate"]}
     for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
-                                               f"a larger --size or --min-time {protocol.MIN_TIME_S:g}"):
+                                               summary.get("min_time_s", protocol.MIN_TIME_S)):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):

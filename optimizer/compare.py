@@ -325,6 +325,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             loads = [x for g in used for x in g["load_average"]]
             measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
                         "load_average": [min(loads), max(loads)] if loads else None,
+                        "noise_warnings": _noise(ctx, used, outcomes, finals),
                         "final_groups": [{k: g[k] for k in ("runs", "cores", "folder", "reference", "load_average")}
                                          for g in used]}
         else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
@@ -677,6 +678,30 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
     return stored
 
 
+def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: dict) -> list[list[str]]:
+    """What makes the comparison's figures unreliable (`protocol.noise_warnings`), as [title, text] pairs, as `tune`
+    says of its baselines and final comparison: the reference's first measurement (exactly --repeats executions;
+    the curves divide by it), then the final measurement's reference (per group) and each run's best program (named
+    by its run)."""
+    reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
+    out = []
+    first = folder / f"baseline-{reference}" / "result.json"
+    if first.exists():
+        result = json.loads(first.read_text())
+        if protocol.values_of(result):
+            measured = {reference: (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
+            out += [[f"{title} of the {reference} mapper's first measurement", text]
+                    for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time)]
+    final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
+             for g in groups}
+    final.update({o.folder.name: _group_of(o, finals)["measured"][_program(o.best)] for o in outcomes if o.best})
+    measured = {name: (protocol.Estimate.from_json(m["estimate"]), m.get("time_s"))
+                for name, m in final.items() if m.get("estimate")}
+    out += [[f"{title} in the final measurement", text]
+            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time)]
+    return out
+
+
 def _group_of(o: RunOutcome, finals: dict) -> dict | None:
     """The final measurement's group that measured run `o`'s best program."""
     return next((g for g in finals["groups"] if o.folder.name in g["runs"] and _program(o.best) in g["measured"]),
@@ -867,20 +892,25 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Start program of every run: `random` (a random point per run number, the same for every "
                    "optimizer; unlike `tune`, which starts from `default`), `default` or a DSL file.")
 @click.option("--repeats", type=click.IntRange(min=1), default=None,
-              help=f"Measured executions per mapper at least; the optimizers see their trimmed mean "
+              help="Measured executions of each proposed mapper at --size, at least (the optimizers see their "
+                   "trimmed mean); the reference mapper's first measurement has exactly this many "
                    f"[default: {protocol.MIN_REPEATS}].")
 @click.option("--max-repeats", type=click.IntRange(min=1), default=None,
-              help=f"...and at most (until the 90 % interval is tight enough) [default: {protocol.MAX_REPEATS}].")
+              help="...and at most, for proposed mappers: executions go on until the 90 % interval is within "
+                   f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured "
+                   f"[default: {protocol.MAX_REPEATS}].")
 @click.option("--executions", "old_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --repeats.")
 @click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --max-repeats.")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
-              help=f"Minimum measured seconds per execution [default: the size's, at least {protocol.MIN_TIME_S:g}].")
+              help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
+                   f"least {protocol.MIN_TIME_S:g}].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take [default: 5x the run's best, at most the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
-              help="Interleaved rounds of the final measurement (the reference and every run's best, together).")
+              help="Executions of each mapper in the final measurement (the reference and every run's best "
+                   "measured together at --size), one per interleaved round.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where comparison folders are created.")
 @click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
@@ -946,7 +976,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record)
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/] Run the same command again to resume.")
-        raise click.exceptions.Abort() from None
+        raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
     table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
     for col in ("optimizer", "mean", "std", "worst", "median", "best", "failed evaluations"):
@@ -955,6 +985,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         table.add_row(name, *(f"{s[k]:.2f}" for k in ("mean", "std", "worst", "median", "best")),
                       f"{s['failed_share']:.0%} of {s['evaluations']}")
     console.print(table)
+    for title, text in summary.get("noise_warnings", []):
+        console.print(f"[yellow]{title}:[/] {escape(text)}")
     folder = Path(summary["folder"])
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")

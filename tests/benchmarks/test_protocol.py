@@ -98,20 +98,48 @@ def test_noise_warnings_say_what_was_measured_the_target_and_what_to_do():
     measurement gives none."""
     tight, wide = estimate([1.02, 0.97, 1.0]), estimate([1.0, 1.6, 0.7, 1.3, 0.9, 1.5, 0.8])
     assert not tight.noisy and wide.noisy and wide.half_width > protocol.NOISY_HALF_WIDTH > protocol.TARGET_HALF_WIDTH
-    assert protocol.noise_warnings({"": (tight, protocol.MIN_TIME_S)}, "a higher --max-repeats", "--min-time 0.5") == []
-    (noisy,) = protocol.noise_warnings({"": (wide, 1.0)}, "a higher --max-repeats", "--min-time 0.5")
+    assert protocol.noise_warnings({"": (tight, protocol.MIN_TIME_S)}, "a higher --max-repeats", 0.5) == []
+    (noisy,) = protocol.noise_warnings({"": (wide, 1.0)}, "a higher --max-repeats", 0.5)
     assert noisy[0] == "Noisy measurement"
     assert f"±{100 * wide.half_width:.0f} % after 7 executions (spread {100 * wide.spread:.0f} %)" in noisy[1]
     assert "target of ±5 %" in noisy[1] and "a higher --max-repeats" in noisy[1] and "--size" in noisy[1]
-    (short,) = protocol.noise_warnings({"": (tight, 0.061)}, "a higher --max-repeats", "--min-time 0.5")
+    (short,) = protocol.noise_warnings({"": (tight, 0.061)}, "a higher --max-repeats", 0.05)
     assert short == ("Short measurement", "0.061 s measured per execution, less than the protocol's minimum of 0.5 s, "
-                     "where timing noise weighs heavily; measure again with --min-time 0.5.")
+                     "where timing noise weighs heavily; measure again with a larger --size or --min-time 0.5.")
     # Several mappers: one line per kind, naming the mappers it concerns; an unknown time is not judged.
     lines = protocol.noise_warnings({"start": (wide, 0.2), "default": (tight, 0.3), "expert": (tight, None)},
-                                    "a higher --final-rounds", "--min-time 0.5")
+                                    "a higher --final-rounds", 0.5)
     assert [title for title, _ in lines] == ["Noisy measurement", "Short measurement"]
     assert "start ±" in lines[0][1] and "default" not in lines[0][1]
     assert lines[1][1].startswith("start 0.2 s, default 0.3 s measured per execution") and "expert" not in lines[1][1]
+
+
+def test_short_measurement_advice_asks_for_more_than_was_used():
+    """Executions calibrated to the default 0.5 s that measured less: the advice once said `--min-time 0.5`, the value
+    already in use. It asks for twice the target, and says that calibration fell short of it."""
+    tight = estimate([1.02, 0.97, 1.0])
+    ((title, text),) = protocol.noise_warnings({"": (tight, 0.31)}, "a higher --max-repeats", protocol.MIN_TIME_S)
+    assert title == "Short measurement" and "--min-time 0.5." not in text
+    assert text.endswith("(calibration aimed at 0.5 s and fell short of it); measure again with a larger --size or "
+                         "--min-time 1."), text
+    ((_, text),) = protocol.noise_warnings({"": (tight, 0.4)}, "more", 0.3)  # short of the protocol, not the target
+    assert "fell short" not in text and text.endswith("--min-time 0.6."), text
+
+
+def test_a_single_execution_is_said_to_have_no_spread_estimate():
+    """One execution gives an interval of zero width: it used to pass as a tight measurement (e.g. baselines
+    measured with --repeats 1); it is said to have no spread estimate instead, with the option that gives more."""
+    one = estimate([1.0])
+    assert not one.noisy  # the premise: its interval alone does not show it
+    ((title, text),) = protocol.noise_warnings({"": (one, 1.0)}, "a higher --repeats", 0.5)
+    assert title == "No spread estimate"
+    assert text == ("measured by a single execution, which gives no interval: how much of the figure is the machine's "
+                    "noise is unknown; measure again with a higher --repeats.")
+    lines = protocol.noise_warnings({"default": (one, 1.0), "expert": (one, 1.0),
+                                     "start": (estimate([1.0, 1.01]), 1.0)}, "a higher --final-rounds", 0.5)
+    assert lines == [("No spread estimate", "default, expert measured by a single execution each, which gives no "
+                      "interval: how much of the figure is the machine's noise is unknown; measure again with a "
+                      "higher --final-rounds.")]
 
 
 def test_measured_time_is_a_benchmarks_timed_loop():

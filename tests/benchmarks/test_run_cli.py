@@ -100,6 +100,9 @@ def test_run_expert_advice_says_which_file_to_edit(tmp_path, capsys, monkeypatch
     assert main(["run", "circuit", "--mapper", "expert", "--once", "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^suggestion: .*`[^`]+;`", out, re.M), out  # statements to try
+    # One execution: nothing shows how noisy it is, and the line says so.
+    assert re.search(r"^No spread estimate: measured by a single execution, .* measure again with no --once\.$", out,
+                     re.M), out
     where = re.search(r"^to apply it: the expert mapper is (\S+): copy it \(`cp (\S+) my\.dsl`\), edit the copy and "
                       r"run `mapperopt run circuit --mapper my\.dsl`\.$", out, re.M)
     assert where and where[1] == where[2], out

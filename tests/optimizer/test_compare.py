@@ -78,6 +78,16 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     assert (folder / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| optimizer | runs | mean |" in (folder / "table.md").read_text()
     assert "failed evaluations" in output and "at size ci on 1 CPU processor(s)" in output
+    # Its noise said as tune says it: the expert's first measurement (exactly --repeats: 1 execution) has no spread
+    # estimate, and executions shorter than the protocol's minimum in the final measurement are named.
+    flat = " ".join(output.split())
+    assert ("No spread estimate of the expert mapper's first measurement: expert measured by a single execution, "
+            "which gives no interval") in flat, output
+    assert summary["noise_warnings"] and all(f"{title}: {' '.join(text.split())}" in flat
+                                             for title, text in summary["noise_warnings"]), output
+    final = json.loads((folder / "final.json").read_text())
+    times = [m["time_s"] for g in final["groups"] for m in g["measured"].values() if m["time_s"] is not None]
+    assert ("Short measurement in the final measurement: " in flat) == (min(times) < 0.5), output
     assert "best" in output and "(this one)" in output  # the progress lines say which iteration is the best
     # OpenTuner's database is in its run folder
     assert (folder / "opentuner-1" / "opentuner.db").exists()

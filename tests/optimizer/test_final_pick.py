@@ -137,3 +137,53 @@ def test_the_default_start_against_the_default_mapper_is_the_same_mapping(tmp_pa
     # Another start program: the comparison is an ordinary one.
     line = next(l for l in printed(summary).splitlines() if l.startswith("Best (iter-1) vs default"))
     assert line == f"Best (iter-1) vs default: {protocol.compare(final['iter-1'], final['default']).describe()}."
+
+
+def test_the_final_table_gives_the_references_first_then_the_candidates_from_the_fastest(tmp_path, monkeypatch):
+    """The table followed the measurement's order (candidates as the loop ranked them, the start, the references),
+    which read as no order at all: it is stated in the title and kept."""
+    store, _ = slow_start_store(tmp_path, monkeypatch)
+    store.settings["baseline"] = "both"
+    FINAL["expert"] = 7.0
+    try:
+        summary = commands.final_comparison("circuit", store, rounds=3)
+    finally:
+        del FINAL["expert"]
+    out = printed(summary)
+    assert "the reference mappers first, then the candidates from the fastest" in " ".join(out.split())
+    rows = [line.split("│")[1].split()[0] for line in out.splitlines() if line.startswith("│")]
+    assert rows == ["expert", "default", "start", "iter-5", "iter-4", "iter-3"], out
+
+
+def test_the_verdict_agrees_with_the_final_comparison(tmp_path, monkeypatch):
+    """The iterations' table may keep a lucky early figure as its best; the verdict line says what the final
+    comparison found: whether any mapper beat the references, by how much, and whether it is significant."""
+    slower = {"iter-2": [9.0, 9.1, 9.0], "iter-1": [8.0, 8.1, 8.0], "default": [10.0, 10.1, 10.0],
+              "expert": [12.0, 12.2, 12.1]}
+    def final(name: str, measured: dict, rounds: int = 3) -> dict:
+        store = noisy_store(tmp_path / name, monkeypatch, measured)
+        store.settings["baseline"] = "both"
+        return commands.final_comparison("circuit", store, rounds=rounds)
+
+    summary = final("a", slower)
+    assert commands.verdict(summary) == (
+        f"Verdict: no mapper beat the references; the best (iter-2) measured "
+        f"{summary['vs']['expert']['ratio']:.2f}x the expert mapper (significant), "
+        f"{summary['vs']['default']['ratio']:.2f}x the default mapper (significant).")
+    between = {**slower, "iter-2": [11.0, 11.1, 11.0]}
+    summary = final("b", between)
+    line = commands.verdict(summary)
+    assert line.startswith("Verdict: iter-2 beat the default mapper; the best (iter-2) measured"), line
+    # Faster on paper but from noisy measurements: not a win; and the start against the default, with --start
+    # default, is the same mapping.
+    noisy = {**slower, "iter-2": [10.0, 16.0, 7.5, 15.5, 12.5], "expert": [6.0, 6.1, 6.0, 6.0, 6.1]}
+    summary = final("c", noisy, rounds=5)
+    assert summary["vs"]["expert"]["significant"] and summary["vs"]["expert"]["ratio"] > 1  # the premise
+    line = commands.verdict(summary)
+    assert line.startswith("Verdict: no mapper beat the references;")
+    assert "the expert mapper (significant, but noisy)" in line
+    same = {**slower, "iter-1": [11.0, 11.1, 11.0]}
+    summary = final("d", same)
+    assert summary["best"] == summary["start"] == "iter-1"
+    assert "the default mapper (the same mapping)" in commands.verdict(summary, default_start=True)
+    assert commands.verdict(summary, default_start=True).startswith("Verdict: no mapper beat the references;")

@@ -22,3 +22,20 @@ def test_compare_help_says_it_starts_from_a_random_program():
     text = _help(compare)
     assert "starting from a random program by default" in text and "`tune` starts from the default mapping" in text
     assert "[default: random]" in text
+
+
+def test_every_noise_knob_says_what_it_counts_and_at_which_size():
+    """--repeats, --max-repeats, --min-time and --final-rounds once said neither which mappers they measure nor at
+    which size: each names --size, and --final-rounds counts each mapper's executions in every command."""
+    from mapperopt.benchmarks.commands import run
+
+    for command in (run, tune, compare):
+        options = {opt: p.help for p in command.params for opt in getattr(p, "opts", ())}
+        for name in ("--repeats", "--min-time", "--final-rounds"):
+            if name in options:
+                assert "at --size" in options[name], (command.name, name, options[name])
+        assert "this many were measured" in options["--max-repeats"], command.name
+        if "--final-rounds" in options:
+            assert options["--final-rounds"].startswith("Executions of each mapper in the final"), command.name
+    assert "the reference mappers are measured with exactly this many" in _help(tune)
+    assert "the reference mapper's first measurement has exactly this many" in _help(compare)

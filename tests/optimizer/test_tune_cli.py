@@ -125,6 +125,14 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
     short = ", ".join(f"{n} {t:.2g} s" for n, t in times.items() if t < 0.5)
     assert (f"Short measurement: {short} measured per execution" in flat) if short else (
         "Short measurement: " not in flat), out
+    assert "--min-time 0.05." not in flat  # the advice never asks for the value in use
+    # The baselines, measured with exactly --repeats (1) execution: no spread estimate, said so.
+    assert ("No spread estimate of the baselines: default measured by a single execution, which gives no interval: "
+            "how much of the figure is the machine's noise is unknown; measure again with a higher --repeats."
+            ) in flat, out
+    # Last, the verdict of the final comparison (the iterations' table shows the loop's own figures).
+    assert flat.endswith(" ".join(commands.verdict(summary).split())), out
+    assert re.search(r"Verdict: (no mapper beat the references|iter-\d+ beat the default mapper); the best", flat)
 
 
 def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offline, capsys):
@@ -204,6 +212,7 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
     os.kill(proc.pid, signal.SIGINT)  # Ctrl-C during a later iteration (at once: a loaded machine is no race)
     out, _ = proc.communicate(timeout=180)  # seconds when idle (1.2 s measured)
     assert proc.returncode == 130 and "The same command continues" in out, out
+    assert not re.search(r"^aborted$", out, re.M), out  # said once: no bare `aborted` after the message
     # Outputs are rewritten after every iteration, not only at the end.
     assert (root / "history.csv").exists() and (root / "progress.png").exists() and (root / "best.dsl").exists()
     # While another process holds the folder (here this one), a second tune of it stops at once, naming it.
@@ -267,6 +276,7 @@ def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, 
     os.kill(proc.pid, signal.SIGINT)  # while the baselines are measured
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out
+    assert not re.search(r"^aborted$", out, re.M), out  # said once: no bare `aborted` after the message
     assert "Interrupted while setting up" in out and "The same command starts again." in " ".join(out.split())
     assert out.startswith("Describing circuit and the machine, measuring baselines...\n"), out  # piped: a line
     assert list(runs.glob("circuit/tune-*")) == []
