@@ -33,6 +33,35 @@ OPTIMIZERS = {
     "random": "mapperopt.optimizer.baselines:RandomSearch",
 }
 
+# optimizer -> (the pip extra that installs its optional packages, its packages as (import name, pip name))
+OPTIONAL_PACKAGES = {
+    "trace": ("llm", (("openai", "openai"), ("opto", "trace-opt"))),
+    "opentuner": ("baselines", (("opentuner", "opentuner"),)),
+    "optuna": ("baselines", (("optuna", "optuna"),)),
+}
+
+
+def require_packages(names: Sequence[str]) -> None:
+    """Checks that the optional packages of the optimizers `names` are installed, before any work is done.
+
+    Raises:
+        MapperoptError: one or more are missing; names each optimizer, its missing packages and the pip extra.
+    """
+    from importlib.util import find_spec
+
+    lines, extras = [], []
+    for name in dict.fromkeys(names):
+        extra, packages = OPTIONAL_PACKAGES.get(name, ("", ()))
+        missing = [pip for module, pip in packages if find_spec(module) is None]
+        if missing:
+            lines.append(f"the {name} optimizer needs the optional package{'s' * (len(missing) > 1)} "
+                         f"{' and '.join(repr(m) for m in missing)}, which {'is' if len(missing) == 1 else 'are'} "
+                         f"not installed (pip extra '{extra}')")
+            extras.append(extra)
+    if lines:
+        raise MapperoptError("; ".join(lines), hint=f"pip install 'mapperopt[{','.join(dict.fromkeys(extras))}]' (in "
+                                                    "the environment that runs mapperopt), or choose another optimizer")
+
 
 @dataclass(frozen=True)
 class Proposal:
@@ -222,5 +251,5 @@ def make_optimizer(name: str, **kwargs: Any) -> Optimizer:
     return getattr(importlib.import_module(module), cls)(**kwargs)
 
 
-__all__ = ["IterationRecord", "Optimizer", "Proposal", "OPTIMIZERS", "cache_key", "make_optimizer", "normalize_dsl",
-           "start_note"]
+__all__ = ["IterationRecord", "Optimizer", "Proposal", "OPTIMIZERS", "OPTIONAL_PACKAGES", "cache_key", "make_optimizer",
+           "normalize_dsl", "require_packages", "start_note"]

@@ -19,11 +19,11 @@ from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.commands import check_repeats, size_options, status as say_status
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.errors import MapperoptError
-from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer
+from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer, require_packages
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import BenchmarkEvaluator, measure_baselines, tune as run_loop
 from mapperopt.optimizer.store import TuneStore
-from mapperopt.optimizer.llm import ModelError, require_llm_extra
+from mapperopt.optimizer.llm import ModelError
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
@@ -257,8 +257,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             raise MapperoptError("the trace optimizer needs a language-model endpoint",
                                  hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (or --llm-base-url, "
                                       "--llm-model), or use --optimizer guided")
-        if optimizer == "trace":
-            require_llm_extra()
+        require_packages([optimizer])
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
@@ -282,8 +281,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if settings["optimizer"] == "trace" and not llm.configured:
             raise MapperoptError(f"{found} was tuned with the trace optimizer, which needs a language-model "
                                  "endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL again")
-        if settings["optimizer"] == "trace":
-            require_llm_extra()
+        require_packages([settings["optimizer"]])
         how = "--new starts afresh" if resume_dir is None else "the run's own settings apply"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
     else:

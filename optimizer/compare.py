@@ -57,7 +57,8 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.commands import check_repeats, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options
 from mapperopt.errors import MapperoptError
-from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl
+from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
+                                      require_packages)
 from mapperopt.optimizer.commands import FINAL_ROUNDS
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
@@ -209,6 +210,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if not optimizers:
         raise MapperoptError("no optimizer left to compare", hint="name at least one of guided, opentuner, optuna, "
                                                                    "random in --optimizers")
+    require_packages(optimizers)  # before any measurement: a run that cannot start would fail minutes later
     config = load_config(bench)
     reference = "expert" if config.expert else "default"
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
@@ -279,20 +281,22 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             serial = len(cores) == 1  # callbacks cannot cross to worker processes
             finals = _load_finals(folder, opts["final_rounds"])
             n = _next_final(folder, finals)
-            tasks: list[tuple[Callable, tuple, Any]] = []
+            tasks: list[tuple[str, Callable, tuple, Any]] = []
             for r in range(opts["repeats"]):
                 start = len(tasks)
-                tasks += [(_tune_run, (ctx, name, r, on_record if serial else None, say if serial else None), ())
+                tasks += [(f"tuning run {name}-{r + 1}", _tune_run,
+                           (ctx, name, r, on_record if serial else None, say if serial else None), ())
                           for name in optimizers]
                 done = [_outcome(folder, name, r, opts) for name in optimizers]
                 if not serial and opts.get("final", True) and not all(
                         o is not None and (o.best is None or _group_of(o, finals)) for o in done):
                     # the repeat's final measurement as soon as its runs are done, while later repeats tune
-                    tasks.append((_measure_runs, (ctx, [(name, r) for name in optimizers], opts["final_rounds"],
-                                                  f"final-{n}"), range(start, len(tasks))))
+                    tasks.append((f"final measurement final-{n}", _measure_runs,
+                                  (ctx, [(name, r) for name in optimizers], opts["final_rounds"], f"final-{n}"),
+                                  range(start, len(tasks))))
                     n += 1
             errors += _in_parallel(cores, tasks, say=say, on_done=lambda i, result: _record_group(
-                ctx, finals, result, errors, say) if tasks[i][0] is _measure_runs else None)
+                ctx, finals, result, errors, say) if tasks[i][1] is _measure_runs else None)
         outcomes = [_outcome(folder, name, r, opts) for name, r in jobs]
         missing = [f"{name}-{r + 1}" for (name, r), o in zip(jobs, outcomes) if o is None]
         if missing:
@@ -391,9 +395,10 @@ def _call_pinned(cores: list[int] | None, fn: Callable, args: tuple) -> Any:
         return fn(*args)
 
 
-def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tuple, Any]],
+def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable, tuple, Any]],
                  on_done: Callable[[int, Any], Any] | None = None, say: Callable = print) -> list[str]:
-    """Runs `tasks` ((function, arguments, indices of the tasks it needs finished first)), each pinned to one free
+    """Runs `tasks` ((label naming it in errors, function, arguments, indices of the tasks it needs finished
+    first)), each pinned to one free
     group of `cores`, the first ready one first: in this process for one group, else in as many worker processes.
     `on_done(index, result)` runs here as each one ends; a task whose needs failed is not run.
 
@@ -417,11 +422,12 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tupl
 
     def ready() -> int | None:
         for i in list(queue):
-            needs = set(tasks[i][2])
+            needs = set(tasks[i][3])
             if needs & failed:
                 queue.remove(i)
                 failed.add(i)
-                errors.append(f"task {i + 1} not run: a task it needs failed")
+                errors.append(f"{tasks[i][0]} not run: {', '.join(tasks[n][0] for n in sorted(needs & failed))} "
+                              "failed")
             elif needs <= ok:
                 queue.remove(i)
                 return i
@@ -429,11 +435,11 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tupl
 
     if len(cores) == 1:
         while (i := ready()) is not None:
-            fn, args, _ = tasks[i]
+            label, fn, args, _ = tasks[i]
             try:
                 result = _call_pinned(cores[0], fn, args)
             except MapperoptError as e:
-                finished(i, error=f"task {i + 1}: {e}")
+                finished(i, error=f"{label}: {e}")
                 continue
             finished(i, result)
         return errors
@@ -448,7 +454,7 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tupl
         while queue or running:
             while free and (i := ready()) is not None:
                 group = free.pop(0)
-                fn, args, _ = tasks[i]
+                _, fn, args, _ = tasks[i]
                 running[pool.submit(_call_pinned, group, fn, args)] = (i, group)
             if not running:
                 break
@@ -459,7 +465,7 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[Callable, tupl
                 try:
                     result = future.result()
                 except Exception as e:  # noqa: BLE001 - one failed job does not stop the others
-                    finished(i, error=f"task {i + 1}: {type(e).__name__}: {e}")
+                    finished(i, error=f"{tasks[i][0]}: {type(e).__name__}: {e}")
                     continue
                 finished(i, result)
     finally:
@@ -671,8 +677,9 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
     repeats = sorted({o.repeat for o in todo})
     n = min(len(ctx["cores"]), len(repeats))
     first = _next_final(folder, stored)
-    tasks = [(_measure_runs, (ctx, [(o.optimizer, o.repeat - 1) for o in todo if repeats.index(o.repeat) % n == g],
-                              rounds, f"final-{first + g}"), ()) for g in range(n)]
+    tasks = [(f"final measurement final-{first + g}", _measure_runs,
+              (ctx, [(o.optimizer, o.repeat - 1) for o in todo if repeats.index(o.repeat) % n == g], rounds,
+               f"final-{first + g}"), ()) for g in range(n)]
     errors += _in_parallel(ctx["cores"], tasks, say=say,
                            on_done=lambda i, result: _record_group(ctx, stored, result, errors, say))
     return stored

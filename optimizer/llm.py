@@ -41,22 +41,6 @@ MAX_BACKOFF_S = 30.0  # ...up to this
 RETRIED_STATUS = (408, 409, 429)  # and every 5xx
 DEFAULT_MODEL = "gpt-4o"
 PLACEHOLDER_KEY = "not-needed"
-LLM_EXTRA = "pip install 'mapperopt[llm]'"  # what installs the packages only the language-model optimizers need
-
-
-def require_llm_extra() -> None:
-    """Checks that the language-model packages (the `llm` extra: openai, trace-opt) are installed.
-
-    Raises:
-        MapperoptError: one is missing; the hint says how to install them.
-    """
-    from importlib.util import find_spec
-
-    missing = [name for name, module in (("openai", "openai"), ("trace-opt", "opto")) if find_spec(module) is None]
-    if missing:
-        raise MapperoptError(f"the trace optimizer needs {' and '.join(missing)}, which are not installed",
-                             hint=f"{LLM_EXTRA} (in the environment that runs mapperopt), or use --optimizer "
-                                  "guided, which needs no language model")
 
 
 @dataclass(frozen=True)

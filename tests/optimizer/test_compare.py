@@ -243,3 +243,35 @@ def test_shared_evaluations_skip_the_unread_profile_and_keep_timeouts_on_a_dedic
     assert result.stage == "timeout" and len(result.attempts) == 1 and result.settings["retried"] == 0
     result, reused = evaluate("slow-again", **slow)
     assert reused and result.stage == "timeout"
+
+
+def test_missing_optional_packages_are_named_before_any_work(tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "optuna" else real(name, *a))
+    args = ["compare", "circuit", "--optimizers", "guided,random,optuna", "--iters", "3", "--runs", "1",
+            "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 1
+    out = capsys.readouterr()
+    assert "the optuna optimizer needs the optional package 'optuna'" in out.err
+    assert "pip install 'mapperopt[baselines]'" in out.err
+    assert not (tmp_path / "runs").exists() and "Comparison folder" not in out.out  # nothing was measured
+
+
+def test_a_failed_job_is_named_by_its_run(tmp_path, monkeypatch, capsys):
+    # A package found but failing to import (a broken installation) passes the check up front: the run that
+    # needs it fails, and the error names that run, not a task number.
+    import sys
+
+    from mapperopt.optimizer import compare
+
+    monkeypatch.setattr(compare, "require_packages", lambda names: None)
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    args = ["compare", "circuit", "--size", "ci", "--iters", "1", "--runs", "1", "--optimizers", "random,optuna",
+            "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "1",
+            "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "1 job(s) of" in err and "failed: tuning run optuna-1: the optuna optimizer needs" in err, err
+    assert "task " not in err

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="re
 PARENT = """
 import time
 from mapperopt.optimizer.compare import _in_parallel
-_in_parallel([None, None], [(time.sleep, (120,), ()), (time.sleep, (120,), ())])
+_in_parallel([None, None], [("a", time.sleep, (120,), ()), ("b", time.sleep, (120,), ())])
 """
 
 

@@ -190,7 +190,7 @@ def test_trace_without_the_llm_extra_says_how_to_install_it(tmp_path, monkeypatc
     monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
     assert main(tune_args(tmp_path / "runs", "--iters", "1", "--optimizer", "trace")) == 1
     err = capsys.readouterr().err
-    assert "needs trace-opt" in err and "pip install 'mapperopt[llm]'" in err
+    assert "the trace optimizer needs the optional package 'trace-opt'" in err and "pip install 'mapperopt[llm]'" in err
     assert not (tmp_path / "runs").exists()  # nothing was measured before the check
 
 
