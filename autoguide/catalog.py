@@ -39,6 +39,12 @@ PERFORMANCE_FIELDS = {
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
+# Texts for a user's program whose output fails its own verification (application file or --verify-* options):
+# `suggest` after a DSL mapper ran, `suggest_no_mapper` after Legion's default mapper (or the program's own).
+APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout"),
+                     "suggest_no_mapper": ("where", "stdout")}
+# The suggestion for a failure no rule matches when no DSL mapper ran: no mapper change can be the cause.
+NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "category", "specific", "execution",
              "explain", "suggest", "edits", "context"}
 
@@ -115,6 +121,7 @@ class Catalog:
         generic: texts for a failure no rule matches (`explain`, `suggest`).
         application: texts for a wrong result that Legion's default mapper gives too, keyed as in
             `APPLICATION_FIELDS`; empty for a catalog without them (the packaged texts are used).
+        app_verify, no_mapper: likewise, keyed as in `APP_VERIFY_FIELDS` and `NO_MAPPER_FIELDS`.
     """
 
     rules: tuple[Rule, ...]
@@ -122,6 +129,8 @@ class Catalog:
     performance: dict[str, str]
     generic: dict[str, str]
     application: dict[str, str] = field(default_factory=dict)
+    app_verify: dict[str, str] = field(default_factory=dict)
+    no_mapper: dict[str, str] = field(default_factory=dict)
 
     def rule(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -276,8 +285,12 @@ def _parse(text: str, name: str) -> Catalog:
     performance = {str(k): str(v).strip() for k, v in (data.get("performance") or {}).items()}
     generic = {str(k): str(v).strip() for k, v in (data.get("generic") or {}).items()}
     application = {str(k): str(v).strip() for k, v in (data.get("application") or {}).items()}
+    app_verify = {str(k): str(v).strip() for k, v in (data.get("app_verify") or {}).items()}
+    no_mapper = {str(k): str(v).strip() for k, v in (data.get("no_mapper") or {}).items()}
     for section, texts, fields in (("generic", generic, GENERIC_FIELDS), ("performance", performance, PERFORMANCE_FIELDS),
-                                   ("application", application, APPLICATION_FIELDS)):
+                                   ("application", application, APPLICATION_FIELDS),
+                                   ("app_verify", app_verify, APP_VERIFY_FIELDS), ("no_mapper", no_mapper,
+                                                                                   NO_MAPPER_FIELDS)):
         for key, allowed in fields.items():
             if section != "generic" and not texts:
                 break  # a catalog without these texts serves failures only; the packaged ones are used
@@ -289,4 +302,4 @@ def _parse(text: str, name: str) -> Catalog:
                 raise MapperoptError(f"{name}: {section}.{key}: bad template ({exc})") from None
             if unknown:
                 raise MapperoptError(f"{name}: {section}.{key} uses {sorted(unknown)}; it may use {list(allowed)}")
-    return Catalog(tuple(rules), noise, performance, generic, application)
+    return Catalog(tuple(rules), noise, performance, generic, application, app_verify, no_mapper)

@@ -17,6 +17,7 @@ import shlex
 import string
 from collections import defaultdict
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mapperopt.autoguide import capacity
@@ -113,7 +114,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
     raw = X.trim(picked)
     if match is None:
         explanation = _text(catalog.generic["explain"], context)
-        suggestion = _text(catalog.generic["suggest"], context)
+        no_mapper = result.dsl is None and (catalog.no_mapper or load_catalog().no_mapper)
+        suggestion = _text(no_mapper["suggest"] if no_mapper else catalog.generic["suggest"], context)
         category, rule, edits = "unknown", "generic", ()
     else:
         explanation = _text(match.rule.explain, match.fields)
@@ -402,6 +404,15 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     if result.ok and result.throughput is not None:
         return _performance(result, level, best, baselines or {}, catalog)
     fb = _failure(result, level, catalog)
+    settings = result.settings or {}
+    if result.stage == "verify" and "app_file" in settings:  # a user's program failed its own verification
+        texts = catalog.app_verify or load_catalog().app_verify
+        stdout = Path(result.run_dir or ".") / result.attempts[-1].stdout if result.attempts else "(not kept)"
+        fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": str(stdout),
+                  "where": settings["app_file"] or "the --verify-pattern, --verify-cmd or --reference option"}
+        fb = _at_level(Feedback(result.status, result.stage, "verification", _text(texts["explain"], fields),
+                                _text(texts["suggest" if result.dsl is not None else "suggest_no_mapper"], fields),
+                                (), fb.raw_excerpt, "verification-app-check"), level)
     verdict = (result.settings or {}).get("default_mapper") or {}
     if result.stage == "verify" and verdict.get("stage") == "verify":
         texts = catalog.application or load_catalog().application

@@ -41,7 +41,7 @@ _TOP_KEYS = {"app", "executable", "args", "sizes", "metric", "verify", "keep_app
 @dataclass(frozen=True)
 class Metric:
     """The figure of merit. `regex` None: the wall time of the execution (seconds, lower is better). Otherwise the
-    first group (or the whole match) of the last match of `regex` in the standard output, a number in `unit`."""
+    first group of the last match of `regex` in the standard output, a number in `unit`."""
 
     regex: str | None = None
     unit: str = "s"
@@ -161,13 +161,17 @@ def _metric(data, where: str) -> Metric:
 
 
 def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = "--metric") -> Metric:
-    """A `Metric`, checking that `regex` compiles. Raises MapperoptError naming `where`."""
+    """A `Metric`, checking that `regex` compiles and has a group (the number). Raises MapperoptError naming
+    `where`."""
     if regex is None:
         return Metric(unit=unit or "s", higher_is_better=higher)
     try:
-        re.compile(regex)
+        groups = re.compile(regex).groups
     except re.error as exc:
         raise MapperoptError(f"{where}: the metric regex {regex!r} is invalid: {exc}") from None
+    if not groups:  # the whole match ("ELAPSED 12.5 ms") is rarely a number alone
+        raise MapperoptError(f"{where}: the metric regex {regex!r} has no group: mapperopt reads the number from its "
+                             "first group", hint="put parentheses around the number, e.g. 'ELAPSED ([0-9.]+) ms'")
     return Metric(regex, unit or "", higher)
 
 
@@ -355,7 +359,7 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
         matches = list(re.finditer(app.metric.regex, stdout, re.MULTILINE))
         if not matches:
             return None, f"the metric /{app.metric.regex}/ does not occur in the output"
-        text = matches[-1].group(1) if matches[-1].groups() else matches[-1].group(0)
+        text = matches[-1].group(1) or ""  # an optional group that took part in no match
         try:
             value = float(text)
         except ValueError:

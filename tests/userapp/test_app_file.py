@@ -58,6 +58,8 @@ keep_app_mapper: true
     ("executable: ./missing\n", ["missing", "does not exist"]),
     ("executable: ./myapp\nsizes: {ci: {cpu: 2}}\n", ["size 'ci'", "unknown keys", "cpu"]),
     ("executable: ./myapp\nmetric: {regex: '(unclosed'}\n", ["metric regex", "invalid"]),
+    ("executable: ./myapp\nmetric: {regex: 'ELAPSED [0-9.]+ ms'}\n", ["mapperopt.yaml", "metric regex", "no group",
+                                                                   "parentheses"]),
     ("executable: ./myapp\nmetric: {regex: 'x', better: faster}\n", ["better", "faster"]),
     ("executable: ./myapp\nverify: {reference: nothere.txt}\n", ["reference output", "nothere.txt"]),
     ("executable: ./myapp\nverify: {patern: x}\n", ["verify", "pattern"]),

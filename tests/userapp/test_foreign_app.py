@@ -197,3 +197,23 @@ def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_progr
     result = run_benchmark(load_app_file(path), "default", out_dir=tmp_path / "run")
     assert result.ok, result.reason
     assert f"`mapperopt run --app {path} --mapper my.dsl --profile`" in explain(result).suggestion
+
+
+def test_a_verify_pattern_typo_points_at_the_file_and_the_output_not_at_a_mapper(tmp_path, foreign_exe, capsys):
+    path = app_file(tmp_path, foreign_exe)
+    path.write_text(path.read_text().replace("checksum [0-9.]+ OK", "checksum [0-9.]+ KO"))
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    for args, blamed in (([], False), (["--mapper", str(mapper)], True)):
+        out_dir = tmp_path / f"run{len(args)}"
+        capsys.readouterr()
+        assert main(["run", "--app", str(path), "--out", str(out_dir), *args]) == 1
+        printed = " ".join(capsys.readouterr().out.split())
+        feedback = json.loads((out_dir / "feedback.json").read_text())
+        assert feedback["stage"] == "verify" and feedback["category"] == "verification"
+        assert f"the verification that {path} gives" in feedback["explanation"]
+        assert "no rule" not in feedback["explanation"]  # nor an excerpt "above" that the run does not show
+        assert str(out_dir / "stdout.txt") in feedback["suggestion"] and str(path) in feedback["suggestion"]
+        assert ("undo the most recent change to the mapper" in feedback["suggestion"]) == blamed
+        assert ("No DSL mapper ran" in feedback["suggestion"]) == (not blamed)
+        assert f"suggestion: {feedback['suggestion'][:30]}" in printed  # the run prints it
