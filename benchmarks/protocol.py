@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}  # a user's metric in seconds
 MIN_TIME_S = 0.5          # measured seconds per execution at least, at every size a user tunes or compares at
 MIN_REPEATS = 3           # executions per mapper at least
 MAX_REPEATS = 7           # ...and at most (the adaptive R stops here even if the interval is still wide)
@@ -178,15 +179,25 @@ def values_of(result: Any) -> list[float]:
 
 
 def measured_time(result: Any) -> float | None:
-    """The median measured seconds per execution of a `RunResult` (or its JSON) of a benchmark: its timed loop's;
-    None for a failed run or a user's program (no timed loop: its time is the whole execution's)."""
+    """The median measured seconds per execution of a `RunResult` (or its JSON): a benchmark's timed loop's; a user's
+    program's metric, when its unit is a time (`TIME_UNITS`; the wall time: "s"); None for a failed run or another
+    metric."""
     data = result if isinstance(result, dict) else result.to_json()
-    ok = data.get("status") == "ok" and (data.get("settings") or {}).get("iterations_flag")
-    return data.get("time_s") if ok else None
+    settings = data.get("settings") or {}
+    if data.get("status") != "ok":
+        return None
+    if settings.get("iterations_flag"):
+        return data.get("time_s")
+    scale = TIME_UNITS.get((data.get("unit") or "").removeprefix("1/"))
+    if "app_file" not in settings or scale is None:
+        return None
+    n = settings.get("measured_runs", 0)
+    metrics = [a["result"]["metric"] for a in data.get("attempts") or [] if a.get("exit_code") == 0 and a.get("result")]
+    return statistics.median(metrics[-n:]) * scale if n and metrics else None
 
 
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
-                   min_time_s: float) -> list[tuple[str, str]]:
+                   min_time_s: float, calibrated: bool = True) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
@@ -199,6 +210,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         more: what gives more executions, e.g. "a higher --max-repeats".
         min_time_s: the measured seconds per execution that calibration aimed at (--min-time; 0: none). The advice
             asks for twice that (at least `MIN_TIME_S`), and says so when the executions fell short of it.
+        calibrated: False for a user's program, whose arguments alone fix the work of an execution (no --min-time).
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
@@ -222,14 +234,16 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
     if short:
         # Calibration scales the iteration count from a shorter execution and later executions vary: it can
         # undershoot its target.
-        under = [t for t in short.values() if t < min_time_s]
+        under = [t for t in short.values() if t < min_time_s] if calibrated else []
         out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} measured "
                                          f"per execution, less than the protocol's minimum of {MIN_TIME_S:g} s, "
                                          "where timing noise weighs heavily"
                                          + (f" (calibration aimed at {min_time_s:g} s and fell short of it)"
                                             if under else "")
-                                         + f"; measure again with a larger --size or --min-time "
-                                           f"{max(2 * min_time_s, MIN_TIME_S):g}."))
+                                         + (f"; measure again with a larger --size or --min-time "
+                                            f"{max(2 * min_time_s, MIN_TIME_S):g}." if calibrated else
+                                            "; give each execution more work (a larger --size, or other arguments "
+                                            "in the application file) and measure again.")))
     return out
 
 
@@ -320,6 +334,6 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
             for name in mappers}
 
 
-__all__ = ["CONFIDENCE", "Comparison", "Estimate", "MAX_REPEATS", "MIN_REPEATS", "MIN_TIME_S", "Measured",
+__all__ = ["TIME_UNITS", "CONFIDENCE", "Comparison", "Estimate", "MAX_REPEATS", "MIN_REPEATS", "MIN_TIME_S", "Measured",
            "NOISY_HALF_WIDTH", "TARGET_HALF_WIDTH", "compare", "enough", "estimate", "measure_together",
            "measured_time", "noise_warnings", "trimmed_mean", "values_of"]

@@ -308,9 +308,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iterations with {opt.describe()}.")
     console.print(f"Each mapper: {settings['repeats']}-{settings.get('max_repeats', settings['repeats'])} "
-                  f"executions of at least {settings.get('min_time_s', 0):g} s measured"
-                  + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
-                     if settings.get("iterations") else "") + ", trimmed mean.")
+                  + ("executions measured, not calibrated (the program's arguments fix the work of an execution)"
+                     if "app_file" in settings else
+                     f"executions of at least {settings.get('min_time_s', 0):g} s measured"
+                     + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
+                        if settings.get("iterations") else "")) + ", trimmed mean.")
     _print_baselines(console, store.root, settings)
     console.print(f"Folder: {store.root}")
     unit = next((r.unit for r in store.records if r.unit), "")
@@ -364,7 +366,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     finally:
         status.stop()
         store.unlock()
-    _print_summary(console, summary, unit, default_start=settings["start"] == "default")
+    _print_summary(console, summary, unit, default_start=settings["start"] == "default",
+                   calibrated="app_file" not in settings)
     console.print(f"Best mapper: iteration {summary['best_iter']}, the final comparison's pick "
                   f"({store.root / 'best.dsl'}):")
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
@@ -440,7 +443,8 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
         console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
     measured = {name: (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
                 for name, r in results.items()}
-    for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0):
+    for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
+                                               calibrated="app_file" not in settings):
         console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
 
 
@@ -485,11 +489,12 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
 
-def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False) -> None:
+def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
+                   calibrated: bool = True) -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
-    significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`), and, with
-    `default_start` (the start program is Legion's default mapper in the DSL), that the start and the default
-    mapper are the same mapping."""
+    significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
+    for a user's program), and, with `default_start` (the start program is Legion's default mapper in the DSL), that
+    the start and the default mapper are the same mapping."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -518,7 +523,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                  if m["estimate"]}
     for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
-                                               summary.get("min_time_s", protocol.MIN_TIME_S)):
+                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):

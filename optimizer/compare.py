@@ -554,7 +554,8 @@ def _reference(bench: str | UserApp, name: str, folder: Path, evaluator: Benchma
     if path.exists():
         data = json.loads(path.read_text())
         return data["throughput"], data["iterations"], data.get("wall_s")
-    say(f"Measuring the {name} mapper (it also calibrates the iteration count)...")
+    say(f"Measuring the {name} mapper" + ("..." if isinstance(bench, UserApp) else
+                                           " (it also calibrates the iteration count)..."))
     measured, failed, iterations = measure(bench, [name], evaluator, folder)
     if name not in measured:
         raise MapperoptError(f"the {name} mapper of {bench} could not be measured: {failed.get(name)}",
@@ -691,6 +692,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     the curves divide by it), then the final measurement's reference (per group) and each run's best program (named
     by its run)."""
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
+    calibrated = not isinstance(ctx["bench"], UserApp)
     out = []
     first = folder / f"baseline-{reference}" / "result.json"
     if first.exists():
@@ -698,14 +700,14 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
         if protocol.values_of(result):
             measured = {reference: (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of the {reference} mapper's first measurement", text]
-                    for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time)]
+                    for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time, calibrated)]
     final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
              for g in groups}
     final.update({o.folder.name: _group_of(o, finals)["measured"][_program(o.best)] for o in outcomes if o.best})
     measured = {name: (protocol.Estimate.from_json(m["estimate"]), m.get("time_s"))
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
-            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time)]
+            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated)]
     return out
 
 
@@ -775,7 +777,9 @@ def describe(summary: dict) -> list[str]:
              + (f", {summary['jobs']} runs at a time, each on its own {summary['cores_per_job']} "
                 f"core{'s' if summary['cores_per_job'] != 1 else ''}"
                 if summary.get("jobs", 1) > 1 else "") + ".",
-             f"Each evaluation: {executions} of at least {s.get('min_time_s', '?')} s measured, trimmed mean. A "
+             f"Each evaluation: {executions} "
+             + ("measured, not calibrated (the program's arguments fix the work of an execution)" if "app" in s else
+                f"of at least {s.get('min_time_s', '?')} s measured") + ", trimmed mean. A "
              "candidate becomes a run's best only when it is faster than the best so far beyond the noise (one that "
              "only looks faster is measured again together with the best).",
              (f"Score of a run: its best program's throughput / the {reference} mapper's "

@@ -142,8 +142,18 @@ def test_a_single_execution_is_said_to_have_no_spread_estimate():
                       "higher --final-rounds.")]
 
 
-def test_measured_time_is_a_benchmarks_timed_loop():
+def test_measured_time_is_a_benchmarks_timed_loop_or_a_users_time_metric():
     run = {"status": "ok", "time_s": 0.07, "settings": {"iterations_flag": "-l"}}
     assert protocol.measured_time(run) == 0.07
-    assert protocol.measured_time({**run, "settings": {"iterations_flag": ""}}) is None  # a user's program
     assert protocol.measured_time({**run, "status": "failed"}) is None
+    # A user's program: the median of its measured executions' metric, in seconds, when the metric is a time
+    attempts = [{"exit_code": 0, "result": {"metric": m}} for m in (900.0, 50.0, 370.0, 120.0)]  # the first not measured
+    user = {"status": "ok", "time_s": 1.5, "unit": "1/ms", "attempts": attempts,
+            "settings": {"iterations_flag": "", "app_file": "mapperopt.yaml", "measured_runs": 3}}
+    assert protocol.measured_time(user) == pytest.approx(0.12)
+    assert protocol.measured_time({**user, "unit": "1/s"}) == pytest.approx(120.0)  # the wall time
+    assert protocol.measured_time({**user, "unit": "GB/s"}) is None  # not a time
+    (title, text), = protocol.noise_warnings({"": (protocol.estimate([1.0, 1.1, 1.05]), 0.12)}, "more", 0.5,
+                                             calibrated=False)
+    assert title == "Short measurement" and "0.12 s measured per execution" in text
+    assert "--min-time" not in text and "calibration" not in text and "application file" in text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mapperopt.benchmarks import build_app, describe_app, load_config
+from mapperopt.benchmarks import build_app, describe_app, load_config, protocol
 from mapperopt.benchmarks.userapp import app_from_command, discover
 from mapperopt.cli import main
 
@@ -90,7 +90,14 @@ def test_compared_as_unknown_app(tmp_path, capsys):
             assert run["normalized"] == pytest.approx(run["final_throughput"] / reference)
         settings = json.loads((folder / run["folder"] / "settings.json").read_text())
         assert set(settings["baselines"]) == {"default"} and settings["search_layouts"] is False
-    assert "default mapper's" in (folder / "table.md").read_text()
+    table = (folder / "table.md").read_text()
+    assert "default mapper's" in table
+    # No calibration for a user's program, said so; its metric is the wall time: a short one is warned of
+    assert "Each evaluation: 1 execution measured, not calibrated" in table and "of at least" not in table
+    assert "Measuring the default mapper..." in out and "calibrates" not in out
+    wall = protocol.measured_time(json.loads((folder / "baseline-default" / "result.json").read_text()))
+    assert wall is not None and (wall < protocol.MIN_TIME_S) == any(
+        title == "Short measurement of the default mapper's first measurement" for title, _ in summary["noise_warnings"])
 
 
 def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, capsys):
@@ -109,5 +116,9 @@ def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, c
     assert "-ll:cpu 2" in (root / "iter-001" / "command.txt").read_text()
     summary = json.loads((root / "summary.json").read_text())
     assert "default" in summary["measured"] and "expert" not in summary["measured"]
-    assert settings["search_layouts"] is False and "Layouts are not searched" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert settings["search_layouts"] is False and "Layouts are not searched" in out
+    assert "Each mapper: 1-1 executions measured, not calibrated" in out and "of at least" not in out
+    wall = protocol.measured_time(json.loads((root / "baseline-default" / "result.json").read_text()))
+    assert wall is not None and (wall < protocol.MIN_TIME_S) == ("Short measurement of the baselines" in out)
     assert "Layout" not in (root / "best.dsl").read_text()
