@@ -626,7 +626,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
 
 
 def app_option(command):
-    """`--app FILE|'CMD ARGS'`: a user's program instead of a benchmark name (check, explain)."""
+    """`--app FILE|'CMD ARGS'`: a user's program instead of a benchmark name (check, explain, compile)."""
     import click
 
     return click.option("--app", "app_spec", metavar="FILE|'CMD ARGS'", default=None,

@@ -55,10 +55,10 @@ def record_path(text: str, file: str, bench: str | None, machine_spec: str | Non
     return toolchain.cache_dir() / legion.key / "compiles" / f"{h.hexdigest()[:32]}.json"
 
 
-def machine_text(bench: str, size: str = "ci", app_args: tuple[str, ...] = ()) -> str:
-    """The machine a compile with --bench and without --machine is checked against, as it goes into the record's
-    key: this machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it (the probe `check` uses, cached),
-    as JSON text. Raises MapperoptError when it cannot be probed."""
+def machine_text(bench, size: str = "ci", app_args: tuple[str, ...] = ()) -> str:
+    """The machine a compile with --bench (`bench`: its name) or --app (a `UserApp`) and without --machine is checked
+    against, as it goes into the record's key: this machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it
+    (the probe `check` uses, cached), as JSON text. Raises MapperoptError when it cannot be probed."""
     from mapperopt.probe import run_probe_json
 
     return json.dumps(run_probe_json(bench, size, app_args), sort_keys=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from mapperopt.benchmarks.userapp import app_option
 from mapperopt.compiler.cached import machine_text, record_path
 from mapperopt.errors import MapperoptError
 
@@ -47,43 +48,45 @@ def _compile(text: str, file: str, app, machine, note: str | None) -> tuple[str,
 @click.option("--emit-cpp", type=click.Path(dir_okay=False), default=None, help="Write the generated C++ here.")
 @click.option("--bench", metavar="NAME", default=None,
               help="Check names and launches against this benchmark, on this machine as `run` sees it.")
+@app_option
 @click.option("--machine", "machine_spec", metavar="NODESxGPUS[xCPUS]", default=None,
               help="Check against a hypothetical machine instead, e.g. 1x4.")
 @click.option("--size", default=None, metavar="SIZE",
-              help="With --bench: check against the launch domains of a run at this size [default: ci].")
+              help="With --bench or --app: check against the launch domains of a run at this size [default: ci].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
-def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
+def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app_args):
     """Compile a DSL mapper to a shared library that applications load with `-mapper PATH.so`.
 
     Prints the library's path. The same file is compiled once; later calls return the cached library. Warnings go
     to stderr; errors exit with status 1. With --bench, the launch domains checked are those of `mapperopt run
     BENCH --size SIZE -- APP_ARGS` (APP_ARGS: the run's own flags after `--`, e.g. `-- -p 8`), on this machine as
-    that run sees it (probed with Legion, as `check` does) unless --machine describes another.
+    that run sees it (probed with Legion, as `check` does) unless --machine describes another. With --app, your own
+    program takes the place of the benchmark, as in `check --app`.
     """
     from mapperopt.descriptions import MachineDescription, parse_machine_spec
     from mapperopt.dsl.commands import check_run_args, load_app, sized_app, unchecked_note
 
-    check_run_args(bench, None, app_args, size, has_app=False)
+    check_run_args(bench, app_spec, app_args, size)
     try:
         text = Path(file).read_text()
     except OSError as exc:
         raise MapperoptError(f"cannot read '{file}': {exc.strerror}") from None
-    app, described = None, ""
-    if bench and (size not in (None, "ci") or app_args):  # the application describes that run itself
-        app = sized_app(bench, None, size or "ci", app_args)[1]
+    app, described, target = None, "", bench
+    if app_spec or (bench and (size not in (None, "ci") or app_args)):  # the application describes that run itself
+        target, app, _ = sized_app(bench, app_spec, size or "ci", app_args)
         described = json.dumps(app.to_json(), sort_keys=True)
     # With --bench and without --machine, the machine is the one `check` probes; its description is part of the
     # record's key, so the record answers only on that machine (cached.answer probes it the same way).
     machine, probed, probe_error = None, "", None
     if machine_spec:
         machine = parse_machine_spec(machine_spec)
-    elif bench:
+    elif target:
         try:
-            probed = machine_text(bench, size or "ci", tuple(app_args))
+            probed = machine_text(target, size or "ci", tuple(app_args))
             machine = MachineDescription.from_json(json.loads(probed))
         except MapperoptError as exc:
             probe_error = exc
-    record = record_path(text, file, bench, machine_spec, described, probed)
+    record = record_path(text, file, None if app_spec else bench, machine_spec, described, probed)
     try:
         so_path, cpp_path, messages = json.loads(record.read_text())
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
@@ -92,7 +95,7 @@ def compile_cmd(file, output, emit_cpp, bench, machine_spec, size, app_args):
         if bench and app is None:  # the stored description of size ci, read only when compiling
             app = load_app(bench)
         so_path, cpp_path, messages = _compile(text, file, app, machine,
-                                               unchecked_note(bench, machine_spec, probe_error))
+                                               unchecked_note(target, machine_spec, probe_error))
         record.parent.mkdir(parents=True, exist_ok=True)
         tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps([so_path, cpp_path, messages]))

@@ -104,11 +104,12 @@ def unprobed(exc: MapperoptError) -> str:
 
 def unchecked_note(bench: str | None, machine_spec: str | None, probe_error: MapperoptError | None = None
                    ) -> str | None:
-    """A note naming what a compile could not check, or None: names without --bench; the mapping functions at every
-    launch point without --bench and --machine, or when this machine could not be probed (`probe_error`)."""
+    """A note naming what a compile could not check, or None: names without a program (`bench`: --bench or --app);
+    the mapping functions at every launch point without one and --machine, or when this machine could not be probed
+    (`probe_error`)."""
     missing = []
     if not bench:
-        missing.append("task and region names (give --bench NAME)")
+        missing.append("task and region names (give --bench NAME, or --app for your own program)")
     if probe_error is not None:
         missing.append(unprobed(probe_error))
     elif not bench and not machine_spec:
@@ -127,13 +128,11 @@ def run_machine(bench, size: str, app_args: tuple[str, ...]) -> MachineDescripti
     return MachineDescription.from_json(run_probe_json(bench, size, app_args))
 
 
-def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
-                   has_app: bool = True) -> None:
+def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None) -> None:
     """Refuses flags after `--` without a benchmark to pass them to, and --size without a program to size (check,
-    explain, and compile, which has no --app: `has_app` False)."""
+    explain, compile)."""
     if size and not bench and not app_spec:
-        raise MapperoptError(f"--size {size} needs --bench NAME{' or --app' if has_app else ''}: the size of which "
-                             "program?")
+        raise MapperoptError(f"--size {size} needs --bench NAME or --app: the size of which program?")
     if app_args and (not bench or app_spec):
         raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a benchmark run's "
                              "and need --bench NAME (a program's own arguments go in --app)",

@@ -137,6 +137,24 @@ def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
     assert points == {("Initialize Nodes", (0,), 0), ("Initialize Nodes", (1,), 1)}  # discovered domain: 2 pieces
 
 
+def test_compile_checks_against_the_program_as_check_does(tmp_path, foreign_exe, capsys):
+    path = app_file(tmp_path, foreign_exe)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text('Task "Initialise Nodes" CPU;\n')
+    assert main(["compile", str(mapper)]) == 0  # without a program the names are not checked, and the note says how
+    assert "not checked: task and region names (give --bench NAME, or --app" in capsys.readouterr().err
+    assert main(["compile", str(mapper), "--app", str(path)]) == 1
+    assert "unknown task 'Initialise Nodes'" in capsys.readouterr().err
+    mapper.write_text(MAPPER)
+    assert main(["compile", str(mapper), "--app", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip().endswith(".so") and Path(out.strip()).is_file() and "not checked" not in err
+    # the launch domains checked are those of the program's run at --size, on the machine that run sees
+    mapper.write_text(MAPPER.replace("% Machine(CPU).size[1]", "+ 1"))  # point 1 -> CPU 2 of 2 CPUs: out of range
+    assert main(["compile", str(mapper), "--app", str(path)]) == 1
+    assert "error[" in capsys.readouterr().err
+
+
 def test_first_check_says_it_is_discovering(tmp_path, foreign_exe, capsys, monkeypatch):
     import mapperopt.benchmarks.userapp as U
 
