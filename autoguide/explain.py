@@ -24,7 +24,7 @@ from mapperopt.autoguide import capacity
 from mapperopt.autoguide import excerpt as X
 from mapperopt.autoguide.catalog import Catalog, Match, load_catalog
 from mapperopt.autoguide.edits import SETTING_OPS
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, signal_name
 from mapperopt.records import Edit, Feedback, RunResult
 
 LEVELS = ("raw", "explain", "suggest")
@@ -93,16 +93,18 @@ def _edits(match: Match, dsl: str | None) -> tuple[Edit, ...]:
 
 
 def _context(result: RunResult) -> dict[str, Any]:
-    """The context fields of templates (catalog.CONTEXT_FIELDS)."""
-    timeout = result.settings.get("timeout_s")
-    return {"stage": result.stage, "exit_code": _exit_code(result), "app": result.app,
+    """The context fields of templates (catalog.CONTEXT_FIELDS); the exit status names the signal that killed the
+    process ("-8, SIGFPE")."""
+    timeout, code = result.settings.get("timeout_s"), _exit_code(result)
+    return {"stage": result.stage, "app": result.app,
+            "exit_code": f"{code}, {signal_name(-code)}" if code is not None and code < 0 else code,
             "timeout_s": f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"}
 
 
 def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
     context = _context(result)
-    match = catalog.match(lines, stage=result.stage, exit_code=context["exit_code"], dsl=result.dsl,
+    match = catalog.match(lines, stage=result.stage, exit_code=_exit_code(result), dsl=result.dsl,
                           context=context)
     if match is not None and match.line is not None:
         # DSL diagnostics span several lines each (source, caret, hints, notes); keep room for three of them.

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from mapperopt import toolchain
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, exit_status
 
 # A size key -> the Legion flag it sets; memory sizes are in MiB.
 RESOURCE_FLAGS = {"cpus": "-ll:cpu", "util": "-ll:util", "csize": "-ll:csize", "gpus": "-ll:gpu",
@@ -290,7 +290,7 @@ def _describe(exe: str, args: tuple[str, ...]) -> str:
     except subprocess.TimeoutExpired:
         raise MapperoptError(f"`{' '.join(cmd)}` did not finish within {DESCRIBE_TIMEOUT_S} s") from None
     if done.returncode != 0:
-        raise MapperoptError(f"`{' '.join(cmd)}` failed (exit {done.returncode}):\n{done.stderr.strip()}")
+        raise MapperoptError(f"`{' '.join(cmd)}` failed ({exit_status(done.returncode)}):\n{done.stderr.strip()}")
     return done.stdout
 
 

@@ -71,6 +71,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         if result.stage == "verify":
             table.add_row("verified", "[red]no[/]")
     table.add_row("run folder", escape(result.run_dir))
+    traces = sorted(Path(result.run_dir).glob("trace*.jsonl"), key=lambda p: (len(p.name), p.name))
+    if traces:  # --trace: one file per execution
+        table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
+                                      f"{traces[0]} ... {traces[-1].name} (one per execution)"))
     console.print(table)
     if result.ok:
         estimate = protocol.estimate(protocol.values_of(result))
@@ -192,7 +196,9 @@ def size_options(command):
                    f"size's, at least {protocol.MIN_TIME_S:g}].")
 @click.option("--once", is_flag=True,
               help="One raw execution at the size's own iteration count: no calibration, no repeats.")
-@click.option("--trace", is_flag=True, help="Record the mapper's placement decisions (trace.jsonl).")
+@click.option("--trace", is_flag=True, help="Record the mapper's placement decisions in the run folder: trace.jsonl, "
+                                            "or trace-1.jsonl ... trace-N.jsonl, one per execution, when there are "
+                                            "several (the output names them).")
 @click.option("--profile/--no-profile", default=None,
               help="Per-task times of every execution, trace replays included: one more, untraced execution of at "
                    f"most {PROFILE_ITERATIONS} timed iterations after the measured ones (MAPPEROPT_PROFILE); the tasks "

@@ -36,7 +36,7 @@ from pathlib import Path
 from mapperopt import interrupts, toolchain
 from mapperopt.benchmarks.apps import _app_args, _override_flags, build_app, describe_app, load_config
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
-from mapperopt.errors import BuildError, MapperoptError
+from mapperopt.errors import BuildError, MapperoptError, signal_name
 from mapperopt.records import Attempt, RunResult
 
 RESULT_PREFIX = "MAPPEROPT_RESULT "
@@ -120,13 +120,6 @@ def _json_object(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
 def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, expect_result: bool = True,
              dsl_mapper: bool = True) -> tuple[str | None, str | None, dict | None]:
     """Decide whether one execution succeeded.
@@ -164,7 +157,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     if signum == signal.SIGKILL:
         return "run", f"killed by SIGKILL, probably by the kernel for running out of memory{suffix}", result
     if signum is not None:
-        what = "aborted" if signum == signal.SIGABRT else f"crashed with {_signal_name(signum)}"
+        what = "aborted" if signum == signal.SIGABRT else f"crashed with {signal_name(signum)}"
         return stage, f"{what}{suffix}", result
     if result is not None and result.get("verified") is False:
         check = json.dumps(result.get("check"), sort_keys=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks.apps import require_app
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, exit_status
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
@@ -493,7 +493,7 @@ def discover(app: UserApp, size: str = "ci", refresh: bool = False) -> dict:
         if done.returncode != 0 or not lines:
             from mapperopt.benchmarks.harness import first_error
 
-            why = first_error(done.stderr) or f"exit status {done.returncode}"
+            why = first_error(done.stderr) or exit_status(done.returncode)
             raise MapperoptError(f"discovering {app.name}: the program failed under the recording mapper ({why})",
                                  hint=f"command: {shlex.join(cmd)}\n{done.stderr[-1500:]}")
     desc = describe_from_record(app.name, lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shlex
 from importlib import resources
 from pathlib import Path
 
@@ -151,8 +152,9 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=()) -
 
         target = resolve_app(app_spec)
         return target, AppDescription.from_json(describe_app(target, size)), \
-            f"`mapperopt run --app {app_spec} --size {size}`"
-    run_cmd = f"`mapperopt run {bench} --size {size}" + (f" -- {' '.join(app_args)}`" if app_args else "`")
+            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, '--size', size])}`"  # pasted back as it is
+    flags = ["--", *app_args] if app_args else []
+    run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *flags])}`"
     if bench and (size != "ci" or app_args):
         return bench, AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args))), run_cmd
     return bench, load_app(bench) if bench else None, run_cmd

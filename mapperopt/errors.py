@@ -6,6 +6,8 @@ Every error that reaches the command line derives from `MapperoptError`; the CLI
 
 from __future__ import annotations
 
+import signal
+
 
 class MapperoptError(Exception):
     """Root of mapperopt's errors.
@@ -35,3 +37,17 @@ class BuildError(MapperoptError):
         super().__init__(message, hint)
         self.log = log
         self.kept = kept or []
+
+
+def signal_name(number: int) -> str:
+    """The name of signal `number` ("SIGFPE" for 8), or "signal N" for a number this system does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def exit_status(code: int | None) -> str:
+    """"exit status N" for a process's exit status as `subprocess` reports it, naming the signal that killed it when
+    N is negative: "exit status -8 (SIGFPE)"."""
+    return f"exit status {code}" + (f" ({signal_name(-code)})" if code is not None and code < 0 else "")

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, exit_status
 
 PROBE_TIMEOUT_S = 120
 # Probes this process made or read from the cache: (probe key, allowed cores) -> the machine description's JSON. One machine, command
@@ -66,7 +66,7 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
                             timeout=PROBE_TIMEOUT_S)
     if result.returncode != 0:
         gpu_lines = [line for line in result.stderr.splitlines() if "GPUs requested" in line]
-        what = gpu_lines[0].split(": ", 1)[-1] if gpu_lines else f"exit status {result.returncode}"
+        what = gpu_lines[0].split(": ", 1)[-1] if gpu_lines else exit_status(result.returncode)
         raise MapperoptError(f"the Legion machine probe failed ({what}): {' '.join(cmd)}\n{result.stderr[-2000:]}")
     data = json.loads(result.stdout.strip().splitlines()[-1])
     _PROBED[here] = json.dumps(data)

@@ -27,7 +27,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from mapperopt.errors import BuildError, ToolchainError
+from mapperopt.errors import BuildError, ToolchainError, exit_status
 
 PREFIX_ENV = "MAPPEROPT_LEGION_PREFIX"
 CACHE_ENV = "MAPPEROPT_CACHE"
@@ -254,7 +254,7 @@ def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
         raise BuildError(
-            f"building {what} failed (exit {result.returncode}): {' '.join(cmd)}",
+            f"building {what} failed ({exit_status(result.returncode)}): {' '.join(cmd)}",
             log=result.stderr + result.stdout,
             kept=[str(s) for s in sources],
         )

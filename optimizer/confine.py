@@ -34,6 +34,8 @@ import tempfile
 from functools import lru_cache
 from typing import Any, Sequence
 
+from mapperopt.errors import exit_status
+
 WALL_S = 10.0                  # wall-clock seconds one method call may take
 CPU_S = 10                     # CPU seconds
 MEMORY_BYTES = 1 << 30         # address space (1 GiB)
@@ -152,7 +154,7 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     except ValueError:
         reply = None
     if not isinstance(reply, dict):
-        tail = err.decode(errors="replace").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+        tail = err.decode(errors="replace").strip().splitlines()[-1:] or [exit_status(proc.returncode)]
         raise ConfinedError("MethodError", f"{name} ended without a reply ({tail[0][:300]})")
     if "error" in reply:
         e = reply["error"]

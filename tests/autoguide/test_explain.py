@@ -94,7 +94,7 @@ def test_silent_abort_is_reported_as_such():
     fb = explain(result)
     assert fb.rule == "silent-abort"
     assert feedback_text(fb, result).startswith(
-        "Execution: Execution Error: silent abort (exit -6), probably a region requirement left unmapped")
+        "Execution: Execution Error: silent abort (exit -6, SIGABRT), probably a region requirement left unmapped")
 
 
 def test_performance_feedback_compares_and_names_the_heaviest_leaf_task():

@@ -147,7 +147,8 @@ def test_measured_time_is_a_benchmarks_timed_loop_or_a_users_time_metric():
     assert protocol.measured_time(run) == 0.07
     assert protocol.measured_time({**run, "status": "failed"}) is None
     # A user's program: the median of its measured executions' metric, in seconds, when the metric is a time
-    attempts = [{"exit_code": 0, "result": {"metric": m}} for m in (900.0, 50.0, 370.0, 120.0)]  # the first not measured
+    # the first execution is not a measured one
+    attempts = [{"exit_code": 0, "result": {"metric": m}} for m in (900.0, 50.0, 370.0, 120.0)]
     user = {"status": "ok", "time_s": 1.5, "unit": "1/ms", "attempts": attempts,
             "settings": {"iterations_flag": "", "app_file": "mapperopt.yaml", "measured_runs": 3}}
     assert protocol.measured_time(user) == pytest.approx(0.12)

@@ -10,6 +10,7 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
+from mapperopt.benchmarks import build_app, load_config
 from mapperopt.benchmarks.harness import run_benchmark
 from mapperopt.benchmarks.userapp import discover, legion_command, load_app_file, shim_env
 from mapperopt.compiler import compile_program
@@ -235,3 +236,32 @@ def test_a_verify_pattern_typo_points_at_the_file_and_the_output_not_at_a_mapper
         assert ("undo the most recent change to the mapper" in feedback["suggestion"]) == blamed
         assert ("No DSL mapper ran" in feedback["suggestion"]) == (not blamed)
         assert f"suggestion: {feedback['suggestion'][:30]}" in printed  # the run prints it
+
+
+def test_the_run_names_its_trace_files(tmp_path, foreign_exe, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # paths unbroken by the table
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    path, out_dir = app_file(tmp_path, foreign_exe), tmp_path / "run"
+    capsys.readouterr()
+    assert main(["run", "--app", str(path), "--mapper", str(mapper), "--trace", "--repeats", "2", "--max-repeats", "2",
+                 "--no-profile", "--out", str(out_dir)]) == 0
+    assert f"{out_dir / 'trace-1.jsonl'} ... trace-2.jsonl (one per execution)" in capsys.readouterr().out
+    assert sorted(p.name for p in out_dir.glob("trace*")) == ["trace-1.jsonl", "trace-2.jsonl"]
+    assert main(["run", "--help"]) == 0
+    assert "trace-1.jsonl ... trace-N.jsonl" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_crash_names_its_signal_and_a_command_is_quoted_to_paste_back(tmp_path, foreign_exe, capsys):
+    crash = tmp_path / "crash"
+    crash.write_text("#!/bin/sh\nkill -FPE $$\n")  # dies of SIGFPE, as a division by zero would
+    crash.chmod(0o755)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    assert main(["check", str(mapper), "--app", str(crash)]) == 1
+    assert "the program failed under the recording mapper (exit status -8 (SIGFPE))" in capsys.readouterr().err
+    mapper.write_text("Task * CPU;\n")
+    args = load_config("stencil").size("ci").args
+    command = " ".join([str(build_app("stencil")), *(f"{k} {v}" for k, v in args.items())])
+    assert main(["check", str(mapper), "--app", command]) == 0
+    assert f"as `mapperopt run --app '{command}' --size ci` sees it" in capsys.readouterr().err

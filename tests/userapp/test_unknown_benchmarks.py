@@ -97,7 +97,8 @@ def test_compared_as_unknown_app(tmp_path, capsys):
     assert "Measuring the default mapper..." in out and "calibrates" not in out
     wall = protocol.measured_time(json.loads((folder / "baseline-default" / "result.json").read_text()))
     assert wall is not None and (wall < protocol.MIN_TIME_S) == any(
-        title == "Short measurement of the default mapper's first measurement" for title, _ in summary["noise_warnings"])
+        title == "Short measurement of the default mapper's first measurement"
+        for title, _ in summary["noise_warnings"])
 
 
 def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, capsys):
