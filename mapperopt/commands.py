@@ -13,6 +13,7 @@ import click
 
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, ToolchainError
+from mapperopt.optimizer.base import OPTIONAL_PACKAGES
 from mapperopt.probe import probe_json
 
 
@@ -83,8 +84,6 @@ class Check:
 
 PYTHON_PACKAGES = [("lark", "lark"), ("jinja2", "jinja2"), ("numpy", "numpy"), ("click", "click"),
                    ("yaml", "pyyaml"), ("rich", "rich"), ("matplotlib", "matplotlib"), ("filelock", "filelock")]
-BASELINE_PACKAGES = [("opentuner", "opentuner"), ("optuna", "optuna")]  # the `baselines` extra
-LLM_PACKAGES = [("openai", "openai"), ("opto", "trace-opt")]  # the `llm` extra: only the trace optimizer needs them
 
 
 def _version(cmd: list[str], line: int = 0) -> str:
@@ -104,15 +103,16 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
     checks.append(Check("Python packages", not missing,
                         "all present" if not missing else "missing: " + ", ".join(missing),
                         f"pip install {' '.join(missing)}" if missing else ""))
-    missing = [pip for module, pip in LLM_PACKAGES if importlib.util.find_spec(module) is None]
-    checks.append(Check("LLM optimizer packages", not missing,
-                        "all present" if not missing else "missing: " + ", ".join(missing) + " (only --optimizer "
-                        "trace needs them)", "pip install 'mapperopt[llm]'" if missing else "", required=False))
-    missing = [pip for module, pip in BASELINE_PACKAGES if importlib.util.find_spec(module) is None]
-    checks.append(Check("Baseline optimizer packages", not missing,
-                        "all present" if not missing else "missing: " + ", ".join(missing) + " (only --optimizer "
-                        "opentuner and optuna need them)", "pip install 'mapperopt[baselines]'" if missing else "",
-                        required=False))
+    extras: dict[str, tuple[list[str], list[str]]] = {}  # pip extra -> (its optimizers, its missing packages)
+    for name, (extra, packages) in OPTIONAL_PACKAGES.items():
+        optimizers, missing = extras.setdefault(extra, ([], []))
+        optimizers.append(name)
+        missing += [pip for module, pip in packages if pip not in missing and importlib.util.find_spec(module) is None]
+    for extra, (optimizers, missing) in extras.items():
+        checks.append(Check(f"Optimizer packages ('{extra}' extra)", not missing,
+                            "all present" if not missing else f"missing: {', '.join(missing)} (only --optimizer "
+                            f"{' and '.join(optimizers)} need{'s' * (len(optimizers) == 1)} them)",
+                            f"pip install 'mapperopt[{extra}]'" if missing else "", required=False))
     legion = None
     try:
         legion = toolchain.find_legion(legion_prefix)

@@ -203,7 +203,7 @@ def test_doctor_lists_the_baseline_optimizers_as_optional(monkeypatch):
                         lambda name, *a: None if name in ("opentuner", "optuna") else find_spec(name, *a))
     checks = {c.name: c for c in run_checks()}
     assert checks["Python packages"].ok
-    optional = checks["Baseline optimizer packages"]
+    optional = checks["Optimizer packages ('baselines' extra)"]
     assert not optional.ok and not optional.required and "mapperopt[baselines]" in optional.fix
 
 
@@ -212,9 +212,9 @@ def test_doctor_prints_the_extras_in_brackets(monkeypatch, capsys):
     import mapperopt.commands as commands
 
     monkeypatch.setattr(commands, "run_checks", lambda prefix=None: [
-        commands.Check("LLM optimizer packages", False, "missing: openai [x]", "pip install 'mapperopt[llm]'",
+        commands.Check("Optimizer packages ('llm' extra)", False, "missing: openai [x]", "pip install 'mapperopt[llm]'",
                        required=False),
-        commands.Check("Baseline optimizer packages", False, "missing: optuna", "pip install 'mapperopt[baselines]'",
+        commands.Check("Optimizer packages ('baselines' extra)", False, "missing: optuna", "pip install 'mapperopt[baselines]'",
                        required=False)])
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
