@@ -197,3 +197,19 @@ def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_progr
     result = run_benchmark(load_app_file(path), "default", out_dir=tmp_path / "run")
     assert result.ok, result.reason
     assert f"`mapperopt run --app {path} --mapper my.dsl --profile`" in explain(result).suggestion
+
+
+def test_cpu_count_after_dashdash_is_the_same_in_the_run_and_the_probe(tmp_path, foreign_exe):
+    """`mapperopt run --app ... -- -ll:cpu 3`: the run gets 3 CPUs, not the size's 2, as the machine its mapper is
+    checked against (the probe) does."""
+    from mapperopt.probe import run_probe_json
+
+    app = load_app_file(app_file(tmp_path, foreign_exe))
+    assert run_probe_json(app, "ci", ("-ll:cpu", "3"))["processors"]["CPU"] == [3]
+    mapper = compile_program('Tunable 11 = 3 int32;\n'
+                             'def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % Machine(CPU).size[1]]; }\n'
+                             'IndexTaskMap "Initialize Nodes" spread;\n', "mapper.dsl")
+    done = subprocess.run(legion_command(app, "ci", 2, 0, ["-ll:cpu", "3"]), env=shim_env(app, mapper.so_path),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert {c for t, _, c, _ in observed(done.stdout) if t == "Initialize Nodes"} == {0, 1, 2}
