@@ -183,7 +183,8 @@ class Evaluator:
     # ------------------------------------------------------------------------------------------------ decisions
 
     def task_info(self, task: str) -> TaskInfo | None:
-        """The application's description of `task` (None without an application description).
+        """The application's description of `task` (None without an application description); for the top-level
+        task that a benchmark's description names only as its tasks' parent, `AppDescription.top_level`.
 
         Raises MapperoptError for a task the application does not have."""
         if self.app is None:
