@@ -121,6 +121,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
         category, rule, edits = "unknown", "generic", ()
     else:
         explanation = _text(match.rule.explain, match.fields)
+        if match.rule.category == "tunable.size":  # which tunable: from the mapper and the program's description
+            explanation += _which_tunable(int(match.fields["given"]), int(match.fields["wanted"]), result)
         suggestion = _text(match.rule.suggest, match.fields)
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl)
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
@@ -130,6 +132,29 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
                                                      e.op in SETTING_OPS)
             edits = capacity.fit_edits(edits, result)
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
+
+
+def _which_tunable(given: int, wanted: int, result: RunResult) -> str:
+    """A sentence naming the tunable(s) a "Future size mismatch" (the mapper answered `given` bytes, the program
+    read `wanted`) can come from, or "": the mapper's Tunable statements answering with `given` bytes, and, for 8
+    bytes, the tunables the description says the program reads as `wanted` bytes that no statement answers
+    (Legion's default mapper answers those, with 8 bytes)."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    try:
+        program = parse(result.dsl or "", "mapper.dsl")
+    except DslSyntaxError:
+        return ""
+    answers = {s.id: s for s in program.statements if isinstance(s, A.TunableStmt) and s.type in A.TUNABLE_TYPES}
+    named = [f"tunable {i}, which `Tunable {i} = {s.value}{'' if s.type == 'int64' else ' ' + s.type};` (line "
+             f"{s.loc.line}) answers as {s.type}" for i, s in answers.items() if A.TUNABLE_TYPES[s.type][0] == given]
+    desc = _description(result)
+    if given == 8 and desc is not None:
+        named += [f"tunable {t.id}, which the program reads as {t.type} and this mapper does not answer (Legion's "
+                  "default mapper did, with 8 bytes)" for t in desc.tunables
+                  if t.id not in answers and A.TUNABLE_TYPES.get(t.type, (0,))[0] == wanted]
+    return f" It is {' or '.join(named)}." if named else ""
 
 
 def _text(template: str, fields: Mapping[str, Any]) -> str:

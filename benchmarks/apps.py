@@ -312,7 +312,9 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
 
     if isinstance(app, UserApp):
         app.config.size(size)
-        return discover(app, size)
+        desc = discover(app, size)
+        # The program's own mapper answers the tunables the DSL does not: `check` must know.
+        return {**desc, "keep_app_mapper": True} if app.keep_app_mapper else desc
     cfg = load_config(app)
     sz = cfg.size(size)
     cpus = sz.cpus if cpus is None else cpus

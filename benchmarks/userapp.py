@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.benchmarks.apps import require_app
+from mapperopt.benchmarks.apps import _override_flags, require_app
 from mapperopt.errors import MapperoptError, exit_status
 
 APP_FILE = "mapperopt.yaml"
@@ -317,10 +317,12 @@ def has_logfile(args) -> bool:
 def legion_command(app: UserApp, size: str, cpus: int, gpus: int, extra_args=(), sz=None) -> list[str]:
     """The command line of one execution: the program, its arguments, then Legion's resources and flags, and
     `-logfile stderr` unless the user chose a log file (a Legion abort prints nothing otherwise). `sz`: the size's
-    `SizeConfig` with its memory sizes changed, if they are."""
+    `SizeConfig` with its memory sizes changed, if they are. A resource flag among `extra_args` (`-ll:cpu 4`)
+    replaces the size's value, as in the machine the mapper is checked against (`probe.run_probe_json`)."""
     sz = sz or app.config.size(size)
-    args = [*app.args[size], *[str(a) for a in extra_args]]
-    flags = [*sz.resource_flags(cpus, gpus), *sz.legion_flags]
+    resources, extra = _override_flags(sz.resource_flags(cpus, gpus), [str(a) for a in extra_args])
+    args = [*app.args[size], *extra]
+    flags = [*resources, *sz.legion_flags]
     if not has_logfile(args) and not has_logfile(flags):
         flags += ["-logfile", "stderr"]
     return [str(app.exe), *args, *flags]

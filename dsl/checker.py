@@ -24,6 +24,10 @@ from mapperopt.dsl.machine import MAX_DIMS, Proc
 from mapperopt.errors import MapperoptError
 
 MAX_ERRORS = 20
+# Errors that leave the static evaluation's results unchanged (tunables take no part in it): it still runs.
+INERT_ERRORS = frozenset({"E224"})
+# Tunable IDs 0-10 are Legion's default mapper's own (node and processor counts), answered with 8 bytes.
+LEGION_TUNABLES = 11
 # Stated limit: expression nesting counted through chains of calls (each call adds the callee's nesting), which
 # bounds the depth of evaluation (E111).
 MAX_EVAL_NESTING = 300
@@ -151,13 +155,27 @@ class _Checker:
             self._app_names()
             self._app_kinds()
             self._app_launches()
+            self._app_tunables()
         if self.machine is not None:
             self._machine_kinds()
-            if not any(d.is_error for d in self.diags):
+            if not any(d.is_error and d.code not in INERT_ERRORS for d in self.diags):
                 self._static_evaluation()
+            elif self.app is not None or any(isinstance(s, (A.Assign, A.Print)) for s in self.program.statements):
+                # Evaluating a program with errors would report their consequences; say what waits for the fix.
+                what = ("the load phase, every mapping function at every launch point and the instance each "
+                        "requirement gets (E205, E209, E217, E219, E222, E223)" if self.app is not None else
+                        "the load phase (E205, E217, E219)")
+                self.add("W314", f"static evaluation skipped because of the errors above: once they are fixed, "
+                                 f"check evaluates {what}", self._end_of_file(), severity="note")
         elif self.app is not None:
             self._required_layouts(Evaluator(self.program, None, self.app))
         return self._sorted()
+
+    def _end_of_file(self) -> A.Loc:
+        """The line after the last statement: where a diagnostic about the whole file (or a missing statement)
+        goes, after those of the statements."""
+        line = max((s.loc.end_line or s.loc.line for s in self.program.statements), default=0) + 1
+        return dataclasses.replace(self.program.loc, line=line, col=1, end_line=line, end_col=1)
 
     def _sorted(self) -> list[Diagnostic]:
         seen, out, errors = set(), [], 0
@@ -866,6 +884,47 @@ class _Checker:
                     self.add("W305", "CollectMemory has no effect: the selected requirements are not read-only",
                              s.loc, ("CollectMemory only releases read-only instances",))
 
+    def _app_tunables(self):
+        """The Tunable statements against the tunables discovery saw the program ask for (`app.tunables`).
+
+        E224 where the run is certain to abort: a tunable the mapper leaves unanswered (reported at the end of the
+        file, where the statement goes; Legion's default mapper answers its own IDs, 0-10, with 8 bytes, and the
+        mapper dies on the others, R456), unless the run keeps the program's own mapper (`keep_app_mapper`); or one
+        answered with another size than the program reads (Legion's "Future size mismatch").
+        W313: an ID of 0-10 read as 8 bytes that the mapper leaves to Legion's default mapper (the size fits, the
+        meaning may not); a Tunable statement for an ID of 11 or more that the program never asks for (a program
+        may ask Legion's default mapper for IDs 0-10, which discovery does not see)."""
+        answers = {s.id: s for s in self.program.statements
+                   if isinstance(s, A.TunableStmt) and s.type in A.TUNABLE_TYPES}  # the latest of an ID wins
+        asked = {t.id: t for t in self.app.tunables}
+        end = self._end_of_file()
+        for t in self.app.tunables:
+            size = A.TUNABLE_TYPES[t.type][0] if t.type in A.TUNABLE_TYPES else None
+            answer = f"`Tunable {t.id} = {t.value}{'' if t.type == 'int64' else ' ' + t.type};`"
+            s = answers.get(t.id)
+            if s is None and not self.app.keep_app_mapper:
+                if t.id >= LEGION_TUNABLES or size != 8:
+                    fails = ("the run aborts (R456)" if t.id >= LEGION_TUNABLES else
+                             "Legion's default mapper answers it with 8 bytes and the run aborts (Future size "
+                             "mismatch)")
+                    self.add("E224", f"the application asks for tunable {t.id} (read as {t.type}), which this "
+                                     f"mapper does not answer: {fails}", end,
+                             (f"add {answer} (the answer of the program's own mapper in discovery)",))
+                else:
+                    self.add("W313", f"the application asks for tunable {t.id}, which this mapper does not "
+                                     "answer: Legion's default mapper answers it with its own meaning of that ID, "
+                                     f"not as the program's mapper did ({t.value})", end,
+                             (f"add {answer} to keep the program's answer",))
+            elif s is not None and size is not None and A.TUNABLE_TYPES[s.type][0] != size:
+                self.add("E224", f"tunable {t.id} is answered as {s.type} ({A.TUNABLE_TYPES[s.type][0]} bytes), but "
+                                 f"the application reads it as {t.type} ({size} bytes): the run aborts (Future size "
+                                 "mismatch)", s.loc, (f"write `Tunable {t.id} = {s.value} {t.type};`",))
+        for tid, s in answers.items():
+            if tid not in asked and tid >= LEGION_TUNABLES:
+                known = ", ".join(str(i) for i in asked)
+                self.add("W313", f"the application never asks for tunable {tid}", s.loc,
+                         (f"it asks for: {known}" if known else "it asks for no tunable",))
+
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
@@ -1098,7 +1157,9 @@ class _Checker:
         # first CPU of node 0), so what `explain` would hit is found here.
         parent_users = _parent_users(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
-        for info in self.app.tasks:
+        top = self.app.top_level
+        # The top-level task is mapped too (a benchmark's description names it only as its tasks' parent).
+        for info in [*self.app.tasks, *([top] if top is not None and top not in self.app.tasks else [])]:
             try:
                 ev.task_kind(info.name)
             except DslRuntimeError:
@@ -1119,10 +1180,14 @@ class _Checker:
                     except DslRuntimeError as err:
                         if (err.code, err.loc) not in reported:
                             reported.add((err.code, err.loc))
-                            self._runtime_diag(err, f"task '{info.name}'", stmt, stmt.func.name in parent_users)
+                            self._runtime_diag(err, f"task '{info.name}'", stmt, stmt.func.name in parent_users,
+                                               top_level=info == top)
                         break
 
-    def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False):
+    def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False,
+                      top_level: bool = False):
+        """The diagnostic of a run-time error `err` found by static evaluation; `top_level`: of the top-level task,
+        which has no parent."""
         code = STATIC_CODES.get(err.code, "E206")
         if err.code == "R408" and re.match(r"tuple index -?\d+ out of range", err.detail):
             code = "E205"  # an index out of range, as for a machine model's (R408 covers type errors too)
@@ -1138,7 +1203,9 @@ class _Checker:
         notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
         if stmt is not None:
             notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")
-        if reads_parent:
+        if top_level and err.code == "R406" and stmt is not None and stmt.tasks.names is None:
+            hints.append(f"`{format_statement(stmt)}` selects the top-level task too: name the tasks it is for")
+        elif reads_parent and not top_level:
             notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes)
 

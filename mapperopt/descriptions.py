@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from mapperopt.errors import MapperoptError
 
@@ -149,6 +150,19 @@ class RegionNode:
 
 
 @dataclass(frozen=True)
+class TunableInfo:
+    """A tunable the application asks its mapper for, as discovery saw the program's own mapper answer it: `id`,
+    `value`, and `type` ("int8", "int16", "int32" or "int64": the size of the answer the program reads)."""
+
+    id: int
+    value: int
+    type: str
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "value": self.value, "type": self.type}
+
+
+@dataclass(frozen=True)
 class AppDescription:
     """What an application prints with `--describe` (docs/dsl-reference.md §12).
 
@@ -156,11 +170,16 @@ class AppDescription:
         app: benchmark name.
         tasks: every task the mapper may see, in the application's order.
         region_tree: every named region and partition.
+        tunables: the tunables the program's own mapper answered in discovery (a benchmark asks for none).
+        keep_app_mapper: the run keeps the program's own mapper, which answers the tunables the DSL does not
+            (the application file's `keep_app_mapper`; not part of what the program describes).
     """
 
     app: str
     tasks: tuple[TaskInfo, ...]
     region_tree: tuple[RegionNode, ...] = ()
+    tunables: tuple[TunableInfo, ...] = ()
+    keep_app_mapper: bool = False
 
     def task(self, name: str) -> TaskInfo | None:
         """The task named `name`, or None."""
@@ -172,6 +191,20 @@ class AppDescription:
     @property
     def task_names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tasks)
+
+    @cached_property
+    def top_level(self) -> TaskInfo | None:
+        """The top-level task (it has no parent): the listed task without a parent that launches listed tasks (a
+        discovered description lists it), else, when the tasks name a parent that is not listed (a benchmark's
+        `--describe` leaves it out), that parent, as a single-launched CPU task without requirements. None when
+        neither is known."""
+        names = set(self.task_names)
+        parents = [t.parent for t in self.tasks if t.parent is not None]
+        listed = [t for t in self.tasks if t.parent is None and t.name in parents]
+        if listed:
+            return listed[0]
+        unlisted = [p for p in parents if p not in names]
+        return TaskInfo(unlisted[0], ("CPU",), "single", leaf=False) if unlisted else None
 
     @property
     def region_names(self) -> tuple[str, ...]:
@@ -216,11 +249,21 @@ class AppDescription:
                 domain=None if not domain else tuple(int(x) for x in domain), regions=tuple(regions),
             ))
         tree = tuple(RegionNode(n["name"], n["kind"], n.get("parent")) for n in obj.get("region_tree", ()))
-        return cls(_get(obj, "app", "the application description"), tuple(tasks), tree)
+        tunables = []
+        for t in obj.get("tunables", ()):
+            what = f"tunable {t.get('id', '?')!r}"
+            tunables.append(TunableInfo(int(_get(t, "id", what)), int(_get(t, "value", what)), _get(t, "type", what)))
+        return cls(_get(obj, "app", "the application description"), tuple(tasks), tree, tuple(tunables),
+                   bool(obj.get("keep_app_mapper", False)))
 
     def to_json(self) -> dict:
-        return {"schema": APP_SCHEMA, "app": self.app, "tasks": [t.to_json() for t in self.tasks],
-                "region_tree": [n.to_json() for n in self.region_tree]}
+        out = {"schema": APP_SCHEMA, "app": self.app, "tasks": [t.to_json() for t in self.tasks],
+               "region_tree": [n.to_json() for n in self.region_tree]}
+        if self.tunables:
+            out["tunables"] = [t.to_json() for t in self.tunables]
+        if self.keep_app_mapper:
+            out["keep_app_mapper"] = True
+        return out
 
 
 # ---------------------------------------------------------------------------------------------------- machine

@@ -14,6 +14,7 @@ Recipes:
   mapper from `tests/autoguide/programs/` loaded with `-mapper`, plus extra arguments;
 * `FINISHED`: successful runs (the expert mapper with its per-task profile, the default mapper), for performance
   feedback;
+* `USERAPP`: the foreign test program (tests/app/foreign.cc) with a DSL mapper, through the LD_PRELOAD shim;
 * `BLAS`: C programs under `tests/autoguide/programs/` linked with the OpenBLAS that numpy ships and run through
   the harness's `execute` (BLAS errors of GEMM leaf tasks).
 
@@ -73,6 +74,11 @@ FINISHED = {
     "circuit-expert_profiled": ("circuit", "expert", True),
     "circuit-default_mapper": ("circuit", "default", False),
     "stencil-expert_profiled": ("stencil", "expert", True),
+}
+# name -> (DSL mapper, expected rule): the foreign program (tests/app/foreign.cc, which reads tunable 11 as an int)
+# with that mapper, compiled without the program's description (unchecked), through the LD_PRELOAD shim
+USERAPP = {
+    "foreign-tunable_int64": ("Tunable 11 = 2;\n", "legion-tunable-size"),
 }
 # name -> (C source under programs/, expected rule)
 BLAS = {
@@ -140,6 +146,25 @@ def _blas(source: str) -> tuple[RunResult, str]:
         return _execute(Path(source).stem, [str(exe)])
 
 
+def _user_app(dsl: str) -> tuple[RunResult, str]:
+    from mapperopt.benchmarks.harness import execute
+    from mapperopt.benchmarks.userapp import app_from_command, legion_command, shim_env
+    from mapperopt.compiler import compile_program
+
+    exe = toolchain.build("foreign", [REPO / "tests" / "app" / "foreign.cc"])
+    app = app_from_command(f"{exe} -n 400 -steps 2")
+    mapper = compile_program(dsl, "mapper.dsl")
+    cmd = legion_command(app, "ci", 1, 0)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = execute(cmd, Path(tmp), "", 60, shim_env(app, Path(mapper.so_path)), expect_result=False)
+    if run.stage is None:
+        raise SystemExit(f"foreign with {dsl!r} succeeded; it must fail")
+    result = RunResult(app="foreign", mapper="mapper.dsl", status="failed", stage=run.stage, reason=run.reason,
+                       attempts=(run.attempt,), log=run.log, dsl=dsl,
+                       settings={"timeout_s": 60, "command": shlex.join(cmd)})
+    return result, shlex.join(cmd)
+
+
 def _cxx(source: str) -> tuple[RunResult, str]:
     path = PROGRAMS / source
     legion = toolchain.find_legion()
@@ -169,6 +194,9 @@ def capture(name: str) -> Path:
     elif name in BLAS:
         source, expect = BLAS[name]
         result, app_command = _blas(source)
+    elif name in USERAPP:
+        dsl, expect = USERAPP[name]
+        result, app_command = _user_app(dsl)
     else:
         bench, _, stem = name.partition("-")
         bad = next((b for b in bad_mappers(bench) if b.path.stem == stem), None)
@@ -197,7 +225,7 @@ def capture(name: str) -> Path:
 
 def recipes() -> list[str]:
     benches = sorted(p.name for p in BAD_MAPPERS.iterdir() if p.is_dir())
-    return [*PROBE, *CXX, *BLAS, *APPS, *FINISHED, *[b.name for bench in benches for b in bad_mappers(bench)]]
+    return [*PROBE, *CXX, *BLAS, *USERAPP, *APPS, *FINISHED, *[b.name for bench in benches for b in bad_mappers(bench)]]
 
 
 def main(argv: list[str] | None = None) -> int:

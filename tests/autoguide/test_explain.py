@@ -162,3 +162,48 @@ def test_the_suggestion_names_the_statement_to_try_for_the_heaviest_task():
     for statement in re.findall(r"`([^`]+)`", suggestion):
         diags = check(parse(expert.dsl + statement + "\n", "<m>"), app, parse_machine_spec("1x1"))
         assert not [d for d in diags if d.is_error], (statement, diags)
+
+
+def test_no_parent_advice_names_the_statement_kind_that_failed(tmp_path):
+    """R406 of a SingleTaskMap function (the top-level task has no parent) is not advised as an IndexTaskMap's:
+    neither where check finds it before the run, nor where the run finds it."""
+    from mapperopt.benchmarks.harness import run_benchmark
+
+    near = "m = Machine(CPU);\ndef near(Task task) { return m[*task.parent.processor(m)]; }\nSingleTaskMap * near;\n"
+    checked = run_benchmark("circuit", near, out_dir=tmp_path / "run")
+    assert checked.stage == "check" and "task 'main' has no parent" in checked.reason
+    fb = explain(checked)
+    assert fb.rule == "dsl-mapping-function-fails" and fb.explanation.startswith("SingleTaskMap statements cause")
+    assert "drop its SingleTaskMap statements" in fb.suggestion and "IndexTaskMap" not in fb.suggestion
+    _, result = load("circuit-r406_grandparent")
+    fb = explain(result)
+    assert fb.rule == "mapper-r406-no-parent" and "drop the IndexTaskMap statements" in fb.suggestion
+    assert [e.op for e in fb.edits] == ["replace_index_map"]
+    # The line the generated mapper printed in a run of `SingleTaskMap * near;` on circuit.
+    line = ("[mapperopt] error R406: task 'main' has no parent (it is the top-level task); in function 'near' at "
+            "near.dsl:3:33, SingleTaskMap of task 'main'; machine Machine(CPU) (1, 1)")
+    single = dataclasses.replace(result, dsl="Task * CPU;\nm = Machine(CPU);\ndef near(Task task) { return "
+                                 "m[*task.parent.processor(m)]; }\nSingleTaskMap * near;\n",
+                                 log=f"--- stderr ---\n{line}\n--- stdout ---\n", reason=line)
+    fb = explain(single)
+    assert fb.rule == "mapper-r406-no-parent" and "drop the SingleTaskMap statements" in fb.suggestion
+    assert "IndexTaskMap" not in fb.suggestion and "name the tasks instead" in fb.suggestion
+
+
+def test_tunable_size_abort_names_the_tunable(tmp_path):
+    """Legion's "Future size mismatch" from a tunable does not say which: the explanation names the mapper's Tunable
+    statement of the size Legion got, or a tunable the program reads (its description) that the mapper leaves to
+    Legion's default mapper (which answers its own IDs, below 11, with 8 bytes)."""
+    _, result = load("foreign-tunable_int64")
+    fb = explain(result)
+    assert fb.rule == "legion-tunable-size" and fb.category == "tunable.size"
+    assert fb.explanation.endswith("It is tunable 11, which `Tunable 11 = 2;` (line 1) answers as int64.")
+    assert "4 bytes: int32" in fb.suggestion
+    desc = tmp_path / "foreign.json"
+    desc.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "foreign", "tasks": [],
+                                "tunables": [{"id": 7, "value": 3, "type": "int32"}]}))
+    unanswered = dataclasses.replace(result, dsl="Task * CPU;\n", settings={**result.settings,
+                                                                             "description": str(desc)})
+    assert explain(unanswered).explanation.endswith(
+        "It is tunable 7, which the program reads as int32 and this mapper does not answer (Legion's default mapper "
+        "did, with 8 bytes).")

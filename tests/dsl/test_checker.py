@@ -334,6 +334,32 @@ def test_parent_dependent_functions_are_evaluated_with_the_parent_explain_uses(c
     assert diags(src, circuit, m14) == []
 
 
+def test_the_top_level_task_has_no_parent(circuit, m14):
+    """The mapper maps the top-level task too (Circuit's 'main', which its description names only as its tasks'
+    parent): a map statement selecting it whose function reads task.parent fails there (R406), so check says so;
+    naming the other tasks is fine."""
+    src = "m = Machine(CPU);\ndef near(Task task) { return m[*task.parent.processor(m)]; }\nSingleTaskMap * near;"
+    d = only(src, "E206", circuit, m14)
+    assert at(d) == (2, 33) and "task 'main' has no parent (it is the top-level task)" in d.message
+    assert d.hints == ("`SingleTaskMap * near;` selects the top-level task too: name the tasks it is for",)
+    assert not any("task.parent was the top-level task" in n for n in d.notes)
+    assert diags(src.replace("Map *", "Map check_circuit"), circuit, m14) == []
+
+
+def test_a_note_says_static_evaluation_waits_for_the_errors_to_be_fixed(circuit, m14):
+    """An error elsewhere stops the evaluation at the launch points (this E205 is not found): a note, after the
+    statements, says that and what is evaluated once the errors are fixed."""
+    src = ("m = Machine(CPU);\ndef f(Task t) { return m[t.ipoint[0] + 5, 0]; }\nIndexTaskMap update_voltages f;\n"
+           "InstanceLimit update_voltages 0;")
+    found = diags(src, circuit, m14)
+    assert [(d.code, d.loc.line) for d in found] == [("E215", 4), ("W314", 5)]
+    assert found[1].severity == "note" and found[1].message.startswith(
+        "static evaluation skipped because of the errors above: once they are fixed, check evaluates the load phase, "
+        "every mapping function at every launch point")
+    assert [d.code for d in diags(src.replace(" 0;", " 1;"), circuit, m14)] == ["E205"]
+    assert [d.code for d in diags(src)] == ["E215"]  # without a machine nothing is evaluated anyway
+
+
 def test_at_most_twenty_errors_in_source_order():
     found = diags("\n".join(f"x{i} = 1 / 0;" for i in range(30)))
     assert len(found) == 20

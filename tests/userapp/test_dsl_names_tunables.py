@@ -28,7 +28,7 @@ MACHINE = {"schema": "mapperopt.machine/1", "nodes": 1, "processors": {"CPU": [2
 
 def test_string_names_round_trip_and_select():
     text = ('Task "Initialize Nodes" CPU;\nRegion "Initialize Nodes" "node space" CPU SYSMEM;\n'
-            'Layout * node_fields * AOS;\nTask top, "Region" CPU;\n')
+            'Layout * node_fields * AOS;\nTask top, "Region" CPU;\nTunable 11 = 4 int32;\n')
     program = parse(text)
     canonical = format_program(program)
     assert '"Initialize Nodes"' in canonical and '"Region"' in canonical  # a reserved word stays quoted
@@ -44,7 +44,7 @@ def test_string_names_round_trip_and_select():
 
 
 def test_unknown_string_name_is_reported_statically():
-    diags = check(parse('Task "Initialise Nodes" CPU;\nRegion * "no such space" CPU SYSMEM;\n'),
+    diags = check(parse('Task "Initialise Nodes" CPU;\nRegion * "no such space" CPU SYSMEM;\nTunable 11 = 4 int32;\n'),
                   AppDescription.from_json(APP))
     codes = sorted(d.code for d in diags if d.is_error)
     assert codes == ["E202", "E203"], diags
@@ -103,3 +103,39 @@ def test_autoguide_recognises_task_names_with_spaces():
                        log=f"--- stderr ---\n{line}\n--- stdout ---\n", dsl="Task * CPU;\n")
     feedback = explain(result)
     assert feedback.rule == "mapper-r403-no-memory" and "'Initialize Nodes'" in feedback.explanation
+
+
+@pytest.mark.parametrize("text, code, where, words", [
+    # Not answered: Legion's default mapper does not know tunable 11, the mapper dies (R456).
+    ("Task * CPU;\n", "E224", 2, ["asks for tunable 11 (read as int32)", "R456", "`Tunable 11 = 4 int32;`"]),
+    # Answered with 8 bytes (int64, the default type) where the program reads 4.
+    ("Task * CPU;\nTunable 11 = 4;\n", "E224", 2, ["answered as int64 (8 bytes)", "reads it as int32 (4 bytes)",
+                                                   "`Tunable 11 = 4 int32;`"]),
+    ("Tunable 11 = 4 int32;\nTunable 12 = 1 int32;\n", "W313", 2, ["never asks for tunable 12", "asks for: 11"]),
+])
+def test_tunables_are_checked_against_those_the_program_asks_for(text, code, where, words):
+    found = [d for d in check(parse(text, "m.dsl"), AppDescription.from_json(APP)) if d.code in ("E224", "W313")]
+    assert [(d.code, d.loc.line) for d in found] == [(code, where)], found
+    message = " ".join([found[0].message, *found[0].hints])
+    assert all(w in message for w in words), message
+
+
+def test_tunable_checks_follow_legion_ids_and_the_kept_program_mapper():
+    app = AppDescription.from_json({**APP, "tunables": [{"id": 7, "value": 3, "type": "int32"},
+                                                        {"id": 6, "value": 2, "type": "int64"}]})
+    found = {d.code: d for d in check(parse("Task * CPU;\nTunable 3 = 1;\n"), app)}
+    # Legion's default mapper answers 7 with 8 bytes: certain to abort; 6 is read as 8 bytes: only its meaning
+    # differs; 3 is Legion's, which a program may ask Legion's default mapper for unseen by discovery.
+    assert "tunable 7 (read as int32)" in found["E224"].message and "Future size mismatch" in found["E224"].message
+    assert "tunable 6" in found["W313"].message
+    kept = AppDescription.from_json({**app.to_json(), "keep_app_mapper": True})
+    assert not [d for d in check(parse("Task * CPU;\n"), kept) if d.code in ("E224", "W313")]
+    assert [d.code for d in check(parse("Tunable 7 = 3;\n"), kept)] == ["E224"]  # the DSL's answer still counts
+
+
+def test_a_tunable_error_does_not_stop_the_static_evaluation():
+    from mapperopt.descriptions import MachineDescription
+
+    text = 'def f(Task task) { return Machine(CPU)[0, task.ipoint[0]]; }\nIndexTaskMap "Initialize Nodes" f;\n'
+    found = check(parse(text), AppDescription.from_json(APP), MachineDescription.from_json(MACHINE))
+    assert sorted(d.code for d in found) == ["E205", "E224"], found  # points 2 and 3 are past the 2 CPUs

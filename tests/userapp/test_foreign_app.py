@@ -265,3 +265,54 @@ def test_a_crash_names_its_signal_and_a_command_is_quoted_to_paste_back(tmp_path
     command = " ".join([str(build_app("stencil")), *(f"{k} {v}" for k, v in args.items())])
     assert main(["check", str(mapper), "--app", command]) == 0
     assert f"as `mapperopt run --app '{command}' --size ci` sees it" in capsys.readouterr().err
+
+
+def test_cpu_count_after_dashdash_is_the_same_in_the_run_and_the_probe(tmp_path, foreign_exe):
+    """`mapperopt run --app ... -- -ll:cpu 3`: the run gets 3 CPUs, not the size's 2, as the machine its mapper is
+    checked against (the probe) does."""
+    from mapperopt.probe import run_probe_json
+
+    app = load_app_file(app_file(tmp_path, foreign_exe))
+    assert run_probe_json(app, "ci", ("-ll:cpu", "3"))["processors"]["CPU"] == [3]
+    mapper = compile_program('Tunable 11 = 3 int32;\n'
+                             'def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % Machine(CPU).size[1]]; }\n'
+                             'IndexTaskMap "Initialize Nodes" spread;\n', "mapper.dsl")
+    done = subprocess.run(legion_command(app, "ci", 2, 0, ["-ll:cpu", "3"]), env=shim_env(app, mapper.so_path),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert {c for t, _, c, _ in observed(done.stdout) if t == "Initialize Nodes"} == {0, 1, 2}
+
+
+def test_check_and_explain_find_that_the_discovered_top_level_task_has_no_parent(tmp_path, foreign_exe, capsys):
+    """Discovery lists the top-level task (parent null); a function reading task.parent for it fails at run time
+    (R406), so check reports it and explain shows no placement for it."""
+    path = app_file(tmp_path, foreign_exe)
+    mapper = tmp_path / "near.dsl"
+    mapper.write_text("m = Machine(CPU);\ndef near(Task task) { return m[*task.parent.processor(m)]; }\n"
+                      "SingleTaskMap * near;\n")
+    assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 1
+    out = capsys.readouterr()
+    assert "error[E206]: task 'top_level' has no parent (it is the top-level task)" in out.out
+    assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 1
+    out = capsys.readouterr()
+    assert "task 'top_level' has no parent" in out.err and "processor: CPU[node 0, proc 0]" not in out.out
+
+
+def test_check_reports_the_tunables_the_program_reads_with_another_type_or_never_asks_for(tmp_path, foreign_exe,
+                                                                                            capsys):
+    """Discovery saw the program read tunable 11 as an int: answering it as int64 (the default type) aborts the run
+    (Legion's "Future size mismatch"), leaving it unanswered kills it (R456) unless the program keeps its own
+    mapper; a Tunable the program never asks for is a warning."""
+    path = app_file(tmp_path, foreign_exe)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nTunable 11 = 2;\nTunable 12 = 1 int32;\n")
+    assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 1
+    out = capsys.readouterr().out
+    assert (f"{mapper}:2:1: error[E224]: tunable 11 is answered as int64 (8 bytes), but the application reads it as "
+            "int32 (4 bytes)") in out
+    assert f"{mapper}:3:1: warning[W313]: the application never asks for tunable 12" in out
+    mapper.write_text("Task * CPU;\n")
+    assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 1
+    assert "asks for tunable 11 (read as int32), which this mapper does not answer" in capsys.readouterr().out
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe, keep=True)),
+                 "--machine", "1x0x2"]) == 0
