@@ -97,6 +97,14 @@ def test_e201_undefined_machine_variable():
     assert d.hints == ("did you mean 'mgpu'?",)
 
 
+def test_e201_kind_in_lower_case():
+    # A kind written in lower case is an undefined name; its spelling comes before a close name (`mcpu`).
+    found = [d for d in diags("mcpu = Machine(CPU);\nx = mcpu.has(cpu) || mcpu[0, 0].has(sysmem);") if d.code == "E201"]
+    assert [(d.message, d.hints) for d in found] == [
+        ("undefined variable 'cpu'", ("did you mean 'CPU'? (kinds are written in capitals)",)),
+        ("undefined variable 'sysmem'", ("did you mean 'SYSMEM'? (kinds are written in capitals)",))]
+
+
 def test_e201_top_level_scoping():
     d = only("x = y;\ny = 1;", "E201")
     assert at(d) == (1, 5)
@@ -187,6 +195,25 @@ def test_e206_type_errors():
     assert diags("x = True ? Machine(GPU) : 3;") == []
     assert diags("m = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);\n"
                  "def f(Task task) { return m[0, 0]; }\nIndexTaskMap t f;") == []
+
+
+def test_e206_index_made_a_tuple_lines_before():
+    # `lin` is a tuple because of the division by `task.ispace` (element-wise): the error is at the use, its note
+    # points at the division.
+    src = ("mcpu = Machine(CPU);\ndef blk(Task task) {\n    lin = task.ipoint[0] * mcpu.volume / task.ispace;\n"
+           "    return mcpu[lin, 0];\n}\nIndexTaskMap t blk;")
+    d = only(src, "E206")
+    assert d.message == "an index must be an int, not a tuple" and at(d) == (4, 17)
+    assert d.hints == ("for one element of task.ispace, index it: task.ispace[0]",)
+    assert d.notes == ("'lin' is a tuple because '/' at p.dsl:3:40 combines an int with the tuple task.ispace element "
+                       "by element",)
+    # Made where it is used: no note.
+    d = only("m = Machine(CPU);\ndef f(Task task) { return m[2 * task.ipoint, 0]; }\nIndexTaskMap t f;", "E206")
+    assert d.hints == ("for one element of task.ipoint, index it: task.ipoint[0]",) and d.notes == ()
+    # A tuple from tuples alone gets neither.
+    d = only("m = Machine(CPU);\ndef f(Task task) { return m[task.ipoint + task.ispace, 0]; }\nIndexTaskMap t f;",
+             "E206")
+    assert d.hints == () and d.notes == ()
 
 
 def test_e207_argument_counts():
