@@ -251,7 +251,10 @@ class _Checker:
                 if s.func.name not in funcs_so_far:
                     self._undefined_function(s.func.name, s.func.loc)
                 machine = getattr(s, "machine", None)
-                if machine is not None and machine.name not in globals_so_far:
+                f = self.functions.get(s.func.name)
+                # With a function of a Task, the fix is to drop the machine model (E208), not to define it.
+                if machine is not None and machine.name not in globals_so_far and not (
+                        f is not None and [p.type for p in f.params] == ["Task"]):
                     self._undefined_variable(machine.name, machine.loc, globals_so_far, True)
 
     def _load_order(self):
@@ -757,9 +760,11 @@ class _Checker:
         if machine is not None:
             types = tuple(p.type for p in f.params)
             if types != ("IPoint", "ISpace", "MSpace"):
+                drop = (f"a function of a Task is mapped without a machine model: drop '{machine.name}', "
+                        f"IndexTaskMap {_tasks_text(s.tasks)} {f.name};" if types == ("Task",) else None)
                 self.add("E208", f"'{f.name}' has parameters ({', '.join(types)}); the three-operand IndexTaskMap "
                                  "needs (IPoint, ISpace, MSpace)", s.func.loc,
-                         (f"the three-operand form needs def {f.name}(IPoint p, ISpace s, MSpace m)",))
+                         (drop, f"the three-operand form needs def {f.name}(IPoint p, ISpace s, MSpace m)"))
                 return
             mt = self.global_types.get(machine.name, UNKNOWN)
             if mt.name not in (None, "MSpace"):

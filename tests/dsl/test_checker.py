@@ -226,8 +226,14 @@ def test_e207_argument_counts():
 def test_e208_mapping_function_signature():
     d = only("def f(int n) { return n; }\nIndexTaskMap t f;", "E208")
     assert at(d) == (2, 16) and d.hints == ("mapping functions have the form def f(Task task) { ... }",)
-    d = only("m = Machine(GPU);\ndef f(Task t) { return 0; }\nIndexTaskMap t m f;", "E208")
+    d = only("m = Machine(GPU);\ndef f(int t) { return 0; }\nIndexTaskMap t m f;", "E208")
     assert d.hints == ("the three-operand form needs def f(IPoint p, ISpace s, MSpace m)",)
+    # The older three-operand form with a function of a Task: drop the machine model (defined or not: not E201).
+    drop = ("a function of a Task is mapped without a machine model: drop 'm', IndexTaskMap t,u f;",
+            "the three-operand form needs def f(IPoint p, ISpace s, MSpace m)")
+    assert only("m = Machine(GPU);\ndef f(Task t) { return 0; }\nIndexTaskMap t,u m f;", "E208").hints == drop
+    found = diags("def f(Task t) { return 0; }\nIndexTaskMap t,u m f;")
+    assert [d.code for d in found] == ["E208"] and found[0].hints == drop
 
 
 def test_e209_kinds_without_variants(circuit, m14):
