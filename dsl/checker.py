@@ -999,9 +999,12 @@ class _Checker:
             listed = [m.name for m in stmt.memories]
             hints = []
             if "VIRTUAL: the variant is a leaf task" in err.detail:
-                hints.append("a leaf task needs a physical instance: list a memory after VIRTUAL, e.g. "
-                             f"`{','.join([*listed, 'FBMEM' if kind == 'GPU' else 'SYSMEM'])}`, or select only inner "
-                             "tasks")
+                # A memory instead of VIRTUAL: after it, it would draw W301 (kinds after VIRTUAL).
+                usable = "FBMEM" if kind == "GPU" else "SYSMEM"
+                memories = [m for m in listed if m != "VIRTUAL"] + ([usable] if usable not in listed else [])
+                fixed = dataclasses.replace(stmt, memories=tuple(A.Kind(m) for m in memories))
+                hints.append(f"a leaf task needs a physical instance: list a memory instead of VIRTUAL, e.g. "
+                             f"`{format_statement(fixed)}`; VIRTUAL suits a statement that selects only inner tasks")
             if "not visible from" in err.detail or "absent" in err.detail:
                 usable = "FBMEM or ZCMEM" if kind == "GPU" else "SYSMEM"
                 hints.append(f"add a memory that {kind} processors can use, e.g. {usable}, after the others")
