@@ -17,6 +17,7 @@ failures); the exit status is 1 when any input failed.
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import contextlib
 import json
@@ -31,6 +32,7 @@ from pathlib import Path
 from mapperopt.benchmarks.dsl_programs import accepted_programs, differential, mutate, program
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl import DslSyntaxError, check, format_program, parse
+from mapperopt.dsl import ast as A
 from mapperopt.dsl.evaluator import Evaluator
 from mapperopt.errors import MapperoptError
 
@@ -45,18 +47,21 @@ def seeds() -> list[str]:
     return [p.read_text() for p in paths]
 
 
-def comment_places(program) -> list[tuple[str, int]]:
-    """Each comment with the number of statements (function bodies included) that start before it."""
-    starts = []
+def comment_places(program) -> list[tuple[str, int, bool]]:
+    """Each comment with its place: the number of statements (function bodies included) before it and whether it
+    ends the last line of the one before it (a function's: its header's, up to '{'). A comment on an earlier line of
+    a statement counts as before that statement (fmt writes the statement on one line, so it goes just before it)."""
+    starts = []  # (start, last line) of each statement
     for s in program.statements:
-        starts.append((s.loc.line, s.loc.col))
+        starts.append(((s.loc.line, s.loc.col), s.brace_line if isinstance(s, A.FuncDef) else s.loc.end_line))
         for b in (*getattr(s, "body", ()), *((s.ret,) if hasattr(s, "ret") else ())):
-            starts.append((b.loc.line, b.loc.col))
+            starts.append(((b.loc.line, b.loc.col), b.loc.end_line))
     starts.sort()
     out = []
     for c in program.comments:
-        pos = (c.loc.line, c.loc.col)
-        out.append((c.text, sum(st < pos for st in starts)))
+        n = bisect.bisect_left(starts, ((c.loc.line, c.loc.col),))
+        last = starts[n - 1][1] if n else 0
+        out.append((c.text, n - (c.loc.line < last), c.loc.line == last))
     return out
 
 

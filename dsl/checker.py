@@ -19,7 +19,7 @@ from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
                                      by_precedence, int_op, task_matches)
-from mapperopt.dsl.formatter import format_statement
+from mapperopt.dsl.formatter import format_expr, format_statement
 from mapperopt.dsl.machine import MAX_DIMS, Proc
 from mapperopt.errors import MapperoptError
 
@@ -59,12 +59,14 @@ _PARAM_TYPE = {"Task": "Task", "int": "int", "bool": "bool", "IPoint": "tuple", 
 class T:
     """Static type of an expression: `name` (int, bool, tuple, MSpace, processor, processor set, Task, kind) or
     None when unknown; `n` is a tuple's length or a model's number of dimensions, `kind` a model's processor kind,
-    `const` an int's or bool's value, when known."""
+    `const` an int's or bool's value, when known; `spread` the operation that made a tuple from an int and a tuple
+    (element-wise: `i / t`) and its tuple operand, for messages where an int was meant."""
 
     name: str | None
     n: int | None = None
     kind: str | None = None
     const: int | bool | None = None
+    spread: tuple[A.Binary, A.Expr] | None = dataclasses.field(default=None, compare=False)
 
 
 UNKNOWN = T(None)
@@ -201,7 +203,9 @@ class _Checker:
             return
         # Past the reported errors, skip the (costly) search for a close name.
         close = _closest(name, visible) if self.errors <= MAX_ERRORS else None
-        if close:
+        if name.upper() in A.PROC_KINDS + A.MEM_KINDS:  # a kind in lower case (`cpu`), before a close name (`mcpu`)
+            hint = f"did you mean '{name.upper()}'? (kinds are written in capitals)"
+        elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
             hint = f"add '{name} = Machine({'CPU' if 'cpu' in name else 'GPU'});' at top level"
@@ -265,7 +269,10 @@ class _Checker:
                 if s.func.name not in funcs_so_far:
                     self._undefined_function(s.func.name, s.func.loc)
                 machine = getattr(s, "machine", None)
-                if machine is not None and machine.name not in globals_so_far:
+                f = self.functions.get(s.func.name)
+                # With a function of a Task, the fix is to drop the machine model (E208), not to define it.
+                if machine is not None and machine.name not in globals_so_far and not (
+                        f is not None and [p.type for p in f.params] == ["Task"]):
                     self._undefined_variable(machine.name, machine.loc, globals_so_far, True)
 
     def _load_order(self):
@@ -421,9 +428,22 @@ class _Checker:
                 self._check_print(s, env, False)
         return self._infer(f.ret.value, env, False)
 
-    def _type_error(self, msg: str, loc: A.Loc, hint: str | None = None) -> T:
-        self.add("E206", msg, loc, (hint,))
+    def _type_error(self, msg: str, loc: A.Loc, hint: str | None = None, note: str | None = None) -> T:
+        self.add("E206", msg, loc, (hint,), (note,) if note else ())
         return UNKNOWN
+
+    @staticmethod
+    def _spread_hint(e, t: T) -> tuple[str | None, str | None]:
+        """(hint, note) for a tuple `e` where an int was meant, made by an int and a tuple element-wise (`i / t`):
+        the note names that operation when it is not `e` itself (it may be lines before)."""
+        if t.spread is None:
+            return None, None
+        op, side = t.spread
+        what = f"'{e.name}'" if isinstance(e, A.Name) else "it"
+        hint = (f"for one element of {format_expr(side)}, index it: {format_expr(side)}[0]"
+                if isinstance(side, (A.Name, A.Member)) else None)
+        return hint, (None if e is op else f"{what} is a tuple because '{op.op}' at {op.loc} combines an int with "
+                                            f"the tuple {format_expr(side)} element by element")
 
     def _infer(self, e, env: dict[str, T], top_level: bool) -> T:
         match e:
@@ -548,7 +568,7 @@ class _Checker:
                 return self._type_error(f"operator '{op}' needs tuples of equal length, not {a.n} and {b.n}", e.loc)
             return T("tuple", n=a.n if a.n is not None else b.n)
         if "tuple" in (a.name, b.name):
-            return T("tuple", n=a.n if a.name == "tuple" else b.n)
+            return T("tuple", n=a.n if a.name == "tuple" else b.n, spread=(e, e.left if a.name == "tuple" else e.right))
         if a.const is not None and b.const is not None:
             try:
                 return T("int", const=int_op(op, a.const, b.const))
@@ -657,7 +677,8 @@ class _Checker:
             else:
                 it = self._infer(item, env, top_level)
                 if it.name not in (None, "int"):
-                    self._type_error(f"an index must be an int, not {article(it.name)}", item.loc)
+                    self._type_error(f"an index must be an int, not {article(it.name)}", item.loc,
+                                     *self._spread_hint(item, it))
                 if t.name == "MSpace" and it.const is not None and it.const < 0:
                     self.add("E205", f"machine index {it.const} is negative; machine models have no negative "
                                      "indexing", item.loc, ("reduce the index modulo the model's size",))
@@ -757,9 +778,11 @@ class _Checker:
         if machine is not None:
             types = tuple(p.type for p in f.params)
             if types != ("IPoint", "ISpace", "MSpace"):
+                drop = (f"a function of a Task is mapped without a machine model: drop '{machine.name}', "
+                        f"IndexTaskMap {_tasks_text(s.tasks)} {f.name};" if types == ("Task",) else None)
                 self.add("E208", f"'{f.name}' has parameters ({', '.join(types)}); the three-operand IndexTaskMap "
                                  "needs (IPoint, ISpace, MSpace)", s.func.loc,
-                         (f"the three-operand form needs def {f.name}(IPoint p, ISpace s, MSpace m)",))
+                         (drop, f"the three-operand form needs def {f.name}(IPoint p, ISpace s, MSpace m)"))
                 return
             mt = self.global_types.get(machine.name, UNKNOWN)
             if mt.name not in (None, "MSpace"):
@@ -1035,9 +1058,12 @@ class _Checker:
             listed = [m.name for m in stmt.memories]
             hints = []
             if "VIRTUAL: the variant is a leaf task" in err.detail:
-                hints.append("a leaf task needs a physical instance: list a memory after VIRTUAL, e.g. "
-                             f"`{','.join([*listed, 'FBMEM' if kind == 'GPU' else 'SYSMEM'])}`, or select only inner "
-                             "tasks")
+                # A memory instead of VIRTUAL: after it, it would draw W301 (kinds after VIRTUAL).
+                usable = "FBMEM" if kind == "GPU" else "SYSMEM"
+                memories = [m for m in listed if m != "VIRTUAL"] + ([usable] if usable not in listed else [])
+                fixed = dataclasses.replace(stmt, memories=tuple(A.Kind(m) for m in memories))
+                hints.append(f"a leaf task needs a physical instance: list a memory instead of VIRTUAL, e.g. "
+                             f"`{format_statement(fixed)}`; VIRTUAL suits a statement that selects only inner tasks")
             if "not visible from" in err.detail or "absent" in err.detail:
                 usable = "FBMEM or ZCMEM" if kind == "GPU" else "SYSMEM"
                 hints.append(f"add a memory that {kind} processors can use, e.g. {usable}, after the others")

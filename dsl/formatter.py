@@ -3,8 +3,10 @@
 Layout rules: one statement per line; lists in selectors as `a,b` (no spaces); functions as `def f(T x) {`, one body
 statement per line indented by four spaces, `}` alone; binary operators surrounded by spaces; parentheses only where
 precedence needs them. Comments are kept: a comment on its own line stays before the statement that follows it, a
-comment on the line(s) of a statement follows that statement on its line, and one blank line is kept where the source
-had at least one. Every comment keeps its place: after the same statements and before the same statements.
+comment on the last line of a statement (for a function: of its header, up to '{', or its '}') follows it on that line,
+a comment on an earlier line of a statement written over several lines goes on its own line just before it, and one
+blank line is kept where the source had at least one. Every comment keeps its place: after the same statements and
+before the same statements, and at the end of the same line or on its own line.
 """
 
 from __future__ import annotations
@@ -98,18 +100,19 @@ def _emit_sequence(lines: list[str], items: list, comments: list[A.Comment], dep
         lines.append(pad + c.text)
 
 
-def _with_comments(text: str, comments: list[A.Comment], pad: str) -> str:
-    """`text` with the first comment on its line and any further ones on their own lines after it (two comments on
-    one line would read back as one)."""
-    if not comments:
-        return text
-    return text + "  " + comments[0].text + "".join("\n" + pad + c.text for c in comments[1:])
+def _emit_line(lines: list[str], text: str, comments: list[A.Comment], last_line: int, pad: str):
+    """`text`, one line, from source lines up to `last_line` holding `comments`: the comment on `last_line` (at most
+    one: a comment runs to the end of its line) stays at the end of the line; the others go on their own lines before
+    it (after it they would read as comments on the next statement)."""
+    trailing = [c for c in comments if c.loc.line == last_line]
+    lines.extend(pad + c.text for c in comments if c.loc.line != last_line)
+    lines.append(pad + text + "".join("  " + c.text for c in trailing))
 
 
 def _emit_statement(lines: list[str], stmt: A.Statement, depth: int, comments: list[A.Comment]):
     pad = INDENT * depth
     if not isinstance(stmt, A.FuncDef):
-        lines.append(pad + _with_comments(_simple_statement(stmt), comments, pad))
+        _emit_line(lines, _simple_statement(stmt), comments, _end(stmt), pad)
         return
     params = ", ".join(f"{p.type} {p.name}" for p in stmt.params)
     body = [*stmt.body, stmt.ret]
@@ -120,9 +123,9 @@ def _emit_statement(lines: list[str], stmt: A.Statement, depth: int, comments: l
     header = [c for c in comments if (c.loc.line, c.loc.col) < first and c.loc.line <= brace]
     footer = [c for c in comments if _end(stmt.ret) < c.loc.line == _end(stmt)]
     inner = comments[len(header) : len(comments) - len(footer)]
-    lines.append(pad + _with_comments(f"def {stmt.name}({params}) {{", header, pad + INDENT))
+    _emit_line(lines, f"def {stmt.name}({params}) {{", header, brace, pad)
     _emit_sequence(lines, body, inner, depth + 1, brace)
-    lines.append(pad + _with_comments("}", footer, pad))
+    _emit_line(lines, "}", footer, _end(stmt), pad)
 
 
 def selector_name(name: str) -> str:

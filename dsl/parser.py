@@ -444,6 +444,13 @@ _STATEMENT_WORDS = {
     "Tunable",
     "def", "print",
 }
+# Statements of other languages that the DSL does not have, with what to write instead.
+_CONDITIONAL = "choose between values with the conditional expression c ? a : b, e.g. x = c ? a : b;"
+_NO_EARLY_RETURN = ("there is no early 'return' either (a function body is assignments and prints, then one "
+                    "'return'): return c ? a : b;")
+_NO_LOOPS = "there are no loops: build a tuple with tuple(e for x in t), or choose with c ? a : b"
+_CONTROL_WORDS = {"if": (_CONDITIONAL, _NO_EARLY_RETURN), "else": (_CONDITIONAL, _NO_EARLY_RETURN),
+                  "while": (_NO_LOOPS,), "for": (_NO_LOOPS,)}
 _EXPR_START = {"INT", "IDENT", "'True'", "'False'", "'Machine'", "'tuple'", "'('", "'-'", "'!'"}
 _BINARY = {f"'{op}'" for level in A.BINARY_LEVELS for op in level}
 _GROUPS = (  # (members, phrase), applied in order when every member is expected
@@ -525,6 +532,13 @@ def _join_tokens(tokens: list[Token]) -> str:
     return out
 
 
+def _closest(word: str, options) -> str | None:
+    """The option most like `word`, case ignored (`sysmem` is SYSMEM), or None."""
+    by_upper = {o.upper(): o for o in options}
+    close = difflib.get_close_matches(word.upper(), list(by_upper), n=1, cutoff=0.5)
+    return by_upper[close[0]] if close else None
+
+
 def _kind_message(word: str, accepts: set[str]) -> tuple[str, str | None] | None:
     """E107 message and hint for a name `word` where only kinds (and `*`) are acceptable; None otherwise."""
     texts = _texts(accepts)
@@ -533,8 +547,8 @@ def _kind_message(word: str, accepts: set[str]) -> tuple[str, str | None] | None
     if not (procs or mems) or texts - procs - mems - {"'*'"}:
         return None
     candidates = (A.PROC_KINDS if procs else ()) + (A.MEM_KINDS if mems else ())
-    close = difflib.get_close_matches(word, candidates, n=1, cutoff=0.5)
-    hint = f"did you mean '{close[0]}'?" if close else None
+    close = _closest(word, candidates)
+    hint = f"did you mean '{close}'?" if close else None
     if procs and mems:
         msg = (
             f"unknown kind '{word}'; expected a processor kind ({', '.join(A.PROC_KINDS)}), "
@@ -591,6 +605,26 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     tok_text = str(token)
     line, col = token.line, token.column
 
+    # A C-style comment: '/' then '*' (at the '/', or at the '*' where '/' was an operator).
+    if text.startswith("/*", token.start_pos) or (text.startswith("*", token.start_pos) and prev is not None
+                                                   and prev.type == "SLASH" and prev.end_pos == token.start_pos):
+        return error("E100", f"unexpected '{tok_text}'; expected {describe_expected(accepts)}", line, col, tok_text,
+                     ("'/*' does not start a comment: comments run from '#' (or '//') to the end of the line",),
+                     expected)
+
+    rest = text[token.end_pos :].lstrip()
+    assigned = rest.startswith("=") and not rest.startswith("==")
+
+    # An `if`, `else` or `while` statement: lexed as a name that starts an assignment, so the token after it is
+    # unexpected. A `for` statement: the reserved word where a statement starts.
+    starts = [t.type in ("SEMICOLON", "LBRACE", "RBRACE") for t in tokens[-2:]]
+    word = (prev if prev is not None and prev.type == "IDENT" and (len(tokens) < 2 or starts[0])
+            else token if token.type == "FOR" and not assigned and (not tokens or starts[-1]) else None)
+    if word is not None and word.value in _CONTROL_WORDS:
+        in_body = sum(t.type == "LBRACE" for t in tokens) > sum(t.type == "RBRACE" for t in tokens)
+        return error("E100", f"the DSL has no '{word}' statement", word.line, word.column, str(word),
+                     [h for h in _CONTROL_WORDS[word.value] if in_body or h != _NO_EARLY_RETURN], expected)
+
     # E101: Python-style ':' after the parameter list of a def.
     if token.type == "COLON" and _texts(accepts) == {"'{'"}:
         def_at = max((i for i, t in enumerate(tokens) if t.type == "DEF"), default=None)
@@ -614,8 +648,6 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
 
     # E109: a reserved word where a name is expected. A misplaced statement keyword (`return` at top level, a
     # `Region` statement inside a function) is an E100 unless it is being assigned to.
-    rest = text[token.end_pos :].lstrip()
-    assigned = rest.startswith("=") and not rest.startswith("==")
     if "IDENT" in accepts and tok_text in A.RESERVED and (assigned or tok_text not in _STATEMENT_WORDS | {"return"}):
         return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text, (),
                      expected)
@@ -640,6 +672,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                 hint = f"write Align=={value}"
         elif token.type == "COMMA":
             hint = "constraints are separated by spaces"
+        elif token.type == "IDENT" and _closest(tok_text, A.CONSTRAINT_WORDS):
+            hint = f"did you mean '{_closest(tok_text, A.CONSTRAINT_WORDS)}'?"
         return error(
             "E108",
             f"malformed layout constraint near '{tok_text}'; expected SOA, AOS, C_order, F_order, Align==N, "
@@ -656,8 +690,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     elif tok_text in _STATEMENT_WORDS and "IDENT" in accepts:
         hints.append("a function body holds only assignments, print and return; mapping statements and def are "
                      "written at top level")
-    if token.type == "IDENT" and tok_text in ("if", "else", "while"):
-        hints.append("there are no if/while statements; use the ternary operator c ? a : b")
+    if token.type == "IDENT" and tok_text in _CONTROL_WORDS:
+        hints.append("there are no if/while statements; use the conditional expression c ? a : b")
     later_line = slash_hint is not None and token.line > prev.end_line
     if later_line:
         hints.append(slash_hint)

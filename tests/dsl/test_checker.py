@@ -97,6 +97,14 @@ def test_e201_undefined_machine_variable():
     assert d.hints == ("did you mean 'mgpu'?",)
 
 
+def test_e201_kind_in_lower_case():
+    # A kind written in lower case is an undefined name; its spelling comes before a close name (`mcpu`).
+    found = [d for d in diags("mcpu = Machine(CPU);\nx = mcpu.has(cpu) || mcpu[0, 0].has(sysmem);") if d.code == "E201"]
+    assert [(d.message, d.hints) for d in found] == [
+        ("undefined variable 'cpu'", ("did you mean 'CPU'? (kinds are written in capitals)",)),
+        ("undefined variable 'sysmem'", ("did you mean 'SYSMEM'? (kinds are written in capitals)",))]
+
+
 def test_e201_top_level_scoping():
     d = only("x = y;\ny = 1;", "E201")
     assert at(d) == (1, 5)
@@ -189,6 +197,25 @@ def test_e206_type_errors():
                  "def f(Task task) { return m[0, 0]; }\nIndexTaskMap t f;") == []
 
 
+def test_e206_index_made_a_tuple_lines_before():
+    # `lin` is a tuple because of the division by `task.ispace` (element-wise): the error is at the use, its note
+    # points at the division.
+    src = ("mcpu = Machine(CPU);\ndef blk(Task task) {\n    lin = task.ipoint[0] * mcpu.volume / task.ispace;\n"
+           "    return mcpu[lin, 0];\n}\nIndexTaskMap t blk;")
+    d = only(src, "E206")
+    assert d.message == "an index must be an int, not a tuple" and at(d) == (4, 17)
+    assert d.hints == ("for one element of task.ispace, index it: task.ispace[0]",)
+    assert d.notes == ("'lin' is a tuple because '/' at p.dsl:3:40 combines an int with the tuple task.ispace element "
+                       "by element",)
+    # Made where it is used: no note.
+    d = only("m = Machine(CPU);\ndef f(Task task) { return m[2 * task.ipoint, 0]; }\nIndexTaskMap t f;", "E206")
+    assert d.hints == ("for one element of task.ipoint, index it: task.ipoint[0]",) and d.notes == ()
+    # A tuple from tuples alone gets neither.
+    d = only("m = Machine(CPU);\ndef f(Task task) { return m[task.ipoint + task.ispace, 0]; }\nIndexTaskMap t f;",
+             "E206")
+    assert d.hints == () and d.notes == ()
+
+
 def test_e207_argument_counts():
     d = only("def f(int a, int b) { return a; }\nx = f(1);", "E207")
     assert d.message == "'f' takes 2 arguments, 1 given" and d.hints == ("the signature is def f(int a, int b)",)
@@ -199,8 +226,14 @@ def test_e207_argument_counts():
 def test_e208_mapping_function_signature():
     d = only("def f(int n) { return n; }\nIndexTaskMap t f;", "E208")
     assert at(d) == (2, 16) and d.hints == ("mapping functions have the form def f(Task task) { ... }",)
-    d = only("m = Machine(GPU);\ndef f(Task t) { return 0; }\nIndexTaskMap t m f;", "E208")
+    d = only("m = Machine(GPU);\ndef f(int t) { return 0; }\nIndexTaskMap t m f;", "E208")
     assert d.hints == ("the three-operand form needs def f(IPoint p, ISpace s, MSpace m)",)
+    # The older three-operand form with a function of a Task: drop the machine model (defined or not: not E201).
+    drop = ("a function of a Task is mapped without a machine model: drop 'm', IndexTaskMap t,u f;",
+            "the three-operand form needs def f(IPoint p, ISpace s, MSpace m)")
+    assert only("m = Machine(GPU);\ndef f(Task t) { return 0; }\nIndexTaskMap t,u m f;", "E208").hints == drop
+    found = diags("def f(Task t) { return 0; }\nIndexTaskMap t,u m f;")
+    assert [d.code for d in found] == ["E208"] and found[0].hints == drop
 
 
 def test_e209_kinds_without_variants(circuit, m14):
@@ -396,7 +429,10 @@ def test_e222_a_memory_the_task_cannot_use(circuit, m14):
     assert at(d) == (2, 1) and d.is_error
     assert d.message.startswith("no memory of the list VIRTUAL can hold requirement 0 (")
     assert "of task 'init_piece': VIRTUAL: the variant is a leaf task (and " in d.message
-    assert any("a leaf task needs a physical instance" in h and "`VIRTUAL,SYSMEM`" in h for h in d.hints)
+    # The statement the hint gives checks clean (after VIRTUAL, a memory would draw W301).
+    (hint,) = [h for h in d.hints if "a leaf task needs a physical instance" in h]
+    assert "`Region * * CPU SYSMEM;`" in hint
+    assert diags("Task * CPU;\n" + hint.split("`")[1], circuit, cpu) == []
     d = only("Task * CPU;\nRegion calculate_new_currents 3 CPU VIRTUAL;", "E222", circuit, cpu)
     assert "requirement 3 (rp_wires" in d.message and "more requirement" not in d.message
     assert not [x for x in diags("Task * CPU;\nRegion calculate_new_currents 3 CPU VIRTUAL;\nRegion * * * SYSMEM;",

@@ -166,8 +166,8 @@ def test_check_refuses_a_virtual_leaf_region_on_this_machine(tmp_path):
     result = run("check", str(path), "--bench", "circuit")
     assert result.exit_code == 1, result.output
     assert f"{path}:2:1: error[E222]: no memory of the list VIRTUAL can hold requirement 0" in result.output
-    assert "hint: a leaf task needs a physical instance: list a memory after VIRTUAL, e.g. `VIRTUAL,SYSMEM`" in \
-        result.output
+    assert ("hint: a leaf task needs a physical instance: list a memory instead of VIRTUAL, e.g. "
+            "`Region * * CPU SYSMEM;`") in result.output
 
 
 def test_check_with_machine_evaluates_mappings(tmp_path):

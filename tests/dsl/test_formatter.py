@@ -166,6 +166,30 @@ def f(Task task) {  # on the def line
 """
 
 
+def test_comments_of_a_statement_over_several_lines():
+    # The comment ending the statement's last line stays there; after it on a line of its own it would read as a
+    # comment on the next statement. The one on an earlier line goes before the statement.
+    src = """Region * * GPU FBMEM,   # memory first
+             ZCMEM;     # then zero copy
+Region * * CPU SYSMEM;
+def f(Task task,  # params
+      int n) {  # body
+    return m[task.ipoint[0],
+             0];  # wrapped
+}
+"""
+    want = """# memory first
+Region * * GPU FBMEM,ZCMEM;  # then zero copy
+Region * * CPU SYSMEM;
+# params
+def f(Task task, int n) {  # body
+    return m[task.ipoint[0], 0];  # wrapped
+}
+"""
+    assert format_program(parse(src)) == want
+    assert format_program(parse(want)) == want
+
+
 def test_empty_program_formats_to_nothing():
     assert format_program(parse("")) == ""
     assert format_program(parse("# c\n")) == "# c\n"

@@ -5,6 +5,7 @@ keeps the program and every comment in place (benchmarks/fuzz_dsl.py's `one` che
 from __future__ import annotations
 
 import random
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -41,3 +42,16 @@ def test_token_soup(words):
 @given(st.text(max_size=80))
 def test_any_text(text):
     assert one(text)
+
+
+@settings(FUZZ, max_examples=100)
+@given(st.integers(0, 2**32))
+def test_statements_over_several_lines_with_comments(seed):
+    """Generated programs with line breaks at random spaces and comments at the end of random lines (of a statement
+    written over several lines: its last line or an earlier one): fmt keeps each comment in place."""
+    rng = random.Random(seed)
+    ends = (" ", " ", " ", "\n", "  # c\n")
+    pieces = re.split(r'("[^"\n]*"|(?:#|//)[^\n]*)', program(rng))  # code at even indices, strings and comments odd
+    for k in range(0, len(pieces), 2):
+        pieces[k] = re.sub(r"[ \n]", lambda m: rng.choice(ends if m.group() == " " else ends[3:]), pieces[k])
+    assert not one("".join(pieces)).startswith("syntax")

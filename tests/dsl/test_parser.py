@@ -166,6 +166,12 @@ ERRORS = [
     ("Task * GPU,PROC;", "E107", 1, 12, "unknown processor kind 'PROC'; expected one of CPU, GPU, OMP, IO, PY", None),
     ("Region * * GPU DRAM;", "E107", 1, 16, "unknown memory kind 'DRAM'", None),
     ("Region * * GUP FBMEM;", "E107", 1, 12, "unknown processor kind 'GUP'", "did you mean 'GPU'?"),
+    # Kinds and constraints are case-sensitive: a lowercase one gets its spelling.
+    ("Task * cpu;", "E107", 1, 8, "unknown processor kind 'cpu'", "did you mean 'CPU'?"),
+    ("Region * * CPU sysmem;", "E107", 1, 16, "unknown memory kind 'sysmem'", "did you mean 'SYSMEM'?"),
+    ("Layout * * Fbmem SOA;", "E107", 1, 12, "unknown kind 'Fbmem'", "did you mean 'FBMEM'?"),
+    ("m = Machine(gpu);", "E107", 1, 13, "unknown processor kind 'gpu'", "did you mean 'GPU'?"),
+    ("Layout * * * SOA f_order;", "E108", 1, 18, "near 'f_order'", "did you mean 'F_order'?"),
     ("Layout * * * Align=64;", "E108", 1, 19, "malformed layout constraint near '='", "write Align==64"),
     ("Layout * * * Align 64;", "E108", 1, 20, "malformed layout constraint near '64'", "write Align==64"),
     ("Layout * * * SOA, C_order;", "E108", 1, 17, "near ','", "constraints are separated by spaces"),
@@ -191,6 +197,18 @@ ERRORS = [
     ("def f(Task t) { return 1 }", "E100", 1, 26, "unexpected '}'", None),
     ("x = 99999999999999999999;", "E100", 1, 5, "out of range", None),
     ("return 1;", "E100", 1, 1, "unexpected 'return'", "only allowed as the last statement of a function body"),
+    # Statements of other languages: an `if` is lexed as a name starting an assignment, the error comes after it.
+    ("def f(Task task) {\n    if task.ipoint[0] > 0 {", "E100", 2, 5, "the DSL has no 'if' statement",
+     "the conditional expression c ? a : b"),
+    ("def f(Task task) {\n    x = 1;\n    if (x) {", "E100", 3, 5, "no 'if' statement", "no early 'return'"),
+    ("Task * CPU;\nif (x) {", "E100", 2, 1, "no 'if' statement", "c ? a : b"),
+    ("x = 1; while (x) {", "E100", 1, 8, "no 'while' statement", "tuple(e for x in t)"),
+    ("def f(Task t) {\n  for x in t.ipoint {", "E100", 2, 3, "no 'for' statement", "tuple(e for x in t)"),
+    ("x = 1 if y else 2;", "E100", 1, 7, "unexpected 'if'", "c ? a : b"),
+    # C-style comments.
+    ("/* mapper */\nTask * CPU;", "E100", 1, 1, "unexpected '/'", "comments run from '#' (or '//') to the end"),
+    ("Region * 0 CPU /* c-style */ SYSMEM;", "E100", 1, 16, "expected a memory kind", "'/*' does not start a comment"),
+    ("x = 4 /* four */ + 1;", "E100", 1, 8, "unexpected '*'", "'/*' does not start a comment"),
 ]
 
 
