@@ -452,7 +452,8 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
             elif b == "pennant":
                 cpu = units.get("cpu-pennant-gpu", {})
                 cpu_tp = cpu.get("throughput") if cpu.get("status") == "ok" else None
-                share = (f"{value / cpu_tp:.1f}x the CPU run ({cpu['cpus']} CPUs: {_fmt(cpu_tp)} zone-cycles/s)"
+                # a speedup over one CPU run of the same deck, not a share of a ceiling
+                share = (f"no ceiling: {value / cpu_tp:.1f}x a {cpu['cpus']}-CPU run ({_fmt(cpu_tp)} zone-cycles/s)"
                          if cpu_tp else "CPU run not done")
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} zone-cycles/s | {share} | |")
             else:
@@ -474,7 +475,7 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
         from mapperopt.benchmarks import load_config
 
         deck = Path(load_config("pennant").size(cpu["size"]).args["-deck"]).name
-        ceilings.append(f"Pennant's CPU run: the `{cpu['size']}` size's deck ({deck}) with Legion's default mapper on "
+        ceilings.append(f"and, not a ceiling, Pennant's CPU run: the `{cpu['size']}` size's deck ({deck}) with Legion's default mapper on "
                         f"{cpu['cpus']} CPUs (`{' '.join(cpu['args'])}`), {_fmt(cpu['throughput'])} zone-cycles/s "
                         f"over {cpu['time_s']:.2f} s timed")
     if best_dgemm is None and copy_gbs is None:
@@ -482,7 +483,7 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
     when = copy.get("started", "")[:10]
     lines += [f"Ceilings{' measured ' + when if when else ''}: " + "; ".join(ceilings) + ".", ""]
     if rows:
-        lines += ["| benchmark | size | mapper | achieved | against the ceiling | |", "|---|---|---|---|---|---|", *rows]
+        lines += ["| benchmark | size | mapper | achieved | against the ceiling (Pennant: against a CPU run) | |", "|---|---|---|---|---|---|", *rows]
     else:
         lines.append("No benchmark measured yet.")
     if shares:
@@ -684,9 +685,17 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
         lines.append("")
     lines += ["| optimizer | iterations | runs | mean | std | worst | median | best | best / Legion default | "
               "failed evaluations | wall time per run | normalised by |", "|---" * 12 + "|"]
-    if expert and default:
+    finals = [u for u in work_list(plan) if u.kind == "final" and u.bench == b and u.size == s
+              and is_done(u, units.get(u.id))]
+    if expert and default and len(firsts) == 1 and not finals:
+        # the divisor of every provisional row below, so that the rows compare with one another
+        lines.append(f"| Legion default mapper | - | 1 | {default / firsts[0]:.2f} | | | | | 1.00 | | | "
+                     f"the expert's first ({_fmt(firsts[0])} {unit}), as every row here; the default's own "
+                     "execution is the reference unit's |")
+    elif expert and default:
         lines.append(f"| Legion default mapper | - | 1 | {default / expert:.2f} | | | | | 1.00 | | | "
-                     "expert, same rounds |")
+                     + ("the expert in the reference unit, the same execution round |" if base["rounds"] == 1 else
+                        "the expert in the reference unit, the same rounds |"))
     elif expert:
         reason = mappers.get("default", {}).get("reason")
         lines.append(f"| Legion default mapper | - | 1 | failed: {_short(reason)} | | | | | | | | |")
@@ -767,11 +776,19 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     shown = shown or results
     resume = f"python3 benchmarks/gpu/evaluate.py run --results {shown}"
     sessions = sorted({u["started"][:10] for u in units.values()})
+    # a reference unit saved as failed where only Legion's default mapper failed is done: a result, not a failure
+    default_failed = sum(u.kind == "base" and units[u.id].get("status") == "failed" for u in done)
     lines = ["# Evaluation on one H200", "",
-             f"Work list: {len(done)} of {len(todo)} units done, {len(failed)} failed"
-             f"{' (dates: ' + ', '.join(sessions) + ')' if sessions else ''}. Every figure below comes from "
-             f"`benchmarks/gpu/evaluate.py` (units saved in `{rel}/units/`); how to reproduce or continue it, and "
-             "the device calls that ran it: [How it was run](#how-it-was-run).", ""]
+             f"Work list: {len(done)} of {len(todo)} units done"
+             + (f" ({default_failed} of them record that Legion's default mapper fails at that size)"
+                if default_failed else "")
+             + f", {len(failed)} could not run{' (dates: ' + ', '.join(sessions) + ')' if sessions else ''}. "
+             f"The tables and plots are computed by `benchmarks/gpu/evaluate.py` from the units saved in "
+             f"`{rel}/units/`"
+             + ("; the notes (the status, the findings and the text under the tables and in the sections on "
+                "changes and calls) are written by hand from them" if notes else "")
+             + "; how to reproduce or continue it, and the device calls that ran it: "
+             "[How it was run](#how-it-was-run).", ""]
     if notes.get("summary"):
         lines += [notes["summary"], ""]
     lines += _limits_section(units, plan, results, out)
