@@ -475,15 +475,16 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
         from mapperopt.benchmarks import load_config
 
         deck = Path(load_config("pennant").size(cpu["size"]).args["-deck"]).name
-        ceilings.append(f"and, not a ceiling, Pennant's CPU run: the `{cpu['size']}` size's deck ({deck}) with Legion's default mapper on "
-                        f"{cpu['cpus']} CPUs (`{' '.join(cpu['args'])}`), {_fmt(cpu['throughput'])} zone-cycles/s "
+        ceilings.append(f"and, not a ceiling, Pennant's CPU run: the `{cpu['size']}` size's deck ({deck}) with "
+                        f"Legion's default mapper on {cpu['cpus']} CPUs (`{' '.join(cpu['args'])}`), {_fmt(cpu['throughput'])} zone-cycles/s "
                         f"over {cpu['time_s']:.2f} s timed")
     if best_dgemm is None and copy_gbs is None:
         ceilings.append("not measured yet (units limit-copybw, limit-dgemm)")
     when = copy.get("started", "")[:10]
     lines += [f"Ceilings{' measured ' + when if when else ''}: " + "; ".join(ceilings) + ".", ""]
     if rows:
-        lines += ["| benchmark | size | mapper | achieved | against the ceiling (Pennant: against a CPU run) | |", "|---|---|---|---|---|---|", *rows]
+        lines += ["| benchmark | size | mapper | achieved | against the ceiling (Pennant: against a CPU run) | |",
+                  "|---|---|---|---|---|---|", *rows]
     else:
         lines.append("No benchmark measured yet.")
     if shares:

@@ -212,8 +212,8 @@ def test_the_report_states_its_bases(tmp_path):
     assert "computed by `benchmarks/gpu/evaluate.py`" in text and "written by hand" in text
     assert "Every figure below" not in text
     # what the Pennant CPU run that GPU figures are compared with ran
-    assert ("not a ceiling, Pennant's CPU run: the `gpu` size's deck (leblanc_long4x30.pnt) with Legion's default mapper on 12 CPUs "
-            "(`-npieces 12 -numpcx 1 -cstop 5`), 1.5e+07 zone-cycles/s over 1.49 s timed") in text
+    assert ("not a ceiling, Pennant's CPU run: the `gpu` size's deck (leblanc_long4x30.pnt) with Legion's default "
+            "mapper on 12 CPUs (`-npieces 12 -numpcx 1 -cstop 5`), 1.5e+07 zone-cycles/s over 1.49 s timed") in text
     # what changed during the evaluation in its own section, after the results, before how it was run
     assert text.index("## Best mapper found") < text.index("## Changes during the evaluation\n\nHISTORY-TEXT") \
         < text.index("## How it was run") < text.index("CALLS-TEXT")
