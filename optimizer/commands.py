@@ -355,8 +355,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
-        console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] The same command continues; "
-                      f"or: mapperopt tune {bench} --resume {store.root} --iters {iters}")
+        again = f"mapperopt tune {bench} --resume {store.root} --iters {iters}"
+        # With --new the same command would start yet another run: only --resume continues this one.
+        console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] "
+                      + (f"To continue: {again}" if new and resume_dir is None
+                         else f"The same command continues; or: {again}"))
         raise click.exceptions.Exit(130) from None
     except ModelError:
         status.stop()
