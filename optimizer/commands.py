@@ -371,8 +371,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                    calibrated="app_file" not in settings)
-    console.print(f"Best mapper: iteration {summary['best_iter']}, the final comparison's pick "
-                  f"({store.root / 'best.dsl'}):")
+    console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
                   f"summary: {store.root / 'summary.json'}")
@@ -485,11 +484,32 @@ def verdict(summary: dict, default_start: bool = False) -> str:
             beaten.append(label)
         how = ("the same mapping" if same else "not significant" if not vs["significant"]
                else "significant, but noisy" if noisy else "significant")
-        parts.append(f"{vs['ratio']:.2f}x {label} ({how})")
+        c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
+        parts.append(f"{vs['ratio']:.{c.decimals()}f}x {label} ({how})")
     beat = " and ".join(beaten)
     head = (f"{best} beat {beat}" if beaten else
             f"no mapper beat {'the start' if others == [start] else 'the references'}")
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
+
+
+def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> str:
+    """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
+    unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
+    `verdict` counts a gain); then it says to keep that reference, the fastest first."""
+    est = {n: protocol.Estimate.from_json(m["estimate"]) for n, m in summary["measured"].items() if m["estimate"]}
+    best = summary["best"]
+    faster = sorted((vs["ratio"], name) for name in ("default", "expert")
+                    if (vs := summary["vs"].get(name)) and vs["significant"] and vs["ratio"] < 1
+                    and not est[best].noisy and not est[name].noisy
+                    and not (default_start and best == summary["start"] and name == "default"))
+    head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
+    if not faster:
+        return f"Best mapper: {head}:"
+    keep = {"default": ("Legion's default mapper", "keep it (run without --mapper)"),
+            "expert": ("the expert mapper", "use it (--mapper expert)")}
+    (_, first), others = faster[0], [keep[n][0] for _, n in faster[1:]]
+    also = f" ({others[0]} is significantly faster too)" if others else ""
+    return f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}:"
 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
@@ -517,7 +537,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
             continue
         ratio = "-" if name == summary["best"] else (
             # the ratio's own interval: two overlapping throughput intervals can still give a significant ratio
-            f"{vs['ratio']:.2f}x ({vs['low']:.2f}-{vs['high']:.2f})" + ("" if vs["significant"] else " [yellow](n.s.)[/]")
+            protocol.Comparison(vs["ratio"], vs["low"], vs["high"]).text()
+            + ("" if vs["significant"] else " [yellow](n.s.)[/]")
             if vs else "-")
         table.add_row(labels.get(name, name), f"{est['value']:.4g}", f"{est['low']:.4g}-{est['high']:.4g}",
                       f"{est['spread']:.0%}", ratio)
