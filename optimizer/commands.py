@@ -389,8 +389,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None}}
 
-    Names: "iter-N" for candidates, "start" (iteration 1 when it is not among them; it competes all the same),
-    "default", "expert".
+    Names: "iter-N" for candidates and the start (iteration 1, which competes even when it is not among them;
+    "start" gives its name), "default", "expert".
     """
     settings = store.settings
     ok = sorted((r for r in store.records if r.ok and not r.cached and r.dsl), key=lambda r: -r.throughput)
@@ -400,10 +400,11 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
             picked[f"iter-{r.iter}"] = r
     mappers: dict[str, Any] = {name: r.dsl for name, r in picked.items()}
     first = store.records[0]
-    start_name = next((n for n, r in picked.items() if r.key == first.key), "start")
-    if start_name == "start" and first.dsl:
-        mappers["start"] = first.dsl
-        picked["start"] = first  # a candidate too: measured with the others, it may well be the fastest
+    # The start keeps its iteration's name whether or not it is a top candidate: one label in every table.
+    start_name = next((n for n, r in picked.items() if r.key == first.key), f"iter-{first.iter}")
+    if start_name not in picked and first.dsl:
+        mappers[start_name] = first.dsl
+        picked[start_name] = first  # a candidate too: measured with the others, it may well be the fastest
     for name in BASELINES[settings.get("baseline", "none")]:
         mappers[name] = name
     evaluator = _evaluator(settings["app"], settings)
@@ -527,8 +528,9 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                         "first, then the candidates from the fastest")
     for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it (interval of the ratio)"):
         table.add_column(col)
-    labels = {summary["start"]: "start" if summary["start"] == "start" else f"{summary['start']} (start)",
-              summary["best"]: f"{summary['best']} (best)"}
+    labels = {summary["start"]: f"{summary['start']} (start)", summary["best"]: f"{summary['best']} (best)"}
+    if summary["start"] == summary["best"]:
+        labels[summary["best"]] = f"{summary['best']} (start, best)"
     for name, m in _ordered(summary["measured"]):
         est = m["estimate"]
         vs = summary["vs"].get(name)
@@ -554,7 +556,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         vs = summary["vs"].get(name)
         if name == best or name not in summary["measured"]:
             if name == best:
-                console.print(f"The best is the {name} program itself: tuning found nothing faster.")
+                console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.")
             continue
         if vs is None:
             console.print(f"Best vs {name}: not compared ({name} failed).")
