@@ -195,7 +195,9 @@ def size_options(command):
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
                    f"size's, at least {protocol.MIN_TIME_S:g}].")
 @click.option("--once", is_flag=True,
-              help="One raw execution at the size's own iteration count: no calibration, no repeats.")
+              help="One measured execution, no repeats, at the size's own iteration count; with --min-time, "
+                   "calibration executions first grow a benchmark's iterations until it is met, as without "
+                   "--once.")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions in the run folder: trace.jsonl, "
                                             "or trace-1.jsonl ... trace-N.jsonl, one per execution, when there are "
                                             "several (the output names them).")
@@ -215,7 +217,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
 
     Builds the application if needed, compiles the mapper and measures it with tune's protocol: each execution
     calibrated to at least --min-time measured seconds, REPEATS to MAX_REPEATS executions with a timeout, their
-    trimmed mean and its interval (--once: a single raw execution). Stores everything in a run folder. APP_ARGS
+    trimmed mean and its interval (--once: a single measured execution, calibrated only with --min-time). Stores everything in a run folder. APP_ARGS
     (after `--`) are passed to the application; a flag the size or mapperopt already sets (e.g. `-i 5000`,
     `-ll:csize 4096`) takes the new value. Exit status 1 when the run failed.
     """

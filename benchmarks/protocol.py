@@ -83,10 +83,26 @@ class Comparison:
     def significant(self) -> bool:
         return self.low > 1.0 or self.high < 1.0
 
+    def decimals(self) -> int:
+        """Decimals (2 or more) that show the interval as it is: one that excludes 1 never displays as touching 1
+        (0.951-0.998, not 0.95-1.00)."""
+        d = 2
+        while d < 17 and ((self.low > 1 and float(f"{self.low:.{d}f}") <= 1)
+                          or (self.high < 1 and float(f"{self.high:.{d}f}") >= 1)):
+            d += 1
+        return d
+
+    def text(self) -> str:
+        """The ratio and its interval, e.g. '0.975x (0.951-0.998)', with `decimals()` decimals."""
+        d = self.decimals()
+        return f"{self.ratio:.{d}f}x ({self.low:.{d}f}-{self.high:.{d}f})"
+
     def describe(self) -> str:
-        """e.g. '1.32x (90 % interval 1.18-1.47x)' or '1.04x (90 % interval 0.93-1.15x: not significant)'."""
-        text = f"{self.ratio:.2f}x ({CONFIDENCE:.0%} interval {self.low:.2f}-{self.high:.2f}x"
-        return text + (")" if self.significant else ": not a significant difference)")
+        """e.g. '1.32x (90 % interval 1.18-1.47x: significant)' or '1.04x (90 % interval 0.93-1.15x: not a
+        significant difference)'."""
+        d = self.decimals()
+        text = f"{self.ratio:.{d}f}x ({CONFIDENCE:.0%} interval {self.low:.{d}f}-{self.high:.{d}f}x"
+        return text + (": significant)" if self.significant else ": not a significant difference)")
 
     def to_json(self) -> dict:
         return {"ratio": self.ratio, "low": self.low, "high": self.high, "significant": self.significant}

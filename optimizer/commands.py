@@ -355,8 +355,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
-        console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] The same command continues; "
-                      f"or: mapperopt tune {bench} --resume {store.root} --iters {iters}")
+        again = f"mapperopt tune {bench} --resume {store.root} --iters {iters}"
+        # With --new the same command would start yet another run: only --resume continues this one.
+        console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] "
+                      + (f"To continue: {again}" if new and resume_dir is None
+                         else f"The same command continues; or: {again}"))
         raise click.exceptions.Exit(130) from None
     except ModelError:
         status.stop()
@@ -368,8 +371,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                    calibrated="app_file" not in settings)
-    console.print(f"Best mapper: iteration {summary['best_iter']}, the final comparison's pick "
-                  f"({store.root / 'best.dsl'}):")
+    console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
                   f"summary: {store.root / 'summary.json'}")
@@ -387,8 +389,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None}}
 
-    Names: "iter-N" for candidates, "start" (iteration 1 when it is not among them; it competes all the same),
-    "default", "expert".
+    Names: "iter-N" for candidates and the start (iteration 1, which competes even when it is not among them;
+    "start" gives its name), "default", "expert".
     """
     settings = store.settings
     ok = sorted((r for r in store.records if r.ok and not r.cached and r.dsl), key=lambda r: -r.throughput)
@@ -398,10 +400,11 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
             picked[f"iter-{r.iter}"] = r
     mappers: dict[str, Any] = {name: r.dsl for name, r in picked.items()}
     first = store.records[0]
-    start_name = next((n for n, r in picked.items() if r.key == first.key), "start")
-    if start_name == "start" and first.dsl:
-        mappers["start"] = first.dsl
-        picked["start"] = first  # a candidate too: measured with the others, it may well be the fastest
+    # The start keeps its iteration's name whether or not it is a top candidate: one label in every table.
+    start_name = next((n for n, r in picked.items() if r.key == first.key), f"iter-{first.iter}")
+    if start_name not in picked and first.dsl:
+        mappers[start_name] = first.dsl
+        picked[start_name] = first  # a candidate too: measured with the others, it may well be the fastest
     for name in BASELINES[settings.get("baseline", "none")]:
         mappers[name] = name
     evaluator = _evaluator(settings["app"], settings)
@@ -482,11 +485,32 @@ def verdict(summary: dict, default_start: bool = False) -> str:
             beaten.append(label)
         how = ("the same mapping" if same else "not significant" if not vs["significant"]
                else "significant, but noisy" if noisy else "significant")
-        parts.append(f"{vs['ratio']:.2f}x {label} ({how})")
+        c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
+        parts.append(f"{vs['ratio']:.{c.decimals()}f}x {label} ({how})")
     beat = " and ".join(beaten)
     head = (f"{best} beat {beat}" if beaten else
             f"no mapper beat {'the start' if others == [start] else 'the references'}")
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
+
+
+def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> str:
+    """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
+    unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
+    `verdict` counts a gain); then it says to keep that reference, the fastest first."""
+    est = {n: protocol.Estimate.from_json(m["estimate"]) for n, m in summary["measured"].items() if m["estimate"]}
+    best = summary["best"]
+    faster = sorted((vs["ratio"], name) for name in ("default", "expert")
+                    if (vs := summary["vs"].get(name)) and vs["significant"] and vs["ratio"] < 1
+                    and not est[best].noisy and not est[name].noisy
+                    and not (default_start and best == summary["start"] and name == "default"))
+    head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
+    if not faster:
+        return f"Best mapper: {head}:"
+    keep = {"default": ("Legion's default mapper", "keep it (run without --mapper)"),
+            "expert": ("the expert mapper", "use it (--mapper expert)")}
+    (_, first), others = faster[0], [keep[n][0] for _, n in faster[1:]]
+    also = f" ({others[0]} is significantly faster too)" if others else ""
+    return f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}:"
 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
@@ -504,8 +528,9 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                         "first, then the candidates from the fastest")
     for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it (interval of the ratio)"):
         table.add_column(col)
-    labels = {summary["start"]: "start" if summary["start"] == "start" else f"{summary['start']} (start)",
-              summary["best"]: f"{summary['best']} (best)"}
+    labels = {summary["start"]: f"{summary['start']} (start)", summary["best"]: f"{summary['best']} (best)"}
+    if summary["start"] == summary["best"]:
+        labels[summary["best"]] = f"{summary['best']} (start, best)"
     for name, m in _ordered(summary["measured"]):
         est = m["estimate"]
         vs = summary["vs"].get(name)
@@ -514,7 +539,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
             continue
         ratio = "-" if name == summary["best"] else (
             # the ratio's own interval: two overlapping throughput intervals can still give a significant ratio
-            f"{vs['ratio']:.2f}x ({vs['low']:.2f}-{vs['high']:.2f})" + ("" if vs["significant"] else " [yellow](n.s.)[/]")
+            protocol.Comparison(vs["ratio"], vs["low"], vs["high"]).text()
+            + ("" if vs["significant"] else " [yellow](n.s.)[/]")
             if vs else "-")
         table.add_row(labels.get(name, name), f"{est['value']:.4g}", f"{est['low']:.4g}-{est['high']:.4g}",
                       f"{est['spread']:.0%}", ratio)
@@ -530,7 +556,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         vs = summary["vs"].get(name)
         if name == best or name not in summary["measured"]:
             if name == best:
-                console.print(f"The best is the {name} program itself: tuning found nothing faster.")
+                console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.")
             continue
         if vs is None:
             console.print(f"Best vs {name}: not compared ({name} failed).")

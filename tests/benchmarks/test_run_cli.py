@@ -48,6 +48,15 @@ def test_run_once_is_one_raw_execution(tmp_path, capsys):
     assert s["iterations"] == 3  # the ci size's own `-l 3`
 
 
+def test_run_once_with_min_time_calibrates_as_its_help_says(tmp_path, capsys):
+    """--once with --min-time: calibration executions first, then the one measured execution."""
+    once = next(p for p in run.params if p.name == "once")
+    assert "--min-time" in once.help and "calibration" in once.help, once.help
+    res = run_json(capsys, "--once", "--min-time", "0.2", "--out", str(tmp_path / "run"))
+    s = res["settings"]
+    assert s["calibration_runs"] >= 1 and s["measured_runs"] == 1 and s["iterations"] > 3
+
+
 def test_run_advice_names_the_task_that_takes_the_time_and_statements_that_check(tmp_path, capsys):
     """A run with a DSL mapper is profiled by default, and the advice after it names the timed loop's task that the
     profile says takes the most time, on the kind it ran on, with statements to try that pass `check` for this run

@@ -25,7 +25,7 @@ def record(i: int, throughput: float) -> IterationRecord:
                            best_throughput=throughput)
 
 
-FINAL = {"start": 9.0, "iter-5": 6.0, "iter-4": 5.0, "iter-3": 4.0, "default": 3.0}
+FINAL = {"iter-1": 9.0, "iter-5": 6.0, "iter-4": 5.0, "iter-3": 4.0, "default": 3.0}
 
 
 def slow_start_store(tmp_path, monkeypatch) -> tuple[TuneStore, dict]:
@@ -49,17 +49,18 @@ def slow_start_store(tmp_path, monkeypatch) -> tuple[TuneStore, dict]:
 def test_the_start_can_be_the_final_pick(tmp_path, monkeypatch, capsys):
     store, seen = slow_start_store(tmp_path, monkeypatch)
     summary = commands.final_comparison("circuit", store, rounds=3)
-    assert set(seen) == set(FINAL) and seen["start"] == store.records[0].dsl
-    assert summary["best"] == "start" and summary["start"] == "start" and summary["best_iter"] == 1
+    # Not a top candidate, the start competes under its iteration's name (one label in every table)
+    assert set(seen) == set(FINAL) and seen["iter-1"] == store.records[0].dsl
+    assert summary["best"] == "iter-1" and summary["start"] == "iter-1" and summary["best_iter"] == 1
     assert summary["best_dsl"] == store.records[0].dsl == (store.root / "best.dsl").read_text()
-    assert json.loads((store.root / "summary.json").read_text())["best"] == "start"
-    assert summary["vs"]["iter-5"]["ratio"] == 1.5 and "start" not in summary["vs"]
+    assert json.loads((store.root / "summary.json").read_text())["best"] == "iter-1"
+    assert summary["vs"]["iter-5"]["ratio"] == 1.5 and "iter-1" not in summary["vs"]
     from rich.console import Console
 
     commands._print_summary(Console(width=200), summary, "GFLOPS")
     out = capsys.readouterr().out
-    assert "The best is the start program itself: tuning found nothing faster." in out
-    assert "start (best)" in out
+    assert "The best is the start program (iter-1) itself: tuning found nothing faster." in out
+    assert "iter-1 (start, best)" in out
     assert "1.50x (1.50-1.50)" in out  # each ratio with its own interval, not only the throughputs' intervals
 
 
@@ -151,8 +152,8 @@ def test_the_final_table_gives_the_references_first_then_the_candidates_from_the
         del FINAL["expert"]
     out = printed(summary)
     assert "the reference mappers first, then the candidates from the fastest" in " ".join(out.split())
-    rows = [line.split("│")[1].split()[0] for line in out.splitlines() if line.startswith("│")]
-    assert rows == ["expert", "default", "start", "iter-5", "iter-4", "iter-3"], out
+    rows = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert rows == ["expert", "default", "iter-1 (start, best)", "iter-5", "iter-4", "iter-3"], out
 
 
 def test_the_verdict_agrees_with_the_final_comparison(tmp_path, monkeypatch):
@@ -187,3 +188,37 @@ def test_the_verdict_agrees_with_the_final_comparison(tmp_path, monkeypatch):
     assert summary["best"] == summary["start"] == "iter-1"
     assert "the default mapper (the same mapping)" in commands.verdict(summary, default_start=True)
     assert commands.verdict(summary, default_start=True).startswith("Verdict: no mapper beat the references;")
+
+
+def test_a_significantly_faster_reference_is_the_advice_and_its_interval_does_not_touch_1(tmp_path, monkeypatch):
+    """The best candidate measured significantly slower than Legion's default mapper (0.987x, interval
+    0.979-0.997): the table does not show the interval as 0.98-1.00, the comparison says "significant", and the
+    line above the best program says to keep the default mapper; with an even faster expert, to use the expert."""
+    best, default = [9.70, 9.80, 9.72, 9.85, 9.71], [9.90, 9.95, 9.78, 9.93, 9.80]
+    final = {"iter-2": best, "iter-1": [5.0, 5.1, 5.0, 5.05, 5.02], "default": default}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    c = protocol.compare(best, default)
+    assert summary["best"] == "iter-2" and c.significant and c.high < 1 and f"{c.high:.2f}" == "1.00"  # premise
+    out = printed(summary)
+    row = next(l for l in out.splitlines() if l.split("│")[1:2] and l.split("│")[1].strip() == "default")
+    assert "0.987x (0.979-0.997)" in row and "1.00" not in row and "n.s." not in row, row
+    line = next(l for l in out.splitlines() if l.startswith("Best (iter-2) vs default:"))
+    assert line == "Best (iter-2) vs default: 0.987x (90% interval 0.979-0.997x: significant).", line
+    assert "0.987x the default mapper (significant)" in commands.verdict(summary)
+    advice = commands.best_mapper_line(summary, tmp_path / "best.dsl")
+    assert advice == (f"Best mapper found: iteration 2, the final comparison's pick ({tmp_path / 'best.dsl'}) — but "
+                      "Legion's default mapper is significantly faster here; keep it (run without --mapper):"), advice
+
+    store = TuneStore.create(tmp_path / "both", "circuit", {**SETTINGS, "baseline": "both"})
+    for i, value in enumerate((1.0, 2.0), start=1):
+        store.append(record(i, value))
+    final["expert"] = [10.5, 10.6, 10.55, 10.45, 10.5]
+    monkeypatch.setattr(protocol, "measure_together", lambda app, mappers, *a, **k: {
+        name: protocol.Measured(name, protocol.estimate(final[name]), None, (), "GFLOPS", 0.2) for name in mappers})
+    advice = commands.best_mapper_line(commands.final_comparison("circuit", store, rounds=5), tmp_path / "best.dsl")
+    assert advice.endswith("— but the expert mapper is significantly faster here; use it (--mapper expert) "
+                           "(Legion's default mapper is significantly faster too):"), advice
+    # Not significant: the plain recommendation.
+    final["expert"] = final["default"] = best
+    advice = commands.best_mapper_line(commands.final_comparison("circuit", store, rounds=5), tmp_path / "best.dsl")
+    assert advice.startswith("Best mapper: iteration 2, the final comparison's pick"), advice

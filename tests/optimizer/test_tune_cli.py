@@ -103,7 +103,7 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
         assert len(m["estimate"]["values"]) == 2 and len(m["run_dirs"]) == 2
         assert m["estimate"]["low"] <= m["estimate"]["value"] <= m["estimate"]["high"]
     best = summary["measured"][summary["best"]]["estimate"]["value"]
-    candidates = [n for n in summary["measured"] if n.startswith("iter-") or n == "start"]  # the start competes
+    candidates = [n for n in summary["measured"] if n.startswith("iter-")]  # the start (iter-1) competes
     assert summary["best"] in candidates
     assert best == max(summary["measured"][n]["estimate"]["value"] for n in candidates)
     assert (root / "best.dsl").read_text() == summary["best_dsl"] and summary["best_dsl"].splitlines()[0] in out
@@ -262,6 +262,23 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
     with pytest.raises(NewRun):  # --new: no such message
         main([*args[:-len(STEPS)], "--new", *STEPS])
     assert "finished" not in capsys.readouterr().out
+
+
+def test_interrupted_new_run_says_to_resume_its_folder(tmp_path, poor, offline):
+    """With --new the same command would start another run: the message gives only the --resume command."""
+    runs = tmp_path / "runs"
+    proc = start_tune(tune_args(runs, "--iters", "8", "--new", "--start", str(poor), *STEPS))
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None and not any(
+            p.read_text().strip() for p in runs.glob("circuit/tune-*/state.jsonl")):  # an iteration journaled
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.kill(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=180)
+    root = only_run(runs)
+    flat = " ".join(out.split())
+    assert proc.returncode == 130 and "The same command continues" not in flat, out
+    assert f"To continue: mapperopt tune circuit --resume {root} --iters 8" in flat, out
 
 
 def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, offline):
