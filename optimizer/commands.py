@@ -462,6 +462,17 @@ def _ordered(measured: dict) -> list[tuple[str, dict]]:
     return sorted(measured.items(), key=key)
 
 
+def _noisy(summary: dict, name: str) -> bool:
+    """Whether the final comparison's measurement of its best or of `name` is too noisy to count a difference."""
+    return any(protocol.Estimate.from_json(summary["measured"][n]["estimate"]).noisy for n in (summary["best"], name))
+
+
+def _same_mapping(summary: dict, name: str, default_start: bool) -> bool:
+    """Whether the best is the start program written as Legion's default mapping (`default_start`) and `name` is the
+    default mapper: the same mapping, whose difference is never a gain nor a reason to switch."""
+    return default_start and summary["best"] == summary["start"] and name == "default"
+
+
 def verdict(summary: dict, default_start: bool = False) -> str:
     """One line that answers "did tuning beat the references?" from the final comparison (`final_comparison`'s
     summary): the best candidate against each reference mapper measured with it (against the start without any),
@@ -471,7 +482,6 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     others = [n for n in ("expert", "default") if n in measured] or ([start] if start != best else [])
     if not others:
         return "Verdict: the best is the start program itself: tuning found nothing faster."
-    est = {n: protocol.Estimate.from_json(m["estimate"]) for n, m in measured.items() if m["estimate"]}
     beaten, parts = [], []
     for name in others:
         vs = summary["vs"].get(name)
@@ -479,8 +489,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         if vs is None:
             parts.append(f"{label}: not compared (a measurement failed)")
             continue
-        noisy = est[best].noisy or est[name].noisy
-        same = default_start and best == start and name == "default"
+        noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
         if vs["significant"] and vs["ratio"] > 1 and not noisy and not same:
             beaten.append(label)
         how = ("the same mapping" if same else "not significant" if not vs["significant"]
@@ -497,12 +506,9 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
     `verdict` counts a gain); then it says to keep that reference, the fastest first."""
-    est = {n: protocol.Estimate.from_json(m["estimate"]) for n, m in summary["measured"].items() if m["estimate"]}
-    best = summary["best"]
     faster = sorted((vs["ratio"], name) for name in ("default", "expert")
                     if (vs := summary["vs"].get(name)) and vs["significant"] and vs["ratio"] < 1
-                    and not est[best].noisy and not est[name].noisy
-                    and not (default_start and best == summary["start"] and name == "default"))
+                    and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
     if not faster:
         return f"Best mapper: {head}:"
