@@ -357,7 +357,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.stop()
         again = f"mapperopt tune {bench} --resume {store.root} --iters {iters}"
         # With --new the same command would start yet another run: only --resume continues this one.
-        console.print(f"[yellow]Interrupted after {len(store.records)} iterations.[/] "
+        n = len(store.records)
+        console.print(f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] "
                       + (f"To continue: {again}" if new and resume_dir is None
                          else f"The same command continues; or: {again}"))
         raise click.exceptions.Exit(130) from None

@@ -279,6 +279,8 @@ def test_interrupted_new_run_says_to_resume_its_folder(tmp_path, poor, offline):
     flat = " ".join(out.split())
     assert proc.returncode == 130 and "The same command continues" not in flat, out
     assert f"To continue: mapperopt tune circuit --resume {root} --iters 8" in flat, out
+    n, noun = re.search(r"Interrupted after (\d+) (iterations?)\.", flat).groups()
+    assert noun == ("iteration" if n == "1" else "iterations"), out
 
 
 def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, offline):
