@@ -494,12 +494,13 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
     return lines + [""]
 
 
-# Device time per call: the command's limit less the build of every benchmark (33 s measured), and what a call costs
-# besides its command (a fresh machine's start and the transfers: about a minute and a half, README of the device tool)
-CALL_S, BUILD_S, CALL_OVERHEAD_S = 590, 35, 90
+# Device time: a session's 30 minutes hold one machine start (about 90 s with the first transfer, measured 89 s) and the
+# build of every benchmark (33 s measured), then calls that follow one another on the warm machine (each within its
+# idle release), each of at most CALL_S and about WARM_S more of transfers (6.5-8 s measured on 2026-12-03).
+CALL_S, BUILD_S, START_S, WARM_S = 590, 35, 90, 10
 SESSION_S = 30 * 60  # device time of one session
-# A call is not split across sessions: a session holds the whole calls that fit in its device time (2 of 680 s)
-CALLS_PER_SESSION = SESSION_S // (CALL_S + CALL_OVERHEAD_S)
+CALLS_PER_SESSION = -(-(SESSION_S - START_S) // (CALL_S + WARM_S))
+UNITS_PER_SESSION_S = SESSION_S - START_S - BUILD_S - CALLS_PER_SESSION * WARM_S
 
 
 def _expert_wall(results: Path, bench: str, size: str) -> float | None:
@@ -592,10 +593,9 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
 
     def stage(name: str, ids: list[str]) -> str:
         total = sum(cost[i] for i in ids)
-        calls = -(-total // per_call)
-        device = calls * (CALL_S + CALL_OVERHEAD_S)
-        return (f"| {name} | {len(ids)} | {total / 3600:.1f} h | {calls:.0f} | {device / 3600:.1f} h | "
-                f"{-(-calls // CALLS_PER_SESSION):.0f} |")
+        calls, sessions = -(-total // per_call), -(-total // UNITS_PER_SESSION_S)
+        device = total + sessions * (START_S + BUILD_S) + calls * WARM_S
+        return f"| {name} | {len(ids)} | {total / 3600:.1f} h | {calls:.0f} | {device / 3600:.1f} h | {sessions:.0f} |"
 
     first = [u.id for u in todo if u.id in cost and u.kind == "tune" and u.seed == 0 and u.iters == plan["iters"]]
     short = [u.id for u in todo if u.id in cost and u.iters == plan["iters"]]
@@ -604,10 +604,12 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
             f"Iterations left per benchmark and size, with nothing done: {_iterations_of_all(plan)}. Final "
             f"executions: {plan['final_rounds']} rounds of the expert and of every run's best. "
             f"{_per_evaluation(executions).capitalize()}.", "",
-            f"A device call runs {per_call} s of units ({CALL_S} s less the build) and costs {CALL_OVERHEAD_S} s more "
-            f"of device time (the machine's start and the transfers): {CALL_S + CALL_OVERHEAD_S} s. A session has "
-            f"{SESSION_S // 60} device minutes and a call is not split between sessions, so a session holds "
-            f"{CALLS_PER_SESSION} calls: sessions = device calls / {CALLS_PER_SESSION}, rounded up.", "",
+            f"A session has {SESSION_S // 60} device minutes: a machine's start and first transfer ({START_S} s), "
+            f"the build of every benchmark ({BUILD_S} s), then {CALLS_PER_SESSION} calls on the warm machine, each "
+            f"with at most {per_call} s of units ({CALL_S} s less the build) and about {WARM_S} s of transfers, the "
+            f"next one started before the machine's idle release: {UNITS_PER_SESSION_S} s of units per session. "
+            f"Sessions = units' time / {UNITS_PER_SESSION_S} s, rounded up; a machine released between two calls "
+            f"costs another start.", "",
             "| what is left | units | time of the units | device calls | device time | sessions |",
             "|---|---|---|---|---|---|",
             stage(f"seed 0 of every optimizer, {plan['iters']} iterations", first),

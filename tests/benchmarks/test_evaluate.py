@@ -222,8 +222,8 @@ def test_the_report_states_its_bases(tmp_path):
     cost = text[text.index("## Device time of what is left"):text.index("## Not run yet")]
     assert "| 10 | 15 | 7.6 h |" in cost
     assert "nothing done: 20 = 1 optimizers x 2 seeds x 10." in cost
-    # 27,500 s of units in calls of 555 s: 50 calls of 680 s of device time; a session's 1,800 s holds 2 of them
-    calls = -(-27500 // (evaluate.CALL_S - evaluate.BUILD_S))
-    assert calls == 50 and evaluate.CALLS_PER_SESSION == 2
-    assert "| every seed, 10 iterations, and their final units | 2 | 7.6 h | 50 | 9.4 h | 25 |" in cost, cost
-    assert "so a session holds 2 calls" in cost
+    # 27,500 s of units: 50 calls of at most 555 s; a session's 1,800 s hold a start (90 s), the build (35 s) and
+    # three warm calls (10 s each): 1,645 s of units, so 17 sessions; device time 27,500 + 17 x 125 + 50 x 10 s
+    assert evaluate.UNITS_PER_SESSION_S == 1645
+    assert "| every seed, 10 iterations, and their final units | 2 | 7.6 h | 50 | 8.4 h | 17 |" in cost, cost
+    assert "1645 s of units per session" in cost
