@@ -607,8 +607,8 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
             f"A session has {SESSION_S // 60} device minutes: a machine's start and first transfer ({START_S} s), "
             f"the build of every benchmark ({BUILD_S} s), then {CALLS_PER_SESSION} calls on the warm machine, each "
             f"with at most {per_call} s of units ({CALL_S} s less the build) and about {WARM_S} s of transfers, the "
-            f"next one started before the machine's idle release: {UNITS_PER_SESSION_S} s of units per session. "
-            f"Sessions = units' time / {UNITS_PER_SESSION_S} s, rounded up; a machine released between two calls "
+            f"next one started before the machine's idle release: {UNITS_PER_SESSION_S:,} s of units per session. "
+            f"Sessions = units' time / {UNITS_PER_SESSION_S:,} s, rounded up; a machine released between two calls "
             f"costs another start.", "",
             "| what is left | units | time of the units | device calls | device time | sessions |",
             "|---|---|---|---|---|---|",

@@ -226,4 +226,4 @@ def test_the_report_states_its_bases(tmp_path):
     # three warm calls (10 s each): 1,645 s of units, so 17 sessions; device time 27,500 + 17 x 125 + 50 x 10 s
     assert evaluate.UNITS_PER_SESSION_S == 1645
     assert "| every seed, 10 iterations, and their final units | 2 | 7.6 h | 50 | 8.4 h | 17 |" in cost, cost
-    assert "1645 s of units per session" in cost
+    assert "1,645 s of units per session" in cost
