@@ -49,7 +49,8 @@ BINARY_LEVELS = (("||",), ("&&",), ("==", "!="), ("<", "<=", ">", ">="), ("+", "
 
 @dataclass(frozen=True)
 class Loc:
-    """A source position: 1-based `line` and `col` of a token in `file`.
+    """A source position: 1-based `line` and `col` of a token in `file`; `line` 0 (with `col` 0) is the whole file,
+    for what no line of it holds.
 
     `end_line`/`end_col` (1-based, exclusive column) give the end of the node's last token when known; they are used to
     keep comments next to their statement when formatting.
@@ -62,7 +63,7 @@ class Loc:
     end_col: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        return f"{self.file}:{self.line}:{self.col}" if self.line else self.file
 
 
 NOLOC = Loc("<none>", 0, 0)

@@ -148,7 +148,7 @@ class _Checker:
         if not any(d.code == "E212" for d in self.diags):
             self._load_order()
         if not self.program.statements:
-            self.add("W311", "the mapper is empty: every decision is Legion's default mapper's", self.program.loc,
+            self.add("W311", "the mapper is empty: every decision is Legion's default mapper's", self._whole_file(),
                      ("start from a Task statement, e.g. Task * GPU,CPU;",))
         self._types()
         self._statements()
@@ -168,20 +168,19 @@ class _Checker:
                         "requirement gets (E205, E209, E217, E219, E222, E223)" if self.app is not None else
                         "the load phase (E205, E217, E219)")
                 self.add("W314", f"static evaluation skipped because of the errors above: once they are fixed, "
-                                 f"check evaluates {what}", self._end_of_file(), severity="note")
+                                 f"check evaluates {what}", self._whole_file(), severity="note")
         elif self.app is not None:
             self._required_layouts(Evaluator(self.program, None, self.app))
         return self._sorted()
 
-    def _end_of_file(self) -> A.Loc:
-        """The line after the last statement: where a diagnostic about the whole file (or a missing statement)
-        goes, after those of the statements."""
-        line = max((s.loc.end_line or s.loc.line for s in self.program.statements), default=0) + 1
-        return dataclasses.replace(self.program.loc, line=line, col=1, end_line=line, end_col=1)
+    def _whole_file(self) -> A.Loc:
+        """The location of a diagnostic about the whole file (a statement it lacks, a check not made), which no
+        line holds: line 0, sorted after those of the statements."""
+        return A.Loc(self.program.loc.file, 0, 0)
 
     def _sorted(self) -> list[Diagnostic]:
         seen, out, errors = set(), [], 0
-        for d in sorted(self.diags, key=lambda d: (d.loc.line, d.loc.col)):
+        for d in sorted(self.diags, key=lambda d: (d.loc.line < 1, d.loc.line, d.loc.col)):
             key = (d.code, d.loc.line, d.loc.col, d.message)
             if key in seen:
                 continue
@@ -910,8 +909,8 @@ class _Checker:
     def _app_tunables(self):
         """The Tunable statements against the tunables discovery saw the program ask for (`app.tunables`).
 
-        E224 where the run is certain to abort: a tunable the mapper leaves unanswered (reported at the end of the
-        file, where the statement goes; Legion's default mapper answers its own IDs, 0-10, with 8 bytes, and the
+        E224 where the run is certain to abort: a tunable the mapper leaves unanswered (about the whole file, which
+        lacks the statement; Legion's default mapper answers its own IDs, 0-10, with 8 bytes, and the
         mapper dies on the others, R456), unless the run keeps the program's own mapper (`keep_app_mapper`); or one
         answered with another size than the program reads (Legion's "Future size mismatch").
         W313: an ID of 0-10 read as 8 bytes that the mapper leaves to Legion's default mapper (the size fits, the
@@ -920,7 +919,7 @@ class _Checker:
         answers = {s.id: s for s in self.program.statements
                    if isinstance(s, A.TunableStmt) and s.type in A.TUNABLE_TYPES}  # the latest of an ID wins
         asked = {t.id: t for t in self.app.tunables}
-        end = self._end_of_file()
+        whole = self._whole_file()
         for t in self.app.tunables:
             size = A.TUNABLE_TYPES[t.type][0] if t.type in A.TUNABLE_TYPES else None
             answer = f"`Tunable {t.id} = {t.value}{'' if t.type == 'int64' else ' ' + t.type};`"
@@ -931,12 +930,12 @@ class _Checker:
                              "Legion's default mapper answers it with 8 bytes and the run aborts (Future size "
                              "mismatch)")
                     self.add("E224", f"the application asks for tunable {t.id} (read as {t.type}), which this "
-                                     f"mapper does not answer: {fails}", end,
+                                     f"mapper does not answer: {fails}", whole,
                              (f"add {answer} (the answer of the program's own mapper in discovery)",))
                 else:
                     self.add("W313", f"the application asks for tunable {t.id}, which this mapper does not "
                                      "answer: Legion's default mapper answers it with its own meaning of that ID, "
-                                     f"not as the program's mapper did ({t.value})", end,
+                                     f"not as the program's mapper did ({t.value})", whole,
                              (f"add {answer} to keep the program's answer",))
             elif s is not None and size is not None and A.TUNABLE_TYPES[s.type][0] != size:
                 self.add("E224", f"tunable {t.id} is answered as {s.type} ({A.TUNABLE_TYPES[s.type][0]} bytes), but "
@@ -1025,13 +1024,13 @@ class _Checker:
             self._required_layouts(ev)
         except EvaluationLimit:
             self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
-                             "and statements were not evaluated", self.program.loc,
+                             "and statements were not evaluated", self._whole_file(),
                      ("calls that multiply (each function calling others several times) make evaluation slow",))
         except DslRuntimeError as err:
             self._runtime_diag(err, "at load", None)
             return
         except MapperoptError as err:
-            self.add("E206", err.message, self.program.loc)
+            self.add("E206", err.message, self._whole_file())
 
     def _memory_choices(self, ev: Evaluator):
         """E222 when no memory of a requirement's effective list can be used where its task runs: VIRTUAL alone for a
@@ -1142,7 +1141,7 @@ class _Checker:
                 hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for the other tasks and add "
                              f"`{fix}` for {which} after {'them' if len(stmts) > 1 else 'it'}")
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
-                           f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self.program.loc, hints)
+                           f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints)
 
     def _instance_places(self, ev: Evaluator, info, req_index: int) -> list[tuple[str, str]]:
         """(processor kind, memory kind) of every place requirement `req_index` of task `info` may get an instance:
@@ -1217,7 +1216,7 @@ class _Checker:
         code = STATIC_CODES.get(err.code, "E206")
         if err.code == "R408" and re.match(r"tuple index -?\d+ out of range", err.detail):
             code = "E205"  # an index out of range, as for a machine model's (R408 covers type errors too)
-        loc = err.loc or (stmt.loc if stmt is not None else self.program.loc)
+        loc = err.loc or (stmt.loc if stmt is not None else self._whole_file())
         hints = []
         m = re.search(r"in dimension (\d+) of (\S+)", err.detail)
         empty = self._empty_kinds(err)

@@ -7,6 +7,9 @@ Compile-time diagnostics render in the dsl-reference.md §11.1 format:
              |         ^
       hint: <hint>
       note: <note>
+
+A diagnostic about the whole file (line 0: a statement it lacks, a check it could not make) is `<file>: error[E224]:
+<message>`, without source line and caret.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ class Diagnostic:
         code: stable code, `Ennn` (error) or `Wnnn` (warning or note), dsl-reference.md §11.
         severity: "error", "warning" or "note" (W304 and W309 are notes).
         message: names the offending token and what was expected.
-        loc: where; the caret points at `loc.col`.
+        loc: where; the caret points at `loc.col`; line 0 for the whole file.
         hints: concrete fixes, each printed as `hint: ...`.
         notes: related facts or positions, each printed as `note: ...`.
     """

@@ -10,6 +10,7 @@ from mapperopt.dsl import Diagnostic, check, parse
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.ast import Loc
 from mapperopt.dsl.commands import load_app
+from mapperopt.dsl.errors import render_all
 
 EXAMPLES = Path(__file__).parent / "examples"
 STRATEGIES = sorted(EXAMPLES.glob("s*.dsl"))
@@ -385,12 +386,36 @@ def test_a_note_says_static_evaluation_waits_for_the_errors_to_be_fixed(circuit,
     src = ("m = Machine(CPU);\ndef f(Task t) { return m[t.ipoint[0] + 5, 0]; }\nIndexTaskMap update_voltages f;\n"
            "InstanceLimit update_voltages 0;")
     found = diags(src, circuit, m14)
-    assert [(d.code, d.loc.line) for d in found] == [("E215", 4), ("W314", 5)]
+    assert [(d.code, d.loc.line) for d in found] == [("E215", 4), ("W314", 0)]  # 0: the whole file
     assert found[1].severity == "note" and found[1].message.startswith(
         "static evaluation skipped because of the errors above: once they are fixed, check evaluates the load phase, "
         "every mapping function at every launch point")
     assert [d.code for d in diags(src.replace(" 0;", " 1;"), circuit, m14)] == ["E205"]
     assert [d.code for d in diags(src)] == ["E215"]  # without a machine nothing is evaluated anyway
+
+
+def test_a_diagnostic_about_the_whole_file_names_the_file_without_a_line(circuit, m14):
+    """W314 and W311 are about the whole file: no line (not one past the last) and no source excerpt; after the
+    diagnostics of the statements."""
+    src = "Task * CPU;\nInstanceLimit update_voltages 0;\n"
+    assert render_all(diags(src, circuit, m14), src) == (
+        "p.dsl:2:1: error[E215]: InstanceLimit count 0 must be at least 1\n"
+        "  2 | InstanceLimit update_voltages 0;\n"
+        "    | ^\n"
+        "p.dsl: note[W314]: static evaluation skipped because of the errors above: once they are fixed, check "
+        "evaluates the load phase, every mapping function at every launch point and the instance each requirement "
+        "gets (E205, E209, E217, E219, E222, E223)")
+    for empty in ("", "# only a comment\n"):
+        assert render_all(diags(empty), empty) == (
+            "p.dsl: warning[W311]: the mapper is empty: every decision is Legion's default mapper's\n"
+            "  hint: start from a Task statement, e.g. Task * GPU,CPU;")
+    # The layout a GEMM's variants reject comes from no statement (the default): the file lacks one, no line has it.
+    src = "Task * CPU;\n"
+    (d,) = [d for d in diags(src, load_app("cannon"), parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert d.render(src).startswith("p.dsl: error[E223]: the application's variants need C_order instances, but "
+                                    "this mapper gives F_order to requirements 0 (A_tiles)")
+    assert d.render(src).endswith(" rejects them at the first launch\n  hint: add `Layout * * * C_order;` (without "
+                                  "a Layout statement, instances are SOA F_order)")
 
 
 def test_at_most_twenty_errors_in_source_order():

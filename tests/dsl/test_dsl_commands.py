@@ -130,6 +130,19 @@ def test_check_reports_errors_and_exits_1(tmp_path):
     assert "2 error(s), 0 warning(s)" in result.output
 
 
+def test_check_and_compile_name_the_file_alone_for_a_diagnostic_about_the_whole_file(tmp_path):
+    """W314 is about no line: the file is named without a line past its end, and no source excerpt follows."""
+    path = tmp_path / "w.dsl"
+    path.write_text("Task * CPU;\nInstanceLimit update_voltages 0;\n")
+    for command in ("check", "compile"):
+        result = run(command, str(path), "--bench", "circuit", "--machine", "1x4")
+        assert result.exit_code == 1
+        assert (f"    | ^\n{path}: note[W314]: static evaluation skipped because of the errors above: once they are "
+                "fixed, check evaluates the load phase, every mapping function at every launch point and the "
+                "instance each requirement gets (E205, E209, E217, E219, E222, E223)\n"
+                f"{path}: 1 error(s), 0 warning(s), 1 note(s)\n") in result.output, result.output
+
+
 def test_check_summary_counts_notes_apart_from_warnings(tmp_path):
     """W304 (an unused machine model) is a note: the summary counts it as one, not as a warning."""
     path = tmp_path / "n.dsl"

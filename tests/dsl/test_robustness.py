@@ -154,6 +154,14 @@ def test_limits_of_the_checker(text, machine, code):
     assert code in found if code else not [c for c in found if c.startswith("E")], found
 
 
+def test_the_stopped_static_evaluation_is_about_the_whole_file():
+    """W310 is not about the first statement (where the evaluation started) but about every one left."""
+    text = fibonacci(29)
+    (d,) = [d for d in check(parse(text, "t.dsl"), None, M24) if d.code == "W310"]
+    assert d.render(text).startswith("t.dsl: warning[W310]: static evaluation stopped after 100000 steps; the "
+                                     "remaining launch points and statements were not evaluated\n  hint: ")
+
+
 def test_many_diagnostics_render_in_linear_time():
     text = "".join(f"x{i} = undefined{i};\n" for i in range(20000))
     diags = check(parse(text))

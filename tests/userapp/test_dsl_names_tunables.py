@@ -7,7 +7,7 @@ import pytest
 
 from mapperopt.descriptions import AppDescription
 from mapperopt.dsl import Evaluator, check, format_program, parse
-from mapperopt.dsl.errors import DslSyntaxError
+from mapperopt.dsl.errors import DslSyntaxError, render_all
 from mapperopt.optimizer.space import SearchSpace
 
 APP = {
@@ -106,8 +106,9 @@ def test_autoguide_recognises_task_names_with_spaces():
 
 
 @pytest.mark.parametrize("text, code, where, words", [
-    # Not answered: Legion's default mapper does not know tunable 11, the mapper dies (R456).
-    ("Task * CPU;\n", "E224", 2, ["asks for tunable 11 (read as int32)", "R456", "`Tunable 11 = 4 int32;`"]),
+    # Not answered: Legion's default mapper does not know tunable 11, the mapper dies (R456); about the whole file
+    # (line 0), which lacks the statement.
+    ("Task * CPU;\n", "E224", 0, ["asks for tunable 11 (read as int32)", "R456", "`Tunable 11 = 4 int32;`"]),
     # Answered with 8 bytes (int64, the default type) where the program reads 4.
     ("Task * CPU;\nTunable 11 = 4;\n", "E224", 2, ["answered as int64 (8 bytes)", "reads it as int32 (4 bytes)",
                                                    "`Tunable 11 = 4 int32;`"]),
@@ -118,6 +119,20 @@ def test_tunables_are_checked_against_those_the_program_asks_for(text, code, whe
     assert [(d.code, d.loc.line) for d in found] == [(code, where)], found
     message = " ".join([found[0].message, *found[0].hints])
     assert all(w in message for w in words), message
+
+
+def test_an_unanswered_tunable_names_the_file_without_a_line_or_excerpt():
+    text = "Task * CPU;\n"
+    found = [d for d in check(parse(text, "m.dsl"), AppDescription.from_json(APP)) if d.code == "E224"]
+    assert render_all(found, text) == (
+        "m.dsl: error[E224]: the application asks for tunable 11 (read as int32), which this mapper does not answer: "
+        "the run aborts (R456)\n"
+        "  hint: add `Tunable 11 = 4 int32;` (the answer of the program's own mapper in discovery)")
+    legion_id = AppDescription.from_json({**APP, "tunables": [{"id": 6, "value": 2, "type": "int64"}]})
+    (w313,) = check(parse(text, "m.dsl"), legion_id)
+    assert w313.render(text).startswith("m.dsl: warning[W313]: the application asks for tunable 6, which this mapper "
+                                        "does not answer: Legion's default mapper answers it with its own meaning")
+    assert "\n  hint: add `Tunable 6 = 2;`" in w313.render(text) and " | " not in w313.render(text)
 
 
 def test_tunable_checks_follow_legion_ids_and_the_kept_program_mapper():

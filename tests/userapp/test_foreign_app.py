@@ -313,6 +313,7 @@ def test_check_reports_the_tunables_the_program_reads_with_another_type_or_never
     assert f"{mapper}:3:1: warning[W313]: the application never asks for tunable 12" in out
     mapper.write_text("Task * CPU;\n")
     assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 1
-    assert "asks for tunable 11 (read as int32), which this mapper does not answer" in capsys.readouterr().out
+    assert (f"{mapper}: error[E224]: the application asks for tunable 11 (read as int32), which this mapper does not "
+            "answer: the run aborts (R456)\n  hint: add `Tunable 11 = ") in capsys.readouterr().out
     assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe, keep=True)),
                  "--machine", "1x0x2"]) == 0
