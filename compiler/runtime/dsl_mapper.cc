@@ -646,15 +646,15 @@ bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, M
     for (FieldID fid : fields)
       constraints.add_constraint(
           AlignmentConstraint(fid, equality_kind(choice.align_op), size_t(choice.align_bytes)));
-  LogicalRegion target = default_policy_select_instance_region(ctx, memory, req, constraints, reduce, true);
+  // Reduction instances too are found before created, as by the DefaultMapper (its reduction-reuse policy): points
+  // reducing into one region share an instance that holds their pending reductions, where a fresh one per point
+  // costs an allocation, an identity fill and a fold copy each.
+  LogicalRegion target = default_policy_select_instance_region(ctx, memory, req, constraints, false, true);
   std::vector<LogicalRegion> regions(1, target);
   bool created = true;
   footprint = 0;
-  const bool ok =
-      reduce ? runtime->create_physical_instance(ctx, memory, constraints, regions, result, true, 0, choice.exact,
-                                                 &footprint)
-             : runtime->find_or_create_physical_instance(ctx, memory, constraints, regions, result, created, true, 0,
-                                                         choice.exact, &footprint);
+  const bool ok = runtime->find_or_create_physical_instance(ctx, memory, constraints, regions, result, created, true, 0,
+                                                            choice.exact, &footprint);
   if (ok && created) {
     const int priority =
         default_policy_select_garbage_collection_priority(ctx, TASK_MAPPING, memory, result, true, reduce);

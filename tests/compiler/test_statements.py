@@ -5,9 +5,10 @@ that the trace equals the evaluator's decisions."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
-from compiler_support import app_description, by_task, expected_records, run_policy
+from compiler_support import app_description, build_testapp, by_task, expected_records, run, run_policy
 
 
 def ran_on(result, task):
@@ -154,6 +155,28 @@ def test_region_nothing_fits_is_r403(tmp_path):
     [line] = [ln for ln in result.mapper_errors() if "R403" in ln]
     assert line.startswith("[mapperopt] error R403: no memory of the list RDMEM can hold requirement 0 (")
     assert "RDMEM: allocation of " in line and "capacity 1048576 bytes; -ll:rsize sizes it" in line
+
+
+SPY_INSTANCE = re.compile(r"\{legion_spy\}: Physical Instance [0-9a-f]+ [0-9a-f]+ [0-9a-f]+ (\d+) ")
+
+
+def reduction_instances(stderr: str) -> int:
+    """Reduction instances Legion created in a run with `-lg:spy 1`: its `Physical Instance` lines (event, instance,
+    memory, redop, ...) whose redop is not 0."""
+    return sum(m.group(1) != "0" for m in SPY_INSTANCE.finditer(stderr))
+
+
+def test_reduction_instances_are_found_before_created_as_by_the_default_mapper(tmp_path):
+    # reduce_sum's 8 points run on one processor and all reduce into `acc`: Legion's DefaultMapper maps them to one
+    # reduction instance (find, then create); a fresh instance per point costs an allocation, an identity fill and a
+    # fold copy each (Solomonik's two task_4 steps per product made 4x as many on one GPU).
+    legion, flags = ("-ll:cpu", "1", "-lg:spy", "1"), ("-report", "-p", "8")
+    default = run(build_testapp(), None, tmp_path, legion=legion, app_flags=flags)
+    assert default.ok(), default.stderr[-2000:]
+    result = run_policy("Region * * CPU SYSMEM;\n", tmp_path, legion=legion, app_flags=flags)
+    assert result.ok(), result.stderr[-2000:]
+    assert len([r for r in result.reports if r["task"] == "reduce_sum"]) == 8
+    assert reduction_instances(result.stderr) == reduction_instances(default.stderr) == 1
 
 
 # ---------------------------------------------------------------------------------------------------- Layout
