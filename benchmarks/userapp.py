@@ -31,7 +31,7 @@ from mapperopt.errors import MapperoptError, exit_status
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/1"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/2"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -434,9 +434,10 @@ def describe_from_record(name: str, lines: list[dict]) -> dict:
     tree: dict[str, dict] = {}
     tunables: dict[int, dict] = {}
     for rec in lines:
-        if "tunable" in rec:  # the program's own mapper answered one of its tunables
+        if "tunable" in rec:  # the program's own mapper, or Legion's default one (`legion`), answered a tunable
             tunables.setdefault(rec["tunable"], {"id": rec["tunable"], "value": rec["value"],
-                                                 "type": TUNABLE_TYPE_OF_BYTES[rec["bytes"]]})
+                                                 "type": TUNABLE_TYPE_OF_BYTES[rec["bytes"]],
+                                                 **({"legion": True} if rec.get("legion") else {})})
             continue
         regions = []
         for req in rec["regions"]:
