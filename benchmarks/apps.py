@@ -303,7 +303,8 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
 
     Builds the application if needed; cached per executable, size and counts within the process.
 
-    For a user's program (`userapp.UserApp`), the description discovered by running it (`userapp.discover`).
+    For a user's program (`userapp.UserApp`), the description discovered by running it with the same counts and
+    flags (`userapp.discover`).
 
     Raises:
         MapperoptError: unknown benchmark or size, or the application failed to describe itself.
@@ -311,8 +312,7 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     from mapperopt.benchmarks.userapp import UserApp, discover
 
     if isinstance(app, UserApp):
-        app.config.size(size)
-        desc = discover(app, size)
+        desc = discover(app, size, cpus, gpus, extra_args)
         # The program's own mapper answers the tunables the DSL does not: `check` must know.
         return {**desc, "keep_app_mapper": True} if app.keep_app_mapper else desc
     cfg = load_config(app)

@@ -31,7 +31,7 @@ from mapperopt.errors import MapperoptError, exit_status
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/1"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/2"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -407,21 +407,24 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
 # ---------------------------------------------------------------------------------------------------- discovery
 
 
-def _cache_key(app: UserApp, size: str) -> str:
+def discovery_command(app: UserApp, size: str, cpus: int | None = None, gpus: int | None = None,
+                      extra_args=()) -> list[str]:
+    """The command line discovery runs: that of the run of `app` at `size` on `cpus` CPU and `gpus` GPU processors
+    (default: the size's) with `extra_args` (the run's flags after `--`), whose tasks, launch domains and tunables
+    may all follow those flags (`legion_command`)."""
+    sz = app.config.size(size)
+    return legion_command(app, size, sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
+
+
+def discovery_path(app: UserApp, cmd: list[str]) -> Path:
+    """Where the discovered description of `app` run as `cmd` (`discovery_command`) is cached: keyed by the
+    executable's bytes, the whole command line and the application's environment."""
     h = hashlib.sha256(DISCOVERY_FORMAT.encode())
     with open(app.exe, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
-    sz = app.config.size(size)
-    h.update(json.dumps([list(app.args[size]), sz.resource_flags(sz.cpus, 0), list(sz.legion_flags),
-                         sorted(app.env.items())]).encode())
-    return h.hexdigest()[:24]
-
-
-def discovery_path(app: UserApp, size: str) -> Path:
-    """Where the discovered description of `app` at `size` is cached (keyed by the executable's bytes and the
-    arguments)."""
-    return toolchain.cache_dir() / "discovered" / f"{app.name}-{_cache_key(app, size)}.json"
+    h.update(json.dumps([cmd[1:], sorted(app.env.items())]).encode())
+    return toolchain.cache_dir() / "discovered" / f"{app.name}-{h.hexdigest()[:24]}.json"
 
 
 def describe_from_record(name: str, lines: list[dict]) -> dict:
@@ -431,9 +434,10 @@ def describe_from_record(name: str, lines: list[dict]) -> dict:
     tree: dict[str, dict] = {}
     tunables: dict[int, dict] = {}
     for rec in lines:
-        if "tunable" in rec:  # the program's own mapper answered one of its tunables
+        if "tunable" in rec:  # the program's own mapper, or Legion's default one (`legion`), answered a tunable
             tunables.setdefault(rec["tunable"], {"id": rec["tunable"], "value": rec["value"],
-                                                 "type": TUNABLE_TYPE_OF_BYTES[rec["bytes"]]})
+                                                 "type": TUNABLE_TYPE_OF_BYTES[rec["bytes"]],
+                                                 **({"legion": True} if rec.get("legion") else {})})
             continue
         regions = []
         for req in rec["regions"]:
@@ -464,27 +468,35 @@ def describe_from_record(name: str, lines: list[dict]) -> dict:
             "region_tree": list(tree.values()), "tunables": sorted(tunables.values(), key=lambda t: t["id"])}
 
 
-def discover(app: UserApp, size: str = "ci", refresh: bool = False) -> dict:
-    """The application description of `app` at `size`, found by running it once under a recording DSL mapper that
-    maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are answered).
-    Cached by the executable's contents and the arguments (`discovery_path`).
+def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
+             refresh: bool = False) -> dict:
+    """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
+    `gpus` GPU processors (default: the size's) runs it, found by running that command once under a recording DSL
+    mapper that maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are
+    answered). Cached by the executable's contents and the command line (`discovery_path`).
 
     Raises:
-        MapperoptError: the program failed under the recording mapper (its output tail is in the message).
+        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program failed under the recording mapper
+            (its output tail is in the message).
     """
     from mapperopt.compiler.build import compile_program
 
-    cache = discovery_path(app, size)
+    sz = app.config.size(size)
+    gpus = sz.gpus if gpus is None else gpus
+    cmd = discovery_command(app, size, cpus, gpus, extra_args)
+    cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
         return json.loads(cache.read_text())
+    if gpus and not toolchain.has_cuda_driver():
+        raise MapperoptError(f"discovering {app.name} at size '{size}' needs the run's {gpus} GPU(s), but this machine "
+                             "has no NVIDIA driver",
+                             hint="give --gpus 0 or a size without GPUs, or run on a machine with NVIDIA GPUs")
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
-    sz = app.config.size(size)
     mapper = compile_program("", "discovery.dsl")
     with tempfile.TemporaryDirectory(prefix="mapperopt-discover-") as tmp:
         record = Path(tmp) / "record.jsonl"
         env = shim_env(app, mapper.so_path, record_path=record, keep=True)
-        cmd = legion_command(app, size, sz.cpus, 0)
         try:
             done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
                                   timeout=min(sz.timeout_s, DISCOVERY_TIMEOUT_S), stdin=subprocess.DEVNULL)
@@ -574,7 +586,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
                                             tuple(map(str, extra_args)))
         # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
-        settings["description"] = str(discovery_path(app, size))
+        settings["description"] = str(discovery_path(app, discovery_command(app, size, cpus, gpus, extra_args)))
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
     attempts, commands = [], []

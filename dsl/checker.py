@@ -913,9 +913,10 @@ class _Checker:
         lacks the statement; Legion's default mapper answers its own IDs, 0-10, with 8 bytes, and the
         mapper dies on the others, R456), unless the run keeps the program's own mapper (`keep_app_mapper`); or one
         answered with another size than the program reads (Legion's "Future size mismatch").
-        W313: an ID of 0-10 read as 8 bytes that the mapper leaves to Legion's default mapper (the size fits, the
-        meaning may not); a Tunable statement for an ID of 11 or more that the program never asks for (a program
-        may ask Legion's default mapper for IDs 0-10, which discovery does not see)."""
+        W313: an ID of 0-10 read as 8 bytes that the program's mapper answered and this mapper leaves to Legion's
+        default mapper (the size fits, the meaning may not); a Tunable statement for an ID of 11 or more that the
+        program never asks for (a benchmark's description lists none of the IDs 0-10 it may ask Legion's default
+        mapper for)."""
         answers = {s.id: s for s in self.program.statements
                    if isinstance(s, A.TunableStmt) and s.type in A.TUNABLE_TYPES}  # the latest of an ID wins
         asked = {t.id: t for t in self.app.tunables}
@@ -924,7 +925,7 @@ class _Checker:
             size = A.TUNABLE_TYPES[t.type][0] if t.type in A.TUNABLE_TYPES else None
             answer = f"`Tunable {t.id} = {t.value}{'' if t.type == 'int64' else ' ' + t.type};`"
             s = answers.get(t.id)
-            if s is None and not self.app.keep_app_mapper:
+            if s is None and not self.app.keep_app_mapper and not t.legion:
                 if t.id >= LEGION_TUNABLES or size != 8:
                     fails = ("the run aborts (R456)" if t.id >= LEGION_TUNABLES else
                              "Legion's default mapper answers it with 8 bytes and the run aborts (Future size "

@@ -151,15 +151,17 @@ class RegionNode:
 
 @dataclass(frozen=True)
 class TunableInfo:
-    """A tunable the application asks its mapper for, as discovery saw the program's own mapper answer it: `id`,
-    `value`, and `type` ("int8", "int16", "int32" or "int64": the size of the answer the program reads)."""
+    """A tunable the application asks its mapper for, as discovery saw it answered: `id`, `value`, `type` ("int8",
+    "int16", "int32" or "int64": the size of the answer the program reads), and `legion`: True when Legion's default
+    mapper answered it (one of its IDs, 0-10, in a program without a mapper of its own), not the program's mapper."""
 
     id: int
     value: int
     type: str
+    legion: bool = False
 
     def to_json(self) -> dict:
-        return {"id": self.id, "value": self.value, "type": self.type}
+        return {"id": self.id, "value": self.value, "type": self.type, **({"legion": True} if self.legion else {})}
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,7 @@ class AppDescription:
         app: benchmark name.
         tasks: every task the mapper may see, in the application's order.
         region_tree: every named region and partition.
-        tunables: the tunables the program's own mapper answered in discovery (a benchmark asks for none).
+        tunables: the tunables the program asked for in discovery (a benchmark asks for none).
         keep_app_mapper: the run keeps the program's own mapper, which answers the tunables the DSL does not
             (the application file's `keep_app_mapper`; not part of what the program describes).
     """
@@ -252,7 +254,8 @@ class AppDescription:
         tunables = []
         for t in obj.get("tunables", ()):
             what = f"tunable {t.get('id', '?')!r}"
-            tunables.append(TunableInfo(int(_get(t, "id", what)), int(_get(t, "value", what)), _get(t, "type", what)))
+            tunables.append(TunableInfo(int(_get(t, "id", what)), int(_get(t, "value", what)), _get(t, "type", what),
+                                        bool(t.get("legion", False))))
         return cls(_get(obj, "app", "the application description"), tuple(tasks), tree, tuple(tunables),
                    bool(obj.get("keep_app_mapper", False)))
 

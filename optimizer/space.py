@@ -365,9 +365,10 @@ class SearchSpace:
 
     def prelude(self) -> list[str]:
         """Global machine models every section may use (`mcpu`, and `mgpu` when the machine has GPUs), after the
-        answers to the application's tunables that discovery saw its own mapper give (`Tunable id = value;`)."""
+        answers to the application's tunables that discovery saw its own mapper give (`Tunable id = value;`; those
+        Legion's default mapper answered are left to it)."""
         tunables = [f"Tunable {t['id']} = {t['value']}{'' if t['type'] == 'int64' else ' ' + t['type']};"
-                    for t in self.app.get("tunables", ())]
+                    for t in self.app.get("tunables", ()) if not t.get("legion")]
         return [*tunables, *[f"{MACHINE_VARS[k]} = Machine({k});" for k in reversed(self.kinds)]]
 
     def render(self, point: Mapping[str, Any]) -> str:

@@ -167,6 +167,24 @@ void say_once(const std::string &key, const std::string &line) {
   std::fflush(stderr);
 }
 
+// Discovery (MAPPEROPT_RECORD): the answer a tunable got, so that DSL mappers can give the same one (`Tunable id =
+// value;`) and `check` knows the size the program reads; `legion`: Legion's default mapper gave it, not the program's.
+void record_tunable(const Mapper::SelectTunableInput &input, const Mapper::SelectTunableOutput &output, bool legion) {
+  const size_t bytes = output.size;
+  if (!shared->record || output.value == nullptr || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)) return;
+  int64_t value = 0;
+  if (bytes == 1) value = *static_cast<const int8_t *>(output.value);
+  if (bytes == 2) value = *static_cast<const int16_t *>(output.value);
+  if (bytes == 4) value = *static_cast<const int32_t *>(output.value);
+  if (bytes == 8) value = *static_cast<const int64_t *>(output.value);
+  const std::string line = "{\"tunable\": " + std::to_string(input.tunable_id) + ", \"bytes\": " +
+                           std::to_string(bytes) + ", \"value\": " + std::to_string(value) +
+                           (legion ? ", \"legion\": true}\n" : "}\n");
+  std::lock_guard<std::mutex> guard(shared->lock);
+  std::fputs(line.c_str(), shared->record);
+  std::fflush(shared->record);
+}
+
 // Records that statement row `rule` selected something (for the R453 notes at exit).
 void mark(const void *rule) {
   std::lock_guard<std::mutex> guard(shared->lock);
@@ -1108,20 +1126,7 @@ void DslMapper::select_tunable_value(const MapperContext ctx, const Task &task, 
   }
   if (Mapping::Mapper *app = delegate("")) {
     app->select_tunable_value(ctx, task, input, output);
-    // Discovery keeps the program's answer, so that DSL mappers can give the same one (`Tunable id = value;`).
-    const size_t bytes = output.size;
-    if (shared->record && output.value != nullptr && (bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8)) {
-      int64_t value = 0;
-      if (bytes == 1) value = *static_cast<const int8_t *>(output.value);
-      if (bytes == 2) value = *static_cast<const int16_t *>(output.value);
-      if (bytes == 4) value = *static_cast<const int32_t *>(output.value);
-      if (bytes == 8) value = *static_cast<const int64_t *>(output.value);
-      const std::string line = "{\"tunable\": " + std::to_string(input.tunable_id) + ", \"bytes\": " +
-                               std::to_string(bytes) + ", \"value\": " + std::to_string(value) + "}\n";
-      std::lock_guard<std::mutex> guard(shared->lock);
-      std::fputs(line.c_str(), shared->record);
-      std::fflush(shared->record);
-    }
+    record_tunable(input, output, false);
     return;
   }
   if (input.tunable_id >= DEFAULT_TUNABLE_LAST)
@@ -1130,6 +1135,7 @@ void DslMapper::select_tunable_value(const MapperContext ctx, const Task &task, 
         std::to_string(input.tunable_id) + " = VALUE;` (with the value's type, e.g. `int32`, when the program "
         "reads fewer than 8 bytes)\n");
   DefaultMapper::select_tunable_value(ctx, task, input, output);
+  record_tunable(input, output, true);
 }
 
 std::string privilege_name(PrivilegeMode privilege) {

@@ -1,10 +1,12 @@
 // plain: a tiny Legion application that knows nothing about mapperopt (no -mapper flag, no mapperopt headers). The
 // compiler's tests put a compiled mapper into it with the LD_PRELOAD shim (docs/compiler.md). It fills a named
 // region through an index launch of `fill` over a named partition and prints, for each point, the processor that
-// ran it ("PLAIN_RUN <point> <processor index among the node's CPUs>").
+// ran it ("PLAIN_RUN <point> <processor index among the node's CPUs>"). Like many programs, it asks Legion's default
+// mapper how many CPUs there are (tunable DEFAULT_TUNABLE_LOCAL_CPUS, read as 8 bytes) and prints "PLAIN_CPUS <n>".
 #include <cstdio>
 
 #include "legion.h"
+#include "mappers/default_mapper.h"
 
 using namespace Legion;
 
@@ -27,6 +29,9 @@ void fill_task(const Task *task, const std::vector<PhysicalRegion> &regions, Con
 }
 
 void top_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *runtime) {
+  const size_t cpus = runtime->select_tunable_value(ctx, Mapping::DefaultMapper::DEFAULT_TUNABLE_LOCAL_CPUS)
+                          .get_result<size_t>();
+  std::printf("PLAIN_CPUS %zu\n", cpus);
   IndexSpace is = runtime->create_index_space(ctx, Rect<1>(0, 1023));
   FieldSpace fs = runtime->create_field_space(ctx);
   runtime->create_field_allocator(ctx, fs).allocate_field(sizeof(int), FID_V);

@@ -28,12 +28,12 @@ Layout sum node_fields * C_order;
 """
 
 
-def app_file(tmp_path: Path, exe: Path, keep: bool = False) -> Path:
+def app_file(tmp_path: Path, exe: Path, keep: bool = False, steps: int = 2) -> Path:
     path = tmp_path / "mapperopt.yaml"
     path.write_text(f"""
 app: foreign
 executable: {exe}
-args: ["-steps", "2"]
+args: ["-steps", "{steps}"]
 sizes:
   ci: {{args: ["-n", "400"], cpus: 2, csize: 128, timeout_s: 60}}
 verify: {{pattern: 'checksum [0-9.]+ OK'}}
@@ -281,6 +281,26 @@ def test_cpu_count_after_dashdash_is_the_same_in_the_run_and_the_probe(tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert {c for t, _, c, _ in observed(done.stdout) if t == "Initialize Nodes"} == {0, 1, 2}
+
+
+def test_discovery_runs_the_program_with_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys):
+    """`mapperopt run --app FILE -- -steps 2` launches "Update Values", which the file's `-steps 0` does not: the
+    description the mapper is checked against (and tune's search space is built from) is discovered with the same
+    flags as the run, and cached apart from the one without them."""
+    from mapperopt.benchmarks import describe_app
+
+    path = app_file(tmp_path, foreign_exe, steps=0)
+    app = load_app_file(path)
+    assert "Update Values" not in {t["name"] for t in describe_app(app, "ci")["tasks"]}
+    assert "Update Values" in {t["name"] for t in describe_app(app, "ci", extra_args=("-steps", "2"))["tasks"]}
+    assert "Update Values" not in {t["name"] for t in discover(app)["tasks"]}  # the two are cached apart
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    assert main(["run", "--app", str(path), "--mapper", str(mapper), "--once", "--no-profile",
+                 "--out", str(tmp_path / "run"),
+                 "--", "-steps", "2"]) == 0, capsys.readouterr()
+    ran = observed((tmp_path / "run" / "stdout.txt").read_text())
+    assert sum(n for (task, *_), n in ran.items() if task == "Update Values") == 8  # 4 pieces (Tunable 11) x 2
 
 
 def test_check_and_explain_find_that_the_discovered_top_level_task_has_no_parent(tmp_path, foreign_exe, capsys):
