@@ -332,12 +332,29 @@ class Evaluator:
         if info is None:
             return []
         out = set()
+        reduced = self._reduced_fields()
         for _, s in self._stmts:
             if isinstance(s, A.CollectMemoryStmt) and task_matches(s.tasks, task):
                 for r in info.regions:
-                    if r.privilege == "read_only" and _sel_region(s.region, r.index, r.names) is not None:
+                    if r.privilege == "read_only" and _sel_region(s.region, r.index, r.names) is not None and \
+                            not any((self._root(r.names), f) in reduced for f in r.fields):
                         out.add(r.index)
         return sorted(out)
+
+    def _root(self, names: tuple[str, ...]) -> str | None:
+        """The root region of a requirement's name chain (its last name where the region tree is not described)."""
+        parents = {n.name: n.parent for n in self.app.region_tree} if self.app is not None else {}
+        name = names[0] if names else None
+        while name is not None and parents.get(name) is not None:
+            name = parents[name]
+        return name if name in parents else (names[-1] if names else None)
+
+    def _reduced_fields(self) -> set[tuple[str | None, str]]:
+        """(root region, field) pairs some task reduces into: CollectMemory leaves their readers tracked (§7.5)."""
+        if self.app is None:
+            return set()
+        return {(self._root(r.names), f) for t in self.app.tasks for r in t.regions if r.privilege == "reduce"
+                for f in r.fields}
 
     def instance_limit(self, task: str, proc_kind: str) -> int | None:
         """The InstanceLimit N that applies to `task` on `proc_kind` (§7.4), or None."""

@@ -382,3 +382,13 @@ def test_unknown_task_is_a_user_error(m14):
 
     with pytest.raises(MapperoptError, match="no task 'nope'"):
         Evaluator(parse("Task * GPU;"), m14, load_app("circuit")).decide("nope", None, None)
+
+
+def test_collect_memory_leaves_the_readers_of_reduced_fields_tracked():
+    """As the mapper (note R457): Legion folds task_4's partial sums of A into task_1's read-only instance, so that
+    requirement is never collected; circuit reduces only `charge`, which no read-only requirement reads."""
+    johnson = Evaluator(parse("CollectMemory * *;"), None, load_app("johnson"))
+    assert {t: johnson.collect(t) for t in ("task_1", "task_2", "task_4", "taco_validate")} == {
+        "task_1": [], "task_2": [0], "task_4": [1, 2], "taco_validate": []}
+    circuit = Evaluator(parse("CollectMemory * *;"), None, load_app("circuit"))
+    assert circuit.collect("calculate_new_currents") == [0, 1, 2, 3]
