@@ -6,7 +6,7 @@
 # from the repository root after `bash benchmarks/gpu/pack.sh` here:
 #   source benchmarks/gpu/setup.sh; bash benchmarks/gpu/bisect-johnson.sh
 # Prints the runtime (whether the installed mapperopt keeps CollectMemory's read-only requirements tracked on
-# region trees that receive reductions, note R457), then one line per variant: verified or not, GFLOP/s, and the
+# fields that receive reductions, note R457), then one line per variant: verified or not, GFLOP/s, and the
 # first mismatch or the reason of a failure. Without that fix only the variants without `CollectMemory task_1 *`
 # verify: task_1 after the product is the read-only placement of A into which Legion folds task_4's partial sums,
 # and untracked it leaves A without a valid copy, so taco_validate (CPU, system memory) copies nothing.
@@ -75,7 +75,7 @@ fi
 # (from / : in the repository root, the source folder `compiler/` is not the installed package)
 (cd / && python3 -c 'from mapperopt.compiler.build import RUNTIME_DIR
 fixed = "R457" in (RUNTIME_DIR / "dsl_mapper.cc").read_text()
-print("runtime:", "CollectMemory keeps reduced regions tracked (R457)" if fixed else "without the R457 fix")') \
+print("runtime:", "CollectMemory keeps reduced fields tracked (R457)" if fixed else "without the R457 fix")') \
   | tee "$out/bisect.txt"
 for k in "${!names[@]}"; do
   name=${names[$k]}
