@@ -332,14 +332,20 @@ class Evaluator:
         if info is None:
             return []
         out = set()
-        reduced = self._reduced_fields()
         for _, s in self._stmts:
             if isinstance(s, A.CollectMemoryStmt) and task_matches(s.tasks, task):
                 for r in info.regions:
-                    if r.privilege == "read_only" and _sel_region(s.region, r.index, r.names) is not None and \
-                            not any((self._root(r.names), f) in reduced for f in r.fields):
+                    if r.privilege == "read_only" and _sel_region(s.region, r.index, r.names) is not None:
                         out.add(r.index)
         return sorted(out)
+
+    def collected(self, task: str) -> list[int]:
+        """The indices of `collect(task)` that the mapper leaves untracked: not those on fields that a task of the
+        application reduces into (note R457, §7.5)."""
+        info = self.task_info(task)
+        reduced = self._reduced_fields()
+        return [i for i in self.collect(task)
+                if not any((self._root(info.regions[i].names), f) in reduced for f in info.regions[i].fields)]
 
     def _root(self, names: tuple[str, ...]) -> str | None:
         """The root region of a requirement's name chain (its last name where the region tree is not described)."""
@@ -476,7 +482,7 @@ class Evaluator:
             "domain": None if domain is None else list(domain),
             "proc": proc_json,
             "regions": regions,
-            "collect": self.collect(task),
+            "collect": self.collected(task),
             "limited": self.instance_limit(task, kind) is not None,
         }
 

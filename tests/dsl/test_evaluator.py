@@ -386,9 +386,13 @@ def test_unknown_task_is_a_user_error(m14):
 
 def test_collect_memory_leaves_the_readers_of_reduced_fields_tracked():
     """As the mapper (note R457): Legion folds task_4's partial sums of A into task_1's read-only instance, so that
-    requirement is never collected; circuit reduces only `charge`, which no read-only requirement reads."""
+    requirement is never collected, though selected (what the search space and AutoGuide read); circuit reduces
+    only `charge`, which no read-only requirement reads."""
     johnson = Evaluator(parse("CollectMemory * *;"), None, load_app("johnson"))
-    assert {t: johnson.collect(t) for t in ("task_1", "task_2", "task_4", "taco_validate")} == {
-        "task_1": [], "task_2": [0], "task_4": [1, 2], "taco_validate": []}
+    tasks = ("task_1", "task_2", "task_4", "taco_validate")
+    assert {t: johnson.collected(t) for t in tasks} == {"task_1": [], "task_2": [0], "task_4": [1, 2],
+                                                         "taco_validate": []}
+    assert {t: johnson.collect(t) for t in tasks} == {"task_1": [0], "task_2": [0], "task_4": [1, 2],
+                                                       "taco_validate": [0]}
     circuit = Evaluator(parse("CollectMemory * *;"), None, load_app("circuit"))
-    assert circuit.collect("calculate_new_currents") == [0, 1, 2, 3]
+    assert circuit.collected("calculate_new_currents") == [0, 1, 2, 3]
