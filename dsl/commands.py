@@ -266,7 +266,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         except DslRuntimeError as err:
             entry["error"] = err
             continue
-        entry["collected"] = ev.collect(info.name)
+        entry["collected"] = ev.collected(info.name)
         entry["instance_limit"] = ev.instance_limit(info.name, entry["kind"])
         dom = domain or info.domain
         if info.index_launched and dom:

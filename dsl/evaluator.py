@@ -339,6 +339,29 @@ class Evaluator:
                         out.add(r.index)
         return sorted(out)
 
+    def collected(self, task: str) -> list[int]:
+        """The indices of `collect(task)` that the mapper leaves untracked: not those on fields that a task of the
+        application reduces into (note R457, §7.5)."""
+        info = self.task_info(task)
+        reduced = self._reduced_fields()
+        return [i for i in self.collect(task)
+                if not any((self._root(info.regions[i].names), f) in reduced for f in info.regions[i].fields)]
+
+    def _root(self, names: tuple[str, ...]) -> str | None:
+        """The root region of a requirement's name chain (its last name where the region tree is not described)."""
+        parents = {n.name: n.parent for n in self.app.region_tree} if self.app is not None else {}
+        name = names[0] if names else None
+        while name is not None and parents.get(name) is not None:
+            name = parents[name]
+        return name if name in parents else (names[-1] if names else None)
+
+    def _reduced_fields(self) -> set[tuple[str | None, str]]:
+        """(root region, field) pairs some task reduces into: CollectMemory leaves their readers tracked (§7.5)."""
+        if self.app is None:
+            return set()
+        return {(self._root(r.names), f) for t in self.app.tasks for r in t.regions if r.privilege == "reduce"
+                for f in r.fields}
+
     def instance_limit(self, task: str, proc_kind: str) -> int | None:
         """The InstanceLimit N that applies to `task` on `proc_kind` (§7.4), or None."""
         cands = []
@@ -459,7 +482,7 @@ class Evaluator:
             "domain": None if domain is None else list(domain),
             "proc": proc_json,
             "regions": regions,
-            "collect": self.collect(task),
+            "collect": self.collected(task),
             "limited": self.instance_limit(task, kind) is not None,
         }
 

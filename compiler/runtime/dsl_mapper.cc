@@ -143,6 +143,8 @@ struct Shared {
   std::map<Processor, long long> load;                               // mapped-but-unfinished tasks from sets
   std::set<const void *> matched;            // statement rows that selected something (R453 at exit)
   std::set<std::string> tasks_seen;          // names of the tasks this mapper mapped
+  // (region tree, field) that tasks launched or mapped in this process reduce into -> the first such task.
+  std::map<std::pair<RegionTreeID, FieldID>, std::string> reduced;
   long long mapped = 0;                      // map_task calls (0 at exit: the mapper was displaced, R454)
   FILE *record = nullptr;                    // MAPPEROPT_RECORD: one JSON line per task and launch kind
   std::set<std::string> recorded;
@@ -189,6 +191,18 @@ void record_tunable(const Mapper::SelectTunableInput &input, const Mapper::Selec
 void mark(const void *rule) {
   std::lock_guard<std::mutex> guard(shared->lock);
   shared->matched.insert(rule);
+}
+
+// Records the fields of region trees that `task` reduces into. Every task passes here (select_task_options on the
+// launching node, map_task where it runs) before a later operation on those fields can map, so collect() knows
+// every reduction that may still be pending when a read-only requirement maps.
+void note_reductions(const Task &task) {
+  for (const RegionRequirement &req : task.regions)
+    if (req.privilege == LEGION_REDUCE) {
+      std::lock_guard<std::mutex> guard(shared->lock);
+      for (FieldID fid : req.privilege_fields)
+        shared->reduced.emplace(std::make_pair(req.parent.get_tree_id(), fid), task.get_task_name());
+    }
 }
 
 // DSL coordinates of an application processor (read-only after start-up, so no lock).
@@ -497,6 +511,7 @@ std::vector<Processor> DslMapper::place(const Task &task, const MapRule &rule, P
 }
 
 void DslMapper::select_task_options(const MapperContext ctx, const Task &task, TaskOptions &output) {
+  note_reductions(task);
   if (Mapping::Mapper *app = delegate(task.get_task_name())) {
     app->select_task_options(ctx, task, output);
     return;
@@ -768,7 +783,25 @@ std::vector<unsigned> DslMapper::collect(MapperContext ctx, const Task &task) {
       if (!task_matches(r.task, name) || !region_rank(r.region, idx, chain, a, b)) continue;
       mark(&r);
       if (req.privilege == LEGION_READ_ONLY) {
-        out.push_back(idx);
+        // Legion applies pending reductions into the instance of the read-only requirement that first reads them and
+        // then holds no other valid copy: untracked, the reduced values would be lost (the next reader elsewhere
+        // sees an instance never written). So fields that receive reductions are never collected.
+        std::string reducer;
+        {
+          std::lock_guard<std::mutex> guard(shared->lock);
+          for (FieldID fid : req.privilege_fields) {
+            auto found = shared->reduced.find(std::make_pair(req.parent.get_tree_id(), fid));
+            if (found != shared->reduced.end() && reducer.empty()) reducer = found->second;
+          }
+        }
+        if (reducer.empty())
+          out.push_back(idx);
+        else
+          say_once("R457 " + name + " " + std::to_string(idx),
+                   "[mapperopt] note R457: CollectMemory: requirement " + std::to_string(idx) + " of task '" + name +
+                       "' stays tracked: task '" + reducer + "' reduces into its region, and the read-only instance "
+                       "that receives those reductions holds the only copy of the result (statement at line " +
+                       std::to_string(r.line) + ")\n");
         break;
       }
       if (r.region.mode != RegionSel::ANY)
@@ -828,6 +861,7 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     shared->mapped++;
     shared->tasks_seen.insert(name);
   }
+  note_reductions(task);
   if (shared->record) record(ctx, task);
   if (Mapping::Mapper *app = delegate(name)) {
     app->map_task(ctx, task, input, output);

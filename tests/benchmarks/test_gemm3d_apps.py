@@ -83,6 +83,27 @@ def test_a_mapper_leaving_a_processor_idle_verifies(bins, env, tmp_path):
     assert {r["proc"]["index"] for r in task_4_records(trace)} == {0, 1, 2}
 
 
+def test_collect_memory_on_the_placement_that_folds_the_partial_sums_keeps_the_product(bins, env, tmp_path):
+    """task_1 after the product reads A and so receives task_4's partial sums; `CollectMemory task_1 *` must not
+    let that instance go untracked (then nothing would hold the sums, and taco_validate, reading A from another
+    memory, would see an instance never written: the wrong result of GPU runs, where A lives in FBMEM and is
+    checked in SYSMEM). Here A is checked in registered memory, so that its check also needs a copy."""
+    text = ("Task * CPU;\nRegion * * CPU SYSMEM;\nRegion taco_validate A_tiles CPU RDMEM;\n"
+            "Layout * * * SOA C_order;\nCollectMemory task_1 *;\nCollectMemory task_4 *;\n")
+    so = compile_program(text, "collect.dsl").so_path
+    trace = tmp_path / "trace.jsonl"
+    proc = run(bins["johnson"], env, *CI, "-gdim", "2", "-ll:rsize", "16", "-mapper", str(so),
+               "-mapper-trace", str(trace), cpus=2)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert result_of(proc.stdout)["verified"] is True
+    records = [json.loads(line) for line in trace.read_text().splitlines()]
+    # The reads of B and C are still collected; A's placement only before the first product was launched.
+    assert {tuple(r["collect"]) for r in records if r["task"] == "task_4"} == {(1, 2)}
+    assert [r["collect"] for r in records if r["task"] == "task_1"][-4:] == [[]] * 4
+    notes = [ln for ln in proc.stderr.splitlines() if "R457" in ln]
+    assert len(notes) == 1 and "requirement 0 of task 'task_1' stays tracked: task 'task_4' reduces" in notes[0]
+
+
 @pytest.mark.parametrize("alg, check", [("solomonik", "full"), ("cosma", "structured")])
 def test_a_missing_layer_fails_the_check(bins, env, alg, check):
     proc = run(bins[alg], env, *CI, *GRIDS[alg], "-check", check, "-test-skip-step", cpus=4)

@@ -382,3 +382,17 @@ def test_unknown_task_is_a_user_error(m14):
 
     with pytest.raises(MapperoptError, match="no task 'nope'"):
         Evaluator(parse("Task * GPU;"), m14, load_app("circuit")).decide("nope", None, None)
+
+
+def test_collect_memory_leaves_the_readers_of_reduced_fields_tracked():
+    """As the mapper (note R457): Legion folds task_4's partial sums of A into task_1's read-only instance, so that
+    requirement is never collected, though selected (what the search space and AutoGuide read); circuit reduces
+    only `charge`, which no read-only requirement reads."""
+    johnson = Evaluator(parse("CollectMemory * *;"), None, load_app("johnson"))
+    tasks = ("task_1", "task_2", "task_4", "taco_validate")
+    assert {t: johnson.collected(t) for t in tasks} == {"task_1": [], "task_2": [0], "task_4": [1, 2],
+                                                         "taco_validate": []}
+    assert {t: johnson.collect(t) for t in tasks} == {"task_1": [0], "task_2": [0], "task_4": [1, 2],
+                                                       "taco_validate": [0]}
+    circuit = Evaluator(parse("CollectMemory * *;"), None, load_app("circuit"))
+    assert circuit.collected("calculate_new_currents") == [0, 1, 2, 3]
