@@ -134,6 +134,7 @@ class _Checker:
         self._typing: set[str] = set()
         self._globals_typed = False
         self._absent_only: set[int] = set()  # ids of the Region statements reported as E221
+        self._called_globals: list[tuple[str, A.Loc, object]] = []  # (name, where, map statement or None)
 
     def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
         sev = severity or ("error" if code.startswith("E") else "warning")
@@ -151,6 +152,7 @@ class _Checker:
             self.add("W311", "the mapper is empty: every decision is Legion's default mapper's", self.program.loc,
                      ("start from a Task statement, e.g. Task * GPU,CPU;",))
         self._types()
+        self._globals_called()
         self._statements()
         self._overrides()
         if self.app is not None:
@@ -225,7 +227,10 @@ class _Checker:
                 else:
                     self._undefined_variable(node.name, node.loc, names, top_level)
             elif isinstance(node, A.Call) and node.func not in funcs:
-                self._undefined_function(node.func, node.loc)
+                if node.func in names or node.func in self.global_names:  # a variable called
+                    self._called_globals.append((node.func, node.loc, None))
+                else:
+                    self._undefined_function(node.func, node.loc)
             elif isinstance(node, A.Comprehension):
                 inner = names | {node.var}
                 self._scope_expr(node.expr, inner, funcs, top_level)
@@ -243,6 +248,22 @@ class _Checker:
         if close:
             hints.insert(0, f"did you mean '{close}'?")
         self.add("E200", f"undefined function '{name}'", loc, hints)
+
+    def _globals_called(self):
+        """E206 for a variable used as a function (`IndexTaskMap t mcpu;` with `mcpu = Machine(CPU);`): said after
+        typing, which knows what a global holds."""
+        for name, loc, stmt in self._called_globals:
+            t = self.global_types.get(name, UNKNOWN)
+            what = "a machine model" if t.name == "MSpace" else article(t.name) if t.name else None
+            index = f"{name}[{', '.join(f'i{k}' for k in range(t.n)) if t.n else '...'}]"
+            if stmt is not None:
+                keyword = "IndexTaskMap" if isinstance(stmt, A.IndexTaskMapStmt) else "SingleTaskMap"
+                hint = (f"{keyword} needs a function taking a Task, e.g. def f(Task task) {{ return "
+                        f"{index if t.name == 'MSpace' else '...'}; }}")
+            else:
+                hint = f"index it instead: {index}" if t.name == "MSpace" else None
+            self.add("E206", f"'{name}' is {f'{what} (a variable)' if what else 'a variable'}, not a function", loc,
+                     (hint,))
 
     def _scopes(self):
         globals_so_far: set[str] = set()
@@ -266,7 +287,9 @@ class _Checker:
                 for a in s.args:
                     self._scope_expr(a, globals_so_far, funcs_so_far, True)
             elif isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
-                if s.func.name not in funcs_so_far:
+                if s.func.name in self.global_names and s.func.name not in self.functions:
+                    self._called_globals.append((s.func.name, s.func.loc, s))
+                elif s.func.name not in funcs_so_far:
                     self._undefined_function(s.func.name, s.func.loc)
                 machine = getattr(s, "machine", None)
                 f = self.functions.get(s.func.name)

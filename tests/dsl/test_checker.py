@@ -88,6 +88,20 @@ def test_e200_function_defined_later():
     assert "did you mean 'linearblock'?" in d.hints
 
 
+def test_a_variable_used_as_a_function_is_said_to_be_one(stencil):
+    """`IndexTaskMap ... mcpu;` with `mcpu = Machine(CPU);` is not an undefined function whose fix is `def mcpu`
+    (that gives E211): it says what mcpu is and what a mapping function looks like."""
+    d = only("mcpu = Machine(CPU);\nIndexTaskMap init_tile,stencil,increment,check mcpu;", "E206", stencil)
+    assert at(d) == (2, 48) and d.message == "'mcpu' is a machine model (a variable), not a function"
+    assert d.hints == ("IndexTaskMap needs a function taking a Task, e.g. def f(Task task) { return mcpu[i0, i1]; }",)
+    assert not [x for x in diags("mcpu = Machine(CPU);\nIndexTaskMap t mcpu;") if x.code in ("E200", "W304")]
+    d = only("n = 2;\nSingleTaskMap t n;", "E206")
+    assert d.message == "'n' is an int (a variable), not a function" and d.hints[0].startswith("SingleTaskMap needs")
+    d = only("def f(Task task) { return m(task); }\nm = Machine(GPU).merge(0, 1);\nIndexTaskMap t f;", "E206")
+    assert d.message == "'m' is a machine model (a variable), not a function" and d.hints == ("index it instead: m[i0]",)
+    assert only("def f(Task task) { return task(1); }", "E206").message == "'task' is a variable, not a function"
+
+
 def test_e201_undefined_machine_variable():
     d = only("def f(Task task) { return mgpu[0, 0]; }", "E201")
     assert at(d) == (1, 27) and d.message == "undefined variable 'mgpu'"
