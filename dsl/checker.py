@@ -134,7 +134,7 @@ class _Checker:
         self._typing: set[str] = set()
         self._globals_typed = False
         self._absent_only: set[int] = set()  # ids of the Region statements reported as E221
-        self._called_globals: list[tuple[str, A.Loc, object]] = []  # (name, where, map statement or None)
+        self._called_variables: list[tuple[str, A.Loc, object]] = []  # (name, where, map statement or None)
         self._function: A.FuncDef | None = None  # the function whose body is being scoped
 
     def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
@@ -153,7 +153,7 @@ class _Checker:
             self.add("W311", "the mapper is empty: every decision is Legion's default mapper's", self.program.loc,
                      ("start from a Task statement, e.g. Task * GPU,CPU;",))
         self._types()
-        self._globals_called()
+        self._variables_called()
         self._statements()
         self._overrides()
         if self.app is not None:
@@ -232,7 +232,7 @@ class _Checker:
                     self._undefined_variable(node.name, node.loc, names, top_level)
             elif isinstance(node, A.Call) and node.func not in funcs:
                 if node.func in names or node.func in self.global_names:  # a variable called
-                    self._called_globals.append((node.func, node.loc, None))
+                    self._called_variables.append((node.func, node.loc, None))
                 else:
                     self._undefined_function(node.func, node.loc)
             elif isinstance(node, A.Comprehension):
@@ -253,10 +253,10 @@ class _Checker:
             hints.insert(0, f"did you mean '{close}'?")
         self.add("E200", f"undefined function '{name}'", loc, hints)
 
-    def _globals_called(self):
+    def _variables_called(self):
         """E206 for a variable used as a function (`IndexTaskMap t mcpu;` with `mcpu = Machine(CPU);`): said after
         typing, which knows what a global holds."""
-        for name, loc, stmt in self._called_globals:
+        for name, loc, stmt in self._called_variables:
             t = self.global_types.get(name, UNKNOWN)
             what = "a machine model" if t.name == "MSpace" else article(t.name) if t.name else None
             index = f"{name}[{', '.join(f'i{k}' for k in range(t.n)) if t.n else '...'}]"
@@ -292,7 +292,7 @@ class _Checker:
                     self._scope_expr(a, globals_so_far, funcs_so_far, True)
             elif isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
                 if s.func.name in self.global_names and s.func.name not in self.functions:
-                    self._called_globals.append((s.func.name, s.func.loc, s))
+                    self._called_variables.append((s.func.name, s.func.loc, s))
                 elif s.func.name not in funcs_so_far:
                     self._undefined_function(s.func.name, s.func.loc)
                 machine = getattr(s, "machine", None)
