@@ -687,7 +687,7 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
                                       for f in firsts) + ".")
         lines.append("")
     lines += ["| optimizer | iterations | runs | mean | std | worst | median | best | best / Legion default | "
-              "failed evaluations | wall time per run | normalised by |", "|---" * 12 + "|"]
+              "failed evaluations | tuning time per run (all calls) | normalised by |", "|---" * 12 + "|"]
     finals = [u for u in work_list(plan) if u.kind == "final" and u.bench == b and u.size == s
               and is_done(u, units.get(u.id))]
     if expert and default and len(firsts) == 1 and not finals:
@@ -805,7 +805,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "before a success, is final). "
               "Scores: mean, population std, worst, median and best of the runs' best / expert; a failed run counts "
               "0; best / Legion default: the highest throughput of the runs over Legion's default mapper's in the "
-              "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper). "
+              "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper); "
+              "tuning time per run: the wall time of its iterations summed over every device call that ran them "
+              "(a saved unit's `wall_s` is only its last call's). "
               "Until a benchmark's `final` unit has measured every run's best together with the expert, the "
               "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
     best_runs = {}

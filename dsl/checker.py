@@ -134,6 +134,8 @@ class _Checker:
         self._typing: set[str] = set()
         self._globals_typed = False
         self._absent_only: set[int] = set()  # ids of the Region statements reported as E221
+        self._called_variables: list[tuple[str, A.Loc, object]] = []  # (name, where, map statement or None)
+        self._function: A.FuncDef | None = None  # the function whose body is being scoped
 
     def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
         sev = severity or ("error" if code.startswith("E") else "warning")
@@ -151,6 +153,7 @@ class _Checker:
             self.add("W311", "the mapper is empty: every decision is Legion's default mapper's", self._whole_file(),
                      ("start from a Task statement, e.g. Task * GPU,CPU;",))
         self._types()
+        self._variables_called()
         self._statements()
         self._overrides()
         if self.app is not None:
@@ -202,7 +205,10 @@ class _Checker:
             return
         # Past the reported errors, skip the (costly) search for a close name.
         close = _closest(name, visible) if self.errors <= MAX_ERRORS else None
-        if name.upper() in A.PROC_KINDS + A.MEM_KINDS:  # a kind in lower case (`cpu`), before a close name (`mcpu`)
+        tasks = [p.name for p in self._function.params if p.type == "Task"] if self._function and not top_level else []
+        if name == "task" and len(tasks) == 1 and tasks[0] in visible:  # `def f(Task t)` read as `task`
+            hint = f"did you mean '{tasks[0]}'? (the Task parameter of '{self._function.name}')"
+        elif name.upper() in A.PROC_KINDS + A.MEM_KINDS:  # a kind in lower case (`cpu`), before a close name (`mcpu`)
             hint = f"did you mean '{name.upper()}'? (kinds are written in capitals)"
         elif close:
             hint = f"did you mean '{close}'?"
@@ -224,7 +230,10 @@ class _Checker:
                 else:
                     self._undefined_variable(node.name, node.loc, names, top_level)
             elif isinstance(node, A.Call) and node.func not in funcs:
-                self._undefined_function(node.func, node.loc)
+                if node.func in names or node.func in self.global_names:  # a variable called
+                    self._called_variables.append((node.func, node.loc, None))
+                else:
+                    self._undefined_function(node.func, node.loc)
             elif isinstance(node, A.Comprehension):
                 inner = names | {node.var}
                 self._scope_expr(node.expr, inner, funcs, top_level)
@@ -242,6 +251,22 @@ class _Checker:
         if close:
             hints.insert(0, f"did you mean '{close}'?")
         self.add("E200", f"undefined function '{name}'", loc, hints)
+
+    def _variables_called(self):
+        """E206 for a variable used as a function (`IndexTaskMap t mcpu;` with `mcpu = Machine(CPU);`): said after
+        typing, which knows what a global holds."""
+        for name, loc, stmt in self._called_variables:
+            t = self.global_types.get(name, UNKNOWN)
+            what = "a machine model" if t.name == "MSpace" else article(t.name) if t.name else None
+            index = f"{name}[{', '.join(f'i{k}' for k in range(t.n)) if t.n else '...'}]"
+            if stmt is not None:
+                keyword = "IndexTaskMap" if isinstance(stmt, A.IndexTaskMapStmt) else "SingleTaskMap"
+                hint = (f"{keyword} needs a function taking a Task, e.g. def f(Task task) {{ return "
+                        f"{index if t.name == 'MSpace' else '...'}; }}")
+            else:
+                hint = f"index it instead: {index}" if t.name == "MSpace" else None
+            self.add("E206", f"'{name}' is {f'{what} (a variable)' if what else 'a variable'}, not a function", loc,
+                     (hint,))
 
     def _scopes(self):
         globals_so_far: set[str] = set()
@@ -265,7 +290,9 @@ class _Checker:
                 for a in s.args:
                     self._scope_expr(a, globals_so_far, funcs_so_far, True)
             elif isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
-                if s.func.name not in funcs_so_far:
+                if s.func.name in self.global_names and s.func.name not in self.functions:
+                    self._called_variables.append((s.func.name, s.func.loc, s))
+                elif s.func.name not in funcs_so_far:
                     self._undefined_function(s.func.name, s.func.loc)
                 machine = getattr(s, "machine", None)
                 f = self.functions.get(s.func.name)
@@ -304,6 +331,7 @@ class _Checker:
                 assigned.add(s.name)
 
     def _scope_function(self, f: A.FuncDef):
+        self._function = f
         params: set[str] = set()
         for p in f.params:
             if p.name in params:
@@ -326,6 +354,7 @@ class _Checker:
                     self.add("E211", f"'{s.name}' is both a variable and a function", s.loc)
                 local.add(s.name)
                 visible = visible | {s.name}
+        self._function = None
 
     def _call_sites(self) -> dict[str, list[A.Call]]:
         """Calls made by each function (with their positions), in source order."""
@@ -676,8 +705,12 @@ class _Checker:
             else:
                 it = self._infer(item, env, top_level)
                 if it.name not in (None, "int"):
-                    self._type_error(f"an index must be an int, not {article(it.name)}", item.loc,
-                                     *self._spread_hint(item, it))
+                    hint, note = self._spread_hint(item, it)
+                    if (t.name == "MSpace" and it.name == "tuple" and hint is None and len(e.items) == 1
+                            and isinstance(item, (A.Name, A.Member))):
+                        hint = f"unpack it, one index per dimension: {format_expr(e.obj)}[*{format_expr(item)}]"
+                        count = None  # its length is the count meant: no second error for the count
+                    self._type_error(f"an index must be an int, not {article(it.name)}", item.loc, hint, note)
                 if t.name == "MSpace" and it.const is not None and it.const < 0:
                     self.add("E205", f"machine index {it.const} is negative; machine models have no negative "
                                      "indexing", item.loc, ("reduce the index modulo the model's size",))
@@ -685,8 +718,11 @@ class _Checker:
         if t.name == "MSpace":
             if count is not None and t.n is not None and count != t.n:
                 indices = ", ".join(f"i{d}" for d in range(t.n))
+                m = format_expr(e.obj)
+                task = next((k for k, v in env.items() if v.name == "Task"), None)  # a function's Task parameter
                 return self._type_error(f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model",
-                                        e.loc, f"give one index per dimension: m[{indices}]")
+                                        e.loc, f"give one index per dimension: {m}[{indices}]"
+                                        + (f", or a point's coordinates: {m}[*{task}.ipoint]" if task else ""))
             return T("processor set" if wildcard else "processor", kind=t.kind)
         if t.name == "tuple":
             if count is not None and count != 1:
@@ -730,7 +766,9 @@ class _Checker:
                     absent_seen.add(k.name)
                     self.add("W303", f"processor kind '{k.name}' does not exist in mapperopt's Legion build; it is "
                                      "skipped", k.loc)
-        unused = unused_definitions(self.program)
+        # A misspelt name (E200, E201) leaves what it meant unread: "never used" would precede and hide the cause.
+        misspelt = any(d.code in ("E200", "E201") for d in self.diags)
+        unused = [] if misspelt else unused_definitions(self.program)
         for d in unused:
             what = f"{'function' if isinstance(d, A.FuncDef) else 'machine model'} '{d.name}'"
             # Named only by other unused definitions: "never used" would contradict the call the user sees.
@@ -1226,6 +1264,11 @@ class _Checker:
         elif code == "E205" and m and err.code == "R400":
             hints.append(f"reduce the index modulo the size of that dimension, e.g. `i % m.size[{m[1]}]` for the "
                          "machine model `m` being indexed")
+        wrong_kind = re.search(r"a (\w+) processor, but task '([^']+)' runs on (\w+)", err.detail)
+        if err.code == "R402" and wrong_kind:
+            got, task, kind = wrong_kind.groups()
+            hints.append(f"return a processor of Machine({kind}), where '{task}' runs, or run it on {got}: "
+                         f"Task {task} {got};")
         notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
         if stmt is not None:
             notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")

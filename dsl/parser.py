@@ -444,6 +444,7 @@ _STATEMENT_WORDS = {
     "Tunable",
     "def", "print",
 }
+_KEYWORDS_BY_CASE = {w.lower(): w for w in _STATEMENT_WORDS}  # `task * GPU;` is an assignment to `task` that fails
 # Statements of other languages that the DSL does not have, with what to write instead.
 _CONDITIONAL = "choose between values with the conditional expression c ? a : b, e.g. x = c ? a : b;"
 _NO_EARLY_RETURN = ("there is no early 'return' either (a function body is assignments and prints, then one "
@@ -624,6 +625,12 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         in_body = sum(t.type == "LBRACE" for t in tokens) > sum(t.type == "RBRACE" for t in tokens)
         return error("E100", f"the DSL has no '{word}' statement", word.line, word.column, str(word),
                      [h for h in _CONTROL_WORDS[word.value] if in_body or h != _NO_EARLY_RETURN], expected)
+    # `lin = if c then a else b;`: an `if` where an expression starts, lexed as a name.
+    if prev is not None and prev.type == "IDENT" and prev.value == "if" and word is None:
+        return error("E100", "the DSL has no 'if' expression", prev.line, prev.column, str(prev), (_CONDITIONAL,),
+                     expected)
+    keyword = _KEYWORDS_BY_CASE.get(word.value.lower()) if word is not None else None
+    keyword_hint = f"keywords are case-sensitive: did you mean '{keyword}'?" if keyword else None
 
     # E101: Python-style ':' after the parameter list of a def.
     if token.type == "COLON" and _texts(accepts) == {"'{'"}:
@@ -695,5 +702,6 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     later_line = slash_hint is not None and token.line > prev.end_line
     if later_line:
         hints.append(slash_hint)
+    hints.append(keyword_hint)
     return error("E100", f"unexpected '{tok_text}'; expected {describe_expected(accepts)}", line, col, tok_text,
                  tuple(hints), expected, (slash_note if later_line else None,))

@@ -19,7 +19,8 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
                         (one per job with --jobs; each group measures the reference again)
     runs.csv            one row per tuning run
     summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
-                        throughput) and the share of failed evaluations
+                        throughput; std, worst and median empty for a single run, n/a in the tables) and the share
+                        of failed evaluations
     summary.json        all of the above
     compare.png         normalised best-so-far throughput against iteration: mean over the repeats, min-max band
     table.md            the table in Markdown
@@ -736,7 +737,8 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
     Returns:
         {"optimizers": {name: {runs, mean, std (population), worst, median, best, failed_share (failed iterations
         / iterations, cached ones included: each counts against the budget), evaluations}}, "runs": [...],
-        "curves": {name: [[normalised best-so-far per iteration] per run]}}.
+        "curves": {name: [[normalised best-so-far per iteration] per run]}}; std, worst and median are None for a
+        single run (a spread of one score is no figure).
     """
     table, runs, curves = {}, [], {}
     for name in dict.fromkeys(o.optimizer for o in outcomes):
@@ -744,8 +746,10 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
         scores = [o.score(expert) for o in mine]
         iterations = sum(len(o.records) for o in mine)
         failed = sum(not r.ok for o in mine for r in o.records)
-        table[name] = {"runs": len(mine), "mean": statistics.fmean(scores), "std": statistics.pstdev(scores),
-                       "worst": min(scores), "median": statistics.median(scores), "best": max(scores),
+        several = len(scores) > 1
+        table[name] = {"runs": len(mine), "mean": statistics.fmean(scores),
+                       "std": statistics.pstdev(scores) if several else None, "worst": min(scores) if several else None,
+                       "median": statistics.median(scores) if several else None, "best": max(scores),
                        "failed_share": failed / iterations if iterations else 0.0, "evaluations": iterations}
         curves[name] = [o.curve(curve_expert or expert) for o in mine]
     for o in outcomes:
@@ -792,8 +796,15 @@ def describe(summary: dict) -> list[str]:
               f"{summary.get('reference_throughput', 0):.4g}, {min(g['reference'] for g in groups):.4g} to "
               f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked."
               if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
-             + " Columns mean..best: over the runs' scores; failed evaluations: failed iterations / iterations."]
+             + " Columns mean..best: over the runs' scores (std, worst and median n/a for a single run); failed "
+             "evaluations: failed iterations / iterations."]
     return lines
+
+
+def _stat_cells(s: dict) -> list[str]:
+    """An optimizer's mean, std, worst, median and best as the tables print them: `n/a` where `summarize` has none
+    (a single run)."""
+    return ["n/a" if s[k] is None else f"{s[k]:.2f}" for k in ("mean", "std", "worst", "median", "best")]
 
 
 def format_table(summary: dict) -> str:
@@ -802,8 +813,8 @@ def format_table(summary: dict) -> str:
              "| optimizer | runs | mean | std | worst | median | best | failed evaluations |",
              "|---|---|---|---|---|---|---|---|"]
     for name, s in summary["optimizers"].items():
-        lines.append(f"| {name} | {s['runs']} | {s['mean']:.2f} | {s['std']:.2f} | {s['worst']:.2f} | "
-                     f"{s['median']:.2f} | {s['best']:.2f} | {s['failed_share']:.0%} of {s['evaluations']} |")
+        lines.append(f"| {name} | {s['runs']} | {' | '.join(_stat_cells(s))} | {s['failed_share']:.0%} of "
+                     f"{s['evaluations']} |")
     return "\n".join(lines)
 
 
@@ -993,8 +1004,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     for col in ("optimizer", "mean", "std", "worst", "median", "best", "failed evaluations"):
         table.add_column(col)
     for name, s in summary["optimizers"].items():
-        table.add_row(name, *(f"{s[k]:.2f}" for k in ("mean", "std", "worst", "median", "best")),
-                      f"{s['failed_share']:.0%} of {s['evaluations']}")
+        table.add_row(name, *_stat_cells(s), f"{s['failed_share']:.0%} of {s['evaluations']}")
     console.print(table)
     for title, text in summary.get("noise_warnings", []):
         console.print(f"[yellow]{title}:[/] {escape(text)}")

@@ -192,7 +192,7 @@ def test_the_report_states_its_bases(tmp_path):
     records = [{"iter": i, "status": "ok", "throughput": 120.0, "best_throughput": 120.0} for i in range(1, 11)]
     _saved(results, "tune-stencil-ci-random-i10-s0", kind="tune", bench="stencil", size="ci", optimizer="random",
            iters=10, seed=0, reference_first=95.0, throughput_unit="GFLOPS", best_throughput=120.0, best_iter=4,
-           best_dsl="Task * GPU,CPU;\nRegion * * GPU FBMEM;\n", wall_s=20000.0, wall_s_tuning=20000.0,
+           best_dsl="Task * GPU,CPU;\nRegion * * GPU FBMEM;\n", wall_s=20000.0, wall_s_tuning=30000.0,
            records=records)
     _saved(results, "cpu-pennant-gpu", kind="cpu", bench="pennant", size="gpu", cpus=12,
            args=["-npieces", "12", "-numpcx", "1", "-cstop", "5"], throughput=1.5e7, time_s=1.49)
@@ -208,6 +208,10 @@ def test_the_report_states_its_bases(tmp_path):
     # one divisor per table: Legion's default mapper over the same expert execution as the optimizers' rows
     assert ("| Legion default mapper | - | 1 | 0.84 | | | | | 1.00 | | | the expert's first (95 GFLOP/s), as every row "
             "here;") in text, text
+    # the time per run is the tuning's, over all its calls (30,000 s), not the unit's last call (its wall_s, 20,000 s)
+    assert "| tuning time per run (all calls) |" in text and "| 1 of 2 | 1.26 | n/a |" in text
+    assert "| 500.0 min | provisional" in text
+    assert "tuning time per run: the wall time of its iterations summed over every device call" in text
     # the header tells the computed figures from the hand-written notes
     assert "computed by `benchmarks/gpu/evaluate.py`" in text and "written by hand" in text
     assert "Every figure below" not in text

@@ -89,6 +89,20 @@ def test_e200_function_defined_later():
     assert "did you mean 'linearblock'?" in d.hints
 
 
+def test_a_variable_used_as_a_function_is_said_to_be_one(stencil):
+    """`IndexTaskMap ... mcpu;` with `mcpu = Machine(CPU);` is not an undefined function whose fix is `def mcpu`
+    (that gives E211): it says what mcpu is and what a mapping function looks like."""
+    d = only("mcpu = Machine(CPU);\nIndexTaskMap init_tile,stencil,increment,check mcpu;", "E206", stencil)
+    assert at(d) == (2, 48) and d.message == "'mcpu' is a machine model (a variable), not a function"
+    assert d.hints == ("IndexTaskMap needs a function taking a Task, e.g. def f(Task task) { return mcpu[i0, i1]; }",)
+    assert not [x for x in diags("mcpu = Machine(CPU);\nIndexTaskMap t mcpu;") if x.code in ("E200", "W304")]
+    d = only("n = 2;\nSingleTaskMap t n;", "E206")
+    assert d.message == "'n' is an int (a variable), not a function" and d.hints[0].startswith("SingleTaskMap needs")
+    d = only("def f(Task task) { return m(task); }\nm = Machine(GPU).merge(0, 1);\nIndexTaskMap t f;", "E206")
+    assert d.message == "'m' is a machine model (a variable), not a function" and d.hints == ("index it instead: m[i0]",)
+    assert only("def f(Task task) { return task(1); }", "E206").message == "'task' is a variable, not a function"
+
+
 def test_e201_undefined_machine_variable():
     d = only("def f(Task task) { return mgpu[0, 0]; }", "E201")
     assert at(d) == (1, 27) and d.message == "undefined variable 'mgpu'"
@@ -96,6 +110,20 @@ def test_e201_undefined_machine_variable():
     assert only("def f(Task task) { return mcpu[0, 0]; }", "E201").hints == ("add 'mcpu = Machine(CPU);' at top level",)
     d = only("mgpu = Machine(GPU);\ndef f(Task task) { return mgpuu[0, 0]; }", "E201")
     assert d.hints == ("did you mean 'mgpu'?",)
+
+
+def test_e201_task_in_a_function_whose_task_parameter_has_another_name():
+    d = only("m = Machine(CPU);\ndef block(Task t) {\n    return m[task.ipoint[0], 0];\n}\nIndexTaskMap x block;", "E201")
+    assert d.message == "undefined variable 'task'" and d.hints == ("did you mean 't'? (the Task parameter of 'block')",)
+
+
+def test_misspelt_names_leave_no_unused_notes_before_their_error():
+    """A typo in a function's name makes the function it meant, and the model only it reads, look unused: the
+    E200 is the finding, without W304 notes before it."""
+    src = ("mcpu = Machine(CPU);\ndef block(Task task) { return mcpu[0, 0]; }\n"
+           "def block2(Task task) { return mcpu[0, 0]; }\nIndexTaskMap t blok;")
+    assert [(d.code, d.hints[0]) for d in diags(src)] == [("E200", "did you mean 'block'?")]
+    assert [d.code for d in diags(src.replace("blok", "block"))] == ["W304"]  # block2, once the typo is fixed
 
 
 def test_e201_kind_in_lower_case():
@@ -217,6 +245,17 @@ def test_e206_index_made_a_tuple_lines_before():
     assert d.hints == () and d.notes == ()
 
 
+def test_e206_a_point_as_one_machine_index():
+    """`m[task.ipoint]` is one error, at the tuple, whose hint unpacks it; a wrong count of ints hints the same."""
+    found = [d for d in diags("m = Machine(CPU);\ndef f(Task t) { return m[t.ipoint]; }\nIndexTaskMap x f;")
+             if d.is_error]
+    assert [(d.code, d.message, at(d)) for d in found] == [("E206", "an index must be an int, not a tuple", (2, 26))]
+    assert found[0].hints == ("unpack it, one index per dimension: m[*t.ipoint]",)
+    d = only("m = Machine(CPU);\ndef f(Task t) { return m[t.ipoint[0]]; }\nIndexTaskMap x f;", "E206")
+    assert d.hints == ("give one index per dimension: m[i0, i1], or a point's coordinates: m[*t.ipoint]",)
+    assert only("m = Machine(CPU); x = m[0];", "E206").hints == ("give one index per dimension: m[i0, i1]",)
+
+
 def test_e207_argument_counts():
     d = only("def f(int a, int b) { return a; }\nx = f(1);", "E207")
     assert d.message == "'f' takes 2 arguments, 1 given" and d.hints == ("the signature is def f(int a, int b)",)
@@ -247,6 +286,9 @@ def test_e209_kinds_without_variants(circuit, m14):
     src = "mcpu = Machine(CPU);\ndef f(Task task) { return mcpu[0, 0]; }\nIndexTaskMap update_voltages f;"
     d = only("Task * GPU,CPU;\n" + src, "E209", circuit, m14)
     assert "a CPU processor, but task 'update_voltages' runs on GPU" in d.message
+    assert d.hints == ("return a processor of Machine(GPU), where 'update_voltages' runs, or run it on CPU: "
+                       "Task update_voltages CPU;",)
+    assert not [x for x in diags("Task * GPU,CPU;\nTask update_voltages CPU;\n" + src, circuit, m14) if x.is_error]
 
 
 def test_e210_e211_definitions():

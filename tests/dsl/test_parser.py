@@ -205,6 +205,9 @@ ERRORS = [
     ("x = 1; while (x) {", "E100", 1, 8, "no 'while' statement", "tuple(e for x in t)"),
     ("def f(Task t) {\n  for x in t.ipoint {", "E100", 2, 3, "no 'for' statement", "tuple(e for x in t)"),
     ("x = 1 if y else 2;", "E100", 1, 7, "unexpected 'if'", "c ? a : b"),
+    ("lin = if x then 1 else 0;", "E100", 1, 7, "the DSL has no 'if' expression", "c ? a : b"),
+    ("task * GPU,CPU;", "E100", 1, 6, "unexpected '*'", "keywords are case-sensitive: did you mean 'Task'?"),
+    ("Task * CPU;\nindexTaskMap * f;", "E100", 2, 14, "unexpected '*'", "did you mean 'IndexTaskMap'?"),
     # C-style comments.
     ("/* mapper */\nTask * CPU;", "E100", 1, 1, "unexpected '/'", "comments run from '#' (or '//') to the end"),
     ("Region * 0 CPU /* c-style */ SYSMEM;", "E100", 1, 16, "expected a memory kind", "'/*' does not start a comment"),

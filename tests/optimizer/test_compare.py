@@ -13,7 +13,7 @@ from optimizer_support import CONFIGS
 from mapperopt.benchmarks.apps import known_benchmarks, load_config
 from mapperopt.cli import main
 from mapperopt.optimizer.base import IterationRecord
-from mapperopt.optimizer.compare import RunOutcome, format_table, summarize
+from mapperopt.optimizer.compare import RunOutcome, format_table, summarize, write_outputs
 from mapperopt.optimizer.loop import MIN_TIMEOUT_S, TIMEOUT_FACTOR
 
 # Fails the checker on any machine description: processor 5 of a one-CPU node does not exist.
@@ -27,7 +27,7 @@ def record(i: int, throughput: float | None, best: float) -> IterationRecord:
                            throughput=throughput, unit="GFLOPS", best_throughput=best)
 
 
-def test_the_table_scores_failures_zero():
+def test_the_table_scores_failures_zero(tmp_path):
     runs = [
         RunOutcome("a", 1, 0, [record(1, 1.0, 1.0), r2 := record(2, 3.0, 3.0)], r2, 3.0, Path("a-1")),
         RunOutcome("a", 2, 1, [record(1, None, 0.0), r3 := record(2, 2.0, 2.0)], r3, 1.0, Path("a-2")),
@@ -39,7 +39,14 @@ def test_the_table_scores_failures_zero():
     assert a["failed_share"] == 0.25 and a["evaluations"] == 4
     assert (b["mean"], b["best"], b["failed_share"]) == (0.0, 0.0, 1.0)
     assert summary["curves"]["a"] == [[0.5, 1.5], [0.0, 1.0]]
-    assert "| b | 1 | 0.00 |" in format_table(summary)
+    # of one run only the mean and best are figures: n/a in the table, empty in the CSV, null in the JSON
+    assert (b["std"], b["worst"], b["median"]) == (None, None, None)
+    assert "| b | 1 | 0.00 | n/a | n/a | n/a | 0.00 | 100% of 2 |" in format_table(summary)
+    out = write_outputs(tmp_path, summary)
+    with open(out["summary"]) as f:
+        rows = {r["optimizer"]: r for r in csv.DictReader(f)}
+    assert (rows["b"]["std"], rows["b"]["median"], rows["b"]["best"], rows["a"]["std"]) == ("", "", "0.0", "0.5")
+    assert json.loads(out["json"].read_text())["optimizers"]["b"]["std"] is None
     # The header names the size, the machine and how the figures were measured
     summary.update(bench="circuit", settings={"size": "small", "cpus": 1, "gpus": 0, "repeats": 2, "iters": 2,
                                               "executions": 3, "max_executions": 7, "min_time_s": 0.5},
