@@ -771,10 +771,13 @@ class _Checker:
                 m = format_expr(e.obj)
                 task = next((k for k, v in env.items() if v.name == "Task"), None)  # a function's Task parameter
                 dims = self._point_dims()
-                return self._type_error(f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model",
-                                        e.loc, f"give one index per dimension: {m}[{indices}]"
-                                        + (f", or a point's coordinates: {m}[*{task}.ipoint]"
-                                           if task and dims in (None, {t.n}) else ""))
+                plain = 0 < count < t.n and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in e.items)
+                self.add("E206", f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model", e.loc,
+                         (f"give one index per dimension: {m}[{indices}]"
+                          + (f", or a point's coordinates: {m}[*{task}.ipoint]" if task and dims in (None, {t.n})
+                             else ""),
+                          _dims_hint(m, t.n, [format_expr(i) for i in e.items], None) if plain else None))
+                return UNKNOWN
             return T("processor set" if wildcard else "processor", kind=t.kind)
         if t.name == "tuple":
             if count is not None and count != 1:

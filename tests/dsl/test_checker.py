@@ -270,8 +270,10 @@ def test_e206_a_point_as_one_machine_index():
     assert [(d.code, d.message, at(d)) for d in found] == [("E206", "an index must be an int, not a tuple", (2, 26))]
     assert found[0].hints == ("unpack it, one index per dimension: m[*t.ipoint]",)
     d = only("m = Machine(CPU);\ndef f(Task t) { return m[t.ipoint[0]]; }\nIndexTaskMap x f;", "E206")
-    assert d.hints == ("give one index per dimension: m[i0, i1], or a point's coordinates: m[*t.ipoint]",)
-    assert only("m = Machine(CPU); x = m[0];", "E206").hints == ("give one index per dimension: m[i0, i1]",)
+    assert d.hints == ("give one index per dimension: m[i0, i1], or a point's coordinates: m[*t.ipoint]",
+                       "merge dimensions: m.merge(0, 1)[t.ipoint[0] % m.volume]")
+    assert only("m = Machine(CPU); x = m[1];", "E206").hints == ("give one index per dimension: m[i0, i1]",
+                                                                  "merge dimensions: m.merge(0, 1)[1 % m.volume]")
 
 
 def test_e206_a_point_of_other_dimensions_than_the_model(circuit, with_domain):
@@ -286,9 +288,11 @@ def test_e206_a_point_of_other_dimensions_than_the_model(circuit, with_domain):
         d = only(src, "E206", circuit, one)
         assert d.hints == (f"merge dimensions: {merge}",), d
         assert diags(src.replace(index, merge), circuit, one) == []
-    d = only(head + "def f(Task t) { return m[t.ipoint[0]]; }\nIndexTaskMap calculate_new_currents f;", "E206",
-             circuit, one)
-    assert d.hints == ("give one index per dimension: m[i0, i1]",)  # no unpacking of a 1-D point
+    src = head + "def f(Task t) { return m[t.ipoint[0] + 1]; }\nIndexTaskMap calculate_new_currents f;"
+    d = only(src, "E206", circuit, one)
+    merge = "m.merge(0, 1)[(t.ipoint[0] + 1) % m.volume]"
+    assert d.hints == ("give one index per dimension: m[i0, i1]", f"merge dimensions: {merge}")  # no 1-D unpacking
+    assert diags(src.replace("m[t.ipoint[0] + 1]", merge), circuit, one) == []
     # A 2-D launch on a 1-D model.
     square = with_domain(circuit, (2, 3))
     head = "Task * CPU;\nm = Machine(CPU).merge(0, 1);\n"
