@@ -120,6 +120,25 @@ def _plural(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
+def _dims_hint(m: str, n: int, coords: list[str], task: str | None) -> str:
+    """A hint for `m[<coords>]`, an `n`-dimensional model `m` given another count of index values: merge dimensions
+    (fewer values) or, where they are the coordinates of `task`'s point, combine coordinates (more). Each index is
+    reduced modulo its dimension's size, so the example is valid as written."""
+    k = len(coords)
+    coords = [c if re.fullmatch(r"[\w.\[\]]+", c) else f"({c})" for c in coords]  # `%` binds tighter than `+`
+    if k < n:
+        merged = m + ".merge(0, 1)" * (n - k)
+        sizes = [f"{m}.volume"] if k == 1 else [f"{merged}.size[{j}]" for j in range(k)]
+        return f"merge dimensions: {merged}[{', '.join(f'{c} % {z}' for c, z in zip(coords, sizes))}]"
+    if task is None:
+        return f"give one index per dimension ({n})"
+    lin = coords[0]
+    for j in range(1, k - n + 1):  # the first k - n + 1 coordinates as one, row-major
+        lin = f"{lin} * {task}.ispace[{j}] + {coords[j]}"
+    merged = [f"({lin})"] + coords[k - n + 1 :]
+    return f"combine coordinates: {m}[{', '.join(f'{c} % {m}.size[{d}]' for d, c in enumerate(merged))}]"
+
+
 class _Checker:
     def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None):
         self.program = program
@@ -136,6 +155,7 @@ class _Checker:
         self._absent_only: set[int] = set()  # ids of the Region statements reported as E221
         self._called_variables: list[tuple[str, A.Loc, object]] = []  # (name, where, map statement or None)
         self._function: A.FuncDef | None = None  # the function whose body is being scoped
+        self._typed: A.FuncDef | None = None  # the function whose body is being typed
 
     def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
         sev = severity or ("error" if code.startswith("E") else "warning")
@@ -233,24 +253,27 @@ class _Checker:
                 if node.func in names or node.func in self.global_names:  # a variable called
                     self._called_variables.append((node.func, node.loc, None))
                 else:
-                    self._undefined_function(node.func, node.loc)
+                    self._undefined_function(node.func, node.loc, called=True)
             elif isinstance(node, A.Comprehension):
                 inner = names | {node.var}
                 self._scope_expr(node.expr, inner, funcs, top_level)
                 self._scope_expr(node.iterable, names, funcs, top_level)
 
-    def _undefined_function(self, name: str, loc: A.Loc):
+    def _undefined_function(self, name: str, loc: A.Loc, called: bool = False):
+        """E200 for `name`, called in an expression (`called`: the built-in `Machine` is a candidate) or named by a
+        mapping statement."""
         later = self.functions.get(name)
         if later is not None:
             self.add("E200", f"function '{name}' is used before its definition", loc,
                      (f"define it before this statement: def {name}(Task task) {{ ... }}",),
                      (f"'{name}' is defined at {later.loc}",))
             return
-        hints = [f"define it before this statement: def {name}(Task task) {{ ... }}"]
-        close = _closest(name, self.functions)
-        if close:
-            hints.insert(0, f"did you mean '{close}'?")
-        self.add("E200", f"undefined function '{name}'", loc, hints)
+        # Case ignored (`machine(GPU)`, `B` for `def b`); a close name is the likely fix, so it alone is hinted.
+        by_lower = {f.lower(): f for f in (*self.functions, *(("Machine",) if called else ()))}
+        close = _closest(name.lower(), by_lower)
+        self.add("E200", f"undefined function '{name}'", loc,
+                 (f"did you mean '{by_lower[close]}'?" if close else
+                  f"define it before this statement: def {name}(Task task) {{ ... }}",))
 
     def _variables_called(self):
         """E206 for a variable used as a function (`IndexTaskMap t mcpu;` with `mcpu = Machine(CPU);`): said after
@@ -261,8 +284,13 @@ class _Checker:
             index = f"{name}[{', '.join(f'i{k}' for k in range(t.n)) if t.n else '...'}]"
             if stmt is not None:
                 keyword = "IndexTaskMap" if isinstance(stmt, A.IndexTaskMapStmt) else "SingleTaskMap"
-                hint = (f"{keyword} needs a function taking a Task, e.g. def f(Task task) {{ return "
-                        f"{index if t.name == 'MSpace' else '...'}; }}")
+                # Valid as written: the launch point's first coordinate spread over the first dimension.
+                first = f"task.ipoint[0] % {name}.size[0]"
+                ret = (f"{name}[{', '.join([first] + ['0'] * (t.n - 1))}]" if t.name == "MSpace" and t.n else
+                       index if t.name == "MSpace" else "...")
+                taken = {*self.functions, *self.global_names}
+                fname = next(n for n in ("f", *(f"f{k}" for k in range(1, len(taken) + 1))) if n not in taken)
+                hint = f"{keyword} needs a function taking a Task, e.g. def {fname}(Task task) {{ return {ret}; }}"
             else:
                 hint = f"index it instead: {index}" if t.name == "MSpace" else None
             self.add("E206", f"'{name}' is {f'{what} (a variable)' if what else 'a variable'}, not a function", loc,
@@ -448,13 +476,29 @@ class _Checker:
         return self.return_types[f.name]
 
     def _body_type(self, f: A.FuncDef) -> T:
+        outer, self._typed = self._typed, f
         env = {p.name: T(_PARAM_TYPE[p.type]) for p in f.params}
         for s in f.body:
             if isinstance(s, A.Assign):
                 env[s.name] = self._infer(s.value, env, False)
             else:
                 self._check_print(s, env, False)
-        return self._infer(f.ret.value, env, False)
+        ret = self._infer(f.ret.value, env, False)
+        self._typed = outer
+        return ret
+
+    def _point_dims(self) -> set[int] | None:
+        """The dimensions of the launch points of the function being typed, from the tasks its mapping statements
+        select (a single task's point is `(0,)`); None where unknown (no description, or not a mapping function)."""
+        if self.app is None or self._typed is None:
+            return None
+        dims = set()
+        for s in self.program.statements:
+            if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)) and s.func.name == self._typed.name:
+                for info in self.app.tasks:
+                    if task_matches(s.tasks, info.name, "CPU") or task_matches(s.tasks, info.name, "GPU"):
+                        dims.add(len(info.domain) if isinstance(s, A.IndexTaskMapStmt) and info.domain else 1)
+        return dims or None
 
     def _type_error(self, msg: str, loc: A.Loc, hint: str | None = None, note: str | None = None) -> T:
         self.add("E206", msg, loc, (hint,), (note,) if note else ())
@@ -708,7 +752,13 @@ class _Checker:
                     hint, note = self._spread_hint(item, it)
                     if (t.name == "MSpace" and it.name == "tuple" and hint is None and len(e.items) == 1
                             and isinstance(item, (A.Name, A.Member))):
-                        hint = f"unpack it, one index per dimension: {format_expr(e.obj)}[*{format_expr(item)}]"
+                        dims = self._point_dims() if isinstance(item, A.Member) and item.name == "ipoint" else None
+                        if dims is None or t.n is None or dims == {t.n}:
+                            hint = f"unpack it, one index per dimension: {format_expr(e.obj)}[*{format_expr(item)}]"
+                        elif len(dims) == 1 and isinstance(item.obj, A.Name):
+                            p = item.obj.name
+                            coords = [f"{p}.ipoint[{j}]" for j in range(dims.pop())]
+                            hint = _dims_hint(format_expr(e.obj), t.n, coords, p)
                         count = None  # its length is the count meant: no second error for the count
                     self._type_error(f"an index must be an int, not {article(it.name)}", item.loc, hint, note)
                 if t.name == "MSpace" and it.const is not None and it.const < 0:
@@ -720,9 +770,14 @@ class _Checker:
                 indices = ", ".join(f"i{d}" for d in range(t.n))
                 m = format_expr(e.obj)
                 task = next((k for k, v in env.items() if v.name == "Task"), None)  # a function's Task parameter
-                return self._type_error(f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model",
-                                        e.loc, f"give one index per dimension: {m}[{indices}]"
-                                        + (f", or a point's coordinates: {m}[*{task}.ipoint]" if task else ""))
+                dims = self._point_dims()
+                plain = 0 < count < t.n and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in e.items)
+                self.add("E206", f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model", e.loc,
+                         (f"give one index per dimension: {m}[{indices}]"
+                          + (f", or a point's coordinates: {m}[*{task}.ipoint]" if task and dims in (None, {t.n})
+                             else ""),
+                          _dims_hint(m, t.n, [format_expr(i) for i in e.items], None) if plain else None))
+                return UNKNOWN
             return T("processor set" if wildcard else "processor", kind=t.kind)
         if t.name == "tuple":
             if count is not None and count != 1:
@@ -937,12 +992,20 @@ class _Checker:
             elif isinstance(s, A.RegionStmt) and all(t.inner for t in infos):
                 self.add("W305", "Region has no effect: the tasks are inner tasks, whose regions are mapped "
                                  "virtually", s.loc)
-            elif isinstance(s, A.CollectMemoryStmt) and not s.region.is_wildcard:
-                selected = [r for t in infos for r in t.regions
-                            if (s.region.index == r.index if s.region.index is not None else s.region.name in r.names)]
-                if selected and all(r.privilege != "read_only" for r in selected):
+            elif isinstance(s, A.CollectMemoryStmt):
+                selected = [(t, r) for t in infos for r in t.regions if s.region.is_wildcard or (
+                    s.region.index == r.index if s.region.index is not None else s.region.name in r.names)]
+                read = [(t, r) for t, r in selected if r.privilege == "read_only"]
+                if selected and not read and not s.region.is_wildcard:
                     self.add("W305", "CollectMemory has no effect: the selected requirements are not read-only",
                              s.loc, ("CollectMemory only releases read-only instances",))
+                    continue
+                # Readers of fields a task reduces into stay tracked (note R457): with only those, nothing is freed.
+                ev = Evaluator(self.program, None, self.app)
+                reducers = [ev.reducer(t.name, r.index) for t, r in read]
+                if read and all(reducers):
+                    self.add("W305", "CollectMemory has no effect: the selected requirements stay tracked, as "
+                                     f"'{reducers[0]}' reduces into their fields (note R457)", s.loc)
 
     def _app_tunables(self):
         """The Tunable statements against the tunables discovery saw the program ask for (`app.tunables`).
@@ -1264,6 +1327,19 @@ class _Checker:
         elif code == "E205" and m and err.code == "R400":
             hints.append(f"reduce the index modulo the size of that dimension, e.g. `i % m.size[{m[1]}]` for the "
                          "machine model `m` being indexed")
+        counts = re.match(r"(\d+) index value\(s\) for the (\d+)-dimensional model", err.detail)
+        index = next((n for s in self.program.statements for n in _walk_stmt(s)
+                      if isinstance(n, A.Index) and n.loc == err.loc), None) if counts else None
+        if index is not None:
+            point = index.items[0].value if len(index.items) == 1 and isinstance(index.items[0], A.Unpack) else None
+            task = (point.obj.name if isinstance(point, A.Member) and point.name == "ipoint"
+                    and isinstance(point.obj, A.Name) else None)
+            k = int(counts[1])
+            coords = ([f"{task}.ipoint[{j}]" for j in range(k)] if task else
+                      None if any(isinstance(i, (A.Unpack, A.Wildcard)) for i in index.items) else
+                      [format_expr(i) for i in index.items])
+            if coords is not None:
+                hints.append(_dims_hint(format_expr(index.obj), int(counts[2]), coords, task))
         wrong_kind = re.search(r"a (\w+) processor, but task '([^']+)' runs on (\w+)", err.detail)
         if err.code == "R402" and wrong_kind:
             got, task, kind = wrong_kind.groups()

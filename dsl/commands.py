@@ -248,7 +248,8 @@ def _proc_text(proc: dict) -> str:
 def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                       domain: tuple[int, ...] | None = None) -> list[dict]:
     """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "collected" (the
-    read-only requirements CollectMemory frees after use), "instance_limit" (InstanceLimit's N or None), "points":
+    read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
+    tracked: the task that reduces into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
     [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain.
 
     Raises CheckError when the program has errors."""
@@ -259,7 +260,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     out = []
     for info in app.tasks:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
-                 "collected": [], "instance_limit": None, "points": [], "error": None}
+                 "collected": [], "tracked": {}, "instance_limit": None, "points": [], "error": None}
         out.append(entry)
         try:
             entry["kind"] = ev.task_kind(info.name)
@@ -267,6 +268,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             entry["error"] = err
             continue
         entry["collected"] = ev.collected(info.name)
+        entry["tracked"] = {i: ev.reducer(info.name, i) for i in ev.collect(info.name) if i not in entry["collected"]}
         entry["instance_limit"] = ev.instance_limit(info.name, entry["kind"])
         dom = domain or info.domain
         if info.index_launched and dom:
@@ -335,6 +337,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                            f"{_layout_text(r['layout'])}")
         if e["collected"]:
             out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
+        for i, reducer in e["tracked"].items():
+            out.append(f"  kept tracked despite CollectMemory: arg {i} ('{reducer}' reduces into its fields, R457)")
         if e["instance_limit"] is not None:
             out.append(f"  instances mapped ahead at most (InstanceLimit): {e['instance_limit']}")
         if e["domain"]:

@@ -342,10 +342,16 @@ class Evaluator:
     def collected(self, task: str) -> list[int]:
         """The indices of `collect(task)` that the mapper leaves untracked: not those on fields that a task of the
         application reduces into (note R457, §7.5)."""
+        return [i for i in self.collect(task) if self.reducer(task, i) is None]
+
+    def reducer(self, task: str, index: int) -> str | None:
+        """A task of the application that reduces into fields of requirement `index` of `task` (the same root
+        region), for which CollectMemory leaves that requirement tracked (note R457); None if none does."""
         info = self.task_info(task)
-        reduced = self._reduced_fields()
-        return [i for i in self.collect(task)
-                if not any((self._root(info.regions[i].names), f) in reduced for f in info.regions[i].fields)]
+        r = info.regions[index]
+        root = self._root(r.names)
+        return next((t.name for t in self.app.tasks for q in t.regions if q.privilege == "reduce"
+                     and self._root(q.names) == root and set(q.fields) & set(r.fields)), None)
 
     def _root(self, names: tuple[str, ...]) -> str | None:
         """The root region of a requirement's name chain (its last name where the region tree is not described)."""
@@ -354,13 +360,6 @@ class Evaluator:
         while name is not None and parents.get(name) is not None:
             name = parents[name]
         return name if name in parents else (names[-1] if names else None)
-
-    def _reduced_fields(self) -> set[tuple[str | None, str]]:
-        """(root region, field) pairs some task reduces into: CollectMemory leaves their readers tracked (§7.5)."""
-        if self.app is None:
-            return set()
-        return {(self._root(r.names), f) for t in self.app.tasks for r in t.regions if r.privilege == "reduce"
-                for f in r.fields}
 
     def instance_limit(self, task: str, proc_kind: str) -> int | None:
         """The InstanceLimit N that applies to `task` on `proc_kind` (§7.4), or None."""

@@ -594,7 +594,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     # previous statement is incomplete without it: a token after a complete statement (after ';' or a function's
     # '}') that cannot start one is E100 at that token.
     if semicolon_ok and prev is not None and prev.type not in ("SEMICOLON", "RBRACE"):
-        if (not at_eof and token.line > prev.end_line) or (at_eof and comment_after):
+        # Also a body's last statement before its '}' on the same line (`return x }`).
+        if ((not at_eof and (token.line > prev.end_line or token.type == "RBRACE")) or (at_eof and comment_after)):
             return error("E102", f"missing ';' after '{prev}'", prev.end_line, prev.end_column, str(prev),
                          (slash_hint,), expected)
 

@@ -86,7 +86,18 @@ def test_e200_function_defined_later():
     assert d.hints == ("define it before this statement: def f(Task task) { ... }",)
     assert d.notes == ("'f' is defined at p.dsl:2:1",)
     d = only("IndexTaskMap t1 lineblock;\ndef linearblock(Task task) { return 1; }", "E200")
-    assert "did you mean 'linearblock'?" in d.hints
+    assert d.hints == ("did you mean 'linearblock'?",)  # a close name alone: defining `lineblock` is not the fix
+
+
+def test_e200_close_names_ignore_case():
+    """`machine(GPU)` means the built-in `Machine`; `B` means `def b`. The hint names it, and only it."""
+    d = only("mgpu = machine(GPU);", "E200")
+    assert d.message == "undefined function 'machine'" and d.hints == ("did you mean 'Machine'?",)
+    d = only("def b(Task task) { return Machine(CPU)[0, 0]; }\nIndexTaskMap t B;", "E200")
+    assert d.hints == ("did you mean 'b'?",)
+    # A mapping statement names a function, never the built-in.
+    assert only("IndexTaskMap t machine;", "E200").hints == (
+        "define it before this statement: def machine(Task task) { ... }",)
 
 
 def test_a_variable_used_as_a_function_is_said_to_be_one(stencil):
@@ -94,7 +105,14 @@ def test_a_variable_used_as_a_function_is_said_to_be_one(stencil):
     (that gives E211): it says what mcpu is and what a mapping function looks like."""
     d = only("mcpu = Machine(CPU);\nIndexTaskMap init_tile,stencil,increment,check mcpu;", "E206", stencil)
     assert at(d) == (2, 48) and d.message == "'mcpu' is a machine model (a variable), not a function"
-    assert d.hints == ("IndexTaskMap needs a function taking a Task, e.g. def f(Task task) { return mcpu[i0, i1]; }",)
+    example = "def f(Task task) { return mcpu[task.ipoint[0] % mcpu.size[0], 0]; }"
+    assert d.hints == (f"IndexTaskMap needs a function taking a Task, e.g. {example}",)
+    # The example is valid as written: pasted in, with the statement naming it, the program checks clean.
+    fixed = f"Task * CPU;\nmcpu = Machine(CPU);\n{example}\nIndexTaskMap init_tile,stencil,increment,check f;"
+    assert diags(fixed, stencil, parse_machine_spec("2x4")) == []
+    d = only("def f(Task t) { return t; }\nm = Machine(GPU).merge(0, 1);\nIndexTaskMap init_tile m;", "E206", stencil)
+    example = "def f1(Task task) { return m[task.ipoint[0] % m.size[0]]; }"  # `f` is taken
+    assert d.hints == (f"IndexTaskMap needs a function taking a Task, e.g. {example}",)
     assert not [x for x in diags("mcpu = Machine(CPU);\nIndexTaskMap t mcpu;") if x.code in ("E200", "W304")]
     d = only("n = 2;\nSingleTaskMap t n;", "E206")
     assert d.message == "'n' is an int (a variable), not a function" and d.hints[0].startswith("SingleTaskMap needs")
@@ -252,8 +270,40 @@ def test_e206_a_point_as_one_machine_index():
     assert [(d.code, d.message, at(d)) for d in found] == [("E206", "an index must be an int, not a tuple", (2, 26))]
     assert found[0].hints == ("unpack it, one index per dimension: m[*t.ipoint]",)
     d = only("m = Machine(CPU);\ndef f(Task t) { return m[t.ipoint[0]]; }\nIndexTaskMap x f;", "E206")
-    assert d.hints == ("give one index per dimension: m[i0, i1], or a point's coordinates: m[*t.ipoint]",)
-    assert only("m = Machine(CPU); x = m[0];", "E206").hints == ("give one index per dimension: m[i0, i1]",)
+    assert d.hints == ("give one index per dimension: m[i0, i1], or a point's coordinates: m[*t.ipoint]",
+                       "merge dimensions: m.merge(0, 1)[t.ipoint[0] % m.volume]")
+    assert only("m = Machine(CPU); x = m[1];", "E206").hints == ("give one index per dimension: m[i0, i1]",
+                                                                  "merge dimensions: m.merge(0, 1)[1 % m.volume]")
+
+
+def test_e206_a_point_of_other_dimensions_than_the_model(circuit, with_domain):
+    """Unpacking a point works only where it has as many coordinates as the model has dimensions: on circuit (1-D
+    launches, a 2-D machine model) the hint merges dimensions, for a 2-D launch on a 1-D model it combines
+    coordinates; each hint, followed as written, gives a program that checks clean."""
+    one = parse_machine_spec("1x1")
+    head = "Task * CPU;\nm = Machine(CPU);\n"
+    merge = "m.merge(0, 1)[t.ipoint[0] % m.volume]"
+    for index in ("m[t.ipoint]", "m[*t.ipoint]"):  # a type error; an error of static evaluation
+        src = head + f"def f(Task t) {{ return {index}; }}\nIndexTaskMap calculate_new_currents f;"
+        d = only(src, "E206", circuit, one)
+        assert d.hints == (f"merge dimensions: {merge}",), d
+        assert diags(src.replace(index, merge), circuit, one) == []
+    src = head + "def f(Task t) { return m[t.ipoint[0] + 1]; }\nIndexTaskMap calculate_new_currents f;"
+    d = only(src, "E206", circuit, one)
+    merge = "m.merge(0, 1)[(t.ipoint[0] + 1) % m.volume]"
+    assert d.hints == ("give one index per dimension: m[i0, i1]", f"merge dimensions: {merge}")  # no 1-D unpacking
+    assert diags(src.replace("m[t.ipoint[0] + 1]", merge), circuit, one) == []
+    # A 2-D launch on a 1-D model.
+    square = with_domain(circuit, (2, 3))
+    head = "Task * CPU;\nm = Machine(CPU).merge(0, 1);\n"
+    combine = "m[(t.ipoint[0] * t.ispace[1] + t.ipoint[1]) % m.size[0]]"
+    for index in ("m[t.ipoint]", "m[*t.ipoint]"):
+        src = head + f"def f(Task t) {{ return {index}; }}\nIndexTaskMap calculate_new_currents f;"
+        assert only(src, "E206", square, one).hints == (f"combine coordinates: {combine}",)
+        assert diags(src.replace(index, combine), square, one) == []
+    # Where the point matches, unpacking stays the hint.
+    src = "m = Machine(CPU);\ndef f(Task t) { return m[t.ipoint]; }\nIndexTaskMap calculate_new_currents f;"
+    assert only(src, "E206", square, one).hints == ("unpack it, one index per dimension: m[*t.ipoint]",)
 
 
 def test_e207_argument_counts():
@@ -380,6 +430,13 @@ def test_w301_to_w309(circuit, m14):
                                          circuit).message
     assert "not read-only" in only("CollectMemory update_voltages 0;", "W305", circuit).message
     assert diags("CollectMemory update_voltages *;", circuit) == []
+    # Johnson's task_4 reduces into A: task_1's read of A stays tracked (note R457), so collecting it does nothing;
+    # task_4's own reads of B and C are collected.
+    johnson = load_app("johnson")
+    d = only("CollectMemory task_1 *;", "W305", johnson)
+    assert d.message == ("CollectMemory has no effect: the selected requirements stay tracked, as 'task_4' reduces "
+                         "into their fields (note R457)")
+    assert [d for d in diags("CollectMemory task_4 *;\nCollectMemory task_2 *;", johnson) if d.code == "W305"] == []
     inner = replace(circuit, tasks=tuple(replace(t, inner=True) for t in circuit.tasks))
     assert "inner tasks" in only("Region update_voltages * GPU ZCMEM;", "W305", inner).message
     assert only("Layout * * * Align==48;", "W306").message == "Align value 48 is not a power of two"

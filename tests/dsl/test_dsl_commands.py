@@ -239,6 +239,21 @@ def test_explain_shows_collect_memory_and_instance_limit(tmp_path):
     assert "instances mapped ahead at most (InstanceLimit): 2" in out[out.index("distribute_charge ("):]
 
 
+def test_explain_says_which_collected_requirements_stay_tracked(tmp_path):
+    """Johnson's task_4 reduces into A, so CollectMemory leaves task_1's read of A tracked (note R457): explain says
+    so, with the reducer, instead of leaving the argument out; task_4's own reads of B and C are collected."""
+    path = tmp_path / "j.dsl"
+    path.write_text("Task * CPU;\nLayout * * * C_order;\nCollectMemory task_1 *;\nCollectMemory task_4 *;\n")
+    result = run("explain", str(path), "--bench", "johnson", "--machine", "1x0x1")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    section = out[out.index("\ntask_1 ("):out.index("\ntask_2 (")]
+    assert "  kept tracked despite CollectMemory: arg 0 ('task_4' reduces into its fields, R457)" in section
+    assert "collected after use" not in section
+    section = out[out.index("\ntask_4 ("):]
+    assert "collected after use (CollectMemory): arg 1, 2" in section and "kept tracked" not in section
+
+
 def test_explain_table_header_lines_up_with_short_region_names():
     """A user's program names a region `tiles`, shorter than the header's "region"."""
     from mapperopt.dsl import parse

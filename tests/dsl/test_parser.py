@@ -194,7 +194,9 @@ ERRORS = [
     ("Task * GPU; }", "E100", 1, 13, "unexpected '}'; expected a statement", None),
     ("x = (1 2);", "E100", 1, 8, "unexpected '2'; expected ')', ',', '.', '?', '[' or an operator", None),
     ("def f(task) { return 1; }", "E100", 1, 7, "unexpected 'task'", "parameters are typed: write 'Task task'"),
-    ("def f(Task t) { return 1 }", "E100", 1, 26, "unexpected '}'", None),
+    # A missing ';' before the '}' of a body, on the same line, is E102 like one at a line break.
+    ("def f(Task t) { return 1 }", "E102", 1, 25, "missing ';' after '1'", None),
+    ("def f(Task t) {\n  x = 1 }", "E102", 2, 8, "missing ';' after '1'", None),
     ("x = 99999999999999999999;", "E100", 1, 5, "out of range", None),
     ("return 1;", "E100", 1, 1, "unexpected 'return'", "only allowed as the last statement of a function body"),
     # Statements of other languages: an `if` is lexed as a name starting an assignment, the error comes after it.
