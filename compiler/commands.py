@@ -15,6 +15,7 @@ import click
 
 from mapperopt.benchmarks.userapp import app_option
 from mapperopt.compiler.cached import machine_text, record_path
+from mapperopt.dsl.commands import MapperCommand
 from mapperopt.errors import MapperoptError
 
 
@@ -41,7 +42,7 @@ def _compile(text: str, file: str, app, machine, note: str | None) -> tuple[str,
     return str(cm.so_path), str(cm.cpp_path), "\n".join(messages)
 
 
-@click.command("compile")
+@click.command("compile", cls=MapperCommand)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
               help="Copy the mapper library here (default: only print its path in the cache).")
@@ -61,7 +62,7 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app
     to stderr; errors exit with status 1. With --bench, the launch domains checked are those of `mapperopt run
     BENCH --size SIZE -- APP_ARGS` (APP_ARGS: the run's own flags after `--`, e.g. `-- -p 8`), on this machine as
     that run sees it (probed with Legion, as `check` does) unless --machine describes another. With --app, your own
-    program takes the place of the benchmark, as in `check --app`.
+    program takes the place of the benchmark, as in `check --app` (APP_ARGS: its run's flags, as `run` takes them).
     """
     from mapperopt.descriptions import MachineDescription, parse_machine_spec
     from mapperopt.dsl.commands import check_run_args, load_app, sized_app, unchecked_note

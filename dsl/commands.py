@@ -129,15 +129,28 @@ def run_machine(bench, size: str, app_args: tuple[str, ...]) -> MachineDescripti
     return MachineDescription.from_json(run_probe_json(bench, size, app_args))
 
 
+class MapperCommand(click.Command):
+    """A command on one mapper FILE whose APP_ARGS (a run's flags) come only after `--` (check, explain, compile):
+    click would take anything else left over before `--`, such as a second mapper file, as one of them."""
+
+    def parse_args(self, ctx, args):
+        after = len(args) - args.index("--") - 1 if "--" in args else 0
+        rest = super().parse_args(ctx, args)
+        app_args = ctx.params.get("app_args", ())
+        if len(app_args) > after:
+            raise click.UsageError(f"unexpected argument '{app_args[0]}': {self.name} takes one mapper file; "
+                                   "flags for the run go after `--`", ctx)
+        return rest
+
+
 def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None) -> None:
-    """Refuses flags after `--` without a benchmark to pass them to, and --size without a program to size (check,
+    """Refuses flags after `--` without a program to pass them to, and --size without a program to size (check,
     explain, compile)."""
     if size and not bench and not app_spec:
         raise MapperoptError(f"--size {size} needs --bench NAME or --app: the size of which program?")
-    if app_args and (not bench or app_spec):
-        raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a benchmark run's "
-                             "and need --bench NAME (a program's own arguments go in --app)",
-                             hint="one file at a time")
+    if app_args and not bench and not app_spec:
+        raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a run's and need "
+                             "--bench NAME or --app")
 
 
 def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=()) -> tuple:
@@ -147,13 +160,13 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=()) -
     application describes itself (built first if needed)."""
     from mapperopt.benchmarks.apps import describe_app
 
+    flags = ["--", *app_args] if app_args else []
     if app_spec:
         from mapperopt.benchmarks.userapp import resolve_app
 
         target = resolve_app(app_spec)
-        return target, AppDescription.from_json(describe_app(target, size)), \
-            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, '--size', size])}`"  # pasted back as it is
-    flags = ["--", *app_args] if app_args else []
+        return target, AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args))), \
+            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, '--size', size, *flags])}`"  # pasted back as it is
     run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *flags])}`"
     if bench and (size != "ci" or app_args):
         return bench, AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args))), run_cmd
@@ -165,7 +178,7 @@ size_option = click.option(
     help="With --bench or --app: the launch domains and the machine of a run at this size [default: ci].")
 
 
-@click.command()
+@click.command(cls=MapperCommand)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
 @app_option
@@ -178,9 +191,11 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
 
     With --bench, names, kinds and launches are checked against the benchmark's description (with --app, against
     the description discovered by running your program; a selector that matches no task or region of it is an
-    error), and every mapping function is evaluated at every launch point of the machine: this machine as `run`
-    sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench) are the run's
-    own flags: `-- -p 8` checks the launch domains of a run with `-p 8`, `-- -ll:rsize 64` a machine with RDMEM.
+    error, but a task name that is no near-miss of one the program ran only a warning: other flags may launch it),
+    and every mapping function is evaluated at every launch point of the machine: this machine as `run`
+    sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench or --app) are
+    the run's own flags, as `run` takes them: `-- -p 8` checks the launch domains of a run with `-p 8` (with --app,
+    the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM.
     The lines after the summary say which machine and which launch domains were checked.
     """
     check_run_args(bench, app_spec, app_args, size)
@@ -404,7 +419,7 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
     return apply_edits_to_text(text, edits, filename=file)
 
 
-@click.command()
+@click.command(cls=MapperCommand)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--bench", metavar="NAME", default=None, help="The benchmark whose tasks are explained.")
 @app_option
@@ -424,7 +439,8 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     argument and, for index launches, the processor of every launch point.
 
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
-    `mapperopt run BENCH --size SIZE -- APP_ARGS`: `--size small` or `-- -p 8` explain another run.
+    `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
+    run.
     """
     check_run_args(bench, app_spec, app_args, size)
     text = _read(file)

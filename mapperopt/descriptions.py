@@ -175,6 +175,8 @@ class AppDescription:
         tunables: the tunables the program asked for in discovery (a benchmark asks for none).
         keep_app_mapper: the run keeps the program's own mapper, which answers the tunables the DSL does not
             (the application file's `keep_app_mapper`; not part of what the program describes).
+        discovered_as: for a user's program, the command line discovery ran it with: its tasks are those that run
+            launched, and other flags may launch others; None for a benchmark's description, which lists them all.
     """
 
     app: str
@@ -182,6 +184,7 @@ class AppDescription:
     region_tree: tuple[RegionNode, ...] = ()
     tunables: tuple[TunableInfo, ...] = ()
     keep_app_mapper: bool = False
+    discovered_as: str | None = None
 
     def task(self, name: str) -> TaskInfo | None:
         """The task named `name`, or None."""
@@ -257,7 +260,7 @@ class AppDescription:
             tunables.append(TunableInfo(int(_get(t, "id", what)), int(_get(t, "value", what)), _get(t, "type", what),
                                         bool(t.get("legion", False))))
         return cls(_get(obj, "app", "the application description"), tuple(tasks), tree, tuple(tunables),
-                   bool(obj.get("keep_app_mapper", False)))
+                   bool(obj.get("keep_app_mapper", False)), obj.get("discovered_as"))
 
     def to_json(self) -> dict:
         out = {"schema": APP_SCHEMA, "app": self.app, "tasks": [t.to_json() for t in self.tasks],
@@ -266,6 +269,8 @@ class AppDescription:
             out["tunables"] = [t.to_json() for t in self.tunables]
         if self.keep_app_mapper:
             out["keep_app_mapper"] = True
+        if self.discovered_as:
+            out["discovered_as"] = self.discovered_as
         return out
 
 

@@ -173,6 +173,19 @@ def test_e202_unknown_task(circuit):
     assert "calculate_new_currents" in d.hints[1]
 
 
+def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_near_miss(circuit):
+    """A user's program lists only the tasks its discovery run launched: a name that is no near-miss of one of them
+    may be launched by other flags (W315, naming the command line); a benchmark's list is complete (E202)."""
+    assert only("Task frobnicate GPU;", "E202", circuit).is_error
+    discovered = replace(circuit, discovered_as="circuit -steps 0")
+    d = only("Task frobnicate GPU;", "W315", discovered)
+    assert not d.is_error and at(d) == (1, 6)
+    assert d.message == ("no task 'frobnicate' ran when circuit was discovered as `circuit -steps 0`: this "
+                         "statement applies only to runs that launch it")
+    assert "calculate_new_currents" in d.hints[0]
+    assert only("Task calc_new_currents GPU;", "E202", discovered).hints[0] == "did you mean 'calculate_new_currents'?"
+
+
 def test_e203_unknown_region(circuit):
     d = only("Region * rp_shard GPU ZCMEM;", "E203", circuit)
     assert at(d) == (1, 10) and d.hints == ("did you mean 'rp_shared'?",)

@@ -49,6 +49,19 @@ def test_check_without_machine_checks_this_machine(tmp_path):
     assert run("check", str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
 
 
+def test_a_second_mapper_file_is_refused_not_taken_as_a_run_flag(tmp_path):
+    """`check f1.dsl e1.dsl --bench circuit` once passed e1.dsl (with a syntax error) to the run as a flag, unchecked,
+    and said ok: anything left over before `--` is refused, naming it."""
+    good, bad = tmp_path / "f1.dsl", tmp_path / "e1.dsl"
+    good.write_text("Task * CPU;\n")
+    bad.write_text("Task * CPU\n")
+    for command in ("check", "explain", "compile"):
+        result = run(command, str(good), str(bad), "--bench", "circuit", "--machine", "1x4")
+        assert result.exit_code == 2, result.output
+        assert (f"unexpected argument '{bad}': {command} takes one mapper file; flags for the run go after `--`"
+                in result.output)
+
+
 def test_check_refuses_a_layout_the_run_is_certain_to_reject(tmp_path):
     """AOS instances for stencil, listed GPU,CPU: on a machine without GPUs its CPU kernel runs and rejects them, so
     `check` says error (E223) and exits 1, as `run` refuses it; with GPUs the GPU variant takes them."""

@@ -303,6 +303,27 @@ def test_discovery_runs_the_program_with_the_runs_flags_after_dashdash(tmp_path,
     assert sum(n for (task, *_), n in ran.items() if task == "Update Values") == 8  # 4 pieces (Tunable 11) x 2
 
 
+def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys):
+    """`check --app FILE -- -steps 2` checks the mapper for the run `run --app FILE -- -steps 2` makes (the same
+    discovery), in which "Update Values" runs; without the flags (the file's `-steps 0`) it does not run, which is
+    a warning naming the command line discovery ran, not an error: the mapper is valid for the program."""
+    path = app_file(tmp_path, foreign_exe, steps=0)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 0
+    out = capsys.readouterr().out
+    assert "warning[W315]: no task 'Update Values' ran when foreign was discovered as `foreign -steps 0 -n 400 " in out
+    assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2", "--", "-steps", "2"]) == 0
+    assert "W315" not in capsys.readouterr().out
+    assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2", "--", "-steps", "2"]) == 0
+    assert "Update Values (index launch over (2,))" in capsys.readouterr().out
+    assert main(["compile", str(mapper), "--app", str(path), "--", "-steps", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert Path(out.strip()).is_file() and "W315" not in err
+    assert main(["compile", str(mapper), "--app", str(path)]) == 0  # recorded apart from the run with `-steps 2`
+    assert "warning[W315]" in capsys.readouterr().err
+
+
 def test_check_and_explain_find_that_the_discovered_top_level_task_has_no_parent(tmp_path, foreign_exe, capsys):
     """Discovery lists the top-level task (parent null); a function reading task.parent for it fails at run time
     (R406), so check reports it and explain shows no placement for it."""
