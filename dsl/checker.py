@@ -979,6 +979,7 @@ class _Checker:
 
     def _app_launches(self):
         """W305: statements that can have no effect given the application description."""
+        ev = None  # built for the first CollectMemory statement only
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None or sel.names is None:
@@ -1008,7 +1009,7 @@ class _Checker:
                              s.loc, ("CollectMemory only releases read-only instances",))
                     continue
                 # Readers of fields a task reduces into stay tracked (note R457): with only those, nothing is freed.
-                ev = Evaluator(self.program, None, self.app)
+                ev = ev or Evaluator(self.program, None, self.app)
                 reducers = [ev.reducer(t.name, r.index) for t, r in read]
                 if read and all(reducers):
                     self.add("W305", "CollectMemory has no effect: the selected requirements stay tracked, as "

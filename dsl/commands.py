@@ -282,8 +282,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         except DslRuntimeError as err:
             entry["error"] = err
             continue
-        entry["collected"] = ev.collected(info.name)
-        entry["tracked"] = {i: ev.reducer(info.name, i) for i in ev.collect(info.name) if i not in entry["collected"]}
+        reducers = {i: ev.reducer(info.name, i) for i in ev.collect(info.name)}
+        entry["collected"] = [i for i, r in reducers.items() if r is None]  # as Evaluator.collected
+        entry["tracked"] = {i: r for i, r in reducers.items() if r is not None}
         entry["instance_limit"] = ev.instance_limit(info.name, entry["kind"])
         dom = domain or info.domain
         if info.index_launched and dom:

@@ -347,15 +347,16 @@ class Evaluator:
     def reducer(self, task: str, index: int) -> str | None:
         """A task of the application that reduces into fields of requirement `index` of `task` (the same root
         region), for which CollectMemory leaves that requirement tracked (note R457); None if none does."""
-        info = self.task_info(task)
-        r = info.regions[index]
-        root = self._root(r.names)
-        return next((t.name for t in self.app.tasks for q in t.regions if q.privilege == "reduce"
-                     and self._root(q.names) == root and set(q.fields) & set(r.fields)), None)
-
-    def _root(self, names: tuple[str, ...]) -> str | None:
-        """The root region of a requirement's name chain (its last name where the region tree is not described)."""
+        r = self.task_info(task).regions[index]
         parents = {n.name: n.parent for n in self.app.region_tree} if self.app is not None else {}
+        root = self._root(r.names, parents)
+        return next((t.name for t in self.app.tasks for q in t.regions if q.privilege == "reduce"
+                     and self._root(q.names, parents) == root and set(q.fields) & set(r.fields)), None)
+
+    @staticmethod
+    def _root(names: tuple[str, ...], parents: dict[str, str | None]) -> str | None:
+        """The root region of a requirement's name chain in the region tree `parents` (child -> parent), or its last
+        name where the tree does not describe it."""
         name = names[0] if names else None
         while name is not None and parents.get(name) is not None:
             name = parents[name]
