@@ -679,7 +679,8 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
                      keep_app_mapper=False) -> tuple[str | UserApp, tuple]:
     """(what to run, application arguments) from a command's BENCH argument and its `app_options`.
 
-    With --app, a BENCH argument is the first application argument (click assigns it before APP_ARGS).
+    With --app, BENCH holds the first of the program's flags after `--` (click fills it first; `BenchCommand` refuses
+    one given before `--`).
 
     Raises:
         MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), or --app
