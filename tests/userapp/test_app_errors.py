@@ -1,10 +1,12 @@
-"""Words before `--` are refused where they would have become the program's flags."""
+"""Bad `--app` input on every command that takes it: each error names what is wrong and where, a failed discovery
+is never cached, and words before `--` are refused where they would have become the program's flags."""
 
 from __future__ import annotations
 
 import pytest
 
 from mapperopt.benchmarks import commands as run_commands
+from mapperopt.benchmarks.userapp import app_from_command, discovery_command, discovery_path
 from mapperopt.cli import main
 from mapperopt.errors import MapperoptError
 
@@ -30,6 +32,55 @@ def mapper(tmp_path, monkeypatch):
     path = tmp_path / "m.dsl"
     path.write_text("Task * CPU;\n")
     return path
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "plain").write_text("not a program\n")
+    (tmp_path / "folder.yaml").write_text("executable: ./folder\n")
+    cases = {
+        "./missing -n 1": f"--app: the executable {tmp_path / 'missing'} does not exist",
+        "no-such-program-here -n 1": "--app: no program no-such-program-here on PATH or in this folder",
+        "./folder": "--app: ./folder is a folder without mapperopt.yaml",
+        "./plain -n 1": f"--app: {tmp_path / 'plain'} is not executable",
+        "./plain -n 'unclosed": "--app: cannot split \"./plain -n 'unclosed\" into words: No closing quotation",
+        "folder.yaml": f"folder.yaml: 'executable': {tmp_path / 'folder'} is a folder, not a program",
+        " ": "Invalid value for '--app': needs an application file or a command line",
+    }
+    for spec, message in cases.items():
+        assert main(argv(command, mapper, spec)) != 0, spec
+        out, err = capsys.readouterr()
+        assert message in err and "Traceback" not in err, (spec, out, err)
+    assert not (tmp_path / "runs").exists()
+
+
+DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the error
+    "quiet": ("exit 0", (), "discovering quiet: the program exited 0 but ran no Legion task under the recording "
+                            "mapper: is {exe} a Legion program"),  # as /bin/true: no Legion, no task
+    "picky": ('for a in "$@"; do [ "$a" = -bogus ] && echo "picky: unknown option $a" >&2 && exit 2; done; exit 0',
+              ("-bogus",), "discovering picky: the program failed under the recording mapper (exit status 2: picky: "
+                           "unknown option -bogus)"),
+    # killed while the mapper was writing: its record ends in a line cut short
+    "cut": ('printf \'{"task": "a", "regi\' > "$MAPPEROPT_RECORD"; kill -SEGV $$', (),
+            "discovering cut: the program failed under the recording mapper (exit status -11 (SIGSEGV))"),
+}
+
+
+@pytest.mark.parametrize("name", DISCOVERY_FAILURES)
+def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, capsys):
+    """Not a Legion program (exits 0, runs no task), flags the program rejects, a crash that cuts the record short:
+    each is an error that says so, and none leaves a description in the discovery cache."""
+    body, flags, message = DISCOVERY_FAILURES[name]
+    exe = script(tmp_path, name, body)
+    app = app_from_command(str(exe))
+    cache = discovery_path(app, discovery_command(app, "ci", extra_args=flags))
+    for command in ("check", "run"):
+        rest = ("--machine", "1x0x1") if command == "check" else ("--mapper", str(mapper), "--once")
+        assert main(argv(command, mapper, str(exe), *rest, *(("--", *flags) if flags else ()))) == 1
+        err = capsys.readouterr().err
+        assert message.format(exe=exe) in err and "Traceback" not in err, err
+        assert not cache.exists()
 
 
 @pytest.mark.parametrize("command", ["run", "tune", "compare"])
