@@ -282,7 +282,8 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     """The application `--app 'CMD ARGS'`: one size, `ci`, with those arguments.
 
     Raises:
-        MapperoptError: an empty command or a missing executable.
+        MapperoptError: an empty command, an unclosed quote, or a program that is missing (not on PATH), a folder or
+            not executable.
     """
     from mapperopt.benchmarks.apps import SizeConfig
 
@@ -299,8 +300,8 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     if exe.is_dir():
         raise MapperoptError(f"--app: {words[0]} is a folder without {APP_FILE}",
                              hint=f"give the program's command line, or write its {APP_FILE} (docs/own-app.md)")
-    _require_executable(exe.resolve(), "--app")
     exe = exe.resolve()
+    _require_executable(exe, "--app")
     size = SizeConfig(name="ci", args={}, cpus=cpus, util=1, gpus=0, csize=None, fsize=None, zsize=None,
                       legion_flags=(), timeout_s=float(timeout_s), min_time_s=0.0)
     return UserApp(name=exe.name, exe=exe, args={"ci": tuple(words[1:])}, config=_config(exe.name, {"ci": size},
