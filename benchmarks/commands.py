@@ -151,6 +151,35 @@ def check_repeats(repeats: int, max_repeats: int, max_given: bool) -> None:
                              hint=f"give --max-repeats {repeats} or more, or leave it out")
 
 
+class BenchCommand(click.Command):
+    """run, tune and compare: BENCH, then the program's flags (APP_ARGS) only after `--`. click would take any other
+    word before `--` (a benchmark name given with --app, a second benchmark, an option the command does not know) as
+    one of the program's flags. Options it does not know reach `parse_args` (`ignore_unknown_options`), which says
+    where the program's flags go."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["context_settings"] = {**(kwargs.get("context_settings") or {}), "ignore_unknown_options": True}
+        super().__init__(*args, **kwargs)
+
+    def parse_args(self, ctx, args):
+        after = len(args) - args.index("--") - 1 if "--" in args else 0
+        rest = super().parse_args(ctx, args)
+        bench, app_args = ctx.params.get("bench"), ctx.params.get("app_args", ())
+        words = ([bench] if bench is not None else []) + list(app_args)
+        before = words[:len(words) - after]
+        # With --app no word may come before `--` (click fills BENCH first, also from the words after it); an option
+        # the command does not know is no benchmark either.
+        extra = before[0 if ctx.params.get("app_spec") or before[:1] and before[0].startswith("-") else 1:]
+        if extra and extra[0].startswith("-") and not ctx.resilient_parsing:  # with click's "Did you mean" too
+            raise click.NoSuchOption(extra[0], f"No such option '{extra[0]}': flags for the program go after `--`.",
+                                     [name for param in self.params for name in param.opts], ctx)
+        if extra and not ctx.resilient_parsing:
+            takes = "no BENCH with --app" if ctx.params.get("app_spec") else "one benchmark"
+            raise click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
+                                   "program go after `--`", ctx)
+        return rest
+
+
 def size_options(command):
     """The problem size, processors and memories of a benchmark run: `--size`, `--cpus`, `--gpus`, `--csize`,
     `--fsize`, `--zsize` (shared with `tune`)."""
@@ -175,7 +204,7 @@ def size_options(command):
     return command
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+@click.command(cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--mapper", default="default", show_default=True, metavar="default|expert|FILE",
               help="`default` (Legion's), `expert` (the benchmark's expert DSL mapper) or a DSL file.")

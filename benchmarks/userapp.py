@@ -115,9 +115,17 @@ def _where(path: str | None) -> str:
     return path or "--app"
 
 
+def _split(text: str, what: str) -> list[str]:
+    """`text` split into words as the shell does. Raises MapperoptError naming `what` for an unclosed quote."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise MapperoptError(f"{what}: cannot split {text!r} into words: {exc}") from None
+
+
 def _str_list(value, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        return tuple(shlex.split(value))
+        return tuple(_split(value, what))
     if isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value):
         return tuple(str(v) for v in value)
     raise MapperoptError(f"{what} must be a string or a list of strings, got {value!r}")
@@ -209,6 +217,19 @@ def _config(name: str, sizes: dict, where: str):
                        sizes=sizes, path=where)
 
 
+def _require_executable(exe: Path, where: str) -> None:
+    """Raises MapperoptError naming `where` and `exe` unless `exe` is an executable file: missing, a folder or not
+    executable are told apart."""
+    if not exe.exists():
+        raise MapperoptError(f"{where}: the executable {exe} does not exist",
+                             hint="build the program first (`mapperopt toolchain --help` prints the flags)")
+    if not exe.is_file():
+        raise MapperoptError(f"{where}: {exe} is {'a folder' if exe.is_dir() else 'not a regular file'}, not a program",
+                             hint="name the program's executable itself")
+    if not os.access(exe, os.X_OK):
+        raise MapperoptError(f"{where}: {exe} is not executable", hint=f"chmod +x {shlex.quote(str(exe))}")
+
+
 def load_app_file(path: str | os.PathLike) -> UserApp:
     """Read an application file (`mapperopt.yaml`).
 
@@ -233,9 +254,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     if "executable" not in data:
         raise MapperoptError(f"{where}: 'executable' is missing", hint="the path of the program, relative to this file")
     exe = (path.parent / str(data["executable"])).resolve()
-    if not exe.is_file() or not os.access(exe, os.X_OK):
-        raise MapperoptError(f"{where}: the executable {exe} does not exist or is not executable",
-                             hint="build the program first (`mapperopt toolchain --help` prints the flags)")
+    _require_executable(exe, f"{where}: 'executable'")
     name = str(data.get("app") or exe.name)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}")
@@ -263,20 +282,26 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     """The application `--app 'CMD ARGS'`: one size, `ci`, with those arguments.
 
     Raises:
-        MapperoptError: an empty command or a missing executable.
+        MapperoptError: an empty command, an unclosed quote, or a program that is missing (not on PATH), a folder or
+            not executable.
     """
     from mapperopt.benchmarks.apps import SizeConfig
 
-    words = shlex.split(command)
+    words = _split(command, "--app")
     if not words:
         raise MapperoptError("--app needs a command, e.g. --app './myapp -n 100'")
     exe = Path(words[0])
     if "/" not in words[0]:
         found = shutil.which(words[0])
+        if not found and not exe.exists():
+            raise MapperoptError(f"--app: no program {words[0]} on PATH or in this folder",
+                                 hint=f"give its path, e.g. --app './{words[0]} ...'")
         exe = Path(found) if found else exe
+    if exe.is_dir():
+        raise MapperoptError(f"--app: {words[0]} is a folder without {APP_FILE}",
+                             hint=f"give the program's command line, or write its {APP_FILE} (docs/own-app.md)")
     exe = exe.resolve()
-    if not exe.is_file() or not os.access(exe, os.X_OK):
-        raise MapperoptError(f"--app: the executable {words[0]} does not exist or is not executable")
+    _require_executable(exe, "--app")
     size = SizeConfig(name="ci", args={}, cpus=cpus, util=1, gpus=0, csize=None, fsize=None, zsize=None,
                       legion_flags=(), timeout_s=float(timeout_s), min_time_s=0.0)
     return UserApp(name=exe.name, exe=exe, args={"ci": tuple(words[1:])}, config=_config(exe.name, {"ci": size},
@@ -503,13 +528,20 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         except subprocess.TimeoutExpired:
             raise MapperoptError(f"discovering {app.name}: `{shlex.join(cmd)}` did not finish within "
                                  f"{min(sz.timeout_s, DISCOVERY_TIMEOUT_S):g} s") from None
-        lines = [json.loads(line) for line in record.read_text().splitlines()] if record.is_file() else []
-        if done.returncode != 0 or not lines:
+        hint = f"command: {shlex.join(cmd)}\n{done.stderr[-1500:]}"
+        if done.returncode != 0:
             from mapperopt.benchmarks.harness import first_error
 
-            why = first_error(done.stderr) or exit_status(done.returncode)
+            said = [line for line in done.stderr.splitlines() if line.strip()]
+            why = first_error(done.stderr) or exit_status(done.returncode) + (f": {said[-1][:200]}" if said else "")
             raise MapperoptError(f"discovering {app.name}: the program failed under the recording mapper ({why})",
-                                 hint=f"command: {shlex.join(cmd)}\n{done.stderr[-1500:]}")
+                                 hint=hint)
+        # Read only after a clean exit: a program killed while the mapper wrote leaves a line cut short.
+        lines = [json.loads(line) for line in record.read_text().splitlines()] if record.is_file() else []
+        if not lines:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
+            raise MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
+                                 f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
+                                 "(`mapperopt toolchain`), and do its arguments make it run?", hint=hint)
     desc = describe_from_record(app.name, lines)
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp_file = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
@@ -643,7 +675,12 @@ def app_option(command):
     """`--app FILE|'CMD ARGS'`: a user's program instead of a benchmark name (check, explain, compile)."""
     import click
 
-    return click.option("--app", "app_spec", metavar="FILE|'CMD ARGS'", default=None,
+    def given(ctx, param, value):  # an empty --app (an unset shell variable) is no program, not none
+        if value is not None and not value.strip():
+            raise click.BadParameter("needs an application file or a command line, e.g. --app './myapp -n 100'")
+        return value
+
+    return click.option("--app", "app_spec", metavar="FILE|'CMD ARGS'", default=None, callback=given,
                         help="Your own Legion program instead of a benchmark: its application file (mapperopt.yaml) "
                              "or its command line in quotes. Its description is discovered by running it once.")(command)
 
@@ -679,7 +716,8 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
                      keep_app_mapper=False) -> tuple[str | UserApp, tuple]:
     """(what to run, application arguments) from a command's BENCH argument and its `app_options`.
 
-    With --app, a BENCH argument is the first application argument (click assigns it before APP_ARGS).
+    With --app, BENCH holds the first of the program's flags after `--` (click fills it first; `BenchCommand` refuses
+    one given before `--`).
 
     Raises:
         MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), or --app

@@ -204,7 +204,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     size = size or "ci"
     notes = []
     target, app, run_cmd = sized_app(bench, app_spec, size, app_args)
-    if bench and not app_spec:
+    if target:
         notes.append(f"launch domains: those of {run_cmd}")
     machine = None
     if machine_spec:

@@ -16,7 +16,7 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.commands import check_repeats, size_options, status as say_status
+from mapperopt.benchmarks.commands import BenchCommand, check_repeats, size_options, status as say_status
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer, require_packages
@@ -169,7 +169,7 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
             escape(r.category), escape(r.note or "") + (f" [dim]({tokens} tokens)[/]" if tokens else ""))
 
 
-@click.command()
+@click.command(cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--iters", type=click.IntRange(min=1), default=None,
               help="Total iterations (each proposes and evaluates one mapper) [default: 10; when continuing, the "

@@ -55,7 +55,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.commands import check_repeats, size_options
+from mapperopt.benchmarks.commands import BenchCommand, check_repeats, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
@@ -899,7 +899,7 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
     return old_value
 
 
-@click.command(name="compare", context_settings={"ignore_unknown_options": True})
+@click.command(name="compare", cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--optimizers", default=",".join(DEFAULT_OPTIMIZERS), show_default=True,
               help="Comma-separated optimizers; those needing a language model are skipped when none is "

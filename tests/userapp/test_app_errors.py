@@ -1,0 +1,121 @@
+"""Bad `--app` input on every command that takes it: each error names what is wrong and where, a failed discovery
+is never cached, and words before `--` are refused where they would have become the program's flags."""
+
+from __future__ import annotations
+
+import pytest
+
+from mapperopt.benchmarks import commands as run_commands
+from mapperopt.benchmarks.userapp import app_from_command, discovery_command, discovery_path
+from mapperopt.cli import main
+from mapperopt.errors import MapperoptError
+
+COMMANDS = ["check", "explain", "compile", "run", "tune", "compare"]
+
+
+def argv(command: str, mapper, spec: str, *rest: str) -> list[str]:
+    """`command` on the program `spec`: check, explain and compile also take the mapper file."""
+    mapper_file = [str(mapper)] if command in ("check", "explain", "compile") else []
+    return [command, *mapper_file, "--app", spec, *rest]
+
+
+def script(tmp_path, name: str, body: str):
+    path = tmp_path / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def mapper(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # run, tune and compare would write their folders here
+    path = tmp_path / "m.dsl"
+    path.write_text("Task * CPU;\n")
+    return path
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "plain").write_text("not a program\n")
+    (tmp_path / "folder.yaml").write_text("executable: ./folder\n")
+    cases = {
+        "./missing -n 1": f"--app: the executable {tmp_path / 'missing'} does not exist",
+        "no-such-program-here -n 1": "--app: no program no-such-program-here on PATH or in this folder",
+        "./folder": "--app: ./folder is a folder without mapperopt.yaml",
+        "./plain -n 1": f"--app: {tmp_path / 'plain'} is not executable",
+        "./plain -n 'unclosed": "--app: cannot split \"./plain -n 'unclosed\" into words: No closing quotation",
+        "folder.yaml": f"folder.yaml: 'executable': {tmp_path / 'folder'} is a folder, not a program",
+        " ": "Invalid value for '--app': needs an application file or a command line",
+    }
+    for spec, message in cases.items():
+        assert main(argv(command, mapper, spec)) != 0, spec
+        out, err = capsys.readouterr()
+        assert message in err and "Traceback" not in err, (spec, out, err)
+    assert not (tmp_path / "runs").exists()
+
+
+DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the error
+    "quiet": ("exit 0", (), "discovering quiet: the program exited 0 but ran no Legion task under the recording "
+                            "mapper: is {exe} a Legion program"),  # as /bin/true: no Legion, no task
+    "picky": ('for a in "$@"; do [ "$a" = -bogus ] && echo "picky: unknown option $a" >&2 && exit 2; done; exit 0',
+              ("-bogus",), "discovering picky: the program failed under the recording mapper (exit status 2: picky: "
+                           "unknown option -bogus)"),
+    # killed while the mapper was writing: its record ends in a line cut short
+    "cut": ('printf \'{"task": "a", "regi\' > "$MAPPEROPT_RECORD"; kill -SEGV $$', (),
+            "discovering cut: the program failed under the recording mapper (exit status -11 (SIGSEGV))"),
+}
+
+
+@pytest.mark.parametrize("name", DISCOVERY_FAILURES)
+def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, capsys):
+    """Not a Legion program (exits 0, runs no task), flags the program rejects, a crash that cuts the record short:
+    each is an error that says so, and none leaves a description in the discovery cache."""
+    body, flags, message = DISCOVERY_FAILURES[name]
+    exe = script(tmp_path, name, body)
+    app = app_from_command(str(exe))
+    cache = discovery_path(app, discovery_command(app, "ci", extra_args=flags))
+    for command in ("check", "run"):
+        rest = ("--machine", "1x0x1") if command == "check" else ("--mapper", str(mapper), "--once")
+        assert main(argv(command, mapper, str(exe), *rest, *(("--", *flags) if flags else ()))) == 1
+        err = capsys.readouterr().err
+        assert message.format(exe=exe) in err and "Traceback" not in err, err
+        assert not cache.exists()
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_words_before_dashdash_are_refused_not_passed_to_the_program(command, tmp_path, mapper, capsys):
+    """`run --app FILE circuit` once ran the program with `circuit` as its first flag; check, explain and compile
+    already refused words before `--`."""
+    app = script(tmp_path, "app", "exit 0")
+    for words, bad, takes in [(["--app", str(app), "circuit"], "circuit", "no BENCH with --app"),
+                              (["--app", str(app), "circuit", "--", "-n", "1"], "circuit", "no BENCH with --app"),
+                              (["circuit", "stencil"], "stencil", "one benchmark"),
+                              (["circuit", "8"], "8", "one benchmark")]:
+        assert main([command, *words]) == 2
+        err = capsys.readouterr().err
+        assert f"error: unexpected argument '{bad}': {command} takes {takes}; flags for the program go after `--`" \
+            in err, (words, err)
+    # An option the command does not know is not passed on either; click's suggestion stays.
+    for words, bad in [(["circuit", "-p", "8"], "-p"), (["--repeat", "3", "circuit"], "--repeat")]:
+        assert main([command, *words]) == 2
+        err = capsys.readouterr().err
+        assert f"error: No such option '{bad}': flags for the program go after `--`." in err, (words, err)
+    assert "Did you mean" in err and "'--repeats'" in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_run_still_passes_the_flags_after_dashdash(tmp_path, mapper, monkeypatch):
+    """With --app the first word after `--` lands in BENCH (click fills it first): it is still the program's."""
+    seen = []
+
+    def stop(bench, mapper, **kw):
+        seen.append((str(bench), kw["extra_args"]))
+        raise MapperoptError("stopped before running")
+
+    monkeypatch.setattr(run_commands, "run_benchmark", stop)
+    app = script(tmp_path, "app", "exit 0")
+    assert main(["run", "--app", str(app), "--once", "--", "-n", "1"]) == 1
+    assert main(["run", "circuit", "--once", "--", "-p", "8"]) == 1
+    assert main(["run", "--once", "--", "circuit"]) == 1
+    assert seen == [("app", ("-n", "1")), ("circuit", ("-p", "8")), ("circuit", ())]
