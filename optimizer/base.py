@@ -6,6 +6,7 @@ An optimizer proposes one DSL program per iteration and is told the outcome:
     proposal = opt.propose(history)        # -> Proposal (DSL text, or an agent error)
     ...evaluate...
     opt.observe(record)                    # -> None; record is the IterationRecord just stored
+    opt.close()                            # once, when the run ends, also on an error or Ctrl-C (`loop.tune`)
 
 `resume(history)` brings a fresh optimizer to the state it had after `history`; the default replays
 `propose`/`observe` over the stored records, which is exact for deterministic optimizers. The registry, `OPTIMIZERS`,
@@ -271,6 +272,10 @@ class Optimizer:
     def describe(self) -> str:
         """One line for the display, e.g. 'guided (rule-based search, not a language model)'."""
         return self.name
+
+    def close(self) -> None:
+        """Releases what the optimizer holds (a database connection, a model client); nothing is proposed after it.
+        Default: nothing to release."""
 
 
 def start_note(space: Any, start: str, start_point: Any) -> str:
