@@ -49,7 +49,6 @@ from pathlib import Path
 
 SCHEMA = "mapperopt.evaluate/1"
 SIZES = ("gpu", "tight")
-OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
 LONG_RUN = ("opentuner", 100)  # (optimizer, iterations) of the long baseline run
 PRINTED = re.compile(r"^([A-Z][A-Z ]*[A-Z]) = +([-+0-9.eE]+) (\S+)\s*$", re.M)  # e.g. `BANDWIDTH = 2985.1 GB/s`
 FP32_LANES_PER_SM = 128  # Hopper: 128 FP32 units per multiprocessor (NVIDIA H100 architecture whitepaper)
@@ -94,10 +93,11 @@ def default_plan(**overrides) -> dict:
     None: the size's and the protocol's), tune_args ({"<bench>-<size>": application arguments of its comparison}),
     dedicated (nothing else runs on the machine: compare's `dedicated`)."""
     from mapperopt.benchmarks import known_benchmarks
+    from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
 
     plan = {"schema": SCHEMA, "benchmarks": known_benchmarks(), "sizes": list(SIZES), "gpus": None,
-            "optimizers": list(OPTIMIZERS), "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1], "base_rounds": 3,
-            "final_rounds": 5, "cpu_cpus": 12, "executions": EXECUTIONS, "min_time_s": None,
+            "optimizers": list(DEFAULT_OPTIMIZERS), "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1],
+            "base_rounds": 3, "final_rounds": 5, "cpu_cpus": 12, "executions": EXECUTIONS, "min_time_s": None,
             "tune_args": dict(TUNE_ARGS), "dedicated": True}
     plan.update({k: v for k, v in overrides.items() if v is not None})
     return plan
@@ -110,12 +110,12 @@ def load_plan(results: Path) -> dict:
 
 def usable_optimizers(plan: dict) -> tuple[list[str], dict[str, str]]:
     """(the plan's optimizers that can run here, {skipped optimizer: why})."""
-    from mapperopt.optimizer.compare import NEEDS_MODEL
+    from mapperopt.optimizer.base import optimizer_spec
     from mapperopt.optimizer.llm import LLMConfig
 
     configured = LLMConfig.from_env().configured
     skipped = {o: "needs a language-model endpoint (MAPPEROPT_LLM_BASE_URL, MAPPEROPT_LLM_MODEL); none configured"
-               for o in plan["optimizers"] if o in NEEDS_MODEL and not configured}
+               for o in plan["optimizers"] if optimizer_spec(o).needs_model and not configured}
     return [o for o in plan["optimizers"] if o not in skipped], skipped
 
 
@@ -530,13 +530,13 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
 
     One execution: the expert's in the size's comparison (`<results>/work`), else the reference unit's wall time
     over its executions (a fresh machine's first executions: slower). Seconds per tuning iteration, separately for
-    the optimizers that read the profile (compare.PROFILED: one profiling execution more) and the others: measured,
-    the done tuning units' wall time (the comparison's reference measurement, its start program's timeout and
-    shared evaluations included) over their iterations; for the other kind one execution more or less than that;
-    with nothing measured, `executions` executions (plus the profiling one). A final unit is `final_rounds`
-    executions of the expert and of each run's best. The OpenTuner runs of `long_iters` extend the 10-iteration
-    ones, so they cost the difference."""
-    from mapperopt.optimizer.compare import PROFILED
+    the optimizers that read the profile (`OptimizerSpec.reads_profile`: one profiling execution more) and the
+    others: measured, the done tuning units' wall time (the comparison's reference measurement, its start program's
+    timeout and shared evaluations included) over their iterations; for the other kind one execution more or less
+    than that; with nothing measured, `executions` executions (plus the profiling one). A final unit is
+    `final_rounds` executions of the expert and of each run's best. The OpenTuner runs of `long_iters` extend the
+    10-iteration ones, so they cost the difference."""
+    from mapperopt.optimizer.base import optimizer_spec
 
     todo = [u for u in work_list(plan) if not is_done(u, units.get(u.id)) and u.kind in ("tune", "final")]
     executions = plan.get("executions", EXECUTIONS)
@@ -563,7 +563,7 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
         counted = 0
         for profiled in (True, False):
             done = [units[u.id] for u in work_list(plan) if u.kind == "tune" and u.bench == b and u.size == s
-                    and (u.optimizer in PROFILED) == profiled and is_done(u, units.get(u.id))]
+                    and optimizer_spec(u.optimizer).reads_profile == profiled and is_done(u, units.get(u.id))]
             if done:
                 counted += sum(len(u["records"]) for u in done)
                 measured[profiled] = sum(u["wall_s"] for u in done) / sum(len(u["records"]) for u in done)
@@ -580,7 +580,7 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
             if u.kind == "tune":
                 n = u.iters - (plan["iters"] if u.iters != plan["iters"] else 0)
                 iters += n
-                cost[u.id] = n * per_iter(u.optimizer in PROFILED)
+                cost[u.id] = n * per_iter(optimizer_spec(u.optimizer).reads_profile)
             else:
                 n = plan["final_rounds"] * (1 + len(u.needs))
                 finals += n
@@ -893,6 +893,8 @@ def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None
 
 
 def main(argv: list[str] | None = None) -> int:
+    from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("run", "report", "list"))
     parser.add_argument("--results", type=Path, default=Path("reports/h200-eval"), help="the results folder")
@@ -901,7 +903,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--benchmarks", help="comma-separated (default: all)")
     parser.add_argument("--sizes", help=f"comma-separated, those a benchmark has (default: {','.join(SIZES)})")
     parser.add_argument("--gpus", type=int, help="GPUs (default: the size's; 0 drops the GPU limits)")
-    parser.add_argument("--optimizers", help=f"comma-separated (default: {','.join(OPTIMIZERS)})")
+    parser.add_argument("--optimizers", help=f"comma-separated (default: {','.join(DEFAULT_OPTIMIZERS)})")
     parser.add_argument("--iters", type=int)
     parser.add_argument("--seeds", type=int)
     parser.add_argument("--long-iters", type=int, help=f"{LONG_RUN[0]}'s long run (0: none)")

@@ -13,7 +13,7 @@ import click
 
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, ToolchainError
-from mapperopt.optimizer.base import OPTIONAL_PACKAGES
+from mapperopt.optimizer.base import OPTIMIZERS
 from mapperopt.probe import probe_json
 
 
@@ -104,10 +104,13 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
                         "all present" if not missing else "missing: " + ", ".join(missing),
                         f"pip install {' '.join(missing)}" if missing else ""))
     extras: dict[str, tuple[list[str], list[str]]] = {}  # pip extra -> (its optimizers, its missing packages)
-    for name, (extra, packages) in OPTIONAL_PACKAGES.items():
-        optimizers, missing = extras.setdefault(extra, ([], []))
+    for name, spec in OPTIMIZERS.items():
+        if not spec.extra:
+            continue
+        optimizers, missing = extras.setdefault(spec.extra, ([], []))
         optimizers.append(name)
-        missing += [pip for module, pip in packages if pip not in missing and importlib.util.find_spec(module) is None]
+        missing += [pip for module, pip in spec.packages
+                    if pip not in missing and importlib.util.find_spec(module) is None]
     for extra, (optimizers, missing) in extras.items():
         checks.append(Check(f"Optimizer packages ('{extra}' extra)", not missing,
                             "all present" if not missing else f"missing: {', '.join(missing)} (only --optimizer "

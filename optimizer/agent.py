@@ -419,6 +419,10 @@ class TraceOptimizer(Optimizer):
         where = self.config.base_url or "the OpenAI API"
         return f"trace — OptoPrime with the language model {self.config.model or 'gpt-4o'} at {where}"
 
+    def close(self) -> None:
+        if isinstance(self.model, ChatModel):  # a stand-in callable (tests) holds no connection
+            self.model.close()
+
     def propose(self, history: Sequence[IterationRecord]) -> Proposal:
         """The next program (see the class).
 

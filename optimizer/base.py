@@ -6,10 +6,12 @@ An optimizer proposes one DSL program per iteration and is told the outcome:
     proposal = opt.propose(history)        # -> Proposal (DSL text, or an agent error)
     ...evaluate...
     opt.observe(record)                    # -> None; record is the IterationRecord just stored
+    opt.close()                            # once, when the run ends, also on an error or Ctrl-C (`loop.tune`)
 
 `resume(history)` brings a fresh optimizer to the state it had after `history`; the default replays
-`propose`/`observe` over the stored records, which is exact for deterministic optimizers. The registry maps CLI names
-to classes, imported lazily so that `guided` never pays for importing trace-opt.
+`propose`/`observe` over the stored records, which is exact for deterministic optimizers. The registry, `OPTIMIZERS`,
+maps CLI names to what the commands need to know of each optimizer (`OptimizerSpec`); classes are imported lazily,
+so that `guided` never pays for importing trace-opt.
 """
 
 from __future__ import annotations
@@ -24,40 +26,81 @@ from mapperopt.errors import MapperoptError
 
 RECORD_SCHEMA = "mapperopt.tune.iter/1"
 
-# CLI name -> "module:Class"
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """What the commands need to know of an optimizer, declared once in `OPTIMIZERS` (no command tests names).
+
+    Attributes:
+        target: its class, "module:Class", imported only when it is made.
+        needs_model: it proposes with a language model: `tune` and `compare` need an endpoint for it
+            (`LLMConfig.configured`), and `tune` records the endpoint's settings (never the key) with the run.
+        reads_profile: it reads AutoGuide's feedback, which names the heaviest tasks from a profiling execution;
+            `compare` spares the others' evaluations that execution (one Legion start less each).
+        default: `tune`'s optimizer when none is named, one among those that need a model (used when an endpoint
+            is configured) and one among the others.
+        compared: in `compare`'s default --optimizers and in the evaluation's plan (benchmarks/evaluate.py).
+        extra: the pip extra that installs its optional packages ("" when it has none).
+        packages: those packages, as (import name, pip name).
+    """
+
+    target: str
+    needs_model: bool = False
+    reads_profile: bool = False
+    default: bool = False
+    compared: bool = True
+    extra: str = ""
+    packages: tuple[tuple[str, str], ...] = ()
+
+
+# CLI name -> its spec
 OPTIMIZERS = {
-    "guided": "mapperopt.optimizer.guided:GuidedOptimizer",
-    "trace": "mapperopt.optimizer.agent:TraceOptimizer",
-    "opentuner": "mapperopt.optimizer.baselines:OpenTunerSearch",
-    "optuna": "mapperopt.optimizer.baselines:OptunaSearch",
-    "random": "mapperopt.optimizer.baselines:RandomSearch",
+    "guided": OptimizerSpec("mapperopt.optimizer.guided:GuidedOptimizer", reads_profile=True, default=True),
+    "trace": OptimizerSpec("mapperopt.optimizer.agent:TraceOptimizer", needs_model=True, reads_profile=True,
+                           default=True, extra="llm", packages=(("openai", "openai"), ("opto", "trace-opt"))),
+    "opentuner": OptimizerSpec("mapperopt.optimizer.baselines:OpenTunerSearch", extra="baselines",
+                               packages=(("opentuner", "opentuner"),)),
+    "optuna": OptimizerSpec("mapperopt.optimizer.baselines:OptunaSearch", extra="baselines",
+                            packages=(("optuna", "optuna"),)),
+    "random": OptimizerSpec("mapperopt.optimizer.baselines:RandomSearch"),
 }
 
-# optimizer -> (the pip extra that installs its optional packages, its packages as (import name, pip name))
-OPTIONAL_PACKAGES = {
-    "trace": ("llm", (("openai", "openai"), ("opto", "trace-opt"))),
-    "opentuner": ("baselines", (("opentuner", "opentuner"),)),
-    "optuna": ("baselines", (("optuna", "optuna"),)),
-}
+
+def optimizer_spec(name: str) -> OptimizerSpec:
+    """The registry's entry of the optimizer `name`.
+
+    Raises:
+        MapperoptError: unknown name.
+    """
+    if name not in OPTIMIZERS:
+        raise MapperoptError(f"unknown optimizer '{name}'", hint=f"choose one of {', '.join(OPTIMIZERS)}")
+    return OPTIMIZERS[name]
+
+
+def default_optimizer(model: bool) -> str:
+    """`tune`'s optimizer when none is named: the default one that needs a language model when an endpoint is
+    configured (`model`), else the default one that does not."""
+    return next(name for name, spec in OPTIMIZERS.items() if spec.default and spec.needs_model == model)
 
 
 def require_packages(names: Sequence[str]) -> None:
     """Checks that the optional packages of the optimizers `names` are installed, before any work is done.
 
     Raises:
-        MapperoptError: one or more are missing; names each optimizer, its missing packages and the pip extra.
+        MapperoptError: an unknown name; one or more packages are missing (names each optimizer, its missing
+            packages and the pip extra).
     """
     from importlib.util import find_spec
 
     lines, extras = [], []
     for name in dict.fromkeys(names):
-        extra, packages = OPTIONAL_PACKAGES.get(name, ("", ()))
-        missing = [pip for module, pip in packages if find_spec(module) is None]
+        spec = optimizer_spec(name)
+        missing = [pip for module, pip in spec.packages if find_spec(module) is None]
         if missing:
             lines.append(f"the {name} optimizer needs the optional package{'s' * (len(missing) > 1)} "
                          f"{' and '.join(repr(m) for m in missing)}, which {'is' if len(missing) == 1 else 'are'} "
-                         f"not installed (pip extra '{extra}')")
-            extras.append(extra)
+                         f"not installed (pip extra '{spec.extra}')")
+            extras.append(spec.extra)
     if lines:
         raise MapperoptError("; ".join(lines), hint=f"pip install 'mapperopt[{','.join(dict.fromkeys(extras))}]' (in "
                                                     "the environment that runs mapperopt), or choose another optimizer")
@@ -230,6 +273,10 @@ class Optimizer:
         """One line for the display, e.g. 'guided (rule-based search, not a language model)'."""
         return self.name
 
+    def close(self) -> None:
+        """Releases what the optimizer holds (a database connection, a model client); nothing is proposed after it.
+        Default: nothing to release."""
+
 
 def start_note(space: Any, start: str, start_point: Any) -> str:
     """The first iteration's note: "start program", and when the start is a program of the user's (no
@@ -245,11 +292,9 @@ def make_optimizer(name: str, **kwargs: Any) -> Optimizer:
     Raises:
         MapperoptError: unknown name.
     """
-    if name not in OPTIMIZERS:
-        raise MapperoptError(f"unknown optimizer '{name}'", hint=f"choose one of {', '.join(OPTIMIZERS)}")
-    module, cls = OPTIMIZERS[name].split(":")
+    module, cls = optimizer_spec(name).target.split(":")
     return getattr(importlib.import_module(module), cls)(**kwargs)
 
 
-__all__ = ["IterationRecord", "Optimizer", "Proposal", "OPTIMIZERS", "OPTIONAL_PACKAGES", "cache_key", "make_optimizer",
-           "normalize_dsl", "require_packages", "start_note"]
+__all__ = ["IterationRecord", "Optimizer", "OptimizerSpec", "Proposal", "OPTIMIZERS", "cache_key", "default_optimizer",
+           "make_optimizer", "normalize_dsl", "optimizer_spec", "require_packages", "start_note"]

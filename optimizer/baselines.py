@@ -223,9 +223,9 @@ class OpenTunerSearch(SpaceSearch):
     """OpenTuner's default search (the AUC bandit over its techniques) through its programmatic interface
     (`TuningRunManager`): one `EnumParameter` per decision, time = 1 / throughput, failures `FAILURE_TIME`.
 
-    Its SQLite database is `workdir/opentuner.db` (in memory without a workdir), never in the working directory;
-    OpenTuner's own log file and logging set-up are disabled. Under SQLAlchemy 2 OpenTuner's duplicate detection
-    is broken (new desired results are no longer attached to the session through the `TuningRun` backref, so every
+    Its SQLite database is `workdir/opentuner.db` (in memory without a workdir), never in the working directory,
+    open until `close`; OpenTuner's own log file and logging set-up are disabled. Under SQLAlchemy 2 OpenTuner's
+    duplicate detection is broken (new desired results are no longer attached to the session through the `TuningRun` backref, so every
     duplicate looks new); `_attach_desired_results` restores it. OpenTuner draws from Python's and numpy's global
     random generators: they are swapped for this optimizer's own seeded states around every call.
     """
@@ -245,6 +245,12 @@ class OpenTunerSearch(SpaceSearch):
 
     def describe(self) -> str:
         return f"opentuner — OpenTuner's default bandit of techniques (seed {self.seed})"
+
+    def close(self) -> None:
+        """Closes the database: its session and its engine's connections, which otherwise stay open with the file
+        after the run (the database is working state only: a resumed run rebuilds it from the journal)."""
+        self.api.session.close()
+        self.api.engine.dispose()
 
     @contextlib.contextmanager
     def _library(self) -> Iterator[None]:

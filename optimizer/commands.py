@@ -19,7 +19,8 @@ from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, size_options, status as say_status
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.errors import MapperoptError
-from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord, make_optimizer, require_packages
+from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
+                                      require_packages)
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import BenchmarkEvaluator, measure_baselines, tune as run_loop
 from mapperopt.optimizer.store import TuneStore
@@ -65,7 +66,7 @@ def _request(bench: str, opts: dict) -> dict:
     keys = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "repeats", "max_repeats", "min_time_s", "timeout_s",
             "optimizer", "seed", "baseline", "feedback_level")
     return {"bench": str(bench), **{k: opts[k] for k in keys}, "start": start, "app_args": list(opts["app_args"]),
-            "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None}
+            "llm": opts["llm"].public() if OPTIMIZERS[opts["optimizer"]].needs_model else None}
 
 
 def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
@@ -111,7 +112,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
         "timeout_s": opts["timeout_s"], "optimizer": opts["optimizer"], "seed": opts["seed"], "iters": opts["iters"],
         "start": str(opts["start"]), "start_dsl": start_dsl, "start_point": start_point,
         "feedback_level": opts["feedback_level"], "baseline": opts["baseline"],
-        "llm": opts["llm"].public() if opts["optimizer"] == "trace" else None,
+        "llm": opts["llm"].public() if OPTIMIZERS[opts["optimizer"]].needs_model else None,
         "app_args": list(opts["app_args"]), "app_description": app, "machine": machine, "request": request,
         "search_layouts": layouts,
     }
@@ -177,7 +178,8 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
               help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install 'mapperopt[llm]'`); "
                    "`guided`: rule-based search, no model; `opentuner`, `optuna`, `random`: baselines (`pip install "
-                   "'mapperopt[baselines]'`) [default: trace when an endpoint is configured, else guided].")
+                   f"'mapperopt[baselines]'`) [default: {default_optimizer(True)} when an endpoint is configured, "
+                   f"else {default_optimizer(False)}].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
               help="Measured executions of each proposed mapper at --size, at least (the optimizer sees their trimmed "
@@ -252,11 +254,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                              max_retries=llm_retries, max_model_s=llm_cap)
     found = resume_dir
     if resume_dir is None:
-        optimizer = optimizer or ("trace" if llm.configured else "guided")
-        if optimizer == "trace" and not llm.configured:
-            raise MapperoptError("the trace optimizer needs a language-model endpoint",
+        optimizer = optimizer or default_optimizer(llm.configured)
+        if OPTIMIZERS[optimizer].needs_model and not llm.configured:
+            raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint",
                                  hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (or --llm-base-url, "
-                                      "--llm-model), or use --optimizer guided")
+                                      f"--llm-model), or use --optimizer {default_optimizer(False)}")
         require_packages([optimizer])
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
@@ -278,9 +280,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if settings.get("app") != str(bench):
             raise MapperoptError(f"{found} tunes {settings.get('app')}, not {bench}")
         iters = iters or settings["iters"]
-        if settings["optimizer"] == "trace" and not llm.configured:
-            raise MapperoptError(f"{found} was tuned with the trace optimizer, which needs a language-model "
-                                 "endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL again")
+        if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
+            raise MapperoptError(f"{found} was tuned with the {settings['optimizer']} optimizer, which needs a "
+                                 "language-model endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL "
+                                                                 "again")
         require_packages([settings["optimizer"]])
         how = "--new starts afresh" if resume_dir is None else "the run's own settings apply"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")

@@ -65,11 +65,7 @@ from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
 
 SCHEMA = "mapperopt.compare/1"
-NEEDS_MODEL = ("trace",)  # optimizers that need a language-model endpoint
-# optimizers that read AutoGuide's feedback, which names the heaviest tasks from a profiling execution: the others'
-# evaluations skip that execution (one Legion start less each)
-PROFILED = ("guided", "trace")
-DEFAULT_OPTIMIZERS = ("guided", "trace", "opentuner", "optuna", "random")
+DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
 SUMMARY_COLUMNS = ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed_share", "evaluations")
 RUN_COLUMNS = ("optimizer", "repeat", "seed", "iterations", "failed", "best_iter", "best_throughput",
                "final_throughput", "reference_throughput", "unit", "normalized", "folder")
@@ -203,14 +199,14 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     llm = LLMConfig.from_env()
     optimizers = []
     for name in opts["optimizers"]:
-        if name in NEEDS_MODEL and not llm.configured:
+        if OPTIMIZERS[name].needs_model and not llm.configured:
             say(f"Skipping {name}: it needs a language-model endpoint (set MAPPEROPT_LLM_BASE_URL and "
                 "MAPPEROPT_LLM_MODEL).")
         else:
             optimizers.append(name)
     if not optimizers:
-        raise MapperoptError("no optimizer left to compare", hint="name at least one of guided, opentuner, optuna, "
-                                                                   "random in --optimizers")
+        offline = ", ".join(name for name, spec in OPTIMIZERS.items() if not spec.needs_model)
+        raise MapperoptError("no optimizer left to compare", hint=f"name at least one of {offline} in --optimizers")
     require_packages(optimizers)  # before any measurement: a run that cannot start would fail minutes later
     config = load_config(bench)
     reference = "expert" if config.expert else "default"
@@ -529,9 +525,10 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                start_point=store.settings["start_point"], llm=LLMConfig.from_env(), workdir=root)
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
-    tune(store, optimizer, SharedEvaluations(_evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"],
-                                                        ctx["wall_s"], name in PROFILED), folder / "evaluations"),
-         opts["iters"], on_record=lambda rec: report(label, rec))
+    evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
+                           OPTIMIZERS[name].reads_profile)
+    tune(store, optimizer, SharedEvaluations(evaluator, folder / "evaluations"), opts["iters"],
+         on_record=lambda rec: report(label, rec))
 
 
 def _outcome(folder: Path, name: str, r: int, opts: dict) -> RunOutcome | None:

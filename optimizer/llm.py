@@ -190,6 +190,10 @@ class ChatModel:
             entry[name] = int(getattr(usage, name, 0) or 0)
         return response
 
+    def close(self) -> None:
+        """Closes the client's connections to the endpoint (kept alive between requests)."""
+        self.client.close()
+
     def usage_since(self, first_call: int) -> dict:
         """Usage of the calls from index `first_call` on: {"calls": [...], "prompt_tokens", "completion_tokens",
         "total_tokens"}."""

@@ -187,12 +187,13 @@ def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: in
          on_record: Callable[[IterationRecord], Any] | None = None) -> TuneStore:
     """Runs iterations until the store holds `iters` of them, rewriting best.dsl, history.csv and progress.png
     after each. Holds the store's lock (`TuneStore.lock`) from the start (and gives it up at the end if it took
-    it).
+    it). Closes the optimizer at the end (`Optimizer.close`), also when an exception or Ctrl-C ends the run: a
+    resumed run takes a new one.
 
     Args:
         store: the tuning folder; its journal may already hold iterations (resume): the optimizer is brought up to
             date with `optimizer.resume` and those iterations are not run again.
-        optimizer: proposes programs.
+        optimizer: proposes programs; closed when this returns or raises.
         evaluator: evaluates them (`BenchmarkEvaluator` for real runs).
         iters: the total number of iterations wanted.
         on_start: called with the iteration number before each new iteration (progress display).
@@ -224,8 +225,11 @@ def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: in
                 on_record(record)
         store.write_outputs()
     finally:
-        if took_lock:
-            store.unlock()
+        try:
+            optimizer.close()  # while the lock is held: an optimizer may keep files in the tuning folder
+        finally:
+            if took_lock:
+                store.unlock()
     return store
 
 

@@ -18,6 +18,7 @@ LONGEST_FIRST = [
     "tests/optimizer/test_compare.py",
     "tests/compiler/test_generated.py",
     "tests/benchmarks/test_harness.py",
+    "tests/optimizer/test_registry.py",
     "tests/optimizer/test_random_starts.py",
     "tests/userapp/test_unknown_benchmarks.py",
     "tests/benchmarks/test_gemm3d_apps.py",

@@ -97,8 +97,10 @@ def test_endpoint_faults_do_not_use_up_iterations(tmp_path, llm_server, circuit_
     config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=2, max_retries=3)
     store = TuneStore.create(tmp_path, "circuit", {})
     evaluator = PlacementEvaluator(circuit_app, cpu2)
+    stopped = TraceOptimizer(space, start, llm=config)
     with pytest.raises(ModelError, match="failed 4 time"):
-        tune(store, TraceOptimizer(space, start, llm=config), evaluator, iters=5)
+        tune(store, stopped, evaluator, iters=5)
+    assert stopped.model.client.is_closed()  # the loop closed the optimizer, and with it its model client
     notes = [r.note for r in store.records]
     assert len(notes) == 3  # the endpoint's faults used up no iteration
     assert notes[1].startswith("LLM answer not used: the answer is not JSON: 'I think you should")
@@ -110,8 +112,10 @@ def test_endpoint_faults_do_not_use_up_iterations(tmp_path, llm_server, circuit_
     store.unlock()
     server.script[:] = [rewrite("layout_decision", ["Layout * * * SOA;"])] * 2
     resumed = TuneStore.open(store.root)
-    tune(resumed, TraceOptimizer(space, start, llm=config), PlacementEvaluator(circuit_app, cpu2), iters=4)
+    finished = TraceOptimizer(space, start, llm=config)
+    tune(resumed, finished, PlacementEvaluator(circuit_app, cpu2), iters=4)
     assert [r.iter for r in resumed.records] == [1, 2, 3, 4] and resumed.records[3].note.startswith("LLM step")
+    assert finished.model.client.is_closed()
 
 
 @pytest.mark.parametrize("bubblewrap", [True, False])
