@@ -58,17 +58,19 @@ def _read(path: str) -> str:
 
 def summary_line(path: str, diags) -> str:
     """`FILE: N error(s), M warning(s)`, then `, K note(s)` when there are notes (W304, W309), or `FILE: ok` without
-    diagnostics: the last line of every report."""
+    diagnostics: the last line of every report. After diagnostics (`diags`, printed just before) it starts with an
+    empty line: it begins with the file's name as a diagnostic does, and would read as one more."""
     if not diags:
         return f"{path}: ok"
     count = {sev: sum(d.severity == sev for d in diags) for sev in ("error", "warning", "note")}
     notes = f", {count['note']} note(s)" if count["note"] else ""
-    return f"{path}: {count['error']} error(s), {count['warning']} warning(s){notes}"
+    return f"\n{path}: {count['error']} error(s), {count['warning']} warning(s){notes}"
 
 
 def syntax_error_summary(path: str) -> str:
-    """The summary line after a syntax error (the parser reports only the first)."""
-    return f"{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)"
+    """The summary line after a syntax error (the parser reports only the first), after an empty line as
+    `summary_line`'s."""
+    return f"\n{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)"
 
 
 def _parse_or_exit(text: str, path: str):
