@@ -924,11 +924,10 @@ class _Checker:
                     close = _closest(ident.name, known)
                     listing = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
-                        self.add("W315", f"no task '{ident.name}' ran when {app.app} was discovered as "
-                                         f"`{app.discovered_as}`: this statement applies only to runs that launch "
-                                         "it", ident.loc,
-                                 (f"tasks that ran: {listing}", "check with the flags of your run after `--`: "
-                                                                "`mapperopt check FILE --app ... -- FLAGS`"))
+                        self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
+                                         "this statement applies only to runs that launch it", ident.loc,
+                                 ("if your runs launch it, check with their flags after `--`: `mapperopt check "
+                                  f"{ident.loc.file} --app ... -- FLAGS`",), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
                              ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))

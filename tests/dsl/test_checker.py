@@ -180,9 +180,13 @@ def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_nea
     discovered = replace(circuit, discovered_as="circuit -steps 0")
     d = only("Task frobnicate GPU;", "W315", discovered)
     assert not d.is_error and at(d) == (1, 6)
-    assert d.message == ("no task 'frobnicate' ran when circuit was discovered as `circuit -steps 0`: this "
-                         "statement applies only to runs that launch it")
-    assert "calculate_new_currents" in d.hints[0]
+    assert d.message == ("task 'frobnicate' did not run in discovery (`circuit -steps 0`): this statement applies "
+                         "only to runs that launch it")
+    # What to do, one hint; the tasks that did run are a fact beside it.
+    assert d.hints == ("if your runs launch it, check with their flags after `--`: `mapperopt check p.dsl --app "
+                       "... -- FLAGS`",)
+    assert d.notes == ("tasks that ran: init_piece, init_pointers, calculate_new_currents, distribute_charge, "
+                       "update_voltages, check_circuit",)
     assert only("Task calc_new_currents GPU;", "E202", discovered).hints[0] == "did you mean 'calculate_new_currents'?"
 
 
