@@ -18,7 +18,7 @@ from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
-                                     by_precedence, int_op, task_matches)
+                                     by_precedence, int_op, quoted_names, task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
 from mapperopt.dsl.machine import MAX_DIMS, Proc
 from mapperopt.errors import MapperoptError
@@ -1009,10 +1009,12 @@ class _Checker:
                     continue
                 # Readers of fields a task reduces into stay tracked (note R457): with only those, nothing is freed.
                 ev = ev or Evaluator(self.program, None, self.app)
-                reducers = [ev.reducer(t.name, r.index) for t, r in read]
+                reducers = [ev.reducers(t.name, r.index) for t, r in read]
                 if read and all(reducers):
+                    names = list(dict.fromkeys(n for rs in reducers for n in rs))
                     self.add("W305", "CollectMemory has no effect: the selected requirements stay tracked, as "
-                                     f"'{reducers[0]}' reduces into their fields (note R457)", s.loc)
+                                     f"{quoted_names(names)} {'reduces' if len(names) == 1 else 'reduce'} into their "
+                                     "fields (note R457)", s.loc)
 
     def _app_tunables(self):
         """The Tunable statements against the tunables discovery saw the program ask for (`app.tunables`).

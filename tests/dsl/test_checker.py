@@ -454,6 +454,17 @@ def test_w301_to_w309(circuit, m14):
     assert d.message == ("CollectMemory has no effect: the selected requirements stay tracked, as 'task_4' reduces "
                          "into their fields (note R457)")
     assert [d for d in diags("CollectMemory task_4 *;\nCollectMemory task_2 *;", johnson) if d.code == "W305"] == []
+    # Pennant's adv_pos_full reads pmaswt and pf_x, pf_y in its requirement 2, which sum_point_mass and
+    # sum_point_force reduce into: both are named, in the application's order.
+    d = only("CollectMemory adv_pos_full 2;", "W305", load_app("pennant"))
+    assert d.message == ("CollectMemory has no effect: the selected requirements stay tracked, as 'sum_point_mass' "
+                         "and 'sum_point_force' reduce into their fields (note R457)")
+    # Past three reducers, the first three and a count.
+    many = replace(johnson, tasks=johnson.tasks + tuple(replace(johnson.task("task_4"), name=f"task_4{c}")
+                                                        for c in "abcd"))
+    assert only("CollectMemory task_1 *;", "W305", many).message == (
+        "CollectMemory has no effect: the selected requirements stay tracked, as 'task_4', 'task_4a', 'task_4b' and "
+        "2 more reduce into their fields (note R457)")
     inner = replace(circuit, tasks=tuple(replace(t, inner=True) for t in circuit.tasks))
     assert "inner tasks" in only("Region update_voltages * GPU ZCMEM;", "W305", inner).message
     assert only("Layout * * * Align==48;", "W306").message == "Align value 48 is not a power of two"

@@ -267,6 +267,10 @@ def test_explain_says_which_collected_requirements_stay_tracked(tmp_path):
     assert "collected after use" not in section
     section = out[out.index("\ntask_4 ("):]
     assert "collected after use (CollectMemory): arg 1, 2" in section and "kept tracked" not in section
+    path.write_text("Task * CPU;\nCollectMemory adv_pos_full 2;\n")  # two tasks reduce into its fields: both named
+    result = run("explain", str(path), "--bench", "pennant", "--machine", "1x0x1")
+    assert ("  kept tracked despite CollectMemory: arg 2 ('sum_point_mass' and 'sum_point_force' reduce into its "
+            "fields, R457)") in result.output, result.output
 
 
 def test_explain_table_header_lines_up_with_short_region_names():
