@@ -1024,9 +1024,9 @@ class _Checker:
         mapper dies on the others, R456), unless the run keeps the program's own mapper (`keep_app_mapper`); or one
         answered with another size than the program reads (Legion's "Future size mismatch").
         W313: an ID of 0-10 read as 8 bytes that the program's mapper answered and this mapper leaves to Legion's
-        default mapper (the size fits, the meaning may not); a Tunable statement for an ID of 11 or more that the
-        program never asks for (a benchmark's description lists none of the IDs 0-10 it may ask Legion's default
-        mapper for)."""
+        default mapper (the size fits, the meaning may not); a Tunable statement for an ID the program never asks
+        for, Legion's own IDs included: discovery records the tunables Legion's default mapper answers too
+        (`legion`), and the benchmarks ask for none."""
         answers = {s.id: s for s in self.program.statements
                    if isinstance(s, A.TunableStmt) and s.type in A.TUNABLE_TYPES}  # the latest of an ID wins
         asked = {t.id: t for t in self.app.tunables}
@@ -1053,10 +1053,12 @@ class _Checker:
                                  f"the application reads it as {t.type} ({size} bytes): the run aborts (Future size "
                                  "mismatch)", s.loc, (f"write `Tunable {t.id} = {s.value} {t.type};`",))
         for tid, s in answers.items():
-            if tid not in asked and tid >= LEGION_TUNABLES:
+            if tid not in asked:
                 known = ", ".join(str(i) for i in asked)
-                self.add("W313", f"the application never asks for tunable {tid}", s.loc,
-                         (f"it asks for: {known}" if known else "it asks for no tunable",))
+                # Like W315, a user's program may ask for it with other flags than discovery's.
+                never = (f"{self.app.app} did not ask for tunable {tid} in discovery (`{self.app.discovered_as}`)"
+                         if self.app.discovered_as else f"the application never asks for tunable {tid}")
+                self.add("W313", never, s.loc, (f"it asks for: {known}" if known else "it asks for no tunable",))
 
     # ------------------------------------------------------------------------------------------------ machine checks
 
