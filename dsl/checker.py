@@ -12,6 +12,7 @@ import dataclasses
 import difflib
 import itertools
 import re
+import shlex
 from dataclasses import dataclass
 
 from mapperopt.descriptions import AppDescription, MachineDescription
@@ -927,7 +928,7 @@ class _Checker:
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
                                  ("if your runs launch it, check with their flags after `--`: `mapperopt check "
-                                  f"{ident.loc.file} --app ... -- FLAGS`",), (f"tasks that ran: {listing}",))
+                                  f"{shlex.quote(ident.loc.file)} --app ... -- FLAGS`",), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
                              ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))
