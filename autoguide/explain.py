@@ -141,20 +141,22 @@ def _which_tunable(given: int, wanted: int, result: RunResult) -> str:
     (Legion's default mapper answers those, with 8 bytes)."""
     from mapperopt.dsl import DslSyntaxError, parse
     from mapperopt.dsl import ast as A
+    from mapperopt.dsl.evaluator import article
 
     try:
         program = parse(result.dsl or "", "mapper.dsl")
     except DslSyntaxError:
         return ""
     answers = {s.id: s for s in program.statements if isinstance(s, A.TunableStmt) and s.type in A.TUNABLE_TYPES}
-    named = [f"tunable {i}, which `Tunable {i} = {s.value}{'' if s.type == 'int64' else ' ' + s.type};` (line "
-             f"{s.loc.line}) answers as {s.type}" for i, s in answers.items() if A.TUNABLE_TYPES[s.type][0] == given]
+    named = [f"`Tunable {i} = {s.value}{'' if s.type == 'int64' else ' ' + s.type};` at line {s.loc.line} of the "
+             f"mapper, which answers tunable {i} as {article(s.type)}" for i, s in answers.items()
+             if A.TUNABLE_TYPES[s.type][0] == given]
     desc = _description(result)
     if given == 8 and desc is not None:
-        named += [f"tunable {t.id}, which the program reads as {t.type} and this mapper does not answer (Legion's "
-                  "default mapper did, with 8 bytes)" for t in desc.tunables
+        named += [f"Legion's default mapper, which answers tunable {t.id} as an int64 because the mapper has no "
+                  f"`Tunable {t.id}` statement (the program reads it as {t.type})" for t in desc.tunables
                   if t.id not in answers and A.TUNABLE_TYPES.get(t.type, (0,))[0] == wanted]
-    return f" It is {' or '.join(named)}." if named else ""
+    return f" The {given}-byte answer comes from {', or from '.join(named)}." if named else ""
 
 
 def _text(template: str, fields: Mapping[str, Any]) -> str:

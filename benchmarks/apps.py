@@ -8,7 +8,6 @@ minimum measured time. docs/running.md describes the fields.
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
@@ -310,13 +309,12 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     Raises:
         MapperoptError: unknown benchmark or size, or the application failed to describe itself.
     """
-    from mapperopt.benchmarks.userapp import UserApp, discover, discovery_command
+    from mapperopt.benchmarks.userapp import UserApp, discover, discovered_as
 
     if isinstance(app, UserApp):
-        cmd = discovery_command(app, size, cpus, gpus, extra_args)
         # Which tasks ran may follow the flags: `check` names them for a task the program did not launch.
         desc = {**discover(app, size, cpus, gpus, extra_args),
-                "discovered_as": shlex.join([Path(cmd[0]).name, *cmd[1:]])}
+                "discovered_as": discovered_as(app, size, cpus, gpus, extra_args)}
         # The program's own mapper answers the tunables the DSL does not: `check` must know.
         return {**desc, "keep_app_mapper": True} if app.keep_app_mapper else desc
     cfg = load_config(app)

@@ -344,13 +344,18 @@ def legion_command(app: UserApp, size: str, cpus: int, gpus: int, extra_args=(),
     `-logfile stderr` unless the user chose a log file (a Legion abort prints nothing otherwise). `sz`: the size's
     `SizeConfig` with its memory sizes changed, if they are. A resource flag among `extra_args` (`-ll:cpu 4`)
     replaces the size's value, as in the machine the mapper is checked against (`probe.run_probe_json`)."""
-    sz = sz or app.config.size(size)
+    args, flags = _command_parts(app, size, cpus, gpus, extra_args, sz or app.config.size(size))
+    return [str(app.exe), *args, *flags]
+
+
+def _command_parts(app: UserApp, size: str, cpus: int, gpus: int, extra_args, sz) -> tuple[list[str], list[str]]:
+    """(the program's arguments, Legion's resources and flags) of `legion_command`."""
     resources, extra = _override_flags(sz.resource_flags(cpus, gpus), [str(a) for a in extra_args])
     args = [*app.args[size], *extra]
     flags = [*resources, *sz.legion_flags]
     if not has_logfile(args) and not has_logfile(flags):
         flags += ["-logfile", "stderr"]
-    return [str(app.exe), *args, *flags]
+    return args, flags
 
 
 def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = None, profile: bool = False,
@@ -439,6 +444,15 @@ def discovery_command(app: UserApp, size: str, cpus: int | None = None, gpus: in
     may all follow those flags (`legion_command`)."""
     sz = app.config.size(size)
     return legion_command(app, size, sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
+
+
+def discovered_as(app: UserApp, size: str, cpus: int | None = None, gpus: int | None = None, extra_args=()) -> str:
+    """`discovery_command` as a person reads it: the program's name and its own arguments, which decide which tasks
+    it launches, without the resources and flags for Legion (`check` prints the machine apart)."""
+    sz = app.config.size(size)
+    args, _ = _command_parts(app, size, sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus,
+                             extra_args, sz)
+    return shlex.join([app.exe.name, *args])
 
 
 def discovery_path(app: UserApp, cmd: list[str]) -> Path:

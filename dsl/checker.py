@@ -12,13 +12,14 @@ import dataclasses
 import difflib
 import itertools
 import re
+import shlex
 from dataclasses import dataclass
 
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
-                                     by_precedence, int_op, task_matches)
+                                     by_precedence, int_op, quoted_names, task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
 from mapperopt.dsl.machine import MAX_DIMS, Proc
 from mapperopt.errors import MapperoptError
@@ -924,11 +925,10 @@ class _Checker:
                     close = _closest(ident.name, known)
                     listing = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
-                        self.add("W315", f"no task '{ident.name}' ran when {app.app} was discovered as "
-                                         f"`{app.discovered_as}`: this statement applies only to runs that launch "
-                                         "it", ident.loc,
-                                 (f"tasks that ran: {listing}", "check with the flags of your run after `--`: "
-                                                                "`mapperopt check FILE --app ... -- FLAGS`"))
+                        self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
+                                         "this statement applies only to runs that launch it", ident.loc,
+                                 ("if your runs launch it, check with their flags after `--`: `mapperopt check "
+                                  f"{shlex.quote(ident.loc.file)} --app ... -- FLAGS`",), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
                              ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))
@@ -1010,10 +1010,12 @@ class _Checker:
                     continue
                 # Readers of fields a task reduces into stay tracked (note R457): with only those, nothing is freed.
                 ev = ev or Evaluator(self.program, None, self.app)
-                reducers = [ev.reducer(t.name, r.index) for t, r in read]
+                reducers = [ev.reducers(t.name, r.index) for t, r in read]
                 if read and all(reducers):
+                    names = list(dict.fromkeys(n for rs in reducers for n in rs))
                     self.add("W305", "CollectMemory has no effect: the selected requirements stay tracked, as "
-                                     f"'{reducers[0]}' reduces into their fields (note R457)", s.loc)
+                                     f"{quoted_names(names)} {'reduces' if len(names) == 1 else 'reduce'} into their "
+                                     "fields (note R457)", s.loc)
 
     def _app_tunables(self):
         """The Tunable statements against the tunables discovery saw the program ask for (`app.tunables`).
@@ -1023,9 +1025,9 @@ class _Checker:
         mapper dies on the others, R456), unless the run keeps the program's own mapper (`keep_app_mapper`); or one
         answered with another size than the program reads (Legion's "Future size mismatch").
         W313: an ID of 0-10 read as 8 bytes that the program's mapper answered and this mapper leaves to Legion's
-        default mapper (the size fits, the meaning may not); a Tunable statement for an ID of 11 or more that the
-        program never asks for (a benchmark's description lists none of the IDs 0-10 it may ask Legion's default
-        mapper for)."""
+        default mapper (the size fits, the meaning may not); a Tunable statement for an ID the program never asks
+        for, Legion's own IDs included: discovery records the tunables Legion's default mapper answers too
+        (`legion`), and the benchmarks ask for none."""
         answers = {s.id: s for s in self.program.statements
                    if isinstance(s, A.TunableStmt) and s.type in A.TUNABLE_TYPES}  # the latest of an ID wins
         asked = {t.id: t for t in self.app.tunables}
@@ -1052,10 +1054,12 @@ class _Checker:
                                  f"the application reads it as {t.type} ({size} bytes): the run aborts (Future size "
                                  "mismatch)", s.loc, (f"write `Tunable {t.id} = {s.value} {t.type};`",))
         for tid, s in answers.items():
-            if tid not in asked and tid >= LEGION_TUNABLES:
+            if tid not in asked:
                 known = ", ".join(str(i) for i in asked)
-                self.add("W313", f"the application never asks for tunable {tid}", s.loc,
-                         (f"it asks for: {known}" if known else "it asks for no tunable",))
+                # Like W315, a user's program may ask for it with other flags than discovery's.
+                never = (f"{self.app.app} did not ask for tunable {tid} in discovery (`{self.app.discovered_as}`)"
+                         if self.app.discovered_as else f"the application never asks for tunable {tid}")
+                self.add("W313", never, s.loc, (f"it asks for: {known}" if known else "it asks for no tunable",))
 
     # ------------------------------------------------------------------------------------------------ machine checks
 

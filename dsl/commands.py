@@ -15,7 +15,7 @@ from mapperopt.benchmarks.userapp import app_option
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
-from mapperopt.dsl.evaluator import Evaluator
+from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import fmt_tuple
 from mapperopt.dsl.parser import parse
@@ -58,17 +58,19 @@ def _read(path: str) -> str:
 
 def summary_line(path: str, diags) -> str:
     """`FILE: N error(s), M warning(s)`, then `, K note(s)` when there are notes (W304, W309), or `FILE: ok` without
-    diagnostics: the last line of every report."""
+    diagnostics: the last line of every report. After diagnostics (`diags`, printed just before) it starts with an
+    empty line: it begins with the file's name as a diagnostic does, and would read as one more."""
     if not diags:
         return f"{path}: ok"
     count = {sev: sum(d.severity == sev for d in diags) for sev in ("error", "warning", "note")}
     notes = f", {count['note']} note(s)" if count["note"] else ""
-    return f"{path}: {count['error']} error(s), {count['warning']} warning(s){notes}"
+    return f"\n{path}: {count['error']} error(s), {count['warning']} warning(s){notes}"
 
 
 def syntax_error_summary(path: str) -> str:
-    """The summary line after a syntax error (the parser reports only the first)."""
-    return f"{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)"
+    """The summary line after a syntax error (the parser reports only the first), after an empty line as
+    `summary_line`'s."""
+    return f"\n{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)"
 
 
 def _parse_or_exit(text: str, path: str):
@@ -264,7 +266,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                       domain: tuple[int, ...] | None = None) -> list[dict]:
     """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
-    tracked: the task that reduces into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
+    tracked: the tasks that reduce into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
     [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain.
 
     Raises CheckError when the program has errors."""
@@ -282,9 +284,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         except DslRuntimeError as err:
             entry["error"] = err
             continue
-        reducers = {i: ev.reducer(info.name, i) for i in ev.collect(info.name)}
-        entry["collected"] = [i for i, r in reducers.items() if r is None]  # as Evaluator.collected
-        entry["tracked"] = {i: r for i, r in reducers.items() if r is not None}
+        reducers = {i: ev.reducers(info.name, i) for i in ev.collect(info.name)}
+        entry["collected"] = [i for i, r in reducers.items() if not r]  # as Evaluator.collected
+        entry["tracked"] = {i: r for i, r in reducers.items() if r}
         entry["instance_limit"] = ev.instance_limit(info.name, entry["kind"])
         dom = domain or info.domain
         if info.index_launched and dom:
@@ -353,8 +355,9 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                            f"{_layout_text(r['layout'])}")
         if e["collected"]:
             out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
-        for i, reducer in e["tracked"].items():
-            out.append(f"  kept tracked despite CollectMemory: arg {i} ('{reducer}' reduces into its fields, R457)")
+        for i, names in e["tracked"].items():
+            out.append(f"  kept tracked despite CollectMemory: arg {i} ({quoted_names(names)} "
+                       f"{'reduces' if len(names) == 1 else 'reduce'} into its fields, R457)")
         if e["instance_limit"] is not None:
             out.append(f"  instances mapped ahead at most (InstanceLimit): {e['instance_limit']}")
         if e["domain"]:

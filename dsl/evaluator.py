@@ -47,6 +47,15 @@ def article(name: str) -> str:
     return ("an " if name[:1] in "aeiouAEIMO" else "a ") + name
 
 
+def quoted_names(names, most: int = 3) -> str:
+    """One or more `names` quoted, in their order, for a message: "'a'", "'a' and 'b'", "'a', 'b' and 'c'"; past
+    `most` names, the first `most` and how many more ("'a', 'b', 'c' and 2 more")."""
+    quoted = [f"'{n}'" for n in names]
+    if len(quoted) > most:
+        return f"{', '.join(quoted[:most])} and {len(quoted) - most} more"
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+
+
 def show(v: Any) -> str:
     """The printed form of a value (§7.11)."""
     if isinstance(v, bool):
@@ -342,16 +351,16 @@ class Evaluator:
     def collected(self, task: str) -> list[int]:
         """The indices of `collect(task)` that the mapper leaves untracked: not those on fields that a task of the
         application reduces into (note R457, §7.5)."""
-        return [i for i in self.collect(task) if self.reducer(task, i) is None]
+        return [i for i in self.collect(task) if not self.reducers(task, i)]
 
-    def reducer(self, task: str, index: int) -> str | None:
-        """A task of the application that reduces into fields of requirement `index` of `task` (the same root
-        region), for which CollectMemory leaves that requirement tracked (note R457); None if none does."""
+    def reducers(self, task: str, index: int) -> tuple[str, ...]:
+        """The tasks of the application, in its order, that reduce into fields of requirement `index` of `task` (the
+        same root region), for which CollectMemory leaves that requirement tracked (note R457); () if none does."""
         r = self.task_info(task).regions[index]
         parents = {n.name: n.parent for n in self.app.region_tree} if self.app is not None else {}
         root = self._root(r.names, parents)
-        return next((t.name for t in self.app.tasks for q in t.regions if q.privilege == "reduce"
-                     and self._root(q.names, parents) == root and set(q.fields) & set(r.fields)), None)
+        return tuple(dict.fromkeys(t.name for t in self.app.tasks for q in t.regions if q.privilege == "reduce"
+                                   and self._root(q.names, parents) == root and set(q.fields) & set(r.fields)))
 
     @staticmethod
     def _root(names: tuple[str, ...], parents: dict[str, str | None]) -> str | None:

@@ -197,7 +197,11 @@ def test_tunable_size_abort_names_the_tunable(tmp_path):
     _, result = load("foreign-tunable_int64")
     fb = explain(result)
     assert fb.rule == "legion-tunable-size" and fb.category == "tunable.size"
-    assert fb.explanation.endswith("It is tunable 11, which `Tunable 11 = 2;` (line 1) answers as int64.")
+    assert fb.explanation == (
+        'Legion aborted the run ("Future size mismatch"): the program asked the mapper for a tunable value and reads it '
+        "as 4 bytes, but the mapper answered with 8 bytes, a value of the wrong type. The 8-byte answer comes from "
+        "`Tunable 11 = 2;` at line 1 of the mapper, which answers tunable 11 as an int64.")
+    assert fb.edits == ()  # no edit: the optimizers' proposals do not change
     assert "4 bytes: int32" in fb.suggestion
     desc = tmp_path / "foreign.json"
     desc.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "foreign", "tasks": [],
@@ -205,5 +209,5 @@ def test_tunable_size_abort_names_the_tunable(tmp_path):
     unanswered = dataclasses.replace(result, dsl="Task * CPU;\n", settings={**result.settings,
                                                                              "description": str(desc)})
     assert explain(unanswered).explanation.endswith(
-        "It is tunable 7, which the program reads as int32 and this mapper does not answer (Legion's default mapper "
-        "did, with 8 bytes).")
+        "The 8-byte answer comes from Legion's default mapper, which answers tunable 7 as an int64 because the mapper "
+        "has no `Tunable 7` statement (the program reads it as int32).")

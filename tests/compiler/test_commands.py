@@ -93,7 +93,7 @@ def test_compile_with_a_benchmark_checks_on_the_machine_check_probes(tmp_path, c
     assert main(["compile", str(src), "--bench", "circuit"]) == 1
     compiled = capsys.readouterr().err
     assert "error[E205]: processor index out of bound: index 1 >= size 1" in compiled
-    assert "not checked" not in compiled and compiled.endswith(f"{src}: 1 error(s), 0 warning(s)\n")
+    assert "not checked" not in compiled and compiled.endswith(f"\n\n{src}: 1 error(s), 0 warning(s)\n")
     assert main(["compile", str(src), "--bench", "circuit", "--machine", "1x0x2"]) == 0  # two CPUs: in range
 
 

@@ -180,9 +180,13 @@ def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_nea
     discovered = replace(circuit, discovered_as="circuit -steps 0")
     d = only("Task frobnicate GPU;", "W315", discovered)
     assert not d.is_error and at(d) == (1, 6)
-    assert d.message == ("no task 'frobnicate' ran when circuit was discovered as `circuit -steps 0`: this "
-                         "statement applies only to runs that launch it")
-    assert "calculate_new_currents" in d.hints[0]
+    assert d.message == ("task 'frobnicate' did not run in discovery (`circuit -steps 0`): this statement applies "
+                         "only to runs that launch it")
+    # What to do, one hint; the tasks that did run are a fact beside it.
+    assert d.hints == ("if your runs launch it, check with their flags after `--`: `mapperopt check p.dsl --app "
+                       "... -- FLAGS`",)
+    assert d.notes == ("tasks that ran: init_piece, init_pointers, calculate_new_currents, distribute_charge, "
+                       "update_voltages, check_circuit",)
     assert only("Task calc_new_currents GPU;", "E202", discovered).hints[0] == "did you mean 'calculate_new_currents'?"
 
 
@@ -450,6 +454,17 @@ def test_w301_to_w309(circuit, m14):
     assert d.message == ("CollectMemory has no effect: the selected requirements stay tracked, as 'task_4' reduces "
                          "into their fields (note R457)")
     assert [d for d in diags("CollectMemory task_4 *;\nCollectMemory task_2 *;", johnson) if d.code == "W305"] == []
+    # Pennant's adv_pos_full reads pmaswt and pf_x, pf_y in its requirement 2, which sum_point_mass and
+    # sum_point_force reduce into: both are named, in the application's order.
+    d = only("CollectMemory adv_pos_full 2;", "W305", load_app("pennant"))
+    assert d.message == ("CollectMemory has no effect: the selected requirements stay tracked, as 'sum_point_mass' "
+                         "and 'sum_point_force' reduce into their fields (note R457)")
+    # Past three reducers, the first three and a count.
+    many = replace(johnson, tasks=johnson.tasks + tuple(replace(johnson.task("task_4"), name=f"task_4{c}")
+                                                        for c in "abcd"))
+    assert only("CollectMemory task_1 *;", "W305", many).message == (
+        "CollectMemory has no effect: the selected requirements stay tracked, as 'task_4', 'task_4a', 'task_4b' and "
+        "2 more reduce into their fields (note R457)")
     inner = replace(circuit, tasks=tuple(replace(t, inner=True) for t in circuit.tasks))
     assert "inner tasks" in only("Region update_voltages * GPU ZCMEM;", "W305", inner).message
     assert only("Layout * * * Align==48;", "W306").message == "Align value 48 is not a power of two"

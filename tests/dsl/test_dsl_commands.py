@@ -152,7 +152,7 @@ def test_check_and_compile_name_the_file_alone_for_a_diagnostic_about_the_whole_
         assert result.exit_code == 1
         assert (f"    | ^\n{path}: note[W314]: static evaluation skipped because of the errors above: once they are "
                 "fixed, check evaluates the load phase, every mapping function at every launch point and the "
-                "instance each requirement gets (E205, E209, E217, E219, E222, E223)\n"
+                "instance each requirement gets (E205, E209, E217, E219, E222, E223)\n\n"
                 f"{path}: 1 error(s), 0 warning(s), 1 note(s)\n") in result.output, result.output
 
 
@@ -175,7 +175,9 @@ def test_check_syntax_error(tmp_path):
     assert f"{bad}:1:22: error[E101]" in result.output
     assert "    |                      ^" in result.output
     # The same summary line as for the checker's errors, from every command that parses.
-    assert result.output.rstrip().endswith(f"{bad}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)")
+    # After an empty line: the summary starts with the file's name, as a diagnostic does, here just after a hint.
+    assert result.output.endswith("  hint: write def cyclic(Task task) { ...; return <expr>; }\n\n"
+                                  f"{bad}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)\n")
     for command in (("fmt",), ("explain", "--bench", "circuit", "--machine", "1x0"), ("compile",)):
         result = run(*command[:1], str(bad), *command[1:])
         assert result.exit_code == 1 and f"{bad}: 1 error(s), 0 warning(s)" in result.output, (command, result.output)
@@ -265,6 +267,10 @@ def test_explain_says_which_collected_requirements_stay_tracked(tmp_path):
     assert "collected after use" not in section
     section = out[out.index("\ntask_4 ("):]
     assert "collected after use (CollectMemory): arg 1, 2" in section and "kept tracked" not in section
+    path.write_text("Task * CPU;\nCollectMemory adv_pos_full 2;\n")  # two tasks reduce into its fields: both named
+    result = run("explain", str(path), "--bench", "pennant", "--machine", "1x0x1")
+    assert ("  kept tracked despite CollectMemory: arg 2 ('sum_point_mass' and 'sum_point_force' reduce into its "
+            "fields, R457)") in result.output, result.output
 
 
 def test_explain_table_header_lines_up_with_short_region_names():

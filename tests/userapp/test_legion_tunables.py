@@ -1,6 +1,7 @@
 """A program without a mapper of its own that asks Legion's default mapper for one of its tunables (tests/app/plain.cc
 reads DEFAULT_TUNABLE_LOCAL_CPUS, ID 1, as 8 bytes): discovery records the tunable, so `check` finds a DSL answer of
-another size before the run aborts on it, without warning about the tunables the mapper leaves to Legion."""
+another size before the run aborts on it, without warning about the tunables the mapper leaves to Legion, and warns
+about a DSL answer to one of Legion's IDs the program does not ask for."""
 
 from __future__ import annotations
 
@@ -27,6 +28,13 @@ def test_a_tunable_legions_default_mapper_answers_is_discovered_and_checked(tmp_
     mapper.write_text("Task * CPU;\n")  # left to Legion's default mapper, which answered it in discovery too
     assert main(["check", str(mapper), "--app", str(app.exe), "--machine", "1x0x1"]) == 0
     assert "W313" not in capsys.readouterr().out
+    # Discovery lists Legion's IDs the program asks for: one of them it never asked for is no exception.
+    mapper.write_text("Tunable 1 = 1;\nTunable 2 = 1;\nTask * CPU;\n")
+    assert main(["check", str(mapper), "--app", str(app.exe), "--machine", "1x0x1"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("W313") == 1 and (f"{mapper}:2:1: warning[W313]: {app.name} did not ask for tunable 2 in "
+                                       f"discovery (`{app.exe.name}`)\n") in out, out
+    assert "  hint: it asks for: 1\n" in out
     # tuning leaves it to Legion's default mapper, as before
     assert not any(line.startswith("Tunable") for line in SearchSpace(desc, probe_json(cached=True)).prelude())
     result = run_benchmark(app, "Tunable 1 = 3;\nTask * CPU;\n", out_dir=tmp_path / "run")  # the hint's type runs
