@@ -54,6 +54,10 @@ def test_known_benchmarks_and_misuse(tmp_path):
         run_benchmark("circuit", size="huge")
     with pytest.raises(MapperoptError, match="not found"):
         run_benchmark("circuit", mapper=Path("/nonexistent/m.dsl"))
+    # `--mapper expertt` is a file name that does not exist: the hint names the keyword it is close to.
+    with pytest.raises(MapperoptError, match="mapper file expertt not found") as info:
+        run_benchmark("circuit", mapper=Path("expertt"))
+    assert info.value.hint.startswith("did you mean --mapper expert? --mapper takes default"), info.value.hint
     with pytest.raises(MapperoptError, match="must be a whole number"):
         run_benchmark("circuit", extra_args=("-l", "many"), out_dir=tmp_path / "run")
     assert not (tmp_path / "run").exists()
