@@ -353,6 +353,17 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
     return env
 
 
+def _near_miss(regex: str, stdout: str) -> str:
+    """What the output shows instead of a metric line: the last line holding the regex's leading words (`elapsed`
+    of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; or that the output is empty."""
+    if not stdout.strip():
+        return " (it is empty: does the program print the metric on standard error?)"
+    words = re.match(r"[A-Za-z][A-Za-z _:=-]*", regex)
+    key = words.group(0).strip() if words else ""
+    lines = [line.strip() for line in stdout.splitlines() if key and key in line]
+    return f"; its last line with {key!r}: {lines[-1][:120]!r}" if lines else ""
+
+
 def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str | None]:
     """(result dict in the shape of a result line, None) or (None, why the metric could not be read)."""
     if app.metric.regex is None:
@@ -360,7 +371,8 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
     else:
         matches = list(re.finditer(app.metric.regex, stdout, re.MULTILINE))
         if not matches:
-            return None, f"the metric /{app.metric.regex}/ does not occur in the output"
+            return None, f"the metric /{app.metric.regex}/ does not occur in the standard output" + _near_miss(
+                app.metric.regex, stdout)
         text = matches[-1].group(1) or ""  # an optional group that took part in no match
         try:
             value = float(text)

@@ -96,6 +96,12 @@ def test_metric_and_verification(tmp_path, exe):
     rate = app_from_command(str(exe), metric=make_metric(r"rate ([0-9.]+)", "GB/s", True))
     assert measure(rate, "rate 1.0\nrate 3.5\n", 9.0)[0]["throughput"] == 3.5  # the last match
     assert "does not occur" in measure(rate, "no rate here", 1.0)[1]
+    # What the output holds instead: the line the pattern missed (an integer group for `12.5`), or nothing at all.
+    missed = measure(app_from_command(str(exe), metric=make_metric(r"elapsed (\d+) ms", "ms", False)),
+                     "start\nelapsed 12.5 ms\ncheck PASS\n", 1.0)[1]
+    assert missed == ("the metric /elapsed (\\d+) ms/ does not occur in the standard output; its last line with "
+                      "'elapsed': 'elapsed 12.5 ms'"), missed
+    assert measure(rate, "", 1.0)[1].endswith("(it is empty: does the program print the metric on standard error?)")
     (tmp_path / "ref.txt").write_text("sum 6\nline\n")
     checked = app_from_command(str(exe), verify=make_verify("OK", "grep -q sum \"$MAPPEROPT_STDOUT\"",
                                                             str(tmp_path / "ref.txt"), "^sum"))
