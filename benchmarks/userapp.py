@@ -123,15 +123,27 @@ def _str_list(value, what: str) -> tuple[str, ...]:
     raise MapperoptError(f"{what} must be a string or a list of strings, got {value!r}")
 
 
+def _reject_unknown(where: str, data: dict, known: set[str]) -> None:
+    """Raises MapperoptError naming the keys of `data` not in `known`, each with the known key it is close to."""
+    import difflib
+
+    unknown = sorted(map(str, set(data) - known))
+    if not unknown:
+        return
+    close = {k: difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.6) for k in unknown}
+    hint = ", ".join(f"'{m[0]}' for '{k}'" for k, m in close.items() if m)
+    raise MapperoptError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(repr(k) for k in unknown)}; known: {', '.join(sorted(known))}",
+                         hint=f"did you mean {hint}?" if hint else None)
+
+
 def _size(name: str, data: dict, where: str):
     from mapperopt.benchmarks.apps import SizeConfig
 
     where = f"{where}: size '{name}'"
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    unknown = set(data) - _SIZE_KEYS
-    if unknown:
-        raise MapperoptError(f"{where}: unknown keys {sorted(unknown)}; known: {', '.join(sorted(_SIZE_KEYS))}")
+    _reject_unknown(where, data, _SIZE_KEYS)
 
     def number(key, default, kind=int):
         value = data.get(key, default)
@@ -227,9 +239,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise MapperoptError(f"{where}: unknown keys {sorted(unknown)}; known: {', '.join(sorted(_TOP_KEYS))}")
+    _reject_unknown(where, data, _TOP_KEYS)
     if "executable" not in data:
         raise MapperoptError(f"{where}: 'executable' is missing", hint="the path of the program, relative to this file")
     exe = (path.parent / str(data["executable"])).resolve()
