@@ -181,10 +181,12 @@ ERRORS = [
     ("IndexTaskMap calc,GPU f;", "E109", 1, 19, "reserved word 'GPU' cannot be used as a name", None),
     # A kind in a name's place or of the other sort: the statement's form, and the statement in that order.
     ("Region stencil CPU pxm_in SYSMEM;", "E109", 1, 16, "reserved word 'CPU'",
-     "a Region statement is `Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;`: write Region stencil pxm_in CPU SYSMEM;"),
+     "a Region statement is `Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;`: "
+     "write Region stencil pxm_in CPU SYSMEM;"),
     ('Region * GPU "pxm in" FBMEM , ZCMEM;', "E109", 1, 10, "reserved word 'GPU'",
      'write Region * "pxm in" GPU FBMEM,ZCMEM;'),
-    ("Layout stencil CPU 0 SOA F_order;", "E109", 1, 16, "reserved word 'CPU'", "write Layout stencil 0 CPU SOA F_order;"),
+    ("Layout stencil CPU 0 SOA F_order;", "E109", 1, 16, "reserved word 'CPU'",
+     "write Layout stencil 0 CPU SOA F_order;"),
     ("Task stencil FBMEM;", "E107", 1, 14, "'FBMEM' is a memory kind; expected a processor kind",
      "memories are chosen by Region statements, after the processor kind: Region * * GPU FBMEM;"),
     ("Task * GPU,SYSMEM;", "E107", 1, 12, "'SYSMEM' is a memory kind", "Region * * CPU SYSMEM;"),

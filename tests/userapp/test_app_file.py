@@ -56,7 +56,8 @@ keep_app_mapper: true
 
 @pytest.mark.parametrize("text, words", [
     ("executable: ./missing\n", ["missing", "does not exist"]),
-    ("executable: ./myapp\nsizes: {ci: {cpu: 2}}\n", ["size 'ci': unknown key 'cpu'", "did you mean 'cpus' for 'cpu'?"]),
+    ("executable: ./myapp\nsizes: {ci: {cpu: 2}}\n",
+     ["size 'ci': unknown key 'cpu'", "did you mean 'cpus' for 'cpu'?"]),
     ("executable: ./myapp\nsize: {ci: {cpus: 2}}\n", ["unknown key 'size'; known: app, args", "did you mean 'sizes'"]),
     ("executable: ./myapp\nmetric: {regex: '(unclosed'}\n", ["metric regex", "invalid"]),
     ("executable: ./myapp\nmetric: {regex: 'ELAPSED [0-9.]+ ms'}\n", ["mapperopt.yaml", "metric regex", "no group",
@@ -64,7 +65,8 @@ keep_app_mapper: true
     ("executable: ./myapp\nmetric: {regex: 'x', better: faster}\n", ["better", "faster"]),
     ("executable: ./myapp\nverify: {reference: nothere.txt}\n", ["reference output", "nothere.txt"]),
     ("executable: ./myapp\nverify: {patern: x}\n", ["verify", "pattern"]),
-    ("executable: ./myapp\nbogus: 1\nverfy: 2\n", ["unknown keys 'bogus', 'verfy'", "did you mean 'verify' for 'verfy'?"]),
+    ("executable: ./myapp\nbogus: 1\nverfy: 2\n",
+     ["unknown keys 'bogus', 'verfy'", "did you mean 'verify' for 'verfy'?"]),
     ("app: [1]\n", ["executable", "missing"]),
 ])
 def test_app_file_errors_name_the_key(tmp_path, exe, text, words):
