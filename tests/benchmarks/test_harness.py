@@ -44,8 +44,12 @@ def test_config_has_the_three_sizes(app):
 
 def test_known_benchmarks_and_misuse(tmp_path):
     assert set(APPS) <= set(known_benchmarks())
-    with pytest.raises(MapperoptError, match="unknown benchmark 'nope'"):
+    with pytest.raises(MapperoptError, match="unknown benchmark 'nope'") as info:
         load_config("nope")
+    assert info.value.hint is None
+    with pytest.raises(MapperoptError, match="unknown benchmark 'circut'") as info:
+        load_config("circut")
+    assert info.value.hint == "did you mean 'circuit'?"
     with pytest.raises(MapperoptError, match="no size 'huge'"):
         load_config("circuit").size("huge")
     with pytest.raises(MapperoptError, match="unknown benchmark"):
