@@ -339,7 +339,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
         table = Table(title=f"{bench}: {len(store.records)} iterations ({settings['optimizer']})")
-        for col in ("iter", "status", f"throughput ({unit})", f"best ({unit})", "feedback category"):
+        shown = f" ({unit})" if unit else ""  # no unit before a first working mapper
+        for col in ("iter", "status", f"throughput{shown}", f"best{shown}", "feedback category"):
             table.add_column(col)
         for r in store.records:
             table.add_row(*_row(r)[:5])  # how each program was proposed is printed in full above
