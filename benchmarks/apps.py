@@ -234,7 +234,11 @@ def require_app(name: str) -> None:
     # Only configured benchmarks: other folders hold shared code (common, the GEMM layer) or mapperopt's own
     # machine probe, which are not applications.
     if name not in known_benchmarks():
-        raise MapperoptError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}")
+        import difflib
+
+        close = difflib.get_close_matches(name, known_benchmarks(), n=1, cutoff=0.7)
+        raise MapperoptError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}",
+                             hint=f"did you mean '{close[0]}'?" if close else None)
 
 
 def build_app(name: str, cuda: str = "auto") -> Path:

@@ -131,15 +131,27 @@ def _str_list(value, what: str) -> tuple[str, ...]:
     raise MapperoptError(f"{what} must be a string or a list of strings, got {value!r}")
 
 
+def _reject_unknown(where: str, data: dict, known: set[str]) -> None:
+    """Raises MapperoptError naming the keys of `data` not in `known`, each with the known key it is close to."""
+    import difflib
+
+    unknown = sorted(map(str, set(data) - known))
+    if not unknown:
+        return
+    close = {k: difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.6) for k in unknown}
+    hint = ", ".join(f"'{m[0]}' for '{k}'" for k, m in close.items() if m)
+    raise MapperoptError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(repr(k) for k in unknown)}; known: {', '.join(sorted(known))}",
+                         hint=f"did you mean {hint}?" if hint else None)
+
+
 def _size(name: str, data: dict, where: str):
     from mapperopt.benchmarks.apps import SizeConfig
 
     where = f"{where}: size '{name}'"
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    unknown = set(data) - _SIZE_KEYS
-    if unknown:
-        raise MapperoptError(f"{where}: unknown keys {sorted(unknown)}; known: {', '.join(sorted(_SIZE_KEYS))}")
+    _reject_unknown(where, data, _SIZE_KEYS)
 
     def number(key, default, kind=int):
         value = data.get(key, default)
@@ -248,9 +260,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise MapperoptError(f"{where}: unknown keys {sorted(unknown)}; known: {', '.join(sorted(_TOP_KEYS))}")
+    _reject_unknown(where, data, _TOP_KEYS)
     if "executable" not in data:
         raise MapperoptError(f"{where}: 'executable' is missing", hint="the path of the program, relative to this file")
     exe = (path.parent / str(data["executable"])).resolve()
@@ -383,6 +393,17 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
     return env
 
 
+def _near_miss(regex: str, stdout: str) -> str:
+    """What the output shows instead of a metric line: the last line holding the regex's leading words (`elapsed`
+    of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; or that the output is empty."""
+    if not stdout.strip():
+        return " (it is empty: does the program print the metric on standard error?)"
+    words = re.match(r"[A-Za-z][A-Za-z _:=-]*", regex)
+    key = words.group(0).strip() if words else ""
+    lines = [line.strip() for line in stdout.splitlines() if key and key in line]
+    return f"; its last line with {key!r}: {lines[-1][:120]!r}" if lines else ""
+
+
 def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str | None]:
     """(result dict in the shape of a result line, None) or (None, why the metric could not be read)."""
     if app.metric.regex is None:
@@ -390,7 +411,8 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
     else:
         matches = list(re.finditer(app.metric.regex, stdout, re.MULTILINE))
         if not matches:
-            return None, f"the metric /{app.metric.regex}/ does not occur in the output"
+            return None, f"the metric /{app.metric.regex}/ does not occur in the standard output" + _near_miss(
+                app.metric.regex, stdout)
         text = matches[-1].group(1) or ""  # an optional group that took part in no match
         try:
             value = float(text)

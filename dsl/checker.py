@@ -898,15 +898,19 @@ class _Checker:
     def _overrides(self):
         """W300: a statement whose selector a later statement repeats (§6.4)."""
         latest: dict[tuple, A.Statement] = {}
-        reported: set[int] = set()
         for s in reversed(self.program.statements):
-            for key in _selector_keys(s):
-                later = latest.get(key)
-                if later is not None and id(s) not in reported:
-                    reported.add(id(s))
-                    self.add("W300", f"this {type(s).__name__.removesuffix('Stmt')} statement is overridden by a "
-                                     f"later one with the same selector ({_key_text(key)})", s.loc, (),
-                             (f"overridden by {later.loc}: {format_statement(later)}",))
+            keys = _selector_keys(s)
+            over = [k for k in keys if k in latest]
+            if over:
+                key, later = over[0], latest[over[0]]
+                # a list of tasks of which only some are repeated later keeps applying to the others
+                kept = [_key_text(k) for k in keys if k not in latest]
+                scope = f" for {', '.join(_key_text(k) for k in over)} (it still applies to {', '.join(kept)})" \
+                    if kept else f" with the same selector ({_key_text(key)})"
+                self.add("W300", f"this {type(s).__name__.removesuffix('Stmt')} statement is overridden by a "
+                                 f"later one{scope}", s.loc, (),
+                         (f"overridden by {later.loc}: {format_statement(later)}",))
+            for key in keys:
                 latest[key] = s
 
     # ------------------------------------------------------------------------------------------------ app checks

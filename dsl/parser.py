@@ -540,6 +540,44 @@ def _closest(word: str, options) -> str | None:
     return by_upper[close[0]] if close else None
 
 
+_STATEMENT_FORMS = {"Region": "Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;",
+                    "Layout": "Layout TASK REGION KIND CONSTRAINTS;"}
+
+
+def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a processor kind written where a Region or Layout statement's region goes (`Region t CPU r SYSMEM;`):
+    the statement with the region and the kind in their order, else None."""
+    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
+    head = before[start:]
+    if token.value not in A.PROC_KINDS or len(head) < 2 or head[0].value not in _STATEMENT_FORMS:
+        return None
+    if head[-1].type == "COMMA":  # `Region t1,CPU ...`: a kind in the task list, not a swap
+        return None
+    rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]
+    end = next((i for i, t in enumerate(rest) if t.type == "SEMICOLON"), None)
+    form = f"a {head[0]} statement is `{_STATEMENT_FORMS[head[0].value]}`"
+    if end is None or not rest or rest[0].type not in ("IDENT", "INT", "STRING", "STAR"):
+        return form
+    fixed = " ".join(t.value for t in [*head, rest[0], token, *rest[1:end]]).replace(" , ", ",") + ";"
+    return f"{form}: write {fixed}"
+
+
+def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
+    """E107 message and hint for a memory kind where only processor kinds fit, or the reverse; None otherwise."""
+    texts = _texts(accepts)
+    procs = bool({f"'{k}'" for k in A.PROC_KINDS} & texts)
+    mems = bool({f"'{k}'" for k in A.MEM_KINDS} & texts)
+    if word in A.MEM_KINDS and procs and not mems:
+        proc = "GPU" if word in ("FBMEM", "ZCMEM") else "CPU"
+        return (f"'{word}' is a memory kind; expected a processor kind ({', '.join(A.PROC_KINDS)})",
+                f"memories are chosen by Region statements, after the processor kind: Region * * {proc} {word};")
+    if word in A.PROC_KINDS and mems and not procs:
+        return (f"'{word}' is a processor kind; expected a memory kind ({', '.join(A.MEM_KINDS)})",
+                f"a Region statement names one processor kind, then the memories: `{_STATEMENT_FORMS['Region']}`, "
+                "e.g. Region * * GPU FBMEM,ZCMEM;")
+    return None
+
+
 def _kind_message(word: str, accepts: set[str]) -> tuple[str, str | None] | None:
     """E107 message and hint for a name `word` where only kinds (and `*`) are acceptable; None otherwise."""
     texts = _texts(accepts)
@@ -657,8 +695,13 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     # E109: a reserved word where a name is expected. A misplaced statement keyword (`return` at top level, a
     # `Region` statement inside a function) is an E100 unless it is being assigned to.
     if "IDENT" in accepts and tok_text in A.RESERVED and (assigned or tok_text not in _STATEMENT_WORDS | {"return"}):
-        return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text, (),
-                     expected)
+        return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text,
+                     (_swapped_kind_hint(text, tokens, token),), expected)
+
+    # E107: a memory kind where only processor kinds fit, or the reverse (`Task t FBMEM;`, `Region * * CPU GPU;`).
+    wrong_sort = _wrong_sort_of_kind(tok_text, accepts)
+    if wrong_sort is not None:
+        return error("E107", wrong_sort[0], line, col, tok_text, (wrong_sort[1],), expected)
 
     # E107: a name where a kind is expected.
     if token.type == "IDENT":

@@ -342,7 +342,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
         table = Table(title=f"{bench}: {len(store.records)} iterations ({settings['optimizer']})")
-        for col in ("iter", "status", f"throughput ({unit})", f"best ({unit})", "feedback category"):
+        shown = f" ({unit})" if unit else ""  # no unit before a first working mapper
+        for col in ("iter", "status", f"throughput{shown}", f"best{shown}", "feedback category"):
             table.add_column(col)
         for r in store.records:
             table.add_row(*_row(r)[:5])  # how each program was proposed is printed in full above
@@ -536,8 +537,12 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     table = Table(title=f"Measured together, {rounds} interleaved rounds each (trimmed mean, "
                         f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median); the reference mappers "
                         "first, then the candidates from the fastest")
+    # the figures keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to `0.00124-0.001…`)
+    figures = [m["estimate"] for m in summary["measured"].values() if m["estimate"]]
+    widths = {"throughput": max([len(f"{e['value']:.4g}") for e in figures], default=0),
+              "interval": max([len(f"{e['low']:.4g}-{e['high']:.4g}") for e in figures], default=0)}
     for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it (interval of the ratio)"):
-        table.add_column(col)
+        table.add_column(col, min_width=widths.get(col.split(" ")[0]))
     labels = {summary["start"]: f"{summary['start']} (start)", summary["best"]: f"{summary['best']} (best)"}
     if summary["start"] == summary["best"]:
         labels[summary["best"]] = f"{summary['best']} (start, best)"

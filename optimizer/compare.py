@@ -49,7 +49,7 @@ import statistics
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -166,6 +166,36 @@ def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool) -> Pat
     return base.parent / f"{base.name}-{n}" if existing else base
 
 
+def _no_comparison(bench, runs_dir, folder: Path, asked: dict) -> NoReturn:
+    """Raises the error of `--report-only` without a measured comparison of these settings: what is missing, and the
+    comparisons of `bench` under `runs_dir` that were made with other settings, with those settings."""
+    if folder.exists():
+        raise MapperoptError(f"no comparison of {bench} with these settings under {runs_dir} ({folder} has no "
+                             "measurement yet)", hint="run the same command without --report-only to measure it")
+    others = []
+    for settings in sorted(Path(runs_dir, str(bench)).glob("compare-*/settings.json")):
+        stored = json.loads(settings.read_text())
+        differ = [k for k in asked if k not in ("optimizers", "iters", "repeats") and stored.get(k) != asked[k]]
+        shown = ", ".join(f"{k} {_setting_text(stored.get(k))}" for k in differ)
+        here = ", ".join(f"{k} {_setting_text(asked[k])}" for k in differ)
+        others.append(f"{settings.parent} ({shown}; this command: {here})" if differ else str(settings.parent))
+    if not others:
+        raise MapperoptError(f"no comparison of {bench} under {runs_dir} to report on",
+                             hint="run the same command without --report-only first (from the folder that holds "
+                                  "runs/, or give --runs-dir)")
+    raise MapperoptError(f"no comparison of {bench} with these settings under {runs_dir}; made with other settings: "
+                         + "; ".join(others),
+                         hint="give the options of the command that made it (--size, --seed, --start, --repeats, "
+                              "--min-time, --cpus ...)")
+
+
+def _setting_text(value) -> str:
+    """A comparison setting as the error above shows it: a start file's text is long, so it is only named."""
+    if isinstance(value, str) and "\n" in value:
+        return "a start file"
+    return "none" if value is None else str(value)
+
+
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
                 on_record: Callable[[str, IterationRecord], Any] | None = None) -> dict:
     """Runs (or resumes) a comparison and writes its outputs.
@@ -236,9 +266,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
     folder = compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
-        raise MapperoptError(f"no comparison of {bench} with these settings under {opts['runs_dir']} ({folder} has "
-                             "no measurement yet)", hint="give the options of the command that made it (size, seed, "
-                                                         "start, repeats, min-time, cpus ...)")
+        _no_comparison(bench, opts["runs_dir"], folder, asked)
     resumed = folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     holder = TuneStore(folder, {}, [])

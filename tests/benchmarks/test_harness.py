@@ -44,8 +44,12 @@ def test_config_has_the_three_sizes(app):
 
 def test_known_benchmarks_and_misuse(tmp_path):
     assert set(APPS) <= set(known_benchmarks())
-    with pytest.raises(MapperoptError, match="unknown benchmark 'nope'"):
+    with pytest.raises(MapperoptError, match="unknown benchmark 'nope'") as info:
         load_config("nope")
+    assert info.value.hint is None
+    with pytest.raises(MapperoptError, match="unknown benchmark 'circut'") as info:
+        load_config("circut")
+    assert info.value.hint == "did you mean 'circuit'?"
     with pytest.raises(MapperoptError, match="no size 'huge'"):
         load_config("circuit").size("huge")
     with pytest.raises(MapperoptError, match="unknown benchmark"):
@@ -54,6 +58,10 @@ def test_known_benchmarks_and_misuse(tmp_path):
         run_benchmark("circuit", size="huge")
     with pytest.raises(MapperoptError, match="not found"):
         run_benchmark("circuit", mapper=Path("/nonexistent/m.dsl"))
+    # `--mapper expertt` is a file name that does not exist: the hint names the keyword it is close to.
+    with pytest.raises(MapperoptError, match="mapper file expertt not found") as info:
+        run_benchmark("circuit", mapper=Path("expertt"))
+    assert info.value.hint.startswith("did you mean --mapper expert? --mapper takes default"), info.value.hint
     with pytest.raises(MapperoptError, match="must be a whole number"):
         run_benchmark("circuit", extra_args=("-l", "many"), out_dir=tmp_path / "run")
     assert not (tmp_path / "run").exists()

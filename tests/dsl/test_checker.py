@@ -419,6 +419,10 @@ def test_w300_overridden_statement():
     assert d.notes == ("overridden by p.dsl:1:23: Region * * GPU ZCMEM;",)
     src = "def f(Task t) { return 1; }\nIndexTaskMap task_1 f;\nIndexTaskMap task_1,task_2 f;"
     assert only(src, "W300").loc.line == 2
+    # A list of tasks that a later statement repeats only in part is overridden for those tasks only.
+    src = "def f(Task t) { return 1; }\nIndexTaskMap task_1,task_2 f;\nIndexTaskMap task_1 f;"
+    assert only(src, "W300").message == ("this IndexTaskMap statement is overridden by a later one for task_1 (it "
+                                         "still applies to task_2)")
     assert diags("Task * GPU; Task t CPU; Region * * GPU FBMEM; Region * * CPU SYSMEM; CollectMemory t *; "
                  "CollectMemory t *;") == []
 

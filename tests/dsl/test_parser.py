@@ -179,6 +179,19 @@ ERRORS = [
     ("IndexTaskMap GPU,calc f;", "E109", 1, 14, "reserved word 'GPU' cannot be used as a name in a task list",
      "a kind selector stands alone"),
     ("IndexTaskMap calc,GPU f;", "E109", 1, 19, "reserved word 'GPU' cannot be used as a name", None),
+    # A kind in a name's place or of the other sort: the statement's form, and the statement in that order.
+    ("Region stencil CPU pxm_in SYSMEM;", "E109", 1, 16, "reserved word 'CPU'",
+     "a Region statement is `Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;`: "
+     "write Region stencil pxm_in CPU SYSMEM;"),
+    ('Region * GPU "pxm in" FBMEM , ZCMEM;', "E109", 1, 10, "reserved word 'GPU'",
+     'write Region * "pxm in" GPU FBMEM,ZCMEM;'),
+    ("Layout stencil CPU 0 SOA F_order;", "E109", 1, 16, "reserved word 'CPU'",
+     "write Layout stencil 0 CPU SOA F_order;"),
+    ("Task stencil FBMEM;", "E107", 1, 14, "'FBMEM' is a memory kind; expected a processor kind",
+     "memories are chosen by Region statements, after the processor kind: Region * * GPU FBMEM;"),
+    ("Task * GPU,SYSMEM;", "E107", 1, 12, "'SYSMEM' is a memory kind", "Region * * CPU SYSMEM;"),
+    ("Region * * CPU GPU;", "E107", 1, 16, "'GPU' is a processor kind; expected a memory kind",
+     "`Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;`"),
     # A stray token after a complete statement is E100 at that token, not a missing ';' (E102) before it.
     ("Task * CPU;\n- Region * * CPU SYSMEM;", "E100", 2, 1, "unexpected '-'; expected a statement", None),
     ("Task * CPU;\n) x = 1;", "E100", 2, 1, "unexpected ')'", None),
@@ -226,6 +239,19 @@ def test_syntax_error(src, code, line, col, message, hint):
     assert message in err.diagnostic.message
     if hint is not None:
         assert any(hint in h for h in err.diagnostic.hints), err.diagnostic.hints
+
+
+@pytest.mark.parametrize("src", ["Region stencil CPU pxm_in SYSMEM;", 'Region * GPU "pxm in" FBMEM , ZCMEM;',
+                                 "Layout stencil CPU 0 SOA F_order;", "Task stencil FBMEM;", "Region * * CPU GPU;"])
+def test_kind_hints_parse_as_written(src):
+    # The statement a hint offers (after `write` or `e.g.`, else the last word sequence) parses as pasted.
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    (hint,) = info.value.diagnostic.hints
+    offered = hint.rsplit("write ", 1)[-1] if "write " in hint else hint.rsplit("e.g. ", 1)[-1]
+    if ": Region" in offered:
+        offered = offered.rsplit(": ", 1)[-1]
+    assert parse(offered).statements, hint
 
 
 def test_syntax_error_rendering_and_attributes():

@@ -118,6 +118,21 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     assert sorted(p.name for p in (folder / "evaluations").iterdir()) == evaluated
     assert json.loads((folder / "summary.json").read_text())["optimizers"] == summary["optimizers"]
 
+    # --report-only with other settings names the comparison that exists and the settings that differ.
+    assert main([*args, "--seed", "7", "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"no comparison of circuit with these settings under {tmp_path / 'runs'}; made with other settings: " \
+           f"{folder} (seed 0; this command: seed 7)" in err, err
+
+
+def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
+    args = ["compare", "stencil", "--optimizers", "random", "--runs-dir", str(tmp_path / "runs")]
+    assert main([*args, "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"no comparison of stencil under {tmp_path / 'runs'} to report on" in err, err
+    assert "run the same command without --report-only first" in err
+    assert not (tmp_path / "runs").exists()  # nothing made
+
 
 # One benchmark of each kind of configuration (circuit: the test above): Stencil, Pennant (its deck), a 2-D GEMM
 # (Cannon, SUMMA and PUMMA share their configuration's form and expert) and COSMA (a 3-D GEMM whose grid follows the

@@ -222,3 +222,20 @@ def test_a_significantly_faster_reference_is_the_advice_and_its_interval_does_no
     final["expert"] = final["default"] = best
     advice = commands.best_mapper_line(commands.final_comparison("circuit", store, rounds=5), tmp_path / "best.dsl")
     assert advice.startswith("Best mapper: iteration 2, the final comparison's pick"), advice
+
+
+def test_a_narrow_console_keeps_every_figure(tmp_path, monkeypatch):
+    """Output that is not a terminal is 80 columns wide: a small throughput (a user's program in 1/ms) keeps its
+    interval whole rather than cut to `0.00124-0.001…`."""
+    final = {"iter-2": [0.001251, 0.001153, 0.001317], "iter-1": [0.001523, 0.001289, 0.001712],
+             "default": [0.001503, 0.001241, 0.001793]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=3)
+    from rich.console import Console
+
+    console = Console(width=80, record=True)
+    commands._print_summary(console, summary, "1/ms")
+    out = console.export_text()
+    for m in summary["measured"].values():
+        est = m["estimate"]
+        assert f"{est['low']:.4g}-{est['high']:.4g}" in out, out
+        assert f"{est['value']:.4g}" in out, out

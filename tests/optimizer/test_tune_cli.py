@@ -326,3 +326,4 @@ def test_a_start_program_stopped_by_check_prints_its_diagnostic(tmp_path, offlin
     assert re.search(r"^  2 \| Region \* \* CPU FBMEM;\n +\| +\^+", out, re.M), out
     assert re.search(r"^  hint: ", out, re.M), out
     assert f"{start}:2:" in out and "<mapper>" not in out, out  # the user's file, as check names it
+    assert "()" not in out and "┃ throughput ┃ best ┃" in out, out  # no working mapper: no unit, no empty brackets

@@ -56,14 +56,17 @@ keep_app_mapper: true
 
 @pytest.mark.parametrize("text, words", [
     ("executable: ./missing\n", ["missing", "does not exist"]),
-    ("executable: ./myapp\nsizes: {ci: {cpu: 2}}\n", ["size 'ci'", "unknown keys", "cpu"]),
+    ("executable: ./myapp\nsizes: {ci: {cpu: 2}}\n",
+     ["size 'ci': unknown key 'cpu'", "did you mean 'cpus' for 'cpu'?"]),
+    ("executable: ./myapp\nsize: {ci: {cpus: 2}}\n", ["unknown key 'size'; known: app, args", "did you mean 'sizes'"]),
     ("executable: ./myapp\nmetric: {regex: '(unclosed'}\n", ["metric regex", "invalid"]),
     ("executable: ./myapp\nmetric: {regex: 'ELAPSED [0-9.]+ ms'}\n", ["mapperopt.yaml", "metric regex", "no group",
                                                                    "parentheses"]),
     ("executable: ./myapp\nmetric: {regex: 'x', better: faster}\n", ["better", "faster"]),
     ("executable: ./myapp\nverify: {reference: nothere.txt}\n", ["reference output", "nothere.txt"]),
     ("executable: ./myapp\nverify: {patern: x}\n", ["verify", "pattern"]),
-    ("executable: ./myapp\nbogus: 1\n", ["unknown keys", "bogus"]),
+    ("executable: ./myapp\nbogus: 1\nverfy: 2\n",
+     ["unknown keys 'bogus', 'verfy'", "did you mean 'verify' for 'verfy'?"]),
     ("app: [1]\n", ["executable", "missing"]),
 ])
 def test_app_file_errors_name_the_key(tmp_path, exe, text, words):
@@ -96,6 +99,12 @@ def test_metric_and_verification(tmp_path, exe):
     rate = app_from_command(str(exe), metric=make_metric(r"rate ([0-9.]+)", "GB/s", True))
     assert measure(rate, "rate 1.0\nrate 3.5\n", 9.0)[0]["throughput"] == 3.5  # the last match
     assert "does not occur" in measure(rate, "no rate here", 1.0)[1]
+    # What the output holds instead: the line the pattern missed (an integer group for `12.5`), or nothing at all.
+    missed = measure(app_from_command(str(exe), metric=make_metric(r"elapsed (\d+) ms", "ms", False)),
+                     "start\nelapsed 12.5 ms\ncheck PASS\n", 1.0)[1]
+    assert missed == ("the metric /elapsed (\\d+) ms/ does not occur in the standard output; its last line with "
+                      "'elapsed': 'elapsed 12.5 ms'"), missed
+    assert measure(rate, "", 1.0)[1].endswith("(it is empty: does the program print the metric on standard error?)")
     (tmp_path / "ref.txt").write_text("sum 6\nline\n")
     checked = app_from_command(str(exe), verify=make_verify("OK", "grep -q sum \"$MAPPEROPT_STDOUT\"",
                                                             str(tmp_path / "ref.txt"), "^sum"))
