@@ -35,6 +35,7 @@ DISCOVERY_FORMAT = "discovery/2"  # part of the cache key: change it when the di
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
+_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".C")  # a program's source, told apart from the program
 _TOP_KEYS = {"app", "executable", "args", "sizes", "metric", "verify", "keep_app_mapper", "env"}
 
 
@@ -239,7 +240,13 @@ def _require_executable(exe: Path, where: str) -> None:
         raise MapperoptError(f"{where}: {exe} is {'a folder' if exe.is_dir() else 'not a regular file'}, not a program",
                              hint="name the program's executable itself")
     if not os.access(exe, os.X_OK):
-        raise MapperoptError(f"{where}: {exe} is not executable", hint=f"chmod +x {shlex.quote(str(exe))}")
+        if exe.suffix in _SOURCE_SUFFIXES:  # the program's source, named instead of the program built from it
+            built = shlex.quote(str(exe.with_suffix("")))
+            hint = (f"it is C++ source: build the program first, e.g. g++ {shlex.quote(str(exe))} "
+                    f"$(mapperopt toolchain --cflags) $(mapperopt toolchain --libs) -o {built}")
+        else:
+            hint = f"chmod +x {shlex.quote(str(exe))}"
+        raise MapperoptError(f"{where}: {exe} is not executable", hint=hint)
 
 
 def load_app_file(path: str | os.PathLike) -> UserApp:

@@ -38,12 +38,15 @@ def mapper(tmp_path, monkeypatch):
 def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys):
     (tmp_path / "folder").mkdir()
     (tmp_path / "plain").write_text("not a program\n")
+    (tmp_path / "heat.cc").write_text("int main() {}\n")
     (tmp_path / "folder.yaml").write_text("executable: ./folder\n")
     cases = {
         "./missing -n 1": f"--app: the executable {tmp_path / 'missing'} does not exist",
         "no-such-program-here -n 1": "--app: no program no-such-program-here on PATH or in this folder",
         "./folder": "--app: ./folder is a folder without mapperopt.yaml",
         "./plain -n 1": f"--app: {tmp_path / 'plain'} is not executable",
+        "./heat.cc -n 1": f"hint: it is C++ source: build the program first, e.g. g++ {tmp_path / 'heat.cc'} "
+                          f"$(mapperopt toolchain --cflags) $(mapperopt toolchain --libs) -o {tmp_path / 'heat'}",
         "./plain -n 'unclosed": "--app: cannot split \"./plain -n 'unclosed\" into words: No closing quotation",
         "folder.yaml": f"folder.yaml: 'executable': {tmp_path / 'folder'} is a folder, not a program",
         " ": "Invalid value for '--app': needs an application file or a command line",
