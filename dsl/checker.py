@@ -1009,8 +1009,12 @@ class _Checker:
                     s.region.index == r.index if s.region.index is not None else s.region.name in r.names)]
                 read = [(t, r) for t, r in selected if r.privilege == "read_only"]
                 if selected and not read and not s.region.is_wildcard:
-                    self.add("W305", "CollectMemory has no effect: the selected requirements are not read-only",
-                             s.loc, ("CollectMemory only releases read-only instances",))
+                    which = [f"requirement {r.index} of '{t.name}'{f' ({r.name})' if r.name else ''} is "
+                             f"{r.privilege.replace('_', '-')}" for t, r in selected]
+                    which = which[:3] + ([f"{len(which) - 3} more"] if len(which) > 3 else [])
+                    self.add("W305", "CollectMemory has no effect: the selected requirements are not read-only ("
+                                     f"{'; '.join(which)})", s.loc,
+                             ("CollectMemory only releases read-only instances",))
                     continue
                 # Readers of fields a task reduces into stay tracked (note R457): with only those, nothing is freed.
                 ev = ev or Evaluator(self.program, None, self.app)

@@ -449,7 +449,9 @@ def test_w301_to_w309(circuit, m14):
     assert "never index-launched" in d.message
     assert "only index-launched" in only("def f(Task t) { return 1; }\nSingleTaskMap update_voltages f;", "W305",
                                          circuit).message
-    assert "not read-only" in only("CollectMemory update_voltages 0;", "W305", circuit).message
+    assert only("CollectMemory update_voltages 0;", "W305", circuit).message == (
+        "CollectMemory has no effect: the selected requirements are not read-only (requirement 0 of 'update_voltages' "
+        "(rp_private) is read-write)")  # which requirement, with the privilege that keeps it
     assert diags("CollectMemory update_voltages *;", circuit) == []
     # Johnson's task_4 reduces into A: task_1's read of A stays tracked (note R457), so collecting it does nothing;
     # task_4's own reads of B and C are collected.
