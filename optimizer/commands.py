@@ -151,10 +151,10 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True)
 
 
-def _line(r: IterationRecord, iters: int) -> str:
+def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
-    best so far, with their unit."""
-    unit = f" {r.unit}" if r.unit else ""
+    best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed)."""
+    unit = f" {r.unit or run_unit}" if r.unit or run_unit else ""
     i, status, this, best, category, note = _row(r)
     return (f"  iter {i}/{iters}  {status}  {this}{unit if r.throughput is not None else ''}  "
             f"best {best}{unit}  {category}  {note}").rstrip()
@@ -310,17 +310,19 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                          init="random" if settings["start"] == "random" else "start")
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iterations with {opt.describe()}.")
-    console.print(f"Each mapper: {settings['repeats']}-{settings.get('max_repeats', settings['repeats'])} "
-                  + ("executions measured, not calibrated (the program's arguments fix the work of an execution)"
+    low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
+    executions = f"{low}-{high} executions" if low != high else f"{low} execution{'s' if low != 1 else ''}"
+    console.print(f"Each mapper: {executions} "
+                  + ("measured, not calibrated (the program's arguments fix the work of an execution)"
                      if "app_file" in settings else
-                     f"executions of at least {settings.get('min_time_s', 0):g} s measured"
+                     f"of at least {settings.get('min_time_s', 0):g} s measured"
                      + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                         if settings.get("iterations") else "")) + ", trimmed mean.")
     _print_baselines(console, store.root, settings)
     console.print(f"Folder: {store.root}")
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
-        console.print(_line(r, iters) + "  [dim](from the journal)[/]")
+        console.print(_line(r, iters, unit) + "  [dim](from the journal)[/]")
     status = console.status("")
 
     def on_start(i: int) -> None:
@@ -329,7 +331,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     def on_record(r: IterationRecord) -> None:
         status.stop()
-        console.print(_line(r, iters))
+        console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), "")))
         if r.iter == 1 and start not in ("default", "random") and r.stage in ("parse", "check") and r.result:
             # The user's own start program: its diagnostics with their source lines, carets and hints, under its
             # file's name (the harness compiles every program as `<mapper>`).

@@ -22,7 +22,7 @@ import pytest
 from optimizer_support import rewrite
 
 from mapperopt.cli import main
-from mapperopt.optimizer.base import normalize_dsl
+from mapperopt.optimizer.base import IterationRecord, normalize_dsl
 from mapperopt.optimizer import commands
 from mapperopt.optimizer.commands import _latest
 from mapperopt.optimizer.guided import GuidedOptimizer
@@ -327,3 +327,17 @@ def test_a_start_program_stopped_by_check_prints_its_diagnostic(tmp_path, offlin
     assert re.search(r"^  hint: ", out, re.M), out
     assert f"{start}:2:" in out and "<mapper>" not in out, out  # the user's file, as check names it
     assert "()" not in out and "┃ throughput ┃ best ┃" in out, out  # no working mapper: no unit, no empty brackets
+
+
+def test_the_header_counts_executions_and_a_failed_line_gives_the_best_its_unit(tmp_path, offline, capsys):
+    """`--repeats 2 --max-repeats 2` is two executions per mapper (not '2-2'); a failed iteration's line names the
+    unit of the best so far, which comes from a working mapper (the failed one has none)."""
+    start = tmp_path / "bad.dsl"
+    start.write_text("Task * CPU;\nRegion * * CPU FBMEM;\n")
+    main(tune_args(tmp_path / "runs", "--iters", "1", "--start", str(start), "--repeats", "2", "--max-repeats", "2"))
+    out = capsys.readouterr().out
+    assert "Each mapper: 2 executions of at least 0.05 s measured" in out and "2-2" not in out, out
+    failed = IterationRecord(iter=2, dsl="Task * CPU;", key="k", status="failed", stage="timeout",
+                             category="timeout", throughput=None, unit=None, best_throughput=0.1143)
+    assert " ".join(commands._line(failed, 3, "GFLOPS").split()) == (
+        "iter 2/3 [red]failed[/] (timeout) - best 0.1143 GFLOPS timeout")
