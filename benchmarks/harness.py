@@ -322,11 +322,12 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
         if not path.is_file():
             import difflib
 
-            keyword = difflib.get_close_matches(str(path), ["default", "expert"], n=1, cutoff=0.7)
+            keywords = ["default", "expert"] if cfg.expert else ["default"]  # a user's program has no expert
+            keyword = difflib.get_close_matches(str(path), keywords, n=1, cutoff=0.7)
             raise MapperoptError(f"mapper file {path} not found",
                                  hint=(f"did you mean --mapper {keyword[0]}? " if keyword else "")
-                                 + "--mapper takes default (Legion's default mapper), expert (the benchmark's "
-                                   "expert mapper) or a DSL file")
+                                 + "--mapper takes default (Legion's default mapper)"
+                                 + (", expert (the benchmark's expert mapper)" if cfg.expert else "") + " or a DSL file")
         return path.name, path.read_text(), str(path)
     if mapper == "default":
         return "default", None, ""

@@ -122,3 +122,14 @@ def test_run_still_passes_the_flags_after_dashdash(tmp_path, mapper, monkeypatch
     assert main(["run", "circuit", "--once", "--", "-p", "8"]) == 1
     assert main(["run", "--once", "--", "circuit"]) == 1
     assert seen == [("app", ("-n", "1")), ("circuit", ("-p", "8")), ("circuit", ())]
+
+
+def test_a_missing_mapper_file_offers_no_expert_for_a_program_without_one(tmp_path, mapper, capsys):
+    """A user's program has no expert mapper: `--mapper exprt` gets no 'did you mean --mapper expert?', and the hint
+    lists what --mapper takes for it (a benchmark's hint names expert: tests/benchmarks/test_harness.py)."""
+    app = script(tmp_path, "app", "exit 0")
+    assert main(["run", "--app", str(app), "--mapper", "exprt"]) == 1
+    err = capsys.readouterr().err
+    assert "error: mapper file exprt not found\n  hint: --mapper takes default (Legion's default mapper) or a DSL " \
+           "file" in err, err
+    assert "expert" not in err.replace("exprt", ""), err
