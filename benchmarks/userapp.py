@@ -728,6 +728,17 @@ def app_option(command):
                              "or its command line in quotes. Its description is discovered by running it once.")(command)
 
 
+def app_words(app_spec: str, metric_regex=None, unit=None, higher_is_better=False, verify_pattern=None,
+              verify_cmd=None, reference=None, keep_app_mapper=False) -> list[str]:
+    """`--app` and the `app_options` given (their values as `app_options` passes them), as words of a command line to
+    print for pasting (`shlex.join`)."""
+    words = ["--app", app_spec]
+    for option, value in (("--metric", metric_regex), ("--unit", unit), ("--verify-pattern", verify_pattern),
+                          ("--verify-cmd", verify_cmd), ("--reference", reference)):
+        words += [option, value] if value is not None else []
+    return words + ["--higher-is-better"] * bool(higher_is_better) + ["--keep-app-mapper"] * bool(keep_app_mapper)
+
+
 def app_options(command):
     """`--app` and the metric and verification flags of `--app 'CMD ARGS'` (run, tune, compare)."""
     import click

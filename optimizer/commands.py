@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import random
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -240,7 +241,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from rich.markup import escape
     from rich.table import Table
 
-    from mapperopt.benchmarks.userapp import UserApp, app_from_options
+    from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words
 
     bench, app_args = app_from_options(bench, app_args, **app_flags)
     check_repeats(repeats, max_repeats,
@@ -361,7 +362,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
-        again = f"mapperopt tune {bench} --resume {store.root} --iters {iters}"
+        program = app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]  # as it was named
+        again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters)])
         # With --new the same command would start yet another run: only --resume continues this one.
         n = len(store.records)
         console.print(f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] "

@@ -4,6 +4,12 @@ line, wall time and an output pattern): discovered, mapped and tuned."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +26,32 @@ QUICK = ["--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-
 def command(bench: str) -> str:
     args = load_config(bench).size("ci").args
     return " ".join([str(build_app(bench)), *[f"{k} {v}" for k, v in args.items()]])
+
+
+def test_ctrl_c_prints_a_resume_command_that_names_the_program_as_given(tmp_path, capsys):
+    """Interrupted, `tune --app` prints the command that continues its run with the program as --app named it and
+    the --app flags given (it printed `mapperopt tune stencil --resume ...`, an unknown benchmark), and that command,
+    pasted, continues the run."""
+    spec = command("stencil")
+    args = ["tune", "--app", spec, "--verify-pattern", VERIFIED, "--iters", "2", "--new", *QUICK,
+            "--runs-dir", str(tmp_path)]
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as tests/optimizer
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and not any(
+            p.read_text().strip() for p in tmp_path.glob("stencil/tune-*/state.jsonl")):  # iteration 1 journaled
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.kill(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    (root,) = tmp_path.glob("stencil/tune-*")
+    again = shlex.join(["mapperopt", "tune", "--app", spec, "--verify-pattern", VERIFIED, "--resume", str(root),
+                        "--iters", "2"])
+    assert proc.returncode == 130 and f"To continue: {again}" in out, out
+    capsys.readouterr()
+    assert main(shlex.split(again)[1:]) == 0
+    assert f"Continuing {root}: 1 of 2 iterations done" in capsys.readouterr().out
 
 
 def normalized(desc: dict, discovered: bool) -> dict:
@@ -119,7 +151,7 @@ def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, c
     assert "default" in summary["measured"] and "expert" not in summary["measured"]
     out = capsys.readouterr().out
     assert settings["search_layouts"] is False and "Layouts are not searched" in out
-    assert "Each mapper: 1-1 executions measured, not calibrated" in out and "of at least" not in out
+    assert "Each mapper: 1 execution measured, not calibrated" in out and "of at least" not in out
     wall = protocol.measured_time(json.loads((root / "baseline-default" / "result.json").read_text()))
     assert wall is not None and (wall < protocol.MIN_TIME_S) == ("Short measurement of the baselines" in out)
     assert "Layout" not in (root / "best.dsl").read_text()
