@@ -163,7 +163,11 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         check = json.dumps(result.get("check"), sort_keys=True)
         return "verify", f"the correctness check failed (exit status {exit_code}): {check}", result
     if exit_code != 0:
-        return stage, f"exited with status {exit_code}{suffix or ' and no error message'}", result
+        if not suffix:  # no error line recognised: the program's own last word (a flag it rejects, say)
+            said = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()
+                    if line.strip() and not _HARMLESS.search(line)]
+            suffix = f": {said[-1][-REASON_CHARS:]}" if said else " and no error message"
+        return stage, f"exited with status {exit_code}{suffix}", result
     if not expect_result:
         return None, None, None
     if not results:

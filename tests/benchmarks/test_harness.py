@@ -138,6 +138,8 @@ def test_a_good_run(tmp_path):
     (f"echo '{GOOD}'; echo '{GOOD}'", "run", "2 MAPPEROPT_RESULT lines"),
     ("echo 'MAPPEROPT_RESULT {oops'", "run", "not a JSON object"),
     (f"echo '{GOOD}'; exit 3", "run", "exited with status 3 and no error message"),
+    # a line the harness does not know is the program's own reason (a flag it rejects)
+    ("echo 'picky: unknown option -bogus' >&2; exit 2", "run", "exited with status 2: picky: unknown option -bogus"),
     ("echo \"[mapperopt] error: cannot load mapper library 'x.so': bad ABI\" >&2; exit 1", "start",
      "cannot load mapper library"),
     ("echo 'ERROR: unrecognized lowlevel option: -ll:ocpu' >&2; exit 1", "start", "unrecognized lowlevel option"),
