@@ -44,6 +44,7 @@ import csv
 import hashlib
 import json
 import os
+import shlex
 import signal
 import statistics
 from contextlib import contextmanager
@@ -584,9 +585,13 @@ def _reference(bench: str | UserApp, name: str, folder: Path, evaluator: Benchma
                                            " (it also calibrates the iteration count)..."))
     measured, failed, iterations = measure(bench, [name], evaluator, folder)
     if name not in measured:
+        # a user's program is named as --app names it: its application file, or its command line (size ci)
+        program = ["--app", bench.path or shlex.join([str(bench.exe), *bench.args["ci"]])] \
+            if isinstance(bench, UserApp) else [str(bench)]
+        flags = ["--", *evaluator.extra_args] if evaluator.extra_args else []
         raise MapperoptError(f"the {name} mapper of {bench} could not be measured: {failed.get(name)}",
                              hint=f"compare normalises every throughput to the {name} mapper's; check "
-                                  f"`mapperopt run {bench} --mapper {name}`")
+                                  f"`{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`")
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
     walls = [a["wall_s"] for a in json.loads(result.read_text()).get("attempts") or []] if result.exists() else []
     data = {"throughput": measured[name], "iterations": iterations, "wall_s": max(walls) if walls else None}

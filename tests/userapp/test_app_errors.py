@@ -133,3 +133,17 @@ def test_a_missing_mapper_file_offers_no_expert_for_a_program_without_one(tmp_pa
     assert "error: mapper file exprt not found\n  hint: --mapper takes default (Legion's default mapper) or a DSL " \
            "file" in err, err
     assert "expert" not in err.replace("exprt", ""), err
+
+
+def test_compare_whose_reference_fails_says_what_failed_and_how_to_run_it(tmp_path, mapper, foreign_exe, capsys):
+    """A program that runs under discovery but fails when measured: compare names the program's own last line (not
+    'no error message') and the `run` command to try, with --app and the flags after `--` as given (it said
+    `mapperopt run flaky --mapper default`, an unknown benchmark)."""
+    flaky = script(tmp_path, "flaky", f'[ -n "$MAPPEROPT_RECORD" ] && exec {foreign_exe} "$@"\n'
+                                      'echo "flaky: refusing to run" >&2; exit 3')
+    assert main(["compare", "--app", str(flaky), "--optimizers", "random", "--iters", "1", "--runs", "1", "--cpus", "2",
+                 "--", "-n", "100"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the default mapper of flaky could not be measured: failed at stage run: exited with status 3: flaky: " \
+           "refusing to run" in err, err
+    assert f"check `mapperopt run --app {flaky} --mapper default -- -n 100`" in err, err
