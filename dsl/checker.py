@@ -231,6 +231,8 @@ class _Checker:
             hint = f"did you mean '{tasks[0]}'? (the Task parameter of '{self._function.name}')"
         elif name.upper() in A.PROC_KINDS + A.MEM_KINDS:  # a kind in lower case (`cpu`), before a close name (`mcpu`)
             hint = f"did you mean '{name.upper()}'? (kinds are written in capitals)"
+        elif A.legion_kind_hint(name):  # `TOC_PROC`, before a close name
+            hint = A.legion_kind_hint(name)
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):

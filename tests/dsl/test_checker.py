@@ -152,6 +152,15 @@ def test_e201_kind_in_lower_case():
         ("undefined variable 'sysmem'", ("did you mean 'SYSMEM'? (kinds are written in capitals)",))]
 
 
+def test_e201_legion_kind_name():
+    # Legion's name of a kind, as a value: the DSL's kind it means, before a close name.
+    found = [d for d in diags("mgpu = Machine(GPU);\nx = mgpu[0, 0].has(GPU_MEM) || mgpu[0, 0].has(z_copy_mem);")
+             if d.code == "E201"]
+    assert [(d.message, d.hints) for d in found] == [
+        ("undefined variable 'GPU_MEM'", ("did you mean 'FBMEM'? (Legion's GPU_FB_MEM is the DSL's FBMEM)",)),
+        ("undefined variable 'z_copy_mem'", ("did you mean 'ZCMEM'? (Legion's Z_COPY_MEM is the DSL's ZCMEM)",))]
+
+
 def test_e201_top_level_scoping():
     d = only("x = y;\ny = 1;", "E201")
     assert at(d) == (1, 5)
