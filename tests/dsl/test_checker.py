@@ -620,6 +620,16 @@ def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
     assert only("t = (0,);\nx = t[1 < 2];", "E206", None, m14)  # a wrong index type stays a type error
 
 
+def test_w316_control_replicate_on_one_node_is_a_note():
+    d = only("Task * CPU;\nControlReplicate calc,dist;", "W316", machine=parse_machine_spec("1x0x2"))
+    assert (d.severity, at(d)) == ("note", (2, 1))
+    assert d.message == ("ControlReplicate has no effect on this machine (1x0x2): it makes one shard per node, and "
+                         "there is one node")
+    # Several nodes, or no machine to check against: nothing said.
+    for machine in (parse_machine_spec("2x1"), None):
+        assert [d.code for d in diags("ControlReplicate calc;", None, machine)] == []
+
+
 def test_w304_notes_an_unused_machine_model_like_an_unused_function():
     """`check` notes every definition tune would drop: a machine model nothing reads, and one (or a function) read
     only by definitions that are themselves unused, which says by which."""
