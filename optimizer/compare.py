@@ -218,6 +218,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         MapperoptError: unknown optimizer, nothing to compare, the reference mapper fails, or the harness cannot run.
     """
     from mapperopt.benchmarks import describe_app, load_config
+    from mapperopt.benchmarks.harness import remove_made
     from mapperopt.probe import probe_machine
     from mapperopt.optimizer.commands import default_cpus
     from mapperopt.optimizer.llm import LLMConfig
@@ -270,6 +271,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     for notice in notices:
         say(notice)
     resumed = folder.exists()
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     holder = TuneStore(folder, {}, [])
     holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)
@@ -279,8 +281,16 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}.")
         else:
-            app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8` too
-            machine = probe_machine(cpus, gpus).to_json()
+            try:
+                app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8`
+                machine = probe_machine(cpus, gpus).to_json()
+            except BaseException:
+                # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
+                for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
+                    (folder / name).unlink(missing_ok=True)
+                holder.unlock()
+                remove_made(made or [folder])
+                raise
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
                                                           "machine": machine}, indent=2) + "\n")
