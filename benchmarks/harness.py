@@ -28,6 +28,7 @@ import signal
 import statistics
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
@@ -342,11 +343,35 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
     return "inline", mapper, "<mapper>"
 
 
-def _new_run_dir(app: str) -> Path:
+def _new_run_dir(app: str, out_dir: str | Path | None) -> tuple[Path, list[Path]]:
+    """The run folder, created: `out_dir`, else a new `runs/<app>/<YYYYMMDD-HHMMSS>-<6 hex>/`; and the folders this
+    made, innermost first (`removed_if_failed`)."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = Path("runs") / app / f"{stamp}-{secrets.token_hex(3)}"
-    path.mkdir(parents=True)
-    return path
+    path = Path(out_dir) if out_dir is not None else Path("runs") / app / f"{stamp}-{secrets.token_hex(3)}"
+    made = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=out_dir is not None)
+    return path, made
+
+
+def remove_made(folders: list[Path]) -> None:
+    """Removes `folders` (innermost first) while they are empty: what a set-up that failed made, without what
+    another process has put there since."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+@contextmanager
+def removed_if_failed(made: list[Path]):
+    """Removes the folders `made` (`remove_made`) when the body raises: a run whose set-up fails (a user's program
+    that cannot be discovered) leaves no half-made run folder behind."""
+    try:
+        yield
+    except BaseException:
+        remove_made(made)
+        raise
 
 
 def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path,
@@ -354,8 +379,9 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
              ) -> tuple[Path | None, str | None, str | None, str]:
     """Compile a DSL mapper for this run, checked against the launch domains of the run's own flags (`extra_args`)
     and the machine `check` probes for them (`run_probe_json`: counts, `memory` sizes in MiB, cache). Returns
-    (library, failed stage, reason, log); copies the generated C++ to `mapper.cc` when there is one and, on
-    success, replaces `mapper.dsl` by the canonical text compiled."""
+    (library, failed stage, reason, log); writes `mapper.dsl` once both are known (a discovery that fails writes
+    nothing), copies the generated C++ to `mapper.cc` when there is one and, on success, replaces `mapper.dsl` by
+    the canonical text compiled."""
     from mapperopt.compiler import CheckError, compile_program
     from mapperopt.descriptions import AppDescription, MachineDescription
     from mapperopt.dsl import DslSyntaxError
@@ -363,6 +389,7 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
 
     app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args))
     machine = MachineDescription.from_json(run_probe_json(app, size, extra_args, cpus, gpus, memory))
+    (run_dir / "mapper.dsl").write_text(dsl)
     try:
         compiled = compile_program(dsl, filename, app=app_desc, machine=machine)
     except DslSyntaxError as exc:
@@ -503,8 +530,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     if not args[cfg.iterations_flag].isdigit():
         raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")
     exe = build_app(app)
-    run_dir = Path(out_dir) if out_dir is not None else _new_run_dir(app)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir, made = _new_run_dir(app, out_dir)
     settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
                 "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s,
                 "iterations_flag": cfg.iterations_flag,
@@ -518,9 +544,9 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
 
     mapper_flags = []
     if dsl is not None:
-        (run_dir / "mapper.dsl").write_text(dsl)
-        so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
-                                          tuple(map(str, extra_args)))
+        with removed_if_failed(made):
+            so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
+                                              tuple(map(str, extra_args)))
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
         mapper_flags = ["-mapper", str(so)]

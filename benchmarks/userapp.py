@@ -634,8 +634,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     if (trace or profile) and dsl is None:
         raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
                              "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
-    run_dir = Path(out_dir) if out_dir is not None else H._new_run_dir(app.name)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir, made = H._new_run_dir(app.name, out_dir)
     settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
                 "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
                 "min_time_s": 0.0, "iterations_flag": "", "iterations": None,
@@ -657,9 +656,9 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                              "results beyond the exit status, and a layout can make a program compute wrong numbers "
                              "silently (give it a verification to search layouts)", log="")
     if dsl is not None:
-        (run_dir / "mapper.dsl").write_text(dsl)
-        so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
-                                            tuple(map(str, extra_args)))
+        with H.removed_if_failed(made):  # discovery, which may fail
+            so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
+                                                tuple(map(str, extra_args)))
         # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
         settings["description"] = str(discovery_path(app, discovery_command(app, size, cpus, gpus, extra_args)))
         if so is None:

@@ -24,6 +24,32 @@ from typing import Union
 
 PROC_KINDS = ("CPU", "GPU", "OMP", "IO", "PY")
 MEM_KINDS = ("SYSMEM", "FBMEM", "ZCMEM", "RDMEM", "SOCKMEM", "VIRTUAL")
+# Legion's names of the DSL's kinds, and the names a Legion user may write for them (Legion's, near ones) -> the
+# DSL's kind (None: UTIL_PROC, which has none). A hint names the kind meant, which an edit-distance guess can miss
+# (`GPU_MEM` is nearer ZCMEM than FBMEM).
+LEGION_NAMES = {"GPU": "TOC_PROC", "CPU": "LOC_PROC", "OMP": "OMP_PROC", "IO": "IO_PROC", "PY": "PY_PROC",
+                "SYSMEM": "SYSTEM_MEM", "FBMEM": "GPU_FB_MEM", "ZCMEM": "Z_COPY_MEM", "RDMEM": "REGDMA_MEM",
+                "SOCKMEM": "SOCKET_MEM"}
+LEGION_KINDS = {**{legion: kind for kind, legion in LEGION_NAMES.items()}, "UTIL_PROC": None,
+                "GPU_MEM": "FBMEM", "FB_MEM": "FBMEM", "SYS_MEM": "SYSMEM", "ZC_MEM": "ZCMEM", "ZERO_COPY_MEM": "ZCMEM"}
+
+
+def legion_kind_hint(word: str, expected=PROC_KINDS + MEM_KINDS) -> str | None:
+    """The hint for `word`, a name of `LEGION_KINDS` (any case) where one of the kinds `expected` goes: the DSL's
+    kind it means (`TOC_PROC`: "did you mean 'GPU'? ..."); None for another word."""
+    name = word.upper()
+    if name not in LEGION_KINDS:
+        return None
+    kind = LEGION_KINDS[name]
+    if kind is None:
+        return (f"Legion's {name} processors do the runtime's own work, never tasks: the DSL has no kind for them; "
+                f"tasks run on {', '.join(PROC_KINDS)}")
+    said = f"Legion's {LEGION_NAMES[kind]} is the DSL's {kind}"
+    if kind in expected:
+        return f"did you mean '{kind}'? ({said})"
+    return f"{said}, a {'processor' if kind in PROC_KINDS else 'memory'} kind, which does not go here"
+
+
 CONSTRAINT_WORDS = ("SOA", "AOS", "C_order", "F_order", "Align", "No_Align", "Exact", "Compact")
 ALIGN_OPS = ("==", "!=", "<", "<=", ">", ">=")
 # Value types of a Tunable answer -> (bytes, smallest value, largest value).

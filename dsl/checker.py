@@ -184,6 +184,7 @@ class _Checker:
             self._app_tunables()
         if self.machine is not None:
             self._machine_kinds()
+            self._one_node()
             if not any(d.is_error and d.code not in INERT_ERRORS for d in self.diags):
                 self._static_evaluation()
             elif self.app is not None or any(isinstance(s, (A.Assign, A.Print)) for s in self.program.statements):
@@ -231,6 +232,8 @@ class _Checker:
             hint = f"did you mean '{tasks[0]}'? (the Task parameter of '{self._function.name}')"
         elif name.upper() in A.PROC_KINDS + A.MEM_KINDS:  # a kind in lower case (`cpu`), before a close name (`mcpu`)
             hint = f"did you mean '{name.upper()}'? (kinds are written in capitals)"
+        elif A.legion_kind_hint(name):  # `TOC_PROC`, before a close name
+            hint = A.legion_kind_hint(name)
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
@@ -1109,6 +1112,16 @@ class _Checker:
                                  ) if k.name in FLAG_SIZED_MEMORIES else ()
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
                                  k.loc, sized)
+
+    def _one_node(self):
+        """W316 (note) for each ControlReplicate statement on a machine of one node, where it has no effect (the
+        run's note R451, said here before any run)."""
+        if self.machine.nodes != 1:
+            return
+        for s in self.program.statements:
+            if isinstance(s, A.ControlReplicateStmt):
+                self.add("W316", f"ControlReplicate has no effect on this machine ({self.machine.shape()}): it "
+                                 "makes one shard per node, and there is one node", s.loc, severity="note")
 
     def _only_absent_memories(self, s: A.RegionStmt) -> bool:
         """E221 when every kind of `s` is absent on the machine and no other Region statement that applies wherever

@@ -587,7 +587,7 @@ def _kind_message(word: str, accepts: set[str]) -> tuple[str, str | None] | None
         return None
     candidates = (A.PROC_KINDS if procs else ()) + (A.MEM_KINDS if mems else ())
     close = _closest(word, candidates)
-    hint = f"did you mean '{close}'?" if close else None
+    hint = A.legion_kind_hint(word, candidates) or (f"did you mean '{close}'?" if close else None)
     if procs and mems:
         msg = (
             f"unknown kind '{word}'; expected a processor kind ({', '.join(A.PROC_KINDS)}), "

@@ -157,8 +157,15 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
     best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed)."""
     unit = f" {r.unit or run_unit}" if r.unit or run_unit else ""
     i, status, this, best, category, note = _row(r)
+    best = f"best {best}{unit}" if _succeeded(r) else "best: none yet"  # as compare's progress says
     return (f"  iter {i}/{iters}  {status}  {this}{unit if r.throughput is not None else ''}  "
-            f"best {best}{unit}  {category}  {note}").rstrip()
+            f"{best}  {category}  {note}").rstrip()
+
+
+def _succeeded(r: IterationRecord) -> bool:
+    """Whether an iteration of 1..r.iter succeeded (`best_throughput` is 0 until one does; journals older than
+    `best_iter` name none)."""
+    return r.best_iter is not None or r.best_throughput > 0
 
 
 def _row(r: IterationRecord) -> tuple[str, ...]:
@@ -167,7 +174,8 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
     status = "[green]ok[/]" if r.ok else f"[red]failed[/] ({r.stage})"
     this = f"{r.throughput:.4g}" if r.throughput is not None else "-"
     tokens = (r.llm or {}).get("total_tokens")
-    return (str(r.iter), status + (" [dim]cached[/]" if r.cached else ""), this, f"{r.best_throughput:.4g}",
+    return (str(r.iter), status + (" [dim]cached[/]" if r.cached else ""), this,
+            f"{r.best_throughput:.4g}" if _succeeded(r) else "-",
             escape(r.category), escape(r.note or "") + (f" [dim]({tokens} tokens)[/]" if tokens else ""))
 
 

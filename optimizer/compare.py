@@ -219,6 +219,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         MapperoptError: unknown optimizer, nothing to compare, the reference mapper fails, or the harness cannot run.
     """
     from mapperopt.benchmarks import describe_app, load_config
+    from mapperopt.benchmarks.harness import remove_made
     from mapperopt.probe import probe_machine
     from mapperopt.optimizer.commands import default_cpus
     from mapperopt.optimizer.llm import LLMConfig
@@ -228,14 +229,13 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if unknown:
         raise MapperoptError(f"unknown optimizer(s) {', '.join(unknown)}", hint=f"choose from {', '.join(OPTIMIZERS)}")
     llm = LLMConfig.from_env()
-    optimizers = []
-    for name in opts["optimizers"]:
-        if OPTIMIZERS[name].needs_model and not llm.configured:
-            say(f"Skipping {name}: it needs a language-model endpoint (set MAPPEROPT_LLM_BASE_URL and "
-                "MAPPEROPT_LLM_MODEL).")
-        else:
-            optimizers.append(name)
+    optimizers = [name for name in opts["optimizers"] if not OPTIMIZERS[name].needs_model or llm.configured]
+    # Said once the comparison is known to go on: `--report-only` without one gets its error alone.
+    notices = [f"Skipping {name}: it needs a language-model endpoint (set MAPPEROPT_LLM_BASE_URL and "
+               "MAPPEROPT_LLM_MODEL)." for name in opts["optimizers"] if name not in optimizers]
     if not optimizers:
+        for notice in notices:  # why none is left
+            say(notice)
         offline = ", ".join(name for name, spec in OPTIMIZERS.items() if not spec.needs_model)
         raise MapperoptError("no optimizer left to compare", hint=f"name at least one of {offline} in --optimizers")
     require_packages(optimizers)  # before any measurement: a run that cannot start would fail minutes later
@@ -244,9 +244,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
     if not layouts:  # whatever an optimizer proposes
         bench = replace(bench, refuse_layouts=True)
-        say("Layouts are not searched: nothing verifies this application's results beyond its exit status, and a "
-            "layout can make a program compute wrong numbers silently. Give the application a verification "
-            "(verify: in its application file, or --verify-pattern, --verify-cmd, --reference) to search them.")
+        notices.append("Layouts are not searched: nothing verifies this application's results beyond its exit "
+                       "status, and a layout can make a program compute wrong numbers silently. Give the application "
+                       "a verification (verify: in its application file, or --verify-pattern, --verify-cmd, "
+                       "--reference) to search them.")
     size = config.size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cores = core_groups(opts.get("jobs", 1), opts.get("cpus_per_job"))
@@ -268,7 +269,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     folder = compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
         _no_comparison(bench, opts["runs_dir"], folder, asked)
+    for notice in notices:
+        say(notice)
     resumed = folder.exists()
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     holder = TuneStore(folder, {}, [])
     holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)
@@ -278,8 +282,16 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}.")
         else:
-            app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8` too
-            machine = probe_machine(cpus, gpus).to_json()
+            try:
+                app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8`
+                machine = probe_machine(cpus, gpus).to_json()
+            except BaseException:
+                # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
+                for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
+                    (folder / name).unlink(missing_ok=True)
+                holder.unlock()
+                remove_made(made or [folder])
+                raise
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
                                                           "machine": machine}, indent=2) + "\n")

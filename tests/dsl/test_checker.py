@@ -152,6 +152,15 @@ def test_e201_kind_in_lower_case():
         ("undefined variable 'sysmem'", ("did you mean 'SYSMEM'? (kinds are written in capitals)",))]
 
 
+def test_e201_legion_kind_name():
+    # Legion's name of a kind, as a value: the DSL's kind it means, before a close name.
+    found = [d for d in diags("mgpu = Machine(GPU);\nx = mgpu[0, 0].has(GPU_MEM) || mgpu[0, 0].has(z_copy_mem);")
+             if d.code == "E201"]
+    assert [(d.message, d.hints) for d in found] == [
+        ("undefined variable 'GPU_MEM'", ("did you mean 'FBMEM'? (Legion's GPU_FB_MEM is the DSL's FBMEM)",)),
+        ("undefined variable 'z_copy_mem'", ("did you mean 'ZCMEM'? (Legion's Z_COPY_MEM is the DSL's ZCMEM)",))]
+
+
 def test_e201_top_level_scoping():
     d = only("x = y;\ny = 1;", "E201")
     assert at(d) == (1, 5)
@@ -611,6 +620,16 @@ def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
     src = "m = Machine(CPU);\ndef f(Task t) { i = (0, 1); return m[i[-3], 0]; }\nIndexTaskMap update_voltages f;"
     assert only(src, "E205", circuit, m14).message.startswith("tuple index -3 out of range")
     assert only("t = (0,);\nx = t[1 < 2];", "E206", None, m14)  # a wrong index type stays a type error
+
+
+def test_w316_control_replicate_on_one_node_is_a_note():
+    d = only("Task * CPU;\nControlReplicate calc,dist;", "W316", machine=parse_machine_spec("1x0x2"))
+    assert (d.severity, at(d)) == ("note", (2, 1))
+    assert d.message == ("ControlReplicate has no effect on this machine (1x0x2): it makes one shard per node, and "
+                         "there is one node")
+    # Several nodes, or no machine to check against: nothing said.
+    for machine in (parse_machine_spec("2x1"), None):
+        assert [d.code for d in diags("ControlReplicate calc;", None, machine)] == []
 
 
 def test_w304_notes_an_unused_machine_model_like_an_unused_function():

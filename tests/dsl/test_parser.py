@@ -241,6 +241,38 @@ def test_syntax_error(src, code, line, col, message, hint):
         assert any(hint in h for h in err.diagnostic.hints), err.diagnostic.hints
 
 
+# Legion's kind names (and near ones) name the DSL's kind they mean, not the nearest spelling (`GPU_MEM` is
+# nearer ZCMEM).
+@pytest.mark.parametrize("written,meant", [
+    ("GPU_FB_MEM", "FBMEM"), ("GPU_MEM", "FBMEM"), ("fb_mem", "FBMEM"), ("SYSTEM_MEM", "SYSMEM"),
+    ("Z_COPY_MEM", "ZCMEM"), ("REGDMA_MEM", "RDMEM"), ("SOCKET_MEM", "SOCKMEM")])
+def test_legion_memory_kind_names(written, meant):
+    with pytest.raises(DslSyntaxError) as info:
+        parse(f"Region * * GPU {written};", "bad.dsl")
+    assert info.value.diagnostic.hints == (
+        f"did you mean '{meant}'? (Legion's {A.LEGION_NAMES[meant]} is the DSL's {meant})",)
+
+
+@pytest.mark.parametrize("written,meant", [("TOC_PROC", "GPU"), ("LOC_PROC", "CPU"), ("IO_PROC", "IO"),
+                                           ("OMP_PROC", "OMP"), ("toc_proc", "GPU")])
+def test_legion_processor_kind_names(written, meant):
+    for src in (f"Task * {written};", f"m = Machine({written});"):
+        with pytest.raises(DslSyntaxError) as info:
+            parse(src, "bad.dsl")
+        assert info.value.diagnostic.hints == (
+            f"did you mean '{meant}'? (Legion's {A.LEGION_NAMES[meant]} is the DSL's {meant})",)
+
+
+def test_legion_kind_names_without_a_dsl_kind_here():
+    with pytest.raises(DslSyntaxError) as info:
+        parse("Task * UTIL_PROC;", "bad.dsl")
+    assert "the DSL has no kind for them; tasks run on CPU, GPU, OMP, IO, PY" in info.value.diagnostic.hints[0]
+    with pytest.raises(DslSyntaxError) as info:  # a processor kind where a memory kind goes: no "did you mean"
+        parse("Region * * GPU TOC_PROC;", "bad.dsl")
+    assert info.value.diagnostic.hints == ("Legion's TOC_PROC is the DSL's GPU, a processor kind, which does not go "
+                                           "here",)
+
+
 @pytest.mark.parametrize("src", ["Region stencil CPU pxm_in SYSMEM;", 'Region * GPU "pxm in" FBMEM , ZCMEM;',
                                  "Layout stencil CPU 0 SOA F_order;", "Task stencil FBMEM;", "Region * * CPU GPU;"])
 def test_kind_hints_parse_as_written(src):

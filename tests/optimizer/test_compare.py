@@ -174,6 +174,17 @@ def test_model_optimizers_are_skipped_without_an_endpoint(tmp_path, monkeypatch,
     assert "no optimizer left to compare" in out.err
 
 
+def test_report_only_without_a_comparison_says_its_error_alone(tmp_path, monkeypatch, capsys):
+    # Nothing will run, so the notice that a model optimizer is skipped would only precede the error.
+    for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["compare", "circuit", "--optimizers", "random,trace", "--report-only",
+                 "--runs-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith(f"error: no comparison of circuit under {tmp_path} to report on")
+
+
 def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capfd):
     # Two jobs of one core each: each tuning run and each group of the final measurement in its own process,
     # confined to its core; every figure is kept relative to the comparison's folder.

@@ -322,7 +322,9 @@ def test_a_start_program_stopped_by_check_prints_its_diagnostic(tmp_path, offlin
     start.write_text("Task * CPU;\nRegion * * CPU FBMEM;\n")
     main(tune_args(tmp_path / "runs", "--iters", "1", "--start", str(start)))
     out = capsys.readouterr().out
-    assert "iter 1/1  failed (check)" in out, out
+    # Nothing succeeded yet: no best, not "best 0" (in the line as in the table's best column).
+    assert re.search(r"^  iter 1/1  failed \(check\)  -  best: none yet  ", out, re.M), out
+    assert re.search(r"^│ 1 +│ failed \(check\) +│ - +│ - +│", out, re.M), out
     assert re.search(r"^  2 \| Region \* \* CPU FBMEM;\n +\| +\^+", out, re.M), out
     assert re.search(r"^  hint: ", out, re.M), out
     assert f"{start}:2:" in out and "<mapper>" not in out, out  # the user's file, as check names it

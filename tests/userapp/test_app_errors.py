@@ -73,17 +73,24 @@ DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the er
 @pytest.mark.parametrize("name", DISCOVERY_FAILURES)
 def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, capsys):
     """Not a Legion program (exits 0, runs no task), flags the program rejects, a crash that cuts the record short:
-    each is an error that says so, and none leaves a description in the discovery cache."""
+    each is an error that says so, and none leaves a description in the discovery cache, nor a half-made run or
+    comparison folder."""
     body, flags, message = DISCOVERY_FAILURES[name]
     exe = script(tmp_path, name, body)
     app = app_from_command(str(exe))
     cache = discovery_path(app, discovery_command(app, "ci", extra_args=flags))
-    for command in ("check", "run"):
-        rest = ("--machine", "1x0x1") if command == "check" else ("--mapper", str(mapper), "--once")
+    rests = {"check": ("--machine", "1x0x1"), "run": ("--mapper", str(mapper), "--once"),
+             "compare": ("--optimizers", "random", "--iters", "1", "--runs", "1")}
+    for command, rest in rests.items():
         assert main(argv(command, mapper, str(exe), *rest, *(("--", *flags) if flags else ()))) == 1
         err = capsys.readouterr().err
         assert message.format(exe=exe) in err and "Traceback" not in err, err
         assert not cache.exists()
+        assert not (tmp_path / "runs").exists(), (command, sorted((tmp_path / "runs").rglob("*")))
+    # A run folder the user names is theirs: kept, and nothing written in it.
+    (tmp_path / "mine").mkdir()
+    assert main(argv("run", mapper, str(exe), *rests["run"], "--out", "mine", *(("--", *flags) if flags else ()))) == 1
+    assert list((tmp_path / "mine").iterdir()) == []
 
 
 @pytest.mark.parametrize("command", ["run", "tune", "compare"])
