@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from mapperopt import toolchain
-from mapperopt.errors import MapperoptError, exit_status
+from mapperopt.errors import MapperoptError, closest, exit_status
 
 # A size key -> the Legion flag it sets; memory sizes are in MiB.
 RESOURCE_FLAGS = {"cpus": "-ll:cpu", "util": "-ll:util", "csize": "-ll:csize", "gpus": "-ll:gpu",
@@ -234,11 +234,9 @@ def require_app(name: str) -> None:
     # Only configured benchmarks: other folders hold shared code (common, the GEMM layer) or mapperopt's own
     # machine probe, which are not applications.
     if name not in known_benchmarks():
-        import difflib
-
-        close = difflib.get_close_matches(name, known_benchmarks(), n=1, cutoff=0.7)
+        close = closest(name, known_benchmarks(), cutoff=0.7)
         raise MapperoptError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}",
-                             hint=f"did you mean '{close[0]}'?" if close else None)
+                             hint=f"did you mean '{close}'?" if close else None)
 
 
 def build_app(name: str, cuda: str = "auto") -> Path:

@@ -37,7 +37,7 @@ from pathlib import Path
 from mapperopt import interrupts, toolchain
 from mapperopt.benchmarks.apps import _app_args, _override_flags, build_app, describe_app, load_config
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
-from mapperopt.errors import BuildError, MapperoptError, signal_name
+from mapperopt.errors import BuildError, MapperoptError, closest, signal_name
 from mapperopt.records import Attempt, RunResult
 
 RESULT_PREFIX = "MAPPEROPT_RESULT "
@@ -325,12 +325,10 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
                                     and ";" not in mapper):
         path = Path(mapper)
         if not path.is_file():
-            import difflib
-
             keywords = ["default", "expert"] if cfg.expert else ["default"]  # a user's program has no expert
-            keyword = difflib.get_close_matches(str(path), keywords, n=1, cutoff=0.7)
+            keyword = closest(str(path), keywords, cutoff=0.7)
             raise MapperoptError(f"mapper file {path} not found",
-                                 hint=(f"did you mean --mapper {keyword[0]}? " if keyword else "")
+                                 hint=(f"did you mean --mapper {keyword}? " if keyword else "")
                                  + "--mapper takes default (Legion's default mapper)"
                                  + (", expert (the benchmark's expert mapper)" if cfg.expert else "") + " or a DSL file")
         return path.name, path.read_text(), str(path)

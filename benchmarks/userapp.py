@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks.apps import _override_flags, require_app
-from mapperopt.errors import MapperoptError, exit_status
+from mapperopt.errors import MapperoptError, closest, exit_status
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
@@ -134,13 +134,11 @@ def _str_list(value, what: str) -> tuple[str, ...]:
 
 def _reject_unknown(where: str, data: dict, known: set[str]) -> None:
     """Raises MapperoptError naming the keys of `data` not in `known`, each with the known key it is close to."""
-    import difflib
-
     unknown = sorted(map(str, set(data) - known))
     if not unknown:
         return
-    close = {k: difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.6) for k in unknown}
-    hint = ", ".join(f"'{m[0]}' for '{k}'" for k, m in close.items() if m)
+    close = {k: closest(k, sorted(known)) for k in unknown}
+    hint = ", ".join(f"'{m}' for '{k}'" for k, m in close.items() if m)
     raise MapperoptError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
                          f"{', '.join(repr(k) for k in unknown)}; known: {', '.join(sorted(known))}",
                          hint=f"did you mean {hint}?" if hint else None)

@@ -9,7 +9,6 @@ description, W302/W303 (except for OMP, which never exists) and the static evalu
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import itertools
 import re
 import shlex
@@ -22,7 +21,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      by_precedence, int_op, quoted_names, task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
 from mapperopt.dsl.machine import MAX_DIMS, Proc
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, closest
 
 MAX_ERRORS = 20
 # Errors that leave the static evaluation's results unchanged (tunables take no part in it): it still runs.
@@ -110,11 +109,6 @@ def _references(s) -> set[str]:
     if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
         return {s.func.name, *([s.machine.name] if getattr(s, "machine", None) else [])}
     return {n.func if isinstance(n, A.Call) else n.name for n in _walk_stmt(s) if isinstance(n, (A.Call, A.Name))}
-
-
-def _closest(word: str, options) -> str | None:
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return close[0] if close else None
 
 
 def _plural(n: int, what: str) -> str:
@@ -226,7 +220,7 @@ class _Checker:
                       "def f(Task task) { ... }",))
             return
         # Past the reported errors, skip the (costly) search for a close name.
-        close = _closest(name, visible) if self.errors <= MAX_ERRORS else None
+        close = closest(name, visible) if self.errors <= MAX_ERRORS else None
         tasks = [p.name for p in self._function.params if p.type == "Task"] if self._function and not top_level else []
         if name == "task" and len(tasks) == 1 and tasks[0] in visible:  # `def f(Task t)` read as `task`
             hint = f"did you mean '{tasks[0]}'? (the Task parameter of '{self._function.name}')"
@@ -274,7 +268,7 @@ class _Checker:
             return
         # Case ignored (`machine(GPU)`, `B` for `def b`); a close name is the likely fix, so it alone is hinted.
         by_lower = {f.lower(): f for f in (*self.functions, *(("Machine",) if called else ()))}
-        close = _closest(name.lower(), by_lower)
+        close = closest(name.lower(), by_lower)
         self.add("E200", f"undefined function '{name}'", loc,
                  (f"did you mean '{by_lower[close]}'?" if close else
                   f"define it before this statement: def {name}(Task task) {{ ... }}",))
@@ -655,7 +649,7 @@ class _Checker:
     def _member_error(self, recv: str, name: str, loc: A.Loc) -> T:
         valid = _MEMBERS.get(recv, ())
         hint = f"{article(recv)} has: {', '.join(valid)}" if valid else f"{article(recv)} has no properties or methods"
-        close = _closest(name, valid)
+        close = closest(name, valid)
         self.add("E213", f"unknown property or method '{name}' of {article(recv)}", loc,
                  ((f"did you mean '{close}'?" if close else None), hint))
         return UNKNOWN
@@ -929,7 +923,7 @@ class _Checker:
             for ident in sel.names or ():
                 info = app.task(ident.name)
                 if info is None:
-                    close = _closest(ident.name, known)
+                    close = closest(ident.name, known)
                     listing = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
@@ -950,7 +944,7 @@ class _Checker:
             if region.name is not None:
                 chains = {n for t in scope for r in t.regions for n in r.names}
                 if region.name not in chains:
-                    close = _closest(region.name, sorted(chains))
+                    close = closest(region.name, sorted(chains))
                     whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
                         "any task" if sel.names is None else "these tasks")
                     hint = f"did you mean '{close}'?" if close else (

@@ -6,7 +6,14 @@ Every error that reaches the command line derives from `MapperoptError`; the CLI
 
 from __future__ import annotations
 
+import difflib
 import signal
+
+
+def closest(word: str, options, cutoff: float = 0.6) -> str | None:
+    """The option `word` is most likely a typo of, for a "did you mean" hint, or None (difflib's ratio >= `cutoff`)."""
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 class MapperoptError(Exception):
