@@ -32,6 +32,7 @@ GENERIC_FIELDS = {"explain": CONTEXT_FIELDS, "suggest": CONTEXT_FIELDS}
 PERFORMANCE_FIELDS = {
     "versus": ("ratio", "baseline"), "versus_best": ("ratio", "best", "unit"), "new_best": ("ratio", "best", "unit"),
     "hot_task": ("task", "kind", "count", "total_s", "share", "scope"), "heavy_on_cpu": ("task",),
+    "heavy_on_cpu_maps": ("changes",),
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
     "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options"), "nothing_left": ("task", "kind", "where"),

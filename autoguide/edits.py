@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from mapperopt.dsl import ast as A
 from mapperopt.errors import MapperoptError
@@ -24,6 +24,14 @@ MACHINE_METHODS = ("merge", "split", "swap", "slice", "reverse", "balance_split"
 
 class _Skip(Exception):
     """Raised by an op that finds nothing to change."""
+
+
+class Also(NamedTuple):
+    """What an op returns when it changed other statements than the one its arguments name: the new statements, and
+    one line per such change (for the notes of `apply_edits`)."""
+
+    statements: list
+    notes: tuple[str, ...]
 
 
 # ------------------------------------------------------------------------------------------------------ selectors
@@ -117,13 +125,36 @@ def _no_locs(node: Any) -> Any:
 # -------------------------------------------------------------------------------------------------------- the ops
 
 
-def set_task_kinds(statements: list, task: str, kinds: Sequence[str]) -> list:
+def set_task_kinds(statements: list, task: str, kinds: Sequence[str]) -> list | Also:
     """Make `Task <task> <kinds>;` the only Task statement with that selector (replacing the last such statement in
-    place, or appending one)."""
+    place, or appending one).
+
+    A named task is also taken out of the IndexTaskMap and SingleTaskMap statements that name it and whose function
+    returns processors of another kind than `kinds[0]` (check's E209 otherwise: the task now runs there first), and
+    a statement left without tasks is dropped; the task gets Legion's default placement, or a map statement with `*`
+    or its new kind as the selector. For `*`, which kind each task then runs on depends on its own Task statements
+    and variants: the map statements are left as they are."""
     if not kinds:
         raise MapperoptError("an empty kind list")
     statements, exact = _split_out(statements, A.TaskStmt, task, lambda s: True)
-    return _set_exact(statements, exact, A.TaskStmt(_task_sel(task), tuple(A.Kind(k) for k in kinds)))
+    statements = _set_exact(statements, exact, A.TaskStmt(_task_sel(task), tuple(A.Kind(k) for k in kinds)))
+    if task == "*":
+        return statements
+    from mapperopt.dsl.checker import map_kinds
+    from mapperopt.dsl.formatter import format_statement
+
+    out, notes = [], []
+    for stmt, kind in zip(statements, map_kinds(A.Program(tuple(statements)))):
+        if kind is None or kind == kinds[0] or not _names_task(stmt, task):  # only map statements have a kind
+            out.append(stmt)
+            continue
+        rest = tuple(n for n in stmt.tasks.names if n.name != task)
+        text = format_statement(stmt).rstrip(";")
+        if rest:
+            out.append(dataclasses.replace(stmt, tasks=A.TaskSel(rest)))
+            text = f"the {text.split()[0]} statement of {stmt.func.name}"  # its task list may be long
+        notes.append(f"{f'took {task} out of' if rest else 'dropped'} {text} (its processors are {kind}s)")
+    return Also(out, tuple(notes)) if notes else out
 
 
 def set_region_memory(statements: list, task: str, region: str | int, proc: str, memories: Sequence[str]) -> list:
@@ -410,8 +441,10 @@ def memory_settings(edits: Sequence[Edit]) -> dict[str, int]:
     return out
 
 
-def apply_edits(program: A.Program, edits: Sequence[Edit]) -> A.Program:
-    """Apply `edits` in order to `program`.
+def apply_edits(program: A.Program, edits: Sequence[Edit], notes: list[str] | None = None) -> A.Program:
+    """Apply `edits` in order to `program`; `notes`, when given, gets one line per change an edit made beyond the
+    statement its arguments name (e.g. "took t out of the IndexTaskMap statement of f (its processors are CPUs)"
+    for `set_task_kinds`).
 
     Returns:
         a new `Program` (the input is not changed); comments are kept, `source` is emptied (the text no longer
@@ -431,13 +464,18 @@ def apply_edits(program: A.Program, edits: Sequence[Edit]) -> A.Program:
         if op is None:
             raise MapperoptError(f"{where}: unknown op {edit.op!r}", hint=f"ops are {', '.join(sorted(EDIT_OPS))}")
         try:
-            statements = op(statements, **edit.args)
+            out = op(statements, **edit.args)
         except _Skip as exc:
             raise MapperoptError(f"{where} does not apply: {exc}") from None
         except TypeError as exc:
             raise MapperoptError(f"{where}: bad arguments ({exc})") from None
         except MapperoptError as exc:
             raise MapperoptError(f"{where} does not apply: {exc.message}") from None
+        if isinstance(out, Also):
+            out, also = out
+            if notes is not None:
+                notes.extend(also)
+        statements = out
     return dataclasses.replace(program, statements=tuple(statements), source="")
 
 

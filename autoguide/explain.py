@@ -92,6 +92,20 @@ def _edits(match: Match, dsl: str | None) -> tuple[Edit, ...]:
     return tuple(kept)
 
 
+def _edit_notes(dsl: str, edits: tuple[Edit, ...]) -> list[str]:
+    """What `edits` change in the mapper `dsl` beyond the statements they name (`apply_edits`'s notes); none when
+    it does not parse or they do not apply."""
+    from mapperopt.autoguide.edits import apply_edits
+    from mapperopt.dsl import DslSyntaxError, parse
+
+    notes: list[str] = []
+    try:
+        apply_edits(parse(dsl, "<mapper>"), edits, notes)
+    except (DslSyntaxError, MapperoptError):
+        return []
+    return notes
+
+
 def _context(result: RunResult) -> dict[str, Any]:
     """The context fields of templates (catalog.CONTEXT_FIELDS); the exit status names the signal that killed the
     process ("-8, SIGFPE")."""
@@ -397,6 +411,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         suggestion = texts["heavy_on_cpu"].format(task=heavy[0]["task"])
         if result.dsl is not None:
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
+            if changes := _edit_notes(result.dsl, edits):
+                suggestion += " " + texts["heavy_on_cpu_maps"].format(changes="; ".join(changes))
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
     elif result.dsl is None:

@@ -104,6 +104,30 @@ def unused_definitions(program: A.Program) -> list[A.FuncDef | A.Assign]:
     return [s for s in removable if s.name not in live]
 
 
+def map_kinds(program: A.Program) -> list[str | None]:
+    """For each statement of `program`, in order: for an IndexTaskMap or SingleTaskMap statement, the processor kind
+    its function returns processors of, where the types tell (`m[i, 0]` with `m = Machine(GPU)` is a GPU; in the
+    older form `IndexTaskMap t m f;`, the kind of `m`); None for any other statement, or where the kind is unknown (a
+    ternary of two kinds, a program with errors that hide it)."""
+    checker = _Checker(program, None, None)
+    checker._scopes()
+    checker._recursion()
+    if any(d.code == "E111" for d in checker.diags):  # typing would nest as deep
+        return [None] * len(program.statements)
+    checker._types()
+    out: list[str | None] = []
+    for s in program.statements:
+        t = UNKNOWN
+        if isinstance(s, A.IndexTaskMapStmt) and s.machine is not None:
+            t = checker.global_types.get(s.machine.name, UNKNOWN)
+            t = t if t.name == "MSpace" else UNKNOWN
+        elif isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
+            t = checker.return_types.get(s.func.name, UNKNOWN)
+            t = t if t.name in ("processor", "processor set") else UNKNOWN
+        out.append(t.kind)
+    return out
+
+
 def _references(s) -> set[str]:
     """The function and variable names statement `s` reads (shadowing ignored: a local of the same name counts)."""
     if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):

@@ -145,10 +145,10 @@ class GuidedOptimizer(Optimizer):
         pressure = any(_ran_out_of_memory(r) for r in history)
         edits = [Edit.from_json(e) for e in (last.feedback or {}).get("edits", ())]
         base = last.dsl if not last.ok else (self.best.dsl if self.best else None)
-        edited = _apply(base, edits) if base and edits else None
+        edited, also = _apply(base, edits) if base and edits else (None, [])
         if edited is not None:
             ops = ", ".join(sorted({e.op for e in edits}))
-            note = f"AutoGuide edits ({ops}) on iteration {last.iter}'s program"
+            note = f"AutoGuide edits ({ops}) on iteration {last.iter}'s program" + "".join(f"; {n}" for n in also)
             repaired = self.space.project(edited)
             # Nothing has worked yet: the first repair also drops the remedies for a memory pressure no run had,
             # so that it gives a fast mapper, not only a working one.
@@ -170,19 +170,21 @@ class GuidedOptimizer(Optimizer):
             yield None, self.space.apply(best_point, move), f"neighbour of {origin}: {move.label}"
 
 
-def _apply(dsl: str, edits: list[Edit]) -> str | None:
-    """`dsl` with AutoGuide's `edits` applied, formatted; None when they do not apply to it."""
+def _apply(dsl: str, edits: list[Edit]) -> tuple[str | None, list[str]]:
+    """`dsl` with AutoGuide's `edits` applied, formatted, and the notes of what they changed beyond the statements
+    they name (`apply_edits`); None when they do not apply to it."""
     from mapperopt.autoguide import apply_edits, program_edits
     from mapperopt.dsl.formatter import format_program
     from mapperopt.dsl.parser import parse
 
     edits = program_edits(edits)  # a run setting (a memory size) is the loop's to apply, not the search's
     if not edits:
-        return None
+        return None, []
+    notes: list[str] = []
     try:
-        return format_program(apply_edits(parse(dsl, "<edit>"), edits))
+        return format_program(apply_edits(parse(dsl, "<edit>"), edits, notes)), notes
     except MapperoptError:
-        return None
+        return None, []
 
 
 def _profile_weights(record: IterationRecord | None) -> dict[str, float]:

@@ -35,6 +35,31 @@ def test_set_task_kinds_appends_when_no_statement_has_the_selector():
         "Task * CPU;\nTask stencil GPU,CPU;\n")
 
 
+def test_set_task_kinds_takes_the_task_out_of_maps_of_another_kind():
+    text = ("c = Machine(CPU);\ng = Machine(GPU);\n"
+            "def fc(Task task) { return c[0, task.ipoint[0] % c.size[1]]; }\n"
+            "def fg(Task task) { return g[0, 0]; }\n"
+            "def either(Task task) { return task.ipoint[0] > 0 ? c[0, 0] : g[0, 0]; }\n"
+            "def old(IPoint p, ISpace s, MSpace m) { return (0, 0); }\n"
+            "IndexTaskMap a,b fc;  # keep me\nSingleTaskMap a fc;\nIndexTaskMap a c old;\n"
+            "IndexTaskMap a fg;\nIndexTaskMap a either;\nIndexTaskMap * fc;\nIndexTaskMap CPU fc;\n")
+    notes: list[str] = []
+    program = apply_edits(parse(text, "t.dsl"), [Edit("set_task_kinds", {"task": "a", "kinds": ["GPU", "CPU"]})],
+                          notes)
+    maps = [line for line in format_program(program).splitlines() if "Map " in line]
+    # a GPU map and a map whose kind is unknown stay; `*` and the kind selector cannot leave a out
+    assert maps == ["IndexTaskMap b fc;  # keep me", "IndexTaskMap a fg;", "IndexTaskMap a either;",
+                    "IndexTaskMap * fc;", "IndexTaskMap CPU fc;"]
+    assert notes == ["took a out of the IndexTaskMap statement of fc (its processors are CPUs)",
+                     "dropped SingleTaskMap a fc (its processors are CPUs)",
+                     "dropped IndexTaskMap a c old (its processors are CPUs)"]
+    # moved to the CPU: out of the GPU map; `*` names no task, so the maps stay
+    notes = []
+    apply_edits(parse(text, "t.dsl"), [Edit("set_task_kinds", {"task": "a", "kinds": ["CPU"]})], notes)
+    assert notes == ["dropped IndexTaskMap a fg (its processors are GPUs)"]
+    assert edited(text, Edit("set_task_kinds", {"task": "*", "kinds": ["GPU"]})) == edited(text) + "Task * GPU;\n"
+
+
 def test_set_region_memory():
     text = "Region * * GPU FBMEM;\nRegion a,b 0 CPU SYSMEM;\n"
     assert edited(text, Edit("set_region_memory", {"task": "*", "region": "*", "proc": "GPU",

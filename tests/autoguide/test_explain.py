@@ -124,8 +124,16 @@ def test_a_heavy_task_left_on_the_cpu_of_a_gpu_run_is_moved_to_the_gpu():
     _, expert = load("stencil-expert_profiled")
     gpu_run = dataclasses.replace(expert, settings={**expert.settings, "gpus": 1})
     fb = explain(gpu_run)
-    assert "to the GPU" in fb.suggestion
+    assert fb.suggestion == ("Move 'init_tile' to the GPU with `Task init_tile GPU,CPU;`: it takes a large share of "
+                             "the time and still runs on the CPU.")
     assert all(e.op == "set_task_kinds" and e.args["kinds"] == ["GPU", "CPU"] for e in fb.edits) and fb.edits
+    # A map statement placing the task on CPUs: the suggestion says that the edit takes it out (check's E209).
+    mapped = gpu_run.dsl.replace("IndexTaskMap check cpu_node_block;", "IndexTaskMap init_tile,check cpu_node_block;")
+    assert mapped != gpu_run.dsl
+    assert explain(dataclasses.replace(gpu_run, dsl=mapped)).suggestion == fb.suggestion + (
+        " A map statement whose function returns processors of another kind than the task's first fails check "
+        "(E209), so the edit also took init_tile out of the IndexTaskMap statement of cpu_node_block (its processors "
+        "are CPUs).")
 
 
 def _on_gpu(result):
