@@ -154,3 +154,23 @@ def test_compare_whose_reference_fails_says_what_failed_and_how_to_run_it(tmp_pa
     assert "the default mapper of flaky could not be measured: failed at stage run: exited with status 3: flaky: " \
            "refusing to run" in err, err
     assert f"check `mapperopt run --app {flaky} --mapper default -- -n 100`" in err, err
+
+
+@pytest.mark.parametrize(("body", "stage", "rule"), [
+    # what a program's own failed assert prints, then the abort it raises
+    ("echo \"heat: heat.cc:37: step: Assertion \\`n > 0' failed.\" >&2; kill -ABRT $$", "run", "assertion-failed"),
+    ("kill -SEGV $$", "run", "crash-signal"),
+    ("sleep 30", "timeout", "timeout"),
+], ids=["assertion", "signal", "hang"])
+def test_a_failure_without_a_dsl_mapper_blames_no_mapper_change(body, stage, rule, tmp_path, capsys):
+    import json
+
+    from mapperopt.autoguide import load_catalog
+
+    exe, out_dir = script(tmp_path, "prog", body), tmp_path / "run"
+    assert main(["run", "--app", str(exe), "--timeout", "2", "--out", str(out_dir)]) == 1
+    feedback = json.loads((out_dir / "feedback.json").read_text())
+    assert (feedback["stage"], feedback["rule"]) == (stage, rule)
+    assert feedback["suggestion"] == " ".join(load_catalog().no_mapper["suggest"].split())
+    assert f"suggestion: {feedback['suggestion'][:30]}" in " ".join(capsys.readouterr().out.split())
+
