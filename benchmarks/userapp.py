@@ -450,9 +450,10 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
     if v.command:
         env = dict(os.environ, MAPPEROPT_STDOUT=str((run_dir / stdout_name).resolve()),
                    MAPPEROPT_STDERR=str((run_dir / stderr_name).resolve()), MAPPEROPT_RUN_DIR=str(run_dir.resolve()))
+        from mapperopt.benchmarks.harness import run_in_group
+
         try:
-            done = subprocess.run(v.command, shell=True, cwd=run_dir, env=env, capture_output=True, text=True,
-                                  timeout=VERIFY_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            done = run_in_group(v.command, VERIFY_TIMEOUT_S, shell=True, cwd=run_dir, env=env)
         except subprocess.TimeoutExpired:
             return f"the verify command `{v.command}` did not finish within {VERIFY_TIMEOUT_S} s"
         if done.returncode != 0:
@@ -535,15 +536,16 @@ def describe_from_record(name: str, lines: list[dict]) -> dict:
 
 
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
-             refresh: bool = False) -> dict:
+             refresh: bool = False, timeout_s: float | None = None) -> dict:
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
     `gpus` GPU processors (default: the size's) runs it, found by running that command once under a recording DSL
     mapper that maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are
-    answered). Cached by the executable's contents and the command line (`discovery_path`).
+    answered), killed after `timeout_s` seconds (default: the size's `timeout_s`, at most `DISCOVERY_TIMEOUT_S`).
+    Cached by the executable's contents and the command line (`discovery_path`).
 
     Raises:
-        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program failed under the recording mapper
-            (its output tail is in the message).
+        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program failed or timed out under the
+            recording mapper (its output tail is in the message or its hint).
     """
     from mapperopt.compiler.build import compile_program
 
@@ -563,12 +565,15 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     with tempfile.TemporaryDirectory(prefix="mapperopt-discover-") as tmp:
         record = Path(tmp) / "record.jsonl"
         env = shim_env(app, mapper.so_path, record_path=record, keep=True)
+        limit = min(sz.timeout_s, DISCOVERY_TIMEOUT_S) if timeout_s is None else timeout_s
+        from mapperopt.benchmarks.harness import run_in_group
+
         try:
-            done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
-                                  timeout=min(sz.timeout_s, DISCOVERY_TIMEOUT_S), stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise MapperoptError(f"discovering {app.name}: `{shlex.join(cmd)}` did not finish within "
-                                 f"{min(sz.timeout_s, DISCOVERY_TIMEOUT_S):g} s") from None
+            done = run_in_group(cmd, limit, cwd=tmp, env=env)
+        except subprocess.TimeoutExpired as exc:  # what it printed before it was killed: where it stopped
+            said = "\n".join((out or "").strip()[-1500:] for out in (exc.stdout, exc.stderr))
+            raise MapperoptError(f"discovering {app.name}: `{shlex.join(cmd)}` did not finish within {limit:g} s",
+                                 hint=f"its output before it was killed:\n{said.strip() or '(none)'}") from None
         hint = f"command: {shlex.join(cmd)}\n{done.stderr[-1500:]}"
         if done.returncode != 0:
             from mapperopt.benchmarks.harness import first_error
@@ -621,7 +626,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     max_repeats = repeats if max_repeats is None else max_repeats
     cpus = sz.cpus if cpus is None else cpus
     gpus = sz.gpus if gpus is None else gpus
-    timeout_s = sz.timeout_s if timeout_s is None else timeout_s
+    given_timeout, timeout_s = timeout_s, sz.timeout_s if timeout_s is None else timeout_s
     if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0:
         raise MapperoptError("need cpus >= 1, gpus >= 0, 1 <= repeats <= max_repeats and timeout_s > 0")
     if gpus and not toolchain.has_cuda_driver():
@@ -654,7 +659,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                              "results beyond the exit status, and a layout can make a program compute wrong numbers "
                              "silently (give it a verification to search layouts)", log="")
     if dsl is not None:
-        with H.removed_if_failed(made):  # discovery, which may fail
+        with H.removed_if_failed(made):  # discovery, which may fail; under the run's own timeout
+            discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout)
             so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
                                                 tuple(map(str, extra_args)))
         # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
