@@ -55,14 +55,17 @@ class Metric:
 
 @dataclass(frozen=True)
 class Verify:
-    """How a run is judged correct, besides exiting with status 0: `pattern` must occur in the standard output; `command` (a shell command, run in the run folder with MAPPEROPT_STDOUT, MAPPEROPT_STDERR and
-    MAPPEROPT_RUN_DIR set) must exit 0; the lines of the standard output that match `reference_lines` must equal
-    those of the file `reference`."""
+    """How a run is judged correct, besides exiting with status 0: `pattern` must occur in the standard output;
+    `command` (a shell command, run in `folder`, that of the application file or of the --verify-cmd option, so that
+    its relative paths mean what they mean there, with MAPPEROPT_STDOUT, MAPPEROPT_STDERR and MAPPEROPT_RUN_DIR set)
+    must exit 0; the lines of the standard output that match `reference_lines` must equal those of the file
+    `reference`."""
 
     pattern: str | None = None
     command: str | None = None
     reference: str | None = None
     reference_lines: str | None = None
+    folder: str | None = None
 
     @property
     def checks_output(self) -> bool:
@@ -195,7 +198,7 @@ def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = 
 
 
 def make_verify(pattern: str | None = None, command: str | None = None, reference: str | None = None,
-                reference_lines: str | None = None, where: str = "--verify") -> Verify:
+                reference_lines: str | None = None, where: str = "--verify", folder: str | None = None) -> Verify:
     """A `Verify`, checking its regular expressions and that the reference file exists."""
     for what, regex in (("pattern", pattern), ("reference_lines", reference_lines)):
         if regex is not None:
@@ -205,7 +208,7 @@ def make_verify(pattern: str | None = None, command: str | None = None, referenc
                 raise MapperoptError(f"{where}: the verify {what} {regex!r} is invalid: {exc}") from None
     if reference is not None and not Path(reference).is_file():
         raise MapperoptError(f"{where}: the reference output {reference} does not exist")
-    return Verify(pattern, command, reference, reference_lines)
+    return Verify(pattern, command, reference, reference_lines, folder)
 
 
 def _verify(data, where: str, base: Path) -> Verify:
@@ -218,7 +221,7 @@ def _verify(data, where: str, base: Path) -> Verify:
     if reference is not None:
         reference = str((base / str(reference)).resolve())
     return make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
-                       where)
+                       where, str(base.resolve()))
 
 
 def _config(name: str, sizes: dict, where: str):
@@ -453,7 +456,7 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
         from mapperopt.benchmarks.harness import run_in_group
 
         try:
-            done = run_in_group(v.command, VERIFY_TIMEOUT_S, shell=True, cwd=run_dir, env=env)
+            done = run_in_group(v.command, VERIFY_TIMEOUT_S, shell=True, cwd=v.folder, env=env)
         except subprocess.TimeoutExpired:
             return f"the verify command `{v.command}` did not finish within {VERIFY_TIMEOUT_S} s"
         if done.returncode != 0:
@@ -794,6 +797,7 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
     metric = make_metric(metric_regex, unit, higher_is_better) if (metric_regex or unit or higher_is_better) else None
     verify = None
     if verify_pattern or verify_cmd or reference:
-        verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None)
+        verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None,
+                             folder=str(Path.cwd()))
     app = resolve_app(app_spec, metric=metric, verify=verify, keep_app_mapper=keep_app_mapper or None)
     return app, ((bench,) if bench else ()) + tuple(app_args)
