@@ -44,10 +44,11 @@ APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # `suggest` after a DSL mapper ran, `suggest_no_mapper` after Legion's default mapper (or the program's own).
 APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout"),
                      "suggest_no_mapper": ("where", "stdout")}
-# The suggestion for a failure no rule matches when no DSL mapper ran: no mapper change can be the cause.
+# The suggestion after a run without a DSL mapper, for a failure no rule matches or a rule whose advice is a mapper
+# change (`mapper_advice`): no mapper change can be the cause.
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "category", "specific", "execution",
-             "explain", "suggest", "edits", "context"}
+             "explain", "suggest", "edits", "context", "mapper_advice"}
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class Rule:
         suggest: what to change (template).
         edits: edit templates (`{"op": ..., **args}`), see `autoguide.edits`.
         context: how many lines after the matched one belong to it in the excerpt (default 8).
+        mapper_advice: True when `suggest` is a change to the DSL mapper: after a run without one (Legion's default
+            mapper, the program's own) the catalog's `no_mapper` suggestion replaces it.
     """
 
     id: str
@@ -90,6 +93,7 @@ class Rule:
     execution: str | None = None
     edits: tuple[dict, ...] = ()
     context: int = 8
+    mapper_advice: bool = False
 
     def fields(self) -> set[str]:
         """Names a template of this rule may use."""
@@ -235,6 +239,7 @@ def _rule(data: dict, where: str) -> Rule:
         execution=str(data["execution"]).strip() if "execution" in data else None,
         edits=edits,
         context=int(data.get("context", 8)),
+        mapper_advice=bool(data.get("mapper_advice", False)),
     )
     try:
         used = template_fields([rule.explain, rule.suggest, rule.execution or "", *edits])

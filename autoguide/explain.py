@@ -145,6 +145,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
                 suggestion, edits = advice[0], tuple(e for e in advice[1] if result.dsl is not None or
                                                      e.op in SETTING_OPS)
             edits = capacity.fit_edits(edits, result)
+        if match.rule.mapper_advice and result.dsl is None:  # no mapper change can be the cause
+            suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
 
 

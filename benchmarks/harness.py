@@ -197,6 +197,28 @@ def _kill_group(proc: subprocess.Popen) -> None:
         time.sleep(0.02)
 
 
+def run_in_group(cmd, timeout_s: float, **popen) -> subprocess.CompletedProcess:
+    """`subprocess.run(cmd, capture_output=True, text=True, stdin=DEVNULL, timeout=timeout_s, **popen)`, but in a
+    process group of its own that is killed whole at the timeout or on an exception (Ctrl-C): a program that a
+    wrapper script or a shell command started does not outlive it.
+
+    Raises:
+        subprocess.TimeoutExpired: past `timeout_s` seconds; its `stdout` and `stderr` hold the output so far (str).
+    """
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                          start_new_session=True, **popen) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            raise subprocess.TimeoutExpired(cmd, timeout_s, out, err) from None
+        except BaseException:
+            _kill_group(proc)
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def _live_members(pgid: int) -> bool:
     """Whether process group `pgid` has a member that is not a zombie (Linux /proc; elsewhere: False)."""
     try:

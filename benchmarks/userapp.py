@@ -55,14 +55,17 @@ class Metric:
 
 @dataclass(frozen=True)
 class Verify:
-    """How a run is judged correct, besides exiting with status 0: `pattern` must occur in the standard output; `command` (a shell command, run in the run folder with MAPPEROPT_STDOUT, MAPPEROPT_STDERR and
-    MAPPEROPT_RUN_DIR set) must exit 0; the lines of the standard output that match `reference_lines` must equal
-    those of the file `reference`."""
+    """How a run is judged correct, besides exiting with status 0: `pattern` must occur in the standard output;
+    `command` (a shell command, run in `folder`, that of the application file or of the --verify-cmd option, so that
+    its relative paths mean what they mean there, with MAPPEROPT_STDOUT, MAPPEROPT_STDERR and MAPPEROPT_RUN_DIR set)
+    must exit 0; the lines of the standard output that match `reference_lines` must equal those of the file
+    `reference`."""
 
     pattern: str | None = None
     command: str | None = None
     reference: str | None = None
     reference_lines: str | None = None
+    folder: str | None = None
 
     @property
     def checks_output(self) -> bool:
@@ -195,7 +198,7 @@ def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = 
 
 
 def make_verify(pattern: str | None = None, command: str | None = None, reference: str | None = None,
-                reference_lines: str | None = None, where: str = "--verify") -> Verify:
+                reference_lines: str | None = None, where: str = "--verify", folder: str | None = None) -> Verify:
     """A `Verify`, checking its regular expressions and that the reference file exists."""
     for what, regex in (("pattern", pattern), ("reference_lines", reference_lines)):
         if regex is not None:
@@ -205,7 +208,7 @@ def make_verify(pattern: str | None = None, command: str | None = None, referenc
                 raise MapperoptError(f"{where}: the verify {what} {regex!r} is invalid: {exc}") from None
     if reference is not None and not Path(reference).is_file():
         raise MapperoptError(f"{where}: the reference output {reference} does not exist")
-    return Verify(pattern, command, reference, reference_lines)
+    return Verify(pattern, command, reference, reference_lines, folder)
 
 
 def _verify(data, where: str, base: Path) -> Verify:
@@ -218,7 +221,7 @@ def _verify(data, where: str, base: Path) -> Verify:
     if reference is not None:
         reference = str((base / str(reference)).resolve())
     return make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
-                       where)
+                       where, str(base.resolve()))
 
 
 def _config(name: str, sizes: dict, where: str):
@@ -450,9 +453,10 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
     if v.command:
         env = dict(os.environ, MAPPEROPT_STDOUT=str((run_dir / stdout_name).resolve()),
                    MAPPEROPT_STDERR=str((run_dir / stderr_name).resolve()), MAPPEROPT_RUN_DIR=str(run_dir.resolve()))
+        from mapperopt.benchmarks.harness import run_in_group
+
         try:
-            done = subprocess.run(v.command, shell=True, cwd=run_dir, env=env, capture_output=True, text=True,
-                                  timeout=VERIFY_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            done = run_in_group(v.command, VERIFY_TIMEOUT_S, shell=True, cwd=v.folder, env=env)
         except subprocess.TimeoutExpired:
             return f"the verify command `{v.command}` did not finish within {VERIFY_TIMEOUT_S} s"
         if done.returncode != 0:
@@ -535,15 +539,16 @@ def describe_from_record(name: str, lines: list[dict]) -> dict:
 
 
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
-             refresh: bool = False) -> dict:
+             refresh: bool = False, timeout_s: float | None = None) -> dict:
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
     `gpus` GPU processors (default: the size's) runs it, found by running that command once under a recording DSL
     mapper that maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are
-    answered). Cached by the executable's contents and the command line (`discovery_path`).
+    answered), killed after `timeout_s` seconds (default: the size's `timeout_s`, at most `DISCOVERY_TIMEOUT_S`).
+    Cached by the executable's contents and the command line (`discovery_path`).
 
     Raises:
-        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program failed under the recording mapper
-            (its output tail is in the message).
+        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program failed or timed out under the
+            recording mapper (its output tail is in the message or its hint).
     """
     from mapperopt.compiler.build import compile_program
 
@@ -563,12 +568,15 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     with tempfile.TemporaryDirectory(prefix="mapperopt-discover-") as tmp:
         record = Path(tmp) / "record.jsonl"
         env = shim_env(app, mapper.so_path, record_path=record, keep=True)
+        limit = min(sz.timeout_s, DISCOVERY_TIMEOUT_S) if timeout_s is None else timeout_s
+        from mapperopt.benchmarks.harness import run_in_group
+
         try:
-            done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
-                                  timeout=min(sz.timeout_s, DISCOVERY_TIMEOUT_S), stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise MapperoptError(f"discovering {app.name}: `{shlex.join(cmd)}` did not finish within "
-                                 f"{min(sz.timeout_s, DISCOVERY_TIMEOUT_S):g} s") from None
+            done = run_in_group(cmd, limit, cwd=tmp, env=env)
+        except subprocess.TimeoutExpired as exc:  # what it printed before it was killed: where it stopped
+            said = "\n".join((out or "").strip()[-1500:] for out in (exc.stdout, exc.stderr))
+            raise MapperoptError(f"discovering {app.name}: `{shlex.join(cmd)}` did not finish within {limit:g} s",
+                                 hint=f"its output before it was killed:\n{said.strip() or '(none)'}") from None
         hint = f"command: {shlex.join(cmd)}\n{done.stderr[-1500:]}"
         if done.returncode != 0:
             from mapperopt.benchmarks.harness import first_error
@@ -621,7 +629,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     max_repeats = repeats if max_repeats is None else max_repeats
     cpus = sz.cpus if cpus is None else cpus
     gpus = sz.gpus if gpus is None else gpus
-    timeout_s = sz.timeout_s if timeout_s is None else timeout_s
+    given_timeout, timeout_s = timeout_s, sz.timeout_s if timeout_s is None else timeout_s
     if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0:
         raise MapperoptError("need cpus >= 1, gpus >= 0, 1 <= repeats <= max_repeats and timeout_s > 0")
     if gpus and not toolchain.has_cuda_driver():
@@ -654,7 +662,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                              "results beyond the exit status, and a layout can make a program compute wrong numbers "
                              "silently (give it a verification to search layouts)", log="")
     if dsl is not None:
-        with H.removed_if_failed(made):  # discovery, which may fail
+        with H.removed_if_failed(made):  # discovery, which may fail; under the run's own timeout
+            discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout)
             so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
                                                 tuple(map(str, extra_args)))
         # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
@@ -788,6 +797,7 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
     metric = make_metric(metric_regex, unit, higher_is_better) if (metric_regex or unit or higher_is_better) else None
     verify = None
     if verify_pattern or verify_cmd or reference:
-        verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None)
+        verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None,
+                             folder=str(Path.cwd()))
     app = resolve_app(app_spec, metric=metric, verify=verify, keep_app_mapper=keep_app_mapper or None)
     return app, ((bench,) if bench else ()) + tuple(app_args)

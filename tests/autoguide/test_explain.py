@@ -219,3 +219,10 @@ def test_tunable_size_abort_names_the_tunable(tmp_path):
     assert explain(unanswered).explanation.endswith(
         "The 8-byte answer comes from Legion's default mapper, which answers tunable 7 as an int64 because the mapper "
         "has no `Tunable 7` statement (the program reads it as int32).")
+
+
+def test_advice_to_change_the_mapper_needs_a_dsl_mapper():
+    _, result = load("circuit-timeout_slow")
+    assert result.dsl is not None
+    assert explain(result).suggestion == load_catalog().rule("timeout").suggest
+    assert explain(dataclasses.replace(result, dsl=None)).suggestion == load_catalog().no_mapper["suggest"]

@@ -3,6 +3,12 @@ is never cached, and words before `--` are refused where they would have become 
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import signal
+import time
+
 import pytest
 
 from mapperopt.benchmarks import commands as run_commands
@@ -154,3 +160,67 @@ def test_compare_whose_reference_fails_says_what_failed_and_how_to_run_it(tmp_pa
     assert "the default mapper of flaky could not be measured: failed at stage run: exited with status 3: flaky: " \
            "refusing to run" in err, err
     assert f"check `mapperopt run --app {flaky} --mapper default -- -n 100`" in err, err
+
+
+@pytest.mark.parametrize(("body", "stage", "rule"), [
+    # what a program's own failed assert prints, then the abort it raises
+    ("echo \"heat: heat.cc:37: step: Assertion \\`n > 0' failed.\" >&2; kill -ABRT $$", "run", "assertion-failed"),
+    ("kill -SEGV $$", "run", "crash-signal"),
+    ("sleep 30", "timeout", "timeout"),
+], ids=["assertion", "signal", "hang"])
+def test_a_failure_without_a_dsl_mapper_blames_no_mapper_change(body, stage, rule, tmp_path, capsys):
+    from mapperopt.autoguide import load_catalog
+
+    exe, out_dir = script(tmp_path, "prog", body), tmp_path / "run"
+    assert main(["run", "--app", str(exe), "--timeout", "2", "--out", str(out_dir)]) == 1
+    feedback = json.loads((out_dir / "feedback.json").read_text())
+    assert (feedback["stage"], feedback["rule"]) == (stage, rule)
+    assert feedback["suggestion"] == " ".join(load_catalog().no_mapper["suggest"].split())
+    assert f"suggestion: {feedback['suggestion'][:30]}" in " ".join(capsys.readouterr().out.split())
+
+
+
+def _running(argv: list[str]) -> list[int]:
+    """The processes whose command line is `argv` (Linux /proc)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[:-1] == [a.encode() for a in argv]:
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_program_that_hangs_in_discovery_is_stopped_at_the_runs_timeout_with_all_it_started(tmp_path, mapper,
+                                                                                                 capsys):
+    hang = ["sleep", str(100000 + os.getpid() % 100000)]  # what the program's wrapper script started
+    exe = script(tmp_path, "prog", f"echo 'prog: reached step 3' >&2\n{shlex.join(hang)}")
+    start = time.monotonic()
+    try:
+        assert main(["run", "--app", str(exe), "--mapper", str(mapper), "--timeout", "2"]) == 1
+        assert time.monotonic() - start < 60  # the run's --timeout, not the default 300 s of a command line
+        err = " ".join(capsys.readouterr().err.split())
+        assert "did not finish within 2 s hint: its output before it was killed: prog: reached step 3" in err
+        assert not _running(hang)
+    finally:
+        for pid in _running(hang):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_verify_command_that_hangs_is_stopped_with_all_it_started(tmp_path, foreign_exe, monkeypatch, capsys):
+    from mapperopt.benchmarks import userapp
+
+    monkeypatch.setattr(userapp, "VERIFY_TIMEOUT_S", 2)
+    hang = ["sleep", str(200000 + os.getpid() % 100000)]
+    out_dir = tmp_path / "run"
+    try:
+        assert main(["run", "--app", f"{foreign_exe} -n 1000 -steps 1", "--cpus", "2",
+                     "--verify-cmd", f"{shlex.join(hang)}; true",
+                     "--out", str(out_dir)]) == 1
+        assert "did not finish within 2 s" in json.loads((out_dir / "result.json").read_text())["reason"]
+        assert not _running(hang)
+    finally:
+        for pid in _running(hang):
+            os.kill(pid, signal.SIGKILL)

@@ -182,3 +182,23 @@ def test_a_crashing_program_under_the_default_mapper(tmp_path):
     assert line.startswith("env ") and "'K=a b'" in line
     done = subprocess.run(line, shell=True, capture_output=True, text=True, cwd=tmp_path / "run")
     assert "K=a b" in done.stdout and "deliberate crash" in done.stderr
+
+
+def test_a_verify_command_runs_where_its_relative_paths_point(tmp_path, monkeypatch):
+    """In the application file's folder (as its `executable` and `reference` are read), or where --verify-cmd was
+    given: never in the run folder, where a script beside the file is out of reach."""
+    from mapperopt.cli import main
+
+    app_dir, elsewhere = tmp_path / "heat", tmp_path / "elsewhere"
+    app_dir.mkdir()
+    elsewhere.mkdir()
+    (app_dir / "prog").write_text("#!/bin/sh\necho 'checksum 42'\n")
+    (app_dir / "prog").chmod(0o755)
+    (app_dir / "check.sh").write_text('grep -q "checksum 42" "$1"\n')
+    path = write(app_dir, "app: heat\nexecutable: ./prog\nsizes: {ci: {}}\n"
+                          "verify: {command: 'sh check.sh \"$MAPPEROPT_STDOUT\"'}\n")
+    monkeypatch.chdir(elsewhere)
+    assert main(["run", "--app", str(path), "--out", str(tmp_path / "run1")]) == 0
+    monkeypatch.chdir(app_dir)
+    assert main(["run", "--app", "./prog", "--verify-cmd", 'sh check.sh "$MAPPEROPT_STDOUT"',
+                 "--out", str(tmp_path / "run2")]) == 0
