@@ -727,8 +727,6 @@ std::string layout_json(const LayoutChoice &c) {
          ", \"compact\": " + (c.compact ? "true" : "false") + "}";
 }
 
-// Maps requirement `index` on `target` (dsl-reference.md §7.2): the effective memory list with fallback on absence or
-// failed allocation, R452 for each fallback, R403 when nothing works. Returns the trace entry's memory and layout.
 // The aspects of `choice` that no Layout statement mentions, from the layout constraints the task's variant declares
 // for requirement `index` (variant_layouts): its ordering, and the interleaving or dimension order it implies when a
 // statement gives the other one; its alignments. Other constraints of the variant are not followed.
@@ -757,6 +755,8 @@ void DslMapper::follow_variant(MapperContext ctx, const Task &task, VariantID va
   }
 }
 
+// Maps requirement `index` on `target` (dsl-reference.md §7.2): the effective memory list with fallback on absence or
+// failed allocation, R452 for each fallback, R403 when nothing works. Returns the trace entry's memory and layout.
 std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned index, Processor target,
                                   VariantID variant, bool leaf, std::vector<PhysicalInstance> &instances) {
   const RegionRequirement &req = task.regions[index];
