@@ -1257,11 +1257,28 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   }
   std::string variants;
   bool leaf = false, inner = false, first = true;
+  std::vector<std::string> orders(task.regions.size());  // per requirement: "KIND": "C_order"|"F_order", ...
   for (Kind k : {CPU, GPU, OMP, IO, PY}) {
     std::vector<VariantID> found;
     runtime->find_valid_variants(ctx, task.task_id, found, realm_proc_kind(k));
     if (found.empty()) continue;
     variants += std::string(variants.empty() ? "" : ", ") + json_string(kind_name(k));
+    // The dimension order the variant's layout constraints fix for each requirement (checks, the search's layouts).
+    const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, found[0]);
+    for (const auto &entry : sets.layouts) {
+      if (entry.first >= task.regions.size()) continue;
+      const int dim = task.regions[entry.first].region.get_index_space().get_dim();
+      std::vector<int> dims;  // the spatial dimensions the ordering lists, fastest first
+      for (DimensionKind d : runtime->find_layout_constraints(ctx, entry.second).ordering_constraint.ordering)
+        if (d >= LEGION_DIM_X && d < LEGION_DIM_X + dim) dims.push_back(d - LEGION_DIM_X);
+      if (dim < 2 || int(dims.size()) != dim) continue;
+      const char *order = std::is_sorted(dims.begin(), dims.end())    ? "F_order"
+                          : std::is_sorted(dims.rbegin(), dims.rend()) ? "C_order"
+                                                                       : nullptr;
+      if (order != nullptr)
+        orders[entry.first] += std::string(orders[entry.first].empty() ? "" : ", ") + json_string(kind_name(k)) +
+                               ": \"" + order + "\"";
+    }
     if (first) {
       leaf = runtime->is_leaf_variant(ctx, task.task_id, found[0]);
       inner = runtime->is_inner_variant(ctx, task.task_id, found[0]);
@@ -1292,7 +1309,7 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
     regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) + ", \"chain\": [" + chain +
                "], \"privilege\": \"" + privilege_name(req.privilege) + "\"" +
                (req.privilege == LEGION_REDUCE ? ", \"redop\": " + json_string(redop_name(req.redop)) : "") +
-               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "]}";
+               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] + "}}";
   }
   const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
                            ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +
