@@ -1229,11 +1229,9 @@ class _Checker:
                 rejected = []
                 for kind, memory in places:
                     got, by = ev.layout_sources(info.name, r.index, kind, memory)
-                    # In a user's program (discovered) an aspect no statement decides follows the variant.
                     bad = [a for a, ok in (("dims", r.layout is None or f"{got['dims']}_order" == r.layout),
                                            ("order", r.interleave is None or got["order"] == r.interleave))
-                           if not ok and (not r.layout_kinds or kind in r.layout_kinds)
-                           and not (self.app.discovered_as and by.get(a) is None)]
+                           if not ok and (not r.layout_kinds or kind in r.layout_kinds)]
                     if bad:
                         rejected.append((kind, memory, got, {a: by.get(a) for a in bad}))
                 if not rejected:

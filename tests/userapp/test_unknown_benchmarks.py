@@ -100,8 +100,11 @@ def test_gemm_leaf_gets_the_layout_its_variant_asks_for(tmp_path, capsys):
     got = {(t["task"], r["layout"]["order"], r["layout"]["dims"]) for t in trace for r in t["regions"]}
     assert ("task_4", "SOA", "C") in got and ("taco_validate", "SOA", "F") in got  # no constraint: F
     assert not any(task == "task_4" and dims == "F" for task, _, dims in got)
-    (tmp_path / "f.dsl").write_text("Task * CPU;\nLayout task_4 * * F_order;\n")
     capsys.readouterr()
+    assert main(["explain", str(tmp_path / "any.dsl"), "--app", command("cannon")]) == 0  # as the run maps it
+    block = capsys.readouterr().out.split("\ntask_4 ")[1].split("\n\n")[0]
+    assert block.count("SOA C_order") == 3 and "F_order" not in block
+    (tmp_path / "f.dsl").write_text("Task * CPU;\nLayout task_4 * * F_order;\n")
     assert main(["check", str(tmp_path / "f.dsl"), "--app", command("cannon")]) == 1
     assert "error[E223]" in capsys.readouterr().out
     space = SearchSpace(describe_app(app, "ci"), run_probe_json(app, "ci"))
