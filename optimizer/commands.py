@@ -91,22 +91,25 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     """Describes the application and the machine, builds the start program, creates the tuning folder (locked),
     measures the baselines and fixes the calibrated iteration count. Returns the store and its settings."""
     from mapperopt.benchmarks import describe_app, load_config, run_benchmark
-    from mapperopt.probe import probe_machine
+    from mapperopt.descriptions import MachineDescription
     from mapperopt.optimizer.space import SearchSpace
+    from mapperopt.probe import run_probe_json
 
     from mapperopt.benchmarks.userapp import UserApp
 
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
-    app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8` too
-    machine = probe_machine(cpus, gpus).to_json()
+    app_args = tuple(map(str, opts["app_args"]))
+    app = describe_app(bench, opts["size"], cpus, gpus, app_args)  # `-- -p 8` too
+    memory = {k: opts[k] for k in ("csize", "fsize", "zsize") if opts[k] is not None}
+    # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
+    machine = MachineDescription.from_json(run_probe_json(bench, opts["size"], app_args, cpus, gpus, memory)).to_json()
     # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
     space = SearchSpace(app, machine, layouts=layouts)
     start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
-    memory = {k: opts[k] for k in ("csize", "fsize", "zsize") if opts[k] is not None}
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],
         "max_repeats": max(opts["repeats"], opts["max_repeats"]), "min_time_s": min_time,

@@ -220,7 +220,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     """
     from mapperopt.benchmarks import describe_app, load_config
     from mapperopt.benchmarks.harness import remove_made
-    from mapperopt.probe import probe_machine
+    from mapperopt.descriptions import MachineDescription
+    from mapperopt.probe import run_probe_json
     from mapperopt.optimizer.commands import default_cpus
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import measure_baselines
@@ -283,8 +284,11 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             say(f"Resuming {folder}.")
         else:
             try:
-                app = describe_app(bench, opts["size"], cpus, gpus, tuple(map(str, opts["app_args"])))  # `-- -p 8`
-                machine = probe_machine(cpus, gpus).to_json()
+                app_args = tuple(map(str, opts["app_args"]))
+                app = describe_app(bench, opts["size"], cpus, gpus, app_args)  # `-- -p 8`
+                # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
+                machine = MachineDescription.from_json(
+                    run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
             except BaseException:
                 # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
                 for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them

@@ -286,7 +286,18 @@ struct LayoutChoice {
   bool align = false;
   std::string align_op;
   int64_t align_bytes = 0;
+  bool order_set = false, dims_set = false;  // a Layout statement mentions interleaving / dimension order
+  // From the task variant's layout constraints (variant_layouts): its ordering when no statement mentions
+  // interleaving or dimension order, its alignments when none mentions alignment.
+  std::vector<DimensionKind> ordering;
+  bool ordering_contiguous = false;
+  std::vector<AlignmentConstraint> alignments;
 };
+
+// Set by the LD_PRELOAD shim, which runs users' programs: a layout aspect no Layout statement mentions follows the
+// task variant's layout constraints, as in Legion's default mapper, so that the DSL's defaults never give a program a
+// layout its variant rejects. Benchmarks keep the DSL's defaults (dsl-reference.md §7.3).
+bool variant_layouts = false;
 
 // A mapped task whose completion the mapper waits for (through a profiling response).
 struct InFlight {
@@ -343,8 +354,10 @@ class DslMapper : public DefaultMapper {
                       Kind mem) const;
   bool make_instance(MapperContext ctx, const RegionRequirement &req, Memory memory, const LayoutChoice &layout,
                      PhysicalInstance &result, size_t &footprint);
-  std::string map_region(MapperContext ctx, const Task &task, unsigned index, Processor target, bool leaf,
-                         std::vector<PhysicalInstance> &instances);
+  std::string map_region(MapperContext ctx, const Task &task, unsigned index, Processor target, VariantID variant,
+                         bool leaf, std::vector<PhysicalInstance> &instances);
+  void follow_variant(MapperContext ctx, const Task &task, VariantID variant, unsigned index, int dim,
+                      LayoutChoice &choice);
   std::vector<unsigned> collect(MapperContext ctx, const Task &task);
   void trace(const std::string &line);
   Mapping::Mapper *delegate(const std::string &task) const;
@@ -627,8 +640,8 @@ LayoutChoice DslMapper::layout(const std::string &task, unsigned index, const st
   bool order = false, dims = false, align = false;
   for (const Ranked &r : ranked) {
     const LayoutSpec &s = static_cast<const LayoutRule *>(r.rule)->layout;
-    if (!order && s.order >= 0) order = true, out.aos = s.order == 1;
-    if (!dims && s.dims >= 0) dims = true, out.c_order = s.dims == 1;
+    if (!order && s.order >= 0) order = out.order_set = true, out.aos = s.order == 1;
+    if (!dims && s.dims >= 0) dims = out.dims_set = true, out.c_order = s.dims == 1;
     if (!align && s.align >= 0) {
       align = true;
       out.align = s.align == 1;
@@ -674,11 +687,15 @@ bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, M
   for (int d = 0; d < dim; d++)
     order.push_back(static_cast<DimensionKind>(LEGION_DIM_X + (choice.c_order ? dim - 1 - d : d)));
   order.insert(choice.aos ? order.begin() : order.end(), LEGION_DIM_F);
-  constraints.add_constraint(OrderingConstraint(order, false /*contiguous*/));
+  if (choice.ordering.empty())
+    constraints.add_constraint(OrderingConstraint(order, false /*contiguous*/));
+  else
+    constraints.add_constraint(OrderingConstraint(choice.ordering, choice.ordering_contiguous));
   if (choice.align)
     for (FieldID fid : fields)
       constraints.add_constraint(
           AlignmentConstraint(fid, equality_kind(choice.align_op), size_t(choice.align_bytes)));
+  for (const AlignmentConstraint &a : choice.alignments) constraints.add_constraint(a);
   // Reduction instances too are found before created, as by the DefaultMapper (its reduction-reuse policy): points
   // reducing into one region share an instance that holds their pending reductions, where a fresh one per point
   // costs an allocation, an identity fill and a fold copy each.
@@ -700,15 +717,48 @@ bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, M
 std::string layout_json(const LayoutChoice &c) {
   std::string align = "null";
   if (c.align) align = "{\"op\": " + json_string(c.align_op) + ", \"bytes\": " + std::to_string(c.align_bytes) + "}";
+  if (!c.align && !c.alignments.empty()) {  // the variant's (variant_layouts); the first one stands for all
+    static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};  // Legion's EqualityKind order
+    const AlignmentConstraint &a = c.alignments.front();
+    align = "{\"op\": " + json_string(ops[a.eqk]) + ", \"bytes\": " + std::to_string(a.alignment) + "}";
+  }
   return std::string("{\"order\": \"") + (c.aos ? "AOS" : "SOA") + "\", \"dims\": \"" + (c.c_order ? "C" : "F") +
          "\", \"align\": " + align + ", \"exact\": " + (c.exact ? "true" : "false") +
          ", \"compact\": " + (c.compact ? "true" : "false") + "}";
 }
 
+// The aspects of `choice` that no Layout statement mentions, from the layout constraints the task's variant declares
+// for requirement `index` (variant_layouts): its ordering, and the interleaving or dimension order it implies when a
+// statement gives the other one; its alignments. Other constraints of the variant are not followed.
+void DslMapper::follow_variant(MapperContext ctx, const Task &task, VariantID variant, unsigned index, int dim,
+                               LayoutChoice &choice) {
+  const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, variant);
+  for (auto it = sets.layouts.lower_bound(index); it != sets.layouts.upper_bound(index); ++it) {
+    const LayoutConstraintSet &set = runtime->find_layout_constraints(ctx, it->second);
+    const std::vector<DimensionKind> &ordering = set.ordering_constraint.ordering;
+    if (!ordering.empty()) {
+      // First listed varies fastest: F first is AOS; a later dimension before X is C order.
+      const bool aos = ordering.front() == LEGION_DIM_F;
+      const auto x = std::find(ordering.begin(), ordering.end(), LEGION_DIM_X);
+      bool c_order = false;
+      for (auto d = ordering.begin(); d != x; ++d) c_order = c_order || (*d > LEGION_DIM_X && *d < LEGION_DIM_F);
+      if (!choice.order_set && !choice.dims_set) {
+        choice.ordering = ordering;
+        choice.ordering_contiguous = set.ordering_constraint.contiguous;
+      }
+      if (!choice.order_set) choice.aos = aos;
+      if (!choice.dims_set) choice.c_order = c_order && dim > 1;
+    }
+    if (!choice.align)
+      choice.alignments.insert(choice.alignments.end(), set.alignment_constraints.begin(),
+                               set.alignment_constraints.end());
+  }
+}
+
 // Maps requirement `index` on `target` (dsl-reference.md §7.2): the effective memory list with fallback on absence or
 // failed allocation, R452 for each fallback, R403 when nothing works. Returns the trace entry's memory and layout.
-std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned index, Processor target, bool leaf,
-                                  std::vector<PhysicalInstance> &instances) {
+std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned index, Processor target,
+                                  VariantID variant, bool leaf, std::vector<PhysicalInstance> &instances) {
   const RegionRequirement &req = task.regions[index];
   const std::string name = task.get_task_name();
   const std::vector<std::string> &chain = name_chain(ctx, req.region);
@@ -746,7 +796,9 @@ std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned 
         any.local_address_space().only_kind(realm_mem_kind(kind));
         reason = any.count() == 0 ? "absent" : "not visible from " + proc_name(target);
       } else {
-        const LayoutChoice choice = layout(name, index, chain, proc, kind);
+        LayoutChoice choice = layout(name, index, chain, proc, kind);
+        if (variant_layouts)
+          follow_variant(ctx, task, variant, index, req.region.get_index_space().get_dim(), choice);
         PhysicalInstance instance;
         size_t footprint = 0;
         if (make_instance(ctx, req, best, choice, instance, footprint)) {
@@ -916,7 +968,8 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     } else if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty()) {
       entry = "\"memory\": null, \"layout\": null";
     } else {
-      entry = map_region(ctx, task, idx, target, variant.is_leaf, output.chosen_instances[idx]);
+      entry = map_region(ctx, task, idx, target, output.chosen_variant, variant.is_leaf,
+                         output.chosen_instances[idx]);
     }
     regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) +
                ", \"name\": " + (chain.empty() ? "null" : json_string(chain[0])) + ", " + entry + "}";
@@ -1204,11 +1257,28 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   }
   std::string variants;
   bool leaf = false, inner = false, first = true;
+  std::vector<std::string> orders(task.regions.size());  // per requirement: "KIND": "C_order"|"F_order", ...
   for (Kind k : {CPU, GPU, OMP, IO, PY}) {
     std::vector<VariantID> found;
     runtime->find_valid_variants(ctx, task.task_id, found, realm_proc_kind(k));
     if (found.empty()) continue;
     variants += std::string(variants.empty() ? "" : ", ") + json_string(kind_name(k));
+    // The dimension order the variant's layout constraints fix for each requirement (checks, the search's layouts).
+    const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, found[0]);
+    for (const auto &entry : sets.layouts) {
+      if (entry.first >= task.regions.size()) continue;
+      const int dim = task.regions[entry.first].region.get_index_space().get_dim();
+      std::vector<int> dims;  // the spatial dimensions the ordering lists, fastest first
+      for (DimensionKind d : runtime->find_layout_constraints(ctx, entry.second).ordering_constraint.ordering)
+        if (d >= LEGION_DIM_X && d < LEGION_DIM_X + dim) dims.push_back(d - LEGION_DIM_X);
+      if (dim < 2 || int(dims.size()) != dim) continue;
+      const char *order = std::is_sorted(dims.begin(), dims.end())    ? "F_order"
+                          : std::is_sorted(dims.rbegin(), dims.rend()) ? "C_order"
+                                                                       : nullptr;
+      if (order != nullptr)
+        orders[entry.first] += std::string(orders[entry.first].empty() ? "" : ", ") + json_string(kind_name(k)) +
+                               ": \"" + order + "\"";
+    }
     if (first) {
       leaf = runtime->is_leaf_variant(ctx, task.task_id, found[0]);
       inner = runtime->is_inner_variant(ctx, task.task_id, found[0]);
@@ -1239,7 +1309,7 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
     regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) + ", \"chain\": [" + chain +
                "], \"privilege\": \"" + privilege_name(req.privilege) + "\"" +
                (req.privilege == LEGION_REDUCE ? ", \"redop\": " + json_string(redop_name(req.redop)) : "") +
-               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "]}";
+               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] + "}}";
   }
   const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
                            ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +
@@ -1393,6 +1463,8 @@ extern "C" Legion::Mapping::Mapper *mapperopt_new_dsl_mapper(Legion::Mapping::Ma
   mapper->own_app = app;
   return mapper;
 }
+
+extern "C" void mapperopt_follow_variant_layouts() { mapperopt::dsl::variant_layouts = true; }
 
 extern "C" void mapperopt_keep_app_mapper(Legion::Mapping::Mapper *app, Legion::Processor proc) {
   std::lock_guard<std::mutex> guard(mapperopt::dsl::shared->lock);

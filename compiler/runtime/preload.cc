@@ -11,6 +11,7 @@
 // Runtime::add_mapper (the application's calls resolve here first), so a mapper the application registers in
 // `main` does not replace the DSL mapper, and one it adds under its own mapper ID gets a DSL mapper in its place.
 // With MAPPEROPT_KEEP_APP_MAPPER=1 the application's mappers are kept for the tasks the DSL does not name.
+// A layout aspect no Layout statement mentions follows the task variant's layout constraints (dsl-reference.md §7.3).
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -92,6 +93,9 @@ __attribute__((constructor)) void load_preloaded_mapper() {
     std::exit(1);
   }
   reg();
+  // A user's program: layouts the DSL leaves open follow the task variants' constraints, as Legion's default mapper
+  // does, so that the mapper never gives a variant a layout it rejects that nobody wrote.
+  reinterpret_cast<void (*)()>(next_symbol("mapperopt_follow_variant_layouts", false))();
   dsl_loaded = true;
 }
 

@@ -80,6 +80,37 @@ def test_discovered_description_equals_describe(bench):
     assert normalized(found, True) == normalized(describe_app(bench, "ci"), False)
 
 
+def test_gemm_leaf_gets_the_layout_its_variant_asks_for(tmp_path, capsys):
+    """The GEMMs' variants ask for row-major tiles, which Legion's default mapper gives them. Through --app, a layout
+    aspect no Layout statement mentions follows the variant too: discovery (whose recording mapper gave F_order)
+    and a run aborted in task_4's BLAS call. Discovery records the order the variants fix, so that a statement the
+    user writes against it is E223 before the run, and the search keeps it when it searches layouts."""
+    from mapperopt.optimizer.space import SearchSpace
+    from mapperopt.probe import run_probe_json
+
+    app = app_from_command(command("cannon"))
+    desc = discover(app, refresh=True)
+    layouts = {(t["name"], r["index"]): r.get("layout") for t in desc["tasks"] for r in t["regions"]}
+    assert layouts[("task_4", 2)] == "C_order" and layouts[("taco_validate", 0)] is None
+    (tmp_path / "any.dsl").write_text("Task * CPU;\n")
+    assert main(["run", "--app", command("cannon"), "--mapper", str(tmp_path / "any.dsl"), "--trace", "--repeats",
+                 "1", "--max-repeats", "1", "--out", str(tmp_path / "run")]) == 0
+    assert VERIFIED in (tmp_path / "run" / "stdout.txt").read_text()
+    trace = [json.loads(line) for line in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    got = {(t["task"], r["layout"]["order"], r["layout"]["dims"]) for t in trace for r in t["regions"]}
+    assert ("task_4", "SOA", "C") in got and ("taco_validate", "SOA", "F") in got  # no constraint: F
+    assert not any(task == "task_4" and dims == "F" for task, _, dims in got)
+    capsys.readouterr()
+    assert main(["explain", str(tmp_path / "any.dsl"), "--app", command("cannon")]) == 0  # as the run maps it
+    block = capsys.readouterr().out.split("\ntask_4 ")[1].split("\n\n")[0]
+    assert block.count("SOA C_order") == 3 and "F_order" not in block
+    (tmp_path / "f.dsl").write_text("Task * CPU;\nLayout task_4 * * F_order;\n")
+    assert main(["check", str(tmp_path / "f.dsl"), "--app", command("cannon")]) == 1
+    assert "error[E223]" in capsys.readouterr().out
+    space = SearchSpace(describe_app(app, "ci"), run_probe_json(app, "ci"))
+    assert "Layout * * * SOA C_order;" in space.render(space.default_point())
+
+
 @pytest.mark.parametrize("bench", ["circuit", "stencil"])
 def test_tuned_as_unknown_app(bench, tmp_path):
     status = main(["tune", "--app", command(bench), "--verify-pattern", VERIFIED, "--iters", "3", *QUICK,
