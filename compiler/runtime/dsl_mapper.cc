@@ -1075,9 +1075,9 @@ void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappa
   if (!limited && !shared->profile) return;
   output.memoize = false;
   say_once("R458", std::string("[mapperopt] note R458: ") +
-                       (limited ? "task '" + std::string(task->get_task_name()) + "' has an InstanceLimit"
-                                : std::string("the run is profiled")) +
-                       " and runs in a traced loop: Legion cannot replay the trace (a replay would skip the mapper), "
+                       (limited ? "task '" + std::string(task->get_task_name()) + "' has an InstanceLimit and runs"
+                                : std::string("the run is profiled and has a task")) +
+                       " in a traced loop: Legion cannot replay the trace (a replay would skip the mapper), "
                        "so it records it again every iteration and the run slows with the square of its "
                        "iterations; run with -lg:no_physical_tracing\n");
 }

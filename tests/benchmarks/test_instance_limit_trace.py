@@ -26,13 +26,21 @@ def test_a_limited_task_in_a_traced_loop_runs_in_linear_time(tmp_path):
     assert "R458" not in (tmp_path / result.attempts[-1].stderr).read_text()
 
 
-def test_a_run_with_physical_tracing_is_told_once(tmp_path):
-    # The recorded command without the flag, as a user would run the program by hand.
-    result = run_benchmark("stencil", LIMITED, min_time_s=0, out_dir=tmp_path, extra_args=["-tsteps", "20"])
+def by_hand(dsl: str, folder, *flags: str) -> str:
+    """The stderr of the recorded command of a short run, without the flag, as a user would run it by hand."""
+    result = run_benchmark("stencil", dsl, min_time_s=0, out_dir=folder, extra_args=["-tsteps", "20"])
     assert result.ok, result.reason
-    cmd = [a for a in shlex.split(result.settings["command"]) if a != FLAG]
+    cmd = [a for a in shlex.split(result.settings["command"]) if a != FLAG] + list(flags)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=toolchain.runtime_env(), timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    [note] = [ln for ln in proc.stderr.splitlines() if "R458" in ln]
+    return proc.stderr
+
+
+def test_a_run_with_physical_tracing_is_told_once(tmp_path):
+    [note] = [ln for ln in by_hand(LIMITED, tmp_path / "limit").splitlines() if "R458" in ln]
     assert note.startswith("[mapperopt] note R458: task 'increment' has an InstanceLimit and runs in a traced loop")
     assert note.endswith(f"run with {FLAG}")
+    unlimited = LIMITED.replace("InstanceLimit increment 4;\n", "")
+    assert "R458" not in by_hand(unlimited, tmp_path / "plain")
+    [note] = [ln for ln in by_hand(unlimited, tmp_path / "profiled", "-mapper-profile").splitlines() if "R458" in ln]
+    assert note.startswith("[mapperopt] note R458: the run is profiled and has a task in a traced loop")
