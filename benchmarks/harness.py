@@ -427,6 +427,20 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
     return Path(compiled.so_path), None, None, ""
 
 
+def no_replay_flags(dsl: str, profile: bool = False) -> list[str]:
+    """Legion's `-lg:no_physical_tracing` for an execution of the DSL mapper `dsl` (text) that has an InstanceLimit
+    or is profiled (`profile`), else []. Both need `map_task` for every task of every iteration, which a replayed
+    trace skips, so the mapper refuses to memoize those tasks; with physical tracing on, Legion then records a traced
+    loop again in every iteration and the execution's time grows with the square of its iterations (stencil at `ci`,
+    InstanceLimit on `increment`: 2.3 s for 250 steps, 9.1 s for 500; `benchmarks/trace_limit.py`). Without
+    physical tracing every iteration is mapped and the time stays linear."""
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl import parse
+
+    limited = any(isinstance(s, A.InstanceLimitStmt) for s in parse(dsl).statements)
+    return ["-lg:no_physical_tracing"] if limited or profile else []
+
+
 def _grown(value: int, time_s: float, wall_s: float, min_time_s: float, timeout_s: float) -> int:
     """The iteration count for the next calibration execution, or `value` when it cannot grow.
 
@@ -570,6 +584,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
         mapper_flags = ["-mapper", str(so)]
+    untraced = no_replay_flags(dsl) if dsl is not None else []
 
     env = toolchain.runtime_env()
     resources, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
@@ -592,7 +607,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         label = f"-{len(attempts) + 1}"
         trace_flags = ["-mapper-trace", str((run_dir / f"trace{label}.jsonl").resolve())] if trace else []
         cmd = [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags, *mapper_flags,
-               *trace_flags]
+               *untraced, *trace_flags]
         commands.append(shlex.join(cmd))
         (run_dir / "command.txt").write_text(
             f"# run in {run_dir.resolve()} with LD_LIBRARY_PATH={env['LD_LIBRARY_PATH']}\n" + "\n".join(commands)
@@ -630,7 +645,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     if profile:
         iterations = min(int(args[cfg.iterations_flag]), PROFILE_ITERATIONS)
         cmd = [str(exe), *[a for kv in {**args, cfg.iterations_flag: str(iterations)}.items() for a in kv],
-               *passthrough, *legion_flags, *mapper_flags, "-mapper-profile"]
+               *passthrough, *legion_flags, *mapper_flags, *no_replay_flags(dsl, profile=True), "-mapper-profile"]
         (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + f"# profile\n{shlex.join(cmd)}\n")
         run = execute(cmd, run_dir, "-profile", timeout_s, env)
         if run.attempt.profile is not None:

@@ -677,6 +677,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
     attempts, commands = [], []
+    untraced = H.no_replay_flags(dsl) if dsl is not None else []
 
     def done() -> bool:  # the harness's rule: at least `repeats`, more while the estimate is loose
         values = [a.result["throughput"] for a in attempts]
@@ -686,7 +687,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         label = f"-{len(attempts) + 1}"
         trace_path = (run_dir / f"trace{label}.jsonl").resolve() if trace else None
         env = shim_env(app, so, trace_path)
-        cmd = legion_command(app, size, cpus, gpus, extra_args, sz)
+        cmd = [*legion_command(app, size, cpus, gpus, extra_args, sz), *untraced]
         # The variables the run sets beyond this process's own (the shim's, the app file's `env:`), so that each
         # line reproduces its execution.
         added = {k: v for k, v in env.items() if os.environ.get(k) != v}
@@ -715,6 +716,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     task_profile = None
     if profile:  # as the harness does: one more, untraced execution, after the measured ones (its timed loop unknown)
         env = shim_env(app, so, None, True)
+        cmd = [*legion_command(app, size, cpus, gpus, extra_args, sz), *H.no_replay_flags(dsl, profile=True)]
         added = {k: v for k, v in env.items() if os.environ.get(k) != v}
         (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + "# profile\n" + shlex.join(
             ["env", *[f"{k}={v}" for k, v in added.items()], *cmd]) + "\n")

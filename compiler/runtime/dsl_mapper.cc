@@ -1120,9 +1120,19 @@ void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappa
   DefaultMapper::memoize_operation(ctx, mappable, input, output);
   // A replayed trace skips select_tasks_to_map and map_task, so a limited task must not be memoized; nor may
   // anything in a profiled execution, or the profile would miss every replayed execution of the traced loop.
-  if (shared->profile) output.memoize = false;
-  if (const Task *task = mappable.as_task())
-    if (has_limit(task->get_task_name())) output.memoize = false;
+  // Legion then records the trace again in every iteration, and its bookkeeping grows with each recording: the
+  // run's time grows with the square of its iterations. mapperopt's runs pass -lg:no_physical_tracing (Legion then
+  // never asks); a run without it is told once.
+  const Task *task = mappable.as_task();
+  const bool limited = task != nullptr && has_limit(task->get_task_name());
+  if (!limited && !shared->profile) return;
+  output.memoize = false;
+  say_once("R458", std::string("[mapperopt] note R458: ") +
+                       (limited ? "task '" + std::string(task->get_task_name()) + "' has an InstanceLimit and runs"
+                                : std::string("the run is profiled and has a task")) +
+                       " in a traced loop: Legion cannot replay the trace (a replay would skip the mapper), "
+                       "so it records it again every iteration and the run slows with the square of its "
+                       "iterations; run with -lg:no_physical_tracing\n");
 }
 
 void DslMapper::select_sharding_functor(const MapperContext ctx, const Task &task,

@@ -32,6 +32,8 @@ def test_profile_counts_the_replayed_executions_of_circuits_traced_loop(tmp_path
     # The measured executions keep their trace (no -mapper-profile); the profiling one comes after them.
     commands = (tmp_path / "command.txt").read_text().split("# profile\n")
     assert "-mapper-profile" not in commands[0] and "-mapper-profile" in commands[1]
+    # Profiled, every step is mapped: physical tracing off, or Legion would record the loop again in every step.
+    assert "-lg:no_physical_tracing" not in commands[0] and "-lg:no_physical_tracing" in commands[1]
     assert all(a.profile is None for a in result.attempts)
 
 

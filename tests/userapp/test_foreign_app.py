@@ -177,6 +177,16 @@ def test_a_users_program_is_profiled_in_an_execution_of_its_own(tmp_path, foreig
     assert all(a.profile is None for a in result.attempts)  # the measured executions keep Legion's tracing
     measured, profiled = (tmp_path / "run" / "command.txt").read_text().split("# profile\n")
     assert "MAPPEROPT_PROFILE=1" not in measured and "MAPPEROPT_PROFILE=1" in profiled
+    assert "-lg:no_physical_tracing" not in measured and "-lg:no_physical_tracing" in profiled
+
+
+def test_an_instance_limit_turns_legions_physical_tracing_off(tmp_path, foreign_exe):
+    # A limited task must be mapped in every iteration, which a replayed trace skips (tests/benchmarks/
+    # test_instance_limit_trace.py: the cost when the trace is recorded again instead).
+    app = load_app_file(app_file(tmp_path, foreign_exe))
+    result = run_benchmark(app, MAPPER + 'InstanceLimit "Update Values" 2;\n', out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    assert result.settings["command"].split()[-1] == "-lg:no_physical_tracing"
 
 
 def test_advice_on_a_users_program_names_a_leaf_task_not_the_top_level_one(tmp_path, foreign_exe, capsys):
