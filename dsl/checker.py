@@ -36,6 +36,14 @@ FLAG_SIZED_MEMORIES = {"RDMEM": "-ll:rsize", "SOCKMEM": "-ll:nsize"}
 MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
 MAX_STATIC_STEPS = 100_000  # expression evaluations of the whole static evaluation (about 1 s)
 # Run-time codes found by static evaluation -> the checker's codes (§11.6).
+# What a layout against a variant's layout constraint does at run time (E223, W312): Legion checks a mapper's instances
+# against the variant only with -lg:safe_mapper (release builds); otherwise the task runs on them as they are.
+LAYOUT_AT_RUN_TIME = (
+    "at run time: Legion checks instances against a variant's layout constraints only with -lg:safe_mapper, which "
+    "stops the run when the task is mapped (`Invalid mapper output ... fails to satisfy the corresponding ordering "
+    "layout constraint`); without it the task runs on these instances and its own code decides: one that checks its "
+    "strides aborts (the GEMMs' task_4: `DGEMM parameter number N had an illegal value`; the CPU stencil kernel's "
+    "stride assertion), one that reads through the strides works, one that assumes the order computes wrong numbers")
 STATIC_CODES = {"R400": "E205", "R405": "E205", "R401": "E219", "R409": "E217", "R402": "E209", "R404": "E209"}
 
 _MEMBERS = {
@@ -1228,12 +1236,12 @@ class _Checker:
     def _required_layouts(self, ev: Evaluator):
         """E223 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
         kernel's row-major tiles), or SOA instances (`interleave`), on the processor kinds the requirement concerns
-        (`layout_kinds`, all if absent) are certain to get another layout: the variant rejects the instance at the
-        task's first launch. Certain as for E222: with a machine (`ev.machine`), where the task runs there (its kind,
+        (`layout_kinds`, all if absent) are certain to get another layout, against the variant's layout constraint
+        (what the run then does: LAYOUT_AT_RUN_TIME). Certain as for E222: with a machine (`ev.machine`), where the task runs there (its kind,
         the memory the first processor of that kind on node 0 gets); without one, on every kind the task can run on
         (its Task list and variants, up to CPU, which every machine has) and every memory listed for it there.
         W312 when, without a machine, only some of those reject it: whether the run fails depends on the machine
-        (e.g. a task listed `GPU,CPU` whose CPU variant rejects the layout fails on a machine without GPUs)."""
+        (e.g. a task listed `GPU,CPU` whose CPU variant constrains the layout fails on a machine without GPUs)."""
         if self.app is None:
             return
         # (code, deciding statements, needed, given, why) -> (statements deciding each wrong aspect (None: the
@@ -1294,7 +1302,8 @@ class _Checker:
                 hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for the other tasks and add "
                              f"`{fix}` for {which} after {'them' if len(stmts) > 1 else 'it'}")
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
-                           f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints)
+                           f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints,
+                     (LAYOUT_AT_RUN_TIME,))
 
     def _instance_places(self, ev: Evaluator, info, req_index: int) -> list[tuple[str, str]]:
         """(processor kind, memory kind) of every place requirement `req_index` of task `info` may get an instance:
@@ -1318,15 +1327,15 @@ class _Checker:
     def _layout_why(self, places: list[tuple[str, str]], kind: str, memory: str, certain: bool) -> str:
         """Why the layout a requirement gets at (`kind`, `memory`) fails: where its task runs (`places`: every place
         its instance may go, `_instance_places`)."""
+        against = f"against the layout constraint their {kind} variant registers"
         if self.machine is not None:
-            return (f"on this machine ({self.machine.shape()}) they run on {kind} (instances in {memory}), whose "
-                    "variant rejects them at the first launch")
+            return (f"on this machine ({self.machine.shape()}) they run on {kind} (instances in {memory}), {against}")
         kinds = _dedup_kinds(places)
         if certain:
-            return f"they can run only on {', '.join(kinds)}, whose variant rejects them"
+            return f"they can run only on {', '.join(kinds)}, {against}"
         before = kinds[:kinds.index(kind)]  # tried first: the task runs on `kind` where the machine has none of them
         where = f"on a machine without {' or '.join(before)}" if before else f"with their instances in {memory}"
-        return f"they run on {kind} {where}, and that variant rejects them"
+        return f"they run on {kind} {where}, {against}"
 
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:

@@ -407,7 +407,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     summary.json, and returns the summary:
 
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
-         "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None}}
+         "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None},
+         "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default)}
 
     Names: "iter-N" for candidates and the start (iteration 1, which competes even when it is not among them;
     "start" gives its name), "default", "expert".
@@ -446,6 +447,16 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
                "measured": {n: m.to_json() for n, m in measured.items()}, "vs": vs}
+    if settings.get("start") == "default" and "app_description" in settings and first.dsl:
+        # The default start expresses Legion's default mapper in the search's terms (one Layout line for all tasks,
+        # say): what it maps otherwise, where the comparison with the default mapper must not be called noise.
+        from mapperopt.optimizer.space import SearchSpace
+
+        space = SearchSpace(settings["app_description"], settings["machine"])
+        try:
+            summary["start_vs_default"] = space.default_mapper_differences(first.dsl)
+        except MapperoptError as exc:
+            summary["start_vs_default"] = [f"not evaluated ({exc.message.splitlines()[0]})"]
     store.write_outputs(final_pick=summary["best_iter"])
     store.write_summary(summary)
     return summary
@@ -489,8 +500,10 @@ def _noisy(summary: dict, name: str) -> bool:
 
 def _same_mapping(summary: dict, name: str, default_start: bool) -> bool:
     """Whether the best is the start program written as Legion's default mapping (`default_start`) and `name` is the
-    default mapper: the same mapping, whose difference is never a gain nor a reason to switch."""
-    return default_start and summary["best"] == summary["start"] and name == "default"
+    default mapper, and the start maps nothing otherwise than it (`start_vs_default`, `final_comparison`): the same
+    mapping, whose difference is never a gain nor a reason to switch."""
+    return (default_start and summary["best"] == summary["start"] and name == "default"
+            and not summary.get("start_vs_default"))
 
 
 def verdict(summary: dict, default_start: bool = False) -> str:
@@ -592,7 +605,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
             console.print(f"Best vs {name}: not compared ({name} failed).")
             continue
         c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
-        if default_start and best == summary["start"] and name == "default":
+        if _same_mapping(summary, name, default_start):
             console.print(f"Best ({best}) vs default: the same mapping (the start program is Legion's default mapper "
                           f"written in the DSL, --start default), measured at {c.describe()}: the machine's noise or "
                           "the two mappers' own overhead, not a gain.")
@@ -603,4 +616,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
             verdict = " [yellow]Noisy measurements (above): do not read this as a real difference.[/]"
         else:
             verdict = ""
-        console.print(f"Best ({best}) vs {name}: {c.describe()}.{verdict}")
+        differs = (summary.get("start_vs_default") if default_start and best == summary["start"] and name == "default"
+                   else None)
+        console.print(f"Best ({best}) vs {name}: {c.describe()}.{verdict}" + (
+            " The start program (--start default) differs from Legion's default mapper here: "
+            f"{escape('; '.join(differs))}." if differs else ""))

@@ -134,6 +134,15 @@ def _freeze(value: Any) -> Any:
     return tuple(_freeze(v) for v in value) if isinstance(value, list) else value
 
 
+def _default_is(value: Any) -> str:
+    return f"Legion's default mapper: {value}"
+
+
+def _proc(proc: dict) -> str:
+    """A trace record's processor as text: "GPU 0.1" (node 0, processor 1), or "CPU" where Legion's default places."""
+    return proc["kind"] if proc["node"] is None else f"{proc['kind']} {proc['node']}.{proc['index']}"
+
+
 def _q(name: str) -> str:
     """A task or region name in a selector (quoted when it is not an identifier)."""
     from mapperopt.dsl.formatter import selector_name
@@ -593,6 +602,60 @@ class SearchSpace:
             return self._decisions(a) == self._decisions(b)
         except MapperoptError:
             return False
+
+    def default_mapper_differences(self, dsl: str) -> list[str]:
+        """Where program `dsl` maps otherwise than Legion's default mapper on this machine, according to the DSL's
+        reference evaluator, one line per task at its first launch point that differs, e.g. "taco_validate:
+        requirement 0 (A_tiles) SOA C_order (Legion's default mapper: SOA F_order)". Legion's default mapper is the
+        program without statements (the default processor, memories and placement; nothing collected or limited)
+        with the layouts it gives: SOA, the dimension order the task's variant registers (the description's
+        `layout`, on the kinds of its `layout_kinds`), else F_order, unaligned. Empty: the same mapping.
+
+        Raises:
+            MapperoptError: `dsl` does not parse. DslRuntimeError: it fails to decide (R400-R410).
+        """
+        from mapperopt.descriptions import AppDescription, MachineDescription
+        from mapperopt.dsl.evaluator import Evaluator
+        from mapperopt.dsl.parser import parse
+
+        machine, app = MachineDescription.from_json(self.machine), AppDescription.from_json(self.app)
+        ev, legion = Evaluator(parse(dsl, "<compare>"), machine, app), Evaluator(parse("", "<default>"), machine, app)
+
+        def layout(rec: dict, i: int, task: dict, default: bool) -> str | None:
+            if rec["regions"][i]["layout"] is None:
+                return None
+            if default:
+                req, kind = task["regions"][i], rec["proc"]["kind"]
+                ordered = req.get("layout") and (not req.get("layout_kinds") or kind in req["layout_kinds"])
+                return f"SOA {req['layout'] if ordered else 'F_order'}"
+            got = rec["regions"][i]["layout"]
+            align = f" Align{got['align']['op']}{got['align']['bytes']}" if got.get("align") else ""
+            return f"{got['order']} {got['dims']}_order{align}"
+
+        out = []
+        for name, task in self.tasks.items():
+            if self.is_top_level(name):
+                continue
+            launches = [None] if task["launch"] in ("single", "both") else []
+            if task["launch"] in ("index", "both") and task.get("domain"):
+                launches += list(itertools.product(*(range(n) for n in task["domain"])))
+            for p in launches:
+                domain = tuple(task["domain"]) if p is not None else None
+                a, b = ev.decide(name, p, domain), legion.decide(name, p, domain)
+                diffs = [] if a["proc"] == b["proc"] else [f"on {_proc(a['proc'])} ({_default_is(_proc(b['proc']))})"]
+                for i, req in enumerate(a["regions"]):
+                    what = f"requirement {i}" + (f" ({req['name']})" if req.get("name") else "")
+                    if req["memory"] != b["regions"][i]["memory"]:
+                        diffs.append(f"{what} in {req['memory']} ({_default_is(b['regions'][i]['memory'])})")
+                    mine, theirs = layout(a, i, task, False), layout(b, i, task, True)
+                    if mine != theirs:
+                        diffs.append(f"{what} {mine} ({_default_is(theirs)})")
+                if a["collect"] != b["collect"] or a["limited"] != b["limited"]:
+                    diffs.append("collected requirements or an instance limit (Legion's default mapper: none)")
+                if diffs:
+                    out.append(f"{name}: {'; '.join(diffs)}")
+                    break
+        return out
 
     def _decisions(self, dsl: str) -> list:
         from mapperopt.descriptions import AppDescription, MachineDescription

@@ -727,6 +727,15 @@ std::string layout_json(const LayoutChoice &c) {
          ", \"compact\": " + (c.compact ? "true" : "false") + "}";
 }
 
+// The spatial dimensions (0 for X, 1 for Y, ...) an ordering constraint lists, fastest first: the dimension order a
+// task variant's layout constraint fixes (follow_variant, record).
+std::vector<int> spatial_order(const OrderingConstraint &ordering) {
+  std::vector<int> dims;
+  for (DimensionKind d : ordering.ordering)
+    if (d >= LEGION_DIM_X && d < LEGION_DIM_F) dims.push_back(d - LEGION_DIM_X);
+  return dims;
+}
+
 // The aspects of `choice` that no Layout statement mentions, from the layout constraints the task's variant declares
 // for requirement `index` (variant_layouts): its ordering, and the interleaving or dimension order it implies when a
 // statement gives the other one; its alignments. Other constraints of the variant are not followed.
@@ -737,11 +746,11 @@ void DslMapper::follow_variant(MapperContext ctx, const Task &task, VariantID va
     const LayoutConstraintSet &set = runtime->find_layout_constraints(ctx, it->second);
     const std::vector<DimensionKind> &ordering = set.ordering_constraint.ordering;
     if (!ordering.empty()) {
-      // First listed varies fastest: F first is AOS; a later dimension before X is C order.
+      // First listed varies fastest: F first is AOS; a later dimension before X (the fastest spatial one is not X)
+      // is C order.
       const bool aos = ordering.front() == LEGION_DIM_F;
-      const auto x = std::find(ordering.begin(), ordering.end(), LEGION_DIM_X);
-      bool c_order = false;
-      for (auto d = ordering.begin(); d != x; ++d) c_order = c_order || (*d > LEGION_DIM_X && *d < LEGION_DIM_F);
+      const std::vector<int> dims = spatial_order(set.ordering_constraint);
+      const bool c_order = !dims.empty() && dims.front() != 0;
       if (!choice.order_set && !choice.dims_set) {
         choice.ordering = ordering;
         choice.ordering_contiguous = set.ordering_constraint.contiguous;
@@ -1278,9 +1287,9 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
     for (const auto &entry : sets.layouts) {
       if (entry.first >= task.regions.size()) continue;
       const int dim = task.regions[entry.first].region.get_index_space().get_dim();
-      std::vector<int> dims;  // the spatial dimensions the ordering lists, fastest first
-      for (DimensionKind d : runtime->find_layout_constraints(ctx, entry.second).ordering_constraint.ordering)
-        if (d >= LEGION_DIM_X && d < LEGION_DIM_X + dim) dims.push_back(d - LEGION_DIM_X);
+      std::vector<int> dims;  // those of the requirement's dimensions the ordering lists, fastest first
+      for (int d : spatial_order(runtime->find_layout_constraints(ctx, entry.second).ordering_constraint))
+        if (d < dim) dims.push_back(d);
       if (dim < 2 || int(dims.size()) != dim) continue;
       const char *order = std::is_sorted(dims.begin(), dims.end())    ? "F_order"
                           : std::is_sorted(dims.rbegin(), dims.rend()) ? "C_order"

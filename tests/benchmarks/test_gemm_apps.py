@@ -15,6 +15,7 @@ from mapperopt import toolchain
 from mapperopt.autoguide import apply_edits, explain
 from mapperopt.benchmarks import build_app, describe_app, load_config
 from mapperopt.benchmarks.harness import run_benchmark
+from mapperopt.benchmarks.userapp import app_from_command, discover
 from mapperopt.compiler import compile_program
 from mapperopt.dsl import parse
 from mapperopt.dsl.formatter import format_program
@@ -141,6 +142,17 @@ def test_describe_matches_the_stored_copy_and_the_size(alg):
         (["A_tiles", "A"], "read_write"), (["B_tiles", "B"], "read_only"), (["C_tiles", "C"], "read_only")]
     assert all(t["domain"] == [4, 4] and t["launch"] == "index" for t in live["tasks"])
     assert all(t["domain"] == [4, 4] for t in describe_app(alg, "gpu")["tasks"])
+
+
+def test_described_layouts_are_those_the_variants_register(bins):
+    """Each requirement's dimension order in --describe (and its stored copy, which `check` reads) is the one the
+    task's variants register, as the recording mapper reads it from Legion (discovery): taco_validate reads A through
+    its strides and registers none, so `check` must not say that it needs C_order."""
+    app = app_from_command(f"{bins['cannon']} -n 64 -g 2 -iters 1 -warmup 1")
+    registered = {t["name"]: [r.get("layout") for r in t["regions"]] for t in discover(app)["tasks"]}
+    layouts = {t["name"]: [r.get("layout") for r in t["regions"]] for t in described("cannon")["tasks"]}
+    assert layouts == {name: registered[name] for name in layouts}
+    assert layouts["taco_validate"] == [None] and layouts["task_4"] == ["C_order"] * 3
 
 
 def test_the_blas_comes_from_the_installed_wheel(bins):

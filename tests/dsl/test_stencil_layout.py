@@ -85,9 +85,11 @@ def test_without_a_machine_only_a_certain_failure_is_an_error():
     """Without a machine (compile --bench without --machine), a task mapped only to CPUs fails on every machine
     (E223); one listed GPU,CPU fails only on a machine without GPUs (W312)."""
     ((code, message),) = layout_diags("Task * CPU;\nLayout * * * AOS;\n", None)
-    assert code == "E223" and message.endswith("they can run only on CPU, whose variant rejects them")
+    assert code == "E223" and message.endswith(
+        "they can run only on CPU, against the layout constraint their CPU variant registers")
     ((code, message),) = layout_diags("Task * GPU,CPU;\nLayout * * * AOS;\n", None)
-    assert code == "W312" and "they run on CPU on a machine without GPU, and that variant rejects them" in message
+    assert code == "W312" and ("they run on CPU on a machine without GPU, against the layout constraint their CPU "
+                               "variant registers") in message
     # CPU instances only in ZCMEM get AOS: whether they go there depends on the machine too.
     ((code, message),) = layout_diags("Task stencil CPU;\nRegion * * CPU ZCMEM,SYSMEM;\nLayout * * ZCMEM AOS;\n",
                                       None)

@@ -239,3 +239,57 @@ def test_a_narrow_console_keeps_every_figure(tmp_path, monkeypatch):
         est = m["estimate"]
         assert f"{est['low']:.4g}-{est['high']:.4g}" in out, out
         assert f"{est['value']:.4g}" in out, out
+
+
+def default_start_store(tmp_path, monkeypatch, bench: str, final: dict[str, list[float]]) -> tuple[TuneStore, str]:
+    """(a store of `bench` tuned from --start default on one CPU, with the description and machine a tuning run
+    records; the start program) whose final comparison measures `final`."""
+    from mapperopt.benchmarks import load_config
+    from mapperopt.descriptions import parse_machine_spec
+    from mapperopt.optimizer.space import SearchSpace
+
+    app, machine = load_config(bench).stored_description(), parse_machine_spec("1x0x1").to_json()
+    space = SearchSpace(app, machine)
+    start = space.render(space.default_point())
+    store = TuneStore.create(tmp_path, bench, {**SETTINGS, "start": "default", "app_description": app,
+                                               "machine": machine})
+    store.append(IterationRecord(iter=1, dsl=start, key="k1", status="ok", stage=None, category="performance",
+                                 throughput=2.0, unit="GFLOPS", best_throughput=2.0))
+    store.append(record(2, 1.0))
+
+    def measure_together(app, mappers, rounds, out_dir, min_time_s=0, **options):
+        return {name: protocol.Measured(name, protocol.estimate(final[name]), None, (), "GFLOPS", 1.0)
+                for name in mappers}
+
+    monkeypatch.setattr(protocol, "measure_together", measure_together)
+    return store, start
+
+
+def test_a_default_start_that_maps_otherwise_is_compared_as_such(tmp_path, monkeypatch):
+    """The GEMMs' default start gives every task one Layout line, SOA C_order, so taco_validate, whose variant
+    registers no order, gets C_order where Legion's default mapper gives it F_order: a significant 0.67x against the
+    default mapper is a real difference, named, not "the same mapping" nor noise; the default mapper is then the one
+    to keep. Circuit's default start maps as Legion's default mapper does: that comparison stays "the same mapping"."""
+    final = {"iter-1": [6.0, 6.01, 6.0, 6.02, 6.0], "iter-2": [5.0, 5.01, 5.0, 5.0, 5.02],
+             "default": [9.0, 9.01, 9.02, 9.0, 9.0]}
+    store, _ = default_start_store(tmp_path / "cannon", monkeypatch, "cannon", final)
+    summary = commands.final_comparison("cannon", store, rounds=5)
+    assert summary["best"] == summary["start"] == "iter-1" and summary["vs"]["default"]["significant"]
+    assert summary["start_vs_default"] == [
+        "taco_validate: requirement 0 (A_tiles) SOA C_order (Legion's default mapper: SOA F_order)"]
+    out = printed(summary, default_start=True)
+    line = next(l for l in out.splitlines() if l.startswith("Best (iter-1) vs default"))
+    assert "the same mapping" not in line and "noise" not in line, line
+    assert line.endswith("significant). The start program (--start default) differs from Legion's default mapper "
+                         "here: taco_validate: requirement 0 (A_tiles) SOA C_order (Legion's default "
+                         "mapper: SOA F_order)."), line
+    assert "Legion's default mapper is significantly faster here" in commands.best_mapper_line(
+        summary, store.root / "best.dsl", default_start=True)
+    assert "(the same mapping)" not in commands.verdict(summary, default_start=True)
+
+    store, _ = default_start_store(tmp_path / "circuit", monkeypatch, "circuit", final)
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    assert summary["best"] == summary["start"] == "iter-1" and summary["start_vs_default"] == []
+    line = next(l for l in printed(summary, default_start=True).splitlines()
+                if l.startswith("Best (iter-1) vs default"))
+    assert line.startswith("Best (iter-1) vs default: the same mapping"), line

@@ -354,12 +354,26 @@ void report(Context ctx, Runtime *runtime, const Matrices &m, const Config &conf
 // ---------------------------------------------------------------------------------------------------------------
 // --describe.
 
+// How many of task `id`'s requirements, from the first, its variants constrain to row-major instances: the BLAS
+// leaf's, and those of the tasks whose instances it reuses under Legion's default mapper (taco_fill, the placement
+// tasks). taco_validate reads A through its strides, so it takes any order. register_tasks registers these and
+// --describe reports them, so the two agree.
+static unsigned row_major_requirements(TaskID id) {
+  switch (id) {
+    case FILL_TASK_ID:
+    case GEMM_TASK_ID: return 3;
+    case PLACE_A_TASK_ID:
+    case PLACE_B_TASK_ID:
+    case PLACE_C_TASK_ID: return 1;
+    default: return 0;
+  }
+}
+
 static mapperopt::RegionArg arg(const char *partition, const char *region, const char *privilege) {
   mapperopt::RegionArg a;
   a.names = {partition, region};
   a.privilege = privilege;
   a.fields = {"val"};
-  a.layout = "C_order";  // every variant registers the row-major constraint (register_variant)
   return a;
 }
 
@@ -369,22 +383,23 @@ std::string describe_2d(const char *app, const Config &config) {
 
 std::string describe_tasks(const char *app, bool reduce, const std::vector<std::vector<long long>> &domains) {
   struct Entry {
+    TaskID id;
     const char *name;
     bool gpu;
     std::vector<mapperopt::RegionArg> regions;
   };
   const std::vector<Entry> entries = {
-      {"taco_fill", true,
+      {FILL_TASK_ID, "taco_fill", true,
        {arg("A_tiles", "A", "write_discard"), arg("B_tiles", "B", "write_discard"),
         arg("C_tiles", "C", "write_discard")}},
-      {"task_1", true, {arg("A_tiles", "A", "read_only")}},
-      {"task_2", true, {arg("B_tiles", "B", "read_only")}},
-      {"task_3", true, {arg("C_tiles", "C", "read_only")}},
-      {"init_cublas", true, {}},
-      {"task_4", true,
+      {PLACE_A_TASK_ID, "task_1", true, {arg("A_tiles", "A", "read_only")}},
+      {PLACE_B_TASK_ID, "task_2", true, {arg("B_tiles", "B", "read_only")}},
+      {PLACE_C_TASK_ID, "task_3", true, {arg("C_tiles", "C", "read_only")}},
+      {INIT_CUBLAS_TASK_ID, "init_cublas", true, {}},
+      {GEMM_TASK_ID, "task_4", true,
        {arg("A_tiles", "A", reduce ? "reduce" : "read_write"), arg("B_tiles", "B", "read_only"),
         arg("C_tiles", "C", "read_only")}},
-      {"taco_validate", false, {arg("A_tiles", "A", "read_only")}},
+      {VALIDATE_TASK_ID, "taco_validate", false, {arg("A_tiles", "A", "read_only")}},
   };
   std::vector<mapperopt::TaskInfo> tasks;
   for (size_t t = 0; t < entries.size(); t++) {
@@ -399,8 +414,10 @@ std::string describe_tasks(const char *app, bool reduce, const std::vector<std::
     info.parent = "main";
     info.domain = domains[t];
     info.regions = e.regions;
-    for (mapperopt::RegionArg &r : info.regions)
-      if (r.privilege == "reduce") r.redop = "sum_f64";
+    for (size_t r = 0; r < info.regions.size(); r++) {
+      if (info.regions[r].privilege == "reduce") info.regions[r].redop = "sum_f64";
+      if (r < row_major_requirements(e.id)) info.regions[r].layout = "C_order";
+    }
     tasks.push_back(info);
   }
   std::vector<mapperopt::RegionNode> tree;
@@ -421,9 +438,7 @@ static void register_variant(TaskID id, const char *name, Processor::Kind kind, 
   registrar.set_leaf(true);
   // Row-major tiles, so that Legion's default mapper makes instances the BLAS can use (a DSL mapper chooses its
   // own layouts; task_4 checks them).
-  for (unsigned r = 0; r < (id == GEMM_TASK_ID || id == FILL_TASK_ID ? 3u : id == INIT_CUBLAS_TASK_ID ? 0u : 1u);
-       r++)
-    registrar.add_layout_constraint_set(r, row_major);
+  for (unsigned r = 0; r < row_major_requirements(id); r++) registrar.add_layout_constraint_set(r, row_major);
   Runtime::preregister_task_variant<FN>(registrar, name);
 }
 
@@ -441,6 +456,8 @@ void register_tasks() {
     TaskVariantRegistrar registrar(VALIDATE_TASK_ID, "cpu");
     registrar.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
     registrar.set_leaf(true);
+    for (unsigned r = 0; r < row_major_requirements(VALIDATE_TASK_ID); r++)
+      registrar.add_layout_constraint_set(r, row_major);
     Runtime::preregister_task_variant<CheckResult, validate_cpu>(registrar, "taco_validate");
   }
 #ifdef MAPPEROPT_USE_CUDA
