@@ -1127,9 +1127,21 @@ void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappa
   const bool limited = task != nullptr && has_limit(task->get_task_name());
   if (!limited && !shared->profile) return;
   output.memoize = false;
-  say_once("R458", std::string("[mapperopt] note R458: ") +
-                       (limited ? "task '" + std::string(task->get_task_name()) + "' has an InstanceLimit and runs"
-                                : std::string("the run is profiled and has a task")) +
+  // Said once, so it names every reason the run has (the first task asked about may show only one of them).
+  std::string why;
+  if (shared->profile && !policy.limits.empty()) {
+    std::vector<std::string> names;
+    for (const LimitRule &r : policy.limits)
+      if (std::find(names.begin(), names.end(), r.task) == names.end()) names.push_back(r.task);
+    std::string listed;
+    for (const std::string &n : names) listed += (listed.empty() ? "'" : ", '") + n + "'";
+    why = "the run is profiled, " + std::string(names.size() > 1 ? "tasks " : "task ") + listed +
+          (names.size() > 1 ? " have InstanceLimits" : " has an InstanceLimit") + ", and a task runs";
+  } else {
+    why = limited ? "task '" + std::string(task->get_task_name()) + "' has an InstanceLimit and runs"
+                  : std::string("the run is profiled and has a task");
+  }
+  say_once("R458", "[mapperopt] note R458: " + why +
                        " in a traced loop: Legion cannot replay the trace (a replay would skip the mapper), "
                        "so it records it again every iteration and the run slows with the square of its "
                        "iterations; run with -lg:no_physical_tracing\n");
