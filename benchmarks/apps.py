@@ -364,6 +364,24 @@ def _app_args(size_args: dict[str, str], extra_args) -> tuple[dict[str, str], li
     return args, rest
 
 
+def processor_counts(cpus: int, gpus: int, extra_args) -> tuple[int, int]:
+    """(CPU, GPU) processors per node a run gets: `cpus` and `gpus`, unless the flags after `--` (`extra_args`) set
+    `-ll:cpu` or `-ll:gpu`, whose last value then takes their place on the command line (`_override_flags`). What
+    the run records and prints is what Legion runs with.
+
+    Raises:
+        MapperoptError: such a flag's value is not a whole number.
+    """
+    extra = [str(a) for a in extra_args]
+    counts = {"-ll:cpu": cpus, "-ll:gpu": gpus}
+    for flag, value in zip(extra, extra[1:]):
+        if flag in counts:
+            if not value.isdigit():
+                raise MapperoptError(f"{flag} after `--` needs a whole number of processors, got {value!r}")
+            counts[flag] = int(value)
+    return counts["-ll:cpu"], counts["-ll:gpu"]
+
+
 def _override_flags(pairs: list[str], passthrough: list[str]) -> tuple[list[str], list[str]]:
     """Flags given after `--` that the harness also sets as flag-value `pairs` (the resource flags, e.g.
     `-ll:csize 4096`) replace the harness's value instead of being overridden by it: returns (pairs, passthrough)

@@ -35,7 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from mapperopt import interrupts, toolchain
-from mapperopt.benchmarks.apps import _app_args, _override_flags, build_app, describe_app, load_config
+from mapperopt.benchmarks.apps import (_app_args, _override_flags, build_app, describe_app, load_config,
+                                       processor_counts)
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError, closest, signal_name
 from mapperopt.records import Attempt, RunResult
@@ -538,8 +539,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
                             csize=csize, fsize=fsize, zsize=zsize)
     cfg = load_config(app)
     sz = cfg.size(size)
-    cpus = sz.cpus if cpus is None else cpus
-    gpus = sz.gpus if gpus is None else gpus
+    cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
     timeout_s = sz.timeout_s if timeout_s is None else timeout_s
     min_time_s = sz.min_time_s if min_time_s is None else min_time_s
     max_repeats = repeats if max_repeats is None else max_repeats

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.benchmarks.apps import _override_flags, require_app
+from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app
 from mapperopt.errors import MapperoptError, closest, exit_status
 
 APP_FILE = "mapperopt.yaml"
@@ -633,8 +633,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     memory = {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None}
     sz = replace(app.config.size(size), **memory)
     max_repeats = repeats if max_repeats is None else max_repeats
-    cpus = sz.cpus if cpus is None else cpus
-    gpus = sz.gpus if gpus is None else gpus
+    cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
     given_timeout, timeout_s = timeout_s, sz.timeout_s if timeout_s is None else timeout_s
     if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0:
         raise MapperoptError("need cpus >= 1, gpus >= 0, 1 <= repeats <= max_repeats and timeout_s > 0")

@@ -947,6 +947,20 @@ class _Checker:
     def _app_names(self):
         app = self.app
         known = app.task_names
+        listing = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+        named = list(dict.fromkeys(ident.name for s in self.program.statements
+                                   for ident in (getattr(s, "tasks", None) and s.tasks.names or ())))
+        # E225: two or more task names and none ran (nor is a near-miss of one that did): the mapper of another
+        # program, almost certainly, rather than tasks other flags launch (W315, said once per name otherwise).
+        foreign = bool(app.discovered_as) and len(named) >= 2 and all(
+            app.task(n) is None and not closest(n, known) for n in named)
+        if foreign:
+            self.add("E225", f"none of the {len(named)} tasks this mapper names ran in discovery "
+                             f"(`{app.discovered_as}`): {quoted_names(named, 6)}; it looks like the mapper of "
+                             "another program", self._whole_file(),
+                     ("give the mapper written for this program, or, if your runs do launch these tasks, check "
+                      f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} --app "
+                      "... -- FLAGS`",), (f"tasks that ran: {listing}",))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
@@ -956,7 +970,8 @@ class _Checker:
                 info = app.task(ident.name)
                 if info is None:
                     close = closest(ident.name, known)
-                    listing = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+                    if foreign:
+                        continue
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,

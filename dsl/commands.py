@@ -233,17 +233,33 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--write", is_flag=True, help="Rewrite FILE in place instead of printing.")
-def fmt(file, write):
-    """Format a DSL mapper canonically (comments are kept)."""
-    text = _read(file)
-    formatted = format_program(_parse_or_exit(text, file))
-    if not write:
-        click.echo(formatted, nl=False)
-    elif formatted != text:
-        Path(file).write_text(formatted)
-        click.echo(f"formatted {file}", err=True)
+@click.argument("files", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--write", is_flag=True, help="Rewrite each FILE in place instead of printing.")
+@click.option("--check", is_flag=True,
+              help="Change nothing: list each FILE that is not formatted (`would reformat FILE`) and exit 1 if any "
+                   "is (for CI and commit hooks).")
+def fmt(files, write, check):
+    """Format DSL mappers canonically (comments are kept): print the one FILE formatted, or rewrite (--write) or
+    check (--check) each FILE. A FILE that does not parse stops the command with its error (exit status 1)."""
+    if write and check:
+        raise click.UsageError("--write rewrites the files and --check changes nothing: give one of them")
+    if len(files) > 1 and not (write or check):
+        raise click.UsageError(f"{len(files)} files given: print one at a time, or give --write or --check")
+    unformatted = []
+    for file in files:
+        text = _read(file)
+        formatted = format_program(_parse_or_exit(text, file))
+        if not (write or check):
+            click.echo(formatted, nl=False)
+        elif formatted != text:
+            unformatted.append(file)
+            if check:
+                click.echo(f"would reformat {file}")
+            else:
+                Path(file).write_text(formatted)
+                click.echo(f"formatted {file}", err=True)
+    if check and unformatted:
+        raise click.exceptions.Exit(1)
 
 
 def _layout_text(layout: dict | None) -> str:

@@ -471,9 +471,11 @@ class Evaluator:
             parent_proc: {"kind", "node", "index"} of the parent task's processor (default: CPU 0 of node 0).
         Returns:
             {"task", "point", "domain", "proc": {"kind", "node", "index"}, "regions": [{"index", "name", "memory",
-            "layout"}], "collect": [indices], "limited": bool}. `proc.node`/`proc.index` are None when no map
-            statement applies (Legion's default placement); for a processor set, the set's first processor (the one
-            the mapper picks when none of the set is busy). `layout` is None for a virtual mapping.
+            "layout"}], "collect": [indices], "limited": bool, "placed_by": "map"|"default"}. When no map statement
+            applies (`placed_by` "default"), `proc.node`/`proc.index` are None: Legion's default mapping picks the
+            processor when the task runs, which this evaluator cannot predict (the compiled mapper's trace lists the
+            processors it offered, `candidates`). For a processor set, the set's first processor (the one the mapper picks when none
+            of the set is busy). `layout` is None for a virtual mapping.
         Raises:
             DslRuntimeError: R400-R410 (see dsl-reference.md §11.5).
             MapperoptError: the application has no such task.
@@ -500,6 +502,7 @@ class Evaluator:
             "regions": regions,
             "collect": self.collected(task),
             "limited": self.instance_limit(task, kind) is not None,
+            "placed_by": "default" if placed is None else "map",
         }
 
     # ------------------------------------------------------------------------------------------------ expressions

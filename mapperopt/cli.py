@@ -19,7 +19,7 @@ COMMANDS = {
     "doctor": ("mapperopt.commands", "doctor", "Check that everything mapperopt needs is installed."),
     "toolchain": ("mapperopt.commands", "toolchain_cmd", "Flags and environment to build and run your own program."),
     "check": ("mapperopt.dsl.commands", "check", "Check a DSL mapper for errors."),
-    "fmt": ("mapperopt.dsl.commands", "fmt", "Format a DSL mapper canonically."),
+    "fmt": ("mapperopt.dsl.commands", "fmt", "Format DSL mappers canonically (--check: list unformatted ones)."),
     "explain": ("mapperopt.dsl.commands", "explain", "Show the decisions a DSL mapper makes."),
     "compile": ("mapperopt.compiler.commands", "compile_cmd", "Compile a DSL mapper to a shared library."),
     "run": ("mapperopt.benchmarks.commands", "run", "Run a benchmark with a mapper and measure it."),

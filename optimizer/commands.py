@@ -91,6 +91,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     """Describes the application and the machine, builds the start program, creates the tuning folder (locked),
     measures the baselines and fixes the calibrated iteration count. Returns the store and its settings."""
     from mapperopt.benchmarks import describe_app, load_config, run_benchmark
+    from mapperopt.benchmarks.apps import processor_counts
     from mapperopt.descriptions import MachineDescription
     from mapperopt.optimizer.space import SearchSpace
     from mapperopt.probe import run_probe_json
@@ -101,6 +102,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
     cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
     app_args = tuple(map(str, opts["app_args"]))
+    cpus, gpus = processor_counts(cpus, gpus, app_args)  # `-- -ll:cpu 3`: what the runs get, recorded and printed
     app = describe_app(bench, opts["size"], cpus, gpus, app_args)  # `-- -p 8` too
     memory = {k: opts[k] for k in ("csize", "fsize", "zsize") if opts[k] is not None}
     # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.

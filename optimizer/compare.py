@@ -219,6 +219,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         MapperoptError: unknown optimizer, nothing to compare, the reference mapper fails, or the harness cannot run.
     """
     from mapperopt.benchmarks import describe_app, load_config
+    from mapperopt.benchmarks.apps import processor_counts
     from mapperopt.benchmarks.harness import remove_made
     from mapperopt.descriptions import MachineDescription
     from mapperopt.probe import run_probe_json
@@ -254,6 +255,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     cores = core_groups(opts.get("jobs", 1), opts.get("cpus_per_job"))
     with _pinned(cores[0]):  # a job's CPU processors: its cores less the utility processors'
         cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
+    cpus, gpus = processor_counts(cpus, gpus, opts["app_args"])  # `-- -ll:cpu 3`: what the runs get
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     max_executions = max(opts["executions"], opts["max_executions"])
     # a start file is identified by its text, so that an edited file does not resume the old comparison

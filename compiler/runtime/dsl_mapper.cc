@@ -1011,11 +1011,21 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     in_flight[task.get_unique_id()] = record;
   }
   if (shared->trace) {
-    std::string proc = "{\"kind\": \"" + std::string(kind_name(dkind)) + "\", \"node\": null, \"index\": null}";
-    if (rule != nullptr || input.shard_processor.exists() || epoch_override) {
-      const Proc p = coord_of(target);
-      proc = "{\"kind\": \"" + std::string(kind_name(p.kind)) + "\", \"node\": " + std::to_string(p.node) +
-             ", \"index\": " + std::to_string(p.index) + "}";
+    // `placed_by` says who chose the processor: a map statement, or (none applying) Legion's default mapping, which
+    // names one processor (GPU) or offers every local one of the kind (CPU, IO): Legion then runs the task on the
+    // first of them to be free, after this call, so `index` is null and `candidates` lists the ones offered.
+    const Proc p = coord_of(target);
+    const bool one = output.target_procs.size() == 1 && p.index >= 0;
+    const std::string proc = "{\"kind\": \"" + std::string(kind_name(p.kind)) + "\", \"node\": " +
+                             std::to_string(p.node) + ", \"index\": " + (one ? std::to_string(p.index) : "null") +
+                             "}";
+    std::string placed = rule != nullptr ? "\"map\"" : "\"default\", \"candidates\": [";
+    if (rule == nullptr) {
+      for (size_t k = 0; k < output.target_procs.size(); k++) {
+        const int64_t index = coord_of(output.target_procs[k]).index;
+        placed += (k ? ", " : "") + (index >= 0 ? std::to_string(index) : std::string("null"));
+      }
+      placed += "]";
     }
     std::string point = "null", domain = "null";
     if (task.is_index_space) {
@@ -1027,7 +1037,7 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     for (size_t k = 0; k < collected.size(); k++) collect_json += (k ? ", " : "") + std::to_string(collected[k]);
     trace("{\"task\": " + json_string(name) + ", \"point\": " + point + ", \"domain\": " + domain + ", \"proc\": " +
           proc + ", \"regions\": [" + regions + "], \"collect\": " + collect_json + "], \"limited\": " +
-          (limited ? "true" : "false") + "}\n");
+          (limited ? "true" : "false") + ", \"placed_by\": " + placed + "}\n");
   }
 }
 
@@ -1136,9 +1146,21 @@ void DslMapper::memoize_operation(const MapperContext ctx, const Mappable &mappa
   const bool limited = task != nullptr && has_limit(task->get_task_name());
   if (!limited && !shared->profile) return;
   output.memoize = false;
-  say_once("R458", std::string("[mapperopt] note R458: ") +
-                       (limited ? "task '" + std::string(task->get_task_name()) + "' has an InstanceLimit and runs"
-                                : std::string("the run is profiled and has a task")) +
+  // Said once, so it names every reason the run has (the first task asked about may show only one of them).
+  std::string why;
+  if (shared->profile && !policy.limits.empty()) {
+    std::vector<std::string> names;
+    for (const LimitRule &r : policy.limits)
+      if (std::find(names.begin(), names.end(), r.task) == names.end()) names.push_back(r.task);
+    std::string listed;
+    for (const std::string &n : names) listed += (listed.empty() ? "'" : ", '") + n + "'";
+    why = "the run is profiled, " + std::string(names.size() > 1 ? "tasks " : "task ") + listed +
+          (names.size() > 1 ? " have InstanceLimits" : " has an InstanceLimit") + ", and a task runs";
+  } else {
+    why = limited ? "task '" + std::string(task->get_task_name()) + "' has an InstanceLimit and runs"
+                  : std::string("the run is profiled and has a task");
+  }
+  say_once("R458", "[mapperopt] note R458: " + why +
                        " in a traced loop: Legion cannot replay the trace (a replay would skip the mapper), "
                        "so it records it again every iteration and the run slows with the square of its "
                        "iterations; run with -lg:no_physical_tracing\n");

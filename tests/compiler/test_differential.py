@@ -117,7 +117,7 @@ def test_placements_match_the_evaluator(name, dsl, legion, tmp_path):
     assert result.trace == expected_records(dsl, result, legion)
     # ... and the application ran every placed point where the trace says.
     placed = {(r["task"], tuple(r["point"] or ())): r["proc"]["index"] for r in result.trace
-              if r["proc"]["index"] is not None}
+              if r["placed_by"] == "map"}
     for report in result.reports:
         key = (report["task"], tuple(report["point"] or ()))
         if key in placed:

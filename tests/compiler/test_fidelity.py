@@ -110,6 +110,20 @@ def test_a_processor_set_point_runs_where_the_trace_says(tmp_path):
         assert sorted(map(str, procs)) == sorted(map(str, ran[key])), key
 
 
+def test_a_default_placed_task_is_traced_with_the_processors_legion_chose_among(tmp_path):
+    # No map statement: Legion's default mapping offers every CPU and the task runs on the first one free, after
+    # map_task: the trace says so (`placed_by`, `candidates`), with no index, and the task ran on a candidate.
+    result = run_policy("Task * CPU;\n", tmp_path, app_flags=("-report", "-iters", "4"))
+    assert result.ok(), result.stderr[-2000:]
+    ran = {(r["task"], tuple(r["point"] or ())): r["proc"]["index"] for r in result.reports}
+    traced = [r for r in result.trace if (r["task"], tuple(r["point"] or ())) in ran]
+    assert traced
+    for r in traced:
+        assert r["placed_by"] == "default" and r["candidates"] == [0, 1], r
+        assert r["proc"] == {"kind": "CPU", "node": 0, "index": None}, r
+        assert ran[(r["task"], tuple(r["point"] or ()))] in r["candidates"], r
+
+
 @pytest.mark.parametrize("order,dims", [("SOA", "F_order"), ("SOA", "C_order"), ("AOS", "F_order"),
                                         ("AOS", "C_order")])
 def test_layouts_are_what_the_application_observes(order, dims, tmp_path):

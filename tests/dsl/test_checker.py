@@ -199,6 +199,25 @@ def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_nea
     assert only("Task calc_new_currents GPU;", "E202", discovered).hints[0] == "did you mean 'calculate_new_currents'?"
 
 
+def test_e225_a_mapper_none_of_whose_tasks_ran_is_refused(circuit):
+    """Two or more task names of which none ran in discovery, nor is a near-miss of one that did: the mapper of
+    another program (Stencil's, here), one error naming the program's tasks instead of a warning per name (W315)."""
+    discovered = replace(circuit, discovered_as="circuit -steps 0")
+    src = "Task stencil GPU;\nIndexTaskMap increment,stencil f;\ndef f(Task t) { return Machine(GPU)[0, 0]; }\n"
+    d = only(src, "E225", discovered)
+    assert d.is_error and at(d) == (0, 0)
+    assert d.message == ("none of the 2 tasks this mapper names ran in discovery (`circuit -steps 0`): 'stencil' and "
+                         "'increment'; it looks like the mapper of another program")
+    assert d.hints == ("give the mapper written for this program, or, if your runs do launch these tasks, check with "
+                       "their flags after `--`: `mapperopt check p.dsl --app ... -- FLAGS`",)
+    assert d.notes == ("tasks that ran: init_piece, init_pointers, calculate_new_currents, distribute_charge, "
+                       "update_voltages, check_circuit",)
+    assert not [x for x in diags(src, discovered) if x.code == "W315"]
+    # One task that ran, or a near-miss of one: this program's mapper, whose other names get W315 or E202.
+    assert not [x for x in diags(src + "Task check_circuit CPU;\n", discovered) if x.code == "E225"]
+    assert not [x for x in diags("Task stencil GPU;\nTask calc_new_currents GPU;\n", discovered) if x.code == "E225"]
+
+
 def test_e203_unknown_region(circuit):
     d = only("Region * rp_shard GPU ZCMEM;", "E203", circuit)
     assert at(d) == (1, 10) and d.hints == ("did you mean 'rp_shared'?",)

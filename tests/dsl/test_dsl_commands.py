@@ -220,6 +220,20 @@ def test_fmt_prints_and_writes(tmp_path):
     assert path.read_text() == "Task * GPU,CPU;  # c\nx = 1 + 2 * 3;\n"
 
 
+def test_fmt_check_lists_the_files_it_would_change_and_changes_none(tmp_path):
+    messy, tidy = tmp_path / "messy.dsl", tmp_path / "tidy.dsl"
+    messy.write_text("Task *   GPU ,CPU ;\n")
+    tidy.write_text("Task * GPU,CPU;\n")
+    result = run("fmt", "--check", str(messy), str(tidy))
+    assert result.exit_code == 1 and result.output == f"would reformat {messy}\n"
+    assert messy.read_text() == "Task *   GPU ,CPU ;\n"
+    assert run("fmt", "--check", str(tidy)).exit_code == 0
+    for args, words in ((("--check", "--write", str(tidy)), "give one of them"),
+                        ((str(messy), str(tidy)), "2 files given: print one at a time, or give --write or --check")):
+        result = run("fmt", *args)
+        assert result.exit_code == 2 and words in result.output, result.output
+
+
 def test_fmt_keeps_config_mappers_unchanged(tmp_path):
     for name in ("circuit.dsl", "stencil.dsl"):
         assert run("fmt", str(CONFIGS / name)).output == (CONFIGS / name).read_text()

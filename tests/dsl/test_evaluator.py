@@ -166,11 +166,11 @@ def test_trace_record_shape(circuit, m14):
         "regions": [{"index": i, "name": name, "memory": "FBMEM",
                      "layout": {"order": "SOA", "dims": "C", "align": None, "exact": False, "compact": False}}
                     for i, name in enumerate(["rp_private", "rp_shared", "rp_ghost", "rp_wires", "rp_wires"])],
-        "collect": [], "limited": False,
+        "collect": [], "limited": False, "placed_by": "map",
     }
     single = example("s01.dsl", m14, circuit).decide("check_circuit", None, None)
     assert single["point"] is None and single["domain"] is None
-    assert single["proc"] == {"kind": "CPU", "node": None, "index": None}
+    assert single["proc"] == {"kind": "CPU", "node": None, "index": None} and single["placed_by"] == "default"
 
 
 # ---------------------------------------------------------------------------------------------------- experts

@@ -224,3 +224,13 @@ def test_a_verify_command_that_hangs_is_stopped_with_all_it_started(tmp_path, fo
     finally:
         for pid in _running(hang):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_program_that_times_out_is_not_run_again(tmp_path, mapper):
+    # docs/running.md: unlike a benchmark's, an execution of your own program that times out fails the run at once.
+    from mapperopt.benchmarks import run_benchmark
+
+    exe = script(tmp_path, "prog", f"echo started >> {tmp_path / 'starts'}\nexec sleep 60")
+    result = run_benchmark(app_from_command(str(exe)), "default", timeout_s=1, out_dir=tmp_path / "r")
+    assert result.stage == "timeout" and len(result.attempts) == 1
+    assert (tmp_path / "starts").read_text() == "started\n"

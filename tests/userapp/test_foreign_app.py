@@ -293,24 +293,36 @@ def test_cpu_count_after_dashdash_is_the_same_in_the_run_and_the_probe(tmp_path,
     assert {c for t, _, c, _ in observed(done.stdout) if t == "Initialize Nodes"} == {0, 1, 2}
 
 
-def test_tune_and_compare_search_the_machine_of_the_runs_flags_after_dashdash(tmp_path, foreign_exe):
+def test_run_records_and_prints_the_cpu_count_after_dashdash(tmp_path, foreign_exe, capsys):
+    """`run --app FILE -- -ll:cpu 3`: the table's title and result.json say 3 CPUs, as the run got (not the size's 2)."""
+    path = app_file(tmp_path, foreign_exe)
+    assert main(["run", "--app", str(path), "--once", "--out", str(tmp_path / "r"), "--", "-ll:cpu", "3"]) == 0
+    assert "(size ci, 3 CPU, 0 GPU)" in capsys.readouterr().out
+    result = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert result["settings"]["cpus"] == 3 and "-ll:cpu 3" in result["settings"]["command"]
+
+
+def test_tune_and_compare_search_the_machine_of_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys):
     """`tune --app FILE -- -ll:cpu 3` (and compare): every run gets 3 CPUs, and so do the machine the search space is
-    built from and the one the settings record (they were probed with the size's 2)."""
+    built from and the one the settings record (they were probed with the size's 2), and the counts tune prints and
+    records."""
     from mapperopt.optimizer.space import SearchSpace
 
     path = app_file(tmp_path, foreign_exe)
     quick = ["--repeats", "1", "--max-repeats", "1", "--final-rounds", "1"]
     assert main(["tune", "--app", str(path), "--iters", "1", "--baseline", "none", *quick,
                  "--runs-dir", str(tmp_path / "t"), "--", "-ll:cpu", "3"]) == 0
+    assert "(size ci, 3 CPU, 0 GPU)" in capsys.readouterr().out
     (root,) = (tmp_path / "t" / "foreign").glob("tune-*")
     settings = json.loads((root / "settings.json").read_text())
-    assert settings["machine"]["processors"]["CPU"] == [3]
+    assert settings["machine"]["processors"]["CPU"] == [3] and settings["cpus"] == 3
     assert "-ll:cpu 3" in (root / "iter-001" / "command.txt").read_text()
     assert SearchSpace(settings["app_description"], settings["machine"])._per_node("CPU") == 3
     assert main(["compare", "--app", str(path), "--iters", "1", "--runs", "1", "--optimizers", "random", *quick,
                  "--runs-dir", str(tmp_path / "c"), "--", "-ll:cpu", "3"]) == 0
     (folder,) = (tmp_path / "c" / "foreign").glob("compare-*")
-    assert json.loads((folder / "settings.json").read_text())["machine"]["processors"]["CPU"] == [3]
+    settings = json.loads((folder / "settings.json").read_text())
+    assert settings["machine"]["processors"]["CPU"] == [3] and settings["cpus"] == 3
 
 
 def test_discovery_runs_the_program_with_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys):
