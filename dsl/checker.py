@@ -971,8 +971,8 @@ class _Checker:
                     close = closest(region.name, sorted(chains))
                     whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
                         "any task" if sel.names is None else "these tasks")
-                    hint = f"did you mean '{close}'?" if close else (
-                        f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None)
+                    hint = self._field_hint(s, region.name, scope) or (f"did you mean '{close}'?" if close else (
+                        f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
                     self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
             elif region.index is not None:
                 for t in scope if sel.names is not None else [max(scope, key=lambda t: len(t.regions))]:
@@ -981,6 +981,25 @@ class _Checker:
                         self.add("E204", f"region index {region.index} is out of range for task '{t.name}'",
                                  region.loc, (f"task '{t.name}' has {_plural(k, 'region requirement')}"
                                               f"{f' (0..{k - 1})' if k else ''}",))
+
+    @staticmethod
+    def _field_hint(s, name: str, scope) -> str | None:
+        """For a region selector that names a field of the selected tasks' requirements: which requirements hold
+        it, and the statement that selects one of them (a statement maps a whole requirement, all its fields)."""
+        holders = [(t, r) for t in scope for r in t.regions if name in r.fields]
+        if not holders:
+            return None
+        where = [f"argument {r.index}{f' ({r.name})' if r.name else ''} of '{t.name}'" for t, r in holders]
+        where = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        t, r = holders[0]
+        # an index means another requirement in each task: only for a statement of one task
+        ways = ([A.RegionSel(name=r.name)] if r.name else []) + (
+            [A.RegionSel(index=r.index)] if s.tasks.names is not None and len(scope) == 1 else [])
+        examples = " or ".join(f"`{format_statement(dataclasses.replace(s, region=w))}`" for w in ways)
+        kind = type(s).__name__.removesuffix("Stmt")
+        return (f"'{name}' is a field of {where}: a {kind} statement applies to a whole region argument, all its "
+                f"fields, selected by a name of its region tree or by its index" + (f", e.g. {examples}" if examples
+                                                                                   else ""))
 
     def _app_kinds(self):
         """E209: a task whose Task statements list no kind it can run on."""

@@ -208,6 +208,23 @@ def test_e203_unknown_region(circuit):
     assert diags("Region update_voltages all_nodes GPU ZCMEM; CollectMemory * all_wires;", circuit) == []
 
 
+def test_e203_on_a_field_name_says_which_arguments_hold_it_and_how_to_select_them(circuit):
+    """A statement maps a whole region argument, all its fields: a field name selects nothing, and the hint says
+    which arguments hold that field and gives the statement that selects one by name or index."""
+    d = only("Region update_voltages charge CPU SYSMEM;", "E203", circuit)
+    assert d.hints == ("'charge' is a field of argument 0 (rp_private) of 'update_voltages', argument 1 (rp_shared) of "
+                       "'update_voltages': a Region statement applies to a whole region argument, all its fields, "
+                       "selected by a name of its region tree or by its index, e.g. "
+                       "`Region update_voltages rp_private CPU SYSMEM;` or `Region update_voltages 0 CPU SYSMEM;`",)
+    # for several tasks an index means a different argument in each: only the name is offered
+    d = only("Layout * in_ptr * AOS;", "E203", circuit)
+    assert d.hints[0].startswith("'in_ptr' is a field of argument 0 (rp_wires) of 'init_pointers', argument 3 "
+                                 "(rp_wires) of 'calculate_new_currents', argument 3 (rp_wires) of "
+                                 "'distribute_charge': a Layout statement")
+    assert d.hints[0].endswith("e.g. `Layout * rp_wires * AOS;`")
+    assert only("Region * rp_wire CPU SYSMEM;", "E203", circuit).hints == ("did you mean 'rp_wires'?",)
+
+
 def test_e204_region_index(circuit):
     d = only("Region distribute_charge 7 GPU ZCMEM;", "E204", circuit)
     assert at(d) == (1, 26)

@@ -131,7 +131,14 @@ def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
     mapper.write_text('Task "Initialise Nodes" CPU;\nRegion * "node space" CPU SYSMEM;\n')
     assert main(["check", str(mapper), "--app", str(path)]) == 1
     assert "unknown task 'Initialise Nodes'" in capsys.readouterr().out
+    # A field name selects nothing (a statement maps a whole argument): the hint names the argument that holds it.
+    mapper.write_text('Region "Initialize Nodes" weight CPU SYSMEM;\n')
+    assert main(["check", str(mapper), "--app", str(path)]) == 1
+    assert ("hint: 'weight' is a field of argument 0 (node_pieces) of 'Initialize Nodes': a Region statement applies "
+            "to a whole region argument, all its fields") in capsys.readouterr().out
     mapper.write_text(MAPPER)
+    assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 0
+    assert re.search(r"\n +0 +node_pieces +SYSMEM +AOS F_order +value, weight\n", capsys.readouterr().out)
     assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2", "--json"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     points = {(r["task"], tuple(r["point"] or ()), r["proc"]["index"]) for r in records if r["task"] == "Initialize Nodes"}
