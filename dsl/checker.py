@@ -1002,24 +1002,41 @@ class _Checker:
                                                                                    else ""))
 
     def _app_kinds(self):
-        """E209: a task whose Task statements list no kind it can run on."""
+        """E209: a task whose Task statements list no kind it can run on; one error for all the tasks a `Task *`
+        statement leaves so (its fix is one statement), where a kind of their variants would do."""
         stmts = [(pos, s) for pos, s in enumerate(self.program.statements) if isinstance(s, A.TaskStmt)]
+        runs = lambda k: k not in ABSENT_KINDS and (self.machine is None or self.machine.count(k, 0) > 0)  # noqa: E731
+        every: dict[int, tuple] = {}  # id of a `Task *` statement -> (statement, kinds listed, [tasks it leaves])
         for info in self.app.tasks:
             cands = [((rank,), (tok,), pos, s) for pos, s in stmts for rank, tok in task_matches(s.tasks, info.name)]
             ordered = by_precedence(cands)
             if not ordered:
                 continue
             listed = list(dict.fromkeys(k.name for s in ordered for k in s.kinds))
-            usable = [k for k in listed if k not in ABSENT_KINDS and k in info.variants
-                      and (self.machine is None or self.machine.count(k, 0) > 0)]
-            if usable:
+            if any(runs(k) and k in info.variants for k in listed):
                 continue
             procs = "" if self.machine is None else "; processors per node: " + ", ".join(
                 f"{k} {self.machine.count(k, 0)}" for k in listed)
+            if ordered[0].tasks.is_wildcard and any(map(runs, info.variants)):
+                every.setdefault(id(ordered[0]), (ordered[0], listed, []))[2].append(info)
+                continue
             self.add("E209", f"task '{info.name}' cannot run on any kind of its list {', '.join(listed)}",
                      ordered[0].loc, (f"add a kind it has a variant for, e.g. Task {info.name} "
                                       f"{','.join(info.variants)};",),
                      (f"variants of '{info.name}': {', '.join(info.variants)}{procs}",))
+        for s, listed, infos in every.values():
+            # The message keeps the form of one task's (AutoGuide reads the task and the list from it).
+            extra = [k for k in dict.fromkeys(k for t in infos for k in t.variants) if runs(k) and k not in listed]
+            fixed = A.TaskStmt(s.tasks, (*s.kinds, *(A.Kind(k) for k in extra)))
+            procs = "" if self.machine is None else "; processors per node: " + ", ".join(
+                f"{k} {self.machine.count(k, 0)}" for k in listed)
+            variants = ", ".join(dict.fromkeys(v for t in infos for v in t.variants))
+            who = "it has" if len(infos) == 1 else "these tasks have"
+            others = (f"nor can the other {_plural(len(infos) - 1, 'task')} of `{format_statement(s)}`: "
+                      f"{', '.join(t.name for t in infos[1:])}; " if infos[1:] else "")
+            self.add("E209", f"task '{infos[0].name}' cannot run on any kind of its list {', '.join(listed)}", s.loc,
+                     (f"list a kind {who} a variant for after the others: `{format_statement(fixed)}`",),
+                     (f"{others}variants: {variants}{procs}",))
 
     def _app_launches(self):
         """W305: statements that can have no effect given the application description."""
