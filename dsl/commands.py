@@ -99,6 +99,9 @@ machine_option = click.option(
          "GPU; or labelled counts in any order: 4gpu, 2cpu, 2node,4gpu.")
 
 
+UNCHECKED_NAMES = "task and region names (give --bench NAME, or --app for your own program)"
+
+
 def unprobed(exc: MapperoptError) -> str:
     """What a check without --machine could not see when this machine could not be probed (`exc`: why)."""
     return (f"mapping functions at every launch point (this machine could not be probed: "
@@ -112,7 +115,7 @@ def unchecked_note(bench: str | None, machine_spec: str | None, probe_error: Map
     (`probe_error`)."""
     missing = []
     if not bench:
-        missing.append("task and region names (give --bench NAME, or --app for your own program)")
+        missing.append(UNCHECKED_NAMES)
     if probe_error is not None:
         missing.append(unprobed(probe_error))
     elif not bench and not machine_spec:
@@ -225,7 +228,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     errors = sum(d.is_error for d in diags)
     click.echo(summary_line(file, diags), err=bool(diags))
     if not target:
-        notes.append("note: not checked: task and region names (give --bench NAME)")
+        notes.append(f"note: not checked: {UNCHECKED_NAMES}")
     for note in notes:
         click.echo(note, err=True)
     if errors:
