@@ -914,7 +914,21 @@ class _Checker:
         rt = self.return_types.get(f.name, UNKNOWN)
         if rt.name not in (None, "processor", "processor set"):
             self._type_error(f"mapping function '{f.name}' returns {article(rt.name)}; expected a processor m[i, j] "
-                             "or a processor set m[i, *]", f.ret.loc)
+                             "or a processor set m[i, *]", f.ret.loc, self._return_hint(f, rt))
+
+    def _return_hint(self, f: A.FuncDef, rt: T) -> str:
+        """How `f`, whose return has type `rt` (not a processor), returns a processor: index a machine model of the
+        program (node 0, the int or the point it returned as the processor's index)."""
+        ret, task = f.ret.value, f.params[0].name
+        if rt.name == "MSpace" and isinstance(ret, A.Name):
+            m, n = ret.name, rt.n
+        else:
+            m, n = next(((k, t.n) for k, t in self.global_types.items() if t.name == "MSpace"), ("m", 2))
+        last = format_expr(ret) if rt.name == "int" else f"{task}.ipoint[0] % {m}.size[{max((n or 2) - 1, 0)}]"
+        index = f"*{format_expr(ret)}" if rt.name == "tuple" else ", ".join(["0"] * ((n or 2) - 1) + [last])
+        define = "" if m in self.global_types else f", with `{m} = Machine(CPU);`"
+        return (f"index a machine model to return one of its processors, e.g. `return {m}[{index}];`{define}"
+                + (" (node, then processor)" if (n or 2) == 2 and rt.name != "tuple" else ""))
 
     def _overrides(self):
         """W300: a statement whose selector a later statement repeats (§6.4)."""

@@ -278,6 +278,16 @@ def test_e206_type_errors():
     assert only("x = (1, 2) + (1, 2, 3);", "E206").message == "operator '+' needs tuples of equal length, not 2 and 3"
     assert only("def f(Task t) { return 1; }\nIndexTaskMap x f;", "E206").message.startswith(
         "mapping function 'f' returns an int")
+    # the hint indexes a machine model of the program with what the function returned (none: it defines one)
+    d = only("mcpu = Machine(CPU);\ndef f(Task task) { return task.ipoint[0] % 2; }\nIndexTaskMap x f;", "E206")
+    assert d.hints == ("index a machine model to return one of its processors, e.g. "
+                       "`return mcpu[0, task.ipoint[0] % 2];` (node, then processor)",)
+    assert only("def f(Task t) { return 1; }\nIndexTaskMap x f;", "E206").hints == (
+        "index a machine model to return one of its processors, e.g. `return m[0, 1];`, with `m = Machine(CPU);` "
+        "(node, then processor)",)
+    assert only("m = Machine(GPU);\ndef f(Task t) { return m; }\nIndexTaskMap x f;", "E206").hints == (
+        "index a machine model to return one of its processors, e.g. `return m[0, t.ipoint[0] % m.size[1]];` "
+        "(node, then processor)",)
     assert only("def f(int n) { return n; }\nx = f((1, 2));", "E206").message == (
         "argument 'n' of 'f' must be int, not a tuple")
     assert only("def f(int n) { return n; }\nx = f;", "E206").message == "'f' is a function, not a value"
