@@ -93,7 +93,7 @@ def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path
     # Compiled without the application's description, so that selectors naming nothing reach the run.
     mapper = compile_program('def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % 2]; }\n'
                              'IndexTaskMap "Initialize Nodes" spread;\nRegion * nowhere CPU SYSMEM;\n'
-                             'Task "no such task" CPU;\n', "mapper.dsl")
+                             'Task "no such task" CPU;\nTask "Update Value" CPU;\n', "mapper.dsl")
     app = load_app_file(app_file(tmp_path, foreign_exe, keep=True))
     done = subprocess.run(legion_command(app, "ci", 2, 0), env=shim_env(app, mapper.so_path, tmp_path / "trace.jsonl"),
                           capture_output=True, text=True, timeout=120)
@@ -105,7 +105,10 @@ def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path
     assert re.search(r"note R453: mapper.dsl:\d+: this Region statement matched nothing in this run: no region "
                      r"requirement has 'nowhere' among its names", done.stderr)
     assert re.search(r"note R453: mapper.dsl:\d+: this Task statement matched nothing in this run: no task named "
-                     r"'no such task' was mapped", done.stderr)
+                     r"'no such task' was mapped\n", done.stderr)
+    # a near miss of a task that was mapped (by either mapper) is named, as check's E202 names it
+    assert re.search(r"note R453: mapper.dsl:\d+: this Task statement matched nothing in this run: no task named "
+                     r"'Update Value' was mapped; did you mean 'Update Values'\?\n", done.stderr), done.stderr[-3000:]
     seen = observed(stdout)
     assert {c for t, _, c, _ in seen if t == "Initialize Nodes"} == {0, 1}
     assert {c for t, _, c, _ in seen if t == "Update Values"} == {0}  # the program's mapper: all on the first CPU
