@@ -1029,11 +1029,11 @@ class _Checker:
             listed = list(dict.fromkeys(k.name for s in ordered for k in s.kinds))
             if any(runs(k) and k in info.variants for k in listed):
                 continue
-            procs = "" if self.machine is None else "; processors per node: " + ", ".join(
-                f"{k} {self.machine.count(k, 0)}" for k in listed)
             if ordered[0].tasks.is_wildcard and any(map(runs, info.variants)):
                 every.setdefault(id(ordered[0]), (ordered[0], listed, []))[2].append(info)
                 continue
+            procs = "" if self.machine is None else "; processors per node: " + ", ".join(
+                f"{k} {self.machine.count(k, 0)}" for k in listed)
             self.add("E209", f"task '{info.name}' cannot run on any kind of its list {', '.join(listed)}",
                      ordered[0].loc, (f"add a kind it has a variant for, e.g. Task {info.name} "
                                       f"{','.join(info.variants)};",),
@@ -1050,7 +1050,7 @@ class _Checker:
                       f"{', '.join(t.name for t in infos[1:])}; " if infos[1:] else "")
             self.add("E209", f"task '{infos[0].name}' cannot run on any kind of its list {', '.join(listed)}", s.loc,
                      (f"list a kind {who} a variant for after the others: `{format_statement(fixed)}`",),
-                     (f"{others}variants: {variants}{procs}",))
+                     (f"{others}variants{'' if infos[1:] else f' of {infos[0].name!r}'}: {variants}{procs}",))
 
     def _app_launches(self):
         """W305: statements that can have no effect given the application description."""

@@ -288,7 +288,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     out = []
     for info in app.tasks:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
-                 "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {}, "instance_limit": None, "points": [], "error": None}
+                 "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
+                 "instance_limit": None, "points": [], "error": None}
         out.append(entry)
         try:
             entry["kind"] = ev.task_kind(info.name)

@@ -394,6 +394,9 @@ def test_e209_kinds_without_variants(circuit, m14):
                        "GPU 0",)
     d = only("Task * GPU;", "E209", circuit)  # no machine: the tasks without a GPU variant
     assert d.notes == ("nor can the other 2 tasks of `Task * GPU;`: init_pointers, check_circuit; variants: CPU",)
+    d = only("Task * GPU;\nTask init_piece,init_pointers CPU;", "E209", circuit)
+    assert d.hints == ("list a kind it has a variant for after the others: `Task * GPU,CPU;`",)
+    assert d.notes == ("variants of 'check_circuit': CPU",)
     d = only("Task calculate_new_currents GPU;", "E209", circuit, parse_machine_spec("1x0x1"))
     assert "processors per node: GPU 0" in d.notes[0]
     src = "mcpu = Machine(CPU);\ndef f(Task task) { return mcpu[0, 0]; }\nIndexTaskMap update_voltages f;"
