@@ -922,7 +922,21 @@ class _Checker:
         rt = self.return_types.get(f.name, UNKNOWN)
         if rt.name not in (None, "processor", "processor set"):
             self._type_error(f"mapping function '{f.name}' returns {article(rt.name)}; expected a processor m[i, j] "
-                             "or a processor set m[i, *]", f.ret.loc)
+                             "or a processor set m[i, *]", f.ret.loc, self._return_hint(f, rt))
+
+    def _return_hint(self, f: A.FuncDef, rt: T) -> str:
+        """How `f`, whose return has type `rt` (not a processor), returns a processor: index a machine model of the
+        program (node 0, the int or the point it returned as the processor's index)."""
+        ret, task = f.ret.value, f.params[0].name
+        if rt.name == "MSpace" and isinstance(ret, A.Name):
+            m, n = ret.name, rt.n
+        else:
+            m, n = next(((k, t.n) for k, t in self.global_types.items() if t.name == "MSpace"), ("m", 2))
+        last = format_expr(ret) if rt.name == "int" else f"{task}.ipoint[0] % {m}.size[{max((n or 2) - 1, 0)}]"
+        index = f"*{format_expr(ret)}" if rt.name == "tuple" else ", ".join(["0"] * ((n or 2) - 1) + [last])
+        define = "" if m in self.global_types else f", with `{m} = Machine(CPU);`"
+        return (f"index a machine model to return one of its processors, e.g. `return {m}[{index}];`{define}"
+                + (" (node, then processor)" if (n or 2) == 2 and rt.name != "tuple" else ""))
 
     def _overrides(self):
         """W300: a statement whose selector a later statement repeats (§6.4)."""
@@ -994,8 +1008,8 @@ class _Checker:
                     close = closest(region.name, sorted(chains))
                     whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
                         "any task" if sel.names is None else "these tasks")
-                    hint = f"did you mean '{close}'?" if close else (
-                        f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None)
+                    hint = self._field_hint(s, region.name, scope) or (f"did you mean '{close}'?" if close else (
+                        f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
                     self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
             elif region.index is not None:
                 for t in scope if sel.names is not None else [max(scope, key=lambda t: len(t.regions))]:
@@ -1005,18 +1019,41 @@ class _Checker:
                                  region.loc, (f"task '{t.name}' has {_plural(k, 'region requirement')}"
                                               f"{f' (0..{k - 1})' if k else ''}",))
 
+    @staticmethod
+    def _field_hint(s, name: str, scope) -> str | None:
+        """For a region selector that names a field of the selected tasks' requirements: which requirements hold
+        it, and the statement that selects one of them (a statement maps a whole requirement, all its fields)."""
+        holders = [(t, r) for t in scope for r in t.regions if name in r.fields]
+        if not holders:
+            return None
+        where = [f"argument {r.index}{f' ({r.name})' if r.name else ''} of '{t.name}'" for t, r in holders]
+        where = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        t, r = holders[0]
+        # an index means another requirement in each task: only for a statement of one task
+        ways = ([A.RegionSel(name=r.name)] if r.name else []) + (
+            [A.RegionSel(index=r.index)] if s.tasks.names is not None and len(scope) == 1 else [])
+        examples = " or ".join(f"`{format_statement(dataclasses.replace(s, region=w))}`" for w in ways)
+        kind = type(s).__name__.removesuffix("Stmt")
+        return (f"'{name}' is a field of {where}: a {kind} statement applies to a whole region argument, all its "
+                f"fields, selected by a name of its region tree or by its index" + (f", e.g. {examples}" if examples
+                                                                                   else ""))
+
     def _app_kinds(self):
-        """E209: a task whose Task statements list no kind it can run on."""
+        """E209: a task whose Task statements list no kind it can run on; one error for all the tasks a `Task *`
+        statement leaves so (its fix is one statement), where a kind of their variants would do."""
         stmts = [(pos, s) for pos, s in enumerate(self.program.statements) if isinstance(s, A.TaskStmt)]
+        runs = lambda k: k not in ABSENT_KINDS and (self.machine is None or self.machine.count(k, 0) > 0)  # noqa: E731
+        every: dict[int, tuple] = {}  # id of a `Task *` statement -> (statement, kinds listed, [tasks it leaves])
         for info in self.app.tasks:
             cands = [((rank,), (tok,), pos, s) for pos, s in stmts for rank, tok in task_matches(s.tasks, info.name)]
             ordered = by_precedence(cands)
             if not ordered:
                 continue
             listed = list(dict.fromkeys(k.name for s in ordered for k in s.kinds))
-            usable = [k for k in listed if k not in ABSENT_KINDS and k in info.variants
-                      and (self.machine is None or self.machine.count(k, 0) > 0)]
-            if usable:
+            if any(runs(k) and k in info.variants for k in listed):
+                continue
+            if ordered[0].tasks.is_wildcard and any(map(runs, info.variants)):
+                every.setdefault(id(ordered[0]), (ordered[0], listed, []))[2].append(info)
                 continue
             procs = "" if self.machine is None else "; processors per node: " + ", ".join(
                 f"{k} {self.machine.count(k, 0)}" for k in listed)
@@ -1024,6 +1061,19 @@ class _Checker:
                      ordered[0].loc, (f"add a kind it has a variant for, e.g. Task {info.name} "
                                       f"{','.join(info.variants)};",),
                      (f"variants of '{info.name}': {', '.join(info.variants)}{procs}",))
+        for s, listed, infos in every.values():
+            # The message keeps the form of one task's (AutoGuide reads the task and the list from it).
+            extra = [k for k in dict.fromkeys(k for t in infos for k in t.variants) if runs(k) and k not in listed]
+            fixed = A.TaskStmt(s.tasks, (*s.kinds, *(A.Kind(k) for k in extra)))
+            procs = "" if self.machine is None else "; processors per node: " + ", ".join(
+                f"{k} {self.machine.count(k, 0)}" for k in listed)
+            variants = ", ".join(dict.fromkeys(v for t in infos for v in t.variants))
+            who = "it has" if len(infos) == 1 else "these tasks have"
+            others = (f"nor can the other {_plural(len(infos) - 1, 'task')} of `{format_statement(s)}`: "
+                      f"{', '.join(t.name for t in infos[1:])}; " if infos[1:] else "")
+            self.add("E209", f"task '{infos[0].name}' cannot run on any kind of its list {', '.join(listed)}", s.loc,
+                     (f"list a kind {who} a variant for after the others: `{format_statement(fixed)}`",),
+                     (f"{others}variants{'' if infos[1:] else f' of {infos[0].name!r}'}: {variants}{procs}",))
 
     def _app_launches(self):
         """W305: statements that can have no effect given the application description."""

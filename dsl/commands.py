@@ -99,6 +99,9 @@ machine_option = click.option(
          "GPU; or labelled counts in any order: 4gpu, 2cpu, 2node,4gpu.")
 
 
+UNCHECKED_NAMES = "task and region names (give --bench NAME, or --app for your own program)"
+
+
 def unprobed(exc: MapperoptError) -> str:
     """What a check without --machine could not see when this machine could not be probed (`exc`: why)."""
     return (f"mapping functions at every launch point (this machine could not be probed: "
@@ -112,7 +115,7 @@ def unchecked_note(bench: str | None, machine_spec: str | None, probe_error: Map
     (`probe_error`)."""
     missing = []
     if not bench:
-        missing.append("task and region names (give --bench NAME, or --app for your own program)")
+        missing.append(UNCHECKED_NAMES)
     if probe_error is not None:
         missing.append(unprobed(probe_error))
     elif not bench and not machine_spec:
@@ -225,7 +228,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     errors = sum(d.is_error for d in diags)
     click.echo(summary_line(file, diags), err=bool(diags))
     if not target:
-        notes.append("note: not checked: task and region names (give --bench NAME)")
+        notes.append(f"note: not checked: {UNCHECKED_NAMES}")
     for note in notes:
         click.echo(note, err=True)
     if errors:
@@ -272,6 +275,13 @@ def _layout_text(layout: dict | None) -> str:
     return " ".join(parts)
 
 
+def _fields_text(fields: tuple[str, ...], most: int = 6) -> str:
+    """A requirement's field names for explain's table: the first `most`, then how many more; `-` for none."""
+    if not fields:
+        return "-"
+    return ", ".join(fields[:most]) + (f", ... ({len(fields)} fields)" if len(fields) > most else "")
+
+
 def _proc_text(proc: dict) -> str:
     if proc["node"] is None:
         return f"{proc['kind']} (Legion default)"
@@ -280,7 +290,8 @@ def _proc_text(proc: dict) -> str:
 
 def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                       domain: tuple[int, ...] | None = None) -> list[dict]:
-    """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "collected" (the
+    """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "fields" (per
+    requirement index, its field names as the description has them), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
     tracked: the tasks that reduce into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
     [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain.
@@ -293,7 +304,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     out = []
     for info in app.tasks:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
-                 "collected": [], "tracked": {}, "instance_limit": None, "points": [], "error": None}
+                 "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
+                 "instance_limit": None, "points": [], "error": None}
         out.append(entry)
         try:
             entry["kind"] = ev.task_kind(info.name)
@@ -365,10 +377,12 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
         out.append(f"  processor kind: {e['kind']}")
         if e["regions"]:
             width = max(len("region"), *(len(r["name"] or "-") for r in e["regions"]))
-            out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory':<7}  layout")
-            for r in e["regions"]:
+            layouts = [_layout_text(r["layout"]) for r in e["regions"]]
+            lw = max(len("layout"), *map(len, layouts))
+            out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory':<7}  {'layout'.ljust(lw)}  fields")
+            for r, layout in zip(e["regions"], layouts):
                 out.append(f"  {r['index']:>3}  {(r['name'] or '-').ljust(width)}  {r['memory']:<7}  "
-                           f"{_layout_text(r['layout'])}")
+                           f"{layout.ljust(lw)}  {_fields_text(e['fields'][r['index']])}")
         if e["collected"]:
             out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
         for i, names in e["tracked"].items():

@@ -22,7 +22,8 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
                         throughput; std, worst and median empty for a single run, n/a in the tables) and the share
                         of failed evaluations
     summary.json        all of the above
-    compare.png         normalised best-so-far throughput against iteration: mean over the repeats, min-max band
+    compare.png         normalised best-so-far throughput against iteration: mean over the repeats, min-max band;
+                        at "final", the table's scores (which divide by the reference's final measurement)
     table.md            the table in Markdown
 
 Measurements follow the protocol of `mapperopt tune` (`benchmarks/protocol.py`: calibrated executions, adaptive
@@ -888,39 +889,69 @@ def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
 
 
 def plot_compare(summary: dict, path: Path) -> None:
-    """PNG of normalised best-so-far throughput against iteration per optimizer: the mean over its runs as a line,
-    the runs' minimum to maximum as a band; the reference mapper at 1.0 dashed."""
+    """Writes `compare_figure(summary)` as a PNG to `path`."""
+    import matplotlib.pyplot as plt
+
+    fig = compare_figure(summary)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def compare_figure(summary: dict):
+    """The figure of normalised best-so-far throughput against iteration per optimizer: the mean over its runs as
+    a line, the runs' minimum to maximum as a band; then, at "final", the table's scores (mean as a diamond, worst to
+    best as a bar), which divide by the reference measured at the end, not before tuning as the curves do; the
+    reference mapper at 1.0 dashed. Returns a matplotlib Figure (Agg backend)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-    for name, runs in summary["curves"].items():
-        n = max((len(c) for c in runs), default=0)
-        if not n:
+    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=100)
+    n = max((len(c) for runs in summary["curves"].values() for c in runs), default=0)
+    final_x = n + 1
+    spread = 0.8 / max(len(summary["curves"]), 1)  # the final markers side by side, not on top of each other
+    for i, (name, runs) in enumerate(summary["curves"].items()):
+        if not any(runs):
             continue
         # a run shorter than the others (interrupted) keeps its last value
         values = np.array([c + [c[-1] if c else 0.0] * (n - len(c)) for c in runs])
         x = np.arange(1, n + 1)
         line, = ax.plot(x, values.mean(axis=0), marker="o", markersize=3, label=f"{name} (mean of {len(runs)})")
         ax.fill_between(x, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color())
+        row = summary.get("optimizers", {}).get(name)
+        if row is not None:
+            low, high = row["worst"] if row["worst"] is not None else row["mean"], row["best"]
+            at = final_x + spread * (i - (len(summary["curves"]) - 1) / 2)
+            mark, _, (bar,) = ax.errorbar([at], [row["mean"]], yerr=[[row["mean"] - low], [high - row["mean"]]],
+                                          marker="D", markersize=4, color=line.get_color(), capsize=2)
+            mark.set_gid(f"final-{name}")
+            bar.set_gid(f"final-{name}")
     reference = summary.get("reference", "expert")
-    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label=reference)
-    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label=f"{reference} mapper (1.0)")
+    scored = bool(summary.get("optimizers"))
+    ticks = [t for t in matplotlib.ticker.MaxNLocator(integer=True, nbins=8).tick_values(1, max(n, 1)) if 1 <= t <= n]
+    if scored:
+        ax.plot([], [], "D", color="gray", label="final: the table's score (mean, worst to best)")
+        ax.set_xticks([*ticks, final_x], [*(str(int(t)) for t in ticks), "final"])
+    else:
+        ax.set_xticks(ticks, [str(int(t)) for t in ticks])
     ax.set_xlabel("iteration")
-    # tuning-time figures: the load may differ from the reference's first measurement (the table's scores do not)
-    ax.set_ylabel(f"best so far / {reference} measured before tuning")
+    # The curves are tuning-time figures; the final scores come from one measurement of the best programs together
+    # with the reference (their load may differ): each is divided by its own measurement of the reference.
+    ax.set_ylabel(f"throughput / {reference} mapper's")
     ax.set_ylim(bottom=0)
     size = summary.get("settings", {}).get("size")
-    ax.set_title(f"{summary.get('bench', '')}{f' ({size})' if size else ''}: normalised best-so-far throughput "
-                 "(band: min to max)", fontsize="medium")
+    final = (f"final: best program / {reference}, measured together at the end (the table)"
+             if summary.get("final_rounds") else
+             f"final: the table's score (no final measurement yet: best so far / {reference} before tuning)")
+    ax.set_title(f"{summary.get('bench', '')}{f' ({size})' if size else ''}: best so far / {reference} measured "
+                 "before tuning (band: min to max)" + (f";\n{final}" if scored else ""), fontsize="small")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return fig
 
 
 def _runs_list(text: str, runs: int) -> list[int]:

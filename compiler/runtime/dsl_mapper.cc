@@ -1364,6 +1364,32 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   std::fflush(shared->record);
 }
 
+// The characters `a` and `b` have in common by Ratcliff/Obershelp matching (the longest common block, earliest in
+// `a` then in `b`, and recursively both sides of it), as Python's difflib.SequenceMatcher, which check uses.
+size_t matching(const std::string &a, size_t alo, size_t ahi, const std::string &b, size_t blo, size_t bhi) {
+  size_t bi = alo, bj = blo, k = 0;
+  for (size_t i = alo; i < ahi; i++)
+    for (size_t j = blo; j < bhi; j++) {
+      size_t n = 0;
+      while (i + n < ahi && j + n < bhi && a[i + n] == b[j + n]) n++;
+      if (n > k) bi = i, bj = j, k = n;
+    }
+  if (k == 0) return 0;
+  return k + matching(a, alo, bi, b, blo, bj) + matching(a, bi + k, ahi, b, bj + k, bhi);
+}
+
+// The name of `names` that `word` is most likely a typo of, or "" (check's "did you mean": difflib's
+// get_close_matches with its cutoff 0.6; of equal ratios the greatest name).
+std::string closest(const std::string &word, const std::set<std::string> &names) {
+  std::string best;
+  double top = 0.6;
+  for (const std::string &name : names) {
+    const double ratio = 2.0 * matching(name, 0, name.size(), word, 0, word.size()) / (name.size() + word.size());
+    if (ratio >= top) best = name, top = ratio;  // ascending order: a later name of the same ratio wins
+  }
+  return best;
+}
+
 // At exit: R454 when the DSL mapper mapped nothing (another mapper displaced it), else R453 once for every
 // statement row whose task or region selector matched nothing in this run.
 void report_unmatched() {
@@ -1379,8 +1405,11 @@ void report_unmatched() {
     if (shared->matched.count(rule)) return;
     if (task == nullptr && (region == nullptr || region->mode != RegionSel::NAME)) return;
     std::string why;
-    if (task != nullptr && !shared->tasks_seen.count(task))
+    if (task != nullptr && !shared->tasks_seen.count(task)) {
       why = "no task named '" + std::string(task) + "' was mapped";
+      const std::string close = closest(task, shared->tasks_seen);
+      if (!close.empty()) why += "; did you mean '" + close + "'?";
+    }
     else if (region != nullptr && region->mode == RegionSel::NAME)
       why = "no region requirement" + (task ? " of task '" + std::string(task) + "'" : std::string()) +
             " has '" + region->name + "' among its names";

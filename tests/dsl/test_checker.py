@@ -227,6 +227,23 @@ def test_e203_unknown_region(circuit):
     assert diags("Region update_voltages all_nodes GPU ZCMEM; CollectMemory * all_wires;", circuit) == []
 
 
+def test_e203_on_a_field_name_says_which_arguments_hold_it_and_how_to_select_them(circuit):
+    """A statement maps a whole region argument, all its fields: a field name selects nothing, and the hint says
+    which arguments hold that field and gives the statement that selects one by name or index."""
+    d = only("Region update_voltages charge CPU SYSMEM;", "E203", circuit)
+    assert d.hints == ("'charge' is a field of argument 0 (rp_private) of 'update_voltages', argument 1 (rp_shared) of "
+                       "'update_voltages': a Region statement applies to a whole region argument, all its fields, "
+                       "selected by a name of its region tree or by its index, e.g. "
+                       "`Region update_voltages rp_private CPU SYSMEM;` or `Region update_voltages 0 CPU SYSMEM;`",)
+    # for several tasks an index means a different argument in each: only the name is offered
+    d = only("Layout * in_ptr * AOS;", "E203", circuit)
+    assert d.hints[0].startswith("'in_ptr' is a field of argument 0 (rp_wires) of 'init_pointers', argument 3 "
+                                 "(rp_wires) of 'calculate_new_currents', argument 3 (rp_wires) of "
+                                 "'distribute_charge': a Layout statement")
+    assert d.hints[0].endswith("e.g. `Layout * rp_wires * AOS;`")
+    assert only("Region * rp_wire CPU SYSMEM;", "E203", circuit).hints == ("did you mean 'rp_wires'?",)
+
+
 def test_e204_region_index(circuit):
     d = only("Region distribute_charge 7 GPU ZCMEM;", "E204", circuit)
     assert at(d) == (1, 26)
@@ -280,6 +297,16 @@ def test_e206_type_errors():
     assert only("x = (1, 2) + (1, 2, 3);", "E206").message == "operator '+' needs tuples of equal length, not 2 and 3"
     assert only("def f(Task t) { return 1; }\nIndexTaskMap x f;", "E206").message.startswith(
         "mapping function 'f' returns an int")
+    # the hint indexes a machine model of the program with what the function returned (none: it defines one)
+    d = only("mcpu = Machine(CPU);\ndef f(Task task) { return task.ipoint[0] % 2; }\nIndexTaskMap x f;", "E206")
+    assert d.hints == ("index a machine model to return one of its processors, e.g. "
+                       "`return mcpu[0, task.ipoint[0] % 2];` (node, then processor)",)
+    assert only("def f(Task t) { return 1; }\nIndexTaskMap x f;", "E206").hints == (
+        "index a machine model to return one of its processors, e.g. `return m[0, 1];`, with `m = Machine(CPU);` "
+        "(node, then processor)",)
+    assert only("m = Machine(GPU);\ndef f(Task t) { return m; }\nIndexTaskMap x f;", "E206").hints == (
+        "index a machine model to return one of its processors, e.g. `return m[0, t.ipoint[0] % m.size[1]];` "
+        "(node, then processor)",)
     assert only("def f(int n) { return n; }\nx = f((1, 2));", "E206").message == (
         "argument 'n' of 'f' must be int, not a tuple")
     assert only("def f(int n) { return n; }\nx = f;", "E206").message == "'f' is a function, not a value"
@@ -375,7 +402,20 @@ def test_e209_kinds_without_variants(circuit, m14):
     d = only("Task init_piece GPU;", "E209", circuit)
     assert d.message == "task 'init_piece' cannot run on any kind of its list GPU"
     assert d.notes == ("variants of 'init_piece': CPU",)
-    assert [x.code for x in diags("Task * GPU;", circuit)].count("E209") == 3  # init_piece, init_pointers, check
+    # A `Task *` statement that leaves several tasks without a kind: one error, whose hint is the `*` fix and whose
+    # note names the others (the message keeps one task's form, which AutoGuide reads).
+    [d] = [x for x in diags("Task * GPU;\nRegion * * GPU FBMEM;", circuit, parse_machine_spec("1x0x2"))
+           if x.code == "E209"]
+    assert (at(d), d.message) == ((1, 1), "task 'init_piece' cannot run on any kind of its list GPU")
+    assert d.hints == ("list a kind these tasks have a variant for after the others: `Task * GPU,CPU;`",)
+    assert d.notes == ("nor can the other 5 tasks of `Task * GPU;`: init_pointers, calculate_new_currents, "
+                       "distribute_charge, update_voltages, check_circuit; variants: CPU, GPU; processors per node: "
+                       "GPU 0",)
+    d = only("Task * GPU;", "E209", circuit)  # no machine: the tasks without a GPU variant
+    assert d.notes == ("nor can the other 2 tasks of `Task * GPU;`: init_pointers, check_circuit; variants: CPU",)
+    d = only("Task * GPU;\nTask init_piece,init_pointers CPU;", "E209", circuit)
+    assert d.hints == ("list a kind it has a variant for after the others: `Task * GPU,CPU;`",)
+    assert d.notes == ("variants of 'check_circuit': CPU",)
     d = only("Task calculate_new_currents GPU;", "E209", circuit, parse_machine_spec("1x0x1"))
     assert "processors per node: GPU 0" in d.notes[0]
     src = "mcpu = Machine(CPU);\ndef f(Task task) { return mcpu[0, 0]; }\nIndexTaskMap update_voltages f;"

@@ -143,6 +143,16 @@ def test_check_reports_errors_and_exits_1(tmp_path):
     assert "2 error(s), 0 warning(s)" in result.output
 
 
+def test_check_without_a_program_says_both_ways_to_give_one(tmp_path):
+    """A task name no program has passes without --bench/--app: the note names both, a user's program (--app) too."""
+    path = tmp_path / "t.dsl"
+    path.write_text("Task * CPU;\nTask jacobi CPU;\n")
+    result = run("check", str(path), "--machine", "1x0x1")
+    assert result.exit_code == 0
+    assert ("note: not checked: task and region names (give --bench NAME, or --app for your own program)"
+            in result.output), result.output
+
+
 def test_check_and_compile_name_the_file_alone_for_a_diagnostic_about_the_whole_file(tmp_path):
     """W314 is about no line: the file is named without a line past its end, and no source excerpt follows."""
     path = tmp_path / "w.dsl"

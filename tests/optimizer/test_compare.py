@@ -13,7 +13,7 @@ from optimizer_support import CONFIGS
 from mapperopt.benchmarks.apps import known_benchmarks, load_config
 from mapperopt.cli import main
 from mapperopt.optimizer.base import IterationRecord
-from mapperopt.optimizer.compare import RunOutcome, format_table, summarize, write_outputs
+from mapperopt.optimizer.compare import RunOutcome, compare_figure, format_table, summarize, write_outputs
 from mapperopt.optimizer.loop import MIN_TIMEOUT_S, TIMEOUT_FACTOR
 
 # Fails the checker on any machine description: processor 5 of a one-CPU node does not exist.
@@ -47,6 +47,18 @@ def test_the_table_scores_failures_zero(tmp_path):
         rows = {r["optimizer"]: r for r in csv.DictReader(f)}
     assert (rows["b"]["std"], rows["b"]["median"], rows["b"]["best"], rows["a"]["std"]) == ("", "", "0.0", "0.5")
     assert json.loads(out["json"].read_text())["optimizers"]["b"]["std"] is None
+    # The plot's curves end at the tuning-time best (a: mean 1.25) divided by the expert before tuning; the table's
+    # scores (a: mean 1.0, worst 0.5, best 1.5) divide by the final one: the plot draws those at "final" and says so.
+    fig = compare_figure(summary)
+    ax = fig.axes[0]
+    [curve] = [line for line in ax.get_lines() if line.get_label() == "a (mean of 2)"]
+    assert list(curve.get_ydata()) == [0.25, 1.25]
+    [final] = [line for line in ax.get_lines() if line.get_gid() == "final-a"]
+    assert list(final.get_ydata()) == [1.0] and abs(final.get_xdata()[0] - 3) < 0.5
+    [bar] = [c for c in ax.collections if c.get_gid() == "final-a"]
+    assert [list(seg[:, 1]) for seg in bar.get_segments()] == [[0.5, 1.5]]
+    assert [t.get_text() for t in ax.get_xticklabels()][-1] == "final"
+    assert "final: the table's score" in ax.get_title() and ax.get_ylabel() == "throughput / expert mapper's"
     # The header names the size, the machine and how the figures were measured
     summary.update(bench="circuit", settings={"size": "small", "cpus": 1, "gpus": 0, "repeats": 2, "iters": 2,
                                               "executions": 3, "max_executions": 7, "min_time_s": 0.5},

@@ -93,7 +93,7 @@ def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path
     # Compiled without the application's description, so that selectors naming nothing reach the run.
     mapper = compile_program('def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % 2]; }\n'
                              'IndexTaskMap "Initialize Nodes" spread;\nRegion * nowhere CPU SYSMEM;\n'
-                             'Task "no such task" CPU;\n', "mapper.dsl")
+                             'Task "no such task" CPU;\nTask "Update Value" CPU;\n', "mapper.dsl")
     app = load_app_file(app_file(tmp_path, foreign_exe, keep=True))
     done = subprocess.run(legion_command(app, "ci", 2, 0), env=shim_env(app, mapper.so_path, tmp_path / "trace.jsonl"),
                           capture_output=True, text=True, timeout=120)
@@ -105,7 +105,10 @@ def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path
     assert re.search(r"note R453: mapper.dsl:\d+: this Region statement matched nothing in this run: no region "
                      r"requirement has 'nowhere' among its names", done.stderr)
     assert re.search(r"note R453: mapper.dsl:\d+: this Task statement matched nothing in this run: no task named "
-                     r"'no such task' was mapped", done.stderr)
+                     r"'no such task' was mapped\n", done.stderr)
+    # a near miss of a task that was mapped (by either mapper) is named, as check's E202 names it
+    assert re.search(r"note R453: mapper.dsl:\d+: this Task statement matched nothing in this run: no task named "
+                     r"'Update Value' was mapped; did you mean 'Update Values'\?\n", done.stderr), done.stderr[-3000:]
     seen = observed(stdout)
     assert {c for t, _, c, _ in seen if t == "Initialize Nodes"} == {0, 1}
     assert {c for t, _, c, _ in seen if t == "Update Values"} == {0}  # the program's mapper: all on the first CPU
@@ -131,7 +134,14 @@ def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
     mapper.write_text('Task "Initialise Nodes" CPU;\nRegion * "node space" CPU SYSMEM;\n')
     assert main(["check", str(mapper), "--app", str(path)]) == 1
     assert "unknown task 'Initialise Nodes'" in capsys.readouterr().out
+    # A field name selects nothing (a statement maps a whole argument): the hint names the argument that holds it.
+    mapper.write_text('Region "Initialize Nodes" weight CPU SYSMEM;\n')
+    assert main(["check", str(mapper), "--app", str(path)]) == 1
+    assert ("hint: 'weight' is a field of argument 0 (node_pieces) of 'Initialize Nodes': a Region statement applies "
+            "to a whole region argument, all its fields") in capsys.readouterr().out
     mapper.write_text(MAPPER)
+    assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 0
+    assert re.search(r"\n +0 +node_pieces +SYSMEM +AOS F_order +value, weight\n", capsys.readouterr().out)
     assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2", "--json"]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     points = {(r["task"], tuple(r["point"] or ()), r["proc"]["index"]) for r in records if r["task"] == "Initialize Nodes"}
