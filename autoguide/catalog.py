@@ -35,20 +35,29 @@ PERFORMANCE_FIELDS = {
     "heavy_on_cpu_maps": ("changes",),
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
     "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
-    "machine_fixed": ("task", "kind", "where", "options"), "nothing_left": ("task", "kind", "where"),
+    "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "no_profile": ("machine",), "not_profiled": ("command",),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
-# Texts for a user's program whose output fails its own verification (application file or --verify-* options):
-# `suggest` after a DSL mapper ran, `suggest_no_mapper` after Legion's default mapper (or the program's own).
+# Texts for a user's program whose output fails verification: the application file's or the --verify-* options'
+# (`explain`, `suggest`), or the program's own check, its result line saying `"verified": false` (`own_*`);
+# `*suggest` after a DSL mapper ran, `*suggest_no_mapper` after Legion's default mapper (or the program's own).
 APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout"),
-                     "suggest_no_mapper": ("where", "stdout")}
+                     "suggest_no_mapper": ("where", "stdout"), "own_explain": ("reason", "app"),
+                     "own_suggest": ("stdout",), "own_suggest_no_mapper": ("stdout",)}
+# Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched
+# nothing, or no number. {metric}: the metric as the run describes it; {output}: the end of the standard output.
+APP_METRIC_FIELDS = {"explain": ("app", "reason", "output"), "suggest": ("metric", "where", "stdout")}
+# Texts added to the feedback on a finished or timed-out run of a mapper with an InstanceLimit, which mapperopt runs
+# with Legion's -lg:no_physical_tracing (harness.no_replay_flags): {limits} names the statements.
+UNTRACED_FIELDS = {"explain": ("limits",), "suggest": ("limits",)}
 # The suggestion after a run without a DSL mapper, for a failure no rule matches or a rule whose advice is a mapper
 # change (`mapper_advice`): no mapper change can be the cause.
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "category", "specific", "execution",
-             "explain", "suggest", "edits", "context", "mapper_advice"}
+             "explain", "suggest", "edits", "context", "mapper_advice", "explain_no_mapper",
+             "suggest_no_mapper"}
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,8 @@ class Rule:
         context: how many lines after the matched one belong to it in the excerpt (default 8).
         mapper_advice: True when `suggest` is a change to the DSL mapper: after a run without one (Legion's default
             mapper, the program's own) the catalog's `no_mapper` suggestion replaces it.
+        explain_no_mapper, suggest_no_mapper: the rule's own texts for a run without a DSL mapper (templates), in
+            place of `explain` and of `suggest` (or of the `no_mapper` suggestion); None: not given.
     """
 
     id: str
@@ -94,6 +105,8 @@ class Rule:
     edits: tuple[dict, ...] = ()
     context: int = 8
     mapper_advice: bool = False
+    explain_no_mapper: str | None = None
+    suggest_no_mapper: str | None = None
 
     def fields(self) -> set[str]:
         """Names a template of this rule may use."""
@@ -126,7 +139,8 @@ class Catalog:
         generic: texts for a failure no rule matches (`explain`, `suggest`).
         application: texts for a wrong result that Legion's default mapper gives too, keyed as in
             `APPLICATION_FIELDS`; empty for a catalog without them (the packaged texts are used).
-        app_verify, no_mapper: likewise, keyed as in `APP_VERIFY_FIELDS` and `NO_MAPPER_FIELDS`.
+        app_verify, app_metric, untraced, no_mapper: likewise, keyed as in `APP_VERIFY_FIELDS`,
+            `APP_METRIC_FIELDS`, `UNTRACED_FIELDS` and `NO_MAPPER_FIELDS`.
     """
 
     rules: tuple[Rule, ...]
@@ -136,6 +150,8 @@ class Catalog:
     application: dict[str, str] = field(default_factory=dict)
     app_verify: dict[str, str] = field(default_factory=dict)
     no_mapper: dict[str, str] = field(default_factory=dict)
+    app_metric: dict[str, str] = field(default_factory=dict)
+    untraced: dict[str, str] = field(default_factory=dict)
 
     def rule(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -240,9 +256,12 @@ def _rule(data: dict, where: str) -> Rule:
         edits=edits,
         context=int(data.get("context", 8)),
         mapper_advice=bool(data.get("mapper_advice", False)),
+        explain_no_mapper=str(data["explain_no_mapper"]).strip() if "explain_no_mapper" in data else None,
+        suggest_no_mapper=str(data["suggest_no_mapper"]).strip() if "suggest_no_mapper" in data else None,
     )
     try:
-        used = template_fields([rule.explain, rule.suggest, rule.execution or "", *edits])
+        used = template_fields([rule.explain, rule.suggest, rule.execution or "", rule.explain_no_mapper or "",
+                                rule.suggest_no_mapper or "", *edits])
     except ValueError as exc:  # a lone brace; literal braces are written {{ and }}
         raise MapperoptError(f"{where}: bad template ({exc})") from None
     missing = used - rule.fields()
@@ -291,12 +310,14 @@ def _parse(text: str, name: str) -> Catalog:
     performance = {str(k): str(v).strip() for k, v in (data.get("performance") or {}).items()}
     generic = {str(k): str(v).strip() for k, v in (data.get("generic") or {}).items()}
     application = {str(k): str(v).strip() for k, v in (data.get("application") or {}).items()}
-    app_verify = {str(k): str(v).strip() for k, v in (data.get("app_verify") or {}).items()}
-    no_mapper = {str(k): str(v).strip() for k, v in (data.get("no_mapper") or {}).items()}
+    app_verify, no_mapper, app_metric, untraced = ({str(k): str(v).strip() for k, v in (data.get(key) or {}).items()}
+                                                   for key in ("app_verify", "no_mapper", "app_metric", "untraced"))
     for section, texts, fields in (("generic", generic, GENERIC_FIELDS), ("performance", performance, PERFORMANCE_FIELDS),
                                    ("application", application, APPLICATION_FIELDS),
                                    ("app_verify", app_verify, APP_VERIFY_FIELDS), ("no_mapper", no_mapper,
-                                                                                   NO_MAPPER_FIELDS)):
+                                                                                   NO_MAPPER_FIELDS),
+                                   ("app_metric", app_metric, APP_METRIC_FIELDS), ("untraced", untraced,
+                                                                                   UNTRACED_FIELDS)):
         for key, allowed in fields.items():
             if section != "generic" and not texts:
                 break  # a catalog without these texts serves failures only; the packaged ones are used
@@ -308,4 +329,4 @@ def _parse(text: str, name: str) -> Catalog:
                 raise MapperoptError(f"{name}: {section}.{key}: bad template ({exc})") from None
             if unknown:
                 raise MapperoptError(f"{name}: {section}.{key} uses {sorted(unknown)}; it may use {list(allowed)}")
-    return Catalog(tuple(rules), noise, performance, generic, application, app_verify, no_mapper)
+    return Catalog(tuple(rules), noise, performance, generic, application, app_verify, no_mapper, app_metric, untraced)

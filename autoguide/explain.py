@@ -13,6 +13,7 @@ An empty `explanation`/`suggestion` means "not given at this level"; "N/A" means
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import string
 from collections import defaultdict
@@ -145,8 +146,13 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
                 suggestion, edits = advice[0], tuple(e for e in advice[1] if result.dsl is not None or
                                                      e.op in SETTING_OPS)
             edits = capacity.fit_edits(edits, result)
-        if match.rule.mapper_advice and result.dsl is None:  # no mapper change can be the cause
-            suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
+        if result.dsl is None:  # no mapper change can be the cause
+            if match.rule.explain_no_mapper:
+                explanation = _text(match.rule.explain_no_mapper, match.fields)
+            if match.rule.suggest_no_mapper:
+                suggestion = _text(match.rule.suggest_no_mapper, match.fields)
+            elif match.rule.mapper_advice:
+                suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
 
 
@@ -329,6 +335,19 @@ def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | 
     return options
 
 
+def _map_statement(found, dsl: str | None, task: str, index_launch: bool):
+    """The mapper's IndexTaskMap (`index_launch`) or SingleTaskMap statement that places `task`, or None (none, or
+    no DSL mapper that parses); `found`: `_evaluator`'s answer, else the mapper is read without a description."""
+    from mapperopt.dsl import DslSyntaxError, Evaluator, parse
+
+    if found is None:
+        try:
+            found = (Evaluator(parse(dsl, "<mapper>"), None),) if dsl is not None else None
+        except DslSyntaxError:
+            return None
+    return found[0].map_statement(task, index_launch) if found else None
+
+
 def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict], result: RunResult) -> str:
     """The suggestion for the heaviest task: only what this machine lets a mapper change for it, with statements
     its variants accept and that the mapper does not already say."""
@@ -336,10 +355,16 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
     found = _evaluator(result, row["task"])  # parsed and evaluated once for the helpers below
     info = found[1] if found else (_tasks(result) or {}).get(row["task"])
     parts = []
+    procs = f"one {row['kind']} processor"
     if kind["procs"] > 1:
         statement = "IndexTaskMap" if info is None or info.index_launched else "SingleTaskMap"
-        parts.append(texts["placement"].format(**row, statement=statement,
-                                               procs=f"{kind['procs']} {row['kind']} processors"))
+        procs = f"{kind['procs']} {row['kind']} processors"
+        mapped = _map_statement(found, result.dsl, row["task"], statement == "IndexTaskMap")
+        if mapped is None:
+            parts.append(texts["placement"].format(**row, statement=statement, procs=procs))
+        else:  # never propose what the mapper already says
+            procs += (f", over which the mapper's {statement} statement at line {mapped.loc.line} already places "
+                      "it")
     placed = _instances(found, row["task"], row["kind"], kind["memories"])
     sized = {m: _memories_text({m: kind["memories"].get(m)}) for m in placed}
     where = (", ".join(f"{sized[m]} ({', '.join(dict.fromkeys(reqs))})" for m, reqs in placed.items())
@@ -356,8 +381,8 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
     # accept them and the mapper does not set them already.
     options = _layout_options(found, info, row["task"], row["kind"], kind["memories"])
     if not options:
-        return texts["nothing_left"].format(task=row["task"], kind=row["kind"], where=where)
-    return texts["machine_fixed"].format(task=row["task"], kind=row["kind"], where=where,
+        return texts["nothing_left"].format(task=row["task"], kind=row["kind"], where=where, procs=procs)
+    return texts["machine_fixed"].format(task=row["task"], kind=row["kind"], where=where, procs=procs,
                                          options=", ".join(options[:-1]) + " or " + options[-1] if len(options) > 1
                                          else options[0])
 
@@ -367,8 +392,10 @@ def _profiled_command(result: RunResult) -> str:
     settings = result.settings or {}
     size = f" --size {settings['size']}" if settings.get("size", "ci") != "ci" else ""
     if "app_file" in settings:  # a user's program: no expert mapper, and profiling is asked for
-        app = settings["app_file"] or shlex.quote(f"{settings.get('exe', result.app)} ARGS")
-        return f"mapperopt run --app {app}{size} --mapper my.dsl --profile"
+        # `app_options`: how the run was given the program; a run recorded without it, an obvious template.
+        app = settings.get("app_options") or "--app " + shlex.quote(settings["app_file"] or "PROGRAM ITS-ARGUMENTS")
+        extra = f" -- {shlex.join(settings['extra_args'])}" if settings.get("extra_args") else ""
+        return f"mapperopt run {app}{size} --mapper my.dsl --profile{extra}"
     return f"mapperopt run {result.app}{size} --mapper expert"
 
 
@@ -449,17 +476,10 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
         raise MapperoptError(f"unknown feedback level {level!r}", hint=f"levels are {', '.join(LEVELS)}")
     catalog = catalog or load_catalog()
     if result.ok and result.throughput is not None:
-        return _performance(result, level, best, baselines or {}, catalog)
+        return _untraced(_performance(result, level, best, baselines or {}, catalog), result, level, catalog)
     fb = _failure(result, level, catalog)
-    settings = result.settings or {}
-    if result.stage == "verify" and "app_file" in settings:  # a user's program failed its own verification
-        texts = catalog.app_verify or load_catalog().app_verify
-        stdout = Path(result.run_dir or ".") / result.attempts[-1].stdout if result.attempts else "(not kept)"
-        fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": str(stdout),
-                  "where": settings["app_file"] or "the --verify-pattern, --verify-cmd or --reference option"}
-        fb = _at_level(Feedback(result.status, result.stage, "verification", _text(texts["explain"], fields),
-                                _text(texts["suggest" if result.dsl is not None else "suggest_no_mapper"], fields),
-                                (), fb.raw_excerpt, "verification-app-check"), level)
+    if "app_file" in (result.settings or {}):  # a user's program
+        fb = _app_failure(fb, result, level, catalog)
     verdict = (result.settings or {}).get("default_mapper") or {}
     if result.stage == "verify" and verdict.get("stage") == "verify":
         texts = catalog.application or load_catalog().application
@@ -467,7 +487,62 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
         fb = _at_level(Feedback(result.status, result.stage, "verification.application",
                                 _text(texts["explain"], fields), _text(texts["suggest"], fields), (),
                                 fb.raw_excerpt, "verification-default-mapper"), level)
+    return _untraced(fb, result, level, catalog) if result.stage == "timeout" else fb
+
+
+def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> Feedback:
+    """`fb` for a user's program (`--app`) that exited normally but failed: its output fails the verification of
+    the application file or the --verify-* options, its own check (its result line says `"verified": false`), or its
+    figure of merit cannot be read (stage "run" after exit status 0: the metric pattern); else `fb` unchanged."""
+    settings = result.settings
+    last = result.attempts[-1] if result.attempts else None
+    stdout = str(Path(result.run_dir or ".") / last.stdout) if last else "(not kept)"
+    no_mapper = "_no_mapper" if result.dsl is None else ""
+    if result.stage == "verify":
+        texts = catalog.app_verify or load_catalog().app_verify
+        fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": stdout,
+                  "where": settings["app_file"] or "the --verify-pattern, --verify-cmd or --reference option"}
+        own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""
+        return _at_level(Feedback(result.status, result.stage, "verification", _text(texts[own + "explain"], fields),
+                                  _text(texts[own + "suggest" + no_mapper], fields), (), fb.raw_excerpt,
+                                  "verification-app-own-check" if own else "verification-app-check"), level)
+    if result.stage == "run" and last is not None and last.exit_code == 0:
+        texts = catalog.app_metric or load_catalog().app_metric
+        printed = (result.log or "").partition("--- stdout ---\n")[2].strip().splitlines()[-3:]
+        fields = {"app": result.app, "reason": result.reason or "no metric", "stdout": stdout,
+                  "metric": settings.get("metric") or "?", "where": settings["app_file"] or "the --metric option",
+                  "output": " / ".join(repr(line.strip()) for line in printed) or "nothing (it is empty)"}
+        return _at_level(Feedback(result.status, result.stage, "metric", _text(texts["explain"], fields),
+                                  _text(texts["suggest"], fields), (), fb.raw_excerpt, "metric-app-pattern"), level)
     return fb
+
+
+def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> Feedback:
+    """`fb` with the note that the mapper's InstanceLimit statements turned Legion's trace replay off (the run's
+    command has `-lg:no_physical_tracing`, `harness.no_replay_flags`), for a finished or timed-out run."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    if result.dsl is None or "-lg:no_physical_tracing" not in (result.settings or {}).get("command", "").split():
+        return fb
+    try:
+        limits = [s for s in parse(result.dsl, "<mapper>").statements if isinstance(s, A.InstanceLimitStmt)]
+    except DslSyntaxError:
+        return fb
+    if not limits:
+        return fb
+    def named(s: A.InstanceLimitStmt) -> str:
+        tasks = ",".join(n.name for n in s.tasks.names) if s.tasks.names else "*"
+        proc = "" if s.proc is None else " " + (s.proc.name if isinstance(s.proc, A.Kind) else "*")
+        return f"`InstanceLimit {tasks}{proc} {s.count};` (line {s.loc.line} of the mapper)"
+
+    texts, fields = catalog.untraced or load_catalog().untraced, {"limits": ", ".join(map(named, limits))}
+
+    def add(text: str, note: str) -> str:
+        return " ".join(t for t in (text, _text(note, fields)) if t and t != "N/A")
+
+    return _at_level(dataclasses.replace(fb, explanation=add(fb.explanation, texts["explain"]),
+                                         suggestion=add(fb.suggestion, texts["suggest"])), level)
 
 
 def _execution(fb: Feedback, result: RunResult) -> str:

@@ -650,6 +650,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                 "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
                 "min_time_s": 0.0, "iterations_flag": "", "iterations": None,
                 "extra_args": [str(a) for a in extra_args], "exe": str(app.exe), "app_file": app.path,
+                "app_options": shlex.join(spec_words(app)),
                 "metric": app.metric.describe(), "verify": app.verify.describe(),
                 "keep_app_mapper": app.keep_app_mapper}
 
@@ -750,6 +751,17 @@ def app_words(app_spec: str, metric_regex=None, unit=None, higher_is_better=Fals
                           ("--verify-cmd", verify_cmd), ("--reference", reference)):
         words += [option, value] if value is not None else []
     return words + ["--higher-is-better"] * bool(higher_is_better) + ["--keep-app-mapper"] * bool(keep_app_mapper)
+
+
+def spec_words(app: UserApp) -> list[str]:
+    """The words that give `app` to a mapperopt command (`app_words`): its application file, or its command line with
+    the metric and verification options it was given."""
+    if app.path is not None:
+        return ["--app", app.path]
+    m, v = app.metric, app.verify
+    return app_words(shlex.join([str(app.exe), *app.args["ci"]]), m.regex,
+                     m.unit if m.regex is not None or m.unit != "s" else None, m.higher_is_better, v.pattern,
+                     v.command, v.reference, app.keep_app_mapper)
 
 
 def app_options(command):

@@ -151,8 +151,17 @@ def test_the_suggestion_names_the_statement_to_try_for_the_heaviest_task():
     _, expert = load("circuit-expert_profiled")
     top = task_profile(expert)[0]["task"]
     two_cpus = dataclasses.replace(expert, settings={**expert.settings, "cpus": 2})
-    assert f"Try an IndexTaskMap statement for '{top}'" in explain(two_cpus).suggestion
-    assert "over the 2 CPU processors" in explain(two_cpus).suggestion
+    # The expert mapper places the task with an IndexTaskMap already: never proposed again (it was, as for SUMMA's
+    # task_4 with its expert mapper); the suggestion says where it is placed and turns to the rest.
+    (line,) = [i for i, text in enumerate(expert.dsl.splitlines(), 1)
+               if text.startswith("IndexTaskMap") and top in text]
+    suggestion = explain(two_cpus).suggestion
+    assert "IndexTaskMap statement for" not in suggestion
+    assert (f"On this machine '{top}' has 2 CPU processors, over which the mapper's IndexTaskMap statement at line "
+            f"{line} already places it, and its instances are in SYSMEM") in suggestion
+    unplaced = "\n".join(t for t in expert.dsl.splitlines() if not t.startswith("IndexTaskMap"))
+    suggestion = explain(dataclasses.replace(two_cpus, dsl=unplaced)).suggestion
+    assert f"Try an IndexTaskMap statement for '{top}'" in suggestion and "over the 2 CPU processors" in suggestion
     # Without a Region statement a GPU task's instances are in the framebuffer; zero-copy memory is the other one.
     on_gpu = dataclasses.replace(_on_gpu(expert), dsl="Task * GPU,CPU;\n")
     suggestion = explain(on_gpu).suggestion
@@ -222,7 +231,18 @@ def test_tunable_size_abort_names_the_tunable(tmp_path):
 
 
 def test_advice_to_change_the_mapper_needs_a_dsl_mapper():
-    _, result = load("circuit-timeout_slow")
-    assert result.dsl is not None
-    assert explain(result).suggestion == load_catalog().rule("timeout").suggest
-    assert explain(dataclasses.replace(result, dsl=None)).suggestion == load_catalog().no_mapper["suggest"]
+    _, result = load("circuit-crashing_mapper")  # a C++ mapper: no DSL mapper ran
+    assert result.dsl is None
+    assert explain(result).suggestion == load_catalog().no_mapper["suggest"]
+    assert explain(dataclasses.replace(result, dsl="Task * CPU;\n")).suggestion == \
+        load_catalog().rule("crash-signal").suggest
+    # A rule's own texts for a run without a DSL mapper replace its explanation too: a timeout under Legion's default
+    # mapping is the program's (it was explained as a slow mapping).
+    _, slow = load("circuit-timeout_slow")
+    rule = load_catalog().rule("timeout")
+    assert slow.dsl is not None and explain(slow).suggestion == rule.suggest
+    assert explain(slow).explanation.startswith("The run did not finish within")
+    default = explain(dataclasses.replace(slow, dsl=None))
+    assert default.explanation.startswith(f"The program did not finish within {slow.settings['timeout_s']:g} s under "
+                                          "Legion's default mapping")
+    assert default.suggestion == " ".join(rule.suggest_no_mapper.split())

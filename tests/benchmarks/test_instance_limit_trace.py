@@ -6,6 +6,7 @@ that flag is told once how to get it."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import subprocess
 
@@ -24,6 +25,12 @@ def test_a_limited_task_in_a_traced_loop_runs_in_linear_time(tmp_path):
     assert result.ok, result.reason
     assert FLAG in shlex.split(result.settings["command"])
     assert "R458" not in (tmp_path / result.attempts[-1].stderr).read_text()
+    # The run's feedback says what the limit cost: trace replay (no note told the user).
+    feedback = json.loads((tmp_path / "feedback.json").read_text())
+    assert ("Because of `InstanceLimit increment 4;` (line 4 of the mapper), mapperopt ran the program with Legion's "
+            f"{FLAG}: a loop the program traces is mapped again in every iteration") in feedback["explanation"]
+    assert feedback["suggestion"].endswith("To see what the limit costs, measure the mapper without `InstanceLimit "
+                                           "increment 4;` (line 4 of the mapper).")
 
 
 def by_hand(dsl: str, folder, *flags: str) -> str:
@@ -42,6 +49,7 @@ def test_a_run_with_physical_tracing_is_told_once(tmp_path):
     assert note.endswith(f"run with {FLAG}")
     unlimited = LIMITED.replace("InstanceLimit increment 4;\n", "")
     assert "R458" not in by_hand(unlimited, tmp_path / "plain")
+    assert "InstanceLimit" not in (tmp_path / "plain" / "feedback.json").read_text()  # nor in its feedback
     [note] = [ln for ln in by_hand(unlimited, tmp_path / "profiled", "-mapper-profile").splitlines() if "R458" in ln]
     assert note.startswith("[mapperopt] note R458: the run is profiled and has a task in a traced loop")
 

@@ -166,8 +166,7 @@ def test_compare_whose_reference_fails_says_what_failed_and_how_to_run_it(tmp_pa
     # what a program's own failed assert prints, then the abort it raises
     ("echo \"heat: heat.cc:37: step: Assertion \\`n > 0' failed.\" >&2; kill -ABRT $$", "run", "assertion-failed"),
     ("kill -SEGV $$", "run", "crash-signal"),
-    ("sleep 30", "timeout", "timeout"),
-], ids=["assertion", "signal", "hang"])
+], ids=["assertion", "signal"])
 def test_a_failure_without_a_dsl_mapper_blames_no_mapper_change(body, stage, rule, tmp_path, capsys):
     from mapperopt.autoguide import load_catalog
 
@@ -177,6 +176,58 @@ def test_a_failure_without_a_dsl_mapper_blames_no_mapper_change(body, stage, rul
     assert (feedback["stage"], feedback["rule"]) == (stage, rule)
     assert feedback["suggestion"] == " ".join(load_catalog().no_mapper["suggest"].split())
     assert f"suggestion: {feedback['suggestion'][:30]}" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_timeout_without_a_dsl_mapper_is_the_programs_own(tmp_path, capsys):
+    """A program that does not finish within --timeout under Legion's default mapping: AutoGuide says the program
+    itself took too long and suggests more time or a smaller problem (it explained it as a slow mapping)."""
+    exe, out_dir = script(tmp_path, "prog", "sleep 30"), tmp_path / "run"
+    assert main(["run", "--app", str(exe), "--timeout", "2", "--out", str(out_dir)]) == 1
+    feedback = json.loads((out_dir / "feedback.json").read_text())
+    assert (feedback["stage"], feedback["rule"]) == ("timeout", "timeout")
+    assert feedback["explanation"].startswith("The program did not finish within 2 s under Legion's default mapping")
+    assert "No mapper change is the cause" in feedback["explanation"]
+    assert feedback["suggestion"].startswith("Give it more time (--timeout, in seconds) or a smaller problem")
+    assert "mapping is much slower" not in feedback["explanation"] and "IndexTaskMap" not in feedback["suggestion"]
+    assert "under Legion's default mapping" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path, capsys):
+    """`--metric` whose pattern the program's output does not contain: AutoGuide names the pattern, what the output
+    ended with and the option to correct (it gave the feedback for output it has no rule for, and after a DSL
+    mapper advised undoing the mapper's last change)."""
+    import dataclasses
+
+    from mapperopt.autoguide import explain
+    from mapperopt.records import RunResult
+
+    exe, out_dir = script(tmp_path, "prog", "echo 'setup done'; echo 'elapsed: 12.5 ms'"), tmp_path / "run"
+    assert main(["run", "--app", f"{exe} -n 4", "--metric", "time: ([0-9.]+)", "--unit", "ms",
+                 "--out", str(out_dir)]) == 1
+    feedback = json.loads((out_dir / "feedback.json").read_text())
+    assert (feedback["stage"], feedback["category"], feedback["rule"]) == ("run", "metric", "metric-app-pattern")
+    assert feedback["explanation"] == ("prog exited normally, but its figure of merit could not be read: the metric "
+                                       "/time: ([0-9.]+)/ does not occur in the standard output. Its standard output "
+                                       "ends with: 'setup done' / 'elapsed: 12.5 ms'.")
+    assert feedback["suggestion"].startswith("The metric pattern (/time: ([0-9.]+)/ in ms, lower is better), not the "
+                                             "mapper, is the cause: correct it in the --metric option")
+    assert str(out_dir / "stdout.txt") in feedback["suggestion"]
+    # After a DSL mapper too: the pattern, not the mapper.
+    result = RunResult.from_json(json.loads((out_dir / "result.json").read_text()))
+    mapped = explain(dataclasses.replace(result, dsl="Task * CPU;\n"))
+    assert mapped.suggestion == feedback["suggestion"] and "Undo" not in mapped.suggestion
+
+
+def test_the_profiling_advice_prints_the_programs_own_command(tmp_path, capsys):
+    """After Legion's default mapper, the advice to profile a DSL mapper prints the run's own --app command, its
+    metric and the flags after `--` (it printed `--app 'PROGRAM ARGS'` with a literal ARGS)."""
+    exe, out_dir = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'"), tmp_path / "run"
+    assert main(["run", "--app", f"{exe} -n 4", "--metric", "elapsed: ([0-9.]+)", "--unit", "ms", "--repeats", "1",
+                 "--max-repeats", "1", "--out", str(out_dir), "--", "-steps", "2"]) == 0
+    suggestion = json.loads((out_dir / "feedback.json").read_text())["suggestion"]
+    command = shlex.join(["mapperopt", "run", "--app", f"{exe} -n 4", "--metric", "elapsed: ([0-9.]+)", "--unit", "ms",
+                          "--mapper", "my.dsl", "--profile", "--", "-steps", "2"])
+    assert f"`{command}`" in suggestion and "ARGS" not in suggestion
 
 
 

@@ -54,6 +54,34 @@ def test_ctrl_c_prints_a_resume_command_that_names_the_program_as_given(tmp_path
     assert f"Continuing {root}: 1 of 2 iterations done" in capsys.readouterr().out
 
 
+def test_a_programs_own_failed_check_is_reported_as_its_own(tmp_path):
+    """A program whose own check fails (Circuit with -test-corrupt: its result line says "verified": false), run
+    with no --verify-* option: AutoGuide says the program reported a wrong result, and after a DSL mapper what in the
+    mapping to look at (it blamed "the --verify-pattern, --verify-cmd or --reference option", none given)."""
+    import dataclasses
+
+    from mapperopt.autoguide import explain
+    from mapperopt.records import RunResult
+
+    out_dir = tmp_path / "run"
+    assert main(["run", "--app", command("circuit") + " -test-corrupt", "--out", str(out_dir)]) == 1
+    result = RunResult.from_json(json.loads((out_dir / "result.json").read_text()))
+    feedback = json.loads((out_dir / "feedback.json").read_text())
+    assert (result.stage, feedback["category"], feedback["rule"]) == ("verify", "verification",
+                                                                      "verification-app-own-check")
+    assert feedback["explanation"].startswith('circuit checked its own results and reported them wrong (its '
+                                              'MAPPEROPT_RESULT line says "verified": false): the correctness check '
+                                              'failed (exit status 2)')
+    assert feedback["suggestion"].startswith("No DSL mapper ran, so no mapper change is the cause")
+    mapped = explain(dataclasses.replace(result, dsl="Task * CPU;\n"))
+    assert mapped.explanation == feedback["explanation"]
+    assert mapped.suggestion.startswith("Run it without --mapper (Legion's default mapping): if that passes, the "
+                                        "mapper changed what the program computes")
+    for text in (feedback["explanation"], feedback["suggestion"], mapped.suggestion):
+        assert "--verify" not in text and "exited normally" not in text  # it exited 2, and no option was given
+    assert str(out_dir / "stdout.txt") in feedback["suggestion"] and str(out_dir / "stdout.txt") in mapped.suggestion
+
+
 def normalized(desc: dict, discovered: bool) -> dict:
     """The parts `--describe` and discovery share, with the differences docs/own-app.md lists removed."""
     tasks = {}
