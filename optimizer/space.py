@@ -614,12 +614,7 @@ class SearchSpace:
         Raises:
             MapperoptError: `dsl` does not parse. DslRuntimeError: it fails to decide (R400-R410).
         """
-        from mapperopt.descriptions import AppDescription, MachineDescription
-        from mapperopt.dsl.evaluator import Evaluator
-        from mapperopt.dsl.parser import parse
-
-        machine, app = MachineDescription.from_json(self.machine), AppDescription.from_json(self.app)
-        ev, legion = Evaluator(parse(dsl, "<compare>"), machine, app), Evaluator(parse("", "<default>"), machine, app)
+        ev, legion = self._evaluator(dsl), self._evaluator("")
 
         def layout(rec: dict, i: int, task: dict, default: bool) -> str | None:
             if rec["regions"][i]["layout"] is None:
@@ -633,14 +628,9 @@ class SearchSpace:
             return f"{got['order']} {got['dims']}_order{align}"
 
         out = []
-        for name, task in self.tasks.items():
-            if self.is_top_level(name):
-                continue
-            launches = [None] if task["launch"] in ("single", "both") else []
-            if task["launch"] in ("index", "both") and task.get("domain"):
-                launches += list(itertools.product(*(range(n) for n in task["domain"])))
-            for p in launches:
-                domain = tuple(task["domain"]) if p is not None else None
+        for name, launches in self._launches():
+            task = self.tasks[name]
+            for p, domain in launches:
                 a, b = ev.decide(name, p, domain), legion.decide(name, p, domain)
                 diffs = [] if a["proc"] == b["proc"] else [f"on {_proc(a['proc'])} ({_default_is(_proc(b['proc']))})"]
                 for i, req in enumerate(a["regions"]):
@@ -657,23 +647,34 @@ class SearchSpace:
                     break
         return out
 
-    def _decisions(self, dsl: str) -> list:
+    def _evaluator(self, dsl: str) -> Any:
+        """The DSL's reference evaluator of program `dsl` on this space's machine and application."""
         from mapperopt.descriptions import AppDescription, MachineDescription
         from mapperopt.dsl.evaluator import Evaluator
         from mapperopt.dsl.parser import parse
 
-        ev = Evaluator(parse(dsl, "<compare>"), MachineDescription.from_json(self.machine),
-                       AppDescription.from_json(self.app))
+        return Evaluator(parse(dsl, "<compare>"), MachineDescription.from_json(self.machine),
+                         AppDescription.from_json(self.app))
+
+    def _launches(self) -> list[tuple[str, list]]:
+        """Each task but the top-level one with its launches: (point, domain) pairs, (None, None) for a single
+        launch."""
         out = []
         for name, task in self.tasks.items():
             if self.is_top_level(name):
                 continue
-            launches = [None] if task["launch"] in ("single", "both") else []
+            launches = [(None, None)] if task["launch"] in ("single", "both") else []
             if task["launch"] in ("index", "both") and task.get("domain"):
-                launches += list(itertools.product(*(range(n) for n in task["domain"])))
-            for p in launches:
-                domain = tuple(task["domain"]) if p is not None else None
-                out.append(ev.decide(name, p, domain))
+                launches += [(p, tuple(task["domain"]))
+                             for p in itertools.product(*(range(n) for n in task["domain"]))]
+            out.append((name, launches))
+        return out
+
+    def _decisions(self, dsl: str) -> list:
+        ev = self._evaluator(dsl)
+        out = []
+        for name, launches in self._launches():
+            out += [ev.decide(name, p, domain) for p, domain in launches]
             out.append(ev.instance_limit(name, ev.task_kind(name)))
         return out
 
