@@ -222,7 +222,7 @@ def size_options(command):
               help="Seconds one execution may take [default: the size's].")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
-                   f"size's, at least {protocol.MIN_TIME_S:g}].")
+                   f"size's, at least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--once", is_flag=True,
               help="One measured execution, no repeats, at the size's own iteration count; with --min-time, "
                    "calibration executions first grow a benchmark's iterations until it is met, as without "
@@ -252,7 +252,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     """
     from rich.console import Console
 
-    bench, app_args = app_from_options(bench, app_args, **app_flags)
+    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"
     check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)

@@ -792,15 +792,16 @@ def app_options(command):
 
 def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, metric_regex=None, unit=None,
                      higher_is_better=False, verify_pattern=None, verify_cmd=None, reference=None,
-                     keep_app_mapper=False) -> tuple[str | UserApp, tuple]:
-    """(what to run, application arguments) from a command's BENCH argument and its `app_options`.
+                     keep_app_mapper=False, min_time_s: float | None = None) -> tuple[str | UserApp, tuple]:
+    """(what to run, application arguments) from a command's BENCH argument, its `app_options` and its --min-time
+    (`min_time_s`, None when not given).
 
     With --app, BENCH holds the first of the program's flags after `--` (click fills it first; `BenchCommand` refuses
     one given before `--`).
 
     Raises:
-        MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), or --app
-            flags without --app.
+        MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), --app
+            flags without --app, or --min-time with --app.
     """
     flags = {"--metric": metric_regex, "--unit": unit, "--higher-is-better": higher_is_better or None,
              "--verify-pattern": verify_pattern, "--verify-cmd": verify_cmd, "--reference": reference,
@@ -813,6 +814,11 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
             raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
         require_app(bench)
         return bench, app_args
+    if min_time_s is not None:  # accepted silently, it would change nothing: an execution is never calibrated
+        raise MapperoptError(f"--min-time {min_time_s:g} does not apply to --app: mapperopt never calibrates your "
+                             "program, whose arguments alone fix the work of an execution",
+                             hint="leave --min-time out; for longer executions give larger size arguments (the "
+                                  "application file's `sizes`, or the program's flags after `--`)")
     metric = make_metric(metric_regex, unit, higher_is_better) if (metric_regex or unit or higher_is_better) else None
     verify = None
     if verify_pattern or verify_cmd or reference:

@@ -203,7 +203,7 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
                    f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured.")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
-                   f"least {protocol.MIN_TIME_S:g}].")
+                   f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per execution [default: the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
@@ -256,7 +256,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words
 
-    bench, app_args = app_from_options(bench, app_args, **app_flags)
+    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     check_repeats(repeats, max_repeats,
                   click.get_current_context().get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
     if isinstance(bench, UserApp) and baseline in ("expert", "both"):

@@ -121,6 +121,20 @@ def test_words_before_dashdash_are_refused_not_passed_to_the_program(command, tm
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_min_time_with_app_is_refused_not_ignored(command, tmp_path, mapper, capsys):
+    """`--min-time` with --app was accepted and did nothing (a user's program is never calibrated): refused, with
+    what to do instead, before anything runs; a program given by its application file likewise."""
+    app = script(tmp_path, "app", "exit 0")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./app\n")
+    for spec in (str(app), "mapperopt.yaml"):
+        assert main([command, "--app", spec, "--min-time", "2"]) == 1
+        err = capsys.readouterr().err
+        assert "--min-time 2 does not apply to --app: mapperopt never calibrates your program" in err, err
+        assert "leave --min-time out; for longer executions give larger size arguments" in err, err
+    assert not (tmp_path / "runs").exists()
+
+
 def test_run_still_passes_the_flags_after_dashdash(tmp_path, mapper, monkeypatch):
     """With --app the first word after `--` lands in BENCH (click fills it first): it is still the program's."""
     seen = []
