@@ -254,7 +254,8 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     """Read an application file (`mapperopt.yaml`).
 
     Raises:
-        MapperoptError: the file is missing or malformed (the message names the key), or the executable is missing.
+        MapperoptError: the file is missing or malformed (the message names the key), or the executable is missing;
+            every problem of a readable file at once (each with its hint), not one per attempt.
     """
     import yaml  # here, not at the top: `check` and `explain` import this module for their --app option
 
@@ -268,30 +269,50 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    _reject_unknown(where, data, _TOP_KEYS)
+    problems: list[MapperoptError] = []
+
+    def checked(read, *args, default=None):
+        """`read(*args)`, or `default` with its error kept for the report: the keys are checked independently."""
+        try:
+            return read(*args)
+        except MapperoptError as exc:
+            problems.append(exc)
+            return default
+
+    checked(_reject_unknown, where, data, _TOP_KEYS)
     if "executable" not in data:
-        raise MapperoptError(f"{where}: 'executable' is missing", hint="the path of the program, relative to this file")
-    exe = (path.parent / str(data["executable"])).resolve()
-    _require_executable(exe, f"{where}: 'executable'")
+        problems.append(MapperoptError(f"{where}: 'executable' is missing",
+                                       hint="the path of the program, relative to this file"))
+    exe = (path.parent / str(data.get("executable", ""))).resolve()
+    if "executable" in data:
+        checked(_require_executable, exe, f"{where}: 'executable'")
     name = str(data.get("app") or exe.name)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}")
-    common = _str_list(data.get("args", []), f"{where}: 'args'")
+        problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
+    common = checked(_str_list, data.get("args", []), f"{where}: 'args'", default=())
     raw_sizes = data.get("sizes") or {"ci": {}}
     if not isinstance(raw_sizes, dict):
-        raise MapperoptError(f"{where}: 'sizes' must be a mapping of size names")
+        problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))
+        raw_sizes = {}
     sizes, args = {}, {}
     for size_name, body in raw_sizes.items():
-        sizes[str(size_name)], extra = _size(str(size_name), body or {}, where)
-        args[str(size_name)] = common + extra
+        read = checked(_size, str(size_name), body or {}, where)
+        if read is not None:
+            sizes[str(size_name)], args[str(size_name)] = read[0], common + read[1]
     keep = data.get("keep_app_mapper", False)
     if not isinstance(keep, bool):
-        raise MapperoptError(f"{where}: 'keep_app_mapper' must be true or false")
+        problems.append(MapperoptError(f"{where}: 'keep_app_mapper' must be true or false"))
     env = data.get("env") or {}
     if not isinstance(env, dict):
-        raise MapperoptError(f"{where}: 'env' must be a mapping of variable names to values")
-    return UserApp(name=name, exe=exe, args=args, config=_config(name, sizes, where),
-                   metric=_metric(data.get("metric"), where), verify=_verify(data.get("verify"), where, path.parent),
+        problems.append(MapperoptError(f"{where}: 'env' must be a mapping of variable names to values"))
+    metric = checked(_metric, data.get("metric"), where)
+    verify = checked(_verify, data.get("verify"), where, path.parent)
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        said = ["  - " + str(p).replace("\n", "\n    ") for p in problems]  # each with its hint below it
+        raise MapperoptError(f"{where} has {len(problems)} problems:\n" + "\n".join(said))
+    return UserApp(name=name, exe=exe, args=args, config=_config(name, sizes, where), metric=metric, verify=verify,
                    keep_app_mapper=keep, env={str(k): str(v) for k, v in env.items()}, path=where)
 
 
