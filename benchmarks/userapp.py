@@ -98,6 +98,8 @@ class UserApp:
         path: the application file, or None for `--app 'CMD ARGS'`.
         refuse_layouts: a mapper with Layout statements fails at stage "check" (tuning a program whose results
             nothing verifies: a layout can make it compute wrong numbers silently).
+        given: which of `metric`, `verify` and `keep_app_mapper` command-line options set over the application
+            file's (`resolve_app`), so that the command printed to run it again gives them too.
     """
 
     name: str
@@ -110,6 +112,7 @@ class UserApp:
     env: dict[str, str] = field(default_factory=dict)
     path: str | None = None
     refuse_layouts: bool = False
+    given: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.name
@@ -366,7 +369,7 @@ def resolve_app(spec: str, *, metric: Metric | None = None, verify: Verify | Non
         if not changes:
             return app
         fields = {k: getattr(app, k) for k in UserApp.__dataclass_fields__}
-        return UserApp(**{**fields, **changes})
+        return UserApp(**{**fields, **changes, "given": tuple(changes)})
     return app_from_command(spec, metric or Metric(), verify or Verify(), keep_app_mapper=bool(keep_app_mapper))
 
 
@@ -455,6 +458,17 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
         throughput, unit = 1.0 / value, f"1/{app.metric.unit}"
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
             "unit": unit, "metric": value, "verified": app.verify.checks_output or None}, None
+
+
+# The start of each reason `check_output` gives -> the option of `--app 'CMD ARGS'` that sets that check.
+_VERIFY_REASONS = {"the output does not match the verify pattern": "--verify-pattern",
+                   "the output differs from the reference": "--reference", "the verify command": "--verify-cmd"}
+
+
+def verify_option(reason: str) -> str | None:
+    """The option (`--verify-pattern`, `--verify-cmd` or `--reference`) of the check whose failure `check_output`
+    gave as `reason`, or None for another reason."""
+    return next((option for start, option in _VERIFY_REASONS.items() if reason.startswith(start)), None)
 
 
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:
@@ -775,14 +789,17 @@ def app_words(app_spec: str, metric_regex=None, unit=None, higher_is_better=Fals
 
 
 def spec_words(app: UserApp) -> list[str]:
-    """The words that give `app` to a mapperopt command (`app_words`): its application file, or its command line with
-    the metric and verification options it was given."""
-    if app.path is not None:
-        return ["--app", app.path]
+    """The words that give `app` to a mapperopt command (`app_words`): its application file or its command line,
+    with the metric and verification options it was given (over the file's: `UserApp.given`)."""
+    def option(key: str) -> bool:
+        return app.path is None or key in app.given
+
     m, v = app.metric, app.verify
-    return app_words(shlex.join([str(app.exe), *app.args["ci"]]), m.regex,
-                     m.unit if m.regex is not None or m.unit != "s" else None, m.higher_is_better, v.pattern,
-                     v.command, v.reference, app.keep_app_mapper)
+    metric = (m.regex, m.unit if m.unit != ("s" if m.regex is None else "") else None, m.higher_is_better)
+    return app_words(app.path if app.path is not None else shlex.join([str(app.exe), *app.args["ci"]]),
+                     *(metric if option("metric") else (None, None, False)),
+                     *((v.pattern, v.command, v.reference) if option("verify") else (None, None, None)),
+                     app.keep_app_mapper and option("keep_app_mapper"))
 
 
 def app_options(command):
