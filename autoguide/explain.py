@@ -499,9 +499,16 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog) 
     stdout = str(Path(result.run_dir or ".") / last.stdout) if last else "(not kept)"
     no_mapper = "_no_mapper" if result.dsl is None else ""
     if result.stage == "verify":
+        from mapperopt.benchmarks.userapp import verify_option
+
         texts = catalog.app_verify or load_catalog().app_verify
+        # The option that set the failed check, where the run was given it (`app_options`: --app and its options,
+        # over the application file's too), else the file.
+        option = verify_option(result.reason or "")
+        given = option is not None and option in shlex.split(settings.get("app_options") or "")[2::2]
         fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": stdout,
-                  "where": settings["app_file"] or "the --verify-pattern, --verify-cmd or --reference option"}
+                  "where": f"the {option} option" if given else settings["app_file"]
+                  or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""
         return _at_level(Feedback(result.status, result.stage, "verification", _text(texts[own + "explain"], fields),
                                   _text(texts[own + "suggest" + no_mapper], fields), (), fb.raw_excerpt,

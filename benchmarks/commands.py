@@ -44,14 +44,16 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
     diagnostics = result.stage in DSL_STAGES[:2] and result.log  # printed with their source lines, carets and hints
     if result.ok:
         table.add_row("status", "[green]ok[/]")
+        unit, as_time = result.unit, protocol.as_time  # a time metric's throughput (1/ms) with the time beside it
         if runs > 1:
-            table.add_row("median", f"{result.throughput:.4g} {result.unit}")
-            table.add_row("trimmed mean", f"{result.trimmed_mean:.4g} {result.unit}")
+            table.add_row("median", f"{result.throughput:.4g} {unit}{as_time(unit, result.throughput)}")
+            table.add_row("trimmed mean", f"{result.trimmed_mean:.4g} {unit}{as_time(unit, result.trimmed_mean)}")
             low, high = result.interval
-            table.add_row("90 % interval", f"{low:.4g}-{high:.4g} {result.unit} (bootstrap of the trimmed mean)")
+            table.add_row("90 % interval", f"{low:.4g}-{high:.4g} {unit}{as_time(unit, low, high)} (bootstrap of the "
+                                           "trimmed mean)")
             table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
         else:
-            table.add_row("throughput", f"{result.throughput:.4g} {result.unit}")
+            table.add_row("throughput", f"{result.throughput:.4g} {unit}{as_time(unit, result.throughput)}")
         if s.get("metric"):  # a user's program (--app)
             median = statistics.median(a.result["metric"] for a in result.attempts if a.result)
             table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])})")
@@ -222,7 +224,7 @@ def size_options(command):
               help="Seconds one execution may take [default: the size's].")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
-                   f"size's, at least {protocol.MIN_TIME_S:g}].")
+                   f"size's, at least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--once", is_flag=True,
               help="One measured execution, no repeats, at the size's own iteration count; with --min-time, "
                    "calibration executions first grow a benchmark's iterations until it is met, as without "
@@ -252,7 +254,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     """
     from rich.console import Console
 
-    bench, app_args = app_from_options(bench, app_args, **app_flags)
+    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"
     check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)

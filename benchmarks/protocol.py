@@ -212,6 +212,16 @@ def measured_time(result: Any) -> float | None:
     return statistics.median(metrics[-n:]) * scale if n and metrics else None
 
 
+def as_time(unit: str, *throughputs: float) -> str:
+    """For throughputs in "1/<time unit>" (a user's program whose metric is a time, lower is better: `TIME_UNITS`),
+    the times themselves, which people read more easily: " (1773 ms)" for 0.000564 1/ms, " (1724-1818 ms)" for an
+    interval low-high (its bounds swap); "" for any other unit (display only: stored figures stay throughputs)."""
+    time_unit = unit.removeprefix("1/")
+    if time_unit == unit or time_unit not in TIME_UNITS or not all(t > 0 for t in throughputs):
+        return ""
+    return " (" + "-".join(f"{1 / t:.4g}" for t in reversed(throughputs)) + f" {time_unit})"
+
+
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
                    min_time_s: float, calibrated: bool = True) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.

@@ -98,6 +98,8 @@ class UserApp:
         path: the application file, or None for `--app 'CMD ARGS'`.
         refuse_layouts: a mapper with Layout statements fails at stage "check" (tuning a program whose results
             nothing verifies: a layout can make it compute wrong numbers silently).
+        given: which of `metric`, `verify` and `keep_app_mapper` command-line options set over the application
+            file's (`resolve_app`), so that the command printed to run it again gives them too.
     """
 
     name: str
@@ -110,6 +112,7 @@ class UserApp:
     env: dict[str, str] = field(default_factory=dict)
     path: str | None = None
     refuse_layouts: bool = False
+    given: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.name
@@ -254,7 +257,8 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     """Read an application file (`mapperopt.yaml`).
 
     Raises:
-        MapperoptError: the file is missing or malformed (the message names the key), or the executable is missing.
+        MapperoptError: the file is missing or malformed (the message names the key), or the executable is missing;
+            every problem of a readable file at once (each with its hint), not one per attempt.
     """
     import yaml  # here, not at the top: `check` and `explain` import this module for their --app option
 
@@ -268,30 +272,50 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    _reject_unknown(where, data, _TOP_KEYS)
+    problems: list[MapperoptError] = []
+
+    def checked(read, *args, default=None):
+        """`read(*args)`, or `default` with its error kept for the report: the keys are checked independently."""
+        try:
+            return read(*args)
+        except MapperoptError as exc:
+            problems.append(exc)
+            return default
+
+    checked(_reject_unknown, where, data, _TOP_KEYS)
     if "executable" not in data:
-        raise MapperoptError(f"{where}: 'executable' is missing", hint="the path of the program, relative to this file")
-    exe = (path.parent / str(data["executable"])).resolve()
-    _require_executable(exe, f"{where}: 'executable'")
+        problems.append(MapperoptError(f"{where}: 'executable' is missing",
+                                       hint="the path of the program, relative to this file"))
+    exe = (path.parent / str(data.get("executable", ""))).resolve()
+    if "executable" in data:
+        checked(_require_executable, exe, f"{where}: 'executable'")
     name = str(data.get("app") or exe.name)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-        raise MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}")
-    common = _str_list(data.get("args", []), f"{where}: 'args'")
+        problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
+    common = checked(_str_list, data.get("args", []), f"{where}: 'args'", default=())
     raw_sizes = data.get("sizes") or {"ci": {}}
     if not isinstance(raw_sizes, dict):
-        raise MapperoptError(f"{where}: 'sizes' must be a mapping of size names")
+        problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))
+        raw_sizes = {}
     sizes, args = {}, {}
     for size_name, body in raw_sizes.items():
-        sizes[str(size_name)], extra = _size(str(size_name), body or {}, where)
-        args[str(size_name)] = common + extra
+        read = checked(_size, str(size_name), body or {}, where)
+        if read is not None:
+            sizes[str(size_name)], args[str(size_name)] = read[0], common + read[1]
     keep = data.get("keep_app_mapper", False)
     if not isinstance(keep, bool):
-        raise MapperoptError(f"{where}: 'keep_app_mapper' must be true or false")
+        problems.append(MapperoptError(f"{where}: 'keep_app_mapper' must be true or false"))
     env = data.get("env") or {}
     if not isinstance(env, dict):
-        raise MapperoptError(f"{where}: 'env' must be a mapping of variable names to values")
-    return UserApp(name=name, exe=exe, args=args, config=_config(name, sizes, where),
-                   metric=_metric(data.get("metric"), where), verify=_verify(data.get("verify"), where, path.parent),
+        problems.append(MapperoptError(f"{where}: 'env' must be a mapping of variable names to values"))
+    metric = checked(_metric, data.get("metric"), where)
+    verify = checked(_verify, data.get("verify"), where, path.parent)
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        said = ["  - " + str(p).replace("\n", "\n    ") for p in problems]  # each with its hint below it
+        raise MapperoptError(f"{where} has {len(problems)} problems:\n" + "\n".join(said))
+    return UserApp(name=name, exe=exe, args=args, config=_config(name, sizes, where), metric=metric, verify=verify,
                    keep_app_mapper=keep, env={str(k): str(v) for k, v in env.items()}, path=where)
 
 
@@ -345,7 +369,7 @@ def resolve_app(spec: str, *, metric: Metric | None = None, verify: Verify | Non
         if not changes:
             return app
         fields = {k: getattr(app, k) for k in UserApp.__dataclass_fields__}
-        return UserApp(**{**fields, **changes})
+        return UserApp(**{**fields, **changes, "given": tuple(changes)})
     return app_from_command(spec, metric or Metric(), verify or Verify(), keep_app_mapper=bool(keep_app_mapper))
 
 
@@ -434,6 +458,17 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
         throughput, unit = 1.0 / value, f"1/{app.metric.unit}"
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
             "unit": unit, "metric": value, "verified": app.verify.checks_output or None}, None
+
+
+# The start of each reason `check_output` gives -> the option of `--app 'CMD ARGS'` that sets that check.
+_VERIFY_REASONS = {"the output does not match the verify pattern": "--verify-pattern",
+                   "the output differs from the reference": "--reference", "the verify command": "--verify-cmd"}
+
+
+def verify_option(reason: str) -> str | None:
+    """The option (`--verify-pattern`, `--verify-cmd` or `--reference`) of the check whose failure `check_output`
+    gave as `reason`, or None for another reason."""
+    return next((option for start, option in _VERIFY_REASONS.items() if reason.startswith(start)), None)
 
 
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:
@@ -754,14 +789,17 @@ def app_words(app_spec: str, metric_regex=None, unit=None, higher_is_better=Fals
 
 
 def spec_words(app: UserApp) -> list[str]:
-    """The words that give `app` to a mapperopt command (`app_words`): its application file, or its command line with
-    the metric and verification options it was given."""
-    if app.path is not None:
-        return ["--app", app.path]
+    """The words that give `app` to a mapperopt command (`app_words`): its application file or its command line,
+    with the metric and verification options it was given (over the file's: `UserApp.given`)."""
+    def option(key: str) -> bool:
+        return app.path is None or key in app.given
+
     m, v = app.metric, app.verify
-    return app_words(shlex.join([str(app.exe), *app.args["ci"]]), m.regex,
-                     m.unit if m.regex is not None or m.unit != "s" else None, m.higher_is_better, v.pattern,
-                     v.command, v.reference, app.keep_app_mapper)
+    metric = (m.regex, m.unit if m.unit != ("s" if m.regex is None else "") else None, m.higher_is_better)
+    return app_words(app.path if app.path is not None else shlex.join([str(app.exe), *app.args["ci"]]),
+                     *(metric if option("metric") else (None, None, False)),
+                     *((v.pattern, v.command, v.reference) if option("verify") else (None, None, None)),
+                     app.keep_app_mapper and option("keep_app_mapper"))
 
 
 def app_options(command):
@@ -792,15 +830,16 @@ def app_options(command):
 
 def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, metric_regex=None, unit=None,
                      higher_is_better=False, verify_pattern=None, verify_cmd=None, reference=None,
-                     keep_app_mapper=False) -> tuple[str | UserApp, tuple]:
-    """(what to run, application arguments) from a command's BENCH argument and its `app_options`.
+                     keep_app_mapper=False, min_time_s: float | None = None) -> tuple[str | UserApp, tuple]:
+    """(what to run, application arguments) from a command's BENCH argument, its `app_options` and its --min-time
+    (`min_time_s`, None when not given).
 
     With --app, BENCH holds the first of the program's flags after `--` (click fills it first; `BenchCommand` refuses
     one given before `--`).
 
     Raises:
-        MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), or --app
-            flags without --app.
+        MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), --app
+            flags without --app, or --min-time with --app.
     """
     flags = {"--metric": metric_regex, "--unit": unit, "--higher-is-better": higher_is_better or None,
              "--verify-pattern": verify_pattern, "--verify-cmd": verify_cmd, "--reference": reference,
@@ -813,6 +852,11 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
             raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
         require_app(bench)
         return bench, app_args
+    if min_time_s is not None:  # accepted silently, it would change nothing: an execution is never calibrated
+        raise MapperoptError(f"--min-time {min_time_s:g} does not apply to --app: mapperopt never calibrates your "
+                             "program, whose arguments alone fix the work of an execution",
+                             hint="leave --min-time out; for longer executions give larger size arguments (the "
+                                  "application file's `sizes`, or the program's flags after `--`)")
     metric = make_metric(metric_regex, unit, higher_is_better) if (metric_regex or unit or higher_is_better) else None
     verify = None
     if verify_pattern or verify_cmd or reference:

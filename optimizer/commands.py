@@ -160,11 +160,14 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
 def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
     best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed)."""
-    unit = f" {r.unit or run_unit}" if r.unit or run_unit else ""
+    unit = r.unit or run_unit
     i, status, this, best, category, note = _row(r)
-    best = f"best {best}{unit}" if _succeeded(r) else "best: none yet"  # as compare's progress says
-    return (f"  iter {i}/{iters}  {status}  {this}{unit if r.throughput is not None else ''}  "
-            f"{best}  {category}  {note}").rstrip()
+    shown = f" {unit}" if unit else ""
+    best = (f"best {r.best_throughput:.4g}{shown}{protocol.as_time(unit, r.best_throughput)}" if _succeeded(r)
+            else "best: none yet")  # as compare's progress says
+    if r.throughput is not None:
+        this = f"{r.throughput:.4g}{shown}{protocol.as_time(unit, r.throughput)}"
+    return f"  iter {i}/{iters}  {status}  {this}  {best}  {category}  {note}".rstrip()
 
 
 def _succeeded(r: IterationRecord) -> bool:
@@ -173,14 +176,16 @@ def _succeeded(r: IterationRecord) -> bool:
     return r.best_iter is not None or r.best_throughput > 0
 
 
-def _row(r: IterationRecord) -> tuple[str, ...]:
+def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
+    """An iteration as the table prints it; `unit`: that of the run's throughputs (a time metric's shows the time
+    beside them, `protocol.as_time`)."""
     from rich.markup import escape
 
     status = "[green]ok[/]" if r.ok else f"[red]failed[/] ({r.stage})"
-    this = f"{r.throughput:.4g}" if r.throughput is not None else "-"
+    this = f"{r.throughput:.4g}{protocol.as_time(unit, r.throughput)}" if r.throughput is not None else "-"
     tokens = (r.llm or {}).get("total_tokens")
     return (str(r.iter), status + (" [dim]cached[/]" if r.cached else ""), this,
-            f"{r.best_throughput:.4g}" if _succeeded(r) else "-",
+            f"{r.best_throughput:.4g}{protocol.as_time(unit, r.best_throughput)}" if _succeeded(r) else "-",
             escape(r.category), escape(r.note or "") + (f" [dim]({tokens} tokens)[/]" if tokens else ""))
 
 
@@ -203,7 +208,7 @@ def _row(r: IterationRecord) -> tuple[str, ...]:
                    f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured.")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
-                   f"least {protocol.MIN_TIME_S:g}].")
+                   f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds per execution [default: the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
@@ -256,7 +261,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words
 
-    bench, app_args = app_from_options(bench, app_args, **app_flags)
+    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     check_repeats(repeats, max_repeats,
                   click.get_current_context().get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
     if isinstance(bench, UserApp) and baseline in ("expert", "both"):
@@ -362,7 +367,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         for col in ("iter", "status", f"throughput{shown}", f"best{shown}", "feedback category"):
             table.add_column(col)
         for r in store.records:
-            table.add_row(*_row(r)[:5])  # how each program was proposed is printed in full above
+            table.add_row(*_row(r, unit)[:5])  # how each program was proposed is printed in full above
         console.print(table)
         tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
         if tokens:
@@ -474,6 +479,7 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
     if settings.get("baselines"):
         units = {name: f" {r['unit']}" if r.get("unit") else "" for name, r in results.items()}
         console.print("Baselines: " + ", ".join(f"{name} {value:.4g}{units.get(name, '')}"
+                                                f"{protocol.as_time(units.get(name, '').strip(), value)}"
                                                 for name, value in settings["baselines"].items()))
     for name, reason in (settings.get("baseline_failures") or {}).items():
         console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
@@ -568,9 +574,15 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                         f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median); the reference mappers "
                         "first, then the candidates from the fastest")
     # the figures keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to `0.00124-0.001…`)
+    def value(e: dict) -> str:  # a time metric's throughput with the time beside it (`protocol.as_time`)
+        return f"{e['value']:.4g}{protocol.as_time(unit, e['value'])}"
+
+    def interval(e: dict) -> str:
+        return f"{e['low']:.4g}-{e['high']:.4g}{protocol.as_time(unit, e['low'], e['high'])}"
+
     figures = [m["estimate"] for m in summary["measured"].values() if m["estimate"]]
-    widths = {"throughput": max([len(f"{e['value']:.4g}") for e in figures], default=0),
-              "interval": max([len(f"{e['low']:.4g}-{e['high']:.4g}") for e in figures], default=0)}
+    widths = {"throughput": max([len(value(e)) for e in figures], default=0),
+              "interval": max([len(interval(e)) for e in figures], default=0)}
     for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it (interval of the ratio)"):
         table.add_column(col, min_width=widths.get(col.split(" ")[0]))
     labels = {summary["start"]: f"{summary['start']} (start)", summary["best"]: f"{summary['best']} (best)"}
@@ -587,8 +599,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
             protocol.Comparison(vs["ratio"], vs["low"], vs["high"]).text()
             + ("" if vs["significant"] else " [yellow](n.s.)[/]")
             if vs else "-")
-        table.add_row(labels.get(name, name), f"{est['value']:.4g}", f"{est['low']:.4g}-{est['high']:.4g}",
-                      f"{est['spread']:.0%}", ratio)
+        table.add_row(labels.get(name, name), value(est), interval(est), f"{est['spread']:.0%}", ratio)
     console.print(table)
     estimates = {name: protocol.Estimate.from_json(m["estimate"]) for name, m in summary["measured"].items()
                  if m["estimate"]}

@@ -1006,7 +1006,7 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Deprecated name of --max-repeats.")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
-                   f"least {protocol.MIN_TIME_S:g}].")
+                   f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take [default: 5x the run's best, at most the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
@@ -1046,7 +1046,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     from rich.markup import escape
     from rich.table import Table
 
-    bench, app_args = app_from_options(bench, app_args, **app_flags)
+    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     console = Console(highlight=False, soft_wrap=True)
     source = click.get_current_context().get_parameter_source
     if repeats is not None and source("runs") is not ParameterSource.COMMANDLINE:

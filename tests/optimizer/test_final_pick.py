@@ -239,6 +239,9 @@ def test_a_narrow_console_keeps_every_figure(tmp_path, monkeypatch):
         est = m["estimate"]
         assert f"{est['low']:.4g}-{est['high']:.4g}" in out, out
         assert f"{est['value']:.4g}" in out, out
+        # the throughput of a metric in ms is hard to read: the time itself beside it, the interval's bounds swapped
+        assert f"{est['value']:.4g} ({1 / est['value']:.4g} ms)" in out, out
+        assert f"({1 / est['high']:.4g}-{1 / est['low']:.4g} ms)" in out, out
 
 
 def default_start_store(tmp_path, monkeypatch, bench: str, final: dict[str, list[float]]) -> tuple[TuneStore, str]:

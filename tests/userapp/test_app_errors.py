@@ -121,6 +121,20 @@ def test_words_before_dashdash_are_refused_not_passed_to_the_program(command, tm
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_min_time_with_app_is_refused_not_ignored(command, tmp_path, mapper, capsys):
+    """`--min-time` with --app was accepted and did nothing (a user's program is never calibrated): refused, with
+    what to do instead, before anything runs; a program given by its application file likewise."""
+    app = script(tmp_path, "app", "exit 0")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./app\n")
+    for spec in (str(app), "mapperopt.yaml"):
+        assert main([command, "--app", spec, "--min-time", "2"]) == 1
+        err = capsys.readouterr().err
+        assert "--min-time 2 does not apply to --app: mapperopt never calibrates your program" in err, err
+        assert "leave --min-time out; for longer executions give larger size arguments" in err, err
+    assert not (tmp_path / "runs").exists()
+
+
 def test_run_still_passes_the_flags_after_dashdash(tmp_path, mapper, monkeypatch):
     """With --app the first word after `--` lands in BENCH (click fills it first): it is still the program's."""
     seen = []
@@ -229,6 +243,64 @@ def test_the_profiling_advice_prints_the_programs_own_command(tmp_path, capsys):
                           "--mapper", "my.dsl", "--profile", "--", "-steps", "2"])
     assert f"`{command}`" in suggestion and "ARGS" not in suggestion
 
+
+
+def test_a_time_metric_is_shown_as_a_time_beside_its_throughput(tmp_path, capsys):
+    """A metric in ms, lower is better, is measured as a throughput in 1/ms: "0.08 1/ms" alone is hard to read, so
+    the run's table gives the time too."""
+    exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--unit", "ms", "--repeats", "1",
+                 "--max-repeats", "1", "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "throughput │ 0.08 1/ms (12.5 ms)" in out, out
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["throughput"] == 0.08  # stored as it was
+
+def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(tmp_path, capsys, monkeypatch):
+    """`--app FILE` with --metric and --verify-pattern over the file's: the command to run it again gave only
+    `--app FILE`, which measures and verifies by the file's settings instead."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'; echo 'check OK'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'took ([0-9.]+)'}\n"
+                                             "verify: {pattern: 'PASSED'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--unit", "ms",
+                 "--verify-pattern", "OK", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 0
+    suggestion = json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"]
+    command = shlex.join(["mapperopt", "run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--unit",
+                          "ms", "--verify-pattern", "OK", "--mapper", "my.dsl", "--profile"])
+    assert f"`{command}`" in suggestion, suggestion
+
+
+@pytest.mark.parametrize(("options", "named"), [
+    (["--verify-pattern", "PASSED"], "the --verify-pattern option"),
+    (["--verify-cmd", "exit 1"], "the --verify-cmd option"),
+    (["--reference", "expected.txt"], "the --reference option"),
+    (["--verify-pattern", "result", "--verify-cmd", "exit 1"], "the --verify-cmd option"),  # the check that failed
+])
+@pytest.mark.parametrize("spec", ["command", "file"])
+def test_a_failed_verification_names_the_option_given(options, named, spec, tmp_path, monkeypatch):
+    """AutoGuide named "the --verify-pattern, --verify-cmd or --reference option" whichever was given (and the
+    application file when an option set the check over the file's)."""
+    monkeypatch.chdir(tmp_path)
+    exe = script(tmp_path, "prog", "echo 'result 42'")
+    (tmp_path / "expected.txt").write_text("result 41\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'result'}\n")
+    app = str(exe) if spec == "command" else "mapperopt.yaml"
+    assert main(["run", "--app", app, *options, "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert feedback["stage"] == "verify", feedback
+    assert f"fails the verification that {named} gives: " in feedback["explanation"], feedback["explanation"]
+    assert f"correct the verification in {named} " in feedback["suggestion"], feedback["suggestion"]
+    assert "--verify-pattern, --verify-cmd or --reference" not in feedback["explanation"] + feedback["suggestion"]
+
+
+def test_a_failed_verification_of_the_application_file_names_the_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'result 42'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'PASSED'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert "fails the verification that mapperopt.yaml gives: the output does not match the verify pattern " \
+           "/PASSED/" in feedback["explanation"], feedback["explanation"]
 
 
 def _running(argv: list[str]) -> list[int]:

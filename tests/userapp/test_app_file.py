@@ -76,6 +76,23 @@ def test_app_file_errors_name_the_key(tmp_path, exe, text, words):
     assert all(w in message for w in words), message
 
 
+def test_app_file_errors_are_reported_together(tmp_path):
+    """Three independent mistakes took three runs to find, one error each: all are reported at once, each naming its
+    key, with its own hint."""
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./missing\nmetrc: {regex: 'x ([0-9]+)'}\n"
+                                      "sizes: {ci: {cpu: 2}, small: {cpus: 4}}\nverify: {pattern: '(unclosed'}\n"))
+    message = str(info.value)
+    where = str(tmp_path / "mapperopt.yaml")
+    assert message.startswith(f"{where} has 4 problems:\n"), message
+    for part in (f"  - {where}: unknown key 'metrc'", "      hint: did you mean 'metric' for 'metrc'?",
+                 f"  - {where}: 'executable': the executable {tmp_path / 'missing'} does not exist",
+                 "      hint: build the program first",
+                 f"  - {where}: size 'ci': unknown key 'cpu'", "      hint: did you mean 'cpus' for 'cpu'?",
+                 f"  - {where}: the verify pattern '(unclosed' is invalid"):
+        assert "\n" + part in message, (part, message)
+
+
 def test_command_form_and_flags(tmp_path, exe):
     app, args = app_from_options(None, ("-x",), f"{exe} -n 5", metric_regex=r"t=(\d+)", unit="ms",
                                  higher_is_better=True, verify_pattern="OK")
