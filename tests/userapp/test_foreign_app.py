@@ -197,6 +197,8 @@ def test_an_instance_limit_turns_legions_physical_tracing_off(tmp_path, foreign_
     result = run_benchmark(app, MAPPER + 'InstanceLimit "Update Values" 2;\n', out_dir=tmp_path / "run")
     assert result.ok, result.reason
     assert result.settings["command"].split()[-1] == "-lg:no_physical_tracing"
+    # The program never calls begin_trace: its feedback says nothing of a traced loop mapped again.
+    assert "trace" not in json.loads((tmp_path / "run" / "feedback.json").read_text())["explanation"]
 
 
 def test_advice_on_a_users_program_names_a_leaf_task_not_the_top_level_one(tmp_path, foreign_exe, capsys):
