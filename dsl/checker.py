@@ -973,6 +973,7 @@ class _Checker:
                                    for ident in (getattr(s, "tasks", None) and s.tasks.names or ())))
         # E225: two or more task names and none ran (nor is a near-miss of one that did): the mapper of another
         # program, almost certainly, rather than tasks other flags launch (W315, said once per name otherwise).
+        given = shlex.join(app.given_as) if app.given_as else "--app ..."  # the options to paste back, if known
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
             app.task(n) is None and not closest(n, known) for n in named)
         if foreign:
@@ -980,8 +981,8 @@ class _Checker:
                              f"(`{app.discovered_as}`): {quoted_names(named, 6)}; it looks like the mapper of "
                              "another program", self._whole_file(),
                      ("give the mapper written for this program, or, if your runs do launch these tasks, check "
-                      f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} --app "
-                      "... -- FLAGS`",), (f"tasks that ran: {listing}",))
+                      f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} "
+                      f"{given} -- FLAGS`",), (f"tasks that ran: {listing}",))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
@@ -997,7 +998,7 @@ class _Checker:
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
                                  ("if your runs launch it, check with their flags after `--`: `mapperopt check "
-                                  f"{shlex.quote(ident.loc.file)} --app ... -- FLAGS`",), (f"tasks that ran: {listing}",))
+                                  f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`",), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
                              ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))

@@ -213,6 +213,10 @@ def test_e225_a_mapper_none_of_whose_tasks_ran_is_refused(circuit):
     assert d.notes == ("tasks that ran: init_piece, init_pointers, calculate_new_currents, distribute_charge, "
                        "update_voltages, check_circuit",)
     assert not [x for x in diags(src, discovered) if x.code == "W315"]
+    # the options that gave the program, where known, are pasted back in place of `--app ...`
+    given = replace(discovered, given_as=("--app", "my app.yaml", "--size", "big"))
+    assert only(src, "E225", given).hints[0].endswith("`mapperopt check p.dsl --app 'my app.yaml' --size big -- FLAGS`")
+    assert only("Task stencil GPU;", "W315", given).hints[0].endswith("--app 'my app.yaml' --size big -- FLAGS`")
     # One task that ran, or a near-miss of one: this program's mapper, whose other names get W315 or E202.
     assert not [x for x in diags(src + "Task check_circuit CPU;\n", discovered) if x.code == "E225"]
     assert not [x for x in diags("Task stencil GPU;\nTask calc_new_currents GPU;\n", discovered) if x.code == "E225"]

@@ -369,7 +369,7 @@ def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, 
     # The program's own arguments name the run; Legion's resource flags (the machine, printed apart) would bury them.
     assert (f"{mapper}:6:33: warning[W315]: task 'Update Values' did not run in discovery (`foreign -steps 0 -n 400`): "
             "this statement applies only to runs that launch it\n") in out, out
-    assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} --app ... "
+    assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} --app {path} "
             "-- FLAGS`\n  note: tasks that ran: top_level, Initialize Nodes, epoch worker, sum\n") in out, out
     assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2", "--", "-steps", "2"]) == 0
     out, err = capsys.readouterr()
