@@ -530,7 +530,8 @@ def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> 
     from mapperopt.dsl import DslSyntaxError, parse
     from mapperopt.dsl import ast as A
 
-    if result.dsl is None or "-lg:no_physical_tracing" not in (result.settings or {}).get("command", "").split():
+    command = shlex.split((result.settings or {}).get("command", ""))
+    if result.dsl is None or "-lg:no_physical_tracing" not in command or not _traces(command):
         return fb
     try:
         limits = [s for s in parse(result.dsl, "<mapper>").statements if isinstance(s, A.InstanceLimitStmt)]
@@ -550,6 +551,20 @@ def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> 
 
     return _at_level(dataclasses.replace(fb, explanation=add(fb.explanation, texts["explain"]),
                                          suggestion=add(fb.suggestion, texts["suggest"])), level)
+
+
+def _traces(command: list[str]) -> bool:
+    """Whether the program of `command` (after `env` and its VAR=value words) calls Legion's begin_trace, the C++ or
+    the C one. With -lg:no_physical_tracing Legion never asks the mapper about a traced operation, so the run prints
+    nothing that tells a traced loop; the executable's imported symbols do. An executable that cannot be read counts
+    as tracing (the note then says what it may cost)."""
+    words = command[1:] if command[:1] == ["env"] else command
+    program = next((w for w in words if "=" not in w), None)
+    try:
+        data = Path(program).read_bytes() if program else b""
+    except OSError:
+        return True
+    return b"Runtime11begin_trace" in data or b"legion_runtime_begin_trace" in data
 
 
 def _execution(fb: Feedback, result: RunResult) -> str:

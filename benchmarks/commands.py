@@ -62,8 +62,11 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
                                            f"{s['iterations_flag']} {s['iterations']})")
         table.add_row("repeats", str(runs) + (f" (+ {s['calibration_runs']} calibration)"
                                               if s.get("calibration_runs") else ""))
-        checked = not s.get("metric") or s["verify"] != "exit status 0"
-        how = f" ({escape(s['verify'])})" if s.get("metric") else ""
+        # A user's program's own check: its MAPPEROPT_RESULT line said "verified": true in every execution.
+        own = bool(s.get("metric")) and all(a.result and a.result.get("own_check") for a in result.attempts)
+        checked = not s.get("metric") or s["verify"] != "exit status 0" or own
+        how = (f" ({escape(s['verify'])}" + (", the program's own check: its MAPPEROPT_RESULT line says "
+                                             '"verified": true' if own else "") + ")") if s.get("metric") else ""
         table.add_row("verified", f"yes, every execution{how}" if checked else "[yellow]only the exit status[/] "
                       "(nothing checks the output)")
     else:

@@ -437,7 +437,9 @@ def _near_miss(regex: str, stdout: str) -> str:
 
 
 def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str | None]:
-    """(result dict in the shape of a result line, None) or (None, why the metric could not be read)."""
+    """(result dict in the shape of a result line, None) or (None, why the metric could not be read). Its
+    "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that says "verified": true (one that
+    says false failed the execution at stage verify); its other fields are not read: the metric is the app's."""
     if app.metric.regex is None:
         value = wall_s
     else:
@@ -456,8 +458,13 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
         if value <= 0:
             return None, f"the metric is {value:g} {app.metric.unit}; it must be positive when lower is better"
         throughput, unit = 1.0 / value, f"1/{app.metric.unit}"
+    from mapperopt.benchmarks.harness import parse_output
+
+    lines, _ = parse_output(stdout)
+    own = len(lines) == 1 and lines[0] is not None and lines[0].get("verified") is True
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
-            "unit": unit, "metric": value, "verified": app.verify.checks_output or None}, None
+            "unit": unit, "metric": value, "verified": app.verify.checks_output or own or None,
+            **({"own_check": True} if own else {})}, None
 
 
 # The start of each reason `check_output` gives -> the option of `--app 'CMD ARGS'` that sets that check.

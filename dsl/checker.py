@@ -215,8 +215,12 @@ class _Checker:
                 self._static_evaluation()
             elif self.app is not None or any(isinstance(s, (A.Assign, A.Print)) for s in self.program.statements):
                 # Evaluating a program with errors would report their consequences; say what waits for the fix.
+                # An E209 above came from the Task statements, which need no evaluation: only a mapping
+                # function's result still waits.
+                e209 = ("E209 for a kind a mapping function returns" if any(d.code == "E209" for d in self.diags)
+                        else "E209")
                 what = ("the load phase, every mapping function at every launch point and the instance each "
-                        "requirement gets (E205, E209, E217, E219, E222, E223)" if self.app is not None else
+                        f"requirement gets (E205, {e209}, E217, E219, E222, E223)" if self.app is not None else
                         "the load phase (E205, E217, E219)")
                 self.add("W314", f"static evaluation skipped because of the errors above: once they are fixed, "
                                  f"check evaluates {what}", self._whole_file(), severity="note")
@@ -932,7 +936,10 @@ class _Checker:
             m, n = ret.name, rt.n
         else:
             m, n = next(((k, t.n) for k, t in self.global_types.items() if t.name == "MSpace"), ("m", 2))
-        last = format_expr(ret) if rt.name == "int" else f"{task}.ipoint[0] % {m}.size[{max((n or 2) - 1, 0)}]"
+        # Reduced modulo the dimension's size, so that the example is valid for any number of points.
+        value = f"{task}.ipoint[0]" if rt.name != "int" else format_expr(ret) if isinstance(
+            ret, (A.Name, A.Index, A.Member, A.IntLit, A.Call, A.MethodCall)) else f"({format_expr(ret)})"
+        last = f"{value} % {m}.size[{max((n or 2) - 1, 0)}]"
         index = f"*{format_expr(ret)}" if rt.name == "tuple" else ", ".join(["0"] * ((n or 2) - 1) + [last])
         define = "" if m in self.global_types else f", with `{m} = Machine(CPU);`"
         return (f"index a machine model to return one of its processors, e.g. `return {m}[{index}];`{define}"
@@ -966,6 +973,7 @@ class _Checker:
                                    for ident in (getattr(s, "tasks", None) and s.tasks.names or ())))
         # E225: two or more task names and none ran (nor is a near-miss of one that did): the mapper of another
         # program, almost certainly, rather than tasks other flags launch (W315, said once per name otherwise).
+        given = shlex.join(app.given_as) if app.given_as else "--app ..."  # the options to paste back, if known
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
             app.task(n) is None and not closest(n, known) for n in named)
         if foreign:
@@ -973,8 +981,8 @@ class _Checker:
                              f"(`{app.discovered_as}`): {quoted_names(named, 6)}; it looks like the mapper of "
                              "another program", self._whole_file(),
                      ("give the mapper written for this program, or, if your runs do launch these tasks, check "
-                      f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} --app "
-                      "... -- FLAGS`",), (f"tasks that ran: {listing}",))
+                      f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} "
+                      f"{given} -- FLAGS`",), (f"tasks that ran: {listing}",))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
@@ -990,7 +998,7 @@ class _Checker:
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
                                  ("if your runs launch it, check with their flags after `--`: `mapperopt check "
-                                  f"{shlex.quote(ident.loc.file)} --app ... -- FLAGS`",), (f"tasks that ran: {listing}",))
+                                  f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`",), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
                              ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))

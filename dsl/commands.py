@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import shlex
@@ -170,7 +171,9 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=()) -
         from mapperopt.benchmarks.userapp import resolve_app
 
         target = resolve_app(app_spec)
-        return target, AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args))), \
+        desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args)))
+        given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()))
+        return target, dataclasses.replace(desc, given_as=given), \
             f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, '--size', size, *flags])}`"  # pasted back as it is
     run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *flags])}`"
     if bench and (size != "ci" or app_args):

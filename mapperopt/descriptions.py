@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from mapperopt.errors import MapperoptError
@@ -177,6 +177,8 @@ class AppDescription:
             (the application file's `keep_app_mapper`; not part of what the program describes).
         discovered_as: for a user's program, the command line discovery ran it with: its tasks are those that run
             launched, and other flags may launch others; None for a benchmark's description, which lists them all.
+        given_as: the options that gave this program to the command that checks a mapper against it (`--app X`,
+            `--size S`), for hints to paste back; empty where unknown (not part of what the program describes).
     """
 
     app: str
@@ -185,6 +187,7 @@ class AppDescription:
     tunables: tuple[TunableInfo, ...] = ()
     keep_app_mapper: bool = False
     discovered_as: str | None = None
+    given_as: tuple[str, ...] = field(default=(), compare=False)
 
     def task(self, name: str) -> TaskInfo | None:
         """The task named `name`, or None."""

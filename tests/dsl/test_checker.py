@@ -213,6 +213,10 @@ def test_e225_a_mapper_none_of_whose_tasks_ran_is_refused(circuit):
     assert d.notes == ("tasks that ran: init_piece, init_pointers, calculate_new_currents, distribute_charge, "
                        "update_voltages, check_circuit",)
     assert not [x for x in diags(src, discovered) if x.code == "W315"]
+    # the options that gave the program, where known, are pasted back in place of `--app ...`
+    given = replace(discovered, given_as=("--app", "my app.yaml", "--size", "big"))
+    assert only(src, "E225", given).hints[0].endswith("`mapperopt check p.dsl --app 'my app.yaml' --size big -- FLAGS`")
+    assert only("Task stencil GPU;", "W315", given).hints[0].endswith("--app 'my app.yaml' --size big -- FLAGS`")
     # One task that ran, or a near-miss of one: this program's mapper, whose other names get W315 or E202.
     assert not [x for x in diags(src + "Task check_circuit CPU;\n", discovered) if x.code == "E225"]
     assert not [x for x in diags("Task stencil GPU;\nTask calc_new_currents GPU;\n", discovered) if x.code == "E225"]
@@ -288,7 +292,7 @@ def test_e205_e219_on_a_machine_without_gpus_hint_the_fallback(circuit):
                        "model `m` being indexed",)
 
 
-def test_e206_type_errors():
+def test_e206_type_errors(circuit):
     d = only("x = 1 < 2 < 3;", "E206")
     assert d.message == "operator '<' cannot be applied to bool and int" and at(d) == (1, 11)
     assert only("x = Machine(GPU) / 2;", "E206").message == "operator '/' cannot be applied to MSpace and int"
@@ -300,9 +304,15 @@ def test_e206_type_errors():
     # the hint indexes a machine model of the program with what the function returned (none: it defines one)
     d = only("mcpu = Machine(CPU);\ndef f(Task task) { return task.ipoint[0] % 2; }\nIndexTaskMap x f;", "E206")
     assert d.hints == ("index a machine model to return one of its processors, e.g. "
-                       "`return mcpu[0, task.ipoint[0] % 2];` (node, then processor)",)
+                       "`return mcpu[0, (task.ipoint[0] % 2) % mcpu.size[1]];` (node, then processor)",)
+    # reduced modulo the model's size, the example is valid for more points than processors (it was E205)
+    d = only("def f(Task task) { return task.ipoint[0]; }\nIndexTaskMap x f;", "E206")
+    assert "e.g. `return m[0, task.ipoint[0] % m.size[1]];`, with `m = Machine(CPU);`" in d.hints[0]
+    fixed = ("m = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0] % m.size[1]]; }\n"
+             "IndexTaskMap update_voltages f;")
+    assert not [d for d in diags(fixed, circuit, parse_machine_spec("1x0x1")) if d.is_error]
     assert only("def f(Task t) { return 1; }\nIndexTaskMap x f;", "E206").hints == (
-        "index a machine model to return one of its processors, e.g. `return m[0, 1];`, with `m = Machine(CPU);` "
+        "index a machine model to return one of its processors, e.g. `return m[0, 1 % m.size[1]];`, with `m = Machine(CPU);` "
         "(node, then processor)",)
     assert only("m = Machine(GPU);\ndef f(Task t) { return m; }\nIndexTaskMap x f;", "E206").hints == (
         "index a machine model to return one of its processors, e.g. `return m[0, t.ipoint[0] % m.size[1]];` "
@@ -418,6 +428,9 @@ def test_e209_kinds_without_variants(circuit, m14):
     assert d.notes == ("variants of 'check_circuit': CPU",)
     d = only("Task calculate_new_currents GPU;", "E209", circuit, parse_machine_spec("1x0x1"))
     assert "processors per node: GPU 0" in d.notes[0]
+    # the E209 above needed no evaluation: the note says which E209 still waits for static evaluation
+    assert "(E205, E209 for a kind a mapping function returns, E217," in only(
+        "Task calculate_new_currents GPU;", "W314", circuit, parse_machine_spec("1x0x1")).message
     src = "mcpu = Machine(CPU);\ndef f(Task task) { return mcpu[0, 0]; }\nIndexTaskMap update_voltages f;"
     d = only("Task * GPU,CPU;\n" + src, "E209", circuit, m14)
     assert "a CPU processor, but task 'update_voltages' runs on GPU" in d.message

@@ -197,6 +197,8 @@ def test_an_instance_limit_turns_legions_physical_tracing_off(tmp_path, foreign_
     result = run_benchmark(app, MAPPER + 'InstanceLimit "Update Values" 2;\n', out_dir=tmp_path / "run")
     assert result.ok, result.reason
     assert result.settings["command"].split()[-1] == "-lg:no_physical_tracing"
+    # The program never calls begin_trace: its feedback says nothing of a traced loop mapped again.
+    assert "trace" not in json.loads((tmp_path / "run" / "feedback.json").read_text())["explanation"]
 
 
 def test_advice_on_a_users_program_names_a_leaf_task_not_the_top_level_one(tmp_path, foreign_exe, capsys):
@@ -367,7 +369,7 @@ def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, 
     # The program's own arguments name the run; Legion's resource flags (the machine, printed apart) would bury them.
     assert (f"{mapper}:6:33: warning[W315]: task 'Update Values' did not run in discovery (`foreign -steps 0 -n 400`): "
             "this statement applies only to runs that launch it\n") in out, out
-    assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} --app ... "
+    assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} --app {path} "
             "-- FLAGS`\n  note: tasks that ran: top_level, Initialize Nodes, epoch worker, sum\n") in out, out
     assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2", "--", "-steps", "2"]) == 0
     out, err = capsys.readouterr()

@@ -214,3 +214,15 @@ def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, c
     wall = protocol.measured_time(json.loads((root / "baseline-default" / "result.json").read_text()))
     assert wall is not None and (wall < protocol.MIN_TIME_S) == ("Short measurement of the baselines" in out)
     assert "Layout" not in (root / "best.dsl").read_text()
+
+
+def test_a_programs_own_passed_check_is_what_the_table_says_verified(tmp_path, capsys):
+    """A program whose result line says "verified": true, run with no --verify-* option: the table says its own check
+    passed (it said that only the exit status was checked); the line's other fields are not read (wall time)."""
+    assert main(["run", "--app", command("circuit"), "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())  # the table's cells wrap at any width
+    assert "only the exit status" not in out
+    assert ('yes, every execution (exit status 0, the program\'s own check: its MAPPEROPT_RESULT line says "verified": '
+            "true)") in out, out
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert all(a["result"]["own_check"] and a["result"]["unit"] == "1/s" for a in result["attempts"])
