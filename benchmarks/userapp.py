@@ -467,9 +467,11 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
             **({"own_check": True} if own else {})}, None
 
 
-# The start of each reason `check_output` gives -> the option of `--app 'CMD ARGS'` that sets that check.
-_VERIFY_REASONS = {"the output does not match the verify pattern": "--verify-pattern",
-                   "the output differs from the reference": "--reference", "the verify command": "--verify-cmd"}
+# How each reason `check_output` gives starts -> the option of `--app 'CMD ARGS'` that sets that check (one table
+# for both, so that a stored reason always names its option).
+_PATTERN, _REFERENCE, _COMMAND = ("the output does not match the verify pattern",
+                                  "the output differs from the reference", "the verify command")
+_VERIFY_REASONS = {_PATTERN: "--verify-pattern", _REFERENCE: "--reference", _COMMAND: "--verify-cmd"}
 
 
 def verify_option(reason: str) -> str | None:
@@ -483,7 +485,7 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
     v = app.verify
     stdout = (run_dir / stdout_name).read_text(errors="replace")
     if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE):
-        return f"the output does not match the verify pattern /{v.pattern}/"
+        return f"{_PATTERN} /{v.pattern}/"
     if v.reference:
         keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
         got = [line for line in stdout.splitlines() if keep(line)]
@@ -491,7 +493,7 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
         if got != want:
             diff = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
             shown = got[diff] if diff < len(got) else "<end of output>"
-            return f"the output differs from the reference {v.reference} at compared line {diff + 1}: {shown!r}"
+            return f"{_REFERENCE} {v.reference} at compared line {diff + 1}: {shown!r}"
     if v.command:
         env = dict(os.environ, MAPPEROPT_STDOUT=str((run_dir / stdout_name).resolve()),
                    MAPPEROPT_STDERR=str((run_dir / stderr_name).resolve()), MAPPEROPT_RUN_DIR=str(run_dir.resolve()))
@@ -500,10 +502,10 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
         try:
             done = run_in_group(v.command, VERIFY_TIMEOUT_S, shell=True, cwd=v.folder, env=env)
         except subprocess.TimeoutExpired:
-            return f"the verify command `{v.command}` did not finish within {VERIFY_TIMEOUT_S} s"
+            return f"{_COMMAND} `{v.command}` did not finish within {VERIFY_TIMEOUT_S} s"
         if done.returncode != 0:
             said = (done.stdout + done.stderr).strip().splitlines()
-            return f"the verify command `{v.command}` exited {done.returncode}" + (f": {said[-1]}" if said else "")
+            return f"{_COMMAND} `{v.command}` exited {done.returncode}" + (f": {said[-1]}" if said else "")
     return None
 
 
