@@ -1310,8 +1310,8 @@ class _Checker:
         """E223 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
         kernel's row-major tiles), or SOA instances (`interleave`), on the processor kinds the requirement concerns
         (`layout_kinds`, all if absent) are certain to get another layout, against the variant's layout constraint
-        (what the run then does: LAYOUT_AT_RUN_TIME). Certain as for E222: with a machine (`ev.machine`), where the task runs there (its kind,
-        the memory the first processor of that kind on node 0 gets); without one, on every kind the task can run on
+        (what the run then does: LAYOUT_AT_RUN_TIME). Certain as for E222: with a machine (`ev.machine`), where the
+        task runs there (its kind, the memory the first processor of that kind on node 0 gets); without one, on every kind the task can run on
         (its Task list and variants, up to CPU, which every machine has) and every memory listed for it there.
         W312 when, without a machine, only some of those reject it: whether the run fails depends on the machine
         (e.g. a task listed `GPU,CPU` whose CPU variant constrains the layout fails on a machine without GPUs)."""
