@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from mapperopt import toolchain
 from mapperopt.benchmarks import commands as run_commands
 from mapperopt.benchmarks.userapp import app_from_command, discovery_command, discovery_path
 from mapperopt.cli import main
@@ -397,3 +398,14 @@ def test_unit_and_higher_is_better_change_only_those_of_the_files_metric(tmp_pat
     # The command printed to run it again gives the metric the run measured.
     assert result["settings"]["app_options"] == shlex.join(["--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)",
                                                             "--unit", "s", "--higher-is-better"])
+
+
+@pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the refusal of GPUs is that of a machine without any")
+@pytest.mark.parametrize("command", ["check", "explain"])
+def test_gpus_after_the_double_dash_are_those_discovery_asks_for(command, tmp_path, mapper, foreign_exe, capsys):
+    """`-- -ll:gpu 1` is the run's GPU count, as in `run` (which refuses it on a machine without GPUs): check and
+    explain discovered the program with the size's count, none, and ran it with the flag passed on as an argument."""
+    assert main(argv(command, mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1", "--", "-ll:gpu", "1")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "error: discovering foreign at size 'ci' needs the run's 1 GPU(s), but this machine has no NVIDIA driver" \
+        in err, err
