@@ -299,7 +299,8 @@ def _describe(exe: str, args: tuple[str, ...]) -> str:
 def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int | None = None,
                  extra_args: tuple[str, ...] = ()) -> dict:
     """The application description (docs/dsl-reference.md §12) that `<app> <size args> --describe` prints for a
-    run on `cpus` CPU and `gpus` GPU processors (default: the size's): launch domains may follow the processor
+    run on `cpus` CPU and `gpus` GPU processors (default: the size's; `-ll:cpu N` and `-ll:gpu N` among `extra_args`
+    replace them, `processor_counts`): launch domains may follow the processor
     count (`{procs}` in the size's arguments, COSMA's grid) and the run's own flags (`extra_args`, what follows
     `--`: `-p 8` replaces the size's `-p`, as in the run).
 
@@ -313,16 +314,15 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     """
     from mapperopt.benchmarks.userapp import UserApp, discover, discovered_as
 
+    sz = load_config(app).size(size)
+    # `-- -ll:gpu N` is the run's count, as in the run itself (`processor_counts`): check and explain agree with it.
+    cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
     if isinstance(app, UserApp):
         # Which tasks ran may follow the flags: `check` names them for a task the program did not launch.
         desc = {**discover(app, size, cpus, gpus, extra_args),
                 "discovered_as": discovered_as(app, size, cpus, gpus, extra_args)}
         # The program's own mapper answers the tunables the DSL does not: `check` must know.
         return {**desc, "keep_app_mapper": True} if app.keep_app_mapper else desc
-    cfg = load_config(app)
-    sz = cfg.size(size)
-    cpus = sz.cpus if cpus is None else cpus
-    gpus = sz.gpus if gpus is None else gpus
     exe = build_app(app)
     merged, rest = _app_args(sz.app_args(cpus, gpus), extra_args)
     args = [*(a for flag, value in merged.items() for a in (flag, value)), *rest]

@@ -819,9 +819,12 @@ def app_options(command):
         click.option("--metric", "metric_regex", metavar="REGEX", default=None,
                      help="With --app: the figure of merit is the number this regular expression captures (first "
                           "group of its last match in the output) [default: the wall time of the run]."),
-        click.option("--unit", default=None, help="With --metric: the metric's unit."),
+        click.option("--unit", default=None,
+                     help="With --metric, or an application file's metric (whose pattern is kept): the metric's "
+                          "unit. Refused without a metric pattern: the wall time is in seconds."),
         click.option("--higher-is-better", is_flag=True, default=False,
-                     help="With --metric: larger values are better [default: lower is better]."),
+                     help="With --metric, or an application file's metric (whose pattern is kept): larger values "
+                          "are better [default: lower is better]. Refused without a metric pattern."),
         click.option("--verify-pattern", metavar="REGEX", default=None,
                      help="With --app: a run is correct only when its output matches REGEX (and it exits 0)."),
         click.option("--verify-cmd", metavar="CMD", default=None,
@@ -848,7 +851,8 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
 
     Raises:
         MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), --app
-            flags without --app, or --min-time with --app.
+            flags without --app, --min-time with --app, or --unit or --higher-is-better without a metric pattern
+            (from --metric or the application file).
     """
     flags = {"--metric": metric_regex, "--unit": unit, "--higher-is-better": higher_is_better or None,
              "--verify-pattern": verify_pattern, "--verify-cmd": verify_cmd, "--reference": reference,
@@ -866,10 +870,34 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
                              "program, whose arguments alone fix the work of an execution",
                              hint="leave --min-time out; for longer executions give larger size arguments (the "
                                   "application file's `sizes`, or the program's flags after `--`)")
-    metric = make_metric(metric_regex, unit, higher_is_better) if (metric_regex or unit or higher_is_better) else None
+    metric = make_metric(metric_regex, unit, higher_is_better) if metric_regex else None
     verify = None
     if verify_pattern or verify_cmd or reference:
         verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None,
                              folder=str(Path.cwd()))
     app = resolve_app(app_spec, metric=metric, verify=verify, keep_app_mapper=keep_app_mapper or None)
+    if metric is None and (unit is not None or higher_is_better):
+        app = _metric_changed(app, unit, higher_is_better)
     return app, ((bench,) if bench else ()) + tuple(app_args)
+
+
+def _metric_changed(app: UserApp, unit: str | None, higher_is_better: bool) -> UserApp:
+    """`app` with its metric's unit and direction changed by --unit and --higher-is-better given without --metric:
+    its pattern (the application file's) is kept.
+
+    Raises:
+        MapperoptError: the metric has no pattern: it is the wall time, in seconds and lower is better, which these
+            options would mislabel.
+    """
+    from dataclasses import replace
+
+    given = [f"--unit {unit}"] * (unit is not None) + ["--higher-is-better"] * bool(higher_is_better)
+    if app.metric.regex is None:
+        raise MapperoptError(f"{' and '.join(given)} need{'s' * (len(given) == 1)} a metric pattern: without one the "
+                             "figure of merit is the wall time of the run, in seconds, lower is better",
+                             hint="give --metric 'REGEX' too, the number in the output as its first group, e.g. "
+                                  "--metric 'solve took ([0-9.]+) ms' --unit ms (or `metric: {regex: ...}` in the "
+                                  "application file)")
+    metric = replace(app.metric, unit=app.metric.unit if unit is None else unit,
+                     higher_is_better=app.metric.higher_is_better or higher_is_better)
+    return replace(app, metric=metric, given=tuple(dict.fromkeys((*app.given, "metric"))))

@@ -101,15 +101,14 @@ def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
         return probe_json(cached=True)
     from dataclasses import replace
 
-    from mapperopt.benchmarks.apps import _app_args, _memory_flags, _override_flags, load_config
+    from mapperopt.benchmarks.apps import _app_args, _memory_flags, _override_flags, load_config, processor_counts
 
     sz = replace((load_config(bench) if isinstance(bench, str) else bench.config).size(size), **(memory or {}))
-    cpus = sz.cpus if cpus is None else cpus
-    gpus = sz.gpus if gpus is None else gpus
+    # `-- -ll:gpu N` on a size without GPUs too: the counts the run gets, and with GPUs the GPU memories it sets.
+    cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, app_args)
     _, passthrough = _app_args(sz.app_args(cpus, gpus), app_args)
     pairs, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
     resources = dict(zip(pairs[::2], pairs[1::2]))
     sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize") if flag in resources
                   for a in (flag, resources[flag]))
-    return probe_json(int(resources.get("-ll:cpu", cpus)), int(resources.get("-ll:gpu", gpus)),
-                      memory_flags=sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)
+    return probe_json(cpus, gpus, memory_flags=sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)

@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from mapperopt import toolchain
 from mapperopt.benchmarks import describe_app, known_benchmarks, load_config, run_benchmark
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl.commands import load_app
@@ -87,6 +88,49 @@ def test_launch_domains_follow_the_processor_count(cpus, gpus):
     cosma = {t["name"]: t["domain"] for t in describe_app("cosma", "ci", cpus, gpus)["tasks"]}
     assert math.prod(cosma["task_4"]) == procs  # COSMA's grid for that many processors (ci sets no -procs)
 
+
+# Stencil's `stencil` task on processor i of node 0 for launch point i: in range on two processors for the gpu
+# size's one GPU ({procs} = 1: two tiles), out of range for three ({procs} = 3: six tiles).
+POINT_PER_PROCESSOR = """Task * GPU,CPU;
+m = Machine(KIND);
+def f(Task task) { return m[0, task.ipoint[0]]; }
+IndexTaskMap stencil f;
+"""
+
+
+@pytest.mark.parametrize("counts", [("-ll:gpu", "3"), ("-ll:cpu", "3", "-ll:gpu", "0")])
+def test_check_and_explain_take_the_processor_counts_after_the_double_dash(counts, tmp_path, capsys):
+    """`-- -ll:gpu N` (`-ll:cpu N` with no GPU) is the run's processor count, `{procs}` in the size's arguments:
+    check and explain took the size's count for the launch domains, while run, tune and compare took N."""
+    from mapperopt.cli import main
+
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(POINT_PER_PROCESSOR.replace("KIND", "GPU" if counts[0] == "-ll:gpu" else "CPU"))
+    def machine(n: int) -> list[str]:
+        return ["--machine", f"1x{n}" if counts[0] == "-ll:gpu" else f"1x0x{n}"]
+
+    domains = {t["name"]: t["domain"] for t in describe_app("stencil", "gpu", extra_args=counts)["tasks"]}
+    assert domains["stencil"] == [6]
+    size = ["--bench", "stencil", "--size", "gpu"]
+    assert main(["explain", str(mapper), *size, *machine(8), "--json", "--", *counts]) == 0
+    points = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len([p for p in points if p["task"] == "stencil"]) == 6
+    assert main(["check", str(mapper), *size, *machine(2)]) == 0  # two tiles on two processors
+    assert main(["check", str(mapper), *size, *machine(2), "--", *counts]) == 1  # six
+    assert "launch domains: those of `mapperopt run stencil --size gpu -- " in capsys.readouterr().err
+
+
+@pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the refusal of GPUs is that of a machine without any")
+def test_check_probes_the_gpus_after_the_double_dash(tmp_path, capsys):
+    """`-- -ll:gpu 1` on a size without GPUs: the run asks for a GPU, but check probed the machine without one (the
+    size's count) and checked the mapper against that."""
+    from mapperopt.cli import main
+
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * GPU,CPU;\n")
+    assert main(["check", str(mapper), "--bench", "circuit", "--", "-ll:gpu", "1"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "this machine could not be probed: --gpus 1 requested, but this machine has no NVIDIA driver" in err, err
 
 # Odd, the most GPUs, and more nodes than some launch extents (a node grid larger than the launch).
 @pytest.mark.parametrize("shape", ["1x3", "1x8", "2x4"])

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from mapperopt import toolchain
 from mapperopt.benchmarks import commands as run_commands
 from mapperopt.benchmarks.userapp import app_from_command, discovery_command, discovery_path
 from mapperopt.cli import main
@@ -357,3 +358,54 @@ def test_a_program_that_times_out_is_not_run_again(tmp_path, mapper):
     result = run_benchmark(app_from_command(str(exe)), "default", timeout_s=1, out_dir=tmp_path / "r")
     assert result.stage == "timeout" and len(result.attempts) == 1
     assert (tmp_path / "starts").read_text() == "started\n"
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+@pytest.mark.parametrize(("options", "named"), [(["--unit", "ms"], "--unit ms"),
+                                                (["--higher-is-better"], "--higher-is-better"),
+                                                (["--unit", "GB/s", "--higher-is-better"],
+                                                 "--unit GB/s and --higher-is-better")])
+@pytest.mark.parametrize("spec", ["command", "file"])
+def test_a_unit_without_a_metric_pattern_is_refused(command, options, named, spec, tmp_path, mapper, capsys):
+    """--unit or --higher-is-better with no metric pattern (neither --metric nor the application file's): the wall
+    time, in seconds, was measured and labelled in the unit given (or maximised), which falsified the figures."""
+    exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    app = str(exe) if spec == "command" else "mapperopt.yaml"
+    iters = ["--iters", "1"] if command != "run" else []
+    assert main(argv(command, mapper, app, *options, *iters)) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {named} need{'s' if ' and ' not in named else ''} a metric pattern" in err, err
+    assert "hint: give --metric 'REGEX'" in err, err
+    assert not (tmp_path / "runs").exists()  # refused before anything ran
+
+
+def test_unit_and_higher_is_better_change_only_those_of_the_files_metric(tmp_path, monkeypatch):
+    """An application file's metric with --unit or --higher-is-better on the command line: the file's pattern is
+    kept (it was dropped, and the wall time labelled in the unit given was measured instead)."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'elapsed: ([0-9.]+)', unit: s}\n")
+    once = ["--repeats", "1", "--max-repeats", "1"]
+    assert main(["run", "--app", "mapperopt.yaml", "--unit", "ms", *once, "--out", "ms"]) == 0
+    result = json.loads((tmp_path / "ms" / "result.json").read_text())
+    assert (result["throughput"], result["unit"]) == (0.08, "1/ms")
+    assert result["settings"]["metric"] == "/elapsed: ([0-9.]+)/ in ms, lower is better"
+    assert main(["run", "--app", "mapperopt.yaml", "--higher-is-better", *once, "--out", "higher"]) == 0
+    result = json.loads((tmp_path / "higher" / "result.json").read_text())
+    assert (result["throughput"], result["unit"]) == (12.5, "s")
+    assert result["settings"]["metric"] == "/elapsed: ([0-9.]+)/ in s, higher is better"
+    # The command printed to run it again gives the metric the run measured.
+    assert result["settings"]["app_options"] == shlex.join(["--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)",
+                                                            "--unit", "s", "--higher-is-better"])
+
+
+@pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the refusal of GPUs is that of a machine without any")
+@pytest.mark.parametrize("command", ["check", "explain"])
+def test_gpus_after_the_double_dash_are_those_discovery_asks_for(command, tmp_path, mapper, foreign_exe, capsys):
+    """`-- -ll:gpu 1` is the run's GPU count, as in `run` (which refuses it on a machine without GPUs): check and
+    explain discovered the program with the size's count, none, and ran it with the flag passed on as an argument."""
+    assert main(argv(command, mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1", "--", "-ll:gpu", "1")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "error: discovering foreign at size 'ci' needs the run's 1 GPU(s), but this machine has no NVIDIA driver" \
+        in err, err

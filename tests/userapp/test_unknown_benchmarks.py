@@ -226,3 +226,20 @@ def test_a_programs_own_passed_check_is_what_the_table_says_verified(tmp_path, c
             "true)") in out, out
     result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert all(a["result"]["own_check"] and a["result"]["unit"] == "1/s" for a in result["attempts"])
+
+
+def test_the_documented_metric_reads_the_result_lines_throughput(tmp_path):
+    """docs/own-app.md says the figure of merit ignores a MAPPEROPT_RESULT line's `throughput` and gives the metric
+    that reads it: with that metric, each execution's figure is its line's throughput, in the unit given."""
+    import re
+
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "own-app.md").read_text().split())
+    regex = re.search(r"`--metric '([^']+)' --unit GB/s --higher-is-better`", doc)[1]
+    assert main(["run", "--app", command("circuit"), "--metric", regex, "--unit", "GFLOPS", "--higher-is-better",
+                 "--repeats", "2", "--max-repeats", "2", "--out", str(tmp_path / "run")]) == 0
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    for attempt in result["attempts"]:
+        stdout = (tmp_path / "run" / attempt["stdout"]).read_text()
+        (line,) = [json.loads(t.split(" ", 1)[1]) for t in stdout.splitlines() if t.startswith("MAPPEROPT_RESULT ")]
+        assert attempt["result"]["throughput"] == pytest.approx(line["throughput"], rel=1e-9)
+        assert attempt["result"]["unit"] == line["unit"] == "GFLOPS"
