@@ -375,3 +375,15 @@ def test_a_program_that_times_out_is_not_run_again(tmp_path, mapper):
     result = run_benchmark(app_from_command(str(exe)), "default", timeout_s=1, out_dir=tmp_path / "r")
     assert result.stage == "timeout" and len(result.attempts) == 1
     assert (tmp_path / "starts").read_text() == "started\n"
+
+
+def test_a_failed_own_check_without_details_says_so(tmp_path):
+    """A result line that says "verified": false and nothing else: AutoGuide says the program's own check failed
+    and that it gave no "check" object, rather than quoting `null`."""
+    exe = script(tmp_path, "prog", "echo 'MAPPEROPT_RESULT {\"verified\": false}'")
+    assert main(["run", "--app", str(exe), "--repeats", "1", "--max-repeats", "1", "--out", str(tmp_path / "run")]) == 1
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert (feedback["stage"], feedback["rule"]) == ("verify", "verification-app-own-check"), feedback
+    assert feedback["explanation"] == ('prog ran, but its own correctness check failed (its MAPPEROPT_RESULT line says '
+                                       '"verified": false; exit status 0). It reported: nothing more (the line has no '
+                                       '"check" object).')
