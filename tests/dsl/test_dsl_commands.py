@@ -181,8 +181,8 @@ def test_check_summary_counts_notes_apart_from_warnings(tmp_path):
 
 
 def test_check_names_the_machine_in_one_wording(tmp_path):
-    """The diagnostics and the summary's machine line say the machine in the same words (W303 said "1x0x1", the
-    summary "1 node of 1 CPU")."""
+    """The diagnostics, the summary's machine line and explain say the machine in the same words (W303 said "1x0x1",
+    the summary "1 node of 1 CPU")."""
     path = tmp_path / "g.dsl"
     path.write_text("ControlReplicate calc;\nTask * GPU;\n")
     result = run("check", str(path), "--machine", "1x0x1")
@@ -190,6 +190,10 @@ def test_check_names_the_machine_in_one_wording(tmp_path):
     assert "ControlReplicate has no effect on this machine (1 node of 1 CPU)" in result.output, result.output
     assert "machine: --machine 1x0x1, 1 node of 1 CPU (memories SYSMEM 512 MiB)" in result.output
     assert "1x0x1" not in result.output.replace("--machine 1x0x1", "")
+    # explain too (it said "1 node(s), per node CPU 1")
+    path.write_text("Task * CPU;\n")
+    result = run("explain", str(path), "--bench", "circuit", "--machine", "1x0x1")
+    assert result.output.startswith("machine: 1 node of 1 CPU (memories SYSMEM 512 MiB)\n"), result.output
 
 
 def test_check_syntax_error(tmp_path):
@@ -364,6 +368,6 @@ def test_explain_refuses_a_program_with_errors(tmp_path):
 def test_explain_without_machine_probes_or_explains_why():
     result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit")
     if result.exit_code == 0:
-        assert "machine: 1 node(s)" in result.output
+        assert "machine: 1 node of " in result.output
     else:
         assert "--machine NODESxGPUS[xCPUS]" in str(result.exception) + result.output
