@@ -41,10 +41,11 @@ PERFORMANCE_FIELDS = {
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # Texts for a user's program whose output fails verification: the application file's or the --verify-* options'
-# (`explain`, `suggest`), or the program's own check, its result line saying `"verified": false` (`own_*`);
-# `*suggest` after a DSL mapper ran, `*suggest_no_mapper` after Legion's default mapper (or the program's own).
+# (`explain`, `suggest`), or the program's own check, its result line saying `"verified": false` (`own_*`; {check}:
+# the line's "check" object, {status}: how the program exited); `*suggest` after a DSL mapper ran,
+# `*suggest_no_mapper` after Legion's default mapper (or the program's own).
 APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout"),
-                     "suggest_no_mapper": ("where", "stdout"), "own_explain": ("reason", "app"),
+                     "suggest_no_mapper": ("where", "stdout"), "own_explain": ("app", "check", "status"),
                      "own_suggest": ("stdout",), "own_suggest_no_mapper": ("stdout",)}
 # Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched
 # nothing, or no number. {metric}: the metric as the run describes it; {output}: the end of the standard output.

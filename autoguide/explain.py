@@ -14,6 +14,7 @@ An empty `explanation`/`suggestion` means "not given at this level"; "N/A" means
 from __future__ import annotations
 
 import dataclasses
+import json
 import shlex
 import string
 from collections import defaultdict
@@ -510,6 +511,11 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog) 
                   "where": f"the {option} option" if given else settings["app_file"]
                   or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""
+        if own:
+            check = (last.result or {}).get("check")
+            fields["check"] = (json.dumps(check, sort_keys=True) if check is not None
+                               else 'nothing more (the line has no "check" object)')
+            fields["status"] = f"exit status {last.exit_code}"
         return _at_level(Feedback(result.status, result.stage, "verification", _text(texts[own + "explain"], fields),
                                   _text(texts[own + "suggest" + no_mapper], fields), (), fb.raw_excerpt,
                                   "verification-app-own-check" if own else "verification-app-check"), level)

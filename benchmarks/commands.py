@@ -44,16 +44,15 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
     diagnostics = result.stage in DSL_STAGES[:2] and result.log  # printed with their source lines, carets and hints
     if result.ok:
         table.add_row("status", "[green]ok[/]")
-        unit, as_time = result.unit, protocol.as_time  # a time metric's throughput (1/ms) with the time beside it
+        unit, figure = result.unit, protocol.figure  # a time metric's time first, then its throughput (1/ms)
         if runs > 1:
-            table.add_row("median", f"{result.throughput:.4g} {unit}{as_time(unit, result.throughput)}")
-            table.add_row("trimmed mean", f"{result.trimmed_mean:.4g} {unit}{as_time(unit, result.trimmed_mean)}")
-            low, high = result.interval
-            table.add_row("90 % interval", f"{low:.4g}-{high:.4g} {unit}{as_time(unit, low, high)} (bootstrap of the "
-                                           "trimmed mean)")
+            table.add_row("median", figure(unit, result.throughput))
+            table.add_row("trimmed mean", figure(unit, result.trimmed_mean))
+            table.add_row("90 % interval", f"{figure(unit, *result.interval)}, bootstrap of the trimmed mean")
             table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
         else:
-            table.add_row("throughput", f"{result.throughput:.4g} {unit}{as_time(unit, result.throughput)}")
+            table.add_row("time" if protocol.as_time(unit, result.throughput) else "throughput",
+                          figure(unit, result.throughput))
         if s.get("metric"):  # a user's program (--app)
             median = statistics.median(a.result["metric"] for a in result.attempts if a.result)
             table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])})")

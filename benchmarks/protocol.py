@@ -212,14 +212,34 @@ def measured_time(result: Any) -> float | None:
     return statistics.median(metrics[-n:]) * scale if n and metrics else None
 
 
-def as_time(unit: str, *throughputs: float) -> str:
+def span(*values: float) -> str:
+    """A value, or an interval (low, high), to 4 significant digits: "1773", "1724-1818"; an interval whose ends
+    print alike (one execution, or all measured the same) prints as one value."""
+    return "-".join(dict.fromkeys(f"{v:.4g}" for v in values))
+
+
+def _times(unit: str, throughputs: tuple[float, ...]) -> str:
     """For throughputs in "1/<time unit>" (a user's program whose metric is a time, lower is better: `TIME_UNITS`),
-    the times themselves, which people read more easily: " (1773 ms)" for 0.000564 1/ms, " (1724-1818 ms)" for an
-    interval low-high (its bounds swap); "" for any other unit (display only: stored figures stay throughputs)."""
+    the times themselves, which people read more easily: "1773 ms" for 0.000564 1/ms, "1724-1818 ms" for an interval
+    low-high (its bounds swap); "" for any other unit."""
     time_unit = unit.removeprefix("1/")
     if time_unit == unit or time_unit not in TIME_UNITS or not all(t > 0 for t in throughputs):
         return ""
-    return " (" + "-".join(f"{1 / t:.4g}" for t in reversed(throughputs)) + f" {time_unit})"
+    return f"{span(*(1 / t for t in reversed(throughputs)))} {time_unit}"
+
+
+def as_time(unit: str, *throughputs: float) -> str:
+    """The time of throughputs in a time metric's unit (`_times`) in parentheses, to print beside them: " (1773 ms)"
+    for 0.000564 1/ms; "" for any other unit (display only: stored figures stay throughputs)."""
+    times = _times(unit, throughputs)
+    return f" ({times})" if times else ""
+
+
+def figure(unit: str, *throughputs: float) -> str:
+    """A throughput, or an interval (low, high), with its unit as `run`'s table prints it: a time metric's time first,
+    "1773 ms (throughput 0.000564 1/ms)", else "12.5 GFLOP/s" (display only: stored figures stay throughputs)."""
+    times, value = _times(unit, throughputs), f"{span(*throughputs)} {unit}".rstrip()
+    return f"{times} (throughput {value})" if times else value
 
 
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,

@@ -1194,7 +1194,7 @@ class _Checker:
                     if k.name not in ABSENT_KINDS and k.name not in seen:
                         seen.add(k.name)
                         self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
-                                         f"({m.shape()}); it is skipped", k.loc,
+                                         f"({m.counts()}); it is skipped", k.loc,
                                  ("no other kind of the list has processors here either; list one every machine has "
                                   "after it, e.g. `Task * GPU,CPU;`",))
             elif kinds and not procs(kinds[0].name):
@@ -1219,7 +1219,7 @@ class _Checker:
             return
         for s in self.program.statements:
             if isinstance(s, A.ControlReplicateStmt):
-                self.add("W316", f"ControlReplicate has no effect on this machine ({self.machine.shape()}): it "
+                self.add("W316", f"ControlReplicate has no effect on this machine ({self.machine.counts()}): it "
                                  "makes one shard per node, and there is one node", s.loc, severity="note")
 
     def _only_absent_memories(self, s: A.RegionStmt) -> bool:
@@ -1246,7 +1246,7 @@ class _Checker:
         self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
                          f"places would fail (R403)", s.loc,
                  ("add a kind the machine has, e.g. SYSMEM, after the others", *sized),
-                 (f"machine: {self.machine.shape()}",))
+                 (f"machine: {self.machine.counts()}",))
         return True
 
     def _static_evaluation(self):
@@ -1303,8 +1303,8 @@ class _Checker:
             more = (f" (and {len(where) - 1} more requirement(s): {', '.join(where[1:4])}"
                     f"{', ...' if len(where) > 4 else ''})" if len(where) > 1 else "")
             self.add("E222", err.detail + more, stmt.loc, hints,
-                     (f"static evaluation on machine {self.machine.shape()}; at run time: R403 when the task is "
-                      "mapped",))
+                     (f"static evaluation on this machine ({self.machine.counts()}); at run time: R403 when the task "
+                      "is mapped",))
 
     def _required_layouts(self, ev: Evaluator):
         """E223 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
@@ -1402,7 +1402,7 @@ class _Checker:
         its instance may go, `_instance_places`)."""
         against = f"against the layout constraint their {kind} variant registers"
         if self.machine is not None:
-            return (f"on this machine ({self.machine.shape()}) they run on {kind} (instances in {memory}), {against}")
+            return (f"on this machine ({self.machine.counts()}) they run on {kind} (instances in {memory}), {against}")
         kinds = _dedup_kinds(places)
         if certain:
             return f"they can run only on {', '.join(kinds)}, {against}"
@@ -1440,14 +1440,14 @@ class _Checker:
                     except DslRuntimeError as err:
                         if (err.code, err.loc) not in reported:
                             reported.add((err.code, err.loc))
-                            self._runtime_diag(err, f"task '{info.name}'", stmt, stmt.func.name in parent_users,
+                            self._runtime_diag(err, f"of task '{info.name}'", stmt, stmt.func.name in parent_users,
                                                top_level=info == top)
                         break
 
     def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False,
                       top_level: bool = False):
-        """The diagnostic of a run-time error `err` found by static evaluation; `top_level`: of the top-level task,
-        which has no parent."""
+        """The diagnostic of a run-time error `err` found by static evaluation (`what`: of what, "at load" or "of task
+        't'"); `top_level`: of the top-level task, which has no parent."""
         code = STATIC_CODES.get(err.code, "E206")
         if err.code == "R408" and re.match(r"tuple index -?\d+ out of range", err.detail):
             code = "E205"  # an index out of range, as for a machine model's (R408 covers type errors too)
@@ -1478,7 +1478,7 @@ class _Checker:
             got, task, kind = wrong_kind.groups()
             hints.append(f"return a processor of Machine({kind}), where '{task}' runs, or run it on {got}: "
                          f"Task {task} {got};")
-        notes = [f"static evaluation on machine {self.machine.shape()} ({what}); at run time: {err.code}"]
+        notes = [f"static evaluation {what} on this machine ({self.machine.counts()}); at run time: {err.code}"]
         if stmt is not None:
             notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")
         if top_level and err.code == "R406" and stmt is not None and stmt.tasks.names is None:
@@ -1506,7 +1506,7 @@ class _Checker:
     def _empty_hint(self, kind: str) -> str:
         """What to do about a machine model of `kind`, which has no processors on this machine."""
         what = "GPUs" if kind == "GPU" else f"{kind} processors"
-        return (f"this machine ({self.machine.shape()}) has no {what}, so Machine({kind}) is empty: fall "
+        return (f"this machine ({self.machine.counts()}) has no {what}, so Machine({kind}) is empty: fall "
                 f"back where it is, `Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU)`, or check against "
                 "the machine the mapper is meant for with --machine (e.g. --machine 1x4: one node of 4 GPUs)")
 

@@ -369,8 +369,7 @@ def _placement_lines(entry: dict) -> list[str]:
 
 
 def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
-    counts = ", ".join(f"{k} {machine.count(k, 0)}" for k in ("CPU", "GPU") if machine.count(k, 0))
-    out = [f"machine: {machine.nodes} node(s), per node {counts}"]
+    out = [f"machine: {machine.describe()}"]
     for e in entries:
         launch = f"index launch over {fmt_tuple(e['domain'])}" if e["domain"] else f"{e['launch']} launch"
         out += ["", f"{e['task']} ({launch})"]

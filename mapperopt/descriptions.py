@@ -367,17 +367,18 @@ class MachineDescription:
         def size(n: int) -> str:
             return f"{n >> 30} GiB" if n >= 1 << 30 and not n % (1 << 30) else f"{n / (1 << 20):.0f} MiB"
 
-        procs = " and ".join(f"{self.count(k)} {k}{'s' if self.count(k) != 1 else ''}" for k in ("CPU", "GPU")
-                             if k == "CPU" or self.count(k))
         mems = ", ".join(f"{m.kind} {size(m.capacity)}" for m in self.memories_of("SYSMEM", 0)[:1]
                          + self.memories_of("FBMEM", 0)[:1] + self.memories_of("ZCMEM", 0)[:1]
                          + self.memories_of("RDMEM", 0)[:1] + self.memories_of("SOCKMEM", 0)[:1])
-        nodes = f"{self.nodes} node{'s' if self.nodes != 1 else ''}"
-        return f"{nodes} of {procs}" + (" each" if self.nodes > 1 else "") + (f" (memories {mems})" if mems else "")
+        return self.counts() + (f" (memories {mems})" if mems else "")
 
-    def shape(self) -> str:
-        """`NODESxGPUSxCPUS`, the `--machine` spelling of this machine's shape (per-node counts of node 0)."""
-        return f"{self.nodes}x{self.count('GPU')}x{self.count('CPU')}"
+    def counts(self) -> str:
+        """The machine's shape in words, as every message names it: "1 node of 1 CPU", "2 nodes of 1 CPU and 4 GPUs
+        each" (per-node counts of node 0)."""
+        procs = " and ".join(f"{self.count(k)} {k}{'s' if self.count(k) != 1 else ''}" for k in ("CPU", "GPU")
+                             if k == "CPU" or self.count(k))
+        nodes = f"{self.nodes} node{'s' if self.nodes != 1 else ''}"
+        return f"{nodes} of {procs}" + (" each" if self.nodes > 1 else "")
 
 
 MACHINE_SPEC = "NODESxGPUS[xCPUS]"

@@ -578,7 +578,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         return f"{e['value']:.4g}{protocol.as_time(unit, e['value'])}"
 
     def interval(e: dict) -> str:
-        return f"{e['low']:.4g}-{e['high']:.4g}{protocol.as_time(unit, e['low'], e['high'])}"
+        return f"{protocol.span(e['low'], e['high'])}{protocol.as_time(unit, e['low'], e['high'])}"
 
     figures = [m["estimate"] for m in summary["measured"].values() if m["estimate"]]
     widths = {"throughput": max([len(value(e)) for e in figures], default=0),

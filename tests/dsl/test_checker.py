@@ -279,7 +279,7 @@ def test_e205_e219_on_a_machine_without_gpus_hint_the_fallback(circuit):
     fallback = "`Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU)`"
     d = only("m = Machine(GPU);\ndef f(Task task) { return m[0, task.ipoint[0]]; }\nIndexTaskMap update_voltages f;",
              "E205", circuit, cpu)
-    assert len(d.hints) == 1 and "this machine (1x0x1) has no GPUs" in d.hints[0] and fallback in d.hints[0]
+    assert len(d.hints) == 1 and "this machine (1 node of 1 CPU) has no GPUs" in d.hints[0] and fallback in d.hints[0]
     assert "--machine" in d.hints[0] and "m.size" not in d.hints[0]
     src = ("m = Machine(GPU).merge(0, 1);\ndef f(Task task) { return m[task.ipoint[0] % m.size[0]]; }\n"
            "IndexTaskMap update_voltages f;")
@@ -702,8 +702,8 @@ def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
 def test_w316_control_replicate_on_one_node_is_a_note():
     d = only("Task * CPU;\nControlReplicate calc,dist;", "W316", machine=parse_machine_spec("1x0x2"))
     assert (d.severity, at(d)) == ("note", (2, 1))
-    assert d.message == ("ControlReplicate has no effect on this machine (1x0x2): it makes one shard per node, and "
-                         "there is one node")
+    assert d.message == ("ControlReplicate has no effect on this machine (1 node of 2 CPUs): it makes one shard per "
+                         "node, and there is one node")
     # Several nodes, or no machine to check against: nothing said.
     for machine in (parse_machine_spec("2x1"), None):
         assert [d.code for d in diags("ControlReplicate calc;", None, machine)] == []

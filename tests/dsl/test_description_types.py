@@ -21,7 +21,7 @@ def test_parse_machine_spec_2x4():
     assert m.visible("FBMEM", "GPU", 1, 2)[0].procs == (("GPU", (2,)),)
     assert m.visible("FBMEM", "CPU", 0, 0) == []
     assert m.visible("SYSMEM", "GPU", 0, 3) and m.visible("ZCMEM", "CPU", 0, 0)
-    assert m.shape() == "2x4x1"
+    assert m.counts() == "2 nodes of 1 CPU and 4 GPUs each"
 
 
 def test_parse_machine_spec_cpu_only():

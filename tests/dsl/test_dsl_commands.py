@@ -80,9 +80,12 @@ def test_machine_spec_says_what_it_means(tmp_path):
     path.write_text(FB_ONLY)
     result = run("check", str(path), "--machine", "1x1")
     assert result.exit_code == 0 and "machine: --machine 1x1, 1 node of 1 CPU and 1 GPU" in result.output
-    for spec, shape in (("4gpu", "1x4x1"), ("2cpu", "1x0x2"), ("2nodes,4gpus,2cpus", "2x4x2"), ("2n4g", "2x4x1"),
-                        ("2nodes x 4gpus", "2x4x1"), ("4g+2c", "1x4x2")):
-        assert parse_machine_spec(spec).shape() == shape
+    for spec, words in (("4gpu", "1 node of 1 CPU and 4 GPUs"), ("2cpu", "1 node of 2 CPUs"),
+                        ("2nodes,4gpus,2cpus", "2 nodes of 2 CPUs and 4 GPUs each"),
+                        ("2n4g", "2 nodes of 1 CPU and 4 GPUs each"),
+                        ("2nodes x 4gpus", "2 nodes of 1 CPU and 4 GPUs each"),
+                        ("4g+2c", "1 node of 2 CPUs and 4 GPUs")):
+        assert parse_machine_spec(spec).counts() == words
     assert run("check", str(path), "--machine", "1cpu").exit_code == 1  # no GPU, so no framebuffer
     for bad in ("2gpu4gpu", "gpu4", "1x"):
         result = run("check", str(path), "--machine", bad)
@@ -175,6 +178,22 @@ def test_check_summary_counts_notes_apart_from_warnings(tmp_path):
     assert f"{path}: 0 error(s), 1 warning(s), 1 note(s)\n" in result.output, result.output
     path.write_text("Task * GPU;\n")
     assert f"{path}: 0 error(s), 1 warning(s)\n" in run("check", str(path), "--machine", "1x0x1").output
+
+
+def test_check_names_the_machine_in_one_wording(tmp_path):
+    """The diagnostics, the summary's machine line and explain say the machine in the same words (W303 said "1x0x1",
+    the summary "1 node of 1 CPU")."""
+    path = tmp_path / "g.dsl"
+    path.write_text("ControlReplicate calc;\nTask * GPU;\n")
+    result = run("check", str(path), "--machine", "1x0x1")
+    assert "processor kind 'GPU' has no processors on this machine (1 node of 1 CPU); it is skipped" in result.output
+    assert "ControlReplicate has no effect on this machine (1 node of 1 CPU)" in result.output, result.output
+    assert "machine: --machine 1x0x1, 1 node of 1 CPU (memories SYSMEM 512 MiB)" in result.output
+    assert "1x0x1" not in result.output.replace("--machine 1x0x1", "")
+    # explain too (it said "1 node(s), per node CPU 1")
+    path.write_text("Task * CPU;\n")
+    result = run("explain", str(path), "--bench", "circuit", "--machine", "1x0x1")
+    assert result.output.startswith("machine: 1 node of 1 CPU (memories SYSMEM 512 MiB)\n"), result.output
 
 
 def test_check_syntax_error(tmp_path):
@@ -349,6 +368,6 @@ def test_explain_refuses_a_program_with_errors(tmp_path):
 def test_explain_without_machine_probes_or_explains_why():
     result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit")
     if result.exit_code == 0:
-        assert "machine: 1 node(s)" in result.output
+        assert "machine: 1 node of " in result.output
     else:
         assert "--machine NODESxGPUS[xCPUS]" in str(result.exception) + result.output

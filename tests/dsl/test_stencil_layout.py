@@ -26,7 +26,7 @@ def test_check_rejects_aos_and_c_order_for_the_cpu_stencil_kernel():
     ((code, aos),) = layout_diags("Task * CPU;\nLayout * * * AOS;\n")
     assert code == "E223"
     assert "need SOA F_order instances, but this mapper gives AOS F_order to requirement 0 (private) of stencil" in aos
-    assert "on this machine (1x0x2) they run on CPU (instances in SYSMEM)" in aos
+    assert "on this machine (1 node of 2 CPUs) they run on CPU (instances in SYSMEM)" in aos
     ((code, c_order),) = layout_diags("Layout * * * SOA C_order;\n")
     assert code == "E223" and "gives SOA C_order to requirement 0 (private) of stencil:" in c_order
     assert not layout_diags("Task * CPU;\nLayout * * * SOA F_order;\n")

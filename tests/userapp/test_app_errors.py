@@ -246,15 +246,33 @@ def test_the_profiling_advice_prints_the_programs_own_command(tmp_path, capsys):
 
 
 
-def test_a_time_metric_is_shown_as_a_time_beside_its_throughput(tmp_path, capsys):
+def test_a_time_metric_is_shown_as_a_time_before_its_throughput(tmp_path, capsys):
     """A metric in ms, lower is better, is measured as a throughput in 1/ms: "0.08 1/ms" alone is hard to read, so
-    the run's table gives the time too."""
+    the run's table gives the time first (it gave "0.08 1/ms (12.5 ms)")."""
     exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
     assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--unit", "ms", "--repeats", "1",
                  "--max-repeats", "1", "--out", str(tmp_path / "run")]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "throughput │ 0.08 1/ms (12.5 ms)" in out, out
+    assert "time │ 12.5 ms (throughput 0.08 1/ms)" in out, out
     assert json.loads((tmp_path / "run" / "result.json").read_text())["throughput"] == 0.08  # stored as it was
+
+
+def test_an_interval_whose_ends_print_alike_is_one_value(tmp_path, capsys, monkeypatch):
+    """Executions that all measure the same: the interval row said "0.000564-0.000564 1/ms (1773-1773 ms)"; it says
+    the value once. An interval that is one keeps both ends, the times first."""
+    monkeypatch.setenv("COLUMNS", "200")  # rows unwrapped
+    exe = script(tmp_path, "prog", "echo 'elapsed: 1773 ms'")
+    assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--unit", "ms", "--repeats", "3",
+                 "--max-repeats", "3", "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "median │ 1773 ms (throughput 0.000564 1/ms)" in out, out
+    assert "90 % interval │ 1773 ms (throughput 0.000564 1/ms), bootstrap of the trimmed mean" in out, out
+    assert "0.000564-0.000564" not in out and "1773-1773" not in out
+    from mapperopt.benchmarks import protocol
+
+    assert protocol.figure("1/ms", 0.00055, 0.00058) == "1724-1818 ms (throughput 0.00055-0.00058 1/ms)"
+    assert protocol.figure("GFLOP/s", 12.01, 12.02) == "12.01-12.02 GFLOP/s"
+    assert protocol.figure("GFLOP/s", 12.0001, 12.0002) == "12 GFLOP/s"
 
 def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(tmp_path, capsys, monkeypatch):
     """`--app FILE` with --metric and --verify-pattern over the file's: the command to run it again gave only
@@ -409,3 +427,15 @@ def test_gpus_after_the_double_dash_are_those_discovery_asks_for(command, tmp_pa
     err = " ".join(capsys.readouterr().err.split())
     assert "error: discovering foreign at size 'ci' needs the run's 1 GPU(s), but this machine has no NVIDIA driver" \
         in err, err
+
+
+def test_a_failed_own_check_without_details_says_so(tmp_path):
+    """A result line that says "verified": false and nothing else: AutoGuide says the program's own check failed
+    and that it gave no "check" object, rather than quoting `null`."""
+    exe = script(tmp_path, "prog", "echo 'MAPPEROPT_RESULT {\"verified\": false}'")
+    assert main(["run", "--app", str(exe), "--repeats", "1", "--max-repeats", "1", "--out", str(tmp_path / "run")]) == 1
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert (feedback["stage"], feedback["rule"]) == ("verify", "verification-app-own-check"), feedback
+    assert feedback["explanation"] == ('prog ran, but its own correctness check failed (its MAPPEROPT_RESULT line says '
+                                       '"verified": false; exit status 0). It reported: nothing more (the line has no '
+                                       '"check" object).')

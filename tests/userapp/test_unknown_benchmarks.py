@@ -56,8 +56,10 @@ def test_ctrl_c_prints_a_resume_command_that_names_the_program_as_given(tmp_path
 
 def test_a_programs_own_failed_check_is_reported_as_its_own(tmp_path):
     """A program whose own check fails (Circuit with -test-corrupt: its result line says "verified": false), run
-    with no --verify-* option: AutoGuide says the program reported a wrong result, and after a DSL mapper what in the
-    mapping to look at (it blamed "the --verify-pattern, --verify-cmd or --reference option", none given)."""
+    with no --verify-* option: AutoGuide says plainly that its own check failed and what the check reported, and
+    after a DSL mapper what in the mapping to look at (it blamed "the --verify-pattern, --verify-cmd or --reference
+    option", none given; then it said "checked its own results and reported them wrong", the check's object after the
+    harness's reason)."""
     import dataclasses
 
     from mapperopt.autoguide import explain
@@ -69,14 +71,15 @@ def test_a_programs_own_failed_check_is_reported_as_its_own(tmp_path):
     feedback = json.loads((out_dir / "feedback.json").read_text())
     assert (result.stage, feedback["category"], feedback["rule"]) == ("verify", "verification",
                                                                       "verification-app-own-check")
-    assert feedback["explanation"].startswith('circuit checked its own results and reported them wrong (its '
-                                              'MAPPEROPT_RESULT line says "verified": false): the correctness check '
-                                              'failed (exit status 2)')
-    assert feedback["suggestion"].startswith("No DSL mapper ran, so no mapper change is the cause")
+    assert feedback["explanation"].startswith('circuit ran, but its own correctness check failed (its '
+                                              'MAPPEROPT_RESULT line says "verified": false; exit status 2). It '
+                                              'reported: {"kind": "reference", "mismatch": "sum_voltage: got ')
+    assert feedback["suggestion"].startswith("No DSL mapper ran, so the mapper is not the cause: the check fails "
+                                             "under Legion's default mapping")
     mapped = explain(dataclasses.replace(result, dsl="Task * CPU;\n"))
     assert mapped.explanation == feedback["explanation"]
-    assert mapped.suggestion.startswith("Run it without --mapper (Legion's default mapping): if that passes, the "
-                                        "mapper changed what the program computes")
+    assert mapped.suggestion.startswith("Run the same command without --mapper (Legion's default mapping). If the "
+                                        "check passes there, the mapper changes the results")
     for text in (feedback["explanation"], feedback["suggestion"], mapped.suggestion):
         assert "--verify" not in text and "exited normally" not in text  # it exited 2, and no option was given
     assert str(out_dir / "stdout.txt") in feedback["suggestion"] and str(out_dir / "stdout.txt") in mapped.suggestion
