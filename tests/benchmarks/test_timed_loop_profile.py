@@ -52,13 +52,13 @@ def test_run_profile_shows_the_timed_loop_first(tmp_path):
     # The title counts the iterations the application ran, the untimed ones after the timed loop (-tprune) too, so
     # that the loop's executions are exactly its launch points times that count (20 = 4 tiles x 5, not 4 x 4).
     text = " ".join(out.output.split())
-    m = re.search(r"\(-tsteps (\d+)\): (\d+) iterations \((\d+) warm-up, (\d+) timed, (\d+) untimed after them\)",
+    m = re.search(r"its (\d+) iterations \(-tsteps (\d+): (\d+) warm-up, (\d+) timed, (\d+) untimed after them\)",
                   text)
-    assert m and int(m[2]) == int(m[3]) + int(m[4]) + int(m[5]) and int(m[5]) >= 1, text
+    assert m and int(m[1]) == int(m[3]) + int(m[4]) + int(m[5]) and int(m[5]) >= 1, text
     profile = json.loads((tmp_path / "result.json").read_text())["profile"]
     for entry in profile["tasks"]:
         if entry["task"] in ("stencil", "increment"):
-            assert entry["count"] == entry["points"] * int(m[2]), entry
+            assert entry["count"] == entry["points"] * int(m[1]), entry
             assert any(re.match(rf"│ {entry['task']} +│ CPU +│ {entry['count']} ", line) for line in lines), lines
 
 
@@ -77,7 +77,9 @@ def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
     text = " ".join(out.output.split())  # the title wraps at 80 columns
     assert text.startswith("Running circuit (building the application and the mapper if needed)...")  # no terminal
     assert "Task profile of one more execution, untraced" in text
-    assert "mapped and timed (-l 3): 5 iterations (2 warm-up, 3 timed), the set-up and check tasks" in text
+    # One sentence: what the execution ran, the set-up and check tasks included (not a dangling "..., the set-up
+    # and check tasks").
+    assert "mapped and timed: its set-up and check tasks and its 5 iterations (-l 3: 2 warm-up, 3 timed) ┏" in text
     assert "each launch point of an index launch one, every iteration counted" in text
     rows = [line for line in out.output.splitlines() if line.startswith("│")]
     assert all(any(f"│ {task} " in line for line in rows) for task in LOOP), out.output
@@ -85,3 +87,4 @@ def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
                                    str(tmp_path / "plain")])
     assert out.exit_code == 0 and "status" in out.output, out.output
     assert "N/A" not in out.output  # AutoGuide has nothing to say about a run without a profile
+
