@@ -37,6 +37,7 @@ PERFORMANCE_FIELDS = {
     "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "no_profile": ("machine",), "not_profiled": ("command",),
+    "runtime_overhead": ("task_ms", "loop_ms", "busy"), "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy"),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}

@@ -35,6 +35,7 @@ DSL_CONTEXT = 24  # lines after a DSL diagnostic kept in the excerpt
 TOP_TASKS = 3  # tasks listed in performance feedback
 MAX_FIELD = 240  # characters of one matched value in a text
 HEAVY_SHARE = 25.0  # percent of the measured task time from which a task on the CPU is worth moving to the GPU
+BUSY_SHARE = 50.0  # percent of a timed-loop iteration its tasks fill (summed) below which the runtime dominates
 
 
 class _Missing(KeyError):
@@ -387,6 +388,23 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
                                          else options[0])
 
 
+def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
+    """How much of one iteration of the measured loop its tasks fill: {"task_ms": the timed loop's leaf tasks'
+    milliseconds per iteration (the profile's, summed over the processors), "loop_ms": the measured executions'
+    milliseconds per timed iteration, "busy": percent}; None where the profile does not tell the timed loop (a user's
+    program), or where a loop task ran on a GPU (the profile times its body on the host, not its kernels)."""
+    p = result.profile or {}
+    ran = (p.get("warmup") or 0) + (p.get("timed") or p.get("iterations") or 0) + (p.get("after") or 0)
+    timed = [r for r in rows if r["timed"]]
+    done = result.attempts[-1].result if result.attempts else None
+    if not p.get("iterations") or not timed or any(r["kind"] == "GPU" for r in timed) or not result.time_s \
+            or not (done or {}).get("iterations"):
+        return None
+    task_ms = 1e3 * sum(r["total_s"] for r in timed) / ran  # a loop task runs in every iteration the profile ran
+    loop_ms = 1e3 * result.time_s / done["iterations"]
+    return {"task_ms": task_ms, "loop_ms": loop_ms, "busy": 100 * task_ms / loop_ms}
+
+
 def _profiled_command(result: RunResult) -> str:
     """The `mapperopt run` command that measures the run's application with a DSL mapper and profiles it."""
     settings = result.settings or {}
@@ -430,13 +448,20 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         key = "new_best" if value > best else "versus_best"
         parts.append(texts[key].format(ratio=value / best, best=best, unit=unit))
     machine = machine_of(result)
+    busy = _loop_busy(result, rows)
+    overhead = busy is not None and busy["busy"] < BUSY_SHARE
+    if overhead:
+        parts.append(texts["runtime_overhead"].format(**busy))
     if rows:
         parts.append(texts["hot_task"].format(**rows[0]))
     explanation = " ".join(parts) or "N/A"
-    # Suggestion: a heavy task on the CPU that has a GPU variant, while the run has GPUs; else placement.
+    # Suggestion: against the runtime's overhead where it takes most of the loop (no task's mapping can win more than
+    # the tasks' share); a heavy task on the CPU that has a GPU variant, while the run has GPUs; else placement.
     heavy = [r for r in rows if r["kind"] == "CPU" and "GPU" in r["variants"] and r["share"] >= HEAVY_SHARE]
     edits: tuple[Edit, ...] = ()
-    if result.settings.get("gpus") and heavy:
+    if overhead:
+        suggestion = texts["runtime_overhead_suggest"].format(**busy)
+    elif result.settings.get("gpus") and heavy:
         suggestion = texts["heavy_on_cpu"].format(task=heavy[0]["task"])
         if result.dsl is not None:
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
