@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -274,14 +275,15 @@ def test_the_run_names_its_trace_files(tmp_path, foreign_exe, capsys, monkeypatc
     assert "trace-1.jsonl ... trace-N.jsonl" in " ".join(capsys.readouterr().out.split())
 
 
-def test_a_crash_names_its_signal_and_a_command_is_quoted_to_paste_back(tmp_path, foreign_exe, capsys):
+def test_a_crash_names_its_signal_and_a_command_is_quoted_to_paste_back(tmp_path, foreign_exe, capsys, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the failed discovery's kept folder: under the test's
     crash = tmp_path / "crash"
     crash.write_text("#!/bin/sh\nkill -FPE $$\n")  # dies of SIGFPE, as a division by zero would
     crash.chmod(0o755)
     mapper = tmp_path / "m.dsl"
     mapper.write_text(MAPPER)
     assert main(["check", str(mapper), "--app", str(crash)]) == 1
-    assert "the program failed under the recording mapper (exit status -8 (SIGFPE))" in capsys.readouterr().err
+    assert "your program was killed by signal 8 (SIGFPE) in its first run" in capsys.readouterr().err
     mapper.write_text("Task * CPU;\n")
     args = load_config("stencil").size("ci").args
     command = " ".join([str(build_app("stencil")), *(f"{k} {v}" for k, v in args.items())])
