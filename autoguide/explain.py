@@ -556,7 +556,10 @@ def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> 
     from mapperopt.dsl import ast as A
 
     command = shlex.split((result.settings or {}).get("command", ""))
-    if result.dsl is None or "-lg:no_physical_tracing" not in command or not _traces(command):
+    if result.dsl is None or "-lg:no_physical_tracing" not in command:
+        return fb
+    traces = _traces(command)
+    if traces is False:
         return fb
     try:
         limits = [s for s in parse(result.dsl, "<mapper>").statements if isinstance(s, A.InstanceLimitStmt)]
@@ -569,26 +572,34 @@ def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> 
         proc = "" if s.proc is None else " " + (s.proc.name if isinstance(s.proc, A.Kind) else "*")
         return f"`InstanceLimit {tasks}{proc} {s.count};` (line {s.loc.line} of the mapper)"
 
-    texts, fields = catalog.untraced or load_catalog().untraced, {"limits": ", ".join(map(named, limits))}
+    texts, fields = catalog.untraced or load_catalog().untraced, {"limits": ", ".join(map(named, limits)),
+                                                                 "program": _program(command)}
 
     def add(text: str, note: str) -> str:
         return " ".join(t for t in (text, _text(note, fields)) if t and t != "N/A")
 
-    return _at_level(dataclasses.replace(fb, explanation=add(fb.explanation, texts["explain"]),
+    explain_key = "explain" if traces else "explain_unknown"
+    return _at_level(dataclasses.replace(fb, explanation=add(fb.explanation, texts[explain_key]),
                                          suggestion=add(fb.suggestion, texts["suggest"])), level)
 
 
-def _traces(command: list[str]) -> bool:
-    """Whether the program of `command` (after `env` and its VAR=value words) calls Legion's begin_trace, the C++ or
-    the C one. With -lg:no_physical_tracing Legion never asks the mapper about a traced operation, so the run prints
-    nothing that tells a traced loop; the executable's imported symbols do. An executable that cannot be read counts
-    as tracing (the note then says what it may cost)."""
+def _program(command: list[str]) -> str:
+    """The program of `command`: its first word after `env` and its VAR=value words ("" if none)."""
     words = command[1:] if command[:1] == ["env"] else command
-    program = next((w for w in words if "=" not in w), None)
+    return next((w for w in words if "=" not in w), "")
+
+
+def _traces(command: list[str]) -> bool | None:
+    """Whether the program of `command` (`_program`) calls Legion's begin_trace, the C++ or the C one. With
+    -lg:no_physical_tracing Legion never asks the mapper about a traced operation, so the run prints nothing that
+    tells a traced loop; the executable's symbols do. None (cannot tell) for a file that cannot be read or is no ELF
+    executable, e.g. a wrapper script that starts the Legion program."""
     try:
-        data = Path(program).read_bytes() if program else b""
+        data = Path(_program(command)).read_bytes()
     except OSError:
-        return True
+        return None
+    if not data.startswith(b"\x7fELF"):
+        return None
     return b"Runtime11begin_trace" in data or b"legion_runtime_begin_trace" in data
 
 
