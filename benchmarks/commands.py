@@ -130,9 +130,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         cfg = load_config(result.app)
         path = shlex.quote(str(cfg.expert_path))
         size = f" --size {s['size']}" if s["size"] != "ci" else ""
+        flags = f" -- {shlex.join(s['extra_args'])}" if s.get("extra_args") else ""  # the program's, as given
         console.print(f"[bold]to apply it:[/] the expert mapper is {escape(path)}: copy it "
                       f"(`cp {escape(path)} my.dsl`), edit the copy and run "
-                      f"`mapperopt run {result.app}{size} --mapper my.dsl`.")
+                      f"`mapperopt run {result.app}{size} --mapper my.dsl{escape(flags)}`.")
 
 
 def status(console, text: str):
