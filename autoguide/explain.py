@@ -396,7 +396,7 @@ def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
     p = result.profile or {}
     ran = (p.get("warmup") or 0) + (p.get("timed") or p.get("iterations") or 0) + (p.get("after") or 0)
     timed = [r for r in rows if r["timed"]]
-    done = result.attempts[-1].result if result.attempts else None
+    done = next((a.result for a in reversed(result.attempts) if a.result), None)  # a measured execution's
     if not p.get("iterations") or not timed or any(r["kind"] == "GPU" for r in timed) or not result.time_s \
             or not (done or {}).get("iterations"):
         return None
