@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app
-from mapperopt.errors import MapperoptError, closest, exit_status, signal_name
+from mapperopt.errors import MapperoptError, closest, signal_name
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
