@@ -37,6 +37,7 @@ PERFORMANCE_FIELDS = {
     "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "no_profile": ("machine",), "not_profiled": ("command",),
+    "runtime_overhead": ("task_ms", "loop_ms", "busy"), "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy"),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
@@ -52,7 +53,7 @@ APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where",
 APP_METRIC_FIELDS = {"explain": ("app", "reason", "output"), "suggest": ("metric", "where", "stdout")}
 # Texts added to the feedback on a finished or timed-out run of a mapper with an InstanceLimit, which mapperopt runs
 # with Legion's -lg:no_physical_tracing (harness.no_replay_flags): {limits} names the statements.
-UNTRACED_FIELDS = {"explain": ("limits",), "suggest": ("limits",)}
+UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "program"), "suggest": ("limits",)}
 # The suggestion after a run without a DSL mapper, for a failure no rule matches or a rule whose advice is a mapper
 # change (`mapper_advice`): no mapper change can be the cause.
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS}

@@ -36,6 +36,7 @@ DSL_CONTEXT = 24  # lines after a DSL diagnostic kept in the excerpt
 TOP_TASKS = 3  # tasks listed in performance feedback
 MAX_FIELD = 240  # characters of one matched value in a text
 HEAVY_SHARE = 25.0  # percent of the measured task time from which a task on the CPU is worth moving to the GPU
+BUSY_SHARE = 50.0  # percent of a timed-loop iteration its tasks fill (summed) below which the runtime dominates
 
 
 class _Missing(KeyError):
@@ -388,6 +389,23 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
                                          else options[0])
 
 
+def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
+    """How much of one iteration of the measured loop its tasks fill: {"task_ms": the timed loop's leaf tasks'
+    milliseconds per iteration (the profile's, summed over the processors), "loop_ms": the measured executions'
+    milliseconds per timed iteration, "busy": percent}; None where the profile does not tell the timed loop (a user's
+    program), or where a loop task ran on a GPU (the profile times its body on the host, not its kernels)."""
+    p = result.profile or {}
+    ran = (p.get("warmup") or 0) + (p.get("timed") or p.get("iterations") or 0) + (p.get("after") or 0)
+    timed = [r for r in rows if r["timed"]]
+    done = next((a.result for a in reversed(result.attempts) if a.result), None)  # a measured execution's
+    if not p.get("iterations") or not timed or any(r["kind"] == "GPU" for r in timed) or not result.time_s \
+            or not (done or {}).get("iterations"):
+        return None
+    task_ms = 1e3 * sum(r["total_s"] for r in timed) / ran  # a loop task runs in every iteration the profile ran
+    loop_ms = 1e3 * result.time_s / done["iterations"]
+    return {"task_ms": task_ms, "loop_ms": loop_ms, "busy": 100 * task_ms / loop_ms}
+
+
 def _profiled_command(result: RunResult) -> str:
     """The `mapperopt run` command that measures the run's application with a DSL mapper and profiles it."""
     settings = result.settings or {}
@@ -431,13 +449,20 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         key = "new_best" if value > best else "versus_best"
         parts.append(texts[key].format(ratio=value / best, best=best, unit=unit))
     machine = machine_of(result)
+    busy = _loop_busy(result, rows)
+    overhead = busy is not None and busy["busy"] < BUSY_SHARE
+    if overhead:
+        parts.append(texts["runtime_overhead"].format(**busy))
     if rows:
         parts.append(texts["hot_task"].format(**rows[0]))
     explanation = " ".join(parts) or "N/A"
-    # Suggestion: a heavy task on the CPU that has a GPU variant, while the run has GPUs; else placement.
+    # Suggestion: against the runtime's overhead where it takes most of the loop (no task's mapping can win more than
+    # the tasks' share); a heavy task on the CPU that has a GPU variant, while the run has GPUs; else placement.
     heavy = [r for r in rows if r["kind"] == "CPU" and "GPU" in r["variants"] and r["share"] >= HEAVY_SHARE]
     edits: tuple[Edit, ...] = ()
-    if result.settings.get("gpus") and heavy:
+    if overhead:
+        suggestion = texts["runtime_overhead_suggest"].format(**busy)
+    elif result.settings.get("gpus") and heavy:
         suggestion = texts["heavy_on_cpu"].format(task=heavy[0]["task"])
         if result.dsl is not None:
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
@@ -537,7 +562,10 @@ def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> 
     from mapperopt.dsl import ast as A
 
     command = shlex.split((result.settings or {}).get("command", ""))
-    if result.dsl is None or "-lg:no_physical_tracing" not in command or not _traces(command):
+    if result.dsl is None or "-lg:no_physical_tracing" not in command:
+        return fb
+    traces = _traces(command)
+    if traces is False:
         return fb
     try:
         limits = [s for s in parse(result.dsl, "<mapper>").statements if isinstance(s, A.InstanceLimitStmt)]
@@ -550,26 +578,34 @@ def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> 
         proc = "" if s.proc is None else " " + (s.proc.name if isinstance(s.proc, A.Kind) else "*")
         return f"`InstanceLimit {tasks}{proc} {s.count};` (line {s.loc.line} of the mapper)"
 
-    texts, fields = catalog.untraced or load_catalog().untraced, {"limits": ", ".join(map(named, limits))}
+    texts, fields = catalog.untraced or load_catalog().untraced, {"limits": ", ".join(map(named, limits)),
+                                                                 "program": _program(command)}
 
     def add(text: str, note: str) -> str:
         return " ".join(t for t in (text, _text(note, fields)) if t and t != "N/A")
 
-    return _at_level(dataclasses.replace(fb, explanation=add(fb.explanation, texts["explain"]),
+    explain_key = "explain" if traces else "explain_unknown"
+    return _at_level(dataclasses.replace(fb, explanation=add(fb.explanation, texts[explain_key]),
                                          suggestion=add(fb.suggestion, texts["suggest"])), level)
 
 
-def _traces(command: list[str]) -> bool:
-    """Whether the program of `command` (after `env` and its VAR=value words) calls Legion's begin_trace, the C++ or
-    the C one. With -lg:no_physical_tracing Legion never asks the mapper about a traced operation, so the run prints
-    nothing that tells a traced loop; the executable's imported symbols do. An executable that cannot be read counts
-    as tracing (the note then says what it may cost)."""
+def _program(command: list[str]) -> str:
+    """The program of `command`: its first word after `env` and its VAR=value words ("" if none)."""
     words = command[1:] if command[:1] == ["env"] else command
-    program = next((w for w in words if "=" not in w), None)
+    return next((w for w in words if "=" not in w), "")
+
+
+def _traces(command: list[str]) -> bool | None:
+    """Whether the program of `command` (`_program`) calls Legion's begin_trace, the C++ or the C one. With
+    -lg:no_physical_tracing Legion never asks the mapper about a traced operation, so the run prints nothing that
+    tells a traced loop; the executable's symbols do. None (cannot tell) for a file that cannot be read or is no ELF
+    executable, e.g. a wrapper script that starts the Legion program."""
     try:
-        data = Path(program).read_bytes() if program else b""
+        data = Path(_program(command)).read_bytes()
     except OSError:
-        return True
+        return None
+    if not data.startswith(b"\x7fELF"):
+        return None
     return b"Runtime11begin_trace" in data or b"legion_runtime_begin_trace" in data
 
 

@@ -96,13 +96,13 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
             # The counts the application reports itself: the flag may count the warm-up too (Pennant's -cstop), and
             # untimed iterations may follow the timed ones (Stencil's -tprune, Circuit's -prune).
             warmup, timed, after = p.get("warmup") or 0, p.get("timed") or iterations, p.get("after") or 0
-            what = (f"one more execution, untraced so that every task execution is mapped and timed "
-                    f"({s['iterations_flag']} {iterations}): {warmup + timed + after} iterations ({warmup} warm-up, "
-                    f"{timed} timed" + (f", {after} untimed after them" if after else "")
-                    + "), the set-up and check tasks")
+            what = (f"one more execution, untraced so that every task execution is mapped and timed: its set-up "
+                    f"and check tasks and its {warmup + timed + after} iterations ({s['iterations_flag']} "
+                    f"{iterations}: {warmup} warm-up, {timed} timed"
+                    + (f", {after} untimed after them" if after else "") + ")")
             base = "the timed loop's leaf tasks' total"
         else:
-            what = "an execution of the program, every task execution"
+            what = "one more execution of the program, untraced so that every task execution in it is mapped and timed"
             # A user's program: its timed loop is unknown, so every execution counts and no column claims one.
             base = "the leaf tasks' total (tasks with region requirements; the program's timed loop is unknown)"
         prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
@@ -129,9 +129,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         cfg = load_config(result.app)
         path = shlex.quote(str(cfg.expert_path))
         size = f" --size {s['size']}" if s["size"] != "ci" else ""
+        flags = f" -- {shlex.join(s['extra_args'])}" if s.get("extra_args") else ""  # the program's, as given
         console.print(f"[bold]to apply it:[/] the expert mapper is {escape(path)}: copy it "
                       f"(`cp {escape(path)} my.dsl`), edit the copy and run "
-                      f"`mapperopt run {result.app}{size} --mapper my.dsl`.")
+                      f"`mapperopt run {result.app}{size} --mapper my.dsl{escape(flags)}`.")
 
 
 def status(console, text: str):

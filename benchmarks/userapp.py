@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app
-from mapperopt.errors import MapperoptError, closest, exit_status
+from mapperopt.errors import MapperoptError, closest, signal_name
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
@@ -597,8 +597,9 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     Cached by the executable's contents and the command line (`discovery_path`).
 
     Raises:
-        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program failed or timed out under the
-            recording mapper (its output tail is in the message or its hint).
+        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program timed out, failed or ran no
+            Legion task under the recording mapper (`_discovery_failed`: what happened, the folder its output is kept
+            in, what to try).
     """
     from mapperopt.compiler.build import compile_program
 
@@ -615,38 +616,73 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
     mapper = compile_program("", "discovery.dsl")
-    with tempfile.TemporaryDirectory(prefix="mapperopt-discover-") as tmp:
-        record = Path(tmp) / "record.jsonl"
-        env = shim_env(app, mapper.so_path, record_path=record, keep=True)
-        limit = min(sz.timeout_s, DISCOVERY_TIMEOUT_S) if timeout_s is None else timeout_s
-        from mapperopt.benchmarks.harness import run_in_group
+    # The program's working folder, kept with its output when it fails: the error says where.
+    folder = Path(tempfile.mkdtemp(prefix=f"mapperopt-discover-{app.name}-"))
+    record = folder / "record.jsonl"
+    env = shim_env(app, mapper.so_path, record_path=record, keep=True)
+    limit = min(sz.timeout_s, DISCOVERY_TIMEOUT_S) if timeout_s is None else timeout_s
+    from mapperopt.benchmarks.harness import run_in_group
 
-        try:
-            done = run_in_group(cmd, limit, cwd=tmp, env=env)
-        except subprocess.TimeoutExpired as exc:  # what it printed before it was killed: where it stopped
-            said = "\n".join((out or "").strip()[-1500:] for out in (exc.stdout, exc.stderr))
-            raise MapperoptError(f"discovering {app.name}: `{shlex.join(cmd)}` did not finish within {limit:g} s",
-                                 hint=f"its output before it was killed:\n{said.strip() or '(none)'}") from None
-        hint = f"command: {shlex.join(cmd)}\n{done.stderr[-1500:]}"
-        if done.returncode != 0:
-            from mapperopt.benchmarks.harness import first_error
-
-            said = [line for line in done.stderr.splitlines() if line.strip()]
-            why = first_error(done.stderr) or exit_status(done.returncode) + (f": {said[-1][:200]}" if said else "")
-            raise MapperoptError(f"discovering {app.name}: the program failed under the recording mapper ({why})",
-                                 hint=hint)
-        # Read only after a clean exit: a program killed while the mapper wrote leaves a line cut short.
-        lines = [json.loads(line) for line in record.read_text().splitlines()] if record.is_file() else []
-        if not lines:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
-            raise MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
-                                 f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
-                                 "(`mapperopt toolchain`), and do its arguments make it run?", hint=hint)
+    try:
+        done = run_in_group(cmd, limit, cwd=folder, env=env)
+        out, err, code = done.stdout, done.stderr, done.returncode
+    except subprocess.TimeoutExpired as exc:
+        out, err, code = exc.stdout or "", exc.stderr or "", None
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    # Read only after a clean exit: a program killed while the mapper wrote leaves a line cut short.
+    lines = [json.loads(line) for line in record.read_text().splitlines()] if code == 0 and record.is_file() else []
+    if lines:
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        (folder / "stdout.txt").write_text(out)
+        (folder / "stderr.txt").write_text(err)
+        raise _discovery_failed(app, cmd, folder, out, err, code, limit)
     desc = describe_from_record(app.name, lines)
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp_file = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     tmp_file.write_text(json.dumps(desc, indent=1) + "\n")
     os.replace(tmp_file, cache)
     return desc
+
+
+def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
+                      limit: float) -> MapperoptError:
+    """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
+    timed out after `limit` seconds (`code` None), failed (`code`: its exit status) or exited 0 without running a
+    Legion task: what happened to the program, where its output is, and what to try."""
+    from mapperopt.benchmarks.harness import first_error
+
+    said = (err.strip() or out.strip())[-1500:] or "(nothing)"
+    where = f"its output is in {folder}/stdout.txt and stderr.txt"
+    by_hand = f"run it by hand: {shlex.join(cmd)}"
+    if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
+        return MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
+                              f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
+                              "(`mapperopt toolchain`), and do its arguments make it run?",
+                              hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}")
+    detail = ""
+    if code is None:
+        what = f"did not finish within {limit:g} s and was stopped"
+        advice = ("If it only needs longer, give a larger --timeout or smaller problem arguments after `--`; to see "
+                  f"whether it also hangs without mapperopt, {by_hand}")
+    else:
+        if code < 0:
+            what = f"was killed by signal {-code} ({signal_name(-code)})"
+        elif code > 128 and not signal_name(code - 128).startswith("signal "):  # a shell reporting its child's signal
+            what = f"exited with code {code} (128 + {code - 128}: a program it started was killed by " \
+                   f"{signal_name(code - 128)})"
+        else:
+            what = f"exited with code {code}"
+        said_lines = [line.strip() for line in err.splitlines() if line.strip()]
+        detail = first_error(err) or (said_lines[-1][:200] if said_lines else "")
+        advice = ("The recording mapper maps as Legion's default mapper does; to tell the program from mapperopt, "
+                  f"{by_hand} (without mapperopt). If it fails there too, its arguments (after `--`) or the program "
+                  "are the cause")
+    return MapperoptError(f"discovering {app.name}: your program {what} in its first run, which records its tasks "
+                          f"for mapperopt" + (f": {detail}" if detail else ""),
+                          hint=f"{where}; it ends with:\n{said}\n{advice}")
 
 
 def _has_layout(dsl: str) -> bool:

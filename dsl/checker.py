@@ -1070,18 +1070,19 @@ class _Checker:
                                       f"{','.join(info.variants)};",),
                      (f"variants of '{info.name}': {', '.join(info.variants)}{procs}",))
         for s, listed, infos in every.values():
-            # The message keeps the form of one task's (AutoGuide reads the task and the list from it).
+            # The message names every task (AutoGuide's rule reads them and the list from it).
             extra = [k for k in dict.fromkeys(k for t in infos for k in t.variants) if runs(k) and k not in listed]
             fixed = A.TaskStmt(s.tasks, (*s.kinds, *(A.Kind(k) for k in extra)))
             procs = "" if self.machine is None else "; processors per node: " + ", ".join(
                 f"{k} {self.machine.count(k, 0)}" for k in listed)
             variants = ", ".join(dict.fromkeys(v for t in infos for v in t.variants))
-            who = "it has" if len(infos) == 1 else "these tasks have"
-            others = (f"nor can the other {_plural(len(infos) - 1, 'task')} of `{format_statement(s)}`: "
-                      f"{', '.join(t.name for t in infos[1:])}; " if infos[1:] else "")
-            self.add("E209", f"task '{infos[0].name}' cannot run on any kind of its list {', '.join(listed)}", s.loc,
-                     (f"list a kind {who} a variant for after the others: `{format_statement(fixed)}`",),
-                     (f"{others}variants{'' if infos[1:] else f' of {infos[0].name!r}'}: {variants}{procs}",))
+            names = [f"'{t.name}'" for t in infos]
+            who = "task " + names[0] if len(names) == 1 else f"tasks {', '.join(names[:-1])} and {names[-1]}"
+            self.add("E209", f"{who} cannot run on any kind of {'its' if len(names) == 1 else 'their'} list "
+                     f"{', '.join(listed)}", s.loc,
+                     (f"list a kind {'it has' if len(names) == 1 else 'these tasks have'} a variant for after the "
+                      f"others: `{format_statement(fixed)}`",),
+                     (f"variants{'' if infos[1:] else f' of {infos[0].name!r}'}: {variants}{procs}",))
 
     def _app_launches(self):
         """W305: statements that can have no effect given the application description."""

@@ -72,6 +72,18 @@ def test_live_run_of_a_bad_mapper_gets_its_rule(name, tmp_path):
     assert explain(result).rule == bad.expect, result.log[-2000:]
 
 
+def test_e209_of_several_tasks_names_them_all_and_gets_its_rule(tmp_path):
+    """`Task * GPU;` on a machine without GPUs: one E209 for the six tasks it leaves without a kind, whose headline
+    named only the first; the rule reads them all from it."""
+    result = run_bad_mapper(read_bad_mapper(BAD_MAPPERS / "circuit" / "e209_gpu_only.dsl"), tmp_path)
+    assert result.stage == "check" and result.reason.count("error[E209]") == 1, result.reason
+    fb = explain(result)
+    assert fb.rule == "dsl-e209-kind-unusable", result.reason
+    assert fb.explanation.startswith(
+        "No kind of the list GPU can run 'init_piece', 'init_pointers', 'calculate_new_currents', "
+        "'distribute_charge', 'update_voltages' and 'check_circuit' here"), fb.explanation
+
+
 def _bad_mapper_file(path):
     bench, _, stem = path.stem.partition("-")
     return BAD_MAPPERS / bench / f"{stem}.dsl"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -52,13 +53,13 @@ def test_run_profile_shows_the_timed_loop_first(tmp_path):
     # The title counts the iterations the application ran, the untimed ones after the timed loop (-tprune) too, so
     # that the loop's executions are exactly its launch points times that count (20 = 4 tiles x 5, not 4 x 4).
     text = " ".join(out.output.split())
-    m = re.search(r"\(-tsteps (\d+)\): (\d+) iterations \((\d+) warm-up, (\d+) timed, (\d+) untimed after them\)",
+    m = re.search(r"its (\d+) iterations \(-tsteps (\d+): (\d+) warm-up, (\d+) timed, (\d+) untimed after them\)",
                   text)
-    assert m and int(m[2]) == int(m[3]) + int(m[4]) + int(m[5]) and int(m[5]) >= 1, text
+    assert m and int(m[1]) == int(m[3]) + int(m[4]) + int(m[5]) and int(m[5]) >= 1, text
     profile = json.loads((tmp_path / "result.json").read_text())["profile"]
     for entry in profile["tasks"]:
         if entry["task"] in ("stencil", "increment"):
-            assert entry["count"] == entry["points"] * int(m[2]), entry
+            assert entry["count"] == entry["points"] * int(m[1]), entry
             assert any(re.match(rf"│ {entry['task']} +│ CPU +│ {entry['count']} ", line) for line in lines), lines
 
 
@@ -77,7 +78,9 @@ def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
     text = " ".join(out.output.split())  # the title wraps at 80 columns
     assert text.startswith("Running circuit (building the application and the mapper if needed)...")  # no terminal
     assert "Task profile of one more execution, untraced" in text
-    assert "mapped and timed (-l 3): 5 iterations (2 warm-up, 3 timed), the set-up and check tasks" in text
+    # One sentence: what the execution ran, the set-up and check tasks included (not a dangling "..., the set-up
+    # and check tasks").
+    assert "mapped and timed: its set-up and check tasks and its 5 iterations (-l 3: 2 warm-up, 3 timed) ┏" in text
     assert "each launch point of an index launch one, every iteration counted" in text
     rows = [line for line in out.output.splitlines() if line.startswith("│")]
     assert all(any(f"│ {task} " in line for line in rows) for task in LOOP), out.output
@@ -85,3 +88,24 @@ def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
                                    str(tmp_path / "plain")])
     assert out.exit_code == 0 and "status" in out.output, out.output
     assert "N/A" not in out.output  # AutoGuide has nothing to say about a run without a profile
+
+
+def test_a_loop_the_runtime_dominates_gets_advice_against_its_overhead_not_for_the_heaviest_task(tmp_path):
+    """Stencil at size ci: its tasks run for microseconds, and most of an iteration of the measured (traced) loop is
+    the runtime's own work. The advice said "try `Layout stencil * * Align==64;`" for a task worth a fraction of the
+    loop; it now says where the time goes and what helps against the runtime's overhead. The same profile under a
+    loop that its tasks fill gets the heaviest task's advice again."""
+    result = run_benchmark("stencil", "expert", profile=True, min_time_s=0, out_dir=tmp_path)
+    assert result.ok, result.reason
+    fb = explain(result)
+    m = re.search(r"its tasks ran ([\d.e-]+) ms of the ([\d.e-]+) ms that one iteration takes", fb.explanation)
+    assert m and float(m[1]) < float(m[2]) / 2, fb.explanation
+    assert "the runtime's own work" in fb.explanation, fb.explanation
+    assert "fewer, larger tasks" in fb.suggestion and "`" not in fb.suggestion, fb.suggestion
+    assert fb.edits == ()
+    # The tasks' time per iteration, from the profile: the loop's tasks ran in every iteration the profile ran.
+    p = result.profile
+    busy = sum(r["total_s"] for r in task_profile(result) if r["timed"]) / (p["warmup"] + p["timed"] + p["after"])
+    filled = dataclasses.replace(result, time_s=busy * result.attempts[-1].result["iterations"])
+    fb = explain(filled)
+    assert "runtime's own work" not in fb.explanation and "'stencil'" in fb.suggestion, fb

@@ -412,17 +412,19 @@ def test_e209_kinds_without_variants(circuit, m14):
     d = only("Task init_piece GPU;", "E209", circuit)
     assert d.message == "task 'init_piece' cannot run on any kind of its list GPU"
     assert d.notes == ("variants of 'init_piece': CPU",)
-    # A `Task *` statement that leaves several tasks without a kind: one error, whose hint is the `*` fix and whose
-    # note names the others (the message keeps one task's form, which AutoGuide reads).
+    # A `Task *` statement that leaves several tasks without a kind: one error, whose message names them all (it
+    # named the first only, the others in a note) and whose hint is the `*` fix.
     [d] = [x for x in diags("Task * GPU;\nRegion * * GPU FBMEM;", circuit, parse_machine_spec("1x0x2"))
            if x.code == "E209"]
-    assert (at(d), d.message) == ((1, 1), "task 'init_piece' cannot run on any kind of its list GPU")
+    assert (at(d), d.message) == ((1, 1), "tasks 'init_piece', 'init_pointers', 'calculate_new_currents', "
+                                          "'distribute_charge', 'update_voltages' and 'check_circuit' cannot run on "
+                                          "any kind of their list GPU")
     assert d.hints == ("list a kind these tasks have a variant for after the others: `Task * GPU,CPU;`",)
-    assert d.notes == ("nor can the other 5 tasks of `Task * GPU;`: init_pointers, calculate_new_currents, "
-                       "distribute_charge, update_voltages, check_circuit; variants: CPU, GPU; processors per node: "
-                       "GPU 0",)
+    assert d.notes == ("variants: CPU, GPU; processors per node: GPU 0",)
     d = only("Task * GPU;", "E209", circuit)  # no machine: the tasks without a GPU variant
-    assert d.notes == ("nor can the other 2 tasks of `Task * GPU;`: init_pointers, check_circuit; variants: CPU",)
+    assert d.message == ("tasks 'init_piece', 'init_pointers' and 'check_circuit' cannot run on any kind of their "
+                         "list GPU")
+    assert d.notes == ("variants: CPU",)
     d = only("Task * GPU;\nTask init_piece,init_pointers CPU;", "E209", circuit)
     assert d.hints == ("list a kind it has a variant for after the others: `Task * GPU,CPU;`",)
     assert d.notes == ("variants of 'check_circuit': CPU",)

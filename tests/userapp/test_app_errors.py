@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -69,19 +72,25 @@ DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the er
     "quiet": ("exit 0", (), "discovering quiet: the program exited 0 but ran no Legion task under the recording "
                             "mapper: is {exe} a Legion program"),  # as /bin/true: no Legion, no task
     "picky": ('for a in "$@"; do [ "$a" = -bogus ] && echo "picky: unknown option $a" >&2 && exit 2; done; exit 0',
-              ("-bogus",), "discovering picky: the program failed under the recording mapper (exit status 2: picky: "
-                           "unknown option -bogus)"),
+              ("-bogus",), "discovering picky: your program exited with code 2 in its first run, which records its "
+                           "tasks for mapperopt: picky: unknown option -bogus"),
     # killed while the mapper was writing: its record ends in a line cut short
-    "cut": ('printf \'{"task": "a", "regi\' > "$MAPPEROPT_RECORD"; kill -SEGV $$', (),
-            "discovering cut: the program failed under the recording mapper (exit status -11 (SIGSEGV))"),
+    "cut": ('echo "cut: writing" >&2; printf \'{"task": "a", "regi\' > "$MAPPEROPT_RECORD"; kill -SEGV $$', (),
+            "discovering cut: your program was killed by signal 11 (SIGSEGV) in its first run"),
+    # a wrapper script whose program crashed: the shell's exit code 128 + the signal
+    "wrapped": ('echo "wrapped: starting" >&2; sh -c \'kill -SEGV $$\'', (),
+                "discovering wrapped: your program exited with code 139 (128 + 11: a program it started was killed "
+                "by SIGSEGV) in its first run"),
 }
 
 
 @pytest.mark.parametrize("name", DISCOVERY_FAILURES)
-def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, capsys):
-    """Not a Legion program (exits 0, runs no task), flags the program rejects, a crash that cuts the record short:
-    each is an error that says so, and none leaves a description in the discovery cache, nor a half-made run or
-    comparison folder."""
+def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, capsys, monkeypatch):
+    """Not a Legion program (exits 0, runs no task), flags the program rejects, a crash that cuts the record short,
+    a wrapper script whose program crashed: each is an error that says what happened to the program (not as if
+    mapperopt's recorder had failed), where its output is and what to try; none leaves a description in the
+    discovery cache, nor a half-made run or comparison folder."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folders: under the test's own
     body, flags, message = DISCOVERY_FAILURES[name]
     exe = script(tmp_path, name, body)
     app = app_from_command(str(exe))
@@ -91,9 +100,14 @@ def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, c
     for command, rest in rests.items():
         assert main(argv(command, mapper, str(exe), *rest, *(("--", *flags) if flags else ()))) == 1
         err = capsys.readouterr().err
-        assert message.format(exe=exe) in err and "Traceback" not in err, err
+        assert message.format(exe=exe) in " ".join(err.split()) and "Traceback" not in err, err
         assert not cache.exists()
         assert not (tmp_path / "runs").exists(), (command, sorted((tmp_path / "runs").rglob("*")))
+        if name != "quiet":
+            kept = re.search(r"its output is in (\S+)/stdout\.txt and stderr\.txt", err)
+            assert kept and (Path(kept[1]) / "stderr.txt").read_text().startswith(f"{name}: "), err
+            assert "run it by hand: " in err, err
+            assert shlex.join([str(exe), *discovery_command(app, "ci", extra_args=flags)[1:]]) in err, err
     # A run folder the user names is theirs: kept, and nothing written in it.
     (tmp_path / "mine").mkdir()
     assert main(argv("run", mapper, str(exe), *rests["run"], "--out", "mine", *(("--", *flags) if flags else ()))) == 1
@@ -336,7 +350,8 @@ def _running(argv: list[str]) -> list[int]:
 
 
 def test_a_program_that_hangs_in_discovery_is_stopped_at_the_runs_timeout_with_all_it_started(tmp_path, mapper,
-                                                                                                 capsys):
+                                                                                                 capsys, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folder: under the test's own
     hang = ["sleep", str(100000 + os.getpid() % 100000)]  # what the program's wrapper script started
     exe = script(tmp_path, "prog", f"echo 'prog: reached step 3' >&2\n{shlex.join(hang)}")
     start = time.monotonic()
@@ -344,7 +359,12 @@ def test_a_program_that_hangs_in_discovery_is_stopped_at_the_runs_timeout_with_a
         assert main(["run", "--app", str(exe), "--mapper", str(mapper), "--timeout", "2"]) == 1
         assert time.monotonic() - start < 60  # the run's --timeout, not the default 300 s of a command line
         err = " ".join(capsys.readouterr().err.split())
-        assert "did not finish within 2 s hint: its output before it was killed: prog: reached step 3" in err
+        # What happened to the program, where its output is, what to try (it read as a bare timeout of mapperopt's).
+        assert "discovering prog: your program did not finish within 2 s and was stopped in its first run" in err
+        kept = re.search(r"its output is in (\S+)/stdout\.txt and stderr\.txt", err)
+        assert kept and (Path(kept[1]) / "stderr.txt").read_text() == "prog: reached step 3\n", err
+        assert "stderr.txt; it ends with: prog: reached step 3" in err
+        assert "If it only needs longer, give a larger --timeout" in err and "run it by hand" in err
         assert not _running(hang)
     finally:
         for pid in _running(hang):

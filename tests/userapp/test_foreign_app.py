@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -201,6 +202,32 @@ def test_an_instance_limit_turns_legions_physical_tracing_off(tmp_path, foreign_
     assert "trace" not in json.loads((tmp_path / "run" / "feedback.json").read_text())["explanation"]
 
 
+def test_the_tracing_note_is_conditional_for_a_program_a_wrapper_script_starts(tmp_path):
+    """Stencil traces its timesteps. Started by a wrapper script (the --app is a script that execs the binary), the
+    script has no begin_trace symbol to read, and the note that a traced loop is mapped again was left out; it now
+    says that mapperopt cannot tell, and what the flag costs if the program traces a loop. The binary itself gets
+    the note as it is."""
+    from mapperopt.autoguide import explain
+    from mapperopt.benchmarks.userapp import app_from_command
+
+    exe = build_app("stencil")
+    wrapper = tmp_path / "wrap.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {exe} "$@"\n')
+    wrapper.chmod(0o755)
+    args = "-nx 68 -ny 68 -ntx 2 -nty 2 -tsteps 20 -tprune 1"
+    limited = "Task * CPU;\nInstanceLimit increment 4;\n"
+    wrapped = run_benchmark(app_from_command(f"{wrapper} {args}"), limited, out_dir=tmp_path / "wrapped")
+    assert wrapped.ok, wrapped.reason
+    assert ("Because of `InstanceLimit increment 4;` (line 2 of the mapper), mapperopt ran the program with Legion's "
+            f"-lg:no_physical_tracing. mapperopt cannot tell whether the program traces a loop ({wrapper} is not an "
+            "executable whose symbols it can read, e.g. a script that starts one): if it does"
+            ) in explain(wrapped).explanation
+    direct = run_benchmark(app_from_command(f"{exe} {args}"), limited, out_dir=tmp_path / "direct")
+    assert direct.ok, direct.reason
+    assert ("-lg:no_physical_tracing: a loop the program traces is mapped again in every iteration"
+            in explain(direct).explanation)
+
+
 def test_advice_on_a_users_program_names_a_leaf_task_not_the_top_level_one(tmp_path, foreign_exe, capsys):
     """The top-level task (no region requirements, not a leaf: its time is its children's) takes the most time of a
     profiled execution, but neither the advice, the profile table nor the guided search's ranking may pick it; and
@@ -274,14 +301,15 @@ def test_the_run_names_its_trace_files(tmp_path, foreign_exe, capsys, monkeypatc
     assert "trace-1.jsonl ... trace-N.jsonl" in " ".join(capsys.readouterr().out.split())
 
 
-def test_a_crash_names_its_signal_and_a_command_is_quoted_to_paste_back(tmp_path, foreign_exe, capsys):
+def test_a_crash_names_its_signal_and_a_command_is_quoted_to_paste_back(tmp_path, foreign_exe, capsys, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the failed discovery's kept folder: under the test's
     crash = tmp_path / "crash"
     crash.write_text("#!/bin/sh\nkill -FPE $$\n")  # dies of SIGFPE, as a division by zero would
     crash.chmod(0o755)
     mapper = tmp_path / "m.dsl"
     mapper.write_text(MAPPER)
     assert main(["check", str(mapper), "--app", str(crash)]) == 1
-    assert "the program failed under the recording mapper (exit status -8 (SIGFPE))" in capsys.readouterr().err
+    assert "your program was killed by signal 8 (SIGFPE) in its first run" in capsys.readouterr().err
     mapper.write_text("Task * CPU;\n")
     args = load_config("stencil").size("ci").args
     command = " ".join([str(build_app("stencil")), *(f"{k} {v}" for k, v in args.items())])
