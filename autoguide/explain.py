@@ -456,18 +456,19 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     if rows:
         parts.append(texts["hot_task"].format(**rows[0]))
     explanation = " ".join(parts) or "N/A"
-    # Suggestion: against the runtime's overhead where it takes most of the loop (no task's mapping can win more than
-    # the tasks' share); a heavy task on the CPU that has a GPU variant, while the run has GPUs; else placement.
+    # Suggestion: a heavy task on the CPU that has a GPU variant, while the run has GPUs (its edit is what the guided
+    # search applies, so it keeps precedence); else against the runtime's overhead where it takes most of the loop
+    # (no task's placement can win more than the tasks' share); else placement.
     heavy = [r for r in rows if r["kind"] == "CPU" and "GPU" in r["variants"] and r["share"] >= HEAVY_SHARE]
     edits: tuple[Edit, ...] = ()
-    if overhead:
-        suggestion = texts["runtime_overhead_suggest"].format(**busy)
-    elif result.settings.get("gpus") and heavy:
+    if result.settings.get("gpus") and heavy:
         suggestion = texts["heavy_on_cpu"].format(task=heavy[0]["task"])
         if result.dsl is not None:
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
             if changes := _edit_notes(result.dsl, edits):
                 suggestion += " " + texts["heavy_on_cpu_maps"].format(changes="; ".join(changes))
+    elif overhead:
+        suggestion = texts["runtime_overhead_suggest"].format(**busy)
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
     elif result.dsl is None:
