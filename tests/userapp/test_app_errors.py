@@ -10,6 +10,7 @@ import signal
 import time
 
 import pytest
+from userapp_support import running
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import commands as run_commands
@@ -304,19 +305,6 @@ def test_a_failed_verification_of_the_application_file_names_the_file(tmp_path, 
            "/PASSED/" in feedback["explanation"], feedback["explanation"]
 
 
-def _running(argv: list[str]) -> list[int]:
-    """The processes whose command line is `argv` (Linux /proc)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f.read().split(b"\0")[:-1] == [a.encode() for a in argv]:
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
-
-
 def test_a_program_that_hangs_in_discovery_is_stopped_at_the_runs_timeout_with_all_it_started(tmp_path, mapper,
                                                                                                  capsys):
     hang = ["sleep", str(100000 + os.getpid() % 100000)]  # what the program's wrapper script started
@@ -327,9 +315,9 @@ def test_a_program_that_hangs_in_discovery_is_stopped_at_the_runs_timeout_with_a
         assert time.monotonic() - start < 60  # the run's --timeout, not the default 300 s of a command line
         err = " ".join(capsys.readouterr().err.split())
         assert "did not finish within 2 s hint: its output before it was killed: prog: reached step 3" in err
-        assert not _running(hang)
+        assert not running(hang)
     finally:
-        for pid in _running(hang):
+        for pid in running(hang):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -344,9 +332,9 @@ def test_a_verify_command_that_hangs_is_stopped_with_all_it_started(tmp_path, fo
                      "--verify-cmd", f"{shlex.join(hang)}; true",
                      "--out", str(out_dir)]) == 1
         assert "did not finish within 2 s" in json.loads((out_dir / "result.json").read_text())["reason"]
-        assert not _running(hang)
+        assert not running(hang)
     finally:
-        for pid in _running(hang):
+        for pid in running(hang):
             os.kill(pid, signal.SIGKILL)
 
 
