@@ -1,6 +1,7 @@
 """A SIGKILL of mapperopt (no handler, no `finally` runs) ends every program it started within seconds: the user's
 program under discovery, a --verify-cmd, a compiler building a mapper. Each would otherwise run on, for minutes or
-for ever, once the process that was to stop it is gone."""
+for ever, once the process that was to stop it is gone. And the folder of a killed `tune` is continued by the same
+command."""
 
 from __future__ import annotations
 
@@ -68,3 +69,34 @@ def test_a_compiler_that_hangs(tmp_path):
     (tmp_path / "m.dsl").write_text("Task * CPU;\n")
     env = dict(os.environ, CXX=str(cxx), MAPPEROPT_CACHE=str(tmp_path / "cache"))  # nothing built yet
     kill_while_running(["compile", "m.dsl"], hang, tmp_path, env)
+
+
+def test_a_killed_tune_of_a_program_without_baselines_continues_with_the_same_command(tmp_path, foreign_exe,
+                                                                                     monkeypatch):
+    """With --baseline none the set-up measures nothing and records no calibrated count (a user's program has none):
+    the folder was taken for one whose set-up never finished, and the same command started afresh."""
+    from mapperopt.cli import main
+    from mapperopt.optimizer.store import TuneStore
+
+    runs = tmp_path / "runs"
+    args = ["tune", "--app", f"{foreign_exe} -n 1000 -steps 1", "--cpus", "2", "--baseline", "none", "--iters", "3",
+            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "2", "--runs-dir", str(runs)]
+    for var in [v for v in os.environ if v.startswith("MAPPEROPT_LLM_")]:  # the offline optimizer
+        monkeypatch.delenv(var)
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not any(p.read_text().strip() for p in runs.glob("*/tune-*/state.jsonl")):  # an iteration journaled
+            assert proc.poll() is None, f"tune exited {proc.returncode} first: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "no iteration was journaled"
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    (root,) = runs.glob("*/tune-*")
+    done = len(TuneStore.open(root).records)
+    assert main(args) == 0
+    assert list(runs.glob("*/tune-*")) == [root]
+    assert [r.iter for r in TuneStore.open(root).records] == [1, 2, 3] and done < 3
