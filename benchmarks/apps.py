@@ -287,8 +287,9 @@ def build_app(name: str, cuda: str = "auto") -> Path:
 def _describe(exe: str, args: tuple[str, ...]) -> str:
     cmd = [exe, *args, "--describe"]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, env=toolchain.runtime_env(),
-                              timeout=DESCRIBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        from mapperopt.benchmarks.harness import run_in_group  # a hang must not outlive a killed mapperopt
+
+        done = run_in_group(cmd, DESCRIBE_TIMEOUT_S, env=toolchain.runtime_env())
     except subprocess.TimeoutExpired:
         raise MapperoptError(f"`{' '.join(cmd)}` did not finish within {DESCRIBE_TIMEOUT_S} s") from None
     if done.returncode != 0:

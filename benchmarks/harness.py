@@ -198,16 +198,18 @@ def _kill_group(proc: subprocess.Popen) -> None:
         time.sleep(0.02)
 
 
-def run_in_group(cmd, timeout_s: float, **popen) -> subprocess.CompletedProcess:
-    """`subprocess.run(cmd, capture_output=True, text=True, stdin=DEVNULL, timeout=timeout_s, **popen)`, but in a
-    process group of its own that is killed whole at the timeout or on an exception (Ctrl-C): a program that a
-    wrapper script or a shell command started does not outlive it.
+def run_in_group(cmd, timeout_s: float | None, **popen) -> subprocess.CompletedProcess:
+    """`subprocess.run(cmd, capture_output=True, text=True, stdin=DEVNULL, timeout=timeout_s, **popen)` (None: no
+    limit), but in a process group of its own that is killed whole at the timeout, on an exception (Ctrl-C) or when
+    this process dies, even by SIGKILL (`start_guarded`): a program that a wrapper script, a shell command or a
+    compiler driver started does not outlive it.
 
     Raises:
         subprocess.TimeoutExpired: past `timeout_s` seconds; its `stdout` and `stderr` hold the output so far (str).
     """
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                          start_new_session=True, **popen) as proc:
+    argv = ["/bin/sh", "-c", cmd] if popen.pop("shell", False) else cmd
+    with start_guarded(argv, timeout_s, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                       text=True, **popen) as proc:
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -265,15 +267,30 @@ def arm_parent_death(prctl, parent: int, signum: int) -> None:
         os._exit(1)
 
 
-def _guarded(cmd: list[str], timeout_s: float) -> tuple[list[str], int]:
-    """`cmd` under coreutils' `timeout` when it exists, so that the benchmark's own limit holds even if the
-    harness dies: it sends SIGTERM `OWN_TIMEOUT_MARGIN_S` after the harness's timeout, SIGKILL 5 s later. Returns
-    the command and the parent-death signal for its first process (SIGTERM for `timeout`, which passes it on to
-    the benchmark and kills it 5 s later if need be; SIGKILL for the benchmark itself)."""
+def _guarded(cmd: list[str], timeout_s: float | None) -> tuple[list[str], int]:
+    """`cmd` under coreutils' `timeout` when it exists, so that the command's own limit holds even if the
+    harness dies: it sends SIGTERM `OWN_TIMEOUT_MARGIN_S` after the harness's timeout (never for None), SIGKILL 5 s
+    later. Returns the command and the parent-death signal for its first process (SIGTERM for `timeout`, which
+    passes it on to the command's whole process group and kills that 5 s later if need be; SIGKILL for the command
+    itself)."""
     wrapper = shutil.which("timeout")
     if wrapper is None:
         return cmd, signal.SIGKILL
-    return [wrapper, "--kill-after=5", f"{timeout_s + OWN_TIMEOUT_MARGIN_S:g}", *cmd], signal.SIGTERM
+    limit = 0 if timeout_s is None else timeout_s + OWN_TIMEOUT_MARGIN_S  # 0: no limit of its own
+    return [wrapper, "--kill-after=5", f"{limit:g}", *cmd], signal.SIGTERM
+
+
+def start_guarded(cmd: list[str], timeout_s: float | None, **popen) -> subprocess.Popen:
+    """`subprocess.Popen(cmd, **popen)` in a session (and process group) of its own that ends with this process:
+    the parent-death signal (`_die_with_parent`) reaches `timeout` (`_guarded`), which ends the whole group, so
+    that even a SIGKILL of mapperopt leaves nothing `cmd` started running for more than seconds. The caller still
+    ends the group itself at `timeout_s` seconds (`_kill_group`); `timeout` does it `OWN_TIMEOUT_MARGIN_S` later.
+
+    Raises:
+        OSError: `cmd` cannot start (with `timeout`: only `timeout` itself; a missing program is exit status 127).
+    """
+    guarded, death_signal = _guarded(cmd, timeout_s)
+    return subprocess.Popen(guarded, start_new_session=True, preexec_fn=_die_with_parent(death_signal), **popen)
 
 
 def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: dict[str, str],
@@ -288,13 +305,12 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
     out_name, err_name = f"stdout{label}.txt", f"stderr{label}.txt"
     start = time.monotonic()
     timed_out = False
-    guarded, death_signal = _guarded(cmd, timeout_s)
     with open(run_dir / out_name, "wb") as out, open(run_dir / err_name, "wb") as err:
         try:
             if shutil.which(cmd[0]) is None:  # under `timeout`, a missing program would be an exit status
                 raise FileNotFoundError(errno.ENOENT, "not found or not executable", cmd[0])
-            proc = subprocess.Popen(guarded, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=run_dir,
-                                    env=env, start_new_session=True, preexec_fn=_die_with_parent(death_signal))
+            proc = start_guarded(cmd, timeout_s, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=run_dir,
+                                 env=env)
         except OSError as exc:
             err.write(f"cannot start {cmd[0]}: {exc}\n".encode())
             attempt = Attempt(exit_code=None, wall_s=0.0, stdout=out_name, stderr=err_name)

@@ -10,7 +10,6 @@ import glob
 import hashlib
 import json
 import os
-import subprocess
 from importlib import resources
 from pathlib import Path
 
@@ -62,8 +61,9 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     if cached and path.is_file():
         _PROBED[here] = path.read_text()
         return json.loads(_PROBED[here])
-    result = subprocess.run(cmd, capture_output=True, text=True, env=toolchain.runtime_env(legion),
-                            timeout=PROBE_TIMEOUT_S)
+    from mapperopt.benchmarks.harness import run_in_group  # a hung probe must not outlive a killed mapperopt
+
+    result = run_in_group(cmd, PROBE_TIMEOUT_S, env=toolchain.runtime_env(legion))
     if result.returncode != 0:
         gpu_lines = [line for line in result.stderr.splitlines() if "GPUs requested" in line]
         what = gpu_lines[0].split(": ", 1)[-1] if gpu_lines else exit_status(result.returncode)

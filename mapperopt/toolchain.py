@@ -251,7 +251,9 @@ def locked(path: Path):
 
 
 def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:
-    result = subprocess.run(cmd, capture_output=True, text=True)
+    from mapperopt.benchmarks.harness import run_in_group  # a long build must not outlive a killed mapperopt
+
+    result = run_in_group(cmd, None)
     if result.returncode != 0:
         raise BuildError(
             f"building {what} failed ({exit_status(result.returncode)}): {' '.join(cmd)}",

@@ -79,12 +79,18 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
             store = TuneStore.open(root)
         except MapperoptError:
             continue
-        if store.settings.get("request") != request or "iterations" not in store.settings:
+        if store.settings.get("request") != request or not _set_up(store):
             continue  # another request, or one whose set-up (baselines, calibration) never finished
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
             return root, None
         return None, root
     return None, None
+
+
+def _set_up(store: TuneStore) -> bool:
+    """Whether the folder's set-up finished (`_new_run` records the calibrated count, None where there is none, as
+    its last step; folders made before that record it only by their iterations), so that it can be continued."""
+    return "iterations" in store.settings or bool(store.records)
 
 
 def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
@@ -139,6 +145,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
             calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
                                         **evaluator.run_options())
             store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
+        store.settings.setdefault("iterations", None)  # none calibrated: a user's program without baselines
         store.write_settings()
     except KeyboardInterrupt:
         # A folder whose set-up never finished is never continued (`_latest`): remove it rather than leave it.
@@ -294,6 +301,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                           f"{done + (iters or 10)}")
     if found is not None:
         store = TuneStore.open(found)
+        if not _set_up(store):  # killed while setting up: baselines and the calibrated count are missing
+            raise MapperoptError(f"{found}: its set-up (describing the application and the machine, measuring the "
+                                 "baselines) never finished, so it cannot be continued",
+                                 hint="the same tune command without --resume starts a new folder; this one can be "
+                                      "deleted")
         store.lock()
         settings = store.settings
         if settings.get("app") != str(bench):

@@ -302,6 +302,29 @@ def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, 
     assert list(runs.glob("circuit/tune-*")) == []
 
 
+def test_a_folder_whose_set_up_was_killed_is_not_continued_and_says_what_to_do(tmp_path, offline, capsys):
+    """SIGKILL while tune measures the baselines leaves the folder (nothing can remove it): the same command starts
+    a new one, and --resume of it stops with what to do (it used to tune on without the baselines and the
+    calibrated iteration count that the run asked for)."""
+    runs = tmp_path / "runs"
+    args = tune_args(runs, "--iters", "1", baseline="default")
+    proc = start_tune(args)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and not list(runs.glob("circuit/tune-*/baseline-*")):
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.kill(proc.pid, signal.SIGKILL)  # while the baselines are measured
+    proc.communicate(timeout=60)
+    root = only_run(runs)
+    capsys.readouterr()
+    assert main(["tune", "circuit", "--resume", str(root)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {root}: its set-up (describing the application and the machine, measuring the baselines) " \
+           "never finished, so it cannot be continued" in err, err
+    assert "hint: the same tune command without --resume starts a new folder; this one can be deleted" in err, err
+    assert not (root / "iter-001").exists()
+
+
 def test_tuning_uses_the_cores_it_has(monkeypatch):
     """Without --cpus, tuning a benchmark on CPUs uses every core less the utility processors (a user's program:
     its size's count, tested with the application file)."""

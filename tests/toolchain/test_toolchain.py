@@ -67,17 +67,18 @@ def test_probe_reports_the_cpus_legion_was_given(cpus):
 def test_one_process_runs_the_same_probe_once(monkeypatch):
     """`tune` and `compare` describe the machine, then the harness checks each mapper against it: one Legion run."""
     from mapperopt import probe
+    from mapperopt.benchmarks import harness
 
     monkeypatch.setattr(probe, "_PROBED", {})
     runs = []
-    real = subprocess.run
+    real = harness.run_in_group
 
-    def run(cmd, **kwargs):
+    def run(cmd, *args, **kwargs):
         if cmd[0].endswith("/probe"):  # not a compiler's run, if the probe is built now
             runs.append(cmd)
-        return real(cmd, **kwargs)
+        return real(cmd, *args, **kwargs)
 
-    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setattr(harness, "run_in_group", run)
     first = probe_json(cpus=2)
     first["nodes"] = 99  # a caller's change to its copy is not seen by the next caller
     assert probe_json(cpus=2)["processors"]["CPU"] == [2] and probe_json(cpus=2)["nodes"] == 1

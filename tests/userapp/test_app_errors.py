@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from userapp_support import running
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import commands as run_commands
@@ -336,19 +337,6 @@ def test_a_failed_verification_of_the_application_file_names_the_file(tmp_path, 
            "/PASSED/" in feedback["explanation"], feedback["explanation"]
 
 
-def _running(argv: list[str]) -> list[int]:
-    """The processes whose command line is `argv` (Linux /proc)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f.read().split(b"\0")[:-1] == [a.encode() for a in argv]:
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
-
-
 def test_a_program_that_hangs_in_discovery_is_stopped_at_the_runs_timeout_with_all_it_started(tmp_path, mapper,
                                                                                                  capsys, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folder: under the test's own
@@ -365,9 +353,9 @@ def test_a_program_that_hangs_in_discovery_is_stopped_at_the_runs_timeout_with_a
         assert kept and (Path(kept[1]) / "stderr.txt").read_text() == "prog: reached step 3\n", err
         assert "stderr.txt; it ends with: prog: reached step 3" in err
         assert "If it only needs longer, give a larger --timeout" in err and "run it by hand" in err
-        assert not _running(hang)
+        assert not running(hang)
     finally:
-        for pid in _running(hang):
+        for pid in running(hang):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -382,9 +370,9 @@ def test_a_verify_command_that_hangs_is_stopped_with_all_it_started(tmp_path, fo
                      "--verify-cmd", f"{shlex.join(hang)}; true",
                      "--out", str(out_dir)]) == 1
         assert "did not finish within 2 s" in json.loads((out_dir / "result.json").read_text())["reason"]
-        assert not _running(hang)
+        assert not running(hang)
     finally:
-        for pid in _running(hang):
+        for pid in running(hang):
             os.kill(pid, signal.SIGKILL)
 
 
