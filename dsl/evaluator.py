@@ -309,7 +309,7 @@ class Evaluator:
                        memory: str) -> tuple[dict, dict[str, A.LayoutStmt]]:
         """`layout(...)` and, for each aspect of it that a Layout statement decides (`order`, `dims`, ...), that
         statement; an aspect missing from the second dict has its default value (for a discovered program, the
-        dimension order its variant fixes, `RegionArg.layout`, where it fixes one)."""
+        dimension order and interleaving its variant fixes, `RegionArg.layout` and `interleave`, where it fixes them)."""
         names = self._names(task, req_index)
 
         def third(s):
@@ -334,12 +334,15 @@ class Evaluator:
                 if aspect not in decided:
                     decided[aspect] = s
                     out[aspect] = value
-        # In a user's program (the LD_PRELOAD shim) an undecided dimension order follows the variant's constraints.
+        # In a user's program (the LD_PRELOAD shim) an undecided dimension order or interleaving follows the variant's
+        # constraints.
         info = self.task_info(task) if self.app is not None and self.app.discovered_as else None
         req = next((r for r in info.regions if r.index == req_index), None) if info else None
-        if "dims" not in decided and req is not None and req.layout and (
-                not req.layout_kinds or proc_kind in req.layout_kinds):
-            out["dims"] = req.layout[0]
+        if req is not None and (not req.layout_kinds or proc_kind in req.layout_kinds):
+            if "dims" not in decided and req.layout:
+                out["dims"] = req.layout[0]
+            if "order" not in decided and req.interleave:
+                out["order"] = req.interleave
         return out, decided
 
     def collect(self, task: str) -> list[int]:

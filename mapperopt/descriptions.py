@@ -64,8 +64,8 @@ class RegionArg:
         redop: reduction operator name (e.g. "sum_f32") for `reduce`, else None.
         layout: "C_order" or "F_order" when the task's variants require instances with that dimension order (a
             BLAS kernel that needs row-major tiles), else None.
-        interleave: "SOA" when the variants also reject AOS instances (a kernel that walks one field with unit
-            stride), else None.
+        interleave: "SOA" when the variants reject AOS instances (a kernel that walks one field with unit stride),
+            "AOS" when they reject SOA ones (a kernel that reads each element's fields as one struct), else None.
         layout_kinds: the processor kinds whose variants have these requirements (the CPU stencil kernel; its GPU
             variant takes any layout); empty: every kind.
     """
@@ -244,9 +244,9 @@ class AppDescription:
                 if r.get("layout") not in (None, "C_order", "F_order"):
                     raise DescriptionError(f"requirement {i} of {what} has layout {r['layout']!r}; expected C_order "
                                            "or F_order")
-                if r.get("interleave") not in (None, "SOA"):
+                if r.get("interleave") not in (None, "SOA", "AOS"):
                     raise DescriptionError(f"requirement {i} of {what} has interleave {r['interleave']!r}; expected "
-                                           "SOA")
+                                           "SOA or AOS")
                 regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
                                          tuple(r.get("fields", ())), r.get("redop"), r.get("layout"),
                                          r.get("interleave"), tuple(r.get("layout_kinds", ()))))

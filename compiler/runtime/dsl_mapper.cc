@@ -1382,18 +1382,26 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   std::string variants;
   bool leaf = false, inner = false, first = true;
   std::vector<std::string> orders(task.regions.size());  // per requirement: "KIND": "C_order"|"F_order", ...
+  std::vector<std::string> interleaves(task.regions.size());  // per requirement: "KIND": "AOS"|"SOA", ...
   for (Kind k : {CPU, GPU, OMP, IO, PY}) {
     std::vector<VariantID> found;
     runtime->find_valid_variants(ctx, task.task_id, found, realm_proc_kind(k));
     if (found.empty()) continue;
     variants += std::string(variants.empty() ? "" : ", ") + json_string(kind_name(k));
-    // The dimension order the variant's layout constraints fix for each requirement (checks, the search's layouts).
+    // The dimension order and the interleaving (fields first: AOS, last: SOA) the variant's layout constraints fix
+    // for each requirement (checks, the search's layouts).
     const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, found[0]);
     for (const auto &entry : sets.layouts) {
       if (entry.first >= task.regions.size()) continue;
       const int dim = task.regions[entry.first].region.get_index_space().get_dim();
+      const OrderingConstraint &ordering = runtime->find_layout_constraints(ctx, entry.second).ordering_constraint;
+      if (!ordering.ordering.empty() && (ordering.ordering.front() == LEGION_DIM_F) !=
+                                            (ordering.ordering.back() == LEGION_DIM_F))
+        interleaves[entry.first] += std::string(interleaves[entry.first].empty() ? "" : ", ") +
+                                    json_string(kind_name(k)) + ": \"" +
+                                    (ordering.ordering.front() == LEGION_DIM_F ? "AOS" : "SOA") + "\"";
       std::vector<int> dims;  // those of the requirement's dimensions the ordering lists, fastest first
-      for (int d : spatial_order(runtime->find_layout_constraints(ctx, entry.second).ordering_constraint))
+      for (int d : spatial_order(ordering))
         if (d < dim) dims.push_back(d);
       if (dim < 2 || int(dims.size()) != dim) continue;
       const char *order = std::is_sorted(dims.begin(), dims.end())    ? "F_order"
@@ -1433,7 +1441,8 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
     regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) + ", \"chain\": [" + chain +
                "], \"privilege\": \"" + privilege_name(req.privilege) + "\"" +
                (req.privilege == LEGION_REDUCE ? ", \"redop\": " + json_string(redop_name(req.redop)) : "") +
-               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] + "}}";
+               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] +
+               "}, \"interleaves\": {" + interleaves[idx] + "}}";
   }
   const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
                            ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +

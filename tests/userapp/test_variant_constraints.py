@@ -46,3 +46,17 @@ def test_a_memory_the_variant_forbids_is_skipped(tmp_path, monkeypatch, constrai
     assert code != 0 and "checksum" not in stdout
     assert re.search(r"error R403: no memory of the list RDMEM can hold requirement 1 \(pieces, numbers\) of task "
                      r"'norm': RDMEM: the variant's layout constraint needs SYSMEM; processor CPU", stderr), stderr[-3000:]
+
+
+def test_check_knows_the_interleaving_the_variant_fixes(tmp_path, constrained_exe, capsys):
+    """Discovery records that norm's variant needs AOS pairs: `check` passes a mapper that leaves it to the variant and
+    rejects one whose Layout statement gives them SOA (E223), before any run."""
+    app = f"{constrained_exe} -n 400"
+    (tmp_path / "ok.dsl").write_text("Task * CPU;\n")
+    assert main(["check", str(tmp_path / "ok.dsl"), "--app", app]) == 0
+    assert "error" not in capsys.readouterr().out
+    (tmp_path / "soa.dsl").write_text("Task * CPU;\nLayout * * * SOA;\n")
+    assert main(["check", str(tmp_path / "soa.dsl"), "--app", app]) == 1
+    out = capsys.readouterr().out
+    assert "soa.dsl:2:1: error[E223]: the application's variants need AOS instances" in out, out
+    assert "requirement 0 (pieces) of norm" in out and "hint: " in out
