@@ -274,19 +274,25 @@ class Evaluator:
 
     def memory(self, task: str, req_index: int, proc: Proc) -> str:
         """The memory kind chosen for requirement `req_index` of `task` running on `proc` (§7.2): the first kind of the
-        effective list that is visible from `proc` ("VIRTUAL" for a virtual mapping). Raises R403 when none is."""
+        effective list that is visible from `proc` ("VIRTUAL" for a virtual mapping) and, in a discovered program,
+        that the variant's layout constraint allows (the one it requires, with no Region statement). Raises R403 when
+        none is."""
         info = self.task_info(task)
         if info is not None and info.inner:
             return "VIRTUAL"
+        req = next((r for r in info.regions if r.index == req_index), None) if info else None
+        needs = dict(req.required_memory).get(proc.kind) if req and self.app and self.app.discovered_as else None
         listed = self.memories(task, req_index, proc.kind)
         if not listed:
-            return "FBMEM" if proc.kind == "GPU" else "SYSMEM"
+            return needs or ("FBMEM" if proc.kind == "GPU" else "SYSMEM")
         reasons = []
         for kind in listed:
             if kind == "VIRTUAL":
                 if info is None or not info.leaf:
                     return kind
                 reasons.append("VIRTUAL: the variant is a leaf task")
+            elif needs and kind != needs:
+                reasons.append(f"{kind}: the variant's layout constraint needs {needs}")
             elif self.machine.visible(kind, proc.kind, proc.node, proc.index):
                 return kind
             elif not self.machine.memories_of(kind):

@@ -68,6 +68,8 @@ class RegionArg:
             "AOS" when they reject SOA ones (a kernel that reads each element's fields as one struct), else None.
         layout_kinds: the processor kinds whose variants have these requirements (the CPU stencil kernel; its GPU
             variant takes any layout); empty: every kind.
+        required_memory: (processor kind, memory kind) pairs: the memory kind the variant for that processor kind
+            requires (its layout constraint's memory constraint); empty: any.
     """
 
     index: int
@@ -78,6 +80,7 @@ class RegionArg:
     layout: str | None = None
     interleave: str | None = None
     layout_kinds: tuple[str, ...] = ()
+    required_memory: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str | None:
@@ -94,6 +97,8 @@ class RegionArg:
             out["interleave"] = self.interleave
         if self.layout_kinds:
             out["layout_kinds"] = list(self.layout_kinds)
+        if self.required_memory:
+            out["required_memory"] = dict(self.required_memory)
         return out
 
 
@@ -247,9 +252,14 @@ class AppDescription:
                 if r.get("interleave") not in (None, "SOA", "AOS"):
                     raise DescriptionError(f"requirement {i} of {what} has interleave {r['interleave']!r}; expected "
                                            "SOA or AOS")
+                required = r.get("required_memory", {})
+                if not isinstance(required, dict) or not all(isinstance(v, str) for v in required.values()):
+                    raise DescriptionError(f"requirement {i} of {what} has required_memory {required!r}; expected an "
+                                           "object of memory kinds by processor kind, e.g. {\"CPU\": \"SYSMEM\"}")
                 regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
                                          tuple(r.get("fields", ())), r.get("redop"), r.get("layout"),
-                                         r.get("interleave"), tuple(r.get("layout_kinds", ()))))
+                                         r.get("interleave"), tuple(r.get("layout_kinds", ())),
+                                         tuple(required.items())))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,

@@ -1383,18 +1383,23 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   bool leaf = false, inner = false, first = true;
   std::vector<std::string> orders(task.regions.size());  // per requirement: "KIND": "C_order"|"F_order", ...
   std::vector<std::string> interleaves(task.regions.size());  // per requirement: "KIND": "AOS"|"SOA", ...
+  std::vector<std::string> memories(task.regions.size());     // per requirement: "KIND": "SYSMEM", ...
   for (Kind k : {CPU, GPU, OMP, IO, PY}) {
     std::vector<VariantID> found;
     runtime->find_valid_variants(ctx, task.task_id, found, realm_proc_kind(k));
     if (found.empty()) continue;
     variants += std::string(variants.empty() ? "" : ", ") + json_string(kind_name(k));
-    // The dimension order and the interleaving (fields first: AOS, last: SOA) the variant's layout constraints fix
-    // for each requirement (checks, the search's layouts).
+    // The dimension order, the interleaving (fields first: AOS, last: SOA) and the memory kind the variant's layout
+    // constraints fix for each requirement (checks, the search's layouts).
     const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, found[0]);
     for (const auto &entry : sets.layouts) {
       if (entry.first >= task.regions.size()) continue;
       const int dim = task.regions[entry.first].region.get_index_space().get_dim();
-      const OrderingConstraint &ordering = runtime->find_layout_constraints(ctx, entry.second).ordering_constraint;
+      const LayoutConstraintSet &set = runtime->find_layout_constraints(ctx, entry.second);
+      const OrderingConstraint &ordering = set.ordering_constraint;
+      if (set.memory_constraint.is_valid() && dsl_mem_kind(set.memory_constraint.get_kind()) != ANY)
+        memories[entry.first] += std::string(memories[entry.first].empty() ? "" : ", ") + json_string(kind_name(k)) +
+                                 ": \"" + kind_name(dsl_mem_kind(set.memory_constraint.get_kind())) + "\"";
       if (!ordering.ordering.empty() && (ordering.ordering.front() == LEGION_DIM_F) !=
                                             (ordering.ordering.back() == LEGION_DIM_F))
         interleaves[entry.first] += std::string(interleaves[entry.first].empty() ? "" : ", ") +
@@ -1442,7 +1447,7 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
                "], \"privilege\": \"" + privilege_name(req.privilege) + "\"" +
                (req.privilege == LEGION_REDUCE ? ", \"redop\": " + json_string(redop_name(req.redop)) : "") +
                ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] +
-               "}, \"interleaves\": {" + interleaves[idx] + "}}";
+               "}, \"interleaves\": {" + interleaves[idx] + "}, \"memories\": {" + memories[idx] + "}}";
   }
   const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
                            ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +
