@@ -315,7 +315,8 @@ class Evaluator:
                        memory: str) -> tuple[dict, dict[str, A.LayoutStmt]]:
         """`layout(...)` and, for each aspect of it that a Layout statement decides (`order`, `dims`, ...), that
         statement; an aspect missing from the second dict has its default value (for a discovered program, the
-        dimension order and interleaving its variant fixes, `RegionArg.layout` and `interleave`, where it fixes them)."""
+        dimension order and interleaving its variant fixes, `RegionArg.layout` and `interleave`, where it fixes
+        them)."""
         names = self._names(task, req_index)
 
         def third(s):
