@@ -31,7 +31,7 @@ from mapperopt.errors import MapperoptError, closest, signal_name
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/3"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/5"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -560,12 +560,17 @@ def describe_from_record(name: str, lines: list[dict]) -> dict:
                      "fields": req["fields"], "field_sizes": req["field_sizes"]}
             if "redop" in req:
                 entry["redop"] = req["redop"]
-            # The dimension order the variants' layout constraints fix (per processor kind), when they agree.
-            orders = req.get("orders", {})
-            if len(set(orders.values())) == 1:
-                entry["layout"] = next(iter(orders.values()))
-                if set(orders) != set(rec["variants"]):
-                    entry["layout_kinds"] = [k for k in rec["variants"] if k in orders]
+            # The dimension order and the interleaving the variants' layout constraints fix (per processor kind),
+            # when they agree; both for the same kinds (`layout_kinds` is theirs).
+            kinds = None
+            for key, field in (("orders", "layout"), ("interleaves", "interleave")):
+                fixed = req.get(key, {})
+                if len(set(fixed.values())) == 1 and kinds in (None, set(fixed)):
+                    entry[field], kinds = next(iter(fixed.values())), set(fixed)
+            if kinds is not None and kinds != set(rec["variants"]):
+                entry["layout_kinds"] = [k for k in rec["variants"] if k in kinds]
+            if req.get("memories"):  # the memory kind each processor kind's variant requires
+                entry["required_memory"] = req["memories"]
             regions.append(entry)
             # Field spaces stand beside the tree: no parent. Every other name's parent is the next one up.
             path = [c for c in chain if c["kind"] != "field_space"]

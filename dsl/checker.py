@@ -1298,7 +1298,10 @@ class _Checker:
                 fixed = dataclasses.replace(stmt, memories=tuple(A.Kind(m) for m in memories))
                 hints.append(f"a leaf task needs a physical instance: list a memory instead of VIRTUAL, e.g. "
                              f"`{format_statement(fixed)}`; VIRTUAL suits a statement that selects only inner tasks")
-            if "not visible from" in err.detail or "absent" in err.detail:
+            needs = re.search(r"the variant's layout constraint needs (\w+)", err.detail)
+            if needs:
+                hints.append(f"add {needs[1]}, which the variant's layout constraint requires, after the others")
+            elif "not visible from" in err.detail or "absent" in err.detail:
                 usable = "FBMEM or ZCMEM" if kind == "GPU" else "SYSMEM"
                 hints.append(f"add a memory that {kind} processors can use, e.g. {usable}, after the others")
             more = (f" (and {len(where) - 1} more requirement(s): {', '.join(where[1:4])}"

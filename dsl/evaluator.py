@@ -274,19 +274,25 @@ class Evaluator:
 
     def memory(self, task: str, req_index: int, proc: Proc) -> str:
         """The memory kind chosen for requirement `req_index` of `task` running on `proc` (§7.2): the first kind of the
-        effective list that is visible from `proc` ("VIRTUAL" for a virtual mapping). Raises R403 when none is."""
+        effective list that is visible from `proc` ("VIRTUAL" for a virtual mapping) and, in a discovered program,
+        that the variant's layout constraint allows (the one it requires, with no Region statement). Raises R403 when
+        none is."""
         info = self.task_info(task)
         if info is not None and info.inner:
             return "VIRTUAL"
+        req = next((r for r in info.regions if r.index == req_index), None) if info else None
+        needs = dict(req.required_memory).get(proc.kind) if req and self.app and self.app.discovered_as else None
         listed = self.memories(task, req_index, proc.kind)
         if not listed:
-            return "FBMEM" if proc.kind == "GPU" else "SYSMEM"
+            return needs or ("FBMEM" if proc.kind == "GPU" else "SYSMEM")
         reasons = []
         for kind in listed:
             if kind == "VIRTUAL":
                 if info is None or not info.leaf:
                     return kind
                 reasons.append("VIRTUAL: the variant is a leaf task")
+            elif needs and kind != needs:
+                reasons.append(f"{kind}: the variant's layout constraint needs {needs}")
             elif self.machine.visible(kind, proc.kind, proc.node, proc.index):
                 return kind
             elif not self.machine.memories_of(kind):
@@ -309,7 +315,8 @@ class Evaluator:
                        memory: str) -> tuple[dict, dict[str, A.LayoutStmt]]:
         """`layout(...)` and, for each aspect of it that a Layout statement decides (`order`, `dims`, ...), that
         statement; an aspect missing from the second dict has its default value (for a discovered program, the
-        dimension order its variant fixes, `RegionArg.layout`, where it fixes one)."""
+        dimension order and interleaving its variant fixes, `RegionArg.layout` and `interleave`, where it fixes
+        them)."""
         names = self._names(task, req_index)
 
         def third(s):
@@ -334,12 +341,15 @@ class Evaluator:
                 if aspect not in decided:
                     decided[aspect] = s
                     out[aspect] = value
-        # In a user's program (the LD_PRELOAD shim) an undecided dimension order follows the variant's constraints.
+        # In a user's program (the LD_PRELOAD shim) an undecided dimension order or interleaving follows the variant's
+        # constraints.
         info = self.task_info(task) if self.app is not None and self.app.discovered_as else None
         req = next((r for r in info.regions if r.index == req_index), None) if info else None
-        if "dims" not in decided and req is not None and req.layout and (
-                not req.layout_kinds or proc_kind in req.layout_kinds):
-            out["dims"] = req.layout[0]
+        if req is not None and (not req.layout_kinds or proc_kind in req.layout_kinds):
+            if "dims" not in decided and req.layout:
+                out["dims"] = req.layout[0]
+            if "order" not in decided and req.interleave:
+                out["order"] = req.interleave
         return out, decided
 
     def collect(self, task: str) -> list[int]:

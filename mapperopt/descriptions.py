@@ -64,10 +64,12 @@ class RegionArg:
         redop: reduction operator name (e.g. "sum_f32") for `reduce`, else None.
         layout: "C_order" or "F_order" when the task's variants require instances with that dimension order (a
             BLAS kernel that needs row-major tiles), else None.
-        interleave: "SOA" when the variants also reject AOS instances (a kernel that walks one field with unit
-            stride), else None.
+        interleave: "SOA" when the variants reject AOS instances (a kernel that walks one field with unit stride),
+            "AOS" when they reject SOA ones (a kernel that reads each element's fields as one struct), else None.
         layout_kinds: the processor kinds whose variants have these requirements (the CPU stencil kernel; its GPU
             variant takes any layout); empty: every kind.
+        required_memory: (processor kind, memory kind) pairs: the memory kind the variant for that processor kind
+            requires (its layout constraint's memory constraint); empty: any.
     """
 
     index: int
@@ -78,6 +80,7 @@ class RegionArg:
     layout: str | None = None
     interleave: str | None = None
     layout_kinds: tuple[str, ...] = ()
+    required_memory: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str | None:
@@ -94,6 +97,8 @@ class RegionArg:
             out["interleave"] = self.interleave
         if self.layout_kinds:
             out["layout_kinds"] = list(self.layout_kinds)
+        if self.required_memory:
+            out["required_memory"] = dict(self.required_memory)
         return out
 
 
@@ -244,12 +249,17 @@ class AppDescription:
                 if r.get("layout") not in (None, "C_order", "F_order"):
                     raise DescriptionError(f"requirement {i} of {what} has layout {r['layout']!r}; expected C_order "
                                            "or F_order")
-                if r.get("interleave") not in (None, "SOA"):
+                if r.get("interleave") not in (None, "SOA", "AOS"):
                     raise DescriptionError(f"requirement {i} of {what} has interleave {r['interleave']!r}; expected "
-                                           "SOA")
+                                           "SOA or AOS")
+                required = r.get("required_memory", {})
+                if not isinstance(required, dict) or not all(isinstance(v, str) for v in required.values()):
+                    raise DescriptionError(f"requirement {i} of {what} has required_memory {required!r}; expected an "
+                                           "object of memory kinds by processor kind, e.g. {\"CPU\": \"SYSMEM\"}")
                 regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
                                          tuple(r.get("fields", ())), r.get("redop"), r.get("layout"),
-                                         r.get("interleave"), tuple(r.get("layout_kinds", ()))))
+                                         r.get("interleave"), tuple(r.get("layout_kinds", ())),
+                                         tuple(required.items())))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,

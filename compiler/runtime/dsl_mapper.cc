@@ -288,15 +288,18 @@ struct LayoutChoice {
   int64_t align_bytes = 0;
   bool order_set = false, dims_set = false;  // a Layout statement mentions interleaving / dimension order
   // From the task variant's layout constraints (variant_layouts): its ordering when no statement mentions
-  // interleaving or dimension order, its alignments when none mentions alignment.
+  // interleaving or dimension order, its alignments when none mentions alignment; `variant`: its constraint sets for
+  // the requirement, whose fields, specialization (unless a statement says Compact) and other constraints
+  // make_instances follows, and whose memory kind map_region does.
   std::vector<DimensionKind> ordering;
   bool ordering_contiguous = false;
   std::vector<AlignmentConstraint> alignments;
+  std::vector<const LayoutConstraintSet *> variant;
 };
 
 // Set by the LD_PRELOAD shim, which runs users' programs: a layout aspect no Layout statement mentions follows the
 // task variant's layout constraints, as in Legion's default mapper, so that the DSL's defaults never give a program a
-// layout its variant rejects. Benchmarks keep the DSL's defaults (dsl-reference.md §7.3).
+// layout or a memory its variant rejects. Benchmarks keep the DSL's defaults (dsl-reference.md §7.3).
 bool variant_layouts = false;
 
 // A mapped task whose completion the mapper waits for (through a profiling response).
@@ -352,12 +355,15 @@ class DslMapper : public DefaultMapper {
                                 Kind proc) const;
   LayoutChoice layout(const std::string &task, unsigned index, const std::vector<std::string> &chain, Kind proc,
                       Kind mem) const;
+  bool make_instances(MapperContext ctx, const RegionRequirement &req, Memory memory, const LayoutChoice &layout,
+                      std::vector<PhysicalInstance> &made, size_t &footprint);
   bool make_instance(MapperContext ctx, const RegionRequirement &req, Memory memory, const LayoutChoice &layout,
+                     const std::vector<FieldID> &fields, const std::vector<const LayoutConstraintSet *> &sets,
                      PhysicalInstance &result, size_t &footprint);
   std::string map_region(MapperContext ctx, const Task &task, unsigned index, Processor target, VariantID variant,
                          bool leaf, std::vector<PhysicalInstance> &instances);
-  void follow_variant(MapperContext ctx, const Task &task, VariantID variant, unsigned index, int dim,
-                      LayoutChoice &choice);
+  std::vector<const LayoutConstraintSet *> variant_sets(MapperContext ctx, const Task &task, VariantID variant,
+                                                        unsigned index);
   std::vector<unsigned> collect(MapperContext ctx, const Task &task);
   void trace(const std::string &line);
   Mapping::Mapper *delegate(const std::string &task) const;
@@ -662,25 +668,81 @@ EqualityKind equality_kind(const std::string &op) {
   return LEGION_EQ_EK;
 }
 
+// The instances of requirement `req` in `memory`, their sizes added to `footprint`: one of all the fields of the
+// field space (better reuse; only the reduced ones for a reduction), like the DefaultMapper; but, where the variant's
+// layout constraints list fields (variant_layouts), as in the DefaultMapper one of each list's fields the requirement
+// uses, in its order, and one of the others when the requirement uses any.
+bool DslMapper::make_instances(MapperContext ctx, const RegionRequirement &req, Memory memory,
+                               const LayoutChoice &choice, std::vector<PhysicalInstance> &made, size_t &footprint) {
+  std::vector<FieldID> rest;
+  if (req.privilege == LEGION_REDUCE)
+    rest.assign(req.privilege_fields.begin(), req.privilege_fields.end());
+  else
+    runtime->get_field_space_fields(ctx, req.region.get_field_space(), rest);
+  std::set<FieldID> needed = req.privilege_fields;
+  std::vector<const LayoutConstraintSet *> everywhere;  // the sets that list no field apply to every instance
+  for (const LayoutConstraintSet *set : choice.variant)
+    if (set->field_constraint.field_set.empty()) everywhere.push_back(set);
+  footprint = 0;
+  for (const LayoutConstraintSet *set : choice.variant) {
+    std::vector<FieldID> fields;
+    for (FieldID fid : set->field_constraint.field_set)
+      if (needed.erase(fid)) fields.push_back(fid);
+    if (fields.empty()) continue;
+    for (FieldID fid : fields) rest.erase(std::remove(rest.begin(), rest.end(), fid), rest.end());
+    std::vector<const LayoutConstraintSet *> sets = everywhere;
+    sets.push_back(set);
+    PhysicalInstance instance;
+    size_t size = 0;
+    const bool ok = make_instance(ctx, req, memory, choice, fields, sets, instance, size);
+    footprint += size;
+    if (!ok) return false;
+    made.push_back(instance);
+  }
+  if (!made.empty() && needed.empty()) return true;
+  PhysicalInstance instance;
+  size_t size = 0;
+  const bool ok = make_instance(ctx, req, memory, choice, rest, everywhere, instance, size);
+  footprint += size;
+  if (ok) made.push_back(instance);
+  return ok;
+}
+
+// An instance of `fields` in `memory` with the layout `choice` and, for what no Layout statement sets, the variant's
+// constraint sets `sets`: its specialization unless a statement says Compact, its field order and contiguity, and its
+// tiling, dimension, offset, pointer and padding constraints (as the DefaultMapper makes an instance from them).
 bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, Memory memory,
-                              const LayoutChoice &choice, PhysicalInstance &result, size_t &footprint) {
+                              const LayoutChoice &choice, const std::vector<FieldID> &fields,
+                              const std::vector<const LayoutConstraintSet *> &sets, PhysicalInstance &result,
+                              size_t &footprint) {
   const bool reduce = req.privilege == LEGION_REDUCE;
   LayoutConstraintSet constraints;
-  if (reduce)
-    constraints.add_constraint(SpecializedConstraint(
-        choice.compact ? LEGION_COMPACT_REDUCTION_SPECIALIZE : LEGION_AFFINE_REDUCTION_SPECIALIZE, req.redop,
-        false, choice.exact));
-  else
-    constraints.add_constraint(SpecializedConstraint(
-        choice.compact ? LEGION_COMPACT_SPECIALIZE : LEGION_AFFINE_SPECIALIZE, 0, false, choice.exact));
+  SpecializedConstraint special =
+      reduce ? SpecializedConstraint(
+                   choice.compact ? LEGION_COMPACT_REDUCTION_SPECIALIZE : LEGION_AFFINE_REDUCTION_SPECIALIZE,
+                   req.redop, false, choice.exact)
+             : SpecializedConstraint(choice.compact ? LEGION_COMPACT_SPECIALIZE : LEGION_AFFINE_SPECIALIZE, 0, false,
+                                     choice.exact);
+  bool contiguous = false, inorder = false;
+  for (const LayoutConstraintSet *set : sets) {
+    const SpecializedConstraint &s = set->specialized_constraint;
+    const bool special_kind = s.kind == LEGION_COMPACT_SPECIALIZE || s.kind == LEGION_AFFINE_REDUCTION_SPECIALIZE ||
+                              s.kind == LEGION_COMPACT_REDUCTION_SPECIALIZE;
+    if (special_kind && !choice.compact)
+      special = SpecializedConstraint(s.kind, s.redop ? s.redop : req.redop, false, special.exact, s.max_pieces,
+                                      s.max_overhead);
+    special.exact = special.exact || s.exact;
+    contiguous = contiguous || set->field_constraint.contiguous;
+    inorder = inorder || set->field_constraint.inorder;
+    if (set->pointer_constraint.is_valid) constraints.add_constraint(set->pointer_constraint);
+    if (set->padding_constraint.delta.get_dim() > 0) constraints.add_constraint(set->padding_constraint);
+    for (const TilingConstraint &c : set->tiling_constraints) constraints.add_constraint(c);
+    for (const DimensionConstraint &c : set->dimension_constraints) constraints.add_constraint(c);
+    for (const OffsetConstraint &c : set->offset_constraints) constraints.add_constraint(c);
+  }
+  constraints.add_constraint(special);
   constraints.add_constraint(MemoryConstraint(memory.kind()));
-  // Like the DefaultMapper: all fields of the field space (better reuse), only the reduced ones for reductions.
-  std::vector<FieldID> fields;
-  if (reduce)
-    fields.assign(req.privilege_fields.begin(), req.privilege_fields.end());
-  else
-    runtime->get_field_space_fields(ctx, req.region.get_field_space(), fields);
-  constraints.add_constraint(FieldConstraint(fields, false /*contiguous*/, false /*inorder*/));
+  constraints.add_constraint(FieldConstraint(fields, contiguous, inorder));
   // Ordering (docs/dsl-reference.md §7.3): SOA+F X,Y,..,F; SOA+C ..,Y,X,F; AOS+F F,X,Y,..; AOS+C F,..,Y,X.
   const int dim = req.region.get_index_space().get_dim();
   std::vector<DimensionKind> order;
@@ -695,7 +757,8 @@ bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, M
     for (FieldID fid : fields)
       constraints.add_constraint(
           AlignmentConstraint(fid, equality_kind(choice.align_op), size_t(choice.align_bytes)));
-  for (const AlignmentConstraint &a : choice.alignments) constraints.add_constraint(a);
+  for (const AlignmentConstraint &a : choice.alignments)
+    if (std::find(fields.begin(), fields.end(), a.fid) != fields.end()) constraints.add_constraint(a);
   // Reduction instances too are found before created, as by the DefaultMapper (its reduction-reuse policy): points
   // reducing into one region share an instance that holds their pending reductions, where a fresh one per point
   // costs an allocation, an identity fill and a fold copy each.
@@ -704,7 +767,7 @@ bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, M
   bool created = true;
   footprint = 0;
   const bool ok = runtime->find_or_create_physical_instance(ctx, memory, constraints, regions, result, created, true, 0,
-                                                            choice.exact, &footprint);
+                                                            special.exact, &footprint);
   if (ok && created) {
     const int priority =
         default_policy_select_garbage_collection_priority(ctx, TASK_MAPPING, memory, result, true, reduce);
@@ -736,14 +799,23 @@ std::vector<int> spatial_order(const OrderingConstraint &ordering) {
   return dims;
 }
 
-// The aspects of `choice` that no Layout statement mentions, from the layout constraints the task's variant declares
-// for requirement `index` (variant_layouts): its ordering, and the interleaving or dimension order it implies when a
-// statement gives the other one; its alignments. Other constraints of the variant are not followed.
-void DslMapper::follow_variant(MapperContext ctx, const Task &task, VariantID variant, unsigned index, int dim,
-                               LayoutChoice &choice) {
+// The layout constraint sets the task's variant declares for requirement `index`.
+std::vector<const LayoutConstraintSet *> DslMapper::variant_sets(MapperContext ctx, const Task &task,
+                                                                 VariantID variant, unsigned index) {
+  std::vector<const LayoutConstraintSet *> out;
   const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, variant);
-  for (auto it = sets.layouts.lower_bound(index); it != sets.layouts.upper_bound(index); ++it) {
-    const LayoutConstraintSet &set = runtime->find_layout_constraints(ctx, it->second);
+  for (auto it = sets.layouts.lower_bound(index); it != sets.layouts.upper_bound(index); ++it)
+    out.push_back(&runtime->find_layout_constraints(ctx, it->second));
+  return out;
+}
+
+// The aspects of `choice` that no Layout statement mentions, from the variant's layout constraint sets for the
+// requirement (variant_layouts): its ordering, and the interleaving or dimension order it implies when a statement
+// gives the other one; its alignments; the sets themselves, for make_instances.
+void follow_variant(const std::vector<const LayoutConstraintSet *> &sets, int dim, LayoutChoice &choice) {
+  choice.variant = sets;
+  for (const LayoutConstraintSet *found : sets) {
+    const LayoutConstraintSet &set = *found;
     const std::vector<DimensionKind> &ordering = set.ordering_constraint.ordering;
     if (!ordering.empty()) {
       // First listed varies fastest: F first is AOS; a later dimension before X (the fastest spatial one is not X)
@@ -764,17 +836,25 @@ void DslMapper::follow_variant(MapperContext ctx, const Task &task, VariantID va
   }
 }
 
-// Maps requirement `index` on `target` (dsl-reference.md §7.2): the effective memory list with fallback on absence or
-// failed allocation, R452 for each fallback, R403 when nothing works. Returns the trace entry's memory and layout.
+// Maps requirement `index` on `target` (dsl-reference.md §7.2): the effective memory list with fallback on absence,
+// failed allocation or a kind the variant's layout constraints forbid (variant_layouts), R452 for each fallback, R403
+// when nothing works. Returns the trace entry's memory and layout.
 std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned index, Processor target,
                                   VariantID variant, bool leaf, std::vector<PhysicalInstance> &instances) {
   const RegionRequirement &req = task.regions[index];
   const std::string name = task.get_task_name();
   const std::vector<std::string> &chain = name_chain(ctx, req.region);
   const Kind proc = dsl_proc_kind(target.kind());
+  std::vector<const LayoutConstraintSet *> sets;
+  if (variant_layouts) sets = variant_sets(ctx, task, variant, index);
+  const MemoryConstraint *needs = nullptr;  // the memory kind the variant requires
+  for (const LayoutConstraintSet *set : sets)
+    if (set->memory_constraint.is_valid()) needs = &set->memory_constraint;
   std::vector<Kind> listed = memory_list(name, index, chain, proc);
   const bool by_default = listed.empty();
-  if (by_default)  // no Region statement: the DefaultMapper's choice
+  if (by_default && needs && dsl_mem_kind(needs->get_kind()) != ANY)  // no Region statement: the variant's, or ...
+    listed.push_back(dsl_mem_kind(needs->get_kind()));
+  else if (by_default)  // ... the DefaultMapper's choice
     listed.push_back(dsl_mem_kind(default_policy_select_target_memory(ctx, target, req).kind()));
   std::string names;
   for (const std::string &n : chain) names += (names.empty() ? "" : ", ") + n;
@@ -789,6 +869,10 @@ std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned 
         return "\"memory\": \"VIRTUAL\", \"layout\": null";
       }
       reason = "the variant is a leaf task";
+    } else if (needs && needs->get_kind() != realm_mem_kind(kind)) {
+      const Kind k = dsl_mem_kind(needs->get_kind());
+      reason = std::string("the variant's layout constraint needs ") +
+               (k != ANY ? kind_name(k) : "Realm memory kind " + std::to_string(int(needs->get_kind())));
     } else {
       Machine::MemoryQuery query(machine);
       query.has_affinity_to(target).only_kind(realm_mem_kind(kind));
@@ -806,12 +890,11 @@ std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned 
         reason = any.count() == 0 ? "absent" : "not visible from " + proc_name(target);
       } else {
         LayoutChoice choice = layout(name, index, chain, proc, kind);
-        if (variant_layouts)
-          follow_variant(ctx, task, variant, index, req.region.get_index_space().get_dim(), choice);
-        PhysicalInstance instance;
+        if (variant_layouts) follow_variant(sets, req.region.get_index_space().get_dim(), choice);
+        std::vector<PhysicalInstance> made;
         size_t footprint = 0;
-        if (make_instance(ctx, req, best, choice, instance, footprint)) {
-          instances.push_back(instance);
+        if (make_instances(ctx, req, best, choice, made, footprint)) {
+          instances.insert(instances.end(), made.begin(), made.end());
           for (size_t k = 0; k < reasons.size(); k++)
             say_once("R452 " + name + " " + std::to_string(index) + " " + kind_name(listed[k]),
                      "[mapperopt] note R452: " + where + ": " + kind_name(listed[k]) + " skipped (" + reasons[k] +
@@ -1299,18 +1382,31 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   std::string variants;
   bool leaf = false, inner = false, first = true;
   std::vector<std::string> orders(task.regions.size());  // per requirement: "KIND": "C_order"|"F_order", ...
+  std::vector<std::string> interleaves(task.regions.size());  // per requirement: "KIND": "AOS"|"SOA", ...
+  std::vector<std::string> memories(task.regions.size());     // per requirement: "KIND": "SYSMEM", ...
   for (Kind k : {CPU, GPU, OMP, IO, PY}) {
     std::vector<VariantID> found;
     runtime->find_valid_variants(ctx, task.task_id, found, realm_proc_kind(k));
     if (found.empty()) continue;
     variants += std::string(variants.empty() ? "" : ", ") + json_string(kind_name(k));
-    // The dimension order the variant's layout constraints fix for each requirement (checks, the search's layouts).
+    // The dimension order, the interleaving (fields first: AOS, last: SOA) and the memory kind the variant's layout
+    // constraints fix for each requirement (checks, the search's layouts).
     const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, found[0]);
     for (const auto &entry : sets.layouts) {
       if (entry.first >= task.regions.size()) continue;
       const int dim = task.regions[entry.first].region.get_index_space().get_dim();
+      const LayoutConstraintSet &set = runtime->find_layout_constraints(ctx, entry.second);
+      const OrderingConstraint &ordering = set.ordering_constraint;
+      if (set.memory_constraint.is_valid() && dsl_mem_kind(set.memory_constraint.get_kind()) != ANY)
+        memories[entry.first] += std::string(memories[entry.first].empty() ? "" : ", ") + json_string(kind_name(k)) +
+                                 ": \"" + kind_name(dsl_mem_kind(set.memory_constraint.get_kind())) + "\"";
+      if (!ordering.ordering.empty() && (ordering.ordering.front() == LEGION_DIM_F) !=
+                                            (ordering.ordering.back() == LEGION_DIM_F))
+        interleaves[entry.first] += std::string(interleaves[entry.first].empty() ? "" : ", ") +
+                                    json_string(kind_name(k)) + ": \"" +
+                                    (ordering.ordering.front() == LEGION_DIM_F ? "AOS" : "SOA") + "\"";
       std::vector<int> dims;  // those of the requirement's dimensions the ordering lists, fastest first
-      for (int d : spatial_order(runtime->find_layout_constraints(ctx, entry.second).ordering_constraint))
+      for (int d : spatial_order(ordering))
         if (d < dim) dims.push_back(d);
       if (dim < 2 || int(dims.size()) != dim) continue;
       const char *order = std::is_sorted(dims.begin(), dims.end())    ? "F_order"
@@ -1350,7 +1446,8 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
     regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) + ", \"chain\": [" + chain +
                "], \"privilege\": \"" + privilege_name(req.privilege) + "\"" +
                (req.privilege == LEGION_REDUCE ? ", \"redop\": " + json_string(redop_name(req.redop)) : "") +
-               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] + "}}";
+               ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] +
+               "}, \"interleaves\": {" + interleaves[idx] + "}, \"memories\": {" + memories[idx] + "}}";
   }
   const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
                            ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +

@@ -1,7 +1,7 @@
-"""The foreign test program (tests/app/foreign.cc), built once the way a user builds a program of their own: with
-the flags `mapperopt toolchain --cflags --libs` prints. The executable is kept in the build cache under a key of the
-source, the compiler and those flags (locked, like the project's own builds), so that pytest workers and later
-sessions share one build."""
+"""The test programs tests/app/foreign.cc and tests/app/constrained.cc, each built once the way a user builds a
+program of their own: with the flags `mapperopt toolchain --cflags --libs` prints. The executable is kept in the build
+cache under a key of the source, the compiler and those flags (locked, like the project's own builds), so that pytest
+workers and later sessions share one build."""
 
 from __future__ import annotations
 
@@ -17,15 +17,24 @@ from userapp_support import APP_DIR, mapperopt
 from mapperopt import toolchain
 
 
-@pytest.fixture(scope="session")
-def foreign_exe(tmp_path_factory) -> Path:
-    flags = shlex.split(mapperopt("toolchain", "--cflags", "--libs", cwd=tmp_path_factory.mktemp("foreign")))
-    source = APP_DIR / "foreign.cc"
+def _build(name: str, tmp_path_factory) -> Path:
+    flags = shlex.split(mapperopt("toolchain", "--cflags", "--libs", cwd=tmp_path_factory.mktemp(name)))
+    source = APP_DIR / f"{name}.cc"
     key = hashlib.sha256("\0".join([source.read_text(), toolchain.cxx(), *flags]).encode()).hexdigest()[:16]
-    exe = toolchain.cache_dir() / "tests" / f"foreign-{key}" / "foreign"
+    exe = toolchain.cache_dir() / "tests" / f"{name}-{key}" / name
     with toolchain.locked(exe):
         if not exe.exists():
-            tmp = exe.with_name(f"foreign.{os.getpid()}.tmp")
+            tmp = exe.with_name(f"{name}.{os.getpid()}.tmp")
             subprocess.run([toolchain.cxx(), str(source), *flags, "-o", str(tmp)], check=True)
             os.replace(tmp, exe)
     return exe
+
+
+@pytest.fixture(scope="session")
+def foreign_exe(tmp_path_factory) -> Path:
+    return _build("foreign", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def constrained_exe(tmp_path_factory) -> Path:
+    return _build("constrained", tmp_path_factory)

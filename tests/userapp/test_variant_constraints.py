@@ -1,0 +1,97 @@
+"""A user's program whose task variant registers layout constraints (tests/app/constrained.cc: `norm` reads (re, im)
+pairs through a pointer, valid because its variant asks for exactly those two fields, contiguous and in order, AOS;
+its output must be in system memory) runs under a DSL mapper through `mapperopt run --app` as it runs under Legion's
+default mapper: the instances follow every constraint of the variant that no Layout statement sets, and a memory the
+variant forbids is skipped like an absent one."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from mapperopt.benchmarks.userapp import app_from_command, legion_command, shim_env
+from mapperopt.cli import main
+from mapperopt.compiler import compile_program
+
+
+def run(tmp_path, exe, mapper_text: str | None, *app_args: str, name: str = "run") -> tuple[int, str, str]:
+    """(exit status, the program's stdout, its stderr) of `mapperopt run --app EXE --once [--mapper] -- -n 400 ...`."""
+    out = tmp_path / name
+    mapper = []
+    if mapper_text is not None:
+        path = tmp_path / f"{name}.dsl"
+        path.write_text(mapper_text)
+        mapper = ["--mapper", str(path)]
+    code = main(["run", "--app", str(exe), *mapper, "--once", "--out", str(out), "--", "-n", "400", *app_args])
+    texts = [(out / f).read_text() if (out / f).exists() else "" for f in ("stdout.txt", "stderr.txt")]
+    return code, *texts
+
+
+def test_a_simple_dsl_mapper_honours_the_variants_field_constraint(tmp_path, monkeypatch, constrained_exe):
+    monkeypatch.chdir(tmp_path)
+    code, stdout, _ = run(tmp_path, constrained_exe, None, name="default")
+    assert code == 0 and "checksum 106267000.0 OK" in stdout  # Legion's default mapper
+    code, stdout, stderr = run(tmp_path, constrained_exe, "Task * CPU;\n", "-lg:safe_mapper", name="dsl")
+    assert code == 0 and "checksum 106267000.0 OK" in stdout, stdout + stderr[-3000:]
+
+
+def test_a_memory_the_variant_forbids_is_skipped(tmp_path, monkeypatch, constrained_exe, capsys):
+    monkeypatch.chdir(tmp_path)
+    # RDMEM (-ll:rsize) is there, but norm's output must be in system memory: the list falls back to SYSMEM.
+    code, stdout, stderr = run(tmp_path, constrained_exe, "Task * CPU;\nRegion * * CPU RDMEM,SYSMEM;\n",
+                               "-ll:rsize", "16", "-lg:safe_mapper", name="fallback")
+    assert code == 0 and "checksum 106267000.0 OK" in stdout, stdout + stderr[-3000:]
+    assert ("note R452: requirement 1 (pieces, numbers) of task 'norm': RDMEM skipped (the variant's layout "
+            "constraint needs SYSMEM), using SYSMEM") in stderr, stderr[-3000:]
+    # No memory of the list is allowed: `run` refuses the mapper before running (check's E222) ...
+    capsys.readouterr()
+    code, _, _ = run(tmp_path, constrained_exe, "Task * CPU;\nRegion norm * CPU RDMEM;\n", "-ll:rsize", "16",
+                     name="none")
+    assert code == 1 and "failed at stage check" in capsys.readouterr().out
+    # ... and the mapper itself, loaded without that check, stops with an error naming the task, the requirement
+    # and the constraint.
+    mapper = compile_program("Task * CPU;\nRegion norm * CPU RDMEM;\n", "mapper.dsl")
+    app = app_from_command(f"{constrained_exe} -n 400")
+    done = subprocess.run(legion_command(app, "ci", 1, 0, ["-ll:rsize", "16"]), env=shim_env(app, mapper.so_path),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "checksum" not in done.stdout
+    assert re.search(r"error R403: no memory of the list RDMEM can hold requirement 1 \(pieces, numbers\) of task "
+                     r"'norm': RDMEM: the variant's layout constraint needs SYSMEM; processor CPU", done.stderr), \
+        done.stderr[-3000:]
+
+
+def test_check_knows_the_interleaving_the_variant_fixes(tmp_path, constrained_exe, capsys):
+    """Discovery records that norm's variant needs AOS pairs: `check` passes a mapper that leaves it to the variant and
+    rejects one whose Layout statement gives them SOA (E223), before any run."""
+    app = f"{constrained_exe} -n 400"
+    (tmp_path / "ok.dsl").write_text("Task * CPU;\n")
+    assert main(["check", str(tmp_path / "ok.dsl"), "--app", app]) == 0
+    assert "error" not in capsys.readouterr().out
+    (tmp_path / "soa.dsl").write_text("Task * CPU;\nLayout * * * SOA;\n")
+    assert main(["check", str(tmp_path / "soa.dsl"), "--app", app]) == 1
+    out = capsys.readouterr().out
+    assert "soa.dsl:2:1: error[E223]: the application's variants need AOS instances" in out, out
+    assert "requirement 0 (pieces) of norm" in out and "hint: " in out
+
+
+def test_check_knows_the_memory_the_variant_requires(tmp_path, constrained_exe, capsys):
+    """Discovery records that norm's output must be in system memory: on a machine with RDMEM, `check` rejects a
+    Region statement that leaves it only RDMEM (E222, the run's R403) and passes one that falls back to SYSMEM."""
+    (tmp_path / "mapperopt.yaml").write_text(f"""
+app: constrained
+executable: {constrained_exe}
+sizes:
+  ci: {{args: ["-n", "400"], cpus: 1, legion_flags: ["-ll:rsize", "16"]}}
+""")
+    app = str(tmp_path / "mapperopt.yaml")
+    (tmp_path / "rd.dsl").write_text("Task * CPU;\nRegion norm * CPU RDMEM;\n")
+    assert main(["check", str(tmp_path / "rd.dsl"), "--app", app]) == 1
+    out = capsys.readouterr().out
+    assert ("rd.dsl:2:1: error[E222]: no memory of the list RDMEM can hold requirement 1 (pieces, numbers) of task "
+            "'norm': RDMEM: the variant's layout constraint needs SYSMEM") in out, out
+    assert "hint: add SYSMEM, which the variant's layout constraint requires, after the others" in out
+    (tmp_path / "ok.dsl").write_text("Task * CPU;\nRegion * * CPU RDMEM,SYSMEM;\n")
+    assert main(["check", str(tmp_path / "ok.dsl"), "--app", app]) == 0
+    capsys.readouterr()
+    assert main(["explain", str(tmp_path / "ok.dsl"), "--app", app]) == 0
+    assert re.search(r"\n +0 +pieces +RDMEM +AOS F_order .*\n +1 +pieces +SYSMEM ", capsys.readouterr().out)
