@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mapperopt import toolchain
@@ -371,6 +371,62 @@ def resolve_app(spec: str, *, metric: Metric | None = None, verify: Verify | Non
         fields = {k: getattr(app, k) for k in UserApp.__dataclass_fields__}
         return UserApp(**{**fields, **changes, "given": tuple(changes)})
     return app_from_command(spec, metric or Metric(), verify or Verify(), keep_app_mapper=bool(keep_app_mapper))
+
+
+def identity(app: UserApp) -> dict:
+    """What makes `app` the program a tuning folder tunes (part of its recorded request, `mapperopt tune`), as
+    JSON: its application file (absolute) or None, executable, arguments per size, metric, verification, own mapper
+    and environment."""
+    verify = asdict(app.verify)
+    if not app.verify.command:
+        verify["folder"] = None  # only a verification command runs there
+    return {"file": str(Path(app.path).resolve()) if app.path else None, "executable": str(app.exe),
+            "args": {size: list(args) for size, args in app.args.items()}, "metric": asdict(app.metric),
+            "verify": verify, "keep_app_mapper": app.keep_app_mapper, "env": dict(app.env)}
+
+
+def app_from_identity(recorded: dict) -> UserApp:
+    """The program an `identity` records, read again: its application file or its command line, with the recorded
+    metric, verification and own-mapper choice where they differ from the file's (options given over it).
+
+    Raises:
+        MapperoptError: see `load_app_file` and `app_from_command` (a file or program no longer there).
+    """
+    from dataclasses import replace
+
+    if recorded["file"]:
+        app = load_app_file(recorded["file"])
+    else:
+        app = app_from_command(shlex.join([recorded["executable"], *recorded["args"]["ci"]]))
+    now = identity(app)
+    given = tuple(k for k in ("metric", "verify", "keep_app_mapper") if now[k] != recorded[k])
+    kept = {"metric": Metric(**recorded["metric"]), "verify": Verify(**recorded["verify"]),
+            "keep_app_mapper": recorded["keep_app_mapper"]}
+    return replace(app, **{k: kept[k] for k in given}, given=given)
+
+
+def identity_differences(recorded: dict, other: dict, other_name: str) -> list[str]:
+    """What differs between two `identity`s, one line each: "WHAT: X in the folder, Y OTHER_NAME"."""
+    def args(values) -> str:
+        return shlex.join(values) if values else "none"
+
+    def shown(key: str, value) -> str:
+        return (Metric(**value).describe() if key == "metric" else Verify(**value).describe() if key == "verify"
+                else "none" if value in (None, {}) else str(value))
+
+    lines = []
+    for key, what in (("file", "application file"), ("executable", "program"), ("metric", "metric"),
+                      ("verify", "verification"), ("keep_app_mapper", "keeps the program's own mapper"),
+                      ("env", "environment")):
+        if recorded[key] != other[key]:
+            lines.append(f"{what}: {shown(key, recorded[key])} in the folder, {shown(key, other[key])} {other_name}")
+    for size in dict.fromkeys([*recorded["args"], *other["args"]]):
+        mine, theirs = recorded["args"].get(size), other["args"].get(size)
+        if mine != theirs:
+            lines.append(f"arguments at size {size}: "
+                         f"{args(mine) if mine is not None else '(no such size)'} in the folder, "
+                         f"{args(theirs) if theirs is not None else '(no such size)'} {other_name}")
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------------- running

@@ -60,14 +60,20 @@ def default_cpus(size: Any, gpus: int, bench: Any) -> int:
 
 def _request(bench: str, opts: dict) -> dict:
     """What the user asked for, as it identifies a tuning run: the same command continues its latest unfinished
-    folder (the iteration count aside)."""
+    folder (the iteration count aside). A user's program counts with its arguments, metric and verification
+    (`userapp.identity`): with other ones it is another tune."""
+    from mapperopt.benchmarks.userapp import UserApp, identity
+
     start = opts["start"]
     if start not in ("default", "random"):
         start = {"file": str(start), "sha256": hashlib.sha256(Path(start).read_bytes()).hexdigest()[:16]}
     keys = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "repeats", "max_repeats", "min_time_s", "timeout_s",
             "optimizer", "seed", "baseline", "feedback_level")
-    return {"bench": str(bench), **{k: opts[k] for k in keys}, "start": start, "app_args": list(opts["app_args"]),
-            "llm": opts["llm"].public() if OPTIMIZERS[opts["optimizer"]].needs_model else None}
+    request = {"bench": str(bench), **{k: opts[k] for k in keys}, "start": start, "app_args": list(opts["app_args"]),
+               "llm": opts["llm"].public() if OPTIMIZERS[opts["optimizer"]].needs_model else None}
+    if isinstance(bench, UserApp):  # benchmarks' requests stay as their folders recorded them
+        request["program"] = identity(bench)
+    return request
 
 
 def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
@@ -85,6 +91,63 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
             return root, None
         return None, root
     return None, None
+
+
+def _recorded_program(root: Path) -> Any:
+    """The program the tuning folder `root` tunes, from its settings: a benchmark's name, or the user's program
+    read again (`userapp.app_from_identity`).
+
+    Raises:
+        MapperoptError: `root` is not a tuning folder, its program's file or executable is gone, or it is a user's
+            program the folder does not describe (made by an earlier mapperopt).
+    """
+    from mapperopt.benchmarks.apps import known_benchmarks
+    from mapperopt.benchmarks.userapp import app_from_identity
+
+    settings = TuneStore.open(root).settings
+    recorded = (settings.get("request") or {}).get("program")
+    if recorded is not None:
+        return app_from_identity(recorded)
+    if settings.get("app") not in known_benchmarks() or "app_file" in settings:
+        raise _undescribed(root)
+    return settings["app"]
+
+
+def _undescribed(root: Path) -> MapperoptError:
+    """The error for a folder of a user's program made before folders recorded its `userapp.identity`."""
+    return MapperoptError(f"{root} does not record the arguments, metric and verification of its program (it was "
+                          "made by an earlier mapperopt), so it cannot be continued",
+                          hint="start a new run: the tune command without --resume")
+
+
+def _require_same_program(root: Path, settings: dict, bench: Any, iters: int | None, plain: bool) -> None:
+    """Refuses to continue the tuning folder `root` (its `settings`) with another program than its own: another
+    benchmark, or a user's program with other arguments, metric or verification (`userapp.identity`), which would
+    mix two tunes in one journal. `plain`: no program was named (`--resume DIR` alone), `bench` was read again
+    from the folder's record.
+
+    Raises:
+        MapperoptError: what differs, one line each, and how to continue the folder with its own settings.
+    """
+    from mapperopt.benchmarks.userapp import UserApp, identity, identity_differences
+
+    again = shlex.join(["mapperopt", "tune", "--resume", str(root), *(["--iters", str(iters)] if iters else [])])
+    hint = (f"to continue it with its own program and settings: {again}; without --resume, this command tunes in "
+            "a folder of its own")
+    if settings.get("app") != str(bench):
+        raise MapperoptError(f"{root} tunes {settings.get('app')}, not {bench}", hint=hint)
+    if not isinstance(bench, UserApp):
+        return
+    recorded = (settings.get("request") or {}).get("program")
+    if recorded is None:
+        raise _undescribed(root)
+    differs = identity_differences(recorded, identity(bench), "now" if plain else "here")
+    if differs:
+        what = "its program as it reads now" if plain else "this command"
+        lines = "\n".join(f"  - {line}" for line in differs)
+        raise MapperoptError(f"{root} tunes {bench} with other settings than {what}:\n{lines}",
+                             hint="its application file or program changed since: start a new run (the tune "
+                                  "command without --resume)" if plain else hint)
 
 
 def _set_up(store: TuneStore) -> bool:
@@ -268,7 +331,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words
 
-    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
+    # `--resume DIR` naming no program continues the folder's own (`_recorded_program`).
+    plain = resume_dir is not None and bench is None and not any(app_flags.values())
+    if plain:
+        bench = _recorded_program(resume_dir)
+    else:
+        bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     check_repeats(repeats, max_repeats,
                   click.get_current_context().get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
     if isinstance(bench, UserApp) and baseline in ("expert", "both"):
@@ -306,10 +374,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                  "baselines) never finished, so it cannot be continued",
                                  hint="the same tune command without --resume starts a new folder; this one can be "
                                       "deleted")
-        store.lock()
         settings = store.settings
-        if settings.get("app") != str(bench):
-            raise MapperoptError(f"{found} tunes {settings.get('app')}, not {bench}")
+        _require_same_program(found, settings, bench, iters, plain)  # before the lock: a refusal changes nothing
+        store.lock()
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
             raise MapperoptError(f"{found} was tuned with the {settings['optimizer']} optimizer, which needs a "
@@ -363,10 +430,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def on_record(r: IterationRecord) -> None:
         status.stop()
         console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), "")))
-        if r.iter == 1 and start not in ("default", "random") and r.stage in ("parse", "check") and r.result:
+        if r.iter == 1 and settings["start"] not in ("default", "random") and r.stage in ("parse", "check") \
+                and r.result:
             # The user's own start program: its diagnostics with their source lines, carets and hints, under its
             # file's name (the harness compiles every program as `<mapper>`).
-            console.print(r.result["log"].rstrip().replace("<mapper>:", f"{start}:"), markup=False, soft_wrap=True)
+            console.print(r.result["log"].rstrip().replace("<mapper>:", f"{settings['start']}:"), markup=False,
+                          soft_wrap=True)
         if r.kept_out_by_noise:
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
@@ -392,7 +461,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
-        program = app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]  # as it was named
+        # as it was named, or not at all (`--resume DIR` alone)
+        program = [] if plain else app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]
         again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters)])
         # With --new the same command would start yet another run: only --resume continues this one.
         n = len(store.records)

@@ -1,0 +1,88 @@
+"""A tuning folder belongs to one program: `tune --app` offers to extend, continues or resumes only a folder made
+for the same program (its arguments, metric and verification too), and `--resume DIR` never mixes the folder's
+settings with another command's (it used to run the new command's program against the old folder's journal and
+overwrite its summary)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from mapperopt.cli import main
+
+from test_unknown_benchmarks import QUICK, VERIFIED, command
+
+
+def contents(root) -> dict:
+    """Every file of a tuning folder with its bytes (the lock file aside: an OS lock, never written)."""
+    return {p.relative_to(root): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+            and p.name != "tune.lock"}
+
+
+def flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """(runs folder, tuning folder, --app spec) of a finished one-iteration run of Stencil as a user's program,
+    verified by its output."""
+    runs = tmp_path_factory.mktemp("runs")
+    spec = command("stencil")
+    assert main(["tune", "--app", spec, "--verify-pattern", VERIFIED, "--iters", "1", *QUICK,
+                 "--runs-dir", str(runs)]) == 0
+    (root,) = runs.glob("stencil/tune-*")
+    return runs, root, spec
+
+
+def test_a_finished_run_is_offered_only_to_the_same_program(finished, capsys):
+    """The same program with other arguments and no verification is another tune: it starts its own folder without
+    offering to extend the first (it said "The run of this command in ... finished ... --resume")."""
+    runs, root, spec = finished
+    capsys.readouterr()
+    other = spec.replace("-tsteps 4", "-tsteps 3")
+    assert other != spec
+    assert main(["tune", "--app", other, "--iters", "1", *QUICK, "--runs-dir", str(runs)]) == 0
+    out = flat(capsys.readouterr().out)
+    assert "The run of this command" not in out and f"Continuing {root}" not in out, out
+    assert len(list(runs.glob("stencil/tune-*"))) == 2
+
+
+def test_resume_with_another_programs_command_is_refused_and_keeps_the_folder(finished, capsys):
+    """--resume DIR with a command whose arguments and verification differ from the folder's stops before running
+    anything, says what differs and how to continue the folder with its own settings; no file of the folder
+    changes (iterations and the final comparison ran with the new command's verification and metric, and
+    summary.json was overwritten)."""
+    runs, root, spec = finished
+    before = contents(root)
+    other = spec.replace("-tsteps 4", "-tsteps 3")
+    capsys.readouterr()
+    assert main(["tune", "--app", other, "--resume", str(root), "--iters", "2", *QUICK]) == 1
+    err = flat(capsys.readouterr().err)
+    assert f"{root} tunes stencil with other settings than this command" in err, err
+    assert "-tsteps 4" in err and "-tsteps 3" in err, err  # the arguments, the folder's and this command's
+    assert VERIFIED in err and "exit status 0" in err, err  # the verification, both
+    assert f"mapperopt tune --resume {root} --iters 2" in err, err
+    assert contents(root) == before
+
+
+def test_plain_resume_continues_with_the_folders_own_program(finished, capsys):
+    """`mapperopt tune --resume DIR --iters N`, no program named: the folder's program, arguments, metric and
+    verification apply (the verification is the folder's: layouts stay searched, nothing is refused)."""
+    runs, root, spec = finished
+    kept = root.parent / "kept"
+    shutil.copytree(root, kept)  # a copy: the other tests read the finished folder
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(kept), "--iters", "2", *QUICK]) == 0
+    out = flat(capsys.readouterr().out)
+    assert f"Continuing {kept}: 1 of 2 iterations done (the run's own settings apply)" in out, out
+    assert "Layouts are not searched" not in out, out
+    records = [json.loads(line) for line in (kept / "state.jsonl").read_text().splitlines()]
+    assert [r["iter"] for r in records] == [1, 2]
+    # The final comparison ran again, with the folder's program: its arguments and its verification.
+    results = [json.loads(p.read_text()) for p in kept.glob("final/*/round-*/result.json")]
+    assert results and all(r["status"] == "ok" and VERIFIED in r["settings"]["verify"]
+                           and "-tsteps 4" in r["settings"]["app_options"] for r in results), results
