@@ -596,6 +596,13 @@ def _same_mapping(summary: dict, name: str, default_start: bool) -> bool:
             and not summary.get("start_vs_default"))
 
 
+def _not_compared(summary: dict, name: str) -> str:
+    """Why the final comparison has no ratio of its best to `name`: which of the two failed ("iter-2 failed"; every
+    candidate failing leaves the loop's pick as the best), or that `name` measured 0."""
+    failed = [n for n in (summary["best"], name) if summary["measured"][n]["estimate"] is None]
+    return f"{' and '.join(failed)} failed" if failed else f"{name} measured 0"
+
+
 def verdict(summary: dict, default_start: bool = False) -> str:
     """One line that answers "did tuning beat the references?" from the final comparison (`final_comparison`'s
     summary): the best candidate against each reference mapper measured with it (against the start without any),
@@ -610,7 +617,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         vs = summary["vs"].get(name)
         label = "the start" if name == start else f"the {name} mapper"
         if vs is None:
-            parts.append(f"{label}: not compared (a measurement failed)")
+            parts.append(f"{label}: not compared ({_not_compared(summary, name)})")
             continue
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
         if vs["significant"] and vs["ratio"] > 1 and not noisy and not same:
@@ -697,7 +704,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                 console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.")
             continue
         if vs is None:
-            console.print(f"Best vs {name}: not compared ({name} failed).")
+            console.print(f"Best ({best}) vs {name}: not compared ({_not_compared(summary, name)} in this "
+                          "comparison).")
             continue
         c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
         if _same_mapping(summary, name, default_start):

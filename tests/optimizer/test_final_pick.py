@@ -296,3 +296,20 @@ def test_a_default_start_that_maps_otherwise_is_compared_as_such(tmp_path, monke
     line = next(l for l in printed(summary, default_start=True).splitlines()
                 if l.startswith("Best (iter-1) vs default"))
     assert line.startswith("Best (iter-1) vs default: the same mapping"), line
+
+
+def test_a_failed_best_is_named_as_the_one_that_failed(tmp_path, monkeypatch):
+    """Every candidate and the start failed in the final comparison while the default mapper ran: the comparison
+    line and the verdict name the best as the one that failed (they said "not compared (default failed)")."""
+    store = noisy_store(tmp_path, monkeypatch, {})
+    refused = "check: Layout statements are refused"
+    monkeypatch.setattr(protocol, "measure_together", lambda app, mappers, *a, **k: {
+        name: protocol.Measured(name, protocol.estimate([3.0, 3.1, 3.0]) if name == "default" else None,
+                                None if name == "default" else refused, (), "GFLOPS", 0.2) for name in mappers})
+    summary = commands.final_comparison("circuit", store, rounds=3)
+    assert summary["measured"]["default"]["estimate"] and summary["vs"]["default"] is None  # the premise
+    best = summary["best"]
+    out = printed(summary)
+    assert f"Best ({best}) vs default: not compared ({best} failed in this comparison)." in out, out
+    assert "default failed" not in out, out
+    assert commands.verdict(summary).endswith(f"the default mapper: not compared ({best} failed).")
