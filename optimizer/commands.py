@@ -296,8 +296,9 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--new", "new", is_flag=True,
               help="Start a new tuning folder even if the same command left an unfinished one.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own settings; a finished "
-                   "run is extended when --iters is larger than its total.")
+              help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own program and settings "
+                   "(BENCH or --app may be left out; given, it must be the folder's); a finished run is extended "
+                   "when --iters is larger than its total.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
