@@ -86,3 +86,26 @@ def test_plain_resume_continues_with_the_folders_own_program(finished, capsys):
     results = [json.loads(p.read_text()) for p in kept.glob("final/*/round-*/result.json")]
     assert results and all(r["status"] == "ok" and VERIFIED in r["settings"]["verify"]
                            and "-tsteps 4" in r["settings"]["app_options"] for r in results), results
+
+
+def test_a_programs_identity_counts_its_file_and_metric_and_reads_back(tmp_path, monkeypatch):
+    """The identity a tuning folder records tells apart the same executable given by an application file or by
+    its command line, and with another metric; read back (`--resume DIR` alone), it gives the same program, with
+    the options given over the file kept."""
+    from mapperopt.benchmarks.userapp import app_from_identity, app_from_options, identity, identity_differences
+
+    spec = command("stencil")
+    exe, *args = spec.split()
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n"
+                                             f"verify:\n  pattern: '{VERIFIED}'\n")
+    monkeypatch.chdir(tmp_path)
+    walled = app_from_options(None, (), spec, verify_pattern=VERIFIED)[0]
+    timed = app_from_options(None, (), spec, metric_regex="took ([0-9.]+) ms", unit="ms", verify_pattern=VERIFIED)[0]
+    filed = app_from_options(None, (), "mapperopt.yaml", metric_regex="took ([0-9.]+) ms", unit="ms")[0]
+    assert identity_differences(identity(walled), identity(timed), "here") == [
+        "metric: wall time in s, lower is better in the folder, /took ([0-9.]+) ms/ in ms, lower is better here"]
+    assert identity_differences(identity(timed), identity(filed), "here") == [
+        f"application file: none in the folder, {tmp_path / 'mapperopt.yaml'} here"]
+    for app in (walled, timed, filed):
+        assert identity(app_from_identity(identity(app))) == identity(app)
+    assert app_from_identity(identity(filed)).given == ("metric",)
