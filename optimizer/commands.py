@@ -431,12 +431,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def on_record(r: IterationRecord) -> None:
         status.stop()
         console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), "")))
-        if r.iter == 1 and settings["start"] not in ("default", "random") and r.stage in ("parse", "check") \
-                and r.result:
+        if r.iter == 1 and start not in ("default", "random") and r.stage in ("parse", "check") and r.result:
             # The user's own start program: its diagnostics with their source lines, carets and hints, under its
             # file's name (the harness compiles every program as `<mapper>`).
-            console.print(r.result["log"].rstrip().replace("<mapper>:", f"{settings['start']}:"), markup=False,
-                          soft_wrap=True)
+            console.print(r.result["log"].rstrip().replace("<mapper>:", f"{start}:"), markup=False, soft_wrap=True)
         if r.kept_out_by_noise:
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
