@@ -36,7 +36,7 @@ from pathlib import Path
 
 from mapperopt import interrupts, toolchain
 from mapperopt.benchmarks.apps import (_app_args, _override_flags, build_app, describe_app, load_config,
-                                       processor_counts)
+                                       processor_counts, require_gpu_driver)
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError, closest, signal_name
 from mapperopt.records import Attempt, RunResult
@@ -566,9 +566,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     if any(v < 1 for v in memory.values()):
         raise MapperoptError(f"memory sizes are in MiB and must be at least 1, got {memory}")
     sz = replace(sz, **memory)
-    if gpus and not toolchain.has_cuda_driver():
-        raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found",
-                             hint="run with --gpus 0 (CPU sizes: --size ci or small)")
+    require_gpu_driver(gpus, size, sz.gpus, extra_args)
     if gpus and not toolchain.cuda_enabled("auto"):
         raise MapperoptError(f"{app} is built without CUDA variants (nvcc not found or Legion without CUDA), "
                              f"so it cannot use {gpus} GPU(s)", hint="install the CUDA toolkit or set CUDA_HOME")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app
+from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app, require_gpu_driver
 from mapperopt.errors import MapperoptError, closest, signal_name
 
 APP_FILE = "mapperopt.yaml"
@@ -609,10 +609,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
         return json.loads(cache.read_text())
-    if gpus and not toolchain.has_cuda_driver():
-        raise MapperoptError(f"discovering {app.name} at size '{size}' needs the run's {gpus} GPU(s), but this machine "
-                             "has no NVIDIA driver",
-                             hint="give --gpus 0 or a size without GPUs, or run on a machine with NVIDIA GPUs")
+    require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
     mapper = compile_program("", "discovery.dsl")
@@ -717,8 +714,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     given_timeout, timeout_s = timeout_s, sz.timeout_s if timeout_s is None else timeout_s
     if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0:
         raise MapperoptError("need cpus >= 1, gpus >= 0, 1 <= repeats <= max_repeats and timeout_s > 0")
-    if gpus and not toolchain.has_cuda_driver():
-        raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found")
+    require_gpu_driver(gpus, size, sz.gpus, extra_args)
     if mapper == "expert":
         raise MapperoptError(f"{app.name} has no expert mapper", hint="use `default` or a DSL file")
     name, dsl, filename = H._resolve_mapper(app.config, mapper)

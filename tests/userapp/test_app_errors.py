@@ -427,14 +427,15 @@ def test_unit_and_higher_is_better_change_only_those_of_the_files_metric(tmp_pat
 
 
 @pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the refusal of GPUs is that of a machine without any")
-@pytest.mark.parametrize("command", ["check", "explain"])
-def test_gpus_after_the_double_dash_are_those_discovery_asks_for(command, tmp_path, mapper, foreign_exe, capsys):
-    """`-- -ll:gpu 1` is the run's GPU count, as in `run` (which refuses it on a machine without GPUs): check and
-    explain discovered the program with the size's count, none, and ran it with the flag passed on as an argument."""
-    assert main(argv(command, mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1", "--", "-ll:gpu", "1")) == 1
+@pytest.mark.parametrize("command", ["check", "explain", "run", "tune"])
+def test_gpus_after_the_double_dash_are_named_where_refused(command, tmp_path, mapper, foreign_exe, capsys):
+    """`-- -ll:gpu 1` is the run's GPU count: on a machine without GPUs, discovery (check, explain, tune) and the run
+    refuse it naming that flag and what to remove (they said "--gpus 1 requested", an option the user never gave)."""
+    rest = {"run": ("--mapper", str(mapper), "--once"), "tune": ("--iters", "1")}.get(command, ("--machine", "1x1"))
+    assert main(argv(command, mapper, f"{foreign_exe} -n 100 -steps 1", *rest, "--", "-ll:gpu", "1")) == 1
     err = " ".join(capsys.readouterr().err.split())
-    assert "error: discovering foreign at size 'ci' needs the run's 1 GPU(s), but this machine has no NVIDIA driver" \
-        in err, err
+    assert "no GPU on this machine: `-ll:gpu 1` after `--` asks for 1 GPU, but no NVIDIA driver was found" in err, err
+    assert "hint: remove `-ll:gpu 1` after `--` (or give `-ll:gpu 0`)" in err and "--gpus" not in err, err
 
 
 def test_a_failed_own_check_without_details_says_so(tmp_path):
