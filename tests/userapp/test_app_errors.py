@@ -78,6 +78,14 @@ DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the er
     # killed while the mapper was writing: its record ends in a line cut short
     "cut": ('echo "cut: writing" >&2; printf \'{"task": "a", "regi\' > "$MAPPEROPT_RECORD"; kill -SEGV $$', (),
             "discovering cut: your program was killed by signal 11 (SIGSEGV) in its first run"),
+    # exits 0, but its record is garbled: cut short, or lines that are not the recording mapper's
+    "garbled": ('echo "garbled: writing" >&2; printf \'{"task": "a", "regi\' > "$MAPPEROPT_RECORD"; exit 0', (),
+                "discovering garbled: your program exited 0, but the record of its tasks that the recording mapper "
+                "wrote, {folder}/record.jsonl, is malformed: line 1 is not JSON (Unterminated string"),
+    "alien": ('echo "alien: writing" >&2; echo 7 > "$MAPPEROPT_RECORD"; echo \'{"note": 1}\' >> "$MAPPEROPT_RECORD"',
+              (), "{folder}/record.jsonl, is malformed: line 1 is not a JSON object"),
+    "fieldless": ('echo "fieldless: writing" >&2; echo \'{"note": 1}\' > "$MAPPEROPT_RECORD"', (),
+                  "{folder}/record.jsonl, is malformed: a line has no field 'regions'"),
     # a wrapper script whose program crashed: the shell's exit code 128 + the signal
     "wrapped": ('echo "wrapped: starting" >&2; sh -c \'kill -SEGV $$\'', (),
                 "discovering wrapped: your program exited with code 139 (128 + 11: a program it started was killed "
@@ -88,7 +96,8 @@ DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the er
 @pytest.mark.parametrize("name", DISCOVERY_FAILURES)
 def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, capsys, monkeypatch):
     """Not a Legion program (exits 0, runs no task), flags the program rejects, a crash that cuts the record short,
-    a wrapper script whose program crashed: each is an error that says what happened to the program (not as if
+    a clean exit that leaves the record malformed (it was a JSON error's traceback), a wrapper script whose program
+    crashed: each is an error that says what happened to the program (not as if
     mapperopt's recorder had failed), where its output is and what to try; none leaves a description in the
     discovery cache, nor a half-made run or comparison folder."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folders: under the test's own
@@ -101,11 +110,12 @@ def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, c
     for command, rest in rests.items():
         assert main(argv(command, mapper, str(exe), *rest, *(("--", *flags) if flags else ()))) == 1
         err = capsys.readouterr().err
-        assert message.format(exe=exe) in " ".join(err.split()) and "Traceback" not in err, err
+        kept = re.search(r"its output is in (\S+)/stdout\.txt and stderr\.txt", err)
+        folder = kept[1] if kept else None
+        assert message.format(exe=exe, folder=folder) in " ".join(err.split()) and "Traceback" not in err, err
         assert not cache.exists()
         assert not (tmp_path / "runs").exists(), (command, sorted((tmp_path / "runs").rglob("*")))
         if name != "quiet":
-            kept = re.search(r"its output is in (\S+)/stdout\.txt and stderr\.txt", err)
             assert kept and (Path(kept[1]) / "stderr.txt").read_text().startswith(f"{name}: "), err
             assert "run it by hand: " in err, err
             assert shlex.join([str(exe), *discovery_command(app, "ci", extra_args=flags)[1:]]) in err, err
