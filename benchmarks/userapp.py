@@ -686,9 +686,10 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     timed out after `limit` seconds (`code` None), failed (`code`: its exit status), exited 0 without running a
     Legion task, or exited 0 leaving the record `folder`/record.jsonl `malformed` (what is wrong with it): what
     happened to the program, where its output is, and what to try."""
-    from mapperopt.benchmarks.harness import first_error
+    from mapperopt.benchmarks.harness import first_error, stderr_lines
 
-    said = (err.strip() or out.strip())[-1500:] or "(nothing)"
+    # The program's last words, without the lines the libcuda stand-in causes (stderr.txt keeps them).
+    said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or "(nothing)"
     where = f"its output is in {folder}/stdout.txt and stderr.txt"
     by_hand = f"run it by hand: {shlex.join(cmd)}"
     if malformed is not None:
@@ -715,7 +716,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
                    f"{signal_name(code - 128)})"
         else:
             what = f"exited with code {code}"
-        said_lines = [line.strip() for line in err.splitlines() if line.strip()]
+        said_lines = stderr_lines(err)
         detail = first_error(err) or (said_lines[-1][:200] if said_lines else "")
         advice = ("The recording mapper maps as Legion's default mapper does; to tell the program from mapperopt, "
                   f"{by_hand} (without mapperopt). If it fails there too, its arguments (after `--`) or the program "

@@ -448,6 +448,20 @@ def test_gpus_after_the_double_dash_are_named_where_refused(command, tmp_path, m
     assert "hint: remove `-ll:gpu 1` after `--` (or give `-ll:gpu 0`)" in err and "--gpus" not in err, err
 
 
+@pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the lines of the libcuda stand-in, on a machine without GPU")
+def test_a_failed_discovery_quotes_no_line_of_the_libcuda_stand_in(tmp_path, mapper, foreign_exe, capsys, monkeypatch):
+    """The program's own error is quoted; the two harmless lines the libcuda stand-in makes Realm print are not
+    (they stay in the kept stderr.txt), as in a failed run's reason."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # On one CPU the program's must-epoch launch of two tasks cannot be mapped: Legion's default mapper aborts.
+    assert main(argv("check", mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1")) == 1
+    err = capsys.readouterr().err
+    assert "Not enough procs of kind 2 for must epoch launch" in err.split("hint:", 1)[1], err
+    assert "cuInit(0) returned" not in err and "not able to discover the CUDA resources" not in err, err
+    kept = re.search(r"its output is in (\S+)/stdout\.txt", err)
+    assert "(mapperopt libcuda stand-in)" in (Path(kept[1]) / "stderr.txt").read_text()
+
+
 def test_a_failed_own_check_without_details_says_so(tmp_path):
     """A result line that says "verified": false and nothing else: AutoGuide says the program's own check failed
     and that it gave no "check" object, rather than quoting `null`."""
