@@ -695,9 +695,9 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
                               f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",
-                              hint=f"{where}; it ends with:\n{said}\nThe recording mapper writes one JSON object a "
-                                   "line to the file MAPPEROPT_RECORD names: does the program write to that file too? To "
-                                   f"see what it does, {by_hand}")
+                              hint=f"{where}; it ends with:\n{said}\nThe recording mapper writes one JSON object "
+                                   "a line to the file MAPPEROPT_RECORD names: does the program write to that file "
+                                   f"too? To see what it does, {by_hand}")
     if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
         return MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
                               f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "

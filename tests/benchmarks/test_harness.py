@@ -78,7 +78,8 @@ def test_gpus_without_a_driver_fail_early(tmp_path):
 def test_gpus_without_a_driver_name_where_the_count_came_from():
     """The refusal names what asked for the GPUs (--gpus, the flag after `--`, or the size) and hints at that."""
     cases = [({"gpus": 2}, "--gpus 2 asks for 2 GPUs", "give --gpus 0"),
-             ({"extra_args": ("-ll:gpu", "1")}, "`-ll:gpu 1` after `--` asks for 1 GPU", "remove `-ll:gpu 1` after `--`"),
+             ({"extra_args": ("-ll:gpu", "1")}, "`-ll:gpu 1` after `--` asks for 1 GPU",
+             "remove `-ll:gpu 1` after `--`"),
              ({"size": "gpu"}, "size 'gpu' asks for 1 GPU", "give --gpus 0 or a size without GPUs")]
     for options, source, hint in cases:
         with pytest.raises(MapperoptError) as info:
