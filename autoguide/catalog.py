@@ -36,7 +36,8 @@ PERFORMANCE_FIELDS = {
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
     "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
-    "no_profile": ("machine",), "not_profiled": ("command",),
+    "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
+    "not_profiled": ("command",),
     "runtime_overhead": ("task_ms", "loop_ms", "busy"), "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy"),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).

@@ -473,6 +473,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         suggestion = _placement(texts, rows[0], machine, result)
     elif result.dsl is None:
         suggestion = texts["not_profiled"].format(command=_profiled_command(result))
+    elif "app_file" in (result.settings or {}):  # a user's program: which tasks its metric times is unknown
+        suggestion = texts["no_profile_app"].format(machine=_machine_text(machine), command=_profiled_command(result))
     else:
         suggestion = texts["no_profile"].format(machine=_machine_text(machine))
     return _at_level(Feedback(result.status, None, "performance", explanation, suggestion, edits,

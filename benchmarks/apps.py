@@ -383,6 +383,27 @@ def processor_counts(cpus: int, gpus: int, extra_args) -> tuple[int, int]:
     return counts["-ll:cpu"], counts["-ll:gpu"]
 
 
+def require_gpu_driver(gpus: int, size: str, size_gpus: int, extra_args) -> None:
+    """Refuse `gpus` > 0 GPU processors (`processor_counts`) on a machine without an NVIDIA driver, naming what asked
+    for them: `-ll:gpu N` among `extra_args` (the flags after `--`), the size `size` (whose count is `size_gpus`) or
+    --gpus, and hinting what to change there.
+
+    Raises:
+        MapperoptError: GPUs asked for and no NVIDIA driver found.
+    """
+    if not gpus or toolchain.has_cuda_driver():
+        return
+    extra = [str(a) for a in extra_args]
+    if "-ll:gpu" in extra[:-1]:
+        source, hint = f"`-ll:gpu {gpus}` after `--`", f"remove `-ll:gpu {gpus}` after `--` (or give `-ll:gpu 0`)"
+    elif gpus == size_gpus:
+        source, hint = f"size '{size}'", "give --gpus 0 or a size without GPUs"
+    else:
+        source, hint = f"--gpus {gpus}", "give --gpus 0"
+    raise MapperoptError(f"no GPU on this machine: {source} asks for {gpus} GPU{'s' if gpus != 1 else ''}, but no "
+                         "NVIDIA driver was found", hint=f"{hint}, or run on a machine with NVIDIA GPUs")
+
+
 def _override_flags(pairs: list[str], passthrough: list[str]) -> tuple[list[str], list[str]]:
     """Flags given after `--` that the harness also sets as flag-value `pairs` (the resource flags, e.g.
     `-ll:csize 4096`) replace the harness's value instead of being overridden by it: returns (pairs, passthrough)

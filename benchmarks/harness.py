@@ -36,7 +36,7 @@ from pathlib import Path
 
 from mapperopt import interrupts, toolchain
 from mapperopt.benchmarks.apps import (_app_args, _override_flags, build_app, describe_app, load_config,
-                                       processor_counts)
+                                       processor_counts, require_gpu_driver)
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError, closest, signal_name
 from mapperopt.records import Attempt, RunResult
@@ -91,12 +91,17 @@ class Execution:
     log: str
 
 
-def first_error(stderr: str) -> str | None:
-    """The most informative error line of an application's stderr (Realm's line prefix removed), or None."""
+def stderr_lines(stderr: str) -> list[str]:
+    """The lines of an application's stderr that say something: Realm's line prefix removed, without blank lines and
+    those the libcuda stand-in causes on a machine without GPU (`_HARMLESS`)."""
     lines = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()]
-    lines = [line for line in lines if line and not _HARMLESS.search(line)]
+    return [line for line in lines if line and not _HARMLESS.search(line)]
+
+
+def first_error(stderr: str) -> str | None:
+    """The most informative error line of an application's stderr (`stderr_lines`), or None."""
     for pattern in _ERROR_PATTERNS:
-        for line in lines:
+        for line in stderr_lines(stderr):
             if pattern.search(line):
                 return line[:REASON_CHARS]
     return None
@@ -149,8 +154,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
     stage = "start" if _START_PATTERNS.search(stderr) else "run"
     if signum == signal.SIGABRT and message is None:
         # An abort that printed something, or with no DSL mapper in use, is the program's own (abort(), a failed check).
-        tail = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()
-                if line.strip() and not _HARMLESS.search(line)][-3:]
+        tail = stderr_lines(stderr)[-3:]
         if tail or not dsl_mapper:
             said = f": {' / '.join(tail)[-REASON_CHARS:]}" if tail else " without a message"
             return stage, f"the program aborted (SIGABRT){said}", result
@@ -166,8 +170,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         return "verify", f"the correctness check failed (exit status {exit_code}): {check}", result
     if exit_code != 0:
         if not suffix:  # no error line recognised: the program's own last word (a flag it rejects, say)
-            said = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()
-                    if line.strip() and not _HARMLESS.search(line)]
+            said = stderr_lines(stderr)
             suffix = f": {said[-1][-REASON_CHARS:]}" if said else " and no error message"
         return stage, f"exited with status {exit_code}{suffix}", result
     if not expect_result:
@@ -566,9 +569,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     if any(v < 1 for v in memory.values()):
         raise MapperoptError(f"memory sizes are in MiB and must be at least 1, got {memory}")
     sz = replace(sz, **memory)
-    if gpus and not toolchain.has_cuda_driver():
-        raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found",
-                             hint="run with --gpus 0 (CPU sizes: --size ci or small)")
+    require_gpu_driver(gpus, size, sz.gpus, extra_args)
     if gpus and not toolchain.cuda_enabled("auto"):
         raise MapperoptError(f"{app} is built without CUDA variants (nvcc not found or Legion without CUDA), "
                              f"so it cannot use {gpus} GPU(s)", hint="install the CUDA toolkit or set CUDA_HOME")

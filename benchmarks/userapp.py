@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app
+from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app, require_gpu_driver
 from mapperopt.errors import MapperoptError, closest, signal_name
 
 APP_FILE = "mapperopt.yaml"
@@ -599,7 +599,21 @@ def discovery_path(app: UserApp, cmd: list[str]) -> Path:
 
 def describe_from_record(name: str, lines: list[dict]) -> dict:
     """The application description (`mapperopt.app/1`) from the discovery record: one JSON object per task and
-    launch kind, as the DSL mapper writes them with MAPPEROPT_RECORD."""
+    launch kind, as the DSL mapper writes them with MAPPEROPT_RECORD.
+
+    Raises:
+        ValueError: an object lacks a field the DSL mapper writes, or holds a value of another type.
+    """
+    try:
+        return _describe_records(name, lines)
+    except KeyError as exc:
+        raise ValueError(f"a line has no field {exc}") from None
+    except (TypeError, AttributeError) as exc:
+        raise ValueError(f"a line holds a value of another type than the recording mapper writes ({exc})") from None
+
+
+def _describe_records(name: str, lines: list[dict]) -> dict:
+    """`describe_from_record`, whose malformed records raise KeyError, TypeError or AttributeError."""
     tasks: dict[str, dict] = {}
     tree: dict[str, dict] = {}
     tunables: dict[int, dict] = {}
@@ -658,9 +672,9 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     Cached by the executable's contents and the command line (`discovery_path`).
 
     Raises:
-        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program timed out, failed or ran no
-            Legion task under the recording mapper (`_discovery_failed`: what happened, the folder its output is kept
-            in, what to try).
+        MapperoptError: GPUs on a machine without an NVIDIA driver, or the program timed out, failed, ran no
+            Legion task under the recording mapper or left its record malformed (`_discovery_failed`: what happened,
+            the folder its output is kept in, what to try).
     """
     from mapperopt.compiler.build import compile_program
 
@@ -670,10 +684,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
         return json.loads(cache.read_text())
-    if gpus and not toolchain.has_cuda_driver():
-        raise MapperoptError(f"discovering {app.name} at size '{size}' needs the run's {gpus} GPU(s), but this machine "
-                             "has no NVIDIA driver",
-                             hint="give --gpus 0 or a size without GPUs, or run on a machine with NVIDIA GPUs")
+    require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
     mapper = compile_program("", "discovery.dsl")
@@ -693,14 +704,18 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         shutil.rmtree(folder, ignore_errors=True)
         raise
     # Read only after a clean exit: a program killed while the mapper wrote leaves a line cut short.
-    lines = [json.loads(line) for line in record.read_text().splitlines()] if code == 0 and record.is_file() else []
-    if lines:
-        shutil.rmtree(folder, ignore_errors=True)
-    else:
+    desc = malformed = None
+    if code == 0 and record.is_file():
+        try:
+            lines = _record_lines(record)
+            desc = describe_from_record(app.name, lines) if lines else None
+        except ValueError as exc:  # the program wrote into the record, or it was cut short
+            malformed = str(exc)
+    if desc is None:
         (folder / "stdout.txt").write_text(out)
         (folder / "stderr.txt").write_text(err)
-        raise _discovery_failed(app, cmd, folder, out, err, code, limit)
-    desc = describe_from_record(app.name, lines)
+        raise _discovery_failed(app, cmd, folder, out, err, code, limit, malformed)
+    shutil.rmtree(folder, ignore_errors=True)
     cache.parent.mkdir(parents=True, exist_ok=True)
     tmp_file = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     tmp_file.write_text(json.dumps(desc, indent=1) + "\n")
@@ -708,16 +723,42 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     return desc
 
 
-def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
-                      limit: float) -> MapperoptError:
-    """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
-    timed out after `limit` seconds (`code` None), failed (`code`: its exit status) or exited 0 without running a
-    Legion task: what happened to the program, where its output is, and what to try."""
-    from mapperopt.benchmarks.harness import first_error
+def _record_lines(record: Path) -> list[dict]:
+    """The discovery record's objects, one a line (`describe_from_record`).
 
-    said = (err.strip() or out.strip())[-1500:] or "(nothing)"
+    Raises:
+        ValueError: a line is not a JSON object (which line, and what is wrong with it).
+    """
+    lines = []
+    for number, line in enumerate(record.read_text(errors="replace").splitlines(), 1):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {number} is not JSON ({exc.msg}: column {exc.colno})") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"line {number} is not a JSON object") from None
+        lines.append(value)
+    return lines
+
+
+def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
+                      limit: float, malformed: str | None = None) -> MapperoptError:
+    """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
+    timed out after `limit` seconds (`code` None), failed (`code`: its exit status), exited 0 without running a
+    Legion task, or exited 0 leaving the record `folder`/record.jsonl `malformed` (what is wrong with it): what
+    happened to the program, where its output is, and what to try."""
+    from mapperopt.benchmarks.harness import first_error, stderr_lines
+
+    # The program's last words, without the lines the libcuda stand-in causes (stderr.txt keeps them).
+    said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or "(nothing)"
     where = f"its output is in {folder}/stdout.txt and stderr.txt"
     by_hand = f"run it by hand: {shlex.join(cmd)}"
+    if malformed is not None:
+        return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
+                              f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",
+                              hint=f"{where}; it ends with:\n{said}\nThe recording mapper writes one JSON object "
+                                   "a line to the file MAPPEROPT_RECORD names: does the program write to that file "
+                                   f"too? To see what it does, {by_hand}")
     if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
         return MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
                               f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
@@ -736,7 +777,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
                    f"{signal_name(code - 128)})"
         else:
             what = f"exited with code {code}"
-        said_lines = [line.strip() for line in err.splitlines() if line.strip()]
+        said_lines = stderr_lines(err)
         detail = first_error(err) or (said_lines[-1][:200] if said_lines else "")
         advice = ("The recording mapper maps as Legion's default mapper does; to tell the program from mapperopt, "
                   f"{by_hand} (without mapperopt). If it fails there too, its arguments (after `--`) or the program "
@@ -778,8 +819,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     given_timeout, timeout_s = timeout_s, sz.timeout_s if timeout_s is None else timeout_s
     if cpus < 1 or gpus < 0 or repeats < 1 or max_repeats < repeats or timeout_s <= 0:
         raise MapperoptError("need cpus >= 1, gpus >= 0, 1 <= repeats <= max_repeats and timeout_s > 0")
-    if gpus and not toolchain.has_cuda_driver():
-        raise MapperoptError(f"no GPU on this machine: {gpus} GPU(s) requested but no NVIDIA driver was found")
+    require_gpu_driver(gpus, size, sz.gpus, extra_args)
     if mapper == "expert":
         raise MapperoptError(f"{app.name} has no expert mapper", hint="use `default` or a DSL file")
     name, dsl, filename = H._resolve_mapper(app.config, mapper)

@@ -101,11 +101,13 @@ def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
         return probe_json(cached=True)
     from dataclasses import replace
 
-    from mapperopt.benchmarks.apps import _app_args, _memory_flags, _override_flags, load_config, processor_counts
+    from mapperopt.benchmarks.apps import (_app_args, _memory_flags, _override_flags, load_config, processor_counts,
+                                           require_gpu_driver)
 
     sz = replace((load_config(bench) if isinstance(bench, str) else bench.config).size(size), **(memory or {}))
     # `-- -ll:gpu N` on a size without GPUs too: the counts the run gets, and with GPUs the GPU memories it sets.
     cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, app_args)
+    require_gpu_driver(gpus, size, sz.gpus, app_args)  # before probe_json, which knows only the count
     _, passthrough = _app_args(sz.app_args(cpus, gpus), app_args)
     pairs, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
     resources = dict(zip(pairs[::2], pairs[1::2]))

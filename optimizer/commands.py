@@ -230,13 +230,8 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
 def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
     best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed)."""
-    unit = r.unit or run_unit
-    i, status, this, best, category, note = _row(r)
-    shown = f" {unit}" if unit else ""
-    best = (f"best {r.best_throughput:.4g}{shown}{protocol.as_time(unit, r.best_throughput)}" if _succeeded(r)
-            else "best: none yet")  # as compare's progress says
-    if r.throughput is not None:
-        this = f"{r.throughput:.4g}{shown}{protocol.as_time(unit, r.throughput)}"
+    i, status, this, best, category, note = _row(r, r.unit or run_unit)
+    best = f"best {best}" if _succeeded(r) else "best: none yet"  # as compare's progress says
     return f"  iter {i}/{iters}  {status}  {this}  {best}  {category}  {note}".rstrip()
 
 
@@ -247,15 +242,15 @@ def _succeeded(r: IterationRecord) -> bool:
 
 
 def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
-    """An iteration as the table prints it; `unit`: that of the run's throughputs (a time metric's shows the time
-    beside them, `protocol.as_time`)."""
+    """An iteration as the table prints it; `unit`: that of the run's throughputs, printed as `run` prints them
+    (`protocol.figure`: a time metric's time first)."""
     from rich.markup import escape
 
     status = "[green]ok[/]" if r.ok else f"[red]failed[/] ({r.stage})"
-    this = f"{r.throughput:.4g}{protocol.as_time(unit, r.throughput)}" if r.throughput is not None else "-"
+    this = protocol.figure(unit, r.throughput) if r.throughput is not None else "-"
     tokens = (r.llm or {}).get("total_tokens")
     return (str(r.iter), status + (" [dim]cached[/]" if r.cached else ""), this,
-            f"{r.best_throughput:.4g}{protocol.as_time(unit, r.best_throughput)}" if _succeeded(r) else "-",
+            protocol.figure(unit, r.best_throughput) if _succeeded(r) else "-",
             escape(r.category), escape(r.note or "") + (f" [dim]({tokens} tokens)[/]" if tokens else ""))
 
 
@@ -443,8 +438,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
         table = Table(title=f"{bench}: {len(store.records)} iterations ({settings['optimizer']})")
-        shown = f" ({unit})" if unit else ""  # no unit before a first working mapper
-        for col in ("iter", "status", f"throughput{shown}", f"best{shown}", "feedback category"):
+        for col in ("iter", "status", "time" if protocol.as_time(unit, 1) else "throughput", "best",
+                    "feedback category"):
             table.add_column(col)
         for r in store.records:
             table.add_row(*_row(r, unit)[:5])  # how each program was proposed is printed in full above
@@ -558,9 +553,8 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
     results = {name: json.loads(path.read_text()) for name in settings.get("baselines") or {}
                if (path := root / f"baseline-{name}" / "result.json").exists()}
     if settings.get("baselines"):
-        units = {name: f" {r['unit']}" if r.get("unit") else "" for name, r in results.items()}
-        console.print("Baselines: " + ", ".join(f"{name} {value:.4g}{units.get(name, '')}"
-                                                f"{protocol.as_time(units.get(name, '').strip(), value)}"
+        units = {name: r.get("unit") or "" for name, r in results.items()}
+        console.print("Baselines: " + ", ".join(f"{name} {protocol.figure(units.get(name, ''), value)}"
                                                 for name, value in settings["baselines"].items()))
     for name, reason in (settings.get("baseline_failures") or {}).items():
         console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
@@ -661,18 +655,20 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     table = Table(title=f"Measured together, {rounds} interleaved rounds each (trimmed mean, "
                         f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median); the reference mappers "
                         "first, then the candidates from the fastest")
-    # the figures keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to `0.00124-0.001…`)
-    def value(e: dict) -> str:  # a time metric's throughput with the time beside it (`protocol.as_time`)
-        return f"{e['value']:.4g}{protocol.as_time(unit, e['value'])}"
+    # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
+    # `0.00124-0.001…`); a cell wraps between them
+    def value(e: dict) -> str:  # as `run` prints it (`protocol.figure`: a time metric's time first)
+        return protocol.figure(unit, e["value"])
 
     def interval(e: dict) -> str:
-        return f"{protocol.span(e['low'], e['high'])}{protocol.as_time(unit, e['low'], e['high'])}"
+        return protocol.figure(unit, e["low"], e["high"])
 
     figures = [m["estimate"] for m in summary["measured"].values() if m["estimate"]]
-    widths = {"throughput": max([len(value(e)) for e in figures], default=0),
-              "interval": max([len(interval(e)) for e in figures], default=0)}
-    for col in ("mapper", f"throughput ({unit})", "interval", "spread", "best vs it (interval of the ratio)"):
-        table.add_column(col, min_width=widths.get(col.split(" ")[0]))
+    metric = "time" if protocol.as_time(unit, 1) else "throughput"
+    widths = {metric: max([len(w) for e in figures for w in value(e).split()], default=0),
+              "interval": max([len(w) for e in figures for w in interval(e).split()], default=0)}
+    for col in ("mapper", metric, "interval", "spread", "best vs it (interval of the ratio)"):
+        table.add_column(col, min_width=widths.get(col))
     labels = {summary["start"]: f"{summary['start']} (start)", summary["best"]: f"{summary['best']} (best)"}
     if summary["start"] == summary["best"]:
         labels[summary["best"]] = f"{summary['best']} (start, best)"

@@ -130,7 +130,7 @@ def test_check_probes_the_gpus_after_the_double_dash(tmp_path, capsys):
     mapper.write_text("Task * GPU,CPU;\n")
     assert main(["check", str(mapper), "--bench", "circuit", "--", "-ll:gpu", "1"]) == 0
     err = " ".join(capsys.readouterr().err.split())
-    assert "this machine could not be probed: --gpus 1 requested, but this machine has no NVIDIA driver" in err, err
+    assert "this machine could not be probed: no GPU on this machine: `-ll:gpu 1` after `--` asks for 1 GPU" in err, err
 
 # Odd, the most GPUs, and more nodes than some launch extents (a node grid larger than the launch).
 @pytest.mark.parametrize("shape", ["1x3", "1x8", "2x4"])

@@ -74,6 +74,20 @@ def test_gpus_without_a_driver_fail_early(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.skipif(toolchain.has_cuda_driver(), reason="this machine has a GPU")
+def test_gpus_without_a_driver_name_where_the_count_came_from():
+    """The refusal names what asked for the GPUs (--gpus, the flag after `--`, or the size) and hints at that."""
+    cases = [({"gpus": 2}, "--gpus 2 asks for 2 GPUs", "give --gpus 0"),
+             ({"extra_args": ("-ll:gpu", "1")}, "`-ll:gpu 1` after `--` asks for 1 GPU",
+             "remove `-ll:gpu 1` after `--`"),
+             ({"size": "gpu"}, "size 'gpu' asks for 1 GPU", "give --gpus 0 or a size without GPUs")]
+    for options, source, hint in cases:
+        with pytest.raises(MapperoptError) as info:
+            run_benchmark("circuit", **options)
+        assert f"no GPU on this machine: {source}, but no NVIDIA driver was found" in info.value.message, options
+        assert info.value.hint.startswith(hint), (options, info.value.hint)
+
+
 def test_extra_args_replace_size_flags():
     args, rest = _app_args({"-l": "3", "-p": "4"}, ["-l", "9", "-lg:inorder", "-seed", "7"])
     assert args == {"-l": "9", "-p": "4"} and rest == ["-lg:inorder", "-seed", "7"]

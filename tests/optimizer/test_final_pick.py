@@ -239,9 +239,11 @@ def test_a_narrow_console_keeps_every_figure(tmp_path, monkeypatch):
         est = m["estimate"]
         assert f"{est['low']:.4g}-{est['high']:.4g}" in out, out
         assert f"{est['value']:.4g}" in out, out
-        # the throughput of a metric in ms is hard to read: the time itself beside it, the interval's bounds swapped
-        assert f"{est['value']:.4g} ({1 / est['value']:.4g} ms)" in out, out
-        assert f"({1 / est['high']:.4g}-{1 / est['low']:.4g} ms)" in out, out
+        # the throughput of a metric in ms is hard to read: the time itself first, as run's table gives it (it gave
+        # "0.0005639 (1773 ms)"), the interval's bounds swapped; a cell wraps between words
+        assert f"{1 / est['value']:.4g} ms" in out and f"{est['value']:.4g} 1/ms)" in out, out
+        assert f"{1 / est['high']:.4g}-{1 / est['low']:.4g} ms" in out, out
+    assert "┃ mapper         ┃ time " in out and "(throughput" in out, out
 
 
 def default_start_store(tmp_path, monkeypatch, bench: str, final: dict[str, list[float]]) -> tuple[TuneStore, str]:

@@ -367,8 +367,10 @@ def test_the_header_counts_executions_and_a_failed_line_gives_the_best_its_unit(
                              category="timeout", throughput=None, unit=None, best_throughput=0.1143)
     assert " ".join(commands._line(failed, 3, "GFLOPS").split()) == (
         "iter 2/3 [red]failed[/] (timeout) - best 0.1143 GFLOPS timeout")
-    # A user's program whose metric is a time (lower is better): the time beside its throughput in 1/ms.
+    # A user's program whose metric is a time (lower is better): the time first, its throughput in 1/ms after, as
+    # run's table gives them (it printed "0.0005639 1/ms (1773 ms)").
     timed = dataclasses.replace(failed, status="ok", stage=None, category="performance", throughput=0.0005639,
                                 unit="1/ms", best_throughput=0.0005639)
     assert " ".join(commands._line(timed, 3).split()) == (
-        "iter 2/3 [green]ok[/] 0.0005639 1/ms (1773 ms) best 0.0005639 1/ms (1773 ms) performance")
+        "iter 2/3 [green]ok[/] 1773 ms (throughput 0.0005639 1/ms) best 1773 ms (throughput 0.0005639 1/ms) "
+        "performance")

@@ -78,6 +78,14 @@ DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the er
     # killed while the mapper was writing: its record ends in a line cut short
     "cut": ('echo "cut: writing" >&2; printf \'{"task": "a", "regi\' > "$MAPPEROPT_RECORD"; kill -SEGV $$', (),
             "discovering cut: your program was killed by signal 11 (SIGSEGV) in its first run"),
+    # exits 0, but its record is garbled: cut short, or lines that are not the recording mapper's
+    "garbled": ('echo "garbled: writing" >&2; printf \'{"task": "a", "regi\' > "$MAPPEROPT_RECORD"; exit 0', (),
+                "discovering garbled: your program exited 0, but the record of its tasks that the recording mapper "
+                "wrote, {folder}/record.jsonl, is malformed: line 1 is not JSON (Unterminated string"),
+    "alien": ('echo "alien: writing" >&2; echo 7 > "$MAPPEROPT_RECORD"; echo \'{"note": 1}\' >> "$MAPPEROPT_RECORD"',
+              (), "{folder}/record.jsonl, is malformed: line 1 is not a JSON object"),
+    "fieldless": ('echo "fieldless: writing" >&2; echo \'{"note": 1}\' > "$MAPPEROPT_RECORD"', (),
+                  "{folder}/record.jsonl, is malformed: a line has no field 'regions'"),
     # a wrapper script whose program crashed: the shell's exit code 128 + the signal
     "wrapped": ('echo "wrapped: starting" >&2; sh -c \'kill -SEGV $$\'', (),
                 "discovering wrapped: your program exited with code 139 (128 + 11: a program it started was killed "
@@ -88,7 +96,8 @@ DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the er
 @pytest.mark.parametrize("name", DISCOVERY_FAILURES)
 def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, capsys, monkeypatch):
     """Not a Legion program (exits 0, runs no task), flags the program rejects, a crash that cuts the record short,
-    a wrapper script whose program crashed: each is an error that says what happened to the program (not as if
+    a clean exit that leaves the record malformed (it was a JSON error's traceback), a wrapper script whose program
+    crashed: each is an error that says what happened to the program (not as if
     mapperopt's recorder had failed), where its output is and what to try; none leaves a description in the
     discovery cache, nor a half-made run or comparison folder."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folders: under the test's own
@@ -101,11 +110,12 @@ def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, c
     for command, rest in rests.items():
         assert main(argv(command, mapper, str(exe), *rest, *(("--", *flags) if flags else ()))) == 1
         err = capsys.readouterr().err
-        assert message.format(exe=exe) in " ".join(err.split()) and "Traceback" not in err, err
+        kept = re.search(r"its output is in (\S+)/stdout\.txt and stderr\.txt", err)
+        folder = kept[1] if kept else None
+        assert message.format(exe=exe, folder=folder) in " ".join(err.split()) and "Traceback" not in err, err
         assert not cache.exists()
         assert not (tmp_path / "runs").exists(), (command, sorted((tmp_path / "runs").rglob("*")))
         if name != "quiet":
-            kept = re.search(r"its output is in (\S+)/stdout\.txt and stderr\.txt", err)
             assert kept and (Path(kept[1]) / "stderr.txt").read_text().startswith(f"{name}: "), err
             assert "run it by hand: " in err, err
             assert shlex.join([str(exe), *discovery_command(app, "ci", extra_args=flags)[1:]]) in err, err
@@ -427,14 +437,29 @@ def test_unit_and_higher_is_better_change_only_those_of_the_files_metric(tmp_pat
 
 
 @pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the refusal of GPUs is that of a machine without any")
-@pytest.mark.parametrize("command", ["check", "explain"])
-def test_gpus_after_the_double_dash_are_those_discovery_asks_for(command, tmp_path, mapper, foreign_exe, capsys):
-    """`-- -ll:gpu 1` is the run's GPU count, as in `run` (which refuses it on a machine without GPUs): check and
-    explain discovered the program with the size's count, none, and ran it with the flag passed on as an argument."""
-    assert main(argv(command, mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1", "--", "-ll:gpu", "1")) == 1
+@pytest.mark.parametrize("command", ["check", "explain", "run", "tune"])
+def test_gpus_after_the_double_dash_are_named_where_refused(command, tmp_path, mapper, foreign_exe, capsys):
+    """`-- -ll:gpu 1` is the run's GPU count: on a machine without GPUs, discovery (check, explain, tune) and the run
+    refuse it naming that flag and what to remove (they said "--gpus 1 requested", an option the user never gave)."""
+    rest = {"run": ("--mapper", str(mapper), "--once"), "tune": ("--iters", "1")}.get(command, ("--machine", "1x1"))
+    assert main(argv(command, mapper, f"{foreign_exe} -n 100 -steps 1", *rest, "--", "-ll:gpu", "1")) == 1
     err = " ".join(capsys.readouterr().err.split())
-    assert "error: discovering foreign at size 'ci' needs the run's 1 GPU(s), but this machine has no NVIDIA driver" \
-        in err, err
+    assert "no GPU on this machine: `-ll:gpu 1` after `--` asks for 1 GPU, but no NVIDIA driver was found" in err, err
+    assert "hint: remove `-ll:gpu 1` after `--` (or give `-ll:gpu 0`)" in err and "--gpus" not in err, err
+
+
+@pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the lines of the libcuda stand-in, on a machine without GPU")
+def test_a_failed_discovery_quotes_no_line_of_the_libcuda_stand_in(tmp_path, mapper, foreign_exe, capsys, monkeypatch):
+    """The program's own error is quoted; the two harmless lines the libcuda stand-in makes Realm print are not
+    (they stay in the kept stderr.txt), as in a failed run's reason."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # On one CPU the program's must-epoch launch of two tasks cannot be mapped: Legion's default mapper aborts.
+    assert main(argv("check", mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1")) == 1
+    err = capsys.readouterr().err
+    assert "Not enough procs of kind 2 for must epoch launch" in err.split("hint:", 1)[1], err
+    assert "cuInit(0) returned" not in err and "not able to discover the CUDA resources" not in err, err
+    kept = re.search(r"its output is in (\S+)/stdout\.txt", err)
+    assert "(mapperopt libcuda stand-in)" in (Path(kept[1]) / "stderr.txt").read_text()
 
 
 def test_a_failed_own_check_without_details_says_so(tmp_path):

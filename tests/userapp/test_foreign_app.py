@@ -267,6 +267,19 @@ def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_progr
     assert f"`mapperopt run --app {path} --mapper my.dsl --profile`" in explain(result).suggestion
 
 
+def test_the_advice_without_a_profile_claims_no_timed_loop_for_a_users_program(tmp_path, foreign_exe):
+    """A DSL mapper's unprofiled run of a user's program: the advice does not speak of the tasks of a timed loop,
+    which mapperopt does not know for it, and names the command that profiles it."""
+    from mapperopt.autoguide import explain
+
+    path = app_file(tmp_path, foreign_exe)
+    result = run_benchmark(load_app_file(path), MAPPER, out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    suggestion = explain(result).suggestion
+    assert "timed loop" not in suggestion and "2 CPU processors with SYSMEM" in suggestion, suggestion
+    assert f"`mapperopt run --app {path} --mapper my.dsl --profile`" in suggestion, suggestion
+
+
 def test_a_verify_pattern_typo_points_at_the_file_and_the_output_not_at_a_mapper(tmp_path, foreign_exe, capsys):
     path = app_file(tmp_path, foreign_exe)
     path.write_text(path.read_text().replace("checksum [0-9.]+ OK", "checksum [0-9.]+ KO"))
