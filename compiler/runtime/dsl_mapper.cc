@@ -585,8 +585,8 @@ void DslMapper::select_task_options(const MapperContext ctx, const Task &task, T
                               (req.privilege == LEGION_REDUCE ? "reduces into" : "reads") +
                               ", is mapped per point, not collectively (Legion would keep every point waiting until "
                               "all are mapped, which the limit would deadlock)\n"));
+      output.check_collective_regions.erase(idx);
     }
-    output.check_collective_regions.clear();
   }
   if (!task.is_index_space)
     if (const MapRule *rule = map_rule(policy.single_maps, name, dsl_proc_kind(task_kind(ctx, task))))
