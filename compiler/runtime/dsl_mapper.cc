@@ -225,7 +225,8 @@ std::vector<unsigned> collective_requirements(const Task &task) {
     if ((req.privilege & LEGION_WRITE_PRIV) && !collective_coherence(req) && one_region(req)) shared_write = true;
   for (unsigned idx = 0; idx < task.regions.size(); idx++) {
     const RegionRequirement &req = task.regions[idx];
-    const bool read_or_reduce = req.privilege == LEGION_READ_ONLY || req.privilege == LEGION_REDUCE;
+    const unsigned privilege = unsigned(req.privilege) & unsigned(LEGION_READ_WRITE);  // without discard masks
+    const bool read_or_reduce = privilege == LEGION_READ_PRIV || privilege == LEGION_REDUCE_PRIV;
     if (req.privilege_fields.empty() || req.privilege == LEGION_NO_ACCESS) continue;
     if (collective_coherence(req) || (!shared_write && read_or_reduce && one_region(req))) found.push_back(idx);
   }
