@@ -1153,7 +1153,7 @@ class _Checker:
                                  f"'{info.name}': Legion maps its {which}, with all points together, so under the "
                                  "limit it is mapped per point instead (with collective coherence, no point is held "
                                  "back; note R459)", ident.loc,
-                         (f"an InstanceLimit of {points} or more keeps Legion's collective mapping",))
+                         (f"without an InstanceLimit on '{info.name}', Legion maps it collectively again",))
 
     def _app_tunables(self):
         """The Tunable statements against the tunables discovery saw the program ask for (`app.tunables`).

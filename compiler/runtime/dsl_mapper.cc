@@ -571,7 +571,8 @@ void DslMapper::select_task_options(const MapperContext ctx, const Task &task, T
   const std::string name = task.get_task_name();
   // InstanceLimit (dsl-reference.md §7.4): a point held back beyond the limit would keep the mapped points of a
   // collectively mapped requirement waiting for it, never finishing: map such a requirement per point instead, or,
-  // when its coherence makes Legion map it collectively anyway, hold back no point (select_tasks_to_map).
+  // when its coherence makes Legion map it collectively anyway, hold back no point (select_tasks_to_map). Whatever
+  // N is: the points of two launches in flight can share the slots between them, each launch waiting for the other.
   if (task.is_index_space && instance_limit(name, dsl_proc_kind(task_kind(ctx, task))) >= 0) {
     for (unsigned idx : collective_requirements(task)) {
       const RegionRequirement &req = task.regions[idx];

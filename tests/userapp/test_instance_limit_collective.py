@@ -53,6 +53,7 @@ def test_check_warns_of_a_limit_below_the_points_of_a_collectively_mapped_launch
     assert ("low.dsl:3:15: warning[W317]: InstanceLimit 2 is below the 8 points of the index launch of 'histogram': "
             "Legion maps its requirement 1 (bins), which every point reduces into, with all points together") in out, \
         out
+    assert "hint: without an InstanceLimit on 'histogram', Legion maps it collectively again" in out, out
     (tmp_path / "eight.dsl").write_text(MAPPER.format(8))
     assert main(["check", str(tmp_path / "eight.dsl"), "--app", app]) == 0
     assert "W317" not in capsys.readouterr().out
