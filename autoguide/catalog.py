@@ -76,7 +76,7 @@ class Rule:
             not match there); their named groups become template fields too.
         maybe: like `also`, but optional: groups of a pattern that is not found stay unset.
         exit_codes: the failing execution's exit status must be one of these (None: any).
-        dsl: regex the mapper's DSL text must contain (None: no condition).
+        dsl: regex the mapper's DSL text must contain (None: no condition); its named groups are fields too.
         absent: regex that must match no line of the cleaned output (None: no condition).
         category: dotted class of the failure, e.g. "memory.oom".
         specific: False for the catalog's fallbacks (a generic Legion exception, an unknown assertion); coverage
@@ -114,7 +114,7 @@ class Rule:
     def fields(self) -> set[str]:
         """Names a template of this rule may use."""
         names = set(CONTEXT_FIELDS)
-        for pattern in (self.match, *self.also, *self.maybe):
+        for pattern in (self.match, *self.also, *self.maybe, self.dsl):
             if pattern is not None:
                 names |= set(pattern.groupindex)
         return names
@@ -178,8 +178,11 @@ class Catalog:
                 continue
             if rule.exit_codes is not None and exit_code not in rule.exit_codes:
                 continue
-            if rule.dsl is not None and not (dsl and rule.dsl.search(dsl)):
+            in_dsl = rule.dsl.search(dsl) if rule.dsl is not None and dsl else None
+            if rule.dsl is not None and not in_dsl:
                 continue
+            if in_dsl:
+                context = {**context, **{k: v for k, v in in_dsl.groupdict().items() if v is not None}}
             if rule.absent is not None and any(rule.absent.search(line) for line in lines):
                 continue
             if rule.match is None:

@@ -207,6 +207,7 @@ class _Checker:
             self._app_names()
             self._app_kinds()
             self._app_launches()
+            self._app_limits()
             self._app_tunables()
         if self.machine is not None:
             self._machine_kinds()
@@ -1127,6 +1128,32 @@ class _Checker:
                     self.add("W305", "CollectMemory has no effect: the selected requirements stay tracked, as "
                                      f"{quoted_names(names)} {'reduces' if len(names) == 1 else 'reduce'} into their "
                                      "fields (note R457)", s.loc)
+
+    def _app_limits(self):
+        """W317 for an InstanceLimit below the points of a task's index launch with a requirement Legion maps with all
+        its points together: under the limit it is mapped per point instead (the run's note R459)."""
+        for s in self.program.statements:
+            if not isinstance(s, A.InstanceLimitStmt) or s.tasks.names is None:
+                continue
+            for ident in s.tasks.names:
+                info = self.app.task(ident.name)
+                if info is None or not info.index_launched or not info.domain:
+                    continue
+                if isinstance(s.proc, A.Kind) and s.proc.name not in info.variants:
+                    continue
+                points = 1
+                for extent in info.domain:
+                    points *= extent
+                together = [r for r in info.regions if r.collective]
+                if points <= s.count or not together:
+                    continue
+                which = "; ".join(f"requirement {r.index}{f' ({r.name})' if r.name else ''}, which every point "
+                                  f"{'reduces into' if r.privilege == 'reduce' else 'reads'}" for r in together)
+                self.add("W317", f"InstanceLimit {s.count} is below the {points} points of the index launch of "
+                                 f"'{info.name}': Legion maps its {which}, with all points together, so under the "
+                                 "limit it is mapped per point instead (with collective coherence, no point is held "
+                                 "back; note R459)", ident.loc,
+                         (f"without an InstanceLimit on '{info.name}', Legion maps it collectively again",))
 
     def _app_tunables(self):
         """The Tunable statements against the tunables discovery saw the program ask for (`app.tunables`).

@@ -70,6 +70,8 @@ class RegionArg:
             variant takes any layout); empty: every kind.
         required_memory: (processor kind, memory kind) pairs: the memory kind the variant for that processor kind
             requires (its layout constraint's memory constraint); empty: any.
+        collective: Legion maps it with every point of the task's index launch together (each point reads or
+            reduces into this one region, or it has collective coherence; dsl-reference.md §7.4).
     """
 
     index: int
@@ -81,6 +83,7 @@ class RegionArg:
     interleave: str | None = None
     layout_kinds: tuple[str, ...] = ()
     required_memory: tuple[tuple[str, str], ...] = ()
+    collective: bool = False
 
     @property
     def name(self) -> str | None:
@@ -99,6 +102,8 @@ class RegionArg:
             out["layout_kinds"] = list(self.layout_kinds)
         if self.required_memory:
             out["required_memory"] = dict(self.required_memory)
+        if self.collective:
+            out["collective"] = True
         return out
 
 
@@ -259,7 +264,7 @@ class AppDescription:
                 regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
                                          tuple(r.get("fields", ())), r.get("redop"), r.get("layout"),
                                          r.get("interleave"), tuple(r.get("layout_kinds", ())),
-                                         tuple(required.items())))
+                                         tuple(required.items()), bool(r.get("collective", False))))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,

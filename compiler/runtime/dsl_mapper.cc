@@ -148,6 +148,7 @@ struct Shared {
   long long mapped = 0;                      // map_task calls (0 at exit: the mapper was displaced, R454)
   FILE *record = nullptr;                    // MAPPEROPT_RECORD: one JSON line per task and launch kind
   std::set<std::string> recorded;
+  std::map<std::string, std::vector<unsigned>> collective;  // task -> collective_requirements() of its index launch
   // The application's own mappers, kept with MAPPEROPT_KEEP_APP_MAPPER=1 for the tasks the DSL does not name
   // (handed over by the LD_PRELOAD shim; NO_PROC: for every processor).
   std::map<Processor, Mapping::Mapper *> app_mappers;
@@ -203,6 +204,33 @@ void note_reductions(const Task &task) {
       for (FieldID fid : req.privilege_fields)
         shared->reduced.emplace(std::make_pair(req.parent.get_tree_id(), fid), task.get_task_name());
     }
+}
+
+bool collective_coherence(const RegionRequirement &req) {
+  return (req.prop & LEGION_COLLECTIVE_MASK) == LEGION_COLLECTIVE_MASK;
+}
+
+// The requirements of an index launch that Legion maps collectively, each point waiting until every point of the
+// launch is mapped: those with collective coherence, and those Legion's default mapper (so the DSL mapper) asks it to
+// check, where every point names one region, read or reduced into; not when a point writes a region every point names.
+std::vector<unsigned> collective_requirements(const Task &task) {
+  std::vector<unsigned> found;
+  if (!task.is_index_space) return found;
+  auto one_region = [](const RegionRequirement &req) {
+    return req.handle_type == LEGION_SINGULAR_PROJECTION ||
+           (req.handle_type == LEGION_REGION_PROJECTION && req.projection == 0);
+  };
+  bool shared_write = false;
+  for (const RegionRequirement &req : task.regions)
+    if ((req.privilege & LEGION_WRITE_PRIV) && !collective_coherence(req) && one_region(req)) shared_write = true;
+  for (unsigned idx = 0; idx < task.regions.size(); idx++) {
+    const RegionRequirement &req = task.regions[idx];
+    const unsigned privilege = unsigned(req.privilege) & unsigned(LEGION_READ_WRITE);  // without discard masks
+    const bool read_or_reduce = privilege == LEGION_READ_PRIV || privilege == LEGION_REDUCE_PRIV;
+    if (req.privilege_fields.empty() || req.privilege == LEGION_NO_ACCESS) continue;
+    if (collective_coherence(req) || (!shared_write && read_or_reduce && one_region(req))) found.push_back(idx);
+  }
+  return found;
 }
 
 // DSL coordinates of an application processor (read-only after start-up, so no lock).
@@ -531,12 +559,37 @@ std::vector<Processor> DslMapper::place(const Task &task, const MapRule &rule, P
 
 void DslMapper::select_task_options(const MapperContext ctx, const Task &task, TaskOptions &output) {
   note_reductions(task);
+  if (shared->record && task.is_index_space) {
+    std::lock_guard<std::mutex> guard(shared->lock);
+    shared->collective.emplace(task.get_task_name(), collective_requirements(task));
+  }
   if (Mapping::Mapper *app = delegate(task.get_task_name())) {
     app->select_task_options(ctx, task, output);
     return;
   }
   DefaultMapper::select_task_options(ctx, task, output);  // its kind choice goes through task_kind()
   const std::string name = task.get_task_name();
+  // InstanceLimit (dsl-reference.md §7.4): a point held back beyond the limit would keep the mapped points of a
+  // collectively mapped requirement waiting for it, never finishing: map such a requirement per point instead, or,
+  // when its coherence makes Legion map it collectively anyway, hold back no point (select_tasks_to_map). Whatever
+  // N is: the points of two launches in flight can share the slots between them, each launch waiting for the other.
+  if (task.is_index_space && instance_limit(name, dsl_proc_kind(task_kind(ctx, task))) >= 0) {
+    for (unsigned idx : collective_requirements(task)) {
+      const RegionRequirement &req = task.regions[idx];
+      const std::vector<std::string> &chain = name_chain(ctx, req.region);
+      const std::string where = "requirement " + std::to_string(idx) + (chain.empty() ? "" : " (" + chain[0] + ")");
+      say_once("R459 " + name + " " + std::to_string(idx),
+               "[mapperopt] note R459: task '" + name + "' has an InstanceLimit: " + where +
+                   (collective_coherence(req)
+                        ? " has collective coherence: every point of its index launch is mapped together, so the "
+                          "limit holds back none of them\n"
+                        : std::string(", one region every point of its index launch ") +
+                              (req.privilege == LEGION_REDUCE ? "reduces into" : "reads") +
+                              ", is mapped per point, not collectively (Legion would keep every point waiting until "
+                              "all are mapped, which the limit would deadlock)\n"));
+      output.check_collective_regions.erase(idx);
+    }
+  }
   if (!task.is_index_space)
     if (const MapRule *rule = map_rule(policy.single_maps, name, dsl_proc_kind(task_kind(ctx, task))))
       output.initial_proc = least_loaded(place(task, *rule, task_kind(ctx, task), nullptr));
@@ -1162,6 +1215,8 @@ void DslMapper::select_tasks_to_map(const MapperContext ctx, const SelectMapping
     const std::string name = t->get_task_name();
     const int64_t limit = instance_limit(name, kind);
     if (limit < 0) return true;
+    for (const RegionRequirement &req : t->regions)  // Legion maps all points together (R459)
+      if (t->is_index_space && collective_coherence(req)) return true;
     const int64_t busy = admitted[name] + running[name];
     return busy == 0 || busy + points(t) <= limit;  // an empty slot set always admits one task: no deadlock
   };
@@ -1372,7 +1427,7 @@ std::string redop_name(ReductionOpID redop) {
 
 // Discovery (MAPPEROPT_RECORD): what the application description needs about this task, once per task name and
 // launch kind: ids, variants per processor kind, launch domain, and per requirement its privilege, fields (names
-// and sizes) and the names along its region tree.
+// and sizes), the names along its region tree and whether Legion maps it collectively.
 void DslMapper::record(MapperContext ctx, const Task &task) {
   const std::string name = task.get_task_name();
   {
@@ -1425,6 +1480,11 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   std::string domain = "null";
   if (task.is_index_space) domain = json_ints(view_of(task, true, nullptr)->ispace);
   const Task *parent = task.get_parent_task();
+  std::vector<unsigned> collective;
+  if (task.is_index_space) {
+    std::lock_guard<std::mutex> guard(shared->lock);
+    collective = shared->collective[name];
+  }
   std::string regions;
   for (unsigned idx = 0; idx < task.regions.size(); idx++) {
     const RegionRequirement &req = task.regions[idx];
@@ -1446,6 +1506,7 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
     regions += std::string(idx ? ", " : "") + "{\"index\": " + std::to_string(idx) + ", \"chain\": [" + chain +
                "], \"privilege\": \"" + privilege_name(req.privilege) + "\"" +
                (req.privilege == LEGION_REDUCE ? ", \"redop\": " + json_string(redop_name(req.redop)) : "") +
+               (std::count(collective.begin(), collective.end(), idx) ? ", \"collective\": true" : "") +
                ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] +
                "}, \"interleaves\": {" + interleaves[idx] + "}, \"memories\": {" + memories[idx] + "}}";
   }

@@ -94,6 +94,21 @@ def test_timeout_feedback_names_the_timeout():
         f"Execution: Execution Error: timeout after {result.settings['timeout_s']:g} s")
 
 
+def test_a_timeout_under_an_instance_limit_names_the_limit():
+    """A limit holds instances back (a hang where what runs waits for one): the timeout's feedback names the
+    statement, not only placement; a mapper without one keeps the generic timeout advice."""
+    _, result = load("stencil-timeout_limit")
+    fb = explain(result)
+    assert fb.rule == "timeout-instance-limit" and fb.category == "timeout"
+    assert "and the mapper has `InstanceLimit stencil 1;`: the limit keeps" in fb.explanation, fb.explanation
+    assert fb.suggestion.startswith("Run the mapper once without `InstanceLimit stencil 1;`"), fb.suggestion
+    # The statement after a comment and on a line with another one; a commented-out one is no statement.
+    for dsl, limit in (("Task * CPU;  # why\nInstanceLimit stencil GPU 2;\n", "InstanceLimit stencil GPU 2;"),
+                       ("Task * CPU; InstanceLimit a,b 3;", "InstanceLimit a,b 3;")):
+        assert f"`{limit}`" in explain(dataclasses.replace(result, dsl=dsl)).explanation
+    assert explain(dataclasses.replace(result, dsl="# InstanceLimit stencil 1;\nTask * CPU;\n")).rule == "timeout"
+
+
 def test_silent_abort_is_reported_as_such():
     _, result = load("stencil-unmapped_requirement")
     fb = explain(result)

@@ -1,0 +1,59 @@
+"""An InstanceLimit below the points of an index launch whose points all reduce into one whole region
+(tests/app/histogram.cc): Legion maps such a requirement collectively, every point waiting until all are mapped, so a
+mapper that held points back beyond the limit would hang the program. The DSL mapper maps it per point instead (note
+R459) and the limit holds; a requirement the program itself gives collective coherence keeps it, and the limit then
+holds back none of the launch's points."""
+
+from __future__ import annotations
+
+from mapperopt.cli import main
+
+
+def run(tmp_path, exe, mapper_text: str, *app_args: str, name: str = "run") -> tuple[int, str, str]:
+    """(exit status, the program's stdout, its stderr) of `mapperopt run --app 'EXE -n 100000 -reps 2 ARGS' --mapper
+    ... --once --timeout 15`: a hang fails in 15 s."""
+    out = tmp_path / name
+    path = tmp_path / f"{name}.dsl"
+    path.write_text(mapper_text)
+    code = main(["run", "--app", " ".join([str(exe), "-n", "100000", "-reps", "2", *app_args]), "--mapper", str(path),
+                 "--verify-pattern", "HIST OK", "--once", "--timeout", "15", "--out", str(out)])
+    texts = [(out / f).read_text() if (out / f).exists() else "" for f in ("stdout.txt", "stderr.txt")]
+    return code, *texts
+
+
+MAPPER = "Task * CPU;\nRegion * * CPU SYSMEM;\nInstanceLimit histogram {};\n"
+
+
+def test_a_limit_below_the_points_of_a_launch_reducing_into_one_region_does_not_hang(tmp_path, monkeypatch,
+                                                                                    histogram_exe):
+    monkeypatch.chdir(tmp_path)
+    for limit in (1, 2, 7):
+        code, stdout, stderr = run(tmp_path, histogram_exe, MAPPER.format(limit), name=f"limit{limit}")
+        assert code == 0 and "HIST OK total 200000" in stdout, (limit, stdout, stderr[-3000:])
+        assert ("note R459: task 'histogram' has an InstanceLimit: requirement 1 (bins), one region every point of "
+                "its index launch reduces into, is mapped per point, not collectively") in stderr, stderr[-3000:]
+
+
+def test_a_limit_holds_back_no_point_of_a_launch_with_collective_coherence(tmp_path, monkeypatch, histogram_exe):
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run(tmp_path, histogram_exe, MAPPER.format(2), "-collective")
+    assert code == 0 and "HIST OK total 200000" in stdout, stdout + stderr[-3000:]
+    assert ("note R459: task 'histogram' has an InstanceLimit: requirement 1 (bins) has collective coherence: every "
+            "point of its index launch is mapped together, so the limit holds back none of them") in stderr, \
+        stderr[-3000:]
+
+
+def test_check_warns_of_a_limit_below_the_points_of_a_collectively_mapped_launch(tmp_path, histogram_exe, capsys):
+    """Discovery records that every point of histogram reduces into `bins` (`"collective": true`): `check` warns of a
+    limit below its 8 points (W317), not of one at 8."""
+    app = f"{histogram_exe} -n 1000 -reps 1"
+    (tmp_path / "low.dsl").write_text(MAPPER.format(2))
+    assert main(["check", str(tmp_path / "low.dsl"), "--app", app]) == 0
+    out = capsys.readouterr().out
+    assert ("low.dsl:3:15: warning[W317]: InstanceLimit 2 is below the 8 points of the index launch of 'histogram': "
+            "Legion maps its requirement 1 (bins), which every point reduces into, with all points together") in out, \
+        out
+    assert "hint: without an InstanceLimit on 'histogram', Legion maps it collectively again" in out, out
+    (tmp_path / "eight.dsl").write_text(MAPPER.format(8))
+    assert main(["check", str(tmp_path / "eight.dsl"), "--app", app]) == 0
+    assert "W317" not in capsys.readouterr().out
