@@ -1,4 +1,4 @@
-"""The test programs tests/app/foreign.cc and tests/app/constrained.cc, each built once the way a user builds a
+"""The test programs tests/app/foreign.cc, constrained.cc and features.cc, each built once the way a user builds a
 program of their own: with the flags `mapperopt toolchain --cflags --libs` prints. The executable is kept in the build
 cache under a key of the source, the compiler and those flags (locked, like the project's own builds), so that pytest
 workers and later sessions share one build."""
@@ -38,3 +38,8 @@ def foreign_exe(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def constrained_exe(tmp_path_factory) -> Path:
     return _build("constrained", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def features_exe(tmp_path_factory) -> Path:
+    return _build("features", tmp_path_factory)
