@@ -6,6 +6,7 @@ of statement: each part checks its own result."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,22 @@ def test_every_part_is_right_under_the_default_mapper_and_dsl_mappers(tmp_path, 
     assert result.ok, (result.reason, stdout[-2000:])
     assert stdout.count(" OK\n") == 8, stdout  # seven parts and ALL OK
 
+
+@pytest.mark.parametrize("mapper", ["Region exchange * CPU RDMEM;\n", "Region * mailbox CPU RDMEM,SYSMEM;\n"])
+def test_a_must_epoch_region_keeps_the_instance_the_epoch_mapped(tmp_path, features_exe, mapper):
+    """The two tasks of the must-epoch launch share their region with simultaneous coherence: Legion's must-epoch
+    mapping gives both one instance, premapped; the DSL mapper leaves it as it is (a debug Legion rejects a changed
+    one), and the placement trace records where it lies, as the program sees it, not where the Region statement
+    would have put it."""
+    app = load_app_file(app_file(tmp_path, features_exe))
+    result = run_benchmark(app, "Task * CPU;\n" + mapper, trace=True, out_dir=tmp_path / "run",
+                           extra_args=(*RDMEM, "-part", "epoch"))
+    run = tmp_path / "run"
+    stdout = (run / "stdout.txt").read_text()
+    assert result.ok, (result.reason, stdout[-2000:])
+    seen = sorted(line.split()[2] for line in stdout.splitlines() if line.startswith("EXCHANGE "))
+    traced = sorted(json.loads(line)["regions"][0]["memory"] for line in (run / "trace.jsonl").read_text().splitlines()
+                    if json.loads(line)["task"] == "exchange")
+    assert seen == traced == ["SYSMEM", "SYSMEM"]
+    assert ("note R455: requirement 0 (mailbox) of task 'exchange' is shared by the tasks of a must-epoch launch: it "
+            "uses the instance Legion's must-epoch mapping chose (SYSMEM)") in (run / "stderr.txt").read_text()
