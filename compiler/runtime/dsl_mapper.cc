@@ -566,10 +566,19 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
     output.slices.swap(points);
     return;
   }
+  std::set<Processor> taken;  // by earlier points of a concurrent launch, which need one processor each
   for (Domain::DomainPointIterator it(input.domain); it; it++) {
     const DomainPoint point = it.p;
-    output.slices.push_back(
-        TaskSlice(Domain(point, point), least_loaded(place(task, *rule, kind, &point)), false, false));
+    std::vector<Processor> set = place(task, *rule, kind, &point);
+    if (task.concurrent_task && set.size() > 1) {
+      std::vector<Processor> free;
+      for (const Processor &p : set)
+        if (!taken.count(p)) free.push_back(p);
+      if (!free.empty()) set.swap(free);
+    }
+    const Processor proc = least_loaded(set);
+    if (task.concurrent_task) taken.insert(proc);
+    output.slices.push_back(TaskSlice(Domain(point, point), proc, false, false));
   }
 }
 

@@ -10,6 +10,8 @@
 //   aliased     two partitions of one region, disjoint pieces and aliased pieces with ghost cells, used by
 //               consecutive launches
 //   attach      a host buffer attached to a region, updated by an index launch, then detached and read on the host
+//   concurrent  a concurrent index launch (its points run at the same time, each on a processor of its own) over as
+//               many pieces as there are CPUs
 // Flags: -part NAME (repeatable; default: every part), -n N (elements, default 1000), -pieces P (default 4).
 // Prints "PART <name> OK" or "PART <name> FAILED: <what>" for each part run, then "ALL OK" (exit 0) or
 // "FAILED: <names>" (exit 1). Each task of the must-epoch launch prints "EXCHANGE <index> <memory kind>": where the
@@ -17,6 +19,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string>
@@ -338,6 +341,27 @@ static std::string part_attach(const Setup &s) {
   return why;
 }
 
+static std::string part_concurrent(const Setup &s) {
+  LogicalRegion r = make_region(s, "concurrent_data");
+  LogicalPartition lp = pieces_of(s, r);
+  set_values(s, lp, r, Line{0, 0});
+  Machine::ProcessorQuery cpus(Machine::get_machine());
+  cpus.only_kind(Processor::LOC_PROC);
+  const coord_t points = std::min<coord_t>(s.pieces, coord_t(cpus.count()));
+  IndexLauncher launcher(INCREMENT_TASK_ID, s.runtime->create_index_space(s.ctx, Rect<1>(0, points - 1)),
+                         TaskArgument(), ArgumentMap());
+  launcher.add_region_requirement(
+      RegionRequirement(lp, 0, LEGION_READ_WRITE, LEGION_EXCLUSIVE, r).add_field(FID_VAL));
+  launcher.concurrent = true;
+  s.runtime->execute_index_space(s.ctx, launcher);
+  int64_t expected = 0;
+  for (coord_t c = 0; c < points; c++)
+    expected += s.runtime->get_index_space_domain(s.ctx, s.runtime->get_index_subspace(s.ctx, lp.get_index_partition(),
+                                                                                       DomainPoint(c))).get_volume();
+  const int64_t got = sum(s, r, r);
+  return got == expected ? "" : "the sum is " + std::to_string(got) + ", not " + std::to_string(expected);
+}
+
 void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *runtime) {
   Setup s{ctx, runtime, 1000, 4, {}, {}, {}};
   std::vector<std::string> parts;
@@ -351,7 +375,7 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
   const std::vector<std::pair<std::string, Part>> known = {
       {"inline", part_inline},         {"fillcopy", part_fillcopy}, {"epoch", part_epoch},
       {"future", part_future},         {"projection", part_projection}, {"aliased", part_aliased},
-      {"attach", part_attach}};
+      {"attach", part_attach},         {"concurrent", part_concurrent}};
   if (parts.empty())
     for (const auto &k : known) parts.push_back(k.first);
   s.elements = runtime->create_index_space(ctx, Rect<1>(0, s.n - 1));

@@ -1,7 +1,7 @@
 """A Legion program written after Legion's tutorials (tests/app/features.cc: an inline mapping, a fill, an index copy
 and a copy, a must-epoch launch exchanging through a phase barrier and a region with simultaneous coherence, a
 future and a future map passed to index launches, a projection functor of its own, aliased partitions, an attached
-host buffer), run through `mapperopt run --app` with Legion's default mapper and with DSL mappers using every kind
+host buffer, a concurrent index launch), run through `mapperopt run --app` with Legion's default mapper and with DSL mappers using every kind
 of statement: each part checks its own result."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def test_every_part_is_right_under_the_default_mapper_and_dsl_mappers(tmp_path, 
     result = run_benchmark(app, MAPPERS[mapper], out_dir=tmp_path / "run", extra_args=RDMEM)
     stdout = "".join(p.read_text() for p in (tmp_path / "run").glob("stdout*.txt"))
     assert result.ok, (result.reason, stdout[-2000:])
-    assert stdout.count(" OK\n") == 8, stdout  # seven parts and ALL OK
+    assert stdout.count(" OK\n") == 9, stdout  # eight parts and ALL OK
 
 
 @pytest.mark.parametrize("mapper", ["Region exchange * CPU RDMEM;\n", "Region * mailbox CPU RDMEM,SYSMEM;\n"])
@@ -67,3 +67,18 @@ def test_a_must_epoch_region_keeps_the_instance_the_epoch_mapped(tmp_path, featu
     assert seen == traced == ["SYSMEM", "SYSMEM"]
     assert ("note R455: requirement 0 (mailbox) of task 'exchange' is shared by the tasks of a must-epoch launch: it "
             "uses the instance Legion's must-epoch mapping chose (SYSMEM)") in (run / "stderr.txt").read_text()
+
+
+@pytest.mark.parametrize("statement", ["IndexTaskMap increment anywhere;\n", "IndexTaskMap CPU anywhere;\n"])
+def test_a_processor_set_gives_each_point_of_a_concurrent_launch_a_processor_of_its_own(tmp_path, features_exe,
+                                                                                      statement):
+    """The points of a concurrent index launch must run on different processors (Legion aborts otherwise): points
+    mapped to one processor set take the least loaded of its processors that no other point of the launch has."""
+    app = load_app_file(app_file(tmp_path, features_exe))
+    mapper = "m = Machine(CPU);\ndef anywhere(Task task) { return m[0, *]; }\n" + statement
+    result = run_benchmark(app, mapper, trace=True, out_dir=tmp_path / "run", extra_args=("-part", "concurrent"))
+    run = tmp_path / "run"
+    assert result.ok, (result.reason, (run / "stderr.txt").read_text()[-2000:])
+    procs = [json.loads(line)["proc"]["index"] for line in (run / "trace.jsonl").read_text().splitlines()
+             if json.loads(line)["task"] == "increment" and json.loads(line)["domain"] == [2]]
+    assert sorted(procs) == [0, 1]
