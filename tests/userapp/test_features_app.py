@@ -49,7 +49,8 @@ def test_every_part_is_right_under_the_default_mapper_and_dsl_mappers(tmp_path, 
     assert stdout.count(" OK\n") == 9, stdout  # eight parts and ALL OK
 
 
-@pytest.mark.parametrize("mapper", ["Region exchange * CPU RDMEM;\n", "Region * mailbox CPU RDMEM,SYSMEM;\n"])
+@pytest.mark.parametrize("mapper", ["Region exchange * CPU RDMEM;\n", "Region * mailbox CPU RDMEM,SYSMEM;\n"],
+                         ids=["task name", "region name"])
 def test_a_must_epoch_region_keeps_the_instance_the_epoch_mapped(tmp_path, features_exe, mapper):
     """The two tasks of the must-epoch launch share their region with simultaneous coherence: Legion's must-epoch
     mapping gives both one instance, premapped; the DSL mapper leaves it as it is (a debug Legion rejects a changed
@@ -69,7 +70,8 @@ def test_a_must_epoch_region_keeps_the_instance_the_epoch_mapped(tmp_path, featu
             "uses the instance Legion's must-epoch mapping chose (SYSMEM)") in (run / "stderr.txt").read_text()
 
 
-@pytest.mark.parametrize("statement", ["IndexTaskMap increment anywhere;\n", "IndexTaskMap CPU anywhere;\n"])
+@pytest.mark.parametrize("statement", ["IndexTaskMap increment anywhere;\n", "IndexTaskMap CPU anywhere;\n"],
+                         ids=["task name", "kind selector"])
 def test_a_processor_set_gives_each_point_of_a_concurrent_launch_a_processor_of_its_own(tmp_path, features_exe,
                                                                                       statement):
     """The points of a concurrent index launch must run on different processors (Legion aborts otherwise): points
