@@ -301,6 +301,9 @@ struct LayoutChoice {
 // task variant's layout constraints, as in Legion's default mapper, so that the DSL's defaults never give a program a
 // layout or a memory its variant rejects. Benchmarks keep the DSL's defaults (dsl-reference.md §7.3).
 bool variant_layouts = false;
+// Set with it by the shim: in a user's program a task under an InstanceLimit maps the regions its points share point
+// by point (select_task_options). Benchmarks keep the collective mapping their runs were measured with.
+bool users_program = false;
 
 // A mapped task whose completion the mapper waits for (through a profiling response).
 struct InFlight {
@@ -539,6 +542,9 @@ void DslMapper::select_task_options(const MapperContext ctx, const Task &task, T
   }
   DefaultMapper::select_task_options(ctx, task, output);  // its kind choice goes through task_kind()
   const std::string name = task.get_task_name();
+  // The DefaultMapper has Legion map a region that every point of an index launch reads or reduces into
+  // collectively, which waits until every point maps: points an InstanceLimit holds back would hang the launch.
+  if (users_program && task.is_index_space && has_limit(name)) output.check_collective_regions.clear();
   if (!task.is_index_space)
     if (const MapRule *rule = map_rule(policy.single_maps, name, dsl_proc_kind(task_kind(ctx, task))))
       output.initial_proc = least_loaded(place(task, *rule, task_kind(ctx, task), nullptr));
@@ -1670,7 +1676,10 @@ extern "C" Legion::Mapping::Mapper *mapperopt_new_dsl_mapper(Legion::Mapping::Ma
   return mapper;
 }
 
-extern "C" void mapperopt_follow_variant_layouts() { mapperopt::dsl::variant_layouts = true; }
+extern "C" void mapperopt_follow_variant_layouts() {
+  mapperopt::dsl::variant_layouts = true;
+  mapperopt::dsl::users_program = true;
+}
 
 extern "C" void mapperopt_keep_app_mapper(Legion::Mapping::Mapper *app, Legion::Processor proc) {
   std::lock_guard<std::mutex> guard(mapperopt::dsl::shared->lock);

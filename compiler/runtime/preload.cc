@@ -94,7 +94,8 @@ __attribute__((constructor)) void load_preloaded_mapper() {
   }
   reg();
   // A user's program: layouts the DSL leaves open follow the task variants' constraints, as Legion's default mapper
-  // does, so that the mapper never gives a variant a layout it rejects that nobody wrote.
+  // does, so that the mapper never gives a variant a layout it rejects that nobody wrote; a limited task maps the
+  // regions its points share point by point.
   reinterpret_cast<void (*)()>(next_symbol("mapperopt_follow_variant_layouts", false))();
   dsl_loaded = true;
 }

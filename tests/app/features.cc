@@ -10,6 +10,7 @@
 //   aliased     two partitions of one region, disjoint pieces and aliased pieces with ghost cells, used by
 //               consecutive launches
 //   attach      a host buffer attached to a region, updated by an index launch, then detached and read on the host
+//   broadcast   an index launch whose points all reduce into one whole region, then one whose points all read it
 //   concurrent  a concurrent index launch (its points run at the same time, each on a processor of its own) over as
 //               many pieces as there are CPUs
 // Flags: -part NAME (repeatable; default: every part), -n N (elements, default 1000), -pieces P (default 4).
@@ -38,6 +39,7 @@ enum TaskIDs {
   MAKE_SCALE_TASK_ID,
   CHECK_PIECE_TASK_ID,
   EXCHANGE_TASK_ID,
+  ACCUMULATE_TASK_ID,
 };
 enum FieldIDs { FID_VAL = 1 };
 enum ProjectionIDs { REVERSE_PROJECTION_ID = 7 };
@@ -73,6 +75,13 @@ int64_t sum_task(const Task *, const std::vector<PhysicalRegion> &regions, Conte
   int64_t s = 0;
   for (PointInRectIterator<1> p(regions[0].get_bounds<1, coord_t>().bounds); p(); p++) s += v[*p];
   return s;
+}
+
+// Adds 1 to every element of its region, through a reduction.
+void accumulate_task(const Task *, const std::vector<PhysicalRegion> &regions, Context, Runtime *) {
+  const ReductionAccessor<SumReduction<int64_t>, true /*exclusive*/, 1, coord_t, Realm::AffineAccessor<int64_t, 1, coord_t>>
+      acc(regions[0], FID_VAL, LEGION_REDOP_SUM_INT64);
+  for (PointInRectIterator<1> p(regions[0].get_bounds<1, coord_t>().bounds); p(); p++) acc[*p] <<= 1;
 }
 
 int64_t make_scale_task(const Task *, const std::vector<PhysicalRegion> &, Context, Runtime *) { return 3; }
@@ -341,6 +350,20 @@ static std::string part_attach(const Setup &s) {
   return why;
 }
 
+static std::string part_broadcast(const Setup &s) {
+  LogicalRegion r = make_region(s, "broadcast");
+  s.runtime->fill_field<int64_t>(s.ctx, r, r, FID_VAL, 1);
+  IndexLauncher accumulate(ACCUMULATE_TASK_ID, s.colors, TaskArgument(), ArgumentMap());
+  accumulate.add_region_requirement(
+      RegionRequirement(r, LEGION_REDOP_SUM_INT64, LEGION_EXCLUSIVE, r).add_field(FID_VAL));
+  s.runtime->execute_index_space(s.ctx, accumulate);
+  IndexLauncher read(SUM_TASK_ID, s.colors, TaskArgument(), ArgumentMap());
+  read.add_region_requirement(RegionRequirement(r, LEGION_READ_ONLY, LEGION_EXCLUSIVE, r).add_field(FID_VAL));
+  const int64_t got = s.runtime->execute_index_space(s.ctx, read, LEGION_REDOP_SUM_INT64).get_result<int64_t>();
+  const int64_t expected = s.pieces * s.n * (1 + s.pieces);
+  return got == expected ? "" : "the points read " + std::to_string(got) + " in all, not " + std::to_string(expected);
+}
+
 static std::string part_concurrent(const Setup &s) {
   LogicalRegion r = make_region(s, "concurrent_data");
   LogicalPartition lp = pieces_of(s, r);
@@ -375,7 +398,7 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
   const std::vector<std::pair<std::string, Part>> known = {
       {"inline", part_inline},         {"fillcopy", part_fillcopy}, {"epoch", part_epoch},
       {"future", part_future},         {"projection", part_projection}, {"aliased", part_aliased},
-      {"attach", part_attach},         {"concurrent", part_concurrent}};
+      {"attach", part_attach},         {"broadcast", part_broadcast},   {"concurrent", part_concurrent}};
   if (parts.empty())
     for (const auto &k : known) parts.push_back(k.first);
   s.elements = runtime->create_index_space(ctx, Rect<1>(0, s.n - 1));
@@ -431,6 +454,7 @@ int main(int argc, char **argv) {
   leaf<int64_t, scale_task>(SCALE_TASK_ID, "scale");
   leaf<int64_t, check_piece_task>(CHECK_PIECE_TASK_ID, "check_piece");
   leaf<int64_t, exchange_task>(EXCHANGE_TASK_ID, "exchange");
+  leaf<accumulate_task>(ACCUMULATE_TASK_ID, "accumulate");
   Runtime::preregister_projection_functor(REVERSE_PROJECTION_ID, new ReverseProjection());
   return Runtime::start(argc, argv);
 }
