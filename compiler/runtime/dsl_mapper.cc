@@ -392,6 +392,8 @@ class DslMapper : public DefaultMapper {
                          bool leaf, std::vector<PhysicalInstance> &instances);
   std::vector<const LayoutConstraintSet *> variant_sets(MapperContext ctx, const Task &task, VariantID variant,
                                                         unsigned index);
+  std::string premapped(MapperContext ctx, const Task &task, unsigned index, Processor target,
+                        const std::vector<PhysicalInstance> &instances);
   std::vector<unsigned> collect(MapperContext ctx, const Task &task);
   void trace(const std::string &line);
   Mapping::Mapper *delegate(const std::string &task) const;
@@ -617,10 +619,19 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
     output.slices.swap(points);
     return;
   }
+  std::set<Processor> taken;  // by earlier points of a concurrent launch, which need one processor each
   for (Domain::DomainPointIterator it(input.domain); it; it++) {
     const DomainPoint point = it.p;
-    output.slices.push_back(
-        TaskSlice(Domain(point, point), least_loaded(place(task, *rule, kind, &point)), false, false));
+    std::vector<Processor> set = place(task, *rule, kind, &point);
+    if (task.concurrent_task && set.size() > 1) {
+      std::vector<Processor> free;
+      for (const Processor &p : set)
+        if (!taken.count(p)) free.push_back(p);
+      if (!free.empty()) set.swap(free);
+    }
+    const Processor proc = least_loaded(set);
+    if (task.concurrent_task) taken.insert(proc);
+    output.slices.push_back(TaskSlice(Domain(point, point), proc, false, false));
   }
 }
 
@@ -969,6 +980,31 @@ std::string DslMapper::map_region(MapperContext ctx, const Task &task, unsigned 
       "; processor " + proc_name(target) + "\n");
 }
 
+// A requirement of a must-epoch task that Legion premapped: the instance the epoch's mapping (map_must_epoch, the
+// DefaultMapper's) chose for the requirements its tasks share, which map_task must leave as it is (a debug Legion
+// rejects a changed one). Note R455 when a Region or Layout statement asked for something else. Returns the trace
+// entry's memory (where the instance lies) and layout (null: not the DSL's).
+std::string DslMapper::premapped(MapperContext ctx, const Task &task, unsigned index, Processor target,
+                                 const std::vector<PhysicalInstance> &instances) {
+  const std::string name = task.get_task_name();
+  const std::vector<std::string> &chain = name_chain(ctx, task.regions[index].region);
+  const Kind proc = dsl_proc_kind(target.kind());
+  const Kind mem = instances.empty() ? ANY : dsl_mem_kind(instances[0].get_location().kind());
+  const LayoutChoice choice = layout(name, index, chain, proc, mem);
+  if (!memory_list(name, index, chain, proc).empty() || choice.order_set || choice.dims_set || choice.align ||
+      choice.compact) {
+    std::string names;
+    for (const std::string &n : chain) names += (names.empty() ? "" : ", ") + n;
+    say_once("R455 " + name + " " + std::to_string(index),
+             "[mapperopt] note R455: requirement " + std::to_string(index) + (chain.empty() ? "" : " (" + names + ")") +
+                 " of task '" + name + "' is shared by the tasks of a must-epoch launch: it uses the instance "
+                 "Legion's must-epoch mapping chose (" + (mem == ANY ? "unknown memory" : kind_name(mem)) +
+                 "), not one its Region and Layout statements give; the trace records where it lies\n");
+  }
+  return std::string("\"memory\": ") + (mem == ANY ? "null" : "\"" + std::string(kind_name(mem)) + "\"") +
+         ", \"layout\": null";
+}
+
 std::vector<unsigned> DslMapper::collect(MapperContext ctx, const Task &task) {
   std::vector<unsigned> out;
   const std::string name = task.get_task_name();
@@ -1107,7 +1143,10 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     const RegionRequirement &req = task.regions[idx];
     const std::vector<std::string> &chain = name_chain(ctx, req.region);
     std::string entry;
-    if (all_virtual || (req.privilege == LEGION_REDUCE && !variant.is_leaf) || (req.tag & VIRTUAL_MAP)) {
+    if (std::find(input.premapped_regions.begin(), input.premapped_regions.end(), idx) !=
+        input.premapped_regions.end()) {
+      entry = premapped(ctx, task, idx, target, output.chosen_instances[idx]);
+    } else if (all_virtual || (req.privilege == LEGION_REDUCE && !variant.is_leaf) || (req.tag & VIRTUAL_MAP)) {
       output.chosen_instances[idx].push_back(PhysicalInstance::get_virtual_instance());
       entry = "\"memory\": \"VIRTUAL\", \"layout\": null";
     } else if (req.privilege == LEGION_NO_ACCESS || req.privilege_fields.empty()) {
@@ -1692,7 +1731,9 @@ extern "C" Legion::Mapping::Mapper *mapperopt_new_dsl_mapper(Legion::Mapping::Ma
   return mapper;
 }
 
-extern "C" void mapperopt_follow_variant_layouts() { mapperopt::dsl::variant_layouts = true; }
+extern "C" void mapperopt_follow_variant_layouts() {
+  mapperopt::dsl::variant_layouts = true;
+}
 
 extern "C" void mapperopt_keep_app_mapper(Legion::Mapping::Mapper *app, Legion::Processor proc) {
   std::lock_guard<std::mutex> guard(mapperopt::dsl::shared->lock);
