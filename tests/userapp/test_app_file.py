@@ -93,6 +93,26 @@ def test_app_file_errors_are_reported_together(tmp_path):
         assert "\n" + part in message, (part, message)
 
 
+def test_errors_within_a_size_or_the_metric_are_reported_together(tmp_path, exe):
+    """An unknown key in a size hid that size's bad values, and a bad `better:` hid the metric's invalid regex: each
+    took another run to find. All are reported at once."""
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {cpus: zero, timeout: 60}}\n"
+                                      "metric: {regex: 'took ([0-9.]+ ms', better: smaller}\n"))
+    message = str(info.value)
+    where = str(tmp_path / "mapperopt.yaml")
+    assert message.startswith(f"{where} has 4 problems:\n"), message
+    for part in (f"  - {where}: size 'ci': unknown key 'timeout'", "      hint: did you mean 'timeout_s' for 'timeout'?",
+                 f"  - {where}: size 'ci': 'cpus' must be a number, got 'zero'",
+                 f"  - {where}: metric 'better' must be `higher` or `lower`, got 'smaller'",
+                 f"  - {where}: the metric regex 'took ([0-9.]+ ms' is invalid"):
+        assert "\n" + part in message, (part, message)
+    # A value of the right type out of its range is one more problem of the same size.
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {cpus: 0, timeout: 60}}\n"))
+    assert "has 2 problems" in str(info.value) and "needs cpus >= 1" in str(info.value), info.value
+
+
 def test_command_form_and_flags(tmp_path, exe):
     app, args = app_from_options(None, ("-x",), f"{exe} -n 5", metric_regex=r"t=(\d+)", unit="ms",
                                  higher_is_better=True, verify_pattern="OK")
