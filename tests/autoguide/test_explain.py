@@ -251,3 +251,15 @@ def test_advice_to_change_the_mapper_needs_a_dsl_mapper():
     assert default.explanation.startswith(f"The program did not finish within {slow.settings['timeout_s']:g} s under "
                                           "Legion's default mapping")
     assert default.suggestion == " ".join(rule.suggest_no_mapper.split())
+
+
+def test_an_abort_with_a_message_quotes_it_and_is_not_called_silent():
+    """A program that printed why before it aborted: the reason quotes its message, and so does the explanation
+    (it said "aborted without any message", contradicting the reason); a silent abort still says so."""
+    _, result = load("circuit-aborting_mapper")
+    fb = explain(result)
+    assert result.reason.endswith(": abort_mapper: giving up on task init_piece")
+    assert fb.rule == "program-abort" and "without any message" not in fb.explanation, fb.explanation
+    assert '"abort_mapper: giving up on task init_piece"' in fb.explanation, fb.explanation
+    _, silent = load("stencil-unmapped_requirement")
+    assert "without any message" in explain(silent).explanation
