@@ -440,15 +440,32 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
     return env
 
 
-def _near_miss(regex: str, stdout: str) -> str:
-    """What the output shows instead of a metric line: the last line holding the regex's leading words (`elapsed`
-    of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; or that the output is empty."""
+# A line of output that reports a failed check ("CHECK FAILED", "wrong result", "error: ...").
+_LOOKS_FAILED = re.compile(r"(?i)\b(check\w*|fail\w*|wrong|error\w*|mismatch\w*|incorrect)\b")
+
+
+def _near_miss(regex: str, stdout: str, empty: str = " (it is empty: does the program print the metric on standard "
+                                                     "error?)") -> str:
+    """What the output shows instead of a line `regex` matches: the last line holding the regex's leading words
+    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; `empty` for an empty output;
+    else ""."""
     if not stdout.strip():
-        return " (it is empty: does the program print the metric on standard error?)"
+        return empty
     words = re.match(r"[A-Za-z][A-Za-z _:=-]*", regex)
     key = words.group(0).strip() if words else ""
     lines = [line.strip() for line in stdout.splitlines() if key and key in line]
     return f"; its last line with {key!r}: {lines[-1][:120]!r}" if lines else ""
+
+
+def _verify_miss(pattern: str, stdout: str) -> str:
+    """`_near_miss` for a verify pattern, else the last line that looks like a failed check, else the last line."""
+    said = _near_miss(pattern, stdout, " (it is empty)")
+    if said:
+        return said
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    failed = [line for line in lines if _LOOKS_FAILED.search(line)]
+    return (f"; its last line that looks like a failure: {failed[-1][:120]!r}" if failed
+            else f"; its last line: {lines[-1][:120]!r}")
 
 
 def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str | None]:
@@ -500,7 +517,7 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
     v = app.verify
     stdout = (run_dir / stdout_name).read_text(errors="replace")
     if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE):
-        return f"{_PATTERN} /{v.pattern}/"
+        return f"{_PATTERN} /{v.pattern}/" + _verify_miss(v.pattern, stdout)
     if v.reference:
         keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
         got = [line for line in stdout.splitlines() if keep(line)]

@@ -152,6 +152,16 @@ def test_metric_and_verification(tmp_path, exe):
     assert "differs from the reference" in check_output(checked, tmp_path, "out.txt", "err.txt")
     (tmp_path / "out.txt").write_text("sum 6\n")
     assert "verify pattern" in check_output(checked, tmp_path, "out.txt", "err.txt")
+    # What the output shows instead, as for a metric: the line that looks like the failed check, else its last line.
+    pattern = app_from_command(str(exe), verify=make_verify("CHECK OK"))
+    (tmp_path / "out.txt").write_text("steps took 3 ms\nCHECK FAILED: alive 7, reference 6\nalive cells: 7\n")
+    assert check_output(pattern, tmp_path, "out.txt", "err.txt") == (
+        "the output does not match the verify pattern /CHECK OK/; its last line that looks like a failure: "
+        "'CHECK FAILED: alive 7, reference 6'")
+    (tmp_path / "out.txt").write_text("steps took 3 ms\nalive cells: 7\n")
+    assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("; its last line: 'alive cells: 7'")
+    (tmp_path / "out.txt").write_text("")
+    assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("(it is empty)")
     failing = app_from_command(str(exe), verify=make_verify(command="echo bad numbers; exit 3"))
     assert "exited 3: bad numbers" in check_output(failing, tmp_path, "out.txt", "err.txt")
 
