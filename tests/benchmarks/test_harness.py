@@ -52,6 +52,11 @@ def test_known_benchmarks_and_misuse(tmp_path):
     assert info.value.hint == "did you mean 'circuit'?"
     with pytest.raises(MapperoptError, match="no size 'huge'"):
         load_config("circuit").size("huge")
+    # Never "add it to" the installed package's configuration: a size that exists, or the flags after `--`.
+    with pytest.raises(MapperoptError, match="no size 'huge'") as info:
+        load_config("stencil").size("huge")
+    assert "configs" not in info.value.hint and "--size small" in info.value.hint, info.value.hint
+    assert "after `--`" in info.value.hint and "-nx 2004 -ny 2004" in info.value.hint, info.value.hint
     with pytest.raises(MapperoptError, match="unknown benchmark"):
         run_benchmark("nope")
     with pytest.raises(MapperoptError, match="no size"):

@@ -249,3 +249,14 @@ def test_a_verify_command_runs_where_its_relative_paths_point(tmp_path, monkeypa
     monkeypatch.chdir(app_dir)
     assert main(["run", "--app", "./prog", "--verify-cmd", 'sh check.sh "$MAPPEROPT_STDOUT"',
                  "--out", str(tmp_path / "run2")]) == 0
+
+
+def test_an_unknown_size_of_a_program_says_where_sizes_come_from(tmp_path, exe):
+    """A size the application file lacks goes into that file; `--app 'CMD ARGS'` has only `ci`: its arguments are
+    the command's (there is no file to add a size to)."""
+    with pytest.raises(MapperoptError, match="no size 'big'") as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\n")).config.size("big")
+    assert info.value.hint == f"add it to the application file {tmp_path / 'mapperopt.yaml'}", info.value.hint
+    with pytest.raises(MapperoptError, match="no size 'big'") as info:
+        app_from_command(f"{exe} -n 10").config.size("big")
+    assert "after `--`" in info.value.hint and "application file" in info.value.hint, info.value.hint
