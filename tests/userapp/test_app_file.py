@@ -102,7 +102,8 @@ def test_errors_within_a_size_or_the_metric_are_reported_together(tmp_path, exe)
     message = str(info.value)
     where = str(tmp_path / "mapperopt.yaml")
     assert message.startswith(f"{where} has 4 problems:\n"), message
-    for part in (f"  - {where}: size 'ci': unknown key 'timeout'", "      hint: did you mean 'timeout_s' for 'timeout'?",
+    for part in (f"  - {where}: size 'ci': unknown key 'timeout'",
+                 "      hint: did you mean 'timeout_s' for 'timeout'?",
                  f"  - {where}: size 'ci': 'cpus' must be a number, got 'zero'",
                  f"  - {where}: metric 'better' must be `higher` or `lower`, got 'smaller'",
                  f"  - {where}: the metric regex 'took ([0-9.]+ ms' is invalid"):
