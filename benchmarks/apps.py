@@ -105,8 +105,17 @@ class BenchConfig:
             MapperoptError: no such size.
         """
         if name not in self.sizes:
-            raise MapperoptError(f"{self.app} has no size '{name}'; sizes: {', '.join(self.sizes)}",
-                                 hint=f"add it to {self.path}")
+            if self.path == "--app":  # `--app 'CMD ARGS'`: one size, whose arguments are the command's
+                hint = ("the command's arguments are size ci's: change them, or give more after `--`; for sizes of "
+                        "your own, write an application file (docs/own-app.md)")
+            elif self.expert:  # a benchmark: its configuration belongs to the installed package, not to the user
+                shown = self.sizes.get("small") or next(iter(self.sizes.values()))
+                flags = " ".join(f"{k} {v}" for k, v in shown.args.items())
+                hint = (f"pick one of them, e.g. --size {shown.name}; for another problem, give {self.app}'s flags "
+                        f"after `--`, which replace the size's (size {shown.name}: {flags})")
+            else:
+                hint = f"add it to the application file {self.path}"
+            raise MapperoptError(f"{self.app} has no size '{name}'; sizes: {', '.join(self.sizes)}", hint=hint)
         return self.sizes[name]
 
     @property

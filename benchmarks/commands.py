@@ -105,9 +105,13 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
             what = "one more execution of the program, untraced so that every task execution in it is mapped and timed"
             # A user's program: its timed loop is unknown, so every execution counts and no column claims one.
             base = "the leaf tasks' total (tasks with region requirements; the program's timed loop is unknown)"
+        total = sum(r["total_s"] for r in rows if r["timed"]) or 1.0  # the base of AutoGuide's shares too
+        shares = [round(100 * r["total_s"] / total) if r["timed"] else None for r in rows]
+        added = sum(x for x in shares if x is not None)
+        rounded = f", each rounded to a whole percent: they add up to {added} %" if added not in (0, 100) else ""
         prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
                      "launch point of an index launch one, every iteration counted (a task may run several times per "
-                     f"iteration); seconds: their sum on the processors; share: of {base}",
+                     f"iteration); seconds: their sum on the processors; share: of {base}{rounded}",
                      caption_justify="left")
         # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
         others = ("kind", "executions", "seconds", "share") + (("timed loop",) if iterations else ())
@@ -115,10 +119,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         prof.add_column("task", overflow="fold", min_width=max(8, min(room, max(len(r["task"]) for r in rows))))
         for col in others:
             prof.add_column(col)
-        total = sum(r["total_s"] for r in rows if r["timed"]) or 1.0  # the base of AutoGuide's shares too
-        for r in rows:
+        for r, share in zip(rows, shares):
             prof.add_row(escape(r["task"]), r["kind"], str(r["count"]), f"{r['total_s']:.3g}",
-                         f"{100 * r['total_s'] / total:.0f} %" if r["timed"] else "[dim]-[/]",
+                         f"{share} %" if share is not None else "[dim]-[/]",
                          *(("yes" if r["timed"] else "[dim]no[/]",) if iterations else ()))
         console.print(prof)
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):

@@ -56,8 +56,10 @@ TRANSIENT_RETRIES = 1     # an execution that timed out or was killed is run aga
 PR_SET_PDEATHSIG = 1      # prctl option (linux/prctl.h)
 REASON_CHARS = 400
 
-# Lines of a CPU-only run that look like errors but are not: Realm reports that the libcuda stand-in has no GPU.
-_HARMLESS = re.compile(r"We are not able to discover the CUDA resources|cuInit\(0\) returned")
+# Lines that are no message of the program's: Realm reports that the libcuda stand-in has no GPU (a CPU-only run), the
+# LD_PRELOAD shim that it loaded the DSL mapper (a user's program).
+_HARMLESS = re.compile(r"We are not able to discover the CUDA resources|cuInit\(0\) returned|"
+                       r"^\[mapperopt\] note: the LD_PRELOAD shim loaded the DSL mapper ")
 # Most specific first: the first pattern that matches a stderr line gives the reason.
 _ERROR_PATTERNS = [re.compile(p) for p in (
     r"\[mapperopt\] error",

@@ -265,13 +265,17 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                          f"{100 * est.spread:.0f} %)") for name, (est, _) in measured.items() if est.noisy]
     single = [name for name, (est, _) in measured.items() if len(est.values) < 2]
     short = {name: time_s for name, (_, time_s) in measured.items() if time_s is not None and time_s < MIN_TIME_S}
+    # More work per execution: a larger size, or for a user's program (whose `--app 'CMD'` has the one size ci) its
+    # own arguments.
+    work = ("larger arguments after `--` (or a larger size of its application file)" if not calibrated
+            else "a larger --size")
     out = []
     if noisy:
         out.append(("Noisy measurement", f"the {100 * CONFIDENCE:.0f} % interval of the trimmed mean is "
                                          f"{', '.join(noisy)}, far from the target of "
                                          f"±{100 * TARGET_HALF_WIDTH:.0f} %: its figures and ratios may reflect "
-                                         f"the machine's load more than the mapper; measure again with {more}, a "
-                                         "larger --size, or on a quieter machine."))
+                                         f"the machine's load more than the mapper; measure again with {more}, "
+                                         f"{work}, or on a quieter machine."))
     if single:
         out.append(("No spread estimate", named(", ".join(single), f"measured by a single execution"
                                                 f"{' each' if len(single) > 1 else ''}, which gives no interval: how "
@@ -288,8 +292,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                             if under else "")
                                          + (f"; measure again with a larger --size or --min-time "
                                             f"{max(2 * min_time_s, MIN_TIME_S):g}." if calibrated else
-                                            "; give each execution more work (a larger --size, or other arguments "
-                                            "in the application file) and measure again.")))
+                                            f"; give each execution more work ({work}) and measure again.")))
     return out
 
 

@@ -150,39 +150,63 @@ def _reject_unknown(where: str, data: dict, known: set[str]) -> None:
                          hint=f"did you mean {hint}?" if hint else None)
 
 
-def _size(name: str, data: dict, where: str):
+def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
+    """(the size `name`'s `SizeConfig`, its arguments), or None with every problem of its body added to
+    `problems`."""
     from mapperopt.benchmarks.apps import SizeConfig
 
     where = f"{where}: size '{name}'"
     if not isinstance(data, dict):
-        raise MapperoptError(f"{where} must be a mapping")
-    _reject_unknown(where, data, _SIZE_KEYS)
+        problems.append(MapperoptError(f"{where} must be a mapping"))
+        return None
+    found = len(problems)
+    _checked(problems, _reject_unknown, where, data, _SIZE_KEYS)
 
     def number(key, default, kind=int):
-        value = data.get(key, default)
-        if value is not None and (not isinstance(value, (int, float) if kind is float else int)
-                                  or isinstance(value, bool)):
-            raise MapperoptError(f"{where}: '{key}' must be a number, got {value!r}")
+        value = data.get(key)
+        if value is None:  # left out, or `cpus:` with nothing after it
+            return default
+        if not isinstance(value, (int, float) if kind is float else int) or isinstance(value, bool):
+            problems.append(MapperoptError(f"{where}: '{key}' must be a number, got {value!r}"))
+            return default
         return value
 
     size = SizeConfig(name=name, args={}, cpus=number("cpus", 1), util=number("util", 1), gpus=number("gpus", 0),
                       csize=number("csize", None), fsize=number("fsize", None), zsize=number("zsize", None),
-                      legion_flags=_str_list(data.get("legion_flags", []), f"{where}: 'legion_flags'"),
+                      legion_flags=_checked(problems, _str_list, data.get("legion_flags", []),
+                                            f"{where}: 'legion_flags'", default=()),
                       timeout_s=float(number("timeout_s", 300, float)), min_time_s=0.0)
     if size.cpus < 1 or size.util < 0 or size.gpus < 0 or size.timeout_s <= 0:
-        raise MapperoptError(f"{where}: needs cpus >= 1, util >= 0, gpus >= 0 and timeout_s > 0")
-    return size, _str_list(data.get("args", []), f"{where}: 'args'")
+        problems.append(MapperoptError(f"{where}: needs cpus >= 1, util >= 0, gpus >= 0 and timeout_s > 0"))
+    args = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'")
+    return None if len(problems) > found else (size, args)
 
 
-def _metric(data, where: str) -> Metric:
+def _checked(problems: list[MapperoptError], read, *args, default=None):
+    """`read(*args)`, or `default` with its error added to `problems`: an application file's keys are checked
+    independently, so that every problem is reported at once."""
+    try:
+        return read(*args)
+    except MapperoptError as exc:
+        problems.append(exc)
+        return default
+
+
+def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
+    """The metric, or None with its problems (a bad `better` and a bad regex alike) added to `problems`."""
     if data is None or data == "wall":
         return Metric()
     if not isinstance(data, dict) or set(data) - {"regex", "unit", "better"}:
-        raise MapperoptError(f"{where}: 'metric' must be `wall` or a mapping with regex, unit and better "
-                             f"(higher or lower), got {data!r}")
+        problems.append(MapperoptError(f"{where}: 'metric' must be `wall` or a mapping with regex, unit and better "
+                                       f"(higher or lower), got {data!r}"))
+        return None
+    found = len(problems)
     if data.get("better", "lower") not in ("higher", "lower"):
-        raise MapperoptError(f"{where}: metric 'better' must be `higher` or `lower`, got {data['better']!r}")
-    return make_metric(data.get("regex"), data.get("unit"), data.get("better", "lower") == "higher", where)
+        problems.append(MapperoptError(f"{where}: metric 'better' must be `higher` or `lower`, "
+                                       f"got {data['better']!r}"))
+    metric = _checked(problems, make_metric, data.get("regex"), data.get("unit"), data.get("better") == "higher",
+                      where)
+    return None if len(problems) > found else metric
 
 
 def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = "--metric") -> Metric:
@@ -272,34 +296,25 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    problems: list[MapperoptError] = []
-
-    def checked(read, *args, default=None):
-        """`read(*args)`, or `default` with its error kept for the report: the keys are checked independently."""
-        try:
-            return read(*args)
-        except MapperoptError as exc:
-            problems.append(exc)
-            return default
-
-    checked(_reject_unknown, where, data, _TOP_KEYS)
+    problems: list[MapperoptError] = []  # every problem, each key checked independently (`_checked`)
+    _checked(problems, _reject_unknown, where, data, _TOP_KEYS)
     if "executable" not in data:
         problems.append(MapperoptError(f"{where}: 'executable' is missing",
                                        hint="the path of the program, relative to this file"))
     exe = (path.parent / str(data.get("executable", ""))).resolve()
     if "executable" in data:
-        checked(_require_executable, exe, f"{where}: 'executable'")
+        _checked(problems, _require_executable, exe, f"{where}: 'executable'")
     name = str(data.get("app") or exe.name)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
-    common = checked(_str_list, data.get("args", []), f"{where}: 'args'", default=())
+    common = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'", default=())
     raw_sizes = data.get("sizes") or {"ci": {}}
     if not isinstance(raw_sizes, dict):
         problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))
         raw_sizes = {}
     sizes, args = {}, {}
     for size_name, body in raw_sizes.items():
-        read = checked(_size, str(size_name), body or {}, where)
+        read = _size(str(size_name), body or {}, where, problems)
         if read is not None:
             sizes[str(size_name)], args[str(size_name)] = read[0], common + read[1]
     keep = data.get("keep_app_mapper", False)
@@ -308,8 +323,8 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     env = data.get("env") or {}
     if not isinstance(env, dict):
         problems.append(MapperoptError(f"{where}: 'env' must be a mapping of variable names to values"))
-    metric = checked(_metric, data.get("metric"), where)
-    verify = checked(_verify, data.get("verify"), where, path.parent)
+    metric = _metric(data.get("metric"), where, problems)
+    verify = _checked(problems, _verify, data.get("verify"), where, path.parent)
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -481,15 +496,32 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
     return env
 
 
-def _near_miss(regex: str, stdout: str) -> str:
-    """What the output shows instead of a metric line: the last line holding the regex's leading words (`elapsed`
-    of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; or that the output is empty."""
+# A line of output that reports a failed check ("CHECK FAILED", "wrong result", "error: ...").
+_LOOKS_FAILED = re.compile(r"(?i)\b(check\w*|fail\w*|wrong|error\w*|mismatch\w*|incorrect)\b")
+
+
+def _near_miss(regex: str, stdout: str, empty: str = " (it is empty: does the program print the metric on standard "
+                                                     "error?)") -> str:
+    """What the output shows instead of a line `regex` matches: the last line holding the regex's leading words
+    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; `empty` for an empty output;
+    else ""."""
     if not stdout.strip():
-        return " (it is empty: does the program print the metric on standard error?)"
+        return empty
     words = re.match(r"[A-Za-z][A-Za-z _:=-]*", regex)
     key = words.group(0).strip() if words else ""
     lines = [line.strip() for line in stdout.splitlines() if key and key in line]
     return f"; its last line with {key!r}: {lines[-1][:120]!r}" if lines else ""
+
+
+def _verify_miss(pattern: str, stdout: str) -> str:
+    """`_near_miss` for a verify pattern, else the last line that looks like a failed check, else the last line."""
+    said = _near_miss(pattern, stdout, " (it is empty)")
+    if said:
+        return said
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    failed = [line for line in lines if _LOOKS_FAILED.search(line)]
+    return (f"; its last line that looks like a failure: {failed[-1][:120]!r}" if failed
+            else f"; its last line: {lines[-1][:120]!r}")
 
 
 def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str | None]:
@@ -541,7 +573,7 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
     v = app.verify
     stdout = (run_dir / stdout_name).read_text(errors="replace")
     if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE):
-        return f"{_PATTERN} /{v.pattern}/"
+        return f"{_PATTERN} /{v.pattern}/" + _verify_miss(v.pattern, stdout)
     if v.reference:
         keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
         got = [line for line in stdout.splitlines() if keep(line)]

@@ -166,6 +166,7 @@ class Constraint:
     op: str | None = None
     value: int | None = None
     loc: Loc = _loc()
+    value_loc: Loc = _loc()  # of the Align value, where a diagnostic about it points
 
 
 # ---------------------------------------------------------------------------------------------------- expressions
@@ -370,6 +371,7 @@ class InstanceLimitStmt:
     proc: Kind | Star | None
     count: int
     loc: Loc = _loc()
+    count_loc: Loc = _loc()  # of the count, where a diagnostic about it points
 
 
 @dataclass(frozen=True)

@@ -848,7 +848,7 @@ class _Checker:
                 what = "InstanceLimit" if isinstance(s, A.InstanceLimitStmt) else "ControlReplicate"
                 self.add("E220", f"'*' is not allowed as the task of {what}", s.tasks.loc, ("list the task names",))
             if isinstance(s, A.InstanceLimitStmt) and s.count < 1:
-                self.add("E215", f"InstanceLimit count {s.count} must be at least 1", s.loc)
+                self.add("E215", f"InstanceLimit count {s.count} must be at least 1", s.count_loc)
             if isinstance(s, A.TunableStmt):
                 self._tunable(s)
             for k in _kinds_of(s):
@@ -893,9 +893,9 @@ class _Checker:
         for c in s.constraints:
             if c.name == "Align":
                 if c.value == 0:
-                    self.add("E215", "Align value must be at least 1 byte", c.loc)
+                    self.add("E215", "Align value must be at least 1 byte", c.value_loc)
                 elif c.value & (c.value - 1):
-                    self.add("W306", f"Align value {c.value} is not a power of two", c.loc)
+                    self.add("W306", f"Align value {c.value} is not a power of two", c.value_loc)
 
     def _map_function(self, s):
         f = self.functions.get(s.func.name)

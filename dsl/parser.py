@@ -241,7 +241,7 @@ class _ToAst:
     @_rule
     def align(self, loc, children):
         _, op, value = children
-        return A.Constraint("Align", str(op), self._int(value), loc=loc)
+        return A.Constraint("Align", str(op), self._int(value), loc=loc, value_loc=self._tloc(value))
 
     # ---- mapping statements
     @_rule
@@ -262,7 +262,8 @@ class _ToAst:
     @_rule
     def limit_stmt(self, loc, children):
         proc = children[1] if len(children) == 3 else None
-        return A.InstanceLimitStmt(children[0], proc, self._int(children[-1]), loc=loc)
+        return A.InstanceLimitStmt(children[0], proc, self._int(children[-1]), loc=loc,
+                                   count_loc=self._tloc(children[-1]))
 
     @_rule
     def collect_stmt(self, loc, children):

@@ -554,8 +554,14 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
                if (path := root / f"baseline-{name}" / "result.json").exists()}
     if settings.get("baselines"):
         units = {name: r.get("unit") or "" for name, r in results.items()}
+        # Not like with like: the progress lines' figures are each measured later, under another load, and the
+        # best so far is the highest of those noisy figures (a seeming 3x gain can vanish when measured together).
         console.print("Baselines: " + ", ".join(f"{name} {protocol.figure(units.get(name, ''), value)}"
-                                                for name, value in settings["baselines"].items()))
+                                                for name, value in settings["baselines"].items())
+                      + " (measured once, before the search: each iteration below is measured later, in its own run "
+                        "under the machine's load of its moment, and the best so far is the highest of those noisy "
+                        "figures, so compare the iterations' figures with them only roughly; the final comparison "
+                        "measures the best, the start and these mappers together)")
     for name, reason in (settings.get("baseline_failures") or {}).items():
         console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
     measured = {name: (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))

@@ -66,6 +66,7 @@ APPS = {
     "circuit-held_back_tasks": ("circuit", "no_deferral_mapper.cc", [], "legion-select-tasks-to-map"),
     "circuit-corrupted_result": ("circuit", None, ["-test-corrupt"], "verification-failed"),
     "circuit-crashing_mapper": ("circuit", "crash_mapper.cc", [], "crash-signal"),
+    "circuit-aborting_mapper": ("circuit", "abort_mapper.cc", [], "program-abort"),
     "pennant-missing_deck": ("pennant", None, ["-deck", "/nonexistent/deck.pnt"], "app-usage-error"),
     "pennant-corrupted_result": ("pennant", None, ["-test-corrupt"], "pennant-verification"),
 }

@@ -266,3 +266,34 @@ def test_advice_to_change_the_mapper_needs_a_dsl_mapper():
     assert default.explanation.startswith(f"The program did not finish within {slow.settings['timeout_s']:g} s under "
                                           "Legion's default mapping")
     assert default.suggestion == " ".join(rule.suggest_no_mapper.split())
+
+
+def test_an_abort_with_a_message_quotes_it_and_is_not_called_silent():
+    """A program that printed why before it aborted: the reason quotes its message, and so does the explanation
+    (it said "aborted without any message", contradicting the reason); a silent abort still says so."""
+    _, result = load("circuit-aborting_mapper")
+    fb = explain(result)
+    assert result.reason.endswith(": abort_mapper: giving up on task init_piece")
+    assert fb.rule == "program-abort" and "without any message" not in fb.explanation, fb.explanation
+    assert '"abort_mapper: giving up on task init_piece"' in fb.explanation, fb.explanation
+    _, silent = load("stencil-unmapped_requirement")
+    assert "without any message" in explain(silent).explanation
+
+
+def test_the_run_commands_profile_table_says_when_its_rounded_shares_do_not_add_up_to_100(capsys, monkeypatch):
+    """The real profile of Stencil's expert mapper: its shares (61, 20, 12, 6 %) add up to 99 %; the table says they
+    are rounded rather than leave the reader to wonder where a percent went."""
+    from mapperopt.benchmarks.commands import _print
+
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    _, result = load("stencil-expert_profiled")
+    result = dataclasses.replace(result, run_dir="runs/stencil/x")
+    rows = [r for r in task_profile(result) if r["timed"]]
+    total = sum(r["total_s"] for r in rows)
+    shown = sum(round(100 * r["total_s"] / total) for r in rows)
+    assert shown == 99  # the premise
+    capsys.readouterr()
+    _print(result, explain(result))
+    out = capsys.readouterr().out
+    assert "share: of the leaf tasks' total" in out, out
+    assert "each rounded to a whole percent: they add up to 99 %" in out, out

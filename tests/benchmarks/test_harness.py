@@ -52,6 +52,11 @@ def test_known_benchmarks_and_misuse(tmp_path):
     assert info.value.hint == "did you mean 'circuit'?"
     with pytest.raises(MapperoptError, match="no size 'huge'"):
         load_config("circuit").size("huge")
+    # Never "add it to" the installed package's configuration: a size that exists, or the flags after `--`.
+    with pytest.raises(MapperoptError, match="no size 'huge'") as info:
+        load_config("stencil").size("huge")
+    assert "configs" not in info.value.hint and "--size small" in info.value.hint, info.value.hint
+    assert "after `--`" in info.value.hint and "-nx 2004 -ny 2004" in info.value.hint, info.value.hint
     with pytest.raises(MapperoptError, match="unknown benchmark"):
         run_benchmark("nope")
     with pytest.raises(MapperoptError, match="no size"):
@@ -147,6 +152,11 @@ def test_a_good_run(tmp_path):
     ("kill -SEGV $$", "run", "crashed with SIGSEGV"),
     ("kill -KILL $$", "run", "out of memory"),
     ("exit 134", "run", "silent abort"),   # as a launcher or shell in between reports SIGABRT
+    # the shim's note that it loaded the DSL mapper is no message of the program's
+    ("echo '[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper /x/m.so' >&2; kill -ABRT $$", "run",
+     "silent abort"),
+    ("echo '[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper /x/m.so' >&2; exit 3", "run",
+     "exited with status 3 and no error message"),
     (f"echo '{GOOD.replace('true', 'false')}'; exit 2", "verify", "correctness check failed"),
     ("echo hello", "run", "without printing a MAPPEROPT_RESULT line"),
     (f"echo '{GOOD}'; echo '{GOOD}'", "run", "2 MAPPEROPT_RESULT lines"),

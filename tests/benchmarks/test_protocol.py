@@ -158,3 +158,13 @@ def test_measured_time_is_a_benchmarks_timed_loop_or_a_users_time_metric():
                                              calibrated=False)
     assert title == "Short measurement" and "0.12 s measured per execution" in text
     assert "--min-time" not in text and "calibration" not in text and "application file" in text
+
+
+def test_advice_for_a_users_program_asks_for_larger_arguments_not_a_size():
+    """A user's program (`--app 'CMD'` has the one size ci) is never calibrated: more work per execution comes from
+    its arguments, not from a larger --size."""
+    wide = estimate([1.0, 1.6, 0.7, 1.3, 0.9, 1.5, 0.8])
+    lines = protocol.noise_warnings({"": (wide, 0.1)}, "a higher --max-repeats", 0.0, calibrated=False)
+    assert [title for title, _ in lines] == ["Noisy measurement", "Short measurement"]
+    for _, text in lines:
+        assert "--size" not in text and "larger arguments after `--`" in text and "application file" in text, text

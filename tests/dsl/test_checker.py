@@ -474,8 +474,9 @@ def test_e214_contradictions(constraints, message):
 
 
 def test_e215_e216_e217_e218_e219_e220(m14):
-    assert only("InstanceLimit t 0;", "E215").message == "InstanceLimit count 0 must be at least 1"
-    assert at(only("Layout * * * Align==0;", "E215")) == (1, 14)
+    d = only("InstanceLimit t 0;", "E215")
+    assert d.message == "InstanceLimit count 0 must be at least 1" and at(d) == (1, 17)  # at the count, not the keyword
+    assert at(only("Layout * * * Align==0;", "E215")) == (1, 21)
     d = only('print("{} {}", 1);', "E216")
     assert d.message == "print has 2 placeholders '{}' but 1 argument"
     assert only("m = Machine(GPU); x = m.merge(0, 0);", "E217").message == (
@@ -615,9 +616,9 @@ def test_a_diagnostic_about_the_whole_file_names_the_file_without_a_line(circuit
     diagnostics of the statements."""
     src = "Task * CPU;\nInstanceLimit update_voltages 0;\n"
     assert render_all(diags(src, circuit, m14), src) == (
-        "p.dsl:2:1: error[E215]: InstanceLimit count 0 must be at least 1\n"
+        "p.dsl:2:31: error[E215]: InstanceLimit count 0 must be at least 1\n"
         "  2 | InstanceLimit update_voltages 0;\n"
-        "    | ^\n"
+        "    |                               ^\n"
         "p.dsl: note[W314]: static evaluation skipped because of the errors above: once they are fixed, check "
         "evaluates the load phase, every mapping function at every launch point and the instance each requirement "
         "gets (E205, E209, E217, E219, E222, E223)")

@@ -93,6 +93,27 @@ def test_app_file_errors_are_reported_together(tmp_path):
         assert "\n" + part in message, (part, message)
 
 
+def test_errors_within_a_size_or_the_metric_are_reported_together(tmp_path, exe):
+    """An unknown key in a size hid that size's bad values, and a bad `better:` hid the metric's invalid regex: each
+    took another run to find. All are reported at once."""
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {cpus: zero, timeout: 60}}\n"
+                                      "metric: {regex: 'took ([0-9.]+ ms', better: smaller}\n"))
+    message = str(info.value)
+    where = str(tmp_path / "mapperopt.yaml")
+    assert message.startswith(f"{where} has 4 problems:\n"), message
+    for part in (f"  - {where}: size 'ci': unknown key 'timeout'",
+                 "      hint: did you mean 'timeout_s' for 'timeout'?",
+                 f"  - {where}: size 'ci': 'cpus' must be a number, got 'zero'",
+                 f"  - {where}: metric 'better' must be `higher` or `lower`, got 'smaller'",
+                 f"  - {where}: the metric regex 'took ([0-9.]+ ms' is invalid"):
+        assert "\n" + part in message, (part, message)
+    # A value of the right type out of its range is one more problem of the same size.
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {cpus: 0, timeout: 60}}\n"))
+    assert "has 2 problems" in str(info.value) and "needs cpus >= 1" in str(info.value), info.value
+
+
 def test_command_form_and_flags(tmp_path, exe):
     app, args = app_from_options(None, ("-x",), f"{exe} -n 5", metric_regex=r"t=(\d+)", unit="ms",
                                  higher_is_better=True, verify_pattern="OK")
@@ -132,6 +153,16 @@ def test_metric_and_verification(tmp_path, exe):
     assert "differs from the reference" in check_output(checked, tmp_path, "out.txt", "err.txt")
     (tmp_path / "out.txt").write_text("sum 6\n")
     assert "verify pattern" in check_output(checked, tmp_path, "out.txt", "err.txt")
+    # What the output shows instead, as for a metric: the line that looks like the failed check, else its last line.
+    pattern = app_from_command(str(exe), verify=make_verify("CHECK OK"))
+    (tmp_path / "out.txt").write_text("steps took 3 ms\nCHECK FAILED: alive 7, reference 6\nalive cells: 7\n")
+    assert check_output(pattern, tmp_path, "out.txt", "err.txt") == (
+        "the output does not match the verify pattern /CHECK OK/; its last line that looks like a failure: "
+        "'CHECK FAILED: alive 7, reference 6'")
+    (tmp_path / "out.txt").write_text("steps took 3 ms\nalive cells: 7\n")
+    assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("; its last line: 'alive cells: 7'")
+    (tmp_path / "out.txt").write_text("")
+    assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("(it is empty)")
     failing = app_from_command(str(exe), verify=make_verify(command="echo bad numbers; exit 3"))
     assert "exited 3: bad numbers" in check_output(failing, tmp_path, "out.txt", "err.txt")
 
@@ -219,3 +250,14 @@ def test_a_verify_command_runs_where_its_relative_paths_point(tmp_path, monkeypa
     monkeypatch.chdir(app_dir)
     assert main(["run", "--app", "./prog", "--verify-cmd", 'sh check.sh "$MAPPEROPT_STDOUT"',
                  "--out", str(tmp_path / "run2")]) == 0
+
+
+def test_an_unknown_size_of_a_program_says_where_sizes_come_from(tmp_path, exe):
+    """A size the application file lacks goes into that file; `--app 'CMD ARGS'` has only `ci`: its arguments are
+    the command's (there is no file to add a size to)."""
+    with pytest.raises(MapperoptError, match="no size 'big'") as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\n")).config.size("big")
+    assert info.value.hint == f"add it to the application file {tmp_path / 'mapperopt.yaml'}", info.value.hint
+    with pytest.raises(MapperoptError, match="no size 'big'") as info:
+        app_from_command(f"{exe} -n 10").config.size("big")
+    assert "after `--`" in info.value.hint and "application file" in info.value.hint, info.value.hint

@@ -4,6 +4,7 @@ environment and a DSL mapper, as a user would do it by hand."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -23,6 +24,10 @@ def test_run_by_hand_with_the_printed_environment(tmp_path, foreign_exe):
     assert "pieces 3" in done.stdout and "OK" in done.stdout
     ran = [line.split()[-2] for line in done.stdout.splitlines() if line.startswith("RAN Initialize Nodes")]
     assert ran == ["1", "1", "1"]  # every point on CPU 1, as the DSL mapper says
+    # One line on stderr says that the DSL mapper is in (nothing else would, when it maps as the default one does).
+    said = [line for line in done.stderr.splitlines() if line.startswith("[mapperopt] note: the LD_PRELOAD")]
+    so = shlex.split(exports.split("MAPPEROPT_MAPPER=")[1].splitlines()[0])[0]
+    assert said == [f"[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper {so}"], done.stderr
 
 
 def test_cmake_snippet_names_the_installed_legion(tmp_path):
