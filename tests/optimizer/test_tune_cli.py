@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from optimizer_support import rewrite
 
+from mapperopt.benchmarks import protocol
 from mapperopt.cli import main
 from mapperopt.optimizer.base import IterationRecord, normalize_dsl
 from mapperopt.optimizer import commands
@@ -112,7 +113,8 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
         if name != summary["best"]:
             vs = summary["vs"][name]
             assert vs["low"] <= vs["ratio"] <= vs["high"]
-            assert f"vs {name}: {vs['ratio']:.2f}x" in out
+            shown = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])  # its decimals: 2, more near 1
+            assert f"vs {name}: {vs['ratio']:.{shown.decimals()}f}x" in out
             assert ("not a significant difference" in out) or vs["significant"]
     # Every figure with its unit, and the measurements' noise said: FAST's executions, calibrated to 0.05 s, are
     # short (those that ran longer, with an iteration count calibrated on a faster mapper or under load, are not).
@@ -150,7 +152,8 @@ def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offli
     assert summary["best"] == summary["start"] == "iter-1"  # the premise: one iteration, the start's
     vs = summary["vs"]["default"]
     assert ("Best (iter-1) vs default: the same mapping (the start program is Legion's default mapper written in the "
-            f"DSL, --start default), measured at {vs['ratio']:.2f}x") in flat
+            f"DSL, --start default), measured at "
+            f"{protocol.Comparison(vs['ratio'], vs['low'], vs['high']).describe()}") in flat
     assert "the two mappers' own overhead, not a gain." in flat
 
 
