@@ -162,22 +162,26 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
     found = len(problems)
     _checked(problems, _reject_unknown, where, data, _SIZE_KEYS)
 
-    def number(key, default, kind=int):
+    def number(key, default, least, kind=int):
+        """The value of `key`, at least `least` (above it for a float: a timeout of 0 s is none)."""
         value = data.get(key)
         if value is None:  # left out, or `cpus:` with nothing after it
             return default
         if not isinstance(value, (int, float) if kind is float else int) or isinstance(value, bool):
             problems.append(MapperoptError(f"{where}: '{key}' must be a number, got {value!r}"))
             return default
+        if value < least or kind is float and value == least:
+            problems.append(MapperoptError(f"{where}: '{key}' must be {'>' if kind is float else '>='} {least}, "
+                                           f"got {value!r}"))
+            return default
         return value
 
-    size = SizeConfig(name=name, args={}, cpus=number("cpus", 1), util=number("util", 1), gpus=number("gpus", 0),
-                      csize=number("csize", None), fsize=number("fsize", None), zsize=number("zsize", None),
+    size = SizeConfig(name=name, args={}, cpus=number("cpus", 1, 1), util=number("util", 1, 0),
+                      gpus=number("gpus", 0, 0), csize=number("csize", None, 1), fsize=number("fsize", None, 1),
+                      zsize=number("zsize", None, 1),
                       legion_flags=_checked(problems, _str_list, data.get("legion_flags", []),
                                             f"{where}: 'legion_flags'", default=()),
-                      timeout_s=float(number("timeout_s", 300, float)), min_time_s=0.0)
-    if size.cpus < 1 or size.util < 0 or size.gpus < 0 or size.timeout_s <= 0:
-        problems.append(MapperoptError(f"{where}: needs cpus >= 1, util >= 0, gpus >= 0 and timeout_s > 0"))
+                      timeout_s=float(number("timeout_s", 300, 0, float)), min_time_s=0.0)
     args = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'")
     return None if len(problems) > found else (size, args)
 
@@ -188,8 +192,20 @@ def _checked(problems: list[MapperoptError], read, *args, default=None):
     try:
         return read(*args)
     except MapperoptError as exc:
-        problems.append(exc)
+        problems.extend(getattr(exc, "problems", [exc]))  # those of an application file one by one
         return default
+
+
+def _raise_together(problems: list[MapperoptError], where: str) -> None:
+    """Raises the one problem of `problems`, or one MapperoptError listing them all under `where`, each with its hint
+    (its `problems` attribute holds them); returns when there are none."""
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        said = ["  - " + str(p).replace("\n", "\n    ") for p in problems]  # each with its hint below it
+        error = MapperoptError(f"{where} has {len(problems)} problems:\n" + "\n".join(said))
+        error.problems = problems
+        raise error
 
 
 def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
@@ -225,30 +241,41 @@ def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = 
 
 
 def make_verify(pattern: str | None = None, command: str | None = None, reference: str | None = None,
-                reference_lines: str | None = None, where: str = "--verify", folder: str | None = None) -> Verify:
-    """A `Verify`, checking its regular expressions and that the reference file exists."""
-    for what, regex in (("pattern", pattern), ("reference_lines", reference_lines)):
+                reference_lines: str | None = None, where: str | None = None, folder: str | None = None,
+                problems: list[MapperoptError] | None = None) -> Verify | None:
+    """A `Verify`, checking its regular expressions and that the reference file exists. Each problem names `where`
+    (default: the option that gives the value) and is added to `problems` (None is returned then); without
+    `problems`, they are raised together (MapperoptError)."""
+    found: list[MapperoptError] = []
+    for what, option, regex in (("pattern", "--verify-pattern", pattern),
+                                ("reference_lines", "reference_lines", reference_lines)):
         if regex is not None:
             try:
                 re.compile(regex)
             except re.error as exc:
-                raise MapperoptError(f"{where}: the verify {what} {regex!r} is invalid: {exc}") from None
+                found.append(MapperoptError(f"{where or option}: the verify {what} {regex!r} is invalid: {exc}"))
     if reference is not None and not Path(reference).is_file():
-        raise MapperoptError(f"{where}: the reference output {reference} does not exist")
-    return Verify(pattern, command, reference, reference_lines, folder)
+        found.append(MapperoptError(f"{where or '--reference'}: the reference output {reference} does not exist"))
+    if problems is None:
+        _raise_together(found, "the verification")
+    else:
+        problems.extend(found)
+    return None if found else Verify(pattern, command, reference, reference_lines, folder)
 
 
-def _verify(data, where: str, base: Path) -> Verify:
+def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Verify | None:
+    """The verification, or None with its problems added to `problems`."""
     if data is None:
         return Verify()
     if not isinstance(data, dict) or set(data) - {"pattern", "command", "reference", "reference_lines"}:
-        raise MapperoptError(f"{where}: 'verify' must be a mapping with pattern, command, reference and "
-                             f"reference_lines, got {data!r}")
+        problems.append(MapperoptError(f"{where}: 'verify' must be a mapping with pattern, command, reference and "
+                                       f"reference_lines, got {data!r}"))
+        return None
     reference = data.get("reference")
     if reference is not None:
         reference = str((base / str(reference)).resolve())
     return make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
-                       where, str(base.resolve()))
+                       where, str(base.resolve()), problems)
 
 
 def _config(name: str, sizes: dict, where: str):
@@ -319,17 +346,13 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
             sizes[str(size_name)], args[str(size_name)] = read[0], common + read[1]
     keep = data.get("keep_app_mapper", False)
     if not isinstance(keep, bool):
-        problems.append(MapperoptError(f"{where}: 'keep_app_mapper' must be true or false"))
+        problems.append(MapperoptError(f"{where}: 'keep_app_mapper' must be true or false, got {keep!r}"))
     env = data.get("env") or {}
     if not isinstance(env, dict):
         problems.append(MapperoptError(f"{where}: 'env' must be a mapping of variable names to values"))
     metric = _metric(data.get("metric"), where, problems)
-    verify = _checked(problems, _verify, data.get("verify"), where, path.parent)
-    if len(problems) == 1:
-        raise problems[0]
-    if problems:
-        said = ["  - " + str(p).replace("\n", "\n    ") for p in problems]  # each with its hint below it
-        raise MapperoptError(f"{where} has {len(problems)} problems:\n" + "\n".join(said))
+    verify = _verify(data.get("verify"), where, path.parent, problems)
+    _raise_together(problems, where)
     return UserApp(name=name, exe=exe, args=args, config=_config(name, sizes, where), metric=metric, verify=verify,
                    keep_app_mapper=keep, env={str(k): str(v) for k, v in env.items()}, path=where)
 
@@ -1036,17 +1059,24 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
             raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
         require_app(bench)
         return bench, app_args
+    problems: list[MapperoptError] = []  # every problem of the options and the program at once (`_checked`)
     if min_time_s is not None:  # accepted silently, it would change nothing: an execution is never calibrated
-        raise MapperoptError(f"--min-time {min_time_s:g} does not apply to --app: mapperopt never calibrates your "
-                             "program, whose arguments alone fix the work of an execution",
-                             hint="leave --min-time out; for longer executions give larger size arguments (the "
-                                  "application file's `sizes`, or the program's flags after `--`)")
-    metric = make_metric(metric_regex, unit, higher_is_better) if metric_regex else None
+        problems.append(MapperoptError(f"--min-time {min_time_s:g} does not apply to --app: mapperopt never "
+                                       "calibrates your program, whose arguments alone fix the work of an execution",
+                                       hint="leave --min-time out; for longer executions give larger size arguments "
+                                            "(the application file's `sizes`, or the program's flags after `--`)"))
+    metric = _checked(problems, make_metric, metric_regex, unit, higher_is_better) if metric_regex else None
     verify = None
     if verify_pattern or verify_cmd or reference:
         verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None,
-                             folder=str(Path.cwd()))
-    app = resolve_app(app_spec, metric=metric, verify=verify, keep_app_mapper=keep_app_mapper or None)
+                             folder=str(Path.cwd()), problems=problems)
+    try:
+        app = resolve_app(app_spec, metric=metric, verify=verify, keep_app_mapper=keep_app_mapper or None)
+    except MapperoptError as exc:
+        if not problems:  # the application file's alone: its own error
+            raise
+        problems.extend(getattr(exc, "problems", [exc]))
+    _raise_together(problems, "the command line")
     if metric is None and (unit is not None or higher_is_better):
         app = _metric_changed(app, unit, higher_is_better)
     return app, ((bench,) if bench else ()) + tuple(app_args)

@@ -161,6 +161,66 @@ def test_min_time_with_app_is_refused_not_ignored(command, tmp_path, mapper, cap
     assert not (tmp_path / "runs").exists()
 
 
+BAD_APP_FILE = """
+app: "jacobi bad/name"
+executable: ./jacobi_missing
+args: -steps 10
+sizes:
+  ci: {args: ["-n", 384], cpus: two, timeout_s: -5, legion_flag: ["-lg:safe_mapper"]}
+  small: {util: -1, csize: 0}
+metric: {regex: 'took [0-9.]+ ms', unit: ms, better: faster}
+verify: {pattern: 'checksum ([0-9.]+', reference: nothere.txt}
+keep_app_mapper: yes please
+extra_key: 3
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "check", "tune"])
+def test_every_problem_of_an_application_file_in_one_run(command, tmp_path, mapper, capsys):
+    """A new user's file showed its problems in three rounds (a bad value of a size, a regex without a group and a
+    missing reference file only once the others were fixed; `timeout_s: -5` as "needs cpus >= 1, util >= 0, gpus >= 0
+    and timeout_s > 0"): all in one run, each naming its key."""
+    (tmp_path / "mapperopt.yaml").write_text(BAD_APP_FILE)
+    assert main(argv(command, mapper, "mapperopt.yaml")) == 1
+    err = capsys.readouterr().err
+    where = "mapperopt.yaml"
+    assert f"error: {where} has 13 problems:\n" in err, err
+    for part in (f"{where}: unknown key 'extra_key'",
+                 f"{where}: 'executable': the executable {tmp_path / 'jacobi_missing'} does not exist",
+                 f"{where}: 'app' must be a plain name (letters, digits, _ . -), got 'jacobi bad/name'",
+                 f"{where}: size 'ci': unknown key 'legion_flag'",
+                 f"{where}: size 'ci': 'cpus' must be a number, got 'two'",
+                 f"{where}: size 'ci': 'timeout_s' must be > 0, got -5",
+                 f"{where}: size 'small': 'util' must be >= 0, got -1",
+                 f"{where}: size 'small': 'csize' must be >= 1, got 0",
+                 f"{where}: 'keep_app_mapper' must be true or false, got 'yes please'",
+                 f"{where}: metric 'better' must be `higher` or `lower`, got 'faster'",
+                 f"{where}: the metric regex 'took [0-9.]+ ms' has no group",
+                 f"{where}: the verify pattern 'checksum ([0-9.]+' is invalid",
+                 f"{where}: the reference output {tmp_path / 'nothere.txt'} does not exist"):
+        assert "\n  - " + part in err, (part, err)
+    assert "\n      hint: did you mean 'legion_flags' for 'legion_flag'?" in err, err
+
+
+def test_every_problem_of_the_app_options_in_one_run(tmp_path, mapper, capsys):
+    """The options of `--app` stopped at their first problem: all are reported at once, and with the application
+    file's."""
+    assert main(["run", "--app", "./missing -n 1", "--metric", "took [0-9.]+ ms", "--verify-pattern", "(unclosed",
+                 "--reference", "nothere.txt", "--min-time", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "error: the command line has 5 problems:\n" in err, err
+    for part in ("--min-time 1 does not apply to --app", "--metric: the metric regex 'took [0-9.]+ ms' has no group",
+                 "--verify-pattern: the verify pattern '(unclosed' is invalid",
+                 f"--reference: the reference output {tmp_path / 'nothere.txt'} does not exist",
+                 f"--app: the executable {tmp_path / 'missing'} does not exist"):
+        assert "\n  - " + part in err, (part, err)
+    (tmp_path / "mapperopt.yaml").write_text(BAD_APP_FILE)
+    assert main(["run", "--app", "mapperopt.yaml", "--verify-pattern", "(unclosed"]) == 1
+    err = capsys.readouterr().err
+    assert "error: the command line has 14 problems:\n" in err, err
+    assert "\n  - --verify-pattern: the verify pattern" in err and "\n  - mapperopt.yaml: size 'ci': 'timeout_s'" in err
+
+
 def test_run_still_passes_the_flags_after_dashdash(tmp_path, mapper, monkeypatch):
     """With --app the first word after `--` lands in BENCH (click fills it first): it is still the program's."""
     seen = []

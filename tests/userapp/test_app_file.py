@@ -111,7 +111,8 @@ def test_errors_within_a_size_or_the_metric_are_reported_together(tmp_path, exe)
     # A value of the right type out of its range is one more problem of the same size.
     with pytest.raises(MapperoptError) as info:
         load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {cpus: 0, timeout: 60}}\n"))
-    assert "has 2 problems" in str(info.value) and "needs cpus >= 1" in str(info.value), info.value
+    assert "has 2 problems" in str(info.value) and "size 'ci': 'cpus' must be >= 1, got 0" in str(info.value), \
+        info.value
 
 
 def test_command_form_and_flags(tmp_path, exe):
