@@ -196,7 +196,7 @@ def _checked(problems: list[MapperoptError], read, *args, default=None):
         return default
 
 
-def _raise_together(problems: list[MapperoptError], where: str) -> None:
+def raise_together(problems: list[MapperoptError], where: str) -> None:
     """Raises the one problem of `problems`, or one MapperoptError listing them all under `where`, each with its hint
     (its `problems` attribute holds them); returns when there are none."""
     if len(problems) == 1:
@@ -257,7 +257,7 @@ def make_verify(pattern: str | None = None, command: str | None = None, referenc
     if reference is not None and not Path(reference).is_file():
         found.append(MapperoptError(f"{where or '--reference'}: the reference output {reference} does not exist"))
     if problems is None:
-        _raise_together(found, "the verification")
+        raise_together(found, "the verification")
     else:
         problems.extend(found)
     return None if found else Verify(pattern, command, reference, reference_lines, folder)
@@ -352,7 +352,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
         problems.append(MapperoptError(f"{where}: 'env' must be a mapping of variable names to values"))
     metric = _metric(data.get("metric"), where, problems)
     verify = _verify(data.get("verify"), where, path.parent, problems)
-    _raise_together(problems, where)
+    raise_together(problems, where)
     return UserApp(name=name, exe=exe, args=args, config=_config(name, sizes, where), metric=metric, verify=verify,
                    keep_app_mapper=keep, env={str(k): str(v) for k, v in env.items()}, path=where)
 
@@ -1046,7 +1046,7 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
     Raises:
         MapperoptError: neither BENCH nor --app, an unknown benchmark (before the command prints anything), --app
             flags without --app, --min-time with --app, or --unit or --higher-is-better without a metric pattern
-            (from --metric or the application file).
+            (from --metric or the application file); the problems of the options and the program all at once.
     """
     flags = {"--metric": metric_regex, "--unit": unit, "--higher-is-better": higher_is_better or None,
              "--verify-pattern": verify_pattern, "--verify-cmd": verify_cmd, "--reference": reference,
@@ -1076,7 +1076,7 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
         if not problems:  # the application file's alone: its own error
             raise
         problems.extend(getattr(exc, "problems", [exc]))
-    _raise_together(problems, "the command line")
+    raise_together(problems, "the command line")
     if metric is None and (unit is not None or higher_is_better):
         app = _metric_changed(app, unit, higher_is_better)
     return app, ((bench,) if bench else ()) + tuple(app_args)
