@@ -14,7 +14,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, run_benchmark
-from mapperopt.benchmarks.userapp import app_from_options, app_options, raise_together
+from mapperopt.benchmarks.userapp import app_from_options, app_options
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
 
@@ -171,13 +171,7 @@ class BenchCommand(click.Command):
 
     def parse_args(self, ctx, args):
         after = len(args) - args.index("--") - 1 if "--" in args else 0
-        typed = list(args)  # click's parser consumes `args`
-        try:
-            rest = super().parse_args(ctx, args)
-        except click.BadParameter:
-            if not ctx.resilient_parsing:
-                self._refuse_together(ctx, typed)
-            raise
+        rest = super().parse_args(ctx, args)
         bench, app_args = ctx.params.get("bench"), ctx.params.get("app_args", ())
         words = ([bench] if bench is not None else []) + list(app_args)
         before = words[:len(words) - after]
@@ -192,29 +186,6 @@ class BenchCommand(click.Command):
             raise click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
                                    "program go after `--`", ctx)
         return rest
-
-    def _refuse_together(self, ctx, args) -> None:
-        """click stops at the first value it refuses (`--timeout -5`): raises MapperoptError listing every value it
-        refuses and every problem of the --app options and the program (`app_from_options`), when there are more
-        than one."""
-        import inspect
-
-        opts = self.make_parser(ctx).parse_args(list(args))[0]
-        problems = []
-        for param in self.params:
-            if isinstance(param, click.Option) and param.name in opts:
-                try:
-                    param.type_cast_value(ctx, opts[param.name])
-                except click.BadParameter as exc:
-                    problems.append(MapperoptError(click.BadParameter(exc.message, ctx, param).format_message()))
-        given = self.make_context(ctx.info_name, list(args), parent=ctx.parent, resilient_parsing=True).params
-        try:  # with the refused values None
-            app_from_options(**{**{k: given.get(k) for k in inspect.signature(app_from_options).parameters},
-                                "app_args": ()})
-        except MapperoptError as exc:
-            problems.extend(getattr(exc, "problems", [exc]))
-        if len(problems) > 1:
-            raise_together(problems, "the command line")
 
 
 def size_options(command):

@@ -221,23 +221,6 @@ def test_every_problem_of_the_app_options_in_one_run(tmp_path, mapper, capsys):
     assert "\n  - --verify-pattern: the verify pattern" in err and "\n  - mapperopt.yaml: size 'ci': 'timeout_s'" in err
 
 
-@pytest.mark.parametrize("command", ["run", "tune", "compare"])
-def test_values_click_refuses_come_with_the_other_problems(command, tmp_path, mapper, capsys):
-    """click stopped at the first value it refuses (`--timeout -5`), before the --app options were checked: all of
-    them at once; one refused value alone keeps click's usage error."""
-    assert main([command, "--app", "./missing", "--timeout", "-5", "--cpus", "0", "--metric", "took [0-9.]+ ms"]) == 1
-    err = capsys.readouterr().err
-    assert "error: the command line has 4 problems:\n" in err, err
-    for part in ("Invalid value for '--cpus': 0 is not in the range x>=1.",
-                 "Invalid value for '--timeout': -5.0 is not in the range x>0.",
-                 "--metric: the metric regex 'took [0-9.]+ ms' has no group",
-                 f"--app: the executable {tmp_path / 'missing'} does not exist"):
-        assert "\n  - " + part in err, (part, err)
-    assert main([command, "circuit", "--timeout", "-5"]) == 2
-    err = capsys.readouterr().err
-    assert "Usage: " in err and "error: Invalid value for '--timeout': -5.0 is not in the range x>0." in err, err
-
-
 def test_run_still_passes_the_flags_after_dashdash(tmp_path, mapper, monkeypatch):
     """With --app the first word after `--` lands in BENCH (click fills it first): it is still the program's."""
     seen = []
