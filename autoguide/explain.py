@@ -550,8 +550,11 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog) 
     if result.stage == "run" and last is not None and last.exit_code == 0:
         texts = catalog.app_metric or load_catalog().app_metric
         printed = (result.log or "").partition("--- stdout ---\n")[2].strip().splitlines()[-3:]
+        # The --metric option where the run was given one (over the application file's too), else the file.
+        given = "--metric" in shlex.split(settings.get("app_options") or "")[2::2]
         fields = {"app": result.app, "reason": result.reason or "no metric", "stdout": stdout,
-                  "metric": settings.get("metric") or "?", "where": settings["app_file"] or "the --metric option",
+                  "metric": settings.get("metric") or "?",
+                  "where": "the --metric option" if given or not settings["app_file"] else settings["app_file"],
                   "output": " / ".join(repr(line.strip()) for line in printed) or "nothing (it is empty)"}
         return _at_level(Feedback(result.status, result.stage, "metric", _text(texts["explain"], fields),
                                   _text(texts["suggest"], fields), (), fb.raw_excerpt, "metric-app-pattern"), level)

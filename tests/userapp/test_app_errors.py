@@ -299,6 +299,46 @@ def test_an_interval_whose_ends_print_alike_is_one_value(tmp_path, capsys, monke
     assert protocol.figure("GFLOP/s", 12.01, 12.02) == "12.01-12.02 GFLOP/s"
     assert protocol.figure("GFLOP/s", 12.0001, 12.0002) == "12 GFLOP/s"
 
+def test_a_metric_without_a_unit_reads_sanely(tmp_path, capsys, monkeypatch):
+    """`--metric` without `--unit`: the table said "0.08 1/" and "/.../ in , lower is better", an empty unit."""
+    monkeypatch.setenv("COLUMNS", "200")  # rows unwrapped
+    exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--repeats", "3", "--max-repeats", "3",
+                 "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "median │ 0.08 1/metric " in out and "(median; /elapsed: ([0-9.]+)/ (no unit), lower is better)" in out, out
+    assert "1/ " not in out and " in ," not in out, out
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert (result["unit"], result["settings"]["metric"]) == ("1/metric", "/elapsed: ([0-9.]+)/ (no unit), lower is "
+                                                                          "better")
+    assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--higher-is-better", "--once",
+                 "--out", str(tmp_path / "higher")]) == 0
+    assert "throughput │ 12.5 │" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_metric_pattern_over_the_files_keeps_its_unit_and_names_its_option(tmp_path, capsys, monkeypatch):
+    """`--app FILE --metric REGEX` without --unit: the file's unit was dropped (an empty unit); and when that pattern
+    never matched, AutoGuide said to correct it in the file, which does not hold it."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'took ([0-9.]+)', unit: ms}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--once", "--out", "ms"]) == 0
+    result = json.loads((tmp_path / "ms" / "result.json").read_text())
+    assert (result["unit"], result["settings"]["metric"]) == ("1/ms", "/elapsed: ([0-9.]+)/ in ms, lower is better")
+    assert main(["run", "--app", "mapperopt.yaml", "--metric", "time: ([0-9.]+)", "--once", "--out", "option"]) == 1
+    suggestion = json.loads((tmp_path / "option" / "feedback.json").read_text())["suggestion"]
+    assert "correct it in the --metric option" in suggestion, suggestion
+    # The file's pattern, with only its unit changed on the command line: the file is where to correct it.
+    assert main(["run", "--app", "mapperopt.yaml", "--unit", "s", "--once", "--out", "file"]) == 1
+    result = json.loads((tmp_path / "file" / "result.json").read_text())
+    assert "correct it in mapperopt.yaml" in json.loads((tmp_path / "file" / "feedback.json").read_text())["suggestion"]
+    assert result["settings"]["app_options"] == "--app mapperopt.yaml --unit s"
+    from mapperopt.benchmarks.userapp import app_from_identity, app_from_options, identity, spec_words
+
+    app = app_from_identity(identity(app_from_options(None, (), "mapperopt.yaml", unit="s")[0]))  # `tune --resume`
+    assert spec_words(app) == ["--app", str(tmp_path / "mapperopt.yaml"), "--unit", "s"]
+
+
 def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(tmp_path, capsys, monkeypatch):
     """`--app FILE` with --metric and --verify-pattern over the file's: the command to run it again gave only
     `--app FILE`, which measures and verifies by the file's settings instead."""
@@ -431,9 +471,9 @@ def test_unit_and_higher_is_better_change_only_those_of_the_files_metric(tmp_pat
     result = json.loads((tmp_path / "higher" / "result.json").read_text())
     assert (result["throughput"], result["unit"]) == (12.5, "s")
     assert result["settings"]["metric"] == "/elapsed: ([0-9.]+)/ in s, higher is better"
-    # The command printed to run it again gives the metric the run measured.
-    assert result["settings"]["app_options"] == shlex.join(["--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)",
-                                                            "--unit", "s", "--higher-is-better"])
+    # The command printed to run it again gives the metric the run measured, as given: over the file's pattern.
+    assert result["settings"]["app_options"] == shlex.join(["--app", "mapperopt.yaml", "--unit", "s",
+                                                            "--higher-is-better"])
 
 
 @pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the refusal of GPUs is that of a machine without any")
