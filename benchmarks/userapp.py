@@ -765,7 +765,10 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     # The program's last words, without the lines the libcuda stand-in causes (stderr.txt keeps them).
     said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or "(nothing)"
     where = f"its output is in {folder}/stdout.txt and stderr.txt"
-    by_hand = f"run it by hand: {shlex.join(cmd)}"
+    # In a shell as the user has it: with the environment discovery gave the program (Legion's libraries, the libcuda
+    # stand-in on a machine without GPUs, the application file's `env`), without the recording mapper.
+    env = "".join(f"{k}={shlex.quote(v)} " for k, v in app.env.items())
+    by_hand = f'run it by hand: eval "$(mapperopt toolchain --env)" && {env}{shlex.join(cmd)}'
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
                               f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",

@@ -488,6 +488,25 @@ def test_gpus_after_the_double_dash_are_named_where_refused(command, tmp_path, m
     assert "hint: remove `-ll:gpu 1` after `--` (or give `-ll:gpu 0`)" in err and "--gpus" not in err, err
 
 
+def test_a_failed_discoverys_command_to_run_by_hand_starts_as_printed(tmp_path, mapper, foreign_exe, capsys,
+                                                                      monkeypatch):
+    """The command a failed discovery says to run by hand, pasted into a shell that has only mapperopt on its PATH,
+    runs the program as discovery did (it lacked the environment `mapperopt toolchain --env` sets: on a machine
+    without GPUs, `libcuda.so.1: cannot open shared object file`)."""
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # On one CPU the program's must-epoch launch of two tasks cannot be mapped: Legion's default mapper aborts.
+    assert main(argv("check", mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    command = re.search(r"run it by hand: (.*) \(without mapperopt\)", err)[1]
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path))}
+    done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
+    assert "cannot open shared object file" not in done.stderr, (command, done.stderr)
+    assert "Not enough procs of kind 2 for must epoch launch" in done.stderr, (command, done.stderr)
+
+
 @pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the lines of the libcuda stand-in, on a machine without GPU")
 def test_a_failed_discovery_quotes_no_line_of_the_libcuda_stand_in(tmp_path, mapper, foreign_exe, capsys, monkeypatch):
     """The program's own error is quoted; the two harmless lines the libcuda stand-in makes Realm print are not
