@@ -306,7 +306,8 @@ def test_a_metric_without_a_unit_reads_sanely(tmp_path, capsys, monkeypatch):
     assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--repeats", "3", "--max-repeats", "3",
                  "--out", str(tmp_path / "run")]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "median │ 0.08 1/metric " in out and "(median; /elapsed: ([0-9.]+)/ (no unit), lower is better)" in out, out
+    assert "median │ 0.08 1/metric " in out, out
+    assert "(median; /elapsed: ([0-9.]+)/ (no unit), lower is better)" in out, out
     assert "1/ " not in out and " in ," not in out, out
     result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert (result["unit"], result["settings"]["metric"]) == ("1/metric", "/elapsed: ([0-9.]+)/ (no unit), lower is "
@@ -337,6 +338,22 @@ def test_a_metric_pattern_over_the_files_keeps_its_unit_and_names_its_option(tmp
 
     app = app_from_identity(identity(app_from_options(None, (), "mapperopt.yaml", unit="s")[0]))  # `tune --resume`
     assert spec_words(app) == ["--app", str(tmp_path / "mapperopt.yaml"), "--unit", "s"]
+
+
+def test_a_run_with_more_processors_than_cores_says_so_once(tmp_path, capsys, monkeypatch):
+    """`-- -ll:cpu 4` (or `-ll:util 2`) on a machine that gives the run 2 cores: the notes said only that the
+    measurement was noisy, not that the processors share cores."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    for flags, counts in ((["-ll:cpu", "4"], "4 CPU and 1 utility processors, 5 in all"),
+                          (["-ll:util", "2"], "1 CPU and 2 utility processors, 3 in all")):
+        assert main(["run", "--app", str(exe), "--once", "--out", str(tmp_path / flags[0][4:]), "--", *flags]) == 0
+        out = capsys.readouterr().out
+        assert out.count("More processors than cores: ") == 1, out
+        assert f"More processors than cores: {counts}, on the 2 cores this machine gives the run" in out, out
+    assert main(["run", "--app", str(exe), "--once", "--out", str(tmp_path / "fits")]) == 0  # 1 CPU and 1 utility
+    assert "More processors than cores" not in capsys.readouterr().out
 
 
 def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(tmp_path, capsys, monkeypatch):
