@@ -1013,7 +1013,8 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
     if app_spec is None:
         given = [k for k, v in flags.items() if v is not None]
         if given:
-            raise MapperoptError(f"{', '.join(given)} only apply to --app")
+            names = " and ".join(filter(None, (", ".join(given[:-1]), given[-1])))
+            raise MapperoptError(f"{names} {'applies' if len(given) == 1 else 'apply'} only to --app")
         if not bench:
             raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
         require_app(bench)
