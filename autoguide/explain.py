@@ -418,6 +418,27 @@ def _profiled_command(result: RunResult) -> str:
     return f"mapperopt run {result.app}{size} --mapper expert"
 
 
+def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str, dict]) -> list[str]:
+    """The remedies against the runtime's overhead (keys of the `performance` texts) that apply to the run's mapper:
+    fewer, larger tasks always; the trace replayed where its InstanceLimit statements turned the replay off (the
+    run's command has `-lg:no_physical_tracing`); instances where their tasks run where the mapper puts some of the
+    timed loop's tasks' elsewhere, or where that is unknown (a mapper without a description to evaluate it with)."""
+    keys = ["overhead_larger_tasks"]
+    command = shlex.split((result.settings or {}).get("command", ""))
+    if result.dsl is not None and "-lg:no_physical_tracing" in command and _traces(command) is not False:
+        keys.append("overhead_replay")
+    own = {"CPU": "SYSMEM", "GPU": "FBMEM"}  # the memory of each kind's processors
+    for r in rows if result.dsl is not None else ():  # Legion's default mapper: where its tasks run
+        if not r["timed"] or r["kind"] not in machine:
+            continue
+        found = _evaluator(result, r["task"])
+        placed = _instances(found, r["task"], r["kind"], machine[r["kind"]]["memories"])
+        if not placed or set(placed) - {own.get(r["kind"])}:
+            keys.append("overhead_local")
+            break
+    return keys
+
+
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
                  catalog: Catalog) -> Feedback:
     texts = catalog.performance or load_catalog().performance
@@ -468,7 +489,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             if changes := _edit_notes(result.dsl, edits):
                 suggestion += " " + texts["heavy_on_cpu_maps"].format(changes="; ".join(changes))
     elif overhead:
-        suggestion = texts["runtime_overhead_suggest"].format(**busy)
+        remedies = [texts[key] for key in _overhead_remedies(result, rows, machine)]
+        suggestion = texts["runtime_overhead_suggest"].format(
+            **busy, remedies="; ".join(remedies[:-1]) + "; and " + remedies[-1] if len(remedies) > 1 else remedies[0])
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
     elif result.dsl is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
 
 from mapperopt.autoguide import explain
 from mapperopt.autoguide.explain import task_profile
@@ -103,6 +104,23 @@ def test_a_loop_the_runtime_dominates_gets_advice_against_its_overhead_not_for_t
     assert "the runtime's own work" in fb.explanation, fb.explanation
     assert "fewer, larger tasks" in fb.suggestion and "`" not in fb.suggestion, fb.suggestion
     assert fb.edits == ()
+    # Only the remedies that apply to this mapper: it has no InstanceLimit (the trace replays) and keeps every
+    # instance in system memory, where its CPU tasks run (all three were listed).
+    assert "InstanceLimit" not in fb.suggestion and "where their tasks run" not in fb.suggestion, fb.suggestion
+    # An InstanceLimit, which turned the replay off, brings its remedy back.
+    command = shlex.join([*shlex.split(result.settings["command"]), "-lg:no_physical_tracing"])
+    limited = dataclasses.replace(result, dsl=result.dsl + "\nInstanceLimit stencil 4;\n",
+                                  settings={**result.settings, "command": command})
+    fb = explain(limited)
+    assert "replayed" in fb.suggestion and "where their tasks run" not in fb.suggestion, fb.suggestion
+    assert fb.edits == ()
+    # Instances of a loop task put in zero-copy memory (a machine with GPUs has it) bring theirs back.
+    from mapperopt.autoguide.explain import _overhead_remedies
+
+    machine = {"CPU": {"procs": 2, "memories": {"SYSMEM": None, "ZCMEM": None}}}
+    zero_copy = dataclasses.replace(result, dsl=result.dsl + "\nRegion stencil * CPU ZCMEM;\n")
+    assert _overhead_remedies(zero_copy, task_profile(result), machine) == ["overhead_larger_tasks", "overhead_local"]
+    assert _overhead_remedies(result, task_profile(result), machine) == ["overhead_larger_tasks"]
     # The tasks' time per iteration, from the profile: the loop's tasks ran in every iteration the profile ran.
     p = result.profile
     busy = sum(r["total_s"] for r in task_profile(result) if r["timed"]) / (p["warmup"] + p["timed"] + p["after"])
