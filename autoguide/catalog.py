@@ -38,7 +38,9 @@ PERFORMANCE_FIELDS = {
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
     "not_profiled": ("command",),
-    "runtime_overhead": ("task_ms", "loop_ms", "busy"), "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy"),
+    "runtime_overhead": ("task_ms", "loop_ms", "busy"),
+    "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy", "remedies"),
+    "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}

@@ -418,6 +418,27 @@ def _profiled_command(result: RunResult) -> str:
     return f"mapperopt run {result.app}{size} --mapper expert"
 
 
+def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str, dict]) -> list[str]:
+    """The remedies against the runtime's overhead (keys of the `performance` texts) that apply to the run's mapper:
+    fewer, larger tasks always; the trace replayed where its InstanceLimit statements turned the replay off (the
+    run's command has `-lg:no_physical_tracing`); instances where their tasks run where the mapper puts some of the
+    timed loop's tasks' elsewhere, or where that is unknown (a mapper without a description to evaluate it with)."""
+    keys = ["overhead_larger_tasks"]
+    command = shlex.split((result.settings or {}).get("command", ""))
+    if result.dsl is not None and "-lg:no_physical_tracing" in command and _traces(command) is not False:
+        keys.append("overhead_replay")
+    own = {"CPU": "SYSMEM", "GPU": "FBMEM"}  # the memory of each kind's processors
+    for r in rows if result.dsl is not None else ():  # Legion's default mapper: where its tasks run
+        if not r["timed"] or r["kind"] not in machine:
+            continue
+        found = _evaluator(result, r["task"])
+        placed = _instances(found, r["task"], r["kind"], machine[r["kind"]]["memories"])
+        if not placed or set(placed) - {own.get(r["kind"])}:
+            keys.append("overhead_local")
+            break
+    return keys
+
+
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
                  catalog: Catalog) -> Feedback:
     texts = catalog.performance or load_catalog().performance
@@ -468,7 +489,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             if changes := _edit_notes(result.dsl, edits):
                 suggestion += " " + texts["heavy_on_cpu_maps"].format(changes="; ".join(changes))
     elif overhead:
-        suggestion = texts["runtime_overhead_suggest"].format(**busy)
+        remedies = [texts[key] for key in _overhead_remedies(result, rows, machine)]
+        suggestion = texts["runtime_overhead_suggest"].format(
+            **busy, remedies="; ".join(remedies[:-1]) + "; and " + remedies[-1] if len(remedies) > 1 else remedies[0])
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
     elif result.dsl is None:
@@ -550,8 +573,11 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog) 
     if result.stage == "run" and last is not None and last.exit_code == 0:
         texts = catalog.app_metric or load_catalog().app_metric
         printed = (result.log or "").partition("--- stdout ---\n")[2].strip().splitlines()[-3:]
+        # The --metric option where the run was given one (over the application file's too), else the file.
+        given = "--metric" in shlex.split(settings.get("app_options") or "")[2::2]
         fields = {"app": result.app, "reason": result.reason or "no metric", "stdout": stdout,
-                  "metric": settings.get("metric") or "?", "where": settings["app_file"] or "the --metric option",
+                  "metric": settings.get("metric") or "?",
+                  "where": "the --metric option" if given or not settings["app_file"] else settings["app_file"],
                   "output": " / ".join(repr(line.strip()) for line in printed) or "nothing (it is empty)"}
         return _at_level(Feedback(result.status, result.stage, "metric", _text(texts["explain"], fields),
                                   _text(texts["suggest"], fields), (), fb.raw_excerpt, "metric-app-pattern"), level)

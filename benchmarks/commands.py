@@ -26,8 +26,8 @@ def _mapper_arg(value: str) -> str | Path:
 
 
 def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
-    """The run's table, what makes its figures unreliable (`protocol.noise_warnings`; `once`: it ran with --once),
-    its task profile and AutoGuide's feedback."""
+    """The run's table, what makes its figures unreliable (`protocol.core_warning`, `protocol.noise_warnings`;
+    `once`: it ran with --once), its task profile and AutoGuide's feedback."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -80,6 +80,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
                                       f"{traces[0]} ... {traces[-1].name} (one per execution)"))
     console.print(table)
+    cores = protocol.core_warning(s)
+    if cores:
+        console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
     if result.ok:
         estimate = protocol.estimate(protocol.values_of(result))
         for title, text in protocol.noise_warnings({"": (estimate, protocol.measured_time(result))},

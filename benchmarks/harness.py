@@ -56,10 +56,12 @@ TRANSIENT_RETRIES = 1     # an execution that timed out or was killed is run aga
 PR_SET_PDEATHSIG = 1      # prctl option (linux/prctl.h)
 REASON_CHARS = 400
 
-# Lines that are no message of the program's: Realm reports that the libcuda stand-in has no GPU (a CPU-only run), the
-# LD_PRELOAD shim that it loaded the DSL mapper (a user's program).
-_HARMLESS = re.compile(r"We are not able to discover the CUDA resources|cuInit\(0\) returned|"
-                       r"^\[mapperopt\] note: the LD_PRELOAD shim loaded the DSL mapper ")
+# Lines that are no message of the program's (docs/own-app.md): on a CPU-only machine, Realm reports that the libcuda
+# stand-in has no GPU; a processor without a core of its own shares one (slower, still right); the LD_PRELOAD shim
+# says that it loaded the DSL mapper (a user's program).
+_HARMLESS = re.compile(r"We are not able to discover the CUDA resources|cuInit\(0\) returned"
+                       r"|\{4\}\{threads\}: reservation .* cannot be satisfied"
+                       r"|^\[mapperopt\] note: the LD_PRELOAD shim loaded the DSL mapper ")
 # Most specific first: the first pattern that matches a stderr line gives the reason.
 _ERROR_PATTERNS = [re.compile(p) for p in (
     r"\[mapperopt\] error",
@@ -94,8 +96,9 @@ class Execution:
 
 
 def stderr_lines(stderr: str) -> list[str]:
-    """The lines of an application's stderr that say something: Realm's line prefix removed, without blank lines and
-    those the libcuda stand-in causes on a machine without GPU (`_HARMLESS`)."""
+    """The lines of an application's stderr that say something: Realm's line prefix removed, without blank lines,
+    those the libcuda stand-in causes on a machine without GPU and Realm's notes of processors sharing cores
+    (`_HARMLESS`)."""
     lines = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()]
     return [line for line in lines if line and not _HARMLESS.search(line)]
 

@@ -18,6 +18,7 @@ them alike.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -296,6 +297,23 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
     return out
 
 
+def core_warning(settings: Mapping[str, Any]) -> tuple[str, str] | None:
+    """("More processors than cores", text for the user) when a run's CPU and utility processors (`settings`' cpus
+    and util, or the last `-ll:util` among the flags after `--`) outnumber the cores this process may run on
+    (`os.sched_getaffinity`): Realm then gives them shared cores, and every timing is slower and noisier. Else None."""
+    extra = [str(a) for a in settings.get("extra_args") or ()]
+    cpus, util = settings.get("cpus") or 0, settings.get("util") or 0
+    util = next((int(v) for f, v in reversed(list(zip(extra, extra[1:]))) if f == "-ll:util" and v.isdigit()), util)
+    cores = len(os.sched_getaffinity(0))
+    if cpus + util <= cores:
+        return None
+    return ("More processors than cores", f"{cpus} CPU and {util} utility processors, {cpus + util} in all, on the "
+                                          f"{cores} cores this machine gives the run: they share cores, so its "
+                                          "timings are slower and noisier than with a core each (Realm's "
+                                          "`reservation ... cannot be satisfied` lines in stderr say the same); to "
+                                          "measure, ask for fewer (--cpus, or -ll:cpu and -ll:util after `--`).")
+
+
 @dataclass(frozen=True)
 class Measured:
     """One mapper measured by `measure_together`: its estimate, or why it failed.
@@ -384,5 +402,5 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
 
 
 __all__ = ["TIME_UNITS", "CONFIDENCE", "Comparison", "Estimate", "MAX_REPEATS", "MIN_REPEATS", "MIN_TIME_S", "Measured",
-           "NOISY_HALF_WIDTH", "TARGET_HALF_WIDTH", "compare", "enough", "estimate", "measure_together",
+           "NOISY_HALF_WIDTH", "TARGET_HALF_WIDTH", "compare", "core_warning", "enough", "estimate", "measure_together",
            "measured_time", "noise_warnings", "trimmed_mean", "values_of"]

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mapperopt import toolchain
@@ -42,7 +42,7 @@ _TOP_KEYS = {"app", "executable", "args", "sizes", "metric", "verify", "keep_app
 @dataclass(frozen=True)
 class Metric:
     """The figure of merit. `regex` None: the wall time of the execution (seconds, lower is better). Otherwise the
-    first group of the last match of `regex` in the standard output, a number in `unit`."""
+    first group of the last match of `regex` in the standard output, a number in `unit` ("": a number without one)."""
 
     regex: str | None = None
     unit: str = "s"
@@ -50,7 +50,16 @@ class Metric:
 
     def describe(self) -> str:
         what = "wall time" if self.regex is None else f"/{self.regex}/"
-        return f"{what} in {self.unit}, {'higher' if self.higher_is_better else 'lower'} is better"
+        unit = f" in {self.unit}" if self.unit else " (no unit)"
+        return f"{what}{unit}, {'higher' if self.higher_is_better else 'lower'} is better"
+
+    @property
+    def throughput_unit(self) -> str:
+        """The unit of the figure of merit mapperopt maximises: the metric's, or its inverse when lower is better
+        ("1/metric" for a metric without a unit)."""
+        if self.higher_is_better:
+            return self.unit
+        return f"1/{self.unit or 'metric'}"
 
 
 @dataclass(frozen=True)
@@ -99,7 +108,8 @@ class UserApp:
         refuse_layouts: a mapper with Layout statements fails at stage "check" (tuning a program whose results
             nothing verifies: a layout can make it compute wrong numbers silently).
         given: which of `metric`, `verify` and `keep_app_mapper` command-line options set over the application
-            file's (`resolve_app`), so that the command printed to run it again gives them too.
+            file's (`resolve_app`), so that the command printed to run it again gives them too; `unit` where
+            --unit or --higher-is-better changed only the unit or direction of the file's metric pattern.
     """
 
     name: str
@@ -430,8 +440,6 @@ def app_from_identity(recorded: dict) -> UserApp:
     Raises:
         MapperoptError: see `load_app_file` and `app_from_command` (a file or program no longer there).
     """
-    from dataclasses import replace
-
     if recorded["file"]:
         app = load_app_file(recorded["file"])
     else:
@@ -440,7 +448,9 @@ def app_from_identity(recorded: dict) -> UserApp:
     given = tuple(k for k in ("metric", "verify", "keep_app_mapper") if now[k] != recorded[k])
     kept = {"metric": Metric(**recorded["metric"]), "verify": Verify(**recorded["verify"]),
             "keep_app_mapper": recorded["keep_app_mapper"]}
-    return replace(app, **{k: kept[k] for k in given}, given=given)
+    same_pattern = recorded["file"] and now["metric"]["regex"] == recorded["metric"]["regex"]
+    return replace(app, **{k: kept[k] for k in given},
+                   given=tuple("unit" if k == "metric" and same_pattern else k for k in given))
 
 
 def identity_differences(recorded: dict, other: dict, other_name: str) -> list[str]:
@@ -564,17 +574,18 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
         except ValueError:
             return None, f"the metric /{app.metric.regex}/ matched {text!r}, which is not a number"
     if app.metric.higher_is_better:
-        throughput, unit = value, app.metric.unit
+        throughput = value
     else:
         if value <= 0:
-            return None, f"the metric is {value:g} {app.metric.unit}; it must be positive when lower is better"
-        throughput, unit = 1.0 / value, f"1/{app.metric.unit}"
+            return None, f"the metric is {f'{value:g} {app.metric.unit}'.rstrip()}; it must be positive when lower " \
+                         "is better"
+        throughput = 1.0 / value
     from mapperopt.benchmarks.harness import parse_output
 
     lines, _ = parse_output(stdout)
     own = len(lines) == 1 and lines[0] is not None and lines[0].get("verified") is True
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
-            "unit": unit, "metric": value, "verified": app.verify.checks_output or own or None,
+            "unit": app.metric.throughput_unit, "metric": value, "verified": app.verify.checks_output or own or None,
             **({"own_check": True} if own else {})}, None
 
 
@@ -809,7 +820,10 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     # The program's last words, without the lines the libcuda stand-in causes (stderr.txt keeps them).
     said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or "(nothing)"
     where = f"its output is in {folder}/stdout.txt and stderr.txt"
-    by_hand = f"run it by hand: {shlex.join(cmd)}"
+    # In a shell as the user has it: with the environment discovery gave the program (Legion's libraries, the libcuda
+    # stand-in on a machine without GPUs, the application file's `env`), without the recording mapper.
+    env = "".join(f"{k}={shlex.quote(v)} " for k, v in app.env.items())
+    by_hand = f'run it by hand: eval "$(mapperopt toolchain --env)" && {env}{shlex.join(cmd)}'
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
                               f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",
@@ -863,8 +877,6 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     through the shim, each execution must exit 0 and pass the application file's checks (else stage "run" or
     "verify"), and the metric gives `throughput` (see the module's docstring). No calibration (`min_time_s` does not
     apply): the program's own arguments fix its amount of work."""
-    from dataclasses import replace
-
     from mapperopt.benchmarks import harness as H
     from mapperopt.benchmarks.protocol import enough
     from mapperopt.records import RunResult
@@ -999,8 +1011,10 @@ def spec_words(app: UserApp) -> list[str]:
 
     m, v = app.metric, app.verify
     metric = (m.regex, m.unit if m.unit != ("s" if m.regex is None else "") else None, m.higher_is_better)
+    if not option("metric"):  # the file's pattern, with --unit or --higher-is-better (`given` "unit") or alone
+        metric = (None, m.unit or None, m.higher_is_better) if "unit" in app.given else (None, None, False)
     return app_words(app.path if app.path is not None else shlex.join([str(app.exe), *app.args["ci"]]),
-                     *(metric if option("metric") else (None, None, False)),
+                     *metric,
                      *((v.pattern, v.command, v.reference) if option("verify") else (None, None, None)),
                      app.keep_app_mapper and option("keep_app_mapper"))
 
@@ -1054,7 +1068,8 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
     if app_spec is None:
         given = [k for k, v in flags.items() if v is not None]
         if given:
-            raise MapperoptError(f"{', '.join(given)} only apply to --app")
+            names = " and ".join(filter(None, (", ".join(given[:-1]), given[-1])))
+            raise MapperoptError(f"{names} {'applies' if len(given) == 1 else 'apply'} only to --app")
         if not bench:
             raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
         require_app(bench)
@@ -1071,13 +1086,17 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
         verify = make_verify(verify_pattern, verify_cmd, str(Path(reference).resolve()) if reference else None,
                              folder=str(Path.cwd()), problems=problems)
     try:
-        app = resolve_app(app_spec, metric=metric, verify=verify, keep_app_mapper=keep_app_mapper or None)
+        app = resolve_app(app_spec, verify=verify, keep_app_mapper=keep_app_mapper or None)
     except MapperoptError as exc:
         if not problems:  # the application file's alone: its own error
             raise
         problems.extend(getattr(exc, "problems", [exc]))
     raise_together(problems, "the command line")
-    if metric is None and (unit is not None or higher_is_better):
+    if metric is not None:
+        if unit is None and app.path is not None and app.metric.regex is not None:
+            metric = replace(metric, unit=app.metric.unit)  # a new pattern for the file's number, in its unit
+        app = replace(app, metric=metric, given=tuple(dict.fromkeys((*app.given, "metric"))))
+    elif unit is not None or higher_is_better:
         app = _metric_changed(app, unit, higher_is_better)
     return app, ((bench,) if bench else ()) + tuple(app_args)
 
@@ -1090,8 +1109,6 @@ def _metric_changed(app: UserApp, unit: str | None, higher_is_better: bool) -> U
         MapperoptError: the metric has no pattern: it is the wall time, in seconds and lower is better, which these
             options would mislabel.
     """
-    from dataclasses import replace
-
     given = [f"--unit {unit}"] * (unit is not None) + ["--higher-is-better"] * bool(higher_is_better)
     if app.metric.regex is None:
         raise MapperoptError(f"{' and '.join(given)} need{'s' * (len(given) == 1)} a metric pattern: without one the "
@@ -1101,4 +1118,4 @@ def _metric_changed(app: UserApp, unit: str | None, higher_is_better: bool) -> U
                                   "application file)")
     metric = replace(app.metric, unit=app.metric.unit if unit is None else unit,
                      higher_is_better=app.metric.higher_is_better or higher_is_better)
-    return replace(app, metric=metric, given=tuple(dict.fromkeys((*app.given, "metric"))))
+    return replace(app, metric=metric, given=tuple(dict.fromkeys((*app.given, "unit"))))

@@ -18,7 +18,7 @@ from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
-                                     by_precedence, int_op, quoted_names, task_matches)
+                                     by_precedence, int_op, quoted_names, region_matches, task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
 from mapperopt.dsl.machine import MAX_DIMS, Proc
 from mapperopt.errors import MapperoptError, closest
@@ -1386,7 +1386,7 @@ class _Checker:
                 # Message and hint name a requirement alike: its index (what a Layout statement names) and region.
                 entry[1].append(f"{r.index} ({r.name})" if r.name else str(r.index))
                 entry[2].append((f"Layout {info.name} {r.index} {memory if memory_stmt else kind} {need};",
-                                 f"requirement {entry[1][-1]} of {info.name}"))
+                                 f"requirement {entry[1][-1]} of {info.name}", info, r.index))
             for key, (deciders, names, fixes) in reqs.items():
                 entry = found.setdefault(key, (deciders, [], []))
                 entry[1].append(f"requirement{'s' if len(names) > 1 else ''} {', '.join(names)} of {info.name}")
@@ -1400,14 +1400,24 @@ class _Checker:
                 hints.append(f"write `{fixed}` instead" + (f" of line {stmt.loc.line}" if several else ""))
             if None in deciders.values():
                 hints.append(f"add `Layout * * * {need};` (without a Layout statement, instances are SOA F_order)")
-            if stmts and len(fixes) == 1:
+            others = self._layout_others(stmts, *fixes[0][2:]) if stmts and len(fixes) == 1 else None
+            if others:  # the statements apply elsewhere too: kept there, with one for this requirement after them
                 lines = " and ".join(str(x.loc.line) for x in stmts)
-                fix, which = fixes[0]
-                hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for the other tasks and add "
+                fix, which = fixes[0][:2]
+                hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for {others} and add "
                              f"`{fix}` for {which} after {'them' if len(stmts) > 1 else 'it'}")
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
                            f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints,
                      (LAYOUT_AT_RUN_TIME,))
+
+    def _layout_others(self, stmts: list, info, req_index: int) -> str | None:
+        """What the Layout statements `stmts` apply to besides requirement `req_index` of task `info`: "the other
+        tasks", "the other requirements of TASK", or None (that requirement alone)."""
+        if any(task_matches(s.tasks, t.name) for s in stmts for t in self.app.tasks if t.name != info.name):
+            return "the other tasks"
+        if any(region_matches(s.region, r.index, r.names) for s in stmts for r in info.regions if r.index != req_index):
+            return f"the other requirements of {info.name}"
+        return None
 
     def _instance_places(self, ev: Evaluator, info, req_index: int) -> list[tuple[str, str]]:
         """(processor kind, memory kind) of every place requirement `req_index` of task `info` may get an instance:

@@ -119,7 +119,7 @@ def task_matches(sel: A.TaskSel, task: str, kind: str | None = None) -> list[tup
     return [(2, task)] if any(i.name == task for i in sel.names) else []
 
 
-def _sel_region(sel: A.RegionSel, index: int, names: tuple[str, ...]) -> tuple[tuple[int, int], str] | None:
+def region_matches(sel: A.RegionSel, index: int, names: tuple[str, ...]) -> tuple[tuple[int, int], str] | None:
     """(region rank, region token) when `sel` matches requirement `index` with name chain `names` (§6.2)."""
     if sel.is_wildcard:
         return (0, 0), "*"
@@ -238,7 +238,7 @@ class Evaluator:
         for pos, s in self._stmts:
             if not isinstance(s, stmt_type):
                 continue
-            region = _sel_region(s.region, req_index, names)
+            region = region_matches(s.region, req_index, names)
             if region is None:
                 continue
             third_rank = third(s)
@@ -361,7 +361,7 @@ class Evaluator:
         for _, s in self._stmts:
             if isinstance(s, A.CollectMemoryStmt) and task_matches(s.tasks, task):
                 for r in info.regions:
-                    if r.privilege == "read_only" and _sel_region(s.region, r.index, r.names) is not None:
+                    if r.privilege == "read_only" and region_matches(s.region, r.index, r.names) is not None:
                         out.add(r.index)
         return sorted(out)
 

@@ -621,8 +621,12 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
         if vs["significant"] and vs["ratio"] > 1 and not noisy and not same:
             beaten.append(label)
+        # Noisy: a ratio outside its interval that still does not count (the rule above), said as such.
+        too_noisy = (f"a difference beyond the {100 * protocol.CONFIDENCE:.0f} % intervals, but from measurements too "
+                     f"noisy to trust: an interval wider than ±{100 * protocol.NOISY_HALF_WIDTH:.0f} %"
+                     + (", so it does not count as beating it" if vs["ratio"] > 1 else ""))
         how = ("the same mapping" if same else "not significant" if not vs["significant"]
-               else "significant, but noisy" if noisy else "significant")
+               else too_noisy if noisy else "significant")
         c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
         parts.append(f"{vs['ratio']:.{c.decimals()}f}x {label} ({how})")
     beat = " and ".join(beaten)

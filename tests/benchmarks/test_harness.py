@@ -487,6 +487,12 @@ def test_the_run_command(tmp_path):
 def test_an_abort_that_says_something_or_has_no_dsl_mapper_is_the_programs(tmp_path):
     run = _run(tmp_path, "echo 'deliberate crash' >&2; kill -ABRT $$")
     assert run.reason == "the program aborted (SIGABRT): deliberate crash"
+    # Realm's harmless line for a processor without a core of its own is no part of the program's message (it was
+    # quoted first); stderr.txt keeps it.
+    reserved = "[0 - 7ff1]    0.000053 {4}{threads}: reservation ('CPU proc 1d00000000000003') cannot be satisfied"
+    run = _run(tmp_path, f"echo \"{reserved}\" >&2; echo 'deliberate crash' >&2; kill -ABRT $$")
+    assert run.reason == "the program aborted (SIGABRT): deliberate crash"
+    assert "cannot be satisfied" in (tmp_path / "run" / "stderr.txt").read_text()
     run = execute(_script(tmp_path, "kill -ABRT $$"), tmp_path, "", 30, dict(os.environ), dsl_mapper=False)
     assert run.reason == "the program aborted (SIGABRT) without a message"
 

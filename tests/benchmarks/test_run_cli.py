@@ -146,3 +146,20 @@ def test_run_warns_of_a_short_or_noisy_measurement(tmp_path, capsys, monkeypatch
                      r"minimum of 0\.5 s, .*measure again with a larger --size or --min-time 0\.5\.$", out, re.M), out
     noisy = protocol.estimate(protocol.values_of(result)).noisy
     assert ("Noisy measurement: " in out) == noisy and ("target of ±5 %" in out) == noisy, out
+
+
+def test_run_warns_once_of_more_processors_than_cores(tmp_path, capsys, monkeypatch):
+    """`--cpus 4` (4 CPU and 1 utility processor) on a machine that gives the run 2 cores: the processors share
+    cores, so the figures are slower and noisier; the run said only that its measurement was noisy, if that."""
+    import os
+
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    capsys.readouterr()
+    assert main(["run", "circuit", "--cpus", "4", "--once", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("More processors than cores: ") == 1, out
+    assert ("More processors than cores: 4 CPU and 1 utility processors, 5 in all, on the 2 cores this machine gives "
+            "the run: they share cores, so its timings are slower and noisier than with a core each") in out, out
+    assert main(["run", "circuit", "--cpus", "1", "--once", "--out", str(tmp_path / "fits")]) == 0
+    assert "More processors than cores" not in capsys.readouterr().out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
 
 from mapperopt.autoguide import explain
 from mapperopt.autoguide.explain import task_profile
@@ -102,12 +103,30 @@ def test_a_loop_the_runtime_dominates_gets_advice_against_its_overhead_not_for_t
     p = result.profile
     busy = sum(r["total_s"] for r in task_profile(result) if r["timed"]) / (p["warmup"] + p["timed"] + p["after"])
     iterations = result.attempts[-1].result["iterations"]
-    fb = explain(dataclasses.replace(result, time_s=4 * busy * iterations))  # the tasks fill a quarter
+    dominated = dataclasses.replace(result, time_s=4 * busy * iterations)  # the tasks fill a quarter
+    fb = explain(dominated)
     m = re.search(r"its tasks ran ([\d.e-]+) ms of the ([\d.e-]+) ms that one iteration takes", fb.explanation)
     assert m and float(m[1]) < float(m[2]) / 2, fb.explanation
     assert "the runtime's own work" in fb.explanation, fb.explanation
     assert "fewer, larger tasks" in fb.suggestion and "`" not in fb.suggestion, fb.suggestion
     assert fb.edits == ()
+    # Only the remedies that apply to this mapper: it has no InstanceLimit (the trace replays) and keeps every
+    # instance in system memory, where its CPU tasks run (all three were listed).
+    assert "InstanceLimit" not in fb.suggestion and "where their tasks run" not in fb.suggestion, fb.suggestion
+    # An InstanceLimit, which turned the replay off, brings its remedy back.
+    command = shlex.join([*shlex.split(result.settings["command"]), "-lg:no_physical_tracing"])
+    limited = dataclasses.replace(dominated, dsl=result.dsl + "\nInstanceLimit stencil 4;\n",
+                                  settings={**result.settings, "command": command})
+    fb = explain(limited)
+    assert "replayed" in fb.suggestion and "where their tasks run" not in fb.suggestion, fb.suggestion
+    assert fb.edits == ()
+    # Instances of a loop task put in zero-copy memory (a machine with GPUs has it) bring theirs back.
+    from mapperopt.autoguide.explain import _overhead_remedies
+
+    machine = {"CPU": {"procs": 2, "memories": {"SYSMEM": None, "ZCMEM": None}}}
+    zero_copy = dataclasses.replace(result, dsl=result.dsl + "\nRegion stencil * CPU ZCMEM;\n")
+    assert _overhead_remedies(zero_copy, task_profile(result), machine) == ["overhead_larger_tasks", "overhead_local"]
+    assert _overhead_remedies(result, task_profile(result), machine) == ["overhead_larger_tasks"]
     filled = dataclasses.replace(result, time_s=busy * iterations)
     fb = explain(filled)
     assert "runtime's own work" not in fb.explanation and "'stencil'" in fb.suggestion, fb

@@ -64,6 +64,23 @@ def test_the_error_names_the_statement_and_what_to_write_instead():
                             "Layout stencil 0 CPU SOA F_order;\n")
 
 
+def test_the_second_hint_keeps_the_statement_only_for_what_else_it_applies_to():
+    """A Layout statement that names only the offending task: the hint said to keep it "for the other tasks", which
+    it does not apply to. Kept for the task's other requirements where it names them too; where it applies to this
+    requirement alone, rewriting it (the first hint) is the fix, and no second hint is given."""
+    def hints(text: str) -> tuple[str, ...]:
+        (d,) = [d for d in check(parse(text, "<m>"), load_app("stencil"), parse_machine_spec("1x0x2"))
+                if d.code == "E223"]
+        return d.hints
+
+    add = "and add `Layout stencil 0 CPU SOA F_order;` for requirement 0 (private) of stencil after it"
+    assert hints("Task * CPU;\nLayout stencil,init_tile * * AOS;\n")[1] == f"or keep line 2 for the other tasks {add}"
+    assert hints("Task * CPU;\nLayout stencil * * AOS;\n") == (
+        "write `Layout stencil * * SOA;` instead", f"or keep line 2 for the other requirements of stencil {add}")
+    assert hints("Task * CPU;\nLayout stencil 0 * AOS;\n") == ("write `Layout stencil 0 * SOA;` instead",)
+    assert hints("Task * CPU;\nLayout stencil private * AOS;\n") == ("write `Layout stencil private * SOA;` instead",)
+
+
 def test_the_docs_and_rules_name_the_layout_the_description_requires():
     """The user's guide and AutoGuide's stride rule say what the CPU stencil kernel needs: the description's
     interleave and dimension order both (F_order alone still lets AOS through)."""

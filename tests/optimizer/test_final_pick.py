@@ -182,7 +182,10 @@ def test_the_verdict_agrees_with_the_final_comparison(tmp_path, monkeypatch):
     assert summary["vs"]["expert"]["significant"] and summary["vs"]["expert"]["ratio"] > 1  # the premise
     line = commands.verdict(summary)
     assert line.startswith("Verdict: no mapper beat the references;")
-    assert "the expert mapper (significant, but noisy)" in line
+    # Said so that a first reader sees why a significant ratio above 1 is no win (it said "significant, but noisy").
+    ratio = summary["vs"]["expert"]["ratio"]
+    assert (f"{ratio:.2f}x the expert mapper (a difference beyond the 90 % intervals, but from measurements too noisy "
+            "to trust: an interval wider than ±10 %, so it does not count as beating it)") in line, line
     same = {**slower, "iter-1": [11.0, 11.1, 11.0]}
     summary = final("d", same)
     assert summary["best"] == summary["start"] == "iter-1"

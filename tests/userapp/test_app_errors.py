@@ -359,6 +359,63 @@ def test_an_interval_whose_ends_print_alike_is_one_value(tmp_path, capsys, monke
     assert protocol.figure("GFLOP/s", 12.01, 12.02) == "12.01-12.02 GFLOP/s"
     assert protocol.figure("GFLOP/s", 12.0001, 12.0002) == "12 GFLOP/s"
 
+def test_a_metric_without_a_unit_reads_sanely(tmp_path, capsys, monkeypatch):
+    """`--metric` without `--unit`: the table said "0.08 1/" and "/.../ in , lower is better", an empty unit."""
+    monkeypatch.setenv("COLUMNS", "200")  # rows unwrapped
+    exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--repeats", "3", "--max-repeats", "3",
+                 "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "median │ 0.08 1/metric " in out, out
+    assert "(median; /elapsed: ([0-9.]+)/ (no unit), lower is better)" in out, out
+    assert "1/ " not in out and " in ," not in out, out
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert (result["unit"], result["settings"]["metric"]) == ("1/metric", "/elapsed: ([0-9.]+)/ (no unit), lower is "
+                                                                          "better")
+    assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--higher-is-better", "--once",
+                 "--out", str(tmp_path / "higher")]) == 0
+    assert "throughput │ 12.5 │" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_metric_pattern_over_the_files_keeps_its_unit_and_names_its_option(tmp_path, capsys, monkeypatch):
+    """`--app FILE --metric REGEX` without --unit: the file's unit was dropped (an empty unit); and when that pattern
+    never matched, AutoGuide said to correct it in the file, which does not hold it."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'took ([0-9.]+)', unit: ms}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--once", "--out", "ms"]) == 0
+    result = json.loads((tmp_path / "ms" / "result.json").read_text())
+    assert (result["unit"], result["settings"]["metric"]) == ("1/ms", "/elapsed: ([0-9.]+)/ in ms, lower is better")
+    assert main(["run", "--app", "mapperopt.yaml", "--metric", "time: ([0-9.]+)", "--once", "--out", "option"]) == 1
+    suggestion = json.loads((tmp_path / "option" / "feedback.json").read_text())["suggestion"]
+    assert "correct it in the --metric option" in suggestion, suggestion
+    # The file's pattern, with only its unit changed on the command line: the file is where to correct it.
+    assert main(["run", "--app", "mapperopt.yaml", "--unit", "s", "--once", "--out", "file"]) == 1
+    result = json.loads((tmp_path / "file" / "result.json").read_text())
+    assert "correct it in mapperopt.yaml" in json.loads((tmp_path / "file" / "feedback.json").read_text())["suggestion"]
+    assert result["settings"]["app_options"] == "--app mapperopt.yaml --unit s"
+    from mapperopt.benchmarks.userapp import app_from_identity, app_from_options, identity, spec_words
+
+    app = app_from_identity(identity(app_from_options(None, (), "mapperopt.yaml", unit="s")[0]))  # `tune --resume`
+    assert spec_words(app) == ["--app", str(tmp_path / "mapperopt.yaml"), "--unit", "s"]
+
+
+def test_a_run_with_more_processors_than_cores_says_so_once(tmp_path, capsys, monkeypatch):
+    """`-- -ll:cpu 4` (or `-ll:util 2`) on a machine that gives the run 2 cores: the notes said only that the
+    measurement was noisy, not that the processors share cores."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
+    for flags, counts in ((["-ll:cpu", "4"], "4 CPU and 1 utility processors, 5 in all"),
+                          (["-ll:util", "2"], "1 CPU and 2 utility processors, 3 in all")):
+        assert main(["run", "--app", str(exe), "--once", "--out", str(tmp_path / flags[0][4:]), "--", *flags]) == 0
+        out = capsys.readouterr().out
+        assert out.count("More processors than cores: ") == 1, out
+        assert f"More processors than cores: {counts}, on the 2 cores this machine gives the run" in out, out
+    assert main(["run", "--app", str(exe), "--once", "--out", str(tmp_path / "fits")]) == 0  # 1 CPU and 1 utility
+    assert "More processors than cores" not in capsys.readouterr().out
+
+
 def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(tmp_path, capsys, monkeypatch):
     """`--app FILE` with --metric and --verify-pattern over the file's: the command to run it again gave only
     `--app FILE`, which measures and verifies by the file's settings instead."""
@@ -491,9 +548,9 @@ def test_unit_and_higher_is_better_change_only_those_of_the_files_metric(tmp_pat
     result = json.loads((tmp_path / "higher" / "result.json").read_text())
     assert (result["throughput"], result["unit"]) == (12.5, "s")
     assert result["settings"]["metric"] == "/elapsed: ([0-9.]+)/ in s, higher is better"
-    # The command printed to run it again gives the metric the run measured.
-    assert result["settings"]["app_options"] == shlex.join(["--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)",
-                                                            "--unit", "s", "--higher-is-better"])
+    # The command printed to run it again gives the metric the run measured, as given: over the file's pattern.
+    assert result["settings"]["app_options"] == shlex.join(["--app", "mapperopt.yaml", "--unit", "s",
+                                                            "--higher-is-better"])
 
 
 @pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the refusal of GPUs is that of a machine without any")
@@ -506,6 +563,25 @@ def test_gpus_after_the_double_dash_are_named_where_refused(command, tmp_path, m
     err = " ".join(capsys.readouterr().err.split())
     assert "no GPU on this machine: `-ll:gpu 1` after `--` asks for 1 GPU, but no NVIDIA driver was found" in err, err
     assert "hint: remove `-ll:gpu 1` after `--` (or give `-ll:gpu 0`)" in err and "--gpus" not in err, err
+
+
+def test_a_failed_discoverys_command_to_run_by_hand_starts_as_printed(tmp_path, mapper, foreign_exe, capsys,
+                                                                      monkeypatch):
+    """The command a failed discovery says to run by hand, pasted into a shell that has only mapperopt on its PATH,
+    runs the program as discovery did (it lacked the environment `mapperopt toolchain --env` sets: on a machine
+    without GPUs, `libcuda.so.1: cannot open shared object file`)."""
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # On one CPU the program's must-epoch launch of two tasks cannot be mapped: Legion's default mapper aborts.
+    assert main(argv("check", mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    command = re.search(r"run it by hand: (.*) \(without mapperopt\)", err)[1]
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path))}
+    done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
+    assert "cannot open shared object file" not in done.stderr, (command, done.stderr)
+    assert "Not enough procs of kind 2 for must epoch launch" in done.stderr, (command, done.stderr)
 
 
 @pytest.mark.skipif(toolchain.has_cuda_driver(), reason="the lines of the libcuda stand-in, on a machine without GPU")

@@ -123,8 +123,10 @@ def test_command_form_and_flags(tmp_path, exe):
     # A folder holding mapperopt.yaml is an application file; flags override the file's settings.
     write(tmp_path, "executable: ./myapp\nverify: {pattern: 'A'}\n")
     assert resolve_app(str(tmp_path), verify=make_verify("B")).verify.pattern == "B"
-    with pytest.raises(MapperoptError, match="only apply to --app"):
+    with pytest.raises(MapperoptError, match="^--verify-pattern applies only to --app$"):  # it said "only apply"
         app_from_options("circuit", (), None, verify_pattern="OK")
+    with pytest.raises(MapperoptError, match="^--metric and --unit apply only to --app$"):
+        app_from_options("circuit", (), None, metric_regex="t=(.*)", unit="ms")
     with pytest.raises(MapperoptError, match="BENCH"):
         app_from_options(None, (), None)
     with pytest.raises(MapperoptError, match="does not exist"):
