@@ -95,3 +95,15 @@ sizes:
     capsys.readouterr()
     assert main(["explain", str(tmp_path / "ok.dsl"), "--app", app]) == 0
     assert re.search(r"\n +0 +pieces +RDMEM +AOS F_order .*\n +1 +pieces +SYSMEM ", capsys.readouterr().out)
+
+
+def test_tune_starts_from_the_layout_the_variant_needs(tmp_path, constrained_exe, capsys):
+    """Verified (so that layouts are searched), `tune --app` starts from Legion's default mapper as the DSL writes it:
+    SOA, but norm's pairs AOS as its variant needs. The start program passes `check` and computes the right numbers
+    (it was `Layout * * * SOA F_order;`: E223 at every iteration; AOS for every task breaks the struct cast)."""
+    runs = tmp_path / "runs"
+    assert main(["tune", "--app", f"{constrained_exe} -n 400", "--verify-pattern", "checksum 106267000.0 OK",
+                 "--iters", "1", "--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(runs)]) == 0, capsys.readouterr().out
+    (start,) = runs.glob("*/tune-*/iter-001/mapper.dsl")
+    assert "Layout * * * SOA F_order;\nLayout norm 0 * AOS;\n" in start.read_text()
