@@ -16,7 +16,7 @@ Decision names and values (all values are JSON-serialisable; lists come back as 
 | `memory/<task>/<req>/<kind>` | tuple of memory kinds | `Region <task> <name or req> <kind> M1,M2;` |
 | `layout/interleave` | `"SOA"` or `"AOS"` (absent when the application requires SOA) | one `Layout * * * ...;` line for all |
 | `layout/order` | `"F_order"` or `"C_order"` (absent when the application requires one) | (same line) |
-| (none) | what the variants require where the line above does not give it (AOS, differing needs) | `Layout <task> <req> <kind> ...;` |
+| (none) | what variants require and the line above does not give (AOS, needs that differ) | `Layout <task> ...;` |
 | `layout/align` | 0 (none), 64 or 128 bytes | (same line) |
 | `limit/<task>` | 0 (none) or N ≥ 1 | `InstanceLimit <task> N;` |
 | `collect/<task>` | bool | `CollectMemory <task> *;` |

@@ -107,3 +107,20 @@ def test_tune_starts_from_the_layout_the_variant_needs(tmp_path, constrained_exe
                  "--runs-dir", str(runs)]) == 0, capsys.readouterr().out
     (start,) = runs.glob("*/tune-*/iter-001/mapper.dsl")
     assert "Layout * * * SOA F_order;\nLayout norm 0 * AOS;\n" in start.read_text()
+
+
+def test_check_knows_the_alignment_the_variant_requires(tmp_path, constrained_exe, capsys):
+    """With -align, norm's variant asks for its output aligned to at least 128 bytes: discovery records it, `check`
+    rejects a Layout statement that gives it 16 (E223; Legion's -lg:safe_mapper stops such a run) and passes one that
+    leaves the alignment to the variant or gives enough."""
+    app = f"{constrained_exe} -n 400 -align"
+    (tmp_path / "a16.dsl").write_text("Task * CPU;\nLayout * * * Align==16;\n")
+    assert main(["check", str(tmp_path / "a16.dsl"), "--app", app]) == 1
+    out = capsys.readouterr().out
+    assert ("a16.dsl:2:1: error[E223]: the application's variants need Align>=128 instances, but this mapper gives "
+            "Align==16 to requirement 1 (pieces) of norm") in out, out
+    assert "hint: write `Layout * * * Align>=128;` instead" in out
+    for ok in ("Task * CPU;\n", "Task * CPU;\nLayout * * * No_Align;\n", "Task * CPU;\nLayout * * * Align==256;\n"):
+        (tmp_path / "ok.dsl").write_text(ok)
+        assert main(["check", str(tmp_path / "ok.dsl"), "--app", app]) == 0, ok
+        assert "error" not in capsys.readouterr().out
