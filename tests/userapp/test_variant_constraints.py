@@ -6,6 +6,7 @@ variant forbids is skipped like an absent one."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -120,6 +121,14 @@ def test_check_knows_the_alignment_the_variant_requires(tmp_path, constrained_ex
     assert ("a16.dsl:2:1: error[E223]: the application's variants need Align>=128 instances, but this mapper gives "
             "Align==16 to requirement 1 (pieces) of norm") in out, out
     assert "hint: write `Layout * * * Align>=128;` instead" in out
+    # `run` refuses it; AutoGuide says what the variant needs and drops the Align constraint.
+    assert main(["run", "--app", app, "--mapper", str(tmp_path / "a16.dsl"), "--once", "--out",
+                 str(tmp_path / "a16")]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "failed at stage check" in out and "the variants they run need Align>=128" in out, out
+    feedback = json.loads((tmp_path / "a16" / "feedback.json").read_text())
+    assert feedback["rule"] == "dsl-e223-rejected-layout", feedback
+    assert {"op": "drop_layout_constraint", "constraint": "Align"} in feedback["edits"], feedback
     for ok in ("Task * CPU;\n", "Task * CPU;\nLayout * * * No_Align;\n", "Task * CPU;\nLayout * * * Align==256;\n"):
         (tmp_path / "ok.dsl").write_text(ok)
         assert main(["check", str(tmp_path / "ok.dsl"), "--app", app]) == 0, ok
