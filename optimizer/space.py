@@ -195,15 +195,23 @@ class SearchSpace:
 
     def _pinned(self, needs: list[tuple[str, dict]]) -> list[str]:
         """`Layout` statements for the requirements whose variants need an interleaving or dimension order that the
-        global Layout line does not keep (`required_interleave`, `required_order`): one per task and processor kind
-        when its requirements all need the same, else one per requirement."""
-        wanted: dict[tuple, list[int]] = {}
+        global Layout line does not keep (`required_interleave`, `required_order`), or an alignment (a user's
+        program's `required_align`: the searched one must not replace it): one per task and processor kind when its
+        requirements all need the same, else one per requirement."""
+        aspects: dict[tuple, list[str]] = {}  # (task, requirement, processor kind or "*") -> constraints
         for task, r in needs:
-            aspects = " ".join(a for a in (self.required_interleave is None and r.get("interleave"),
-                                           self.required_order is None and r.get("layout")) if a)
-            if aspects:
-                for kind in [k for k in r.get("layout_kinds") or ["*"] if k == "*" or k in self.usable_kinds(task)]:
-                    wanted.setdefault((task, kind, aspects), []).append(r["index"])
+            for kind in [k for k in r.get("layout_kinds") or ["*"] if k == "*" or k in self.usable_kinds(task)]:
+                aspects[task, r["index"], kind] = [a for a in (self.required_interleave is None and r.get("interleave"),
+                                                               self.required_order is None and r.get("layout")) if a]
+        for task in self.tasks:
+            for r in self.tasks[task]["regions"]:
+                for kind, align in (r.get("required_align") or {}).items():
+                    if kind in self.usable_kinds(task):
+                        aspects.setdefault((task, r["index"], kind), []).append(f"Align{align['op']}{align['bytes']}")
+        wanted: dict[tuple, list[int]] = {}
+        for (task, index, kind), constraints in aspects.items():
+            if constraints:
+                wanted.setdefault((task, kind, " ".join(constraints)), []).append(index)
         out = []
         for (task, kind, aspects), reqs in wanted.items():
             every = len(reqs) == len(self.tasks[task]["regions"])
@@ -633,7 +641,8 @@ class SearchSpace:
         requirement 0 (A_tiles) SOA C_order (Legion's default mapper: SOA F_order)". Legion's default mapper is the
         program without statements (the default processor, memories and placement; nothing collected or limited)
         with the layouts it gives: the interleaving and dimension order the task's variant registers (the
-        description's `interleave` and `layout`, on the kinds of its `layout_kinds`), else SOA F_order, unaligned. Empty: the same mapping.
+        description's `interleave` and `layout`, on the kinds of its `layout_kinds`), else SOA F_order, and its
+        alignment (`required_align`), else none. Empty: the same mapping.
 
         Raises:
             MapperoptError: `dsl` does not parse. DslRuntimeError: it fails to decide (R400-R410).
@@ -646,7 +655,9 @@ class SearchSpace:
             if default:
                 req, kind = task["regions"][i], rec["proc"]["kind"]
                 fixed = not req.get("layout_kinds") or kind in req["layout_kinds"]
-                return f"{fixed and req.get('interleave') or 'SOA'} {fixed and req.get('layout') or 'F_order'}"
+                align = (req.get("required_align") or {}).get(kind)
+                aligned = f" Align{align['op']}{align['bytes']}" if align else ""
+                return f"{fixed and req.get('interleave') or 'SOA'} {fixed and req.get('layout') or 'F_order'}{aligned}"
             got = rec["regions"][i]["layout"]
             align = f" Align{got['align']['op']}{got['align']['bytes']}" if got.get("align") else ""
             return f"{got['order']} {got['dims']}_order{align}"

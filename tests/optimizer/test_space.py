@@ -194,8 +194,9 @@ def test_the_search_never_proposes_a_layout_the_variants_reject(bench):
 
 
 def _constrained(circuit_app: dict, needs: dict[str, dict]) -> AppDescription:
-    """Circuit's description with every requirement of each task of `needs` fixed as it says (e.g. AOS)."""
-    app = json.loads(json.dumps(circuit_app))
+    """Circuit's description as discovery of a user's program writes it, with every requirement of each task of
+    `needs` fixed as it says (e.g. AOS)."""
+    app = {**json.loads(json.dumps(circuit_app)), "discovered_as": "circuit"}
     for task in app["tasks"]:
         for req in task["regions"]:
             req.update(needs.get(task["name"], {}))
@@ -206,12 +207,13 @@ def _constrained(circuit_app: dict, needs: dict[str, dict]) -> AppDescription:
     {"calculate_new_currents": {"interleave": "AOS"}, "distribute_charge": {"interleave": "AOS"}},
     {"calculate_new_currents": {"interleave": "AOS"}, "distribute_charge": {"interleave": "SOA", "layout": "C_order"},
      "update_voltages": {"layout": "F_order", "layout_kinds": ["CPU"]}},
-], ids=["aos", "mixed"])
+    {"distribute_charge": {"required_align": {"CPU": {"op": ">=", "bytes": 128}}}},
+], ids=["aos", "mixed", "align"])
 def test_the_search_keeps_the_layout_each_variant_requires(circuit_app, needs):
     """A user's program whose variants need AOS instances (discovery's `interleave`), or different interleavings and
-    dimension orders for different tasks: the start program and every point the search renders give each requirement
-    what its variant needs (no E223 or W312), and the aspects no variant fixes stay searched. The start program maps
-    like Legion's default mapper: AOS only where a variant needs it."""
+    dimension orders for different tasks, or an alignment (`required_align`): the start program and every point the
+    search renders give each requirement what its variant needs (no E223 or W312), and the aspects no variant fixes
+    stay searched. The start program maps like Legion's default mapper: AOS only where a variant needs it."""
     app = _constrained(circuit_app, needs)
     for machine in ("1x0x2", "1x2x2"):
         spec = parse_machine_spec(machine)
