@@ -229,6 +229,16 @@ def test_the_search_keeps_the_layout_each_variant_requires(circuit_app, needs):
             assert not found, (machine, space.render(point), found)
 
 
+@pytest.mark.parametrize("bench", known_benchmarks())
+def test_the_benchmarks_layouts_stay_one_line(bench):
+    """The benchmarks' variants agree on what they require (SOA, one dimension order; no alignment): their programs
+    keep the one global Layout line, with no statement per task, so the search proposes what it always did."""
+    for machine in MACHINES:
+        space = SearchSpace(load_app(bench), parse_machine_spec(machine))
+        assert space.pinned == [], (machine, space.pinned)
+        assert space.render(space.default_point()).count("Layout ") == 1
+
+
 LEFT_OUT = ("start program; its IndexTaskMap statements change nothing on this machine (1 CPU) and are left out of "
             "the programs the search writes")
 
