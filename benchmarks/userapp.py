@@ -31,7 +31,7 @@ from mapperopt.errors import MapperoptError, closest, signal_name
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/6"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/7"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -707,6 +707,8 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
                 entry["layout_kinds"] = [k for k in rec["variants"] if k in kinds]
             if req.get("memories"):  # the memory kind each processor kind's variant requires
                 entry["required_memory"] = req["memories"]
+            if req.get("alignments"):  # the alignment each processor kind's variant requires
+                entry["required_align"] = req["alignments"]
             if req.get("collective"):
                 entry["collective"] = True
             regions.append(entry)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 import re
 import shlex
 from dataclasses import dataclass
@@ -1356,7 +1357,7 @@ class _Checker:
                 continue  # mapped virtually: no instance
             reqs: dict[tuple, tuple] = {}
             for r in info.regions:
-                if r.layout is None and r.interleave is None:
+                if r.layout is None and r.interleave is None and not r.required_align:
                     continue
                 try:
                     places = self._instance_places(ev, info, r.index)
@@ -1365,16 +1366,21 @@ class _Checker:
                 rejected = []
                 for kind, memory in places:
                     got, by = ev.layout_sources(info.name, r.index, kind, memory)
-                    bad = [a for a, ok in (("dims", r.layout is None or f"{got['dims']}_order" == r.layout),
-                                           ("order", r.interleave is None or got["order"] == r.interleave))
-                           if not ok and (not r.layout_kinds or kind in r.layout_kinds)]
+                    fixed = not r.layout_kinds or kind in r.layout_kinds
+                    align = next((f"Align{op}{n}" for k, op, n in r.required_align if k == kind), None)
+                    checks = (("dims", not fixed or r.layout in (None, f"{got['dims']}_order")),
+                              ("order", not fixed or r.interleave in (None, got["order"])),
+                              ("align", align is None or _aligned(got["align"], align)))
+                    bad = [a for a, ok in checks if not ok]
                     if bad:
-                        rejected.append((kind, memory, got, {a: by.get(a) for a in bad}))
+                        rejected.append((kind, memory, got, {a: by.get(a) for a in bad}, align))
                 if not rejected:
                     continue
-                kind, memory, got, deciders = rejected[0]
-                need = " ".join(x for x in (r.interleave, r.layout) if x)
-                given = " ".join(x for x in (r.interleave and got["order"], r.layout and f"{got['dims']}_order") if x)
+                kind, memory, got, deciders, align = rejected[0]
+                given_align = got["align"] and f"Align{got['align']['op']}{got['align']['bytes']}"
+                need = " ".join(x for x in (r.interleave, r.layout, align) if x)
+                given = " ".join(x for x in (r.interleave and got["order"], r.layout and f"{got['dims']}_order",
+                                             align and (given_align or "no alignment")) if x)
                 certain = len(rejected) == len(places)
                 why = self._layout_why(places, kind, memory, certain)
                 key = ("E223" if certain else "W312", tuple(id(d) for d in deciders.values()), need, given, why)
@@ -1561,14 +1567,33 @@ def _dedup_kinds(places: list[tuple[str, str]]) -> list[str]:
 
 
 def _with_constraints(stmt: A.LayoutStmt, need: str, aspects: list[str]) -> A.LayoutStmt:
-    """`stmt` with its constraints of the `aspects` ("dims", "order") replaced by those of `need` ("SOA F_order")."""
-    words = {"dims": ("C_order", "F_order"), "order": ("SOA", "AOS")}
-    wanted = {a: w for a in aspects for w in need.split() if w in words[a]}
+    """`stmt` with its constraints of the `aspects` ("dims", "order", "align") replaced by those of `need`
+    ("SOA F_order Align>=128")."""
+    words = {"dims": ("C_order", "F_order"), "order": ("SOA", "AOS"), "align": ("Align", "No_Align")}
+    wanted = {a: w for a in aspects for w in need.split() if w in words[a] or (a == "align" and w.startswith("Align"))}
     out = []
     for c in stmt.constraints:
         aspect = next((a for a, ws in words.items() if c.name in ws), None)
-        out.append(A.Constraint(wanted[aspect], loc=c.loc) if aspect in wanted else c)
+        if aspect == "align" and aspect in wanted:
+            op, value = re.fullmatch(r"Align([=!<>]+)(\d+)", wanted[aspect]).groups()
+            out.append(A.Constraint("Align", op, int(value), loc=c.loc))
+        else:
+            out.append(A.Constraint(wanted[aspect], loc=c.loc) if aspect in wanted else c)
     return dataclasses.replace(stmt, constraints=tuple(out))
+
+
+def _aligned(given: dict | None, need: str) -> bool:
+    """Whether an instance aligned as `given` ({"op": "==", "bytes": 16}; None: no alignment) is certain to meet
+    `need` ("Align>=128"), as Legion's check of a variant's alignment constraint requires: every alignment the first
+    allows, the second allows too (tested at the bounds of both, where the answer can change)."""
+    op, n = re.fullmatch(r"Align([=!<>]+)(\d+)", need).groups()
+    if given is None:
+        return False
+    holds = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+             ">=": operator.ge}
+    a, b = given["bytes"], int(n)
+    return all(holds[op](x, b) for x in {a - 1, a, a + 1, b - 1, b, b + 1, max(a, b) + 2} - {0, -1}
+               if holds[given["op"]](x, a))
 
 
 def _walk(e):

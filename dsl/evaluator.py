@@ -315,8 +315,8 @@ class Evaluator:
                        memory: str) -> tuple[dict, dict[str, A.LayoutStmt]]:
         """`layout(...)` and, for each aspect of it that a Layout statement decides (`order`, `dims`, ...), that
         statement; an aspect missing from the second dict has its default value (for a discovered program, the
-        dimension order and interleaving its variant fixes, `RegionArg.layout` and `interleave`, where it fixes
-        them)."""
+        dimension order, interleaving and alignment its variant fixes, `RegionArg.layout`, `interleave` and
+        `required_align`, where it fixes them)."""
         names = self._names(task, req_index)
 
         def third(s):
@@ -342,9 +342,12 @@ class Evaluator:
                     decided[aspect] = s
                     out[aspect] = value
         # In a user's program (the LD_PRELOAD shim) an undecided dimension order or interleaving follows the variant's
-        # constraints.
+        # constraints; so does the alignment unless a statement gives one (No_Align keeps the variant's).
         info = self.task_info(task) if self.app is not None and self.app.discovered_as else None
         req = next((r for r in info.regions if r.index == req_index), None) if info else None
+        needed = [{"op": op, "bytes": n} for k, op, n in (req.required_align if req else ()) if k == proc_kind]
+        if needed and out["align"] is None:
+            out["align"] = needed[0]
         if req is not None and (not req.layout_kinds or proc_kind in req.layout_kinds):
             if "dims" not in decided and req.layout:
                 out["dims"] = req.layout[0]

@@ -70,6 +70,9 @@ class RegionArg:
             variant takes any layout); empty: every kind.
         required_memory: (processor kind, memory kind) pairs: the memory kind the variant for that processor kind
             requires (its layout constraint's memory constraint); empty: any.
+        required_align: (processor kind, operator, bytes) triples: the alignment the variant for that processor kind
+            requires of the requirement's fields (its layout constraint's alignment constraint, e.g. ("CPU", ">=",
+            128)); empty: any.
         collective: Legion maps it with every point of the task's index launch together (each point reads or
             reduces into this one region, or it has collective coherence; dsl-reference.md §7.4).
     """
@@ -84,6 +87,7 @@ class RegionArg:
     layout_kinds: tuple[str, ...] = ()
     required_memory: tuple[tuple[str, str], ...] = ()
     collective: bool = False
+    required_align: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def name(self) -> str | None:
@@ -104,6 +108,8 @@ class RegionArg:
             out["required_memory"] = dict(self.required_memory)
         if self.collective:
             out["collective"] = True
+        if self.required_align:
+            out["required_align"] = {k: {"op": op, "bytes": n} for k, op, n in self.required_align}
         return out
 
 
@@ -261,10 +267,19 @@ class AppDescription:
                 if not isinstance(required, dict) or not all(isinstance(v, str) for v in required.values()):
                     raise DescriptionError(f"requirement {i} of {what} has required_memory {required!r}; expected an "
                                            "object of memory kinds by processor kind, e.g. {\"CPU\": \"SYSMEM\"}")
+                align = r.get("required_align", {})
+                if not isinstance(align, dict) or not all(
+                        isinstance(v, dict) and v.get("op") in ("==", "!=", "<", "<=", ">", ">=")
+                        and isinstance(v.get("bytes"), int)
+                        for v in align.values()):
+                    raise DescriptionError(f"requirement {i} of {what} has required_align {align!r}; expected an "
+                                           "object of alignments by processor kind, e.g. "
+                                           "{\"CPU\": {\"op\": \">=\", \"bytes\": 128}}")
                 regions.append(RegionArg(int(r.get("index", i)), tuple(r.get("names", ())), privilege,
                                          tuple(r.get("fields", ())), r.get("redop"), r.get("layout"),
                                          r.get("interleave"), tuple(r.get("layout_kinds", ())),
-                                         tuple(required.items()), bool(r.get("collective", False))))
+                                         tuple(required.items()), bool(r.get("collective", False)),
+                                         tuple((k, v["op"], v["bytes"]) for k, v in align.items())))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,

@@ -16,6 +16,7 @@ Decision names and values (all values are JSON-serialisable; lists come back as 
 | `memory/<task>/<req>/<kind>` | tuple of memory kinds | `Region <task> <name or req> <kind> M1,M2;` |
 | `layout/interleave` | `"SOA"` or `"AOS"` (absent when the application requires SOA) | one `Layout * * * ...;` line for all |
 | `layout/order` | `"F_order"` or `"C_order"` (absent when the application requires one) | (same line) |
+| (none) | what variants require and the line above does not give (AOS, needs that differ) | `Layout <task> ...;` |
 | `layout/align` | 0 (none), 64 or 128 bytes | (same line) |
 | `limit/<task>` | 0 (none) or N ≥ 1 | `InstanceLimit <task> N;` |
 | `collect/<task>` | bool | `CollectMemory <task> *;` |
@@ -172,20 +173,51 @@ class SearchSpace:
             raise ValueError("the machine description lists no CPU or GPU processor on node 0")
         self.tasks = {t["name"]: t for t in self.app["tasks"]}
         self.memories = {k: self._visible_memories(k) for k in self.kinds}
-        # The dimension order the application's variants require (the GEMMs' BLAS leaf: row-major tiles): the one
-        # global Layout line keeps it, since the kernels reject any other.
+        # The dimension order the application's variants require (the GEMMs' BLAS leaf: row-major tiles), and SOA
+        # (`interleave`: the stencil's kernel rejects AOS): when the variants agree, the one global Layout line keeps
+        # it, since the kernels reject any other. Otherwise a Layout statement per task or requirement (`pinned`)
+        # gives each what its variant needs; so does AOS (a user's kernel that reads each element's fields as a
+        # struct), which the global line would give every task, while Legion's default mapper gives it only these.
         # A requirement limited to some processor kinds (`layout_kinds`: the stencil's CPU kernel) counts when the
-        # task can run on one of them here. `interleave` ("SOA"): the kernels reject AOS as well.
-        needs = [r for t in self.app["tasks"] for r in t["regions"]
+        # task can run on one of them here.
+        needs = [(t["name"], r) for t in self.app["tasks"] for r in t["regions"]
                  if not r.get("layout_kinds") or set(r["layout_kinds"]) & set(self.usable_kinds(t["name"]))]
-        required = {r["layout"] for r in needs if r.get("layout")}
-        self.required_order = required.pop() if len(required) == 1 else None
-        self.required_interleave = "SOA" if any(r.get("interleave") == "SOA" for r in needs) else None
+        orders = {r["layout"] for _, r in needs if r.get("layout")}
+        interleaves = {r["interleave"] for _, r in needs if r.get("interleave")}
+        self.required_order = orders.pop() if len(orders) == 1 else None
+        self.required_interleave = "SOA" if interleaves == {"SOA"} else None
+        self.pinned = self._pinned(needs)
         self.decisions = self._build()
         self.by_name = {d.name: d for d in self.decisions}
         self._placements: dict[tuple, list] = {}  # library placements on this machine, computed on demand
 
     # ------------------------------------------------------------------------------------------- construction
+
+    def _pinned(self, needs: list[tuple[str, dict]]) -> list[str]:
+        """`Layout` statements for the requirements whose variants need an interleaving or dimension order that the
+        global Layout line does not keep (`required_interleave`, `required_order`), or an alignment (a user's
+        program's `required_align`: the searched one must not replace it): one per task and processor kind when its
+        requirements all need the same, else one per requirement."""
+        aspects: dict[tuple, list[str]] = {}  # (task, requirement, processor kind or "*") -> constraints
+        for task, r in needs:
+            for kind in [k for k in r.get("layout_kinds") or ["*"] if k == "*" or k in self.usable_kinds(task)]:
+                aspects[task, r["index"], kind] = [a for a in (self.required_interleave is None and r.get("interleave"),
+                                                               self.required_order is None and r.get("layout")) if a]
+        for task in self.tasks:
+            for r in self.tasks[task]["regions"]:
+                for kind, align in (r.get("required_align") or {}).items():
+                    if kind in self.usable_kinds(task):
+                        aspects.setdefault((task, r["index"], kind), []).append(f"Align{align['op']}{align['bytes']}")
+        wanted: dict[tuple, list[int]] = {}
+        for (task, index, kind), constraints in aspects.items():
+            if constraints:
+                wanted.setdefault((task, kind, " ".join(constraints)), []).append(index)
+        out = []
+        for (task, kind, aspects), reqs in wanted.items():
+            every = len(reqs) == len(self.tasks[task]["regions"])
+            for selector in ["*"] if every else [self._region_selector(task, i) for i in reqs]:
+                out.append(f"Layout {_q(task)} {selector} {kind} {aspects};")
+        return out
 
     def _visible_memories(self, kind: str) -> tuple[str, ...]:
         """Memory kinds with affinity to node 0's processors of `kind`, in `SEARCH_MEMORIES` order."""
@@ -315,7 +347,7 @@ class SearchSpace:
         if self.layouts:
             align = p["layout/align"]
             layout_lines = [f"Layout * * * {p.get('layout/interleave', self.required_interleave)} {p.get('layout/order', self.required_order)}"
-                            f"{f' Align=={align}' if align else ''};"]
+                            f"{f' Align=={align}' if align else ''};", *self.pinned]
         limit_lines = [f"InstanceLimit {_q(d.task)} {p[d.name]};"
                        for d in self.decisions if d.group == "limit" and p[d.name]]
         return {
@@ -608,8 +640,9 @@ class SearchSpace:
         reference evaluator, one line per task at its first launch point that differs, e.g. "taco_validate:
         requirement 0 (A_tiles) SOA C_order (Legion's default mapper: SOA F_order)". Legion's default mapper is the
         program without statements (the default processor, memories and placement; nothing collected or limited)
-        with the layouts it gives: SOA, the dimension order the task's variant registers (the description's
-        `layout`, on the kinds of its `layout_kinds`), else F_order, unaligned. Empty: the same mapping.
+        with the layouts it gives: the interleaving and dimension order the task's variant registers (the
+        description's `interleave` and `layout`, on the kinds of its `layout_kinds`), else SOA F_order, and its
+        alignment (`required_align`), else none. Empty: the same mapping.
 
         Raises:
             MapperoptError: `dsl` does not parse. DslRuntimeError: it fails to decide (R400-R410).
@@ -621,8 +654,10 @@ class SearchSpace:
                 return None
             if default:
                 req, kind = task["regions"][i], rec["proc"]["kind"]
-                ordered = req.get("layout") and (not req.get("layout_kinds") or kind in req["layout_kinds"])
-                return f"SOA {req['layout'] if ordered else 'F_order'}"
+                fixed = not req.get("layout_kinds") or kind in req["layout_kinds"]
+                align = (req.get("required_align") or {}).get(kind)
+                aligned = f" Align{align['op']}{align['bytes']}" if align else ""
+                return f"{fixed and req.get('interleave') or 'SOA'} {fixed and req.get('layout') or 'F_order'}{aligned}"
             got = rec["regions"][i]["layout"]
             align = f" Align{got['align']['op']}{got['align']['bytes']}" if got.get("align") else ""
             return f"{got['order']} {got['dims']}_order{align}"

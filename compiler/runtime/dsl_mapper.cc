@@ -841,13 +841,17 @@ bool DslMapper::make_instance(MapperContext ctx, const RegionRequirement &req, M
   return ok;
 }
 
+// {"op": ">=", "bytes": 128}: an alignment constraint as trace entries and discovery write it.
+std::string alignment_json(const AlignmentConstraint &a) {
+  static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};  // Legion's EqualityKind order
+  return "{\"op\": " + json_string(ops[a.eqk]) + ", \"bytes\": " + std::to_string(a.alignment) + "}";
+}
+
 std::string layout_json(const LayoutChoice &c) {
   std::string align = "null";
   if (c.align) align = "{\"op\": " + json_string(c.align_op) + ", \"bytes\": " + std::to_string(c.align_bytes) + "}";
   if (!c.align && !c.alignments.empty()) {  // the variant's (variant_layouts); the first one stands for all
-    static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!="};  // Legion's EqualityKind order
-    const AlignmentConstraint &a = c.alignments.front();
-    align = "{\"op\": " + json_string(ops[a.eqk]) + ", \"bytes\": " + std::to_string(a.alignment) + "}";
+    align = alignment_json(c.alignments.front());
   }
   return std::string("{\"order\": \"") + (c.aos ? "AOS" : "SOA") + "\", \"dims\": \"" + (c.c_order ? "C" : "F") +
          "\", \"align\": " + align + ", \"exact\": " + (c.exact ? "true" : "false") +
@@ -1478,19 +1482,26 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   std::vector<std::string> orders(task.regions.size());  // per requirement: "KIND": "C_order"|"F_order", ...
   std::vector<std::string> interleaves(task.regions.size());  // per requirement: "KIND": "AOS"|"SOA", ...
   std::vector<std::string> memories(task.regions.size());     // per requirement: "KIND": "SYSMEM", ...
+  std::vector<std::string> alignments(task.regions.size());   // per requirement: "KIND": {"op": ">=", ...}, ...
   for (Kind k : {CPU, GPU, OMP, IO, PY}) {
     std::vector<VariantID> found;
     runtime->find_valid_variants(ctx, task.task_id, found, realm_proc_kind(k));
     if (found.empty()) continue;
     variants += std::string(variants.empty() ? "" : ", ") + json_string(kind_name(k));
-    // The dimension order, the interleaving (fields first: AOS, last: SOA) and the memory kind the variant's layout
-    // constraints fix for each requirement (checks, the search's layouts).
+    // The dimension order, the interleaving (fields first: AOS, last: SOA), the memory kind and the alignment (the
+    // first constraint on a field the requirement uses) the variant's layout constraints fix for each requirement
+    // (checks, the search's layouts).
     const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, found[0]);
     for (const auto &entry : sets.layouts) {
       if (entry.first >= task.regions.size()) continue;
       const int dim = task.regions[entry.first].region.get_index_space().get_dim();
       const LayoutConstraintSet &set = runtime->find_layout_constraints(ctx, entry.second);
       const OrderingConstraint &ordering = set.ordering_constraint;
+      for (const AlignmentConstraint &a : set.alignment_constraints)
+        if (alignments[entry.first].find(json_string(kind_name(k)) + ":") == std::string::npos &&
+            task.regions[entry.first].privilege_fields.count(a.fid))
+          alignments[entry.first] += std::string(alignments[entry.first].empty() ? "" : ", ") +
+                                     json_string(kind_name(k)) + ": " + alignment_json(a);
       if (set.memory_constraint.is_valid() && dsl_mem_kind(set.memory_constraint.get_kind()) != ANY)
         memories[entry.first] += std::string(memories[entry.first].empty() ? "" : ", ") + json_string(kind_name(k)) +
                                  ": \"" + kind_name(dsl_mem_kind(set.memory_constraint.get_kind())) + "\"";
@@ -1547,7 +1558,8 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
                (req.privilege == LEGION_REDUCE ? ", \"redop\": " + json_string(redop_name(req.redop)) : "") +
                (std::count(collective.begin(), collective.end(), idx) ? ", \"collective\": true" : "") +
                ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] +
-               "}, \"interleaves\": {" + interleaves[idx] + "}, \"memories\": {" + memories[idx] + "}}";
+               "}, \"interleaves\": {" + interleaves[idx] + "}, \"memories\": {" + memories[idx] +
+               "}, \"alignments\": {" + alignments[idx] + "}}";
   }
   const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
                            ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +

@@ -4,7 +4,8 @@
 // `Complex`, which is right only because its variant asks for an instance of exactly the fields re, im, in that order
 // and contiguous, interleaved (AOS); its norm output must be in system memory (MemoryConstraint).
 // At the end it prints "checksum <value> OK" when the sum of the norms is right (or "... WRONG") and exits 0 (1 when
-// wrong). Flags: -n N (elements, default 1000), -p P (pieces, default 4).
+// wrong). Flags: -n N (elements, default 1000), -p P (pieces, default 4), -align (norm's variant also asks for its
+// output field aligned to at least 128 bytes: an AlignmentConstraint).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -97,6 +98,8 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
 }
 
 int main(int argc, char **argv) {
+  bool align = false;
+  for (int i = 1; i < argc; i++) align = align || !std::strcmp(argv[i], "-align");
   Runtime::set_top_level_task_id(TOP_LEVEL_TASK_ID);
   {
     TaskVariantRegistrar registrar(TOP_LEVEL_TASK_ID, "top_level");
@@ -118,6 +121,7 @@ int main(int argc, char **argv) {
     const LayoutConstraintID pairs_id = Runtime::preregister_layout(pairs);
     LayoutConstraintRegistrar host(FieldSpace::NO_SPACE, "norms in system memory");
     host.add_constraint(MemoryConstraint(Memory::SYSTEM_MEM));
+    if (align) host.add_constraint(AlignmentConstraint(FID_NORM, LEGION_GE_EK, 128));
     const LayoutConstraintID host_id = Runtime::preregister_layout(host);
     TaskVariantRegistrar registrar(NORM_TASK_ID, "norm");
     registrar.add_constraint(ProcessorConstraint(Processor::LOC_PROC));

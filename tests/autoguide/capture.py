@@ -14,7 +14,8 @@ Recipes:
   mapper from `tests/autoguide/programs/` loaded with `-mapper`, plus extra arguments;
 * `FINISHED`: successful runs (the expert mapper with its per-task profile, the default mapper), for performance
   feedback;
-* `USERAPP`: the foreign test program (tests/app/foreign.cc) with a DSL mapper, through the LD_PRELOAD shim;
+* `USERAPP`: a test program of tests/app/ (foreign.cc, constrained.cc) with a DSL mapper, through the LD_PRELOAD
+  shim, without `check` (the run itself must fail);
 * `BLAS`: C programs under `tests/autoguide/programs/` linked with the OpenBLAS that numpy ships and run through
   the harness's `execute` (BLAS errors of GEMM leaf tasks).
 
@@ -78,8 +79,10 @@ FINISHED = {
 }
 # name -> (DSL mapper, expected rule): the foreign program (tests/app/foreign.cc, which reads tunable 11 as an int)
 # with that mapper, compiled without the program's description (unchecked), through the LD_PRELOAD shim
-USERAPP = {
-    "foreign-tunable_int64": ("Tunable 11 = 2;\n", "legion-tunable-size"),
+USERAPP = {  # name -> (test program under tests/app/, its arguments and Legion's, DSL mapper, expected rule)
+    "foreign-tunable_int64": ("foreign", "-n 400 -steps 2", "Tunable 11 = 2;\n", "legion-tunable-size"),
+    "constrained-align_16": ("constrained", "-n 400 -align -lg:safe_mapper", "Task * CPU;\nLayout * * * Align==16;\n",
+                             "legion-alignment-constraint"),
 }
 # name -> (C source under programs/, expected rule)
 BLAS = {
@@ -147,20 +150,20 @@ def _blas(source: str) -> tuple[RunResult, str]:
         return _execute(Path(source).stem, [str(exe)])
 
 
-def _user_app(dsl: str) -> tuple[RunResult, str]:
+def _user_app(program: str, args: str, dsl: str) -> tuple[RunResult, str]:
     from mapperopt.benchmarks.harness import execute
     from mapperopt.benchmarks.userapp import app_from_command, legion_command, shim_env
     from mapperopt.compiler import compile_program
 
-    exe = toolchain.build("foreign", [REPO / "tests" / "app" / "foreign.cc"])
-    app = app_from_command(f"{exe} -n 400 -steps 2")
+    exe = toolchain.build(program, [REPO / "tests" / "app" / f"{program}.cc"])
+    app = app_from_command(f"{exe} {args}")
     mapper = compile_program(dsl, "mapper.dsl")
     cmd = legion_command(app, "ci", 1, 0)
     with tempfile.TemporaryDirectory() as tmp:
         run = execute(cmd, Path(tmp), "", 60, shim_env(app, Path(mapper.so_path)), expect_result=False)
     if run.stage is None:
-        raise SystemExit(f"foreign with {dsl!r} succeeded; it must fail")
-    result = RunResult(app="foreign", mapper="mapper.dsl", status="failed", stage=run.stage, reason=run.reason,
+        raise SystemExit(f"{program} with {dsl!r} succeeded; it must fail")
+    result = RunResult(app=program, mapper="mapper.dsl", status="failed", stage=run.stage, reason=run.reason,
                        attempts=(run.attempt,), log=run.log, dsl=dsl,
                        settings={"timeout_s": 60, "command": shlex.join(cmd)})
     return result, shlex.join(cmd)
@@ -196,8 +199,8 @@ def capture(name: str) -> Path:
         source, expect = BLAS[name]
         result, app_command = _blas(source)
     elif name in USERAPP:
-        dsl, expect = USERAPP[name]
-        result, app_command = _user_app(dsl)
+        program, args, dsl, expect = USERAPP[name]
+        result, app_command = _user_app(program, args, dsl)
     else:
         bench, _, stem = name.partition("-")
         bad = next((b for b in bad_mappers(bench) if b.path.stem == stem), None)

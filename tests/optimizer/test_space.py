@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -190,6 +191,52 @@ def test_the_search_never_proposes_a_layout_the_variants_reject(bench):
             program = parse(space.render(point), "<point>")
             found = [d for m in (spec, None) for d in check(program, app, m) if d.code in ("E223", "W312")]
             assert not found, (machine, space.render(point), found)
+
+
+def _constrained(circuit_app: dict, needs: dict[str, dict]) -> AppDescription:
+    """Circuit's description as discovery of a user's program writes it, with every requirement of each task of
+    `needs` fixed as it says (e.g. AOS)."""
+    app = {**json.loads(json.dumps(circuit_app)), "discovered_as": "circuit"}
+    for task in app["tasks"]:
+        for req in task["regions"]:
+            req.update(needs.get(task["name"], {}))
+    return AppDescription.from_json(app)
+
+
+@pytest.mark.parametrize("needs", [
+    {"calculate_new_currents": {"interleave": "AOS"}, "distribute_charge": {"interleave": "AOS"}},
+    {"calculate_new_currents": {"interleave": "AOS"}, "distribute_charge": {"interleave": "SOA", "layout": "C_order"},
+     "update_voltages": {"layout": "F_order", "layout_kinds": ["CPU"]}},
+    {"distribute_charge": {"required_align": {"CPU": {"op": ">=", "bytes": 128}}}},
+], ids=["aos", "mixed", "align"])
+def test_the_search_keeps_the_layout_each_variant_requires(circuit_app, needs):
+    """A user's program whose variants need AOS instances (discovery's `interleave`), or different interleavings and
+    dimension orders for different tasks, or an alignment (`required_align`): the start program and every point the
+    search renders give each requirement what its variant needs (no E223 or W312), and the aspects no variant fixes
+    stay searched. The start program maps like Legion's default mapper: AOS only where a variant needs it."""
+    app = _constrained(circuit_app, needs)
+    for machine in ("1x0x2", "1x2x2"):
+        spec = parse_machine_spec(machine)
+        space = SearchSpace(app, spec)
+        assert "layout/align" in space.by_name
+        assert space.default_mapper_differences(space.render(space.default_point())) == []
+        rng = random.Random(0)
+        points = [space.default_point(), *(space.random_point(rng) for _ in range(5))]
+        points += [space.apply(points[1], m) for m in space.neighbours(points[1], rng=rng)][:10]
+        for point in points:
+            program = parse(space.render(point), "<point>")
+            found = [d for m in (spec, None) for d in check(program, app, m) if d.code in ("E223", "W312")]
+            assert not found, (machine, space.render(point), found)
+
+
+@pytest.mark.parametrize("bench", known_benchmarks())
+def test_the_benchmarks_layouts_stay_one_line(bench):
+    """The benchmarks' variants agree on what they require (SOA, one dimension order; no alignment): their programs
+    keep the one global Layout line, with no statement per task, so the search proposes what it always did."""
+    for machine in MACHINES:
+        space = SearchSpace(load_app(bench), parse_machine_spec(machine))
+        assert space.pinned == [], (machine, space.pinned)
+        assert space.render(space.default_point()).count("Layout ") == 1
 
 
 LEFT_OUT = ("start program; its IndexTaskMap statements change nothing on this machine (1 CPU) and are left out of "

@@ -6,6 +6,7 @@ variant forbids is skipped like an absent one."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -95,3 +96,40 @@ sizes:
     capsys.readouterr()
     assert main(["explain", str(tmp_path / "ok.dsl"), "--app", app]) == 0
     assert re.search(r"\n +0 +pieces +RDMEM +AOS F_order .*\n +1 +pieces +SYSMEM ", capsys.readouterr().out)
+
+
+def test_tune_starts_from_the_layout_the_variant_needs(tmp_path, constrained_exe, capsys):
+    """Verified (so that layouts are searched), `tune --app` starts from Legion's default mapper as the DSL writes it:
+    SOA, but norm's pairs AOS as its variant needs. The start program passes `check` and computes the right numbers
+    (it was `Layout * * * SOA F_order;`: E223 at every iteration; AOS for every task breaks the struct cast)."""
+    runs = tmp_path / "runs"
+    assert main(["tune", "--app", f"{constrained_exe} -n 400", "--verify-pattern", "checksum 106267000.0 OK",
+                 "--iters", "1", "--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(runs)]) == 0, capsys.readouterr().out
+    (start,) = runs.glob("*/tune-*/iter-001/mapper.dsl")
+    assert "Layout * * * SOA F_order;\nLayout norm 0 * AOS;\n" in start.read_text()
+
+
+def test_check_knows_the_alignment_the_variant_requires(tmp_path, constrained_exe, capsys):
+    """With -align, norm's variant asks for its output aligned to at least 128 bytes: discovery records it, `check`
+    rejects a Layout statement that gives it 16 (E223; Legion's -lg:safe_mapper stops such a run) and passes one that
+    leaves the alignment to the variant or gives enough."""
+    app = f"{constrained_exe} -n 400 -align"
+    (tmp_path / "a16.dsl").write_text("Task * CPU;\nLayout * * * Align==16;\n")
+    assert main(["check", str(tmp_path / "a16.dsl"), "--app", app]) == 1
+    out = capsys.readouterr().out
+    assert ("a16.dsl:2:1: error[E223]: the application's variants need Align>=128 instances, but this mapper gives "
+            "Align==16 to requirement 1 (pieces) of norm") in out, out
+    assert "hint: write `Layout * * * Align>=128;` instead" in out
+    # `run` refuses it; AutoGuide says what the variant needs and drops the Align constraint.
+    assert main(["run", "--app", app, "--mapper", str(tmp_path / "a16.dsl"), "--once", "--out",
+                 str(tmp_path / "a16")]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "failed at stage check" in out and "the variants they run need Align>=128" in out, out
+    feedback = json.loads((tmp_path / "a16" / "feedback.json").read_text())
+    assert feedback["rule"] == "dsl-e223-rejected-layout", feedback
+    assert {"op": "drop_layout_constraint", "constraint": "Align"} in feedback["edits"], feedback
+    for ok in ("Task * CPU;\n", "Task * CPU;\nLayout * * * No_Align;\n", "Task * CPU;\nLayout * * * Align==256;\n"):
+        (tmp_path / "ok.dsl").write_text(ok)
+        assert main(["check", str(tmp_path / "ok.dsl"), "--app", app]) == 0, ok
+        assert "error" not in capsys.readouterr().out
