@@ -176,21 +176,28 @@ LAYOUT_BOUND = [b for b in known_benchmarks()
                 if any(r.layout or r.interleave for t in load_app(b).tasks for r in t.regions)]
 
 
+def _assert_no_rejected_layout(app: AppDescription, spec) -> SearchSpace:
+    """Asserts that the points the search renders on machine `spec` (the default, random ones and a random one's
+    neighbours) give no requirement a layout its task's variant rejects where it runs (E223), nor one that depends on
+    the machine (W312, checked without one); returns the space."""
+    space = SearchSpace(app, spec)
+    rng = random.Random(0)
+    points = [space.default_point(), *(space.random_point(rng) for _ in range(5))]
+    points += [space.apply(points[1], m) for m in space.neighbours(points[1], rng=rng)][:10]
+    for point in points:
+        program = parse(space.render(point), "<point>")
+        found = [d for m in (spec, None) for d in check(program, app, m) if d.code in ("E223", "W312")]
+        assert not found, (spec, space.render(point), found)
+    return space
+
+
 @pytest.mark.parametrize("bench", LAYOUT_BOUND)
 def test_the_search_never_proposes_a_layout_the_variants_reject(bench):
     """Points the search renders (the default, random ones and their neighbours) never give a requirement a layout
     its task's variant rejects where it runs (E223), nor one that depends on the machine (W312, checked without one)."""
     app = load_app(bench)
     for machine in ("1x0x2", "1x2x2"):  # the CPU variants decide, or the GPU ones where there are GPUs
-        spec = parse_machine_spec(machine)
-        space = SearchSpace(app, spec)
-        rng = random.Random(0)
-        points = [space.default_point(), *(space.random_point(rng) for _ in range(5))]
-        points += [space.apply(points[1], m) for m in space.neighbours(points[1], rng=rng)][:10]
-        for point in points:
-            program = parse(space.render(point), "<point>")
-            found = [d for m in (spec, None) for d in check(program, app, m) if d.code in ("E223", "W312")]
-            assert not found, (machine, space.render(point), found)
+        _assert_no_rejected_layout(app, parse_machine_spec(machine))
 
 
 def _constrained(circuit_app: dict, needs: dict[str, dict]) -> AppDescription:
@@ -216,17 +223,9 @@ def test_the_search_keeps_the_layout_each_variant_requires(circuit_app, needs):
     stay searched. The start program maps like Legion's default mapper: AOS only where a variant needs it."""
     app = _constrained(circuit_app, needs)
     for machine in ("1x0x2", "1x2x2"):
-        spec = parse_machine_spec(machine)
-        space = SearchSpace(app, spec)
+        space = _assert_no_rejected_layout(app, parse_machine_spec(machine))
         assert "layout/align" in space.by_name
         assert space.default_mapper_differences(space.render(space.default_point())) == []
-        rng = random.Random(0)
-        points = [space.default_point(), *(space.random_point(rng) for _ in range(5))]
-        points += [space.apply(points[1], m) for m in space.neighbours(points[1], rng=rng)][:10]
-        for point in points:
-            program = parse(space.render(point), "<point>")
-            found = [d for m in (spec, None) for d in check(program, app, m) if d.code in ("E223", "W312")]
-            assert not found, (machine, space.render(point), found)
 
 
 @pytest.mark.parametrize("bench", known_benchmarks())
