@@ -155,13 +155,20 @@ _FOLDER_SETTINGS = ("optimizer", "size", "cpus", "gpus", "csize", "fsize", "zsiz
                     "min_time_s", "timeout_s", "seed", "start", "baseline", "feedback_level", "new", "runs_dir")
 
 
-def _ignored_on_resume(app_args: tuple) -> list[str]:
-    """The options given to `tune --resume DIR` (and a benchmark's `app_args`) that the folder's own settings
-    override, named as on the command line, in the order of `tune --help`."""
+def _ignored_on_resume(request: dict, app_args: tuple) -> list[str]:
+    """The options given to `tune --resume DIR` (and a benchmark's `app_args`) with other values than the folder
+    was made with (its `request`), which its own settings override: named as on the command line, in the order of
+    `tune --help`."""
     ctx = click.get_current_context()
+
+    def recorded(name: str) -> Any:
+        value = request.get(name, ctx)  # `ctx`: not recorded (an older folder), never equal to a value
+        return value.get("file") if name == "start" and isinstance(value, dict) else value
+
     given = [p.opts[0] for p in ctx.command.params if p.name in _FOLDER_SETTINGS
-             and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)]
-    return given + ["the arguments after --"] * bool(app_args)
+             and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)
+             and ctx.params[p.name] != recorded(p.name)]
+    return given + ["the arguments after --"] * (bool(app_args) and list(app_args) != request.get("app_args"))
 
 
 def _set_up(store: TuneStore) -> bool:
@@ -387,7 +394,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         settings = store.settings
         _require_same_program(found, settings, bench, iters, plain)  # before the lock: a refusal changes nothing
         if resume_dir is not None:
-            ignored = _ignored_on_resume(() if isinstance(bench, UserApp) else app_args)
+            ignored = _ignored_on_resume(settings.get("request") or {},
+                                         () if isinstance(bench, UserApp) else app_args)
             if ignored:
                 console.print(f"Note: {', '.join(ignored)}: ignored; a resumed run keeps its folder's settings.")
             done = len(store.records)

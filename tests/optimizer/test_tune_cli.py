@@ -387,7 +387,8 @@ def test_the_header_counts_executions_and_a_failed_line_gives_the_best_its_unit(
 def test_resuming_a_finished_run_without_more_iterations_leaves_it_alone(tmp_path, offline, capsys):
     """`--resume DIR` of a finished run with no larger --iters has nothing to do: it says so and how to extend the
     run, and the folder stays as it was (it used to measure the final comparison again and rewrite summary.json).
-    Options that the folder's own settings override are named, not silently ignored."""
+    Options given with other values than the folder's own settings, which override them, are named, not silently
+    ignored."""
     runs = tmp_path / "runs"
     assert main(tune_args(runs, "--iters", "1")) == 0
     root = only_run(runs)
@@ -398,11 +399,12 @@ def test_resuming_a_finished_run_without_more_iterations_leaves_it_alone(tmp_pat
 
     before = snapshot()
     capsys.readouterr()
-    assert main(["tune", "--resume", str(root), "--iters", "1", "--seed", "7", "--repeats", "3"]) == 0
+    # --repeats 1 is the folder's own: not named
+    assert main(["tune", "--resume", str(root), "--iters", "1", "--seed", "7", "--cpus", "1", "--repeats", "1"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"{root} is finished with 1 iteration: nothing to do" in out, out
     assert f"mapperopt tune --resume {root} --iters 11" in out, out
-    assert "Note: --repeats, --seed: ignored" in out, out
+    assert "Note: --cpus, --seed: ignored; a resumed run keeps its folder's settings" in out, out
     assert snapshot() == before
     assert main(["tune", "--resume", str(root)]) == 0  # its own count
     out = " ".join(capsys.readouterr().out.split())
