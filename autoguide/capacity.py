@@ -95,12 +95,16 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
     kind, asked, capacity = failed[-1]  # the last memory tried: what a fallback or a larger size must absorb
     where = f"requirement {fields.get('index', '?')} of '{fields.get('task', '?')}' ({asked / MIB:.0f} MiB)"
     if "FBMEM" in full and "ZCMEM" in kinds and "ZCMEM" not in full:
+        # A benchmark's timed loop is known; a user's program's is not (a profiled run shows where its time goes).
+        own = "app_file" in (result.settings or {})
+        least = "the program's tasks touch least" if own else "the timed loop touches least"
         suggestion = (
             f"The framebuffer is full: keep in it what fits and spill the rest to zero-copy memory, with "
             f"'Region * * GPU FBMEM,ZCMEM;' (every region framebuffer first; {where} is the first to spill). To choose "
-            f"what spills, list ZCMEM first for the biggest regions that the timed loop touches least "
+            f"what spills, list ZCMEM first for the biggest regions that {least} "
             f"('Region * <region> GPU ZCMEM,FBMEM;') and keep the small, hot ones in FBMEM; or raise --fsize "
-            f"(now {_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU has more memory.")
+            f"(now {_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU has more memory."
+            + (" A run with --profile shows which of its tasks take the time." if own else ""))
         return suggestion, (Edit("set_region_memory", {"task": "*", "region": "*", "proc": "GPU",
                                                        "memories": ["FBMEM", "ZCMEM"]}),)
     option = SIZE_OPTIONS.get(kind)

@@ -138,7 +138,8 @@ class Catalog:
 
     Attributes:
         rules: in priority order.
-        noise: regexes of harmless lines that are never taken as the error and are left out of excerpts.
+        noise: regexes of harmless lines that are never taken as the error and are left out of excerpts, beyond
+            the harness's (`harness.is_harmless`), which are noise under every catalog.
         performance: texts for performance feedback (see `autoguide.explain`), keyed as in `PERFORMANCE_FIELDS`;
             empty for a catalog that serves failures only (finished runs then get the packaged texts).
         generic: texts for a failure no rule matches (`explain`, `suggest`).
@@ -162,7 +163,10 @@ class Catalog:
         return next((r for r in self.rules if r.id == rule_id), None)
 
     def is_noise(self, line: str) -> bool:
-        return any(p.search(line) for p in self.noise)
+        """Whether `line` (Realm's prefix removed) is harmless: the harness's harmless lines, or the catalog's."""
+        from mapperopt.benchmarks.harness import is_harmless  # lazily: the harness imports much of the package
+
+        return is_harmless(line) or any(p.search(line) for p in self.noise)
 
     def match(self, lines: list[str], *, stage: str, exit_code: int | None, dsl: str | None,
               context: dict[str, Any]) -> Match | None:

@@ -56,12 +56,14 @@ TRANSIENT_RETRIES = 1     # an execution that timed out or was killed is run aga
 PR_SET_PDEATHSIG = 1      # prctl option (linux/prctl.h)
 REASON_CHARS = 400
 
-# Lines that are no message of the program's (docs/own-app.md): on a CPU-only machine, Realm reports that the libcuda
-# stand-in has no GPU; a processor without a core of its own shares one (slower, still right); the LD_PRELOAD shim
-# says that it loaded the DSL mapper (a user's program).
+# Lines that are no message of the program's (docs/own-app.md): Realm reports that the libcuda stand-in has no GPU (a
+# CPU-only run) and that a processor without a core of its own shares one (slower, still right); the LD_PRELOAD shim
+# that it loaded the DSL mapper and that the program's own mapper gives way to it (a user's program). The one
+# definition: AutoGuide's catalog takes them as noise too (`is_harmless`).
 _HARMLESS = re.compile(r"We are not able to discover the CUDA resources|cuInit\(0\) returned"
                        r"|\{4\}\{threads\}: reservation .* cannot be satisfied"
-                       r"|^\[mapperopt\] note: the LD_PRELOAD shim loaded the DSL mapper ")
+                       r"|^\[mapperopt\] note: (the LD_PRELOAD shim loaded the DSL mapper |the application .* its own "
+                       r"mapper \()")
 # Most specific first: the first pattern that matches a stderr line gives the reason.
 _ERROR_PATTERNS = [re.compile(p) for p in (
     r"\[mapperopt\] error",
@@ -95,12 +97,17 @@ class Execution:
     log: str
 
 
+def is_harmless(line: str) -> bool:
+    """Whether a line of an application's stderr (Realm's line prefix removed) is no message of the program's: one
+    the libcuda stand-in causes on a machine without GPU, or a note of mapperopt's LD_PRELOAD shim."""
+    return _HARMLESS.search(line) is not None
+
+
 def stderr_lines(stderr: str) -> list[str]:
-    """The lines of an application's stderr that say something: Realm's line prefix removed, without blank lines,
-    those the libcuda stand-in causes on a machine without GPU and Realm's notes of processors sharing cores
-    (`_HARMLESS`)."""
+    """The lines of an application's stderr that say something: Realm's line prefix removed, without blank lines and
+    harmless ones (`is_harmless`)."""
     lines = [_REALM_PREFIX.sub("", line).strip() for line in stderr.splitlines()]
-    return [line for line in lines if line and not _HARMLESS.search(line)]
+    return [line for line in lines if line and not is_harmless(line)]
 
 
 def first_error(stderr: str) -> str | None:

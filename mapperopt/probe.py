@@ -61,13 +61,15 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     if cached and path.is_file():
         _PROBED[here] = path.read_text()
         return json.loads(_PROBED[here])
-    from mapperopt.benchmarks.harness import run_in_group  # a hung probe must not outlive a killed mapperopt
+    # run_in_group: a hung probe must not outlive a killed mapperopt
+    from mapperopt.benchmarks.harness import run_in_group, stderr_lines
 
     result = run_in_group(cmd, PROBE_TIMEOUT_S, env=toolchain.runtime_env(legion))
     if result.returncode != 0:
         gpu_lines = [line for line in result.stderr.splitlines() if "GPUs requested" in line]
         what = gpu_lines[0].split(": ", 1)[-1] if gpu_lines else exit_status(result.returncode)
-        raise MapperoptError(f"the Legion machine probe failed ({what}): {' '.join(cmd)}\n{result.stderr[-2000:]}")
+        said = "\n".join(stderr_lines(result.stderr))[-2000:]  # without the libcuda stand-in's lines
+        raise MapperoptError(f"the Legion machine probe failed ({what}): {' '.join(cmd)}\n{said}")
     data = json.loads(result.stdout.strip().splitlines()[-1])
     _PROBED[here] = json.dumps(data)
     path.parent.mkdir(parents=True, exist_ok=True)

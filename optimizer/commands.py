@@ -150,6 +150,27 @@ def _require_same_program(root: Path, settings: dict, bench: Any, iters: int | N
                                   "command without --resume)" if plain else hint)
 
 
+# `tune`'s parameters that a resumed run takes from its folder's settings instead (`--resume DIR`).
+_FOLDER_SETTINGS = ("optimizer", "size", "cpus", "gpus", "csize", "fsize", "zsize", "repeats", "max_repeats",
+                    "min_time_s", "timeout_s", "seed", "start", "baseline", "feedback_level", "new", "runs_dir")
+
+
+def _ignored_on_resume(request: dict, app_args: tuple) -> list[str]:
+    """The options given to `tune --resume DIR` (and a benchmark's `app_args`) with other values than the folder
+    was made with (its `request`), which its own settings override: named as on the command line, in the order of
+    `tune --help`."""
+    ctx = click.get_current_context()
+
+    def recorded(name: str) -> Any:
+        value = request.get(name, ctx)  # `ctx`: not recorded (an older folder), never equal to a value
+        return value.get("file") if name == "start" and isinstance(value, dict) else value
+
+    given = [p.opts[0] for p in ctx.command.params if p.name in _FOLDER_SETTINGS
+             and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)
+             and ctx.params[p.name] != recorded(p.name)]
+    return given + ["the arguments after --"] * (bool(app_args) and list(app_args) != request.get("app_args"))
+
+
 def _set_up(store: TuneStore) -> bool:
     """Whether the folder's set-up finished (`_new_run` records the calibrated count, None where there is none, as
     its last step; folders made before that record it only by their iterations), so that it can be continued."""
@@ -292,8 +313,8 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Start a new tuning folder even if the same command left an unfinished one.")
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own program and settings "
-                   "(BENCH or --app may be left out; given, it must be the folder's); a finished run is extended "
-                   "when --iters is larger than its total.")
+                   "(BENCH or --app may be left out; given, it must be the folder's; options its settings fix are "
+                   "ignored); a finished run is extended when --iters is larger than its total, else left as it is.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
@@ -372,6 +393,18 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                       "deleted")
         settings = store.settings
         _require_same_program(found, settings, bench, iters, plain)  # before the lock: a refusal changes nothing
+        if resume_dir is not None:
+            ignored = _ignored_on_resume(settings.get("request") or {},
+                                         () if isinstance(bench, UserApp) else app_args)
+            if ignored:
+                console.print(f"Note: {', '.join(ignored)}: ignored; a resumed run keeps its folder's settings.")
+            done = len(store.records)
+            if (found / "summary.json").exists() and done >= (iters or settings["iters"]):
+                # Finished: the final comparison again would only replace its measurements (summary.json).
+                again = shlex.join(["mapperopt", "tune", "--resume", str(found), "--iters", str(done + 10)])
+                console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
+                              f"extend it, give a larger --iters, e.g. {again}")
+                return
         store.lock()
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:

@@ -530,15 +530,15 @@ def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
 
 def progress_line(label: str, r: IterationRecord, iters: int) -> str:
     """One line of progress after iteration `r` of the run `label`: its throughput and the best so far, in the
-    benchmark's unit."""
-    unit = f" {r.unit}" if r.unit else ""
-    this = f"{r.throughput:.4g}{unit}" if r.throughput is not None else f"failed ({r.stage})"
+    benchmark's unit, as `run` and `tune` print them (`protocol.figure`: a time metric's time first)."""
+    unit = r.unit or ""
+    this = protocol.figure(unit, r.throughput) if r.throughput is not None else f"failed ({r.stage})"
     if r.best_iter is None:
         best = "best: none yet"
     elif r.best_iter == r.iter:
-        best = f"best {r.best_throughput:.4g}{unit} (this one)"
+        best = f"best {protocol.figure(unit, r.best_throughput)} (this one)"
     else:
-        best = f"best {r.best_throughput:.4g}{unit} (iter {r.best_iter})"
+        best = f"best {protocol.figure(unit, r.best_throughput)} (iter {r.best_iter})"
         if r.kept_out_by_noise:
             best += "; this one is not faster beyond the noise, so the best is kept"
     return f"  {label} iter {r.iter}/{iters}: {this}" + (" (cached)" if r.cached else "") + f"  {best}"

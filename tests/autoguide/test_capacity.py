@@ -4,6 +4,8 @@ the zero-copy size once zero-copy memory is full too; never a memory the machine
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from captured_runs import load
 
@@ -68,6 +70,17 @@ def test_full_framebuffer_spills_to_zero_copy_framebuffer_first():
                                                    "memories": ["FBMEM", "ZCMEM"]}),)
     assert "Region * * GPU FBMEM,ZCMEM;" in fb.suggestion and "requirement 0 of 'init_tile'" in fb.suggestion
     assert "Region * * GPU FBMEM,ZCMEM;" in apply_edits_to_text(result.dsl, fb.edits)
+
+
+def test_full_framebuffer_advice_names_no_timed_loop_for_a_users_program():
+    """A benchmark's timed loop is known; a user's program's is not: the advice on what to spill says what to look
+    at instead."""
+    bench = explain(gpu_failure(R403.format(kinds="FBMEM", reasons=FB_FULL)))
+    assert "the timed loop touches least" in bench.suggestion
+    result = gpu_failure(R403.format(kinds="FBMEM", reasons=FB_FULL))
+    own = dataclasses.replace(result, app="./prog", settings={**result.settings, "app_file": None})
+    fb = explain(own)
+    assert "timed loop" not in fb.suggestion and "ZCMEM first for the biggest regions" in fb.suggestion, fb.suggestion
 
 
 def test_full_zero_copy_fallback_raises_its_size():

@@ -280,6 +280,20 @@ def test_an_abort_with_a_message_quotes_it_and_is_not_called_silent():
     assert "without any message" in explain(silent).explanation
 
 
+def test_the_shims_notes_are_no_message_of_the_programs():
+    """The LD_PRELOAD shim's notes (it loaded the DSL mapper; the program's own mapper gives way to it) are ours:
+    a program that aborts silently after them is a silent abort, not one whose message is the note."""
+    _, captured = load("foreign-tunable_int64")  # a program with its own mapper, through the shim
+    lines = captured.log.splitlines()
+    note = next(i for i, line in enumerate(lines) if "replaces the default mapper with its own mapper" in line)
+    log = "\n".join([*lines[:note + 1], "[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper /x/m.so",
+                      "--- stdout ---", ""])
+    aborted = dataclasses.replace(captured, log=log, attempts=(dataclasses.replace(captured.attempts[-1],
+                                                                                   exit_code=-6),))
+    fb = explain(aborted)
+    assert fb.rule == "silent-abort" and "[mapperopt] note" not in fb.raw_excerpt, (fb.rule, fb.raw_excerpt)
+
+
 def test_the_run_commands_profile_table_says_when_its_rounded_shares_do_not_add_up_to_100(capsys, monkeypatch):
     """The real profile of Stencil's expert mapper: its shares (61, 20, 12, 6 %) add up to 99 %; the table says they
     are rounded rather than leave the reader to wonder where a percent went."""

@@ -157,6 +157,9 @@ def test_a_good_run(tmp_path):
      "silent abort"),
     ("echo '[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper /x/m.so' >&2; exit 3", "run",
      "exited with status 3 and no error message"),
+    # ...nor its note that the program's own mapper gives way to the DSL mapper
+    ("echo \"[mapperopt] note: the application replaces the default mapper with its own mapper ('m'); the DSL "
+     "mapper takes its place for every task\" >&2; kill -ABRT $$", "run", "silent abort"),
     (f"echo '{GOOD.replace('true', 'false')}'; exit 2", "verify", "correctness check failed"),
     ("echo hello", "run", "without printing a MAPPEROPT_RESULT line"),
     (f"echo '{GOOD}'; echo '{GOOD}'", "run", "2 MAPPEROPT_RESULT lines"),

@@ -13,7 +13,8 @@ from optimizer_support import CONFIGS
 from mapperopt.benchmarks.apps import known_benchmarks, load_config
 from mapperopt.cli import main
 from mapperopt.optimizer.base import IterationRecord
-from mapperopt.optimizer.compare import RunOutcome, compare_figure, format_table, summarize, write_outputs
+from mapperopt.optimizer.compare import (RunOutcome, compare_figure, format_table, progress_line, summarize,
+                                         write_outputs)
 from mapperopt.optimizer.loop import MIN_TIMEOUT_S, TIMEOUT_FACTOR
 
 # Fails the checker on any machine description: processor 5 of a one-CPU node does not exist.
@@ -25,6 +26,17 @@ def record(i: int, throughput: float | None, best: float) -> IterationRecord:
     return IterationRecord(iter=i, dsl=f"# {i}\n", key=str(i), status="ok" if throughput else "failed",
                            stage=None if throughput else "run", category="performance" if throughput else "x",
                            throughput=throughput, unit="GFLOPS", best_throughput=best)
+
+
+def test_progress_lines_print_a_time_metric_as_a_time():
+    """As `run` and `tune` print figures (`protocol.figure`): a user's program's time metric (throughput 0.5 1/ms)
+    is its time first, 2 ms, not a bare throughput."""
+    first = IterationRecord(iter=1, dsl="# 1\n", key="1", status="ok", stage=None, category="performance",
+                            throughput=0.5, unit="1/ms", best_throughput=0.5, best_iter=1)
+    line = progress_line("guided #1", first, 3)
+    assert "iter 1/3: 2 ms (throughput 0.5 1/ms)" in line and "best 2 ms (throughput 0.5 1/ms) (this one)" in line, line
+    plain = progress_line("guided #1", record(2, 1.5, 2.0), 3)
+    assert "1.5 GFLOPS" in plain and "(throughput" not in plain, plain
 
 
 def test_the_table_scores_failures_zero(tmp_path):

@@ -382,3 +382,31 @@ def test_the_header_counts_executions_and_a_failed_line_gives_the_best_its_unit(
     assert " ".join(commands._line(timed, 3).split()) == (
         "iter 2/3 [green]ok[/] 1773 ms (throughput 0.0005639 1/ms) best 1773 ms (throughput 0.0005639 1/ms) "
         "performance")
+
+
+def test_resuming_a_finished_run_without_more_iterations_leaves_it_alone(tmp_path, offline, capsys):
+    """`--resume DIR` of a finished run with no larger --iters has nothing to do: it says so and how to extend the
+    run, and the folder stays as it was (it used to measure the final comparison again and rewrite summary.json).
+    Options given with other values than the folder's own settings, which override them, are named, not silently
+    ignored."""
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+    assert (root / "summary.json").exists()
+
+    def snapshot() -> dict:
+        return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in root.rglob("*") if p.is_file()}
+
+    before = snapshot()
+    capsys.readouterr()
+    # --repeats 1 is the folder's own: not named
+    assert main(["tune", "--resume", str(root), "--iters", "1", "--seed", "7", "--cpus", "1", "--repeats", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{root} is finished with 1 iteration: nothing to do" in out, out
+    assert f"mapperopt tune --resume {root} --iters 11" in out, out
+    assert "Note: --cpus, --seed: ignored; a resumed run keeps its folder's settings" in out, out
+    assert snapshot() == before
+    assert main(["tune", "--resume", str(root)]) == 0  # its own count
+    out = " ".join(capsys.readouterr().out.split())
+    assert "nothing to do" in out and "ignored" not in out, out
+    assert snapshot() == before
