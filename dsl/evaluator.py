@@ -493,8 +493,13 @@ class Evaluator:
             DslRuntimeError: R400-R410 (see dsl-reference.md §11.5).
             MapperoptError: the application has no such task.
         """
+        return self.record(task, point, domain, self.place(task, point, domain, parent_proc))
+
+    def record(self, task: str, point: tuple[int, ...] | None, domain: tuple[int, ...] | None,
+               placed: Proc | ProcSet | None) -> dict:
+        """`decide`'s record of a decision whose mapping function returned `placed` (what `place` returns; None: no
+        map statement applies). Raises as `decide`, R400-R410 aside."""
         kind = self.task_kind(task)
-        placed = self.place(task, point, domain, parent_proc)
         if placed is None:
             proc_json = {"kind": kind, "node": None, "index": None}
             proc = Proc(kind, 0, 0)
