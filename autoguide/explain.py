@@ -121,8 +121,9 @@ def _context(result: RunResult) -> dict[str, Any]:
 def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
     context = _context(result)
+    costly = _costly_functions(result.dsl) if result.stage == "timeout" and result.dsl else ""
     match = catalog.match(lines, stage=result.stage, exit_code=_exit_code(result), dsl=result.dsl,
-                          context=context)
+                          context={**context, "costly": costly})
     if match is not None and match.line is not None:
         # DSL diagnostics span several lines each (source, caret, hints, notes); keep room for three of them.
         after = max(match.rule.context, DSL_CONTEXT) if result.stage in DSL_STAGES else match.rule.context
@@ -156,6 +157,31 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
             elif match.rule.mapper_advice:
                 suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
+
+
+def _costly_functions(dsl: str) -> str:
+    """The mapping functions of the mapper `dsl` (those of IndexTaskMap and SingleTaskMap statements) whose one
+    evaluation makes more function calls than check's static evaluation takes steps (W310), each with its
+    statement and count, e.g. "'place' (defined at line 32, of IndexTaskMap t): about 4.2e+11 calls"; "" for none."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl.checker import MAX_STATIC_STEPS
+    from mapperopt.dsl.evaluator import calls_per_evaluation
+
+    try:
+        program = parse(dsl, "<mapper>")
+    except DslSyntaxError:
+        return ""
+    calls, functions = calls_per_evaluation(program), program.functions()
+    named = []
+    for s in program.statements:
+        if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)) and calls.get(s.func.name, 0) > MAX_STATIC_STEPS:
+            n = calls[s.func.name]
+            tasks = ",".join(t.name for t in s.tasks.names) if s.tasks.names else s.tasks.kind or "*"
+            count = f"about {n:.1e}" if n < 10**100 else "more than 1e+100"
+            named.append(f"'{s.func.name}' (defined at line {functions[s.func.name].loc.line}, of "
+                         f"{type(s).__name__.removesuffix('Stmt')} {tasks}): {count} calls")
+    return "; ".join(named)
 
 
 def _which_tunable(given: int, wanted: int, result: RunResult) -> str:

@@ -10,6 +10,7 @@ Errors are `DslRuntimeError`s with the R-codes of §11.5 and the one-line messag
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -153,6 +154,27 @@ def _dedup(items) -> list[str]:
 class EvaluationLimit(MapperoptError):
     """An evaluation took more steps than the evaluator's budget (a program whose calls multiply, e.g. each function
     calling the previous one twice); not an error of the program, a limit of the evaluation."""
+
+
+def calls_per_evaluation(program: A.Program) -> dict[str, int]:
+    """Per function of `program`, the function calls that one call of it makes, itself included, counting each call
+    site once (both arms of a conditional, a comprehension's body once). Calls nested in calls multiply: N functions
+    that each call the one before three times make about 3^N. A function calls only functions defined before it
+    (E200) or itself (E212, counted as one call)."""
+    functions = program.functions()
+    out: dict[str, int] = {}
+    for name, f in functions.items():  # in source order: the callees' counts are known
+        calls, stack = 0, [f.body, f.ret]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, A.Call):
+                calls += out.get(node.func, 1)
+            if isinstance(node, tuple):
+                stack.extend(node)
+            elif dataclasses.is_dataclass(node) and not isinstance(node, A.Loc):
+                stack.extend(getattr(node, x.name) for x in dataclasses.fields(node))
+        out[name] = 1 + calls
+    return out
 
 
 class Evaluator:
