@@ -64,8 +64,8 @@ UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "progra
 # The suggestion after a run without a DSL mapper, for a failure no rule matches or a rule whose advice is a mapper
 # change (`mapper_advice`): no mapper change can be the cause.
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS}
-RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category", "specific", "execution",
-             "explain", "suggest", "edits", "context", "mapper_advice", "explain_no_mapper",
+RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category", "specific",
+             "execution", "explain", "suggest", "edits", "context", "mapper_advice", "explain_no_mapper",
              "suggest_no_mapper"}
 
 

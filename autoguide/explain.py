@@ -160,28 +160,16 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
 
 
 def _costly_functions(dsl: str) -> str:
-    """The mapping functions of the mapper `dsl` (those of IndexTaskMap and SingleTaskMap statements) whose one
-    evaluation makes more function calls than check's static evaluation takes steps (W310), each with its
-    statement and count, e.g. "'place' (defined at line 32, of IndexTaskMap t): about 4.2e+11 calls"; "" for none."""
+    """The mapping functions of the mapper `dsl` whose one evaluation makes more function calls than check's static
+    evaluation takes steps (W310), as `costly_functions` names them, joined by "; "; "" for none."""
     from mapperopt.dsl import DslSyntaxError, parse
-    from mapperopt.dsl import ast as A
     from mapperopt.dsl.checker import MAX_STATIC_STEPS
-    from mapperopt.dsl.evaluator import calls_per_evaluation
+    from mapperopt.dsl.evaluator import costly_functions
 
     try:
-        program = parse(dsl, "<mapper>")
+        return "; ".join(costly_functions(parse(dsl, "<mapper>"), MAX_STATIC_STEPS))
     except DslSyntaxError:
         return ""
-    calls, functions = calls_per_evaluation(program), program.functions()
-    named = []
-    for s in program.statements:
-        if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)) and calls.get(s.func.name, 0) > MAX_STATIC_STEPS:
-            n = calls[s.func.name]
-            tasks = ",".join(t.name for t in s.tasks.names) if s.tasks.names else s.tasks.kind or "*"
-            count = f"about {n:.1e}" if n < 10**100 else "more than 1e+100"
-            named.append(f"'{s.func.name}' (defined at line {functions[s.func.name].loc.line}, of "
-                         f"{type(s).__name__.removesuffix('Stmt')} {tasks}): {count} calls")
-    return "; ".join(named)
 
 
 def _which_tunable(given: int, wanted: int, result: RunResult) -> str:

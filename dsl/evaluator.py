@@ -177,6 +177,22 @@ def calls_per_evaluation(program: A.Program) -> dict[str, int]:
     return out
 
 
+def costly_functions(program: A.Program, limit: int) -> list[str]:
+    """The functions of `program`'s IndexTaskMap and SingleTaskMap statements one evaluation of which makes more than
+    `limit` function calls (`calls_per_evaluation`), one text each, e.g. "'place' (defined at line 32, of
+    IndexTaskMap t): about 4.2e+11 calls"; check's W310 and AutoGuide's timeout feedback name them so."""
+    calls, functions = calls_per_evaluation(program), program.functions()
+    out = []
+    for s in program.statements:
+        n = calls.get(s.func.name, 0) if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)) else 0
+        if n > limit:
+            tasks = ",".join(t.name for t in s.tasks.names) if s.tasks.names else s.tasks.kind or "*"
+            count = f"about {n:.1e}" if n < 10**100 else "more than 1e+100"
+            out.append(f"'{s.func.name}' (defined at line {functions[s.func.name].loc.line}, of "
+                       f"{type(s).__name__.removesuffix('Stmt')} {tasks}): {count} calls")
+    return out
+
+
 class Evaluator:
     """Evaluates a policy on a described machine (and application).
 
