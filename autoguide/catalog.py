@@ -27,6 +27,10 @@ from mapperopt.records import STAGES
 
 SCHEMA = "mapperopt.autoguide-rules/1"
 CONTEXT_FIELDS = ("stage", "exit_code", "timeout_s", "app")
+# Fields that AutoGuide computes from the run for a rule that `needs` them (the rule applies only when they are set):
+# {costly}: after a timeout, the mapper's mapping functions whose one evaluation makes more calls than check's
+# static evaluation allows (`explain._costly_functions`).
+COMPUTED_FIELDS = ("costly",)
 # Texts outside the rules, and the fields each may use.
 GENERIC_FIELDS = {"explain": CONTEXT_FIELDS, "suggest": CONTEXT_FIELDS}
 PERFORMANCE_FIELDS = {
@@ -60,8 +64,8 @@ UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "progra
 # The suggestion after a run without a DSL mapper, for a failure no rule matches or a rule whose advice is a mapper
 # change (`mapper_advice`): no mapper change can be the cause.
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS}
-RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "category", "specific", "execution",
-             "explain", "suggest", "edits", "context", "mapper_advice", "explain_no_mapper",
+RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category", "specific",
+             "execution", "explain", "suggest", "edits", "context", "mapper_advice", "explain_no_mapper",
              "suggest_no_mapper"}
 
 
@@ -80,6 +84,7 @@ class Rule:
         exit_codes: the failing execution's exit status must be one of these (None: any).
         dsl: regex the mapper's DSL text must contain (None: no condition); its named groups are fields too.
         absent: regex that must match no line of the cleaned output (None: no condition).
+        needs: `COMPUTED_FIELDS` that must be set (non-empty) in the context; they are template fields too.
         category: dotted class of the failure, e.g. "memory.oom".
         specific: False for the catalog's fallbacks (a generic Legion exception, an unknown assertion); coverage
             counts only specific rules as explained.
@@ -105,6 +110,7 @@ class Rule:
     exit_codes: tuple[int, ...] | None = None
     dsl: re.Pattern | None = None
     absent: re.Pattern | None = None
+    needs: tuple[str, ...] = ()
     specific: bool = True
     execution: str | None = None
     edits: tuple[dict, ...] = ()
@@ -115,7 +121,7 @@ class Rule:
 
     def fields(self) -> set[str]:
         """Names a template of this rule may use."""
-        names = set(CONTEXT_FIELDS)
+        names = set(CONTEXT_FIELDS) | set(self.needs)
         for pattern in (self.match, *self.also, *self.maybe, self.dsl):
             if pattern is not None:
                 names |= set(pattern.groupindex)
@@ -177,12 +183,14 @@ class Catalog:
             stage: the failing stage.
             exit_code: the failing execution's exit status, or None.
             dsl: the mapper's DSL text, or None.
-            context: values of `CONTEXT_FIELDS` for templates.
+            context: values of `CONTEXT_FIELDS` for templates, and of the `COMPUTED_FIELDS` known for the run.
         """
         for rule in self.rules:
             if stage not in rule.stages:
                 continue
             if rule.exit_codes is not None and exit_code not in rule.exit_codes:
+                continue
+            if not all(context.get(name) for name in rule.needs):
                 continue
             in_dsl = rule.dsl.search(dsl) if rule.dsl is not None and dsl else None
             if rule.dsl is not None and not in_dsl:
@@ -248,6 +256,10 @@ def _rule(data: dict, where: str) -> Rule:
     if bad:
         raise MapperoptError(f"{where}: unknown stage(s) {bad}; stages are {list(STAGES)}")
     edits = tuple(dict(e) for e in data.get("edits", ()))
+    needs = tuple(data.get("needs", ()))
+    if set(needs) - set(COMPUTED_FIELDS):
+        raise MapperoptError(f"{where}: 'needs' names {sorted(set(needs) - set(COMPUTED_FIELDS))}; computed fields "
+                             f"are {list(COMPUTED_FIELDS)}")
     for edit in edits:
         if edit.get("op") not in EDIT_OPS:
             raise MapperoptError(f"{where}: unknown edit op {edit.get('op')!r}; ops are {sorted(EDIT_OPS)}")
@@ -260,6 +272,7 @@ def _rule(data: dict, where: str) -> Rule:
         exit_codes=tuple(data["exit_codes"]) if "exit_codes" in data else None,
         dsl=_compile(data["dsl"], where) if "dsl" in data else None,
         absent=_compile(data["absent"], where) if "absent" in data else None,
+        needs=needs,
         category=str(data["category"]),
         specific=bool(data.get("specific", True)),
         explain=str(data["explain"]).strip(),

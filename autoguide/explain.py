@@ -121,8 +121,9 @@ def _context(result: RunResult) -> dict[str, Any]:
 def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
     context = _context(result)
+    costly = _costly_functions(result.dsl) if result.stage == "timeout" and result.dsl else ""
     match = catalog.match(lines, stage=result.stage, exit_code=_exit_code(result), dsl=result.dsl,
-                          context=context)
+                          context={**context, "costly": costly})
     if match is not None and match.line is not None:
         # DSL diagnostics span several lines each (source, caret, hints, notes); keep room for three of them.
         after = max(match.rule.context, DSL_CONTEXT) if result.stage in DSL_STAGES else match.rule.context
@@ -156,6 +157,19 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
             elif match.rule.mapper_advice:
                 suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
+
+
+def _costly_functions(dsl: str) -> str:
+    """The mapping functions of the mapper `dsl` whose one evaluation makes more function calls than check's static
+    evaluation takes steps (W310), as `costly_functions` names them, joined by "; "; "" for none."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl.checker import MAX_STATIC_STEPS
+    from mapperopt.dsl.evaluator import costly_functions
+
+    try:
+        return "; ".join(costly_functions(parse(dsl, "<mapper>"), MAX_STATIC_STEPS))
+    except DslSyntaxError:
+        return ""
 
 
 def _which_tunable(given: int, wanted: int, result: RunResult) -> str:

@@ -19,7 +19,8 @@ from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
-                                     by_precedence, int_op, quoted_names, region_matches, task_matches)
+                                     by_precedence, costly_functions, int_op, quoted_names, region_matches,
+                                     task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
 from mapperopt.dsl.machine import MAX_DIMS, Proc
 from mapperopt.errors import MapperoptError, closest
@@ -1286,9 +1287,11 @@ class _Checker:
             self._memory_choices(ev)
             self._required_layouts(ev)
         except EvaluationLimit:
+            costly = costly_functions(self.program, MAX_STATIC_STEPS)  # AutoGuide names them after a timeout too
             self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
                              "and statements were not evaluated", self._whole_file(),
-                     ("calls that multiply (each function calling others several times) make evaluation slow",))
+                     ("calls that multiply (each function calling others several times) make evaluation slow",
+                      *([f"mapping functions whose calls multiply: {'; '.join(costly)}"] if costly else [])))
         except DslRuntimeError as err:
             self._runtime_diag(err, "at load", None)
             return

@@ -18,7 +18,7 @@ from mapperopt.dsl.checker import check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
-from mapperopt.dsl.machine import fmt_tuple
+from mapperopt.dsl.machine import ProcSet, fmt_tuple
 from mapperopt.dsl.parser import parse
 from mapperopt.errors import MapperoptError
 
@@ -297,7 +297,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     requirement index, its field names as the description has them), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
     tracked: the tasks that reduce into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
-    [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain.
+    [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain. A record
+    whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
+    "index"} in the set's order ("proc" is the first: the runtime picks the least loaded member when it maps).
 
     Raises CheckError when the program has errors."""
     diags = check_program(program, app, machine)
@@ -326,43 +328,67 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         else:
             points = [None]
         for point in points:
+            launch = dom if point is not None else None
             try:
-                rec = ev.decide(info.name, point, dom if point is not None else None)
+                placed = ev.place(info.name, point, launch)
+                rec = ev.record(info.name, point, launch, placed)
             except DslRuntimeError as err:
                 entry["points"].append((point, err))
                 continue
+            if isinstance(placed, ProcSet) and len(placed.procs) > 1:
+                rec["set"] = [p.to_json() for p in placed.procs]
             entry["points"].append((point, rec))
             if not entry["regions"]:
                 entry["regions"] = rec["regions"]
     return out
 
 
-def _cell(rec) -> str:
+def _set_label(procs: list[dict], machine: MachineDescription) -> str:
+    """A processor set as `node.index` with `*` for all of them (`0.*`: every processor of the kind on node 0),
+    `{0.1,0.3}` where it is no such product."""
+    nodes, indices = sorted({p["node"] for p in procs}), sorted({p["index"] for p in procs})
+    if len(procs) != len(nodes) * len(indices):
+        return "{" + ",".join(f"{p['node']}.{p['index']}" for p in procs) + "}"
+
+    def part(values: list[int], every: int) -> str:
+        return str(values[0]) if len(values) == 1 else "*" if len(values) == every else \
+            "{" + ",".join(map(str, values)) + "}"
+    return f"{part(nodes, machine.nodes)}.{part(indices, machine.count(procs[0]['kind'], nodes[0]))}"
+
+
+def _cell(rec, machine: MachineDescription) -> str:
     if isinstance(rec, DslRuntimeError):
         return rec.code
+    if "set" in rec:
+        return _set_label(rec["set"], machine)
     proc = rec["proc"]
     return "dflt" if proc["node"] is None else f"{proc['node']}.{proc['index']}"
 
 
-def _placement_lines(entry: dict) -> list[str]:
+SET_LEGEND = "n.* = a processor set: the runtime runs the point on its least loaded member when it maps it"
+
+
+def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
     """The point -> processor table of an index launch as text: `node.index` per point."""
     points = entry["points"][:MAX_TABLE_POINTS]
     dom = entry["domain"]
-    width = max(4, *(len(_cell(r)) for _, r in points))
-    lines = [f"  placement (point -> {entry['kind']} node.index; dflt = Legion's default):"]
+    width = max(4, *(len(_cell(r, machine)) for _, r in points))
+    sets = any(isinstance(r, dict) and "set" in r for _, r in entry["points"])
+    lines = [f"  placement (point -> {entry['kind']} node.index; dflt = Legion's default"
+             f"{'; ' + SET_LEGEND if sets else ''}):"]
     if len(dom) == 2:
         lines.append("  " + "i0 \\ i1".ljust(9) + "".join(str(j).rjust(width + 1) for j in range(dom[1])))
         for i in range(dom[0]):
             row = [r for p, r in points if p[0] == i]
             if row:
-                lines.append("  " + str(i).ljust(9) + "".join(_cell(r).rjust(width + 1) for r in row))
+                lines.append("  " + str(i).ljust(9) + "".join(_cell(r, machine).rjust(width + 1) for r in row))
     else:
         label = (lambda p: str(p[0])) if len(dom) == 1 else (lambda p: "(" + ",".join(map(str, p)) + ")")
         w = max(width, *(len(label(p)) for p, _ in points))
         for start in range(0, len(points), 12):
             chunk = points[start : start + 12]
             lines.append("  point " + "".join(label(p).rjust(w + 1) for p, _ in chunk))
-            lines.append("  proc  " + "".join(_cell(r).rjust(w + 1) for _, r in chunk))
+            lines.append("  proc  " + "".join(_cell(r, machine).rjust(w + 1) for _, r in chunk))
     if len(entry["points"]) > MAX_TABLE_POINTS:
         lines.append(f"  ... {len(entry['points']) - MAX_TABLE_POINTS} more points")
     return lines
@@ -393,9 +419,12 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
         if e["instance_limit"] is not None:
             out.append(f"  instances mapped ahead at most (InstanceLimit): {e['instance_limit']}")
         if e["domain"]:
-            out += _placement_lines(e)
+            out += _placement_lines(e, machine)
         elif isinstance(e["points"][0][1], dict):
-            out.append(f"  processor: {_proc_text(e['points'][0][1]['proc'])}")
+            rec = e["points"][0][1]
+            out.append(f"  processor: {_proc_text(rec['proc'])}" if "set" not in rec else
+                       f"  processor: the least loaded of the set {', '.join(map(_proc_text, rec['set']))}, when "
+                       "the runtime maps the task")
         errors = {}
         for _, rec in e["points"]:
             if isinstance(rec, DslRuntimeError):
@@ -405,7 +434,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
 
 
 def _save_png(entries: list[dict], machine: MachineDescription, path: str):
-    """A colored grid per index-launched task: each cell one launch point, colored by its processor."""
+    """A colored grid per index-launched task: each cell one launch point, colored by its processor; a point placed
+    on a processor set is hatched, uncolored, and labelled with the set (`_set_label`)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -423,7 +453,10 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str):
         cells = np.full(shape, np.nan)
         for point, rec in e["points"]:
             at = point if len(point) == 2 else (0, point[0])
-            if isinstance(rec, dict) and rec["proc"]["node"] is not None:
+            if isinstance(rec, dict) and "set" in rec:
+                label = _set_label(rec["set"], machine)
+                ax.add_patch(plt.Rectangle((at[1] - 0.5, at[0] - 0.5), 1, 1, fill=False, hatch="//", lw=0))
+            elif isinstance(rec, dict) and rec["proc"]["node"] is not None:
                 p = rec["proc"]
                 cells[at] = p["node"] * per_node[p["kind"]] + p["index"]
                 label = f"{p['node']}.{p['index']}"
@@ -432,7 +465,9 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str):
             if cells.size <= 400:
                 ax.text(at[1], at[0], label, ha="center", va="center", fontsize=7)
         ax.imshow(cells, cmap=cmap, vmin=0, vmax=20, aspect="auto")
-        ax.set_title(f"{e['task']}: point -> {e['kind']} node.index", fontsize=9)
+        sets = any(isinstance(r, dict) and "set" in r for _, r in e["points"])
+        ax.set_title(f"{e['task']}: point -> {e['kind']} node.index" + (f"\nhatched: {SET_LEGEND}" if sets else ""),
+                     fontsize=9)
         ax.set_xlabel("ipoint[1]" if len(e["domain"]) == 2 else "ipoint[0]")
         ax.set_yticks([])
     fig.tight_layout()

@@ -10,6 +10,7 @@ Errors are `DslRuntimeError`s with the R-codes of §11.5 and the one-line messag
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -153,6 +154,43 @@ def _dedup(items) -> list[str]:
 class EvaluationLimit(MapperoptError):
     """An evaluation took more steps than the evaluator's budget (a program whose calls multiply, e.g. each function
     calling the previous one twice); not an error of the program, a limit of the evaluation."""
+
+
+def calls_per_evaluation(program: A.Program) -> dict[str, int]:
+    """Per function of `program`, the function calls that one call of it makes, itself included, counting each call
+    site once (both arms of a conditional, a comprehension's body once). Calls nested in calls multiply: N functions
+    that each call the one before three times make about 3^N. A function calls only functions defined before it
+    (E200) or itself (E212, counted as one call)."""
+    functions = program.functions()
+    out: dict[str, int] = {}
+    for name, f in functions.items():  # in source order: the callees' counts are known
+        calls, stack = 0, [f.body, f.ret]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, A.Call):
+                calls += out.get(node.func, 1)
+            if isinstance(node, tuple):
+                stack.extend(node)
+            elif dataclasses.is_dataclass(node) and not isinstance(node, A.Loc):
+                stack.extend(getattr(node, x.name) for x in dataclasses.fields(node))
+        out[name] = 1 + calls
+    return out
+
+
+def costly_functions(program: A.Program, limit: int) -> list[str]:
+    """The functions of `program`'s IndexTaskMap and SingleTaskMap statements one evaluation of which makes more than
+    `limit` function calls (`calls_per_evaluation`), one text each, e.g. "'place' (defined at line 32, of
+    IndexTaskMap t): about 4.2e+11 calls"; check's W310 and AutoGuide's timeout feedback name them so."""
+    calls, functions = calls_per_evaluation(program), program.functions()
+    out = []
+    for s in program.statements:
+        n = calls.get(s.func.name, 0) if isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)) else 0
+        if n > limit:
+            tasks = ",".join(t.name for t in s.tasks.names) if s.tasks.names else s.tasks.kind or "*"
+            count = f"about {n:.1e}" if n < 10**100 else "more than 1e+100"
+            out.append(f"'{s.func.name}' (defined at line {functions[s.func.name].loc.line}, of "
+                       f"{type(s).__name__.removesuffix('Stmt')} {tasks}): {count} calls")
+    return out
 
 
 class Evaluator:
@@ -493,8 +531,13 @@ class Evaluator:
             DslRuntimeError: R400-R410 (see dsl-reference.md §11.5).
             MapperoptError: the application has no such task.
         """
+        return self.record(task, point, domain, self.place(task, point, domain, parent_proc))
+
+    def record(self, task: str, point: tuple[int, ...] | None, domain: tuple[int, ...] | None,
+               placed: Proc | ProcSet | None) -> dict:
+        """`decide`'s record of a decision whose mapping function returned `placed` (what `place` returns; None: no
+        map statement applies). Raises as `decide`, R400-R410 aside."""
         kind = self.task_kind(task)
-        placed = self.place(task, point, domain, parent_proc)
         if placed is None:
             proc_json = {"kind": kind, "node": None, "index": None}
             proc = Proc(kind, 0, 0)

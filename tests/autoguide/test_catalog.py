@@ -37,6 +37,7 @@ def test_packaged_catalog_loads():
     ("- {id: a, stages: [run], match: 'x', category: c, explain: 'a } b', suggest: s}", "bad template"),
     ("- {id: a, stages: [run], match: 'x', category: c, explain: e, suggest: s, edits: [{op: paint}]}", "unknown edit op"),
     ("- {id: a, stages: [run], category: c, explain: e}", "missing key 'suggest'"),
+    ("- {id: a, stages: [timeout], needs: [slowness], category: c, explain: e, suggest: s}", "'needs' names"),
     ("- {id: a, stages: [run], category: c, explain: e, suggest: s}\n- {id: a, stages: [run], category: c, "
      "explain: e, suggest: s}", "used twice"),
 ])

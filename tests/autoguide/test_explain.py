@@ -109,6 +109,18 @@ def test_a_timeout_under_an_instance_limit_names_the_limit():
     assert explain(dataclasses.replace(result, dsl="# InstanceLimit stencil 1;\nTask * CPU;\n")).rule == "timeout"
 
 
+def test_a_timeout_with_costly_mapping_functions_names_them():
+    """Calls that multiply (W310 at check) make mapping itself outlast the run: the timeout's feedback names the
+    mapping function and what one evaluation costs, with no edit (none is mechanical); a cheap function does not."""
+    _, result = load("circuit-timeout_costly_function")
+    fb = explain(result)
+    assert fb.rule == "timeout-costly-functions" and fb.category == "timeout" and fb.edits == ()
+    named = "'place' (defined at line 32, of IndexTaskMap calculate_new_currents): about 4.2e+11 calls"
+    assert named in fb.explanation, fb.explanation
+    cheap = result.dsl.replace("m[0, f24(t) % m.size[1]]", "m[0, f2(t) % m.size[1]]")
+    assert explain(dataclasses.replace(result, dsl=cheap)).rule == "timeout"
+
+
 def test_silent_abort_is_reported_as_such():
     _, result = load("stencil-unmapped_requirement")
     fb = explain(result)

@@ -371,3 +371,37 @@ def test_explain_without_machine_probes_or_explains_why():
         assert "machine: 1 node of " in result.output
     else:
         assert "--machine NODESxGPUS[xCPUS]" in str(result.exception) + result.output
+
+
+SET_MAPPER = """Task * GPU,CPU;
+Layout * * * SOA C_order;
+m = Machine(GPU);
+def anyg(Task task) { return m[0, *]; }
+def one(Task task) { return m[0, 0]; }
+IndexTaskMap task_4 anyg;
+"""
+
+
+def test_explain_shows_a_processor_set_as_a_set(tmp_path):
+    """A mapping function returning `m[0, *]` is not `m[0, 0]`: the grid says `0.*`, the legend says the runtime
+    picks the least loaded member, the JSON lists the members (`proc` stays the first), the PNG differs."""
+    import json
+
+    dsl = tmp_path / "set.dsl"
+    dsl.write_text(SET_MAPPER)
+    base = ("--bench", "cannon", "--machine", "1x4", "--domain", "2x2")
+    text = run("explain", str(dsl), *base)
+    assert text.exit_code == 0, text.output
+    assert "  0          0.*  0.*" in text.output and "least loaded" in text.output
+    out = run("explain", str(dsl), *base, "--json")
+    rec = next(json.loads(line) for line in out.output.splitlines() if '"task_4"' in line)
+    assert rec["proc"] == {"kind": "GPU", "node": 0, "index": 0}
+    assert rec["set"] == [{"kind": "GPU", "node": 0, "index": i} for i in range(4)]
+    single = tmp_path / "one.dsl"
+    single.write_text(SET_MAPPER.replace("task_4 anyg", "task_4 one"))
+    out = run("explain", str(single), *base, "--json")
+    assert "set" not in next(json.loads(line) for line in out.output.splitlines() if '"task_4"' in line)
+    pngs = [tmp_path / "set.png", tmp_path / "one.png"]
+    for f, png in zip((dsl, single), pngs):
+        assert run("explain", str(f), *base, "--png", str(png)).exit_code == 0
+    assert pngs[0].read_bytes() != pngs[1].read_bytes()

@@ -8,6 +8,7 @@ import pytest
 from mapperopt.benchmarks.fuzz_dsl import comment_places
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl import DslRuntimeError, DslSyntaxError, Evaluator, check, format_program, parse
+from mapperopt.dsl.commands import load_app
 from mapperopt.dsl.errors import render_all
 from mapperopt.errors import MapperoptError
 
@@ -160,6 +161,20 @@ def test_the_stopped_static_evaluation_is_about_the_whole_file():
     (d,) = [d for d in check(parse(text, "t.dsl"), None, M24) if d.code == "W310"]
     assert d.render(text).startswith("t.dsl: warning[W310]: static evaluation stopped after 100000 steps; the "
                                      "remaining launch points and statements were not evaluated\n  hint: ")
+
+
+def test_w310_names_the_mapping_functions_whose_calls_multiply():
+    """Each function calling the one before three times: W310 names the mapping function and its calls per evaluation
+    (AutoGuide's timeout feedback names it in the same words); a cheap one is not named."""
+    text = ("m = Machine(GPU);\ndef f0(Task t) { return 1; }\n"
+            + "".join(f"def f{i}(Task t) {{ return f{i - 1}(t) + f{i - 1}(t) - f{i - 1}(t); }}\n" for i in range(1, 25))
+            + "def place(Task t) { return m[0, f24(t) % m.size[1]]; }\ndef cheap(Task t) { return m[0, 0]; }\n"
+            + "IndexTaskMap calculate_new_currents place;\nIndexTaskMap distribute_charge cheap;\n")
+    (d,) = [d for d in check(parse(text, "t.dsl"), load_app("circuit"), M24) if d.code == "W310"]
+    assert ("hint: mapping functions whose calls multiply: 'place' (defined at line 27, of IndexTaskMap "
+            "calculate_new_currents): about "
+            "4.2e+11 calls") in d.render(text), d.render(text)
+    assert "cheap" not in d.render(text)
 
 
 def test_many_diagnostics_render_in_linear_time():
