@@ -668,7 +668,7 @@ class SearchSpace:
             example = next((s for s in program.statements
                             if isinstance(s, ast.TaskStmt) and {k.name for k in s.kinds} & lacked), None)
             if example is not None:
-                tasks = "*" if example.tasks.names is None else ",".join(example.tasks.names)
+                tasks = "*" if example.tasks.names is None else ",".join(n.name for n in example.tasks.names)
                 kinds = [k.name for k in example.kinds]
                 example = (f": `Task {tasks} {','.join(kinds)}` becomes "
                            f"`Task {tasks} {','.join(k for k in kinds if k not in lacked) or self.kinds[0]}`")
@@ -689,7 +689,7 @@ class SearchSpace:
         the point of `start` (`project`) renders otherwise, with the machine models they use that `start` does not
         define. A later statement with the same selector overrides an earlier one (dsl-reference.md §6.4), but one
         of `start` with a more specific selector outranks them: the edit is given only when it maps as `best` does
-        on this machine (`same_mapping`) and the checker finds no error in it; else None."""
+        on this machine (`_placed_alike`) and the checker finds no error in it; else None."""
         from mapperopt.dsl import ast
         from mapperopt.dsl.checker import check
         from mapperopt.dsl.parser import parse

@@ -296,6 +296,8 @@ def test_a_start_file_is_told_what_the_search_does_not_keep(circuit_app, cpu2):
     # What the note says is so: the search's version of the start has none of them.
     searched = space.render(space.project(USER_START))
     assert not any(c in searched for c in ("my circuit mapper", "GPU variant", "spread", "GPU")), searched
+    named = space.not_kept("Task calculate_new_currents GPU,CPU;\n", "n.dsl")
+    assert "`Task calculate_new_currents GPU,CPU` becomes `Task calculate_new_currents CPU`" in named, named
     # A file with nothing to lose: no note.
     assert space.not_kept(space.render(space.default_point()), "s.dsl") is None
 
