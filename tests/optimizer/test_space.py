@@ -315,7 +315,8 @@ def test_the_best_written_as_an_edit_of_the_start_file_keeps_it_and_maps_as_the_
     assert edit.startswith(start), edit
     added = edit[len(start):]
     assert "Layout * * * SOA C_order;" in added and "InstanceLimit calculate_new_currents 1;" in added, added
-    assert "Task * CPU;" not in added and "Region" not in added, added  # what the search did not change stays the file's
+    # what the search did not change stays the file's
+    assert "Task * CPU;" not in added and "Region" not in added, added
     assert space.same_mapping(edit, best) and not space.same_mapping(start, best)
     assert not [d for d in check(parse(edit, "<edit>"), AppDescription.from_json(circuit_app), cpu2)
                 if d.severity == "error"]
