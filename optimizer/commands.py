@@ -432,6 +432,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       "exit status, and a layout can make a program compute wrong numbers silently. Give the "
                       "application a verification (verify: in its application file, or --verify-pattern, "
                       "--verify-cmd, --reference) to search them.")
+    if settings["start"] not in ("default", "random") and (note := space.not_kept(settings["start_dsl"],
+                                                                                   settings["start"])):
+        console.print(f"[yellow]Note:[/] {escape(note)}")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
                          start_point=settings.get("start_point"), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
@@ -509,6 +512,13 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                    calibrated="app_file" not in settings)
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
+    if settings["start"] not in ("default", "random"):
+        edit = store.root / "best-from-start.dsl"
+        console.print(f"The same mapping as an edit of {escape(settings['start'])} (its comments, functions and "
+                      f"statements for other machines kept): {edit}" if edit.exists() else
+                      f"No edit of {escape(settings['start'])} maps as best.dsl does here (its statements that the "
+                      "search does not express, e.g. an Exact layout, would stay in it): take best.dsl's statements "
+                      "into it by hand.")
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
                   f"summary: {store.root / 'summary.json'}")
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").

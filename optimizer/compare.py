@@ -302,6 +302,12 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             say(f"Comparison folder: {folder}")
         (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
                                                           "machine": machine}, indent=2) + "\n")
+        if opts["start"] not in ("default", "random"):
+            from mapperopt.optimizer.space import SearchSpace
+
+            note = SearchSpace(app, machine, layouts=layouts).not_kept(start_text, str(opts["start"]))
+            if note:
+                say(f"Note: {note}")
         run_settings = {"size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": opts["memory"],
                         "repeats": opts["executions"], "max_repeats": max_executions, "min_time_s": min_time,
                         "timeout_s": opts["timeout_s"], "feedback_level": "suggest", "app_args": list(opts["app_args"]),

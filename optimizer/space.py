@@ -626,6 +626,124 @@ class SearchSpace:
         return (f"its {' and '.join(sorted(statements))} statements change nothing on this machine "
                 f"({', '.join(f'1 {k}' for k in sorted(kinds))}) and are left out of the programs the search writes")
 
+    def not_kept(self, dsl: str, name: str) -> str | None:
+        """What of a user's start program `dsl` (its file `name`) the programs the search writes do not keep, as the
+        note `--start FILE` prints first: they are new programs made from what `dsl` decides on this machine
+        (`project`), not edits of it, so its comments, functions, map statements (`left_out` says when they
+        change nothing here) and what it says of kinds this machine lacks are gone. None when `dsl` has none of
+        these, or does not parse (the first iteration reports why)."""
+        from mapperopt.dsl import ast
+        from mapperopt.dsl.parser import parse
+
+        try:
+            program = parse(dsl, name)
+        except MapperoptError:
+            return None
+        have = set(self.kinds) | {m for k in self.kinds for m in self.memories[k]}
+        lacked: set[str] = set()
+
+        def walk(node: Any) -> None:
+            if isinstance(node, (ast.Kind, ast.KindLit)) and getattr(node, "name", None) not in have:
+                lacked.add(node.name)
+            elif isinstance(node, tuple):
+                for item in node:
+                    walk(item)
+            elif hasattr(node, "__dataclass_fields__"):
+                for f in node.__dataclass_fields__:
+                    walk(getattr(node, f))
+
+        walk(program.statements)
+        parts = ["its comments"] if program.comments else []
+        functions = [s.name for s in program.statements if isinstance(s, ast.FuncDef)]
+        if functions:
+            parts.append(f"its functions ({', '.join(functions)})")
+        maps = sorted({type(s).__name__[:-4] for s in program.statements
+                       if isinstance(s, (ast.IndexTaskMapStmt, ast.SingleTaskMapStmt))})
+        if maps:
+            left_out = self.left_out(dsl)
+            parts.append(f"its {' and '.join(maps)} statements as written ("
+                         + ("they change nothing on this machine and are left out" if left_out else
+                            "the search places points with its own library functions") + ")")
+        if lacked:
+            example = next((s for s in program.statements
+                            if isinstance(s, ast.TaskStmt) and {k.name for k in s.kinds} & lacked), None)
+            if example is not None:
+                tasks = "*" if example.tasks.names is None else ",".join(n.name for n in example.tasks.names)
+                kinds = [k.name for k in example.kinds]
+                example = (f": `Task {tasks} {','.join(kinds)}` becomes "
+                           f"`Task {tasks} {','.join(k for k in kinds if k not in lacked) or self.kinds[0]}`")
+            lacked_text = ", ".join(sorted(lacked, key=lambda k: (k in ast.MEM_KINDS, k)))  # processors first
+            parts.append(f"what it says of {lacked_text} (this machine has none{example or ''})")
+        if not parts:
+            return None
+        here = ", ".join(f"{self.machine.get('nodes', 1) * self._per_node(k)} {k}" for k in self.kinds)
+        return (f"{name} is not edited: the search writes programs of its own (best.dsl among them) from what the "
+                f"file decides on this machine ({here}); they do "
+                f"not keep {'; '.join(parts)}. Every other statement is rewritten as the search's statements for "
+                "what it decides here. best-from-start.dsl, beside best.dsl, is the file edited to map as best.dsl "
+                "does here, where such an edit is sound.")
+
+    def edit_of(self, start: str, best: str) -> str | None:
+        """The best program `best` written as an edit of a user's start program `start`: `start` as it is (comments,
+        functions, map statements, statements for other kinds) followed by the statements of `best`'s point that
+        the point of `start` (`project`) renders otherwise, with the machine models they use that `start` does not
+        define. A later statement with the same selector overrides an earlier one (dsl-reference.md §6.4), but one
+        of `start` with a more specific selector outranks them: the edit is given only when it maps as `best` does
+        on this machine (`_placed_alike`) and the checker finds no error in it; else None."""
+        from mapperopt.dsl import ast
+        from mapperopt.dsl.checker import check
+        from mapperopt.dsl.parser import parse
+        from mapperopt.descriptions import AppDescription, MachineDescription
+
+        try:
+            statements = parse(start, "<start>").statements
+        except MapperoptError:
+            return None
+        mine, theirs = self.semantic(self.project(start)), self.semantic(self.project(best))
+        own = {line for lines in self.sections(mine).values() for line in lines}
+        added = [line for lines in self.sections(theirs).values() for line in lines if line not in own]
+        # What the best leaves at Legion's default cannot be said by a later statement: the file's statements that
+        # set it for that task are commented out instead.
+        kinds = {"limit": ast.InstanceLimitStmt, "collect": ast.CollectMemoryStmt, "index_map": ast.IndexTaskMapStmt,
+                 "single_map": ast.SingleTaskMapStmt}
+        undone = {(kinds[d.group], d.task) for d in self.decisions
+                  if d.group in kinds and theirs[d.name] == d.default != mine[d.name]}
+        lines = start.splitlines()
+        for st in statements:
+            if any(isinstance(st, k) and (st.tasks.names is None or task in [n.name for n in st.tasks.names])
+                   for k, task in undone):
+                for i in range(st.loc.line - 1, (st.loc.end_line or st.loc.line)):
+                    lines[i] = "# (mapperopt tune: left at Legion's default here) " + lines[i]
+        edit = "\n".join(lines) + "\n"
+        if added:
+            defined = {s.name for s in statements if isinstance(s, (ast.Assign, ast.FuncDef))}
+            models = [m for m in self.prelude()
+                      if (name := m.split(" = ")[0]) not in defined and re.search(rf"\b{name}\b", "\n".join(added))]
+            edit += ("\n# The best program of `mapperopt tune` (best.dsl): its statements that differ from this "
+                     "file's on the machine it was tuned on.\n" + "\n".join([*models, *added]) + "\n")
+        try:
+            errors = [d for d in check(parse(edit, "<edit>"), AppDescription.from_json(self.app),
+                                       MachineDescription.from_json(self.machine)) if d.severity == "error"]
+        except MapperoptError:
+            return None
+        return edit if not errors and self._placed_alike(edit) == self._placed_alike(best) else None
+
+    def _placed_alike(self, dsl: str) -> list:
+        """`dsl`'s decisions (`_decisions`), where a kind with a single processor places every point alike: on it, a
+        point placed by a map statement is on the same processor as one Legion's default places."""
+        def here(record: Any) -> Any:
+            if not isinstance(record, dict) or "proc" not in record:
+                return record
+            kind = record["proc"]["kind"]
+            if self.machine.get("nodes", 1) * self._per_node(kind) != 1:
+                return record
+            return {**record, "proc": {"kind": kind}, "placed_by": None}
+
+        try:
+            return [here(r) for r in self._decisions(dsl)]
+        except MapperoptError:
+            return [dsl]  # fails to decide: alike only to itself
+
     def same_mapping(self, a: str, b: str) -> bool:
         """Whether programs `a` and `b` make the same decisions for every task and launch point of the application
         on this machine (processor, memories, layouts, collected requirements, instance limits), according to the

@@ -8,6 +8,8 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
                       never rewritten, so an interrupted run loses at most the iteration in progress
     iter-NNN/         the run folder of iteration NNN (mapper.dsl, the harness's files, feedback.txt)
     best.dsl          the best program so far          \
+    best-from-start.dsl  with a start file: that file edited to map as best.dsl does here (`SearchSpace.edit_of`;
+                      absent when no such edit is sound)
     history.csv       one row per iteration             > derived from the journal only (`write_outputs`),
     progress.png      best-so-far throughput per iteration /  rewritten after every iteration
     summary.json      the final comparison (written once the run is finished)
@@ -207,7 +209,7 @@ class TuneStore:
         best = self.records[final_pick - 1] if final_pick is not None else self.best()
         if best is not None and best.dsl is not None:
             out["best"] = self.root / "best.dsl"
-            _write_atomically(out["best"], best.dsl)
+            self._write_best(best.dsl)
         rows = io.StringIO(newline="")
         writer = csv.writer(rows)
         writer.writerow(HISTORY_COLUMNS)
@@ -225,8 +227,25 @@ class TuneStore:
         """Writes the final comparison (summary.json, marking the run finished) and its best program to best.dsl.
         Lock held (see `lock`)."""
         self.lock()
-        _write_atomically(self.root / "best.dsl", summary["best_dsl"])
+        self._write_best(summary["best_dsl"])
         _write_atomically(self.root / "summary.json", json.dumps(summary, indent=2) + "\n")
+
+
+    def _write_best(self, dsl: str) -> None:
+        """Writes best.dsl and, when the run started from a file of the user's, best-from-start.dsl: that file
+        edited to map as `dsl` does on this machine (`SearchSpace.edit_of`), or none when no such edit is sound."""
+        from mapperopt.optimizer.space import SearchSpace
+
+        _write_atomically(self.root / "best.dsl", dsl)
+        s, path = self.settings, self.root / "best-from-start.dsl"
+        if s.get("start") in (None, "default", "random") or "app_description" not in s:
+            return
+        space = SearchSpace(s["app_description"], s["machine"], layouts=s.get("search_layouts", True))
+        edit = space.edit_of(s["start_dsl"], dsl)
+        if edit is None:
+            path.unlink(missing_ok=True)  # an earlier best's edit would not be this best's
+        else:
+            _write_atomically(path, edit)
 
 
 def describe_owner(root: Path) -> str:

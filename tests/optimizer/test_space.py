@@ -268,3 +268,59 @@ def test_a_map_statement_whose_function_fails_is_not_said_to_change_nothing(circ
     failing = "m = Machine(CPU);\ndef f(Task t) { return m[0, 1]; }\nIndexTaskMap calculate_new_currents f;\n"
     assert one.left_out(failing) is None
     assert one.left_out(failing.replace("m[0, 1]", "m[0, 0]")).startswith("its IndexTaskMap statements")
+
+
+USER_START = """\
+# my circuit mapper
+Task * GPU,CPU;                              # GPU variant when present
+Region * * GPU FBMEM,ZCMEM;
+Region * * CPU SYSMEM;
+mcpu = Machine(CPU);
+def spread(Task task) {
+    return mcpu[0, task.ipoint[0] % mcpu.size[1]];
+}
+IndexTaskMap calculate_new_currents spread;
+"""
+
+
+def test_a_start_file_is_told_what_the_search_does_not_keep(circuit_app, cpu2):
+    """`--start FILE` on a CPU-only machine: best.dsl came back as a few lines of the search's own, with the file's
+    comments, functions, IndexTaskMap and GPU statements gone and nothing said. The start's note lists them."""
+    space = SearchSpace(circuit_app, cpu2)
+    note = space.not_kept(USER_START, "my.dsl")
+    assert note.startswith("my.dsl is not edited: the search writes programs of its own"), note
+    for part in ("its comments", "its functions (spread)", "its IndexTaskMap statements",
+                 "what it says of GPU, FBMEM, ZCMEM (this machine has none: `Task * GPU,CPU` becomes `Task * CPU`)"):
+        assert part in note, (part, note)
+    # What the note says is so: the search's version of the start has none of them.
+    searched = space.render(space.project(USER_START))
+    assert not any(c in searched for c in ("my circuit mapper", "GPU variant", "spread", "GPU")), searched
+    named = space.not_kept("Task calculate_new_currents GPU,CPU;\n", "n.dsl")
+    assert "`Task calculate_new_currents GPU,CPU` becomes `Task calculate_new_currents CPU`" in named, named
+    # A file with nothing to lose: no note.
+    assert space.not_kept(space.render(space.default_point()), "s.dsl") is None
+
+
+def test_the_best_written_as_an_edit_of_the_start_file_keeps_it_and_maps_as_the_best(circuit_app, cpu2):
+    """best.dsl is the search's own program; `edit_of` gives the user's file with the statements the search changed
+    after its own, so that its comments, functions, map and GPU statements stay, and it maps here as the best does
+    (the reference evaluator) and passes the checker. Where the file's own statements would outrank the search's
+    (a more specific selector), no edit is given rather than a wrong one."""
+    space = SearchSpace(circuit_app, cpu2)
+    start = USER_START + "Layout * * * SOA F_order;\n"
+    point = space.project(start)
+    best = space.render({**point, "layout/order": "C_order", "limit/calculate_new_currents": 1})
+    edit = space.edit_of(start, best)
+    assert edit.startswith(start), edit
+    added = edit[len(start):]
+    assert "Layout * * * SOA C_order;" in added and "InstanceLimit calculate_new_currents 1;" in added, added
+    # what the search did not change stays the file's
+    assert "Task * CPU;" not in added and "Region" not in added, added
+    assert space.same_mapping(edit, best) and not space.same_mapping(start, best)
+    assert not [d for d in check(parse(edit, "<edit>"), AppDescription.from_json(circuit_app), cpu2)
+                if d.severity == "error"]
+    # The file's own, more specific Layout outranks the search's line: no edit.
+    specific = start + "Layout calculate_new_currents * * F_order;\n"
+    assert space.edit_of(specific, best) is None
+    # The best is the file's own mapping: nothing to add, the file itself.
+    assert space.edit_of(start, space.render(point)) == start

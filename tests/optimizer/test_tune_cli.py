@@ -410,3 +410,40 @@ def test_resuming_a_finished_run_without_more_iterations_leaves_it_alone(tmp_pat
     out = " ".join(capsys.readouterr().out.split())
     assert "nothing to do" in out and "ignored" not in out, out
     assert snapshot() == before
+
+
+MINE = """\
+# my circuit mapper
+Task * GPU,CPU;                              # GPU first where there is one
+Region * * GPU FBMEM;
+InstanceLimit calculate_new_currents 1;
+mcpu = Machine(CPU);
+def spread(Task task) {
+    return mcpu[0, task.ipoint[0] % mcpu.size[1]];
+}
+IndexTaskMap calculate_new_currents spread;
+"""
+
+
+def test_a_start_file_is_told_what_is_not_kept_and_gets_the_best_as_its_edit(tmp_path, offline, capsys):
+    """`tune --start FILE` wrote a best.dsl of a few lines of the search's own (comments, functions, map and GPU
+    statements gone, `Task * GPU,CPU` made `Task * CPU`) and said nothing. Now it says so first, and writes
+    best-from-start.dsl beside best.dsl: the file kept, edited to map as best.dsl does on this machine."""
+    start = tmp_path / "mine.dsl"
+    start.write_text(MINE)
+    assert main(tune_args(tmp_path / "runs", "--iters", "2", "--start", str(start), *STEPS)) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: {start} is not edited: the search writes programs of its own (best.dsl among them) from what "
+            "the file decides on this machine (2 CPU); they do not keep its comments; its functions (spread); its "
+            "IndexTaskMap statements as written") in flat, flat
+    assert "`Task * GPU,CPU` becomes `Task * CPU`" in flat, flat
+    root = only_run(tmp_path / "runs")
+    edit = (root / "best-from-start.dsl").read_text()
+    assert f"The same mapping as an edit of {start} (its comments, functions and statements for other machines " \
+           f"kept): {root / 'best-from-start.dsl'}" in flat, flat
+    for line in ("# my circuit mapper", "Task * GPU,CPU;", "Region * * GPU FBMEM;", "def spread(Task task) {"):
+        assert line in edit, (line, edit)
+    s = TuneStore.open(root).settings
+    space = SearchSpace(s["app_description"], s["machine"])
+    best = (root / "best.dsl").read_text()
+    assert space._placed_alike(edit) == space._placed_alike(best), (edit, best)
