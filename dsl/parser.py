@@ -446,6 +446,8 @@ _STATEMENT_WORDS = {
     "def", "print",
 }
 _KEYWORDS_BY_CASE = {w.lower(): w for w in _STATEMENT_WORDS}  # `task * GPU;` is an assignment to `task` that fails
+# Statement names of other mapping systems, with the DSL's statement that does the same.
+_OTHER_NAMES = {"GarbageCollect": "CollectMemory"}
 # Statements of other languages that the DSL does not have, with what to write instead.
 _CONDITIONAL = "choose between values with the conditional expression c ? a : b, e.g. x = c ? a : b;"
 _NO_EARLY_RETURN = ("there is no early 'return' either (a function body is assignments and prints, then one "
@@ -671,6 +673,15 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                      expected)
     keyword = _KEYWORDS_BY_CASE.get(word.value.lower()) if word is not None else None
     keyword_hint = f"keywords are case-sensitive: did you mean '{keyword}'?" if keyword else None
+    # `CollectMemeory t r;`: an unknown word then a name where a top-level statement starts, lexed as an assignment
+    # to the word; at the word, the statement keyword it stands for (a misspelling, or another system's name).
+    top_level = sum(t.type == "LBRACE" for t in tokens) == sum(t.type == "RBRACE" for t in tokens)
+    if word is not None and word is prev and not keyword and token.type == "IDENT" and top_level:
+        mapping = sorted(_STATEMENT_WORDS - {"def", "print"})
+        meant = _OTHER_NAMES.get(word.value) or _closest(word.value, mapping)
+        if meant is not None:
+            return error("E100", f"unknown statement '{word}'", word.line, word.column, str(word),
+                         (f"did you mean '{meant}'?",), expected)
 
     # E101: Python-style ':' after the parameter list of a def.
     if token.type == "COLON" and _texts(accepts) == {"'{'"}:
