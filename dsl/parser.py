@@ -13,6 +13,7 @@ import hashlib
 import re
 import threading
 from importlib import resources
+from pathlib import Path
 
 import lark
 from lark import Token
@@ -20,6 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
+from mapperopt.errors import MapperoptError
 
 INT_MAX = 2**63 - 1
 # Stated limit: an expression (or statement) nests at most this many levels (operators, calls, brackets,
@@ -49,6 +51,27 @@ def _lark() -> lark.Lark:
         return lark.Lark(grammar, **options)
 
 
+def read_source(path) -> str:
+    """The text of the DSL file `path` (a str or Path), as every command reads one: UTF-8, a leading byte order mark
+    kept (`parse` skips it; `fmt` writes none).
+
+    Raises:
+        MapperoptError: the file cannot be read, or is not UTF-8 text (at the line and column of its first bad byte).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1  # in characters, as diagnostics
+        raise MapperoptError(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                             hint="a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+
+
 def parse(text: str, filename: str = "<string>") -> A.Program:
     """Parse a policy.
 
@@ -60,6 +83,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
     Raises:
         DslSyntaxError: the first syntax error (E100-E109), with location, offending token and expected tokens.
     """
+    text = text.removeprefix("\ufeff")  # a byte order mark that an editor put first is no part of the program
     parser = _lark()
     with _LOCK:  # the transformer holds the file name of the parse in progress
         _ToAst.file = filename
