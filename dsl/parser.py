@@ -174,8 +174,12 @@ def _rule(method):
         self.raw = raw
         depth = 1 + max((self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)), default=0)
         if depth > MAX_NESTING:
+            # At the token that adds the level past the limit (an operator of a chain, a call's '('), not at the
+            # expression's start.
+            at = next((t for t in present[1:] if isinstance(t, Token)), None) if not isinstance(first, Token) else None
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
-                                    "or comprehensions", loc, None,
+                                    "or comprehensions (each operator of a chain such as a + b + c counts as one)",
+                            self._tloc(at) if at is not None else loc, None,
                             ("split the expression with intermediate variables",))
         node = method(self, loc, children)
         if node is not None:
