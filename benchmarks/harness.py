@@ -34,6 +34,7 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
+from mapperopt.dsl.parser import read_source
 from mapperopt import interrupts, toolchain
 from mapperopt.benchmarks.apps import (_app_args, _override_flags, build_app, describe_app, load_config,
                                        processor_counts, require_gpu_driver)
@@ -385,7 +386,7 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
                                  hint=(f"did you mean --mapper {keyword}? " if keyword else "")
                                  + "--mapper takes default (Legion's default mapper)"
                                  + (", expert (the benchmark's expert mapper)" if cfg.expert else "") + " or a DSL file")
-        return path.name, path.read_text(), str(path)
+        return path.name, read_source(path), str(path)
     if mapper == "default":
         return "default", None, ""
     if mapper == "expert":

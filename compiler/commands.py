@@ -66,12 +66,10 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app
     """
     from mapperopt.descriptions import MachineDescription, parse_machine_spec
     from mapperopt.dsl.commands import check_run_args, load_app, sized_app, unchecked_note
+    from mapperopt.dsl.parser import read_source
 
     check_run_args(bench, app_spec, app_args, size)
-    try:
-        text = Path(file).read_text()
-    except OSError as exc:
-        raise MapperoptError(f"cannot read '{file}': {exc.strerror}") from None
+    text = read_source(file)
     app, described, target = None, "", bench
     if app_spec or (bench and (size not in (None, "ci") or app_args)):  # the application describes that run itself
         target, app, _ = sized_app(bench, app_spec, size or "ci", app_args)

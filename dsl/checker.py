@@ -891,7 +891,9 @@ class _Checker:
                     continue
                 msg = (f"contradictory layout constraints '{first}' and '{second}'" if first != second
                        else "two Align constraints in one Layout statement")
-                self.add("E214", msg, s.loc, ("keep one of them",))
+                # at the constraint that contradicts an earlier one
+                where = [c for c in s.constraints if c.name in group][1:]
+                self.add("E214", msg, next(c for c in where if c.name == second).loc, ("keep one of them",))
         for c in s.constraints:
             if c.name == "Align":
                 if c.value == 0:
@@ -916,10 +918,12 @@ class _Checker:
             mt = self.global_types.get(machine.name, UNKNOWN)
             if mt.name not in (None, "MSpace"):
                 self._type_error(f"'{machine.name}' is {article(mt.name)}, not a machine model", machine.loc)
-            rewritten = (f"def g(Task task) {{ r = {f.name}(task.ipoint, task.ispace, {machine.name}); "
+            taken = set(self.functions) | set(self.global_types)
+            g = next(n for n in itertools.chain(["g"], (f"g{i}" for i in itertools.count(2))) if n not in taken)  # a free name
+            rewritten = (f"def {g}(Task task) {{ r = {f.name}(task.ipoint, task.ispace, {machine.name}); "
                          f"return {machine.name}[*r]; }}")
             self.add("W309", "older three-operand form; equivalent to IndexTaskMap "
-                             f"{_tasks_text(s.tasks)} g; with {rewritten}", s.loc, severity="note")
+                             f"{_tasks_text(s.tasks)} {g}; with {rewritten}", s.loc, severity="note")
             return
         if len(f.params) != 1 or f.params[0].type != "Task":
             self.add("E208", f"mapping function '{f.name}' must take exactly one Task parameter", s.func.loc,
@@ -1114,14 +1118,19 @@ class _Checker:
                 selected = [(t, r) for t in infos for r in t.regions if s.region.is_wildcard or (
                     s.region.index == r.index if s.region.index is not None else s.region.name in r.names)]
                 read = [(t, r) for t, r in selected if r.privilege == "read_only"]
-                if selected and not read and not s.region.is_wildcard:
+                written = [(t, r) for t, r in selected if r.privilege != "read_only"]
+                if written and not s.region.is_wildcard:  # the run ignores each of them (warning R450)
                     which = [f"requirement {r.index} of '{t.name}'{f' ({r.name})' if r.name else ''} is "
-                             f"{r.privilege.replace('_', '-')}" for t, r in selected]
+                             f"{r.privilege.replace('_', '-')}" for t, r in written]
                     which = which[:3] + ([f"{len(which) - 3} more"] if len(which) > 3 else [])
-                    self.add("W305", "CollectMemory has no effect: the selected requirements are not read-only ("
-                                     f"{'; '.join(which)})", s.loc,
-                             ("CollectMemory only releases read-only instances",))
-                    continue
+                    self.add("W305", ("CollectMemory has no effect: the selected requirements are not read-only ("
+                                      if not read else "CollectMemory ignores the selected requirements that are not "
+                                      "read-only (") + f"{'; '.join(which)})", s.loc,
+                             ("CollectMemory only releases read-only instances" + ("" if not read else "; select the "
+                              "read-only ones by index: " + ", ".join(f"CollectMemory {t.name} {r.index};"
+                                                                    for t, r in read[:3])),))
+                    if not read:
+                        continue
                 # Readers of fields a task reduces into stay tracked (note R457): with only those, nothing is freed.
                 ev = ev or Evaluator(self.program, None, self.app)
                 reducers = [ev.reducers(t.name, r.index) for t, r in read]
@@ -1526,8 +1535,10 @@ class _Checker:
         wrong_kind = re.search(r"a (\w+) processor, but task '([^']+)' runs on (\w+)", err.detail)
         if err.code == "R402" and wrong_kind:
             got, task, kind = wrong_kind.groups()
-            hints.append(f"return a processor of Machine({kind}), where '{task}' runs, or run it on {got}: "
-                         f"Task {task} {got};")
+            info = self.app.task(task) if self.app is not None else None
+            # running it on the returned kind is a fix only where the task has a variant for that kind
+            other = f", or run it on {got}: Task {task} {got};" if info is None or got in info.variants else ""
+            hints.append(f"return a processor of Machine({kind}), where '{task}' runs{other}")
         notes = [f"static evaluation {what} on this machine ({self.machine.counts()}); at run time: {err.code}"]
         if stmt is not None:
             notes.append(f"mapping statement at {stmt.loc}: {format_statement(stmt)}")

@@ -19,7 +19,7 @@ from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, re
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple
-from mapperopt.dsl.parser import parse
+from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
@@ -48,13 +48,6 @@ def load_machine(spec: str | None, bench=None, size: str = "ci",
     except (ImportError, MapperoptError, OSError, ValueError) as exc:
         raise MapperoptError(f"could not probe the real machine ({str(exc).splitlines()[0] if str(exc) else exc!r})",
                              hint="describe one instead: --machine NODESxGPUS[xCPUS], e.g. --machine 1x4") from None
-
-
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text()
-    except OSError as exc:
-        raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
 
 
 def summary_line(path: str, diags) -> str:
@@ -207,7 +200,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     The lines after the summary say which machine and which launch domains were checked.
     """
     check_run_args(bench, app_spec, app_args, size)
-    text = _read(file)
+    text = read_source(file)
     program = _parse_or_exit(text, file)
     size = size or "ci"
     notes = []
@@ -253,7 +246,7 @@ def fmt(files, write, check):
         raise click.UsageError(f"{len(files)} files given: print one at a time, or give --write or --check")
     unformatted = []
     for file in files:
-        text = _read(file)
+        text = read_source(file)
         formatted = format_program(_parse_or_exit(text, file))
         if not (write or check):
             click.echo(formatted, nl=False)
@@ -514,7 +507,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     run.
     """
     check_run_args(bench, app_spec, app_args, size)
-    text = _read(file)
+    text = read_source(file)
     if feedback:
         text = _apply_feedback(text, file, Path(feedback))
         click.echo(text, err=as_json)

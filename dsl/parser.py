@@ -13,6 +13,7 @@ import hashlib
 import re
 import threading
 from importlib import resources
+from pathlib import Path
 
 import lark
 from lark import Token
@@ -20,6 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.errors import Diagnostic, DslSyntaxError
+from mapperopt.errors import MapperoptError
 
 INT_MAX = 2**63 - 1
 # Stated limit: an expression (or statement) nests at most this many levels (operators, calls, brackets,
@@ -49,6 +51,27 @@ def _lark() -> lark.Lark:
         return lark.Lark(grammar, **options)
 
 
+def read_source(path) -> str:
+    """The text of the DSL file `path` (a str or Path), as every command reads one: UTF-8, a leading byte order mark
+    kept (`parse` skips it; `fmt` writes none).
+
+    Raises:
+        MapperoptError: the file cannot be read, or is not UTF-8 text (at the line and column of its first bad byte).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise MapperoptError(f"cannot read '{path}': {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1  # in characters, as diagnostics
+        raise MapperoptError(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                             hint="a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+
+
 def parse(text: str, filename: str = "<string>") -> A.Program:
     """Parse a policy.
 
@@ -60,6 +83,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
     Raises:
         DslSyntaxError: the first syntax error (E100-E109), with location, offending token and expected tokens.
     """
+    text = text.removeprefix("\ufeff")  # a byte order mark that an editor put first is no part of the program
     parser = _lark()
     with _LOCK:  # the transformer holds the file name of the parse in progress
         _ToAst.file = filename
@@ -150,8 +174,12 @@ def _rule(method):
         self.raw = raw
         depth = 1 + max((self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)), default=0)
         if depth > MAX_NESTING:
+            # At the token that adds the level past the limit (an operator of a chain, a call's '('), not at the
+            # expression's start.
+            at = next((t for t in present[1:] if isinstance(t, Token)), None) if not isinstance(first, Token) else None
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
-                                    "or comprehensions", loc, None,
+                                    "or comprehensions (each operator of a chain such as a + b + c counts as one)",
+                            self._tloc(at) if at is not None else loc, None,
                             ("split the expression with intermediate variables",))
         node = method(self, loc, children)
         if node is not None:
@@ -446,6 +474,8 @@ _STATEMENT_WORDS = {
     "def", "print",
 }
 _KEYWORDS_BY_CASE = {w.lower(): w for w in _STATEMENT_WORDS}  # `task * GPU;` is an assignment to `task` that fails
+# Statement names of other mapping systems, with the DSL's statement that does the same.
+_OTHER_NAMES = {"GarbageCollect": "CollectMemory"}
 # Statements of other languages that the DSL does not have, with what to write instead.
 _CONDITIONAL = "choose between values with the conditional expression c ? a : b, e.g. x = c ? a : b;"
 _NO_EARLY_RETURN = ("there is no early 'return' either (a function body is assignments and prints, then one "
@@ -671,6 +701,15 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                      expected)
     keyword = _KEYWORDS_BY_CASE.get(word.value.lower()) if word is not None else None
     keyword_hint = f"keywords are case-sensitive: did you mean '{keyword}'?" if keyword else None
+    # `CollectMemeory t r;`: an unknown word then a name where a top-level statement starts, lexed as an assignment
+    # to the word; at the word, the statement keyword it stands for (a misspelling, or another system's name).
+    top_level = sum(t.type == "LBRACE" for t in tokens) == sum(t.type == "RBRACE" for t in tokens)
+    if word is not None and word is prev and not keyword and token.type == "IDENT" and top_level:
+        mapping = sorted(_STATEMENT_WORDS - {"def", "print"})
+        meant = _OTHER_NAMES.get(word.value) or _closest(word.value, mapping)
+        if meant is not None:
+            return error("E100", f"unknown statement '{word}'", word.line, word.column, str(word),
+                         (f"did you mean '{meant}'?",), expected)
 
     # E101: Python-style ':' after the parameter list of a def.
     if token.type == "COLON" and _texts(accepts) == {"'{'"}:

@@ -244,8 +244,9 @@ def toolchain_cmd(cflags, libs, cmake, env_only, mapper):
     mapper_so = None
     if mapper:
         from mapperopt.compiler import compile_program
+        from mapperopt.dsl.parser import read_source
 
-        mapper_so = compile_program(Path(mapper).read_text(), mapper).so_path
+        mapper_so = compile_program(read_source(mapper), mapper).so_path
     env_lines = [f'export {name}="{value}"' if not value.startswith("<") else f"# export {name}={value}"
                  for name, value in run_environment(legion, mapper_so)]
     if cflags or libs:

@@ -470,7 +470,9 @@ def test_e213_unknown_member():
 ])
 def test_e214_contradictions(constraints, message):
     d = only(f"Layout * * * {constraints};", "E214")
-    assert d.message == message and at(d) == (1, 1)
+    # at the constraint that contradicts an earlier one, not at the statement
+    assert d.message == message and at(d) == (1, 15 + len(constraints.split()[0]))
+    assert at(only("Layout * * * SOA SOA AOS;", "E214")) == (1, 22)
 
 
 def test_e215_e216_e217_e218_e219_e220(m14):
@@ -738,3 +740,29 @@ def test_unused_definitions_are_only_what_nothing_reads():
                     "def near(Task t) { return mg[0, 0]; }\ndef f(Task t) { return near(t); }\n"
                     "IndexTaskMap a mc f;\n", "p.dsl")
     assert [s.name for s in unused_definitions(program)] == ["mio", "far", "spare"]
+
+
+def test_e209_offers_only_kinds_the_task_has_a_variant_for(circuit, m14):
+    """A mapping function returning a GPU for init_piece (CPU variant only): running it on GPU is no fix."""
+    src = "Task * GPU,CPU;\nmg = Machine(GPU);\ndef g(Task t) { return mg[0, 0]; }\nIndexTaskMap init_piece g;"
+    d = only(src, "E209", circuit, m14)
+    assert d.hints == ("return a processor of Machine(CPU), where 'init_piece' runs",)
+
+
+def test_w305_collect_memory_on_a_name_with_a_written_requirement(circuit):
+    """rp_wires names requirement 3 (read-only) and 4 (read-write) of calculate_new_currents: the run ignores 4
+    (warning R450), so check warns too."""
+    d = only("CollectMemory calculate_new_currents rp_wires;", "W305", circuit)
+    assert d.message == ("CollectMemory ignores the selected requirements that are not read-only (requirement 4 of "
+                         "'calculate_new_currents' (rp_wires) is read-write)")
+    assert d.hints == ("CollectMemory only releases read-only instances; select the read-only ones by index: "
+                       "CollectMemory calculate_new_currents 3;",)
+    assert diags("CollectMemory calculate_new_currents 3;", circuit) == []
+
+
+def test_w309_rewrite_uses_a_free_name():
+    src = ("m = Machine(CPU);\ndef f(IPoint p, ISpace s, MSpace mm) { return (0, p[0]); }\n"
+           "def g(Task t) { return m[0, 0]; }\ng2 = 1;\nIndexTaskMap t m f;")
+    d = only(src, "W309", None)
+    assert "IndexTaskMap t g3; with def g3(Task task) { r = f(task.ipoint, task.ispace, m); return m[*r]; }" in (
+        d.message)

@@ -223,6 +223,13 @@ ERRORS = [
     ("lin = if x then 1 else 0;", "E100", 1, 7, "the DSL has no 'if' expression", "c ? a : b"),
     ("task * GPU,CPU;", "E100", 1, 6, "unexpected '*'", "keywords are case-sensitive: did you mean 'Task'?"),
     ("Task * CPU;\nindexTaskMap * f;", "E100", 2, 14, "unexpected '*'", "did you mean 'IndexTaskMap'?"),
+    # An unknown word then a name where a statement starts: the statement keyword it stands for, at the word.
+    ("Task * CPU;\nCollectMemeory calculate_new_currents rp_wires;", "E100", 2, 1, "unknown statement "
+     "'CollectMemeory'", "did you mean 'CollectMemory'?"),
+    ("GarbageCollect calculate_new_currents rp_wires;", "E100", 1, 1, "unknown statement 'GarbageCollect'",
+     "did you mean 'CollectMemory'?"),
+    ("Task * CPU;\nIndexTskMap t f;", "E100", 2, 1, "unknown statement 'IndexTskMap'", "did you mean 'IndexTaskMap'?"),
+    ("xyzzy t f;", "E100", 1, 7, "unexpected 't'", None),  # nothing like a keyword: as before
     # C-style comments.
     ("/* mapper */\nTask * CPU;", "E100", 1, 1, "unexpected '/'", "comments run from '#' (or '//') to the end"),
     ("Region * 0 CPU /* c-style */ SYSMEM;", "E100", 1, 16, "expected a memory kind", "'/*' does not start a comment"),

@@ -137,6 +137,16 @@ def test_limits_of_the_parser(text, code):
     assert err.value.code == code and len(err.value.diagnostic.message) < 200
 
 
+def test_e110_on_a_flat_chain_points_at_the_operator_past_the_limit():
+    """`1 + 1 + ... + 1` is nested to the evaluator (one level per operator): the message says an operator counts,
+    and the caret is at the operator that passes the limit, not at the expression's start."""
+    with pytest.raises(DslSyntaxError) as err:
+        parse("x = " + " + ".join(["1"] * 102) + ";")
+    d = err.value.diagnostic
+    assert d.code == "E110" and (d.loc.line, d.loc.col) == (1, 4 * 100 + 3), str(err.value)  # the 100th +
+    assert "each operator of a chain such as a + b + c counts as one" in d.message
+
+
 @pytest.mark.parametrize("text,machine,code", [
     ("Layout * * * SOA SOA;", None, "W308"),
     (chain(250), None, "E111"),

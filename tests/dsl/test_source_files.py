@@ -1,0 +1,27 @@
+"""DSL files that are not UTF-8 text, or begin with a byte order mark, as every command reads them."""
+
+import pytest
+from click.testing import CliRunner
+
+from mapperopt.cli import cli
+from mapperopt.errors import MapperoptError
+
+
+@pytest.mark.parametrize("args", [["check"], ["fmt"], ["compile"]])
+def test_a_file_that_is_not_utf8_is_one_error_at_its_first_bad_byte(tmp_path, args):
+    path = tmp_path / "latin1.dsl"
+    path.write_bytes(b"Task * CPU;\nTask t GPU; # caf\xe9\n")
+    result = CliRunner().invoke(cli, [*args, str(path)])
+    assert isinstance(result.exception, MapperoptError), result.exception
+    assert str(result.exception).startswith(f"{path}:2:18: not UTF-8 text (byte 0xe9)")
+
+
+def test_a_leading_byte_order_mark_is_accepted_and_fmt_drops_it(tmp_path):
+    path = tmp_path / "bom.dsl"
+    path.write_bytes("\ufeffTask * CPU;\n".encode())
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 0 and "E104" not in result.output, result.output
+    # fmt's canonical text has no byte order mark: --check lists the file, --write removes it
+    assert CliRunner().invoke(cli, ["fmt", "--check", str(path)]).exit_code == 1
+    assert CliRunner().invoke(cli, ["fmt", "--write", str(path)]).exit_code == 0
+    assert path.read_bytes() == b"Task * CPU;\n"
