@@ -19,6 +19,7 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, size_options, status as say_status
 from mapperopt.benchmarks.userapp import app_options
+from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
@@ -43,7 +44,7 @@ def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
         path = Path(start)
         if not path.is_file():
             raise MapperoptError(f"start program {path} not found", hint="use --start default, random or a DSL file")
-        return path.read_text(), None
+        return read_source(path), None
     return space.render(point), point
 
 

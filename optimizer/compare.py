@@ -59,6 +59,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options
+from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
@@ -260,7 +261,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     max_executions = max(opts["executions"], opts["max_executions"])
     # a start file is identified by its text, so that an edited file does not resume the old comparison
-    start_text = Path(opts["start"]).read_text() if opts["start"] not in ("default", "random") else opts["start"]
+    start_text = read_source(opts["start"]) if opts["start"] not in ("default", "random") else opts["start"]
     asked = {"bench": str(bench), "optimizers": optimizers, "iters": opts["iters"], "repeats": opts["repeats"],
              "size": opts["size"], "cpus": cpus, "gpus": gpus, "seed": opts["seed"], "start": start_text,
              "memory": opts["memory"], "executions": opts["executions"], "max_executions": max_executions,

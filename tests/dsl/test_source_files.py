@@ -7,8 +7,10 @@ from mapperopt.cli import cli
 from mapperopt.errors import MapperoptError
 
 
-@pytest.mark.parametrize("args", [["check"], ["fmt"], ["compile"]])
-def test_a_file_that_is_not_utf8_is_one_error_at_its_first_bad_byte(tmp_path, args):
+@pytest.mark.parametrize("args", [["check"], ["fmt"], ["compile"], ["tune", "circuit", "--iters", "1", "--start"],
+                                  ["compare", "circuit", "--iters", "1", "--start"]])
+def test_a_file_that_is_not_utf8_is_one_error_at_its_first_bad_byte(tmp_path, args, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # tune and compare: their runs/ folder
     path = tmp_path / "latin1.dsl"
     path.write_bytes(b"Task * CPU;\nTask t GPU; # caf\xe9\n")
     result = CliRunner().invoke(cli, [*args, str(path)])
