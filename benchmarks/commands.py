@@ -91,6 +91,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
+    if s.get("profile_failed"):
+        console.print(f"[yellow]No task profile:[/] the profiling execution failed: {escape(s['profile_failed'])}.")
     rows = task_profile(result)
     if rows:
         p = result.profile or {}

@@ -309,6 +309,16 @@ def start_guarded(cmd: list[str], timeout_s: float | None, **popen) -> subproces
     return subprocess.Popen(guarded, start_new_session=True, preexec_fn=_die_with_parent(death_signal), **popen)
 
 
+def profiled(run: Execution, settings: dict) -> bool:
+    """Whether the profiling execution `run` gave a task profile; if not, `settings["profile_failed"]` says why (the
+    run table prints it: the advice then lacks the profile without saying so otherwise)."""
+    if run.attempt.profile is not None:
+        return True
+    why = run.reason if run.stage is not None else "it printed no MAPPEROPT_PROFILE line"
+    settings["profile_failed"] = f"{why} ({run.attempt.stderr} in the run folder)"
+    return False
+
+
 def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: dict[str, str],
             expect_result: bool = True, dsl_mapper: bool = True) -> Execution:
     """Run `cmd` once in its own process group, in `run_dir`, killing the whole group at `timeout_s`.
@@ -678,7 +688,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
                *passthrough, *legion_flags, *mapper_flags, *no_replay_flags(dsl, profile=True), "-mapper-profile"]
         (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + f"# profile\n{shlex.join(cmd)}\n")
         run = execute(cmd, run_dir, "-profile", timeout_s, env)
-        if run.attempt.profile is not None:
+        if profiled(run, settings):
             done = run.attempt.result or {}  # what the application ran: warm-up, timed, untimed after
             task_profile = {**run.attempt.profile, "iterations": iterations, "warmup": done.get("warmup"),
                             "timed": done.get("iterations"), "after": done.get("after", 0)}

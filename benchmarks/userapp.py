@@ -972,7 +972,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         added = {k: v for k, v in env.items() if os.environ.get(k) != v}
         (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + "# profile\n" + shlex.join(
             ["env", *[f"{k}={v}" for k, v in added.items()], *cmd]) + "\n")
-        task_profile = H.execute(cmd, run_dir, "-profile", timeout_s, env, expect_result=False).attempt.profile
+        run = H.execute(cmd, run_dir, "-profile", timeout_s, env, expect_result=False)
+        task_profile = run.attempt.profile if H.profiled(run, settings) else None
     return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), profile=task_profile,
                   **H._summary(attempts))
 

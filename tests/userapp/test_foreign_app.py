@@ -191,6 +191,26 @@ def test_a_users_program_is_profiled_in_an_execution_of_its_own(tmp_path, foreig
     assert "-lg:no_physical_tracing" not in measured and "-lg:no_physical_tracing" in profiled
 
 
+def test_a_failed_profiling_execution_is_said_not_left_silent(tmp_path, foreign_exe, capsys, monkeypatch):
+    """The profiling execution can fail where the measured ones passed (here a wrapper script that stops when the
+    shim is asked to profile); the run printed no profile and advice without one, and never said why."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    wrapper = tmp_path / "prog"
+    wrapper.write_text(f'#!/bin/sh\n[ -n "$MAPPEROPT_PROFILE" ] && {{ echo "no profiling here" >&2; exit 3; }}\n'
+                       f'exec {foreign_exe} "$@"\n')
+    wrapper.chmod(0o755)
+    app_file(tmp_path, wrapper)
+    (tmp_path / "m.dsl").write_text(MAPPER)
+    capsys.readouterr()
+    assert main(["run", "--app", str(tmp_path / "mapperopt.yaml"), "--mapper", str(tmp_path / "m.dsl"), "--profile",
+                 "--once", "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "No task profile: the profiling execution failed: " in out and "(stderr-profile.txt in the run folder)" \
+        in out, out
+    settings = json.loads((tmp_path / "run" / "result.json").read_text())["settings"]
+    assert "exit" in settings["profile_failed"] or "no profiling here" in settings["profile_failed"], settings
+
+
 def test_an_instance_limit_turns_legions_physical_tracing_off(tmp_path, foreign_exe):
     # A limited task must be mapped in every iteration, which a replayed trace skips (tests/benchmarks/
     # test_instance_limit_trace.py: the cost when the trace is recorded again instead).
