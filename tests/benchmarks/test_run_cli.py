@@ -73,7 +73,7 @@ def test_run_advice_names_the_task_that_takes_the_time_and_statements_that_check
     mapper.write_text("Task * GPU,CPU;\n")
     capsys.readouterr()
     assert main(["run", "stencil", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run"),
-                 "--", "-nx", "1004", "-ny", "1004"]) == 0
+                 "--", "-nx", "2004", "-ny", "2004"]) == 0
     out = capsys.readouterr().out
     printed = " ".join(out.split())
     result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
