@@ -677,11 +677,11 @@ class SearchSpace:
         if not parts:
             return None
         here = ", ".join(f"{self.machine.get('nodes', 1) * self._per_node(k)} {k}" for k in self.kinds)
-        return (f"{name} is not edited: the search writes programs of its own (best.dsl among them) from what the "
-                f"file decides on this machine ({here}); they do "
-                f"not keep {'; '.join(parts)}. Every other statement is rewritten as the search's statements for "
-                "what it decides here. best-from-start.dsl, beside best.dsl, is the file edited to map as best.dsl "
-                "does here, where such an edit is sound.")
+        return (f"{name} is not edited: the search writes programs of its own from what the file decides on this "
+                f"machine ({here}), and they do not keep {'; '.join(parts)}. Every other statement is rewritten as "
+                "the search's statements for what it decides here. best.dsl is the file itself when it stays the "
+                "best; else it is one of the search's programs, and best-from-start.dsl, beside it, is the file "
+                "edited to map as best.dsl does here, where such an edit is sound.")
 
     def edit_of(self, start: str, best: str) -> str | None:
         """The best program `best` written as an edit of a user's start program `start`: `start` as it is (comments,

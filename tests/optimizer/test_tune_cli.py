@@ -433,9 +433,10 @@ def test_a_start_file_is_told_what_is_not_kept_and_gets_the_best_as_its_edit(tmp
     start.write_text(MINE)
     assert main(tune_args(tmp_path / "runs", "--iters", "2", "--start", str(start), *STEPS)) == 0
     flat = " ".join(capsys.readouterr().out.split())
-    assert (f"Note: {start} is not edited: the search writes programs of its own (best.dsl among them) from what "
-            "the file decides on this machine (2 CPU); they do not keep its comments; its functions (spread); its "
-            "IndexTaskMap statements as written") in flat, flat
+    assert (f"Note: {start} is not edited: the search writes programs of its own from what the file decides on "
+            "this machine (2 CPU), and they do not keep its comments; its functions (spread); its IndexTaskMap "
+            "statements as written") in flat, flat
+    assert "best.dsl is the file itself when it stays the best" in flat, flat
     assert "`Task * GPU,CPU` becomes `Task * CPU`" in flat, flat
     root = only_run(tmp_path / "runs")
     edit = (root / "best-from-start.dsl").read_text()
