@@ -236,16 +236,18 @@ class TuneStore:
         edited to map as `dsl` does on this machine (`SearchSpace.edit_of`), or none when no such edit is sound."""
         from mapperopt.optimizer.space import SearchSpace
 
-        _write_atomically(self.root / "best.dsl", dsl)
+        best = self.root / "best.dsl"
+        if best.is_file() and best.read_text() == dsl:
+            return  # the same best as after the last iteration: its edit was written before it (below)
         s, path = self.settings, self.root / "best-from-start.dsl"
-        if s.get("start") in (None, "default", "random") or "app_description" not in s:
-            return
-        space = SearchSpace(s["app_description"], s["machine"], layouts=s.get("search_layouts", True))
-        edit = space.edit_of(s["start_dsl"], dsl)
-        if edit is None:
-            path.unlink(missing_ok=True)  # an earlier best's edit would not be this best's
-        else:
-            _write_atomically(path, edit)
+        if s.get("start") not in (None, "default", "random") and "app_description" in s:
+            space = SearchSpace(s["app_description"], s["machine"], layouts=s.get("search_layouts", True))
+            edit = space.edit_of(s["start_dsl"], dsl)
+            if edit is None:
+                path.unlink(missing_ok=True)  # an earlier best's edit would not be this best's
+            else:
+                _write_atomically(path, edit)
+        _write_atomically(best, dsl)
 
 
 def describe_owner(root: Path) -> str:
