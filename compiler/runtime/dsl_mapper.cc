@@ -575,7 +575,7 @@ void DslMapper::select_task_options(const MapperContext ctx, const Task &task, T
   // collectively mapped requirement waiting for it, never finishing: map such a requirement per point instead, or,
   // when its coherence makes Legion map it collectively anyway, hold back no point (select_tasks_to_map). Whatever
   // N is: the points of two launches in flight can share the slots between them, each launch waiting for the other.
-  if (task.is_index_space && instance_limit(name, dsl_proc_kind(task_kind(ctx, task))) >= 0) {
+  if (task.is_index_space && has_limit(name) && instance_limit(name, dsl_proc_kind(task_kind(ctx, task))) >= 0) {
     for (unsigned idx : collective_requirements(task)) {
       const RegionRequirement &req = task.regions[idx];
       const std::vector<std::string> &chain = name_chain(ctx, req.region);
