@@ -10,7 +10,7 @@ from mapperopt.dsl import Diagnostic, check, parse
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.ast import Loc
 from mapperopt.dsl.commands import load_app
-from mapperopt.dsl.errors import render_all
+from mapperopt.dsl.errors import SOURCE_WIDTH, render_all
 
 EXAMPLES = Path(__file__).parent / "examples"
 STRATEGIES = sorted(EXAMPLES.glob("s*.dsl"))
@@ -766,3 +766,25 @@ def test_w309_rewrite_uses_a_free_name():
     d = only(src, "W309", None)
     assert "IndexTaskMap t g3; with def g3(Task task) { r = f(task.ipoint, task.ispace, m); return m[*r]; }" in (
         d.message)
+
+
+def test_render_shows_a_window_of_a_long_line_around_the_caret():
+    """A source line longer than `SOURCE_WIDTH` is cut to a window around the caret, each cut marked '...', so that
+    the caret stays on screen; a short line is shown whole, as above."""
+    tasks = ",".join(f"task_number_{i}" for i in range(25))
+    text = f"Region {tasks} * CPU SYSMEM,ZCMEM FBMEM;"
+    col = text.index("FBMEM") + 1
+    lines = Diagnostic("E100", "error", "unexpected 'FBMEM'", Loc("p.dsl", 1, col)).render(text).splitlines()
+    shown, caret = lines[1], lines[2]
+    assert shown.startswith("  1 | ...") and shown.endswith("SYSMEM,ZCMEM FBMEM;"), shown
+    assert len(shown) - len("  1 | ") <= SOURCE_WIDTH + 3, shown
+    assert shown[caret.index("^"):].startswith("FBMEM;"), (shown, caret)
+    # The caret at the start of a long line: the line's start, cut at its end.
+    lines = Diagnostic("E100", "error", "m", Loc("p.dsl", 1, 1)).render(text).splitlines()
+    assert lines[1].startswith("  1 | Region task_number_0,") and lines[1].endswith("...") and lines[2] == "    | ^"
+    # In the middle of a long expression: cut at both ends, the caret under its character.
+    body = "  return " + " + ".join(f"task.ipoint[{i % 2}]" for i in range(30)) + ";"
+    col = body.index("ipoint[0] + task.ipoint[1] + task.ipoint[0] + task.ipoint[1] + task", 200) + 1
+    lines = Diagnostic("E104", "error", "m", Loc("p.dsl", 1, col)).render(body).splitlines()
+    assert lines[1].startswith("  1 | ...") and lines[1].endswith("..."), lines[1]
+    assert lines[1][lines[2].index("^"):].startswith("ipoint[0]"), lines
