@@ -473,6 +473,7 @@ _STATEMENT_WORDS = {
     "Tunable",
     "def", "print",
 }
+_BODY_WORDS = ("return", "print")  # the keywords that start a statement of a function body
 _KEYWORDS_BY_CASE = {w.lower(): w for w in _STATEMENT_WORDS}  # `task * GPU;` is an assignment to `task` that fails
 # Statement names of other mapping systems, with the DSL's statement that does the same.
 _OTHER_NAMES = {"GarbageCollect": "CollectMemory"}
@@ -564,10 +565,10 @@ def _join_tokens(tokens: list[Token]) -> str:
     return out
 
 
-def _closest(word: str, options) -> str | None:
-    """The option most like `word`, case ignored (`sysmem` is SYSMEM), or None."""
+def _closest(word: str, options, cutoff: float = 0.5) -> str | None:
+    """The option most like `word`, case ignored (`sysmem` is SYSMEM), or None (difflib's ratio below `cutoff`)."""
     by_upper = {o.upper(): o for o in options}
-    close = difflib.get_close_matches(word.upper(), list(by_upper), n=1, cutoff=0.5)
+    close = difflib.get_close_matches(word.upper(), list(by_upper), n=1, cutoff=cutoff)
     return by_upper[close[0]] if close else None
 
 
@@ -710,6 +711,15 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         if meant is not None:
             return error("E100", f"unknown statement '{word}'", word.line, word.column, str(word),
                          (f"did you mean '{meant}'?",), expected)
+    # `retrun x;` in a function body: likewise, for the body's keywords, where the word is clearly one misspelt
+    # (`result x;` is not).
+    if word is not None and word is prev and not top_level and token.type != "EQUAL":
+        lower = word.value.lower()
+        meant = lower if lower in _BODY_WORDS else _closest(word.value, _BODY_WORDS, cutoff=0.7)
+        if meant is not None:
+            case = "keywords are case-sensitive: " if meant == lower else ""
+            return error("E100", f"unknown statement '{word}'", word.line, word.column, str(word),
+                         (f"{case}did you mean '{meant}'?",), expected)
 
     # E101: Python-style ':' after the parameter list of a def.
     if token.type == "COLON" and _texts(accepts) == {"'{'"}:
