@@ -84,7 +84,7 @@ def render_all(diagnostics: list[Diagnostic], source_text: str | None) -> str:
 
 
 class DslSyntaxError(MapperoptError):
-    """A syntax error (E100-E109): the first one stops parsing.
+    """A syntax error (E100-E110; E112 from `read_source`): the first one stops parsing.
 
     Attributes:
         code: "E1xx".

@@ -56,7 +56,9 @@ def read_source(path) -> str:
     kept (`parse` skips it; `fmt` writes none).
 
     Raises:
-        MapperoptError: the file cannot be read, or is not UTF-8 text (at the line and column of its first bad byte).
+        MapperoptError: the file cannot be read.
+        DslSyntaxError: E112, it is not UTF-8 text: at the line and column (in characters) of its first bad byte,
+            the line shown with that byte as U+FFFD.
     """
     try:
         data = Path(path).read_bytes()
@@ -67,9 +69,10 @@ def read_source(path) -> str:
     except UnicodeDecodeError as exc:
         before = data[: exc.start]
         line = before.count(b"\n") + 1
-        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1  # in characters, as diagnostics
-        raise MapperoptError(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{data[exc.start]:02x})",
-                             hint="a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1  # valid up to the bad byte
+        diag = Diagnostic("E112", "error", f"not UTF-8 text (byte 0x{data[exc.start]:02x})", A.Loc(str(path), line, col),
+                          ("a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)",))
+        raise DslSyntaxError(diag, data.decode("utf-8", "replace"), None) from None
 
 
 def parse(text: str, filename: str = "<string>") -> A.Program:
@@ -81,7 +84,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
     Returns:
         the `Program`; every node carries its `Loc` in `filename`, and `Program.comments` holds the comments.
     Raises:
-        DslSyntaxError: the first syntax error (E100-E109), with location, offending token and expected tokens.
+        DslSyntaxError: the first syntax error (E100-E110), with location, offending token and expected tokens.
     """
     text = text.removeprefix("\ufeff")  # a byte order mark that an editor put first is no part of the program
     parser = _lark()
