@@ -12,6 +12,7 @@ import functools
 import hashlib
 import re
 import threading
+import unicodedata
 from importlib import resources
 from pathlib import Path
 
@@ -648,6 +649,14 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         if char == '"':
             return error("E103", "unterminated string literal", exc.line, exc.column, char,
                          ("a string ends with '\"' on the same line",))
+        if char == "\ufeff":  # skipped only as the first character (`parse`); elsewhere, e.g. where files were joined
+            return error("E104", f"unrecognized character: a byte order mark (U+FEFF) at line {exc.line}, column "
+                                 f"{exc.column}, invisible in most editors", exc.line, exc.column, char,
+                         ("remove it: only the first character of a file may be a byte order mark",))
+        if not char.isprintable() or char.isspace():  # invisible, or looks like a space: named by its code point
+            name = unicodedata.name(char, "")
+            return error("E104", f"unrecognized character U+{ord(char):04X}{f' ({name})' if name else ''}", exc.line,
+                         exc.column, char, ("remove it, or replace it with a space",))
         hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes"}
         return error("E104", f"unrecognized character '{char}'", exc.line, exc.column, char, (hints.get(char),))
 

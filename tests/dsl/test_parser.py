@@ -238,6 +238,10 @@ ERRORS = [
     ("def f(Task t) { Return 1; }", "E100", 1, 17, "unknown statement 'Return'",
      "keywords are case-sensitive: did you mean 'return'?"),
     ("def f(Task t) { result 1; }", "E100", 1, 24, "unexpected '1'", None),  # not clearly a misspelling
+    # A byte order mark after the start of the file (e.g. where two files were joined): said what it is.
+    ("Task * CPU;\nRegion * *\ufeff CPU SYSMEM;", "E104", 2, 11, "a byte order mark (U+FEFF) at line 2, column 11",
+     "remove it"),
+    ("x = 1;\u00a0y = 2;", "E104", 1, 7, "unrecognized character U+00A0 (NO-BREAK SPACE)", None),
     # C-style comments.
     ("/* mapper */\nTask * CPU;", "E100", 1, 1, "unexpected '/'", "comments run from '#' (or '//') to the end"),
     ("Region * 0 CPU /* c-style */ SYSMEM;", "E100", 1, 16, "expected a memory kind", "'/*' does not start a comment"),
