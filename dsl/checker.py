@@ -65,6 +65,12 @@ _METHOD_ARGS = {  # receiver, method -> argument types
 _PARAM_TYPE = {"Task": "Task", "int": "int", "bool": "bool", "IPoint": "tuple", "ISpace": "tuple", "MSpace": "MSpace"}
 
 
+def _sized_hints(kinds) -> tuple[str, ...]:
+    """The hint of W302 and E221 for each memory kind of `kinds` (names) that exists only when the run sizes it."""
+    return tuple(f"{k} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k]} MiB)"
+                 for k in kinds if k in FLAG_SIZED_MEMORIES)
+
+
 @dataclass(frozen=True)
 class T:
     """Static type of an expression: `name` (int, bool, tuple, MSpace, processor, processor set, Task, kind) or
@@ -1246,10 +1252,8 @@ class _Checker:
                     if (k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen
                             and (not listed or k.name in FLAG_SIZED_MEMORIES)):
                         seen.add(k.name)
-                        sized = (f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MiB)",
-                                 ) if k.name in FLAG_SIZED_MEMORIES else ()
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
-                                 k.loc, sized)
+                                 k.loc, _sized_hints([k.name]))
 
     def _one_node(self):
         """W316 (note) for each ControlReplicate statement on a machine of one node, where it has no effect (the
@@ -1280,11 +1284,10 @@ class _Checker:
                 return False
         self._absent_only.add(id(s))
         kinds = ", ".join(k.name for k in s.memories)
-        sized = [f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MiB)"
-                 for k in s.memories if k.name in FLAG_SIZED_MEMORIES]
         self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
                          f"places would fail (R403)", s.loc,
-                 ("add a kind the machine has, e.g. SYSMEM, after the others", *sized),
+                 ("add a kind the machine has, e.g. SYSMEM, after the others",
+                  *_sized_hints(k.name for k in s.memories)),
                  (f"machine: {self.machine.counts()}",))
         return True
 

@@ -71,7 +71,8 @@ def read_source(path) -> str:
         before = data[: exc.start]
         line = before.count(b"\n") + 1
         col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1  # valid up to the bad byte
-        diag = Diagnostic("E112", "error", f"not UTF-8 text (byte 0x{data[exc.start]:02x})", A.Loc(str(path), line, col),
+        diag = Diagnostic("E112", "error", f"not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                          A.Loc(str(path), line, col),
                           ("a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)",))
         raise DslSyntaxError(diag, data.decode("utf-8", "replace"), None) from None
 
