@@ -38,14 +38,6 @@ FLAG_SIZED_MEMORIES = {"RDMEM": "-ll:rsize", "SOCKMEM": "-ll:nsize"}
 MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
 MAX_STATIC_STEPS = 100_000  # expression evaluations of the whole static evaluation (about 1 s)
 # Run-time codes found by static evaluation -> the checker's codes (§11.6).
-# What a layout against a variant's layout constraint does at run time (E223, W312): Legion checks a mapper's instances
-# against the variant only with -lg:safe_mapper (release builds); otherwise the task runs on them as they are.
-LAYOUT_AT_RUN_TIME = (
-    "at run time: Legion checks instances against a variant's layout constraints only with -lg:safe_mapper, which "
-    "stops the run when the task is mapped (`Invalid mapper output ... fails to satisfy the corresponding ordering "
-    "layout constraint`); without it the task runs on these instances and its own code decides: one that checks its "
-    "strides aborts (the GEMMs' task_4: `DGEMM parameter number N had an illegal value`; the CPU stencil kernel's "
-    "stride assertion), one that reads through the strides works, one that assumes the order computes wrong numbers")
 STATIC_CODES = {"R400": "E205", "R405": "E205", "R401": "E219", "R409": "E217", "R402": "E209", "R404": "E209"}
 
 _MEMBERS = {
@@ -63,6 +55,25 @@ _METHOD_ARGS = {  # receiver, method -> argument types
     ("Task", "processor"): ("MSpace",),
 }
 _PARAM_TYPE = {"Task": "Task", "int": "int", "bool": "bool", "IPoint": "tuple", "ISpace": "tuple", "MSpace": "MSpace"}
+
+
+def _layout_at_run_time(constraints: list[str]) -> str:
+    """What a layout against a variant's layout constraint does at run time (E223, W312), `constraints` being those
+    of Legion's names it conflicts with, "Ordering" (a dimension order, SOA or AOS) and "Alignment": Legion checks a
+    mapper's instances against the variant only with -lg:safe_mapper (release builds), naming the constraint failed;
+    otherwise the task runs on them as they are."""
+    failed = " or ".join(f"`Invalid mapper output ... fails to satisfy the corresponding {c} layout constraint`"
+                         for c in constraints)
+    code = []
+    if "Ordering" in constraints:
+        code.append("one that checks its strides aborts (the GEMMs' task_4: `DGEMM parameter number N had an illegal "
+                    "value`; the CPU stencil kernel's stride assertion), one that reads through the strides works, "
+                    "one that assumes the order computes wrong numbers")
+    if "Alignment" in constraints:
+        code.append("one that assumes the alignment (aligned vector loads) may crash or compute wrong numbers")
+    return ("at run time: Legion checks instances against a variant's layout constraints only with -lg:safe_mapper, "
+            f"which stops the run when the task is mapped ({failed}); without it the task runs on these instances and "
+            f"its own code decides: {'; '.join(code)}")
 
 
 def _sized_hints(kinds) -> tuple[str, ...]:
@@ -1357,7 +1368,7 @@ class _Checker:
         """E223 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
         kernel's row-major tiles), or SOA instances (`interleave`), on the processor kinds the requirement concerns
         (`layout_kinds`, all if absent) are certain to get another layout, against the variant's layout constraint
-        (what the run then does: LAYOUT_AT_RUN_TIME). Certain as for E222: with a machine (`ev.machine`), where the
+        (what the run then does: `_layout_at_run_time`). Certain as for E222: with a machine (`ev.machine`), where the
         task runs there (its kind, the memory the first processor of that kind on node 0 gets); without one, on every kind the task can run on
         (its Task list and variants, up to CPU, which every machine has) and every memory listed for it there.
         W312 when, without a machine, only some of those reject it: whether the run fails depends on the machine
@@ -1427,9 +1438,10 @@ class _Checker:
                 fix, which = fixes[0][:2]
                 hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for {others} and add "
                              f"`{fix}` for {which} after {'them' if len(stmts) > 1 else 'it'}")
+            failed = ["Ordering"] * bool({"dims", "order"} & deciders.keys()) + ["Alignment"] * ("align" in deciders)
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
                            f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints,
-                     (LAYOUT_AT_RUN_TIME,))
+                     (_layout_at_run_time(failed),))
 
     def _layout_others(self, stmts: list, info, req_index: int) -> str | None:
         """What the Layout statements `stmts` apply to besides requirement `req_index` of task `info`: "the other

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from mapperopt.descriptions import parse_machine_spec
+from mapperopt.descriptions import AppDescription, parse_machine_spec
 from mapperopt.dsl import Diagnostic, check, parse
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.ast import Loc
@@ -788,3 +788,26 @@ def test_render_shows_a_window_of_a_long_line_around_the_caret():
     lines = Diagnostic("E104", "error", "m", Loc("p.dsl", 1, col)).render(body).splitlines()
     assert lines[1].startswith("  1 | ...") and lines[1].endswith("..."), lines[1]
     assert lines[1][lines[2].index("^"):].startswith("ipoint[0]"), lines
+
+
+def test_e223_quotes_the_layout_constraint_legion_finds_failed():
+    """With -lg:safe_mapper Legion names the constraint an instance fails, `Ordering` or `Alignment`: E223's note
+    quotes the one that conflicts (it quoted the ordering one for an alignment too)."""
+    spec = load_app("cannon").to_json()
+    for task in spec["tasks"]:
+        for r in task["regions"]:
+            r.pop("layout", None)
+    (task_4,) = [t for t in spec["tasks"] if t["name"] == "task_4"]
+    task_4["regions"][0]["required_align"] = {"CPU": {"op": ">=", "bytes": 128}}
+    app = AppDescription.from_json(spec)
+    src = "Task * CPU;\nLayout * * * Align==16;\n"
+    (d,) = [d for d in diags(src, app, parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert d.message.startswith("the application's variants need Align>=128 instances, but this mapper gives "
+                                "Align==16 to requirement 0 (A_tiles) of task_4"), d.message
+    (note,) = d.notes
+    assert "`Invalid mapper output ... fails to satisfy the corresponding Alignment layout constraint`" in note, note
+    assert "Ordering" not in note and "ordering" not in note, note
+    # A dimension order: the ordering constraint.
+    (d,) = [d for d in diags("Task * CPU;\n", load_app("cannon"), parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert "`Invalid mapper output ... fails to satisfy the corresponding Ordering layout constraint`" in d.notes[0]
+    assert "Alignment" not in d.notes[0]
