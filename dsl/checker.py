@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import operator
 import re
 import shlex
@@ -1158,29 +1159,29 @@ class _Checker:
                                      "fields (note R457)", s.loc)
 
     def _app_limits(self):
-        """W317 for an InstanceLimit below the points of a task's index launch with a requirement Legion maps with all
-        its points together: under the limit it is mapped per point instead (the run's note R459)."""
+        """W317 for an InstanceLimit on a task whose index launch has a requirement Legion maps with all its points
+        together: under any limit of the task, whatever its count (the points of two launches in flight could share
+        its slots), the mapper maps it per point instead, or with collective coherence holds back no point (the
+        run's note R459)."""
         for s in self.program.statements:
             if not isinstance(s, A.InstanceLimitStmt) or s.tasks.names is None:
                 continue
             for ident in s.tasks.names:
                 info = self.app.task(ident.name)
-                if info is None or not info.index_launched or not info.domain:
+                if info is None or not info.index_launched:
                     continue
                 if isinstance(s.proc, A.Kind) and s.proc.name not in info.variants:
                     continue
-                points = 1
-                for extent in info.domain:
-                    points *= extent
                 together = [r for r in info.regions if r.collective]
-                if points <= s.count or not together:
+                if not together:
                     continue
+                points = f" ({math.prod(info.domain)} points)" if info.domain else ""
                 which = "; ".join(f"requirement {r.index}{f' ({r.name})' if r.name else ''}, which every point "
                                   f"{'reduces into' if r.privilege == 'reduce' else 'reads'}" for r in together)
-                self.add("W317", f"InstanceLimit {s.count} is below the {points} points of the index launch of "
-                                 f"'{info.name}': Legion maps its {which}, with all points together, so under the "
-                                 "limit it is mapped per point instead (with collective coherence, no point is held "
-                                 "back; note R459)", ident.loc,
+                self.add("W317", f"InstanceLimit {s.count} applies to the index launch of '{info.name}'{points}: "
+                                 f"Legion maps its {which}, with all points together; under an InstanceLimit of any "
+                                 "count the mapper maps it per point instead, or, with collective coherence, holds "
+                                 "back no point of the launch (note R459)", ident.loc,
                          (f"without an InstanceLimit on '{info.name}', Legion maps it collectively again",))
 
     def _app_tunables(self):

@@ -811,3 +811,24 @@ def test_e223_quotes_the_layout_constraint_legion_finds_failed():
     (d,) = [d for d in diags("Task * CPU;\n", load_app("cannon"), parse_machine_spec("1x0x2")) if d.code == "E223"]
     assert "`Invalid mapper output ... fails to satisfy the corresponding Ordering layout constraint`" in d.notes[0]
     assert "Alignment" not in d.notes[0]
+
+
+def test_w317_for_any_instance_limit_on_a_launch_mapped_collectively():
+    """The mapper maps a collectively mapped requirement (the description's `collective`) per point under any
+    InstanceLimit of its task (or, with collective coherence, holds back no point; compiler/runtime/dsl_mapper.cc,
+    note R459), whatever N: W317 says so for a limit at or above the launch's points too, and for no other task."""
+    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "hist", "tasks": [
+        {"name": "histogram", "variants": ["CPU"], "launch": "index", "domain": [8], "regions": [
+            {"index": 0, "names": ["pieces"], "privilege": "read_only"},
+            {"index": 1, "names": ["bins"], "privilege": "reduce", "redop": "sum_i64", "collective": True}]},
+        {"name": "fill", "variants": ["CPU"], "launch": "index", "domain": [8],
+         "regions": [{"index": 0, "names": ["pieces"], "privilege": "read_write"}]}]})
+    for limit in (2, 8, 100):
+        d = only(f"Task * CPU;\nInstanceLimit histogram {limit};\n", "W317", app)
+        assert d.message == (
+            f"InstanceLimit {limit} applies to the index launch of 'histogram' (8 points): Legion maps its "
+            "requirement 1 (bins), which every point reduces into, with all points together; under an InstanceLimit "
+            "of any count the mapper maps it per point instead, or, with collective coherence, holds back no point "
+            "of the launch (note R459)"), d.message
+        assert d.hints == ("without an InstanceLimit on 'histogram', Legion maps it collectively again",)
+    assert not [d for d in diags("Task * CPU;\nInstanceLimit fill 2;\n", app) if d.code == "W317"]
