@@ -23,15 +23,12 @@ def _compile(text: str, file: str, app, machine, note: str | None) -> tuple[str,
     """(library path, C++ path, messages for stderr) of a full compile against `app` and `machine` (descriptions or
     None), `note` (what was not checked) ending the messages; exits with status 1 on errors."""
     from mapperopt.compiler.build import CheckError, compile_program
-    from mapperopt.dsl.commands import summary_line, syntax_error_summary
-    from mapperopt.dsl.errors import DslSyntaxError, render_all
+    from mapperopt.dsl.commands import exit_on_syntax_error, summary_line
+    from mapperopt.dsl.errors import render_all
 
     try:
-        cm = compile_program(text, file, app=app, machine=machine)
-    except DslSyntaxError as exc:
-        click.echo(str(exc), err=True)
-        click.echo(syntax_error_summary(file), err=True)
-        raise click.exceptions.Exit(1) from None
+        with exit_on_syntax_error(file):
+            cm = compile_program(text, file, app=app, machine=machine)
     except CheckError as exc:
         click.echo(render_all(exc.diagnostics, text), err=True)
         click.echo(summary_line(file, exc.diagnostics), err=True)
@@ -65,11 +62,12 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app
     program takes the place of the benchmark, as in `check --app` (APP_ARGS: its run's flags, as `run` takes them).
     """
     from mapperopt.descriptions import MachineDescription, parse_machine_spec
-    from mapperopt.dsl.commands import check_run_args, load_app, sized_app, unchecked_note
+    from mapperopt.dsl.commands import check_run_args, exit_on_syntax_error, load_app, sized_app, unchecked_note
     from mapperopt.dsl.parser import read_source
 
     check_run_args(bench, app_spec, app_args, size)
-    text = read_source(file)
+    with exit_on_syntax_error(file):
+        text = read_source(file)
     app, described, target = None, "", bench
     if app_spec or (bench and (size not in (None, "ci") or app_args)):  # the application describes that run itself
         target, app, _ = sized_app(bench, app_spec, size or "ci", app_args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import operator
 import re
 import shlex
@@ -38,14 +39,6 @@ FLAG_SIZED_MEMORIES = {"RDMEM": "-ll:rsize", "SOCKMEM": "-ll:nsize"}
 MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
 MAX_STATIC_STEPS = 100_000  # expression evaluations of the whole static evaluation (about 1 s)
 # Run-time codes found by static evaluation -> the checker's codes (§11.6).
-# What a layout against a variant's layout constraint does at run time (E223, W312): Legion checks a mapper's instances
-# against the variant only with -lg:safe_mapper (release builds); otherwise the task runs on them as they are.
-LAYOUT_AT_RUN_TIME = (
-    "at run time: Legion checks instances against a variant's layout constraints only with -lg:safe_mapper, which "
-    "stops the run when the task is mapped (`Invalid mapper output ... fails to satisfy the corresponding ordering "
-    "layout constraint`); without it the task runs on these instances and its own code decides: one that checks its "
-    "strides aborts (the GEMMs' task_4: `DGEMM parameter number N had an illegal value`; the CPU stencil kernel's "
-    "stride assertion), one that reads through the strides works, one that assumes the order computes wrong numbers")
 STATIC_CODES = {"R400": "E205", "R405": "E205", "R401": "E219", "R409": "E217", "R402": "E209", "R404": "E209"}
 
 _MEMBERS = {
@@ -63,6 +56,31 @@ _METHOD_ARGS = {  # receiver, method -> argument types
     ("Task", "processor"): ("MSpace",),
 }
 _PARAM_TYPE = {"Task": "Task", "int": "int", "bool": "bool", "IPoint": "tuple", "ISpace": "tuple", "MSpace": "MSpace"}
+
+
+def _layout_at_run_time(constraints: list[str]) -> str:
+    """What a layout against a variant's layout constraint does at run time (E223, W312), `constraints` being those
+    of Legion's names it conflicts with, "Ordering" (a dimension order, SOA or AOS) and "Alignment": Legion checks a
+    mapper's instances against the variant only with -lg:safe_mapper (release builds), naming the constraint failed;
+    otherwise the task runs on them as they are."""
+    failed = " or ".join(f"`Invalid mapper output ... fails to satisfy the corresponding {c} layout constraint`"
+                         for c in constraints)
+    code = []
+    if "Ordering" in constraints:
+        code.append("one that checks its strides aborts (the GEMMs' task_4: `DGEMM parameter number N had an illegal "
+                    "value`; the CPU stencil kernel's stride assertion), one that reads through the strides works, "
+                    "one that assumes the order computes wrong numbers")
+    if "Alignment" in constraints:
+        code.append("one that assumes the alignment (aligned vector loads) may crash or compute wrong numbers")
+    return ("at run time: Legion checks instances against a variant's layout constraints only with -lg:safe_mapper, "
+            f"which stops the run when the task is mapped ({failed}); without it the task runs on these instances and "
+            f"its own code decides: {'; '.join(code)}")
+
+
+def _sized_hints(kinds) -> tuple[str, ...]:
+    """The hint of W302 and E221 for each memory kind of `kinds` (names) that exists only when the run sizes it."""
+    return tuple(f"{k} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k]} MiB)"
+                 for k in kinds if k in FLAG_SIZED_MEMORIES)
 
 
 @dataclass(frozen=True)
@@ -1141,29 +1159,29 @@ class _Checker:
                                      "fields (note R457)", s.loc)
 
     def _app_limits(self):
-        """W317 for an InstanceLimit below the points of a task's index launch with a requirement Legion maps with all
-        its points together: under the limit it is mapped per point instead (the run's note R459)."""
+        """W317 for an InstanceLimit on a task whose index launch has a requirement Legion maps with all its points
+        together: under any limit of the task, whatever its count (the points of two launches in flight could share
+        its slots), the mapper maps it per point instead, or with collective coherence holds back no point (the
+        run's note R459)."""
         for s in self.program.statements:
             if not isinstance(s, A.InstanceLimitStmt) or s.tasks.names is None:
                 continue
             for ident in s.tasks.names:
                 info = self.app.task(ident.name)
-                if info is None or not info.index_launched or not info.domain:
+                if info is None or not info.index_launched:
                     continue
                 if isinstance(s.proc, A.Kind) and s.proc.name not in info.variants:
                     continue
-                points = 1
-                for extent in info.domain:
-                    points *= extent
                 together = [r for r in info.regions if r.collective]
-                if points <= s.count or not together:
+                if not together:
                     continue
+                points = f" ({math.prod(info.domain)} points)" if info.domain else ""
                 which = "; ".join(f"requirement {r.index}{f' ({r.name})' if r.name else ''}, which every point "
                                   f"{'reduces into' if r.privilege == 'reduce' else 'reads'}" for r in together)
-                self.add("W317", f"InstanceLimit {s.count} is below the {points} points of the index launch of "
-                                 f"'{info.name}': Legion maps its {which}, with all points together, so under the "
-                                 "limit it is mapped per point instead (with collective coherence, no point is held "
-                                 "back; note R459)", ident.loc,
+                self.add("W317", f"InstanceLimit {s.count} applies to the index launch of '{info.name}'{points}: "
+                                 f"Legion maps its {which}, with all points together; under an InstanceLimit of any "
+                                 "count the mapper maps it per point instead, or, with collective coherence, holds "
+                                 "back no point of the launch (note R459)", ident.loc,
                          (f"without an InstanceLimit on '{info.name}', Legion maps it collectively again",))
 
     def _app_tunables(self):
@@ -1246,10 +1264,8 @@ class _Checker:
                     if (k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen
                             and (not listed or k.name in FLAG_SIZED_MEMORIES)):
                         seen.add(k.name)
-                        sized = (f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MiB)",
-                                 ) if k.name in FLAG_SIZED_MEMORIES else ()
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
-                                 k.loc, sized)
+                                 k.loc, _sized_hints([k.name]))
 
     def _one_node(self):
         """W316 (note) for each ControlReplicate statement on a machine of one node, where it has no effect (the
@@ -1280,11 +1296,10 @@ class _Checker:
                 return False
         self._absent_only.add(id(s))
         kinds = ", ".join(k.name for k in s.memories)
-        sized = [f"{k.name} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k.name]} MiB)"
-                 for k in s.memories if k.name in FLAG_SIZED_MEMORIES]
         self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
                          f"places would fail (R403)", s.loc,
-                 ("add a kind the machine has, e.g. SYSMEM, after the others", *sized),
+                 ("add a kind the machine has, e.g. SYSMEM, after the others",
+                  *_sized_hints(k.name for k in s.memories)),
                  (f"machine: {self.machine.counts()}",))
         return True
 
@@ -1354,7 +1369,7 @@ class _Checker:
         """E223 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS
         kernel's row-major tiles), or SOA instances (`interleave`), on the processor kinds the requirement concerns
         (`layout_kinds`, all if absent) are certain to get another layout, against the variant's layout constraint
-        (what the run then does: LAYOUT_AT_RUN_TIME). Certain as for E222: with a machine (`ev.machine`), where the
+        (what the run then does: `_layout_at_run_time`). Certain as for E222: with a machine (`ev.machine`), where the
         task runs there (its kind, the memory the first processor of that kind on node 0 gets); without one, on every kind the task can run on
         (its Task list and variants, up to CPU, which every machine has) and every memory listed for it there.
         W312 when, without a machine, only some of those reject it: whether the run fails depends on the machine
@@ -1424,9 +1439,10 @@ class _Checker:
                 fix, which = fixes[0][:2]
                 hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for {others} and add "
                              f"`{fix}` for {which} after {'them' if len(stmts) > 1 else 'it'}")
+            failed = ["Ordering"] * bool({"dims", "order"} & deciders.keys()) + ["Alignment"] * ("align" in deciders)
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
                            f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints,
-                     (LAYOUT_AT_RUN_TIME,))
+                     (_layout_at_run_time(failed),))
 
     def _layout_others(self, stmts: list, info, req_index: int) -> str | None:
         """What the Layout statements `stmts` apply to besides requirement `req_index` of task `info`: "the other

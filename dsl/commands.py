@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -67,13 +68,26 @@ def syntax_error_summary(path: str) -> str:
     return f"\n{path}: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)"
 
 
-def _parse_or_exit(text: str, path: str):
+@contextlib.contextmanager
+def exit_on_syntax_error(path: str):
+    """Inside it, a syntax error of the file `path` (a DslSyntaxError: E112 from `read_source` too) is printed to
+    stderr with its summary line, as `check` prints one, and exits with status 1."""
     try:
-        return parse(text, path)
+        yield
     except DslSyntaxError as exc:
         click.echo(str(exc), err=True)
         click.echo(syntax_error_summary(path), err=True)
         raise click.exceptions.Exit(1) from None
+
+
+def _read_source_or_exit(path: str) -> str:
+    with exit_on_syntax_error(path):
+        return read_source(path)
+
+
+def _parse_or_exit(text: str, path: str):
+    with exit_on_syntax_error(path):
+        return parse(text, path)
 
 
 def _parse_domain(spec: str) -> tuple[int, ...]:
@@ -200,7 +214,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     The lines after the summary say which machine and which launch domains were checked.
     """
     check_run_args(bench, app_spec, app_args, size)
-    text = read_source(file)
+    text = _read_source_or_exit(file)
     program = _parse_or_exit(text, file)
     size = size or "ci"
     notes = []
@@ -246,7 +260,7 @@ def fmt(files, write, check):
         raise click.UsageError(f"{len(files)} files given: print one at a time, or give --write or --check")
     unformatted = []
     for file in files:
-        text = read_source(file)
+        text = _read_source_or_exit(file)
         formatted = format_program(_parse_or_exit(text, file))
         if not (write or check):
             click.echo(formatted, nl=False)
@@ -507,7 +521,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     run.
     """
     check_run_args(bench, app_spec, app_args, size)
-    text = read_source(file)
+    text = _read_source_or_exit(file)
     if feedback:
         text = _apply_feedback(text, file, Path(feedback))
         click.echo(text, err=as_json)

@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from mapperopt.dsl.ast import Loc
 from mapperopt.errors import MapperoptError
 
+# Characters of a source line shown under a diagnostic: a longer line is cut to a window around the caret (`_window`).
+SOURCE_WIDTH = 100
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """One compile-time finding.
@@ -50,15 +54,27 @@ class Diagnostic:
         out = [f"{self.loc}: {label}[{self.code}]: {self.message}"]
         lines = source_text if isinstance(source_text, list) else source_text.splitlines() if source_text else []
         if 1 <= self.loc.line <= len(lines):
-            text = lines[self.loc.line - 1]
+            text, at = _window(lines[self.loc.line - 1], max(self.loc.col - 1, 0))
             num = str(self.loc.line)
             # Keep tabs in the caret's indentation so that it lines up under the same column.
-            pad = "".join(c if c == "\t" else " " for c in text[: max(self.loc.col - 1, 0)])
+            pad = "".join(c if c == "\t" else " " for c in text[:at])
             out.append(f"  {num} | {text}")
             out.append(f"  {' ' * len(num)} | {pad}^")
         out += [f"  hint: {h}" for h in self.hints]
         out += [f"  note: {n}" for n in self.notes]
         return "\n".join(out)
+
+
+def _window(text: str, at: int) -> tuple[str, int]:
+    """(`text`, `at`), or for a line longer than SOURCE_WIDTH its SOURCE_WIDTH characters around index `at` (the
+    caret's), with "..." where it is cut, and the caret's index in that: a compiler's way of keeping the caret on
+    screen. The caret gets 30 characters of the line after it where the line has them."""
+    if len(text) <= SOURCE_WIDTH:
+        return text, at
+    start = max(0, min(at - (SOURCE_WIDTH - 30), len(text) - SOURCE_WIDTH))
+    end = start + SOURCE_WIDTH
+    before = "..." if start else ""
+    return f"{before}{text[start:end]}{'...' if end < len(text) else ''}", at - start + len(before)
 
 
 def render_all(diagnostics: list[Diagnostic], source_text: str | None) -> str:
@@ -68,7 +84,7 @@ def render_all(diagnostics: list[Diagnostic], source_text: str | None) -> str:
 
 
 class DslSyntaxError(MapperoptError):
-    """A syntax error (E100-E109): the first one stops parsing.
+    """A syntax error (E100-E110; E112 from `read_source`): the first one stops parsing.
 
     Attributes:
         code: "E1xx".

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import re
 import threading
+import unicodedata
 from importlib import resources
 from pathlib import Path
 
@@ -56,7 +57,9 @@ def read_source(path) -> str:
     kept (`parse` skips it; `fmt` writes none).
 
     Raises:
-        MapperoptError: the file cannot be read, or is not UTF-8 text (at the line and column of its first bad byte).
+        MapperoptError: the file cannot be read.
+        DslSyntaxError: E112, it is not UTF-8 text: at the line and column (in characters) of its first bad byte,
+            the line shown with that byte as U+FFFD.
     """
     try:
         data = Path(path).read_bytes()
@@ -67,9 +70,11 @@ def read_source(path) -> str:
     except UnicodeDecodeError as exc:
         before = data[: exc.start]
         line = before.count(b"\n") + 1
-        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1  # in characters, as diagnostics
-        raise MapperoptError(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{data[exc.start]:02x})",
-                             hint="a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
+        col = len(before[before.rfind(b"\n") + 1 :].decode("utf-8")) + 1  # valid up to the bad byte
+        diag = Diagnostic("E112", "error", f"not UTF-8 text (byte 0x{data[exc.start]:02x})",
+                          A.Loc(str(path), line, col),
+                          ("a DSL file is UTF-8 text: save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)",))
+        raise DslSyntaxError(diag, data.decode("utf-8", "replace"), None) from None
 
 
 def parse(text: str, filename: str = "<string>") -> A.Program:
@@ -81,7 +86,7 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
     Returns:
         the `Program`; every node carries its `Loc` in `filename`, and `Program.comments` holds the comments.
     Raises:
-        DslSyntaxError: the first syntax error (E100-E109), with location, offending token and expected tokens.
+        DslSyntaxError: the first syntax error (E100-E110), with location, offending token and expected tokens.
     """
     text = text.removeprefix("\ufeff")  # a byte order mark that an editor put first is no part of the program
     parser = _lark()
@@ -473,6 +478,7 @@ _STATEMENT_WORDS = {
     "Tunable",
     "def", "print",
 }
+_BODY_WORDS = ("return", "print")  # the keywords that start a statement of a function body
 _KEYWORDS_BY_CASE = {w.lower(): w for w in _STATEMENT_WORDS}  # `task * GPU;` is an assignment to `task` that fails
 # Statement names of other mapping systems, with the DSL's statement that does the same.
 _OTHER_NAMES = {"GarbageCollect": "CollectMemory"}
@@ -564,10 +570,10 @@ def _join_tokens(tokens: list[Token]) -> str:
     return out
 
 
-def _closest(word: str, options) -> str | None:
-    """The option most like `word`, case ignored (`sysmem` is SYSMEM), or None."""
+def _closest(word: str, options, cutoff: float = 0.5) -> str | None:
+    """The option most like `word`, case ignored (`sysmem` is SYSMEM), or None (difflib's ratio below `cutoff`)."""
     by_upper = {o.upper(): o for o in options}
-    close = difflib.get_close_matches(word.upper(), list(by_upper), n=1, cutoff=0.5)
+    close = difflib.get_close_matches(word.upper(), list(by_upper), n=1, cutoff=cutoff)
     return by_upper[close[0]] if close else None
 
 
@@ -644,6 +650,14 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         if char == '"':
             return error("E103", "unterminated string literal", exc.line, exc.column, char,
                          ("a string ends with '\"' on the same line",))
+        if char == "\ufeff":  # skipped only as the first character (`parse`); elsewhere, e.g. where files were joined
+            return error("E104", f"unrecognized character: a byte order mark (U+FEFF) at line {exc.line}, column "
+                                 f"{exc.column}, invisible in most editors", exc.line, exc.column, char,
+                         ("remove it: only the first character of a file may be a byte order mark",))
+        if not char.isprintable() or char.isspace():  # invisible, or looks like a space: named by its code point
+            name = unicodedata.name(char, "")
+            return error("E104", f"unrecognized character U+{ord(char):04X}{f' ({name})' if name else ''}", exc.line,
+                         exc.column, char, ("remove it, or replace it with a space",))
         hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes"}
         return error("E104", f"unrecognized character '{char}'", exc.line, exc.column, char, (hints.get(char),))
 
@@ -710,6 +724,15 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         if meant is not None:
             return error("E100", f"unknown statement '{word}'", word.line, word.column, str(word),
                          (f"did you mean '{meant}'?",), expected)
+    # `retrun x;` in a function body: likewise, for the body's keywords, where the word is clearly one misspelt
+    # (`result x;` is not).
+    if word is not None and word is prev and not top_level and token.type != "EQUAL":
+        lower = word.value.lower()
+        meant = lower if lower in _BODY_WORDS else _closest(word.value, _BODY_WORDS, cutoff=0.7)
+        if meant is not None:
+            case = "keywords are case-sensitive: " if meant == lower else ""
+            return error("E100", f"unknown statement '{word}'", word.line, word.column, str(word),
+                         (f"{case}did you mean '{meant}'?",), expected)
 
     # E101: Python-style ':' after the parameter list of a def.
     if token.type == "COLON" and _texts(accepts) == {"'{'"}:

@@ -376,8 +376,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
                 "runs_dir": runs_dir, "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
-        if start not in ("default", "random") and not Path(start).is_file():
-            raise MapperoptError(f"start program {start} not found", hint="use --start default, random or a DSL file")
+        if start not in ("default", "random"):
+            from mapperopt.dsl.commands import exit_on_syntax_error
+
+            if not Path(start).is_file():
+                raise MapperoptError(f"start program {start} not found",
+                                     hint="use --start default, random or a DSL file")
+            with exit_on_syntax_error(start):
+                read_source(start)  # a file that is not UTF-8 (E112) is said before any output
         request = _request(bench, opts)
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from mapperopt.descriptions import parse_machine_spec
+from mapperopt.descriptions import AppDescription, parse_machine_spec
 from mapperopt.dsl import Diagnostic, check, parse
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.ast import Loc
 from mapperopt.dsl.commands import load_app
-from mapperopt.dsl.errors import render_all
+from mapperopt.dsl.errors import SOURCE_WIDTH, render_all
 
 EXAMPLES = Path(__file__).parent / "examples"
 STRATEGIES = sorted(EXAMPLES.glob("s*.dsl"))
@@ -766,3 +766,69 @@ def test_w309_rewrite_uses_a_free_name():
     d = only(src, "W309", None)
     assert "IndexTaskMap t g3; with def g3(Task task) { r = f(task.ipoint, task.ispace, m); return m[*r]; }" in (
         d.message)
+
+
+def test_render_shows_a_window_of_a_long_line_around_the_caret():
+    """A source line longer than `SOURCE_WIDTH` is cut to a window around the caret, each cut marked '...', so that
+    the caret stays on screen; a short line is shown whole, as above."""
+    tasks = ",".join(f"task_number_{i}" for i in range(25))
+    text = f"Region {tasks} * CPU SYSMEM,ZCMEM FBMEM;"
+    col = text.index("FBMEM") + 1
+    lines = Diagnostic("E100", "error", "unexpected 'FBMEM'", Loc("p.dsl", 1, col)).render(text).splitlines()
+    shown, caret = lines[1], lines[2]
+    assert shown.startswith("  1 | ...") and shown.endswith("SYSMEM,ZCMEM FBMEM;"), shown
+    assert len(shown) - len("  1 | ") <= SOURCE_WIDTH + 3, shown
+    assert shown[caret.index("^"):].startswith("FBMEM;"), (shown, caret)
+    # The caret at the start of a long line: the line's start, cut at its end.
+    lines = Diagnostic("E100", "error", "m", Loc("p.dsl", 1, 1)).render(text).splitlines()
+    assert lines[1].startswith("  1 | Region task_number_0,") and lines[1].endswith("...") and lines[2] == "    | ^"
+    # In the middle of a long expression: cut at both ends, the caret under its character.
+    body = "  return " + " + ".join(f"task.ipoint[{i % 2}]" for i in range(30)) + ";"
+    col = body.index("ipoint[0] + task.ipoint[1] + task.ipoint[0] + task.ipoint[1] + task", 200) + 1
+    lines = Diagnostic("E104", "error", "m", Loc("p.dsl", 1, col)).render(body).splitlines()
+    assert lines[1].startswith("  1 | ...") and lines[1].endswith("..."), lines[1]
+    assert lines[1][lines[2].index("^"):].startswith("ipoint[0]"), lines
+
+
+def test_e223_quotes_the_layout_constraint_legion_finds_failed():
+    """With -lg:safe_mapper Legion names the constraint an instance fails, `Ordering` or `Alignment`: E223's note
+    quotes the one that conflicts (it quoted the ordering one for an alignment too)."""
+    spec = load_app("cannon").to_json()
+    for task in spec["tasks"]:
+        for r in task["regions"]:
+            r.pop("layout", None)
+    (task_4,) = [t for t in spec["tasks"] if t["name"] == "task_4"]
+    task_4["regions"][0]["required_align"] = {"CPU": {"op": ">=", "bytes": 128}}
+    app = AppDescription.from_json(spec)
+    src = "Task * CPU;\nLayout * * * Align==16;\n"
+    (d,) = [d for d in diags(src, app, parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert d.message.startswith("the application's variants need Align>=128 instances, but this mapper gives "
+                                "Align==16 to requirement 0 (A_tiles) of task_4"), d.message
+    (note,) = d.notes
+    assert "`Invalid mapper output ... fails to satisfy the corresponding Alignment layout constraint`" in note, note
+    assert "Ordering" not in note and "ordering" not in note, note
+    # A dimension order: the ordering constraint.
+    (d,) = [d for d in diags("Task * CPU;\n", load_app("cannon"), parse_machine_spec("1x0x2")) if d.code == "E223"]
+    assert "`Invalid mapper output ... fails to satisfy the corresponding Ordering layout constraint`" in d.notes[0]
+    assert "Alignment" not in d.notes[0]
+
+
+def test_w317_for_any_instance_limit_on_a_launch_mapped_collectively():
+    """The mapper maps a collectively mapped requirement (the description's `collective`) per point under any
+    InstanceLimit of its task (or, with collective coherence, holds back no point; compiler/runtime/dsl_mapper.cc,
+    note R459), whatever N: W317 says so for a limit at or above the launch's points too, and for no other task."""
+    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "hist", "tasks": [
+        {"name": "histogram", "variants": ["CPU"], "launch": "index", "domain": [8], "regions": [
+            {"index": 0, "names": ["pieces"], "privilege": "read_only"},
+            {"index": 1, "names": ["bins"], "privilege": "reduce", "redop": "sum_i64", "collective": True}]},
+        {"name": "fill", "variants": ["CPU"], "launch": "index", "domain": [8],
+         "regions": [{"index": 0, "names": ["pieces"], "privilege": "read_write"}]}]})
+    for limit in (2, 8, 100):
+        d = only(f"Task * CPU;\nInstanceLimit histogram {limit};\n", "W317", app)
+        assert d.message == (
+            f"InstanceLimit {limit} applies to the index launch of 'histogram' (8 points): Legion maps its "
+            "requirement 1 (bins), which every point reduces into, with all points together; under an InstanceLimit "
+            "of any count the mapper maps it per point instead, or, with collective coherence, holds back no point "
+            "of the launch (note R459)"), d.message
+        assert d.hints == ("without an InstanceLimit on 'histogram', Legion maps it collectively again",)
+    assert not [d for d in diags("Task * CPU;\nInstanceLimit fill 2;\n", app) if d.code == "W317"]

@@ -230,6 +230,18 @@ ERRORS = [
      "did you mean 'CollectMemory'?"),
     ("Task * CPU;\nIndexTskMap t f;", "E100", 2, 1, "unknown statement 'IndexTskMap'", "did you mean 'IndexTaskMap'?"),
     ("xyzzy t f;", "E100", 1, 7, "unexpected 't'", None),  # nothing like a keyword: as before
+    # The same in a function body, for its keywords return and print.
+    ("def f(Task t) {\n  x = 1;\n  retrun x;\n}", "E100", 3, 3, "unknown statement 'retrun'",
+     "did you mean 'return'?"),
+    ("def f(Task t) {\n  pritn(\"a\");\n  return 1;\n}", "E100", 2, 3, "unknown statement 'pritn'",
+     "did you mean 'print'?"),
+    ("def f(Task t) { Return 1; }", "E100", 1, 17, "unknown statement 'Return'",
+     "keywords are case-sensitive: did you mean 'return'?"),
+    ("def f(Task t) { result 1; }", "E100", 1, 24, "unexpected '1'", None),  # not clearly a misspelling
+    # A byte order mark after the start of the file (e.g. where two files were joined): said what it is.
+    ("Task * CPU;\nRegion * *\ufeff CPU SYSMEM;", "E104", 2, 11, "a byte order mark (U+FEFF) at line 2, column 11",
+     "remove it"),
+    ("x = 1;\u00a0y = 2;", "E104", 1, 7, "unrecognized character U+00A0 (NO-BREAK SPACE)", None),
     # C-style comments.
     ("/* mapper */\nTask * CPU;", "E100", 1, 1, "unexpected '/'", "comments run from '#' (or '//') to the end"),
     ("Region * 0 CPU /* c-style */ SYSMEM;", "E100", 1, 16, "expected a memory kind", "'/*' does not start a comment"),

@@ -43,17 +43,15 @@ def test_a_limit_holds_back_no_point_of_a_launch_with_collective_coherence(tmp_p
         stderr[-3000:]
 
 
-def test_check_warns_of_a_limit_below_the_points_of_a_collectively_mapped_launch(tmp_path, histogram_exe, capsys):
-    """Discovery records that every point of histogram reduces into `bins` (`"collective": true`): `check` warns of a
-    limit below its 8 points (W317), not of one at 8."""
+def test_check_warns_of_any_limit_on_a_collectively_mapped_launch(tmp_path, histogram_exe, capsys):
+    """Discovery records that every point of histogram reduces into `bins` (`"collective": true`): `check` warns
+    (W317) of a limit on it, below its 8 points or not, as the mapper maps `bins` per point under either (R459)."""
     app = f"{histogram_exe} -n 1000 -reps 1"
-    (tmp_path / "low.dsl").write_text(MAPPER.format(2))
-    assert main(["check", str(tmp_path / "low.dsl"), "--app", app]) == 0
-    out = capsys.readouterr().out
-    assert ("low.dsl:3:15: warning[W317]: InstanceLimit 2 is below the 8 points of the index launch of 'histogram': "
-            "Legion maps its requirement 1 (bins), which every point reduces into, with all points together") in out, \
-        out
-    assert "hint: without an InstanceLimit on 'histogram', Legion maps it collectively again" in out, out
-    (tmp_path / "eight.dsl").write_text(MAPPER.format(8))
-    assert main(["check", str(tmp_path / "eight.dsl"), "--app", app]) == 0
-    assert "W317" not in capsys.readouterr().out
+    for limit in (2, 8):
+        (tmp_path / f"l{limit}.dsl").write_text(MAPPER.format(limit))
+        assert main(["check", str(tmp_path / f"l{limit}.dsl"), "--app", app]) == 0
+        out = capsys.readouterr().out
+        assert (f"l{limit}.dsl:3:15: warning[W317]: InstanceLimit {limit} applies to the index launch of 'histogram' "
+                "(8 points): Legion maps its requirement 1 (bins), which every point reduces into, with all points "
+                "together; under an InstanceLimit of any count the mapper maps it per point instead") in out, out
+        assert "hint: without an InstanceLimit on 'histogram', Legion maps it collectively again" in out, out
