@@ -292,7 +292,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     tracked: the tasks that reduce into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
     [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain. A record
     whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
-    "index"} in the set's order ("proc" is the first: the runtime picks the least loaded member when it maps).
+    "index"} in the set's order, and "proc" says only what is known before the runtime picks the least loaded member
+    when it maps: the kind and the node, "index" None.
 
     Raises CheckError when the program has errors."""
     diags = check_program(program, app, machine)
@@ -330,6 +331,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                 continue
             if isinstance(placed, ProcSet) and len(placed.procs) > 1:
                 rec["set"] = [p.to_json() for p in placed.procs]
+                rec["proc"] = {**rec["proc"], "index": None}  # not the first member: any may run it (R405: one node)
             entry["points"].append((point, rec))
             if not entry["regions"]:
                 entry["regions"] = rec["regions"]

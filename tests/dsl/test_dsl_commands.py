@@ -384,7 +384,8 @@ IndexTaskMap task_4 anyg;
 
 def test_explain_shows_a_processor_set_as_a_set(tmp_path):
     """A mapping function returning `m[0, *]` is not `m[0, 0]`: the grid says `0.*`, the legend says the runtime
-    picks the least loaded member, the JSON lists the members (`proc` stays the first), the PNG differs."""
+    picks the least loaded member, the JSON lists the members and its `proc` names no member (the index is unknown
+    until the runtime maps the point), the PNG differs."""
     import json
 
     dsl = tmp_path / "set.dsl"
@@ -395,7 +396,7 @@ def test_explain_shows_a_processor_set_as_a_set(tmp_path):
     assert "  0          0.*  0.*" in text.output and "least loaded" in text.output
     out = run("explain", str(dsl), *base, "--json")
     rec = next(json.loads(line) for line in out.output.splitlines() if '"task_4"' in line)
-    assert rec["proc"] == {"kind": "GPU", "node": 0, "index": 0}
+    assert rec["proc"] == {"kind": "GPU", "node": 0, "index": None}
     assert rec["set"] == [{"kind": "GPU", "node": 0, "index": i} for i in range(4)]
     single = tmp_path / "one.dsl"
     single.write_text(SET_MAPPER.replace("task_4 anyg", "task_4 one"))
