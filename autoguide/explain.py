@@ -146,8 +146,9 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
             advice = capacity.advise(match.fields, result)
             if advice is not None:  # a failed allocation: what to spill, or the size to raise
-                suggestion, edits = advice[0], tuple(e for e in advice[1] if result.dsl is not None or
-                                                     e.op in SETTING_OPS)
+                suggestion = advice[0]
+                if advice[1] is not None:
+                    edits = tuple(e for e in advice[1] if result.dsl is not None or e.op in SETTING_OPS)
             edits = capacity.fit_edits(edits, result)
         if result.dsl is None:  # no mapper change can be the cause
             if match.rule.explain_no_mapper:
