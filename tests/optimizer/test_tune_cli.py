@@ -410,6 +410,11 @@ def test_resuming_a_finished_run_without_more_iterations_leaves_it_alone(tmp_pat
     out = " ".join(capsys.readouterr().out.split())
     assert "nothing to do" in out and "ignored" not in out, out
     assert snapshot() == before
+    # --final-rounds is this command's, not the folder's: here nothing is measured, and that is said
+    assert main(["tune", "--resume", str(root), "--final-rounds", "3"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Note: --final-rounds 3: ignored; the final comparison of a finished run is not measured again" in out, out
+    assert snapshot() == before
 
 
 MINE = """\
