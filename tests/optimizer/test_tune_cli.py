@@ -453,3 +453,6 @@ def test_a_start_file_is_told_what_is_not_kept_and_gets_the_best_as_its_edit(tmp
     space = SearchSpace(s["app_description"], s["machine"])
     best = (root / "best.dsl").read_text()
     assert space._placed_alike(edit) == space._placed_alike(best), (edit, best)
+    capsys.readouterr()
+    main(["check", str(root / "best-from-start.dsl"), "--bench", "circuit", "--machine", "1x0x2"])
+    assert "W300" not in capsys.readouterr().out  # no statement of the file that a later one overrides
