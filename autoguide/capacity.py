@@ -9,6 +9,8 @@ The machine is read from the run's command line: GPUs (`-ll:gpu`), and the syste
 2. Any other full memory (system memory on a machine whose CPUs have no other memory, zero-copy memory already
    used as the fallback): the size flag to raise, as the edit `set_memory_size` (a run setting, not a change of the
    program: `mapperopt run ... --csize N` applies it), unless the machine does not have that much memory.
+3. A full RDMEM or SOCKMEM, which only the run's Legion flags size (`-ll:rsize`, `-ll:nsize`): a fallback memory
+   after it or that flag raised, in words; the rule's own edits stand.
 
 A memory kind is never suggested where the machine does not have it.
 """
@@ -28,6 +30,9 @@ REALM_KINDS = {"SYSTEM_MEM": "SYSMEM", "GPU_FB_MEM": "FBMEM", "Z_COPY_MEM": "ZCM
                "SOCKET_MEM": "SOCKMEM"}
 # The harness option (and Realm flag) that sizes each memory kind, in MiB (Realm's unit: 2**20 bytes).
 SIZE_OPTIONS = {"SYSMEM": "csize", "FBMEM": "fsize", "ZCMEM": "zsize"}
+# The Realm flag that sizes each memory kind (RDMEM and SOCKMEM have no harness option: the run's flags set them).
+LEGION_FLAGS = {"SYSMEM": "-ll:csize", "FBMEM": "-ll:fsize", "ZCMEM": "-ll:zsize", "RDMEM": "-ll:rsize",
+                "SOCKMEM": "-ll:nsize"}
 MIB = 1 << 20
 # The rule categories (rules.yaml) whose matches may name a failed allocation.
 CATEGORIES = ("memory.oom", "memory.placement")
@@ -77,9 +82,10 @@ def raised_size(current_mb: int | None, capacity: int | None, asked: int) -> int
     return 256 * math.ceil((base + 2 * math.ceil(asked / MIB)) / 256)
 
 
-def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edit, ...]] | None:
+def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edit, ...] | None] | None:
     """The suggestion and edits for a capacity failure, or None when the matched output names no failed
-    allocation (then the rule's own texts stand).
+    allocation (then the rule's own texts stand). Edits None: the rule's own edits stand (a full RDMEM or SOCKMEM,
+    which only the run's Legion flags size: the suggestion names the flag).
 
     Args:
         fields: the named groups of the matched rule (R403's `memories`, `index`, `task`, `reasons`, or the default
@@ -103,13 +109,14 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
             f"'Region * * GPU FBMEM,ZCMEM;' (every region framebuffer first; {where} is the first to spill). To choose "
             f"what spills, list ZCMEM first for the biggest regions that {least} "
             f"('Region * <region> GPU ZCMEM,FBMEM;') and keep the small, hot ones in FBMEM; or raise --fsize "
-            f"(now {_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU has more memory."
+            f"(Legion's -ll:fsize; now {_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU "
+            f"has more memory."
             + (" A run with --profile shows which of its tasks take the time." if own else ""))
         return suggestion, (Edit("set_region_memory", {"task": "*", "region": "*", "proc": "GPU",
                                                        "memories": ["FBMEM", "ZCMEM"]}),)
     option = SIZE_OPTIONS.get(kind)
     if option is None:
-        return None
+        return _flag_advice(kind, where, asked, capacity, result)
     only = " and the only memory of the CPUs" if kind == "SYSMEM" and kinds == {"SYSMEM"} else ""
     new = raised_size(sizes.get(option), capacity, asked)
     physical = _physical_mb()
@@ -119,8 +126,26 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
         return (f"{head} Raising --{option} to {new} MiB would exceed this machine's {physical} MiB: use a smaller "
                 f"problem size or a machine with more memory."), ()
     other = " No other memory can take it on this machine." if only else ""
-    return (f"{head}{other} Raise --{option} to {new} MiB (mapperopt run/tune --{option} {new}).",
-            (Edit("set_memory_size", {"option": option, "mb": new}),))
+    return (f"{head}{other} Raise --{option} to {new} MiB (Legion's {LEGION_FLAGS[kind]}; mapperopt run/tune "
+            f"--{option} {new}).", (Edit("set_memory_size", {"option": option, "mb": new}),))
+
+
+def _flag_advice(kind: str, where: str, asked: int, capacity: int | None,
+                 result: RunResult) -> tuple[str, None] | None:
+    """The suggestion for a full memory that only a Legion flag of the run sizes (RDMEM: -ll:rsize, SOCKMEM:
+    -ll:nsize): a fallback memory after it, or a larger size (where this machine has the memory for it)."""
+    flag = LEGION_FLAGS.get(kind)
+    if flag is None:
+        return None
+    given = re.search(rf"{flag} (\d+)", str(result.settings.get("command", "")))
+    current = int(given.group(1)) if given else None
+    new = raised_size(current, capacity, asked)
+    physical = _physical_mb()
+    text = (f"{kind} is the full memory: {where} does not fit in its {_mb(current, capacity)} (Legion's {flag} sizes "
+            f"it). List a memory kind that can hold it after {kind} in the Region statements, e.g. '{kind},SYSMEM'")
+    if physical is not None and new > physical:
+        return f"{text}; this machine's {physical} MiB cannot take a {flag} of {new} MiB.", None
+    return f"{text}, or raise its size: `-- {flag} {new}` at the end of the mapperopt run/tune command.", None
 
 
 def _mb(mb: int | None, capacity: int | None) -> str:

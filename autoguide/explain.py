@@ -142,12 +142,15 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
         if match.rule.category == "tunable.size":  # which tunable: from the mapper and the program's description
             explanation += _which_tunable(int(match.fields["given"]), int(match.fields["wanted"]), result)
         suggestion = _text(match.rule.suggest, match.fields)
+        if match.rule.category == "layout.constraint" and "variant" in match.fields:  # Legion's rejection
+            suggestion += _variant_layout(match.fields, result)
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl)
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
             advice = capacity.advise(match.fields, result)
             if advice is not None:  # a failed allocation: what to spill, or the size to raise
-                suggestion, edits = advice[0], tuple(e for e in advice[1] if result.dsl is not None or
-                                                     e.op in SETTING_OPS)
+                suggestion = advice[0]
+                if advice[1] is not None:
+                    edits = tuple(e for e in advice[1] if result.dsl is not None or e.op in SETTING_OPS)
             edits = capacity.fit_edits(edits, result)
         if result.dsl is None:  # no mapper change can be the cause
             if match.rule.explain_no_mapper:
@@ -195,6 +198,20 @@ def _which_tunable(given: int, wanted: int, result: RunResult) -> str:
                   f"`Tunable {t.id}` statement (the program reads it as {t.type})" for t in desc.tunables
                   if t.id not in answers and A.TUNABLE_TYPES.get(t.type, (0,))[0] == wanted]
     return f" The {given}-byte answer comes from {', or from '.join(named)}." if named else ""
+
+
+def _variant_layout(fields: Mapping[str, Any], result: RunResult) -> str:
+    """A sentence saying the interleaving and dimension order that the description records for requirement
+    `fields["index"]` of task `fields["task"]` (its variant's layout constraint), or "" when it records neither."""
+    tasks = _tasks(result) or {}
+    info = tasks.get(fields.get("task"))
+    req = next((r for r in info.regions if str(r.index) == fields.get("index")), None) if info else None
+    needs = " ".join(x for x in (req.interleave, req.layout) if x) if req else ""
+    if not needs:
+        return ""
+    on = f" (on {', '.join(req.layout_kinds)})" if req.layout_kinds else ""
+    return (f" The application's description says its '{fields['variant']}' variant needs {needs} instances for "
+            f"requirement {req.index}{on}.")
 
 
 def _text(template: str, fields: Mapping[str, Any]) -> str:

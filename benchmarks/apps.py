@@ -8,6 +8,7 @@ minimum measured time. docs/running.md describes the fields.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
@@ -293,16 +294,27 @@ def build_app(name: str, cuda: str = "auto") -> Path:
 
 
 @lru_cache(maxsize=None)
-def _describe(exe: str, args: tuple[str, ...]) -> str:
-    cmd = [exe, *args, "--describe"]
-    try:
-        from mapperopt.benchmarks.harness import run_in_group  # a hang must not outlive a killed mapperopt
+def _describe(name: str, exe: str, args: tuple[str, ...]) -> str:
+    """What `exe ARGS --describe` prints (application `name`).
 
-        done = run_in_group(cmd, DESCRIBE_TIMEOUT_S, env=toolchain.runtime_env())
+    Raises:
+        MapperoptError: it timed out or failed: the message names the application and gives its error line (its
+            stderr without blank and harmless lines, `harness.stderr_lines`), the hint its command.
+    """
+    from mapperopt.benchmarks.harness import first_error, run_in_group, stderr_lines
+
+    cmd = [exe, *args, "--describe"]
+    hint = f"its command: {shlex.join(cmd)}"
+    try:
+        done = run_in_group(cmd, DESCRIBE_TIMEOUT_S, env=toolchain.runtime_env())  # a hang dies with mapperopt
     except subprocess.TimeoutExpired:
-        raise MapperoptError(f"`{' '.join(cmd)}` did not finish within {DESCRIBE_TIMEOUT_S} s") from None
+        raise MapperoptError(f"{name} could not describe the run (`{name} ... --describe` did not finish within "
+                             f"{DESCRIBE_TIMEOUT_S} s)", hint=hint) from None
     if done.returncode != 0:
-        raise MapperoptError(f"`{' '.join(cmd)}` failed ({exit_status(done.returncode)}):\n{done.stderr.strip()}")
+        lines = stderr_lines(done.stderr)
+        reason = first_error(done.stderr) or "; ".join(lines[:3]) or "nothing on its standard error"
+        raise MapperoptError(f"{name} could not describe the run (`{name} ... --describe` failed, "
+                             f"{exit_status(done.returncode)}): {reason}", hint=hint)
     return done.stdout
 
 
@@ -338,7 +350,7 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     args = [*(a for flag, value in merged.items() for a in (flag, value)), *rest]
     # The counts reach the application's own flag parser only: --describe prints and exits before Legion starts.
     counts = ("-ll:cpu", str(cpus), *(("-ll:gpu", str(gpus)) if gpus else ()))
-    text = _describe(str(exe), (*args, *counts, "-ll:util", "1", "-logfile", "stderr"))
+    text = _describe(app, str(exe), (*args, *counts, "-ll:util", "1", "-logfile", "stderr"))
     try:
         desc = json.loads(text)
     except json.JSONDecodeError as exc:

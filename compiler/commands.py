@@ -73,10 +73,13 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app
         target, app, _ = sized_app(bench, app_spec, size or "ci", app_args)
         described = json.dumps(app.to_json(), sort_keys=True)
     # With --bench and without --machine, the machine is the one `check` probes; its description is part of the
-    # record's key, so the record answers only on that machine (cached.answer probes it the same way).
+    # record's key, so the record answers only on that machine (cached.answer probes it the same way). So is
+    # --machine's when the run's flags size its memories.
     machine, probed, probe_error = None, "", None
     if machine_spec:
-        machine = parse_machine_spec(machine_spec)
+        machine = parse_machine_spec(machine_spec, app_args)
+        if app_args:  # its memory flags shape the machine: the record answers only for that one
+            probed = json.dumps(machine.to_json(), sort_keys=True)
     elif target:
         try:
             probed = machine_text(target, size or "ci", tuple(app_args))

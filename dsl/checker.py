@@ -974,7 +974,7 @@ class _Checker:
         """W300: a statement whose selector a later statement repeats (§6.4)."""
         latest: dict[tuple, A.Statement] = {}
         for s in reversed(self.program.statements):
-            keys = _selector_keys(s)
+            keys = selector_keys(s)
             over = [k for k in keys if k in latest]
             if over:
                 key, later = over[0], latest[over[0]]
@@ -1801,8 +1801,9 @@ def _region_tok(r: A.RegionSel) -> str:
     return "*" if r.is_wildcard else (r.name if r.name is not None else str(r.index))
 
 
-def _selector_keys(s) -> list[tuple]:
-    """Selector tokens after list expansion, for the statements with precedence (§6.4)."""
+def selector_keys(s) -> list[tuple]:
+    """Selector tokens after list expansion, for the statements with precedence (§6.4): a later statement with one of
+    `s`'s keys overrides `s` for it (W300); [] for other statements."""
     if type(s) not in _PRECEDENCE:
         return []
     tasks = [s.tasks.kind or "*"] if s.tasks.names is None else [i.name for i in s.tasks.names]

@@ -43,7 +43,7 @@ def load_machine(spec: str | None, bench=None, size: str = "ci",
     """A synthetic machine for `spec` (NODESxGPUS[xCPUS]), or when None the real one as a run of `bench` (a
     benchmark's name or a user's program) at `size` with `app_args` sees it (`run_machine`)."""
     if spec is not None:
-        return parse_machine_spec(spec)
+        return parse_machine_spec(spec, app_args)
     try:
         return run_machine(bench, size, app_args)
     except (ImportError, MapperoptError, OSError, ValueError) as exc:
@@ -210,7 +210,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     and every mapping function is evaluated at every launch point of the machine: this machine as `run`
     sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench or --app) are
     the run's own flags, as `run` takes them: `-- -p 8` checks the launch domains of a run with `-p 8` (with --app,
-    the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM.
+    the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM (--machine's too).
     The lines after the summary say which machine and which launch domains were checked.
     """
     check_run_args(bench, app_spec, app_args, size)
@@ -223,7 +223,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
         notes.append(f"launch domains: those of {run_cmd}")
     machine = None
     if machine_spec:
-        machine = parse_machine_spec(machine_spec)
+        machine = parse_machine_spec(machine_spec, app_args)
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
     else:
         try:
@@ -306,7 +306,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     tracked: the tasks that reduce into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
     [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain. A record
     whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
-    "index"} in the set's order ("proc" is the first: the runtime picks the least loaded member when it maps).
+    "index"} in the set's order, and "proc" says only what is known before the runtime picks the least loaded member
+    when it maps: the kind and the node, "index" None.
 
     Raises CheckError when the program has errors."""
     diags = check_program(program, app, machine)
@@ -344,6 +345,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                 continue
             if isinstance(placed, ProcSet) and len(placed.procs) > 1:
                 rec["set"] = [p.to_json() for p in placed.procs]
+                rec["proc"] = {**rec["proc"], "index": None}  # not the first member: any may run it (R405: one node)
             entry["points"].append((point, rec))
             if not entry["regions"]:
                 entry["regions"] = rec["regions"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -24,6 +25,9 @@ PROC_KINDS = ("CPU", "GPU", "UTIL", "IO", "PY", "OMP")
 SYNTHETIC_SYSMEM = 512 << 20
 SYNTHETIC_ZCMEM = 64 << 20
 SYNTHETIC_FBMEM = 16 << 30
+# Realm's flags that size (RDMEM, SOCKMEM: create) a memory kind, in MiB.
+SIZE_FLAGS = {"-ll:csize": "SYSMEM", "-ll:fsize": "FBMEM", "-ll:zsize": "ZCMEM", "-ll:rsize": "RDMEM",
+              "-ll:nsize": "SOCKMEM"}
 
 
 class DescriptionError(MapperoptError):
@@ -419,16 +423,19 @@ _LABELLED_PART = re.compile(_PART, re.IGNORECASE)
 _LABELLED_SPEC = re.compile(rf"\s*{_PART}(?:[\s,x+]*{_PART})*\s*", re.IGNORECASE)
 
 
-def parse_machine_spec(spec: str) -> MachineDescription:
+def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescription:
     """A synthetic machine from `NODESxGPUS[xCPUS]` (CPUS defaults to 1; e.g. "2x4", "1x0x4") or from labelled counts
     in any order (`4gpu`, `2cpu`, `2nodes,4gpus,2cpus`, `2n4g2c`; unnamed: 1 node, 0 GPU, 1 CPU per node).
 
     Each node has one UTIL processor, a SYSMEM with affinity to all its CPUs and GPUs, one FBMEM per GPU (affinity to
-    that GPU), and, when it has GPUs, one ZCMEM with affinity to its CPUs and GPUs.
+    that GPU), and, when it has GPUs, one ZCMEM with affinity to its CPUs and GPUs. Among `run_flags` (a run's
+    command line), the memory flags apply as Realm applies them, sizes in MiB: `-ll:csize`, `-ll:fsize`, `-ll:zsize`
+    size those memories (`-ll:zsize 0`: no ZCMEM; without GPUs, none either), `-ll:rsize` and `-ll:nsize` add an RDMEM and a SOCKMEM per node
+    with affinity to its CPUs; other flags are ignored.
 
     Raises:
         DescriptionError: the text is of neither form, names a count twice, or a count is out of range (nodes >= 1,
-            CPUs >= 1).
+            CPUs >= 1); a memory flag's size is not a whole number of MiB.
     """
     hint = ("e.g. --machine 2x4 (2 nodes of 4 GPUs and 1 CPU), 1x0x2 (1 node of 2 CPUs), or labelled: 4gpu, 2cpu, "
             "2node,4gpu")
@@ -450,10 +457,18 @@ def parse_machine_spec(spec: str) -> MachineDescription:
         raise DescriptionError(f"machine '{spec}' needs at least one node and one CPU per node", hint=hint)
     counts = {"CPU": cpus, "GPU": gpus, "UTIL": 1, "IO": 0, "PY": 0, "OMP": 0}
     both = (("CPU", tuple(range(cpus))),) + ((("GPU", tuple(range(gpus))),) if gpus else ())
+    sizes = {"SYSMEM": SYNTHETIC_SYSMEM, "FBMEM": SYNTHETIC_FBMEM, "ZCMEM": SYNTHETIC_ZCMEM}
+    for k, flag in enumerate(run_flags):
+        if flag in SIZE_FLAGS:
+            value = run_flags[k + 1] if k + 1 < len(run_flags) else ""
+            if not str(value).isdigit():
+                raise DescriptionError(f"{flag} {value!r}: expected a size in MiB, e.g. {flag} 64", hint=hint)
+            sizes[SIZE_FLAGS[flag]] = int(value) << 20
+    cpu_only = (("CPU", tuple(range(cpus))),)
     mems = []
     for n in range(nodes):
-        mems.append(MemoryInfo("SYSMEM", n, SYNTHETIC_SYSMEM, both))
-        mems += [MemoryInfo("FBMEM", n, SYNTHETIC_FBMEM, (("GPU", (g,)),)) for g in range(gpus)]
-        if gpus:
-            mems.append(MemoryInfo("ZCMEM", n, SYNTHETIC_ZCMEM, both))
+        mems.append(MemoryInfo("SYSMEM", n, sizes["SYSMEM"], both))
+        mems += [MemoryInfo("FBMEM", n, sizes["FBMEM"], (("GPU", (g,)),)) for g in range(gpus)]
+        mems += [MemoryInfo(kind, n, sizes[kind], both if kind == "ZCMEM" else cpu_only)
+                 for kind in ("ZCMEM", "RDMEM", "SOCKMEM") if sizes.get(kind) and (gpus or kind != "ZCMEM")]
     return MachineDescription(nodes, tuple((k, (c,) * nodes) for k, c in counts.items()), tuple(mems))

@@ -315,7 +315,7 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own program and settings "
                    "(BENCH or --app may be left out; given, it must be the folder's; options its settings fix are "
-                   "ignored); a finished run is extended when --iters is larger than its total, else left as it is.")
+                   "ignored, --final-rounds is this command's); a finished run is extended when --iters is larger than its total, else left as it is.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
@@ -408,6 +408,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             done = len(store.records)
             if (found / "summary.json").exists() and done >= (iters or settings["iters"]):
                 # Finished: the final comparison again would only replace its measurements (summary.json).
+                if click.get_current_context().get_parameter_source("final_rounds") is not ParameterSource.DEFAULT:
+                    console.print(f"Note: --final-rounds {final_rounds}: ignored; the final comparison of a finished "
+                                  "run is not measured again (with a larger --iters it is, in this many rounds).")
                 again = shlex.join(["mapperopt", "tune", "--resume", str(found), "--iters", str(done + 10)])
                 console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
                               f"extend it, give a larger --iters, e.g. {again}")
@@ -419,7 +422,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                  "language-model endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL "
                                                                  "again")
         require_packages([settings["optimizer"]])
-        how = "--new starts afresh" if resume_dir is None else "the run's own settings apply"
+        # --final-rounds is not a folder setting: the final comparison measures this command's count.
+        how = "--new starts afresh" if resume_dir is None else \
+            f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
     else:
         try:

@@ -687,11 +687,13 @@ class SearchSpace:
         """The best program `best` written as an edit of a user's start program `start`: `start` as it is (comments,
         functions, map statements, statements for other kinds) followed by the statements of `best`'s point that
         the point of `start` (`project`) renders otherwise, with the machine models they use that `start` does not
-        define. A later statement with the same selector overrides an earlier one (dsl-reference.md §6.4), but one
-        of `start` with a more specific selector outranks them: the edit is given only when it maps as `best` does
-        on this machine (`_placed_alike`) and the checker finds no error in it; else None."""
+        define. A later statement with the same selector overrides an earlier one (dsl-reference.md §6.4): the
+        statements of `start` that added ones override for every task they select are commented out (else `check`
+        warns W300 on the edit); one of `start` with a more specific selector outranks them: the edit is given only
+        when it maps as `best` does on this machine (`_placed_alike`) and the checker finds no error in it; else
+        None."""
         from mapperopt.dsl import ast
-        from mapperopt.dsl.checker import check
+        from mapperopt.dsl.checker import check, selector_keys
         from mapperopt.dsl.parser import parse
         from mapperopt.descriptions import AppDescription, MachineDescription
 
@@ -708,12 +710,23 @@ class SearchSpace:
                  "single_map": ast.SingleTaskMapStmt}
         undone = {(kinds[d.group], d.task) for d in self.decisions
                   if d.group in kinds and theirs[d.name] == d.default != mine[d.name]}
+        try:
+            overriding = {k for st in parse("\n".join(added), "<added>").statements for k in selector_keys(st)}
+        except MapperoptError:
+            return None
         lines = start.splitlines()
-        for st in statements:
+        spans = [range(st.loc.line, (st.loc.end_line or st.loc.line) + 1) for st in statements]
+        for st, span in zip(statements, spans):
             if any(isinstance(st, k) and (st.tasks.names is None or task in [n.name for n in st.tasks.names])
                    for k, task in undone):
-                for i in range(st.loc.line - 1, (st.loc.end_line or st.loc.line)):
-                    lines[i] = "# (mapperopt tune: left at Legion's default here) " + lines[i]
+                why = "left at Legion's default here"
+            elif ((keys := selector_keys(st)) and all(k in overriding for k in keys)
+                  and sum(bool(set(span) & set(other)) for other in spans) == 1):  # alone on its lines
+                why = "overridden below"
+            else:
+                continue
+            for i in range(st.loc.line - 1, (st.loc.end_line or st.loc.line)):
+                lines[i] = f"# (mapperopt tune: {why}) " + lines[i]
         edit = "\n".join(lines) + "\n"
         if added:
             defined = {s.name for s in statements if isinstance(s, (ast.Assign, ast.FuncDef))}

@@ -49,6 +49,21 @@ def test_default_mapper_capacity_failure_names_the_size_to_raise():
     assert " MB" not in fb.suggestion, fb.suggestion
 
 
+def test_full_memory_advice_names_the_legion_flag_that_sizes_it():
+    """RDMEM has no mapperopt option: the advice names Legion's -ll:rsize with a size that holds the instance, and
+    keeps the rule's edits (a fallback memory); the sizes mapperopt sets say their Legion flag too."""
+    _, result = load("stencil-r403_tiny_memory")  # everything in a 1 MiB RDMEM (-ll:rsize 1)
+    fb = explain(result)
+    assert fb.rule == "mapper-r403-no-memory"
+    assert "RDMEM is the full memory" in fb.suggestion and "its 1 MiB (Legion's -ll:rsize sizes it)" in fb.suggestion
+    assert f"-- -ll:rsize {raised_size(1, None, 16386304)}" in fb.suggestion, fb.suggestion
+    assert fb.edits == (Edit("set_region_memory", {"task": "*", "region": "*", "proc": "*", "memories": ["SYSMEM"]}),)
+    fb = explain(load("stencil-default_out_of_memory")[1])
+    assert "MiB (Legion's -ll:csize; mapperopt run/tune --csize" in fb.suggestion, fb.suggestion
+    fb = explain(gpu_failure(R403.format(kinds="FBMEM", reasons=FB_FULL)))
+    assert "raise --fsize (Legion's -ll:fsize; now 3072 MiB)" in fb.suggestion, fb.suggestion
+
+
 def gpu_failure(line: str, zsize: int = 6144) -> RunResult:
     """A run on one GPU that failed with `line`, as the compiled DSL mapper prints it (no GPU runs in CI)."""
     command = f"stencil -nx 15004 -ll:gpu 1 -ll:csize 16384 -ll:fsize 3072 -ll:zsize {zsize} -logfile stderr"

@@ -54,3 +54,16 @@ def test_expert_mapper_names_exist(app):
     assert tasks, "the expert mapper names no task"
     assert tasks <= set(desc.task_names), f"unknown tasks: {tasks - set(desc.task_names)}"
     assert regions <= set(desc.region_names), f"unknown regions: {regions - set(desc.region_names)}"
+
+
+def test_a_failed_describe_names_the_program_and_the_reason():
+    """The application's own error is the message, under the program's name, not its whole stderr after the cached
+    executable's path; the command is the hint."""
+    from mapperopt.errors import MapperoptError
+
+    with pytest.raises(MapperoptError) as info:
+        describe_app("circuit", "ci", extra_args=("-p", "0"))
+    err = info.value
+    assert err.message == ("circuit could not describe the run (`circuit ... --describe` failed, exit status 1): "
+                           "circuit: error: -p must be at least 1"), err.message
+    assert err.hint.startswith("its command: ") and "-p 0" in err.hint and "--describe" in err.hint

@@ -49,6 +49,29 @@ def test_check_without_machine_checks_this_machine(tmp_path):
     assert run("check", str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
 
 
+def test_machine_option_takes_the_run_memory_flags(tmp_path):
+    """--machine with the run's flags after `--`: `-ll:rsize`/`-ll:nsize` give each node RDMEM/SOCKMEM, as a run with
+    them has (E221 only without them), and `-ll:csize`/`-ll:fsize`/`-ll:zsize` size the memories (`-ll:zsize 0`: no
+    zero-copy memory); explain and compile read them too."""
+    path = tmp_path / "rd.dsl"
+    path.write_text("Task * CPU;\nRegion * * CPU RDMEM;\n")
+    base = ("--bench", "circuit", "--machine", "1x0x2")
+    assert run("check", str(path), *base).exit_code == 1
+    result = run("check", str(path), *base, "--", "-ll:rsize", "64")
+    assert result.exit_code == 0, result.output
+    assert "1 node of 2 CPUs (memories SYSMEM 512 MiB, RDMEM 64 MiB)" in result.output
+    assert run("explain", str(path), *base, "--", "-ll:rsize", "64").exit_code == 0
+    assert run("compile", str(path), *base, "-o", str(tmp_path / "m.so"), "--", "-ll:rsize", "64"
+               ).exit_code == 0
+    path.write_text("Task * CPU;\nRegion * * CPU SOCKMEM;\n")
+    assert run("check", str(path), *base, "--", "-ll:nsize", "32").exit_code == 0
+    path.write_text("Region * * GPU ZCMEM;\n")
+    result = run("check", str(path), "--bench", "circuit", "--machine", "1x2", "--", "-ll:fsize", "1024",
+                 "-ll:zsize", "0", "-ll:csize", "2048")
+    assert result.exit_code == 1 and "error[E221]" in result.output, result.output
+    assert "(memories SYSMEM 2 GiB, FBMEM 1 GiB)" in result.output
+
+
 def test_a_second_mapper_file_is_refused_not_taken_as_a_run_flag(tmp_path):
     """`check f1.dsl e1.dsl --bench circuit` once passed e1.dsl (with a syntax error) to the run as a flag, unchecked,
     and said ok: anything left over before `--` is refused, naming it."""
@@ -384,7 +407,8 @@ IndexTaskMap task_4 anyg;
 
 def test_explain_shows_a_processor_set_as_a_set(tmp_path):
     """A mapping function returning `m[0, *]` is not `m[0, 0]`: the grid says `0.*`, the legend says the runtime
-    picks the least loaded member, the JSON lists the members (`proc` stays the first), the PNG differs."""
+    picks the least loaded member, the JSON lists the members and its `proc` names no member (the index is unknown
+    until the runtime maps the point), the PNG differs."""
     import json
 
     dsl = tmp_path / "set.dsl"
@@ -395,7 +419,7 @@ def test_explain_shows_a_processor_set_as_a_set(tmp_path):
     assert "  0          0.*  0.*" in text.output and "least loaded" in text.output
     out = run("explain", str(dsl), *base, "--json")
     rec = next(json.loads(line) for line in out.output.splitlines() if '"task_4"' in line)
-    assert rec["proc"] == {"kind": "GPU", "node": 0, "index": 0}
+    assert rec["proc"] == {"kind": "GPU", "node": 0, "index": None}
     assert rec["set"] == [{"kind": "GPU", "node": 0, "index": i} for i in range(4)]
     single = tmp_path / "one.dsl"
     single.write_text(SET_MAPPER.replace("task_4 anyg", "task_4 one"))

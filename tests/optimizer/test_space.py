@@ -305,20 +305,25 @@ def test_the_best_written_as_an_edit_of_the_start_file_keeps_it_and_maps_as_the_
     """best.dsl is the search's own program; `edit_of` gives the user's file with the statements the search changed
     after its own, so that its comments, functions, map and GPU statements stay, and it maps here as the best does
     (the reference evaluator) and passes the checker. Where the file's own statements would outrank the search's
-    (a more specific selector), no edit is given rather than a wrong one."""
+    (a more specific selector), no edit is given rather than a wrong one. A statement of the file that an added one
+    overrides is commented out (`check` warned W300 on the edit)."""
     space = SearchSpace(circuit_app, cpu2)
     start = USER_START + "Layout * * * SOA F_order;\n"
     point = space.project(start)
     best = space.render({**point, "layout/order": "C_order", "limit/calculate_new_currents": 1})
     edit = space.edit_of(start, best)
-    assert edit.startswith(start), edit
-    added = edit[len(start):]
+    overridden = "# (mapperopt tune: overridden below) Layout * * * SOA F_order;\n"
+    assert edit.startswith(USER_START + overridden), edit
+    added = edit[len(USER_START + overridden):]
     assert "Layout * * * SOA C_order;" in added and "InstanceLimit calculate_new_currents 1;" in added, added
     # what the search did not change stays the file's
     assert "Task * CPU;" not in added and "Region" not in added, added
     assert space.same_mapping(edit, best) and not space.same_mapping(start, best)
-    assert not [d for d in check(parse(edit, "<edit>"), AppDescription.from_json(circuit_app), cpu2)
-                if d.severity == "error"]
+    diags = check(parse(edit, "<edit>"), AppDescription.from_json(circuit_app), cpu2)
+    assert not [d for d in diags if d.severity == "error" or d.code == "W300"], diags
+    # ... unless another statement shares its line: that one stays the file's
+    shared = USER_START + "Layout * * * SOA F_order; mine = Machine(CPU);\n"
+    assert "\nLayout * * * SOA F_order; mine = Machine(CPU);\n" in space.edit_of(shared, best)
     # The file's own, more specific Layout outranks the search's line: no edit.
     specific = start + "Layout calculate_new_currents * * F_order;\n"
     assert space.edit_of(specific, best) is None

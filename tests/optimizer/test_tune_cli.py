@@ -410,6 +410,11 @@ def test_resuming_a_finished_run_without_more_iterations_leaves_it_alone(tmp_pat
     out = " ".join(capsys.readouterr().out.split())
     assert "nothing to do" in out and "ignored" not in out, out
     assert snapshot() == before
+    # --final-rounds is this command's, not the folder's: here nothing is measured, and that is said
+    assert main(["tune", "--resume", str(root), "--final-rounds", "3"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Note: --final-rounds 3: ignored; the final comparison of a finished run is not measured again" in out, out
+    assert snapshot() == before
 
 
 MINE = """\
@@ -448,3 +453,6 @@ def test_a_start_file_is_told_what_is_not_kept_and_gets_the_best_as_its_edit(tmp
     space = SearchSpace(s["app_description"], s["machine"])
     best = (root / "best.dsl").read_text()
     assert space._placed_alike(edit) == space._placed_alike(best), (edit, best)
+    capsys.readouterr()
+    main(["check", str(root / "best-from-start.dsl"), "--bench", "circuit", "--machine", "1x0x2"])
+    assert "W300" not in capsys.readouterr().out  # no statement of the file that a later one overrides

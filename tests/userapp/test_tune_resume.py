@@ -71,14 +71,17 @@ def test_resume_with_another_programs_command_is_refused_and_keeps_the_folder(fi
 
 def test_plain_resume_continues_with_the_folders_own_program(finished, capsys):
     """`mapperopt tune --resume DIR --iters N`, no program named: the folder's program, arguments, metric and
-    verification apply (the verification is the folder's: layouts stay searched, nothing is refused)."""
+    verification apply (the verification is the folder's: layouts stay searched, nothing is refused); the final
+    comparison takes the command's --final-rounds, and the program says so."""
     runs, root, spec = finished
     kept = root.parent / "kept"
     shutil.copytree(root, kept)  # a copy: the other tests read the finished folder
     capsys.readouterr()
-    assert main(["tune", "--resume", str(kept), "--iters", "2", *QUICK]) == 0
+    assert main(["tune", "--resume", str(kept), "--iters", "2", *QUICK, "--final-rounds", "2"]) == 0
     out = flat(capsys.readouterr().out)
-    assert f"Continuing {kept}: 1 of 2 iterations done (the run's own settings apply)" in out, out
+    assert (f"Continuing {kept}: 1 of 2 iterations done (the run's own settings apply; the final comparison takes "
+            "this command's --final-rounds, 2)") in out, out
+    assert json.loads((kept / "summary.json").read_text())["rounds"] == 2  # honoured, as said
     assert "Layouts are not searched" not in out, out
     records = [json.loads(line) for line in (kept / "state.jsonl").read_text().splitlines()]
     assert [r["iter"] for r in records] == [1, 2]

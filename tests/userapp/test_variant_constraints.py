@@ -133,3 +133,27 @@ def test_check_knows_the_alignment_the_variant_requires(tmp_path, constrained_ex
         (tmp_path / "ok.dsl").write_text(ok)
         assert main(["check", str(tmp_path / "ok.dsl"), "--app", app]) == 0, ok
         assert "error" not in capsys.readouterr().out
+
+
+def test_a_layout_rejection_says_what_the_variant_needs(tmp_path, constrained_exe):
+    """A mapper loaded without `check` that gives norm's pairs SOA is rejected by Legion's safe-mapper check; AutoGuide
+    says the layout norm's variant needs (AOS, from the discovered description), not Legion's default SOA F_order."""
+    from mapperopt.autoguide import explain
+    from mapperopt.benchmarks.apps import describe_app
+    from mapperopt.records import RunResult
+
+    dsl = "Task * CPU;\nLayout * * * SOA;\n"
+    mapper = compile_program(dsl, "mapper.dsl")
+    app = app_from_command(f"{constrained_exe} -n 400")
+    cmd = legion_command(app, "ci", 1, 0, ["-lg:safe_mapper"])
+    done = subprocess.run(cmd, env=shim_env(app, mapper.so_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0, done.stdout
+    description = tmp_path / "description.json"
+    description.write_text(json.dumps(describe_app(app, "ci")))
+    result = RunResult(app=str(constrained_exe), mapper="mapper.dsl", status="failed", stage="run",
+                       reason="aborted", log=done.stderr, dsl=dsl,
+                       settings={"command": " ".join(cmd), "description": str(description)})
+    fb = explain(result)
+    assert fb.rule == "legion-layout-constraint", fb.raw_excerpt
+    assert "its 'norm' variant needs AOS instances for requirement 0" in fb.suggestion, fb.suggestion
+    assert "SOA F_order" not in fb.suggestion
