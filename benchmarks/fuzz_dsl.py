@@ -50,7 +50,7 @@ def seeds() -> list[str]:
 def comment_places(program) -> list[tuple[str, int, bool]]:
     """Each comment with its place: the number of statements (function bodies included) before it and whether it
     ends the last line of the one before it (a function's: its header's, up to '{'). A comment on an earlier line of
-    a statement counts as before that statement (fmt writes the statement on one line, so it goes just before it)."""
+    a statement counts as before that statement (where fmt joins the statement into one line, it goes just before)."""
     starts = []  # (start, last line) of each statement
     for s in program.statements:
         starts.append(((s.loc.line, s.loc.col), s.brace_line if isinstance(s, A.FuncDef) else s.loc.end_line))

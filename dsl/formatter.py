@@ -2,11 +2,15 @@
 
 Layout rules: one statement per line; lists in selectors as `a,b` (no spaces); functions as `def f(T x) {`, one body
 statement per line indented by four spaces, `}` alone; binary operators surrounded by spaces; parentheses only where
-precedence needs them. Comments are kept: a comment on its own line stays before the statement that follows it, a
-comment on the last line of a statement (for a function: of its header, up to '{', or its '}') follows it on that line,
-a comment on an earlier line of a statement written over several lines goes on its own line just before it, and one
-blank line is kept where the source had at least one. Every comment keeps its place: after the same statements and
-before the same statements, and at the end of the same line or on its own line.
+precedence needs them. The author's layout (from `Program.source`) is kept where it does not contradict these: a
+function written on one line stays on one line, a statement (or function header) written over several lines keeps its
+line breaks and continuation indentation when its tokens are the canonical ones (otherwise it is joined into one
+line), and a trailing comment keeps its column where the code leaves two spaces before it, comments of consecutive
+lines aligned in one column staying aligned. Comments are kept: a comment on its own line stays before the statement
+that follows it, a comment at the end of a line stays at the end of that line (a comment on an earlier line of a
+statement joined into one line goes on its own line just before it), and one blank line is kept where the source had
+at least one. Every comment keeps its place: after the same statements and before the same statements, and at the
+end of the same line or on its own line.
 """
 
 from __future__ import annotations
@@ -24,18 +28,20 @@ _BINARY_LEVEL = {op: i + 2 for i, ops in enumerate(A.BINARY_LEVELS) for op in op
 
 
 def format_program(program: A.Program) -> str:
-    """The canonical text of `program`, ending with a newline (empty string for an empty program)."""
-    lines: list[str] = []
+    """The canonical text of `program`, ending with a newline (empty string for an empty program). The author's layout
+    is kept from `program.source` (none for a built program): line breaks, one-line functions, comment columns."""
+    rows: list[_Row] = []
     comments = sorted(program.comments, key=lambda c: (c.loc.line, c.loc.col))
-    _emit_sequence(lines, list(program.statements), comments, 0, None)
-    return "\n".join(lines) + ("\n" if lines else "")
+    src = program.source.split("\n") if program.source else None
+    _emit_sequence(rows, list(program.statements), comments, 0, None, src)
+    return "".join(line + "\n" for line in _render(rows, src is not None))
 
 
 def format_statement(stmt: A.Statement) -> str:
     """One statement in canonical form, without comments (a function spans several lines)."""
-    lines: list[str] = []
-    _emit_statement(lines, stmt, 0, [])
-    return "\n".join(lines)
+    rows: list[_Row] = []
+    _emit_statement(rows, stmt, 0, [], None)
+    return "\n".join(code for code, _ in rows)
 
 
 def format_expr(expr: A.Expr) -> str:
@@ -44,6 +50,33 @@ def format_expr(expr: A.Expr) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------- statements
+
+# An output line: its code (indented; a comment on a line of its own is code) and the comment that ends it, if any.
+_Row = tuple[str, A.Comment | None]
+
+# A token of one source line; a comment ends the line's code (strings cannot span lines, so a line scans alone).
+_TOKEN = re.compile(r'"[^"\n]*"|(?:#|//)|[A-Za-z0-9_]+|\S')
+
+
+def _render(rows: list[_Row], keep_columns: bool) -> list[str]:
+    """The lines of `rows`. With `keep_columns`, a trailing comment stays at its source column when the code leaves
+    two spaces before it, and comments of consecutive lines written in one column stay in one column (moved right
+    together where a line's code reaches it); otherwise, and without `keep_columns`, two spaces after the code."""
+    out: list[str] = []
+    i = 0
+    while i < len(rows):
+        code, comment = rows[i]
+        if comment is None:
+            out.append(code)
+            i += 1
+            continue
+        j = i + 1
+        while keep_columns and j < len(rows) and rows[j][1] is not None and rows[j][1].loc.col == comment.loc.col:
+            j += 1
+        col = max((comment.loc.col - 1) if keep_columns else 0, *(len(c) + 2 for c, _ in rows[i:j]))
+        out.extend(c.ljust(col) + t.text for c, t in rows[i:j])
+        i = j
+    return out
 
 
 def _start(node) -> int:
@@ -58,7 +91,8 @@ def _end(node) -> int:
     return node.loc.end_line or node.loc.line
 
 
-def _emit_sequence(lines: list[str], items: list, comments: list[A.Comment], depth: int, last_line: int | None):
+def _emit_sequence(rows: list[_Row], items: list, comments: list[A.Comment], depth: int, last_line: int | None,
+                   src: list[str] | None):
     """Emit `items` (statements) at `depth` with `comments` (sorted by position). A comment belongs to the last item
     that starts before it: on that item's lines it follows the item on its (last) line; on a later line it goes
     before the next item (or after the last one). Linear in items + comments. `last_line` is the source line just
@@ -78,54 +112,112 @@ def _emit_sequence(lines: list[str], items: list, comments: list[A.Comment], dep
             leading[owner + 1].append(c)
         else:
             tail.append(c)
+    blank: _Row = ("", None)
     prev_end = last_line
     for item, lead, within in zip(items, leading, inside):
         start, end = _start(item), _end(item)
         first = lead[0].loc.line if lead else start
-        if prev_end and first and first > prev_end + 1 and lines and lines[-1].strip():
-            lines.append("")
+        if prev_end and first and first > prev_end + 1 and rows and rows[-1][0].strip():
+            rows.append(blank)
         for i, c in enumerate(lead):
             if i and c.loc.line > lead[i - 1].loc.line + 1:
-                lines.append("")
-            lines.append(pad + c.text)
+                rows.append(blank)
+            rows.append((pad + c.text, None))
         if lead and start > lead[-1].loc.line + 1:
-            lines.append("")
-        _emit_statement(lines, item, depth, within)
+            rows.append(blank)
+        _emit_statement(rows, item, depth, within, src)
         prev_end = end or prev_end
-    if tail and prev_end and tail[0].loc.line > prev_end + 1 and lines:
-        lines.append("")
+    if tail and prev_end and tail[0].loc.line > prev_end + 1 and rows:
+        rows.append(blank)
     for i, c in enumerate(tail):
         if i and c.loc.line > tail[i - 1].loc.line + 1:
-            lines.append("")
-        lines.append(pad + c.text)
+            rows.append(blank)
+        rows.append((pad + c.text, None))
 
 
-def _emit_line(lines: list[str], text: str, comments: list[A.Comment], last_line: int, pad: str):
+def _emit_line(rows: list[_Row], text: str, comments: list[A.Comment], last_line: int, pad: str):
     """`text`, one line, from source lines up to `last_line` holding `comments`: the comment on `last_line` (at most
     one: a comment runs to the end of its line) stays at the end of the line; the others go on their own lines before
     it (after it they would read as comments on the next statement)."""
-    trailing = [c for c in comments if c.loc.line == last_line]
-    lines.extend(pad + c.text for c in comments if c.loc.line != last_line)
-    lines.append(pad + text + "".join("  " + c.text for c in trailing))
+    rows.extend((pad + c.text, None) for c in comments if c.loc.line != last_line)
+    rows.append((pad + text, next((c for c in comments if c.loc.line == last_line), None)))
 
 
-def _emit_statement(lines: list[str], stmt: A.Statement, depth: int, comments: list[A.Comment]):
+def _source_lines(text: str, node, src: list[str] | None) -> list[tuple[int, int, str]] | None:
+    """How the author broke `text` (the canonical one-line text of what starts at `node`) over source lines: for each
+    line holding its tokens, (line, indentation relative to the first line, the part of `text` on it). None when it
+    is on one line, has other tokens than `text` (the formatter changed them, e.g. dropped parentheses), or breaks
+    before a '{' (the brace joins its header)."""
+    line, col = node.loc.line, node.loc.col
+    if src is None or not line or len(src) < line:
+        return None
+    want = list(_TOKEN.finditer(text))
+    out = []
+    i, n = 0, line
+    while i < len(want):
+        if n > len(src):
+            return None
+        source = src[n - 1].rstrip("\r")
+        first = i
+        for tok in _TOKEN.finditer(source, col - 1 if n == line else 0):
+            if tok.group() in ("#", "//") or i == len(want):
+                break
+            if tok.group() != want[i].group():
+                return None
+            i += 1
+        if i > first:
+            # Continuation lines are indented as written relative to the first; one written further left by INDENT.
+            indent = 0 if n == line else len(source) - len(source.lstrip()) - (col - 1)
+            indent = indent if n == line or indent > 0 else len(INDENT)
+            out.append((n, indent, text[want[first].start() : want[i - 1].end()]))
+        n += 1
+    if len(out) < 2 or any(part.startswith("{") for _, _, part in out[1:]):
+        return None
+    return out
+
+
+def _emit_span(rows: list[_Row], text: str, node, comments: list[A.Comment], last_line: int, pad: str,
+               src: list[str] | None):
+    """`text` (canonical, one line) as the author broke it over lines, with each comment at the end of the line it
+    ends (a comment on a line of its own in between stays so, indented as written); on one line (`_emit_line`) where
+    the author's lines cannot be kept."""
+    lines = _source_lines(text, node, src)
+    if lines is None or lines[-1][0] != last_line:
+        _emit_line(rows, text, comments, last_line, pad)
+        return
+    ending = {c.loc.line: c for c in comments}
+    parts = {n: (indent, part) for n, indent, part in lines}
+    for n in range(lines[0][0], last_line + 1):
+        if n in parts:
+            indent, part = parts[n]
+            rows.append((pad + " " * indent + part, ending.get(n)))
+        elif n in ending:
+            indent = ending[n].loc.col - node.loc.col
+            rows.append((pad + " " * (indent if indent > 0 else len(INDENT)) + ending[n].text, None))
+
+
+def _emit_statement(rows: list[_Row], stmt: A.Statement, depth: int, comments: list[A.Comment],
+                    src: list[str] | None):
     pad = INDENT * depth
     if not isinstance(stmt, A.FuncDef):
-        _emit_line(lines, _simple_statement(stmt), comments, _end(stmt), pad)
+        _emit_span(rows, _simple_statement(stmt), stmt, comments, _end(stmt), pad, src)
         return
     params = ", ".join(f"{p.type} {p.name}" for p in stmt.params)
+    header = f"def {stmt.name}({params}) {{"
     body = [*stmt.body, stmt.ret]
+    if src is not None and stmt.loc.line and _end(stmt) == stmt.loc.line:  # written on one line: kept so
+        _emit_line(rows, " ".join([header, *map(_simple_statement, body), "}"]), comments, stmt.loc.line, pad)
+        return
     brace = stmt.brace_line or stmt.loc.line
     first = _start_pos(body[0])
-    # Before the first body statement, up to the '{' line: on the header line. On the closing '}' line (when it is
-    # not the 'return' line): on that line. Everything else stays with the body statements.
-    header = [c for c in comments if (c.loc.line, c.loc.col) < first and c.loc.line <= brace]
+    # Before the first body statement, up to the '{' line: with the header. On the closing '}' line (when it is not
+    # the 'return' line): on that line. Everything else stays with the body statements.
+    head = [c for c in comments if (c.loc.line, c.loc.col) < first and c.loc.line <= brace]
     footer = [c for c in comments if _end(stmt.ret) < c.loc.line == _end(stmt)]
-    inner = comments[len(header) : len(comments) - len(footer)]
-    _emit_line(lines, f"def {stmt.name}({params}) {{", header, brace, pad)
-    _emit_sequence(lines, body, inner, depth + 1, brace)
-    _emit_line(lines, "}", footer, _end(stmt), pad)
+    inner = comments[len(head) : len(comments) - len(footer)]
+    _emit_span(rows, header, stmt, head, brace, pad, src)
+    _emit_sequence(rows, body, inner, depth + 1, brace, src)
+    _emit_line(rows, "}", footer, _end(stmt), pad)
 
 
 def selector_name(name: str) -> str:

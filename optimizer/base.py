@@ -229,7 +229,7 @@ def normalize_dsl(text: str) -> str:
     except MapperoptError:
         lines = [line.rstrip() for line in text.strip().splitlines()]
         return "\n".join(line for line in lines if line) + "\n"
-    return format_program(replace(program, comments=()))
+    return format_program(replace(program, comments=(), source=""))  # without source: the canonical layout
 
 
 def cache_key(dsl: str, settings: dict) -> str:

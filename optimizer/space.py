@@ -949,6 +949,7 @@ def canonical(text: str) -> str:
     except MapperoptError:
         return text
     dropped = {id(s) for s in unused_definitions(program)}
+    program = replace(program, source="")  # the canonical layout, not the one of the text (fmt keeps an author's)
     if dropped:
         program = replace(program, statements=tuple(s for s in program.statements if id(s) not in dropped),
                           comments=tuple(c for c in program.comments if id(_comment_owner(program, c)) not in dropped))

@@ -1,16 +1,21 @@
 """Formatter: canonical text, parse(format(p)) == p for generated programs, idempotence, comments kept."""
 
+import random
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mapperopt.benchmarks.fuzz_dsl import comment_places
 from mapperopt.dsl import ast as A
 from mapperopt.dsl import format_program, parse
 from mapperopt.dsl.formatter import format_expr
 
 EXAMPLES = Path(__file__).parent / "examples"
+CONFIGS = Path(__file__).parents[2] / "configs"
+MAPPERS = [*sorted(CONFIGS.glob("*.dsl")), *sorted(EXAMPLES.glob("*.dsl"))]
 
 # ---------------------------------------------------------------------------------------------------- generators
 
@@ -117,7 +122,8 @@ def test_examples_round_trip_and_keep_comments(path):
 def test_canonical_layout():
     src = """Task   calculate_new_currents ,update_voltages   GPU , CPU ;
 Layout * * * Align == 64   F_order;   IndexTaskMap a , b  mgpu f;
-def f( Task task ,int n ) { x = ( 1 , ) ; return task.ipoint[0]+n*(2-3)-(-1) ; }
+def f( Task task ,int n ) {
+x = ( 1 , ) ; return task.ipoint[0]+n*(2-3)-(-1) ; }
 """
     assert format_program(parse(src)) == """Task calculate_new_currents,update_voltages GPU,CPU;
 Layout * * * Align==64 F_order;
@@ -143,7 +149,7 @@ def test_minimal_parentheses():
 def test_comments_and_blank_lines_are_kept():
     src = """# header
 
-Task * GPU;   # trailing
+Task * GPU; # trailing
 def f(Task task) {  # on the def line
     # before the return
     return m[0, 0];  # on the return
@@ -167,29 +173,152 @@ def f(Task task) {  # on the def line
 
 
 def test_comments_of_a_statement_over_several_lines():
-    # The comment ending the statement's last line stays there; after it on a line of its own it would read as a
-    # comment on the next statement. The one on an earlier line goes before the statement.
-    src = """Region * * GPU FBMEM,   # memory first
-             ZCMEM;     # then zero copy
-Region * * CPU SYSMEM;
-def f(Task task,  # params
-      int n) {  # body
-    return m[task.ipoint[0],
-             0];  # wrapped
+    # Tokens other than the canonical ones (the parentheses here): the statement goes on one line, the comment ending
+    # its last line stays there, the one on an earlier line goes just before it (after it, on a line of its own, it
+    # would read as a comment on the next statement).
+    src = """x = (1 +  # one
+     2);  # two
+def f(Task task)  # params
+{  # body
+    return 1;
 }
 """
-    want = """# memory first
-Region * * GPU FBMEM,ZCMEM;  # then zero copy
-Region * * CPU SYSMEM;
+    want = """# one
+x = 1 + 2;  # two
 # params
-def f(Task task, int n) {  # body
-    return m[task.ipoint[0], 0];  # wrapped
+def f(Task task) {  # body
+    return 1;
 }
 """
     assert format_program(parse(src)) == want
     assert format_program(parse(want)) == want
 
 
+def test_line_breaks_of_a_statement_and_comments_at_their_ends_are_kept():
+    # As mapper authors break long statements: each line formatted, continuation lines indented as written relative
+    # to the statement, every comment at the end of the line it ends.
+    src = """Region * * GPU FBMEM,   # memory first
+             ZCMEM;     # then zero copy
+def f(Task task,  # params
+      int n) {    # body
+    even = n % 2 == 0 &&
+           n>2;  # wrapped
+  return m[task.ipoint[0],  # first
+           0];
+}
+"""
+    want = """Region * * GPU FBMEM,   # memory first
+             ZCMEM;     # then zero copy
+def f(Task task,  # params
+      int n) {    # body
+    even = n % 2 == 0 &&
+           n > 2;  # wrapped
+    return m[task.ipoint[0],  # first
+             0];
+}
+"""
+    assert format_program(parse(src)) == want
+    assert format_program(parse(want)) == want
+
+
+def test_aligned_trailing_comments_stay_aligned():
+    # Comments of consecutive lines written in one column stay in one column (moved right together when a line's
+    # formatted code reaches it); any other trailing comment keeps its column when the code leaves two spaces before it.
+    src = """Task * GPU,CPU;            # kinds
+Layout * * * SOA C_order;  # layout
+CollectMemory task_4 *;    # collect
+a=1+2;  # grows
+bb = 2; # same column
+z = 3; # one space
+def f(Task task) {        # far from the code
+  x = 1;          # body, aligned
+  yy = x + 1;     # body, aligned
+  return yy;  # not aligned
+}
+"""
+    want = """Task * GPU,CPU;            # kinds
+Layout * * * SOA C_order;  # layout
+CollectMemory task_4 *;    # collect
+a = 1 + 2;  # grows
+bb = 2;     # same column
+z = 3;  # one space
+def f(Task task) {        # far from the code
+    x = 1;        # body, aligned
+    yy = x + 1;   # body, aligned
+    return yy;  # not aligned
+}
+"""
+    assert format_program(parse(src)) == want
+    assert format_program(parse(want)) == want
+
+
+def test_one_line_functions_stay_on_one_line():
+    src = """def blk(IPoint p, MSpace m, int d) {return p[d]*m.size[d];}  # block
+def g(Task task) { x = 1;  y = x; return y; }
+def h(Task task) { x = 1;
+    return x; }
+"""
+    want = """def blk(IPoint p, MSpace m, int d) { return p[d] * m.size[d]; }  # block
+def g(Task task) { x = 1; y = x; return y; }
+def h(Task task) {
+    x = 1;
+    return x;
+}
+"""
+    assert format_program(parse(src)) == want
+    assert format_program(parse(want)) == want
+
+
+def test_comment_blocks_around_and_inside_functions():
+    src = """# Block before the function,
+# two lines.
+def f(Task task) {
+    # before the first statement
+
+    # after a blank line
+    x = 1;
+    # between statements
+    y = x;  # on y
+
+    return y;
+    # after the last statement
+}
+# right after the function
+
+# after a blank line, at the end
+"""
+    assert format_program(parse(src)) == src
+
+
 def test_empty_program_formats_to_nothing():
     assert format_program(parse("")) == ""
     assert format_program(parse("# c\n")) == "# c\n"
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.dsl")), ids=lambda p: p.name)
+def test_config_mappers_are_formatted(path):
+    assert format_program(parse(path.read_text())) == path.read_text()
+
+
+def _relayout(text: str, rng: random.Random) -> str:
+    """`text` laid out as another author might: spaces between tokens widened or turned into line breaks (indented
+    or not), blank lines added; strings and comments untouched."""
+    pieces = re.split(r'("[^"\n]*"|(?:#|//)[^\n]*)', text)  # code at even indices, strings and comments odd
+    space = (" ", " ", " ", " ", "   ", "\n", "\n      ")
+    newline = ("\n", "\n", "\n", "\n\n", "\n  ")
+    for k in range(0, len(pieces), 2):
+        pieces[k] = re.sub(r"[ \n]", lambda m: rng.choice(space if m.group() == " " else newline), pieces[k])
+    return "".join(pieces)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(MAPPERS), st.integers(0, 2**32))
+def test_fmt_of_relaid_mappers_keeps_meaning_and_comments_and_is_idempotent(path, seed):
+    text = _relayout(path.read_text(), random.Random(seed))
+    program = parse(text, "m.dsl")
+    out = format_program(program)
+    again = parse(out, "m.dsl")
+    assert again == program, out
+    assert format_program(again) == out, out
+    assert [c.text for c in again.comments] == [c.text for c in program.comments]
+    assert comment_places(again) == comment_places(program), out
