@@ -19,9 +19,10 @@ from mapperopt.dsl.commands import MapperCommand
 from mapperopt.errors import MapperoptError
 
 
-def _compile(text: str, file: str, app, machine, note: str | None) -> tuple[str, str, str]:
-    """(library path, C++ path, messages for stderr) of a full compile against `app` and `machine` (descriptions or
-    None), `note` (what was not checked) ending the messages; exits with status 1 on errors."""
+def compile_or_exit(text: str, file: str, app=None, machine=None, note: str | None = None) -> tuple[str, str, str]:
+    """(library path, C++ path, messages for stderr) of a full compile of `text` (the file `file`) against `app` and
+    `machine` (descriptions or None), `note` (what was not checked) ending the messages; a syntax or check error is
+    printed to stderr as `check` prints it, and exits with status 1."""
     from mapperopt.compiler.build import CheckError, compile_program
     from mapperopt.dsl.commands import exit_on_syntax_error, summary_line
     from mapperopt.dsl.errors import render_all
@@ -94,7 +95,7 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app
     except (OSError, ValueError):
         if bench and app is None:  # the stored description of size ci, read only when compiling
             app = load_app(bench)
-        so_path, cpp_path, messages = _compile(text, file, app, machine,
+        so_path, cpp_path, messages = compile_or_exit(text, file, app, machine,
                                                unchecked_note(target, machine_spec, probe_error))
         record.parent.mkdir(parents=True, exist_ok=True)
         tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")

@@ -243,10 +243,15 @@ def toolchain_cmd(cflags, libs, cmake, env_only, mapper):
     compiler_flags, linker_flags = build_flags(legion)
     mapper_so = None
     if mapper:
-        from mapperopt.compiler import compile_program
+        from mapperopt.compiler.commands import compile_or_exit
+        from mapperopt.dsl.commands import exit_on_syntax_error
         from mapperopt.dsl.parser import read_source
 
-        mapper_so = compile_program(read_source(mapper), mapper).so_path
+        with exit_on_syntax_error(mapper):
+            text = read_source(mapper)
+        mapper_so, _, messages = compile_or_exit(text, mapper)
+        if messages:  # warnings: stderr, as `compile` prints them (stdout is eval'd)
+            click.echo(messages, err=True)
     env_lines = [f'export {name}="{value}"' if not value.startswith("<") else f"# export {name}={value}"
                  for name, value in run_environment(legion, mapper_so)]
     if cflags or libs:

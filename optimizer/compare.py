@@ -1064,8 +1064,13 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     executions = _renamed("--repeats", repeats, "--executions", old_repeats, protocol.MIN_REPEATS)
     max_executions = _renamed("--max-repeats", max_repeats, "--max-executions", old_max_repeats, protocol.MAX_REPEATS)
     check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
-    if start not in ("default", "random") and not Path(start).is_file():
-        raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
+    if start not in ("default", "random"):
+        from mapperopt.dsl.commands import exit_on_syntax_error
+
+        if not Path(start).is_file():
+            raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
+        with exit_on_syntax_error(start):
+            read_source(start)  # a file that is not UTF-8 (E112) is said before any output, as `tune` says it
     again = _runs_list(remeasure, runs) if remeasure is not None else []
     if again and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")

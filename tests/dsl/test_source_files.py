@@ -3,7 +3,7 @@
 import pytest
 from click.testing import CliRunner
 
-from mapperopt.cli import cli
+from mapperopt.cli import cli, main
 from mapperopt.errors import MapperoptError
 
 
@@ -35,3 +35,25 @@ def test_a_leading_byte_order_mark_is_accepted_and_fmt_drops_it(tmp_path):
     assert CliRunner().invoke(cli, ["fmt", "--check", str(path)]).exit_code == 1
     assert CliRunner().invoke(cli, ["fmt", "--write", str(path)]).exit_code == 0
     assert path.read_bytes() == b"Task * CPU;\n"
+
+
+@pytest.mark.parametrize("args", [["check"], ["toolchain", "--mapper"], ["tune", "circuit", "--iters", "1", "--start"],
+                                  ["compare", "circuit", "--iters", "1", "--start"]])
+@pytest.mark.parametrize("source, code", [(b"Task * CPU;\nTask t GPU; # caf\xe9\n", "E112"),
+                                          (b"Task * CPU\n", "E105"), (b"IndexTaskMap t nofunc;\n", "E200")])
+def test_a_dsl_error_reads_as_checks_in_every_command_that_reads_the_file(tmp_path, args, source, code, capsys,
+                                                                           monkeypatch):
+    """A DSL error of the file a command reads is printed as `check` prints it: the diagnostic first (no `error: `
+    before it, as the generic error handler writes), then the summary line (toolchain: on stderr, its stdout is
+    eval'd). `tune` and `compare` read a start file
+    only for E112 before they run: a syntax or check error there is the first iteration's failure."""
+    if args[0] in ("tune", "compare") and code != "E112":
+        pytest.skip("tune and compare run a start file that does not parse or check")
+    monkeypatch.chdir(tmp_path)  # tune and compare: their runs/ folder
+    path = tmp_path / "my.dsl"
+    path.write_bytes(source)
+    assert main([*args, str(path)]) == 1
+    out, err = capsys.readouterr()
+    err = out + err if args == ["check"] else err  # check reports a check error on stdout, as its result
+    assert err.startswith(f"{path}:") and f"error[{code}]" in err.splitlines()[0], err
+    assert f"\n{path}: 1 error(s), 0 warning(s)" in err, err
