@@ -71,11 +71,12 @@ def _exit_code(result: RunResult) -> int | None:
     return result.attempts[-1].exit_code if result.attempts else None
 
 
-def _edits(match: Match, dsl: str | None) -> tuple[Edit, ...]:
-    """The rule's edits, filled in, that apply to the mapper, in order (each is tried on the program as the previous
-    ones left it; one that does not apply is left out). None for a mapper that does not parse or a run without a
-    DSL mapper."""
-    if not match.rule.edits or dsl is None:
+def _edits(match: Match, dsl: str | None, templates: list | None = None) -> tuple[Edit, ...]:
+    """The rule's edits (or `templates` in their place), filled in, that apply to the mapper, in order (each is tried
+    on the program as the previous ones left it; one that does not apply is left out). None for a mapper that does
+    not parse or a run without a DSL mapper."""
+    templates = match.rule.edits if templates is None else templates
+    if not templates or dsl is None:
         return ()
     from mapperopt.autoguide.edits import apply_edits
     from mapperopt.dsl import DslSyntaxError, parse
@@ -85,7 +86,7 @@ def _edits(match: Match, dsl: str | None) -> tuple[Edit, ...]:
     except DslSyntaxError:
         return ()
     kept = []
-    for template in match.rule.edits:
+    for template in templates:
         try:
             edit = Edit.from_json(_fill(template, match.fields))
             program = apply_edits(program, [edit])
@@ -142,9 +143,12 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
         if match.rule.category == "tunable.size":  # which tunable: from the mapper and the program's description
             explanation += _which_tunable(int(match.fields["given"]), int(match.fields["wanted"]), result)
         suggestion = _text(match.rule.suggest, match.fields)
+        templates = None
         if match.rule.category == "layout.constraint" and "variant" in match.fields:  # Legion's rejection
             suggestion += _variant_layout(match.fields, result)
-        category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl)
+            if "constraint" in match.fields:  # of the order or interleaving: toward what the variant needs
+                templates = _toward_variant(match.fields, result)
+        category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl, templates)
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
             advice = capacity.advise(match.fields, result)
             if advice is not None:  # a failed allocation: what to spill, or the size to raise
@@ -200,18 +204,33 @@ def _which_tunable(given: int, wanted: int, result: RunResult) -> str:
     return f" The {given}-byte answer comes from {', or from '.join(named)}." if named else ""
 
 
+def _variant_requirement(fields: Mapping[str, Any], result: RunResult):
+    """The description's `RegionArg` of requirement `fields["index"]` of task `fields["task"]`, or None."""
+    info = (_tasks(result) or {}).get(fields.get("task"))
+    return next((r for r in info.regions if str(r.index) == fields.get("index")), None) if info else None
+
+
 def _variant_layout(fields: Mapping[str, Any], result: RunResult) -> str:
     """A sentence saying the interleaving and dimension order that the description records for requirement
     `fields["index"]` of task `fields["task"]` (its variant's layout constraint), or "" when it records neither."""
-    tasks = _tasks(result) or {}
-    info = tasks.get(fields.get("task"))
-    req = next((r for r in info.regions if str(r.index) == fields.get("index")), None) if info else None
+    req = _variant_requirement(fields, result)
     needs = " ".join(x for x in (req.interleave, req.layout) if x) if req else ""
     if not needs:
         return ""
     on = f" (on {', '.join(req.layout_kinds)})" if req.layout_kinds else ""
     return (f" The application's description says its '{fields['variant']}' variant needs {needs} instances for "
             f"requirement {req.index}{on}.")
+
+
+def _toward_variant(fields: Mapping[str, Any], result: RunResult) -> list[dict] | None:
+    """The edits (templates) for Legion's rejection of the instance of requirement `fields["index"]` of task
+    `fields["task"]`: drop the dimension order, then the interleaving, opposite to those the description records
+    for it (without them the instance follows the variant's constraints; for the stencil's SOA F_order, the rule's
+    own C_order then AOS); None when it records neither (the rule's edits)."""
+    req = _variant_requirement(fields, result)
+    opposite = {"C_order": "F_order", "F_order": "C_order", "SOA": "AOS", "AOS": "SOA"}
+    drops = [opposite[x] for x in (req.layout, req.interleave) if x] if req else []
+    return [{"op": "drop_layout_constraint", "constraint": c} for c in drops] or None
 
 
 def _text(template: str, fields: Mapping[str, Any]) -> str:

@@ -323,3 +323,16 @@ def test_the_run_commands_profile_table_says_when_its_rounded_shares_do_not_add_
     out = capsys.readouterr().out
     assert "share: of the leaf tasks' total" in out, out
     assert "each rounded to a whole percent: they add up to 99 %" in out, out
+
+
+def test_a_benchmarks_layout_rejection_keeps_its_edits():
+    """Legion's rejection of an instance against the layout constraint of the CPU stencil variant (SOA F_order, as
+    the stencil's description records it): the edits drop the opposite order and interleaving, C_order then AOS,
+    exactly as feedback.json has written them for every benchmark (a guided optimizer applies them)."""
+    _, result = load("stencil-layout_aos")
+    for dsl, edits in (("Task * CPU;\nLayout * * * AOS;\n", '[{"op": "drop_layout_constraint", "constraint": "AOS"}]'),
+                       ("Task * CPU;\nLayout * * * AOS C_order;\n",
+                        '[{"op": "drop_layout_constraint", "constraint": "C_order"}, '
+                        '{"op": "drop_layout_constraint", "constraint": "AOS"}]')):
+        fb = explain(dataclasses.replace(result, dsl=dsl))
+        assert fb.rule == "legion-layout-constraint" and json.dumps([e.to_json() for e in fb.edits]) == edits, fb

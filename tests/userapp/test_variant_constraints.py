@@ -138,7 +138,7 @@ def test_check_knows_the_alignment_the_variant_requires(tmp_path, constrained_ex
 def test_a_layout_rejection_says_what_the_variant_needs(tmp_path, constrained_exe):
     """A mapper loaded without `check` that gives norm's pairs SOA is rejected by Legion's safe-mapper check; AutoGuide
     says the layout norm's variant needs (AOS, from the discovered description), not Legion's default SOA F_order."""
-    from mapperopt.autoguide import explain
+    from mapperopt.autoguide import apply_edits_to_text, explain
     from mapperopt.benchmarks.apps import describe_app
     from mapperopt.records import RunResult
 
@@ -157,3 +157,9 @@ def test_a_layout_rejection_says_what_the_variant_needs(tmp_path, constrained_ex
     assert fb.rule == "legion-layout-constraint", fb.raw_excerpt
     assert "its 'norm' variant needs AOS instances for requirement 0" in fb.suggestion, fb.suggestion
     assert "SOA F_order" not in fb.suggestion
+    # Its edit moves toward that layout (it dropped C_order and AOS, the stencil's fix): the SOA goes, the pairs
+    # get the variant's AOS, and the run passes the same check.
+    assert [e.to_json() for e in fb.edits] == [{"op": "drop_layout_constraint", "constraint": "SOA"}], fb.edits
+    fixed = compile_program(apply_edits_to_text(dsl, fb.edits), "fixed.dsl")
+    done = subprocess.run(cmd, env=shim_env(app, fixed.so_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "checksum 106267000.0 OK" in done.stdout, done.stderr[-3000:]
