@@ -95,13 +95,24 @@ REJECTED = [p for p in FAILED if load(p)[1].stage in ("parse", "check") and _bad
 
 @pytest.mark.parametrize("path", REJECTED, ids=lambda p: p.stem)
 def test_captured_rejection_is_what_the_checker_says_now(path, tmp_path):
-    """A capture of a rejected bad mapper holds today's diagnostic (a changed code or message needs capture.py run
-    again), and a bad mapper named after a code (e205_...) gets that code."""
+    """A capture of a rejected bad mapper holds today's diagnostic, its hints and notes included (a changed code,
+    message or note needs capture.py run again), and a bad mapper named after a code (e205_...) gets that code."""
     _, captured = load(path)
     now = run_bad_mapper(read_bad_mapper(_bad_mapper_file(path)), tmp_path)
     assert (now.stage, now.reason.replace(str(REPO), "<repo>")) == (captured.stage, captured.reason)
+    assert now.log.replace(str(REPO), "<repo>") == captured.log
     named = re.match(r"([ew]\d{3})_", _bad_mapper_file(path).stem)
     assert named is None or f"[{named[1].upper()}]" in now.reason, now.reason
+
+
+def test_the_layout_notes_quote_what_legion_prints():
+    """The note of E223 and W312 quotes Legion's rejection of a layout (-lg:safe_mapper) as captured real runs show
+    Legion printing it, for the dimension order and interleaving (the stencil) and the alignment (a user's program)."""
+    from mapperopt.dsl.checker import _layout_at_run_time
+
+    for name, constraint in (("stencil-layout_aos", "Ordering"), ("constrained-align_16", "Alignment")):
+        quoted = re.search(r"`Invalid mapper output \.\.\. (.*?)`", _layout_at_run_time([constraint]))[1]
+        assert quoted in load(name)[1].log, quoted
 
 
 class _AcceptedStatically(Exception):
