@@ -298,10 +298,10 @@ def _describe(name: str, exe: str, args: tuple[str, ...]) -> str:
     """What `exe ARGS --describe` prints (application `name`).
 
     Raises:
-        MapperoptError: it timed out or failed: the message names the application and gives its error line (its
-            stderr without blank and harmless lines, `harness.stderr_lines`), the hint its command.
+        MapperoptError: it timed out or failed: the message names the application and gives why
+            (`harness.failure_line`), the hint its command.
     """
-    from mapperopt.benchmarks.harness import first_error, run_in_group, stderr_lines
+    from mapperopt.benchmarks.harness import failure_line, run_in_group
 
     cmd = [exe, *args, "--describe"]
     hint = f"its command: {shlex.join(cmd)}"
@@ -311,8 +311,7 @@ def _describe(name: str, exe: str, args: tuple[str, ...]) -> str:
         raise MapperoptError(f"{name} could not describe the run (`{name} ... --describe` did not finish within "
                              f"{DESCRIBE_TIMEOUT_S} s)", hint=hint) from None
     if done.returncode != 0:
-        lines = stderr_lines(done.stderr)
-        reason = first_error(done.stderr) or "; ".join(lines[:3]) or "nothing on its standard error"
+        reason = failure_line(done.stderr) or "nothing on its standard error"
         raise MapperoptError(f"{name} could not describe the run (`{name} ... --describe` failed, "
                              f"{exit_status(done.returncode)}): {reason}", hint=hint)
     return done.stdout

@@ -120,6 +120,14 @@ def first_error(stderr: str) -> str | None:
     return None
 
 
+def failure_line(stderr: str) -> str | None:
+    """Why an application that failed stopped, from its stderr: its most informative error line (`first_error`),
+    else its last line that says something (`stderr_lines`: a flag it rejects, say), at most REASON_CHARS
+    characters; None when it said nothing."""
+    said = stderr_lines(stderr)
+    return first_error(stderr) or (said[-1][-REASON_CHARS:] if said else None)
+
+
 def parse_output(stdout: str) -> tuple[list[dict | None], dict | None]:
     """The result lines (docs/running.md; None for one that is not a JSON object) and the last profile line
     (§5; None if absent or malformed) printed on `stdout`."""
@@ -182,10 +190,8 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         check = json.dumps(result.get("check"), sort_keys=True)
         return "verify", f"the correctness check failed (exit status {exit_code}): {check}", result
     if exit_code != 0:
-        if not suffix:  # no error line recognised: the program's own last word (a flag it rejects, say)
-            said = stderr_lines(stderr)
-            suffix = f": {said[-1][-REASON_CHARS:]}" if said else " and no error message"
-        return stage, f"exited with status {exit_code}{suffix}", result
+        said = failure_line(stderr)
+        return stage, f"exited with status {exit_code}{f': {said}' if said else ' and no error message'}", result
     if not expect_result:
         return None, None, None
     if not results:

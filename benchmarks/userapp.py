@@ -817,7 +817,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     timed out after `limit` seconds (`code` None), failed (`code`: its exit status), exited 0 without running a
     Legion task, or exited 0 leaving the record `folder`/record.jsonl `malformed` (what is wrong with it): what
     happened to the program, where its output is, and what to try."""
-    from mapperopt.benchmarks.harness import first_error, stderr_lines
+    from mapperopt.benchmarks.harness import failure_line, stderr_lines
 
     # The program's last words, without the lines the libcuda stand-in causes (stderr.txt keeps them).
     said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or "(nothing)"
@@ -850,8 +850,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
                    f"{signal_name(code - 128)})"
         else:
             what = f"exited with code {code}"
-        said_lines = stderr_lines(err)
-        detail = first_error(err) or (said_lines[-1][:200] if said_lines else "")
+        detail = failure_line(err) or ""
         advice = ("The recording mapper maps as Legion's default mapper does; to tell the program from mapperopt, "
                   f"{by_hand} (without mapperopt). If it fails there too, its arguments (after `--`) or the program "
                   "are the cause")

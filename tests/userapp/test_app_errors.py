@@ -608,3 +608,21 @@ def test_a_failed_own_check_without_details_says_so(tmp_path):
     assert feedback["explanation"] == ('prog ran, but its own correctness check failed (its MAPPEROPT_RESULT line says '
                                        '"verified": false; exit status 0). It reported: nothing more (the line has no '
                                        '"check" object).')
+
+
+def test_a_failed_describe_and_a_failed_discovery_quote_the_same_reason(tmp_path, mapper, capsys, monkeypatch):
+    """A program that fails without a line that reads as an error: the benchmark path (`--describe`) and a user's
+    program's discovery both name the program and quote its last line that says something, as a failed run's
+    reason does; not the stand-in's harmless lines, nor (for `--describe`) the first lines joined."""
+    from mapperopt.benchmarks.apps import _describe
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folder: under the test's own
+    exe = script(tmp_path, "picky", 'echo "cuInit(0) returned 100 (CUDA_ERROR_NO_DEVICE)" >&2; '
+                                    'echo "picky: starting" >&2; echo "picky: -n wants a number" >&2; exit 2')
+    with pytest.raises(MapperoptError) as info:
+        _describe("picky", str(exe), ())
+    assert info.value.message.endswith("failed, exit status 2): picky: -n wants a number"), info.value.message
+    assert main(argv("check", mapper, str(exe), "--machine", "1x0x1")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("discovering picky: your program exited with code 2 in its first run, which records its tasks for "
+            "mapperopt: picky: -n wants a number") in err, err
