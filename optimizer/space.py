@@ -29,6 +29,7 @@ memory decisions, because there is nothing to choose.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import random
@@ -689,11 +690,13 @@ class SearchSpace:
         the point of `start` (`project`) renders otherwise, with the machine models they use that `start` does not
         define. A later statement with the same selector overrides an earlier one (dsl-reference.md §6.4): the
         statements of `start` that added ones override for every task they select are commented out (else `check`
-        warns W300 on the edit); one of `start` with a more specific selector outranks them: the edit is given only
+        warns W300 on the edit), and those overridden for some tasks of their list only are commented out and written
+        again for the others; one of `start` with a more specific selector outranks them: the edit is given only
         when it maps as `best` does on this machine (`_placed_alike`) and the checker finds no error in it; else
         None."""
         from mapperopt.dsl import ast
         from mapperopt.dsl.checker import check, selector_keys
+        from mapperopt.dsl.formatter import format_statement
         from mapperopt.dsl.parser import parse
         from mapperopt.descriptions import AppDescription, MachineDescription
 
@@ -717,16 +720,25 @@ class SearchSpace:
         lines = start.splitlines()
         spans = [range(st.loc.line, (st.loc.end_line or st.loc.line) + 1) for st in statements]
         for st, span in zip(statements, spans):
+            keys, rest = selector_keys(st), None
+            over = [n for n, k in zip(st.tasks.names or (), keys) if k in overriding] if keys else []
             if any(isinstance(st, k) and (st.tasks.names is None or task in [n.name for n in st.tasks.names])
                    for k, task in undone):
                 why = "left at Legion's default here"
-            elif ((keys := selector_keys(st)) and all(k in overriding for k in keys)
-                  and sum(bool(set(span) & set(other)) for other in spans) == 1):  # alone on its lines
+            elif not (keys and sum(bool(set(span) & set(other)) for other in spans) == 1):  # alone on its lines
+                continue
+            elif all(k in overriding for k in keys):
                 why = "overridden below"
+            elif over:  # overridden for some tasks of its list: written again for the others
+                why = f"{', '.join(n.name for n in over)} overridden below"
+                rest = format_statement(dataclasses.replace(
+                    st, tasks=ast.TaskSel(tuple(n for n in st.tasks.names if n not in over))))
             else:
                 continue
             for i in range(st.loc.line - 1, (st.loc.end_line or st.loc.line)):
                 lines[i] = f"# (mapperopt tune: {why}) " + lines[i]
+            if rest is not None:
+                lines[span[-1] - 1] += "\n" + rest
         edit = "\n".join(lines) + "\n"
         if added:
             defined = {s.name for s in statements if isinstance(s, (ast.Assign, ast.FuncDef))}

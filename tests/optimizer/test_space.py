@@ -329,3 +329,20 @@ def test_the_best_written_as_an_edit_of_the_start_file_keeps_it_and_maps_as_the_
     assert space.edit_of(specific, best) is None
     # The best is the file's own mapping: nothing to add, the file itself.
     assert space.edit_of(start, space.render(point)) == start
+
+
+def test_a_start_statement_overridden_for_some_of_its_tasks_keeps_the_others(circuit_app):
+    """A statement of the start file whose task list the best overrides for some tasks only (`Task a,b,c GPU;`, the
+    best moving b) is commented out and written again for the others, so that `check` finds no W300 in the edit,
+    which still maps as the best does (the reference evaluator)."""
+    machine = parse_machine_spec("1x1x2")
+    space = SearchSpace(circuit_app, machine)
+    start = "Task * CPU;\nTask calculate_new_currents,distribute_charge,update_voltages GPU;  # mine\n"
+    best = space.render({**space.project(start), "kinds/distribute_charge": ("CPU", "GPU")})
+    edit = space.edit_of(start, best)
+    assert edit.startswith("Task * CPU;\n# (mapperopt tune: distribute_charge overridden below) Task "
+                           "calculate_new_currents,distribute_charge,update_voltages GPU;  # mine\n"
+                           "Task calculate_new_currents,update_voltages GPU;\n"), edit
+    assert "Task distribute_charge CPU,GPU;" in edit and space.same_mapping(edit, best), edit
+    assert not [d for d in check(parse(edit, "<edit>"), AppDescription.from_json(circuit_app), machine)
+                if d.severity == "error" or d.code == "W300"]
