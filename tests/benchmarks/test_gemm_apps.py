@@ -5,6 +5,7 @@ AutoGuide explains and repairs (real runs)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -200,7 +201,8 @@ def test_f_order_is_refused_by_check_and_aborts_task_4_without_it(tmp_path, monk
     assert "parameter 8" in feedback.explanation
     assert [e.op for e in feedback.edits] == ["set_layout_order"]
     fixed = format_program(apply_edits(parse(bad, "bad.dsl"), feedback.edits))
-    assert fixed == format_program(parse(expert_text, cfg.expert))
+    # an edited program keeps no source layout (aligned comment columns): compare with the expert's canonical text
+    assert fixed == format_program(dataclasses.replace(parse(expert_text, cfg.expert), source=""))
 
 
 @pytest.mark.skipif(not toolchain.cuda_enabled("auto") or toolchain.find_cublas() is None,
