@@ -531,9 +531,9 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
     One execution: the expert's in the size's comparison (`<results>/work`), else the reference unit's wall time
     over its executions (a fresh machine's first executions: slower). Seconds per tuning iteration, separately for
     the optimizers that read the profile (`OptimizerSpec.reads_profile`: one profiling execution more) and the
-    others: measured, the done tuning units' wall time (the comparison's reference measurement, its start program's
-    timeout and shared evaluations included) over their iterations; for the other kind one execution more or less
-    than that; with nothing measured, `executions` executions (plus the profiling one). A final unit is
+    others: measured, the done tuning units' iterations' wall time summed over every device call that ran them
+    (`wall_s_tuning`; the start program's timeout and shared evaluations included) over their iterations; for the
+    other kind one execution more or less than that; with nothing measured, `executions` executions (plus the profiling one). A final unit is
     `final_rounds` executions of the expert and of each run's best. The OpenTuner runs of `long_iters` extend the
     10-iteration ones, so they cost the difference."""
     from mapperopt.optimizer.base import optimizer_spec
@@ -566,7 +566,8 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
                     and optimizer_spec(u.optimizer).reads_profile == profiled and is_done(u, units.get(u.id))]
             if done:
                 counted += sum(len(u["records"]) for u in done)
-                measured[profiled] = sum(u["wall_s"] for u in done) / sum(len(u["records"]) for u in done)
+                # over every call that ran the iterations: a unit's `wall_s` is only its last call's
+                measured[profiled] = sum(u["wall_s_tuning"] for u in done) / sum(len(u["records"]) for u in done)
 
         def per_iter(profiled: bool) -> float:
             if profiled in measured:
