@@ -403,8 +403,8 @@ def run(plan: dict, results: Path, sources: Path, stop_after: float, retry_faile
 def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
-    if abs(x) >= 1e6:
-        return f"{x:.3g}"
+    if abs(x) >= 1e6:  # 4 significant figures: the 2-decimal ratios printed beside them can be recomputed
+        return f"{x:.3e}"
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.4g}"
 
 
@@ -787,6 +787,11 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              + (f" ({default_failed} of them record that Legion's default mapper fails at that size)"
                 if default_failed else "")
              + f", {len(failed)} could not run{' (dates: ' + ', '.join(sessions) + ')' if sessions else ''}. "
+             "Here a unit is one piece of work (a ceiling, Legion's default mapper and the expert mapper measured "
+             "together, Pennant's CPU run, a tuning run, or a final measurement), its outcome saved as "
+             "`units/<unit id>.json`; "
+             "the expert mapper is the hand-written DSL mapper each benchmark ships with (the file that `expert:` "
+             "names in configs/<benchmark>.yaml). "
              f"The tables and plots are computed by `benchmarks/gpu/evaluate.py` from the units saved in "
              f"`{rel}/units/`"
              + ("; the notes (the status, the findings and the text under the tables and in the sections on "
@@ -849,7 +854,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
               f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
               f"then, here, unpack the returned `h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), "
-              "write this page with",
+              "write this page, with mapperopt installed (the README's install; `python3` is then that "
+              "environment's: the scripts import the installed package, and a Python without it stops at "
+              "`ModuleNotFoundError`), with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("log"):

@@ -217,7 +217,16 @@ def test_the_report_states_its_bases(tmp_path):
     assert "Every figure below" not in text
     # what the Pennant CPU run that GPU figures are compared with ran
     assert ("not a ceiling, Pennant's CPU run: the `gpu` size's deck (leblanc_long4x30.pnt) with Legion's default "
-            "mapper on 12 CPUs (`-npieces 12 -numpcx 1 -cstop 5`), 1.5e+07 zone-cycles/s over 1.49 s timed") in text
+            "mapper on 12 CPUs (`-npieces 12 -numpcx 1 -cstop 5`), 1.500e+07 zone-cycles/s over 1.49 s timed") in text
+    # rates of a million and more keep 4 significant figures: enough for the 2-decimal ratios printed beside them
+    assert evaluate._fmt(150069381.0) == "1.501e+08" and evaluate._fmt(159636722.0) == "1.596e+08"
+    # a newcomer meets "unit" and "the expert mapper" in the header: both defined there
+    header = text[:text.index("## Physical limits")]
+    assert "a unit is one piece of work" in header and "units/<unit id>.json" in header
+    assert "the expert mapper is the hand-written DSL mapper each benchmark ships with" in header
+    # the report's commands need mapperopt installed (a plain python3 stops at ModuleNotFoundError)
+    how = text[text.index("## How it was run"):]
+    assert "with mapperopt installed (the README's install" in how
     # what changed during the evaluation in its own section, after the results, before how it was run
     assert text.index("## Best mapper found") < text.index("## Changes during the evaluation\n\nHISTORY-TEXT") \
         < text.index("## How it was run") < text.index("CALLS-TEXT")
