@@ -853,10 +853,10 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "carried):", "",
               "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
               f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
-              f"then, here, unpack the returned `h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), "
-              "write this page, with mapperopt installed (the README's install; `python3` is then that "
-              "environment's: the scripts import the installed package, and a Python without it stops at "
-              "`ModuleNotFoundError`), with",
+              "then, here, with mapperopt installed (the README's install; `python3` here and in the notes is that "
+              "environment's: `benchmarks/gpu/evaluate.py` and `benchmarks/gpu/timeouts.py` import the installed "
+              "package, and a Python without it stops at `ModuleNotFoundError`), unpack the returned "
+              f"`h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), write this page with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("log"):
