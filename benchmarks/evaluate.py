@@ -403,8 +403,8 @@ def run(plan: dict, results: Path, sources: Path, stop_after: float, retry_faile
 def _fmt(x: float | None) -> str:
     if x is None:
         return "-"
-    if abs(x) >= 1e6:
-        return f"{x:.3g}"
+    if abs(x) >= 1e6:  # 4 significant figures: the 2-decimal ratios printed beside them can be recomputed
+        return f"{x:.3e}"
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.4g}"
 
 
@@ -531,9 +531,9 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
     One execution: the expert's in the size's comparison (`<results>/work`), else the reference unit's wall time
     over its executions (a fresh machine's first executions: slower). Seconds per tuning iteration, separately for
     the optimizers that read the profile (`OptimizerSpec.reads_profile`: one profiling execution more) and the
-    others: measured, the done tuning units' wall time (the comparison's reference measurement, its start program's
-    timeout and shared evaluations included) over their iterations; for the other kind one execution more or less
-    than that; with nothing measured, `executions` executions (plus the profiling one). A final unit is
+    others: measured, the done tuning units' iterations' wall time summed over every device call that ran them
+    (`wall_s_tuning`; the start program's timeout and shared evaluations included) over their iterations; for the
+    other kind one execution more or less than that; with nothing measured, `executions` executions (plus the profiling one). A final unit is
     `final_rounds` executions of the expert and of each run's best. The OpenTuner runs of `long_iters` extend the
     10-iteration ones, so they cost the difference."""
     from mapperopt.optimizer.base import optimizer_spec
@@ -566,7 +566,8 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
                     and optimizer_spec(u.optimizer).reads_profile == profiled and is_done(u, units.get(u.id))]
             if done:
                 counted += sum(len(u["records"]) for u in done)
-                measured[profiled] = sum(u["wall_s"] for u in done) / sum(len(u["records"]) for u in done)
+                # over every call that ran the iterations: a unit's `wall_s` is only its last call's
+                measured[profiled] = sum(u["wall_s_tuning"] for u in done) / sum(len(u["records"]) for u in done)
 
         def per_iter(profiled: bool) -> float:
             if profiled in measured:
@@ -786,6 +787,11 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              + (f" ({default_failed} of them record that Legion's default mapper fails at that size)"
                 if default_failed else "")
              + f", {len(failed)} could not run{' (dates: ' + ', '.join(sessions) + ')' if sessions else ''}. "
+             "Here a unit is one piece of work (a ceiling, Legion's default mapper and the expert mapper measured "
+             "together, Pennant's CPU run, a tuning run, or a final measurement), its outcome saved as "
+             "`units/<unit id>.json`; "
+             "the expert mapper is the hand-written DSL mapper each benchmark ships with (the file that `expert:` "
+             "names in configs/<benchmark>.yaml). "
              f"The tables and plots are computed by `benchmarks/gpu/evaluate.py` from the units saved in "
              f"`{rel}/units/`"
              + ("; the notes (the status, the findings and the text under the tables and in the sections on "
@@ -847,8 +853,10 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "carried):", "",
               "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
               f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
-              f"then, here, unpack the returned `h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), "
-              "write this page with",
+              "then, here, with mapperopt installed (the README's install; `python3` here and in the notes is that "
+              "environment's: `benchmarks/gpu/evaluate.py` and `benchmarks/gpu/timeouts.py` import the installed "
+              "package, and a Python without it stops at `ModuleNotFoundError`), unpack the returned "
+              f"`h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), write this page with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("log"):

@@ -100,9 +100,9 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     how = noted.index("## How it was run")
     assert noted.index("STATUS-TEXT") < noted.index("## Tuning") < how < noted.index("CALLS-TEXT")
     assert noted.index("evaluate.py run --results reports/x", how) < noted.index("## Not run yet")
-    # the device time of what is left, from the seconds the done tuning unit took per iteration
+    # the device time of what is left, from the seconds the done tuning unit took per iteration (over all its calls)
     cost = text[text.index("## Device time of what is left"):text.index("## Not run yet")]
-    per_iter = tune["wall_s"] / len(tune["records"])
+    per_iter = tune["wall_s_tuning"] / len(tune["records"])
     assert "| stencil | ci | " in cost and " s (the expert's in the comparison) | " in cost
     assert f" s / {per_iter:.0f} s (measured over 1 iterations) | 1 | 3 |" in cost, cost
     assert "| seed 0 of every optimizer, 1 iterations | 0 |" in cost
@@ -217,17 +217,27 @@ def test_the_report_states_its_bases(tmp_path):
     assert "Every figure below" not in text
     # what the Pennant CPU run that GPU figures are compared with ran
     assert ("not a ceiling, Pennant's CPU run: the `gpu` size's deck (leblanc_long4x30.pnt) with Legion's default "
-            "mapper on 12 CPUs (`-npieces 12 -numpcx 1 -cstop 5`), 1.5e+07 zone-cycles/s over 1.49 s timed") in text
+            "mapper on 12 CPUs (`-npieces 12 -numpcx 1 -cstop 5`), 1.500e+07 zone-cycles/s over 1.49 s timed") in text
+    # rates of a million and more keep 4 significant figures: enough for the 2-decimal ratios printed beside them
+    assert evaluate._fmt(150069381.0) == "1.501e+08" and evaluate._fmt(159636722.0) == "1.596e+08"
+    # a newcomer meets "unit" and "the expert mapper" in the header: both defined there
+    header = text[:text.index("## Physical limits")]
+    assert "a unit is one piece of work" in header and "units/<unit id>.json" in header
+    assert "the expert mapper is the hand-written DSL mapper each benchmark ships with" in header
+    # the report's commands need mapperopt installed (a plain python3 stops at ModuleNotFoundError)
+    how = text[text.index("## How it was run"):]
+    assert "with mapperopt installed (the README's install" in how
     # what changed during the evaluation in its own section, after the results, before how it was run
     assert text.index("## Best mapper found") < text.index("## Changes during the evaluation\n\nHISTORY-TEXT") \
         < text.index("## How it was run") < text.index("CALLS-TEXT")
-    # the device time left: 2,000 s per iteration measured, 10 iterations of seed 1 and the final unit's 5 rounds
-    # of the expert and two bests at 500 s an execution (the reference unit's 1,000 s over its two)
+    # the device time left: 3,000 s per iteration measured (the tuning's 30,000 s over all its calls, not the last
+    # call's 20,000 s), 10 iterations of seed 1 and the final unit's 5 rounds of the expert and two bests at 500 s an
+    # execution (the reference unit's 1,000 s over its two)
     cost = text[text.index("## Device time of what is left"):text.index("## Not run yet")]
-    assert "| 10 | 15 | 7.6 h |" in cost
+    assert "| 3500 s / 3000 s (measured over 10 iterations) | 10 | 15 | 10.4 h |" in cost, cost
     assert "nothing done: 20 = 1 optimizers x 2 seeds x 10." in cost
-    # 27,500 s of units: 50 calls of at most 555 s; a session's 1,800 s hold a start (90 s), the build (35 s) and
-    # three warm calls (10 s each): 1,645 s of units, so 17 sessions; device time 27,500 + 17 x 125 + 50 x 10 s
+    # 37,500 s of units: 68 calls of at most 555 s; a session's 1,800 s hold a start (90 s), the build (35 s) and
+    # three warm calls (10 s each): 1,645 s of units, so 23 sessions; device time 37,500 + 23 x 125 + 68 x 10 s
     assert evaluate.UNITS_PER_SESSION_S == 1645
-    assert "| every seed, 10 iterations, and their final units | 2 | 7.6 h | 50 | 8.4 h | 17 |" in cost, cost
+    assert "| every seed, 10 iterations, and their final units | 2 | 10.4 h | 68 | 11.4 h | 23 |" in cost, cost
     assert "1,645 s of units per session" in cost
