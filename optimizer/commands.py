@@ -338,7 +338,9 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own program and settings "
                    "(BENCH or --app may be left out; given, it must be the folder's; options its settings fix are "
-                   "ignored, --final-rounds is this command's); a finished run is extended when --iters is larger than its total, else left as it is.")
+                   "ignored, --final-rounds is this command's); a finished run is extended when --iters is larger "
+                   "than its total (its final comparison kept in final-N/), else left as it is; a comparison's runs "
+                   "are extended by `mapperopt compare`.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
