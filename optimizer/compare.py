@@ -345,8 +345,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         if opts.get("tune", True):
             earlier = json.loads((folder / "final.json").read_text()) if (folder / "final.json").exists() else {}
             if earlier.get("groups") and earlier.get("rounds") != opts["final_rounds"]:
-                say(f"Measuring the final measurement again in --final-rounds {opts['final_rounds']} rounds; the "
-                    f"earlier one ({earlier['rounds']} rounds) is kept in final.json under `replaced`.")
+                say(f"The final measurement is made again, in {opts['final_rounds']} rounds (--final-rounds); the "
+                    f"earlier one, in {earlier['rounds']}, is kept in final.json under `replaced`.")
             serial = len(cores) == 1  # callbacks cannot cross to worker processes
             finals = _load_finals(folder, opts["final_rounds"])
             n = _next_final(folder, finals)

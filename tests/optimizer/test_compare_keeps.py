@@ -49,6 +49,8 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
 
     # Another --final-rounds measures again; the earlier measurement stays, under `replaced`, with its rounds.
     assert main(compare_args(runs, "--final-rounds", "3")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the earlier one, in 2, is kept in final.json under `replaced`" in out, out
     again = json.loads((folder / "final.json").read_text())
     assert again["rounds"] == 3 and [g["folder"] for g in again["groups"]] == ["final-2"]
     assert again["replaced"] == [{**group, "rounds": 2}]
