@@ -114,6 +114,29 @@ def _recorded_program(root: Path) -> Any:
     return settings["app"]
 
 
+def _refuse_comparison(root: Path, iters: int | None) -> None:
+    """Refuses `tune --resume` of a comparison's folder or of one of its tuning runs: tuned on its own, a run would
+    no longer match its comparison's table, which `mapperopt compare` extends.
+
+    Raises:
+        MapperoptError: which comparison it is, and that `mapperopt compare` extends it.
+    """
+    from mapperopt.optimizer.compare import SCHEMA
+
+    path = root / "settings.json"
+    settings = json.loads(path.read_text()) if path.is_file() else {}
+    more = f" --iters {iters}" if iters else " a larger --iters"
+    if settings.get("schema") == SCHEMA:
+        raise MapperoptError(f"{root} is a comparison (made by `mapperopt compare`), not a tuning run",
+                             hint=f"extend it with `mapperopt compare`: the command that made it, with{more}")
+    if "compare" in settings:  # a run of a comparison names its folder, relative to its own
+        comparison = os.path.normpath(root / settings["compare"])
+        raise MapperoptError(f"{root} is the tuning run {root.name} of the comparison {comparison}",
+                             hint=f"extend it with `mapperopt compare`: the command that made the comparison, "
+                                  f"with{more} (tuned on its own, the run would no longer match the comparison's "
+                                  "table)")
+
+
 def _undescribed(root: Path) -> MapperoptError:
     """The error for a folder of a user's program made before folders recorded its `userapp.identity`."""
     return MapperoptError(f"{root} does not record the arguments, metric and verification of its program (it was "
@@ -315,7 +338,9 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
               help="Continue the tuning run in this folder (runs/BENCH/tune-...) with its own program and settings "
                    "(BENCH or --app may be left out; given, it must be the folder's; options its settings fix are "
-                   "ignored, --final-rounds is this command's); a finished run is extended when --iters is larger than its total, else left as it is.")
+                   "ignored, --final-rounds is this command's); a finished run is extended when --iters is larger "
+                   "than its total (its final comparison kept in final-N/), else left as it is; a comparison's runs "
+                   "are extended by `mapperopt compare`.")
 @click.option("--runs-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("runs"),
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
@@ -349,6 +374,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 
     from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words
 
+    if resume_dir is not None:
+        _refuse_comparison(resume_dir, iters)
     # `--resume DIR` naming no program continues the folder's own (`_recorded_program`).
     plain = resume_dir is not None and bench is None and not any(app_flags.values())
     if plain:
@@ -567,6 +594,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     for name in BASELINES[settings.get("baseline", "none")]:
         mappers[name] = name
     evaluator = _evaluator(settings["app"], settings)
+    if (store.root / "summary.json").exists():  # a finished run extended: its final comparison is kept
+        _set_aside_final(store.root)
     shutil.rmtree(store.root / "final", ignore_errors=True)  # what an interrupted comparison left
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
@@ -585,6 +614,9 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
                "measured": {n: m.to_json() for n, m in measured.items()}, "vs": vs}
+    replaced = sorted((p.parent.name for p in store.root.glob("final-*/summary.json")), key=lambda n: int(n[6:]))
+    if replaced:
+        summary["replaced"] = replaced
     if settings.get("start") == "default" and "app_description" in settings and first.dsl:
         # The default start expresses Legion's default mapper in the search's terms (one Layout line for all tasks,
         # say): what it maps otherwise, where the comparison with the default mapper must not be called noise.
@@ -598,6 +630,25 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     store.write_outputs(final_pick=summary["best_iter"])
     store.write_summary(summary)
     return summary
+
+
+def _set_aside_final(root: Path) -> None:
+    """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
+    to the next free `final-N/`, with the run folders its summary names, before a longer run measures a new one:
+    nothing measured is lost (the new summary.json lists them under `replaced`)."""
+    n = 1 + max((int(p.name[6:]) for p in root.glob("final-*") if p.name[6:].isdigit()), default=0)
+    kept, executions = root / f"final-{n}", root / "final"
+    summary = json.loads((root / "summary.json").read_text())
+    for m in summary.get("measured", {}).values():
+        m["run_dirs"] = [str(kept / Path(d).relative_to(executions)) if Path(d).is_relative_to(executions) else d
+                         for d in m.get("run_dirs", [])]
+    if executions.exists():
+        executions.rename(kept)  # first: until summary.json follows, the folder still reads as finished
+    kept.mkdir(exist_ok=True)
+    tmp = kept / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    tmp.replace(kept / "summary.json")
+    (root / "summary.json").unlink()
 
 
 def _print_baselines(console: Any, root: Path, settings: dict) -> None:

@@ -200,7 +200,8 @@ def _setting_text(value) -> str:
 
 
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
-                on_record: Callable[[str, IterationRecord], Any] | None = None) -> dict:
+                on_record: Callable[[str, IterationRecord], Any] | None = None,
+                on_folder: Callable[[Path], Any] | None = None) -> dict:
     """Runs (or resumes) a comparison and writes its outputs.
 
     Args:
@@ -213,6 +214,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             nothing else runs on the machine, so a timeout or kill is not run again: `BenchmarkEvaluator`).
         say: prints one line of progress.
         on_record: called with (run label, record) after each new iteration.
+        on_folder: called with the comparison's folder once it is chosen (before anything is measured).
 
     Returns:
         the summary (what summary.json holds), with "folder".
@@ -232,6 +234,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
     if unknown:
         raise MapperoptError(f"unknown optimizer(s) {', '.join(unknown)}", hint=f"choose from {', '.join(OPTIMIZERS)}")
+    twice = [o for o in dict.fromkeys(opts["optimizers"]) if opts["optimizers"].count(o) > 1]
+    if twice:  # its runs are one folder: the table would count each of them twice
+        raise MapperoptError(f"--optimizers names {', '.join(twice)} twice", hint="name each optimizer once")
     llm = LLMConfig.from_env()
     optimizers = [name for name in opts["optimizers"] if not OPTIMIZERS[name].needs_model or llm.configured]
     # Said once the comparison is known to go on: `--report-only` without one gets its error alone.
@@ -274,18 +279,26 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     folder = compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
         _no_comparison(bench, opts["runs_dir"], folder, asked)
+    if not opts.get("tune", True) and opts.get("final", True):
+        _require_measured(folder, optimizers, opts)
     for notice in notices:
         say(notice)
+    if on_folder:
+        on_folder(folder)
     resumed = folder.exists()
     made = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     holder = TuneStore(folder, {}, [])
-    holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)
+    try:
+        holder.lock()  # one process per comparison: the lock of a tuning folder (tune.lock, owner.json)
+    except MapperoptError as e:
+        raise MapperoptError(e.message, hint="wait for it to finish or stop that process; `--new` starts a separate "
+                                             "comparison") from None
     try:
         if resumed and (folder / "settings.json").exists():
             stored = json.loads((folder / "settings.json").read_text())
             app, machine = stored["app_description"], stored["machine"]
-            say(f"Resuming {folder}.")
+            say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
         else:
             try:
                 app_args = tuple(map(str, opts["app_args"]))
@@ -330,6 +343,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             _set_aside(folder, opts["final_rounds"], {f"{name}-{r}" for name in optimizers for r in opts["remeasure"]},
                        say)
         if opts.get("tune", True):
+            earlier = json.loads((folder / "final.json").read_text()) if (folder / "final.json").exists() else {}
+            if earlier.get("groups") and earlier.get("rounds") != opts["final_rounds"]:
+                say(f"The final measurement is made again, in {opts['final_rounds']} rounds (--final-rounds); the "
+                    f"earlier one, in {earlier['rounds']}, is kept in final.json under `replaced`.")
             serial = len(cores) == 1  # callbacks cannot cross to worker processes
             finals = _load_finals(folder, opts["final_rounds"])
             n = _next_final(folder, finals)
@@ -640,13 +657,46 @@ def _program(record: IterationRecord) -> str:
 
 
 def _load_finals(folder: Path, rounds: int) -> dict:
-    """final.json's content (see `_final`), or an empty one when there is none or it was measured in other
-    `rounds`."""
+    """final.json's content (see `_final`), or one without groups when there is none or it was measured in other
+    `rounds`: then its groups are kept under `replaced`, each with its `rounds`, as `--remeasure` keeps them."""
     path = folder / "final.json"
     stored = json.loads(path.read_text()) if path.exists() else {}
     if stored.get("rounds") != rounds or "groups" not in stored:
-        stored = {"rounds": rounds, "host_cores": os.cpu_count(), "groups": []}
+        earlier = [{**g, "rounds": stored.get("rounds")} for g in stored.get("groups", [])]
+        stored = {"rounds": rounds, "host_cores": os.cpu_count(), "groups": [],
+                  **({"replaced": stored.get("replaced", []) + earlier} if "replaced" in stored or earlier else {})}
     return stored
+
+
+def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
+    """Refuses a `--report-only` that would not report the comparison's final measurement: one made in other rounds
+    than --final-rounds, or runs whose best after --iters iterations is not the program their group measured (the
+    table would show the tuning runs' own figures instead). Runs never measured at the end (an interrupted
+    comparison) are left out by `run_compare`, and said.
+
+    Raises:
+        MapperoptError: the option that differs, its value in the measurement, and nothing written.
+    """
+    path = folder / "final.json"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    if not stored.get("groups"):
+        return
+    if stored["rounds"] != opts["final_rounds"]:
+        raise MapperoptError(f"--final-rounds {opts['final_rounds']}: the final measurement of {folder} was made in "
+                             f"{stored['rounds']} rounds, so this report would show the tuning runs' own figures; "
+                             "nothing was written",
+                             hint=f"give --final-rounds {stored['rounds']} to report it (without --report-only, "
+                                  f"--final-rounds {opts['final_rounds']} measures again, keeping it)")
+    other = [o.folder.name for r in range(opts["repeats"]) for name in optimizers
+             if (o := _outcome(folder, name, r, opts)) is not None and o.best is not None
+             and _group_of(o, stored) is None and any(o.folder.name in g["runs"] for g in stored["groups"])]
+    if other:
+        # their journals' length: the comparison that measured them tuned them that far
+        made = max(len(TuneStore.open(folder / name).records) for name in other)
+        raise MapperoptError(f"--iters {opts['iters']}: the best programs of {', '.join(other)} after "
+                             f"{opts['iters']} iterations are not those the final measurement of {folder} measured, "
+                             "so this report would show the tuning runs' own figures; nothing was written",
+                             hint=f"give the --iters of the command that measured it (--iters {made})")
 
 
 def _set_aside(folder: Path, rounds: int, runs: set[str], say: Callable) -> None:
@@ -1030,9 +1080,11 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Host cores of each job [default: with --jobs 1 no pinning; else the cores this process may use, "
                    "shared out evenly]. --cpus defaults to these less the utility processors'.")
 @click.option("--remeasure", metavar="RUNS", default=None,
-              help="Measure the best programs of these runs (comma-separated, from 1) again at the end, with the "
-                   "reference, e.g. after a final measurement on a loaded machine; the groups that measured them "
-                   "before stay in final.json under `replaced`.")
+              help="Measure again, with the reference, the groups of the final measurement that measured the best "
+                   "programs of these run numbers (comma-separated, from 1; every optimizer's run of each), with "
+                   "every run they hold (one job makes one group of all runs: every run is measured again), e.g. "
+                   "after a final measurement on a loaded machine; the earlier groups stay in final.json under "
+                   "`replaced`.")
 @click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
                                                   "from the runs and final measurements finished so far.")
 @app_options
@@ -1085,10 +1137,17 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
             "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only,
             "remeasure": again}
+    chosen: list[Path] = []
     try:
-        summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record)
+        summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record,
+                              on_folder=chosen.append)
     except KeyboardInterrupt:
-        console.print("[yellow]Interrupted.[/] Run the same command again to resume.")
+        # With --new the same command would start yet another comparison; without it, it resumes the newest one
+        # (a folder interrupted while being set up is removed: then --new starts it again).
+        kept = new and chosen and (chosen[0] / "settings.json").exists()
+        console.print("[yellow]Interrupted.[/] " + (f"Run the same command without --new to resume {chosen[0]} (the "
+                                                    "newest comparison with these settings)." if kept
+                                                    else "Run the same command again to resume."))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
     table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))

@@ -39,3 +39,11 @@ def test_every_noise_knob_says_what_it_counts_and_at_which_size():
             assert options["--final-rounds"].startswith("Executions of each mapper in the final"), command.name
     assert "the reference mappers are measured with exactly this many" in _help(tune)
     assert "the reference mapper's first measurement has exactly this many" in _help(compare)
+
+
+def test_remeasure_help_says_whole_groups_are_measured_again():
+    """`--remeasure 1` measures again every group of the final measurement that holds a run numbered 1, with all of
+    its runs (one job: one group, so every run): its help once said only "these runs"."""
+    options = {opt: p.help for p in compare.params for opt in getattr(p, "opts", ())}
+    text = " ".join(options["--remeasure"].split())
+    assert "with every run they hold" in text and "every run is measured again" in text, text

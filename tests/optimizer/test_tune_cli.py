@@ -456,3 +456,26 @@ def test_a_start_file_is_told_what_is_not_kept_and_gets_the_best_as_its_edit(tmp
     capsys.readouterr()
     main(["check", str(root / "best-from-start.dsl"), "--bench", "circuit", "--machine", "1x0x2"])
     assert "W300" not in capsys.readouterr().out  # no statement of the file that a later one overrides
+
+
+def test_extending_a_finished_run_keeps_its_earlier_final_comparison(tmp_path, offline, capsys):
+    """`--resume DIR --iters N` of a finished run measures a new final comparison; the earlier one (summary.json and
+    its final/ executions) is moved to final-1/, and the new summary.json names it under `replaced` (it used to be
+    deleted)."""
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+    first = json.loads((root / "summary.json").read_text())
+    executions = sorted(p.relative_to(root / "final") for p in (root / "final").rglob("*") if p.is_file())
+    assert executions
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
+    summary = json.loads((root / "summary.json").read_text())
+    assert summary["rounds"] == 1 and summary["replaced"] == ["final-1"]
+    kept = json.loads((root / "final-1" / "summary.json").read_text())
+    assert {k: v for k, v in kept.items() if k != "measured"} == {k: v for k, v in first.items() if k != "measured"}
+    assert [m["estimate"] for m in kept["measured"].values()] == [m["estimate"] for m in first["measured"].values()]
+    # its executions moved with it, and the summary names them where they are now
+    assert sorted(p.relative_to(root / "final-1") for p in (root / "final-1").rglob("*")
+                  if p.is_file() and p.name != "summary.json") == executions
+    assert all(Path(d).is_dir() and "final-1" in Path(d).parts
+               for m in kept["measured"].values() for d in m["run_dirs"])
