@@ -580,7 +580,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     for name, m in measured.items():
         if name == best_name:
             continue
-        vs[name] = (protocol.compare(best.estimate.values, m.estimate.values).to_json()
+        vs[name] = (protocol.compare(best.estimate.values, m.estimate.values, protocol.MIN_INTERVAL_VALUES).to_json()
                     if best.ok and m.ok and m.estimate.value > 0 else None)
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
@@ -650,6 +650,17 @@ def _same_mapping(summary: dict, name: str, default_start: bool) -> bool:
             and not summary.get("start_vs_default"))
 
 
+def _comparison(summary: dict, name: str) -> protocol.Comparison | None:
+    """The final comparison's ratio of its best to `name` (None when not compared), without an interval when either
+    was measured by fewer than `protocol.MIN_INTERVAL_VALUES` executions (`protocol.too_few`; also for a summary
+    written before that rule, which called such a ratio significant)."""
+    vs = summary["vs"].get(name)
+    if vs is None:
+        return None
+    counts = [len(summary["measured"][n]["estimate"]["values"]) for n in (summary["best"], name)]
+    return protocol.Comparison(vs["ratio"], vs["low"], vs["high"], protocol.too_few(*counts))
+
+
 def _not_compared(summary: dict, name: str) -> str:
     """Why the final comparison has no ratio of its best to `name`: which of the two failed ("iter-2 failed"; every
     candidate failing leaves the loop's pick as the best), or that `name` measured 0."""
@@ -668,22 +679,21 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         return "Verdict: the best is the start program itself: tuning found nothing faster."
     beaten, parts = [], []
     for name in others:
-        vs = summary["vs"].get(name)
+        c = _comparison(summary, name)
         label = "the start" if name == start else f"the {name} mapper"
-        if vs is None:
+        if c is None:
             parts.append(f"{label}: not compared ({_not_compared(summary, name)})")
             continue
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
-        if vs["significant"] and vs["ratio"] > 1 and not noisy and not same:
+        if c.significant and c.ratio > 1 and not noisy and not same:
             beaten.append(label)
         # Noisy: a ratio outside its interval that still does not count (the rule above), said as such.
         too_noisy = (f"a difference beyond the {100 * protocol.CONFIDENCE:.0f} % intervals, but from measurements too "
                      f"noisy to trust: an interval wider than ±{100 * protocol.NOISY_HALF_WIDTH:.0f} %"
-                     + (", so it does not count as beating it" if vs["ratio"] > 1 else ""))
-        how = ("the same mapping" if same else "not significant" if not vs["significant"]
-               else too_noisy if noisy else "significant")
-        c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
-        parts.append(f"{vs['ratio']:.{c.decimals()}f}x {label} ({how})")
+                     + (", so it does not count as beating it" if c.ratio > 1 else ""))
+        how = ("the same mapping" if same else c.no_interval or ("not significant" if not c.significant
+                                                                 else too_noisy if noisy else "significant"))
+        parts.append(f"{c.ratio:.{c.decimals()}f}x {label} ({how})")
     beat = " and ".join(beaten)
     head = (f"{best} beat {beat}" if beaten else
             f"no mapper beat {'the start' if others == [start] else 'the references'}")
@@ -694,8 +704,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
     `verdict` counts a gain); then it says to keep that reference, the fastest first."""
-    faster = sorted((vs["ratio"], name) for name in ("default", "expert")
-                    if (vs := summary["vs"].get(name)) and vs["significant"] and vs["ratio"] < 1
+    faster = sorted((c.ratio, name) for name in ("default", "expert")
+                    if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
     if not faster:
@@ -717,7 +727,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     from rich.table import Table
 
     rounds = summary["rounds"]
-    table = Table(title=f"Measured together, {rounds} interleaved rounds each (trimmed mean, "
+    table = Table(title=f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed mean, "
                         f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median); the reference mappers "
                         "first, then the candidates from the fastest")
     # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
@@ -725,8 +735,12 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     def value(e: dict) -> str:  # as `run` prints it (`protocol.figure`: a time metric's time first)
         return protocol.figure(unit, e["value"])
 
-    def interval(e: dict) -> str:
-        return protocol.figure(unit, e["low"], e["high"])
+    def interval(e: dict) -> str:  # none from too few executions (`protocol.too_few`), rather than a false one
+        few = len(e["values"]) < protocol.MIN_INTERVAL_VALUES
+        return "-" if few else protocol.figure(unit, e["low"], e["high"])
+
+    def spread(e: dict) -> str:  # one execution has none: "0%" would look exact
+        return "1 execution: no spread" if len(e["values"]) == 1 else f"{e['spread']:.0%}"
 
     figures = [m["estimate"] for m in summary["measured"].values() if m["estimate"]]
     metric = "time" if protocol.as_time(unit, 1) else "throughput"
@@ -739,16 +753,15 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         labels[summary["best"]] = f"{summary['best']} (start, best)"
     for name, m in _ordered(summary["measured"]):
         est = m["estimate"]
-        vs = summary["vs"].get(name)
+        c = _comparison(summary, name)
         if est is None:
             table.add_row(labels.get(name, name), "[red]failed[/]", "", "", escape(m["reason"] or ""))
             continue
         ratio = "-" if name == summary["best"] else (
             # the ratio's own interval: two overlapping throughput intervals can still give a significant ratio
-            protocol.Comparison(vs["ratio"], vs["low"], vs["high"]).text()
-            + ("" if vs["significant"] else " [yellow](n.s.)[/]")
-            if vs else "-")
-        table.add_row(labels.get(name, name), value(est), interval(est), f"{est['spread']:.0%}", ratio)
+            c.text() + ("" if c.significant or c.no_interval else " [yellow](n.s.)[/]")
+            if c else "-")
+        table.add_row(labels.get(name, name), value(est), interval(est), spread(est), ratio)
     console.print(table)
     estimates = {name: protocol.Estimate.from_json(m["estimate"]) for name, m in summary["measured"].items()
                  if m["estimate"]}
@@ -756,24 +769,30 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
+    if 1 < min([len(e.values) for e in estimates.values()], default=0) < protocol.MIN_INTERVAL_VALUES:
+        # (one execution: the warning above says so and asks for more rounds)
+        console.print(f"[yellow]Too few rounds for an interval:[/] a ratio's {100 * protocol.CONFIDENCE:.0f} % "
+                      f"interval takes at least {protocol.MIN_INTERVAL_VALUES} executions of each mapper; measure "
+                      f"again with --final-rounds {protocol.MIN_INTERVAL_VALUES} or more.")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):
-        vs = summary["vs"].get(name)
+        c = _comparison(summary, name)
         if name == best or name not in summary["measured"]:
             if name == best:
                 console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.")
             continue
-        if vs is None:
+        if c is None:
             console.print(f"Best ({best}) vs {name}: not compared ({_not_compared(summary, name)} in this "
                           "comparison).")
             continue
-        c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
         if _same_mapping(summary, name, default_start):
             console.print(f"Best ({best}) vs default: the same mapping (the start program is Legion's default mapper "
                           f"written in the DSL, --start default), measured at {c.describe()}: the machine's noise or "
                           "the two mappers' own overhead, not a gain.")
             continue
-        if not c.significant:
+        if c.no_interval:
+            verdict = ""  # said in the ratio's parenthesis
+        elif not c.significant:
             verdict = " [yellow]The difference is within the noise.[/]"
         elif estimates[best].noisy or estimates[name].noisy:
             verdict = " [yellow]Noisy measurements (above): do not read this as a real difference.[/]"
