@@ -78,9 +78,11 @@ def _request(bench: str, opts: dict) -> dict:
 
 
 def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
-    """The latest tuning folder of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
-    (folder, None) when it is not finished (fewer iterations than asked for, or no final comparison yet),
-    (None, folder) when it is, (None, None) when there is none."""
+    """The latest tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
+    (folder, None) for the latest one not finished (fewer iterations than asked for, or no final comparison yet),
+    even when a later one finished (two runs of the command at once, one of them killed); else (None, the latest
+    finished one); (None, None) when there is none."""
+    finished = None
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
             store = TuneStore.open(root)
@@ -90,8 +92,8 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
             continue  # another request, or one whose set-up (baselines, calibration) never finished
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
             return root, None
-        return None, root
-    return None, None
+        finished = finished or root
+    return None, finished
 
 
 def _recorded_program(root: Path) -> Any:
