@@ -59,6 +59,29 @@ def default_cpus(size: Any, gpus: int, bench: Any) -> int:
     return max(1, len(os.sched_getaffinity(0)) - size.util)
 
 
+def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None) -> None:
+    """Refuses a --timeout (`timeout_s`) that is not more than the measured seconds calibration makes every execution
+    of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`): every execution would
+    time out, and the feedback would blame the mappers. A user's program (`--app`) is never calibrated.
+
+    Raises:
+        MapperoptError: saying the minimum.
+    """
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if timeout_s is None or isinstance(bench, UserApp):
+        return
+    least = min_time_s if min_time_s is not None else max(load_config(bench).size(size).min_time_s,
+                                                         protocol.MIN_TIME_S)
+    if timeout_s <= least:
+        raise MapperoptError(f"--timeout {timeout_s:g} is not more than the {least:g} s of measured time every "
+                             "execution must reach (--min-time" + (f"; by default the size's, at least {protocol.MIN_TIME_S:g}"
+                                                            if min_time_s is None else "")
+                             + "): every execution would time out",
+                             hint=f"give --timeout well above {least:g} (an execution also starts Legion and sets "
+                                  "up the application), or leave it out")
+
+
 def _request(bench: str, opts: dict) -> dict:
     """What the user asked for, as it identifies a tuning run: the same command continues its latest unfinished
     folder (the iteration count aside). A user's program counts with its arguments, metric and verification
@@ -359,6 +382,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     check_repeats(repeats, max_repeats,
                   click.get_current_context().get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
+    if resume_dir is None:  # a resumed run keeps its folder's timeout
+        check_timeout(bench, size, timeout_s, min_time_s)
     if isinstance(bench, UserApp) and baseline in ("expert", "both"):
         baseline = "default"  # a user's program has no expert mapper
     if isinstance(bench, UserApp) and not bench.verify.checks_output:  # whatever the optimizer proposes

@@ -63,7 +63,7 @@ from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import FINAL_ROUNDS
+from mapperopt.optimizer.commands import FINAL_ROUNDS, check_timeout
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
 
@@ -1064,6 +1064,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     executions = _renamed("--repeats", repeats, "--executions", old_repeats, protocol.MIN_REPEATS)
     max_executions = _renamed("--max-repeats", max_repeats, "--max-executions", old_max_repeats, protocol.MAX_REPEATS)
     check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
+    check_timeout(bench, size, timeout_s, min_time_s)
     if start not in ("default", "random") and not Path(start).is_file():
         raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
     again = _runs_list(remeasure, runs) if remeasure is not None else []

@@ -119,3 +119,16 @@ def test_repeats_above_the_max_repeats_given_is_an_error(command, measured):
     # --max-repeats left out: its default is raised to --repeats (where the measurements are set up), no error.
     assert measured(command, "--repeats", "9")[1] == "stopped before measuring"
     assert measured(command, "--repeats", "3", "--max-repeats", "3") == (3, "stopped before measuring")
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_a_timeout_below_the_measured_time_is_refused(command, measured):
+    """`--timeout 0.4` where every execution must measure 0.5 s at least: every iteration timed out, and the
+    feedback blamed the mappers. It is refused before anything runs, saying the minimum."""
+    most, error = measured(command, "--timeout", "0.4")
+    assert most is None and error.startswith(
+        "--timeout 0.4 is not more than the 0.5 s of measured time every execution must reach (--min-time; by default "
+        "the size's, at least 0.5): every execution would time out\n  hint: give --timeout well above 0.5"), error
+    assert measured(command, "--timeout", "0.5", "--min-time", "1")[1].startswith("--timeout 0.5 is not more than the 1 s")
+    # A measured time within it: on to the measurements.
+    assert measured(command, "--timeout", "0.4", "--min-time", "0.2")[1] == "stopped before measuring"
