@@ -24,13 +24,17 @@ from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
-from mapperopt.optimizer.loop import BenchmarkEvaluator, measure_baselines, tune as run_loop
+from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, measure_baselines,
+                                      tune as run_loop)
 from mapperopt.optimizer.store import TuneStore
 from mapperopt.optimizer.llm import ModelError
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
 FINAL_ROUNDS = 5      # interleaved executions of each mapper in that final comparison
+# Without --timeout (`BenchmarkEvaluator.evaluate`), as tune's and compare's --help say it
+ADAPTIVE_TIMEOUT = (f"a proposed mapper gets {TIMEOUT_FACTOR:g}x the longest execution of the run's best so far, at "
+                    f"least {MIN_TIMEOUT_S:g} and at most the size's timeout")
 
 
 def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
@@ -322,7 +326,8 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds per execution [default: the size's].")
+              help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (the size's "
+                   "until one succeeds); the reference mappers, calibration and the final comparison get the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
 @click.option("--start", default="default", show_default=True,
               help="Start program: `default` (Legion's default mapper in the DSL), `random` (a random point of the "

@@ -63,7 +63,7 @@ from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import FINAL_ROUNDS, check_timeout
+from mapperopt.optimizer.commands import ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_timeout
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
 
@@ -1015,7 +1015,9 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds one execution may take [default: 5x the run's best, at most the size's].")
+              help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (until one "
+                   "succeeds, of the reference mapper's first measurement); the reference mapper and the final "
+                   "measurement get the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
               help="Executions of each mapper in the final measurement (the reference and every run's best "
                    "measured together at --size), one per interleaved round.")

@@ -39,3 +39,19 @@ def test_every_noise_knob_says_what_it_counts_and_at_which_size():
             assert options["--final-rounds"].startswith("Executions of each mapper in the final"), command.name
     assert "the reference mappers are measured with exactly this many" in _help(tune)
     assert "the reference mapper's first measurement has exactly this many" in _help(compare)
+
+
+def test_the_timeout_default_says_what_each_execution_gets():
+    """tune said `[default: the size's]` while its candidates ran under 30 s (5x the best's longest execution, at
+    least 30) and its baselines under the size's 60; compare named neither the 30 s floor nor the reference."""
+    from mapperopt.optimizer.loop import MIN_TIMEOUT_S, TIMEOUT_FACTOR
+
+    adaptive = (f"a proposed mapper gets {TIMEOUT_FACTOR:g}x the longest execution of the run's best so far, at "
+                f"least {MIN_TIMEOUT_S:g} and at most the size's timeout")
+    tune_text, compare_text = _help(tune), _help(compare)
+    assert (f"--timeout FLOAT RANGE Seconds one execution may take, for every measurement [default: {adaptive} (the "
+            "size's until one succeeds); the reference mappers, calibration and the final comparison get the size's]"
+            ) in tune_text, tune_text
+    assert (f"--timeout FLOAT RANGE Seconds one execution may take, for every measurement [default: {adaptive} (until one "
+            "succeeds, of the reference mapper's first measurement); the reference mapper and the final measurement "
+            "get the size's]") in compare_text, compare_text
