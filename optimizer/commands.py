@@ -52,6 +52,33 @@ def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
     return space.render(point), point
 
 
+def check_start_file(path: str, text: str, app: dict, machine: dict) -> None:
+    """Checks the start file `path` (its `text`) as `mapperopt check --bench` does, against the run's application
+    and machine (their JSON descriptions), before anything is measured: a file with errors would only fail its
+    iteration (the start of every run, in compare) after the references were measured.
+
+    Raises:
+        MapperoptError: the file has errors: every diagnostic with its file:line:col, source line and caret, and the
+            summary line, as `check` prints them (a syntax error: the first, where parsing stops).
+    """
+    from mapperopt.descriptions import AppDescription, MachineDescription
+    from mapperopt.dsl.checker import check
+    from mapperopt.dsl.commands import summary_line, syntax_error_summary
+    from mapperopt.dsl.errors import DslSyntaxError, render_all
+    from mapperopt.dsl.parser import parse
+
+    hint = "fix the file and run the command again; `mapperopt check --bench BENCH FILE` checks it alone"
+    try:
+        program = parse(text, path)
+    except DslSyntaxError as exc:
+        raise MapperoptError(f"the start program has an error; nothing was measured:\n{exc}"
+                             f"{syntax_error_summary(path)}", hint=hint) from None
+    diags = check(program, AppDescription.from_json(app), MachineDescription.from_json(machine))
+    if any(d.is_error for d in diags):
+        raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
+                             f"{summary_line(path, diags)}", hint=hint)
+
+
 def default_cpus(size: Any, gpus: int, bench: Any) -> int:
     """CPU processors for a tuning run without --cpus. A user's program gets its size's own count (its application
     file fixes the machine it is tuned for, as for `run`); a benchmark on CPUs gets every core this process may use,
@@ -231,6 +258,8 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
     space = SearchSpace(app, machine, layouts=layouts)
     start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
+    if start_point is None:  # a start file
+        check_start_file(str(opts["start"]), start_dsl, app, machine)
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],

@@ -63,7 +63,7 @@ from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_timeout
+from mapperopt.optimizer.commands import ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
 
@@ -293,6 +293,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
+                if opts["start"] not in ("default", "random"):  # before the reference is measured
+                    check_start_file(str(opts["start"]), start_text, app, machine)
             except BaseException:
                 # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
                 for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
