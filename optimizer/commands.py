@@ -560,7 +560,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             raise MapperoptError(f"no iteration produced a working mapper; see {store.root / 'history.csv'}",
                                  hint="look at the feedback in iter-NNN/feedback.txt")
         with say_status(console, f"Measuring the top candidates, the start and the references together "
-                                 f"({final_rounds} rounds)..."):
+                                 f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
