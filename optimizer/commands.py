@@ -105,10 +105,9 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
     least = min_time_s if min_time_s is not None else max(load_config(bench).size(size).min_time_s,
                                                          protocol.MIN_TIME_S)
     if timeout_s <= least:
+        default = f"; by default the size's, at least {protocol.MIN_TIME_S:g}" if min_time_s is None else ""
         raise MapperoptError(f"--timeout {timeout_s:g} is not more than the {least:g} s of measured time every "
-                             "execution must reach (--min-time" + (f"; by default the size's, at least {protocol.MIN_TIME_S:g}"
-                                                            if min_time_s is None else "")
-                             + "): every execution would time out",
+                             f"execution must reach (--min-time{default}): every execution would time out",
                              hint=f"give --timeout well above {least:g} (an execution also starts Legion and sets "
                                   "up the application), or leave it out")
 

@@ -52,6 +52,6 @@ def test_the_timeout_default_says_what_each_execution_gets():
     assert (f"--timeout FLOAT RANGE Seconds one execution may take, for every measurement [default: {adaptive} (the "
             "size's until one succeeds); the reference mappers, calibration and the final comparison get the size's]"
             ) in tune_text, tune_text
-    assert (f"--timeout FLOAT RANGE Seconds one execution may take, for every measurement [default: {adaptive} (until one "
-            "succeeds, of the reference mapper's first measurement); the reference mapper and the final measurement "
-            "get the size's]") in compare_text, compare_text
+    assert (f"--timeout FLOAT RANGE Seconds one execution may take, for every measurement [default: {adaptive} "
+            "(until one succeeds, of the reference mapper's first measurement); the reference mapper and the final "
+            "measurement get the size's]") in compare_text, compare_text
