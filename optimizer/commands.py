@@ -355,7 +355,8 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (the size's "
-                   "until one succeeds); the reference mappers, calibration and the final comparison get the size's].")
+                   "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
+                   "best and the final comparison get the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
 @click.option("--start", default="default", show_default=True,
               help="Start program: `default` (Legion's default mapper in the DSL), `random` (a random point of the "

@@ -1018,8 +1018,8 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
               help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (until one "
-                   "succeeds, of the reference mapper's first measurement); the reference mapper and the final "
-                   "measurement get the size's].")
+                   "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
+                   "re-measurement with the best and the final measurement get the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
               help="Executions of each mapper in the final measurement (the reference and every run's best "
                    "measured together at --size), one per interleaved round.")
