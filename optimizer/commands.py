@@ -24,13 +24,17 @@ from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
-from mapperopt.optimizer.loop import BenchmarkEvaluator, measure_baselines, tune as run_loop
+from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, measure_baselines,
+                                      tune as run_loop)
 from mapperopt.optimizer.store import TuneStore
 from mapperopt.optimizer.llm import ModelError
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
 FINAL_ROUNDS = 5      # interleaved executions of each mapper in that final comparison
+# Without --timeout (`BenchmarkEvaluator.evaluate`), as tune's and compare's --help say it
+ADAPTIVE_TIMEOUT = (f"a proposed mapper gets {TIMEOUT_FACTOR:g}x the longest execution of the run's best so far, at "
+                    f"least {MIN_TIMEOUT_S:g} and at most the size's timeout")
 
 
 def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
@@ -48,6 +52,33 @@ def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
     return space.render(point), point
 
 
+def check_start_file(path: str, text: str, app: dict, machine: dict) -> None:
+    """Checks the start file `path` (its `text`) as `mapperopt check --bench` does, against the run's application
+    and machine (their JSON descriptions), before anything is measured: a file with errors would only fail its
+    iteration (the start of every run, in compare) after the references were measured.
+
+    Raises:
+        MapperoptError: the file has errors: every diagnostic with its file:line:col, source line and caret, and the
+            summary line, as `check` prints them (a syntax error: the first, where parsing stops).
+    """
+    from mapperopt.descriptions import AppDescription, MachineDescription
+    from mapperopt.dsl.checker import check
+    from mapperopt.dsl.commands import summary_line, syntax_error_summary
+    from mapperopt.dsl.errors import DslSyntaxError, render_all
+    from mapperopt.dsl.parser import parse
+
+    hint = "fix the file and run the command again; `mapperopt check --bench BENCH FILE` checks it alone"
+    try:
+        program = parse(text, path)
+    except DslSyntaxError as exc:
+        raise MapperoptError(f"the start program has an error; nothing was measured:\n{exc}"
+                             f"{syntax_error_summary(path)}", hint=hint) from None
+    diags = check(program, AppDescription.from_json(app), MachineDescription.from_json(machine))
+    if any(d.is_error for d in diags):
+        raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
+                             f"{summary_line(path, diags)}", hint=hint)
+
+
 def default_cpus(size: Any, gpus: int, bench: Any) -> int:
     """CPU processors for a tuning run without --cpus. A user's program gets its size's own count (its application
     file fixes the machine it is tuned for, as for `run`); a benchmark on CPUs gets every core this process may use,
@@ -57,6 +88,28 @@ def default_cpus(size: Any, gpus: int, bench: Any) -> int:
     if gpus or isinstance(bench, UserApp):
         return size.cpus
     return max(1, len(os.sched_getaffinity(0)) - size.util)
+
+
+def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None) -> None:
+    """Refuses a --timeout (`timeout_s`) that is not more than the measured seconds calibration makes every execution
+    of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`): every execution would
+    time out, and the feedback would blame the mappers. A user's program (`--app`) is never calibrated.
+
+    Raises:
+        MapperoptError: saying the minimum.
+    """
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if timeout_s is None or isinstance(bench, UserApp):
+        return
+    least = min_time_s if min_time_s is not None else max(load_config(bench).size(size).min_time_s,
+                                                         protocol.MIN_TIME_S)
+    if timeout_s <= least:
+        default = f"; by default the size's, at least {protocol.MIN_TIME_S:g}" if min_time_s is None else ""
+        raise MapperoptError(f"--timeout {timeout_s:g} is not more than the {least:g} s of measured time every "
+                             f"execution must reach (--min-time{default}): every execution would time out",
+                             hint=f"give --timeout well above {least:g} (an execution also starts Legion and sets "
+                                  "up the application), or leave it out")
 
 
 def _request(bench: str, opts: dict) -> dict:
@@ -78,9 +131,11 @@ def _request(bench: str, opts: dict) -> dict:
 
 
 def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
-    """The latest tuning folder of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
-    (folder, None) when it is not finished (fewer iterations than asked for, or no final comparison yet),
-    (None, folder) when it is, (None, None) when there is none."""
+    """The latest tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
+    (folder, None) for the latest one not finished (fewer iterations than asked for, or no final comparison yet),
+    even when a later one finished (two runs of the command at once, one of them killed); else (None, the latest
+    finished one); (None, None) when there is none."""
+    finished = None
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
             store = TuneStore.open(root)
@@ -90,8 +145,8 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
             continue  # another request, or one whose set-up (baselines, calibration) never finished
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
             return root, None
-        return None, root
-    return None, None
+        finished = finished or root
+    return None, finished
 
 
 def _recorded_program(root: Path) -> Any:
@@ -225,6 +280,8 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
     space = SearchSpace(app, machine, layouts=layouts)
     start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
+    if start_point is None:  # a start file
+        check_start_file(str(opts["start"]), start_dsl, app, machine)
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],
@@ -320,7 +377,9 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds per execution [default: the size's].")
+              help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (the size's "
+                   "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
+                   "best and the final comparison get the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
 @click.option("--start", default="default", show_default=True,
               help="Start program: `default` (Legion's default mapper in the DSL), `random` (a random point of the "
@@ -384,6 +443,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     check_repeats(repeats, max_repeats,
                   click.get_current_context().get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
+    if resume_dir is None:  # a resumed run keeps its folder's timeout
+        check_timeout(bench, size, timeout_s, min_time_s)
     if isinstance(bench, UserApp) and baseline in ("expert", "both"):
         baseline = "default"  # a user's program has no expert mapper
     if isinstance(bench, UserApp) and not bench.verify.checks_output:  # whatever the optimizer proposes
@@ -526,7 +587,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             raise MapperoptError(f"no iteration produced a working mapper; see {store.root / 'history.csv'}",
                                  hint="look at the feedback in iter-NNN/feedback.txt")
         with say_status(console, f"Measuring the top candidates, the start and the references together "
-                                 f"({final_rounds} rounds)..."):
+                                 f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
@@ -609,7 +670,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     for name, m in measured.items():
         if name == best_name:
             continue
-        vs[name] = (protocol.compare(best.estimate.values, m.estimate.values).to_json()
+        vs[name] = (protocol.compare(best.estimate.values, m.estimate.values, protocol.MIN_INTERVAL_VALUES).to_json()
                     if best.ok and m.ok and m.estimate.value > 0 else None)
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
@@ -701,6 +762,17 @@ def _same_mapping(summary: dict, name: str, default_start: bool) -> bool:
             and not summary.get("start_vs_default"))
 
 
+def _comparison(summary: dict, name: str) -> protocol.Comparison | None:
+    """The final comparison's ratio of its best to `name` (None when not compared), without an interval when either
+    was measured by fewer than `protocol.MIN_INTERVAL_VALUES` executions (`protocol.too_few`; also for a summary
+    written before that rule, which called such a ratio significant)."""
+    vs = summary["vs"].get(name)
+    if vs is None:
+        return None
+    counts = [len(summary["measured"][n]["estimate"]["values"]) for n in (summary["best"], name)]
+    return protocol.Comparison(vs["ratio"], vs["low"], vs["high"], protocol.too_few(*counts))
+
+
 def _not_compared(summary: dict, name: str) -> str:
     """Why the final comparison has no ratio of its best to `name`: which of the two failed ("iter-2 failed"; every
     candidate failing leaves the loop's pick as the best), or that `name` measured 0."""
@@ -719,22 +791,21 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         return "Verdict: the best is the start program itself: tuning found nothing faster."
     beaten, parts = [], []
     for name in others:
-        vs = summary["vs"].get(name)
+        c = _comparison(summary, name)
         label = "the start" if name == start else f"the {name} mapper"
-        if vs is None:
+        if c is None:
             parts.append(f"{label}: not compared ({_not_compared(summary, name)})")
             continue
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
-        if vs["significant"] and vs["ratio"] > 1 and not noisy and not same:
+        if c.significant and c.ratio > 1 and not noisy and not same:
             beaten.append(label)
         # Noisy: a ratio outside its interval that still does not count (the rule above), said as such.
         too_noisy = (f"a difference beyond the {100 * protocol.CONFIDENCE:.0f} % intervals, but from measurements too "
                      f"noisy to trust: an interval wider than ±{100 * protocol.NOISY_HALF_WIDTH:.0f} %"
-                     + (", so it does not count as beating it" if vs["ratio"] > 1 else ""))
-        how = ("the same mapping" if same else "not significant" if not vs["significant"]
-               else too_noisy if noisy else "significant")
-        c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
-        parts.append(f"{vs['ratio']:.{c.decimals()}f}x {label} ({how})")
+                     + (", so it does not count as beating it" if c.ratio > 1 else ""))
+        how = ("the same mapping" if same else c.no_interval or ("not significant" if not c.significant
+                                                                 else too_noisy if noisy else "significant"))
+        parts.append(f"{c.ratio:.{c.decimals()}f}x {label} ({how})")
     beat = " and ".join(beaten)
     head = (f"{best} beat {beat}" if beaten else
             f"no mapper beat {'the start' if others == [start] else 'the references'}")
@@ -745,8 +816,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
     `verdict` counts a gain); then it says to keep that reference, the fastest first."""
-    faster = sorted((vs["ratio"], name) for name in ("default", "expert")
-                    if (vs := summary["vs"].get(name)) and vs["significant"] and vs["ratio"] < 1
+    faster = sorted((c.ratio, name) for name in ("default", "expert")
+                    if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
     if not faster:
@@ -768,7 +839,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     from rich.table import Table
 
     rounds = summary["rounds"]
-    table = Table(title=f"Measured together, {rounds} interleaved rounds each (trimmed mean, "
+    table = Table(title=f"Measured together, {rounds} interleaved round{'s' * (rounds != 1)} each (trimmed mean, "
                         f"{protocol.CONFIDENCE:.0%} interval, spread = (max - min) / median); the reference mappers "
                         "first, then the candidates from the fastest")
     # the figures' words keep their width (a narrow console, e.g. not a terminal, cut `0.00124-0.00179` to
@@ -776,8 +847,12 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     def value(e: dict) -> str:  # as `run` prints it (`protocol.figure`: a time metric's time first)
         return protocol.figure(unit, e["value"])
 
-    def interval(e: dict) -> str:
-        return protocol.figure(unit, e["low"], e["high"])
+    def interval(e: dict) -> str:  # none from too few executions (`protocol.too_few`), rather than a false one
+        few = len(e["values"]) < protocol.MIN_INTERVAL_VALUES
+        return "-" if few else protocol.figure(unit, e["low"], e["high"])
+
+    def spread(e: dict) -> str:  # one execution has none: "0%" would look exact
+        return "1 execution: no spread" if len(e["values"]) == 1 else f"{e['spread']:.0%}"
 
     figures = [m["estimate"] for m in summary["measured"].values() if m["estimate"]]
     metric = "time" if protocol.as_time(unit, 1) else "throughput"
@@ -790,16 +865,15 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         labels[summary["best"]] = f"{summary['best']} (start, best)"
     for name, m in _ordered(summary["measured"]):
         est = m["estimate"]
-        vs = summary["vs"].get(name)
+        c = _comparison(summary, name)
         if est is None:
             table.add_row(labels.get(name, name), "[red]failed[/]", "", "", escape(m["reason"] or ""))
             continue
         ratio = "-" if name == summary["best"] else (
             # the ratio's own interval: two overlapping throughput intervals can still give a significant ratio
-            protocol.Comparison(vs["ratio"], vs["low"], vs["high"]).text()
-            + ("" if vs["significant"] else " [yellow](n.s.)[/]")
-            if vs else "-")
-        table.add_row(labels.get(name, name), value(est), interval(est), f"{est['spread']:.0%}", ratio)
+            c.text() + ("" if c.significant or c.no_interval else " [yellow](n.s.)[/]")
+            if c else "-")
+        table.add_row(labels.get(name, name), value(est), interval(est), spread(est), ratio)
     console.print(table)
     estimates = {name: protocol.Estimate.from_json(m["estimate"]) for name, m in summary["measured"].items()
                  if m["estimate"]}
@@ -807,24 +881,30 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
+    if 1 < min([len(e.values) for e in estimates.values()], default=0) < protocol.MIN_INTERVAL_VALUES:
+        # (one execution: the warning above says so and asks for more rounds)
+        console.print(f"[yellow]Too few rounds for an interval:[/] a ratio's {100 * protocol.CONFIDENCE:.0f} % "
+                      f"interval takes at least {protocol.MIN_INTERVAL_VALUES} executions of each mapper; measure "
+                      f"again with --final-rounds {protocol.MIN_INTERVAL_VALUES} or more.")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):
-        vs = summary["vs"].get(name)
+        c = _comparison(summary, name)
         if name == best or name not in summary["measured"]:
             if name == best:
                 console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.")
             continue
-        if vs is None:
+        if c is None:
             console.print(f"Best ({best}) vs {name}: not compared ({_not_compared(summary, name)} in this "
                           "comparison).")
             continue
-        c = protocol.Comparison(vs["ratio"], vs["low"], vs["high"])
         if _same_mapping(summary, name, default_start):
             console.print(f"Best ({best}) vs default: the same mapping (the start program is Legion's default mapper "
                           f"written in the DSL, --start default), measured at {c.describe()}: the machine's noise or "
                           "the two mappers' own overhead, not a gain.")
             continue
-        if not c.significant:
+        if c.no_interval:
+            verdict = ""  # said in the ratio's parenthesis
+        elif not c.significant:
             verdict = " [yellow]The difference is within the noise.[/]"
         elif estimates[best].noisy or estimates[name].noisy:
             verdict = " [yellow]Noisy measurements (above): do not read this as a real difference.[/]"

@@ -63,7 +63,7 @@ from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import FINAL_ROUNDS
+from mapperopt.optimizer.commands import ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
 
@@ -306,6 +306,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
+                if opts["start"] not in ("default", "random"):  # before the reference is measured
+                    check_start_file(str(opts["start"]), start_text, app, machine)
             except BaseException:
                 # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
                 for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
@@ -1065,7 +1067,9 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds one execution may take [default: 5x the run's best, at most the size's].")
+              help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (until one "
+                   "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
+                   "re-measurement with the best and the final measurement get the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
               help="Executions of each mapper in the final measurement (the reference and every run's best "
                    "measured together at --size), one per interleaved round.")
@@ -1116,6 +1120,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     executions = _renamed("--repeats", repeats, "--executions", old_repeats, protocol.MIN_REPEATS)
     max_executions = _renamed("--max-repeats", max_repeats, "--max-executions", old_max_repeats, protocol.MAX_REPEATS)
     check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
+    check_timeout(bench, size, timeout_s, min_time_s)
     if start not in ("default", "random"):
         from mapperopt.dsl.commands import exit_on_syntax_error
 

@@ -665,21 +665,24 @@ class SearchSpace:
             parts.append(f"its {' and '.join(maps)} statements as written ("
                          + ("they change nothing on this machine and are left out" if left_out else
                             "the search places points with its own library functions") + ")")
+        absent = ""
         if lacked:
             example = next((s for s in program.statements
                             if isinstance(s, ast.TaskStmt) and {k.name for k in s.kinds} & lacked), None)
             if example is not None:
                 tasks = "*" if example.tasks.names is None else ",".join(n.name for n in example.tasks.names)
                 kinds = [k.name for k in example.kinds]
-                example = (f": `Task {tasks} {','.join(kinds)}` becomes "
-                           f"`Task {tasks} {','.join(k for k in kinds if k not in lacked) or self.kinds[0]}`")
+                example = (f" (`Task {tasks} {','.join(kinds)}` becomes "
+                           f"`Task {tasks} {','.join(k for k in kinds if k not in lacked) or self.kinds[0]}`)")
             lacked_text = ", ".join(sorted(lacked, key=lambda k: (k in ast.MEM_KINDS, k)))  # processors first
-            parts.append(f"what it says of {lacked_text} (this machine has none{example or ''})")
-        if not parts:
+            absent = (f" They say nothing of {lacked_text}{' either' if parts else ''}: this machine has none"
+                      f"{example or ''}.")
+        if not parts and not absent:
             return None
         here = ", ".join(f"{self.machine.get('nodes', 1) * self._per_node(k)} {k}" for k in self.kinds)
+        keep = f", and they do not keep {'; '.join(parts)}" if parts else ""
         return (f"{name} is not edited: the search writes programs of its own from what the file decides on this "
-                f"machine ({here}), and they do not keep {'; '.join(parts)}. Every other statement is rewritten as "
+                f"machine ({here}){keep}.{absent} Every other statement is rewritten as "
                 "the search's statements for what it decides here. best.dsl is the file itself when it stays the "
                 "best; else it is one of the search's programs, and best-from-start.dsl, beside it, is the file "
                 "edited to map as best.dsl does here, where such an edit is sound.")

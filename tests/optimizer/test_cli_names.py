@@ -119,3 +119,52 @@ def test_repeats_above_the_max_repeats_given_is_an_error(command, measured):
     # --max-repeats left out: its default is raised to --repeats (where the measurements are set up), no error.
     assert measured(command, "--repeats", "9")[1] == "stopped before measuring"
     assert measured(command, "--repeats", "3", "--max-repeats", "3") == (3, "stopped before measuring")
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_a_timeout_below_the_measured_time_is_refused(command, measured):
+    """`--timeout 0.4` where every execution must measure 0.5 s at least: every iteration timed out, and the
+    feedback blamed the mappers. It is refused before anything runs, saying the minimum."""
+    most, error = measured(command, "--timeout", "0.4")
+    assert most is None and error.startswith(
+        "--timeout 0.4 is not more than the 0.5 s of measured time every execution must reach (--min-time; by default "
+        "the size's, at least 0.5): every execution would time out\n  hint: give --timeout well above 0.5"), error
+    error = measured(command, "--timeout", "0.5", "--min-time", "1")[1]
+    assert error.startswith("--timeout 0.5 is not more than the 1 s of measured time every execution must reach "
+                            "(--min-time): every"), error
+    # A measured time within it: on to the measurements.
+    assert measured(command, "--timeout", "0.4", "--min-time", "0.2")[1] == "stopped before measuring"
+
+
+CHECK_ERRORS = "Task nosuchtask CPU;\nRegion * * CPU FBMEM;\nIndexTaskMap calculate_new_currents undefined_fn;\n"
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_a_start_file_with_errors_is_refused_with_all_of_them_before_anything_is_measured(command, monkeypatch,
+                                                                                         tmp_path, capsys):
+    """compare measured the expert, then its runs failed at `parse` with no line of the file, a table of 0.00,
+    exit 0; tune named one error of three. Both check the file as `mapperopt check --bench` does (every error,
+    file:line:col, carets) on the run's machine, and stop before any measurement, leaving no folder."""
+    from mapperopt.benchmarks import harness
+
+    def no_run(*args, **kw):
+        raise AssertionError("measured")
+
+    monkeypatch.setattr(harness, "run_benchmark", no_run)
+    monkeypatch.chdir(tmp_path)
+    bad = tmp_path / "bad.dsl"
+    bad.write_text(CHECK_ERRORS)
+    args = [command, "circuit", "--start", "bad.dsl", "--iters", "1", "--runs-dir", "runs"]
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    assert "bad.dsl:1:6: error[E202]: unknown task 'nosuchtask'" in err and "  1 | Task nosuchtask CPU;\n" in err
+    assert "    |      ^\n" in err, err
+    assert "bad.dsl:2:1: error[E221]" in err and "bad.dsl:3:37: error[E200]: undefined function" in err, err
+    assert "bad.dsl: 3 error(s), 0 warning(s)" in err and "Measuring" not in out, (out, err)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("settings.json"))
+    # A syntax error: the parser's (it stops at the first).
+    bad.write_text("Task * CPU;\nRegion * * CPU SYSMEM\nLayout * * * SOA C_order;\n")
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "bad.dsl:2:22: error[E102]: missing ';' after 'SYSMEM'" in err, err
+    assert "bad.dsl: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)" in err, err

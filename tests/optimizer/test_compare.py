@@ -17,11 +17,6 @@ from mapperopt.optimizer.compare import (RunOutcome, compare_figure, format_tabl
                                          write_outputs)
 from mapperopt.optimizer.loop import MIN_TIMEOUT_S, TIMEOUT_FACTOR
 
-# Fails the checker on any machine description: processor 5 of a one-CPU node does not exist.
-BAD_START = ("Task * CPU;\nmcpu = Machine(CPU);\ndef far(Task task) {\n    return mcpu[0, 5];\n}\n"
-             "IndexTaskMap update_voltages far;\n")
-
-
 def record(i: int, throughput: float | None, best: float) -> IterationRecord:
     return IterationRecord(iter=i, dsl=f"# {i}\n", key=str(i), status="ok" if throughput else "failed",
                            stage=None if throughput else "run", category="performance" if throughput else "x",
@@ -84,10 +79,10 @@ def test_the_table_scores_failures_zero(tmp_path):
 
 
 def test_small_compare_on_circuit(tmp_path, capsys):
-    (tmp_path / "bad.dsl").write_text(BAD_START)
-    # One execution per mapper of at least 0.05 s, two final rounds: the protocol's statistics, cheaply.
+    # One execution per mapper of at least 0.05 s, two final rounds: the protocol's statistics, cheaply. (A start
+    # file that fails the checker is refused before anything is measured: tests/optimizer/test_cli_names.py.)
     args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "2", "--optimizers",
-            "guided,opentuner,optuna,random", "--start", str(tmp_path / "bad.dsl"), "--repeats", "1",
+            "guided,opentuner,optuna,random", "--start", "random", "--repeats", "1",
             "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "2", "--runs-dir", str(tmp_path / "runs")]
     assert main(args) == 0
     output = capsys.readouterr().out
@@ -97,9 +92,9 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     assert summary["reference"] == "expert" and summary["reference_throughput"] > 0
     for name, row in summary["optimizers"].items():
         assert row["runs"] == 2 and row["evaluations"] == 4
-        assert row["failed_share"] >= 2 / 4  # the start program fails in both runs...
         assert [len(c) for c in summary["curves"][name]] == [2, 2]
-        assert all(c[0] == 0.0 for c in summary["curves"][name])  # ...and scores 0
+        mine = [r for r in summary["runs"] if r["optimizer"] == name]
+        assert all(c == [0.0, 0.0] for c, r in zip(summary["curves"][name], mine) if r["failed"] == 2)  # scores 0
         assert row["worst"] <= row["median"] <= row["best"]
     with open(folder / "summary.csv") as f:
         rows = list(csv.DictReader(f))

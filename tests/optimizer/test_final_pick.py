@@ -318,3 +318,71 @@ def test_a_failed_best_is_named_as_the_one_that_failed(tmp_path, monkeypatch):
     assert f"Best ({best}) vs default: not compared ({best} failed in this comparison)." in out, out
     assert "default failed" not in out, out
     assert commands.verdict(summary).endswith(f"the default mapper: not compared ({best} failed).")
+
+
+def test_single_executions_are_never_significant(tmp_path, monkeypatch):
+    """`--final-rounds 1`: each mapper measured by one execution, whose ratio's interval is the ratio itself
+    (1.18-1.18x). It was called significant, and the verdict counted it as beating the start; without a spread
+    estimate no difference is significant, and every line says why."""
+    final = {"iter-2": [2.36], "iter-1": [2.0], "default": [1.0]}
+    store = noisy_store(tmp_path, monkeypatch, final)
+    summary = commands.final_comparison("circuit", store, rounds=1)
+    stored = json.loads((store.root / "summary.json").read_text())
+    for name in ("iter-1", "default"):
+        assert not summary["vs"][name]["significant"] and not stored["vs"][name]["significant"], stored["vs"]
+        assert summary["vs"][name]["no_interval"] == "one execution each: no interval"
+    out = printed(summary)
+    assert "Best (iter-2) vs iter-1: 1.18x (one execution each: no interval)." in out, out
+    assert "Best (iter-2) vs default: 2.36x (one execution each: no interval)." in out, out
+    assert "significant" not in out.replace("not significant", ""), out
+    line = commands.verdict(summary)
+    assert line == ("Verdict: no mapper beat the references; the best (iter-2) measured 2.36x the default mapper "
+                    "(one execution each: no interval)."), line
+    assert commands.best_mapper_line(summary, tmp_path / "best.dsl").startswith("Best mapper: iteration 2")
+    # A reference that measured faster by one execution is no reason to keep it either.
+    slower = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch,
+                                                               {**final, "default": [9.0]}), rounds=1)
+    assert commands.best_mapper_line(slower, tmp_path / "best.dsl").startswith("Best mapper: iteration 2")
+
+
+def test_a_single_execution_row_shows_no_spread_and_no_interval(tmp_path, monkeypatch):
+    """The final table gave a one-execution row a spread of `0%` and the figure again as its interval
+    (`1.473 GFLOPS`): exact-looking. It says that one execution has no spread; its title counts one round."""
+    final = {"iter-2": [2.36], "iter-1": [2.0], "default": [1.473]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=1)
+    out = printed(summary)
+    assert "Measured together, 1 interleaved round each" in out, out
+    rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│")]
+    assert len(rows) == 3, out
+    for mapper, value, interval, spread, _ in rows:
+        assert spread.strip() == "1 execution: no spread" and interval.strip() == "-", (mapper, interval, spread)
+    assert "1.18x (one execution each: no interval)" in out and "(1.18-1.18)" not in out, out
+
+
+def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypatch):
+    """With 2 rounds the bootstrap interval of a ratio is the min/max of the 4 ratios of the values: it claimed
+    '90 %' and significance (1.37x, interval 1.36-1.37x: significant) where far fewer than 90 % of such intervals
+    hold the true ratio. Below `protocol.MIN_INTERVAL_VALUES` rounds the ratio comes without an interval, never
+    significant, and the output says how many rounds give one; from there on nothing changes."""
+    final = {"iter-2": [2.0, 2.02], "iter-1": [1.0, 1.01], "default": [1.45, 1.47]}
+    assert protocol.compare(final["iter-2"], final["iter-1"]).significant  # the premise: the bare statistics say so
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=2)
+    assert protocol.MIN_INTERVAL_VALUES == 3
+    for name in ("iter-1", "default"):
+        assert not summary["vs"][name]["significant"]
+        assert summary["vs"][name]["no_interval"] == "2 executions each: too few for a 90 % interval, which takes 3"
+    out = " ".join(printed(summary).split())
+    assert "Best (iter-2) vs iter-1: 2.00x (2 executions each: too few for a 90 % interval, which takes 3)." in out, out
+    assert ("Too few rounds for an interval: a ratio's 90 % interval takes at least 3 executions of each mapper; "
+            "measure again with --final-rounds 3 or more.") in out, out
+    assert commands.verdict(summary).startswith("Verdict: no mapper beat the references;"), commands.verdict(summary)
+    # 3 and 5 rounds: the ratios, their intervals and verdicts of the statistics themselves, as before.
+    for rounds in (3, 5):
+        values = {"iter-2": [2.0, 2.02, 1.98, 2.01, 2.0][:rounds], "iter-1": [1.0, 1.01, 0.99, 1.0, 1.02][:rounds],
+                  "default": [1.45, 1.47, 1.46, 1.44, 1.45][:rounds]}
+        summary = commands.final_comparison("circuit", noisy_store(tmp_path / str(rounds), monkeypatch, values),
+                                            rounds=rounds)
+        for name in ("iter-1", "default"):
+            assert summary["vs"][name] == protocol.compare(values["iter-2"], values[name]).to_json()
+            assert summary["vs"][name]["significant"] and "no_interval" not in summary["vs"][name]
+        assert "Too few rounds" not in printed(summary)

@@ -47,3 +47,19 @@ def test_remeasure_help_says_whole_groups_are_measured_again():
     options = {opt: p.help for p in compare.params for opt in getattr(p, "opts", ())}
     text = " ".join(options["--remeasure"].split())
     assert "with every run they hold" in text and "every run is measured again" in text, text
+
+
+def test_the_timeout_default_says_what_each_execution_gets():
+    """tune said `[default: the size's]` while its candidates ran under 30 s (5x the best's longest execution, at
+    least 30) and its baselines under the size's 60; compare named neither the 30 s floor nor the reference."""
+    from mapperopt.optimizer.loop import MIN_TIMEOUT_S, TIMEOUT_FACTOR
+
+    adaptive = (f"a proposed mapper gets {TIMEOUT_FACTOR:g}x the longest execution of the run's best so far, at "
+                f"least {MIN_TIMEOUT_S:g} and at most the size's timeout")
+    tune_text, compare_text = _help(tune), _help(compare)
+    assert (f"--timeout FLOAT RANGE Seconds one execution may take, for every measurement [default: {adaptive} (the "
+            "size's until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
+            "best and the final comparison get the size's]") in tune_text, tune_text
+    assert (f"--timeout FLOAT RANGE Seconds one execution may take, for every measurement [default: {adaptive} "
+            "(until one succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
+            "re-measurement with the best and the final measurement get the size's]") in compare_text, compare_text

@@ -290,8 +290,14 @@ def test_a_start_file_is_told_what_the_search_does_not_keep(circuit_app, cpu2):
     note = space.not_kept(USER_START, "my.dsl")
     assert note.startswith("my.dsl is not edited: the search writes programs of its own"), note
     for part in ("its comments", "its functions (spread)", "its IndexTaskMap statements",
-                 "what it says of GPU, FBMEM, ZCMEM (this machine has none: `Task * GPU,CPU` becomes `Task * CPU`)"):
+                 ". They say nothing of GPU, FBMEM, ZCMEM either: this machine has none (`Task * GPU,CPU` becomes "
+                 "`Task * CPU`). Every other statement"):
         assert part in note, (part, note)
+    # Only a kind the machine lacks: a whole sentence too (it read "...; what it says of FBMEM (this machine has
+    # none).", a fragment).
+    fbmem = space.not_kept("Task * CPU;\nRegion * * CPU FBMEM,SYSMEM;\n", "f.dsl")
+    assert ("from what the file decides on this machine (2 CPU). They say nothing of FBMEM: this machine has none. "
+            "Every other statement") in fbmem, fbmem
     # What the note says is so: the search's version of the start has none of them.
     searched = space.render(space.project(USER_START))
     assert not any(c in searched for c in ("my circuit mapper", "GPU variant", "spread", "GPU")), searched

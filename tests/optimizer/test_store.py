@@ -156,3 +156,33 @@ def test_a_faster_looking_iteration_kept_out_by_the_noise_is_flagged():
     assert not record(3, 1.61, best_iter=3).kept_out_by_noise          # it is the best
     assert not IterationRecord(**{**kept.__dict__, "throughput": 1.2}).kept_out_by_noise   # slower
     assert not record(3, None, best_iter=1).kept_out_by_noise  # failed
+
+
+def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_finished(tmp_path):
+    """Two tunes of one command at once: A killed after 1 iteration, B (started a moment later) finished. The same
+    command again said B was finished and started a new folder, never offering A; the docs say it continues the
+    latest unfinished folder made with the same options."""
+    from mapperopt.optimizer.commands import _latest
+
+    request = {"bench": "circuit", "seed": 0}
+    settings = {"iters": 3, "iterations": None, "request": request}
+    runs = tmp_path / "runs"
+    a = TuneStore.create(runs, "circuit", settings, root=runs / "circuit" / "tune-20261204-182100-aaaaaa")
+    a.append(record(1, 2.0))
+    b = TuneStore.create(runs, "circuit", settings, root=runs / "circuit" / "tune-20261204-182100-bbbbbb")
+    for i in (1, 2, 3):
+        b.append(record(i, 2.0))
+    (b.root / "summary.json").write_text("{}\n")
+    other = TuneStore.create(runs, "circuit", {**settings, "request": {**request, "seed": 1}},
+                             root=runs / "circuit" / "tune-20261204-182200-cccccc")  # another command's
+    other.append(record(1, 2.0))
+    for store in (a, b, other):
+        store.unlock()
+    assert _latest(runs, "circuit", request, None) == (a.root, None)
+    # Finished too: the latest finished one is named (to extend it instead of starting afresh).
+    for i in (2, 3):
+        a.append(record(i, 2.0))
+    (a.root / "summary.json").write_text("{}\n")
+    assert _latest(runs, "circuit", request, None) == (None, b.root)
+    # Asked for more iterations than both have: both unfinished, the latest continues.
+    assert _latest(runs, "circuit", request, 5) == (b.root, None)
