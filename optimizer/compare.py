@@ -915,7 +915,9 @@ def compare_figure(summary: dict):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=100)
+    from mapperopt.optimizer.store import clear_of_data
+
+    fig, ax = plt.subplots(figsize=(6.4, 5.2), dpi=100)
     n = max((len(c) for runs in summary["curves"].values() for c in runs), default=0)
     final_x = n + 1
     spread = 0.8 / max(len(summary["curves"]), 1)  # the final markers side by side, not on top of each other
@@ -948,7 +950,6 @@ def compare_figure(summary: dict):
     # The curves are tuning-time figures; the final scores come from one measurement of the best programs together
     # with the reference (their load may differ): each is divided by its own measurement of the reference.
     ax.set_ylabel(f"throughput / {reference} mapper's")
-    ax.set_ylim(bottom=0)
     size = summary.get("settings", {}).get("size")
     final = (f"final: best program / {reference}, measured together at the end (the table)"
              if summary.get("final_rounds") else
@@ -956,7 +957,7 @@ def compare_figure(summary: dict):
     ax.set_title(f"{summary.get('bench', '')}{f' ({size})' if size else ''}: best so far / {reference} measured "
                  "before tuning (band: min to max)" + (f";\n{final}" if scored else ""), fontsize="small")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    clear_of_data(ax)
     fig.tight_layout()
     return fig
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from optimizer_support import CONFIGS
+from optimizer_support import CONFIGS, markers_clear_and_inside
 
 from mapperopt.benchmarks.apps import known_benchmarks, load_config
 from mapperopt.cli import main
@@ -81,6 +81,17 @@ def test_the_table_scores_failures_zero(tmp_path):
                  "load average 3.5 to 4.25", "3-7 executions of at least 0.5 s", "beyond the noise",
                  "the expert mapper's (2 GFLOPS)", "5 interleaved rounds", "2 run(s) x 2 iterations"):
         assert text in header, text
+
+
+def test_the_legend_covers_no_final_marker_and_the_top_one_is_not_clipped():
+    """The final markers sit at the right edge, where a legend in the corner covered them (and a best run at 1.05,
+    the top of the data, was drawn half outside the axes)."""
+    runs = [RunOutcome(name, 1, 0, [record(1, 1.0, 1.0), r := record(2, 1.05, 1.05)], r, final, Path(f"{name}-1"))
+            for name, final in (("guided", 1.05), ("opentuner", 0.93), ("optuna", 1.03), ("random", 1.03))]
+    markers_clear_and_inside(compare_figure(summarize(runs, expert=1.0)))
+    runs = [RunOutcome(name, 1, 0, [record(1, 1.1, 1.1), r := record(2, 2.7, 2.7)], r, final, Path(f"{name}-1"))
+            for name, final in (("guided", 1.0), ("opentuner", 0.85), ("optuna", 0.85), ("random", 0.85))]
+    markers_clear_and_inside(compare_figure(summarize(runs, expert=1.0)))
 
 
 def test_small_compare_on_circuit(tmp_path, capsys):
