@@ -48,6 +48,7 @@ import os
 import shlex
 import signal
 import statistics
+import textwrap
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -70,6 +71,8 @@ from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
 SUMMARY_COLUMNS = ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed_share", "evaluations")
+# The reference's final measurement this far from its first (either way) is said under the table and plot.
+DRIFT = 1.2
 RUN_COLUMNS = ("optimizer", "repeat", "seed", "iterations", "failed", "best_iter", "best_throughput",
                "final_throughput", "reference_throughput", "unit", "normalized", "folder")
 
@@ -857,6 +860,20 @@ def describe(summary: dict) -> list[str]:
     return lines
 
 
+def reference_drift(summary: dict) -> str | None:
+    """One line when the reference's final measurement (any group's) differs from its first one, which the curves
+    divide by, by more than `DRIFT` either way: the figures, and that the scores are the table's; else None."""
+    first, groups = summary.get("reference_first_throughput"), summary.get("final_groups") or []
+    finals = [g["reference"] for g in groups if g.get("reference")]
+    if not first or not any(max(f / first, first / f) > DRIFT for f in finals):
+        return None
+    unit = f" {summary['unit']}" if summary.get("unit") else ""
+    both = " and ".join if len(finals) == 2 else ", ".join
+    return (f"The {summary.get('reference', 'expert')} mapper measured {both(f'{f:.4g}' for f in finals)}{unit} in "
+            f"the final measurement, {both(f'{f / first:.2f}x' for f in finals)} its {first:.4g}{unit} before "
+            "tuning, which the curves divide by: the scores are the table's, not where the curves end.")
+
+
 def _stat_cells(s: dict) -> list[str]:
     """An optimizer's mean, std, worst, median and best as the tables print them: `n/a` where `summarize` has none
     (a single run)."""
@@ -871,7 +888,8 @@ def format_table(summary: dict) -> str:
     for name, s in summary["optimizers"].items():
         lines.append(f"| {name} | {s['runs']} | {' | '.join(_stat_cells(s))} | {s['failed_share']:.0%} of "
                      f"{s['evaluations']} |")
-    return "\n".join(lines)
+    drift = reference_drift(summary)
+    return "\n".join([*lines, *(["", drift] if drift else [])])
 
 
 def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
@@ -958,7 +976,10 @@ def compare_figure(summary: dict):
                  "before tuning (band: min to max)" + (f";\n{final}" if scored else ""), fontsize="small")
     ax.grid(alpha=0.3)
     clear_of_data(ax)
-    fig.tight_layout()
+    drift = reference_drift(summary)
+    if drift:  # under the legend, as the table has it under its rows
+        fig.text(0.5, 0.01, textwrap.fill(drift, 90), ha="center", va="bottom", fontsize="small", color="darkred")
+    fig.tight_layout(rect=(0, 0.07 if drift else 0, 1, 1))
     return fig
 
 
@@ -1095,6 +1116,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     console.print(table)
     for title, text in summary.get("noise_warnings", []):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
+    if reference_drift(summary):
+        console.print(f"[yellow]Curves and scores:[/] {escape(reference_drift(summary))}")
     folder = Path(summary["folder"])
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")

@@ -94,6 +94,26 @@ def test_the_legend_covers_no_final_marker_and_the_top_one_is_not_clipped():
     markers_clear_and_inside(compare_figure(summarize(runs, expert=1.0)))
 
 
+def test_a_reference_that_measured_far_higher_at_the_end_is_said_under_the_table_and_plot():
+    """The curves divide by the expert before tuning (1.708), the scores by the expert measured at the end (3.705 and
+    4.99 in two groups): a curve ending at 2.7x is then no score, and the table and the plot say so in one line."""
+    runs = [RunOutcome("guided", r, r, [record(1, 1.9, 1.9), b := record(2, 4.6, 4.6)], b, 4.0, Path(f"guided-{r}"),
+                       reference=ref) for r, ref in ((1, 3.705), (2, 4.99))]
+    summary = summarize(runs, expert=4.3, curve_expert=1.708)
+    summary.update(bench="circuit", reference="expert", unit="GFLOPS", reference_first_throughput=1.708,
+                   reference_throughput=4.35, final_rounds=3,
+                   final_groups=[{"runs": ["guided-1"], "reference": 3.705}, {"runs": ["guided-2"], "reference": 4.99}])
+    line = ("The expert mapper measured 3.705 and 4.99 GFLOPS in the final measurement, 2.17x and 2.92x its "
+            "1.708 GFLOPS before tuning, which the curves divide by")
+    assert line in format_table(summary).split("\n")[-1]
+    texts = " ".join(" ".join(t.get_text().split()) for t in compare_figure(summary).texts)
+    assert line in texts, texts
+    # within a fifth of the first measurement: nothing to say
+    summary["final_groups"] = [{"runs": ["guided-1"], "reference": 1.9}, {"runs": ["guided-2"], "reference": 1.6}]
+    assert "before tuning, which the curves" not in format_table(summary)
+    assert not compare_figure(summary).texts
+
+
 def test_small_compare_on_circuit(tmp_path, capsys):
     (tmp_path / "bad.dsl").write_text(BAD_START)
     # One execution per mapper of at least 0.05 s, two final rounds: the protocol's statistics, cheaply.
