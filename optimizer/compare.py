@@ -66,7 +66,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
                                       require_packages)
 from mapperopt.optimizer.commands import FINAL_ROUNDS
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
+from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
@@ -129,14 +129,16 @@ class SharedEvaluations:
         stored = RunResult.from_json(json.loads(path.read_text())) if path.exists() else None
         if stored is not None and self.inner.profile and stored.status == "ok" and stored.profile is None:
             stored = None  # measured without the profile this run's optimizer reads: run again, with it
+        comparison = self.folder.parent
         if stored is not None:
-            result = stored
-            # relative to the comparison's folder, which may be moved
-            where = os.path.relpath(result.run_dir, self.folder.parent) if result.run_dir else None
+            # where it ran now (the comparison's folder may have moved), and relative to that folder
+            run_dir = folder_path(stored.run_dir, comparison) if stored.run_dir else None
+            result = replace(stored, run_dir=str(run_dir) if run_dir else None)
+            where = os.path.relpath(run_dir, comparison) if run_dir else None
             (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": where}) + "\n")
             feedback = explain(result, level=self.inner.level, best=best.throughput if best else None,
                                baselines=self.inner.baselines)
-            return Evaluation(result, feedback, feedback_text(feedback, result))
+            return Evaluation(result, feedback, feedback_text(feedback, result), measured_in=where)
         evaluation = self.inner.evaluate(dsl, out_dir, best)
         probe = IterationRecord(iter=0, dsl=dsl, key=None, status=evaluation.result.status,
                                 stage=evaluation.result.stage, category="", throughput=None, unit=None,
@@ -144,7 +146,8 @@ class SharedEvaluations:
         if self.inner.dedicated or not probe.transient:  # else a timeout or kill is measured again next time
             self.folder.mkdir(exist_ok=True)
             tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(evaluation.result.to_json()) + "\n")
+            run_dir = evaluation.result.run_dir and os.path.relpath(evaluation.result.run_dir, comparison)
+            tmp.write_text(json.dumps(replace(evaluation.result, run_dir=run_dir).to_json()) + "\n")
             tmp.replace(path)  # a torn file never looks like a stored outcome
         return evaluation
 
@@ -551,7 +554,9 @@ def progress_line(label: str, r: IterationRecord, iters: int) -> str:
         best = f"best {protocol.figure(unit, r.best_throughput)} (iter {r.best_iter})"
         if r.kept_out_by_noise:
             best += "; this one is not faster beyond the noise, so the best is kept"
-    return f"  {label} iter {r.iter}/{iters}: {this}" + (" (cached)" if r.cached else "") + f"  {best}"
+    source = (" (cached)" if r.cached else
+              f" (measured in {r.cached_from})" if isinstance(r.cached_from, str) else "")  # another run's
+    return f"  {label} iter {r.iter}/{iters}: {this}{source}  {best}"
 
 
 def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, say: Callable | None = None) -> None:

@@ -260,6 +260,17 @@ def describe_owner(root: Path) -> str:
     return f"process {owner.get('pid')}{where} ({owner.get('command')}, since {owner.get('since')})"
 
 
+def folder_path(stored: str, folder: Path) -> Path:
+    """The path that a file of `folder` (a tuning or comparison folder) records as `stored`, as a path to use now.
+    It is written relative to the folder, which can then be moved; records of before were relative to the working
+    folder of the process that wrote them, or absolute: the folder's name in them says where its part begins (such
+    a path without the name, of a folder renamed since, is taken as it is)."""
+    path = Path(stored)
+    if folder.name in path.parts:
+        return folder.joinpath(*path.parts[len(path.parts) - path.parts[::-1].index(folder.name):])
+    return path if path.is_absolute() else folder / path
+
+
 def _write_atomically(path: Path, text: str) -> None:
     """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file."""
     partial = path.with_name(f".{path.name}.{os.getpid()}")

@@ -180,6 +180,55 @@ def test_small_compare_on_circuit(tmp_path, capsys):
            f"{folder} (seed 0; this command: seed 7)" in err, err
 
 
+def test_a_measurement_of_another_run_is_named_and_paths_are_relative_to_the_folder(tmp_path, capsys):
+    """Both runs start from the same (failing) program: the second re-reads the first's stored outcome, and its
+    history and progress line say from where. Every path the folder's files record is relative to it, so that the
+    folder, moved, resumes and extends its runs."""
+    import shutil
+
+    (tmp_path / "bad.dsl").write_text(BAD_START)
+    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "1", "--optimizers", "random,optuna",
+            "--start", str(tmp_path / "bad.dsl"), "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05",
+            "--final-rounds", "1", "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 0
+    output = " ".join(capsys.readouterr().out.split())
+    [folder] = (tmp_path / "runs" / "circuit").iterdir()
+    with open(folder / "optuna-1" / "history.csv") as f:
+        first = next(csv.DictReader(f))
+    assert (first["cached"], first["cached_from"]) == ("False", "random-1/iter-001"), first
+    assert "optuna #1 iter 1/2: failed (check) (measured in random-1/iter-001)" in output, output
+
+    def recorded(folder: Path) -> list[str]:
+        paths = [json.loads(line)["result"]["run_dir"] for run in ("random-1", "optuna-1")
+                 for line in (folder / run / "state.jsonl").read_text().splitlines()]
+        paths += [json.loads(p.read_text())["run_dir"] for p in (folder / "evaluations").iterdir()]
+        paths += [json.loads(p.read_text())["run_dir"] for p in folder.glob("*-1/iter-*/result.json")]
+        return paths
+
+    paths = recorded(folder)
+    assert paths[:3] == ["iter-001", "iter-002", "../random-1/iter-001"], paths
+    assert all(not Path(p).is_absolute() and "runs" not in Path(p).parts for p in paths), paths
+    moved = tmp_path / "elsewhere" / "circuit" / folder.name
+    moved.parent.mkdir(parents=True)
+    shutil.move(folder, moved)
+    assert main([*args[:5], "3", *args[6:-1], str(tmp_path / "elsewhere")]) == 0
+    again = " ".join(capsys.readouterr().out.split())
+    assert "Resuming" in again and "iter 3/3" in again, again
+    paths = recorded(moved)
+    assert len(paths) > 6 and all(not Path(p).is_absolute() and "elsewhere" not in Path(p).parts for p in paths)
+
+
+def test_paths_of_earlier_records_are_read_as_they_meant():
+    """Records written before paths were relative to the folder: relative to the working folder of the process
+    that wrote them, or absolute; the folder's name in them says where its part begins (it may have moved since)."""
+    from mapperopt.optimizer.store import folder_path
+
+    folder = Path("elsewhere/circuit/compare-504d3d0123")
+    for stored in ("guided-1/iter-003", "runs/circuit/compare-504d3d0123/guided-1/iter-003",
+                   "/work/app/moved/circuit/compare-504d3d0123/guided-1/iter-003"):
+        assert folder_path(stored, folder) == folder / "guided-1" / "iter-003", stored
+
+
 def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
     args = ["compare", "stencil", "--optimizers", "random", "--runs-dir", str(tmp_path / "runs")]
     assert main([*args, "--report-only"]) == 1
