@@ -584,7 +584,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                     if best.ok and m.ok and m.estimate.value > 0 else None)
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
-               "measured": {n: m.to_json() for n, m in measured.items()}, "vs": vs}
+               "measured": {n: {**m.to_json(), "run_dirs": [os.path.relpath(d, store.root) for d in m.run_dirs]}
+                            for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
     if settings.get("start") == "default" and "app_description" in settings and first.dsl:
         # The default start expresses Legion's default mapper in the search's terms (one Layout line for all tasks,
         # say): what it maps otherwise, where the comparison with the default mapper must not be called noise.
