@@ -322,8 +322,9 @@ def _becomes_best(record: IterationRecord, best: IterationRecord | None, evaluat
         remeasure = getattr(evaluator, "remeasure", None)
         if not wins and remeasure is not None:
             again = remeasure({"candidate": record.dsl, "best": best.dsl}, out_dir / "remeasure")
-            verdict.update(decided_by="re-measured together", remeasured={
-                k: {**m.to_json(), "run_dirs": [os.path.relpath(d, root) for d in m.run_dirs]} for k, m in again.items()})
+            verdict.update(decided_by="re-measured together",
+                           remeasured={k: {**m.to_json(), "run_dirs": [os.path.relpath(d, root) for d in m.run_dirs]}
+                                       for k, m in again.items()})
             wins = (all(m.ok for m in again.values())
                     and again["candidate"].estimate.value > again["best"].estimate.value)
     verdict["becomes_best"] = wins

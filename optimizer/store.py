@@ -304,9 +304,9 @@ def _read_journal(path: Path) -> Iterable[IterationRecord]:
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
                   baselines: dict[str, float] | None = None, final_pick: int | None = None) -> None:
     """Writes `progress_figure(...)` as a PNG to `path`."""
-    import matplotlib.pyplot as plt
-
     fig = progress_figure(records, title, baselines, final_pick)
+    import matplotlib.pyplot as plt  # after the figure chose its backend
+
     fig.savefig(path)
     plt.close(fig)
 
