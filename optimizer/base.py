@@ -145,7 +145,10 @@ class IterationRecord:
         best_iter: the best iteration of 1..iter: a candidate replaces the best only when it is faster beyond the
             noise or after both were re-measured together (None: none succeeded, or a journal of before).
         cached: True when the program had been evaluated before and its stored result was reused.
-        cached_from: the iteration whose result was reused.
+        cached_from: the iteration whose result was reused: its number, or, for an outcome another run of the same
+            comparison measured (`compare`'s shared evaluations; `cached` False: new to this run, it is judged as
+            this run's own measurement), that run's iteration folder relative to the comparison's, e.g.
+            "guided-1/iter-003".
         feedback_text: the feedback string the optimizer was given (docs/autoguide.md §2).
         note: how the optimizer obtained the program (Proposal.note).
         result: the run's RunResult as JSON (None for agent failures and cached iterations).
@@ -165,7 +168,7 @@ class IterationRecord:
     unit: str | None
     best_throughput: float
     cached: bool = False
-    cached_from: int | None = None
+    cached_from: int | str | None = None
     feedback_text: str = ""
     note: str = ""
     result: dict | None = None

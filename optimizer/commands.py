@@ -674,7 +674,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                     if best.ok and m.ok and m.estimate.value > 0 else None)
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
-               "measured": {n: m.to_json() for n, m in measured.items()}, "vs": vs}
+               "measured": {n: {**m.to_json(), "run_dirs": [os.path.relpath(d, store.root) for d in m.run_dirs]}
+                            for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
     replaced = sorted((p.parent.name for p in store.root.glob("final-*/summary.json")), key=lambda n: int(n[6:]))
     if replaced:
         summary["replaced"] = replaced

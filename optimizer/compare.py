@@ -48,6 +48,7 @@ import os
 import shlex
 import signal
 import statistics
+import textwrap
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,11 +66,13 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
                                       require_packages)
 from mapperopt.optimizer.commands import ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore
+from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
 SUMMARY_COLUMNS = ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed_share", "evaluations")
+# The reference's final measurement this far from its first (either way) is said under the table and plot.
+DRIFT = 1.2
 RUN_COLUMNS = ("optimizer", "repeat", "seed", "iterations", "failed", "best_iter", "best_throughput",
                "final_throughput", "reference_throughput", "unit", "normalized", "folder")
 
@@ -126,14 +129,16 @@ class SharedEvaluations:
         stored = RunResult.from_json(json.loads(path.read_text())) if path.exists() else None
         if stored is not None and self.inner.profile and stored.status == "ok" and stored.profile is None:
             stored = None  # measured without the profile this run's optimizer reads: run again, with it
+        comparison = self.folder.parent
         if stored is not None:
-            result = stored
-            # relative to the comparison's folder, which may be moved
-            where = os.path.relpath(result.run_dir, self.folder.parent) if result.run_dir else None
+            # where it ran now (the comparison's folder may have moved), and relative to that folder
+            run_dir = folder_path(stored.run_dir, comparison) if stored.run_dir else None
+            result = replace(stored, run_dir=str(run_dir) if run_dir else None)
+            where = os.path.relpath(run_dir, comparison) if run_dir else None
             (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": where}) + "\n")
             feedback = explain(result, level=self.inner.level, best=best.throughput if best else None,
                                baselines=self.inner.baselines)
-            return Evaluation(result, feedback, feedback_text(feedback, result))
+            return Evaluation(result, feedback, feedback_text(feedback, result), measured_in=where)
         evaluation = self.inner.evaluate(dsl, out_dir, best)
         probe = IterationRecord(iter=0, dsl=dsl, key=None, status=evaluation.result.status,
                                 stage=evaluation.result.stage, category="", throughput=None, unit=None,
@@ -141,7 +146,8 @@ class SharedEvaluations:
         if self.inner.dedicated or not probe.transient:  # else a timeout or kill is measured again next time
             self.folder.mkdir(exist_ok=True)
             tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(evaluation.result.to_json()) + "\n")
+            run_dir = evaluation.result.run_dir and os.path.relpath(evaluation.result.run_dir, comparison)
+            tmp.write_text(json.dumps(replace(evaluation.result, run_dir=run_dir).to_json()) + "\n")
             tmp.replace(path)  # a torn file never looks like a stored outcome
         return evaluation
 
@@ -567,7 +573,9 @@ def progress_line(label: str, r: IterationRecord, iters: int) -> str:
         best = f"best {protocol.figure(unit, r.best_throughput)} (iter {r.best_iter})"
         if r.kept_out_by_noise:
             best += "; this one is not faster beyond the noise, so the best is kept"
-    return f"  {label} iter {r.iter}/{iters}: {this}" + (" (cached)" if r.cached else "") + f"  {best}"
+    source = (" (cached)" if r.cached else
+              f" (measured in {r.cached_from})" if isinstance(r.cached_from, str) else "")  # another run's
+    return f"  {label} iter {r.iter}/{iters}: {this}{source}  {best}"
 
 
 def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, say: Callable | None = None) -> None:
@@ -909,6 +917,20 @@ def describe(summary: dict) -> list[str]:
     return lines
 
 
+def reference_drift(summary: dict) -> str | None:
+    """One line when the reference's final measurement (any group's) differs from its first one, which the curves
+    divide by, by more than `DRIFT` either way: the figures, and that the scores are the table's; else None."""
+    first, groups = summary.get("reference_first_throughput"), summary.get("final_groups") or []
+    finals = [g["reference"] for g in groups if g.get("reference")]
+    if not first or not any(max(f / first, first / f) > DRIFT for f in finals):
+        return None
+    unit = f" {summary['unit']}" if summary.get("unit") else ""
+    both = " and ".join if len(finals) == 2 else ", ".join
+    return (f"The {summary.get('reference', 'expert')} mapper measured {both(f'{f:.4g}' for f in finals)}{unit} in "
+            f"the final measurement, {both(f'{f / first:.2f}x' for f in finals)} its {first:.4g}{unit} before "
+            "tuning, which the curves divide by: the scores are the table's, not where the curves end.")
+
+
 def _stat_cells(s: dict) -> list[str]:
     """An optimizer's mean, std, worst, median and best as the tables print them: `n/a` where `summarize` has none
     (a single run)."""
@@ -923,7 +945,8 @@ def format_table(summary: dict) -> str:
     for name, s in summary["optimizers"].items():
         lines.append(f"| {name} | {s['runs']} | {' | '.join(_stat_cells(s))} | {s['failed_share']:.0%} of "
                      f"{s['evaluations']} |")
-    return "\n".join(lines)
+    drift = reference_drift(summary)
+    return "\n".join([*lines, *(["", drift] if drift else [])])
 
 
 def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
@@ -967,7 +990,9 @@ def compare_figure(summary: dict):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=100)
+    from mapperopt.optimizer.store import clear_of_data
+
+    fig, ax = plt.subplots(figsize=(6.4, 5.2), dpi=100)
     n = max((len(c) for runs in summary["curves"].values() for c in runs), default=0)
     final_x = n + 1
     spread = 0.8 / max(len(summary["curves"]), 1)  # the final markers side by side, not on top of each other
@@ -1000,7 +1025,6 @@ def compare_figure(summary: dict):
     # The curves are tuning-time figures; the final scores come from one measurement of the best programs together
     # with the reference (their load may differ): each is divided by its own measurement of the reference.
     ax.set_ylabel(f"throughput / {reference} mapper's")
-    ax.set_ylim(bottom=0)
     size = summary.get("settings", {}).get("size")
     final = (f"final: best program / {reference}, measured together at the end (the table)"
              if summary.get("final_rounds") else
@@ -1008,8 +1032,11 @@ def compare_figure(summary: dict):
     ax.set_title(f"{summary.get('bench', '')}{f' ({size})' if size else ''}: best so far / {reference} measured "
                  "before tuning (band: min to max)" + (f";\n{final}" if scored else ""), fontsize="small")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    fig.tight_layout()
+    clear_of_data(ax)
+    drift = reference_drift(summary)
+    if drift:  # under the legend, as the table has it under its rows
+        fig.text(0.5, 0.01, textwrap.fill(drift, 90), ha="center", va="bottom", fontsize="small", color="darkred")
+    fig.tight_layout(rect=(0, 0.07 if drift else 0, 1, 1))
     return fig
 
 
@@ -1163,6 +1190,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     console.print(table)
     for title, text in summary.get("noise_warnings", []):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
+    if reference_drift(summary):
+        console.print(f"[yellow]Curves and scores:[/] {escape(reference_drift(summary))}")
     folder = Path(summary["folder"])
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")

@@ -17,6 +17,7 @@ feedback. Infrastructure errors (Legion or a compiler missing) do end the loop: 
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +39,7 @@ class Evaluation:
     result: RunResult
     feedback: Feedback
     text: str
+    measured_in: str | None = None  # another run's iteration whose stored outcome this is (`SharedEvaluations`)
 
 
 class Evaluator(Protocol):
@@ -281,22 +283,29 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
                                cached=True, cached_from=hit.iter, feedback_text=text,
                                feedback=hit.feedback, wall_s=round(time.monotonic() - started, 3))
     evaluation = evaluator.evaluate(proposal.dsl, out_dir, best)
-    result, feedback = evaluation.result, evaluation.feedback
+    feedback = evaluation.feedback
+    # the run folder relative to the tuning folder, which can be moved
+    result = replace(evaluation.result, run_dir=os.path.relpath(evaluation.result.run_dir, store.root)
+                     if evaluation.result.run_dir else None)
+    if evaluation.measured_in is None and (out_dir / "result.json").exists():  # the harness's, of this run
+        (out_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
     (out_dir / "feedback.txt").write_text(evaluation.text + "\n")
     throughput = (result.trimmed_mean if result.trimmed_mean is not None else result.throughput) if result.ok else None
     record = IterationRecord(**common, dsl=proposal.dsl, key=key, status=result.status, stage=result.stage,
                              category=feedback.category, throughput=throughput, unit=result.unit, **kept,
-                             feedback_text=evaluation.text, result=_slim(result), feedback=feedback.to_json())
-    if record.ok and _becomes_best(record, best, evaluator, out_dir):
+                             cached_from=evaluation.measured_in, feedback_text=evaluation.text,
+                             result=_slim(result), feedback=feedback.to_json())
+    if record.ok and _becomes_best(record, best, evaluator, out_dir, store.root):
         record = replace(record, best_iter=i, best_throughput=throughput)
     return replace(record, wall_s=round(time.monotonic() - started, 3))
 
 
-def _becomes_best(record: IterationRecord, best: IterationRecord | None, evaluator: Evaluator, out_dir: Path
-                  ) -> bool:
+def _becomes_best(record: IterationRecord, best: IterationRecord | None, evaluator: Evaluator, out_dir: Path,
+                  root: Path) -> bool:
     """Whether a successful new `record` replaces `best`: it is faster beyond the noise (`protocol.compare` of
     their executions), or it looks faster and, when both are re-measured together (`evaluator.remeasure`, files in
-    `out_dir/remeasure/`), it still is. The verdict goes to `out_dir/best.json`."""
+    `out_dir/remeasure/`), it still is. The verdict goes to `out_dir/best.json` (its run folders relative to the
+    tuning folder `root`)."""
     if best is None:
         return True
     if record.throughput <= best.throughput:
@@ -313,7 +322,9 @@ def _becomes_best(record: IterationRecord, best: IterationRecord | None, evaluat
         remeasure = getattr(evaluator, "remeasure", None)
         if not wins and remeasure is not None:
             again = remeasure({"candidate": record.dsl, "best": best.dsl}, out_dir / "remeasure")
-            verdict.update(decided_by="re-measured together", remeasured={k: m.to_json() for k, m in again.items()})
+            verdict.update(decided_by="re-measured together",
+                           remeasured={k: {**m.to_json(), "run_dirs": [os.path.relpath(d, root) for d in m.run_dirs]}
+                                       for k, m in again.items()})
             wins = (all(m.ok for m in again.values())
                     and again["candidate"].estimate.value > again["best"].estimate.value)
     verdict["becomes_best"] = wins

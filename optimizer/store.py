@@ -260,6 +260,17 @@ def describe_owner(root: Path) -> str:
     return f"process {owner.get('pid')}{where} ({owner.get('command')}, since {owner.get('since')})"
 
 
+def folder_path(stored: str, folder: Path) -> Path:
+    """The path that a file of `folder` (a tuning or comparison folder) records as `stored`, as a path to use now.
+    It is written relative to the folder, which can then be moved; records of before were relative to the working
+    folder of the process that wrote them, or absolute: the folder's name in them says where its part begins (such
+    a path without the name, of a folder renamed since, is taken as it is)."""
+    path = Path(stored)
+    if folder.name in path.parts:
+        return folder.joinpath(*path.parts[len(path.parts) - path.parts[::-1].index(folder.name):])
+    return path if path.is_absolute() else folder / path
+
+
 def _write_atomically(path: Path, text: str) -> None:
     """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file."""
     partial = path.with_name(f".{path.name}.{os.getpid()}")
@@ -292,16 +303,26 @@ def _read_journal(path: Path) -> Iterable[IterationRecord]:
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
                   baselines: dict[str, float] | None = None, final_pick: int | None = None) -> None:
-    """PNG of best-so-far throughput against iteration, with each iteration's own throughput as points (failures
-    as crosses on the axis), the reference mappers' throughputs (`baselines`, by name) as dashed lines and the
-    final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. Uses
-    matplotlib's Agg backend, imported here because it costs about a second."""
+    """Writes `progress_figure(...)` as a PNG to `path`."""
+    fig = progress_figure(records, title, baselines, final_pick)
+    import matplotlib.pyplot as plt  # after the figure chose its backend
+
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def progress_figure(records: list[IterationRecord], title: str = "", baselines: dict[str, float] | None = None,
+                    final_pick: int | None = None):
+    """The figure of best-so-far throughput against iteration, with each iteration's own throughput as points
+    (failures as crosses on the axis), the reference mappers' throughputs (`baselines`, by name) as dashed lines and
+    the final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. Returns a
+    matplotlib Figure (Agg backend, imported here because it costs about a second)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
     iters = [r.iter for r in records]
     ax.step(iters, [r.best_throughput for r in records], where="post", color="tab:blue", label="best so far")
     ok = [r for r in records if r.ok]
@@ -320,12 +341,17 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
     unit = next((r.unit for r in records if r.unit), "")
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"throughput ({unit})" if unit else "throughput")
-    ax.set_ylim(bottom=0)
     if iters:
         ax.set_xticks(iters if len(iters) <= 20 else iters[:: max(1, len(iters) // 10)])
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
+    clear_of_data(ax)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    return fig
+
+
+def clear_of_data(ax) -> None:
+    """Sets `ax`'s y axis from 0 to a tenth above its highest value, so that a marker there is drawn whole, and puts
+    its legend under the axes, where it covers no point."""
+    ax.set_ylim(0, (ax.dataLim.y1 if ax.dataLim.y1 > 0 else 1.0) * 1.1)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize="small")

@@ -178,3 +178,32 @@ def rewrite(method: str, statements: list[str]) -> Callable[[list], str]:
 
     return answer
 
+
+
+def markers_clear_and_inside(fig) -> None:
+    """Asserts that every marker drawn in `fig`'s axes (a line's markers, a scatter's points) lies inside the axes,
+    marker included (not clipped at an edge), and that no legend covers any of them."""
+    import numpy as np
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    frame = ax.get_window_extent(renderer)
+    legends = [box.get_window_extent(renderer) for box in [ax.get_legend(), *fig.legends] if box is not None]
+    points = []  # (x, y, radius) in pixels
+    for line in ax.get_lines():
+        if line.get_marker() not in (None, "None", "", " ") and len(line.get_xdata()):
+            radius = line.get_markersize() * fig.dpi / 72 / 2
+            xy = ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()]))
+            points += [(x, y, radius, line.get_label()) for x, y in xy]
+    for scatter in ax.collections:
+        sizes = scatter.get_sizes() if hasattr(scatter, "get_sizes") else []
+        offsets = scatter.get_offsets()
+        if len(sizes) and len(offsets):
+            radius = float(np.sqrt(max(sizes))) * fig.dpi / 72 / 2
+            points += [(x, y, radius, scatter.get_label()) for x, y in ax.transData.transform(offsets)]
+    assert points
+    for x, y, r, label in points:
+        assert y + r <= frame.y1 + 0.5, (label, y, r, frame.y1)  # the bottom edge is the axis failures are drawn on
+        for box in legends:
+            assert x + r < box.x0 or x - r > box.x1 or y + r < box.y0 or y - r > box.y1, (label, x, y, box)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from optimizer_support import CONFIGS
+from optimizer_support import CONFIGS, markers_clear_and_inside
 
 from mapperopt.benchmarks.apps import known_benchmarks, load_config
 from mapperopt.cli import main
@@ -78,6 +78,37 @@ def test_the_table_scores_failures_zero(tmp_path):
         assert text in header, text
 
 
+def test_the_legend_covers_no_final_marker_and_the_top_one_is_not_clipped():
+    """The final markers sit at the right edge, where a legend in the corner covered them (and a best run at 1.05,
+    the top of the data, was drawn half outside the axes)."""
+    runs = [RunOutcome(name, 1, 0, [record(1, 1.0, 1.0), r := record(2, 1.05, 1.05)], r, final, Path(f"{name}-1"))
+            for name, final in (("guided", 1.05), ("opentuner", 0.93), ("optuna", 1.03), ("random", 1.03))]
+    markers_clear_and_inside(compare_figure(summarize(runs, expert=1.0)))
+    runs = [RunOutcome(name, 1, 0, [record(1, 1.1, 1.1), r := record(2, 2.7, 2.7)], r, final, Path(f"{name}-1"))
+            for name, final in (("guided", 1.0), ("opentuner", 0.85), ("optuna", 0.85), ("random", 0.85))]
+    markers_clear_and_inside(compare_figure(summarize(runs, expert=1.0)))
+
+
+def test_a_reference_that_measured_far_higher_at_the_end_is_said_under_the_table_and_plot():
+    """The curves divide by the expert before tuning (1.708), the scores by the expert measured at the end (3.705 and
+    4.99 in two groups): a curve ending at 2.7x is then no score, and the table and the plot say so in one line."""
+    runs = [RunOutcome("guided", r, r, [record(1, 1.9, 1.9), b := record(2, 4.6, 4.6)], b, 4.0, Path(f"guided-{r}"),
+                       reference=ref) for r, ref in ((1, 3.705), (2, 4.99))]
+    summary = summarize(runs, expert=4.3, curve_expert=1.708)
+    summary.update(bench="circuit", reference="expert", unit="GFLOPS", reference_first_throughput=1.708,
+                   reference_throughput=4.35, final_rounds=3,
+                   final_groups=[{"runs": ["guided-1"], "reference": 3.705}, {"runs": ["guided-2"], "reference": 4.99}])
+    line = ("The expert mapper measured 3.705 and 4.99 GFLOPS in the final measurement, 2.17x and 2.92x its "
+            "1.708 GFLOPS before tuning, which the curves divide by")
+    assert line in format_table(summary).split("\n")[-1]
+    texts = " ".join(" ".join(t.get_text().split()) for t in compare_figure(summary).texts)
+    assert line in texts, texts
+    # within a fifth of the first measurement: nothing to say
+    summary["final_groups"] = [{"runs": ["guided-1"], "reference": 1.9}, {"runs": ["guided-2"], "reference": 1.6}]
+    assert "before tuning, which the curves" not in format_table(summary)
+    assert not compare_figure(summary).texts
+
+
 def test_small_compare_on_circuit(tmp_path, capsys):
     # One execution per mapper of at least 0.05 s, two final rounds: the protocol's statistics, cheaply. (A start
     # file that fails the checker is refused before anything is measured: tests/optimizer/test_cli_names.py.)
@@ -142,6 +173,55 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert f"no comparison of circuit with these settings under {tmp_path / 'runs'}; made with other settings: " \
            f"{folder} (seed 0; this command: seed 7)" in err, err
+
+
+def test_a_measurement_of_another_run_is_named_and_paths_are_relative_to_the_folder(tmp_path, capsys):
+    """Both runs start from the same (failing) program: the second re-reads the first's stored outcome, and its
+    history and progress line say from where. Every path the folder's files record is relative to it, so that the
+    folder, moved, resumes and extends its runs."""
+    import shutil
+
+    (tmp_path / "bad.dsl").write_text(BAD_START)
+    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "1", "--optimizers", "random,optuna",
+            "--start", str(tmp_path / "bad.dsl"), "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05",
+            "--final-rounds", "1", "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 0
+    output = " ".join(capsys.readouterr().out.split())
+    [folder] = (tmp_path / "runs" / "circuit").iterdir()
+    with open(folder / "optuna-1" / "history.csv") as f:
+        first = next(csv.DictReader(f))
+    assert (first["cached"], first["cached_from"]) == ("False", "random-1/iter-001"), first
+    assert "optuna #1 iter 1/2: failed (check) (measured in random-1/iter-001)" in output, output
+
+    def recorded(folder: Path) -> list[str]:
+        paths = [json.loads(line)["result"]["run_dir"] for run in ("random-1", "optuna-1")
+                 for line in (folder / run / "state.jsonl").read_text().splitlines()]
+        paths += [json.loads(p.read_text())["run_dir"] for p in (folder / "evaluations").iterdir()]
+        paths += [json.loads(p.read_text())["run_dir"] for p in folder.glob("*-1/iter-*/result.json")]
+        return paths
+
+    paths = recorded(folder)
+    assert paths[:3] == ["iter-001", "iter-002", "../random-1/iter-001"], paths
+    assert all(not Path(p).is_absolute() and "runs" not in Path(p).parts for p in paths), paths
+    moved = tmp_path / "elsewhere" / "circuit" / folder.name
+    moved.parent.mkdir(parents=True)
+    shutil.move(folder, moved)
+    assert main([*args[:5], "3", *args[6:-1], str(tmp_path / "elsewhere")]) == 0
+    again = " ".join(capsys.readouterr().out.split())
+    assert "Resuming" in again and "iter 3/3" in again, again
+    paths = recorded(moved)
+    assert len(paths) > 6 and all(not Path(p).is_absolute() and "elsewhere" not in Path(p).parts for p in paths)
+
+
+def test_paths_of_earlier_records_are_read_as_they_meant():
+    """Records written before paths were relative to the folder: relative to the working folder of the process
+    that wrote them, or absolute; the folder's name in them says where its part begins (it may have moved since)."""
+    from mapperopt.optimizer.store import folder_path
+
+    folder = Path("elsewhere/circuit/compare-504d3d0123")
+    for stored in ("guided-1/iter-003", "runs/circuit/compare-504d3d0123/guided-1/iter-003",
+                   "/work/app/moved/circuit/compare-504d3d0123/guided-1/iter-003"):
+        assert folder_path(stored, folder) == folder / "guided-1" / "iter-003", stored
 
 
 def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):

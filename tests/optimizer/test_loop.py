@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from optimizer_support import PlacementEvaluator, code_names
@@ -175,3 +176,33 @@ def test_heavy_libraries_are_imported_only_when_used():
             "print(sorted(m for m in ('opto', 'litellm', 'openai', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_verdict_measured_again_names_its_run_folders_relative_to_the_tuning_folder(tmp_path, monkeypatch):
+    """A candidate that only looks faster is measured again with the best (real runs); best.json's run folders of
+    that measurement are relative to the tuning folder (not to the working folder), which can then be moved."""
+    import statistics
+
+    from mapperopt.benchmarks.apps import load_config
+    from mapperopt.optimizer.base import IterationRecord
+    from mapperopt.optimizer.loop import BenchmarkEvaluator, _becomes_best
+
+    monkeypatch.chdir(tmp_path)  # a relative --runs-dir, as `tune` is usually run
+    store = TuneStore.create(Path("runs"), "circuit", {})
+    dsl = load_config("circuit").expert_dsl()
+
+    def measured(i: int, values: list[float]) -> IterationRecord:
+        result = {"status": "ok", "settings": {},
+                  "attempts": [{"exit_code": 0, "result": {"throughput": v}} for v in values]}
+        return IterationRecord(iter=i, dsl=dsl, key=str(i), status="ok", stage=None, category="performance",
+                               throughput=statistics.median(values), unit="GFLOPS", best_throughput=0.0,
+                               result=result)
+
+    out = store.iter_dir(2)
+    _becomes_best(measured(2, [1.05, 0.95, 1.1]), measured(1, [1.0, 1.1, 0.9]),
+                  BenchmarkEvaluator("circuit", size="ci", min_time_s=0), out, store.root)
+    verdict = json.loads((out / "best.json").read_text())
+    assert verdict["decided_by"] == "re-measured together", verdict
+    dirs = [d for m in verdict["remeasured"].values() for d in m["run_dirs"]]
+    assert dirs and all(d.startswith("iter-002/remeasure/") and (store.root / d / "result.json").exists()
+                        for d in dirs), dirs

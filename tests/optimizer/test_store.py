@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from optimizer_support import markers_clear_and_inside
 
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import IterationRecord
-from mapperopt.optimizer.store import TuneStore
+from mapperopt.optimizer.store import TuneStore, progress_figure
 
 DATA = Path(__file__).parent / "data"
 
@@ -77,6 +79,14 @@ def test_outputs_are_derived_from_the_journal(tmp_path):
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_progress_plot_clips_no_marker_and_its_legend_covers_none():
+    """The best iteration (at the top of the data) and the final pick's star used to be cut at the top edge."""
+    records = [record(1, 0.52, best_iter=1), record(2, 0.525, best_iter=2),
+               replace(record(3, 0.545, best_iter=3), best_throughput=0.545)]
+    fig = progress_figure(records, baselines={"expert": 0.518}, final_pick=3)
+    markers_clear_and_inside(fig)
+
+
 def test_open_rejects_a_folder_that_is_not_a_tuning_run(tmp_path):
     with pytest.raises(MapperoptError, match="not a tuning folder"):
         TuneStore.open(tmp_path)
@@ -93,7 +103,7 @@ def test_a_journal_written_by_version_1_still_loads():
 HOLD = """
 import sys, time
 from pathlib import Path
-from mapperopt.optimizer.store import TuneStore
+from mapperopt.optimizer.store import TuneStore, progress_figure
 store = TuneStore.open(Path(sys.argv[1]))
 store.lock()
 print("locked", flush=True)

@@ -103,6 +103,8 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
     for name, m in summary["measured"].items():
         assert m["estimate"] is not None, (name, m["reason"])
         assert len(m["estimate"]["values"]) == 2 and len(m["run_dirs"]) == 2
+        # relative to the tuning folder, which can be moved
+        assert all(not Path(d).is_absolute() and (root / d / "result.json").exists() for d in m["run_dirs"]), m
         assert m["estimate"]["low"] <= m["estimate"]["value"] <= m["estimate"]["high"]
     best = summary["measured"][summary["best"]]["estimate"]["value"]
     candidates = [n for n in summary["measured"] if n.startswith("iter-")]  # the start (iter-1) competes
