@@ -26,7 +26,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, measure_baselines,
                                       tune as run_loop)
-from mapperopt.optimizer.store import TuneStore
+from mapperopt.optimizer.store import TuneStore, folder_path
 from mapperopt.optimizer.llm import ModelError
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
@@ -702,8 +702,8 @@ def _set_aside_final(root: Path) -> None:
     kept, executions = root / f"final-{n}", root / "final"
     summary = json.loads((root / "summary.json").read_text())
     for m in summary.get("measured", {}).values():
-        m["run_dirs"] = [str(kept / Path(d).relative_to(executions)) if Path(d).is_relative_to(executions) else d
-                         for d in m.get("run_dirs", [])]
+        m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
+                         if (p := folder_path(d, root)).is_relative_to(executions) else d for d in m.get("run_dirs", [])]
     if executions.exists():
         executions.rename(kept)  # first: until summary.json follows, the folder still reads as finished
     kept.mkdir(exist_ok=True)
