@@ -23,7 +23,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
-from mapperopt.dsl.machine import MAX_DIMS, Proc
+from mapperopt.dsl.machine import MAX_DIMS, Proc, fmt_tuple
 from mapperopt.errors import MapperoptError, closest
 
 MAX_ERRORS = 20
@@ -1518,6 +1518,19 @@ class _Checker:
                             self._runtime_diag(err, f"of task '{info.name}'", stmt, stmt.func.name in parent_users,
                                                top_level=info == top)
                         break
+                else:
+                    if index_launch and math.prod(domain) > MAX_STATIC_POINTS:
+                        self._points_left(info.name, domain, point, stmt)
+
+    def _points_left(self, task: str, domain: tuple[int, ...], last: tuple[int, ...], stmt):
+        """W318 (note): the index launch of `task` over `domain` has more points than the static evaluation evaluates
+        (MAX_STATIC_POINTS, the first in row-major order, up to `last`), and none of those failed: the others are
+        not checked."""
+        self.add("W318", f"static evaluation checked the first {MAX_STATIC_POINTS} points of the index launch of "
+                         f"'{task}' over {fmt_tuple(domain)} (up to point {fmt_tuple(last)}); its other "
+                         f"{math.prod(domain) - MAX_STATIC_POINTS} points were not evaluated", stmt.loc,
+                 ("`mapperopt explain` with the same options evaluates every point and names the run-time errors of "
+                  "any that fail",), severity="note")
 
     def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False,
                       top_level: bool = False):

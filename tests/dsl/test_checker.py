@@ -832,3 +832,24 @@ def test_w317_for_any_instance_limit_on_a_launch_mapped_collectively():
             "of the launch (note R459)"), d.message
         assert d.hints == ("without an InstanceLimit on 'histogram', Legion maps it collectively again",)
     assert not [d for d in diags("Task * CPU;\nInstanceLimit fill 2;\n", app) if d.code == "W317"]
+
+
+def test_w318_says_which_launch_points_the_static_evaluation_left_out(circuit, m14, with_domain):
+    """Static evaluation stops at a launch's first 4096 points: a function that fails only past them gets a note
+    naming the launch and the points left, so that `ok` is not read as every point checked."""
+    src = ("Task * GPU,CPU;\nmgpu = Machine(GPU);\n"
+           "def f(Task task) { return mgpu[0, task.ipoint[0] < 5000 ? task.ipoint[0] % 4 : 4]; }\n"
+           "IndexTaskMap calculate_new_currents f;\n")
+    app = with_domain(circuit, (6000,))
+    d = only(src, "W318", app, m14)
+    assert (d.severity, at(d)) == ("note", (4, 1))
+    assert d.message == ("static evaluation checked the first 4096 points of the index launch of "
+                         "'calculate_new_currents' over (6000,) (up to point (4095,)); its other 1904 points were not "
+                         "evaluated")
+    assert not [x for x in diags(src, app, m14) if x.is_error]
+    # Every point evaluated, or one that failed (an error names it): nothing to note.
+    assert "W318" not in [x.code for x in diags(src, with_domain(circuit, (4096,)), m14)]
+    late = src.replace("5000", "100")
+    assert [x.code for x in diags(late, app, m14) if x.code in ("W318", "E205")] == ["E205"]
+    d = only(src, "W318", with_domain(circuit, (100, 50)), m14)
+    assert "over (100, 50) (up to point (81, 45)); its other 904 points" in d.message
