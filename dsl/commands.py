@@ -536,9 +536,9 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     domain = _parse_domain(domain_spec) if domain_spec else None
     try:
         entries = explain_decisions(program, app, machine, domain)
-    except CheckError as exc:
-        click.echo(str(exc), err=True)
-        click.echo(summary_line(file, [d for d in exc.diagnostics if d.is_error]), err=True)
+    except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
+        click.echo(render_all(exc.diagnostics, text), err=True)
+        click.echo(summary_line(file, exc.diagnostics), err=True)
         raise click.exceptions.Exit(1) from None
     if as_json:
         for e in entries:

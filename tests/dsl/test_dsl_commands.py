@@ -429,3 +429,18 @@ def test_explain_shows_a_processor_set_as_a_set(tmp_path):
     for f, png in zip((dsl, single), pngs):
         assert run("explain", str(f), *base, "--png", str(png)).exit_code == 0
     assert pngs[0].read_bytes() != pngs[1].read_bytes()
+
+
+def test_explain_refusing_a_program_counts_its_warnings_as_check_does(tmp_path):
+    """explain refuses a program with errors and prints what check prints for it: the same diagnostics, warnings
+    and notes too, and the same summary line."""
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("Task * GPU,CPU;\nRegion check * CPU FBMEM;\nLayout * * ZCMEM SOA Align==48;\n"
+                   "CollectMemory stencil 0;\nm = Machine(CPU);\n")
+    args = (str(bad), "--bench", "stencil", "--machine", "1x1")
+    checked, explained = run("check", *args), run("explain", *args)
+    assert checked.exit_code == explained.exit_code == 1
+    summary = f"{bad}: 1 error(s), 2 warning(s), 1 note(s)\n"
+    assert summary in checked.output and summary in explained.output, explained.output
+    for code in ("error[E222]", "warning[W306]", "warning[W305]", "note[W304]"):
+        assert code in explained.output, explained.output
