@@ -15,6 +15,7 @@ import operator
 import re
 import shlex
 from dataclasses import dataclass
+from typing import TextIO
 
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
@@ -101,15 +102,16 @@ UNKNOWN = T(None)
 
 
 def check(program: A.Program, app: AppDescription | None = None,
-          machine: MachineDescription | None = None) -> list[Diagnostic]:
+          machine: MachineDescription | None = None, stream: TextIO | None = None) -> list[Diagnostic]:
     """All diagnostics of `program` (errors, warnings and notes), sorted by position, at most 20 errors.
 
     Args:
         program: the parsed policy.
         app: the application description, for name, kind and launch checks and static evaluation.
         machine: the machine description, for W302/W303 and static evaluation.
+        stream: where the `print` output of the static evaluation goes, one line per print (None: nowhere).
     """
-    return _Checker(program, app, machine).run()
+    return _Checker(program, app, machine, stream).run()
 
 
 def unused_definitions(program: A.Program) -> list[A.FuncDef | A.Assign]:
@@ -187,8 +189,10 @@ def _dims_hint(m: str, n: int, coords: list[str], task: str | None) -> str:
 
 
 class _Checker:
-    def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None):
+    def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None,
+                 stream: TextIO | None = None):
         self.program = program
+        self.stream = stream
         self.app = app
         self.machine = machine
         self.diags: list[Diagnostic] = []
@@ -1306,7 +1310,7 @@ class _Checker:
     def _static_evaluation(self):
         """Evaluate the load phase and, given launch domains, every mapping function at every launch point."""
         try:
-            ev = Evaluator(self.program, self.machine, self.app, budget=MAX_STATIC_STEPS)
+            ev = Evaluator(self.program, self.machine, self.app, stream=self.stream, budget=MAX_STATIC_STEPS)
             self._evaluate_points(ev)
             self._memory_choices(ev)
             self._required_layouts(ev)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import itertools
 import json
 import shlex
@@ -24,6 +25,7 @@ from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
+MAX_PRINTED = 50  # lines of the mapper's print output shown by check and explain
 
 
 def load_app(name: str) -> AppDescription:
@@ -60,6 +62,20 @@ def summary_line(path: str, diags) -> str:
     count = {sev: sum(d.severity == sev for d in diags) for sev in ("error", "warning", "note")}
     notes = f", {count['note']} note(s)" if count["note"] else ""
     return f"\n{path}: {count['error']} error(s), {count['warning']} warning(s){notes}"
+
+
+def echo_printed(printed: str, what: str) -> None:
+    """The lines the mapper's `print` statements wrote during `what` (an evaluation), on stderr under a header, the
+    first MAX_PRINTED of them; nothing when it printed none."""
+    lines = printed.splitlines()
+    if not lines:
+        return
+    click.echo(f"print output of {what}, {len(lines)} line(s) (load phase, then each task's launch points; a run "
+               "prints them to stderr):", err=True)
+    for line in lines[:MAX_PRINTED]:
+        click.echo(f"  {line}", err=True)
+    if len(lines) > MAX_PRINTED:
+        click.echo(f"  ... {len(lines) - MAX_PRINTED} more line(s)", err=True)
 
 
 def syntax_error_summary(path: str) -> str:
@@ -232,7 +248,9 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
             notes.append(f"machine: this one ({how}), {machine.describe()}; --machine checks another")
         except MapperoptError as exc:
             notes.append(f"note: not checked: {unprobed(exc)}")
-    diags = check_program(program, app, machine)
+    printed = io.StringIO()
+    diags = check_program(program, app, machine, printed)
+    echo_printed(printed.getvalue(), "the static evaluation")
     if diags:
         click.echo(render_all(diags, text))
     errors = sum(d.is_error for d in diags)
@@ -299,7 +317,7 @@ def _proc_text(proc: dict) -> str:
 
 
 def explain_decisions(program, app: AppDescription, machine: MachineDescription,
-                      domain: tuple[int, ...] | None = None) -> list[dict]:
+                      domain: tuple[int, ...] | None = None, stream=None) -> list[dict]:
     """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "fields" (per
     requirement index, its field names as the description has them), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
@@ -307,13 +325,14 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain. A record
     whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
     "index"} in the set's order, and "proc" says only what is known before the runtime picks the least loaded member
-    when it maps: the kind and the node, "index" None.
+    when it maps: the kind and the node, "index" None. `stream`: where the mapper's `print` output goes (None:
+    nowhere).
 
     Raises CheckError when the program has errors."""
     diags = check_program(program, app, machine)
     if any(d.is_error for d in diags):
         raise CheckError(diags, program.source)
-    ev = Evaluator(program, machine, app)
+    ev = Evaluator(program, machine, app, stream=stream)
     out = []
     for info in app.tasks:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
@@ -534,12 +553,14 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     bench, app, _ = sized_app(bench, app_spec, size, app_args)
     machine = load_machine(machine_spec, bench, size, tuple(app_args))
     domain = _parse_domain(domain_spec) if domain_spec else None
+    printed = io.StringIO()
     try:
-        entries = explain_decisions(program, app, machine, domain)
+        entries = explain_decisions(program, app, machine, domain, printed)
     except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
         click.echo(render_all(exc.diagnostics, text), err=True)
         click.echo(summary_line(file, exc.diagnostics), err=True)
         raise click.exceptions.Exit(1) from None
+    echo_printed(printed.getvalue(), "the evaluation")
     if as_json:
         for e in entries:
             for _, rec in e["points"]:

@@ -444,3 +444,21 @@ def test_explain_refusing_a_program_counts_its_warnings_as_check_does(tmp_path):
     assert summary in checked.output and summary in explained.output, explained.output
     for code in ("error[E222]", "warning[W306]", "warning[W305]", "note[W304]"):
         assert code in explained.output, explained.output
+
+
+def test_check_and_explain_show_what_the_mapper_prints(tmp_path):
+    """The lines the mapper's print statements write while check and explain evaluate it are shown on stderr under
+    a header, in the order evaluated (load phase first), the first 50 of them; none, no header."""
+    path = tmp_path / "p.dsl"
+    path.write_text("Task * CPU;\nm = Machine(CPU);\nprint(\"size {}\", m.size);\n"
+                    "def f(Task task) { print(\"point {}\", task.ipoint); return m[0, 0]; }\n"
+                    "IndexTaskMap update_voltages f;\n")
+    checked = run("check", str(path), "--bench", "circuit", "--machine", "1x0x2")
+    assert checked.exit_code == 0, checked.output
+    assert ("print output of the static evaluation, 3 line(s) (load phase, then each task's launch points; a run "
+            "prints them to stderr):\n  size (1, 2)\n  point (0,)\n  point (1,)\n") in checked.output, checked.output
+    explained = run("explain", str(path), "--bench", "circuit", "--machine", "1x0x2", "--domain", "60")
+    assert "print output of the evaluation, 61 line(s)" in explained.output, explained.output
+    assert "  point (48,)\n  ... 11 more line(s)\n" in explained.output and "point (49,)" not in explained.output
+    path.write_text("Task * CPU;\n")
+    assert "print output" not in run("check", str(path), "--bench", "circuit", "--machine", "1x0x2").output
