@@ -229,6 +229,7 @@ class _Checker:
         self._overrides()
         if self.app is not None:
             self._app_names()
+            self._app_replication()
             self._app_kinds()
             self._app_launches()
             self._app_limits()
@@ -1019,6 +1020,9 @@ class _Checker:
             tasks = []
             for ident in sel.names or ():
                 info = app.task(ident.name)
+                if info is None and isinstance(s, A.ControlReplicateStmt) and app.top_level is not None \
+                        and ident.name == app.top_level.name:
+                    continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
                 if info is None:
                     close = closest(ident.name, known)
                     if foreign:
@@ -1270,6 +1274,36 @@ class _Checker:
                         seen.add(k.name)
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
                                  k.loc, _sized_hints([k.name]))
+
+    def _app_replication(self):
+        """W319 for each task of a ControlReplicate statement that Legion cannot replicate: an index-launched one
+        (Legion replicates only tasks launched one at a time), or in a benchmark any one (none registers a replicable
+        variant, which Legion needs; the top-level task's replication is Legion's default mapper's, which needs one
+        too)."""
+        from mapperopt.benchmarks.apps import known_benchmarks
+
+        benchmark = not self.app.discovered_as and self.app.app in known_benchmarks()
+        top = self.app.top_level
+        for s in self.program.statements:
+            if not isinstance(s, A.ControlReplicateStmt):
+                continue
+            for ident in s.tasks.names or ():
+                info = self.app.task(ident.name) or (top if top is not None and top.name == ident.name else None)
+                if info is None:
+                    continue  # E202
+                if not info.single_launched:
+                    self.add("W319", f"ControlReplicate cannot replicate '{info.name}': it is index-launched, and "
+                                     "Legion replicates only tasks launched one at a time; the statement has no "
+                                     "effect", ident.loc,
+                             ("to spread its points over the nodes, map them with an IndexTaskMap statement (a "
+                              "point runs on the node of its function's result)",))
+                elif benchmark:
+                    who = "the top-level task" if info is top else "a task launched one at a time"
+                    self.add("W319", f"ControlReplicate cannot replicate '{info.name}' ({who}): Legion replicates "
+                                     f"only a variant registered as replicable, and benchmark '{self.app.app}' "
+                                     "registers none; it runs unreplicated", ident.loc,
+                             ("without replication, IndexTaskMap statements still place each point on any node "
+                              "(the unreplicated parent launches them from node 0)",))
 
     def _one_node(self):
         """W316 (note) for each ControlReplicate statement on a machine of one node, where it has no effect (the

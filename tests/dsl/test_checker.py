@@ -853,3 +853,22 @@ def test_w318_says_which_launch_points_the_static_evaluation_left_out(circuit, m
     assert [x.code for x in diags(late, app, m14) if x.code in ("W318", "E205")] == ["E205"]
     d = only(src, "W318", with_domain(circuit, (100, 50)), m14)
     assert "over (100, 50) (up to point (81, 45)); its other 904 points" in d.message
+
+
+def test_w319_control_replicate_of_a_task_legion_cannot_replicate(circuit, m24):
+    """Legion replicates only tasks launched one at a time with a replicable variant, and no benchmark registers one:
+    check says so instead of ok; the top-level task, which the description names as its tasks' parent, is no
+    unknown task (E202) for ControlReplicate."""
+    src = "Task * CPU;\nControlReplicate calculate_new_currents,check_circuit;\nControlReplicate main;\n"
+    found = diags(src, circuit, m24)
+    assert [(d.code, at(d)) for d in found] == [("W319", (2, 18)), ("W319", (2, 41)), ("W319", (3, 18))], found
+    assert found[0].message == ("ControlReplicate cannot replicate 'calculate_new_currents': it is index-launched, and "
+                                "Legion replicates only tasks launched one at a time; the statement has no effect")
+    assert found[1].message == ("ControlReplicate cannot replicate 'check_circuit' (a task launched one at a time): "
+                                "Legion replicates only a variant registered as replicable, and benchmark 'circuit' "
+                                "registers none; it runs unreplicated")
+    assert "'main' (the top-level task)" in found[2].message
+    assert only("ControlReplicate mian;", "E202", circuit, m24).message == "unknown task 'mian' (application 'circuit')"
+    # A user's program may register a replicable variant: only the index-launched task is said.
+    user = replace(circuit, discovered_as="./circuit -p 4")
+    assert [d.code for d in diags(src, user, m24)] == ["W319"]
