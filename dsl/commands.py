@@ -227,7 +227,8 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench or --app) are
     the run's own flags, as `run` takes them: `-- -p 8` checks the launch domains of a run with `-p 8` (with --app,
     the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM (--machine's too).
-    The lines after the summary say which machine and which launch domains were checked.
+    The lines after the summary say which machine and which launch domains were checked; the lines the mapper's
+    print statements write during the evaluation come first, under `print output of the static evaluation`.
     """
     check_run_args(bench, app_spec, app_args, size)
     text = _read_source_or_exit(file)
@@ -537,6 +538,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
     argument and, for index launches, the processor of every launch point. Memory capacity is not checked (the
     descriptions have no region sizes): an instance shown in a memory may not fit there when the application runs.
+    The lines the mapper's print statements write come first, on stderr, under `print output of the evaluation`.
 
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
     `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
