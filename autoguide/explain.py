@@ -387,9 +387,10 @@ def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | 
     return options
 
 
-def _map_statement(found, dsl: str | None, task: str, index_launch: bool):
-    """The mapper's IndexTaskMap (`index_launch`) or SingleTaskMap statement that places `task`, or None (none, or
-    no DSL mapper that parses); `found`: `_evaluator`'s answer, else the mapper is read without a description."""
+def _map_statement(found, dsl: str | None, task: str, index_launch: bool, kind: str):
+    """The mapper's IndexTaskMap (`index_launch`) or SingleTaskMap statement that places `task`, which ran on `kind`
+    (the profile's), or None (none, or no DSL mapper that parses); `found`: `_evaluator`'s answer, else the mapper is
+    read without a description."""
     from mapperopt.dsl import DslSyntaxError, Evaluator, parse
 
     if found is None:
@@ -397,7 +398,7 @@ def _map_statement(found, dsl: str | None, task: str, index_launch: bool):
             found = (Evaluator(parse(dsl, "<mapper>"), None),) if dsl is not None else None
         except DslSyntaxError:
             return None
-    return found[0].map_statement(task, index_launch) if found else None
+    return found[0].map_statement(task, index_launch, kind) if found else None
 
 
 def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict], result: RunResult) -> str:
@@ -411,7 +412,7 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
     if kind["procs"] > 1:
         statement = "IndexTaskMap" if info is None or info.index_launched else "SingleTaskMap"
         procs = f"{kind['procs']} {row['kind']} processors"
-        mapped = _map_statement(found, result.dsl, row["task"], statement == "IndexTaskMap")
+        mapped = _map_statement(found, result.dsl, row["task"], statement == "IndexTaskMap", row["kind"])
         if mapped is None:
             parts.append(texts["placement"].format(**row, statement=statement, procs=procs))
         else:  # never propose what the mapper already says
@@ -576,9 +577,33 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     """
     if level not in LEVELS:
         raise MapperoptError(f"unknown feedback level {level!r}", hint=f"levels are {', '.join(LEVELS)}")
-    catalog = catalog or load_catalog()
+    try:
+        return _explain(result, level, best, baselines or {}, catalog or load_catalog())
+    except Exception as exc:  # a bug of AutoGuide's must not cost the run its summary and feedback.json
+        return _at_level(_failed_feedback(result, exc), level)
+
+
+def _failed_feedback(result: RunResult, exc: Exception) -> Feedback:
+    """The feedback on `result` when AutoGuide itself failed with `exc`: what the run says (its throughput, or its
+    failure's reason) and that AutoGuide failed, where, so that the failure can be reported."""
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    where = f" at {Path(frame.tb_frame.f_code.co_filename).name}:{frame.tb_lineno}" if frame is not None else ""
+    explanation = (f"AutoGuide failed on this run ({type(exc).__name__}: {exc}{where}), a bug of mapperopt's: the "
+                   "run's result stands, but there is no explanation or suggestion for it; please report it with the "
+                   "run folder.")
     if result.ok and result.throughput is not None:
-        return _untraced(_performance(result, level, best, baselines or {}, catalog), result, level, catalog)
+        raw = f"Performance Metric: Achieved throughput = {result.throughput:.4g} {result.unit or ''}".rstrip() + "."
+        return Feedback(result.status, None, "performance", explanation, "N/A", (), raw, "autoguide-failed")
+    return Feedback(result.status, result.stage, "autoguide.failed", explanation, "N/A", (),
+                    result.reason or "", "autoguide-failed")
+
+
+def _explain(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
+             catalog: Catalog) -> Feedback:
+    if result.ok and result.throughput is not None:
+        return _untraced(_performance(result, level, best, baselines, catalog), result, level, catalog)
     fb = _failure(result, level, catalog)
     if "app_file" in (result.settings or {}):  # a user's program
         fb = _app_failure(fb, result, level, catalog)

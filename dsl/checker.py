@@ -15,6 +15,7 @@ import operator
 import re
 import shlex
 from dataclasses import dataclass
+from typing import TextIO
 
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
@@ -23,7 +24,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
-from mapperopt.dsl.machine import MAX_DIMS, Proc
+from mapperopt.dsl.machine import MAX_DIMS, Proc, fmt_tuple
 from mapperopt.errors import MapperoptError, closest
 
 MAX_ERRORS = 20
@@ -101,15 +102,16 @@ UNKNOWN = T(None)
 
 
 def check(program: A.Program, app: AppDescription | None = None,
-          machine: MachineDescription | None = None) -> list[Diagnostic]:
+          machine: MachineDescription | None = None, stream: TextIO | None = None) -> list[Diagnostic]:
     """All diagnostics of `program` (errors, warnings and notes), sorted by position, at most 20 errors.
 
     Args:
         program: the parsed policy.
         app: the application description, for name, kind and launch checks and static evaluation.
         machine: the machine description, for W302/W303 and static evaluation.
+        stream: where the `print` output of the static evaluation goes, one line per print (None: nowhere).
     """
-    return _Checker(program, app, machine).run()
+    return _Checker(program, app, machine, stream).run()
 
 
 def unused_definitions(program: A.Program) -> list[A.FuncDef | A.Assign]:
@@ -187,8 +189,10 @@ def _dims_hint(m: str, n: int, coords: list[str], task: str | None) -> str:
 
 
 class _Checker:
-    def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None):
+    def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None,
+                 stream: TextIO | None = None):
         self.program = program
+        self.stream = stream
         self.app = app
         self.machine = machine
         self.diags: list[Diagnostic] = []
@@ -225,6 +229,7 @@ class _Checker:
         self._overrides()
         if self.app is not None:
             self._app_names()
+            self._app_replication()
             self._app_kinds()
             self._app_launches()
             self._app_limits()
@@ -1015,6 +1020,9 @@ class _Checker:
             tasks = []
             for ident in sel.names or ():
                 info = app.task(ident.name)
+                if info is None and isinstance(s, A.ControlReplicateStmt) and app.top_level is not None \
+                        and ident.name == app.top_level.name:
+                    continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
                 if info is None:
                     close = closest(ident.name, known)
                     if foreign:
@@ -1267,6 +1275,36 @@ class _Checker:
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
                                  k.loc, _sized_hints([k.name]))
 
+    def _app_replication(self):
+        """W319 for each task of a ControlReplicate statement that Legion cannot replicate: an index-launched one
+        (Legion replicates only tasks launched one at a time), or in a benchmark any one (none registers a replicable
+        variant, which Legion needs; the top-level task's replication is Legion's default mapper's, which needs one
+        too)."""
+        from mapperopt.benchmarks.apps import known_benchmarks
+
+        benchmark = not self.app.discovered_as and self.app.app in known_benchmarks()
+        top = self.app.top_level
+        for s in self.program.statements:
+            if not isinstance(s, A.ControlReplicateStmt):
+                continue
+            for ident in s.tasks.names or ():
+                info = self.app.task(ident.name) or (top if top is not None and top.name == ident.name else None)
+                if info is None:
+                    continue  # E202
+                if not info.single_launched:
+                    self.add("W319", f"ControlReplicate cannot replicate '{info.name}': it is index-launched, and "
+                                     "Legion replicates only tasks launched one at a time; the statement has no "
+                                     "effect", ident.loc,
+                             ("to spread its points over the nodes, map them with an IndexTaskMap statement (a "
+                              "point runs on the node of its function's result)",))
+                elif benchmark:
+                    who = "the top-level task" if info is top else "a task launched one at a time"
+                    self.add("W319", f"ControlReplicate cannot replicate '{info.name}' ({who}): Legion replicates "
+                                     f"only a variant registered as replicable, and benchmark '{self.app.app}' "
+                                     "registers none; it runs unreplicated", ident.loc,
+                             ("without replication, IndexTaskMap statements still place each point on any node "
+                              "(the unreplicated parent launches them from node 0)",))
+
     def _one_node(self):
         """W316 (note) for each ControlReplicate statement on a machine of one node, where it has no effect (the
         run's note R451, said here before any run)."""
@@ -1306,7 +1344,7 @@ class _Checker:
     def _static_evaluation(self):
         """Evaluate the load phase and, given launch domains, every mapping function at every launch point."""
         try:
-            ev = Evaluator(self.program, self.machine, self.app, budget=MAX_STATIC_STEPS)
+            ev = Evaluator(self.program, self.machine, self.app, stream=self.stream, budget=MAX_STATIC_STEPS)
             self._evaluate_points(ev)
             self._memory_choices(ev)
             self._required_layouts(ev)
@@ -1518,6 +1556,19 @@ class _Checker:
                             self._runtime_diag(err, f"of task '{info.name}'", stmt, stmt.func.name in parent_users,
                                                top_level=info == top)
                         break
+                else:
+                    if index_launch and math.prod(domain) > MAX_STATIC_POINTS:
+                        self._points_left(info.name, domain, point, stmt)
+
+    def _points_left(self, task: str, domain: tuple[int, ...], last: tuple[int, ...], stmt):
+        """W318 (note): the index launch of `task` over `domain` has more points than the static evaluation evaluates
+        (MAX_STATIC_POINTS, the first in row-major order, up to `last`), and none of those failed: the others are
+        not checked."""
+        self.add("W318", f"static evaluation checked the first {MAX_STATIC_POINTS} points of the index launch of "
+                         f"'{task}' over {fmt_tuple(domain)} (up to point {fmt_tuple(last)}); its other "
+                         f"{math.prod(domain) - MAX_STATIC_POINTS} points were not evaluated", stmt.loc,
+                 ("`mapperopt explain` with the same options evaluates every point and names the run-time errors of "
+                  "any that fail",), severity="note")
 
     def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False,
                       top_level: bool = False):

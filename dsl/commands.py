@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import itertools
 import json
 import shlex
@@ -24,6 +25,7 @@ from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
+MAX_PRINTED = 50  # lines of the mapper's print output shown by check and explain
 
 
 def load_app(name: str) -> AppDescription:
@@ -60,6 +62,20 @@ def summary_line(path: str, diags) -> str:
     count = {sev: sum(d.severity == sev for d in diags) for sev in ("error", "warning", "note")}
     notes = f", {count['note']} note(s)" if count["note"] else ""
     return f"\n{path}: {count['error']} error(s), {count['warning']} warning(s){notes}"
+
+
+def echo_printed(printed: str, what: str) -> None:
+    """The lines the mapper's `print` statements wrote during `what` (an evaluation), on stderr under a header, the
+    first MAX_PRINTED of them; nothing when it printed none."""
+    lines = printed.splitlines()
+    if not lines:
+        return
+    click.echo(f"print output of {what}, {len(lines)} line(s) (load phase, then each task's launch points; a run "
+               "prints them to stderr):", err=True)
+    for line in lines[:MAX_PRINTED]:
+        click.echo(f"  {line}", err=True)
+    if len(lines) > MAX_PRINTED:
+        click.echo(f"  ... {len(lines) - MAX_PRINTED} more line(s)", err=True)
 
 
 def syntax_error_summary(path: str) -> str:
@@ -211,7 +227,8 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench or --app) are
     the run's own flags, as `run` takes them: `-- -p 8` checks the launch domains of a run with `-p 8` (with --app,
     the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM (--machine's too).
-    The lines after the summary say which machine and which launch domains were checked.
+    The lines after the summary say which machine and which launch domains were checked; the lines the mapper's
+    print statements write during the evaluation come first, under `print output of the static evaluation`.
     """
     check_run_args(bench, app_spec, app_args, size)
     text = _read_source_or_exit(file)
@@ -232,7 +249,9 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
             notes.append(f"machine: this one ({how}), {machine.describe()}; --machine checks another")
         except MapperoptError as exc:
             notes.append(f"note: not checked: {unprobed(exc)}")
-    diags = check_program(program, app, machine)
+    printed = io.StringIO()
+    diags = check_program(program, app, machine, printed)
+    echo_printed(printed.getvalue(), "the static evaluation")
     if diags:
         click.echo(render_all(diags, text))
     errors = sum(d.is_error for d in diags)
@@ -299,7 +318,7 @@ def _proc_text(proc: dict) -> str:
 
 
 def explain_decisions(program, app: AppDescription, machine: MachineDescription,
-                      domain: tuple[int, ...] | None = None) -> list[dict]:
+                      domain: tuple[int, ...] | None = None, stream=None) -> list[dict]:
     """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "fields" (per
     requirement index, its field names as the description has them), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
@@ -307,13 +326,14 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain. A record
     whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
     "index"} in the set's order, and "proc" says only what is known before the runtime picks the least loaded member
-    when it maps: the kind and the node, "index" None.
+    when it maps: the kind and the node, "index" None. `stream`: where the mapper's `print` output goes (None:
+    nowhere).
 
     Raises CheckError when the program has errors."""
     diags = check_program(program, app, machine)
     if any(d.is_error for d in diags):
         raise CheckError(diags, program.source)
-    ev = Evaluator(program, machine, app)
+    ev = Evaluator(program, machine, app, stream=stream)
     out = []
     for info in app.tasks:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
@@ -516,7 +536,9 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
 def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feedback, size, app_args):
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
-    argument and, for index launches, the processor of every launch point.
+    argument and, for index launches, the processor of every launch point. Memory capacity is not checked (the
+    descriptions have no region sizes): an instance shown in a memory may not fit there when the application runs.
+    The lines the mapper's print statements write come first, on stderr, under `print output of the evaluation`.
 
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
     `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
@@ -534,12 +556,14 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     bench, app, _ = sized_app(bench, app_spec, size, app_args)
     machine = load_machine(machine_spec, bench, size, tuple(app_args))
     domain = _parse_domain(domain_spec) if domain_spec else None
+    printed = io.StringIO()
     try:
-        entries = explain_decisions(program, app, machine, domain)
-    except CheckError as exc:
-        click.echo(str(exc), err=True)
-        click.echo(summary_line(file, [d for d in exc.diagnostics if d.is_error]), err=True)
+        entries = explain_decisions(program, app, machine, domain, printed)
+    except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
+        click.echo(render_all(exc.diagnostics, text), err=True)
+        click.echo(summary_line(file, exc.diagnostics), err=True)
         raise click.exceptions.Exit(1) from None
+    echo_printed(printed.getvalue(), "the evaluation")
     if as_json:
         for e in entries:
             for _, rec in e["points"]:

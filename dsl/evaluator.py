@@ -443,10 +443,14 @@ class Evaluator:
         stmts = by_precedence(cands)
         return stmts[0].count if stmts else None
 
-    def map_statement(self, task: str, index_launch: bool) -> A.IndexTaskMapStmt | A.SingleTaskMapStmt | None:
-        """The IndexTaskMap (index launch) or SingleTaskMap (single task) statement that places `task` (§7.6, §7.7)."""
+    def map_statement(self, task: str, index_launch: bool,
+                      kind: str | None = None) -> A.IndexTaskMapStmt | A.SingleTaskMapStmt | None:
+        """The IndexTaskMap (index launch) or SingleTaskMap (single task) statement that places `task` (§7.6, §7.7).
+        A kind selector (`IndexTaskMap GPU f;`) needs the kind `task` runs on: `kind` where the caller knows it (a
+        run's profile; an evaluator without a machine cannot tell it), else `task_kind`."""
         stmt_type = A.IndexTaskMapStmt if index_launch else A.SingleTaskMapStmt
-        kind = self.task_kind(task) if any(isinstance(s, stmt_type) and s.tasks.kind for _, s in self._stmts) else None
+        if kind is None and any(isinstance(s, stmt_type) and s.tasks.kind for _, s in self._stmts):
+            kind = self.task_kind(task)
         cands = [((rank,), (tok,), pos, s) for pos, s in self._stmts if isinstance(s, stmt_type)
                  for rank, tok in task_matches(s.tasks, task, kind)]
         stmts = by_precedence(cands)

@@ -90,3 +90,13 @@ def test_a_wrong_result_the_default_mapper_also_gives_is_the_applications(tmp_pa
     again = run_benchmark("pennant", "Task * CPU;\nLayout * * * SOA F_order;\n", min_time_s=0, out_dir=tmp_path / "b",
                           extra_args=args)
     assert again.settings["default_mapper"] == verdict and not (tmp_path / "b" / "stdout-default.txt").exists()
+
+
+def test_a_map_statement_with_a_kind_selector_is_found_for_the_heaviest_task():
+    """`IndexTaskMap CPU f;` selects the tasks run on CPUs: the advice reads that kind from the profile (the
+    evaluator it uses has no machine) and names the statement instead of failing."""
+    mapper = ("Task * CPU;\nmcpu = Machine(CPU);\n"
+              "def rr(Task task) { return mcpu.merge(0, 1)[task.ipoint[0] % mcpu.volume]; }\nIndexTaskMap CPU rr;\n")
+    fb = explain(dataclasses.replace(_profiled(4, 0, "-ll:csize 300"), dsl=mapper))
+    assert "has 4 CPU processors, over which the mapper's IndexTaskMap statement at line 4 already places it" \
+        in fb.suggestion, fb.suggestion

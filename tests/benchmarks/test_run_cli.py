@@ -4,6 +4,7 @@ one raw execution at the size's own iteration count (real Circuit runs)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import shlex
@@ -163,3 +164,22 @@ def test_run_warns_once_of_more_processors_than_cores(tmp_path, capsys, monkeypa
             "the run: they share cores, so its timings are slower and noisier than with a core each") in out, out
     assert main(["run", "circuit", "--cpus", "1", "--once", "--out", str(tmp_path / "fits")]) == 0
     assert "More processors than cores" not in capsys.readouterr().out
+
+
+def test_a_failure_inside_autoguide_keeps_the_runs_summary_and_feedback(tmp_path, capsys, monkeypatch):
+    """AutoGuide failing on a run (a bug of its own, here forced) leaves the run its summary and feedback.json: the
+    feedback keeps the throughput and says that AutoGuide failed, naming the exception."""
+    explain_module = importlib.import_module("mapperopt.autoguide.explain")  # the package's `explain` is the function
+
+    def broken(*args, **kwargs):
+        raise AttributeError("'NoneType' object has no attribute 'count'")
+
+    monkeypatch.setattr(explain_module, "_performance", broken)
+    capsys.readouterr()
+    assert main(["run", "circuit", "--cpus", "2", "--once", "--mapper", "expert", "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "throughput" in out.lower(), out
+    feedback = json.loads((tmp_path / "r" / "feedback.json").read_text())
+    assert feedback["explanation"].startswith("AutoGuide failed on this run (AttributeError: 'NoneType' object has "
+                                              "no attribute 'count' at test_run_cli.py:"), feedback
+    assert feedback["raw_excerpt"].startswith("Performance Metric: Achieved throughput = "), feedback

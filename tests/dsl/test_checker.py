@@ -832,3 +832,43 @@ def test_w317_for_any_instance_limit_on_a_launch_mapped_collectively():
             "of the launch (note R459)"), d.message
         assert d.hints == ("without an InstanceLimit on 'histogram', Legion maps it collectively again",)
     assert not [d for d in diags("Task * CPU;\nInstanceLimit fill 2;\n", app) if d.code == "W317"]
+
+
+def test_w318_says_which_launch_points_the_static_evaluation_left_out(circuit, m14, with_domain):
+    """Static evaluation stops at a launch's first 4096 points: a function that fails only past them gets a note
+    naming the launch and the points left, so that `ok` is not read as every point checked."""
+    src = ("Task * GPU,CPU;\nmgpu = Machine(GPU);\n"
+           "def f(Task task) { return mgpu[0, task.ipoint[0] < 5000 ? task.ipoint[0] % 4 : 4]; }\n"
+           "IndexTaskMap calculate_new_currents f;\n")
+    app = with_domain(circuit, (6000,))
+    d = only(src, "W318", app, m14)
+    assert (d.severity, at(d)) == ("note", (4, 1))
+    assert d.message == ("static evaluation checked the first 4096 points of the index launch of "
+                         "'calculate_new_currents' over (6000,) (up to point (4095,)); its other 1904 points were not "
+                         "evaluated")
+    assert not [x for x in diags(src, app, m14) if x.is_error]
+    # Every point evaluated, or one that failed (an error names it): nothing to note.
+    assert "W318" not in [x.code for x in diags(src, with_domain(circuit, (4096,)), m14)]
+    late = src.replace("5000", "100")
+    assert [x.code for x in diags(late, app, m14) if x.code in ("W318", "E205")] == ["E205"]
+    d = only(src, "W318", with_domain(circuit, (100, 50)), m14)
+    assert "over (100, 50) (up to point (81, 45)); its other 904 points" in d.message
+
+
+def test_w319_control_replicate_of_a_task_legion_cannot_replicate(circuit, m24):
+    """Legion replicates only tasks launched one at a time with a replicable variant, and no benchmark registers one:
+    check says so instead of ok; the top-level task, which the description names as its tasks' parent, is no
+    unknown task (E202) for ControlReplicate."""
+    src = "Task * CPU;\nControlReplicate calculate_new_currents,check_circuit;\nControlReplicate main;\n"
+    found = diags(src, circuit, m24)
+    assert [(d.code, at(d)) for d in found] == [("W319", (2, 18)), ("W319", (2, 41)), ("W319", (3, 18))], found
+    assert found[0].message == ("ControlReplicate cannot replicate 'calculate_new_currents': it is index-launched, and "
+                                "Legion replicates only tasks launched one at a time; the statement has no effect")
+    assert found[1].message == ("ControlReplicate cannot replicate 'check_circuit' (a task launched one at a time): "
+                                "Legion replicates only a variant registered as replicable, and benchmark 'circuit' "
+                                "registers none; it runs unreplicated")
+    assert "'main' (the top-level task)" in found[2].message
+    assert only("ControlReplicate mian;", "E202", circuit, m24).message == "unknown task 'mian' (application 'circuit')"
+    # A user's program may register a replicable variant: only the index-launched task is said.
+    user = replace(circuit, discovered_as="./circuit -p 4")
+    assert [d.code for d in diags(src, user, m24)] == ["W319"]

@@ -429,3 +429,36 @@ def test_explain_shows_a_processor_set_as_a_set(tmp_path):
     for f, png in zip((dsl, single), pngs):
         assert run("explain", str(f), *base, "--png", str(png)).exit_code == 0
     assert pngs[0].read_bytes() != pngs[1].read_bytes()
+
+
+def test_explain_refusing_a_program_counts_its_warnings_as_check_does(tmp_path):
+    """explain refuses a program with errors and prints what check prints for it: the same diagnostics, warnings
+    and notes too, and the same summary line."""
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("Task * GPU,CPU;\nRegion check * CPU FBMEM;\nLayout * * ZCMEM SOA Align==48;\n"
+                   "CollectMemory stencil 0;\nm = Machine(CPU);\n")
+    args = (str(bad), "--bench", "stencil", "--machine", "1x1")
+    checked, explained = run("check", *args), run("explain", *args)
+    assert checked.exit_code == explained.exit_code == 1
+    summary = f"{bad}: 1 error(s), 2 warning(s), 1 note(s)\n"
+    assert summary in checked.output and summary in explained.output, explained.output
+    for code in ("error[E222]", "warning[W306]", "warning[W305]", "note[W304]"):
+        assert code in explained.output, explained.output
+
+
+def test_check_and_explain_show_what_the_mapper_prints(tmp_path):
+    """The lines the mapper's print statements write while check and explain evaluate it are shown on stderr under
+    a header, in the order evaluated (load phase first), the first 50 of them; none, no header."""
+    path = tmp_path / "p.dsl"
+    path.write_text("Task * CPU;\nm = Machine(CPU);\nprint(\"size {}\", m.size);\n"
+                    "def f(Task task) { print(\"point {}\", task.ipoint); return m[0, 0]; }\n"
+                    "IndexTaskMap update_voltages f;\n")
+    checked = run("check", str(path), "--bench", "circuit", "--machine", "1x0x2")
+    assert checked.exit_code == 0, checked.output
+    assert ("print output of the static evaluation, 3 line(s) (load phase, then each task's launch points; a run "
+            "prints them to stderr):\n  size (1, 2)\n  point (0,)\n  point (1,)\n") in checked.output, checked.output
+    explained = run("explain", str(path), "--bench", "circuit", "--machine", "1x0x2", "--domain", "60")
+    assert "print output of the evaluation, 61 line(s)" in explained.output, explained.output
+    assert "  point (48,)\n  ... 11 more line(s)\n" in explained.output and "point (49,)" not in explained.output
+    path.write_text("Task * CPU;\n")
+    assert "print output" not in run("check", str(path), "--bench", "circuit", "--machine", "1x0x2").output
