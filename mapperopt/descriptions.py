@@ -480,8 +480,9 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
     # every node has one UTIL processor: the node count is a processor count too
     for kind, total in (("node", nodes), ("GPU", nodes * gpus), ("CPU", nodes * cpus)):
         if total > MAX_PROCS:
-            raise DescriptionError(f"machine '{spec}' has {total} {kind}s in all: at most {MAX_PROCS} processors of "
-                                   "one kind (and nodes) are supported", hint=hint)
+            raise DescriptionError(f"machine '{spec}' has {total} {kind}s{' in all' if kind != 'node' else ''}: at "
+                                   f"most {MAX_PROCS} processors of one kind in all are supported (each node has one "
+                                   "UTIL processor)", hint=hint)
     counts = {"CPU": cpus, "GPU": gpus, "UTIL": 1, "IO": 0, "PY": 0, "OMP": 0}
     both = (("CPU", tuple(range(cpus))),) + ((("GPU", tuple(range(gpus))),) if gpus else ())
     sizes = {"SYSMEM": SYNTHETIC_SYSMEM, "FBMEM": SYNTHETIC_FBMEM, "ZCMEM": SYNTHETIC_ZCMEM}
