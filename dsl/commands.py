@@ -238,8 +238,9 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     and every mapping function is evaluated at every launch point of the machine: this machine as `run`
     sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench or --app) are
     the run's own flags, as `run` takes them: `-- -p 8` checks the launch domains of a run with `-p 8` (with --app,
-    the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM (--machine's too).
-    The lines after the summary say which machine and which launch domains were checked.
+    the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM (--machine's too). With --size or flags,
+    the launch domains are those of a run on --machine's processors in all (`-ll:cpu`/`-ll:gpu` after `--` must
+    agree with it). The lines after the summary say which machine and which launch domains were checked.
     """
     check_run_args(bench, app_spec, app_args, size)
     text = _read_source_or_exit(file)
@@ -549,7 +550,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
 
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
     `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
-    run.
+    run; with --machine and --size or flags, a run on its processors in all (as `check`).
     """
     check_run_args(bench, app_spec, app_args, size)
     text = _read_source_or_exit(file)
