@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mapperopt.descriptions import realm_size
 from mapperopt.records import Edit, RunResult
 
 # Legion's memory kinds as the default mapper and Realm name them, and the DSL's names.
@@ -44,7 +45,8 @@ def memory_sizes(result: RunResult) -> dict[str, int]:
     """The run's memory sizes in MiB by option ("csize", "fsize", "zsize") as its command line set them (a memory
     that the command line does not size has Legion's default, unknown here)."""
     command = str(result.settings.get("command", ""))
-    return {m.group(1): int(m.group(2)) for m in re.finditer(r"-ll:(csize|fsize|zsize) (\d+)", command)}
+    found = ((m.group(1), realm_size(m.group(2))) for m in re.finditer(r"-ll:(csize|fsize|zsize) (\S+)", command))
+    return {option: size >> 20 for option, size in found if size is not None}
 
 
 def machine_memories(result: RunResult) -> set[str]:
@@ -137,8 +139,9 @@ def _flag_advice(kind: str, where: str, asked: int, capacity: int | None,
     flag = LEGION_FLAGS.get(kind)
     if flag is None:
         return None
-    given = re.search(rf"{flag} (\d+)", str(result.settings.get("command", "")))
-    current = int(given.group(1)) if given else None
+    given = re.search(rf"{flag} (\S+)", str(result.settings.get("command", "")))
+    size = realm_size(given.group(1)) if given else None
+    current = None if size is None else size >> 20
     new = raised_size(current, capacity, asked)
     physical = _physical_mb()
     text = (f"{kind} is the full memory: {where} does not fit in its {_mb(current, capacity)} (Legion's {flag} sizes "

@@ -89,7 +89,7 @@ def answer(args: list[str]) -> int | None:
     write -o and --emit-cpp copies; returns the exit status 0, or None when the record does not answer it (then
     nothing was written)."""
     found = _arguments(args)
-    if found is None:
+    if found is None or found.get("machine_spec") == "":  # an empty --machine is an error, not none: click says so
         return None
     try:
         text = Path(found["file"]).read_text()

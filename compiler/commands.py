@@ -69,16 +69,19 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app
     check_run_args(bench, app_spec, app_args, size)
     with exit_on_syntax_error(file):
         text = read_source(file)
+    given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
     app, described, target = None, "", bench
     if app_spec or (bench and (size not in (None, "ci") or app_args)):  # the application describes that run itself
-        target, app, _ = sized_app(bench, app_spec, size or "ci", app_args)
+        target, app, _, variants = sized_app(bench, app_spec, size or "ci", app_args, given)
         described = json.dumps(app.to_json(), sort_keys=True)
+        if variants:
+            click.echo(variants, err=True)
     # With --bench and without --machine, the machine is the one `check` probes; its description is part of the
     # record's key, so the record answers only on that machine (cached.answer probes it the same way). So is
     # --machine's when the run's flags size its memories.
     machine, probed, probe_error = None, "", None
-    if machine_spec:
-        machine = parse_machine_spec(machine_spec, app_args)
+    if given is not None:
+        machine = given
         if app_args:  # its memory flags shape the machine: the record answers only for that one
             probed = json.dumps(machine.to_json(), sort_keys=True)
     elif target:

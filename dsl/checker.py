@@ -32,6 +32,8 @@ MAX_ERRORS = 20
 INERT_ERRORS = frozenset({"E224"})
 # Tunable IDs 0-10 are Legion's default mapper's own (node and processor counts), answered with 8 bytes.
 LEGION_TUNABLES = 11
+# Legion's flags for the processor kinds that --machine does not describe (OMP: ABSENT_KINDS)
+LEGION_PROC_FLAGS = {"IO": "-ll:io", "PY": "-ll:py", "UTIL": "-ll:util"}
 # Stated limit: expression nesting counted through chains of calls (each call adds the callee's nesting), which
 # bounds the depth of evaluation (E111).
 MAX_EVAL_NESTING = 300
@@ -1253,7 +1255,12 @@ class _Checker:
         for s in self.program.statements:
             kinds = _kinds_of(s)
             if isinstance(s, A.TaskStmt):
-                if any(procs(k) for k in [*(k.name for k in kinds), *every_task]):
+                if any(procs(k.name) for k in kinds):
+                    continue
+                if any(procs(k) for k in every_task):
+                    # Its tasks go on with the `Task *` list: said, except for GPU (the portable fallback).
+                    if not s.tasks.is_wildcard:
+                        self._skipped_task_kinds(s, kinds, every_task, seen)
                     continue
                 for k in kinds:
                     if k.name not in ABSENT_KINDS and k.name not in seen:
@@ -1615,6 +1622,20 @@ class _Checker:
             notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes)
 
+    def _skipped_task_kinds(self, s: A.TaskStmt, kinds, every_task: list[str], seen: set[str]):
+        """W303 for the kinds other than GPU of a Task statement for named tasks none of whose kinds has processors
+        here (`Task check IO;`): its tasks go on with the kinds of the `Task *` statements (`every_task`)."""
+        names = ", ".join(f"'{n.name}'" for n in s.tasks.names)
+        goes = "goes" if len(s.tasks.names) == 1 else "go"
+        for k in kinds:
+            if k.name not in ABSENT_KINDS and k.name != "GPU" and k.name not in seen:
+                seen.add(k.name)
+                self.add("W303", f"processor kind '{k.name}' has no processors on this machine "
+                                 f"({self.machine.counts()}); it is skipped: {names} {goes} on with the kinds of the "
+                                 f"`Task *` statements ({', '.join(dict.fromkeys(every_task))})", k.loc,
+                         (f"it applies on a machine with {k.name} processors; --machine describes nodes, GPUs and "
+                          "CPUs only",))
+
     def _empty_kinds(self, err: DslRuntimeError) -> list[str]:
         """The processor kinds without processors on this machine whose machine model `err` comes from: the model
         indexed (R400) or one whose size or volume is the divisor (R401)."""
@@ -1634,9 +1655,13 @@ class _Checker:
     def _empty_hint(self, kind: str) -> str:
         """What to do about a machine model of `kind`, which has no processors on this machine."""
         what = "GPUs" if kind == "GPU" else f"{kind} processors"
+        other = ("check against the machine the mapper is meant for with --machine (e.g. --machine 1x4: one node of 4 "
+                 "GPUs)" if kind == "GPU" else
+                 f"check on a machine with {what} (a run with Legion's {LEGION_PROC_FLAGS[kind]} N; --machine "
+                 "describes nodes, GPUs and CPUs only, and one UTIL processor per node)" if kind in LEGION_PROC_FLAGS
+                 else f"{kind} does not exist in mapperopt's Legion build")
         return (f"this machine ({self.machine.counts()}) has no {what}, so Machine({kind}) is empty: fall "
-                f"back where it is, `Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU)`, or check against "
-                "the machine the mapper is meant for with --machine (e.g. --machine 1x4: one node of 4 GPUs)")
+                f"back where it is, `Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU)`, or {other}")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers

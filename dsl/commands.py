@@ -182,11 +182,16 @@ def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str 
                              "--bench NAME or --app")
 
 
-def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=()) -> tuple:
+def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
+              machine: MachineDescription | None = None) -> tuple:
     """(what runs: a benchmark's name, a user's program or None; its description; the `mapperopt run` command whose
-    launch domains it has) for a run of `bench` or `--app` at `size` with `app_args` (the run's flags after `--`).
-    The stored description serves a benchmark at size ci without flags (nothing to build); otherwise the
-    application describes itself (built first if needed)."""
+    launch domains it has; a note on where its variants come from, or None) for a run of `bench` or `--app` at
+    `size` with `app_args` (the run's flags after `--`). The stored description serves a benchmark at size ci
+    without flags (nothing to build); otherwise the application describes itself (built first if needed), on the
+    processors of `machine` in all when given (--machine's: `{procs}` in the size's flags and COSMA's grid follow
+    them; `parse_machine_spec` has refused `-ll:cpu`/`-ll:gpu` flags that contradict it), keeping, on a machine
+    with GPUs, the committed description's variants when this build has no CUDA (`_cuda_variants`). A user's
+    program is discovered by running it here, with the size's counts."""
     from mapperopt.benchmarks.apps import describe_app
 
     flags = ["--", *app_args] if app_args else []
@@ -197,11 +202,34 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=()) -
         desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args)))
         given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()))
         return target, dataclasses.replace(desc, given_as=given), \
-            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, '--size', size, *flags])}`"  # pasted back as it is
+            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, '--size', size, *flags])}`", None  # pasted back
     run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *flags])}`"
-    if bench and (size != "ci" or app_args):
-        return bench, AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args))), run_cmd
-    return bench, load_app(bench) if bench else None, run_cmd
+    if not bench or (size == "ci" and not app_args):
+        return bench, load_app(bench) if bench else None, run_cmd, None
+    if machine is None:
+        return bench, AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args))), run_cmd, None
+    cpus, gpus = (sum(machine.count(kind, n) for n in range(machine.nodes)) for kind in ("CPU", "GPU"))
+    args = [str(a) for a in app_args]
+    rest = tuple(a for k, a in enumerate(args)  # the counts are the machine's (those flags agree with it)
+                 if a not in ("-ll:cpu", "-ll:gpu") and (k == 0 or args[k - 1] not in ("-ll:cpu", "-ll:gpu")))
+    desc, note = _cuda_variants(bench, describe_app(bench, size, cpus, gpus, rest), gpus > 0)
+    procs = f"{gpus} GPU{'s' if gpus != 1 else ''}" if gpus else f"{cpus} CPU{'s' if cpus != 1 else ''}"
+    return bench, AppDescription.from_json(desc), f"{run_cmd} on the {procs} of --machine", note
+
+
+def _cuda_variants(bench: str, desc: dict, gpus: bool) -> tuple[dict, str | None]:
+    """(`desc`, None), or, on a machine with GPUs (`gpus`) when this build of `bench` has no CUDA (it lists no GPU
+    variant where the committed description, a CUDA build's, lists some), `desc` with the committed variants of each
+    task and a note that says so: the variants the application registers with CUDA are those the mapper meets on a
+    machine with GPUs."""
+    from mapperopt.benchmarks.apps import load_config
+
+    stored = {t["name"]: t["variants"] for t in load_config(bench).stored_description()["tasks"]}
+    if not gpus or any("GPU" in t["variants"] for t in desc["tasks"]) or not any("GPU" in v for v in stored.values()):
+        return desc, None
+    tasks = [{**t, "variants": stored.get(t["name"], t["variants"])} for t in desc["tasks"]]
+    return {**desc, "tasks": tasks}, (f"note: this build of {bench} has no CUDA: the task variants are those of "
+                                      f"configs/{bench}.app.json (a CUDA build's), as on a machine with GPUs")
 
 
 size_option = click.option(
@@ -226,21 +254,24 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     and every mapping function is evaluated at every launch point of the machine: this machine as `run`
     sees it (probed with Legion), or the one --machine describes. APP_ARGS (after `--`, with --bench or --app) are
     the run's own flags, as `run` takes them: `-- -p 8` checks the launch domains of a run with `-p 8` (with --app,
-    the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM (--machine's too).
-    The lines after the summary say which machine and which launch domains were checked; the lines the mapper's
-    print statements write during the evaluation come first, under `print output of the static evaluation`.
+    the tasks that run launches), `-- -ll:rsize 64` a machine with RDMEM (--machine's too). With --size or flags,
+    the launch domains are those of a run on --machine's processors in all (`-ll:cpu`/`-ll:gpu` after `--` must
+    agree with it). The lines after the summary say which machine and which launch domains were checked; the lines
+    the mapper's print statements write during the evaluation come first, under `print output of the static
+    evaluation`.
     """
     check_run_args(bench, app_spec, app_args, size)
     text = _read_source_or_exit(file)
     program = _parse_or_exit(text, file)
     size = size or "ci"
     notes = []
-    target, app, run_cmd = sized_app(bench, app_spec, size, app_args)
+    machine = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
+    target, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, machine)
     if target:
         notes.append(f"launch domains: those of {run_cmd}")
-    machine = None
-    if machine_spec:
-        machine = parse_machine_spec(machine_spec, app_args)
+    if variants:
+        notes.append(variants)
+    if machine is not None:
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
     else:
         try:
@@ -542,7 +573,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
 
     The launch domains and, without --machine, the machine (probed with Legion, cached) are those of
     `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
-    run.
+    run; with --machine and --size or flags, a run on its processors in all (as `check`).
     """
     check_run_args(bench, app_spec, app_args, size)
     text = _read_source_or_exit(file)
@@ -553,8 +584,11 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     if not bench and not app_spec:
         raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
     size = size or "ci"
-    bench, app, _ = sized_app(bench, app_spec, size, app_args)
-    machine = load_machine(machine_spec, bench, size, tuple(app_args))
+    given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
+    bench, app, _, variants = sized_app(bench, app_spec, size, app_args, given)
+    if variants:
+        click.echo(variants, err=True)
+    machine = given or load_machine(None, bench, size, tuple(app_args))
     domain = _parse_domain(domain_spec) if domain_spec else None
     printed = io.StringIO()
     try:

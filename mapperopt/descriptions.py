@@ -421,6 +421,21 @@ _PART = r"(\d+)\s*(nodes?|n|gpus?|g|cpus?|c)"
 _LABELLED_PART = re.compile(_PART, re.IGNORECASE)
 # Separators only between counts: a trailing `x` (`4gpux`) is a typo, not 4 GPUs.
 _LABELLED_SPEC = re.compile(rf"\s*{_PART}(?:[\s,x+]*{_PART})*\s*", re.IGNORECASE)
+# Realm's size arguments: a number with an optional unit (k, m, g, t: powers of 1024; b: bytes) and an optional
+# trailing b (`80GB`), any case; without a unit, the flag's own (MiB for the memory flags).
+_REALM_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)(?:([kmgt])b?|(b))?\s*", re.IGNORECASE)
+_REALM_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "b": 1}
+SIZE_HINT = "a number of MiB or one with a unit, as Realm takes it: e.g. 64, 512m, 80G, 1.5g"
+
+
+def realm_size(value: str, default_unit: str = "m") -> int | None:
+    """The bytes a Realm size argument gives (`-ll:fsize 80G`: 80 GiB; `-ll:csize 64`: 64 MiB with `default_unit`
+    "m"), as Realm's command-line parser reads it; None when it is not one."""
+    m = _REALM_SIZE.fullmatch(str(value))
+    if not m:
+        return None
+    unit = (m[2] or m[3] or default_unit).lower()
+    return int(float(m[1]) * _REALM_UNITS[unit])
 
 
 def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescription:
@@ -429,14 +444,19 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
 
     Each node has one UTIL processor, a SYSMEM with affinity to all its CPUs and GPUs, one FBMEM per GPU (affinity to
     that GPU), and, when it has GPUs, one ZCMEM with affinity to its CPUs and GPUs. Among `run_flags` (a run's
-    command line), the memory flags apply as Realm applies them, sizes in MiB: `-ll:csize`, `-ll:fsize`, `-ll:zsize`
+    command line), the memory flags apply as Realm applies them, sizes as Realm reads them (`realm_size`: MiB
+    without a unit, `80G`): `-ll:csize`, `-ll:fsize`, `-ll:zsize`
     size those memories (`-ll:zsize 0`: no ZCMEM; without GPUs, none either), `-ll:rsize` and `-ll:nsize` add an RDMEM and a SOCKMEM per node
-    with affinity to its CPUs; other flags are ignored.
+    with affinity to its CPUs; `-ll:cpu N` and `-ll:gpu N` must agree with the machine's counts per node (the
+    machine gives them); other flags are ignored.
 
     Raises:
         DescriptionError: the text is of neither form, names a count twice, or a count is out of range (nodes >= 1,
-            CPUs >= 1); a memory flag's size is not a whole number of MiB.
+            CPUs >= 1, at most 2^20 processors of one kind in all, as the DSL's machine models allow); a memory
+            flag's size is not a size; `-ll:cpu` or `-ll:gpu` contradicts the machine.
     """
+    from mapperopt.dsl.machine import MAX_PROCS
+
     hint = ("e.g. --machine 2x4 (2 nodes of 4 GPUs and 1 CPU), 1x0x2 (1 node of 2 CPUs), or labelled: 4gpu, 2cpu, "
             "2node,4gpu")
     m = re.fullmatch(r"\s*(\d+)x(\d+)(?:x(\d+))?\s*", spec)
@@ -445,7 +465,9 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
     else:
         counts: dict[str, int] = {}
         if not _LABELLED_SPEC.fullmatch(spec):
-            raise DescriptionError(f"machine '{spec}' is not of the form {MACHINE_SPEC} nor labelled counts", hint=hint)
+            raise DescriptionError(f"machine '{spec}' is neither of the form {MACHINE_SPEC} (numbers only, e.g. "
+                                   "4x4x32) nor labelled counts (a unit on every count, e.g. 4n4g32c or "
+                                   "4node,4gpu,32cpu)", hint=hint)
         for value, unit in _LABELLED_PART.findall(spec):
             key = unit[0].lower()
             if key in counts:
@@ -455,15 +477,28 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
         nodes, gpus, cpus = counts.get("n", 1), counts.get("g", 0), counts.get("c", 1)
     if nodes < 1 or cpus < 1:
         raise DescriptionError(f"machine '{spec}' needs at least one node and one CPU per node", hint=hint)
+    # every node has one UTIL processor: the node count is a processor count too
+    for kind, total in (("node", nodes), ("GPU", nodes * gpus), ("CPU", nodes * cpus)):
+        if total > MAX_PROCS:
+            raise DescriptionError(f"machine '{spec}' has {total} {kind}s{' in all' if kind != 'node' else ''}: at "
+                                   f"most {MAX_PROCS} processors of one kind in all are supported (each node has one "
+                                   "UTIL processor)", hint=hint)
     counts = {"CPU": cpus, "GPU": gpus, "UTIL": 1, "IO": 0, "PY": 0, "OMP": 0}
     both = (("CPU", tuple(range(cpus))),) + ((("GPU", tuple(range(gpus))),) if gpus else ())
     sizes = {"SYSMEM": SYNTHETIC_SYSMEM, "FBMEM": SYNTHETIC_FBMEM, "ZCMEM": SYNTHETIC_ZCMEM}
     for k, flag in enumerate(run_flags):
+        value = str(run_flags[k + 1]) if k + 1 < len(run_flags) else ""
         if flag in SIZE_FLAGS:
-            value = run_flags[k + 1] if k + 1 < len(run_flags) else ""
-            if not str(value).isdigit():
-                raise DescriptionError(f"{flag} {value!r}: expected a size in MiB, e.g. {flag} 64", hint=hint)
-            sizes[SIZE_FLAGS[flag]] = int(value) << 20
+            size = realm_size(value)
+            if size is None:
+                raise DescriptionError(f"{flag} {value!r}: not a size", hint=SIZE_HINT)
+            sizes[SIZE_FLAGS[flag]] = size
+        elif flag in ("-ll:cpu", "-ll:gpu") and value != str(counts[flag[4:].upper()]):
+            per_node = counts[flag[4:].upper()]
+            raise DescriptionError(
+                f"`{flag} {value}` after `--` contradicts --machine {spec} ({per_node} {flag[4:].upper()}"
+                f"{'s' if per_node != 1 else ''} per node): --machine gives the processor counts",
+                hint=f"drop `{flag} {value}`, or give the counts in --machine")
     cpu_only = (("CPU", tuple(range(cpus))),)
     mems = []
     for n in range(nodes):

@@ -117,3 +117,16 @@ def test_a_size_edit_is_checked_and_is_not_a_program_edit():
         apply_edits(parse("Task * CPU;\n"), [Edit("set_memory_size", {"option": "csize", "mb": 64})])
     with pytest.raises(MapperoptError, match="needs option one of csize, fsize, zsize"):
         memory_settings([Edit("set_memory_size", {"option": "rsize", "mb": 64})])
+
+
+def test_memory_sizes_read_realm_units():
+    """`-ll:fsize 3g` after `--` is 3 GiB, as Realm reads it (one parser, `descriptions.realm_size`); it was read as
+    3 MiB."""
+    from mapperopt.autoguide.capacity import memory_sizes
+
+    result = gpu_failure(R403.format(kinds="FBMEM", reasons=FB_FULL))
+    command = result.settings["command"].replace("-ll:fsize 3072", "-ll:fsize 3g").replace("-ll:zsize 6144",
+                                                                                          "-ll:zsize 6GB")
+    result = dataclasses.replace(result, settings={**result.settings, "command": command})
+    assert memory_sizes(result) == {"csize": 16384, "fsize": 3072, "zsize": 6144}
+    assert "raise --fsize (Legion's -ll:fsize; now 3072 MiB)" in explain(result).suggestion

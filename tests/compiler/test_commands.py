@@ -120,3 +120,16 @@ def test_a_compile_record_answers_only_on_the_machine_it_was_checked_on(tmp_path
     probe._PROBED[circuit_probe] = one_cpu
     assert answer(args) is None
     assert main(["compile", *args]) == 1 and "error[E205]" in capsys.readouterr().err
+
+
+def test_an_empty_machine_is_refused_after_a_compile_without_one(tmp_path, capsys):
+    """`compile --bench circuit --machine ""` is an error, even when the record of the same compile without
+    --machine exists: the record's key took the empty machine for none, and answered it."""
+    from mapperopt.cli import main
+
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\n")
+    assert main(["compile", str(mapper), "--bench", "circuit"]) == 0
+    capsys.readouterr()
+    assert main(["compile", str(mapper), "--bench", "circuit", "--machine", ""]) == 1
+    assert "machine '' is neither of the form" in capsys.readouterr().err

@@ -872,3 +872,28 @@ def test_w319_control_replicate_of_a_task_legion_cannot_replicate(circuit, m24):
     # A user's program may register a replicable variant: only the index-launched task is said.
     user = replace(circuit, discovered_as="./circuit -p 4")
     assert [d.code for d in diags(src, user, m24)] == ["W319"]
+
+
+def test_task_statement_on_a_kind_without_processors_says_it_is_skipped(stencil):
+    """`Task check IO;` on a machine without IO processors: 'check' went on with the `Task *` list (CPU), silently.
+    GPU alone is the portable fallback (`Task calc GPU;` with `Task * CPU;`), not reported."""
+    machine = parse_machine_spec("1x4x2")
+    src = "Task * GPU,CPU;\nTask check IO;\n"
+    d = only(src, "W303", stencil, machine)
+    assert d.message.startswith("processor kind 'IO' has no processors on this machine") and at(d) == (2, 12)
+    assert "'check' goes on with the kinds of the `Task *` statements" in d.message
+    assert [x for x in diags("Task * CPU;\nTask stencil GPU;\n", stencil, parse_machine_spec("1x0x2"))
+            if x.code == "W303"] == []
+
+
+def test_empty_machine_model_hint_names_only_what_machine_option_describes(circuit):
+    """Machine(IO) with no IO processor: the hint suggested `--machine 1x4`, which has no IO processor either; it says
+    what --machine describes. For GPUs it still suggests a --machine with GPUs."""
+    cpu = parse_machine_spec("1x0x2")
+    for kind in ("IO", "PY"):
+        src = f"Task * CPU;\nm = Machine({kind});\ndef f(Task t) {{ return m[0, 0]; }}\nIndexTaskMap init_piece f;\n"
+        d = only(src, "E205", circuit, cpu)
+        text = " ".join(d.hints)
+        assert "--machine 1x4" not in text and "--machine describes nodes, GPUs and CPUs only" in text, d.hints
+    src = "Task * CPU;\nm = Machine(GPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap init_piece f;\n"
+    assert "--machine 1x4" in " ".join(only(src, "E205", circuit, cpu).hints)

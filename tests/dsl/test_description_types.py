@@ -106,3 +106,47 @@ def test_app_description_errors():
         {"name": "t", "variants": ["CPU"], "launch": "single", "regions": [{"names": [], "privilege": "rw"}]}]}
     with pytest.raises(DescriptionError, match="privilege"):
         AppDescription.from_json(bad_priv)
+
+
+@pytest.mark.parametrize("spec", ["99999999999x1", "100000000x1", "1x2000000", "1x0x2000000", "2000000node"])
+def test_parse_machine_spec_refuses_more_than_2_20_processors_of_a_kind_at_once(spec):
+    """An absurd count is refused at parse, with the stated limit (2^20 processors of one kind, dsl-reference.md §13),
+    before a memory of every node is built."""
+    with pytest.raises(DescriptionError, match=r"at most 1048576 processors of one kind"):
+        parse_machine_spec(spec)
+    m = parse_machine_spec("1024x1024")  # exactly at the limit
+    assert m.nodes * m.count("GPU") == 2**20
+
+
+@pytest.mark.parametrize("value, mib", [("64", 64), ("80G", 80 << 10), ("1g", 1 << 10), ("512m", 512),
+                                        ("2GB", 2 << 10), ("1.5g", 1536), ("1t", 1 << 20), ("1048576k", 1024)])
+def test_machine_memory_flags_take_realm_units(value, mib):
+    """Realm's sizes: a number of MiB, or with a unit (k, m, g, t, an optional trailing b; any case), as a run takes
+    them without --machine."""
+    m = parse_machine_spec("1x1", ["-ll:fsize", value])
+    assert m.memories_of("FBMEM")[0].capacity == mib << 20
+
+
+@pytest.mark.parametrize("value", ["80X", "", "g", "-1", "1gg"])
+def test_machine_memory_flag_bad_size_says_what_a_size_is(value):
+    with pytest.raises(DescriptionError) as info:
+        parse_machine_spec("1x1", ["-ll:fsize", value])
+    assert "-ll:fsize" in info.value.message and "80G" in (info.value.hint or "")
+    assert "--machine" not in (info.value.hint or "")  # no hint about the machine's forms: the machine was fine
+
+
+@pytest.mark.parametrize("flags, word", [(["-ll:gpu", "8"], "-ll:gpu 8"), (["-ll:cpu", "2"], "-ll:cpu 2")])
+def test_machine_refuses_processor_flags_that_contradict_it(flags, word):
+    """--machine gives the processor counts; a run flag after `--` that says otherwise is refused, one that agrees
+    is taken."""
+    with pytest.raises(DescriptionError, match=f"{word}.*contradicts --machine 4x4x32"):
+        parse_machine_spec("4x4x32", flags)
+    assert parse_machine_spec("4x4x32", ["-ll:gpu", "4", "-ll:cpu", "32"]).count("GPU") == 4
+
+
+def test_machine_spec_error_names_both_forms():
+    """`4x4x32c` mixes the forms: the error says what each takes, so that `4x4x32` or `4n4g32c` follows."""
+    with pytest.raises(DescriptionError) as info:
+        parse_machine_spec("4x4x32c")
+    text = info.value.message + " " + (info.value.hint or "")
+    assert "numbers only" in text and "4n4g32c" in text and "4x4x32" in text

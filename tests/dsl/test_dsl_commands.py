@@ -116,7 +116,7 @@ def test_machine_spec_says_what_it_means(tmp_path):
     for junk in ("4gpux", "x4gpu", "4gpu,"):  # separators only between counts: no typo read as 4 GPUs
         result = run("check", str(path), "--machine", junk)
         assert result.exit_code == 1, result.output
-        assert f"machine '{junk}' is not of the form NODESxGPUS[xCPUS] nor labelled counts" in str(result.exception)
+        assert f"machine '{junk}' is neither of the form NODESxGPUS[xCPUS]" in str(result.exception)
         assert "labelled: 4gpu, 2cpu" in result.exception.hint
 
 
@@ -462,3 +462,13 @@ def test_check_and_explain_show_what_the_mapper_prints(tmp_path):
     assert "  point (48,)\n  ... 11 more line(s)\n" in explained.output and "point (49,)" not in explained.output
     path.write_text("Task * CPU;\n")
     assert "print output" not in run("check", str(path), "--bench", "circuit", "--machine", "1x0x2").output
+
+
+def test_empty_machine_option_is_refused_not_this_machine(tmp_path):
+    """`--machine ""` probed this machine, silently: an empty machine is an error, as any malformed one."""
+    path = tmp_path / "m.dsl"
+    path.write_text("Task * CPU;\n")
+    for command in ("check", "explain", "compile"):
+        result = run(command, str(path), "--bench", "circuit", "--machine", "")
+        assert result.exit_code == 1, (command, result.output)
+        assert "machine '' is neither of the form" in str(result.exception), (command, result.output)
