@@ -472,10 +472,11 @@ def _balance_line(balance: dict) -> str:
     if procs:
         line += (f"; per {kind}: {min(procs)} to {max(procs)} ({sum(c > 0 for c in procs)} of {len(procs)} "
                  f"{kind}s used)")
-    left = [f"{balance[k]} {what}" for k, what in (("sets", "on processor sets (per node only)"),
-                                                   ("default", "by Legion's default"), ("failing", "failing"))
+    if balance["sets"]:
+        line += f"; {balance['sets']} on processor sets, counted per node only"
+    left = [f"{balance[k]} {what}" for k, what in (("default", "left to Legion's default"), ("failing", "failing"))
             if balance[k]]
-    return line + (f"; not per {kind}: {', '.join(left)}" if left else "")
+    return line + (f"; not counted: {', '.join(left)}" if left else "")
 
 
 SET_LEGEND = "n.* = a processor set: the runtime runs the point on its least loaded member when it maps it"

@@ -512,3 +512,19 @@ def test_explain_png_has_integer_ticks_and_names_both_axes(tmp_path):
         for ticks, (low, high), want in ((ax.get_xticks(), ax.get_xlim(), [0, 1, 2]),
                                          (ax.get_yticks(), sorted(ax.get_ylim()), [0, 1])):
             assert [t for t in ticks if low <= t <= high] == want, ticks
+
+
+
+def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):
+    """Points on a processor set count for their node only; those left to Legion's default or failing, nowhere."""
+    result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
+    assert "  points per node: 4; per GPU: 1 to 1 (4 of 4 GPUs used); not counted: 2 failing\n" in result.output
+    dsl = tmp_path / "set.dsl"
+    dsl.write_text(SET_MAPPER)
+    result = run("explain", str(dsl), "--bench", "cannon", "--machine", "1x4", "--domain", "2x2")
+    assert ("  points per node: 4; per GPU: 0 to 0 (0 of 4 GPUs used); 4 on processor sets, counted per node only\n"
+            in result.output), result.output
+    dsl.write_text("Task * CPU;\n")
+    result = run("explain", str(dsl), "--bench", "circuit", "--machine", "2x0x2", "--domain", "4")
+    assert ("  points per node: 0 0; per CPU: 0 to 0 (0 of 4 CPUs used); not counted: 4 left to Legion's default\n"
+            in result.output), result.output
