@@ -437,7 +437,7 @@ def _cell(rec, machine: MachineDescription) -> str:
     return "dflt" if proc["node"] is None else _proc_label(proc, machine)
 
 
-def launch_balance(entry: dict, machine: MachineDescription) -> dict:
+def _launch_balance(entry: dict, machine: MachineDescription) -> dict:
     """How an index launch's points (`explain_decisions` entry) spread over the machine: {"kind", "per_node" (points
     per node, by node), "per_processor" (per node, points per processor of the kind, by index), "default" (points
     left to Legion's default placement), "sets" (points on a processor set: counted on their node only), "failing"
@@ -462,7 +462,7 @@ def launch_balance(entry: dict, machine: MachineDescription) -> dict:
 
 
 def _balance_line(balance: dict) -> str:
-    """`launch_balance` in one line: the points per node (fewest and most beyond 16 nodes), the fewest and most per
+    """`_launch_balance` in one line: the points per node (fewest and most beyond 16 nodes), the fewest and most per
     processor, and the points neither counts."""
     per_node, kind = balance["per_node"], balance["kind"]
     procs = [c for node in balance["per_processor"] for c in node]
@@ -505,7 +505,7 @@ def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
             lines.append("  proc  " + "".join(_cell(r, machine).rjust(w + 1) for _, r in chunk))
     if len(entry["points"]) > MAX_TABLE_POINTS:
         lines.append(f"  ... {len(entry['points']) - MAX_TABLE_POINTS} more points")
-    return lines + [_balance_line(launch_balance(entry, machine))]
+    return lines + [_balance_line(_launch_balance(entry, machine))]
 
 
 def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
@@ -674,7 +674,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
             for _, rec in e["points"]:
                 click.echo(json.dumps(rec if isinstance(rec, dict) else {"task": e["task"], "error": str(rec)}))
             if e["domain"] and e["points"]:
-                click.echo(json.dumps({"task": e["task"], "balance": launch_balance(e, machine)}))
+                click.echo(json.dumps({"task": e["task"], "balance": _launch_balance(e, machine)}))
     else:
         click.echo(_explanation_text(entries, machine))
     if png:
