@@ -148,6 +148,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
             suggestion += _variant_layout(match.fields, result)
             if "constraint" in match.fields:  # of the order or interleaving: toward what the variant needs
                 templates = _toward_variant(match.fields, result)
+        elif match.rule.category == "layout.constraint" and "need" in match.fields:  # check's (E223)
+            templates = _drop_opposite(match.fields.get("interleave")) + list(match.rule.edits)
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl, templates)
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
             advice = capacity.advise(match.fields, result)
@@ -225,12 +227,20 @@ def _variant_layout(fields: Mapping[str, Any], result: RunResult) -> str:
 def _toward_variant(fields: Mapping[str, Any], result: RunResult) -> list[dict] | None:
     """The edits (templates) for Legion's rejection of the instance of requirement `fields["index"]` of task
     `fields["task"]`: drop the dimension order, then the interleaving, opposite to those the description records
-    for it (without them the instance follows the variant's constraints; for the stencil's SOA F_order, the rule's
-    own C_order then AOS); None when it records neither (the rule's edits)."""
+    for it (for the stencil's SOA F_order, the rule's own C_order then AOS); None when it records neither (the
+    rule's edits)."""
     req = _variant_requirement(fields, result)
-    opposite = {"C_order": "F_order", "F_order": "C_order", "SOA": "AOS", "AOS": "SOA"}
-    drops = [opposite[x] for x in (req.layout, req.interleave) if x] if req else []
-    return [{"op": "drop_layout_constraint", "constraint": c} for c in drops] or None
+    return (_drop_opposite(req.layout, req.interleave) if req else []) or None
+
+
+# The dimension order or interleaving that excludes each (a Layout statement cannot name both of a pair: E214).
+_OPPOSITE = {"C_order": "F_order", "F_order": "C_order", "SOA": "AOS", "AOS": "SOA"}
+
+
+def _drop_opposite(*needed: str | None) -> list[dict]:
+    """Edit templates dropping, in order, the constraint opposite to each dimension order or interleaving of
+    `needed` (None: skipped) from the Layout statements: without it an instance follows the variant's constraints."""
+    return [{"op": "drop_layout_constraint", "constraint": _OPPOSITE[x]} for x in needed if x]
 
 
 def _text(template: str, fields: Mapping[str, Any]) -> str:

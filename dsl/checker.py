@@ -91,13 +91,15 @@ class T:
     """Static type of an expression: `name` (int, bool, tuple, MSpace, processor, processor set, Task, kind) or
     None when unknown; `n` is a tuple's length or a model's number of dimensions, `kind` a model's processor kind,
     `const` an int's or bool's value, when known; `spread` the operation that made a tuple from an int and a tuple
-    (element-wise: `i / t`) and its tuple operand, for messages where an int was meant."""
+    (element-wise: `i / t`) and its tuple operand, for messages where an int was meant; `split` the `split` call that
+    made a model, for messages where it is indexed as the model it split."""
 
     name: str | None
     n: int | None = None
     kind: str | None = None
     const: int | bool | None = None
     spread: tuple[A.Binary, A.Expr] | None = dataclasses.field(default=None, compare=False)
+    split: A.MethodCall | None = dataclasses.field(default=None, compare=False)
 
 
 UNKNOWN = T(None)
@@ -791,7 +793,7 @@ class _Checker:
         ndims = None if n is None or grow is None else n + grow
         if ndims is not None and ndims > MAX_DIMS:
             return bad(f"the result would have {ndims} dimensions; a machine model has at most {MAX_DIMS}")
-        return T("MSpace", n=ndims, kind=t.kind)
+        return T("MSpace", n=ndims, kind=t.kind, split=e if name == "split" else None)
 
     def _infer_index(self, e: A.Index, env, top_level) -> T:
         t = self._infer(e.obj, env, top_level)
@@ -834,11 +836,18 @@ class _Checker:
                 task = next((k for k, v in env.items() if v.name == "Task"), None)  # a function's Task parameter
                 dims = self._point_dims()
                 plain = 0 < count < t.n and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in e.items)
+                if t.split is not None and count == t.n - 1:  # indexed as the model it split: say so, not a merge
+                    split, src = format_expr(t.split), format_expr(t.split.obj)
+                    d, f = (format_expr(a) for a in t.split.args)
+                    last = (f"{'`' + m + '` is ' if m != split else ''}`{split}`: the split made dimension {d} of "
+                            f"`{src}` two, of sizes {f} and {src}.size[{d}] / {f}; `{src}` itself takes {count} index "
+                            "values")
+                else:
+                    last = _dims_hint(m, t.n, [format_expr(i) for i in e.items], None) if plain else None
                 self.add("E206", f"{_plural(count, 'index value')} for a {t.n}-dimensional machine model", e.loc,
                          (f"give one index per dimension: {m}[{indices}]"
                           + (f", or a point's coordinates: {m}[*{task}.ipoint]" if task and dims in (None, {t.n})
-                             else ""),
-                          _dims_hint(m, t.n, [format_expr(i) for i in e.items], None) if plain else None))
+                             else ""), last))
                 return UNKNOWN
             return T("processor set" if wildcard else "processor", kind=t.kind)
         if t.name == "tuple":

@@ -403,17 +403,29 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     return out
 
 
+def _index_width(kind: str, machine: MachineDescription) -> int:
+    """Digits of the largest index of a `kind` processor on any node: cells pad indices to it (`0.01` beside
+    `0.10`, never `0.1`)."""
+    return len(str(max((machine.count(kind, n) for n in range(machine.nodes)), default=1) - 1))
+
+
+def _proc_label(proc: dict, machine: MachineDescription) -> str:
+    """A processor as `node.index`, the index padded to the kind's widest (`_index_width`)."""
+    return f"{proc['node']}.{proc['index']:0{_index_width(proc['kind'], machine)}d}"
+
+
 def _set_label(procs: list[dict], machine: MachineDescription) -> str:
     """A processor set as `node.index` with `*` for all of them (`0.*`: every processor of the kind on node 0),
-    `{0.1,0.3}` where it is no such product."""
+    `{0.1,0.3}` where it is no such product; indices padded as `_proc_label` pads them."""
     nodes, indices = sorted({p["node"] for p in procs}), sorted({p["index"] for p in procs})
+    width = _index_width(procs[0]["kind"], machine)
     if len(procs) != len(nodes) * len(indices):
-        return "{" + ",".join(f"{p['node']}.{p['index']}" for p in procs) + "}"
+        return "{" + ",".join(_proc_label(p, machine) for p in procs) + "}"
 
-    def part(values: list[int], every: int) -> str:
-        return str(values[0]) if len(values) == 1 else "*" if len(values) == every else \
-            "{" + ",".join(map(str, values)) + "}"
-    return f"{part(nodes, machine.nodes)}.{part(indices, machine.count(procs[0]['kind'], nodes[0]))}"
+    def part(values: list[int], every: int, w: int = 1) -> str:
+        return f"{values[0]:0{w}d}" if len(values) == 1 else "*" if len(values) == every else \
+            "{" + ",".join(f"{v:0{w}d}" for v in values) + "}"
+    return f"{part(nodes, machine.nodes)}.{part(indices, machine.count(procs[0]['kind'], nodes[0]), width)}"
 
 
 def _cell(rec, machine: MachineDescription) -> str:
@@ -422,7 +434,49 @@ def _cell(rec, machine: MachineDescription) -> str:
     if "set" in rec:
         return _set_label(rec["set"], machine)
     proc = rec["proc"]
-    return "dflt" if proc["node"] is None else f"{proc['node']}.{proc['index']}"
+    return "dflt" if proc["node"] is None else _proc_label(proc, machine)
+
+
+def _launch_balance(entry: dict, machine: MachineDescription) -> dict:
+    """How an index launch's points (`explain_decisions` entry) spread over the machine: {"kind", "per_node" (points
+    per node, by node), "per_processor" (per node, points per processor of the kind, by index), "default" (points
+    left to Legion's default placement), "sets" (points on a processor set: counted on their node only), "failing"
+    (points whose mapping function fails)}."""
+    kind = entry["kind"]
+    per_node = [0] * machine.nodes
+    per_proc = [[0] * machine.count(kind, n) for n in range(machine.nodes)]
+    out = {"kind": kind, "per_node": per_node, "per_processor": per_proc, "default": 0, "sets": 0, "failing": 0}
+    for _, rec in entry["points"]:
+        proc = rec["proc"] if isinstance(rec, dict) else None
+        if proc is None:
+            out["failing"] += 1
+        elif proc["node"] is None:
+            out["default"] += 1
+        else:
+            per_node[proc["node"]] += 1
+            if "set" in rec:
+                out["sets"] += 1
+            else:
+                per_proc[proc["node"]][proc["index"]] += 1
+    return out
+
+
+def _balance_line(balance: dict) -> str:
+    """`_launch_balance` in one line: the points per node (fewest and most beyond 16 nodes), the fewest and most per
+    processor, and the points neither counts."""
+    per_node, kind = balance["per_node"], balance["kind"]
+    procs = [c for node in balance["per_processor"] for c in node]
+    nodes = (" ".join(map(str, per_node)) if len(per_node) <= 16 else
+             f"{min(per_node)} to {max(per_node)} ({len(per_node)} nodes)")
+    line = f"  points per node: {nodes}"
+    if procs:
+        line += (f"; per {kind}: {min(procs)} to {max(procs)} ({sum(c > 0 for c in procs)} of {len(procs)} "
+                 f"{kind}s used)")
+    if balance["sets"]:
+        line += f"; {balance['sets']} on processor sets, counted per node only"
+    left = [f"{balance[k]} {what}" for k, what in (("default", "left to Legion's default"), ("failing", "failing"))
+            if balance[k]]
+    return line + (f"; not counted: {', '.join(left)}" if left else "")
 
 
 SET_LEGEND = "n.* = a processor set: the runtime runs the point on its least loaded member when it maps it"
@@ -451,7 +505,7 @@ def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
             lines.append("  proc  " + "".join(_cell(r, machine).rjust(w + 1) for _, r in chunk))
     if len(entry["points"]) > MAX_TABLE_POINTS:
         lines.append(f"  ... {len(entry['points']) - MAX_TABLE_POINTS} more points")
-    return lines
+    return lines + [_balance_line(_launch_balance(entry, machine))]
 
 
 def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
@@ -494,13 +548,25 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
 
 
 def _save_png(entries: list[dict], machine: MachineDescription, path: str):
-    """A colored grid per index-launched task: each cell one launch point, colored by its processor; a point placed
-    on a processor set is hatched, uncolored, and labelled with the set (`_set_label`)."""
+    """`_placement_figure` written to the PNG file `path`."""
+    import matplotlib.pyplot as plt
+
+    fig = _placement_figure(entries, machine)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _placement_figure(entries: list[dict], machine: MachineDescription):
+    """A matplotlib figure with a colored grid per index-launched task of 1 or 2 dimensions: each cell one launch
+    point, colored by its processor; a point placed on a processor set is hatched, uncolored, and labelled with the
+    set (`_set_label`). The axes are the point's coordinates, whole numbers. Raises MapperoptError without such a
+    launch."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.ticker import MaxNLocator
 
     grids = [e for e in entries if e["domain"] and e["points"] and len(e["domain"]) <= 2]
     if not grids:
@@ -519,7 +585,7 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str):
             elif isinstance(rec, dict) and rec["proc"]["node"] is not None:
                 p = rec["proc"]
                 cells[at] = p["node"] * per_node[p["kind"]] + p["index"]
-                label = f"{p['node']}.{p['index']}"
+                label = _proc_label(p, machine)
             else:
                 label = rec.code if isinstance(rec, DslRuntimeError) else "dflt"
             if cells.size <= 400:
@@ -529,10 +595,14 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str):
         ax.set_title(f"{e['task']}: point -> {e['kind']} node.index" + (f"\nhatched: {SET_LEGEND}" if sets else ""),
                      fontsize=9)
         ax.set_xlabel("ipoint[1]" if len(e["domain"]) == 2 else "ipoint[0]")
-        ax.set_yticks([])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if len(e["domain"]) == 2:
+            ax.set_ylabel("ipoint[0]")
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        else:  # one row of points: no coordinate
+            ax.set_yticks([])
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig
 
 
 def _apply_feedback(text: str, file: str, path: Path) -> str:
@@ -559,7 +629,8 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
               help="Launch domain for every index launch [default: the benchmark's, at its CI size].")
 @click.option("--png", "png", type=click.Path(dir_okay=False), default=None,
               help="Also draw the point-to-processor placement of each index launch into this PNG.")
-@click.option("--json", "as_json", is_flag=True, help="Print the placement-trace records as JSON lines.")
+@click.option("--json", "as_json", is_flag=True, help="Print the placement-trace records as JSON lines, and per index launch its points per node and "
+                   "processor (a `balance` record).")
 @click.option("--apply", "feedback", type=click.Path(exists=True), default=None, metavar="FEEDBACK",
               help="Preview AutoGuide's suggestion: apply the edits of FEEDBACK (a feedback.json, or the run folder "
                    "holding one), print the edited mapper, and explain that instead.")
@@ -602,6 +673,8 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
         for e in entries:
             for _, rec in e["points"]:
                 click.echo(json.dumps(rec if isinstance(rec, dict) else {"task": e["task"], "error": str(rec)}))
+            if e["domain"] and e["points"]:
+                click.echo(json.dumps({"task": e["task"], "balance": _launch_balance(e, machine)}))
     else:
         click.echo(_explanation_text(entries, machine))
     if png:

@@ -336,3 +336,16 @@ def test_a_benchmarks_layout_rejection_keeps_its_edits():
                         '{"op": "drop_layout_constraint", "constraint": "AOS"}]')):
         fb = explain(dataclasses.replace(result, dsl=dsl))
         assert fb.rule == "legion-layout-constraint" and json.dumps([e.to_json() for e in fb.edits]) == edits, fb
+
+
+def test_a_benchmarks_check_rejection_keeps_its_edits():
+    """check's E223 for the stencil, whose CPU variant needs SOA F_order: the edits drop AOS, then set F_order, those
+    that apply, exactly as feedback.json has written them for every benchmark (a guided optimizer applies them)."""
+    _, result = load("stencil-e223_rejected_layout")
+    drop_aos = {"op": "drop_layout_constraint", "constraint": "AOS"}
+    f_order = {"op": "set_layout_order", "order": "F_order"}
+    for layout, edits in (("SOA C_order", [f_order]), ("AOS C_order", [drop_aos, f_order]),
+                          ("AOS", [drop_aos, f_order]), ("AOS F_order", [drop_aos])):
+        fb = explain(dataclasses.replace(result, dsl=f"Task * GPU,CPU;\nTask stencil CPU;\nLayout * * * {layout};\n"))
+        assert fb.rule == "dsl-e223-rejected-layout", fb
+        assert json.dumps([e.to_json() for e in fb.edits]) == json.dumps(edits), (layout, fb.edits)

@@ -897,3 +897,18 @@ def test_empty_machine_model_hint_names_only_what_machine_option_describes(circu
         assert "--machine 1x4" not in text and "--machine describes nodes, GPUs and CPUs only" in text, d.hints
     src = "Task * CPU;\nm = Machine(GPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap init_piece f;\n"
     assert "--machine 1x4" in " ".join(only(src, "E205", circuit, cpu).hints)
+
+
+def test_e206_after_a_split_names_the_split():
+    """A model made by `split(1, 3)` and indexed as the model it split (two values for three dimensions): the hint
+    names the split, what it did and the model with that many dimensions, not a merge undoing it."""
+    src = ("Task * CPU;\nm = Machine(CPU);\ndef f(Task t) {\n  s = m.split(1, 3);\n  return s[0, t.ipoint[0] % 3];\n}\n"
+           "IndexTaskMap x f;")
+    d = only(src, "E206")
+    assert d.message == "2 index values for a 3-dimensional machine model", d
+    assert d.hints == ("give one index per dimension: s[i0, i1, i2], or a point's coordinates: s[*t.ipoint]",
+                       "`s` is `m.split(1, 3)`: the split made dimension 1 of `m` two, of sizes 3 and m.size[1] / 3; "
+                       "`m` itself takes 2 index values"), d
+    d = only("m = Machine(CPU);\nx = m.split(0, 1)[0, 0];", "E206")
+    assert d.hints[1] == ("`m.split(0, 1)`: the split made dimension 0 of `m` two, of sizes 1 and m.size[0] / 1; "
+                          "`m` itself takes 2 index values"), d

@@ -376,7 +376,7 @@ def test_explain_json_lines():
 
     result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x0x2", "--json")
     records = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
-    cnc = [r for r in records if r["task"] == "calculate_new_currents"]
+    cnc = [r for r in records if r["task"] == "calculate_new_currents" and "balance" not in r]
     assert [r["proc"] for r in cnc] == [{"kind": "CPU", "node": 0, "index": i} for i in range(2)]
 
 
@@ -472,3 +472,59 @@ def test_empty_machine_option_is_refused_not_this_machine(tmp_path):
         result = run(command, str(path), "--bench", "circuit", "--machine", "")
         assert result.exit_code == 1, (command, result.output)
         assert "machine '' is neither of the form" in str(result.exception), (command, result.output)
+
+
+def test_explain_says_how_many_points_each_node_and_processor_gets():
+    """On a machine of several nodes, each index launch has a line saying the points per node and the fewest and
+    most per processor (the table shows only the first 256 points); --json has it as the launch's `balance` record,
+    after its points. With 12 CPUs per node, a cell pads the processor index (`0.01`, never `0.1` beside `0.10`)."""
+    import json
+
+    args = ("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "2x0x12", "--domain", "24")
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    # calculate_new_currents: one point per CPU; init_piece: a node's 12 points all on its CPU 0.
+    assert "  points per node: 12 12; per CPU: 1 to 1 (24 of 24 CPUs used)" in out, out
+    assert "  points per node: 12 12; per CPU: 0 to 12 (2 of 24 CPUs used)" in out, out
+    assert "proc   0.00 0.01 0.02 0.03 0.04 0.05 0.06 0.07 0.08 0.09 0.10 0.11" in out, out
+    assert "proc   1.00 1.00" in out and " 0.1 " not in out, out
+    records = [json.loads(line) for line in run(*args, "--json").output.splitlines() if line.startswith("{")]
+    balance = {r["task"]: r["balance"] for r in records if "balance" in r}
+    assert balance["calculate_new_currents"] == {"kind": "CPU", "per_node": [12, 12],
+                                                 "per_processor": [[1] * 12, [1] * 12], "default": 0, "sets": 0,
+                                                 "failing": 0}
+    assert balance["init_piece"]["per_processor"] == [[12] + [0] * 11] * 2
+    assert [r["task"] for r in records].index("init_pointers") > [r["task"] for r in records].index("init_piece")
+
+
+def test_explain_png_has_integer_ticks_and_names_both_axes(tmp_path):
+    """The placement grid's axes are launch-point coordinates: whole numbers only, and each axis names its one."""
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _placement_figure, explain_decisions, load_app
+
+    machine = parse_machine_spec("2x2")
+    fig = _placement_figure(explain_decisions(parse((CONFIGS / "stencil.dsl").read_text()), load_app("stencil"),
+                                              machine, (2, 3)), machine)
+    assert fig.axes
+    for ax in fig.axes:  # stencil's launches over (2, 3)
+        assert ax.get_xlabel() == "ipoint[1]" and ax.get_ylabel() == "ipoint[0]"
+        for ticks, (low, high), want in ((ax.get_xticks(), ax.get_xlim(), [0, 1, 2]),
+                                         (ax.get_yticks(), sorted(ax.get_ylim()), [0, 1])):
+            assert [t for t in ticks if low <= t <= high] == want, ticks
+
+
+
+def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):
+    """Points on a processor set count for their node only; those left to Legion's default or failing, nowhere."""
+    result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
+    assert "  points per node: 4; per GPU: 1 to 1 (4 of 4 GPUs used); not counted: 2 failing\n" in result.output
+    dsl = tmp_path / "set.dsl"
+    dsl.write_text(SET_MAPPER)
+    result = run("explain", str(dsl), "--bench", "cannon", "--machine", "1x4", "--domain", "2x2")
+    assert ("  points per node: 4; per GPU: 0 to 0 (0 of 4 GPUs used); 4 on processor sets, counted per node only\n"
+            in result.output), result.output
+    dsl.write_text("Task * CPU;\n")
+    result = run("explain", str(dsl), "--bench", "circuit", "--machine", "2x0x2", "--domain", "4")
+    assert ("  points per node: 0 0; per CPU: 0 to 0 (0 of 4 CPUs used); not counted: 4 left to Legion's default\n"
+            in result.output), result.output

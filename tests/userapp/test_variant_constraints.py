@@ -163,3 +163,25 @@ def test_a_layout_rejection_says_what_the_variant_needs(tmp_path, constrained_ex
     fixed = compile_program(apply_edits_to_text(dsl, fb.edits), "fixed.dsl")
     done = subprocess.run(cmd, env=shim_env(app, fixed.so_path), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "checksum 106267000.0 OK" in done.stdout, done.stderr[-3000:]
+
+
+def test_a_check_rejection_edits_toward_the_layout_the_variant_needs(tmp_path, constrained_exe, capsys):
+    """E223's edits (AutoGuide's dsl-e223-rejected-layout) move toward the layout the rejected requirement needs:
+    they drop the interleaving opposite to the one it needs (SOA for norm's AOS pairs), and only that; an alignment
+    rejection drops the Align constraint and keeps the AOS the pairs need. The edited mapper passes `check`."""
+    from mapperopt.autoguide import apply_edits_to_text
+
+    cases = (("-n 400", "Task * CPU;\nLayout * * * SOA;\n", [{"op": "drop_layout_constraint", "constraint": "SOA"}]),
+             ("-n 400 -align", "Task * CPU;\nLayout * * * AOS Align==16;\n",
+              [{"op": "drop_layout_constraint", "constraint": "Align"}]))
+    for i, (args, dsl, edits) in enumerate(cases):
+        app = f"{constrained_exe} {args}"
+        (tmp_path / f"m{i}.dsl").write_text(dsl)
+        assert main(["run", "--app", app, "--mapper", str(tmp_path / f"m{i}.dsl"), "--once", "--out",
+                     str(tmp_path / f"m{i}")]) == 1
+        assert "failed at stage check" in capsys.readouterr().out
+        feedback = json.loads((tmp_path / f"m{i}" / "feedback.json").read_text())
+        assert feedback["rule"] == "dsl-e223-rejected-layout" and feedback["edits"] == edits, feedback
+        (tmp_path / f"f{i}.dsl").write_text(apply_edits_to_text(dsl, feedback["edits"]))
+        assert main(["check", str(tmp_path / f"f{i}.dsl"), "--app", app]) == 0, capsys.readouterr().out
+        capsys.readouterr()
