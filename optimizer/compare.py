@@ -784,8 +784,9 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
         return
     stored["interrupted"] = stored.get("interrupted", []) + new
     _write_finals(folder, stored)
-    say(f"{', '.join(g['folder'] for g in new)}: final measurement(s) interrupted before they ended; not used, "
-        "recorded in final.json under `interrupted`.")
+    say(f"{', '.join(g['folder'] for g in new)}: final measurement(s) final.json did not name (interrupted before "
+        "they ended; an earlier version also left those whose reference failed unnamed); not used, recorded in "
+        "final.json under `interrupted`.")
 
 
 def _next_final(folder: Path, stored: dict) -> int:
