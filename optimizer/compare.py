@@ -16,7 +16,8 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
     <opt>-<r>/          one tuning folder per optimizer and repeat r (seed = --seed + r), as `mapperopt tune` writes
     evaluations/        outcomes shared by all tuning runs of this comparison: a program is compiled and run once
     final-N/, final.json  the reference and every run's best program measured together at the end, in groups of runs
-                        (one per job with --jobs; each group measures the reference again)
+                        (one per job with --jobs; each group measures the reference again); groups set aside are
+                        kept under `replaced`, measurements cut short under `interrupted`
     runs.csv            one row per tuning run
     summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
                         throughput; std, worst and median empty for a single run, n/a in the tables) and the share
@@ -205,6 +206,23 @@ def _setting_text(value) -> str:
     return "none" if value is None else str(value)
 
 
+def _listed(value) -> str:
+    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _rounds(n: int, kind: str = "") -> str:
+    return f"{n} {kind + ' ' if kind else ''}round{'s' if n != 1 else ''}"
+
+
+def left_out_lines(left_out: dict, iters: int) -> list[str]:
+    """The sentences naming the runs a report leaves out (summary.json's `left_out`: not_tuned, runs with fewer
+    than `iters` iterations; not_measured, runs whose best has no final measurement yet)."""
+    return ([f"Left out, not tuned to {iters} iterations yet: {', '.join(left_out['not_tuned'])}."]
+            if left_out.get("not_tuned") else []) + \
+           ([f"Left out, no final measurement yet: {', '.join(left_out['not_measured'])}."]
+            if left_out.get("not_measured") else [])
+
+
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
                 on_record: Callable[[str, IterationRecord], Any] | None = None,
                 on_folder: Callable[[Path], Any] | None = None) -> dict:
@@ -322,8 +340,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 remove_made(made or [folder])
                 raise
             say(f"Comparison folder: {folder}")
-        (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
-                                                          "machine": machine}, indent=2) + "\n")
+        if opts.get("tune", True):  # --report-only changes nothing of the comparison
+            (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
+                                                              "machine": machine}, indent=2) + "\n")
         if opts["start"] not in ("default", "random"):
             from mapperopt.optimizer.space import SearchSpace
 
@@ -353,10 +372,11 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         if opts.get("tune", True):
             earlier = json.loads((folder / "final.json").read_text()) if (folder / "final.json").exists() else {}
             if earlier.get("groups") and earlier.get("rounds") != opts["final_rounds"]:
-                say(f"The final measurement is made again, in {opts['final_rounds']} rounds (--final-rounds); the "
+                say(f"The final measurement is made again, in {_rounds(opts['final_rounds'])} (--final-rounds); the "
                     f"earlier one, in {earlier['rounds']}, is kept in final.json under `replaced`.")
             serial = len(cores) == 1  # callbacks cannot cross to worker processes
             finals = _load_finals(folder, opts["final_rounds"])
+            _record_interrupted(folder, finals, say)
             n = _next_final(folder, finals)
             tasks: list[tuple[str, Callable, tuple, Any]] = []
             for r in range(opts["repeats"]):
@@ -375,11 +395,12 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             errors += _in_parallel(cores, tasks, say=say, on_done=lambda i, result: _record_group(
                 ctx, finals, result, errors, say) if tasks[i][1] is _measure_runs else None)
         outcomes = [_outcome(folder, name, r, opts) for name, r in jobs]
-        missing = [f"{name}-{r + 1}" for (name, r), o in zip(jobs, outcomes) if o is None]
-        if missing:
-            say(f"Left out, not tuned to {opts['iters']} iterations yet: {', '.join(missing)}.")
+        left_out = {"not_tuned": [f"{name}-{r + 1}" for (name, r), o in zip(jobs, outcomes) if o is None],
+                    "not_measured": []}
         outcomes = [o for o in outcomes if o is not None]
         if not outcomes:
+            for line in left_out_lines(left_out, opts["iters"]):
+                say(line)
             raise MapperoptError(f"no tuning run of {folder} has {opts['iters']} iterations yet",
                                  hint="run the command without --report-only to tune")
         measured: dict[str, Any] = {}
@@ -391,18 +412,19 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 say("No final measurement yet: the scores below are the tuning runs' own measurements.")
                 final = False
             else:
-                left = [o.folder.name for o, x in zip(outcomes, scored) if x is None]
-                if left:
-                    say(f"Left out, no final measurement yet: {', '.join(left)}.")
+                left_out["not_measured"] = [o.folder.name for o, x in zip(outcomes, scored) if x is None]
                 outcomes = [o for o in scored if o is not None]
+        for line in left_out_lines(left_out, opts["iters"]):
+            say(line)
         if final:
-            used = [g for g in finals["groups"] if any(o.folder.name in g["runs"] for o in outcomes)]
+            # only the groups the scores divide by (an extended run's earlier group is not one of them)
+            used = [g for g in finals["groups"] if any(o.best and _group_of(o, finals) is g for o in outcomes)]
             references = [g["reference"] for g in used]
             # the table's header names one reference throughput: the median of the groups' (one group: its own)
             final_reference = statistics.median(references) if references else first
             unit = used[0]["measured"][reference]["unit"] if used else None
             normalization = (f"best program's throughput / the {reference} mapper's, measured together in "
-                             f"{opts['final_rounds']} interleaved rounds (trimmed mean); failures count 0")
+                             f"{_rounds(opts['final_rounds'], 'interleaved')} (trimmed mean); failures count 0")
             loads = [x for g in used for x in g["load_average"]]
             measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
                         "load_average": [min(loads), max(loads)] if loads else None,
@@ -418,8 +440,22 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
                        reference_throughput=final_reference, reference_first_throughput=first, settings=asked,
                        normalization=normalization, cores_per_job=len(cores[0]) if cores[0] else None,
-                       jobs=len(cores), **measured)
-        write_outputs(folder, summary)
+                       jobs=len(cores), left_out=left_out, **measured)
+        # --report-only of other runs than those of the command that last ran the comparison (settings.json):
+        # printed only, so that the report files never describe part of it as the whole
+        stored = json.loads((folder / "settings.json").read_text())
+        options = {"optimizers": "--optimizers", "repeats": "--runs", "iters": "--iters"}
+        other = [k for k in options if (set(stored.get(k) or ()) != set(asked[k]) if k == "optimizers"
+                                        else stored.get(k) != asked[k])]
+        summary["written"] = not other
+        if other:
+            say("Not written: this --report-only asks for " + ", ".join(f"{options[k]} {_listed(asked[k])}"
+                                                                         for k in other)
+                + ", the comparison's report files are of " + ", ".join(f"{options[k]} {_listed(stored.get(k))}"
+                                                                        for k in other)
+                + " (its settings.json): they are left as they are, and this report is printed only.")
+        else:
+            write_outputs(folder, summary)
         if errors:
             raise MapperoptError(f"{len(errors)} job(s) of {folder} failed: {'; '.join(errors)}",
                                  hint="the outputs hold what finished; run the command again to retry the rest")
@@ -693,7 +729,7 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
         return
     if stored["rounds"] != opts["final_rounds"]:
         raise MapperoptError(f"--final-rounds {opts['final_rounds']}: the final measurement of {folder} was made in "
-                             f"{stored['rounds']} rounds, so this report would show the tuning runs' own figures; "
+                             f"{_rounds(stored['rounds'])}, so this report would show the tuning runs' own figures; "
                              "nothing was written",
                              hint=f"give --final-rounds {stored['rounds']} to report it (without --report-only, "
                                   f"--final-rounds {opts['final_rounds']} measures again, keeping it)")
@@ -716,18 +752,48 @@ def _set_aside(folder: Path, rounds: int, runs: set[str], say: Callable) -> None
     old = [g for g in stored["groups"] if runs & set(g["runs"])]
     if not old:
         return
+    _replace(folder, stored, old)
+    # a run in two groups (final.json of an earlier version, which kept an extended run's first group) named once
+    say(f"Measuring again: {', '.join(dict.fromkeys(r for g in old for r in g['runs']))} (their groups "
+        f"{', '.join(g['folder'] for g in old)} are kept in final.json under `replaced`).")
+
+
+def _replace(folder: Path, stored: dict, old: list[dict]) -> None:
+    """Moves the groups `old` of final.json's content `stored` to its `replaced` list, and writes it."""
     stored["groups"] = [g for g in stored["groups"] if g not in old]
     stored["replaced"] = stored.get("replaced", []) + old
-    (folder / "final.json").write_text(json.dumps(stored, indent=2) + "\n")
-    say(f"Measuring again: {', '.join(r for g in old for r in g['runs'])} (their groups "
-        f"{', '.join(g['folder'] for g in old)} are kept in final.json under `replaced`).")
+    _write_finals(folder, stored)
+
+
+def _write_finals(folder: Path, stored: dict) -> None:
+    path = folder / "final.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(stored, indent=2) + "\n")
+    tmp.replace(path)  # a torn file never looks like a measurement
+
+
+def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
+    """Records in final.json, under `interrupted` (folder, the mappers it has run folders of), the `final-N/`
+    folders of final measurements that never ended (Ctrl-C, a kill): their rounds are incomplete, so no score uses
+    them, but what they measured stays, and is named."""
+    known = {g["folder"] for k in ("groups", "replaced", "interrupted", "failed") for g in stored.get(k, [])}
+    new = [{"folder": p.name, "mappers": sorted(m.name for m in p.iterdir() if m.is_dir())}
+           for p in sorted(folder.glob("final-*"), key=lambda p: (len(p.name), p.name))
+           if p.is_dir() and p.name not in known]
+    if not new:
+        return
+    stored["interrupted"] = stored.get("interrupted", []) + new
+    _write_finals(folder, stored)
+    say(f"{', '.join(g['folder'] for g in new)}: final measurement(s) final.json did not name (interrupted before "
+        "they ended; an earlier version also left those whose reference failed unnamed); not used, recorded in "
+        "final.json under `interrupted`.")
 
 
 def _next_final(folder: Path, stored: dict) -> int:
     """The first N of a new `final-N` group: after the folders here and the groups final.json names, set aside ones
     too (whose folders may not have travelled with it)."""
-    names = {p.name for p in folder.glob("final-*")} | {g["folder"] for g in stored["groups"] + stored.get("replaced",
-                                                                                                           [])}
+    names = {p.name for p in folder.glob("final-*")} | {g["folder"] for k in ("groups", "replaced", "interrupted",
+                                                                              "failed") for g in stored.get(k, [])}
     return 1 + max((int(n[6:]) for n in names if n[6:].isdigit()), default=0)
 
 
@@ -739,12 +805,20 @@ def _record_group(ctx: dict, stored: dict, result: dict | None, errors: list[str
     if not (measured[reference]["estimate"] or {}).get("value"):
         errors.append(f"the {reference} mapper failed in {result['folder']}: {measured[reference]['reason']}")
         say(f"Error: {errors[-1]}")
+        stored["failed"] = stored.get("failed", []) + [{**result, "error": errors[-1]}]  # kept, not used
+        _write_finals(ctx["folder"], stored)
         return
+    # A run is in one group: one measured again (a run finished again after its group, with --jobs) sets its
+    # earlier group aside, as in `_final`.
+    old = [g for g in stored["groups"] if set(g["runs"]) & set(result["runs"])]
+    if old:
+        stored["groups"] = [g for g in stored["groups"] if g not in old]
+        stored["replaced"] = stored.get("replaced", []) + old
     stored["groups"].append({**result, "reference": measured[reference]["estimate"]["value"]})
-    path = ctx["folder"] / "final.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(stored, indent=2) + "\n")
-    tmp.replace(path)  # a group measured is kept even if the others are interrupted
+    _write_finals(ctx["folder"], stored)  # a group measured is kept even if the others are interrupted
+    if old:
+        say(f"{', '.join(g['folder'] for g in old)}: kept in final.json under `replaced` ({result['folder']} "
+            f"measured {', '.join(sorted(set(result['runs']) & {r for g in old for r in g['runs']}))} again).")
 
 
 def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str) -> dict | None:
@@ -761,7 +835,7 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
     mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes}}
     evaluator = _evaluator(ctx, {}, ctx["iterations"])
     print(f"Measuring the {reference} mapper and {len(mappers) - 1} best program(s) of "
-          f"{', '.join(o.folder.name for o in outcomes)} together ({rounds} rounds, {name})...", flush=True)
+          f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name})...", flush=True)
     load_before = os.getloadavg()[0]
     measured = protocol.measure_together(ctx["bench"], mappers, rounds, folder / name,
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
@@ -785,10 +859,30 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
     Returns:
         final.json's content: rounds, host_cores, groups (each: runs, cores, folder `final-N`, load_average
         (1-minute, before and after), reference (its throughput), measured (name (the reference, or `_program` of
-        a best) -> `protocol.Measured` as JSON, run folders relative to the comparison's)).
+        a best) -> `protocol.Measured` as JSON, run folders relative to the comparison's)); a run is in one group at
+        most. Optional: replaced (groups set aside, by --remeasure, another --final-rounds or a run whose best
+        changed), failed (groups whose reference failed, with the error), interrupted (folder and mappers of
+        measurements that never ended); no score uses those.
     """
     folder = ctx["folder"]
     stored = _load_finals(folder, rounds)
+    if measure:
+        # A run extended (a larger --iters) or tuned again whose best is not the program its group measured: the
+        # group is set aside whole, as --remeasure does, and its runs measured again together with the expert, so
+        # that the runs of one group are scored against one measurement of it.
+        changed = [o.folder.name for o in outcomes if o.best is not None and any(
+            o.folder.name in g["runs"] and _program(o.best) not in g["measured"] for g in stored["groups"])]
+        stale = [g for g in stored["groups"] if set(changed) & set(g["runs"])]
+        if stale:
+            _replace(folder, stored, stale)
+            asked = {o.folder.name for o in outcomes}
+            others = [r for g in stale for r in g["runs"] if r not in asked]
+            say(f"Measuring again: the best programs of {', '.join(changed)} after {len(outcomes[0].records)} "
+                f"iterations are not those {', '.join(g['folder'] for g in stale)} measured, so "
+                + ("it is" if len(stale) == 1 else "they are") + " kept in final.json under `replaced`, and "
+                "the runs of this command measured again together with the " + ctx["reference"] + " mapper"
+                + (f" ({', '.join(others)}, not asked here, have no final measurement until a command names them)"
+                   if others else "") + ".")
     todo = [o for o in outcomes if o.best is not None and _group_of(o, stored) is None]
     if not todo or not measure:
         return stored
@@ -904,11 +998,11 @@ def describe(summary: dict) -> list[str]:
              "only looks faster is measured again together with the best).",
              (f"Score of a run: its best program's throughput / the {reference} mapper's "
               f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
-              f"{summary['final_rounds']} interleaved rounds; 0 when nothing worked." if summary.get("final_rounds")
-              and len(groups) < 2 else
+              f"{_rounds(summary['final_rounds'], 'interleaved')}; 0 when nothing worked."
+              if summary.get("final_rounds") and len(groups) < 2 else
               f"Score of a run: its best program's throughput / the {reference} mapper's, both measured together at "
-              f"the end in {summary['final_rounds']} interleaved rounds, in {len(groups)} groups of runs each with "
-              f"its own measurement of the {reference} mapper on the same cores (its throughput: median "
+              f"the end in {_rounds(summary['final_rounds'], 'interleaved')}, in {len(groups)} groups of runs each "
+              f"with its own measurement of the {reference} mapper on the same cores (its throughput: median "
               f"{summary.get('reference_throughput', 0):.4g}, {min(g['reference'] for g in groups):.4g} to "
               f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked."
               if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
@@ -946,7 +1040,8 @@ def format_table(summary: dict) -> str:
         lines.append(f"| {name} | {s['runs']} | {' | '.join(_stat_cells(s))} | {s['failed_share']:.0%} of "
                      f"{s['evaluations']} |")
     drift = reference_drift(summary)
-    return "\n".join([*lines, *(["", drift] if drift else [])])
+    left = left_out_lines(summary.get("left_out") or {}, summary.get("settings", {}).get("iters", "?"))
+    return "\n".join([*lines, *(["", *left] if left else []), *(["", drift] if drift else [])])
 
 
 def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
@@ -964,7 +1059,8 @@ def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
         for name, s in summary["optimizers"].items():
             writer.writerow([name, *(round(s[c], 4) if isinstance(s[c], float) else s[c] for c in SUMMARY_COLUMNS[1:])])
     # without the comparison's own path: the folder may be moved (e.g. from the machine that measured it)
-    out["json"].write_text(json.dumps({k: v for k, v in summary.items() if k != "folder"}, indent=2) + "\n")
+    out["json"].write_text(json.dumps({k: v for k, v in summary.items() if k not in ("folder", "written")},
+                                      indent=2) + "\n")
     out["table"].write_text(format_table(summary) + "\n")
     plot_compare(summary, out["plot"])
     return out
@@ -1117,7 +1213,9 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
                    "after a final measurement on a loaded machine; the earlier groups stay in final.json under "
                    "`replaced`.")
 @click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
-                                                  "from the runs and final measurements finished so far.")
+                                                  "from the runs and final measurements finished so far (only "
+                                                  "printed when --optimizers, --runs or --iters differ from the "
+                                                  "command that last ran the comparison).")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsize, seed, start, repeats, max_repeats,
@@ -1193,6 +1291,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if reference_drift(summary):
         console.print(f"[yellow]Curves and scores:[/] {escape(reference_drift(summary))}")
     folder = Path(summary["folder"])
+    if not summary["written"]:  # a --report-only of part of the comparison: said by run_compare
+        return
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")
 

@@ -328,15 +328,18 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
 
     # --remeasure: repeat 2's group is set aside (kept in final.json) and measured again, nothing tuned again; the
     # other group stays
-    groups = json.loads((folder / "final.json").read_text())["groups"]
-    old = [g for g in groups if "random-2" in g["runs"]]  # two: the run was finished after its first group
+    # the run finished again was measured again: its first group set aside, so that a run is in one group
+    final = json.loads((folder / "final.json").read_text())
+    groups, earlier = final["groups"], final["replaced"]
+    old = [g for g in groups if "random-2" in g["runs"]]
+    assert len(old) == 1 and [g["runs"] for g in earlier] == [["random-2"]]
     kept = [g for g in groups if "random-2" not in g["runs"]]
     evaluated = sorted(p.name for p in (folder / "evaluations").iterdir())
     assert main([*args, "--remeasure", "2"]) == 0
     out = capfd.readouterr().out
     assert "Measuring again: random-2" in out and " iter " not in out
     final = json.loads((folder / "final.json").read_text())
-    assert final["replaced"] == old
+    assert final["replaced"] == earlier + old
     [new] = [g for g in final["groups"] if "random-2" in g["runs"]]
     assert [g for g in final["groups"] if g is not new] == kept
     assert new["folder"] not in {g["folder"] for g in groups} and (folder / new["folder"]).is_dir()
