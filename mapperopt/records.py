@@ -83,6 +83,12 @@ class RunResult:
     def ok(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def recorded_throughput(self) -> float | None:
+        """The run's figure as tuning records it (history.csv, the best so far) and AutoGuide quotes it: the trimmed
+        mean where there is one (the harness's measurements), else `throughput`; same unit; None when failed."""
+        return self.trimmed_mean if self.trimmed_mean is not None else self.throughput
+
     def to_json(self) -> dict:
         return asdict(self)
 
