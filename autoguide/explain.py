@@ -504,7 +504,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
                  catalog: Catalog) -> Feedback:
     texts = catalog.performance or load_catalog().performance
     unit = result.unit or ""
-    value = result.throughput
+    value = result.recorded_throughput  # the figure the search records and compares with `best`
     rows = task_profile(result)
     # Shares of the timed loop's task time where the profile tells the timed loop's tasks from the set-up and check
     # tasks (the harness's profiling execution), else of all the task time measured.
@@ -604,7 +604,8 @@ def _failed_feedback(result: RunResult, exc: Exception) -> Feedback:
                    "run's result stands, but there is no explanation or suggestion for it; please report it with the "
                    "run folder.")
     if result.ok and result.throughput is not None:
-        raw = f"Performance Metric: Achieved throughput = {result.throughput:.4g} {result.unit or ''}".rstrip() + "."
+        raw = (f"Performance Metric: Achieved throughput = {result.recorded_throughput:.4g} {result.unit or ''}"
+               .rstrip() + ".")
         return Feedback(result.status, None, "performance", explanation, "N/A", (), raw, "autoguide-failed")
     return Feedback(result.status, result.stage, "autoguide.failed", explanation, "N/A", (),
                     result.reason or "", "autoguide-failed")

@@ -41,7 +41,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
     table = Table(title=escape(title), show_header=False, min_width=len(title) + 4)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    runs = len(result.attempts) - s.get("calibration_runs", 0)
+    # the measured executions (failed ones run again are attempts too)
+    runs = s.get("measured_runs", len(result.attempts) - s.get("calibration_runs", 0))
     diagnostics = result.stage in DSL_STAGES[:2] and result.log  # printed with their source lines, carets and hints
     if result.ok:
         table.add_row("status", "[green]ok[/]")

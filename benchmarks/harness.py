@@ -506,8 +506,12 @@ def _summary(measured: list[Attempt]) -> dict:
 
     values = [a.result["throughput"] for a in measured]
     est = estimate(values)
-    return {"throughput": statistics.median(values), "trimmed_mean": est.value, "spread": est.spread,
-            "interval": [est.low, est.high], "time_s": statistics.median(a.result["time_s"] for a in measured)}
+    # One execution: its spread 0 and interval [v, v] would read as no noise; none, and why.
+    single = len(values) == 1
+    return {"throughput": statistics.median(values), "trimmed_mean": est.value,
+            "spread": None if single else est.spread, "interval": None if single else [est.low, est.high],
+            "no_spread": "one measured execution: no estimate of the noise" if single else None,
+            "time_s": statistics.median(a.result["time_s"] for a in measured)}
 
 
 def _transient(run: Execution) -> bool:

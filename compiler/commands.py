@@ -15,7 +15,7 @@ import click
 
 from mapperopt.benchmarks.userapp import app_option
 from mapperopt.compiler.cached import machine_text, record_path
-from mapperopt.dsl.commands import MapperCommand
+from mapperopt.dsl.commands import DslFile, MapperCommand
 from mapperopt.errors import MapperoptError
 
 
@@ -41,7 +41,7 @@ def compile_or_exit(text: str, file: str, app=None, machine=None, note: str | No
 
 
 @click.command("compile", cls=MapperCommand)
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=DslFile())
 @click.option("-o", "output", type=click.Path(dir_okay=False), default=None,
               help="Copy the mapper library here (default: only print its path in the cache).")
 @click.option("--emit-cpp", type=click.Path(dir_okay=False), default=None, help="Write the generated C++ here.")

@@ -232,13 +232,35 @@ def _cuda_variants(bench: str, desc: dict, gpus: bool) -> tuple[dict, str | None
                                       f"configs/{bench}.app.json (a CUDA build's), as on a machine with GPUs")
 
 
+class DslFile(click.Path):
+    """A DSL file argument (`click.Path` that is no folder). A folder is refused with its `.dsl` files named, as
+    the files to give instead (fmt: all at once), rather than click's bare 'is a directory'."""
+
+    def __init__(self):
+        super().__init__(dir_okay=False)
+
+    def convert(self, value, param, ctx):
+        folder = Path(value)
+        if folder.is_dir():
+            command = ctx.info_name if ctx is not None else "this command"
+            files = sorted(str(f) for f in folder.glob("*.dsl"))
+            named = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+            if not files:
+                self.fail(f"'{value}' is a folder; {command} takes a DSL file, and it holds no .dsl file", param, ctx)
+            if command == "fmt":
+                self.fail(f"'{value}' is a folder; fmt takes DSL files: its .dsl files are {named} (all of them: "
+                          f"`mapperopt fmt --check {value}/*.dsl`, or --write)", param, ctx)
+            self.fail(f"'{value}' is a folder; {command} takes one DSL file: its .dsl files are {named}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 size_option = click.option(
     "--size", default=None, metavar="SIZE",
     help="With --bench or --app: the launch domains and the machine of a run at this size [default: ci].")
 
 
 @click.command(cls=MapperCommand)
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=DslFile())
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
 @app_option
 @machine_option
@@ -296,7 +318,7 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
 
 
 @click.command()
-@click.argument("files", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("files", metavar="FILE...", nargs=-1, required=True, type=DslFile())
 @click.option("--write", is_flag=True, help="Rewrite each FILE in place instead of printing.")
 @click.option("--check", is_flag=True,
               help="Change nothing: list each FILE that is not formatted (`would reformat FILE`) and exit 1 if any "
@@ -621,7 +643,7 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 
 
 @click.command(cls=MapperCommand)
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=DslFile())
 @click.option("--bench", metavar="NAME", default=None, help="The benchmark whose tasks are explained.")
 @app_option
 @machine_option

@@ -599,6 +599,33 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
     return f"{form}: write {fixed}"
 
 
+def _region_list_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a ',' after the region selector of a Region, Layout or CollectMemory statement (`Region t r1,r2 GPU
+    FBMEM;`): that the selector is one region, unlike the task selector, with the statement written once per region
+    where the rest of it parses as names and tokens up to a ';'; else None."""
+    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
+    head = before[start:]
+    names = ("IDENT", "STRING", "INT")
+    if (token.type != "COMMA" or len(head) < 3 or head[0].value not in ("Region", "Layout", "CollectMemory")
+            or head[-1].type not in names or head[-2].type == "COMMA"):
+        return None
+    said = f"a {head[0]} statement names one region (or '*' for all), not a list as for tasks"
+    rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]
+    regions, i = [head[-1]], 0
+    while i < len(rest) and rest[i].type in names:
+        regions.append(rest[i])
+        i += 1
+        if i == len(rest) or rest[i].type != "COMMA":
+            break
+        i += 1
+    end = next((j for j in range(i, len(rest)) if rest[j].type == "SEMICOLON"), None)
+    if len(regions) < 2 or end is None:
+        return said
+    written = " ".join(" ".join(t.value for t in [*head[:-1], r, *rest[i:end]]).replace(" , ", ",") + ";"
+                       for r in regions)
+    return f"{said}: write one statement per region, {written}"
+
+
 def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
     """E107 message and hint for a memory kind where only processor kinds fit, or the reverse; None otherwise."""
     texts = _texts(accepts)
@@ -795,7 +822,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             line, col, tok_text, (hint,), expected,
         )
 
-    hints = []
+    hints = [_region_list_hint(text, tokens, token)]
     texts = _texts(accepts)
     if token.type == "IDENT" and {f"'{t}'" for t in A.PARAM_TYPES} <= texts:
         hints.append(f"parameters are typed: write 'Task {tok_text}' (types: {', '.join(A.PARAM_TYPES)})")

@@ -47,8 +47,11 @@ class RunResult:
         throughput: median throughput over the repeats (larger is better); None when failed.
         unit: throughput unit, e.g. "GFLOPS".
         trimmed_mean: mean throughput after dropping the best and the worst repeat (all, with < 3 repeats).
-        spread: (max - min) / median of the repeats' throughputs.
-        interval: [low, high], the 90 % bootstrap interval of `trimmed_mean` (mapperopt.benchmarks.protocol).
+        spread: (max - min) / median of the repeats' throughputs; None for one execution (`no_spread`).
+        interval: [low, high], the 90 % bootstrap interval of `trimmed_mean` (mapperopt.benchmarks.protocol); None
+            for one execution.
+        no_spread: why `spread` and `interval` are None although the run succeeded ("one measured execution: no
+            estimate of the noise"), else None.
         time_s: median measured time of the timed iterations, seconds.
         attempts: every execution, in order.
         run_dir: folder holding the run's files (docs/running.md, docs/tuning.md).
@@ -71,6 +74,7 @@ class RunResult:
     trimmed_mean: float | None = None
     spread: float | None = None
     interval: list[float] | None = None
+    no_spread: str | None = None
     time_s: float | None = None
     attempts: tuple[Attempt, ...] = ()
     run_dir: str | None = None
@@ -82,6 +86,12 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def recorded_throughput(self) -> float | None:
+        """The run's figure as tuning records it (history.csv, the best so far) and AutoGuide quotes it: the trimmed
+        mean where there is one (the harness's measurements), else `throughput`; same unit; None when failed."""
+        return self.trimmed_mean if self.trimmed_mean is not None else self.throughput
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -290,7 +290,7 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
     if evaluation.measured_in is None and (out_dir / "result.json").exists():  # the harness's, of this run
         (out_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
     (out_dir / "feedback.txt").write_text(evaluation.text + "\n")
-    throughput = (result.trimmed_mean if result.trimmed_mean is not None else result.throughput) if result.ok else None
+    throughput = result.recorded_throughput if result.ok else None
     record = IterationRecord(**common, dsl=proposal.dsl, key=key, status=result.status, stage=result.stage,
                              category=feedback.category, throughput=throughput, unit=result.unit, **kept,
                              cached_from=evaluation.measured_in, feedback_text=evaluation.text,

@@ -151,6 +151,24 @@ def test_performance_feedback_compares_and_names_the_heaviest_leaf_task():
     assert explain(expert, level="raw").explanation == ""
 
 
+def test_performance_feedback_quotes_the_trimmed_mean_the_search_records():
+    """With five executions the trimmed mean (what history.csv, the iteration line and the best so far hold) is not
+    the median: the metric line and the comparison with the best quote the trimmed mean, both sides alike."""
+    _, expert = load("circuit-expert_profiled")
+    _, default = load("circuit-default_mapper")
+    five = dataclasses.replace(default, throughput=default.throughput, trimmed_mean=0.9 * default.throughput)
+    best, value = expert.trimmed_mean, five.trimmed_mean
+    fb = explain(five, best=best, baselines={"expert": best, "default": value})
+    assert f"Achieved throughput = {value:.4g} GFLOPS. Normalised throughput = {value / best:.2f}x of the expert " \
+           f"(best so far 1.00x)." in feedback_text(fb, five)
+    ratio = value / best
+    assert (f"this one {ratio:.2f}x of it" if ratio <= 1 else f"({ratio:.2f}x the previous best") in fb.explanation
+    assert "1.00x that of the default mapper" in fb.explanation
+    # AutoGuide's own failure keeps the same figure.
+    assert explain(dataclasses.replace(five, profile={"tasks": 1}), best=best).raw_excerpt == \
+        f"Performance Metric: Achieved throughput = {value:.4g} GFLOPS."
+
+
 def test_a_heavy_task_left_on_the_cpu_of_a_gpu_run_is_moved_to_the_gpu():
     """The real profile of a CPU run, read as if the run had a GPU (what `settings` says for a GPU run)."""
     _, expert = load("stencil-expert_profiled")

@@ -39,6 +39,8 @@ def test_run_measures_with_the_protocol_by_default(tmp_path, capsys):
     assert len(res["attempts"]) == s["calibration_runs"] + s["measured_runs"] + s["retried"]
     values = [a["result"]["throughput"] for a in res["attempts"][-s["measured_runs"]:]]
     assert res["trimmed_mean"] == protocol.estimate(values).value
+    assert res["interval"] == [protocol.estimate(values).low, protocol.estimate(values).high]
+    assert res["spread"] == protocol.estimate(values).spread and res["no_spread"] is None
 
 
 def test_run_once_is_one_raw_execution(tmp_path, capsys):
@@ -47,6 +49,11 @@ def test_run_once_is_one_raw_execution(tmp_path, capsys):
     assert (s["repeats"], s["max_repeats"], s["min_time_s"]) == (1, 1, 0.0)
     assert s["calibration_runs"] == 0 and s["measured_runs"] == 1 and len(res["attempts"]) == 1
     assert s["iterations"] == 3  # the ci size's own `-l 3`
+    # One execution says nothing of the noise: no spread and no interval (0 and [v, v] would read as none), and why.
+    assert res["trimmed_mean"] == res["throughput"] == res["attempts"][0]["result"]["throughput"]
+    assert (res["spread"], res["interval"]) == (None, None)
+    assert res["no_spread"] == "one measured execution: no estimate of the noise", res["no_spread"]
+    assert RunResult.from_json(res).no_spread == res["no_spread"]
 
 
 def test_run_once_with_min_time_calibrates_as_its_help_says(tmp_path, capsys):

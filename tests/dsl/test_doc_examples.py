@@ -54,3 +54,14 @@ def test_no_mapper_escapes_the_check():
         except DslSyntaxError:
             continue  # a command line, a grammar, ...: not a mapper
         assert not program.statements, f"{path.name}:{line}: a mapper in an unmarked block: fence it ```dsl BENCH"
+
+
+def test_the_guide_names_the_codes_of_a_missing_semicolon_as_the_parser_gives_them():
+    """A `;` missing at a line break and one missing at the end of the file are different errors; the guide's
+    Errors section names each with the parser's code."""
+    guide = (ROOT / "docs" / "dsl-guide.md").read_text()
+    errors = guide[guide.index("\n## Errors"):].split("\n## ")[1]
+    for source, where in (("Task * GPU\nTask * CPU;\n", "at a line break"), ("Task * GPU", "at the end of the file")):
+        with pytest.raises(DslSyntaxError) as info:
+            parse(source)
+        assert re.search(rf"{info.value.code}: (?:(?!E\d\d\d)[^)])*{where}", errors), (info.value.code, where)

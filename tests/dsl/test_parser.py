@@ -246,6 +246,16 @@ ERRORS = [
     ("/* mapper */\nTask * CPU;", "E100", 1, 1, "unexpected '/'", "comments run from '#' (or '//') to the end"),
     ("Region * 0 CPU /* c-style */ SYSMEM;", "E100", 1, 16, "expected a memory kind", "'/*' does not start a comment"),
     ("x = 4 /* four */ + 1;", "E100", 1, 8, "unexpected '*'", "'/*' does not start a comment"),
+    # A list where a region selector goes (a task selector takes one): one statement per region.
+    ("Region stencil pxm_in,pxp_in GPU ZCMEM;", "E100", 1, 22, "unexpected ','",
+     "a Region statement names one region (or '*' for all), not a list as for tasks: write one statement per "
+     "region, Region stencil pxm_in GPU ZCMEM; Region stencil pxp_in GPU ZCMEM;"),
+    ('Layout t1,t2 "a b", c * SOA F_order;', "E100", 1, 19, "unexpected ','",
+     'write one statement per region, Layout t1,t2 "a b" * SOA F_order; Layout t1,t2 c * SOA F_order;'),
+    ("CollectMemory * r1,r2;", "E100", 1, 19, "unexpected ','",
+     "a CollectMemory statement names one region (or '*' for all), not a list as for tasks: write one statement "
+     "per region, CollectMemory * r1; CollectMemory * r2;"),
+    ("Region * r1,r2", "E100", 1, 12, "unexpected ','", "a Region statement names one region (or '*' for all)"),
 ]
 
 

@@ -61,3 +61,21 @@ def test_a_dsl_error_reads_as_checks_in_every_command_that_reads_the_file(tmp_pa
         return
     assert err.startswith(f"{path}:") and f"error[{code}]" in err.splitlines()[0], err
     assert f"\n{path}: 1 error(s), 0 warning(s)" in err, err
+
+
+@pytest.mark.parametrize("args", [["check"], ["explain"], ["compile"], ["fmt"], ["fmt", "--write"]])
+def test_a_folder_where_a_dsl_file_goes_is_refused_with_its_dsl_files_named(tmp_path, args):
+    """No command formats or checks a folder's files by itself: each says the argument is a folder and names the
+    folder's DSL files to give instead (fmt: all of them at once, with a shell pattern)."""
+    folder = tmp_path / "mappers"
+    folder.mkdir()
+    for name in ("b.dsl", "a.dsl", "notes.txt"):
+        (folder / name).write_text("Task * CPU;\n")
+    result = CliRunner().invoke(cli, [*args, str(folder)])
+    assert result.exit_code == 2, result.output
+    assert f"'{folder}' is a folder" in result.output and f"{folder / 'a.dsl'}, {folder / 'b.dsl'}" in result.output
+    assert "notes.txt" not in result.output and "is a directory" not in result.output
+    assert (f"mapperopt fmt --check {folder}/*.dsl" in result.output) == (args[0] == "fmt"), result.output
+    for name in ("a.dsl", "b.dsl"):
+        (folder / name).unlink()
+    assert "it holds no .dsl file" in CliRunner().invoke(cli, [*args, str(folder)]).output
