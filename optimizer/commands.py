@@ -539,7 +539,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                          start_point=settings.get("start_point"), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
-                  f"GPU) for {iters} iterations with {opt.describe()}.")
+                  f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
     executions = f"{low}-{high} executions" if low != high else f"{low} execution{'s' if low != 1 else ''}"
     console.print(f"Each mapper: {executions} "

@@ -754,8 +754,10 @@ def _set_aside(folder: Path, rounds: int, runs: set[str], say: Callable) -> None
         return
     _replace(folder, stored, old)
     # a run in two groups (final.json of an earlier version, which kept an extended run's first group) named once
-    say(f"Measuring again: {', '.join(dict.fromkeys(r for g in old for r in g['runs']))} (their groups "
-        f"{', '.join(g['folder'] for g in old)} are kept in final.json under `replaced`).")
+    groups = ", ".join(g["folder"] for g in old)
+    say(f"Measuring again: {', '.join(dict.fromkeys(r for g in old for r in g['runs']))} ("
+        + (f"their group {groups} is" if len(old) == 1 else f"their groups {groups} are")
+        + " kept in final.json under `replaced`).")
 
 
 def _replace(folder: Path, stored: dict, old: list[dict]) -> None:

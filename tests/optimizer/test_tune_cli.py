@@ -158,6 +158,7 @@ def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offli
             f"DSL, --start default), measured at "
             f"{protocol.Comparison.from_json(vs).describe()}") in flat
     assert "the two mappers' own overhead, not a gain." in flat
+    assert " for 1 iteration with " in flat, flat  # not "1 iterations"
 
 
 def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, capsys):
