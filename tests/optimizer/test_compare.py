@@ -213,14 +213,14 @@ def test_a_measurement_of_another_run_is_named_and_paths_are_relative_to_the_fol
     assert len(paths) > 6 and all(not Path(p).is_absolute() and "elsewhere" not in Path(p).parts for p in paths)
 
 
-def test_paths_of_earlier_records_are_read_as_they_meant():
+def test_paths_of_earlier_records_are_read_as_they_meant(tmp_path):
     """Records written before paths were relative to the folder: relative to the working folder of the process
     that wrote them, or absolute; the folder's name in them says where its part begins (it may have moved since)."""
     from mapperopt.optimizer.store import folder_path
 
     folder = Path("elsewhere/circuit/compare-504d3d0123")
     for stored in ("guided-1/iter-003", "runs/circuit/compare-504d3d0123/guided-1/iter-003",
-                   "/work/app/moved/circuit/compare-504d3d0123/guided-1/iter-003"):
+                   str(tmp_path / "moved/circuit/compare-504d3d0123/guided-1/iter-003")):
         assert folder_path(stored, folder) == folder / "guided-1" / "iter-003", stored
 
 
