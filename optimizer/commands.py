@@ -52,6 +52,23 @@ def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
     return space.render(point), point
 
 
+def require_start_file(start: str) -> None:
+    """A `--start` that names a file (not `default` or `random`): it must exist, and a file that is not UTF-8 (E112)
+    is said as `check` says it, before any other output.
+
+    Raises:
+        MapperoptError: the file does not exist.
+    """
+    if start in ("default", "random"):
+        return
+    from mapperopt.dsl.commands import exit_on_syntax_error
+
+    if not Path(start).is_file():
+        raise MapperoptError(f"start program {start} not found", hint="use --start default, random or a DSL file")
+    with exit_on_syntax_error(start):
+        read_source(start)
+
+
 def check_start_file(path: str, text: str, app: dict, machine: dict) -> None:
     """Checks the start file `path` (its `text`) as `mapperopt check --bench` does, against the run's application
     and machine (their JSON descriptions), before anything is measured: a file with errors would only fail its
@@ -464,14 +481,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
                 "runs_dir": runs_dir, "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
-        if start not in ("default", "random"):
-            from mapperopt.dsl.commands import exit_on_syntax_error
-
-            if not Path(start).is_file():
-                raise MapperoptError(f"start program {start} not found",
-                                     hint="use --start default, random or a DSL file")
-            with exit_on_syntax_error(start):
-                read_source(start)  # a file that is not UTF-8 (E112) is said before any output
+        require_start_file(start)
         request = _request(bench, opts)
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run

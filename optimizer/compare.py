@@ -65,7 +65,8 @@ from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout
+from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout,
+                                          require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path
 
@@ -1248,13 +1249,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     max_executions = _renamed("--max-repeats", max_repeats, "--max-executions", old_max_repeats, protocol.MAX_REPEATS)
     check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
     check_timeout(bench, size, timeout_s, min_time_s)
-    if start not in ("default", "random"):
-        from mapperopt.dsl.commands import exit_on_syntax_error
-
-        if not Path(start).is_file():
-            raise MapperoptError(f"start program {start} not found", hint="use --start random, default or a DSL file")
-        with exit_on_syntax_error(start):
-            read_source(start)  # a file that is not UTF-8 (E112) is said before any output, as `tune` says it
+    require_start_file(start)
     again = _runs_list(remeasure, runs) if remeasure is not None else []
     if again and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
