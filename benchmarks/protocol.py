@@ -280,7 +280,8 @@ def figure(unit: str, *throughputs: float) -> str:
 
 
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
-                   min_time_s: float, calibrated: bool = True) -> list[tuple[str, str]]:
+                   min_time_s: float, calibrated: bool = True, timeout_s: float | None = None
+                   ) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
@@ -294,6 +295,8 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         min_time_s: the measured seconds per execution that calibration aimed at (--min-time; 0: none). The advice
             asks for twice that (at least `MIN_TIME_S`), and says so when the executions fell short of it.
         calibrated: False for a user's program, whose arguments alone fix the work of an execution (no --min-time).
+        timeout_s: the --timeout the user gave, seconds (None: none): calibration keeps an execution's expected
+            wall time within half of it, so executions that fell short of `min_time_s` name it.
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
@@ -322,12 +325,18 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         # Calibration scales the iteration count from a shorter execution and later executions vary: it can
         # undershoot its target.
         under = [t for t in short.values() if t < min_time_s] if calibrated else []
+        timeout = under and timeout_s is not None
         out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} measured "
                                          f"per execution, less than the protocol's minimum of {MIN_TIME_S:g} s, "
                                          "where timing noise weighs heavily"
-                                         + (f" (calibration aimed at {min_time_s:g} s and fell short of it)"
+                                         + (f" (calibration aimed at {min_time_s:g} s and fell short of it"
+                                            + (": it lengthens an execution only while its expected wall time, "
+                                               "Legion's start-up included, stays within half of --timeout "
+                                               f"{timeout_s:g}, {timeout_s / 2:g} s)" if timeout else ")")
                                             if under else "")
-                                         + (f"; measure again with a larger --size or --min-time "
+                                         + (f"; measure again with a --timeout well above {2 * min_time_s:g} or "
+                                            "none, or a larger --size." if timeout else
+                                            f"; measure again with a larger --size or --min-time "
                                             f"{max(2 * min_time_s, MIN_TIME_S):g}." if calibrated else
                                             f"; give each execution more work ({work}) and measure again.")))
     return out

@@ -108,12 +108,14 @@ def default_cpus(size: Any, gpus: int, bench: Any) -> int:
 
 
 def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None) -> None:
-    """Refuses a --timeout (`timeout_s`) that is not more than the measured seconds calibration makes every execution
-    of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`): every execution would
-    time out, and the feedback would blame the mappers. A user's program (`--app`) is never calibrated.
+    """Refuses a --timeout (`timeout_s`) that is not more than twice the measured seconds calibration makes every
+    execution of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`): calibration
+    lengthens an execution only while its expected wall time stays within half of the timeout (`harness._grown`),
+    so every measurement would fall short of it (or time out), and the feedback would blame the mappers. A user's
+    program (`--app`) is never calibrated.
 
     Raises:
-        MapperoptError: saying the minimum.
+        MapperoptError: naming --timeout and --min-time, and the least --timeout that leaves room.
     """
     from mapperopt.benchmarks.userapp import UserApp
 
@@ -121,12 +123,14 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
         return
     least = min_time_s if min_time_s is not None else max(load_config(bench).size(size).min_time_s,
                                                          protocol.MIN_TIME_S)
-    if timeout_s <= least:
+    if timeout_s <= 2 * least:
         default = f"; by default the size's, at least {protocol.MIN_TIME_S:g}" if min_time_s is None else ""
-        raise MapperoptError(f"--timeout {timeout_s:g} is not more than the {least:g} s of measured time every "
-                             f"execution must reach (--min-time{default}): every execution would time out",
-                             hint=f"give --timeout well above {least:g} (an execution also starts Legion and sets "
-                                  "up the application), or leave it out")
+        raise MapperoptError(f"--timeout {timeout_s:g} leaves no room for the {least:g} s of measured time every "
+                             f"execution must reach (--min-time{default}): calibration lengthens an execution only "
+                             "while its expected wall time (Legion's start-up and the application's set-up "
+                             f"included) stays within half of --timeout, so it needs more than {2 * least:g}",
+                             hint=f"give --timeout well above {2 * least:g} (twice the measured time, plus the "
+                                  f"start-up), a --min-time below {timeout_s / 2:g}, or leave --timeout out")
 
 
 def _request(bench: str, opts: dict) -> dict:
@@ -394,7 +398,8 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (the size's "
+              help="Seconds one execution may take, for every measurement; more than twice --min-time, as calibration "
+                   f"lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
                    "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
                    "best and the final comparison get the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
@@ -619,7 +624,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.stop()
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
-                   calibrated="app_file" not in settings)
+                   calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"))
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if settings["start"] not in ("default", "random"):
@@ -745,7 +750,8 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
     measured = {name: (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
                 for name, r in results.items()}
     for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
-                                               calibrated="app_file" not in settings):
+                                               calibrated="app_file" not in settings,
+                                               timeout_s=settings.get("timeout_s")):
         console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
 
 
@@ -841,10 +847,10 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
-                   calibrated: bool = True) -> None:
+                   calibrated: bool = True, timeout_s: float | None = None) -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
     significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
-    for a user's program), and, with `default_start` (the start program is Legion's default mapper in the DSL), that
+    for a user's program; `timeout_s`: the run's --timeout, None without one), and, with `default_start` (the start program is Legion's default mapper in the DSL), that
     the start and the default mapper are the same mapping."""
     from rich.markup import escape
     from rich.table import Table
@@ -890,7 +896,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                  if m["estimate"]}
     for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
-                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated):
+                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     if 1 < min([len(e.values) for e in estimates.values()], default=0) < protocol.MIN_INTERVAL_VALUES:
         # (one execution: the warning above says so and asks for more rounds)

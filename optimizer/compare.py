@@ -906,7 +906,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     the curves divide by it), then the final measurement's reference (per group) and each run's best program (named
     by its run)."""
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
-    calibrated = not isinstance(ctx["bench"], UserApp)
+    calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
     out = []
     first = folder / f"baseline-{reference}" / "result.json"
     if first.exists():
@@ -914,14 +914,16 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
         if protocol.values_of(result):
             measured = {reference: (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of the {reference} mapper's first measurement", text]
-                    for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time, calibrated)]
+                    for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time, calibrated,
+                                                                       timeout_s)]
     final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
              for g in groups}
     final.update({o.folder.name: _group_of(o, finals)["measured"][_program(o.best)] for o in outcomes if o.best})
     measured = {name: (protocol.Estimate.from_json(m["estimate"]), m.get("time_s"))
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
-            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated)]
+            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
+                                                             timeout_s)]
     return out
 
 
@@ -1193,7 +1195,8 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (until one "
+              help="Seconds one execution may take, for every measurement; more than twice --min-time, as calibration "
+                   f"lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
                    "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
                    "re-measurement with the best and the final measurement get the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,

@@ -168,3 +168,18 @@ def test_advice_for_a_users_program_asks_for_larger_arguments_not_a_size():
     assert [title for title, _ in lines] == ["Noisy measurement", "Short measurement"]
     for _, text in lines:
         assert "--size" not in text and "larger arguments after `--`" in text and "application file" in text, text
+
+
+def test_short_measurement_under_a_given_timeout_names_it():
+    """`--timeout 5 --min-time 2`: calibration keeps an execution's expected wall time within half of the timeout,
+    so it fell short of --min-time, and the advice named only --min-time (a larger one would fall short too). With a
+    --timeout given, the line says what it allows and names it among the options."""
+    tight = estimate([1.02, 0.97, 1.0])
+    ((_, text),) = protocol.noise_warnings({"": (tight, 0.48)}, "more", 2.0, timeout_s=5.0)
+    assert text.endswith("(calibration aimed at 2 s and fell short of it: it lengthens an execution only while its "
+                         "expected wall time, Legion's start-up included, stays within half of --timeout 5, 2.5 s); "
+                         "measure again with a --timeout well above 4 or none, or a larger --size."), text
+    # No --timeout: as before.
+    ((_, text),) = protocol.noise_warnings({"": (tight, 0.48)}, "more", 2.0)
+    assert text.endswith("(calibration aimed at 2 s and fell short of it); measure again with a larger --size or "
+                         "--min-time 4."), text

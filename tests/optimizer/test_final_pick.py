@@ -386,3 +386,22 @@ def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypat
             assert summary["vs"][name] == protocol.compare(values["iter-2"], values[name]).to_json()
             assert summary["vs"][name]["significant"] and "no_interval" not in summary["vs"][name]
         assert "Too few rounds" not in printed(summary)
+
+
+def test_baselines_short_of_min_time_under_a_given_timeout_name_it(tmp_path):
+    """`tune --min-time 2 --timeout 5`: the baselines measured 0.48 s per execution, calibration having stopped at
+    half of the timeout, and the advice named --min-time only. It names the --timeout the run was given."""
+    from rich.console import Console
+
+    run = tmp_path / "baseline-expert"
+    run.mkdir()
+    attempts = [{"exit_code": 0, "wall_s": 1.3, "result": {"throughput": v, "time_s": 0.48}} for v in (3.5, 3.6, 3.4)]
+    (run / "result.json").write_text(json.dumps({
+        "status": "ok", "unit": "GFLOPS", "time_s": 0.48, "attempts": attempts,
+        "settings": {"iterations_flag": "-l", "measured_runs": 3}}))
+    console = Console(width=400, record=True)
+    settings = {"baselines": {"expert": 3.5}, "min_time_s": 2.0, "timeout_s": 5.0}
+    commands._print_baselines(console, tmp_path, settings)
+    out = " ".join(console.export_text().split())
+    assert "Short measurement of the baselines: expert 0.48 s" in out, out
+    assert "within half of --timeout 5, 2.5 s); measure again with a --timeout well above 4 or none" in out, out
