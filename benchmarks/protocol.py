@@ -342,13 +342,18 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
     return out
 
 
+def utility_processors(util: int, extra_args: Sequence[Any] | None) -> int:
+    """The utility processors of a run: the last `-ll:util N` among `extra_args` (the flags after `--`), else `util`
+    (its size's)."""
+    extra = [str(a) for a in extra_args or ()]
+    return next((int(v) for f, v in reversed(list(zip(extra, extra[1:]))) if f == "-ll:util" and v.isdigit()), util)
+
+
 def core_warning(settings: Mapping[str, Any]) -> tuple[str, str] | None:
     """("More processors than cores", text for the user) when a run's CPU and utility processors (`settings`' cpus
     and util, or the last `-ll:util` among the flags after `--`) outnumber the cores this process may run on
     (`os.sched_getaffinity`): Realm then gives them shared cores, and every timing is slower and noisier. Else None."""
-    extra = [str(a) for a in settings.get("extra_args") or ()]
-    cpus, util = settings.get("cpus") or 0, settings.get("util") or 0
-    util = next((int(v) for f, v in reversed(list(zip(extra, extra[1:]))) if f == "-ll:util" and v.isdigit()), util)
+    cpus, util = settings.get("cpus") or 0, utility_processors(settings.get("util") or 0, settings.get("extra_args"))
     cores = len(os.sched_getaffinity(0))
     if cpus + util <= cores:
         return None
@@ -448,4 +453,5 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
 
 __all__ = ["TIME_UNITS", "CONFIDENCE", "Comparison", "Estimate", "MAX_REPEATS", "MIN_INTERVAL_VALUES", "MIN_REPEATS",
            "MIN_TIME_S", "Measured", "NOISY_HALF_WIDTH", "TARGET_HALF_WIDTH", "compare", "core_warning", "enough",
-           "estimate", "measure_together", "measured_time", "noise_warnings", "too_few", "trimmed_mean", "values_of"]
+           "estimate", "measure_together", "measured_time", "noise_warnings", "too_few", "trimmed_mean",
+           "utility_processors", "values_of"]

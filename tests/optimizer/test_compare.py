@@ -411,3 +411,47 @@ def test_a_failed_job_is_named_by_its_run(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "1 job(s) of" in err and "failed: tuning run optuna-1: the optuna optimizer needs" in err, err
     assert "task " not in err
+
+
+def test_jobs_sharing_cores_with_their_utility_processors_and_a_jobs_change_are_said(tmp_path, monkeypatch):
+    """`--jobs 2 --cpus-per-job 1`: each job's CPU processor shared its one core with Legion's utility processor,
+    which changes every figure, and nothing said so; a later command on the same comparison with another --jobs
+    was neither said nor recorded. Both are said before anything is measured, naming the cores needed, and each
+    command's jobs are recorded in settings.json (the comparison stays the same folder)."""
+    import os
+
+    from mapperopt.errors import MapperoptError
+    from mapperopt.optimizer import compare as module
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("two jobs need two cores")
+
+    def stop(*args, **kw):
+        raise MapperoptError("stopped before measuring")
+
+    monkeypatch.setattr(module, "_reference", stop)
+    said: list[str] = []
+    opts = {"optimizers": ["random"], "iters": 1, "repeats": 2, "size": "ci", "cpus": None, "gpus": None, "seed": 0,
+            "start": "random", "memory": {}, "executions": 1, "max_executions": 1, "min_time_s": 0.05,
+            "timeout_s": None, "final_rounds": 2, "runs_dir": tmp_path / "runs", "new": False, "app_args": (),
+            "jobs": 2, "cpus_per_job": 1}
+    with pytest.raises(MapperoptError, match="stopped before measuring"):
+        module.run_compare("circuit", opts, say=said.append)
+    util = load_config("circuit").size("ci").util
+    cores = len(os.sched_getaffinity(0))
+    text = " ".join(said)
+    assert (f"More processors than cores: 2 jobs x (1 CPU + {util} utility processor{'s' * (util != 1)}) need "
+            f"{2 * (1 + util)} cores, each job {1 + util} on its own 1 core (--cpus-per-job 1); this process may use "
+            f"{cores}") in text, said
+    [folder] = (tmp_path / "runs" / "circuit").iterdir()
+    assert json.loads((folder / "settings.json").read_text())["jobs_by_command"] == [{"jobs": 2, "cores_per_job": 1}]
+    said.clear()
+    with pytest.raises(MapperoptError, match="stopped before measuring"):
+        module.run_compare("circuit", {**opts, "jobs": 1, "cpus_per_job": None}, say=said.append)
+    assert [p.name for p in (tmp_path / "runs" / "circuit").iterdir()] == [folder.name]
+    text = " ".join(said)
+    assert ("--jobs 1 (no pinning): earlier commands on this comparison ran --jobs 2 (1 core each); the runs and "
+            "final measurements they made keep their figures, measured on other cores under another load") in text, said
+    assert "More processors than cores" not in text or cores < 1 + util, said
+    assert json.loads((folder / "settings.json").read_text())["jobs_by_command"] == [
+        {"jobs": 2, "cores_per_job": 1}, {"jobs": 1, "cores_per_job": None}]
