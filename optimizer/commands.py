@@ -585,6 +585,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
 
+    finishing = False  # in the final comparison
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
@@ -603,6 +604,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                  hint="look at the feedback in iter-NNN/feedback.txt")
         with say_status(console, f"Measuring the top candidates, the start and the references together "
                                  f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
+            finishing = True
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
@@ -611,7 +613,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters)])
         # With --new the same command would start yet another run: only --resume continues this one.
         n = len(store.records)
-        console.print(f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] "
+        console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "
+                       "moves it to final-N/, names it in summary.json under `interrupted`, and measures the "
+                       "comparison again). " if finishing else
+                       f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ")
                       + (f"To continue: {again}" if new and resume_dir is None
                          else f"The same command continues; or: {again}"))
         raise click.exceptions.Exit(130) from None
@@ -649,7 +654,10 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
 
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None},
-         "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default)}
+         "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default),
+         "replaced": [the `final-N` folders of earlier final comparisons of a run extended since],
+         "interrupted": [{"folder": "final-N", "mappers": [names it has run folders of]}: comparisons cut short
+                         (Ctrl-C, a kill), whose `final/` the next one keeps as `final-N/`; no figure uses them]}
 
     Names: "iter-N" for candidates and the start (iteration 1, which competes even when it is not among them;
     "start" gives its name), "default", "expert".
@@ -672,7 +680,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     evaluator = _evaluator(settings["app"], settings)
     if (store.root / "summary.json").exists():  # a finished run extended: its final comparison is kept
         _set_aside_final(store.root)
-    shutil.rmtree(store.root / "final", ignore_errors=True)  # what an interrupted comparison left
+    elif (store.root / "final").exists():  # an interrupted comparison's: kept too, never used
+        (store.root / "final").rename(store.root / f"final-{_next_final(store.root)}")
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
     finalists = [n for n in picked if measured[n].ok]
@@ -691,9 +700,15 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
                "measured": {n: {**m.to_json(), "run_dirs": [os.path.relpath(d, store.root) for d in m.run_dirs]}
                             for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
-    replaced = sorted((p.parent.name for p in store.root.glob("final-*/summary.json")), key=lambda n: int(n[6:]))
+    kept = sorted((p for p in store.root.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
+                  key=lambda p: int(p.name[6:]))
+    replaced = [p.name for p in kept if (p / "summary.json").exists()]
     if replaced:
         summary["replaced"] = replaced
+    interrupted = [{"folder": p.name, "mappers": sorted(m.name for m in p.iterdir() if m.is_dir())}
+                   for p in kept if not (p / "summary.json").exists()]
+    if interrupted:
+        summary["interrupted"] = interrupted
     if settings.get("start") == "default" and "app_description" in settings and first.dsl:
         # The default start expresses Legion's default mapper in the search's terms (one Layout line for all tasks,
         # say): what it maps otherwise, where the comparison with the default mapper must not be called noise.
@@ -709,12 +724,16 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     return summary
 
 
+def _next_final(root: Path) -> int:
+    """The N of the next free `final-N/` of the tuning folder `root`."""
+    return 1 + max((int(p.name[6:]) for p in root.glob("final-*") if p.name[6:].isdigit()), default=0)
+
+
 def _set_aside_final(root: Path) -> None:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
     to the next free `final-N/`, with the run folders its summary names, before a longer run measures a new one:
     nothing measured is lost (the new summary.json lists them under `replaced`)."""
-    n = 1 + max((int(p.name[6:]) for p in root.glob("final-*") if p.name[6:].isdigit()), default=0)
-    kept, executions = root / f"final-{n}", root / "final"
+    kept, executions = root / f"final-{_next_final(root)}", root / "final"
     summary = json.loads((root / "summary.json").read_text())
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
@@ -898,6 +917,15 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
+    cut = summary.get("interrupted") or []
+    if len(cut) == 1:
+        console.print(f"[yellow]Interrupted:[/] {cut[0]['folder']}, a final comparison cut short before it ended (it "
+                      f"holds runs of {', '.join(cut[0]['mappers']) or 'no mapper'}); not used, kept and named in "
+                      "summary.json under `interrupted`.")
+    elif cut:
+        held = [f"{c['folder']} (runs of {', '.join(c['mappers']) or 'no mapper'})" for c in cut]
+        console.print("[yellow]Interrupted:[/] " + ", ".join(held) + ": final comparisons cut short before they ended; not used, kept and named in summary.json "
+                        "under `interrupted`.")
     if 1 < min([len(e.values) for e in estimates.values()], default=0) < protocol.MIN_INTERVAL_VALUES:
         # (one execution: the warning above says so and asks for more rounds)
         console.print(f"[yellow]Too few rounds for an interval:[/] a ratio's {100 * protocol.CONFIDENCE:.0f} % "

@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from mapperopt.benchmarks import protocol
 from mapperopt.optimizer import commands
 from mapperopt.optimizer.base import IterationRecord
@@ -405,3 +407,35 @@ def test_baselines_short_of_min_time_under_a_given_timeout_name_it(tmp_path):
     out = " ".join(console.export_text().split())
     assert "Short measurement of the baselines: expert 0.48 s" in out, out
     assert "within half of --timeout 5, 2.5 s); measure again with a --timeout well above 4 or none" in out, out
+
+
+def test_an_interrupted_final_comparison_is_kept_and_recorded(tmp_path, monkeypatch):
+    """tune's final comparison cut short by Ctrl-C: the next command deleted what it had measured and measured again
+    from scratch, recording nothing (compare records such a measurement under `interrupted`). Its folder is kept as
+    `final-N/`, named with the mappers it holds runs of under `interrupted` in summary.json, and said; no figure
+    uses it, and an extended run's later comparisons keep naming it."""
+    store, _ = slow_start_store(tmp_path, monkeypatch)
+    measure = protocol.measure_together
+
+    def cut(app, mappers, rounds, out_dir, min_time_s=0, **options):
+        for name in ("iter-5", "default"):
+            (out_dir / name / "round-1").mkdir(parents=True)
+            (out_dir / name / "round-1" / "result.json").write_text("{}\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(protocol, "measure_together", cut)
+    with pytest.raises(KeyboardInterrupt):
+        commands.final_comparison("circuit", store, rounds=3)
+    monkeypatch.setattr(protocol, "measure_together", measure)
+    summary = commands.final_comparison("circuit", store, rounds=3)
+    assert summary["interrupted"] == [{"folder": "final-1", "mappers": ["default", "iter-5"]}], summary
+    assert (store.root / "final-1" / "iter-5" / "round-1" / "result.json").exists()
+    assert "replaced" not in summary and summary["best"] == "iter-1"
+    stored = json.loads((store.root / "summary.json").read_text())
+    assert stored["interrupted"] == summary["interrupted"]
+    out = " ".join(printed(summary).split())
+    assert ("Interrupted: final-1, a final comparison cut short before it ended (it holds runs of default, iter-5); "
+            "not used, kept and named in summary.json under `interrupted`.") in out, out
+    # Extended: the finished comparison goes to final-2 (replaced), the interrupted one stays named.
+    again = commands.final_comparison("circuit", store, rounds=3)
+    assert again["replaced"] == ["final-2"] and again["interrupted"] == summary["interrupted"], again
