@@ -286,6 +286,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
     "No spread estimate": a single execution, whose interval (`low` = `high`) says nothing of the noise;
+    "Too few executions for an interval": fewer than `MIN_INTERVAL_VALUES`, whose interval is not quoted;
     "Short measurement": executions that measured less than `MIN_TIME_S` seconds each (the median of a mapper's).
 
     Args:
@@ -301,9 +302,12 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
 
+    # fewer than MIN_INTERVAL_VALUES: an interval too unreliable to quote (`compare`'s min_values)
     noisy = [named(name, f"±{100 * est.half_width:.0f} % after {len(est.values)} executions (spread "
-                         f"{100 * est.spread:.0f} %)") for name, (est, _) in measured.items() if est.noisy]
+                         f"{100 * est.spread:.0f} %)") for name, (est, _) in measured.items()
+             if est.noisy and len(est.values) >= MIN_INTERVAL_VALUES]
     single = [name for name, (est, _) in measured.items() if len(est.values) < 2]
+    few = {name: len(est.values) for name, (est, _) in measured.items() if 2 <= len(est.values) < MIN_INTERVAL_VALUES}
     short = {name: time_s for name, (_, time_s) in measured.items() if time_s is not None and time_s < MIN_TIME_S}
     # More work per execution: a larger size, or for a user's program (whose `--app 'CMD'` has the one size ci) its
     # own arguments.
@@ -321,6 +325,14 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                                 f"{' each' if len(single) > 1 else ''}, which gives no interval: how "
                                                 "much of the figure is the machine's noise is unknown; measure again "
                                                 f"with {more}.")))
+    if few:
+        counts = set(few.values())
+        by = f"{counts.pop()} executions" if len(counts) == 1 else f"fewer than {MIN_INTERVAL_VALUES} executions"
+        out.append(("Too few executions for an interval",
+                    named(", ".join(few), f"measured by {by}{' each' if len(few) > 1 else ''}, too few for a "
+                                          f"{100 * CONFIDENCE:.0f} % interval, which takes {MIN_INTERVAL_VALUES}: how "
+                                          "much of the figure is the machine's noise is unknown; measure again with "
+                                          f"{more} ({MIN_INTERVAL_VALUES} or more).")))
     if short:
         # Calibration scales the iteration count from a shorter execution and later executions vary: it can
         # undershoot its target.

@@ -926,11 +926,6 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         held = [f"{c['folder']} (runs of {', '.join(c['mappers']) or 'no mapper'})" for c in cut]
         console.print("[yellow]Interrupted:[/] " + ", ".join(held) + ": final comparisons cut short before they ended; not used, kept and named in summary.json "
                         "under `interrupted`.")
-    if 1 < min([len(e.values) for e in estimates.values()], default=0) < protocol.MIN_INTERVAL_VALUES:
-        # (one execution: the warning above says so and asks for more rounds)
-        console.print(f"[yellow]Too few rounds for an interval:[/] a ratio's {100 * protocol.CONFIDENCE:.0f} % "
-                      f"interval takes at least {protocol.MIN_INTERVAL_VALUES} executions of each mapper; measure "
-                      f"again with --final-rounds {protocol.MIN_INTERVAL_VALUES} or more.")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):
         c = _comparison(summary, name)

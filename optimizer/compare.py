@@ -837,9 +837,11 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
         return
     stored["interrupted"] = stored.get("interrupted", []) + new
     _write_finals(folder, stored)
-    say(f"{', '.join(g['folder'] for g in new)}: final measurement(s) final.json did not name (interrupted before "
-        "they ended; an earlier version also left those whose reference failed unnamed); not used, recorded in "
-        "final.json under `interrupted`.")
+    held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in new)
+    one = len(new) == 1
+    say(f"Interrupted: {held}: {'a final measurement' if one else 'final measurements'} cut short before "
+        f"{'it' if one else 'they'} ended, which final.json did not name (an earlier version also left those whose "
+        "reference failed unnamed); not used, recorded in final.json under `interrupted`.")
 
 
 def _next_final(folder: Path, stored: dict) -> int:
@@ -962,7 +964,8 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     if first.exists():
         result = json.loads(first.read_text())
         if protocol.values_of(result):
-            measured = {reference: (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
+            # named by the title only ("": `noise_warnings`' measurement that the text does not name)
+            measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of the {reference} mapper's first measurement", text]
                     for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time, calibrated,
                                                                        timeout_s)]
@@ -1331,10 +1334,10 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
     table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
-    for col in ("optimizer", "mean", "std", "worst", "median", "best", "failed evaluations"):
+    for col in ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed evaluations"):  # table.md's
         table.add_column(col)
     for name, s in summary["optimizers"].items():
-        table.add_row(name, *_stat_cells(s), f"{s['failed_share']:.0%} of {s['evaluations']}")
+        table.add_row(name, str(s["runs"]), *_stat_cells(s), f"{s['failed_share']:.0%} of {s['evaluations']}")
     console.print(table)
     for title, text in summary.get("noise_warnings", []):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
