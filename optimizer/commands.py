@@ -869,8 +869,9 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                    calibrated: bool = True, timeout_s: float | None = None) -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
     significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
-    for a user's program; `timeout_s`: the run's --timeout, None without one), and, with `default_start` (the start program is Legion's default mapper in the DSL), that
-    the start and the default mapper are the same mapping."""
+    for a user's program; `timeout_s`: the run's --timeout, None without one), what was cut short (`interrupted`),
+    and, with `default_start` (the start program is Legion's default mapper in the DSL), that the start and the
+    default mapper are the same mapping."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -924,8 +925,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                       "summary.json under `interrupted`.")
     elif cut:
         held = [f"{c['folder']} (runs of {', '.join(c['mappers']) or 'no mapper'})" for c in cut]
-        console.print("[yellow]Interrupted:[/] " + ", ".join(held) + ": final comparisons cut short before they ended; not used, kept and named in summary.json "
-                        "under `interrupted`.")
+        console.print("[yellow]Interrupted:[/] " + ", ".join(held) + ": final comparisons cut short before they "
+                      "ended; not used, kept and named in summary.json under `interrupted`.")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):
         c = _comparison(summary, name)
