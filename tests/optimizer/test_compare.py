@@ -139,8 +139,11 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     # Its noise said as tune says it: the expert's first measurement (exactly --repeats: 1 execution) has no spread
     # estimate, and executions shorter than the protocol's minimum in the final measurement are named.
     flat = " ".join(output.split())
-    assert ("No spread estimate of the expert mapper's first measurement: expert measured by a single execution, "
-            "which gives no interval") in flat, output
+    assert ("No spread estimate of the expert mapper's first measurement: measured by a single execution, which "
+            "gives no interval") in flat, output
+    # 2 final rounds: too few for an interval, said so, none quoted
+    assert "Too few executions for an interval in the final measurement: expert, " in flat, output
+    assert "Noisy measurement in the final measurement" not in flat, output
     assert summary["noise_warnings"] and all(f"{title}: {' '.join(text.split())}" in flat
                                              for title, text in summary["noise_warnings"]), output
     final = json.loads((folder / "final.json").read_text())
