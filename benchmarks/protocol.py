@@ -280,11 +280,13 @@ def figure(unit: str, *throughputs: float) -> str:
 
 
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
-                   min_time_s: float, calibrated: bool = True) -> list[tuple[str, str]]:
+                   min_time_s: float, calibrated: bool = True, timeout_s: float | None = None
+                   ) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
     "No spread estimate": a single execution, whose interval (`low` = `high`) says nothing of the noise;
+    "Too few executions for an interval": fewer than `MIN_INTERVAL_VALUES`, whose interval is not quoted;
     "Short measurement": executions that measured less than `MIN_TIME_S` seconds each (the median of a mapper's).
 
     Args:
@@ -294,13 +296,18 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         min_time_s: the measured seconds per execution that calibration aimed at (--min-time; 0: none). The advice
             asks for twice that (at least `MIN_TIME_S`), and says so when the executions fell short of it.
         calibrated: False for a user's program, whose arguments alone fix the work of an execution (no --min-time).
+        timeout_s: the --timeout the user gave, seconds (None: none): calibration keeps an execution's expected
+            wall time within half of it, so executions that fell short of `min_time_s` name it.
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
 
+    # fewer than MIN_INTERVAL_VALUES: an interval too unreliable to quote (`compare`'s min_values)
     noisy = [named(name, f"±{100 * est.half_width:.0f} % after {len(est.values)} executions (spread "
-                         f"{100 * est.spread:.0f} %)") for name, (est, _) in measured.items() if est.noisy]
+                         f"{100 * est.spread:.0f} %)") for name, (est, _) in measured.items()
+             if est.noisy and len(est.values) >= MIN_INTERVAL_VALUES]
     single = [name for name, (est, _) in measured.items() if len(est.values) < 2]
+    few = {name: len(est.values) for name, (est, _) in measured.items() if 2 <= len(est.values) < MIN_INTERVAL_VALUES}
     short = {name: time_s for name, (_, time_s) in measured.items() if time_s is not None and time_s < MIN_TIME_S}
     # More work per execution: a larger size, or for a user's program (whose `--app 'CMD'` has the one size ci) its
     # own arguments.
@@ -318,28 +325,47 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                                 f"{' each' if len(single) > 1 else ''}, which gives no interval: how "
                                                 "much of the figure is the machine's noise is unknown; measure again "
                                                 f"with {more}.")))
+    if few:
+        counts = set(few.values())
+        by = f"{counts.pop()} executions" if len(counts) == 1 else f"fewer than {MIN_INTERVAL_VALUES} executions"
+        out.append(("Too few executions for an interval",
+                    named(", ".join(few), f"measured by {by}{' each' if len(few) > 1 else ''}, too few for a "
+                                          f"{100 * CONFIDENCE:.0f} % interval, which takes {MIN_INTERVAL_VALUES}: how "
+                                          "much of the figure is the machine's noise is unknown; measure again with "
+                                          f"{more} ({MIN_INTERVAL_VALUES} or more).")))
     if short:
         # Calibration scales the iteration count from a shorter execution and later executions vary: it can
         # undershoot its target.
         under = [t for t in short.values() if t < min_time_s] if calibrated else []
+        timeout = under and timeout_s is not None
         out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} measured "
                                          f"per execution, less than the protocol's minimum of {MIN_TIME_S:g} s, "
                                          "where timing noise weighs heavily"
-                                         + (f" (calibration aimed at {min_time_s:g} s and fell short of it)"
+                                         + (f" (calibration aimed at {min_time_s:g} s and fell short of it"
+                                            + (": it lengthens an execution only while its expected wall time, "
+                                               "Legion's start-up included, stays within half of --timeout "
+                                               f"{timeout_s:g}, {timeout_s / 2:g} s)" if timeout else ")")
                                             if under else "")
-                                         + (f"; measure again with a larger --size or --min-time "
+                                         + (f"; measure again with a --timeout well above {2 * min_time_s:g} or "
+                                            "none, or a larger --size." if timeout else
+                                            f"; measure again with a larger --size or --min-time "
                                             f"{max(2 * min_time_s, MIN_TIME_S):g}." if calibrated else
                                             f"; give each execution more work ({work}) and measure again.")))
     return out
+
+
+def utility_processors(util: int, extra_args: Sequence[Any] | None) -> int:
+    """The utility processors of a run: the last `-ll:util N` among `extra_args` (the flags after `--`), else `util`
+    (its size's)."""
+    extra = [str(a) for a in extra_args or ()]
+    return next((int(v) for f, v in reversed(list(zip(extra, extra[1:]))) if f == "-ll:util" and v.isdigit()), util)
 
 
 def core_warning(settings: Mapping[str, Any]) -> tuple[str, str] | None:
     """("More processors than cores", text for the user) when a run's CPU and utility processors (`settings`' cpus
     and util, or the last `-ll:util` among the flags after `--`) outnumber the cores this process may run on
     (`os.sched_getaffinity`): Realm then gives them shared cores, and every timing is slower and noisier. Else None."""
-    extra = [str(a) for a in settings.get("extra_args") or ()]
-    cpus, util = settings.get("cpus") or 0, settings.get("util") or 0
-    util = next((int(v) for f, v in reversed(list(zip(extra, extra[1:]))) if f == "-ll:util" and v.isdigit()), util)
+    cpus, util = settings.get("cpus") or 0, utility_processors(settings.get("util") or 0, settings.get("extra_args"))
     cores = len(os.sched_getaffinity(0))
     if cpus + util <= cores:
         return None
@@ -439,4 +465,5 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
 
 __all__ = ["TIME_UNITS", "CONFIDENCE", "Comparison", "Estimate", "MAX_REPEATS", "MIN_INTERVAL_VALUES", "MIN_REPEATS",
            "MIN_TIME_S", "Measured", "NOISY_HALF_WIDTH", "TARGET_HALF_WIDTH", "compare", "core_warning", "enough",
-           "estimate", "measure_together", "measured_time", "noise_warnings", "too_few", "trimmed_mean", "values_of"]
+           "estimate", "measure_together", "measured_time", "noise_warnings", "too_few", "trimmed_mean",
+           "utility_processors", "values_of"]

@@ -108,12 +108,14 @@ def default_cpus(size: Any, gpus: int, bench: Any) -> int:
 
 
 def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None) -> None:
-    """Refuses a --timeout (`timeout_s`) that is not more than the measured seconds calibration makes every execution
-    of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`): every execution would
-    time out, and the feedback would blame the mappers. A user's program (`--app`) is never calibrated.
+    """Refuses a --timeout (`timeout_s`) that is not more than twice the measured seconds calibration makes every
+    execution of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`): calibration
+    lengthens an execution only while its expected wall time stays within half of the timeout (`harness._grown`),
+    so every measurement would fall short of it (or time out), and the feedback would blame the mappers. A user's
+    program (`--app`) is never calibrated.
 
     Raises:
-        MapperoptError: saying the minimum.
+        MapperoptError: naming --timeout and --min-time, and the least --timeout that leaves room.
     """
     from mapperopt.benchmarks.userapp import UserApp
 
@@ -121,12 +123,14 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
         return
     least = min_time_s if min_time_s is not None else max(load_config(bench).size(size).min_time_s,
                                                          protocol.MIN_TIME_S)
-    if timeout_s <= least:
+    if timeout_s <= 2 * least:
         default = f"; by default the size's, at least {protocol.MIN_TIME_S:g}" if min_time_s is None else ""
-        raise MapperoptError(f"--timeout {timeout_s:g} is not more than the {least:g} s of measured time every "
-                             f"execution must reach (--min-time{default}): every execution would time out",
-                             hint=f"give --timeout well above {least:g} (an execution also starts Legion and sets "
-                                  "up the application), or leave it out")
+        raise MapperoptError(f"--timeout {timeout_s:g} leaves no room for the {least:g} s of measured time every "
+                             f"execution must reach (--min-time{default}): calibration lengthens an execution only "
+                             "while its expected wall time (Legion's start-up and the application's set-up "
+                             f"included) stays within half of --timeout, so it needs more than {2 * least:g}",
+                             hint=f"give --timeout well above {2 * least:g} (twice the measured time, plus the "
+                                  f"start-up), a --min-time below {timeout_s / 2:g}, or leave --timeout out")
 
 
 def _request(bench: str, opts: dict) -> dict:
@@ -394,7 +398,8 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (the size's "
+              help="Seconds one execution may take, for every measurement; more than twice --min-time, as calibration "
+                   f"lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
                    "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
                    "best and the final comparison get the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
@@ -580,6 +585,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
 
+    finishing = False  # in the final comparison
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
@@ -598,6 +604,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                  hint="look at the feedback in iter-NNN/feedback.txt")
         with say_status(console, f"Measuring the top candidates, the start and the references together "
                                  f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
+            finishing = True
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
@@ -606,7 +613,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters)])
         # With --new the same command would start yet another run: only --resume continues this one.
         n = len(store.records)
-        console.print(f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] "
+        console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "
+                       "moves it to final-N/, names it in summary.json under `interrupted`, and measures the "
+                       "comparison again). " if finishing else
+                       f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ")
                       + (f"To continue: {again}" if new and resume_dir is None
                          else f"The same command continues; or: {again}"))
         raise click.exceptions.Exit(130) from None
@@ -619,7 +629,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.stop()
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
-                   calibrated="app_file" not in settings)
+                   calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"))
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if settings["start"] not in ("default", "random"):
@@ -644,7 +654,10 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
 
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None},
-         "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default)}
+         "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default),
+         "replaced": [the `final-N` folders of earlier final comparisons of a run extended since],
+         "interrupted": [{"folder": "final-N", "mappers": [names it has run folders of]}: comparisons cut short
+                         (Ctrl-C, a kill), whose `final/` the next one keeps as `final-N/`; no figure uses them]}
 
     Names: "iter-N" for candidates and the start (iteration 1, which competes even when it is not among them;
     "start" gives its name), "default", "expert".
@@ -667,7 +680,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     evaluator = _evaluator(settings["app"], settings)
     if (store.root / "summary.json").exists():  # a finished run extended: its final comparison is kept
         _set_aside_final(store.root)
-    shutil.rmtree(store.root / "final", ignore_errors=True)  # what an interrupted comparison left
+    elif (store.root / "final").exists():  # an interrupted comparison's: kept too, never used
+        (store.root / "final").rename(store.root / f"final-{_next_final(store.root)}")
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
     finalists = [n for n in picked if measured[n].ok]
@@ -686,9 +700,15 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
                "measured": {n: {**m.to_json(), "run_dirs": [os.path.relpath(d, store.root) for d in m.run_dirs]}
                             for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
-    replaced = sorted((p.parent.name for p in store.root.glob("final-*/summary.json")), key=lambda n: int(n[6:]))
+    kept = sorted((p for p in store.root.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
+                  key=lambda p: int(p.name[6:]))
+    replaced = [p.name for p in kept if (p / "summary.json").exists()]
     if replaced:
         summary["replaced"] = replaced
+    interrupted = [{"folder": p.name, "mappers": sorted(m.name for m in p.iterdir() if m.is_dir())}
+                   for p in kept if not (p / "summary.json").exists()]
+    if interrupted:
+        summary["interrupted"] = interrupted
     if settings.get("start") == "default" and "app_description" in settings and first.dsl:
         # The default start expresses Legion's default mapper in the search's terms (one Layout line for all tasks,
         # say): what it maps otherwise, where the comparison with the default mapper must not be called noise.
@@ -704,12 +724,16 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     return summary
 
 
+def _next_final(root: Path) -> int:
+    """The N of the next free `final-N/` of the tuning folder `root`."""
+    return 1 + max((int(p.name[6:]) for p in root.glob("final-*") if p.name[6:].isdigit()), default=0)
+
+
 def _set_aside_final(root: Path) -> None:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
     to the next free `final-N/`, with the run folders its summary names, before a longer run measures a new one:
     nothing measured is lost (the new summary.json lists them under `replaced`)."""
-    n = 1 + max((int(p.name[6:]) for p in root.glob("final-*") if p.name[6:].isdigit()), default=0)
-    kept, executions = root / f"final-{n}", root / "final"
+    kept, executions = root / f"final-{_next_final(root)}", root / "final"
     summary = json.loads((root / "summary.json").read_text())
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
@@ -745,7 +769,8 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
     measured = {name: (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
                 for name, r in results.items()}
     for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
-                                               calibrated="app_file" not in settings):
+                                               calibrated="app_file" not in settings,
+                                               timeout_s=settings.get("timeout_s")):
         console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
 
 
@@ -841,11 +866,12 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
-                   calibrated: bool = True) -> None:
+                   calibrated: bool = True, timeout_s: float | None = None) -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
     significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
-    for a user's program), and, with `default_start` (the start program is Legion's default mapper in the DSL), that
-    the start and the default mapper are the same mapping."""
+    for a user's program; `timeout_s`: the run's --timeout, None without one), what was cut short (`interrupted`),
+    and, with `default_start` (the start program is Legion's default mapper in the DSL), that the start and the
+    default mapper are the same mapping."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -890,13 +916,17 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                  if m["estimate"]}
     for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
-                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated):
+                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
-    if 1 < min([len(e.values) for e in estimates.values()], default=0) < protocol.MIN_INTERVAL_VALUES:
-        # (one execution: the warning above says so and asks for more rounds)
-        console.print(f"[yellow]Too few rounds for an interval:[/] a ratio's {100 * protocol.CONFIDENCE:.0f} % "
-                      f"interval takes at least {protocol.MIN_INTERVAL_VALUES} executions of each mapper; measure "
-                      f"again with --final-rounds {protocol.MIN_INTERVAL_VALUES} or more.")
+    cut = summary.get("interrupted") or []
+    if len(cut) == 1:
+        console.print(f"[yellow]Interrupted:[/] {cut[0]['folder']}, a final comparison cut short before it ended (it "
+                      f"holds runs of {', '.join(cut[0]['mappers']) or 'no mapper'}); not used, kept and named in "
+                      "summary.json under `interrupted`.")
+    elif cut:
+        held = [f"{c['folder']} (runs of {', '.join(c['mappers']) or 'no mapper'})" for c in cut]
+        console.print("[yellow]Interrupted:[/] " + ", ".join(held) + ": final comparisons cut short before they "
+                      "ended; not used, kept and named in summary.json under `interrupted`.")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):
         c = _comparison(summary, name)

@@ -9,7 +9,7 @@ and Legion's default mapper takes its place (measured the same way; `reference` 
 Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again and resumes; `--new` starts another,
 `compare-<hash>-2/`, ...):
 
-    settings.json       what was asked for
+    settings.json       what was asked for, and the --jobs of each command that measured (`jobs_by_command`)
     expert.json         the reference mapper measured first (baseline-expert/; default.json and baseline-default/
                         for a user's program): AutoGuide's reference, the iteration count every run starts from
                         (calibration), and the unit of the curves
@@ -288,6 +288,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     with _pinned(cores[0]):  # a job's CPU processors: its cores less the utility processors'
         cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
     cpus, gpus = processor_counts(cpus, gpus, opts["app_args"])  # `-- -ll:cpu 3`: what the runs get
+    shared = _shared_cores(cores, cpus, protocol.utility_processors(size.util, opts["app_args"]),
+                           opts.get("cpus_per_job") is not None)
+    if shared and opts.get("tune", True):  # said before anything is measured; a report measures nothing
+        notices.append(shared)
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     max_executions = max(opts["executions"], opts["max_executions"])
     # a start file is identified by its text, so that an edited file does not resume the old comparison
@@ -342,8 +346,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 raise
             say(f"Comparison folder: {folder}")
         if opts.get("tune", True):  # --report-only changes nothing of the comparison
+            jobs = _jobs_by_command(folder, cores, say)
             (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
-                                                              "machine": machine}, indent=2) + "\n")
+                                                              "machine": machine, "jobs_by_command": jobs},
+                                                             indent=2) + "\n")
         if opts["start"] not in ("default", "random"):
             from mapperopt.optimizer.space import SearchSpace
 
@@ -480,6 +486,50 @@ def core_groups(jobs: int, per_job: int | None) -> list[list[int] | None]:
         raise MapperoptError(f"{jobs} jobs of {per_job or 1} cores need {jobs * (per_job or 1)} cores; this process "
                              f"may use {len(free)}", hint="lower --jobs or --cpus-per-job")
     return [free[i * per_job:(i + 1) * per_job] for i in range(jobs)]
+
+
+def _shared_cores(cores: list[list[int] | None], cpus: int, util: int, per_job_given: bool) -> str | None:
+    """The warning, for the user, when each job's CPU (`cpus`) and utility processors (`util`) outnumber its cores
+    (`core_groups`' `cores`; unpinned: those this process may use): Realm then shares cores among them, and every
+    figure is slower and noisier than with a core each. None when each has a core."""
+    total = len(os.sched_getaffinity(0))
+    per_job = len(cores[0]) if cores[0] else total
+    if cpus + util <= per_job:
+        return None
+    jobs = len(cores)
+    where = (f", each job {cpus + util} on its own {per_job} core{'s' * (per_job != 1)} "
+             + (f"(--cpus-per-job {per_job})" if per_job_given else "(this process's cores shared out evenly)")
+             if cores[0] else "")
+    return (f"More processors than cores: {jobs} job{'s' * (jobs != 1)} x ({cpus} CPU + {util} utility "
+            f"processor{'s' * (util != 1)}) need {jobs * (cpus + util)} cores{where}; this process may use {total}. "
+            "Processors that share a core make every timing slower and noisier, and the scores unlike those of a "
+            f"comparison with a core each: give each job {cpus + util} cores or more (a lower --jobs, --cpus-per-job), "
+            "or fewer processors (--cpus).")
+
+
+def _jobs_by_command(folder: Path, cores: list[list[int] | None], say: Callable) -> list[dict]:
+    """The jobs and cores per job (None: not pinned) of the commands that measured in the comparison `folder`, this
+    one (`cores`) last: its settings.json's record (an older folder: its summary.json's), extended when this
+    command's differ, which is said: the runs and final measurements made under earlier ones keep their figures."""
+    this = {"jobs": len(cores), "cores_per_job": len(cores[0]) if cores[0] else None}
+    settings, summary = folder / "settings.json", folder / "summary.json"
+    earlier = json.loads(settings.read_text()).get("jobs_by_command") if settings.exists() else None
+    if earlier is None and summary.exists():
+        last = json.loads(summary.read_text())
+        earlier = [{"jobs": last["jobs"], "cores_per_job": last.get("cores_per_job")}] if "jobs" in last else []
+    earlier = earlier or []
+    if not earlier or earlier[-1] != this:
+        others = [e for e in earlier if e != this]
+        if others:
+            def ran(e: dict) -> str:
+                n = e["cores_per_job"]
+                return f"--jobs {e['jobs']} " + ("(no pinning)" if n is None else f"({n} core{'s' * (n != 1)} each)")
+
+            said = ", ".join(dict.fromkeys(ran(e) for e in others))
+            say(f"{ran(this)}: earlier commands on this comparison ran {said}; the runs and final measurements they "
+                "made keep their figures, measured on other cores under another load.")
+        earlier = [*earlier, this]
+    return earlier
 
 
 @contextmanager
@@ -787,9 +837,11 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
         return
     stored["interrupted"] = stored.get("interrupted", []) + new
     _write_finals(folder, stored)
-    say(f"{', '.join(g['folder'] for g in new)}: final measurement(s) final.json did not name (interrupted before "
-        "they ended; an earlier version also left those whose reference failed unnamed); not used, recorded in "
-        "final.json under `interrupted`.")
+    held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in new)
+    one = len(new) == 1
+    say(f"Interrupted: {held}: {'a final measurement' if one else 'final measurements'} cut short before "
+        f"{'it' if one else 'they'} ended, which final.json did not name (an earlier version also left those whose "
+        "reference failed unnamed); not used, recorded in final.json under `interrupted`.")
 
 
 def _next_final(folder: Path, stored: dict) -> int:
@@ -906,22 +958,25 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     the curves divide by it), then the final measurement's reference (per group) and each run's best program (named
     by its run)."""
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
-    calibrated = not isinstance(ctx["bench"], UserApp)
+    calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
     out = []
     first = folder / f"baseline-{reference}" / "result.json"
     if first.exists():
         result = json.loads(first.read_text())
         if protocol.values_of(result):
-            measured = {reference: (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
+            # named by the title only ("": `noise_warnings`' measurement that the text does not name)
+            measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of the {reference} mapper's first measurement", text]
-                    for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time, calibrated)]
+                    for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time, calibrated,
+                                                                       timeout_s)]
     final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
              for g in groups}
     final.update({o.folder.name: _group_of(o, finals)["measured"][_program(o.best)] for o in outcomes if o.best})
     measured = {name: (protocol.Estimate.from_json(m["estimate"]), m.get("time_s"))
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
-            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated)]
+            for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
+                                                             timeout_s)]
     return out
 
 
@@ -1193,7 +1248,8 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help=f"Seconds one execution may take, for every measurement [default: {ADAPTIVE_TIMEOUT} (until one "
+              help="Seconds one execution may take, for every measurement; more than twice --min-time, as calibration "
+                   f"lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
                    "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
                    "re-measurement with the best and the final measurement get the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,
@@ -1278,10 +1334,10 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
     table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
-    for col in ("optimizer", "mean", "std", "worst", "median", "best", "failed evaluations"):
+    for col in ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed evaluations"):  # table.md's
         table.add_column(col)
     for name, s in summary["optimizers"].items():
-        table.add_row(name, *_stat_cells(s), f"{s['failed_share']:.0%} of {s['evaluations']}")
+        table.add_row(name, str(s["runs"]), *_stat_cells(s), f"{s['failed_share']:.0%} of {s['evaluations']}")
     console.print(table)
     for title, text in summary.get("noise_warnings", []):
         console.print(f"[yellow]{title}:[/] {escape(text)}")

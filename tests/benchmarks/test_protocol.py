@@ -139,7 +139,10 @@ def test_a_single_execution_is_said_to_have_no_spread_estimate():
                                      "start": (estimate([1.0, 1.01]), 1.0)}, "a higher --final-rounds", 0.5)
     assert lines == [("No spread estimate", "default, expert measured by a single execution each, which gives no "
                       "interval: how much of the figure is the machine's noise is unknown; measure again with a "
-                      "higher --final-rounds.")]
+                      "higher --final-rounds."),
+                     ("Too few executions for an interval", "start measured by 2 executions, too few for a 90 % "
+                      "interval, which takes 3: how much of the figure is the machine's noise is unknown; measure "
+                      "again with a higher --final-rounds (3 or more).")]
 
 
 def test_measured_time_is_a_benchmarks_timed_loop_or_a_users_time_metric():
@@ -168,3 +171,32 @@ def test_advice_for_a_users_program_asks_for_larger_arguments_not_a_size():
     assert [title for title, _ in lines] == ["Noisy measurement", "Short measurement"]
     for _, text in lines:
         assert "--size" not in text and "larger arguments after `--`" in text and "application file" in text, text
+
+
+def test_short_measurement_under_a_given_timeout_names_it():
+    """`--timeout 5 --min-time 2`: calibration keeps an execution's expected wall time within half of the timeout,
+    so it fell short of --min-time, and the advice named only --min-time (a larger one would fall short too). With a
+    --timeout given, the line says what it allows and names it among the options."""
+    tight = estimate([1.02, 0.97, 1.0])
+    ((_, text),) = protocol.noise_warnings({"": (tight, 0.48)}, "more", 2.0, timeout_s=5.0)
+    assert text.endswith("(calibration aimed at 2 s and fell short of it: it lengthens an execution only while its "
+                         "expected wall time, Legion's start-up included, stays within half of --timeout 5, 2.5 s); "
+                         "measure again with a --timeout well above 4 or none, or a larger --size."), text
+    # No --timeout: as before.
+    ((_, text),) = protocol.noise_warnings({"": (tight, 0.48)}, "more", 2.0)
+    assert text.endswith("(calibration aimed at 2 s and fell short of it); measure again with a larger --size or "
+                         "--min-time 4."), text
+
+
+def test_two_executions_are_said_to_be_too_few_for_an_interval():
+    """compare's noise lines quoted a "90 %" interval of ±20 % from 2 executions, where every ratio takes 3 for an
+    interval (`MIN_INTERVAL_VALUES`). Fewer than that are said to be too few for one, with how many give one."""
+    two = estimate([1.0, 1.5])
+    assert two.noisy  # the premise: its bootstrap interval alone would be called noisy
+    lines = protocol.noise_warnings({"expert": (two, 1.0), "random-1": (estimate([2.0, 2.8]), 1.0),
+                                     "guided-1": (estimate([1.0, 1.6, 0.7, 1.3, 0.9, 1.5, 0.8]), 1.0)},
+                                    "a higher --final-rounds", 0.5)
+    assert lines[0][0] == "Noisy measurement" and "expert" not in lines[0][1] and "guided-1 ±" in lines[0][1], lines
+    assert lines[1:] == [("Too few executions for an interval", "expert, random-1 measured by 2 executions each, too "
+                          "few for a 90 % interval, which takes 3: how much of the figure is the machine's noise is "
+                          "unknown; measure again with a higher --final-rounds (3 or more).")], lines

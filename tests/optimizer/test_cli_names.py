@@ -124,16 +124,24 @@ def test_repeats_above_the_max_repeats_given_is_an_error(command, measured):
 @pytest.mark.parametrize("command", ["tune", "compare"])
 def test_a_timeout_below_the_measured_time_is_refused(command, measured):
     """`--timeout 0.4` where every execution must measure 0.5 s at least: every iteration timed out, and the
-    feedback blamed the mappers. It is refused before anything runs, saying the minimum."""
+    feedback blamed the mappers. `--timeout 2.5 --min-time 2` was accepted, and calibration, which lengthens an
+    execution only while its expected wall time stays within half of the timeout, fell short of --min-time, whose
+    advice then named --min-time. Both are refused before anything runs, naming both options and the minimum."""
     most, error = measured(command, "--timeout", "0.4")
     assert most is None and error.startswith(
-        "--timeout 0.4 is not more than the 0.5 s of measured time every execution must reach (--min-time; by default "
-        "the size's, at least 0.5): every execution would time out\n  hint: give --timeout well above 0.5"), error
-    error = measured(command, "--timeout", "0.5", "--min-time", "1")[1]
-    assert error.startswith("--timeout 0.5 is not more than the 1 s of measured time every execution must reach "
-                            "(--min-time): every"), error
-    # A measured time within it: on to the measurements.
-    assert measured(command, "--timeout", "0.4", "--min-time", "0.2")[1] == "stopped before measuring"
+        "--timeout 0.4 leaves no room for the 0.5 s of measured time every execution must reach (--min-time; by "
+        "default the size's, at least 0.5): calibration lengthens an execution only while its expected wall time "
+        "(Legion's start-up and the application's set-up included) stays within half of --timeout, so it needs more "
+        "than 1\n  hint: give --timeout well above 1 (twice the measured time, plus the start-up), a --min-time "
+        "below 0.2, or leave --timeout out"), error
+    error = measured(command, "--timeout", "2.5", "--min-time", "2")[1]
+    assert error.startswith("--timeout 2.5 leaves no room for the 2 s of measured time every execution must reach "
+                            "(--min-time): calibration"), error
+    assert "so it needs more than 4\n  hint: give --timeout well above 4" in error, error
+    assert measured(command, "--timeout", "4", "--min-time", "2")[1].startswith("--timeout 4 leaves no room")
+    # A measured time within half of it: on to the measurements.
+    assert measured(command, "--timeout", "0.5", "--min-time", "0.2")[1] == "stopped before measuring"
+    assert measured(command, "--timeout", "4.1", "--min-time", "2")[1] == "stopped before measuring"
 
 
 CHECK_ERRORS = "Task nosuchtask CPU;\nRegion * * CPU FBMEM;\nIndexTaskMap calculate_new_currents undefined_fn;\n"

@@ -139,8 +139,11 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     # Its noise said as tune says it: the expert's first measurement (exactly --repeats: 1 execution) has no spread
     # estimate, and executions shorter than the protocol's minimum in the final measurement are named.
     flat = " ".join(output.split())
-    assert ("No spread estimate of the expert mapper's first measurement: expert measured by a single execution, "
-            "which gives no interval") in flat, output
+    assert ("No spread estimate of the expert mapper's first measurement: measured by a single execution, which "
+            "gives no interval") in flat, output
+    # 2 final rounds: too few for an interval, said so, none quoted
+    assert "Too few executions for an interval in the final measurement: expert, " in flat, output
+    assert "Noisy measurement in the final measurement" not in flat, output
     assert summary["noise_warnings"] and all(f"{title}: {' '.join(text.split())}" in flat
                                              for title, text in summary["noise_warnings"]), output
     final = json.loads((folder / "final.json").read_text())
@@ -411,3 +414,111 @@ def test_a_failed_job_is_named_by_its_run(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "1 job(s) of" in err and "failed: tuning run optuna-1: the optuna optimizer needs" in err, err
     assert "task " not in err
+
+
+def test_jobs_sharing_cores_with_their_utility_processors_and_a_jobs_change_are_said(tmp_path, monkeypatch):
+    """`--jobs 2 --cpus-per-job 1`: each job's CPU processor shared its one core with Legion's utility processor,
+    which changes every figure, and nothing said so; a later command on the same comparison with another --jobs
+    was neither said nor recorded. Both are said before anything is measured, naming the cores needed, and each
+    command's jobs are recorded in settings.json (the comparison stays the same folder)."""
+    import os
+
+    from mapperopt.errors import MapperoptError
+    from mapperopt.optimizer import compare as module
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("two jobs need two cores")
+
+    def stop(*args, **kw):
+        raise MapperoptError("stopped before measuring")
+
+    monkeypatch.setattr(module, "_reference", stop)
+    said: list[str] = []
+    opts = {"optimizers": ["random"], "iters": 1, "repeats": 2, "size": "ci", "cpus": None, "gpus": None, "seed": 0,
+            "start": "random", "memory": {}, "executions": 1, "max_executions": 1, "min_time_s": 0.05,
+            "timeout_s": None, "final_rounds": 2, "runs_dir": tmp_path / "runs", "new": False, "app_args": (),
+            "jobs": 2, "cpus_per_job": 1}
+    with pytest.raises(MapperoptError, match="stopped before measuring"):
+        module.run_compare("circuit", opts, say=said.append)
+    util = load_config("circuit").size("ci").util
+    cores = len(os.sched_getaffinity(0))
+    text = " ".join(said)
+    assert (f"More processors than cores: 2 jobs x (1 CPU + {util} utility processor{'s' * (util != 1)}) need "
+            f"{2 * (1 + util)} cores, each job {1 + util} on its own 1 core (--cpus-per-job 1); this process may use "
+            f"{cores}") in text, said
+    [folder] = (tmp_path / "runs" / "circuit").iterdir()
+    assert json.loads((folder / "settings.json").read_text())["jobs_by_command"] == [{"jobs": 2, "cores_per_job": 1}]
+    said.clear()
+    with pytest.raises(MapperoptError, match="stopped before measuring"):
+        module.run_compare("circuit", {**opts, "jobs": 1, "cpus_per_job": None}, say=said.append)
+    assert [p.name for p in (tmp_path / "runs" / "circuit").iterdir()] == [folder.name]
+    text = " ".join(said)
+    assert ("--jobs 1 (no pinning): earlier commands on this comparison ran --jobs 2 (1 core each); the runs and "
+            "final measurements they made keep their figures, measured on other cores under another load") in text, said
+    assert "More processors than cores" not in text or cores < 1 + util, said
+    assert json.loads((folder / "settings.json").read_text())["jobs_by_command"] == [
+        {"jobs": 2, "cores_per_job": 1}, {"jobs": 1, "cores_per_job": None}]
+
+
+def test_the_reference_first_measurement_lines_name_it_once(tmp_path):
+    """The noise lines of the reference's first measurement named it in their title and again in their text
+    ("... of the expert mapper's first measurement: expert measured by a single execution"): once, in the title."""
+    from mapperopt.optimizer.compare import _noise
+
+    run = tmp_path / "baseline-expert"
+    run.mkdir()
+    (run / "result.json").write_text(json.dumps({
+        "status": "ok", "time_s": 0.083, "attempts": [{"exit_code": 0, "result": {"throughput": 4.4, "time_s": 0.083}}],
+        "settings": {"iterations_flag": "-l", "measured_runs": 1}}))
+    ctx = {"reference": "expert", "folder": tmp_path, "min_time": 0.05, "bench": "circuit", "opts": {"timeout_s": None}}
+    lines = _noise(ctx, [], [], {"groups": []})
+    assert lines == [
+        ["No spread estimate of the expert mapper's first measurement", "measured by a single execution, which gives "
+         "no interval: how much of the figure is the machine's noise is unknown; measure again with a higher "
+         "--repeats."],
+        ["Short measurement of the expert mapper's first measurement", "0.083 s measured per execution, less than "
+         "the protocol's minimum of 0.5 s, where timing noise weighs heavily; measure again with a larger --size or "
+         "--min-time 0.5."]], lines
+
+
+def test_the_printed_table_has_table_md_columns(tmp_path, monkeypatch, capsys):
+    """The printed table lacked table.md's `runs` column: the runs an optimizer's figures are over (fewer than
+    --runs when some are not finished) were only in the files."""
+    from mapperopt.optimizer import compare as module
+
+    runs = [RunOutcome("a", 1, 0, [r2 := record(1, 3.0, 3.0)], r2, 3.0, Path("a-1")),
+            RunOutcome("a", 2, 1, [r3 := record(1, 2.0, 2.0)], r3, 1.0, Path("a-2")),
+            RunOutcome("b", 1, 0, [r4 := record(1, 2.0, 2.0)], r4, 2.0, Path("b-1"))]
+    summary = {**summarize(runs, expert=2.0), "folder": str(tmp_path), "written": False, "bench": "circuit"}
+    monkeypatch.setattr(module, "run_compare", lambda *args, **kw: summary)
+    assert main(["compare", "circuit", "--runs-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if "optimizer" in line and "mean" in line)
+    assert [c.strip() for c in header.strip("┃ ").split("┃")][:3] == ["optimizer", "runs", "mean"], out
+    rows = {cells[0]: cells[1] for line in out.splitlines() if line.startswith("│")
+            for cells in [[c.strip() for c in line.strip("│ ").split("│")]]}
+    assert rows == {"a": "2", "b": "1"}, out
+    md = [line for line in format_table(summary).splitlines() if line.startswith("| optimizer")][0]
+    assert [c.strip() for c in md.strip("| ").split("|")][:3] == ["optimizer", "runs", "mean"]
+
+
+def test_unnamed_final_folders_are_said_once_each_with_what_they_hold(tmp_path):
+    """The note on final-N/ folders that final.json did not name read "final-1, final-2: final measurement(s)
+    final.json did not name (...)": one line names each folder once, with the mappers it holds runs of, as tune
+    says of its own; a later command, which finds them recorded, says nothing."""
+    from mapperopt.optimizer.compare import _record_interrupted
+
+    for folder, mappers in (("final-1", ["expert"]), ("final-2", ["expert", "p-1"])):
+        for name in mappers:
+            (tmp_path / folder / name / "round-1").mkdir(parents=True)
+    said: list[str] = []
+    stored: dict = {"rounds": 2, "groups": []}
+    _record_interrupted(tmp_path, stored, said.append)
+    assert said == ["Interrupted: final-1 (runs of expert), final-2 (runs of expert, p-1): final measurements cut "
+                    "short before they ended, which final.json did not name (an earlier version also left those whose "
+                    "reference failed unnamed); not used, recorded in final.json under `interrupted`."], said
+    assert json.loads((tmp_path / "final.json").read_text())["interrupted"] == [
+        {"folder": "final-1", "mappers": ["expert"]}, {"folder": "final-2", "mappers": ["expert", "p-1"]}]
+    said.clear()
+    _record_interrupted(tmp_path, json.loads((tmp_path / "final.json").read_text()), said.append)
+    assert said == []

@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from mapperopt.benchmarks import protocol
 from mapperopt.optimizer import commands
 from mapperopt.optimizer.base import IterationRecord
@@ -373,8 +375,10 @@ def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypat
         assert summary["vs"][name]["no_interval"] == "2 executions each: too few for a 90 % interval, which takes 3"
     out = " ".join(printed(summary).split())
     assert "Best (iter-2) vs iter-1: 2.00x (2 executions each: too few for a 90 % interval, which takes 3)." in out, out
-    assert ("Too few rounds for an interval: a ratio's 90 % interval takes at least 3 executions of each mapper; "
-            "measure again with --final-rounds 3 or more.") in out, out
+    assert ("Too few executions for an interval: iter-2, iter-1, default measured by 2 executions each, too few for "
+            "a 90 % interval, which takes 3: how much of the figure is the machine's noise is unknown; measure again "
+            "with a higher --final-rounds (3 or more).") in out, out
+    assert "Noisy measurement" not in out, out
     assert commands.verdict(summary).startswith("Verdict: no mapper beat the references;"), commands.verdict(summary)
     # 3 and 5 rounds: the ratios, their intervals and verdicts of the statistics themselves, as before.
     for rounds in (3, 5):
@@ -385,4 +389,55 @@ def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypat
         for name in ("iter-1", "default"):
             assert summary["vs"][name] == protocol.compare(values["iter-2"], values[name]).to_json()
             assert summary["vs"][name]["significant"] and "no_interval" not in summary["vs"][name]
-        assert "Too few rounds" not in printed(summary)
+        assert "Too few" not in printed(summary)
+
+
+def test_baselines_short_of_min_time_under_a_given_timeout_name_it(tmp_path):
+    """`tune --min-time 2 --timeout 5`: the baselines measured 0.48 s per execution, calibration having stopped at
+    half of the timeout, and the advice named --min-time only. It names the --timeout the run was given."""
+    from rich.console import Console
+
+    run = tmp_path / "baseline-expert"
+    run.mkdir()
+    attempts = [{"exit_code": 0, "wall_s": 1.3, "result": {"throughput": v, "time_s": 0.48}} for v in (3.5, 3.6, 3.4)]
+    (run / "result.json").write_text(json.dumps({
+        "status": "ok", "unit": "GFLOPS", "time_s": 0.48, "attempts": attempts,
+        "settings": {"iterations_flag": "-l", "measured_runs": 3}}))
+    console = Console(width=400, record=True)
+    settings = {"baselines": {"expert": 3.5}, "min_time_s": 2.0, "timeout_s": 5.0}
+    commands._print_baselines(console, tmp_path, settings)
+    out = " ".join(console.export_text().split())
+    assert "Short measurement of the baselines: expert 0.48 s" in out, out
+    assert "within half of --timeout 5, 2.5 s); measure again with a --timeout well above 4 or none" in out, out
+
+
+def test_an_interrupted_final_comparison_is_kept_and_recorded(tmp_path, monkeypatch):
+    """tune's final comparison cut short by Ctrl-C: the next command deleted what it had measured and measured again
+    from scratch, recording nothing (compare records such a measurement under `interrupted`). Its folder is kept as
+    `final-N/`, named with the mappers it holds runs of under `interrupted` in summary.json, and said; no figure
+    uses it, and an extended run's later comparisons keep naming it."""
+    store, _ = slow_start_store(tmp_path, monkeypatch)
+    measure = protocol.measure_together
+
+    def cut(app, mappers, rounds, out_dir, min_time_s=0, **options):
+        for name in ("iter-5", "default"):
+            (out_dir / name / "round-1").mkdir(parents=True)
+            (out_dir / name / "round-1" / "result.json").write_text("{}\n")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(protocol, "measure_together", cut)
+    with pytest.raises(KeyboardInterrupt):
+        commands.final_comparison("circuit", store, rounds=3)
+    monkeypatch.setattr(protocol, "measure_together", measure)
+    summary = commands.final_comparison("circuit", store, rounds=3)
+    assert summary["interrupted"] == [{"folder": "final-1", "mappers": ["default", "iter-5"]}], summary
+    assert (store.root / "final-1" / "iter-5" / "round-1" / "result.json").exists()
+    assert "replaced" not in summary and summary["best"] == "iter-1"
+    stored = json.loads((store.root / "summary.json").read_text())
+    assert stored["interrupted"] == summary["interrupted"]
+    out = " ".join(printed(summary).split())
+    assert ("Interrupted: final-1, a final comparison cut short before it ended (it holds runs of default, iter-5); "
+            "not used, kept and named in summary.json under `interrupted`.") in out, out
+    # Extended: the finished comparison goes to final-2 (replaced), the interrupted one stays named.
+    again = commands.final_comparison("circuit", store, rounds=3)
+    assert again["replaced"] == ["final-2"] and again["interrupted"] == summary["interrupted"], again
