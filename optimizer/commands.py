@@ -69,16 +69,19 @@ def require_start_file(start: str) -> None:
         read_source(start)
 
 
-def check_start_file(path: str, text: str, app: dict, machine: dict) -> None:
+def check_start_file(path: str, text: str, app: dict, machine: dict, layouts: bool = True) -> None:
     """Checks the start file `path` (its `text`) as `mapperopt check --bench` does, against the run's application
     and machine (their JSON descriptions), before anything is measured: a file with errors would only fail its
-    iteration (the start of every run, in compare) after the references were measured.
+    iteration (the start of every run, in compare) after the references were measured. Without `layouts` (nothing
+    verifies the program's results: the harness refuses every Layout statement) a Layout statement is refused too.
 
     Raises:
         MapperoptError: the file has errors: every diagnostic with its file:line:col, source line and caret, and the
-            summary line, as `check` prints them (a syntax error: the first, where parsing stops).
+            summary line, as `check` prints them (a syntax error: the first, where parsing stops); or its first
+            Layout statement, by file:line:col, when layouts are refused.
     """
     from mapperopt.descriptions import AppDescription, MachineDescription
+    from mapperopt.dsl import ast as A
     from mapperopt.dsl.checker import check
     from mapperopt.dsl.commands import summary_line, syntax_error_summary
     from mapperopt.dsl.errors import DslSyntaxError, render_all
@@ -94,6 +97,13 @@ def check_start_file(path: str, text: str, app: dict, machine: dict) -> None:
     if any(d.is_error for d in diags):
         raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
                              f"{summary_line(path, diags)}", hint=hint)
+    layout = next((s for s in program.statements if isinstance(s, A.LayoutStmt)), None)
+    if not layouts and layout is not None:
+        raise MapperoptError(f"{layout.loc}: the start program has a Layout statement, which is refused here: "
+                             "nothing verifies this application's results beyond its exit status, and a layout can "
+                             "make a program compute wrong numbers silently; nothing was measured",
+                             hint="remove its Layout statements, or give the application a verification (verify: in "
+                                  "its application file, or --verify-pattern, --verify-cmd, --reference)")
 
 
 def default_cpus(size: Any, gpus: int, bench: Any) -> int:
@@ -298,7 +308,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     space = SearchSpace(app, machine, layouts=layouts)
     start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
     if start_point is None:  # a start file
-        check_start_file(str(opts["start"]), start_dsl, app, machine)
+        check_start_file(str(opts["start"]), start_dsl, app, machine, layouts)
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],
@@ -572,10 +582,6 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def on_record(r: IterationRecord) -> None:
         status.stop()
         console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), "")))
-        if r.iter == 1 and start not in ("default", "random") and r.stage in ("parse", "check") and r.result:
-            # The user's own start program: its diagnostics with their source lines, carets and hints, under its
-            # file's name (the harness compiles every program as `<mapper>`).
-            console.print(r.result["log"].rstrip().replace("<mapper>:", f"{start}:"), markup=False, soft_wrap=True)
         if r.kept_out_by_noise:
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")

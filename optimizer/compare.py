@@ -332,7 +332,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
                 if opts["start"] not in ("default", "random"):  # before the reference is measured
-                    check_start_file(str(opts["start"]), start_text, app, machine)
+                    check_start_file(str(opts["start"]), start_text, app, machine, layouts)
             except BaseException:
                 # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
                 for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
