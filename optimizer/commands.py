@@ -26,7 +26,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, measure_baselines,
                                       tune as run_loop)
-from mapperopt.optimizer.store import TuneStore, folder_path
+from mapperopt.optimizer.store import TuneStore, folder_path, relative_run_dirs
 from mapperopt.optimizer.llm import ModelError
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
@@ -337,6 +337,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
             calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
                                         **evaluator.run_options())
             store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
+            relative_run_dirs([calibration.run_dir], store.root)
         store.settings.setdefault("iterations", None)  # none calibrated: a user's program without baselines
         store.write_settings()
     except KeyboardInterrupt:
@@ -690,7 +691,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                     if best.ok and m.ok and m.estimate.value > 0 else None)
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
-               "measured": {n: {**m.to_json(), "run_dirs": [os.path.relpath(d, store.root) for d in m.run_dirs]}
+               "measured": {n: {**m.to_json(), "run_dirs": relative_run_dirs(m.run_dirs, store.root)}
                             for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
     replaced = sorted((p.parent.name for p in store.root.glob("final-*/summary.json")), key=lambda n: int(n[6:]))
     if replaced:

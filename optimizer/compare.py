@@ -68,7 +68,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout,
                                           require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path
+from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
@@ -846,7 +846,7 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
     return {"runs": [o.folder.name for o in outcomes], "folder": name,
             "cores": cores if len(cores) < (os.cpu_count() or 0) else None,
             "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-            "measured": {k: {**m.to_json(), "run_dirs": [os.path.relpath(d, folder) for d in m.run_dirs]}
+            "measured": {k: {**m.to_json(), "run_dirs": relative_run_dirs(m.run_dirs, folder)}
                          for k, m in measured.items()}}
 
 

@@ -198,6 +198,12 @@ def test_a_measurement_of_another_run_is_named_and_paths_are_relative_to_the_fol
                  for line in (folder / run / "state.jsonl").read_text().splitlines()]
         paths += [json.loads(p.read_text())["run_dir"] for p in (folder / "evaluations").iterdir()]
         paths += [json.loads(p.read_text())["run_dir"] for p in folder.glob("*-1/iter-*/result.json")]
+        # every other result.json: the reference's, each round of the final measurement (relative to the
+        # comparison folder)
+        for p in folder.rglob("result.json"):
+            if not (folder / p.relative_to(folder).parts[0] / "state.jsonl").exists():  # not a run's
+                paths.append(json.loads(p.read_text())["run_dir"])
+                assert not Path(paths[-1]).is_absolute() and folder / paths[-1] == p.parent, p
         return paths
 
     paths = recorded(folder)
