@@ -207,16 +207,19 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
 
     path = root / "settings.json"
     settings = json.loads(path.read_text()) if path.is_file() else {}
-    more = f" --iters {iters}" if iters else " a larger --iters"
+    def extend(comparison: Any) -> str:
+        command = shlex.join(["mapperopt", "compare", "--resume", str(comparison), *(["--iters", str(iters)]
+                                                                                    if iters else [])])
+        return f"extend it with `{command}`" + ("" if iters else " and a larger --iters")
+
     if settings.get("schema") == SCHEMA:
         raise MapperoptError(f"{root} is a comparison (made by `mapperopt compare`), not a tuning run",
-                             hint=f"extend it with `mapperopt compare`: the command that made it, with{more}")
+                             hint=extend(root))
     if "compare" in settings:  # a run of a comparison names its folder, relative to its own
         comparison = os.path.normpath(root / settings["compare"])
         raise MapperoptError(f"{root} is the tuning run {root.name} of the comparison {comparison}",
-                             hint=f"extend it with `mapperopt compare`: the command that made the comparison, "
-                                  f"with{more} (tuned on its own, the run would no longer match the comparison's "
-                                  "table)")
+                             hint=f"{extend(comparison)} (tuned on its own, the run would no longer match the "
+                                  "comparison's table)")
 
 
 def _undescribed(root: Path) -> MapperoptError:
