@@ -502,6 +502,8 @@ def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
                  catalog: Catalog) -> Feedback:
+    from mapperopt.benchmarks.protocol import values_of
+
     texts = catalog.performance or load_catalog().performance
     unit = result.unit or ""
     value = result.recorded_throughput  # the figure the search records and compares with `best`
@@ -514,8 +516,13 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     for r in rows:
         r["share"] = 100 * r["total_s"] / timed_total if r["timed"] and timed_total else 0.0
         r["scope"] = scope
-    metric = (f"Execution time is {result.time_s:.3g}s. " if result.time_s is not None else "") + \
-        f"Achieved throughput = {value:.4g} {unit}".rstrip() + "."
+    # Which statistic each figure is, when more than one execution was measured: the time is their median, the
+    # throughput (the figure the search records) their trimmed mean.
+    runs = len(values_of(result))
+    median, trimmed = (f" (median of {runs} executions)", f" (trimmed mean of {runs} executions)") if runs > 1 \
+        else ("", "")
+    metric = (f"Execution time is {result.time_s:.3g}s{median}. " if result.time_s is not None else "") + \
+        f"Achieved throughput = {value:.4g} {unit}".rstrip() + trimmed + "."
     expert = baselines.get("expert")
     if expert:
         metric += f" Normalised throughput = {value / expert:.2f}x of the expert" + \

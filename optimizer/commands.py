@@ -26,7 +26,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, measure_baselines,
                                       tune as run_loop)
-from mapperopt.optimizer.store import TuneStore, folder_path
+from mapperopt.optimizer.store import TuneStore, folder_path, relative_run_dirs
 from mapperopt.optimizer.llm import ModelError
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
@@ -69,16 +69,19 @@ def require_start_file(start: str) -> None:
         read_source(start)
 
 
-def check_start_file(path: str, text: str, app: dict, machine: dict) -> None:
+def check_start_file(path: str, text: str, app: dict, machine: dict, layouts: bool = True) -> None:
     """Checks the start file `path` (its `text`) as `mapperopt check --bench` does, against the run's application
     and machine (their JSON descriptions), before anything is measured: a file with errors would only fail its
-    iteration (the start of every run, in compare) after the references were measured.
+    iteration (the start of every run, in compare) after the references were measured. Without `layouts` (nothing
+    verifies the program's results: the harness refuses every Layout statement) a Layout statement is refused too.
 
     Raises:
         MapperoptError: the file has errors: every diagnostic with its file:line:col, source line and caret, and the
-            summary line, as `check` prints them (a syntax error: the first, where parsing stops).
+            summary line, as `check` prints them (a syntax error: the first, where parsing stops); or its first
+            Layout statement, by file:line:col, when layouts are refused.
     """
     from mapperopt.descriptions import AppDescription, MachineDescription
+    from mapperopt.dsl import ast as A
     from mapperopt.dsl.checker import check
     from mapperopt.dsl.commands import summary_line, syntax_error_summary
     from mapperopt.dsl.errors import DslSyntaxError, render_all
@@ -94,6 +97,13 @@ def check_start_file(path: str, text: str, app: dict, machine: dict) -> None:
     if any(d.is_error for d in diags):
         raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
                              f"{summary_line(path, diags)}", hint=hint)
+    layout = next((s for s in program.statements if isinstance(s, A.LayoutStmt)), None)
+    if not layouts and layout is not None:
+        raise MapperoptError(f"{layout.loc}: the start program has a Layout statement, which is refused here: "
+                             "nothing verifies this application's results beyond its exit status, and a layout can "
+                             "make a program compute wrong numbers silently; nothing was measured",
+                             hint="remove its Layout statements, or give the application a verification (verify: in "
+                                  "its application file, or --verify-pattern, --verify-cmd, --reference)")
 
 
 def default_cpus(size: Any, gpus: int, bench: Any) -> int:
@@ -201,16 +211,19 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
 
     path = root / "settings.json"
     settings = json.loads(path.read_text()) if path.is_file() else {}
-    more = f" --iters {iters}" if iters else " a larger --iters"
+    def extend(comparison: Any) -> str:
+        command = shlex.join(["mapperopt", "compare", "--resume", str(comparison), *(["--iters", str(iters)]
+                                                                                    if iters else [])])
+        return f"extend it with `{command}`" + ("" if iters else " and a larger --iters")
+
     if settings.get("schema") == SCHEMA:
         raise MapperoptError(f"{root} is a comparison (made by `mapperopt compare`), not a tuning run",
-                             hint=f"extend it with `mapperopt compare`: the command that made it, with{more}")
+                             hint=extend(root))
     if "compare" in settings:  # a run of a comparison names its folder, relative to its own
         comparison = os.path.normpath(root / settings["compare"])
         raise MapperoptError(f"{root} is the tuning run {root.name} of the comparison {comparison}",
-                             hint=f"extend it with `mapperopt compare`: the command that made the comparison, "
-                                  f"with{more} (tuned on its own, the run would no longer match the comparison's "
-                                  "table)")
+                             hint=f"{extend(comparison)} (tuned on its own, the run would no longer match the "
+                                  "comparison's table)")
 
 
 def _undescribed(root: Path) -> MapperoptError:
@@ -302,7 +315,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     space = SearchSpace(app, machine, layouts=layouts)
     start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
     if start_point is None:  # a start file
-        check_start_file(str(opts["start"]), start_dsl, app, machine)
+        check_start_file(str(opts["start"]), start_dsl, app, machine, layouts)
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],
@@ -331,6 +344,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
             calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
                                         **evaluator.run_options())
             store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
+            relative_run_dirs([calibration.run_dir], store.root)
         store.settings.setdefault("iterations", None)  # none calibrated: a user's program without baselines
         store.write_settings()
     except KeyboardInterrupt:
@@ -577,10 +591,6 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def on_record(r: IterationRecord) -> None:
         status.stop()
         console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), "")))
-        if r.iter == 1 and start not in ("default", "random") and r.stage in ("parse", "check") and r.result:
-            # The user's own start program: its diagnostics with their source lines, carets and hints, under its
-            # file's name (the harness compiles every program as `<mapper>`).
-            console.print(r.result["log"].rstrip().replace("<mapper>:", f"{start}:"), markup=False, soft_wrap=True)
         if r.kept_out_by_noise:
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
@@ -698,7 +708,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                     if best.ok and m.ok and m.estimate.value > 0 else None)
     summary = {"best": best_name, "best_iter": picked[best_name].iter, "best_dsl": picked[best_name].dsl,
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
-               "measured": {n: {**m.to_json(), "run_dirs": [os.path.relpath(d, store.root) for d in m.run_dirs]}
+               "measured": {n: {**m.to_json(), "run_dirs": relative_run_dirs(m.run_dirs, store.root)}
                             for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
     kept = sorted((p for p in store.root.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
                   key=lambda p: int(p.name[6:]))

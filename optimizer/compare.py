@@ -68,7 +68,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout,
                                           require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path
+from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
@@ -207,6 +207,74 @@ def _setting_text(value) -> str:
     return "none" if value is None else str(value)
 
 
+def _comparison_settings(folder: Path) -> dict:
+    """The settings.json of the comparison folder `folder` (`compare --resume`).
+
+    Raises:
+        MapperoptError: `folder` is no comparison folder (a tuning run's, one of its runs', any other).
+    """
+    path = folder / "settings.json"
+    try:
+        settings = json.loads(path.read_text()) if path.is_file() else {}
+    except ValueError:
+        settings = {}
+    if settings.get("schema") != SCHEMA:
+        if "compare" in settings:  # a run of a comparison names its folder, relative to its own
+            raise MapperoptError(f"{folder} is the tuning run {folder.name} of a comparison, not a comparison folder",
+                                 hint="give the comparison's: --resume "
+                                      f"{os.path.normpath(folder / settings['compare'])}")
+        run = " (a tuning run: `mapperopt tune --resume` continues it)" if settings.get("schema") else ""
+        raise MapperoptError(f"{folder} is not a comparison folder{run}",
+                             hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
+                                  "holds settings.json, expert.json or default.json and the runs")
+    missing = [k for k in ("bench", "size", "cpus", "gpus", "seed", "start", "executions", "max_executions",
+                           "min_time_s", "optimizers", "iters", "repeats") if k not in settings]
+    if missing:
+        raise MapperoptError(f"{folder}: its settings.json, written by an earlier mapperopt, lacks "
+                             f"{', '.join(missing)}", hint="resume it with the command that made it, without --resume")
+    return settings
+
+
+# `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
+_FOLDER_OPTIONS = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "seed", "start", "repeats", "max_repeats",
+                   "old_repeats", "old_max_repeats", "min_time_s", "timeout_s", "runs_dir", "new")
+
+
+def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) -> dict:
+    """`run_compare`'s options for `compare --resume folder`: the settings that identify the comparison from the
+    folder (`stored`, its settings.json), so that `run_compare` finds the same identity, and --optimizers, --runs
+    and --iters from its last command and --final-rounds from its final measurement, unless given. Notes the
+    identifying options given, which it ignores."""
+    ctx = click.get_current_context()
+    given = [p.opts[0] for p in ctx.command.params if p.name in _FOLDER_OPTIONS
+             and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
+    if app_args and "app" not in stored and list(app_args) != stored.get("app_args", []):
+        given.append("the application's arguments (after --)")
+    if given:
+        console.print(f"Note: {', '.join(given)}: ignored; a resumed comparison keeps its folder's settings.")
+    start = stored["start"]
+    options = {"folder": folder, "runs_dir": folder.parent.parent, "new": False, "size": stored["size"],
+               "cpus": stored["cpus"], "gpus": stored["gpus"], "seed": stored["seed"],
+               "memory": stored.get("memory", {}), "executions": stored["executions"],
+               "max_executions": stored["max_executions"], "min_time_s": stored["min_time_s"],
+               "timeout_s": stored.get("timeout_s"),
+               "app_args": tuple(app_args if "app" in stored else stored.get("app_args", [])),
+               "dedicated": stored.get("dedicated", False)}
+    if start not in ("default", "random"):  # a start file's text: named as the runs name it
+        named = [json.loads(p.read_text()).get("start") for p in folder.glob("*/settings.json")]
+        options.update(start=next((n for n in named if n not in (None, "default", "random")), "the start file"),
+                       start_text=start)
+    else:
+        options["start"] = start
+    for name, key in (("optimizers", "optimizers"), ("runs", "repeats"), ("iters", "iters")):
+        if ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
+            options[key] = stored[key]
+    final = folder / "final.json"  # a final measurement in other rounds would be made again
+    if ctx.get_parameter_source("final_rounds") is not ParameterSource.COMMANDLINE and final.exists():
+        options["final_rounds"] = json.loads(final.read_text()).get("rounds", FINAL_ROUNDS)
+    return options
+
+
 def _listed(value) -> str:
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
 
@@ -236,7 +304,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             mapper), min_time_s (None: the size's, at least
             `protocol.MIN_TIME_S`), timeout_s, final_rounds, runs_dir, new, app_args (list), remeasure (repeat
             numbers, from 1, whose final measurement is set aside and made again; optional), dedicated (optional:
-            nothing else runs on the machine, so a timeout or kill is not run again: `BenchmarkEvaluator`).
+            nothing else runs on the machine, so a timeout or kill is not run again: `BenchmarkEvaluator`), folder
+            (optional: the comparison folder to continue, `--resume`, whose settings the others must match) and
+            start_text (optional: the start file's text, as such a folder records it, for `start` named so).
         say: prints one line of progress.
         on_record: called with (run label, record) after each new iteration.
         on_folder: called with the comparison's folder once it is chosen (before anything is measured).
@@ -295,7 +365,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     max_executions = max(opts["executions"], opts["max_executions"])
     # a start file is identified by its text, so that an edited file does not resume the old comparison
-    start_text = read_source(opts["start"]) if opts["start"] not in ("default", "random") else opts["start"]
+    start_text = opts.get("start_text") or (read_source(opts["start"]) if opts["start"] not in ("default", "random")
+                                            else opts["start"])
     asked = {"bench": str(bench), "optimizers": optimizers, "iters": opts["iters"], "repeats": opts["repeats"],
              "size": opts["size"], "cpus": cpus, "gpus": gpus, "seed": opts["seed"], "start": start_text,
              "memory": opts["memory"], "executions": opts["executions"], "max_executions": max_executions,
@@ -305,7 +376,24 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if isinstance(bench, UserApp):  # the same name may be another program, or the same one judged otherwise
         asked["app"] = {"exe": str(bench.exe), "args": {k: list(v) for k, v in bench.args.items()},
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
-    folder = compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
+    folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
+    if opts.get("folder"):  # `--resume DIR`: its settings, the same identity (a program of the user's: the same one)
+        stored = json.loads((folder / "settings.json").read_text())
+        differ = []
+        for k, now in asked.items():
+            was = stored.get(k)
+            if k in ("optimizers", "iters", "repeats") or was == now:
+                continue
+            if isinstance(now, dict):  # a program of the user's: what of it differs (arguments, metric, ...)
+                differ += [(f"{k} {sub}", (was or {}).get(sub), v) for sub, v in now.items()
+                           if (was or {}).get(sub) != v]
+            else:
+                differ.append((k, was, now))
+        if differ:
+            raise MapperoptError(f"{folder} compares with other settings than this command: "
+                                 + "; ".join(f"{k} {_setting_text(was)} (this command: {_setting_text(now)})"
+                                             for k, was, now in differ),
+                                 hint="give the program as the command that made the comparison gave it")
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
         _no_comparison(bench, opts["runs_dir"], folder, asked)
     if not opts.get("tune", True) and opts.get("final", True):
@@ -336,7 +424,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
                 if opts["start"] not in ("default", "random"):  # before the reference is measured
-                    check_start_file(str(opts["start"]), start_text, app, machine)
+                    check_start_file(str(opts["start"]), start_text, app, machine, layouts)
             except BaseException:
                 # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
                 for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
@@ -680,7 +768,9 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     if (root / "settings.json").exists():
         store = TuneStore.open(root)  # resume with the run's own start program
     else:
-        start_dsl, start_point = start_program(opts["start"], space, seed)
+        # a resumed comparison's start file: its text as the folder recorded it
+        start_dsl, start_point = (opts["start_text"], None) if opts.get("start_text") else \
+            start_program(opts["start"], space, seed)
         store = _new_store(root, ctx["bench"], {**ctx["run_settings"], "optimizer": name, "seed": seed,
                                                 "iters": opts["iters"], "start": opts["start"],
                                                 "start_dsl": start_dsl, "start_point": start_point,
@@ -898,7 +988,7 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
     return {"runs": [o.folder.name for o in outcomes], "folder": name,
             "cores": cores if len(cores) < (os.cpu_count() or 0) else None,
             "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-            "measured": {k: {**m.to_json(), "run_dirs": [os.path.relpath(d, folder) for d in m.run_dirs]}
+            "measured": {k: {**m.to_json(), "run_dirs": relative_run_dirs(m.run_dirs, folder)}
                          for k, m in measured.items()}}
 
 
@@ -1259,6 +1349,11 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               show_default=True, help="Where comparison folders are created.")
 @click.option("--new", is_flag=True, help="Start a new comparison instead of resuming the one with these "
                                           "settings.")
+@click.option("--resume", "resume_dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
+              help="Continue the comparison in this folder (e.g. an older one of the same settings) with its own "
+                   "settings: BENCH and the options that identify a comparison come from it (a program of yours: "
+                   "give its --app again); --optimizers, --runs and --iters default to its last command's, "
+                   "--final-rounds to its final measurement's.")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Tuning runs (and groups of the final measurement) at a time, each in its own process pinned to "
                    "its own cores.")
@@ -1278,24 +1373,39 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)
 def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsize, seed, start, repeats, max_repeats,
-            old_repeats, old_max_repeats, min_time_s, timeout_s, final_rounds, runs_dir, new, jobs, cpus_per_job,
-            remeasure, report_only, app_args, **app_flags):
+            old_repeats, old_max_repeats, min_time_s, timeout_s, final_rounds, runs_dir, new, resume_dir, jobs,
+            cpus_per_job, remeasure, report_only, app_args, **app_flags):
     """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations,
     starting from a random program by default (the same per seed for every optimizer; `tune` starts from the
     default mapping; --start default does so here too); throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
     Legion's default mapper for a program without an expert mapper (--app).
 
     Writes runs/BENCH/compare-<hash>/ with summary.csv, summary.json, runs.csv, table.md and compare.png.
-    Running the same command again resumes it (finished iterations are not rerun); with --report-only it writes
-    those from what has finished. --jobs N runs N tuning runs at a time, each pinned to its own cores.
+    Running the same command again resumes it (finished iterations are not rerun; --resume DIR continues a given
+    folder); with --report-only it writes those from what has finished. --jobs N runs N tuning runs at a time, each
+    pinned to its own cores.
     """
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     console = Console(highlight=False, soft_wrap=True)
     source = click.get_current_context().get_parameter_source
+    stored = _comparison_settings(resume_dir) if resume_dir is not None else None
+    if stored is not None:
+        # Without BENCH, click fills it with the first of the program's flags after `--`.
+        if app_flags.get("app_spec") is None and (bench is None or bench.startswith("-")):
+            if "app" in stored:  # a program of the user's, which the folder names but cannot run again by itself
+                program = stored["app"]
+                spec = program.get("file") or shlex.join([program["exe"], *program["args"].get("ci", [])])
+                raise MapperoptError(f"{resume_dir} compares a program of yours, {stored['bench']}: name it",
+                                     hint=f"give --app as the command that made it did, e.g. --resume {resume_dir} "
+                                          f"--app {shlex.quote(spec)} (with its --metric and --verify-* options: "
+                                          f"{program['metric']}; {program['verify']})")
+            app_args = (bench, *app_args) if bench else app_args
+            bench = stored["bench"]
+        min_time_s = None  # the folder's: refused with --app otherwise
+    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     if repeats is not None and source("runs") is not ParameterSource.COMMANDLINE:
         # Until recently compare's --repeats meant --runs: a command written then must not change meaning unseen.
         click.echo(f"note: compare's --repeats {repeats} counts measured executions per mapper, as in run and tune; "
@@ -1305,7 +1415,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     max_executions = _renamed("--max-repeats", max_repeats, "--max-executions", old_max_repeats, protocol.MAX_REPEATS)
     check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
     check_timeout(bench, size, timeout_s, min_time_s)
-    require_start_file(start)
+    if stored is None:
+        require_start_file(start)
     again = _runs_list(remeasure, runs) if remeasure is not None else []
     if again and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
@@ -1320,6 +1431,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
             "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only,
             "remeasure": again}
+    if stored is not None:
+        opts.update(_resumed_options(resume_dir, stored, app_args, console))
     chosen: list[Path] = []
     try:
         summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record,

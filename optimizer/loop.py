@@ -25,7 +25,7 @@ from typing import Any, Callable, Protocol
 
 from mapperopt.benchmarks import protocol
 from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, cache_key, normalize_dsl
-from mapperopt.optimizer.store import TuneStore
+from mapperopt.optimizer.store import TuneStore, relative_run_dirs
 from mapperopt.records import Feedback, RunResult
 
 TIMEOUT_FACTOR = 5.0  # a new mapper may run this many times longer than the best one before it is stopped
@@ -159,7 +159,8 @@ def adaptive_timeout(best: IterationRecord | None, reference_wall_s: float | Non
 def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator, out_dir: Path
                       ) -> tuple[dict[str, float], dict[str, str], int | None]:
     """Throughputs (trimmed means) of reference mappers ("expert", "default") under the evaluator's settings, with
-    `evaluator.repeats` executions each. Run folders go to `out_dir/baseline-<name>/`.
+    `evaluator.repeats` executions each. Run folders go to `out_dir/baseline-<name>/` (their result.json naming them
+    relative to `out_dir`, the tuning or comparison folder).
 
     Returns:
         (throughput by name, reason by name for each reference that failed or is unavailable, the iteration count
@@ -176,6 +177,7 @@ def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator,
         except MapperoptError as exc:  # e.g. no expert mapper for this benchmark: tune without that comparison
             failed[name] = exc.message
             continue
+        relative_run_dirs([result.run_dir], out_dir)
         if result.ok and result.trimmed_mean:
             measured[name] = result.trimmed_mean
             iterations = iterations or result.settings["iterations"]
@@ -323,7 +325,7 @@ def _becomes_best(record: IterationRecord, best: IterationRecord | None, evaluat
         if not wins and remeasure is not None:
             again = remeasure({"candidate": record.dsl, "best": best.dsl}, out_dir / "remeasure")
             verdict.update(decided_by="re-measured together",
-                           remeasured={k: {**m.to_json(), "run_dirs": [os.path.relpath(d, root) for d in m.run_dirs]}
+                           remeasured={k: {**m.to_json(), "run_dirs": relative_run_dirs(m.run_dirs, root)}
                                        for k, m in again.items()})
             wins = (all(m.ok for m in again.values())
                     and again["candidate"].estimate.value > again["best"].estimate.value)

@@ -271,6 +271,20 @@ def folder_path(stored: str, folder: Path) -> Path:
     return path if path.is_absolute() else folder / path
 
 
+def relative_run_dirs(run_dirs: Iterable[str], folder: Path) -> list[str]:
+    """`run_dirs` (run folders the harness wrote under `folder`, a tuning or comparison folder) relative to
+    `folder`, which can then be moved; each one's result.json is rewritten to name its run folder so (the harness
+    writes the path it was given: absolute, or relative to the working folder)."""
+    relative = []
+    for run_dir in run_dirs:
+        relative.append(os.path.relpath(run_dir, folder))
+        path = Path(run_dir) / "result.json"
+        if path.exists():
+            _write_atomically(path, json.dumps({**json.loads(path.read_text()), "run_dir": relative[-1]},
+                                               indent=2) + "\n")
+    return relative
+
+
 def _write_atomically(path: Path, text: str) -> None:
     """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file."""
     partial = path.with_name(f".{path.name}.{os.getpid()}")

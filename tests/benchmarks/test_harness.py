@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from mapperopt import toolchain
+from mapperopt.autoguide import explain, feedback_text
 from mapperopt.benchmarks import known_benchmarks, load_config, run_benchmark
 from mapperopt.benchmarks.apps import _app_args, _override_flags
 from mapperopt.benchmarks.harness import _grown, execute, first_error
@@ -358,6 +359,12 @@ def test_repeats_minimum_time_and_statistics(tmp_path):
     assert {f"{f}-{i}.txt" for f in ("stdout", "stderr") for i in range(1, n + 1)} <= _files(tmp_path)
     assert len((tmp_path / "command.txt").read_text().splitlines()) == n + 1
     assert f"-tsteps {s['iterations']} " in s["command"]
+    # AutoGuide's metric line says which statistic each figure is: the time is the median, the throughput (the
+    # figure tuning records) the trimmed mean.
+    text = feedback_text(explain(result), result)
+    assert text.startswith(f"Execution: Performance Metric: Execution time is {result.time_s:.3g}s (median of 3 "
+                           f"executions). Achieved throughput = {result.trimmed_mean:.4g} {result.unit} (trimmed "
+                           "mean of 3 executions)."), text
 
 
 def test_a_hanging_run_is_killed_at_the_timeout(tmp_path):

@@ -17,6 +17,7 @@ from mapperopt.optimizer.base import IterationRecord
 from mapperopt.optimizer.compare import (RunOutcome, compare_figure, format_table, progress_line, summarize,
                                          write_outputs)
 from mapperopt.optimizer.loop import MIN_TIMEOUT_S, TIMEOUT_FACTOR
+from mapperopt.optimizer.store import TuneStore
 
 def record(i: int, throughput: float | None, best: float) -> IterationRecord:
     return IterationRecord(iter=i, dsl=f"# {i}\n", key=str(i), status="ok" if throughput else "failed",
@@ -201,6 +202,12 @@ def test_a_measurement_of_another_run_is_named_and_paths_are_relative_to_the_fol
                  for line in (folder / run / "state.jsonl").read_text().splitlines()]
         paths += [json.loads(p.read_text())["run_dir"] for p in (folder / "evaluations").iterdir()]
         paths += [json.loads(p.read_text())["run_dir"] for p in folder.glob("*-1/iter-*/result.json")]
+        # every other result.json: the reference's, each round of the final measurement (relative to the
+        # comparison folder)
+        for p in folder.rglob("result.json"):
+            if not (folder / p.relative_to(folder).parts[0] / "state.jsonl").exists():  # not a run's
+                paths.append(json.loads(p.read_text())["run_dir"])
+                assert not Path(paths[-1]).is_absolute() and folder / paths[-1] == p.parent, p
         return paths
 
     paths = recorded(folder)
@@ -225,6 +232,34 @@ def test_paths_of_earlier_records_are_read_as_they_meant(tmp_path):
     for stored in ("guided-1/iter-003", "runs/circuit/compare-504d3d0123/guided-1/iter-003",
                    str(tmp_path / "moved/circuit/compare-504d3d0123/guided-1/iter-003")):
         assert folder_path(stored, folder) == folder / "guided-1" / "iter-003", stored
+
+
+def test_resume_continues_the_folder_given_with_its_own_settings(tmp_path, capsys):
+    """Two comparisons with the same settings (`--new`): `--resume DIR` continues the older one, with the settings
+    its folder records (BENCH and the options need not be given again), not the newest; options that
+    identify a comparison are ignored, said so, and --optimizers, --runs, --iters and --final-rounds default to the
+    folder's; a folder that is no comparison is refused, naming it."""
+    runs = tmp_path / "runs"
+    args = ["compare", "stencil", "--size", "ci", "--iters", "1", "--runs", "1", "--optimizers", "random",
+            "--start", "default", "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "1",
+            "--runs-dir", str(runs)]
+    assert main(args) == 0 and main([*args, "--new"]) == 0
+    older, newer = sorted((runs / "stencil").iterdir())
+    assert newer.name == f"{older.name}-2"
+    capsys.readouterr()
+    assert main(["compare", "--resume", str(older), "--iters", "2", "--size", "small"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Resuming {older}." in out and "random #1 iter 2/2" in out, out
+    assert "Note: --size: ignored; a resumed comparison keeps its folder's settings" in out, out
+    # its final measurement's rounds too (its best, if new, is measured in 1 round)
+    assert "made again" not in out and json.loads((older / "final.json").read_text())["rounds"] == 1, out
+    assert len(TuneStore.open(older / "random-1").records) == 2 and len(TuneStore.open(newer / "random-1").records) == 1
+    settings = json.loads((older / "settings.json").read_text())
+    assert (settings["size"], settings["min_time_s"], settings["iters"]) == ("ci", 0.05, 2)
+    assert main(["compare", "--resume", str(older / "random-1")]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{older / 'random-1'} is the tuning run random-1 of a comparison, not a comparison folder" in err, err
+    assert f"hint: give the comparison's: --resume {older}" in err, err
 
 
 def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):

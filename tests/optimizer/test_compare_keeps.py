@@ -62,11 +62,13 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
     journal = (run / "state.jsonl").read_bytes()
     assert main(["tune", "--resume", str(run), "--iters", "3"]) == 1
     err = " ".join(capsys.readouterr().err.split())
-    assert f"{run} is the tuning run random-1 of the comparison {folder}" in err and "mapperopt compare" in err, err
+    assert f"{run} is the tuning run random-1 of the comparison {folder}" in err, err
+    assert f"extend it with `mapperopt compare --resume {folder} --iters 3`" in err, err
     assert (run / "state.jsonl").read_bytes() == journal
     assert main(["tune", "--resume", str(folder)]) == 1
     err = " ".join(capsys.readouterr().err.split())
-    assert f"{folder} is a comparison" in err and "mapperopt compare" in err and "earlier mapperopt" not in err, err
+    assert f"{folder} is a comparison" in err and "earlier mapperopt" not in err, err
+    assert f"extend it with `mapperopt compare --resume {folder}` and a larger --iters" in err, err
 
     # A comparison in use by another process: the hint speaks of comparisons, not tuning folders.
     holder = TuneStore(folder, {}, [])

@@ -106,6 +106,13 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
         # relative to the tuning folder, which can be moved
         assert all(not Path(d).is_absolute() and (root / d / "result.json").exists() for d in m["run_dirs"]), m
         assert m["estimate"]["low"] <= m["estimate"]["value"] <= m["estimate"]["high"]
+    # So is the run folder each result.json names: the baseline's, every round's (they kept the path the harness
+    # was given, here absolute).
+    results = list(root.rglob("result.json"))
+    assert {p.parent.name for p in results} >= {"baseline-default", "round-1", "round-2"}, results
+    for path in results:
+        run_dir = json.loads(path.read_text())["run_dir"]
+        assert not Path(run_dir).is_absolute() and root / run_dir == path.parent, (path, run_dir)
     best = summary["measured"][summary["best"]]["estimate"]["value"]
     candidates = [n for n in summary["measured"] if n.startswith("iter-")]  # the start (iter-1) competes
     assert summary["best"] in candidates

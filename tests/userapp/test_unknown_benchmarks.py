@@ -195,6 +195,22 @@ def test_compared_as_unknown_app(tmp_path, capsys):
         for title, _ in summary["noise_warnings"])
 
 
+@pytest.mark.parametrize("cmd", ["tune", "compare"])
+def test_a_start_file_with_a_layout_is_refused_when_layouts_are_not_searched(cmd, tmp_path, capsys):
+    """Nothing verifies the program's results, so every Layout statement is refused: a start file with one is said
+    before anything is measured, naming its line (its iteration failed at stage check after the baselines, and tune
+    printed an empty line for it)."""
+    start = tmp_path / "start.dsl"
+    start.write_text("Task * CPU;\n# x fastest\nLayout * * * SOA F_order;\n")
+    rest = ["--iters", "1", *QUICK] if cmd == "tune" else ["--iters", "1", "--runs", "1", "--optimizers", "random",
+                                                           "--repeats", "1", "--max-repeats", "1"]
+    assert main([cmd, "--app", command("stencil"), "--start", str(start), *rest, "--runs-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{start}:3:1: the start program has a Layout statement" in err, err
+    assert "nothing was measured" in err and "--verify-pattern" in err, err
+    assert not list(tmp_path.glob("stencil/*-*")), "a folder was made"
+
+
 def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, capsys):
     """The documented `tune --app mapperopt.yaml`: the size's `cpus:` is used and, with the default `--baseline
     both`, only the default mapper is the reference (a user's program has no expert mapper); without verification
