@@ -516,7 +516,8 @@ def test_explain_png_has_integer_ticks_and_names_both_axes(tmp_path):
 
 
 def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):
-    """Points on a processor set count for their node only; those left to Legion's default or failing, nowhere."""
+    """Points on a processor set count for their node only; failing ones nowhere (those left to Legion's default
+    where its slicing puts them: test_explain_says_where_legions_default_slicing_puts_the_points_left_to_it)."""
     result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
     assert "  points per node: 4; per GPU: 1 to 1 (4 of 4 GPUs used); not counted: 2 failing\n" in result.output
     dsl = tmp_path / "set.dsl"
@@ -524,7 +525,47 @@ def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):
     result = run("explain", str(dsl), "--bench", "cannon", "--machine", "1x4", "--domain", "2x2")
     assert ("  points per node: 4; per GPU: 0 to 0 (0 of 4 GPUs used); 4 on processor sets, counted per node only\n"
             in result.output), result.output
+
+
+def test_explain_says_where_legions_default_slicing_puts_the_points_left_to_it(tmp_path):
+    """An index launch no IndexTaskMap maps is sliced by Legion's default mapper: blocks of the domain (as many as
+    the machine has processors of the kind, split over the dimensions as greedy_split does, the first dimension's
+    blocks first) dealt to every processor of the kind, node by node, empty blocks skipped. The cells say which
+    processor that gives each point, in parentheses; the balance line counts them there; --json has the processor as
+    `default_proc`, and every region record names its memory's node."""
+    import json
+
+    dsl = tmp_path / "dflt.dsl"
     dsl.write_text("Task * CPU;\n")
-    result = run("explain", str(dsl), "--bench", "circuit", "--machine", "2x0x2", "--domain", "4")
-    assert ("  points per node: 0 0; per CPU: 0 to 0 (0 of 4 CPUs used); not counted: 4 left to Legion's default\n"
-            in result.output), result.output
+    args = ("explain", str(dsl), "--bench", "circuit", "--machine", "2x0x2")
+    out = run(*args, "--domain", "4").output
+    assert "proc   (0.0) (0.1) (1.0) (1.1)" in out, out
+    assert ("  points per node: 2 2; per CPU: 1 to 1 (4 of 4 CPUs used); 4 left to Legion's default mapper, counted "
+            "where its slicing puts them\n") in out, out
+    out = run(*args, "--domain", "2").output  # two points, four blocks: the two non-empty ones go to node 0
+    assert "proc   (0.0) (0.1)" in out and "  points per node: 2 0;" in out, out
+    grid = tmp_path / "grid.dsl"
+    grid.write_text("Task * CPU;\nLayout * * * C_order;\n")
+    out = run("explain", str(grid), "--bench", "cannon", "--machine", "2x0x2", "--domain", "2x3").output
+    assert "  0         (0.0) (1.0) (1.0)" in out and "  1         (0.1) (1.1) (1.1)" in out, out
+    records = [json.loads(line) for line in run(*args, "--domain", "4", "--json").output.splitlines()
+               if line.startswith("{")]
+    cnc = [r for r in records if r["task"] == "calculate_new_currents" and "balance" not in r]
+    assert [r["default_proc"] for r in cnc] == [{"kind": "CPU", "node": n, "index": i} for n in (0, 1) for i in (0, 1)]
+    assert [r["proc"] for r in cnc][0] == {"kind": "CPU", "node": None, "index": None}
+    assert [[reg["node"] for reg in r["regions"]] for r in cnc][3] == [1] * len(cnc[3]["regions"])
+    single = next(r for r in records if r["task"] == "check_circuit")
+    assert "default_proc" not in single and {reg["node"] for reg in single["regions"]} == {None}
+
+
+def test_explain_json_region_records_name_their_memorys_node():
+    """A region record says which node's memory holds the instance: the node of the point's processor."""
+    import json
+
+    result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "2x0x2", "--domain", "4",
+                 "--json")
+    records = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    placed = [r for r in records if "balance" not in r and r["proc"]["node"] is not None and r["regions"]]
+    assert placed and all(reg["node"] == r["proc"]["node"] for r in placed for reg in r["regions"]
+                          if reg["memory"] != "VIRTUAL")
+    assert {r["proc"]["node"] for r in placed} == {0, 1}
