@@ -1034,6 +1034,13 @@ class _Checker:
                 if info is None and isinstance(s, A.ControlReplicateStmt) and app.top_level is not None \
                         and ident.name == app.top_level.name:
                     continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
+                if info is None and app.top_level is not None and ident.name == app.top_level.name:
+                    kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
+                    self.add("E202", f"task '{ident.name}' is the top-level task: a statement names it only in "
+                                     "ControlReplicate; the others reach it through `*` or a kind selector", ident.loc,
+                             ((f"`SingleTaskMap {kind} f;` maps it with the tasks launched one at a time on "
+                               f"{kind}s") if isinstance(s, A.SingleTaskMapStmt) else None,))
+                    continue
                 if info is None:
                     close = closest(ident.name, known)
                     if foreign:

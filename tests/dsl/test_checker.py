@@ -959,3 +959,14 @@ def test_w321_a_sharded_launch_whose_function_reads_the_parent(circuit, m14, m24
            "top-level task on several nodes when its variant is registered replicable)" in d.message
     for app, machine in ((circuit, m24), (nested, m14)):
         assert "W321" not in [x.code for x in diags(src, app, machine)]
+
+
+def test_e202_for_the_top_level_task_says_what_it_is(circuit, m24):
+    """`Task main CPU;` said "unknown task 'main'" while other diagnostics call 'main' the top-level task: E202 says
+    what it is and which statements reach it."""
+    d = only("Task main CPU;\n", "E202", circuit, m24)
+    assert d.message == ("task 'main' is the top-level task: a statement names it only in ControlReplicate; the "
+                         "others reach it through `*` or a kind selector")
+    assert d.hints == ()
+    d = only("m = Machine(CPU);\ndef f(Task t) { return m[0, 0]; }\nSingleTaskMap main f;\n", "E202", circuit, m24)
+    assert d.hints == ("`SingleTaskMap CPU f;` maps it with the tasks launched one at a time on CPUs",)
