@@ -1590,9 +1590,12 @@ class _Checker:
                 else:
                     if index_launch and math.prod(domain) > MAX_STATIC_POINTS:
                         self._points_left(info.name, domain, point, stmt)
+                    kind = ev.task_kind(info.name)
                     if (index_launch and len(nodes) == 1 and self.machine.nodes > 1
-                            and count > self.machine.count(ev.task_kind(info.name), min(nodes))):
-                        one_node.setdefault(id(stmt), (stmt, []))[1].append((info.name, count, nodes.pop()))
+                            and count > self.machine.count(kind, min(nodes))):
+                        node = nodes.pop()
+                        one_node.setdefault(id(stmt), (stmt, []))[1].append(
+                            (info.name, count, node, f"{self.machine.count(kind, node)} {kind}s"))
         for stmt, launches in one_node.values():
             self._one_node_launches(stmt, launches)
 
@@ -1626,19 +1629,22 @@ class _Checker:
                          "there (R406)", stmt.func.loc,
                  ("choose the node from task.ipoint and task.ispace alone, e.g. `m[task.ipoint[0] % m.size[0], ...]`",))
 
-    def _one_node_launches(self, stmt, launches: list[tuple[str, int, int]]):
-        """W320: every evaluated point of each index launch of `launches` ((task, points, node)) that statement
+    def _one_node_launches(self, stmt, launches: list[tuple[str, int, int, str]]):
+        """W320: every evaluated point of each index launch of `launches` ((task, points, node, its processors of
+        the task's kind: "4 GPUs")) that statement
         `stmt` places runs on one node of a machine of several, more points than that node has processors of the
         kind (fewer may be meant: one node's processors, near their data); the other nodes get none of them."""
-        nodes = sorted({n for _, _, n in launches})
+        nodes = sorted({n for _, _, n, _ in launches})
         idle = [n for n in range(self.machine.nodes) if n not in nodes]
-        counts = sorted({c for _, c, _ in launches})
+        counts = sorted({c for _, c, _, _ in launches})
+        procs = {p for _, _, _, p in launches}
+        procs = f"its {procs.pop()}" if len(procs) == 1 else "its processors of their kinds"
         each = f"{counts[0]} points{' each' if len(launches) > 1 else ''}" if len(counts) == 1 else \
             f"{counts[0]} to {counts[-1]} points"
         where = f"node {nodes[0]}" if len(nodes) == 1 else "one node each"
         launch = "launch" if len(launches) == 1 else "launches"
-        self.add("W320", f"every point of the index {launch} of {quoted_names([t for t, _, _ in launches])} "
-                         f"({each}) runs on {where}, more points than its processors of the kind: "
+        self.add("W320", f"every point of the index {launch} of {quoted_names([t for t, _, _, _ in launches])} "
+                         f"({each}) runs on {where}, more points than {procs}: "
                          f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
                  stmt.loc,
                  ("spread the points over the nodes from task.ipoint, e.g. `m[task.ipoint[0] % m.size[0], ...]`, "

@@ -540,8 +540,7 @@ def _balance_line(balance: dict) -> str:
 
 
 SET_LEGEND = "n.* = a processor set: the runtime runs the point on its least loaded member when it maps it"
-DEFAULT_LEGEND = ("(n.i) = left to Legion's default mapper, which slices the launch into blocks dealt to every "
-                  "processor of the kind, node by node")
+DEFAULT_LEGEND = "(n.i) = where Legion's default mapper slices the point (blocks dealt to the processors, node by node)"
 
 
 def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
