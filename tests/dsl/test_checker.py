@@ -927,7 +927,8 @@ def test_w320_every_point_of_an_index_launch_on_one_node_of_several(circuit, m14
     d = only(NODE0, "W320", app, parse_machine_spec("4x4"))
     assert at(d) == (4, 1), d
     assert d.message == ("every point of the index launches of 'calculate_new_currents' and 'distribute_charge' "
-                         "(8 points each) runs on node 0, more points than its 4 GPUs: nodes 1-3 of this machine get none of them")
+                         "(8 points each) runs on node 0, more points than its 4 GPUs: nodes 1-3 of this machine "
+                         "get none of them")
     assert "W320" not in [x.code for x in diags(NODE0, app, m14)]  # one node
     spread = NODE0.replace("mgpu[0,", "mgpu[task.ipoint[0] % mgpu.size[0],")
     assert "W320" not in [x.code for x in diags(spread, app, m24)]
