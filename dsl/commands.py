@@ -380,7 +380,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
     "index"} in the set's order, and "proc" says only what is known before the runtime picks the least loaded member
     when it maps: the kind and the node, "index" None. A point of an index launch no map statement places has
-    "default_proc", the processor Legion's default mapper slices it to (`default_slices`). Each region of a record
+    "default_proc", the processor Legion's default mapper slices it to (`default_slices`; "index" None but for
+    a GPU: the default mapper offers every processor of the kind on the node, and the first free one runs it, as
+    the compiled mapper's trace says with its `candidates`). Each region of a record
     has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
     known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere).
 
@@ -425,8 +427,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             if placed is None and point is not None:
                 if defaults is None:
                     defaults = default_slices(dom, entry["kind"], machine)
-                if point in defaults:
-                    rec["default_proc"] = defaults[point]
+                if point in defaults:  # a CPU's (an IO's) slice runs on the first free one of its node
+                    rec["default_proc"] = {**defaults[point], **({} if entry["kind"] == "GPU" else {"index": None})}
             node = rec.get("default_proc", rec["proc"])["node"]
             for region in rec["regions"]:
                 region["node"] = None if region["memory"] == "VIRTUAL" else node
@@ -490,7 +492,8 @@ def _cell(rec, machine: MachineDescription) -> str:
         return _set_label(rec["set"], machine)
     proc = rec["proc"]
     if "default_proc" in rec:
-        return f"({_proc_label(rec['default_proc'], machine)})"
+        proc = rec["default_proc"]
+        return f"({proc['node']}.*)" if proc["index"] is None else f"({_proc_label(proc, machine)})"
     return "dflt" if proc["node"] is None else _proc_label(proc, machine)
 
 
@@ -514,7 +517,7 @@ def _launch_balance(entry: dict, machine: MachineDescription) -> dict:
             per_node[proc["node"]] += 1
             if "set" in rec:
                 out["sets"] += 1
-            else:
+            elif proc["index"] is not None:  # a default-placed CPU point counts on its node only
                 per_proc[proc["node"]][proc["index"]] += 1
     return out
 
@@ -533,14 +536,16 @@ def _balance_line(balance: dict) -> str:
     if balance["sets"]:
         line += f"; {balance['sets']} on processor sets, counted per node only"
     if balance["default"] and procs:  # `default_slices` placed them
-        line += f"; {balance['default']} left to Legion's default mapper, counted where its slicing puts them"
+        line += (f"; {balance['default']} left to Legion's default mapper, counted where its slicing puts them"
+                 f"{'' if kind == 'GPU' else ' (per node only: the first free ' + kind + ' of the node runs each)'}")
     left = [f"{balance[k]} {what}" for k, what in (("default", "left to Legion's default"), ("failing", "failing"))
             if balance[k] and (k == "failing" or not procs)]
     return line + (f"; not counted: {', '.join(left)}" if left else "")
 
 
 SET_LEGEND = "n.* = a processor set: the runtime runs the point on its least loaded member when it maps it"
-DEFAULT_LEGEND = "(n.i) = where Legion's default mapper slices the point (blocks dealt to the processors, node by node)"
+DEFAULT_LEGEND = ("(n.i) = where Legion's default mapper slices the point (blocks dealt to the processors, node by "
+                  "node; (n.*): the first free of the node's)")
 
 
 def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
@@ -646,7 +651,8 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
                 ax.add_patch(plt.Rectangle((at[1] - 0.5, at[0] - 0.5), 1, 1, fill=False, hatch="//", lw=0))
             elif isinstance(rec, dict) and rec.get("default_proc", rec["proc"])["node"] is not None:
                 p = rec.get("default_proc", rec["proc"])
-                cells[at] = p["node"] * per_node[p["kind"]] + p["index"]
+                if p["index"] is not None:  # a default-placed CPU point has its node only: uncolored
+                    cells[at] = p["node"] * per_node[p["kind"]] + p["index"]
                 label = _cell(rec, machine)
             else:
                 label = rec.code if isinstance(rec, DslRuntimeError) else "dflt"

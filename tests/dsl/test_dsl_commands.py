@@ -530,29 +530,36 @@ def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):
 def test_explain_says_where_legions_default_slicing_puts_the_points_left_to_it(tmp_path):
     """An index launch no IndexTaskMap maps is sliced by Legion's default mapper: blocks of the domain (as many as
     the machine has processors of the kind, split over the dimensions as greedy_split does, the first dimension's
-    blocks first) dealt to every processor of the kind, node by node, empty blocks skipped. The cells say which
-    processor that gives each point, in parentheses; the balance line counts them there; --json has the processor as
-    `default_proc`, and every region record names its memory's node."""
+    blocks first) dealt to every processor of the kind, node by node, empty blocks skipped. A GPU point runs on its
+    slice's GPU; a CPU point on the first free CPU of its slice's node. The cells say which processor (or node) that
+    gives each point, in parentheses; the balance line counts them there; --json has it as `default_proc`, and every
+    region record names its memory's node."""
     import json
 
     dsl = tmp_path / "dflt.dsl"
-    dsl.write_text("Task * CPU;\n")
-    args = ("explain", str(dsl), "--bench", "circuit", "--machine", "2x0x2")
+    dsl.write_text("Task * GPU,CPU;\nLayout * * * C_order;\n")
+    args = ("explain", str(dsl), "--bench", "circuit", "--machine", "2x2")
     out = run(*args, "--domain", "4").output
-    assert "proc   (0.0) (0.1) (1.0) (1.1)" in out, out
-    assert ("  points per node: 2 2; per CPU: 1 to 1 (4 of 4 CPUs used); 4 left to Legion's default mapper, counted "
-            "where its slicing puts them\n") in out, out
+    section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
+    assert "proc   (0.0) (0.1) (1.0) (1.1)" in section, section
+    assert ("  points per node: 2 2; per GPU: 1 to 1 (4 of 4 GPUs used); 4 left to Legion's default mapper, counted "
+            "where its slicing puts them\n") in section, section
     out = run(*args, "--domain", "2").output  # two points, four blocks: the two non-empty ones go to node 0
-    assert "proc   (0.0) (0.1)" in out and "  points per node: 2 0;" in out, out
-    grid = tmp_path / "grid.dsl"
-    grid.write_text("Task * CPU;\nLayout * * * C_order;\n")
-    out = run("explain", str(grid), "--bench", "cannon", "--machine", "2x0x2", "--domain", "2x3").output
-    assert "  0         (0.0) (1.0) (1.0)" in out and "  1         (0.1) (1.1) (1.1)" in out, out
+    section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
+    assert "proc   (0.0) (0.1)" in section and "  points per node: 2 0;" in section, section
+    out = run("explain", str(dsl), "--bench", "cannon", "--machine", "2x2", "--domain", "2x3").output
+    section = out[out.index("task_4 ("):]
+    assert "  0         (0.0) (1.0) (1.0)" in section and "  1         (0.1) (1.1) (1.1)" in section, section
+    out = run("explain", str(dsl), "--bench", "circuit", "--machine", "2x0x2", "--domain", "4").output
+    section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
+    assert "proc   (0.*) (0.*) (1.*) (1.*)" in section, section
+    assert ("  points per node: 2 2; per CPU: 0 to 0 (0 of 4 CPUs used); 4 left to Legion's default mapper, counted "
+            "where its slicing puts them (per node only: the first free CPU of the node runs each)\n") in section
     records = [json.loads(line) for line in run(*args, "--domain", "4", "--json").output.splitlines()
                if line.startswith("{")]
     cnc = [r for r in records if r["task"] == "calculate_new_currents" and "balance" not in r]
-    assert [r["default_proc"] for r in cnc] == [{"kind": "CPU", "node": n, "index": i} for n in (0, 1) for i in (0, 1)]
-    assert [r["proc"] for r in cnc][0] == {"kind": "CPU", "node": None, "index": None}
+    assert [r["default_proc"] for r in cnc] == [{"kind": "GPU", "node": n, "index": i} for n in (0, 1) for i in (0, 1)]
+    assert [r["proc"] for r in cnc][0] == {"kind": "GPU", "node": None, "index": None}
     assert [[reg["node"] for reg in r["regions"]] for r in cnc][3] == [1] * len(cnc[3]["regions"])
     single = next(r for r in records if r["task"] == "check_circuit")
     assert "default_proc" not in single and {reg["node"] for reg in single["regions"]} == {None}
