@@ -380,7 +380,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
     "index"} in the set's order, and "proc" says only what is known before the runtime picks the least loaded member
     when it maps: the kind and the node, "index" None. A point of an index launch no map statement places has
-    "default_proc", the processor Legion's default mapper slices it to (`default_slices`; "index" None but for
+    "default_proc" (unless the program keeps its own mapper, which slices such launches), the processor Legion's
+    default mapper slices it to (`default_slices`; "index" None but for
     a GPU: the default mapper offers every processor of the kind on the node, and the first free one runs it, as
     the compiled mapper's trace says with its `candidates`). Each region of a record
     has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
@@ -424,7 +425,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             if isinstance(placed, ProcSet) and len(placed.procs) > 1:
                 rec["set"] = [p.to_json() for p in placed.procs]
                 rec["proc"] = {**rec["proc"], "index": None}  # not the first member: any may run it (R405: one node)
-            if placed is None and point is not None:
+            if placed is None and point is not None and not app.keep_app_mapper:  # else the program's mapper slices
                 if defaults is None:
                     defaults = default_slices(dom, entry["kind"], machine)
                 if point in defaults:  # a CPU's (an IO's) slice runs on the first free one of its node

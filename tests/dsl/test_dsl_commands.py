@@ -576,3 +576,19 @@ def test_explain_json_region_records_name_their_memorys_node():
     assert placed and all(reg["node"] == r["proc"]["node"] for r in placed for reg in r["regions"]
                           if reg["memory"] != "VIRTUAL")
     assert {r["proc"]["node"] for r in placed} == {0, 1}
+
+
+def test_explain_predicts_no_default_slicing_for_a_program_that_keeps_its_own_mapper():
+    """A program that keeps its own mapper (keep_app_mapper) slices the launches the DSL leaves alone itself: no
+    `default_proc` there, the cell stays `dflt`."""
+    from dataclasses import replace
+
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import explain_decisions, load_app
+
+    app = replace(load_app("circuit"), keep_app_mapper=True)
+    entries = explain_decisions(parse("Task * CPU;\n"), app, parse_machine_spec("2x0x2"), (4,))
+    points = [rec for e in entries if e["domain"] for _, rec in e["points"]]
+    assert points and not any("default_proc" in rec for rec in points)
+    entries = explain_decisions(parse("Task * CPU;\n"), load_app("circuit"), parse_machine_spec("2x0x2"), (4,))
+    assert all("default_proc" in rec for e in entries if e["domain"] for _, rec in e["points"])
