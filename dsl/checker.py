@@ -1555,7 +1555,7 @@ class _Checker:
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         top = self.app.top_level
         replicated = self._replicated() if self.machine.nodes > 1 else {}
-        one_node: dict[int, tuple] = {}  # statement -> (statement, [(task, points)]): W320 once per statement
+        one_node: dict[tuple, tuple] = {}  # (statement, node) -> (statement, [launch]): W320 once per pair
         # The top-level task is mapped too (a benchmark's description names it only as its tasks' parent).
         for info in [*self.app.tasks, *([top] if top is not None and top not in self.app.tasks else [])]:
             try:
@@ -1594,7 +1594,7 @@ class _Checker:
                     if (index_launch and len(nodes) == 1 and self.machine.nodes > 1
                             and count > self.machine.count(kind, min(nodes))):
                         node = nodes.pop()
-                        one_node.setdefault(id(stmt), (stmt, []))[1].append(
+                        one_node.setdefault((id(stmt), node), (stmt, []))[1].append(
                             (info.name, count, node, f"{self.machine.count(kind, node)} {kind}s"))
         for stmt, launches in one_node.values():
             self._one_node_launches(stmt, launches)
@@ -1630,21 +1630,20 @@ class _Checker:
                  ("choose the node from task.ipoint and task.ispace alone, e.g. `m[task.ipoint[0] % m.size[0], ...]`",))
 
     def _one_node_launches(self, stmt, launches: list[tuple[str, int, int, str]]):
-        """W320: every evaluated point of each index launch of `launches` ((task, points, node, its processors of
-        the task's kind: "4 GPUs")) that statement
-        `stmt` places runs on one node of a machine of several, more points than that node has processors of the
-        kind (fewer may be meant: one node's processors, near their data); the other nodes get none of them."""
-        nodes = sorted({n for _, _, n, _ in launches})
-        idle = [n for n in range(self.machine.nodes) if n not in nodes]
+        """W320: every evaluated point of each index launch of `launches` ((task, points, node, the node's
+        processors of the task's kind: "4 GPUs"), all on one node) that statement `stmt` places runs on that node
+        of a machine of several, more points than it has processors of the kind (fewer may be meant: one node's
+        processors, near their data); the other nodes get none of them."""
+        node = launches[0][2]
+        idle = [n for n in range(self.machine.nodes) if n != node]
         counts = sorted({c for _, c, _, _ in launches})
         procs = {p for _, _, _, p in launches}
         procs = f"its {procs.pop()}" if len(procs) == 1 else "its processors of their kinds"
         each = f"{counts[0]} points{' each' if len(launches) > 1 else ''}" if len(counts) == 1 else \
             f"{counts[0]} to {counts[-1]} points"
-        where = f"node {nodes[0]}" if len(nodes) == 1 else "one node each"
         launch = "launch" if len(launches) == 1 else "launches"
         self.add("W320", f"every point of the index {launch} of {quoted_names([t for t, _, _, _ in launches])} "
-                         f"({each}) runs on {where}, more points than {procs}: "
+                         f"({each}) runs on node {node}, more points than {procs}: "
                          f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
                  stmt.loc,
                  ("spread the points over the nodes from task.ipoint, e.g. `m[task.ipoint[0] % m.size[0], ...]`, "

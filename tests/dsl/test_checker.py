@@ -932,6 +932,14 @@ def test_w320_every_point_of_an_index_launch_on_one_node_of_several(circuit, m14
     assert "W320" not in [x.code for x in diags(NODE0, app, m14)]  # one node
     spread = NODE0.replace("mgpu[0,", "mgpu[task.ipoint[0] % mgpu.size[0],")
     assert "W320" not in [x.code for x in diags(spread, app, m24)]
+    # Two launches each on its own node: a warning per node.
+    two = NODE0.replace("IndexTaskMap calculate_new_currents,distribute_charge node0;",
+                        "def node1(Task task) { return mgpu[1, 0]; }\nIndexTaskMap calculate_new_currents node0;\n"
+                        "IndexTaskMap distribute_charge node1;")
+    found = [x.message for x in diags(two, app, m24) if x.code == "W320"]
+    assert [m[m.index("runs on"):] for m in found] == [
+        "runs on node 0, more points than its 4 GPUs: node 1 of this machine gets none of them",
+        "runs on node 1, more points than its 4 GPUs: node 0 of this machine gets none of them"], found
     # No more points than node 0 has GPUs: one per GPU, maybe meant (near their data).
     assert "W320" not in [x.code for x in diags(NODE0, with_domain(circuit, (4,)), parse_machine_spec("4x4"))]
 
