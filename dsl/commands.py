@@ -531,7 +531,7 @@ def _balance_line(balance: dict) -> str:
     nodes = (" ".join(map(str, per_node)) if len(per_node) <= 16 else
              f"{min(per_node)} to {max(per_node)} ({len(per_node)} nodes)")
     line = f"  points per node: {nodes}"
-    if procs:
+    if procs and (sum(procs) or not sum(per_node)):  # not when every point counts per node only
         line += (f"; per {kind}: {min(procs)} to {max(procs)} ({sum(c > 0 for c in procs)} of {len(procs)} "
                  f"{kind}s used)")
     if balance["sets"]:
