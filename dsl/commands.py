@@ -708,7 +708,9 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
 def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feedback, size, app_args):
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
-    argument and, for index launches, the processor of every launch point. Memory capacity is not checked (the
+    argument and, for index launches, the processor of every launch point (in parentheses where the mapper leaves
+    the point to Legion's default mapper: where its slicing sends it) and the points per node. Memory capacity is
+    not checked (the
     descriptions have no region sizes): an instance shown in a memory may not fit there when the application runs.
     The lines the mapper's print statements write come first, on stderr, under `print output of the evaluation`.
 
