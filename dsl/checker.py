@@ -24,7 +24,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
-from mapperopt.dsl.machine import MAX_DIMS, Proc, fmt_tuple
+from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
 from mapperopt.errors import MapperoptError, closest
 
 MAX_ERRORS = 20
@@ -1034,6 +1034,13 @@ class _Checker:
                 if info is None and isinstance(s, A.ControlReplicateStmt) and app.top_level is not None \
                         and ident.name == app.top_level.name:
                     continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
+                if info is None and app.top_level is not None and ident.name == app.top_level.name:
+                    kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
+                    self.add("E202", f"task '{ident.name}' is the top-level task: a statement names it only in "
+                                     "ControlReplicate; the others reach it through `*` or a kind selector", ident.loc,
+                             ((f"`SingleTaskMap {kind} f;` maps it with the tasks launched one at a time on "
+                               f"{kind}s") if isinstance(s, A.SingleTaskMapStmt) else None,))
+                    continue
                 if info is None:
                     close = closest(ident.name, known)
                     if foreign:
@@ -1547,6 +1554,8 @@ class _Checker:
         parent_users = _parent_users(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         top = self.app.top_level
+        replicated = self._replicated() if self.machine.nodes > 1 else {}
+        one_node: dict[tuple, tuple] = {}  # (statement, node) -> (statement, [launch]): W320 once per pair
         # The top-level task is mapped too (a benchmark's description names it only as its tasks' parent).
         for info in [*self.app.tasks, *([top] if top is not None and top not in self.app.tasks else [])]:
             try:
@@ -1562,19 +1571,83 @@ class _Checker:
                 stmt = ev.map_statement(info.name, index_launch)
                 if stmt is None:
                     continue
+                if index_launch and stmt.func.name in parent_users and info.parent in replicated:
+                    self._sharded_parent(stmt, info, replicated[info.parent])
                 points = _points(domain) if index_launch else [None]
+                nodes, count = set(), 0
                 for point in points:
                     try:
-                        ev.place(info.name, point, domain)
+                        placed = ev.place(info.name, point, domain)
                     except DslRuntimeError as err:
                         if (err.code, err.loc) not in reported:
                             reported.add((err.code, err.loc))
                             self._runtime_diag(err, f"of task '{info.name}'", stmt, stmt.func.name in parent_users,
                                                top_level=info == top)
                         break
+                    if placed is not None:
+                        nodes.update(p.node for p in (placed.procs if isinstance(placed, ProcSet) else (placed,)))
+                    count += 1
                 else:
                     if index_launch and math.prod(domain) > MAX_STATIC_POINTS:
                         self._points_left(info.name, domain, point, stmt)
+                    kind = ev.task_kind(info.name)
+                    if (index_launch and len(nodes) == 1 and self.machine.nodes > 1
+                            and count > self.machine.count(kind, min(nodes))):
+                        node = nodes.pop()
+                        one_node.setdefault((id(stmt), node), (stmt, []))[1].append(
+                            (info.name, count, node, f"{self.machine.count(kind, node)} {kind}s"))
+        for stmt, launches in one_node.values():
+            self._one_node_launches(stmt, launches)
+
+    def _replicated(self) -> dict[str, str]:
+        """{task: how it comes to be control-replicated} for the tasks of a user's program that may be replicated on
+        a machine of several nodes (a benchmark registers no replicable variant: W319): those a ControlReplicate
+        statement names that are launched one at a time, and the top-level task, which Legion's default mapper
+        replicates when its variant is registered replicable."""
+        if not self.app.discovered_as:
+            return {}
+        out = {}
+        top = self.app.top_level
+        if top is not None:
+            out[top.name] = ("Legion's default mapper replicates the top-level task on several nodes when its variant "
+                             "is registered replicable")
+        for s in self.program.statements:
+            if isinstance(s, A.ControlReplicateStmt):
+                for ident in s.tasks.names or ():
+                    info = self.app.task(ident.name)
+                    if info is not None and info.single_launched:
+                        out[info.name] = "ControlReplicate"
+        return out
+
+    def _sharded_parent(self, stmt, info, how: str):
+        """W321: the function of IndexTaskMap statement `stmt` reads task.parent, and places the points of `info`,
+        launched by a task that may be control-replicated (`how`): Legion's sharding of the launch then calls it
+        with no parent (the compiled mapper's sharding functor knows only the point and the domain), R406."""
+        self.add("W321", f"function '{stmt.func.name}' reads task.parent, but it places the points of '{info.name}', "
+                         f"which '{info.parent}' launches: when '{info.parent}' is control-replicated ({how}), "
+                         "Legion's sharding of the launch calls the function without a parent, and the run stops "
+                         "there (R406)", stmt.func.loc,
+                 ("choose the node from task.ipoint and task.ispace alone, e.g. `m[task.ipoint[0] % m.size[0], ...]`",))
+
+    def _one_node_launches(self, stmt, launches: list[tuple[str, int, int, str]]):
+        """W320: every evaluated point of each index launch of `launches` ((task, points, node, the node's
+        processors of the task's kind: "4 GPUs"), all on one node) that statement `stmt` places runs on that node
+        of a machine of several, more points than it has processors of the kind (fewer may be meant: one node's
+        processors, near their data); the other nodes get none of them."""
+        node = launches[0][2]
+        idle = [n for n in range(self.machine.nodes) if n != node]
+        counts = sorted({c for _, c, _, _ in launches})
+        procs = {p for _, _, _, p in launches}
+        procs = f"its {procs.pop()}" if len(procs) == 1 else "its processors of their kinds"
+        each = f"{counts[0]} points{' each' if len(launches) > 1 else ''}" if len(counts) == 1 else \
+            f"{counts[0]} to {counts[-1]} points"
+        launch = "launch" if len(launches) == 1 else "launches"
+        self.add("W320", f"every point of the index {launch} of {quoted_names([t for t, _, _, _ in launches])} "
+                         f"({each}) runs on node {node}, more points than {procs}: "
+                         f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
+                 stmt.loc,
+                 ("spread the points over the nodes from task.ipoint, e.g. `m[task.ipoint[0] % m.size[0], ...]`, "
+                  "or describe the machine meant with --machine",))
 
     def _points_left(self, task: str, domain: tuple[int, ...], last: tuple[int, ...], stmt):
         """W318 (note): the index launch of `task` over `domain` has more points than the static evaluation evaluates
@@ -1915,6 +1988,15 @@ def _tasks_text(sel: A.TaskSel) -> str:
     if sel.kind is not None:
         return sel.kind
     return "*" if sel.names is None else ",".join(i.name for i in sel.names)
+
+
+def _node_range(nodes: list[int]) -> str:
+    """`node 2`, `nodes 1-3` (consecutive), `nodes 1, 3` (ascending `nodes`, at least one)."""
+    if len(nodes) == 1:
+        return f"node {nodes[0]}"
+    if nodes[-1] - nodes[0] == len(nodes) - 1:
+        return f"nodes {nodes[0]}-{nodes[-1]}"
+    return "nodes " + ", ".join(map(str, nodes))
 
 
 def _points(domain: tuple[int, ...]):

@@ -20,7 +20,7 @@ from mapperopt.dsl.checker import check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
-from mapperopt.dsl.machine import ProcSet, fmt_tuple
+from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
 
@@ -379,8 +379,13 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain. A record
     whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
     "index"} in the set's order, and "proc" says only what is known before the runtime picks the least loaded member
-    when it maps: the kind and the node, "index" None. `stream`: where the mapper's `print` output goes (None:
-    nowhere).
+    when it maps: the kind and the node, "index" None. A point of an index launch no map statement places has
+    "default_proc" (unless the program keeps its own mapper, which slices such launches), the processor Legion's
+    default mapper slices it to (`default_slices`; "index" None but for
+    a GPU: the default mapper offers every processor of the kind on the node, and the first free one runs it, as
+    the compiled mapper's trace says with its `candidates`). Each region of a record
+    has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
+    known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere).
 
     Raises CheckError when the program has errors."""
     diags = check_program(program, app, machine)
@@ -408,6 +413,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             points = list(itertools.product(*(range(d) for d in dom)))
         else:
             points = [None]
+        defaults = None
         for point in points:
             launch = dom if point is not None else None
             try:
@@ -419,9 +425,39 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             if isinstance(placed, ProcSet) and len(placed.procs) > 1:
                 rec["set"] = [p.to_json() for p in placed.procs]
                 rec["proc"] = {**rec["proc"], "index": None}  # not the first member: any may run it (R405: one node)
+            if placed is None and point is not None and not app.keep_app_mapper:  # else the program's mapper slices
+                if defaults is None:
+                    defaults = default_slices(dom, entry["kind"], machine)
+                if point in defaults:  # a CPU's (an IO's) slice runs on the first free one of its node
+                    rec["default_proc"] = {**defaults[point], **({} if entry["kind"] == "GPU" else {"index": None})}
+            node = rec.get("default_proc", rec["proc"])["node"]
+            for region in rec["regions"]:
+                region["node"] = None if region["memory"] == "VIRTUAL" else node
             entry["points"].append((point, rec))
             if not entry["regions"]:
                 entry["regions"] = rec["regions"]
+    return out
+
+
+def default_slices(domain: tuple[int, ...], kind: str, machine: MachineDescription) -> dict[tuple, dict]:
+    """{point: {"kind", "node", "index"}}: where Legion's default mapper (DefaultMapper::slice_task, for a launch
+    whose parent is not control-replicated) sends each point of an index launch over `domain` of a `kind` task: it
+    cuts the domain into as many blocks as the machine has processors of the kind (the count split over the
+    dimensions as greedy_split splits it), visits the blocks with the first dimension fastest and deals the non-empty
+    ones to those processors in Realm's order, node by node. Empty without processors of the kind."""
+    procs = [(n, i) for n in range(machine.nodes) for i in range(machine.count(kind, n))]
+    if not procs:
+        return {}
+    blocks = greedy_factors(len(procs), domain)
+    out, dealt = {}, 0
+    for block in itertools.product(*(range(b) for b in reversed(blocks))):
+        spans = [range(n * k // b, n * (k + 1) // b) for n, k, b in zip(domain, reversed(block), blocks)]
+        if any(not s for s in spans):
+            continue
+        node, index = procs[dealt % len(procs)]
+        dealt += 1
+        for point in itertools.product(*spans):
+            out[point] = {"kind": kind, "node": node, "index": index}
     return out
 
 
@@ -456,52 +492,61 @@ def _cell(rec, machine: MachineDescription) -> str:
     if "set" in rec:
         return _set_label(rec["set"], machine)
     proc = rec["proc"]
+    if "default_proc" in rec:
+        proc = rec["default_proc"]
+        return f"({proc['node']}.*)" if proc["index"] is None else f"({_proc_label(proc, machine)})"
     return "dflt" if proc["node"] is None else _proc_label(proc, machine)
 
 
 def _launch_balance(entry: dict, machine: MachineDescription) -> dict:
     """How an index launch's points (`explain_decisions` entry) spread over the machine: {"kind", "per_node" (points
     per node, by node), "per_processor" (per node, points per processor of the kind, by index), "default" (points
-    left to Legion's default placement), "sets" (points on a processor set: counted on their node only), "failing"
-    (points whose mapping function fails)}."""
+    left to Legion's default placement: counted where its slicing puts them, `default_slices`), "sets" (points on a
+    processor set: counted on their node only), "failing" (points whose mapping function fails)}."""
     kind = entry["kind"]
     per_node = [0] * machine.nodes
     per_proc = [[0] * machine.count(kind, n) for n in range(machine.nodes)]
     out = {"kind": kind, "per_node": per_node, "per_processor": per_proc, "default": 0, "sets": 0, "failing": 0}
     for _, rec in entry["points"]:
-        proc = rec["proc"] if isinstance(rec, dict) else None
+        proc = rec.get("default_proc", rec["proc"]) if isinstance(rec, dict) else None
         if proc is None:
             out["failing"] += 1
         elif proc["node"] is None:
-            out["default"] += 1
+            out["default"] += 1  # no processor of the kind to slice it to: not counted
         else:
+            out["default"] += "default_proc" in rec
             per_node[proc["node"]] += 1
             if "set" in rec:
                 out["sets"] += 1
-            else:
+            elif proc["index"] is not None:  # a default-placed CPU point counts on its node only
                 per_proc[proc["node"]][proc["index"]] += 1
     return out
 
 
 def _balance_line(balance: dict) -> str:
     """`_launch_balance` in one line: the points per node (fewest and most beyond 16 nodes), the fewest and most per
-    processor, and the points neither counts."""
+    processor, how many of them Legion's default mapper places, and the points neither counts."""
     per_node, kind = balance["per_node"], balance["kind"]
     procs = [c for node in balance["per_processor"] for c in node]
     nodes = (" ".join(map(str, per_node)) if len(per_node) <= 16 else
              f"{min(per_node)} to {max(per_node)} ({len(per_node)} nodes)")
     line = f"  points per node: {nodes}"
-    if procs:
+    if procs and (sum(procs) or not sum(per_node)):  # not when every point counts per node only
         line += (f"; per {kind}: {min(procs)} to {max(procs)} ({sum(c > 0 for c in procs)} of {len(procs)} "
                  f"{kind}s used)")
     if balance["sets"]:
         line += f"; {balance['sets']} on processor sets, counted per node only"
+    if balance["default"] and procs:  # `default_slices` placed them
+        line += (f"; {balance['default']} left to Legion's default mapper, counted where its slicing puts them"
+                 f"{'' if kind == 'GPU' else ' (per node only: the first free ' + kind + ' of the node runs each)'}")
     left = [f"{balance[k]} {what}" for k, what in (("default", "left to Legion's default"), ("failing", "failing"))
-            if balance[k]]
+            if balance[k] and (k == "failing" or not procs)]
     return line + (f"; not counted: {', '.join(left)}" if left else "")
 
 
 SET_LEGEND = "n.* = a processor set: the runtime runs the point on its least loaded member when it maps it"
+DEFAULT_LEGEND = ("(n.i) = where Legion's default mapper slices the point (blocks dealt to the processors, node by "
+                  "node; (n.*): the first free of the node's)")
 
 
 def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
@@ -510,8 +555,9 @@ def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
     dom = entry["domain"]
     width = max(4, *(len(_cell(r, machine)) for _, r in points))
     sets = any(isinstance(r, dict) and "set" in r for _, r in entry["points"])
-    lines = [f"  placement (point -> {entry['kind']} node.index; dflt = Legion's default"
-             f"{'; ' + SET_LEGEND if sets else ''}):"]
+    default = any(isinstance(r, dict) and "default_proc" in r for _, r in entry["points"])
+    legend = DEFAULT_LEGEND if default else "dflt = Legion's default"
+    lines = [f"  placement (point -> {entry['kind']} node.index; {legend}{'; ' + SET_LEGEND if sets else ''}):"]
     if len(dom) == 2:
         lines.append("  " + "i0 \\ i1".ljust(9) + "".join(str(j).rjust(width + 1) for j in range(dom[1])))
         for i in range(dom[0]):
@@ -604,18 +650,20 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
             if isinstance(rec, dict) and "set" in rec:
                 label = _set_label(rec["set"], machine)
                 ax.add_patch(plt.Rectangle((at[1] - 0.5, at[0] - 0.5), 1, 1, fill=False, hatch="//", lw=0))
-            elif isinstance(rec, dict) and rec["proc"]["node"] is not None:
-                p = rec["proc"]
-                cells[at] = p["node"] * per_node[p["kind"]] + p["index"]
-                label = _proc_label(p, machine)
+            elif isinstance(rec, dict) and rec.get("default_proc", rec["proc"])["node"] is not None:
+                p = rec.get("default_proc", rec["proc"])
+                if p["index"] is not None:  # a default-placed CPU point has its node only: uncolored
+                    cells[at] = p["node"] * per_node[p["kind"]] + p["index"]
+                label = _cell(rec, machine)
             else:
                 label = rec.code if isinstance(rec, DslRuntimeError) else "dflt"
             if cells.size <= 400:
                 ax.text(at[1], at[0], label, ha="center", va="center", fontsize=7)
         ax.imshow(cells, cmap=cmap, vmin=0, vmax=20, aspect="auto")
         sets = any(isinstance(r, dict) and "set" in r for _, r in e["points"])
-        ax.set_title(f"{e['task']}: point -> {e['kind']} node.index" + (f"\nhatched: {SET_LEGEND}" if sets else ""),
-                     fontsize=9)
+        default = any(isinstance(r, dict) and "default_proc" in r for _, r in e["points"])
+        ax.set_title(f"{e['task']}: point -> {e['kind']} node.index" + (f"\nhatched: {SET_LEGEND}" if sets else "")
+                     + (f"\n{DEFAULT_LEGEND}" if default else ""), fontsize=9)
         ax.set_xlabel("ipoint[1]" if len(e["domain"]) == 2 else "ipoint[0]")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if len(e["domain"]) == 2:
@@ -660,7 +708,9 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
 def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feedback, size, app_args):
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
-    argument and, for index launches, the processor of every launch point. Memory capacity is not checked (the
+    argument and, for index launches, the processor of every launch point (in parentheses where the mapper leaves
+    the point to Legion's default mapper: where its slicing sends it) and the points per node. Memory capacity is
+    not checked (the
     descriptions have no region sizes): an instance shown in a memory may not fit there when the application runs.
     The lines the mapper's print statements write come first, on stderr, under `print output of the evaluation`.
 

@@ -421,6 +421,8 @@ _PART = r"(\d+)\s*(nodes?|n|gpus?|g|cpus?|c)"
 _LABELLED_PART = re.compile(_PART, re.IGNORECASE)
 # Separators only between counts: a trailing `x` (`4gpux`) is a typo, not 4 GPUs.
 _LABELLED_SPEC = re.compile(rf"\s*{_PART}(?:[\s,x+]*{_PART})*\s*", re.IGNORECASE)
+# Counts of kinds Legion has that the synthetic machine leaves out (OMP, IO, PY; UTIL is one per node).
+_OTHER_KIND = re.compile(r"\d+\s*(omps?|ios?|pys?|utils?)\b", re.IGNORECASE)
 # Realm's size arguments: a number with an optional unit (k, m, g, t: powers of 1024; b: bytes) and an optional
 # trailing b (`80GB`), any case; without a unit, the flag's own (MiB for the memory flags).
 _REALM_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)(?:([kmgt])b?|(b))?\s*", re.IGNORECASE)
@@ -464,6 +466,15 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
         nodes, gpus, cpus = int(m[1]), int(m[2]), int(m[3]) if m[3] else 1
     else:
         counts: dict[str, int] = {}
+        other = _OTHER_KIND.search(spec)
+        if other:  # a kind Legion has but the synthetic machine does not describe
+            kind = other[1].upper()
+            comes = ("every node has one UTIL processor" if kind == "UTIL" else
+                     "mapperopt's Legion has no OpenMP processors" if kind == "OMP" else
+                     f"a run gets them with Realm's -ll:{kind.lower()} N; without --machine, the machine checked "
+                     f"is this one as that run sees it: `-- -ll:{kind.lower()} N`")
+            raise DescriptionError(f"machine '{spec}': --machine describes nodes, GPUs and CPUs only, not {kind} "
+                                   f"processors ({comes})", hint=hint)
         if not _LABELLED_SPEC.fullmatch(spec):
             raise DescriptionError(f"machine '{spec}' is neither of the form {MACHINE_SPEC} (numbers only, e.g. "
                                    "4x4x32) nor labelled counts (a unit on every count, e.g. 4n4g32c or "

@@ -912,3 +912,69 @@ def test_e206_after_a_split_names_the_split():
     d = only("m = Machine(CPU);\nx = m.split(0, 1)[0, 0];", "E206")
     assert d.hints[1] == ("`m.split(0, 1)`: the split made dimension 0 of `m` two, of sizes 1 and m.size[0] / 1; "
                           "`m` itself takes 2 index values"), d
+
+
+NODE0 = ("Task * GPU,CPU;\nmgpu = Machine(GPU);\n"
+         "def node0(Task task) { return mgpu[0, task.ipoint[0] % mgpu.size[1]]; }\n"
+         "IndexTaskMap calculate_new_currents,distribute_charge node0;\n")
+
+
+def test_w320_every_point_of_an_index_launch_on_one_node_of_several(circuit, m14, m24, with_domain):
+    """A mapping function that puts every point of a launch on node 0 of a machine of several nodes, more points than
+    node 0 has processors, left the others idle, and check said ok: one warning per statement, naming its launches
+    and the nodes left without a point."""
+    app = with_domain(circuit, (8,))
+    d = only(NODE0, "W320", app, parse_machine_spec("4x4"))
+    assert at(d) == (4, 1), d
+    assert d.message == ("every point of the index launches of 'calculate_new_currents' and 'distribute_charge' "
+                         "(8 points each) runs on node 0, more points than its 4 GPUs: nodes 1-3 of this machine "
+                         "get none of them")
+    assert "W320" not in [x.code for x in diags(NODE0, app, m14)]  # one node
+    spread = NODE0.replace("mgpu[0,", "mgpu[task.ipoint[0] % mgpu.size[0],")
+    assert "W320" not in [x.code for x in diags(spread, app, m24)]
+    # Two launches each on its own node: a warning per node.
+    two = NODE0.replace("IndexTaskMap calculate_new_currents,distribute_charge node0;",
+                        "def node1(Task task) { return mgpu[1, 0]; }\nIndexTaskMap calculate_new_currents node0;\n"
+                        "IndexTaskMap distribute_charge node1;")
+    found = [x.message for x in diags(two, app, m24) if x.code == "W320"]
+    assert [m[m.index("runs on"):] for m in found] == [
+        "runs on node 0, more points than its 4 GPUs: node 1 of this machine gets none of them",
+        "runs on node 1, more points than its 4 GPUs: node 0 of this machine gets none of them"], found
+    # No more points than node 0 has GPUs: one per GPU, maybe meant (near their data).
+    assert "W320" not in [x.code for x in diags(NODE0, with_domain(circuit, (4,)), parse_machine_spec("4x4"))]
+
+
+def test_w321_a_sharded_launch_whose_function_reads_the_parent(circuit, m14, m24):
+    """Under control replication Legion's sharding of an index launch calls its IndexTaskMap function with no parent
+    (the run stops with R406 where it reads task.parent), though check evaluates it with one: check warns where the
+    launching task may be replicated on several nodes (named by ControlReplicate in a user's program, or a user's
+    top-level task, which Legion's default mapper replicates when its variant is replicable). A benchmark's
+    tasks are never replicated (W319)."""
+    src = ("ControlReplicate check_circuit;\nm = Machine(CPU);\n"
+           "def near(Task task) { return m[task.parent.processor(m)[0], 0]; }\nIndexTaskMap update_voltages near;\n")
+    nested = replace(circuit, discovered_as="./circuit -p 4",
+                     tasks=tuple(replace(t, parent="check_circuit") if t.name == "update_voltages" else t
+                                 for t in circuit.tasks))
+    d = only(src, "W321", nested, m24)
+    assert at(d) == (4, 30), d
+    assert d.message == ("function 'near' reads task.parent, but it places the points of 'update_voltages', which "
+                         "'check_circuit' launches: when 'check_circuit' is control-replicated (ControlReplicate), "
+                         "Legion's sharding of the launch calls the function without a parent, and the run stops "
+                         "there (R406)")
+    top = replace(circuit, discovered_as="./circuit -p 4")
+    d = only(src, "W321", top, m24)
+    assert "which 'main' launches: when 'main' is control-replicated (Legion's default mapper replicates the " \
+           "top-level task on several nodes when its variant is registered replicable)" in d.message
+    for app, machine in ((circuit, m24), (nested, m14)):
+        assert "W321" not in [x.code for x in diags(src, app, machine)]
+
+
+def test_e202_for_the_top_level_task_says_what_it_is(circuit, m24):
+    """`Task main CPU;` said "unknown task 'main'" while other diagnostics call 'main' the top-level task: E202 says
+    what it is and which statements reach it."""
+    d = only("Task main CPU;\n", "E202", circuit, m24)
+    assert d.message == ("task 'main' is the top-level task: a statement names it only in ControlReplicate; the "
+                         "others reach it through `*` or a kind selector")
+    assert d.hints == ()
+    d = only("m = Machine(CPU);\ndef f(Task t) { return m[0, 0]; }\nSingleTaskMap main f;\n", "E202", circuit, m24)
+    assert d.hints == ("`SingleTaskMap CPU f;` maps it with the tasks launched one at a time on CPUs",)

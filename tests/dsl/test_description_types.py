@@ -150,3 +150,20 @@ def test_machine_spec_error_names_both_forms():
         parse_machine_spec("4x4x32c")
     text = info.value.message + " " + (info.value.hint or "")
     assert "numbers only" in text and "4n4g32c" in text and "4x4x32" in text
+
+
+@pytest.mark.parametrize("spec,unit", [("2node,4gpu,2omp", "OMP"), ("4util", "UTIL"), ("1n2io", "IO"),
+                                       ("2x4,1py", "PY")])
+def test_machine_spec_names_the_processor_kinds_it_cannot_describe(spec, unit):
+    """An OMP, IO, PY or UTIL count got the bare 'neither of the form' error, though the E205 hint for those kinds
+    points at --machine: the error says --machine describes nodes, GPUs and CPUs only, and how those processors come."""
+    with pytest.raises(DescriptionError) as info:
+        parse_machine_spec(spec)
+    message = info.value.message
+    assert f"--machine describes nodes, GPUs and CPUs only, not {unit} processors" in message, message
+    if unit == "UTIL":
+        assert "every node has one UTIL processor" in message, message
+    elif unit == "OMP":
+        assert "mapperopt's Legion has no OpenMP processors" in message, message
+    else:
+        assert f"-ll:{unit.lower()}" in message, message

@@ -516,15 +516,78 @@ def test_explain_png_has_integer_ticks_and_names_both_axes(tmp_path):
 
 
 def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):
-    """Points on a processor set count for their node only; those left to Legion's default or failing, nowhere."""
+    """Points on a processor set count for their node only; failing ones nowhere (those left to Legion's default
+    where its slicing puts them: test_explain_says_where_legions_default_slicing_puts_the_points_left_to_it)."""
     result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
     assert "  points per node: 4; per GPU: 1 to 1 (4 of 4 GPUs used); not counted: 2 failing\n" in result.output
     dsl = tmp_path / "set.dsl"
     dsl.write_text(SET_MAPPER)
     result = run("explain", str(dsl), "--bench", "cannon", "--machine", "1x4", "--domain", "2x2")
-    assert ("  points per node: 4; per GPU: 0 to 0 (0 of 4 GPUs used); 4 on processor sets, counted per node only\n"
-            in result.output), result.output
-    dsl.write_text("Task * CPU;\n")
-    result = run("explain", str(dsl), "--bench", "circuit", "--machine", "2x0x2", "--domain", "4")
-    assert ("  points per node: 0 0; per CPU: 0 to 0 (0 of 4 CPUs used); not counted: 4 left to Legion's default\n"
-            in result.output), result.output
+    assert "  points per node: 4; 4 on processor sets, counted per node only\n" in result.output, result.output
+
+
+def test_explain_says_where_legions_default_slicing_puts_the_points_left_to_it(tmp_path):
+    """An index launch no IndexTaskMap maps is sliced by Legion's default mapper: blocks of the domain (as many as
+    the machine has processors of the kind, split over the dimensions as greedy_split does, the first dimension's
+    blocks first) dealt to every processor of the kind, node by node, empty blocks skipped. A GPU point runs on its
+    slice's GPU; a CPU point on the first free CPU of its slice's node. The cells say which processor (or node) that
+    gives each point, in parentheses; the balance line counts them there; --json has it as `default_proc`, and every
+    region record names its memory's node."""
+    import json
+
+    dsl = tmp_path / "dflt.dsl"
+    dsl.write_text("Task * GPU,CPU;\nLayout * * * C_order;\n")
+    args = ("explain", str(dsl), "--bench", "circuit", "--machine", "2x2")
+    out = run(*args, "--domain", "4").output
+    section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
+    assert "proc   (0.0) (0.1) (1.0) (1.1)" in section, section
+    assert ("  points per node: 2 2; per GPU: 1 to 1 (4 of 4 GPUs used); 4 left to Legion's default mapper, counted "
+            "where its slicing puts them\n") in section, section
+    out = run(*args, "--domain", "2").output  # two points, four blocks: the two non-empty ones go to node 0
+    section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
+    assert "proc   (0.0) (0.1)" in section and "  points per node: 2 0;" in section, section
+    out = run("explain", str(dsl), "--bench", "cannon", "--machine", "2x2", "--domain", "2x3").output
+    section = out[out.index("task_4 ("):]
+    assert "  0         (0.0) (1.0) (1.0)" in section and "  1         (0.1) (1.1) (1.1)" in section, section
+    out = run("explain", str(dsl), "--bench", "circuit", "--machine", "2x0x2", "--domain", "4").output
+    section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
+    assert "proc   (0.*) (0.*) (1.*) (1.*)" in section, section
+    assert ("  points per node: 2 2; 4 left to Legion's default mapper, counted where its slicing puts them (per node "
+            "only: the first free CPU of the node runs each)\n") in section, section
+    records = [json.loads(line) for line in run(*args, "--domain", "4", "--json").output.splitlines()
+               if line.startswith("{")]
+    cnc = [r for r in records if r["task"] == "calculate_new_currents" and "balance" not in r]
+    assert [r["default_proc"] for r in cnc] == [{"kind": "GPU", "node": n, "index": i} for n in (0, 1) for i in (0, 1)]
+    assert [r["proc"] for r in cnc][0] == {"kind": "GPU", "node": None, "index": None}
+    assert [[reg["node"] for reg in r["regions"]] for r in cnc][3] == [1] * len(cnc[3]["regions"])
+    single = next(r for r in records if r["task"] == "check_circuit")
+    assert "default_proc" not in single and {reg["node"] for reg in single["regions"]} == {None}
+
+
+def test_explain_json_region_records_name_their_memorys_node():
+    """A region record says which node's memory holds the instance: the node of the point's processor."""
+    import json
+
+    result = run("explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "2x0x2", "--domain", "4",
+                 "--json")
+    records = [json.loads(line) for line in result.output.splitlines() if line.startswith("{")]
+    placed = [r for r in records if "balance" not in r and r["proc"]["node"] is not None and r["regions"]]
+    assert placed and all(reg["node"] == r["proc"]["node"] for r in placed for reg in r["regions"]
+                          if reg["memory"] != "VIRTUAL")
+    assert {r["proc"]["node"] for r in placed} == {0, 1}
+
+
+def test_explain_predicts_no_default_slicing_for_a_program_that_keeps_its_own_mapper():
+    """A program that keeps its own mapper (keep_app_mapper) slices the launches the DSL leaves alone itself: no
+    `default_proc` there, the cell stays `dflt`."""
+    from dataclasses import replace
+
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import explain_decisions, load_app
+
+    app = replace(load_app("circuit"), keep_app_mapper=True)
+    entries = explain_decisions(parse("Task * CPU;\n"), app, parse_machine_spec("2x0x2"), (4,))
+    points = [rec for e in entries if e["domain"] for _, rec in e["points"]]
+    assert points and not any("default_proc" in rec for rec in points)
+    entries = explain_decisions(parse("Task * CPU;\n"), load_app("circuit"), parse_machine_spec("2x0x2"), (4,))
+    assert all("default_proc" in rec for e in entries if e["domain"] for _, rec in e["points"])
