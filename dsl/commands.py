@@ -172,6 +172,15 @@ class MapperCommand(click.Command):
         return rest
 
 
+def _is_script(exe: Path) -> bool:
+    """`exe` starts with `#!`: a wrapper, whose bytes stay the same when the program it runs is rebuilt."""
+    try:
+        with open(exe, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
+
+
 def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None) -> None:
     """Refuses flags after `--` without a program to pass them to, and --size without a program to size (check,
     explain, compile)."""
@@ -205,8 +214,9 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
                                                      refresh=rediscover))
         given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()),
                  *(("--keep-app-mapper",) if keep_app_mapper else ()))
+        keep = ["--keep-app-mapper"] if keep_app_mapper else []
         return target, dataclasses.replace(desc, given_as=given), \
-            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, '--size', size, *flags])}`", None  # pasted back
+            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *flags])}`", None  # to paste
     run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *flags])}`"
     if not bench or (size == "ci" and not app_args):
         return bench, load_app(bench) if bench else None, run_cmd, None
@@ -296,6 +306,9 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
                                                rediscover)
     if target:
         notes.append(f"launch domains: those of {run_cmd}")
+    if app_spec and _is_script(target.exe) and not rediscover:
+        notes.append(f"note: {target.exe.name} is a script: discovery's cache is keyed by its bytes, not by those of "
+                     "the program it runs; after rebuilding that program, check with --rediscover once")
     if variants:
         notes.append(variants)
     if machine is not None:

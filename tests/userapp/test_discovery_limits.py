@@ -77,7 +77,7 @@ def test_check_explain_and_compile_take_keep_app_mapper(tmp_path, foreign_exe, c
     code, out = check(capsys, mapper, "--app", app)
     assert code == 1 and "E224" in out, out
     code, out = check(capsys, mapper, "--app", app, "--keep-app-mapper")
-    assert code == 0, out
+    assert code == 0 and f"those of `mapperopt run --app {app} --keep-app-mapper --size ci`" in out, out
     assert main(["explain", str(mapper), "--app", str(app), "--keep-app-mapper"]) == 0
     text = capsys.readouterr().out
     # the tasks the DSL names no statement for are the program's mapper's, not Legion's default mapper's
@@ -113,5 +113,6 @@ def test_rediscover_sees_a_rebuild_behind_a_wrapper_script(tmp_path, pingpong, c
     shutil.copy(APP_DIR.parent.parent / "README.md", tmp_path / "pp")  # "rebuilt": no program at all any more
     code, out = check(capsys, mapper, "--app", wrapper)
     assert code == 0, out  # the wrapper's bytes are the same: discovery's cache still answers
+    assert "note: run.sh is a script: discovery's cache is keyed by its bytes" in out and "--rediscover" in out, out
     code, out = check(capsys, mapper, "--app", wrapper, "--rediscover")
     assert code == 1 and "discovering run.sh" in out, out
