@@ -1006,7 +1006,7 @@ def discovery_options(command):
                           "(as `run --keep-app-mapper`)."),
         click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
                      metavar="SECONDS", help="With --app: stop the discovery run after SECONDS [default: the "
-                                             "size's timeout_s]."),
+                                             "size's timeout_s, at most 300]."),
         click.option("--rediscover", is_flag=True, default=False,
                      help="With --app: discover the program again, not from the cache (after rebuilding a program "
                           "that a wrapper script runs: the cache is keyed by the script's bytes)."),

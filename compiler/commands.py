@@ -67,7 +67,7 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
     from mapperopt.dsl.commands import check_run_args, exit_on_syntax_error, load_app, sized_app, unchecked_note
     from mapperopt.dsl.parser import read_source
 
-    check_run_args(bench, app_spec, app_args, size)
+    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
     with exit_on_syntax_error(file):
         text = read_source(file)
     given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)

@@ -181,9 +181,14 @@ def _is_script(exe: Path) -> bool:
         return False
 
 
-def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None) -> None:
-    """Refuses flags after `--` without a program to pass them to, and --size without a program to size (check,
-    explain, compile)."""
+def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
+                   keep_app_mapper=False, timeout_s=None, rediscover=False) -> None:
+    """Refuses flags after `--` without a program to pass them to, --size without a program to size, and the
+    `discovery_options` without --app (check, explain, compile)."""
+    given = [o for o, v in (("--keep-app-mapper", keep_app_mapper), ("--timeout", timeout_s),
+                            ("--rediscover", rediscover)) if v]
+    if given and not app_spec:
+        raise MapperoptError(f"{given[0]} needs --app: it is about discovering your own program")
     if size and not bench and not app_spec:
         raise MapperoptError(f"--size {size} needs --bench NAME or --app: the size of which program?")
     if app_args and not bench and not app_spec:
@@ -296,7 +301,7 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
     the mapper's print statements write during the evaluation come first, under `print output of the static
     evaluation`.
     """
-    check_run_args(bench, app_spec, app_args, size)
+    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
     text = _read_source_or_exit(file)
     program = _parse_or_exit(text, file)
     size = size or "ci"
@@ -751,7 +756,7 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
     run; with --machine and --size or flags, a run on its processors in all (as `check`).
     """
-    check_run_args(bench, app_spec, app_args, size)
+    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
     text = _read_source_or_exit(file)
     if feedback:
         text = _apply_feedback(text, file, Path(feedback))

@@ -84,6 +84,9 @@ def test_check_explain_and_compile_take_keep_app_mapper(tmp_path, foreign_exe, c
     assert "processor: CPU (Legion default)" not in text and "mapper: the program's own (kept)" in text, text
     assert "processor: CPU (the program's own mapper, or Legion default)" in text, text
     assert main(["compile", str(mapper), "--app", str(app), "--keep-app-mapper", "-o", str(tmp_path / "m.so")]) == 0
+    # about a user's program only: refused, not ignored, for a benchmark
+    code, out = check(capsys, mapper, "--bench", "circuit", "--keep-app-mapper")
+    assert code == 1 and "error: --keep-app-mapper needs --app" in out, out
 
 
 def test_check_takes_the_discovery_runs_timeout(tmp_path, capsys):
