@@ -1085,9 +1085,9 @@ class _Checker:
                         t, seen, space = pair
                         self.add("W322", f"region '{region.name}' is not among the names of task '{t.name}' that "
                                          f"discovery saw ({', '.join(sorted(chains))}): discovery records the first "
-                                         f"launch of each task only, and '{region.name}' is a region over the same "
-                                         f"index space '{space}' as '{seen}', which a later launch may use instead (a "
-                                         "ping-pong pair)", region.loc,
+                                         f"launch of each task only, and '{region.name}' is a region with the same "
+                                         f"{space} as '{seen}', which a later launch may use instead (a ping-pong "
+                                         "pair)", region.loc,
                                  (f"if no launch of '{t.name}' uses '{region.name}', the statement matches nothing "
                                   "(the run's note R453 says so)",))
                         continue
@@ -1106,19 +1106,35 @@ class _Checker:
                                               f"{f' (0..{k - 1})' if k else ''}",))
 
     def _other_launch_region(self, name: str, scope) -> tuple | None:
-        """(task, the region of its requirement's chain, their index space) when `name` is a region of the tree over
-        the index space of a region in the chain of one of `scope`'s requirements: another launch of the task may
-        name it (discovery records each task's first launch); else None."""
+        """(task, the region of its requirement's chain, what they share) when `name` is a region of the tree that
+        shares with a region in the chain of one of `scope`'s requirements its index space (its parent in the tree,
+        when named) or, both roots of the tree, their field space: another launch of the task may name it (discovery
+        records each task's first launch); else None. Only for a discovered description: a benchmark's lists all
+        its launches."""
         tree = {n.name: n for n in self.app.region_tree}
         other = tree.get(name)
-        if other is None or other.kind != "region" or other.parent is None:
+        if not self.app.discovered_as or other is None or other.kind != "region":
             return None
+
+        def shared(n: str) -> str | None:
+            """What the region `n` shares with `name`: "index space 'X'" or "field space 'Y'", or None."""
+            node = tree.get(n)
+            if node is None or node.kind != "region" or node.parent != other.parent:
+                return None
+            if node.parent is not None:
+                parent = tree.get(node.parent)
+                return f"index space '{node.parent}'" if parent and parent.kind == "index_space" else None
+            spaces = {r.names[-1] for t in self.app.tasks for r in t.regions
+                      if r.names and (n in r.names or name in r.names)
+                      and getattr(tree.get(r.names[-1]), "kind", None) == "field_space"}
+            return f"field space '{spaces.pop()}'" if len(spaces) == 1 else None
+
         for t in scope:
             for r in t.regions:
                 for n in r.names:
-                    node = tree.get(n)
-                    if node is not None and node.kind == "region" and node.parent == other.parent:
-                        return t, n, other.parent
+                    what = shared(n)
+                    if what is not None:
+                        return t, n, what
         return None
 
     @staticmethod

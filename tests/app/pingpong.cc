@@ -3,10 +3,10 @@
 // are CPUs in all (tunable DEFAULT_TUNABLE_GLOBAL_CPUS, read as 8 bytes; printed as "PP_PIECES <n>"). The index
 // launch of `fill` runs first on cur's pieces, then on next's (a ping-pong pair), printing "PP_FILL <point>"; then
 // one of `step` reads cur's pieces and writes next's ("PP_STEP <point>").
-// Flag: -hang (sleep forever before the first launch).
+// The field space is named "temp". Flag: -unnamed_grid (leave the index space unnamed: cur and next are then roots of
+// the region tree, alike only in their field space).
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 
 #include "legion.h"
 #include "mappers/default_mapper.h"
@@ -30,15 +30,15 @@ void step_task(const Task *task, const std::vector<PhysicalRegion> &, Context, R
 
 void top_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *runtime) {
   const InputArgs &args = Runtime::get_input_args();
-  for (int i = 1; i < args.argc; i++)
-    if (!std::strcmp(args.argv[i], "-hang"))
-      for (;;) sleep(1);
+  bool named = true;
+  for (int i = 1; i < args.argc; i++) named = named && std::strcmp(args.argv[i], "-unnamed_grid") != 0;
   const size_t pieces = runtime->select_tunable_value(ctx, Mapping::DefaultMapper::DEFAULT_TUNABLE_GLOBAL_CPUS)
                             .get_result<size_t>();
   std::printf("PP_PIECES %zu\n", pieces);
   IndexSpace grid = runtime->create_index_space(ctx, Rect<1>(0, 63));
-  runtime->attach_name(grid, "grid");
+  if (named) runtime->attach_name(grid, "grid");
   FieldSpace fs = runtime->create_field_space(ctx);
+  runtime->attach_name(fs, "temp");
   runtime->create_field_allocator(ctx, fs).allocate_field(sizeof(double), FID_T);
   LogicalRegion cur = runtime->create_logical_region(ctx, grid, fs);
   LogicalRegion next = runtime->create_logical_region(ctx, grid, fs);

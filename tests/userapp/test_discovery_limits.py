@@ -36,7 +36,9 @@ def test_a_region_of_a_later_launch_of_the_task_is_a_warning_not_an_error(tmp_pa
     assert code == 0, out
     assert "E203" not in out and "warning[W322]: region 'next' is not among the names of task 'fill' that " \
                                  "discovery saw" in out, out
-    assert "over the same index space 'grid' as 'cur'" in out
+    assert "with the same index space 'grid' as 'cur'" in out
+    code, out = check(capsys, mapper, "--app", pingpong, "--", "-unnamed_grid")  # roots alike in their field space
+    assert code == 0 and "warning[W322]" in out and "with the same field space 'temp' as 'cur'" in out, out
     mapper.write_text("Region fill nxet CPU SYSMEM;\n")  # a typo stays an error
     code, out = check(capsys, mapper, "--app", pingpong)
     assert code == 1 and "error[E203]: unknown region 'nxet' for task 'fill'" in out, out
