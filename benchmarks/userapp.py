@@ -994,6 +994,28 @@ def app_option(command):
                              "or its command line in quotes. Its description is discovered by running it once.")(command)
 
 
+def discovery_options(command):
+    """`--app` with the options of the program's run that decide what discovery sees (check, explain, compile):
+    --keep-app-mapper (its own mapper answers the tunables the DSL does not), --timeout (of the discovery run) and
+    --rediscover (run it again: a rebuild behind a wrapper script leaves the cache's key unchanged)."""
+    import click
+
+    options = [
+        click.option("--keep-app-mapper", is_flag=True, default=False,
+                     help="With --app: the runs keep the program's own mapper for the tasks the DSL does not name "
+                          "(as `run --keep-app-mapper`)."),
+        click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+                     metavar="SECONDS", help="With --app: stop the discovery run after SECONDS [default: the "
+                                             "size's timeout_s, at most 300]."),
+        click.option("--rediscover", is_flag=True, default=False,
+                     help="With --app: discover the program again, not from the cache (after rebuilding a program "
+                          "that a wrapper script runs: the cache is keyed by the script's bytes)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return app_option(command)
+
+
 def app_words(app_spec: str, metric_regex=None, unit=None, higher_is_better=False, verify_pattern=None,
               verify_cmd=None, reference=None, keep_app_mapper=False) -> list[str]:
     """`--app` and the `app_options` given (their values as `app_options` passes them), as words of a command line to

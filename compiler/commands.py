@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from mapperopt.benchmarks.userapp import app_option
+from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.compiler.cached import machine_text, record_path
 from mapperopt.dsl.commands import DslFile, MapperCommand
 from mapperopt.errors import MapperoptError
@@ -47,13 +47,14 @@ def compile_or_exit(text: str, file: str, app=None, machine=None, note: str | No
 @click.option("--emit-cpp", type=click.Path(dir_okay=False), default=None, help="Write the generated C++ here.")
 @click.option("--bench", metavar="NAME", default=None,
               help="Check names and launches against this benchmark, on this machine as `run` sees it.")
-@app_option
+@discovery_options
 @click.option("--machine", "machine_spec", metavar="NODESxGPUS[xCPUS]", default=None,
               help="Check against a hypothetical machine instead, e.g. 1x4.")
 @click.option("--size", default=None, metavar="SIZE",
               help="With --bench or --app: check against the launch domains of a run at this size [default: ci].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
-def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app_args):
+def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, size,
+                app_args):
     """Compile a DSL mapper to a shared library that applications load with `-mapper PATH.so`.
 
     Prints the library's path. The same file is compiled once; later calls return the cached library. Warnings go
@@ -66,13 +67,14 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, machine_spec, size, app
     from mapperopt.dsl.commands import check_run_args, exit_on_syntax_error, load_app, sized_app, unchecked_note
     from mapperopt.dsl.parser import read_source
 
-    check_run_args(bench, app_spec, app_args, size)
+    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
     with exit_on_syntax_error(file):
         text = read_source(file)
     given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
     app, described, target = None, "", bench
     if app_spec or (bench and (size not in (None, "ci") or app_args)):  # the application describes that run itself
-        target, app, _, variants = sized_app(bench, app_spec, size or "ci", app_args, given)
+        target, app, _, variants = sized_app(bench, app_spec, size or "ci", app_args, given, keep_app_mapper,
+                                             timeout_s, rediscover)
         described = json.dumps(app.to_json(), sort_keys=True)
         if variants:
             click.echo(variants, err=True)

@@ -32,6 +32,22 @@ MAX_ERRORS = 20
 INERT_ERRORS = frozenset({"E224"})
 # Tunable IDs 0-10 are Legion's default mapper's own (node and processor counts), answered with 8 bytes.
 LEGION_TUNABLES = 11
+# Legion's default mapper's tunables (DefaultMapper::DefaultTunables), by ID: DEFAULT_TUNABLE_<name>.
+LEGION_TUNABLE_NAMES = ("NODE_COUNT", "LOCAL_CPUS", "LOCAL_GPUS", "LOCAL_IOS", "LOCAL_OMPS", "LOCAL_PYS",
+                        "GLOBAL_CPUS", "GLOBAL_GPUS", "GLOBAL_IOS", "GLOBAL_OMPS", "GLOBAL_PYS")
+
+
+def legion_tunable_on(tid: int, machine: MachineDescription) -> int | None:
+    """What Legion's default mapper answers tunable `tid` (0-10) with on `machine` (its node count, or the processors
+    of a kind on one node or on all), or None for another ID."""
+    if not 0 <= tid < LEGION_TUNABLES:
+        return None
+    name = LEGION_TUNABLE_NAMES[tid]
+    if name == "NODE_COUNT":
+        return machine.nodes
+    scope, kind = name.split("_")
+    per_node = machine.per_node(kind[:-1])
+    return per_node * machine.nodes if scope == "GLOBAL" else per_node
 # Legion's flags for the processor kinds that --machine does not describe (OMP: ABSENT_KINDS)
 LEGION_PROC_FLAGS = {"IO": "-ll:io", "PY": "-ll:py", "UTIL": "-ll:util"}
 # Stated limit: expression nesting counted through chains of calls (each call adds the callee's nesting), which
@@ -1064,6 +1080,17 @@ class _Checker:
             if region.name is not None:
                 chains = {n for t in scope for r in t.regions for n in r.names}
                 if region.name not in chains:
+                    pair = self._other_launch_region(region.name, scope)
+                    if pair is not None:
+                        t, seen, space = pair
+                        self.add("W322", f"region '{region.name}' is not among the names of task '{t.name}' that "
+                                         f"discovery saw ({', '.join(sorted(chains))}): discovery records the first "
+                                         f"launch of each task only, and '{region.name}' is a region with the same "
+                                         f"{space} as '{seen}', which a later launch may use instead (a ping-pong "
+                                         "pair)", region.loc,
+                                 (f"if no launch of '{t.name}' uses '{region.name}', the statement matches nothing "
+                                  "(the run's note R453 says so)",))
+                        continue
                     close = closest(region.name, sorted(chains))
                     whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
                         "any task" if sel.names is None else "these tasks")
@@ -1077,6 +1104,38 @@ class _Checker:
                         self.add("E204", f"region index {region.index} is out of range for task '{t.name}'",
                                  region.loc, (f"task '{t.name}' has {_plural(k, 'region requirement')}"
                                               f"{f' (0..{k - 1})' if k else ''}",))
+
+    def _other_launch_region(self, name: str, scope) -> tuple | None:
+        """(task, the region of its requirement's chain, what they share) when `name` is a region of the tree that
+        shares with a region in the chain of one of `scope`'s requirements its index space (its parent in the tree,
+        when named) or, both roots of the tree, their field space: another launch of the task may name it (discovery
+        records each task's first launch); else None. Only for a discovered description: a benchmark's lists all
+        its launches."""
+        tree = {n.name: n for n in self.app.region_tree}
+        other = tree.get(name)
+        if not self.app.discovered_as or other is None or other.kind != "region":
+            return None
+
+        def shared(n: str) -> str | None:
+            """What the region `n` shares with `name`: "index space 'X'" or "field space 'Y'", or None."""
+            node = tree.get(n)
+            if node is None or node.kind != "region" or node.parent != other.parent:
+                return None
+            if node.parent is not None:
+                parent = tree.get(node.parent)
+                return f"index space '{node.parent}'" if parent and parent.kind == "index_space" else None
+            spaces = {r.names[-1] for t in self.app.tasks for r in t.regions
+                      if r.names and (n in r.names or name in r.names)
+                      and getattr(tree.get(r.names[-1]), "kind", None) == "field_space"}
+            return f"field space '{spaces.pop()}'" if len(spaces) == 1 else None
+
+        for t in scope:
+            for r in t.regions:
+                for n in r.names:
+                    what = shared(n)
+                    if what is not None:
+                        return t, n, what
+        return None
 
     @staticmethod
     def _field_hint(s, name: str, scope) -> str | None:
@@ -1246,6 +1305,24 @@ class _Checker:
                 self.add("E224", f"tunable {t.id} is answered as {s.type} ({A.TUNABLE_TYPES[s.type][0]} bytes), but "
                                  f"the application reads it as {t.type} ({size} bytes): the run aborts (Future size "
                                  "mismatch)", s.loc, (f"write `Tunable {t.id} = {s.value} {t.type};`",))
+            elif s is not None and s.value != t.value and self.app.discovered_as:
+                self.add("W323", f"tunable {t.id} is answered {s.value} here, but {t.value} in discovery "
+                                 f"(`{self.app.discovered_as}`): the launch domains checked are discovery's, and a "
+                                 "launch the program sizes from this tunable has other points in the run", s.loc,
+                         ("`mapperopt explain` shows discovery's domains too: compare them with the run's trace "
+                          "(`mapperopt run ... --trace`)",))
+            elif s is None and t.legion and self.app.discovered_as and self.machine is not None:
+                here = legion_tunable_on(t.id, self.machine)
+                if here is not None and here != t.value:
+                    kind = LEGION_TUNABLE_NAMES[t.id]
+                    flag = {"CPUS": "-ll:cpu", "GPUS": "-ll:gpu"}.get(kind.rsplit("_", 1)[-1])
+                    per = self.machine.per_node(kind.rsplit("_", 1)[-1][:-1]) if flag else None
+                    self.add("W324", f"the program asked Legion's default mapper for tunable {t.id} "
+                                     f"(DEFAULT_TUNABLE_{kind}), answered {t.value} in discovery; on this machine it "
+                                     f"is {here}: the launch domains checked are discovery's, and a launch the "
+                                     "program sizes from this tunable has other points here", whole,
+                             ((f"check the launches of a run on these processors with `-- {flag} {per}` after the "
+                               "other options" if flag and self.machine.nodes == 1 else None),))
         for tid, s in answers.items():
             if tid not in asked:
                 known = ", ".join(str(i) for i in asked)

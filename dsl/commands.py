@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from mapperopt.benchmarks.apps import require_app
-from mapperopt.benchmarks.userapp import app_option
+from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
@@ -172,9 +172,23 @@ class MapperCommand(click.Command):
         return rest
 
 
-def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None) -> None:
-    """Refuses flags after `--` without a program to pass them to, and --size without a program to size (check,
-    explain, compile)."""
+def _is_script(exe: Path) -> bool:
+    """`exe` starts with `#!`: a wrapper, whose bytes stay the same when the program it runs is rebuilt."""
+    try:
+        with open(exe, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
+
+
+def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
+                   keep_app_mapper=False, timeout_s=None, rediscover=False) -> None:
+    """Refuses flags after `--` without a program to pass them to, --size without a program to size, and the
+    `discovery_options` without --app (check, explain, compile)."""
+    given = [o for o, v in (("--keep-app-mapper", keep_app_mapper), ("--timeout", timeout_s),
+                            ("--rediscover", rediscover)) if v]
+    if given and not app_spec:
+        raise MapperoptError(f"{given[0]} needs --app: it is about discovering your own program")
     if size and not bench and not app_spec:
         raise MapperoptError(f"--size {size} needs --bench NAME or --app: the size of which program?")
     if app_args and not bench and not app_spec:
@@ -183,7 +197,8 @@ def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str 
 
 
 def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
-              machine: MachineDescription | None = None) -> tuple:
+              machine: MachineDescription | None = None, keep_app_mapper: bool = False,
+              timeout_s: float | None = None, rediscover: bool = False) -> tuple:
     """(what runs: a benchmark's name, a user's program or None; its description; the `mapperopt run` command whose
     launch domains it has; a note on where its variants come from, or None) for a run of `bench` or `--app` at
     `size` with `app_args` (the run's flags after `--`). The stored description serves a benchmark at size ci
@@ -191,18 +206,22 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
     processors of `machine` in all when given (--machine's: `{procs}` in the size's flags and COSMA's grid follow
     them; `parse_machine_spec` has refused `-ll:cpu`/`-ll:gpu` flags that contradict it), keeping, on a machine
     with GPUs, the committed description's variants when this build has no CUDA (`_cuda_variants`). A user's
-    program is discovered by running it here, with the size's counts."""
+    program is discovered by running it here, with the size's counts (`discovery_options`: `keep_app_mapper`,
+    `timeout_s`, `rediscover`)."""
     from mapperopt.benchmarks.apps import describe_app
 
     flags = ["--", *app_args] if app_args else []
     if app_spec:
         from mapperopt.benchmarks.userapp import resolve_app
 
-        target = resolve_app(app_spec)
-        desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args)))
-        given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()))
+        target = resolve_app(app_spec, keep_app_mapper=keep_app_mapper or None)
+        desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args), timeout_s=timeout_s,
+                                                     refresh=rediscover))
+        given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()),
+                 *(("--keep-app-mapper",) if keep_app_mapper else ()))
+        keep = ["--keep-app-mapper"] if keep_app_mapper else []
         return target, dataclasses.replace(desc, given_as=given), \
-            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, '--size', size, *flags])}`", None  # pasted back
+            f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *flags])}`", None  # to paste
     run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *flags])}`"
     if not bench or (size == "ci" and not app_args):
         return bench, load_app(bench) if bench else None, run_cmd, None
@@ -262,12 +281,12 @@ size_option = click.option(
 @click.command(cls=MapperCommand)
 @click.argument("file", type=DslFile())
 @click.option("--bench", metavar="NAME", default=None, help="Check task and region names against this benchmark.")
-@app_option
+@discovery_options
 @machine_option
 @click.option("--size", default=None, metavar="SIZE",
               help="With --bench or --app: the launch domains and the machine of a run at this size [default: ci].")
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
-def check(file, bench, app_spec, machine_spec, size, app_args):
+def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, size, app_args):
     """Check a DSL mapper for errors; exits with status 1 if there is any.
 
     With --bench, names, kinds and launches are checked against the benchmark's description (with --app, against
@@ -282,15 +301,19 @@ def check(file, bench, app_spec, machine_spec, size, app_args):
     the mapper's print statements write during the evaluation come first, under `print output of the static
     evaluation`.
     """
-    check_run_args(bench, app_spec, app_args, size)
+    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
     text = _read_source_or_exit(file)
     program = _parse_or_exit(text, file)
     size = size or "ci"
     notes = []
     machine = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
-    target, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, machine)
+    target, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, machine, keep_app_mapper, timeout_s,
+                                               rediscover)
     if target:
         notes.append(f"launch domains: those of {run_cmd}")
+    if app_spec and _is_script(target.exe) and not rediscover:
+        notes.append(f"note: {target.exe.name} is a script: discovery's cache is keyed by its bytes, not by those of "
+                     "the program it runs; after rebuilding that program, check with --rediscover once")
     if variants:
         notes.append(variants)
     if machine is not None:
@@ -371,32 +394,41 @@ def _proc_text(proc: dict) -> str:
 
 
 def explain_decisions(program, app: AppDescription, machine: MachineDescription,
-                      domain: tuple[int, ...] | None = None, stream=None) -> list[dict]:
+                      domain: tuple[int, ...] | None = None, stream=None,
+                      diagnostics: list | None = None) -> list[dict]:
     """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "fields" (per
     requirement index, its field names as the description has them), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
     tracked: the tasks that reduce into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
-    [(point, trace record or DslRuntimeError)], "error"}. `domain` replaces every index launch's domain. A record
-    whose mapping function returned a processor set of several members has "set", the members' {"kind", "node",
-    "index"} in the set's order, and "proc" says only what is known before the runtime picks the least loaded member
-    when it maps: the kind and the node, "index" None. A point of an index launch no map statement places has
-    "default_proc" (unless the program keeps its own mapper, which slices such launches), the processor Legion's
-    default mapper slices it to (`default_slices`; "index" None but for
-    a GPU: the default mapper offers every processor of the kind on the node, and the first free one runs it, as
+    [(point, trace record or DslRuntimeError)], "error", "app_mapper" (the program keeps its own mapper and no
+    statement names the task: that mapper maps it when the task is launched with its ID, or when it replaced Legion's
+    default mapper; the records say what Legion's default mapping would do)}. `domain` replaces every index launch's
+    domain. A record whose mapping function returned a processor set of several members has "set", the members'
+    {"kind", "node", "index"} in the set's order, and "proc" says only what is known before the runtime picks the
+    least loaded member when it maps: the kind and the node, "index" None. A point of an index launch no map
+    statement places has "default_proc" (unless the program keeps its own mapper, which slices such launches), the
+    processor Legion's default mapper slices it to (`default_slices`; "index" None but for a GPU: the default
+    mapper offers every processor of the kind on the node, and the first free one runs it, as
     the compiled mapper's trace says with its `candidates`). Each region of a record
     has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
-    known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere).
+    known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere). `diagnostics`: a list
+    that receives check's diagnostics (warnings too).
 
     Raises CheckError when the program has errors."""
     diags = check_program(program, app, machine)
+    if diagnostics is not None:
+        diagnostics.extend(diags)
     if any(d.is_error for d in diags):
         raise CheckError(diags, program.source)
     ev = Evaluator(program, machine, app, stream=stream)
+    # The compiled mapper hands a kept application mapper the tasks no statement names (wildcards do not).
+    named = {i.name for s in program.statements for i in (getattr(s, "tasks", None) and s.tasks.names or ())}
     out = []
     for info in app.tasks:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
                  "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
-                 "instance_limit": None, "points": [], "error": None}
+                 "instance_limit": None, "points": [], "error": None,
+                 "app_mapper": app.keep_app_mapper and info.name not in named}
         out.append(entry)
         try:
             entry["kind"] = ev.task_kind(info.name)
@@ -585,6 +617,10 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             out.append(f"  {e['error']}")
             continue
         out.append(f"  processor kind: {e['kind']}")
+        if e["app_mapper"]:
+            out.append("  mapper: the program's own (kept), when it maps this task (every task no statement names, "
+                       "when it replaced Legion's default mapper; else those launched with its mapper ID); below: "
+                       "Legion's default mapping, which the others get")
         if e["regions"]:
             width = max(len("region"), *(len(r["name"] or "-") for r in e["regions"]))
             layouts = [_layout_text(r["layout"]) for r in e["regions"]]
@@ -604,7 +640,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             out += _placement_lines(e, machine)
         elif isinstance(e["points"][0][1], dict):
             rec = e["points"][0][1]
-            out.append(f"  processor: {_proc_text(rec['proc'])}" if "set" not in rec else
+            out.append(f"  processor: {rec['proc']['kind']} (the program's own mapper, or Legion default)"
+                       if e["app_mapper"] else f"  processor: {_proc_text(rec['proc'])}" if "set" not in rec else
                        f"  processor: the least loaded of the set {', '.join(map(_proc_text, rec['set']))}, when "
                        "the runtime maps the task")
         errors = {}
@@ -693,7 +730,7 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
 @click.command(cls=MapperCommand)
 @click.argument("file", type=DslFile())
 @click.option("--bench", metavar="NAME", default=None, help="The benchmark whose tasks are explained.")
-@app_option
+@discovery_options
 @machine_option
 @click.option("--domain", "domain_spec", metavar="N[xM...]", default=None,
               help="Launch domain for every index launch [default: the benchmark's, at its CI size].")
@@ -706,7 +743,8 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
                    "holding one), print the edited mapper, and explain that instead.")
 @size_option
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
-def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feedback, size, app_args):
+def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, domain_spec, png, as_json,
+            feedback, size, app_args):
     """Show the decisions a DSL mapper makes: per task its processor kind, the memory and layout of each region
     argument and, for index launches, the processor of every launch point (in parentheses where the mapper leaves
     the point to Legion's default mapper: where its slicing sends it) and the points per node. Memory capacity is
@@ -718,7 +756,7 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
     run; with --machine and --size or flags, a run on its processors in all (as `check`).
     """
-    check_run_args(bench, app_spec, app_args, size)
+    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
     text = _read_source_or_exit(file)
     if feedback:
         text = _apply_feedback(text, file, Path(feedback))
@@ -728,14 +766,15 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
         raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
     size = size or "ci"
     given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
-    bench, app, _, variants = sized_app(bench, app_spec, size, app_args, given)
+    bench, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, given, keep_app_mapper, timeout_s,
+                                              rediscover)
     if variants:
         click.echo(variants, err=True)
     machine = given or load_machine(None, bench, size, tuple(app_args))
     domain = _parse_domain(domain_spec) if domain_spec else None
-    printed = io.StringIO()
+    printed, diags = io.StringIO(), []
     try:
-        entries = explain_decisions(program, app, machine, domain, printed)
+        entries = explain_decisions(program, app, machine, domain, printed, diags)
     except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
         click.echo(render_all(exc.diagnostics, text), err=True)
         click.echo(summary_line(file, exc.diagnostics), err=True)
@@ -752,3 +791,9 @@ def explain(file, bench, app_spec, machine_spec, domain_spec, png, as_json, feed
     if png:
         _save_png(entries, machine, png)
         click.echo(f"wrote {png}", err=True)
+    # after the explanation, as check's notes follow its summary; with the warnings that the launch domains shown may
+    # not be the run's (another answer to the tunable that sizes them)
+    unlike_run = [d for d in diags if d.code in ("W323", "W324")]
+    if unlike_run and not domain:
+        click.echo(render_all(unlike_run, text), err=True)
+    click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)

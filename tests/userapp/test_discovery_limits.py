@@ -1,0 +1,123 @@
+"""What discovery cannot see, said by `check` and `explain` instead of silently: a ping-pong task's later launch on
+another region (tests/app/pingpong.cc launches `fill` on `cur`, then on `next`; discovery records the first launch
+of each task), a DSL answer to a tunable that sizes the launches other than discovery's, a machine on which Legion's
+machine-dependent tunable (DEFAULT_TUNABLE_GLOBAL_CPUS) differs from discovery's; and the options of the program's
+run that check, explain and compile take like `run` (--keep-app-mapper, --timeout, --rediscover)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+
+import pytest
+from userapp_support import APP_DIR, running
+
+from mapperopt import toolchain
+from mapperopt.cli import main
+
+
+@pytest.fixture(scope="module")
+def pingpong():
+    return str(toolchain.build("pingpong", [APP_DIR / "pingpong.cc"]))
+
+
+def check(capsys, *args) -> tuple[int, str]:
+    code = main(["check", *map(str, args)])
+    out = capsys.readouterr()
+    return code, " ".join((out.out + out.err).split())
+
+
+def test_a_region_of_a_later_launch_of_the_task_is_a_warning_not_an_error(tmp_path, pingpong, capsys):
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Region fill next CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pingpong)
+    assert code == 0, out
+    assert "E203" not in out and "warning[W322]: region 'next' is not among the names of task 'fill' that " \
+                                 "discovery saw" in out, out
+    assert "with the same index space 'grid' as 'cur'" in out
+    code, out = check(capsys, mapper, "--app", pingpong, "--", "-unnamed_grid")  # roots alike in their field space
+    assert code == 0 and "warning[W322]" in out and "with the same field space 'temp' as 'cur'" in out, out
+    mapper.write_text("Region fill nxet CPU SYSMEM;\n")  # a typo stays an error
+    code, out = check(capsys, mapper, "--app", pingpong)
+    assert code == 1 and "error[E203]: unknown region 'nxet' for task 'fill'" in out, out
+
+
+def test_a_tunable_answered_otherwise_than_in_discovery_says_the_launch_domains_may_differ(tmp_path, pingpong, capsys):
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Tunable 6 = 3;\nmcpu = Machine(CPU);\ndef direct(Task task) { return mcpu[0, task.ipoint[0]]; "
+                      "}\nIndexTaskMap fill direct;\n")
+    code, out = check(capsys, mapper, "--app", pingpong)
+    assert "warning[W323]: tunable 6 is answered 3 here, but 1 in discovery" in out, out
+    mapper.write_text("Tunable 6 = 1;\nTask * CPU;\n")  # discovery's own answer
+    code, out = check(capsys, mapper, "--app", pingpong)
+    assert code == 0 and "W323" not in out, out
+
+
+def test_another_machine_for_a_machine_dependent_tunable_is_said_by_check_and_explain(tmp_path, pingpong, capsys):
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\n")
+    code, out = check(capsys, mapper, "--app", pingpong, "--machine", "1x0x4")
+    assert code == 0, out
+    assert ("warning[W324]: the program asked Legion's default mapper for tunable 6 "
+            "(DEFAULT_TUNABLE_GLOBAL_CPUS), answered 1 in discovery; on this machine it is 4") in out, out
+    assert "-- -ll:cpu 4" in out
+    assert main(["explain", str(mapper), "--app", pingpong, "--machine", "1x0x4"]) == 0
+    got = capsys.readouterr()
+    err = " ".join(got.err.split())
+    assert "launch domains: those of `mapperopt run --app" in err and "W324" in err, err
+    code, out = check(capsys, mapper, "--app", pingpong, "--machine", "1x0x1")  # discovery's count: nothing to say
+    assert code == 0 and "W324" not in out, out
+
+
+def test_check_explain_and_compile_take_keep_app_mapper(tmp_path, foreign_exe, capsys):
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text('Task "Initialize Nodes" CPU;\n')  # tunable 11 is left to the program's own mapper
+    app = tmp_path / "foreign.yaml"  # its must-epoch launch needs 2 CPUs
+    app.write_text(f"executable: {foreign_exe}\nargs: [-steps, '1']\nsizes:\n  ci: {{args: [-n, '400'], cpus: 2}}\n")
+    code, out = check(capsys, mapper, "--app", app)
+    assert code == 1 and "E224" in out, out
+    code, out = check(capsys, mapper, "--app", app, "--keep-app-mapper")
+    assert code == 0 and f"those of `mapperopt run --app {app} --keep-app-mapper --size ci`" in out, out
+    assert main(["explain", str(mapper), "--app", str(app), "--keep-app-mapper"]) == 0
+    text = capsys.readouterr().out
+    # the tasks the DSL names no statement for are the program's mapper's, not Legion's default mapper's
+    assert "processor: CPU (Legion default)" not in text and "mapper: the program's own (kept)" in text, text
+    assert "processor: CPU (the program's own mapper, or Legion default)" in text, text
+    assert main(["compile", str(mapper), "--app", str(app), "--keep-app-mapper", "-o", str(tmp_path / "m.so")]) == 0
+    # about a user's program only: refused, not ignored, for a benchmark
+    code, out = check(capsys, mapper, "--bench", "circuit", "--keep-app-mapper")
+    assert code == 1 and "error: --keep-app-mapper needs --app" in out, out
+
+
+def test_check_takes_the_discovery_runs_timeout(tmp_path, capsys):
+    hang = ["sleep", str(200000 + os.getpid() % 100000)]
+    exe = tmp_path / "prog"
+    exe.write_text(f"#!/bin/sh\n{' '.join(hang)}\n")
+    exe.chmod(0o755)
+    (tmp_path / "m.dsl").write_text("Task * CPU;\n")
+    start = time.monotonic()
+    try:
+        code, out = check(capsys, tmp_path / "m.dsl", "--app", exe, "--timeout", "2")
+        assert code == 1 and time.monotonic() - start < 50, out
+        assert "did not finish within 2 s" in out and "give a larger --timeout" in out, out
+    finally:
+        for pid in running(hang):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_rediscover_sees_a_rebuild_behind_a_wrapper_script(tmp_path, pingpong, capsys):
+    shutil.copy(pingpong, tmp_path / "pp")
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text(f"#!/bin/sh\nexec {tmp_path / 'pp'} \"$@\"\n")
+    wrapper.chmod(0o755)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task fill CPU;\n")
+    assert check(capsys, mapper, "--app", wrapper)[0] == 0
+    shutil.copy(APP_DIR.parent.parent / "README.md", tmp_path / "pp")  # "rebuilt": no program at all any more
+    code, out = check(capsys, mapper, "--app", wrapper)
+    assert code == 0, out  # the wrapper's bytes are the same: discovery's cache still answers
+    assert "note: run.sh is a script: discovery's cache is keyed by its bytes" in out and "--rediscover" in out, out
+    code, out = check(capsys, mapper, "--app", wrapper, "--rediscover")
+    assert code == 1 and "discovering run.sh" in out, out
