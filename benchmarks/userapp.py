@@ -903,7 +903,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                 "extra_args": [str(a) for a in extra_args], "exe": str(app.exe), "app_file": app.path,
                 "app_options": shlex.join(spec_words(app)),
                 "metric": app.metric.describe(), "verify": app.verify.describe(),
-                "keep_app_mapper": app.keep_app_mapper}
+                "keep_app_mapper": app.keep_app_mapper,
+                **({"mapper_file": filename} if filename.endswith(".dsl") else {})}  # for advice to paste back
 
     def finish(**fields) -> RunResult:
         result = RunResult(app=app.name, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
