@@ -49,7 +49,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         unit, figure = result.unit, protocol.figure  # a time metric's time first, then its throughput (1/ms)
         if runs > 1:
             table.add_row("median", figure(unit, result.throughput))
-            table.add_row("trimmed mean", figure(unit, result.trimmed_mean))
+            # The statistics are the throughputs' (1/time for a time metric): the time beside them is their inverse.
+            table.add_row("trimmed mean", figure(unit, result.trimmed_mean) + (
+                ": the time is 1 / the trimmed mean of the throughputs (1/time), not the trimmed mean of the times"
+                if protocol.as_time(unit, result.trimmed_mean) else ""))
             table.add_row("90 % interval", f"{figure(unit, *result.interval)}, bootstrap of the trimmed mean")
             table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
         else:

@@ -342,6 +342,25 @@ def test_a_time_metric_is_shown_as_a_time_before_its_throughput(tmp_path, capsys
     assert json.loads((tmp_path / "run" / "result.json").read_text())["throughput"] == 0.08  # stored as it was
 
 
+def test_the_time_beside_a_trimmed_mean_says_it_is_the_reciprocal_of_the_throughputs_one(tmp_path, capsys,
+                                                                                           monkeypatch):
+    """The statistics are those of the throughputs (1/time): the time the table prints beside their trimmed mean is
+    1 / (trimmed mean of 1/t), not the trimmed mean of the times the program printed, and the row says so."""
+    monkeypatch.setenv("COLUMNS", "250")  # rows unwrapped
+    count = tmp_path / "count"
+    exe = script(tmp_path, "prog", f"n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}\n"
+                                   "case $n in 0) t=100;; 1) t=300;; 2) t=200;; 3) t=400;; *) t=150;; esac\n"
+                                   "echo \"elapsed: $t ms\"")
+    assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--unit", "ms", "--repeats", "5",
+                 "--max-repeats", "5", "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert len(result["attempts"]) == 5
+    shown = f"{1 / result['trimmed_mean']:.4g} ms"
+    assert (f"trimmed mean │ {shown} (throughput {result['trimmed_mean']:.4g} 1/ms): the time is 1 / the trimmed "
+            "mean of the throughputs (1/time), not the trimmed mean of the times") in out, out
+
+
 def test_an_interval_whose_ends_print_alike_is_one_value(tmp_path, capsys, monkeypatch):
     """Executions that all measure the same: the interval row said "0.000564-0.000564 1/ms (1773-1773 ms)"; it says
     the value once. An interval that is one keeps both ends, the times first."""
