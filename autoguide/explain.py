@@ -414,11 +414,12 @@ def _map_statement(found, dsl: str | None, task: str, index_launch: bool, kind: 
     return found[0].map_statement(task, index_launch, kind) if found else None
 
 
-def _processors_used(result: RunResult, row: dict, info, machine: Mapping[str, dict]) -> list[int] | None:
-    """The indices of the processors of the run's kind (`row["kind"]`) that the mapper's map statement puts the
-    points of `row["task"]`'s index launch on (the launch domain of `info`, the task's description), evaluated on
-    the run's machine (one node); None where that is unknown: a single task, no domain, a processor set, a failing
-    function, or a launch too large to evaluate here."""
+def _processors_used(result: RunResult, row: dict, info, machine: Mapping[str, dict]
+                     ) -> tuple[int, list[int]] | None:
+    """(the points of `row["task"]`'s index launch, the indices of the processors of the run's kind (`row["kind"]`)
+    that the mapper's map statement puts them on), for the launch domain of `info` (the task's description),
+    evaluated on the run's machine (one node); None where that is unknown: a single task, no domain, a processor
+    set, a failing function, or a launch too large to evaluate here."""
     from mapperopt.descriptions import MachineDescription
     from mapperopt.dsl import Evaluator, parse
     from mapperopt.dsl.machine import Proc
@@ -437,7 +438,7 @@ def _processors_used(result: RunResult, row: dict, info, machine: Mapping[str, d
         return None
     if not all(isinstance(p, Proc) and p.kind == row["kind"] for p in placed):
         return None
-    return sorted({p.index for p in placed})
+    return volume, sorted({p.index for p in placed})
 
 
 def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict], result: RunResult) -> str:
@@ -453,7 +454,8 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
         procs = f"{kind['procs']} {row['kind']} processors"
         mapped = _map_statement(found, result.dsl, row["task"], statement == "IndexTaskMap", row["kind"])
         used = _processors_used(result, row, info, machine) if mapped is not None and info is not None else None
-        if mapped is not None and used is not None and len(used) < kind["procs"]:
+        if mapped is not None and used is not None and len(used[1]) < min(used[0], kind["procs"]):
+            used = used[1]
             on = (f"every point of '{row['task']}' on {row['kind']} {used[0]}" if len(used) == 1 else
                   f"the points of '{row['task']}' on {row['kind']}s {', '.join(map(str, used))}")
             parts.append(texts["placement_narrow"].format(**row, statement=statement, line=mapped.loc.line,

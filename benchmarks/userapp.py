@@ -235,6 +235,10 @@ def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
     return None if len(problems) > found else metric
 
 
+# A number's pattern in a metric regex (`[0-9.]+`, `\d+`, `[-+0-9.e]*`), for the example of a regex without a group.
+_NUMBER = re.compile(r"\[[^\]]*0-9[^\]]*\][+*]|\\d[+*](?:\\.\\d[+*])?")
+
+
 def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = "--metric") -> Metric:
     """A `Metric`, checking that `regex` compiles and has a group (the number). Raises MapperoptError naming
     `where`."""
@@ -245,8 +249,11 @@ def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = 
     except re.error as exc:
         raise MapperoptError(f"{where}: the metric regex {regex!r} is invalid: {exc}") from None
     if not groups:  # the whole match ("ELAPSED 12.5 ms") is rarely a number alone
+        number = _NUMBER.search(regex)  # the pattern of the number, if it has one: that goes in the parentheses
+        example = (f"{regex[:number.start()]}({number.group(0)}){regex[number.end():]}" if number
+                   else f"{regex}[^0-9]*([0-9.]+)")  # else the first number after the pattern's own words
         raise MapperoptError(f"{where}: the metric regex {regex!r} has no group: mapperopt reads the number from its "
-                             "first group", hint="put parentheses around the number, e.g. 'ELAPSED ([0-9.]+) ms'")
+                             "first group", hint=f"put parentheses around the number, e.g. {example!r}")
     return Metric(regex, unit or "", higher)
 
 

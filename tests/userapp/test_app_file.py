@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -131,6 +132,17 @@ def test_command_form_and_flags(tmp_path, exe):
         app_from_options(None, (), None)
     with pytest.raises(MapperoptError, match="does not exist"):
         app_from_command("./no-such-program -n 1")
+
+
+def test_a_metric_without_a_group_gets_an_example_built_from_its_own_words():
+    """The hint's example keeps every word of the pattern (it dropped "TIME" of `ELAPSED TIME`) and reads the
+    number the program prints after them; a number the pattern matches already gets the parentheses."""
+    for regex, line, example in (("ELAPSED TIME", "ELAPSED TIME =   1.2 ms", "ELAPSED TIME[^0-9]*([0-9.]+)"),
+                                 ("took [0-9.]+ ms", "took 3.5 ms", "took ([0-9.]+) ms")):
+        with pytest.raises(MapperoptError) as info:
+            make_metric(regex, "ms", False)
+        assert f"e.g. {example!r}" in info.value.hint, info.value.hint
+        assert re.search(example, line).group(1) == line.split()[-2]
 
 
 def test_metric_and_verification(tmp_path, exe):
