@@ -60,7 +60,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
                           figure(unit, result.throughput))
         if s.get("metric"):  # a user's program (--app)
             median = statistics.median(a.result["metric"] for a in result.attempts if a.result)
-            table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])})")
+            stderr = any(a.result and a.result.get("metric_from") == "stderr" for a in result.attempts)
+            table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])}"
+                                    + ("; read from standard error: the standard output has no match" if stderr
+                                       else "") + ")")
         else:
             table.add_row("measured time", f"{result.time_s:.3g} s ({'median; ' if runs > 1 else ''}"
                                            f"{s['iterations_flag']} {s['iterations']})")

@@ -540,8 +540,8 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
 _LOOKS_FAILED = re.compile(r"(?i)\b(check\w*|fail\w*|wrong|error\w*|mismatch\w*|incorrect)\b")
 
 
-def _near_miss(regex: str, stdout: str, empty: str = " (it is empty: does the program print the metric on standard "
-                                                     "error?)") -> str:
+def _near_miss(regex: str, stdout: str, empty: str = " (it is empty, and its standard error has no match either)"
+               ) -> str:
     """What the output shows instead of a line `regex` matches: the last line holding the regex's leading words
     (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; `empty` for an empty output;
     else ""."""
@@ -564,14 +564,19 @@ def _verify_miss(pattern: str, stdout: str) -> str:
             else f"; its last line: {lines[-1][:120]!r}")
 
 
-def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str | None]:
-    """(result dict in the shape of a result line, None) or (None, why the metric could not be read). Its
-    "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that says "verified": true (one that
-    says false failed the execution at stage verify); its other fields are not read: the metric is the app's."""
+def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple[dict | None, str | None]:
+    """(result dict in the shape of a result line, None) or (None, why the metric could not be read). The metric is
+    the last match in `stdout`, else in `stderr` (then "metric_from" is "stderr": a Realm logger's lines go there
+    under `-logfile stderr`). Its "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that
+    says "verified": true (one that says false failed the execution at stage verify); its other fields are not
+    read: the metric is the app's."""
+    found_in = {}
     if app.metric.regex is None:
         value = wall_s
     else:
         matches = list(re.finditer(app.metric.regex, stdout, re.MULTILINE))
+        if not matches and (matches := list(re.finditer(app.metric.regex, stderr, re.MULTILINE))):
+            found_in = {"metric_from": "stderr"}
         if not matches:
             return None, f"the metric /{app.metric.regex}/ does not occur in the standard output" + _near_miss(
                 app.metric.regex, stdout)
@@ -593,7 +598,7 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
     own = len(lines) == 1 and lines[0] is not None and lines[0].get("verified") is True
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
             "unit": app.metric.throughput_unit, "metric": value, "verified": app.verify.checks_output or own or None,
-            **({"own_check": True} if own else {})}, None
+            **({"own_check": True} if own else {}), **found_in}, None
 
 
 # How each reason `check_output` gives starts -> the option of `--app 'CMD ARGS'` that sets that check (one table
@@ -610,10 +615,12 @@ def verify_option(reason: str) -> str | None:
 
 
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:
-    """Why the results of an execution that exited 0 are wrong by the application file's checks, or None."""
+    """Why the results of an execution that exited 0 are wrong by the application file's checks, or None. The verify
+    pattern is looked for in the standard output, else in standard error."""
     v = app.verify
     stdout = (run_dir / stdout_name).read_text(errors="replace")
-    if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE):
+    if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE) and not re.search(
+            v.pattern, (run_dir / stderr_name).read_text(errors="replace"), re.MULTILINE):  # as the metric (`measure`)
         return f"{_PATTERN} /{v.pattern}/" + _verify_miss(v.pattern, stdout)
     if v.reference:
         keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
@@ -959,7 +966,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             stage = "verify" if reason else None
         if stage is None:
             stdout = (run_dir / attempt.stdout).read_text(errors="replace")
-            result, reason = measure(app, stdout, attempt.wall_s)
+            stderr = (run_dir / attempt.stderr).read_text(errors="replace")
+            result, reason = measure(app, stdout, attempt.wall_s, stderr)
             stage = "run" if result is None else None
             attempt = replace(attempt, result=result)
         attempts.append(attempt)
@@ -1036,7 +1044,8 @@ def app_options(command):
     options = [
         click.option("--metric", "metric_regex", metavar="REGEX", default=None,
                      help="With --app: the figure of merit is the number this regular expression captures (first "
-                          "group of its last match in the output) [default: the wall time of the run]."),
+                          "group of its last match in the standard output, else in standard error) [default: the wall time "
+                          "of the run]."),
         click.option("--unit", default=None,
                      help="With --metric, or an application file's metric (whose pattern is kept): the metric's "
                           "unit. Refused without a metric pattern: the wall time is in seconds."),
@@ -1044,7 +1053,8 @@ def app_options(command):
                      help="With --metric, or an application file's metric (whose pattern is kept): larger values "
                           "are better [default: lower is better]. Refused without a metric pattern."),
         click.option("--verify-pattern", metavar="REGEX", default=None,
-                     help="With --app: a run is correct only when its output matches REGEX (and it exits 0)."),
+                     help="With --app: a run is correct only when its standard output (else its standard error) "
+                          "matches REGEX (and it exits 0)."),
         click.option("--verify-cmd", metavar="CMD", default=None,
                      help="With --app: a run is correct only when the shell command CMD exits 0 (run in the run "
                           "folder, with $MAPPEROPT_STDOUT, $MAPPEROPT_STDERR and $MAPPEROPT_RUN_DIR)."),

@@ -292,6 +292,24 @@ def test_a_timeout_without_a_dsl_mapper_is_the_programs_own(tmp_path, capsys):
     assert "under Legion's default mapping" in " ".join(capsys.readouterr().out.split())
 
 
+def test_a_metric_and_verify_pattern_printed_on_standard_error_are_read_there(tmp_path, capsys, monkeypatch):
+    """A Realm logger (`log_app.print()`) prints on standard error under mapperopt's `-logfile stderr`: a metric and
+    a verify pattern that the standard output lacks are read from standard error, and the table says so (the run
+    failed: "does not occur in the standard output")."""
+    monkeypatch.setenv("COLUMNS", "250")  # rows unwrapped
+    exe = script(tmp_path, "prog", "echo 'setup done'; echo '{3}{heat}: ELAPSED TIME =   12.5 ms' 1>&2\n"
+                                   "echo '{3}{heat}: checksum 6 OK' 1>&2")
+    out_dir = tmp_path / "run"
+    assert main(["run", "--app", str(exe), "--metric", "ELAPSED TIME = +([0-9.]+) ms", "--unit", "ms",
+                 "--verify-pattern", "checksum [0-9]+ OK", "--repeats", "1", "--max-repeats", "1",
+                 "--out", str(out_dir)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "time │ 12.5 ms" in out, out
+    assert "read from standard error" in out, out
+    result = json.loads((out_dir / "result.json").read_text())
+    assert result["attempts"][0]["result"]["metric"] == 12.5
+
+
 def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path, capsys):
     """`--metric` whose pattern the program's output does not contain: AutoGuide names the pattern, what the output
     ended with and the option to correct (it gave the feedback for output it has no rule for, and after a DSL

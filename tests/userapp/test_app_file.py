@@ -157,7 +157,8 @@ def test_metric_and_verification(tmp_path, exe):
                      "start\nelapsed 12.5 ms\ncheck PASS\n", 1.0)[1]
     assert missed == ("the metric /elapsed (\\d+) ms/ does not occur in the standard output; its last line with "
                       "'elapsed': 'elapsed 12.5 ms'"), missed
-    assert measure(rate, "", 1.0)[1].endswith("(it is empty: does the program print the metric on standard error?)")
+    assert measure(rate, "", 1.0)[1].endswith("(it is empty, and its standard error has no match either)")
+    assert measure(rate, "", 1.0, "{3}{app}: rate 2.5\n")[0]["metric_from"] == "stderr"  # a Realm logger's line
     (tmp_path / "ref.txt").write_text("sum 6\nline\n")
     checked = app_from_command(str(exe), verify=make_verify("OK", "grep -q sum \"$MAPPEROPT_STDOUT\"",
                                                             str(tmp_path / "ref.txt"), "^sum"))
