@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app, require_gpu_driver
-from mapperopt.errors import MapperoptError, closest, signal_name
+from mapperopt.errors import MapperoptError, closest, extended, signal_name
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
@@ -599,6 +599,33 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
             "unit": app.metric.throughput_unit, "metric": value, "verified": app.verify.checks_output or own or None,
             **({"own_check": True} if own else {}), **found_in}, None
+
+
+_UNMATCHED = re.compile(r"^\[mapperopt\] (note R453: .*)$", re.MULTILINE)
+_NO_TASK = re.compile(r"no task named '(.*)' was mapped$")
+
+
+def unmatched_notes(result) -> list[str]:
+    """The DSL mapper's notes R453 (a statement that matched nothing) of the run's last execution, from its standard
+    error, each with "did you mean" the task name it begins (`extended`) where the mapper had no close name for it:
+    the discovered description's task names (`settings["description"]`). Empty without a run folder."""
+    from mapperopt.descriptions import AppDescription
+
+    if not result.run_dir or not result.attempts:
+        return []
+    try:
+        notes = _UNMATCHED.findall((Path(result.run_dir) / result.attempts[-1].stderr).read_text(errors="replace"))
+        described = (result.settings or {}).get("description")
+        names = [t.name for t in AppDescription.from_json(json.loads(Path(described).read_text())).tasks] \
+            if described and notes else []
+    except (OSError, ValueError, MapperoptError):
+        return []
+    out = []
+    for note in notes:
+        task = _NO_TASK.search(note)
+        longer = extended(task.group(1), names) if task else None
+        out.append(note + (f"; did you mean '{longer}'?" if longer else ""))
+    return out
 
 
 # How each reason `check_output` gives starts -> the option of `--app 'CMD ARGS'` that sets that check (one table
