@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app, require_gpu_driver
+from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
+                                       require_gpu_driver)
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
 
 APP_FILE = "mapperopt.yaml"
@@ -193,7 +194,18 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
                                             f"{where}: 'legion_flags'", default=()),
                       timeout_s=float(number("timeout_s", 300, 0, float)), min_time_s=0.0)
     args = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'")
+    _resource_flags(args or (), where, problems)
     return None if len(problems) > found else (size, args)
+
+
+def _resource_flags(args, where: str, problems: list[MapperoptError]) -> None:
+    """A problem for each of Legion's resource flags among an application file's `args`: mapperopt sets them after
+    the program's arguments, from the size's keys, so that the flag there had no effect."""
+    for key, flag in RESOURCE_FLAGS.items():
+        if flag in args:
+            problems.append(MapperoptError(f"{where}: 'args' sets {flag}, which mapperopt sets from the size's "
+                                           f"'{key}' key (after the program's arguments, so that this one has no "
+                                           f"effect)", hint=f"give `{key}: N` in the size instead"))
 
 
 def _checked(problems: list[MapperoptError], read, *args, default=None):
@@ -352,6 +364,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
     common = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'", default=())
+    _resource_flags(common, where, problems)
     raw_sizes = data.get("sizes") or {"ci": {}}
     if not isinstance(raw_sizes, dict):
         problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))
@@ -399,8 +412,16 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
                              hint=f"give the program's command line, or write its {APP_FILE} (docs/own-app.md)")
     exe = exe.resolve()
     _require_executable(exe, "--app")
-    size = SizeConfig(name="ci", args={}, cpus=cpus, util=1, gpus=0, csize=None, fsize=None, zsize=None,
-                      legion_flags=(), timeout_s=float(timeout_s), min_time_s=0.0)
+    # Legion's resource flags in the command line (`-ll:cpu 2`, as the program is run by hand) are the size's: the
+    # run and its checks see that machine, and mapperopt's own flags, after the program's, repeat them.
+    flags = {flag: key for key, flag in RESOURCE_FLAGS.items()}
+    given = {"cpus": cpus, "util": 1, "gpus": 0, "csize": None, "fsize": None, "zsize": None}
+    for flag, value in zip(words[1:], words[2:]):
+        if flag in flags:
+            if not value.isdigit():
+                raise MapperoptError(f"--app: {flag} needs a whole number, got {value!r}")
+            given[flags[flag]] = int(value)
+    size = SizeConfig(name="ci", args={}, **given, legion_flags=(), timeout_s=float(timeout_s), min_time_s=0.0)
     return UserApp(name=exe.name, exe=exe, args={"ci": tuple(words[1:])}, config=_config(exe.name, {"ci": size},
                                                                                          "--app"),
                    metric=metric, verify=verify, keep_app_mapper=keep_app_mapper)

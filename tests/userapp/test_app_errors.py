@@ -17,7 +17,7 @@ from userapp_support import running
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import commands as run_commands
-from mapperopt.benchmarks.userapp import app_from_command, discovery_command, discovery_path
+from mapperopt.benchmarks.userapp import app_from_command, discovery_command, discovery_path, load_app_file
 from mapperopt.cli import main
 from mapperopt.errors import MapperoptError
 
@@ -308,6 +308,33 @@ def test_a_metric_and_verify_pattern_printed_on_standard_error_are_read_there(tm
     assert "read from standard error" in out, out
     result = json.loads((out_dir / "result.json").read_text())
     assert result["attempts"][0]["result"]["metric"] == 12.5
+
+
+def test_legion_resource_flags_in_the_app_command_line_are_the_runs(tmp_path, capsys):
+    """`--app './prog -ll:cpu 2 ...'` (as the program is run by hand): the run has 2 CPUs, as its title and settings
+    say, not mapperopt's default of 1 appended after them (which Legion took, silently); --cpus still decides."""
+    exe = script(tmp_path, "prog", "echo \"$@\"")
+    assert main(["run", "--app", f"{exe} -ll:cpu 2 -ll:csize 64 -n 5", "--once", "--out", str(tmp_path / "a")]) == 0
+    assert "(size ci, 2 CPU, 0 GPU)" in capsys.readouterr().out
+    result = json.loads((tmp_path / "a" / "result.json").read_text())
+    assert result["settings"]["cpus"] == 2
+    words = (tmp_path / "a" / "stdout.txt").read_text().split()
+    assert words[words.index("-ll:cpu", words.index("-n")) + 1] == "2", words  # mapperopt's own flag agrees
+    assert words[words.index("-ll:csize", words.index("-n")) + 1] == "64", words
+    assert main(["run", "--app", f"{exe} -ll:cpu 2 -n 5", "--cpus", "1", "--once", "--out", str(tmp_path / "b")]) == 0
+    assert json.loads((tmp_path / "b" / "result.json").read_text())["settings"]["cpus"] == 1
+    with pytest.raises(MapperoptError, match="-ll:cpu needs a whole number"):
+        app_from_command(f"{exe} -ll:cpu two")
+
+
+def test_legion_resource_flags_in_an_application_files_args_are_refused(tmp_path):
+    """In an application file the size's keys set them; `-ll:cpu` among its args was overridden silently."""
+    exe = script(tmp_path, "prog", "echo hi")
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{args: ['-ll:cpu', '2'], "
+                                             "cpus: 1}\n")
+    with pytest.raises(MapperoptError, match=r"size 'ci': 'args' sets -ll:cpu, which mapperopt sets from the size's "
+                                             r"'cpus' key"):
+        load_app_file(tmp_path / "mapperopt.yaml")
 
 
 def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path, capsys):
