@@ -561,13 +561,11 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
 _LOOKS_FAILED = re.compile(r"(?i)\b(check\w*|fail\w*|wrong|error\w*|mismatch\w*|incorrect)\b")
 
 
-def _near_miss(regex: str, stdout: str, empty: str = " (it is empty, and its standard error has no match either)"
-               ) -> str:
+def _near_miss(regex: str, stdout: str) -> str:
     """What the output shows instead of a line `regex` matches: the last line holding the regex's leading words
-    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; `empty` for an empty output;
-    else ""."""
+    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; that it is empty; else ""."""
     if not stdout.strip():
-        return empty
+        return " (the standard output is empty)"
     words = re.match(r"[A-Za-z][A-Za-z _:=-]*", regex)
     key = words.group(0).strip() if words else ""
     lines = [line.strip() for line in stdout.splitlines() if key and key in line]
@@ -576,7 +574,7 @@ def _near_miss(regex: str, stdout: str, empty: str = " (it is empty, and its sta
 
 def _verify_miss(pattern: str, stdout: str) -> str:
     """`_near_miss` for a verify pattern, else the last line that looks like a failed check, else the last line."""
-    said = _near_miss(pattern, stdout, " (it is empty)")
+    said = _near_miss(pattern, stdout)
     if said:
         return said
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
@@ -599,8 +597,8 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
         if not matches and (matches := list(re.finditer(app.metric.regex, stderr, re.MULTILINE))):
             found_in = {"metric_from": "stderr"}
         if not matches:
-            return None, f"the metric /{app.metric.regex}/ does not occur in the standard output" + _near_miss(
-                app.metric.regex, stdout)
+            return None, (f"the metric /{app.metric.regex}/ does not occur in the standard output or standard error"
+                          + _near_miss(app.metric.regex, stdout))
         text = matches[-1].group(1) or ""  # an optional group that took part in no match
         try:
             value = float(text)

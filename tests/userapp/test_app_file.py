@@ -155,9 +155,9 @@ def test_metric_and_verification(tmp_path, exe):
     # What the output holds instead: the line the pattern missed (an integer group for `12.5`), or nothing at all.
     missed = measure(app_from_command(str(exe), metric=make_metric(r"elapsed (\d+) ms", "ms", False)),
                      "start\nelapsed 12.5 ms\ncheck PASS\n", 1.0)[1]
-    assert missed == ("the metric /elapsed (\\d+) ms/ does not occur in the standard output; its last line with "
-                      "'elapsed': 'elapsed 12.5 ms'"), missed
-    assert measure(rate, "", 1.0)[1].endswith("(it is empty, and its standard error has no match either)")
+    assert missed == ("the metric /elapsed (\\d+) ms/ does not occur in the standard output or standard error; its "
+                      "last line with 'elapsed': 'elapsed 12.5 ms'"), missed
+    assert measure(rate, "", 1.0)[1].endswith("(the standard output is empty)")
     assert measure(rate, "", 1.0, "{3}{app}: rate 2.5\n")[0]["metric_from"] == "stderr"  # a Realm logger's line
     (tmp_path / "ref.txt").write_text("sum 6\nline\n")
     checked = app_from_command(str(exe), verify=make_verify("OK", "grep -q sum \"$MAPPEROPT_STDOUT\"",
@@ -178,7 +178,7 @@ def test_metric_and_verification(tmp_path, exe):
     (tmp_path / "out.txt").write_text("steps took 3 ms\nalive cells: 7\n")
     assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("; its last line: 'alive cells: 7'")
     (tmp_path / "out.txt").write_text("")
-    assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("(it is empty)")
+    assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("(the standard output is empty)")
     failing = app_from_command(str(exe), verify=make_verify(command="echo bad numbers; exit 3"))
     assert "exited 3: bad numbers" in check_output(failing, tmp_path, "out.txt", "err.txt")
 
