@@ -35,10 +35,11 @@ COMPUTED_FIELDS = ("costly",)
 GENERIC_FIELDS = {"explain": CONTEXT_FIELDS, "suggest": CONTEXT_FIELDS}
 PERFORMANCE_FIELDS = {
     "versus": ("ratio", "baseline"), "versus_best": ("ratio", "best", "unit"), "new_best": ("ratio", "best", "unit"),
-    "hot_task": ("task", "kind", "count", "total_s", "share", "scope"), "heavy_on_cpu": ("task",),
+    "hot_task": ("task", "kind", "count", "total_s", "share", "scope"), "heavy_on_cpu": ("task", "task_sel"),
     "heavy_on_cpu_maps": ("changes",),
+    "placement_narrow": ("task", "kind", "count", "total_s", "share", "statement", "line", "on", "used", "procs"),
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
-    "other_memories": ("task", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
+    "other_memories": ("task", "task_sel", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
     "not_profiled": ("command",),

@@ -14,6 +14,7 @@ An empty `explanation`/`suggestion` means "not given at this level"; "N/A" means
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import shlex
 import string
@@ -26,6 +27,7 @@ from mapperopt.autoguide import capacity
 from mapperopt.autoguide import excerpt as X
 from mapperopt.autoguide.catalog import Catalog, Match, load_catalog
 from mapperopt.autoguide.edits import SETTING_OPS
+from mapperopt.dsl.formatter import selector_name
 from mapperopt.errors import MapperoptError, signal_name
 from mapperopt.records import Edit, Feedback, RunResult
 
@@ -36,6 +38,7 @@ DSL_CONTEXT = 24  # lines after a DSL diagnostic kept in the excerpt
 TOP_TASKS = 3  # tasks listed in performance feedback
 MAX_FIELD = 240  # characters of one matched value in a text
 HEAVY_SHARE = 25.0  # percent of the measured task time from which a task on the CPU is worth moving to the GPU
+MAX_POINTS = 4096  # points of an index launch evaluated to tell which processors its map statement uses
 BUSY_SHARE = 50.0  # percent of a timed-loop iteration its tasks fill (summed) below which the runtime dominates
 
 
@@ -386,14 +389,14 @@ def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | 
                 for r in info.regions] if found else [])
     options = []
     if not found or any(lay["align"] != {"op": "==", "bytes": 64} for lay in layouts):
-        options.append(f"`Layout {task} * * Align==64;`")
+        options.append(f"`Layout {selector_name(task)} * * Align==64;`")
     free = info is not None and not any((r.layout or r.interleave) and (not r.layout_kinds or kind in r.layout_kinds)
                                         for r in info.regions)  # its variant on this kind takes any interleaving
     if free and (not found or any(lay["order"] != "AOS" for lay in layouts)):
-        options.append(f"`Layout {task} * * AOS;`")
+        options.append(f"`Layout {selector_name(task)} * * AOS;`")
     read_only = [r.index for r in info.regions if r.privilege == "read_only"] if info is not None else [None]
     if read_only and not (found and set(read_only) <= set(found[0].collect(task))):
-        options.append(f"`CollectMemory {task} *;`")
+        options.append(f"`CollectMemory {selector_name(task)} *;`")
     return options
 
 
@@ -411,6 +414,33 @@ def _map_statement(found, dsl: str | None, task: str, index_launch: bool, kind: 
     return found[0].map_statement(task, index_launch, kind) if found else None
 
 
+def _processors_used(result: RunResult, row: dict, info, machine: Mapping[str, dict]
+                     ) -> tuple[int, list[int]] | None:
+    """(the points of `row["task"]`'s index launch, the indices of the processors of the run's kind (`row["kind"]`)
+    that the mapper's map statement puts them on), for the launch domain of `info` (the task's description),
+    evaluated on the run's machine (one node); None where that is unknown: a single task, no domain, a processor
+    set, a failing function, or a launch too large to evaluate here."""
+    from mapperopt.descriptions import MachineDescription
+    from mapperopt.dsl import Evaluator, parse
+    from mapperopt.dsl.machine import Proc
+
+    domain = tuple(info.domain or ()) if info.index_launched else ()
+    volume = 1
+    for extent in domain:
+        volume *= extent
+    if not domain or volume > MAX_POINTS:
+        return None
+    counts = tuple((k, (v["procs"],)) for k, v in machine.items())
+    try:
+        ev = Evaluator(parse(result.dsl, "<mapper>"), MachineDescription(1, counts), _description(result))
+        placed = [ev.place(row["task"], point, domain) for point in itertools.product(*map(range, domain))]
+    except MapperoptError:  # DSL errors (syntax, runtime) are MapperoptErrors
+        return None
+    if not all(isinstance(p, Proc) and p.kind == row["kind"] for p in placed):
+        return None
+    return volume, sorted({p.index for p in placed})
+
+
 def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict], result: RunResult) -> str:
     """The suggestion for the heaviest task: only what this machine lets a mapper change for it, with statements
     its variants accept and that the mapper does not already say."""
@@ -423,7 +453,14 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
         statement = "IndexTaskMap" if info is None or info.index_launched else "SingleTaskMap"
         procs = f"{kind['procs']} {row['kind']} processors"
         mapped = _map_statement(found, result.dsl, row["task"], statement == "IndexTaskMap", row["kind"])
-        if mapped is None:
+        used = _processors_used(result, row, info, machine) if mapped is not None and info is not None else None
+        if mapped is not None and used is not None and len(used[1]) < min(used[0], kind["procs"]):
+            used = used[1]
+            on = (f"every point of '{row['task']}' on {row['kind']} {used[0]}" if len(used) == 1 else
+                  f"the points of '{row['task']}' on {row['kind']}s {', '.join(map(str, used))}")
+            parts.append(texts["placement_narrow"].format(**row, statement=statement, line=mapped.loc.line,
+                                                          on=on, used=len(used), procs=kind["procs"]))
+        if mapped is None or parts:
             parts.append(texts["placement"].format(**row, statement=statement, procs=procs))
         else:  # never propose what the mapper already says
             procs += (f", over which the mapper's {statement} statement at line {mapped.loc.line} already places "
@@ -434,7 +471,8 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
              if len(placed) > 1 else next(iter(sized.values()), None) or _memories_text(kind["memories"]))
     others = [m for m in kind["memories"] if m not in placed]
     if placed and others:
-        parts.append(texts["other_memories"].format(task=row["task"], kind=row["kind"], other=others[0], where=where))
+        parts.append(texts["other_memories"].format(task=row["task"], task_sel=selector_name(row["task"]),
+                                                    kind=row["kind"], other=others[0], where=where))
     elif not placed and len(kind["memories"]) > 1:  # where its instances are is unknown (no description)
         parts.append(texts["memories"].format(task=row["task"], kind=row["kind"],
                                               memories=_memories_text(kind["memories"])))
@@ -475,7 +513,8 @@ def _profiled_command(result: RunResult) -> str:
         # `app_options`: how the run was given the program; a run recorded without it, an obvious template.
         app = settings.get("app_options") or "--app " + shlex.quote(settings["app_file"] or "PROGRAM ITS-ARGUMENTS")
         extra = f" -- {shlex.join(settings['extra_args'])}" if settings.get("extra_args") else ""
-        return f"mapperopt run {app}{size} --mapper my.dsl --profile{extra}"
+        mapper = shlex.quote(settings.get("mapper_file") or "my.dsl")  # the run's DSL file, else a template
+        return f"mapperopt run {app}{size} --mapper {mapper} --profile{extra}"
     return f"mapperopt run {result.app}{size} --mapper expert"
 
 
@@ -551,7 +590,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     heavy = [r for r in rows if r["kind"] == "CPU" and "GPU" in r["variants"] and r["share"] >= HEAVY_SHARE]
     edits: tuple[Edit, ...] = ()
     if result.settings.get("gpus") and heavy:
-        suggestion = texts["heavy_on_cpu"].format(task=heavy[0]["task"])
+        suggestion = texts["heavy_on_cpu"].format(task=heavy[0]["task"], task_sel=selector_name(heavy[0]["task"]))
         if result.dsl is not None:
             edits = tuple(Edit("set_task_kinds", {"task": r["task"], "kinds": ["GPU", "CPU"]}) for r in heavy)
             if changes := _edit_notes(result.dsl, edits):
@@ -696,7 +735,7 @@ def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> 
     if not limits:
         return fb
     def named(s: A.InstanceLimitStmt) -> str:
-        tasks = ",".join(n.name for n in s.tasks.names) if s.tasks.names else "*"
+        tasks = ",".join(selector_name(n.name) for n in s.tasks.names) if s.tasks.names else "*"
         proc = "" if s.proc is None else " " + (s.proc.name if isinstance(s.proc, A.Kind) else "*")
         return f"`InstanceLimit {tasks}{proc} {s.count};` (line {s.loc.line} of the mapper)"
 

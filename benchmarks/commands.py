@@ -14,7 +14,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, run_benchmark
-from mapperopt.benchmarks.userapp import app_from_options, app_options
+from mapperopt.benchmarks.userapp import app_from_options, app_options, unmatched_notes
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
@@ -49,7 +49,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         unit, figure = result.unit, protocol.figure  # a time metric's time first, then its throughput (1/ms)
         if runs > 1:
             table.add_row("median", figure(unit, result.throughput))
-            table.add_row("trimmed mean", figure(unit, result.trimmed_mean))
+            # The statistics are the throughputs' (1/time for a time metric): the time beside them is their inverse.
+            table.add_row("trimmed mean", figure(unit, result.trimmed_mean) + (
+                ": the time is 1 / the trimmed mean of the throughputs (1/time), not the trimmed mean of the times"
+                if protocol.as_time(unit, result.trimmed_mean) else ""))
             table.add_row("90 % interval", f"{figure(unit, *result.interval)}, bootstrap of the trimmed mean")
             table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
         else:
@@ -57,7 +60,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
                           figure(unit, result.throughput))
         if s.get("metric"):  # a user's program (--app)
             median = statistics.median(a.result["metric"] for a in result.attempts if a.result)
-            table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])})")
+            stderr = any(a.result and a.result.get("metric_from") == "stderr" for a in result.attempts)
+            table.add_row("metric", f"{median:.4g} ({'median; ' if runs > 1 else ''}{escape(s['metric'])}"
+                                    + ("; read from standard error: the standard output has no match" if stderr
+                                       else "") + ")")
         else:
             table.add_row("measured time", f"{result.time_s:.3g} s ({'median; ' if runs > 1 else ''}"
                                            f"{s['iterations_flag']} {s['iterations']})")
@@ -93,6 +99,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
+    for note in unmatched_notes(result):  # else only in the run folder's stderr-N.txt
+        console.print(note, markup=False, soft_wrap=True)
     if s.get("profile_failed"):
         console.print(f"[yellow]No task profile:[/] the profiling execution failed: {escape(s['profile_failed'])}.")
     rows = task_profile(result)

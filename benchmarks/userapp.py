@@ -26,8 +26,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mapperopt import toolchain
-from mapperopt.benchmarks.apps import _override_flags, processor_counts, require_app, require_gpu_driver
-from mapperopt.errors import MapperoptError, closest, signal_name
+from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
+                                       require_gpu_driver)
+from mapperopt.errors import MapperoptError, closest, extended, signal_name
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
@@ -193,7 +194,18 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
                                             f"{where}: 'legion_flags'", default=()),
                       timeout_s=float(number("timeout_s", 300, 0, float)), min_time_s=0.0)
     args = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'")
+    _resource_flags(args or (), where, problems)
     return None if len(problems) > found else (size, args)
+
+
+def _resource_flags(args, where: str, problems: list[MapperoptError]) -> None:
+    """A problem for each of Legion's resource flags among an application file's `args`: mapperopt sets them after
+    the program's arguments, from the size's keys, so that the flag there had no effect."""
+    for key, flag in RESOURCE_FLAGS.items():
+        if flag in args:
+            problems.append(MapperoptError(f"{where}: 'args' sets {flag}, which mapperopt sets from the size's "
+                                           f"'{key}' key (after the program's arguments, so that this one has no "
+                                           f"effect)", hint=f"give `{key}: N` in the size instead"))
 
 
 def _checked(problems: list[MapperoptError], read, *args, default=None):
@@ -235,6 +247,10 @@ def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
     return None if len(problems) > found else metric
 
 
+# A number's pattern in a metric regex (`[0-9.]+`, `\d+`, `[-+0-9.e]*`), for the example of a regex without a group.
+_NUMBER = re.compile(r"\[[^\]]*0-9[^\]]*\][+*]|\\d[+*](?:\\.\\d[+*])?")
+
+
 def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = "--metric") -> Metric:
     """A `Metric`, checking that `regex` compiles and has a group (the number). Raises MapperoptError naming
     `where`."""
@@ -245,8 +261,11 @@ def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = 
     except re.error as exc:
         raise MapperoptError(f"{where}: the metric regex {regex!r} is invalid: {exc}") from None
     if not groups:  # the whole match ("ELAPSED 12.5 ms") is rarely a number alone
+        number = _NUMBER.search(regex)  # the pattern of the number, if it has one: that goes in the parentheses
+        example = (f"{regex[:number.start()]}({number.group(0)}){regex[number.end():]}" if number
+                   else f"{regex}[^0-9]*([0-9.]+)")  # else the first number after the pattern's own words
         raise MapperoptError(f"{where}: the metric regex {regex!r} has no group: mapperopt reads the number from its "
-                             "first group", hint="put parentheses around the number, e.g. 'ELAPSED ([0-9.]+) ms'")
+                             "first group", hint=f"put parentheses around the number, e.g. {example!r}")
     return Metric(regex, unit or "", higher)
 
 
@@ -345,6 +364,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
     common = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'", default=())
+    _resource_flags(common, where, problems)
     raw_sizes = data.get("sizes") or {"ci": {}}
     if not isinstance(raw_sizes, dict):
         problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))
@@ -392,8 +412,16 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
                              hint=f"give the program's command line, or write its {APP_FILE} (docs/own-app.md)")
     exe = exe.resolve()
     _require_executable(exe, "--app")
-    size = SizeConfig(name="ci", args={}, cpus=cpus, util=1, gpus=0, csize=None, fsize=None, zsize=None,
-                      legion_flags=(), timeout_s=float(timeout_s), min_time_s=0.0)
+    # Legion's resource flags in the command line (`-ll:cpu 2`, as the program is run by hand) are the size's: the
+    # run and its checks see that machine, and mapperopt's own flags, after the program's, repeat them.
+    flags = {flag: key for key, flag in RESOURCE_FLAGS.items()}
+    given = {"cpus": cpus, "util": 1, "gpus": 0, "csize": None, "fsize": None, "zsize": None}
+    for flag, value in zip(words[1:], words[2:]):
+        if flag in flags:
+            if not value.isdigit():
+                raise MapperoptError(f"--app: {flag} needs a whole number, got {value!r}")
+            given[flags[flag]] = int(value)
+    size = SizeConfig(name="ci", args={}, **given, legion_flags=(), timeout_s=float(timeout_s), min_time_s=0.0)
     return UserApp(name=exe.name, exe=exe, args={"ci": tuple(words[1:])}, config=_config(exe.name, {"ci": size},
                                                                                          "--app"),
                    metric=metric, verify=verify, keep_app_mapper=keep_app_mapper)
@@ -533,13 +561,11 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
 _LOOKS_FAILED = re.compile(r"(?i)\b(check\w*|fail\w*|wrong|error\w*|mismatch\w*|incorrect)\b")
 
 
-def _near_miss(regex: str, stdout: str, empty: str = " (it is empty: does the program print the metric on standard "
-                                                     "error?)") -> str:
+def _near_miss(regex: str, stdout: str) -> str:
     """What the output shows instead of a line `regex` matches: the last line holding the regex's leading words
-    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; `empty` for an empty output;
-    else ""."""
+    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; that it is empty; else ""."""
     if not stdout.strip():
-        return empty
+        return " (the standard output is empty)"
     words = re.match(r"[A-Za-z][A-Za-z _:=-]*", regex)
     key = words.group(0).strip() if words else ""
     lines = [line.strip() for line in stdout.splitlines() if key and key in line]
@@ -548,7 +574,7 @@ def _near_miss(regex: str, stdout: str, empty: str = " (it is empty: does the pr
 
 def _verify_miss(pattern: str, stdout: str) -> str:
     """`_near_miss` for a verify pattern, else the last line that looks like a failed check, else the last line."""
-    said = _near_miss(pattern, stdout, " (it is empty)")
+    said = _near_miss(pattern, stdout)
     if said:
         return said
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
@@ -557,17 +583,22 @@ def _verify_miss(pattern: str, stdout: str) -> str:
             else f"; its last line: {lines[-1][:120]!r}")
 
 
-def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str | None]:
-    """(result dict in the shape of a result line, None) or (None, why the metric could not be read). Its
-    "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that says "verified": true (one that
-    says false failed the execution at stage verify); its other fields are not read: the metric is the app's."""
+def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple[dict | None, str | None]:
+    """(result dict in the shape of a result line, None) or (None, why the metric could not be read). The metric is
+    the last match in `stdout`, else in `stderr` (then "metric_from" is "stderr": a Realm logger's lines go there
+    under `-logfile stderr`). Its "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that
+    says "verified": true (one that says false failed the execution at stage verify); its other fields are not
+    read: the metric is the app's."""
+    found_in = {}
     if app.metric.regex is None:
         value = wall_s
     else:
         matches = list(re.finditer(app.metric.regex, stdout, re.MULTILINE))
+        if not matches and (matches := list(re.finditer(app.metric.regex, stderr, re.MULTILINE))):
+            found_in = {"metric_from": "stderr"}
         if not matches:
-            return None, f"the metric /{app.metric.regex}/ does not occur in the standard output" + _near_miss(
-                app.metric.regex, stdout)
+            return None, (f"the metric /{app.metric.regex}/ does not occur in the standard output or standard error"
+                          + _near_miss(app.metric.regex, stdout))
         text = matches[-1].group(1) or ""  # an optional group that took part in no match
         try:
             value = float(text)
@@ -586,7 +617,34 @@ def measure(app: UserApp, stdout: str, wall_s: float) -> tuple[dict | None, str 
     own = len(lines) == 1 and lines[0] is not None and lines[0].get("verified") is True
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,
             "unit": app.metric.throughput_unit, "metric": value, "verified": app.verify.checks_output or own or None,
-            **({"own_check": True} if own else {})}, None
+            **({"own_check": True} if own else {}), **found_in}, None
+
+
+_UNMATCHED = re.compile(r"^\[mapperopt\] (note R453: .*)$", re.MULTILINE)
+_NO_TASK = re.compile(r"no task named '(.*)' was mapped$")
+
+
+def unmatched_notes(result) -> list[str]:
+    """The DSL mapper's notes R453 (a statement that matched nothing) of the run's last execution, from its standard
+    error, each with "did you mean" the task name it begins (`extended`) where the mapper had no close name for it:
+    the discovered description's task names (`settings["description"]`). Empty without a run folder."""
+    from mapperopt.descriptions import AppDescription
+
+    if not result.run_dir or not result.attempts:
+        return []
+    try:
+        notes = _UNMATCHED.findall((Path(result.run_dir) / result.attempts[-1].stderr).read_text(errors="replace"))
+        described = (result.settings or {}).get("description")
+        names = [t.name for t in AppDescription.from_json(json.loads(Path(described).read_text())).tasks] \
+            if described and notes else []
+    except (OSError, ValueError, MapperoptError):
+        return []
+    out = []
+    for note in notes:
+        task = _NO_TASK.search(note)
+        longer = extended(task.group(1), names) if task else None
+        out.append(note + (f"; did you mean '{longer}'?" if longer else ""))
+    return out
 
 
 # How each reason `check_output` gives starts -> the option of `--app 'CMD ARGS'` that sets that check (one table
@@ -603,10 +661,12 @@ def verify_option(reason: str) -> str | None:
 
 
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:
-    """Why the results of an execution that exited 0 are wrong by the application file's checks, or None."""
+    """Why the results of an execution that exited 0 are wrong by the application file's checks, or None. The verify
+    pattern is looked for in the standard output, else in standard error."""
     v = app.verify
     stdout = (run_dir / stdout_name).read_text(errors="replace")
-    if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE):
+    if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE) and not re.search(
+            v.pattern, (run_dir / stderr_name).read_text(errors="replace"), re.MULTILINE):  # as the metric (`measure`)
         return f"{_PATTERN} /{v.pattern}/" + _verify_miss(v.pattern, stdout)
     if v.reference:
         keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
@@ -903,7 +963,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                 "extra_args": [str(a) for a in extra_args], "exe": str(app.exe), "app_file": app.path,
                 "app_options": shlex.join(spec_words(app)),
                 "metric": app.metric.describe(), "verify": app.verify.describe(),
-                "keep_app_mapper": app.keep_app_mapper}
+                "keep_app_mapper": app.keep_app_mapper,
+                **({"mapper_file": filename} if filename.endswith(".dsl") else {})}  # for advice to paste back
 
     def finish(**fields) -> RunResult:
         result = RunResult(app=app.name, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
@@ -951,7 +1012,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             stage = "verify" if reason else None
         if stage is None:
             stdout = (run_dir / attempt.stdout).read_text(errors="replace")
-            result, reason = measure(app, stdout, attempt.wall_s)
+            stderr = (run_dir / attempt.stderr).read_text(errors="replace")
+            result, reason = measure(app, stdout, attempt.wall_s, stderr)
             stage = "run" if result is None else None
             attempt = replace(attempt, result=result)
         attempts.append(attempt)
@@ -1050,7 +1112,8 @@ def app_options(command):
     options = [
         click.option("--metric", "metric_regex", metavar="REGEX", default=None,
                      help="With --app: the figure of merit is the number this regular expression captures (first "
-                          "group of its last match in the output) [default: the wall time of the run]."),
+                          "group of its last match in the standard output, else in standard error) [default: the wall time "
+                          "of the run]."),
         click.option("--unit", default=None,
                      help="With --metric, or an application file's metric (whose pattern is kept): the metric's "
                           "unit. Refused without a metric pattern: the wall time is in seconds."),
@@ -1058,7 +1121,8 @@ def app_options(command):
                      help="With --metric, or an application file's metric (whose pattern is kept): larger values "
                           "are better [default: lower is better]. Refused without a metric pattern."),
         click.option("--verify-pattern", metavar="REGEX", default=None,
-                     help="With --app: a run is correct only when its output matches REGEX (and it exits 0)."),
+                     help="With --app: a run is correct only when its standard output (else its standard error) "
+                          "matches REGEX (and it exits 0)."),
         click.option("--verify-cmd", metavar="CMD", default=None,
                      help="With --app: a run is correct only when the shell command CMD exits 0 (run in the run "
                           "folder, with $MAPPEROPT_STDOUT, $MAPPEROPT_STDERR and $MAPPEROPT_RUN_DIR)."),

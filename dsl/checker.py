@@ -25,7 +25,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement
 from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
-from mapperopt.errors import MapperoptError, closest
+from mapperopt.errors import MapperoptError, closest, extended
 
 MAX_ERRORS = 20
 # Errors that leave the static evaluation's results unchanged (tunables take no part in it): it still runs.
@@ -1032,7 +1032,7 @@ class _Checker:
         # program, almost certainly, rather than tasks other flags launch (W315, said once per name otherwise).
         given = shlex.join(app.given_as) if app.given_as else "--app ..."  # the options to paste back, if known
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
-            app.task(n) is None and not closest(n, known) for n in named)
+            app.task(n) is None and not closest(n, known) and not extended(n, known) for n in named)
         if foreign:
             self.add("E225", f"none of the {len(named)} tasks this mapper names ran in discovery "
                              f"(`{app.discovered_as}`): {quoted_names(named, 6)}; it looks like the mapper of "
@@ -1062,10 +1062,12 @@ class _Checker:
                     if foreign:
                         continue
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
+                        longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
-                                 ("if your runs launch it, check with their flags after `--`: `mapperopt check "
-                                  f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`",), (f"tasks that ran: {listing}",))
+                                 ((f"did you mean '{longer}'?" if longer else None),
+                                  "if your runs launch it, check with their flags after `--`: `mapperopt check "
+                                  f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`"), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
                              ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))

@@ -16,6 +16,13 @@ def closest(word: str, options, cutoff: float = 0.6) -> str | None:
     return close[0] if close else None
 
 
+def extended(word: str, options) -> str | None:
+    """The one option that begins with `word` (`init` of `init_field`), for a "did you mean" hint where `closest`
+    finds none (a short prefix is too unlike the whole name for its ratio), or None (none, or several)."""
+    found = [o for o in dict.fromkeys(options) if o != word and o.startswith(word)]
+    return found[0] if len(found) == 1 and word else None
+
+
 class MapperoptError(Exception):
     """Root of mapperopt's errors.
 

@@ -17,7 +17,7 @@ from userapp_support import running
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import commands as run_commands
-from mapperopt.benchmarks.userapp import app_from_command, discovery_command, discovery_path
+from mapperopt.benchmarks.userapp import app_from_command, discovery_command, discovery_path, load_app_file
 from mapperopt.cli import main
 from mapperopt.errors import MapperoptError
 
@@ -292,6 +292,51 @@ def test_a_timeout_without_a_dsl_mapper_is_the_programs_own(tmp_path, capsys):
     assert "under Legion's default mapping" in " ".join(capsys.readouterr().out.split())
 
 
+def test_a_metric_and_verify_pattern_printed_on_standard_error_are_read_there(tmp_path, capsys, monkeypatch):
+    """A Realm logger (`log_app.print()`) prints on standard error under mapperopt's `-logfile stderr`: a metric and
+    a verify pattern that the standard output lacks are read from standard error, and the table says so (the run
+    failed: "does not occur in the standard output")."""
+    monkeypatch.setenv("COLUMNS", "250")  # rows unwrapped
+    exe = script(tmp_path, "prog", "echo 'setup done'; echo '{3}{heat}: ELAPSED TIME =   12.5 ms' 1>&2\n"
+                                   "echo '{3}{heat}: checksum 6 OK' 1>&2")
+    out_dir = tmp_path / "run"
+    assert main(["run", "--app", str(exe), "--metric", "ELAPSED TIME = +([0-9.]+) ms", "--unit", "ms",
+                 "--verify-pattern", "checksum [0-9]+ OK", "--repeats", "1", "--max-repeats", "1",
+                 "--out", str(out_dir)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "time │ 12.5 ms" in out, out
+    assert "read from standard error" in out, out
+    result = json.loads((out_dir / "result.json").read_text())
+    assert result["attempts"][0]["result"]["metric"] == 12.5
+
+
+def test_legion_resource_flags_in_the_app_command_line_are_the_runs(tmp_path, capsys):
+    """`--app './prog -ll:cpu 2 ...'` (as the program is run by hand): the run has 2 CPUs, as its title and settings
+    say, not mapperopt's default of 1 appended after them (which Legion took, silently); --cpus still decides."""
+    exe = script(tmp_path, "prog", "echo \"$@\"")
+    assert main(["run", "--app", f"{exe} -ll:cpu 2 -ll:csize 64 -n 5", "--once", "--out", str(tmp_path / "a")]) == 0
+    assert "(size ci, 2 CPU, 0 GPU)" in capsys.readouterr().out
+    result = json.loads((tmp_path / "a" / "result.json").read_text())
+    assert result["settings"]["cpus"] == 2
+    words = (tmp_path / "a" / "stdout.txt").read_text().split()
+    assert words[words.index("-ll:cpu", words.index("-n")) + 1] == "2", words  # mapperopt's own flag agrees
+    assert words[words.index("-ll:csize", words.index("-n")) + 1] == "64", words
+    assert main(["run", "--app", f"{exe} -ll:cpu 2 -n 5", "--cpus", "1", "--once", "--out", str(tmp_path / "b")]) == 0
+    assert json.loads((tmp_path / "b" / "result.json").read_text())["settings"]["cpus"] == 1
+    with pytest.raises(MapperoptError, match="-ll:cpu needs a whole number"):
+        app_from_command(f"{exe} -ll:cpu two")
+
+
+def test_legion_resource_flags_in_an_application_files_args_are_refused(tmp_path):
+    """In an application file the size's keys set them; `-ll:cpu` among its args was overridden silently."""
+    exe = script(tmp_path, "prog", "echo hi")
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{args: ['-ll:cpu', '2'], "
+                                             "cpus: 1}\n")
+    with pytest.raises(MapperoptError, match=r"size 'ci': 'args' sets -ll:cpu, which mapperopt sets from the size's "
+                                             r"'cpus' key"):
+        load_app_file(tmp_path / "mapperopt.yaml")
+
+
 def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path, capsys):
     """`--metric` whose pattern the program's output does not contain: AutoGuide names the pattern, what the output
     ended with and the option to correct (it gave the feedback for output it has no rule for, and after a DSL
@@ -307,8 +352,8 @@ def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path
     feedback = json.loads((out_dir / "feedback.json").read_text())
     assert (feedback["stage"], feedback["category"], feedback["rule"]) == ("run", "metric", "metric-app-pattern")
     assert feedback["explanation"] == ("prog exited normally, but its figure of merit could not be read: the metric "
-                                       "/time: ([0-9.]+)/ does not occur in the standard output. Its standard output "
-                                       "ends with: 'setup done' / 'elapsed: 12.5 ms'.")
+                                       "/time: ([0-9.]+)/ does not occur in the standard output or standard error. "
+                                       "Its standard output ends with: 'setup done' / 'elapsed: 12.5 ms'.")
     assert feedback["suggestion"].startswith("The metric pattern (/time: ([0-9.]+)/ in ms, lower is better), not the "
                                              "mapper, is the cause: correct it in the --metric option")
     assert str(out_dir / "stdout.txt") in feedback["suggestion"]
@@ -340,6 +385,25 @@ def test_a_time_metric_is_shown_as_a_time_before_its_throughput(tmp_path, capsys
     out = " ".join(capsys.readouterr().out.split())
     assert "time │ 12.5 ms (throughput 0.08 1/ms)" in out, out
     assert json.loads((tmp_path / "run" / "result.json").read_text())["throughput"] == 0.08  # stored as it was
+
+
+def test_the_time_beside_a_trimmed_mean_says_it_is_the_reciprocal_of_the_throughputs_one(tmp_path, capsys,
+                                                                                           monkeypatch):
+    """The statistics are those of the throughputs (1/time): the time the table prints beside their trimmed mean is
+    1 / (trimmed mean of 1/t), not the trimmed mean of the times the program printed, and the row says so."""
+    monkeypatch.setenv("COLUMNS", "250")  # rows unwrapped
+    count = tmp_path / "count"
+    exe = script(tmp_path, "prog", f"n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}\n"
+                                   "case $n in 0) t=100;; 1) t=300;; 2) t=200;; 3) t=400;; *) t=150;; esac\n"
+                                   "echo \"elapsed: $t ms\"")
+    assert main(["run", "--app", str(exe), "--metric", "elapsed: ([0-9.]+)", "--unit", "ms", "--repeats", "5",
+                 "--max-repeats", "5", "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert len(result["attempts"]) == 5
+    shown = f"{1 / result['trimmed_mean']:.4g} ms"
+    assert (f"trimmed mean │ {shown} (throughput {result['trimmed_mean']:.4g} 1/ms): the time is 1 / the trimmed "
+            "mean of the throughputs (1/time), not the trimmed mean of the times") in out, out
 
 
 def test_an_interval_whose_ends_print_alike_is_one_value(tmp_path, capsys, monkeypatch):

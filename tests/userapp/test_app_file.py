@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -133,6 +134,17 @@ def test_command_form_and_flags(tmp_path, exe):
         app_from_command("./no-such-program -n 1")
 
 
+def test_a_metric_without_a_group_gets_an_example_built_from_its_own_words():
+    """The hint's example keeps every word of the pattern (it dropped "TIME" of `ELAPSED TIME`) and reads the
+    number the program prints after them; a number the pattern matches already gets the parentheses."""
+    for regex, line, example in (("ELAPSED TIME", "ELAPSED TIME =   1.2 ms", "ELAPSED TIME[^0-9]*([0-9.]+)"),
+                                 ("took [0-9.]+ ms", "took 3.5 ms", "took ([0-9.]+) ms")):
+        with pytest.raises(MapperoptError) as info:
+            make_metric(regex, "ms", False)
+        assert f"e.g. {example!r}" in info.value.hint, info.value.hint
+        assert re.search(example, line).group(1) == line.split()[-2]
+
+
 def test_metric_and_verification(tmp_path, exe):
     wall = app_from_command(str(exe))
     result, why = measure(wall, "anything", 2.0)
@@ -143,9 +155,10 @@ def test_metric_and_verification(tmp_path, exe):
     # What the output holds instead: the line the pattern missed (an integer group for `12.5`), or nothing at all.
     missed = measure(app_from_command(str(exe), metric=make_metric(r"elapsed (\d+) ms", "ms", False)),
                      "start\nelapsed 12.5 ms\ncheck PASS\n", 1.0)[1]
-    assert missed == ("the metric /elapsed (\\d+) ms/ does not occur in the standard output; its last line with "
-                      "'elapsed': 'elapsed 12.5 ms'"), missed
-    assert measure(rate, "", 1.0)[1].endswith("(it is empty: does the program print the metric on standard error?)")
+    assert missed == ("the metric /elapsed (\\d+) ms/ does not occur in the standard output or standard error; its "
+                      "last line with 'elapsed': 'elapsed 12.5 ms'"), missed
+    assert measure(rate, "", 1.0)[1].endswith("(the standard output is empty)")
+    assert measure(rate, "", 1.0, "{3}{app}: rate 2.5\n")[0]["metric_from"] == "stderr"  # a Realm logger's line
     (tmp_path / "ref.txt").write_text("sum 6\nline\n")
     checked = app_from_command(str(exe), verify=make_verify("OK", "grep -q sum \"$MAPPEROPT_STDOUT\"",
                                                             str(tmp_path / "ref.txt"), "^sum"))
@@ -165,7 +178,7 @@ def test_metric_and_verification(tmp_path, exe):
     (tmp_path / "out.txt").write_text("steps took 3 ms\nalive cells: 7\n")
     assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("; its last line: 'alive cells: 7'")
     (tmp_path / "out.txt").write_text("")
-    assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("(it is empty)")
+    assert check_output(pattern, tmp_path, "out.txt", "err.txt").endswith("(the standard output is empty)")
     failing = app_from_command(str(exe), verify=make_verify(command="echo bad numbers; exit 3"))
     assert "exited 3: bad numbers" in check_output(failing, tmp_path, "out.txt", "err.txt")
 

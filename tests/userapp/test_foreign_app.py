@@ -481,3 +481,68 @@ def test_check_reports_the_tunables_the_program_reads_with_another_type_or_never
             "answer: the run aborts (R456)\n  hint: add `Tunable 11 = ") in capsys.readouterr().out
     assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe, keep=True)),
                  "--machine", "1x0x2"]) == 0
+
+
+def _suggested_statements(text: str) -> list[str]:
+    """The DSL statements a suggestion quotes (between backticks), those that are no command line."""
+    return [s for s in re.findall(r"`([^`]*;)`", text) if not s.startswith("mapperopt ")]
+
+
+def test_advice_writes_task_names_that_are_not_identifiers_as_strings(tmp_path, foreign_exe):
+    """With its launches spread over both CPUs and one memory, the advice quotes Layout and CollectMemory statements
+    for the heaviest task, 'Update Values': pasted into the mapper they must parse (a name with a space is a string
+    in the DSL)."""
+    from mapperopt.autoguide import explain
+    from mapperopt.autoguide.explain import task_profile
+    from mapperopt.dsl import parse
+
+    path = app_file(tmp_path, foreign_exe)
+    mapper = ('Task * CPU;\nRegion * * CPU SYSMEM;\nTunable 11 = 4 int32;\n'
+              'def spread(Task task) { return Machine(CPU)[0, task.ipoint[0] % Machine(CPU).size[1]]; }\n'
+              'IndexTaskMap "Initialize Nodes","Update Values" spread;\n')
+    result = run_benchmark(load_app_file(path), mapper, profile=True, out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    assert " " in task_profile(result)[0]["task"], task_profile(result)
+    statements = _suggested_statements(explain(result).suggestion)
+    assert statements, explain(result).explanation
+    for statement in statements:
+        parse(statement, "<suggestion>")
+
+
+def test_advice_tells_a_map_statement_that_uses_one_of_several_processors(tmp_path, foreign_exe):
+    """A mapper that puts every point of the index launches on CPU 0 of two: the advice says so (not that the
+    statement already places the task over both) and proposes a placement, and its run command names the mapper
+    the run used, not a made-up file."""
+    from mapperopt.autoguide import explain
+
+    mapper = tmp_path / "one.dsl"
+    mapper.write_text('Task * CPU;\nRegion * * CPU SYSMEM;\nTunable 11 = 4 int32;\ndef first(Task task) { return Machine(CPU)[0, 0]; }\n'
+                      'IndexTaskMap "Initialize Nodes","Update Values" first;\n')
+    path = app_file(tmp_path, foreign_exe)
+    result = run_benchmark(load_app_file(path), mapper, profile=True, out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    suggestion = explain(result).suggestion
+    assert "already places" not in suggestion, suggestion
+    assert re.match(r"The mapper's IndexTaskMap statement at line 5 puts every point of '(Initialize Nodes|Update "
+                    r"Values)' on CPU 0 \(1 of 2 CPUs used\)\.", suggestion), suggestion
+    assert "places its points block-wise or cyclically over the 2 CPU processors" in suggestion, suggestion
+    unprofiled = run_benchmark(load_app_file(path), mapper, out_dir=tmp_path / "plain")
+    assert f"--mapper {mapper} --profile`" in explain(unprofiled).suggestion, explain(unprofiled).suggestion
+
+
+def test_a_statement_that_matched_nothing_is_said_in_runs_output_with_the_name_it_is_a_prefix_of(tmp_path, foreign_exe,
+                                                                                                 capsys):
+    """`epoch` for the task 'epoch worker' (too short for a close match): `run` prints the mapper's note R453 (it was
+    only in stderr-N.txt) with "did you mean 'epoch worker'?", and check's W315 says the same."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nTunable 11 = 4 int32;\nTask epoch CPU;\n")
+    path = app_file(tmp_path, foreign_exe)
+    capsys.readouterr()
+    main(["check", str(mapper), "--app", str(path)])
+    said = " ".join("".join(capsys.readouterr()).split())
+    assert "warning[W315]: task 'epoch' did not run in discovery" in said and "did you mean 'epoch worker'?" in said, \
+        said
+    assert main(["run", "--app", str(path), "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert (f"note R453: {mapper}:3: this Task statement matched nothing in this run: no task named 'epoch' was "
+            "mapped; did you mean 'epoch worker'?") in printed, printed
