@@ -595,6 +595,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
 
+    if len(store.records) < iters and (store.root / "summary.json").exists():
+        # Extended: its final comparison is set aside before any new iteration, so that a summary.json always covers
+        # every iteration of its folder (a kill between the last iteration and the new comparison left the old one,
+        # and the folder read as finished).
+        _set_aside_final(store.root)
     finishing = False  # in the final comparison
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
@@ -688,9 +693,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     for name in BASELINES[settings.get("baseline", "none")]:
         mappers[name] = name
     evaluator = _evaluator(settings["app"], settings)
-    if (store.root / "summary.json").exists():  # a finished run extended: its final comparison is kept
-        _set_aside_final(store.root)
-    elif (store.root / "final").exists():  # an interrupted comparison's: kept too, never used
+    if (store.root / "final").exists():  # an interrupted comparison's: kept, never used
         (store.root / "final").rename(store.root / f"final-{_next_final(store.root)}")
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
@@ -741,7 +744,7 @@ def _next_final(root: Path) -> int:
 
 def _set_aside_final(root: Path) -> None:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
-    to the next free `final-N/`, with the run folders its summary names, before a longer run measures a new one:
+    to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`)."""
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
     summary = json.loads((root / "summary.json").read_text())
