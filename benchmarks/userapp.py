@@ -433,6 +433,15 @@ def identity(app: UserApp) -> dict:
             "verify": verify, "keep_app_mapper": app.keep_app_mapper, "env": dict(app.env)}
 
 
+def executable_digest(app: UserApp) -> str:
+    """The SHA-256 (hex) of `app`'s executable's contents: another build of the same program has another one."""
+    h = hashlib.sha256()
+    with open(app.exe, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def app_from_identity(recorded: dict) -> UserApp:
     """The program an `identity` records, read again: its application file or its command line, with the recorded
     metric, verification and own-mapper choice where they differ from the file's (options given over it).

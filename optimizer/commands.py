@@ -263,6 +263,29 @@ def _require_same_program(root: Path, settings: dict, bench: Any, iters: int | N
                                   "command without --resume)" if plain else hint)
 
 
+def _require_same_build(root: Path, settings: dict, bench: Any) -> None:
+    """Refuses to continue the tuning folder `root` (its `settings`) of a user's program whose executable's contents
+    changed since the folder recorded them (a rebuild): its iterations, baselines and cached results were measured
+    with the old build, and the search would mix them with the new one's. Folders made before the contents were
+    recorded are not checked.
+
+    Raises:
+        MapperoptError: both digests, and that --new tunes the new build in a folder of its own.
+    """
+    from mapperopt.benchmarks.userapp import UserApp, executable_digest
+
+    recorded = settings.get("executable_sha256")
+    if not isinstance(bench, UserApp) or recorded is None:
+        return
+    now = executable_digest(bench)
+    if now != recorded:
+        raise MapperoptError(f"{root} was tuned with another build of {bench.exe}: the executable's contents changed "
+                             f"since (SHA-256 {recorded[:12]}... in the folder, {now[:12]}... now), and its measurements "
+                             "would be mixed with the new build's",
+                             hint="to tune the new build, give the tune command --new (a folder of its own; this one "
+                                  "stays as it is); to continue this folder, restore the executable it was tuned with")
+
+
 # `tune`'s parameters that a resumed run takes from its folder's settings instead (`--resume DIR`).
 _FOLDER_SETTINGS = ("optimizer", "size", "cpus", "gpus", "csize", "fsize", "zsize", "repeats", "max_repeats",
                     "min_time_s", "timeout_s", "seed", "start", "baseline", "feedback_level", "new", "runs_dir")
@@ -299,7 +322,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     from mapperopt.optimizer.space import SearchSpace
     from mapperopt.probe import run_probe_json
 
-    from mapperopt.benchmarks.userapp import UserApp
+    from mapperopt.benchmarks.userapp import UserApp, executable_digest
 
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
@@ -328,7 +351,8 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
         "search_layouts": layouts,
     }
     if isinstance(bench, UserApp):
-        settings["app_file"] = bench.path
+        # Not part of the request (a folder is found by its command): a continued run checks it (`_require_same_build`)
+        settings.update(app_file=bench.path, executable_sha256=executable_digest(bench))
     # The folder's path is known before it exists: a Ctrl-C that lands while it is being created, or just after,
     # removes it too.
     root, store = TuneStore.new_root(opts["runs_dir"], bench), None
@@ -532,6 +556,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
                               f"extend it, give a larger --iters, e.g. {again}")
                 return
+        _require_same_build(found, settings, bench)  # before the lock: a refusal changes nothing
         store.lock()
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:

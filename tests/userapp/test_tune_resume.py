@@ -112,3 +112,28 @@ def test_a_programs_identity_counts_its_file_and_metric_and_reads_back(tmp_path,
     for app in (walled, timed, filed):
         assert identity(app_from_identity(identity(app))) == identity(app)
     assert app_from_identity(identity(filed)).given == ("metric",)
+
+
+def test_a_rebuilt_program_does_not_continue_the_folder_of_the_old_build(tmp_path, capsys):
+    """A tuning folder records its executable's contents: after a rebuild, the same command (or `--resume DIR`)
+    stops before running anything, says that the executable changed and that --new tunes the new build; no file of
+    the folder changes. It continued silently, the old build's iterations and baselines in one search with the new
+    build's."""
+    exe, *args = command("stencil").split()
+    mine = tmp_path / "stencil"
+    shutil.copy2(exe, mine)
+    spec = " ".join([str(mine), *args])
+    runs = tmp_path / "runs"
+    tune = ["tune", "--app", spec, "--verify-pattern", VERIFIED, *QUICK, "--runs-dir", str(runs)]
+    assert main([*tune, "--iters", "1"]) == 0
+    (root,) = runs.glob("stencil/tune-*")
+    with open(mine, "ab") as f:  # another build: other bytes, the same program
+        f.write(b"\0rebuilt")
+    before = contents(root)
+    capsys.readouterr()
+    for command_line in ([*tune, "--iters", "2"], ["tune", "--resume", str(root), "--iters", "2"]):
+        assert main(command_line) == 1
+        err = flat(capsys.readouterr().err)
+        assert f"{root} was tuned with another build of {mine}" in err, err
+        assert "--new" in err, err
+        assert contents(root) == before
