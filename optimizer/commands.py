@@ -640,8 +640,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if tokens:
             console.print(f"Language-model tokens: {tokens} in total.")
         if store.best() is None:
-            raise MapperoptError(f"no iteration produced a working mapper; see {store.root / 'history.csv'}",
-                                 hint="look at the feedback in iter-NNN/feedback.txt")
+            raise _no_working_mapper(store)
         with say_status(console, f"Measuring the top candidates, the start and the references together "
                                  f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
             finishing = True
@@ -683,6 +682,23 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                   f"summary: {store.root / 'summary.json'}")
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
     console.print(verdict(summary, default_start=settings["start"] == "default"))
+
+
+def _no_working_mapper(store: TuneStore) -> MapperoptError:
+    """The error of a run none of whose iterations worked: when every one failed at the stage Legion's default
+    mapper (the default baseline) failed at too, the program or its verification fails whatever the mapping, and the
+    error says so rather than send the user to feedback that advises running without a mapper."""
+    path = store.root / "baseline-default" / "result.json"
+    default = json.loads(path.read_text()) if path.is_file() else {}
+    history = store.root / "history.csv"
+    if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
+        return MapperoptError(f"no iteration produced a working mapper, and Legion's default mapper failed at stage "
+                              f"{default['stage']} too ({default.get('reason')}): the program, its arguments or its "
+                              f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
+                              hint="fix that first: `mapperopt run` with the same program and no --mapper runs it "
+                                   f"under Legion's default mapper (its files: {path.parent})")
+    return MapperoptError(f"no iteration produced a working mapper; see {history}",
+                          hint="look at the feedback in iter-NNN/feedback.txt")
 
 
 def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -> dict:

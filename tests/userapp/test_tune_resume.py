@@ -137,3 +137,17 @@ def test_a_rebuilt_program_does_not_continue_the_folder_of_the_old_build(tmp_pat
         assert f"{root} was tuned with another build of {mine}" in err, err
         assert "--new" in err, err
         assert contents(root) == before
+
+
+def test_a_program_that_fails_under_the_default_mapper_too_is_said_to_be_no_mappers_fault(tmp_path, capsys):
+    """When every iteration fails as Legion's default mapper (the default baseline) failed, tune concludes that the
+    program or its verification fails whatever the mapping: no mapper is the cause. It ended with "no iteration
+    produced a working mapper ... look at the feedback in iter-NNN/feedback.txt", whose feedback advised running
+    without --mapper, which tune had already done."""
+    runs = tmp_path / "runs"
+    assert main(["tune", "--app", command("stencil"), "--verify-pattern", "no such line", "--baseline", "default",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--iters", "1",
+                 "--runs-dir", str(runs)]) == 1
+    err = flat(capsys.readouterr().err)
+    assert "Legion's default mapper failed at stage verify too" in err, err
+    assert "no mapper is the cause" in err, err
