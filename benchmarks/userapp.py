@@ -433,6 +433,21 @@ def identity(app: UserApp) -> dict:
             "verify": verify, "keep_app_mapper": app.keep_app_mapper, "env": dict(app.env)}
 
 
+# The LD_PRELOAD shim's note, in a DSL run's standard error, that the program registers a mapper of its own.
+_OWN_MAPPER = re.compile(r"^\[mapperopt\] note: the application (.+?) its own mapper \('([^']*)'\)", re.M)
+
+
+def own_mapper(run_dirs) -> str | None:
+    """What the program does with a mapper of its own, as the shim said in the standard error of the DSL runs in
+    `run_dirs` ("adds, as mapper 7, its own mapper ('m')"); None when none says it (the program has none)."""
+    for run_dir in run_dirs:
+        for path in sorted(Path(run_dir).glob("stderr*.txt")):
+            found = _OWN_MAPPER.search(path.read_text(errors="replace"))
+            if found:
+                return f"{found.group(1)} its own mapper ('{found.group(2)}')"
+    return None
+
+
 def executable_digest(app: UserApp) -> str:
     """The SHA-256 (hex) of `app`'s executable's contents: another build of the same program has another one."""
     h = hashlib.sha256()

@@ -773,6 +773,12 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
             summary["start_vs_default"] = space.default_mapper_differences(first.dsl)
         except MapperoptError as exc:
             summary["start_vs_default"] = [f"not evaluated ({exc.message.splitlines()[0]})"]
+        from mapperopt.benchmarks.userapp import own_mapper
+
+        own = own_mapper(d for n in picked for d in measured[n].run_dirs)
+        if own:  # without --mapper, the program maps with it: the `default` reference is not Legion's default mapping
+            summary["start_vs_default"].append(f"the program {own}, which the default reference runs in place of "
+                                               "Legion's default mapper")
     store.write_outputs(final_pick=summary["best_iter"])
     store.write_summary(summary)
     return summary

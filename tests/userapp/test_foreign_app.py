@@ -481,3 +481,16 @@ def test_check_reports_the_tunables_the_program_reads_with_another_type_or_never
             "answer: the run aborts (R456)\n  hint: add `Tunable 11 = ") in capsys.readouterr().out
     assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe, keep=True)),
                  "--machine", "1x0x2"]) == 0
+
+
+def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_exe, tmp_path, capsys):
+    """The `default` reference of a program with its own mapper runs that mapper, not Legion's default one: the
+    start program (Legion's default mapper in the DSL, --start default) is not "the same mapping" as it, and the
+    summary says which mapper the reference ran. It said "the same mapping (the start program is Legion's default
+    mapper written in the DSL)"."""
+    assert main(["tune", "--app", str(app_file(tmp_path, foreign_exe)), "--iters", "1", "--baseline", "default",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the same mapping" not in out, out
+    assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
