@@ -485,7 +485,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     Interrupt at any time: the same command continues the latest unfinished run with the same settings (--new
     starts afresh; --resume DIR continues a given folder). One process at a time may write a folder.
     APP_ARGS (after `--`) are passed to the application; a flag the size or mapperopt already sets (e.g. `-i 5000`,
-    `-ll:csize 4096`) takes the new value.
+    `-ll:csize 4096`) takes the new value; with --app, the program's own flags are
+    added after its arguments (both reach it: a parser that takes the last one sees the new value), Legion's resource
+    flags take the new value.
     """
     from rich.console import Console
     from rich.markup import escape
