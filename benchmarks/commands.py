@@ -82,7 +82,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
                                       f"{traces[0]} ... {traces[-1].name} (one per execution)"))
     console.print(table)
-    cores = protocol.core_warning(s)
+    cores = protocol.core_warning(s) if result.attempts else None  # no word of timings where nothing ran
     if cores:
         console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
     if result.ok:
