@@ -339,7 +339,10 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         under = [t for t in short.values() if t < min_time_s] if calibrated else []
         timeout = under and timeout_s is not None
         out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} measured "
-                                         f"per execution, less than the protocol's minimum of {MIN_TIME_S:g} s, "
+                                         "per execution" + ("" if calibrated else " by the program's time metric (not "
+                                                            "the wall time, Legion's start-up included, that a run's "
+                                                            "result.json gives as `time_s`)")
+                                         + f", less than the protocol's minimum of {MIN_TIME_S:g} s, "
                                          "where timing noise weighs heavily"
                                          + (f" (calibration aimed at {min_time_s:g} s and fell short of it"
                                             + (": it lengthens an execution only while its expected wall time, "

@@ -8,7 +8,8 @@ environment variables, and the figure of merit and the correctness check come fr
 a result line. docs/own-app.md documents the file; `configs/example-app.yaml` is an example.
 
 The optimizer maximises `throughput`: for a metric where lower is better (wall time by default) it is 1/value, in
-"1/<unit>"; `time_s` is the wall time of the execution.
+"1/<unit>"; `time_s` is the wall time of the execution (the measured time that tune's summary and the Short
+measurement warning give is the metric's instead, when it is a time: `protocol.measured_time`).
 """
 
 from __future__ import annotations
