@@ -89,7 +89,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         estimate = protocol.estimate(protocol.values_of(result))
         for title, text in protocol.noise_warnings({"": (estimate, protocol.measured_time(result))},
                                                    "no --once" if once else "a higher --max-repeats",
-                                                   s.get("min_time_s") or 0, "app_file" not in s):
+                                                   s.get("min_time_s") or 0, "app_file" not in s,
+                                                   untimed=protocol.untimed(result.unit) if "app_file" in s else None):
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)

@@ -978,7 +978,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                  if m["estimate"]}
     for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
-                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s):
+                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
+                                               None if calibrated else protocol.untimed(unit)):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     cut = summary.get("interrupted") or []
     if len(cut) == 1:
