@@ -263,11 +263,11 @@ def _require_same_program(root: Path, settings: dict, bench: Any, iters: int | N
                                   "command without --resume)" if plain else hint)
 
 
-def _require_same_build(root: Path, settings: dict, bench: Any) -> None:
-    """Refuses to continue the tuning folder `root` (its `settings`) of a user's program whose executable's contents
-    changed since the folder recorded them (a rebuild): its iterations, baselines and cached results were measured
-    with the old build, and the search would mix them with the new one's. Folders made before the contents were
-    recorded are not checked.
+def require_same_build(root: Path, settings: dict, bench: Any) -> None:
+    """Refuses to continue the tuning or comparison folder `root` (its `settings`) of a user's program whose
+    executable's contents changed since the folder recorded them (a rebuild): its iterations, baselines and cached
+    results were measured with the old build, and they would be mixed with the new one's. Folders made before the
+    contents were recorded are not checked.
 
     Raises:
         MapperoptError: both digests, and that --new tunes the new build in a folder of its own.
@@ -279,11 +279,11 @@ def _require_same_build(root: Path, settings: dict, bench: Any) -> None:
         return
     now = executable_digest(bench)
     if now != recorded:
-        raise MapperoptError(f"{root} was tuned with another build of {bench.exe}: the executable's contents changed "
+        raise MapperoptError(f"{root} was made with another build of {bench.exe}: the executable's contents changed "
                              f"since (SHA-256 {recorded[:12]}... in the folder, {now[:12]}... now), and its measurements "
                              "would be mixed with the new build's",
-                             hint="to tune the new build, give the tune command --new (a folder of its own; this one "
-                                  "stays as it is); to continue this folder, restore the executable it was tuned with")
+                             hint="to measure the new build, give the command --new (a folder of its own; this one "
+                                  "stays as it is); to continue this folder, restore the executable it was made with")
 
 
 # `tune`'s parameters that a resumed run takes from its folder's settings instead (`--resume DIR`).
@@ -351,7 +351,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
         "search_layouts": layouts,
     }
     if isinstance(bench, UserApp):
-        # Not part of the request (a folder is found by its command): a continued run checks it (`_require_same_build`)
+        # Not part of the request (a folder is found by its command): a continued run checks it (`require_same_build`)
         settings.update(app_file=bench.path, executable_sha256=executable_digest(bench))
     # The folder's path is known before it exists: a Ctrl-C that lands while it is being created, or just after,
     # removes it too.
@@ -558,7 +558,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
                               f"extend it, give a larger --iters, e.g. {again}")
                 return
-        _require_same_build(found, settings, bench)  # before the lock: a refusal changes nothing
+        require_same_build(found, settings, bench)  # before the lock: a refusal changes nothing
         store.lock()
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:

@@ -134,7 +134,7 @@ def test_a_rebuilt_program_does_not_continue_the_folder_of_the_old_build(tmp_pat
     for command_line in ([*tune, "--iters", "2"], ["tune", "--resume", str(root), "--iters", "2"]):
         assert main(command_line) == 1
         err = flat(capsys.readouterr().err)
-        assert f"{root} was tuned with another build of {mine}" in err, err
+        assert f"{root} was made with another build of {mine}" in err, err
         assert "--new" in err, err
         assert contents(root) == before
 
@@ -151,3 +151,24 @@ def test_a_program_that_fails_under_the_default_mapper_too_is_said_to_be_no_mapp
     err = flat(capsys.readouterr().err)
     assert "Legion's default mapper failed at stage verify too" in err, err
     assert "no mapper is the cause" in err, err
+
+
+def test_a_rebuilt_program_does_not_continue_the_comparison_of_the_old_build(tmp_path, capsys):
+    """`compare --app` too: the same command after a rebuild finds the comparison of the old build (its folder is
+    named by the command, not the build) and stops before measuring anything, naming the change and --new."""
+    exe, *args = command("stencil").split()
+    mine = tmp_path / "stencil"
+    shutil.copy2(exe, mine)
+    runs = tmp_path / "runs"
+    compare = ["compare", "--app", " ".join([str(mine), *args]), "--iters", "1", "--runs", "1", "--optimizers",
+               "random", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs)]
+    assert main(compare) == 0
+    (folder,) = runs.glob("stencil/compare-*")
+    with open(mine, "ab") as f:
+        f.write(b"\0rebuilt")
+    before = contents(folder)
+    capsys.readouterr()
+    assert main([*compare[:4], "2", *compare[5:]]) == 1  # --iters 2
+    err = flat(capsys.readouterr().err)
+    assert f"{folder} was made with another build of {mine}" in err and "--new" in err, err
+    assert contents(folder) == before
