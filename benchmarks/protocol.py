@@ -367,7 +367,8 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                             f"{max(2 * min_time_s, MIN_TIME_S):g}." if calibrated else
                                             f"; give each execution more work ({work}) and measure again.")))
     if untimed is not None:
-        out.append(("Measured time unknown", f"the metric{f', in {untimed},' if untimed else ', a number without a unit,'} is not a time, so whether the part of each "
+        metric = f"the metric, in {untimed}," if untimed else "the metric, a number without a unit,"
+        out.append(("Measured time unknown", f"{metric} is not a time, so whether the part of each "
                                              "execution the program times reached the protocol's minimum of "
                                              f"{MIN_TIME_S:g} s is not known (a time metric below it gets `Short "
                                              "measurement`): if it is shorter, timing noise weighs heavily; then "

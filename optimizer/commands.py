@@ -280,8 +280,8 @@ def require_same_build(root: Path, settings: dict, bench: Any) -> None:
     now = executable_digest(bench)
     if now != recorded:
         raise MapperoptError(f"{root} was made with another build of {bench.exe}: the executable's contents changed "
-                             f"since (SHA-256 {recorded[:12]}... in the folder, {now[:12]}... now), and its measurements "
-                             "would be mixed with the new build's",
+                             f"since (SHA-256 {recorded[:12]}... in the folder, {now[:12]}... now), and its "
+                             "measurements would be mixed with the new build's",
                              hint="to measure the new build, give the command --new (a folder of its own; this one "
                                   "stays as it is); to continue this folder, restore the executable it was made with")
 
@@ -485,9 +485,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     Interrupt at any time: the same command continues the latest unfinished run with the same settings (--new
     starts afresh; --resume DIR continues a given folder). One process at a time may write a folder.
     APP_ARGS (after `--`) are passed to the application; a flag the size or mapperopt already sets (e.g. `-i 5000`,
-    `-ll:csize 4096`) takes the new value; with --app, the program's own flags are
-    added after its arguments (both reach it: a parser that takes the last one sees the new value), Legion's resource
-    flags take the new value.
+    `-ll:csize 4096`) takes the new value; with --app, the program's own flags are added after its arguments (both
+    reach it: a parser that takes the last one sees the new value), Legion's resource flags take the new value.
     """
     from rich.console import Console
     from rich.markup import escape
