@@ -88,14 +88,15 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
                                       f"{traces[0]} ... {traces[-1].name} (one per execution)"))
     console.print(table)
-    cores = protocol.core_warning(s)
+    cores = protocol.core_warning(s) if result.attempts else None  # no word of timings where nothing ran
     if cores:
         console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
     if result.ok:
         estimate = protocol.estimate(protocol.values_of(result))
         for title, text in protocol.noise_warnings({"": (estimate, protocol.measured_time(result))},
                                                    "no --once" if once else "a higher --max-repeats",
-                                                   s.get("min_time_s") or 0, "app_file" not in s):
+                                                   s.get("min_time_s") or 0, "app_file" not in s,
+                                                   untimed=protocol.untimed(result.unit) if "app_file" in s else None):
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
@@ -271,7 +272,9 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     calibrated to at least --min-time measured seconds, REPEATS to MAX_REPEATS executions with a timeout, their
     trimmed mean and its interval (--once: a single measured execution, calibrated only with --min-time). Stores everything in a run folder. APP_ARGS
     (after `--`) are passed to the application; a flag the size or mapperopt already sets (e.g. `-i 5000`,
-    `-ll:csize 4096`) takes the new value. Exit status 1 when the run failed.
+    `-ll:csize 4096`) takes the new value; with --app, the program's own flags are added after its arguments (both
+    reach it: a parser that takes the last one sees the new value), Legion's resource flags take the new value.
+    Exit status 1 when the run failed.
     """
     from rich.console import Console
 

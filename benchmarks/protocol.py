@@ -265,6 +265,15 @@ def _times(unit: str, throughputs: tuple[float, ...]) -> str:
     return f"{span(*(1 / t for t in reversed(throughputs)))} {time_unit}"
 
 
+def untimed(unit: str | None) -> str | None:
+    """For a user's program's throughput `unit`, the unit of its metric when that is not a time ("" for a number
+    without one; `noise_warnings`' `untimed`), else None: "GB/s" -> "GB/s", "1/cycles" -> "cycles", "1/ms" -> None."""
+    unit = unit or ""
+    if as_time(unit, 1):
+        return None
+    return "" if unit in ("1/metric", "") else unit.removeprefix("1/")  # lower is better: "1/cycles" counts cycles
+
+
 def as_time(unit: str, *throughputs: float) -> str:
     """The time of throughputs in a time metric's unit (`_times`) in parentheses, to print beside them: " (1773 ms)"
     for 0.000564 1/ms; "" for any other unit (display only: stored figures stay throughputs)."""
@@ -280,14 +289,16 @@ def figure(unit: str, *throughputs: float) -> str:
 
 
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
-                   min_time_s: float, calibrated: bool = True, timeout_s: float | None = None
-                   ) -> list[tuple[str, str]]:
+                   min_time_s: float, calibrated: bool = True, timeout_s: float | None = None,
+                   untimed: str | None = None) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
     "No spread estimate": a single execution, whose interval (`low` = `high`) says nothing of the noise;
     "Too few executions for an interval": fewer than `MIN_INTERVAL_VALUES`, whose interval is not quoted;
-    "Short measurement": executions that measured less than `MIN_TIME_S` seconds each (the median of a mapper's).
+    "Short measurement": executions that measured less than `MIN_TIME_S` seconds each (the median of a mapper's);
+    "Measured time unknown": a user's program whose metric is not a time (`untimed`), whose executions may be as
+    short without a word.
 
     Args:
         measured: name -> (estimate, median measured seconds per execution or None when unknown, as for a user's
@@ -298,6 +309,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         calibrated: False for a user's program, whose arguments alone fix the work of an execution (no --min-time).
         timeout_s: the --timeout the user gave, seconds (None: none): calibration keeps an execution's expected
             wall time within half of it, so executions that fell short of `min_time_s` name it.
+        untimed: the unit of a user's program's metric that is not a time (GB/s, say; "": none), else None.
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
@@ -339,7 +351,10 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         under = [t for t in short.values() if t < min_time_s] if calibrated else []
         timeout = under and timeout_s is not None
         out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} measured "
-                                         f"per execution, less than the protocol's minimum of {MIN_TIME_S:g} s, "
+                                         "per execution" + ("" if calibrated else " by the program's time metric (not "
+                                                            "the wall time, Legion's start-up included, that a run's "
+                                                            "result.json gives as `time_s`)")
+                                         + f", less than the protocol's minimum of {MIN_TIME_S:g} s, "
                                          "where timing noise weighs heavily"
                                          + (f" (calibration aimed at {min_time_s:g} s and fell short of it"
                                             + (": it lengthens an execution only while its expected wall time, "
@@ -351,6 +366,13 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                             f"; measure again with a larger --size or --min-time "
                                             f"{max(2 * min_time_s, MIN_TIME_S):g}." if calibrated else
                                             f"; give each execution more work ({work}) and measure again.")))
+    if untimed is not None:
+        metric = f"the metric, in {untimed}," if untimed else "the metric, a number without a unit,"
+        out.append(("Measured time unknown", f"{metric} is not a time, so whether the part of each "
+                                             "execution the program times reached the protocol's minimum of "
+                                             f"{MIN_TIME_S:g} s is not known (a time metric below it gets `Short "
+                                             "measurement`): if it is shorter, timing noise weighs heavily; then "
+                                             f"give each execution more work ({work})."))
     return out
 
 

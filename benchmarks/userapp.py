@@ -8,7 +8,8 @@ environment variables, and the figure of merit and the correctness check come fr
 a result line. docs/own-app.md documents the file; `configs/example-app.yaml` is an example.
 
 The optimizer maximises `throughput`: for a metric where lower is better (wall time by default) it is 1/value, in
-"1/<unit>"; `time_s` is the wall time of the execution.
+"1/<unit>"; `time_s` is the wall time of the execution (the measured time that tune's summary and the Short
+measurement warning give is the metric's instead, when it is a time: `protocol.measured_time`).
 """
 
 from __future__ import annotations
@@ -459,6 +460,30 @@ def identity(app: UserApp) -> dict:
     return {"file": str(Path(app.path).resolve()) if app.path else None, "executable": str(app.exe),
             "args": {size: list(args) for size, args in app.args.items()}, "metric": asdict(app.metric),
             "verify": verify, "keep_app_mapper": app.keep_app_mapper, "env": dict(app.env)}
+
+
+# The LD_PRELOAD shim's note, in a DSL run's standard error, that the program registers a mapper of its own.
+_OWN_MAPPER = re.compile(r"^\[mapperopt\] note: the application (.+?) its own mapper \('([^']*)'\)", re.M)
+
+
+def own_mapper(run_dirs) -> str | None:
+    """What the program does with a mapper of its own, as the shim said in the standard error of the DSL runs in
+    `run_dirs` ("adds, as mapper 7, its own mapper ('m')"); None when none says it (the program has none)."""
+    for run_dir in run_dirs:
+        for path in sorted(Path(run_dir).glob("stderr*.txt")):
+            found = _OWN_MAPPER.search(path.read_text(errors="replace"))
+            if found:
+                return f"{found.group(1)} its own mapper ('{found.group(2)}')"
+    return None
+
+
+def executable_digest(app: UserApp) -> str:
+    """The SHA-256 (hex) of `app`'s executable's contents: another build of the same program has another one."""
+    h = hashlib.sha256()
+    with open(app.exe, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def app_from_identity(recorded: dict) -> UserApp:

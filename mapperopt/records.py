@@ -52,7 +52,8 @@ class RunResult:
             for one execution.
         no_spread: why `spread` and `interval` are None although the run succeeded ("one measured execution: no
             estimate of the noise"), else None.
-        time_s: median measured time of the timed iterations, seconds.
+        time_s: median measured time of the timed iterations, seconds (a user's program: the executions' wall
+            time, Legion's start-up included; `protocol.measured_time` gives its time metric).
         attempts: every execution, in order.
         run_dir: folder holding the run's files (docs/running.md, docs/tuning.md).
         dsl: the mapper's DSL text, or None for Legion's default mapper.

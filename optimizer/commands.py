@@ -263,6 +263,29 @@ def _require_same_program(root: Path, settings: dict, bench: Any, iters: int | N
                                   "command without --resume)" if plain else hint)
 
 
+def require_same_build(root: Path, settings: dict, bench: Any) -> None:
+    """Refuses to continue the tuning or comparison folder `root` (its `settings`) of a user's program whose
+    executable's contents changed since the folder recorded them (a rebuild): its iterations, baselines and cached
+    results were measured with the old build, and they would be mixed with the new one's. Folders made before the
+    contents were recorded are not checked.
+
+    Raises:
+        MapperoptError: both digests, and that --new tunes the new build in a folder of its own.
+    """
+    from mapperopt.benchmarks.userapp import UserApp, executable_digest
+
+    recorded = settings.get("executable_sha256")
+    if not isinstance(bench, UserApp) or recorded is None:
+        return
+    now = executable_digest(bench)
+    if now != recorded:
+        raise MapperoptError(f"{root} was made with another build of {bench.exe}: the executable's contents changed "
+                             f"since (SHA-256 {recorded[:12]}... in the folder, {now[:12]}... now), and its "
+                             "measurements would be mixed with the new build's",
+                             hint="to measure the new build, give the command --new (a folder of its own; this one "
+                                  "stays as it is); to continue this folder, restore the executable it was made with")
+
+
 # `tune`'s parameters that a resumed run takes from its folder's settings instead (`--resume DIR`).
 _FOLDER_SETTINGS = ("optimizer", "size", "cpus", "gpus", "csize", "fsize", "zsize", "repeats", "max_repeats",
                     "min_time_s", "timeout_s", "seed", "start", "baseline", "feedback_level", "new", "runs_dir")
@@ -299,7 +322,7 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     from mapperopt.optimizer.space import SearchSpace
     from mapperopt.probe import run_probe_json
 
-    from mapperopt.benchmarks.userapp import UserApp
+    from mapperopt.benchmarks.userapp import UserApp, executable_digest
 
     size = load_config(bench).size(opts["size"])
     gpus = size.gpus if opts["gpus"] is None else opts["gpus"]
@@ -328,7 +351,8 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
         "search_layouts": layouts,
     }
     if isinstance(bench, UserApp):
-        settings["app_file"] = bench.path
+        # Not part of the request (a folder is found by its command): a continued run checks it (`require_same_build`)
+        settings.update(app_file=bench.path, executable_sha256=executable_digest(bench))
     # The folder's path is known before it exists: a Ctrl-C that lands while it is being created, or just after,
     # removes it too.
     root, store = TuneStore.new_root(opts["runs_dir"], bench), None
@@ -461,7 +485,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     Interrupt at any time: the same command continues the latest unfinished run with the same settings (--new
     starts afresh; --resume DIR continues a given folder). One process at a time may write a folder.
     APP_ARGS (after `--`) are passed to the application; a flag the size or mapperopt already sets (e.g. `-i 5000`,
-    `-ll:csize 4096`) takes the new value.
+    `-ll:csize 4096`) takes the new value; with --app, the program's own flags are added after its arguments (both
+    reach it: a parser that takes the last one sees the new value), Legion's resource flags take the new value.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -532,6 +557,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
                               f"extend it, give a larger --iters, e.g. {again}")
                 return
+        require_same_build(found, settings, bench)  # before the lock: a refusal changes nothing
         store.lock()
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
@@ -595,6 +621,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")
 
+    if len(store.records) < iters and (store.root / "summary.json").exists():
+        # Extended: its final comparison is set aside before any new iteration, so that a summary.json always covers
+        # every iteration of its folder (a kill between the last iteration and the new comparison left the old one,
+        # and the folder read as finished).
+        _set_aside_final(store.root)
     finishing = False  # in the final comparison
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
@@ -610,8 +641,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if tokens:
             console.print(f"Language-model tokens: {tokens} in total.")
         if store.best() is None:
-            raise MapperoptError(f"no iteration produced a working mapper; see {store.root / 'history.csv'}",
-                                 hint="look at the feedback in iter-NNN/feedback.txt")
+            raise _no_working_mapper(store)
         with say_status(console, f"Measuring the top candidates, the start and the references together "
                                  f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
             finishing = True
@@ -655,6 +685,23 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console.print(verdict(summary, default_start=settings["start"] == "default"))
 
 
+def _no_working_mapper(store: TuneStore) -> MapperoptError:
+    """The error of a run none of whose iterations worked: when every one failed at the stage Legion's default
+    mapper (the default baseline) failed at too, the program or its verification fails whatever the mapping, and the
+    error says so rather than send the user to feedback that advises running without a mapper."""
+    path = store.root / "baseline-default" / "result.json"
+    default = json.loads(path.read_text()) if path.is_file() else {}
+    history = store.root / "history.csv"
+    if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
+        return MapperoptError(f"no iteration produced a working mapper, and Legion's default mapper failed at stage "
+                              f"{default['stage']} too ({default.get('reason')}): the program, its arguments or its "
+                              f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
+                              hint="fix that first: `mapperopt run` with the same program and no --mapper runs it "
+                                   f"under Legion's default mapper (its files: {path.parent})")
+    return MapperoptError(f"no iteration produced a working mapper; see {history}",
+                          hint="look at the feedback in iter-NNN/feedback.txt")
+
+
 def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -> dict:
     """Measures together (`protocol.measure_together`, `rounds` interleaved rounds) the `FINAL_CANDIDATES`
     best distinct programs of the journal (the loop's best among them), the start program and the reference
@@ -688,9 +735,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     for name in BASELINES[settings.get("baseline", "none")]:
         mappers[name] = name
     evaluator = _evaluator(settings["app"], settings)
-    if (store.root / "summary.json").exists():  # a finished run extended: its final comparison is kept
-        _set_aside_final(store.root)
-    elif (store.root / "final").exists():  # an interrupted comparison's: kept too, never used
+    if (store.root / "final").exists():  # an interrupted comparison's: kept, never used
         (store.root / "final").rename(store.root / f"final-{_next_final(store.root)}")
     measured = protocol.measure_together(bench, mappers, rounds, store.root / "final",
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
@@ -729,6 +774,12 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
             summary["start_vs_default"] = space.default_mapper_differences(first.dsl)
         except MapperoptError as exc:
             summary["start_vs_default"] = [f"not evaluated ({exc.message.splitlines()[0]})"]
+        from mapperopt.benchmarks.userapp import own_mapper
+
+        own = own_mapper(d for n in picked for d in measured[n].run_dirs)
+        if own:  # without --mapper, the program maps with it: the `default` reference is not Legion's default mapping
+            summary["start_vs_default"].append(f"the program {own}, which the default reference runs in place of "
+                                               "Legion's default mapper")
     store.write_outputs(final_pick=summary["best_iter"])
     store.write_summary(summary)
     return summary
@@ -741,7 +792,7 @@ def _next_final(root: Path) -> int:
 
 def _set_aside_final(root: Path) -> None:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
-    to the next free `final-N/`, with the run folders its summary names, before a longer run measures a new one:
+    to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`)."""
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
     summary = json.loads((root / "summary.json").read_text())
@@ -926,7 +977,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                  if m["estimate"]}
     for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
-                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s):
+                                               summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
+                                               None if calibrated else protocol.untimed(unit)):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     cut = summary.get("interrupted") or []
     if len(cut) == 1:

@@ -60,13 +60,13 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, size_options
-from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options
+from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout,
-                                          require_start_file)
+                                          require_same_build, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
 
@@ -394,6 +394,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                  + "; ".join(f"{k} {_setting_text(was)} (this command: {_setting_text(now)})"
                                              for k, was, now in differ),
                                  hint="give the program as the command that made the comparison gave it")
+    if opts.get("tune", True) and (folder / "settings.json").exists():  # not in its name: found after a rebuild too
+        require_same_build(folder, json.loads((folder / "settings.json").read_text()), bench)
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
         _no_comparison(bench, opts["runs_dir"], folder, asked)
     if not opts.get("tune", True) and opts.get("final", True):
@@ -435,8 +437,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             say(f"Comparison folder: {folder}")
         if opts.get("tune", True):  # --report-only changes nothing of the comparison
             jobs = _jobs_by_command(folder, cores, say)
+            build = {"executable_sha256": executable_digest(bench)} if isinstance(bench, UserApp) else {}
             (folder / "settings.json").write_text(json.dumps({"schema": SCHEMA, **asked, "app_description": app,
-                                                              "machine": machine, "jobs_by_command": jobs},
+                                                              "machine": machine, "jobs_by_command": jobs, **build},
                                                              indent=2) + "\n")
         if opts["start"] not in ("default", "random"):
             from mapperopt.optimizer.space import SearchSpace

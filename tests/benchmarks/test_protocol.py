@@ -160,6 +160,8 @@ def test_measured_time_is_a_benchmarks_timed_loop_or_a_users_time_metric():
     (title, text), = protocol.noise_warnings({"": (protocol.estimate([1.0, 1.1, 1.05]), 0.12)}, "more", 0.5,
                                              calibrated=False)
     assert title == "Short measurement" and "0.12 s measured per execution" in text
+    # which time: the program's own figure, not the wall time a run's result.json calls `time_s`
+    assert "measured per execution by the program's time metric (not the wall time" in text, text
     assert "--min-time" not in text and "calibration" not in text and "application file" in text
 
 

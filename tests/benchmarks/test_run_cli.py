@@ -173,6 +173,22 @@ def test_run_warns_once_of_more_processors_than_cores(tmp_path, capsys, monkeypa
     assert "More processors than cores" not in capsys.readouterr().out
 
 
+def test_no_core_warning_for_a_run_that_never_ran(tmp_path, capsys, monkeypatch):
+    """A mapper that fails `check` runs nothing: no word about its timings (it said that its timings are slower
+    and noisier with more processors than cores)."""
+    import os
+
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("Task no_such_task CPU;\n")
+    capsys.readouterr()
+    assert main(["run", "circuit", "--cpus", "4", "--once", "--mapper", str(bad), "--out", str(tmp_path / "run")]) == 1
+    out = capsys.readouterr().out
+    assert "failed at stage check" in out, out
+    assert "More processors than cores" not in out, out
+
+
 def test_a_failure_inside_autoguide_keeps_the_runs_summary_and_feedback(tmp_path, capsys, monkeypatch):
     """AutoGuide failing on a run (a bug of its own, here forced) leaves the run its summary and feedback.json: the
     feedback keeps the throughput and says that AutoGuide failed, naming the exception."""

@@ -439,5 +439,6 @@ def test_an_interrupted_final_comparison_is_kept_and_recorded(tmp_path, monkeypa
     assert ("Interrupted: final-1, a final comparison cut short before it ended (it holds runs of default, iter-5); "
             "not used, kept and named in summary.json under `interrupted`.") in out, out
     # Extended: the finished comparison goes to final-2 (replaced), the interrupted one stays named.
+    commands._set_aside_final(store.root)  # as `tune` does before an extension's first iteration
     again = commands.final_comparison("circuit", store, rounds=3)
     assert again["replaced"] == ["final-2"] and again["interrupted"] == summary["interrupted"], again

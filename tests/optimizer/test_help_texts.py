@@ -65,3 +65,15 @@ def test_the_timeout_default_says_what_each_execution_gets():
             f"--min-time, as calibration lengthens an execution only within half of it [default: {adaptive} "
             "(until one succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
             "re-measurement with the best and the final measurement get the size's]") in compare_text, compare_text
+
+
+def test_run_and_tune_help_say_a_programs_own_flags_after_the_separator_are_added_not_replaced():
+    """`-- -nx 64` with --app is added after the program's own arguments (`-nx 256 ... -nx 64`: its parser decides
+    which counts); the help said that a flag already set "takes the new value", true of the benchmarks and of
+    Legion's resource flags only."""
+    from mapperopt.benchmarks.commands import run
+
+    for command in (run, tune):
+        text = _help(command)
+        assert ("with --app, the program's own flags are added after its arguments (both reach it: a parser that "
+                "takes the last one sees the new value)") in text, (command.name, text)

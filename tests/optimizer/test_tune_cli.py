@@ -492,3 +492,29 @@ def test_extending_a_finished_run_keeps_its_earlier_final_comparison(tmp_path, o
                   if p.is_file() and p.name != "summary.json") == executions
     assert all((root / d).is_dir() and Path(d).parts[0] == "final-1"  # relative to the folder, as every path in it
                for m in kept["measured"].values() for d in m["run_dirs"])
+
+
+def test_an_extension_that_dies_before_its_final_comparison_is_not_finished(tmp_path, offline, capsys, monkeypatch):
+    """An extended run that dies after its last iteration but before its final comparison (a SIGKILL, or the pipe
+    it prints to closed: Python raises BrokenPipeError at the next print) is not finished: the next command measures
+    the final comparison of all its iterations. It was "finished with 2 iterations: nothing to do", with the
+    summary.json of the run before the extension, which had not seen iteration 2."""
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+
+    def dies(*args, **kwargs):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(commands, "final_comparison", dies)
+    with pytest.raises(SystemExit):  # click's exit on a closed pipe
+        main(["tune", "--resume", str(root), "--iters", "2"])
+    monkeypatch.undo()
+    assert len(TuneStore.open(root).records) == 2
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "2"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "nothing to do" not in out, out
+    assert "Measured together" in out, out
+    summary = json.loads((root / "summary.json").read_text())
+    assert summary["replaced"] == ["final-1"]  # the run's first final comparison, kept

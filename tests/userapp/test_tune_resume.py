@@ -112,3 +112,63 @@ def test_a_programs_identity_counts_its_file_and_metric_and_reads_back(tmp_path,
     for app in (walled, timed, filed):
         assert identity(app_from_identity(identity(app))) == identity(app)
     assert app_from_identity(identity(filed)).given == ("metric",)
+
+
+def test_a_rebuilt_program_does_not_continue_the_folder_of_the_old_build(tmp_path, capsys):
+    """A tuning folder records its executable's contents: after a rebuild, the same command (or `--resume DIR`)
+    stops before running anything, says that the executable changed and that --new tunes the new build; no file of
+    the folder changes. It continued silently, the old build's iterations and baselines in one search with the new
+    build's."""
+    exe, *args = command("stencil").split()
+    mine = tmp_path / "stencil"
+    shutil.copy2(exe, mine)
+    spec = " ".join([str(mine), *args])
+    runs = tmp_path / "runs"
+    tune = ["tune", "--app", spec, "--verify-pattern", VERIFIED, *QUICK, "--runs-dir", str(runs)]
+    assert main([*tune, "--iters", "1"]) == 0
+    (root,) = runs.glob("stencil/tune-*")
+    with open(mine, "ab") as f:  # another build: other bytes, the same program
+        f.write(b"\0rebuilt")
+    before = contents(root)
+    capsys.readouterr()
+    for command_line in ([*tune, "--iters", "2"], ["tune", "--resume", str(root), "--iters", "2"]):
+        assert main(command_line) == 1
+        err = flat(capsys.readouterr().err)
+        assert f"{root} was made with another build of {mine}" in err, err
+        assert "--new" in err, err
+        assert contents(root) == before
+
+
+def test_a_program_that_fails_under_the_default_mapper_too_is_said_to_be_no_mappers_fault(tmp_path, capsys):
+    """When every iteration fails as Legion's default mapper (the default baseline) failed, tune concludes that the
+    program or its verification fails whatever the mapping: no mapper is the cause. It ended with "no iteration
+    produced a working mapper ... look at the feedback in iter-NNN/feedback.txt", whose feedback advised running
+    without --mapper, which tune had already done."""
+    runs = tmp_path / "runs"
+    assert main(["tune", "--app", command("stencil"), "--verify-pattern", "no such line", "--baseline", "default",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--iters", "1",
+                 "--runs-dir", str(runs)]) == 1
+    err = flat(capsys.readouterr().err)
+    assert "Legion's default mapper failed at stage verify too" in err, err
+    assert "no mapper is the cause" in err, err
+
+
+def test_a_rebuilt_program_does_not_continue_the_comparison_of_the_old_build(tmp_path, capsys):
+    """`compare --app` too: the same command after a rebuild finds the comparison of the old build (its folder is
+    named by the command, not the build) and stops before measuring anything, naming the change and --new."""
+    exe, *args = command("stencil").split()
+    mine = tmp_path / "stencil"
+    shutil.copy2(exe, mine)
+    runs = tmp_path / "runs"
+    compare = ["compare", "--app", " ".join([str(mine), *args]), "--iters", "1", "--runs", "1", "--optimizers",
+               "random", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs)]
+    assert main(compare) == 0
+    (folder,) = runs.glob("stencil/compare-*")
+    with open(mine, "ab") as f:
+        f.write(b"\0rebuilt")
+    before = contents(folder)
+    capsys.readouterr()
+    assert main([*compare[:4], "2", *compare[5:]]) == 1  # --iters 2
+    err = flat(capsys.readouterr().err)
+    assert f"{folder} was made with another build of {mine}" in err and "--new" in err, err
+    assert contents(folder) == before

@@ -262,3 +262,15 @@ def test_the_documented_metric_reads_the_result_lines_throughput(tmp_path):
         (line,) = [json.loads(t.split(" ", 1)[1]) for t in stdout.splitlines() if t.startswith("MAPPEROPT_RESULT ")]
         assert attempt["result"]["throughput"] == pytest.approx(line["throughput"], rel=1e-9)
         assert attempt["result"]["unit"] == line["unit"] == "GFLOPS"
+
+
+def test_a_metric_that_is_not_a_time_says_the_measured_time_is_unknown(tmp_path, capsys):
+    """A time metric shorter than the protocol's 0.5 s gets `Short measurement`; the same solve measured by a
+    throughput (GFLOPS) got no word at all, although it is just as noise-dominated. Now the run says that the
+    measured time per execution is unknown with such a metric, and what to check."""
+    capsys.readouterr()
+    assert main(["run", "--app", command("circuit"), "--metric", r'"throughput": *([0-9.eE+-]+)', "--unit",
+                 "GFLOPS", "--higher-is-better", "--once", "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("Measured time unknown: the metric, in GFLOPS, is not a time, so whether the part of each execution the "
+            "program times reached the protocol's minimum of 0.5 s is not known") in out, out
