@@ -650,7 +650,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.stop()
         # as it was named, or not at all (`--resume DIR` alone)
         program = [] if plain else app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]
-        again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters)])
+        # --final-rounds is this command's, not the folder's: named, so that the final comparison keeps it
+        rounds = ["--final-rounds", str(final_rounds)] if final_rounds != FINAL_ROUNDS else []
+        again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
         # With --new the same command would start yet another run: only --resume continues this one.
         n = len(store.records)
         console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "

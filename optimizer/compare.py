@@ -270,8 +270,14 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
         if ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
             options[key] = stored[key]
     final = folder / "final.json"  # a final measurement in other rounds would be made again
-    if ctx.get_parameter_source("final_rounds") is not ParameterSource.COMMANDLINE and final.exists():
-        options["final_rounds"] = json.loads(final.read_text()).get("rounds", FINAL_ROUNDS)
+    if ctx.get_parameter_source("final_rounds") is not ParameterSource.COMMANDLINE:
+        measured = json.loads(final.read_text()) if final.exists() else {}
+        if measured.get("groups"):
+            options["final_rounds"] = measured.get("rounds", FINAL_ROUNDS)
+        elif any(folder.glob("final-*")):  # its rounds are known only once a group of it has ended
+            console.print(f"Note: no final measurement of {folder} has ended: it is made in "
+                          f"{_rounds(FINAL_ROUNDS)} (--final-rounds' default), whatever a measurement cut short "
+                          "asked for; give --final-rounds to choose.")
     return options
 
 
@@ -464,9 +470,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         # repeat-major: a comparison stopped early has every optimizer alike
         jobs = [(name, r) for r in range(opts["repeats"]) for name in optimizers]
         errors: list[str] = []
-        if opts.get("remeasure"):
-            _set_aside(folder, opts["final_rounds"], {f"{name}-{r}" for name in optimizers for r in opts["remeasure"]},
-                       say)
+        # the runs whose groups are measured again: those groups stay in use until the new measurement ends
+        ctx["again"] = _set_aside(folder, opts["final_rounds"],
+                                  {f"{name}-{r}" for name in optimizers for r in opts.get("remeasure") or ()}, say)
         if opts.get("tune", True):
             earlier = json.loads((folder / "final.json").read_text()) if (folder / "final.json").exists() else {}
             if earlier.get("groups") and earlier.get("rounds") != opts["final_rounds"]:
@@ -484,7 +490,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                           for name in optimizers]
                 done = [_outcome(folder, name, r, opts) for name in optimizers]
                 if not serial and opts.get("final", True) and not all(
-                        o is not None and (o.best is None or _group_of(o, finals)) for o in done):
+                        o is not None and (o.best is None or _measured(o, finals, ctx["again"])) for o in done):
                     # the repeat's final measurement as soon as its runs are done, while later repeats tune
                     tasks.append((f"final measurement final-{n}", _measure_runs,
                                   (ctx, [(name, r) for name in optimizers], opts["final_rounds"], f"final-{n}"),
@@ -535,10 +541,14 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             normalization = (f"best program's throughput as its run measured it / the {reference} mapper's first "
                              "measurement (no final measurement yet); failures count 0")
         summary = summarize(outcomes, final_reference, curve_expert=first)
+        # how the runs were measured: a --report-only's own --jobs measured nothing
+        last = (json.loads((folder / "settings.json").read_text()).get("jobs_by_command") or [None])[-1] \
+            if not opts.get("tune", True) else None
+        ran = last or {"jobs": len(cores), "cores_per_job": len(cores[0]) if cores[0] else None}
         summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
                        reference_throughput=final_reference, reference_first_throughput=first, settings=asked,
-                       normalization=normalization, cores_per_job=len(cores[0]) if cores[0] else None,
-                       jobs=len(cores), left_out=left_out, **measured)
+                       normalization=normalization, cores_per_job=ran["cores_per_job"], jobs=ran["jobs"],
+                       left_out=left_out, **measured)
         # --report-only of other runs than those of the command that last ran the comparison (settings.json):
         # printed only, so that the report files never describe part of it as the whole
         stored = json.loads((folder / "settings.json").read_text())
@@ -870,6 +880,12 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
     path = folder / "final.json"
     stored = json.loads(path.read_text()) if path.exists() else {}
     if not stored.get("groups"):
+        if stored.get("replaced"):  # measured, then set aside: the report would pass tuning figures off as its own
+            raise MapperoptError(f"no group of the final measurement of {folder} is in use: those it made, "
+                                 f"{', '.join(g['folder'] for g in stored['replaced'])}, are set aside in final.json "
+                                 "under `replaced` (a measurement made again was cut short), so this report would "
+                                 "show the tuning runs' own figures; nothing was written",
+                                 hint="run the command without --report-only to measure them again")
         return
     if stored["rounds"] != opts["final_rounds"]:
         raise MapperoptError(f"--final-rounds {opts['final_rounds']}: the final measurement of {folder} was made in "
@@ -877,9 +893,18 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
                              "nothing was written",
                              hint=f"give --final-rounds {stored['rounds']} to report it (without --report-only, "
                                   f"--final-rounds {opts['final_rounds']} measures again, keeping it)")
+    # a best after --iters that is another iteration than the measured comparison's (its settings.json --iters),
+    # even one whose program another run's best had and so was measured, is not the run's measured best
+    made_iters = json.loads((folder / "settings.json").read_text()).get("iters")
+
+    def differs(o: RunOutcome) -> bool:
+        full = _outcome(folder, o.optimizer, o.repeat - 1, {**opts, "iters": made_iters}) if made_iters else None
+        return _group_of(o, stored) is None or (full is not None and full.best is not None
+                                                and full.best.iter != o.best.iter)
+
     other = [o.folder.name for r in range(opts["repeats"]) for name in optimizers
              if (o := _outcome(folder, name, r, opts)) is not None and o.best is not None
-             and _group_of(o, stored) is None and any(o.folder.name in g["runs"] for g in stored["groups"])]
+             and any(o.folder.name in g["runs"] for g in stored["groups"]) and differs(o)]
     if other:
         # their journals' length: the comparison that measured them tuned them that far
         made = max(len(TuneStore.open(folder / name).records) for name in other)
@@ -889,26 +914,24 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
                              hint=f"give the --iters of the command that measured it (--iters {made})")
 
 
-def _set_aside(folder: Path, rounds: int, runs: set[str], say: Callable) -> None:
-    """Moves the final measurement's groups that measured any of `runs` (run folder names) to final.json's
-    `replaced` list, so that all of their runs are measured again (e.g. after a measurement on a loaded machine)."""
+def _set_aside(folder: Path, rounds: int, runs: set[str], say: Callable) -> set[str]:
+    """The runs of the final measurement's groups that measured any of `runs` (run folder names), all of which are
+    measured again (e.g. after a measurement on a loaded machine). Their groups stay in final.json, and in use,
+    until a new group measures them (`_record_group` then moves them to `replaced`): a measurement cut short loses
+    nothing."""
     stored = _load_finals(folder, rounds)
     old = [g for g in stored["groups"] if runs & set(g["runs"])]
     if not old:
-        return
-    _replace(folder, stored, old)
+        if runs:
+            say(f"Nothing to measure again: no group of the final measurement holds {', '.join(sorted(runs))}.")
+        return set()
     # a run in two groups (final.json of an earlier version, which kept an extended run's first group) named once
+    again = list(dict.fromkeys(r for g in old for r in g["runs"]))
     groups = ", ".join(g["folder"] for g in old)
-    say(f"Measuring again: {', '.join(dict.fromkeys(r for g in old for r in g['runs']))} ("
-        + (f"their group {groups} is" if len(old) == 1 else f"their groups {groups} are")
-        + " kept in final.json under `replaced`).")
-
-
-def _replace(folder: Path, stored: dict, old: list[dict]) -> None:
-    """Moves the groups `old` of final.json's content `stored` to its `replaced` list, and writes it."""
-    stored["groups"] = [g for g in stored["groups"] if g not in old]
-    stored["replaced"] = stored.get("replaced", []) + old
-    _write_finals(folder, stored)
+    say(f"Measuring again: {', '.join(again)} ("
+        + (f"their group {groups} moves" if len(old) == 1 else f"their groups {groups} move")
+        + " to `replaced` in final.json once the new measurement ends).")
+    return set(again)
 
 
 def _write_finals(folder: Path, stored: dict) -> None:
@@ -929,7 +952,12 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
     if not new:
         return
     stored["interrupted"] = stored.get("interrupted", []) + new
-    _write_finals(folder, stored)
+    # written into final.json as it is: groups that `stored` sets aside (another --final-rounds) stay in use there
+    # until a new group is measured
+    path = folder / "final.json"
+    on_disk = json.loads(path.read_text()) if path.exists() else stored
+    on_disk["interrupted"] = stored["interrupted"]
+    _write_finals(folder, on_disk)
     held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in new)
     one = len(new) == 1
     say(f"Interrupted: {held}: {'a final measurement' if one else 'final measurements'} cut short before "
@@ -964,6 +992,7 @@ def _record_group(ctx: dict, stored: dict, result: dict | None, errors: list[str
         stored["replaced"] = stored.get("replaced", []) + old
     stored["groups"].append({**result, "reference": measured[reference]["estimate"]["value"]})
     _write_finals(ctx["folder"], stored)  # a group measured is kept even if the others are interrupted
+    ctx["again"] = set(ctx.get("again", ())) - set(result["runs"])  # measured again: done
     if old:
         say(f"{', '.join(g['folder'] for g in old)}: kept in final.json under `replaced` ({result['folder']} "
             f"measured {', '.join(sorted(set(result['runs']) & {r for g in old for r in g['runs']}))} again).")
@@ -1014,24 +1043,25 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
     """
     folder = ctx["folder"]
     stored = _load_finals(folder, rounds)
+    again = set(ctx.get("again", ()))
     if measure:
         # A run extended (a larger --iters) or tuned again whose best is not the program its group measured: the
         # group is set aside whole, as --remeasure does, and its runs measured again together with the expert, so
-        # that the runs of one group are scored against one measurement of it.
-        changed = [o.folder.name for o in outcomes if o.best is not None and any(
+        # that the runs of one group are scored against one measurement of it (the group stays in use until then).
+        changed = [o.folder.name for o in outcomes if o.best is not None and o.folder.name not in again and any(
             o.folder.name in g["runs"] and _program(o.best) not in g["measured"] for g in stored["groups"])]
         stale = [g for g in stored["groups"] if set(changed) & set(g["runs"])]
         if stale:
-            _replace(folder, stored, stale)
+            again |= {r for g in stale for r in g["runs"]}
             asked = {o.folder.name for o in outcomes}
             others = [r for g in stale for r in g["runs"] if r not in asked]
             say(f"Measuring again: the best programs of {', '.join(changed)} after {len(outcomes[0].records)} "
                 f"iterations are not those {', '.join(g['folder'] for g in stale)} measured, so "
-                + ("it is" if len(stale) == 1 else "they are") + " kept in final.json under `replaced`, and "
-                "the runs of this command measured again together with the " + ctx["reference"] + " mapper"
+                + ("it moves" if len(stale) == 1 else "they move") + " to `replaced` in final.json once "
+                "the runs of this command are measured again together with the " + ctx["reference"] + " mapper"
                 + (f" ({', '.join(others)}, not asked here, have no final measurement until a command names them)"
                    if others else "") + ".")
-    todo = [o for o in outcomes if o.best is not None and _group_of(o, stored) is None]
+    todo = [o for o in outcomes if o.best is not None and not _measured(o, stored, again)]
     if not todo or not measure:
         return stored
     repeats = sorted({o.repeat for o in todo})
@@ -1060,7 +1090,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)
             measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of the {reference} mapper's first measurement", text]
-                    for title, text in protocol.noise_warnings(measured, "a higher --repeats", min_time, calibrated,
+                    for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
                                                                        timeout_s)]
     final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
              for g in groups}
@@ -1071,6 +1101,15 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
             for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
                                                              timeout_s)]
     return out
+
+
+def _measured(o: RunOutcome, finals: dict, again: set[str]) -> bool:
+    """Whether run `o`'s best has a group of the final measurement that this command does not measure again."""
+    return o.folder.name not in again and _group_of(o, finals) is not None
+
+
+# The expert's first measurement is made once per comparison; --repeats is one of the settings that identify it.
+_NEW_REPEATS = "a higher --repeats in a new comparison (--repeats is one of the settings that identify one)"
 
 
 def _group_of(o: RunOutcome, finals: dict) -> dict | None:
@@ -1296,7 +1335,7 @@ def _runs_list(text: str, runs: int) -> list[int]:
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items or not all(t.isdigit() and 1 <= int(t) <= runs for t in items):
         raise MapperoptError(f"--remeasure {text!r}: expected run numbers from 1 to {runs}, comma-separated",
-                             hint="e.g. --remeasure 3,4,5")
+                             hint=f"e.g. --remeasure {','.join(map(str, range(max(1, runs - 2), runs + 1)))}")
     return sorted({int(t) for t in items})
 
 
@@ -1407,9 +1446,12 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
                                           f"{program['metric']}; {program['verify']})")
             app_args = (bench, *app_args) if bench else app_args
             bench = stored["bench"]
+        elif app_flags.get("app_spec") is None and "app" not in stored and bench != stored["bench"]:
+            console.print(f"Note: {bench}: ignored; {resume_dir} compares {stored['bench']}, which it keeps.")
+            bench = stored["bench"]
         min_time_s = None  # the folder's: refused with --app otherwise
     bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
-    if repeats is not None and source("runs") is not ParameterSource.COMMANDLINE:
+    if repeats is not None and stored is None and source("runs") is not ParameterSource.COMMANDLINE:
         # Until recently compare's --repeats meant --runs: a command written then must not change meaning unseen.
         click.echo(f"note: compare's --repeats {repeats} counts measured executions per mapper, as in run and tune; "
                    f"it used to mean --runs (tuning runs per optimizer): this makes --runs {runs} (give --runs and "
@@ -1420,22 +1462,21 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     check_timeout(bench, size, timeout_s, min_time_s)
     if stored is None:
         require_start_file(start)
-    again = _runs_list(remeasure, runs) if remeasure is not None else []
-    if again and report_only:
+    if remeasure is not None and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
 
     def on_record(label: str, r: IterationRecord) -> None:
-        console.print(escape(progress_line(label, r, iters)))
+        console.print(escape(progress_line(label, r, opts["iters"])))  # a resumed comparison's own --iters
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": runs, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
             "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
             "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
             "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
-            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only,
-            "remeasure": again}
+            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only}
     if stored is not None:
         opts.update(_resumed_options(resume_dir, stored, app_args, console))
+    opts["remeasure"] = _runs_list(remeasure, opts["repeats"]) if remeasure is not None else []
     chosen: list[Path] = []
     try:
         summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record,

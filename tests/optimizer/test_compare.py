@@ -376,7 +376,7 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
     assert main([*args, "--remeasure", "2"]) == 0
     out = capfd.readouterr().out
     assert "Measuring again: random-2" in out and " iter " not in out
-    assert f"(their group {old[0]['folder']} is kept in final.json" in " ".join(out.split()), out  # one group
+    assert f"(their group {old[0]['folder']} moves to `replaced` in final.json" in " ".join(out.split()), out  # one group
     final = json.loads((folder / "final.json").read_text())
     assert final["replaced"] == earlier + old
     [new] = [g for g in final["groups"] if "random-2" in g["runs"]]

@@ -518,3 +518,16 @@ def test_an_extension_that_dies_before_its_final_comparison_is_not_finished(tmp_
     assert "Measured together" in out, out
     summary = json.loads((root / "summary.json").read_text())
     assert summary["replaced"] == ["final-1"]  # the run's first final comparison, kept
+
+
+def test_the_hint_of_an_interrupted_final_comparison_keeps_its_rounds(tmp_path, offline, monkeypatch, capsys):
+    """The command an interrupted final comparison suggests measures it in the rounds this command asked for (it
+    used to drop --final-rounds, which is no setting of the folder, and so measure in the default 5)."""
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "final_comparison", interrupted)
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1", "--final-rounds", "2")) == 130
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"mapperopt tune circuit --resume {only_run(runs)} --iters 1 --final-rounds 2" in out, out

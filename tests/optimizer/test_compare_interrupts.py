@@ -1,0 +1,96 @@
+"""A final measurement made again (`--remeasure`, another `--final-rounds`) and cut short (Ctrl-C) loses nothing: the
+groups it would replace stay in use until the new one ends, and `--report-only` never passes the tuning runs' own
+figures off as the final measurement's. One small real comparison on Circuit (ci size)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mapperopt.benchmarks import protocol
+from mapperopt.errors import MapperoptError
+from mapperopt.optimizer.compare import run_compare
+
+
+def opts(runs_dir: Path, **extra) -> dict:
+    # One execution per mapper of at least 0.05 s, two final rounds: the protocol, cheaply.
+    return {"optimizers": ["random"], "iters": 1, "repeats": 2, "size": "ci", "cpus": None, "gpus": None,
+            "seed": 0, "start": "random", "memory": {}, "executions": 1, "max_executions": 1, "min_time_s": 0.05,
+            "timeout_s": None, "final_rounds": 2, "runs_dir": runs_dir, "new": False, "app_args": (), **extra}
+
+
+def test_an_interrupted_measurement_keeps_the_groups_it_would_replace(tmp_path, monkeypatch):
+    runs_dir, said = tmp_path / "runs", []
+    summary = run_compare("circuit", opts(runs_dir), say=said.append)
+    folder = Path(summary["folder"])
+    measured = (folder / "final.json").read_text()
+    scores = [r["final_throughput"] for r in summary["runs"]]
+    real = protocol.measure_together
+
+    def interrupted(bench, mappers, rounds, out_dir, **kw):  # Ctrl-C once the new group's folder exists
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "expert").mkdir()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(protocol, "measure_together", interrupted)
+    for extra in ({"remeasure": [1]}, {"final_rounds": 3}):
+        with pytest.raises(KeyboardInterrupt):
+            run_compare("circuit", opts(runs_dir, **extra), say=said.append)
+        stored = json.loads((folder / "final.json").read_text())
+        assert stored["groups"] == json.loads(measured)["groups"] and stored["rounds"] == 2, stored
+        assert "replaced" not in stored, stored
+    monkeypatch.setattr(protocol, "measure_together", real)
+
+    # The measurement made is still reported, with its own figures.
+    report = run_compare("circuit", opts(runs_dir, tune=False), say=said.append)
+    assert [r["final_throughput"] for r in report["runs"]] == scores
+
+    # A final.json whose groups were all set aside (as an earlier version left it after such a Ctrl-C): refused,
+    # nothing written, rather than reporting the tuning runs' figures as the table's.
+    stored = json.loads(measured)
+    (folder / "final.json").write_text(json.dumps({**stored, "groups": [], "replaced": stored["groups"]}))
+    before = (folder / "summary.json").read_text()
+    with pytest.raises(MapperoptError, match="no group of the final measurement"):
+        run_compare("circuit", opts(runs_dir, tune=False), say=said.append)
+    assert (folder / "summary.json").read_text() == before
+
+
+def test_a_resumed_comparison_keeps_its_own_runs_iterations_and_jobs(tmp_path, capfd):
+    from mapperopt.cli import main
+
+    runs_dir = tmp_path / "runs"
+    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "2", "--optimizers", "random",
+            "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "2",
+            "--runs-dir", str(runs_dir)]
+    assert main([*args, "--jobs", "2", "--cpus-per-job", "1"]) == 0
+    [folder] = (runs_dir / "circuit").iterdir()
+    capfd.readouterr()
+
+    # --report-only without --jobs describes the runs as they were measured: two at a time
+    assert main([*args, "--report-only"]) == 0
+    summary = json.loads((folder / "summary.json").read_text())
+    assert (summary["jobs"], summary["cores_per_job"]) == (2, 1), summary
+    assert "2 runs at a time, each on its own 1 core" in (folder / "table.md").read_text()
+
+    # BENCH other than the folder's: ignored, with a note; --repeats: ignored, with no note that it makes --runs
+    assert main(["compare", "stencil", "--resume", str(folder), "--repeats", "5", "--report-only"]) == 0
+    out, err = (" ".join(t.split()) for t in capfd.readouterr())
+    assert f"Note: stencil: ignored; {folder} compares circuit" in out, out
+    assert "this makes --runs" not in err, err
+
+    # --remeasure is checked against the comparison's 2 runs, not --runs' default 5
+    assert main(["compare", "--resume", str(folder), "--remeasure", "3"]) == 1
+    err = " ".join(capfd.readouterr().err.split())
+    assert "expected run numbers from 1 to 2" in err and "e.g. --remeasure 1,2" in err, err
+
+    # progress lines count to the folder's --iters
+    journal = folder / "random-2" / "state.jsonl"
+    journal.write_text(journal.read_text().splitlines(keepends=True)[0])
+    assert main(["compare", "--resume", str(folder), "--jobs", "2", "--cpus-per-job", "1"]) == 0
+    capfd.readouterr()
+    journal.write_text(journal.read_text().splitlines(keepends=True)[0])
+    assert main(["compare", "--resume", str(folder)]) == 0
+    out = capfd.readouterr().out
+    assert "random #2 iter 2/2" in out and "/10" not in out, out
