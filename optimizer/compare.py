@@ -123,11 +123,19 @@ class SharedEvaluations:
         self.settings = inner.settings
 
     def evaluate(self, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
-        from mapperopt.autoguide import explain, feedback_text
-        from mapperopt.records import RunResult
+        from filelock import FileLock
 
         # the key of a profiling evaluator, whichever this one is: with and without a profile share outcomes
         path = self.folder / f"{cache_key(normalize_dsl(dsl), {**self.settings, 'profile': True})}.json"
+        self.folder.mkdir(exist_ok=True)
+        # one program at a time: a run of another job (--jobs) proposing it meanwhile waits for this outcome
+        with FileLock(path.with_suffix(".lock")):
+            return self._evaluate(path, dsl, out_dir, best)
+
+    def _evaluate(self, path: Path, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
+        from mapperopt.autoguide import explain, feedback_text
+        from mapperopt.records import RunResult
+
         stored = RunResult.from_json(json.loads(path.read_text())) if path.exists() else None
         if stored is not None and self.inner.profile and stored.status == "ok" and stored.profile is None:
             stored = None  # measured without the profile this run's optimizer reads: run again, with it
@@ -146,7 +154,6 @@ class SharedEvaluations:
                                 stage=evaluation.result.stage, category="", throughput=None, unit=None,
                                 best_throughput=0.0, result=evaluation.result.to_json())
         if self.inner.dedicated or not probe.transient:  # else a timeout or kill is measured again next time
-            self.folder.mkdir(exist_ok=True)
             tmp = path.with_suffix(".tmp")
             run_dir = evaluation.result.run_dir and os.path.relpath(evaluation.result.run_dir, comparison)
             tmp.write_text(json.dumps(replace(evaluation.result, run_dir=run_dir).to_json()) + "\n")

@@ -94,3 +94,13 @@ def test_a_resumed_comparison_keeps_its_own_runs_iterations_and_jobs(tmp_path, c
     assert main(["compare", "--resume", str(folder)]) == 0
     out = capfd.readouterr().out
     assert "random #2 iter 2/2" in out and "/10" not in out, out
+
+
+def test_parallel_jobs_measure_a_shared_start_program_once(tmp_path):
+    """With --jobs 2 the optimizers of one repeat start from the same program at the same time: it is measured once
+    per comparison, the other run waiting for that measurement (each used to measure it on its own)."""
+    summary = run_compare("circuit", opts(tmp_path / "runs", optimizers=["random", "optuna"], repeats=1, jobs=2,
+                                          cpus_per_job=1))
+    folder = Path(summary["folder"])
+    shared = [run for run in ("random-1", "optuna-1") if (folder / run / "iter-001" / "shared.json").exists()]
+    assert len(shared) == 1, shared
