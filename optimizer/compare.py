@@ -1413,8 +1413,8 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Measure again, with the reference, the groups of the final measurement that measured the best "
                    "programs of these run numbers (comma-separated, from 1; every optimizer's run of each), with "
                    "every run they hold (one job makes one group of all runs: every run is measured again), e.g. "
-                   "after a final measurement on a loaded machine; the earlier groups stay in final.json under "
-                   "`replaced`.")
+                   "after a final measurement on a loaded machine; the earlier groups move to `replaced` in "
+                   "final.json once it ends.")
 @click.option("--report-only", is_flag=True, help="Run and measure nothing: write the table, CSV, JSON and plot "
                                                   "from the runs and final measurements finished so far (only "
                                                   "printed when --optimizers, --runs or --iters differ from the "
