@@ -104,3 +104,26 @@ def test_parallel_jobs_measure_a_shared_start_program_once(tmp_path):
     folder = Path(summary["folder"])
     shared = [run for run in ("random-1", "optuna-1") if (folder / run / "iter-001" / "shared.json").exists()]
     assert len(shared) == 1, shared
+
+
+def test_a_refused_report_names_every_run_whose_best_differs(tmp_path, capsys):
+    from mapperopt.cli import main
+    from mapperopt.optimizer.compare import _program
+    from mapperopt.optimizer.store import TuneStore
+
+    summary = run_compare("circuit", opts(tmp_path / "runs", iters=2))
+    folder = Path(summary["folder"])
+    records = {r: TuneStore.open(folder / r).records for r in ("random-1", "random-2")}
+    changed = sorted(r for r, rec in records.items() if rec[0].best_iter == 1 and rec[1].best_iter == 2)
+    if not changed:
+        pytest.skip("no run's best changed at its second iteration")
+    # the group measured each changed run's first best too (as another run's best would be): still not its best
+    final = json.loads((folder / "final.json").read_text())
+    [group] = final["groups"]
+    for run in changed:
+        group["measured"][_program(records[run][0])] = group["measured"]["expert"]
+    (folder / "final.json").write_text(json.dumps(final))
+    capsys.readouterr()
+    assert main(["compare", "--resume", str(folder), "--iters", "1", "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"the best programs of {', '.join(changed)} after 1 iterations" in err, err
