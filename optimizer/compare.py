@@ -127,9 +127,11 @@ class SharedEvaluations:
 
         # the key of a profiling evaluator, whichever this one is: with and without a profile share outcomes
         path = self.folder / f"{cache_key(normalize_dsl(dsl), {**self.settings, 'profile': True})}.json"
-        self.folder.mkdir(exist_ok=True)
-        # one program at a time: a run of another job (--jobs) proposing it meanwhile waits for this outcome
-        with FileLock(path.with_suffix(".lock")):
+        # one program at a time: a run of another job (--jobs) proposing it meanwhile waits for this outcome (the
+        # lock beside evaluations/, whose files are all outcomes)
+        locks = self.folder.parent / ".evaluating"
+        locks.mkdir(parents=True, exist_ok=True)
+        with FileLock(locks / f"{path.stem}.lock"):
             return self._evaluate(path, dsl, out_dir, best)
 
     def _evaluate(self, path: Path, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
@@ -154,6 +156,7 @@ class SharedEvaluations:
                                 stage=evaluation.result.stage, category="", throughput=None, unit=None,
                                 best_throughput=0.0, result=evaluation.result.to_json())
         if self.inner.dedicated or not probe.transient:  # else a timeout or kill is measured again next time
+            self.folder.mkdir(exist_ok=True)
             tmp = path.with_suffix(".tmp")
             run_dir = evaluation.result.run_dir and os.path.relpath(evaluation.result.run_dir, comparison)
             tmp.write_text(json.dumps(replace(evaluation.result, run_dir=run_dir).to_json()) + "\n")

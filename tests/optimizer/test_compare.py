@@ -510,7 +510,7 @@ def test_the_reference_first_measurement_lines_name_it_once(tmp_path):
     assert lines == [
         ["No spread estimate of the expert mapper's first measurement", "measured by a single execution, which gives "
          "no interval: how much of the figure is the machine's noise is unknown; measure again with a higher "
-         "--repeats."],
+         "--repeats in a new comparison (--repeats is one of the settings that identify one)."],
         ["Short measurement of the expert mapper's first measurement", "0.083 s measured per execution, less than "
          "the protocol's minimum of 0.5 s, where timing noise weighs heavily; measure again with a larger --size or "
          "--min-time 0.5."]], lines
