@@ -15,6 +15,7 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
                         (calibration), and the unit of the curves
     <opt>-<r>/          one tuning folder per optimizer and repeat r (seed = --seed + r), as `mapperopt tune` writes
     evaluations/        outcomes shared by all tuning runs of this comparison: a program is compiled and run once
+                        (.evaluating/: a lock per program, so that two jobs proposing it at once measure it once)
     final-N/, final.json  the reference and every run's best program measured together at the end, in groups of runs
                         (one per job with --jobs; each group measures the reference again); groups set aside are
                         kept under `replaced`, measurements cut short under `interrupted`
