@@ -1072,6 +1072,19 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
                 "the runs of this command are measured again together with the " + ctx["reference"] + " mapper"
                 + (f" ({', '.join(others)}, not asked here, have no final measurement until a command names them)"
                    if others else "") + ".")
+        # A new best whose program the run's group measured already (another run's best) keeps that figure: said,
+        # against the best the last report (summary.json) named.
+        report = folder / "summary.json"
+        named = {r["folder"]: r.get("best_iter") for r in json.loads(report.read_text()).get("runs", [])} \
+            if report.exists() else {}
+        for o in outcomes:
+            if o.best is None or named.get(o.folder.name) in (None, o.best.iter) or o.folder.name in again:
+                continue
+            group = _group_of(o, stored)
+            if group is not None:
+                say(f"Note: the best program of {o.folder.name} changed since the last report to one that "
+                    f"{group['folder']} measured already (as another run's best): its score takes that figure, "
+                    "measured in the same group.")
     todo = [o for o in outcomes if o.best is not None and not _measured(o, stored, again)]
     if not todo or not measure:
         return stored

@@ -127,3 +127,19 @@ def test_a_refused_report_names_every_run_whose_best_differs(tmp_path, capsys):
     assert main(["compare", "--resume", str(folder), "--iters", "1", "--report-only"]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"the best programs of {', '.join(changed)} after 1 iterations" in err, err
+
+
+def test_a_new_best_its_group_measured_already_is_said(tmp_path):
+    """A larger --iters whose new best is a program the run's group measured already (another run's best) keeps that
+    figure, and says so (it used to score it silently from the other run's measurement). The report before names the
+    earlier best; here it is rewritten to another iteration, as such a report would name it."""
+    said = []
+    summary = run_compare("circuit", opts(tmp_path / "runs"), say=said.append)
+    folder = Path(summary["folder"])
+    report = json.loads((folder / "summary.json").read_text())
+    run = next(r for r in report["runs"] if r["best_iter"])
+    run["best_iter"] += 1
+    (folder / "summary.json").write_text(json.dumps(report))
+    said.clear()
+    run_compare("circuit", opts(tmp_path / "runs"), say=said.append)
+    assert any(line.startswith(f"Note: the best program of {run['folder']} changed") for line in said), said
