@@ -594,8 +594,9 @@ def _shared_cores(cores: list[list[int] | None], cpus: int, util: int, per_job_g
     return (f"More processors than cores: {jobs} job{'s' * (jobs != 1)} x ({cpus} CPU + {util} utility "
             f"processor{'s' * (util != 1)}) need {jobs * (cpus + util)} cores{where}; this process may use {total}. "
             "Processors that share a core make every timing slower and noisier, and the scores unlike those of a "
-            f"comparison with a core each: give each job {cpus + util} cores or more (a lower --jobs, --cpus-per-job), "
-            "or fewer processors (--cpus).")
+            f"comparison with a core each: give each job {cpus + util} cores or more (a lower --jobs, --cpus-per-job)"
+            # one CPU is the least --cpus takes: then only cores can help
+            + (f", or fewer processors (--cpus {max(1, per_job - util)})." if cpus > 1 else "."))
 
 
 def _jobs_by_command(folder: Path, cores: list[list[int] | None], say: Callable) -> list[dict]:

@@ -557,3 +557,15 @@ def test_unnamed_final_folders_are_said_once_each_with_what_they_hold(tmp_path):
     said.clear()
     _record_interrupted(tmp_path, json.loads((tmp_path / "final.json").read_text()), said.append)
     assert said == []
+
+
+def test_the_core_sharing_warning_suggests_fewer_cpus_only_when_there_are_fewer():
+    """The --jobs core-sharing warning said "or fewer processors (--cpus)" when each job had one CPU already, the
+    least --cpus takes: it names --cpus only when a lower count exists, and then the count that fits."""
+    from mapperopt.optimizer.compare import _shared_cores
+
+    one = _shared_cores([[0], [1]], 1, 1, True)
+    assert one is not None and "--cpus)" not in one and "fewer processors" not in one, one
+    assert one.endswith("give each job 2 cores or more (a lower --jobs, --cpus-per-job)."), one
+    three = _shared_cores([[0, 1], [2, 3]], 3, 1, True)
+    assert three is not None and three.endswith("or fewer processors (--cpus 1)."), three
