@@ -540,6 +540,24 @@ def test_explain_png_has_integer_ticks_and_names_both_axes(tmp_path):
 
 
 
+def test_explain_png_titles_fit_in_the_image():
+    """A launch left to Legion's default mapper has the legend of its `(n.i)` cells in its title: one line, wider
+    than the image, cut at both ends. Every title fits within the figure."""
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _placement_figure, explain_decisions, load_app
+
+    machine = parse_machine_spec("2x0x2")
+    fig = _placement_figure(explain_decisions(parse("Task * CPU;\n"), load_app("stencil"), machine, (2, 3)),
+                            machine)
+    fig.canvas.draw()
+    renderer, width = fig.canvas.get_renderer(), fig.bbox.width
+    titles = [ax.title for ax in fig.axes]
+    assert any("Legion's default mapper slices" in t.get_text() for t in titles), [t.get_text() for t in titles]
+    for title in titles:
+        box = title.get_window_extent(renderer)
+        assert 0 <= box.x0 and box.x1 <= width, (title.get_text(), box, width)
+
+
 def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):
     """Points on a processor set count for their node only; failing ones nowhere (those left to Legion's default
     where its slicing puts them: test_explain_says_where_legions_default_slicing_puts_the_points_left_to_it)."""
