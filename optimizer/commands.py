@@ -704,7 +704,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 def _no_working_mapper(store: TuneStore) -> MapperoptError:
     """The error of a run none of whose iterations worked: when every one failed at the stage Legion's default
     mapper (the default baseline) failed at too, the program or its verification fails whatever the mapping, and the
-    error says so rather than send the user to feedback that advises running without a mapper."""
+    error says so rather than send the user to feedback that advises running without a mapper; when every one ran
+    past the --timeout given, it names the --timeout."""
     path = store.root / "baseline-default" / "result.json"
     default = json.loads(path.read_text()) if path.is_file() else {}
     history = store.root / "history.csv"
@@ -714,6 +715,13 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
                               f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
                               hint="fix that first: `mapperopt run` with the same program and no --mapper runs it "
                                    f"under Legion's default mapper (its files: {path.parent})")
+    given = store.settings.get("timeout_s")
+    if given is not None and {r.stage for r in store.records} == {"timeout"}:
+        # The feedback blames each mapping; all of them too slow (Legion's default among them, with --start
+        # default) says more about the limit.
+        return MapperoptError(f"no iteration produced a working mapper: every one ran past --timeout {given:g}, "
+                              "whatever its mapping, so that limit is the likely cause (it counts Legion's start-up "
+                              f"and the application's set-up too); see {history}", hint="give a larger --timeout, or leave it out")
     return MapperoptError(f"no iteration produced a working mapper; see {history}",
                           hint="look at the feedback in iter-NNN/feedback.txt")
 

@@ -444,3 +444,24 @@ def test_an_interrupted_final_comparison_is_kept_and_recorded(tmp_path, monkeypa
     commands._set_aside_final(store.root)  # as `tune` does before an extension's first iteration
     again = commands.final_comparison("circuit", store, rounds=3)
     assert again["replaced"] == ["final-2"] and again["interrupted"] == summary["interrupted"], again
+
+
+def test_every_iteration_timing_out_under_a_given_timeout_names_it(tmp_path):
+    """`tune --timeout 1.2`: every iteration, Legion's default mapping among them, ran past it, and the run ended
+    with "no iteration produced a working mapper ... look at the feedback", whose advice was to spread the index
+    launches on a one-CPU machine. The error says the --timeout is the likely cause; without one, as before."""
+    def timed_out(i: int) -> IterationRecord:
+        return IterationRecord(iter=i, dsl=f"# program {i}\nTask * CPU;\n", key=f"k{i}", status="failed",
+                               stage="timeout", category="timeout", throughput=None, unit="GFLOPS",
+                               best_throughput=0.0)
+
+    for given, folder in ((1.2, "given"), (None, "none")):
+        store = TuneStore.create(tmp_path / folder, "stencil", {**SETTINGS, "timeout_s": given, "start": "default"})
+        for i in (1, 2):
+            store.append(timed_out(i))
+        error = str(commands._no_working_mapper(store))
+        if given:
+            assert error.startswith("no iteration produced a working mapper: every one ran past --timeout 1.2"), error
+            assert "give a larger --timeout, or leave it out" in error, error
+        else:
+            assert "--timeout" not in error and "look at the feedback" in error, error
