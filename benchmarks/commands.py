@@ -203,8 +203,9 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
         lower = timeout_s / 2 - start_up_s
         raise MapperoptError(f"--timeout {timeout_s:g} leaves no room for the {least:g} s of measured time every "
                              f"execution must reach (--min-time{default}){besides}: calibration lengthens an "
-                             "execution only while its expected wall time (Legion's start-up and the application's "
-                             f"set-up included) stays within half of --timeout, so it needs more than {needed:.3g}",
+                             "execution only while its expected wall time"
+                             + ("" if start_up_s else " (Legion's start-up and the application's set-up included)")
+                             + f" stays within half of --timeout, so it needs more than {needed:.3g}",
                              hint=f"give --timeout well above {needed:.3g} (twice the measured time, plus the "
                                   "start-up)" + (f", a --min-time below {lower:.2g}" if lower > 0 else "")
                                   + ", or leave --timeout out")
