@@ -289,7 +289,8 @@ def start_up_time(result: Any) -> float | None:
     if not (data.get("settings") or {}).get("iterations_flag"):  # a user's program: its metric may not be a time
         return None
     spent = [a["wall_s"] - a["result"]["time_s"] for a in data.get("attempts") or []
-             if a.get("exit_code") == 0 and (a.get("result") or {}).get("time_s") is not None]
+             if a.get("exit_code") == 0 and a.get("wall_s") is not None
+             and (a.get("result") or {}).get("time_s") is not None]
     return max(0.0, min(spent)) if spent else None
 
 
