@@ -359,13 +359,14 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     return desc
 
 
-def _memory_flags(flags: list[str]) -> tuple[str, ...]:
-    """The flags among a run's that create RDMEM and SOCKMEM (`-ll:rsize N`, `-ll:nsize N`): the machine a mapper is
-    checked against is probed with them, so that a mapper placing data only there is an error exactly when the run
-    has no such memory."""
+def _machine_flags(flags: list[str]) -> tuple[str, ...]:
+    """The flags among a run's that change its machine beyond the CPU and GPU counts and memory sizes: those that
+    create RDMEM and SOCKMEM (`-ll:rsize N`, `-ll:nsize N`) and the IO, Python, OpenMP and utility processor counts
+    (`-ll:io N`, `-ll:py N`, `-ll:omp N`, `-ll:util N`). The machine a mapper is checked against is probed with them,
+    so that a mapper placing data or tasks only there is an error exactly when the run has none."""
     out: list[str] = []
     for k, flag in enumerate(flags[:-1]):
-        if flag in ("-ll:rsize", "-ll:nsize"):
+        if flag in ("-ll:rsize", "-ll:nsize", "-ll:io", "-ll:py", "-ll:omp", "-ll:util"):
             out += [flag, str(flags[k + 1])]
     return tuple(out)
 

@@ -7,6 +7,7 @@ import json
 import shlex
 import statistics
 from pathlib import Path
+from typing import Any
 
 import click
 from click.core import ParameterSource
@@ -26,9 +27,9 @@ def _mapper_arg(value: str) -> str | Path:
     return value if value in ("default", "expert") else Path(value)
 
 
-def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
+def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s: float | None = None) -> None:
     """The run's table, what makes its figures unreliable (`protocol.core_warning`, `protocol.noise_warnings`;
-    `once`: it ran with --once), its task profile and AutoGuide's feedback."""
+    `once`: it ran with --once; `timeout_s`: the --timeout given), its task profile and AutoGuide's feedback."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -95,8 +96,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False) -> None:
         estimate = protocol.estimate(protocol.values_of(result))
         for title, text in protocol.noise_warnings({"": (estimate, protocol.measured_time(result))},
                                                    "no --once" if once else "a higher --max-repeats",
-                                                   s.get("min_time_s") or 0, "app_file" not in s,
-                                                   untimed=protocol.untimed(result.unit) if "app_file" in s else None):
+                                                   s.get("min_time_s") or 0, "app_file" not in s, timeout_s,
+                                                   untimed=protocol.untimed(result.unit) if "app_file" in s else None,
+                                                   start_up_s=protocol.start_up_time(result)):
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
@@ -175,6 +177,40 @@ def check_repeats(repeats: int, max_repeats: int, max_given: bool) -> None:
                              hint=f"give --max-repeats {repeats} or more, or leave it out")
 
 
+def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None,
+                  start_up_s: float = 0.0) -> None:
+    """Refuses a --timeout (`timeout_s`) that leaves no room for the measured seconds calibration makes every
+    execution of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`) and what an
+    execution costs besides (`start_up_s`: Legion's start-up and the application's set-up, as measured; 0 before
+    anything ran): calibration lengthens an execution only while its expected wall time stays within half of the
+    timeout (`harness._grown`), so every measurement would fall short of it (or time out), and the feedback would
+    blame the mappers. One rule for run, tune and compare. A user's program (`--app`) is never calibrated.
+
+    Raises:
+        MapperoptError: naming --timeout and --min-time, and the least --timeout that leaves room.
+    """
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if timeout_s is None or isinstance(bench, UserApp):
+        return
+    least = min_time_s if min_time_s is not None else max(load_config(bench).size(size).min_time_s,
+                                                         protocol.MIN_TIME_S)
+    needed = protocol.timeout_needed(least, start_up_s)
+    if timeout_s <= needed:
+        default = f"; by default the size's, at least {protocol.MIN_TIME_S:g}" if min_time_s is None else ""
+        besides = (f" and the {start_up_s:.2g} s each execution took here besides it (Legion's start-up and the "
+                   "application's set-up, measured in the executions so far)" if start_up_s else "")
+        lower = timeout_s / 2 - start_up_s
+        raise MapperoptError(f"--timeout {timeout_s:g} leaves no room for the {least:g} s of measured time every "
+                             f"execution must reach (--min-time{default}){besides}: calibration lengthens an "
+                             "execution only while its expected wall time"
+                             + ("" if start_up_s else " (Legion's start-up and the application's set-up included)")
+                             + f" stays within half of --timeout, so it needs more than {needed:.3g}",
+                             hint=f"give --timeout well above {needed:.3g} (twice the measured time, plus the "
+                                  "start-up)" + (f", a --min-time below {lower:.2g}" if lower > 0 else "")
+                                  + ", or leave --timeout out")
+
+
 class BenchCommand(click.Command):
     """run, tune and compare: BENCH, then the program's flags (APP_ARGS) only after `--`. click would take any other
     word before `--` (a benchmark name given with --app, a second benchmark, an option the command does not know) as
@@ -243,7 +279,8 @@ def size_options(command):
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds one execution may take [default: the size's].")
+              help="Seconds one execution may take; more than twice --min-time and the start-up, as calibration "
+                   "lengthens an execution only within half of it [default: the size's].")
 @click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
                    f"size's, at least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
@@ -282,6 +319,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"
     check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
+    check_timeout(bench, size, timeout_s, 0.0 if once and min_time_s is None else min_time_s)  # --once: uncalibrated
     if once:
         repeats = max_repeats = 1
         min_time_s = 0.0 if min_time_s is None else min_time_s
@@ -303,6 +341,6 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         feedback_file = Path(result.run_dir) / "feedback.json"
-        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once)
+        _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s)
     if not result.ok:
         ctx.exit(1)

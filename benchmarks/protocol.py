@@ -281,6 +281,19 @@ def as_time(unit: str, *throughputs: float) -> str:
     return f" ({times})" if times else ""
 
 
+def start_up_time(result: Any) -> float | None:
+    """What an execution of a `RunResult` (or its JSON) cost besides its measured time, seconds: the least, over its
+    executions that worked, of the wall time (Legion's start-up and the application's set-up included) less the
+    measured time; None when none tells (a failed run, a user's program without a time metric)."""
+    data = result if isinstance(result, dict) else result.to_json()
+    if not (data.get("settings") or {}).get("iterations_flag"):  # a user's program: its metric may not be a time
+        return None
+    spent = [a["wall_s"] - a["result"]["time_s"] for a in data.get("attempts") or []
+             if a.get("exit_code") == 0 and a.get("wall_s") is not None
+             and (a.get("result") or {}).get("time_s") is not None]
+    return max(0.0, min(spent)) if spent else None
+
+
 def figure(unit: str, *throughputs: float) -> str:
     """A throughput, or an interval (low, high), with its unit as `run`'s table prints it: a time metric's time first,
     "1773 ms (throughput 0.000564 1/ms)", else "12.5 GFLOP/s" (display only: stored figures stay throughputs)."""
@@ -288,9 +301,15 @@ def figure(unit: str, *throughputs: float) -> str:
     return f"{times} (throughput {value})" if times else value
 
 
+def timeout_needed(min_time_s: float, start_up_s: float = 0.0) -> float:
+    """The --timeout, seconds, above which calibration can make an execution measure `min_time_s`: it lengthens an
+    execution only while its expected wall time (`start_up_s` and the measured time) stays within half of it."""
+    return 2 * (min_time_s + start_up_s)
+
+
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
                    min_time_s: float, calibrated: bool = True, timeout_s: float | None = None,
-                   untimed: str | None = None) -> list[tuple[str, str]]:
+                   untimed: str | None = None, start_up_s: float | None = None) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
@@ -310,6 +329,8 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         timeout_s: the --timeout the user gave, seconds (None: none): calibration keeps an execution's expected
             wall time within half of it, so executions that fell short of `min_time_s` name it.
         untimed: the unit of a user's program's metric that is not a time (GB/s, say; "": none), else None.
+        start_up_s: what an execution costs besides its measured time (`start_up_time`), seconds, None when unknown:
+            the --timeout advised leaves room for it too.
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
@@ -361,8 +382,11 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                                "Legion's start-up included, stays within half of --timeout "
                                                f"{timeout_s:g}, {timeout_s / 2:g} s)" if timeout else ")")
                                             if under else "")
-                                         + (f"; measure again with a --timeout well above {2 * min_time_s:g} or "
-                                            "none, or a larger --size." if timeout else
+                                         + (f"; measure again with a --timeout well above "
+                                            f"{timeout_needed(min_time_s, start_up_s or 0.0):.3g}"
+                                            + (f" (twice --min-time and the {start_up_s:.2g} s each execution took "
+                                               "besides it)" if start_up_s else "")
+                                            + " or none, or a larger --size." if timeout else
                                             f"; measure again with a larger --size or --min-time "
                                             f"{max(2 * min_time_s, MIN_TIME_S):g}." if calibrated else
                                             f"; give each execution more work ({work}) and measure again.")))
@@ -487,5 +511,5 @@ def measure_together(app: str, mappers: Mapping[str, Any], rounds: int, out_dir:
 
 __all__ = ["TIME_UNITS", "CONFIDENCE", "Comparison", "Estimate", "MAX_REPEATS", "MIN_INTERVAL_VALUES", "MIN_REPEATS",
            "MIN_TIME_S", "Measured", "NOISY_HALF_WIDTH", "TARGET_HALF_WIDTH", "compare", "core_warning", "enough",
-           "estimate", "measure_together", "measured_time", "noise_warnings", "too_few", "trimmed_mean",
-           "utility_processors", "values_of"]
+           "estimate", "measure_together", "measured_time", "noise_warnings", "start_up_time", "timeout_needed",
+           "too_few", "trimmed_mean", "utility_processors", "values_of"]

@@ -8,6 +8,7 @@ import io
 import itertools
 import json
 import shlex
+import textwrap
 from importlib import resources
 from pathlib import Path
 
@@ -652,6 +653,9 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
     return "\n".join(out)
 
 
+TITLE_CHARS = 100  # characters of a placement figure's title line: well within its 8 inches at fontsize 9
+
+
 def _save_png(entries: list[dict], machine: MachineDescription, path: str):
     """`_placement_figure` written to the PNG file `path`."""
     import matplotlib.pyplot as plt
@@ -659,6 +663,17 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str):
     fig = _placement_figure(entries, machine)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _grid_title(e: dict) -> str:
+    """The title of an index launch's placement grid: its task and processor kind, and the legends of its hatched
+    (processor set) and parenthesised (Legion's default) cells, wrapped: one line of either is wider than the
+    figure, which cut it at both ends."""
+    sets = any(isinstance(r, dict) and "set" in r for _, r in e["points"])
+    default = any(isinstance(r, dict) and "default_proc" in r for _, r in e["points"])
+    legends = [f"hatched: {SET_LEGEND}"] * sets + [DEFAULT_LEGEND] * default
+    return "\n".join([f"{e['task']}: point -> {e['kind']} node.index",
+                      *(textwrap.fill(text, TITLE_CHARS) for text in legends)])
 
 
 def _placement_figure(entries: list[dict], machine: MachineDescription):
@@ -677,9 +692,12 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
     if not grids:
         raise MapperoptError("no index launch with a 1-D or 2-D domain to draw")
     per_node = {k: max(machine.count(k, 0), 1) for k in ("CPU", "GPU", "IO", "PY", "OMP")}
-    fig, axes = plt.subplots(len(grids), 1, figsize=(8, 1.2 + 1.6 * len(grids)), squeeze=False)
+    titles = [_grid_title(e) for e in grids]
+    # each title line past the first takes room from its grid: the figure grows by it
+    fig, axes = plt.subplots(len(grids), 1, figsize=(8, 1.2 + sum(1.6 + 0.16 * t.count("\n") for t in titles)),
+                             squeeze=False)
     cmap = plt.get_cmap("tab20")
-    for ax, e in zip(axes[:, 0], grids):
+    for ax, e, title in zip(axes[:, 0], grids, titles):
         shape = e["domain"] if len(e["domain"]) == 2 else (1, e["domain"][0])
         cells = np.full(shape, np.nan)
         for point, rec in e["points"]:
@@ -697,10 +715,7 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
             if cells.size <= 400:
                 ax.text(at[1], at[0], label, ha="center", va="center", fontsize=7)
         ax.imshow(cells, cmap=cmap, vmin=0, vmax=20, aspect="auto")
-        sets = any(isinstance(r, dict) and "set" in r for _, r in e["points"])
-        default = any(isinstance(r, dict) and "default_proc" in r for _, r in e["points"])
-        ax.set_title(f"{e['task']}: point -> {e['kind']} node.index" + (f"\nhatched: {SET_LEGEND}" if sets else "")
-                     + (f"\n{DEFAULT_LEGEND}" if default else ""), fontsize=9)
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("ipoint[1]" if len(e["domain"]) == 2 else "ipoint[0]")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         if len(e["domain"]) == 2:

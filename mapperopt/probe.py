@@ -24,13 +24,14 @@ _PROBED: dict[tuple, str] = {}
 
 
 def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolchain.Legion | None = None,
-               memory_flags: tuple[str, ...] = (), cached: bool = False) -> dict:
+               machine_flags: tuple[str, ...] = (), cached: bool = False) -> dict:
     """Run the `probe` Legion program and return the machine description it prints (docs/dsl-reference.md §12).
 
     Args:
         cpus: CPU processors to ask Realm for (`-ll:cpu`; default: Realm's, 1).
         gpus: GPUs to ask Realm for (`-ll:gpu`; default 0).
-        memory_flags: the run's flags that create memories, e.g. `("-ll:rsize", "64")` (RDMEM exists only then).
+        machine_flags: the run's flags that create memories or processors other than CPUs and GPUs, e.g.
+            `("-ll:rsize", "64")` (RDMEM exists only then), `("-ll:io", "2")`.
         cached: answer from `toolchain.cache_dir()/machines/` when the same probe, command line, host, core count and
             GPU devices were probed before (a Legion run takes seconds; `check` probes on every call). Within one
             process the same probe runs once in any case.
@@ -51,7 +52,7 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
         cmd += ["-ll:cpu", str(cpus)]
     if gpus:
         cmd += ["-ll:gpu", str(gpus)]
-    cmd += memory_flags
+    cmd += machine_flags
     key = hashlib.sha256(json.dumps([cmd, os.uname().nodename, os.cpu_count(), sorted(glob.glob("/dev/nvidia[0-9]*"))])
                          .encode()).hexdigest()[:16]
     path = toolchain.cache_dir() / "machines" / f"{key}.json"
@@ -79,12 +80,12 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     return data
 
 
-def probe_machine(cpus: int | None = None, gpus: int | None = None, memory_flags: tuple[str, ...] = (),
+def probe_machine(cpus: int | None = None, gpus: int | None = None, machine_flags: tuple[str, ...] = (),
                   cached: bool = False):
     """The real machine as a `mapperopt.descriptions.MachineDescription` (see `probe_json`)."""
     from mapperopt.descriptions import MachineDescription
 
-    return MachineDescription.from_json(probe_json(cpus, gpus, memory_flags=memory_flags, cached=cached))
+    return MachineDescription.from_json(probe_json(cpus, gpus, machine_flags=machine_flags, cached=cached))
 
 
 def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (), cpus: int | None = None,
@@ -103,7 +104,7 @@ def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
         return probe_json(cached=True)
     from dataclasses import replace
 
-    from mapperopt.benchmarks.apps import (_app_args, _memory_flags, _override_flags, load_config, processor_counts,
+    from mapperopt.benchmarks.apps import (_app_args, _machine_flags, _override_flags, load_config, processor_counts,
                                            require_gpu_driver)
 
     sz = replace((load_config(bench) if isinstance(bench, str) else bench.config).size(size), **(memory or {}))
@@ -113,6 +114,6 @@ def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
     _, passthrough = _app_args(sz.app_args(cpus, gpus), app_args)
     pairs, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
     resources = dict(zip(pairs[::2], pairs[1::2]))
-    sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize") if flag in resources
+    sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize", "-ll:util") if flag in resources
                   for a in (flag, resources[flag]))
-    return probe_json(cpus, gpus, memory_flags=sizes + _memory_flags([*sz.legion_flags, *passthrough]), cached=True)
+    return probe_json(cpus, gpus, machine_flags=sizes + _machine_flags([*sz.legion_flags, *passthrough]), cached=True)

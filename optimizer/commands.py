@@ -17,7 +17,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.commands import BenchCommand, check_repeats, size_options, status as say_status
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
+                                          status as say_status)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
@@ -115,32 +116,6 @@ def default_cpus(size: Any, gpus: int, bench: Any) -> int:
     if gpus or isinstance(bench, UserApp):
         return size.cpus
     return max(1, len(os.sched_getaffinity(0)) - size.util)
-
-
-def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None) -> None:
-    """Refuses a --timeout (`timeout_s`) that is not more than twice the measured seconds calibration makes every
-    execution of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`): calibration
-    lengthens an execution only while its expected wall time stays within half of the timeout (`harness._grown`),
-    so every measurement would fall short of it (or time out), and the feedback would blame the mappers. A user's
-    program (`--app`) is never calibrated.
-
-    Raises:
-        MapperoptError: naming --timeout and --min-time, and the least --timeout that leaves room.
-    """
-    from mapperopt.benchmarks.userapp import UserApp
-
-    if timeout_s is None or isinstance(bench, UserApp):
-        return
-    least = min_time_s if min_time_s is not None else max(load_config(bench).size(size).min_time_s,
-                                                         protocol.MIN_TIME_S)
-    if timeout_s <= 2 * least:
-        default = f"; by default the size's, at least {protocol.MIN_TIME_S:g}" if min_time_s is None else ""
-        raise MapperoptError(f"--timeout {timeout_s:g} leaves no room for the {least:g} s of measured time every "
-                             f"execution must reach (--min-time{default}): calibration lengthens an execution only "
-                             "while its expected wall time (Legion's start-up and the application's set-up "
-                             f"included) stays within half of --timeout, so it needs more than {2 * least:g}",
-                             hint=f"give --timeout well above {2 * least:g} (twice the measured time, plus the "
-                                  f"start-up), a --min-time below {timeout_s / 2:g}, or leave --timeout out")
 
 
 def _request(bench: str, opts: dict) -> dict:
@@ -370,6 +345,11 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
             store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
             relative_run_dirs([calibration.run_dir], store.root)
         store.settings.setdefault("iterations", None)  # none calibrated: a user's program without baselines
+        refusal = _timeout_refusal(bench, opts, store.root, store.settings.get("baseline_failures") or {})
+        if refusal is not None:  # a folder whose every iteration would time out or fall short: none
+            store.unlock()
+            shutil.rmtree(root, ignore_errors=True)
+            raise refusal
         store.write_settings()
     except KeyboardInterrupt:
         # A folder whose set-up never finished is never continued (`_latest`): remove it rather than leave it.
@@ -378,6 +358,41 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
         shutil.rmtree(root, ignore_errors=True)
         raise
     return store, store.settings
+
+
+def start_up(results: list[dict]) -> float | None:
+    """What an execution cost besides its measured time (`protocol.start_up_time`), seconds, the least among the run
+    folders' `results` (result.json), or None when none tells."""
+    return min((t for r in results if (t := protocol.start_up_time(r)) is not None), default=None)
+
+
+def _set_up_results(root: Path) -> list[dict]:
+    """The result.json of the reference mappers and the calibration a tuning folder `root` measured first."""
+    return [json.loads(p.read_text()) for p in (*sorted(root.glob("baseline-*/result.json")),
+                                                root / "calibration" / "result.json") if p.is_file()]
+
+
+def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str]) -> MapperoptError | None:
+    """The error refusing the --timeout given (`opts`), now that the reference mappers and the calibration in `root`
+    ran (`failures`: the references that failed, by name): one of them timed out under it, or it leaves no room for
+    --min-time and what the executions cost besides (`check_timeout`; up front that cost was unknown). None when
+    there is room, or no --timeout was given."""
+    from mapperopt.benchmarks.userapp import UserApp
+
+    if opts["timeout_s"] is None or isinstance(bench, UserApp):  # a user's program: never calibrated
+        return None
+    names = {"default": "Legion's default mapper", "expert": "the expert mapper"}
+    late = [names.get(n, n) for n, reason in failures.items() if reason.startswith("failed at stage timeout")]
+    if late:
+        return MapperoptError(f"--timeout {opts['timeout_s']:g}: {' and '.join(late)} ran past it (measured before "
+                              "tuning), so every candidate would likely time out too and the feedback would blame the "
+                              "mappings; nothing was tuned", hint="give a larger --timeout, or leave it out")
+    try:
+        check_timeout(bench, opts["size"], opts["timeout_s"], opts["min_time_s"],
+                      start_up(_set_up_results(root)) or 0.0)
+    except MapperoptError as exc:
+        return MapperoptError(f"{exc.message}; nothing was tuned", hint=exc.hint)
+    return None
 
 
 def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
@@ -436,8 +451,8 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds one execution may take, for every measurement; more than twice --min-time, as calibration "
-                   f"lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
+              help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
+                   f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
                    "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
                    "best and the final comparison get the size's].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice of the search.")
@@ -671,7 +686,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.stop()
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
-                   calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"))
+                   calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
+                   start_up_s=start_up(_set_up_results(store.root)))
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if settings["start"] not in ("default", "random"):
@@ -690,7 +706,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
 def _no_working_mapper(store: TuneStore) -> MapperoptError:
     """The error of a run none of whose iterations worked: when every one failed at the stage Legion's default
     mapper (the default baseline) failed at too, the program or its verification fails whatever the mapping, and the
-    error says so rather than send the user to feedback that advises running without a mapper."""
+    error says so rather than send the user to feedback that advises running without a mapper; when every one ran
+    past the --timeout given, it names the --timeout."""
     path = store.root / "baseline-default" / "result.json"
     default = json.loads(path.read_text()) if path.is_file() else {}
     history = store.root / "history.csv"
@@ -700,6 +717,13 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
                               f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
                               hint="fix that first: `mapperopt run` with the same program and no --mapper runs it "
                                    f"under Legion's default mapper (its files: {path.parent})")
+    given = store.settings.get("timeout_s")
+    if given is not None and {r.stage for r in store.records} == {"timeout"}:
+        # The feedback blames each mapping; all of them too slow (Legion's default among them, with --start
+        # default) says more about the limit.
+        return MapperoptError(f"no iteration produced a working mapper: every one ran past --timeout {given:g}, "
+                              "whatever its mapping, so that limit is the likely cause (it counts Legion's start-up "
+                              f"and the application's set-up too); see {history}", hint="give a larger --timeout, or leave it out")
     return MapperoptError(f"no iteration produced a working mapper; see {history}",
                           hint="look at the feedback in iter-NNN/feedback.txt")
 
@@ -833,7 +857,8 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
                 for name, r in results.items()}
     for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
                                                calibrated="app_file" not in settings,
-                                               timeout_s=settings.get("timeout_s")):
+                                               timeout_s=settings.get("timeout_s"),
+                                               start_up_s=start_up(list(results.values()))):
         console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
 
 
@@ -929,10 +954,12 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
-                   calibrated: bool = True, timeout_s: float | None = None) -> None:
+                   calibrated: bool = True, timeout_s: float | None = None,
+                   start_up_s: float | None = None) -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
     significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
-    for a user's program; `timeout_s`: the run's --timeout, None without one), what was cut short (`interrupted`),
+    for a user's program; `timeout_s`: the run's --timeout, None without one; `start_up_s`: what an execution
+    costs besides its measured time), what was cut short (`interrupted`),
     and, with `default_start` (the start program is Legion's default mapper in the DSL), that the start and the
     default mapper are the same mapping."""
     from rich.markup import escape
@@ -980,7 +1007,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
-                                               None if calibrated else protocol.untimed(unit)):
+                                               None if calibrated else protocol.untimed(unit), start_up_s):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     cut = summary.get("interrupted") or []
     if len(cut) == 1:

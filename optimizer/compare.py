@@ -60,13 +60,13 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.commands import BenchCommand, check_repeats, size_options
+from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, check_timeout,
+from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file,
                                           require_same_build, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
@@ -615,8 +615,9 @@ def _shared_cores(cores: list[list[int] | None], cpus: int, util: int, per_job_g
     return (f"More processors than cores: {jobs} job{'s' * (jobs != 1)} x ({cpus} CPU + {util} utility "
             f"processor{'s' * (util != 1)}) need {jobs * (cpus + util)} cores{where}; this process may use {total}. "
             "Processors that share a core make every timing slower and noisier, and the scores unlike those of a "
-            f"comparison with a core each: give each job {cpus + util} cores or more (a lower --jobs, --cpus-per-job), "
-            "or fewer processors (--cpus).")
+            f"comparison with a core each: give each job {cpus + util} cores or more (a lower --jobs, --cpus-per-job)"
+            # one CPU is the least --cpus takes: then only cores can help
+            + (f", or fewer processors (--cpus {max(1, per_job - util)})." if cpus > 1 else "."))
 
 
 def _jobs_by_command(folder: Path, cores: list[list[int] | None], say: Callable) -> list[dict]:
@@ -843,11 +844,19 @@ def _reference(bench: str | UserApp, name: str, folder: Path, evaluator: Benchma
         program = ["--app", bench.path or shlex.join([str(bench.exe), *bench.args["ci"]])] \
             if isinstance(bench, UserApp) else [str(bench)]
         flags = ["--", *evaluator.extra_args] if evaluator.extra_args else []
+        late = evaluator.timeout_s is not None and (failed.get(name) or "").startswith("failed at stage timeout")
         raise MapperoptError(f"the {name} mapper of {bench} could not be measured: {failed.get(name)}",
-                             hint=f"compare normalises every throughput to the {name} mapper's; check "
-                                  f"`{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`")
+                             hint=f"compare normalises every throughput to the {name} mapper's; " + (
+                                 f"it ran past --timeout {evaluator.timeout_s:g}: give a larger --timeout, or leave "
+                                 "it out" if late else
+                                 f"check `{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`"))
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
-    walls = [a["wall_s"] for a in json.loads(result.read_text()).get("attempts") or []] if result.exists() else []
+    run = json.loads(result.read_text()) if result.exists() else {}
+    # Now what an execution costs besides its measured time is known: a --timeout without room for it is refused
+    # before any run is tuned (each would fall short of --min-time or time out).
+    check_timeout(bench, evaluator.size, evaluator.timeout_s, evaluator.min_time_s,
+                  protocol.start_up_time(run) or 0.0)
+    walls = [a["wall_s"] for a in run.get("attempts") or []]
     data = {"throughput": measured[name], "iterations": iterations, "wall_s": max(walls) if walls else None}
     path.write_text(json.dumps(data) + "\n")
     return data["throughput"], data["iterations"], data["wall_s"]
@@ -1106,16 +1115,17 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     by its run)."""
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
     calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
-    out = []
+    out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
     if first.exists():
         result = json.loads(first.read_text())
+        start_up = protocol.start_up_time(result)  # the advised --timeout leaves room for it
         if protocol.values_of(result):
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)
             measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of the {reference} mapper's first measurement", text]
                     for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
-                                                                       timeout_s)]
+                                                                       timeout_s, start_up_s=start_up)]
     final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
              for g in groups}
     final.update({o.folder.name: _group_of(o, finals)["measured"][_program(o.best)] for o in outcomes if o.best})
@@ -1123,7 +1133,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
             for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
-                                                             timeout_s)]
+                                                             timeout_s, start_up_s=start_up)]
     return out
 
 
@@ -1404,8 +1414,8 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds one execution may take, for every measurement; more than twice --min-time, as calibration "
-                   f"lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
+              help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
+                   f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
                    "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
                    "re-measurement with the best and the final measurement get the size's].")
 @click.option("--final-rounds", type=click.IntRange(min=1), default=FINAL_ROUNDS, show_default=True,

@@ -94,6 +94,16 @@ def test_timeout_feedback_names_the_timeout():
         f"Execution: Execution Error: timeout after {result.settings['timeout_s']:g} s")
 
 
+def test_timeout_feedback_names_the_limit_as_a_cause():
+    """`tune --timeout 1.2`: every iteration, Legion's default mapping too, timed out, and the feedback said only
+    that the mapping was slow and to spread the index launches (on a one-CPU machine): it names the limit too."""
+    _, result = load("stencil-timeout_slow")
+    fb = explain(result)
+    assert fb.rule == "timeout" and "the limit is too short for this program whatever the mapping" in fb.explanation
+    assert "Where the machine has more than one processor, spread" in fb.suggestion, fb.suggestion
+    assert fb.suggestion.endswith("the limit is the cause: give a larger --timeout, or none."), fb.suggestion
+
+
 def test_a_timeout_under_an_instance_limit_names_the_limit():
     """A limit holds instances back (a hang where what runs waits for one): the timeout's feedback names the
     statement, not only placement; a mapper without one keeps the generic timeout advice."""

@@ -184,6 +184,12 @@ def test_short_measurement_under_a_given_timeout_names_it():
     assert text.endswith("(calibration aimed at 2 s and fell short of it: it lengthens an execution only while its "
                          "expected wall time, Legion's start-up included, stays within half of --timeout 5, 2.5 s); "
                          "measure again with a --timeout well above 4 or none, or a larger --size."), text
+    # `--min-time 0.2 --timeout 1.2` with 0.6 s of start-up: "well above 0.4" named a --timeout the user had already
+    # tripled; the advice leaves room for what an execution costs besides its measured time.
+    ((_, text),) = protocol.noise_warnings({"": (tight, 0.015)}, "more", 0.2, timeout_s=1.2, start_up_s=0.6)
+    assert text.endswith("stays within half of --timeout 1.2, 0.6 s); measure again with a --timeout well above 1.6 "
+                         "(twice --min-time and the 0.6 s each execution took besides it) or none, or a larger "
+                         "--size."), text
     # No --timeout: as before.
     ((_, text),) = protocol.noise_warnings({"": (tight, 0.48)}, "more", 2.0)
     assert text.endswith("(calibration aimed at 2 s and fell short of it); measure again with a larger --size or "

@@ -49,6 +49,31 @@ def test_check_without_machine_checks_this_machine(tmp_path):
     assert run("check", str(path), "--", "-p", "8").exit_code != 0  # a run's flags need a benchmark
 
 
+IO_MAPPER = """mio = Machine(IO);
+mc = Machine(CPU);
+def on_io(Task task) {
+    return mio.volume > 0 ? mio[task.ipoint[0] % mio.size[0], 0] : mc[0, 0];
+}
+IndexTaskMap check on_io;
+"""
+
+
+def test_check_without_machine_takes_the_runs_processor_flags(tmp_path):
+    """`check -- -ll:io N` (as E205's hint and dsl-reference §12 say) checked a machine without IO processors, so a
+    mapper sending a CPU task to an IO processor when there is one passed, and the run failed R402: the machine
+    checked has the run's IO, Python and utility processors."""
+    path = tmp_path / "io.dsl"
+    path.write_text(IO_MAPPER)
+    assert run("check", str(path), "--bench", "stencil").exit_code == 0  # no IO processor: the CPU fallback
+    result = run("check", str(path), "--bench", "stencil", "--", "-ll:io", "2")
+    assert result.exit_code == 1 and "error[E209]" in result.output and "IO" in result.output, result.output
+    path.write_text("mu = Machine(UTIL);\nmp = Machine(PY);\n"
+                    "def f(Task task) { return mu.size[1] == 2 && mp.size[1] == 1 ? mp[0, 0] : mu[9, 9]; }\n"
+                    "IndexTaskMap check f;\n")
+    result = run("explain", str(path), "--bench", "stencil", "--", "-ll:util", "2", "-ll:py", "1")
+    assert "E205" not in result.output and "PY" in result.output, result.output
+
+
 def test_machine_option_takes_the_run_memory_flags(tmp_path):
     """--machine with the run's flags after `--`: `-ll:rsize`/`-ll:nsize` give each node RDMEM/SOCKMEM, as a run with
     them has (E221 only without them), and `-ll:csize`/`-ll:fsize`/`-ll:zsize` size the memories (`-ll:zsize 0`: no
@@ -513,6 +538,24 @@ def test_explain_png_has_integer_ticks_and_names_both_axes(tmp_path):
                                          (ax.get_yticks(), sorted(ax.get_ylim()), [0, 1])):
             assert [t for t in ticks if low <= t <= high] == want, ticks
 
+
+
+def test_explain_png_titles_fit_in_the_image():
+    """A launch left to Legion's default mapper has the legend of its `(n.i)` cells in its title: one line, wider
+    than the image, cut at both ends. Every title fits within the figure."""
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _placement_figure, explain_decisions, load_app
+
+    machine = parse_machine_spec("2x0x2")
+    fig = _placement_figure(explain_decisions(parse("Task * CPU;\n"), load_app("stencil"), machine, (2, 3)),
+                            machine)
+    fig.canvas.draw()
+    renderer, width = fig.canvas.get_renderer(), fig.bbox.width
+    titles = [ax.title for ax in fig.axes]
+    assert any("Legion's default mapper slices" in t.get_text() for t in titles), [t.get_text() for t in titles]
+    for title in titles:
+        box = title.get_window_extent(renderer)
+        assert 0 <= box.x0 and box.x1 <= width, (title.get_text(), box, width)
 
 
 def test_explain_balance_line_names_the_points_it_does_not_count(tmp_path):

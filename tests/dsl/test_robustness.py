@@ -95,12 +95,12 @@ def test_a_memory_kind_the_machine_lacks_as_the_only_choice_is_an_error():
 def test_rdmem_is_on_the_machine_probed_with_the_runs_rsize():
     """The harness probes the machine a mapper is checked against with the run's -ll:rsize/-ll:nsize, so an
     RDMEM-only mapper is an error exactly when the run has no RDMEM."""
-    from mapperopt.benchmarks.apps import _memory_flags
+    from mapperopt.benchmarks.apps import _machine_flags
     from mapperopt.probe import probe_machine
 
-    assert _memory_flags(["-ll:cpu", "2", "-ll:rsize", "1", "-ll:nsize", "2", "-ll:rsize"]) == (
+    assert _machine_flags(["-ll:cpu", "2", "-ll:rsize", "1", "-ll:nsize", "2", "-ll:rsize"]) == (
         "-ll:rsize", "1", "-ll:nsize", "2")
-    sized = probe_machine(1, None, _memory_flags(["-ll:rsize", "1"]))
+    sized = probe_machine(1, None, _machine_flags(["-ll:rsize", "1"]))
     assert [m.capacity for m in sized.memories if m.kind == "RDMEM"] == [2**20]
     assert codes("Region * * CPU RDMEM;\n", sized) == []
     assert codes("Region * * CPU RDMEM;\n", probe_machine(1, None)) == ["E221"]

@@ -121,12 +121,13 @@ def test_repeats_above_the_max_repeats_given_is_an_error(command, measured):
     assert measured(command, "--repeats", "3", "--max-repeats", "3") == (3, "stopped before measuring")
 
 
-@pytest.mark.parametrize("command", ["tune", "compare"])
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
 def test_a_timeout_below_the_measured_time_is_refused(command, measured):
     """`--timeout 0.4` where every execution must measure 0.5 s at least: every iteration timed out, and the
     feedback blamed the mappers. `--timeout 2.5 --min-time 2` was accepted, and calibration, which lengthens an
     execution only while its expected wall time stays within half of the timeout, fell short of --min-time, whose
-    advice then named --min-time. Both are refused before anything runs, naming both options and the minimum."""
+    advice then named --min-time. Both are refused before anything runs, naming both options and the minimum; by
+    `run` too, which accepted `--min-time 1 --timeout 1.5` and then advised an ever larger --min-time."""
     most, error = measured(command, "--timeout", "0.4")
     assert most is None and error.startswith(
         "--timeout 0.4 leaves no room for the 0.5 s of measured time every execution must reach (--min-time; by "

@@ -557,3 +557,31 @@ def test_unnamed_final_folders_are_said_once_each_with_what_they_hold(tmp_path):
     said.clear()
     _record_interrupted(tmp_path, json.loads((tmp_path / "final.json").read_text()), said.append)
     assert said == []
+
+
+def test_the_core_sharing_warning_suggests_fewer_cpus_only_when_there_are_fewer():
+    """The --jobs core-sharing warning said "or fewer processors (--cpus)" when each job had one CPU already, the
+    least --cpus takes: it names --cpus only when a lower count exists, and then the count that fits."""
+    from mapperopt.optimizer.compare import _shared_cores
+
+    one = _shared_cores([[0], [1]], 1, 1, True)
+    assert one is not None and "--cpus)" not in one and "fewer processors" not in one, one
+    assert one.endswith("give each job 2 cores or more (a lower --jobs, --cpus-per-job)."), one
+    three = _shared_cores([[0, 1], [2, 3]], 3, 1, True)
+    assert three is not None and three.endswith("or fewer processors (--cpus 1)."), three
+
+
+def test_a_timeout_the_executions_do_not_fit_in_is_refused_after_the_reference(tmp_path, capsys):
+    """`compare --timeout 1.1 --min-time 0.5` passed the up-front rule (more than twice --min-time), but Legion's
+    start-up and the application's set-up come on top of the measured time: every iteration would fall short of
+    --min-time or time out. Once the reference has run, the --timeout is refused, naming it, before any run."""
+    runs = tmp_path / "runs"
+    code = main(["compare", "stencil", "--optimizers", "random", "--iters", "1", "--runs", "1", "--size", "ci",
+                 "--min-time", "0.5", "--timeout", "1.1", "--final-rounds", "1", "--runs-dir", str(runs)])
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert code == 1, text
+    assert "--timeout 1.1" in text, text
+    assert ("each execution took here besides it (Legion's start-up and the application's set-up" in text
+            or "ran past --timeout 1.1" in text), text
+    assert "iter 1/1" not in text and not list(runs.glob("stencil/compare-*/random-1/iter-*")), text

@@ -408,7 +408,9 @@ def test_baselines_short_of_min_time_under_a_given_timeout_name_it(tmp_path):
     commands._print_baselines(console, tmp_path, settings)
     out = " ".join(console.export_text().split())
     assert "Short measurement of the baselines: expert 0.48 s" in out, out
-    assert "within half of --timeout 5, 2.5 s); measure again with a --timeout well above 4 or none" in out, out
+    # with room for the 0.82 s each execution took besides its measured time (1.3 s of wall time)
+    assert ("within half of --timeout 5, 2.5 s); measure again with a --timeout well above 5.64 (twice --min-time and "
+            "the 0.82 s each execution took besides it) or none") in out, out
 
 
 def test_an_interrupted_final_comparison_is_kept_and_recorded(tmp_path, monkeypatch):
@@ -442,3 +444,24 @@ def test_an_interrupted_final_comparison_is_kept_and_recorded(tmp_path, monkeypa
     commands._set_aside_final(store.root)  # as `tune` does before an extension's first iteration
     again = commands.final_comparison("circuit", store, rounds=3)
     assert again["replaced"] == ["final-2"] and again["interrupted"] == summary["interrupted"], again
+
+
+def test_every_iteration_timing_out_under_a_given_timeout_names_it(tmp_path):
+    """`tune --timeout 1.2`: every iteration, Legion's default mapping among them, ran past it, and the run ended
+    with "no iteration produced a working mapper ... look at the feedback", whose advice was to spread the index
+    launches on a one-CPU machine. The error says the --timeout is the likely cause; without one, as before."""
+    def timed_out(i: int) -> IterationRecord:
+        return IterationRecord(iter=i, dsl=f"# program {i}\nTask * CPU;\n", key=f"k{i}", status="failed",
+                               stage="timeout", category="timeout", throughput=None, unit="GFLOPS",
+                               best_throughput=0.0)
+
+    for given, folder in ((1.2, "given"), (None, "none")):
+        store = TuneStore.create(tmp_path / folder, "stencil", {**SETTINGS, "timeout_s": given, "start": "default"})
+        for i in (1, 2):
+            store.append(timed_out(i))
+        error = str(commands._no_working_mapper(store))
+        if given:
+            assert error.startswith("no iteration produced a working mapper: every one ran past --timeout 1.2"), error
+            assert "give a larger --timeout, or leave it out" in error, error
+        else:
+            assert "--timeout" not in error and "look at the feedback" in error, error

@@ -58,11 +58,11 @@ def test_the_timeout_default_says_what_each_execution_gets():
                 f"least {MIN_TIMEOUT_S:g} and at most the size's timeout")
     tune_text, compare_text = _help(tune), _help(compare)
     assert ("--timeout FLOAT RANGE Seconds one execution may take, for every measurement; more than twice "
-            f"--min-time, as calibration lengthens an execution only within half of it [default: {adaptive} (the "
+            f"--min-time and the start-up, as calibration lengthens an execution only within half of it [default: {adaptive} (the "
             "size's until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
             "best and the final comparison get the size's]") in tune_text, tune_text
     assert ("--timeout FLOAT RANGE Seconds one execution may take, for every measurement; more than twice "
-            f"--min-time, as calibration lengthens an execution only within half of it [default: {adaptive} "
+            f"--min-time and the start-up, as calibration lengthens an execution only within half of it [default: {adaptive} "
             "(until one succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
             "re-measurement with the best and the final measurement get the size's]") in compare_text, compare_text
 

@@ -531,3 +531,20 @@ def test_the_hint_of_an_interrupted_final_comparison_keeps_its_rounds(tmp_path, 
     assert main(tune_args(runs, "--iters", "1", "--final-rounds", "2")) == 130
     out = " ".join(capsys.readouterr().out.split())
     assert f"mapperopt tune circuit --resume {only_run(runs)} --iters 1 --final-rounds 2" in out, out
+
+
+def test_a_timeout_the_executions_do_not_fit_in_is_refused_after_the_baselines(tmp_path, capsys):
+    """`--timeout 1.2 --min-time 0.5` passed the up-front rule (more than twice --min-time), but Legion's start-up
+    and the application's set-up come on top of the measured time: every iteration, Legion's default mapping too,
+    timed out, and the feedback blamed the mappings. Once the references have run, what an execution costs besides
+    its measured time is known: the --timeout is refused then, naming it, and no folder is left."""
+    runs = tmp_path / "runs"
+    code = main(["tune", "stencil", "--size", "ci", "--iters", "1", "--min-time", "0.5", "--timeout", "1.1",
+                 "--repeats", "1", "--runs-dir", str(runs)])
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert code == 1, text
+    assert "--timeout 1.1" in text and "nothing was tuned" in text, text
+    assert ("each execution took here besides it (Legion's start-up and the application's set-up" in text
+            or "ran past it" in text), text
+    assert "iter 1/1" not in text and list(runs.glob("stencil/tune-*")) == [], text

@@ -98,7 +98,7 @@ def test_a_failed_probe_quotes_realms_error_without_the_harmless_lines():
     """The probe's failure quotes its stderr through the harness's filter: Realm's error, not the lines the libcuda
     stand-in causes on a machine without GPU."""
     with pytest.raises(MapperoptError) as info:
-        probe_json(memory_flags=("-ll:nosuchflag", "1"))
+        probe_json(machine_flags=("-ll:nosuchflag", "1"))
     message = info.value.message
     assert "the Legion machine probe failed" in message and "-ll:nosuchflag" in message.split("\n", 1)[1], message
     assert "cuInit" not in message and "We are not able to discover" not in message, message
