@@ -42,7 +42,7 @@ PERFORMANCE_FIELDS = {
     "other_memories": ("task", "task_sel", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
-    "not_profiled": ("command",),
+    "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"),
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),
     "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy", "remedies"),
     "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (),

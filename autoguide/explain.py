@@ -113,6 +113,36 @@ def _edit_notes(dsl: str, edits: tuple[Edit, ...]) -> list[str]:
     return notes
 
 
+def _wrapped_text(dsl: str, edits: tuple[Edit, ...]) -> str | None:
+    """What the `wrap_index_modulo` edit among `edits` makes of its function in the mapper `dsl`: the statements it
+    changes, as they read after it (the mapper's own machine model names, only the indices it reduces); None when
+    there is none or it does not apply."""
+    from mapperopt.autoguide.edits import apply_edits
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl.formatter import format_statement
+
+    wrap = [e for e in edits if e.op == "wrap_index_modulo"]
+    if not wrap:
+        return None
+    function = wrap[0].args["function"]
+    try:
+        before = parse(dsl, "<mapper>").statements
+        after = apply_edits(parse(dsl, "<mapper>"), wrap[:1], []).statements
+    except (DslSyntaxError, MapperoptError):
+        return None
+
+    def lines(statements: list) -> list[str]:
+        f = next((s for s in statements if isinstance(s, A.FuncDef) and s.name == function), None)
+        return [format_statement(s) for s in (*f.body, f.ret)] if f else []
+
+    changed = [new for old, new in zip(lines(before), lines(after)) if old != new]
+    if not changed:
+        return None
+    return (f"Reduce the machine indices that can leave the range modulo that dimension's size in '{function}', as "
+            f"the suggested edit does: `{' '.join(changed)}`.")
+
+
 def _context(result: RunResult) -> dict[str, Any]:
     """The context fields of templates (catalog.CONTEXT_FIELDS); the exit status names the signal that killed the
     process ("-8, SIGFPE")."""
@@ -154,6 +184,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
         elif match.rule.category == "layout.constraint" and "need" in match.fields:  # check's (E223)
             templates = _drop_opposite(match.fields.get("interleave")) + list(match.rule.edits)
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl, templates)
+        if category == "index_map.out_of_range" and result.dsl is not None:  # the edit's lines, in the mapper's names
+            suggestion = _wrapped_text(result.dsl, edits) or suggestion
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
             advice = capacity.advise(match.fields, result)
             if advice is not None:  # a failed allocation: what to spill, or the size to raise
@@ -505,6 +537,25 @@ def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
     return {"task_ms": task_ms, "loop_ms": loop_ms, "busy": 100 * task_ms / loop_ms}
 
 
+def _mapper_file(result: RunResult) -> str:
+    """The run's DSL file: the one it was given, else the `mapper.dsl` a tuning iteration's run folder holds, else
+    `default.dsl` for Legion's default mapper (the advice says what to write in it) and `my.dsl` as a template."""
+    settings = result.settings or {}
+    if settings.get("mapper_file"):
+        return settings["mapper_file"]
+    if result.dsl is not None and result.run_dir and (Path(result.run_dir) / "mapper.dsl").is_file():
+        return str(Path(result.run_dir) / "mapper.dsl")
+    return "default.dsl" if result.dsl is None else "my.dsl"
+
+
+def _default_as_dsl(result: RunResult) -> str:
+    """A DSL mapper that maps as Legion's default mapper does: GPUs first where the run has them, each kind's own
+    memory, SOA F_order instances."""
+    if (result.settings or {}).get("gpus"):
+        return "Task * GPU,CPU; Region * * GPU FBMEM; Region * * CPU SYSMEM; Layout * * * SOA F_order;"
+    return "Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;"
+
+
 def _profiled_command(result: RunResult) -> str:
     """The `mapperopt run` command that measures the run's application with a DSL mapper and profiles it."""
     settings = result.settings or {}
@@ -513,8 +564,7 @@ def _profiled_command(result: RunResult) -> str:
         # `app_options`: how the run was given the program; a run recorded without it, an obvious template.
         app = settings.get("app_options") or "--app " + shlex.quote(settings["app_file"] or "PROGRAM ITS-ARGUMENTS")
         extra = f" -- {shlex.join(settings['extra_args'])}" if settings.get("extra_args") else ""
-        mapper = shlex.quote(settings.get("mapper_file") or "my.dsl")  # the run's DSL file, else a template
-        return f"mapperopt run {app}{size} --mapper {mapper} --profile{extra}"
+        return f"mapperopt run {app}{size} --mapper {shlex.quote(_mapper_file(result))} --profile{extra}"
     return f"mapperopt run {result.app}{size} --mapper expert"
 
 
@@ -560,7 +610,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     runs = len(values_of(result))
     median, trimmed = (f" (median of {runs} executions)", f" (trimmed mean of {runs} executions)") if runs > 1 \
         else ("", "")
-    metric = (f"Execution time is {result.time_s:.3g}s{median}. " if result.time_s is not None else "") + \
+    # A user's program's time is the process's wall time (Legion's start-up included), not its metric.
+    timed = "Wall time of the process" if "app_file" in (result.settings or {}) else "Execution time"
+    metric = (f"{timed} is {result.time_s:.3g}s{median}. " if result.time_s is not None else "") + \
         f"Achieved throughput = {value:.4g} {unit}".rstrip() + trimmed + "."
     expert = baselines.get("expert")
     if expert:
@@ -603,6 +655,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         suggestion = _placement(texts, rows[0], machine, result)
     elif result.dsl is None:
         suggestion = texts["not_profiled"].format(command=_profiled_command(result))
+        if "app_file" in (result.settings or {}):  # a user's program: how to get a DSL file that maps as the default
+            suggestion += " " + texts["default_as_dsl"].format(mapper=_mapper_file(result), dsl=_default_as_dsl(result))
     elif "app_file" in (result.settings or {}):  # a user's program: which tasks its metric times is unknown
         suggestion = texts["no_profile_app"].format(machine=_machine_text(machine), command=_profiled_command(result))
     else:

@@ -284,7 +284,9 @@ def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_progr
     path = app_file(tmp_path, foreign_exe)
     result = run_benchmark(load_app_file(path), "default", out_dir=tmp_path / "run")
     assert result.ok, result.reason
-    assert f"`mapperopt run --app {path} --mapper my.dsl --profile`" in explain(result).suggestion
+    suggestion = explain(result).suggestion
+    assert f"`mapperopt run --app {path} --mapper default.dsl --profile`" in suggestion, suggestion
+    assert "to write in default.dsl: `Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;`" in suggestion
 
 
 def test_the_advice_without_a_profile_claims_no_timed_loop_for_a_users_program(tmp_path, foreign_exe):
@@ -297,7 +299,7 @@ def test_the_advice_without_a_profile_claims_no_timed_loop_for_a_users_program(t
     assert result.ok, result.reason
     suggestion = explain(result).suggestion
     assert "timed loop" not in suggestion and "2 CPU processors with SYSMEM" in suggestion, suggestion
-    assert f"`mapperopt run --app {path} --mapper my.dsl --profile`" in suggestion, suggestion
+    assert f"`mapperopt run --app {path} --mapper {tmp_path / 'run' / 'mapper.dsl'} --profile`" in suggestion, suggestion
 
 
 def test_a_verify_pattern_typo_points_at_the_file_and_the_output_not_at_a_mapper(tmp_path, foreign_exe, capsys):
