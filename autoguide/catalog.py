@@ -58,7 +58,8 @@ APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where",
                      "own_suggest": ("stdout",), "own_suggest_no_mapper": ("stdout",)}
 # Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched
 # nothing, or no number. {metric}: the metric as the run describes it; {output}: the end of the standard output.
-APP_METRIC_FIELDS = {"explain": ("app", "reason", "output"), "suggest": ("metric", "where", "stdout")}
+APP_METRIC_FIELDS = {"explain": ("app", "reason", "output"), "suggest": ("metric", "where", "stdout"),
+                     "suggest_logfile": ("metric", "logfile", "path")}
 # Texts added to the feedback on a finished or timed-out run of a mapper with an InstanceLimit, which mapperopt runs
 # with Legion's -lg:no_physical_tracing (harness.no_replay_flags): {limits} names the statements.
 UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "program"), "suggest": ("limits",)}

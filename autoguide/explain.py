@@ -765,8 +765,15 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog) 
                   "metric": settings.get("metric") or "?",
                   "where": "the --metric option" if given or not settings["app_file"] else settings["app_file"],
                   "output": " / ".join(repr(line.strip()) for line in printed) or "nothing (it is empty)"}
+        # `-logfile FILE` among the program's arguments: a Realm logger's lines went to FILE, not searched.
+        command = shlex.split(settings.get("command") or "")
+        logfile = next((command[i + 1] for i in range(len(command) - 1) if command[i] == "-logfile"), "stderr")
+        suggest = texts["suggest"]
+        if logfile not in ("stderr", "stdout"):
+            fields.update(logfile=logfile, path=str(Path(result.run_dir or ".") / logfile))
+            suggest = texts["suggest_logfile"]
         return _at_level(Feedback(result.status, result.stage, "metric", _text(texts["explain"], fields),
-                                  _text(texts["suggest"], fields), (), fb.raw_excerpt, "metric-app-pattern"), level)
+                                  _text(suggest, fields), (), fb.raw_excerpt, "metric-app-pattern"), level)
     return fb
 
 

@@ -690,3 +690,17 @@ def test_a_failed_describe_and_a_failed_discovery_quote_the_same_reason(tmp_path
     err = " ".join(capsys.readouterr().err.split())
     assert ("discovering picky: your program exited with code 2 in its first run, which records its tasks for "
             "mapperopt: picky: -n wants a number") in err, err
+
+
+def test_a_metric_in_the_logfile_the_arguments_chose_is_said_not_blamed_on_the_pattern(tmp_path):
+    """`-logfile applog.txt` among the program's arguments: a Realm logger's metric line goes to that file, which
+    the metric is not read from; the pattern is right, and AutoGuide says where the line went."""
+    exe = script(tmp_path, "prog", "echo 'setup done'; while [ $# -gt 0 ]; do "
+                                   "[ \"$1\" = -logfile ] && echo '{3}{app}: elapsed 12.5 ms' > \"$2\"; shift; done")
+    out_dir = tmp_path / "run"
+    assert main(["run", "--app", str(exe), "--metric", "elapsed ([0-9.]+) ms", "--unit", "ms", "--out", str(out_dir),
+                 "--", "-logfile", "applog.txt"]) == 1
+    feedback = json.loads((out_dir / "feedback.json").read_text())
+    assert (feedback["stage"], feedback["category"]) == ("run", "metric")
+    assert "correct it" not in feedback["suggestion"]
+    assert "-logfile applog.txt" in feedback["suggestion"] and str(out_dir / "applog.txt") in feedback["suggestion"]
