@@ -1230,7 +1230,8 @@ def describe(summary: dict) -> list[str]:
               f"{summary.get('reference_throughput', 0):.4g}, {min(g['reference'] for g in groups):.4g} to "
               f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked."
               if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
-             + " Columns mean..best: over the runs' scores (std, worst and median n/a for a single run); failed "
+             + " Columns mean..best: over the runs' scores (std: the population standard deviation (divided by the "
+             "number of runs, not one less); std, worst and median n/a for a single run); failed "
              "evaluations: failed iterations / iterations."]
     return lines
 

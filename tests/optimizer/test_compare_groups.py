@@ -133,3 +133,11 @@ def test_one_round_is_said_in_the_singular():
     text = " ".join(describe(summary))
     assert "1 interleaved round;" in text or "1 interleaved round," in text, text
     assert "1 interleaved rounds" not in text
+
+
+def test_the_tables_std_is_said_to_be_the_population_one():
+    """With 2 to 5 runs the population and the sample standard deviation differ by 10-30 %: the legend says which."""
+    summary = {"bench": "circuit", "settings": {"size": "ci", "iters": 2, "repeats": 2}, "optimizers": {},
+               "final_rounds": 1, "reference_throughput": 2.0, "unit": "GFLOPS", "final_groups": []}
+    assert "std: the population standard deviation (divided by the number of runs, not one less)" in \
+        " ".join(describe(summary))
