@@ -1085,9 +1085,10 @@ class _Checker:
                     pair = self._other_launch_region(region.name, scope)
                     if pair is not None:
                         t, seen, space = pair
+                        kind = next(n.kind for n in app.region_tree if n.name == region.name)
                         self.add("W322", f"region '{region.name}' is not among the names of task '{t.name}' that "
                                          f"discovery saw ({', '.join(sorted(chains))}): discovery records the first "
-                                         f"launch of each task only, and '{region.name}' is a region with the same "
+                                         f"launch of each task only, and '{region.name}' is a {kind} with the same "
                                          f"{space} as '{seen}', which a later launch may use instead (a ping-pong "
                                          "pair)", region.loc,
                                  (f"if no launch of '{t.name}' uses '{region.name}', the statement matches nothing "
@@ -1110,21 +1111,31 @@ class _Checker:
     def _other_launch_region(self, name: str, scope) -> tuple | None:
         """(task, the region of its requirement's chain, what they share) when `name` is a region of the tree that
         shares with a region in the chain of one of `scope`'s requirements its index space (its parent in the tree,
-        when named) or, both roots of the tree, their field space: another launch of the task may name it (discovery
-        records each task's first launch); else None. Only for a discovered description: a benchmark's lists all
-        its launches."""
+        when named) or, both roots of the tree, their field space, or a partition that shares with a partition in
+        such a chain its index partition (or whose region is such a pair): another launch of the task may name it
+        (discovery records each task's first launch); else None. Only for a discovered description: a benchmark's
+        lists all its launches."""
         tree = {n.name: n for n in self.app.region_tree}
         other = tree.get(name)
-        if not self.app.discovered_as or other is None or other.kind != "region":
+        if not self.app.discovered_as or other is None or other.kind not in ("region", "partition"):
             return None
 
-        def shared(n: str) -> str | None:
-            """What the region `n` shares with `name`: "index space 'X'" or "field space 'Y'", or None."""
-            node = tree.get(n)
-            if node is None or node.kind != "region" or node.parent != other.parent:
+        def shared(n: str, name: str) -> str | None:
+            """What `n` shares with `name` (two regions or two partitions): "index space 'X'", "field space 'Y'",
+            "index partition 'Z'", or None."""
+            node, other = tree.get(n), tree.get(name)
+            if node is None or other is None or node.kind != other.kind or n == name:
+                return None
+            parent = tree.get(node.parent) if node.parent is not None else None
+            if node.kind == "partition":
+                if node.parent == other.parent:  # the partitions of two regions by one (named) index partition
+                    return f"index partition '{node.parent}'" if parent and parent.kind == "index_partition" \
+                        else None
+                # no named index partition between: partitions of a ping-pong pair of regions
+                return shared(node.parent, other.parent) if parent and parent.kind == "region" else None
+            if node.parent != other.parent:
                 return None
             if node.parent is not None:
-                parent = tree.get(node.parent)
                 return f"index space '{node.parent}'" if parent and parent.kind == "index_space" else None
             spaces = {r.names[-1] for t in self.app.tasks for r in t.regions
                       if r.names and (n in r.names or name in r.names)
@@ -1134,7 +1145,7 @@ class _Checker:
         for t in scope:
             for r in t.regions:
                 for n in r.names:
-                    what = shared(n)
+                    what = shared(n, name)
                     if what is not None:
                         return t, n, what
         return None

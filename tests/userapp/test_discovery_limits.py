@@ -44,6 +44,19 @@ def test_a_region_of_a_later_launch_of_the_task_is_a_warning_not_an_error(tmp_pa
     assert code == 1 and "error[E203]: unknown region 'nxet' for task 'fill'" in out, out
 
 
+def test_a_partition_of_a_later_launch_of_the_task_is_a_warning_not_an_error(tmp_path, pingpong, capsys):
+    # the logical partitions of cur and next by one index partition: the usual Legion ping-pong
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Region fill next_pieces CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pingpong, "--", "-named_pieces")
+    assert code == 0, out
+    assert "E203" not in out and "warning[W322]: region 'next_pieces' is not among the names of task 'fill'" in out
+    assert "'next_pieces' is a partition with the same index partition 'blocks' as 'cur_pieces'" in out, out
+    mapper.write_text("Region fill next_pices CPU SYSMEM;\n")  # a typo stays an error
+    code, out = check(capsys, mapper, "--app", pingpong, "--", "-named_pieces")
+    assert code == 1 and "error[E203]: unknown region 'next_pices' for task 'fill'" in out, out
+
+
 def test_a_tunable_answered_otherwise_than_in_discovery_says_the_launch_domains_may_differ(tmp_path, pingpong, capsys):
     mapper = tmp_path / "m.dsl"
     mapper.write_text("Tunable 6 = 3;\nmcpu = Machine(CPU);\ndef direct(Task task) { return mcpu[0, task.ipoint[0]]; "
