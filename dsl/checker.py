@@ -23,7 +23,7 @@ from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
-from mapperopt.dsl.formatter import format_expr, format_statement
+from mapperopt.dsl.formatter import format_expr, format_statement, meant
 from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
 from mapperopt.errors import MapperoptError, closest, extended
 
@@ -1065,12 +1065,12 @@ class _Checker:
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
-                                 ((f"did you mean '{longer}'?" if longer else None),
+                                 ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
                                   f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`"), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
-                             ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))
+                             ((meant(close) if close else None), f"tasks: {listing}"))
                 else:
                     tasks.append(info)
             region = getattr(s, "region", None)
@@ -1097,7 +1097,7 @@ class _Checker:
                     close = closest(region.name, sorted(chains))
                     whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
                         "any task" if sel.names is None else "these tasks")
-                    hint = self._field_hint(s, region.name, scope) or (f"did you mean '{close}'?" if close else (
+                    hint = self._field_hint(s, region.name, scope) or (meant(close) if close else (
                         f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
                     self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
             elif region.index is not None:

@@ -559,3 +559,13 @@ def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_
     out = " ".join(capsys.readouterr().out.split())
     assert "the same mapping" not in out, out
     assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
+
+
+def test_a_did_you_mean_shows_a_name_with_a_space_as_the_dsl_writes_it(tmp_path, foreign_exe, capsys):
+    """`Task "Update Valeus"` gets `did you mean "Update Values"?`, which can be pasted; it said 'Update Values', which
+    the DSL rejects (E104: strings use double quotes)."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text('Task "Update Valeus" CPU;\n')
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe))]) == 1
+    said = " ".join("".join(capsys.readouterr()).split())
+    assert "error[E202]: unknown task 'Update Valeus'" in said and 'hint: did you mean "Update Values"?' in said, said
