@@ -647,28 +647,37 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
 
 _UNMATCHED = re.compile(r"^\[mapperopt\] (note R453: .*)$", re.MULTILINE)
 _NO_TASK = re.compile(r"no task named '(.*)' was mapped$")
+_NO_REGION = re.compile(r"no region requirement(?: of task '(.*)')? has '(.*)' among its names$")
 
 
 def unmatched_notes(result) -> list[str]:
     """The DSL mapper's notes R453 (a statement that matched nothing) of the run's last execution, from its standard
-    error, each with "did you mean" the task name it begins (`extended`) where the mapper had no close name for it:
-    the discovered description's task names (`settings["description"]`). Empty without a run folder."""
+    error, each with "did you mean": the task name it begins (`extended`) where the mapper had no close name for
+    it, or the close region name of the task's requirements (of every task's, for `*`), from the discovered
+    description (`settings["description"]`). Empty without a run folder."""
     from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl.formatter import meant
 
     if not result.run_dir or not result.attempts:
         return []
     try:
         notes = _UNMATCHED.findall((Path(result.run_dir) / result.attempts[-1].stderr).read_text(errors="replace"))
         described = (result.settings or {}).get("description")
-        names = [t.name for t in AppDescription.from_json(json.loads(Path(described).read_text())).tasks] \
-            if described and notes else []
+        tasks = AppDescription.from_json(json.loads(Path(described).read_text())).tasks \
+            if described and notes else ()
     except (OSError, ValueError, MapperoptError):
         return []
     out = []
     for note in notes:
-        task = _NO_TASK.search(note)
-        longer = extended(task.group(1), names) if task else None
-        out.append(note + (f"; did you mean '{longer}'?" if longer else ""))
+        task, region = _NO_TASK.search(note), _NO_REGION.search(note)
+        if task:
+            near = extended(task.group(1), [t.name for t in tasks])
+        elif region:
+            names = sorted({n for t in tasks if region.group(1) in (None, t.name) for r in t.regions for n in r.names})
+            near = closest(region.group(2), names) if region.group(2) not in names else None
+        else:
+            near = None
+        out.append(note + (f"; {meant(near)}" if near else ""))
     return out
 
 
