@@ -297,9 +297,13 @@ def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Ver
     """The verification, or None with its problems added to `problems`."""
     if data is None:
         return Verify()
-    if not isinstance(data, dict) or set(data) - {"pattern", "command", "reference", "reference_lines"}:
+    if not isinstance(data, dict):
         problems.append(MapperoptError(f"{where}: 'verify' must be a mapping with pattern, command, reference and "
                                        f"reference_lines, got {data!r}"))
+        return None
+    before = len(problems)
+    _checked(problems, _reject_unknown, f"{where}: verify", data, {"pattern", "command", "reference", "reference_lines"})
+    if len(problems) > before:  # an unknown key (a typo, said with the key it is close to)
         return None
     reference = data.get("reference")
     if reference is not None:
