@@ -918,7 +918,8 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     from mapperopt.benchmarks.harness import failure_line, stderr_lines
 
     # The program's last words, without the lines the libcuda stand-in causes (stderr.txt keeps them).
-    said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or "(nothing)"
+    said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or (
+        "no line beyond the usual start-up lines (stderr.txt keeps them)" if err.strip() else "(nothing)")
     where = f"its output is in {folder}/stdout.txt and stderr.txt"
     # In a shell as the user has it: with the environment discovery gave the program (Legion's libraries, the libcuda
     # stand-in on a machine without GPUs, the application file's `env`), without the recording mapper.
