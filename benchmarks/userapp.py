@@ -302,7 +302,8 @@ def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Ver
                                        f"reference_lines, got {data!r}"))
         return None
     before = len(problems)
-    _checked(problems, _reject_unknown, f"{where}: verify", data, {"pattern", "command", "reference", "reference_lines"})
+    _checked(problems, _reject_unknown, f"{where}: verify", data,
+             {"pattern", "command", "reference", "reference_lines"})
     if len(problems) > before:  # an unknown key (a typo, said with the key it is close to)
         return None
     reference = data.get("reference")
