@@ -297,9 +297,14 @@ def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Ver
     """The verification, or None with its problems added to `problems`."""
     if data is None:
         return Verify()
-    if not isinstance(data, dict) or set(data) - {"pattern", "command", "reference", "reference_lines"}:
+    if not isinstance(data, dict):
         problems.append(MapperoptError(f"{where}: 'verify' must be a mapping with pattern, command, reference and "
                                        f"reference_lines, got {data!r}"))
+        return None
+    before = len(problems)
+    _checked(problems, _reject_unknown, f"{where}: verify", data,
+             {"pattern", "command", "reference", "reference_lines"})
+    if len(problems) > before:  # an unknown key (a typo, said with the key it is close to)
         return None
     reference = data.get("reference")
     if reference is not None:
@@ -647,28 +652,37 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
 
 _UNMATCHED = re.compile(r"^\[mapperopt\] (note R453: .*)$", re.MULTILINE)
 _NO_TASK = re.compile(r"no task named '(.*)' was mapped$")
+_NO_REGION = re.compile(r"no region requirement(?: of task '(.*)')? has '(.*)' among its names$")
 
 
 def unmatched_notes(result) -> list[str]:
     """The DSL mapper's notes R453 (a statement that matched nothing) of the run's last execution, from its standard
-    error, each with "did you mean" the task name it begins (`extended`) where the mapper had no close name for it:
-    the discovered description's task names (`settings["description"]`). Empty without a run folder."""
+    error, each with "did you mean": the task name it begins (`extended`) where the mapper had no close name for
+    it, or the close region name of the task's requirements (of every task's, for `*`), from the discovered
+    description (`settings["description"]`). Empty without a run folder."""
     from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl.formatter import meant
 
     if not result.run_dir or not result.attempts:
         return []
     try:
         notes = _UNMATCHED.findall((Path(result.run_dir) / result.attempts[-1].stderr).read_text(errors="replace"))
         described = (result.settings or {}).get("description")
-        names = [t.name for t in AppDescription.from_json(json.loads(Path(described).read_text())).tasks] \
-            if described and notes else []
+        tasks = AppDescription.from_json(json.loads(Path(described).read_text())).tasks \
+            if described and notes else ()
     except (OSError, ValueError, MapperoptError):
         return []
     out = []
     for note in notes:
-        task = _NO_TASK.search(note)
-        longer = extended(task.group(1), names) if task else None
-        out.append(note + (f"; did you mean '{longer}'?" if longer else ""))
+        task, region = _NO_TASK.search(note), _NO_REGION.search(note)
+        if task:
+            near = extended(task.group(1), [t.name for t in tasks])
+        elif region:
+            names = sorted({n for t in tasks if region.group(1) in (None, t.name) for r in t.regions for n in r.names})
+            near = closest(region.group(2), names) if region.group(2) not in names else None
+        else:
+            near = None
+        out.append(note + (f"; {meant(near)}" if near else ""))
     return out
 
 
@@ -905,7 +919,8 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     from mapperopt.benchmarks.harness import failure_line, stderr_lines
 
     # The program's last words, without the lines the libcuda stand-in causes (stderr.txt keeps them).
-    said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or "(nothing)"
+    said = ("\n".join(stderr_lines(err)) or out.strip())[-1500:] or (
+        "no line beyond the usual start-up lines (stderr.txt keeps them)" if err.strip() else "(nothing)")
     where = f"its output is in {folder}/stdout.txt and stderr.txt"
     # In a shell as the user has it: with the environment discovery gave the program (Legion's libraries, the libcuda
     # stand-in on a machine without GPUs, the application file's `env`), without the recording mapper.

@@ -23,7 +23,7 @@ from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
-from mapperopt.dsl.formatter import format_expr, format_statement
+from mapperopt.dsl.formatter import format_expr, format_statement, meant
 from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
 from mapperopt.errors import MapperoptError, closest, extended
 
@@ -1065,12 +1065,12 @@ class _Checker:
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
-                                 ((f"did you mean '{longer}'?" if longer else None),
+                                 ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
                                   f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`"), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
-                             ((f"did you mean '{close}'?" if close else None), f"tasks: {listing}"))
+                             ((meant(close) if close else None), f"tasks: {listing}"))
                 else:
                     tasks.append(info)
             region = getattr(s, "region", None)
@@ -1085,9 +1085,10 @@ class _Checker:
                     pair = self._other_launch_region(region.name, scope)
                     if pair is not None:
                         t, seen, space = pair
+                        kind = next(n.kind for n in app.region_tree if n.name == region.name)
                         self.add("W322", f"region '{region.name}' is not among the names of task '{t.name}' that "
                                          f"discovery saw ({', '.join(sorted(chains))}): discovery records the first "
-                                         f"launch of each task only, and '{region.name}' is a region with the same "
+                                         f"launch of each task only, and '{region.name}' is a {kind} with the same "
                                          f"{space} as '{seen}', which a later launch may use instead (a ping-pong "
                                          "pair)", region.loc,
                                  (f"if no launch of '{t.name}' uses '{region.name}', the statement matches nothing "
@@ -1096,7 +1097,7 @@ class _Checker:
                     close = closest(region.name, sorted(chains))
                     whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
                         "any task" if sel.names is None else "these tasks")
-                    hint = self._field_hint(s, region.name, scope) or (f"did you mean '{close}'?" if close else (
+                    hint = self._field_hint(s, region.name, scope) or (meant(close) if close else (
                         f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
                     self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
             elif region.index is not None:
@@ -1110,21 +1111,31 @@ class _Checker:
     def _other_launch_region(self, name: str, scope) -> tuple | None:
         """(task, the region of its requirement's chain, what they share) when `name` is a region of the tree that
         shares with a region in the chain of one of `scope`'s requirements its index space (its parent in the tree,
-        when named) or, both roots of the tree, their field space: another launch of the task may name it (discovery
-        records each task's first launch); else None. Only for a discovered description: a benchmark's lists all
-        its launches."""
+        when named) or, both roots of the tree, their field space, or a partition that shares with a partition in
+        such a chain its index partition (or whose region is such a pair): another launch of the task may name it
+        (discovery records each task's first launch); else None. Only for a discovered description: a benchmark's
+        lists all its launches."""
         tree = {n.name: n for n in self.app.region_tree}
         other = tree.get(name)
-        if not self.app.discovered_as or other is None or other.kind != "region":
+        if not self.app.discovered_as or other is None or other.kind not in ("region", "partition"):
             return None
 
-        def shared(n: str) -> str | None:
-            """What the region `n` shares with `name`: "index space 'X'" or "field space 'Y'", or None."""
-            node = tree.get(n)
-            if node is None or node.kind != "region" or node.parent != other.parent:
+        def shared(n: str, name: str) -> str | None:
+            """What `n` shares with `name` (two regions or two partitions): "index space 'X'", "field space 'Y'",
+            "index partition 'Z'", or None."""
+            node, other = tree.get(n), tree.get(name)
+            if node is None or other is None or node.kind != other.kind or n == name:
+                return None
+            parent = tree.get(node.parent) if node.parent is not None else None
+            if node.kind == "partition":
+                if node.parent == other.parent:  # the partitions of two regions by one (named) index partition
+                    return f"index partition '{node.parent}'" if parent and parent.kind == "index_partition" \
+                        else None
+                # no named index partition between: partitions of a ping-pong pair of regions
+                return shared(node.parent, other.parent) if parent and parent.kind == "region" else None
+            if node.parent != other.parent:
                 return None
             if node.parent is not None:
-                parent = tree.get(node.parent)
                 return f"index space '{node.parent}'" if parent and parent.kind == "index_space" else None
             spaces = {r.names[-1] for t in self.app.tasks for r in t.regions
                       if r.names and (n in r.names or name in r.names)
@@ -1134,7 +1145,7 @@ class _Checker:
         for t in scope:
             for r in t.regions:
                 for n in r.names:
-                    what = shared(n)
+                    what = shared(n, name)
                     if what is not None:
                         return t, n, what
         return None

@@ -225,6 +225,13 @@ def selector_name(name: str) -> str:
     return name if re.fullmatch(r"[_A-Za-z][_A-Za-z0-9]*", name) and name not in A.RESERVED else f'"{name}"'
 
 
+def meant(name: str) -> str:
+    """The "did you mean" hint for a task or region name: `'stencil'` for an identifier, the DSL's string
+    (`"fill particles"`) for another name, so that what the hint shows can be pasted."""
+    written = selector_name(name)
+    return "did you mean " + (written if written != name else f"'{name}'") + "?"
+
+
 def _tasks(sel: A.TaskSel) -> str:
     if sel.kind is not None:
         return sel.kind

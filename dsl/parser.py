@@ -797,7 +797,10 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     if token.type == "IDENT":
         kind = _kind_message(tok_text, accepts)
         if kind is not None:
-            return error("E107", kind[0], line, col, tok_text, (kind[1],), expected)
+            # `Region * particle fields CPU`: a name with a space, unquoted, its second word read as the kind
+            quote = (f'a name that is not an identifier is written as a string: "{prev} {tok_text}"'
+                     if kind[1] is None and prev is not None and prev.type == "IDENT" else None)
+            return error("E107", kind[0], line, col, tok_text, (kind[1], quote), expected)
 
     # E108: malformed layout constraint.
     constraint_texts = {f"'{c}'" for c in A.CONSTRAINT_WORDS}

@@ -980,9 +980,10 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
     _write_finals(folder, on_disk)
     held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in new)
     one = len(new) == 1
-    say(f"Interrupted: {held}: {'a final measurement' if one else 'final measurements'} cut short before "
-        f"{'it' if one else 'they'} ended, which final.json did not name (an earlier version also left those whose "
-        "reference failed unnamed); not used, recorded in final.json under `interrupted`.")
+    they = "it" if one else "they"
+    say(f"Interrupted: {held}: {'a final measurement' if one else 'final measurements'} cut short (interrupted or "
+        f"killed); what {they} measured is not used (final.json lists {'it' if one else 'them'} under `interrupted`), "
+        f"and the runs {they} measured are measured again unless a finished measurement has them.")
 
 
 def _next_final(folder: Path, stored: dict) -> int:

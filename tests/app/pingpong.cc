@@ -4,7 +4,8 @@
 // launch of `fill` runs first on cur's pieces, then on next's (a ping-pong pair), printing "PP_FILL <point>"; then
 // one of `step` reads cur's pieces and writes next's ("PP_STEP <point>").
 // The field space is named "temp". Flag: -unnamed_grid (leave the index space unnamed: cur and next are then roots of
-// the region tree, alike only in their field space).
+// the region tree, alike only in their field space); -named_pieces (name the logical partitions of cur and next
+// "cur_pieces" and "next_pieces": partitions of one index partition, a ping-pong pair).
 #include <cstdio>
 #include <cstring>
 
@@ -30,8 +31,11 @@ void step_task(const Task *task, const std::vector<PhysicalRegion> &, Context, R
 
 void top_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Runtime *runtime) {
   const InputArgs &args = Runtime::get_input_args();
-  bool named = true;
-  for (int i = 1; i < args.argc; i++) named = named && std::strcmp(args.argv[i], "-unnamed_grid") != 0;
+  bool named = true, named_pieces = false;
+  for (int i = 1; i < args.argc; i++) {
+    named = named && std::strcmp(args.argv[i], "-unnamed_grid") != 0;
+    named_pieces = named_pieces || std::strcmp(args.argv[i], "-named_pieces") == 0;
+  }
   const size_t pieces = runtime->select_tunable_value(ctx, Mapping::DefaultMapper::DEFAULT_TUNABLE_GLOBAL_CPUS)
                             .get_result<size_t>();
   std::printf("PP_PIECES %zu\n", pieces);
@@ -47,6 +51,10 @@ void top_task(const Task *, const std::vector<PhysicalRegion> &, Context ctx, Ru
   IndexSpace colors = runtime->create_index_space(ctx, Rect<1>(0, coord_t(pieces) - 1));
   IndexPartition blocks = runtime->create_equal_partition(ctx, grid, colors);
   runtime->attach_name(blocks, "blocks");
+  if (named_pieces) {
+    runtime->attach_name(runtime->get_logical_partition(ctx, cur, blocks), "cur_pieces");
+    runtime->attach_name(runtime->get_logical_partition(ctx, next, blocks), "next_pieces");
+  }
   for (LogicalRegion r : {cur, next}) {
     IndexTaskLauncher launcher(FILL_ID, colors, UntypedBuffer(), ArgumentMap());
     launcher.add_region_requirement(RegionRequirement(runtime->get_logical_partition(ctx, r, blocks), 0,

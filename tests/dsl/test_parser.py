@@ -164,6 +164,10 @@ ERRORS = [
     ("def f(Task t) { return 1; x = 2; }", "E106", 1, 27, "'return' must be the last statement", None),
     ("def f(Task t) { x = 2; }", "E106", 1, 24, "'f' has no 'return'", "end the body of 'f'"),
     ("Task * GPU,PROC;", "E107", 1, 12, "unknown processor kind 'PROC'; expected one of CPU, GPU, OMP, IO, PY", None),
+    # a name with a space, unquoted: the second word is read as the kind
+    ("Region * particle fields CPU SYSMEM;", "E107", 1, 19, "unknown processor kind 'fields'",
+     'a name that is not an identifier is written as a string: "particle fields"'),
+    ("Task fill particles CPU;", "E107", 1, 11, "unknown processor kind 'particles'", '"fill particles"'),
     ("Region * * GPU DRAM;", "E107", 1, 16, "unknown memory kind 'DRAM'", None),
     ("Region * * GUP FBMEM;", "E107", 1, 12, "unknown processor kind 'GUP'", "did you mean 'GPU'?"),
     # Kinds and constraints are case-sensitive: a lowercase one gets its spelling.

@@ -549,9 +549,11 @@ def test_unnamed_final_folders_are_said_once_each_with_what_they_hold(tmp_path):
     said: list[str] = []
     stored: dict = {"rounds": 2, "groups": []}
     _record_interrupted(tmp_path, stored, said.append)
+    # in the user's terms: no mention of what final.json or earlier versions did
     assert said == ["Interrupted: final-1 (runs of expert), final-2 (runs of expert, p-1): final measurements cut "
-                    "short before they ended, which final.json did not name (an earlier version also left those whose "
-                    "reference failed unnamed); not used, recorded in final.json under `interrupted`."], said
+                    "short (interrupted or killed); what they measured is not used (final.json lists them under "
+                    "`interrupted`), and the runs they measured are measured again unless a finished measurement "
+                    "has them."], said
     assert json.loads((tmp_path / "final.json").read_text())["interrupted"] == [
         {"folder": "final-1", "mappers": ["expert"]}, {"folder": "final-2", "mappers": ["expert", "p-1"]}]
     said.clear()

@@ -550,6 +550,17 @@ def test_a_program_that_hangs_in_discovery_is_stopped_at_the_runs_timeout_with_a
             os.kill(pid, signal.SIGKILL)
 
 
+def test_a_discovery_failure_whose_stderr_has_only_start_up_lines_says_so(tmp_path, mapper, capsys, monkeypatch):
+    """It said "it ends with: (nothing)" although stderr.txt had lines: only the known start-up ones, left out."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    exe = script(tmp_path, "prog", "echo 'cuInit(0) returned 100' >&2\nkill -FPE $$")
+    assert main(["run", "--app", str(exe), "--mapper", str(mapper)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "your program was killed by signal 8 (SIGFPE)" in err, err
+    assert "(nothing)" not in err and "it ends with: no line beyond the usual start-up lines (stderr.txt keeps " \
+                                       "them)" in err, err
+
+
 def test_a_verify_command_that_hangs_is_stopped_with_all_it_started(tmp_path, foreign_exe, monkeypatch, capsys):
     from mapperopt.benchmarks import userapp
 

@@ -6,6 +6,7 @@ run that check, explain and compile take like `run` (--keep-app-mapper, --timeou
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -42,6 +43,19 @@ def test_a_region_of_a_later_launch_of_the_task_is_a_warning_not_an_error(tmp_pa
     mapper.write_text("Region fill nxet CPU SYSMEM;\n")  # a typo stays an error
     code, out = check(capsys, mapper, "--app", pingpong)
     assert code == 1 and "error[E203]: unknown region 'nxet' for task 'fill'" in out, out
+
+
+def test_a_partition_of_a_later_launch_of_the_task_is_a_warning_not_an_error(tmp_path, pingpong, capsys):
+    # the logical partitions of cur and next by one index partition: the usual Legion ping-pong
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Region fill next_pieces CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pingpong, "--", "-named_pieces")
+    assert code == 0, out
+    assert "E203" not in out and "warning[W322]: region 'next_pieces' is not among the names of task 'fill'" in out
+    assert "'next_pieces' is a partition with the same index partition 'blocks' as 'cur_pieces'" in out, out
+    mapper.write_text("Region fill next_pices CPU SYSMEM;\n")  # a typo stays an error
+    code, out = check(capsys, mapper, "--app", pingpong, "--", "-named_pieces")
+    assert code == 1 and "error[E203]: unknown region 'next_pices' for task 'fill'" in out, out
 
 
 def test_a_tunable_answered_otherwise_than_in_discovery_says_the_launch_domains_may_differ(tmp_path, pingpong, capsys):
@@ -121,3 +135,27 @@ def test_rediscover_sees_a_rebuild_behind_a_wrapper_script(tmp_path, pingpong, c
     assert "note: run.sh is a script: discovery's cache is keyed by its bytes" in out and "--rediscover" in out, out
     code, out = check(capsys, mapper, "--app", wrapper, "--rediscover")
     assert code == 1 and "discovering run.sh" in out, out
+
+
+def test_runs_note_r453_for_an_unknown_region_name_says_the_close_one(tmp_path):
+    """The mapper's note R453 that `run` prints gets "did you mean" for a region name as for a task name: from the
+    names of the task's requirements in the discovered description (the mapper's own note has none for a region)."""
+    from mapperopt.benchmarks.userapp import unmatched_notes
+    from mapperopt.records import Attempt, RunResult
+
+    described = tmp_path / "described.json"
+    described.write_text(json.dumps({
+        "schema": "mapperopt.app/1", "app": "p", "discovered": True, "region_tree": [],
+        "tasks": [{"name": "fill particles", "variants": ["CPU"], "launch": "index", "regions": [
+            {"index": 0, "names": ["particle pieces", "particles", "particle fields"], "privilege": "write_discard",
+             "fields": ["x"]}]}]}))
+    (tmp_path / "stderr-1.txt").write_text(
+        "[mapperopt] note R453: m.dsl:2: this Region statement matched nothing in this run: no region requirement of "
+        "task 'fill particles' has 'particle piece' among its names\n"
+        "[mapperopt] note R453: m.dsl:3: this Region statement matched nothing in this run: no region requirement "
+        "has 'nowhere' among its names\n")
+    result = RunResult("p", "m.dsl", "ok", attempts=(Attempt(0, 1.0, stderr="stderr-1.txt"),), run_dir=str(tmp_path),
+                       settings={"description": str(described)})
+    first, second = unmatched_notes(result)
+    assert first.endswith("has 'particle piece' among its names; did you mean \"particle pieces\"?"), first
+    assert second.endswith("has 'nowhere' among its names"), second

@@ -535,19 +535,19 @@ def test_advice_tells_a_map_statement_that_uses_one_of_several_processors(tmp_pa
 def test_a_statement_that_matched_nothing_is_said_in_runs_output_with_the_name_it_is_a_prefix_of(tmp_path, foreign_exe,
                                                                                                  capsys):
     """`epoch` for the task 'epoch worker' (too short for a close match): `run` prints the mapper's note R453 (it was
-    only in stderr-N.txt) with "did you mean 'epoch worker'?", and check's W315 says the same."""
+    only in stderr-N.txt) with `did you mean "epoch worker"?`, and check's W315 says the same."""
     mapper = tmp_path / "m.dsl"
     mapper.write_text("Task * CPU;\nTunable 11 = 4 int32;\nTask epoch CPU;\n")
     path = app_file(tmp_path, foreign_exe)
     capsys.readouterr()
     main(["check", str(mapper), "--app", str(path)])
     said = " ".join("".join(capsys.readouterr()).split())
-    assert "warning[W315]: task 'epoch' did not run in discovery" in said and "did you mean 'epoch worker'?" in said, \
+    assert "warning[W315]: task 'epoch' did not run in discovery" in said and 'did you mean "epoch worker"?' in said, \
         said
     assert main(["run", "--app", str(path), "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert (f"note R453: {mapper}:3: this Task statement matched nothing in this run: no task named 'epoch' was "
-            "mapped; did you mean 'epoch worker'?") in printed, printed
+            'mapped; did you mean "epoch worker"?') in printed, printed
 
 
 def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_exe, tmp_path, capsys):
@@ -561,3 +561,13 @@ def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_
     out = " ".join(capsys.readouterr().out.split())
     assert "the same mapping" not in out, out
     assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
+
+
+def test_a_did_you_mean_shows_a_name_with_a_space_as_the_dsl_writes_it(tmp_path, foreign_exe, capsys):
+    """`Task "Update Valeus"` gets `did you mean "Update Values"?`, which can be pasted; it said 'Update Values', which
+    the DSL rejects (E104: strings use double quotes)."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text('Task "Update Valeus" CPU;\n')
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe))]) == 1
+    said = " ".join("".join(capsys.readouterr()).split())
+    assert "error[E202]: unknown task 'Update Valeus'" in said and 'hint: did you mean "Update Values"?' in said, said
