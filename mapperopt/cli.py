@@ -126,4 +126,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # A KeyboardInterrupt that ended code evaluated from a string (a namedtuple or dataclass being made, e.g. in an
+    # import) marks it unhandled for the interpreter even once a command handled it, and `python -m` would then end
+    # with SIGINT instead of `status`: evaluating a string afterwards clears that mark.
+    exec("")
+    sys.exit(status)

@@ -9,19 +9,35 @@ where work starts (each benchmark execution).
 
     watch()    # once, at the start of a command (mapperopt.cli.main)
     check()    # raises KeyboardInterrupt if one was dropped since the last call
+
+C code run by an import may turn the KeyboardInterrupt into an ImportError instead (numpy's import of a C
+interface, pybind11's "initialization failed"); `importing()` turns it back.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from contextlib import contextmanager
 
 _dropped = False
+_arrived = 0  # Ctrl-Cs seen by `_on_sigint`
+
+
+def _on_sigint(signum, frame) -> None:
+    """Python's own SIGINT handler (raises KeyboardInterrupt), counting for `importing`."""
+    global _arrived
+    _arrived += 1
+    raise KeyboardInterrupt
 
 
 def watch() -> None:
     """Makes the interpreter's hook for exceptions it cannot raise (`sys.unraisablehook`) keep a KeyboardInterrupt
     for `check` instead of printing it; every other exception still reaches the hook that was in place. Calling it
-    again does nothing."""
+    again does nothing. Also counts Ctrl-Cs for `importing` where SIGINT has Python's own handler (not where it is
+    ignored)."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
     previous = sys.unraisablehook
     if getattr(previous, "keeps_interrupts", False):
         return
@@ -47,3 +63,20 @@ def check() -> None:
     if _dropped:
         _dropped = False
         raise KeyboardInterrupt
+
+
+@contextmanager
+def importing():
+    """Around an import that can take a while (matplotlib): an ImportError raised while a Ctrl-C arrived (counted
+    since `watch`) is raised as the KeyboardInterrupt it stands for.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C during the import.
+    """
+    before = _arrived
+    try:
+        yield
+    except ImportError:
+        if _arrived == before:
+            raise
+        raise KeyboardInterrupt from None

@@ -1294,9 +1294,9 @@ def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
 
 def plot_compare(summary: dict, path: Path) -> None:
     """Writes `compare_figure(summary)` as a PNG to `path`."""
-    import matplotlib.pyplot as plt
-
     fig = compare_figure(summary)
+    import matplotlib.pyplot as plt  # after the figure chose its backend
+
     fig.savefig(path)
     plt.close(fig)
 
@@ -1306,11 +1306,14 @@ def compare_figure(summary: dict):
     a line, the runs' minimum to maximum as a band; then, at "final", the table's scores (mean as a diamond, worst to
     best as a bar), which divide by the reference measured at the end, not before tuning as the curves do; the
     reference mapper at 1.0 dashed. Returns a matplotlib Figure (Agg backend)."""
-    import matplotlib
+    from mapperopt import interrupts
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
+    with interrupts.importing():
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import numpy as np
 
     from mapperopt.optimizer.store import clear_of_data
 

@@ -331,10 +331,13 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
     (failures as crosses on the axis), the reference mappers' throughputs (`baselines`, by name) as dashed lines and
     the final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. Returns a
     matplotlib Figure (Agg backend, imported here because it costs about a second)."""
-    import matplotlib
+    from mapperopt import interrupts
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    with interrupts.importing():
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
     iters = [r.iter for r in records]

@@ -303,6 +303,65 @@ def test_interrupted_new_run_says_to_resume_its_folder(tmp_path, poor, offline):
     assert noun == ("iteration" if n == "1" else "iterations"), out
 
 
+# Run with `python -m`, as `start_tune` runs the CLI: a Ctrl-C lands while Python evaluates code given as a string,
+# as a namedtuple or dataclass being made does (many of them during matplotlib's first import, after iteration 1).
+CTRL_C_IN_STRING_CODE = """
+import runpy
+from mapperopt.optimizer import store
+
+def plot_progress(*args, **kwargs):
+    exec("import os, signal, time; os.kill(os.getpid(), signal.SIGINT); time.sleep(30)")
+
+store.plot_progress = plot_progress
+runpy.run_module("mapperopt.cli", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_ctrl_c_inside_string_evaluated_code_still_exits_130(tmp_path, poor, offline):
+    """The interpreter marks a KeyboardInterrupt that ends code evaluated from a string as unhandled, even when tune
+    handles it, and `python -m` then ends the process by SIGINT after its exit status 130 (seen once, under load)."""
+    (tmp_path / "ctrl_c_driver.py").write_text(CTRL_C_IN_STRING_CODE)
+    runs = tmp_path / "runs"
+    proc = subprocess.run([sys.executable, "-m", "ctrl_c_driver", *tune_args(runs, "--iters", "3", "--new", "--start",
+                                                                            str(poor), *STEPS)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])},
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as `start_tune`
+    root = only_run(runs)
+    assert "Interrupted after 1 iteration." in proc.stdout and f"--resume {root}" in proc.stdout, proc.stdout
+    assert proc.returncode == 130, proc.stdout
+
+
+# A Ctrl-C while the plot's first import of matplotlib (and numpy) runs code in C that turns every error into an
+# ImportError (numpy's import of datetime's C interface; pybind11's "initialization failed").
+CTRL_C_IN_IMPORT = """
+import os, signal, sys
+from mapperopt import interrupts
+from mapperopt.optimizer import store
+
+interrupts.watch()  # as `mapperopt.cli.main`
+
+class CtrlC:
+    def find_spec(self, name, path, target=None):
+        if name == "datetime":
+            os.kill(os.getpid(), signal.SIGINT)
+
+sys.meta_path.insert(0, CtrlC())
+try:
+    store.progress_figure([])
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_during_the_plots_first_import_stays_a_ctrl_c():
+    """tune and compare say how to continue and exit 130 on a KeyboardInterrupt; this one used to escape as an
+    ImportError (exit 1, a traceback). A fresh interpreter: the plot imports matplotlib, numpy and datetime first."""
+    done = subprocess.run([sys.executable, "-c", CTRL_C_IN_IMPORT], capture_output=True, text=True, timeout=120,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as `start_tune`
+    assert done.returncode == 130, done.stdout + done.stderr
+
+
 def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, offline):
     """Ctrl-C while tune describes the machine and measures the baselines: no half-made folder is left behind (the
     same command could never continue it) and the message says that the same command starts again."""
