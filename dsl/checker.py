@@ -1763,8 +1763,7 @@ class _Checker:
         if empty:  # no index fits a model of no processors, and its size divides nothing: fall back instead
             hints += [self._empty_hint(kind) for kind in empty]
         elif code == "E205" and m and err.code == "R400":
-            hints.append(f"reduce the index modulo the size of that dimension, e.g. `i % m.size[{m[1]}]` for the "
-                         "machine model `m` being indexed")
+            hints.append(self._modulo_hint(err, int(m[1])))
         counts = re.match(r"(\d+) index value\(s\) for the (\d+)-dimensional model", err.detail)
         index = next((n for s in self.program.statements for n in _walk_stmt(s)
                       if isinstance(n, A.Index) and n.loc == err.loc), None) if counts else None
@@ -1793,6 +1792,22 @@ class _Checker:
         elif reads_parent and not top_level:
             notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes)
+
+    def _modulo_hint(self, err: DslRuntimeError, dim: int) -> str:
+        """The hint for an index out of range (R400) in dimension `dim`: the indexing at `err.loc` with that index
+        reduced modulo the model's size, in the mapper's own names; a generic example where it cannot be rewritten
+        (`m[*t]`)."""
+        index = next((n for s in self.program.statements for n in _walk_stmt(s)
+                      if isinstance(n, A.Index) and n.loc == err.loc), None)
+        model = format_expr(index.obj) if index is not None else "m"
+        items = list(index.items) if index is not None else []
+        if dim < len(items) and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in items):
+            coords = [format_expr(i) for i in items]
+            c = coords[dim] if re.fullmatch(r"[\w.\[\]]+", coords[dim]) else f"({coords[dim]})"  # `%` binds tighter
+            coords[dim] = f"{c} % {model}.size[{dim}]"
+            return f"reduce the index modulo the size of that dimension: `{model}[{', '.join(coords)}]`"
+        return (f"reduce the index modulo the size of that dimension, e.g. `i % {model}.size[{dim}]` for the machine "
+                f"model `{model}` being indexed")
 
     def _skipped_task_kinds(self, s: A.TaskStmt, kinds, every_task: list[str], seen: set[str]):
         """W303 for the kinds other than GPU of a Task statement for named tasks none of whose kinds has processors

@@ -262,8 +262,9 @@ def test_e205_static_evaluation(circuit, m14, with_domain):
     assert [d.code for d in found] == ["E205"]
     d = found[0]
     assert "point (4,)" in d.message and "index 1 >= size 1 in dimension 0" in d.message
-    assert d.hints == ("reduce the index modulo the size of that dimension, e.g. `i % m.size[0]` for the machine "
-                       "model `m` being indexed",)
+    # the edit in the mapper's own names, for the failed dimension only
+    assert d.hints == ("reduce the index modulo the size of that dimension: `mgpu[(task.ipoint[0] / mgpu.size[1]) % "
+                       "mgpu.size[0], task.ipoint[0] % mgpu.size[1]]`",)
     assert (d.loc.line, d.loc.col) == (9, 37)
     assert any("IndexTaskMap calculate_new_currents,distribute_charge,update_voltages linearblock;" in n
                for n in d.notes)
@@ -288,8 +289,11 @@ def test_e205_e219_on_a_machine_without_gpus_hint_the_fallback(circuit):
     assert "has no GPUs" in only("x = 4 / Machine(GPU).volume;", "E219", None, cpu).hints[0]  # at load
     d = only("m = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0]]; }\nIndexTaskMap update_voltages f;",
              "E205", circuit, cpu)
-    assert d.hints == ("reduce the index modulo the size of that dimension, e.g. `i % m.size[1]` for the machine "
-                       "model `m` being indexed",)
+    assert d.hints == ("reduce the index modulo the size of that dimension: `m[0, task.ipoint[0] % m.size[1]]`",)
+    d = only("mc = Machine(CPU);\ndef f(Task task) { t = (0, 3); return mc[*t]; }\nIndexTaskMap update_voltages f;",
+             "E205", circuit, cpu)
+    assert d.hints == ("reduce the index modulo the size of that dimension, e.g. `i % mc.size[1]` for the machine "
+                       "model `mc` being indexed",)
 
 
 def test_e206_type_errors(circuit):
