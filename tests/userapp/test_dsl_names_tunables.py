@@ -156,3 +156,25 @@ def test_a_tunable_error_does_not_stop_the_static_evaluation():
     text = 'def f(Task task) { return Machine(CPU)[0, task.ipoint[0]]; }\nIndexTaskMap "Initialize Nodes" f;\n'
     found = check(parse(text), AppDescription.from_json(APP), MachineDescription.from_json(MACHINE))
     assert sorted(d.code for d in found) == ["E205", "E224"], found  # points 2 and 3 are past the 2 CPUs
+
+
+@pytest.mark.parametrize("text, rule, fixed", [
+    ('Task "Initialise Nodes" CPU;\nTunable 11 = 4 int32;\n', "dsl-e202-unknown-task", 'Task "Initialize Nodes" CPU;'),
+    ('Region "Initialize Nodes" "node spaces" CPU SYSMEM;\nTunable 11 = 4 int32;\n', "dsl-e203-unknown-region",
+     'Region "Initialize Nodes" "node space" CPU SYSMEM;'),
+])
+def test_autoguide_renames_a_misspelt_name_with_spaces(text, rule, fixed):
+    """check's did-you-mean quotes a name that is no identifier ("node space"): AutoGuide still reads it and
+    proposes the rename, which gives a mapper check accepts."""
+    from mapperopt.autoguide import apply_edits, explain
+    from mapperopt.records import RunResult
+
+    app = AppDescription.from_json(APP)
+    report = render_all([d for d in check(parse(text, "m.dsl"), app) if d.is_error], text)
+    result = RunResult(app="mine", mapper="m.dsl", status="failed", stage="check", reason=report.splitlines()[0],
+                       log=report, dsl=text)
+    feedback = explain(result)
+    assert feedback.rule == rule and feedback.edits, (report, feedback)
+    program = apply_edits(parse(text), feedback.edits)
+    assert fixed in format_program(program)
+    assert not [d for d in check(program, app) if d.is_error]
