@@ -130,7 +130,7 @@ UNCHECKED_NAMES = "task and region names (give --bench NAME, or --app for your o
 def unprobed(exc: MapperoptError) -> str:
     """What a check without --machine could not see when this machine could not be probed (`exc`: why)."""
     return (f"mapping functions at every launch point (this machine could not be probed: "
-            f"{exc.message.splitlines()[0]}; give --machine, e.g. 1x4)")
+            f"{exc.message.splitlines()[0]}; {exc.hint or 'give --machine, e.g. 1x4'})")
 
 
 def unchecked_note(bench: str | None, machine_spec: str | None, probe_error: MapperoptError | None = None

@@ -25,20 +25,41 @@ def _format_bytes(n: int) -> str:
     raise AssertionError("unreachable")
 
 
+# The Legion flags of a run that change its machine (`mapperopt machine -- FLAGS`).
+MACHINE_FLAGS = {"-ll:cpu", "-ll:gpu", "-ll:io", "-ll:py", "-ll:omp", "-ll:util", "-ll:csize", "-ll:fsize",
+                 "-ll:zsize", "-ll:rsize", "-ll:nsize"}
+
+
 @click.command()
 @click.option("--cpus", type=click.IntRange(min=1), default=None, help="CPU processors per node (-ll:cpu) [default: 1].")
 @click.option("--gpus", type=click.IntRange(min=0), default=None, help="GPUs per node (-ll:gpu) [default: 0].")
 @click.option("--json", "as_json", is_flag=True, help="Print the machine description JSON instead of tables.")
-def machine(cpus, gpus, as_json):
+@click.argument("flags", nargs=-1, type=click.UNPROCESSED, metavar="[-- FLAGS]")
+def machine(cpus, gpus, as_json, flags):
     """Show the machine as Legion sees it: processors and memories per node.
 
     Runs a real Legion program (`probe`). The JSON (`--json`) is the machine description used by
-    `mapperopt check/explain` and the optimizer.
+    `mapperopt check/explain` and the optimizer. FLAGS after `--` are a run's Legion flags that shape its machine,
+    as check and explain take them: processor counts (-ll:cpu, -ll:gpu, -ll:io, -ll:py, -ll:omp, -ll:util) and
+    memory sizes in MiB (-ll:csize, -ll:fsize, -ll:zsize, -ll:rsize, -ll:nsize); -ll:cpu and -ll:gpu there win
+    over --cpus and --gpus.
     """
     from rich.console import Console
     from rich.table import Table
 
-    data = probe_json(cpus, gpus)
+    from mapperopt.benchmarks.apps import processor_counts
+
+    flags = [str(f) for f in flags]
+    for flag, value in zip(flags[::2], flags[1::2] + [None]):
+        if flag not in MACHINE_FLAGS:
+            raise MapperoptError(f"`{flag}` after `--` does not change the machine: `machine` takes only "
+                                 f"{', '.join(sorted(MACHINE_FLAGS))}, each with a value",
+                                 hint="give the other flags to `mapperopt run`")
+        if value is None or not value.isdigit():
+            raise MapperoptError(f"`{flag}` after `--` needs a whole number, got {value!r}")
+    cpus, gpus = processor_counts(cpus, gpus, flags)  # `-ll:cpu N` after `--` wins, as in a run
+    rest = tuple(a for kv in zip(flags[::2], flags[1::2]) if kv[0] not in ("-ll:cpu", "-ll:gpu") for a in kv)
+    data = probe_json(cpus, gpus, machine_flags=rest)
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return

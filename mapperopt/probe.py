@@ -10,6 +10,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -67,6 +68,7 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
 
     result = run_in_group(cmd, PROBE_TIMEOUT_S, env=toolchain.runtime_env(legion))
     if result.returncode != 0:
+        _refuse_unsupported(result.stderr, cmd)
         gpu_lines = [line for line in result.stderr.splitlines() if "GPUs requested" in line]
         what = gpu_lines[0].split(": ", 1)[-1] if gpu_lines else exit_status(result.returncode)
         said = "\n".join(stderr_lines(result.stderr))[-2000:]  # without the libcuda stand-in's lines
@@ -78,6 +80,22 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     tmp.write_text(json.dumps(data) + "\n")
     tmp.replace(path)
     return data
+
+
+def _refuse_unsupported(stderr: str, cmd: list[str]) -> None:
+    """Raise for a flag of `cmd` this Legion build does not support, which Realm aborts on (its `stderr`): more than
+    one Python processor without USE_DLMOPEN, or an option it does not know (`-ll:omp` without OpenMP)."""
+    if "support for multiple Python CPUs is not available" in stderr:
+        count = [v for f, v in zip(cmd, cmd[1:]) if f == "-ll:py"][-1:] or ["N"]  # the last one counts
+        raise MapperoptError(f"this Legion build supports at most one Python processor per node (`-ll:py "
+                             f"{count[0]}` asks for more): its Realm was built without USE_DLMOPEN",
+                             hint="give `-ll:py 1` in the run's flags, or leave -ll:py out")
+    unknown = re.search(r"unrecognized lowlevel option: (\S+)", stderr)
+    if unknown:
+        flag = unknown[1]
+        why = " (it was built without OpenMP: no OMP processors)" if flag == "-ll:omp" else ""
+        raise MapperoptError(f"this Legion build does not know `{flag}`{why}",
+                             hint=f"drop `{flag}` from the run's flags")
 
 
 def probe_machine(cpus: int | None = None, gpus: int | None = None, machine_flags: tuple[str, ...] = (),

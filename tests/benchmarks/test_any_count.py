@@ -219,3 +219,16 @@ def test_machine_with_gpus_keeps_the_gpu_variants_of_a_build_without_cuda(app, m
                          else ())
     cuda_build = any("GPU" in t["variants"] for t in local["tasks"])
     assert (f"this build of {app} has no CUDA" in err) == (not cuda_build), err
+
+
+def test_check_says_what_this_legion_build_supports(tmp_path, capsys):
+    """`-- -ll:py 2` aborts Realm with this Legion build: check's note says what the build supports and how to
+    change the flags, not only to give --machine."""
+    from mapperopt.cli import main
+
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\n")
+    assert main(["check", str(mapper), "--bench", "circuit", "--", "-ll:py", "2"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "this Legion build supports at most one Python processor per node" in err, err
+    assert "give `-ll:py 1`" in err and "give --machine" not in err, err

@@ -149,6 +149,24 @@ def test_machine_command_json(capsys):
     assert json.loads(capsys.readouterr().out)["processors"]["CPU"] == [2]
 
 
+def test_machine_command_takes_the_run_flags_that_shape_the_machine(capsys):
+    """`mapperopt machine -- FLAGS` probes with the flags of a run that change its machine, as check and explain
+    take them into their machine model; another flag, or one this Legion build does not support, is refused saying
+    so (Realm's abort was reported as a failed probe, whose advice was to give --machine)."""
+    assert main(["machine", "--json", "--", "-ll:io", "2", "-ll:cpu", "2"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["processors"]["IO"] == [2] and data["processors"]["CPU"] == [2]
+    assert main(["machine", "--", "-steps", "4"]) == 1
+    assert "`-steps` after `--` does not change the machine" in capsys.readouterr().err
+    assert main(["machine", "--", "-ll:omp", "2"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "this Legion build does not know `-ll:omp`" in err and "drop `-ll:omp`" in err, err
+    assert main(["machine", "--", "-ll:py", "2"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "this Legion build supports at most one Python processor per node (`-ll:py 2` asks for more)" in err, err
+    assert "give `-ll:py 1`" in err and "SIGABRT" not in err, err
+
+
 @pytest.mark.parametrize("command", [[]] + [[name] for name in COMMANDS])
 def test_help_renders(command):
     out = subprocess.run([sys.executable, "-m", "mapperopt.cli", *command, "--help"], capture_output=True,
