@@ -309,7 +309,8 @@ def timeout_needed(min_time_s: float, start_up_s: float = 0.0) -> float:
 
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
                    min_time_s: float, calibrated: bool = True, timeout_s: float | None = None,
-                   untimed: str | None = None, start_up_s: float | None = None) -> list[tuple[str, str]]:
+                   untimed: str | None = None, start_up_s: float | None = None,
+                   anew: str | None = None) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
@@ -331,6 +332,8 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         untimed: the unit of a user's program's metric that is not a time (GB/s, say; "": none), else None.
         start_up_s: what an execution costs besides its measured time (`start_up_time`), seconds, None when unknown:
             the --timeout advised leaves room for it too.
+        anew: where the options that lengthen an execution can be changed when they identify the measurement
+            (compare's "a new comparison (...)"), said after that advice; None: in the same command.
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
@@ -386,10 +389,11 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                             f"{timeout_needed(min_time_s, start_up_s or 0.0):.3g}"
                                             + (f" (twice --min-time and the {start_up_s:.2g} s each execution took "
                                                "besides it)" if start_up_s else "")
-                                            + " or none, or a larger --size." if timeout else
+                                            + " or none, or a larger --size" if timeout else
                                             f"; measure again with a larger --size or --min-time "
-                                            f"{max(2 * min_time_s, MIN_TIME_S):g}." if calibrated else
-                                            f"; give each execution more work ({work}) and measure again.")))
+                                            f"{max(2 * min_time_s, MIN_TIME_S):g}" if calibrated else
+                                            f"; give each execution more work ({work}) and measure again")
+                                         + (f", in {anew}." if anew else ".")))
     if untimed is not None:
         metric = f"the metric, in {untimed}," if untimed else "the metric, a number without a unit,"
         out.append(("Measured time unknown", f"{metric} is not a time, so whether the part of each "

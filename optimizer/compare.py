@@ -1126,7 +1126,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
             measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of the {reference} mapper's first measurement", text]
                     for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
-                                                                       timeout_s, start_up_s=start_up)]
+                                                                       timeout_s, start_up_s=start_up, anew=_ANEW)]
     final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
              for g in groups}
     final.update({o.folder.name: _group_of(o, finals)["measured"][_program(o.best)] for o in outcomes if o.best})
@@ -1134,7 +1134,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
             for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
-                                                             timeout_s, start_up_s=start_up)]
+                                                             timeout_s, start_up_s=start_up, anew=_ANEW)]
     return out
 
 
@@ -1145,6 +1145,8 @@ def _measured(o: RunOutcome, finals: dict, again: set[str]) -> bool:
 
 # The expert's first measurement is made once per comparison; --repeats is one of the settings that identify it.
 _NEW_REPEATS = "a higher --repeats in a new comparison (--repeats is one of the settings that identify one)"
+# --size, --min-time, --timeout and a program's arguments identify a comparison too.
+_ANEW = "a new comparison (these are among the settings that identify one)"
 
 
 def _group_of(o: RunOutcome, finals: dict) -> dict | None:

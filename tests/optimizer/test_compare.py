@@ -497,7 +497,8 @@ def test_jobs_sharing_cores_with_their_utility_processors_and_a_jobs_change_are_
 
 def test_the_reference_first_measurement_lines_name_it_once(tmp_path):
     """The noise lines of the reference's first measurement named it in their title and again in their text
-    ("... of the expert mapper's first measurement: expert measured by a single execution"): once, in the title."""
+    ("... of the expert mapper's first measurement: expert measured by a single execution"): once, in the title.
+    --size and --min-time identify a comparison: the advice to change them says it means a new one."""
     from mapperopt.optimizer.compare import _noise
 
     run = tmp_path / "baseline-expert"
@@ -513,7 +514,7 @@ def test_the_reference_first_measurement_lines_name_it_once(tmp_path):
          "--repeats in a new comparison (--repeats is one of the settings that identify one)."],
         ["Short measurement of the expert mapper's first measurement", "0.083 s measured per execution, less than "
          "the protocol's minimum of 0.5 s, where timing noise weighs heavily; measure again with a larger --size or "
-         "--min-time 0.5."]], lines
+         "--min-time 0.5, in a new comparison (these are among the settings that identify one)."]], lines
 
 
 def test_the_printed_table_has_table_md_columns(tmp_path, monkeypatch, capsys):
