@@ -73,8 +73,11 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         # A user's program's own check: its MAPPEROPT_RESULT line said "verified": true in every execution.
         own = bool(s.get("metric")) and all(a.result and a.result.get("own_check") for a in result.attempts)
         checked = not s.get("metric") or s["verify"] != "exit status 0" or own
-        how = (f" ({escape(s['verify'])}" + (", the program's own check: its MAPPEROPT_RESULT line says "
-                                             '"verified": true' if own else "") + ")") if s.get("metric") else ""
+        on_stderr = any(a.result and a.result.get("verify_from") == "stderr" for a in result.attempts)
+        how = (f" ({escape(s['verify'])}" + ("; found on standard error only (the standard output has no match)"
+                                             if on_stderr else "")
+               + (", the program's own check: its MAPPEROPT_RESULT line says "
+                  '"verified": true' if own else "") + ")") if s.get("metric") else ""
         table.add_row("verified", f"yes, every execution{how}" if checked else "[yellow]only the exit status[/] "
                       "(nothing checks the output)")
     else:

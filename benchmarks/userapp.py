@@ -616,7 +616,8 @@ def _verify_miss(pattern: str, stdout: str) -> str:
 def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple[dict | None, str | None]:
     """(result dict in the shape of a result line, None) or (None, why the metric could not be read). The metric is
     the last match in `stdout`, else in `stderr` (then "metric_from" is "stderr": a Realm logger's lines go there
-    under `-logfile stderr`). Its "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that
+    under `-logfile stderr`); "verify_from" is "stderr" where only `stderr` matches the verify pattern, as
+    `check_output` allows. Its "own_check" is True where the program printed one `MAPPEROPT_RESULT` line that
     says "verified": true (one that says false failed the execution at stage verify); its other fields are not
     read: the metric is the app's."""
     found_in = {}
@@ -643,6 +644,8 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
         throughput = 1.0 / value
     from mapperopt.benchmarks.harness import parse_output
 
+    if app.verify.pattern and not re.search(app.verify.pattern, stdout, re.MULTILINE):
+        found_in["verify_from"] = "stderr"
     lines, _ = parse_output(stdout)
     own = len(lines) == 1 and lines[0] is not None and lines[0].get("verified") is True
     return {"schema": "mapperopt.result/1", "app": app.name, "time_s": wall_s, "throughput": throughput,

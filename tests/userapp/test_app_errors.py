@@ -310,6 +310,19 @@ def test_a_metric_and_verify_pattern_printed_on_standard_error_are_read_there(tm
     assert result["attempts"][0]["result"]["metric"] == 12.5
 
 
+def test_a_verify_pattern_found_only_on_standard_error_is_said_so(tmp_path, capsys, monkeypatch):
+    """A verify pattern that only standard error matches passes, as the metric read there does: the table's verified
+    row says where it was found (it said nothing, where the metric's row did)."""
+    monkeypatch.setenv("COLUMNS", "250")  # rows unwrapped
+    exe = script(tmp_path, "prog", "echo 'ELAPSED TIME = 12.5 ms'; echo '{3}{heat}: checksum 6 OK' 1>&2")
+    assert main(["run", "--app", str(exe), "--metric", "ELAPSED TIME = +([0-9.]+) ms", "--unit", "ms",
+                 "--verify-pattern", "checksum [0-9]+ OK", "--repeats", "1", "--max-repeats", "1",
+                 "--out", str(tmp_path / "run")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "output matches /checksum [0-9]+ OK/; found on standard error only" in out, out
+    assert "metric │ 12.5 (/ELAPSED TIME = +([0-9.]+) ms/ in ms, lower is better) │" in out, out  # on stdout
+
+
 def test_legion_resource_flags_in_the_app_command_line_are_the_runs(tmp_path, capsys):
     """`--app './prog -ll:cpu 2 ...'` (as the program is run by hand): the run has 2 CPUs, as its title and settings
     say, not mapperopt's default of 1 appended after them (which Legion took, silently); --cpus still decides."""
