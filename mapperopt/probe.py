@@ -68,10 +68,13 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
 
     result = run_in_group(cmd, PROBE_TIMEOUT_S, env=toolchain.runtime_env(legion))
     if result.returncode != 0:
-        _refuse_unsupported(result.stderr, cmd)
         gpu_lines = [line for line in result.stderr.splitlines() if "GPUs requested" in line]
         what = gpu_lines[0].split(": ", 1)[-1] if gpu_lines else exit_status(result.returncode)
         said = "\n".join(stderr_lines(result.stderr))[-2000:]  # without the libcuda stand-in's lines
+        unsupported = _unsupported(result.stderr, cmd)
+        if unsupported:
+            raise MapperoptError(f"the Legion machine probe failed: {unsupported[0]}: {' '.join(cmd)}\n{said}",
+                                 hint=unsupported[1])
         raise MapperoptError(f"the Legion machine probe failed ({what}): {' '.join(cmd)}\n{said}")
     data = json.loads(result.stdout.strip().splitlines()[-1])
     _PROBED[here] = json.dumps(data)
@@ -82,20 +85,21 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     return data
 
 
-def _refuse_unsupported(stderr: str, cmd: list[str]) -> None:
-    """Raise for a flag of `cmd` this Legion build does not support, which Realm aborts on (its `stderr`): more than
-    one Python processor without USE_DLMOPEN, or an option it does not know (`-ll:omp` without OpenMP)."""
+def _unsupported(stderr: str, cmd: list[str]) -> tuple[str, str] | None:
+    """(what, hint) for a flag of `cmd` this Legion build does not support, which Realm aborts on (its `stderr`):
+    more than one Python processor without USE_DLMOPEN, or an option it does not know (`-ll:omp` without OpenMP);
+    None for another failure."""
     if "support for multiple Python CPUs is not available" in stderr:
         count = [v for f, v in zip(cmd, cmd[1:]) if f == "-ll:py"][-1:] or ["N"]  # the last one counts
-        raise MapperoptError(f"this Legion build supports at most one Python processor per node (`-ll:py "
-                             f"{count[0]}` asks for more): its Realm was built without USE_DLMOPEN",
-                             hint="give `-ll:py 1` in the run's flags, or leave -ll:py out")
+        return (f"this Legion build supports at most one Python processor per node (`-ll:py {count[0]}` asks for "
+                "more): its Realm was built without USE_DLMOPEN", "give `-ll:py 1` in the run's flags, or leave "
+                "-ll:py out")
     unknown = re.search(r"unrecognized lowlevel option: (\S+)", stderr)
     if unknown:
         flag = unknown[1]
         why = " (it was built without OpenMP: no OMP processors)" if flag == "-ll:omp" else ""
-        raise MapperoptError(f"this Legion build does not know `{flag}`{why}",
-                             hint=f"drop `{flag}` from the run's flags")
+        return f"this Legion build does not know `{flag}`{why}", f"drop `{flag}` from the run's flags"
+    return None
 
 
 def probe_machine(cpus: int | None = None, gpus: int | None = None, machine_flags: tuple[str, ...] = (),
