@@ -25,8 +25,8 @@ from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
-from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, measure_baselines,
-                                      tune as run_loop)
+from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
+                                      measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import TuneStore, folder_path, relative_run_dirs
 from mapperopt.optimizer.llm import ModelError
 
@@ -466,7 +466,8 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               max_repeats=s.get("max_repeats"), timeout_s=s["timeout_s"],
                               min_time_s=s.get("min_time_s"), iterations=s.get("iterations"),
                               memory=s.get("memory") or {}, baselines=s.get("baselines") or {},
-                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True)
+                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True,
+                              default_failure=baseline_failure((s.get("baseline_failures") or {}).get("default")))
 
 
 def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:

@@ -143,7 +143,7 @@ def test_a_program_that_fails_under_the_default_mapper_too_is_said_to_be_no_mapp
     """When every iteration fails as Legion's default mapper (the default baseline) failed, tune concludes that the
     program or its verification fails whatever the mapping: no mapper is the cause. It ended with "no iteration
     produced a working mapper ... look at the feedback in iter-NNN/feedback.txt", whose feedback advised running
-    without --mapper, which tune had already done."""
+    without --mapper, which tune had already done; each iteration's feedback now says so instead."""
     runs = tmp_path / "runs"
     assert main(["tune", "--app", command("stencil"), "--verify-pattern", "no such line", "--baseline", "default",
                  "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--iters", "1",
@@ -151,6 +151,13 @@ def test_a_program_that_fails_under_the_default_mapper_too_is_said_to_be_no_mapp
     err = flat(capsys.readouterr().err)
     assert "Legion's default mapper failed at stage verify too" in err, err
     assert "no mapper is the cause" in err, err
+    # The iteration's feedback knows it too: it advised running without --mapper and undoing the latest change.
+    (feedback,) = runs.glob("stencil/tune-*/iter-001/feedback.txt")
+    text = flat(feedback.read_text())
+    assert "without --mapper" not in text and "undo" not in text, text
+    assert ("Legion's default mapper, measured as the baseline with the same program and settings, failed this "
+            "verification too") in text, text
+    assert "no mapper change is the cause" in text, text
 
 
 def test_a_rebuilt_program_does_not_continue_the_comparison_of_the_old_build(tmp_path, capsys):
