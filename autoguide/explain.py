@@ -152,7 +152,8 @@ def _context(result: RunResult) -> dict[str, Any]:
             "timeout_s": f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"}
 
 
-def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
+def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None
+             ) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
     context = _context(result)
     costly = _costly_functions(result.dsl) if result.stage == "timeout" and result.dsl else ""
@@ -200,6 +201,10 @@ def _failure(result: RunResult, level: str, catalog: Catalog) -> Feedback:
                 suggestion = _text(match.rule.suggest_no_mapper, match.fields)
             elif match.rule.mapper_advice:
                 suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
+    if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
+            and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
+        suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
+                           {**context, "default_reason": default_failure.get("reason") or "no reason given"})
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
 
 
@@ -669,7 +674,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
 
 
 def explain(result: RunResult, *, level: str = "suggest", best: float | None = None,
-            baselines: Mapping[str, float] | None = None, catalog: Catalog | None = None) -> Feedback:
+            baselines: Mapping[str, float] | None = None, catalog: Catalog | None = None,
+            default_failure: Mapping[str, Any] | None = None) -> Feedback:
     """AutoGuide's feedback on one run.
 
     Args:
@@ -678,6 +684,9 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
         best: the best throughput seen so far in this search (same unit), if any.
         baselines: throughputs of reference mappers, e.g. {"default": 1.2, "expert": 2.3}.
         catalog: the rule catalog (default: the packaged `rules.yaml`).
+        default_failure: how Legion's default mapper failed as the baseline with the same program and settings
+            (`{"stage": ..., "reason": ...}`, tune's default baseline); None when it worked or was not run. A DSL
+            mapper's failure at that stage is then not advised to be undone.
 
     Returns:
         `Feedback` (docs/autoguide.md). Never raises for any content of `result`.
@@ -688,7 +697,7 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     if level not in LEVELS:
         raise MapperoptError(f"unknown feedback level {level!r}", hint=f"levels are {', '.join(LEVELS)}")
     try:
-        return _explain(result, level, best, baselines or {}, catalog or load_catalog())
+        return _explain(result, level, best, baselines or {}, catalog or load_catalog(), default_failure)
     except Exception as exc:  # a bug of AutoGuide's must not cost the run its summary and feedback.json
         return _at_level(_failed_feedback(result, exc), level)
 
@@ -712,12 +721,12 @@ def _failed_feedback(result: RunResult, exc: Exception) -> Feedback:
 
 
 def _explain(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
-             catalog: Catalog) -> Feedback:
+             catalog: Catalog, default_failure: Mapping[str, Any] | None = None) -> Feedback:
     if result.ok and result.throughput is not None:
         return _untraced(_performance(result, level, best, baselines, catalog), result, level, catalog)
-    fb = _failure(result, level, catalog)
+    fb = _failure(result, level, catalog, default_failure)
     if "app_file" in (result.settings or {}):  # a user's program
-        fb = _app_failure(fb, result, level, catalog)
+        fb = _app_failure(fb, result, level, catalog, default_failure)
     verdict = (result.settings or {}).get("default_mapper") or {}
     if result.stage == "verify" and verdict.get("stage") == "verify":
         texts = catalog.application or load_catalog().application
@@ -728,14 +737,16 @@ def _explain(result: RunResult, level: str, best: float | None, baselines: Mappi
     return _untraced(fb, result, level, catalog) if result.stage == "timeout" else fb
 
 
-def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> Feedback:
+def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
+                 default_failure: Mapping[str, Any] | None = None) -> Feedback:
     """`fb` for a user's program (`--app`) that exited normally but failed: its output fails the verification of
     the application file or the --verify-* options, its own check (its result line says `"verified": false`), or its
     figure of merit cannot be read (stage "run" after exit status 0: the metric pattern); else `fb` unchanged."""
     settings = result.settings
     last = result.attempts[-1] if result.attempts else None
     stdout = str(Path(result.run_dir or ".") / last.stdout) if last else "(not kept)"
-    no_mapper = "_no_mapper" if result.dsl is None else ""
+    no_mapper = ("_no_mapper" if result.dsl is None else "_default_failed"
+                 if (default_failure or {}).get("stage") == result.stage == "verify" else "")
     if result.stage == "verify":
         from mapperopt.benchmarks.userapp import verify_option
 
@@ -745,6 +756,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog) 
         option = verify_option(result.reason or "")
         given = option is not None and option in shlex.split(settings.get("app_options") or "")[2::2]
         fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": stdout,
+                  "default_reason": (default_failure or {}).get("reason") or "no reason given",
                   "where": f"the {option} option" if given else settings["app_file"]
                   or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""

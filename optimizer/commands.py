@@ -25,8 +25,8 @@ from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
-from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, measure_baselines,
-                                      tune as run_loop)
+from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
+                                      measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import TuneStore, folder_path, relative_run_dirs
 from mapperopt.optimizer.llm import ModelError
 
@@ -261,6 +261,72 @@ def require_same_build(root: Path, settings: dict, bench: Any) -> None:
                                   "stays as it is); to continue this folder, restore the executable it was made with")
 
 
+def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
+                         memory: dict[str, int | None]) -> None:
+    """Refuses to continue the tuning or comparison folder `root` (its `settings`) whose machine, as probed when it
+    was made, differs from what this command's runs get: `processors` per node by kind ("CPU", "GPU", "UTIL"), and
+    `memory` in MiB by its flag's key ("csize", "fsize", "zsize"; None: Legion's default, not compared). The
+    machine is not part of a folder's identity, so the same command finds a folder made before its program's size
+    changed (`cpus:` in its application file; `--app './prog -ll:cpu 2'` ran on 1 CPU before mapperopt read that
+    flag), and would mix two machines' measurements. Only what the folder's machine lists is compared.
+
+    Raises:
+        MapperoptError: the recorded and the current counts and sizes, and that --new measures in a folder of its
+            own.
+    """
+    from mapperopt.descriptions import MachineDescription
+
+    if settings.get("machine") is None:
+        return
+    machine = MachineDescription.from_json(settings["machine"])
+    recorded = dict(machine.processors)
+    procs = [k for k, n in processors.items() if k in recorded and recorded[k][0] != n]
+    capacity = {key: mems[0].capacity >> 20 for key, kind in (("csize", "SYSMEM"), ("fsize", "FBMEM"),
+                                                              ("zsize", "ZCMEM"))
+                if (mems := machine.memories_of(kind, 0))}
+    mems = [k for k, mib in memory.items() if mib is not None and k in capacity and capacity[k] != mib]
+    if not procs and not mems:
+        return
+
+    def machine_text(counts: dict, sizes: dict) -> str:
+        parts = [" and ".join(f"{counts[k]} {'utility' if k == 'UTIL' else k}" for k in procs)
+                 + f" processor{'s' * (counts[procs[-1]] != 1)} per node"] if procs else []
+        kinds = {"csize": "SYSMEM", "fsize": "FBMEM", "zsize": "ZCMEM"}
+        return ", ".join(parts + [f"{kinds[k]} of {sizes[k]} MiB" for k in mems])
+
+    raise MapperoptError(f"{root} was measured with {machine_text({k: c[0] for k, c in recorded.items()}, capacity)}"
+                         f", and this command runs with {machine_text(processors, memory)}: the folder's measurements "
+                         "would be mixed with another machine's",
+                         hint="to measure on this machine, give the command --new (a folder of its own; this one "
+                              "stays as it is); to continue this folder, give the program the machine it was made "
+                              "with")
+
+
+def memory_now(size: Any, memory: dict, app_args) -> dict[str, int | None]:
+    """The memory sizes (MiB by "csize", "fsize", "zsize"; None: Legion's default) a run gets: the last such flag
+    after `--`, else the option's (`memory`), else the size's."""
+    from mapperopt.benchmarks.apps import RESOURCE_FLAGS
+
+    args = [str(a) for a in app_args]
+    given = {key: int(v) for f, v in zip(args, args[1:]) for key in ("csize", "fsize", "zsize")
+             if f == RESOURCE_FLAGS[key] and v.isdigit()}
+    return {key: given.get(key, memory.get(key, getattr(size, key))) for key in ("csize", "fsize", "zsize")}
+
+
+def app_machine_now(bench: Any, settings: dict) -> tuple[dict[str, int], dict[str, int | None]]:
+    """The processors per node and memory sizes (`require_same_machine`'s) that the runs of the tuning folder with
+    `settings` get now, as `_new_run` counts them from its request: its program's size may have changed since."""
+    from mapperopt.benchmarks.apps import processor_counts
+
+    size, request = load_config(bench).size(settings["size"]), settings.get("request") or {}
+    app_args = [str(a) for a in settings.get("app_args") or ()]
+    gpus = size.gpus if request.get("gpus") is None else request["gpus"]
+    cpus = default_cpus(size, gpus, bench) if request.get("cpus") is None else request["cpus"]
+    cpus, gpus = processor_counts(cpus, gpus, app_args)
+    return ({"CPU": cpus, "GPU": gpus, "UTIL": protocol.utility_processors(size.util, app_args)},
+            memory_now(size, settings.get("memory") or {}, app_args))
+
+
 # `tune`'s parameters that a resumed run takes from its folder's settings instead (`--resume DIR`).
 _FOLDER_SETTINGS = ("optimizer", "size", "cpus", "gpus", "csize", "fsize", "zsize", "repeats", "max_repeats",
                     "min_time_s", "timeout_s", "seed", "start", "baseline", "feedback_level", "new", "runs_dir")
@@ -400,7 +466,8 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               max_repeats=s.get("max_repeats"), timeout_s=s["timeout_s"],
                               min_time_s=s.get("min_time_s"), iterations=s.get("iterations"),
                               memory=s.get("memory") or {}, baselines=s.get("baselines") or {},
-                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True)
+                              level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True,
+                              default_failure=baseline_failure((s.get("baseline_failures") or {}).get("default")))
 
 
 def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
@@ -573,6 +640,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                               f"extend it, give a larger --iters, e.g. {again}")
                 return
         require_same_build(found, settings, bench)  # before the lock: a refusal changes nothing
+        if isinstance(bench, UserApp):  # its size may have changed since; a benchmark's sizes are fixed
+            require_same_machine(found, settings, *app_machine_now(bench, settings))
         store.lock()
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:

@@ -66,8 +66,8 @@ from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file,
-                                          require_same_build, require_start_file)
+from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
+                                          require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
 
@@ -412,7 +412,12 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                              for k, was, now in differ),
                                  hint="give the program as the command that made the comparison gave it")
     if opts.get("tune", True) and (folder / "settings.json").exists():  # not in its name: found after a rebuild too
-        require_same_build(folder, json.loads((folder / "settings.json").read_text()), bench)
+        stored = json.loads((folder / "settings.json").read_text())
+        require_same_build(folder, stored, bench)
+        if isinstance(bench, UserApp):  # nor its machine: its program's size may have changed since
+            require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
+                                                  "UTIL": protocol.utility_processors(size.util, opts["app_args"])},
+                                 memory_now(size, opts["memory"], opts["app_args"]))
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
         _no_comparison(bench, opts["runs_dir"], folder, asked)
     if not opts.get("tune", True) and opts.get("final", True):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -79,6 +80,9 @@ class BenchmarkEvaluator:
             timeout allows for until an iteration has succeeded (None: the size's timeout until then).
         dedicated: nothing else runs on the machine (a lent GPU machine): an execution that times out or is killed
             did so by its own doing, so it is not run again (on a shared machine the load may be the cause).
+        default_failure: how Legion's default mapper failed as the baseline under these settings ({"stage",
+            "reason"}, `baseline_failure`), None when it worked or was not run: AutoGuide then does not advise
+            undoing a mapper change for a failure at that stage.
     """
 
     app: str
@@ -98,6 +102,7 @@ class BenchmarkEvaluator:
     raise_memory: bool = False
     reference_wall_s: float | None = None
     dedicated: bool = False
+    default_failure: dict[str, str] | None = None
 
     @property
     def settings(self) -> dict:
@@ -143,7 +148,7 @@ class BenchmarkEvaluator:
         result = run_benchmark(self.app, dsl, repeats=self.repeats, max_repeats=self.max_repeats, out_dir=out_dir,
                                min_time_s=self.min_time_s, profile=self.profile, **options)
         feedback = explain(result, level=self.level, best=best.throughput if best else None,
-                           baselines=self.baselines)
+                           baselines=self.baselines, default_failure=self.default_failure)
         return Evaluation(result, feedback, feedback_text(feedback, result))
 
 
@@ -184,6 +189,13 @@ def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator,
         else:
             failed[name] = f"failed at stage {result.stage}: {result.reason}"
     return measured, failed, iterations
+
+
+def baseline_failure(reason: str | None) -> dict[str, str] | None:
+    """{"stage", "reason"} of a reference that `measure_baselines` says failed in a run (`reason`, its entry in the
+    failures), None for one that did not run (unavailable) or none."""
+    found = re.fullmatch(r"failed at stage (\w+): (.*)", reason or "", re.S)
+    return {"stage": found[1], "reason": found[2]} if found else None
 
 
 def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: int,

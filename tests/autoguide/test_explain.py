@@ -308,6 +308,22 @@ def test_advice_to_change_the_mapper_needs_a_dsl_mapper():
     assert default.suggestion == " ".join(rule.suggest_no_mapper.split())
 
 
+def test_advice_to_undo_a_mapper_change_is_not_given_when_the_default_mapper_failed_there_too():
+    """tune's default baseline failed at the run's stage too: a DSL mapper's failure there is said to be no mapper
+    change's doing (the advice was to undo it, or to run without --mapper, which tune had done); the edits stay."""
+    _, crashed = load("circuit-crashing_mapper")
+    crashed = dataclasses.replace(crashed, dsl="Task * CPU;\n")
+    alone = explain(crashed)
+    fb = explain(crashed, default_failure={"stage": crashed.stage, "reason": "exit status 139, SIGSEGV"})
+    assert fb.suggestion.startswith(f"Legion's default mapper, measured as the baseline with the same program and "
+                                    f"settings, failed at stage '{crashed.stage}' too (exit status 139, SIGSEGV), so "
+                                    "no mapper change is the cause"), fb.suggestion
+    assert (fb.rule, fb.category, fb.explanation, fb.edits) == (alone.rule, alone.category, alone.explanation,
+                                                                alone.edits)
+    other = "verify" if crashed.stage != "verify" else "run"
+    assert explain(crashed, default_failure={"stage": other, "reason": "x"}).suggestion == alone.suggestion
+
+
 def test_an_abort_with_a_message_quotes_it_and_is_not_called_silent():
     """A program that printed why before it aborted: the reason quotes its message, and so does the explanation
     (it said "aborted without any message", contradicting the reason); a silent abort still says so."""

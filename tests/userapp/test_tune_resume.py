@@ -143,7 +143,7 @@ def test_a_program_that_fails_under_the_default_mapper_too_is_said_to_be_no_mapp
     """When every iteration fails as Legion's default mapper (the default baseline) failed, tune concludes that the
     program or its verification fails whatever the mapping: no mapper is the cause. It ended with "no iteration
     produced a working mapper ... look at the feedback in iter-NNN/feedback.txt", whose feedback advised running
-    without --mapper, which tune had already done."""
+    without --mapper, which tune had already done; each iteration's feedback now says so instead."""
     runs = tmp_path / "runs"
     assert main(["tune", "--app", command("stencil"), "--verify-pattern", "no such line", "--baseline", "default",
                  "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--iters", "1",
@@ -151,6 +151,13 @@ def test_a_program_that_fails_under_the_default_mapper_too_is_said_to_be_no_mapp
     err = flat(capsys.readouterr().err)
     assert "Legion's default mapper failed at stage verify too" in err, err
     assert "no mapper is the cause" in err, err
+    # The iteration's feedback knows it too: it advised running without --mapper and undoing the latest change.
+    (feedback,) = runs.glob("stencil/tune-*/iter-001/feedback.txt")
+    text = flat(feedback.read_text())
+    assert "without --mapper" not in text and "undo" not in text, text
+    assert ("Legion's default mapper, measured as the baseline with the same program and settings, failed this "
+            "verification too") in text, text
+    assert "no mapper change is the cause" in text, text
 
 
 def test_a_rebuilt_program_does_not_continue_the_comparison_of_the_old_build(tmp_path, capsys):
@@ -171,4 +178,53 @@ def test_a_rebuilt_program_does_not_continue_the_comparison_of_the_old_build(tmp
     assert main([*compare[:4], "2", *compare[5:]]) == 1  # --iters 2
     err = flat(capsys.readouterr().err)
     assert f"{folder} was made with another build of {mine}" in err and "--new" in err, err
+    assert contents(folder) == before
+
+
+def test_a_folder_made_for_other_processor_counts_is_not_continued(tmp_path, capsys, monkeypatch):
+    """The folder's machine is not part of its identity: after the program's processor counts change (its size's
+    `cpus` in the application file; `--app './prog -ll:cpu 2'`, which ran with 1 CPU before mapperopt read the flag),
+    the same command (or `--resume DIR`) stops before running anything, naming the recorded and the current counts
+    and sizes and --new; no file of the folder changes. It continued, mixing measurements of two machines."""
+    exe, *args = command("stencil").split()
+    app_file = tmp_path / "mapperopt.yaml"
+    app_file.write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n    cpus: 1\n"
+                        f"verify:\n  pattern: '{VERIFIED}'\n")
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "runs"
+    tune = ["tune", "--app", "mapperopt.yaml", *QUICK, "--runs-dir", str(runs)]
+    assert main([*tune, "--iters", "1"]) == 0
+    (root,) = runs.glob("stencil/tune-*")
+    app_file.write_text(app_file.read_text().replace("cpus: 1", "cpus: 2\n    util: 2\n    csize: 256"))
+    before = contents(root)
+    capsys.readouterr()
+    for command_line in ([*tune, "--iters", "2"], ["tune", "--resume", str(root), "--iters", "2"]):
+        assert main(command_line) == 1
+        err = flat(capsys.readouterr().err)
+        assert f"{root} was measured with 1 CPU and 1 utility processor per node, SYSMEM of 512 MiB" in err, err
+        assert "this command runs with 2 CPU and 2 utility processors per node, SYSMEM of 256 MiB" in err, err
+        assert "--new" in err, err
+        assert contents(root) == before
+
+
+def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys, monkeypatch):
+    """`compare --app` too: its folder is named by its processor counts, not its utility processors or memory sizes
+    (the program's size in its application file): after those change, the same command stops before measuring
+    anything, naming them and --new."""
+    exe, *args = command("stencil").split()
+    app_file = tmp_path / "mapperopt.yaml"
+    app_file.write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n    cpus: 1\n")
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "runs"
+    compare = ["compare", "--app", "mapperopt.yaml", "--iters", "1", "--runs", "1", "--optimizers", "random",
+               "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs)]
+    assert main(compare) == 0
+    (folder,) = runs.glob("stencil/compare-*")
+    app_file.write_text(app_file.read_text().replace("cpus: 1", "cpus: 1\n    util: 2\n    csize: 256"))
+    before = contents(folder)
+    capsys.readouterr()
+    assert main([*compare[:4], "2", *compare[5:]]) == 1  # --iters 2
+    err = flat(capsys.readouterr().err)
+    assert (f"{folder} was measured with 1 utility processor per node, SYSMEM of 512 MiB, and this command runs "
+            "with 2 utility processors per node, SYSMEM of 256 MiB") in err and "--new" in err, err
     assert contents(folder) == before
