@@ -123,11 +123,29 @@ class SharedEvaluations:
         self.folder = folder
         self.settings = inner.settings
 
+    def _path(self, dsl: str) -> Path:
+        # the key of a profiling evaluator, whichever this one is: with and without a profile share outcomes
+        return self.folder / f"{cache_key(normalize_dsl(dsl), {**self.settings, 'profile': True})}.json"
+
+    def _stored(self, path: Path):
+        """The `RunResult` stored at `path` that this evaluator reuses, or None."""
+        from mapperopt.records import RunResult
+
+        stored = RunResult.from_json(json.loads(path.read_text())) if path.exists() else None
+        if stored is not None and self.inner.profile and stored.status == "ok" and stored.profile is None:
+            return None  # measured without the profile this run's optimizer reads: run again, with it
+        return stored
+
+    def measured_in(self, dsl: str) -> Path | None:
+        """The run folder of the stored outcome of `dsl` that `evaluate` would reuse (None: none), as a path to use
+        now: a run resuming the iteration it was measured in keeps that folder's files."""
+        stored = self._stored(self._path(dsl))
+        return folder_path(stored.run_dir, self.folder.parent) if stored is not None and stored.run_dir else None
+
     def evaluate(self, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
         from filelock import FileLock
 
-        # the key of a profiling evaluator, whichever this one is: with and without a profile share outcomes
-        path = self.folder / f"{cache_key(normalize_dsl(dsl), {**self.settings, 'profile': True})}.json"
+        path = self._path(dsl)
         # one program at a time: a run of another job (--jobs) proposing it meanwhile waits for this outcome (the
         # lock beside evaluations/, whose files are all outcomes)
         locks = self.folder.parent / ".evaluating"
@@ -137,18 +155,18 @@ class SharedEvaluations:
 
     def _evaluate(self, path: Path, dsl: str, out_dir: Path, best: IterationRecord | None) -> Evaluation:
         from mapperopt.autoguide import explain, feedback_text
-        from mapperopt.records import RunResult
 
-        stored = RunResult.from_json(json.loads(path.read_text())) if path.exists() else None
-        if stored is not None and self.inner.profile and stored.status == "ok" and stored.profile is None:
-            stored = None  # measured without the profile this run's optimizer reads: run again, with it
+        stored = self._stored(path)
         comparison = self.folder.parent
         if stored is not None:
             # where it ran now (the comparison's folder may have moved), and relative to that folder
             run_dir = folder_path(stored.run_dir, comparison) if stored.run_dir else None
             result = replace(stored, run_dir=str(run_dir) if run_dir else None)
             where = os.path.relpath(run_dir, comparison) if run_dir else None
-            (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": where}) + "\n")
+            if run_dir is not None and run_dir.resolve() == out_dir.resolve():
+                where = None  # measured in this very iteration, interrupted after that: no other's measurement
+            else:
+                (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": where}) + "\n")
             feedback = explain(result, level=self.inner.level, best=best.throughput if best else None,
                                baselines=self.inner.baselines)
             return Evaluation(result, feedback, feedback_text(feedback, result), measured_in=where)

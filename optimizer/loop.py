@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -277,7 +278,8 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
     best = store.best()
     best_so_far = best.throughput if best else 0.0
     kept = {"best_iter": best.iter if best else None, "best_throughput": best_so_far}
-    out_dir = store.iter_dir(i)
+    measured_in = getattr(evaluator, "measured_in", None)  # a stored measurement's folder (`SharedEvaluations`)
+    out_dir = store.iter_dir(i, keep=measured_in(proposal.dsl) if measured_in and proposal.dsl is not None else None)
     common = {"iter": i, "note": proposal.note, "optimizer_state": proposal.state, "llm": proposal.llm}
     if proposal.dsl is None:
         (out_dir / "agent_error.txt").write_text(proposal.error or "")
@@ -335,6 +337,7 @@ def _becomes_best(record: IterationRecord, best: IterationRecord | None, evaluat
         wins = comparison.significant
         remeasure = getattr(evaluator, "remeasure", None)
         if not wins and remeasure is not None:
+            shutil.rmtree(out_dir / "remeasure", ignore_errors=True)  # an interrupted attempt's, kept with its folder
             again = remeasure({"candidate": record.dsl, "best": best.dsl}, out_dir / "remeasure")
             verdict.update(decided_by="re-measured together",
                            remeasured={k: {**m.to_json(), "run_dirs": relative_run_dirs(m.run_dirs, root)}

@@ -141,11 +141,12 @@ class TuneStore:
 
     # ------------------------------------------------------------------------------------------------ journal
 
-    def iter_dir(self, i: int) -> Path:
+    def iter_dir(self, i: int, keep: Path | None = None) -> Path:
         """The run folder of iteration `i`, created empty when the iteration is not in the journal yet (what an
-        interrupted attempt left there is removed, so that the folder only holds the run that is recorded)."""
+        interrupted attempt left there is removed, so that the folder only holds the run that is recorded), unless
+        it is `keep`: the folder of a stored measurement that the iteration reuses."""
         path = self.root / f"iter-{i:03d}"
-        if i > len(self.records) and path.exists():
+        if i > len(self.records) and path.exists() and not (keep is not None and keep.resolve() == path.resolve()):
             shutil.rmtree(path)
         path.mkdir(exist_ok=True)
         return path

@@ -143,3 +143,35 @@ def test_a_new_best_its_group_measured_already_is_said(tmp_path):
     said.clear()
     run_compare("circuit", opts(tmp_path / "runs"), say=said.append)
     assert any(line.startswith(f"Note: the best program of {run['folder']} changed") for line in said), said
+
+
+def test_an_iteration_interrupted_after_its_measurement_keeps_its_files_on_resume(tmp_path, monkeypatch):
+    """Ctrl-C after an iteration's measurement was stored in evaluations/ (while deciding whether it becomes the best,
+    e.g. re-measuring): the resumed run reuses that measurement, keeps the files the stored outcome points to and
+    does not say it was measured in another iteration (it was measured in this one)."""
+    from mapperopt.optimizer import loop
+
+    runs_dir, said = tmp_path / "runs", []
+    real = loop._becomes_best
+
+    def interrupted(*args, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop, "_becomes_best", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_compare("circuit", opts(runs_dir, final_rounds=1), say=said.append)
+    monkeypatch.setattr(loop, "_becomes_best", real)
+    [folder] = (runs_dir / "circuit").iterdir()
+    iter_dir = folder / "random-1" / "iter-001"
+    [stored] = [json.loads(p.read_text()) for p in (folder / "evaluations").glob("*.json")]
+    assert stored["run_dir"] == "random-1/iter-001", stored
+    measured = sorted(p.name for p in iter_dir.iterdir())
+    assert {"mapper.dsl", "result.json"} <= set(measured), measured
+
+    said.clear()
+    run_compare("circuit", opts(runs_dir, final_rounds=1), say=said.append)
+    kept = sorted(p.name for p in iter_dir.iterdir())
+    assert set(measured) <= set(kept) and "shared.json" not in kept, kept
+    assert not any("measured in random-1/iter-001" in line for line in map(str, said)), said
+    [record] = [json.loads(line) for line in (folder / "random-1" / "state.jsonl").read_text().splitlines()]
+    assert record["cached_from"] is None, record
