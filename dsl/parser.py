@@ -478,6 +478,8 @@ _STATEMENT_WORDS = {
     "Tunable",
     "def", "print",
 }
+# The tokens that start a mapping statement's first argument: a task selector, a kind selector, a tunable's number.
+_ARGUMENT_STARTS = {"IDENT", "STRING", "STAR", "INT", *A.PROC_KINDS}
 _BODY_WORDS = ("return", "print")  # the keywords that start a statement of a function body
 _KEYWORDS_BY_CASE = {w.lower(): w for w in _STATEMENT_WORDS}  # `task * GPU;` is an assignment to `task` that fails
 # Statement names of other mapping systems, with the DSL's statement that does the same.
@@ -742,12 +744,16 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                      expected)
     keyword = _KEYWORDS_BY_CASE.get(word.value.lower()) if word is not None else None
     keyword_hint = f"keywords are case-sensitive: did you mean '{keyword}'?" if keyword else None
-    # `CollectMemeory t r;`: an unknown word then a name where a top-level statement starts, lexed as an assignment
-    # to the word; at the word, the statement keyword it stands for (a misspelling, or another system's name).
+    # `CollectMemeory t r;`, `Layuot * * * SOA;`: an unknown word then what a statement keyword takes first, where a
+    # top-level statement starts, lexed as an assignment to the word (no '=' follows it: no assignment); at the
+    # word, the statement keyword it stands for (a misspelling, or another system's name).
     top_level = sum(t.type == "LBRACE" for t in tokens) == sum(t.type == "RBRACE" for t in tokens)
-    if word is not None and word is prev and not keyword and token.type == "IDENT" and top_level:
+    if word is not None and word is prev and not keyword and top_level:
         mapping = sorted(_STATEMENT_WORDS - {"def", "print"})
-        meant = _OTHER_NAMES.get(word.value) or _closest(word.value, mapping)
+        meant = (_OTHER_NAMES.get(word.value) or _closest(word.value, mapping)
+                 if token.type in _ARGUMENT_STARTS else None)
+        if meant is None and token.type in ("IDENT", "LPAR"):  # `deff f(...)`, `prnit(...)`: short words, nearer
+            meant = _closest(word.value, ["def" if token.type == "IDENT" else "print"], cutoff=0.7)
         if meant is not None:
             return error("E100", f"unknown statement '{word}'", word.line, word.column, str(word),
                          (f"did you mean '{meant}'?",), expected)

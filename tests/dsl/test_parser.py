@@ -234,6 +234,21 @@ ERRORS = [
      "did you mean 'CollectMemory'?"),
     ("Task * CPU;\nIndexTskMap t f;", "E100", 2, 1, "unknown statement 'IndexTskMap'", "did you mean 'IndexTaskMap'?"),
     ("xyzzy t f;", "E100", 1, 7, "unexpected 't'", None),  # nothing like a keyword: as before
+    # Whatever a statement's first argument is (a '*', a string, a number, a kind), not only a name; def and print
+    # too, with their own next token. Not an assignment, which parses: `test_a_misspelt_keyword_assigned_to_parses`.
+    ("Task * CPU;\nLayuot * * * SOA C_order;", "E100", 2, 1, "unknown statement 'Layuot'", "did you mean 'Layout'?"),
+    ("Regoin * * GPU FBMEM;", "E100", 1, 1, "unknown statement 'Regoin'", "did you mean 'Region'?"),
+    ('Taks "init" CPU;', "E100", 1, 1, "unknown statement 'Taks'", "did you mean 'Task'?"),
+    ("Tunabel 3 = 4;", "E100", 1, 1, "unknown statement 'Tunabel'", "did you mean 'Tunable'?"),
+    ("IndexTaskMpa GPU f;", "E100", 1, 1, "unknown statement 'IndexTaskMpa'", "did you mean 'IndexTaskMap'?"),
+    ("SingleTaskMpa * f;", "E100", 1, 1, "unknown statement 'SingleTaskMpa'", "did you mean 'SingleTaskMap'?"),
+    ("InstanceLimt * 1;", "E100", 1, 1, "unknown statement 'InstanceLimt'", "did you mean 'InstanceLimit'?"),
+    ("CollectMemroy * *;", "E100", 1, 1, "unknown statement 'CollectMemroy'", "did you mean 'CollectMemory'?"),
+    ("ControlReplicte *;", "E100", 1, 1, "unknown statement 'ControlReplicte'", "did you mean 'ControlReplicate'?"),
+    ("deff f(Task t) { return 1; }", "E100", 1, 1, "unknown statement 'deff'", "did you mean 'def'?"),
+    ('Task * CPU;\nprnit("a");', "E100", 2, 1, "unknown statement 'prnit'", "did you mean 'print'?"),
+    ("xyzzy * * * SOA;", "E100", 1, 7, "unexpected '*'", None),  # nothing like a keyword: as before
+    ("f(1);", "E100", 1, 2, "unexpected '('", None),
     # The same in a function body, for its keywords return and print.
     ("def f(Task t) {\n  x = 1;\n  retrun x;\n}", "E100", 3, 3, "unknown statement 'retrun'",
      "did you mean 'return'?"),
@@ -272,6 +287,14 @@ def test_syntax_error(src, code, line, col, message, hint):
     assert message in err.diagnostic.message
     if hint is not None:
         assert any(hint in h for h in err.diagnostic.hints), err.diagnostic.hints
+
+
+def test_a_misspelt_keyword_assigned_to_parses():
+    """A name like a statement keyword that is assigned to is a name (the hint above is only for a line that is no
+    assignment): these parse as assignments, as they always did."""
+    for src in ("Layuot = 3 * 2;", "Taks = x;", "prnit = (1);", "deff = f(2);"):
+        (stmt,) = parse(src).statements
+        assert isinstance(stmt, A.Assign) and stmt.name == src.split()[0], src
 
 
 # Legion's kind names (and near ones) name the DSL's kind they mean, not the nearest spelling (`GPU_MEM` is
