@@ -14,9 +14,8 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, run_benchmark
+from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import app_from_options, app_options, unmatched_notes
-from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
 
@@ -328,11 +327,12 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
         min_time_s = 0.0 if min_time_s is None else min_time_s
     elif min_time_s is None:
         min_time_s = max(load_config(bench).size(size).min_time_s, protocol.MIN_TIME_S)
-    if mapper not in ("default", "expert") and Path(mapper).is_file():
+    if mapper not in ("default", "expert"):
         from mapperopt.dsl.commands import exit_on_syntax_error
 
         with exit_on_syntax_error(mapper):
-            read_source(mapper)  # a file that is not UTF-8 (E112) is said before any output
+            # a file that does not exist, or is not UTF-8 (E112), is said before any output
+            _resolve_mapper(load_config(bench), _mapper_arg(mapper))
     # A first run builds the application (tens of seconds); say so instead of sitting silent.
     running = f"Running {bench} (building the application and the mapper if needed)..."
     with contextlib.nullcontext() if as_json else status(Console(stderr=True), running):

@@ -206,3 +206,16 @@ def test_a_failure_inside_autoguide_keeps_the_runs_summary_and_feedback(tmp_path
     assert feedback["explanation"].startswith("AutoGuide failed on this run (AttributeError: 'NoneType' object has "
                                               "no attribute 'count' at test_run_cli.py:"), feedback
     assert feedback["raw_excerpt"].startswith("Performance Metric: Achieved throughput = "), feedback
+
+
+def test_a_missing_mapper_file_is_refused_before_the_run_is_announced(tmp_path, capsys, monkeypatch):
+    """`run --mapper nosuch.dsl` printed `Running circuit (building ...)...` and then that the file does not exist:
+    the file is looked for first, and nothing is announced (or built) for a run that cannot start."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "circuit", "--mapper", "nosuch.dsl"]) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith("error: mapper file nosuch.dsl not found\n  hint: --mapper takes default"), err
+    assert "Running" not in out + err, (out, err)
+    assert main(["run", "circuit", "--mapper", "expertt"]) == 1  # its did-you-mean too
+    assert capsys.readouterr().err.startswith("error: mapper file expertt not found\n  hint: did you mean --mapper "
+                                              "expert?")
