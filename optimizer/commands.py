@@ -9,6 +9,8 @@ import os
 import random
 import shlex
 import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
                                           status as say_status)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, closest
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
@@ -48,26 +50,56 @@ def start_program(start: str, space: Any, seed: int) -> tuple[str, dict | None]:
     else:
         path = Path(start)
         if not path.is_file():
-            raise MapperoptError(f"start program {path} not found", hint="use --start default, random or a DSL file")
+            raise _start_not_found(start)
         return read_source(path), None
     return space.render(point), point
 
 
+def _start_not_found(start: str) -> MapperoptError:
+    """The error for a --start file that does not exist, naming the keyword it is close to (`defualt`)."""
+    keyword = closest(str(start), ["default", "random"], cutoff=0.7)
+    return MapperoptError(f"start program {start} not found",
+                          hint=(f"did you mean --start {keyword}? " if keyword else "")
+                          + "use --start default, random or a DSL file")
+
+
 def require_start_file(start: str) -> None:
     """A `--start` that names a file (not `default` or `random`): it must exist, and a file that is not UTF-8 (E112)
-    is said as `check` says it, before any other output.
+    is said as `check` says it, and a syntax error as `check_start_file` says it, before any other output (its
+    other errors need the application's and the machine's descriptions).
 
     Raises:
-        MapperoptError: the file does not exist.
+        MapperoptError: the file does not exist, or has a syntax error.
     """
     if start in ("default", "random"):
         return
     from mapperopt.dsl.commands import exit_on_syntax_error
 
     if not Path(start).is_file():
-        raise MapperoptError(f"start program {start} not found", hint="use --start default, random or a DSL file")
+        raise _start_not_found(start)
     with exit_on_syntax_error(start):
-        read_source(start)
+        text = read_source(start)
+    _parse_start(start, text)
+
+
+def _parse_start(path: str, text: str) -> Any:
+    """The start file `path` (its `text`) parsed (a `dsl.ast.Program`).
+
+    Raises:
+        MapperoptError: its syntax error, as `check` prints it (the first: parsing stops there).
+    """
+    from mapperopt.dsl.commands import syntax_error_summary
+    from mapperopt.dsl.errors import DslSyntaxError
+    from mapperopt.dsl.parser import parse
+
+    try:
+        return parse(text, path)
+    except DslSyntaxError as exc:
+        raise MapperoptError(f"the start program has an error; nothing was measured:\n{exc}"
+                             f"{syntax_error_summary(path)}", hint=_FIX_START) from None
+
+
+_FIX_START = "fix the file and run the command again; `mapperopt check --bench BENCH FILE` checks it alone"
 
 
 def check_start_file(path: str, text: str, app: dict, machine: dict, layouts: bool = True) -> None:
@@ -84,20 +116,14 @@ def check_start_file(path: str, text: str, app: dict, machine: dict, layouts: bo
     from mapperopt.descriptions import AppDescription, MachineDescription
     from mapperopt.dsl import ast as A
     from mapperopt.dsl.checker import check
-    from mapperopt.dsl.commands import summary_line, syntax_error_summary
-    from mapperopt.dsl.errors import DslSyntaxError, render_all
-    from mapperopt.dsl.parser import parse
+    from mapperopt.dsl.commands import summary_line
+    from mapperopt.dsl.errors import render_all
 
-    hint = "fix the file and run the command again; `mapperopt check --bench BENCH FILE` checks it alone"
-    try:
-        program = parse(text, path)
-    except DslSyntaxError as exc:
-        raise MapperoptError(f"the start program has an error; nothing was measured:\n{exc}"
-                             f"{syntax_error_summary(path)}", hint=hint) from None
+    program = _parse_start(path, text)
     diags = check(program, AppDescription.from_json(app), MachineDescription.from_json(machine))
     if any(d.is_error for d in diags):
         raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
-                             f"{summary_line(path, diags)}", hint=hint)
+                             f"{summary_line(path, diags)}", hint=_FIX_START)
     layout = next((s for s in program.statements if isinstance(s, A.LayoutStmt)), None)
     if not layouts and layout is not None:
         raise MapperoptError(f"{layout.loc}: the start program has a Layout statement, which is refused here: "
@@ -354,9 +380,13 @@ def _set_up(store: TuneStore) -> bool:
     return "iterations" in store.settings or bool(store.records)
 
 
-def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
-    """Describes the application and the machine, builds the start program, creates the tuning folder (locked),
-    measures the baselines and fixes the calibrated iteration count. Returns the store and its settings."""
+def _new_run(bench: str, opts: dict, request: dict,
+             announce: Callable[[str], AbstractContextManager] = lambda text: nullcontext()
+             ) -> tuple[TuneStore, dict]:
+    """Describes the application and the machine, builds and checks the start program, creates the tuning folder
+    (locked), measures the baselines and fixes the calibrated iteration count. Returns the store and its settings.
+    `announce(text)`: a context (a status line) around each of the two steps, so that the second, measuring, is
+    said only once the start program passed its check."""
     from mapperopt.benchmarks import describe_app, load_config, run_benchmark
     from mapperopt.benchmarks.apps import processor_counts
     from mapperopt.descriptions import MachineDescription
@@ -370,16 +400,19 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
     app_args = tuple(map(str, opts["app_args"]))
     cpus, gpus = processor_counts(cpus, gpus, app_args)  # `-- -ll:cpu 3`: what the runs get, recorded and printed
-    app = describe_app(bench, opts["size"], cpus, gpus, app_args)  # `-- -p 8` too
     memory = {k: opts[k] for k in ("csize", "fsize", "zsize") if opts[k] is not None}
-    # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
-    machine = MachineDescription.from_json(run_probe_json(bench, opts["size"], app_args, cpus, gpus, memory)).to_json()
     # A layout can make a program compute wrong numbers silently: only search layouts when something checks them.
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
-    space = SearchSpace(app, machine, layouts=layouts)
-    start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
-    if start_point is None:  # a start file
-        check_start_file(str(opts["start"]), start_dsl, app, machine, layouts)
+    with announce(f"Describing {bench} and the machine"
+                  + (", checking the start program..." if opts["start"] not in ("default", "random") else "...")):
+        app = describe_app(bench, opts["size"], cpus, gpus, app_args)  # `-- -p 8` too
+        # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
+        machine = MachineDescription.from_json(run_probe_json(bench, opts["size"], app_args, cpus, gpus,
+                                                              memory)).to_json()
+        space = SearchSpace(app, machine, layouts=layouts)
+        start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
+        if start_point is None:  # a start file
+            check_start_file(str(opts["start"]), start_dsl, app, machine, layouts)
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],
@@ -397,26 +430,31 @@ def _new_run(bench: str, opts: dict, request: dict) -> tuple[TuneStore, dict]:
     # The folder's path is known before it exists: a Ctrl-C that lands while it is being created, or just after,
     # removes it too.
     root, store = TuneStore.new_root(opts["runs_dir"], bench), None
+    # Said once the start program passed its check: a refusal before it announced no measurement.
+    measuring = ("Measuring baselines..." if BASELINES[opts["baseline"]] else
+                 "Calibrating the iteration count..." if not isinstance(bench, UserApp) else None)
     try:
-        store = TuneStore.create(opts["runs_dir"], bench, settings, root=root)
-        evaluator = _evaluator(bench, store.settings)
-        if BASELINES[opts["baseline"]]:
-            baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator,
-                                                              store.root)
-            store.settings.update(baselines=baselines, baseline_failures=failed, iterations=iterations)
-        if not store.settings.get("iterations") and not isinstance(bench, UserApp):  # a user's program: none
-            # Every program starts from one calibrated count, so that most need no calibration executions of their own.
-            calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration", min_time_s=min_time,
-                                        **evaluator.run_options())
-            store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
-            relative_run_dirs([calibration.run_dir], store.root)
-        store.settings.setdefault("iterations", None)  # none calibrated: a user's program without baselines
-        refusal = _timeout_refusal(bench, opts, store.root, store.settings.get("baseline_failures") or {})
-        if refusal is not None:  # a folder whose every iteration would time out or fall short: none
-            store.unlock()
-            shutil.rmtree(root, ignore_errors=True)
-            raise refusal
-        store.write_settings()
+        with announce(measuring) if measuring else nullcontext():  # a user's program without baselines: nothing
+            store = TuneStore.create(opts["runs_dir"], bench, settings, root=root)
+            evaluator = _evaluator(bench, store.settings)
+            if BASELINES[opts["baseline"]]:
+                baselines, failed, iterations = measure_baselines(bench, BASELINES[opts["baseline"]], evaluator,
+                                                                  store.root)
+                store.settings.update(baselines=baselines, baseline_failures=failed, iterations=iterations)
+            if not store.settings.get("iterations") and not isinstance(bench, UserApp):  # a user's program: none
+                # Every program starts from one calibrated count, so that most need no calibration executions of
+                # their own.
+                calibration = run_benchmark(bench, start_dsl, out_dir=store.root / "calibration",
+                                            min_time_s=min_time, **evaluator.run_options())
+                store.settings["iterations"] = calibration.settings.get("iterations") if calibration.ok else None
+                relative_run_dirs([calibration.run_dir], store.root)
+            store.settings.setdefault("iterations", None)  # none calibrated: a user's program without baselines
+            refusal = _timeout_refusal(bench, opts, store.root, store.settings.get("baseline_failures") or {})
+            if refusal is not None:  # a folder whose every iteration would time out or fall short: none
+                store.unlock()
+                shutil.rmtree(root, ignore_errors=True)
+                raise refusal
+            store.write_settings()
     except KeyboardInterrupt:
         # A folder whose set-up never finished is never continued (`_latest`): remove it rather than leave it.
         if store is not None:
@@ -655,8 +693,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
     else:
         try:
-            with say_status(console, f"Describing {bench} and the machine, measuring baselines..."):
-                store, settings = _new_run(bench, opts, request)
+            store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text))
         except KeyboardInterrupt:
             console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
                           "measuring the baselines): nothing was kept, no folder is left. The same command starts "

@@ -170,10 +170,29 @@ def test_a_start_file_with_errors_is_refused_with_all_of_them_before_anything_is
     assert "    |      ^\n" in err, err
     assert "bad.dsl:2:1: error[E221]" in err and "bad.dsl:3:37: error[E200]: undefined function" in err, err
     assert "bad.dsl: 3 error(s), 0 warning(s)" in err and "Measuring" not in out, (out, err)
+    # Nothing announced that was not done: the application and the machine are described to check the file, no
+    # baseline is measured (tune said "measuring baselines..." before the error).
+    assert "baseline" not in out.lower(), out
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("settings.json"))
-    # A syntax error: the parser's (it stops at the first).
+    # A syntax error: the parser's (it stops at the first), before anything is announced.
     bad.write_text("Task * CPU;\nRegion * * CPU SYSMEM\nLayout * * * SOA C_order;\n")
     assert main(args) == 1
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "bad.dsl:2:22: error[E102]: missing ';' after 'SYSMEM'" in err, err
+    assert out == "", out
     assert "bad.dsl: 1 error(s), 0 warning(s) (parsing stops at the first syntax error)" in err, err
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_a_misspelt_start_keyword_gets_a_did_you_mean(command, tmp_path, monkeypatch, capsys):
+    """`--start defualt` is a file that does not exist: the hint names the keyword it is close to, as a misspelt
+    benchmark's and --mapper's do; nothing is announced before the error."""
+    monkeypatch.chdir(tmp_path)
+    assert main([command, "circuit", "--start", "defualt", "--iters", "1", "--runs-dir", "runs"]) == 1
+    out, err = capsys.readouterr()
+    assert "error: start program defualt not found\n  hint: did you mean --start default? use --start default, " \
+           "random or a DSL file" in err, err
+    assert out == "", out
+    assert main([command, "circuit", "--start", "nosuch.dsl", "--iters", "1", "--runs-dir", "runs"]) == 1
+    err = capsys.readouterr().err
+    assert "error: start program nosuch.dsl not found\n  hint: use --start default, random or a DSL file" in err, err

@@ -376,7 +376,7 @@ def test_ctrl_c_while_setting_up_leaves_no_folder_and_says_what_to_do(tmp_path, 
     assert proc.returncode == 130, out
     assert not re.search(r"^aborted$", out, re.M), out  # said once: no bare `aborted` after the message
     assert "Interrupted while setting up" in out and "The same command starts again." in " ".join(out.split())
-    assert out.startswith("Describing circuit and the machine, measuring baselines...\n"), out  # piped: a line
+    assert out.startswith("Describing circuit and the machine...\nMeasuring baselines...\n"), out  # piped: lines
     assert list(runs.glob("circuit/tune-*")) == []
 
 
