@@ -1283,7 +1283,8 @@ def _stat_cells(s: dict) -> list[str]:
 
 
 def format_table(summary: dict) -> str:
-    """The table as Markdown: what was measured and how (`describe`), then one row per optimizer."""
+    """The table as Markdown: what was measured and how (`describe`), then one row per optimizer; under it, the runs
+    left out, the noise warnings and the reference's drift."""
     lines = [*describe(summary), "",
              "| optimizer | runs | mean | std | worst | median | best | failed evaluations |",
              "|---|---|---|---|---|---|---|---|"]
@@ -1292,7 +1293,9 @@ def format_table(summary: dict) -> str:
                      f"{s['evaluations']} |")
     drift = reference_drift(summary)
     left = left_out_lines(summary.get("left_out") or {}, summary.get("settings", {}).get("iters", "?"))
-    return "\n".join([*lines, *(["", *left] if left else []), *(["", drift] if drift else [])])
+    # What makes the scores unreliable, as compare prints it: of the measurements they divide by (`_noise`).
+    noise = [line for title, text in summary.get("noise_warnings", []) for line in ("", f"{title}: {text}")]
+    return "\n".join([*lines, *(["", *left] if left else []), *noise, *(["", drift] if drift else [])])
 
 
 def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
