@@ -225,6 +225,10 @@ def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: in
     took_lock = not store.locked
     store.lock()
     try:
+        if iters > store.settings.get("iters", iters):
+            # Extended: settings.json records the run's count (no part of its `request`, which finds the folder).
+            store.settings["iters"] = iters
+            store.write_settings()
         if store.records:
             optimizer.resume(store.records)
         while len(store.records) < iters:

@@ -116,7 +116,8 @@ class TuneStore:
         return store
 
     def write_settings(self) -> None:
-        """Writes `settings` to settings.json (before the first iteration: settings never change after it)."""
+        """Writes `settings` to settings.json: at set-up; later only for memory sizes a capacity failure raised
+        (`loop._raise_memory`) and for the iteration count an extension raised (`loop.tune`)."""
         _write_atomically(self.root / "settings.json", json.dumps(self.settings, indent=2) + "\n")
 
     @classmethod

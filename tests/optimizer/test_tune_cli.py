@@ -553,6 +553,30 @@ def test_extending_a_finished_run_keeps_its_earlier_final_comparison(tmp_path, o
                for m in kept["measured"].values() for d in m["run_dirs"])
 
 
+def test_an_extended_run_records_its_iteration_count(tmp_path, offline, capsys):
+    """settings.json kept the first command's --iters after the run was extended (4, with 6 iterations in the
+    journal). It records the count the run was extended to, which is no part of what identifies a folder (its
+    `request`): the same command still finds it, and without --iters it is finished with its own count."""
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+    first = TuneStore.open(root).settings
+    assert first["iters"] == 1
+    assert main(tune_args(runs, "--iters", "2")) == 0  # the same command with more iterations continues it
+    assert list((runs / "circuit").glob("tune-*")) == [root]
+    store = TuneStore.open(root)
+    assert len(store.records) == 2 and store.settings["iters"] == 2
+    assert {k: v for k, v in store.settings.items() if k != "iters"} == {k: v for k, v in first.items()
+                                                                           if k != "iters"}
+    assert _latest(runs, "circuit", first["request"], None) == (None, root)
+    assert _latest(runs, "circuit", first["request"], 3) == (root, None)
+    assert main(["tune", "--resume", str(root), "--iters", "3"]) == 0
+    assert TuneStore.open(root).settings["iters"] == 3
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root)]) == 0
+    assert f"{root} is finished with 3 iterations: nothing to do" in " ".join(capsys.readouterr().out.split())
+
+
 def test_an_extension_that_dies_before_its_final_comparison_is_not_finished(tmp_path, offline, capsys, monkeypatch):
     """An extended run that dies after its last iteration but before its final comparison (a SIGKILL, or the pipe
     it prints to closed: Python raises BrokenPipeError at the next print) is not finished: the next command measures
