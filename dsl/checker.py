@@ -1530,6 +1530,8 @@ class _Checker:
         # (code, deciding statements, needed, given, why) -> (statements deciding each wrong aspect (None: the
         # default) and those aspects, ["task (requirements)", ...], [a statement for just that requirement, ...])
         found: dict[tuple, tuple] = {}
+        # (id of the deciding statement (that of None: the default), aspect) -> what the requirements it decides need
+        wants: dict[tuple, set] = {}
         for info in self.app.tasks:
             if info.inner:
                 continue  # mapped virtually: no instance
@@ -1546,15 +1548,19 @@ class _Checker:
                     got, by = ev.layout_sources(info.name, r.index, kind, memory)
                     fixed = not r.layout_kinds or kind in r.layout_kinds
                     align = next((f"Align{op}{n}" for k, op, n in r.required_align if k == kind), None)
+                    wanted = {"dims": fixed and r.layout, "order": fixed and r.interleave, "align": align}
+                    for a, value in wanted.items():
+                        if value:
+                            wants.setdefault((id(by.get(a)), a), set()).add(value)
                     checks = (("dims", not fixed or r.layout in (None, f"{got['dims']}_order")),
                               ("order", not fixed or r.interleave in (None, got["order"])),
                               ("align", align is None or _aligned(got["align"], align)))
                     bad = [a for a, ok in checks if not ok]
                     if bad:
-                        rejected.append((kind, memory, got, {a: by.get(a) for a in bad}, align))
+                        rejected.append((kind, memory, got, {a: by.get(a) for a in bad}, align, wanted))
                 if not rejected:
                     continue
-                kind, memory, got, deciders, align = rejected[0]
+                kind, memory, got, deciders, align, wanted = rejected[0]
                 given_align = got["align"] and f"Align{got['align']['op']}{got['align']['bytes']}"
                 need = " ".join(x for x in (r.interleave, r.layout, align) if x)
                 given = " ".join(x for x in (r.interleave and got["order"], r.layout and f"{got['dims']}_order",
@@ -1566,42 +1572,52 @@ class _Checker:
                 # of them names a memory (a memory ranks above a processor kind), else for its processor kind.
                 memory_stmt = any(isinstance(d, A.LayoutStmt) and isinstance(d.target, A.Kind) and d.target.is_memory
                                   for d in deciders.values())
-                entry = reqs.setdefault(key, (deciders, [], []))
+                entry = reqs.setdefault(key, (deciders, [], [], wanted))
                 # Message and hint name a requirement alike: its index (what a Layout statement names) and region.
                 entry[1].append(f"{r.index} ({r.name})" if r.name else str(r.index))
                 entry[2].append((f"Layout {info.name} {r.index} {memory if memory_stmt else kind} {need};",
                                  f"requirement {entry[1][-1]} of {info.name}", info, r.index))
-            for key, (deciders, names, fixes) in reqs.items():
-                entry = found.setdefault(key, (deciders, [], []))
+            for key, (deciders, names, fixes, wanted) in reqs.items():
+                entry = found.setdefault(key, (deciders, [], [], wanted))
                 entry[1].append(f"requirement{'s' if len(names) > 1 else ''} {', '.join(names)} of {info.name}")
                 entry[2].extend(fixes)
-        for (code, _, need, given, why), (deciders, tasks, fixes) in found.items():
+        for (code, _, need, given, why), (deciders, tasks, fixes, wanted) in found.items():
             stmts = sorted(dict.fromkeys(d for d in deciders.values() if d is not None), key=lambda x: x.loc.line)
             several = len(stmts) + (None in deciders.values()) > 1
+            # Rewriting a deciding statement (or adding `Layout * * *` for the default) would give another
+            # requirement it decides a layout that requirement's variant rejects: the next check would say so.
+            broken = any(wants[id(d), a] - {wanted[a]} for a, d in deciders.items())
             hints = []
-            for stmt in stmts:
+            for stmt in stmts if not broken else ():
                 fixed = format_statement(_with_constraints(stmt, need, [a for a, d in deciders.items() if d is stmt]))
                 hints.append(f"write `{fixed}` instead" + (f" of line {stmt.loc.line}" if several else ""))
-            if None in deciders.values():
+            if None in deciders.values() and not broken:
                 hints.append(f"add `Layout * * * {need};` (without a Layout statement, instances are SOA F_order)")
-            others = self._layout_others(stmts, *fixes[0][2:]) if stmts and len(fixes) == 1 else None
-            if others:  # the statements apply elsewhere too: kept there, with one for this requirement after them
+            others = (self._layout_others(stmts, {(f[2].name, f[3]) for f in fixes})
+                      if stmts and (broken or len(fixes) == 1) else None)
+            adds = " and ".join(f"`{f[0]}`" for f in fixes) + (f" for {fixes[0][1]}" if len(fixes) == 1 else "")
+            if others:  # the statements apply elsewhere too: kept there, with one for each requirement after them
                 lines = " and ".join(str(x.loc.line) for x in stmts)
-                fix, which = fixes[0][:2]
-                hints.append(f"or keep line{'s' if len(stmts) > 1 else ''} {lines} for {others} and add "
-                             f"`{fix}` for {which} after {'them' if len(stmts) > 1 else 'it'}")
+                hints.append(f"{'or ' if hints else ''}keep line{'s' if len(stmts) > 1 else ''} {lines} for {others} "
+                             f"and add {adds} after {'them' if len(stmts) > 1 else 'it'}")
+            elif broken:  # one statement for each requirement, after those that decide it now
+                lines = " and ".join(str(x.loc.line) for x in stmts)
+                hints.append(f"add {adds}" + (f" after line{'s' if len(stmts) > 1 else ''} {lines}" if stmts else ""))
             failed = ["Ordering"] * bool({"dims", "order"} & deciders.keys()) + ["Alignment"] * ("align" in deciders)
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
                            f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints,
                      (_layout_at_run_time(failed),))
 
-    def _layout_others(self, stmts: list, info, req_index: int) -> str | None:
-        """What the Layout statements `stmts` apply to besides requirement `req_index` of task `info`: "the other
-        tasks", "the other requirements of TASK", or None (that requirement alone)."""
-        if any(task_matches(s.tasks, t.name) for s in stmts for t in self.app.tasks if t.name != info.name):
+    def _layout_others(self, stmts: list, reqs: set[tuple[str, int]]) -> str | None:
+        """What the Layout statements `stmts` apply to besides the requirements `reqs` ((task name, index)): "the
+        other tasks", "the other requirements of TASK", or None (those requirements alone)."""
+        tasks = sorted({name for name, _ in reqs})
+        if any(task_matches(s.tasks, t.name) for s in stmts for t in self.app.tasks if t.name not in tasks):
             return "the other tasks"
-        if any(region_matches(s.region, r.index, r.names) for s in stmts for r in info.regions if r.index != req_index):
-            return f"the other requirements of {info.name}"
+        if any(task_matches(s.tasks, t.name) and region_matches(s.region, r.index, r.names)
+               for s in stmts for t in self.app.tasks if t.name in tasks for r in t.regions
+               if (t.name, r.index) not in reqs):
+            return f"the other requirements of {' and '.join(tasks)}"
         return None
 
     def _instance_places(self, ev: Evaluator, info, req_index: int) -> list[tuple[str, str]]:

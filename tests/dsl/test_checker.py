@@ -982,3 +982,30 @@ def test_e202_for_the_top_level_task_says_what_it_is(circuit, m24):
     assert d.hints == ()
     d = only("m = Machine(CPU);\ndef f(Task t) { return m[0, 0]; }\nSingleTaskMap main f;\n", "E202", circuit, m24)
     assert d.hints == ("`SingleTaskMap CPU f;` maps it with the tasks launched one at a time on CPUs",)
+
+
+def test_e223_hints_do_not_break_another_requirement_the_check_knows():
+    """Legion's layout_constraints example (transpose): init_matrix and check_matrix need column-major (F_order)
+    instances, transpose's input row-major (C_order). `Layout * * * C_order;` breaks the first two, and E223's hint
+    was `Layout * * * F_order;`, which breaks transpose's input: the next check said the opposite. Every statement a
+    hint writes must pass the check."""
+    def req(index, name, order):
+        return {"index": index, "names": [name], "privilege": "read_write", "fields": ["v"], "layout": order}
+
+    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "transpose", "tasks": [
+        {"name": "init_matrix", "variants": ["CPU"], "launch": "single", "regions": [req(0, "input_lr", "F_order")]},
+        {"name": "transpose", "variants": ["CPU"], "launch": "single",
+         "regions": [req(0, "output_lr", "F_order"), req(1, "input_lr", "C_order")]},
+        {"name": "check_matrix", "variants": ["CPU"], "launch": "single", "regions": [req(0, "output_lr", "F_order")]}]})
+    machine = parse_machine_spec("1x0x2")
+    src = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * C_order;\nLayout transpose output_lr * F_order;\n"
+    d = only(src, "E223", app, machine)
+    assert d.hints == ("keep line 3 for the other tasks and add `Layout init_matrix 0 CPU F_order;` and "
+                       "`Layout check_matrix 0 CPU F_order;` after it",), d.hints
+    fixed = src + "Layout init_matrix 0 CPU F_order;\nLayout check_matrix 0 CPU F_order;\n"
+    assert not [x for x in diags(fixed, app, machine) if x.code in ("E223", "W312")]
+    # The default layout (no Layout statement) is F_order: adding `Layout * * * C_order;` would break the others.
+    d = only("Task * CPU;\n", "E223", app, machine)
+    assert d.hints == ("add `Layout transpose 1 CPU C_order;` for requirement 1 (input_lr) of transpose",), d.hints
+    assert not [x for x in diags("Task * CPU;\nLayout transpose 1 CPU C_order;\n", app, machine)
+                if x.code in ("E223", "W312")]
