@@ -15,7 +15,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, _resolve_mapper, run_benchmark
-from mapperopt.benchmarks.userapp import app_from_options, app_options, unmatched_notes
+from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, unmatched_notes
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
 
@@ -100,7 +100,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                                                    "no --once" if once else "a higher --max-repeats",
                                                    s.get("min_time_s") or 0, "app_file" not in s, timeout_s,
                                                    untimed=protocol.untimed(result.unit) if "app_file" in s else None,
-                                                   start_up_s=protocol.start_up_time(result)):
+                                                   start_up_s=protocol.start_up_time(result),
+                                                   wall="app_file" in s and s.get("metric") == Metric().describe()):
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)

@@ -310,7 +310,7 @@ def timeout_needed(min_time_s: float, start_up_s: float = 0.0) -> float:
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
                    min_time_s: float, calibrated: bool = True, timeout_s: float | None = None,
                    untimed: str | None = None, start_up_s: float | None = None,
-                   anew: str | None = None) -> list[tuple[str, str]]:
+                   anew: str | None = None, wall: bool = False) -> list[tuple[str, str]]:
     """What makes measurements unreliable, as (title, text) for the user to read; none when nothing does.
 
     "Noisy measurement": estimates whose interval is wider than `NOISY_HALF_WIDTH` of the trimmed mean (`noisy`);
@@ -334,6 +334,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
             the --timeout advised leaves room for it too.
         anew: where the options that lengthen an execution can be changed when they identify the measurement
             (compare's "a new comparison (...)"), said after that advice; None: in the same command.
+        wall: a user's program measured by its wall time (no metric of its own), not by a time metric.
     """
     def named(name: str, text: str) -> str:
         return f"{name} {text}" if name else text
@@ -374,10 +375,12 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         # undershoot its target.
         under = [t for t in short.values() if t < min_time_s] if calibrated else []
         timeout = under and timeout_s is not None
-        out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} measured "
-                                         "per execution" + ("" if calibrated else " by the program's time metric (not "
-                                                            "the wall time, Legion's start-up included, that a run's "
-                                                            "result.json gives as `time_s`)")
+        out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} "
+                                         + ("of wall time per execution (Legion's start-up included)" if wall else
+                                            "measured per execution" if calibrated else
+                                            "measured per execution by the program's time metric (not the wall "
+                                            "time, Legion's start-up included, that a run's result.json gives as "
+                                            "`time_s`)")
                                          + f", less than the protocol's minimum of {MIN_TIME_S:g} s, "
                                          "where timing noise weighs heavily"
                                          + (f" (calibration aimed at {min_time_s:g} s and fell short of it"

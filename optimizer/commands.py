@@ -724,7 +724,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                      f"of at least {settings.get('min_time_s', 0):g} s measured"
                      + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                         if settings.get("iterations") else "")) + ", trimmed mean.")
-    _print_baselines(console, store.root, settings)
+    wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
+    _print_baselines(console, store.root, settings, wall)
     console.print(f"Folder: {store.root}")
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
@@ -793,7 +794,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                    calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
-                   start_up_s=start_up(_set_up_results(store.root)))
+                   start_up_s=start_up(_set_up_results(store.root)), wall=wall)
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if settings["start"] not in ("default", "random"):
@@ -940,9 +941,10 @@ def _set_aside_final(root: Path) -> None:
     (root / "summary.json").unlink()
 
 
-def _print_baselines(console: Any, root: Path, settings: dict) -> None:
+def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = False) -> None:
     """The reference mappers' throughputs with their unit, and what makes them unreliable
-    (`protocol.noise_warnings`; measured with exactly --repeats executions each), from their run folders."""
+    (`protocol.noise_warnings`; measured with exactly --repeats executions each; `wall`: a user's program measured
+    by its wall time), from their run folders."""
     from rich.markup import escape
 
     results = {name: json.loads(path.read_text()) for name in settings.get("baselines") or {}
@@ -964,7 +966,7 @@ def _print_baselines(console: Any, root: Path, settings: dict) -> None:
     for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
                                                calibrated="app_file" not in settings,
                                                timeout_s=settings.get("timeout_s"),
-                                               start_up_s=start_up(list(results.values()))):
+                                               start_up_s=start_up(list(results.values())), wall=wall):
         console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
 
 
@@ -1061,11 +1063,12 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
                    calibrated: bool = True, timeout_s: float | None = None,
-                   start_up_s: float | None = None) -> None:
+                   start_up_s: float | None = None, wall: bool = False) -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
     significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
     for a user's program; `timeout_s`: the run's --timeout, None without one; `start_up_s`: what an execution
-    costs besides its measured time), what was cut short (`interrupted`),
+    costs besides its measured time; `wall`: a user's program measured by its wall time), what was cut short
+    (`interrupted`),
     and, with `default_start` (the start program is Legion's default mapper in the DSL), that the start and the
     default mapper are the same mapping."""
     from rich.markup import escape
@@ -1113,7 +1116,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
-                                               None if calibrated else protocol.untimed(unit), start_up_s):
+                                               None if calibrated else protocol.untimed(unit), start_up_s,
+                                               wall=wall):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     cut = summary.get("interrupted") or []
     if len(cut) == 1:

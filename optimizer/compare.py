@@ -1139,6 +1139,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     by its run)."""
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
     calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
+    wall = not calibrated and ctx["bench"].metric.regex is None  # a user's program measured by its wall time
     out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
     if first.exists():
@@ -1149,7 +1150,8 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
             measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
             out += [[f"{title} of the {reference} mapper's first measurement", text]
                     for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
-                                                                       timeout_s, start_up_s=start_up, anew=_ANEW)]
+                                                                       timeout_s, start_up_s=start_up, anew=_ANEW,
+                                                                       wall=wall)]
     final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
              for g in groups}
     final.update({o.folder.name: _group_of(o, finals)["measured"][_program(o.best)] for o in outcomes if o.best})
@@ -1157,7 +1159,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
             for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
-                                                             timeout_s, start_up_s=start_up, anew=_ANEW)]
+                                                             timeout_s, start_up_s=start_up, anew=_ANEW, wall=wall)]
     return out
 
 

@@ -163,6 +163,11 @@ def test_measured_time_is_a_benchmarks_timed_loop_or_a_users_time_metric():
     # which time: the program's own figure, not the wall time a run's result.json calls `time_s`
     assert "measured per execution by the program's time metric (not the wall time" in text, text
     assert "--min-time" not in text and "calibration" not in text and "application file" in text
+    # no metric: the wall time, which the text calls so
+    (_, text), = protocol.noise_warnings({"": (protocol.estimate([1.0, 1.1, 1.05]), 0.12)}, "more", 0.5,
+                                         calibrated=False, wall=True)
+    assert text.startswith("0.12 s of wall time per execution (Legion's start-up included), less than the "
+                           "protocol's minimum of 0.5 s"), text
 
 
 def test_advice_for_a_users_program_asks_for_larger_arguments_not_a_size():

@@ -156,6 +156,25 @@ def test_run_warns_of_a_short_or_noisy_measurement(tmp_path, capsys, monkeypatch
     assert ("Noisy measurement: " in out) == noisy and ("target of ±5 %" in out) == noisy, out
 
 
+def test_a_short_wall_time_is_called_the_wall_time(tmp_path, capsys, monkeypatch):
+    """A user's program without a metric is measured by its wall time: the short-measurement line said "by the
+    program's time metric (not the wall time ...)", contradicting the table's "wall time in s". With a time metric
+    that line stays."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    prog = tmp_path / "prog"
+    prog.write_text("#!/bin/sh\necho 'took 3 ms'\n")
+    prog.chmod(0o755)
+    assert main(["run", "--app", str(prog), "--repeats", "3", "--out", str(tmp_path / "wall")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^Short measurement: \S+ s of wall time per execution \(Legion's start-up included\), less than "
+                     r"the protocol's minimum of 0\.5 s", out, re.M), out
+    assert "time metric" not in out
+    assert main(["run", "--app", str(prog), "--metric", "took ([0-9.]+) ms", "--unit", "ms", "--repeats", "3",
+                 "--out", str(tmp_path / "metric")]) == 0
+    out = capsys.readouterr().out
+    assert "Short measurement: 0.003 s measured per execution by the program's time metric (not the wall time" in out
+
+
 def test_run_warns_once_of_more_processors_than_cores(tmp_path, capsys, monkeypatch):
     """`--cpus 4` (4 CPU and 1 utility processor) on a machine that gives the run 2 cores: the processors share
     cores, so the figures are slower and noisier; the run said only that its measurement was noisy, if that."""

@@ -189,6 +189,7 @@ def test_compared_as_unknown_app(tmp_path, capsys):
     # No calibration for a user's program, said so; its metric is the wall time: a short one is warned of
     assert "Each evaluation: 1 execution measured, not calibrated" in table and "of at least" not in table
     assert "Measuring the default mapper..." in out and "calibrates" not in out
+    assert "time metric" not in out + table  # no metric: the wall time is measured, and the lines say so
     wall = protocol.measured_time(json.loads((folder / "baseline-default" / "result.json").read_text()))
     assert wall is not None and (wall < protocol.MIN_TIME_S) == any(
         title == "Short measurement of the default mapper's first measurement"
@@ -232,6 +233,7 @@ def test_tune_app_file_defaults_to_its_size_and_the_default_baseline(tmp_path, c
     assert "Each mapper: 1 execution measured, not calibrated" in out and "of at least" not in out
     wall = protocol.measured_time(json.loads((root / "baseline-default" / "result.json").read_text()))
     assert wall is not None and (wall < protocol.MIN_TIME_S) == ("Short measurement of the baselines" in out)
+    assert "time metric" not in out  # no metric: the wall time is measured, and the lines say so
     assert "Layout" not in (root / "best.dsl").read_text()
 
 
