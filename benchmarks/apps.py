@@ -341,7 +341,7 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     if isinstance(app, UserApp):
         # Which tasks ran may follow the flags: `check` names them for a task the program did not launch.
         desc = {**discover(app, size, cpus, gpus, extra_args, refresh=refresh, timeout_s=timeout_s),
-                "discovered_as": discovered_as(app, size, cpus, gpus, extra_args)}
+                "discovered_as": discovered_as(app, size, extra_args)}
         # The program's own mapper answers the tunables the DSL does not: `check` must know.
         return {**desc, "keep_app_mapper": True} if app.keep_app_mapper else desc
     exe = build_app(app)

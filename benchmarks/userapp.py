@@ -745,13 +745,11 @@ def discovery_command(app: UserApp, size: str, cpus: int | None = None, gpus: in
     return legion_command(app, size, sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
 
 
-def discovered_as(app: UserApp, size: str, cpus: int | None = None, gpus: int | None = None, extra_args=()) -> str:
-    """`discovery_command` as a person reads it: the program's name and its own arguments, which decide which tasks
-    it launches, without the resources and flags for Legion (`check` prints the machine apart)."""
-    sz = app.config.size(size)
-    args, _ = _command_parts(app, size, sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus,
-                             extra_args, sz)
-    return shlex.join([app.exe.name, *args])
+def discovered_as(app: UserApp, size: str, extra_args=()) -> str:
+    """`discovery_command` as a person reads it: the program's name, its own arguments and the run's flags after
+    `--` (`extra_args`), which decide which tasks it launches, without the resources and flags for Legion that the
+    size adds (`check` prints the machine apart)."""
+    return shlex.join([app.exe.name, *app.args[size], *map(str, extra_args)])
 
 
 def discovery_path(app: UserApp, cmd: list[str]) -> Path:

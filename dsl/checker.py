@@ -1031,6 +1031,7 @@ class _Checker:
         # E225: two or more task names and none ran (nor is a near-miss of one that did): the mapper of another
         # program, almost certainly, rather than tasks other flags launch (W315, said once per name otherwise).
         given = shlex.join(app.given_as) if app.given_as else "--app ..."  # the options to paste back, if known
+        more = "FLAGS" if "--" in app.given_as else "-- FLAGS"  # after the flags given, if any
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
             app.task(n) is None and not closest(n, known) and not extended(n, known) for n in named)
         if foreign:
@@ -1039,7 +1040,7 @@ class _Checker:
                              "another program", self._whole_file(),
                      ("give the mapper written for this program, or, if your runs do launch these tasks, check "
                       f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} "
-                      f"{given} -- FLAGS`",), (f"tasks that ran: {listing}",))
+                      f"{given} {more}`",), (f"tasks that ran: {listing}",))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
@@ -1067,7 +1068,7 @@ class _Checker:
                                          "this statement applies only to runs that launch it", ident.loc,
                                  ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
-                                  f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`"), (f"tasks that ran: {listing}",))
+                                  f"{shlex.quote(ident.loc.file)} {given} {more}`"), (f"tasks that ran: {listing}",))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
                              ((meant(close) if close else None), f"tasks: {listing}"))

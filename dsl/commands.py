@@ -219,7 +219,7 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
         desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args), timeout_s=timeout_s,
                                                      refresh=rediscover))
         given = ("--app", app_spec, *(("--size", size) if size != "ci" else ()),
-                 *(("--keep-app-mapper",) if keep_app_mapper else ()))
+                 *(("--keep-app-mapper",) if keep_app_mapper else ()), *flags)
         keep = ["--keep-app-mapper"] if keep_app_mapper else []
         return target, dataclasses.replace(desc, given_as=given), \
             f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *flags])}`", None  # to paste

@@ -198,7 +198,8 @@ class AppDescription:
         discovered_as: for a user's program, the command line discovery ran it with: its tasks are those that run
             launched, and other flags may launch others; None for a benchmark's description, which lists them all.
         given_as: the options that gave this program to the command that checks a mapper against it (`--app X`,
-            `--size S`), for hints to paste back; empty where unknown (not part of what the program describes).
+            `--size S`, then `--` and the flags after it, if any), for hints to paste back; empty where unknown (not
+            part of what the program describes).
     """
 
     app: str

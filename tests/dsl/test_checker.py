@@ -996,7 +996,8 @@ def test_e223_hints_do_not_break_another_requirement_the_check_knows():
         {"name": "init_matrix", "variants": ["CPU"], "launch": "single", "regions": [req(0, "input_lr", "F_order")]},
         {"name": "transpose", "variants": ["CPU"], "launch": "single",
          "regions": [req(0, "output_lr", "F_order"), req(1, "input_lr", "C_order")]},
-        {"name": "check_matrix", "variants": ["CPU"], "launch": "single", "regions": [req(0, "output_lr", "F_order")]}]})
+        {"name": "check_matrix", "variants": ["CPU"], "launch": "single",
+         "regions": [req(0, "output_lr", "F_order")]}]})
     machine = parse_machine_spec("1x0x2")
     src = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * C_order;\nLayout transpose output_lr * F_order;\n"
     d = only(src, "E223", app, machine)

@@ -420,6 +420,19 @@ def test_discovery_runs_the_program_with_the_runs_flags_after_dashdash(tmp_path,
     assert sum(n for (task, *_), n in ran.items() if task == "Update Values") == 8  # 4 pieces (Tunable 11) x 2
 
 
+def test_w315_keeps_the_flags_given_after_dashdash(tmp_path, foreign_exe, capsys):
+    """`check ... -- -ll:cpu 2`: W315 quoted discovery's command and wrote its hint without the flags given after
+    `--`, so a user pasting the hint lost them."""
+    path = app_file(tmp_path, foreign_exe, steps=0)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    assert main(["check", str(mapper), "--app", str(path), "--", "-ll:cpu", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "task 'Update Values' did not run in discovery (`foreign -steps 0 -n 400 -ll:cpu 2`)" in out, out
+    assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} "
+            f"--app {path} -- -ll:cpu 2 FLAGS`\n") in out, out
+
+
 def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys):
     """`check --app FILE -- -steps 2` checks the mapper for the run `run --app FILE -- -steps 2` makes (the same
     discovery), in which "Update Values" runs; without the flags (the file's `-steps 0`) it does not run, which is
