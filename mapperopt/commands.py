@@ -201,8 +201,9 @@ def doctor(legion_prefix):
 
 
 def build_flags(legion: toolchain.Legion) -> tuple[list[str], list[str]]:
-    """(compiler flags, linker flags) for building a program of one's own against `legion`, pkg-config style."""
-    cflags = ["-std=c++17", f"-I{legion.include_dir}"]
+    """(compiler flags, linker flags) for building a program of one's own against `legion`, pkg-config style; the
+    include folders are Legion's and its mappers' (`default_mapper.h`, which a program's own mapper includes)."""
+    cflags = ["-std=c++17", f"-I{legion.include_dir}", f"-I{legion.include_dir / 'mappers'}"]
     libs = toolchain.link_flags(legion)
     stub = toolchain.cuda_stub_dir()
     if stub is not None:  # Legion's library needs libcuda.so.1; without a driver the stand-in resolves it
@@ -221,7 +222,8 @@ def cmake_snippet(legion: toolchain.Legion) -> str:
         "add_library(mapperopt_legion INTERFACE)",
         "add_library(mapperopt::legion ALIAS mapperopt_legion)",
         "target_compile_features(mapperopt_legion INTERFACE cxx_std_17)",
-        f'target_include_directories(mapperopt_legion INTERFACE "{legion.include_dir}")',
+        "target_include_directories(mapperopt_legion INTERFACE "
+        + " ".join(f'"{flag[2:]}"' for flag in cflags if flag.startswith("-I")) + ")",
         f"target_link_libraries(mapperopt_legion INTERFACE {lib_files} dl pthread)",
         f"target_link_options(mapperopt_legion INTERFACE {options})",
     ])

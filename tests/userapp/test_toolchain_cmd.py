@@ -37,3 +37,18 @@ def test_cmake_snippet_names_the_installed_legion(tmp_path):
     assert (Path(include) / "legion.h").is_file()
     libs = cmake.split("target_link_libraries(mapperopt_legion INTERFACE ")[1].split(")")[0]
     assert all(Path(p.strip('"')).is_file() for p in libs.split() if p.startswith('"'))
+
+
+def test_the_printed_flags_find_legions_mapper_headers(tmp_path):
+    """Every Legion program with a mapper of its own includes "default_mapper.h" (Legion's examples, tutorial 09),
+    which Legion's own build finds in its mappers folder: `--cflags` and the CMake target give that folder too."""
+    from mapperopt import toolchain
+
+    source = tmp_path / "mine.cc"
+    source.write_text('#include "legion.h"\n#include "default_mapper.h"\nint main() { return 0; }\n')
+    flags = shlex.split(mapperopt("toolchain", "--cflags", cwd=tmp_path))
+    done = subprocess.run([toolchain.cxx(), "-fsyntax-only", str(source), *flags], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    cmake = mapperopt("toolchain", "--cmake", cwd=tmp_path)
+    include = cmake.split("target_include_directories(mapperopt_legion INTERFACE ")[1].split(")")[0]
+    assert any((Path(d.strip('"')) / "default_mapper.h").is_file() for d in include.split()), include
