@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import signal
 import sys
 
 from mapperopt.errors import MapperoptError
@@ -118,11 +119,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except click.exceptions.Abort:  # a Ctrl-C no command reported (tune and compare say so, then exit 130)
         click.echo("aborted", err=True)
-        return 130
+        status = 130
     except click.ClickException as exc:
         _show(exc)
         return exc.exit_code
-    return status if isinstance(status, int) else 0
+    status = status if isinstance(status, int) else 0
+    return 128 + signal.SIGTERM if status == 130 and interrupts.terminated() else status  # as if killed by it
 
 
 if __name__ == "__main__":

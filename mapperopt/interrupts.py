@@ -1,4 +1,4 @@
-"""A Ctrl-C that the interpreter drops is not lost.
+"""A Ctrl-C that the interpreter drops is not lost; SIGTERM stops a command as Ctrl-C does.
 
 Python raises KeyboardInterrupt in whatever Python code its main thread runs next when SIGINT arrives. When that
 code is a callback the interpreter calls itself (a weakref callback, a `__del__` method, an at-fork hook such as
@@ -9,6 +9,7 @@ where work starts (each benchmark execution).
 
     watch()    # once, at the start of a command (mapperopt.cli.main)
     check()    # raises KeyboardInterrupt if one was dropped since the last call
+    terminated()  # whether SIGTERM was the interrupt (its exit status is then 143, not 130)
 
 C code run by an import may turn the KeyboardInterrupt into an ImportError instead (numpy's import of a C
 interface, pybind11's "initialization failed"); `importing()` turns it back.
@@ -21,13 +22,15 @@ import sys
 from contextlib import contextmanager
 
 _dropped = False
-_arrived = 0  # Ctrl-Cs seen by `_on_sigint`
+_arrived = 0  # Ctrl-Cs (and SIGTERMs) seen by `_on_sigint`
+_terminated = False
 
 
 def _on_sigint(signum, frame) -> None:
-    """Python's own SIGINT handler (raises KeyboardInterrupt), counting for `importing`."""
-    global _arrived
+    """Python's own SIGINT handler (raises KeyboardInterrupt), counting for `importing`; SIGTERM's too."""
+    global _arrived, _terminated
     _arrived += 1
+    _terminated = _terminated or signum == signal.SIGTERM
     raise KeyboardInterrupt
 
 
@@ -35,9 +38,12 @@ def watch() -> None:
     """Makes the interpreter's hook for exceptions it cannot raise (`sys.unraisablehook`) keep a KeyboardInterrupt
     for `check` instead of printing it; every other exception still reaches the hook that was in place. Calling it
     again does nothing. Also counts Ctrl-Cs for `importing` where SIGINT has Python's own handler (not where it is
-    ignored)."""
+    ignored), and makes SIGTERM (`kill`, `timeout`, a job system) a Ctrl-C where it has its default action: the
+    command stops as after Ctrl-C (`tune` and `compare` say how to continue) instead of dying without a word."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigint)
     previous = sys.unraisablehook
     if getattr(previous, "keeps_interrupts", False):
         return
@@ -63,6 +69,11 @@ def check() -> None:
     if _dropped:
         _dropped = False
         raise KeyboardInterrupt
+
+
+def terminated() -> bool:
+    """Whether a SIGTERM arrived since `watch` (handled as a Ctrl-C)."""
+    return _terminated
 
 
 @contextmanager

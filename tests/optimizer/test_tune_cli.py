@@ -303,6 +303,27 @@ def test_interrupted_new_run_says_to_resume_its_folder(tmp_path, poor, offline):
     assert noun == ("iteration" if n == "1" else "iterations"), out
 
 
+def test_sigterm_interrupts_as_ctrl_c_does(tmp_path, poor, offline):
+    """`kill PID` (SIGTERM, as `timeout` and job systems stop a process) ended `tune` without a word; it now stops as
+    Ctrl-C does, saying how to continue, with SIGTERM's exit status, and the journal keeps every finished
+    iteration."""
+    runs = tmp_path / "runs"
+    proc = start_tune(tune_args(runs, "--iters", "8", "--new", "--start", str(poor), *STEPS))
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None and not any(
+            p.read_text().strip() for p in runs.glob("circuit/tune-*/state.jsonl")):  # an iteration journaled
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.kill(proc.pid, signal.SIGTERM)
+    out, _ = proc.communicate(timeout=180)
+    root = only_run(runs)
+    flat = " ".join(out.split())
+    assert proc.returncode == 128 + signal.SIGTERM, out
+    n = int(re.search(r"Interrupted after (\d+) iterations?\. To continue: mapperopt tune circuit --resume "
+                      rf"{re.escape(str(root))} --iters 8", flat)[1])
+    assert [r.iter for r in TuneStore.open(root).records] == list(range(1, n + 1))
+
+
 # Run with `python -m`, as `start_tune` runs the CLI: a Ctrl-C lands while Python evaluates code given as a string,
 # as a namedtuple or dataclass being made does (many of them during matplotlib's first import, after iteration 1).
 CTRL_C_IN_STRING_CODE = """
