@@ -79,10 +79,11 @@ FINISHED = {
 }
 # name -> (DSL mapper, expected rule): the foreign program (tests/app/foreign.cc, which reads tunable 11 as an int)
 # with that mapper, compiled without the program's description (unchecked), through the LD_PRELOAD shim
-USERAPP = {  # name -> (test program under tests/app/, its arguments and Legion's, DSL mapper, expected rule)
-    "foreign-tunable_int64": ("foreign", "-n 400 -steps 2", "Tunable 11 = 2;\n", "legion-tunable-size"),
+USERAPP = {  # name -> (test program under tests/app/, its arguments and Legion's, DSL mapper, expected rule, CPUs)
+    "foreign-tunable_int64": ("foreign", "-n 400 -steps 2", "Tunable 11 = 2;\n", "legion-tunable-size", 1),
     "constrained-align_16": ("constrained", "-n 400 -align -lg:safe_mapper", "Task * CPU;\nLayout * * * Align==16;\n",
-                             "legion-alignment-constraint"),
+                             "legion-alignment-constraint", 1),
+    "shards-shared_no_access": ("shards", "-s 2", "Task * CPU;\n", "default-mapper-must-epoch-no-access", 2),
 }
 # name -> (C source under programs/, expected rule)
 BLAS = {
@@ -150,7 +151,7 @@ def _blas(source: str) -> tuple[RunResult, str]:
         return _execute(Path(source).stem, [str(exe)])
 
 
-def _user_app(program: str, args: str, dsl: str) -> tuple[RunResult, str]:
+def _user_app(program: str, args: str, dsl: str, cpus: int) -> tuple[RunResult, str]:
     from mapperopt.benchmarks.harness import execute
     from mapperopt.benchmarks.userapp import app_from_command, legion_command, shim_env
     from mapperopt.compiler import compile_program
@@ -158,7 +159,7 @@ def _user_app(program: str, args: str, dsl: str) -> tuple[RunResult, str]:
     exe = toolchain.build(program, [REPO / "tests" / "app" / f"{program}.cc"])
     app = app_from_command(f"{exe} {args}")
     mapper = compile_program(dsl, "mapper.dsl")
-    cmd = legion_command(app, "ci", 1, 0)
+    cmd = legion_command(app, "ci", cpus, 0)
     with tempfile.TemporaryDirectory() as tmp:
         run = execute(cmd, Path(tmp), "", 60, shim_env(app, Path(mapper.so_path)), expect_result=False)
     if run.stage is None:
@@ -199,8 +200,8 @@ def capture(name: str) -> Path:
         source, expect = BLAS[name]
         result, app_command = _blas(source)
     elif name in USERAPP:
-        program, args, dsl, expect = USERAPP[name]
-        result, app_command = _user_app(program, args, dsl)
+        program, args, dsl, expect, cpus = USERAPP[name]
+        result, app_command = _user_app(program, args, dsl, cpus)
     else:
         bench, _, stem = name.partition("-")
         bad = next((b for b in bad_mappers(bench) if b.path.stem == stem), None)

@@ -46,11 +46,11 @@ def test_applied_edits_remove_the_failure(name, edits, tmp_path):
         from mapperopt.benchmarks.userapp import app_from_command, legion_command, shim_env
         from mapperopt.compiler import compile_program
 
-        program, args, _, _ = USERAPP[name]
+        program, args, _, _, cpus = USERAPP[name]
         exe = toolchain.build(program, [REPO / "tests" / "app" / f"{program}.cc"])
         app = app_from_command(f"{exe} {args}")
         mapper = compile_program(fixed, "fixed.dsl")
-        done = subprocess.run(legion_command(app, "ci", 1, 0), env=shim_env(app, mapper.so_path),
+        done = subprocess.run(legion_command(app, "ci", cpus, 0), env=shim_env(app, mapper.so_path),
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, f"{[e.to_json() for e in edits]} left: {done.stderr[-2000:]}\n{fixed}"
         return
