@@ -41,6 +41,7 @@ PERFORMANCE_FIELDS = {
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
     "other_memories": ("task", "task_sel", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
+    "unverified_layouts": (),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
     "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"),
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),

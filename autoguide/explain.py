@@ -520,9 +520,13 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
     options = _layout_options(found, info, row["task"], row["kind"], kind["memories"])
     if not options:
         return texts["nothing_left"].format(task=row["task"], kind=row["kind"], where=where, procs=procs)
-    return texts["machine_fixed"].format(task=row["task"], kind=row["kind"], where=where, procs=procs,
+    from mapperopt.benchmarks.userapp import output_checked
+
+    text = texts["machine_fixed"].format(task=row["task"], kind=row["kind"], where=where, procs=procs,
                                          options=", ".join(options[:-1]) + " or " + options[-1] if len(options) > 1
                                          else options[0])
+    layouts = any(o.startswith("`Layout") for o in options)
+    return f"{text} {texts['unverified_layouts']}" if layouts and not output_checked(result) else text
 
 
 def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:

@@ -15,7 +15,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, _resolve_mapper, run_benchmark
-from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, unmatched_notes
+from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, output_checked, unmatched_notes
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
 
@@ -71,7 +71,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                                               if s.get("calibration_runs") else ""))
         # A user's program's own check: its MAPPEROPT_RESULT line said "verified": true in every execution.
         own = bool(s.get("metric")) and all(a.result and a.result.get("own_check") for a in result.attempts)
-        checked = not s.get("metric") or s["verify"] != "exit status 0" or own
+        checked = output_checked(result)
         on_stderr = any(a.result and a.result.get("verify_from") == "stderr" for a in result.attempts)
         how = (f" ({escape(s['verify'])}" + ("; found on standard error only (the standard output has no match)"
                                              if on_stderr else "")

@@ -30,6 +30,7 @@ from mapperopt import toolchain
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
+from mapperopt.records import RunResult
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
@@ -92,6 +93,15 @@ class Verify:
         if self.reference:
             parts.append(f"output equals {self.reference}")
         return ", ".join(parts)
+
+
+def output_checked(result: RunResult) -> bool:
+    """Whether something beyond the exit status checked the output of a run: always for a benchmark;
+    for a user's program, its verification or, in every execution, its own check (its result line's "verified":
+    true)."""
+    s = result.settings or {}
+    own = all(a.result and a.result.get("own_check") for a in result.attempts)
+    return not s.get("metric") or s["verify"] != Verify().describe() or own
 
 
 @dataclass(frozen=True, eq=False)
@@ -981,7 +991,6 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
     apply): the program's own arguments fix its amount of work."""
     from mapperopt.benchmarks import harness as H
     from mapperopt.benchmarks.protocol import enough
-    from mapperopt.records import RunResult
 
     memory = {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None}
     sz = replace(app.config.size(size), **memory)

@@ -185,3 +185,18 @@ def test_a_check_rejection_edits_toward_the_layout_the_variant_needs(tmp_path, c
         (tmp_path / f"f{i}.dsl").write_text(apply_edits_to_text(dsl, feedback["edits"]))
         assert main(["check", str(tmp_path / f"f{i}.dsl"), "--app", app]) == 0, capsys.readouterr().out
         capsys.readouterr()
+
+
+def test_layout_advice_for_a_program_nothing_verifies_says_to_verify_first(tmp_path, histogram_exe, capsys):
+    """`run --profile` of a program whose output nothing checks (histogram's "HIST OK" line unread) proposed Layout
+    statements as is; a layout its kernel does not expect can make it compute wrong numbers without a crash (which
+    is why tune does not search layouts there): the advice says to give it a verification first, and only then."""
+    (tmp_path / "m.dsl").write_text("Task * CPU;\nRegion * * CPU SYSMEM;\n")
+    first = "give it a verification first (`verify:` in its application file, or --verify-pattern, --verify-cmd"
+    for verify, out_dir in (([], "plain"), (["--verify-pattern", "HIST OK"], "verified")):
+        assert main(["run", "--app", f"{histogram_exe} -n 100000 -reps 4", *verify, "--mapper",
+                     str(tmp_path / "m.dsl"), "--profile", "--once", "--cpus", "1", "--out",
+                     str(tmp_path / out_dir)]) == 0
+        suggestion = " ".join(capsys.readouterr().out.split()).split("suggestion: ", 1)[1]
+        assert "`Layout histogram * * Align==64;`" in suggestion, suggestion
+        assert (first in suggestion) == (not verify), suggestion
