@@ -1324,7 +1324,9 @@ class _Checker:
                                  f"(`{self.app.discovered_as}`): the launch domains checked are discovery's, and a "
                                  "launch the program sizes from this tunable has other points in the run", s.loc,
                          ("`mapperopt explain` shows discovery's domains too: compare them with the run's trace "
-                          "(`mapperopt run ... --trace`)",))
+                          "(`mapperopt run ... --trace`)",),
+                         (f"the program's own mapper, kept for the tasks no statement names, answered {t.value} in "
+                          "discovery: its decisions may assume that value, not this one",) * self.app.keep_app_mapper)
             elif s is None and t.legion and self.app.discovered_as and self.machine is not None:
                 here = legion_tunable_on(t.id, self.machine)
                 if here is not None and here != t.value:

@@ -1010,3 +1010,16 @@ def test_e223_hints_do_not_break_another_requirement_the_check_knows():
     assert d.hints == ("add `Layout transpose 1 CPU C_order;` for requirement 1 (input_lr) of transpose",), d.hints
     assert not [x for x in diags("Task * CPU;\nLayout transpose 1 CPU C_order;\n", app, machine)
                 if x.code in ("E223", "W312")]
+
+
+def test_w323_with_the_programs_mapper_kept_says_it_may_assume_its_own_answer(circuit):
+    """Legion's spmd_cgsolver with --keep-app-mapper and `Tunable 11 = 2 int32;`: the program's mapper, which chose
+    1 shard in discovery, asserts on the second shard's tag. W323 spoke of launch domains only."""
+    from mapperopt.descriptions import TunableInfo
+
+    app = replace(circuit, tunables=(TunableInfo(11, 1, "int32"),), discovered_as="cgsolver -g 32")
+    d = only("Task * CPU;\nTunable 11 = 2 int32;\n", "W323", app)
+    assert not any("kept" in n for n in d.notes), d.notes
+    d = only("Task * CPU;\nTunable 11 = 2 int32;\n", "W323", replace(app, keep_app_mapper=True))
+    assert d.notes == ("the program's own mapper, kept for the tasks no statement names, answered 1 in discovery: "
+                       "its decisions may assume that value, not this one",), d.notes
