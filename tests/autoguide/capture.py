@@ -14,8 +14,8 @@ Recipes:
   mapper from `tests/autoguide/programs/` loaded with `-mapper`, plus extra arguments;
 * `FINISHED`: successful runs (the expert mapper with its per-task profile, the default mapper), for performance
   feedback;
-* `USERAPP`: a test program of tests/app/ (foreign.cc, constrained.cc) with a DSL mapper, through the LD_PRELOAD
-  shim, without `check` (the run itself must fail);
+* `USERAPP`: a test program of tests/app/ (foreign.cc, constrained.cc, shards.cc) with a DSL mapper, through the
+  LD_PRELOAD shim, without `check` (the run itself must fail);
 * `BLAS`: C programs under `tests/autoguide/programs/` linked with the OpenBLAS that numpy ships and run through
   the harness's `execute` (BLAS errors of GEMM leaf tasks).
 
