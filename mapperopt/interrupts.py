@@ -1,4 +1,4 @@
-"""A Ctrl-C that the interpreter drops is not lost; SIGTERM stops a command as Ctrl-C does.
+"""A Ctrl-C that the interpreter drops is not lost; SIGTERM can stop a command as Ctrl-C does.
 
 Python raises KeyboardInterrupt in whatever Python code its main thread runs next when SIGINT arrives. When that
 code is a callback the interpreter calls itself (a weakref callback, a `__del__` method, an at-fork hook such as
@@ -9,6 +9,7 @@ where work starts (each benchmark execution).
 
     watch()    # once, at the start of a command (mapperopt.cli.main)
     check()    # raises KeyboardInterrupt if one was dropped since the last call
+    sigterm_as_ctrl_c()  # in a command that says how to continue after Ctrl-C (tune)
     terminated()  # whether SIGTERM was the interrupt (its exit status is then 143, not 130)
 
 C code run by an import may turn the KeyboardInterrupt into an ImportError instead (numpy's import of a C
@@ -38,12 +39,9 @@ def watch() -> None:
     """Makes the interpreter's hook for exceptions it cannot raise (`sys.unraisablehook`) keep a KeyboardInterrupt
     for `check` instead of printing it; every other exception still reaches the hook that was in place. Calling it
     again does nothing. Also counts Ctrl-Cs for `importing` where SIGINT has Python's own handler (not where it is
-    ignored), and makes SIGTERM (`kill`, `timeout`, a job system) a Ctrl-C where it has its default action: the
-    command stops as after Ctrl-C (`tune` and `compare` say how to continue) instead of dying without a word."""
+    ignored)."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _on_sigint)
     previous = sys.unraisablehook
     if getattr(previous, "keeps_interrupts", False):
         return
@@ -71,8 +69,17 @@ def check() -> None:
         raise KeyboardInterrupt
 
 
+def sigterm_as_ctrl_c() -> None:
+    """Makes SIGTERM (`kill`, `timeout`, a job system), where it has its default action, raise KeyboardInterrupt as
+    Ctrl-C does: the command stops as after Ctrl-C, saying how to continue, instead of dying without a word. Only for
+    a command whose work all runs in this process (`tune`): `compare`'s worker processes get no SIGTERM, and waiting
+    for them would stop nothing."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigint)
+
+
 def terminated() -> bool:
-    """Whether a SIGTERM arrived since `watch` (handled as a Ctrl-C)."""
+    """Whether a SIGTERM arrived since `sigterm_as_ctrl_c` (handled as a Ctrl-C)."""
     return _terminated
 
 

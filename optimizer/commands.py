@@ -612,8 +612,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from rich.markup import escape
     from rich.table import Table
 
+    from mapperopt import interrupts
     from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words
 
+    interrupts.sigterm_as_ctrl_c()  # `kill` says how to continue too
     if resume_dir is not None:
         _refuse_comparison(resume_dir, iters)
     # `--resume DIR` naming no program continues the folder's own (`_recorded_program`).
