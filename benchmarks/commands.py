@@ -101,7 +101,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                                                    s.get("min_time_s") or 0, "app_file" not in s, timeout_s,
                                                    untimed=protocol.untimed(result.unit) if "app_file" in s else None,
                                                    start_up_s=protocol.start_up_time(result),
-                                                   wall="app_file" in s and s.get("metric") == Metric().describe()):
+                                                   wall=s.get("metric") == Metric().describe()):
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
