@@ -82,7 +82,7 @@ class TuneStore:
                                       "tuning folder") from None
         self._lock = lock
         owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-                 "command": " ".join(sys.argv)}
+                 "command": " ".join(_without_secrets(sys.argv))}
         _write_atomically(self.root / "owner.json", json.dumps(owner) + "\n")
 
     @property
@@ -250,6 +250,19 @@ class TuneStore:
             else:
                 _write_atomically(path, edit)
         _write_atomically(best, dsl)
+
+
+def _without_secrets(argv: list[str]) -> list[str]:
+    """`argv` with the value of `--llm-api-key` replaced by `***` (its help says the key is never stored)."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] == "--llm-api-key":
+            out[-1] = "--llm-api-key=***"
+        elif arg.startswith("--llm-api-key="):
+            out.append("--llm-api-key=***")
+        else:
+            out.append(arg)
+    return out
 
 
 def describe_owner(root: Path) -> str:

@@ -196,3 +196,14 @@ def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_fini
     assert _latest(runs, "circuit", request, None) == (None, b.root)
     # Asked for more iterations than both have: both unfinished, the latest continues.
     assert _latest(runs, "circuit", request, 5) == (b.root, None)
+
+
+@pytest.mark.parametrize("given", [["--llm-api-key", "sk-secret"], ["--llm-api-key=sk-secret"]])
+def test_the_owner_record_keeps_no_api_key_given_on_the_command_line(tmp_path, monkeypatch, given):
+    # owner.json names the command that holds the folder, and the "in use" error quotes it: --help promises that
+    # the key is never stored.
+    monkeypatch.setattr("sys.argv", ["mapperopt", "tune", "circuit", *given, "--iters", "2"])
+    root = TuneStore.create(tmp_path, "circuit", {"iters": 2}).root
+    owner = (root / "owner.json").read_text()
+    assert "sk-secret" not in owner
+    assert json.loads(owner)["command"] == "mapperopt tune circuit --llm-api-key=*** --iters 2"
