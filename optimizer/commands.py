@@ -584,7 +584,9 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               show_default=True, help="Where tuning folders are created.")
 @click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint [env MAPPEROPT_LLM_BASE_URL].")
 @click.option("--llm-model", default=None, help="Model name [env MAPPEROPT_LLM_MODEL; default gpt-4o].")
-@click.option("--llm-api-key", default=None, help="API key [env MAPPEROPT_LLM_API_KEY]; never stored (while the run lasts, `ps` shows a command line to other users: prefer the variable).")
+@click.option("--llm-api-key", default=None,
+              help="API key [env MAPPEROPT_LLM_API_KEY]; never stored (while the run lasts, `ps` shows a command "
+                   "line to other users: prefer the variable).")
 @click.option("--llm-timeout", type=float, default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=int, default=None,
