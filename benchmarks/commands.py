@@ -13,7 +13,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import load_config
+from mapperopt.benchmarks.apps import check_app_flags, known_benchmarks, load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import app_from_options, app_options, unmatched_notes
 from mapperopt.errors import MapperoptError
@@ -239,6 +239,8 @@ class BenchCommand(click.Command):
             takes = "no BENCH with --app" if ctx.params.get("app_spec") else "one benchmark"
             raise click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
                                    "program go after `--`", ctx)
+        if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
+            check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts])
         return rest
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from mapperopt.benchmarks.apps import require_app
+from mapperopt.benchmarks.apps import check_app_flags, known_benchmarks, require_app
 from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import check as check_program
@@ -170,6 +170,9 @@ class MapperCommand(click.Command):
         if len(app_args) > after:
             raise click.UsageError(f"unexpected argument '{app_args[0]}': {self.name} takes one mapper file; "
                                    "flags for the run go after `--`", ctx)
+        bench = ctx.params.get("bench")
+        if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
+            check_app_flags(bench, app_args, [o for p in self.params for o in p.opts])
         return rest
 
 
