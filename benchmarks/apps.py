@@ -50,6 +50,9 @@ APP_FLAGS = {
     "solomonik": {**_GEMM_FLAGS, **_flags("-rpoc -c -rpoc3")},
     "cosma": {**_GEMM_FLAGS, **_flags("-gx -gy -gz -procs")},
 }
+# Benchmarks whose launch domains follow the processor count without a flag (COSMA's grid, docs/gemm.md): their stored
+# description (size ci, one CPU) holds for no other machine.
+COUNT_GRIDS = ("cosma",)
 # Realm's flags without a colon (its logging); Legion's and Realm's others have one (-ll:cpu, -lg:safe_mapper, -hl:*).
 REALM_PLAIN_FLAGS = ("-level", "-logfile", "-cat", "-errlevel", "-logtime")
 
