@@ -50,11 +50,21 @@ APP_FLAGS = {
     "solomonik": {**_GEMM_FLAGS, **_flags("-rpoc -c -rpoc3")},
     "cosma": {**_GEMM_FLAGS, **_flags("-gx -gy -gz -procs")},
 }
+# Flags whose value is a file (per benchmark): the application runs in its run folder (`absolute_paths`).
+PATH_FLAGS = {"pennant": ("-deck",)}
 # Benchmarks whose launch domains follow the processor count without a flag (COSMA's grid, docs/gemm.md): their stored
 # description (size ci, one CPU) holds for no other machine.
 COUNT_GRIDS = ("cosma",)
 # Realm's flags without a colon (its logging); Legion's and Realm's others have one (-ll:cpu, -lg:safe_mapper, -hl:*).
 REALM_PLAIN_FLAGS = ("-level", "-logfile", "-cat", "-errlevel", "-logtime")
+
+
+def absolute_paths(app: str, args) -> list[str]:
+    """`args` with the file named by each of `app`'s `PATH_FLAGS` made absolute: a path relative to the current
+    folder (which `--describe` reads) would be read relative to the run folder, where the application runs."""
+    words = [str(a) for a in args]
+    return [str(Path(w).resolve()) if k and words[k - 1] in PATH_FLAGS.get(app, ()) else w
+            for k, w in enumerate(words)]
 
 
 def check_app_flags(app: str, args, options=()) -> None:

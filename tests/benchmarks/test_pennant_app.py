@@ -156,7 +156,8 @@ def test_run_says_when_only_energy_conservation_verified(monkeypatch, capsys, tm
     """The energy check measures conservation from the start, so a run that starts wrong (-test-corrupt) passes it:
     `run` says which check verified instead of a bare yes (the `small` and `gpu` sizes use it)."""
     out = run_table(monkeypatch, capsys, tmp_path / "energy", "-test-corrupt", "-check", "energy")
-    assert re.search(r"│ yes, every execution \(energy conservation only: the final state is not compared\) +│", out), out
+    energy = r"│ yes, every execution \(energy conservation only: the final state is not compared\) +│"
+    assert re.search(energy, out), out
     out = run_table(monkeypatch, capsys, tmp_path / "sequential")  # the final state compared: a plain yes
     assert re.search(r"│ verified +│ yes, every execution +│", out), out
 
@@ -166,3 +167,13 @@ def test_run_table_says_how_many_cycles_were_timed(monkeypatch, capsys, tmp_path
     figure divides."""
     out = run_table(monkeypatch, capsys, tmp_path)
     assert "s (8 timed of -cstop 10)" in out, out
+
+
+def test_a_deck_relative_to_the_current_folder_runs(tmp_path, monkeypatch):
+    """`-- -deck mydeck.pnt` passed `--describe` (run here) and then failed the run (started in its run folder)."""
+    (tmp_path / "mydeck.pnt").write_text((DECKS / "sedovsmall.pnt").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = run_benchmark("pennant", "default", min_time_s=0, out_dir=tmp_path / "run",
+                           extra_args=("-deck", "mydeck.pnt", "-energy-tolerance", "0.1"))
+    assert result.ok, f"{result.stage}: {result.reason}"
+    assert result.settings["extra_args"][:2] == ["-deck", "mydeck.pnt"]  # as given

@@ -241,6 +241,6 @@ def test_a_flag_the_benchmark_does_not_take_or_an_option_after_the_double_dash_i
         assert said in err and "Running" not in out, (args, out, err)
     from mapperopt.benchmarks.apps import check_app_flags
 
-    check_app_flags("pennant", ["-deck", "-odd.pnt", "-npieces", "4", "-test-corrupt", "-ll:cpu", "2", "-lg:safe_mapper",
-                                "-hl:sched", "1", "-dm:memoize", "-level", "mapper=2", "-logfile", "x.log", "-cat",
-                                "legion_spy", "-mapper-profile", "--describe"])
+    check_app_flags("pennant", ["-deck", "-odd.pnt", "-npieces", "4", "-test-corrupt", "-ll:cpu", "2",
+                                "-lg:safe_mapper", "-hl:sched", "1", "-dm:memoize", "-level", "mapper=2", "-logfile",
+                                "x.log", "-cat", "legion_spy", "-mapper-profile", "--describe"])
