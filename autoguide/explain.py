@@ -728,7 +728,8 @@ def _explain(result: RunResult, level: str, best: float | None, baselines: Mappi
     if "app_file" in (result.settings or {}):  # a user's program
         fb = _app_failure(fb, result, level, catalog, default_failure)
     verdict = (result.settings or {}).get("default_mapper") or {}
-    if result.stage == "verify" and verdict.get("stage") == "verify":
+    # The energy tolerance's rule names the flag to change, which the generic text below would not.
+    if result.stage == "verify" and verdict.get("stage") == "verify" and fb.rule != "pennant-energy-tolerance":
         texts = catalog.application or load_catalog().application
         fields = {"reason": verdict.get("reason") or "verification failed", "app": result.app}
         fb = _at_level(Feedback(result.status, result.stage, "verification.application",

@@ -177,3 +177,14 @@ def test_a_deck_relative_to_the_current_folder_runs(tmp_path, monkeypatch):
                            extra_args=("-deck", "mydeck.pnt", "-energy-tolerance", "0.1"))
     assert result.ok, f"{result.stage}: {result.reason}"
     assert result.settings["extra_args"][:2] == ["-deck", "mydeck.pnt"]  # as given
+
+
+def test_an_energy_change_above_the_sizes_tolerance_names_the_flag(tmp_path):
+    """Sedov at ci: ci's `-energy-tolerance 1e-9` (for leblanc) carries over; the feedback said the application or its
+    problem size is at fault (Legion's default mapper fails too), and named no flag."""
+    result = run_benchmark("pennant", "expert", min_time_s=0, out_dir=tmp_path,
+                           extra_args=("-deck", str(DECKS / "sedov.pnt")))
+    assert result.stage == "verify", f"{result.stage}: {result.reason}"
+    feedback = json.loads((tmp_path / "feedback.json").read_text())
+    assert "more than its -energy-tolerance 1e-09" in feedback["explanation"], feedback
+    assert "`-- -energy-tolerance 0.1`" in feedback["suggestion"], feedback
