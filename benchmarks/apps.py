@@ -55,6 +55,9 @@ PATH_FLAGS = {"pennant": ("-deck",)}
 # Benchmarks whose launch domains follow the processor count without a flag (COSMA's grid, docs/gemm.md): their stored
 # description (size ci, one CPU) holds for no other machine.
 COUNT_GRIDS = ("cosma",)
+# What a benchmark's description leaves out (it gives each task one launch domain), said under `explain`'s output.
+UNDESCRIBED_LAUNCHES = dict.fromkeys(("johnson", "solomonik", "cosma"), (
+    "taco_fill is shown on A's face only; it fills B and C on theirs, the launch domains of task_2 and task_3"))
 # Realm's flags without a colon (its logging); Legion's and Realm's others have one (-ll:cpu, -lg:safe_mapper, -hl:*).
 REALM_PLAIN_FLAGS = ("-level", "-logfile", "-cat", "-errlevel", "-logtime")
 

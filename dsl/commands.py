@@ -14,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from mapperopt.benchmarks.apps import COUNT_GRIDS, check_app_flags, known_benchmarks, require_app
+from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_app_flags, known_benchmarks,
+                                       require_app)
 from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import check as check_program
@@ -816,3 +817,5 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     if unlike_run and not domain:
         click.echo(render_all(unlike_run, text), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
+    if bench in UNDESCRIBED_LAUNCHES:
+        click.echo(f"note: {UNDESCRIBED_LAUNCHES[bench]}", err=True)
