@@ -55,6 +55,9 @@ PATH_FLAGS = {"pennant": ("-deck",)}
 # Benchmarks whose launch domains follow the processor count without a flag (COSMA's grid, docs/gemm.md): their stored
 # description (size ci, one CPU) holds for no other machine.
 COUNT_GRIDS = ("cosma",)
+# Tasks that run in every iteration but before its timer (the GEMMs' fill and placement, once per product): the task
+# profile, which tells the timed loop's tasks by their counts, counts them in; the texts that show it say so.
+BEFORE_TIMER = dict.fromkeys(LAYERS, ("taco_fill", "task_1", "task_2", "task_3"))
 # What a benchmark's description leaves out (it gives each task one launch domain), said under `explain`'s output.
 UNDESCRIBED_LAUNCHES = dict.fromkeys(("johnson", "solomonik", "cosma"), (
     "taco_fill is shown on A's face only; it fills B and C on theirs, the launch domains of task_2 and task_3"))

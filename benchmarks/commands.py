@@ -13,7 +13,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import check_app_flags, known_benchmarks, load_config
+from mapperopt.benchmarks.apps import BEFORE_TIMER, check_app_flags, known_benchmarks, load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import app_from_options, app_options, unmatched_notes
 from mapperopt.errors import MapperoptError
@@ -136,9 +136,12 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         shares = [round(100 * r["total_s"] / total) if r["timed"] else None for r in rows]
         added = sum(x for x in shares if x is not None)
         rounded = f", each rounded to a whole percent: they add up to {added} %" if added not in (0, 100) else ""
+        untimed = BEFORE_TIMER.get(result.app, ())
+        before = ("; before the timer: run in every iteration, but outside its measured time (counted in the shares, "
+                  "as AutoGuide and the guided search count it)") if any(r["task"] in untimed for r in rows) else ""
         prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
                      "launch point of an index launch one, every iteration counted (a task may run several times per "
-                     f"iteration); seconds: their sum on the processors; share: of {base}{rounded}",
+                     f"iteration); seconds: their sum on the processors; share: of {base}{rounded}{before}",
                      caption_justify="left")
         # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
         others = ("kind", "executions", "seconds", "share") + (("timed loop",) if iterations else ())
@@ -147,9 +150,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         for col in others:
             prof.add_column(col)
         for r, share in zip(rows, shares):
+            loop = ("yes, before the timer" if r["task"] in untimed else "yes") if r["timed"] else "[dim]no[/]"
             prof.add_row(escape(r["task"]), r["kind"], str(r["count"]), f"{r['total_s']:.3g}",
-                         f"{share} %" if share is not None else "[dim]-[/]",
-                         *(("yes" if r["timed"] else "[dim]no[/]",) if iterations else ()))
+                         f"{share} %" if share is not None else "[dim]-[/]", *((loop,) if iterations else ()))
         console.print(prof)
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
         if text and text != "N/A":  # "N/A": AutoGuide has nothing to say

@@ -244,3 +244,21 @@ def test_a_flag_the_benchmark_does_not_take_or_an_option_after_the_double_dash_i
     check_app_flags("pennant", ["-deck", "-odd.pnt", "-npieces", "4", "-test-corrupt", "-ll:cpu", "2",
                                 "-lg:safe_mapper", "-hl:sched", "1", "-dm:memoize", "-level", "mapper=2", "-logfile",
                                 "x.log", "-cat", "legion_spy", "-mapper-profile", "--describe"])
+
+
+def test_the_gemm_profile_says_which_loop_tasks_run_before_the_timer(tmp_path, capsys, monkeypatch):
+    """taco_fill and the placement tasks run once per product, so the profile counts them in the timed loop, but each
+    product times only its task_4 launches: the table and AutoGuide's excerpt say so (their shares, AutoGuide's
+    choice and the guided search's order stay those of the count)."""
+    monkeypatch.setenv("COLUMNS", "300")
+    capsys.readouterr()
+    assert main(["run", "cannon", "--mapper", "expert", "--once", "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"│ taco_fill +│ CPU +│ 64 +│ [0-9.e-]+ +│ \d+ % +│ yes, before the timer +│", out), out
+    assert re.search(r"│ task_4 +│ CPU +│ 256 +│ [0-9.e-]+ +│ \d+ % +│ yes +│", out), out
+    feedback = json.loads((tmp_path / "r" / "feedback.json").read_text())
+    assert re.search(r"task taco_fill on CPU: 64 runs, .* task time; before the timer\)", feedback["raw_excerpt"]), \
+        feedback["raw_excerpt"]
+    # The two take about as long: whichever the explanation names, it says whether that one is timed.
+    hot = re.search(r"'(\w+)' on CPU takes \d+% of the timed loop's task time", feedback["explanation"]).group(1)
+    assert ("It runs in every iteration but before the timer" in feedback["explanation"]) == (hot == "taco_fill")
