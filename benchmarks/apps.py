@@ -31,7 +31,6 @@ DESCRIBE_TIMEOUT_S = 60
 LAYERS = {"cannon": "gemm", "summa": "gemm", "pumma": "gemm", "johnson": "gemm", "solomonik": "gemm", "cosma": "gemm"}
 
 
-
 def _flags(values: str, switches: str = "") -> dict[str, bool]:
     """flag -> whether it takes a value, from the flags that do (`values`) and those that do not (`switches`)."""
     return {**dict.fromkeys(values.split(), True), **dict.fromkeys(switches.split(), False)}
@@ -96,6 +95,7 @@ def check_app_flags(app: str, args, options=()) -> None:
         raise MapperoptError(f"{app} takes no flag {word} (after `--`): it would ignore it and run another problem",
                              hint=(f"did you mean {near}? " if near else "")
                              + f"{app}'s flags: {' '.join(APP_FLAGS[app])}; Legion's and Realm's pass through")
+
 
 @dataclass(frozen=True)
 class SizeConfig:
