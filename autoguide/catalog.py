@@ -46,7 +46,7 @@ PERFORMANCE_FIELDS = {
     "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"),
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),
     "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy", "remedies"),
-    "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (),
+    "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (), "before_timer": (),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}

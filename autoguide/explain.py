@@ -600,6 +600,7 @@ def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
                  catalog: Catalog) -> Feedback:
+    from mapperopt.benchmarks.apps import BEFORE_TIMER
     from mapperopt.benchmarks.protocol import values_of
 
     texts = catalog.performance or load_catalog().performance
@@ -628,8 +629,10 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         metric += f" Normalised throughput = {value / expert:.2f}x of the expert" + \
             (f" (best so far {best / expert:.2f}x)." if best else ".")
     raw_lines = ["Performance Metric: " + metric]
+    untimed = BEFORE_TIMER.get(result.app, ())
     raw_lines += [f"task {r['task']} on {r['kind']}: {r['count']} runs, {r['total_s']:.3g} s ("
-                  + (f"{r['share']:.0f}% of {scope})" if r["timed"] else "outside the timed loop)")
+                  + (f"{r['share']:.0f}% of {scope}" + ("; before the timer" if r["task"] in untimed else "") + ")"
+                     if r["timed"] else "outside the timed loop)")
                   for r in rows[:TOP_TASKS]]
     # Explanation: how this mapper compares, and where the time goes.
     parts = [texts["versus"].format(ratio=value / base, baseline=name)
@@ -644,6 +647,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         parts.append(texts["runtime_overhead"].format(**busy))
     if rows:
         parts.append(texts["hot_task"].format(**rows[0]))
+        if rows[0]["task"] in untimed:
+            parts.append(texts["before_timer"])
     explanation = " ".join(parts) or "N/A"
     # Suggestion: a heavy task on the CPU that has a GPU variant, while the run has GPUs (its edit is what the guided
     # search applies, so it keeps precedence); else against the runtime's overhead where it takes most of the loop
@@ -732,7 +737,8 @@ def _explain(result: RunResult, level: str, best: float | None, baselines: Mappi
     if "app_file" in (result.settings or {}):  # a user's program
         fb = _app_failure(fb, result, level, catalog, default_failure)
     verdict = (result.settings or {}).get("default_mapper") or {}
-    if result.stage == "verify" and verdict.get("stage") == "verify":
+    # The energy tolerance's rule names the flag to change, which the generic text below would not.
+    if result.stage == "verify" and verdict.get("stage") == "verify" and fb.rule != "pennant-energy-tolerance":
         texts = catalog.application or load_catalog().application
         fields = {"reason": verdict.get("reason") or "verification failed", "app": result.app}
         fb = _at_level(Feedback(result.status, result.stage, "verification.application",

@@ -8,6 +8,7 @@ minimum measured time. docs/running.md describes the fields.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 from dataclasses import dataclass
@@ -28,6 +29,72 @@ DESCRIBE_TIMEOUT_S = 60
 # Applications built on a shared layer in benchmarks/legion/<layer>/: its sources are compiled in, its folder is
 # on the include path, and the GEMM layer links the BLAS (CPU) and cuBLAS (GPU).
 LAYERS = {"cannon": "gemm", "summa": "gemm", "pumma": "gemm", "johnson": "gemm", "solomonik": "gemm", "cosma": "gemm"}
+
+
+def _flags(values: str, switches: str = "") -> dict[str, bool]:
+    """flag -> whether it takes a value, from the flags that do (`values`) and those that do not (`switches`)."""
+    return {**dict.fromkeys(values.split(), True), **dict.fromkeys(switches.split(), False)}
+
+
+# Each benchmark's own flags (the flag comment of its source; docs/gemm.md, docs/pennant.md, docs/running.md). The
+# applications ignore a flag they do not know, so a misspelt one would measure another problem (`check_app_flags`).
+_MAPPER_FLAGS = _flags("-mapper -mapper-trace", "-mapper-profile --describe")
+_GEMM_FLAGS = _flags("-n -iters -warmup -check -seed", "-test-skip-step")
+APP_FLAGS = {
+    "circuit": _flags("-p -pps -npp -wpp -pct -l -i -prune -seed -warmup -reference", "-test-corrupt"),
+    "stencil": _flags("-nx -ny -ntx -nty -tsteps -tprune", "-test-skip-halo"),
+    "pennant": _flags("-deck -npieces -numpcx -numpcy -cstop -warmup -check -energy-tolerance", "-test-corrupt"),
+    **{app: {**_GEMM_FLAGS, **_flags("-g", "-reduce")} for app in ("cannon", "summa", "pumma")},
+    "johnson": {**_GEMM_FLAGS, **_flags("-gdim")},
+    "solomonik": {**_GEMM_FLAGS, **_flags("-rpoc -c -rpoc3")},
+    "cosma": {**_GEMM_FLAGS, **_flags("-gx -gy -gz -procs")},
+}
+# Flags whose value is a file (per benchmark): the application runs in its run folder (`absolute_paths`).
+PATH_FLAGS = {"pennant": ("-deck",)}
+# Benchmarks whose launch domains follow the processor count without a flag (COSMA's grid, docs/gemm.md): their stored
+# description (size ci, one CPU) holds for no other machine.
+COUNT_GRIDS = ("cosma",)
+# Tasks that run in every iteration but before its timer (the GEMMs' fill and placement, once per product): the task
+# profile, which tells the timed loop's tasks by their counts, counts them in; the texts that show it say so.
+BEFORE_TIMER = dict.fromkeys(LAYERS, ("taco_fill", "task_1", "task_2", "task_3"))
+# What a benchmark's description leaves out (it gives each task one launch domain), said under `explain`'s output.
+UNDESCRIBED_LAUNCHES = dict.fromkeys(("johnson", "solomonik", "cosma"), (
+    "taco_fill is shown on A's face only; it fills B and C on theirs, the launch domains of task_2 and task_3"))
+# Realm's flags without a colon (its logging); Legion's and Realm's others have one (-ll:cpu, -lg:safe_mapper, -hl:*).
+REALM_PLAIN_FLAGS = ("-level", "-logfile", "-cat", "-errlevel", "-logtime")
+
+
+def absolute_paths(app: str, args) -> list[str]:
+    """`args` with the file named by each of `app`'s `PATH_FLAGS` made absolute: a path relative to the current
+    folder (which `--describe` reads) would be read relative to the run folder, where the application runs."""
+    words = [str(a) for a in args]
+    return [str(Path(w).resolve()) if k and words[k - 1] in PATH_FLAGS.get(app, ()) else w
+            for k, w in enumerate(words)]
+
+
+def check_app_flags(app: str, args, options=()) -> None:
+    """Refuses a flag among a benchmark's arguments after `--` (`args`) that neither the application `app` takes
+    (`APP_FLAGS`) nor Legion and Realm (a colon in its name, or `REALM_PLAIN_FLAGS`), and one of the mapperopt
+    command's own `options` (`--mapper`): after `--` it would go to the application, which ignores it.
+
+    Raises:
+        MapperoptError: naming the flag, with the application's closest flag or where the option goes.
+    """
+    flags = {**APP_FLAGS[app], **_MAPPER_FLAGS}
+    words = [str(a) for a in args]
+    k = 0
+    while k < len(words):
+        word = words[k]
+        k += 1 + flags.get(word, False)  # and its value
+        if word in flags or ":" in word or word in REALM_PLAIN_FLAGS or not re.match(r"--?[A-Za-z]", word):
+            continue
+        if word in options:
+            raise MapperoptError(f"{word} after `--` goes to {app}, not to mapperopt",
+                                 hint=f"give {word} before `--`")
+        near = closest(word, flags)
+        raise MapperoptError(f"{app} takes no flag {word} (after `--`): it would ignore it and run another problem",
+                             hint=(f"did you mean {near}? " if near else "")
+                             + f"{app}'s flags: {' '.join(APP_FLAGS[app])}; Legion's and Realm's pass through")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import load_config
+from mapperopt.benchmarks.apps import BEFORE_TIMER, check_app_flags, known_benchmarks, load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, output_checked, unmatched_notes
 from mapperopt.errors import MapperoptError
@@ -65,8 +65,12 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                                     + ("; read from standard error: the standard output has no match" if stderr
                                        else "") + ")")
         else:
+            # The flag may count untimed iterations too (Pennant's -cstop its warm-up): the result line's count is
+            # the timed one, which the throughput divides.
+            timed = result.attempts[-1].result.get("iterations")
             table.add_row("measured time", f"{result.time_s:.3g} s ({'median; ' if runs > 1 else ''}"
-                                           f"{s['iterations_flag']} {s['iterations']})")
+                                           + (f"{timed} timed of " if timed not in (None, s["iterations"]) else "")
+                                           + f"{s['iterations_flag']} {s['iterations']})")
         table.add_row("repeats", str(runs) + (f" (+ {s['calibration_runs']} calibration)"
                                               if s.get("calibration_runs") else ""))
         # A user's program's own check: its MAPPEROPT_RESULT line said "verified": true in every execution.
@@ -77,6 +81,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                                              if on_stderr else "")
                + (", the program's own check: its MAPPEROPT_RESULT line says "
                   '"verified": true' if own else "") + ")") if s.get("metric") else ""
+        # Pennant's energy check (its `small` and `gpu` sizes) passes a run whose state was wrong from the start.
+        if any((a.result or {}).get("check", {}).get("kind") == "energy" for a in result.attempts):
+            how = " (energy conservation only: the final state is not compared)"
         table.add_row("verified", f"yes, every execution{how}" if checked else "[yellow]only the exit status[/] "
                       "(nothing checks the output)")
     else:
@@ -130,9 +137,12 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         shares = [round(100 * r["total_s"] / total) if r["timed"] else None for r in rows]
         added = sum(x for x in shares if x is not None)
         rounded = f", each rounded to a whole percent: they add up to {added} %" if added not in (0, 100) else ""
+        untimed = BEFORE_TIMER.get(result.app, ())
+        before = ("; before the timer: run in every iteration, but outside its measured time (counted in the shares, "
+                  "as AutoGuide and the guided search count it)") if any(r["task"] in untimed for r in rows) else ""
         prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
                      "launch point of an index launch one, every iteration counted (a task may run several times per "
-                     f"iteration); seconds: their sum on the processors; share: of {base}{rounded}",
+                     f"iteration); seconds: their sum on the processors; share: of {base}{rounded}{before}",
                      caption_justify="left")
         # Task names whole where the terminal allows (rich would shorten them first), folded where it does not.
         others = ("kind", "executions", "seconds", "share") + (("timed loop",) if iterations else ())
@@ -141,9 +151,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         for col in others:
             prof.add_column(col)
         for r, share in zip(rows, shares):
+            loop = ("yes, before the timer" if r["task"] in untimed else "yes") if r["timed"] else "[dim]no[/]"
             prof.add_row(escape(r["task"]), r["kind"], str(r["count"]), f"{r['total_s']:.3g}",
-                         f"{share} %" if share is not None else "[dim]-[/]",
-                         *(("yes" if r["timed"] else "[dim]no[/]",) if iterations else ()))
+                         f"{share} %" if share is not None else "[dim]-[/]", *((loop,) if iterations else ()))
         console.print(prof)
     for label, text in (("explanation", feedback.explanation), ("suggestion", feedback.suggestion)):
         if text and text != "N/A":  # "N/A": AutoGuide has nothing to say
@@ -240,6 +250,8 @@ class BenchCommand(click.Command):
             takes = "no BENCH with --app" if ctx.params.get("app_spec") else "one benchmark"
             raise click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
                                    "program go after `--`", ctx)
+        if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
+            check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts])
         return rest
 
 

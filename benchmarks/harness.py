@@ -36,7 +36,7 @@ from pathlib import Path
 
 from mapperopt.dsl.parser import read_source
 from mapperopt import interrupts, toolchain
-from mapperopt.benchmarks.apps import (_app_args, _override_flags, build_app, describe_app, load_config,
+from mapperopt.benchmarks.apps import (_app_args, _override_flags, absolute_paths, build_app, describe_app, load_config,
                                        processor_counts, require_gpu_driver)
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError, closest, signal_name
@@ -610,7 +610,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     if (trace or profile) and dsl is None:
         raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
                              "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
-    args, passthrough = _app_args(sz.app_args(cpus, gpus), extra_args)
+    args, passthrough = _app_args(sz.app_args(cpus, gpus), absolute_paths(app, extra_args))
     if not args[cfg.iterations_flag].isdigit():
         raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")
     exe = build_app(app)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import click
 
-from mapperopt.benchmarks.apps import require_app
+from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_app_flags, known_benchmarks,
+                                       require_app)
 from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import check as check_program
@@ -170,6 +171,9 @@ class MapperCommand(click.Command):
         if len(app_args) > after:
             raise click.UsageError(f"unexpected argument '{app_args[0]}': {self.name} takes one mapper file; "
                                    "flags for the run go after `--`", ctx)
+        bench = ctx.params.get("bench")
+        if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
+            check_app_flags(bench, app_args, [o for p in self.params for o in p.opts])
         return rest
 
 
@@ -203,7 +207,8 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
     """(what runs: a benchmark's name, a user's program or None; its description; the `mapperopt run` command whose
     launch domains it has; a note on where its variants come from, or None) for a run of `bench` or `--app` at
     `size` with `app_args` (the run's flags after `--`). The stored description serves a benchmark at size ci
-    without flags (nothing to build); otherwise the application describes itself (built first if needed), on the
+    without flags (nothing to build), unless its launch domains follow --machine's processor count
+    (`apps.COUNT_GRIDS`); otherwise the application describes itself (built first if needed), on the
     processors of `machine` in all when given (--machine's: `{procs}` in the size's flags and COSMA's grid follow
     them; `parse_machine_spec` has refused `-ll:cpu`/`-ll:gpu` flags that contradict it), keeping, on a machine
     with GPUs, the committed description's variants when this build has no CUDA (`_cuda_variants`). A user's
@@ -224,7 +229,7 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
         return target, dataclasses.replace(desc, given_as=given), \
             f"`{shlex.join(['mapperopt', 'run', '--app', app_spec, *keep, '--size', size, *flags])}`", None  # to paste
     run_cmd = f"`{shlex.join(['mapperopt', 'run', str(bench), '--size', size, *flags])}`"
-    if not bench or (size == "ci" and not app_args):
+    if not bench or (size == "ci" and not app_args and (machine is None or bench not in COUNT_GRIDS)):
         return bench, load_app(bench) if bench else None, run_cmd, None
     if machine is None:
         return bench, AppDescription.from_json(describe_app(bench, size, extra_args=tuple(app_args))), run_cmd, None
@@ -812,3 +817,5 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     if unlike_run and not domain:
         click.echo(render_all(unlike_run, text), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
+    if bench in UNDESCRIBED_LAUNCHES:
+        click.echo(f"note: {UNDESCRIBED_LAUNCHES[bench]}", err=True)

@@ -70,6 +70,8 @@ APPS = {
     "circuit-aborting_mapper": ("circuit", "abort_mapper.cc", [], "program-abort"),
     "pennant-missing_deck": ("pennant", None, ["-deck", "/nonexistent/deck.pnt"], "app-usage-error"),
     "pennant-corrupted_result": ("pennant", None, ["-test-corrupt"], "pennant-verification"),
+    "pennant-sedov_energy_tolerance": ("pennant", None, ["-deck", "benchmarks/legion/pennant/decks/sedov.pnt"],
+                                       "pennant-energy-tolerance"),
 }
 # name -> (benchmark, mapper, collect the per-task profile); these runs must succeed
 FINISHED = {

@@ -6,6 +6,7 @@ requirement order that the expert mapper and policies rely on."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -138,3 +139,52 @@ def test_expert_index_map_places_pieces_cyclically(tmp_path):
     for p in index:
         expected = 0 if p["task"] == "initialize_topology" else p["point"][0] % 2
         assert (p["proc"]["kind"], p["proc"]["index"]) == ("CPU", expected), p
+
+
+def run_table(monkeypatch, capsys, tmp_path, *flags: str) -> str:
+    """`mapperopt run pennant --mapper expert --once --no-profile -- FLAGS`'s output, on one line per table row."""
+    from mapperopt.cli import main
+
+    monkeypatch.setenv("COLUMNS", "300")
+    capsys.readouterr()
+    main(["run", "pennant", "--mapper", "expert", "--once", "--no-profile", "--out", str(tmp_path / "run"), "--",
+          *flags])
+    return capsys.readouterr().out
+
+
+def test_run_says_when_only_energy_conservation_verified(monkeypatch, capsys, tmp_path):
+    """The energy check measures conservation from the start, so a run that starts wrong (-test-corrupt) passes it:
+    `run` says which check verified instead of a bare yes (the `small` and `gpu` sizes use it)."""
+    out = run_table(monkeypatch, capsys, tmp_path / "energy", "-test-corrupt", "-check", "energy")
+    energy = r"│ yes, every execution \(energy conservation only: the final state is not compared\) +│"
+    assert re.search(energy, out), out
+    out = run_table(monkeypatch, capsys, tmp_path / "sequential")  # the final state compared: a plain yes
+    assert re.search(r"│ verified +│ yes, every execution +│", out), out
+
+
+def test_run_table_says_how_many_cycles_were_timed(monkeypatch, capsys, tmp_path):
+    """-cstop counts the 2 warm-up cycles too: the measured time is that of the 8 timed ones, which the zone-cycles/s
+    figure divides."""
+    out = run_table(monkeypatch, capsys, tmp_path)
+    assert "s (8 timed of -cstop 10)" in out, out
+
+
+def test_a_deck_relative_to_the_current_folder_runs(tmp_path, monkeypatch):
+    """`-- -deck mydeck.pnt` passed `--describe` (run here) and then failed the run (started in its run folder)."""
+    (tmp_path / "mydeck.pnt").write_text((DECKS / "sedovsmall.pnt").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = run_benchmark("pennant", "default", min_time_s=0, out_dir=tmp_path / "run",
+                           extra_args=("-deck", "mydeck.pnt", "-energy-tolerance", "0.1"))
+    assert result.ok, f"{result.stage}: {result.reason}"
+    assert result.settings["extra_args"][:2] == ["-deck", "mydeck.pnt"]  # as given
+
+
+def test_an_energy_change_above_the_sizes_tolerance_names_the_flag(tmp_path):
+    """Sedov at ci: ci's `-energy-tolerance 1e-9` (for leblanc) carries over; the feedback said the application or its
+    problem size is at fault (Legion's default mapper fails too), and named no flag."""
+    result = run_benchmark("pennant", "expert", min_time_s=0, out_dir=tmp_path,
+                           extra_args=("-deck", str(DECKS / "sedov.pnt")))
+    assert result.stage == "verify", f"{result.stage}: {result.reason}"
+    feedback = json.loads((tmp_path / "feedback.json").read_text())
+    assert "more than its -energy-tolerance 1e-09" in feedback["explanation"], feedback
+    assert "`-- -energy-tolerance 0.1`" in feedback["suggestion"], feedback

@@ -238,3 +238,46 @@ def test_a_missing_mapper_file_is_refused_before_the_run_is_announced(tmp_path, 
     assert main(["run", "circuit", "--mapper", "expertt"]) == 1  # its did-you-mean too
     assert capsys.readouterr().err.startswith("error: mapper file expertt not found\n  hint: did you mean --mapper "
                                               "expert?")
+
+
+def test_a_flag_the_benchmark_does_not_take_or_an_option_after_the_double_dash_is_refused(capsys):
+    """The applications ignore flags they do not know: `-- -gdimm 3` measured (and verified) johnson's default grid,
+    and `-- --mapper expert --once` ran Legion's default mapper, calibrated. Both are refused before anything runs, in
+    run, tune, compare, check and explain; Legion's and Realm's flags pass."""
+    for args, said in (
+            (["run", "johnson", "--once", "--", "-gdimm", "3"], "error: johnson takes no flag -gdimm (after `--`)"),
+            (["run", "pennant", "--", "-npiece", "4"], "hint: did you mean -npieces?"),
+            (["tune", "cannon", "--iters", "1", "--", "-nn", "512"], "hint: did you mean -n?"),
+            (["compare", "pennant", "--", "-cstopp", "5"], "hint: did you mean -cstop?"),
+            (["explain", "configs/cosma.dsl", "--bench", "cosma", "--", "-proc", "4"], "hint: did you mean -procs?"),
+            (["run", "johnson", "--", "-gdim", "3", "--mapper", "expert", "--once"],
+             "error: --mapper after `--` goes to johnson, not to mapperopt\n  hint: give --mapper before `--`"),
+            (["check", "configs/cosma.dsl", "--bench", "cosma", "--", "--machine", "1x4"],
+             "error: --machine after `--` goes to cosma")):
+        capsys.readouterr()
+        assert main(args) == 1, args
+        out, err = capsys.readouterr()
+        assert said in err and "Running" not in out, (args, out, err)
+    from mapperopt.benchmarks.apps import check_app_flags
+
+    check_app_flags("pennant", ["-deck", "-odd.pnt", "-npieces", "4", "-test-corrupt", "-ll:cpu", "2",
+                                "-lg:safe_mapper", "-hl:sched", "1", "-dm:memoize", "-level", "mapper=2", "-logfile",
+                                "x.log", "-cat", "legion_spy", "-mapper-profile", "--describe"])
+
+
+def test_the_gemm_profile_says_which_loop_tasks_run_before_the_timer(tmp_path, capsys, monkeypatch):
+    """taco_fill and the placement tasks run once per product, so the profile counts them in the timed loop, but each
+    product times only its task_4 launches: the table and AutoGuide's excerpt say so (their shares, AutoGuide's
+    choice and the guided search's order stay those of the count)."""
+    monkeypatch.setenv("COLUMNS", "300")
+    capsys.readouterr()
+    assert main(["run", "cannon", "--mapper", "expert", "--once", "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"│ taco_fill +│ CPU +│ 64 +│ [0-9.e-]+ +│ \d+ % +│ yes, before the timer +│", out), out
+    assert re.search(r"│ task_4 +│ CPU +│ 256 +│ [0-9.e-]+ +│ \d+ % +│ yes +│", out), out
+    feedback = json.loads((tmp_path / "r" / "feedback.json").read_text())
+    assert re.search(r"task taco_fill on CPU: 64 runs, .* task time; before the timer\)", feedback["raw_excerpt"]), \
+        feedback["raw_excerpt"]
+    # The two take about as long: whichever the explanation names, it says whether that one is timed.
+    hot = re.search(r"'(\w+)' on CPU takes \d+% of the timed loop's task time", feedback["explanation"]).group(1)
+    assert ("It runs in every iteration but before the timer" in feedback["explanation"]) == (hot == "taco_fill")

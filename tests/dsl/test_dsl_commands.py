@@ -634,3 +634,22 @@ def test_explain_predicts_no_default_slicing_for_a_program_that_keeps_its_own_ma
     assert points and not any("default_proc" in rec for rec in points)
     entries = explain_decisions(parse("Task * CPU;\n"), load_app("circuit"), parse_machine_spec("2x0x2"), (4,))
     assert all("default_proc" in rec for e in entries if e["domain"] for _, rec in e["points"])
+
+
+def test_explain_of_cosma_on_a_machine_has_the_grid_of_its_processor_count():
+    """COSMA's grid follows the processor count without a flag (docs/gemm.md): at size ci on 4 GPUs it is the run's
+    (1, 2, 2), not the 1-CPU (1, 1, 1) of the stored description."""
+    result = run("explain", str(CONFIGS / "cosma.dsl"), "--bench", "cosma", "--machine", "1x4")
+    assert result.exit_code == 0, result.output
+    assert "task_4 (index launch over (1, 2, 2))" in result.output, result.output
+    assert "launch domains: those of `mapperopt run cosma --size ci` on the 4 GPUs of --machine" in result.output
+
+
+def test_explain_of_a_3d_gemm_says_which_taco_fill_launches_it_leaves_out():
+    """taco_fill fills each matrix on its face, one launch each; the description (one launch domain per task) has A's:
+    explain says so, and where B's and C's are shown."""
+    result = run("explain", str(CONFIGS / "johnson.dsl"), "--bench", "johnson", "--machine", "1x4")
+    assert result.exit_code == 0, result.output
+    assert "taco_fill (index launch over (2, 2, 1))" in result.output
+    assert "note: taco_fill is shown on A's face only; it fills B and C on theirs, the launch domains of task_2 and " \
+           "task_3" in result.output, result.output
