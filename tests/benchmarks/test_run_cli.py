@@ -265,6 +265,23 @@ def test_a_flag_the_benchmark_does_not_take_or_an_option_after_the_double_dash_i
                                 "x.log", "-cat", "legion_spy", "-mapper-profile", "--describe"])
 
 
+def test_the_flags_mapperopt_lets_through_are_those_the_applications_read():
+    """`check_app_flags` refuses what APP_FLAGS lacks: the list must follow the applications' sources (every flag an
+    application reads is a string literal there), or a new flag would be refused, a removed one let through."""
+    from mapperopt.benchmarks.apps import APP_FLAGS, LAYERS
+
+    def literals(folder: str) -> set[str]:
+        sources = [f for f in (Path(__file__).parents[2] / "benchmarks" / "legion" / folder).iterdir()
+                   if f.suffix in (".cc", ".h", ".cu")]
+        return {m for f in sources for m in re.findall(r'"(-[a-z][a-z0-9-]*)"', f.read_text())}
+
+    for app, flags in APP_FLAGS.items():
+        if app not in LAYERS:
+            assert set(flags) == literals(app), app
+    gemm = set().union(*(APP_FLAGS[app] for app in LAYERS))
+    assert gemm == literals("gemm") - {"-mapper"}
+
+
 def test_the_gemm_profile_says_which_loop_tasks_run_before_the_timer(tmp_path, capsys, monkeypatch):
     """taco_fill and the placement tasks run once per product, so the profile counts them in the timed loop, but each
     product times only its task_4 launches: the table and AutoGuide's excerpt say so (their shares, AutoGuide's
