@@ -1061,16 +1061,21 @@ class _Checker:
                     close = closest(ident.name, known)
                     if foreign:
                         continue
+                    # A Legion user may write the name of a task's variant, which discovery does not record.
+                    variant = (f"if '{ident.name}' is a variant's name (TaskVariantRegistrar's), name its task: "
+                               "statements name tasks (discovery does not see variant names)",) \
+                        if app.discovered_as else ()
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
                                  ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
-                                  f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`"), (f"tasks that ran: {listing}",))
+                                  f"{shlex.quote(ident.loc.file)} {given} -- FLAGS`"),
+                                 (f"tasks that ran: {listing}", *variant))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
-                             ((meant(close) if close else None), f"tasks: {listing}"))
+                             ((meant(close) if close else None), f"tasks: {listing}"), variant)
                 else:
                     tasks.append(info)
             region = getattr(s, "region", None)

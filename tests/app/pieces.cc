@@ -1,6 +1,7 @@
 // pieces: a Legion program written after Legion's circuit example, knowing nothing of mapperopt, that names each
 // subregion of its partition on its own ("block_0", "block_1", ...; the partition is "blocks"), then fills the
-// blocks with an index launch of `fill` over them (one block a point) and checks the result ("PIECES OK").
+// blocks with an index launch of `fill` over them (one block a point) and checks the result ("PIECES OK"). Its
+// variant of `fill` has a name of its own, "fill_cpu", as in Legion's examples.
 #include <cstdio>
 
 #include "legion.h"
@@ -54,7 +55,7 @@ int main(int argc, char **argv) {
     Runtime::preregister_task_variant<top_task>(r, "top");
   }
   {
-    TaskVariantRegistrar r(FILL_ID, "fill");
+    TaskVariantRegistrar r(FILL_ID, "fill_cpu");  // the variant's name; the task's is "fill"
     r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
     r.set_leaf();
     Runtime::preregister_task_variant<fill_task>(r, "fill");

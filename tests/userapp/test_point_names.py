@@ -1,7 +1,8 @@
 """A program that names each subregion of its partition on its own (tests/app/pieces.cc: "block_0" ... "block_3" of
 partition "blocks", as Legion's circuit example names its pieces): discovery records one point of each index launch,
 so a statement naming one block applies to that point only at run time; `check` says so (W325) and points to the
-partition's name, which applies to every point; `explain` labels the block's name as one point's."""
+partition's name, which applies to every point; `explain` labels the block's name as one point's. A variant's name
+in a Task statement is said to be no task name."""
 
 from __future__ import annotations
 
@@ -60,3 +61,12 @@ def test_the_partitions_name_applies_to_every_point_and_a_blocks_to_its_point(tm
                                 if r["task"] == "fill")
     assert orders["blocks"] == [((p,), f"block_{p}", "C") for p in range(4)]
     assert orders["block_3"] == [((p,), f"block_{p}", "C" if p == 3 else "F") for p in range(4)]
+
+
+def test_a_variant_name_in_a_task_statement_is_said_to_be_no_task_name(tmp_path, pieces_exe):
+    """'fill_cpu' is the name of the variant of task 'fill' (TaskVariantRegistrar's): discovery sees task names only,
+    so check cannot tell that it is a variant's, but says that statements name tasks, not variants."""
+    (tmp_path / "m.dsl").write_text("Task fill_cpu CPU;\n")
+    done = cli(tmp_path, "check", "m.dsl", "--app", str(pieces_exe), *FLAGS)
+    assert ("note: if 'fill_cpu' is a variant's name (TaskVariantRegistrar's), name its task: statements name tasks "
+            "(discovery does not see variant names)") in done.stdout, done.stdout
