@@ -811,8 +811,9 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
         _save_png(entries, machine, png)
         click.echo(f"wrote {png}", err=True)
     # after the explanation, as check's notes follow its summary; with the warnings that the launch domains shown may
-    # not be the run's (another answer to the tunable that sizes them)
-    unlike_run = [d for d in diags if d.code in ("W323", "W324")]
-    if unlike_run and not domain:
+    # not be the run's (another answer to the tunable that sizes them) and that a statement shown for a whole launch
+    # applies to one of its points in the run (W325)
+    unlike_run = [d for d in diags if d.code == "W325" or (d.code in ("W323", "W324") and not domain)]
+    if unlike_run:
         click.echo(render_all(unlike_run, text), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)

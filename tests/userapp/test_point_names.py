@@ -33,6 +33,7 @@ def test_a_statement_naming_one_points_subregion_is_said_to_apply_to_that_point_
     explained = cli(tmp_path, "explain", "m.dsl", "--app", str(pieces_exe), *FLAGS)
     assert explained.returncode == 0, explained.stdout + explained.stderr
     assert "block_0 (one point's)" in explained.stdout, explained.stdout
+    assert "m.dsl:2:13: warning[W325]: region 'block_0' is the subregion" in explained.stderr, explained.stderr
 
 
 def test_another_points_subregion_name_is_no_error(tmp_path, pieces_exe):
