@@ -15,7 +15,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import BEFORE_TIMER, check_app_flags, known_benchmarks, load_config
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, _resolve_mapper, run_benchmark
-from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, output_checked, unmatched_notes
+from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, mapper_notes, output_checked
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
 
@@ -112,7 +112,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
-    for note in unmatched_notes(result):  # else only in the run folder's stderr-N.txt
+    for note in mapper_notes(result):  # else only in the run folder's stderr-N.txt
         console.print(note, markup=False, soft_wrap=True)
     if s.get("profile_failed"):
         console.print(f"[yellow]No task profile:[/] the profiling execution failed: {escape(s['profile_failed'])}.")

@@ -663,23 +663,24 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
             **({"own_check": True} if own else {}), **found_in}, None
 
 
-_UNMATCHED = re.compile(r"^\[mapperopt\] (note R453: .*)$", re.MULTILINE)
+_NOTES = re.compile(r"^\[mapperopt\] (note R45[35]: .*)$", re.MULTILINE)
 _NO_TASK = re.compile(r"no task named '(.*)' was mapped$")
 _NO_REGION = re.compile(r"no region requirement(?: of task '(.*)')? has '(.*)' among its names$")
 
 
-def unmatched_notes(result) -> list[str]:
-    """The DSL mapper's notes R453 (a statement that matched nothing) of the run's last execution, from its standard
-    error, each with "did you mean": the task name it begins (`extended`) where the mapper had no close name for
-    it, or the close region name of the task's requirements (of every task's, for `*`), from the discovered
-    description (`settings["description"]`). Empty without a run folder."""
+def mapper_notes(result) -> list[str]:
+    """The DSL mapper's notes R453 (a statement that matched nothing) and R455 (a must-epoch launch overrode a
+    statement) of the run's last execution, from its standard error; R453's with "did you mean": the task name it
+    begins (`extended`) where the mapper had no close name for it, or the close region name of the task's
+    requirements (of every task's, for `*`), from the discovered description (`settings["description"]`). Empty
+    without a run folder."""
     from mapperopt.descriptions import AppDescription
     from mapperopt.dsl.formatter import meant
 
     if not result.run_dir or not result.attempts:
         return []
     try:
-        notes = _UNMATCHED.findall((Path(result.run_dir) / result.attempts[-1].stderr).read_text(errors="replace"))
+        notes = _NOTES.findall((Path(result.run_dir) / result.attempts[-1].stderr).read_text(errors="replace"))
         described = (result.settings or {}).get("description")
         tasks = AppDescription.from_json(json.loads(Path(described).read_text())).tasks \
             if described and notes else ()

@@ -1062,16 +1062,21 @@ class _Checker:
                     close = closest(ident.name, known)
                     if foreign:
                         continue
+                    # A Legion user may write the name of a task's variant, which discovery does not record.
+                    variant = (f"if '{ident.name}' is a variant's name (TaskVariantRegistrar's), name its task: "
+                               "statements name tasks (discovery does not see variant names)",) \
+                        if app.discovered_as else ()
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
                                  ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
-                                  f"{shlex.quote(ident.loc.file)} {given} {more}`"), (f"tasks that ran: {listing}",))
+                                  f"{shlex.quote(ident.loc.file)} {given} {more}`"),
+                                 (f"tasks that ran: {listing}", *variant))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
-                             ((meant(close) if close else None), f"tasks: {listing}"))
+                             ((meant(close) if close else None), f"tasks: {listing}"), variant)
                 else:
                     tasks.append(info)
             region = getattr(s, "region", None)
@@ -1096,11 +1101,28 @@ class _Checker:
                                   "(the run's note R453 says so)",))
                         continue
                     close = closest(region.name, sorted(chains))
+                    point = self._point_subregion(close, scope) if close else None
+                    if point is not None:  # another point's subregion, likely, which the run matches
+                        t, above, kind = point
+                        self.add("W325", f"region '{region.name}' is not a name discovery saw for task '{t.name}': "
+                                         "it records one point of each index launch, whose subregion of "
+                                         f"{kind} '{above}' is '{close}'; if '{region.name}' names another point's "
+                                         "subregion, this statement applies to that point only", region.loc,
+                                 (self._every_point_hint(s, above),))
+                        continue
                     whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
                         "any task" if sel.names is None else "these tasks")
                     hint = self._field_hint(s, region.name, scope) or (meant(close) if close else (
                         f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
                     self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
+                    continue
+                point = self._point_subregion(region.name, scope)
+                if point is not None:
+                    t, above, kind = point
+                    self.add("W325", f"region '{region.name}' is the subregion of {kind} '{above}' that one point of "
+                                     f"the index launch of '{t.name}' uses (discovery records the first point it "
+                                     "maps): where each point's subregion has a name of its own, this statement "
+                                     "applies to that point only", region.loc, (self._every_point_hint(s, above),))
             elif region.index is not None:
                 for t in scope if sel.names is not None else [max(scope, key=lambda t: len(t.regions))]:
                     if region.index >= len(t.regions):
@@ -1108,6 +1130,23 @@ class _Checker:
                         self.add("E204", f"region index {region.index} is out of range for task '{t.name}'",
                                  region.loc, (f"task '{t.name}' has {_plural(k, 'region requirement')}"
                                               f"{f' (0..{k - 1})' if k else ''}",))
+
+    def _point_subregion(self, name: str, scope) -> tuple | None:
+        """(task, name, "partition" or "region") when `name` names the subregion one point of an index launch of a
+        task of `scope` uses (`AppDescription.point_subregion`): the name above it, every point's, and its kind;
+        else None."""
+        for t in scope:
+            for r in t.regions:
+                own, above = self.app.point_subregion(t, r)
+                if name in own:
+                    kind = next(n.kind for n in self.app.region_tree if n.name == above)
+                    return t, above, "region" if kind == "region" else "partition"
+        return None
+
+    @staticmethod
+    def _every_point_hint(stmt, above: str) -> str:
+        """W325's hint: statement `stmt` naming `above`, which every point's chain has."""
+        return f"`{format_statement(dataclasses.replace(stmt, region=A.RegionSel(name=above)))}` applies to every point"
 
     def _other_launch_region(self, name: str, scope) -> tuple | None:
         """(task, the region of its requirement's chain, what they share) when `name` is a region of the tree that

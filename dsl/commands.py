@@ -406,7 +406,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     requirement index, its field names as the description has them), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
     tracked: the tasks that reduce into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
-    [(point, trace record or DslRuntimeError)], "error", "app_mapper" (the program keeps its own mapper and no
+    [(point, trace record or DslRuntimeError)], "one_point" (the region names of the record that name one point's
+    subregion, W325), "error", "app_mapper" (the program keeps its own mapper and no
     statement names the task: that mapper maps it when the task is launched with its ID, or when it replaced Legion's
     default mapper; the records say what Legion's default mapping would do)}. `domain` replaces every index launch's
     domain. A record whose mapping function returned a processor set of several members has "set", the members'
@@ -434,6 +435,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
                  "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
                  "instance_limit": None, "points": [], "error": None,
+                 "one_point": {n for r in info.regions for n in app.point_subregion(info, r)[0]},
                  "app_mapper": app.keep_app_mapper and info.name not in named}
         out.append(entry)
         try:
@@ -628,12 +630,14 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                        "when it replaced Legion's default mapper; else those launched with its mapper ID); below: "
                        "Legion's default mapping, which the others get")
         if e["regions"]:
-            width = max(len("region"), *(len(r["name"] or "-") for r in e["regions"]))
+            labels = [(r["name"] or "-") + (" (one point's)" if r["name"] in e["one_point"] else "")
+                      for r in e["regions"]]
+            width = max(len("region"), *map(len, labels))
             layouts = [_layout_text(r["layout"]) for r in e["regions"]]
             lw = max(len("layout"), *map(len, layouts))
             out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory':<7}  {'layout'.ljust(lw)}  fields")
-            for r, layout in zip(e["regions"], layouts):
-                out.append(f"  {r['index']:>3}  {(r['name'] or '-').ljust(width)}  {r['memory']:<7}  "
+            for r, label, layout in zip(e["regions"], labels, layouts):
+                out.append(f"  {r['index']:>3}  {label.ljust(width)}  {r['memory']:<7}  "
                            f"{layout.ljust(lw)}  {_fields_text(e['fields'][r['index']])}")
         if e["collected"]:
             out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
@@ -812,9 +816,10 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
         _save_png(entries, machine, png)
         click.echo(f"wrote {png}", err=True)
     # after the explanation, as check's notes follow its summary; with the warnings that the launch domains shown may
-    # not be the run's (another answer to the tunable that sizes them)
-    unlike_run = [d for d in diags if d.code in ("W323", "W324")]
-    if unlike_run and not domain:
+    # not be the run's (another answer to the tunable that sizes them) and that a statement shown for a whole launch
+    # applies to one of its points in the run (W325)
+    unlike_run = [d for d in diags if d.code == "W325" or (d.code in ("W323", "W324") and not domain)]
+    if unlike_run:
         click.echo(render_all(unlike_run, text), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
     if bench in UNDESCRIBED_LAUNCHES:

@@ -244,6 +244,25 @@ class AppDescription:
                 names.update(r.names)
         return tuple(sorted(names))
 
+    def point_subregion(self, task: TaskInfo, arg: RegionArg) -> tuple[tuple[str, ...], str | None]:
+        """For requirement `arg` of `task`, discovered: (the names of its chain that name the subregion itself, its
+        region and index space, and the next name up, of its partition or parent region) when the task is index
+        launched and the region is a subregion of another, one point's (discovery records the first point it maps of
+        each task's first launch; a launch over the partition gives each point its own subregion, which may have a
+        name of its own), else ((), None)."""
+        if not self.discovered_as or not task.index_launched:
+            return (), None
+        kinds = {n.name: n.kind for n in self.region_tree}
+        own: list[str] = []
+        for k, name in enumerate(arg.names):
+            kind = kinds.get(name)
+            if kind in ("partition", "index_partition") or (kind == "region" and k > 0):
+                return (tuple(own), name) if own else ((), None)
+            if kind not in ("region", "index_space"):
+                break
+            own.append(name)
+        return (), None
+
     @classmethod
     def from_json(cls, data: dict | str) -> AppDescription:
         """Build from the parsed JSON object (or its text). Raises DescriptionError when it is malformed."""

@@ -195,7 +195,9 @@ def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_nea
     assert d.hints == ("if your runs launch it, check with their flags after `--`: `mapperopt check p.dsl --app "
                        "... -- FLAGS`",)
     assert d.notes == ("tasks that ran: init_piece, init_pointers, calculate_new_currents, distribute_charge, "
-                       "update_voltages, check_circuit",)
+                       "update_voltages, check_circuit",
+                       "if 'frobnicate' is a variant's name (TaskVariantRegistrar's), name its task: statements name "
+                       "tasks (discovery does not see variant names)")
     assert only("Task calc_new_currents GPU;", "E202", discovered).hints[0] == "did you mean 'calculate_new_currents'?"
 
 

@@ -1,5 +1,5 @@
-"""The test programs tests/app/foreign.cc, constrained.cc, histogram.cc and features.cc, each built once the
-way a user builds a program of their own: with the flags `mapperopt toolchain --cflags --libs` prints. The
+"""The test programs tests/app/foreign.cc, constrained.cc, histogram.cc, features.cc and pieces.cc, each built once
+the way a user builds a program of their own: with the flags `mapperopt toolchain --cflags --libs` prints. The
 executable is kept in the build cache under a key of the source, the compiler and those flags (locked, like the
 project's own builds), so that pytest workers and later sessions share one build."""
 
@@ -48,3 +48,8 @@ def histogram_exe(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def features_exe(tmp_path_factory) -> Path:
     return _build("features", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def pieces_exe(tmp_path_factory) -> Path:
+    return _build("pieces", tmp_path_factory)

@@ -140,7 +140,7 @@ def test_rediscover_sees_a_rebuild_behind_a_wrapper_script(tmp_path, pingpong, c
 def test_runs_note_r453_for_an_unknown_region_name_says_the_close_one(tmp_path):
     """The mapper's note R453 that `run` prints gets "did you mean" for a region name as for a task name: from the
     names of the task's requirements in the discovered description (the mapper's own note has none for a region)."""
-    from mapperopt.benchmarks.userapp import unmatched_notes
+    from mapperopt.benchmarks.userapp import mapper_notes
     from mapperopt.records import Attempt, RunResult
 
     described = tmp_path / "described.json"
@@ -156,6 +156,6 @@ def test_runs_note_r453_for_an_unknown_region_name_says_the_close_one(tmp_path):
         "has 'nowhere' among its names\n")
     result = RunResult("p", "m.dsl", "ok", attempts=(Attempt(0, 1.0, stderr="stderr-1.txt"),), run_dir=str(tmp_path),
                        settings={"description": str(described)})
-    first, second = unmatched_notes(result)
+    first, second = mapper_notes(result)
     assert first.endswith("has 'particle piece' among its names; did you mean \"particle pieces\"?"), first
     assert second.endswith("has 'nowhere' among its names"), second

@@ -96,3 +96,17 @@ def test_a_limit_below_the_points_of_a_launch_that_shares_one_region_does_not_ha
                            timeout_s=20, extra_args=("-part", "broadcast"))
     assert result.ok, result.reason
     assert "PART broadcast OK" in (tmp_path / "run" / "stdout.txt").read_text()
+
+
+def test_run_prints_the_must_epoch_notes(tmp_path, features_exe, capsys):
+    """`run` prints the mapper's notes R455 after its table, as it prints R453's (they were only in stderr-N.txt):
+    the map statement the must-epoch launch overrode, and the Region statement its shared region did not follow."""
+    from mapperopt.cli import main
+
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nRegion * mailbox CPU RDMEM,SYSMEM;\n")
+    assert main(["run", "--app", str(app_file(tmp_path, features_exe)), "--mapper", str(mapper), "--once",
+                 "--out", str(tmp_path / "run"), "--", *RDMEM, "-part", "epoch"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert ("note R455: requirement 0 (mailbox) of task 'exchange' is shared by the tasks of a must-epoch launch: it "
+            "uses the instance Legion's must-epoch mapping chose (SYSMEM)") in printed, printed
