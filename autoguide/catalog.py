@@ -43,6 +43,7 @@ PERFORMANCE_FIELDS = {
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
     "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"),
+    "not_profiled_own": ("mapper", "file", "command"),
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),
     "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy", "remedies"),
     "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (),

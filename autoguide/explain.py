@@ -550,7 +550,7 @@ def _mapper_file(result: RunResult) -> str:
         return settings["mapper_file"]
     if result.dsl is not None and result.run_dir and (Path(result.run_dir) / "mapper.dsl").is_file():
         return str(Path(result.run_dir) / "mapper.dsl")
-    return "default.dsl" if result.dsl is None else "my.dsl"
+    return "default.dsl" if result.dsl is None and not settings.get("own_mapper") else "my.dsl"
 
 
 def _default_as_dsl(result: RunResult) -> str:
@@ -569,7 +569,8 @@ def _profiled_command(result: RunResult) -> str:
         # `app_options`: how the run was given the program; a run recorded without it, an obvious template.
         app = settings.get("app_options") or "--app " + shlex.quote(settings["app_file"] or "PROGRAM ITS-ARGUMENTS")
         extra = f" -- {shlex.join(settings['extra_args'])}" if settings.get("extra_args") else ""
-        return f"mapperopt run {app}{size} --mapper {shlex.quote(_mapper_file(result))} --profile{extra}"
+        keep = " --keep-app-mapper" if settings.get("own_mapper") and "--keep-app-mapper" not in app else ""
+        return f"mapperopt run {app}{size} --mapper {shlex.quote(_mapper_file(result))}{keep} --profile{extra}"
     return f"mapperopt run {result.app}{size} --mapper expert"
 
 
@@ -658,6 +659,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             **busy, remedies="; ".join(remedies[:-1]) + "; and " + remedies[-1] if len(remedies) > 1 else remedies[0])
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
+    elif result.dsl is None and result.settings.get("own_mapper"):  # the program's own mapper, not Legion's default
+        suggestion = texts["not_profiled_own"].format(mapper=result.settings["own_mapper"], file=_mapper_file(result),
+                                                      command=_profiled_command(result))
     elif result.dsl is None:
         suggestion = texts["not_profiled"].format(command=_profiled_command(result))
         if "app_file" in (result.settings or {}):  # a user's program: how to get a DSL file that maps as the default

@@ -33,7 +33,7 @@ from mapperopt.errors import MapperoptError, closest, extended, signal_name
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/7"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/8"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -840,8 +840,9 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
     `gpus` GPU processors (default: the size's) runs it, found by running that command once under a recording DSL
     mapper that maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are
-    answered), killed after `timeout_s` seconds (default: the size's `timeout_s`, at most `DISCOVERY_TIMEOUT_S`).
-    Cached by the executable's contents and the command line (`discovery_path`).
+    answered), killed after `timeout_s` seconds (default: the size's `timeout_s`, at most `DISCOVERY_TIMEOUT_S`);
+    `own_mapper` names the mapper the program registers itself, if any (the shim's note). Cached by the
+    executable's contents and the command line (`discovery_path`).
 
     Raises:
         MapperoptError: GPUs on a machine without an NVIDIA driver, or the program timed out, failed, ran no
@@ -881,6 +882,9 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         try:
             lines = _record_lines(record)
             desc = describe_from_record(app.name, lines) if lines else None
+            own = _OWN_MAPPER.search(err)
+            if desc is not None and own:  # the shim's note: without --keep-app-mapper, a DSL mapper displaces it
+                desc["own_mapper"] = own.group(2)
         except ValueError as exc:  # the program wrote into the record, or it was cut short
             malformed = str(exc)
     if desc is None:
@@ -1031,6 +1035,13 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         settings["description"] = str(discovery_path(app, discovery_command(app, size, cpus, gpus, extra_args)))
         if so is None:
             return finish(status="failed", stage=stage, reason=reason, log=log)
+    else:  # without a DSL mapper the program maps with its own mapper, where it has one: say which
+        try:
+            own = discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout)
+        except MapperoptError:  # the run itself shows what fails
+            own = {}
+        if own.get("own_mapper"):
+            settings["own_mapper"] = own["own_mapper"]
     attempts, commands = [], []
     untraced = H.no_replay_flags(dsl) if dsl is not None else []
 

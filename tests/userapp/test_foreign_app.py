@@ -278,12 +278,27 @@ def test_advice_on_a_users_program_names_a_leaf_task_not_the_top_level_one(tmp_p
     assert set(weights) == {r["task"] for r in rows}
 
 
+def test_a_run_without_a_dsl_mapper_names_the_programs_own_mapper(tmp_path, foreign_exe, capsys, monkeypatch):
+    """Without --mapper the program maps with its own mapper (discovery found it): the title names it, not "the
+    default mapper", and the advice keeps it (--keep-app-mapper) rather than offer a `default.dsl` that maps as
+    Legion's default mapper, which displaces it (and crashes a program that needs it)."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    path = app_file(tmp_path, foreign_exe)
+    assert main(["run", "--app", str(path), "--once", "--out", str(tmp_path / "run")]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "foreign with the program's own mapper ('first_cpu_mapper') (size ci" in printed, printed
+    assert "default.dsl" not in printed and "the default mapper" not in printed, printed
+    assert ("This run used the program's own mapper ('first_cpu_mapper'), not Legion's default one" in printed
+            and f"`mapperopt run --app {path} --mapper my.dsl --keep-app-mapper --profile`" in printed), printed
+
+
 def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_program(tmp_path, foreign_exe):
     from mapperopt.autoguide import explain
 
     path = app_file(tmp_path, foreign_exe)
     result = run_benchmark(load_app_file(path), "default", out_dir=tmp_path / "run")
     assert result.ok, result.reason
+    result.settings.pop("own_mapper")  # as for a program without a mapper of its own
     suggestion = explain(result).suggestion
     assert f"`mapperopt run --app {path} --mapper default.dsl --profile`" in suggestion, suggestion
     assert "to write in default.dsl: `Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;`" in suggestion
