@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 import shlex
 import string
 from collections import defaultdict
@@ -152,6 +153,11 @@ def _context(result: RunResult) -> dict[str, Any]:
             "timeout_s": f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"}
 
 
+# The LD_PRELOAD shim's note that the DSL mapper took the place of the program's own mapper for every task.
+_DISPLACED = re.compile(r"^\[mapperopt\] note: the application .+? its own mapper \('([^']*)'\); the DSL mapper takes "
+                        r"its place for every task", re.M)
+
+
 def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None
              ) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
@@ -201,6 +207,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                 suggestion = _text(match.rule.suggest_no_mapper, match.fields)
             elif match.rule.mapper_advice:
                 suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
+        elif match.rule.suggest_displaced and (own := _DISPLACED.search(result.log or "")):
+            suggestion = _text(match.rule.suggest_displaced, {**match.fields, "own": own.group(1)})
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
