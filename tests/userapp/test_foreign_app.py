@@ -578,6 +578,22 @@ def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_
     assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
 
 
+def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(foreign_exe, tmp_path, capsys):
+    """best.dsl of `tune --keep-app-mapper` was measured with the program's mapper mapping the tasks it does not
+    name: the final lines and a comment in best.dsl say to use it with --keep-app-mapper (without it, it maps every
+    task, and a program that needs its own mapper fails)."""
+    assert main(["tune", "--app", str(app_file(tmp_path, foreign_exe)), "--keep-app-mapper", "--iters", "1",
+                 "--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    best = (root / "best.dsl").read_text()
+    said = ("Tuned with --keep-app-mapper: use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); "
+            "without it, it maps every task in place of the program's own mapper.")
+    assert best.startswith(f"# {said}\n"), best
+    assert f"{root / 'best.dsl'} was tuned with --keep-app-mapper: use it with --keep-app-mapper" in out, out
+
+
 def test_a_did_you_mean_shows_a_name_with_a_space_as_the_dsl_writes_it(tmp_path, foreign_exe, capsys):
     """`Task "Update Valeus"` gets `did you mean "Update Values"?`, which can be pasted; it said 'Update Values', which
     the DSL rejects (E104: strings use double quotes)."""
