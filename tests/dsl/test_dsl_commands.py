@@ -518,7 +518,7 @@ def test_explain_says_how_many_points_each_node_and_processor_gets():
     balance = {r["task"]: r["balance"] for r in records if "balance" in r}
     assert balance["calculate_new_currents"] == {"kind": "CPU", "per_node": [12, 12],
                                                  "per_processor": [[1] * 12, [1] * 12], "default": 0, "sets": 0,
-                                                 "failing": 0}
+                                                 "failing": 0, "own": 0}
     assert balance["init_piece"]["per_processor"] == [[12] + [0] * 11] * 2
     assert [r["task"] for r in records].index("init_pointers") > [r["task"] for r in records].index("init_piece")
 
@@ -634,3 +634,18 @@ def test_explain_predicts_no_default_slicing_for_a_program_that_keeps_its_own_ma
     assert points and not any("default_proc" in rec for rec in points)
     entries = explain_decisions(parse("Task * CPU;\n"), load_app("circuit"), parse_machine_spec("2x0x2"), (4,))
     assert all("default_proc" in rec for e in entries if e["domain"] for _, rec in e["points"])
+
+
+def test_explain_counts_a_kept_mappers_points_as_not_predicted():
+    """The points of a launch the kept program's mapper maps are its, not Legion's default mapper's: the summary line
+    says they are not predicted (it said "points per node: 0 ... 4 left to Legion's default mapper, counted where its
+    slicing puts them"), and the legend does not call the cells Legion's default."""
+    from dataclasses import replace
+
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _explanation_text, explain_decisions, load_app
+
+    app, machine = replace(load_app("circuit"), keep_app_mapper=True), parse_machine_spec("1x0x2")
+    text = _explanation_text(explain_decisions(parse("Task * CPU;\n"), app, machine, (4,)), machine)
+    assert "  points per node: not predicted (4 points mapped by the program's own mapper)" in text, text
+    assert "Legion's default mapper, counted" not in text and "dflt = the program's own mapper" in text, text
