@@ -594,6 +594,26 @@ def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(fo
     assert f"{root / 'best.dsl'} was tuned with --keep-app-mapper: use it with --keep-app-mapper" in out, out
 
 
+def test_compare_names_the_programs_own_mapper_as_its_reference(foreign_exe, tmp_path, capsys):
+    """The `default` reference of a program with its own mapper runs that mapper: compare's lines, table.md and
+    summary.json name it (they said "the default mapper", and README "normalised to Legion's default mapper")."""
+    assert main(["compare", "--app", str(app_file(tmp_path, foreign_exe)), "--iters", "1", "--runs", "1",
+                 "--optimizers", "random", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(tmp_path / "c")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (folder,) = (tmp_path / "c" / "foreign").glob("compare-*")
+    table = " ".join((folder / "table.md").read_text().split())
+    summary = json.loads((folder / "summary.json").read_text())
+    assert "Measuring the program's own mapper..." in out, out
+    for text in (out, table):
+        assert "the default mapper" not in text.lower(), text
+        assert "Score of a run: its best program's throughput / the program's own mapper's (" in text, text
+        assert ("The reference is the program's own mapper ('first_cpu_mapper'), which maps it without a DSL "
+                "mapper, not Legion's default mapper.") in text, text
+    assert summary["reference"] == "default" and summary["own_mapper"] == "first_cpu_mapper"
+    assert summary["normalization"].startswith("best program's throughput / the program's own mapper's, ")
+
+
 def test_a_did_you_mean_shows_a_name_with_a_space_as_the_dsl_writes_it(tmp_path, foreign_exe, capsys):
     """`Task "Update Valeus"` gets `did you mean "Update Values"?`, which can be pasted; it said 'Update Values', which
     the DSL rejects (E104: strings use double quotes)."""
