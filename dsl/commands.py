@@ -182,6 +182,15 @@ def _is_script(exe: Path) -> bool:
         return False
 
 
+def displaced_note(app: AppDescription) -> str | None:
+    """The note that a DSL mapper takes the place of the program's own mapper (discovery ran under it) for every
+    task, unless the run keeps it; None when it has none or the run keeps it."""
+    if app.own_mapper and not app.keep_app_mapper:
+        return (f"note: the program registers its own mapper ('{app.own_mapper}'); this mapper takes its place for "
+                "every task (--keep-app-mapper keeps it for the tasks no statement names)")
+    return None
+
+
 def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
                    keep_app_mapper=False, timeout_s=None, rediscover=False) -> None:
     """Refuses flags after `--` without a program to pass them to, --size without a program to size, and the
@@ -317,6 +326,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
                      "the program it runs; after rebuilding that program, check with --rediscover once")
     if variants:
         notes.append(variants)
+    if displaced_note(app):
+        notes.append(displaced_note(app))
     if machine is not None:
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
     else:
@@ -819,3 +830,5 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     if unlike_run and not domain:
         click.echo(render_all(unlike_run, text), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
+    if displaced_note(app):
+        click.echo(displaced_note(app), err=True)
