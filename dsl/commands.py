@@ -182,10 +182,10 @@ def _is_script(exe: Path) -> bool:
         return False
 
 
-def displaced_note(app: AppDescription) -> str | None:
+def displaced_note(app: AppDescription | None) -> str | None:
     """The note that a DSL mapper takes the place of the program's own mapper (discovery ran under it) for every
-    task, unless the run keeps it; None when it has none or the run keeps it."""
-    if app.own_mapper and not app.keep_app_mapper:
+    task, unless the run keeps it; None when it has none, the run keeps it or no program is known."""
+    if app is not None and app.own_mapper and not app.keep_app_mapper:
         return (f"note: the program registers its own mapper ('{app.own_mapper}'); this mapper takes its place for "
                 "every task (--keep-app-mapper keeps it for the tasks no statement names)")
     return None
