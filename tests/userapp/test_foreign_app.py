@@ -286,7 +286,7 @@ def test_a_run_without_a_dsl_mapper_names_the_programs_own_mapper(tmp_path, fore
     path = app_file(tmp_path, foreign_exe)
     assert main(["run", "--app", str(path), "--once", "--out", str(tmp_path / "run")]) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "foreign with the program's own mapper ('first_cpu_mapper') (size ci" in printed, printed
+    assert "foreign with its own mapper ('first_cpu_mapper') (size ci" in printed, printed
     assert "default.dsl" not in printed and "the default mapper" not in printed, printed
     assert ("This run used the program's own mapper ('first_cpu_mapper'), not Legion's default one" in printed
             and f"`mapperopt run --app {path} --mapper my.dsl --keep-app-mapper --profile`" in printed), printed
