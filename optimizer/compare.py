@@ -1029,7 +1029,8 @@ def _record_group(ctx: dict, stored: dict, result: dict | None, errors: list[str
         return
     reference, measured = ctx["reference"], result["measured"]
     if not (measured[reference]["estimate"] or {}).get("value"):
-        errors.append(f"{reference_name(reference, ctx['own_mapper'])} failed in {result['folder']}: {measured[reference]['reason']}")
+        errors.append(f"{reference_name(reference, ctx.get('own_mapper'))} failed in {result['folder']}: "
+                      f"{measured[reference]['reason']}")
         say(f"Error: {errors[-1]}")
         stored["failed"] = stored.get("failed", []) + [{**result, "error": errors[-1]}]  # kept, not used
         _write_finals(ctx["folder"], stored)
@@ -1061,7 +1062,7 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
         return None
     mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes}}
     evaluator = _evaluator(ctx, {}, ctx["iterations"])
-    print(f"Measuring {reference_name(reference, ctx['own_mapper'])} and {len(mappers) - 1} best program(s) of "
+    print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {len(mappers) - 1} best program(s) of "
           f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name})...", flush=True)
     load_before = os.getloadavg()[0]
     measured = protocol.measure_together(ctx["bench"], mappers, rounds, folder / name,
@@ -1109,7 +1110,7 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
                 f"iterations are not those {', '.join(g['folder'] for g in stale)} measured, so "
                 + ("it moves" if len(stale) == 1 else "they move") + " to `replaced` in final.json once "
                 "the runs of this command are measured again together with "
-                + reference_name(ctx["reference"], ctx["own_mapper"])
+                + reference_name(ctx["reference"], ctx.get("own_mapper"))
                 + (f" ({', '.join(others)}, not asked here, have no final measurement until a command names them)"
                    if others else "") + ".")
         # A new best whose program the run's group measured already (another run's best) keeps that figure: said,
@@ -1154,7 +1155,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
         if protocol.values_of(result):
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)
             measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
-            out += [[f"{title} of {reference_name(reference, ctx['own_mapper'])}'s first measurement", text]
+            out += [[f"{title} of {reference_name(reference, ctx.get('own_mapper'))}'s first measurement", text]
                     for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
                                                                        timeout_s, start_up_s=start_up, anew=_ANEW)]
     final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
