@@ -326,8 +326,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
                      "the program it runs; after rebuilding that program, check with --rediscover once")
     if variants:
         notes.append(variants)
-    if displaced_note(app):
-        notes.append(displaced_note(app))
+    if note := displaced_note(app):
+        notes.append(note)
     if machine is not None:
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
     else:
@@ -830,5 +830,5 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     if unlike_run and not domain:
         click.echo(render_all(unlike_run, text), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
-    if displaced_note(app):
-        click.echo(displaced_note(app), err=True)
+    if note := displaced_note(app):
+        click.echo(note, err=True)
