@@ -44,6 +44,7 @@ PERFORMANCE_FIELDS = {
     "unverified_layouts": (),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
     "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"),
+    "not_profiled_own": ("mapper", "file", "command"),
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),
     "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy", "remedies"),
     "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (), "before_timer": (),
@@ -73,7 +74,7 @@ UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "progra
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELDS, "default_reason")}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category", "specific",
              "execution", "explain", "suggest", "edits", "context", "mapper_advice", "explain_no_mapper",
-             "suggest_no_mapper"}
+             "suggest_no_mapper", "suggest_displaced"}
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,8 @@ class Rule:
             mapper, the program's own) the catalog's `no_mapper` suggestion replaces it.
         explain_no_mapper, suggest_no_mapper: the rule's own texts for a run without a DSL mapper (templates), in
             place of `explain` and of `suggest` (or of the `no_mapper` suggestion); None: not given.
+        suggest_displaced: the rule's own suggestion after a DSL mapper that took the place of the program's own
+            mapper for every task (the shim's note; {own}: that mapper's name); None: not given.
     """
 
     id: str
@@ -125,6 +128,7 @@ class Rule:
     mapper_advice: bool = False
     explain_no_mapper: str | None = None
     suggest_no_mapper: str | None = None
+    suggest_displaced: str | None = None
 
     def fields(self) -> set[str]:
         """Names a template of this rule may use."""
@@ -290,10 +294,12 @@ def _rule(data: dict, where: str) -> Rule:
         mapper_advice=bool(data.get("mapper_advice", False)),
         explain_no_mapper=str(data["explain_no_mapper"]).strip() if "explain_no_mapper" in data else None,
         suggest_no_mapper=str(data["suggest_no_mapper"]).strip() if "suggest_no_mapper" in data else None,
+        suggest_displaced=str(data["suggest_displaced"]).strip() if "suggest_displaced" in data else None,
     )
     try:
         used = template_fields([rule.explain, rule.suggest, rule.execution or "", rule.explain_no_mapper or "",
                                 rule.suggest_no_mapper or "", *edits])
+        used |= template_fields(rule.suggest_displaced or "") - {"own"}  # {own}: the displaced mapper's name
     except ValueError as exc:  # a lone brace; literal braces are written {{ and }}
         raise MapperoptError(f"{where}: bad template ({exc})") from None
     missing = used - rule.fields()

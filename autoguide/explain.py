@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 import shlex
 import string
 from collections import defaultdict
@@ -152,6 +153,11 @@ def _context(result: RunResult) -> dict[str, Any]:
             "timeout_s": f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"}
 
 
+# The LD_PRELOAD shim's note that the DSL mapper took the place of the program's own mapper for every task.
+_DISPLACED = re.compile(r"^\[mapperopt\] note: the application .+? its own mapper \('([^']*)'\); the DSL mapper takes "
+                        r"its place for every task", re.M)
+
+
 def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None
              ) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
@@ -201,6 +207,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                 suggestion = _text(match.rule.suggest_no_mapper, match.fields)
             elif match.rule.mapper_advice:
                 suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
+        elif match.rule.suggest_displaced and (own := _DISPLACED.search(result.log or "")):
+            suggestion = _text(match.rule.suggest_displaced, {**match.fields, "own": own.group(1)})
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
@@ -554,7 +562,7 @@ def _mapper_file(result: RunResult) -> str:
         return settings["mapper_file"]
     if result.dsl is not None and result.run_dir and (Path(result.run_dir) / "mapper.dsl").is_file():
         return str(Path(result.run_dir) / "mapper.dsl")
-    return "default.dsl" if result.dsl is None else "my.dsl"
+    return "default.dsl" if result.dsl is None and not settings.get("own_mapper") else "my.dsl"
 
 
 def _default_as_dsl(result: RunResult) -> str:
@@ -573,7 +581,8 @@ def _profiled_command(result: RunResult) -> str:
         # `app_options`: how the run was given the program; a run recorded without it, an obvious template.
         app = settings.get("app_options") or "--app " + shlex.quote(settings["app_file"] or "PROGRAM ITS-ARGUMENTS")
         extra = f" -- {shlex.join(settings['extra_args'])}" if settings.get("extra_args") else ""
-        return f"mapperopt run {app}{size} --mapper {shlex.quote(_mapper_file(result))} --profile{extra}"
+        keep = " --keep-app-mapper" if settings.get("own_mapper") and "--keep-app-mapper" not in app else ""
+        return f"mapperopt run {app}{size} --mapper {shlex.quote(_mapper_file(result))}{keep} --profile{extra}"
     return f"mapperopt run {result.app}{size} --mapper expert"
 
 
@@ -667,6 +676,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             **busy, remedies="; ".join(remedies[:-1]) + "; and " + remedies[-1] if len(remedies) > 1 else remedies[0])
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
+    elif result.dsl is None and result.settings.get("own_mapper"):  # the program's own mapper, not Legion's default
+        suggestion = texts["not_profiled_own"].format(mapper=result.settings["own_mapper"], file=_mapper_file(result),
+                                                      command=_profiled_command(result))
     elif result.dsl is None:
         suggestion = texts["not_profiled"].format(command=_profiled_command(result))
         if "app_file" in (result.settings or {}):  # a user's program: how to get a DSL file that maps as the default

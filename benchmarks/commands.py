@@ -37,7 +37,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
 
     console = Console(highlight=False)
     s = result.settings
-    title = f"{result.app} with the {result.mapper} mapper (size {s['size']}, {s['cpus']} CPU, {s['gpus']} GPU)"
+    mapper = f"its own mapper ('{s['own_mapper']}')" if s.get("own_mapper") else f"the {result.mapper} mapper"
+    title = f"{result.app} with {mapper} (size {s['size']}, {s['cpus']} CPU, {s['gpus']} GPU)"
     table = Table(title=escape(title), show_header=False, min_width=len(title) + 4)
     table.add_column(style="bold")
     table.add_column(overflow="fold")

@@ -34,7 +34,7 @@ from mapperopt.records import RunResult
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/7"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/8"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -845,12 +845,14 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
 
 
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
-             refresh: bool = False, timeout_s: float | None = None) -> dict:
+             refresh: bool = False, timeout_s: float | None = None, keep_failed: bool = True) -> dict:
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
     `gpus` GPU processors (default: the size's) runs it, found by running that command once under a recording DSL
     mapper that maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are
-    answered), killed after `timeout_s` seconds (default: the size's `timeout_s`, at most `DISCOVERY_TIMEOUT_S`).
-    Cached by the executable's contents and the command line (`discovery_path`).
+    answered), killed after `timeout_s` seconds (default: the size's `timeout_s`, at most `DISCOVERY_TIMEOUT_S`);
+    `own_mapper` names the mapper the program registers itself, if any (the shim's note). Cached by the
+    executable's contents and the command line (`discovery_path`). A failed discovery keeps its folder unless
+    `keep_failed` is False (its caller goes on without the description).
 
     Raises:
         MapperoptError: GPUs on a machine without an NVIDIA driver, or the program timed out, failed, ran no
@@ -890,9 +892,15 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         try:
             lines = _record_lines(record)
             desc = describe_from_record(app.name, lines) if lines else None
+            own = _OWN_MAPPER.search(err)
+            if desc is not None and own:  # the shim's note: without --keep-app-mapper, a DSL mapper displaces it
+                desc["own_mapper"] = own.group(2)
         except ValueError as exc:  # the program wrote into the record, or it was cut short
             malformed = str(exc)
     if desc is None:
+        if not keep_failed:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise MapperoptError(f"discovering {app.name} failed")
         (folder / "stdout.txt").write_text(out)
         (folder / "stderr.txt").write_text(err)
         raise _discovery_failed(app, cmd, folder, out, err, code, limit, malformed)
@@ -1086,6 +1094,14 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             ["env", *[f"{k}={v}" for k, v in added.items()], *cmd]) + "\n")
         run = H.execute(cmd, run_dir, "-profile", timeout_s, env, expect_result=False)
         task_profile = run.attempt.profile if H.profiled(run, settings) else None
+    if dsl is None:  # it mapped with its own mapper, where it has one (discovery, cached, says): named by the advice
+        try:
+            own = discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout,
+                           keep_failed=False)
+        except MapperoptError:  # the measurement stands; only the mapper's name is unknown
+            own = {}
+        if own.get("own_mapper"):
+            settings["own_mapper"] = own["own_mapper"]
     return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), profile=task_profile,
                   **H._summary(attempts))
 

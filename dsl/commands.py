@@ -186,6 +186,15 @@ def _is_script(exe: Path) -> bool:
         return False
 
 
+def displaced_note(app: AppDescription | None) -> str | None:
+    """The note that a DSL mapper takes the place of the program's own mapper (discovery ran under it) for every
+    task, unless the run keeps it; None when it has none, the run keeps it or no program is known."""
+    if app is not None and app.own_mapper and not app.keep_app_mapper:
+        return (f"note: the program registers its own mapper ('{app.own_mapper}'); this mapper takes its place for "
+                "every task (--keep-app-mapper keeps it for the tasks no statement names)")
+    return None
+
+
 def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str | None = None,
                    keep_app_mapper=False, timeout_s=None, rediscover=False) -> None:
     """Refuses flags after `--` without a program to pass them to, --size without a program to size, and the
@@ -322,6 +331,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
                      "the program it runs; after rebuilding that program, check with --rediscover once")
     if variants:
         notes.append(variants)
+    if note := displaced_note(app):
+        notes.append(note)
     if machine is not None:
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
     else:
@@ -542,15 +553,19 @@ def _launch_balance(entry: dict, machine: MachineDescription) -> dict:
     """How an index launch's points (`explain_decisions` entry) spread over the machine: {"kind", "per_node" (points
     per node, by node), "per_processor" (per node, points per processor of the kind, by index), "default" (points
     left to Legion's default placement: counted where its slicing puts them, `default_slices`), "sets" (points on a
-    processor set: counted on their node only), "failing" (points whose mapping function fails)}."""
+    processor set: counted on their node only), "failing" (points whose mapping function fails), "own" (points the
+    program's kept mapper maps: not predicted)}."""
     kind = entry["kind"]
     per_node = [0] * machine.nodes
     per_proc = [[0] * machine.count(kind, n) for n in range(machine.nodes)]
-    out = {"kind": kind, "per_node": per_node, "per_processor": per_proc, "default": 0, "sets": 0, "failing": 0}
+    out = {"kind": kind, "per_node": per_node, "per_processor": per_proc, "default": 0, "sets": 0, "failing": 0,
+           "own": 0}
     for _, rec in entry["points"]:
         proc = rec.get("default_proc", rec["proc"]) if isinstance(rec, dict) else None
         if proc is None:
             out["failing"] += 1
+        elif entry["app_mapper"]:
+            out["own"] += 1
         elif proc["node"] is None:
             out["default"] += 1  # no processor of the kind to slice it to: not counted
         else:
@@ -566,6 +581,8 @@ def _launch_balance(entry: dict, machine: MachineDescription) -> dict:
 def _balance_line(balance: dict) -> str:
     """`_launch_balance` in one line: the points per node (fewest and most beyond 16 nodes), the fewest and most per
     processor, how many of them Legion's default mapper places, and the points neither counts."""
+    if balance["own"]:  # the kept program's mapper maps the whole launch (no statement names the task)
+        return f"  points per node: not predicted ({balance['own']} points mapped by the program's own mapper)"
     per_node, kind = balance["per_node"], balance["kind"]
     procs = [c for node in balance["per_processor"] for c in node]
     nodes = (" ".join(map(str, per_node)) if len(per_node) <= 16 else
@@ -596,7 +613,8 @@ def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
     width = max(4, *(len(_cell(r, machine)) for _, r in points))
     sets = any(isinstance(r, dict) and "set" in r for _, r in entry["points"])
     default = any(isinstance(r, dict) and "default_proc" in r for _, r in entry["points"])
-    legend = DEFAULT_LEGEND if default else "dflt = Legion's default"
+    legend = (DEFAULT_LEGEND if default else "dflt = the program's own mapper, as above" if entry["app_mapper"] else
+              "dflt = Legion's default")
     lines = [f"  placement (point -> {entry['kind']} node.index; {legend}{'; ' + SET_LEGEND if sets else ''}):"]
     if len(dom) == 2:
         lines.append("  " + "i0 \\ i1".ljust(9) + "".join(str(j).rjust(width + 1) for j in range(dom[1])))
@@ -824,3 +842,5 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
     if bench in UNDESCRIBED_LAUNCHES:
         click.echo(f"note: {UNDESCRIBED_LAUNCHES[bench]}", err=True)
+    if note := displaced_note(app):
+        click.echo(note, err=True)

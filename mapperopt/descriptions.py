@@ -197,6 +197,8 @@ class AppDescription:
             (the application file's `keep_app_mapper`; not part of what the program describes).
         discovered_as: for a user's program, the command line discovery ran it with: its tasks are those that run
             launched, and other flags may launch others; None for a benchmark's description, which lists them all.
+        own_mapper: the name of the mapper the program registers itself (replace_default_mapper, add_mapper),
+            which a DSL mapper displaces unless the run keeps it (`keep_app_mapper`); None: none, or not known.
         given_as: the options that gave this program to the command that checks a mapper against it (`--app X`,
             `--size S`, then `--` and the flags after it, if any), for hints to paste back; empty where unknown (not
             part of what the program describes).
@@ -208,6 +210,7 @@ class AppDescription:
     tunables: tuple[TunableInfo, ...] = ()
     keep_app_mapper: bool = False
     discovered_as: str | None = None
+    own_mapper: str | None = None
     given_as: tuple[str, ...] = field(default=(), compare=False)
 
     def task(self, name: str) -> TaskInfo | None:
@@ -317,7 +320,7 @@ class AppDescription:
             tunables.append(TunableInfo(int(_get(t, "id", what)), int(_get(t, "value", what)), _get(t, "type", what),
                                         bool(t.get("legion", False))))
         return cls(_get(obj, "app", "the application description"), tuple(tasks), tree, tuple(tunables),
-                   bool(obj.get("keep_app_mapper", False)), obj.get("discovered_as"))
+                   bool(obj.get("keep_app_mapper", False)), obj.get("discovered_as"), obj.get("own_mapper"))
 
     def to_json(self) -> dict:
         out = {"schema": APP_SCHEMA, "app": self.app, "tasks": [t.to_json() for t in self.tasks],
@@ -328,6 +331,8 @@ class AppDescription:
             out["keep_app_mapper"] = True
         if self.discovered_as:
             out["discovered_as"] = self.discovered_as
+        if self.own_mapper:
+            out["own_mapper"] = self.own_mapper
         return out
 
 

@@ -29,7 +29,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import TuneStore, folder_path, relative_run_dirs
+from mapperopt.optimizer.store import KEPT_USE, TuneStore, folder_path, kept_app_mapper, relative_run_dirs
 from mapperopt.optimizer.llm import ModelError
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
@@ -801,6 +801,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                    start_up_s=start_up(_set_up_results(store.root)), wall=wall)
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
+    if kept_app_mapper(settings):
+        console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
+                      soft_wrap=True)
     if settings["start"] not in ("default", "random"):
         edit = store.root / "best-from-start.dsl"
         console.print(f"The same mapping as an edit of {escape(settings['start'])} (its comments, functions and "

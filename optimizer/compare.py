@@ -4,7 +4,8 @@
     mapperopt compare --app mapperopt.yaml --optimizers guided,random --iters 10 --runs 3
 
 The reference every throughput is divided by is the benchmark's expert mapper; a user's program (`--app`) has none,
-and Legion's default mapper takes its place (measured the same way; `reference` in summary.json says which).
+and Legion's default mapper takes its place (measured the same way; `reference` in summary.json says which), or the
+program's own mapper where it registers one (`own_mapper` names it).
 
 Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again and resumes; `--new` starts another,
 `compare-<hash>-2/`, ...):
@@ -496,9 +497,11 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
 
         ctx = {"bench": bench, "opts": opts, "cpus": cpus, "gpus": gpus, "min_time": min_time,
                "max_executions": max_executions, "app": app, "machine": machine, "layouts": layouts,
-               "run_settings": run_settings, "reference": reference, "folder": folder, "cores": cores}
+               "run_settings": run_settings, "reference": reference, "folder": folder, "cores": cores,
+               "own_mapper": app.get("own_mapper") if reference == "default" else None}
+        named = reference_name(reference, ctx["own_mapper"])
         with _pinned(cores[0]):
-            first, iterations, wall_s = _reference(bench, reference, folder, _evaluator(ctx, {}, None),
+            first, iterations, wall_s = _reference(bench, reference, named, folder, _evaluator(ctx, {}, None),
                                                    measure_baselines, say)
         ctx.update(first=first, iterations=iterations, wall_s=wall_s)
         # repeat-major: a comparison stopped early has every optimizer alike
@@ -561,7 +564,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             # the table's header names one reference throughput: the median of the groups' (one group: its own)
             final_reference = statistics.median(references) if references else first
             unit = used[0]["measured"][reference]["unit"] if used else None
-            normalization = (f"best program's throughput / the {reference} mapper's, measured together in "
+            normalization = (f"best program's throughput / {named}'s, measured together in "
                              f"{_rounds(opts['final_rounds'], 'interleaved')} (trimmed mean); failures count 0")
             loads = [x for g in used for x in g["load_average"]]
             measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
@@ -572,7 +575,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
             final_reference, unit = first, next((o.best.unit for o in outcomes if o.best), None)
             outcomes = [replace(o, final=o.best.throughput) if o.best else o for o in outcomes]
-            normalization = (f"best program's throughput as its run measured it / the {reference} mapper's first "
+            normalization = (f"best program's throughput as its run measured it / {named}'s first "
                              "measurement (no final measurement yet); failures count 0")
         summary = summarize(outcomes, final_reference, curve_expert=first)
         # how the runs were measured: a --report-only's own --jobs measured nothing
@@ -583,6 +586,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                        reference_throughput=final_reference, reference_first_throughput=first, settings=asked,
                        normalization=normalization, cores_per_job=ran["cores_per_job"], jobs=ran["jobs"],
                        left_out=left_out, **measured)
+        if ctx["own_mapper"]:
+            summary["own_mapper"] = ctx["own_mapper"]
         # --report-only of other runs than those of the command that last ran the comparison (settings.json):
         # printed only, so that the report files never describe part of it as the whole
         stored = json.loads((folder / "settings.json").read_text())
@@ -850,16 +855,17 @@ def _outcome(folder: Path, name: str, r: int, opts: dict) -> RunOutcome | None:
     return RunOutcome(name, r + 1, opts["seed"] + r, records, records[named - 1] if named else None, None, root)
 
 
-def _reference(bench: str | UserApp, name: str, folder: Path, evaluator: BenchmarkEvaluator, measure: Callable,
-               say: Callable) -> tuple[float, int | None, float | None]:
-    """The reference mapper's (`name`: "expert", or "default" for a program without one) throughput, calibrated
+def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evaluator: BenchmarkEvaluator,
+               measure: Callable, say: Callable) -> tuple[float, int | None, float | None]:
+    """The reference mapper's (`name`: "expert", or "default" for a program without one; `named`: as the texts
+    name it, `reference_name`) throughput, calibrated
     iteration count and longest execution (seconds; None where an older comparison did not keep it), measured once
     per comparison (kept in `<name>.json`)."""
     path = folder / f"{name}.json"
     if path.exists():
         data = json.loads(path.read_text())
         return data["throughput"], data["iterations"], data.get("wall_s")
-    say(f"Measuring the {name} mapper" + ("..." if isinstance(bench, UserApp) else
+    say(f"Measuring {named}" + ("..." if isinstance(bench, UserApp) else
                                            " (it also calibrates the iteration count)..."))
     measured, failed, iterations = measure(bench, [name], evaluator, folder)
     if name not in measured:
@@ -1023,7 +1029,8 @@ def _record_group(ctx: dict, stored: dict, result: dict | None, errors: list[str
         return
     reference, measured = ctx["reference"], result["measured"]
     if not (measured[reference]["estimate"] or {}).get("value"):
-        errors.append(f"the {reference} mapper failed in {result['folder']}: {measured[reference]['reason']}")
+        errors.append(f"{reference_name(reference, ctx.get('own_mapper'))} failed in {result['folder']}: "
+                      f"{measured[reference]['reason']}")
         say(f"Error: {errors[-1]}")
         stored["failed"] = stored.get("failed", []) + [{**result, "error": errors[-1]}]  # kept, not used
         _write_finals(ctx["folder"], stored)
@@ -1055,7 +1062,7 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
         return None
     mappers = {reference: reference, **{_program(o.best): o.best.dsl for o in outcomes}}
     evaluator = _evaluator(ctx, {}, ctx["iterations"])
-    print(f"Measuring the {reference} mapper and {len(mappers) - 1} best program(s) of "
+    print(f"Measuring {reference_name(reference, ctx.get('own_mapper'))} and {len(mappers) - 1} best program(s) of "
           f"{', '.join(o.folder.name for o in outcomes)} together ({_rounds(rounds)}, {name})...", flush=True)
     load_before = os.getloadavg()[0]
     measured = protocol.measure_together(ctx["bench"], mappers, rounds, folder / name,
@@ -1102,7 +1109,8 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
             say(f"Measuring again: the best programs of {', '.join(changed)} after {len(outcomes[0].records)} "
                 f"iterations are not those {', '.join(g['folder'] for g in stale)} measured, so "
                 + ("it moves" if len(stale) == 1 else "they move") + " to `replaced` in final.json once "
-                "the runs of this command are measured again together with the " + ctx["reference"] + " mapper"
+                "the runs of this command are measured again together with "
+                + reference_name(ctx["reference"], ctx.get("own_mapper"))
                 + (f" ({', '.join(others)}, not asked here, have no final measurement until a command names them)"
                    if others else "") + ".")
         # A new best whose program the run's group measured already (another run's best) keeps that figure: said,
@@ -1148,7 +1156,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
         if protocol.values_of(result):
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)
             measured = {"": (protocol.estimate(protocol.values_of(result)), protocol.measured_time(result))}
-            out += [[f"{title} of the {reference} mapper's first measurement", text]
+            out += [[f"{title} of {reference_name(reference, ctx.get('own_mapper'))}'s first measurement", text]
                     for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
                                                                        timeout_s, start_up_s=start_up, anew=_ANEW,
                                                                        wall=wall)]
@@ -1224,10 +1232,17 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
     return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves}
 
 
+def reference_name(reference: str, own_mapper: str | None = None) -> str:
+    """How the texts name the reference mapper (`reference`: "expert" or "default"): the `default` reference of a
+    program that registers its own mapper (`own_mapper`, its name) runs that mapper, not Legion's default one."""
+    return "the program's own mapper" if reference == "default" and own_mapper else f"the {reference} mapper"
+
+
 def describe(summary: dict) -> list[str]:
     """What a comparison's figures are: the benchmark, size and machine, how each evaluation and the final scores
     were measured, and how to read the columns (lines of text, for the table's header)."""
     s, reference = summary.get("settings", {}), summary.get("reference", "expert")
+    named = reference_name(reference, summary.get("own_mapper"))
     unit = summary.get("unit") or ""
     groups = summary.get("final_groups") or []
     runs = max((o["runs"] for o in summary.get("optimizers", {}).values()), default=s.get("repeats", "?"))
@@ -1248,19 +1263,21 @@ def describe(summary: dict) -> list[str]:
                 f"of at least {s.get('min_time_s', '?')} s measured") + ", trimmed mean. A "
              "candidate becomes a run's best only when it is faster than the best so far beyond the noise (one that "
              "only looks faster is measured again together with the best).",
-             (f"Score of a run: its best program's throughput / the {reference} mapper's "
+             (f"Score of a run: its best program's throughput / {named}'s "
               f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
               f"{_rounds(summary['final_rounds'], 'interleaved')}; 0 when nothing worked."
               if summary.get("final_rounds") and len(groups) < 2 else
-              f"Score of a run: its best program's throughput / the {reference} mapper's, both measured together at "
+              f"Score of a run: its best program's throughput / {named}'s, both measured together at "
               f"the end in {_rounds(summary['final_rounds'], 'interleaved')}, in {len(groups)} groups of runs each "
-              f"with its own measurement of the {reference} mapper on the same cores (its throughput: median "
+              f"with its own measurement of {named} on the same cores (its throughput: median "
               f"{summary.get('reference_throughput', 0):.4g}, {min(g['reference'] for g in groups):.4g} to "
               f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked."
               if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
              + " Columns mean..best: over the runs' scores (std: the population standard deviation (divided by the "
              "number of runs, not one less); std, worst and median n/a for a single run); failed "
-             "evaluations: failed iterations / iterations."]
+             "evaluations: failed iterations / iterations."
+             + (f" The reference is the program's own mapper ('{summary['own_mapper']}'), which maps it without a "
+                "DSL mapper, not Legion's default mapper." if summary.get("own_mapper") else "")]
     return lines
 
 
@@ -1273,7 +1290,8 @@ def reference_drift(summary: dict) -> str | None:
         return None
     unit = f" {summary['unit']}" if summary.get("unit") else ""
     both = " and ".join if len(finals) == 2 else ", ".join
-    return (f"The {summary.get('reference', 'expert')} mapper measured {both(f'{f:.4g}' for f in finals)}{unit} in "
+    named = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))
+    return (f"{named[0].upper()}{named[1:]} measured {both(f'{f:.4g}' for f in finals)}{unit} in "
             f"the final measurement, {both(f'{f / first:.2f}x' for f in finals)} its {first:.4g}{unit} before "
             "tuning, which the curves divide by: the scores are the table's, not where the curves end.")
 
@@ -1367,8 +1385,8 @@ def compare_figure(summary: dict):
                                           marker="D", markersize=4, color=line.get_color(), capsize=2)
             mark.set_gid(f"final-{name}")
             bar.set_gid(f"final-{name}")
-    reference = summary.get("reference", "expert")
-    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label=f"{reference} mapper (1.0)")
+    reference = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))[4:]  # no "the "
+    ax.axhline(1.0, color="gray", linestyle="--", linewidth=1, label=f"{reference} (1.0)")
     scored = bool(summary.get("optimizers"))
     ticks = [t for t in matplotlib.ticker.MaxNLocator(integer=True, nbins=8).tick_values(1, max(n, 1)) if 1 <= t <= n]
     if scored:
@@ -1379,7 +1397,7 @@ def compare_figure(summary: dict):
     ax.set_xlabel("iteration")
     # The curves are tuning-time figures; the final scores come from one measurement of the best programs together
     # with the reference (their load may differ): each is divided by its own measurement of the reference.
-    ax.set_ylabel(f"throughput / {reference} mapper's")
+    ax.set_ylabel(f"throughput / {reference}'s")
     size = summary.get("settings", {}).get("size")
     final = (f"final: best program / {reference}, measured together at the end (the table)"
              if summary.get("final_rounds") else
@@ -1489,7 +1507,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     """Compare optimizers on BENCH (or your program, --app): each tunes --runs times for --iters iterations,
     starting from a random program by default (the same per seed for every optimizer; `tune` starts from the
     default mapping; --start default does so here too); throughputs are normalised to the expert mapper measured in the same comparison (failures count 0), or to
-    Legion's default mapper for a program without an expert mapper (--app).
+    Legion's default mapper (or the program's own, where it registers one) for a program without an expert mapper
+    (--app).
 
     Writes runs/BENCH/compare-<hash>/ with summary.csv, summary.json, runs.csv, table.md and compare.png.
     Running the same command again resumes it (finished iterations are not rerun; --resume DIR continues a given

@@ -40,6 +40,9 @@ from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
+# How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
+KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); without it, it maps every task in "
+            "place of the program's own mapper.")
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
@@ -239,6 +242,8 @@ class TuneStore:
         from mapperopt.optimizer.space import SearchSpace
 
         best = self.root / "best.dsl"
+        if kept_app_mapper(self.settings):
+            dsl = f"# Tuned with --keep-app-mapper: {KEPT_USE}\n{dsl}"
         if best.is_file() and best.read_text() == dsl:
             return  # the same best as after the last iteration: its edit was written before it (below)
         s, path = self.settings, self.root / "best-from-start.dsl"
@@ -263,6 +268,11 @@ def _without_secrets(argv: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def kept_app_mapper(settings: dict) -> bool:
+    """Whether the tuning folder's `settings` kept the program's own mapper (tune --keep-app-mapper)."""
+    return bool(((settings.get("request") or {}).get("program") or {}).get("keep_app_mapper"))
 
 
 def describe_owner(root: Path) -> str:

@@ -350,6 +350,26 @@ def test_the_shims_notes_are_no_message_of_the_programs():
     assert fb.rule == "silent-abort" and "[mapperopt] note" not in fb.raw_excerpt, (fb.rule, fb.raw_excerpt)
 
 
+def test_a_legion_error_after_the_programs_own_mapper_was_displaced_suggests_keeping_it():
+    """A DSL mapper that displaced the program's own mapper (the shim's note) and a Legion error: the advice says so
+    and suggests --keep-app-mapper (Legion's circuit example needs its mapper's colocation); it said "undo the most
+    recent change ... if the error persists with the default mapper", which names no change and no mapper that ran."""
+    _, captured = load("foreign-tunable_int64")  # a program with its own mapper, displaced, through the shim
+    error = ("{5}{legion}: LEGION PROGRAMMING MODEL EXCEPTION: Illegal implicit mapping of a virtual mapped region "
+             "in task update_voltages(UID: 134).")
+    lines = captured.log.splitlines()
+    note = next(i for i, line in enumerate(lines) if "replaces the default mapper with its own mapper" in line)
+    log = "\n".join([*lines[:note + 1], error, "--- stdout ---", ""])
+    fb = explain(dataclasses.replace(captured, log=log, reason=error))
+    assert fb.rule == "legion-other-exception", fb.rule
+    assert fb.suggestion == (
+        "The DSL mapper took the place of the program's own mapper ('first_cpu_mapper') for every task: if the "
+        "program needs it, keep it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand) and write statements "
+        "naming only the tasks to change; else undo the most recent change to the mapper."), fb.suggestion
+    kept = log.replace("takes its place for every task", "takes its place and hands it the tasks the DSL does not name")
+    assert explain(dataclasses.replace(captured, log=kept, reason=error)).suggestion.startswith("Undo the most recent")
+
+
 def test_the_run_commands_profile_table_says_when_its_rounded_shares_do_not_add_up_to_100(capsys, monkeypatch):
     """The real profile of Stencil's expert mapper: its shares (61, 20, 12, 6 %) add up to 99 %; the table says they
     are rounded rather than leave the reader to wonder where a percent went."""

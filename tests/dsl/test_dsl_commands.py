@@ -518,7 +518,7 @@ def test_explain_says_how_many_points_each_node_and_processor_gets():
     balance = {r["task"]: r["balance"] for r in records if "balance" in r}
     assert balance["calculate_new_currents"] == {"kind": "CPU", "per_node": [12, 12],
                                                  "per_processor": [[1] * 12, [1] * 12], "default": 0, "sets": 0,
-                                                 "failing": 0}
+                                                 "failing": 0, "own": 0}
     assert balance["init_piece"]["per_processor"] == [[12] + [0] * 11] * 2
     assert [r["task"] for r in records].index("init_pointers") > [r["task"] for r in records].index("init_piece")
 
@@ -653,3 +653,18 @@ def test_explain_of_a_3d_gemm_says_which_taco_fill_launches_it_leaves_out():
     assert "taco_fill (index launch over (2, 2, 1))" in result.output
     assert "note: taco_fill is shown on A's face only; it fills B and C on theirs, the launch domains of task_2 and " \
            "task_3" in result.output, result.output
+
+
+def test_explain_counts_a_kept_mappers_points_as_not_predicted():
+    """The points of a launch the kept program's mapper maps are its, not Legion's default mapper's: the summary line
+    says they are not predicted (it said "points per node: 0 ... 4 left to Legion's default mapper, counted where its
+    slicing puts them"), and the legend does not call the cells Legion's default."""
+    from dataclasses import replace
+
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _explanation_text, explain_decisions, load_app
+
+    app, machine = replace(load_app("circuit"), keep_app_mapper=True), parse_machine_spec("1x0x2")
+    text = _explanation_text(explain_decisions(parse("Task * CPU;\n"), app, machine, (4,)), machine)
+    assert "  points per node: not predicted (4 points mapped by the program's own mapper)" in text, text
+    assert "Legion's default mapper, counted" not in text and "dflt = the program's own mapper" in text, text

@@ -105,6 +105,23 @@ def test_check_explain_and_compile_take_keep_app_mapper(tmp_path, foreign_exe, c
     assert code == 1 and "error: --keep-app-mapper needs --app" in out, out
 
 
+def test_check_and_explain_say_that_the_mapper_displaces_the_programs_own(tmp_path, foreign_exe, capsys):
+    """Discovery ran under the program's own mapper: check and explain say that a DSL mapper takes its place for
+    every task (a program that needs it fails in the run), and how to keep it; not when the run keeps it."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nTunable 11 = 2 int32;\n")
+    app = tmp_path / "foreign.yaml"  # its must-epoch launch needs 2 CPUs
+    app.write_text(f"executable: {foreign_exe}\nargs: [-steps, '1']\nsizes:\n  ci: {{args: [-n, '400'], cpus: 2}}\n")
+    note = ("note: the program registers its own mapper ('first_cpu_mapper'); this mapper takes its place for every "
+            "task (--keep-app-mapper keeps it for the tasks no statement names)")
+    code, out = check(capsys, mapper, "--app", app)
+    assert code == 0 and note in out, out
+    code, out = check(capsys, mapper, "--app", app, "--keep-app-mapper")
+    assert code == 0 and "registers its own mapper" not in out, out
+    assert main(["explain", str(mapper), "--app", str(app)]) == 0
+    assert note in " ".join(capsys.readouterr().err.split())
+
+
 def test_check_takes_the_discovery_runs_timeout(tmp_path, capsys):
     hang = ["sleep", str(200000 + os.getpid() % 100000)]
     exe = tmp_path / "prog"

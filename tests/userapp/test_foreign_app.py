@@ -278,12 +278,27 @@ def test_advice_on_a_users_program_names_a_leaf_task_not_the_top_level_one(tmp_p
     assert set(weights) == {r["task"] for r in rows}
 
 
+def test_a_run_without_a_dsl_mapper_names_the_programs_own_mapper(tmp_path, foreign_exe, capsys, monkeypatch):
+    """Without --mapper the program maps with its own mapper (discovery found it): the title names it, not "the
+    default mapper", and the advice keeps it (--keep-app-mapper) rather than offer a `default.dsl` that maps as
+    Legion's default mapper, which displaces it (and crashes a program that needs it)."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    path = app_file(tmp_path, foreign_exe)
+    assert main(["run", "--app", str(path), "--once", "--out", str(tmp_path / "run")]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "foreign with its own mapper ('first_cpu_mapper') (size ci" in printed, printed
+    assert "default.dsl" not in printed and "the default mapper" not in printed, printed
+    assert ("This run used the program's own mapper ('first_cpu_mapper'), not Legion's default one" in printed
+            and f"`mapperopt run --app {path} --mapper my.dsl --keep-app-mapper --profile`" in printed), printed
+
+
 def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_program(tmp_path, foreign_exe):
     from mapperopt.autoguide import explain
 
     path = app_file(tmp_path, foreign_exe)
     result = run_benchmark(load_app_file(path), "default", out_dir=tmp_path / "run")
     assert result.ok, result.reason
+    result.settings.pop("own_mapper")  # as for a program without a mapper of its own
     suggestion = explain(result).suggestion
     assert f"`mapperopt run --app {path} --mapper default.dsl --profile`" in suggestion, suggestion
     assert "to write in default.dsl: `Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;`" in suggestion
@@ -574,6 +589,42 @@ def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_
     out = " ".join(capsys.readouterr().out.split())
     assert "the same mapping" not in out, out
     assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
+
+
+def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(foreign_exe, tmp_path, capsys):
+    """best.dsl of `tune --keep-app-mapper` was measured with the program's mapper mapping the tasks it does not
+    name: the final lines and a comment in best.dsl say to use it with --keep-app-mapper (without it, it maps every
+    task, and a program that needs its own mapper fails)."""
+    assert main(["tune", "--app", str(app_file(tmp_path, foreign_exe)), "--keep-app-mapper", "--iters", "1",
+                 "--baseline", "none", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    best = (root / "best.dsl").read_text()
+    said = ("Tuned with --keep-app-mapper: use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); "
+            "without it, it maps every task in place of the program's own mapper.")
+    assert best.startswith(f"# {said}\n"), best
+    assert f"{root / 'best.dsl'} was tuned with --keep-app-mapper: use it with --keep-app-mapper" in out, out
+
+
+def test_compare_names_the_programs_own_mapper_as_its_reference(foreign_exe, tmp_path, capsys):
+    """The `default` reference of a program with its own mapper runs that mapper: compare's lines, table.md and
+    summary.json name it (they said "the default mapper", and README "normalised to Legion's default mapper")."""
+    assert main(["compare", "--app", str(app_file(tmp_path, foreign_exe)), "--iters", "1", "--runs", "1",
+                 "--optimizers", "random", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
+                 "--runs-dir", str(tmp_path / "c")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    (folder,) = (tmp_path / "c" / "foreign").glob("compare-*")
+    table = " ".join((folder / "table.md").read_text().split())
+    summary = json.loads((folder / "summary.json").read_text())
+    assert "Measuring the program's own mapper..." in out, out
+    for text in (out, table):
+        assert "the default mapper" not in text.lower(), text
+        assert "Score of a run: its best program's throughput / the program's own mapper's (" in text, text
+        assert ("The reference is the program's own mapper ('first_cpu_mapper'), which maps it without a DSL "
+                "mapper, not Legion's default mapper.") in text, text
+    assert summary["reference"] == "default" and summary["own_mapper"] == "first_cpu_mapper"
+    assert summary["normalization"].startswith("best program's throughput / the program's own mapper's, ")
 
 
 def test_a_did_you_mean_shows_a_name_with_a_space_as_the_dsl_writes_it(tmp_path, foreign_exe, capsys):
