@@ -490,7 +490,7 @@ class TraceOptimizer(Optimizer):
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self.optimizer.step()
-        except ModelError:  # the endpoint is down: stop without using an iteration
+        except ModelError:  # the endpoint is down or refuses the key or model: stop without using an iteration
             set_code(self.agent, before)
             raise
         except UnusableAnswer as exc:
