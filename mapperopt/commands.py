@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,12 +169,36 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
         except MapperoptError as exc:
             checks.append(Check("Legion run (probe)", False, exc.message.splitlines()[0],
                                 "run `mapperopt machine` to see the full error"))
-    endpoint = os.environ.get("MAPPEROPT_LLM_BASE_URL")
-    checks.append(Check("LLM endpoint", bool(endpoint),
-                        endpoint or "none configured: `mapperopt tune` uses the offline rule-based search",
-                        "set MAPPEROPT_LLM_BASE_URL, MAPPEROPT_LLM_MODEL and MAPPEROPT_LLM_API_KEY to use a model",
-                        required=False))
+    checks.append(llm_check())
     return checks
+
+
+def llm_check() -> Check:
+    """The language-model endpoint of the environment, asked for one token (timeout 10 s, no retry), as `tune`
+    would reach it."""
+    from mapperopt.optimizer.llm import ENV, ChatModel, LLMConfig
+
+    config = LLMConfig.from_env()
+    if not config.configured:
+        return Check("LLM endpoint", False, "none configured: `mapperopt tune` uses the offline rule-based search",
+                     f"set {ENV['base_url']}, {ENV['model']} and {ENV['api_key']} to use a model", required=False)
+    if importlib.util.find_spec("openai") is None:
+        return Check("LLM endpoint", False, f"{config.base_url or 'the OpenAI API'}: not asked (openai is missing)",
+                     "pip install 'mapperopt[llm]'", required=False)
+    import openai
+
+    model = ChatModel(dataclasses.replace(config, timeout_s=min(config.timeout_s, 10.0), max_retries=0))
+    where = str(model.client.base_url).rstrip("/")
+    try:
+        model(messages=[{"role": "user", "content": "Say OK."}], max_tokens=1)
+        return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers", required=False)
+    except MapperoptError as exc:  # ModelError: its hint says what to fix
+        return Check("LLM endpoint", False, model.calls[-1]["error"], exc.hint or "", required=False)
+    except openai.APIStatusError:  # e.g. 400: the server takes no such request
+        return Check("LLM endpoint", False, model.calls[-1]["error"],
+                     f"check {ENV['base_url']} (it usually ends in /v1) and {ENV['model']}", required=False)
+    finally:
+        model.close()
 
 
 @click.command()

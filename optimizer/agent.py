@@ -46,6 +46,10 @@ METHOD_INPUTS = {
     "single_task_map": "single_tasks",
 }
 
+# A longer answer is refused unread: a server that honours max_tokens (4096) stays far below, and trace-opt formats
+# each suggested method with black, which takes minutes over a few megabytes.
+MAX_ANSWER_CHARS = 50_000
+
 DSL_PRIMER = """\
 You improve a Legion mapper written in mapperopt's mapping DSL, to maximise the application's throughput.
 The mapper is produced by the Python functions in #Variables: each returns a list of DSL statements (strings), and
@@ -340,12 +344,13 @@ def _confined(base: type) -> type:
                 compile(code, "<method>", "exec")
             except SyntaxError:
                 return base.fun.fget(self)  # raises trace's ExecutionError, with the line marked
-            match = re.search(r"\s*def\s+(\w+)", code)
+            name = self._fun.__name__  # the method's, not the first `def` (a helper may come before it)
 
             def confined(*args, **kwargs):
-                if match is None:
-                    raise ConfinedError("SyntaxError", "the code defines no function (it must start with `def`)")
-                return run_confined(code, match.group(1), [*args[1:], *kwargs.values()])  # args[0]: the agent
+                if not defines(code, name):
+                    raise ConfinedError("SyntaxError", f"the code does not define {name} (it must start with "
+                                                       f"`def {name}(`)")
+                return run_confined(code, name, [*args[1:], *kwargs.values()])  # args[0]: the agent
             return confined
 
         def _construct_error_comment(self, e):
@@ -359,6 +364,11 @@ def _confined(base: type) -> type:
             return e
 
     return ConfinedFunModule
+
+
+def defines(code: str, name: str) -> bool:
+    """Whether `code` defines the function `name` at its top level."""
+    return re.search(rf"^def\s+{name}\s*\(", code, re.MULTILINE) is not None
 
 
 def get_code(agent: Any) -> dict[str, str]:
@@ -480,19 +490,32 @@ class TraceOptimizer(Optimizer):
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self.optimizer.step()
-        except ModelError:  # the endpoint is down: stop without using an iteration
+        except ModelError:  # the endpoint is down or refuses the key or model: stop without using an iteration
             set_code(self.agent, before)
             raise
+        except UnusableAnswer as exc:
+            set_code(self.agent, before)
+            return f"LLM answer not used: {exc}; mapper unchanged"
         except Exception as exc:  # an answer the step cannot use must not end tuning: it is reported
             set_code(self.agent, before)
             return f"LLM step failed: {describe_error(exc, self.config)}; mapper unchanged"
         failed = [c for c in getattr(self.model, "calls", ())[first_call:] if c["error"]]
         retried = f" (after {len(failed)} failed request(s), retried: {failed[-1]['error']})" if failed else ""
         changed = [name for name, source in get_code(self.agent).items() if source != before[name]]
+        misnamed = next((name for name in changed if not defines(get_code(self.agent)[name], name)), None)
+        if misnamed:  # run, it would put another method's statements in this one's section
+            wrote = re.search(r"def\s+(\w+)", get_code(self.agent)[misnamed])
+            set_code(self.agent, before)
+            return (f"LLM answer not used: the code for {misnamed} defines {wrote.group(1) if wrote else 'no function'}"
+                    f", not {misnamed}; mapper unchanged{retried}")
         if not changed:
             return (f"LLM answer not used: {diagnose_answer(self.optimizer.last_response, self.agent)}; mapper "
                     f"unchanged{retried}")
         return f"LLM step: rewrote {', '.join(changed)}{retried}"
+
+
+class UnusableAnswer(Exception):
+    """A model answer refused before trace-opt reads it."""
 
 
 class _AgentError(Exception):
@@ -553,6 +576,9 @@ def _make_optoprime(parameters: list, llm: Any, memory_size: int, objective: str
             except openai.BadRequestError:  # the server does not support JSON mode
                 response = self.llm(messages=messages, max_tokens=max_tokens)
             self.last_response = response.choices[0].message.content or ""
+            if len(self.last_response) > MAX_ANSWER_CHARS:  # trace-opt's black would take minutes over it
+                raise UnusableAnswer(f"the answer has {len(self.last_response)} characters, more than the "
+                                     f"{MAX_ANSWER_CHARS} one may have")
             return self.last_response
 
     return MapperOptoPrime(parameters, llm=llm, memory_size=memory_size, objective=objective)

@@ -162,6 +162,15 @@ def _request(bench: str, opts: dict) -> dict:
     return request
 
 
+def _searched(request: dict) -> dict:
+    """`request` without the model's transport settings (timeout, retries, cap): they do not change the search, so a
+    run stopped by a slow model is continued by the same command with a longer --llm-timeout."""
+    llm = request.get("llm")
+    if not isinstance(llm, dict):
+        return request
+    return {**request, "llm": {k: v for k, v in llm.items() if k not in ("timeout_s", "max_retries", "max_model_s")}}
+
+
 def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tuple[Path | None, Path | None]:
     """The latest tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
     (folder, None) for the latest one not finished (fewer iterations than asked for, or no final comparison yet),
@@ -173,7 +182,7 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
             store = TuneStore.open(root)
         except MapperoptError:
             continue
-        if store.settings.get("request") != request or not _set_up(store):
+        if _searched(store.settings.get("request") or {}) != _searched(request) or not _set_up(store):
             continue  # another request, or one whose set-up (baselines, calibration) never finished
         if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
             return root, None
@@ -753,6 +762,13 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         # and the folder read as finished).
         _set_aside_final(store.root)
     finishing = False  # in the final comparison
+    # as it was named, or not at all (`--resume DIR` alone)
+    program = [] if plain else app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]
+    # --final-rounds is this command's, not the folder's: named, so that the final comparison keeps it
+    rounds = ["--final-rounds", str(final_rounds)] if final_rounds != FINAL_ROUNDS else []
+    again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
+    # With --new the same command would start yet another run: only --resume continues this one.
+    to_continue = f"To continue: {again}" if new and resume_dir is None else f"The same command continues; or: {again}"
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
@@ -765,7 +781,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         console.print(table)
         tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
         if tokens:
-            console.print(f"Language-model tokens: {tokens} in total.")
+            console.print(f"Language-model tokens: {tokens} in total (a call of an interrupted iteration is in no "
+                          "record).")
         if store.best() is None:
             raise _no_working_mapper(store)
         with say_status(console, f"Measuring the top candidates, the start and the references together "
@@ -774,24 +791,17 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
-        # as it was named, or not at all (`--resume DIR` alone)
-        program = [] if plain else app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]
-        # --final-rounds is this command's, not the folder's: named, so that the final comparison keeps it
-        rounds = ["--final-rounds", str(final_rounds)] if final_rounds != FINAL_ROUNDS else []
-        again = shlex.join(["mapperopt", "tune", *program, "--resume", str(store.root), "--iters", str(iters), *rounds])
-        # With --new the same command would start yet another run: only --resume continues this one.
         n = len(store.records)
         console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "
                        "moves it to final-N/, names it in summary.json under `interrupted`, and measures the "
                        "comparison again). " if finishing else
-                       f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ")
-                      + (f"To continue: {again}" if new and resume_dir is None
-                         else f"The same command continues; or: {again}"))
+                       f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ") + to_continue)
         raise click.exceptions.Exit(130) from None
     except ModelError:
         status.stop()
-        console.print(f"[yellow]Stopped after {len(store.records)} iterations: the language model is not "
-                      f"answering (no iteration was used up).[/] Folder: {store.root}")
+        n = len(store.records)
+        console.print(f"[yellow]Stopped after {n} iteration{'s' * (n != 1)}: the language model failed (no "
+                      f"iteration was used up).[/] {to_continue}")
         raise
     finally:
         status.stop()

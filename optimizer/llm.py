@@ -17,10 +17,10 @@ An endpoint is *configured* when a base URL or a model is given; otherwise the o
 The key is never written to any file.
 
 Endpoint faults — a timeout, a refused connection, HTTP 408/409/429/5xx, a reply that is not a chat completion
-(e.g. a 200 with an HTML page) — are retried with back-off; they never use up a tuning iteration. When the retries
-or the per-iteration cap are used up, `ModelError` stops the tuning run (the journal keeps every finished
-iteration; the same command continues). Other HTTP errors (400 bad request, 401 bad key, 404 unknown model) are
-not retried.
+(e.g. a 200 with an HTML page or cut-off JSON) — are retried with back-off; they never use up a tuning iteration.
+When the retries or the per-iteration cap are used up, `ModelError` stops the tuning run (the journal keeps every
+finished iteration). HTTP 401/403 (the key) and 404 (the model) cannot get better: `ModelError` at once. Other HTTP
+errors (400 bad request) are not retried.
 """
 
 from __future__ import annotations
@@ -39,6 +39,11 @@ ENV = {"base_url": "MAPPEROPT_LLM_BASE_URL", "model": "MAPPEROPT_LLM_MODEL", "ap
 BACKOFF_S = 1.0       # the first wait before a retry; doubled each time...
 MAX_BACKOFF_S = 30.0  # ...up to this
 RETRIED_STATUS = (408, 409, 429)  # and every 5xx
+# HTTP errors no retry or later iteration can overcome, and how to fix each.
+FATAL_STATUS = {401: f"the endpoint refused the key: set {ENV['api_key']} (or --llm-api-key) to one it accepts",
+                403: f"the endpoint refused the key: set {ENV['api_key']} (or --llm-api-key) to one it accepts",
+                404: f"set {ENV['model']} (or --llm-model) to a model the endpoint serves, and check "
+                     f"{ENV['base_url']} (it usually ends in /v1)"}
 DEFAULT_MODEL = "gpt-4o"
 PLACEHOLDER_KEY = "not-needed"
 
@@ -96,8 +101,8 @@ class LLMConfig:
 
 
 class ModelError(MapperoptError):
-    """The model endpoint failed and the retries or the per-iteration cap are used up: tuning stops without
-    using an iteration (the same command continues later)."""
+    """The model endpoint failed and the retries or the per-iteration cap are used up, or it refused the key or the
+    model (`FATAL_STATUS`): tuning stops without using an iteration."""
 
 
 class MalformedReply(Exception):
@@ -139,8 +144,9 @@ class ChatModel:
         """Sends one chat-completions request, retrying endpoint faults.
 
         Raises:
-            ModelError: an endpoint fault persisted through the retries, or the iteration's model time ran out.
-            openai.APIStatusError: an HTTP error that is not retried (e.g. openai.BadRequestError for a server
+            ModelError: an endpoint fault persisted through the retries, the iteration's model time ran out, or
+                the endpoint refused the key or the model (`FATAL_STATUS`).
+            openai.APIStatusError: another HTTP error that is not retried (e.g. openai.BadRequestError for a server
                 that rejects an option; the caller may try without it).
         """
         import openai
@@ -153,11 +159,13 @@ class ChatModel:
             try:
                 return self._request(messages, min(self.config.timeout_s, left), kwargs)
             except openai.APIStatusError as exc:
+                if exc.status_code in FATAL_STATUS:
+                    raise ModelError(self.calls[-1]["error"], hint=FATAL_STATUS[exc.status_code]) from None
                 if exc.status_code not in RETRIED_STATUS and exc.status_code < 500:
                     raise
-                errors.append(describe_error(exc, self.config))
-            except (openai.APITimeoutError, openai.APIConnectionError, MalformedReply) as exc:
-                errors.append(describe_error(exc, self.config))
+                errors.append(self.calls[-1]["error"])
+            except (openai.APITimeoutError, openai.APIConnectionError, MalformedReply):
+                errors.append(self.calls[-1]["error"])
             wait = min(MAX_BACKOFF_S, BACKOFF_S * 2 ** attempt)
             left = self.config.max_model_s - (time.monotonic() - self.iteration_started)
             if attempt < self.config.max_retries and left > wait:
@@ -168,19 +176,22 @@ class ChatModel:
         cap = (f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up"
                if spent >= self.config.max_model_s else "")
         raise ModelError(f"the language model failed {len(errors)} time(s) in a row{cap}: {errors[-1]}",
-                         hint="check the endpoint (MAPPEROPT_LLM_BASE_URL usually ends in /v1) and the model name; "
-                              "finished iterations are kept and the same command continues the run")
+                         hint=f"check the endpoint ({ENV['base_url']} usually ends in /v1) and the model name")
 
     def _request(self, messages: list[dict], timeout_s: float, kwargs: dict) -> Any:
         start = time.monotonic()
         entry = {"model": self.model_name, "seconds": 0.0, "prompt_tokens": 0, "completion_tokens": 0,
                  "total_tokens": 0, "error": None}
         try:
-            response = self.client.chat.completions.create(model=self.model_name, messages=messages,
-                                                           timeout=timeout_s, **kwargs)
+            try:
+                response = self.client.chat.completions.create(model=self.model_name, messages=messages,
+                                                               timeout=timeout_s, **kwargs)
+            except json.JSONDecodeError as exc:  # a 200 whose body was cut off (a proxy, a dropped connection)
+                raise MalformedReply("answered with JSON that is cut off or broken, not a chat completion (it "
+                                     f"begins: {' '.join(exc.doc.split())[:120]!r})") from None
             check_reply(response)
         except Exception as exc:
-            entry["error"] = describe_error(exc, self.config)
+            entry["error"] = describe_error(exc, self.config, timeout_s)
             raise
         finally:
             entry["seconds"] = round(time.monotonic() - start, 3)
@@ -216,13 +227,14 @@ def check_reply(response: Any) -> None:
         raise MalformedReply(f"answered with JSON that is not a chat completion (no choices){detail}")
 
 
-def describe_error(exc: BaseException, config: LLMConfig) -> str:
-    """One line saying what went wrong with a model request, in words a user can act on."""
+def describe_error(exc: BaseException, config: LLMConfig, timeout_s: float | None = None) -> str:
+    """One line saying what went wrong with a model request, in words a user can act on; `timeout_s`: the request's
+    timeout (`config.timeout_s` when None; less when cut to what is left of the iteration's cap)."""
     import openai
 
     where = config.base_url or "the OpenAI API"
     if isinstance(exc, openai.APITimeoutError):
-        return f"the model at {where} did not answer within {config.timeout_s:g} s (timeout)"
+        return f"the model at {where} did not answer within {round(timeout_s or config.timeout_s, 1):g} s (timeout)"
     if isinstance(exc, openai.APIConnectionError):
         return f"cannot connect to the model endpoint {where} (connection refused or unreachable)"
     if isinstance(exc, openai.APIStatusError):

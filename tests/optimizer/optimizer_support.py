@@ -113,8 +113,9 @@ def completion(content: str, prompt_tokens: int = 100, completion_tokens: int = 
 class ScriptedLLMServer:
     """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers each request with the next entry of
     `script`: a function of the request's messages returning the answer's content (str), or a tuple
-    ("sleep", seconds) to answer only after that long, ("status", code) for an HTTP error, or ("html", text) for a
-    200 whose body is an HTML page (as a proxy's login or error page).
+    ("sleep", seconds) to answer only after that long, ("status", code) for an HTTP error, ("html", text) for a
+    200 whose body is an HTML page (as a proxy's login or error page), or ("json", text) for a 200 whose JSON body
+    is `text` as it is (e.g. cut off).
 
     Attributes:
         base_url: the endpoint to configure (`http://127.0.0.1:<port>/v1`).
@@ -140,8 +141,8 @@ class ScriptedLLMServer:
                 kind = "application/json"
                 if isinstance(action, tuple) and action[0] == "status":
                     payload, code = {"error": {"message": "scripted failure", "type": "server_error"}}, action[1]
-                elif isinstance(action, tuple) and action[0] == "html":
-                    payload, code, kind = None, 200, "text/html"
+                elif isinstance(action, tuple) and action[0] in ("html", "json"):
+                    payload, code, kind = None, 200, "text/html" if action[0] == "html" else kind
                 else:
                     payload, code = completion(action(body["messages"])), 200
                 data = action[1].encode() if payload is None else json.dumps(payload).encode()

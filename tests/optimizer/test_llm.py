@@ -5,6 +5,7 @@ cap bounds the wait, and what cannot be overcome stops the run with a clear mess
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -76,8 +77,9 @@ def test_the_model_time_of_an_iteration_is_capped(llm_server):
     server = llm_server([("sleep", 5)] * 5)
     model = ChatModel(LLMConfig(base_url=server.base_url, model="m", timeout_s=60, max_retries=5, max_model_s=1.5))
     start = time.monotonic()
-    with pytest.raises(ModelError, match="cap of 1.5 s of model time per iteration is used up"):
+    with pytest.raises(ModelError, match="cap of 1.5 s of model time per iteration is used up") as failed:
         model(messages=[{"role": "user", "content": "hi"}])
+    assert "did not answer within 1.5 s (timeout)" in str(failed.value)  # the timeout used, not --llm-timeout's 60
     assert time.monotonic() - start < 4 and len(server.requests) == 1  # not 5 x 60 s
 
 
@@ -164,3 +166,79 @@ def test_model_code_runs_confined(tmp_path, llm_server, circuit_app, cpu2, monke
     (cwd, listing, env), _ = json.JSONDecoder().raw_decode(seen.feedback_text.split("RuntimeError: ", 1)[1])
     assert listing == [] and cwd.startswith(tempfile.gettempdir())
     assert set(env) <= {"PATH", "LANG", "LC_CTYPE", "PWD"}  # bubblewrap sets PWD
+
+
+def test_a_cut_off_body_is_an_endpoint_fault(llm_server):
+    server = llm_server([("json", '{"id": "x", "choices": [ {"mess'), lambda messages: "fine"])
+    model = ChatModel(LLMConfig(base_url=server.base_url, model="m", timeout_s=5, max_retries=1))
+    assert model(messages=[{"role": "user", "content": "hi"}]).choices[0].message.content == "fine"
+    assert model.calls[0]["error"] == (f"the model endpoint {server.base_url} answered with JSON that is cut off or "
+                                       """broken, not a chat completion (it begins: '{"id": "x", "choices": [ {"mess')""")
+
+
+def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):
+    from mapperopt.commands import llm_check
+
+    server = llm_server([lambda messages: "OK", ("status", 401), ("status", 404), lambda messages: "OK"])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.delenv("MAPPEROPT_LLM_API_KEY", raising=False)
+    check = llm_check()
+    assert check.ok and check.detail == f"{server.base_url}: the model scripted answers"
+    assert server.requests[0]["max_tokens"] == 1 and server.requests[0]["model"] == "scripted"
+    bad_key, unknown = llm_check(), llm_check()
+    assert not bad_key.ok and f"{server.base_url} answered HTTP 401" in bad_key.detail
+    assert "MAPPEROPT_LLM_API_KEY" in bad_key.fix
+    assert not unknown.ok and "HTTP 404" in unknown.detail and "MAPPEROPT_LLM_MODEL" in unknown.fix
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", refused_url)
+    down = llm_check()
+    assert not down.ok and f"cannot connect to the model endpoint {refused_url}" in down.detail
+    assert "MAPPEROPT_LLM_BASE_URL" in down.fix
+    # A model alone is configured: tune would use OpenAI's API (here the openai client's own variable redirects it).
+    monkeypatch.delenv("MAPPEROPT_LLM_BASE_URL")
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    check = llm_check()
+    assert check.ok and check.detail == f"{server.base_url}: the model scripted answers"
+    assert len(server.requests) == 4
+
+
+@pytest.mark.parametrize("status, setting", [(401, "MAPPEROPT_LLM_API_KEY"), (404, "MAPPEROPT_LLM_MODEL")])
+def test_a_refused_key_or_an_unknown_model_stops_the_run(tmp_path, llm_server, circuit_app, cpu2, status, setting):
+    server = llm_server([("status", status)] * 4)
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=3)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    with pytest.raises(ModelError) as stopped:
+        tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+             PlacementEvaluator(circuit_app, cpu2), iters=3)
+    assert f"{server.base_url} answered HTTP {status}" in stopped.value.message and setting in stopped.value.hint
+    assert len(store.records) == 1 and len(server.requests) == 1  # no iteration used up; it cannot get better
+
+
+def suggest(method: str, code: str):
+    """A scripted answer that gives `method`'s variable the code `code`."""
+    def answer(messages):
+        name = code_names(messages[-1]["content"])[method]
+        return json.dumps({"reasoning": "", "answer": "", "suggestion": {name: code}})
+    return answer
+
+
+def test_the_method_is_called_by_its_name_and_a_huge_answer_is_refused(tmp_path, llm_server, circuit_app, cpu2):
+    huge = "def task_decision(self, tasks):\n" + "    x = 1\n" * 20000 + "    return ['Task * CPU;']\n"
+    server = llm_server([
+        suggest("task_decision", "def region_decision(self, regions):\n    return ['CollectMemory * *;']\n"),
+        suggest("task_decision", huge),
+        suggest("task_decision", "def helper(self, tasks):\n    return ['CollectMemory * *;']\n\n"
+                                 "def task_decision(self, tasks):\n    return ['Task * CPU;']\n"),
+    ])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+         PlacementEvaluator(circuit_app, cpu2), iters=4)
+    misnamed, big, helper = store.records[1:]
+    assert misnamed.note == ("LLM answer not used: the code for task_decision defines region_decision, not "
+                             "task_decision; mapper unchanged") and misnamed.cached
+    assert helper.ok and "Task * CPU;" in helper.dsl and "CollectMemory" not in helper.dsl
+    assert re.fullmatch(r"LLM answer not used: the answer has \d{6} characters, more than the 50000 one may have; "
+                        r"mapper unchanged", big.note), big.note

@@ -179,11 +179,18 @@ def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, c
     monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "2")
     monkeypatch.setenv("MAPPEROPT_LLM_RETRIES", "1")
     monkeypatch.setenv("MAPPEROPT_LLM_API_KEY", "sk-secret-key")
-    assert main(tune_args(tmp_path / "runs", "--iters", "4", "--start", "default")) == 1
+    assert main(tune_args(tmp_path / "runs", "--iters", "4", "--start", "default", "--new")) == 1
     captured = capsys.readouterr()
     assert "Stopped after 3 iterations" in captured.out and "no iteration was used up" in captured.out
     assert "answered with an HTML page, not a chat completion" in captured.err
     root = only_run(tmp_path / "runs")
+    # After --new only --resume continues it; a transport setting (--llm-timeout) changed, the command continues it.
+    assert f"To continue: mapperopt tune circuit --resume {root} --iters 4" in " ".join(captured.out.split())
+    server.script[:] = [("status", 401)]
+    assert main(tune_args(tmp_path / "runs", "--iters", "4", "--start", "default", "--llm-timeout", "3")) == 1
+    captured = capsys.readouterr()
+    assert f"Continuing {root}: 3 of 4 iterations done" in captured.out and only_run(tmp_path / "runs") == root
+    assert "answered HTTP 401" in captured.err and "set MAPPEROPT_LLM_API_KEY" in captured.err
     store = TuneStore.open(root)
     assert store.settings["optimizer"] == "trace" and "MAPPEROPT" not in json.dumps(store.settings["llm"])
     assert "sk-secret-key" not in "".join(p.read_text() for p in root.glob("*.json*"))
