@@ -23,16 +23,20 @@ hostile code. docs/tuning.md says exactly what holds in each case.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 from functools import lru_cache
 from typing import Any, Sequence
+
+import landlockpy
 
 from mapperopt.errors import exit_status
 
@@ -41,6 +45,8 @@ CPU_S = 10                     # CPU seconds
 MEMORY_BYTES = 1 << 30         # address space (1 GiB)
 OPEN_FILES = 32
 KEPT_ENV = ("PATH", "LANG")    # the only variables the child sees
+# Under Landlock, what the child may read besides the interpreter's prefixes: the dynamic loader's folders and cache.
+SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache")
 
 # The child: reads {"source", "name", "args"} from stdin, prints {"value": ...} or {"error": {...}} on stdout.
 CHILD = r"""
@@ -79,10 +85,10 @@ class ConfinedError(Exception):
         self.line = line
 
 
-def _preexec():
+def _preexec(ruleset: landlockpy.Ruleset | None = None):
     """The child's `preexec_fn`: resource limits, SIGXFSZ ignored (a write to a file then fails with an error
-    instead of killing it), and death with the parent (Linux). Built in the parent: nothing is imported after the
-    fork."""
+    instead of killing it), death with the parent (Linux), and then `ruleset` enforced (with no_new_privs; the
+    Landlock domain is kept across exec). Built in the parent: nothing is imported after the fork."""
     from mapperopt.benchmarks.harness import PR_SET_PDEATHSIG, _prctl
 
     prctl = _prctl()
@@ -95,7 +101,62 @@ def _preexec():
             resource.setrlimit(which, (value, value))
         if prctl is not None:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if ruleset is not None:
+            ruleset.restrict()
     return preexec
+
+
+def _elf_interpreter(path: str) -> str | None:
+    """The dynamic loader an ELF executable names (PT_INTERP), or None (none, or not ELF): under Landlock the
+    kernel needs the right to execute it too."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF":
+            return None
+        order = "<" if head[5] == 1 else ">"
+        wide = head[4] == 2
+        phoff, phentsize, phnum = (struct.unpack_from(order + "Q14xHH", head, 32) if wide
+                                   else struct.unpack_from(order + "I10xHH", head, 28))
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            entry = f.read(phentsize)
+            if struct.unpack_from(order + "I", entry)[0] == 3:  # PT_INTERP
+                offset, size = (struct.unpack_from(order + "Q16xQ", entry, 8) if wide
+                                else struct.unpack_from(order + "I8xI", entry, 4))
+                f.seek(offset)
+                return f.read(size).rstrip(b"\0").decode()
+    return None
+
+
+def _ruleset(cwd: str) -> landlockpy.Ruleset:
+    """The Landlock ruleset of a child working in `cwd`: every right this kernel's Landlock knows is handled (denied)
+    but reading the interpreter's prefixes, the system libraries and `cwd`, and executing the interpreter; signals
+    and abstract unix sockets are scoped to the child (best effort: what this kernel's ABI lacks is left out)."""
+    ruleset = landlockpy.Ruleset(scoped=landlockpy.Scope.SIGNAL | landlockpy.Scope.ABSTRACT_UNIX_SOCKET)
+    read = landlockpy.AccessFS.READ_FILE | landlockpy.AccessFS.READ_DIR
+    for path in {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *SYSTEM_LIBRARIES, cwd}:
+        if os.path.exists(path):
+            ruleset.allow_path(path, read if os.path.isdir(path) else landlockpy.AccessFS.READ_FILE)
+    for program in (sys.executable, _elf_interpreter(sys.executable)):
+        if program:
+            ruleset.allow_path(program, landlockpy.AccessFS.EXECUTE | landlockpy.AccessFS.READ_FILE)
+    return ruleset
+
+
+@lru_cache(maxsize=None)
+def landlock() -> int:
+    """The Landlock ABI version the child is confined with where bubblewrap is not used, or 0 where the kernel has
+    no Landlock (or it is disabled) or Python does not start under the ruleset here: tried once."""
+    if landlockpy.abi_version() == 0:
+        return 0
+    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd, _ruleset(cwd) as ruleset:
+        try:
+            probe = subprocess.run([sys.executable, "-I", "-S", "-c", "import json, traceback; print('ok')"],
+                                   capture_output=True, text=True, timeout=WALL_S, env={}, cwd=cwd,
+                                   preexec_fn=_preexec(ruleset))
+        except (OSError, subprocess.SubprocessError):
+            return 0
+    return landlockpy.abi_version() if probe.returncode == 0 and probe.stdout.strip() == "ok" else 0
 
 
 @lru_cache(maxsize=None)
@@ -133,10 +194,12 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     """
     request = json.dumps({"source": source, "name": name, "args": list(args)})
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+    wrapper = sandbox()
     with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
-        proc = subprocess.Popen([*sandbox(), sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
-                                start_new_session=True, preexec_fn=_preexec())
+        with _ruleset(cwd) if not wrapper and landlock() else contextlib.nullcontext() as ruleset:
+            proc = subprocess.Popen([*wrapper, sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+                                    start_new_session=True, preexec_fn=_preexec(ruleset))
         try:
             out, err = proc.communicate(request.encode(), timeout=WALL_S)
         except subprocess.TimeoutExpired:
@@ -165,4 +228,4 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     return reply["value"]
 
 
-__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "run_confined", "sandbox"]
+__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "landlock", "run_confined", "sandbox"]
