@@ -85,15 +85,16 @@ class ConfinedError(Exception):
         self.line = line
 
 
-def _preexec(ruleset: landlockpy.Ruleset | None = None):
+def _preexec(ruleset: landlockpy.Ruleset | None = None, forks: bool = True):
     """The child's `preexec_fn`: resource limits, SIGXFSZ ignored (a write to a file then fails with an error
-    instead of killing it), death with the parent (Linux), and then `ruleset` enforced (with no_new_privs; the
-    Landlock domain is kept across exec). Built in the parent: nothing is imported after the fork."""
+    instead of killing it), death with the parent (Linux), no new processes unless `forks` (bubblewrap must fork;
+    root is exempt), and then `ruleset` enforced (with no_new_privs; the Landlock domain is kept across exec). Built
+    in the parent: nothing is imported after the fork."""
     from mapperopt.benchmarks.harness import PR_SET_PDEATHSIG, _prctl
 
     prctl = _prctl()
     limits = [(resource.RLIMIT_CPU, CPU_S), (resource.RLIMIT_AS, MEMORY_BYTES), (resource.RLIMIT_FSIZE, 0),
-              (resource.RLIMIT_NOFILE, OPEN_FILES)]
+              (resource.RLIMIT_NOFILE, OPEN_FILES), *([] if forks else [(resource.RLIMIT_NPROC, 0)])]
 
     def preexec() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -153,7 +154,7 @@ def landlock() -> int:
         try:
             probe = subprocess.run([sys.executable, "-I", "-S", "-c", "import json, traceback; print('ok')"],
                                    capture_output=True, text=True, timeout=WALL_S, env={}, cwd=cwd,
-                                   preexec_fn=_preexec(ruleset))
+                                   preexec_fn=_preexec(ruleset, forks=False))
         except (OSError, subprocess.SubprocessError):
             return 0
     return landlockpy.abi_version() if probe.returncode == 0 and probe.stdout.strip() == "ok" else 0
@@ -175,6 +176,23 @@ def sandbox() -> tuple[str, ...]:
     except (OSError, subprocess.SubprocessError):
         return ()
     return cmd if probe.returncode == 0 and probe.stdout.strip() == "ok" else ()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Kills the child, its process group and every other process holding its output pipes (one that the method
+    started in a session of its own), and reaps the child, waiting on nothing else."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):  # no /proc: what the group's kill did not reach is left
+        pipes = {os.readlink(f"/proc/self/fd/{p.fileno()}") for p in (proc.stdout, proc.stderr) if not p.closed}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            with contextlib.suppress(OSError):
+                held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+                if int(pid) != os.getpid() and held & pipes:
+                    os.kill(int(pid), signal.SIGKILL)
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        pipe.close()
 
 
 def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
@@ -199,17 +217,18 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
         with _ruleset(cwd) if not wrapper and landlock() else contextlib.nullcontext() as ruleset:
             proc = subprocess.Popen([*wrapper, sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
-                                    start_new_session=True, preexec_fn=_preexec(ruleset))
+                                    start_new_session=True, preexec_fn=_preexec(ruleset, forks=bool(wrapper)))
         try:
             out, err = proc.communicate(request.encode(), timeout=WALL_S)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise ConfinedError("Timeout", f"{name} did not return within {WALL_S:g} s (it was stopped)") from None
+            ended = proc.poll() is not None  # then a process it started holds its output
+            _stop(proc)
+            what = ("ended, but a process it started still held its output after" if ended
+                    else "did not return within")
+            raise ConfinedError("Timeout", f"{name} {what} {WALL_S:g} s (it was stopped)") from None
         finally:
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                _stop(proc)
     if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
         raise ConfinedError("Timeout", f"{name} used more than {CPU_S} s of CPU time (it was stopped)")
     try:

@@ -1,5 +1,5 @@
 """The confined child that runs the model's methods (`optimizer/confine.py`), called directly with real child
-processes: what Landlock stops."""
+processes: what Landlock stops, and that no process a method starts holds the tuner past the wall-clock limit."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import os
 import socket
 import subprocess
 import sys
+import time
+import uuid
 
 import landlockpy
 import pytest
@@ -91,3 +93,50 @@ def test_landlock_hides_the_tuners_key(tmp_path):
     assert "sk-fake" not in seen.stdout
     assert [line.split()[:2] for line in seen.stdout.splitlines()] == [["environ", "PermissionError"],
                                                                        ["cmdline", "PermissionError"]]
+
+
+def _running(marker: str) -> list[int]:
+    """The processes whose command line holds `marker`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("sandboxed", ["none", "landlock"])
+@pytest.mark.parametrize("returns", [True, False])
+def test_a_process_the_method_leaves_behind_does_not_hold_the_tuner(monkeypatch, sandboxed, returns):
+    """A process started in a session of its own (out of the method's process group, where a kill of the group does
+    not reach it) keeps the method's output open: the call still ends within the wall-clock limit, says what
+    happened and stops that process."""
+    if sandboxed == "landlock" and landlockpy.abi_version() == 0:
+        pytest.skip(NO_LANDLOCK)
+    monkeypatch.setattr(confine, "sandbox", lambda: ())
+    if sandboxed == "none":
+        monkeypatch.setattr(confine, "landlock", lambda: 0)
+    monkeypatch.setattr(confine, "WALL_S", 1.0)
+    marker = f"left-behind-{uuid.uuid4().hex}"
+    body = ("import subprocess, sys\n"
+            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)  # {marker}'],\n"
+            "                 start_new_session=True)\n"
+            + ("return ['Task * CPU;']" if returns else "while True:\n    pass"))
+    start = time.monotonic()
+    with pytest.raises(ConfinedError) as stopped:
+        run_confined(method(body), "probe", [0])
+    assert time.monotonic() - start < 6  # not the 30 s the process sleeps
+    if os.geteuid() != 0:  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
+        assert stopped.value.type == "BlockingIOError" and not _running(marker)
+        return
+    expected = ("probe ended, but a process it started still held its output after 1 s (it was stopped)" if returns
+                else "probe did not return within 1 s (it was stopped)")
+    assert (stopped.value.type, stopped.value.message) == ("Timeout", expected)
+    for _ in range(50):  # SIGKILL is delivered at once; the process may take a moment to go
+        if not _running(marker):
+            break
+        time.sleep(0.1)
+    assert not _running(marker)
