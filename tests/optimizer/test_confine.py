@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import textwrap
 import time
 import uuid
 
@@ -75,17 +76,18 @@ def test_landlock_stops_tcp_and_signals_outside():
 @landlocked
 def test_landlock_hides_the_tuners_key(tmp_path):
     """The tuner's environment and command line (/proc/<ppid>/environ, cmdline) hold the API key."""
-    tuner = ("import sys\n"
-             "from mapperopt.optimizer import confine\n"
-             "confine.sandbox = lambda: ()\n"
-             "body = ('def probe(self, name):\\n'\n"
-             "        '    import os\\n'\n"
-             "        '    return open(\"/proc/%d/%s\" % (os.getppid(), name), \"rb\").read().decode(errors=\"replace\")\\n')\n"
-             "for name in ('environ', 'cmdline'):\n"
-             "    try:\n"
-             "        print(name, repr(confine.run_confined(body, 'probe', [name])))\n"
-             "    except confine.ConfinedError as e:\n"
-             "        print(name, e.type, e.message)\n")
+    tuner = textwrap.dedent("""
+        from mapperopt.optimizer import confine
+        confine.sandbox = lambda: ()
+        body = ("def probe(self, name):\\n"
+                "    import os\\n"
+                "    return open('/proc/%d/%s' % (os.getppid(), name), 'rb').read().decode(errors='replace')\\n")
+        for name in ("environ", "cmdline"):
+            try:
+                print(name, repr(confine.run_confined(body, "probe", [name])))
+            except confine.ConfinedError as e:
+                print(name, e.type, e.message)
+        """)
     env = {**os.environ, "MAPPEROPT_LLM_API_KEY": "sk-fake-from-env"}
     seen = subprocess.run([sys.executable, "-c", tuner, "--llm-api-key", "sk-fake-on-cmdline"], env=env,
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
