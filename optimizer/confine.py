@@ -3,22 +3,36 @@
     value = run_confined(source, "task_decision", [tasks])   # -> the method's return value (plain data)
 
 Each call starts a fresh `python -I -S` child that defines the one function from `source` and calls it with
-`self=None` and the JSON-encoded arguments; the return value comes back as JSON. The child runs:
+`self=None` and the JSON-encoded arguments; the return value comes back as JSON. The child always runs:
 
 * with resource limits (`resource.setrlimit`): `CPU_S` seconds of CPU, `MEMORY_BYTES` of address space, no file
-  larger than 0 bytes (it cannot write data into any file), `OPEN_FILES` descriptors;
-* under a wall-clock limit `WALL_S` enforced by the parent (SIGKILL of its process group) and a parent-death signal
-  (it dies with the tuner);
+  may grow (`RLIMIT_FSIZE` 0: that stops writing past a file's end, not emptying a file or overwriting it in place
+  through `mmap`), `OPEN_FILES` descriptors, and, outside bubblewrap, no new process (`RLIMIT_NPROC` 0; root is
+  exempt);
+* under a wall-clock limit `WALL_S` enforced by the parent: then the child, its process group and every process
+  holding its output pipes (one it started in a session of its own) are killed and the call ends, waiting on
+  nothing else;
+* with a parent-death signal (it dies with the tuner; what it starts does not inherit that);
 * in a new, empty temporary working folder, removed afterwards;
-* with an environment of `PATH` and `LANG` only: no API key, no token, no other variable of the user's;
+* with an environment of `PATH` and `LANG` only;
 * in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables);
-* and, where bubblewrap (`bwrap`) is installed and works, inside it (`sandbox()`): the whole filesystem read-only,
-  a private empty /tmp as working folder, no network, its own process and IPC namespaces.
 
-Without bubblewrap it is NOT confined in what it can read (files the user can read), delete or create empty, in
-network access, or in starting processes, which run with the user's rights: the limits keep a runaway or careless
-method from hanging the tuner, exhausting memory, writing data or seeing secrets; they are not a sandbox against
-hostile code. docs/tuning.md says exactly what holds in each case.
+and under the first of these that works here (each tried once):
+
+* bubblewrap (`bwrap`, `sandbox()`): the whole filesystem read-only, a private empty /tmp as working folder, no
+  network, its own process, IPC and host-name namespaces (so the tuner's /proc entries are out of sight); it can
+  read what the user can. It cannot be combined with Landlock, which forbids the mounts it makes.
+* Landlock (`landlock()`: the ABI version), enforced between fork and exec: no file or folder written, made or
+  removed (truncating by path: ABI >= 3); reading only the interpreter's prefixes, the system libraries and its
+  working folder (not /proc, the home or the tuning folder); executing only the interpreter; no TCP (ABI >= 4);
+  signals and abstract unix sockets scoped to it (ABI >= 6). UDP (before ABI 10), named unix sockets (before
+  ABI 9) and System V IPC stay open.
+* neither: the limits only. The child can then read whatever the user can, the tuner's /proc/<pid>/environ and
+  cmdline (the API key) included, and empty, overwrite, delete or rename files, and reach the network.
+
+The limits keep a runaway or careless method from hanging the tuner or exhausting memory, and with bubblewrap or
+Landlock from writing files or seeing the tuner's secrets; none of this is a sandbox against hostile code.
+docs/tuning.md says exactly what holds in each case.
 """
 
 from __future__ import annotations
