@@ -162,14 +162,15 @@ def _ruleset(cwd: str) -> landlockpy.Ruleset:
 def landlock() -> int:
     """The Landlock ABI version the child is confined with where bubblewrap is not used, or 0 where the kernel has
     no Landlock (or it is disabled) or Python does not start under the ruleset here: tried once."""
-    if landlockpy.abi_version() == 0:
-        return 0
-    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd, _ruleset(cwd) as ruleset:
+    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
         try:
-            probe = subprocess.run([sys.executable, "-I", "-S", "-c", "import json, traceback; print('ok')"],
-                                   capture_output=True, text=True, timeout=WALL_S, env={}, cwd=cwd,
-                                   preexec_fn=_preexec(ruleset, forks=False))
-        except (OSError, subprocess.SubprocessError):
+            if landlockpy.abi_version() == 0:
+                return 0
+            with _ruleset(cwd) as ruleset:
+                probe = subprocess.run([sys.executable, "-I", "-S", "-c", "import json, traceback; print('ok')"],
+                                       capture_output=True, text=True, timeout=WALL_S, env={}, cwd=cwd,
+                                       preexec_fn=_preexec(ruleset, forks=False))
+        except (OSError, subprocess.SubprocessError):  # e.g. a seccomp filter that refuses Landlock's calls
             return 0
     return landlockpy.abi_version() if probe.returncode == 0 and probe.stdout.strip() == "ok" else 0
 

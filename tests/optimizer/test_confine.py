@@ -3,7 +3,7 @@ processes: what Landlock stops, and that no process a method starts holds the tu
 
 from __future__ import annotations
 
-import json
+import errno
 import os
 import socket
 import subprocess
@@ -30,6 +30,21 @@ def method(body: str) -> str:
 def no_bubblewrap(monkeypatch):
     """Landlock is used where bubblewrap is not (the two cannot be combined)."""
     monkeypatch.setattr(confine, "sandbox", lambda: ())
+
+
+@pytest.mark.usefixtures("no_bubblewrap")
+@pytest.mark.parametrize("fault", [errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM], ids=errno.errorcode.get)
+def test_without_landlock_the_limits_alone_hold(monkeypatch, tmp_path, fault):
+    """Landlock missing (ENOSYS), disabled at boot (EOPNOTSUPP) or refused by a seccomp filter (EPERM)."""
+    def refused(*args):
+        raise landlockpy.LandlockError(fault, os.strerror(fault))
+    monkeypatch.setattr("landlockpy._syscall._call", refused)
+    confine.landlock.cache_clear()
+    try:
+        assert confine.landlock() == 0
+        assert run_confined(method("return arg * 2"), "probe", [21]) == 42
+    finally:
+        confine.landlock.cache_clear()
 
 
 @landlocked
