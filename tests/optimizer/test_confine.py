@@ -58,10 +58,11 @@ def test_without_landlock_the_limits_alone_hold(monkeypatch, fault):
 
 @landlocked
 @pytest.mark.usefixtures("no_bubblewrap")
-def test_a_method_still_runs_under_landlock():
+def test_a_method_still_runs_under_landlock(tmp_path):
     body = ("import json, re, math, collections, itertools, os\n"
             "return [os.listdir('.'), math.gcd(*arg), re.sub('a', 'b', 'aa')]")
     assert run_confined(method(body), "probe", [[12, 18]]) == [[], 6, "bb"]
+    (tmp_path / "tuner.txt").write_text("the child is restricted, never the tuner")  # it is enforced after the fork
 
 
 @landlocked
