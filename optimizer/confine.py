@@ -12,7 +12,8 @@ Each call starts a fresh `python -I -S` child that defines the one function from
 * under a wall-clock limit `WALL_S` enforced by the parent: then the child, its process group and every process
   holding its output pipes (one it started in a session of its own) are killed and the call ends, waiting on
   nothing else;
-* with a parent-death signal (it dies with the tuner; what it starts does not inherit that);
+* with what it leaves running in its process group killed when the call ends, and a parent-death signal (it dies
+  with the tuner; what it starts does not inherit that);
 * in a new, empty temporary working folder, removed afterwards;
 * with an environment of `PATH` and `LANG` only;
 * in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables);
@@ -244,6 +245,9 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
         finally:
             if proc.poll() is None:
                 _stop(proc)
+            else:  # what the method started in its process group and left running
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
     if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
         raise ConfinedError("Timeout", f"{name} used more than {CPU_S} s of CPU time (it was stopped)")
     try:

@@ -167,3 +167,35 @@ def test_a_process_the_method_leaves_behind_does_not_hold_the_tuner(monkeypatch,
             break
         time.sleep(0.1)
     assert not _running(marker)
+
+
+@pytest.mark.usefixtures("no_bubblewrap")  # the pid a method sees in bubblewrap's namespace is not the tuner's
+def test_a_process_left_in_the_methods_group_ends_with_the_call():
+    """A process the method started and left running (its output closed) is stopped when the method returns."""
+    body = ("import os, time\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    os.close(1)\n"
+            "    os.close(2)\n"
+            "    time.sleep(30)\n"
+            "    os._exit(0)\n"
+            "return pid")
+    if os.geteuid() != 0:  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
+        with pytest.raises(ConfinedError, match="BlockingIOError"):
+            run_confined(method(body), "probe", [0])
+        return
+    pid = run_confined(method(body), "probe", [0])
+    for _ in range(50):
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (exists and is no zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
