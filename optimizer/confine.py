@@ -14,6 +14,8 @@ Each call starts a fresh `python -I -S` child that defines the one function from
   nothing else;
 * with what it leaves running in its process group killed when the call ends, and a parent-death signal (it dies
   with the tuner; what it starts does not inherit that);
+* with at most the last `OUTPUT_BYTES` of its stdout and of its stderr kept by the tuner (what it prints goes to
+  stderr);
 * in a new, empty temporary working folder, removed afterwards;
 * with an environment of `PATH` and `LANG` only;
 * in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables);
@@ -42,12 +44,15 @@ import contextlib
 import json
 import os
 import resource
+import select
+import selectors
 import shutil
 import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -59,6 +64,7 @@ WALL_S = 10.0                  # wall-clock seconds one method call may take
 CPU_S = 10                     # CPU seconds
 MEMORY_BYTES = 1 << 30         # address space (1 GiB)
 OPEN_FILES = 32
+OUTPUT_BYTES = 1 << 24         # the most of each of its output streams the tuner keeps (16 MiB: the end)
 KEPT_ENV = ("PATH", "LANG")    # the only variables the child sees
 # Under Landlock, what the child may read besides the interpreter's prefixes: the dynamic loader's folders and cache.
 SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache")
@@ -194,6 +200,47 @@ def sandbox() -> tuple[str, ...]:
     return cmd if probe.returncode == 0 and probe.stdout.strip() == "ok" else ()
 
 
+def _exchange(proc: subprocess.Popen, request: bytes) -> tuple[bytes, bytes]:
+    """As `proc.communicate(request, timeout=WALL_S)`, but keeping only the last `OUTPUT_BYTES` of the child's
+    stdout and of its stderr: a method that floods its output must not fill the tuner's memory.
+
+    Returns:
+        (stdout, stderr), once both have ended and the child has exited.
+
+    Raises:
+        subprocess.TimeoutExpired: not all of that within `WALL_S`.
+    """
+    deadline = time.monotonic() + WALL_S
+    streams = (proc.stdout.fileno(), proc.stderr.fileno())
+    kept = {fd: bytearray() for fd in streams}
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdin, selectors.EVENT_WRITE)
+        for fd in kept:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(proc.args, WALL_S)
+            for key, _ in selector.select(deadline - time.monotonic()):
+                if key.fileobj is proc.stdin:
+                    try:
+                        request = request[os.write(key.fd, request[:select.PIPE_BUF]):]
+                    except BrokenPipeError:  # it ended without reading it all
+                        request = b""
+                    if not request:
+                        selector.unregister(proc.stdin)
+                        proc.stdin.close()
+                elif chunk := os.read(key.fd, 1 << 16):
+                    kept[key.fd] += chunk
+                    del kept[key.fd][:-OUTPUT_BYTES]
+                else:
+                    selector.unregister(key.fd)
+    out, err = (bytes(kept[fd]) for fd in streams)
+    proc.stdout.close()
+    proc.stderr.close()
+    proc.wait(max(0.0, deadline - time.monotonic()))
+    return out, err
+
+
 def _stop(proc: subprocess.Popen) -> None:
     """Kills the child, its process group and every other process holding its output pipes (one that the method
     started in a session of its own), and reaps the child, waiting on nothing else."""
@@ -235,7 +282,7 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
                                     start_new_session=True, preexec_fn=_preexec(ruleset, forks=bool(wrapper)))
         try:
-            out, err = proc.communicate(request.encode(), timeout=WALL_S)
+            out, err = _exchange(proc, request.encode())
         except subprocess.TimeoutExpired:
             ended = proc.poll() is not None  # then a process it started holds its output
             _stop(proc)
