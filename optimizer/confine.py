@@ -3,36 +3,60 @@
     value = run_confined(source, "task_decision", [tasks])   # -> the method's return value (plain data)
 
 Each call starts a fresh `python -I -S` child that defines the one function from `source` and calls it with
-`self=None` and the JSON-encoded arguments; the return value comes back as JSON. The child runs:
+`self=None` and the JSON-encoded arguments; the return value comes back as JSON. The child always runs:
 
 * with resource limits (`resource.setrlimit`): `CPU_S` seconds of CPU, `MEMORY_BYTES` of address space, no file
-  larger than 0 bytes (it cannot write data into any file), `OPEN_FILES` descriptors;
-* under a wall-clock limit `WALL_S` enforced by the parent (SIGKILL of its process group) and a parent-death signal
-  (it dies with the tuner);
+  may grow (`RLIMIT_FSIZE` 0: that stops writing past a file's end, not emptying a file or overwriting it in place
+  through `mmap`), `OPEN_FILES` descriptors, and, outside bubblewrap, no new process (`RLIMIT_NPROC` 0; root is
+  exempt);
+* under a wall-clock limit `WALL_S` enforced by the parent: then the child, its process group and every process
+  holding its output pipes (one it started in a session of its own) are killed and the call ends, waiting on
+  nothing else;
+* with what it leaves running in its process group killed when the call ends, and a parent-death signal (it dies
+  with the tuner; what it starts does not inherit that);
+* with at most the last `OUTPUT_BYTES` of its stdout and of its stderr kept by the tuner (what it prints goes to
+  stderr);
 * in a new, empty temporary working folder, removed afterwards;
-* with an environment of `PATH` and `LANG` only: no API key, no token, no other variable of the user's;
+* with an environment of `PATH` and `LANG` only;
 * in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables);
-* and, where bubblewrap (`bwrap`) is installed and works, inside it (`sandbox()`): the whole filesystem read-only,
-  a private empty /tmp as working folder, no network, its own process and IPC namespaces.
 
-Without bubblewrap it is NOT confined in what it can read (files the user can read), delete or create empty, in
-network access, or in starting processes, which run with the user's rights: the limits keep a runaway or careless
-method from hanging the tuner, exhausting memory, writing data or seeing secrets; they are not a sandbox against
-hostile code. docs/tuning.md says exactly what holds in each case.
+and under the first of these that works here (each tried once):
+
+* bubblewrap (`bwrap`, `sandbox()`): the whole filesystem read-only, a private empty /tmp as working folder, no
+  network, its own process, IPC and host-name namespaces (so the tuner's /proc entries are out of sight); it can
+  read what the user can. It cannot be combined with Landlock, which forbids the mounts it makes.
+* Landlock (`landlock()`: the ABI version), enforced between fork and exec: no file or folder written, made or
+  removed (truncating by path: ABI >= 3); reading only the interpreter's prefixes, the system libraries and its
+  working folder (not /proc, the home or the tuning folder); executing only the interpreter; no TCP (ABI >= 4);
+  signals and abstract unix sockets scoped to it (ABI >= 6). UDP (before ABI 10), named unix sockets (before
+  ABI 9) and System V IPC stay open.
+* neither: the limits only. The child can then read whatever the user can, the tuner's /proc/<pid>/environ and
+  cmdline (the API key) included, and empty, overwrite, delete or rename files, and reach the network.
+
+The limits keep a runaway or careless method from hanging the tuner or exhausting memory, and with bubblewrap or
+Landlock from writing files or seeing the tuner's secrets; none of this is a sandbox against hostile code.
+docs/tuning.md says exactly what holds in each case.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
+import select
+import selectors
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import time
 from functools import lru_cache
 from typing import Any, Sequence
+
+import landlockpy
 
 from mapperopt.errors import exit_status
 
@@ -40,7 +64,10 @@ WALL_S = 10.0                  # wall-clock seconds one method call may take
 CPU_S = 10                     # CPU seconds
 MEMORY_BYTES = 1 << 30         # address space (1 GiB)
 OPEN_FILES = 32
+OUTPUT_BYTES = 1 << 24         # the most of each of its output streams the tuner keeps (16 MiB: the end)
 KEPT_ENV = ("PATH", "LANG")    # the only variables the child sees
+# Under Landlock, what the child may read besides the interpreter's prefixes: the dynamic loader's folders and cache.
+SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache")
 
 # The child: reads {"source", "name", "args"} from stdin, prints {"value": ...} or {"error": {...}} on stdout.
 CHILD = r"""
@@ -79,15 +106,16 @@ class ConfinedError(Exception):
         self.line = line
 
 
-def _preexec():
+def _preexec(ruleset: landlockpy.Ruleset | None = None, forks: bool = True):
     """The child's `preexec_fn`: resource limits, SIGXFSZ ignored (a write to a file then fails with an error
-    instead of killing it), and death with the parent (Linux). Built in the parent: nothing is imported after the
-    fork."""
+    instead of killing it), death with the parent (Linux), no new processes unless `forks` (bubblewrap must fork;
+    root is exempt), and then `ruleset` enforced (with no_new_privs; the Landlock domain is kept across exec). Built
+    in the parent: nothing is imported after the fork."""
     from mapperopt.benchmarks.harness import PR_SET_PDEATHSIG, _prctl
 
     prctl = _prctl()
     limits = [(resource.RLIMIT_CPU, CPU_S), (resource.RLIMIT_AS, MEMORY_BYTES), (resource.RLIMIT_FSIZE, 0),
-              (resource.RLIMIT_NOFILE, OPEN_FILES)]
+              (resource.RLIMIT_NOFILE, OPEN_FILES), *([] if forks else [(resource.RLIMIT_NPROC, 0)])]
 
     def preexec() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -95,7 +123,63 @@ def _preexec():
             resource.setrlimit(which, (value, value))
         if prctl is not None:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if ruleset is not None:
+            ruleset.restrict()
     return preexec
+
+
+def _elf_interpreter(path: str) -> str | None:
+    """The dynamic loader an ELF executable names (PT_INTERP), or None (none, or not ELF): under Landlock the
+    kernel needs the right to execute it too."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF":
+            return None
+        order = "<" if head[5] == 1 else ">"
+        wide = head[4] == 2
+        phoff, phentsize, phnum = (struct.unpack_from(order + "Q14xHH", head, 32) if wide
+                                   else struct.unpack_from(order + "I10xHH", head, 28))
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            entry = f.read(phentsize)
+            if struct.unpack_from(order + "I", entry)[0] == 3:  # PT_INTERP
+                offset, size = (struct.unpack_from(order + "Q16xQ", entry, 8) if wide
+                                else struct.unpack_from(order + "I8xI", entry, 4))
+                f.seek(offset)
+                return f.read(size).rstrip(b"\0").decode()
+    return None
+
+
+def _ruleset(cwd: str) -> landlockpy.Ruleset:
+    """The Landlock ruleset of a child working in `cwd`: every right this kernel's Landlock knows is handled (denied)
+    but reading the interpreter's prefixes, the system libraries and `cwd`, and executing the interpreter; signals
+    and abstract unix sockets are scoped to the child (best effort: what this kernel's ABI lacks is left out)."""
+    ruleset = landlockpy.Ruleset(scoped=landlockpy.Scope.SIGNAL | landlockpy.Scope.ABSTRACT_UNIX_SOCKET)
+    read = landlockpy.AccessFS.READ_FILE | landlockpy.AccessFS.READ_DIR
+    for path in {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, *SYSTEM_LIBRARIES, cwd}:
+        if os.path.exists(path):
+            ruleset.allow_path(path, read if os.path.isdir(path) else landlockpy.AccessFS.READ_FILE)
+    for program in (sys.executable, _elf_interpreter(sys.executable)):
+        if program:
+            ruleset.allow_path(program, landlockpy.AccessFS.EXECUTE | landlockpy.AccessFS.READ_FILE)
+    return ruleset
+
+
+@lru_cache(maxsize=None)
+def landlock() -> int:
+    """The Landlock ABI version the child is confined with where bubblewrap is not used, or 0 where the kernel has
+    no Landlock (or it is disabled) or Python does not start under the ruleset here: tried once."""
+    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
+        try:
+            if landlockpy.abi_version() == 0:
+                return 0
+            with _ruleset(cwd) as ruleset:
+                probe = subprocess.run([sys.executable, "-I", "-S", "-c", "import json, traceback; print('ok')"],
+                                       capture_output=True, text=True, timeout=WALL_S, env={}, cwd=cwd,
+                                       preexec_fn=_preexec(ruleset, forks=False))
+        except (OSError, subprocess.SubprocessError):  # e.g. a seccomp filter that refuses Landlock's calls
+            return 0
+    return landlockpy.abi_version() if probe.returncode == 0 and probe.stdout.strip() == "ok" else 0
 
 
 @lru_cache(maxsize=None)
@@ -116,6 +200,64 @@ def sandbox() -> tuple[str, ...]:
     return cmd if probe.returncode == 0 and probe.stdout.strip() == "ok" else ()
 
 
+def _exchange(proc: subprocess.Popen, request: bytes) -> tuple[bytes, bytes]:
+    """As `proc.communicate(request, timeout=WALL_S)`, but keeping only the last `OUTPUT_BYTES` of the child's
+    stdout and of its stderr: a method that floods its output must not fill the tuner's memory.
+
+    Returns:
+        (stdout, stderr), once both have ended and the child has exited.
+
+    Raises:
+        subprocess.TimeoutExpired: not all of that within `WALL_S`.
+    """
+    deadline = time.monotonic() + WALL_S
+    streams = (proc.stdout.fileno(), proc.stderr.fileno())
+    kept = {fd: bytearray() for fd in streams}
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdin, selectors.EVENT_WRITE)
+        for fd in kept:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(proc.args, WALL_S)
+            for key, _ in selector.select(deadline - time.monotonic()):
+                if key.fileobj is proc.stdin:
+                    try:
+                        request = request[os.write(key.fd, request[:select.PIPE_BUF]):]
+                    except BrokenPipeError:  # it ended without reading it all
+                        request = b""
+                    if not request:
+                        selector.unregister(proc.stdin)
+                        proc.stdin.close()
+                elif chunk := os.read(key.fd, 1 << 16):
+                    kept[key.fd] += chunk
+                    del kept[key.fd][:-OUTPUT_BYTES]
+                else:
+                    selector.unregister(key.fd)
+    out, err = (bytes(kept[fd]) for fd in streams)
+    proc.stdout.close()
+    proc.stderr.close()
+    proc.wait(max(0.0, deadline - time.monotonic()))
+    return out, err
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Kills the child, its process group and every other process holding its output pipes (one that the method
+    started in a session of its own), and reaps the child, waiting on nothing else."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):  # no /proc: what the group's kill did not reach is left
+        pipes = {os.readlink(f"/proc/self/fd/{p.fileno()}") for p in (proc.stdout, proc.stderr) if not p.closed}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            with contextlib.suppress(OSError):
+                held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+                if int(pid) != os.getpid() and held & pipes:
+                    os.kill(int(pid), signal.SIGKILL)
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        pipe.close()
+
+
 def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     """Calls function `name` defined by `source` as `name(None, *args)` in a confined child (see the module).
 
@@ -133,20 +275,26 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     """
     request = json.dumps({"source": source, "name": name, "args": list(args)})
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
+    wrapper = sandbox()
     with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
-        proc = subprocess.Popen([*sandbox(), sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
-                                start_new_session=True, preexec_fn=_preexec())
+        with _ruleset(cwd) if not wrapper and landlock() else contextlib.nullcontext() as ruleset:
+            proc = subprocess.Popen([*wrapper, sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+                                    start_new_session=True, preexec_fn=_preexec(ruleset, forks=bool(wrapper)))
         try:
-            out, err = proc.communicate(request.encode(), timeout=WALL_S)
+            out, err = _exchange(proc, request.encode())
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise ConfinedError("Timeout", f"{name} did not return within {WALL_S:g} s (it was stopped)") from None
+            ended = proc.poll() is not None  # then a process it started holds its output
+            _stop(proc)
+            what = ("ended, but a process it started still held its output after" if ended
+                    else "did not return within")
+            raise ConfinedError("Timeout", f"{name} {what} {WALL_S:g} s (it was stopped)") from None
         finally:
             if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                _stop(proc)
+            else:  # what the method started in its process group and left running
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
     if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
         raise ConfinedError("Timeout", f"{name} used more than {CPU_S} s of CPU time (it was stopped)")
     try:
@@ -165,4 +313,4 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     return reply["value"]
 
 
-__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "run_confined", "sandbox"]
+__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "landlock", "run_confined", "sandbox"]

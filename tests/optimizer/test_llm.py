@@ -120,17 +120,21 @@ def test_endpoint_faults_do_not_use_up_iterations(tmp_path, llm_server, circuit_
     assert finished.model.client.is_closed()
 
 
-@pytest.mark.parametrize("bubblewrap", [True, False])
-def test_model_code_runs_confined(tmp_path, llm_server, circuit_app, cpu2, monkeypatch, bubblewrap):
+@pytest.mark.parametrize("confinement", ["bubblewrap", "landlock", "limits"])
+def test_model_code_runs_confined(tmp_path, llm_server, circuit_app, cpu2, monkeypatch, confinement):
     """A method that never returns fails its iteration, not the run; a method runs without the key or other
     secrets, in an empty temporary folder, and cannot write data into a file; with bubblewrap (where it works),
-    also on a read-only filesystem."""
+    also on a read-only filesystem, and with Landlock (where bubblewrap is not used) it writes no file at all."""
     from mapperopt.optimizer import confine
 
-    if bubblewrap and not confine.sandbox():
+    if confinement == "bubblewrap" and not confine.sandbox():
         pytest.skip("bubblewrap is not installed or does not work here")
-    if not bubblewrap:
+    if confinement == "landlock" and not confine.landlock():
+        pytest.skip("this kernel has no Landlock (or it is disabled)")
+    if confinement != "bubblewrap":
         monkeypatch.setattr(confine, "sandbox", lambda: ())
+    if confinement == "limits":
+        monkeypatch.setattr(confine, "landlock", lambda: 0)
     monkeypatch.setattr(confine, "WALL_S", 2.0)
     monkeypatch.setenv("MAPPEROPT_LLM_API_KEY", "sk-from-the-environment")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret")
@@ -158,9 +162,11 @@ def test_model_code_runs_confined(tmp_path, llm_server, circuit_app, cpu2, monke
     assert (hang.status, hang.stage) == ("failed", "generate")
     assert "task_decision did not return within 2 s" in hang.feedback_text
     assert (write.status, write.stage) == ("failed", "generate")
-    if bubblewrap:  # the filesystem is read-only, and /tmp a private, empty one
+    if confinement == "bubblewrap":  # the filesystem is read-only, and /tmp a private, empty one
         assert "Read-only file system" in write.feedback_text or "No such file" in write.feedback_text
         assert not target.exists()
+    elif confinement == "landlock":
+        assert "Permission denied" in write.feedback_text and not target.exists()
     else:  # the file may be created, but no data is written into it
         assert "File too large" in write.feedback_text and target.read_text() == ""
     (cwd, listing, env), _ = json.JSONDecoder().raw_decode(seen.feedback_text.split("RuntimeError: ", 1)[1])

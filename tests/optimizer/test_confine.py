@@ -1,0 +1,219 @@
+"""The confined child that runs the model's methods (`optimizer/confine.py`), called directly with real child
+processes: what Landlock stops, and that no process a method starts holds the tuner past the wall-clock limit."""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+import landlockpy
+import pytest
+
+from mapperopt.optimizer import confine
+from mapperopt.optimizer.confine import ConfinedError, run_confined
+
+
+def kernel_landlock() -> int:
+    """The kernel's Landlock ABI version, 0 where it has none, it is disabled or a seccomp filter refuses it."""
+    try:
+        return landlockpy.abi_version()
+    except OSError:
+        return 0
+
+
+NO_LANDLOCK = "this kernel has no Landlock (or it is disabled, or refused here)"
+landlocked = pytest.mark.skipif(kernel_landlock() == 0, reason=NO_LANDLOCK)
+
+
+def method(body: str) -> str:
+    return "def probe(self, arg):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+
+
+@pytest.fixture
+def no_bubblewrap(monkeypatch):
+    """Landlock is used where bubblewrap is not (the two cannot be combined)."""
+    monkeypatch.setattr(confine, "sandbox", lambda: ())
+
+
+@pytest.mark.usefixtures("no_bubblewrap")
+@pytest.mark.parametrize("fault", [errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM], ids=errno.errorcode.get)
+def test_without_landlock_the_limits_alone_hold(monkeypatch, fault):
+    """Landlock missing (ENOSYS), disabled at boot (EOPNOTSUPP) or refused by a seccomp filter (EPERM)."""
+    def refused(*args):
+        raise landlockpy.LandlockError(fault, os.strerror(fault))
+    monkeypatch.setattr("landlockpy._syscall._call", refused)
+    confine.landlock.cache_clear()
+    try:
+        assert confine.landlock() == 0
+        assert run_confined(method("return arg * 2"), "probe", [21]) == 42
+    finally:
+        confine.landlock.cache_clear()
+
+
+@landlocked
+@pytest.mark.usefixtures("no_bubblewrap")
+def test_a_method_still_runs_under_landlock(tmp_path):
+    body = ("import json, re, math, collections, itertools, os\n"
+            "return [os.listdir('.'), math.gcd(*arg), re.sub('a', 'b', 'aa')]")
+    assert run_confined(method(body), "probe", [[12, 18]]) == [[], 6, "bb"]
+    (tmp_path / "tuner.txt").write_text("the child is restricted, never the tuner")  # it is enforced after the fork
+
+
+@landlocked
+@pytest.mark.usefixtures("no_bubblewrap")
+@pytest.mark.parametrize("body", [
+    # in place through a shared mapping: no file grows, so RLIMIT_FSIZE does not stop it
+    "import mmap, os\nm = mmap.mmap(os.open(arg, os.O_RDWR), 0)\nm[0:5] = b'XXXXX'\nm.flush()",
+    "open(arg, 'w').close()",                                   # emptied
+    "import os\nos.truncate(arg, 0)",
+    "import os\nos.remove(arg)",
+    "open(arg + '.new', 'x').close()",                           # an empty file made next to it
+    "return open(arg).read()",                                   # the tuning folder is not readable
+])
+def test_landlock_keeps_the_method_off_the_users_files(tmp_path, body):
+    victim = tmp_path / "history.csv"
+    victim.write_text("important data")
+    with pytest.raises(ConfinedError) as refused:
+        run_confined(method(body), "probe", [str(victim)])
+    assert refused.value.type == "PermissionError"
+    assert victim.read_text() == "important data" and sorted(os.listdir(tmp_path)) == ["history.csv"]
+
+
+@landlocked
+@pytest.mark.usefixtures("no_bubblewrap")
+def test_landlock_stops_tcp_and_signals_outside():
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        with pytest.raises(ConfinedError) as refused:
+            run_confined(method(f"import socket\nsocket.create_connection(('127.0.0.1', {port}))"), "probe", [0])
+        assert refused.value.type == "PermissionError"
+    with pytest.raises(ConfinedError) as refused:
+        run_confined(method("import os\nos.kill(os.getppid(), 0)"), "probe", [0])  # signal 0: only a check
+    assert refused.value.type == "PermissionError"
+
+
+@landlocked
+def test_landlock_hides_the_tuners_key(tmp_path):
+    """The tuner's environment and command line (/proc/<ppid>/environ, cmdline) hold the API key."""
+    tuner = textwrap.dedent("""
+        from mapperopt.optimizer import confine
+        confine.sandbox = lambda: ()
+        body = ("def probe(self, name):\\n"
+                "    import os\\n"
+                "    return open('/proc/%d/%s' % (os.getppid(), name), 'rb').read().decode(errors='replace')\\n")
+        for name in ("environ", "cmdline"):
+            try:
+                print(name, repr(confine.run_confined(body, "probe", [name])))
+            except confine.ConfinedError as e:
+                print(name, e.type, e.message)
+        """)
+    env = {**os.environ, "MAPPEROPT_LLM_API_KEY": "sk-fake-from-env"}
+    seen = subprocess.run([sys.executable, "-c", tuner, "--llm-api-key", "sk-fake-on-cmdline"], env=env,
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert seen.returncode == 0, seen.stderr
+    assert "sk-fake" not in seen.stdout
+    assert [line.split()[:2] for line in seen.stdout.splitlines()] == [["environ", "PermissionError"],
+                                                                       ["cmdline", "PermissionError"]]
+
+
+def _running(marker: str) -> list[int]:
+    """The processes whose command line holds `marker`."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("sandboxed", ["none", "landlock"])
+@pytest.mark.parametrize("returns", [True, False])
+def test_a_process_the_method_leaves_behind_does_not_hold_the_tuner(monkeypatch, sandboxed, returns):
+    """A process started in a session of its own (out of the method's process group, where a kill of the group does
+    not reach it) keeps the method's output open: the call still ends within the wall-clock limit, says what
+    happened and stops that process."""
+    if sandboxed == "landlock" and kernel_landlock() == 0:
+        pytest.skip(NO_LANDLOCK)
+    monkeypatch.setattr(confine, "sandbox", lambda: ())
+    if sandboxed == "none":
+        monkeypatch.setattr(confine, "landlock", lambda: 0)
+    monkeypatch.setattr(confine, "WALL_S", 1.0)
+    marker = f"left-behind-{uuid.uuid4().hex}"
+    body = ("import subprocess, sys\n"
+            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)  # {marker}'],\n"
+            "                 start_new_session=True)\n"
+            + ("return ['Task * CPU;']" if returns else "while True:\n    pass"))
+    start = time.monotonic()
+    with pytest.raises(ConfinedError) as stopped:
+        run_confined(method(body), "probe", [0])
+    assert time.monotonic() - start < 6  # not the 30 s the process sleeps
+    if os.geteuid() != 0:  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
+        assert stopped.value.type == "BlockingIOError" and not _running(marker)
+        return
+    expected = ("probe ended, but a process it started still held its output after 1 s (it was stopped)" if returns
+                else "probe did not return within 1 s (it was stopped)")
+    assert (stopped.value.type, stopped.value.message) == ("Timeout", expected)
+    for _ in range(50):  # SIGKILL is delivered at once; the process may take a moment to go
+        if not _running(marker):
+            break
+        time.sleep(0.1)
+    assert not _running(marker)
+
+
+@pytest.mark.usefixtures("no_bubblewrap")  # the pid a method sees in bubblewrap's namespace is not the tuner's
+def test_a_process_left_in_the_methods_group_ends_with_the_call():
+    """A process the method started and left running (its output closed) is stopped when the method returns."""
+    body = ("import os, time\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    os.close(1)\n"
+            "    os.close(2)\n"
+            "    time.sleep(30)\n"
+            "    os._exit(0)\n"
+            "return pid")
+    if os.geteuid() != 0:  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
+        with pytest.raises(ConfinedError, match="BlockingIOError"):
+            run_confined(method(body), "probe", [0])
+        return
+    pid = run_confined(method(body), "probe", [0])
+    for _ in range(50):
+        if not _alive(pid):
+            break
+        time.sleep(0.1)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (exists and is no zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_method_that_floods_its_output_does_not_fill_the_tuners_memory(tmp_path):
+    """What a method prints goes to the tuner through a pipe: it keeps only a bounded part of it."""
+    tuner = textwrap.dedent("""
+        import resource
+        from mapperopt.optimizer import confine
+        body = ("def probe(self, arg):\\n"
+                "    line = 'x' * (1 << 20)\\n"
+                "    for _ in range(600):\\n"
+                "        print(line)\\n"
+                "    return 'done'\\n")
+        print(confine.run_confined(body, "probe", [0]), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)
+        """)
+    seen = subprocess.run([sys.executable, "-c", tuner], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert seen.returncode == 0, seen.stderr
+    value, peak_mib = seen.stdout.split()
+    assert value == "done" and int(peak_mib) < 300  # 600 MiB were printed
