@@ -200,12 +200,17 @@ def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):
     down = llm_check()
     assert not down.ok and f"cannot connect to the model endpoint {refused_url}" in down.detail
     assert "MAPPEROPT_LLM_BASE_URL" in down.fix
+    # Configured but failing: a failed check (doctor exits non-zero), as `tune` would stop at once.
+    assert bad_key.required and unknown.required and down.required
     # A model alone is configured: tune would use OpenAI's API (here the openai client's own variable redirects it).
     monkeypatch.delenv("MAPPEROPT_LLM_BASE_URL")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     check = llm_check()
     assert check.ok and check.detail == f"{server.base_url}: the model scripted answers"
     assert len(server.requests) == 4
+    monkeypatch.delenv("MAPPEROPT_LLM_MODEL")
+    check = llm_check()
+    assert not check.ok and not check.required and check.detail.startswith("none configured")
 
 
 @pytest.mark.parametrize("status, setting", [(401, "MAPPEROPT_LLM_API_KEY"), (404, "MAPPEROPT_LLM_MODEL")])
