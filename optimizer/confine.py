@@ -7,8 +7,8 @@ Each call starts a fresh `python -I -S` child that defines the one function from
 
 * with resource limits (`resource.setrlimit`): `CPU_S` seconds of CPU, `MEMORY_BYTES` of address space, no file
   may grow (`RLIMIT_FSIZE` 0: that stops writing past a file's end, not emptying a file or overwriting it in place
-  through `mmap`), `OPEN_FILES` descriptors, and, outside bubblewrap, no new process (`RLIMIT_NPROC` 0; root is
-  exempt);
+  through `mmap`), `OPEN_FILES` descriptors, and, outside bubblewrap, no new process (`RLIMIT_NPROC` 0; a child
+  that stays root is exempt);
 * outside bubblewrap, as the user `NOBODY` when the tuner is root (`unprivileged()`): Landlock does not cover a
   file's owner, mode, times or extended attributes;
 * under a wall-clock limit `WALL_S` enforced by the parent: then the child, its process group and every process
@@ -168,10 +168,17 @@ def _ruleset(cwd: str) -> landlockpy.Ruleset:
     return ruleset
 
 
+@contextlib.contextmanager
+def _working_folder(user: int | None):
+    """A new, empty temporary folder, owned by `user` (None: the tuner's), removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
+        if user is not None:
+            os.chown(cwd, user, user)
+        yield cwd
+
+
 def _probe(cwd: str, user: int | None, preexec) -> subprocess.CompletedProcess:
     """Starts the interpreter in `cwd` as `user` (None: the tuner's) the way a method's child starts, printing ok."""
-    if user is not None:
-        os.chown(cwd, user, user)
     return subprocess.run([sys.executable, "-I", "-S", "-c", "import json, traceback; print('ok')"],
                           capture_output=True, text=True, timeout=WALL_S, env={}, cwd=cwd, preexec_fn=preexec,
                           **_as_user(user))
@@ -190,7 +197,7 @@ def unprivileged() -> int | None:
     installed where only root can read (pyenv's under /root): the child then stays root."""
     if os.geteuid() != 0:
         return None
-    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
+    with _working_folder(NOBODY) as cwd:
         try:
             probe = _probe(cwd, NOBODY, _preexec(forks=False))
         except (OSError, subprocess.SubprocessError):
@@ -202,7 +209,7 @@ def unprivileged() -> int | None:
 def landlock() -> int:
     """The Landlock ABI version the child is confined with where bubblewrap is not used, or 0 where the kernel has
     no Landlock (or it is disabled) or Python does not start under the ruleset here: tried once."""
-    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
+    with _working_folder(unprivileged()) as cwd:
         try:
             if landlockpy.abi_version() == 0:
                 return 0
@@ -311,9 +318,7 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
     wrapper = sandbox()
     user = None if wrapper else unprivileged()
-    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
-        if user is not None:
-            os.chown(cwd, user, user)
+    with _working_folder(user) as cwd:
         read_end, write_end = os.pipe()
         reply_pipe = open(read_end, "rb", buffering=0)
         with _ruleset(cwd) if not wrapper and landlock() else contextlib.nullcontext() as ruleset, \
