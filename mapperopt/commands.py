@@ -175,7 +175,8 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
 
 def llm_check() -> Check:
     """The language-model endpoint of the environment, asked for one token (timeout 10 s, no retry), as `tune`
-    would reach it."""
+    would reach it. Optional while none is configured; a configured one that fails is a failed check (`tune`
+    would stop at once)."""
     from mapperopt.optimizer.llm import ENV, ChatModel, LLMConfig
 
     config = LLMConfig.from_env()
@@ -184,19 +185,19 @@ def llm_check() -> Check:
                      f"set {ENV['base_url']}, {ENV['model']} and {ENV['api_key']} to use a model", required=False)
     if importlib.util.find_spec("openai") is None:
         return Check("LLM endpoint", False, f"{config.base_url or 'the OpenAI API'}: not asked (openai is missing)",
-                     "pip install 'mapperopt[llm]'", required=False)
+                     "pip install 'mapperopt[llm]'")
     import openai
 
     model = ChatModel(dataclasses.replace(config, timeout_s=min(config.timeout_s, 10.0), max_retries=0))
     where = str(model.client.base_url).rstrip("/")
     try:
         model(messages=[{"role": "user", "content": "Say OK."}], max_tokens=1)
-        return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers", required=False)
+        return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers")
     except MapperoptError as exc:  # ModelError: its hint says what to fix
-        return Check("LLM endpoint", False, model.calls[-1]["error"], exc.hint or "", required=False)
+        return Check("LLM endpoint", False, model.calls[-1]["error"], exc.hint or "")
     except openai.APIStatusError:  # e.g. 400: the server takes no such request
         return Check("LLM endpoint", False, model.calls[-1]["error"],
-                     f"check {ENV['base_url']} (it usually ends in /v1) and {ENV['model']}", required=False)
+                     f"check {ENV['base_url']} (it usually ends in /v1) and {ENV['model']}")
     finally:
         model.close()
 

@@ -556,7 +556,12 @@ def diagnose_answer(response: str | None, agent: Any) -> str:
     known = [k for k in suggestion if k in names]
     if not known:
         return f"the suggestion names no known variable (got {sorted(suggestion)[:4]}, expected {names})"
-    return "the suggested code is not valid Python or equals the current code"
+    for name in known:  # OptoPrime drops code that black cannot format, and takes code equal to the current
+        try:
+            compile(str(suggestion[name]), name, "exec")
+        except SyntaxError as exc:
+            return f"the suggested code is not valid Python (line {exc.lineno}: {exc.msg})"
+    return "the suggested code equals the current code"
 
 
 def _make_optoprime(parameters: list, llm: Any, memory_size: int, objective: str) -> Any:

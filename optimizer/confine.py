@@ -7,15 +7,17 @@ Each call starts a fresh `python -I -S` child that defines the one function from
 
 * with resource limits (`resource.setrlimit`): `CPU_S` seconds of CPU, `MEMORY_BYTES` of address space, no file
   may grow (`RLIMIT_FSIZE` 0: that stops writing past a file's end, not emptying a file or overwriting it in place
-  through `mmap`), `OPEN_FILES` descriptors, and, outside bubblewrap, no new process (`RLIMIT_NPROC` 0; root is
-  exempt);
+  through `mmap`), `OPEN_FILES` descriptors, and, outside bubblewrap, no new process (`RLIMIT_NPROC` 0; a child
+  that stays root is exempt);
+* outside bubblewrap, as the user `NOBODY` when the tuner is root (`unprivileged()`): Landlock does not cover a
+  file's owner, mode, times or extended attributes;
 * under a wall-clock limit `WALL_S` enforced by the parent: then the child, its process group and every process
   holding its output pipes (one it started in a session of its own) are killed and the call ends, waiting on
   nothing else;
 * with what it leaves running in its process group killed when the call ends, and a parent-death signal (it dies
   with the tuner; what it starts does not inherit that);
-* with at most the last `OUTPUT_BYTES` of its stdout and of its stderr kept by the tuner (what it prints goes to
-  stderr);
+* with its reply on a pipe of its own, and its stdout and stderr on one other pipe, of which the tuner keeps at most
+  the last `OUTPUT_BYTES` each;
 * in a new, empty temporary working folder, removed afterwards;
 * with an environment of `PATH` and `LANG` only;
 * in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables);
@@ -28,8 +30,8 @@ and under the first of these that works here (each tried once):
 * Landlock (`landlock()`: the ABI version), enforced between fork and exec: no file or folder written, made or
   removed (truncating by path: ABI >= 3); reading only the interpreter's prefixes, the system libraries and its
   working folder (not /proc, the home or the tuning folder); executing only the interpreter; no TCP (ABI >= 4);
-  signals and abstract unix sockets scoped to it (ABI >= 6). UDP (before ABI 10), named unix sockets (before
-  ABI 9) and System V IPC stay open.
+  signals and abstract unix sockets scoped to it (ABI >= 6). All else stays open: file status, owner, mode, times
+  and attributes, UDP (before ABI 10), netlink, named unix sockets (before ABI 9), System V IPC, the keyrings.
 * neither: the limits only. The child can then read whatever the user can, the tuner's /proc/<pid>/environ and
   cmdline (the API key) included, and empty, overwrite, delete or rename files, and reach the network.
 
@@ -54,7 +56,7 @@ import sys
 import tempfile
 import time
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, BinaryIO, Sequence
 
 import landlockpy
 
@@ -66,15 +68,16 @@ MEMORY_BYTES = 1 << 30         # address space (1 GiB)
 OPEN_FILES = 32
 OUTPUT_BYTES = 1 << 24         # the most of each of its output streams the tuner keeps (16 MiB: the end)
 KEPT_ENV = ("PATH", "LANG")    # the only variables the child sees
+NOBODY = 65534                 # the user and group a child of root runs as, where it can (see `unprivileged`)
 # Under Landlock, what the child may read besides the interpreter's prefixes: the dynamic loader's folders and cache.
 SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache")
 
-# The child: reads {"source", "name", "args"} from stdin, prints {"value": ...} or {"error": {...}} on stdout.
+# The child: reads {"source", "name", "args"} from stdin, writes {"value": ...} or {"error": {...}} to the reply
+# pipe (its descriptor is the argument): what the method writes to its stdout cannot corrupt the reply.
 CHILD = r"""
-import json, sys, traceback
+import json, os, sys, traceback
 request = json.loads(sys.stdin.read())
-out = sys.stdout
-sys.stdout = sys.stderr  # the method's own prints must not corrupt the reply
+out = os.fdopen(int(sys.argv[1]), "w")
 try:
     namespace = {}
     exec(compile(request["source"], "<method>", "exec"), namespace)
@@ -85,7 +88,7 @@ except BaseException as exc:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<method>"]
     text = json.dumps({"error": {"type": type(exc).__name__, "message": str(exc)[:500],
                                  "line": frames[-1].lineno if frames else None}})
-out.write(text)
+out.write(text + "\n")  # the end of the reply: a process the method started may hold the pipe
 out.flush()
 """
 
@@ -165,18 +168,53 @@ def _ruleset(cwd: str) -> landlockpy.Ruleset:
     return ruleset
 
 
+@contextlib.contextmanager
+def _working_folder(user: int | None):
+    """A new, empty temporary folder, owned by `user` (None: the tuner's), removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
+        if user is not None:
+            os.chown(cwd, user, user)
+        yield cwd
+
+
+def _probe(cwd: str, user: int | None, preexec) -> subprocess.CompletedProcess:
+    """Starts the interpreter in `cwd` as `user` (None: the tuner's) the way a method's child starts, printing ok."""
+    return subprocess.run([sys.executable, "-I", "-S", "-c", "import json, traceback; print('ok')"],
+                          capture_output=True, text=True, timeout=WALL_S, env={}, cwd=cwd, preexec_fn=preexec,
+                          **_as_user(user))
+
+
+def _as_user(user: int | None) -> dict[str, Any]:
+    """`subprocess.Popen`'s arguments that run the child as `user` and group `user` alone (None: the tuner's)."""
+    return {} if user is None else {"user": user, "group": user, "extra_groups": []}
+
+
+@lru_cache(maxsize=None)
+def unprivileged() -> int | None:
+    """`NOBODY` where the tuner runs as root and the interpreter starts as that user here, else None: tried once.
+    Landlock does not cover a file's owner, mode, times or extended attributes, and root may chown and chmod any
+    file and is exempt from `RLIMIT_NPROC`; nobody owns nothing and has no capabilities. It cannot start a Python
+    installed where only root can read (pyenv's under /root): the child then stays root."""
+    if os.geteuid() != 0:
+        return None
+    with _working_folder(NOBODY) as cwd:
+        try:
+            probe = _probe(cwd, NOBODY, _preexec(forks=False))
+        except (OSError, subprocess.SubprocessError):
+            return None
+    return NOBODY if probe.returncode == 0 and probe.stdout.strip() == "ok" else None
+
+
 @lru_cache(maxsize=None)
 def landlock() -> int:
     """The Landlock ABI version the child is confined with where bubblewrap is not used, or 0 where the kernel has
     no Landlock (or it is disabled) or Python does not start under the ruleset here: tried once."""
-    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
+    with _working_folder(unprivileged()) as cwd:
         try:
             if landlockpy.abi_version() == 0:
                 return 0
             with _ruleset(cwd) as ruleset:
-                probe = subprocess.run([sys.executable, "-I", "-S", "-c", "import json, traceback; print('ok')"],
-                                       capture_output=True, text=True, timeout=WALL_S, env={}, cwd=cwd,
-                                       preexec_fn=_preexec(ruleset, forks=False))
+                probe = _probe(cwd, unprivileged(), _preexec(ruleset, forks=False))
         except (OSError, subprocess.SubprocessError):  # e.g. a seccomp filter that refuses Landlock's calls
             return 0
     return landlockpy.abi_version() if probe.returncode == 0 and probe.stdout.strip() == "ok" else 0
@@ -200,18 +238,19 @@ def sandbox() -> tuple[str, ...]:
     return cmd if probe.returncode == 0 and probe.stdout.strip() == "ok" else ()
 
 
-def _exchange(proc: subprocess.Popen, request: bytes) -> tuple[bytes, bytes]:
-    """As `proc.communicate(request, timeout=WALL_S)`, but keeping only the last `OUTPUT_BYTES` of the child's
-    stdout and of its stderr: a method that floods its output must not fill the tuner's memory.
+def _exchange(proc: subprocess.Popen, reply: BinaryIO, request: bytes) -> tuple[bytes, bytes]:
+    """As `proc.communicate(request, timeout=WALL_S)` with the reply pipe read too, but keeping only the last
+    `OUTPUT_BYTES` of the reply and of the output: a method that floods its output must not fill the tuner's memory.
 
     Returns:
-        (stdout, stderr), once both have ended and the child has exited.
+        (reply, output: its stdout and stderr), once the reply is whole (or its pipe ended), the output's pipe
+        ended and the child has exited.
 
     Raises:
         subprocess.TimeoutExpired: not all of that within `WALL_S`.
     """
     deadline = time.monotonic() + WALL_S
-    streams = (proc.stdout.fileno(), proc.stderr.fileno())
+    streams = (reply.fileno(), proc.stdout.fileno())
     kept = {fd: bytearray() for fd in streams}
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdin, selectors.EVENT_WRITE)
@@ -232,29 +271,31 @@ def _exchange(proc: subprocess.Popen, request: bytes) -> tuple[bytes, bytes]:
                 elif chunk := os.read(key.fd, 1 << 16):
                     kept[key.fd] += chunk
                     del kept[key.fd][:-OUTPUT_BYTES]
+                    if key.fd == reply.fileno() and b"\n" in chunk:  # the whole reply (see CHILD)
+                        selector.unregister(key.fd)
                 else:
                     selector.unregister(key.fd)
     out, err = (bytes(kept[fd]) for fd in streams)
+    reply.close()
     proc.stdout.close()
-    proc.stderr.close()
     proc.wait(max(0.0, deadline - time.monotonic()))
     return out, err
 
 
-def _stop(proc: subprocess.Popen) -> None:
+def _stop(proc: subprocess.Popen, reply: BinaryIO) -> None:
     """Kills the child, its process group and every other process holding its output pipes (one that the method
     started in a session of its own), and reaps the child, waiting on nothing else."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(OSError):  # no /proc: what the group's kill did not reach is left
-        pipes = {os.readlink(f"/proc/self/fd/{p.fileno()}") for p in (proc.stdout, proc.stderr) if not p.closed}
+        pipes = {os.readlink(f"/proc/self/fd/{p.fileno()}") for p in (reply, proc.stdout) if not p.closed}
         for pid in filter(str.isdigit, os.listdir("/proc")):
             with contextlib.suppress(OSError):
                 held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
                 if int(pid) != os.getpid() and held & pipes:
                     os.kill(int(pid), signal.SIGKILL)
     proc.wait()
-    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+    for pipe in (proc.stdin, proc.stdout, reply):
         pipe.close()
 
 
@@ -276,33 +317,38 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     request = json.dumps({"source": source, "name": name, "args": list(args)})
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
     wrapper = sandbox()
-    with tempfile.TemporaryDirectory(prefix="mapperopt-method-") as cwd:
-        with _ruleset(cwd) if not wrapper and landlock() else contextlib.nullcontext() as ruleset:
-            proc = subprocess.Popen([*wrapper, sys.executable, "-I", "-S", "-c", CHILD], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
-                                    start_new_session=True, preexec_fn=_preexec(ruleset, forks=bool(wrapper)))
+    user = None if wrapper else unprivileged()
+    with _working_folder(user) as cwd:
+        read_end, write_end = os.pipe()
+        reply_pipe = open(read_end, "rb", buffering=0)
+        with _ruleset(cwd) if not wrapper and landlock() else contextlib.nullcontext() as ruleset, \
+                contextlib.closing(os.fdopen(write_end, "wb")):
+            proc = subprocess.Popen([*wrapper, sys.executable, "-I", "-S", "-c", CHILD, str(write_end)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    pass_fds=(write_end,), cwd=cwd, env=env, start_new_session=True,
+                                    preexec_fn=_preexec(ruleset, forks=bool(wrapper)), **_as_user(user))
         try:
-            out, err = _exchange(proc, request.encode())
+            replied, output = _exchange(proc, reply_pipe, request.encode())
         except subprocess.TimeoutExpired:
             ended = proc.poll() is not None  # then a process it started holds its output
-            _stop(proc)
+            _stop(proc, reply_pipe)
             what = ("ended, but a process it started still held its output after" if ended
                     else "did not return within")
             raise ConfinedError("Timeout", f"{name} {what} {WALL_S:g} s (it was stopped)") from None
         finally:
             if proc.poll() is None:
-                _stop(proc)
+                _stop(proc, reply_pipe)
             else:  # what the method started in its process group and left running
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
     if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
         raise ConfinedError("Timeout", f"{name} used more than {CPU_S} s of CPU time (it was stopped)")
     try:
-        reply = json.loads(out.decode() or "null")
+        reply = json.loads(replied.decode() or "null")
     except ValueError:
         reply = None
     if not isinstance(reply, dict):
-        tail = err.decode(errors="replace").strip().splitlines()[-1:] or [exit_status(proc.returncode)]
+        tail = output.decode(errors="replace").strip().splitlines()[-1:] or [exit_status(proc.returncode)]
         raise ConfinedError("MethodError", f"{name} ended without a reply ({tail[0][:300]})")
     if "error" in reply:
         e = reply["error"]
@@ -313,4 +359,4 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     return reply["value"]
 
 
-__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "landlock", "run_confined", "sandbox"]
+__all__ = ["CPU_S", "ConfinedError", "MEMORY_BYTES", "WALL_S", "landlock", "run_confined", "sandbox", "unprivileged"]

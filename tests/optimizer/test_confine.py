@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import uuid
@@ -122,6 +124,11 @@ def test_landlock_hides_the_tuners_key(tmp_path):
                                                                        ["cmdline", "PermissionError"]]
 
 
+def stays_root() -> bool:
+    """Whether the child runs as root (the tuner is root and the user nobody cannot run its Python)."""
+    return os.geteuid() == 0 and confine.unprivileged() is None
+
+
 def _running(marker: str) -> list[int]:
     """The processes whose command line holds `marker`."""
     found = []
@@ -156,7 +163,7 @@ def test_a_process_the_method_leaves_behind_does_not_hold_the_tuner(monkeypatch,
     with pytest.raises(ConfinedError) as stopped:
         run_confined(method(body), "probe", [0])
     assert time.monotonic() - start < 6  # not the 30 s the process sleeps
-    if os.geteuid() != 0:  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
+    if not stays_root():  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
         assert stopped.value.type == "BlockingIOError" and not _running(marker)
         return
     expected = ("probe ended, but a process it started still held its output after 1 s (it was stopped)" if returns
@@ -180,7 +187,7 @@ def test_a_process_left_in_the_methods_group_ends_with_the_call():
             "    time.sleep(30)\n"
             "    os._exit(0)\n"
             "return pid")
-    if os.geteuid() != 0:  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
+    if not stays_root():  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
         with pytest.raises(ConfinedError, match="BlockingIOError"):
             run_confined(method(body), "probe", [0])
         return
@@ -220,3 +227,66 @@ def test_a_method_that_floods_its_output_does_not_fill_the_tuners_memory(tmp_pat
     assert seen.returncode == 0, seen.stderr
     value, peak_mib = seen.stdout.split()
     assert value == "done" and int(peak_mib) < 300  # 600 MiB were printed
+
+
+@pytest.fixture
+def python_nobody_can_run(monkeypatch):
+    """The tuner's interpreter, or else the system's, when the user nobody can run it: as root the child runs as
+    nobody only then (a Python under /root, as pyenv puts it, is out of its reach)."""
+    unprivileged, landlock = confine.unprivileged, confine.landlock  # the test may replace landlock
+    landlock.cache_clear()
+    for python in (sys.executable, "/usr/bin/python3"):
+        monkeypatch.setattr(sys, "executable", python)
+        confine.unprivileged.cache_clear()
+        if os.path.exists(python) and confine.unprivileged() is not None:
+            break
+    else:
+        pytest.skip("no Python here that the user nobody can run")
+    yield python
+    unprivileged.cache_clear()
+    landlock.cache_clear()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a user's own files' modes and times stay open (the docs say so)")
+@pytest.mark.usefixtures("no_bubblewrap", "python_nobody_can_run")
+@pytest.mark.parametrize("sandboxed", ["none", "landlock"])
+@pytest.mark.parametrize("body", [
+    "import os\nos.chmod(arg, 0o666)",                           # exposed
+    "import os\nos.chown(arg, 65534, 65534)",                    # given away
+    "import os\nos.utime(arg, (0, 0))",
+    "import os\nos.setxattr(arg, 'user.mark', b'1')",
+    "import os\nos.fork()",                                       # root is exempt from RLIMIT_NPROC
+])
+def test_a_child_of_root_owns_nothing_and_cannot_fork(monkeypatch, sandboxed, body):
+    """Landlock does not cover a file's owner, mode, times or extended attributes, nor root's processes: as root
+    the child runs as the user nobody."""
+    if sandboxed == "landlock" and kernel_landlock() == 0:
+        pytest.skip(NO_LANDLOCK)
+    if sandboxed == "none":
+        monkeypatch.setattr(confine, "landlock", lambda: 0)
+    folder = tempfile.mkdtemp()
+    try:
+        os.chmod(folder, 0o711)  # reachable by the path, as ~/.ssh/id_* is
+        victim = os.path.join(folder, "secret_key.txt")
+        with open(victim, "w") as f:
+            f.write("secret")
+        os.chmod(victim, 0o600)
+        before = os.stat(victim)
+        with pytest.raises(ConfinedError) as refused:
+            run_confined(method(body), "probe", [victim])
+        assert refused.value.type in ("PermissionError", "BlockingIOError")
+        after = os.stat(victim)
+        assert ((after.st_mode, after.st_uid, after.st_mtime_ns, os.listxattr(victim))
+                == (before.st_mode, before.st_uid, before.st_mtime_ns, []))
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_what_a_method_writes_to_its_standard_output_does_not_spoil_its_reply():
+    """The reply comes back on a pipe of its own: descriptor 1 (an extension's or a started program's output, or
+    `os.write(1, ...)`) goes with the method's prints."""
+    body = "import os\nos.write(1, b'{' * 4096)\nprint('printed')\nreturn ['Task * CPU;']"
+    assert run_confined(method(body), "probe", [0]) == ["Task * CPU;"]
+    with pytest.raises(ConfinedError) as failed:
+        run_confined(method("import os, sys\nos.write(1, b'junk\\n')\nos._exit(3)"), "probe", [0])
+    assert (failed.value.type, failed.value.message) == ("MethodError", "probe ended without a reply (junk)")

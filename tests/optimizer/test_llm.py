@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from optimizer_support import PlacementEvaluator, code_names, rewrite
 
-from mapperopt.optimizer.agent import TraceOptimizer
+from mapperopt.optimizer.agent import TraceOptimizer, get_code
 from mapperopt.optimizer.llm import ChatModel, LLMConfig, ModelError
 from mapperopt.optimizer.loop import tune
 from mapperopt.optimizer.space import SearchSpace
@@ -200,12 +200,17 @@ def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):
     down = llm_check()
     assert not down.ok and f"cannot connect to the model endpoint {refused_url}" in down.detail
     assert "MAPPEROPT_LLM_BASE_URL" in down.fix
+    # Configured but failing: a failed check (doctor exits non-zero), as `tune` would stop at once.
+    assert bad_key.required and unknown.required and down.required
     # A model alone is configured: tune would use OpenAI's API (here the openai client's own variable redirects it).
     monkeypatch.delenv("MAPPEROPT_LLM_BASE_URL")
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     check = llm_check()
     assert check.ok and check.detail == f"{server.base_url}: the model scripted answers"
     assert len(server.requests) == 4
+    monkeypatch.delenv("MAPPEROPT_LLM_MODEL")
+    check = llm_check()
+    assert not check.ok and not check.required and check.detail.startswith("none configured")
 
 
 @pytest.mark.parametrize("status, setting", [(401, "MAPPEROPT_LLM_API_KEY"), (404, "MAPPEROPT_LLM_MODEL")])
@@ -248,3 +253,25 @@ def test_the_method_is_called_by_its_name_and_a_huge_answer_is_refused(tmp_path,
     assert helper.ok and "Task * CPU;" in helper.dsl and "CollectMemory" not in helper.dsl
     assert re.fullmatch(r"LLM answer not used: the answer has \d{6} characters, more than the 50000 one may have; "
                         r"mapper unchanged", big.note), big.note
+
+
+def test_a_bad_request_and_an_unchanged_answer_use_the_iteration(tmp_path, llm_server, circuit_app, cpu2):
+    """HTTP 400 is sent once more without JSON mode (servers that lack it answer 400), then fails the step; an
+    answer that repeats the current code and one that is not Python are told apart."""
+    def unchanged(messages):
+        current = next(code for code in get_code(optimizer.agent).values() if code.startswith("def task_decision"))
+        return suggest("task_decision", current)(messages)
+
+    server = llm_server([("status", 400), ("status", 400), ("status", 400), unchanged,
+                         suggest("task_decision", "def task_decision(self, tasks:\n    return []\n")])
+    space = SearchSpace(circuit_app, cpu2)
+    optimizer = TraceOptimizer(space, space.render(space.default_point()),
+                               llm=LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=3))
+    store = TuneStore.create(tmp_path, "circuit", {})
+    tune(store, optimizer, PlacementEvaluator(circuit_app, cpu2), iters=4)
+    rejected, same, broken = (r.note for r in store.records[1:])
+    assert rejected.startswith("LLM step failed: the model endpoint") and "answered HTTP 400" in rejected
+    assert [("response_format" in r) for r in server.requests] == [True, False, True, False, True]
+    assert same.startswith("LLM answer not used: the suggested code equals the current code; mapper unchanged")
+    assert "HTTP 400" in same  # the failed request is named
+    assert broken.startswith("LLM answer not used: the suggested code is not valid Python (line 1: ")
