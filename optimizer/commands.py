@@ -24,6 +24,7 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
+from mapperopt.files import read_json
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
@@ -220,7 +221,7 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
     from mapperopt.optimizer.compare import SCHEMA
 
     path = root / "settings.json"
-    settings = json.loads(path.read_text()) if path.is_file() else {}
+    settings = read_json(path) if path.is_file() else {}
     def extend(comparison: Any) -> str:
         command = shlex.join(["mapperopt", "compare", "--resume", str(comparison), *(["--iters", str(iters)]
                                                                                     if iters else [])])
@@ -704,6 +705,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
+        for note in store.damaged:
+            console.print(f"Note: {note}.", markup=False)
     else:
         try:
             store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text))

@@ -65,6 +65,7 @@ from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_tim
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
+from mapperopt.files import read_json
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
@@ -119,9 +120,10 @@ class SharedEvaluations:
     outcome without a task profile serves an evaluator that profiles only when it failed (nothing to profile); a
     timeout or kill is kept only on a dedicated machine (elsewhere the load may have caused it)."""
 
-    def __init__(self, inner: BenchmarkEvaluator, folder: Path):
+    def __init__(self, inner: BenchmarkEvaluator, folder: Path, say: Callable[[str], None] = print):
         self.inner = inner
         self.folder = folder
+        self.say = say  # for the note on a damaged stored outcome
         self.settings = inner.settings
 
     def _path(self, dsl: str) -> Path:
@@ -132,7 +134,11 @@ class SharedEvaluations:
         """The `RunResult` stored at `path` that this evaluator reuses, or None."""
         from mapperopt.records import RunResult
 
-        stored = RunResult.from_json(json.loads(path.read_text())) if path.exists() else None
+        try:
+            stored = RunResult.from_json(read_json(path)) if path.exists() else None
+        except MapperoptError as exc:  # a damaged outcome: measured again, then stored anew (`_evaluate`)
+            self.say(f"Note: {exc.message}; its program is measured again.")
+            return None
         if stored is not None and self.inner.profile and stored.status == "ok" and stored.profile is None:
             return None  # measured without the profile this run's optimizer reads: run again, with it
         return stored
@@ -244,10 +250,7 @@ def _comparison_settings(folder: Path) -> dict:
         MapperoptError: `folder` is no comparison folder (a tuning run's, one of its runs', any other).
     """
     path = folder / "settings.json"
-    try:
-        settings = json.loads(path.read_text()) if path.is_file() else {}
-    except ValueError:
-        settings = {}
+    settings = read_json(path, hint=_DAMAGED) if path.is_file() else {}
     if settings.get("schema") != SCHEMA:
         if "compare" in settings:  # a run of a comparison names its folder, relative to its own
             raise MapperoptError(f"{folder} is the tuning run {folder.name} of a comparison, not a comparison folder",
@@ -266,6 +269,7 @@ def _comparison_settings(folder: Path) -> dict:
 
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
+_DAMAGED = "restore the comparison folder from a copy, or make a new comparison with --new"
 _FOLDER_OPTIONS = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "seed", "start", "repeats", "max_repeats",
                    "old_repeats", "old_max_repeats", "min_time_s", "timeout_s", "runs_dir", "new")
 
@@ -301,7 +305,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
             options[key] = stored[key]
     final = folder / "final.json"  # a final measurement in other rounds would be made again
     if ctx.get_parameter_source("final_rounds") is not ParameterSource.COMMANDLINE:
-        measured = json.loads(final.read_text()) if final.exists() else {}
+        measured = read_json(final, hint=_DAMAGED) if final.exists() else {}
         if measured.get("groups"):
             options["final_rounds"] = measured.get("rounds", FINAL_ROUNDS)
         elif any(folder.glob("final-*")):  # its rounds are known only once a group of it has ended
@@ -820,6 +824,8 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     space = SearchSpace(ctx["app"], ctx["machine"], layouts=ctx["layouts"])
     if (root / "settings.json").exists():
         store = TuneStore.open(root)  # resume with the run's own start program
+        for note in store.damaged:
+            say(f"Note: {note}.")
     else:
         # a resumed comparison's start file: its text as the folder recorded it
         start_dsl, start_point = (opts["start_text"], None) if opts.get("start_text") else \
@@ -839,7 +845,7 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
-    tune(store, optimizer, SharedEvaluations(evaluator, folder / "evaluations"), opts["iters"],
+    tune(store, optimizer, SharedEvaluations(evaluator, folder / "evaluations", say), opts["iters"],
          on_record=lambda rec: report(label, rec))
 
 

@@ -37,7 +37,7 @@ def test_append_then_open_replays_the_journal(tmp_path):
         again.append(record(4, 1.0))
 
 
-def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next(tmp_path):
+def test_a_torn_last_line_is_skipped_with_a_note_and_cut_away_by_the_next_append(tmp_path):
     store = TuneStore.create(tmp_path, "circuit", {})
     store.append(record(1, 2.0))
     with open(store.root / "state.jsonl", "a") as f:
@@ -45,8 +45,33 @@ def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next(tmp_path):
     store.unlock()  # ...and its lock went with it
     reopened = TuneStore.open(store.root)
     assert [r.iter for r in reopened.records] == [1]
+    assert len(reopened.damaged) == 1 and "state.jsonl line 2 is damaged" in reopened.damaged[0]
     reopened.append(record(2, 3.0))
-    assert [r.iter for r in TuneStore.open(store.root).records] == [1, 2]
+    lines = (store.root / "state.jsonl").read_text().splitlines()
+    assert [json.loads(line)["iter"] for line in lines] == [1, 2]  # the torn line is gone, not kept between
+    assert TuneStore.open(store.root).damaged == []
+
+
+def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    for i in (1, 2, 3):
+        store.append(record(i, 2.0))
+    store.unlock()
+    path = store.root / "state.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = lines[1][:40] + "\x00\x00\x00\x00" + lines[1][44:]
+    path.write_text("".join(lines))
+    with pytest.raises(MapperoptError, match=r"state\.jsonl line 2 is damaged \(not valid JSON.*iteration 2"):
+        TuneStore.open(store.root)
+
+
+def test_a_damaged_settings_file_is_named(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided"})
+    store.unlock()
+    path = store.root / "settings.json"
+    path.write_text(path.read_text()[:30])
+    with pytest.raises(MapperoptError, match=r"settings\.json is damaged: not valid JSON \(.*line \d+ column \d+"):
+        TuneStore.open(store.root)
 
 
 def test_an_unrecorded_iteration_folder_starts_empty(tmp_path):
