@@ -172,11 +172,13 @@ class TuneStore:
 
     def append(self, record: IterationRecord) -> None:
         """Appends `record` to the journal as one `write` of a whole line (O_APPEND) and forces it to disk before
-        returning; a torn line at the journal's end (see `open`) is cut away first. Takes the folder's lock first if this store does not hold it yet.
+        returning; a torn line at the journal's end (see `open`) is cut away first, and so is what a failed write
+        left. Takes the folder's lock first if this store does not hold it yet.
 
         Raises:
             ValueError: `record.iter` is not the next iteration number.
             MapperoptError: another process holds the folder.
+            OSError: the write failed (e.g. ENOSPC, the disk is full), naming the journal; the journal is as before.
         """
         if record.iter != len(self.records) + 1:
             raise ValueError(f"record of iteration {record.iter} appended after {len(self.records)} iterations")
@@ -187,10 +189,14 @@ class TuneStore:
         try:
             end = _whole_lines_end(fd)
             os.ftruncate(fd, end)
-            written = os.write(fd, line)
-            if written != len(line):  # a full disk: leave a torn line, which the next open skips
-                raise OSError(f"{path}: wrote {written} of {len(line)} bytes")
-            os.fsync(fd)
+            try:
+                written = 0
+                while written < len(line):  # after a short write, the next one says why (ENOSPC: a full disk)
+                    written += os.write(fd, line[written:])
+                os.fsync(fd)
+            except OSError as exc:
+                os.ftruncate(fd, end)  # no torn record of this iteration, which is run again
+                raise OSError(exc.errno, exc.strerror, str(path)) from None
         finally:
             os.close(fd)
         self.records.append(record)
@@ -235,9 +241,13 @@ class TuneStore:
             writer.writerow(_history_row(r, r.iter == final_pick))
         _write_atomically(out["history"], rows.getvalue())
         partial = out["plot"].with_name(f".{out['plot'].name}.{os.getpid()}.png")
-        plot_progress(self.records, partial, title=f"{self.settings.get('app', '')} — "
-                                                   f"{self.settings.get('optimizer', '')}",
-                      baselines=self.settings.get("baselines") or {}, final_pick=final_pick)
+        try:
+            plot_progress(self.records, partial, title=f"{self.settings.get('app', '')} — "
+                                                       f"{self.settings.get('optimizer', '')}",
+                          baselines=self.settings.get("baselines") or {}, final_pick=final_pick)
+        except OSError as exc:  # a full disk: no partial file left behind; the error names the plot
+            partial.unlink(missing_ok=True)
+            raise OSError(exc.errno, exc.strerror, str(out["plot"])) from None
         os.replace(partial, out["plot"])
         return out
 
@@ -338,7 +348,11 @@ def relative_run_dirs(run_dirs: Iterable[str], folder: Path) -> list[str]:
 def _write_atomically(path: Path, text: str) -> None:
     """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file."""
     partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(text)
+    try:
+        partial.write_text(text)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a full disk: no partial file left behind (a later process has another pid)
+        raise
     os.replace(partial, path)
 
 
