@@ -482,7 +482,7 @@ def start_up(results: list[dict]) -> float | None:
 
 def _set_up_results(root: Path) -> list[dict]:
     """The result.json of the reference mappers and the calibration a tuning folder `root` measured first."""
-    return [json.loads(p.read_text()) for p in (*sorted(root.glob("baseline-*/result.json")),
+    return [read_json(p) for p in (*sorted(root.glob("baseline-*/result.json")),
                                                 root / "calibration" / "result.json") if p.is_file()]
 
 
@@ -836,7 +836,7 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     error says so rather than send the user to feedback that advises running without a mapper; when every one ran
     past the --timeout given, it names the --timeout."""
     path = store.root / "baseline-default" / "result.json"
-    default = json.loads(path.read_text()) if path.is_file() else {}
+    default = read_json(path) if path.is_file() else {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
         return MapperoptError(f"no iteration produced a working mapper, and Legion's default mapper failed at stage "
@@ -948,7 +948,7 @@ def _set_aside_final(root: Path) -> None:
     to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`)."""
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
-    summary = json.loads((root / "summary.json").read_text())
+    summary = read_json(root / "summary.json")
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
                          if (p := folder_path(d, root)).is_relative_to(executions) else d for d in m.get("run_dirs", [])]
@@ -967,7 +967,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
     by its wall time), from their run folders."""
     from rich.markup import escape
 
-    results = {name: json.loads(path.read_text()) for name in settings.get("baselines") or {}
+    results = {name: read_json(path) for name in settings.get("baselines") or {}
                if (path := root / f"baseline-{name}" / "result.json").exists()}
     if settings.get("baselines"):
         units = {name: r.get("unit") or "" for name, r in results.items()}

@@ -295,6 +295,13 @@ def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
     assert f"no comparison of stencil under {tmp_path / 'runs'} to report on" in err, err
     assert "run the same command without --report-only first" in err
     assert not (tmp_path / "runs").exists()  # nothing made
+    # a comparison made with other settings whose settings.json is damaged: named, not a traceback
+    damaged = tmp_path / "runs" / "stencil" / "compare-0123456789" / "settings.json"
+    damaged.parent.mkdir(parents=True)
+    damaged.write_text('{"schema": "mapperopt.compare')
+    assert main([*args, "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {damaged} is damaged: not valid JSON (" in err, err
 
 
 # One benchmark of each kind of configuration (circuit: the test above): Stencil, Pennant (its deck), a 2-D GEMM
