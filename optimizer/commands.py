@@ -176,12 +176,13 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
     """The latest tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
     (folder, None) for the latest one not finished (fewer iterations than asked for, or no final comparison yet),
     even when a later one finished (two runs of the command at once, one of them killed); else (None, the latest
-    finished one); (None, None) when there is none."""
+    finished one); (None, None) when there is none. A folder that cannot be read is skipped with a note."""
     finished = None
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
             store = TuneStore.open(root)
-        except MapperoptError:
+        except MapperoptError as exc:  # said: the user may have meant this command to continue that folder
+            click.echo(f"Note: {exc.message}: skipped.", err=True)
             continue
         if _searched(store.settings.get("request") or {}) != _searched(request) or not _set_up(store):
             continue  # another request, or one whose set-up (baselines, calibration) never finished

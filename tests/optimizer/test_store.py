@@ -254,7 +254,7 @@ def test_a_faster_looking_iteration_kept_out_by_the_noise_is_flagged():
     assert not record(3, None, best_iter=1).kept_out_by_noise  # failed
 
 
-def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_finished(tmp_path):
+def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_finished(tmp_path, capsys):
     """Two tunes of one command at once: A killed after 1 iteration, B (started a moment later) finished. The same
     command again said B was finished and started a new folder, never offering A; the docs say it continues the
     latest unfinished folder made with the same options."""
@@ -282,6 +282,12 @@ def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_fini
     assert _latest(runs, "circuit", request, None) == (None, b.root)
     # Asked for more iterations than both have: both unfinished, the latest continues.
     assert _latest(runs, "circuit", request, 5) == (b.root, None)
+    # A folder that cannot be read is skipped, and said so.
+    damaged = other.root / "settings.json"
+    damaged.write_text(damaged.read_text()[:50])
+    capsys.readouterr()
+    assert _latest(runs, "circuit", request, 5) == (b.root, None)
+    assert f"Note: {damaged} is damaged: not valid JSON" in " ".join(capsys.readouterr().err.split())
 
 
 @pytest.mark.parametrize("given", [["--llm-api-key", "sk-secret"], ["--llm-api-key=sk-secret"]])
