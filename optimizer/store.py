@@ -5,7 +5,8 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
     settings.json     what was asked for (app, size, processors, optimizer, seed, start, repeats, ...)
     tune.lock         held (an OS lock) by the one process that writes the folder; owner.json names it
     state.jsonl       the journal: one IterationRecord per line, appended and flushed as each iteration ends;
-                      never rewritten, so an interrupted run loses at most the iteration in progress
+                      never rewritten (but for a torn last line), so an interrupted run loses at most the
+                      iteration in progress
     iter-NNN/         the run folder of iteration NNN (mapper.dsl, the harness's files, feedback.txt)
     best.dsl          the best program so far          \
     best-from-start.dsl  with a start file: that file edited to map as best.dsl does here (`SearchSpace.edit_of`;
@@ -17,7 +18,8 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
 Once the run is finished, best.dsl is the final comparison's pick, which history.csv (`final_pick`) and
 progress.png (a star) mark: it may be another iteration than the best so far.
 
-`TuneStore.open(folder)` replays the journal; a torn last line (the process died mid-write) is skipped.
+`TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
+is skipped with a note (`damaged`) and cut away by the next `append`; a damaged line before it is an error naming it.
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """
