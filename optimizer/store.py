@@ -379,7 +379,7 @@ def _read_journal(path: Path) -> tuple[list[tuple[int, IterationRecord]], list[t
         try:
             numbered.append((n, IterationRecord.from_json(json.loads(line))))
         except json.JSONDecodeError as exc:
-            bad.append((n, f"not valid JSON: {exc.msg} at column {exc.colno}"))
+            bad.append((n, f"not valid JSON: {exc.msg}, column {exc.colno}"))
         except (ValueError, TypeError, AttributeError) as exc:
             bad.append((n, f"not an iteration record: {exc}"))
     return numbered, bad
