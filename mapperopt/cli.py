@@ -98,7 +98,8 @@ def _show(exc) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: runs the CLI and turns `MapperoptError` into a message and exit status 1."""
+    """Entry point: runs the CLI and turns `MapperoptError`, and a write the file system refused, into a message and
+    exit status 1."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["compile"]:
         from mapperopt.compiler.cached import answer  # a compile done before: answered without click
@@ -116,6 +117,13 @@ def main(argv: list[str] | None = None) -> int:
         status = _group().main(args=argv, standalone_mode=False)
     except MapperoptError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
+        return 1
+    except OSError as exc:  # a full disk, a read-only cache, ...: said as the errors above
+        from mapperopt.files import refused_write
+
+        if (error := refused_write(exc)) is None:
+            raise
+        click.secho(f"error: {error}", fg="red", err=True)
         return 1
     except click.exceptions.Abort:  # a Ctrl-C no command reported (tune and compare say so, then exit 130)
         click.echo("aborted", err=True)

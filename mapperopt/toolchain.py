@@ -27,7 +27,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from mapperopt.errors import BuildError, ToolchainError, exit_status
+from mapperopt.errors import BuildError, MapperoptError, ToolchainError, exit_status
 
 PREFIX_ENV = "MAPPEROPT_LEGION_PREFIX"
 CACHE_ENV = "MAPPEROPT_CACHE"
@@ -139,10 +139,24 @@ def find_legion(prefix: str | os.PathLike | None = None) -> Legion:
     )
 
 
+def cache_path() -> Path:
+    """The per-user build cache's folder (`MAPPEROPT_CACHE`, default `~/.cache/mapperopt`), which may not exist."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "mapperopt")
+
+
 def cache_dir() -> Path:
-    """The per-user build cache (`MAPPEROPT_CACHE`, default `~/.cache/mapperopt`), created if needed."""
-    path = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "mapperopt")
-    path.mkdir(parents=True, exist_ok=True)
+    """The per-user build cache (`cache_path`), created if needed.
+
+    Raises:
+        MapperoptError: it cannot be created (a file is there, a read-only file system, ...).
+    """
+    path = cache_path()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = "a file is there, not a folder" if isinstance(exc, FileExistsError) else exc.strerror
+        raise MapperoptError(f"{CACHE_ENV}={path} cannot be used as the build cache ({why})",
+                             hint=f"set {CACHE_ENV} to a writable folder (default ~/.cache/mapperopt)") from None
     return path
 
 

@@ -24,6 +24,7 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
+from mapperopt.files import read_json
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
@@ -175,12 +176,13 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
     """The latest tuning folders of `bench` under `runs_dir` made by the same request, as (unfinished, finished):
     (folder, None) for the latest one not finished (fewer iterations than asked for, or no final comparison yet),
     even when a later one finished (two runs of the command at once, one of them killed); else (None, the latest
-    finished one); (None, None) when there is none."""
+    finished one); (None, None) when there is none. A folder that cannot be read is skipped with a note."""
     finished = None
     for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
         try:
             store = TuneStore.open(root)
-        except MapperoptError:
+        except MapperoptError as exc:  # said: the user may have meant this command to continue that folder
+            click.echo(f"Note: {exc.message}: skipped.", err=True)
             continue
         if _searched(store.settings.get("request") or {}) != _searched(request) or not _set_up(store):
             continue  # another request, or one whose set-up (baselines, calibration) never finished
@@ -220,7 +222,7 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
     from mapperopt.optimizer.compare import SCHEMA
 
     path = root / "settings.json"
-    settings = json.loads(path.read_text()) if path.is_file() else {}
+    settings = read_json(path) if path.is_file() else {}
     def extend(comparison: Any) -> str:
         command = shlex.join(["mapperopt", "compare", "--resume", str(comparison), *(["--iters", str(iters)]
                                                                                     if iters else [])])
@@ -481,7 +483,7 @@ def start_up(results: list[dict]) -> float | None:
 
 def _set_up_results(root: Path) -> list[dict]:
     """The result.json of the reference mappers and the calibration a tuning folder `root` measured first."""
-    return [json.loads(p.read_text()) for p in (*sorted(root.glob("baseline-*/result.json")),
+    return [read_json(p) for p in (*sorted(root.glob("baseline-*/result.json")),
                                                 root / "calibration" / "result.json") if p.is_file()]
 
 
@@ -704,6 +706,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
+        for note in store.damaged:
+            console.print(f"Note: {note}.", markup=False)
     else:
         try:
             store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text))
@@ -833,7 +837,7 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     error says so rather than send the user to feedback that advises running without a mapper; when every one ran
     past the --timeout given, it names the --timeout."""
     path = store.root / "baseline-default" / "result.json"
-    default = json.loads(path.read_text()) if path.is_file() else {}
+    default = read_json(path) if path.is_file() else {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
         return MapperoptError(f"no iteration produced a working mapper, and Legion's default mapper failed at stage "
@@ -945,7 +949,7 @@ def _set_aside_final(root: Path) -> None:
     to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`)."""
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
-    summary = json.loads((root / "summary.json").read_text())
+    summary = read_json(root / "summary.json")
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
                          if (p := folder_path(d, root)).is_relative_to(executions) else d for d in m.get("run_dirs", [])]
@@ -964,7 +968,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
     by its wall time), from their run folders."""
     from rich.markup import escape
 
-    results = {name: json.loads(path.read_text()) for name in settings.get("baselines") or {}
+    results = {name: read_json(path) for name in settings.get("baselines") or {}
                if (path := root / f"baseline-{name}" / "result.json").exists()}
     if settings.get("baselines"):
         units = {name: r.get("unit") or "" for name, r in results.items()}

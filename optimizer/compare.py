@@ -65,6 +65,7 @@ from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_tim
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
+from mapperopt.files import read_json
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
@@ -119,9 +120,10 @@ class SharedEvaluations:
     outcome without a task profile serves an evaluator that profiles only when it failed (nothing to profile); a
     timeout or kill is kept only on a dedicated machine (elsewhere the load may have caused it)."""
 
-    def __init__(self, inner: BenchmarkEvaluator, folder: Path):
+    def __init__(self, inner: BenchmarkEvaluator, folder: Path, say: Callable[[str], None] = print):
         self.inner = inner
         self.folder = folder
+        self.say = say  # for the note on a damaged stored outcome
         self.settings = inner.settings
 
     def _path(self, dsl: str) -> Path:
@@ -132,7 +134,11 @@ class SharedEvaluations:
         """The `RunResult` stored at `path` that this evaluator reuses, or None."""
         from mapperopt.records import RunResult
 
-        stored = RunResult.from_json(json.loads(path.read_text())) if path.exists() else None
+        try:
+            stored = RunResult.from_json(read_json(path)) if path.exists() else None
+        except MapperoptError as exc:  # a damaged outcome: measured again, then stored anew (`_evaluate`)
+            self.say(f"Note: {exc.message}; its program is measured again.")
+            return None
         if stored is not None and self.inner.profile and stored.status == "ok" and stored.profile is None:
             return None  # measured without the profile this run's optimizer reads: run again, with it
         return stored
@@ -215,7 +221,7 @@ def _no_comparison(bench, runs_dir, folder: Path, asked: dict) -> NoReturn:
                              "measurement yet)", hint="run the same command without --report-only to measure it")
     others = []
     for settings in sorted(Path(runs_dir, str(bench)).glob("compare-*/settings.json")):
-        stored = json.loads(settings.read_text())
+        stored = read_json(settings)
         differ = [k for k in asked if k not in ("optimizers", "iters", "repeats") and stored.get(k) != asked[k]]
         shown = ", ".join(f"{k} {_setting_text(stored.get(k))}" for k in differ)
         here = ", ".join(f"{k} {_setting_text(asked[k])}" for k in differ)
@@ -244,10 +250,7 @@ def _comparison_settings(folder: Path) -> dict:
         MapperoptError: `folder` is no comparison folder (a tuning run's, one of its runs', any other).
     """
     path = folder / "settings.json"
-    try:
-        settings = json.loads(path.read_text()) if path.is_file() else {}
-    except ValueError:
-        settings = {}
+    settings = read_json(path, hint=_DAMAGED) if path.is_file() else {}
     if settings.get("schema") != SCHEMA:
         if "compare" in settings:  # a run of a comparison names its folder, relative to its own
             raise MapperoptError(f"{folder} is the tuning run {folder.name} of a comparison, not a comparison folder",
@@ -266,6 +269,7 @@ def _comparison_settings(folder: Path) -> dict:
 
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
+_DAMAGED = "restore the comparison folder from a copy, or make a new comparison with --new"
 _FOLDER_OPTIONS = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "seed", "start", "repeats", "max_repeats",
                    "old_repeats", "old_max_repeats", "min_time_s", "timeout_s", "runs_dir", "new")
 
@@ -291,7 +295,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
                "app_args": tuple(app_args if "app" in stored else stored.get("app_args", [])),
                "dedicated": stored.get("dedicated", False)}
     if start not in ("default", "random"):  # a start file's text: named as the runs name it
-        named = [json.loads(p.read_text()).get("start") for p in folder.glob("*/settings.json")]
+        named = [read_json(p).get("start") for p in folder.glob("*/settings.json")]
         options.update(start=next((n for n in named if n not in (None, "default", "random")), "the start file"),
                        start_text=start)
     else:
@@ -301,7 +305,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
             options[key] = stored[key]
     final = folder / "final.json"  # a final measurement in other rounds would be made again
     if ctx.get_parameter_source("final_rounds") is not ParameterSource.COMMANDLINE:
-        measured = json.loads(final.read_text()) if final.exists() else {}
+        measured = read_json(final, hint=_DAMAGED) if final.exists() else {}
         if measured.get("groups"):
             options["final_rounds"] = measured.get("rounds", FINAL_ROUNDS)
         elif any(folder.glob("final-*")):  # its rounds are known only once a group of it has ended
@@ -414,7 +418,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
     folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
     if opts.get("folder"):  # `--resume DIR`: its settings, the same identity (a program of the user's: the same one)
-        stored = json.loads((folder / "settings.json").read_text())
+        stored = read_json(folder / "settings.json")
         differ = []
         for k, now in asked.items():
             was = stored.get(k)
@@ -431,7 +435,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                              for k, was, now in differ),
                                  hint="give the program as the command that made the comparison gave it")
     if opts.get("tune", True) and (folder / "settings.json").exists():  # not in its name: found after a rebuild too
-        stored = json.loads((folder / "settings.json").read_text())
+        stored = read_json(folder / "settings.json")
         require_same_build(folder, stored, bench)
         if isinstance(bench, UserApp):  # nor its machine: its program's size may have changed since
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
@@ -456,7 +460,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                              "comparison") from None
     try:
         if resumed and (folder / "settings.json").exists():
-            stored = json.loads((folder / "settings.json").read_text())
+            stored = read_json(folder / "settings.json")
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
         else:
@@ -511,7 +515,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         ctx["again"] = _set_aside(folder, opts["final_rounds"],
                                   {f"{name}-{r}" for name in optimizers for r in opts.get("remeasure") or ()}, say)
         if opts.get("tune", True):
-            earlier = json.loads((folder / "final.json").read_text()) if (folder / "final.json").exists() else {}
+            earlier = read_json(folder / "final.json") if (folder / "final.json").exists() else {}
             if earlier.get("groups") and earlier.get("rounds") != opts["final_rounds"]:
                 say(f"The final measurement is made again, in {_rounds(opts['final_rounds'])} (--final-rounds); the "
                     f"earlier one, in {earlier['rounds']}, is kept in final.json under `replaced`.")
@@ -579,7 +583,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                              "measurement (no final measurement yet); failures count 0")
         summary = summarize(outcomes, final_reference, curve_expert=first)
         # how the runs were measured: a --report-only's own --jobs measured nothing
-        last = (json.loads((folder / "settings.json").read_text()).get("jobs_by_command") or [None])[-1] \
+        last = (read_json(folder / "settings.json").get("jobs_by_command") or [None])[-1] \
             if not opts.get("tune", True) else None
         ran = last or {"jobs": len(cores), "cores_per_job": len(cores[0]) if cores[0] else None}
         summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
@@ -590,7 +594,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             summary["own_mapper"] = ctx["own_mapper"]
         # --report-only of other runs than those of the command that last ran the comparison (settings.json):
         # printed only, so that the report files never describe part of it as the whole
-        stored = json.loads((folder / "settings.json").read_text())
+        stored = read_json(folder / "settings.json")
         options = {"optimizers": "--optimizers", "repeats": "--runs", "iters": "--iters"}
         other = [k for k in options if (set(stored.get(k) or ()) != set(asked[k]) if k == "optimizers"
                                         else stored.get(k) != asked[k])]
@@ -654,9 +658,9 @@ def _jobs_by_command(folder: Path, cores: list[list[int] | None], say: Callable)
     command's differ, which is said: the runs and final measurements made under earlier ones keep their figures."""
     this = {"jobs": len(cores), "cores_per_job": len(cores[0]) if cores[0] else None}
     settings, summary = folder / "settings.json", folder / "summary.json"
-    earlier = json.loads(settings.read_text()).get("jobs_by_command") if settings.exists() else None
+    earlier = read_json(settings).get("jobs_by_command") if settings.exists() else None
     if earlier is None and summary.exists():
-        last = json.loads(summary.read_text())
+        last = read_json(summary)
         earlier = [{"jobs": last["jobs"], "cores_per_job": last.get("cores_per_job")}] if "jobs" in last else []
     earlier = earlier or []
     if not earlier or earlier[-1] != this:
@@ -820,6 +824,8 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     space = SearchSpace(ctx["app"], ctx["machine"], layouts=ctx["layouts"])
     if (root / "settings.json").exists():
         store = TuneStore.open(root)  # resume with the run's own start program
+        for note in store.damaged:
+            say(f"Note: {note}.")
     else:
         # a resumed comparison's start file: its text as the folder recorded it
         start_dsl, start_point = (opts["start_text"], None) if opts.get("start_text") else \
@@ -839,7 +845,7 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
-    tune(store, optimizer, SharedEvaluations(evaluator, folder / "evaluations"), opts["iters"],
+    tune(store, optimizer, SharedEvaluations(evaluator, folder / "evaluations", say), opts["iters"],
          on_record=lambda rec: report(label, rec))
 
 
@@ -863,7 +869,7 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     per comparison (kept in `<name>.json`)."""
     path = folder / f"{name}.json"
     if path.exists():
-        data = json.loads(path.read_text())
+        data = read_json(path)
         return data["throughput"], data["iterations"], data.get("wall_s")
     say(f"Measuring {named}" + ("..." if isinstance(bench, UserApp) else
                                            " (it also calibrates the iteration count)..."))
@@ -880,7 +886,7 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
                                  "it out" if late else
                                  f"check `{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`"))
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
-    run = json.loads(result.read_text()) if result.exists() else {}
+    run = read_json(result) if result.exists() else {}
     # Now what an execution costs besides its measured time is known: a --timeout without room for it is refused
     # before any run is tuned (each would fall short of --min-time or time out).
     check_timeout(bench, evaluator.size, evaluator.timeout_s, evaluator.min_time_s,
@@ -909,7 +915,7 @@ def _load_finals(folder: Path, rounds: int) -> dict:
     """final.json's content (see `_final`), or one without groups when there is none or it was measured in other
     `rounds`: then its groups are kept under `replaced`, each with its `rounds`, as `--remeasure` keeps them."""
     path = folder / "final.json"
-    stored = json.loads(path.read_text()) if path.exists() else {}
+    stored = read_json(path) if path.exists() else {}
     if stored.get("rounds") != rounds or "groups" not in stored:
         earlier = [{**g, "rounds": stored.get("rounds")} for g in stored.get("groups", [])]
         stored = {"rounds": rounds, "host_cores": os.cpu_count(), "groups": [],
@@ -927,7 +933,7 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
         MapperoptError: the option that differs, its value in the measurement, and nothing written.
     """
     path = folder / "final.json"
-    stored = json.loads(path.read_text()) if path.exists() else {}
+    stored = read_json(path) if path.exists() else {}
     if not stored.get("groups"):
         if stored.get("replaced"):  # measured, then set aside: the report would pass tuning figures off as its own
             raise MapperoptError(f"no group of the final measurement of {folder} is in use: those it made, "
@@ -944,7 +950,7 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
                                   f"--final-rounds {opts['final_rounds']} measures again, keeping it)")
     # a best after --iters that is another iteration than the measured comparison's (its settings.json --iters),
     # even one whose program another run's best had and so was measured, is not the run's measured best
-    made_iters = json.loads((folder / "settings.json").read_text()).get("iters")
+    made_iters = read_json(folder / "settings.json").get("iters")
 
     def differs(o: RunOutcome) -> bool:
         full = _outcome(folder, o.optimizer, o.repeat - 1, {**opts, "iters": made_iters}) if made_iters else None
@@ -1004,7 +1010,7 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
     # written into final.json as it is: groups that `stored` sets aside (another --final-rounds) stay in use there
     # until a new group is measured
     path = folder / "final.json"
-    on_disk = json.loads(path.read_text()) if path.exists() else stored
+    on_disk = read_json(path) if path.exists() else stored
     on_disk["interrupted"] = stored["interrupted"]
     _write_finals(folder, on_disk)
     held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in new)
@@ -1116,7 +1122,7 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
         # A new best whose program the run's group measured already (another run's best) keeps that figure: said,
         # against the best the last report (summary.json) named.
         report = folder / "summary.json"
-        named = {r["folder"]: r.get("best_iter") for r in json.loads(report.read_text()).get("runs", [])} \
+        named = {r["folder"]: r.get("best_iter") for r in read_json(report).get("runs", [])} \
             if report.exists() else {}
         for o in outcomes:
             if o.best is None or named.get(o.folder.name) in (None, o.best.iter) or o.folder.name in again:
@@ -1151,7 +1157,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
     if first.exists():
-        result = json.loads(first.read_text())
+        result = read_json(first)
         start_up = protocol.start_up_time(result)  # the advised --timeout leaves room for it
         if protocol.values_of(result):
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)

@@ -5,7 +5,8 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
     settings.json     what was asked for (app, size, processors, optimizer, seed, start, repeats, ...)
     tune.lock         held (an OS lock) by the one process that writes the folder; owner.json names it
     state.jsonl       the journal: one IterationRecord per line, appended and flushed as each iteration ends;
-                      never rewritten, so an interrupted run loses at most the iteration in progress
+                      never rewritten (but for a torn last line), so an interrupted run loses at most the
+                      iteration in progress
     iter-NNN/         the run folder of iteration NNN (mapper.dsl, the harness's files, feedback.txt)
     best.dsl          the best program so far          \
     best-from-start.dsl  with a start file: that file edited to map as best.dsl does here (`SearchSpace.edit_of`;
@@ -17,7 +18,8 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
 Once the run is finished, best.dsl is the final comparison's pick, which history.csv (`final_pick`) and
 progress.png (a star) mark: it may be another iteration than the best so far.
 
-`TuneStore.open(folder)` replays the journal; a torn last line (the process died mid-write) is skipped.
+`TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
+is skipped with a note (`damaged`) and cut away by the next `append`; a damaged line before it is an error naming it.
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """
@@ -37,12 +39,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mapperopt.errors import MapperoptError
+from mapperopt.files import read_json
 from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
 KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); without it, it maps every task in "
             "place of the program's own mapper.")
+_DAMAGED = "restore the tuning folder from a copy, or start a new one with `--new`"
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
@@ -54,12 +58,15 @@ class TuneStore:
         root: the tuning folder.
         settings: the contents of settings.json.
         records: the journal's records, in iteration order.
+        damaged: one note for each torn line at the journal's end that `open` skipped (the next `append` cuts it
+            away).
     """
 
     def __init__(self, root: Path, settings: dict, records: list[IterationRecord]):
         self.root = root
         self.settings = settings
         self.records = records
+        self.damaged: list[str] = []  # notes on the journal's lines `open` skipped
         self._lock = None
 
     # ------------------------------------------------------------------------------------------------ lock
@@ -125,23 +132,33 @@ class TuneStore:
 
     @classmethod
     def open(cls, root: Path) -> TuneStore:
-        """Reopens a tuning folder and replays its journal.
+        """Reopens a tuning folder and replays its journal. A torn last line (the process died, or the disk filled
+        up, while writing it: its iteration never finished) is skipped, and `damaged` says so.
 
         Raises:
-            MapperoptError: the folder has no settings.json (it is not a tuning folder), or the journal is out of
-                order.
+            MapperoptError: the folder has no settings.json (it is not a tuning folder), settings.json is damaged,
+                or the journal is out of order or has a damaged line before its last (the file and line named).
         """
         root = Path(root)
         try:
-            settings = json.loads((root / "settings.json").read_text())
-        except (OSError, ValueError) as exc:
-            raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc})",
+            settings = read_json(root / "settings.json", hint=_DAMAGED)
+        except OSError as exc:
+            raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
-        records = list(_read_journal(root / "state.jsonl"))
-        for i, record in enumerate(records, 1):
+        path = root / "state.jsonl"
+        numbered, bad = _read_journal(path)
+        for i, (line, record) in enumerate(numbered, 1):
             if record.iter != i:
-                raise MapperoptError(f"{root / 'state.jsonl'}: iteration {record.iter} found where {i} was expected")
-        return cls(root, settings, records)
+                skipped = [b for b in bad if b[0] < line]  # a line lost there, rather than out of order
+                if skipped:
+                    raise MapperoptError(f"{path} line {skipped[-1][0]} is damaged ({skipped[-1][1]}): iteration "
+                                         f"{i}'s record cannot be read", hint=_DAMAGED)
+                raise MapperoptError(f"{path}: iteration {record.iter} found where {i} was expected")
+        store = cls(root, settings, [record for _, record in numbered])
+        last = numbered[-1][0] if numbered else 0
+        store.damaged = [f"{path} line {n} is damaged ({why}): skipped, as an iteration that never finished"
+                         for n, why in bad if n > last]
+        return store
 
     # ------------------------------------------------------------------------------------------------ journal
 
@@ -157,11 +174,13 @@ class TuneStore:
 
     def append(self, record: IterationRecord) -> None:
         """Appends `record` to the journal as one `write` of a whole line (O_APPEND) and forces it to disk before
-        returning. Takes the folder's lock first if this store does not hold it yet.
+        returning; a torn line at the journal's end (see `open`) is cut away first, and so is what a failed write
+        left. Takes the folder's lock first if this store does not hold it yet.
 
         Raises:
             ValueError: `record.iter` is not the next iteration number.
             MapperoptError: another process holds the folder.
+            OSError: the write failed (e.g. ENOSPC, the disk is full), naming the journal; the journal is as before.
         """
         if record.iter != len(self.records) + 1:
             raise ValueError(f"record of iteration {record.iter} appended after {len(self.records)} iterations")
@@ -170,14 +189,16 @@ class TuneStore:
         line = (json.dumps(record.to_json()) + "\n").encode()
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            # A torn line from an interrupted write must not swallow this one.
-            end = os.lseek(fd, 0, os.SEEK_END)
-            torn = end > 0 and os.pread(fd, 1, end - 1) != b"\n"
-            data = b"\n" + line if torn else line
-            written = os.write(fd, data)
-            if written != len(data):  # a full disk: leave a torn line, which the next open skips
-                raise OSError(f"{path}: wrote {written} of {len(data)} bytes")
-            os.fsync(fd)
+            end = _whole_lines_end(fd)
+            os.ftruncate(fd, end)
+            try:
+                written = 0
+                while written < len(line):  # after a short write, the next one says why (ENOSPC: a full disk)
+                    written += os.write(fd, line[written:])
+                os.fsync(fd)
+            except OSError as exc:
+                os.ftruncate(fd, end)  # no torn record of this iteration, which is run again
+                raise OSError(exc.errno, exc.strerror, str(path)) from None
         finally:
             os.close(fd)
         self.records.append(record)
@@ -222,9 +243,13 @@ class TuneStore:
             writer.writerow(_history_row(r, r.iter == final_pick))
         _write_atomically(out["history"], rows.getvalue())
         partial = out["plot"].with_name(f".{out['plot'].name}.{os.getpid()}.png")
-        plot_progress(self.records, partial, title=f"{self.settings.get('app', '')} — "
-                                                   f"{self.settings.get('optimizer', '')}",
-                      baselines=self.settings.get("baselines") or {}, final_pick=final_pick)
+        try:
+            plot_progress(self.records, partial, title=f"{self.settings.get('app', '')} — "
+                                                       f"{self.settings.get('optimizer', '')}",
+                          baselines=self.settings.get("baselines") or {}, final_pick=final_pick)
+        except OSError as exc:  # a full disk: no partial file left behind; the error names the plot
+            partial.unlink(missing_ok=True)
+            raise OSError(exc.errno, exc.strerror, str(out["plot"])) from None
         os.replace(partial, out["plot"])
         return out
 
@@ -255,6 +280,18 @@ class TuneStore:
             else:
                 _write_atomically(path, edit)
         _write_atomically(best, dsl)
+
+
+def _whole_lines_end(fd: int) -> int:
+    """The size of the file `fd` without its last line when that line has no end (a torn record)."""
+    end = os.lseek(fd, 0, os.SEEK_END)
+    start = end
+    while start > 0:
+        chunk = os.pread(fd, min(start, 1 << 16), start - min(start, 1 << 16))
+        if b"\n" in chunk:
+            return start - len(chunk) + chunk.rindex(b"\n") + 1
+        start -= len(chunk)
+    return 0
 
 
 def _without_secrets(argv: list[str]) -> list[str]:
@@ -313,7 +350,11 @@ def relative_run_dirs(run_dirs: Iterable[str], folder: Path) -> list[str]:
 def _write_atomically(path: Path, text: str) -> None:
     """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file."""
     partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(text)
+    try:
+        partial.write_text(text)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a full disk: no partial file left behind (a later process has another pid)
+        raise
     os.replace(partial, path)
 
 
@@ -328,16 +369,20 @@ def _history_row(r: IterationRecord, final_pick: bool) -> list[Any]:
     return ["" if values[c] is None else values[c] for c in HISTORY_COLUMNS]
 
 
-def _read_journal(path: Path) -> Iterable[IterationRecord]:
-    if not path.exists():
-        return
-    for line in path.read_text().splitlines():
+def _read_journal(path: Path) -> tuple[list[tuple[int, IterationRecord]], list[tuple[int, str]]]:
+    """The records of the journal `path` with their line numbers, and the lines that are not records with why."""
+    numbered, bad = [], []
+    text = path.read_text(errors="replace") if path.exists() else ""
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            yield IterationRecord.from_json(json.loads(line))
-        except (ValueError, TypeError):
-            continue  # a torn line: the iteration it belonged to never finished and is run again
+            numbered.append((n, IterationRecord.from_json(json.loads(line))))
+        except json.JSONDecodeError as exc:
+            bad.append((n, f"not valid JSON: {exc.msg}, column {exc.colno}"))
+        except (ValueError, TypeError, AttributeError) as exc:
+            bad.append((n, f"not an iteration record: {exc}"))
+    return numbered, bad
 
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",

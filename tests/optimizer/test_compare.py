@@ -279,6 +279,13 @@ def test_resume_continues_the_folder_given_with_its_own_settings(tmp_path, capsy
     err = " ".join(capsys.readouterr().err.split())
     assert f"{older / 'random-1'} is the tuning run random-1 of a comparison, not a comparison folder" in err, err
     assert f"hint: give the comparison's: --resume {older}" in err, err
+    # a damaged file of a comparison is named, not taken for another folder
+    for name in ("final.json", "settings.json"):
+        path = newer / name
+        path.write_text(path.read_text()[:100])
+        assert main(["compare", "--resume", str(newer), "--report-only"]) == 1
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"error: {path} is damaged: not valid JSON (" in err, err
 
 
 def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
@@ -288,6 +295,13 @@ def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
     assert f"no comparison of stencil under {tmp_path / 'runs'} to report on" in err, err
     assert "run the same command without --report-only first" in err
     assert not (tmp_path / "runs").exists()  # nothing made
+    # a comparison made with other settings whose settings.json is damaged: named, not a traceback
+    damaged = tmp_path / "runs" / "stencil" / "compare-0123456789" / "settings.json"
+    damaged.parent.mkdir(parents=True)
+    damaged.write_text('{"schema": "mapperopt.compare')
+    assert main([*args, "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {damaged} is damaged: not valid JSON (" in err, err
 
 
 # One benchmark of each kind of configuration (circuit: the test above): Stencil, Pennant (its deck), a 2-D GEMM
@@ -436,6 +450,28 @@ def test_shared_evaluations_skip_the_unread_profile_and_keep_timeouts_on_a_dedic
     assert result.stage == "timeout" and len(result.attempts) == 1 and result.settings["retried"] == 0
     result, reused = evaluate("slow-again", **slow)
     assert reused and result.stage == "timeout"
+
+
+def test_a_damaged_stored_outcome_is_measured_again_with_a_note(tmp_path):
+    from mapperopt.optimizer.compare import SharedEvaluations
+    from mapperopt.optimizer.loop import BenchmarkEvaluator
+
+    dsl = load_config("stencil").expert_dsl()
+    shared, notes = tmp_path / "evaluations", []
+
+    def evaluate(name: str):
+        out = tmp_path / name
+        out.mkdir()
+        evaluator = BenchmarkEvaluator("stencil", size="ci", min_time_s=0, profile=False)
+        return SharedEvaluations(evaluator, shared, notes.append).evaluate(dsl, out, None).result
+
+    assert evaluate("first").ok
+    [stored] = shared.iterdir()
+    stored.write_text(stored.read_text()[:200])  # cut short
+    again = evaluate("again")
+    assert again.ok and again.run_dir.endswith("again")  # measured again, not reused
+    assert len(notes) == 1 and notes[0].startswith(f"Note: {stored} is damaged: not valid JSON"), notes
+    assert json.loads(stored.read_text())["run_dir"] == "again"  # stored anew
 
 
 def test_missing_optional_packages_are_named_before_any_work(tmp_path, monkeypatch, capsys):

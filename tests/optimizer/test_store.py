@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import errno
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from optimizer_support import markers_clear_and_inside
 
 from mapperopt.errors import MapperoptError
+from mapperopt.files import refused_write
 from mapperopt.optimizer.base import IterationRecord
 from mapperopt.optimizer.store import TuneStore, progress_figure
 
@@ -37,7 +40,7 @@ def test_append_then_open_replays_the_journal(tmp_path):
         again.append(record(4, 1.0))
 
 
-def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next(tmp_path):
+def test_a_torn_last_line_is_skipped_with_a_note_and_cut_away_by_the_next_append(tmp_path):
     store = TuneStore.create(tmp_path, "circuit", {})
     store.append(record(1, 2.0))
     with open(store.root / "state.jsonl", "a") as f:
@@ -45,8 +48,91 @@ def test_a_torn_last_line_is_skipped_and_not_glued_to_the_next(tmp_path):
     store.unlock()  # ...and its lock went with it
     reopened = TuneStore.open(store.root)
     assert [r.iter for r in reopened.records] == [1]
+    assert len(reopened.damaged) == 1 and "state.jsonl line 2 is damaged" in reopened.damaged[0]
     reopened.append(record(2, 3.0))
+    lines = (store.root / "state.jsonl").read_text().splitlines()
+    assert [json.loads(line)["iter"] for line in lines] == [1, 2]  # the torn line is gone, not kept between
+    assert TuneStore.open(store.root).damaged == []
+
+
+def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    for i in (1, 2, 3):
+        store.append(record(i, 2.0))
+    store.unlock()
+    path = store.root / "state.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = lines[1][:40] + "\x00\x00\x00\x00" + lines[1][44:]
+    path.write_text("".join(lines))
+    with pytest.raises(MapperoptError, match=r"state\.jsonl line 2 is damaged \(not valid JSON.*iteration 2"):
+        TuneStore.open(store.root)
+
+
+def test_a_damaged_settings_file_is_named(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided"})
+    store.unlock()
+    path = store.root / "settings.json"
+    path.write_text(path.read_text()[:30])
+    with pytest.raises(MapperoptError, match=r"settings\.json is damaged: not valid JSON \(.*line \d+ column \d+"):
+        TuneStore.open(store.root)
+
+
+def test_a_full_disk_leaves_the_journal_as_it_was_and_names_it(tmp_path, monkeypatch):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+    before = (store.root / "state.jsonl").read_bytes()
+    real_write = os.write
+
+    def full_after_100_bytes(fd, data):  # as a nearly full file system does: a short write, then ENOSPC
+        if len(data) <= 100:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data[:100])
+
+    monkeypatch.setattr(os, "write", full_after_100_bytes)
+    with pytest.raises(OSError) as raised:
+        store.append(record(2, 3.0))
+    monkeypatch.undo()
+    assert (store.root / "state.jsonl").read_bytes() == before
+    assert [r.iter for r in store.records] == [1]
+    error = refused_write(raised.value)
+    assert error is not None and f"cannot write {store.root / 'state.jsonl'}: no space left on device" in str(error)
+    assert "run the same command again" in error.hint
+    store.append(record(2, 3.0))  # space freed: the iteration is recorded after the first
     assert [r.iter for r in TuneStore.open(store.root).records] == [1, 2]
+
+
+def test_a_file_the_disk_has_no_room_for_leaves_no_partial_copy(tmp_path, monkeypatch):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    before = (store.root / "settings.json").read_text()
+    real_write_text = Path.write_text
+
+    def full(self, text, *args, **kwargs):  # half of it written, then the disk is full
+        real_write_text(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError):
+        store.write_settings()
+    monkeypatch.undo()
+    assert sorted(p.name for p in store.root.iterdir()) == ["owner.json", "settings.json", "state.jsonl", "tune.lock"]
+    assert (store.root / "settings.json").read_text() == before
+
+
+def test_a_plot_the_disk_has_no_room_for_is_named_and_leaves_no_partial_copy(tmp_path, monkeypatch):
+    from mapperopt.optimizer import store as store_module
+
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+
+    def full(records, path, **kwargs):  # as the PNG writer fails: half a file, an error naming none
+        path.write_bytes(b"\x89PNG")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(store_module, "plot_progress", full)
+    with pytest.raises(OSError) as raised:
+        store.write_outputs()
+    assert raised.value.filename == str(store.root / "progress.png")
+    assert not [p.name for p in store.root.iterdir() if p.name.startswith(".")]
 
 
 def test_an_unrecorded_iteration_folder_starts_empty(tmp_path):
@@ -168,7 +254,7 @@ def test_a_faster_looking_iteration_kept_out_by_the_noise_is_flagged():
     assert not record(3, None, best_iter=1).kept_out_by_noise  # failed
 
 
-def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_finished(tmp_path):
+def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_finished(tmp_path, capsys):
     """Two tunes of one command at once: A killed after 1 iteration, B (started a moment later) finished. The same
     command again said B was finished and started a new folder, never offering A; the docs say it continues the
     latest unfinished folder made with the same options."""
@@ -196,6 +282,12 @@ def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_fini
     assert _latest(runs, "circuit", request, None) == (None, b.root)
     # Asked for more iterations than both have: both unfinished, the latest continues.
     assert _latest(runs, "circuit", request, 5) == (b.root, None)
+    # A folder that cannot be read is skipped, and said so.
+    damaged = other.root / "settings.json"
+    damaged.write_text(damaged.read_text()[:50])
+    capsys.readouterr()
+    assert _latest(runs, "circuit", request, 5) == (b.root, None)
+    assert f"Note: {damaged} is damaged: not valid JSON" in " ".join(capsys.readouterr().err.split())
 
 
 @pytest.mark.parametrize("given", [["--llm-api-key", "sk-secret"], ["--llm-api-key=sk-secret"]])

@@ -659,3 +659,13 @@ def test_a_timeout_the_executions_do_not_fit_in_is_refused_after_the_baselines(t
     assert ("each execution took here besides it (Legion's start-up and the application's set-up" in text
             or "ran past it" in text), text
     assert "iter 1/1" not in text and list(runs.glob("stencil/tune-*")) == [], text
+
+
+def test_a_folder_with_a_damaged_settings_file_is_named(tmp_path, capsys):
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided", "iters": 3, "seed": 0})
+    store.unlock()
+    path = store.root / "settings.json"
+    path.write_text(path.read_text()[:60])  # cut short, as a crash of the file system can leave it
+    assert main(["tune", "--resume", str(store.root)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {path} is damaged: not valid JSON (" in err, err

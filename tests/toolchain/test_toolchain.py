@@ -1,6 +1,8 @@
 """The Legion toolchain: discovery through the legate wheel, the libcuda stand-in, real Legion runs, doctor, CLI."""
 
+import errno
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -277,3 +279,33 @@ def test_a_legion_replaced_at_the_same_path_gets_its_own_builds(tmp_path, monkey
     second = toolchain.build("hello", [src])
     assert second != first
     assert subprocess.run([str(second)], env=toolchain.runtime_env()).returncode == 0
+
+
+def test_a_cache_that_names_a_file_is_a_clear_error(tmp_path, monkeypatch):
+    cache = tmp_path / "cachefile"
+    cache.write_text("")
+    monkeypatch.setenv(toolchain.CACHE_ENV, str(cache))
+    dsl = tmp_path / "m.dsl"
+    dsl.write_text("Task * CPU;\n")
+    # a process of its own: this one may hold what it built in memory
+    out = subprocess.run([sys.executable, "-m", "mapperopt.cli", "check", str(dsl), "--bench", "circuit"],
+                         capture_output=True, text=True)
+    assert out.returncode == 1
+    err = " ".join(out.stderr.split())
+    assert f"error: MAPPEROPT_CACHE={cache} cannot be used as the build cache (a file is there, not a folder)" in err
+    assert "hint: set MAPPEROPT_CACHE to a writable folder" in err
+
+
+def test_a_write_the_cache_refuses_names_the_cache(tmp_path, monkeypatch):
+    """A read-only cache (mounted so; root ignores permissions, so the error is made here as the kernel makes it)."""
+    from mapperopt.files import refused_write
+
+    monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "cache"))
+    written = tmp_path / "cache" / "machines" / "0123.42.tmp"
+    error = refused_write(OSError(errno.EROFS, os.strerror(errno.EROFS), str(written)))
+    assert str(error).startswith(f"MAPPEROPT_CACHE={tmp_path / 'cache'} is not writable (read-only file system): "
+                                 f"cannot write {written}")
+    assert refused_write(OSError(errno.ENOENT, os.strerror(errno.ENOENT), str(written))) is None  # not a refusal
+    # a writer that names no file (a PNG's): still said, not a traceback
+    assert str(refused_write(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))).startswith(
+        "cannot write a file: no space left on device")
