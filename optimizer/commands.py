@@ -729,6 +729,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                          init="random" if settings["start"] == "random" else "start")
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
+    # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
+    cores = protocol.core_warning({"cpus": settings["cpus"], "util": load_config(bench).size(settings["size"]).util,
+                                   "extra_args": settings.get("app_args")})
+    if cores:
+        console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
     executions = f"{low}-{high} executions" if low != high else f"{low} execution{'s' if low != 1 else ''}"
     console.print(f"Each mapper: {executions} "

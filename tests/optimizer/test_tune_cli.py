@@ -659,3 +659,16 @@ def test_a_timeout_the_executions_do_not_fit_in_is_refused_after_the_baselines(t
     assert ("each execution took here besides it (Legion's start-up and the application's set-up" in text
             or "ran past it" in text), text
     assert "iter 1/1" not in text and list(runs.glob("stencil/tune-*")) == [], text
+
+
+def test_tuning_warns_once_of_more_processors_than_cores(tmp_path, offline, capsys, monkeypatch):
+    """`--cpus 2` (2 CPU and 1 utility processor) on a machine that gives the run 2 cores: tuning decides on the
+    timings that sharing cores slows and makes noisier, and said nothing of it (`run` did)."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")) == 0
+    out = capsys.readouterr().out
+    assert out.count("More processors than cores: ") == 1, out
+    assert ("More processors than cores: 2 CPU and 1 utility processors, 3 in all, on the 2 cores this machine gives "
+            "the run: they share cores") in out, out
+
