@@ -14,7 +14,7 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import BEFORE_TIMER, check_app_flags, known_benchmarks, load_config
-from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, _resolve_mapper, run_benchmark
+from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, mapper_notes, output_checked
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
@@ -349,11 +349,17 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
             _resolve_mapper(load_config(bench), _mapper_arg(mapper))
     # A first run builds the application (tens of seconds); say so instead of sitting silent.
     running = f"Running {bench} (building the application and the mapper if needed)..."
-    with contextlib.nullcontext() if as_json else status(Console(stderr=True), running):
-        result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
-                               max_repeats=max(repeats, max_repeats),
-                               out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
-                               profile=profile, extra_args=app_args, csize=csize, fsize=fsize, zsize=zsize)
+    try:
+        with contextlib.nullcontext() if as_json else status(Console(stderr=True), running):
+            result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
+                                   max_repeats=max(repeats, max_repeats),
+                                   out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
+                                   profile=profile, extra_args=app_args, csize=csize, fsize=fsize, zsize=zsize)
+    except RunInterrupted as exc:
+        kept = ("keeps what ran so far (command.txt, each execution's stdout-N.txt and stderr-N.txt), "
+                "but no result.json (no figures)" if exc.run_dir.exists() else "was removed: nothing was kept")
+        click.echo(f"Interrupted: {exc.run_dir} {kept}. The same command runs again from the start.", err=True)
+        raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:

@@ -432,6 +432,26 @@ def remove_made(folders: list[Path]) -> None:
             return
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """A Ctrl-C (or SIGTERM) during a run whose folder `run_dir` was made: the folder keeps what ran so far, without
+    result.json."""
+
+    def __init__(self, run_dir: Path):
+        super().__init__(str(run_dir))
+        self.run_dir = run_dir
+
+
+@contextmanager
+def named_if_interrupted(run_dir: Path):
+    """Turns a Ctrl-C in the body into `RunInterrupted(run_dir)`, for the command to say what is kept where."""
+    try:
+        yield
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt as exc:
+        raise RunInterrupted(run_dir) from exc
+
+
 @contextmanager
 def removed_if_failed(made: list[Path]):
     """Removes the folders `made` (`remove_made`) when the body raises: a run whose set-up fails (a user's program
@@ -615,92 +635,94 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")
     exe = build_app(app)
     run_dir, made = _new_run_dir(app, out_dir)
-    settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
-                "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s,
-                "iterations_flag": cfg.iterations_flag,
-                "extra_args": [str(a) for a in extra_args], "exe": str(exe)}
+    with named_if_interrupted(run_dir):
+        settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
+                    "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s,
+                    "iterations_flag": cfg.iterations_flag,
+                    "extra_args": [str(a) for a in extra_args], "exe": str(exe)}
 
-    def finish(**fields) -> RunResult:
-        result = RunResult(app=app, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
-        (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-        _write_feedback(result, run_dir)
-        return result
+        def finish(**fields) -> RunResult:
+            result = RunResult(app=app, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
+            (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+            _write_feedback(result, run_dir)
+            return result
 
-    mapper_flags = []
-    if dsl is not None:
-        with removed_if_failed(made):
-            so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
-                                              tuple(map(str, extra_args)))
-        if so is None:
-            return finish(status="failed", stage=stage, reason=reason, log=log)
-        mapper_flags = ["-mapper", str(so)]
-    untraced = no_replay_flags(dsl) if dsl is not None else []
+        mapper_flags = []
+        if dsl is not None:
+            with removed_if_failed(made):
+                so, stage, reason, log = _compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
+                                                  tuple(map(str, extra_args)))
+            if so is None:
+                return finish(status="failed", stage=stage, reason=reason, log=log)
+            mapper_flags = ["-mapper", str(so)]
+        untraced = no_replay_flags(dsl) if dsl is not None else []
 
-    env = toolchain.runtime_env()
-    resources, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
-    # Logs on stderr (a Legion abort prints nothing otherwise), unless the user chose a log file.
-    logfile = [] if "-logfile" in passthrough or "-logfile" in sz.legion_flags else ["-logfile", "stderr"]
-    legion_flags = [*resources, *sz.legion_flags, *logfile]
-    attempts: list[Attempt] = []
-    measured: list[Attempt] = []
-    commands: list[str] = []
-    calibrating = min_time_s > 0
-    allowed = retries
+        env = toolchain.runtime_env()
+        resources, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
+        # Logs on stderr (a Legion abort prints nothing otherwise), unless the user chose a log file.
+        logfile = [] if "-logfile" in passthrough or "-logfile" in sz.legion_flags else ["-logfile", "stderr"]
+        legion_flags = [*resources, *sz.legion_flags, *logfile]
+        attempts: list[Attempt] = []
+        measured: list[Attempt] = []
+        commands: list[str] = []
+        calibrating = min_time_s > 0
+        allowed = retries
 
-    def done() -> bool:
-        from mapperopt.benchmarks.protocol import enough
+        def done() -> bool:
+            from mapperopt.benchmarks.protocol import enough
 
-        values = [a.result["throughput"] for a in measured]
-        return len(values) >= max_repeats or (len(values) >= repeats and enough(values, repeats, max_repeats))
+            values = [a.result["throughput"] for a in measured]
+            return len(values) >= max_repeats or (len(values) >= repeats and enough(values, repeats, max_repeats))
 
-    while not done():
-        label = f"-{len(attempts) + 1}"
-        trace_flags = ["-mapper-trace", str((run_dir / f"trace{label}.jsonl").resolve())] if trace else []
-        cmd = [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags, *mapper_flags,
-               *untraced, *trace_flags]
-        commands.append(shlex.join(cmd))
-        (run_dir / "command.txt").write_text(
-            f"# run in {run_dir.resolve()} with LD_LIBRARY_PATH={env['LD_LIBRARY_PATH']}\n" + "\n".join(commands)
-            + "\n")
-        run = execute(cmd, run_dir, label, timeout_s, env)
-        attempts.append(run.attempt)
-        if run.stage is not None and _transient(run) and retries > 0:
-            retries -= 1
-            continue
-        retried = allowed - retries
-        if run.stage is not None:
-            settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
-                            calibration_runs=len(attempts) - len(measured) - 1 - retried, command=commands[-1])
-            if run.stage == "verify" and dsl is not None:
-                settings["default_mapper"] = default_mapper_verdict(
-                    [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags], run_dir,
-                    timeout_s, env)
-            return finish(status="failed", stage=run.stage, reason=run.reason, log=run.log,
-                          attempts=tuple(_number_files(run_dir, attempts)))
-        if calibrating and run.attempt.result["time_s"] < min_time_s and len(attempts) <= MAX_RESCALES:
-            value = int(args[cfg.iterations_flag])
-            grown = _grown(value, run.attempt.result["time_s"], run.attempt.wall_s, min_time_s, timeout_s)
-            if grown > value:
-                args[cfg.iterations_flag] = str(grown)
+        while not done():
+            label = f"-{len(attempts) + 1}"
+            trace_flags = ["-mapper-trace", str((run_dir / f"trace{label}.jsonl").resolve())] if trace else []
+            cmd = [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags, *mapper_flags,
+                   *untraced, *trace_flags]
+            commands.append(shlex.join(cmd))
+            (run_dir / "command.txt").write_text(
+                f"# run in {run_dir.resolve()} with LD_LIBRARY_PATH={env['LD_LIBRARY_PATH']}\n" + "\n".join(commands)
+                + "\n")
+            run = execute(cmd, run_dir, label, timeout_s, env)
+            attempts.append(run.attempt)
+            if run.stage is not None and _transient(run) and retries > 0:
+                retries -= 1
                 continue
-        calibrating = False
-        measured.append(run.attempt)
+            retried = allowed - retries
+            if run.stage is not None:
+                settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
+                                calibration_runs=len(attempts) - len(measured) - 1 - retried, command=commands[-1])
+                if run.stage == "verify" and dsl is not None:
+                    settings["default_mapper"] = default_mapper_verdict(
+                        [str(exe), *[a for kv in args.items() for a in kv], *passthrough, *legion_flags], run_dir,
+                        timeout_s, env)
+                return finish(status="failed", stage=run.stage, reason=run.reason, log=run.log,
+                              attempts=tuple(_number_files(run_dir, attempts)))
+            if calibrating and run.attempt.result["time_s"] < min_time_s and len(attempts) <= MAX_RESCALES:
+                value = int(args[cfg.iterations_flag])
+                grown = _grown(value, run.attempt.result["time_s"], run.attempt.wall_s, min_time_s, timeout_s)
+                if grown > value:
+                    args[cfg.iterations_flag] = str(grown)
+                    continue
+            calibrating = False
+            measured.append(run.attempt)
 
-    attempts = _number_files(run_dir, attempts)
-    measured = [a for a in attempts if a.exit_code == 0][-len(measured):]
-    settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
-                    calibration_runs=len(attempts) - len(measured) - retried, measured_runs=len(measured),
-                    min_time_met=measured[0].result["time_s"] >= min_time_s, command=commands[-1])
-    task_profile = None
-    if profile:
-        iterations = min(int(args[cfg.iterations_flag]), PROFILE_ITERATIONS)
-        cmd = [str(exe), *[a for kv in {**args, cfg.iterations_flag: str(iterations)}.items() for a in kv],
-               *passthrough, *legion_flags, *mapper_flags, *no_replay_flags(dsl, profile=True), "-mapper-profile"]
-        (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + f"# profile\n{shlex.join(cmd)}\n")
-        run = execute(cmd, run_dir, "-profile", timeout_s, env)
-        if profiled(run, settings):
-            done = run.attempt.result or {}  # what the application ran: warm-up, timed, untimed after
-            task_profile = {**run.attempt.profile, "iterations": iterations, "warmup": done.get("warmup"),
-                            "timed": done.get("iterations"), "after": done.get("after", 0)}
-    return finish(status="ok", unit=measured[0].result.get("unit"), attempts=tuple(attempts), profile=task_profile,
-                  **_summary(measured))
+        attempts = _number_files(run_dir, attempts)
+        measured = [a for a in attempts if a.exit_code == 0][-len(measured):]
+        settings.update(iterations=int(args[cfg.iterations_flag]), retried=retried,
+                        calibration_runs=len(attempts) - len(measured) - retried, measured_runs=len(measured),
+                        min_time_met=measured[0].result["time_s"] >= min_time_s, command=commands[-1])
+        task_profile = None
+        if profile:
+            iterations = min(int(args[cfg.iterations_flag]), PROFILE_ITERATIONS)
+            cmd = [str(exe), *[a for kv in {**args, cfg.iterations_flag: str(iterations)}.items() for a in kv],
+                   *passthrough, *legion_flags, *mapper_flags, *no_replay_flags(dsl, profile=True), "-mapper-profile"]
+            (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text()
+                                                 + f"# profile\n{shlex.join(cmd)}\n")
+            run = execute(cmd, run_dir, "-profile", timeout_s, env)
+            if profiled(run, settings):
+                done = run.attempt.result or {}  # what the application ran: warm-up, timed, untimed after
+                task_profile = {**run.attempt.profile, "iterations": iterations, "warmup": done.get("warmup"),
+                                "timed": done.get("iterations"), "after": done.get("after", 0)}
+        return finish(status="ok", unit=measured[0].result.get("unit"), attempts=tuple(attempts), profile=task_profile,
+                      **_summary(measured))

@@ -89,11 +89,14 @@ class Comparison:
         return self.no_interval is None and (self.low > 1.0 or self.high < 1.0)
 
     def decimals(self) -> int:
-        """Decimals (2 or more) that show the interval as it is: one that excludes 1 never displays as touching 1
-        (0.951-0.998, not 0.95-1.00)."""
+        """Decimals (2 or more) that show each end of the interval on its own side of 1, which decides significance:
+        0.951-0.998, not 0.95-1.00; 0.9999-1.7300, not 1.00-1.73."""
+        def off_side(end: float) -> bool:
+            shown = float(f"{end:.{d}f}")
+            return (end > 1 and shown <= 1) or (end < 1 and shown >= 1)
+
         d = 2
-        while d < 17 and ((self.low > 1 and float(f"{self.low:.{d}f}") <= 1)
-                          or (self.high < 1 and float(f"{self.high:.{d}f}") >= 1)):
+        while d < 17 and (off_side(self.low) or off_side(self.high)):
             d += 1
         return d
 
@@ -307,6 +310,14 @@ def timeout_needed(min_time_s: float, start_up_s: float = 0.0) -> float:
     return 2 * (min_time_s + start_up_s)
 
 
+def _above(value: float, limit: float) -> str:
+    """`value` (> `limit`) with the fewest decimals that print it above `limit`: 10.5, not 10, for 10.49 > 10."""
+    d = 0
+    while d < 6 and float(f"{value:.{d}f}") <= limit:
+        d += 1
+    return f"{value:.{d}f}"
+
+
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
                    min_time_s: float, calibrated: bool = True, timeout_s: float | None = None,
                    untimed: str | None = None, start_up_s: float | None = None,
@@ -340,7 +351,8 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         return f"{name} {text}" if name else text
 
     # fewer than MIN_INTERVAL_VALUES: an interval too unreliable to quote (`compare`'s min_values)
-    noisy = [named(name, f"±{100 * est.half_width:.0f} % after {len(est.values)} executions (spread "
+    noisy = [named(name, f"±{_above(100 * est.half_width, 100 * NOISY_HALF_WIDTH)} % after {len(est.values)} "
+                         "executions (spread "
                          f"{100 * est.spread:.0f} %)") for name, (est, _) in measured.items()
              if est.noisy and len(est.values) >= MIN_INTERVAL_VALUES]
     single = [name for name, (est, _) in measured.items() if len(est.values) < 2]

@@ -1016,94 +1016,97 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
                              "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
     run_dir, made = H._new_run_dir(app.name, out_dir)
-    settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
-                "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
-                "min_time_s": 0.0, "iterations_flag": "", "iterations": None,
-                "extra_args": [str(a) for a in extra_args], "exe": str(app.exe), "app_file": app.path,
-                "app_options": shlex.join(spec_words(app)),
-                "metric": app.metric.describe(), "verify": app.verify.describe(),
-                "keep_app_mapper": app.keep_app_mapper,
-                **({"mapper_file": filename} if filename.endswith(".dsl") else {})}  # for advice to paste back
+    with H.named_if_interrupted(run_dir):
+        settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
+                    "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
+                    "min_time_s": 0.0, "iterations_flag": "", "iterations": None,
+                    "extra_args": [str(a) for a in extra_args], "exe": str(app.exe), "app_file": app.path,
+                    "app_options": shlex.join(spec_words(app)),
+                    "metric": app.metric.describe(), "verify": app.verify.describe(),
+                    "keep_app_mapper": app.keep_app_mapper,
+                    **({"mapper_file": filename} if filename.endswith(".dsl") else {})}  # for advice to paste back
 
-    def finish(**fields) -> RunResult:
-        result = RunResult(app=app.name, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
-        (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-        H._write_feedback(result, run_dir)
-        return result
+        def finish(**fields) -> RunResult:
+            result = RunResult(app=app.name, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
+            (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+            H._write_feedback(result, run_dir)
+            return result
 
-    so = None
-    if dsl is not None and app.refuse_layouts and _has_layout(dsl):
-        (run_dir / "mapper.dsl").write_text(dsl)
-        return finish(status="failed", stage="check",
-                      reason="Layout statements are refused while tuning this application: nothing verifies its "
-                             "results beyond the exit status, and a layout can make a program compute wrong numbers "
-                             "silently (give it a verification to search layouts)", log="")
-    if dsl is not None:
-        with H.removed_if_failed(made):  # discovery, which may fail; under the run's own timeout
-            discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout)
-            so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
-                                                tuple(map(str, extra_args)))
-        # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
-        settings["description"] = str(discovery_path(app, discovery_command(app, size, cpus, gpus, extra_args)))
-        if so is None:
-            return finish(status="failed", stage=stage, reason=reason, log=log)
-    attempts, commands = [], []
-    untraced = H.no_replay_flags(dsl) if dsl is not None else []
+        so = None
+        if dsl is not None and app.refuse_layouts and _has_layout(dsl):
+            (run_dir / "mapper.dsl").write_text(dsl)
+            return finish(status="failed", stage="check",
+                          reason="Layout statements are refused while tuning this application: nothing verifies "
+                                 "its results beyond the exit status, and a layout can make a program compute wrong "
+                                 "numbers silently (give it a verification to search layouts)", log="")
+        if dsl is not None:
+            with H.removed_if_failed(made):  # discovery, which may fail; under the run's own timeout
+                discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout)
+                so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
+                                                    tuple(map(str, extra_args)))
+            # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
+            settings["description"] = str(discovery_path(app, discovery_command(app, size, cpus, gpus, extra_args)))
+            if so is None:
+                return finish(status="failed", stage=stage, reason=reason, log=log)
+        attempts, commands = [], []
+        untraced = H.no_replay_flags(dsl) if dsl is not None else []
 
-    def done() -> bool:  # the harness's rule: at least `repeats`, more while the estimate is loose
-        values = [a.result["throughput"] for a in attempts]
-        return len(values) >= max_repeats or (len(values) >= repeats and enough(values, repeats, max_repeats))
+        def done() -> bool:  # the harness's rule: at least `repeats`, more while the estimate is loose
+            values = [a.result["throughput"] for a in attempts]
+            return len(values) >= max_repeats or (len(values) >= repeats and enough(values, repeats, max_repeats))
 
-    while not done():
-        label = f"-{len(attempts) + 1}"
-        trace_path = (run_dir / f"trace{label}.jsonl").resolve() if trace else None
-        env = shim_env(app, so, trace_path)
-        cmd = [*legion_command(app, size, cpus, gpus, extra_args, sz), *untraced]
-        # The variables the run sets beyond this process's own (the shim's, the app file's `env:`), so that each
-        # line reproduces its execution.
-        added = {k: v for k, v in env.items() if os.environ.get(k) != v}
-        commands.append(shlex.join(["env", *[f"{k}={v}" for k, v in added.items()], *cmd]))
-        (run_dir / "command.txt").write_text(f"# run in {run_dir.resolve()}\n" + "\n".join(commands) + "\n")
-        run = H.execute(cmd, run_dir, label, timeout_s, env, expect_result=False, dsl_mapper=dsl is not None)
-        attempt, stage, reason = run.attempt, run.stage, run.reason
-        if stage is None:
-            reason = check_output(app, run_dir, attempt.stdout, attempt.stderr)
-            stage = "verify" if reason else None
-        if stage is None:
-            stdout = (run_dir / attempt.stdout).read_text(errors="replace")
-            stderr = (run_dir / attempt.stderr).read_text(errors="replace")
-            result, reason = measure(app, stdout, attempt.wall_s, stderr)
-            stage = "run" if result is None else None
-            attempt = replace(attempt, result=result)
-        attempts.append(attempt)
-        if stage is not None:
-            settings["command"] = commands[-1]
-            log = run.log or (f"--- stderr ---\n{(run_dir / attempt.stderr).read_text(errors='replace')}\n"
-                              f"--- stdout ---\n{(run_dir / attempt.stdout).read_text(errors='replace')}")
-            return finish(status="failed", stage=stage, reason=reason, log=log,
-                          attempts=tuple(H._number_files(run_dir, attempts)))
-    attempts = H._number_files(run_dir, attempts)
-    settings.update(calibration_runs=0, retried=0, measured_runs=len(attempts), min_time_met=True,
-                    command=commands[-1])
-    task_profile = None
-    if profile:  # as the harness does: one more, untraced execution, after the measured ones (its timed loop unknown)
-        env = shim_env(app, so, None, True)
-        cmd = [*legion_command(app, size, cpus, gpus, extra_args, sz), *H.no_replay_flags(dsl, profile=True)]
-        added = {k: v for k, v in env.items() if os.environ.get(k) != v}
-        (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + "# profile\n" + shlex.join(
-            ["env", *[f"{k}={v}" for k, v in added.items()], *cmd]) + "\n")
-        run = H.execute(cmd, run_dir, "-profile", timeout_s, env, expect_result=False)
-        task_profile = run.attempt.profile if H.profiled(run, settings) else None
-    if dsl is None:  # it mapped with its own mapper, where it has one (discovery, cached, says): named by the advice
-        try:
-            own = discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout,
-                           keep_failed=False)
-        except MapperoptError:  # the measurement stands; only the mapper's name is unknown
-            own = {}
-        if own.get("own_mapper"):
-            settings["own_mapper"] = own["own_mapper"]
-    return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), profile=task_profile,
-                  **H._summary(attempts))
+        while not done():
+            label = f"-{len(attempts) + 1}"
+            trace_path = (run_dir / f"trace{label}.jsonl").resolve() if trace else None
+            env = shim_env(app, so, trace_path)
+            cmd = [*legion_command(app, size, cpus, gpus, extra_args, sz), *untraced]
+            # The variables the run sets beyond this process's own (the shim's, the app file's `env:`), so that each
+            # line reproduces its execution.
+            added = {k: v for k, v in env.items() if os.environ.get(k) != v}
+            commands.append(shlex.join(["env", *[f"{k}={v}" for k, v in added.items()], *cmd]))
+            (run_dir / "command.txt").write_text(f"# run in {run_dir.resolve()}\n" + "\n".join(commands) + "\n")
+            run = H.execute(cmd, run_dir, label, timeout_s, env, expect_result=False, dsl_mapper=dsl is not None)
+            attempt, stage, reason = run.attempt, run.stage, run.reason
+            if stage is None:
+                reason = check_output(app, run_dir, attempt.stdout, attempt.stderr)
+                stage = "verify" if reason else None
+            if stage is None:
+                stdout = (run_dir / attempt.stdout).read_text(errors="replace")
+                stderr = (run_dir / attempt.stderr).read_text(errors="replace")
+                result, reason = measure(app, stdout, attempt.wall_s, stderr)
+                stage = "run" if result is None else None
+                attempt = replace(attempt, result=result)
+            attempts.append(attempt)
+            if stage is not None:
+                settings["command"] = commands[-1]
+                log = run.log or (f"--- stderr ---\n{(run_dir / attempt.stderr).read_text(errors='replace')}\n"
+                                  f"--- stdout ---\n{(run_dir / attempt.stdout).read_text(errors='replace')}")
+                return finish(status="failed", stage=stage, reason=reason, log=log,
+                              attempts=tuple(H._number_files(run_dir, attempts)))
+        attempts = H._number_files(run_dir, attempts)
+        settings.update(calibration_runs=0, retried=0, measured_runs=len(attempts), min_time_met=True,
+                        command=commands[-1])
+        task_profile = None
+        # as the harness does: one more, untraced execution, after the measured ones (its timed loop unknown)
+        if profile:
+            env = shim_env(app, so, None, True)
+            cmd = [*legion_command(app, size, cpus, gpus, extra_args, sz), *H.no_replay_flags(dsl, profile=True)]
+            added = {k: v for k, v in env.items() if os.environ.get(k) != v}
+            (run_dir / "command.txt").write_text((run_dir / "command.txt").read_text() + "# profile\n" + shlex.join(
+                ["env", *[f"{k}={v}" for k, v in added.items()], *cmd]) + "\n")
+            run = H.execute(cmd, run_dir, "-profile", timeout_s, env, expect_result=False)
+            task_profile = run.attempt.profile if H.profiled(run, settings) else None
+        # it mapped with its own mapper, where it has one (discovery, cached, says): named by the advice
+        if dsl is None:
+            try:
+                own = discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout,
+                               keep_failed=False)
+            except MapperoptError:  # the measurement stands; only the mapper's name is unknown
+                own = {}
+            if own.get("own_mapper"):
+                settings["own_mapper"] = own["own_mapper"]
+        return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), profile=task_profile,
+                      **H._summary(attempts))
 
 
 # ---------------------------------------------------------------------------------------------------- command line

@@ -1742,8 +1742,9 @@ class _Checker:
                     if (index_launch and len(nodes) == 1 and self.machine.nodes > 1
                             and count > self.machine.count(kind, min(nodes))):
                         node = nodes.pop()
+                        n = self.machine.count(kind, node)
                         one_node.setdefault((id(stmt), node), (stmt, []))[1].append(
-                            (info.name, count, node, f"{self.machine.count(kind, node)} {kind}s"))
+                            (info.name, count, node, f"{n} {kind}{'s' * (n != 1)}"))
         for stmt, launches in one_node.values():
             self._one_node_launches(stmt, launches)
 

@@ -42,9 +42,10 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
         ToolchainError, BuildError: Legion or a compiler is missing or the probe does not build.
     """
     legion = legion or toolchain.find_legion()
-    if gpus and not toolchain.has_cuda_driver():
-        raise MapperoptError(f"--gpus {gpus} requested, but this machine has no NVIDIA driver (no GPU)",
-                             hint="drop --gpus, or run on a machine with NVIDIA GPUs")
+    if gpus:
+        from mapperopt.benchmarks.apps import require_gpu_driver
+
+        require_gpu_driver(gpus, "", 0, ())  # in `run`'s words
     source = resources.files("mapperopt.benchmarks") / "legion" / "probe" / "probe.cc"
     with resources.as_file(source) as path:
         exe = toolchain.build("probe", [Path(path)], legion=legion)

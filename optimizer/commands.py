@@ -733,6 +733,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                          init="random" if settings["start"] == "random" else "start")
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
+    # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
+    cores = protocol.core_warning({"cpus": settings["cpus"], "util": load_config(bench).size(settings["size"]).util,
+                                   "extra_args": settings.get("app_args")})
+    if cores:
+        console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
     executions = f"{low}-{high} executions" if low != high else f"{low} execution{'s' if low != 1 else ''}"
     console.print(f"Each mapper: {executions} "
@@ -866,6 +871,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None},
          "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default),
+         "best_vs_default": [what the best maps otherwise than Legion's default mapper] (with the default mapper),
          "replaced": [the `final-N` folders of earlier final comparisons of a run extended since],
          "interrupted": [{"folder": "final-N", "mappers": [names it has run folders of]}: comparisons cut short
                          (Ctrl-C, a kill), whose `final/` the next one keeps as `final-N/`; no figure uses them]}
@@ -918,22 +924,28 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                    for p in kept if not (p / "summary.json").exists()]
     if interrupted:
         summary["interrupted"] = interrupted
-    if settings.get("start") == "default" and "app_description" in settings and first.dsl:
-        # The default start expresses Legion's default mapper in the search's terms (one Layout line for all tasks,
-        # say): what it maps otherwise, where the comparison with the default mapper must not be called noise.
+    if "app_description" in settings and (settings.get("start") == "default" or "default" in measured):
+        # What a program maps otherwise than Legion's default mapper (the default start expresses it in the search's
+        # terms: one Layout line for all tasks, say): none, and its comparison with the default mapper is noise.
+        from mapperopt.benchmarks.userapp import own_mapper
         from mapperopt.optimizer.space import SearchSpace
 
         space = SearchSpace(settings["app_description"], settings["machine"])
-        try:
-            summary["start_vs_default"] = space.default_mapper_differences(first.dsl)
-        except MapperoptError as exc:
-            summary["start_vs_default"] = [f"not evaluated ({exc.message.splitlines()[0]})"]
-        from mapperopt.benchmarks.userapp import own_mapper
-
         own = own_mapper(d for n in picked for d in measured[n].run_dirs)
-        if own:  # without --mapper, the program maps with it: the `default` reference is not Legion's default mapping
-            summary["start_vs_default"].append(f"the program {own}, which the default reference runs in place of "
-                                               "Legion's default mapper")
+
+        def differences(dsl: str) -> list[str]:
+            try:
+                out = space.default_mapper_differences(dsl)
+            except MapperoptError as exc:
+                out = [f"not evaluated ({exc.message.splitlines()[0]})"]
+            # without --mapper, the program maps with it: the `default` reference is not Legion's default mapping
+            return out + [f"the program {own}, which the default reference runs in place of Legion's default "
+                          "mapper"] * bool(own)
+
+        if settings.get("start") == "default" and first.dsl:
+            summary["start_vs_default"] = differences(first.dsl)
+        if "default" in measured and summary["best_dsl"]:
+            summary["best_vs_default"] = differences(summary["best_dsl"])
     store.write_outputs(final_pick=summary["best_iter"])
     store.write_summary(summary)
     return summary
@@ -1008,11 +1020,15 @@ def _noisy(summary: dict, name: str) -> bool:
 
 
 def _same_mapping(summary: dict, name: str, default_start: bool) -> bool:
-    """Whether the best is the start program written as Legion's default mapping (`default_start`) and `name` is the
-    default mapper, and the start maps nothing otherwise than it (`start_vs_default`, `final_comparison`): the same
-    mapping, whose difference is never a gain nor a reason to switch."""
-    return (default_start and summary["best"] == summary["start"] and name == "default"
-            and not summary.get("start_vs_default"))
+    """Whether `name` is the default mapper and the best maps nothing otherwise than it (`best_vs_default`,
+    `final_comparison`; a summary written before it has only `start_vs_default`, for a best that is the start
+    program written as Legion's default mapping, `default_start`): the same mapping, whose difference is never a
+    gain nor a reason to switch."""
+    if name != "default":
+        return False
+    if "best_vs_default" in summary:
+        return not summary["best_vs_default"]
+    return default_start and summary["best"] == summary["start"] and not summary.get("start_vs_default")
 
 
 def _comparison(summary: dict, name: str) -> protocol.Comparison | None:
@@ -1161,9 +1177,10 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                           "comparison).")
             continue
         if _same_mapping(summary, name, default_start):
-            console.print(f"Best ({best}) vs default: the same mapping (the start program is Legion's default mapper "
-                          f"written in the DSL, --start default), measured at {c.describe()}: the machine's noise or "
-                          "the two mappers' own overhead, not a gain.")
+            why = ("the start program is Legion's default mapper written in the DSL, --start default"
+                   if default_start and best == summary["start"] else f"{best} maps as Legion's default mapper")
+            console.print(f"Best ({best}) vs default: the same mapping ({why}), measured at {c.describe()}: the "
+                          "machine's noise or the two mappers' own overhead, not a gain.")
             continue
         if c.no_interval:
             verdict = ""  # said in the ratio's parenthesis

@@ -213,3 +213,18 @@ def test_two_executions_are_said_to_be_too_few_for_an_interval():
     assert lines[1:] == [("Too few executions for an interval", "expert, random-1 measured by 2 executions each, too "
                           "few for a 90 % interval, which takes 3: how much of the figure is the machine's noise is "
                           "unknown; measure again with a higher --final-rounds (3 or more).")], lines
+
+
+def test_a_value_at_a_rules_edge_prints_the_digits_that_decide():
+    """A half-width of 10.49 % is noisy (wider than ±10 %) and printed '±10 %'; a ratio's interval whose low end is
+    0.99993 is not significant and printed '1.00-1.73x': each now shows the digit that decides, the verdict the same."""
+    wide = protocol.Estimate((0.9, 1.0, 1.1), 1.0, 0.9, 1.1098, 0.2)
+    assert wide.noisy
+    (noisy,) = protocol.noise_warnings({"": (wide, 1.0)}, "a higher --max-repeats", 0.5)
+    assert "interval of the trimmed mean is ±10.5 % after 3 executions" in noisy[1], noisy
+    wider = protocol.Estimate((0.9, 1.0, 1.1), 1.0, 0.85, 1.15, 0.2)
+    assert "is ±15 % after" in protocol.noise_warnings({"": (wider, 1.0)}, "a higher --max-repeats", 0.5)[0][1]
+    c = protocol.Comparison(1.37, 0.99993, 1.73)
+    assert not c.significant
+    assert c.describe() == "1.3700x (90% interval 0.9999-1.7300x: not a significant difference)", c.describe()
+    assert protocol.Comparison(0.8, 0.7, 1.004).text() == "0.800x (0.700-1.004)"

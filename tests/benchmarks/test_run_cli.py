@@ -298,3 +298,30 @@ def test_the_gemm_profile_says_which_loop_tasks_run_before_the_timer(tmp_path, c
     # The two take about as long: whichever the explanation names, it says whether that one is timed.
     hot = re.search(r"'(\w+)' on CPU takes \d+% of the timed loop's task time", feedback["explanation"]).group(1)
     assert ("It runs in every iteration but before the timer" in feedback["explanation"]) == (hot == "taco_fill")
+
+
+def test_ctrl_c_names_the_run_folder_it_leaves(tmp_path):
+    """Ctrl-C during an execution: `run` says which folder keeps what ran so far, and that it has no result.json
+    (it printed only `aborted`)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out_dir = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", "run", "circuit", "--mapper", "expert",
+                             "--no-profile", "--out", str(out_dir)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                            env={**os.environ, "COLUMNS": "400"})
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and not (out_dir / "stdout-1.txt").exists():
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.kill(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    flat = " ".join(out.split())
+    assert proc.returncode == 130, out
+    assert not (out_dir / "result.json").exists() and (out_dir / "command.txt").exists()
+    assert f"Interrupted: {out_dir} keeps what ran so far" in flat and "no result.json" in flat, out
+    assert "aborted" not in out, out

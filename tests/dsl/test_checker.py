@@ -946,6 +946,9 @@ def test_w320_every_point_of_an_index_launch_on_one_node_of_several(circuit, m14
     assert [m[m.index("runs on"):] for m in found] == [
         "runs on node 0, more points than its 4 GPUs: node 1 of this machine gets none of them",
         "runs on node 1, more points than its 4 GPUs: node 0 of this machine gets none of them"], found
+    # One GPU per node: "its 1 GPU", not "1 GPUs".
+    one = only(NODE0, "W320", app, parse_machine_spec("4x1"))
+    assert "runs on node 0, more points than its 1 GPU: nodes 1-3 " in one.message, one.message
     # No more points than node 0 has GPUs: one per GPU, maybe meant (near their data).
     assert "W320" not in [x.code for x in diags(NODE0, with_domain(circuit, (4,)), parse_machine_spec("4x4"))]
 

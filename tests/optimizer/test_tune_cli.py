@@ -669,3 +669,30 @@ def test_a_folder_with_a_damaged_settings_file_is_named(tmp_path, capsys):
     assert main(["tune", "--resume", str(store.root)]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {path} is damaged: not valid JSON (" in err, err
+
+
+def test_tuning_warns_once_of_more_processors_than_cores(tmp_path, offline, capsys, monkeypatch):
+    """`--cpus 2` (2 CPU and 1 utility processor) on a machine that gives the run 2 cores: tuning decides on the
+    timings that sharing cores slows and makes noisier, and said nothing of it (`run` did)."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")) == 0
+    out = capsys.readouterr().out
+    assert out.count("More processors than cores: ") == 1, out
+    assert ("More processors than cores: 2 CPU and 1 utility processors, 3 in all, on the 2 cores this machine gives "
+            "the run: they share cores") in out, out
+
+
+def test_a_best_that_maps_as_the_default_mapper_is_not_a_gain_over_it(tmp_path, offline, capsys):
+    """A start file that maps as Legion's default mapper, the best after one iteration: its comparison with the
+    default mapper says that they are the same mapping, as for `--start default` (it reported a speed-up)."""
+    start = tmp_path / "default.dsl"
+    start.write_text("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA F_order;\n")
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", str(start), baseline="default")) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    summary = json.loads((only_run(tmp_path / "runs") / "summary.json").read_text())
+    assert summary["best"] == "iter-1" and summary["best_vs_default"] == [], summary
+    vs = protocol.Comparison.from_json(summary["vs"]["default"]).describe()
+    assert f"Best (iter-1) vs default: the same mapping (iter-1 maps as Legion's default mapper), measured at {vs}" \
+        in flat, flat
+    assert "(the same mapping)" in flat, flat  # the verdict's

@@ -90,9 +90,11 @@ def test_one_process_runs_the_same_probe_once(monkeypatch):
 
 
 def test_gpus_without_a_driver_is_a_clear_error():
+    """In `run`'s words, which docs/running.md quotes (`machine --gpus 1` said "--gpus 1 requested, but ...")."""
     if toolchain.has_cuda_driver():
         pytest.skip("this machine has a GPU driver")
-    with pytest.raises(MapperoptError, match="no NVIDIA driver"):
+    with pytest.raises(MapperoptError, match="^no GPU on this machine: --gpus 1 asks for 1 GPU, but no NVIDIA driver "
+                                             "was found"):
         probe_json(gpus=1)
 
 

@@ -5,6 +5,7 @@ mapper through `mapperopt run --app`: the placement trace agrees with where the 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import tempfile
@@ -392,17 +393,22 @@ def test_run_records_and_prints_the_cpu_count_after_dashdash(tmp_path, foreign_e
     assert result["settings"]["cpus"] == 3 and "-ll:cpu 3" in result["settings"]["command"]
 
 
-def test_tune_and_compare_search_the_machine_of_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys):
+def test_tune_and_compare_search_the_machine_of_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys,
+                                                                              monkeypatch):
     """`tune --app FILE -- -ll:cpu 3` (and compare): every run gets 3 CPUs, and so do the machine the search space is
     built from and the one the settings record (they were probed with the size's 2), and the counts tune prints and
-    records."""
+    records; on 2 cores, tune says once that the processors share them, as run does (it said nothing)."""
     from mapperopt.optimizer.space import SearchSpace
 
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     path = app_file(tmp_path, foreign_exe)
     quick = ["--repeats", "1", "--max-repeats", "1", "--final-rounds", "1"]
     assert main(["tune", "--app", str(path), "--iters", "1", "--baseline", "none", *quick,
                  "--runs-dir", str(tmp_path / "t"), "--", "-ll:cpu", "3"]) == 0
-    assert "(size ci, 3 CPU, 0 GPU)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "(size ci, 3 CPU, 0 GPU)" in out
+    assert out.count("More processors than cores: 3 CPU and ") == 1, out
     (root,) = (tmp_path / "t" / "foreign").glob("tune-*")
     settings = json.loads((root / "settings.json").read_text())
     assert settings["machine"]["processors"]["CPU"] == [3] and settings["cpus"] == 3
