@@ -800,7 +800,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
         status.stop()
-        n = len(store.records)
+        # counted on disk: an interrupt while `append` forces a record to disk leaves it there, not in `records`
+        n = len(TuneStore.open(store.root).records)
         console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "
                        "moves it to final-N/, names it in summary.json under `interrupted`, and measures the "
                        "comparison again). " if finishing else

@@ -310,6 +310,21 @@ def test_interrupted_new_run_says_to_resume_its_folder(tmp_path, poor, offline):
     assert noun == ("iteration" if n == "1" else "iterations"), out
 
 
+def test_an_interrupt_while_an_iteration_is_forced_to_disk_counts_it(tmp_path, poor, offline, capsys, monkeypatch):
+    """A Ctrl-C or SIGTERM that lands while the journal's new record is forced to disk (fsync: long on a loaded
+    machine) left it in the journal but not counted: "Interrupted after 0 iterations" with iteration 1 kept."""
+    from mapperopt.optimizer import store as store_module
+
+    def interrupted(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store_module.os, "fsync", interrupted)
+    assert main(tune_args(tmp_path / "runs", "--iters", "3", "--new", "--start", str(poor), *STEPS)) == 130
+    root = only_run(tmp_path / "runs")
+    assert [r.iter for r in TuneStore.open(root).records] == [1]
+    assert "Interrupted after 1 iteration. To continue" in " ".join(capsys.readouterr().out.split())
+
+
 def test_sigterm_interrupts_as_ctrl_c_does(tmp_path, poor, offline):
     """`kill PID` (SIGTERM, as `timeout` and job systems stop a process) ended `tune` without a word; it now stops as
     Ctrl-C does, saying how to continue, with SIGTERM's exit status, and the journal keeps every finished
