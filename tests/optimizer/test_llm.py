@@ -255,6 +255,28 @@ def test_the_method_is_called_by_its_name_and_a_huge_answer_is_refused(tmp_path,
                         r"mapper unchanged", big.note), big.note
 
 
+def test_a_program_too_large_is_refused_before_it_is_parsed(tmp_path, llm_server, circuit_app, cpu2):
+    """A short method may return any number of statements; parsing and compiling them have no time limit, so a
+    program beyond MAX_PROGRAM_CHARS fails its iteration unparsed, and the model is told the limit."""
+    server = llm_server([
+        suggest("layout_decision", "def layout_decision(self, regions):\n"
+                                   "    return ['Layout * * * SOA F_order Align==%d;' % (8 * i) for i in range(1, 4001)]\n"),
+        rewrite("layout_decision", ["Layout * * * AOS C_order;"]),
+    ])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    evaluator = PlacementEvaluator(circuit_app, cpu2)
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config), evaluator, iters=3)
+    big, after = store.records[1:]
+    assert (big.status, big.stage) == ("failed", "generate") and len(evaluator.calls) == 2
+    limit = (r"the methods returned \d{6} characters of DSL statements \(layout_decision: \d{6}\), more than the "
+             r"100000 a mapper may have")
+    assert re.search(limit, big.feedback_text), big.feedback_text
+    assert re.search(limit, server.requests[1]["messages"][-1]["content"])
+    assert after.ok and "Layout * * * AOS C_order;" in after.dsl
+
+
 def test_a_bad_request_and_an_unchanged_answer_use_the_iteration(tmp_path, llm_server, circuit_app, cpu2):
     """HTTP 400 is sent once more without JSON mode (servers that lack it answer 400), then fails the step; an
     answer that repeats the current code and one that is not Python are told apart."""
