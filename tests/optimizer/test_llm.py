@@ -259,8 +259,8 @@ def test_a_program_too_large_is_refused_before_it_is_parsed(tmp_path, llm_server
     """A short method may return any number of statements; parsing and compiling them have no time limit, so a
     program beyond MAX_PROGRAM_CHARS fails its iteration unparsed, and the model is told the limit."""
     server = llm_server([
-        suggest("layout_decision", "def layout_decision(self, regions):\n"
-                                   "    return ['Layout * * * SOA F_order Align==%d;' % (8 * i) for i in range(1, 4001)]\n"),
+        suggest("layout_decision", "def layout_decision(self, regions):\n    return ['Layout * * * SOA Align==%d;' "
+                                   "% (8 * i) for i in range(1, 4001)]\n"),
         rewrite("layout_decision", ["Layout * * * AOS C_order;"]),
     ])
     space = SearchSpace(circuit_app, cpu2)
