@@ -213,6 +213,22 @@ def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):
     assert not check.ok and not check.required and check.detail.startswith("none configured")
 
 
+def test_doctor_waits_as_long_as_tune_would(llm_server, monkeypatch):
+    """A model that takes its time (a local server loading it on the first request) is not reported as down: doctor
+    waits the configured timeout, and names it when that runs out."""
+    from mapperopt.commands import llm_check
+
+    server = llm_server([("sleep", 11), ("sleep", 4)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "30")
+    check = llm_check()
+    assert check.ok, check.detail
+    monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "2")
+    check = llm_check()
+    assert not check.ok and check.detail == f"the model at {server.base_url} did not answer within 2 s (timeout)"
+
+
 @pytest.mark.parametrize("status, setting", [(401, "MAPPEROPT_LLM_API_KEY"), (404, "MAPPEROPT_LLM_MODEL")])
 def test_a_refused_key_or_an_unknown_model_stops_the_run(tmp_path, llm_server, circuit_app, cpu2, status, setting):
     server = llm_server([("status", status)] * 4)
