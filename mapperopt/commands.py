@@ -174,8 +174,8 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
 
 
 def llm_check() -> Check:
-    """The language-model endpoint of the environment, asked for one token (timeout 10 s, no retry), as `tune`
-    would reach it. Optional while none is configured; a configured one that fails is a failed check (`tune`
+    """The language-model endpoint of the environment, asked for one token (with `tune`'s timeout,
+    MAPPEROPT_LLM_TIMEOUT, no retry), as `tune` would reach it. Optional while none is configured; a configured one that fails is a failed check (`tune`
     would stop at once)."""
     from mapperopt.optimizer.llm import ENV, ChatModel, LLMConfig
 
@@ -188,7 +188,7 @@ def llm_check() -> Check:
                      "pip install 'mapperopt[llm]'")
     import openai
 
-    model = ChatModel(dataclasses.replace(config, timeout_s=min(config.timeout_s, 10.0), max_retries=0))
+    model = ChatModel(dataclasses.replace(config, max_retries=0))
     where = str(model.client.base_url).rstrip("/")
     try:
         model(messages=[{"role": "user", "content": "Say OK."}], max_tokens=1)

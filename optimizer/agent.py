@@ -49,6 +49,10 @@ METHOD_INPUTS = {
 # A longer answer is refused unread: a server that honours max_tokens (4096) stays far below, and trace-opt formats
 # each suggested method with black, which takes minutes over a few megabytes.
 MAX_ANSWER_CHARS = 50_000
+# The methods' statements may have at most this many characters in all (about 9x the largest program the random
+# agent makes for the benchmarks here, 45x the largest mapper in configs/): a short method can return any number,
+# and parsing and compiling them have no time limit (20 000 statements took minutes).
+MAX_PROGRAM_CHARS = 100_000
 
 DSL_PRIMER = """\
 You improve a Legion mapper written in mapperopt's mapping DSL, to maximise the application's throughput.
@@ -287,6 +291,12 @@ def make_agent(space: SearchSpace, sections: Mapping[str, Sequence[str]]) -> Any
             if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
                 raise TypeError(f"{METHODS[section]} must return a list of DSL statement strings, "
                                 f"not {type(value).__name__} {str(value)[:80]!r}")
+        sizes = {section: sum(map(len, value)) for section, value in parts.items()}
+        if sum(sizes.values()) > MAX_PROGRAM_CHARS:  # refused before anything parses it
+            largest = max(sizes, key=sizes.get)
+            raise ValueError(f"the methods returned {sum(sizes.values())} characters of DSL statements "
+                             f"({METHODS[largest]}: {sizes[largest]}), more than the {MAX_PROGRAM_CHARS} a mapper "
+                             f"may have")
         return join_program(prelude, parts)
 
     class MapperAgent(trace.Module):

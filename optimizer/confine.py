@@ -19,6 +19,7 @@ Each call starts a fresh `python -I -S` child that defines the one function from
 * with its reply on a pipe of its own, and its stdout and stderr on one other pipe, of which the tuner keeps at most
   the last `OUTPUT_BYTES` each;
 * in a new, empty temporary working folder, removed afterwards;
+* in a new, empty session keyring (`KEYCTL`), not the tuner's;
 * with an environment of `PATH` and `LANG` only;
 * in its own session (no terminal), with Python's isolated mode (no user site-packages, no PYTHON* variables);
 
@@ -31,7 +32,8 @@ and under the first of these that works here (each tried once):
   removed (truncating by path: ABI >= 3); reading only the interpreter's prefixes, the system libraries and its
   working folder (not /proc, the home or the tuning folder); executing only the interpreter; no TCP (ABI >= 4);
   signals and abstract unix sockets scoped to it (ABI >= 6). All else stays open: file status, owner, mode, times
-  and attributes, UDP (before ABI 10), netlink, named unix sockets (before ABI 9), System V IPC, the keyrings.
+  and attributes, UDP (before ABI 10), netlink, named unix sockets (before ABI 9), System V IPC, its user's
+  keyrings.
 * neither: the limits only. The child can then read whatever the user can, the tuner's /proc/<pid>/environ and
   cmdline (the API key) included, and empty, overwrite, delete or rename files, and reach the network.
 
@@ -43,8 +45,11 @@ docs/tuning.md says exactly what holds in each case.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import json
 import os
+import platform
 import resource
 import select
 import selectors
@@ -71,6 +76,10 @@ KEPT_ENV = ("PATH", "LANG")    # the only variables the child sees
 NOBODY = 65534                 # the user and group a child of root runs as, where it can (see `unprivileged`)
 # Under Landlock, what the child may read besides the interpreter's prefixes: the dynamic loader's folders and cache.
 SYSTEM_LIBRARIES = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib", "/etc/ld.so.cache")
+# keyctl(2)'s number (Python has no wrapper): the child joins a new, empty session keyring, out of reach of the keys
+# and tokens in the tuner's. None on other architectures: the child keeps the tuner's session keyring there.
+KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
+KEYCTL_JOIN_SESSION_KEYRING = 1
 
 # The child: reads {"source", "name", "args"} from stdin, writes {"value": ...} or {"error": {...}} to the reply
 # pipe (its descriptor is the argument): what the method writes to its stdout cannot corrupt the reply.
@@ -112,11 +121,14 @@ class ConfinedError(Exception):
 def _preexec(ruleset: landlockpy.Ruleset | None = None, forks: bool = True):
     """The child's `preexec_fn`: resource limits, SIGXFSZ ignored (a write to a file then fails with an error
     instead of killing it), death with the parent (Linux), no new processes unless `forks` (bubblewrap must fork;
-    root is exempt), and then `ruleset` enforced (with no_new_privs; the Landlock domain is kept across exec). Built
-    in the parent: nothing is imported after the fork."""
+    root is exempt), a new, empty session keyring (`KEYCTL`; it fails the start where one cannot be made, but not
+    where the kernel has no keyrings or a seccomp filter refuses keyctl: the child cannot reach them then either),
+    and then `ruleset` enforced (with no_new_privs; the Landlock domain is kept across exec). Built in the parent:
+    nothing is imported after the fork."""
     from mapperopt.benchmarks.harness import PR_SET_PDEATHSIG, _prctl
 
     prctl = _prctl()
+    syscall = ctypes.CDLL(None, use_errno=True).syscall if KEYCTL is not None else None
     limits = [(resource.RLIMIT_CPU, CPU_S), (resource.RLIMIT_AS, MEMORY_BYTES), (resource.RLIMIT_FSIZE, 0),
               (resource.RLIMIT_NOFILE, OPEN_FILES), *([] if forks else [(resource.RLIMIT_NPROC, 0)])]
 
@@ -126,6 +138,10 @@ def _preexec(ruleset: landlockpy.Ruleset | None = None, forks: bool = True):
             resource.setrlimit(which, (value, value))
         if prctl is not None:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if (syscall is not None and syscall(ctypes.c_long(KEYCTL), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING),
+                                            ctypes.c_void_p(None)) < 0
+                and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM)):
+            raise OSError(ctypes.get_errno(), "no session keyring of its own for the method's child")
         if ruleset is not None:
             ruleset.restrict()
     return preexec

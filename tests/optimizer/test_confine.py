@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import platform
 import shutil
 import socket
 import subprocess
@@ -122,6 +123,43 @@ def test_landlock_hides_the_tuners_key(tmp_path):
     assert "sk-fake" not in seen.stdout
     assert [line.split()[:2] for line in seen.stdout.splitlines()] == [["environ", "PermissionError"],
                                                                        ["cmdline", "PermissionError"]]
+
+
+# keyctl(2) and add_key(2) by architecture: Python has no wrapper for them.
+KEY_SYSCALLS = {"x86_64": (250, 248), "aarch64": (219, 217)}
+
+
+@pytest.mark.skipif(platform.machine() not in KEY_SYSCALLS, reason="keyctl's number here is not known")
+@pytest.mark.usefixtures("no_bubblewrap")
+@pytest.mark.parametrize("sandboxed", ["none", "landlock"])
+def test_the_method_cannot_read_the_tuners_session_keyring(tmp_path, sandboxed):
+    """The kernel keyring of the tuner's session (where a login may keep keys and tokens): the child gets an empty one
+    of its own."""
+    if sandboxed == "landlock" and kernel_landlock() == 0:
+        pytest.skip(NO_LANDLOCK)
+    keyctl, add_key = KEY_SYSCALLS[platform.machine()]
+    tuner = textwrap.dedent(f"""
+        import ctypes
+        from mapperopt.optimizer import confine
+        confine.sandbox = lambda: ()
+        if {sandboxed!r} == "none":
+            confine.landlock = lambda: 0
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.syscall({keyctl}, 1, None) > 0  # KEYCTL_JOIN_SESSION_KEYRING: this test's own session keyring
+        key = libc.syscall({add_key}, b"user", b"mapperopt-test", b"sk-fake-in-keyring", 18, -3)  # into it
+        assert key > 0, ctypes.get_errno()
+        body = ("def probe(self, key):\\n"
+                "    import ctypes\\n"
+                "    libc = ctypes.CDLL(None, use_errno=True)\\n"
+                "    buf = ctypes.create_string_buffer(64)\\n"
+                "    keys = libc.syscall({keyctl}, 11, -3, buf, 64)\\n"  # KEYCTL_READ of the session keyring
+                "    payload = libc.syscall({keyctl}, 11, key, buf, 64)\\n"  # and of the key, by its id
+                "    return [keys, payload, buf.raw[:max(payload, 0)].decode()]\\n")
+        print(confine.run_confined(body, "probe", [key]))
+        """)
+    seen = subprocess.run([sys.executable, "-c", tuner], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert seen.returncode == 0, seen.stderr
+    assert seen.stdout.strip() == "[0, -1, '']"  # an empty session keyring; the key is not the child's to read
 
 
 def stays_root() -> bool:

@@ -213,6 +213,22 @@ def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):
     assert not check.ok and not check.required and check.detail.startswith("none configured")
 
 
+def test_doctor_waits_as_long_as_tune_would(llm_server, monkeypatch):
+    """A model that takes its time (a local server loading it on the first request) is not reported as down: doctor
+    waits the configured timeout, and names it when that runs out."""
+    from mapperopt.commands import llm_check
+
+    server = llm_server([("sleep", 11), ("sleep", 4)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "30")
+    check = llm_check()
+    assert check.ok, check.detail
+    monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "2")
+    check = llm_check()
+    assert not check.ok and check.detail == f"the model at {server.base_url} did not answer within 2 s (timeout)"
+
+
 @pytest.mark.parametrize("status, setting", [(401, "MAPPEROPT_LLM_API_KEY"), (404, "MAPPEROPT_LLM_MODEL")])
 def test_a_refused_key_or_an_unknown_model_stops_the_run(tmp_path, llm_server, circuit_app, cpu2, status, setting):
     server = llm_server([("status", status)] * 4)
@@ -253,6 +269,28 @@ def test_the_method_is_called_by_its_name_and_a_huge_answer_is_refused(tmp_path,
     assert helper.ok and "Task * CPU;" in helper.dsl and "CollectMemory" not in helper.dsl
     assert re.fullmatch(r"LLM answer not used: the answer has \d{6} characters, more than the 50000 one may have; "
                         r"mapper unchanged", big.note), big.note
+
+
+def test_a_program_too_large_is_refused_before_it_is_parsed(tmp_path, llm_server, circuit_app, cpu2):
+    """A short method may return any number of statements; parsing and compiling them have no time limit, so a
+    program beyond MAX_PROGRAM_CHARS fails its iteration unparsed, and the model is told the limit."""
+    server = llm_server([
+        suggest("layout_decision", "def layout_decision(self, regions):\n    return ['Layout * * * SOA Align==%d;' "
+                                   "% (8 * i) for i in range(1, 4001)]\n"),
+        rewrite("layout_decision", ["Layout * * * AOS C_order;"]),
+    ])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    evaluator = PlacementEvaluator(circuit_app, cpu2)
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config), evaluator, iters=3)
+    big, after = store.records[1:]
+    assert (big.status, big.stage) == ("failed", "generate") and len(evaluator.calls) == 2
+    limit = (r"the methods returned \d{6} characters of DSL statements \(layout_decision: \d{6}\), more than the "
+             r"100000 a mapper may have")
+    assert re.search(limit, big.feedback_text), big.feedback_text
+    assert re.search(limit, server.requests[1]["messages"][-1]["content"])
+    assert after.ok and "Layout * * * AOS C_order;" in after.dsl
 
 
 def test_a_bad_request_and_an_unchanged_answer_use_the_iteration(tmp_path, llm_server, circuit_app, cpu2):
