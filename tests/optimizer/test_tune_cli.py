@@ -70,6 +70,20 @@ def start_tune(args: list[str]) -> subprocess.Popen:
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+def tune_interrupted(runs: Path, poor: Path, signum: int) -> tuple[subprocess.Popen, str]:
+    """`mapperopt tune --new --iters 8` from `poor` in a child process, sent `signum` once an iteration is journaled;
+    the process, ended, and its output."""
+    proc = start_tune(tune_args(runs, "--iters", "8", "--new", "--start", str(poor), *STEPS))
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None and not any(
+            p.read_text().strip() for p in runs.glob("circuit/tune-*/state.jsonl")):  # an iteration journaled
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()[0]
+    os.kill(proc.pid, signum)
+    out, _ = proc.communicate(timeout=180)
+    return proc, out
+
+
 def only_run(runs: Path) -> Path:
     (folder,) = (runs / "circuit").iterdir()
     return folder
@@ -294,14 +308,7 @@ def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offl
 def test_interrupted_new_run_says_to_resume_its_folder(tmp_path, poor, offline):
     """With --new the same command would start another run: the message gives only the --resume command."""
     runs = tmp_path / "runs"
-    proc = start_tune(tune_args(runs, "--iters", "8", "--new", "--start", str(poor), *STEPS))
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and proc.poll() is None and not any(
-            p.read_text().strip() for p in runs.glob("circuit/tune-*/state.jsonl")):  # an iteration journaled
-        time.sleep(0.05)
-    assert proc.poll() is None, proc.communicate()[0]
-    os.kill(proc.pid, signal.SIGINT)
-    out, _ = proc.communicate(timeout=180)
+    proc, out = tune_interrupted(runs, poor, signal.SIGINT)
     root = only_run(runs)
     flat = " ".join(out.split())
     assert proc.returncode == 130 and "The same command continues" not in flat, out
@@ -330,14 +337,7 @@ def test_sigterm_interrupts_as_ctrl_c_does(tmp_path, poor, offline):
     Ctrl-C does, saying how to continue, with SIGTERM's exit status, and the journal keeps every finished
     iteration."""
     runs = tmp_path / "runs"
-    proc = start_tune(tune_args(runs, "--iters", "8", "--new", "--start", str(poor), *STEPS))
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline and proc.poll() is None and not any(
-            p.read_text().strip() for p in runs.glob("circuit/tune-*/state.jsonl")):  # an iteration journaled
-        time.sleep(0.05)
-    assert proc.poll() is None, proc.communicate()[0]
-    os.kill(proc.pid, signal.SIGTERM)
-    out, _ = proc.communicate(timeout=180)
+    proc, out = tune_interrupted(runs, poor, signal.SIGTERM)
     root = only_run(runs)
     flat = " ".join(out.split())
     assert proc.returncode == 128 + signal.SIGTERM, out
