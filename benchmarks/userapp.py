@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -645,6 +646,8 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
             value = float(text)
         except ValueError:
             return None, f"the metric /{app.metric.regex}/ matched {text!r}, which is not a number"
+        if not math.isfinite(value):  # nan defeats every comparison of a tuner; inf gives a throughput of 0 or inf
+            return None, f"the metric /{app.metric.regex}/ matched {text!r}, which is {value}: not a finite number"
     if app.metric.higher_is_better:
         throughput = value
     else:
