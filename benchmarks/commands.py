@@ -331,6 +331,9 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     """
     from rich.console import Console
 
+    from mapperopt import interrupts
+
+    interrupts.sigterm_as_ctrl_c()  # a killed run also removes discovery's folder and ends what the program started
     bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"
