@@ -63,3 +63,15 @@ def test_a_helper_that_keeps_the_output_open_is_ended_and_named(timed_exe, tmp_p
     finally:
         for pid in _holding(token):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_the_discovery_of_tune_and_compare_is_stopped_at_their_timeout(command, timed_exe, tmp_path, monkeypatch,
+                                                                        capsys):
+    """It ran under the default 300 s, whatever --timeout said."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    start = time.monotonic()
+    assert main([command, "--app", f"{timed_exe} -reps 100000000", "--timeout", "3", "--iters", "1"]) == 1
+    assert time.monotonic() - start < 100
+    assert "discovering timed: your program did not finish within 3 s" in " ".join(capsys.readouterr().err.split())
