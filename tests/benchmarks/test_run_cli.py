@@ -10,6 +10,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from mapperopt.autoguide.explain import task_profile
 from mapperopt.benchmarks import load_config, protocol
 from mapperopt.benchmarks.commands import run
@@ -298,3 +300,16 @@ def test_the_gemm_profile_says_which_loop_tasks_run_before_the_timer(tmp_path, c
     # The two take about as long: whichever the explanation names, it says whether that one is timed.
     hot = re.search(r"'(\w+)' on CPU takes \d+% of the timed loop's task time", feedback["explanation"]).group(1)
     assert ("It runs in every iteration but before the timer" in feedback["explanation"]) == (hot == "taco_fill")
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare", "check"])
+@pytest.mark.parametrize(("option", "value"), [("--timeout", "nan"), ("--timeout", "inf"), ("--min-time", "nan"),
+                                               ("--min-time", "inf")])
+def test_a_time_that_is_not_a_finite_number_is_refused(command, option, value, tmp_path, monkeypatch, capsys):
+    """`--timeout nan` failed every execution with coreutils' usage text; `--min-time nan` turned calibration off."""
+    if command == "check" and option == "--min-time":
+        pytest.skip("check has no --min-time")
+    monkeypatch.chdir(tmp_path)
+    rest = ["m.dsl", "--app", "./prog"] if command == "check" else ["circuit"]
+    assert main([command, *rest, option, value]) == 2
+    assert f"Invalid value for '{option}': {value} is not a finite number of seconds" in capsys.readouterr().err
