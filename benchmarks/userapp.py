@@ -193,9 +193,9 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
         if not isinstance(value, (int, float) if kind is float else int) or isinstance(value, bool):
             problems.append(MapperoptError(f"{where}: '{key}' must be a number, got {value!r}"))
             return default
-        if value < least or kind is float and value == least:
-            problems.append(MapperoptError(f"{where}: '{key}' must be {'>' if kind is float else '>='} {least}, "
-                                           f"got {value!r}"))
+        if value < least or kind is float and (value == least or not math.isfinite(value)):
+            problems.append(MapperoptError(f"{where}: '{key}' must be "
+                                           f"{'a finite number >' if kind is float else '>='} {least}, got {value!r}"))
             return default
         return value
 
