@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import shlex
 import statistics
 from pathlib import Path
@@ -19,6 +20,19 @@ from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, 
 from mapperopt.errors import MapperoptError
 from mapperopt.records import Feedback, RunResult
 
+
+
+class Seconds(click.FloatRange):
+    """A number of seconds in a `click.FloatRange`, refusing nan and inf, which every range lets through (a timeout
+    of nan reached coreutils' `timeout` as its usage error; a minimum time of nan turned calibration off)."""
+
+    name = "seconds"
+
+    def convert(self, value, param, ctx):
+        value = super().convert(value, param, ctx)
+        if not math.isfinite(value):
+            self.fail(f"{value} is not a finite number of seconds", param, ctx)
+        return value
 
 
 def _mapper_arg(value: str) -> str | Path:
@@ -294,10 +308,10 @@ def size_options(command):
                    "(docs/tuning.md).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=Seconds(min=0, min_open=True), default=None,
               help="Seconds one execution may take; more than twice --min-time and the start-up, as calibration "
                    "lengthens an execution only within half of it [default: the size's].")
-@click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
+@click.option("--min-time", "min_time_s", type=Seconds(min=0), default=None,
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
                    f"size's, at least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--once", is_flag=True,
@@ -331,6 +345,9 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     """
     from rich.console import Console
 
+    from mapperopt import interrupts
+
+    interrupts.sigterm_as_ctrl_c()  # a killed run also removes discovery's folder and ends what the program started
     bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"

@@ -22,11 +22,13 @@ import math
 import os
 import re
 import secrets
+import selectors
 import shlex
 import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -49,6 +51,7 @@ MAX_RESCALES = 4          # calibration executions at most, before the repeats
 MAX_GROWTH = 100.0        # at most this factor on the iteration count per calibration step
 GROWTH_MARGIN = 1.5       # aim this much above the minimum, so that noisy repeats rarely fall below it
 KILL_GRACE_S = 5.0        # after SIGKILL of the group, how long to wait for the process to be reaped
+OUTPUT_GRACE_S = 2.0      # after a program's exit, how long a process it started may keep its output open
 OWN_TIMEOUT_MARGIN_S = 10.0  # the benchmark's own timeout (`timeout`): this much after the harness's
 # Timed iterations of the profiling execution at most: its per-task times need every task of the loop, not many
 # loops (it runs untraced, after the measured executions, and is not measured).
@@ -222,35 +225,119 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def run_in_group(cmd, timeout_s: float | None, **popen) -> subprocess.CompletedProcess:
     """`subprocess.run(cmd, capture_output=True, text=True, stdin=DEVNULL, timeout=timeout_s, **popen)` (None: no
-    limit), but in a process group of its own that is killed whole at the timeout, on an exception (Ctrl-C) or when
-    this process dies, even by SIGKILL (`start_guarded`): a program that a wrapper script, a shell command or a
-    compiler driver started does not outlive it.
+    limit), but in a process group of its own that is killed whole at the end, at the timeout, on an exception
+    (Ctrl-C) or when this process dies, even by SIGKILL (`start_guarded`): a program that a wrapper script, a shell
+    command or a compiler driver started does not outlive it. Its output is read until `timeout_s` seconds, or
+    `OUTPUT_GRACE_S` after its end when a process it started outside its group (`setsid`) keeps the output open:
+    that process is killed (`_end_holders`, which says so), not waited for.
 
     Raises:
         subprocess.TimeoutExpired: past `timeout_s` seconds; its `stdout` and `stderr` hold the output so far (str).
     """
     argv = ["/bin/sh", "-c", cmd] if popen.pop("shell", False) else cmd
     with start_guarded(argv, timeout_s, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                       text=True, **popen) as proc:
+                       **popen) as proc:
+        output = {proc.stdout: bytearray(), proc.stderr: bytearray()}
         try:
-            out, err = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
+            _read_output(proc, output, timeout_s)
+        finally:  # also on success or Ctrl-C: nothing the program started may outlive it
+            timed_out = proc.poll() is None
             _kill_group(proc)
-            out, err = proc.communicate()
-            raise subprocess.TimeoutExpired(cmd, timeout_s, out, err) from None
-        except BaseException:
-            _kill_group(proc)
-            raise
+            if held := _drain(list(output), output):  # still open: held by a process that left the group
+                _end_holders(cmd, {_identity(pipe) for pipe in held}, not timed_out, known=True)
+                _drain(held, output)  # what it wrote before
+        proc.wait(timeout=KILL_GRACE_S)
+    out, err = (output[p].decode(errors="replace").replace("\r\n", "\n") for p in (proc.stdout, proc.stderr))
+    if timed_out:
+        raise subprocess.TimeoutExpired(cmd, timeout_s, out, err)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _read_output(proc: subprocess.Popen, output: dict, timeout_s: float | None) -> None:
+    """Reads `proc`'s pipes into `output` (pipe: bytearray) until they end and `proc` has exited, `timeout_s`
+    seconds pass (None: no limit), or `OUTPUT_GRACE_S` after `proc`'s exit."""
+    deadline = math.inf if timeout_s is None else time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as selector:
+        for pipe in output:
+            selector.register(pipe, selectors.EVENT_READ)
+        while (now := time.monotonic()) < deadline and (selector.get_map() or proc.poll() is None):
+            if proc.poll() is not None:
+                deadline = min(deadline, now + OUTPUT_GRACE_S)
+            for key, _ in selector.select(min(deadline - now, 0.2)):  # 0.2 s: to notice the exit
+                if chunk := os.read(key.fd, 1 << 16):
+                    output[key.fileobj] += chunk
+                else:
+                    selector.unregister(key.fileobj)
+
+
+def _drain(pipes: list, output: dict) -> list:
+    """Reads what `pipes` hold now into `output` (pipe: bytearray), without waiting; returns those not at their end."""
+    still_open = []
+    for pipe in pipes:
+        os.set_blocking(pipe.fileno(), False)
+        try:
+            while chunk := os.read(pipe.fileno(), 1 << 16):
+                output[pipe] += chunk
+        except BlockingIOError:
+            still_open.append(pipe)
+    return still_open
+
+
+def _identity(file) -> tuple[int, int]:
+    """(st_dev, st_ino) of `file`: a path, or an open file or pipe."""
+    st = os.stat(file) if isinstance(file, (str, Path)) else os.fstat(file.fileno())
+    return st.st_dev, st.st_ino
+
+
+def _end_holders(cmd, wanted: set[tuple[int, int]], ended: bool, known: bool) -> None:
+    """Kills the processes other than this one that have a file or pipe of `wanted` (`_identity`), the output of the
+    program `cmd` (a command line or its words), open: those it started in a session of its own (`setsid`), which no
+    kill of its process group reaches, found through Linux's /proc (only this user's). Says so on standard error when
+    it kills one or, `known` (the output is known to be held), finds none to kill."""
+    killed = []
+    for pid in _pids():
+        if pid == os.getpid() or not _holds(pid, wanted):
+            continue
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            continue  # gone meanwhile
+        killed.append(f"pid {pid} ({name})")
+    if killed or known:
+        program = Path(cmd.split()[0] if isinstance(cmd, str) else cmd[0]).name
+        print(f"note: {program}: {'the program ended but ' if ended else ''}a process it started kept its output "
+              "open; " + (f"mapperopt killed {', '.join(killed)}" if killed else "it was not found to be killed"),
+              file=sys.stderr, flush=True)
+
+
+def _pids() -> list[int]:
+    """The processes' ids (Linux /proc; elsewhere none)."""
+    try:
+        return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+
+
+def _holds(pid: int, wanted: set[tuple[int, int]]) -> bool:
+    """Whether process `pid` has a file or pipe of `wanted` ((st_dev, st_ino) pairs) open (False: unreadable)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False  # gone, or another user's
+    for fd in fds:
+        try:
+            st = os.stat(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) in wanted:
+            return True
+    return False
 
 
 def _live_members(pgid: int) -> bool:
     """Whether process group `pgid` has a member that is not a zombie (Linux /proc; elsewhere: False)."""
-    try:
-        entries = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return False
-    for pid in entries:
+    for pid in _pids():
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rpartition(")")[2].split()
@@ -352,11 +439,17 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
+        except BaseException:  # Ctrl-C: also what left the group (else after `wall`, untimed)
+            _kill_group(proc)
+            _end_holders(cmd, {_identity(out), _identity(err)}, False, known=False)
+            raise
         finally:
             # Also on success or Ctrl-C: nothing the application started may outlive the execution.
             _kill_group(proc)
             proc.wait(timeout=KILL_GRACE_S)
     wall = time.monotonic() - start
+    # Not timed: what the program started in a session of its own (setsid), which no kill of its group reaches.
+    _end_holders(cmd, {_identity(run_dir / out_name), _identity(run_dir / err_name)}, not timed_out, known=False)
     stdout = (run_dir / out_name).read_text(errors="replace")
     stderr = (run_dir / err_name).read_text(errors="replace")
     exit_code = None if timed_out else proc.returncode

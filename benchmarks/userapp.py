@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shlex
@@ -192,9 +193,9 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
         if not isinstance(value, (int, float) if kind is float else int) or isinstance(value, bool):
             problems.append(MapperoptError(f"{where}: '{key}' must be a number, got {value!r}"))
             return default
-        if value < least or kind is float and value == least:
-            problems.append(MapperoptError(f"{where}: '{key}' must be {'>' if kind is float else '>='} {least}, "
-                                           f"got {value!r}"))
+        if value < least or kind is float and (value == least or not math.isfinite(value)):
+            problems.append(MapperoptError(f"{where}: '{key}' must be "
+                                           f"{'a finite number >' if kind is float else '>='} {least}, got {value!r}"))
             return default
         return value
 
@@ -645,6 +646,8 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
             value = float(text)
         except ValueError:
             return None, f"the metric /{app.metric.regex}/ matched {text!r}, which is not a number"
+        if not math.isfinite(value):  # nan defeats every comparison of a tuner; inf gives a throughput of 0 or inf
+            return None, f"the metric /{app.metric.regex}/ matched {text!r}, which is {value}: not a finite number"
     if app.metric.higher_is_better:
         throughput = value
     else:
@@ -1132,11 +1135,13 @@ def discovery_options(command):
     --rediscover (run it again: a rebuild behind a wrapper script leaves the cache's key unchanged)."""
     import click
 
+    from mapperopt.benchmarks.commands import Seconds
+
     options = [
         click.option("--keep-app-mapper", is_flag=True, default=False,
                      help="With --app: the runs keep the program's own mapper for the tasks the DSL does not name "
                           "(as `run --keep-app-mapper`)."),
-        click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+        click.option("--timeout", "timeout_s", type=Seconds(min=0, min_open=True), default=None,
                      metavar="SECONDS", help="With --app: stop the discovery run after SECONDS [default: the "
                                              "size's timeout_s, at most 300]."),
         click.option("--rediscover", is_flag=True, default=False,

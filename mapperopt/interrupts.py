@@ -72,8 +72,8 @@ def check() -> None:
 def sigterm_as_ctrl_c() -> None:
     """Makes SIGTERM (`kill`, `timeout`, a job system), where it has its default action, raise KeyboardInterrupt as
     Ctrl-C does: the command stops as after Ctrl-C, saying how to continue, instead of dying without a word. Only for
-    a command whose work all runs in this process (`tune`): `compare`'s worker processes get no SIGTERM, and waiting
-    for them would stop nothing."""
+    a command whose work all runs in this process (`tune`, `run`): `compare`'s worker processes get no SIGTERM, and
+    waiting for them would stop nothing."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _on_sigint)
 

@@ -19,7 +19,7 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
+from mapperopt.benchmarks.commands import (BenchCommand, Seconds, check_repeats, check_timeout, size_options,
                                           status as say_status)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
@@ -416,7 +416,7 @@ def _new_run(bench: str, opts: dict, request: dict,
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
     with announce(f"Describing {bench} and the machine"
                   + (", checking the start program..." if opts["start"] not in ("default", "random") else "...")):
-        app = describe_app(bench, opts["size"], cpus, gpus, app_args)  # `-- -p 8` too
+        app = describe_app(bench, opts["size"], cpus, gpus, app_args, opts["timeout_s"])  # `-- -p 8` too
         # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
         machine = MachineDescription.from_json(run_probe_json(bench, opts["size"], app_args, cpus, gpus,
                                                               memory)).to_json()
@@ -563,10 +563,10 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
               help="...and at most, for proposed mappers: executions go on until the 90 % interval is within "
                    f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured.")
-@click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
+@click.option("--min-time", "min_time_s", type=Seconds(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=Seconds(min=0, min_open=True), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
                    "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "

@@ -61,7 +61,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
+from mapperopt.benchmarks.commands import BenchCommand, Seconds, check_repeats, check_timeout, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
@@ -466,7 +466,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         else:
             try:
                 app_args = tuple(map(str, opts["app_args"]))
-                app = describe_app(bench, opts["size"], cpus, gpus, app_args)  # `-- -p 8`
+                app = describe_app(bench, opts["size"], cpus, gpus, app_args, opts["timeout_s"])  # `-- -p 8`
                 # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
@@ -1469,10 +1469,10 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Deprecated name of --repeats.")
 @click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --max-repeats.")
-@click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
+@click.option("--min-time", "min_time_s", type=Seconds(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=Seconds(min=0, min_open=True), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
                    "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "

@@ -10,6 +10,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from mapperopt.autoguide.explain import task_profile
 from mapperopt.benchmarks import load_config, protocol
 from mapperopt.benchmarks.commands import run
@@ -325,3 +327,16 @@ def test_ctrl_c_names_the_run_folder_it_leaves(tmp_path):
     assert not (out_dir / "result.json").exists() and (out_dir / "command.txt").exists()
     assert f"Interrupted: {out_dir} keeps what ran so far" in flat and "no result.json" in flat, out
     assert "aborted" not in out, out
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare", "check"])
+@pytest.mark.parametrize(("option", "value"), [("--timeout", "nan"), ("--timeout", "inf"), ("--min-time", "nan"),
+                                               ("--min-time", "inf")])
+def test_a_time_that_is_not_a_finite_number_is_refused(command, option, value, tmp_path, monkeypatch, capsys):
+    """`--timeout nan` failed every execution with coreutils' usage text; `--min-time nan` turned calibration off."""
+    if command == "check" and option == "--min-time":
+        pytest.skip("check has no --min-time")
+    monkeypatch.chdir(tmp_path)
+    rest = ["m.dsl", "--app", "./prog"] if command == "check" else ["circuit"]
+    assert main([command, *rest, option, value]) == 2
+    assert f"Invalid value for '{option}': {value} is not a finite number of seconds" in capsys.readouterr().err

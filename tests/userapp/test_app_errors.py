@@ -190,7 +190,7 @@ def test_every_problem_of_an_application_file_in_one_run(command, tmp_path, mapp
                  f"{where}: 'app' must be a plain name (letters, digits, _ . -), got 'jacobi bad/name'",
                  f"{where}: size 'ci': unknown key 'legion_flag'",
                  f"{where}: size 'ci': 'cpus' must be a number, got 'two'",
-                 f"{where}: size 'ci': 'timeout_s' must be > 0, got -5",
+                 f"{where}: size 'ci': 'timeout_s' must be a finite number > 0, got -5",
                  f"{where}: size 'small': 'util' must be >= 0, got -1",
                  f"{where}: size 'small': 'csize' must be >= 1, got 0",
                  f"{where}: 'keep_app_mapper' must be true or false, got 'yes please'",
@@ -728,3 +728,12 @@ def test_a_metric_in_the_logfile_the_arguments_chose_is_said_not_blamed_on_the_p
     assert (feedback["stage"], feedback["category"]) == ("run", "metric")
     assert "correct it" not in feedback["suggestion"]
     assert "-logfile applog.txt" in feedback["suggestion"] and str(out_dir / "applog.txt") in feedback["suggestion"]
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf"])
+def test_a_timeout_in_an_application_file_that_is_not_a_finite_number_is_refused(value, tmp_path):
+    """`timeout_s: .nan` passed the check (every comparison with nan is false) and reached coreutils' `timeout`."""
+    exe = script(tmp_path, "prog", "echo hi")
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{timeout_s: {value}}}\n")
+    with pytest.raises(MapperoptError, match=r"size 'ci': 'timeout_s' must be a finite number > 0, got (nan|inf)"):
+        load_app_file(tmp_path / "mapperopt.yaml")

@@ -100,3 +100,34 @@ def test_a_killed_tune_of_a_program_without_baselines_continues_with_the_same_co
     assert main(args) == 0
     assert list(runs.glob("*/tune-*")) == [root]
     assert [r.iter for r in TuneStore.open(root).records] == [1, 2, 3] and done < 3
+
+
+def test_a_sigterm_of_run_during_discovery_ends_the_program_and_removes_its_folder(tmp_path, timed_exe):
+    """A SIGTERM (`timeout`, `kill`) killed `run` without a word, leaving discovery's folder behind."""
+    reps = str(10**8 + os.getpid() % 100000)  # a long run: still in discovery when the signal comes
+    (tmp_path / "m.dsl").write_text("Task * CPU;\n")
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", "run", "--app", f"{timed_exe} -reps {reps}",
+                             "--mapper", "m.dsl"], cwd=tmp_path, env=dict(os.environ, TMPDIR=str(tmp_path)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not [pid for pid in filter(str.isdigit, os.listdir("/proc")) if _has_word(pid, reps)]:
+            assert proc.poll() is None, f"mapperopt exited {proc.returncode} first: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "discovery never started"
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+        assert not list(tmp_path.glob("mapperopt-discover-*"))
+        assert not [pid for pid in filter(str.isdigit, os.listdir("/proc")) if _has_word(pid, reps)]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _has_word(pid: str, word: str) -> bool:
+    """Whether process `pid`'s command line has the word `word`."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return word.encode() in f.read().split(b"\0")
+    except OSError:
+        return False

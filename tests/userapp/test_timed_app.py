@@ -1,0 +1,77 @@
+"""A user's program (tests/app/timed.cc) that prints a metric of nan or inf, or starts a helper process that
+detaches into a session of its own and keeps the program's standard output and error open."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tempfile
+import time
+
+import pytest
+
+from mapperopt.cli import main
+
+
+def _holding(token: str) -> list[int]:
+    """The processes whose command line has the word `token` (the helper runs the program's own command line)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if token.encode() in f.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize(("metric", "options", "value"), [
+    ("elapsed: (\\S+) ms", ["--unit", "ms"], "nan"),
+    ("bandwidth: (\\S+) MB/s", ["--unit", "MB/s", "--higher-is-better"], "inf")])
+def test_a_metric_of_nan_or_inf_fails_the_run(metric, options, value, timed_exe, tmp_path, capsys):
+    """It was a successful measurement (throughput 0 or nan, which every comparison of a tuner gets wrong)."""
+    out_dir = tmp_path / "run"
+    assert main(["run", "--app", f"{timed_exe} -reps 0", "--metric", metric, *options, "--repeats", "1",
+                 "--out", str(out_dir)]) == 1
+    result = json.loads((out_dir / "result.json").read_text())
+    assert result["stage"] == "run" and len(result["attempts"]) == 1, result
+    assert f"the metric /{metric}/ matched " in result["reason"] and value in result["reason"], result["reason"]
+    assert "not a finite number" in result["reason"], result["reason"]
+
+
+def test_a_helper_that_keeps_the_output_open_is_ended_and_named(timed_exe, tmp_path, capsys, monkeypatch):
+    """Discovery waited for the end of the output forever (past --timeout, saying nothing, leaving its folder), and
+    the helpers of the discovery and of the measured run lived on."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # discovery's folder: under the test's own
+    (tmp_path / "m.dsl").write_text("Task * CPU;\n")
+    token = str(1000 + os.getpid() % 100000)  # the helper's lifetime in seconds, unique to this test
+    start = time.monotonic()
+    try:
+        code = main(["run", "--app", f"{timed_exe} -helper {token}", "--mapper", "m.dsl", "--metric",
+                     "elapsed: (\\S+) ms", "--unit", "ms", "--repeats", "1", "--timeout", "60", "--out", "run"])
+        err = " ".join(capsys.readouterr().err.split())
+        assert code == 0, err
+        assert time.monotonic() - start < 100
+        note = "the program ended but a process it started kept its output open"
+        assert err.count(note) == 2, err  # discovery's and the measured execution's
+        assert err.count("note: timed: ") == 2 and "mapperopt killed pid " in err, err
+        assert not _holding(token)
+        assert not list(tmp_path.glob("mapperopt-discover-*"))
+    finally:
+        for pid in _holding(token):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_the_discovery_of_tune_and_compare_is_stopped_at_their_timeout(command, timed_exe, tmp_path, monkeypatch,
+                                                                        capsys):
+    """It ran under the default 300 s, whatever --timeout said."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    start = time.monotonic()
+    assert main([command, "--app", f"{timed_exe} -reps 100000000", "--timeout", "3", "--iters", "1"]) == 1
+    assert time.monotonic() - start < 100
+    assert "discovering timed: your program did not finish within 3 s" in " ".join(capsys.readouterr().err.split())
