@@ -71,6 +71,7 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_
                                           require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
+from mapperopt.options import FiniteFloatRange
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
@@ -1463,10 +1464,10 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Deprecated name of --repeats.")
 @click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --max-repeats.")
-@click.option("--min-time", "min_time_s", type=click.FloatRange(min=0), default=None,
+@click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
                    "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
