@@ -690,10 +690,13 @@ def _pinned(cores: list[int] | None):
 
 def _die_with(parent: int) -> None:
     """Initializer of a worker process: it is killed when `parent` dies (SIGKILL included), and its tuning run's
-    benchmark with it, so that no worker outlives a killed `compare`."""
+    benchmark with it, so that no worker outlives a killed `compare`; SIGTERM, which a terminated `compare` sends
+    it, stops it as Ctrl-C does."""
+    from mapperopt import interrupts
     from mapperopt.benchmarks.harness import _prctl, arm_parent_death
 
     arm_parent_death(_prctl(), parent, signal.SIGKILL)
+    interrupts.sigterm_as_ctrl_c()
 
 
 def _call_pinned(cores: list[int] | None, fn: Callable, args: tuple) -> Any:
@@ -752,6 +755,8 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+    from mapperopt import interrupts
+
     free, running = list(cores), {}
     # spawn: a fresh interpreter per worker (forking a process with threads can deadlock)
     pool = ProcessPoolExecutor(max_workers=len(cores), mp_context=multiprocessing.get_context("spawn"),
@@ -774,6 +779,11 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
                     finished(i, error=f"{tasks[i][0]}: {type(e).__name__}: {e}")
                     continue
                 finished(i, result)
+    except KeyboardInterrupt:
+        if interrupts.terminated():  # a Ctrl-C reached the workers too (one process group); a SIGTERM only this one
+            for worker in multiprocessing.active_children():
+                worker.terminate()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return errors
@@ -1520,6 +1530,9 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     from rich.markup import escape
     from rich.table import Table
 
+    from mapperopt import interrupts
+
+    interrupts.sigterm_as_ctrl_c()  # `kill` says how to continue too
     console = Console(highlight=False, soft_wrap=True)
     source = click.get_current_context().get_parameter_source
     stored = _comparison_settings(resume_dir) if resume_dir is not None else None
