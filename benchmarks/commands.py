@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import shlex
 import statistics
 from pathlib import Path
@@ -18,21 +17,9 @@ from mapperopt.benchmarks.apps import BEFORE_TIMER, check_app_flags, known_bench
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, mapper_notes, output_checked
 from mapperopt.errors import MapperoptError
+from mapperopt.options import FiniteFloatRange
 from mapperopt.records import Feedback, RunResult
 
-
-
-class Seconds(click.FloatRange):
-    """A number of seconds in a `click.FloatRange`, refusing nan and inf, which every range lets through (a timeout
-    of nan reached coreutils' `timeout` as its usage error; a minimum time of nan turned calibration off)."""
-
-    name = "seconds"
-
-    def convert(self, value, param, ctx):
-        value = super().convert(value, param, ctx)
-        if not math.isfinite(value):
-            self.fail(f"{value} is not a finite number of seconds", param, ctx)
-        return value
 
 
 def _mapper_arg(value: str) -> str | Path:
@@ -308,10 +295,10 @@ def size_options(command):
                    "(docs/tuning.md).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
-@click.option("--timeout", "timeout_s", type=Seconds(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take; more than twice --min-time and the start-up, as calibration "
                    "lengthens an execution only within half of it [default: the size's].")
-@click.option("--min-time", "min_time_s", type=Seconds(min=0), default=None,
+@click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
                    f"size's, at least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--once", is_flag=True,

@@ -1135,13 +1135,13 @@ def discovery_options(command):
     --rediscover (run it again: a rebuild behind a wrapper script leaves the cache's key unchanged)."""
     import click
 
-    from mapperopt.benchmarks.commands import Seconds
+    from mapperopt.options import FiniteFloatRange
 
     options = [
         click.option("--keep-app-mapper", is_flag=True, default=False,
                      help="With --app: the runs keep the program's own mapper for the tasks the DSL does not name "
                           "(as `run --keep-app-mapper`)."),
-        click.option("--timeout", "timeout_s", type=Seconds(min=0, min_open=True), default=None,
+        click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
                      metavar="SECONDS", help="With --app: stop the discovery run after SECONDS [default: the "
                                              "size's timeout_s, at most 300]."),
         click.option("--rediscover", is_flag=True, default=False,

@@ -108,8 +108,10 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
         os.replace(tmp, record)
     if messages:
         click.echo(messages, err=True)
-    if emit_cpp:
-        shutil.copyfile(cpp_path, emit_cpp)
-    if output:
-        shutil.copyfile(so_path, output)
+    for source, target in ((cpp_path, emit_cpp), (so_path, output)):
+        if target:
+            try:
+                shutil.copyfile(source, target)
+            except OSError as exc:  # no such folder, not writable: the folder is the user's to make (as cc -o)
+                raise MapperoptError(f"cannot write {target}: {exc.strerror}") from None
     click.echo(output or so_path)

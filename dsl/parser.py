@@ -31,6 +31,7 @@ MAX_NESTING = 100
 
 
 _LOCK = threading.Lock()
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 @functools.cache
@@ -89,6 +90,9 @@ def parse(text: str, filename: str = "<string>") -> A.Program:
         DslSyntaxError: the first syntax error (E100-E110), with location, offending token and expected tokens.
     """
     text = text.removeprefix("\ufeff")  # a byte order mark that an editor put first is no part of the program
+    # A lone CR ends a line (old-Mac files, as Python's universal newlines read them); one character for one keeps
+    # every offset, and a CRLF stays as it is.
+    text = _LONE_CR.sub("\n", text)
     parser = _lark()
     with _LOCK:  # the transformer holds the file name of the parse in progress
         _ToAst.file = filename

@@ -9,7 +9,7 @@ where work starts (each benchmark execution).
 
     watch()    # once, at the start of a command (mapperopt.cli.main)
     check()    # raises KeyboardInterrupt if one was dropped since the last call
-    sigterm_as_ctrl_c()  # in a command that says how to continue after Ctrl-C (tune)
+    sigterm_as_ctrl_c()  # in a command that says how to continue after Ctrl-C (tune, compare and its workers)
     terminated()  # whether SIGTERM was the interrupt (its exit status is then 143, not 130)
 
 C code run by an import may turn the KeyboardInterrupt into an ImportError instead (numpy's import of a C
@@ -71,9 +71,8 @@ def check() -> None:
 
 def sigterm_as_ctrl_c() -> None:
     """Makes SIGTERM (`kill`, `timeout`, a job system), where it has its default action, raise KeyboardInterrupt as
-    Ctrl-C does: the command stops as after Ctrl-C, saying how to continue, instead of dying without a word. Only for
-    a command whose work all runs in this process (`tune`, `run`): `compare`'s worker processes get no SIGTERM, and
-    waiting for them would stop nothing."""
+    Ctrl-C does: the command stops as after Ctrl-C, saying how to continue, instead of dying without a word (`tune`,
+    `run`, `compare`, whose worker processes it stops in turn)."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _on_sigint)
 

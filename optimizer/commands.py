@@ -19,7 +19,7 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import load_config
-from mapperopt.benchmarks.commands import (BenchCommand, Seconds, check_repeats, check_timeout, size_options,
+from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
                                           status as say_status)
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
@@ -32,6 +32,7 @@ from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEv
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import KEPT_USE, TuneStore, folder_path, kept_app_mapper, relative_run_dirs
 from mapperopt.optimizer.llm import ModelError
+from mapperopt.options import FiniteFloatRange
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
@@ -563,10 +564,10 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--max-repeats", type=click.IntRange(min=1), default=protocol.MAX_REPEATS, show_default=True,
               help="...and at most, for proposed mappers: executions go on until the 90 % interval is within "
                    f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured.")
-@click.option("--min-time", "min_time_s", type=Seconds(min=0), default=None,
+@click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=Seconds(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
                    "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
@@ -598,11 +599,11 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--llm-api-key", default=None,
               help="API key [env MAPPEROPT_LLM_API_KEY]; never stored (while the run lasts, `ps` shows a command "
                    "line to other users: prefer the variable).")
-@click.option("--llm-timeout", type=float, default=None,
+@click.option("--llm-timeout", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
 @click.option("--llm-retries", type=int, default=None,
               help="Retries of a model request after an endpoint fault [env MAPPEROPT_LLM_RETRIES; 3].")
-@click.option("--llm-cap", type=float, default=None,
+@click.option("--llm-cap", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds of model time one iteration may use [env MAPPEROPT_LLM_CAP; 300].")
 @app_options
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED)

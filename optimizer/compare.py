@@ -61,7 +61,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.commands import BenchCommand, Seconds, check_repeats, check_timeout, size_options
+from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
@@ -72,6 +72,7 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_
                                           require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
+from mapperopt.options import FiniteFloatRange
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
@@ -693,10 +694,13 @@ def _pinned(cores: list[int] | None):
 
 def _die_with(parent: int) -> None:
     """Initializer of a worker process: it is killed when `parent` dies (SIGKILL included), and its tuning run's
-    benchmark with it, so that no worker outlives a killed `compare`."""
+    benchmark with it, so that no worker outlives a killed `compare`; SIGTERM, which a terminated `compare` sends
+    it, stops it as Ctrl-C does."""
+    from mapperopt import interrupts
     from mapperopt.benchmarks.harness import _prctl, arm_parent_death
 
     arm_parent_death(_prctl(), parent, signal.SIGKILL)
+    interrupts.sigterm_as_ctrl_c()
 
 
 def _call_pinned(cores: list[int] | None, fn: Callable, args: tuple) -> Any:
@@ -755,6 +759,8 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+    from mapperopt import interrupts
+
     free, running = list(cores), {}
     # spawn: a fresh interpreter per worker (forking a process with threads can deadlock)
     pool = ProcessPoolExecutor(max_workers=len(cores), mp_context=multiprocessing.get_context("spawn"),
@@ -777,6 +783,11 @@ def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable,
                     finished(i, error=f"{tasks[i][0]}: {type(e).__name__}: {e}")
                     continue
                 finished(i, result)
+    except KeyboardInterrupt:
+        if interrupts.terminated():  # a Ctrl-C reached the workers too (one process group); a SIGTERM only this one
+            for worker in multiprocessing.active_children():
+                worker.terminate()
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return errors
@@ -1469,10 +1480,10 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
               help="Deprecated name of --repeats.")
 @click.option("--max-executions", "old_max_repeats", type=click.IntRange(min=1), default=None, hidden=True,
               help="Deprecated name of --max-repeats.")
-@click.option("--min-time", "min_time_s", type=Seconds(min=0), default=None,
+@click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=Seconds(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
                    "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
@@ -1525,6 +1536,9 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     from rich.markup import escape
     from rich.table import Table
 
+    from mapperopt import interrupts
+
+    interrupts.sigterm_as_ctrl_c()  # `kill` says how to continue too
     console = Console(highlight=False, soft_wrap=True)
     source = click.get_current_context().get_parameter_source
     stored = _comparison_settings(resume_dir) if resume_dir is not None else None

@@ -26,6 +26,7 @@ errors (400 bad request) are not retried.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -77,7 +78,7 @@ class LLMConfig:
         """Options given (not None) win over the environment variables of `ENV`.
 
         Raises:
-            MapperoptError: a timeout or retry count that is not a number.
+            MapperoptError: a timeout or retry count that is not a number, a timeout or cap that is not finite.
         """
         values: dict[str, Any] = {}
         for name, var in ENV.items():
@@ -91,6 +92,10 @@ class LLMConfig:
             raise MapperoptError(f"bad language-model setting: {exc}",
                                  hint=f"{ENV['timeout_s']} and {ENV['max_model_s']} take seconds, "
                                       f"{ENV['max_retries']} a count") from None
+        for name, seconds in (("timeout_s", timeout), ("max_model_s", cap)):
+            if not math.isfinite(seconds):  # --llm-timeout and --llm-cap refuse it already: the variable's
+                raise MapperoptError(f"bad language-model setting: {ENV[name]}={values[name]} is not a finite number",
+                                     hint=f"{ENV[name]} takes seconds")
         return cls(base_url=values["base_url"], model=values["model"], api_key=values["api_key"],
                    timeout_s=timeout, max_retries=retries, max_model_s=cap)
 

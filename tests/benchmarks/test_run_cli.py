@@ -339,4 +339,4 @@ def test_a_time_that_is_not_a_finite_number_is_refused(command, option, value, t
     monkeypatch.chdir(tmp_path)
     rest = ["m.dsl", "--app", "./prog"] if command == "check" else ["circuit"]
     assert main([command, *rest, option, value]) == 2
-    assert f"Invalid value for '{option}': {value} is not a finite number of seconds" in capsys.readouterr().err
+    assert f"Invalid value for '{option}': '{value}' is not a finite number." in capsys.readouterr().err

@@ -133,3 +133,20 @@ def test_an_empty_machine_is_refused_after_a_compile_without_one(tmp_path, capsy
     capsys.readouterr()
     assert main(["compile", str(mapper), "--bench", "circuit", "--machine", ""]) == 1
     assert "machine '' is neither of the form" in capsys.readouterr().err
+
+
+def test_compile_into_a_missing_folder_is_a_clear_error(tmp_path, capsys):
+    """`-o DIR/x.so` (or --emit-cpp) with no folder DIR once ended in a FileNotFoundError traceback, both when the
+    mapper was compiled and when its record answered: like a C compiler, it names the file and creates nothing."""
+    from mapperopt.cli import main
+
+    src = tmp_path / "p.dsl"
+    src.write_text(POLICY)
+    for _ in range(2):  # compiled, then answered from the record
+        for option in ("-o", "--emit-cpp"):
+            target = tmp_path / "nosuch" / "x.so"
+            capsys.readouterr()
+            assert main(["compile", str(src), option, str(target)]) == 1
+            err = capsys.readouterr().err.splitlines()
+            assert err[-1] == f"error: cannot write {target}: No such file or directory", err
+            assert not target.parent.exists()

@@ -147,6 +147,23 @@ def test_comments_are_collected():
         ("# head", 1, 1), ("// tail", 2, 8), ("# after", 3, 17)]
 
 
+def test_lone_carriage_returns_end_lines():
+    """A file saved with old-Mac line ends (CR only) was one comment from its first '#': an empty mapper with a
+    warning only, and `fmt --write` wrote it as one line. A lone CR ends a line (as Python's universal newlines
+    read it): the statements, comments, positions, errors and canonical print are those of the LF file."""
+    from mapperopt.dsl import format_program
+
+    lf = "# head\nTask * GPU; # tail\n  mgpu = Machine(GPU);\n"
+    program = parse(lf.replace("\n", "\r"), "cr.dsl")
+    assert program == parse(lf) and len(program.statements) == 2
+    assert [(s.loc.line, s.loc.col) for s in program.statements] == [(2, 1), (3, 3)]
+    assert [(c.text, c.loc.line, c.loc.col) for c in program.comments] == [("# head", 1, 1), ("# tail", 2, 13)]
+    assert format_program(program) == format_program(parse(lf))
+    with pytest.raises(DslSyntaxError) as err:
+        parse("x = 1;\ry = 2\rz = 3;\r", "cr.dsl")
+    assert str(err.value).startswith("cr.dsl:2:6: error[E102]: missing ';' after '2'"), str(err.value)
+
+
 # ---------------------------------------------------------------------------------------------------- errors
 
 ERRORS = [

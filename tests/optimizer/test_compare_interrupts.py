@@ -175,3 +175,41 @@ def test_an_iteration_interrupted_after_its_measurement_keeps_its_files_on_resum
     assert not any("measured in random-1/iter-001" in line for line in map(str, said)), said
     [record] = [json.loads(line) for line in (folder / "random-1" / "state.jsonl").read_text().splitlines()]
     assert record["cached_from"] is None, record
+
+
+def test_sigterm_stops_parallel_runs_as_ctrl_c_does(tmp_path):
+    """`kill PID` of a `compare --jobs 2` ended it without a word (exit 143, its workers killed with it); it now stops
+    its workers as Ctrl-C does, waits for them and says how to continue, with SIGTERM's exit status; every iteration
+    a run journaled stays, and the workers are gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from mapperopt.optimizer.store import TuneStore
+
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", "compare", "circuit", "--size", "ci", "--iters",
+                             "30", "--runs", "2", "--optimizers", "random", "--repeats", "1", "--max-repeats", "1",
+                             "--min-time", "0.05", "--jobs", "2", "--cpus-per-job", "1", "--runs-dir", str(runs)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None and not any(
+            p.read_text().strip() for p in runs.glob("circuit/compare-*/random-*/state.jsonl")):
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()[0]
+    workers = {int(w): Path(f"/proc/{w}/cmdline").read_text() for t in Path(f"/proc/{proc.pid}/task").iterdir()
+               for w in (t / "children").read_text().split()}
+    assert len(workers) >= 2, workers
+    os.kill(proc.pid, signal.SIGTERM)
+    out, _ = proc.communicate(timeout=180)
+    assert proc.returncode == 128 + signal.SIGTERM, out
+    assert "Interrupted. Run the same command again to resume." in out, out
+    time.sleep(5)  # the multiprocessing resource tracker ends once it sees the end of its pipe
+    for pid, command in workers.items():
+        alive = Path(f"/proc/{pid}/cmdline").exists() and Path(f"/proc/{pid}/cmdline").read_text() == command
+        assert not alive, (command, out)
+    for root in runs.glob("circuit/compare-*/random-*"):
+        records = TuneStore.open(root).records
+        assert [r.iter for r in records] == list(range(1, len(records) + 1)), root

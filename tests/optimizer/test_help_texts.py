@@ -77,3 +77,21 @@ def test_run_and_tune_help_say_a_programs_own_flags_after_the_separator_are_adde
         text = _help(command)
         assert ("with --app, the program's own flags are added after its arguments (both reach it: a parser that "
                 "takes the last one sees the new value)") in text, (command.name, text)
+
+
+def test_every_float_option_refuses_nan_and_inf():
+    """`--timeout nan` once reached coreutils' `timeout` (every run failed with its usage text), `--min-time nan`
+    skipped calibration and `--min-time inf` grew the loops until the result diverged: click's ranges let nan and
+    inf through, so every float option of run, tune and compare refuses them, naming the option."""
+    import click
+
+    from mapperopt.benchmarks.commands import run
+
+    for command in (run, tune, compare):
+        names = [p.opts[0] for p in command.params if isinstance(p.type, click.types.FloatParamType)]
+        assert "--timeout" in names, (command.name, names)
+        for name in names:
+            for value in ("nan", "inf", "-inf"):
+                result = CliRunner().invoke(command, ["circuit", name, value])
+                assert result.exit_code == 2, (command.name, name, value, result.output)
+                assert f"'{name}'" in result.output and "not a finite number" in result.output, result.output

@@ -34,6 +34,17 @@ def test_options_win_over_the_environment(monkeypatch):
     assert "secret" not in json.dumps(config.public())
 
 
+@pytest.mark.parametrize("var", ["MAPPEROPT_LLM_TIMEOUT", "MAPPEROPT_LLM_CAP"])
+def test_a_time_setting_that_is_not_finite_is_refused(monkeypatch, var):
+    """--llm-timeout and --llm-cap refuse nan and inf; their variables let them through to every request."""
+    from mapperopt.errors import MapperoptError
+
+    for value in ("nan", "inf"):
+        monkeypatch.setenv(var, value)
+        with pytest.raises(MapperoptError, match=f"{var}.*not a finite number"):
+            LLMConfig.from_env()
+
+
 def test_nothing_configured_means_offline(monkeypatch):
     for var in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL", "MAPPEROPT_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
