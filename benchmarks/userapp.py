@@ -655,6 +655,9 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
             return None, f"the metric is {f'{value:g} {app.metric.unit}'.rstrip()}; it must be positive when lower " \
                          "is better"
         throughput = 1.0 / value
+        if not math.isfinite(throughput):  # a subnormal metric: an inf throughput would win every comparison
+            return None, (f"the metric is {f'{value:g} {app.metric.unit}'.rstrip()}, which gives a throughput "
+                          f"1/metric of {throughput}: not a finite number")
     from mapperopt.benchmarks.harness import parse_output
 
     if app.verify.pattern and not re.search(app.verify.pattern, stdout, re.MULTILINE):

@@ -41,6 +41,18 @@ def test_a_metric_of_nan_or_inf_fails_the_run(metric, options, value, timed_exe,
     assert "not a finite number" in result["reason"], result["reason"]
 
 
+def test_a_metric_whose_throughput_overflows_fails_the_run(timed_exe, tmp_path, capsys):
+    """`elapsed: 1e-320 ms` (positive, finite) gave a throughput 1/metric of inf: "ok", and a tuner's summary
+    held Infinity and NaN."""
+    out_dir = tmp_path / "run"
+    assert main(["run", "--app", f"{timed_exe} -scale 1e-320", "--metric", "elapsed: (\\S+) ms", "--unit", "ms",
+                 "--repeats", "1", "--out", str(out_dir)]) == 1
+    result = json.loads((out_dir / "result.json").read_text())
+    assert result["stage"] == "run" and len(result["attempts"]) == 1, result
+    assert "gives a throughput 1/metric of inf: not a finite number" in result["reason"], result["reason"]
+    assert "e-3" in result["reason"], result["reason"]  # the value read
+
+
 def test_a_helper_that_keeps_the_output_open_is_ended_and_named(timed_exe, tmp_path, capsys, monkeypatch):
     """Discovery waited for the end of the output forever (past --timeout, saying nothing, leaving its folder), and
     the helpers of the discovery and of the measured run lived on."""
