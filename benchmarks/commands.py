@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import shlex
 import statistics
 from pathlib import Path
@@ -194,7 +195,8 @@ def check_repeats(repeats: int, max_repeats: int, max_given: bool) -> None:
 
 def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None,
                   start_up_s: float = 0.0) -> None:
-    """Refuses a --timeout (`timeout_s`) that leaves no room for the measured seconds calibration makes every
+    """Refuses a --timeout (`timeout_s`; None: the size's timeout, checked only against a --min-time given) that
+    leaves no room for the measured seconds calibration makes every
     execution of a benchmark reach (`min_time_s`, None: the size's, at least `protocol.MIN_TIME_S`) and what an
     execution costs besides (`start_up_s`: Legion's start-up and the application's set-up, as measured; 0 before
     anything ran): calibration lengthens an execution only while its expected wall time stays within half of the
@@ -206,8 +208,11 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
     """
     from mapperopt.benchmarks.userapp import UserApp
 
-    if timeout_s is None or isinstance(bench, UserApp):
+    if isinstance(bench, UserApp) or (timeout_s is None and min_time_s is None):
         return
+    given = timeout_s is not None
+    if not given:
+        timeout_s = load_config(bench).size(size).timeout_s
     least = min_time_s if min_time_s is not None else max(load_config(bench).size(size).min_time_s,
                                                          protocol.MIN_TIME_S)
     needed = protocol.timeout_needed(least, start_up_s)
@@ -216,14 +221,21 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
         besides = (f" and the {start_up_s:.2g} s each execution took here besides it (Legion's start-up and the "
                    "application's set-up, measured in the executions so far)" if start_up_s else "")
         lower = timeout_s / 2 - start_up_s
-        raise MapperoptError(f"--timeout {timeout_s:g} leaves no room for the {least:g} s of measured time every "
+        name, said = ("--timeout", f"--timeout {timeout_s:g}") if given else \
+            ("the timeout", f"the size's timeout of {timeout_s:g}")
+        # Twice a --min-time near the largest float is inf: no --timeout can be given above it.
+        above = f"{needed:.3g}" if math.isfinite(needed) else f"twice {least:g} s"
+        raise MapperoptError(f"{said} leaves no room for the {least:g} s of measured time every "
                              f"execution must reach (--min-time{default}){besides}: calibration lengthens an "
                              "execution only while its expected wall time"
                              + ("" if start_up_s else " (Legion's start-up and the application's set-up included)")
-                             + f" stays within half of --timeout, so it needs more than {needed:.3g}",
-                             hint=f"give --timeout well above {needed:.3g} (twice the measured time, plus the "
-                                  "start-up)" + (f", a --min-time below {lower:.2g}" if lower > 0 else "")
-                                  + ", or leave --timeout out")
+                             + f" stays within half of {name}, so it needs more than {above}",
+                             hint=", ".join(
+                                 ([f"give --timeout well above {needed:.3g} (twice the measured time, plus the "
+                                   "start-up)"] if math.isfinite(needed) else [])
+                                 + ([f"{'a' if math.isfinite(needed) else 'give a'} --min-time below {lower:.3g}"]
+                                    if lower > 0 else [])
+                                 + (["or leave --timeout out"] if given else [])))
 
 
 class BenchCommand(click.Command):

@@ -145,6 +145,19 @@ def test_a_timeout_below_the_measured_time_is_refused(command, measured):
     assert measured(command, "--timeout", "4.1", "--min-time", "2")[1] == "stopped before measuring"
 
 
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_a_huge_min_time_is_refused_with_finite_figures(command, measured):
+    """`--min-time 1e308` without --timeout ran away under the size's timeout (calibration grew -l until the result
+    was wrong, and the feedback blamed it); with `--timeout 60` the refusal said "needs more than inf"."""
+    most, error = measured(command, "--min-time", "1e308")
+    assert most is None and error.startswith("the size's timeout of "), error
+    assert "leaves no room for the 1e+308 s of measured time" in error and "or leave --timeout out" not in error, error
+    error = measured(command, "--timeout", "60", "--min-time", "1e308")[1]
+    assert error.startswith("--timeout 60 leaves no room for the 1e+308 s") and "inf" not in error, error
+    assert "give a --min-time below 30" in error, error
+    assert measured(command, "--min-time", "1")[1] == "stopped before measuring"
+
+
 CHECK_ERRORS = "Task nosuchtask CPU;\nRegion * * CPU FBMEM;\nIndexTaskMap calculate_new_currents undefined_fn;\n"
 
 
