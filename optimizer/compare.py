@@ -695,17 +695,33 @@ def _pinned(cores: list[int] | None):
 def _die_with(parent: int) -> None:
     """Initializer of a worker process: it is killed when `parent` dies (SIGKILL included), and its tuning run's
     benchmark with it, so that no worker outlives a killed `compare`; SIGTERM, which a terminated `compare` sends
-    it, stops it as Ctrl-C does."""
+    it, stops its task as Ctrl-C does, and an idle worker quietly (exit status 143)."""
     from mapperopt import interrupts
     from mapperopt.benchmarks.harness import _prctl, arm_parent_death
 
     arm_parent_death(_prctl(), parent, signal.SIGKILL)
     interrupts.sigterm_as_ctrl_c()
+    as_ctrl_c = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum, frame) -> None:
+        if not _busy:  # waiting in the pool's queue: a KeyboardInterrupt there prints a traceback
+            raise SystemExit(128 + signum)
+        as_ctrl_c(signum, frame)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+
+_busy = False  # in a worker process: whether it runs a task (`_call_pinned`)
 
 
 def _call_pinned(cores: list[int] | None, fn: Callable, args: tuple) -> Any:
-    with _pinned(cores):
-        return fn(*args)
+    global _busy
+    _busy = True
+    try:
+        with _pinned(cores):
+            return fn(*args)
+    finally:
+        _busy = False
 
 
 def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable, tuple, Any]],

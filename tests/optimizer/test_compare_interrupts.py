@@ -213,3 +213,28 @@ def test_sigterm_stops_parallel_runs_as_ctrl_c_does(tmp_path):
     for root in runs.glob("circuit/compare-*/random-*"):
         records = TuneStore.open(root).records
         assert [r.iter for r in records] == list(range(1, len(records) + 1)), root
+
+
+def test_an_idle_worker_of_compare_jobs_stops_quietly_on_sigterm(capfd):
+    """SIGTERM of `compare --jobs 2` while one worker waited for work (its run finished): the interrupted `compare`
+    sends its workers SIGTERM, and the idle one printed its Python traceback (KeyboardInterrupt in the pool's
+    queue) before the "Interrupted" line."""
+    import multiprocessing
+    import os
+    import signal
+    from concurrent.futures import ProcessPoolExecutor
+
+    from mapperopt.optimizer.compare import _die_with
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with, initargs=(os.getpid(),))
+    try:
+        worker = pool.submit(os.getpid).result()  # the worker is now idle, waiting for the next task
+        os.kill(worker, signal.SIGTERM)
+        [process] = [p for p in multiprocessing.active_children() if p.pid == worker]
+        process.join(60)
+        assert process.exitcode == 128 + signal.SIGTERM, process.exitcode
+    finally:
+        pool.shutdown(wait=True)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
