@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,23 @@ def read_json(path: Path, hint: str | None = None) -> Any:
     except ValueError as exc:  # not UTF-8
         raise MapperoptError(f"{path} is damaged: not valid JSON ({exc})", hint=hint or "restore it from a copy") \
             from None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file, and a
+    failed write (a full disk) leaves the old one as it was.
+
+    Raises:
+        OSError: the write failed, naming `path`; no temporary file is left behind.
+    """
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        partial.write_text(text)
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)  # a later process has another pid: nothing would ever remove it
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 def refused_write(exc: OSError) -> MapperoptError | None:
