@@ -31,6 +31,7 @@ from mapperopt import toolchain
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
+from mapperopt.files import write_atomically
 from mapperopt.records import RunResult
 
 APP_FILE = "mapperopt.yaml"
@@ -909,9 +910,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         raise _discovery_failed(app, cmd, folder, out, err, code, limit, malformed)
     shutil.rmtree(folder, ignore_errors=True)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp_file = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-    tmp_file.write_text(json.dumps(desc, indent=1) + "\n")
-    os.replace(tmp_file, cache)
+    write_atomically(cache, json.dumps(desc, indent=1) + "\n")
     return desc
 
 
