@@ -31,7 +31,7 @@ from mapperopt import toolchain
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
-from mapperopt.files import write_atomically
+from mapperopt.files import read_json, write_atomically
 from mapperopt.records import RunResult
 
 APP_FILE = "mapperopt.yaml"
@@ -870,7 +870,13 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cmd = discovery_command(app, size, cpus, gpus, extra_args)
     cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
-        return json.loads(cache.read_text())
+        try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
+            desc = read_json(cache)
+            if not isinstance(desc, dict):
+                raise MapperoptError(f"{cache} is damaged: not an application description")
+            return desc
+        except MapperoptError as exc:
+            print(f"note: {str(exc).splitlines()[0]}; discovering the program again", file=sys.stderr, flush=True)
     require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
