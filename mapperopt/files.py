@@ -3,11 +3,12 @@ or a crash, or edited), and a write the file system refuses (full, read-only, no
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from mapperopt.errors import MapperoptError
 
@@ -55,6 +56,18 @@ def write_atomically(path: Path, text: str) -> None:
     except OSError as exc:
         partial.unlink(missing_ok=True)  # a later process has another pid: nothing would ever remove it
         raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
+@contextlib.contextmanager
+def writing_in(folder: Path) -> Iterator[None]:
+    """Names `folder` in a full disk's `OSError` raised inside the block without a file name (a short write's
+    ENOSPC names none), so that the error says which file system is full."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise OSError(exc.errno, exc.strerror, str(folder)) from None
 
 
 def refused_write(exc: OSError) -> MapperoptError | None:
