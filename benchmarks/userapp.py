@@ -31,7 +31,7 @@ from mapperopt import toolchain
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
-from mapperopt.files import read_json, write_atomically
+from mapperopt.files import read_json, write_atomically, writing_in
 from mapperopt.records import RunResult
 
 APP_FILE = "mapperopt.yaml"
@@ -1024,7 +1024,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
                              "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
     run_dir, made = H._new_run_dir(app.name, out_dir)
-    with H.named_if_interrupted(run_dir):
+    with H.named_if_interrupted(run_dir), writing_in(run_dir):  # a full disk names the run folder
         settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
                     "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
                     "min_time_s": 0.0, "iterations_flag": "", "iterations": None,
