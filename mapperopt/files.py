@@ -41,8 +41,8 @@ def read_json(path: Path, hint: str | None = None) -> Any:
             from None
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file, and a
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Writes `text` (or bytes) to a temporary file beside `path`, then renames it: readers see the old or the new file, and a
     failed write (a full disk) leaves the old one as it was.
 
     Raises:
@@ -51,7 +51,7 @@ def write_atomically(path: Path, text: str) -> None:
     path = Path(path)
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        partial.write_text(text)
+        partial.write_bytes(text) if isinstance(text, bytes) else partial.write_text(text)
         os.replace(partial, path)
     except OSError as exc:
         partial.unlink(missing_ok=True)  # a later process has another pid: nothing would ever remove it
