@@ -42,8 +42,8 @@ def read_json(path: Path, hint: str | None = None) -> Any:
 
 
 def write_atomically(path: Path, text: str | bytes) -> None:
-    """Writes `text` (or bytes) to a temporary file beside `path`, then renames it: readers see the old or the new file, and a
-    failed write (a full disk) leaves the old one as it was.
+    """Writes `text` (str or bytes) to a temporary file beside `path`, then renames it: readers see the old or the
+    new file, and a failed write (a full disk) leaves the old one as it was.
 
     Raises:
         OSError: the write failed, naming `path`; no temporary file is left behind.
@@ -51,10 +51,14 @@ def write_atomically(path: Path, text: str | bytes) -> None:
     path = Path(path)
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        partial.write_bytes(text) if isinstance(text, bytes) else partial.write_text(text)
+        if isinstance(text, bytes):
+            partial.write_bytes(text)
+        else:
+            partial.write_text(text)
         os.replace(partial, path)
     except OSError as exc:
-        partial.unlink(missing_ok=True)  # a later process has another pid: nothing would ever remove it
+        with contextlib.suppress(OSError):  # a later process has another pid: nothing would ever remove it
+            partial.unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
