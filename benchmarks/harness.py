@@ -42,6 +42,7 @@ from mapperopt.benchmarks.apps import (_app_args, _override_flags, absolute_path
                                        processor_counts, require_gpu_driver)
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError, closest, signal_name
+from mapperopt.files import writing_in
 from mapperopt.records import Attempt, RunResult
 
 RESULT_PREFIX = "MAPPEROPT_RESULT "
@@ -728,7 +729,7 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
         raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")
     exe = build_app(app)
     run_dir, made = _new_run_dir(app, out_dir)
-    with named_if_interrupted(run_dir):
+    with named_if_interrupted(run_dir), writing_in(run_dir):  # a full disk names the run folder
         settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
                     "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s,
                     "iterations_flag": cfg.iterations_flag,

@@ -31,6 +31,7 @@ from mapperopt import toolchain
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
+from mapperopt.files import read_json, write_atomically, writing_in
 from mapperopt.records import RunResult
 
 APP_FILE = "mapperopt.yaml"
@@ -872,7 +873,13 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cmd = discovery_command(app, size, cpus, gpus, extra_args)
     cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
-        return json.loads(cache.read_text())
+        try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
+            desc = read_json(cache)
+            if not isinstance(desc, dict):
+                raise MapperoptError(f"{cache} is damaged: not an application description")
+            return desc
+        except MapperoptError as exc:
+            print(f"note: {str(exc).splitlines()[0]}; discovering the program again", file=sys.stderr, flush=True)
     require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
@@ -912,9 +919,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         raise _discovery_failed(app, cmd, folder, out, err, code, limit, malformed)
     shutil.rmtree(folder, ignore_errors=True)
     cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp_file = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-    tmp_file.write_text(json.dumps(desc, indent=1) + "\n")
-    os.replace(tmp_file, cache)
+    write_atomically(cache, json.dumps(desc, indent=1) + "\n")
     return desc
 
 
@@ -1022,7 +1027,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         raise MapperoptError("trace and profile need a DSL mapper (Legion's default mapper writes neither): "
                              "give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
     run_dir, made = H._new_run_dir(app.name, out_dir)
-    with H.named_if_interrupted(run_dir):
+    with H.named_if_interrupted(run_dir), writing_in(run_dir):  # a full disk names the run folder
         settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
                     "max_repeats": max_repeats, **memory, "timeout_s": timeout_s,
                     "min_time_s": 0.0, "iterations_flag": "", "iterations": None,

@@ -12,9 +12,7 @@ rename, so concurrent compiles of the same program (several processes) build it 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -26,6 +24,7 @@ from mapperopt.dsl import ast as A
 from mapperopt.dsl import check, parse
 from mapperopt.dsl.errors import CheckError, render_all
 from mapperopt.errors import BuildError, MapperoptError
+from mapperopt.files import write_atomically
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 TEMPLATE = Path(__file__).parent / "templates" / "mapper.cc.j2"
@@ -96,12 +95,6 @@ def preload_library() -> Path:
                            include_dirs=[abi_dir()], legion=_legion())
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def _dsl_line(cpp: str, cpp_line: int, filename: str) -> int | None:
     """The DSL line cited by the nearest `// <file>:N:` comment at or above C++ line `cpp_line`."""
     lines = cpp.splitlines()
@@ -143,8 +136,8 @@ def build_program(program: A.Program, dsl: str, filename: str) -> tuple[Path, Pa
         if so_path.exists():  # built by another process while we waited
             return so_path, cpp_path
         cpp = generate(program)
-        _write(folder / "mapper.dsl", dsl)
-        _write(cpp_path, cpp)
+        write_atomically(folder / "mapper.dsl", dsl)
+        write_atomically(cpp_path, cpp)
         runtime = support_library()
         try:
             built = toolchain.build("mapperopt_mapper", [cpp_path], shared=True,
@@ -153,9 +146,7 @@ def build_program(program: A.Program, dsl: str, filename: str) -> tuple[Path, Pa
                                     announce=False)  # seconds, once per mapper: tune would print two lines each
         except BuildError as err:
             raise _build_error(err, cpp_path, cpp, dsl, filename) from None
-        tmp = so_path.with_name(f"{SO_NAME}.{os.getpid()}.tmp")
-        shutil.copyfile(built, tmp)
-        os.replace(tmp, so_path)
+        write_atomically(so_path, built.read_bytes())
     return so_path, cpp_path
 
 

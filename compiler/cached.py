@@ -13,11 +13,11 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import shutil
 import sys
 from pathlib import Path
 
 from mapperopt.errors import MapperoptError
+from mapperopt.files import write_atomically
 
 # the compile command's options that take a value -> its parameter name
 _OPTIONS = {"-o": "output", "--emit-cpp": "emit_cpp", "--bench": "bench", "--machine": "machine_spec"}
@@ -99,10 +99,9 @@ def answer(args: list[str]) -> int | None:
         so_path, cpp_path, messages = json.loads(record.read_text())
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
             return None
-        if found.get("emit_cpp"):
-            shutil.copyfile(cpp_path, found["emit_cpp"])
-        if found.get("output"):
-            shutil.copyfile(so_path, found["output"])
+        for source, target in ((cpp_path, found.get("emit_cpp")), (so_path, found.get("output"))):
+            if target:  # whole or not at all: a full disk leaves no file cut short
+                write_atomically(Path(target), Path(source).read_bytes())
     except (OSError, ValueError, MapperoptError):
         return None  # the click command reports it, or compiles
     if messages:

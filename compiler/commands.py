@@ -7,8 +7,6 @@ the record, through `cached.answer` before the command line is even parsed by cl
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import click
@@ -17,6 +15,7 @@ from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.compiler.cached import machine_text, record_path
 from mapperopt.dsl.commands import DslFile, MapperCommand
 from mapperopt.errors import MapperoptError
+from mapperopt.files import write_atomically
 
 
 def compile_or_exit(text: str, file: str, app=None, machine=None, note: str | None = None) -> tuple[str, str, str]:
@@ -103,15 +102,13 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
         so_path, cpp_path, messages = compile_or_exit(text, file, app, machine,
                                                unchecked_note(target, machine_spec, probe_error))
         record.parent.mkdir(parents=True, exist_ok=True)
-        tmp = record.with_name(f"{record.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps([so_path, cpp_path, messages]))
-        os.replace(tmp, record)
+        write_atomically(record, json.dumps([so_path, cpp_path, messages]))
     if messages:
         click.echo(messages, err=True)
     for source, target in ((cpp_path, emit_cpp), (so_path, output)):
         if target:
-            try:
-                shutil.copyfile(source, target)
+            try:  # whole or not at all: a full disk leaves no file cut short
+                write_atomically(Path(target), Path(source).read_bytes())
             except OSError as exc:  # no such folder, not writable: the folder is the user's to make (as cc -o)
                 raise MapperoptError(f"cannot write {target}: {exc.strerror}") from None
     click.echo(output or so_path)

@@ -25,6 +25,7 @@ from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
+from mapperopt.files import write_atomically
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
 MAX_PRINTED = 50  # lines of the mapper's print output shown by check and explain
@@ -381,7 +382,7 @@ def fmt(files, write, check):
             if check:
                 click.echo(f"would reformat {file}")
             else:
-                Path(file).write_text(formatted)
+                write_atomically(Path(file), formatted)  # a full disk leaves the user's file as it was
                 click.echo(f"formatted {file}", err=True)
     if check and unformatted:
         raise click.exceptions.Exit(1)

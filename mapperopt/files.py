@@ -3,10 +3,12 @@ or a crash, or edited), and a write the file system refuses (full, read-only, no
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
+import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from mapperopt.errors import MapperoptError
 
@@ -37,6 +39,39 @@ def read_json(path: Path, hint: str | None = None) -> Any:
     except ValueError as exc:  # not UTF-8
         raise MapperoptError(f"{path} is damaged: not valid JSON ({exc})", hint=hint or "restore it from a copy") \
             from None
+
+
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Writes `text` (str or bytes) to a temporary file beside `path`, then renames it: readers see the old or the
+    new file, and a failed write (a full disk) leaves the old one as it was.
+
+    Raises:
+        OSError: the write failed, naming `path`; no temporary file is left behind.
+    """
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        if isinstance(text, bytes):
+            partial.write_bytes(text)
+        else:
+            partial.write_text(text)
+        os.replace(partial, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # a later process has another pid: nothing would ever remove it
+            partial.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
+@contextlib.contextmanager
+def writing_in(folder: Path) -> Iterator[None]:
+    """Names `folder` in a full disk's `OSError` raised inside the block without a file name (a short write's
+    ENOSPC names none), so that the error says which file system is full."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise OSError(exc.errno, exc.strerror, str(folder)) from None
 
 
 def refused_write(exc: OSError) -> MapperoptError | None:

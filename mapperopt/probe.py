@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, exit_status
+from mapperopt.files import write_atomically
 
 PROBE_TIMEOUT_S = 120
 # Probes this process made or read from the cache: (probe key, allowed cores) -> the machine description's JSON. One machine, command
@@ -80,9 +81,7 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     data = json.loads(result.stdout.strip().splitlines()[-1])
     _PROBED[here] = json.dumps(data)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # written whole, then renamed: a reader never sees half a file
-    tmp.write_text(json.dumps(data) + "\n")
-    tmp.replace(path)
+    write_atomically(path, json.dumps(data) + "\n")  # a reader never sees half a file
     return data
 
 

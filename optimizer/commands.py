@@ -24,7 +24,7 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
-from mapperopt.files import read_json
+from mapperopt.files import read_json, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
@@ -970,9 +970,7 @@ def _set_aside_final(root: Path) -> None:
     if executions.exists():
         executions.rename(kept)  # first: until summary.json follows, the folder still reads as finished
     kept.mkdir(exist_ok=True)
-    tmp = kept / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2) + "\n")
-    tmp.replace(kept / "summary.json")
+    write_atomically(kept / "summary.json", json.dumps(summary, indent=2) + "\n")
     (root / "summary.json").unlink()
 
 

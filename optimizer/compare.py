@@ -65,7 +65,7 @@ from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_tim
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import read_json
+from mapperopt.files import read_json, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
@@ -184,10 +184,9 @@ class SharedEvaluations:
                                 best_throughput=0.0, result=evaluation.result.to_json())
         if self.inner.dedicated or not probe.transient:  # else a timeout or kill is measured again next time
             self.folder.mkdir(exist_ok=True)
-            tmp = path.with_suffix(".tmp")
             run_dir = evaluation.result.run_dir and os.path.relpath(evaluation.result.run_dir, comparison)
-            tmp.write_text(json.dumps(replace(evaluation.result, run_dir=run_dir).to_json()) + "\n")
-            tmp.replace(path)  # a torn file never looks like a stored outcome
+            # a torn file never looks like a stored outcome
+            write_atomically(path, json.dumps(replace(evaluation.result, run_dir=run_dir).to_json()) + "\n")
         return evaluation
 
     def remeasure(self, mappers: dict[str, str], out_dir: Path) -> dict[str, protocol.Measured]:
@@ -1018,9 +1017,7 @@ def _set_aside(folder: Path, rounds: int, runs: set[str], say: Callable) -> set[
 
 def _write_finals(folder: Path, stored: dict) -> None:
     path = folder / "final.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(stored, indent=2) + "\n")
-    tmp.replace(path)  # a torn file never looks like a measurement
+    write_atomically(path, json.dumps(stored, indent=2) + "\n")  # a torn file never looks like a measurement
 
 
 def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:

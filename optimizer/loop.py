@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from mapperopt.benchmarks import protocol
+from mapperopt.files import writing_in
 from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, cache_key, normalize_dsl
 from mapperopt.optimizer.store import TuneStore, relative_run_dirs
 from mapperopt.records import Feedback, RunResult
@@ -237,7 +238,8 @@ def tune(store: TuneStore, optimizer: Optimizer, evaluator: Evaluator, iters: in
                 on_start(i)
             started = time.monotonic()
             proposal = optimizer.propose(list(store.records))
-            record = _evaluate(store, i, proposal, evaluator, started)
+            with writing_in(store.root):
+                record = _evaluate(store, i, proposal, evaluator, started)
             store.append(record)
             _raise_memory(store, evaluator, record)
             store.write_outputs()

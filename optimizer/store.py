@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mapperopt.errors import MapperoptError
-from mapperopt.files import read_json
+from mapperopt.files import read_json, write_atomically
 from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
@@ -93,7 +93,7 @@ class TuneStore:
         self._lock = lock
         owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
                  "command": " ".join(_without_secrets(sys.argv))}
-        _write_atomically(self.root / "owner.json", json.dumps(owner) + "\n")
+        write_atomically(self.root / "owner.json", json.dumps(owner) + "\n")
 
     @property
     def locked(self) -> bool:
@@ -128,7 +128,7 @@ class TuneStore:
     def write_settings(self) -> None:
         """Writes `settings` to settings.json: at set-up; later only for memory sizes a capacity failure raised
         (`loop._raise_memory`) and for the iteration count an extension raised (`loop.tune`)."""
-        _write_atomically(self.root / "settings.json", json.dumps(self.settings, indent=2) + "\n")
+        write_atomically(self.root / "settings.json", json.dumps(self.settings, indent=2) + "\n")
 
     @classmethod
     def open(cls, root: Path) -> TuneStore:
@@ -241,7 +241,7 @@ class TuneStore:
         writer.writerow(HISTORY_COLUMNS)
         for r in self.records:
             writer.writerow(_history_row(r, r.iter == final_pick))
-        _write_atomically(out["history"], rows.getvalue())
+        write_atomically(out["history"], rows.getvalue())
         partial = out["plot"].with_name(f".{out['plot'].name}.{os.getpid()}.png")
         try:
             plot_progress(self.records, partial, title=f"{self.settings.get('app', '')} — "
@@ -258,7 +258,7 @@ class TuneStore:
         Lock held (see `lock`)."""
         self.lock()
         self._write_best(summary["best_dsl"])
-        _write_atomically(self.root / "summary.json", json.dumps(summary, indent=2) + "\n")
+        write_atomically(self.root / "summary.json", json.dumps(summary, indent=2) + "\n")
 
 
     def _write_best(self, dsl: str) -> None:
@@ -278,8 +278,8 @@ class TuneStore:
             if edit is None:
                 path.unlink(missing_ok=True)  # an earlier best's edit would not be this best's
             else:
-                _write_atomically(path, edit)
-        _write_atomically(best, dsl)
+                write_atomically(path, edit)
+        write_atomically(best, dsl)
 
 
 def _whole_lines_end(fd: int) -> int:
@@ -342,20 +342,9 @@ def relative_run_dirs(run_dirs: Iterable[str], folder: Path) -> list[str]:
         relative.append(os.path.relpath(run_dir, folder))
         path = Path(run_dir) / "result.json"
         if path.exists():
-            _write_atomically(path, json.dumps({**json.loads(path.read_text()), "run_dir": relative[-1]},
+            write_atomically(path, json.dumps({**json.loads(path.read_text()), "run_dir": relative[-1]},
                                                indent=2) + "\n")
     return relative
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Writes `text` to a temporary file beside `path`, then renames it: readers see the old or the new file."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        partial.write_text(text)
-    except OSError:
-        partial.unlink(missing_ok=True)  # a full disk: no partial file left behind (a later process has another pid)
-        raise
-    os.replace(partial, path)
 
 
 def _history_row(r: IterationRecord, final_pick: bool) -> list[Any]:

@@ -527,3 +527,20 @@ def test_the_mapper_is_checked_against_the_launch_domains_of_the_run_flags(tmp_p
                       "% m.size[1]];\n}\nIndexTaskMap calculate_new_currents f;\n")
     refused = run_benchmark("circuit", mapper, out_dir=tmp_path / "p8", extra_args=("-p", "8"), min_time_s=0)
     assert refused.status == "failed" and refused.stage == "check" and "E219" in refused.reason, refused.reason
+
+
+def test_a_full_disk_in_a_run_names_its_run_folder(tmp_path, monkeypatch):
+    """A short write's ENOSPC names no file; `run` said only "cannot write a file ... free space there"."""
+    import errno
+
+    real_write_text = Path.write_text
+
+    def full(self, text, *args, **kwargs):
+        if self.name == "result.json":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write_text(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError) as raised:
+        run_benchmark("circuit", out_dir=tmp_path / "run", min_time_s=0)
+    assert raised.value.filename == str(tmp_path / "run")

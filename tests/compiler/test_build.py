@@ -131,3 +131,28 @@ def test_support_library_is_built_once():
                             text=True).stdout
     assert "libmapperopt_dslrt.so" in needed and str(first.parent) in needed
     assert os.path.getsize(compile_program(POLICY).so_path) < 200_000
+
+
+def test_a_mapper_the_cache_has_no_room_for_is_named_and_leaves_no_partial_file(monkeypatch):
+    """A full MAPPEROPT_CACHE said "cannot write a file" and left mapper.dsl.<pid>.tmp behind for ever."""
+    import errno
+
+    real_write_text = Path.write_text
+    written = []
+
+    def full(self, text, *args, **kwargs):  # part written, then ENOSPC naming no file, as a full disk does
+        if "mappers" not in self.parts:
+            return real_write_text(self, text, *args, **kwargs)
+        written.append(self.parent)
+        real_write_text(self, text[:5], *args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError) as raised:
+        compile_program(f"# {uuid.uuid4().hex}\nTask * CPU;\n")
+    monkeypatch.undo()
+    assert raised.value.filename == str(written[0] / "mapper.dsl")
+    assert [p.name for p in written[0].iterdir()] == ["libmapperopt_mapper.so.lock"]  # the build's lock only
+    import shutil
+
+    shutil.rmtree(written[0])

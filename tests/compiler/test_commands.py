@@ -150,3 +150,38 @@ def test_compile_into_a_missing_folder_is_a_clear_error(tmp_path, capsys):
             err = capsys.readouterr().err.splitlines()
             assert err[-1] == f"error: cannot write {target}: No such file or directory", err
             assert not target.parent.exists()
+
+
+def test_compile_onto_a_full_disk_leaves_no_cut_file(tmp_path, capsys, monkeypatch):
+    """`-o x.so` / `--emit-cpp x.cc` on a full disk named the file but left it there, cut short (0 bytes)."""
+    import errno
+    import os
+    import shutil
+    from pathlib import Path
+
+    from mapperopt.cli import main
+
+    src = tmp_path / "p.dsl"
+    src.write_text(POLICY)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def full(target, data):  # what any writer meets: the file made, part of it written, then ENOSPC
+        with open(target, "wb") as f:
+            f.write(data[:10])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    real_copyfile = shutil.copyfile
+    monkeypatch.setattr(shutil, "copyfile", lambda source, target, **kw: full(target, Path(source).read_bytes())
+                        if Path(target).parent == out else real_copyfile(source, target, **kw))
+    real_write_bytes = Path.write_bytes
+    monkeypatch.setattr(Path, "write_bytes",
+                        lambda self, data: full(self, data) if self.parent == out else real_write_bytes(self, data))
+    for _ in range(2):  # compiled, then answered from the record
+        for option in ("-o", "--emit-cpp"):
+            target = out / "x.so"
+            capsys.readouterr()
+            assert main(["compile", str(src), option, str(target)]) == 1
+            err = capsys.readouterr().err.splitlines()
+            assert err[-1] == f"error: cannot write {target}: No space left on device", err
+            assert list(out.iterdir()) == []

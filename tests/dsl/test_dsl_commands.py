@@ -297,6 +297,29 @@ def test_fmt_prints_and_writes(tmp_path):
     assert path.read_text() == "Task * GPU,CPU;      # c\nx = 1 + 2 * 3;\n"
 
 
+def test_fmt_write_on_a_full_disk_keeps_the_file_and_names_it(tmp_path, monkeypatch, capsys):
+    import errno
+    import os
+
+    from mapperopt.cli import main
+
+    path = tmp_path / "m.dsl"
+    path.write_text("Task *   GPU ,CPU ;\n" * 50)
+    original = path.read_text()
+    real_write_text = Path.write_text
+
+    def full(self, text, *args, **kwargs):  # as a nearly full disk does: part written, then ENOSPC naming no file
+        real_write_text(self, text[: len(text) // 3], *args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    assert main(["fmt", str(path), "--write"]) == 1
+    monkeypatch.undo()
+    assert path.read_text() == original
+    assert [p.name for p in tmp_path.iterdir()] == ["m.dsl"]  # no partial copy left beside it
+    assert f"cannot write {path}: no space left on device" in capsys.readouterr().err
+
+
 def test_fmt_check_lists_the_files_it_would_change_and_changes_none(tmp_path):
     messy, tidy = tmp_path / "messy.dsl", tmp_path / "tidy.dsl"
     messy.write_text("Task *   GPU ,CPU ;\n")

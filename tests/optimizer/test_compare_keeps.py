@@ -106,3 +106,25 @@ def test_an_interrupted_new_comparison_says_how_to_resume_it(tmp_path, monkeypat
     assert main(args) == 0  # that command resumes it
     out = " ".join(capsys.readouterr().out.split())
     assert f"Resuming {folder}." in out and [folder] == list((runs / "circuit").iterdir()), out
+
+
+def test_final_json_the_disk_has_no_room_for_is_named_and_leaves_no_partial_file(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import pytest
+
+    (tmp_path / "final.json").write_text('{"rounds": 1}\n')
+    real_write_text = Path.write_text
+
+    def full(self, text, *args, **kwargs):  # half written, then ENOSPC naming no file, as a full disk does
+        real_write_text(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError) as raised:
+        compare_module._write_finals(tmp_path, {"rounds": 2})
+    monkeypatch.undo()
+    assert raised.value.filename == str(tmp_path / "final.json")
+    assert [p.name for p in tmp_path.iterdir()] == ["final.json"]
+    assert json.loads((tmp_path / "final.json").read_text()) == {"rounds": 1}

@@ -206,3 +206,24 @@ def test_a_verdict_measured_again_names_its_run_folders_relative_to_the_tuning_f
     dirs = [d for m in verdict["remeasured"].values() for d in m["run_dirs"]]
     assert dirs and all(d.startswith("iter-002/remeasure/") and (store.root / d / "result.json").exists()
                         for d in dirs), dirs
+
+
+def test_a_full_disk_in_an_iteration_names_the_tuning_folder(tmp_path, circuit_app, cpu2, monkeypatch):
+    """A short write's ENOSPC names no file; the error said only "cannot write a file ... free space there"."""
+    import errno
+    import os
+
+    from mapperopt.files import refused_write
+
+    real_write_text = Path.write_text
+
+    def full(self, text, *args, **kwargs):
+        if self.name == "feedback.txt" and self.parent.name == "iter-002":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write_text(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError) as raised:
+        run(tmp_path, "random", circuit_app, cpu2, 3)
+    [folder] = (tmp_path / "circuit").iterdir()  # the tuning folder
+    assert f"cannot write {folder}: no space left on device" in str(refused_write(raised.value))

@@ -89,6 +89,30 @@ def test_one_process_runs_the_same_probe_once(monkeypatch):
     assert len(runs) == 2
 
 
+def test_a_probe_the_cache_has_no_room_for_is_named_and_leaves_no_partial_file(monkeypatch):
+    from mapperopt import probe
+    from mapperopt.files import refused_write
+
+    monkeypatch.setattr(probe, "_PROBED", {})
+    machines = toolchain.cache_dir() / "machines"
+    before = set(machines.iterdir()) if machines.is_dir() else set()
+    real_write_text = Path.write_text
+
+    def full(self, text, *args, **kwargs):  # the disk fills up while the record is written: ENOSPC naming no file
+        if self.parent != machines:
+            return real_write_text(self, text, *args, **kwargs)
+        real_write_text(self, text[:3], *args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(OSError) as raised:
+        probe_json(cpus=1)
+    monkeypatch.undo()
+    assert Path(raised.value.filename).parent == machines and raised.value.filename.endswith(".json")
+    assert f"cannot write {raised.value.filename}" in str(refused_write(raised.value))
+    assert set(machines.iterdir()) <= before  # no temporary left behind
+
+
 def test_gpus_without_a_driver_is_a_clear_error():
     """In `run`'s words, which docs/running.md quotes (`machine --gpus 1` said "--gpus 1 requested, but ...")."""
     if toolchain.has_cuda_driver():

@@ -12,6 +12,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from mapperopt.benchmarks import build_app, load_config
 from mapperopt.benchmarks.harness import run_benchmark
 from mapperopt.benchmarks.userapp import discover, legion_command, load_app_file, shim_env
@@ -179,6 +181,26 @@ def test_first_check_says_it_is_discovering(tmp_path, foreign_exe, capsys, monke
     assert "discovering foreign (first run, cached afterwards)" in capsys.readouterr().err
     assert main(["check", str(mapper), "--app", str(path)]) == 0
     assert "discovering" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["cut", "[]"])
+def test_a_damaged_discovery_record_is_named_and_discovered_again(tmp_path, foreign_exe, capsys, monkeypatch, damage):
+    import mapperopt.benchmarks.userapp as U
+
+    cache = tmp_path / "discovered.json"
+    monkeypatch.setattr(U, "discovery_path", lambda app, size: cache)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    path = app_file(tmp_path, foreign_exe)
+    assert main(["check", str(mapper), "--app", str(path)]) == 0
+    whole = cache.read_text()
+    cache.write_text(whole[: len(whole) // 2] if damage == "cut" else damage)  # a crash, or a hand, damaged it
+    capsys.readouterr()
+    assert main(["check", str(mapper), "--app", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {cache} is damaged" in err and "discovering foreign" in err, err
+    again, first = json.loads(cache.read_text()), json.loads(whole)  # discovered again and cached
+    assert again["schema"] == first["schema"] and {"top_level", "sum"} <= {t["name"] for t in again["tasks"]}
 
 
 def test_a_users_program_is_profiled_in_an_execution_of_its_own(tmp_path, foreign_exe):
