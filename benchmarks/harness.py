@@ -245,7 +245,7 @@ def run_in_group(cmd, timeout_s: float | None, **popen) -> subprocess.CompletedP
             timed_out = proc.poll() is None
             _kill_group(proc)
             if held := _drain(list(output), output):  # still open: held by a process that left the group
-                _end_holders(cmd, {_identity(pipe) for pipe in held}, not timed_out, known=True)
+                _end_holders(cmd, held, not timed_out, known=True)
                 _drain(held, output)  # what it wrote before
         proc.wait(timeout=KILL_GRACE_S)
     out, err = (output[p].decode(errors="replace").replace("\r\n", "\n") for p in (proc.stdout, proc.stderr))
@@ -290,11 +290,11 @@ def _identity(file) -> tuple[int, int]:
     return st.st_dev, st.st_ino
 
 
-def _end_holders(cmd, wanted: set[tuple[int, int]], ended: bool, known: bool) -> None:
-    """Kills the processes other than this one that have a file or pipe of `wanted` (`_identity`), the output of the
-    program `cmd` (a command line or its words), open: those it started in a session of its own (`setsid`), which no
-    kill of its process group reaches, found through Linux's /proc (only this user's). Says so on standard error when
-    it kills one or, `known` (the output is known to be held), finds none to kill."""
+def kill_holders(files) -> list[str]:
+    """Kills the processes other than this one that have one of `files` (paths, or open files or pipes) open: those
+    a program started in a session of its own (`setsid`), which no kill of its process group reaches, found through
+    Linux's /proc (only this user's; elsewhere none). Returns them as "pid N (name)"."""
+    wanted = {_identity(f) for f in files}
     killed = []
     for pid in _pids():
         if pid == os.getpid() or not _holds(pid, wanted):
@@ -305,6 +305,13 @@ def _end_holders(cmd, wanted: set[tuple[int, int]], ended: bool, known: bool) ->
         except OSError:
             continue  # gone meanwhile
         killed.append(f"pid {pid} ({name})")
+    return killed
+
+
+def _end_holders(cmd, files, ended: bool, known: bool) -> None:
+    """`kill_holders(files)` for the output `files` of the program `cmd` (a command line or its words), saying so on
+    standard error when it kills one or, `known` (the output is known to be held), finds none to kill."""
+    killed = kill_holders(files)
     if killed or known:
         program = Path(cmd.split()[0] if isinstance(cmd, str) else cmd[0]).name
         print(f"note: {program}: {'the program ended but ' if ended else ''}a process it started kept its output "
@@ -442,7 +449,7 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
             timed_out = True
         except BaseException:  # Ctrl-C: also what left the group (else after `wall`, untimed)
             _kill_group(proc)
-            _end_holders(cmd, {_identity(out), _identity(err)}, False, known=False)
+            _end_holders(cmd, (out, err), False, known=False)
             raise
         finally:
             # Also on success or Ctrl-C: nothing the application started may outlive the execution.
@@ -450,7 +457,7 @@ def execute(cmd: list[str], run_dir: Path, label: str, timeout_s: float, env: di
             proc.wait(timeout=KILL_GRACE_S)
     wall = time.monotonic() - start
     # Not timed: what the program started in a session of its own (setsid), which no kill of its group reaches.
-    _end_holders(cmd, {_identity(run_dir / out_name), _identity(run_dir / err_name)}, not timed_out, known=False)
+    _end_holders(cmd, (run_dir / out_name, run_dir / err_name), not timed_out, known=False)
     stdout = (run_dir / out_name).read_text(errors="replace")
     stderr = (run_dir / err_name).read_text(errors="replace")
     exit_code = None if timed_out else proc.returncode

@@ -301,15 +301,11 @@ def _exchange(proc: subprocess.Popen, reply: BinaryIO, request: bytes) -> tuple[
 def _stop(proc: subprocess.Popen, reply: BinaryIO) -> None:
     """Kills the child, its process group and every other process holding its output pipes (one that the method
     started in a session of its own), and reaps the child, waiting on nothing else."""
+    from mapperopt.benchmarks.harness import kill_holders
+
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(OSError):  # no /proc: what the group's kill did not reach is left
-        pipes = {os.readlink(f"/proc/self/fd/{p.fileno()}") for p in (reply, proc.stdout) if not p.closed}
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            with contextlib.suppress(OSError):
-                held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
-                if int(pid) != os.getpid() and held & pipes:
-                    os.kill(int(pid), signal.SIGKILL)
+    kill_holders([p for p in (reply, proc.stdout) if not p.closed])
     proc.wait()
     for pipe in (proc.stdin, proc.stdout, reply):
         pipe.close()
