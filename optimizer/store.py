@@ -242,15 +242,9 @@ class TuneStore:
         for r in self.records:
             writer.writerow(_history_row(r, r.iter == final_pick))
         write_atomically(out["history"], rows.getvalue())
-        partial = out["plot"].with_name(f".{out['plot'].name}.{os.getpid()}.png")
-        try:
-            plot_progress(self.records, partial, title=f"{self.settings.get('app', '')} — "
+        plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
                                                        f"{self.settings.get('optimizer', '')}",
-                          baselines=self.settings.get("baselines") or {}, final_pick=final_pick)
-        except OSError as exc:  # a full disk: no partial file left behind; the error names the plot
-            partial.unlink(missing_ok=True)
-            raise OSError(exc.errno, exc.strerror, str(out["plot"])) from None
-        os.replace(partial, out["plot"])
+                      baselines=self.settings.get("baselines") or {}, final_pick=final_pick)
         return out
 
     def write_summary(self, summary: dict) -> None:
@@ -376,12 +370,14 @@ def _read_journal(path: Path) -> tuple[list[tuple[int, IterationRecord]], list[t
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
                   baselines: dict[str, float] | None = None, final_pick: int | None = None) -> None:
-    """Writes `progress_figure(...)` as a PNG to `path`."""
+    """Writes `progress_figure(...)` as a PNG to `path`, whole or not at all (`write_atomically`)."""
     fig = progress_figure(records, title, baselines, final_pick)
     import matplotlib.pyplot as plt  # after the figure chose its backend
 
-    fig.savefig(path)
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
     plt.close(fig)
+    write_atomically(path, png.getvalue())
 
 
 def progress_figure(records: list[IterationRecord], title: str = "", baselines: dict[str, float] | None = None,

@@ -119,16 +119,16 @@ def test_a_file_the_disk_has_no_room_for_leaves_no_partial_copy(tmp_path, monkey
 
 
 def test_a_plot_the_disk_has_no_room_for_is_named_and_leaves_no_partial_copy(tmp_path, monkeypatch):
-    from mapperopt.optimizer import store as store_module
-
     store = TuneStore.create(tmp_path, "circuit", {})
     store.append(record(1, 2.0))
 
-    def full(records, path, **kwargs):  # as the PNG writer fails: half a file, an error naming none
-        path.write_bytes(b"\x89PNG")
+    write_bytes = Path.write_bytes
+
+    def full(path, data):  # as the disk fills while the PNG is written: half a file, an error naming none
+        write_bytes(path, data[:4])
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(store_module, "plot_progress", full)
+    monkeypatch.setattr(Path, "write_bytes", full)
     with pytest.raises(OSError) as raised:
         store.write_outputs()
     assert raised.value.filename == str(store.root / "progress.png")
