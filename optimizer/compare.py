@@ -703,8 +703,10 @@ def _die_with(parent: int) -> None:
     as_ctrl_c = signal.getsignal(signal.SIGTERM)
 
     def on_sigterm(signum, frame) -> None:
-        if not _busy:  # waiting in the pool's queue: a KeyboardInterrupt there prints a traceback
-            raise SystemExit(128 + signum)
+        if not _busy:
+            # Idle: a KeyboardInterrupt in the pool's queue prints a traceback, and a SystemExit raised while the
+            # pool still sends the last result back is caught there (`except BaseException`), leaving it waiting.
+            os._exit(128 + signum)
         as_ctrl_c(signum, frame)
 
     signal.signal(signal.SIGTERM, on_sigterm)

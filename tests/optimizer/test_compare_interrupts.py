@@ -238,3 +238,29 @@ def test_an_idle_worker_of_compare_jobs_stops_quietly_on_sigterm(capfd):
         pool.shutdown(wait=True)
     err = capfd.readouterr().err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_a_worker_stops_on_sigterm_that_arrives_outside_its_task():
+    """SIGTERM that reached a worker while the pool itself ran (sending the last result back) raised SystemExit
+    there, which the pool caught and sent back as that task's exception: the worker went on waiting and never
+    ended (the idle-worker test above then failed under load). Here the signal arrives while the worker runs a
+    function outside `_call_pinned`, as the pool's own code is, and must end the worker."""
+    import multiprocessing
+    import os
+    import signal
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from mapperopt.optimizer.compare import _die_with
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with, initargs=(os.getpid(),))
+    try:
+        worker = pool.submit(os.getpid).result()
+        [process] = [p for p in multiprocessing.active_children() if p.pid == worker]
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(signal.raise_signal, signal.SIGTERM).result(timeout=60)
+        process.join(60)
+        assert process.exitcode == 128 + signal.SIGTERM, process.exitcode
+    finally:
+        pool.shutdown(wait=True)
