@@ -137,7 +137,8 @@ class TuneStore:
 
         Raises:
             MapperoptError: the folder has no settings.json (it is not a tuning folder), settings.json is damaged,
-                or the journal is out of order or has a damaged line before its last (the file and line named).
+                the journal is out of order or has a damaged line before its last (the file and line named), or
+                it does not record the iterations whose folders or outputs are there (`_require_recorded`).
         """
         root = Path(root)
         try:
@@ -154,6 +155,7 @@ class TuneStore:
                     raise MapperoptError(f"{path} line {skipped[-1][0]} is damaged ({skipped[-1][1]}): iteration "
                                          f"{i}'s record cannot be read", hint=_DAMAGED)
                 raise MapperoptError(f"{path}: iteration {record.iter} found where {i} was expected")
+        _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
         store.damaged = [f"{path} line {n} is damaged ({why}): skipped, as an iteration that never finished"
@@ -274,6 +276,34 @@ class TuneStore:
             else:
                 write_atomically(path, edit)
         write_atomically(best, dsl)
+
+
+def _require_recorded(root: Path, n: int) -> None:
+    """Refuses a tuning folder `root` whose journal holds `n` records but whose files say that more iterations ran:
+    folders of iterations past the one after its end (that one is an interrupted attempt's), or, with no record at
+    all, outputs written only after an iteration was recorded. Continued, the run would measure those iterations
+    again over their folders (an emptied or deleted journal: a crash, a stray `>`).
+
+    Raises:
+        MapperoptError: the journal's state and what is there; nothing is changed.
+    """
+    done = sorted(int(p.name[5:]) for p in root.glob("iter-*") if p.name[5:].isdigit() and p.is_dir())
+    outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
+               if not n and (root / name).exists()]
+    if not outputs and all(i <= n + 1 for i in done):
+        return
+    shown = done if outputs else [i for i in done if i > n + 1]
+    folders = ([f"iter-{shown[0]:03d} to iter-{shown[-1]:03d}"] if len(shown) > 2 and shown[-1] - shown[0] ==
+               len(shown) - 1 else [f"iter-{i:03d}" for i in shown])
+    path = root / "state.jsonl"
+    journal = ("is missing" if not path.exists() else "is empty" if not path.read_bytes().strip() else
+               f"records {n} iteration{'s' * (n != 1)}")
+    there = ", ".join(folders + outputs)
+    raise MapperoptError(f"{path} {journal}, but {there} {'is' if len(folders + outputs) == 1 else 'are'} there: "
+                         "the journal does not record the iterations they come from, and continuing would run them "
+                         "again over their folders; nothing was changed",
+                         hint="restore state.jsonl from a copy; or leave this folder as it is and start a new run: the "
+                              "command without --resume, with --new")
 
 
 def _whole_lines_end(fd: int) -> int:

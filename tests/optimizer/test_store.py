@@ -299,3 +299,47 @@ def test_the_owner_record_keeps_no_api_key_given_on_the_command_line(tmp_path, m
     owner = (root / "owner.json").read_text()
     assert "sk-secret" not in owner
     assert json.loads(owner)["command"] == "mapperopt tune circuit --llm-api-key=*** --iters 2"
+
+
+@pytest.mark.parametrize("journal", ["", None])  # emptied (a stray `>`, a crash), or deleted
+def test_a_journal_emptied_under_a_run_refuses_to_redo_it(tmp_path, journal):
+    """An emptied state.jsonl in a finished folder made `tune --resume` run every iteration again, silently, over
+    iter-001/... (their measurements replaced). Iteration folders or outputs that the journal does not record are
+    refused, naming what is there, and nothing is changed."""
+    store = TuneStore.create(tmp_path, "circuit", {"iters": 3})
+    for i in (1, 2, 3):
+        (store.iter_dir(i) / "result.json").write_text("{}")
+        store.append(record(i, 2.0 + i))
+    store.write_outputs()
+    store.write_summary({"best_dsl": "Task * CPU;\n"})
+    store.unlock()
+    path = store.root / "state.jsonl"
+    if journal is None:
+        path.unlink()
+    else:
+        path.write_text(journal)
+    before = sorted(p.relative_to(store.root) for p in store.root.rglob("*"))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    text = raised.value.message + " " + raised.value.hint
+    assert f"{path} is {'empty' if journal is not None else 'missing'}" in text, text
+    assert "iter-001 to iter-003, best.dsl, history.csv, progress.png, summary.json" in text, text
+    assert "restore state.jsonl from a copy" in text and "--new" in text, text
+    assert sorted(p.relative_to(store.root) for p in store.root.rglob("*")) == before
+
+
+def test_iteration_folders_past_the_journals_end_are_refused(tmp_path):
+    """A journal that lost whole lines (iterations 2 and 3 of 3): their folders would be made anew and overwritten.
+    The folder of the one iteration after the journal's end is an interrupted attempt's, and is not refused."""
+    store = TuneStore.create(tmp_path, "circuit", {"iters": 3})
+    for i in (1, 2, 3):
+        store.iter_dir(i)
+        store.append(record(i, 2.0))
+    store.unlock()
+    path = store.root / "state.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text(lines[0])
+    with pytest.raises(MapperoptError, match=r"state\.jsonl records 1 iteration, but iter-003 is there"):
+        TuneStore.open(store.root)
+    path.write_text("".join(lines[:2]))
+    assert len(TuneStore.open(store.root).records) == 2  # iter-003: iteration 3 never recorded, run again
