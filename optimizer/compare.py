@@ -926,7 +926,21 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
 
 
 def _new_store(root: Path, bench: str | UserApp, settings: dict) -> TuneStore:
-    """A new tuning folder for one run of the comparison (a fixed path, unlike `TuneStore.create`)."""
+    """A new tuning folder for one run of the comparison (a fixed path, unlike `TuneStore.create`).
+
+    Raises:
+        MapperoptError: `root` holds iterations (a journal, iteration folders) but no settings.json: made anew, the
+            run would be tuned again over them.
+    """
+    journal = root / "state.jsonl"
+    held = ["state.jsonl"] * (journal.is_file() and journal.stat().st_size > 0) + sorted(
+        p.name for p in root.glob("iter-*") if p.is_dir())
+    if held:
+        raise MapperoptError(f"{root} has no settings.json, but {', '.join(held)} {'is' if len(held) == 1 else 'are'} "
+                             "there: the run cannot be continued without it, and making it anew would tune it again "
+                             "over them; nothing was changed",
+                             hint="restore settings.json from a copy; or leave this comparison as it is and make a "
+                                  "new one with --new")
     root.mkdir(parents=True, exist_ok=True)
     store = TuneStore(root, {"schema": SETTINGS_SCHEMA, "app": str(bench), **settings}, [])
     store.write_settings()

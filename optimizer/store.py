@@ -19,7 +19,8 @@ Once the run is finished, best.dsl is the final comparison's pick, which history
 progress.png (a star) mark: it may be another iteration than the best so far.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
-is skipped with a note (`damaged`) and cut away by the next `append`; a damaged line before it is an error naming it.
+is skipped with a note (`damaged`) and cut away by the next `append`; a damaged line before it is an error naming it,
+and so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """

@@ -128,3 +128,28 @@ def test_final_json_the_disk_has_no_room_for_is_named_and_leaves_no_partial_file
     assert raised.value.filename == str(tmp_path / "final.json")
     assert [p.name for p in tmp_path.iterdir()] == ["final.json"]
     assert json.loads((tmp_path / "final.json").read_text()) == {"rounds": 1}
+
+
+def test_a_run_without_its_settings_file_is_not_made_anew_over_its_iterations(tmp_path):
+    """A comparison's run whose settings.json is gone was made anew: settings written, no record read, its
+    iteration 1 run again over iter-001/ and appended after the journal's own lines. Its iterations are refused
+    instead, and nothing is changed."""
+    import pytest
+
+    from mapperopt.errors import MapperoptError
+    from mapperopt.optimizer.base import IterationRecord
+
+    root = tmp_path / "random-1"
+    store = compare_module._new_store(root, "circuit", {"iters": 2})
+    (store.iter_dir(1) / "result.json").write_text("{}")
+    store.append(IterationRecord(iter=1, dsl="Task * CPU;\n", key="k1", status="ok", stage=None,
+                                 category="performance", throughput=2.0, unit="GFLOPS", best_throughput=2.0))
+    store.unlock()
+    (root / "settings.json").unlink()
+    before = snapshot(root)
+    with pytest.raises(MapperoptError) as raised:
+        compare_module._new_store(root, "circuit", {"iters": 2})
+    text = raised.value.message + " " + raised.value.hint
+    assert f"{root} has no settings.json, but state.jsonl, iter-001 are there" in text, text
+    assert "restore settings.json from a copy" in text, text
+    assert snapshot(root) == before
