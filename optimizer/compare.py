@@ -325,11 +325,12 @@ def _rounds(n: int, kind: str = "") -> str:
 
 def left_out_lines(left_out: dict, iters: int) -> list[str]:
     """The sentences naming the runs a report leaves out (summary.json's `left_out`: not_tuned, runs with fewer
-    than `iters` iterations; not_measured, runs whose best has no final measurement yet)."""
+    than `iters` iterations; not_measured, runs whose best has no final measurement yet; damaged, the torn journal
+    lines that made runs short)."""
     return ([f"Left out, not tuned to {iters} iterations yet: {', '.join(left_out['not_tuned'])}."]
             if left_out.get("not_tuned") else []) + \
            ([f"Left out, no final measurement yet: {', '.join(left_out['not_measured'])}."]
-            if left_out.get("not_measured") else [])
+            if left_out.get("not_measured") else []) + [f"Note: {note}." for note in left_out.get("damaged", [])]
 
 
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
@@ -542,6 +543,12 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         outcomes = [_outcome(folder, name, r, opts) for name, r in jobs]
         left_out = {"not_tuned": [f"{name}-{r + 1}" for (name, r), o in zip(jobs, outcomes) if o is None],
                     "not_measured": []}
+        # why a run is short: a torn last line of its journal, skipped as `tune` skips it (tuning said it already)
+        damaged = [f"{note} (the command without --report-only measures it again)" for run in left_out["not_tuned"]
+                   if not opts.get("tune", True) and (folder / run / "settings.json").exists()
+                   for note in TuneStore.open(folder / run).damaged]
+        if damaged:
+            left_out["damaged"] = damaged
         outcomes = [o for o in outcomes if o is not None]
         if not outcomes:
             for line in left_out_lines(left_out, opts["iters"]):

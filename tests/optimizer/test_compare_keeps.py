@@ -80,6 +80,26 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert "`--new` starts a separate comparison" in err and "tuning folder" not in err, err
 
+    # A run whose journal's last line is torn: --report-only left it out as "not tuned" and said nothing of the
+    # line. The line is skipped as `tune` skips it, and said.
+    journal = run / "state.jsonl"
+    whole = journal.read_bytes()
+    journal.write_bytes(whole[:-200])
+    assert main(compare_args(runs, "--final-rounds", "3", "--report-only")) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Left out, not tuned to 2 iterations yet: random-1." in out, out
+    assert f"Note: {journal} line 2 is damaged (not valid JSON: " in out, out
+    assert "skipped, as an iteration that never finished (the command without --report-only measures it " \
+           "again)." in out, out
+
+    # An emptied journal: the comparison is not tuned again over the run's iterations.
+    journal.write_bytes(b"")
+    before = snapshot(folder)
+    assert main(compare_args(runs, "--final-rounds", "3")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{journal} is empty, but iter-001, iter-002" in err, err
+    assert snapshot(folder) == before
+
 
 def test_a_duplicated_optimizer_is_refused(tmp_path, capsys):
     assert main(compare_args(tmp_path / "runs", "--optimizers", "random,optuna,random")) == 1
