@@ -483,9 +483,18 @@ def start_up(results: list[dict]) -> float | None:
 
 
 def _set_up_results(root: Path) -> list[dict]:
-    """The result.json of the reference mappers and the calibration a tuning folder `root` measured first."""
-    return [read_json(p) for p in (*sorted(root.glob("baseline-*/result.json")),
-                                                root / "calibration" / "result.json") if p.is_file()]
+    """The result.json of the reference mappers and the calibration a tuning folder `root` measured first, but
+    damaged ones (`_print_baselines` notes a reference's)."""
+    return [r for p in (*sorted(root.glob("baseline-*/result.json")), root / "calibration" / "result.json")
+            if p.is_file() and (r := _readable(p)) is not None]
+
+
+def _readable(path: Path) -> Any:
+    """The JSON in `path`, or None where it is damaged."""
+    try:
+        return read_json(path)
+    except MapperoptError:
+        return None
 
 
 def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str]) -> MapperoptError | None:
@@ -770,7 +779,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         # Extended: its final comparison is set aside before any new iteration, so that a summary.json always covers
         # every iteration of its folder (a kill between the last iteration and the new comparison left the old one,
         # and the folder read as finished).
-        _set_aside_final(store.root)
+        _set_aside_final(store.root, lambda text: console.print(text, markup=False))
     finishing = False  # in the final comparison
     # as it was named, or not at all (`--resume DIR` alone)
     program = [] if plain else app_words(**app_flags) if isinstance(bench, UserApp) else [str(bench)]
@@ -844,7 +853,7 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     error says so rather than send the user to feedback that advises running without a mapper; when every one ran
     past the --timeout given, it names the --timeout."""
     path = store.root / "baseline-default" / "result.json"
-    default = read_json(path) if path.is_file() else {}
+    default = (_readable(path) if path.is_file() else None) or {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
         return MapperoptError(f"no iteration produced a working mapper, and Legion's default mapper failed at stage "
@@ -958,12 +967,22 @@ def _next_final(root: Path) -> int:
     return 1 + max((int(p.name[6:]) for p in root.glob("final-*") if p.name[6:].isdigit()), default=0)
 
 
-def _set_aside_final(root: Path) -> None:
+def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
     to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
-    nothing measured is lost (the new summary.json lists them under `replaced`)."""
+    nothing measured is lost (the new summary.json lists them under `replaced`). A damaged summary.json is moved as
+    it is, and `say` notes it."""
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
-    summary = read_json(root / "summary.json")
+    try:
+        summary = read_json(root / "summary.json")
+    except MapperoptError as exc:
+        say(f"Note: {exc.message}: it is kept as it is in {kept.name}/ with the final comparison it summarised, and "
+            "a new one is measured at the end.")
+        if executions.exists():
+            executions.rename(kept)
+        kept.mkdir(exist_ok=True)
+        (root / "summary.json").rename(kept / "summary.json")
+        return
     for m in summary.get("measured", {}).values():
         m["run_dirs"] = [os.path.relpath(kept / p.relative_to(executions), root)
                          if (p := folder_path(d, root)).is_relative_to(executions) else d for d in m.get("run_dirs", [])]
@@ -980,8 +999,15 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
     by its wall time), from their run folders."""
     from rich.markup import escape
 
-    results = {name: read_json(path) for name in settings.get("baselines") or {}
-               if (path := root / f"baseline-{name}" / "result.json").exists()}
+    results = {}
+    for name in settings.get("baselines") or {}:
+        try:
+            results[name] = read_json(root / f"baseline-{name}" / "result.json")
+        except FileNotFoundError:
+            continue
+        except MapperoptError as exc:
+            console.print(f"Note: {exc.message}: its unit and noise are not shown (its figure is in settings.json).",
+                          markup=False)
     if settings.get("baselines"):
         units = {name: r.get("unit") or "" for name, r in results.items()}
         # Not like with like: the progress lines' figures are each measured later, under another load, and the
@@ -1158,13 +1184,15 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     cut = summary.get("interrupted") or []
     if len(cut) == 1:
-        console.print(f"[yellow]Interrupted:[/] {cut[0]['folder']}, a final comparison cut short before it ended (it "
-                      f"holds runs of {', '.join(cut[0]['mappers']) or 'no mapper'}); not used, kept and named in "
-                      "summary.json under `interrupted`.")
+        console.print(f"[yellow]Not used:[/] {cut[0]['folder']}, a final comparison without its summary.json (cut "
+                      "short before it ended, or its summary.json was lost; it holds runs of "
+                      f"{', '.join(cut[0]['mappers']) or 'no mapper'}); kept and named in summary.json under "
+                      "`interrupted`.")
     elif cut:
         held = [f"{c['folder']} (runs of {', '.join(c['mappers']) or 'no mapper'})" for c in cut]
-        console.print("[yellow]Interrupted:[/] " + ", ".join(held) + ": final comparisons cut short before they "
-                      "ended; not used, kept and named in summary.json under `interrupted`.")
+        console.print("[yellow]Not used:[/] " + ", ".join(held) + ": final comparisons without their summary.json "
+                      "(cut short before they ended, or their summary.json was lost); kept and named in summary.json "
+                      "under `interrupted`.")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):
         c = _comparison(summary, name)

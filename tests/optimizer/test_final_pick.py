@@ -438,10 +438,11 @@ def test_an_interrupted_final_comparison_is_kept_and_recorded(tmp_path, monkeypa
     stored = json.loads((store.root / "summary.json").read_text())
     assert stored["interrupted"] == summary["interrupted"]
     out = " ".join(printed(summary).split())
-    assert ("Interrupted: final-1, a final comparison cut short before it ended (it holds runs of default, iter-5); "
-            "not used, kept and named in summary.json under `interrupted`.") in out, out
+    assert ("Not used: final-1, a final comparison without its summary.json (cut short before it ended, or its "
+            "summary.json was lost; it holds runs of default, iter-5); kept and named in summary.json under "
+            "`interrupted`.") in out, out
     # Extended: the finished comparison goes to final-2 (replaced), the interrupted one stays named.
-    commands._set_aside_final(store.root)  # as `tune` does before an extension's first iteration
+    commands._set_aside_final(store.root, print)  # as `tune` does before an extension's first iteration
     again = commands.final_comparison("circuit", store, rounds=3)
     assert again["replaced"] == ["final-2"] and again["interrupted"] == summary["interrupted"], again
 

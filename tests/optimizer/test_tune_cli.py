@@ -711,3 +711,32 @@ def test_a_best_that_maps_as_the_default_mapper_is_not_a_gain_over_it(tmp_path, 
     assert f"Best (iter-1) vs default: the same mapping (iter-1 maps as Legion's default mapper), measured at {vs}" \
         in flat, flat
     assert "(the same mapping)" in flat, flat  # the verdict's
+
+
+def test_damaged_or_lost_outputs_of_a_finished_run_do_not_stop_its_extension(tmp_path, offline, capsys):
+    """A damaged summary.json or baseline result.json stopped `tune --resume DIR --iters N` with "restore it from a
+    copy", which a user rarely has: the summary is kept as it is beside the executions it summarised, a reference's
+    result.json (its figure is in settings.json) is left out with a note, and the run goes on. A lost summary.json
+    made the finished final comparison read as one cut short."""
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1", baseline="default")) == 0
+    root = only_run(runs)
+    summary, result = root / "summary.json", root / "baseline-default" / "result.json"
+    summary.write_text('{"x": [1,')
+    result.write_text('{"a')
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Note: {summary} is damaged: not valid JSON (" in out, out
+    assert "it is kept as it is in final-1/ with the final comparison it summarised" in out, out
+    assert f"Note: {result} is damaged: not valid JSON (" in out, out
+    assert "its unit and noise are not shown (its figure is in settings.json)" in out, out
+    assert (root / "final-1" / "summary.json").read_text() == '{"x": [1,'
+    assert json.loads(summary.read_text())["replaced"] == ["final-1"]
+
+    summary.unlink()  # lost: the folder is not finished, and its final comparison is measured again
+    assert main(["tune", "--resume", str(root), "--final-rounds", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Interrupted" not in out, out
+    assert ("final-2, a final comparison without its summary.json (cut short before it ended, or its summary.json "
+            "was lost; it holds runs of") in out, out
