@@ -903,8 +903,19 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     iteration count and longest execution (seconds; None where an older comparison did not keep it), measured once
     per comparison (kept in `<name>.json`)."""
     path = folder / f"{name}.json"
+    result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
     if path.exists():
-        data = read_json(path)
+        from mapperopt.records import RunResult
+
+        try:
+            data = read_json(path, hint=_DAMAGED)
+        except MapperoptError as exc:  # what it holds is taken from the run folder: made again from it
+            run = RunResult.from_json(read_json(result, hint=_DAMAGED)) if result.exists() else None
+            if run is None or not run.ok or not run.trimmed_mean:
+                raise
+            say(f"Note: {exc.message}: made again from {result}.")
+            data = _reference_record(run.trimmed_mean, run.settings["iterations"], run.to_json())
+            write_atomically(path, json.dumps(data) + "\n")
         return data["throughput"], data["iterations"], data.get("wall_s")
     say(f"Measuring {named}" + ("..." if isinstance(bench, UserApp) else
                                            " (it also calibrates the iteration count)..."))
@@ -920,16 +931,20 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
                                  f"it ran past --timeout {evaluator.timeout_s:g}: give a larger --timeout, or leave "
                                  "it out" if late else
                                  f"check `{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`"))
-    result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
     run = read_json(result) if result.exists() else {}
     # Now what an execution costs besides its measured time is known: a --timeout without room for it is refused
     # before any run is tuned (each would fall short of --min-time or time out).
     check_timeout(bench, evaluator.size, evaluator.timeout_s, evaluator.min_time_s,
                   protocol.start_up_time(run) or 0.0)
-    walls = [a["wall_s"] for a in run.get("attempts") or []]
-    data = {"throughput": measured[name], "iterations": iterations, "wall_s": max(walls) if walls else None}
+    data = _reference_record(measured[name], iterations, run)
     path.write_text(json.dumps(data) + "\n")
     return data["throughput"], data["iterations"], data["wall_s"]
+
+
+def _reference_record(throughput: float, iterations: int | None, run: dict) -> dict:
+    """What `<name>.json` keeps of the reference's measurement (`_reference`), its run's result.json `run`."""
+    walls = [a["wall_s"] for a in run.get("attempts") or []]
+    return {"throughput": throughput, "iterations": iterations, "wall_s": max(walls) if walls else None}
 
 
 def _new_store(root: Path, bench: str | UserApp, settings: dict) -> TuneStore:

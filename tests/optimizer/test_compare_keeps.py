@@ -80,6 +80,17 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert "`--new` starts a separate comparison" in err and "tuning folder" not in err, err
 
+    # A damaged expert.json stopped the comparison ("restore it from a copy"): it is made again, with a note, from
+    # what it is taken from, the reference's run folder.
+    reference = folder / "expert.json"
+    kept = json.loads(reference.read_text())
+    reference.write_text('{"throughput": 1.')
+    assert main(compare_args(runs, "--final-rounds", "3", "--report-only")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Note: {reference} is damaged: not valid JSON (" in out, out
+    assert f"made again from {folder / 'baseline-expert' / 'result.json'}" in out, out
+    assert json.loads(reference.read_text()) == kept
+
     # A run whose journal's last line is torn: --report-only left it out as "not tuned" and said nothing of the
     # line. The line is skipped as `tune` skips it, and said.
     journal = run / "state.jsonl"
