@@ -266,7 +266,7 @@ class TuneStore:
         best = self.root / "best.dsl"
         if kept_app_mapper(self.settings):
             dsl = f"# Tuned with --keep-app-mapper: {KEPT_USE}\n{dsl}"
-        if best.is_file() and best.read_text() == dsl:
+        if best.is_file() and best.read_bytes() == dsl.encode():
             return  # the same best as after the last iteration: its edit was written before it (below)
         s, path = self.settings, self.root / "best-from-start.dsl"
         if s.get("start") not in (None, "default", "random") and "app_description" in s:

@@ -343,3 +343,13 @@ def test_iteration_folders_past_the_journals_end_are_refused(tmp_path):
         TuneStore.open(store.root)
     path.write_text("".join(lines[:2]))
     assert len(TuneStore.open(store.root).records) == 2  # iter-003: iteration 3 never recorded, run again
+
+
+def test_a_damaged_best_program_is_written_again_from_the_journal(tmp_path):
+    """best.dsl is derived from the journal: one that is not UTF-8 any more (a crash, a stray write) stopped the next
+    iteration with a UnicodeDecodeError."""
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0, dsl="Task * CPU;\n"))
+    (store.root / "best.dsl").write_bytes(b"\xff\xfe\x00Task")
+    store.write_outputs()
+    assert (store.root / "best.dsl").read_text() == "Task * CPU;\n"
