@@ -901,43 +901,55 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     """The reference mapper's (`name`: "expert", or "default" for a program without one; `named`: as the texts
     name it, `reference_name`) throughput, calibrated
     iteration count and longest execution (seconds; None where an older comparison did not keep it), measured once
-    per comparison (kept in `<name>.json`)."""
+    per comparison (kept in `<name>.json`, which is made again from the run folder's result.json when it is damaged
+    or missing).
+
+    Raises:
+        MapperoptError: the reference failed; `<name>.json` is damaged and its run folder cannot replace it.
+    """
+    from mapperopt.records import RunResult
+
     path = folder / f"{name}.json"
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
+    damaged = None
     if path.exists():
-        from mapperopt.records import RunResult
-
         try:
             data = read_json(path, hint=_DAMAGED)
-        except MapperoptError as exc:  # what it holds is taken from the run folder: made again from it
-            run = RunResult.from_json(read_json(result, hint=_DAMAGED)) if result.exists() else None
-            if run is None or not run.ok or not run.trimmed_mean:
-                raise
-            say(f"Note: {exc.message}: made again from {result}.")
-            data = _reference_record(run.trimmed_mean, run.settings["iterations"], run.to_json())
-            write_atomically(path, json.dumps(data) + "\n")
-        return data["throughput"], data["iterations"], data.get("wall_s")
-    say(f"Measuring {named}" + ("..." if isinstance(bench, UserApp) else
-                                           " (it also calibrates the iteration count)..."))
-    measured, failed, iterations = measure(bench, [name], evaluator, folder)
-    if name not in measured:
-        # a user's program is named as --app names it: its application file, or its command line (size ci)
-        program = ["--app", bench.path or shlex.join([str(bench.exe), *bench.args["ci"]])] \
-            if isinstance(bench, UserApp) else [str(bench)]
-        flags = ["--", *evaluator.extra_args] if evaluator.extra_args else []
-        late = evaluator.timeout_s is not None and (failed.get(name) or "").startswith("failed at stage timeout")
-        raise MapperoptError(f"the {name} mapper of {bench} could not be measured: {failed.get(name)}",
-                             hint=f"compare normalises every throughput to the {name} mapper's; " + (
-                                 f"it ran past --timeout {evaluator.timeout_s:g}: give a larger --timeout, or leave "
-                                 "it out" if late else
-                                 f"check `{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`"))
-    run = read_json(result) if result.exists() else {}
+            return data["throughput"], data["iterations"], data.get("wall_s")
+        except MapperoptError as exc:
+            damaged = exc
+    try:  # what `<name>.json` holds is taken from the run folder: made again from it, rather than measured over it
+        kept = RunResult.from_json(read_json(result)) if result.exists() else None
+    except MapperoptError:
+        kept = None
+    if kept is not None and kept.ok and kept.trimmed_mean:
+        if damaged is not None:
+            say(f"Note: {damaged.message}: made again from {result}.")
+        throughput, iterations, run = kept.trimmed_mean, kept.settings["iterations"], kept.to_json()
+    elif damaged is not None:
+        raise damaged
+    else:
+        say(f"Measuring {named}" + ("..." if isinstance(bench, UserApp) else
+                                    " (it also calibrates the iteration count)..."))
+        measured, failed, iterations = measure(bench, [name], evaluator, folder)
+        if name not in measured:
+            # a user's program is named as --app names it: its application file, or its command line (size ci)
+            program = ["--app", bench.path or shlex.join([str(bench.exe), *bench.args["ci"]])] \
+                if isinstance(bench, UserApp) else [str(bench)]
+            flags = ["--", *evaluator.extra_args] if evaluator.extra_args else []
+            late = evaluator.timeout_s is not None and (failed.get(name) or "").startswith("failed at stage timeout")
+            raise MapperoptError(f"the {name} mapper of {bench} could not be measured: {failed.get(name)}",
+                                 hint=f"compare normalises every throughput to the {name} mapper's; " + (
+                                     f"it ran past --timeout {evaluator.timeout_s:g}: give a larger --timeout, or "
+                                     "leave it out" if late else
+                                     f"check `{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`"))
+        throughput, run = measured[name], read_json(result) if result.exists() else {}
     # Now what an execution costs besides its measured time is known: a --timeout without room for it is refused
     # before any run is tuned (each would fall short of --min-time or time out).
     check_timeout(bench, evaluator.size, evaluator.timeout_s, evaluator.min_time_s,
                   protocol.start_up_time(run) or 0.0)
-    data = _reference_record(measured[name], iterations, run)
-    path.write_text(json.dumps(data) + "\n")
+    data = _reference_record(throughput, iterations, run)
+    write_atomically(path, json.dumps(data) + "\n")
     return data["throughput"], data["iterations"], data["wall_s"]
 
 

@@ -90,6 +90,13 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
     assert f"Note: {reference} is damaged: not valid JSON (" in out, out
     assert f"made again from {folder / 'baseline-expert' / 'result.json'}" in out, out
     assert json.loads(reference.read_text()) == kept
+    # ...and so is a lost one, rather than measured again over that run folder.
+    reference.unlink()
+    measured = snapshot(folder / "baseline-expert")
+    assert main(compare_args(runs, "--final-rounds", "3")) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Measuring the expert mapper" not in out, out
+    assert json.loads(reference.read_text()) == kept and snapshot(folder / "baseline-expert") == measured
 
     # A run whose journal's last line is torn: --report-only left it out as "not tuned" and said nothing of the
     # line. The line is skipped as `tune` skips it, and said.
