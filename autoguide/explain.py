@@ -608,7 +608,7 @@ def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str
 
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
-                 catalog: Catalog) -> Feedback:
+                 catalog: Catalog, own_mapper: str | None = None) -> Feedback:
     from mapperopt.benchmarks.apps import BEFORE_TIMER
     from mapperopt.benchmarks.protocol import values_of
 
@@ -644,7 +644,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
                      if r["timed"] else "outside the timed loop)")
                   for r in rows[:TOP_TASKS]]
     # Explanation: how this mapper compares, and where the time goes.
-    parts = [texts["versus"].format(ratio=value / base, baseline=name)
+    # the `default` reference of a program with its own mapper ran that one ("that of the program's own mapper")
+    parts = [texts["versus"].format(ratio=value / base,
+                                    baseline="program's own" if name == "default" and own_mapper else name)
              for name, base in sorted(baselines.items()) if name != "expert" and base]
     if best:
         key = "new_best" if value > best else "versus_best"
@@ -696,7 +698,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
 
 def explain(result: RunResult, *, level: str = "suggest", best: float | None = None,
             baselines: Mapping[str, float] | None = None, catalog: Catalog | None = None,
-            default_failure: Mapping[str, Any] | None = None) -> Feedback:
+            default_failure: Mapping[str, Any] | None = None, own_mapper: str | None = None) -> Feedback:
     """AutoGuide's feedback on one run.
 
     Args:
@@ -708,6 +710,8 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
         default_failure: how Legion's default mapper failed as the baseline with the same program and settings
             (`{"stage": ..., "reason": ...}`, tune's default baseline); None when it worked or was not run. A DSL
             mapper's failure at that stage is then not advised to be undone.
+        own_mapper: the name of the mapper a user's program registers itself, which its `default` reference ran
+            (in `baselines`) in place of Legion's default mapper; None for none.
 
     Returns:
         `Feedback` (docs/autoguide.md). Never raises for any content of `result`.
@@ -718,7 +722,7 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     if level not in LEVELS:
         raise MapperoptError(f"unknown feedback level {level!r}", hint=f"levels are {', '.join(LEVELS)}")
     try:
-        return _explain(result, level, best, baselines or {}, catalog or load_catalog(), default_failure)
+        return _explain(result, level, best, baselines or {}, catalog or load_catalog(), default_failure, own_mapper)
     except Exception as exc:  # a bug of AutoGuide's must not cost the run its summary and feedback.json
         return _at_level(_failed_feedback(result, exc), level)
 
@@ -742,9 +746,10 @@ def _failed_feedback(result: RunResult, exc: Exception) -> Feedback:
 
 
 def _explain(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
-             catalog: Catalog, default_failure: Mapping[str, Any] | None = None) -> Feedback:
+             catalog: Catalog, default_failure: Mapping[str, Any] | None = None,
+             own_mapper: str | None = None) -> Feedback:
     if result.ok and result.throughput is not None:
-        return _untraced(_performance(result, level, best, baselines, catalog), result, level, catalog)
+        return _untraced(_performance(result, level, best, baselines, catalog, own_mapper), result, level, catalog)
     fb = _failure(result, level, catalog, default_failure)
     if "app_file" in (result.settings or {}):  # a user's program
         fb = _app_failure(fb, result, level, catalog, default_failure)

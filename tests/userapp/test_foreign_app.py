@@ -617,6 +617,14 @@ def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_
     out = " ".join(capsys.readouterr().out.split())
     assert "the same mapping" not in out, out
     assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
+    # every text that names the `default` reference names the mapper it ran (they said "the default mapper",
+    # "default 0.3 s", "vs default")
+    assert "Baselines: the program's own mapper " in out and "Best (iter-1) vs the program's own mapper: " in out, out
+    assert re.search(r"Verdict: .*x the program's own mapper \(", out) and "x the default mapper" not in out, out
+    assert "default measured by" not in out and not re.search(r"default [0-9.]+ s", out), out
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    feedback = (root / "iter-001" / "feedback.txt").read_text()
+    assert "that of the program's own mapper." in feedback and "default mapper" not in feedback, feedback
 
 
 def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(foreign_exe, tmp_path, capsys):
@@ -648,6 +656,9 @@ def test_compare_names_the_programs_own_mapper_as_its_reference(foreign_exe, tmp
     assert "Measuring the program's own mapper..." in out, out
     for text in (out, table):
         assert "the default mapper" not in text.lower(), text
+        # the final measurement's notes name it too (they said "default, random-1 measured by a single execution")
+        assert ("No spread estimate in the final measurement: the program's own mapper, random-1 measured by a "
+                "single execution each") in text, text
         assert "Score of a run: its best program's throughput / the program's own mapper's (" in text, text
         assert ("The reference is the program's own mapper ('first_cpu_mapper'), which maps it without a DSL "
                 "mapper, not Legion's default mapper.") in text, text
