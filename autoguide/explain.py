@@ -158,8 +158,13 @@ _DISPLACED = re.compile(r"^\[mapperopt\] note: the application .+? its own mappe
                         r"its place for every task", re.M)
 
 
-def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None
-             ) -> Feedback:
+def _reference(own_mapper: str | None) -> str:
+    """The mapper the `default` baseline ran, as the texts name it: the program's own (`own_mapper`, its name)."""
+    return f"The program's own mapper ('{own_mapper}')" if own_mapper else "Legion's default mapper"
+
+
+def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None,
+             own_mapper: str | None = None) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
     context = _context(result)
     costly = _costly_functions(result.dsl) if result.stage == "timeout" and result.dsl else ""
@@ -212,7 +217,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
-                           {**context, "default_reason": default_failure.get("reason") or "no reason given"})
+                           {**context, "default_reason": default_failure.get("reason") or "no reason given",
+                            "reference": _reference(own_mapper)})
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
 
 
@@ -711,7 +717,7 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
             (`{"stage": ..., "reason": ...}`, tune's default baseline); None when it worked or was not run. A DSL
             mapper's failure at that stage is then not advised to be undone.
         own_mapper: the name of the mapper a user's program registers itself, which its `default` reference ran
-            (in `baselines`) in place of Legion's default mapper; None for none.
+            (`baselines`, `default_failure`) in place of Legion's default mapper; None for none.
 
     Returns:
         `Feedback` (docs/autoguide.md). Never raises for any content of `result`.
@@ -750,9 +756,9 @@ def _explain(result: RunResult, level: str, best: float | None, baselines: Mappi
              own_mapper: str | None = None) -> Feedback:
     if result.ok and result.throughput is not None:
         return _untraced(_performance(result, level, best, baselines, catalog, own_mapper), result, level, catalog)
-    fb = _failure(result, level, catalog, default_failure)
+    fb = _failure(result, level, catalog, default_failure, own_mapper)
     if "app_file" in (result.settings or {}):  # a user's program
-        fb = _app_failure(fb, result, level, catalog, default_failure)
+        fb = _app_failure(fb, result, level, catalog, default_failure, own_mapper)
     verdict = (result.settings or {}).get("default_mapper") or {}
     # The energy tolerance's rule names the flag to change, which the generic text below would not.
     if result.stage == "verify" and verdict.get("stage") == "verify" and fb.rule != "pennant-energy-tolerance":
@@ -765,7 +771,7 @@ def _explain(result: RunResult, level: str, best: float | None, baselines: Mappi
 
 
 def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
-                 default_failure: Mapping[str, Any] | None = None) -> Feedback:
+                 default_failure: Mapping[str, Any] | None = None, own_mapper: str | None = None) -> Feedback:
     """`fb` for a user's program (`--app`) that exited normally but failed: its output fails the verification of
     the application file or the --verify-* options, its own check (its result line says `"verified": false`), or its
     figure of merit cannot be read (stage "run" after exit status 0: the metric pattern); else `fb` unchanged."""
@@ -784,6 +790,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
         given = option is not None and option in shlex.split(settings.get("app_options") or "")[2::2]
         fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": stdout,
                   "default_reason": (default_failure or {}).get("reason") or "no reason given",
+                  "reference": _reference(own_mapper),
                   "where": f"the {option} option" if given else settings["app_file"]
                   or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""

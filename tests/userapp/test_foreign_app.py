@@ -627,6 +627,23 @@ def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_
     assert "that of the program's own mapper." in feedback and "default mapper" not in feedback, feedback
 
 
+def test_a_failing_verification_under_the_programs_own_mapper_is_said_of_that_mapper(foreign_exe, tmp_path, capsys):
+    """A verification that fails whatever the mapping: the `default` reference, which ran the program's own mapper,
+    failed it too. The error and the iterations' feedback say so of that mapper (they said "Legion's default
+    mapper")."""
+    path = app_file(tmp_path, foreign_exe)
+    path.write_text(path.read_text().replace("checksum [0-9.]+ OK", "checksum NEVER"))
+    assert main(["tune", "--app", str(path), "--iters", "1", "--baseline", "default", "--repeats", "1",
+                 "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(tmp_path / "runs")]) == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert ("no iteration produced a working mapper, and the program's own mapper failed at stage verify too" in said
+            and "runs it under the program's own mapper" in said), said
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    feedback = " ".join((root / "iter-001" / "feedback.txt").read_text().split())
+    assert ("The program's own mapper ('first_cpu_mapper'), measured as the baseline with the same program and "
+            "settings, failed this verification too") in feedback and "Legion's default" not in feedback, feedback
+
+
 def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(foreign_exe, tmp_path, capsys):
     """best.dsl of `tune --keep-app-mapper` was measured with the program's mapper mapping the tasks it does not
     name: the final lines and a comment in best.dsl say to use it with --keep-app-mapper (without it, it maps every
