@@ -29,9 +29,9 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
-                                      reference_name,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import KEPT_USE, TuneStore, folder_path, kept_app_mapper, relative_run_dirs
+from mapperopt.optimizer.store import (KEPT_USE, TuneStore, folder_path, kept_app_mapper, own_mapper_of,
+                                      reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.options import FiniteFloatRange
 
@@ -519,7 +519,7 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               memory=s.get("memory") or {}, baselines=s.get("baselines") or {},
                               level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True,
                               default_failure=baseline_failure((s.get("baseline_failures") or {}).get("default")),
-                              own_mapper=_own_mapper(s))
+                              own_mapper=own_mapper_of(s))
 
 
 def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
@@ -849,7 +849,7 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     default = read_json(path) if path.is_file() else {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
-        named = ("the program's own mapper" if _own_mapper(store.settings) else "Legion's default mapper")
+        named = ("the program's own mapper" if own_mapper_of(store.settings) else "Legion's default mapper")
         return MapperoptError(f"no iteration produced a working mapper, and {named} failed at stage "
                               f"{default['stage']} too ({default.get('reason')}): the program, its arguments or its "
                               f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
@@ -920,8 +920,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
                "measured": {n: {**m.to_json(), "run_dirs": relative_run_dirs(m.run_dirs, store.root)}
                             for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
-    if "default" in measured and _own_mapper(settings):  # the mapper the `default` reference ran, named by the texts
-        summary["own_mapper"] = _own_mapper(settings)
+    if "default" in measured and own_mapper_of(settings):  # the mapper the `default` reference ran, named by the texts
+        summary["own_mapper"] = own_mapper_of(settings)
     kept = sorted((p for p in store.root.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
                   key=lambda p: int(p.name[6:]))
     replaced = [p.name for p in kept if (p / "summary.json").exists()]
@@ -979,12 +979,6 @@ def _set_aside_final(root: Path) -> None:
     (root / "summary.json").unlink()
 
 
-def _own_mapper(settings: dict) -> str | None:
-    """The name of the mapper a user's program registers itself (discovery's, in the tuning folder's `settings`),
-    which its `default` reference runs; None for a benchmark or a program without one."""
-    return (settings.get("app_description") or {}).get("own_mapper")
-
-
 def _label(name: str, own_mapper: str | None) -> str:
     """How tune's lines name the reference or candidate `name`: the `default` reference as the program's own mapper
     where it ran that one (`own_mapper`, its name; `reference_name`)."""
@@ -997,7 +991,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
     by its wall time), from their run folders."""
     from rich.markup import escape
 
-    own = _own_mapper(settings)
+    own = own_mapper_of(settings)
     results = {name: read_json(path) for name in settings.get("baselines") or {}
                if (path := root / f"baseline-{name}" / "result.json").exists()}
     if settings.get("baselines"):

@@ -70,8 +70,8 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
                                           require_same_build, require_same_machine, require_start_file)
-from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation, reference_name
-from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
+from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
+from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
 from mapperopt.options import FiniteFloatRange
 
 SCHEMA = "mapperopt.compare/1"

@@ -196,12 +196,6 @@ def measure_baselines(app: str, names: list[str], evaluator: BenchmarkEvaluator,
     return measured, failed, iterations
 
 
-def reference_name(reference: str, own_mapper: str | None = None) -> str:
-    """How the texts name the reference mapper (`reference`: "expert" or "default"): the `default` reference of a
-    program that registers its own mapper (`own_mapper`, its name) runs that mapper, not Legion's default one."""
-    return "the program's own mapper" if reference == "default" and own_mapper else f"the {reference} mapper"
-
-
 def baseline_failure(reason: str | None) -> dict[str, str] | None:
     """{"stage", "reason"} of a reference that `measure_baselines` says failed in a run (`reason`, its entry in the
     failures), None for one that did not run (unavailable) or none."""

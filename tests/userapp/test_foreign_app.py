@@ -606,15 +606,20 @@ def test_a_statement_that_matched_nothing_is_said_in_runs_output_with_the_name_i
             'mapped; did you mean "epoch worker"?') in printed, printed
 
 
-def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_exe, tmp_path, capsys):
+def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_exe, tmp_path, capsys, monkeypatch):
     """The `default` reference of a program with its own mapper runs that mapper, not Legion's default one: the
     start program (Legion's default mapper in the DSL, --start default) is not "the same mapping" as it, and the
     summary says which mapper the reference ran. It said "the same mapping (the start program is Legion's default
     mapper written in the DSL)"."""
+    from mapperopt.optimizer import store
+
+    plotted, plot = [], store.plot_progress  # the reference lines of progress.png, by their legend's name
+    monkeypatch.setattr(store, "plot_progress", lambda *a, **kw: plotted.append(kw["baselines"]) or plot(*a, **kw))
     assert main(["tune", "--app", str(app_file(tmp_path, foreign_exe)), "--iters", "1", "--baseline", "default",
                  "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
                  "--runs-dir", str(tmp_path / "runs")]) == 0
     out = " ".join(capsys.readouterr().out.split())
+    assert plotted and all(list(b) == ["the program's own mapper"] for b in plotted), plotted
     assert "the same mapping" not in out, out
     assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
     # every text that names the `default` reference names the mapper it ran (they said "the default mapper",
