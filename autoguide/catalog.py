@@ -57,9 +57,9 @@ APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # `*suggest_no_mapper` after Legion's default mapper (or the program's own), `*suggest_default_failed` after a DSL
 # mapper when Legion's default mapper failed verification too, as the baseline ({default_reason}: how; {reference}:
 # that mapper, or the program's own, which the baseline ran).
-APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout"),
+APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout", "without"),
                      "suggest_no_mapper": ("where", "stdout"), "own_explain": ("app", "check", "status"),
-                     "own_suggest": ("stdout",), "own_suggest_no_mapper": ("stdout",),
+                     "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout",),
                      "suggest_default_failed": ("where", "stdout", "default_reason", "reference"),
                      "own_suggest_default_failed": ("stdout", "default_reason", "reference")}
 # Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched

@@ -781,16 +781,20 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
     no_mapper = ("_no_mapper" if result.dsl is None else "_default_failed"
                  if (default_failure or {}).get("stage") == result.stage == "verify" else "")
     if result.stage == "verify":
-        from mapperopt.benchmarks.userapp import verify_option
+        from mapperopt.benchmarks.userapp import OWN_MAPPER_NOTE, verify_option
 
         texts = catalog.app_verify or load_catalog().app_verify
         # The option that set the failed check, where the run was given it (`app_options`: --app and its options,
         # over the application file's too), else the file.
         option = verify_option(result.reason or "")
         given = option is not None and option in shlex.split(settings.get("app_options") or "")[2::2]
+        # what runs without --mapper: the run's own note names the program's mapper where the caller does not
+        note = OWN_MAPPER_NOTE.search(result.log or "")
+        program = note[2] if note else own_mapper
         fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": stdout,
                   "default_reason": (default_failure or {}).get("reason") or "no reason given",
                   "reference": _reference(own_mapper),
+                  "without": f"the program's own mapper, '{program}'" if program else "Legion's default mapper",
                   "where": f"the {option} option" if given else settings["app_file"]
                   or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""

@@ -649,6 +649,21 @@ def test_a_failing_verification_under_the_programs_own_mapper_is_said_of_that_ma
             "settings, failed this verification too") in feedback and "Legion's default" not in feedback, feedback
 
 
+def test_a_dsl_mappers_failed_verification_says_that_without_mapper_the_programs_own_maps(foreign_exe, tmp_path,
+                                                                                           capsys):
+    """After a DSL mapper's run that fails verification, AutoGuide advises running without --mapper to tell the
+    mapper from the program: for a program with its own mapper that runs that mapper (it said "Legion's default
+    mapper")."""
+    path = app_file(tmp_path, foreign_exe)
+    path.write_text(path.read_text().replace("checksum [0-9.]+ OK", "checksum NEVER"))
+    (tmp_path / "m.dsl").write_text("Task * CPU;\nTunable 11 = 2 int32;\n")
+    assert main(["run", "--app", str(path), "--mapper", str(tmp_path / "m.dsl"), "--once",
+                 "--out", str(tmp_path / "run")]) == 1
+    feedback = " ".join(json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"].split())
+    assert ("run without --mapper (the program's own mapper, 'first_cpu_mapper'): if that passes, undo the most "
+            "recent change to the mapper") in feedback and "Legion's default" not in feedback, feedback
+
+
 def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(foreign_exe, tmp_path, capsys):
     """best.dsl of `tune --keep-app-mapper` was measured with the program's mapper mapping the tasks it does not
     name: the final lines and a comment in best.dsl say to use it with --keep-app-mapper (without it, it maps every
