@@ -849,7 +849,7 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     default = read_json(path) if path.is_file() else {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
-        named = ("the program's own mapper" if own_mapper_of(store.settings) else "Legion's default mapper")
+        named = "the program's own mapper" if own_mapper_of(store.settings) else "Legion's default mapper"
         return MapperoptError(f"no iteration produced a working mapper, and {named} failed at stage "
                               f"{default['stage']} too ({default.get('reason')}): the program, its arguments or its "
                               f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
