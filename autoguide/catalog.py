@@ -55,12 +55,13 @@ APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # (`explain`, `suggest`), or the program's own check, its result line saying `"verified": false` (`own_*`; {check}:
 # the line's "check" object, {status}: how the program exited); `*suggest` after a DSL mapper ran,
 # `*suggest_no_mapper` after Legion's default mapper (or the program's own), `*suggest_default_failed` after a DSL
-# mapper when Legion's default mapper failed verification too, as the baseline ({default_reason}: how).
-APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout"),
+# mapper when Legion's default mapper failed verification too, as the baseline ({default_reason}: how; {reference}:
+# that mapper, or the program's own, which the baseline ran).
+APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout", "without"),
                      "suggest_no_mapper": ("where", "stdout"), "own_explain": ("app", "check", "status"),
-                     "own_suggest": ("stdout",), "own_suggest_no_mapper": ("stdout",),
-                     "suggest_default_failed": ("where", "stdout", "default_reason"),
-                     "own_suggest_default_failed": ("stdout", "default_reason")}
+                     "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout",),
+                     "suggest_default_failed": ("where", "stdout", "default_reason", "reference"),
+                     "own_suggest_default_failed": ("stdout", "default_reason", "reference")}
 # Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched
 # nothing, or no number. {metric}: the metric as the run describes it; {output}: the end of the standard output.
 APP_METRIC_FIELDS = {"explain": ("app", "reason", "output"), "suggest": ("metric", "where", "stdout"),
@@ -70,8 +71,9 @@ APP_METRIC_FIELDS = {"explain": ("app", "reason", "output"), "suggest": ("metric
 UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "program"), "suggest": ("limits",)}
 # The suggestion after a run without a DSL mapper, for a failure no rule matches or a rule whose advice is a mapper
 # change (`mapper_advice`): no mapper change can be the cause; `default_failed`, after a DSL mapper's run that
-# failed at the stage Legion's default mapper failed at as the baseline ({default_reason}: how).
-NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELDS, "default_reason")}
+# failed at the stage Legion's default mapper failed at as the baseline ({default_reason}: how; {reference}: that
+# mapper, or the program's own, which the baseline ran).
+NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELDS, "default_reason", "reference")}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category", "specific",
              "execution", "explain", "suggest", "edits", "context", "mapper_advice", "explain_no_mapper",
              "suggest_no_mapper", "suggest_displaced"}

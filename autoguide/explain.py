@@ -158,8 +158,13 @@ _DISPLACED = re.compile(r"^\[mapperopt\] note: the application .+? its own mappe
                         r"its place for every task", re.M)
 
 
-def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None
-             ) -> Feedback:
+def _reference(own_mapper: str | None) -> str:
+    """The mapper the `default` baseline ran, as the texts name it: the program's own (`own_mapper`, its name)."""
+    return f"The program's own mapper ('{own_mapper}')" if own_mapper else "Legion's default mapper"
+
+
+def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None,
+             own_mapper: str | None = None) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
     context = _context(result)
     costly = _costly_functions(result.dsl) if result.stage == "timeout" and result.dsl else ""
@@ -212,7 +217,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
-                           {**context, "default_reason": default_failure.get("reason") or "no reason given"})
+                           {**context, "default_reason": default_failure.get("reason") or "no reason given",
+                            "reference": _reference(own_mapper)})
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
 
 
@@ -608,7 +614,7 @@ def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str
 
 
 def _performance(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
-                 catalog: Catalog) -> Feedback:
+                 catalog: Catalog, own_mapper: str | None = None) -> Feedback:
     from mapperopt.benchmarks.apps import BEFORE_TIMER
     from mapperopt.benchmarks.protocol import values_of
 
@@ -644,7 +650,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
                      if r["timed"] else "outside the timed loop)")
                   for r in rows[:TOP_TASKS]]
     # Explanation: how this mapper compares, and where the time goes.
-    parts = [texts["versus"].format(ratio=value / base, baseline=name)
+    # the `default` reference of a program with its own mapper ran that one ("that of the program's own mapper")
+    parts = [texts["versus"].format(ratio=value / base,
+                                    baseline="program's own" if name == "default" and own_mapper else name)
              for name, base in sorted(baselines.items()) if name != "expert" and base]
     if best:
         key = "new_best" if value > best else "versus_best"
@@ -696,7 +704,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
 
 def explain(result: RunResult, *, level: str = "suggest", best: float | None = None,
             baselines: Mapping[str, float] | None = None, catalog: Catalog | None = None,
-            default_failure: Mapping[str, Any] | None = None) -> Feedback:
+            default_failure: Mapping[str, Any] | None = None, own_mapper: str | None = None) -> Feedback:
     """AutoGuide's feedback on one run.
 
     Args:
@@ -708,6 +716,8 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
         default_failure: how Legion's default mapper failed as the baseline with the same program and settings
             (`{"stage": ..., "reason": ...}`, tune's default baseline); None when it worked or was not run. A DSL
             mapper's failure at that stage is then not advised to be undone.
+        own_mapper: the name of the mapper a user's program registers itself, which its `default` reference ran
+            (`baselines`, `default_failure`) in place of Legion's default mapper; None for none.
 
     Returns:
         `Feedback` (docs/autoguide.md). Never raises for any content of `result`.
@@ -718,7 +728,7 @@ def explain(result: RunResult, *, level: str = "suggest", best: float | None = N
     if level not in LEVELS:
         raise MapperoptError(f"unknown feedback level {level!r}", hint=f"levels are {', '.join(LEVELS)}")
     try:
-        return _explain(result, level, best, baselines or {}, catalog or load_catalog(), default_failure)
+        return _explain(result, level, best, baselines or {}, catalog or load_catalog(), default_failure, own_mapper)
     except Exception as exc:  # a bug of AutoGuide's must not cost the run its summary and feedback.json
         return _at_level(_failed_feedback(result, exc), level)
 
@@ -742,12 +752,13 @@ def _failed_feedback(result: RunResult, exc: Exception) -> Feedback:
 
 
 def _explain(result: RunResult, level: str, best: float | None, baselines: Mapping[str, float],
-             catalog: Catalog, default_failure: Mapping[str, Any] | None = None) -> Feedback:
+             catalog: Catalog, default_failure: Mapping[str, Any] | None = None,
+             own_mapper: str | None = None) -> Feedback:
     if result.ok and result.throughput is not None:
-        return _untraced(_performance(result, level, best, baselines, catalog), result, level, catalog)
-    fb = _failure(result, level, catalog, default_failure)
+        return _untraced(_performance(result, level, best, baselines, catalog, own_mapper), result, level, catalog)
+    fb = _failure(result, level, catalog, default_failure, own_mapper)
     if "app_file" in (result.settings or {}):  # a user's program
-        fb = _app_failure(fb, result, level, catalog, default_failure)
+        fb = _app_failure(fb, result, level, catalog, default_failure, own_mapper)
     verdict = (result.settings or {}).get("default_mapper") or {}
     # The energy tolerance's rule names the flag to change, which the generic text below would not.
     if result.stage == "verify" and verdict.get("stage") == "verify" and fb.rule != "pennant-energy-tolerance":
@@ -760,7 +771,7 @@ def _explain(result: RunResult, level: str, best: float | None, baselines: Mappi
 
 
 def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
-                 default_failure: Mapping[str, Any] | None = None) -> Feedback:
+                 default_failure: Mapping[str, Any] | None = None, own_mapper: str | None = None) -> Feedback:
     """`fb` for a user's program (`--app`) that exited normally but failed: its output fails the verification of
     the application file or the --verify-* options, its own check (its result line says `"verified": false`), or its
     figure of merit cannot be read (stage "run" after exit status 0: the metric pattern); else `fb` unchanged."""
@@ -770,15 +781,20 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
     no_mapper = ("_no_mapper" if result.dsl is None else "_default_failed"
                  if (default_failure or {}).get("stage") == result.stage == "verify" else "")
     if result.stage == "verify":
-        from mapperopt.benchmarks.userapp import verify_option
+        from mapperopt.benchmarks.userapp import OWN_MAPPER_NOTE, verify_option
 
         texts = catalog.app_verify or load_catalog().app_verify
         # The option that set the failed check, where the run was given it (`app_options`: --app and its options,
         # over the application file's too), else the file.
         option = verify_option(result.reason or "")
         given = option is not None and option in shlex.split(settings.get("app_options") or "")[2::2]
+        # what runs without --mapper: the run's own note names the program's mapper where the caller does not
+        note = OWN_MAPPER_NOTE.search(result.log or "")
+        program = note[2] if note else own_mapper
         fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": stdout,
                   "default_reason": (default_failure or {}).get("reason") or "no reason given",
+                  "reference": _reference(own_mapper),
+                  "without": f"the program's own mapper, '{program}'" if program else "Legion's default mapper",
                   "where": f"the {option} option" if given else settings["app_file"]
                   or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""

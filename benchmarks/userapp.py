@@ -480,7 +480,7 @@ def identity(app: UserApp) -> dict:
 
 
 # The LD_PRELOAD shim's note, in a DSL run's standard error, that the program registers a mapper of its own.
-_OWN_MAPPER = re.compile(r"^\[mapperopt\] note: the application (.+?) its own mapper \('([^']*)'\)", re.M)
+OWN_MAPPER_NOTE = re.compile(r"^\[mapperopt\] note: the application (.+?) its own mapper \('([^']*)'\)", re.M)
 
 
 def own_mapper(run_dirs) -> str | None:
@@ -488,7 +488,7 @@ def own_mapper(run_dirs) -> str | None:
     `run_dirs` ("adds, as mapper 7, its own mapper ('m')"); None when none says it (the program has none)."""
     for run_dir in run_dirs:
         for path in sorted(Path(run_dir).glob("stderr*.txt")):
-            found = _OWN_MAPPER.search(path.read_text(errors="replace"))
+            found = OWN_MAPPER_NOTE.search(path.read_text(errors="replace"))
             if found:
                 return f"{found.group(1)} its own mapper ('{found.group(2)}')"
     return None
@@ -905,7 +905,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         try:
             lines = _record_lines(record)
             desc = describe_from_record(app.name, lines) if lines else None
-            own = _OWN_MAPPER.search(err)
+            own = OWN_MAPPER_NOTE.search(err)
             if desc is not None and own:  # the shim's note: without --keep-app-mapper, a DSL mapper displaces it
                 desc["own_mapper"] = own.group(2)
         except ValueError as exc:  # the program wrote into the record, or it was cut short

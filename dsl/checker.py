@@ -1101,12 +1101,12 @@ class _Checker:
                                   "(the run's note R453 says so)",))
                         continue
                     close = closest(region.name, sorted(chains))
-                    point = self._point_subregion(close, scope) if close else None
-                    if point is not None:  # another point's subregion, likely, which the run matches
-                        t, above, kind = point
+                    point = self._other_point_subregion(region.name, scope)
+                    if point is not None:  # another point's subregion, which the run matches at that point
+                        t, above, kind, seen = point
                         self.add("W325", f"region '{region.name}' is not a name discovery saw for task '{t.name}': "
                                          "it records one point of each index launch, whose subregion of "
-                                         f"{kind} '{above}' is '{close}'; if '{region.name}' names another point's "
+                                         f"{kind} '{above}' is '{seen}'; if '{region.name}' names another point's "
                                          "subregion, this statement applies to that point only", region.loc,
                                  (self._every_point_hint(s, above),))
                         continue
@@ -1141,6 +1141,27 @@ class _Checker:
                 if name in own:
                     kind = next(n.kind for n in self.app.region_tree if n.name == above)
                     return t, above, "region" if kind == "region" else "partition"
+        return None
+
+    def _other_point_subregion(self, name: str, scope) -> tuple | None:
+        """(task, the name above, its kind as `_point_subregion` gives them, and the point subregion's name discovery
+        saw) when `name`, which no chain of `scope` has, may name another point's subregion of an index launch of a
+        task of `scope`: a subregion of the launch's partition in discovery's region tree (another launch used it),
+        or the name discovery saw with other numbers, each below the launch's largest extent (`block_3` for the
+        `block_0` of a launch of 4 points; a program that names its subregions names them by their color). Else
+        None: a name only close to one point's (`block_7`, `block_x`) names no subregion of the launch."""
+        tree = {n.name: n for n in self.app.region_tree}
+        for t in scope:
+            for r in t.regions:
+                own, above = self.app.point_subregion(t, r)
+                # a child of the partition; not of a region above (an unnamed partition's), which may be any region
+                # of it, not one point's
+                sibling = name in tree and tree[name].parent == above and tree[above].kind != "region"
+                for seen in own:
+                    numbers = re.fullmatch(re.sub(r"\d+", r"(\\d+)", re.escape(seen)), name)
+                    if sibling or (numbers and numbers.groups() and t.domain and all(
+                            int(n) < max(t.domain) for n in numbers.groups())):
+                        return (*self._point_subregion(seen, [t]), seen)
         return None
 
     @staticmethod

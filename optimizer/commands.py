@@ -30,7 +30,8 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import KEPT_USE, TuneStore, folder_path, kept_app_mapper, relative_run_dirs
+from mapperopt.optimizer.store import (KEPT_USE, TuneStore, folder_path, kept_app_mapper, own_mapper_of,
+                                      reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.options import FiniteFloatRange
 
@@ -526,7 +527,8 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               min_time_s=s.get("min_time_s"), iterations=s.get("iterations"),
                               memory=s.get("memory") or {}, baselines=s.get("baselines") or {},
                               level=s["feedback_level"], extra_args=tuple(s.get("app_args", ())), raise_memory=True,
-                              default_failure=baseline_failure((s.get("baseline_failures") or {}).get("default")))
+                              default_failure=baseline_failure((s.get("baseline_failures") or {}).get("default")),
+                              own_mapper=own_mapper_of(s))
 
 
 def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
@@ -856,11 +858,12 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     default = (_readable(path) if path.is_file() else None) or {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
-        return MapperoptError(f"no iteration produced a working mapper, and Legion's default mapper failed at stage "
+        named = "the program's own mapper" if own_mapper_of(store.settings) else "Legion's default mapper"
+        return MapperoptError(f"no iteration produced a working mapper, and {named} failed at stage "
                               f"{default['stage']} too ({default.get('reason')}): the program, its arguments or its "
                               f"verification fail whatever the mapping, so no mapper is the cause; see {history}",
                               hint="fix that first: `mapperopt run` with the same program and no --mapper runs it "
-                                   f"under Legion's default mapper (its files: {path.parent})")
+                                   f"under {named} (its files: {path.parent})")
     given = store.settings.get("timeout_s")
     if given is not None and {r.stage for r in store.records} == {"timeout"}:
         # The feedback blames each mapping; all of them too slow (Legion's default among them, with --start
@@ -926,6 +929,8 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                "start": start_name, "rounds": rounds, "unit": best.unit, "min_time_s": evaluator.min_time_s or 0,
                "measured": {n: {**m.to_json(), "run_dirs": relative_run_dirs(m.run_dirs, store.root)}
                             for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
+    if "default" in measured and own_mapper_of(settings):  # the mapper the `default` reference ran, named by the texts
+        summary["own_mapper"] = own_mapper_of(settings)
     kept = sorted((p for p in store.root.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
                   key=lambda p: int(p.name[6:]))
     replaced = [p.name for p in kept if (p / "summary.json").exists()]
@@ -993,12 +998,19 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     (root / "summary.json").unlink()
 
 
+def _label(name: str, own_mapper: str | None) -> str:
+    """How tune's lines name the reference or candidate `name`: the `default` reference as the program's own mapper
+    where it ran that one (`own_mapper`, its name; `reference_name`)."""
+    return reference_name(name, own_mapper) if name == "default" and own_mapper else name
+
+
 def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = False) -> None:
     """The reference mappers' throughputs with their unit, and what makes them unreliable
     (`protocol.noise_warnings`; measured with exactly --repeats executions each; `wall`: a user's program measured
     by its wall time), from their run folders."""
     from rich.markup import escape
 
+    own = own_mapper_of(settings)
     results = {}
     for name in settings.get("baselines") or {}:
         try:
@@ -1012,15 +1024,15 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
         units = {name: r.get("unit") or "" for name, r in results.items()}
         # Not like with like: the progress lines' figures are each measured later, under another load, and the
         # best so far is the highest of those noisy figures (a seeming 3x gain can vanish when measured together).
-        console.print("Baselines: " + ", ".join(f"{name} {protocol.figure(units.get(name, ''), value)}"
+        console.print("Baselines: " + ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
                                                 for name, value in settings["baselines"].items())
                       + " (measured once, before the search: each iteration below is measured later, in its own run "
                         "under the machine's load of its moment, and the best so far is the highest of those noisy "
                         "figures, so compare the iterations' figures with them only roughly; the final comparison "
                         "measures the best, the start and these mappers together)")
     for name, reason in (settings.get("baseline_failures") or {}).items():
-        console.print(f"[yellow]No {name} baseline[/] ({escape(reason)}).")
-    measured = {name: (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
+        console.print(f"[yellow]No baseline of {reference_name(name, own)}[/] ({escape(reason)}).")
+    measured = {_label(name, own): (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
                 for name, r in results.items()}
     for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
                                                calibrated="app_file" not in settings,
@@ -1071,8 +1083,9 @@ def _comparison(summary: dict, name: str) -> protocol.Comparison | None:
 def _not_compared(summary: dict, name: str) -> str:
     """Why the final comparison has no ratio of its best to `name`: which of the two failed ("iter-2 failed"; every
     candidate failing leaves the loop's pick as the best), or that `name` measured 0."""
-    failed = [n for n in (summary["best"], name) if summary["measured"][n]["estimate"] is None]
-    return f"{' and '.join(failed)} failed" if failed else f"{name} measured 0"
+    own = summary.get("own_mapper")
+    failed = [_label(n, own) for n in (summary["best"], name) if summary["measured"][n]["estimate"] is None]
+    return f"{' and '.join(failed)} failed" if failed else f"{_label(name, own)} measured 0"
 
 
 def verdict(summary: dict, default_start: bool = False) -> str:
@@ -1087,7 +1100,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     beaten, parts = [], []
     for name in others:
         c = _comparison(summary, name)
-        label = "the start" if name == start else f"the {name} mapper"
+        label = "the start" if name == start else reference_name(name, summary.get("own_mapper"))
         if c is None:
             parts.append(f"{label}: not compared ({_not_compared(summary, name)})")
             continue
@@ -1117,7 +1130,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
     if not faster:
         return f"Best mapper: {head}:"
-    keep = {"default": ("Legion's default mapper", "keep it (run without --mapper)"),
+    keep = {"default": ("the program's own mapper" if summary.get("own_mapper") else "Legion's default mapper",
+                        "keep it (run without --mapper)"),
             "expert": ("the expert mapper", "use it (--mapper expert)")}
     (_, first), others = faster[0], [keep[n][0] for _, n in faster[1:]]
     also = f" ({others[0]} is significantly faster too)" if others else ""
@@ -1159,7 +1173,9 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
               "interval": max([len(w) for e in figures for w in interval(e).split()], default=0)}
     for col in ("mapper", metric, "interval", "spread", "best vs it (interval of the ratio)"):
         table.add_column(col, min_width=widths.get(col))
-    labels = {summary["start"]: f"{summary['start']} (start)", summary["best"]: f"{summary['best']} (best)"}
+    own = summary.get("own_mapper")
+    labels = {"default": _label("default", own), summary["start"]: f"{summary['start']} (start)",
+              summary["best"]: f"{summary['best']} (best)"}
     if summary["start"] == summary["best"]:
         labels[summary["best"]] = f"{summary['best']} (start, best)"
     for name, m in _ordered(summary["measured"]):
@@ -1176,7 +1192,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
     console.print(table)
     estimates = {name: protocol.Estimate.from_json(m["estimate"]) for name, m in summary["measured"].items()
                  if m["estimate"]}
-    for title, text in protocol.noise_warnings({name: (est, summary["measured"][name].get("time_s"))
+    for title, text in protocol.noise_warnings({_label(name, own): (est, summary["measured"][name].get("time_s"))
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
                                                None if calibrated else protocol.untimed(unit), start_up_s,
@@ -1201,8 +1217,8 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                 console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.")
             continue
         if c is None:
-            console.print(f"Best ({best}) vs {name}: not compared ({_not_compared(summary, name)} in this "
-                          "comparison).")
+            console.print(f"Best ({best}) vs {_label(name, own)}: not compared ({_not_compared(summary, name)} in "
+                          "this comparison).")
             continue
         if _same_mapping(summary, name, default_start):
             why = ("the start program is Legion's default mapper written in the DSL, --start default"
@@ -1220,6 +1236,6 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
             verdict = ""
         differs = (summary.get("start_vs_default") if default_start and best == summary["start"] and name == "default"
                    else None)
-        console.print(f"Best ({best}) vs {name}: {c.describe()}.{verdict}" + (
+        console.print(f"Best ({best}) vs {_label(name, own)}: {c.describe()}.{verdict}" + (
             " The start program (--start default) differs from Legion's default mapper here: "
             f"{escape('; '.join(differs))}." if differs else ""))

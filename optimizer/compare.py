@@ -71,7 +71,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
                                           require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, relative_run_dirs
+from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
 from mapperopt.options import FiniteFloatRange
 
 SCHEMA = "mapperopt.compare/1"
@@ -176,7 +176,7 @@ class SharedEvaluations:
             else:
                 (out_dir / "shared.json").write_text(json.dumps({"evaluated_in": where}) + "\n")
             feedback = explain(result, level=self.inner.level, best=best.throughput if best else None,
-                               baselines=self.inner.baselines)
+                               baselines=self.inner.baselines, own_mapper=self.inner.own_mapper)
             return Evaluation(result, feedback, feedback_text(feedback, result), measured_in=where)
         evaluation = self.inner.evaluate(dsl, out_dir, best)
         probe = IterationRecord(iter=0, dsl=dsl, key=None, status=evaluation.result.status,
@@ -824,7 +824,8 @@ def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
                               repeats=opts["executions"], max_repeats=ctx["max_executions"],
                               timeout_s=opts["timeout_s"], min_time_s=ctx["min_time"], iterations=iterations,
                               memory=opts["memory"], baselines=baselines, extra_args=tuple(opts["app_args"]),
-                              reference_wall_s=wall_s, profile=profile, dedicated=opts.get("dedicated", False))
+                              reference_wall_s=wall_s, profile=profile, dedicated=opts.get("dedicated", False),
+                              own_mapper=ctx.get("own_mapper"))
 
 
 def progress_line(label: str, r: IterationRecord, iters: int) -> str:
@@ -1240,8 +1241,9 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
                     for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
                                                                        timeout_s, start_up_s=start_up, anew=_ANEW,
                                                                        wall=wall)]
-    final = {reference if len(groups) == 1 else f"{reference} ({g['folder']})": g["measured"][reference]
-             for g in groups}
+    # the reference by its label, or as the mapper it ran where that is the program's own
+    label = reference_name(reference, ctx.get("own_mapper")) if ctx.get("own_mapper") else reference
+    final = {label if len(groups) == 1 else f"{label} ({g['folder']})": g["measured"][reference] for g in groups}
     final.update({o.folder.name: _group_of(o, finals)["measured"][_program(o.best)] for o in outcomes if o.best})
     measured = {name: (protocol.Estimate.from_json(m["estimate"]), m.get("time_s"))
                 for name, m in final.items() if m.get("estimate")}
@@ -1310,12 +1312,6 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
                      "reference_throughput": o.reference or expert, "unit": best.unit if best else None,
                      "normalized": o.score(expert), "folder": o.folder.name})  # relative to the comparison
     return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves}
-
-
-def reference_name(reference: str, own_mapper: str | None = None) -> str:
-    """How the texts name the reference mapper (`reference`: "expert" or "default"): the `default` reference of a
-    program that registers its own mapper (`own_mapper`, its name) runs that mapper, not Legion's default one."""
-    return "the program's own mapper" if reference == "default" and own_mapper else f"the {reference} mapper"
 
 
 def describe(summary: dict) -> list[str]:

@@ -85,6 +85,8 @@ class BenchmarkEvaluator:
         default_failure: how Legion's default mapper failed as the baseline under these settings ({"stage",
             "reason"}, `baseline_failure`), None when it worked or was not run: AutoGuide then does not advise
             undoing a mapper change for a failure at that stage.
+        own_mapper: the name of the mapper a user's program registers itself, which its `default` reference runs
+            (AutoGuide's texts name it so); None for a benchmark or a program without one.
     """
 
     app: str
@@ -105,6 +107,7 @@ class BenchmarkEvaluator:
     reference_wall_s: float | None = None
     dedicated: bool = False
     default_failure: dict[str, str] | None = None
+    own_mapper: str | None = None
 
     @property
     def settings(self) -> dict:
@@ -150,7 +153,7 @@ class BenchmarkEvaluator:
         result = run_benchmark(self.app, dsl, repeats=self.repeats, max_repeats=self.max_repeats, out_dir=out_dir,
                                min_time_s=self.min_time_s, profile=self.profile, **options)
         feedback = explain(result, level=self.level, best=best.throughput if best else None,
-                           baselines=self.baselines, default_failure=self.default_failure)
+                           baselines=self.baselines, default_failure=self.default_failure, own_mapper=self.own_mapper)
         return Evaluation(result, feedback, feedback_text(feedback, result))
 
 

@@ -247,8 +247,15 @@ class TuneStore:
         write_atomically(out["history"], rows.getvalue())
         plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
                                                        f"{self.settings.get('optimizer', '')}",
-                      baselines=self.settings.get("baselines") or {}, final_pick=final_pick)
+                      baselines=self.baseline_names(), final_pick=final_pick)
         return out
+
+    def baseline_names(self) -> dict[str, float]:
+        """The reference mappers' throughputs measured before tuning by the name the plot gives them: the `default`
+        reference of a program that registers its own mapper (discovery's `own_mapper`) as that mapper."""
+        own = own_mapper_of(self.settings)
+        return {(reference_name(n, own) if n == "default" and own else n): v
+                for n, v in (self.settings.get("baselines") or {}).items()}
 
     def write_summary(self, summary: dict) -> None:
         """Writes the final comparison (summary.json, marking the run finished) and its best program to best.dsl.
@@ -397,6 +404,18 @@ def _read_journal(path: Path) -> tuple[list[tuple[int, IterationRecord]], list[t
         except (ValueError, TypeError, AttributeError) as exc:
             bad.append((n, f"not an iteration record: {exc}"))
     return numbered, bad
+
+
+def own_mapper_of(settings: dict) -> str | None:
+    """The name of the mapper a user's program registers itself (discovery's, in a tuning folder's `settings`),
+    which its `default` reference runs; None for a benchmark or a program without one."""
+    return (settings.get("app_description") or {}).get("own_mapper")
+
+
+def reference_name(reference: str, own_mapper: str | None = None) -> str:
+    """How the texts name the reference mapper (`reference`: "expert" or "default"): the `default` reference of a
+    program that registers its own mapper (`own_mapper`, its name) runs that mapper, not Legion's default one."""
+    return "the program's own mapper" if reference == "default" and own_mapper else f"the {reference} mapper"
 
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",

@@ -1028,3 +1028,45 @@ def test_w323_with_the_programs_mapper_kept_says_it_may_assume_its_own_answer(ci
     d = only("Task * CPU;\nTunable 11 = 2 int32;\n", "W323", replace(app, keep_app_mapper=True))
     assert d.notes == ("the program's own mapper, kept for the tasks no statement names, answered 1 in discovery: "
                        "its decisions may assume that value, not this one",), d.notes
+
+
+def test_w325_for_a_subregion_of_the_launchs_partition_discovery_saw_elsewhere_not_for_a_close_name(m14):
+    """Discovery records the first point of `fill`'s launch over partition 'blocks' ('block_0') and, from another
+    launch, 'last_block', a subregion of 'blocks' too: a statement for `fill` naming it applies to that point only
+    (W325), however unlike the recorded name it is. 'halo', a region of 'cells' but of no partition of the launch,
+    and 'block_9', a number the 4 points lack, name no subregion of the launch (E203). 'block_0x' was W325 for
+    being close to 'block_0'."""
+    def req(names):
+        return {"index": 0, "names": names, "privilege": "read_write", "fields": ["v"]}
+
+    app = AppDescription.from_json({
+        "schema": "mapperopt.app/1", "app": "pieces", "discovered_as": "./pieces",
+        "tasks": [{"name": "fill", "variants": ["CPU"], "launch": "index", "domain": [4],
+                   "regions": [req(["block_0", "blocks", "cells"])]},
+                  {"name": "tail", "variants": ["CPU"], "launch": "single", "regions": [req(["last_block", "blocks",
+                                                                                            "cells"])]},
+                  {"name": "edge", "variants": ["CPU"], "launch": "single", "regions": [req(["halo", "cells"])]}],
+        "region_tree": [{"name": "cells", "kind": "region", "parent": None},
+                        {"name": "blocks", "kind": "index_partition", "parent": "cells"},
+                        {"name": "block_0", "kind": "region", "parent": "blocks"},
+                        {"name": "last_block", "kind": "region", "parent": "blocks"},
+                        {"name": "halo", "kind": "region", "parent": "cells"}]})
+    d = only("Task * CPU;\nLayout fill last_block * C_order;\n", "W325", app, m14)
+    assert d.message.startswith("region 'last_block' is not a name discovery saw for task 'fill': it records one "
+                                "point of each index launch, whose subregion of partition 'blocks' is 'block_0'"), \
+        d.message
+    assert only("Task * CPU;\nLayout fill block_3 * C_order;\n", "W325", app, m14)
+    for name in ("halo", "block_9", "block_0x"):
+        found = [x.code for x in diags(f"Task * CPU;\nLayout fill {name} * C_order;\n", app, m14)]
+        assert "E203" in found and "W325" not in found, (name, found)
+    # The partition unnamed, the chain goes from the point's subregion to the launch's whole region: another region
+    # of it is no point's subregion, as far as the tree tells.
+    unnamed = AppDescription.from_json({**app.to_json(), "tasks": [
+        {"name": "fill", "variants": ["CPU"], "launch": "index", "domain": [4], "regions": [req(["block_0", "cells"])]},
+        {"name": "edge", "variants": ["CPU"], "launch": "single", "regions": [req(["halo", "cells"])]}],
+        "region_tree": [{"name": "cells", "kind": "region", "parent": None},
+                        {"name": "block_0", "kind": "region", "parent": "cells"},
+                        {"name": "halo", "kind": "region", "parent": "cells"}]})
+    assert only("Task * CPU;\nLayout fill block_2 * C_order;\n", "W325", unnamed, m14)
+    found = [x.code for x in diags("Task * CPU;\nLayout fill halo * C_order;\n", unnamed, m14)]
+    assert "W325" not in found, found

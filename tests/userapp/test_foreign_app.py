@@ -606,17 +606,62 @@ def test_a_statement_that_matched_nothing_is_said_in_runs_output_with_the_name_i
             'mapped; did you mean "epoch worker"?') in printed, printed
 
 
-def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_exe, tmp_path, capsys):
+def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_exe, tmp_path, capsys, monkeypatch):
     """The `default` reference of a program with its own mapper runs that mapper, not Legion's default one: the
     start program (Legion's default mapper in the DSL, --start default) is not "the same mapping" as it, and the
     summary says which mapper the reference ran. It said "the same mapping (the start program is Legion's default
     mapper written in the DSL)"."""
+    from mapperopt.optimizer import store
+
+    plotted, plot = [], store.plot_progress  # the reference lines of progress.png, by their legend's name
+    monkeypatch.setattr(store, "plot_progress", lambda *a, **kw: plotted.append(kw["baselines"]) or plot(*a, **kw))
     assert main(["tune", "--app", str(app_file(tmp_path, foreign_exe)), "--iters", "1", "--baseline", "default",
                  "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1",
                  "--runs-dir", str(tmp_path / "runs")]) == 0
     out = " ".join(capsys.readouterr().out.split())
+    assert plotted and all(list(b) == ["the program's own mapper"] for b in plotted), plotted
     assert "the same mapping" not in out, out
     assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
+    # every text that names the `default` reference names the mapper it ran (they said "the default mapper",
+    # "default 0.3 s", "vs default")
+    assert "Baselines: the program's own mapper " in out and "Best (iter-1) vs the program's own mapper: " in out, out
+    assert re.search(r"Verdict: .*x the program's own mapper \(", out) and "x the default mapper" not in out, out
+    assert "default measured by" not in out and not re.search(r"default [0-9.]+ s", out), out
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    feedback = (root / "iter-001" / "feedback.txt").read_text()
+    assert "that of the program's own mapper." in feedback and "default mapper" not in feedback, feedback
+
+
+def test_a_failing_verification_under_the_programs_own_mapper_is_said_of_that_mapper(foreign_exe, tmp_path, capsys):
+    """A verification that fails whatever the mapping: the `default` reference, which ran the program's own mapper,
+    failed it too. The error and the iterations' feedback say so of that mapper (they said "Legion's default
+    mapper")."""
+    path = app_file(tmp_path, foreign_exe)
+    path.write_text(path.read_text().replace("checksum [0-9.]+ OK", "checksum NEVER"))
+    assert main(["tune", "--app", str(path), "--iters", "1", "--baseline", "default", "--repeats", "1",
+                 "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(tmp_path / "runs")]) == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert ("no iteration produced a working mapper, and the program's own mapper failed at stage verify too" in said
+            and "runs it under the program's own mapper" in said), said
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    feedback = " ".join((root / "iter-001" / "feedback.txt").read_text().split())
+    assert ("The program's own mapper ('first_cpu_mapper'), measured as the baseline with the same program and "
+            "settings, failed this verification too") in feedback and "Legion's default" not in feedback, feedback
+
+
+def test_a_dsl_mappers_failed_verification_says_that_without_mapper_the_programs_own_maps(foreign_exe, tmp_path,
+                                                                                           capsys):
+    """After a DSL mapper's run that fails verification, AutoGuide advises running without --mapper to tell the
+    mapper from the program: for a program with its own mapper that runs that mapper (it said "Legion's default
+    mapper")."""
+    path = app_file(tmp_path, foreign_exe)
+    path.write_text(path.read_text().replace("checksum [0-9.]+ OK", "checksum NEVER"))
+    (tmp_path / "m.dsl").write_text("Task * CPU;\nTunable 11 = 2 int32;\n")
+    assert main(["run", "--app", str(path), "--mapper", str(tmp_path / "m.dsl"), "--once",
+                 "--out", str(tmp_path / "run")]) == 1
+    feedback = " ".join(json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"].split())
+    assert ("run without --mapper (the program's own mapper, 'first_cpu_mapper'): if that passes, undo the most "
+            "recent change to the mapper") in feedback and "Legion's default" not in feedback, feedback
 
 
 def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(foreign_exe, tmp_path, capsys):
@@ -648,6 +693,9 @@ def test_compare_names_the_programs_own_mapper_as_its_reference(foreign_exe, tmp
     assert "Measuring the program's own mapper..." in out, out
     for text in (out, table):
         assert "the default mapper" not in text.lower(), text
+        # the final measurement's notes name it too (they said "default, random-1 measured by a single execution")
+        assert ("No spread estimate in the final measurement: the program's own mapper, random-1 measured by a "
+                "single execution each") in text, text
         assert "Score of a run: its best program's throughput / the program's own mapper's (" in text, text
         assert ("The reference is the program's own mapper ('first_cpu_mapper'), which maps it without a DSL "
                 "mapper, not Legion's default mapper.") in text, text

@@ -46,6 +46,22 @@ def test_another_points_subregion_name_is_no_error(tmp_path, pieces_exe):
             "point's subregion, this statement applies to that point only") in done.stdout, done.stdout
 
 
+def test_a_name_that_is_no_points_subregion_is_an_error_not_w325(tmp_path, pieces_exe):
+    """W325 is for the subregion of another point of the launch ('block_3' of the 4 points' 'block_0' ... 'block_3');
+    a name merely close to one point's, with a point the launch lacks or none at all, is an unknown region (E203):
+    they got W325 and matched nothing at run time. The launch's partition and whole region get neither."""
+    for name in ("block_7", "block_x", '"block_*"', "blocks_0"):
+        (tmp_path / "m.dsl").write_text(f"Task * CPU;\nLayout fill {name} * C_order;\n")
+        done = cli(tmp_path, "check", "m.dsl", "--app", str(pieces_exe), *FLAGS)
+        assert done.returncode == 1 and "W325" not in done.stdout, done.stdout
+        assert (f"m.dsl:2:13: error[E203]: unknown region '{name.strip(chr(34))}' for task 'fill'"
+                in done.stdout), done.stdout
+    for name in ("blocks", "cells"):
+        (tmp_path / "m.dsl").write_text(f"Task * CPU;\nLayout fill {name} * C_order;\n")
+        done = cli(tmp_path, "check", "m.dsl", "--app", str(pieces_exe), *FLAGS)
+        assert done.returncode == 0 and "warning" not in done.stdout and "error" not in done.stdout, done.stdout
+
+
 def test_the_partitions_name_applies_to_every_point_and_a_blocks_to_its_point(tmp_path, pieces_exe):
     """What W325 says, in the run's placement trace."""
     app_file = tmp_path / "mapperopt.yaml"

@@ -78,7 +78,7 @@ def test_a_programs_own_failed_check_is_reported_as_its_own(tmp_path):
                                              "under Legion's default mapping")
     mapped = explain(dataclasses.replace(result, dsl="Task * CPU;\n"))
     assert mapped.explanation == feedback["explanation"]
-    assert mapped.suggestion.startswith("Run the same command without --mapper (Legion's default mapping). If the "
+    assert mapped.suggestion.startswith("Run the same command without --mapper (Legion's default mapper). If the "
                                         "check passes there, the mapper changes the results")
     for text in (feedback["explanation"], feedback["suggestion"], mapped.suggestion):
         assert "--verify" not in text and "exited normally" not in text  # it exited 2, and no option was given
