@@ -874,10 +874,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
         try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
-            desc = read_json(cache)
-            if not isinstance(desc, dict):
-                raise MapperoptError(f"{cache} is damaged: not an application description")
-            return desc
+            return read_json(cache)
         except MapperoptError as exc:
             print(f"note: {str(exc).splitlines()[0]}; discovering the program again", file=sys.stderr, flush=True)
     require_gpu_driver(gpus, size, sz.gpus, extra_args)

@@ -24,13 +24,14 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
-from mapperopt.files import read_json, write_atomically
+from mapperopt.files import read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import KEPT_USE, TuneStore, folder_path, kept_app_mapper, relative_run_dirs
+from mapperopt.optimizer.store import (KEPT_USE, SETTINGS_FIELDS, TuneStore, folder_path, kept_app_mapper,
+                                       relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.options import FiniteFloatRange
 
@@ -223,7 +224,8 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
     from mapperopt.optimizer.compare import SCHEMA
 
     path = root / "settings.json"
-    settings = read_json(path) if path.is_file() else {}
+    settings = read_json(path, hint=restore_hint("tuning"), fields=SETTINGS_FIELDS) if path.is_file() else {}
+
     def extend(comparison: Any) -> str:
         command = shlex.join(["mapperopt", "compare", "--resume", str(comparison), *(["--iters", str(iters)]
                                                                                     if iters else [])])

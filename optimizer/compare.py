@@ -65,7 +65,7 @@ from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_tim
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import read_json, write_atomically
+from mapperopt.files import read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
@@ -221,7 +221,7 @@ def _no_comparison(bench, runs_dir, folder: Path, asked: dict) -> NoReturn:
                              "measurement yet)", hint="run the same command without --report-only to measure it")
     others = []
     for settings in sorted(Path(runs_dir, str(bench)).glob("compare-*/settings.json")):
-        stored = read_json(settings)
+        stored = _folder_file(settings)
         differ = [k for k in asked if k not in ("optimizers", "iters", "repeats") and stored.get(k) != asked[k]]
         shown = ", ".join(f"{k} {_setting_text(stored.get(k))}" for k in differ)
         here = ", ".join(f"{k} {_setting_text(asked[k])}" for k in differ)
@@ -243,6 +243,28 @@ def _setting_text(value) -> str:
     return "none" if value is None else str(value)
 
 
+_DAMAGED = restore_hint("comparison")
+# The fields of a comparison folder's files (`_folder_file`), by file; those of a settings.json that an earlier
+# mapperopt did not write may be missing (`_comparison_settings` names them).
+_FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": list, "iters?": int,
+                             "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
+                             "memory?": dict, "executions?": int, "max_executions?": int, "min_time_s?": float,
+                             "timeout_s?": (float, None), "app_args?": list, "dedicated?": bool, "app?": dict,
+                             "app_description?": dict, "machine?": dict, "jobs_by_command?": list},
+           "final.json": {"rounds?": int, "groups?": list, "replaced?": list, "interrupted?": list},
+           "expert.json": {"throughput": float, "iterations": (int, None), "wall_s?": (float, None)}}
+_FIELDS["default.json"] = _FIELDS["expert.json"]
+
+
+def _folder_file(path: Path) -> dict:
+    """The comparison folder's file `path` (settings.json, final.json, expert.json or default.json).
+
+    Raises:
+        MapperoptError: the file is damaged: not valid JSON, or a field of another type (`read_json`), named.
+    """
+    return read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
+
+
 def _comparison_settings(folder: Path) -> dict:
     """The settings.json of the comparison folder `folder` (`compare --resume`).
 
@@ -250,7 +272,8 @@ def _comparison_settings(folder: Path) -> dict:
         MapperoptError: `folder` is no comparison folder (a tuning run's, one of its runs', any other).
     """
     path = folder / "settings.json"
-    settings = read_json(path, hint=_DAMAGED) if path.is_file() else {}
+    # a run's settings.json (fields of other types) is named as such before its fields are checked as a comparison's
+    settings = read_json(path, hint=_DAMAGED, fields={"schema?": str, "compare?": str}) if path.is_file() else {}
     if settings.get("schema") != SCHEMA:
         if "compare" in settings:  # a run of a comparison names its folder, relative to its own
             raise MapperoptError(f"{folder} is the tuning run {folder.name} of a comparison, not a comparison folder",
@@ -260,6 +283,7 @@ def _comparison_settings(folder: Path) -> dict:
         raise MapperoptError(f"{folder} is not a comparison folder{run}",
                              hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
                                   "holds settings.json, expert.json or default.json and the runs")
+    settings = _folder_file(path)
     missing = [k for k in ("bench", "size", "cpus", "gpus", "seed", "start", "executions", "max_executions",
                            "min_time_s", "optimizers", "iters", "repeats") if k not in settings]
     if missing:
@@ -269,7 +293,6 @@ def _comparison_settings(folder: Path) -> dict:
 
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
-_DAMAGED = "restore the comparison folder from a copy, or make a new comparison with --new"
 _FOLDER_OPTIONS = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "seed", "start", "repeats", "max_repeats",
                    "old_repeats", "old_max_repeats", "min_time_s", "timeout_s", "runs_dir", "new")
 
@@ -295,7 +318,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
                "app_args": tuple(app_args if "app" in stored else stored.get("app_args", [])),
                "dedicated": stored.get("dedicated", False)}
     if start not in ("default", "random"):  # a start file's text: named as the runs name it
-        named = [read_json(p).get("start") for p in folder.glob("*/settings.json")]
+        named = [read_json(p, hint=_DAMAGED).get("start") for p in folder.glob("*/settings.json")]
         options.update(start=next((n for n in named if n not in (None, "default", "random")), "the start file"),
                        start_text=start)
     else:
@@ -305,7 +328,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
             options[key] = stored[key]
     final = folder / "final.json"  # a final measurement in other rounds would be made again
     if ctx.get_parameter_source("final_rounds") is not ParameterSource.COMMANDLINE:
-        measured = read_json(final, hint=_DAMAGED) if final.exists() else {}
+        measured = _folder_file(final) if final.exists() else {}
         if measured.get("groups"):
             options["final_rounds"] = measured.get("rounds", FINAL_ROUNDS)
         elif any(folder.glob("final-*")):  # its rounds are known only once a group of it has ended
@@ -418,7 +441,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
     folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
     if opts.get("folder"):  # `--resume DIR`: its settings, the same identity (a program of the user's: the same one)
-        stored = read_json(folder / "settings.json")
+        stored = _folder_file(folder / "settings.json")
         differ = []
         for k, now in asked.items():
             was = stored.get(k)
@@ -435,7 +458,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                              for k, was, now in differ),
                                  hint="give the program as the command that made the comparison gave it")
     if opts.get("tune", True) and (folder / "settings.json").exists():  # not in its name: found after a rebuild too
-        stored = read_json(folder / "settings.json")
+        stored = _folder_file(folder / "settings.json")
         require_same_build(folder, stored, bench)
         if isinstance(bench, UserApp):  # nor its machine: its program's size may have changed since
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
@@ -460,7 +483,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                              "comparison") from None
     try:
         if resumed and (folder / "settings.json").exists():
-            stored = read_json(folder / "settings.json")
+            stored = _folder_file(folder / "settings.json")
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
         else:
@@ -515,7 +538,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         ctx["again"] = _set_aside(folder, opts["final_rounds"],
                                   {f"{name}-{r}" for name in optimizers for r in opts.get("remeasure") or ()}, say)
         if opts.get("tune", True):
-            earlier = read_json(folder / "final.json") if (folder / "final.json").exists() else {}
+            earlier = _folder_file(folder / "final.json") if (folder / "final.json").exists() else {}
             if earlier.get("groups") and earlier.get("rounds") != opts["final_rounds"]:
                 say(f"The final measurement is made again, in {_rounds(opts['final_rounds'])} (--final-rounds); the "
                     f"earlier one, in {earlier['rounds']}, is kept in final.json under `replaced`.")
@@ -583,7 +606,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                              "measurement (no final measurement yet); failures count 0")
         summary = summarize(outcomes, final_reference, curve_expert=first)
         # how the runs were measured: a --report-only's own --jobs measured nothing
-        last = (read_json(folder / "settings.json").get("jobs_by_command") or [None])[-1] \
+        last = (_folder_file(folder / "settings.json").get("jobs_by_command") or [None])[-1] \
             if not opts.get("tune", True) else None
         ran = last or {"jobs": len(cores), "cores_per_job": len(cores[0]) if cores[0] else None}
         summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
@@ -594,7 +617,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             summary["own_mapper"] = ctx["own_mapper"]
         # --report-only of other runs than those of the command that last ran the comparison (settings.json):
         # printed only, so that the report files never describe part of it as the whole
-        stored = read_json(folder / "settings.json")
+        stored = _folder_file(folder / "settings.json")
         options = {"optimizers": "--optimizers", "repeats": "--runs", "iters": "--iters"}
         other = [k for k in options if (set(stored.get(k) or ()) != set(asked[k]) if k == "optimizers"
                                         else stored.get(k) != asked[k])]
@@ -658,7 +681,7 @@ def _jobs_by_command(folder: Path, cores: list[list[int] | None], say: Callable)
     command's differ, which is said: the runs and final measurements made under earlier ones keep their figures."""
     this = {"jobs": len(cores), "cores_per_job": len(cores[0]) if cores[0] else None}
     settings, summary = folder / "settings.json", folder / "summary.json"
-    earlier = read_json(settings).get("jobs_by_command") if settings.exists() else None
+    earlier = _folder_file(settings).get("jobs_by_command") if settings.exists() else None
     if earlier is None and summary.exists():
         last = read_json(summary)
         earlier = [{"jobs": last["jobs"], "cores_per_job": last.get("cores_per_job")}] if "jobs" in last else []
@@ -897,7 +920,7 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     per comparison (kept in `<name>.json`)."""
     path = folder / f"{name}.json"
     if path.exists():
-        data = read_json(path)
+        data = _folder_file(path)
         return data["throughput"], data["iterations"], data.get("wall_s")
     say(f"Measuring {named}" + ("..." if isinstance(bench, UserApp) else
                                            " (it also calibrates the iteration count)..."))
@@ -943,7 +966,7 @@ def _load_finals(folder: Path, rounds: int) -> dict:
     """final.json's content (see `_final`), or one without groups when there is none or it was measured in other
     `rounds`: then its groups are kept under `replaced`, each with its `rounds`, as `--remeasure` keeps them."""
     path = folder / "final.json"
-    stored = read_json(path) if path.exists() else {}
+    stored = _folder_file(path) if path.exists() else {}
     if stored.get("rounds") != rounds or "groups" not in stored:
         earlier = [{**g, "rounds": stored.get("rounds")} for g in stored.get("groups", [])]
         stored = {"rounds": rounds, "host_cores": os.cpu_count(), "groups": [],
@@ -961,7 +984,7 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
         MapperoptError: the option that differs, its value in the measurement, and nothing written.
     """
     path = folder / "final.json"
-    stored = read_json(path) if path.exists() else {}
+    stored = _folder_file(path) if path.exists() else {}
     if not stored.get("groups"):
         if stored.get("replaced"):  # measured, then set aside: the report would pass tuning figures off as its own
             raise MapperoptError(f"no group of the final measurement of {folder} is in use: those it made, "
@@ -978,7 +1001,7 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
                                   f"--final-rounds {opts['final_rounds']} measures again, keeping it)")
     # a best after --iters that is another iteration than the measured comparison's (its settings.json --iters),
     # even one whose program another run's best had and so was measured, is not the run's measured best
-    made_iters = read_json(folder / "settings.json").get("iters")
+    made_iters = _folder_file(folder / "settings.json").get("iters")
 
     def differs(o: RunOutcome) -> bool:
         full = _outcome(folder, o.optimizer, o.repeat - 1, {**opts, "iters": made_iters}) if made_iters else None
@@ -1036,7 +1059,7 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
     # written into final.json as it is: groups that `stored` sets aside (another --final-rounds) stay in use there
     # until a new group is measured
     path = folder / "final.json"
-    on_disk = read_json(path) if path.exists() else stored
+    on_disk = _folder_file(path) if path.exists() else stored
     on_disk["interrupted"] = stored["interrupted"]
     _write_finals(folder, on_disk)
     held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in new)

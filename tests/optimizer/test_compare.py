@@ -286,6 +286,21 @@ def test_resume_continues_the_folder_given_with_its_own_settings(tmp_path, capsy
         assert main(["compare", "--resume", str(newer), "--report-only"]) == 1
         err = " ".join(capsys.readouterr().err.split())
         assert f"error: {path} is damaged: not valid JSON (" in err, err
+    # valid JSON of the wrong shape (a copy of another file, `echo '[]' >`): the same error, naming the file
+    for name, text, why in (("expert.json", "[]", "not a JSON object (a list)"),
+                            ("expert.json", "{}", "its field 'throughput' is missing"),
+                            ("final.json", "3", "not a JSON object (a number)"),
+                            ("final.json", '{"groups": 3}', "its field 'groups' is a number, not a list"),
+                            ("settings.json", "[]", "not a JSON object (a list)"),
+                            ("settings.json", '{"schema": 7}', "its field 'schema' is a number, not a string")):
+        path = older / name
+        kept = path.read_text()
+        path.write_text(text)
+        assert main(["compare", "--resume", str(older), "--report-only"]) == 1, name
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"error: {path} is damaged: {why}" in err, err
+        assert "hint: restore the comparison folder from a copy, or start a new one with `--new`" in err, err
+        path.write_text(kept)
 
 
 def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):

@@ -684,6 +684,11 @@ def test_a_folder_with_a_damaged_settings_file_is_named(tmp_path, capsys):
     assert main(["tune", "--resume", str(store.root)]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {path} is damaged: not valid JSON (" in err, err
+    path.write_text("[]")  # valid JSON of the wrong shape: the same error
+    assert main(["tune", "--resume", str(store.root)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {path} is damaged: not a JSON object (a list)" in err, err
+    assert "hint: restore the tuning folder from a copy, or start a new one with `--new`" in err, err
 
 
 def test_tuning_warns_once_of_more_processors_than_cores(tmp_path, offline, capsys, monkeypatch):
