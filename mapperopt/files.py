@@ -116,6 +116,16 @@ def writing_in(folder: Path) -> Iterator[None]:
         raise OSError(exc.errno, exc.strerror, str(folder)) from None
 
 
+def wrong_kind(exc: OSError) -> MapperoptError | None:
+    """The error to show for `exc` when a folder is where mapperopt keeps a file of its own (a journal, a lock) or a
+    file where it keeps a folder, naming the path and what to do; None for any other `OSError`."""
+    if exc.filename is None or exc.errno not in (errno.EISDIR, errno.ENOTDIR):
+        return None
+    what = "is a folder, where mapperopt keeps a file" if exc.errno == errno.EISDIR else \
+        "cannot be used: part of this path is a file where a folder belongs"
+    return MapperoptError(f"{exc.filename} {what}", hint="remove or rename it, then run the same command again")
+
+
 def refused_write(exc: OSError) -> MapperoptError | None:
     """The error to show for `exc` when it is a write the file system refused, naming the file (and the build cache,
     MAPPEROPT_CACHE, when the file is in it) and what to do; None for any other `OSError`."""

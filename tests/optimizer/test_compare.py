@@ -301,6 +301,13 @@ def test_resume_continues_the_folder_given_with_its_own_settings(tmp_path, capsy
         assert f"error: {path} is damaged: {why}" in err, err
         assert "hint: restore the comparison folder from a copy, or start a new one with `--new`" in err, err
         path.write_text(kept)
+    lock = older / "tune.lock"  # a folder where a file belongs: named too
+    lock.unlink()
+    lock.mkdir()
+    assert main(["compare", "--resume", str(older), "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {lock} is a folder, where mapperopt keeps a file" in err, err
+    assert "hint: remove or rename it, then run the same command again" in err, err
 
 
 def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):

@@ -716,3 +716,15 @@ def test_a_best_that_maps_as_the_default_mapper_is_not_a_gain_over_it(tmp_path, 
     assert f"Best (iter-1) vs default: the same mapping (iter-1 maps as Legion's default mapper), measured at {vs}" \
         in flat, flat
     assert "(the same mapping)" in flat, flat  # the verdict's
+
+
+def test_a_folder_where_a_tuning_folder_keeps_a_file_is_named(tmp_path, capsys):
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided", "iters": 3, "seed": 0})
+    store.unlock()
+    path = store.root / "state.jsonl"
+    path.unlink()
+    path.mkdir()
+    assert main(["tune", "--resume", str(store.root)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {path} is a folder, where mapperopt keeps a file" in err, err
+    assert "hint: remove or rename it, then run the same command again" in err, err
