@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import signal
 import sys
 
 from mapperopt.errors import MapperoptError
@@ -132,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         _show(exc)
         return exc.exit_code
     status = status if isinstance(status, int) else 0
-    return 128 + signal.SIGTERM if status == 130 and interrupts.terminated() else status  # as if killed by it
+    stopped = interrupts.terminated()
+    return 128 + stopped if status == 130 and stopped else status  # as if killed by the signal
 
 
 if __name__ == "__main__":

@@ -717,7 +717,8 @@ def _pinned(cores: list[int] | None):
 def _die_with(parent: int) -> None:
     """Initializer of a worker process: it is killed when `parent` dies (SIGKILL included), and its tuning run's
     benchmark with it, so that no worker outlives a killed `compare`; SIGTERM, which a terminated `compare` sends
-    it, stops its task as Ctrl-C does, and an idle worker quietly (exit status 143)."""
+    it, stops its task as Ctrl-C does, and an idle worker quietly (exit status 143); SIGHUP (a closed terminal
+    reaches every process of the job) likewise (129)."""
     from mapperopt import interrupts
     from mapperopt.benchmarks.harness import _prctl, arm_parent_death
 
@@ -725,14 +726,16 @@ def _die_with(parent: int) -> None:
     interrupts.sigterm_as_ctrl_c()
     as_ctrl_c = signal.getsignal(signal.SIGTERM)
 
-    def on_sigterm(signum, frame) -> None:
+    def on_stop(signum, frame) -> None:
         if not _busy:
             # Idle: a KeyboardInterrupt in the pool's queue prints a traceback, and a SystemExit raised while the
             # pool still sends the last result back is caught there (`except BaseException`), leaving it waiting.
             os._exit(128 + signum)
         as_ctrl_c(signum, frame)
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    for signum in interrupts.STOPPING:  # those `sigterm_as_ctrl_c` took (not SIGHUP where ignored: under nohup)
+        if signal.getsignal(signum) is as_ctrl_c:
+            signal.signal(signum, on_stop)
 
 
 _busy = False  # in a worker process: whether it runs a task (`_call_pinned`)

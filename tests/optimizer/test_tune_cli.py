@@ -332,15 +332,16 @@ def test_an_interrupt_while_an_iteration_is_forced_to_disk_counts_it(tmp_path, p
     assert "Interrupted after 1 iteration. To continue" in " ".join(capsys.readouterr().out.split())
 
 
-def test_sigterm_interrupts_as_ctrl_c_does(tmp_path, poor, offline):
-    """`kill PID` (SIGTERM, as `timeout` and job systems stop a process) ended `tune` without a word; it now stops as
-    Ctrl-C does, saying how to continue, with SIGTERM's exit status, and the journal keeps every finished
-    iteration."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_interrupt_as_ctrl_c_does(tmp_path, poor, offline, signum):
+    """`kill PID` (SIGTERM, as `timeout` and job systems stop a process) ended `tune` without a word, and so did
+    SIGHUP (a closed terminal, a dropped ssh connection); it now stops as Ctrl-C does, saying how to continue, with
+    the signal's exit status, and the journal keeps every finished iteration."""
     runs = tmp_path / "runs"
-    proc, out = tune_interrupted(runs, poor, signal.SIGTERM)
+    proc, out = tune_interrupted(runs, poor, signum)
     root = only_run(runs)
     flat = " ".join(out.split())
-    assert proc.returncode == 128 + signal.SIGTERM, out
+    assert proc.returncode == 128 + signum, out
     n = int(re.search(r"Interrupted after (\d+) iterations?\. To continue: mapperopt tune circuit --resume "
                       rf"{re.escape(str(root))} --iters 8", flat)[1])
     assert [r.iter for r in TuneStore.open(root).records] == list(range(1, n + 1))
