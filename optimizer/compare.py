@@ -114,6 +114,10 @@ class RunOutcome:
         return (self.final or 0.0) / (self.reference or expert)
 
 
+# The fields of a stored outcome (`RunResult`) that it cannot be made without.
+_OUTCOME = {"app": str, "mapper": str, "status": str, "attempts?": list}
+
+
 class SharedEvaluations:
     """An evaluator that runs each program once per comparison: a program some run of the comparison evaluated
     already (same normalised text, same settings) gets the stored `RunResult`, explained again for this run (AutoGuide
@@ -136,7 +140,7 @@ class SharedEvaluations:
         from mapperopt.records import RunResult
 
         try:
-            stored = RunResult.from_json(read_json(path)) if path.exists() else None
+            stored = RunResult.from_json(read_json(path, fields=_OUTCOME)) if path.exists() else None
         except MapperoptError as exc:  # a damaged outcome: measured again, then stored anew (`_evaluate`)
             self.say(f"Note: {exc.message}; its program is measured again.")
             return None

@@ -494,6 +494,11 @@ def test_a_damaged_stored_outcome_is_measured_again_with_a_note(tmp_path):
     assert again.ok and again.run_dir.endswith("again")  # measured again, not reused
     assert len(notes) == 1 and notes[0].startswith(f"Note: {stored} is damaged: not valid JSON"), notes
     assert json.loads(stored.read_text())["run_dir"] == "again"  # stored anew
+    for text, why in (("[]", "not a JSON object (a list)"), ('{"run_dir": "x"}', "its field 'app' is missing")):
+        stored.write_text(text)  # valid JSON of the wrong shape: the same
+        notes.clear()
+        assert evaluate(f"again-{len(text)}").ok
+        assert notes == [f"Note: {stored} is damaged: {why}; its program is measured again."], notes
 
 
 def test_missing_optional_packages_are_named_before_any_work(tmp_path, monkeypatch, capsys):
