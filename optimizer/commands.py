@@ -30,8 +30,7 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import (KEPT_USE, SETTINGS_FIELDS, TuneStore, folder_path, kept_app_mapper,
-                                       relative_run_dirs)
+from mapperopt.optimizer.store import KEPT_USE, TuneStore, folder_path, kept_app_mapper, relative_run_dirs
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.options import FiniteFloatRange
 
@@ -224,7 +223,9 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
     from mapperopt.optimizer.compare import SCHEMA
 
     path = root / "settings.json"
-    settings = read_json(path, hint=restore_hint("tuning"), fields=SETTINGS_FIELDS) if path.is_file() else {}
+    # a comparison's settings.json (fields of other types) is named as such: TuneStore.open checks a run's fields
+    settings = read_json(path, hint=restore_hint("tuning"), fields={"schema?": str, "compare?": str}) \
+        if path.is_file() else {}
 
     def extend(comparison: Any) -> str:
         command = shlex.join(["mapperopt", "compare", "--resume", str(comparison), *(["--iters", str(iters)]
