@@ -30,7 +30,7 @@ import statistics
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
@@ -42,7 +42,7 @@ from mapperopt.benchmarks.apps import (_app_args, _override_flags, absolute_path
                                        processor_counts, require_gpu_driver)
 from mapperopt.benchmarks.userapp import UserApp, run_user_app
 from mapperopt.errors import BuildError, MapperoptError, closest, signal_name
-from mapperopt.files import writing_in
+from mapperopt.files import read_json, write_atomically, writing_in
 from mapperopt.records import Attempt, RunResult
 
 RESULT_PREFIX = "MAPPEROPT_RESULT "
@@ -481,13 +481,14 @@ def default_mapper_verdict(cmd: list[str], run_dir: Path, timeout_s: float, env:
     key = hashlib.sha256(shlex.join(cmd).encode()).hexdigest()[:16]
     path = toolchain.cache_dir() / "default-verdicts" / f"{key}.json"
     if path.is_file():
-        return json.loads(path.read_text())
+        with suppress(MapperoptError):  # a cache: a verdict a crash or a hand damaged is made again
+            return read_json(path, fields={"status": str, "stage": (str, None), "reason": (str, None)})
     run = execute(cmd, run_dir, "-default", timeout_s, env, dsl_mapper=False)
     verdict = {"status": "failed" if run.stage else "ok", "stage": run.stage, "reason": run.reason,
                "command": shlex.join(cmd)}
     if run.stage not in ("timeout", "start"):  # those may say more about the machine's load than the program
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(verdict) + "\n")
+        write_atomically(path, json.dumps(verdict) + "\n")
     return verdict
 
 

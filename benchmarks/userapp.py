@@ -174,6 +174,10 @@ def _reject_unknown(where: str, data: dict, known: set[str]) -> None:
                          hint=f"did you mean {hint}?" if hint else None)
 
 
+# A number in exponent form without a dot (`1e-9`), a string to YAML 1.1; not nan or inf, which have their own words.
+_EXPONENT_FORM = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
     """(the size `name`'s `SizeConfig`, its arguments), or None with every problem of its body added to
     `problems`."""
@@ -191,6 +195,8 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
         value = data.get(key)
         if value is None:  # left out, or `cpus:` with nothing after it
             return default
+        if kind is float and isinstance(value, str) and _EXPONENT_FORM.fullmatch(value):
+            value = float(value)  # YAML 1.1 reads `1e-9`, without a dot, as a string
         if not isinstance(value, (int, float) if kind is float else int) or isinstance(value, bool):
             problems.append(MapperoptError(f"{where}: '{key}' must be a number, got {value!r}"))
             return default
@@ -874,10 +880,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
         try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
-            desc = read_json(cache)
-            if not isinstance(desc, dict):
-                raise MapperoptError(f"{cache} is damaged: not an application description")
-            return desc
+            return read_json(cache)
         except MapperoptError as exc:
             print(f"note: {str(exc).splitlines()[0]}; discovering the program again", file=sys.stderr, flush=True)
     require_gpu_driver(gpus, size, sz.gpus, extra_args)

@@ -55,6 +55,19 @@ def record_path(text: str, file: str, bench: str | None, machine_spec: str | Non
     return toolchain.cache_dir() / legion.key / "compiles" / f"{h.hexdigest()[:32]}.json"
 
 
+def read_record(record: Path) -> tuple[str, str, str]:
+    """The mapper library's path, its C++ file's and the compiler's messages that the compile record `record` holds.
+
+    Raises:
+        OSError: it cannot be read (there is none).
+        ValueError: it is damaged: not JSON, or not three strings (a cache: the caller compiles again).
+    """
+    value = json.loads(record.read_text())
+    if not (isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)):
+        raise ValueError(f"{record}: not a compile record")
+    return tuple(value)
+
+
 def machine_text(bench, size: str = "ci", app_args: tuple[str, ...] = ()) -> str:
     """The machine a compile with --bench (`bench`: its name) or --app (a `UserApp`) and without --machine is checked
     against, as it goes into the record's key: this machine as `mapperopt run BENCH --size SIZE -- APP_ARGS` sees it
@@ -96,7 +109,7 @@ def answer(args: list[str]) -> int | None:
         bench, machine_spec = found.get("bench"), found.get("machine_spec")
         machine = machine_text(bench) if bench and not machine_spec else ""
         record = record_path(text, found["file"], bench, machine_spec, machine=machine)
-        so_path, cpp_path, messages = json.loads(record.read_text())
+        so_path, cpp_path, messages = read_record(record)
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
             return None
         for source, target in ((cpp_path, found.get("emit_cpp")), (so_path, found.get("output"))):

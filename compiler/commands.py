@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from mapperopt.benchmarks.userapp import discovery_options
-from mapperopt.compiler.cached import machine_text, record_path
+from mapperopt.compiler.cached import machine_text, read_record, record_path
 from mapperopt.dsl.commands import DslFile, MapperCommand
 from mapperopt.errors import MapperoptError
 from mapperopt.files import write_atomically
@@ -93,7 +93,7 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
             probe_error = exc
     record = record_path(text, file, None if app_spec else bench, machine_spec, described, probed)
     try:
-        so_path, cpp_path, messages = json.loads(record.read_text())
+        so_path, cpp_path, messages = read_record(record)
         if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
             raise OSError("the recorded library is gone")
     except (OSError, ValueError):

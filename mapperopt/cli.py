@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import signal
 import sys
 
 from mapperopt.errors import MapperoptError
@@ -98,8 +97,8 @@ def _show(exc) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: runs the CLI and turns `MapperoptError`, and a write the file system refused, into a message and
-    exit status 1."""
+    """Entry point: runs the CLI and turns `MapperoptError`, a write the file system refused and a folder where a file
+    belongs (or the reverse) into a message and exit status 1."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["compile"]:
         from mapperopt.compiler.cached import answer  # a compile done before: answered without click
@@ -119,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         click.secho(f"error: {exc}", fg="red", err=True)
         return 1
     except OSError as exc:  # a full disk, a read-only cache, ...: said as the errors above
-        from mapperopt.files import refused_write
+        from mapperopt.files import refused_write, wrong_kind
 
-        if (error := refused_write(exc)) is None:
+        if (error := refused_write(exc) or wrong_kind(exc)) is None:
             raise
         click.secho(f"error: {error}", fg="red", err=True)
         return 1
@@ -132,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         _show(exc)
         return exc.exit_code
     status = status if isinstance(status, int) else 0
-    return 128 + signal.SIGTERM if status == 130 and interrupts.terminated() else status  # as if killed by it
+    stopped = interrupts.terminated()
+    return 128 + stopped if status == 130 and stopped else status  # as if killed by the signal
 
 
 if __name__ == "__main__":

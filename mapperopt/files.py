@@ -8,7 +8,7 @@ import errno
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from mapperopt.errors import MapperoptError
 
@@ -17,28 +17,70 @@ _REFUSED = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota e
             errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EPERM: "not permitted"}
 
 
-def read_json(path: Path, hint: str | None = None) -> Any:
-    """The JSON value stored in the file `path`.
+def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | None = None) -> dict:
+    """The JSON object stored in the file `path`, with its fields' types checked.
 
     Args:
         hint: how to recover when the file is damaged; default: restore it from a copy.
+        fields: the fields the reader uses: name -> its type, or a tuple of types (`float` takes an integer too,
+            None a null); a name that ends in "?" may be missing.
 
     Raises:
         FileNotFoundError: there is no such file.
-        MapperoptError: the file cannot be read, or is not valid JSON (its line and column in the message).
+        MapperoptError: the file cannot be read, is not valid JSON (its line and column in the message), is not a
+            JSON object, or a field of `fields` is missing or of another type (named).
     """
+    def damaged(why: str) -> MapperoptError:
+        return MapperoptError(f"{path} is damaged: {why}", hint=hint or "restore it from a copy")
+
     try:
-        return json.loads(Path(path).read_text())
+        value = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise
     except OSError as exc:
         raise MapperoptError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except json.JSONDecodeError as exc:
-        raise MapperoptError(f"{path} is damaged: not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})",
-                             hint=hint or "restore it from a copy") from None
+        raise damaged(f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
     except ValueError as exc:  # not UTF-8
-        raise MapperoptError(f"{path} is damaged: not valid JSON ({exc})", hint=hint or "restore it from a copy") \
-            from None
+        raise damaged(f"not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise damaged(f"not a JSON object ({_json_kind(value)})")
+    for name, types in (fields or {}).items():
+        key = name.rstrip("?")
+        types = types if isinstance(types, tuple) else (types,)
+        if key not in value:
+            if not name.endswith("?"):
+                raise damaged(f"its field '{key}' is missing")
+        elif not any(_is(value[key], t) for t in types):
+            raise damaged(f"its field '{key}' is {_json_kind(value[key])}, not "
+                          + " or ".join(_json_kind(t) for t in types))
+    return value
+
+
+# JSON's names of the types `json.loads` gives
+_KINDS = {dict: "an object", list: "a list", str: "a string", float: "a number", int: "an integer", bool: "true or "
+          "false", None: "null"}
+
+
+def _is(value: Any, kind: Any) -> bool:
+    if kind is None:
+        return value is None
+    if isinstance(value, bool):  # an int to Python, not to JSON
+        return kind is bool
+    return isinstance(value, (int, float) if kind is float else kind)
+
+
+def _json_kind(value: Any) -> str:
+    """`value`'s kind in JSON's terms ("a list"); of a type in `_KINDS`, that type's."""
+    if value is None or isinstance(value, type):
+        return _KINDS.get(value, str(value))
+    return "a number" if isinstance(value, (int, float)) and not isinstance(value, bool) else \
+        _KINDS.get(type(value), type(value).__name__)
+
+
+def restore_hint(kind: str) -> str:
+    """The hint for a damaged file of a folder that `tune` or `compare` made (`kind`: "tuning", "comparison")."""
+    return f"restore the {kind} folder from a copy, or start a new one with `--new`"
 
 
 def write_atomically(path: Path, text: str | bytes) -> None:
@@ -72,6 +114,16 @@ def writing_in(folder: Path) -> Iterator[None]:
         if exc.filename is not None or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         raise OSError(exc.errno, exc.strerror, str(folder)) from None
+
+
+def wrong_kind(exc: OSError) -> MapperoptError | None:
+    """The error to show for `exc` when a folder is where mapperopt keeps a file of its own (a journal, a lock) or a
+    file where it keeps a folder, naming the path and what to do; None for any other `OSError`."""
+    if exc.filename is None or exc.errno not in (errno.EISDIR, errno.ENOTDIR):
+        return None
+    what = "is a folder, where mapperopt keeps a file" if exc.errno == errno.EISDIR else \
+        "cannot be used: part of this path is a file where a folder belongs"
+    return MapperoptError(f"{exc.filename} {what}", hint="remove or rename it, then run the same command again")
 
 
 def refused_write(exc: OSError) -> MapperoptError | None:

@@ -1,4 +1,4 @@
-"""A Ctrl-C that the interpreter drops is not lost; SIGTERM can stop a command as Ctrl-C does.
+"""A Ctrl-C that the interpreter drops is not lost; SIGTERM and SIGHUP can stop a command as Ctrl-C does.
 
 Python raises KeyboardInterrupt in whatever Python code its main thread runs next when SIGINT arrives. When that
 code is a callback the interpreter calls itself (a weakref callback, a `__del__` method, an at-fork hook such as
@@ -10,7 +10,7 @@ where work starts (each benchmark execution).
     watch()    # once, at the start of a command (mapperopt.cli.main)
     check()    # raises KeyboardInterrupt if one was dropped since the last call
     sigterm_as_ctrl_c()  # in a command that says how to continue after Ctrl-C (tune, compare and its workers)
-    terminated()  # whether SIGTERM was the interrupt (its exit status is then 143, not 130)
+    terminated()  # the signal, SIGTERM or SIGHUP, that was the interrupt, else 0 (the exit status is 128 + it)
 
 C code run by an import may turn the KeyboardInterrupt into an ImportError instead (numpy's import of a C
 interface, pybind11's "initialization failed"); `importing()` turns it back.
@@ -23,15 +23,18 @@ import sys
 from contextlib import contextmanager
 
 _dropped = False
-_arrived = 0  # Ctrl-Cs (and SIGTERMs) seen by `_on_sigint`
-_terminated = False
+_arrived = 0  # Ctrl-Cs (and SIGTERMs, SIGHUPs) seen by `_on_sigint`
+_terminated = 0  # the first of `STOPPING` that arrived
+# The signals that stop a command as Ctrl-C does: `kill`, `timeout`, a job system; a closed terminal, a dropped ssh
+# connection.
+STOPPING = (signal.SIGTERM, signal.SIGHUP)
 
 
 def _on_sigint(signum, frame) -> None:
-    """Python's own SIGINT handler (raises KeyboardInterrupt), counting for `importing`; SIGTERM's too."""
+    """Python's own SIGINT handler (raises KeyboardInterrupt), counting for `importing`; that of `STOPPING` too."""
     global _arrived, _terminated
     _arrived += 1
-    _terminated = _terminated or signum == signal.SIGTERM
+    _terminated = _terminated or (signum if signum in STOPPING else 0)
     raise KeyboardInterrupt
 
 
@@ -70,15 +73,18 @@ def check() -> None:
 
 
 def sigterm_as_ctrl_c() -> None:
-    """Makes SIGTERM (`kill`, `timeout`, a job system), where it has its default action, raise KeyboardInterrupt as
-    Ctrl-C does: the command stops as after Ctrl-C, saying how to continue, instead of dying without a word (`tune`,
-    `run`, `compare`, whose worker processes it stops in turn)."""
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _on_sigint)
+    """Makes SIGTERM (`kill`, `timeout`, a job system) and SIGHUP (a closed terminal, a dropped ssh connection),
+    each where it has its default action (not under `nohup`), raise KeyboardInterrupt as Ctrl-C does: the command
+    stops as after Ctrl-C, saying how to continue, instead of dying without a word (`tune`, `run`, `compare`, whose
+    worker processes it stops in turn)."""
+    for signum in STOPPING:
+        if signal.getsignal(signum) is signal.SIG_DFL:
+            signal.signal(signum, _on_sigint)
 
 
-def terminated() -> bool:
-    """Whether a SIGTERM arrived since `sigterm_as_ctrl_c` (handled as a Ctrl-C)."""
+def terminated() -> int:
+    """The signal of `STOPPING` that arrived since `sigterm_as_ctrl_c` (handled as a Ctrl-C), the first if several;
+    0 if none."""
     return _terminated
 
 

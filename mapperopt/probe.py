@@ -6,6 +6,7 @@ before answering.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import json
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, exit_status
-from mapperopt.files import write_atomically
+from mapperopt.files import read_json, write_atomically
 
 PROBE_TIMEOUT_S = 120
 # Probes this process made or read from the cache: (probe key, allowed cores) -> the machine description's JSON. One machine, command
@@ -63,8 +64,10 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     if here in _PROBED:
         return json.loads(_PROBED[here])
     if cached and path.is_file():
-        _PROBED[here] = path.read_text()
-        return json.loads(_PROBED[here])
+        with contextlib.suppress(MapperoptError):  # a cache: a record a crash or a hand damaged is probed again
+            data = read_json(path)
+            _PROBED[here] = json.dumps(data)
+            return data
     # run_in_group: a hung probe must not outlive a killed mapperopt
     from mapperopt.benchmarks.harness import run_in_group, stderr_lines
 

@@ -24,7 +24,7 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
-from mapperopt.files import read_json, write_atomically
+from mapperopt.files import read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
@@ -224,7 +224,10 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
     from mapperopt.optimizer.compare import SCHEMA
 
     path = root / "settings.json"
-    settings = read_json(path) if path.is_file() else {}
+    # a comparison's settings.json (fields of other types) is named as such: TuneStore.open checks a run's fields
+    settings = read_json(path, hint=restore_hint("tuning"), fields={"schema?": str, "compare?": str}) \
+        if path.is_file() else {}
+
     def extend(comparison: Any) -> str:
         command = shlex.join(["mapperopt", "compare", "--resume", str(comparison), *(["--iters", str(iters)]
                                                                                     if iters else [])])

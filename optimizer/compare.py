@@ -65,7 +65,7 @@ from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_tim
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import read_json, write_atomically
+from mapperopt.files import read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
@@ -114,6 +114,10 @@ class RunOutcome:
         return (self.final or 0.0) / (self.reference or expert)
 
 
+# The fields of a stored outcome (`RunResult`) that it cannot be made without.
+_OUTCOME = {"app": str, "mapper": str, "status": str, "attempts?": list}
+
+
 class SharedEvaluations:
     """An evaluator that runs each program once per comparison: a program some run of the comparison evaluated
     already (same normalised text, same settings) gets the stored `RunResult`, explained again for this run (AutoGuide
@@ -136,7 +140,7 @@ class SharedEvaluations:
         from mapperopt.records import RunResult
 
         try:
-            stored = RunResult.from_json(read_json(path)) if path.exists() else None
+            stored = RunResult.from_json(read_json(path, fields=_OUTCOME)) if path.exists() else None
         except MapperoptError as exc:  # a damaged outcome: measured again, then stored anew (`_evaluate`)
             self.say(f"Note: {exc.message}; its program is measured again.")
             return None
@@ -221,7 +225,7 @@ def _no_comparison(bench, runs_dir, folder: Path, asked: dict) -> NoReturn:
                              "measurement yet)", hint="run the same command without --report-only to measure it")
     others = []
     for settings in sorted(Path(runs_dir, str(bench)).glob("compare-*/settings.json")):
-        stored = read_json(settings)
+        stored = _folder_file(settings)
         differ = [k for k in asked if k not in ("optimizers", "iters", "repeats") and stored.get(k) != asked[k]]
         shown = ", ".join(f"{k} {_setting_text(stored.get(k))}" for k in differ)
         here = ", ".join(f"{k} {_setting_text(asked[k])}" for k in differ)
@@ -243,6 +247,28 @@ def _setting_text(value) -> str:
     return "none" if value is None else str(value)
 
 
+_DAMAGED = restore_hint("comparison")
+# The fields of a comparison folder's files (`_folder_file`), by file; those of a settings.json that an earlier
+# mapperopt did not write may be missing (`_comparison_settings` names them).
+_FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": list, "iters?": int,
+                             "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
+                             "memory?": dict, "executions?": int, "max_executions?": int, "min_time_s?": float,
+                             "timeout_s?": (float, None), "app_args?": list, "dedicated?": bool, "app?": dict,
+                             "app_description?": dict, "machine?": dict, "jobs_by_command?": list},
+           "final.json": {"rounds?": int, "groups?": list, "replaced?": list, "interrupted?": list},
+           "expert.json": {"throughput": float, "iterations": (int, None), "wall_s?": (float, None)}}
+_FIELDS["default.json"] = _FIELDS["expert.json"]
+
+
+def _folder_file(path: Path) -> dict:
+    """The comparison folder's file `path` (settings.json, final.json, expert.json or default.json).
+
+    Raises:
+        MapperoptError: the file is damaged: not valid JSON, or a field of another type (`read_json`), named.
+    """
+    return read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
+
+
 def _comparison_settings(folder: Path) -> dict:
     """The settings.json of the comparison folder `folder` (`compare --resume`).
 
@@ -250,7 +276,8 @@ def _comparison_settings(folder: Path) -> dict:
         MapperoptError: `folder` is no comparison folder (a tuning run's, one of its runs', any other).
     """
     path = folder / "settings.json"
-    settings = read_json(path, hint=_DAMAGED) if path.is_file() else {}
+    # a run's settings.json (fields of other types) is named as such before its fields are checked as a comparison's
+    settings = read_json(path, hint=_DAMAGED, fields={"schema?": str, "compare?": str}) if path.is_file() else {}
     if settings.get("schema") != SCHEMA:
         if "compare" in settings:  # a run of a comparison names its folder, relative to its own
             raise MapperoptError(f"{folder} is the tuning run {folder.name} of a comparison, not a comparison folder",
@@ -260,6 +287,7 @@ def _comparison_settings(folder: Path) -> dict:
         raise MapperoptError(f"{folder} is not a comparison folder{run}",
                              hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
                                   "holds settings.json, expert.json or default.json and the runs")
+    settings = _folder_file(path)
     missing = [k for k in ("bench", "size", "cpus", "gpus", "seed", "start", "executions", "max_executions",
                            "min_time_s", "optimizers", "iters", "repeats") if k not in settings]
     if missing:
@@ -269,7 +297,6 @@ def _comparison_settings(folder: Path) -> dict:
 
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
-_DAMAGED = "restore the comparison folder from a copy, or make a new comparison with --new"
 _FOLDER_OPTIONS = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "seed", "start", "repeats", "max_repeats",
                    "old_repeats", "old_max_repeats", "min_time_s", "timeout_s", "runs_dir", "new")
 
@@ -295,7 +322,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
                "app_args": tuple(app_args if "app" in stored else stored.get("app_args", [])),
                "dedicated": stored.get("dedicated", False)}
     if start not in ("default", "random"):  # a start file's text: named as the runs name it
-        named = [read_json(p).get("start") for p in folder.glob("*/settings.json")]
+        named = [read_json(p, hint=_DAMAGED).get("start") for p in folder.glob("*/settings.json")]
         options.update(start=next((n for n in named if n not in (None, "default", "random")), "the start file"),
                        start_text=start)
     else:
@@ -305,7 +332,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
             options[key] = stored[key]
     final = folder / "final.json"  # a final measurement in other rounds would be made again
     if ctx.get_parameter_source("final_rounds") is not ParameterSource.COMMANDLINE:
-        measured = read_json(final, hint=_DAMAGED) if final.exists() else {}
+        measured = _folder_file(final) if final.exists() else {}
         if measured.get("groups"):
             options["final_rounds"] = measured.get("rounds", FINAL_ROUNDS)
         elif any(folder.glob("final-*")):  # its rounds are known only once a group of it has ended
@@ -419,7 +446,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
     folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
     if opts.get("folder"):  # `--resume DIR`: its settings, the same identity (a program of the user's: the same one)
-        stored = read_json(folder / "settings.json")
+        stored = _folder_file(folder / "settings.json")
         differ = []
         for k, now in asked.items():
             was = stored.get(k)
@@ -436,7 +463,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                              for k, was, now in differ),
                                  hint="give the program as the command that made the comparison gave it")
     if opts.get("tune", True) and (folder / "settings.json").exists():  # not in its name: found after a rebuild too
-        stored = read_json(folder / "settings.json")
+        stored = _folder_file(folder / "settings.json")
         require_same_build(folder, stored, bench)
         if isinstance(bench, UserApp):  # nor its machine: its program's size may have changed since
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
@@ -461,7 +488,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                              "comparison") from None
     try:
         if resumed and (folder / "settings.json").exists():
-            stored = read_json(folder / "settings.json")
+            stored = _folder_file(folder / "settings.json")
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
         else:
@@ -516,7 +543,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         ctx["again"] = _set_aside(folder, opts["final_rounds"],
                                   {f"{name}-{r}" for name in optimizers for r in opts.get("remeasure") or ()}, say)
         if opts.get("tune", True):
-            earlier = read_json(folder / "final.json") if (folder / "final.json").exists() else {}
+            earlier = _folder_file(folder / "final.json") if (folder / "final.json").exists() else {}
             if earlier.get("groups") and earlier.get("rounds") != opts["final_rounds"]:
                 say(f"The final measurement is made again, in {_rounds(opts['final_rounds'])} (--final-rounds); the "
                     f"earlier one, in {earlier['rounds']}, is kept in final.json under `replaced`.")
@@ -590,7 +617,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                              "measurement (no final measurement yet); failures count 0")
         summary = summarize(outcomes, final_reference, curve_expert=first)
         # how the runs were measured: a --report-only's own --jobs measured nothing
-        last = (read_json(folder / "settings.json").get("jobs_by_command") or [None])[-1] \
+        last = (_folder_file(folder / "settings.json").get("jobs_by_command") or [None])[-1] \
             if not opts.get("tune", True) else None
         ran = last or {"jobs": len(cores), "cores_per_job": len(cores[0]) if cores[0] else None}
         summary.update(folder=str(folder), bench=str(bench), unit=unit, reference=reference,
@@ -601,7 +628,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             summary["own_mapper"] = ctx["own_mapper"]
         # --report-only of other runs than those of the command that last ran the comparison (settings.json):
         # printed only, so that the report files never describe part of it as the whole
-        stored = read_json(folder / "settings.json")
+        stored = _folder_file(folder / "settings.json")
         options = {"optimizers": "--optimizers", "repeats": "--runs", "iters": "--iters"}
         other = [k for k in options if (set(stored.get(k) or ()) != set(asked[k]) if k == "optimizers"
                                         else stored.get(k) != asked[k])]
@@ -665,7 +692,7 @@ def _jobs_by_command(folder: Path, cores: list[list[int] | None], say: Callable)
     command's differ, which is said: the runs and final measurements made under earlier ones keep their figures."""
     this = {"jobs": len(cores), "cores_per_job": len(cores[0]) if cores[0] else None}
     settings, summary = folder / "settings.json", folder / "summary.json"
-    earlier = read_json(settings).get("jobs_by_command") if settings.exists() else None
+    earlier = _folder_file(settings).get("jobs_by_command") if settings.exists() else None
     if earlier is None and summary.exists():
         last = read_json(summary)
         earlier = [{"jobs": last["jobs"], "cores_per_job": last.get("cores_per_job")}] if "jobs" in last else []
@@ -701,7 +728,8 @@ def _pinned(cores: list[int] | None):
 def _die_with(parent: int) -> None:
     """Initializer of a worker process: it is killed when `parent` dies (SIGKILL included), and its tuning run's
     benchmark with it, so that no worker outlives a killed `compare`; SIGTERM, which a terminated `compare` sends
-    it, stops its task as Ctrl-C does, and an idle worker quietly (exit status 143)."""
+    it, stops its task as Ctrl-C does, and an idle worker quietly (exit status 143); SIGHUP (a closed terminal
+    reaches every process of the job) likewise (129)."""
     from mapperopt import interrupts
     from mapperopt.benchmarks.harness import _prctl, arm_parent_death
 
@@ -709,14 +737,16 @@ def _die_with(parent: int) -> None:
     interrupts.sigterm_as_ctrl_c()
     as_ctrl_c = signal.getsignal(signal.SIGTERM)
 
-    def on_sigterm(signum, frame) -> None:
+    def on_stop(signum, frame) -> None:
         if not _busy:
             # Idle: a KeyboardInterrupt in the pool's queue prints a traceback, and a SystemExit raised while the
             # pool still sends the last result back is caught there (`except BaseException`), leaving it waiting.
             os._exit(128 + signum)
         as_ctrl_c(signum, frame)
 
-    signal.signal(signal.SIGTERM, on_sigterm)
+    for signum in interrupts.STOPPING:  # those `sigterm_as_ctrl_c` took (not SIGHUP where ignored: under nohup)
+        if signal.getsignal(signum) is as_ctrl_c:
+            signal.signal(signum, on_stop)
 
 
 _busy = False  # in a worker process: whether it runs a task (`_call_pinned`)
@@ -915,7 +945,7 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     damaged = None
     if path.exists():
         try:
-            data = read_json(path, hint=_DAMAGED)
+            data = _folder_file(path)
             return data["throughput"], data["iterations"], data.get("wall_s")
         except MapperoptError as exc:
             damaged = exc
@@ -992,7 +1022,7 @@ def _load_finals(folder: Path, rounds: int) -> dict:
     """final.json's content (see `_final`), or one without groups when there is none or it was measured in other
     `rounds`: then its groups are kept under `replaced`, each with its `rounds`, as `--remeasure` keeps them."""
     path = folder / "final.json"
-    stored = read_json(path) if path.exists() else {}
+    stored = _folder_file(path) if path.exists() else {}
     if stored.get("rounds") != rounds or "groups" not in stored:
         earlier = [{**g, "rounds": stored.get("rounds")} for g in stored.get("groups", [])]
         stored = {"rounds": rounds, "host_cores": os.cpu_count(), "groups": [],
@@ -1010,7 +1040,7 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
         MapperoptError: the option that differs, its value in the measurement, and nothing written.
     """
     path = folder / "final.json"
-    stored = read_json(path) if path.exists() else {}
+    stored = _folder_file(path) if path.exists() else {}
     if not stored.get("groups"):
         if stored.get("replaced"):  # measured, then set aside: the report would pass tuning figures off as its own
             raise MapperoptError(f"no group of the final measurement of {folder} is in use: those it made, "
@@ -1027,7 +1057,7 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
                                   f"--final-rounds {opts['final_rounds']} measures again, keeping it)")
     # a best after --iters that is another iteration than the measured comparison's (its settings.json --iters),
     # even one whose program another run's best had and so was measured, is not the run's measured best
-    made_iters = read_json(folder / "settings.json").get("iters")
+    made_iters = _folder_file(folder / "settings.json").get("iters")
 
     def differs(o: RunOutcome) -> bool:
         full = _outcome(folder, o.optimizer, o.repeat - 1, {**opts, "iters": made_iters}) if made_iters else None
@@ -1085,7 +1115,7 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
     # written into final.json as it is: groups that `stored` sets aside (another --final-rounds) stay in use there
     # until a new group is measured
     path = folder / "final.json"
-    on_disk = read_json(path) if path.exists() else stored
+    on_disk = _folder_file(path) if path.exists() else stored
     on_disk["interrupted"] = stored["interrupted"]
     _write_finals(folder, on_disk)
     held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in new)

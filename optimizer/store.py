@@ -40,14 +40,22 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mapperopt.errors import MapperoptError
-from mapperopt.files import read_json, write_atomically
+from mapperopt.files import read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
 KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); without it, it maps every task in "
             "place of the program's own mapper.")
-_DAMAGED = "restore the tuning folder from a copy, or start a new one with `--new`"
+_DAMAGED = restore_hint("tuning")
+# The types of the fields of a tuning folder's settings.json that a resumed run reads (those an earlier mapperopt did
+# not write may be missing; a count not known yet is null).
+_SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": int, "gpus?": int,
+                    "memory?": dict, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
+                    "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": (int, None),
+                    "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
+                    "app_args?": list, "app_description?": dict, "machine?": dict, "request?": dict,
+                    "baselines?": dict}
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
@@ -143,7 +151,7 @@ class TuneStore:
         """
         root = Path(root)
         try:
-            settings = read_json(root / "settings.json", hint=_DAMAGED)
+            settings = read_json(root / "settings.json", hint=_DAMAGED, fields=_SETTINGS_FIELDS)
         except OSError as exc:
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None

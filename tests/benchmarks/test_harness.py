@@ -138,6 +138,26 @@ def _run(tmp_path: Path, body: str, timeout_s: float = 30):
     return execute(_script(tmp_path, body), run_dir, "", timeout_s, dict(os.environ))
 
 
+@pytest.mark.parametrize("damage", ['{"status": "o', "[]", '{"stage": 3}'])
+def test_a_damaged_default_mapper_verdict_in_the_cache_is_made_again(tmp_path, damage):
+    """The cached verdict of Legion's default mapper, cut short (a crash) or of the wrong shape, gave a traceback on
+    every verification failure of that command line; it is a cache: the default mapper runs again."""
+    import hashlib
+    import shlex
+
+    from mapperopt.benchmarks.harness import default_mapper_verdict
+
+    cmd = _script(tmp_path, f"echo '{GOOD}'")
+    (tmp_path / "run").mkdir()
+    first = default_mapper_verdict(cmd, tmp_path / "run", 30, dict(os.environ))
+    assert first["status"] == "ok"
+    key = hashlib.sha256(shlex.join(cmd).encode()).hexdigest()[:16]  # one verdict per command line
+    path = toolchain.cache_dir() / "default-verdicts" / f"{key}.json"
+    path.write_text(damage)
+    assert default_mapper_verdict(cmd, tmp_path / "run", 30, dict(os.environ)) == first
+    assert json.loads(path.read_text()) == first
+
+
 def test_a_good_run(tmp_path):
     run = _run(tmp_path, f"echo 'some output'\necho '{GOOD}'\necho '[0 - 1] 0.0 {{4}}{{x}}: a warning' >&2")
     assert run.stage is None and run.attempt.exit_code == 0

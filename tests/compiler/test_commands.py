@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from mapperopt.cli import cli
@@ -72,6 +73,24 @@ def test_a_compile_done_before_is_answered_from_its_record(tmp_path, capsys):
         assert answer(other) is None, other
     src.write_text("Region * * GPU FBMEM;\n")
     assert answer(args) is None  # the text changed
+
+
+@pytest.mark.parametrize("damage", ["3", "null", "[1, 2, 3]"])
+def test_a_compile_record_of_the_wrong_shape_is_compiled_again(tmp_path, capsys, damage):
+    """A record in the cache's compiles/ that is valid JSON of another shape (a hand, a copy of another file) gave a
+    TypeError traceback on every compile of that mapper; it is a cache: compiled again, the record written anew."""
+    from mapperopt.cli import main
+    from mapperopt.compiler.cached import answer, record_path
+
+    src = tmp_path / "m.dsl"
+    src.write_text("Task * CPU;\n")
+    args = [str(src), "--machine=1x4", "-o", str(tmp_path / "m.so")]
+    assert main(["compile", *args]) == 0
+    record = record_path(src.read_text(), str(src), None, "1x4")
+    record.write_text(damage)
+    assert answer(args) is None  # left to the click command
+    assert main(["compile", *args]) == 0
+    assert answer(args) == 0  # the record was written anew
 
 
 # One CPU per launch point of circuit's index launches (two at size ci), without wrapping the index.

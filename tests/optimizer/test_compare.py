@@ -286,6 +286,28 @@ def test_resume_continues_the_folder_given_with_its_own_settings(tmp_path, capsy
         assert main(["compare", "--resume", str(newer), "--report-only"]) == 1
         err = " ".join(capsys.readouterr().err.split())
         assert f"error: {path} is damaged: not valid JSON (" in err, err
+    # valid JSON of the wrong shape (a copy of another file, `echo '[]' >`): the same error, naming the file
+    for name, text, why in (("expert.json", "[]", "not a JSON object (a list)"),
+                            ("expert.json", "{}", "its field 'throughput' is missing"),
+                            ("final.json", "3", "not a JSON object (a number)"),
+                            ("final.json", '{"groups": 3}', "its field 'groups' is a number, not a list"),
+                            ("settings.json", "[]", "not a JSON object (a list)"),
+                            ("settings.json", '{"schema": 7}', "its field 'schema' is a number, not a string")):
+        path = older / name
+        kept = path.read_text()
+        path.write_text(text)
+        assert main(["compare", "--resume", str(older), "--report-only"]) == 1, name
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"error: {path} is damaged: {why}" in err, err
+        assert "hint: restore the comparison folder from a copy, or start a new one with `--new`" in err, err
+        path.write_text(kept)
+    lock = older / "tune.lock"  # a folder where a file belongs: named too
+    lock.unlink()
+    lock.mkdir()
+    assert main(["compare", "--resume", str(older), "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {lock} is a folder, where mapperopt keeps a file" in err, err
+    assert "hint: remove or rename it, then run the same command again" in err, err
 
 
 def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
@@ -472,6 +494,11 @@ def test_a_damaged_stored_outcome_is_measured_again_with_a_note(tmp_path):
     assert again.ok and again.run_dir.endswith("again")  # measured again, not reused
     assert len(notes) == 1 and notes[0].startswith(f"Note: {stored} is damaged: not valid JSON"), notes
     assert json.loads(stored.read_text())["run_dir"] == "again"  # stored anew
+    for text, why in (("[]", "not a JSON object (a list)"), ('{"run_dir": "x"}', "its field 'app' is missing")):
+        stored.write_text(text)  # valid JSON of the wrong shape: the same
+        notes.clear()
+        assert evaluate(f"again-{len(text)}").ok
+        assert notes == [f"Note: {stored} is damaged: {why}; its program is measured again."], notes
 
 
 def test_missing_optional_packages_are_named_before_any_work(tmp_path, monkeypatch, capsys):

@@ -5,6 +5,7 @@ figures off as the final measurement's. One small real comparison on Circuit (ci
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -177,12 +178,12 @@ def test_an_iteration_interrupted_after_its_measurement_keeps_its_files_on_resum
     assert record["cached_from"] is None, record
 
 
-def test_sigterm_stops_parallel_runs_as_ctrl_c_does(tmp_path):
-    """`kill PID` of a `compare --jobs 2` ended it without a word (exit 143, its workers killed with it); it now stops
-    its workers as Ctrl-C does, waits for them and says how to continue, with SIGTERM's exit status; every iteration
-    a run journaled stays, and the workers are gone."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_parallel_runs_as_ctrl_c_does(tmp_path, signum):
+    """`kill PID` of a `compare --jobs 2` ended it without a word (exit 143, its workers killed with it), and so did
+    SIGHUP (a closed terminal); it now stops its workers as Ctrl-C does, waits for them and says how to continue,
+    with the signal's exit status; every iteration a run journaled stays, and the workers are gone."""
     import os
-    import signal
     import subprocess
     import sys
     import time
@@ -202,9 +203,9 @@ def test_sigterm_stops_parallel_runs_as_ctrl_c_does(tmp_path):
     workers = {int(w): Path(f"/proc/{w}/cmdline").read_text() for t in Path(f"/proc/{proc.pid}/task").iterdir()
                for w in (t / "children").read_text().split()}
     assert len(workers) >= 2, workers
-    os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signum)
     out, _ = proc.communicate(timeout=180)
-    assert proc.returncode == 128 + signal.SIGTERM, out
+    assert proc.returncode == 128 + signum, out
     assert "Interrupted. Run the same command again to resume." in out, out
     time.sleep(5)  # the multiprocessing resource tracker ends once it sees the end of its pipe
     for pid, command in workers.items():
@@ -215,13 +216,13 @@ def test_sigterm_stops_parallel_runs_as_ctrl_c_does(tmp_path):
         assert [r.iter for r in records] == list(range(1, len(records) + 1)), root
 
 
-def test_an_idle_worker_of_compare_jobs_stops_quietly_on_sigterm(capfd):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_an_idle_worker_of_compare_jobs_stops_quietly_on_sigterm(capfd, signum):
     """SIGTERM of `compare --jobs 2` while one worker waited for work (its run finished): the interrupted `compare`
     sends its workers SIGTERM, and the idle one printed its Python traceback (KeyboardInterrupt in the pool's
-    queue) before the "Interrupted" line."""
+    queue) before the "Interrupted" line. SIGHUP (a closed terminal reaches every process of the job) likewise."""
     import multiprocessing
     import os
-    import signal
     from concurrent.futures import ProcessPoolExecutor
 
     from mapperopt.optimizer.compare import _die_with
@@ -230,10 +231,10 @@ def test_an_idle_worker_of_compare_jobs_stops_quietly_on_sigterm(capfd):
                                initializer=_die_with, initargs=(os.getpid(),))
     try:
         worker = pool.submit(os.getpid).result()  # the worker is now idle, waiting for the next task
-        os.kill(worker, signal.SIGTERM)
+        os.kill(worker, signum)
         [process] = [p for p in multiprocessing.active_children() if p.pid == worker]
         process.join(60)
-        assert process.exitcode == 128 + signal.SIGTERM, process.exitcode
+        assert process.exitcode == 128 + signum, process.exitcode
     finally:
         pool.shutdown(wait=True)
     err = capfd.readouterr().err

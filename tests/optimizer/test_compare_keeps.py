@@ -69,6 +69,12 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert f"{folder} is a comparison" in err and "earlier mapperopt" not in err, err
     assert f"extend it with `mapperopt compare --resume {folder}` and a larger --iters" in err, err
+    settings = folder / "settings.json"  # a comparison of a user's program: its `app` is an object, not a name
+    kept = settings.read_text()
+    settings.write_text(json.dumps({**json.loads(kept), "app": {"exe": "/bin/true"}}))
+    assert main(["tune", "--resume", str(folder)]) == 1
+    assert f"{folder} is a comparison" in " ".join(capsys.readouterr().err.split())
+    settings.write_text(kept)
 
     # A comparison in use by another process: the hint speaks of comparisons, not tuning folders.
     holder = TuneStore(folder, {}, [])

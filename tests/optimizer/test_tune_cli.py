@@ -332,15 +332,16 @@ def test_an_interrupt_while_an_iteration_is_forced_to_disk_counts_it(tmp_path, p
     assert "Interrupted after 1 iteration. To continue" in " ".join(capsys.readouterr().out.split())
 
 
-def test_sigterm_interrupts_as_ctrl_c_does(tmp_path, poor, offline):
-    """`kill PID` (SIGTERM, as `timeout` and job systems stop a process) ended `tune` without a word; it now stops as
-    Ctrl-C does, saying how to continue, with SIGTERM's exit status, and the journal keeps every finished
-    iteration."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_interrupt_as_ctrl_c_does(tmp_path, poor, offline, signum):
+    """`kill PID` (SIGTERM, as `timeout` and job systems stop a process) ended `tune` without a word, and so did
+    SIGHUP (a closed terminal, a dropped ssh connection); it now stops as Ctrl-C does, saying how to continue, with
+    the signal's exit status, and the journal keeps every finished iteration."""
     runs = tmp_path / "runs"
-    proc, out = tune_interrupted(runs, poor, signal.SIGTERM)
+    proc, out = tune_interrupted(runs, poor, signum)
     root = only_run(runs)
     flat = " ".join(out.split())
-    assert proc.returncode == 128 + signal.SIGTERM, out
+    assert proc.returncode == 128 + signum, out
     n = int(re.search(r"Interrupted after (\d+) iterations?\. To continue: mapperopt tune circuit --resume "
                       rf"{re.escape(str(root))} --iters 8", flat)[1])
     assert [r.iter for r in TuneStore.open(root).records] == list(range(1, n + 1))
@@ -684,6 +685,11 @@ def test_a_folder_with_a_damaged_settings_file_is_named(tmp_path, capsys):
     assert main(["tune", "--resume", str(store.root)]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {path} is damaged: not valid JSON (" in err, err
+    path.write_text("[]")  # valid JSON of the wrong shape: the same error
+    assert main(["tune", "--resume", str(store.root)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {path} is damaged: not a JSON object (a list)" in err, err
+    assert "hint: restore the tuning folder from a copy, or start a new one with `--new`" in err, err
 
 
 def test_tuning_warns_once_of_more_processors_than_cores(tmp_path, offline, capsys, monkeypatch):
@@ -740,3 +746,15 @@ def test_damaged_or_lost_outputs_of_a_finished_run_do_not_stop_its_extension(tmp
     assert "Interrupted" not in out, out
     assert ("final-2, a final comparison without its summary.json (cut short before it ended, or its summary.json "
             "was lost; it holds runs of") in out, out
+
+
+def test_a_folder_where_a_tuning_folder_keeps_a_file_is_named(tmp_path, capsys):
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided", "iters": 3, "seed": 0})
+    store.unlock()
+    path = store.root / "state.jsonl"
+    path.unlink()
+    path.mkdir()
+    assert main(["tune", "--resume", str(store.root)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {path} is a folder, where mapperopt keeps a file" in err, err
+    assert "hint: remove or rename it, then run the same command again" in err, err

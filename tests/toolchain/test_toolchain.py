@@ -89,6 +89,23 @@ def test_one_process_runs_the_same_probe_once(monkeypatch):
     assert len(runs) == 2
 
 
+@pytest.mark.parametrize("damage", ['{"processors": {"CPU', "[]"])
+def test_a_damaged_machine_record_in_the_cache_is_probed_again(monkeypatch, damage):
+    """A record of machines/ cut short (a crash, a hand) or of the wrong shape gave a JSONDecodeError traceback on
+    every `compile --bench` of that machine; it is a cache: probed again and written anew."""
+    from mapperopt import probe
+
+    monkeypatch.setattr(probe, "_PROBED", {})
+    written, real = [], probe.write_atomically
+    monkeypatch.setattr(probe, "write_atomically", lambda path, text: (written.append(path), real(path, text)))
+    first = probe_json(cpus=3)  # probed (no cached=True): its record written
+    [record] = written
+    record.write_text(damage)
+    monkeypatch.setattr(probe, "_PROBED", {})
+    assert probe_json(cpus=3, cached=True) == first
+    assert json.loads(record.read_text()) == first and len(written) == 2
+
+
 def test_a_probe_the_cache_has_no_room_for_is_named_and_leaves_no_partial_file(monkeypatch):
     from mapperopt import probe
     from mapperopt.files import refused_write

@@ -737,3 +737,20 @@ def test_a_timeout_in_an_application_file_that_is_not_a_finite_number_is_refused
     (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{timeout_s: {value}}}\n")
     with pytest.raises(MapperoptError, match=r"size 'ci': 'timeout_s' must be a finite number > 0, got (nan|inf)"):
         load_app_file(tmp_path / "mapperopt.yaml")
+
+
+@pytest.mark.parametrize("value, seconds", [("1e-9", 1e-9), ("2E+2", 200.0), ("1e308", 1e308)])
+def test_a_timeout_in_an_application_file_in_exponent_form_is_a_number(value, seconds, tmp_path):
+    """YAML 1.1 (PyYAML) reads `1e-9`, without a dot, as a string: it said "'timeout_s' must be a number, got
+    '1e-9'" of what is one."""
+    exe = script(tmp_path, "prog", "echo hi")
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{timeout_s: {value}}}\n")
+    assert load_app_file(tmp_path / "mapperopt.yaml").config.size("ci").timeout_s == seconds
+
+
+@pytest.mark.parametrize("value", ["nan", "'inf'", "1e", "1e-9s"])
+def test_a_timeout_in_an_application_file_that_is_a_string_is_refused(value, tmp_path):
+    exe = script(tmp_path, "prog", "echo hi")
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{timeout_s: {value}}}\n")
+    with pytest.raises(MapperoptError, match=r"size 'ci': 'timeout_s' must be a number, got '"):
+        load_app_file(tmp_path / "mapperopt.yaml")

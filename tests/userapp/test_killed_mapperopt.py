@@ -102,8 +102,10 @@ def test_a_killed_tune_of_a_program_without_baselines_continues_with_the_same_co
     assert [r.iter for r in TuneStore.open(root).records] == [1, 2, 3] and done < 3
 
 
-def test_a_sigterm_of_run_during_discovery_ends_the_program_and_removes_its_folder(tmp_path, timed_exe):
-    """A SIGTERM (`timeout`, `kill`) killed `run` without a word, leaving discovery's folder behind."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_sigterm_of_run_during_discovery_ends_the_program_and_removes_its_folder(tmp_path, timed_exe, signum):
+    """A SIGTERM (`timeout`, `kill`) or SIGHUP (a closed terminal) killed `run` without a word, leaving discovery's
+    folder behind."""
     reps = str(10**8 + os.getpid() % 100000)  # a long run: still in discovery when the signal comes
     (tmp_path / "m.dsl").write_text("Task * CPU;\n")
     proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", "run", "--app", f"{timed_exe} -reps {reps}",
@@ -115,8 +117,8 @@ def test_a_sigterm_of_run_during_discovery_ends_the_program_and_removes_its_fold
             assert proc.poll() is None, f"mapperopt exited {proc.returncode} first: {proc.stderr.read()}"
             assert time.monotonic() < deadline, "discovery never started"
             time.sleep(0.1)
-        os.kill(proc.pid, signal.SIGTERM)
-        assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+        os.kill(proc.pid, signum)
+        assert proc.wait(timeout=60) == 128 + signum
         assert not list(tmp_path.glob("mapperopt-discover-*"))
         assert not [pid for pid in filter(str.isdigit, os.listdir("/proc")) if _has_word(pid, reps)]
     finally:
