@@ -10,6 +10,7 @@ import re
 import subprocess
 import tempfile
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -730,7 +731,13 @@ def test_timeout_advice_names_the_programs_own_mapper_as_what_runs_without_mappe
             "the limit is the cause") in said and "Legion's default" not in said, said
     bare = run_benchmark(app, "default", out_dir=tmp_path / "bare", timeout_s=0.05)
     assert bare.stage == "timeout" and bare.dsl is None, bare.reason
-    # tune's and compare's evaluators know the mapper from discovery (`own_mapper`)
-    told = " ".join(explain(bare, own_mapper="first_cpu_mapper").explanation.split())
-    assert ("did not finish within 0.05 s under the program's own mapper, 'first_cpu_mapper' (no DSL mapper ran)"
-            in told and "Legion's default" not in told), told
+    # the run's own feedback (its discovery cached), and tune's and compare's evaluators (`own_mapper`)
+    for told in (json.loads((tmp_path / "bare" / "feedback.json").read_text())["explanation"],
+                 explain(bare, own_mapper="first_cpu_mapper").explanation):
+        told = " ".join(told.split())
+        assert ("did not finish within 0.05 s under the program's own mapper, 'first_cpu_mapper' (no DSL mapper ran)"
+                in told and "Legion's default" not in told), told
+    # a program whose discovery has not run: what maps it without --mapper is unknown, and said so
+    told = " ".join(explain(replace(bare, settings={**bare.settings, "own_mapper": None})).explanation.split())
+    assert "under Legion's default mapper, or the program's own where it registers one (no DSL mapper ran)" in told, \
+        told
