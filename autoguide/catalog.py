@@ -6,8 +6,8 @@ matches a pattern), a line matching `match` means `category`, explained by `expl
 `edits`. Rules are tried in file order and the first that matches wins, so specific rules come before generic ones.
 
 Templates (`explain`, `suggest`, and the string values of `edits`) use `{name}` fields, filled from the named groups
-of `match` and of `also` and from the run's context (`stage`, `exit_code`, `timeout_s`, `app`). A template field
-that no group of the rule and no context variable can supply is an error when the catalog is loaded.
+of `match` and of `also` and from the run's context (`stage`, `exit_code`, `timeout_s`, `app`, `without`). A template
+field that no group of the rule and no context variable can supply is an error when the catalog is loaded.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from mapperopt.errors import MapperoptError
 from mapperopt.records import STAGES
 
 SCHEMA = "mapperopt.autoguide-rules/1"
-CONTEXT_FIELDS = ("stage", "exit_code", "timeout_s", "app")
+# {without}: the mapper a run without --mapper uses, "Legion's default mapper" or the program's own (by name).
+CONTEXT_FIELDS = ("stage", "exit_code", "timeout_s", "app", "without")
 # Fields that AutoGuide computes from the run for a rule that `needs` them (the rule applies only when they are set):
 # {costly}: after a timeout, the mapper's mapping functions whose one evaluation makes more calls than check's
 # static evaluation allows (`explain._costly_functions`).
@@ -59,7 +60,7 @@ APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # that mapper, or the program's own, which the baseline ran).
 APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout", "without"),
                      "suggest_no_mapper": ("where", "stdout"), "own_explain": ("app", "check", "status"),
-                     "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout",),
+                     "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout", "without"),
                      "suggest_default_failed": ("where", "stdout", "default_reason", "reference"),
                      "own_suggest_default_failed": ("stdout", "default_reason", "reference")}
 # Texts for a user's program that exited 0 but whose figure of merit could not be read: the metric pattern matched

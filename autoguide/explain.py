@@ -144,13 +144,33 @@ def _wrapped_text(dsl: str, edits: tuple[Edit, ...]) -> str | None:
             f"the suggested edit does: `{' '.join(changed)}`.")
 
 
-def _context(result: RunResult) -> dict[str, Any]:
+def _context(result: RunResult, own_mapper: str | None = None) -> dict[str, Any]:
     """The context fields of templates (catalog.CONTEXT_FIELDS); the exit status names the signal that killed the
-    process ("-8, SIGFPE")."""
+    process ("-8, SIGFPE"); {without}: `_without`."""
     timeout, code = result.settings.get("timeout_s"), _exit_code(result)
     return {"stage": result.stage, "app": result.app,
             "exit_code": f"{code}, {signal_name(-code)}" if code is not None and code < 0 else code,
-            "timeout_s": f"{timeout:g}" if isinstance(timeout, (int, float)) else "?"}
+            "timeout_s": f"{timeout:g}" if isinstance(timeout, (int, float)) else "?",
+            "without": _without(result, own_mapper)}
+
+
+def _without(result: RunResult, own_mapper: str | None = None) -> str:
+    """The mapper that maps the run's program without --mapper, as the texts name it: the program's own, where the
+    caller (`own_mapper`), the run (a run without a DSL mapper records it), the shim's note in its output or its
+    discovered description names one; else Legion's default mapper, where the program is known to register none (a
+    benchmark, a described program); else both, conditionally (a user's program that failed without a DSL mapper)."""
+    from mapperopt.benchmarks.userapp import OWN_MAPPER_NOTE
+
+    settings = result.settings or {}
+    note = OWN_MAPPER_NOTE.search(result.log or "")
+    described = _description(result) if settings.get("description") else None
+    own = own_mapper or settings.get("own_mapper") or (note[2] if note else None) or (
+        described.own_mapper if described is not None else None)
+    if own:
+        return f"the program's own mapper, '{own}'"
+    if "app_file" not in settings or described is not None:
+        return "Legion's default mapper"
+    return "Legion's default mapper, or the program's own where it registers one"
 
 
 # The LD_PRELOAD shim's note that the DSL mapper took the place of the program's own mapper for every task.
@@ -166,7 +186,7 @@ def _reference(own_mapper: str | None) -> str:
 def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None,
              own_mapper: str | None = None) -> Feedback:
     lines = X.clean(result.log, catalog.is_noise)
-    context = _context(result)
+    context = _context(result, own_mapper)
     costly = _costly_functions(result.dsl) if result.stage == "timeout" and result.dsl else ""
     match = catalog.match(lines, stage=result.stage, exit_code=_exit_code(result), dsl=result.dsl,
                           context={**context, "costly": costly})
@@ -781,20 +801,17 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
     no_mapper = ("_no_mapper" if result.dsl is None else "_default_failed"
                  if (default_failure or {}).get("stage") == result.stage == "verify" else "")
     if result.stage == "verify":
-        from mapperopt.benchmarks.userapp import OWN_MAPPER_NOTE, verify_option
+        from mapperopt.benchmarks.userapp import verify_option
 
         texts = catalog.app_verify or load_catalog().app_verify
         # The option that set the failed check, where the run was given it (`app_options`: --app and its options,
         # over the application file's too), else the file.
         option = verify_option(result.reason or "")
         given = option is not None and option in shlex.split(settings.get("app_options") or "")[2::2]
-        # what runs without --mapper: the run's own note names the program's mapper where the caller does not
-        note = OWN_MAPPER_NOTE.search(result.log or "")
-        program = note[2] if note else own_mapper
         fields = {"reason": result.reason or "verification failed", "app": result.app, "stdout": stdout,
                   "default_reason": (default_failure or {}).get("reason") or "no reason given",
                   "reference": _reference(own_mapper),
-                  "without": f"the program's own mapper, '{program}'" if program else "Legion's default mapper",
+                  "without": _without(result, own_mapper),
                   "where": f"the {option} option" if given else settings["app_file"]
                   or "the --verify-pattern, --verify-cmd or --reference option"}
         own = "own_" if last is not None and (last.result or {}).get("verified") is False else ""

@@ -1046,6 +1046,14 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             H._write_feedback(result, run_dir)
             return result
 
+        if dsl is None:  # what maps it: its own mapper, where its discovery (cached, not run now) found one
+            cached = discovery_path(app, discovery_command(app, size, cpus, gpus, extra_args))
+            try:
+                found = read_json(cached) if cached.is_file() else {}
+            except MapperoptError:  # a damaged cache: discovered again where a run needs it
+                found = {}
+            if isinstance(found, dict) and found.get("own_mapper"):
+                settings["own_mapper"] = found["own_mapper"]
         so = None
         if dsl is not None and app.refuse_layouts and _has_layout(dsl):
             (run_dir / "mapper.dsl").write_text(dsl)

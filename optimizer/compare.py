@@ -469,7 +469,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
                                                   "UTIL": protocol.utility_processors(size.util, opts["app_args"])},
                                  memory_now(size, opts["memory"], opts["app_args"]))
-    if not opts.get("tune", True) and not (folder / f"{reference}.json").exists():
+    if not opts.get("tune", True) and not (folder / f"{reference}.json").exists() \
+            and _kept_reference(folder, reference) is None:  # else `_reference` makes it again from its run folder
         _no_comparison(bench, opts["runs_dir"], folder, asked)
     if not opts.get("tune", True) and opts.get("final", True):
         _require_measured(folder, optimizers, opts)
@@ -938,8 +939,6 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     Raises:
         MapperoptError: the reference failed; `<name>.json` is damaged and its run folder cannot replace it.
     """
-    from mapperopt.records import RunResult
-
     path = folder / f"{name}.json"
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
     damaged = None
@@ -949,11 +948,8 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
             return data["throughput"], data["iterations"], data.get("wall_s")
         except MapperoptError as exc:
             damaged = exc
-    try:  # what `<name>.json` holds is taken from the run folder: made again from it, rather than measured over it
-        kept = RunResult.from_json(read_json(result)) if result.exists() else None
-    except MapperoptError:
-        kept = None
-    if kept is not None and kept.ok and kept.trimmed_mean:
+    kept = _kept_reference(folder, name)
+    if kept is not None:
         if damaged is not None:
             say(f"Note: {damaged.message}: made again from {result}.")
         throughput, iterations, run = kept.trimmed_mean, kept.settings["iterations"], kept.to_json()
@@ -982,6 +978,20 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     data = _reference_record(throughput, iterations, run)
     write_atomically(path, json.dumps(data) + "\n")
     return data["throughput"], data["iterations"], data["wall_s"]
+
+
+def _kept_reference(folder: Path, name: str) -> RunResult | None:
+    """The reference `name`'s measurement in its run folder (`baseline-<name>/result.json`, a `RunResult`) that
+    `<name>.json` is taken from, so made again from, rather than measured over; None where it is missing, damaged or
+    no working measurement."""
+    from mapperopt.records import RunResult
+
+    result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
+    try:
+        kept = RunResult.from_json(read_json(result)) if result.exists() else None
+    except MapperoptError:
+        return None
+    return kept if kept is not None and kept.ok and kept.trimmed_mean else None
 
 
 def _reference_record(throughput: float, iterations: int | None, run: dict) -> dict:

@@ -19,7 +19,8 @@ Once the run is finished, best.dsl is the final comparison's pick, which history
 progress.png (a star) mark: it may be another iteration than the best so far.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
-is skipped with a note (`damaged`) and cut away by the next `append`; a damaged line before it is an error naming it,
+is skipped with a note (`damaged`) and cut away by the next `append`; damaged lines between it and the last record
+are skipped with a note that the journal was damaged there; a damaged line before a record is an error naming it,
 and so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
@@ -67,8 +68,9 @@ class TuneStore:
         root: the tuning folder.
         settings: the contents of settings.json.
         records: the journal's records, in iteration order.
-        damaged: one note for each torn line at the journal's end that `open` skipped (the next `append` cuts it
-            away).
+        damaged: the notes on the damaged lines at the journal's end that `open` skipped: the last one, torn by an
+            interrupted write (the next `append` cuts it away), and one naming those before it, which the journal
+            was damaged at otherwise.
     """
 
     def __init__(self, root: Path, settings: dict, records: list[IterationRecord]):
@@ -167,8 +169,19 @@ class TuneStore:
         _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
-        store.damaged = [f"{path} line {n} is damaged ({why}): skipped, as an iteration that never finished"
-                         for n, why in bad if n > last]
+        *earlier, torn = [(n, why) for n, why in bad if n > last] or [None]
+        if earlier:  # not an interrupted append's, which tears only the last line
+            lines = [str(n) for n, _ in earlier]
+            named = f"line {lines[0]} is" if len(lines) == 1 else \
+                f"lines {', '.join(lines[:-1])} and {lines[-1]} are"
+            whys = "; ".join(f"line {n}: {why}" for n, why in earlier) if len(earlier) > 1 else earlier[0][1]
+            store.damaged.append(f"{path} {named} damaged ({whys}): skipped, and any iteration "
+                                 f"{'they record' if len(earlier) > 1 else 'it records'} is run again; the journal "
+                                 "was damaged there otherwise than by an interrupted write, which tears only its last "
+                                 "line")
+        if torn is not None:
+            store.damaged.append(f"{path} line {torn[0]} is damaged ({torn[1]}): skipped, as an iteration that never "
+                                 "finished")
         return store
 
     # ------------------------------------------------------------------------------------------------ journal

@@ -300,11 +300,12 @@ def test_advice_to_change_the_mapper_needs_a_dsl_mapper():
     # mapping is the program's (it was explained as a slow mapping).
     _, slow = load("circuit-timeout_slow")
     rule = load_catalog().rule("timeout")
-    assert slow.dsl is not None and explain(slow).suggestion == rule.suggest
+    said = " ".join(rule.suggest.replace("{without}", "Legion's default mapper").split())
+    assert slow.dsl is not None and explain(slow).suggestion == said
     assert explain(slow).explanation.startswith("The run did not finish within")
     default = explain(dataclasses.replace(slow, dsl=None))
     assert default.explanation.startswith(f"The program did not finish within {slow.settings['timeout_s']:g} s under "
-                                          "Legion's default mapping")
+                                          "Legion's default mapper (no DSL mapper ran)")
     assert default.suggestion == " ".join(rule.suggest_no_mapper.split())
 
 
@@ -461,3 +462,32 @@ def test_out_of_range_advice_names_the_mappers_machine_model_and_what_the_edit_w
     assert [e.op for e in fb.edits] == ["wrap_index_modulo"]
     assert "m.size" not in fb.suggestion.replace("mcpu.size", "")
     assert "return mcpu[0, (q[1] + 1) % mcpu.size[1]];" in fb.suggestion
+
+
+def test_texts_naming_the_mapper_used_without_mapper_say_legions_default_mapper_for_a_benchmark():
+    """A benchmark registers no mapper of its own: without --mapper Legion's default mapper maps it, and every text
+    that names the mapper a run without --mapper uses says so; a program with its own mapper (the shim's note in its
+    output) gets that one named instead (tests/userapp/test_foreign_app.py runs such a program)."""
+    _, slow = load("circuit-timeout_slow")
+    said = " ".join(explain(slow).suggestion.split())
+    assert "past the limit without --mapper too (Legion's default mapper), the limit is the cause" in said, said
+    said = " ".join(explain(dataclasses.replace(slow, dsl=None)).explanation.split())
+    assert "under Legion's default mapper (no DSL mapper ran)" in said, said
+    _, aborted = load("circuit-aborting_mapper")
+    said = explain(dataclasses.replace(aborted, dsl="Task * CPU;\n")).suggestion
+    assert "if the program runs without --mapper (Legion's default mapper), undo the most recent change" in said, said
+    _, captured = load("foreign-tunable_int64")  # the shim's note: the program replaces the default mapper
+    error = "{5}{legion}: LEGION PROGRAMMING MODEL EXCEPTION: Illegal implicit mapping of a virtual mapped region."
+    lines = captured.log.splitlines()
+    note = next(i for i, line in enumerate(lines) if "replaces the default mapper with its own mapper" in line)
+    log = "\n".join([*lines[:note + 1], error, "--- stdout ---", ""]).replace(
+        "takes its place for every task", "takes its place and hands it the tasks the DSL does not name")
+    said = explain(dataclasses.replace(captured, log=log, reason=error)).suggestion
+    assert said == ("Undo the most recent change to the mapper; if the error persists without --mapper (the "
+                    "program's own mapper, 'first_cpu_mapper'), it is not a mapper problem."), said
+    catalog = load_catalog()  # Legion's error of a benchmark, which only the generic rule answers without its own
+    generic = dataclasses.replace(catalog, rules=tuple(r for r in catalog.rules if r.id != "legion-too-many-processors"))
+    fb = explain(dataclasses.replace(load("probe-too-many-cpus")[1], dsl="Task * CPU;\n"), catalog=generic)
+    assert fb.rule == "legion-other-exception" and fb.suggestion == (
+        "Undo the most recent change to the mapper; if the error persists without --mapper (Legion's default "
+        "mapper), it is not a mapper problem."), fb.suggestion

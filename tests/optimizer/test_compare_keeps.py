@@ -96,7 +96,13 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
     assert f"Note: {reference} is damaged: not valid JSON (" in out, out
     assert f"made again from {folder / 'baseline-expert' / 'result.json'}" in out, out
     assert json.loads(reference.read_text()) == kept
-    # ...and so is a lost one, rather than measured again over that run folder.
+    # ...and so is a lost one, rather than measured again over that run folder: by --report-only too (it said "no
+    # measurement yet" of the comparison).
+    reference.unlink()
+    assert main(compare_args(runs, "--final-rounds", "3", "--report-only")) == 0
+    said = " ".join("".join(capsys.readouterr()).split())
+    assert "no measurement yet" not in said and "Measuring the expert mapper" not in said, said
+    assert json.loads(reference.read_text()) == kept
     reference.unlink()
     measured = snapshot(folder / "baseline-expert")
     assert main(compare_args(runs, "--final-rounds", "3")) == 0

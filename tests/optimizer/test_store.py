@@ -55,6 +55,28 @@ def test_a_torn_last_line_is_skipped_with_a_note_and_cut_away_by_the_next_append
     assert TuneStore.open(store.root).damaged == []
 
 
+def test_damaged_lines_before_a_torn_last_one_are_said_to_be_the_journals_damage(tmp_path):
+    """An interrupted append tears only the journal's last line: damaged lines before it were not left by an
+    iteration that never finished, and the note says so of them, naming them (all were said to be such
+    iterations); the torn last line keeps its note."""
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+    path = store.root / "state.jsonl"
+    with open(path, "a") as f:
+        f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "d\x00\x00\n[1, 2]\n')  # damaged in place
+        f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "ds')  # the process died mid-write
+    store.unlock()
+    reopened = TuneStore.open(store.root)
+    assert [r.iter for r in reopened.records] == [1]
+    earlier, torn = reopened.damaged
+    assert torn.startswith(f"{path} line 4 is damaged (not valid JSON: ") and torn.endswith(
+        "): skipped, as an iteration that never finished"), torn
+    assert earlier.startswith(f"{path} lines 2 and 3 are damaged (line 2: not valid JSON: "), earlier
+    assert "line 3: not an iteration record: " in earlier and "never finished" not in earlier, earlier
+    assert earlier.endswith("skipped, and any iteration they record is run again; the journal was damaged there "
+                            "otherwise than by an interrupted write, which tears only its last line"), earlier
+
+
 def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
     store = TuneStore.create(tmp_path, "circuit", {})
     for i in (1, 2, 3):

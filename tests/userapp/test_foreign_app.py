@@ -10,6 +10,7 @@ import re
 import subprocess
 import tempfile
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -711,3 +712,32 @@ def test_a_did_you_mean_shows_a_name_with_a_space_as_the_dsl_writes_it(tmp_path,
     assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe))]) == 1
     said = " ".join("".join(capsys.readouterr()).split())
     assert "error[E202]: unknown task 'Update Valeus'" in said and 'hint: did you mean "Update Values"?' in said, said
+
+
+def test_timeout_advice_names_the_programs_own_mapper_as_what_runs_without_mapper(foreign_exe, tmp_path):
+    """A timed-out run of a program with its own mapper: the advice to run without --mapper, and the explanation of
+    a run without one, name that mapper (they said "Legion's default mapping", which maps it only where the program
+    registers no mapper of its own)."""
+    from mapperopt.autoguide import explain
+
+    path = app_file(tmp_path, foreign_exe)
+    app = load_app_file(path)
+    discover(app)  # cached: the timed-out run's discovery does not run under its tiny limit
+    (tmp_path / "m.dsl").write_text("Task * CPU;\nTunable 11 = 2 int32;\n")
+    dsl = run_benchmark(app, tmp_path / "m.dsl", out_dir=tmp_path / "dsl", timeout_s=0.05)
+    assert dsl.stage == "timeout", dsl.reason
+    said = " ".join(json.loads((tmp_path / "dsl" / "feedback.json").read_text())["suggestion"].split())
+    assert ("if the program runs past the limit without --mapper too (the program's own mapper, 'first_cpu_mapper'), "
+            "the limit is the cause") in said and "Legion's default" not in said, said
+    bare = run_benchmark(app, "default", out_dir=tmp_path / "bare", timeout_s=0.05)
+    assert bare.stage == "timeout" and bare.dsl is None, bare.reason
+    # the run's own feedback (its discovery cached), and tune's and compare's evaluators (`own_mapper`)
+    for told in (json.loads((tmp_path / "bare" / "feedback.json").read_text())["explanation"],
+                 explain(bare, own_mapper="first_cpu_mapper").explanation):
+        told = " ".join(told.split())
+        assert ("did not finish within 0.05 s under the program's own mapper, 'first_cpu_mapper' (no DSL mapper ran)"
+                in told and "Legion's default" not in told), told
+    # a program whose discovery has not run: what maps it without --mapper is unknown, and said so
+    told = " ".join(explain(replace(bare, settings={**bare.settings, "own_mapper": None})).explanation.split())
+    assert "under Legion's default mapper, or the program's own where it registers one (no DSL mapper ran)" in told, \
+        told
