@@ -88,24 +88,25 @@ def syntax_error_summary(path: str) -> str:
 
 
 @contextlib.contextmanager
-def exit_on_syntax_error(path: str):
+def exit_on_syntax_error(path: str, diagnostic_to_stdout: bool = False):
     """Inside it, a syntax error of the file `path` (a DslSyntaxError: E112 from `read_source` too) is printed to
-    stderr with its summary line, as `check` prints one, and exits with status 1."""
+    stderr (to stdout with `diagnostic_to_stdout`: `check`, whose report of diagnostics is its stdout), then its
+    summary line to stderr, as `check` prints one, and exits with status 1."""
     try:
         yield
     except DslSyntaxError as exc:
-        click.echo(str(exc), err=True)
+        click.echo(str(exc), err=not diagnostic_to_stdout)
         click.echo(syntax_error_summary(path), err=True)
         raise click.exceptions.Exit(1) from None
 
 
-def _read_source_or_exit(path: str) -> str:
-    with exit_on_syntax_error(path):
+def _read_source_or_exit(path: str, diagnostic_to_stdout: bool = False) -> str:
+    with exit_on_syntax_error(path, diagnostic_to_stdout):
         return read_source(path)
 
 
-def _parse_or_exit(text: str, path: str):
-    with exit_on_syntax_error(path):
+def _parse_or_exit(text: str, path: str, diagnostic_to_stdout: bool = False):
+    with exit_on_syntax_error(path, diagnostic_to_stdout):
         return parse(text, path)
 
 
@@ -318,8 +319,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
     evaluation`.
     """
     check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
-    text = _read_source_or_exit(file)
-    program = _parse_or_exit(text, file)
+    text = _read_source_or_exit(file, diagnostic_to_stdout=True)
+    program = _parse_or_exit(text, file, diagnostic_to_stdout=True)
     size = size or "ci"
     notes = []
     machine = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)

@@ -691,3 +691,17 @@ def test_explain_counts_a_kept_mappers_points_as_not_predicted():
     text = _explanation_text(explain_decisions(parse("Task * CPU;\n"), app, machine, (4,)), machine)
     assert "  points per node: not predicted (4 points mapped by the program's own mapper)" in text, text
     assert "Legion's default mapper, counted" not in text and "dflt = the program's own mapper" in text, text
+
+
+def test_check_prints_every_diagnostic_on_stdout_and_the_summary_on_stderr(tmp_path):
+    """`mapperopt check f.dsl > report.txt` keeps a syntax error (E1xx) as it keeps a checker's error (E2xx): both on
+    stdout, as docs/dsl.md says; the summary line goes to stderr either way."""
+    syntax = tmp_path / "syntax.dsl"
+    syntax.write_text("Task * GPU\n")
+    semantic = tmp_path / "semantic.dsl"
+    semantic.write_text("x = 1 / 0;\n")
+    for path, code in ((syntax, "E105"), (semantic, "E219")):
+        result = run("check", str(path), "--machine", "1x0x1")
+        assert result.exit_code == 1
+        assert f"error[{code}]" in result.stdout and f"error[{code}]" not in result.stderr, (code, result.stderr)
+        assert f"{path}: 1 error(s)" in result.stderr and f"{path}: 1 error(s)" not in result.stdout, code
