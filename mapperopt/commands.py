@@ -152,6 +152,16 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
     checks.append(Check("nvcc (CUDA variants)", nvcc is not None,
                         f"{nvcc}: {_version([nvcc, '--version'], line=-2)}" if nvcc else "not found",
                         "install the CUDA toolkit or set CUDA_HOME (only needed for GPU runs)", required=False))
+    if nvcc is not None:  # the GEMMs' GPU leaf calls cuBLAS: without it `build` (--cuda auto) leaves their CUDA out
+        from mapperopt.benchmarks.apps import LAYERS
+
+        gemms = list(LAYERS)
+        cublas = toolchain.find_cublas()
+        checks.append(Check("cuBLAS (the GEMMs' CUDA variants)", cublas is not None,
+                            f"{cublas[1]}" if cublas else f"not in the CUDA toolkit of {nvcc}: "
+                            f"{', '.join(gemms[:-1])} and {gemms[-1]} are built with CPU variants only",
+                            "install the toolkit's cuBLAS (cublas_v2.h, libcublas.so), or set CUDA_HOME to a toolkit "
+                            "that has it (only needed for the GEMMs' GPU runs)", required=False))
     if toolchain.has_cuda_driver():
         gpus = _version(["nvidia-smi", "-L"])
         checks.append(Check("GPUs and driver", True, f"NVIDIA driver found; {gpus}", required=False))

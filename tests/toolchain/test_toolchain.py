@@ -167,6 +167,22 @@ def test_doctor_reports_a_hidden_legion(tmp_path):
     assert main(["doctor", "--legion", str(tmp_path / "bogus")]) == 1
 
 
+def test_doctor_says_when_the_gemms_get_no_gpu_variants_for_want_of_cublas(tmp_path, monkeypatch):
+    """nvcc alone read as "CUDA variants: ok", though a toolkit without cuBLAS builds the six GEMMs with CPU variants
+    only (`build --cuda auto`): cuBLAS is a row of its own, shown once nvcc is found."""
+    monkeypatch.setattr(toolchain, "nvcc", lambda: "/opt/cuda/bin/nvcc")
+    monkeypatch.setattr(toolchain, "find_cublas", lambda: None)
+    checks = {c.name: c for c in run_checks(str(tmp_path / "bogus"))}  # a bogus Legion: no probe run
+    cublas = checks["cuBLAS (the GEMMs' CUDA variants)"]
+    assert not cublas.ok and not cublas.required, cublas
+    assert "cannon, summa, pumma, johnson, solomonik and cosma are built with CPU variants only" in cublas.detail
+    assert "cuBLAS" in cublas.fix
+    monkeypatch.setattr(toolchain, "find_cublas", lambda: (tmp_path / "include", tmp_path / "lib64"))
+    assert {c.name: c for c in run_checks(str(tmp_path / "bogus"))}["cuBLAS (the GEMMs' CUDA variants)"].ok
+    monkeypatch.setattr(toolchain, "nvcc", lambda: None)  # said by the nvcc row alone
+    assert "cuBLAS (the GEMMs' CUDA variants)" not in {c.name for c in run_checks(str(tmp_path / "bogus"))}
+
+
 def test_doctor_passes_here():
     checks = {c.name: c for c in run_checks()}
     assert checks["Legion"].ok and checks["Legion run (probe)"].ok
