@@ -419,6 +419,27 @@ def test_explain_2d_domain_and_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_explain_png_draws_the_3d_index_launches_too(tmp_path):
+    """Johnson's task_4 (2x2x2) was left out of the PNG without a word, only taco_validate (2-D) drawn: a 3-D launch
+    is drawn one row per (ipoint[0], ipoint[1]), and the command names every launch it drew."""
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _placement_figure, explain_decisions, load_app
+
+    png = tmp_path / "j.png"
+    result = run("explain", str(CONFIGS / "johnson.dsl"), "--bench", "johnson", "--machine", "2x4", "--png", str(png))
+    assert result.exit_code == 0, result.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    drew = result.stderr.split(f"wrote {png}: ")[1].splitlines()[0]
+    assert "task_4 (2x2x2)" in drew and "taco_validate (2x2)" in drew, drew
+    machine = parse_machine_spec("2x4")
+    entries = explain_decisions(parse((CONFIGS / "johnson.dsl").read_text()), load_app("johnson"), machine)
+    axes = {ax.get_title().split(":")[0]: ax for ax in _placement_figure(entries, machine).axes}
+    grid = axes["task_4"].get_images()[0].get_array()
+    assert grid.shape == (4, 2)  # rows (i0, i1), columns i2
+    assert [t.get_text() for t in axes["task_4"].get_yticklabels()] == ["0,0", "0,1", "1,0", "1,1"]
+    assert axes["task_4"].get_ylabel() == "ipoint[0],ipoint[1]" and axes["task_4"].get_xlabel() == "ipoint[2]"
+
+
 def test_explain_json_lines():
     import json
 
