@@ -40,9 +40,10 @@ def machine(cpus, gpus, as_json, flags):
 
     Runs a real Legion program (`probe`). The JSON (`--json`) is the machine description used by
     `mapperopt check/explain` and the optimizer. FLAGS after `--` are a run's Legion flags that shape its machine,
-    as check and explain take them: processor counts (-ll:cpu, -ll:gpu, -ll:io, -ll:py, -ll:omp, -ll:util) and
+    as check and explain take them: processor counts (-ll:cpu, -ll:gpu, -ll:io, -ll:py, -ll:util) and
     memory sizes in MiB (-ll:csize, -ll:fsize, -ll:zsize, -ll:rsize, -ll:nsize); -ll:cpu and -ll:gpu there win
-    over --cpus and --gpus.
+    over --cpus and --gpus. -ll:omp only with a Legion built with OpenMP (MAPPEROPT_LEGION_PREFIX): the legate
+    wheel's has no OMP processors.
     """
     from rich.console import Console
     from rich.table import Table

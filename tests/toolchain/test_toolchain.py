@@ -188,6 +188,16 @@ def test_doctor_passes_here():
     assert checks["Legion"].ok and checks["Legion run (probe)"].ok
 
 
+def test_machine_help_offers_omp_only_for_a_legion_built_with_openmp():
+    """The help listed -ll:omp among the processor counts, which this Legion (the legate wheel's) refuses."""
+    from click.testing import CliRunner
+
+    from mapperopt.cli import cli
+
+    text = " ".join(CliRunner().invoke(cli, ["machine", "--help"]).output.split())
+    assert "-ll:py, -ll:util)" in text and "-ll:omp only with a Legion built with OpenMP" in text, text
+
+
 def test_machine_command_json(capsys):
     assert main(["machine", "--cpus", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["processors"]["CPU"] == [2]
