@@ -88,11 +88,16 @@ def machine(cpus, gpus, as_json, flags):
 def build(benches, cuda):
     """Build benchmark applications (all when none is named). Builds are cached and incremental."""
     from mapperopt.benchmarks import build_app, known_benchmarks, require_app
+    from mapperopt.benchmarks.apps import LAYERS
 
     for name in benches:  # all names first: a typo is not found only after the builds before it
         require_app(name)
     for name in benches or known_benchmarks():
         click.echo(f"{name}: {build_app(name, cuda=cuda)}")
+        # (--cuda on refuses it) the GEMMs' GPU leaf calls cuBLAS: without it they get no CUDA variant
+        if name in LAYERS and cuda == "auto" and toolchain.cuda_enabled(cuda) and toolchain.find_cublas() is None:
+            click.echo(f"note: {name}: built without CUDA variants: the CUDA toolkit of {toolchain.nvcc()} has no "
+                       "cuBLAS (`mapperopt doctor`)", err=True)
 
 
 @dataclass

@@ -183,6 +183,22 @@ def test_doctor_says_when_the_gemms_get_no_gpu_variants_for_want_of_cublas(tmp_p
     assert "cuBLAS (the GEMMs' CUDA variants)" not in {c.name for c in run_checks(str(tmp_path / "bogus"))}
 
 
+def test_build_says_when_a_gemm_is_built_without_its_cuda_variants(monkeypatch, capsys):
+    """`build --cuda auto` with nvcc but no cuBLAS builds the GEMMs with CPU variants only: it says so."""
+    import mapperopt.benchmarks as benchmarks
+
+    monkeypatch.setattr(benchmarks, "build_app", lambda name, cuda: f"/cache/{name}")
+    monkeypatch.setattr(toolchain, "cuda_enabled", lambda mode, legion=None: mode != "off")
+    monkeypatch.setattr(toolchain, "nvcc", lambda: "/opt/cuda/bin/nvcc")
+    monkeypatch.setattr(toolchain, "find_cublas", lambda: None)
+    assert main(["build", "cannon", "circuit"]) == 0
+    err = capsys.readouterr().err
+    assert ("note: cannon: built without CUDA variants: the CUDA toolkit of /opt/cuda/bin/nvcc has no cuBLAS "
+            "(`mapperopt doctor`)") in err, err
+    assert "circuit: built without" not in err
+    assert main(["build", "cannon", "--cuda", "off"]) == 0 and "note:" not in capsys.readouterr().err
+
+
 def test_doctor_passes_here():
     checks = {c.name: c for c in run_checks()}
     assert checks["Legion"].ok and checks["Legion run (probe)"].ok
