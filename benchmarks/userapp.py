@@ -1218,8 +1218,9 @@ def app_options(command):
                      help="With --app: a run is correct only when its standard output (else its standard error) "
                           "matches REGEX (and it exits 0)."),
         click.option("--verify-cmd", metavar="CMD", default=None,
-                     help="With --app: a run is correct only when the shell command CMD exits 0 (run in the run "
-                          "folder, with $MAPPEROPT_STDOUT, $MAPPEROPT_STDERR and $MAPPEROPT_RUN_DIR)."),
+                     help="With --app: a run is correct only when the shell command CMD exits 0 (run in the current "
+                          "folder, as its relative paths are typed, with $MAPPEROPT_STDOUT, $MAPPEROPT_STDERR and "
+                          "$MAPPEROPT_RUN_DIR, the run folder the program ran in)."),
         click.option("--reference", metavar="FILE", default=None,
                      help="With --app: a run is correct only when its output equals FILE."),
         click.option("--keep-app-mapper", is_flag=True, default=False,

@@ -88,24 +88,25 @@ def syntax_error_summary(path: str) -> str:
 
 
 @contextlib.contextmanager
-def exit_on_syntax_error(path: str):
+def exit_on_syntax_error(path: str, diagnostic_to_stdout: bool = False):
     """Inside it, a syntax error of the file `path` (a DslSyntaxError: E112 from `read_source` too) is printed to
-    stderr with its summary line, as `check` prints one, and exits with status 1."""
+    stderr (to stdout with `diagnostic_to_stdout`: `check`, whose report of diagnostics is its stdout), then its
+    summary line to stderr, as `check` prints one, and exits with status 1."""
     try:
         yield
     except DslSyntaxError as exc:
-        click.echo(str(exc), err=True)
+        click.echo(str(exc), err=not diagnostic_to_stdout)
         click.echo(syntax_error_summary(path), err=True)
         raise click.exceptions.Exit(1) from None
 
 
-def _read_source_or_exit(path: str) -> str:
-    with exit_on_syntax_error(path):
+def _read_source_or_exit(path: str, diagnostic_to_stdout: bool = False) -> str:
+    with exit_on_syntax_error(path, diagnostic_to_stdout):
         return read_source(path)
 
 
-def _parse_or_exit(text: str, path: str):
-    with exit_on_syntax_error(path):
+def _parse_or_exit(text: str, path: str, diagnostic_to_stdout: bool = False):
+    with exit_on_syntax_error(path, diagnostic_to_stdout):
         return parse(text, path)
 
 
@@ -318,8 +319,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
     evaluation`.
     """
     check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
-    text = _read_source_or_exit(file)
-    program = _parse_or_exit(text, file)
+    text = _read_source_or_exit(file, diagnostic_to_stdout=True)
+    program = _parse_or_exit(text, file, diagnostic_to_stdout=True)
     size = size or "ci"
     notes = []
     machine = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
@@ -684,13 +685,19 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
 TITLE_CHARS = 100  # characters of a placement figure's title line: well within its 8 inches at fontsize 9
 
 
-def _save_png(entries: list[dict], machine: MachineDescription, path: str):
-    """`_placement_figure` written to the PNG file `path`."""
+def _save_png(entries: list[dict], machine: MachineDescription, path: str) -> list[str]:
+    """`_placement_figure` written to the PNG file `path`; returns the launches drawn, e.g. `task_4 (2x2x2)`."""
     import matplotlib.pyplot as plt
 
     fig = _placement_figure(entries, machine)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return [f"{e['task']} ({'x'.join(map(str, e['domain']))})" for e in _drawn(entries)]
+
+
+def _drawn(entries: list[dict]) -> list[dict]:
+    """The index launches a placement figure draws: every one with points."""
+    return [e for e in entries if e["domain"] and e["points"]]
 
 
 def _grid_title(e: dict) -> str:
@@ -705,10 +712,11 @@ def _grid_title(e: dict) -> str:
 
 
 def _placement_figure(entries: list[dict], machine: MachineDescription):
-    """A matplotlib figure with a colored grid per index-launched task of 1 or 2 dimensions: each cell one launch
-    point, colored by its processor; a point placed on a processor set is hatched, uncolored, and labelled with the
-    set (`_set_label`). The axes are the point's coordinates, whole numbers. Raises MapperoptError without such a
-    launch."""
+    """A matplotlib figure with a colored grid per index launch: each cell one launch point, colored by its
+    processor; a point placed on a processor set is hatched, uncolored, and labelled with the set (`_set_label`).
+    The axes are the point's coordinates, whole numbers; a launch of 3 or more dimensions has one row per value of
+    all its coordinates but the last (row `0,1` of a 2x2x2 launch: points (0,1,0) and (0,1,1)). Raises
+    MapperoptError without an index launch."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -716,9 +724,9 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
     import numpy as np
     from matplotlib.ticker import MaxNLocator
 
-    grids = [e for e in entries if e["domain"] and e["points"] and len(e["domain"]) <= 2]
+    grids = _drawn(entries)
     if not grids:
-        raise MapperoptError("no index launch with a 1-D or 2-D domain to draw")
+        raise MapperoptError("no index launch to draw")
     per_node = {k: max(machine.count(k, 0), 1) for k in ("CPU", "GPU", "IO", "PY", "OMP")}
     titles = [_grid_title(e) for e in grids]
     # each title line past the first takes room from its grid: the figure grows by it
@@ -726,10 +734,12 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
                              squeeze=False)
     cmap = plt.get_cmap("tab20")
     for ax, e, title in zip(axes[:, 0], grids, titles):
-        shape = e["domain"] if len(e["domain"]) == 2 else (1, e["domain"][0])
+        dims = e["domain"]
+        rows = dims[:-1]  # the coordinates but the last, as one row index: 1-D launches have one row
+        shape = (int(np.prod(rows)), dims[-1])
         cells = np.full(shape, np.nan)
         for point, rec in e["points"]:
-            at = point if len(point) == 2 else (0, point[0])
+            at = (int(np.ravel_multi_index(point[:-1], rows)) if rows else 0, point[-1])
             if isinstance(rec, dict) and "set" in rec:
                 label = _set_label(rec["set"], machine)
                 ax.add_patch(plt.Rectangle((at[1] - 0.5, at[0] - 0.5), 1, 1, fill=False, hatch="//", lw=0))
@@ -744,11 +754,18 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
                 ax.text(at[1], at[0], label, ha="center", va="center", fontsize=7)
         ax.imshow(cells, cmap=cmap, vmin=0, vmax=20, aspect="auto")
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel("ipoint[1]" if len(e["domain"]) == 2 else "ipoint[0]")
+        ax.set_xlabel(f"ipoint[{len(dims) - 1}]")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        if len(e["domain"]) == 2:
+        if dims[-1] <= 32:  # every column (a locator marks -0.5..0.5 for one)
+            ax.set_xticks(range(dims[-1]))
+        if len(dims) == 2:
             ax.set_ylabel("ipoint[0]")
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        elif len(dims) > 2:  # a row per leading coordinates, named by them while they can be read
+            ax.set_ylabel(",".join(f"ipoint[{i}]" for i in range(len(rows))))
+            if shape[0] <= 32:
+                ax.set_yticks(range(shape[0]), [",".join(map(str, np.unravel_index(r, rows))) for r in
+                                                range(shape[0])])
         else:  # one row of points: no coordinate
             ax.set_yticks([])
     fig.tight_layout()
@@ -832,8 +849,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     else:
         click.echo(_explanation_text(entries, machine))
     if png:
-        _save_png(entries, machine, png)
-        click.echo(f"wrote {png}", err=True)
+        drawn = _save_png(entries, machine, png)
+        click.echo(f"wrote {png}: {', '.join(drawn)}", err=True)
     # after the explanation, as check's notes follow its summary; with the warnings that the launch domains shown may
     # not be the run's (another answer to the tunable that sizes them) and that a statement shown for a whole launch
     # applies to one of its points in the run (W325)

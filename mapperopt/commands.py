@@ -40,9 +40,10 @@ def machine(cpus, gpus, as_json, flags):
 
     Runs a real Legion program (`probe`). The JSON (`--json`) is the machine description used by
     `mapperopt check/explain` and the optimizer. FLAGS after `--` are a run's Legion flags that shape its machine,
-    as check and explain take them: processor counts (-ll:cpu, -ll:gpu, -ll:io, -ll:py, -ll:omp, -ll:util) and
+    as check and explain take them: processor counts (-ll:cpu, -ll:gpu, -ll:io, -ll:py, -ll:util) and
     memory sizes in MiB (-ll:csize, -ll:fsize, -ll:zsize, -ll:rsize, -ll:nsize); -ll:cpu and -ll:gpu there win
-    over --cpus and --gpus.
+    over --cpus and --gpus. -ll:omp only with a Legion built with OpenMP (MAPPEROPT_LEGION_PREFIX): the legate
+    wheel's has no OMP processors.
     """
     from rich.console import Console
     from rich.table import Table
@@ -87,11 +88,16 @@ def machine(cpus, gpus, as_json, flags):
 def build(benches, cuda):
     """Build benchmark applications (all when none is named). Builds are cached and incremental."""
     from mapperopt.benchmarks import build_app, known_benchmarks, require_app
+    from mapperopt.benchmarks.apps import LAYERS
 
     for name in benches:  # all names first: a typo is not found only after the builds before it
         require_app(name)
     for name in benches or known_benchmarks():
         click.echo(f"{name}: {build_app(name, cuda=cuda)}")
+        # (--cuda on refuses it) the GEMMs' GPU leaf calls cuBLAS: without it they get no CUDA variant
+        if name in LAYERS and cuda == "auto" and toolchain.cuda_enabled(cuda) and toolchain.find_cublas() is None:
+            click.echo(f"note: {name}: built without CUDA variants: the CUDA toolkit of {toolchain.nvcc()} has no "
+                       "cuBLAS (`mapperopt doctor`)", err=True)
 
 
 @dataclass
@@ -152,6 +158,16 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
     checks.append(Check("nvcc (CUDA variants)", nvcc is not None,
                         f"{nvcc}: {_version([nvcc, '--version'], line=-2)}" if nvcc else "not found",
                         "install the CUDA toolkit or set CUDA_HOME (only needed for GPU runs)", required=False))
+    if nvcc is not None:  # the GEMMs' GPU leaf calls cuBLAS: without it `build` (--cuda auto) leaves their CUDA out
+        from mapperopt.benchmarks.apps import LAYERS
+
+        gemms = list(LAYERS)
+        cublas = toolchain.find_cublas()
+        checks.append(Check("cuBLAS (the GEMMs' CUDA variants)", cublas is not None,
+                            f"{cublas[1]}" if cublas else f"not in the CUDA toolkit of {nvcc}: "
+                            f"{', '.join(gemms[:-1])} and {gemms[-1]} are built with CPU variants only",
+                            "install the toolkit's cuBLAS (cublas_v2.h, libcublas.so), or set CUDA_HOME to a toolkit "
+                            "that has it (only needed for the GEMMs' GPU runs)", required=False))
     if toolchain.has_cuda_driver():
         gpus = _version(["nvidia-smi", "-L"])
         checks.append(Check("GPUs and driver", True, f"NVIDIA driver found; {gpus}", required=False))

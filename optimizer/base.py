@@ -90,9 +90,11 @@ def require_packages(names: Sequence[str]) -> None:
         MapperoptError: an unknown name; one or more packages are missing (names each optimizer, its missing
             packages and the pip extra).
     """
+    import shlex
+    import sys
     from importlib.util import find_spec
 
-    lines, extras = [], []
+    lines, extras, packages, usable = [], [], [], []
     for name in dict.fromkeys(names):
         spec = optimizer_spec(name)
         missing = [pip for module, pip in spec.packages if find_spec(module) is None]
@@ -101,9 +103,16 @@ def require_packages(names: Sequence[str]) -> None:
                          f"{' and '.join(repr(m) for m in missing)}, which {'is' if len(missing) == 1 else 'are'} "
                          f"not installed (pip extra '{spec.extra}')")
             extras.append(spec.extra)
+            packages += missing
+        else:
+            usable.append(name)
     if lines:
-        raise MapperoptError("; ".join(lines), hint=f"pip install 'mapperopt[{','.join(dict.fromkeys(extras))}]' (in "
-                                                    "the environment that runs mapperopt), or choose another optimizer")
+        # The packages themselves for this interpreter: right however mapperopt was installed (a clone's `pip
+        # install .` included), and in whichever environment runs it.
+        exact = shlex.join([sys.executable, "-m", "pip", "install", *dict.fromkeys(packages)])
+        rest = f"or leave them out: --optimizers {','.join(usable)}" if usable else "or choose another optimizer"
+        raise MapperoptError("; ".join(lines), hint=f"pip install 'mapperopt[{','.join(dict.fromkeys(extras))}]' "
+                                                    f"(in the environment that runs mapperopt: {exact}), {rest}")
 
 
 @dataclass(frozen=True)

@@ -539,6 +539,8 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
     best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed)."""
     i, status, this, best, category, note = _row(r, r.unit or run_unit)
     best = f"best {best}" if _succeeded(r) else "best: none yet"  # as compare's progress says
+    if r.kept_out_by_noise:  # said on the line itself, which a continued run prints again without the note below it
+        best += f" (iteration {r.best_iter}; this one is within the noise of it)"
     return f"  iter {i}/{iters}  {status}  {this}  {best}  {category}  {note}".rstrip()
 
 

@@ -419,6 +419,27 @@ def test_explain_2d_domain_and_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_explain_png_draws_the_3d_index_launches_too(tmp_path):
+    """Johnson's task_4 (2x2x2) was left out of the PNG without a word, only taco_validate (2-D) drawn: a 3-D launch
+    is drawn one row per (ipoint[0], ipoint[1]), and the command names every launch it drew."""
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _placement_figure, explain_decisions, load_app
+
+    png = tmp_path / "j.png"
+    result = run("explain", str(CONFIGS / "johnson.dsl"), "--bench", "johnson", "--machine", "2x4", "--png", str(png))
+    assert result.exit_code == 0, result.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    drew = result.stderr.split(f"wrote {png}: ")[1].splitlines()[0]
+    assert "task_4 (2x2x2)" in drew and "taco_validate (2x2)" in drew, drew
+    machine = parse_machine_spec("2x4")
+    entries = explain_decisions(parse((CONFIGS / "johnson.dsl").read_text()), load_app("johnson"), machine)
+    axes = {ax.get_title().split(":")[0]: ax for ax in _placement_figure(entries, machine).axes}
+    grid = axes["task_4"].get_images()[0].get_array()
+    assert grid.shape == (4, 2)  # rows (i0, i1), columns i2
+    assert [t.get_text() for t in axes["task_4"].get_yticklabels()] == ["0,0", "0,1", "1,0", "1,1"]
+    assert axes["task_4"].get_ylabel() == "ipoint[0],ipoint[1]" and axes["task_4"].get_xlabel() == "ipoint[2]"
+
+
 def test_explain_json_lines():
     import json
 
@@ -691,3 +712,17 @@ def test_explain_counts_a_kept_mappers_points_as_not_predicted():
     text = _explanation_text(explain_decisions(parse("Task * CPU;\n"), app, machine, (4,)), machine)
     assert "  points per node: not predicted (4 points mapped by the program's own mapper)" in text, text
     assert "Legion's default mapper, counted" not in text and "dflt = the program's own mapper" in text, text
+
+
+def test_check_prints_every_diagnostic_on_stdout_and_the_summary_on_stderr(tmp_path):
+    """`mapperopt check f.dsl > report.txt` keeps a syntax error (E1xx) as it keeps a checker's error (E2xx): both on
+    stdout, as docs/dsl.md says; the summary line goes to stderr either way."""
+    syntax = tmp_path / "syntax.dsl"
+    syntax.write_text("Task * GPU\n")
+    semantic = tmp_path / "semantic.dsl"
+    semantic.write_text("x = 1 / 0;\n")
+    for path, code in ((syntax, "E105"), (semantic, "E219")):
+        result = run("check", str(path), "--machine", "1x0x1")
+        assert result.exit_code == 1
+        assert f"error[{code}]" in result.stdout and f"error[{code}]" not in result.stderr, (code, result.stderr)
+        assert f"{path}: 1 error(s)" in result.stderr and f"{path}: 1 error(s)" not in result.stdout, code

@@ -521,6 +521,26 @@ def test_missing_optional_packages_are_named_before_any_work(tmp_path, monkeypat
     assert not (tmp_path / "runs").exists() and "Comparison folder" not in out.out  # nothing was measured
 
 
+def test_compares_default_optimizers_missing_a_package_say_what_to_install_and_what_runs_without(
+        tmp_path, monkeypatch, capsys):
+    """Right after the README's install (no `baselines` extra), the default --optimizers fails: the hint names the
+    exact packages for the interpreter that runs mapperopt (however mapperopt was installed) and the --optimizers
+    that works without them."""
+    import importlib.util
+    import shlex
+    import sys
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("optuna", "opentuner") else real(name, *a))
+    monkeypatch.delenv("MAPPEROPT_LLM_BASE_URL", raising=False)
+    assert main(["compare", "circuit", "--iters", "1", "--runs", "1", "--runs-dir", str(tmp_path / "runs")]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{shlex.quote(sys.executable)} -m pip install opentuner optuna" in err, err
+    assert "or leave them out: --optimizers guided,random" in err, err
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_failed_job_is_named_by_its_run(tmp_path, monkeypatch, capsys):
     # A package found but failing to import (a broken installation) passes the check up front: the run that
     # needs it fails, and the error names that run, not a task number.

@@ -276,6 +276,18 @@ def test_a_faster_looking_iteration_kept_out_by_the_noise_is_flagged():
     assert not record(3, None, best_iter=1).kept_out_by_noise  # failed
 
 
+def test_tunes_progress_line_says_why_a_faster_looking_iteration_is_not_the_best():
+    """The iteration's own line says it (the line printed again when a run continues, without the note printed
+    live under it): `2.235 GFLOPS  best 1.999 GFLOPS` alone read as a bug."""
+    from mapperopt.optimizer.commands import _line
+
+    kept = IterationRecord(**{**record(2, 2.235, best_iter=1).__dict__, "best_throughput": 1.999, "unit": "GFLOPS"})
+    line = _line(kept, 10)
+    assert "2.235 GFLOPS  best 1.999 GFLOPS (iteration 1; this one is within the noise of it)" in line, line
+    best = IterationRecord(**{**kept.__dict__, "best_iter": 2, "best_throughput": 2.235})
+    assert "noise" not in _line(best, 10)
+
+
 def test_the_same_command_continues_its_unfinished_folder_after_a_later_one_finished(tmp_path, capsys):
     """Two tunes of one command at once: A killed after 1 iteration, B (started a moment later) finished. The same
     command again said B was finished and started a new folder, never offering A; the docs say it continues the

@@ -184,9 +184,51 @@ def test_doctor_reports_a_hidden_legion(tmp_path):
     assert main(["doctor", "--legion", str(tmp_path / "bogus")]) == 1
 
 
+def test_doctor_says_when_the_gemms_get_no_gpu_variants_for_want_of_cublas(tmp_path, monkeypatch):
+    """nvcc alone read as "CUDA variants: ok", though a toolkit without cuBLAS builds the six GEMMs with CPU variants
+    only (`build --cuda auto`): cuBLAS is a row of its own, shown once nvcc is found."""
+    monkeypatch.setattr(toolchain, "nvcc", lambda: "/opt/cuda/bin/nvcc")
+    monkeypatch.setattr(toolchain, "find_cublas", lambda: None)
+    checks = {c.name: c for c in run_checks(str(tmp_path / "bogus"))}  # a bogus Legion: no probe run
+    cublas = checks["cuBLAS (the GEMMs' CUDA variants)"]
+    assert not cublas.ok and not cublas.required, cublas
+    assert "cannon, summa, pumma, johnson, solomonik and cosma are built with CPU variants only" in cublas.detail
+    assert "cuBLAS" in cublas.fix
+    monkeypatch.setattr(toolchain, "find_cublas", lambda: (tmp_path / "include", tmp_path / "lib64"))
+    assert {c.name: c for c in run_checks(str(tmp_path / "bogus"))}["cuBLAS (the GEMMs' CUDA variants)"].ok
+    monkeypatch.setattr(toolchain, "nvcc", lambda: None)  # said by the nvcc row alone
+    assert "cuBLAS (the GEMMs' CUDA variants)" not in {c.name for c in run_checks(str(tmp_path / "bogus"))}
+
+
+def test_build_says_when_a_gemm_is_built_without_its_cuda_variants(monkeypatch, capsys):
+    """`build --cuda auto` with nvcc but no cuBLAS builds the GEMMs with CPU variants only: it says so."""
+    import mapperopt.benchmarks as benchmarks
+
+    monkeypatch.setattr(benchmarks, "build_app", lambda name, cuda: f"/cache/{name}")
+    monkeypatch.setattr(toolchain, "cuda_enabled", lambda mode, legion=None: mode != "off")
+    monkeypatch.setattr(toolchain, "nvcc", lambda: "/opt/cuda/bin/nvcc")
+    monkeypatch.setattr(toolchain, "find_cublas", lambda: None)
+    assert main(["build", "cannon", "circuit"]) == 0
+    err = capsys.readouterr().err
+    assert ("note: cannon: built without CUDA variants: the CUDA toolkit of /opt/cuda/bin/nvcc has no cuBLAS "
+            "(`mapperopt doctor`)") in err, err
+    assert "circuit: built without" not in err
+    assert main(["build", "cannon", "--cuda", "off"]) == 0 and "note:" not in capsys.readouterr().err
+
+
 def test_doctor_passes_here():
     checks = {c.name: c for c in run_checks()}
     assert checks["Legion"].ok and checks["Legion run (probe)"].ok
+
+
+def test_machine_help_offers_omp_only_for_a_legion_built_with_openmp():
+    """The help listed -ll:omp among the processor counts, which this Legion (the legate wheel's) refuses."""
+    from click.testing import CliRunner
+
+    from mapperopt.cli import cli
+
+    text = " ".join(CliRunner().invoke(cli, ["machine", "--help"]).output.split())
+    assert "-ll:py, -ll:util)" in text and "-ll:omp only with a Legion built with OpenMP" in text, text
 
 
 def test_machine_command_json(capsys):
@@ -265,7 +307,7 @@ def test_exit_status_of_a_failing_command_reaches_the_shell(tmp_path):
     bad.write_text("def f(Task task): return 0;\n")
     out = subprocess.run([sys.executable, "-m", "mapperopt.cli", "check", str(bad)], capture_output=True, text=True)
     assert out.returncode == 1
-    assert "error[E101]" in out.stderr
+    assert "error[E101]" in out.stdout  # a diagnostic, syntax error or not, on stdout (docs/dsl.md)
 
 
 def test_doctor_lists_the_baseline_optimizers_as_optional(monkeypatch):

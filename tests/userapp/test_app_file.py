@@ -266,8 +266,17 @@ def test_a_verify_command_runs_where_its_relative_paths_point(tmp_path, monkeypa
     monkeypatch.chdir(elsewhere)
     assert main(["run", "--app", str(path), "--out", str(tmp_path / "run1")]) == 0
     monkeypatch.chdir(app_dir)
-    assert main(["run", "--app", "./prog", "--verify-cmd", 'sh check.sh "$MAPPEROPT_STDOUT"',
+    assert main(["run", "--app", "./prog", "--verify-cmd", 'sh check.sh "$MAPPEROPT_STDOUT" && pwd > where.txt',
                  "--out", str(tmp_path / "run2")]) == 0
+    assert (app_dir / "where.txt").read_text().strip() == str(app_dir)
+    # The options' help says the same folder (it said "the run folder")
+    from click.testing import CliRunner
+
+    from mapperopt.cli import cli
+
+    for command in ("run", "tune", "compare"):
+        text = " ".join(CliRunner().invoke(cli, [command, "--help"], terminal_width=400).output.split())
+        assert "CMD exits 0 (run in the current folder" in text and "run folder," not in text, (command, text)
 
 
 def test_an_unknown_size_of_a_program_says_where_sizes_come_from(tmp_path, exe):
