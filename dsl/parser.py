@@ -792,9 +792,12 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                      prev.column, str(prev), (f"a kind selector stands alone ({tokens[-2]} {prev} f;); "
                                               "otherwise list the task names",), expected)
 
-    # E109: a reserved word where a name is expected. A misplaced statement keyword (`return` at top level, a
-    # `Region` statement inside a function) is an E100 unless it is being assigned to.
-    if "IDENT" in accepts and tok_text in A.RESERVED and (assigned or tok_text not in _STATEMENT_WORDS | {"return"}):
+    # E109: a reserved word where a name is expected. A statement keyword where a statement starts (`return` at top
+    # level, a `Region` statement inside a function) is a misplaced statement, E100, unless it is being assigned to;
+    # elsewhere (`def Task(`, a parameter) it is a name chosen.
+    misplaced = (tok_text in _STATEMENT_WORDS | {"return"} and not assigned
+                 and (prev is None or prev.type in ("SEMICOLON", "LBRACE", "RBRACE")))
+    if "IDENT" in accepts and tok_text in A.RESERVED and not misplaced:
         return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text,
                      (_swapped_kind_hint(text, tokens, token),), expected)
 
