@@ -1104,7 +1104,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     others = [n for n in ("expert", "default") if n in measured] or ([start] if start != best else [])
     if not others:
         return "Verdict: the best is the start program itself: tuning found nothing faster."
-    beaten, parts = [], []
+    beaten, parts, intervals = [], [], []
     for name in others:
         c = _comparison(summary, name)
         label = "the start" if name == start else reference_name(name, summary.get("own_mapper"))
@@ -1112,6 +1112,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
             parts.append(f"{label}: not compared ({_not_compared(summary, name)})")
             continue
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
+        intervals.append(not c.no_interval)
         if c.significant and c.ratio > 1 and not noisy and not same:
             beaten.append(label)
         # Noisy: a ratio outside its interval that still does not count (the rule above), said as such.
@@ -1121,9 +1122,12 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         how = ("the same mapping" if same else c.no_interval or ("not significant" if not c.significant
                                                                  else too_noisy if noisy else "significant"))
         parts.append(f"{c.ratio:.{c.decimals()}f}x {label} ({how})")
-    beat = " and ".join(beaten)
+    beat, them = " and ".join(beaten), "the start" if others == [start] else "the references"
+    # Too few executions for any interval: "no mapper beat" would read as measured slower, whatever the ratio.
     head = (f"{best} beat {beat}" if beaten else
-            f"no mapper beat {'the start' if others == [start] else 'the references'}")
+            f"no mapper can be said to beat {them} without an interval (an interval takes --final-rounds "
+            f"{protocol.MIN_INTERVAL_VALUES} or more)" if intervals and not any(intervals) else
+            f"no mapper beat {them}")
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
 
