@@ -1006,7 +1006,8 @@ class _Checker:
         """W300: a statement whose selector a later statement repeats (§6.4)."""
         latest: dict[tuple, A.Statement] = {}
         for s in reversed(self.program.statements):
-            keys = selector_keys(s)
+            # A Tunable's ID is its selector; the compiled mapper answers with the latest statement of one ID.
+            keys = [("TunableStmt", str(s.id))] if isinstance(s, A.TunableStmt) else selector_keys(s)
             over = [k for k in keys if k in latest]
             if over:
                 key, later = over[0], latest[over[0]]

@@ -76,6 +76,14 @@ def test_tunable_errors(text, words):
     assert "E221" not in message, message
 
 
+def test_a_tunable_answered_twice_warns_on_the_first():
+    """The compiled mapper answers with the later statement of one ID, as for any repeated selector: W300."""
+    diags = check(parse("Tunable 7 = 1;\nTunable 8 = 1;\nTunable 7 = 2 int32;\n", "t.dsl"))
+    assert [(d.code, d.loc.line) for d in diags] == [("W300", 1)], diags
+    assert "overridden by a later one with the same selector (7)" in diags[0].message, diags[0].message
+    assert "t.dsl:3:1: Tunable 7 = 2 int32;" in diags[0].notes[0], diags[0].notes
+
+
 def test_tunable_needs_a_value():
     with pytest.raises(DslSyntaxError):
         parse("Tunable 11;")
