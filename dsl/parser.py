@@ -605,6 +605,16 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
     return f"{form}: write {fixed}"
 
 
+def _definition_name_hint(before: list[Token], word: str) -> str | None:
+    """For a reserved word naming a function (after `def`) or a parameter (in a `def`'s parameter list): another
+    name, its lowercase where that is free; else None."""
+    defs = [i for i, t in enumerate(before) if t.type == "DEF"]
+    if not defs or any(t.type == "LBRACE" for t in before[defs[-1]:]):
+        return None
+    free = word.lower() if word.lower() not in A.RESERVED else f"{word}_"
+    return f"name the {'function' if before[-1].type == 'DEF' else 'parameter'} otherwise, e.g. '{free}'"
+
+
 def _region_list_hint(text: str, before: list[Token], token: Token) -> str | None:
     """For a ',' after the region selector of a Region, Layout or CollectMemory statement (`Region t r1,r2 GPU
     FBMEM;`): that the selector is one region, unlike the task selector, with the statement written once per region
@@ -799,7 +809,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                  and (prev is None or prev.type in ("SEMICOLON", "LBRACE", "RBRACE")))
     if "IDENT" in accepts and tok_text in A.RESERVED and not misplaced:
         return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text,
-                     (_swapped_kind_hint(text, tokens, token),), expected)
+                     (_swapped_kind_hint(text, tokens, token) or _definition_name_hint(tokens, tok_text),), expected)
 
     # E107: a memory kind where only processor kinds fit, or the reverse (`Task t FBMEM;`, `Region * * CPU GPU;`).
     wrong_sort = _wrong_sort_of_kind(tok_text, accepts)
