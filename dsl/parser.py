@@ -324,9 +324,14 @@ class _ToAst:
 
     @_rule
     def tunable_stmt(self, loc, children):
-        children = [c for c in children if c.type in ("INT", "MINUS", "TRUE", "FALSE", "IDENT")]
-        ident, *value, typ = children if children[-1].type == "IDENT" else (*children, None)
-        if value[-1].type in ("TRUE", "FALSE"):
+        children = [c for c in children if c.type in ("INT", "MINUS", "TRUE", "FALSE", "IDENT", "BOOL_T")]
+        ident, *value, typ = children if children[-1].type in ("IDENT", "BOOL_T") else (*children, None)
+        boolean = value[-1].type in ("TRUE", "FALSE")
+        if typ is not None and boolean != (typ.type == "BOOL_T"):  # no implicit conversions (reference §4)
+            raise _AstError("E100", f"unexpected '{typ}': True and False are answered as bool, not {typ}"
+                            if boolean else "unexpected 'bool': an integer is answered as an integer type "
+                            "(int8 ... uint64); True and False as bool", self._tloc(typ), str(typ))
+        if boolean:
             number, default = int(value[-1].type == "TRUE"), "bool"
         else:
             number, default = self._int(value[-1]) * (-1 if len(value) == 2 else 1), "int64"
