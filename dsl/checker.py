@@ -919,14 +919,14 @@ class _Checker:
                      if users else f"{what} is defined but never used", d.loc, severity="note")
 
     def _tunable(self, s: A.TunableStmt):
-        """E221: a Tunable answer of an unknown type or out of its type's range."""
+        """E226: a Tunable answer of an unknown type or out of its type's range."""
         if s.type not in A.TUNABLE_TYPES:
-            self.add("E221", f"unknown tunable type '{s.type}'", s.loc,
+            self.add("E226", f"unknown tunable type '{s.type}'", s.loc,
                      (f"types: {', '.join(A.TUNABLE_TYPES)} (the C++ type the program reads the tunable as)",))
             return
         _, low, high = A.TUNABLE_TYPES[s.type]
         if not low <= s.value <= high:
-            self.add("E221", f"tunable value {s.value} does not fit in {s.type} ({low} to {high})", s.loc)
+            self.add("E226", f"tunable value {s.value} does not fit in {s.type} ({low} to {high})", s.loc)
 
     def _layout(self, s: A.LayoutStmt):
         groups = (("SOA", "AOS"), ("C_order", "F_order"), ("Align", "No_Align"))
@@ -1006,7 +1006,8 @@ class _Checker:
         """W300: a statement whose selector a later statement repeats (§6.4)."""
         latest: dict[tuple, A.Statement] = {}
         for s in reversed(self.program.statements):
-            keys = selector_keys(s)
+            # A Tunable's ID is its selector; the compiled mapper answers with the latest statement of one ID.
+            keys = [("TunableStmt", str(s.id))] if isinstance(s, A.TunableStmt) else selector_keys(s)
             over = [k for k in keys if k in latest]
             if over:
                 key, later = over[0], latest[over[0]]

@@ -324,9 +324,14 @@ class _ToAst:
 
     @_rule
     def tunable_stmt(self, loc, children):
-        children = [c for c in children if c.type in ("INT", "MINUS", "TRUE", "FALSE", "IDENT")]
-        ident, *value, typ = children if children[-1].type == "IDENT" else (*children, None)
-        if value[-1].type in ("TRUE", "FALSE"):
+        children = [c for c in children if c.type in ("INT", "MINUS", "TRUE", "FALSE", "IDENT", "BOOL_T")]
+        ident, *value, typ = children if children[-1].type in ("IDENT", "BOOL_T") else (*children, None)
+        boolean = value[-1].type in ("TRUE", "FALSE")
+        if typ is not None and boolean != (typ.type == "BOOL_T"):  # no implicit conversions (reference §4)
+            raise _AstError("E100", f"unexpected '{typ}': True and False are answered as bool, not {typ}"
+                            if boolean else "unexpected 'bool': an integer is answered as an integer type "
+                            "(int8 ... uint64); True and False as bool", self._tloc(typ), str(typ))
+        if boolean:
             number, default = int(value[-1].type == "TRUE"), "bool"
         else:
             number, default = self._int(value[-1]) * (-1 if len(value) == 2 else 1), "int64"
@@ -605,6 +610,16 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
     return f"{form}: write {fixed}"
 
 
+def _definition_name_hint(before: list[Token], word: str) -> str | None:
+    """For a reserved word naming a function (after `def`) or a parameter (in a `def`'s parameter list): another
+    name, its lowercase where that is free; else None."""
+    defs = [i for i, t in enumerate(before) if t.type == "DEF"]
+    if not defs or any(t.type == "LBRACE" for t in before[defs[-1]:]):
+        return None
+    free = word.lower() if word.lower() not in A.RESERVED else f"{word}_"
+    return f"name the {'function' if before[-1].type == 'DEF' else 'parameter'} otherwise, e.g. '{free}'"
+
+
 def _region_list_hint(text: str, before: list[Token], token: Token) -> str | None:
     """For a ',' after the region selector of a Region, Layout or CollectMemory statement (`Region t r1,r2 GPU
     FBMEM;`): that the selector is one region, unlike the task selector, with the statement written once per region
@@ -792,11 +807,14 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                      prev.column, str(prev), (f"a kind selector stands alone ({tokens[-2]} {prev} f;); "
                                               "otherwise list the task names",), expected)
 
-    # E109: a reserved word where a name is expected. A misplaced statement keyword (`return` at top level, a
-    # `Region` statement inside a function) is an E100 unless it is being assigned to.
-    if "IDENT" in accepts and tok_text in A.RESERVED and (assigned or tok_text not in _STATEMENT_WORDS | {"return"}):
+    # E109: a reserved word where a name is expected. A statement keyword where a statement starts (`return` at top
+    # level, a `Region` statement inside a function) is a misplaced statement, E100, unless it is being assigned to;
+    # elsewhere (`def Task(`, a parameter) it is a name chosen.
+    misplaced = (tok_text in _STATEMENT_WORDS | {"return"} and not assigned
+                 and (prev is None or prev.type in ("SEMICOLON", "LBRACE", "RBRACE")))
+    if "IDENT" in accepts and tok_text in A.RESERVED and not misplaced:
         return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text,
-                     (_swapped_kind_hint(text, tokens, token),), expected)
+                     (_swapped_kind_hint(text, tokens, token) or _definition_name_hint(tokens, tok_text),), expected)
 
     # E107: a memory kind where only processor kinds fit, or the reverse (`Task t FBMEM;`, `Region * * CPU GPU;`).
     wrong_sort = _wrong_sort_of_kind(tok_text, accepts)

@@ -66,7 +66,7 @@ def _start_not_found(start: str) -> MapperoptError:
                           + "use --start default, random or a DSL file")
 
 
-def require_start_file(start: str) -> None:
+def require_start_file(start: str, bench: Any) -> None:
     """A `--start` that names a file (not `default` or `random`): it must exist, and a file that is not UTF-8 (E112)
     is said as `check` says it, and a syntax error as `check_start_file` says it, before any other output (its
     other errors need the application's and the machine's descriptions).
@@ -82,11 +82,12 @@ def require_start_file(start: str) -> None:
         raise _start_not_found(start)
     with exit_on_syntax_error(start):
         text = read_source(start)
-    _parse_start(start, text)
+    _parse_start(start, text, bench)
 
 
-def _parse_start(path: str, text: str) -> Any:
-    """The start file `path` (its `text`) parsed (a `dsl.ast.Program`).
+def _parse_start(path: str, text: str, bench: Any) -> Any:
+    """The start file `path` (its `text`) of a run of `bench` (a benchmark's name or a `UserApp`) parsed (a
+    `dsl.ast.Program`).
 
     Raises:
         MapperoptError: its syntax error, as `check` prints it (the first: parsing stops there).
@@ -99,15 +100,21 @@ def _parse_start(path: str, text: str) -> Any:
         return parse(text, path)
     except DslSyntaxError as exc:
         raise MapperoptError(f"the start program has an error; nothing was measured:\n{exc}"
-                             f"{syntax_error_summary(path)}", hint=_FIX_START) from None
+                             f"{syntax_error_summary(path)}", hint=_fix_start(path, bench)) from None
 
 
-_FIX_START = "fix the file and run the command again; `mapperopt check --bench BENCH FILE` checks it alone"
+def _fix_start(path: str, bench: Any) -> str:
+    """The hint for a start file with errors, naming the `check` command that checks it against `bench`'s tasks."""
+    from mapperopt.benchmarks.userapp import UserApp, spec_words
+
+    program = spec_words(bench)[:2] if isinstance(bench, UserApp) else ["--bench", str(bench)]
+    return (f"fix the file and run the command again; `{shlex.join(['mapperopt', 'check', *program, path])}` "
+            "checks it alone")
 
 
-def check_start_file(path: str, text: str, app: dict, machine: dict, layouts: bool = True) -> None:
+def check_start_file(path: str, text: str, bench: Any, app: dict, machine: dict, layouts: bool = True) -> None:
     """Checks the start file `path` (its `text`) as `mapperopt check --bench` does, against the run's application
-    and machine (their JSON descriptions), before anything is measured: a file with errors would only fail its
+    (`bench`, a benchmark's name or a `UserApp`) and machine (their JSON descriptions), before anything is measured: a file with errors would only fail its
     iteration (the start of every run, in compare) after the references were measured. Without `layouts` (nothing
     verifies the program's results: the harness refuses every Layout statement) a Layout statement is refused too.
 
@@ -122,11 +129,11 @@ def check_start_file(path: str, text: str, app: dict, machine: dict, layouts: bo
     from mapperopt.dsl.commands import summary_line
     from mapperopt.dsl.errors import render_all
 
-    program = _parse_start(path, text)
+    program = _parse_start(path, text, bench)
     diags = check(program, AppDescription.from_json(app), MachineDescription.from_json(machine))
     if any(d.is_error for d in diags):
         raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
-                             f"{summary_line(path, diags)}", hint=_FIX_START)
+                             f"{summary_line(path, diags)}", hint=_fix_start(path, bench))
     layout = next((s for s in program.statements if isinstance(s, A.LayoutStmt)), None)
     if not layouts and layout is not None:
         raise MapperoptError(f"{layout.loc}: the start program has a Layout statement, which is refused here: "
@@ -428,7 +435,7 @@ def _new_run(bench: str, opts: dict, request: dict,
         space = SearchSpace(app, machine, layouts=layouts)
         start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
         if start_point is None:  # a start file
-            check_start_file(str(opts["start"]), start_dsl, app, machine, layouts)
+            check_start_file(str(opts["start"]), start_dsl, bench, app, machine, layouts)
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],
@@ -677,7 +684,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
                 "runs_dir": runs_dir, "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
-        require_start_file(start)
+        require_start_file(start, bench)
         request = _request(bench, opts)
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
@@ -1102,7 +1109,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     others = [n for n in ("expert", "default") if n in measured] or ([start] if start != best else [])
     if not others:
         return "Verdict: the best is the start program itself: tuning found nothing faster."
-    beaten, parts = [], []
+    beaten, parts, intervals = [], [], []
     for name in others:
         c = _comparison(summary, name)
         label = "the start" if name == start else reference_name(name, summary.get("own_mapper"))
@@ -1110,6 +1117,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
             parts.append(f"{label}: not compared ({_not_compared(summary, name)})")
             continue
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
+        intervals.append(not c.no_interval)
         if c.significant and c.ratio > 1 and not noisy and not same:
             beaten.append(label)
         # Noisy: a ratio outside its interval that still does not count (the rule above), said as such.
@@ -1119,9 +1127,12 @@ def verdict(summary: dict, default_start: bool = False) -> str:
         how = ("the same mapping" if same else c.no_interval or ("not significant" if not c.significant
                                                                  else too_noisy if noisy else "significant"))
         parts.append(f"{c.ratio:.{c.decimals()}f}x {label} ({how})")
-    beat = " and ".join(beaten)
+    beat, them = " and ".join(beaten), "the start" if others == [start] else "the references"
+    # Too few executions for any interval: "no mapper beat" would read as measured slower, whatever the ratio.
     head = (f"{best} beat {beat}" if beaten else
-            f"no mapper beat {'the start' if others == [start] else 'the references'}")
+            f"no mapper can be said to beat {them} without an interval (an interval takes --final-rounds "
+            f"{protocol.MIN_INTERVAL_VALUES} or more)" if intervals and not any(intervals) else
+            f"no mapper beat {them}")
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
 

@@ -500,7 +500,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
                 if opts["start"] not in ("default", "random"):  # before the reference is measured
-                    check_start_file(str(opts["start"]), start_text, app, machine, layouts)
+                    check_start_file(str(opts["start"]), start_text, bench, app, machine, layouts)
             except BaseException:
                 # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
                 for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
@@ -1668,7 +1668,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
     check_timeout(bench, size, timeout_s, min_time_s)
     if stored is None:
-        require_start_file(start)
+        require_start_file(start, bench)
     if remeasure is not None and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
 

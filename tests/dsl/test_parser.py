@@ -225,6 +225,15 @@ ERRORS = [
     ("x = f(a // b);", "E105", 1, 8, "unexpected end of input", "integer division is '/'"),
     ("for = 1;", "E109", 1, 1, "reserved word 'for' cannot be used as a name", None),
     ("def f(Task int) { return 1; }", "E109", 1, 12, "reserved word 'int'", None),
+    # A statement keyword where a function or parameter is named is a name chosen, not a statement misplaced.
+    ("def Task(Task t) { return 1; }", "E109", 1, 5, "reserved word 'Task' cannot be used as a name",
+     "name the function otherwise, e.g. 'task'"),
+    ("def Region(Task t) { return 1; }", "E109", 1, 5, "reserved word 'Region' cannot be used as a name",
+     "name the function otherwise, e.g. 'region'"),
+    ("def f(Task Tunable) { return 1; }", "E109", 1, 12, "reserved word 'Tunable' cannot be used as a name",
+     "name the parameter otherwise, e.g. 'tunable'"),
+    ("def f(Task t, int print) { return 1; }", "E109", 1, 19, "reserved word 'print'",
+     "name the parameter otherwise, e.g. 'print_'"),
     ("Task * GPU; }", "E100", 1, 13, "unexpected '}'; expected a statement", None),
     ("x = (1 2);", "E100", 1, 8, "unexpected '2'; expected ')', ',', '.', '?', '[' or an operator", None),
     ("def f(task) { return 1; }", "E100", 1, 7, "unexpected 'task'", "parameters are typed: write 'Task task'"),
@@ -304,6 +313,14 @@ def test_syntax_error(src, code, line, col, message, hint):
     assert message in err.diagnostic.message
     if hint is not None:
         assert any(hint in h for h in err.diagnostic.hints), err.diagnostic.hints
+
+
+@pytest.mark.parametrize("src", ["def Task(Task t) { return 1; }", "def f(Task Tunable) { return 1; }"])
+def test_a_keyword_as_a_definitions_name_is_not_told_about_function_bodies(src):
+    """Top level, naming a function or a parameter: the hint of a statement misplaced in a body would mislead."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert not [h for h in info.value.diagnostic.hints if h and "function body" in h], info.value.diagnostic.hints
 
 
 def test_a_misspelt_keyword_assigned_to_parses():

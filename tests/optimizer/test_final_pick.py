@@ -338,7 +338,9 @@ def test_single_executions_are_never_significant(tmp_path, monkeypatch):
     assert "Best (iter-2) vs default: 2.36x (one execution each: no interval)." in out, out
     assert "significant" not in out.replace("not significant", ""), out
     line = commands.verdict(summary)
-    assert line == ("Verdict: no mapper beat the references; the best (iter-2) measured 2.36x the default mapper "
+    # Not "no mapper beat": a newcomer reads that against 2.36x; with one execution nothing can be said to beat.
+    assert line == ("Verdict: no mapper can be said to beat the references without an interval (an interval takes "
+                    "--final-rounds 3 or more); the best (iter-2) measured 2.36x the default mapper "
                     "(one execution each: no interval)."), line
     assert commands.best_mapper_line(summary, tmp_path / "best.dsl").startswith("Best mapper: iteration 2")
     # A reference that measured faster by one execution is no reason to keep it either.
@@ -379,7 +381,8 @@ def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypat
             "a 90 % interval, which takes 3: how much of the figure is the machine's noise is unknown; measure again "
             "with a higher --final-rounds (3 or more).") in out, out
     assert "Noisy measurement" not in out, out
-    assert commands.verdict(summary).startswith("Verdict: no mapper beat the references;"), commands.verdict(summary)
+    assert commands.verdict(summary).startswith("Verdict: no mapper can be said to beat the references without an "
+                                                "interval"), commands.verdict(summary)
     # 3 and 5 rounds: the ratios, their intervals and verdicts of the statistics themselves, as before.
     for rounds in (3, 5):
         values = {"iter-2": [2.0, 2.02, 1.98, 2.01, 2.0][:rounds], "iter-1": [1.0, 1.01, 0.99, 1.0, 1.02][:rounds],

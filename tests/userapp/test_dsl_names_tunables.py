@@ -55,6 +55,7 @@ def test_unknown_string_name_is_reported_statically():
     ("Tunable 11=-4 int32 ;", "Tunable 11 = -4 int32;"),
     ("Tunable 3 = True;", "Tunable 3 = True;"),
     ("Tunable 3 = 1 uint8;", "Tunable 3 = 1 uint8;"),
+    ("Tunable 3 = False bool;", "Tunable 3 = False;"),  # the type the reference lists, written out
 ])
 def test_tunable_statement(text, canonical):
     program = parse(text)
@@ -64,14 +65,36 @@ def test_tunable_statement(text, canonical):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("Tunable 11 = 4 float;", ["E221", "unknown tunable type 'float'"]),
-    ("Tunable 11 = 300 int8;", ["E221", "does not fit in int8"]),
-    ("Tunable 11 = -1 uint32;", ["E221", "does not fit in uint32"]),
+    ("Tunable 11 = 4 float;", ["E226", "unknown tunable type 'float'"]),
+    ("Tunable 11 = 300 int8;", ["E226", "does not fit in int8"]),
+    ("Tunable 11 = -1 uint32;", ["E226", "does not fit in uint32"]),
 ])
 def test_tunable_errors(text, words):
+    """A Tunable answer's own code, E226: E221 is a Region statement's memory kinds absent from the machine."""
     diags = check(parse(text))
     message = " ".join(f"{d.code} {d.message}" for d in diags)
     assert all(w in message for w in words), message
+    assert "E221" not in message, message
+
+
+def test_a_tunable_answered_twice_warns_on_the_first():
+    """The compiled mapper answers with the later statement of one ID, as for any repeated selector: W300."""
+    diags = check(parse("Tunable 7 = 1;\nTunable 8 = 1;\nTunable 7 = 2 int32;\n", "t.dsl"))
+    assert [(d.code, d.loc.line) for d in diags] == [("W300", 1)], diags
+    assert "overridden by a later one with the same selector (7)" in diags[0].message, diags[0].message
+    assert "t.dsl:3:1: Tunable 7 = 2 int32;" in diags[0].notes[0], diags[0].notes
+
+
+@pytest.mark.parametrize("text, col, words", [
+    ("Tunable 7 = True int32;", 18, "True and False are answered as bool, not int32"),
+    ("Tunable 7 = 1 bool;", 15, "an integer is answered as an integer type"),
+])
+def test_a_tunable_value_and_type_that_do_not_go_together_are_refused(text, col, words):
+    """No implicit conversions (an int is not a bool): `True int32` was read as 1 without a word."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(text, "t.dsl")
+    assert (info.value.code, info.value.loc.line, info.value.loc.col) == ("E100", 1, col), str(info.value)
+    assert words in info.value.diagnostic.message, info.value.diagnostic.message
 
 
 def test_tunable_needs_a_value():

@@ -1,4 +1,5 @@
-# Expert mapper E2 Stencil (docs/dsl-reference.md §14)
+# Expert mapper E2 Stencil as the DSL's authors wrote it for the original program: a language example, not the mapper
+# of mapperopt's stencil (configs/stencil.dsl; docs/dsl-reference.md §14)
 Task * GPU,CPU;
 Region * * GPU FBMEM;
 Region * * CPU SYSMEM;

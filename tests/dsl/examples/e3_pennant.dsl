@@ -1,4 +1,5 @@
-# Expert mapper E3 Pennant (docs/dsl-reference.md §14)
+# Expert mapper E3 Pennant as the DSL's authors wrote it for the original program: a language example, not the mapper
+# of mapperopt's pennant (configs/pennant.dsl; docs/dsl-reference.md §14)
 Task * GPU,CPU;
 Region * * GPU FBMEM;
 Region * * CPU SYSMEM;

@@ -1,4 +1,5 @@
-# Expert mapper E4 Cannon (docs/dsl-reference.md §14)
+# Expert mapper E4 Cannon as the DSL's authors wrote it for the original program: a language example, not the mapper
+# of mapperopt's cannon (configs/gemm2d.dsl; docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Region * * * SOCKMEM,SYSMEM;
 Region * * GPU FBMEM,ZCMEM;

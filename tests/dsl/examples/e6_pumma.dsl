@@ -1,4 +1,5 @@
-# Expert mapper E6 PUMMA (docs/dsl-reference.md §14)
+# Expert mapper E6 PUMMA as the DSL's authors wrote it for the original program: a language example, not the mapper
+# of mapperopt's pumma (configs/gemm2d.dsl; docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Region * * * SOCKMEM,SYSMEM;
 Region * * GPU FBMEM,ZCMEM;

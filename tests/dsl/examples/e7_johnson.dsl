@@ -1,4 +1,5 @@
-# Expert mapper E7 Johnson (docs/dsl-reference.md §14)
+# Expert mapper E7 Johnson as the DSL's authors wrote it for the original program: a language example, not the mapper
+# of mapperopt's johnson (configs/johnson.dsl; docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Region * * * SOCKMEM,SYSMEM;
 Region * * GPU FBMEM,ZCMEM;

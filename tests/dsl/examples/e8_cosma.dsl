@@ -1,4 +1,5 @@
-# Expert mapper E8 COSMA (docs/dsl-reference.md §14)
+# Expert mapper E8 COSMA as the DSL's authors wrote it for the original program: a language example, not the mapper
+# of mapperopt's cosma (configs/cosma.dsl; docs/dsl-reference.md §14)
 Task * GPU,OMP,CPU;
 Region * * * SOCKMEM,SYSMEM;
 Region * * GPU FBMEM,ZCMEM;
