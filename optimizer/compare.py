@@ -51,6 +51,7 @@ import os
 import shlex
 import signal
 import statistics
+import sys
 import textwrap
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -739,10 +740,13 @@ def _die_with(parent: int) -> None:
     as_ctrl_c = signal.getsignal(signal.SIGTERM)
 
     def on_stop(signum, frame) -> None:
+        global _stopped
+        _stopped = signum
         if not _busy:
-            # Idle: a KeyboardInterrupt in the pool's queue prints a traceback, and a SystemExit raised while the
-            # pool still sends the last result back is caught there (`except BaseException`), leaving it waiting.
-            os._exit(128 + signum)
+            # Idle: SystemExit, which releases the lock of the pool's queue that the worker waits under (after an
+            # os._exit the other worker waited on it for good); a KeyboardInterrupt there prints a traceback. Where
+            # the pool catches it instead (sending the last result back), `_call_pinned` ends the worker.
+            raise SystemExit(128 + signum)
         as_ctrl_c(signum, frame)
 
     for signum in interrupts.STOPPING:  # those `sigterm_as_ctrl_c` took (not SIGHUP where ignored: under nohup)
@@ -751,16 +755,30 @@ def _die_with(parent: int) -> None:
 
 
 _busy = False  # in a worker process: whether it runs a task (`_call_pinned`)
+_stopped = 0  # in a worker process: the stopping signal that reached it while idle (`_die_with`)
 
 
 def _call_pinned(cores: list[int] | None, fn: Callable, args: tuple) -> Any:
     global _busy
+    _end_if_stopped()  # the pool caught the SystemExit of a stopping signal: no new task
     _busy = True
     try:
         with _pinned(cores):
             return fn(*args)
     finally:
         _busy = False
+        # a task a stopping signal interrupted has kept its files; the interrupted `compare` waits for no result,
+        # and back in the pool's queue the worker would wait on (or read from) a pool being torn down
+        _end_if_stopped()
+
+
+def _end_if_stopped() -> None:
+    """Ends this worker process (exit status 128 + the signal) if a stopping signal reached it; here, between tasks,
+    it holds none of the pool's locks."""
+    if _stopped:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(128 + _stopped)
 
 
 def _in_parallel(cores: list[list[int] | None], tasks: list[tuple[str, Callable, tuple, Any]],

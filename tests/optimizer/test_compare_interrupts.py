@@ -223,34 +223,8 @@ def test_an_idle_worker_of_compare_jobs_stops_quietly_on_sigterm(capfd, signum):
     queue) before the "Interrupted" line. SIGHUP (a closed terminal reaches every process of the job) likewise."""
     import multiprocessing
     import os
+    import time
     from concurrent.futures import ProcessPoolExecutor
-
-    from mapperopt.optimizer.compare import _die_with
-
-    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_die_with, initargs=(os.getpid(),))
-    try:
-        worker = pool.submit(os.getpid).result()  # the worker is now idle, waiting for the next task
-        os.kill(worker, signum)
-        [process] = [p for p in multiprocessing.active_children() if p.pid == worker]
-        process.join(60)
-        assert process.exitcode == 128 + signum, process.exitcode
-    finally:
-        pool.shutdown(wait=True)
-    err = capfd.readouterr().err
-    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-
-
-def test_a_worker_stops_on_sigterm_that_arrives_outside_its_task():
-    """SIGTERM that reached a worker while the pool itself ran (sending the last result back) raised SystemExit
-    there, which the pool caught and sent back as that task's exception: the worker went on waiting and never
-    ended (the idle-worker test above then failed under load). Here the signal arrives while the worker runs a
-    function outside `_call_pinned`, as the pool's own code is, and must end the worker."""
-    import multiprocessing
-    import os
-    import signal
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     from mapperopt.optimizer.compare import _die_with
 
@@ -258,10 +232,79 @@ def test_a_worker_stops_on_sigterm_that_arrives_outside_its_task():
                                initializer=_die_with, initargs=(os.getpid(),))
     try:
         worker = pool.submit(os.getpid).result()
+        # idle once it blocks reading the pool's queue (system call 0, read): a signal a moment earlier, while the
+        # result is sent back, is the next test's case
+        syscall = Path(f"/proc/{worker}/syscall")
+        deadline = time.monotonic() + 60
+        while syscall.read_text().split()[0] != "0" and time.monotonic() < deadline:
+            time.sleep(0.01)
         [process] = [p for p in multiprocessing.active_children() if p.pid == worker]
-        with pytest.raises(BrokenProcessPool):
+        os.kill(worker, signum)
+    finally:
+        pool.shutdown(wait=True)  # it also ends a worker the signal did not (exit status 0)
+    assert process.exitcode == 128 + signum, process.exitcode
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_a_worker_takes_no_task_after_a_sigterm_the_pool_caught():
+    """SIGTERM that reached an idle worker while the pool itself ran (sending the last result back) raised SystemExit
+    there, which the pool caught and sent back as that task's exception: the worker went on waiting (the idle-worker
+    test above then failed under load). Here the signal arrives while the worker runs a function outside
+    `_call_pinned`, as the pool's own code is: the worker must take no further task."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    from mapperopt.optimizer.compare import _call_pinned, _die_with
+
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_die_with, initargs=(os.getpid(),))
+    try:
+        worker = pool.submit(os.getpid).result()
+        [process] = [p for p in multiprocessing.active_children() if p.pid == worker]
+        with pytest.raises(SystemExit):
             pool.submit(signal.raise_signal, signal.SIGTERM).result(timeout=60)
-        process.join(60)
-        assert process.exitcode == 128 + signal.SIGTERM, process.exitcode
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(_call_pinned, None, os.getpid, ()).result(timeout=60)
     finally:
         pool.shutdown(wait=True)
+    assert process.exitcode == 128 + signal.SIGTERM, process.exitcode
+
+
+def test_sigterm_ends_parallel_jobs_while_one_worker_is_idle_and_one_busy(tmp_path):
+    """SIGTERM of `compare --jobs 2` while one run had ended (its worker idle, waiting for work) and the other ran:
+    the idle worker ended at once, holding the pool's queue lock it waits under, and the busy one, its task
+    interrupted, then waited on that lock for good, and `compare` with it."""
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    script = tmp_path / "jobs.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys, time
+        from mapperopt import interrupts
+        from mapperopt.optimizer.compare import _in_parallel
+
+        if __name__ == "__main__":
+            interrupts.sigterm_as_ctrl_c()
+            try:
+                _in_parallel([None, None], [("quick", os.getpid, (), ()), ("long", time.sleep, (120,), ())],
+                             on_done=lambda i, result: print("done", i, flush=True))
+            except KeyboardInterrupt:
+                print("interrupted", flush=True)
+                sys.exit(143)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        assert proc.stdout.readline() == "done 0\n"
+        time.sleep(1)  # the quick task's worker back in the pool's queue
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and "interrupted" in out, out
+    assert "Traceback" not in out, out
