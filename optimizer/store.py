@@ -19,9 +19,9 @@ Once the run is finished, best.dsl is the final comparison's pick, which history
 progress.png (a star) mark: it may be another iteration than the best so far.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
-is skipped with a note (`damaged`) and cut away by the next `append`; damaged lines between it and the last record
-are skipped with a note that the journal was damaged there; a damaged line before a record is an error naming it,
-and so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
+is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
+that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
+missing: a damaged line before it is an error naming it, and so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """
@@ -68,9 +68,9 @@ class TuneStore:
         root: the tuning folder.
         settings: the contents of settings.json.
         records: the journal's records, in iteration order.
-        damaged: the notes on the damaged lines at the journal's end that `open` skipped: the last one, torn by an
-            interrupted write (the next `append` cuts it away), and one naming those before it, which the journal
-            was damaged at otherwise.
+        damaged: the notes on the damaged lines that `open` skipped: the last one after the last record, torn by an
+            interrupted write (the next `append` cuts it away), and one naming the others, which the journal was
+            damaged at otherwise (the iterations they record are run again, or were, by the records after them).
     """
 
     def __init__(self, root: Path, settings: dict, records: list[IterationRecord]):
@@ -169,16 +169,20 @@ class TuneStore:
         _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
-        *earlier, torn = [(n, why) for n, why in bad if n > last] or [None]
+        # only a line after the last record can be an interrupted append's; those between records were there
+        # before an append (which cut away only a torn last line)
+        torn = bad[-1] if bad and bad[-1][0] > last else None
+        earlier = bad[:-1] if torn else bad
         if earlier:  # not an interrupted append's, which tears only the last line
             lines = [str(n) for n, _ in earlier]
             named = f"line {lines[0]} is" if len(lines) == 1 else \
                 f"lines {', '.join(lines[:-1])} and {lines[-1]} are"
             whys = "; ".join(f"line {n}: {why}" for n, why in earlier) if len(earlier) > 1 else earlier[0][1]
+            redone = "is" if earlier[-1][0] > last else "was"  # the records after it ran it again
             store.damaged.append(f"{path} {named} damaged ({whys}): skipped, and any iteration "
-                                 f"{'they record' if len(earlier) > 1 else 'it records'} is run again; the journal "
-                                 "was damaged there otherwise than by an interrupted write, which tears only its last "
-                                 "line")
+                                 f"{'they record' if len(earlier) > 1 else 'it records'} {redone} run again; the "
+                                 "journal was damaged there otherwise than by an interrupted write, which tears only "
+                                 "its last line")
         if torn is not None:
             store.damaged.append(f"{path} line {torn[0]} is damaged ({torn[1]}): skipped, as an iteration that never "
                                  "finished")
