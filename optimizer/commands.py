@@ -24,13 +24,13 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
-from mapperopt.files import read_json, restore_hint, write_atomically
+from mapperopt.files import read_json, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import (KEPT_USE, TuneStore, folder_path, kept_app_mapper, own_mapper_of,
+from mapperopt.optimizer.store import (KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper, own_mapper_of,
                                       reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.options import FiniteFloatRange
@@ -232,7 +232,7 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
 
     path = root / "settings.json"
     # a comparison's settings.json (fields of other types) is named as such: TuneStore.open checks a run's fields
-    settings = read_json(path, hint=restore_hint("tuning"), fields={"schema?": str, "compare?": str}) \
+    settings = read_json(path, hint=damage_hint(root), fields={"schema?": str, "compare?": str}) \
         if path.is_file() else {}
 
     def extend(comparison: Any) -> str:

@@ -21,7 +21,8 @@ progress.png (a star) mark: it may be another iteration than the best so far.
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
 is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
 that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
-missing: a damaged line before it is an error naming it, and so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
+missing: a damaged line before it is an error naming it, and so are iteration folders or outputs that the journal
+does not record (it was emptied, deleted or cut short).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """
@@ -48,7 +49,6 @@ SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
 KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); without it, it maps every task in "
             "place of the program's own mapper.")
-_DAMAGED = restore_hint("tuning")
 # The types of the fields of a tuning folder's settings.json that a resumed run reads (those an earlier mapperopt did
 # not write may be missing; a count not known yet is null).
 _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": int, "gpus?": int,
@@ -152,8 +152,9 @@ class TuneStore:
                 it does not record the iterations whose folders or outputs are there (`_require_recorded`).
         """
         root = Path(root)
+        damaged = damage_hint(root)
         try:
-            settings = read_json(root / "settings.json", hint=_DAMAGED, fields=_SETTINGS_FIELDS)
+            settings = read_json(root / "settings.json", hint=damaged, fields=_SETTINGS_FIELDS)
         except OSError as exc:
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
@@ -164,7 +165,7 @@ class TuneStore:
                 skipped = [b for b in bad if b[0] < line]  # a line lost there, rather than out of order
                 if skipped:
                     raise MapperoptError(f"{path} line {skipped[-1][0]} is damaged ({skipped[-1][1]}): iteration "
-                                         f"{i}'s record cannot be read", hint=_DAMAGED)
+                                         f"{i}'s record cannot be read", hint=damaged)
                 raise MapperoptError(f"{path}: iteration {record.iter} found where {i} was expected")
         _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
@@ -309,6 +310,18 @@ class TuneStore:
             else:
                 write_atomically(path, edit)
         write_atomically(best, dsl)
+
+
+def damage_hint(root: Path) -> str:
+    """The hint for a damaged file of the tuning folder `root`: restore it, or the comparison it is a run of (its
+    records go with the comparison's shared files), from a copy."""
+    from mapperopt.optimizer.compare import SCHEMA
+
+    try:
+        parent = json.loads((Path(root).parent / "settings.json").read_text())
+    except (OSError, ValueError):
+        parent = None
+    return restore_hint("comparison" if isinstance(parent, dict) and parent.get("schema") == SCHEMA else "tuning")
 
 
 def _require_recorded(root: Path, n: int) -> None:

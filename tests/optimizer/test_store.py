@@ -411,3 +411,27 @@ def test_a_damaged_best_program_is_written_again_from_the_journal(tmp_path):
     (store.root / "best.dsl").write_bytes(b"\xff\xfe\x00Task")
     store.write_outputs()
     assert (store.root / "best.dsl").read_text() == "Task * CPU;\n"
+
+
+@pytest.mark.parametrize("damage", ["settings", "journal"])
+def test_a_damaged_file_of_a_comparisons_run_hints_at_the_comparison_folder(tmp_path, damage):
+    """A tuning run of a comparison (compare-*/random-1/) is restored with its comparison, whose other files its
+    records go with (evaluations/, final.json): the hint names the comparison folder, not a tuning folder."""
+    from mapperopt.optimizer.compare import SCHEMA
+
+    comparison = tmp_path / "compare-0123456789"
+    comparison.mkdir()
+    (comparison / "settings.json").write_text(json.dumps({"schema": SCHEMA, "bench": "circuit"}))
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "random", "compare": ".."},
+                             root=comparison / "random-1")
+    for i in (1, 2):
+        store.append(record(i, 2.0))
+    store.unlock()
+    if damage == "settings":
+        (store.root / "settings.json").write_text("[]")
+    else:
+        path = store.root / "state.jsonl"
+        path.write_text("{\x00\n" + path.read_text().splitlines(keepends=True)[1])
+    with pytest.raises(MapperoptError, match="damaged") as caught:
+        TuneStore.open(store.root)
+    assert caught.value.hint == "restore the comparison folder from a copy, or start a new one with `--new`"
