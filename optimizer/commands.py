@@ -736,9 +736,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         try:
             store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text))
         except KeyboardInterrupt:
-            console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
-                          "measuring the baselines): nothing was kept, no folder is left. The same command starts "
-                          "again.")
+            with interrupts.terminal_may_be_gone():
+                console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
+                              "measuring the baselines): nothing was kept, no folder is left. The same command "
+                              "starts again.")
             raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
         iters = settings["iters"]
     from mapperopt.optimizer.space import SearchSpace
@@ -823,13 +824,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             finishing = True
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
-        status.stop()
         # counted on disk: an interrupt while `append` forces a record to disk leaves it there, not in `records`
         n = len(TuneStore.open(store.root).records)
-        console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "
-                       "moves it to final-N/, names it in summary.json under `interrupted`, and measures the "
-                       "comparison again). " if finishing else
-                       f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ") + to_continue)
+        with interrupts.terminal_may_be_gone():
+            status.stop()
+            console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next "
+                           "command moves it to final-N/, names it in summary.json under `interrupted`, and measures "
+                           "the comparison again). " if finishing else
+                           f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ") + to_continue)
         raise click.exceptions.Exit(130) from None
     except ModelError:
         status.stop()

@@ -1692,9 +1692,10 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         # With --new the same command would start yet another comparison; without it, it resumes the newest one
         # (a folder interrupted while being set up is removed: then --new starts it again).
         kept = new and chosen and (chosen[0] / "settings.json").exists()
-        console.print("[yellow]Interrupted.[/] " + (f"Run the same command without --new to resume {chosen[0]} (the "
-                                                    "newest comparison with these settings)." if kept
-                                                    else "Run the same command again to resume."))
+        with interrupts.terminal_may_be_gone():
+            console.print("[yellow]Interrupted.[/] " + (f"Run the same command without --new to resume {chosen[0]} "
+                                                        "(the newest comparison with these settings)." if kept
+                                                        else "Run the same command again to resume."))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
     table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
