@@ -34,6 +34,7 @@ from mapperopt.optimizer.store import (KEPT_USE, TuneStore, damage_hint, folder_
                                       reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.options import FiniteFloatRange
+from mapperopt.records import RESULT_FIELDS
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
@@ -503,7 +504,7 @@ def _set_up_results(root: Path) -> list[dict]:
 def _readable(path: Path) -> Any:
     """The JSON in `path`, or None where it is damaged."""
     try:
-        return read_json(path)
+        return read_json(path, fields=RESULT_FIELDS)
     except MapperoptError:
         return None
 
@@ -993,7 +994,7 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     it is, and `say` notes it."""
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
     try:
-        summary = read_json(root / "summary.json")
+        summary = read_json(root / "summary.json", fields={"measured?": {str: {"run_dirs?": [str]}}})
     except MapperoptError as exc:
         say(f"Note: {exc.message}: it is kept as it is in {kept.name}/ with the final comparison it summarised, and "
             "a new one is measured at the end.")
@@ -1028,7 +1029,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
     results = {}
     for name in settings.get("baselines") or {}:
         try:
-            results[name] = read_json(root / f"baseline-{name}" / "result.json")
+            results[name] = read_json(root / f"baseline-{name}" / "result.json", fields=RESULT_FIELDS)
         except FileNotFoundError:
             continue
         except MapperoptError as exc:

@@ -52,11 +52,11 @@ KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand)
 # The types of the fields of a tuning folder's settings.json that a resumed run reads (those an earlier mapperopt did
 # not write may be missing; a count not known yet is null).
 _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": int, "gpus?": int,
-                    "memory?": dict, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
+                    "memory?": {str: int}, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
                     "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": (int, None),
                     "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
-                    "app_args?": list, "app_description?": dict, "machine?": dict, "request?": dict,
-                    "baselines?": dict}
+                    "app_args?": [str], "app_description?": dict, "machine?": dict, "request?": dict,
+                    "baselines?": {str: float}}
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
