@@ -20,7 +20,8 @@ from mapperopt.cli import main
 ARGS = ["--iters", "2", "--runs", "1", "--optimizers", "random", "--final-rounds", "1"]
 # The comparison folder's files that hold JSON objects, as its code reads them. The descriptions of the application
 # and the machine in settings.json are checked by their own readers (`mapperopt.descriptions`), not here.
-FILES = ("settings.json", "final.json", "expert.json", "summary.json", "baseline-expert/result.json")
+FILES = ("settings.json", "final.json", "expert.json", "summary.json", "baseline-expert/result.json",
+         "random-1/settings.json")
 DESCRIPTIONS = ("app_description", "machine")
 
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3),
