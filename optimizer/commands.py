@@ -488,6 +488,22 @@ def _new_run(bench: str, opts: dict, request: dict,
     return store, store.settings
 
 
+def start_point(store: TuneStore, space: Any) -> dict | None:
+    """The start point that the tuning folder `store` records (settings.json's `start_point`), checked against the
+    search space `space` it is a point of.
+
+    Raises:
+        MapperoptError: settings.json is damaged there: a decision or choice that `space` lacks (named).
+    """
+    point = store.settings.get("start_point")
+    try:
+        space.normalize(point or {})
+    except ValueError as exc:
+        raise MapperoptError(f"{store.root / 'settings.json'} is damaged: its field 'start_point': {exc}",
+                             hint=damage_hint(store.root)) from None
+    return point
+
+
 def start_up(results: list[dict]) -> float | None:
     """What an execution cost besides its measured time (`protocol.start_up_time`), seconds, the least among the run
     folders' `results` (result.json), or None when none tells."""
@@ -755,7 +771,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
-                         start_point=settings.get("start_point"), llm=llm, workdir=store.root,
+                         start_point=start_point(store, space), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
@@ -769,7 +785,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console.print(f"Each mapper: {executions} "
                   + ("measured, not calibrated (the program's arguments fix the work of an execution)"
                      if "app_file" in settings else
-                     f"of at least {settings.get('min_time_s', 0):g} s measured"
+                     f"of at least {settings.get('min_time_s') or 0:g} s measured"
                      + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                         if settings.get("iterations") else "")) + ", trimmed mean.")
     wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time

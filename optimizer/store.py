@@ -53,7 +53,7 @@ KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand)
 # not write may be missing; a count not known yet is null).
 _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": int, "gpus?": int,
                     "memory?": {str: int}, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
-                    "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": (int, None),
+                    "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": int,
                     "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
                     "app_args?": [str], "app_description?": dict, "machine?": dict, "request?": dict,
                     "baselines?": {str: float}}
