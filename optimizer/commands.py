@@ -488,7 +488,7 @@ def _new_run(bench: str, opts: dict, request: dict,
     return store, store.settings
 
 
-def start_point(store: TuneStore, space: Any) -> dict | None:
+def recorded_start_point(store: TuneStore, space: Any) -> dict | None:
     """The start point that the tuning folder `store` records (settings.json's `start_point`), checked against the
     search space `space` it is a point of.
 
@@ -771,7 +771,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
-                         start_point=start_point(store, space), llm=llm, workdir=store.root,
+                         start_point=recorded_start_point(store, space), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")

@@ -891,7 +891,7 @@ def progress_line(label: str, r: IterationRecord, iters: int) -> str:
 def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, say: Callable | None = None) -> None:
     """Tuning run `<name>-<r + 1>` of the comparison `ctx["folder"]` (created, or resumed from its journal) until
     it has `--iters` iterations; progress lines through `on_record(label, record)`, else printed."""
-    from mapperopt.optimizer.commands import start_point, start_program
+    from mapperopt.optimizer.commands import recorded_start_point, start_program
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import tune
     from mapperopt.optimizer.space import SearchSpace
@@ -919,7 +919,7 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done"
         + (f"; cores {','.join(map(str, sorted(os.sched_getaffinity(0))))}." if len(ctx["cores"]) > 1 else "."))
     optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
-                               start_point=start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
+                               start_point=recorded_start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
