@@ -113,7 +113,7 @@ RESULT_FIELDS = {"app": str, "mapper": str, "status": str, "stage?": (str, None)
                  "settings?": {"iterations?": (int, None), "measured_runs?": int, "calibration_runs?": int},
                  "profile?": (dict, None),
                  "attempts?": [{"exit_code": (int, None), "wall_s": float, "profile?": (dict, None), "stdout?": str,
-                                "stderr?": str, "result?": ({"throughput?": float, "time_s?": (float, None),
+                                "stderr?": str, "result?": ({"throughput?": (float, None), "time_s?": (float, None),
                                                             "metric?": float}, None)}]}
 
 
