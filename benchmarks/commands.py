@@ -374,7 +374,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     except RunInterrupted as exc:
         kept = ("keeps what ran so far (command.txt, each execution's stdout-N.txt and stderr-N.txt), "
                 "but no result.json (no figures)" if exc.run_dir.exists() else "was removed: nothing was kept")
-        click.echo(f"Interrupted: {exc.run_dir} {kept}. The same command runs again from the start.", err=True)
+        with interrupts.terminal_may_be_gone():
+            click.echo(f"Interrupted: {exc.run_dir} {kept}. The same command runs again from the start.", err=True)
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))

@@ -120,12 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a full disk, a read-only cache, ...: said as the errors above
         from mapperopt.files import refused_write, wrong_kind
 
+        if interrupts.terminated() and interrupts.output_lost(exc):  # a hang-up's EIO outran its KeyboardInterrupt
+            return 128 + interrupts.terminated()
         if (error := refused_write(exc) or wrong_kind(exc)) is None:
             raise
         click.secho(f"error: {error}", fg="red", err=True)
         return 1
     except click.exceptions.Abort:  # a Ctrl-C no command reported (tune and compare say so, then exit 130)
-        click.echo("aborted", err=True)
+        with interrupts.terminal_may_be_gone():
+            click.echo("aborted", err=True)
         status = 130
     except click.ClickException as exc:
         _show(exc)

@@ -22,13 +22,16 @@ def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | N
 
     Args:
         hint: how to recover when the file is damaged; default: restore it from a copy.
-        fields: the fields the reader uses: name -> its type, or a tuple of types (`float` takes an integer too,
-            None a null); a name that ends in "?" may be missing.
+        fields: the fields the reader uses: name -> its kind; a name that ends in "?" may be missing, and the name
+            `str` (the type) stands for every field. A kind is a type (`float` takes an integer too, None a null), a
+            list of one kind (a list of such items), a dict like `fields` (an object with such fields), or a tuple
+            of kinds (any of them).
 
     Raises:
         FileNotFoundError: there is no such file.
         MapperoptError: the file cannot be read, is not valid JSON (its line and column in the message), is not a
-            JSON object, or a field of `fields` is missing or of another type (named).
+            JSON object, or a field of `fields`, at any depth, is missing or of another kind (named by its path,
+            e.g. 'groups[0].runs').
     """
     def damaged(why: str) -> MapperoptError:
         return MapperoptError(f"{path} is damaged: {why}", hint=hint or "restore it from a copy")
@@ -45,16 +48,42 @@ def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | N
         raise damaged(f"not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         raise damaged(f"not a JSON object ({_json_kind(value)})")
-    for name, types in (fields or {}).items():
-        key = name.rstrip("?")
-        types = types if isinstance(types, tuple) else (types,)
-        if key not in value:
-            if not name.endswith("?"):
-                raise damaged(f"its field '{key}' is missing")
-        elif not any(_is(value[key], t) for t in types):
-            raise damaged(f"its field '{key}' is {_json_kind(value[key])}, not "
-                          + " or ".join(_json_kind(t) for t in types))
+    why = _wrong_fields(value, fields or {}, "")
+    if why:
+        raise damaged(why)
     return value
+
+
+def _wrong_fields(value: dict, fields: Mapping[Any, Any], prefix: str) -> str | None:
+    """Why the object `value`, at the field path `prefix` ("" or "groups[0]."), lacks a field of `fields` or has one
+    of another kind; None when it has neither."""
+    for name, kind in fields.items():
+        if name is str:
+            items = list(value.items())
+        elif name.rstrip("?") in value:
+            items = [(name.rstrip("?"), value[name.rstrip("?")])]
+        elif name.endswith("?"):
+            continue
+        else:
+            return f"its field '{prefix}{name}' is missing"
+        for key, item in items:
+            why = _wrong(item, kind, f"{prefix}{key}")
+            if why:
+                return why
+    return None
+
+
+def _wrong(value: Any, kind: Any, where: str) -> str | None:
+    """Why `value`, the field at path `where`, is not of `kind` (see `read_json`); None when it is."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    outer = [list if isinstance(k, list) else dict if isinstance(k, dict) else k for k in kinds]
+    shaped = [k for k, o in zip(kinds, outer) if _is(value, o)]
+    if not shaped:
+        return f"its field '{where}' is {_json_kind(value)}, not " + " or ".join(map(_json_kind, outer))
+    if isinstance(shaped[0], list):
+        return next((why for i, item in enumerate(value) if (why := _wrong(item, shaped[0][0], f"{where}[{i}]"))),
+                    None)
+    return _wrong_fields(value, shaped[0], f"{where}.") if isinstance(shaped[0], dict) else None
 
 
 # JSON's names of the types `json.loads` gives

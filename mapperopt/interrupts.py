@@ -11,6 +11,7 @@ where work starts (each benchmark execution).
     check()    # raises KeyboardInterrupt if one was dropped since the last call
     sigterm_as_ctrl_c()  # in a command that says how to continue after Ctrl-C (tune, compare and its workers)
     terminated()  # the signal, SIGTERM or SIGHUP, that was the interrupt, else 0 (the exit status is 128 + it)
+    with terminal_may_be_gone(): ...  # around the "Interrupted ..." line: a hung-up terminal loses only the text
 
 C code run by an import may turn the KeyboardInterrupt into an ImportError instead (numpy's import of a C
 interface, pybind11's "initialization failed"); `importing()` turns it back.
@@ -18,9 +19,11 @@ interface, pybind11's "initialization failed"); `importing()` turns it back.
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 _dropped = False
 _arrived = 0  # Ctrl-Cs (and SIGTERMs, SIGHUPs) seen by `_on_sigint`
@@ -103,3 +106,33 @@ def importing():
         if _arrived == before:
             raise
         raise KeyboardInterrupt from None
+
+
+@contextmanager
+def terminal_may_be_gone():
+    """Around what a stopped command prints last (its "Interrupted ..." line): where its terminal is gone (a hang-up,
+    which sends SIGHUP: writes to it fail with EIO) or the pipe it writes to is (EPIPE, which rich turns into
+    SystemExit(1)), only the text is lost, not the exit status (128 + SIGHUP) or what the command does next
+    (`output_lost`).
+
+    Raises:
+        OSError, SystemExit: any other, as it was.
+    """
+    try:
+        yield
+    except (OSError, SystemExit) as exc:
+        if not output_lost(exc.__context__ if isinstance(exc, SystemExit) else exc):
+            raise
+
+
+def output_lost(exc: BaseException | None) -> bool:
+    """Whether `exc` is a write to a terminal that is gone (EIO) or to a pipe without reader (EPIPE); then stdout and
+    stderr go to os.devnull, so that no later write (the interpreter's last flush) fails on them too."""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.EIO, errno.EPIPE) or exc.filename is not None:
+        return False  # a file's error names the file: not the terminal's
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a stream without a file descriptor (captured) keeps none
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+    return True

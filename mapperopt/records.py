@@ -104,6 +104,19 @@ class RunResult:
         return cls(**data)
 
 
+# The fields of a stored `RunResult` (result.json, a comparison's evaluations/) that its readers use, as
+# `mapperopt.files.read_json` checks them.
+RESULT_FIELDS = {"app": str, "mapper": str, "status": str, "stage?": (str, None), "reason?": (str, None),
+                 "throughput?": (float, None), "unit?": (str, None), "trimmed_mean?": (float, None),
+                 "spread?": (float, None), "interval?": ([float], None), "no_spread?": (str, None),
+                 "time_s?": (float, None), "run_dir?": (str, None), "dsl?": (str, None), "log?": str,
+                 "settings?": {"iterations?": (int, None), "measured_runs?": int, "calibration_runs?": int},
+                 "profile?": (dict, None),
+                 "attempts?": [{"exit_code": (int, None), "wall_s": float, "profile?": (dict, None), "stdout?": str,
+                                "stderr?": str, "result?": ({"throughput?": (float, None), "time_s?": (float, None),
+                                                            "metric?": float}, None)}]}
+
+
 @dataclass(frozen=True)
 class Edit:
     """One mechanical change to a DSL program that AutoGuide suggests (applied by `mapperopt.autoguide`).

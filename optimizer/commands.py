@@ -24,16 +24,17 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
-from mapperopt.files import read_json, restore_hint, write_atomically
+from mapperopt.files import read_json, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import (KEPT_USE, TuneStore, folder_path, kept_app_mapper, own_mapper_of,
+from mapperopt.optimizer.store import (KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper, own_mapper_of,
                                       reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.options import FiniteFloatRange
+from mapperopt.records import RESULT_FIELDS
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
@@ -232,7 +233,7 @@ def _refuse_comparison(root: Path, iters: int | None) -> None:
 
     path = root / "settings.json"
     # a comparison's settings.json (fields of other types) is named as such: TuneStore.open checks a run's fields
-    settings = read_json(path, hint=restore_hint("tuning"), fields={"schema?": str, "compare?": str}) \
+    settings = read_json(path, hint=damage_hint(root), fields={"schema?": str, "compare?": str}) \
         if path.is_file() else {}
 
     def extend(comparison: Any) -> str:
@@ -487,6 +488,22 @@ def _new_run(bench: str, opts: dict, request: dict,
     return store, store.settings
 
 
+def recorded_start_point(store: TuneStore, space: Any) -> dict | None:
+    """The start point that the tuning folder `store` records (settings.json's `start_point`), checked against the
+    search space `space` it is a point of.
+
+    Raises:
+        MapperoptError: settings.json is damaged there: a decision or choice that `space` lacks (named).
+    """
+    point = store.settings.get("start_point")
+    try:
+        space.normalize(point or {})
+    except ValueError as exc:
+        raise MapperoptError(f"{store.root / 'settings.json'} is damaged: its field 'start_point': {exc}",
+                             hint=damage_hint(store.root)) from None
+    return point
+
+
 def start_up(results: list[dict]) -> float | None:
     """What an execution cost besides its measured time (`protocol.start_up_time`), seconds, the least among the run
     folders' `results` (result.json), or None when none tells."""
@@ -503,7 +520,7 @@ def _set_up_results(root: Path) -> list[dict]:
 def _readable(path: Path) -> Any:
     """The JSON in `path`, or None where it is damaged."""
     try:
-        return read_json(path)
+        return read_json(path, fields=RESULT_FIELDS)
     except MapperoptError:
         return None
 
@@ -736,9 +753,10 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         try:
             store, settings = _new_run(bench, opts, request, lambda text: say_status(console, text))
         except KeyboardInterrupt:
-            console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
-                          "measuring the baselines): nothing was kept, no folder is left. The same command starts "
-                          "again.")
+            with interrupts.terminal_may_be_gone():
+                console.print("[yellow]Interrupted while setting up[/] (describing the application and the machine, "
+                              "measuring the baselines): nothing was kept, no folder is left. The same command "
+                              "starts again.")
             raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
         iters = settings["iters"]
     from mapperopt.optimizer.space import SearchSpace
@@ -753,7 +771,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                                                                    settings["start"])):
         console.print(f"[yellow]Note:[/] {escape(note)}")
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
-                         start_point=settings.get("start_point"), llm=llm, workdir=store.root,
+                         start_point=recorded_start_point(store, space), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
     console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
                   f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
@@ -767,7 +785,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console.print(f"Each mapper: {executions} "
                   + ("measured, not calibrated (the program's arguments fix the work of an execution)"
                      if "app_file" in settings else
-                     f"of at least {settings.get('min_time_s', 0):g} s measured"
+                     f"of at least {settings.get('min_time_s') or 0:g} s measured"
                      + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                         if settings.get("iterations") else "")) + ", trimmed mean.")
     wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
@@ -823,13 +841,14 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             finishing = True
             summary = final_comparison(bench, store, final_rounds)
     except KeyboardInterrupt:
-        status.stop()
         # counted on disk: an interrupt while `append` forces a record to disk leaves it there, not in `records`
         n = len(TuneStore.open(store.root).records)
-        console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next command "
-                       "moves it to final-N/, names it in summary.json under `interrupted`, and measures the "
-                       "comparison again). " if finishing else
-                       f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ") + to_continue)
+        with interrupts.terminal_may_be_gone():
+            status.stop()
+            console.print(("[yellow]Interrupted in the final comparison.[/] What it measured is kept (the next "
+                           "command moves it to final-N/, names it in summary.json under `interrupted`, and measures "
+                           "the comparison again). " if finishing else
+                           f"[yellow]Interrupted after {n} iteration{'s' * (n != 1)}.[/] ") + to_continue)
         raise click.exceptions.Exit(130) from None
     except ModelError:
         status.stop()
@@ -991,7 +1010,7 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     it is, and `say` notes it."""
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
     try:
-        summary = read_json(root / "summary.json")
+        summary = read_json(root / "summary.json", fields={"measured?": {str: {"run_dirs?": [str]}}})
     except MapperoptError as exc:
         say(f"Note: {exc.message}: it is kept as it is in {kept.name}/ with the final comparison it summarised, and "
             "a new one is measured at the end.")
@@ -1026,7 +1045,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
     results = {}
     for name in settings.get("baselines") or {}:
         try:
-            results[name] = read_json(root / f"baseline-{name}" / "result.json")
+            results[name] = read_json(root / f"baseline-{name}" / "result.json", fields=RESULT_FIELDS)
         except FileNotFoundError:
             continue
         except MapperoptError as exc:

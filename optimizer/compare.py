@@ -74,6 +74,7 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
 from mapperopt.options import FiniteFloatRange
+from mapperopt.records import RESULT_FIELDS
 
 SCHEMA = "mapperopt.compare/1"
 DEFAULT_OPTIMIZERS = tuple(name for name, spec in OPTIMIZERS.items() if spec.compared)
@@ -115,8 +116,6 @@ class RunOutcome:
         return (self.final or 0.0) / (self.reference or expert)
 
 
-# The fields of a stored outcome (`RunResult`) that it cannot be made without.
-_OUTCOME = {"app": str, "mapper": str, "status": str, "attempts?": list}
 
 
 class SharedEvaluations:
@@ -141,7 +140,7 @@ class SharedEvaluations:
         from mapperopt.records import RunResult
 
         try:
-            stored = RunResult.from_json(read_json(path, fields=_OUTCOME)) if path.exists() else None
+            stored = RunResult.from_json(read_json(path, fields=RESULT_FIELDS)) if path.exists() else None
         except MapperoptError as exc:  # a damaged outcome: measured again, then stored anew (`_evaluate`)
             self.say(f"Note: {exc.message}; its program is measured again.")
             return None
@@ -249,14 +248,25 @@ def _setting_text(value) -> str:
 
 
 _DAMAGED = restore_hint("comparison")
+# final.json's groups (`_final`), their measurements by mapper (`protocol.Measured` as JSON)
+_ESTIMATE = {"values": [float], "value": float, "low": float, "high": float, "spread": float}
+_GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": [float], "reference": float,
+          "measured": {str: {"estimate": (_ESTIMATE, None), "unit": (str, None), "reason": (str, None),
+                             "run_dirs?": [str], "time_s?": (float, None)}}}
 # The fields of a comparison folder's files (`_folder_file`), by file; those of a settings.json that an earlier
 # mapperopt did not write may be missing (`_comparison_settings` names them).
-_FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": list, "iters?": int,
+_FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": [str], "iters?": int,
                              "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
-                             "memory?": dict, "executions?": int, "max_executions?": int, "min_time_s?": float,
-                             "timeout_s?": (float, None), "app_args?": list, "dedicated?": bool, "app?": dict,
-                             "app_description?": dict, "machine?": dict, "jobs_by_command?": list},
-           "final.json": {"rounds?": int, "groups?": list, "replaced?": list, "interrupted?": list},
+                             "memory?": {str: int}, "executions?": int, "max_executions?": int, "min_time_s?": float,
+                             "timeout_s?": (float, None), "app_args?": [str], "dedicated?": bool, "app?": dict,
+                             "app_description?": dict, "machine?": dict,
+                             "jobs_by_command?": [{"jobs": int, "cores_per_job": (int, None)}]},
+           "final.json": {"rounds?": int, "host_cores?": (int, None), "groups?": [_GROUP],
+                          # set aside: named only
+                          "replaced?": [{"folder": str}], "failed?": [{"folder": str}],
+                          "interrupted?": [{"folder": str, "mappers?": [str]}]},
+           "summary.json": {"runs?": [{"folder": str, "best_iter?": (int, None)}], "jobs?": int,
+                            "cores_per_job?": (int, None)},
            "expert.json": {"throughput": float, "iterations": (int, None), "wall_s?": (float, None)}}
 _FIELDS["default.json"] = _FIELDS["expert.json"]
 
@@ -323,7 +333,8 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
                "app_args": tuple(app_args if "app" in stored else stored.get("app_args", [])),
                "dedicated": stored.get("dedicated", False)}
     if start not in ("default", "random"):  # a start file's text: named as the runs name it
-        named = [read_json(p, hint=_DAMAGED).get("start") for p in folder.glob("*/settings.json")]
+        named = [read_json(p, hint=_DAMAGED, fields={"start?": str}).get("start")
+                 for p in folder.glob("*/settings.json")]
         options.update(start=next((n for n in named if n not in (None, "default", "random")), "the start file"),
                        start_text=start)
     else:
@@ -696,7 +707,7 @@ def _jobs_by_command(folder: Path, cores: list[list[int] | None], say: Callable)
     settings, summary = folder / "settings.json", folder / "summary.json"
     earlier = _folder_file(settings).get("jobs_by_command") if settings.exists() else None
     if earlier is None and summary.exists():
-        last = read_json(summary)
+        last = _folder_file(summary)
         earlier = [{"jobs": last["jobs"], "cores_per_job": last.get("cores_per_job")}] if "jobs" in last else []
     earlier = earlier or []
     if not earlier or earlier[-1] != this:
@@ -898,7 +909,7 @@ def progress_line(label: str, r: IterationRecord, iters: int) -> str:
 def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, say: Callable | None = None) -> None:
     """Tuning run `<name>-<r + 1>` of the comparison `ctx["folder"]` (created, or resumed from its journal) until
     it has `--iters` iterations; progress lines through `on_record(label, record)`, else printed."""
-    from mapperopt.optimizer.commands import start_program
+    from mapperopt.optimizer.commands import recorded_start_point, start_program
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import tune
     from mapperopt.optimizer.space import SearchSpace
@@ -926,7 +937,7 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done"
         + (f"; cores {','.join(map(str, sorted(os.sched_getaffinity(0))))}." if len(ctx["cores"]) > 1 else "."))
     optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
-                               start_point=store.settings["start_point"], llm=LLMConfig.from_env(), workdir=root)
+                               start_point=recorded_start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
@@ -988,7 +999,8 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
                                      f"it ran past --timeout {evaluator.timeout_s:g}: give a larger --timeout, or "
                                      "leave it out" if late else
                                      f"check `{shlex.join(['mapperopt', 'run', *program, '--mapper', name, *flags])}`"))
-        throughput, run = measured[name], read_json(result) if result.exists() else {}
+        throughput, run = measured[name], read_json(result, hint=_DAMAGED, fields=RESULT_FIELDS) \
+            if result.exists() else {}
     # Now what an execution costs besides its measured time is known: a --timeout without room for it is refused
     # before any run is tuned (each would fall short of --min-time or time out).
     check_timeout(bench, evaluator.size, evaluator.timeout_s, evaluator.min_time_s,
@@ -1006,10 +1018,10 @@ def _kept_reference(folder: Path, name: str) -> RunResult | None:
 
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
     try:
-        kept = RunResult.from_json(read_json(result)) if result.exists() else None
+        kept = RunResult.from_json(read_json(result, fields=RESULT_FIELDS)) if result.exists() else None
     except MapperoptError:
         return None
-    return kept if kept is not None and kept.ok and kept.trimmed_mean else None
+    return kept if kept is not None and kept.ok and kept.trimmed_mean and "iterations" in kept.settings else None
 
 
 def _reference_record(throughput: float, iterations: int | None, run: dict) -> dict:
@@ -1255,7 +1267,7 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
         # A new best whose program the run's group measured already (another run's best) keeps that figure: said,
         # against the best the last report (summary.json) named.
         report = folder / "summary.json"
-        named = {r["folder"]: r.get("best_iter") for r in read_json(report).get("runs", [])} \
+        named = {r["folder"]: r.get("best_iter") for r in _folder_file(report).get("runs", [])} \
             if report.exists() else {}
         for o in outcomes:
             if o.best is None or named.get(o.folder.name) in (None, o.best.iter) or o.folder.name in again:
@@ -1290,7 +1302,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
     if first.exists():
-        result = read_json(first)
+        result = read_json(first, hint=_DAMAGED, fields=RESULT_FIELDS)
         start_up = protocol.start_up_time(result)  # the advised --timeout leaves room for it
         if protocol.values_of(result):
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)
@@ -1710,9 +1722,10 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
         # With --new the same command would start yet another comparison; without it, it resumes the newest one
         # (a folder interrupted while being set up is removed: then --new starts it again).
         kept = new and chosen and (chosen[0] / "settings.json").exists()
-        console.print("[yellow]Interrupted.[/] " + (f"Run the same command without --new to resume {chosen[0]} (the "
-                                                    "newest comparison with these settings)." if kept
-                                                    else "Run the same command again to resume."))
+        with interrupts.terminal_may_be_gone():
+            console.print("[yellow]Interrupted.[/] " + (f"Run the same command without --new to resume {chosen[0]} "
+                                                        "(the newest comparison with these settings)." if kept
+                                                        else "Run the same command again to resume."))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
     table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))

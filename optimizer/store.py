@@ -19,9 +19,10 @@ Once the run is finished, best.dsl is the final comparison's pick, which history
 progress.png (a star) mark: it may be another iteration than the best so far.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
-is skipped with a note (`damaged`) and cut away by the next `append`; damaged lines between it and the last record
-are skipped with a note that the journal was damaged there; a damaged line before a record is an error naming it,
-and so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
+is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
+that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
+missing: a damaged line before it is an error naming it, and so are iteration folders or outputs that the journal
+does not record (it was emptied, deleted or cut short).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """
@@ -48,15 +49,14 @@ SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
 KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); without it, it maps every task in "
             "place of the program's own mapper.")
-_DAMAGED = restore_hint("tuning")
 # The types of the fields of a tuning folder's settings.json that a resumed run reads (those an earlier mapperopt did
 # not write may be missing; a count not known yet is null).
 _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": int, "gpus?": int,
-                    "memory?": dict, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
-                    "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": (int, None),
+                    "memory?": {str: int}, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
+                    "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": int,
                     "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
-                    "app_args?": list, "app_description?": dict, "machine?": dict, "request?": dict,
-                    "baselines?": dict}
+                    "app_args?": [str], "app_description?": dict, "machine?": dict, "request?": dict,
+                    "baselines?": {str: float}}
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
@@ -68,9 +68,9 @@ class TuneStore:
         root: the tuning folder.
         settings: the contents of settings.json.
         records: the journal's records, in iteration order.
-        damaged: the notes on the damaged lines at the journal's end that `open` skipped: the last one, torn by an
-            interrupted write (the next `append` cuts it away), and one naming those before it, which the journal
-            was damaged at otherwise.
+        damaged: the notes on the damaged lines that `open` skipped: the last one after the last record, torn by an
+            interrupted write (the next `append` cuts it away), and one naming the others, which the journal was
+            damaged at otherwise (the iterations they record are run again, or were, by the records after them).
     """
 
     def __init__(self, root: Path, settings: dict, records: list[IterationRecord]):
@@ -152,8 +152,9 @@ class TuneStore:
                 it does not record the iterations whose folders or outputs are there (`_require_recorded`).
         """
         root = Path(root)
+        damaged = damage_hint(root)
         try:
-            settings = read_json(root / "settings.json", hint=_DAMAGED, fields=_SETTINGS_FIELDS)
+            settings = read_json(root / "settings.json", hint=damaged, fields=_SETTINGS_FIELDS)
         except OSError as exc:
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
@@ -164,21 +165,25 @@ class TuneStore:
                 skipped = [b for b in bad if b[0] < line]  # a line lost there, rather than out of order
                 if skipped:
                     raise MapperoptError(f"{path} line {skipped[-1][0]} is damaged ({skipped[-1][1]}): iteration "
-                                         f"{i}'s record cannot be read", hint=_DAMAGED)
+                                         f"{i}'s record cannot be read", hint=damaged)
                 raise MapperoptError(f"{path}: iteration {record.iter} found where {i} was expected")
         _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
-        *earlier, torn = [(n, why) for n, why in bad if n > last] or [None]
+        # only a line after the last record can be an interrupted append's; those between records were there
+        # before an append (which cut away only a torn last line)
+        torn = bad[-1] if bad and bad[-1][0] > last else None
+        earlier = bad[:-1] if torn else bad
         if earlier:  # not an interrupted append's, which tears only the last line
             lines = [str(n) for n, _ in earlier]
             named = f"line {lines[0]} is" if len(lines) == 1 else \
                 f"lines {', '.join(lines[:-1])} and {lines[-1]} are"
             whys = "; ".join(f"line {n}: {why}" for n, why in earlier) if len(earlier) > 1 else earlier[0][1]
+            redone = "is" if earlier[-1][0] > last else "was"  # the records after it ran it again
             store.damaged.append(f"{path} {named} damaged ({whys}): skipped, and any iteration "
-                                 f"{'they record' if len(earlier) > 1 else 'it records'} is run again; the journal "
-                                 "was damaged there otherwise than by an interrupted write, which tears only its last "
-                                 "line")
+                                 f"{'they record' if len(earlier) > 1 else 'it records'} {redone} run again; the "
+                                 "journal was damaged there otherwise than by an interrupted write, which tears only "
+                                 "its last line")
         if torn is not None:
             store.damaged.append(f"{path} line {torn[0]} is damaged ({torn[1]}): skipped, as an iteration that never "
                                  "finished")
@@ -305,6 +310,18 @@ class TuneStore:
             else:
                 write_atomically(path, edit)
         write_atomically(best, dsl)
+
+
+def damage_hint(root: Path) -> str:
+    """The hint for a damaged file of the tuning folder `root`: restore it, or the comparison it is a run of (its
+    records go with the comparison's shared files), from a copy."""
+    from mapperopt.optimizer.compare import SCHEMA
+
+    try:
+        parent = json.loads((Path(root).parent / "settings.json").read_text())
+    except (OSError, ValueError):
+        parent = None
+    return restore_hint("comparison" if isinstance(parent, dict) and parent.get("schema") == SCHEMA else "tuning")
 
 
 def _require_recorded(root: Path, n: int) -> None:

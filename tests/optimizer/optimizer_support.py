@@ -1,10 +1,15 @@
 """Test support for the optimizer (imported by conftest.py and the tests): a deterministic placement-model
-evaluator and a local OpenAI-compatible HTTP server answering with scripted chat completions."""
+evaluator, a local OpenAI-compatible HTTP server answering with scripted chat completions, and a command run on a
+terminal that hangs up."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -208,3 +213,33 @@ def markers_clear_and_inside(fig) -> None:
         assert y + r <= frame.y1 + 0.5, (label, y, r, frame.y1)  # the bottom edge is the axis failures are drawn on
         for box in legends:
             assert x + r < box.x0 or x - r > box.x1 or y + r < box.y0 or y - r > box.y1, (label, x, y, box)
+
+
+def hung_up(args: list[str], started: Callable[[], bool]) -> tuple[subprocess.Popen, str]:
+    """`mapperopt ARGS` in a child process whose terminal (a pseudo-terminal, its controlling one) hangs up once
+    `started()`: its other side is closed, as a closed terminal window or a dropped ssh connection closes it, and the
+    kernel sends the child SIGHUP; every later write to the terminal fails (EIO). The process, ended, and what it
+    printed before."""
+    import fcntl
+    import select
+    import termios
+
+    master, slave = os.openpty()
+
+    def on_terminal() -> None:  # a session of its own, whose controlling terminal is the pseudo-terminal
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        for signum in (signal.SIGINT, signal.SIGHUP):  # their default actions, also under a `nohup` test run
+            signal.signal(signum, signal.SIG_DFL)
+
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdin=slave, stdout=slave, stderr=slave,
+                            preexec_fn=on_terminal)
+    os.close(slave)
+    out, deadline = b"", time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None and not started():
+        if select.select([master], [], [], 0.05)[0]:  # read, so that the terminal's buffer never fills up
+            out += os.read(master, 1 << 16)
+    assert proc.poll() is None, out.decode(errors="replace")
+    os.close(master)  # the hang-up
+    proc.wait(timeout=180)
+    return proc, out.decode(errors="replace")[-3000:]

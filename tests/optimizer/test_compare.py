@@ -612,7 +612,8 @@ def test_the_reference_first_measurement_lines_name_it_once(tmp_path):
     run = tmp_path / "baseline-expert"
     run.mkdir()
     (run / "result.json").write_text(json.dumps({
-        "status": "ok", "time_s": 0.083, "attempts": [{"exit_code": 0, "result": {"throughput": 4.4, "time_s": 0.083}}],
+        "app": "circuit", "mapper": "expert", "status": "ok", "time_s": 0.083,
+        "attempts": [{"exit_code": 0, "wall_s": 0.9, "result": {"throughput": 4.4, "time_s": 0.083}}],
         "settings": {"iterations_flag": "-l", "measured_runs": 1}}))
     ctx = {"reference": "expert", "folder": tmp_path, "min_time": 0.05, "bench": "circuit", "opts": {"timeout_s": None}}
     lines = _noise(ctx, [], [], {"groups": []})

@@ -216,6 +216,24 @@ def test_sigterm_and_sighup_stop_parallel_runs_as_ctrl_c_does(tmp_path, signum):
         assert [r.iter for r in records] == list(range(1, len(records) + 1)), root
 
 
+def test_a_terminal_that_hung_up_leaves_sighups_exit_status(tmp_path):
+    """After a real hang-up, writing the "Interrupted." line to the terminal, which is gone, failed (EIO): `compare`
+    ended with status 1 instead of SIGHUP's, 129. Every iteration a run journaled stays."""
+    from optimizer_support import hung_up
+
+    from mapperopt.optimizer.store import TuneStore
+
+    runs = tmp_path / "runs"
+    proc, out = hung_up(["compare", "circuit", "--size", "ci", "--iters", "30", "--runs", "1", "--optimizers",
+                         "random", "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--runs-dir",
+                         str(runs)],
+                        lambda: any(p.read_text().strip() for p in runs.glob("circuit/compare-*/random-*/state.jsonl")))
+    assert proc.returncode == 128 + signal.SIGHUP, out
+    [root] = runs.glob("circuit/compare-*/random-1")
+    records = TuneStore.open(root).records
+    assert records and [r.iter for r in records] == list(range(1, len(records) + 1))
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_an_idle_worker_of_compare_jobs_stops_quietly_on_sigterm(capfd, signum):
     """SIGTERM of `compare --jobs 2` while one worker waited for work (its run finished): the interrupted `compare`

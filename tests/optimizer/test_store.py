@@ -77,6 +77,30 @@ def test_damaged_lines_before_a_torn_last_one_are_said_to_be_the_journals_damage
                             "otherwise than by an interrupted write, which tears only its last line"), earlier
 
 
+def test_damaged_lines_stay_noted_after_the_next_append(tmp_path):
+    """The next append cuts away only the torn last line: the damaged lines before it stay in the journal, between
+    records, and every later open names them (not only the one before the append); the records are as before."""
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+    path = store.root / "state.jsonl"
+    with open(path, "a") as f:
+        f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "d\x00\x00\n[1, 2]\n')  # damaged in place
+        f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "ds')  # the process died mid-write
+    store.unlock()
+    reopened = TuneStore.open(store.root)
+    reopened.append(record(2, 3.0))
+    reopened.unlock()
+    for _ in range(2):  # each open says it
+        again = TuneStore.open(store.root)
+        assert [r.iter for r in again.records] == [1, 2]
+        note, = again.damaged
+        assert note.startswith(f"{path} lines 2 and 3 are damaged (line 2: not valid JSON: "), note
+        assert "line 3: not an iteration record: " in note and note.endswith(
+            "skipped, and any iteration they record was run again; the journal was damaged there otherwise than "
+            "by an interrupted write, which tears only its last line"), note
+    assert len(path.read_text().splitlines()) == 4  # what the journal records is unchanged
+
+
 def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
     store = TuneStore.create(tmp_path, "circuit", {})
     for i in (1, 2, 3):
@@ -387,3 +411,27 @@ def test_a_damaged_best_program_is_written_again_from_the_journal(tmp_path):
     (store.root / "best.dsl").write_bytes(b"\xff\xfe\x00Task")
     store.write_outputs()
     assert (store.root / "best.dsl").read_text() == "Task * CPU;\n"
+
+
+@pytest.mark.parametrize("damage", ["settings", "journal"])
+def test_a_damaged_file_of_a_comparisons_run_hints_at_the_comparison_folder(tmp_path, damage):
+    """A tuning run of a comparison (compare-*/random-1/) is restored with its comparison, whose other files its
+    records go with (evaluations/, final.json): the hint names the comparison folder, not a tuning folder."""
+    from mapperopt.optimizer.compare import SCHEMA
+
+    comparison = tmp_path / "compare-0123456789"
+    comparison.mkdir()
+    (comparison / "settings.json").write_text(json.dumps({"schema": SCHEMA, "bench": "circuit"}))
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "random", "compare": ".."},
+                             root=comparison / "random-1")
+    for i in (1, 2):
+        store.append(record(i, 2.0))
+    store.unlock()
+    if damage == "settings":
+        (store.root / "settings.json").write_text("[]")
+    else:
+        path = store.root / "state.jsonl"
+        path.write_text("{\x00\n" + path.read_text().splitlines(keepends=True)[1])
+    with pytest.raises(MapperoptError, match="damaged") as caught:
+        TuneStore.open(store.root)
+    assert caught.value.hint == "restore the comparison folder from a copy, or start a new one with `--new`"

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from optimizer_support import rewrite
+from optimizer_support import hung_up, rewrite
 
 from mapperopt.benchmarks import protocol
 from mapperopt.cli import main
@@ -347,6 +347,18 @@ def test_sigterm_and_sighup_interrupt_as_ctrl_c_does(tmp_path, poor, offline, si
     n = int(re.search(r"Interrupted after (\d+) iterations?\. To continue: mapperopt tune circuit --resume "
                       rf"{re.escape(str(root))} --iters 8", flat)[1])
     assert [r.iter for r in TuneStore.open(root).records] == list(range(1, n + 1))
+
+
+def test_a_terminal_that_hung_up_leaves_sighups_exit_status(tmp_path, poor, offline):
+    """After a real hang-up, writing the "Interrupted ..." line to the terminal, which is gone, failed (EIO): `tune`
+    ended with status 1 (and a traceback no one could read) instead of SIGHUP's, 129. Every finished iteration
+    stays in the journal."""
+    runs = tmp_path / "runs"
+    proc, out = hung_up(tune_args(runs, "--iters", "8", "--new", "--start", str(poor), *STEPS),
+                        lambda: any(p.read_text().strip() for p in runs.glob("circuit/tune-*/state.jsonl")))
+    assert proc.returncode == 128 + signal.SIGHUP, out
+    records = TuneStore.open(only_run(runs)).records
+    assert records and [r.iter for r in records] == list(range(1, len(records) + 1))
 
 
 # Run with `python -m`, as `start_tune` runs the CLI: a Ctrl-C lands while Python evaluates code given as a string,

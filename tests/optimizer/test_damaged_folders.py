@@ -1,0 +1,124 @@
+"""A comparison folder whose files hold valid JSON of a wrong shape, at any depth (a copy of another file, an edit,
+`echo '[]' >`): resuming it ends with an error naming the damaged file and field, or goes on with a note (a file
+made again from what it comes from), never with a Python traceback, and no file of the folder is lost. One small
+real comparison on Stencil (ci size), damaged at random (hypothesis); a tuning folder likewise."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mapperopt.cli import main
+
+# The command that made the comparison, resumed: everything is measured already, so nothing is measured again
+# unless the damage asks for it.
+ARGS = ["--iters", "2", "--runs", "1", "--optimizers", "random", "--final-rounds", "1"]
+# The comparison folder's files that hold JSON objects, as its code reads them. The descriptions of the application
+# and the machine in settings.json are checked by their own readers (`mapperopt.descriptions`), not here.
+FILES = ("settings.json", "final.json", "expert.json", "summary.json", "baseline-expert/result.json",
+         "random-1/settings.json")
+DESCRIPTIONS = ("app_description", "machine")
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3),
+                    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner,
+                                                                                max_size=2),
+                    max_leaves=4)
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("made") / "runs"
+    assert main(["compare", "stencil", "--size", "ci", "--start", "default", "--repeats", "1", "--max-repeats", "1",
+                 "--min-time", "0.05", "--runs-dir", str(runs), *ARGS]) == 0
+    [folder] = (runs / "stencil").iterdir()
+    return folder
+
+
+def paths(value, at=()) -> list[tuple]:
+    """Every place in the JSON `value` (keys and list indices from its top), but inside the descriptions."""
+    inner = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return [at] * bool(at) + [p for k, v in inner if k not in DESCRIPTIONS for p in paths(v, (*at, k))]
+
+
+def damage(path: Path, data) -> None:
+    """Replaces one value anywhere in the JSON object of `path` by one of another kind, drawn from `data`."""
+    content = json.loads(path.read_text())
+    *parent, last = data.draw(st.sampled_from(paths(content)), label="field")
+    holder = content
+    for key in parent:
+        holder = holder[key]
+    holder[last] = data.draw(JSON.filter(lambda v: kind(v) != kind(holder[last])), label="value")
+    path.write_text(json.dumps(content))
+
+
+def said(capsys, status: int, path: Path, kind: str) -> None:
+    """Checks the command's end: no traceback; an error (a damaged file's names the file and how to restore its
+    `kind` of folder) or success."""
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert "Traceback" not in text, text
+    if status == 1:
+        assert "error: " in text, text
+        if f"{path} is damaged: its field '" in text:  # named by its path in the file
+            assert f"hint: restore the {kind} folder from a copy" in text, text
+    else:
+        assert status == 0, text
+
+
+def kind(value) -> str:
+    return "number" if isinstance(value, (int, float)) and not isinstance(value, bool) else type(value).__name__
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_wrong_shape_anywhere_in_a_comparisons_files_is_named(comparison, tmp_path_factory, capsys, data):
+    folder = tmp_path_factory.mktemp("damaged") / comparison.name
+    shutil.copytree(comparison, folder)
+    path = folder / data.draw(st.sampled_from(FILES), label="file")
+    damage(path, data)
+    before = {p.relative_to(folder) for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    status = main(["compare", "--resume", str(folder), *ARGS])
+
+    said(capsys, status, path, "comparison")
+    lost = before - {p.relative_to(folder) for p in folder.rglob("*")}
+    assert not lost, lost
+
+
+@pytest.fixture(scope="module")
+def tuning(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("made") / "runs"
+    assert main(["tune", "stencil", "--size", "ci", "--iters", "1", "--start", "default", "--repeats", "1",
+                 "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "1", "--baseline", "default",
+                 "--runs-dir", str(runs)]) == 0
+    [folder] = (runs / "stencil").iterdir()
+    return folder
+
+
+# Extended by one iteration, the finished run reads them all (each example measures: few of them).
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_wrong_shape_anywhere_in_a_tuning_folders_files_is_named(tuning, tmp_path_factory, capsys, data):
+    folder = tmp_path_factory.mktemp("damaged") / tuning.name
+    shutil.copytree(tuning, folder)
+    path = folder / data.draw(st.sampled_from(("settings.json", "summary.json", "baseline-default/result.json")),
+                              label="file")
+    damage(path, data)
+    before = {p.relative_to(folder) for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    status = main(["tune", "--resume", str(folder), "--iters", "2"])
+
+    said(capsys, status, path, "tuning")
+    # once the run goes on, its final comparison (summary.json, final/) is kept in final-1/ (damaged or not)
+    after = {p.relative_to(folder) for p in folder.rglob("*")}
+    moved = {Path("summary.json"): Path("final-1/summary.json")}
+    lost = [p for p in before if p not in after and moved.get(p, Path("final-1", *p.parts[1:]) if p.parts[0] ==
+                                                              "final" else p) not in after]
+    assert not lost, lost
