@@ -36,7 +36,7 @@ from mapperopt.records import RunResult
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/8"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/9"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -807,7 +807,12 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
     tasks: dict[str, dict] = {}
     tree: dict[str, dict] = {}
     tunables: dict[int, dict] = {}
-    for rec in lines:
+    # Lines arrive in the order tasks are first mapped, which varies from run to run (tasks without a dependence
+    # between them map on several processors at once): merged in an order of their own, so that the first line of
+    # a task, tunable or name is the same in every run. The program's own tunable answers before Legion's; a task's
+    # index launch before its single one.
+    for rec in sorted(lines, key=lambda r: (0, r["tunable"], bool(r.get("legion")), r["value"]) if "tunable" in r
+                      else (1, r["task_id"], r["task"], r["launch"] != "index")):
         if "tunable" in rec:  # the program's own mapper, or Legion's default one (`legion`), answered a tunable
             tunables.setdefault(rec["tunable"], {"id": rec["tunable"], "value": rec["value"],
                                                  "type": TUNABLE_TYPE_OF_BYTES[rec["bytes"]],
@@ -848,13 +853,21 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
             tasks[rec["task"]] = {"name": rec["task"], "task_id": rec["task_id"], "variants": rec["variants"],
                                   "launch": rec["launch"], "inner": rec["inner"], "leaf": rec["leaf"],
                                   "parent": rec["parent"], "domain": rec["domain"], "regions": regions}
-        else:
-            if task["launch"] != rec["launch"]:
-                task["launch"] = "both"
-            if task["domain"] is None:
-                task["domain"] = rec["domain"]
-    return {"schema": "mapperopt.app/1", "app": name, "discovered": True, "tasks": list(tasks.values()),
+        elif task["launch"] != rec["launch"]:
+            task["launch"] = "both"
+    depth = {n: _depth(n, tasks) for n in tasks}
+    return {"schema": "mapperopt.app/1", "app": name, "discovered": True,
+            "tasks": sorted(tasks.values(), key=lambda t: depth[t["name"]]),  # parents first, then by task ID
             "region_tree": list(tree.values()), "tunables": sorted(tunables.values(), key=lambda t: t["id"])}
+
+
+def _depth(task: str, tasks: dict[str, dict]) -> int:
+    """How many of `tasks` (name -> task) stand above `task` along its parents (0: the top-level task)."""
+    seen = {task}
+    while (parent := tasks[task]["parent"]) in tasks and parent not in seen:
+        seen.add(parent)
+        task = parent
+    return len(seen) - 1
 
 
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),

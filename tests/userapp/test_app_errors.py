@@ -85,7 +85,7 @@ DISCOVERY_FAILURES = {  # program (a shell script), the flags after `--`, the er
     "alien": ('echo "alien: writing" >&2; echo 7 > "$MAPPEROPT_RECORD"; echo \'{"note": 1}\' >> "$MAPPEROPT_RECORD"',
               (), "{folder}/record.jsonl, is malformed: line 1 is not a JSON object"),
     "fieldless": ('echo "fieldless: writing" >&2; echo \'{"note": 1}\' > "$MAPPEROPT_RECORD"', (),
-                  "{folder}/record.jsonl, is malformed: a line has no field 'regions'"),
+                  "{folder}/record.jsonl, is malformed: a line has no field 'task_id'"),
     # a wrapper script whose program crashed: the shell's exit code 128 + the signal
     "wrapped": ('echo "wrapped: starting" >&2; sh -c \'kill -SEGV $$\'', (),
                 "discovering wrapped: your program exited with code 139 (128 + 11: a program it started was killed "

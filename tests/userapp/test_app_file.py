@@ -209,6 +209,32 @@ def test_description_from_record():
     assert desc["tunables"] == [{"id": 11, "value": -2, "type": "int32"}]
 
 
+def test_description_does_not_depend_on_the_order_records_arrive_in():
+    """The recording mapper writes a task's line when its first point is mapped, on whichever processor maps it
+    first, so lines arrive in another order from run to run: the description must be the same in every order."""
+    def chain(*names):
+        return [{"name": n, "kind": k} for n, k in zip(names, ("partition", "region", "field_space")[-len(names):])]
+
+    def task(name, task_id, launch, parent, names, domain=None):
+        return {"task": name, "task_id": task_id, "launch": launch, "variants": ["CPU"], "inner": False,
+                "leaf": parent is not None, "parent": parent, "domain": domain, "must_epoch": False,
+                "regions": [{"index": 0, "chain": chain(*names), "privilege": "read_write", "fields": ["v"],
+                             "field_sizes": [8]}] if names else []}
+
+    lines = [task("main", 7, "single", None, ()), {"tunable": 3, "bytes": 4, "value": 2},
+             # launched both ways: over a partition's subregions and over the whole region
+             task("work", 9, "index", "main", ("pieces", "grid", "fs"), [2]),
+             task("work", 9, "single", "main", ("grid", "fs")),
+             task("reset", 8, "single", "main", ("other", "fs"))]
+    descs = [describe_from_record("mine", order) for order in (lines, lines[::-1], lines[2:] + lines[:2])]
+    assert descs[0] == descs[1] == descs[2]
+    # Parents first, then by task ID; a task launched both ways has its index launch's domain and region names.
+    assert [t["name"] for t in descs[0]["tasks"]] == ["main", "reset", "work"]
+    work = descs[0]["tasks"][2]
+    assert work["launch"] == "both" and work["domain"] == [2]
+    assert work["regions"][0]["names"] == ["pieces", "grid", "fs"]
+
+
 def test_documented_example_is_valid(tmp_path):
     """The application file shown in docs/own-app.md loads (with its executable and reference file present)."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "own-app.md").read_text()

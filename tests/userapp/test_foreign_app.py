@@ -17,7 +17,8 @@ import pytest
 
 from mapperopt.benchmarks import build_app, load_config
 from mapperopt.benchmarks.harness import run_benchmark
-from mapperopt.benchmarks.userapp import discover, legion_command, load_app_file, shim_env
+from mapperopt.benchmarks.userapp import (describe_from_record, discover, discovery_command, legion_command,
+                                          load_app_file, shim_env)
 from mapperopt.compiler import compile_program
 from mapperopt.cli import main
 
@@ -122,6 +123,23 @@ def test_kept_application_mapper_serves_the_tasks_the_dsl_does_not_name(tmp_path
     marked = {json.loads(line)["task"] for line in (tmp_path / "trace.jsonl").read_text().splitlines()
               if json.loads(line).get("mapper") == "application"}
     assert marked == {"top_level", "Update Values", "epoch worker", "sum"}
+
+
+def test_discovered_description_is_the_same_whichever_order_the_tasks_were_mapped_in(tmp_path, foreign_exe):
+    # The epoch workers need no region, so they are mapped before or after "Update Values", run to run: the record's
+    # lines come in that order. The description lists parents first, then by task ID, whatever the order.
+    app = load_app_file(app_file(tmp_path, foreign_exe))
+    record = tmp_path / "record.jsonl"
+    mapper = compile_program("", "discovery.dsl")
+    done = subprocess.run(discovery_command(app, "ci"), env=shim_env(app, mapper.so_path, record_path=record,
+                                                                     keep=True),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    desc = describe_from_record("foreign", lines)
+    assert describe_from_record("foreign", lines[::-1]) == desc
+    assert [t["name"] for t in desc["tasks"]] == ["top_level", "Initialize Nodes", "Update Values", "sum",
+                                                  "epoch worker"]
 
 
 def test_discovery_and_static_check(tmp_path, foreign_exe, capsys):
@@ -490,7 +508,7 @@ def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, 
     assert (f"{mapper}:6:33: warning[W315]: task 'Update Values' did not run in discovery (`foreign -steps 0 -n 400`): "
             "this statement applies only to runs that launch it\n") in out, out
     assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} --app {path} "
-            "-- FLAGS`\n  note: tasks that ran: top_level, Initialize Nodes, epoch worker, sum\n") in out, out
+            "-- FLAGS`\n  note: tasks that ran: top_level, Initialize Nodes, sum, epoch worker\n") in out, out
     assert main(["check", str(mapper), "--app", str(path), "--machine", "1x0x2", "--", "-steps", "2"]) == 0
     out, err = capsys.readouterr()
     assert "W315" not in out
