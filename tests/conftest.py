@@ -68,3 +68,14 @@ def pytest_xdist_make_scheduler(config, log):
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: the rest keep their order
+
+
+@pytest.fixture(autouse=True)
+def sighup_as_a_terminal_leaves_it():
+    """SIGHUP with its default action, as a terminal session gives it: the suite started under `nohup` (which ignores
+    it, and mapperopt then leaves it ignored, as it should) would otherwise fail the tests of SIGHUP's handling."""
+    import signal
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGHUP, before)
