@@ -55,10 +55,8 @@ def test_a_torn_last_line_is_skipped_with_a_note_and_cut_away_by_the_next_append
     assert TuneStore.open(store.root).damaged == []
 
 
-def test_damaged_lines_before_a_torn_last_one_are_said_to_be_the_journals_damage(tmp_path):
-    """An interrupted append tears only the journal's last line: damaged lines before it were not left by an
-    iteration that never finished, and the note says so of them, naming them (all were said to be such
-    iterations); the torn last line keeps its note."""
+def journal_damaged_twice(tmp_path: Path) -> tuple[TuneStore, Path]:
+    """A tuning folder whose journal holds iteration 1, two lines damaged in place, and a torn last line."""
     store = TuneStore.create(tmp_path, "circuit", {})
     store.append(record(1, 2.0))
     path = store.root / "state.jsonl"
@@ -66,6 +64,14 @@ def test_damaged_lines_before_a_torn_last_one_are_said_to_be_the_journals_damage
         f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "d\x00\x00\n[1, 2]\n')  # damaged in place
         f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "ds')  # the process died mid-write
     store.unlock()
+    return store, path
+
+
+def test_damaged_lines_before_a_torn_last_one_are_said_to_be_the_journals_damage(tmp_path):
+    """An interrupted append tears only the journal's last line: damaged lines before it were not left by an
+    iteration that never finished, and the note says so of them, naming them (all were said to be such
+    iterations); the torn last line keeps its note."""
+    store, path = journal_damaged_twice(tmp_path)
     reopened = TuneStore.open(store.root)
     assert [r.iter for r in reopened.records] == [1]
     earlier, torn = reopened.damaged
@@ -80,13 +86,7 @@ def test_damaged_lines_before_a_torn_last_one_are_said_to_be_the_journals_damage
 def test_damaged_lines_stay_noted_after_the_next_append(tmp_path):
     """The next append cuts away only the torn last line: the damaged lines before it stay in the journal, between
     records, and every later open names them (not only the one before the append); the records are as before."""
-    store = TuneStore.create(tmp_path, "circuit", {})
-    store.append(record(1, 2.0))
-    path = store.root / "state.jsonl"
-    with open(path, "a") as f:
-        f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "d\x00\x00\n[1, 2]\n')  # damaged in place
-        f.write('{"schema": "mapperopt.tune.iter/1", "iter": 2, "ds')  # the process died mid-write
-    store.unlock()
+    store, path = journal_damaged_twice(tmp_path)
     reopened = TuneStore.open(store.root)
     reopened.append(record(2, 3.0))
     reopened.unlock()
