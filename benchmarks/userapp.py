@@ -870,6 +870,15 @@ def _depth(task: str, tasks: dict[str, dict]) -> int:
     return len(seen) - 1
 
 
+# The fields of a cached description (`discover`) that its readers use, as `mapperopt.files.read_json` checks them
+_DESCRIPTION_FIELDS = {
+    "schema": str, "app": str, "own_mapper?": str,
+    "tasks": [{"name": str, "task_id": int, "variants": [str], "launch": str, "inner": bool, "leaf": bool,
+               "parent": (str, None), "domain": ([int], None),
+               "regions": [{"index": int, "names": [str], "privilege": str, "fields": list, "field_sizes": list}]}],
+    "region_tree": [{"name": str, "kind": str, "parent": (str, None)}], "tunables": [{"id": int, "type": str}]}
+
+
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
              refresh: bool = False, timeout_s: float | None = None, keep_failed: bool = True) -> dict:
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
@@ -893,9 +902,12 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
         try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
-            return read_json(cache)
+            return read_json(cache, fields=_DESCRIPTION_FIELDS)
         except MapperoptError as exc:
             print(f"note: {str(exc).splitlines()[0]}; discovering the program again", file=sys.stderr, flush=True)
+    if cache.parent.exists() and not cache.parent.is_dir():  # said before the run, which could not be kept
+        raise MapperoptError(f"{cache.parent} is a file, where mapperopt keeps a folder",
+                             hint="remove or rename it, then run the same command again")
     require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)

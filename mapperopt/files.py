@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -23,9 +24,9 @@ def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | N
     Args:
         hint: how to recover when the file is damaged; default: restore it from a copy.
         fields: the fields the reader uses: name -> its kind; a name that ends in "?" may be missing, and the name
-            `str` (the type) stands for every field. A kind is a type (`float` takes an integer too, None a null), a
-            list of one kind (a list of such items), a dict like `fields` (an object with such fields), or a tuple
-            of kinds (any of them).
+            `str` (the type) stands for every field. A kind is a type (`float` takes an integer too, None a null),
+            `Positive` (a finite number above 0: a throughput), a list of one kind (a list of such items), a dict
+            like `fields` (an object with such fields), or a tuple of kinds (any of them).
 
     Raises:
         FileNotFoundError: there is no such file.
@@ -54,6 +55,17 @@ def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | N
     return value
 
 
+class Positive:
+    """The kind (`read_json`'s `fields`) of a finite number above 0, e.g. a throughput: a figure of 0, below or
+    NaN is damage, never a measurement."""
+
+
+def wrong_fields(value: dict, fields: Mapping[Any, Any]) -> str | None:
+    """Why the JSON object `value` (e.g. a journal's record) lacks a field of `fields` (as `read_json` takes them)
+    or has one of another kind, naming the field by its path; None when it has neither."""
+    return _wrong_fields(value, fields, "")
+
+
 def _wrong_fields(value: dict, fields: Mapping[Any, Any], prefix: str) -> str | None:
     """Why the object `value`, at the field path `prefix` ("" or "groups[0]."), lacks a field of `fields` or has one
     of another kind; None when it has neither."""
@@ -79,7 +91,9 @@ def _wrong(value: Any, kind: Any, where: str) -> str | None:
     outer = [list if isinstance(k, list) else dict if isinstance(k, dict) else k for k in kinds]
     shaped = [k for k, o in zip(kinds, outer) if _is(value, o)]
     if not shaped:
-        return f"its field '{where}' is {_json_kind(value)}, not " + " or ".join(map(_json_kind, outer))
+        # an impossible number is shown itself: its kind is right
+        shown = repr(value) if Positive in outer and _is(value, float) else _json_kind(value)
+        return f"its field '{where}' is {shown}, not " + " or ".join(map(_json_kind, outer))
     if isinstance(shaped[0], list):
         return next((why for i, item in enumerate(value) if (why := _wrong(item, shaped[0][0], f"{where}[{i}]"))),
                     None)
@@ -88,7 +102,7 @@ def _wrong(value: Any, kind: Any, where: str) -> str | None:
 
 # JSON's names of the types `json.loads` gives
 _KINDS = {dict: "an object", list: "a list", str: "a string", float: "a number", int: "an integer", bool: "true or "
-          "false", None: "null"}
+          "false", None: "null", Positive: "a positive number"}
 
 
 def _is(value: Any, kind: Any) -> bool:
@@ -96,6 +110,8 @@ def _is(value: Any, kind: Any) -> bool:
         return value is None
     if isinstance(value, bool):  # an int to Python, not to JSON
         return kind is bool
+    if kind is Positive:
+        return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
     return isinstance(value, (int, float) if kind is float else kind)
 
 

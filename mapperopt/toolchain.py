@@ -264,6 +264,24 @@ def locked(path: Path):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def _cached(path: Path, say: bool = False) -> bool:
+    """Whether the build cache holds the object, library or executable `path`. One that is there but no ELF file
+    (emptied or overwritten by hand or a failing disk: the build writes whole files) would fail every run as the
+    program's fault: it is not held, and with `say` a note on stderr says that it is built again."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) == b"\x7fELF":
+                return True
+    except FileNotFoundError:
+        return False
+    except IsADirectoryError:  # named where it is used
+        return True
+    if say:
+        print(f"note: {path} in the build cache is damaged (not an ELF file): building it again", file=sys.stderr,
+              flush=True)
+    return False
+
+
 def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:
     from mapperopt.benchmarks.harness import run_in_group  # a long build must not outlive a killed mapperopt
 
@@ -405,10 +423,10 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
             tool, cmd_flags = compiler, flags
         key = _digest(src.read_bytes(), headers, tool, _tool_version(tool), *cmd_flags, legion.version)
         obj = root / "obj" / f"{src.stem}-{key}.o"
-        if not obj.exists():
+        if not _cached(obj):
             progress.start()  # before the lock: waiting for another process's build of it is part of the pause
             with locked(obj):
-                if not obj.exists():
+                if not _cached(obj, say=True):
                     tmp = obj.with_name(f"{obj.name}.{os.getpid()}.tmp")
                     _run_compiler([tool, *cmd_flags, "-c", str(src), "-o", str(tmp)], f"{name} ({src.name})",
                                   [src])
@@ -419,10 +437,10 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
         link = [f"-L{cuda_lib_dir()}"] + link
     key = _digest(*[o.name for o in objects], *link, str(shared))
     out = root / ("lib" if shared else "bin") / f"{name}-{key}" / (f"lib{name}.so" if shared else name)
-    if not out.exists():
+    if not _cached(out):
         progress.start()
         with locked(out):
-            if not out.exists():
+            if not _cached(out, say=True):
                 tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
                 _run_compiler([compiler, *(["-shared"] if shared else []), *map(str, objects), "-o", str(tmp), *link],
                               f"{name} (link)", [Path(s) for s in sources])

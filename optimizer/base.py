@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Sequence
 
 from mapperopt.errors import MapperoptError
+from mapperopt.files import Positive, wrong_fields
 
 RECORD_SCHEMA = "mapperopt.tune.iter/1"
 
@@ -220,12 +221,24 @@ class IterationRecord:
         """Reads a stored line; unknown keys (from a newer writer) are ignored.
 
         Raises:
-            ValueError: the line is of another schema.
+            ValueError: the line is of another schema, or a field is missing or of another kind (an impossible
+                throughput: 0, below, not finite), named.
         """
         if data.get("schema") != RECORD_SCHEMA:
             raise ValueError(f"not a tuning record (schema {data.get('schema')!r}, expected {RECORD_SCHEMA!r})")
+        why = wrong_fields(data, _RECORD_FIELDS)
+        if why:
+            raise ValueError(why)
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
+
+
+# The fields of a stored `IterationRecord`, as `mapperopt.files.read_json` checks them
+_RECORD_FIELDS = {"iter": int, "dsl": (str, None), "key": (str, None), "status": str, "stage": (str, None),
+                  "category": str, "throughput": (Positive, None), "unit": (str, None), "best_throughput": float,
+                  "cached?": bool, "cached_from?": (int, str, None), "feedback_text?": str, "note?": str,
+                  "result?": (dict, None), "feedback?": (dict, None), "optimizer_state?": (dict, None),
+                  "llm?": (dict, None), "wall_s?": float, "best_iter?": (int, None)}
 
 
 def normalize_dsl(text: str) -> str:

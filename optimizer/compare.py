@@ -66,7 +66,7 @@ from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_tim
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import read_json, restore_hint, write_atomically
+from mapperopt.files import Positive, read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
@@ -249,7 +249,7 @@ def _setting_text(value) -> str:
 
 _DAMAGED = restore_hint("comparison")
 # final.json's groups (`_final`), their measurements by mapper (`protocol.Measured` as JSON)
-_ESTIMATE = {"values": [float], "value": float, "low": float, "high": float, "spread": float}
+_ESTIMATE = {"values": [Positive], "value": Positive, "low": float, "high": float, "spread": float}
 _GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": [float], "reference": float,
           "measured": {str: {"estimate": (_ESTIMATE, None), "unit": (str, None), "reason": (str, None),
                              "run_dirs?": [str], "time_s?": (float, None)}}}
@@ -267,7 +267,7 @@ _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "op
                           "interrupted?": [{"folder": str, "mappers?": [str]}]},
            "summary.json": {"runs?": [{"folder": str, "best_iter?": (int, None)}], "jobs?": int,
                             "cores_per_job?": (int, None)},
-           "expert.json": {"throughput": float, "iterations": (int, None), "wall_s?": (float, None)}}
+           "expert.json": {"throughput": Positive, "iterations": (int, None), "wall_s?": (float, None)}}
 _FIELDS["default.json"] = _FIELDS["expert.json"]
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mapperopt.errors import MapperoptError
-from mapperopt.files import read_json, restore_hint, write_atomically
+from mapperopt.files import Positive, read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
@@ -56,7 +56,7 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
                     "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": int,
                     "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
                     "app_args?": [str], "app_description?": dict, "machine?": dict, "request?": dict,
-                    "baselines?": {str: float}}
+                    "baselines?": {str: Positive}}
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 

@@ -114,6 +114,27 @@ def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
         TuneStore.open(store.root)
 
 
+@pytest.mark.parametrize("field, value, why", [
+    ("throughput", "fast", "its field 'throughput' is a string, not a positive number or null"),
+    ("throughput", -1, "its field 'throughput' is -1, not a positive number or null"),
+    ("throughput", 0, "its field 'throughput' is 0, not a positive number or null"),
+    ("dsl", [1, 2], "its field 'dsl' is a list, not a string or null")])
+def test_a_record_with_an_impossible_field_is_a_damaged_line(tmp_path, field, value, why):
+    """A journal line that is valid JSON but records an impossible value (an edit, a copy) is damage, named with
+    its line and field, never replayed into the history or a report (nu33 N1, N3, N9)."""
+    store = TuneStore.create(tmp_path, "circuit", {})
+    for i in (1, 2, 3):
+        store.append(record(i, 2.0))
+    store.unlock()
+    path = store.root / "state.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = json.dumps({**json.loads(lines[1]), field: value}) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert f"{path} line 2 is damaged (not an iteration record: {why}): iteration 2" in str(raised.value), raised.value
+
+
 def test_a_damaged_settings_file_is_named(tmp_path):
     store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided"})
     store.unlock()

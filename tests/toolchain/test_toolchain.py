@@ -176,6 +176,24 @@ def test_builds_are_cached(tmp_path, monkeypatch, capsys):
     assert subprocess.run([str(second)], env=toolchain.runtime_env()).returncode == 1
 
 
+@pytest.mark.parametrize("damage", [b"", b"#!/bin/sh\nexit 0\n"])
+def test_a_damaged_cached_build_is_built_again_with_a_note(tmp_path, monkeypatch, capsys, damage):
+    """A cached executable or object that is no ELF file (emptied, overwritten) would be trusted for ever, and every
+    run of it would fail as the program's fault (nu33 N8): the build notices it, says so and builds it again."""
+    monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "cache"))
+    src = tmp_path / "hello.cc"
+    src.write_text('#include "legion.h"\nint main() { return 3; }\n')
+    exe = toolchain.build("hello", [src])
+    [obj] = (exe.parents[2] / "obj").glob("*.o")
+    capsys.readouterr()
+    for cached in (exe, obj):
+        cached.write_bytes(damage)
+        assert toolchain.build("hello", [src]) == exe
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"note: {cached} in the build cache is damaged (not an ELF file): building it again" in err, err
+        assert subprocess.run([str(exe)], env=toolchain.runtime_env()).returncode == 3
+
+
 def test_doctor_reports_a_hidden_legion(tmp_path):
     checks = {c.name: c for c in run_checks(str(tmp_path / "bogus"))}
     assert not checks["Legion"].ok and "does not exist" in checks["Legion"].detail

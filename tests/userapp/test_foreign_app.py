@@ -202,7 +202,7 @@ def test_first_check_says_it_is_discovering(tmp_path, foreign_exe, capsys, monke
     assert "discovering" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("damage", ["cut", "[]"])
+@pytest.mark.parametrize("damage", ["cut", "[]", "tasks 5", "tasks [1, 2]"])
 def test_a_damaged_discovery_record_is_named_and_discovered_again(tmp_path, foreign_exe, capsys, monkeypatch, damage):
     import mapperopt.benchmarks.userapp as U
 
@@ -213,13 +213,31 @@ def test_a_damaged_discovery_record_is_named_and_discovered_again(tmp_path, fore
     path = app_file(tmp_path, foreign_exe)
     assert main(["check", str(mapper), "--app", str(path)]) == 0
     whole = cache.read_text()
-    cache.write_text(whole[: len(whole) // 2] if damage == "cut" else damage)  # a crash, or a hand, damaged it
+    if damage.startswith("tasks"):  # valid JSON, of the wrong shape (nu33 N7)
+        cache.write_text(json.dumps({**json.loads(whole), "tasks": json.loads(damage.split(" ", 1)[1])}))
+    else:
+        cache.write_text(whole[: len(whole) // 2] if damage == "cut" else damage)  # a crash, or a hand, damaged it
     capsys.readouterr()
     assert main(["check", str(mapper), "--app", str(path)]) == 0
     err = capsys.readouterr().err
     assert f"note: {cache} is damaged" in err and "discovering foreign" in err, err
     again, first = json.loads(cache.read_text()), json.loads(whole)  # discovered again and cached
     assert again["schema"] == first["schema"] and {"top_level", "sum"} <= {t["name"] for t in again["tasks"]}
+
+
+def test_a_file_where_the_discovery_cache_keeps_its_folder_is_named_before_discovery(tmp_path, foreign_exe, capsys,
+                                                                                       monkeypatch):
+    import mapperopt.benchmarks.userapp as U
+
+    folder = tmp_path / "discovered"
+    folder.write_text("x\n")
+    monkeypatch.setattr(U, "discovery_path", lambda app, size: folder / "foreign.json")
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe))]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {folder} is a file, where mapperopt keeps a folder" in err, err
+    assert "hint: remove or rename it, then run the same command again" in err and "discovering" not in err, err
 
 
 def test_a_users_program_is_profiled_in_an_execution_of_its_own(tmp_path, foreign_exe):
