@@ -404,7 +404,7 @@ def test_baselines_short_of_min_time_under_a_given_timeout_name_it(tmp_path):
     run.mkdir()
     attempts = [{"exit_code": 0, "wall_s": 1.3, "result": {"throughput": v, "time_s": 0.48}} for v in (3.5, 3.6, 3.4)]
     (run / "result.json").write_text(json.dumps({
-        "status": "ok", "unit": "GFLOPS", "time_s": 0.48, "attempts": attempts,
+        "app": "circuit", "mapper": "expert", "status": "ok", "unit": "GFLOPS", "time_s": 0.48, "attempts": attempts,
         "settings": {"iterations_flag": "-l", "measured_runs": 3}}))
     console = Console(width=400, record=True)
     settings = {"baselines": {"expert": 3.5}, "min_time_s": 2.0, "timeout_s": 5.0}
