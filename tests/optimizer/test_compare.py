@@ -307,7 +307,7 @@ def test_resume_continues_the_folder_given_with_its_own_settings(tmp_path, capsy
         out = " ".join(capsys.readouterr().out.split())
         assert f"Note: {path} is damaged: {why}: made again from {older / 'baseline-expert' / 'result.json'}" in out, out
         assert json.loads(path.read_text())["throughput"] > 0
-    # an impossible figure too (an edit): never copied into the report's scores (nu33 N3)
+    # an impossible figure too (an edit): never copied into the report's scores
     made = json.loads(path.read_text())
     for figure in (-1, 0):
         path.write_text(json.dumps({**made, "throughput": figure}))

@@ -101,12 +101,17 @@ def test_damaged_lines_stay_noted_after_the_next_append(tmp_path):
     assert len(path.read_text().splitlines()) == 4  # what the journal records is unchanged
 
 
-def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
+def journal_of_three(tmp_path: Path) -> tuple[TuneStore, Path]:
+    """A tuning folder whose journal records iterations 1-3, and the journal's path."""
     store = TuneStore.create(tmp_path, "circuit", {})
     for i in (1, 2, 3):
         store.append(record(i, 2.0))
     store.unlock()
-    path = store.root / "state.jsonl"
+    return store, store.root / "state.jsonl"
+
+
+def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
+    store, path = journal_of_three(tmp_path)
     lines = path.read_text().splitlines(keepends=True)
     lines[1] = lines[1][:40] + "\x00\x00\x00\x00" + lines[1][44:]
     path.write_text("".join(lines))
@@ -121,12 +126,8 @@ def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
     ("dsl", [1, 2], "its field 'dsl' is a list, not a string or null")])
 def test_a_record_with_an_impossible_field_is_a_damaged_line(tmp_path, field, value, why):
     """A journal line that is valid JSON but records an impossible value (an edit, a copy) is damage, named with
-    its line and field, never replayed into the history or a report (nu33 N1, N3, N9)."""
-    store = TuneStore.create(tmp_path, "circuit", {})
-    for i in (1, 2, 3):
-        store.append(record(i, 2.0))
-    store.unlock()
-    path = store.root / "state.jsonl"
+    its line and field, never replayed into the history or a report."""
+    store, path = journal_of_three(tmp_path)
     lines = path.read_text().splitlines(keepends=True)
     lines[1] = json.dumps({**json.loads(lines[1]), field: value}) + "\n"
     path.write_text("".join(lines))

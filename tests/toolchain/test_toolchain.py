@@ -179,7 +179,7 @@ def test_builds_are_cached(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize("damage", [b"", b"#!/bin/sh\nexit 0\n"])
 def test_a_damaged_cached_build_is_built_again_with_a_note(tmp_path, monkeypatch, capsys, damage):
     """A cached executable or object that is no ELF file (emptied, overwritten) would be trusted for ever, and every
-    run of it would fail as the program's fault (nu33 N8): the build notices it, says so and builds it again."""
+    run of it would fail as the program's fault: the build notices it, says so and builds it again."""
     monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "cache"))
     src = tmp_path / "hello.cc"
     src.write_text('#include "legion.h"\nint main() { return 3; }\n')

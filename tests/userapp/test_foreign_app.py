@@ -213,7 +213,7 @@ def test_a_damaged_discovery_record_is_named_and_discovered_again(tmp_path, fore
     path = app_file(tmp_path, foreign_exe)
     assert main(["check", str(mapper), "--app", str(path)]) == 0
     whole = cache.read_text()
-    if damage.startswith("tasks"):  # valid JSON, of the wrong shape (nu33 N7)
+    if damage.startswith("tasks"):  # valid JSON, of the wrong shape
         cache.write_text(json.dumps({**json.loads(whole), "tasks": json.loads(damage.split(" ", 1)[1])}))
     else:
         cache.write_text(whole[: len(whole) // 2] if damage == "cut" else damage)  # a crash, or a hand, damaged it
