@@ -25,8 +25,10 @@ shared by every optimizer and seed, so a program is run once per comparison); th
 of 10 (the first 10 iterations are the same run). An iteration is one measured execution (`EXECUTIONS`), plus a
 profiling one for the optimizers that read it; on the dedicated machine a timeout (5x the run's best execution, or
 the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0`) leave out the limits.
-`plan.json` keeps the options of the last `run`; `report` lists from it the units still missing and estimates the
-device time they need (`cost_estimate`).
+`plan.json` keeps the options of the last `run` and the GPU its units were measured on (`gpu`, nvidia-smi's name):
+`run` refuses a folder measured on another card (timings of two cards are never mixed: each card's evaluation has its
+own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists from it the units still missing and
+estimates the device time they need (`cost_estimate`).
 """
 
 from __future__ import annotations
@@ -91,16 +93,41 @@ def default_plan(**overrides) -> dict:
     seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus (the CPU Pennant run),
     executions (measured executions per tuning evaluation), min_time_s (measured seconds per execution at least;
     None: the size's and the protocol's), tune_args ({"<bench>-<size>": application arguments of its comparison}),
-    dedicated (nothing else runs on the machine: compare's `dedicated`)."""
+    dedicated (nothing else runs on the machine: compare's `dedicated`), gpu (nvidia-smi's name of the card the units
+    are measured on; `run` sets it)."""
     from mapperopt.benchmarks import known_benchmarks
     from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
 
     plan = {"schema": SCHEMA, "benchmarks": known_benchmarks(), "sizes": list(SIZES), "gpus": None,
             "optimizers": list(DEFAULT_OPTIMIZERS), "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1],
             "base_rounds": 3, "final_rounds": 5, "cpu_cpus": 12, "executions": EXECUTIONS, "min_time_s": None,
-            "tune_args": dict(TUNE_ARGS), "dedicated": True}
+            "tune_args": dict(TUNE_ARGS), "dedicated": True, "gpu": None}
     plan.update({k: v for k, v in overrides.items() if v is not None})
     return plan
+
+
+def this_gpu() -> str | None:
+    """nvidia-smi's name of this machine's first GPU (e.g. "NVIDIA H200"); None where there is none."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = out.stdout.strip().splitlines() if out.returncode == 0 else []
+    return names[0].strip() or None if names else None
+
+
+def measured_on(plan: dict, units: dict) -> str | None:
+    """The GPU a results folder's units were measured on: plan.json's `gpu`, else (a folder from before it was kept)
+    the name the copy-bandwidth unit read; None before anything ran on a GPU."""
+    copy = units.get("limit-copybw", {}).get("gpu")
+    return plan.get("gpu") or (copy.split(",")[0].strip() if copy else None)
+
+
+def card_label(name: str | None) -> str:
+    """The model in a GPU's name ("NVIDIA H100 80GB HBM3" -> "H100"); the whole name where it has none."""
+    model = re.search(r"\b[A-Z][0-9]{2,4}\b", name or "")
+    return model.group(0) if model else (name or "GPU")
 
 
 def load_plan(results: Path) -> dict:
@@ -782,7 +809,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     sessions = sorted({u["started"][:10] for u in units.values()})
     # a reference unit saved as failed where only Legion's default mapper failed is done: a result, not a failure
     default_failed = sum(u.kind == "base" and units[u.id].get("status") == "failed" for u in done)
-    lines = ["# Evaluation on one H200", "",
+    label = card_label(measured_on(plan, units))
+    lines = [f"# Evaluation on one {label}", "",
              f"Work list: {len(done)} of {len(todo)} units done"
              + (f" ({default_failed} of them record that Legion's default mapper fails at that size)"
                 if default_failed else "")
@@ -849,14 +877,14 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     if notes.get("history"):
         lines += ["## Changes during the evaluation", "", notes["history"], ""]
     lines += ["## How it was run", "",
-              "From the repository root on a lent H200, after `bash benchmarks/gpu/pack.sh` here (`.carry` "
+              f"From the repository root on a lent {label}, after `bash benchmarks/gpu/pack.sh` here (`.carry` "
               "carried):", "",
               "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
               f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
               "then, here, with mapperopt installed (the README's install; `python3` here and in the notes is that "
               "environment's: `benchmarks/gpu/evaluate.py` and `benchmarks/gpu/timeouts.py` import the installed "
               "package, and a Python without it stops at `ModuleNotFoundError`), unpack the returned "
-              f"`h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {shown.parent}`), write this page with",
+              f"`{shown.name}.tar.gz` (`tar -xzf {shown.name}.tar.gz -C {shown.parent}`), write this page with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("log"):
@@ -906,7 +934,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("run", "report", "list"))
     parser.add_argument("--results", type=Path, default=Path("reports/h200-eval"), help="the results folder")
-    parser.add_argument("--out", type=Path, default=Path("reports/h200-evaluation.md"), help="the report (report)")
+    parser.add_argument("--out", type=Path, help="the report (report; default: reports/h200-evaluation.md for "
+                        "--results reports/h200-eval)")
     parser.add_argument("--stop-after", type=float, default=480, help="seconds; no unit starts after (run)")
     parser.add_argument("--benchmarks", help="comma-separated (default: all)")
     parser.add_argument("--sizes", help=f"comma-separated, those a benchmark has (default: {','.join(SIZES)})")
@@ -931,6 +960,15 @@ def main(argv: list[str] | None = None) -> int:
         # a run without options continues the stored plan; options given replace its values
         plan = load_plan(results) if stored.exists() else default_plan()
         plan.update({k: v for k, v in given.items() if v is not None})
+        recorded, card = measured_on(plan, load_units(results)), this_gpu()
+        if recorded and card != recorded:
+            print(f"error: {args.results} holds units measured on {recorded}; this machine's GPU is "
+                  f"{card or 'none'}: the timings of two cards are not mixed, nothing was run", file=sys.stderr)
+            if card:
+                print(f"hint: give this card's evaluation its own folder: --results "
+                      f"{args.results.parent / (card_label(card).lower() + '-eval')}", file=sys.stderr)
+            return 2
+        plan["gpu"] = recorded or card
         run(plan, results, args.sources.resolve(), args.stop_after, args.retry_failed, args.only)
     elif not stored.exists():
         print(f"error: {stored} not found: nothing was run with --results {args.results}", file=sys.stderr)
@@ -943,7 +981,8 @@ def main(argv: list[str] | None = None) -> int:
                 else saved["status"]
             print(f"{state:8} {u.id}")
     if args.command == "report":
-        write_report(results, args.out.resolve(), shown=args.results)
+        out = args.out or args.results.parent / (args.results.name.removesuffix("-eval") + "-evaluation.md")
+        write_report(results, out.resolve(), shown=args.results)
     return 0
 
 

@@ -241,3 +241,42 @@ def test_the_report_states_its_bases(tmp_path):
     assert evaluate.UNITS_PER_SESSION_S == 1645
     assert "| every seed, 10 iterations, and their final units | 2 | 10.4 h | 68 | 11.4 h | 23 |" in cost, cost
     assert "1,645 s of units per session" in cost
+
+
+def test_units_of_two_cards_are_never_mixed_in_one_folder(tmp_path, monkeypatch, capsys):
+    # a folder from before the card was kept in plan.json: the copy-bandwidth unit names it
+    results = tmp_path / "h200-eval"
+    (results / "units").mkdir(parents=True)
+    plan = default_plan(benchmarks=["stencil"], sizes=["ci"], optimizers=["random"], iters=1, seeds=1)
+    (results / "plan.json").write_text(json.dumps({k: v for k, v in plan.items() if k != "gpu"}))
+    copy = Path("reports/h200-eval/units/limit-copybw.json").read_text()
+    assert json.loads(copy)["gpu"].startswith("NVIDIA H200, ")
+    (results / "units" / "limit-copybw.json").write_text(copy)
+    before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
+
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: "NVIDIA H100 80GB HBM3")
+    assert evaluate.main(["run", "--results", str(results), "--stop-after", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "holds units measured on NVIDIA H200; this machine's GPU is NVIDIA H100 80GB HBM3" in err, err
+    assert f"--results {tmp_path / 'h100-eval'}" in err, err
+    assert {p: p.read_bytes() for p in results.rglob("*") if p.is_file()} == before  # nothing written
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: None)  # no GPU at all
+    assert evaluate.main(["run", "--results", str(results), "--stop-after", "0"]) == 2
+    assert "this machine's GPU is none" in capsys.readouterr().err
+
+    # the same card resumes, and the folder keeps its name from then on
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: "NVIDIA H200")
+    assert evaluate.main(["run", "--results", str(results), "--stop-after", "0"]) == 0
+    assert json.loads((results / "plan.json").read_text())["gpu"] == "NVIDIA H200"
+    # the report is named after the folder and the card
+    assert evaluate.main(["report", "--results", str(results)]) == 0
+    text = (tmp_path / "h200-evaluation.md").read_text()
+    assert text.startswith("# Evaluation on one H200\n") and "on a lent H200" in text
+    assert f"`h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {tmp_path}`)" in text
+
+    # a new folder takes the card it first runs on
+    other = tmp_path / "h100-eval"
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: "NVIDIA H100 80GB HBM3")
+    assert evaluate.main(["run", "--results", str(other), "--stop-after", "0", "--benchmarks", "stencil"]) == 0
+    assert evaluate.main(["report", "--results", str(other)]) == 0
+    assert (tmp_path / "h100-evaluation.md").read_text().startswith("# Evaluation on one H100\n")
