@@ -30,6 +30,7 @@ tries stops at once with an error naming the holder.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mapperopt.errors import MapperoptError
-from mapperopt.files import Positive, read_json, restore_hint, write_atomically
+from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
@@ -57,6 +58,9 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
                     "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
                     "app_args?": [str], "app_description?": dict, "machine?": dict, "request?": dict,
                     "baselines?": {str: Positive}}
+# The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
+# (`commands._set_aside_final`).
+OUTPUTS = ("best.dsl", "best-from-start.dsl", "history.csv", "progress.png")
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
@@ -88,12 +92,17 @@ class TuneStore:
         Locking again from the same store does nothing.
 
         Raises:
-            MapperoptError: another process holds the folder (its pid and command in the message).
+            MapperoptError: another process holds the folder (its pid and command in the message), or a folder is
+                where the run writes a file (best.dsl, history.csv, ...): found now rather than once an iteration
+                ran.
         """
         from filelock import FileLock, Timeout
 
         if self._lock is not None:
             return
+        for name in OUTPUTS:
+            if (self.root / name).is_dir():
+                raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(self.root / name)))
         lock = FileLock(self.root / "tune.lock", timeout=0)
         try:
             lock.acquire()

@@ -457,3 +457,15 @@ def test_a_damaged_file_of_a_comparisons_run_hints_at_the_comparison_folder(tmp_
     with pytest.raises(MapperoptError, match="damaged") as caught:
         TuneStore.open(store.root)
     assert caught.value.hint == "restore the comparison folder from a copy, or start a new one with `--new`"
+
+
+@pytest.mark.parametrize("name", ["best.dsl", "history.csv", "progress.png"])
+def test_a_folder_where_an_output_belongs_is_refused_before_the_folder_is_written(tmp_path, name):
+    """best.dsl, history.csv or progress.png a folder was found only when the outputs were written, after an
+    iteration had run; as for the journal and the lock, it is refused when the folder is taken for writing."""
+    store, _ = journal_of_three(tmp_path)
+    (store.root / name).mkdir()
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root).lock()
+    assert raised.value.message == f"{store.root / name} is a folder, where mapperopt keeps a file", raised.value
+    assert raised.value.hint == "remove or rename it, then run the same command again"
