@@ -165,6 +165,7 @@ class TuneStore:
         try:
             settings = read_json(root / "settings.json", hint=damaged, fields=_SETTINGS_FIELDS)
         except OSError as exc:
+            _require_no_iterations(root)
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
         path = root / "state.jsonl"
@@ -175,7 +176,13 @@ class TuneStore:
                 if skipped:
                     raise MapperoptError(f"{path} line {skipped[-1][0]} is damaged ({skipped[-1][1]}): iteration "
                                          f"{i}'s record cannot be read", hint=damaged)
-                raise MapperoptError(f"{path}: iteration {record.iter} found where {i} was expected")
+                copied = next((n for n, r in numbered[:i - 1] if r == record), None)  # a line there twice
+                raise MapperoptError(f"{path} line {line} records iteration {record.iter}"
+                                     + (f" again (as line {copied} does)" if copied else "")
+                                     + f", where iteration {i} was expected: its records number the iterations 1, "
+                                       "2, 3, ... in order",
+                                     hint=(f"delete line {line}, a copy of line {copied}, then run the same command "
+                                           "again; or " if copied else "") + damaged)
         _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
@@ -331,6 +338,23 @@ def damage_hint(root: Path) -> str:
     except (OSError, ValueError):
         parent = None
     return restore_hint("comparison" if isinstance(parent, dict) and parent.get("schema") == SCHEMA else "tuning")
+
+
+def _require_no_iterations(root: Path) -> None:
+    """Refuses the folder `root` without a readable settings.json when it holds iterations (a journal, iteration
+    folders): it is a tuning folder that lost its settings, not another folder.
+
+    Raises:
+        MapperoptError: what is there, and what to restore; nothing is changed.
+    """
+    journal = root / "state.jsonl"
+    held = ["state.jsonl"] * (journal.is_file() and journal.stat().st_size > 0) + sorted(
+        p.name for p in root.glob("iter-*") if p.is_dir())
+    if held:
+        raise MapperoptError(f"{root} has no settings.json, but {', '.join(held)} {'is' if len(held) == 1 else 'are'} "
+                             "there: the run cannot be continued without it; nothing was changed",
+                             hint="restore settings.json from a copy; or leave this folder as it is and start a new "
+                                  "run: the command without --resume, with --new")
 
 
 def _require_recorded(root: Path, n: int) -> None:
