@@ -168,6 +168,7 @@ class TuneStore:
             _require_no_iterations(root)
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
+        _require_one_program(root / "settings.json", settings, damaged)
         path = root / "state.jsonl"
         numbered, bad = _read_journal(path)
         for i, (line, record) in enumerate(numbered, 1):
@@ -355,6 +356,29 @@ def _require_no_iterations(root: Path) -> None:
                              "there: the run cannot be continued without it; nothing was changed",
                              hint="restore settings.json from a copy; or leave this folder as it is and start a new "
                                   "run: the command without --resume, with --new")
+
+
+def _require_one_program(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) of a benchmark's tuning folder whose `app` is not the
+    program its `request` and `app_description` name (an edit): continued, the run would mix two programs.
+
+    Raises:
+        MapperoptError: naming the fields and both programs.
+    """
+    request = settings.get("request")
+    if "app" not in settings or not isinstance(request, dict) or "program" in request:  # a user's: by its identity
+        return
+    named = {"request.bench": request.get("bench"), "app_description.app": settings.get("app_description", {})
+             .get("app")}
+    other = {f: v for f, v in named.items() if v is not None and v != settings["app"]}
+    if other:
+        programs = sorted(set(map(str, other.values())))
+        fields = " and ".join(f"'{f}'" for f in other)
+        raise MapperoptError(f"{path} is damaged: its field 'app' is {settings['app']!r}, but its field"
+                             f"{'s' * (len(other) > 1)} {fields} {'are' if len(other) > 1 else 'is'} "
+                             f"{' and '.join(map(repr, programs))}",
+                             hint=(f"set its 'app' back to \"{programs[0]}\" (its iterations are that program's); or "
+                                   if len(programs) == 1 else "") + damaged)
 
 
 def _require_recorded(root: Path, n: int) -> None:

@@ -514,3 +514,18 @@ def test_a_folder_where_an_output_belongs_is_refused_before_the_folder_is_writte
     assert raised.value.message == f"{store.root / name} is a folder, where mapperopt keeps a file", raised.value
     assert raised.value.hint == "remove or rename it, then run the same command again"
 
+
+def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_path):
+    """settings.json's `app` edited to another benchmark: continued, the run mixed two programs in one journal
+    (stencil's iterations appended to circuit's, under circuit's baselines)."""
+    store = TuneStore.create(tmp_path, "circuit", {"request": {"bench": "circuit"},
+                                                   "app_description": {"app": "circuit"}})
+    store.unlock()
+    path = store.root / "settings.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "app": "stencil"}))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == (f"{path} is damaged: its field 'app' is 'stencil', but its fields "
+                                    "'request.bench' and 'app_description.app' are 'circuit'"), raised.value
+    assert raised.value.hint.startswith("set its 'app' back to \"circuit\" (its iterations are that program's); or "
+                                        "restore the tuning folder from a copy"), raised.value.hint
