@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
-from mapperopt.files import read_json, write_atomically
+from mapperopt.files import read_json, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
@@ -1007,8 +1008,14 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
     to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`). A damaged summary.json is moved as
-    it is, and `say` notes it."""
+    it is, and `say` notes it.
+
+    Raises:
+        MapperoptError: final is a file (`wrong_kind`'s error); nothing was moved.
+    """
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
+    if executions.exists() and not executions.is_dir():
+        raise wrong_kind(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(executions)))
     try:
         summary = read_json(root / "summary.json", fields={"measured?": {str: {"run_dirs?": [str]}}})
     except MapperoptError as exc:
