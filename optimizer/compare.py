@@ -645,13 +645,21 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         options = {"optimizers": "--optimizers", "repeats": "--runs", "iters": "--iters"}
         other = [k for k in options if (set(stored.get(k) or ()) != set(asked[k]) if k == "optimizers"
                                         else stored.get(k) != asked[k])]
-        summary["written"] = not other
+        # ...and of fewer runs than the report files have (a run's last journal line torn since): never a complete
+        # report replaced by a partial one
+        dropped = [] if opts.get("tune", True) or other else _reported(folder, left_out)
+        summary["written"] = not other and not dropped
         if other:
             say("Not written: this --report-only asks for " + ", ".join(f"{options[k]} {_listed(asked[k])}"
                                                                          for k in other)
                 + ", the comparison's report files are of " + ", ".join(f"{options[k]} {_listed(stored.get(k))}"
                                                                         for k in other)
                 + " (its settings.json): they are left as they are, and this report is printed only.")
+        elif dropped:
+            say(f"Not written: the comparison's report files (summary.json, ...) include {', '.join(dropped)}, which "
+                "this --report-only leaves out: they are left as they are, and this report is printed only (the "
+                "command without --report-only finishes "
+                + ("it" if len(dropped) == 1 else "them") + ").")
         else:
             write_outputs(folder, summary)
         if errors:
@@ -660,6 +668,17 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         return summary
     finally:
         holder.unlock()
+
+
+def _reported(folder: Path, left_out: dict) -> list[str]:
+    """The runs of `left_out` (`not_tuned`, `not_measured`) that the comparison's report files (summary.json)
+    include; none when there is no readable summary.json."""
+    try:
+        reported = read_json(folder / "summary.json", fields={"runs?": [{"folder?": str}]}).get("runs", [])
+    except (OSError, MapperoptError):  # none, or damaged: nothing complete to keep
+        return []
+    names = {r.get("folder") for r in reported}
+    return [run for run in left_out["not_tuned"] + left_out["not_measured"] if run in names]
 
 
 def core_groups(jobs: int, per_job: int | None) -> list[list[int] | None]:
