@@ -45,6 +45,7 @@ same evaluator.
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import json
 import os
@@ -66,7 +67,7 @@ from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_tim
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import Positive, read_json, restore_hint, write_atomically
+from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
@@ -985,10 +986,13 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     or missing).
 
     Raises:
-        MapperoptError: the reference failed; `<name>.json` is damaged and its run folder cannot replace it.
+        MapperoptError: the reference failed; `<name>.json` is damaged and its run folder cannot replace it, or is a
+            folder.
     """
     path = folder / f"{name}.json"
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
+    if path.is_dir():  # not made again over it: named before anything else
+        raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)))
     damaged = None
     if path.exists():
         try:
