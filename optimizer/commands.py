@@ -34,7 +34,7 @@ from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEv
 from mapperopt.optimizer.store import (KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper, own_mapper_of,
                                       reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
-from mapperopt.options import FiniteFloatRange
+from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
@@ -608,7 +608,7 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
                    "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "

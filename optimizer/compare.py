@@ -74,7 +74,7 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_
                                           require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
-from mapperopt.options import FiniteFloatRange
+from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
 
 SCHEMA = "mapperopt.compare/1"
@@ -1635,7 +1635,7 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
                    "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "
