@@ -18,7 +18,7 @@ from mapperopt.benchmarks.apps import BEFORE_TIMER, check_app_flags, known_bench
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, mapper_notes, output_checked
 from mapperopt.errors import MapperoptError
-from mapperopt.options import FiniteFloatRange
+from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
 from mapperopt.records import Feedback, RunResult
 
 
@@ -307,7 +307,7 @@ def size_options(command):
                    "(docs/tuning.md).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
-@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help="Seconds one execution may take; more than twice --min-time and the start-up, as calibration "
                    "lengthens an execution only within half of it [default: the size's].")
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,

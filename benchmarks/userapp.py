@@ -182,6 +182,7 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
     """(the size `name`'s `SizeConfig`, its arguments), or None with every problem of its body added to
     `problems`."""
     from mapperopt.benchmarks.apps import SizeConfig
+    from mapperopt.options import SHORTEST_TIMEOUT_S
 
     where = f"{where}: size '{name}'"
     if not isinstance(data, dict):
@@ -191,7 +192,7 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
     _checked(problems, _reject_unknown, where, data, _SIZE_KEYS)
 
     def number(key, default, least, kind=int):
-        """The value of `key`, at least `least` (above it for a float: a timeout of 0 s is none)."""
+        """The value of `key`, at least `least` (a float: finite too)."""
         value = data.get(key)
         if value is None:  # left out, or `cpus:` with nothing after it
             return default
@@ -200,9 +201,9 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
         if not isinstance(value, (int, float) if kind is float else int) or isinstance(value, bool):
             problems.append(MapperoptError(f"{where}: '{key}' must be a number, got {value!r}"))
             return default
-        if value < least or kind is float and (value == least or not math.isfinite(value)):
+        if value < least or kind is float and not math.isfinite(value):
             problems.append(MapperoptError(f"{where}: '{key}' must be "
-                                           f"{'a finite number >' if kind is float else '>='} {least}, got {value!r}"))
+                                           f"{'a finite number ' if kind is float else ''}>= {least}, got {value!r}"))
             return default
         return value
 
@@ -211,7 +212,7 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
                       zsize=number("zsize", None, 1),
                       legion_flags=_checked(problems, _str_list, data.get("legion_flags", []),
                                             f"{where}: 'legion_flags'", default=()),
-                      timeout_s=float(number("timeout_s", 300, 0, float)), min_time_s=0.0)
+                      timeout_s=float(number("timeout_s", 300, SHORTEST_TIMEOUT_S, float)), min_time_s=0.0)
     args = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'")
     _resource_flags(args or (), where, problems)
     return None if len(problems) > found else (size, args)
@@ -1179,13 +1180,13 @@ def discovery_options(command):
     --rediscover (run it again: a rebuild behind a wrapper script leaves the cache's key unchanged)."""
     import click
 
-    from mapperopt.options import FiniteFloatRange
+    from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
 
     options = [
         click.option("--keep-app-mapper", is_flag=True, default=False,
                      help="With --app: the runs keep the program's own mapper for the tasks the DSL does not name "
                           "(as `run --keep-app-mapper`)."),
-        click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
+        click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
                      metavar="SECONDS", help="With --app: stop the discovery run after SECONDS [default: the "
                                              "size's timeout_s, at most 300]."),
         click.option("--rediscover", is_flag=True, default=False,

@@ -30,7 +30,7 @@ def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | N
 
     Raises:
         FileNotFoundError: there is no such file.
-        MapperoptError: the file cannot be read, is not valid JSON (its line and column in the message), is not a
+        MapperoptError: the file cannot be read (a folder in its place: `wrong_kind`'s error), is not valid JSON (its line and column in the message), is not a
             JSON object, or a field of `fields`, at any depth, is missing or of another kind (named by its path,
             e.g. 'groups[0].runs').
     """
@@ -42,7 +42,7 @@ def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | N
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise MapperoptError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        raise wrong_kind(exc) or MapperoptError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except json.JSONDecodeError as exc:
         raise damaged(f"not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno})") from None
     except ValueError as exc:  # not UTF-8

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
-from mapperopt.files import read_json, write_atomically
+from mapperopt.files import read_json, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import LLMConfig
@@ -33,7 +34,7 @@ from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEv
 from mapperopt.optimizer.store import (KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper, own_mapper_of,
                                       reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
-from mapperopt.options import FiniteFloatRange
+from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
@@ -607,7 +608,7 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (the size's "
                    "until one succeeds); the reference mappers, calibration, a candidate's re-measurement with the "
@@ -1007,8 +1008,14 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
     to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`). A damaged summary.json is moved as
-    it is, and `say` notes it."""
+    it is, and `say` notes it.
+
+    Raises:
+        MapperoptError: final is a file (`wrong_kind`'s error); nothing was moved.
+    """
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
+    if executions.exists() and not executions.is_dir():
+        raise wrong_kind(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(executions)))
     try:
         summary = read_json(root / "summary.json", fields={"measured?": {str: {"run_dirs?": [str]}}})
     except MapperoptError as exc:

@@ -45,6 +45,7 @@ same evaluator.
 from __future__ import annotations
 
 import csv
+import errno
 import hashlib
 import json
 import os
@@ -66,14 +67,14 @@ from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_tim
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import Positive, read_json, restore_hint, write_atomically
+from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
                                           require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
-from mapperopt.options import FiniteFloatRange
+from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
 
 SCHEMA = "mapperopt.compare/1"
@@ -645,13 +646,21 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         options = {"optimizers": "--optimizers", "repeats": "--runs", "iters": "--iters"}
         other = [k for k in options if (set(stored.get(k) or ()) != set(asked[k]) if k == "optimizers"
                                         else stored.get(k) != asked[k])]
-        summary["written"] = not other
+        # ...and of fewer runs than the report files have (a run's last journal line torn since): never a complete
+        # report replaced by a partial one
+        dropped = [] if opts.get("tune", True) or other else _reported(folder, left_out)
+        summary["written"] = not other and not dropped
         if other:
             say("Not written: this --report-only asks for " + ", ".join(f"{options[k]} {_listed(asked[k])}"
                                                                          for k in other)
                 + ", the comparison's report files are of " + ", ".join(f"{options[k]} {_listed(stored.get(k))}"
                                                                         for k in other)
                 + " (its settings.json): they are left as they are, and this report is printed only.")
+        elif dropped:
+            say(f"Not written: the comparison's report files (summary.json, ...) include {', '.join(dropped)}, which "
+                "this --report-only leaves out: they are left as they are, and this report is printed only (the "
+                "command without --report-only finishes "
+                + ("it" if len(dropped) == 1 else "them") + ").")
         else:
             write_outputs(folder, summary)
         if errors:
@@ -660,6 +669,17 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         return summary
     finally:
         holder.unlock()
+
+
+def _reported(folder: Path, left_out: dict) -> list[str]:
+    """The runs of `left_out` (`not_tuned`, `not_measured`) that the comparison's report files (summary.json)
+    include; none when there is no readable summary.json."""
+    try:
+        reported = read_json(folder / "summary.json", fields={"runs?": [{"folder?": str}]}).get("runs", [])
+    except (OSError, MapperoptError):  # none, or damaged: nothing complete to keep
+        return []
+    names = {r.get("folder") for r in reported}
+    return [run for run in left_out["not_tuned"] + left_out["not_measured"] if run in names]
 
 
 def core_groups(jobs: int, per_job: int | None) -> list[list[int] | None]:
@@ -966,10 +986,13 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     or missing).
 
     Raises:
-        MapperoptError: the reference failed; `<name>.json` is damaged and its run folder cannot replace it.
+        MapperoptError: the reference failed; `<name>.json` is damaged and its run folder cannot replace it, or is a
+            folder.
     """
     path = folder / f"{name}.json"
     result = folder / f"baseline-{name}" / "result.json"  # measure_baselines' run folder
+    if path.is_dir():  # not made again over it: named before anything else
+        raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)))
     damaged = None
     if path.exists():
         try:
@@ -1612,7 +1635,7 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
 @click.option("--min-time", "min_time_s", type=FiniteFloatRange(min=0), default=None,
               help="Minimum measured seconds per execution at --size, for every measurement [default: the size's, at "
                    f"least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
-@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=0, min_open=True), default=None,
+@click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help="Seconds one execution may take, for every measurement; more than twice --min-time and the "
                    f"start-up, as calibration lengthens an execution only within half of it [default: {ADAPTIVE_TIMEOUT} (until one "
                    "succeeds, of the reference mapper's first measurement); the reference mapper, a candidate's "

@@ -30,6 +30,7 @@ tries stops at once with an error naming the holder.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mapperopt.errors import MapperoptError
-from mapperopt.files import Positive, read_json, restore_hint, write_atomically
+from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import IterationRecord
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
@@ -57,6 +58,9 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
                     "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
                     "app_args?": [str], "app_description?": dict, "machine?": dict, "request?": dict,
                     "baselines?": {str: Positive}}
+# The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
+# (`commands._set_aside_final`).
+OUTPUTS = ("best.dsl", "best-from-start.dsl", "history.csv", "progress.png")
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
@@ -88,12 +92,17 @@ class TuneStore:
         Locking again from the same store does nothing.
 
         Raises:
-            MapperoptError: another process holds the folder (its pid and command in the message).
+            MapperoptError: another process holds the folder (its pid and command in the message), or a folder is
+                where the run writes a file (best.dsl, history.csv, ...): found now rather than once an iteration
+                ran.
         """
         from filelock import FileLock, Timeout
 
         if self._lock is not None:
             return
+        for name in OUTPUTS:
+            if (self.root / name).is_dir():
+                raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(self.root / name)))
         lock = FileLock(self.root / "tune.lock", timeout=0)
         try:
             lock.acquire()
@@ -156,8 +165,10 @@ class TuneStore:
         try:
             settings = read_json(root / "settings.json", hint=damaged, fields=_SETTINGS_FIELDS)
         except OSError as exc:
+            _require_no_iterations(root)
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
+        _require_one_program(root / "settings.json", settings, damaged)
         path = root / "state.jsonl"
         numbered, bad = _read_journal(path)
         for i, (line, record) in enumerate(numbered, 1):
@@ -166,7 +177,13 @@ class TuneStore:
                 if skipped:
                     raise MapperoptError(f"{path} line {skipped[-1][0]} is damaged ({skipped[-1][1]}): iteration "
                                          f"{i}'s record cannot be read", hint=damaged)
-                raise MapperoptError(f"{path}: iteration {record.iter} found where {i} was expected")
+                copied = next((n for n, r in numbered[:i - 1] if r == record), None)  # a line there twice
+                raise MapperoptError(f"{path} line {line} records iteration {record.iter}"
+                                     + (f" again (as line {copied} does)" if copied else "")
+                                     + f", where iteration {i} was expected: its records number the iterations 1, "
+                                       "2, 3, ... in order",
+                                     hint=(f"delete line {line}, a copy of line {copied}, then run the same command "
+                                           "again; or " if copied else "") + damaged)
         _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
@@ -322,6 +339,46 @@ def damage_hint(root: Path) -> str:
     except (OSError, ValueError):
         parent = None
     return restore_hint("comparison" if isinstance(parent, dict) and parent.get("schema") == SCHEMA else "tuning")
+
+
+def _require_no_iterations(root: Path) -> None:
+    """Refuses the folder `root` without a readable settings.json when it holds iterations (a journal, iteration
+    folders): it is a tuning folder that lost its settings, not another folder.
+
+    Raises:
+        MapperoptError: what is there, and what to restore; nothing is changed.
+    """
+    journal = root / "state.jsonl"
+    held = ["state.jsonl"] * (journal.is_file() and journal.stat().st_size > 0) + sorted(
+        p.name for p in root.glob("iter-*") if p.is_dir())
+    if held:
+        raise MapperoptError(f"{root} has no settings.json, but {', '.join(held)} {'is' if len(held) == 1 else 'are'} "
+                             "there: the run cannot be continued without it; nothing was changed",
+                             hint="restore settings.json from a copy; or leave this folder as it is and start a new "
+                                  "run: the command without --resume, with --new")
+
+
+def _require_one_program(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) of a benchmark's tuning folder whose `app` is not the
+    program its `request` and `app_description` name (an edit): continued, the run would mix two programs.
+
+    Raises:
+        MapperoptError: naming the fields and both programs.
+    """
+    request = settings.get("request")
+    if "app" not in settings or not isinstance(request, dict) or "program" in request:  # a user's: by its identity
+        return
+    named = {"request.bench": request.get("bench"), "app_description.app": settings.get("app_description", {})
+             .get("app")}
+    other = {f: v for f, v in named.items() if v is not None and v != settings["app"]}
+    if other:
+        programs = sorted(set(map(str, other.values())))
+        fields = " and ".join(f"'{f}'" for f in other)
+        raise MapperoptError(f"{path} is damaged: its field 'app' is {settings['app']!r}, but its field"
+                             f"{'s' * (len(other) > 1)} {fields} {'are' if len(other) > 1 else 'is'} "
+                             f"{' and '.join(map(repr, programs))}",
+                             hint=(f"set its 'app' back to \"{programs[0]}\" (its iterations are that program's); or "
+                                   if len(programs) == 1 else "") + damaged)
 
 
 def _require_recorded(root: Path, n: int) -> None:

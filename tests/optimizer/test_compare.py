@@ -420,16 +420,19 @@ def test_parallel_compare_pins_its_jobs_and_reports_what_finished(tmp_path, capf
         assert str(tmp_path) not in (folder / name).read_text(), name
 
     # A run cut short (its last iteration lost when the call was killed): --report-only measures nothing and
-    # reports the other runs; the same command then finishes it.
+    # reports the other runs, printed only: the report files, which include the run, are not replaced by a partial
+    # report (they were); the same command then finishes it.
     journal = folder / "random-2" / "state.jsonl"
     journal.write_text(journal.read_text().splitlines(keepends=True)[0])
     before = sorted(p.name for p in folder.iterdir())
+    reports = {name: (folder / name).read_bytes() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")}
     assert main([*args, "--report-only"]) == 0
-    out = capfd.readouterr().out
+    out = " ".join(capfd.readouterr().out.split())
     assert "Left out, not tuned to 2 iterations yet: random-2" in out
+    assert ("Not written: the comparison's report files (summary.json, ...) include random-2, which this "
+            "--report-only leaves out: they are left as they are, and this report is printed only") in out, out
     assert sorted(p.name for p in folder.iterdir()) == before  # no new measurement folder
-    summary = json.loads((folder / "summary.json").read_text())
-    assert summary["optimizers"]["random"]["runs"] == 1
+    assert {name: (folder / name).read_bytes() for name in reports} == reports
     assert main(args) == 0
     out = capfd.readouterr().out
     assert "random #2 iter 2/2" in out and "random #1 iter" not in out

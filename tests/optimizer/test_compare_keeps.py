@@ -109,6 +109,15 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "Measuring the expert mapper" not in out, out
     assert json.loads(reference.read_text()) == kept and snapshot(folder / "baseline-expert") == measured
+    # A folder in its place: named, without the note that it is made again, which it cannot be over a folder.
+    reference.unlink()
+    reference.mkdir()
+    assert main(compare_args(runs, "--final-rounds", "3", "--report-only")) == 1
+    said = " ".join("".join(capsys.readouterr()).split())
+    assert f"error: {reference} is a folder, where mapperopt keeps a file" in said, said
+    assert "made again" not in said, said
+    reference.rmdir()
+    reference.write_text(json.dumps(kept))
 
     # A run whose journal's last line is torn: --report-only left it out as "not tuned" and said nothing of the
     # line. The line is skipped as `tune` skips it, and said.

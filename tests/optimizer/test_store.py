@@ -457,3 +457,75 @@ def test_a_damaged_file_of_a_comparisons_run_hints_at_the_comparison_folder(tmp_
     with pytest.raises(MapperoptError, match="damaged") as caught:
         TuneStore.open(store.root)
     assert caught.value.hint == "restore the comparison folder from a copy, or start a new one with `--new`"
+
+
+def test_a_lost_settings_file_under_iterations_is_refused_naming_them(tmp_path):
+    """settings.json deleted from a folder with iterations: it was called "not a tuning folder", with the hint to
+    pass the folder `mapperopt tune` printed, which it is. It says what is there, that nothing was changed, and
+    what to restore."""
+    store, _ = journal_of_three(tmp_path)
+    store.iter_dir(1)
+    path = store.root / "settings.json"
+    path.unlink()
+    before = sorted(p.relative_to(store.root) for p in store.root.rglob("*"))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    text = f"{raised.value.message} hint: {raised.value.hint}"
+    assert f"{store.root} has no settings.json, but state.jsonl, iter-001 are there" in text, text
+    assert "nothing was changed" in text and "restore settings.json from a copy" in text, text
+    assert "pass the folder" not in text, text
+    assert sorted(p.relative_to(store.root) for p in store.root.rglob("*")) == before
+
+
+def test_a_folder_in_place_of_the_settings_file_is_named_with_what_to_do(tmp_path):
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.unlock()
+    path = store.root / "settings.json"
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == f"{path} is a folder, where mapperopt keeps a file", raised.value
+    assert raised.value.hint == "remove or rename it, then run the same command again"
+
+
+def test_a_repeated_journal_line_is_named_as_such_with_what_to_do(tmp_path):
+    """A journal whose last record is there twice (a copy, an edit) said "iteration 3 found where 4 was expected",
+    with no hint."""
+    store, path = journal_of_three(tmp_path)
+    path.write_text(path.read_text() + path.read_text().splitlines(keepends=True)[2])
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == (f"{path} line 4 records iteration 3 again (as line 3 does), where iteration 4 "
+                                    "was expected: its records number the iterations 1, 2, 3, ... in order"), \
+        raised.value
+    assert raised.value.hint == ("delete line 4, a copy of line 3, then run the same command again; or restore the "
+                                 "tuning folder from a copy, or start a new one with `--new`")
+
+
+@pytest.mark.parametrize("name", ["best.dsl", "history.csv", "progress.png"])
+def test_a_folder_where_an_output_belongs_is_refused_before_the_folder_is_written(tmp_path, name):
+    """best.dsl, history.csv or progress.png a folder was found only when the outputs were written, after an
+    iteration had run; as for the journal and the lock, it is refused when the folder is taken for writing."""
+    store, _ = journal_of_three(tmp_path)
+    (store.root / name).mkdir()
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root).lock()
+    assert raised.value.message == f"{store.root / name} is a folder, where mapperopt keeps a file", raised.value
+    assert raised.value.hint == "remove or rename it, then run the same command again"
+
+
+def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_path):
+    """settings.json's `app` edited to another benchmark: continued, the run mixed two programs in one journal
+    (stencil's iterations appended to circuit's, under circuit's baselines)."""
+    store = TuneStore.create(tmp_path, "circuit", {"request": {"bench": "circuit"},
+                                                   "app_description": {"app": "circuit"}})
+    store.unlock()
+    path = store.root / "settings.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "app": "stencil"}))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == (f"{path} is damaged: its field 'app' is 'stencil', but its fields "
+                                    "'request.bench' and 'app_description.app' are 'circuit'"), raised.value
+    assert raised.value.hint.startswith("set its 'app' back to \"circuit\" (its iterations are that program's); or "
+                                        "restore the tuning folder from a copy"), raised.value.hint

@@ -24,6 +24,7 @@ from optimizer_support import hung_up, rewrite
 
 from mapperopt.benchmarks import protocol
 from mapperopt.cli import main
+from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import IterationRecord, normalize_dsl
 from mapperopt.optimizer import commands
 from mapperopt.optimizer.commands import _latest
@@ -772,3 +773,15 @@ def test_a_folder_where_a_tuning_folder_keeps_a_file_is_named(tmp_path, capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {path} is a folder, where mapperopt keeps a file" in err, err
     assert "hint: remove or rename it, then run the same command again" in err, err
+
+
+def test_a_file_where_the_final_comparisons_folder_belongs_is_named_before_anything_moves(tmp_path):
+    """Extending a finished run whose final/ is a file (a stray `echo x > final`): the file was renamed to final-1,
+    then making final-1/ ended in a FileExistsError traceback. It is refused, naming it, before anything moves."""
+    (tmp_path / "summary.json").write_text(json.dumps({"measured": {}}))
+    (tmp_path / "final").write_text("x\n")
+    with pytest.raises(MapperoptError) as raised:
+        commands._set_aside_final(tmp_path, print)
+    assert str(raised.value) == (f"{tmp_path / 'final'} cannot be used: part of this path is a file where a folder "
+                                 "belongs\n  hint: remove or rename it, then run the same command again")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["final", "summary.json"]

@@ -190,7 +190,7 @@ def test_every_problem_of_an_application_file_in_one_run(command, tmp_path, mapp
                  f"{where}: 'app' must be a plain name (letters, digits, _ . -), got 'jacobi bad/name'",
                  f"{where}: size 'ci': unknown key 'legion_flag'",
                  f"{where}: size 'ci': 'cpus' must be a number, got 'two'",
-                 f"{where}: size 'ci': 'timeout_s' must be a finite number > 0, got -5",
+                 f"{where}: size 'ci': 'timeout_s' must be a finite number >= 0.1, got -5",
                  f"{where}: size 'small': 'util' must be >= 0, got -1",
                  f"{where}: size 'small': 'csize' must be >= 1, got 0",
                  f"{where}: 'keep_app_mapper' must be true or false, got 'yes please'",
@@ -737,14 +737,14 @@ def test_a_timeout_in_an_application_file_that_is_not_a_finite_number_is_refused
     """`timeout_s: .nan` passed the check (every comparison with nan is false) and reached coreutils' `timeout`."""
     exe = script(tmp_path, "prog", "echo hi")
     (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{timeout_s: {value}}}\n")
-    with pytest.raises(MapperoptError, match=r"size 'ci': 'timeout_s' must be a finite number > 0, got (nan|inf)"):
+    with pytest.raises(MapperoptError, match=r"size 'ci': 'timeout_s' must be a finite number >= 0.1, got (nan|inf)"):
         load_app_file(tmp_path / "mapperopt.yaml")
 
 
-@pytest.mark.parametrize("value, seconds", [("1e-9", 1e-9), ("2E+2", 200.0), ("1e308", 1e308)])
+@pytest.mark.parametrize("value, seconds", [("5e-1", 0.5), ("2E+2", 200.0), ("1e308", 1e308)])
 def test_a_timeout_in_an_application_file_in_exponent_form_is_a_number(value, seconds, tmp_path):
-    """YAML 1.1 (PyYAML) reads `1e-9`, without a dot, as a string: it said "'timeout_s' must be a number, got
-    '1e-9'" of what is one."""
+    """YAML 1.1 (PyYAML) reads `5e-1`, without a dot, as a string: it said "'timeout_s' must be a number, got
+    '5e-1'" of what is one."""
     exe = script(tmp_path, "prog", "echo hi")
     (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{timeout_s: {value}}}\n")
     assert load_app_file(tmp_path / "mapperopt.yaml").config.size("ci").timeout_s == seconds
@@ -756,3 +756,16 @@ def test_a_timeout_in_an_application_file_that_is_a_string_is_refused(value, tmp
     (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{timeout_s: {value}}}\n")
     with pytest.raises(MapperoptError, match=r"size 'ci': 'timeout_s' must be a number, got '"):
         load_app_file(tmp_path / "mapperopt.yaml")
+
+
+def test_a_timeout_no_program_run_can_meet_is_refused_in_the_file_as_on_the_command_line(tmp_path, capsys):
+    """`timeout_s: 1e-9` in an application file was taken: every execution then failed at stage timeout. One rule
+    for the file and --timeout, before anything runs: at least 0.1 s (Legion's start-up alone takes longer)."""
+    exe = script(tmp_path, "prog", "echo hi")
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{timeout_s: 1e-9}}\n")
+    with pytest.raises(MapperoptError, match=r"size 'ci': 'timeout_s' must be a finite number >= 0.1, got 1e-09"):
+        load_app_file(tmp_path / "mapperopt.yaml")
+    out_dir = tmp_path / "out"
+    assert main(["run", "--app", str(exe), "--timeout", "1e-9", "--out", str(out_dir)]) == 2
+    assert "1e-09 is not in the range x>=0.1" in " ".join(capsys.readouterr().err.split())
+    assert not out_dir.exists()  # nothing ran
