@@ -250,7 +250,7 @@ def _setting_text(value) -> str:
 _DAMAGED = restore_hint("comparison")
 # final.json's groups (`_final`), their measurements by mapper (`protocol.Measured` as JSON)
 _ESTIMATE = {"values": [Positive], "value": Positive, "low": float, "high": float, "spread": float}
-_GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": [float], "reference": float,
+_GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": [float], "reference": Positive,
           "measured": {str: {"estimate": (_ESTIMATE, None), "unit": (str, None), "reason": (str, None),
                              "run_dirs?": [str], "time_s?": (float, None)}}}
 # The fields of a comparison folder's files (`_folder_file`), by file; those of a settings.json that an earlier

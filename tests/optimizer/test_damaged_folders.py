@@ -122,3 +122,21 @@ def test_a_wrong_shape_anywhere_in_a_tuning_folders_files_is_named(tuning, tmp_p
     lost = [p for p in before if p not in after and moved.get(p, Path("final-1", *p.parts[1:]) if p.parts[0] ==
                                                               "final" else p) not in after]
     assert not lost, lost
+
+
+@pytest.mark.parametrize("reference", [-1.0, 0])
+def test_an_impossible_reference_throughput_of_a_final_group_is_named(comparison, tmp_path, capsys, reference):
+    """A final group's `reference` (the reference mapper's throughput the group's scores divide by) is a figure like
+    the measurements beside it: 0 or below is damage, named, never a report with negative or re-normalised scores."""
+    folder = tmp_path / comparison.name
+    shutil.copytree(comparison, folder)
+    final = json.loads((folder / "final.json").read_text())
+    final["groups"][0]["reference"] = reference
+    (folder / "final.json").write_text(json.dumps(final))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].reference' is {reference!r}, not a "
+            "positive number") in text, text
+    assert "hint: restore the comparison folder from a copy" in text, text
