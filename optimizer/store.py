@@ -171,8 +171,9 @@ class TuneStore:
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
         # only a line after the last record can be an interrupted append's; those between records were there
-        # before an append (which cut away only a torn last line)
-        torn = bad[-1] if bad and bad[-1][0] > last else None
+        # before an append (which cut away only a torn last line). A line cut short is never valid JSON: a whole
+        # object of the wrong shape was damaged otherwise (an edit).
+        torn = bad[-1] if bad and bad[-1][0] > last and bad[-1][1].startswith(_CUT_SHORT) else None
         earlier = bad[:-1] if torn else bad
         if earlier:  # not an interrupted append's, which tears only the last line
             lines = [str(n) for n, _ in earlier]
@@ -428,6 +429,9 @@ def _history_row(r: IterationRecord, final_pick: bool) -> list[Any]:
     return ["" if values[c] is None else values[c] for c in HISTORY_COLUMNS]
 
 
+_CUT_SHORT = "not valid JSON"  # why `_read_journal` gives for a line that may be a torn write
+
+
 def _read_journal(path: Path) -> tuple[list[tuple[int, IterationRecord]], list[tuple[int, str]]]:
     """The records of the journal `path` with their line numbers, and the lines that are not records with why."""
     numbered, bad = [], []
@@ -438,7 +442,7 @@ def _read_journal(path: Path) -> tuple[list[tuple[int, IterationRecord]], list[t
         try:
             numbered.append((n, IterationRecord.from_json(json.loads(line))))
         except json.JSONDecodeError as exc:
-            bad.append((n, f"not valid JSON: {exc.msg}, column {exc.colno}"))
+            bad.append((n, f"{_CUT_SHORT}: {exc.msg}, column {exc.colno}"))
         except (ValueError, TypeError, AttributeError) as exc:
             bad.append((n, f"not an iteration record: {exc}"))
     return numbered, bad
