@@ -908,6 +908,9 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     if cache.parent.exists() and not cache.parent.is_dir():  # said before the run, which could not be kept
         raise MapperoptError(f"{cache.parent} is a file, where mapperopt keeps a folder",
                              hint="remove or rename it, then run the same command again")
+    if cache.is_dir():  # likewise
+        raise MapperoptError(f"{cache} is a folder, where mapperopt keeps a file",
+                             hint="remove or rename it, then run the same command again")
     require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)

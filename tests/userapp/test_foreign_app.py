@@ -240,6 +240,22 @@ def test_a_file_where_the_discovery_cache_keeps_its_folder_is_named_before_disco
     assert "hint: remove or rename it, then run the same command again" in err and "discovering" not in err, err
 
 
+def test_a_folder_where_the_discovery_record_goes_is_named_before_discovery(tmp_path, foreign_exe, capsys,
+                                                                            monkeypatch):
+    """The record could not be written after discovery ran (for nothing): the folder is named before it runs."""
+    import mapperopt.benchmarks.userapp as U
+
+    record = tmp_path / "discovered" / "foreign.json"
+    record.mkdir(parents=True)
+    monkeypatch.setattr(U, "discovery_path", lambda app, size: record)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe))]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {record} is a folder, where mapperopt keeps a file" in err, err
+    assert "hint: remove or rename it, then run the same command again" in err and "discovering" not in err, err
+
+
 def test_a_users_program_is_profiled_in_an_execution_of_its_own(tmp_path, foreign_exe):
     app = load_app_file(app_file(tmp_path, foreign_exe))
     result = run_benchmark(app, MAPPER, profile=True, out_dir=tmp_path / "run")
