@@ -64,6 +64,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
+from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.files import Positive, read_json, restore_hint, write_atomically
@@ -259,7 +260,7 @@ _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "op
                              "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
                              "memory?": {str: int}, "executions?": int, "max_executions?": int, "min_time_s?": float,
                              "timeout_s?": (float, None), "app_args?": [str], "dedicated?": bool, "app?": dict,
-                             "app_description?": dict, "machine?": dict,
+                             "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
                              "jobs_by_command?": [{"jobs": int, "cores_per_job": (int, None)}]},
            "final.json": {"rounds?": int, "host_cores?": (int, None), "groups?": [_GROUP],
                           # set aside: named only

@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.errors import MapperoptError
 from mapperopt.files import Positive, read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import IterationRecord
@@ -55,7 +56,8 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
                     "memory?": {str: int}, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
                     "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": int,
                     "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
-                    "app_args?": [str], "app_description?": dict, "machine?": dict, "request?": dict,
+                    "app_args?": [str], "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
+                    "request?": dict,
                     "baselines?": {str: Positive}}
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
