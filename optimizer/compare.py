@@ -70,8 +70,8 @@ from mapperopt.errors import MapperoptError
 from mapperopt.files import Positive, read_json, restore_hint, write_atomically
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
-                                          require_same_build, require_same_machine, require_start_file)
+from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
+                                          memory_now, require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
 from mapperopt.options import FiniteFloatRange
@@ -513,7 +513,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
                 if opts["start"] not in ("default", "random"):  # before the reference is measured
-                    check_start_file(str(opts["start"]), start_text, bench, app, machine, layouts)
+                    check_start_file(str(opts["start"]), start_text, check_options(bench, opts["size"], app_args),
+                                     app, machine, layouts)
             except BaseException:
                 # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
                 for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
@@ -1699,7 +1700,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
     check_timeout(bench, size, timeout_s, min_time_s)
     if stored is None:
-        require_start_file(start, bench)
+        require_start_file(start, check_options(bench, size, app_args))
     if remeasure is not None and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
 

@@ -529,6 +529,25 @@ def test_w315_keeps_the_flags_given_after_dashdash(tmp_path, foreign_exe, capsys
             f"--app {path} -- -ll:cpu 2 FLAGS`\n") in out, out
 
 
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_a_start_files_w315_hint_gives_the_program_as_the_run_was_given_it(tmp_path, foreign_exe, capsys,
+                                                                           monkeypatch, command):
+    """`tune --app 'CMD ARGS' --start FILE -- FLAGS` checks its start file before it measures: W315's hint gave the
+    program as `--app ...` (a placeholder); it names the quoted command line and the flags after `--`, as `check`
+    does, so that the command it prints checks the file for these runs."""
+    monkeypatch.chdir(tmp_path)  # the runs/ folder
+    start = tmp_path / "start.dsl"
+    start.write_text("Task nosuch CPU;\n")  # W315, and E224: tunable 11 unanswered
+    program = f"{foreign_exe} -n 400 -ll:cpu 2"
+    assert main([command, "--app", program, "--start", str(start), "--iters", "1", "--", "-steps", "0"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "warning[W315]" in err and "error[E224]" in err, err
+    assert (f"hint: if your runs launch it, check with their flags after `--`: `mapperopt check {start} --app "
+            f"'{program}' -- -steps 0 FLAGS`") in err, err
+    # the summary's hint: the same program and flags (the file before `--`, which ends mapperopt's arguments)
+    assert f"`mapperopt check {start} --app '{program}' -- -steps 0` checks it alone" in err, err
+
+
 def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys):
     """`check --app FILE -- -steps 2` checks the mapper for the run `run --app FILE -- -steps 2` makes (the same
     discovery), in which "Update Values" runs; without the flags (the file's `-steps 0`) it does not run, which is
