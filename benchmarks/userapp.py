@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mapperopt import toolchain
+from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
@@ -1289,8 +1290,7 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
     if min_time_s is not None:  # accepted silently, it would change nothing: an execution is never calibrated
         problems.append(MapperoptError(f"--min-time {min_time_s:g} does not apply to --app: mapperopt never "
                                        "calibrates your program, whose arguments alone fix the work of an execution",
-                                       hint="leave --min-time out; for longer executions give larger size arguments "
-                                            "(the application file's `sizes`, or the program's flags after `--`)"))
+                                       hint=f"leave --min-time out; for longer executions give {protocol.USER_WORK}"))
     metric = _checked(problems, make_metric, metric_regex, unit, higher_is_better) if metric_regex else None
     verify = None
     if verify_pattern or verify_cmd or reference:
