@@ -127,9 +127,9 @@ def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict,
                      layouts: bool = True) -> None:
     """Checks the start file `path` (its `text`) as `mapperopt check` with the options `check_with`
     (`check_options`) does, against the run's application and machine (their JSON descriptions), before anything is
-    measured: a file with errors would only fail its
-    iteration (the start of every run, in compare) after the references were measured. Without `layouts` (nothing
-    verifies the program's results: the harness refuses every Layout statement) a Layout statement is refused too.
+    measured: a file with errors would only fail its iteration (the start of every run, in compare) after the
+    references were measured. Without `layouts` (nothing verifies the program's results: the harness refuses every
+    Layout statement) a Layout statement is refused too.
 
     Raises:
         MapperoptError: the file has errors: every diagnostic with its file:line:col, source line and caret, and the
