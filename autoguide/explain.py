@@ -263,13 +263,14 @@ def _which_tunable(given: int, wanted: int, result: RunResult) -> str:
     from mapperopt.dsl import DslSyntaxError, parse
     from mapperopt.dsl import ast as A
     from mapperopt.dsl.evaluator import article
+    from mapperopt.dsl.formatter import format_statement
 
     try:
         program = parse(result.dsl or "", "mapper.dsl")
     except DslSyntaxError:
         return ""
     answers = {s.id: s for s in program.statements if isinstance(s, A.TunableStmt) and s.type in A.TUNABLE_TYPES}
-    named = [f"`Tunable {i} = {s.value}{'' if s.type == 'int64' else ' ' + s.type};` at line {s.loc.line} of the "
+    named = [f"`{format_statement(s)}` at line {s.loc.line} of the "
              f"mapper, which answers tunable {i} as {article(s.type)}" for i, s in answers.items()
              if A.TUNABLE_TYPES[s.type][0] == given]
     desc = _description(result)

@@ -318,6 +318,11 @@ def _above(value: float, limit: float) -> str:
     return f"{value:.{d}f}"
 
 
+# What gives an execution of a user's program more work (it is never calibrated): its own size arguments, where they
+# are given (flags after `--` are added after them: only a parser that takes the last value sees them as a change).
+USER_WORK = "larger size arguments (in --app's quoted command line, or the application file's `sizes`)"
+
+
 def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: str,
                    min_time_s: float, calibrated: bool = True, timeout_s: float | None = None,
                    untimed: str | None = None, start_up_s: float | None = None,
@@ -360,8 +365,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
     short = {name: time_s for name, (_, time_s) in measured.items() if time_s is not None and time_s < MIN_TIME_S}
     # More work per execution: a larger size, or for a user's program (whose `--app 'CMD'` has the one size ci) its
     # own arguments.
-    work = ("larger arguments after `--` (or a larger size of its application file)" if not calibrated
-            else "a larger --size")
+    work = USER_WORK if not calibrated else "a larger --size"
     out = []
     if noisy:
         out.append(("Noisy measurement", f"the {100 * CONFIDENCE:.0f} % interval of the trimmed mean is "

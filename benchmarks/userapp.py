@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mapperopt import toolchain
+from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
@@ -909,6 +910,9 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     if cache.parent.exists() and not cache.parent.is_dir():  # said before the run, which could not be kept
         raise MapperoptError(f"{cache.parent} is a file, where mapperopt keeps a folder",
                              hint="remove or rename it, then run the same command again")
+    if cache.is_dir():  # likewise
+        raise MapperoptError(f"{cache} is a folder, where mapperopt keeps a file",
+                             hint="remove or rename it, then run the same command again")
     require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
@@ -1287,8 +1291,7 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
     if min_time_s is not None:  # accepted silently, it would change nothing: an execution is never calibrated
         problems.append(MapperoptError(f"--min-time {min_time_s:g} does not apply to --app: mapperopt never "
                                        "calibrates your program, whose arguments alone fix the work of an execution",
-                                       hint="leave --min-time out; for longer executions give larger size arguments "
-                                            "(the application file's `sizes`, or the program's flags after `--`)"))
+                                       hint=f"leave --min-time out; for longer executions give {protocol.USER_WORK}"))
     metric = _checked(problems, make_metric, metric_regex, unit, higher_is_better) if metric_regex else None
     verify = None
     if verify_pattern or verify_cmd or reference:

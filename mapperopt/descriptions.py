@@ -18,6 +18,21 @@ APP_SCHEMA = "mapperopt.app/1"
 MACHINE_SCHEMA = "mapperopt.machine/1"
 PRIVILEGES = ("read_only", "read_write", "write_discard", "reduce", "no_access")
 LAUNCHES = ("index", "single", "both")
+# The fields of a stored application and machine description (a tuning or comparison folder's settings.json keeps
+# both; `to_json` writes them) that `from_json` and the search space read, as `mapperopt.files.read_json` checks them.
+APP_FIELDS = {
+    "schema": str, "app": str,
+    "tasks": [{"name": str, "variants": [str], "launch": str, "inner?": bool, "leaf?": bool, "parent?": (str, None),
+               "domain?": ([int], None),
+               "regions?": [{"index?": int, "names?": [str], "privilege": str, "fields?": [str], "redop?": (str, None),
+                             "layout?": (str, None), "interleave?": (str, None), "layout_kinds?": [str],
+                             "required_memory?": {str: str}, "collective?": bool,
+                             "required_align?": {str: {"op": str, "bytes": int}}}]}],
+    "region_tree?": [{"name": str, "kind": str, "parent?": (str, None)}],
+    "tunables?": [{"id": int, "value": int, "type": str, "legion?": bool}],
+    "keep_app_mapper?": bool, "discovered_as?": (str, None), "own_mapper?": (str, None)}
+MACHINE_FIELDS = {"schema?": str, "nodes": int, "processors": {str: (int, [int])},
+                  "memories?": [{"kind": str, "node": int, "capacity?": int, "procs?": {str: [int]}}]}
 PROC_KINDS = ("CPU", "GPU", "UTIL", "IO", "PY", "OMP")
 
 # Capacities of the synthetic machines of `parse_machine_spec` (Realm's defaults for -ll:csize and -ll:zsize; a

@@ -7,7 +7,7 @@ exception that ends tuning.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 STAGES = ("parse", "check", "compile", "start", "run", "verify", "timeout")
@@ -99,9 +99,13 @@ class RunResult:
 
     @classmethod
     def from_json(cls, data: dict) -> RunResult:
-        data = dict(data)
-        data["attempts"] = tuple(Attempt(**a) for a in data.get("attempts", ()))
-        return cls(**data)
+        """Reads a stored result.json (its fields' kinds checked by `RESULT_FIELDS`); unknown keys, at its top or in
+        an attempt (from a newer writer), are ignored, as a tuning journal's are."""
+        def known(kind: type, obj: dict) -> dict:
+            return {k: v for k, v in obj.items() if k in {f.name for f in fields(kind)}}
+
+        return cls(**{**known(cls, data), "attempts": tuple(Attempt(**known(Attempt, a))
+                                                            for a in data.get("attempts", ()))})
 
 
 # The fields of a stored `RunResult` (result.json, a comparison's evaluations/) that its readers use, as

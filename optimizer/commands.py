@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import click
 from click.core import ParameterSource
@@ -68,7 +68,7 @@ def _start_not_found(start: str) -> MapperoptError:
                           + "use --start default, random or a DSL file")
 
 
-def require_start_file(start: str, bench: Any) -> None:
+def require_start_file(start: str, check_with: Sequence[str]) -> None:
     """A `--start` that names a file (not `default` or `random`): it must exist, and a file that is not UTF-8 (E112)
     is said as `check` says it, and a syntax error as `check_start_file` says it, before any other output (its
     other errors need the application's and the machine's descriptions).
@@ -84,12 +84,25 @@ def require_start_file(start: str, bench: Any) -> None:
         raise _start_not_found(start)
     with exit_on_syntax_error(start):
         text = read_source(start)
-    _parse_start(start, text, bench)
+    _parse_start(start, text, check_with)
 
 
-def _parse_start(path: str, text: str, bench: Any) -> Any:
-    """The start file `path` (its `text`) of a run of `bench` (a benchmark's name or a `UserApp`) parsed (a
-    `dsl.ast.Program`).
+def check_options(bench: Any, size: str = "ci", app_args: Sequence[str] = ()) -> list[str]:
+    """The options of `mapperopt check` that check a file for the runs of `bench` (a benchmark's name or a `UserApp`)
+    at `size` with the flags `app_args` after `--`, as hints print them for pasting: `--bench NAME`, or the program's
+    `--app` as the run was given it (and `--keep-app-mapper`); `--size` unless ci; `--` and the flags, last."""
+    from mapperopt.benchmarks.userapp import UserApp, spec_words
+
+    if isinstance(bench, UserApp):
+        words = spec_words(bench)
+        program = [*words[:2], *(["--keep-app-mapper"] if "--keep-app-mapper" in words else [])]
+    else:
+        program = ["--bench", str(bench)]
+    return [*program, *(["--size", size] if size != "ci" else []), *(["--", *app_args] if app_args else [])]
+
+
+def _parse_start(path: str, text: str, check_with: Sequence[str]) -> Any:
+    """The start file `path` (its `text`) parsed (a `dsl.ast.Program`); `check_with`: `check_options` of the runs.
 
     Raises:
         MapperoptError: its syntax error, as `check` prints it (the first: parsing stops there).
@@ -102,23 +115,22 @@ def _parse_start(path: str, text: str, bench: Any) -> Any:
         return parse(text, path)
     except DslSyntaxError as exc:
         raise MapperoptError(f"the start program has an error; nothing was measured:\n{exc}"
-                             f"{syntax_error_summary(path)}", hint=_fix_start(path, bench)) from None
+                             f"{syntax_error_summary(path)}", hint=_fix_start(path, check_with)) from None
 
 
-def _fix_start(path: str, bench: Any) -> str:
-    """The hint for a start file with errors, naming the `check` command that checks it against `bench`'s tasks."""
-    from mapperopt.benchmarks.userapp import UserApp, spec_words
-
-    program = spec_words(bench)[:2] if isinstance(bench, UserApp) else ["--bench", str(bench)]
-    return (f"fix the file and run the command again; `{shlex.join(['mapperopt', 'check', *program, path])}` "
+def _fix_start(path: str, check_with: Sequence[str]) -> str:
+    """The hint for a start file with errors, naming the `check` command (`check_options`) that checks it alone."""
+    return (f"fix the file and run the command again; `{shlex.join(['mapperopt', 'check', path, *check_with])}` "
             "checks it alone")
 
 
-def check_start_file(path: str, text: str, bench: Any, app: dict, machine: dict, layouts: bool = True) -> None:
-    """Checks the start file `path` (its `text`) as `mapperopt check --bench` does, against the run's application
-    (`bench`, a benchmark's name or a `UserApp`) and machine (their JSON descriptions), before anything is measured: a file with errors would only fail its
-    iteration (the start of every run, in compare) after the references were measured. Without `layouts` (nothing
-    verifies the program's results: the harness refuses every Layout statement) a Layout statement is refused too.
+def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict, machine: dict,
+                     layouts: bool = True) -> None:
+    """Checks the start file `path` (its `text`) as `mapperopt check` with the options `check_with`
+    (`check_options`) does, against the run's application and machine (their JSON descriptions), before anything is
+    measured: a file with errors would only fail its iteration (the start of every run, in compare) after the
+    references were measured. Without `layouts` (nothing verifies the program's results: the harness refuses every
+    Layout statement) a Layout statement is refused too.
 
     Raises:
         MapperoptError: the file has errors: every diagnostic with its file:line:col, source line and caret, and the
@@ -131,11 +143,13 @@ def check_start_file(path: str, text: str, bench: Any, app: dict, machine: dict,
     from mapperopt.dsl.commands import summary_line
     from mapperopt.dsl.errors import render_all
 
-    program = _parse_start(path, text, bench)
-    diags = check(program, AppDescription.from_json(app), MachineDescription.from_json(machine))
+    program = _parse_start(path, text, check_with)
+    # W315's hint names the program and flags to check it with
+    described = dataclasses.replace(AppDescription.from_json(app), given_as=tuple(check_with))
+    diags = check(program, described, MachineDescription.from_json(machine))
     if any(d.is_error for d in diags):
         raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
-                             f"{summary_line(path, diags)}", hint=_fix_start(path, bench))
+                             f"{summary_line(path, diags)}", hint=_fix_start(path, check_with))
     layout = next((s for s in program.statements if isinstance(s, A.LayoutStmt)), None)
     if not layouts and layout is not None:
         raise MapperoptError(f"{layout.loc}: the start program has a Layout statement, which is refused here: "
@@ -437,7 +451,8 @@ def _new_run(bench: str, opts: dict, request: dict,
         space = SearchSpace(app, machine, layouts=layouts)
         start_dsl, start_point = start_program(opts["start"], space, opts["seed"])
         if start_point is None:  # a start file
-            check_start_file(str(opts["start"]), start_dsl, bench, app, machine, layouts)
+            check_start_file(str(opts["start"]), start_dsl, check_options(bench, opts["size"], app_args), app,
+                             machine, layouts)
     min_time = opts["min_time_s"] if opts["min_time_s"] is not None else max(size.min_time_s, protocol.MIN_TIME_S)
     settings = {
         "size": opts["size"], "cpus": cpus, "gpus": gpus, "memory": memory, "repeats": opts["repeats"],
@@ -702,7 +717,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
                 "runs_dir": runs_dir, "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
-        require_start_file(start, bench)
+        require_start_file(start, check_options(bench, size, app_args))
         request = _request(bench, opts)
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run

@@ -65,13 +65,14 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
+from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
 from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
-from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_start_file, memory_now,
-                                          require_same_build, require_same_machine, require_start_file)
+from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
+                                          memory_now, require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
 from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
@@ -251,7 +252,7 @@ def _setting_text(value) -> str:
 _DAMAGED = restore_hint("comparison")
 # final.json's groups (`_final`), their measurements by mapper (`protocol.Measured` as JSON)
 _ESTIMATE = {"values": [Positive], "value": Positive, "low": float, "high": float, "spread": float}
-_GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": [float], "reference": float,
+_GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": [float], "reference": Positive,
           "measured": {str: {"estimate": (_ESTIMATE, None), "unit": (str, None), "reason": (str, None),
                              "run_dirs?": [str], "time_s?": (float, None)}}}
 # The fields of a comparison folder's files (`_folder_file`), by file; those of a settings.json that an earlier
@@ -260,7 +261,7 @@ _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "op
                              "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
                              "memory?": {str: int}, "executions?": int, "max_executions?": int, "min_time_s?": float,
                              "timeout_s?": (float, None), "app_args?": [str], "dedicated?": bool, "app?": dict,
-                             "app_description?": dict, "machine?": dict,
+                             "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
                              "jobs_by_command?": [{"jobs": int, "cores_per_job": (int, None)}]},
            "final.json": {"rounds?": int, "host_cores?": (int, None), "groups?": [_GROUP],
                           # set aside: named only
@@ -513,7 +514,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()
                 if opts["start"] not in ("default", "random"):  # before the reference is measured
-                    check_start_file(str(opts["start"]), start_text, bench, app, machine, layouts)
+                    check_start_file(str(opts["start"]), start_text, check_options(bench, opts["size"], app_args),
+                                     app, machine, layouts)
             except BaseException:
                 # A folder without settings.json holds only its lock: a set-up that fails leaves none behind.
                 for name in ("owner.json", "tune.lock"):  # while locked: no other process is using them
@@ -1721,7 +1723,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     check_repeats(executions, max_executions, max_repeats is not None or old_max_repeats is not None)
     check_timeout(bench, size, timeout_s, min_time_s)
     if stored is None:
-        require_start_file(start, bench)
+        require_start_file(start, check_options(bench, size, app_args))
     if remeasure is not None and report_only:
         raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
 

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.errors import MapperoptError
 from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import IterationRecord
@@ -56,7 +57,8 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
                     "memory?": {str: int}, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
                     "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": int,
                     "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
-                    "app_args?": [str], "app_description?": dict, "machine?": dict, "request?": dict,
+                    "app_args?": [str], "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
+                    "request?": dict,
                     "baselines?": {str: Positive}}
 # The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
 # (`commands._set_aside_final`).
@@ -188,8 +190,9 @@ class TuneStore:
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
         # only a line after the last record can be an interrupted append's; those between records were there
-        # before an append (which cut away only a torn last line)
-        torn = bad[-1] if bad and bad[-1][0] > last else None
+        # before an append (which cut away only a torn last line). A line cut short is never valid JSON: a whole
+        # object of the wrong shape was damaged otherwise (an edit).
+        torn = bad[-1] if bad and bad[-1][0] > last and bad[-1][1].startswith(_CUT_SHORT) else None
         earlier = bad[:-1] if torn else bad
         if earlier:  # not an interrupted append's, which tears only the last line
             lines = [str(n) for n, _ in earlier]
@@ -485,6 +488,9 @@ def _history_row(r: IterationRecord, final_pick: bool) -> list[Any]:
     return ["" if values[c] is None else values[c] for c in HISTORY_COLUMNS]
 
 
+_CUT_SHORT = "not valid JSON"  # why `_read_journal` gives for a line that may be a torn write
+
+
 def _read_journal(path: Path) -> tuple[list[tuple[int, IterationRecord]], list[tuple[int, str]]]:
     """The records of the journal `path` with their line numbers, and the lines that are not records with why."""
     numbered, bad = [], []
@@ -495,7 +501,7 @@ def _read_journal(path: Path) -> tuple[list[tuple[int, IterationRecord]], list[t
         try:
             numbered.append((n, IterationRecord.from_json(json.loads(line))))
         except json.JSONDecodeError as exc:
-            bad.append((n, f"not valid JSON: {exc.msg}, column {exc.colno}"))
+            bad.append((n, f"{_CUT_SHORT}: {exc.msg}, column {exc.colno}"))
         except (ValueError, TypeError, AttributeError) as exc:
             bad.append((n, f"not an iteration record: {exc}"))
     return numbered, bad

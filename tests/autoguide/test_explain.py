@@ -288,6 +288,13 @@ def test_tunable_size_abort_names_the_tunable(tmp_path):
     assert explain(unanswered).explanation.endswith(
         "The 8-byte answer comes from Legion's default mapper, which answers tunable 7 as an int64 because the mapper "
         "has no `Tunable 7` statement (the program reads it as int32).")
+    # A bool answer (1 byte) is quoted as the mapper writes it: `Tunable 11 = 1 bool;` would not parse.
+    line = result.reason.replace("type of 8 bytes", "type of 1 bytes")
+    boolean = dataclasses.replace(result, dsl="Tunable 11 = True;\n", reason=line,
+                                  log=result.log.replace("type of 8 bytes", "type of 1 bytes"))
+    assert explain(boolean).explanation.endswith(
+        "The 1-byte answer comes from `Tunable 11 = True;` at line 1 of the mapper, which answers tunable 11 as a "
+        "bool."), explain(boolean).explanation
 
 
 def test_advice_to_change_the_mapper_needs_a_dsl_mapper():

@@ -363,6 +363,15 @@ def test_default_and_expert_mappers_verify(app, mapper, tmp_path):
     assert "MAPPEROPT_RESULT" in (tmp_path / outputs[n - 1]).read_text()
 
 
+def test_a_stored_result_with_keys_of_a_newer_writer_is_read():
+    """A result.json (a run folder's, a comparison's stored outcome) is read as a tuning journal's record is: keys a
+    newer mapperopt writes, at its top or in an attempt, are ignored, not a TypeError."""
+    stored = {"app": "circuit", "mapper": "default", "status": "ok", "throughput": 2.5, "energy_j": 7.0,
+              "attempts": [{"exit_code": 0, "wall_s": 1.5, "stdout": "stdout.txt", "rank": 0}]}
+    result = RunResult.from_json(stored)
+    assert (result.throughput, result.attempts[0].wall_s, result.attempts[0].stdout) == (2.5, 1.5, "stdout.txt")
+
+
 def test_repeats_minimum_time_and_statistics(tmp_path):
     # Stencil at size ci measures about a millisecond: a 50 ms minimum makes the harness grow -tsteps first.
     result = run_benchmark("stencil", "default", repeats=3, min_time_s=0.05, out_dir=tmp_path)

@@ -171,13 +171,16 @@ def test_measured_time_is_a_benchmarks_timed_loop_or_a_users_time_metric():
 
 
 def test_advice_for_a_users_program_asks_for_larger_arguments_not_a_size():
-    """A user's program (`--app 'CMD'` has the one size ci) is never calibrated: more work per execution comes from
-    its arguments, not from a larger --size."""
+    """A user's program (`--app 'CMD ARGS'` has the one size ci) is never calibrated: more work per execution comes
+    from its arguments, not from a larger --size; where they are: in the quoted command line (flags after `--` are
+    added after them, which only a parser that takes the last value reads as a change), or the file's sizes."""
     wide = estimate([1.0, 1.6, 0.7, 1.3, 0.9, 1.5, 0.8])
     lines = protocol.noise_warnings({"": (wide, 0.1)}, "a higher --max-repeats", 0.0, calibrated=False)
     assert [title for title, _ in lines] == ["Noisy measurement", "Short measurement"]
     for _, text in lines:
-        assert "--size" not in text and "larger arguments after `--`" in text and "application file" in text, text
+        assert "--size" not in text and "after `--`" not in text, text
+        assert "larger size arguments (in --app's quoted command line, or the application file's `sizes`)" in text, \
+            text
 
 
 def test_short_measurement_under_a_given_timeout_names_it():

@@ -69,6 +69,9 @@ fmt_strings = st.text(alphabet="ab {}#/:;", max_size=12)
 prints = st.builds(A.Print, fmt_strings, st.lists(exprs, max_size=2).map(tuple))
 assigns = st.builds(A.Assign, idents, exprs)
 params = st.lists(st.builds(A.Param, st.sampled_from(A.PARAM_TYPES), idents), max_size=3).map(tuple)
+# `Tunable ID = V TYPE;`: a value its type holds (True/False for bool, 1/0 in the tree)
+tunables = st.sampled_from(sorted(A.TUNABLE_TYPES)).flatmap(
+    lambda t: st.builds(A.TunableStmt, st.integers(0, 2**31), st.integers(*A.TUNABLE_TYPES[t][1:]), st.just(t)))
 
 statements = st.one_of(
     st.builds(A.TaskStmt, task_sels, kinds_of(proc_kinds)),
@@ -82,6 +85,7 @@ statements = st.one_of(
     st.builds(A.IndexTaskMapStmt, task_sels, st.builds(A.Ident, idents), st.none() | st.builds(A.Ident, idents)),
     st.builds(A.SingleTaskMapStmt, task_sels, st.builds(A.Ident, idents)),
     st.builds(A.ControlReplicateStmt, task_sels),
+    tunables,
     st.builds(A.FuncDef, idents, params, st.lists(st.one_of(assigns, prints), max_size=3).map(tuple),
               st.builds(A.Return, exprs)),
     assigns,
@@ -97,6 +101,15 @@ def test_round_trip_of_generated_programs(program):
     reparsed = parse(text)
     assert reparsed == program, text
     assert format_program(reparsed) == text
+
+
+def test_a_boolean_tunable_is_written_in_the_dsls_spelling():
+    """A bool answer is stored as 1 or 0: fmt writes it back as the DSL writes it, True/False (`1 bool` does not
+    parse), and the same statement comes back."""
+    program = parse("Tunable 3 = True;\nTunable 4 = False bool;\nTunable 5 = 1 uint8;\n")
+    text = format_program(program)
+    assert text == "Tunable 3 = True;\nTunable 4 = False;\nTunable 5 = 1 uint8;\n"
+    assert parse(text) == program
 
 
 @settings(max_examples=300, deadline=None)

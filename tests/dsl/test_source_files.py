@@ -58,7 +58,7 @@ def test_a_dsl_error_reads_as_checks_in_every_command_that_reads_the_file(tmp_pa
         assert err.startswith("error: the start program has") and "nothing was measured" in err.splitlines()[0], err
         assert err.splitlines()[1].startswith(f"{path}:") and f"error[{code}]" in err, err
         assert f"\n{path}: {1 if code == 'E105' else 2} error(s)" in err, err
-        assert f"`mapperopt check --bench circuit {path}` checks it alone" in err, err  # the command, to paste
+        assert f"`mapperopt check {path} --bench circuit` checks it alone" in err, err  # the command, to paste
         return
     assert err.startswith(f"{path}:") and f"error[{code}]" in err.splitlines()[0], err
     assert f"\n{path}: 1 error(s), 0 warning(s)" in err, err

@@ -19,7 +19,9 @@ from mapperopt.cli import main
 # unless the damage asks for it.
 ARGS = ["--iters", "2", "--runs", "1", "--optimizers", "random", "--final-rounds", "1"]
 # The comparison folder's files that hold JSON objects, as its code reads them. The descriptions of the application
-# and the machine in settings.json are checked by their own readers (`mapperopt.descriptions`), not here.
+# and the machine in settings.json are left out here (a field's kind changed there can still be a kind they take, a
+# task's parent null or named, which changes the program searched): `test_a_wrong_shape_in_the_stored_descriptions_
+# is_named` checks the kinds they must have.
 FILES = ("settings.json", "final.json", "expert.json", "summary.json", "baseline-expert/result.json",
          "random-1/settings.json")
 DESCRIPTIONS = ("app_description", "machine")
@@ -122,3 +124,57 @@ def test_a_wrong_shape_anywhere_in_a_tuning_folders_files_is_named(tuning, tmp_p
     lost = [p for p in before if p not in after and moved.get(p, Path("final-1", *p.parts[1:]) if p.parts[0] ==
                                                               "final" else p) not in after]
     assert not lost, lost
+
+
+@pytest.mark.parametrize("reference", [-1.0, 0])
+def test_an_impossible_reference_throughput_of_a_final_group_is_named(comparison, tmp_path, capsys, reference):
+    """A final group's `reference` (the reference mapper's throughput the group's scores divide by) is a figure like
+    the measurements beside it: 0 or below is damage, named, never a report with negative or re-normalised scores."""
+    folder = tmp_path / comparison.name
+    shutil.copytree(comparison, folder)
+    final = json.loads((folder / "final.json").read_text())
+    final["groups"][0]["reference"] = reference
+    (folder / "final.json").write_text(json.dumps(final))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].reference' is {reference!r}, not a "
+            "positive number") in text, text
+    assert "hint: restore the comparison folder from a copy" in text, text
+
+
+@pytest.mark.parametrize("made", ["comparison", "tuning"])
+@pytest.mark.parametrize("field, value, named", [
+    ("app_description", {"tasks": 5}, "'app_description.tasks' is a number, not a list"),
+    ("app_description", {"tasks": [{"regions": [{"fields": "x"}]}]},
+     "'app_description.tasks[0].regions[0].fields' is a string, not a list"),
+    ("machine", {"processors": {"CPU": "x"}}, "'machine.processors.CPU' is a string, not an integer or a list"),
+    ("machine", {"memories": [{"procs": {"CPU": [None]}}]}, "'machine.memories[0].procs.CPU[0]' is null, not an "
+                                                            "integer")])
+def test_a_wrong_shape_in_the_stored_descriptions_is_named(request, made, tmp_path, capsys, field, value, named):
+    """settings.json keeps the application's and the machine's descriptions, which a resumed run reads (its search
+    space, the checks of its programs): a field of the wrong kind in them is named like any other of the file,
+    before anything is measured."""
+    folder = tmp_path / made
+    shutil.copytree(request.getfixturevalue(made), folder)
+    settings = json.loads((folder / "settings.json").read_text())
+
+    def merged(stored, damage):
+        if isinstance(stored, dict) and isinstance(damage, dict):
+            return {**stored, **{k: merged(stored.get(k), v) for k, v in damage.items()}}
+        if isinstance(stored, list) and isinstance(damage, list):
+            return [merged(s, d) for s, d in zip(stored, damage)]
+        return damage
+
+    settings[field] = merged(settings[field], value)
+    (folder / "settings.json").write_text(json.dumps(settings))
+    capsys.readouterr()
+
+    args = ["compare", "--resume", str(folder), *ARGS] if made == "comparison" else \
+        ["tune", "--resume", str(folder), "--iters", "2"]
+    assert main(args) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
+    assert f"hint: restore the {'comparison' if made == 'comparison' else 'tuning'} folder from a copy" in text, text
+    assert not (folder / "iter-002").exists()  # nothing measured

@@ -83,6 +83,22 @@ def test_damaged_lines_before_a_torn_last_one_are_said_to_be_the_journals_damage
                             "otherwise than by an interrupted write, which tears only its last line"), earlier
 
 
+def test_a_whole_last_line_of_the_wrong_shape_is_the_journals_damage_not_a_torn_write(tmp_path):
+    """An interrupted append leaves a line cut short, which is never valid JSON: a last line that is a whole JSON
+    object with a field of the wrong kind (an edit) is named as damage, as such a line before the last is, not as an
+    iteration that never finished."""
+    store = TuneStore.create(tmp_path, "circuit", {})
+    store.append(record(1, 2.0))
+    path = store.root / "state.jsonl"
+    with open(path, "a") as f:
+        f.write(json.dumps({**record(2, 3.0).to_json(), "throughput": "fast"}) + "\n")
+    store.unlock()
+    note, = TuneStore.open(store.root).damaged
+    assert note == (f"{path} line 2 is damaged (not an iteration record: its field 'throughput' is a string, not a "
+                    "positive number or null): skipped, and any iteration it records is run again; the journal was "
+                    "damaged there otherwise than by an interrupted write, which tears only its last line"), note
+
+
 def test_damaged_lines_stay_noted_after_the_next_append(tmp_path):
     """The next append cuts away only the torn last line: the damaged lines before it stay in the journal, between
     records, and every later open names them (not only the one before the append); the records are as before."""

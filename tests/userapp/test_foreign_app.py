@@ -240,6 +240,22 @@ def test_a_file_where_the_discovery_cache_keeps_its_folder_is_named_before_disco
     assert "hint: remove or rename it, then run the same command again" in err and "discovering" not in err, err
 
 
+def test_a_folder_where_the_discovery_record_goes_is_named_before_discovery(tmp_path, foreign_exe, capsys,
+                                                                            monkeypatch):
+    """The record could not be written after discovery ran (for nothing): the folder is named before it runs."""
+    import mapperopt.benchmarks.userapp as U
+
+    record = tmp_path / "discovered" / "foreign.json"
+    record.mkdir(parents=True)
+    monkeypatch.setattr(U, "discovery_path", lambda app, size: record)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text(MAPPER)
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe))]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {record} is a folder, where mapperopt keeps a file" in err, err
+    assert "hint: remove or rename it, then run the same command again" in err and "discovering" not in err, err
+
+
 def test_a_users_program_is_profiled_in_an_execution_of_its_own(tmp_path, foreign_exe):
     app = load_app_file(app_file(tmp_path, foreign_exe))
     result = run_benchmark(app, MAPPER, profile=True, out_dir=tmp_path / "run")
@@ -511,6 +527,25 @@ def test_w315_keeps_the_flags_given_after_dashdash(tmp_path, foreign_exe, capsys
     assert "task 'Update Values' did not run in discovery (`foreign -steps 0 -n 400 -ll:cpu 2`)" in out, out
     assert (f"  hint: if your runs launch it, check with their flags after `--`: `mapperopt check {mapper} "
             f"--app {path} -- -ll:cpu 2 FLAGS`\n") in out, out
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_a_start_files_w315_hint_gives_the_program_as_the_run_was_given_it(tmp_path, foreign_exe, capsys,
+                                                                           monkeypatch, command):
+    """`tune --app 'CMD ARGS' --start FILE -- FLAGS` checks its start file before it measures: W315's hint gave the
+    program as `--app ...` (a placeholder); it names the quoted command line and the flags after `--`, as `check`
+    does, so that the command it prints checks the file for these runs."""
+    monkeypatch.chdir(tmp_path)  # the runs/ folder
+    start = tmp_path / "start.dsl"
+    start.write_text("Task nosuch CPU;\n")  # W315, and E224: tunable 11 unanswered
+    program = f"{foreign_exe} -n 400 -ll:cpu 2"
+    assert main([command, "--app", program, "--start", str(start), "--iters", "1", "--", "-steps", "0"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "warning[W315]" in err and "error[E224]" in err, err
+    assert (f"hint: if your runs launch it, check with their flags after `--`: `mapperopt check {start} --app "
+            f"'{program}' -- -steps 0 FLAGS`") in err, err
+    # the summary's hint: the same program and flags (the file before `--`, which ends mapperopt's arguments)
+    assert f"`mapperopt check {start} --app '{program}' -- -steps 0` checks it alone" in err, err
 
 
 def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, foreign_exe, capsys):
