@@ -534,8 +534,10 @@ def test_a_folder_where_an_output_belongs_is_refused_before_the_folder_is_writte
 def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_path):
     """settings.json's `app` edited to another benchmark: continued, the run mixed two programs in one journal
     (stencil's iterations appended to circuit's, under circuit's baselines)."""
+    from mapperopt.benchmarks import load_config
+
     store = TuneStore.create(tmp_path, "circuit", {"request": {"bench": "circuit"},
-                                                   "app_description": {"app": "circuit"}})
+                                                   "app_description": load_config("circuit").stored_description()})
     store.unlock()
     path = store.root / "settings.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "app": "stencil"}))
