@@ -39,8 +39,15 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
 
     console = Console(highlight=False)
     s = result.settings
-    mapper = f"its own mapper ('{s['own_mapper']}')" if s.get("own_mapper") else f"the {result.mapper} mapper"
-    title = f"{result.app} with {mapper} (size {s['size']}, {s['cpus']} CPU, {s['gpus']} GPU)"
+    machine = f"size {s['size']}, {s['cpus']} CPU, {s['gpus']} GPU"
+    if s.get("own_mapper"):
+        mapper = f"its own mapper ('{s['own_mapper']}') ({machine})"
+    elif result.dsl is None and "app_file" in s:  # a user's program: its discovery says whether it has its own
+        mapper = (f"Legion's default mapper ({machine})" if s.get("description")
+                  else f"its own mapper or Legion's default (not discovered yet; {machine})")
+    else:
+        mapper = f"the {result.mapper} mapper ({machine})"
+    title = f"{result.app} with {mapper}"
     table = Table(title=escape(title), show_header=False, min_width=len(title) + 4)
     table.add_column(style="bold")
     table.add_column(overflow="fold")

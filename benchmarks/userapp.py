@@ -1079,11 +1079,13 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         if dsl is None:  # what maps it: its own mapper, where its discovery (cached, not run now) found one
             cached = discovery_path(app, discovery_command(app, size, cpus, gpus, extra_args))
             try:
-                found = read_json(cached) if cached.is_file() else {}
+                found = read_json(cached) if cached.is_file() else None
             except MapperoptError:  # a damaged cache: discovered again where a run needs it
-                found = {}
-            if isinstance(found, dict) and found.get("own_mapper"):
-                settings["own_mapper"] = found["own_mapper"]
+                found = None
+            if isinstance(found, dict):  # it says what maps the program (its own mapper, or Legion's default)
+                settings["description"] = str(cached)
+                if found.get("own_mapper"):
+                    settings["own_mapper"] = found["own_mapper"]
         so = None
         if dsl is not None and app.refuse_layouts and _has_layout(dsl):
             (run_dir / "mapper.dsl").write_text(dsl)
@@ -1153,10 +1155,13 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             try:
                 own = discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout,
                                keep_failed=False)
-            except MapperoptError:  # the measurement stands; only the mapper's name is unknown
-                own = {}
-            if own.get("own_mapper"):
-                settings["own_mapper"] = own["own_mapper"]
+            except MapperoptError:  # the measurement stands; only which mapper ran is unknown
+                own = None
+            if own is not None:
+                settings["description"] = str(discovery_path(app, discovery_command(app, size, cpus, gpus,
+                                                                                    extra_args)))
+                if own.get("own_mapper"):
+                    settings["own_mapper"] = own["own_mapper"]
         return finish(status="ok", unit=attempts[0].result["unit"], attempts=tuple(attempts), profile=task_profile,
                       **H._summary(attempts))
 
