@@ -157,7 +157,8 @@ class GuidedOptimizer(Optimizer):
             yield edited, repaired, note
         if best_point is None:
             # Nothing has worked yet: the default mapper's behaviour first, then around the start.
-            yield None, self.space.default_point(), "the default mapper's behaviour (nothing has succeeded yet)"
+            yield None, self.space.default_point(), (f"{self.space.default_label} mapper's behaviour (nothing has "
+                                                     "succeeded yet)")
             best_point, origin = self.start_point, "the start program"
         else:
             origin = f"the best, iteration {self.best.iter}"
@@ -165,7 +166,7 @@ class GuidedOptimizer(Optimizer):
         # Statements of a (random) start that the runs or Legion's default contradict go first: they are where a
         # start loses most, and the single-decision neighbours below would reach them last.
         for move in self.space.toward_default(best_point, weights=weights, pressure=pressure):
-            yield None, self.space.apply(best_point, move), f"toward the default from {origin}: {move.label}"
+            yield None, self.space.apply(best_point, move), f"toward {self.space.default_label} from {origin}: {move.label}"
         for move in self.space.neighbours(best_point, weights=weights, rng=rng):
             yield None, self.space.apply(best_point, move), f"neighbour of {origin}: {move.label}"
 

@@ -173,6 +173,9 @@ class SearchSpace:
         if not self.kinds:
             raise ValueError("the machine description lists no CPU or GPU processor on node 0")
         self.tasks = {t["name"]: t for t in self.app["tasks"]}
+        # What "the default" of the search's notes is: Legion's default mapper, which is not the `default` reference
+        # of a program that registers its own mapper (that reference runs the program's own).
+        self.default_label = "Legion's default" if self.app.get("own_mapper") else "the default"
         self.memories = {k: self._visible_memories(k) for k in self.kinds}
         # The dimension order the application's variants require (the GEMMs' BLAS leaf: row-major tiles), and SOA
         # (`interleave`: the stencil's kernel rejects AOS): when the variants agree, the one global Layout line keeps
@@ -534,10 +537,10 @@ class SearchSpace:
         tasks = sorted((t for t in self.tasks if weights.get(t) or not any(weights.values())),
                        key=lambda t: -weights.get(t, 0.0))
         for task in tasks:  # under pressure, its memories, limits and collections stay: they may be what fits
-            yield from reset(f"every decision of {task} back to the default",
+            yield from reset(f"every decision of {task} back to {self.default_label}",
                              [d.name for d in self.decisions if d.task == task
                               and not (pressure and d.group in ("memory", "limit", "collect"))])
-        yield from reset("the layout back to the default", [d.name for d in self.decisions if d.group == "layout"])
+        yield from reset(f"the layout back to {self.default_label}", [d.name for d in self.decisions if d.group == "layout"])
 
     def drop_remedies(self, point: Mapping[str, Any]) -> Move | None:
         """The move that drops every memory-pressure remedy of `point` (instance limits, collected requirements,

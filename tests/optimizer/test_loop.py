@@ -227,3 +227,19 @@ def test_a_full_disk_in_an_iteration_names_the_tuning_folder(tmp_path, circuit_a
         run(tmp_path, "random", circuit_app, cpu2, 3)
     [folder] = (tmp_path / "circuit").iterdir()  # the tuning folder
     assert f"cannot write {folder}: no space left on device" in str(refused_write(raised.value))
+
+
+def test_guided_names_legions_default_where_the_program_has_its_own_mapper(tmp_path, circuit_app, cpu2):
+    """For a program that registers its own mapper, the `default` reference runs that mapper; the guided search's
+    notes said "toward the default ... back to the default", which meant Legion's default mapping (the DSL's), not
+    that reference: they name Legion's default. A program without its own mapper keeps "the default"."""
+    own = {**circuit_app, "own_mapper": "first_cpu_mapper"}
+    store, _ = run(tmp_path, "guided", own, cpu2, iters=4)
+    notes = [r.note for r in store.records]
+    assert any(n.startswith("toward Legion's default from the best, iteration ") for n in notes), notes
+    assert not any("the default" in n for n in notes), notes
+    moves = [m.label for m in SearchSpace(own, cpu2).toward_default(SearchSpace(own, cpu2).project(POOR))]
+    assert moves and not any(m.endswith("back to the default") for m in moves), moves
+    assert any(m.endswith("back to Legion's default") for m in moves), moves
+    plain = [m.label for m in SearchSpace(circuit_app, cpu2).toward_default(SearchSpace(circuit_app, cpu2).project(POOR))]
+    assert any(m.endswith("back to the default") for m in plain), plain
