@@ -933,6 +933,9 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
          "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None},
          "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default),
          "best_vs_default": [what the best maps otherwise than Legion's default mapper] (with the default mapper),
+         (for a program that registers its own mapper, which the `default` reference runs: "start_vs_legion_default"
+         and "best_vs_legion_default" in their place; a summary written before has the two above, ending with a
+         note that the reference ran the program's own mapper)
          "replaced": [the `final-N` folders of earlier final comparisons of a run extended since],
          "interrupted": [{"folder": "final-N", "mappers": [names it has run folders of]}: comparisons cut short
                          (Ctrl-C, a kill), whose `final/` the next one keeps as `final-N/`; no figure uses them]}
@@ -994,21 +997,21 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
         from mapperopt.optimizer.space import SearchSpace
 
         space = SearchSpace(settings["app_description"], settings["machine"])
-        own = own_mapper(d for n in picked for d in measured[n].run_dirs)
+        # without --mapper, a program with its own mapper maps with it: the `default` reference is not Legion's
+        # default mapping, and the keys say which one the lists compare with
+        own = own_mapper(d for n in picked for d in measured[n].run_dirs) or own_mapper_of(settings)
+        key = "_vs_legion_default" if own else "_vs_default"
 
         def differences(dsl: str) -> list[str]:
             try:
-                out = space.default_mapper_differences(dsl)
+                return space.default_mapper_differences(dsl)
             except MapperoptError as exc:
-                out = [f"not evaluated ({exc.message.splitlines()[0]})"]
-            # without --mapper, the program maps with it: the `default` reference is not Legion's default mapping
-            return out + [f"the program {own}, which the default reference runs in place of Legion's default "
-                          "mapper"] * bool(own)
+                return [f"not evaluated ({exc.message.splitlines()[0]})"]
 
         if settings.get("start") == "default" and first.dsl:
-            summary["start_vs_default"] = differences(first.dsl)
+            summary["start" + key] = differences(first.dsl)
         if "default" in measured and summary["best_dsl"]:
-            summary["best_vs_default"] = differences(summary["best_dsl"])
+            summary["best" + key] = differences(summary["best_dsl"])
     store.write_outputs(final_pick=summary["best_iter"])
     store.write_summary(summary)
     return summary
@@ -1114,9 +1117,9 @@ def _same_mapping(summary: dict, name: str, default_start: bool) -> bool:
     """Whether `name` is the default mapper and the best maps nothing otherwise than it (`best_vs_default`,
     `final_comparison`; a summary written before it has only `start_vs_default`, for a best that is the start
     program written as Legion's default mapping, `default_start`): the same mapping, whose difference is never a
-    gain nor a reason to switch."""
-    if name != "default":
-        return False
+    gain nor a reason to switch. Never for a program with its own mapper, which that reference ran."""
+    if name != "default" or "best_vs_legion_default" in summary or summary.get("own_mapper"):
+        return False  # the `default` reference ran the program's own mapper, not Legion's default mapping
     if "best_vs_default" in summary:
         return not summary["best_vs_default"]
     return default_start and summary["best"] == summary["start"] and not summary.get("start_vs_default")
@@ -1291,8 +1294,13 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
             verdict = " [yellow]Noisy measurements (above): do not read this as a real difference.[/]"
         else:
             verdict = ""
-        differs = (summary.get("start_vs_default") if default_start and best == summary["start"] and name == "default"
-                   else None)
+        start = default_start and best == summary["start"] and name == "default"
+        differs = summary.get("start_vs_default") if start else None
+        legion = summary.get("start_vs_legion_default") if start else None  # the reference ran the program's own
         console.print(f"Best ({best}) vs {_label(name, own)}: {c.describe()}.{verdict}" + (
             " The start program (--start default) differs from Legion's default mapper here: "
-            f"{escape('; '.join(differs))}." if differs else ""))
+            f"{escape('; '.join(differs))}." if differs else "") + (
+            " The start program (--start default) is Legion's default mapper written in the DSL"
+            + (f" (but differs from it here: {escape('; '.join(legion))})" if legion else "")
+            + f"; the reference ran the program's own mapper{f' ({own!r})' if own else ''} in its place."
+            if legion is not None else ""))

@@ -693,7 +693,8 @@ def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_
     out = " ".join(capsys.readouterr().out.split())
     assert plotted and all(list(b) == ["the program's own mapper"] for b in plotted), plotted
     assert "the same mapping" not in out, out
-    assert "its own mapper ('first_cpu_mapper'), which the default reference runs" in out, out
+    assert ("The start program (--start default) is Legion's default mapper written in the DSL; the reference ran "
+            "the program's own mapper ('first_cpu_mapper') in its place.") in out, out
     # every text that names the `default` reference names the mapper it ran (they said "the default mapper",
     # "default 0.3 s", "vs default")
     assert "Baselines: the program's own mapper " in out and "Best (iter-1) vs the program's own mapper: " in out, out
@@ -702,6 +703,12 @@ def test_tune_does_not_call_the_programs_own_mapper_the_default_mapping(foreign_
     (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
     feedback = (root / "iter-001" / "feedback.txt").read_text()
     assert "that of the program's own mapper." in feedback and "default mapper" not in feedback, feedback
+    # what the start and the best map otherwise than Legion's default mapper, under keys that say so: not under
+    # `best_vs_default`, the key of the reference, which ran the program's own mapper
+    summary = json.loads((root / "summary.json").read_text())
+    assert summary["own_mapper"] == "first_cpu_mapper", summary
+    assert "best_vs_default" not in summary and "start_vs_default" not in summary, summary
+    assert summary["best_vs_legion_default"] == summary["start_vs_legion_default"] == [], summary
 
 
 def test_a_failing_verification_under_the_programs_own_mapper_is_said_of_that_mapper(foreign_exe, tmp_path, capsys):
