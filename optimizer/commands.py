@@ -1153,7 +1153,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     others = [n for n in ("expert", "default") if n in measured] or ([start] if start != best else [])
     if not others:
         return "Verdict: the best is the start program itself: tuning found nothing faster."
-    beaten, parts, intervals = [], [], []
+    beaten, parts, intervals = [], [], {}  # intervals: label -> whether its ratio has one
     for name in others:
         c = _comparison(summary, name)
         label = "the start" if name == start else reference_name(name, summary.get("own_mapper"))
@@ -1161,7 +1161,7 @@ def verdict(summary: dict, default_start: bool = False) -> str:
             parts.append(f"{label}: not compared ({_not_compared(summary, name)})")
             continue
         noisy, same = _noisy(summary, name), _same_mapping(summary, name, default_start)
-        intervals.append(not c.no_interval)
+        intervals[label] = not c.no_interval
         if c.significant and c.ratio > 1 and not noisy and not same:
             beaten.append(label)
         # Noisy: a ratio outside its interval that still does not count (the rule above), said as such.
@@ -1172,11 +1172,13 @@ def verdict(summary: dict, default_start: bool = False) -> str:
                                                                  else too_noisy if noisy else "significant"))
         parts.append(f"{c.ratio:.{c.decimals()}f}x {label} ({how})")
     beat, them = " and ".join(beaten), "the start" if others == [start] else "the references"
-    # Too few executions for any interval: "no mapper beat" would read as measured slower, whatever the ratio.
-    head = (f"{best} beat {beat}" if beaten else
-            f"no mapper can be said to beat {them} without an interval (an interval takes --final-rounds "
-            f"{protocol.MIN_INTERVAL_VALUES} or more)" if intervals and not any(intervals) else
-            f"no mapper beat {them}")
+    # Too few executions for an interval: "no mapper beat" would read as measured slower, whatever the ratio.
+    unshown = " and ".join(label for label, has in intervals.items() if not has)
+    shown = " and ".join(label for label, has in intervals.items() if has)
+    cannot = (f"can be said to beat {unshown if shown else them} without an interval (an interval takes "
+              f"--final-rounds {protocol.MIN_INTERVAL_VALUES} or more)")
+    head = (f"{best} beat {beat}" if beaten else f"no mapper beat {them}" if not unshown else
+            f"no mapper beat {shown}, and none {cannot}" if shown else f"no mapper {cannot}")
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
 

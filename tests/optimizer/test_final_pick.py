@@ -469,3 +469,20 @@ def test_every_iteration_timing_out_under_a_given_timeout_names_it(tmp_path):
             assert "give a larger --timeout, or leave it out" in error, error
         else:
             assert "--timeout" not in error and "look at the feedback" in error, error
+
+
+def test_a_verdict_with_one_reference_without_an_interval_says_none_was_shown_to_beat_it(tmp_path, monkeypatch):
+    """One reference compared with an interval (the expert mapper, faster than the best) and one without (the
+    default mapper, one execution): the verdict said "no mapper beat the references" beside 2.00x the default
+    mapper, of which nothing could be shown either way; it says so of that one, as when no reference has an
+    interval."""
+    final = {"iter-2": [2.0, 2.02, 1.98], "iter-1": [1.0, 1.01, 0.99], "expert": [2.5, 2.52, 2.48],
+             "default": [1.0]}
+    store = noisy_store(tmp_path, monkeypatch, final)
+    store.settings["baseline"] = "both"
+    summary = commands.final_comparison("circuit", store, rounds=3)
+    assert summary["vs"]["default"].get("no_interval") and not summary["vs"]["expert"].get("no_interval")  # the premise
+    line = commands.verdict(summary)
+    assert line.startswith("Verdict: no mapper beat the expert mapper, and none can be said to beat the default mapper "
+                           "without an interval (an interval takes --final-rounds 3 or more); the best (iter-2) "
+                           "measured 0.80x the expert mapper (significant), 2.00x the default mapper ("), line
