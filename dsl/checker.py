@@ -1113,8 +1113,12 @@ class _Checker:
                         continue
                     whose = f"task '{scope[0].name}'" if len(scope) == 1 else (
                         "any task" if sel.names is None else "these tasks")
-                    hint = self._field_hint(s, region.name, scope) or (meant(close) if close else (
-                        f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
+                    # close to one point's subregion: the partition, for every point (that name is W325's)
+                    each = self._point_subregion(close, scope) if close else None
+                    hint = self._field_hint(s, region.name, scope) or (
+                        f"{self._every_point_hint(s, each[1])} (a point's own subregion, such as '{close}', applies "
+                        "to that point only)" if each else meant(close) if close else (
+                            f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
                     self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
                     continue
                 point = self._point_subregion(region.name, scope)

@@ -1060,6 +1060,12 @@ def test_w325_for_a_subregion_of_the_launchs_partition_discovery_saw_elsewhere_n
     for name in ("halo", "block_9", "block_0x"):
         found = [x.code for x in diags(f"Task * CPU;\nLayout fill {name} * C_order;\n", app, m14)]
         assert "E203" in found and "W325" not in found, (name, found)
+    # E203's hint for a name close to one point's subregion: the partition, which applies to every point, as W325's
+    # hint says; it said "did you mean 'block_0'?", which gets W325 (point 0 only)
+    for name in ("block_9", "block_x"):
+        d = only(f"Task * CPU;\nLayout fill {name} * C_order;\n", "E203", app, m14)
+        assert d.hints == ("`Layout fill blocks * C_order;` applies to every point (a point's own subregion, such as "
+                           "'block_0', applies to that point only)",), d.hints
     # The partition unnamed, the chain goes from the point's subregion to the launch's whole region: another region
     # of it is no point's subregion, as far as the tree tells.
     unnamed = AppDescription.from_json({**app.to_json(), "tasks": [

@@ -56,6 +56,9 @@ def test_a_name_that_is_no_points_subregion_is_an_error_not_w325(tmp_path, piece
         assert done.returncode == 1 and "W325" not in done.stdout, done.stdout
         assert (f"m.dsl:2:13: error[E203]: unknown region '{name.strip(chr(34))}' for task 'fill'"
                 in done.stdout), done.stdout
+        if name in ("block_7", "block_x"):  # the partition, as W325's hint says; not 'block_0' (point 0 only)
+            assert ("hint: `Layout fill blocks * C_order;` applies to every point (a point's own subregion, such as "
+                    "'block_0', applies to that point only)") in " ".join(done.stdout.split()), done.stdout
     for name in ("blocks", "cells"):
         (tmp_path / "m.dsl").write_text(f"Task * CPU;\nLayout fill {name} * C_order;\n")
         done = cli(tmp_path, "check", "m.dsl", "--app", str(pieces_exe), *FLAGS)
