@@ -166,7 +166,8 @@ class GuidedOptimizer(Optimizer):
         # Statements of a (random) start that the runs or Legion's default contradict go first: they are where a
         # start loses most, and the single-decision neighbours below would reach them last.
         for move in self.space.toward_default(best_point, weights=weights, pressure=pressure):
-            yield None, self.space.apply(best_point, move), f"toward {self.space.default_label} from {origin}: {move.label}"
+            yield (None, self.space.apply(best_point, move),
+                   f"toward {self.space.default_label} from {origin}: {move.label}")
         for move in self.space.neighbours(best_point, weights=weights, rng=rng):
             yield None, self.space.apply(best_point, move), f"neighbour of {origin}: {move.label}"
 

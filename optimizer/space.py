@@ -540,7 +540,8 @@ class SearchSpace:
             yield from reset(f"every decision of {task} back to {self.default_label}",
                              [d.name for d in self.decisions if d.task == task
                               and not (pressure and d.group in ("memory", "limit", "collect"))])
-        yield from reset(f"the layout back to {self.default_label}", [d.name for d in self.decisions if d.group == "layout"])
+        yield from reset(f"the layout back to {self.default_label}",
+                         [d.name for d in self.decisions if d.group == "layout"])
 
     def drop_remedies(self, point: Mapping[str, Any]) -> Move | None:
         """The move that drops every memory-pressure remedy of `point` (instance limits, collected requirements,

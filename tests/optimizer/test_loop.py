@@ -238,8 +238,9 @@ def test_guided_names_legions_default_where_the_program_has_its_own_mapper(tmp_p
     notes = [r.note for r in store.records]
     assert any(n.startswith("toward Legion's default from the best, iteration ") for n in notes), notes
     assert not any("the default" in n for n in notes), notes
-    moves = [m.label for m in SearchSpace(own, cpu2).toward_default(SearchSpace(own, cpu2).project(POOR))]
+    space, plain_space = SearchSpace(own, cpu2), SearchSpace(circuit_app, cpu2)
+    moves = [m.label for m in space.toward_default(space.project(POOR))]
     assert moves and not any(m.endswith("back to the default") for m in moves), moves
     assert any(m.endswith("back to Legion's default") for m in moves), moves
-    plain = [m.label for m in SearchSpace(circuit_app, cpu2).toward_default(SearchSpace(circuit_app, cpu2).project(POOR))]
+    plain = [m.label for m in plain_space.toward_default(plain_space.project(POOR))]
     assert any(m.endswith("back to the default") for m in plain), plain
