@@ -683,7 +683,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from rich.table import Table
 
     from mapperopt import interrupts
-    from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words
+    from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words, spec_words
 
     interrupts.sigterm_as_ctrl_c()  # `kill` says how to continue too
     if resume_dir is not None:
@@ -795,7 +795,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                   f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
     # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
     cores = protocol.core_warning({"cpus": settings["cpus"], "util": load_config(bench).size(settings["size"]).util,
-                                   "extra_args": settings.get("app_args")})
+                                   "extra_args": settings.get("app_args"),
+                                   "app_options": shlex.join(spec_words(bench)) if isinstance(bench, UserApp) else ""})
     if cores:
         console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
