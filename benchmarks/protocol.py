@@ -449,11 +449,11 @@ def core_warning(settings: Mapping[str, Any]) -> tuple[str, str] | None:
     fewer = (f": lower {' and '.join(given)} in --app's quoted command line, which gives {it} (or override {it} with "
              + "--cpus, or with " * ("-ll:cpu" in given) + f"{' and '.join(given)} after `--`)" if given else
              " (--cpus, or -ll:cpu and -ll:util after `--`)")
-    return ("More processors than cores", f"{cpus} CPU and {util} utility processors, {cpus + util} in all, on the "
-                                          f"{cores} cores this machine gives the run: they share cores, so its "
-                                          "timings are slower and noisier than with a core each (Realm's "
-                                          "`reservation ... cannot be satisfied` lines in stderr say the same); to "
-                                          f"measure, ask for fewer{fewer}.")
+    return ("More processors than cores", f"{cpus} CPU and {util} utility processor{'s' * (util != 1)}, "
+                                          f"{cpus + util} in all, on the {cores} cores this machine gives the run: "
+                                          "they share cores, so its timings are slower and noisier than with a core "
+                                          "each (Realm's `reservation ... cannot be satisfied` lines in stderr say "
+                                          f"the same); to measure, ask for fewer{fewer}.")
 
 
 @dataclass(frozen=True)

@@ -715,7 +715,7 @@ def test_tuning_warns_once_of_more_processors_than_cores(tmp_path, offline, caps
     assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")) == 0
     out = capsys.readouterr().out
     assert out.count("More processors than cores: ") == 1, out
-    assert ("More processors than cores: 2 CPU and 1 utility processors, 3 in all, on the 2 cores this machine gives "
+    assert ("More processors than cores: 2 CPU and 1 utility processor, 3 in all, on the 2 cores this machine gives "
             "the run: they share cores") in out, out
 
 

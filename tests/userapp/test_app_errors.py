@@ -486,7 +486,7 @@ def test_a_run_with_more_processors_than_cores_says_so_once(tmp_path, capsys, mo
     monkeypatch.setenv("COLUMNS", "400")  # one line each
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
-    for flags, counts in ((["-ll:cpu", "4"], "4 CPU and 1 utility processors, 5 in all"),
+    for flags, counts in ((["-ll:cpu", "4"], "4 CPU and 1 utility processor, 5 in all"),
                           (["-ll:util", "2"], "1 CPU and 2 utility processors, 3 in all")):
         assert main(["run", "--app", str(exe), "--once", "--out", str(tmp_path / flags[0][4:]), "--", *flags]) == 0
         out = capsys.readouterr().out
