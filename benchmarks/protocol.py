@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -433,16 +434,26 @@ def utility_processors(util: int, extra_args: Sequence[Any] | None) -> int:
 def core_warning(settings: Mapping[str, Any]) -> tuple[str, str] | None:
     """("More processors than cores", text for the user) when a run's CPU and utility processors (`settings`' cpus
     and util, or the last `-ll:util` among the flags after `--`) outnumber the cores this process may run on
-    (`os.sched_getaffinity`): Realm then gives them shared cores, and every timing is slower and noisier. Else None."""
+    (`os.sched_getaffinity`): Realm then gives them shared cores, and every timing is slower and noisier. Else None.
+    The text says where to ask for fewer: in `--app`'s command line (`settings`' app_options) where it gives them."""
     cpus, util = settings.get("cpus") or 0, utility_processors(settings.get("util") or 0, settings.get("extra_args"))
     cores = len(os.sched_getaffinity(0))
     if cpus + util <= cores:
         return None
-    return ("More processors than cores", f"{cpus} CPU and {util} utility processors, {cpus + util} in all, on the "
-                                          f"{cores} cores this machine gives the run: they share cores, so its "
-                                          "timings are slower and noisier than with a core each (Realm's "
-                                          "`reservation ... cannot be satisfied` lines in stderr say the same); to "
-                                          "measure, ask for fewer (--cpus, or -ll:cpu and -ll:util after `--`).")
+    # where to ask for fewer: the program's command line (`--app 'CMD ARGS'`, `app_options`) where it gives a count
+    # that no flag after `--` overrides
+    words = shlex.split(settings.get("app_options") or "")
+    command = shlex.split(words[words.index("--app") + 1])[1:] if "--app" in words[:-1] else []
+    given = [f for f in ("-ll:cpu", "-ll:util") if f in command and f not in map(str, settings.get("extra_args") or ())]
+    it = "it" if len(given) == 1 else "them"
+    fewer = (f": lower {' and '.join(given)} in --app's quoted command line, which gives {it} (or override {it} with "
+             + "--cpus, or with " * ("-ll:cpu" in given) + f"{' and '.join(given)} after `--`)" if given else
+             " (--cpus, or -ll:cpu and -ll:util after `--`)")
+    return ("More processors than cores", f"{cpus} CPU and {util} utility processor{'s' * (util != 1)}, "
+                                          f"{cpus + util} in all, on the {cores} cores this machine gives the run: "
+                                          "they share cores, so its timings are slower and noisier than with a core "
+                                          "each (Realm's `reservation ... cannot be satisfied` lines in stderr say "
+                                          f"the same); to measure, ask for fewer{fewer}.")
 
 
 @dataclass(frozen=True)

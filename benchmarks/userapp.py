@@ -31,6 +31,7 @@ from mapperopt import toolchain
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
+from mapperopt.descriptions import APP_FIELDS
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
 from mapperopt.files import read_json, write_atomically, writing_in
 from mapperopt.records import RunResult
@@ -872,15 +873,6 @@ def _depth(task: str, tasks: dict[str, dict]) -> int:
     return len(seen) - 1
 
 
-# The fields of a cached description (`discover`) that its readers use, as `mapperopt.files.read_json` checks them
-_DESCRIPTION_FIELDS = {
-    "schema": str, "app": str, "own_mapper?": str,
-    "tasks": [{"name": str, "task_id": int, "variants": [str], "launch": str, "inner": bool, "leaf": bool,
-               "parent": (str, None), "domain": ([int], None),
-               "regions": [{"index": int, "names": [str], "privilege": str, "fields": list, "field_sizes": list}]}],
-    "region_tree": [{"name": str, "kind": str, "parent": (str, None)}], "tunables": [{"id": int, "type": str}]}
-
-
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
              refresh: bool = False, timeout_s: float | None = None, keep_failed: bool = True) -> dict:
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
@@ -904,7 +896,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     cache = discovery_path(app, cmd)
     if cache.is_file() and not refresh:
         try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
-            return read_json(cache, fields=_DESCRIPTION_FIELDS)
+            return read_json(cache, fields=APP_FIELDS)  # as its readers (`AppDescription`) need it
         except MapperoptError as exc:
             print(f"note: {str(exc).splitlines()[0]}; discovering the program again", file=sys.stderr, flush=True)
     if cache.parent.exists() and not cache.parent.is_dir():  # said before the run, which could not be kept

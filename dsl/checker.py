@@ -23,7 +23,7 @@ from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
-from mapperopt.dsl.formatter import format_expr, format_statement, meant
+from mapperopt.dsl.formatter import format_expr, format_statement, meant, tunable_value
 from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
 from mapperopt.errors import MapperoptError, closest, extended
 
@@ -1381,13 +1381,15 @@ class _Checker:
                                      f"not as the program's mapper did ({t.value})", whole,
                              (f"add {answer} to keep the program's answer",))
             elif s is not None and size is not None and A.TUNABLE_TYPES[s.type][0] != size:
-                self.add("E224", f"tunable {t.id} is answered as {s.type} ({A.TUNABLE_TYPES[s.type][0]} bytes), but "
-                                 f"the application reads it as {t.type} ({size} bytes): the run aborts (Future size "
-                                 "mismatch)", s.loc, (f"write `Tunable {t.id} = {s.value} {t.type};`",))
+                given = _plural(A.TUNABLE_TYPES[s.type][0], "byte")
+                self.add("E224", f"tunable {t.id} is answered as {s.type} ({given}), but the application reads it as "
+                                 f"{t.type} ({_plural(size, 'byte')}): the run aborts (Future size mismatch)", s.loc,
+                         (f"write `Tunable {t.id} = {s.value} {t.type};`",))
             elif s is not None and s.value != t.value and self.app.discovered_as:
-                self.add("W323", f"tunable {t.id} is answered {s.value} here, but {t.value} in discovery "
-                                 f"(`{self.app.discovered_as}`): the launch domains checked are discovery's, and a "
-                                 "launch the program sizes from this tunable has other points in the run", s.loc,
+                self.add("W323", f"tunable {t.id} is answered {tunable_value(s.value, s.type)} here, but "
+                                 f"{tunable_value(t.value, t.type)} in discovery (`{self.app.discovered_as}`): the "
+                                 "launch domains checked are discovery's, and a launch the program sizes from this "
+                                 "tunable has other points in the run", s.loc,
                          ("`mapperopt explain` shows discovery's domains too: compare them with the run's trace "
                           "(`mapperopt run ... --trace`)",),
                          (f"the program's own mapper, kept for the tasks no statement names, answered {t.value} in "

@@ -232,6 +232,11 @@ def meant(name: str) -> str:
     return "did you mean " + (written if written != name else f"'{name}'") + "?"
 
 
+def tunable_value(value: int, type_: str) -> str:
+    """A Tunable statement's value as the DSL writes it: True or False for a bool, else the integer."""
+    return ("True" if value else "False") if type_ == "bool" else str(value)
+
+
 def _tasks(sel: A.TaskSel) -> str:
     if sel.kind is not None:
         return sel.kind
@@ -277,9 +282,8 @@ def _simple_statement(s) -> str:
         case A.ControlReplicateStmt():
             return f"ControlReplicate {_tasks(s.tasks)};"
         case A.TunableStmt():
-            value = ("True" if s.value else "False") if s.type == "bool" else str(s.value)
             typ = f" {s.type}" if s.type not in ("int64", "bool") else ""
-            return f"Tunable {s.id} = {value}{typ};"
+            return f"Tunable {s.id} = {tunable_value(s.value, s.type)}{typ};"
         case A.Assign():
             return f"{s.name} = {_expr(s.value, 0)};"
         case A.Print():

@@ -19,7 +19,8 @@ MACHINE_SCHEMA = "mapperopt.machine/1"
 PRIVILEGES = ("read_only", "read_write", "write_discard", "reduce", "no_access")
 LAUNCHES = ("index", "single", "both")
 # The fields of a stored application and machine description (a tuning or comparison folder's settings.json keeps
-# both; `to_json` writes them) that `from_json` and the search space read, as `mapperopt.files.read_json` checks them.
+# both; `to_json` writes them; discovery's cache keeps the first) that `from_json` and the search space read, as
+# `mapperopt.files.read_json` checks them.
 APP_FIELDS = {
     "schema": str, "app": str,
     "tasks": [{"name": str, "variants": [str], "launch": str, "inner?": bool, "leaf?": bool, "parent?": (str, None),

@@ -683,7 +683,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from rich.table import Table
 
     from mapperopt import interrupts
-    from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words
+    from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words, spec_words
 
     interrupts.sigterm_as_ctrl_c()  # `kill` says how to continue too
     if resume_dir is not None:
@@ -750,6 +750,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                               f"extend it, give a larger --iters, e.g. {again}")
                 return
         require_same_build(found, settings, bench)  # before the lock: a refusal changes nothing
+        if (found / "final").exists() and not (found / "final").is_dir():  # where its final comparison's runs go
+            raise wrong_kind(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(found / "final")))
         if isinstance(bench, UserApp):  # its size may have changed since; a benchmark's sizes are fixed
             require_same_machine(found, settings, *app_machine_now(bench, settings))
         store.lock()
@@ -793,7 +795,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                   f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
     # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
     cores = protocol.core_warning({"cpus": settings["cpus"], "util": load_config(bench).size(settings["size"]).util,
-                                   "extra_args": settings.get("app_args")})
+                                   "extra_args": settings.get("app_args"),
+                                   "app_options": shlex.join(spec_words(bench)) if isinstance(bench, UserApp) else ""})
     if cores:
         console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
     low, high = settings["repeats"], settings.get("max_repeats", settings["repeats"])
@@ -1026,14 +1029,9 @@ def _set_aside_final(root: Path, say: Callable[[str], Any]) -> None:
     """Moves the final comparison of the finished tuning folder `root` (summary.json and the executions in final/)
     to the next free `final-N/`, with the run folders its summary names, before a longer run's first new iteration:
     nothing measured is lost (the new summary.json lists them under `replaced`). A damaged summary.json is moved as
-    it is, and `say` notes it.
-
-    Raises:
-        MapperoptError: final is a file (`wrong_kind`'s error); nothing was moved.
+    it is, and `say` notes it. A file named final is refused before (`tune`).
     """
     kept, executions = root / f"final-{_next_final(root)}", root / "final"
-    if executions.exists() and not executions.is_dir():
-        raise wrong_kind(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(executions)))
     try:
         summary = read_json(root / "summary.json", fields={"measured?": {str: {"run_dirs?": [str]}}})
     except MapperoptError as exc:

@@ -286,11 +286,13 @@ def _comparison_settings(folder: Path) -> dict:
     """The settings.json of the comparison folder `folder` (`compare --resume`).
 
     Raises:
-        MapperoptError: `folder` is no comparison folder (a tuning run's, one of its runs', any other).
+        MapperoptError: `folder` is no comparison folder (a tuning run's, one of its runs', any other), or its
+            settings.json is damaged or a folder (`read_json`).
     """
     path = folder / "settings.json"
-    # a run's settings.json (fields of other types) is named as such before its fields are checked as a comparison's
-    settings = read_json(path, hint=_DAMAGED, fields={"schema?": str, "compare?": str}) if path.is_file() else {}
+    # a run's settings.json (fields of other types) is named as such before its fields are checked as a comparison's;
+    # a folder in its place, by `read_json`
+    settings = read_json(path, hint=_DAMAGED, fields={"schema?": str, "compare?": str}) if path.exists() else {}
     if settings.get("schema") != SCHEMA:
         if "compare" in settings:  # a run of a comparison names its folder, relative to its own
             raise MapperoptError(f"{folder} is the tuning run {folder.name} of a comparison, not a comparison folder",

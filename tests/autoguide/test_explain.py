@@ -276,10 +276,11 @@ def test_tunable_size_abort_names_the_tunable(tmp_path):
     assert fb.rule == "legion-tunable-size" and fb.category == "tunable.size"
     assert fb.explanation == (
         'Legion aborted the run ("Future size mismatch"): the program asked the mapper for a tunable value and reads it '
-        "as 4 bytes, but the mapper answered with 8 bytes, a value of the wrong type. The 8-byte answer comes from "
+        "as 4-byte data, but the mapper answered with 8-byte data, a value of the wrong type. The 8-byte answer comes "
+        "from "
         "`Tunable 11 = 2;` at line 1 of the mapper, which answers tunable 11 as an int64.")
     assert fb.edits == ()  # no edit: the optimizers' proposals do not change
-    assert "4 bytes: int32" in fb.suggestion
+    assert "4-byte data: bool for 1, int32 for 4, int64 for 8" in fb.suggestion, fb.suggestion
     desc = tmp_path / "foreign.json"
     desc.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "foreign", "tasks": [],
                                 "tunables": [{"id": 7, "value": 3, "type": "int32"}]}))
@@ -295,6 +296,8 @@ def test_tunable_size_abort_names_the_tunable(tmp_path):
     assert explain(boolean).explanation.endswith(
         "The 1-byte answer comes from `Tunable 11 = True;` at line 1 of the mapper, which answers tunable 11 as a "
         "bool."), explain(boolean).explanation
+    assert "1 bytes" not in explain(boolean).explanation + explain(boolean).suggestion  # one byte: said as such
+    assert "the mapper answered with 1-byte data" in explain(boolean).explanation, explain(boolean).explanation
 
 
 def test_advice_to_change_the_mapper_needs_a_dsl_mapper():

@@ -189,7 +189,7 @@ def test_run_warns_once_of_more_processors_than_cores(tmp_path, capsys, monkeypa
     assert main(["run", "circuit", "--cpus", "4", "--once", "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     assert out.count("More processors than cores: ") == 1, out
-    assert ("More processors than cores: 4 CPU and 1 utility processors, 5 in all, on the 2 cores this machine gives "
+    assert ("More processors than cores: 4 CPU and 1 utility processor, 5 in all, on the 2 cores this machine gives "
             "the run: they share cores, so its timings are slower and noisier than with a core each") in out, out
     assert main(["run", "circuit", "--cpus", "1", "--once", "--out", str(tmp_path / "fits")]) == 0
     assert "More processors than cores" not in capsys.readouterr().out

@@ -1031,6 +1031,19 @@ def test_w323_with_the_programs_mapper_kept_says_it_may_assume_its_own_answer(ci
                        "its decisions may assume that value, not this one",), d.notes
 
 
+def test_a_boolean_answer_is_said_in_the_dsls_spelling(circuit):
+    """A mapper answering a tunable with a bool, which discovery recorded as an int8 (the size the program reads):
+    W323 said "answered 1 here" for `Tunable 11 = True;`, and E224, for a program reading an int32, "(1 bytes)"."""
+    from mapperopt.descriptions import TunableInfo
+
+    app = replace(circuit, tunables=(TunableInfo(11, 0, "int8"),), discovered_as="prog -x")
+    d = only("Task * CPU;\nTunable 11 = True;\n", "W323", app)
+    assert d.message.startswith("tunable 11 is answered True here, but 0 in discovery"), d.message
+    d = only("Task * CPU;\nTunable 11 = False;\n", "E224", replace(app, tunables=(TunableInfo(11, 0, "int32"),)))
+    assert d.message.startswith("tunable 11 is answered as bool (1 byte), but the application reads it as int32 "
+                                "(4 bytes)"), d.message
+
+
 def test_w325_for_a_subregion_of_the_launchs_partition_discovery_saw_elsewhere_not_for_a_close_name(m14):
     """Discovery records the first point of `fill`'s launch over partition 'blocks' ('block_0') and, from another
     launch, 'last_block', a subregion of 'blocks' too: a statement for `fill` naming it applies to that point only

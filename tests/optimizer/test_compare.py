@@ -342,6 +342,17 @@ def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
     assert f"error: {damaged} is damaged: not valid JSON (" in err, err
 
 
+def test_a_folder_in_place_of_a_comparisons_settings_file_is_named_with_what_to_do(tmp_path, capsys):
+    """A comparison folder whose settings.json is a folder was "not a comparison folder"; it is named as a folder
+    where mapperopt keeps a file, as in a tuning folder."""
+    path = tmp_path / "compare-0123456789" / "settings.json"
+    path.mkdir(parents=True)
+    assert main(["compare", "--resume", str(path.parent)]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {path} is a folder, where mapperopt keeps a file" in err, err
+    assert "hint: remove or rename it, then run the same command again" in err, err
+
+
 # One benchmark of each kind of configuration (circuit: the test above): Stencil, Pennant (its deck), a 2-D GEMM
 # (Cannon, SUMMA and PUMMA share their configuration's form and expert) and COSMA (a 3-D GEMM whose grid follows the
 # processor count). Every benchmark's expert runs and verifies in tests/benchmarks/test_any_count.py.

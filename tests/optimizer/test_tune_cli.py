@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,7 +25,6 @@ from optimizer_support import hung_up, rewrite
 
 from mapperopt.benchmarks import protocol
 from mapperopt.cli import main
-from mapperopt.errors import MapperoptError
 from mapperopt.optimizer.base import IterationRecord, normalize_dsl
 from mapperopt.optimizer import commands
 from mapperopt.optimizer.commands import _latest
@@ -715,7 +715,7 @@ def test_tuning_warns_once_of_more_processors_than_cores(tmp_path, offline, caps
     assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default")) == 0
     out = capsys.readouterr().out
     assert out.count("More processors than cores: ") == 1, out
-    assert ("More processors than cores: 2 CPU and 1 utility processors, 3 in all, on the 2 cores this machine gives "
+    assert ("More processors than cores: 2 CPU and 1 utility processor, 3 in all, on the 2 cores this machine gives "
             "the run: they share cores") in out, out
 
 
@@ -775,13 +775,25 @@ def test_a_folder_where_a_tuning_folder_keeps_a_file_is_named(tmp_path, capsys):
     assert "hint: remove or rename it, then run the same command again" in err, err
 
 
-def test_a_file_where_the_final_comparisons_folder_belongs_is_named_before_anything_moves(tmp_path):
-    """Extending a finished run whose final/ is a file (a stray `echo x > final`): the file was renamed to final-1,
-    then making final-1/ ended in a FileExistsError traceback. It is refused, naming it, before anything moves."""
-    (tmp_path / "summary.json").write_text(json.dumps({"measured": {}}))
-    (tmp_path / "final").write_text("x\n")
-    with pytest.raises(MapperoptError) as raised:
-        commands._set_aside_final(tmp_path, print)
-    assert str(raised.value) == (f"{tmp_path / 'final'} cannot be used: part of this path is a file where a folder "
-                                 "belongs\n  hint: remove or rename it, then run the same command again")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["final", "summary.json"]
+def test_a_file_where_the_final_comparisons_folder_belongs_is_named_before_anything_moves(tmp_path, offline,
+                                                                                         capsys):
+    """A file named final (a stray `echo x > final`) where the final comparison's executions go: extending a
+    finished run renamed it to final-1, then making final-1/ ended in a FileExistsError traceback; an unfinished run
+    renamed it to a file final-1 at its final comparison. Both are refused, naming it, before anything moves or is
+    measured."""
+    runs = tmp_path / "runs"
+    assert main(tune_args(runs, "--iters", "1")) == 0
+    root = only_run(runs)
+    shutil.rmtree(root / "final")
+    (root / "final").write_text("x\n")
+    for finished in (True, False):
+        if not finished:  # its final comparison lost: measured at the next command
+            (root / "summary.json").unlink()
+        before = sorted(p.relative_to(root) for p in root.rglob("*") if p.name != "owner.json")
+        capsys.readouterr()
+        assert main(["tune", "--resume", str(root), "--iters", "2" if finished else "1"]) == 1, finished
+        err = " ".join(capsys.readouterr().err.split())
+        assert (f"error: {root / 'final'} cannot be used: part of this path is a file where a folder belongs"
+                in err), err
+        assert "hint: remove or rename it, then run the same command again" in err, err
+        assert sorted(p.relative_to(root) for p in root.rglob("*") if p.name != "owner.json") == before, finished

@@ -486,12 +486,29 @@ def test_a_run_with_more_processors_than_cores_says_so_once(tmp_path, capsys, mo
     monkeypatch.setenv("COLUMNS", "400")  # one line each
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
-    for flags, counts in ((["-ll:cpu", "4"], "4 CPU and 1 utility processors, 5 in all"),
+    for flags, counts in ((["-ll:cpu", "4"], "4 CPU and 1 utility processor, 5 in all"),
                           (["-ll:util", "2"], "1 CPU and 2 utility processors, 3 in all")):
         assert main(["run", "--app", str(exe), "--once", "--out", str(tmp_path / flags[0][4:]), "--", *flags]) == 0
         out = capsys.readouterr().out
         assert out.count("More processors than cores: ") == 1, out
         assert f"More processors than cores: {counts}, on the 2 cores this machine gives the run" in out, out
+        assert "ask for fewer (--cpus, or -ll:cpu and -ll:util after `--`)" in out, out
+    # given in the --app command line: the advice names that place (it said "after `--`", where there was none)
+    for i, (command, advice) in enumerate((
+            ("-ll:cpu 4", "lower -ll:cpu in --app's quoted command line, which gives it (or override it with "
+                          "--cpus, or with -ll:cpu after `--`)"),
+            ("-ll:cpu 2 -ll:util 2", "lower -ll:cpu and -ll:util in --app's quoted command line, which gives them "
+                                     "(or override them with --cpus, or with -ll:cpu and -ll:util after `--`)"),
+            ("-ll:util 3", "lower -ll:util in --app's quoted command line, which gives it (or override it with "
+                           "-ll:util after `--`)"))):
+        assert main(["run", "--app", f"{exe} {command}", "--once", "--out", str(tmp_path / f"command{i}")]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert f"to measure, ask for fewer: {advice}." in out, out
+    # overridden after `--`: that is where to change it
+    assert main(["run", "--app", f"{exe} -ll:cpu 1", "--once", "--out", str(tmp_path / "over"), "--", "-ll:cpu",
+                 "4"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ask for fewer (--cpus, or -ll:cpu and -ll:util after `--`)" in out, out
     assert main(["run", "--app", str(exe), "--once", "--out", str(tmp_path / "fits")]) == 0  # 1 CPU and 1 utility
     assert "More processors than cores" not in capsys.readouterr().out
 

@@ -202,7 +202,8 @@ def test_first_check_says_it_is_discovering(tmp_path, foreign_exe, capsys, monke
     assert "discovering" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("damage", ["cut", "[]", "tasks 5", "tasks [1, 2]"])
+# a tunable without its value: the description's reader needs it (the check of the cache asked for id and type)
+@pytest.mark.parametrize("damage", ["cut", "[]", "tasks 5", "tasks [1, 2]", 'tunables [{"id": 11, "type": "int64"}]'])
 def test_a_damaged_discovery_record_is_named_and_discovered_again(tmp_path, foreign_exe, capsys, monkeypatch, damage):
     import mapperopt.benchmarks.userapp as U
 
@@ -213,8 +214,9 @@ def test_a_damaged_discovery_record_is_named_and_discovered_again(tmp_path, fore
     path = app_file(tmp_path, foreign_exe)
     assert main(["check", str(mapper), "--app", str(path)]) == 0
     whole = cache.read_text()
-    if damage.startswith("tasks"):  # valid JSON, of the wrong shape
-        cache.write_text(json.dumps({**json.loads(whole), "tasks": json.loads(damage.split(" ", 1)[1])}))
+    if damage.startswith(("tasks", "tunables")):  # valid JSON, of the wrong shape
+        key, value = damage.split(" ", 1)
+        cache.write_text(json.dumps({**json.loads(whole), key: json.loads(value)}))
     else:
         cache.write_text(whole[: len(whole) // 2] if damage == "cut" else damage)  # a crash, or a hand, damaged it
     capsys.readouterr()

@@ -279,3 +279,16 @@ def test_a_metric_that_is_not_a_time_says_the_measured_time_is_unknown(tmp_path,
     out = " ".join(capsys.readouterr().out.split())
     assert ("Measured time unknown: the metric, in GFLOPS, is not a time, so whether the part of each execution the "
             "program times reached the protocol's minimum of 0.5 s is not known") in out, out
+
+
+def test_tunings_core_warning_names_the_command_line_that_gives_the_processors(tmp_path, capsys, monkeypatch):
+    """`tune --app 'CMD -ll:cpu 2'` on a machine that gives the run 2 cores: the warning said to change -ll:cpu
+    "after `--`", where there was none; it names --app's quoted command line, which gives it."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert main(["tune", "--app", f"{command('stencil')} -ll:cpu 2", "--iters", "1", *QUICK,
+                 "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count("More processors than cores: ") == 1, out
+    assert ("to measure, ask for fewer: lower -ll:cpu in --app's quoted command line, which gives it (or override it "
+            "with --cpus, or with -ll:cpu after `--`).") in out, out
