@@ -560,7 +560,8 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
     the optimizers that read the profile (`OptimizerSpec.reads_profile`: one profiling execution more) and the
     others: measured, the done tuning units' iterations' wall time summed over every device call that ran them
     (`wall_s_tuning`; the start program's timeout and shared evaluations included) over their iterations; for the
-    other kind one execution more or less than that; with nothing measured, `executions` executions (plus the profiling one). A final unit is
+    other kind one execution more or less than that; with nothing measured, `executions` executions (plus the
+    profiling one) and no timeout, a lower bound. A final unit is
     `final_rounds` executions of the expert and of each run's best. The OpenTuner runs of `long_iters` extend the
     10-iteration ones, so they cost the difference."""
     from mapperopt.optimizer.base import optimizer_spec
@@ -587,12 +588,12 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
             rows.append(f"| {b} | {s} | - | - | - | reference unit not done: no figure yet |")
             continue
         measured: dict[bool, float] = {}
-        counted = 0
+        counted: dict[bool, int] = {}
         for profiled in (True, False):
             done = [units[u.id] for u in work_list(plan) if u.kind == "tune" and u.bench == b and u.size == s
                     and optimizer_spec(u.optimizer).reads_profile == profiled and is_done(u, units.get(u.id))]
             if done:
-                counted += sum(len(u["records"]) for u in done)
+                counted[profiled] = sum(len(u["records"]) for u in done)
                 # over every call that ran the iterations: a unit's `wall_s` is only its last call's
                 measured[profiled] = sum(u["wall_s_tuning"] for u in done) / sum(len(u["records"]) for u in done)
 
@@ -613,10 +614,18 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
                 n = plan["final_rounds"] * (1 + len(u.needs))
                 finals += n
                 cost[u.id] = n * per_start
-        how = f"measured over {counted} iterations" if measured else "estimated"
+        def how(profiled: bool) -> str:
+            if profiled in measured:
+                return f"measured over {counted[profiled]} iterations"
+            return f"estimated: the other's {'+' if profiled else '-'} one execution"
+
         seconds = sum(cost[u.id] for u in mine)
-        rows.append(f"| {b} | {s} | {per_start:.1f} s ({source}) | {per_iter(True):.0f} s / {per_iter(False):.0f} s "
-                    f"({how}) | {iters} | {finals} | {seconds / 3600:.1f} h |")
+        rates = (f"{per_iter(True):.0f} s / {per_iter(False):.0f} s (" + (
+            f"measured over {sum(counted.values())} iterations" if len(measured) == 2 else "estimated") + ")"
+            if len(measured) != 1 else
+            f"{per_iter(True):.0f} s ({how(True)}) / {per_iter(False):.0f} s ({how(False)})")
+        rows.append(f"| {b} | {s} | {per_start:.1f} s ({source}) | {rates} | {iters} | {finals} | "
+                    f"{seconds / 3600:.1f} h |")
     per_call = CALL_S - BUILD_S
 
     def stage(name: str, ids: list[str]) -> str:
@@ -631,7 +640,9 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
             "final executions left | device time |", "|---|---|---|---|---|---|---|", *rows, "",
             f"Iterations left per benchmark and size, with nothing done: {_iterations_of_all(plan)}. Final "
             f"executions: {plan['final_rounds']} rounds of the expert and of every run's best. "
-            f"{_per_evaluation(executions).capitalize()}.", "",
+            f"{_per_evaluation(executions).capitalize()}. An estimated iteration counts no timeout (a timed-out "
+            "evaluation costs 5x the run's best execution, at least 30 s, and an optimizer's random points often time "
+            "out): where the table says estimated, its device time is a lower bound.", "",
             f"A session has {SESSION_S // 60} device minutes: a machine's start and first transfer ({START_S} s), "
             f"the build of every benchmark ({BUILD_S} s), then {CALLS_PER_SESSION} calls on the warm machine, each "
             f"with at most {per_call} s of units ({CALL_S} s less the build) and about {WARM_S} s of transfers, the "
