@@ -42,23 +42,27 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from mapperopt.autoguide.explain import LEVELS
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.errors import MapperoptError
-from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
-from mapperopt.optimizer.base import IterationRecord
+from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
+from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord
+from mapperopt.options import SHORTEST_TIMEOUT_S
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
 KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); without it, it maps every task in "
             "place of the program's own mapper.")
-# The types of the fields of a tuning folder's settings.json that a resumed run reads (those an earlier mapperopt did
-# not write may be missing; a count not known yet is null).
-_SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": int, "gpus?": int,
-                    "memory?": {str: int}, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
-                    "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": int,
-                    "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
-                    "app_args?": [str], "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
-                    "request?": dict,
+# The kinds of the fields of a tuning folder's settings.json that a resumed run reads, with the values the options
+# that set them take (those an earlier mapperopt did not write may be missing; a count not known yet is null).
+_SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": AtLeast(1, integer=True),
+                    "gpus?": AtLeast(0, integer=True), "memory?": {str: AtLeast(1, integer=True)},
+                    "repeats?": AtLeast(1, integer=True), "max_repeats?": AtLeast(1, integer=True),
+                    "min_time_s?": (AtLeast(0), None), "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None),
+                    "optimizer?": OneOf(*OPTIMIZERS), "feedback_level?": OneOf(*LEVELS), "search_layouts?": bool,
+                    "seed?": (int, None), "iters?": AtLeast(1, integer=True), "iterations?": (int, None),
+                    "start?": str, "start_dsl?": str, "start_point?": (dict, None), "app_args?": [str],
+                    "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS, "request?": dict,
                     "baselines?": {str: Positive}}
 # The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
 # (`commands._set_aside_final`).
@@ -158,9 +162,10 @@ class TuneStore:
         up, while writing it: its iteration never finished) is skipped, and `damaged` says so.
 
         Raises:
-            MapperoptError: the folder has no settings.json (it is not a tuning folder), settings.json is damaged,
-                the journal is out of order or has a damaged line before its last (the file and line named), or
-                it does not record the iterations whose folders or outputs are there (`_require_recorded`).
+            MapperoptError: the folder has no settings.json (it is not a tuning folder), settings.json is damaged
+                (a field of another kind or with a value its option does not take, named), the journal is out of
+                order or has a damaged line before its last (the file and line named), or it does not record the
+                iterations whose folders or outputs are there (`_require_recorded`).
         """
         root = Path(root)
         damaged = damage_hint(root)
@@ -171,6 +176,7 @@ class TuneStore:
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
         _require_one_program(root / "settings.json", settings, damaged)
+        _require_runnable(root / "settings.json", settings, damaged)
         path = root / "state.jsonl"
         numbered, bad = _read_journal(path)
         for i, (line, record) in enumerate(numbered, 1):
@@ -382,6 +388,35 @@ def _require_one_program(path: Path, settings: dict, damaged: str) -> None:
                              f"{' and '.join(map(repr, programs))}",
                              hint=(f"set its 'app' back to \"{programs[0]}\" (its iterations are that program's); or "
                                    if len(programs) == 1 else "") + damaged)
+
+
+def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`, of the right kinds) whose fields disagree in a way no run
+    wrote (an edit): a machine whose node 0 has no CPU or GPU processor or no memory, or more repeats than the most
+    allowed.
+
+    Raises:
+        MapperoptError: naming the field and what is wrong with it.
+    """
+    from mapperopt.optimizer.space import KIND_RANKING
+
+    def refused(why: str) -> MapperoptError:
+        return MapperoptError(f"{path} is damaged: its field {why}", hint=damaged)
+
+    if settings.get("max_repeats", settings.get("repeats", 1)) < settings.get("repeats", 1):
+        raise refused(f"'max_repeats' is {settings['max_repeats']}, below its field 'repeats', {settings['repeats']}")
+    machine = settings.get("machine")
+    if machine is None:
+        return
+    node0 = {k: counts if isinstance(counts, int) else (counts or [0])[0]
+             for k, counts in machine["processors"].items()}
+    kinds = [k for k in sorted(KIND_RANKING) if node0.get(k, 0) > 0]  # those the search places tasks on
+    if not kinds:
+        raise refused(f"'machine.processors' lists no {' or '.join(sorted(KIND_RANKING))} processor on node 0")
+    if "memories" not in machine:
+        raise refused("'machine.memories' is missing")
+    if not any(m["node"] == 0 for m in machine["memories"]):  # Realm gives every node one, a SYSMEM at least
+        raise refused("'machine.memories' lists no memory of node 0")
 
 
 def _require_recorded(root: Path, n: int) -> None:

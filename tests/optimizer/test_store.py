@@ -547,3 +547,61 @@ def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_
                                     "'request.bench' and 'app_description.app' are 'circuit'"), raised.value
     assert raised.value.hint.startswith("set its 'app' back to \"circuit\" (its iterations are that program's); or "
                                         "restore the tuning folder from a copy"), raised.value.hint
+
+
+def tuning_settings() -> dict:
+    """The settings a resumed run reads, as `tune` writes them for circuit on a machine of 2 CPUs."""
+    from mapperopt.benchmarks import load_config
+    from mapperopt.descriptions import parse_machine_spec
+
+    return {"size": "ci", "cpus": 2, "gpus": 0, "memory": {}, "repeats": 3, "max_repeats": 5, "min_time_s": 0.5,
+            "timeout_s": None, "optimizer": "guided", "seed": 0, "iters": 3, "iterations": 100, "start": "default",
+            "feedback_level": "suggest", "search_layouts": True, "app_args": [], "request": {"bench": "circuit"},
+            "app_description": load_config("circuit").stored_description(),
+            "machine": parse_machine_spec("1x0x2").to_json()}
+
+
+def _without_memories(s: dict) -> None:
+    del s["machine"]["memories"]
+
+
+def _no_memory_on_node_0(s: dict) -> None:
+    s["machine"]["memories"][0]["node"] = 1
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda s: s["machine"]["processors"].update(CPU=[-1]),
+     "its field 'machine.processors.CPU[0]' is -1, not an integer >= 0"),
+    (lambda s: s["machine"]["processors"].update(CPU=[0]),
+     "its field 'machine.processors' lists no CPU or GPU processor on node 0"),
+    (_without_memories, "its field 'machine.memories' is missing"),
+    (_no_memory_on_node_0, "its field 'machine.memories' lists no memory of node 0"),
+    (lambda s: s.update(feedback_level="loud"),
+     "its field 'feedback_level' is 'loud', not one of 'raw', 'explain', 'suggest'"),
+    (lambda s: s.update(optimizer="nosuch"),
+     "its field 'optimizer' is 'nosuch', not one of 'guided', 'trace', 'opentuner', 'optuna', 'random'"),
+    (lambda s: s.update(cpus=0), "its field 'cpus' is 0, not an integer >= 1"),
+    (lambda s: s.update(gpus=-1), "its field 'gpus' is -1, not an integer >= 0"),
+    (lambda s: s.update(repeats=0), "its field 'repeats' is 0, not an integer >= 1"),
+    (lambda s: s.update(max_repeats=2), "its field 'max_repeats' is 2, below its field 'repeats', 3"),
+    (lambda s: s.update(memory={"csize": 0}), "its field 'memory.csize' is 0, not an integer >= 1"),
+    (lambda s: s.update(min_time_s=-1), "its field 'min_time_s' is -1, not a number >= 0 or null"),
+    (lambda s: s.update(timeout_s=1e-9), "its field 'timeout_s' is 1e-09, not a number >= 0.1 or null"),
+    (lambda s: s.update(search_layouts="yes"), "its field 'search_layouts' is a string, not true or false")])
+def test_a_settings_value_of_the_right_kind_but_not_allowed_is_refused_when_the_folder_is_opened(tmp_path, edit,
+                                                                                                 why):
+    """settings.json values of the right JSON kind that no run could have written (an edit): a machine without a CPU
+    or GPU processor (a traceback from the search space), a feedback level or count out of range (an iteration run,
+    final/ moved, then an error naming neither file nor field), memories deleted or a string for a flag (taken
+    silently), a timeout below the shortest that --timeout takes (every execution journalled as timed out)."""
+    settings = tuning_settings()
+    store = TuneStore.create(tmp_path, "circuit", settings)
+    store.unlock()
+    TuneStore.open(store.root)  # as written: taken
+    path = store.root / "settings.json"
+    edit(settings)
+    path.write_text(json.dumps({**json.loads(path.read_text()), **settings}))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == f"{path} is damaged: {why}", raised.value
+    assert raised.value.hint == "restore the tuning folder from a copy, or start a new one with `--new`"
