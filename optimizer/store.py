@@ -21,8 +21,8 @@ progress.png (a star) mark: it may be another iteration than the best so far.
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
 is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
 that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
-missing: a damaged line before it is an error naming it, and so are iteration folders or outputs that the journal
-does not record (it was emptied, deleted or cut short).
+missing: a damaged line before it is an error naming it (with what to delete to go on from there, `_cut_hint`), and
+so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """
@@ -184,14 +184,16 @@ class TuneStore:
                 skipped = [b for b in bad if b[0] < line]  # a line lost there, rather than out of order
                 if skipped:
                     raise MapperoptError(f"{path} line {skipped[-1][0]} is damaged ({skipped[-1][1]}): iteration "
-                                         f"{i}'s record cannot be read", hint=damaged)
+                                         f"{i}'s record cannot be read",
+                                         hint=_cut_hint(root, settings, numbered[i - 2][0] + 1 if i > 1 else 1, i)
+                                         + damaged)
                 copied = next((n for n, r in numbered[:i - 1] if r == record), None)  # a line there twice
                 raise MapperoptError(f"{path} line {line} records iteration {record.iter}"
                                      + (f" again (as line {copied} does)" if copied else "")
                                      + f", where iteration {i} was expected: its records number the iterations 1, "
                                        "2, 3, ... in order",
                                      hint=(f"delete line {line}, a copy of line {copied}, then run the same command "
-                                           "again; or " if copied else "") + damaged)
+                                           "again; or " if copied else _cut_hint(root, settings, line, i)) + damaged)
         _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
@@ -417,6 +419,28 @@ def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
         raise refused("'machine.memories' is missing")
     if not any(m["node"] == 0 for m in machine["memories"]):  # Realm gives every node one, a SYSMEM at least
         raise refused("'machine.memories' lists no memory of node 0")
+
+
+def _cut_hint(root: Path, settings: dict, line: int, i: int) -> str:
+    """The first part of the hint for a journal of the tuning folder `root` (its `settings`) whose record of
+    iteration `i`, expected at `line`, cannot be read: what to delete so that the run goes on from iteration `i`
+    (the journal from that line on, the folders of the iterations after it and, with no record left, the outputs
+    written from the journal: what `_require_recorded` would refuse otherwise), running those iterations again.
+    Empty for a run of a comparison, whose other runs' records may reuse those iterations' folders (`cached_from`)."""
+    if "compare" in settings:
+        return ""
+    folders = sorted(p.name for p in root.glob("iter-*") if p.name[5:].isdigit() and int(p.name[5:]) > i and p.is_dir())
+    outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
+               if i == 1 and (root / name).exists()]
+
+    def listed(names: list[str]) -> str:
+        return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+    extra = ([f"the folder{'s' * (len(folders) > 1)} {listed(folders)}"] if folders else []) + (
+        [listed(outputs)] if outputs else [])
+    return (f"delete line {line} and every line after it from state.jsonl"
+            + (f", and {extra[0]}" if len(extra) == 1 else f", {extra[0]}, and {extra[1]}" if extra else "")
+            + f", then run the same command again: it runs iteration {i} and the later ones again; or ")
 
 
 def _require_recorded(root: Path, n: int) -> None:

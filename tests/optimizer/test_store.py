@@ -6,6 +6,7 @@ import csv
 import errno
 import json
 import os
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -607,3 +608,37 @@ def test_a_settings_value_of_the_right_kind_but_not_allowed_is_refused_when_the_
         TuneStore.open(store.root)
     assert raised.value.message == f"{path} is damaged: {why}", raised.value
     assert raised.value.hint == "restore the tuning folder from a copy, or start a new one with `--new`"
+
+
+@pytest.mark.parametrize("line, damage, cut, removed", [
+    (2, {"throughput": -1}, "delete line 2 and every line after it from state.jsonl, and the folder iter-003",
+     ["iter-003"]),
+    (2, {"iter": 7}, "delete line 2 and every line after it from state.jsonl, and the folder iter-003", ["iter-003"]),
+    (1, {"throughput": -1}, "delete line 1 and every line after it from state.jsonl, the folders iter-002 and "
+                            "iter-003, and best.dsl, history.csv and progress.png", ["iter-002", "iter-003",
+                                                                                       "best.dsl", "history.csv",
+                                                                                       "progress.png"])])
+def test_a_damaged_record_inside_the_journal_is_refused_with_a_way_to_go_on(tmp_path, line, damage, cut, removed):
+    """A record inside the journal that cannot be read (or numbers another iteration) was refused with only "restore
+    the folder from a copy, or start a new one": a user without a copy lost the run. The hint says what to delete so
+    that the run goes on, running again the iterations from the damaged one on; done, the folder opens."""
+    store, path = journal_of_three(tmp_path)
+    for i in (1, 2, 3):
+        (store.root / f"iter-{i:03d}").mkdir()
+    store.write_outputs()
+    lines = path.read_text().splitlines(keepends=True)
+    lines[line - 1] = json.dumps({**json.loads(lines[line - 1]), **damage}) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.hint == (f"{cut}, then run the same command again: it runs iteration {line} and the later ones "
+                                 "again; "
+                                 "or restore the tuning folder from a copy, or start a new one with `--new`"), \
+        raised.value.hint
+
+    path.write_text("".join(lines[:line - 1]))  # as the hint says
+    for name in removed:
+        target = store.root / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    reopened = TuneStore.open(store.root)
+    assert [r.iter for r in reopened.records] == list(range(1, line)) and reopened.damaged == []
