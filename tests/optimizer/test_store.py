@@ -590,7 +590,9 @@ def _no_memory_on_node_0(s: dict) -> None:
     (lambda s: s.update(memory={"csize": 0}), "its field 'memory.csize' is 0, not an integer >= 1"),
     (lambda s: s.update(min_time_s=-1), "its field 'min_time_s' is -1, not a number >= 0 or null"),
     (lambda s: s.update(timeout_s=1e-9), "its field 'timeout_s' is 1e-09, not a number >= 0.1 or null"),
-    (lambda s: s.update(search_layouts="yes"), "its field 'search_layouts' is a string, not true or false")])
+    (lambda s: s.update(search_layouts="yes"), "its field 'search_layouts' is a string, not true or false"),
+    # was named as a program, '[]', with a hint to set 'app' to it
+    (lambda s: s["request"].update(bench=[]), "its field 'request.bench' is a list, not a string")])
 def test_a_settings_value_of_the_right_kind_but_not_allowed_is_refused_when_the_folder_is_opened(tmp_path, edit,
                                                                                                  why):
     """settings.json values of the right JSON kind that no run could have written (an edit): a machine without a CPU
