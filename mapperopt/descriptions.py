@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from mapperopt.errors import MapperoptError
+from mapperopt.files import AtLeast
 
 APP_SCHEMA = "mapperopt.app/1"
 MACHINE_SCHEMA = "mapperopt.machine/1"
@@ -32,8 +33,9 @@ APP_FIELDS = {
     "region_tree?": [{"name": str, "kind": str, "parent?": (str, None)}],
     "tunables?": [{"id": int, "value": int, "type": str, "legion?": bool}],
     "keep_app_mapper?": bool, "discovered_as?": (str, None), "own_mapper?": (str, None)}
-MACHINE_FIELDS = {"schema?": str, "nodes": int, "processors": {str: (int, [int])},
-                  "memories?": [{"kind": str, "node": int, "capacity?": int, "procs?": {str: [int]}}]}
+_COUNT = AtLeast(0, integer=True)  # of processors, a node's number, an index, bytes
+MACHINE_FIELDS = {"schema?": str, "nodes": AtLeast(1, integer=True), "processors": {str: (_COUNT, [_COUNT])},
+                  "memories?": [{"kind": str, "node": _COUNT, "capacity?": _COUNT, "procs?": {str: [_COUNT]}}]}
 PROC_KINDS = ("CPU", "GPU", "UTIL", "IO", "PY", "OMP")
 
 # Capacities of the synthetic machines of `parse_machine_spec` (Realm's defaults for -ll:csize and -ll:zsize; a

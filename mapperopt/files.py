@@ -26,7 +26,8 @@ def read_json(path: Path, hint: str | None = None, fields: Mapping[str, Any] | N
         fields: the fields the reader uses: name -> its kind; a name that ends in "?" may be missing, and the name
             `str` (the type) stands for every field. A kind is a type (`float` takes an integer too, None a null),
             `Positive` (a finite number above 0: a throughput), a list of one kind (a list of such items), a dict
-            like `fields` (an object with such fields), or a tuple of kinds (any of them).
+            like `fields` (an object with such fields), `AtLeast` or `OneOf` (the values of a JSON type that a
+            setting allows), or a tuple of kinds (any of them).
 
     Raises:
         FileNotFoundError: there is no such file.
@@ -60,6 +61,35 @@ class Positive:
     NaN is damage, never a measurement."""
 
 
+class AtLeast:
+    """The kind (`read_json`'s `fields`) of a finite number (an integer when `integer`) at least `low`: a count or a
+    number of seconds that its option takes (--cpus >= 1, --timeout >= options.SHORTEST_TIMEOUT_S)."""
+
+    def __init__(self, low: float, integer: bool = False):
+        self.low, self.base = low, int if integer else float
+
+    def admits(self, value: Any) -> bool:
+        return _is(value, self.base) and math.isfinite(value) and value >= self.low
+
+    def __str__(self) -> str:
+        return f"{_KINDS[self.base]} >= {self.low:g}"
+
+
+class OneOf:
+    """The kind (`read_json`'s `fields`) of a string among `values`: a choice (a feedback level, a status)."""
+
+    base = str
+
+    def __init__(self, *values: str):
+        self.values = values
+
+    def admits(self, value: Any) -> bool:
+        return value in self.values
+
+    def __str__(self) -> str:
+        return f"one of {', '.join(map(repr, self.values))}"
+
+
 def wrong_fields(value: dict, fields: Mapping[Any, Any]) -> str | None:
     """Why the JSON object `value` (e.g. a journal's record) lacks a field of `fields` (as `read_json` takes them)
     or has one of another kind, naming the field by its path; None when it has neither."""
@@ -91,8 +121,9 @@ def _wrong(value: Any, kind: Any, where: str) -> str | None:
     outer = [list if isinstance(k, list) else dict if isinstance(k, dict) else k for k in kinds]
     shaped = [k for k, o in zip(kinds, outer) if _is(value, o)]
     if not shaped:
-        # an impossible number is shown itself: its kind is right
-        shown = repr(value) if Positive in outer and _is(value, float) else _json_kind(value)
+        # a value of the right JSON type that is not allowed (an impossible number, an unknown choice) is shown itself
+        allowed = [o.base for o in outer if isinstance(o, (AtLeast, OneOf))] + [float] * (Positive in outer)
+        shown = repr(value) if any(_is(value, b) for b in allowed) else _json_kind(value)
         return f"its field '{where}' is {shown}, not " + " or ".join(map(_json_kind, outer))
     if isinstance(shaped[0], list):
         return next((why for i, item in enumerate(value) if (why := _wrong(item, shaped[0][0], f"{where}[{i}]"))),
@@ -112,11 +143,16 @@ def _is(value: Any, kind: Any) -> bool:
         return kind is bool
     if kind is Positive:
         return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+    if isinstance(kind, (AtLeast, OneOf)):
+        return kind.admits(value)
     return isinstance(value, (int, float) if kind is float else kind)
 
 
 def _json_kind(value: Any) -> str:
-    """`value`'s kind in JSON's terms ("a list"); of a type in `_KINDS`, that type's."""
+    """`value`'s kind in JSON's terms ("a list"); of a type in `_KINDS`, that type's; of an `AtLeast` or a `OneOf`,
+    the values it allows."""
+    if isinstance(value, (AtLeast, OneOf)):
+        return str(value)
     if value is None or isinstance(value, type):
         return _KINDS.get(value, str(value))
     return "a number" if isinstance(value, (int, float)) and not isinstance(value, bool) else \

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Sequence
 
 from mapperopt.errors import MapperoptError
-from mapperopt.files import Positive, wrong_fields
+from mapperopt.files import OneOf, Positive, wrong_fields
 
 RECORD_SCHEMA = "mapperopt.tune.iter/1"
 
@@ -234,7 +234,8 @@ class IterationRecord:
 
 
 # The fields of a stored `IterationRecord`, as `mapperopt.files.read_json` checks them
-_RECORD_FIELDS = {"iter": int, "dsl": (str, None), "key": (str, None), "status": str, "stage": (str, None),
+_RECORD_FIELDS = {"iter": int, "dsl": (str, None), "key": (str, None), "status": OneOf("ok", "failed"),
+                  "stage": (str, None),
                   "category": str, "throughput": (Positive, None), "unit": (str, None), "best_throughput": float,
                   "cached?": bool, "cached_from?": (int, str, None), "feedback_text?": str, "note?": str,
                   "result?": (dict, None), "feedback?": (dict, None), "optimizer_state?": (dict, None),

@@ -68,7 +68,7 @@ from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options,
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
+from mapperopt.files import AtLeast, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
@@ -260,7 +260,8 @@ _GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": 
 _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": [str], "iters?": int,
                              "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
                              "memory?": {str: int}, "executions?": int, "max_executions?": int, "min_time_s?": float,
-                             "timeout_s?": (float, None), "app_args?": [str], "dedicated?": bool, "app?": dict,
+                             "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None), "app_args?": [str],
+                             "dedicated?": bool, "app?": dict,
                              "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
                              "jobs_by_command?": [{"jobs": int, "cores_per_job": (int, None)}]},
            "final.json": {"rounds?": int, "host_cores?": (int, None), "groups?": [_GROUP],

@@ -21,8 +21,8 @@ progress.png (a star) mark: it may be another iteration than the best so far.
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
 is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
 that the journal was damaged there (at every open: an `append` keeps them) unless a record's iteration is then
-missing: a damaged line before it is an error naming it, and so are iteration folders or outputs that the journal
-does not record (it was emptied, deleted or cut short).
+missing: a damaged line before it is an error naming it (with what to delete to go on from there, `_cut_hint`), and
+so are iteration folders or outputs that the journal does not record (it was emptied, deleted or cut short).
 `store.lock()` makes the process the folder's only writer (`TuneStore.create` does it); a second process that
 tries stops at once with an error naming the holder.
 """
@@ -42,23 +42,27 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from mapperopt.autoguide.explain import LEVELS
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.errors import MapperoptError
-from mapperopt.files import Positive, read_json, restore_hint, write_atomically, wrong_kind
-from mapperopt.optimizer.base import IterationRecord
+from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
+from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord
+from mapperopt.options import SHORTEST_TIMEOUT_S
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
 KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); without it, it maps every task in "
             "place of the program's own mapper.")
-# The types of the fields of a tuning folder's settings.json that a resumed run reads (those an earlier mapperopt did
-# not write may be missing; a count not known yet is null).
-_SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": int, "gpus?": int,
-                    "memory?": {str: int}, "repeats?": int, "max_repeats?": int, "min_time_s?": (float, None),
-                    "timeout_s?": (float, None), "optimizer?": str, "seed?": (int, None), "iters?": int,
-                    "iterations?": (int, None), "start?": str, "start_dsl?": str, "start_point?": (dict, None),
-                    "app_args?": [str], "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
-                    "request?": dict,
+# The kinds of the fields of a tuning folder's settings.json that a resumed run reads, with the values the options
+# that set them take (those an earlier mapperopt did not write may be missing; a count not known yet is null).
+_SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": AtLeast(1, integer=True),
+                    "gpus?": AtLeast(0, integer=True), "memory?": {str: AtLeast(1, integer=True)},
+                    "repeats?": AtLeast(1, integer=True), "max_repeats?": AtLeast(1, integer=True),
+                    "min_time_s?": (AtLeast(0), None), "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None),
+                    "optimizer?": OneOf(*OPTIMIZERS), "feedback_level?": OneOf(*LEVELS), "search_layouts?": bool,
+                    "seed?": (int, None), "iters?": AtLeast(1, integer=True), "iterations?": (int, None),
+                    "start?": str, "start_dsl?": str, "start_point?": (dict, None), "app_args?": [str],
+                    "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS, "request?": {"bench?": str},
                     "baselines?": {str: Positive}}
 # The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
 # (`commands._set_aside_final`).
@@ -158,9 +162,10 @@ class TuneStore:
         up, while writing it: its iteration never finished) is skipped, and `damaged` says so.
 
         Raises:
-            MapperoptError: the folder has no settings.json (it is not a tuning folder), settings.json is damaged,
-                the journal is out of order or has a damaged line before its last (the file and line named), or
-                it does not record the iterations whose folders or outputs are there (`_require_recorded`).
+            MapperoptError: the folder has no settings.json (it is not a tuning folder), settings.json is damaged
+                (a field of another kind or with a value its option does not take, named), the journal is out of
+                order or has a damaged line before its last (the file and line named), or it does not record the
+                iterations whose folders or outputs are there (`_require_recorded`).
         """
         root = Path(root)
         damaged = damage_hint(root)
@@ -171,6 +176,7 @@ class TuneStore:
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
         _require_one_program(root / "settings.json", settings, damaged)
+        _require_runnable(root / "settings.json", settings, damaged)
         path = root / "state.jsonl"
         numbered, bad = _read_journal(path)
         for i, (line, record) in enumerate(numbered, 1):
@@ -178,14 +184,16 @@ class TuneStore:
                 skipped = [b for b in bad if b[0] < line]  # a line lost there, rather than out of order
                 if skipped:
                     raise MapperoptError(f"{path} line {skipped[-1][0]} is damaged ({skipped[-1][1]}): iteration "
-                                         f"{i}'s record cannot be read", hint=damaged)
+                                         f"{i}'s record cannot be read",
+                                         hint=_cut_hint(root, settings, numbered[i - 2][0] + 1 if i > 1 else 1, i)
+                                         + damaged)
                 copied = next((n for n, r in numbered[:i - 1] if r == record), None)  # a line there twice
                 raise MapperoptError(f"{path} line {line} records iteration {record.iter}"
                                      + (f" again (as line {copied} does)" if copied else "")
                                      + f", where iteration {i} was expected: its records number the iterations 1, "
                                        "2, 3, ... in order",
                                      hint=(f"delete line {line}, a copy of line {copied}, then run the same command "
-                                           "again; or " if copied else "") + damaged)
+                                           "again; or " if copied else _cut_hint(root, settings, line, i)) + damaged)
         _require_recorded(root, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
@@ -382,6 +390,57 @@ def _require_one_program(path: Path, settings: dict, damaged: str) -> None:
                              f"{' and '.join(map(repr, programs))}",
                              hint=(f"set its 'app' back to \"{programs[0]}\" (its iterations are that program's); or "
                                    if len(programs) == 1 else "") + damaged)
+
+
+def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`, of the right kinds) whose fields disagree in a way no run
+    wrote (an edit): a machine whose node 0 has no CPU or GPU processor or no memory, or more repeats than the most
+    allowed.
+
+    Raises:
+        MapperoptError: naming the field and what is wrong with it.
+    """
+    from mapperopt.optimizer.space import KIND_RANKING
+
+    def refused(why: str) -> MapperoptError:
+        return MapperoptError(f"{path} is damaged: its field {why}", hint=damaged)
+
+    if settings.get("max_repeats", settings.get("repeats", 1)) < settings.get("repeats", 1):
+        raise refused(f"'max_repeats' is {settings['max_repeats']}, below its field 'repeats', {settings['repeats']}")
+    machine = settings.get("machine")
+    if machine is None:
+        return
+    node0 = {k: counts if isinstance(counts, int) else (counts or [0])[0]
+             for k, counts in machine["processors"].items()}
+    kinds = [k for k in sorted(KIND_RANKING) if node0.get(k, 0) > 0]  # those the search places tasks on
+    if not kinds:
+        raise refused(f"'machine.processors' lists no {' or '.join(sorted(KIND_RANKING))} processor on node 0")
+    if "memories" not in machine:
+        raise refused("'machine.memories' is missing")
+    if not any(m["node"] == 0 for m in machine["memories"]):  # Realm gives every node one, a SYSMEM at least
+        raise refused("'machine.memories' lists no memory of node 0")
+
+
+def _cut_hint(root: Path, settings: dict, line: int, i: int) -> str:
+    """The first part of the hint for a journal of the tuning folder `root` (its `settings`) whose record of
+    iteration `i`, expected at `line`, cannot be read: what to delete so that the run goes on from iteration `i`
+    (the journal from that line on, the folders of the iterations after it and, with no record left, the outputs
+    written from the journal: what `_require_recorded` would refuse otherwise), running those iterations again.
+    Empty for a run of a comparison, whose other runs' records may reuse those iterations' folders (`cached_from`)."""
+    if "compare" in settings:
+        return ""
+    folders = sorted(p.name for p in root.glob("iter-*") if p.name[5:].isdigit() and int(p.name[5:]) > i and p.is_dir())
+    outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
+               if i == 1 and (root / name).exists()]
+
+    def listed(names: list[str]) -> str:
+        return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+    extra = ([f"the folder{'s' * (len(folders) > 1)} {listed(folders)}"] if folders else []) + (
+        [listed(outputs)] if outputs else [])
+    return (f"delete line {line} and every line after it from state.jsonl"
+            + (f", and {extra[0]}" if len(extra) == 1 else f", {extra[0]}, and {extra[1]}" if extra else "")
+            + f", then run the same command again: it runs iteration {i} and the later ones again; or ")
 
 
 def _require_recorded(root: Path, n: int) -> None:

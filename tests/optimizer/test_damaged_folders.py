@@ -149,7 +149,7 @@ def test_an_impossible_reference_throughput_of_a_final_group_is_named(comparison
     ("app_description", {"tasks": 5}, "'app_description.tasks' is a number, not a list"),
     ("app_description", {"tasks": [{"regions": [{"fields": "x"}]}]},
      "'app_description.tasks[0].regions[0].fields' is a string, not a list"),
-    ("machine", {"processors": {"CPU": "x"}}, "'machine.processors.CPU' is a string, not an integer or a list"),
+    ("machine", {"processors": {"CPU": "x"}}, "'machine.processors.CPU' is a string, not an integer >= 0 or a list"),
     ("machine", {"memories": [{"procs": {"CPU": [None]}}]}, "'machine.memories[0].procs.CPU[0]' is null, not an "
                                                             "integer")])
 def test_a_wrong_shape_in_the_stored_descriptions_is_named(request, made, tmp_path, capsys, field, value, named):
@@ -178,3 +178,52 @@ def test_a_wrong_shape_in_the_stored_descriptions_is_named(request, made, tmp_pa
     assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
     assert f"hint: restore the {'comparison' if made == 'comparison' else 'tuning'} folder from a copy" in text, text
     assert not (folder / "iter-002").exists()  # nothing measured
+
+
+def _del_memories(settings: dict) -> None:
+    del settings["machine"]["memories"]
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda s: s["machine"]["processors"].update(CPU=[-1]), "'machine.processors.CPU[0]' is -1, not an integer >= 0"),
+    (lambda s: s.update(feedback_level="loud"), "'feedback_level' is 'loud', not one of 'raw', 'explain', 'suggest'"),
+    (lambda s: s.update(cpus=0), "'cpus' is 0, not an integer >= 1"),
+    (_del_memories, "'machine.memories' is missing"),
+    (lambda s: s.update(search_layouts="yes"), "'search_layouts' is a string, not true or false"),
+    (lambda s: s.update(timeout_s=1e-9), "'timeout_s' is 1e-09, not a number >= 0.1 or null")])
+def test_a_settings_value_that_no_option_takes_is_refused_before_anything_runs(tuning, tmp_path, capsys, edit, named):
+    """A tuning folder's settings.json edited to a value of the right kind that no option takes: it was a traceback
+    (a machine without processors), an iteration run and final/ moved before an error naming neither file nor field
+    (feedback level, cpus), taken silently (memories deleted, a string for a flag), or every execution journalled
+    as timed out (a timeout below --timeout's shortest). Named up front, and the folder is left as it was."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    settings = json.loads((folder / "settings.json").read_text())
+    edit(settings)
+    (folder / "settings.json").write_text(json.dumps(settings))
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
+    assert "hint: restore the tuning folder from a copy, or start a new one with `--new`" in text, text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
+def test_a_comparisons_timeout_below_the_shortest_is_refused_before_anything_runs(comparison, tmp_path, capsys):
+    """A comparison's settings.json `timeout_s` edited to 1e-9: every run's next iteration was journalled as timed
+    out for good; it is held to the shortest --timeout takes, as a tuning folder's is."""
+    folder = tmp_path / "comparison"
+    shutil.copytree(comparison, folder)
+    settings = json.loads((folder / "settings.json").read_text())
+    (folder / "settings.json").write_text(json.dumps({**settings, "timeout_s": 1e-9}))
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--iters", "3"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'timeout_s' is 1e-09, not a number >= 0.1 or "
+            "null") in text, text
+    assert "hint: restore the comparison folder from a copy" in text, text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before

@@ -18,7 +18,7 @@ from mapperopt.optimizer.base import IterationRecord
 from mapperopt.optimizer.store import TuneStore
 
 SETTINGS = {"size": "ci", "cpus": 1, "gpus": 0, "repeats": 1, "max_repeats": 1, "timeout_s": 60, "min_time_s": 0,
-            "feedback_level": "full", "baseline": "default", "optimizer": "guided", "iters": 5}
+            "feedback_level": "suggest", "baseline": "default", "optimizer": "guided", "iters": 5}
 
 
 def record(i: int, throughput: float) -> IterationRecord:

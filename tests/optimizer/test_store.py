@@ -6,6 +6,7 @@ import csv
 import errno
 import json
 import os
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -139,7 +140,9 @@ def test_a_damaged_line_inside_the_journal_is_named_with_its_line(tmp_path):
     ("throughput", "fast", "its field 'throughput' is a string, not a positive number or null"),
     ("throughput", -1, "its field 'throughput' is -1, not a positive number or null"),
     ("throughput", 0, "its field 'throughput' is 0, not a positive number or null"),
-    ("dsl", [1, 2], "its field 'dsl' is a list, not a string or null")])
+    ("dsl", [1, 2], "its field 'dsl' is a list, not a string or null"),
+    # a status the loop never writes was taken: the table showed "failed" with a throughput
+    ("status", "great", "its field 'status' is 'great', not one of 'ok', 'failed'")])
 def test_a_record_with_an_impossible_field_is_a_damaged_line(tmp_path, field, value, why):
     """A journal line that is valid JSON but records an impossible value (an edit, a copy) is damage, named with
     its line and field, never replayed into the history or a report."""
@@ -547,3 +550,97 @@ def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_
                                     "'request.bench' and 'app_description.app' are 'circuit'"), raised.value
     assert raised.value.hint.startswith("set its 'app' back to \"circuit\" (its iterations are that program's); or "
                                         "restore the tuning folder from a copy"), raised.value.hint
+
+
+def tuning_settings() -> dict:
+    """The settings a resumed run reads, as `tune` writes them for circuit on a machine of 2 CPUs."""
+    from mapperopt.benchmarks import load_config
+    from mapperopt.descriptions import parse_machine_spec
+
+    return {"size": "ci", "cpus": 2, "gpus": 0, "memory": {}, "repeats": 3, "max_repeats": 5, "min_time_s": 0.5,
+            "timeout_s": None, "optimizer": "guided", "seed": 0, "iters": 3, "iterations": 100, "start": "default",
+            "feedback_level": "suggest", "search_layouts": True, "app_args": [], "request": {"bench": "circuit"},
+            "app_description": load_config("circuit").stored_description(),
+            "machine": parse_machine_spec("1x0x2").to_json()}
+
+
+def _without_memories(s: dict) -> None:
+    del s["machine"]["memories"]
+
+
+def _no_memory_on_node_0(s: dict) -> None:
+    s["machine"]["memories"][0]["node"] = 1
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda s: s["machine"]["processors"].update(CPU=[-1]),
+     "its field 'machine.processors.CPU[0]' is -1, not an integer >= 0"),
+    (lambda s: s["machine"]["processors"].update(CPU=[0]),
+     "its field 'machine.processors' lists no CPU or GPU processor on node 0"),
+    (_without_memories, "its field 'machine.memories' is missing"),
+    (_no_memory_on_node_0, "its field 'machine.memories' lists no memory of node 0"),
+    (lambda s: s.update(feedback_level="loud"),
+     "its field 'feedback_level' is 'loud', not one of 'raw', 'explain', 'suggest'"),
+    (lambda s: s.update(optimizer="nosuch"),
+     "its field 'optimizer' is 'nosuch', not one of 'guided', 'trace', 'opentuner', 'optuna', 'random'"),
+    (lambda s: s.update(cpus=0), "its field 'cpus' is 0, not an integer >= 1"),
+    (lambda s: s.update(gpus=-1), "its field 'gpus' is -1, not an integer >= 0"),
+    (lambda s: s.update(repeats=0), "its field 'repeats' is 0, not an integer >= 1"),
+    (lambda s: s.update(max_repeats=2), "its field 'max_repeats' is 2, below its field 'repeats', 3"),
+    (lambda s: s.update(memory={"csize": 0}), "its field 'memory.csize' is 0, not an integer >= 1"),
+    (lambda s: s.update(min_time_s=-1), "its field 'min_time_s' is -1, not a number >= 0 or null"),
+    (lambda s: s.update(timeout_s=1e-9), "its field 'timeout_s' is 1e-09, not a number >= 0.1 or null"),
+    (lambda s: s.update(search_layouts="yes"), "its field 'search_layouts' is a string, not true or false"),
+    # was named as a program, '[]', with a hint to set 'app' to it
+    (lambda s: s["request"].update(bench=[]), "its field 'request.bench' is a list, not a string")])
+def test_a_settings_value_of_the_right_kind_but_not_allowed_is_refused_when_the_folder_is_opened(tmp_path, edit,
+                                                                                                 why):
+    """settings.json values of the right JSON kind that no run could have written (an edit): a machine without a CPU
+    or GPU processor (a traceback from the search space), a feedback level or count out of range (an iteration run,
+    final/ moved, then an error naming neither file nor field), memories deleted or a string for a flag (taken
+    silently), a timeout below the shortest that --timeout takes (every execution journalled as timed out)."""
+    settings = tuning_settings()
+    store = TuneStore.create(tmp_path, "circuit", settings)
+    store.unlock()
+    TuneStore.open(store.root)  # as written: taken
+    path = store.root / "settings.json"
+    edit(settings)
+    path.write_text(json.dumps({**json.loads(path.read_text()), **settings}))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == f"{path} is damaged: {why}", raised.value
+    assert raised.value.hint == "restore the tuning folder from a copy, or start a new one with `--new`"
+
+
+@pytest.mark.parametrize("line, damage, cut, removed", [
+    (2, {"throughput": -1}, "delete line 2 and every line after it from state.jsonl, and the folder iter-003",
+     ["iter-003"]),
+    (2, {"iter": 7}, "delete line 2 and every line after it from state.jsonl, and the folder iter-003", ["iter-003"]),
+    (1, {"throughput": -1}, "delete line 1 and every line after it from state.jsonl, the folders iter-002 and "
+                            "iter-003, and best.dsl, history.csv and progress.png", ["iter-002", "iter-003",
+                                                                                       "best.dsl", "history.csv",
+                                                                                       "progress.png"])])
+def test_a_damaged_record_inside_the_journal_is_refused_with_a_way_to_go_on(tmp_path, line, damage, cut, removed):
+    """A record inside the journal that cannot be read (or numbers another iteration) was refused with only "restore
+    the folder from a copy, or start a new one": a user without a copy lost the run. The hint says what to delete so
+    that the run goes on, running again the iterations from the damaged one on; done, the folder opens."""
+    store, path = journal_of_three(tmp_path)
+    for i in (1, 2, 3):
+        (store.root / f"iter-{i:03d}").mkdir()
+    store.write_outputs()
+    lines = path.read_text().splitlines(keepends=True)
+    lines[line - 1] = json.dumps({**json.loads(lines[line - 1]), **damage}) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.hint == (f"{cut}, then run the same command again: it runs iteration {line} and the later ones "
+                                 "again; "
+                                 "or restore the tuning folder from a copy, or start a new one with `--new`"), \
+        raised.value.hint
+
+    path.write_text("".join(lines[:line - 1]))  # as the hint says
+    for name in removed:
+        target = store.root / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    reopened = TuneStore.open(store.root)
+    assert [r.iter for r in reopened.records] == list(range(1, line)) and reopened.damaged == []
