@@ -303,12 +303,42 @@ def _comparison_settings(folder: Path) -> dict:
                              hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
                                   "holds settings.json, expert.json or default.json and the runs")
     settings = _folder_file(path)
+    _require_one_bench(folder, settings)
     missing = [k for k in ("bench", "size", "cpus", "gpus", "seed", "start", "executions", "max_executions",
                            "min_time_s", "optimizers", "iters", "repeats") if k not in settings]
     if missing:
         raise MapperoptError(f"{folder}: its settings.json, written by an earlier mapperopt, lacks "
                              f"{', '.join(missing)}", hint="resume it with the command that made it, without --resume")
     return settings
+
+
+def _require_one_bench(folder: Path, settings: dict) -> None:
+    """Refuses the comparison folder `folder` of a benchmark whose settings.json (`settings`) names in `bench` another
+    program than its `app_description` and its runs' settings.json (`app`) do (an edit): continued, the runs would
+    tune that other program and append its figures to their journals. A program of the user's (`app`) is checked by
+    its identity instead (`run_compare`).
+
+    Raises:
+        MapperoptError: naming the file, the fields that disagree and both programs.
+    """
+    if "app" in settings or "bench" not in settings:
+        return
+    named = {"its field 'app_description.app'": (settings.get("app_description") or {}).get("app")}
+    for run in sorted(folder.glob("*/settings.json")):
+        try:
+            app = json.loads(run.read_text()).get("app")
+        except (OSError, ValueError, AttributeError):  # a run's damaged file is named when the run is opened
+            continue
+        named[f"the field 'app' of {run.parent.name}/settings.json"] = app
+    other = {f: v for f, v in named.items() if isinstance(v, str) and v != settings["bench"]}
+    if not other:
+        return
+    programs = sorted(set(other.values()))
+    raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'bench' is {settings['bench']!r}, but "
+                         f"{' and '.join(other)} {'are' if len(other) > 1 else 'is'} "
+                         f"{' and '.join(map(repr, programs))}",
+                         hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
+                               if len(programs) == 1 else "") + _DAMAGED)
 
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
@@ -506,6 +536,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     try:
         if resumed and (folder / "settings.json").exists():
             stored = _folder_file(folder / "settings.json")
+            _require_one_bench(folder, stored)
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
         else:

@@ -178,3 +178,43 @@ def test_a_wrong_shape_in_the_stored_descriptions_is_named(request, made, tmp_pa
     assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
     assert f"hint: restore the {'comparison' if made == 'comparison' else 'tuning'} folder from a copy" in text, text
     assert not (folder / "iter-002").exists()  # nothing measured
+
+
+def copied(comparison: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / comparison.name
+    shutil.copytree(comparison, folder)
+    return folder
+
+
+def edited(path: Path, edit) -> None:
+    """Applies `edit` to the JSON object stored in `path`."""
+    content = json.loads(path.read_text())
+    edit(content)
+    path.write_text(json.dumps(content))
+
+
+def reports(folder: Path) -> dict:
+    return {name: (folder / name).read_bytes() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")}
+
+
+@pytest.mark.parametrize("report_only", [True, False])
+def test_a_comparisons_bench_edited_to_another_program_is_refused(comparison, tmp_path, capsys, report_only):
+    """settings.json's `bench` is the program the runs tune: edited to another benchmark, a resumed comparison would
+    run that program and append its figures to the first one's journals; refused, naming the fields that disagree
+    and both programs, before anything is run or written."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "settings.json", lambda s: s.update(bench="circuit"))
+    before = reports(folder)
+    capsys.readouterr()
+
+    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
+                                                          [*ARGS[:1], "3", *ARGS[2:]])])
+
+    text = " ".join(capsys.readouterr().err.split())
+    assert status == 1, text
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'bench' is 'circuit', but its field "
+            "'app_description.app' and the field 'app' of random-1/settings.json are 'stencil'") in text, text
+    assert "hint: set its 'bench' back to \"stencil\"" in text, text
+    assert not (folder / "random-1" / "iter-003").exists()
+    assert reports(folder) == before
+
