@@ -515,6 +515,11 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
                                                   "UTIL": protocol.utility_processors(size.util, opts["app_args"])},
                                  memory_now(size, opts["memory"], opts["app_args"]))
+    files = [run for r in range(opts["repeats"]) for name in optimizers
+             if (run := folder / f"{name}-{r + 1}").exists() and not run.is_dir()]
+    if files:  # else taken for a run not tuned yet, and made over (which the file refuses)
+        raise MapperoptError(f"{files[0]} is a file, where mapperopt keeps a run's folder",
+                             hint="remove or rename it, then run the same command again")
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists() \
             and _kept_reference(folder, reference) is None:  # else `_reference` makes it again from its run folder
         _no_comparison(bench, opts["runs_dir"], folder, asked)

@@ -218,3 +218,22 @@ def test_a_comparisons_bench_edited_to_another_program_is_refused(comparison, tm
     assert not (folder / "random-1" / "iter-003").exists()
     assert reports(folder) == before
 
+
+def test_a_run_folder_replaced_by_a_file_is_named(comparison, tmp_path, capsys):
+    """A file where a run's folder belongs is named as such (not as a run not tuned yet), with what to do, by the
+    report and by the command that would tune the run."""
+    folder = copied(comparison, tmp_path)
+    shutil.rmtree(folder / "random-1")
+    (folder / "random-1").write_text("x\n")
+    before = reports(folder)
+    for args in (["--report-only"], ARGS):
+        capsys.readouterr()
+        status = main(["compare", "--resume", str(folder), *args])
+        out = capsys.readouterr()
+        text = " ".join((out.out + out.err).split())
+        assert status == 1, text
+        assert f"error: {folder / 'random-1'} is a file, where mapperopt keeps a run's folder" in text, text
+        assert "hint: remove or rename it, then run the same command again" in text, text
+        assert "not tuned" not in text, text
+    assert reports(folder) == before
+
