@@ -279,7 +279,42 @@ def _folder_file(path: Path) -> dict:
     Raises:
         MapperoptError: the file is damaged: not valid JSON, or a field of another type (`read_json`), named.
     """
-    return read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
+    data = read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
+    if path.name == "final.json":
+        _require_own_references(path, data)
+    return data
+
+
+def _require_own_references(path: Path, finals: dict) -> None:
+    """Refuses the final.json `path` (its content `finals`) whose group names a run that has no folder beside it, or
+    has a `reference` other than the value of its own measurement of the reference mapper (`measured`), which is
+    what `_record_group` keeps there: every score of the group divides by it.
+
+    Raises:
+        MapperoptError: naming the field, its value and what it should be.
+    """
+    for i, group in enumerate(finals.get("groups", [])):
+        where = f"groups[{i}]"
+        absent = [run for run in group["runs"] if not (path.parent / run).is_dir()]
+        if absent:
+            raise MapperoptError(f"{path} is damaged: its field '{where}.runs' names {', '.join(absent)}, which "
+                                 f"{'is no run' if len(absent) == 1 else 'are no runs'} of this comparison (there is "
+                                 f"no folder {path.parent / absent[0]})",
+                                 hint=f"remove {', '.join(map(repr, absent))} from '{where}.runs' if "
+                                      f"{'it was' if len(absent) == 1 else 'they were'} added by hand; or "
+                                      + _DAMAGED)
+        name = next((n for n in ("expert", "default") if n in group["measured"]), None)
+        if name is None:
+            raise MapperoptError(f"{path} is damaged: its field '{where}.measured' holds no measurement of the "
+                                 "reference mapper (expert or default)", hint=_DAMAGED)
+        own = (group["measured"][name]["estimate"] or {}).get("value")
+        if own != group["reference"]:
+            raise MapperoptError(f"{path} is damaged: its field '{where}.reference' is {group['reference']!r}, but the "
+                                 f"group's own measurement of the {name} mapper, "
+                                 f"'{where}.measured.{name}.estimate.value', is "
+                                 + (f"{own!r}" if own is not None else "missing (it failed)"),
+                                 hint=(f"set its '{where}.reference' back to {own!r} (its scores divide by it); or "
+                                       if own is not None else "") + _DAMAGED)
 
 
 def _comparison_settings(folder: Path) -> dict:

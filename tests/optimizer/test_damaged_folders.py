@@ -237,3 +237,34 @@ def test_a_run_folder_replaced_by_a_file_is_named(comparison, tmp_path, capsys):
         assert "not tuned" not in text, text
     assert reports(folder) == before
 
+
+def test_a_final_groups_reference_that_is_not_its_own_measurement_is_named(comparison, tmp_path, capsys):
+    """A final group's `reference` is the value of its own measurement of the reference mapper (`measured`): another
+    figure there would rescale every score of the group; it is named with the measured one, never reported."""
+    folder = copied(comparison, tmp_path)
+    measured = json.loads((folder / "final.json").read_text())["groups"][0]["measured"]["expert"]["estimate"]["value"]
+    edited(folder / "final.json", lambda f: f["groups"][0].update(reference=measured * 3))
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].reference' is {measured * 3!r}, but "
+            f"the group's own measurement of the expert mapper, 'groups[0].measured.expert.estimate.value', is "
+            f"{measured!r}") in text, text
+    assert f"hint: set its 'groups[0].reference' back to {measured!r}" in text, text
+    assert reports(folder) == before
+
+
+def test_a_final_group_naming_a_run_that_is_not_there_is_named(comparison, tmp_path, capsys):
+    folder = copied(comparison, tmp_path)
+    edited(folder / "final.json", lambda f: f["groups"][0]["runs"].append("nosuch-9"))
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].runs' names nosuch-9, which is no "
+            f"run of this comparison (there is no folder {folder / 'nosuch-9'})") in text, text
+    assert reports(folder) == before
+
