@@ -256,11 +256,12 @@ _GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": 
           "measured": {str: {"estimate": (_ESTIMATE, None), "unit": (str, None), "reason": (str, None),
                              "run_dirs?": [str], "time_s?": (float, None)}}}
 # The fields of a comparison folder's files (`_folder_file`), by file; those of a settings.json that an earlier
-# mapperopt did not write may be missing (`_comparison_settings` names them).
+# mapperopt did not write may be missing (`_comparison_settings` names them); settings.json's `app` (an object: a
+# program of the user's) is checked by `_folder_file`.
 _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": [str], "iters?": int,
                              "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
                              "memory?": {str: int}, "executions?": int, "max_executions?": int, "min_time_s?": float,
-                             "timeout_s?": (float, None), "app_args?": [str], "dedicated?": bool, "app?": dict,
+                             "timeout_s?": (float, None), "app_args?": [str], "dedicated?": bool,
                              "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
                              "jobs_by_command?": [{"jobs": int, "cores_per_job": (int, None)}]},
            "final.json": {"rounds?": int, "host_cores?": (int, None), "groups?": [_GROUP],
@@ -277,11 +278,19 @@ def _folder_file(path: Path) -> dict:
     """The comparison folder's file `path` (settings.json, final.json, expert.json or default.json).
 
     Raises:
-        MapperoptError: the file is damaged: not valid JSON, or a field of another type (`read_json`), named.
+        MapperoptError: the file is damaged: not valid JSON, a field of another type (`read_json`), or a final
+            group at odds with itself or the folder (`_require_own_references`), named.
     """
     data = read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
     if path.name == "final.json":
         _require_own_references(path, data)
+    if path.name == "settings.json" and not isinstance(data.get("app", {}), dict):
+        # a program's name, as a tuning folder's settings.json has it: said so, not as if an object were simply due
+        shown = repr(data["app"]) if isinstance(data["app"], str) else json.dumps(data["app"])
+        raise MapperoptError(f"{path} is damaged: its field 'app' is {shown}, not an object: a "
+                             "comparison's settings.json keeps in 'app' the description of a program of yours "
+                             "(--app), and names a benchmark in 'bench'",
+                             hint="remove its field 'app' if it was added by hand; or " + _DAMAGED)
     return data
 
 

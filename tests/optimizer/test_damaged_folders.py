@@ -268,3 +268,17 @@ def test_a_final_group_naming_a_run_that_is_not_there_is_named(comparison, tmp_p
             f"run of this comparison (there is no folder {folder / 'nosuch-9'})") in text, text
     assert reports(folder) == before
 
+
+def test_an_app_field_in_a_benchmarks_comparison_settings_is_said_to_be_a_programs_of_yours(comparison, tmp_path,
+                                                                                             capsys):
+    """`app` in a comparison's settings.json describes a program of the user's (`--app`), as an object; a name
+    there (as a tuning folder's settings.json has it) is said so, not as if an object were simply expected."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "settings.json", lambda s: s.update(app="circuit"))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'app' is 'circuit', not an object: a "
+            "comparison's settings.json keeps in 'app' the description of a program of yours (--app), and names a "
+            "benchmark in 'bench'") in text, text
