@@ -304,7 +304,8 @@ def _require_own_references(path: Path, finals: dict) -> None:
     """
     for i, group in enumerate(finals.get("groups", [])):
         where = f"groups[{i}]"
-        absent = [run for run in group["runs"] if not (path.parent / run).is_dir()]
+        # a file in a run folder's place is named as such by `run_compare`
+        absent = [run for run in group["runs"] if not (path.parent / run).exists()]
         if absent:
             raise MapperoptError(f"{path} is damaged: its field '{where}.runs' names {', '.join(absent)}, which "
                                  f"{'is no run' if len(absent) == 1 else 'are no runs'} of this comparison (there is "
@@ -367,23 +368,29 @@ def _require_one_bench(folder: Path, settings: dict) -> None:
     """
     if "app" in settings or "bench" not in settings:
         return
-    named = {"its field 'app_description.app'": (settings.get("app_description") or {}).get("app")}
+    bench, described = settings["bench"], (settings.get("app_description") or {}).get("app")
+    runs = {}
     for run in sorted(folder.glob("*/settings.json")):
         try:
-            app = json.loads(run.read_text()).get("app")
+            runs[f"{run.parent.name}/settings.json"] = json.loads(run.read_text()).get("app")
         except (OSError, ValueError, AttributeError):  # a run's damaged file is named when the run is opened
             continue
-        named[f"the field 'app' of {run.parent.name}/settings.json"] = app
-    other = {f: v for f, v in named.items() if isinstance(v, str) and v != settings["bench"]}
-    if not other:
+    other = {f: v for f, v in runs.items() if isinstance(v, str) and v != bench}
+    if described in (None, bench) and other:  # the runs' files are the odd ones: named as damaged
+        run, app = next(iter(other.items()))
+        also = " and 'app_description.app'" if described else ""
+        raise MapperoptError(f"{folder / run} is damaged: its field 'app' is {app!r}, but the comparison's "
+                             f"settings.json names {bench!r} in 'bench'{also}",
+                             hint=f"set its 'app' back to \"{bench}\"; or {_DAMAGED}")
+    if described in (None, bench):
         return
-    programs = sorted(set(other.values()))
-    raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'bench' is {settings['bench']!r}, but "
-                         f"{' and '.join(other)} {'are' if len(other) > 1 else 'is'} "
+    fields = ["its field 'app_description.app'"] + ([f"the field 'app' of {' and '.join(other)}"] if other else [])
+    programs = sorted({described, *other.values()})
+    raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'bench' is {bench!r}, but "
+                         f"{' and '.join(fields)} {'are' if len(fields) > 1 else 'is'} "
                          f"{' and '.join(map(repr, programs))}",
                          hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
                                if len(programs) == 1 else "") + _DAMAGED)
-
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
 _FOLDER_OPTIONS = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "seed", "start", "repeats", "max_repeats",

@@ -282,3 +282,15 @@ def test_an_app_field_in_a_benchmarks_comparison_settings_is_said_to_be_a_progra
     assert (f"error: {folder / 'settings.json'} is damaged: its field 'app' is 'circuit', not an object: a "
             "comparison's settings.json keeps in 'app' the description of a program of yours (--app), and names a "
             "benchmark in 'bench'") in text, text
+
+
+def test_a_runs_settings_naming_another_program_than_its_comparison_is_named(comparison, tmp_path, capsys):
+    folder = copied(comparison, tmp_path)
+    edited(folder / "random-1" / "settings.json", lambda s: s.update(app="circuit"))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'random-1' / 'settings.json'} is damaged: its field 'app' is 'circuit', but the "
+            "comparison's settings.json names 'stencil' in 'bench' and 'app_description.app'") in text, text
+    assert "hint: set its 'app' back to \"stencil\"" in text, text
