@@ -256,13 +256,13 @@ _GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": 
           "measured": {str: {"estimate": (_ESTIMATE, None), "unit": (str, None), "reason": (str, None),
                              "run_dirs?": [str], "time_s?": (float, None)}}}
 # The fields of a comparison folder's files (`_folder_file`), by file; those of a settings.json that an earlier
-# mapperopt did not write may be missing (`_comparison_settings` names them).
+# mapperopt did not write may be missing (`_comparison_settings` names them); settings.json's `app` (an object: a
+# program of the user's) is checked by `_folder_file`.
 _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": [str], "iters?": int,
                              "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
                              "memory?": {str: int}, "executions?": int, "max_executions?": int, "min_time_s?": float,
                              "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None), "app_args?": [str],
-                             "dedicated?": bool, "app?": dict,
-                             "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
+                             "dedicated?": bool, "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
                              "jobs_by_command?": [{"jobs": int, "cores_per_job": (int, None)}]},
            "final.json": {"rounds?": int, "host_cores?": (int, None), "groups?": [_GROUP],
                           # set aside: named only
@@ -278,9 +278,53 @@ def _folder_file(path: Path) -> dict:
     """The comparison folder's file `path` (settings.json, final.json, expert.json or default.json).
 
     Raises:
-        MapperoptError: the file is damaged: not valid JSON, or a field of another type (`read_json`), named.
+        MapperoptError: the file is damaged: not valid JSON, a field of another type (`read_json`), or a final
+            group at odds with itself or the folder (`_require_own_references`), named.
     """
-    return read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
+    data = read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
+    if path.name == "final.json":
+        _require_own_references(path, data)
+    if path.name == "settings.json" and not isinstance(data.get("app", {}), dict):
+        # a program's name, as a tuning folder's settings.json has it: said so, not as if an object were simply due
+        shown = repr(data["app"]) if isinstance(data["app"], str) else json.dumps(data["app"])
+        raise MapperoptError(f"{path} is damaged: its field 'app' is {shown}, not an object: a "
+                             "comparison's settings.json keeps in 'app' the description of a program of yours "
+                             "(--app), and names a benchmark in 'bench'",
+                             hint="remove its field 'app' if it was added by hand; or " + _DAMAGED)
+    return data
+
+
+def _require_own_references(path: Path, finals: dict) -> None:
+    """Refuses the final.json `path` (its content `finals`) whose group names a run that has no folder beside it, or
+    has a `reference` other than the value of its own measurement of the reference mapper (`measured`), which is
+    what `_record_group` keeps there: every score of the group divides by it.
+
+    Raises:
+        MapperoptError: naming the field, its value and what it should be.
+    """
+    for i, group in enumerate(finals.get("groups", [])):
+        where = f"groups[{i}]"
+        # a file in a run folder's place is named as such by `run_compare`
+        absent = [run for run in group["runs"] if not (path.parent / run).exists()]
+        if absent:
+            raise MapperoptError(f"{path} is damaged: its field '{where}.runs' names {', '.join(absent)}, which "
+                                 f"{'is no run' if len(absent) == 1 else 'are no runs'} of this comparison (there is "
+                                 f"no folder {path.parent / absent[0]})",
+                                 hint=f"remove {', '.join(map(repr, absent))} from '{where}.runs' if "
+                                      f"{'it was' if len(absent) == 1 else 'they were'} added by hand; or "
+                                      + _DAMAGED)
+        name = next((n for n in ("expert", "default") if n in group["measured"]), None)
+        if name is None:
+            raise MapperoptError(f"{path} is damaged: its field '{where}.measured' holds no measurement of the "
+                                 "reference mapper (expert or default)", hint=_DAMAGED)
+        own = (group["measured"][name]["estimate"] or {}).get("value")
+        if own != group["reference"]:
+            raise MapperoptError(f"{path} is damaged: its field '{where}.reference' is {group['reference']!r}, but the "
+                                 f"group's own measurement of the {name} mapper, "
+                                 f"'{where}.measured.{name}.estimate.value', is "
+                                 + (f"{own!r}" if own is not None else "missing (it failed)"),
+                                 hint=(f"set its '{where}.reference' back to {own!r} (its scores divide by it); or "
+                                       if own is not None else "") + _DAMAGED)
 
 
 def _comparison_settings(folder: Path) -> dict:
@@ -304,6 +348,7 @@ def _comparison_settings(folder: Path) -> dict:
                              hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
                                   "holds settings.json, expert.json or default.json and the runs")
     settings = _folder_file(path)
+    _require_one_bench(folder, settings)
     missing = [k for k in ("bench", "size", "cpus", "gpus", "seed", "start", "executions", "max_executions",
                            "min_time_s", "optimizers", "iters", "repeats") if k not in settings]
     if missing:
@@ -311,6 +356,41 @@ def _comparison_settings(folder: Path) -> dict:
                              f"{', '.join(missing)}", hint="resume it with the command that made it, without --resume")
     return settings
 
+
+def _require_one_bench(folder: Path, settings: dict) -> None:
+    """Refuses the comparison folder `folder` of a benchmark whose settings.json (`settings`) names in `bench` another
+    program than its `app_description` and its runs' settings.json (`app`) do (an edit): continued, the runs would
+    tune that other program and append its figures to their journals. A program of the user's (`app`) is checked by
+    its identity instead (`run_compare`).
+
+    Raises:
+        MapperoptError: naming the file, the fields that disagree and both programs.
+    """
+    if "app" in settings or "bench" not in settings:
+        return
+    bench, described = settings["bench"], (settings.get("app_description") or {}).get("app")
+    runs = {}
+    for run in sorted(folder.glob("*/settings.json")):
+        try:
+            runs[f"{run.parent.name}/settings.json"] = json.loads(run.read_text()).get("app")
+        except (OSError, ValueError, AttributeError):  # a run's damaged file is named when the run is opened
+            continue
+    other = {f: v for f, v in runs.items() if isinstance(v, str) and v != bench}
+    if described in (None, bench) and other:  # the runs' files are the odd ones: named as damaged
+        run, app = next(iter(other.items()))
+        also = " and 'app_description.app'" if described else ""
+        raise MapperoptError(f"{folder / run} is damaged: its field 'app' is {app!r}, but the comparison's "
+                             f"settings.json names {bench!r} in 'bench'{also}",
+                             hint=f"set its 'app' back to \"{bench}\"; or {_DAMAGED}")
+    if described in (None, bench):
+        return
+    fields = ["its field 'app_description.app'"] + ([f"the field 'app' of {' and '.join(other)}"] if other else [])
+    programs = sorted({described, *other.values()})
+    raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'bench' is {bench!r}, but "
+                         f"{' and '.join(fields)} {'are' if len(fields) > 1 else 'is'} "
+                         f"{' and '.join(map(repr, programs))}",
+                         hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
+                               if len(programs) == 1 else "") + _DAMAGED)
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
 _FOLDER_OPTIONS = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "seed", "start", "repeats", "max_repeats",
@@ -486,6 +566,11 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
                                                   "UTIL": protocol.utility_processors(size.util, opts["app_args"])},
                                  memory_now(size, opts["memory"], opts["app_args"]))
+    files = [run for r in range(opts["repeats"]) for name in optimizers
+             if (run := folder / f"{name}-{r + 1}").exists() and not run.is_dir()]
+    if files:  # else taken for a run not tuned yet, and made over (which the file refuses)
+        raise MapperoptError(f"{files[0]} is a file, where mapperopt keeps a run's folder",
+                             hint="remove or rename it, then run the same command again")
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists() \
             and _kept_reference(folder, reference) is None:  # else `_reference` makes it again from its run folder
         _no_comparison(bench, opts["runs_dir"], folder, asked)
@@ -507,6 +592,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     try:
         if resumed and (folder / "settings.json").exists():
             stored = _folder_file(folder / "settings.json")
+            _require_one_bench(folder, stored)
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
         else:

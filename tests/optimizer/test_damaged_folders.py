@@ -227,3 +227,119 @@ def test_a_comparisons_timeout_below_the_shortest_is_refused_before_anything_run
             "null") in text, text
     assert "hint: restore the comparison folder from a copy" in text, text
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
+def copied(comparison: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / comparison.name
+    shutil.copytree(comparison, folder)
+    return folder
+
+
+def edited(path: Path, edit) -> None:
+    """Applies `edit` to the JSON object stored in `path`."""
+    content = json.loads(path.read_text())
+    edit(content)
+    path.write_text(json.dumps(content))
+
+
+def reports(folder: Path) -> dict:
+    return {name: (folder / name).read_bytes() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")}
+
+
+@pytest.mark.parametrize("report_only", [True, False])
+def test_a_comparisons_bench_edited_to_another_program_is_refused(comparison, tmp_path, capsys, report_only):
+    """settings.json's `bench` is the program the runs tune: edited to another benchmark, a resumed comparison would
+    run that program and append its figures to the first one's journals; refused, naming the fields that disagree
+    and both programs, before anything is run or written."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "settings.json", lambda s: s.update(bench="circuit"))
+    before = reports(folder)
+    capsys.readouterr()
+
+    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
+                                                          [*ARGS[:1], "3", *ARGS[2:]])])
+
+    text = " ".join(capsys.readouterr().err.split())
+    assert status == 1, text
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'bench' is 'circuit', but its field "
+            "'app_description.app' and the field 'app' of random-1/settings.json are 'stencil'") in text, text
+    assert "hint: set its 'bench' back to \"stencil\"" in text, text
+    assert not (folder / "random-1" / "iter-003").exists()
+    assert reports(folder) == before
+
+
+def test_a_run_folder_replaced_by_a_file_is_named(comparison, tmp_path, capsys):
+    """A file where a run's folder belongs is named as such (not as a run not tuned yet), with what to do, by the
+    report and by the command that would tune the run."""
+    folder = copied(comparison, tmp_path)
+    shutil.rmtree(folder / "random-1")
+    (folder / "random-1").write_text("x\n")
+    before = reports(folder)
+    for args in (["--report-only"], ARGS):
+        capsys.readouterr()
+        status = main(["compare", "--resume", str(folder), *args])
+        out = capsys.readouterr()
+        text = " ".join((out.out + out.err).split())
+        assert status == 1, text
+        assert f"error: {folder / 'random-1'} is a file, where mapperopt keeps a run's folder" in text, text
+        assert "hint: remove or rename it, then run the same command again" in text, text
+        assert "not tuned" not in text, text
+    assert reports(folder) == before
+
+
+def test_a_final_groups_reference_that_is_not_its_own_measurement_is_named(comparison, tmp_path, capsys):
+    """A final group's `reference` is the value of its own measurement of the reference mapper (`measured`): another
+    figure there would rescale every score of the group; it is named with the measured one, never reported."""
+    folder = copied(comparison, tmp_path)
+    measured = json.loads((folder / "final.json").read_text())["groups"][0]["measured"]["expert"]["estimate"]["value"]
+    edited(folder / "final.json", lambda f: f["groups"][0].update(reference=measured * 3))
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].reference' is {measured * 3!r}, but "
+            f"the group's own measurement of the expert mapper, 'groups[0].measured.expert.estimate.value', is "
+            f"{measured!r}") in text, text
+    assert f"hint: set its 'groups[0].reference' back to {measured!r}" in text, text
+    assert reports(folder) == before
+
+
+def test_a_final_group_naming_a_run_that_is_not_there_is_named(comparison, tmp_path, capsys):
+    folder = copied(comparison, tmp_path)
+    edited(folder / "final.json", lambda f: f["groups"][0]["runs"].append("nosuch-9"))
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].runs' names nosuch-9, which is no "
+            f"run of this comparison (there is no folder {folder / 'nosuch-9'})") in text, text
+    assert reports(folder) == before
+
+
+def test_an_app_field_in_a_benchmarks_comparison_settings_is_said_to_be_a_programs_of_yours(comparison, tmp_path,
+                                                                                             capsys):
+    """`app` in a comparison's settings.json describes a program of the user's (`--app`), as an object; a name
+    there (as a tuning folder's settings.json has it) is said so, not as if an object were simply expected."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "settings.json", lambda s: s.update(app="circuit"))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'app' is 'circuit', not an object: a "
+            "comparison's settings.json keeps in 'app' the description of a program of yours (--app), and names a "
+            "benchmark in 'bench'") in text, text
+
+
+def test_a_runs_settings_naming_another_program_than_its_comparison_is_named(comparison, tmp_path, capsys):
+    folder = copied(comparison, tmp_path)
+    edited(folder / "random-1" / "settings.json", lambda s: s.update(app="circuit"))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'random-1' / 'settings.json'} is damaged: its field 'app' is 'circuit', but the "
+            "comparison's settings.json names 'stencil' in 'bench' and 'app_description.app'") in text, text
+    assert "hint: set its 'app' back to \"stencil\"" in text, text
