@@ -9,7 +9,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Collection, Iterator, Mapping
 
 from mapperopt.errors import MapperoptError
 
@@ -76,11 +76,12 @@ class AtLeast:
 
 
 class OneOf:
-    """The kind (`read_json`'s `fields`) of a string among `values`: a choice (a feedback level, a status)."""
+    """The kind (`read_json`'s `fields`) of a string among `values`: a choice (a feedback level, a status). `values`
+    is kept, not copied: a registry (the optimizers') admits what is registered when a file is read."""
 
     base = str
 
-    def __init__(self, *values: str):
+    def __init__(self, values: Collection[str]):
         self.values = values
 
     def admits(self, value: Any) -> bool:

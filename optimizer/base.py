@@ -234,7 +234,7 @@ class IterationRecord:
 
 
 # The fields of a stored `IterationRecord`, as `mapperopt.files.read_json` checks them
-_RECORD_FIELDS = {"iter": int, "dsl": (str, None), "key": (str, None), "status": OneOf("ok", "failed"),
+_RECORD_FIELDS = {"iter": int, "dsl": (str, None), "key": (str, None), "status": OneOf(("ok", "failed")),
                   "stage": (str, None),
                   "category": str, "throughput": (Positive, None), "unit": (str, None), "best_throughput": float,
                   "cached?": bool, "cached_from?": (int, str, None), "feedback_text?": str, "note?": str,
