@@ -63,7 +63,7 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
                     "seed?": (int, None), "iters?": AtLeast(1, integer=True), "iterations?": (int, None),
                     "start?": str, "start_dsl?": str, "start_point?": (dict, None), "app_args?": [str],
                     "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS, "request?": {"bench?": str},
-                    "baselines?": {str: Positive}}
+                    "baselines?": {str: Positive}, "baseline_failures?": {str: str}}
 # The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
 # (`commands._set_aside_final`).
 OUTPUTS = ("best.dsl", "best-from-start.dsl", "history.csv", "progress.png")

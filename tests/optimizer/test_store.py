@@ -584,6 +584,7 @@ def _no_memory_on_node_0(s: dict) -> None:
     (lambda s: s.update(optimizer="nosuch"),
      "its field 'optimizer' is 'nosuch', not one of 'guided', 'trace', 'opentuner', 'optuna', 'random'"),
     (lambda s: s.update(cpus=0), "its field 'cpus' is 0, not an integer >= 1"),
+    (lambda s: s.update(baseline_failures=1), "its field 'baseline_failures' is a number, not an object"),
     (lambda s: s.update(gpus=-1), "its field 'gpus' is -1, not an integer >= 0"),
     (lambda s: s.update(repeats=0), "its field 'repeats' is 0, not an integer >= 1"),
     (lambda s: s.update(max_repeats=2), "its field 'max_repeats' is 2, below its field 'repeats', 3"),
