@@ -490,6 +490,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         _no_comparison(bench, opts["runs_dir"], folder, asked)
     if not opts.get("tune", True) and opts.get("final", True):
         _require_measured(folder, optimizers, opts)
+    _report_paths(folder)  # before anything is tuned or measured for a report that could not be written
     for notice in notices:
         say(notice)
     if on_folder:
@@ -1491,10 +1492,27 @@ def format_table(summary: dict) -> str:
     return "\n".join([*lines, *(["", *left] if left else []), *noise, *(["", drift] if drift else [])])
 
 
-def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
-    """Writes runs.csv, summary.csv, summary.json, table.md and compare.png; returns their paths by name."""
+def _report_paths(folder: Path) -> dict[str, Path]:
+    """The comparison's report files, by name.
+
+    Raises:
+        MapperoptError: one of them is a folder (named), so that none is written: a report is never half replaced.
+    """
     out = {"runs": folder / "runs.csv", "summary": folder / "summary.csv", "json": folder / "summary.json",
            "table": folder / "table.md", "plot": folder / "compare.png"}
+    for path in out.values():
+        if path.is_dir():
+            raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)))
+    return out
+
+
+def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
+    """Writes runs.csv, summary.csv, summary.json, table.md and compare.png; returns their paths by name.
+
+    Raises:
+        MapperoptError: one of them is a folder (`_report_paths`); nothing is written then.
+    """
+    out = _report_paths(folder)
     with open(out["runs"], "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(RUN_COLUMNS)

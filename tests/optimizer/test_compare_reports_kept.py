@@ -1,0 +1,60 @@
+"""A finished comparison's report files (summary.json, summary.csv, table.md, runs.csv) are never replaced by a
+partial or provisional report, whichever of them is lost or damaged: `compare --resume DIR --report-only` learns from
+every one of them (and final.json, the final-N folders) what the finished report had. A comparison folder that lost
+its settings.json is named as such. One small real comparison on Circuit (ci size), copied for each case."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mapperopt.cli import main
+
+REPORTS = ("summary.json", "summary.csv", "table.md", "runs.csv")
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("made") / "runs"
+    assert main(["compare", "circuit", "--size", "ci", "--optimizers", "random", "--iters", "2", "--runs", "2",
+                 "--repeats", "1", "--max-repeats", "1", "--min-time", "0.05", "--final-rounds", "2",
+                 "--runs-dir", str(runs)]) == 0
+    [folder] = (runs / "circuit").iterdir()
+    return folder
+
+
+def copied(comparison: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / comparison.name
+    shutil.copytree(comparison, folder)
+    return folder
+
+
+def reports(folder: Path) -> dict:
+    """The report files' contents and modification times (a write of the same bytes is a write too)."""
+    return {name: ((folder / name).read_bytes(), (folder / name).stat().st_mtime_ns) for name in REPORTS
+            if (folder / name).is_file()}
+
+
+def tear(folder: Path, run: str) -> None:
+    """Cuts the last line of the run's journal short, as a call killed while appending it leaves it."""
+    journal = folder / run / "state.jsonl"
+    journal.write_bytes(journal.read_bytes()[:-40])
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_a_folder_in_place_of_a_report_file_is_named_before_any_is_written(comparison, tmp_path, capsys, torn):
+    folder = copied(comparison, tmp_path)
+    if torn:
+        tear(folder, "random-2")
+    (folder / "summary.json").unlink()
+    (folder / "summary.json").mkdir()
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {folder / 'summary.json'} is a folder, where mapperopt keeps a file" in err, err
+    assert reports(folder) == before  # runs.csv and summary.csv were written before the error
