@@ -677,13 +677,27 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
 
 
 def _reported(folder: Path, left_out: dict) -> list[str]:
-    """The runs of `left_out` (`not_tuned`, `not_measured`) that the comparison's report files (summary.json)
-    include; none when there is no readable summary.json."""
+    """The runs of `left_out` (`not_tuned`, `not_measured`) that the comparison's report files include, as any of
+    them that is readable names them: summary.json's runs, runs.csv's folders and, while a report file is there,
+    final.json's groups (table.md and summary.csv name no run), so that one lost or damaged file does not let the
+    others be replaced by a partial report."""
+    names: set = set()
     try:
-        reported = read_json(folder / "summary.json", fields={"runs?": [{"folder?": str}]}).get("runs", [])
-    except (OSError, MapperoptError):  # none, or damaged: nothing complete to keep
-        return []
-    names = {r.get("folder") for r in reported}
+        names |= {r.get("folder") for r in read_json(folder / "summary.json",
+                                                     fields={"runs?": [{"folder?": str}]}).get("runs", [])}
+    except (OSError, MapperoptError):  # none, or damaged: the others may still name the runs
+        pass
+    try:
+        with open(folder / "runs.csv", newline="") as f:
+            names |= {row.get("folder") for row in csv.DictReader(f)}
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    if any((folder / name).exists() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")):
+        try:
+            final = _folder_file(folder / "final.json")
+            names |= {run for group in final.get("groups", []) for run in group["runs"]}
+        except (OSError, MapperoptError):
+            pass
     return [run for run in left_out["not_tuned"] + left_out["not_measured"] if run in names]
 
 

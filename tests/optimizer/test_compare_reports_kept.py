@@ -44,6 +44,30 @@ def tear(folder: Path, run: str) -> None:
     journal.write_bytes(journal.read_bytes()[:-40])
 
 
+@pytest.mark.parametrize("summary", [None, "{", json.dumps({"runs": 5}), "and runs.csv lost"])
+def test_a_torn_run_leaves_the_finished_report_whatever_became_of_summary_json(comparison, tmp_path, capsys,
+                                                                                 summary):
+    """The report files are kept when the run left out is named by any of them, not only by summary.json: deleted,
+    torn or of a wrong shape, it let the other three be replaced by a report without the run. With runs.csv lost
+    too, final.json's group names it."""
+    folder = copied(comparison, tmp_path)
+    tear(folder, "random-2")
+    if summary in (None, "and runs.csv lost"):
+        (folder / "summary.json").unlink()
+        if summary:
+            (folder / "runs.csv").unlink()
+    else:
+        (folder / "summary.json").write_text(summary)
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Left out, not tuned to 2 iterations yet: random-2." in out, out
+    assert "Not written: the comparison's report files (summary.json, ...) include random-2" in out, out
+    assert reports(folder) == before
+
+
 @pytest.mark.parametrize("torn", [False, True])
 def test_a_folder_in_place_of_a_report_file_is_named_before_any_is_written(comparison, tmp_path, capsys, torn):
     folder = copied(comparison, tmp_path)
