@@ -654,7 +654,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         # ...and of fewer runs than the report files have (a run's last journal line torn since): never a complete
         # report replaced by a partial one
         dropped = [] if opts.get("tune", True) or other else _reported(folder, left_out)
-        summary["written"] = not other and not dropped
+        # ...nor final scores replaced by the tuning runs' own figures (final.json lost since)
+        lost = None if opts.get("tune", True) or other or dropped or final or not opts.get("final", True) \
+            else _lost_final(folder)
+        summary["written"] = not other and not dropped and not lost
         if other:
             say("Not written: this --report-only asks for " + ", ".join(f"{options[k]} {_listed(asked[k])}"
                                                                          for k in other)
@@ -666,6 +669,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 "this --report-only leaves out: they are left as they are, and this report is printed only (the "
                 "command without --report-only finishes "
                 + ("it" if len(dropped) == 1 else "them") + ").")
+        elif lost:
+            say(lost)
         else:
             write_outputs(folder, summary)
         if errors:
@@ -699,6 +704,30 @@ def _reported(folder: Path, left_out: dict) -> list[str]:
         except (OSError, MapperoptError):
             pass
     return [run for run in left_out["not_tuned"] + left_out["not_measured"] if run in names]
+
+
+def _lost_final(folder: Path) -> str | None:
+    """Why a --report-only that found no final measurement leaves the comparison's report files as they are: their
+    scores are the final measurement's (summary.json says so; unreadable, its final-N folders do), but final.json is
+    missing or holds no group; None when they hold no final scores, or there are none."""
+    path = folder / "final.json"
+    if not any((folder / name).exists() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")) or \
+            path.exists() and _folder_file(path).get("groups"):
+        return None
+    kept = sorted((p.name for p in folder.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
+                  key=lambda name: int(name[6:]))
+    try:
+        had = "final_rounds" in read_json(folder / "summary.json")
+    except (OSError, MapperoptError):  # lost or damaged: the final measurement's folders tell
+        had = bool(kept)
+    if not had:
+        return None
+    there = f", but {', '.join(kept)} {'is' if len(kept) == 1 else 'are'} there:" if kept else ", but"
+    return (f"Not written: {path} {'holds no final group' if path.exists() else 'is missing'}{there} the "
+            "comparison's report files (summary.json, ...) hold its final measurement's scores, which this report, "
+            "of the tuning runs' own measurements, does not replace: they are left as they are, and this report is "
+            "printed only (restore final.json from a copy; the command without --report-only measures the final "
+            "scores again).")
 
 
 def core_groups(jobs: int, per_job: int | None) -> list[list[int] | None]:

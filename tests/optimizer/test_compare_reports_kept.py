@@ -82,3 +82,26 @@ def test_a_folder_in_place_of_a_report_file_is_named_before_any_is_written(compa
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {folder / 'summary.json'} is a folder, where mapperopt keeps a file" in err, err
     assert reports(folder) == before  # runs.csv and summary.csv were written before the error
+
+
+def test_a_lost_final_json_leaves_the_final_scores_of_the_report(comparison, tmp_path, capsys):
+    """Without final.json the report is the tuning runs' own figures; those never replace the final measurement's
+    scores of the report files (they did, silently, with final-1/ there)."""
+    folder = copied(comparison, tmp_path)
+    (folder / "final.json").unlink()
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "No final measurement yet" in out, out
+    assert (f"Not written: {folder / 'final.json'} is missing, but final-1 is there: the comparison's report files "
+            "(summary.json, ...) hold its final measurement's scores") in out, out
+    assert reports(folder) == before
+    # ...nor with its final-N folders lost too: summary.json says the report had final scores
+    shutil.rmtree(folder / "final-1")
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Not written: {folder / 'final.json'} is missing, but the comparison's report files (summary.json, ...) "
+            "hold its final measurement's scores") in out, out
+    assert reports(folder) == before
