@@ -298,6 +298,8 @@ def _comparison_settings(folder: Path) -> dict:
             raise MapperoptError(f"{folder} is the tuning run {folder.name} of a comparison, not a comparison folder",
                                  hint="give the comparison's: --resume "
                                       f"{os.path.normpath(folder / settings['compare'])}")
+        if not path.exists():
+            _require_no_comparison(folder)
         run = " (a tuning run: `mapperopt tune --resume` continues it)" if settings.get("schema") else ""
         raise MapperoptError(f"{folder} is not a comparison folder{run}",
                              hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
@@ -309,6 +311,28 @@ def _comparison_settings(folder: Path) -> dict:
         raise MapperoptError(f"{folder}: its settings.json, written by an earlier mapperopt, lacks "
                              f"{', '.join(missing)}", hint="resume it with the command that made it, without --resume")
     return settings
+
+
+def _require_no_comparison(folder: Path) -> None:
+    """Refuses the folder `folder` without settings.json when it holds what a comparison does (expert.json,
+    final.json, its baselines', final measurement's and runs' folders) and no tuning run's journal: a comparison
+    that lost its settings, not another folder.
+
+    Raises:
+        MapperoptError: what is there, and what to restore; nothing is changed.
+    """
+    if (folder / "state.jsonl").exists() or any(folder.glob("iter-*")):  # a tuning folder's
+        return
+    held = [name for name in ("expert.json", "default.json", "final.json", "summary.json") if (folder / name).exists()]
+    held += sorted(p.name for p in folder.glob("*") if p.is_dir() and (
+        p.name.startswith("baseline-") or p.name[:6] == "final-" and p.name[6:].isdigit()
+        or (p / "state.jsonl").exists()))
+    if held:
+        shown = ", ".join(held[:8]) + (f" and {len(held) - 8} more" if len(held) > 8 else "")
+        raise MapperoptError(f"{folder} has no settings.json, but {shown} {'is' if len(held) == 1 else 'are'} there: "
+                             "the comparison cannot be continued nor reported on without it; nothing was changed",
+                             hint="restore settings.json from a copy; or leave this folder as it is and start a new "
+                                  "comparison: the command that made it, with --new")
 
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.

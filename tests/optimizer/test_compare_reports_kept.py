@@ -105,3 +105,21 @@ def test_a_lost_final_json_leaves_the_final_scores_of_the_report(comparison, tmp
     assert (f"Not written: {folder / 'final.json'} is missing, but the comparison's report files (summary.json, ...) "
             "hold its final measurement's scores") in out, out
     assert reports(folder) == before
+
+
+@pytest.mark.parametrize("args", [["--report-only"], []])
+def test_a_comparison_without_its_settings_file_is_named_with_what_it_holds(comparison, tmp_path, capsys, args):
+    folder = copied(comparison, tmp_path)
+    (folder / "settings.json").unlink()
+    before = {p.relative_to(folder) for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), *args]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "not a comparison folder" not in err, err
+    assert (f"error: {folder} has no settings.json, but expert.json, final.json, summary.json, baseline-expert, "
+            "final-1, random-1, random-2 are there: the comparison cannot be continued nor reported on without it; "
+            "nothing was changed") in err, err
+    assert ("hint: restore settings.json from a copy; or leave this folder as it is and start a new comparison: "
+            "the command that made it, with --new") in err, err
+    assert {p.relative_to(folder) for p in folder.rglob("*")} == before
