@@ -343,6 +343,8 @@ def _comparison_settings(folder: Path) -> dict:
             raise MapperoptError(f"{folder} is the tuning run {folder.name} of a comparison, not a comparison folder",
                                  hint="give the comparison's: --resume "
                                       f"{os.path.normpath(folder / settings['compare'])}")
+        if not path.exists():
+            _require_no_comparison(folder)
         run = " (a tuning run: `mapperopt tune --resume` continues it)" if settings.get("schema") else ""
         raise MapperoptError(f"{folder} is not a comparison folder{run}",
                              hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
@@ -391,6 +393,29 @@ def _require_one_bench(folder: Path, settings: dict) -> None:
                          f"{' and '.join(map(repr, programs))}",
                          hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
                                if len(programs) == 1 else "") + _DAMAGED)
+
+
+def _require_no_comparison(folder: Path) -> None:
+    """Refuses the folder `folder` without settings.json when it holds what a comparison does (expert.json,
+    final.json, its baselines', final measurement's and runs' folders) and no tuning run's journal: a comparison
+    that lost its settings, not another folder.
+
+    Raises:
+        MapperoptError: what is there, and what to restore; nothing is changed.
+    """
+    if (folder / "state.jsonl").exists() or any(folder.glob("iter-*")):  # a tuning folder's
+        return
+    held = [name for name in ("expert.json", "default.json", "final.json", "summary.json") if (folder / name).exists()]
+    held += sorted(p.name for p in folder.glob("*") if p.is_dir() and (
+        p.name.startswith("baseline-") or p.name[:6] == "final-" and p.name[6:].isdigit()
+        or (p / "state.jsonl").exists()))
+    if held:
+        shown = ", ".join(held[:8]) + (f" and {len(held) - 8} more" if len(held) > 8 else "")
+        raise MapperoptError(f"{folder} has no settings.json, but {shown} {'is' if len(held) == 1 else 'are'} there: "
+                             "the comparison cannot be continued nor reported on without it; nothing was changed",
+                             hint="restore settings.json from a copy; or leave this folder as it is and start a new "
+                                  "comparison: the command that made it, with --new")
+
 
 # `compare`'s parameters that `--resume DIR` takes from the folder's settings instead.
 _FOLDER_OPTIONS = ("size", "cpus", "gpus", "csize", "fsize", "zsize", "seed", "start", "repeats", "max_repeats",
@@ -576,6 +601,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         _no_comparison(bench, opts["runs_dir"], folder, asked)
     if not opts.get("tune", True) and opts.get("final", True):
         _require_measured(folder, optimizers, opts)
+    _report_paths(folder)  # before anything is tuned or measured for a report that could not be written
     for notice in notices:
         say(notice)
     if on_folder:
@@ -740,7 +766,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         # ...and of fewer runs than the report files have (a run's last journal line torn since): never a complete
         # report replaced by a partial one
         dropped = [] if opts.get("tune", True) or other else _reported(folder, left_out)
-        summary["written"] = not other and not dropped
+        # ...nor final scores replaced by the tuning runs' own figures (final.json lost since)
+        lost = None if opts.get("tune", True) or other or dropped or final or not opts.get("final", True) \
+            else _lost_final(folder)
+        summary["written"] = not other and not dropped and not lost
         if other:
             say("Not written: this --report-only asks for " + ", ".join(f"{options[k]} {_listed(asked[k])}"
                                                                          for k in other)
@@ -752,6 +781,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 "this --report-only leaves out: they are left as they are, and this report is printed only (the "
                 "command without --report-only finishes "
                 + ("it" if len(dropped) == 1 else "them") + ").")
+        elif lost:
+            say(lost)
         else:
             write_outputs(folder, summary)
         if errors:
@@ -763,14 +794,52 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
 
 
 def _reported(folder: Path, left_out: dict) -> list[str]:
-    """The runs of `left_out` (`not_tuned`, `not_measured`) that the comparison's report files (summary.json)
-    include; none when there is no readable summary.json."""
+    """The runs of `left_out` (`not_tuned`, `not_measured`) that the comparison's report files include, as any of
+    them that is readable names them: summary.json's runs, runs.csv's folders and, while a report file is there,
+    final.json's groups (table.md and summary.csv name no run), so that one lost or damaged file does not let the
+    others be replaced by a partial report."""
+    names: set = set()
     try:
-        reported = read_json(folder / "summary.json", fields={"runs?": [{"folder?": str}]}).get("runs", [])
-    except (OSError, MapperoptError):  # none, or damaged: nothing complete to keep
-        return []
-    names = {r.get("folder") for r in reported}
+        names |= {r.get("folder") for r in read_json(folder / "summary.json",
+                                                     fields={"runs?": [{"folder?": str}]}).get("runs", [])}
+    except (OSError, MapperoptError):  # none, or damaged: the others may still name the runs
+        pass
+    try:
+        with open(folder / "runs.csv", newline="") as f:
+            names |= {row.get("folder") for row in csv.DictReader(f)}
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    if any((folder / name).exists() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")):
+        try:
+            final = _folder_file(folder / "final.json")
+            names |= {run for group in final.get("groups", []) for run in group["runs"]}
+        except (OSError, MapperoptError):
+            pass
     return [run for run in left_out["not_tuned"] + left_out["not_measured"] if run in names]
+
+
+def _lost_final(folder: Path) -> str | None:
+    """Why a --report-only that found no final measurement leaves the comparison's report files as they are: their
+    scores are the final measurement's (summary.json says so; unreadable, its final-N folders do), but final.json is
+    missing or holds no group; None when they hold no final scores, or there are none."""
+    path = folder / "final.json"
+    if not any((folder / name).exists() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")) or \
+            path.exists() and _folder_file(path).get("groups"):
+        return None
+    kept = sorted((p.name for p in folder.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
+                  key=lambda name: int(name[6:]))
+    try:
+        had = "final_rounds" in read_json(folder / "summary.json")
+    except (OSError, MapperoptError):  # lost or damaged: the final measurement's folders tell
+        had = bool(kept)
+    if not had:
+        return None
+    there = f", but {', '.join(kept)} {'is' if len(kept) == 1 else 'are'} there:" if kept else ", but"
+    return (f"Not written: {path} {'holds no final group' if path.exists() else 'is missing'}{there} the "
+            "comparison's report files (summary.json, ...) hold its final measurement's scores, which this report, "
+            "of the tuning runs' own measurements, does not replace: they are left as they are, and this report is "
+            "printed only (restore final.json from a copy; the command without --report-only measures the final "
+            "scores again).")
 
 
 def core_groups(jobs: int, per_job: int | None) -> list[list[int] | None]:
@@ -1578,10 +1647,27 @@ def format_table(summary: dict) -> str:
     return "\n".join([*lines, *(["", *left] if left else []), *noise, *(["", drift] if drift else [])])
 
 
-def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
-    """Writes runs.csv, summary.csv, summary.json, table.md and compare.png; returns their paths by name."""
+def _report_paths(folder: Path) -> dict[str, Path]:
+    """The comparison's report files, by name.
+
+    Raises:
+        MapperoptError: one of them is a folder (named), so that none is written: a report is never half replaced.
+    """
     out = {"runs": folder / "runs.csv", "summary": folder / "summary.csv", "json": folder / "summary.json",
            "table": folder / "table.md", "plot": folder / "compare.png"}
+    for path in out.values():
+        if path.is_dir():
+            raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)))
+    return out
+
+
+def write_outputs(folder: Path, summary: dict) -> dict[str, Path]:
+    """Writes runs.csv, summary.csv, summary.json, table.md and compare.png; returns their paths by name.
+
+    Raises:
+        MapperoptError: one of them is a folder (`_report_paths`); nothing is written then.
+    """
+    out = _report_paths(folder)
     with open(out["runs"], "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(RUN_COLUMNS)

@@ -122,7 +122,8 @@ def test_an_extended_comparison_is_scored_against_the_groups_it_uses(tmp_path, m
     journal = folder / f"{optimizer}-2" / "state.jsonl"
     journal.write_text(journal.read_text().splitlines(keepends=True)[0])
     shutil.rmtree(journal.parent / "iter-003")  # as a run interrupted in its second iteration leaves it
-    (folder / "summary.json").unlink()
+    for name in ("summary.json", "summary.csv", "table.md", "runs.csv"):
+        (folder / name).unlink()
     summary = run_compare("circuit", opts(runs_dir, [optimizer], 3, tune=False), say=say)
     assert summary["written"] is True
     assert summary["left_out"]["not_tuned"] == [f"{optimizer}-2"]
