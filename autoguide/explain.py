@@ -30,9 +30,8 @@ from mapperopt.autoguide.catalog import Catalog, Match, load_catalog
 from mapperopt.autoguide.edits import SETTING_OPS
 from mapperopt.dsl.formatter import selector_name
 from mapperopt.errors import MapperoptError, signal_name
-from mapperopt.records import Edit, Feedback, RunResult
+from mapperopt.records import LEVELS, Edit, Feedback, RunResult
 
-LEVELS = ("raw", "explain", "suggest")
 DSL_STAGES = ("parse", "check", "compile")
 MAX_COMPILE_ERRORS = 3
 DSL_CONTEXT = 24  # lines after a DSL diagnostic kept in the excerpt

@@ -18,7 +18,8 @@ from mapperopt.benchmarks.apps import BEFORE_TIMER, check_app_flags, known_bench
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, mapper_notes, output_checked
 from mapperopt.errors import MapperoptError
-from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
+from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
+from mapperopt.options import FiniteFloatRange
 from mapperopt.records import Feedback, RunResult
 
 

@@ -27,6 +27,10 @@ from typing import Any, Mapping, Sequence
 
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}  # a user's metric in seconds
 MIN_TIME_S = 0.5          # measured seconds per execution at least, at every size a user tunes or compares at
+# The shortest timeout a program run takes (--timeout, an application file's timeout_s, a folder's settings),
+# seconds: Legion's start-up alone takes longer, so a shorter one (1e-9 for 1e9, say) would fail every execution at
+# stage timeout.
+SHORTEST_TIMEOUT_S = 0.1
 MIN_REPEATS = 3           # executions per mapper at least
 MAX_REPEATS = 7           # ...and at most (the adaptive R stops here even if the interval is still wide)
 TARGET_HALF_WIDTH = 0.05  # stop repeating once the interval's half-width is within 5 % of the estimate

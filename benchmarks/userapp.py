@@ -184,7 +184,7 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
     """(the size `name`'s `SizeConfig`, its arguments), or None with every problem of its body added to
     `problems`."""
     from mapperopt.benchmarks.apps import SizeConfig
-    from mapperopt.options import SHORTEST_TIMEOUT_S
+    from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 
     where = f"{where}: size '{name}'"
     if not isinstance(data, dict):
@@ -1181,7 +1181,8 @@ def discovery_options(command):
     --rediscover (run it again: a rebuild behind a wrapper script leaves the cache's key unchanged)."""
     import click
 
-    from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
+    from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
+    from mapperopt.options import FiniteFloatRange
 
     options = [
         click.option("--keep-app-mapper", is_flag=True, default=False,

@@ -63,7 +63,7 @@ class Positive:
 
 class AtLeast:
     """The kind (`read_json`'s `fields`) of a finite number (an integer when `integer`) at least `low`: a count or a
-    number of seconds that its option takes (--cpus >= 1, --timeout >= options.SHORTEST_TIMEOUT_S)."""
+    number of seconds that its option takes (--cpus >= 1, --timeout >= protocol.SHORTEST_TIMEOUT_S)."""
 
     def __init__(self, low: float, integer: bool = False):
         self.low, self.base = low, int if integer else float

@@ -6,10 +6,6 @@ import math
 
 import click
 
-# The shortest timeout a program run takes (--timeout, an application file's timeout_s), seconds: Legion's start-up
-# alone takes longer, so a shorter one (1e-9 for 1e9, say) would fail every execution at stage timeout.
-SHORTEST_TIMEOUT_S = 0.1
-
 
 class FiniteFloatRange(click.FloatRange):
     """A `click.FloatRange` that refuses nan and inf: click's bounds let nan through (every comparison with it is

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 STAGES = ("parse", "check", "compile", "start", "run", "verify", "timeout")
+# AutoGuide's feedback levels (`autoguide.explain`), here so that a settings file's reader need not load its catalog
+LEVELS = ("raw", "explain", "suggest")
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,8 @@ from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEv
 from mapperopt.optimizer.store import (KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper, own_mapper_of,
                                       reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
-from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
+from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
+from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
 
 BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}

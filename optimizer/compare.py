@@ -75,7 +75,8 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_
                                           memory_now, require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
-from mapperopt.options import SHORTEST_TIMEOUT_S, FiniteFloatRange
+from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
+from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
 
 SCHEMA = "mapperopt.compare/1"

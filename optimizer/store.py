@@ -42,12 +42,12 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from mapperopt.autoguide.explain import LEVELS
+from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.errors import MapperoptError
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord
-from mapperopt.options import SHORTEST_TIMEOUT_S
+from mapperopt.records import LEVELS
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
