@@ -424,7 +424,8 @@ class MachineDescription:
         for kind, counts in _get(obj, "processors", "the machine description").items():
             counts = [counts] * nodes if isinstance(counts, int) else list(counts)
             if len(counts) != nodes:
-                raise DescriptionError(f"processors[{kind!r}] lists {len(counts)} nodes; the machine has {nodes}")
+                raise DescriptionError(f"processors[{kind!r}] lists {len(counts)} node{'s' * (len(counts) != 1)}; "
+                                       f"the machine has {nodes}")
             procs.append((kind, tuple(int(c) for c in counts)))
         mems = tuple(
             MemoryInfo(m["kind"], int(m["node"]), int(m.get("capacity", 0)),

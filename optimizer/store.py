@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
-from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
+from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS, DescriptionError, MachineDescription
 from mapperopt.errors import MapperoptError
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord
@@ -419,6 +419,10 @@ def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
         raise refused("'machine.memories' is missing")
     if not any(m["node"] == 0 for m in machine["memories"]):  # Realm gives every node one, a SYSMEM at least
         raise refused("'machine.memories' lists no memory of node 0")
+    try:
+        MachineDescription.from_json(machine)
+    except DescriptionError as exc:  # counts that disagree with its node count
+        raise refused(f"'machine' is no machine description: {exc}") from None
 
 
 def _cut_hint(root: Path, settings: dict, line: int, i: int) -> str:
