@@ -68,7 +68,7 @@ from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options,
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import AtLeast, Positive, read_json, restore_hint, write_atomically, wrong_kind
+from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
@@ -259,12 +259,17 @@ _GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": 
 # The fields of a comparison folder's files (`_folder_file`), by file; those of a settings.json that an earlier
 # mapperopt did not write may be missing (`_comparison_settings` names them); settings.json's `app` (an object: a
 # program of the user's) is checked by `_folder_file`.
-_FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": [str], "iters?": int,
-                             "repeats?": int, "size?": str, "cpus?": int, "gpus?": int, "seed?": int, "start?": str,
-                             "memory?": {str: int}, "executions?": int, "max_executions?": int, "min_time_s?": float,
-                             "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None), "app_args?": [str],
-                             "dedicated?": bool, "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
-                             "jobs_by_command?": [{"jobs": int, "cores_per_job": (int, None)}]},
+# settings.json's counts and choices hold the values their options take (as a tuning folder's do, `store.open`).
+_FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "optimizers?": [OneOf(OPTIMIZERS)],
+                             "iters?": AtLeast(1, integer=True), "repeats?": AtLeast(1, integer=True), "size?": str,
+                             "cpus?": AtLeast(1, integer=True), "gpus?": AtLeast(0, integer=True), "seed?": int,
+                             "start?": str, "memory?": {str: AtLeast(1, integer=True)},
+                             "executions?": AtLeast(1, integer=True), "max_executions?": AtLeast(1, integer=True),
+                             "min_time_s?": AtLeast(0), "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None),
+                             "app_args?": [str], "dedicated?": bool, "app_description?": APP_FIELDS,
+                             "machine?": MACHINE_FIELDS,
+                             "jobs_by_command?": [{"jobs": AtLeast(1, integer=True),
+                                                   "cores_per_job": (AtLeast(1, integer=True), None)}]},
            "final.json": {"rounds?": int, "host_cores?": (int, None), "groups?": [_GROUP],
                           # set aside: named only
                           "replaced?": [{"folder": str}], "failed?": [{"folder": str}],

@@ -211,20 +211,34 @@ def test_a_settings_value_that_no_option_takes_is_refused_before_anything_runs(t
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
-def test_a_comparisons_timeout_below_the_shortest_is_refused_before_anything_runs(comparison, tmp_path, capsys):
-    """A comparison's settings.json `timeout_s` edited to 1e-9: every run's next iteration was journalled as timed
-    out for good; it is held to the shortest --timeout takes, as a tuning folder's is."""
+@pytest.mark.parametrize("field, value, named", [
+    ("timeout_s", 1e-9, "'timeout_s' is 1e-09, not a number >= 0.1 or null"),
+    ("iters", 0, "'iters' is 0, not an integer >= 1"),
+    ("iters", -3, "'iters' is -3, not an integer >= 1"),
+    ("repeats", 0, "'repeats' is 0, not an integer >= 1"),
+    ("executions", 0, "'executions' is 0, not an integer >= 1"),
+    ("min_time_s", -1, "'min_time_s' is -1, not a number >= 0"),
+    ("cpus", 0, "'cpus' is 0, not an integer >= 1"),
+    ("gpus", -1, "'gpus' is -1, not an integer >= 0"),
+    ("optimizers", ["random", "nosuch"], "'optimizers[1]' is 'nosuch', not one of 'guided'")])
+@pytest.mark.parametrize("report_only", [False, True])
+def test_a_comparisons_settings_value_that_no_option_takes_is_refused_before_anything_runs(
+        comparison, tmp_path, capsys, field, value, named, report_only):
+    """A comparison's settings.json edited to a value of the right kind that no option takes: a timeout below the
+    shortest journalled every run's next iteration as timed out for good; `iters` 0 was a traceback; `executions` 0
+    or `min_time_s` -1 rewrote the report with them, `cpus` 0 failed with an error naming neither file nor field, an
+    unknown optimizer read as a mistake on the command line. Each is held to what its option takes, as a tuning
+    folder's is, and named up front; the folder is left as it was."""
     folder = tmp_path / "comparison"
     shutil.copytree(comparison, folder)
     settings = json.loads((folder / "settings.json").read_text())
-    (folder / "settings.json").write_text(json.dumps({**settings, "timeout_s": 1e-9}))
+    (folder / "settings.json").write_text(json.dumps({**settings, field: value}))
     before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
     capsys.readouterr()
 
-    assert main(["compare", "--resume", str(folder), "--iters", "3"]) == 1
+    assert main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else ["--iters", "3"])]) == 1
     text = " ".join(capsys.readouterr().err.split())
-    assert (f"error: {folder / 'settings.json'} is damaged: its field 'timeout_s' is 1e-09, not a number >= 0.1 or "
-            "null") in text, text
+    assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
     assert "hint: restore the comparison folder from a copy" in text, text
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
