@@ -19,7 +19,8 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
                         (.evaluating/: a lock per program, so that two jobs proposing it at once measure it once)
     final-N/, final.json  the reference and every run's best program measured together at the end, in groups of runs
                         (one per job with --jobs; each group measures the reference again); groups set aside are
-                        kept under `replaced`, measurements cut short under `interrupted`
+                        kept under `replaced`, measurements cut short under `interrupted` (and ended ones
+                        whose record a deleted final.json lost, under `lost`)
     runs.csv            one row per tuning run
     summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
                         throughput; std, worst and median empty for a single run, n/a in the tables) and the share
@@ -273,7 +274,8 @@ _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "op
            "final.json": {"rounds?": int, "host_cores?": (int, None), "groups?": [_GROUP],
                           # set aside: named only
                           "replaced?": [{"folder": str}], "failed?": [{"folder": str}],
-                          "interrupted?": [{"folder": str, "mappers?": [str]}]},
+                          "interrupted?": [{"folder": str, "mappers?": [str]}],
+                          "lost?": [{"folder": str, "mappers?": [str]}]},
            "summary.json": {"runs?": [{"folder": str, "best_iter?": (int, None)}], "jobs?": int,
                             "cores_per_job?": (int, None)},
            "expert.json": {"throughput": Positive, "iterations": (int, None), "wall_s?": (float, None)}}
@@ -464,9 +466,11 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
         if measured.get("groups"):
             options["final_rounds"] = measured.get("rounds", FINAL_ROUNDS)
         elif any(folder.glob("final-*")):  # its rounds are known only once a group of it has ended
-            console.print(f"Note: no final measurement of {folder} has ended: it is made in "
-                          f"{_rounds(FINAL_ROUNDS)} (--final-rounds' default), whatever a measurement cut short "
-                          "asked for; give --final-rounds to choose.")
+            lost = not final.exists() and _reported_finals(folder)  # ended, but its record was deleted
+            what = f"final.json of {folder} was lost" if lost else f"no final measurement of {folder} has ended"
+            console.print(f"Note: {what}: it is made in {_rounds(FINAL_ROUNDS)} (--final-rounds' default), whatever "
+                          f"{'the lost one' if lost else 'a measurement cut short'} asked for; give --final-rounds "
+                          "to choose.")
     return options
 
 
@@ -1333,33 +1337,53 @@ def _write_finals(folder: Path, stored: dict) -> None:
 def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
     """Records in final.json, under `interrupted` (folder, the mappers it has run folders of), the `final-N/`
     folders of final measurements that never ended (Ctrl-C, a kill): their rounds are incomplete, so no score uses
-    them, but what they measured stays, and is named."""
-    known = {g["folder"] for k in ("groups", "replaced", "interrupted", "failed") for g in stored.get(k, [])}
+    them, but what they measured stays, and is named. Those that summary.json names as ended (its `final_groups`)
+    lost their record instead (final.json deleted or replaced): recorded under `lost`, and not used either."""
+    known = {g["folder"] for k in ("groups", "replaced", "interrupted", "failed", "lost") for g in stored.get(k, [])}
     new = [{"folder": p.name, "mappers": sorted(m.name for m in p.iterdir() if m.is_dir())}
            for p in sorted(folder.glob("final-*"), key=lambda p: (len(p.name), p.name))
            if p.is_dir() and p.name not in known]
     if not new:
         return
-    stored["interrupted"] = stored.get("interrupted", []) + new
+    ended = _reported_finals(folder)
+    cut = [g for g in new if g["folder"] not in ended]
+    lost = [g for g in new if g["folder"] in ended]
+    stored.update({k: stored.get(k, []) + groups for k, groups in (("interrupted", cut), ("lost", lost)) if groups})
     # written into final.json as it is: groups that `stored` sets aside (another --final-rounds) stay in use there
     # until a new group is measured
     path = folder / "final.json"
     on_disk = _folder_file(path) if path.exists() else stored
-    on_disk["interrupted"] = stored["interrupted"]
+    on_disk.update({k: stored[k] for k in ("interrupted", "lost") if k in stored})
     _write_finals(folder, on_disk)
-    held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in new)
-    one = len(new) == 1
-    they = "it" if one else "they"
-    say(f"Interrupted: {held}: {'a final measurement' if one else 'final measurements'} cut short (interrupted or "
-        f"killed); what {they} measured is not used (final.json lists {'it' if one else 'them'} under `interrupted`), "
-        f"and the runs {they} measured are measured again unless a finished measurement has them.")
+    for groups, what, key in ((cut, "cut short (interrupted or killed)", "interrupted"),
+                              (lost, "ended, but final.json lost its record", "lost")):
+        if not groups:
+            continue
+        held = ", ".join(f"{g['folder']} (runs of {', '.join(g['mappers']) or 'no mapper'})" for g in groups)
+        one = len(groups) == 1
+        they = "it" if one else "they"
+        say(f"{'Interrupted' if key == 'interrupted' else 'Not recorded'}: {held}: "
+            f"{'a final measurement' if one else 'final measurements'} {what}; what {they} measured is not used "
+            f"(final.json lists {'it' if one else 'them'} under `{key}`), and the runs {they} measured are measured "
+            "again unless a finished measurement has them.")
+
+
+def _reported_finals(folder: Path) -> set[str]:
+    """The `final-N` folders that the comparison's summary.json names as ended (`final_groups`); none when it is
+    missing or damaged (a derived file: only a hint of what final.json held)."""
+    try:
+        groups = json.loads((folder / "summary.json").read_text()).get("final_groups") or []
+        return {g["folder"] for g in groups if isinstance(g, dict) and isinstance(g.get("folder"), str)}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return set()
 
 
 def _next_final(folder: Path, stored: dict) -> int:
     """The first N of a new `final-N` group: after the folders here and the groups final.json names, set aside ones
     too (whose folders may not have travelled with it)."""
     names = {p.name for p in folder.glob("final-*")} | {g["folder"] for k in ("groups", "replaced", "interrupted",
-                                                                              "failed") for g in stored.get(k, [])}
+                                                                              "failed", "lost")
+                                                        for g in stored.get(k, [])}
     return 1 + max((int(n[6:]) for n in names if n[6:].isdigit()), default=0)
 
 

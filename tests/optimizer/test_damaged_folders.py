@@ -357,3 +357,21 @@ def test_a_runs_settings_naming_another_program_than_its_comparison_is_named(com
     assert (f"error: {folder / 'random-1' / 'settings.json'} is damaged: its field 'app' is 'circuit', but the "
             "comparison's settings.json names 'stencil' in 'bench' and 'app_description.app'") in text, text
     assert "hint: set its 'app' back to \"stencil\"" in text, text
+
+
+def test_a_finished_final_measurement_whose_record_was_lost_is_not_called_cut_short(comparison, tmp_path, capsys):
+    """final.json deleted after the final measurement final-1 ended: `compare --resume` recorded final-1 as
+    `interrupted` and printed that it was cut short, and that no final measurement had ended. summary.json names
+    final-1 as ended: it is recorded and said as such (a measurement whose record was lost), and measured again."""
+    folder = copied(comparison, tmp_path)
+    (folder / "final.json").unlink()
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "cut short" not in text and "no final measurement" not in text, text
+    assert "final-1 (runs of " in text and "ended, but final.json lost its record" in text, text
+    final = json.loads((folder / "final.json").read_text())
+    assert "interrupted" not in final, final
+    assert [g["folder"] for g in final["lost"]] == ["final-1"], final
+    assert [g["folder"] for g in final["groups"]] == ["final-2"], final
