@@ -85,7 +85,7 @@ class OneOf:
         self.values = values
 
     def admits(self, value: Any) -> bool:
-        return value in self.values
+        return isinstance(value, str) and value in self.values
 
     def __str__(self) -> str:
         return f"one of {', '.join(map(repr, self.values))}"

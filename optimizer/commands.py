@@ -31,14 +31,13 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import (KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper, own_mapper_of,
-                                      reference_name, relative_run_dirs)
+from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper,
+                                      own_mapper_of, reference_name, relative_run_dirs)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
 
-BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 FINAL_CANDIDATES = 3  # the top candidates re-measured together at the end
 FINAL_ROUNDS = 5      # interleaved executions of each mapper in that final comparison
 # Without --timeout (`BenchmarkEvaluator.evaluate`), as tune's and compare's --help say it

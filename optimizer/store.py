@@ -53,13 +53,16 @@ SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
 KEPT_USE = ("use it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand); without it, it maps every task in "
             "place of the program's own mapper.")
+# tune's --baseline choices: the reference mappers each measures (kept in settings.json as `baseline`)
+BASELINES = {"expert": ["expert"], "default": ["default"], "both": ["expert", "default"], "none": []}
 # The kinds of the fields of a tuning folder's settings.json that a resumed run reads, with the values the options
 # that set them take (those an earlier mapperopt did not write may be missing; a count not known yet is null).
 _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, "cpus?": AtLeast(1, integer=True),
                     "gpus?": AtLeast(0, integer=True), "memory?": {str: AtLeast(1, integer=True)},
                     "repeats?": AtLeast(1, integer=True), "max_repeats?": AtLeast(1, integer=True),
                     "min_time_s?": (AtLeast(0), None), "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None),
-                    "optimizer?": OneOf(OPTIMIZERS), "feedback_level?": OneOf(LEVELS), "search_layouts?": bool,
+                    "optimizer?": OneOf(OPTIMIZERS), "baseline?": OneOf(BASELINES), "feedback_level?": OneOf(LEVELS),
+                    "search_layouts?": bool,
                     "seed?": (int, None), "iters?": AtLeast(1, integer=True), "iterations?": (int, None),
                     "start?": str, "start_dsl?": str, "start_point?": (dict, None), "app_args?": [str],
                     "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS, "request?": {"bench?": str},
