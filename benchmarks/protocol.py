@@ -234,7 +234,8 @@ def values_of(result: Any) -> list[float]:
     data = result if isinstance(result, dict) else result.to_json()
     if data.get("status") != "ok":
         return []
-    ok = [a["result"]["throughput"] for a in data.get("attempts") or [] if a.get("exit_code") == 0 and a.get("result")]
+    ok = [a["result"]["throughput"] for a in data.get("attempts") or []
+          if a.get("exit_code") == 0 and (a.get("result") or {}).get("throughput") is not None]
     settings = data.get("settings") or {}
     return ok[-settings.get("measured_runs", len(ok) - settings.get("calibration_runs", 0)):]
 

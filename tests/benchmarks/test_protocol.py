@@ -60,6 +60,9 @@ def test_values_of_a_run_skip_calibration_and_failed_retries():
            "attempts": [attempt(0, 0.5), attempt(0, 1.0), attempt(None), attempt(0, 1.2), attempt(0, 1.1)]}
     assert values_of(run) == [1.0, 1.2, 1.1]
     assert values_of({"status": "failed", "attempts": []}) == []
+    # an execution whose result holds no throughput (a damaged result.json) gives no value, not a None to average
+    gap = {"exit_code": 0, "result": {"throughput": None}}
+    assert values_of({**run, "settings": {}, "attempts": [attempt(0, 1.0), gap, attempt(0, 1.1)]}) == [1.0, 1.1]
 
 
 def test_the_protocol_asks_for_half_a_second_and_three_repeats():
