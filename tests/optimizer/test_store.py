@@ -155,6 +155,35 @@ def test_a_record_with_an_impossible_field_is_a_damaged_line(tmp_path, field, va
     assert f"{path} line 2 is damaged (not an iteration record: {why}): iteration 2" in str(raised.value), raised.value
 
 
+@pytest.mark.parametrize("edit, why", [
+    # a failed iteration's throughput kept: the table showed "failed (None) 2.228 GFLOPS", history.csv the figure
+    ({"status": "failed"}, "its field 'status' is 'failed', but its field 'stage' is null and its field "
+                           "'throughput' is 2.0: a failed iteration records where it failed and no throughput"),
+    ({"status": "failed", "stage": "run"}, "its field 'status' is 'failed', but its field 'throughput' is 2.0: a "
+                                           "failed iteration records where it failed and no throughput"),
+    ({"status": "failed", "throughput": None}, "its field 'status' is 'failed', but its field 'stage' is null: a "
+                                               "failed iteration records where it failed and no throughput"),
+    ({"throughput": None}, "its field 'status' is 'ok', but its field 'throughput' is null: a successful iteration "
+                           "records its throughput")])
+def test_a_record_whose_status_contradicts_its_other_fields_is_a_damaged_line(tmp_path, edit, why):
+    """Each field of the right kind, but together no record the loop writes (an edit): damage, as an impossible
+    field is, so that a failure is never shown or written with a figure, nor a success without one."""
+    store, path = journal_of_three(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = json.dumps({**json.loads(lines[1]), **edit}) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert f"{path} line 2 is damaged (not an iteration record: {why}): iteration 2" in str(raised.value), raised.value
+    assert raised.value.hint.startswith("delete line 2 and every line after it from state.jsonl"), raised.value.hint
+    path.write_text("".join(lines[:2]))  # the last record: skipped, and its iteration run again
+    reopened = TuneStore.open(store.root)
+    assert [r.iter for r in reopened.records] == [1], reopened.records
+    assert reopened.damaged == [f"{path} line 2 is damaged (not an iteration record: {why}): skipped, and any "
+                                "iteration it records is run again; the journal was damaged there otherwise than by "
+                                "an interrupted write, which tears only its last line"], reopened.damaged
+
+
 def test_a_damaged_settings_file_is_named(tmp_path):
     store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided"})
     store.unlock()
@@ -442,6 +471,27 @@ def test_iteration_folders_past_the_journals_end_are_refused(tmp_path):
         TuneStore.open(store.root)
     path.write_text("".join(lines[:2]))
     assert len(TuneStore.open(store.root).records) == 2  # iter-003: iteration 3 never recorded, run again
+
+
+@pytest.mark.parametrize("i", [2, 4])
+def test_a_file_where_an_iterations_folder_belongs_is_refused(tmp_path, i):
+    """iter-002 replaced by a file (a stray `echo x > iter-002`) was taken without a word, the summary naming the file
+    as the best's run folder; the one after the journal's end (an interrupted attempt's) is made over at the next
+    iteration. As for the journal or the final comparison's folder, it is refused, naming it, with nothing changed."""
+    store = TuneStore.create(tmp_path, "circuit", {"iters": 4})
+    for n in (1, 2, 3):
+        store.iter_dir(n)
+        store.append(record(n, 2.0))
+    store.unlock()
+    path = store.root / f"iter-{i:03d}"
+    shutil.rmtree(path, ignore_errors=True)
+    path.write_text("x\n")
+    before = {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()}
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == f"{path} is a file, where mapperopt keeps an iteration's run folder", raised.value
+    assert raised.value.hint == "remove or rename it, then run the same command again"
+    assert {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()} == before
 
 
 def test_a_damaged_best_program_is_written_again_from_the_journal(tmp_path):
