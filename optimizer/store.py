@@ -168,7 +168,8 @@ class TuneStore:
             MapperoptError: the folder has no settings.json (it is not a tuning folder), settings.json is damaged
                 (a field of another kind or with a value its option does not take, named), the journal is out of
                 order or has a damaged line before its last (the file and line named), or it does not record the
-                iterations whose folders or outputs are there (`_require_recorded`).
+                iterations whose folders or outputs are there, or a file is where an iteration's folder belongs
+                (`_require_recorded`).
         """
         root = Path(root)
         damaged = damage_hint(root)
@@ -457,8 +458,13 @@ def _require_recorded(root: Path, n: int) -> None:
     again over their folders (an emptied or deleted journal: a crash, a stray `>`).
 
     Raises:
-        MapperoptError: the journal's state and what is there; nothing is changed.
+        MapperoptError: the journal's state and what is there, or a file where an iteration's run folder belongs
+            (named); nothing is changed.
     """
+    taken = sorted(p for p in root.glob("iter-*") if p.name[5:].isdigit() and not p.is_dir())
+    if taken:  # a recorded iteration's evidence lost, or an attempt's folder that cannot be made over
+        raise MapperoptError(f"{taken[0]} is a file, where mapperopt keeps an iteration's run folder",
+                             hint="remove or rename it, then run the same command again")
     done = sorted(int(p.name[5:]) for p in root.glob("iter-*") if p.name[5:].isdigit() and p.is_dir())
     outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
                if not n and (root / name).exists()]
