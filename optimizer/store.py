@@ -432,12 +432,14 @@ def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
 def _cut_hint(root: Path, settings: dict, line: int, i: int) -> str:
     """The first part of the hint for a journal of the tuning folder `root` (its `settings`) whose record of
     iteration `i`, expected at `line`, cannot be read: what to delete so that the run goes on from iteration `i`
-    (the journal from that line on, the folders of the iterations after it and, with no record left, the outputs
-    written from the journal: what `_require_recorded` would refuse otherwise), running those iterations again.
+    (the journal from that line on, the folders of the iterations from `i` on and, with no record left, the outputs
+    written from the journal: what `_require_recorded` would refuse otherwise; iteration `i`'s folder would be made
+    over anyway, but is named too, so that every hint names the folders of all the iterations it runs again),
+    running those iterations again.
     Empty for a run of a comparison, whose other runs' records may reuse those iterations' folders (`cached_from`)."""
     if "compare" in settings:
         return ""
-    folders = sorted(p.name for p in root.glob("iter-*") if p.name[5:].isdigit() and int(p.name[5:]) > i and p.is_dir())
+    folders = sorted(p.name for p in root.glob("iter-*") if p.name[5:].isdigit() and int(p.name[5:]) >= i and p.is_dir())
     outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
                if i == 1 and (root / name).exists()]
 

@@ -669,13 +669,15 @@ def test_a_settings_value_of_the_right_kind_but_not_allowed_is_refused_when_the_
 
 
 @pytest.mark.parametrize("line, damage, cut, removed", [
-    (2, {"throughput": -1}, "delete line 2 and every line after it from state.jsonl, and the folder iter-003",
-     ["iter-003"]),
-    (2, {"iter": 7}, "delete line 2 and every line after it from state.jsonl, and the folder iter-003", ["iter-003"]),
-    (1, {"throughput": -1}, "delete line 1 and every line after it from state.jsonl, the folders iter-002 and "
-                            "iter-003, and best.dsl, history.csv and progress.png", ["iter-002", "iter-003",
-                                                                                       "best.dsl", "history.csv",
-                                                                                       "progress.png"])])
+    # the folders of every iteration run again, the damaged line's included (not only those after it: the hints of
+    # lines 1 and 2 read as if they disagreed)
+    (2, {"throughput": -1}, "delete line 2 and every line after it from state.jsonl, and the folders iter-002 and "
+                            "iter-003", ["iter-002", "iter-003"]),
+    (2, {"iter": 7}, "delete line 2 and every line after it from state.jsonl, and the folders iter-002 and iter-003",
+     ["iter-002", "iter-003"]),
+    (1, {"throughput": -1}, "delete line 1 and every line after it from state.jsonl, the folders iter-001, iter-002 "
+                            "and iter-003, and best.dsl, history.csv and progress.png",
+     ["iter-001", "iter-002", "iter-003", "best.dsl", "history.csv", "progress.png"])])
 def test_a_damaged_record_inside_the_journal_is_refused_with_a_way_to_go_on(tmp_path, line, damage, cut, removed):
     """A record inside the journal that cannot be read (or numbers another iteration) was refused with only "restore
     the folder from a copy, or start a new one": a user without a copy lost the run. The hint says what to delete so
