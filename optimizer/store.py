@@ -394,6 +394,35 @@ def _require_one_program(path: Path, settings: dict, damaged: str) -> None:
                              f"{' and '.join(map(repr, programs))}",
                              hint=(f"set its 'app' back to \"{programs[0]}\" (its iterations are that program's); or "
                                    if len(programs) == 1 else "") + damaged)
+    _require_own_tasks(path, settings, damaged)
+
+
+def _require_own_tasks(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) of a benchmark's tuning folder whose description lists
+    tasks other than the benchmark's own (configs/): its names all edited to another benchmark, the run would go on
+    as that one's.
+
+    Raises:
+        MapperoptError: naming both lists of tasks, and the benchmark the listed ones are of.
+    """
+    from mapperopt.benchmarks.apps import known_benchmarks, load_config
+
+    def tasks(description: dict) -> list[str]:
+        return [t["name"] for t in description.get("tasks", [])]
+
+    benchmarks = known_benchmarks()
+    if settings["app"] not in benchmarks or "app_description" not in settings:
+        return
+    listed, own = tasks(settings["app_description"]), tasks(load_config(settings["app"]).stored_description())
+    if set(listed) == set(own):
+        return
+    theirs = next((b for b in benchmarks if set(tasks(load_config(b).stored_description())) == set(listed)), None)
+    raise MapperoptError(f"{path} is damaged: its field 'app' is {settings['app']!r}, but its field "
+                         f"'app_description.tasks' names the tasks {_listed(listed)}, and {settings['app']}'s are "
+                         f"{_listed(own)}",
+                         hint=(f"the tasks are {theirs}'s: if its iterations are too (their programs name these "
+                               f"tasks), set 'app', 'request.bench' and 'app_description.app' to \"{theirs}\"; or "
+                               if theirs else "") + damaged)
 
 
 def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
@@ -443,14 +472,16 @@ def _cut_hint(root: Path, settings: dict, line: int, i: int) -> str:
     outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
                if i == 1 and (root / name).exists()]
 
-    def listed(names: list[str]) -> str:
-        return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-    extra = ([f"the folder{'s' * (len(folders) > 1)} {listed(folders)}"] if folders else []) + (
-        [listed(outputs)] if outputs else [])
+    extra = ([f"the folder{'s' * (len(folders) > 1)} {_listed(folders)}"] if folders else []) + (
+        [_listed(outputs)] if outputs else [])
     return (f"delete line {line} and every line after it from state.jsonl"
             + (f", and {extra[0]}" if len(extra) == 1 else f", {extra[0]}, and {extra[1]}" if extra else "")
             + f", then run the same command again: it runs iteration {i} and the later ones again; or ")
+
+
+def _listed(names: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _require_recorded(root: Path, n: int) -> None:

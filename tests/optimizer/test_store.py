@@ -602,6 +602,32 @@ def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_
                                         "restore the tuning folder from a copy"), raised.value.hint
 
 
+def test_a_settings_file_naming_another_program_everywhere_but_in_its_tasks_is_refused(tmp_path):
+    """`app`, `request.bench` and `app_description.app` all edited to stencil in a circuit folder: the three names
+    agree, and the run went on as stencil's (stencil built and run, its iterations appended to circuit's, under
+    circuit's baselines). The description's tasks are still circuit's, which stencil has not."""
+    from mapperopt.benchmarks import load_config
+
+    described = load_config("circuit").stored_description()
+    store = TuneStore.create(tmp_path, "circuit", {"request": {"bench": "circuit"}, "app_description": described})
+    store.unlock()
+    path = store.root / "settings.json"
+    settings = json.loads(path.read_text())
+    path.write_text(json.dumps({**settings, "app": "stencil", "request": {"bench": "stencil"},
+                                "app_description": {**described, "app": "stencil"}}))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == (
+        f"{path} is damaged: its field 'app' is 'stencil', but its field 'app_description.tasks' names the tasks "
+        "init_piece, init_pointers, calculate_new_currents, distribute_charge, update_voltages and check_circuit, "
+        "and stencil's are init_tile, stencil, increment and check"), raised.value
+    assert raised.value.hint.startswith("the tasks are circuit's: if its iterations are too (their programs name "
+                                        "these tasks), set 'app', 'request.bench' and 'app_description.app' to "
+                                        "\"circuit\"; or restore the tuning folder from a copy"), raised.value.hint
+    path.write_text(json.dumps(settings))
+    TuneStore.open(store.root)  # as written: taken
+
+
 def tuning_settings() -> dict:
     """The settings a resumed run reads, as `tune` writes them for circuit on a machine of 2 CPUs."""
     from mapperopt.benchmarks import load_config
