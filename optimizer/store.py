@@ -468,7 +468,8 @@ def _cut_hint(root: Path, settings: dict, line: int, i: int) -> str:
     Empty for a run of a comparison, whose other runs' records may reuse those iterations' folders (`cached_from`)."""
     if "compare" in settings:
         return ""
-    folders = sorted(p.name for p in root.glob("iter-*") if p.name[5:].isdigit() and int(p.name[5:]) >= i and p.is_dir())
+    folders = sorted(p.name for p in root.glob("iter-*")
+                     if p.name[5:].isdigit() and int(p.name[5:]) >= i and p.is_dir())
     outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
                if i == 1 and (root / name).exists()]
 
