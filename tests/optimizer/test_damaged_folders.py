@@ -375,3 +375,35 @@ def test_a_finished_final_measurement_whose_record_was_lost_is_not_called_cut_sh
     assert "interrupted" not in final, final
     assert [g["folder"] for g in final["lost"]] == ["final-1"], final
     assert [g["folder"] for g in final["groups"]] == ["final-2"], final
+
+
+def test_a_damaged_journal_line_of_a_comparisons_run_is_refused_with_a_way_to_go_on(comparison, tmp_path, capsys):
+    """A damaged record inside a comparison run's journal got only restore-or-new (a whole comparison lost without a
+    copy), and the journal emptied a tuning run's hint (`--new` would start another comparison). The hint says what
+    to delete, as `tune`'s does; followed, the run is tuned again from there."""
+    folder = copied(comparison, tmp_path)
+    journal = folder / "random-1" / "state.jsonl"
+    lines = journal.read_text().splitlines(keepends=True)
+    journal.write_text(json.dumps({**json.loads(lines[0]), "throughput": -1}) + "\n" + "".join(lines[1:]))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert ("hint: delete line 1 and every line after it from state.jsonl, the folder iter-002, and best.dsl, "
+            "history.csv and progress.png, then run the command without --report-only: it runs iteration 1 and the "
+            "later ones of random-1 again") in text, text
+
+    journal.write_text("")
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert f"error: {journal} is empty, but iter-001, iter-002, best.dsl" in text, text
+    assert "--resume, with --new" not in text, text
+    assert ("hint: restore state.jsonl from a copy; or delete the folder iter-002, and best.dsl, history.csv and "
+            "progress.png, then run the command without --report-only: it runs iteration 1 and the later ones of "
+            "random-1 again") in text, text
+
+    for name in ("iter-002", "best.dsl", "history.csv", "progress.png"):
+        target = folder / "random-1" / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    assert main(["compare", "--resume", str(folder)]) == 0
+    assert len(journal.read_text().splitlines()) == 2
