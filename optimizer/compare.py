@@ -379,13 +379,28 @@ def _require_one_bench(folder: Path, settings: dict) -> None:
     if "app" in settings or "bench" not in settings:
         return
     bench, described = settings["bench"], (settings.get("app_description") or {}).get("app")
-    runs = {}
+    runs, descriptions = {}, {}
     for run in sorted(folder.glob("*/settings.json")):
         try:
-            runs[f"{run.parent.name}/settings.json"] = json.loads(run.read_text()).get("app")
+            stored = json.loads(run.read_text())
+            runs[f"{run.parent.name}/settings.json"] = stored.get("app")
+            descriptions[f"{run.parent.name}/settings.json"] = stored.get("app_description")
         except (OSError, ValueError, AttributeError):  # a run's damaged file is named when the run is opened
             continue
     other = {f: v for f, v in runs.items() if isinstance(v, str) and v != bench}
+    tuned = set(other.values())
+    if described == bench and other and len(other) == len(runs) and len(tuned) == 1 and all(
+            _same_description(settings["app_description"], descriptions[f], *tuned) for f in other):
+        # every run says, in both its fields, the one program whose tasks the comparison's description lists: the
+        # comparison's settings.json was edited, in both of its fields
+        [program] = tuned
+        named = " and ".join(other)
+        raise MapperoptError(f"{folder / 'settings.json'} is damaged: its fields 'bench' and 'app_description.app' "
+                             f"are {bench!r}, but its runs' {named} {'names' if len(other) == 1 else 'name'} "
+                             f"{program!r} in 'app' and 'app_description.app', and its own 'app_description' lists "
+                             f"the tasks of theirs",
+                             hint=f"set its 'bench' and 'app_description.app' back to \"{program}\" (its runs tune "
+                                  f"that program); or {_DAMAGED}")
     if described in (None, bench) and other:  # the runs' files are the odd ones: named as damaged
         run, app = next(iter(other.items()))
         also = " and 'app_description.app'" if described else ""
@@ -401,6 +416,14 @@ def _require_one_bench(folder: Path, settings: dict) -> None:
                          f"{' and '.join(map(repr, programs))}",
                          hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
                                if len(programs) == 1 else "") + _DAMAGED)
+
+
+def _same_description(comparison: Any, run: Any, program: str) -> bool:
+    """Whether a run's `app_description` (`run`) describes `program` and is the comparison's (`comparison`, which
+    each run copies) but for the program's name."""
+    if not isinstance(comparison, dict) or not isinstance(run, dict) or run.get("app") != program:
+        return False
+    return {k: v for k, v in comparison.items() if k != "app"} == {k: v for k, v in run.items() if k != "app"}
 
 
 def _require_no_comparison(folder: Path) -> None:
@@ -748,7 +771,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             loads = [x for g in used for x in g["load_average"]]
             measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
                         "load_average": [min(loads), max(loads)] if loads else None,
-                        "noise_warnings": _noise(ctx, used, outcomes, finals),
+                        "noise_warnings": _noise(ctx, used, outcomes, finals, say),
                         "final_groups": [{k: g[k] for k in ("runs", "cores", "folder", "reference", "load_average")}
                                          for g in used]}
         else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
@@ -1504,18 +1527,24 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
     return stored
 
 
-def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: dict) -> list[list[str]]:
+def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: dict,
+           say: Callable[[str], Any] = print) -> list[list[str]]:
     """What makes the comparison's figures unreliable (`protocol.noise_warnings`), as [title, text] pairs, as `tune`
     says of its baselines and final comparison: the reference's first measurement (exactly --repeats executions;
-    the curves divide by it), then the final measurement's reference (per group) and each run's best program (named
-    by its run)."""
+    the curves divide by it; its run's result.json damaged: noted through `say`, as `tune` notes it), then the final
+    measurement's reference (per group) and each run's best program (named by its run)."""
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
     calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
     wall = not calibrated and ctx["bench"].metric.regex is None  # a user's program measured by its wall time
     out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
-    if first.exists():
-        result = read_json(first, hint=_DAMAGED, fields=RESULT_FIELDS)
+    try:
+        result = read_json(first, fields=RESULT_FIELDS) if first.exists() else None
+    except MapperoptError as exc:  # the figure is in <reference>.json: only its noise is unknown
+        say(f"Note: {exc.message}: the noise of {reference_name(reference, ctx.get('own_mapper'))}'s first "
+            f"measurement is not shown (its figure is in {reference}.json).")
+        result = None
+    if result is not None:
         start_up = protocol.start_up_time(result)  # the advised --timeout leaves room for it
         if protocol.values_of(result):
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)

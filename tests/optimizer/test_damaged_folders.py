@@ -407,3 +407,72 @@ def test_a_damaged_journal_line_of_a_comparisons_run_is_refused_with_a_way_to_go
         shutil.rmtree(target) if target.is_dir() else target.unlink()
     assert main(["compare", "--resume", str(folder)]) == 0
     assert len(journal.read_text().splitlines()) == 2
+
+
+def test_a_damaged_reference_run_result_is_noted_and_the_report_written(comparison, tmp_path, capsys):
+    """baseline-expert/result.json damaged: `tune` notes it and goes on (its figure is kept elsewhere); `compare`
+    refused the whole comparison with restore-or-new. It notes it too: expert.json keeps the figure."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "baseline-expert" / "result.json", lambda r: r.update(status=5))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: {folder / 'baseline-expert' / 'result.json'} is damaged: its field 'status' is a number, not a "
+            "string: the noise of the expert mapper's first measurement is not shown (its figure is in expert.json)"
+            in text), text
+    assert json.loads((folder / "summary.json").read_text())["reference_first_throughput"] == \
+        json.loads((folder / "expert.json").read_text())["throughput"]
+
+
+def test_a_comparisons_bench_and_description_edited_together_name_its_settings(comparison, tmp_path, capsys):
+    """settings.json's `bench` and `app_description.app` both edited to another program: the intact runs' files were
+    called damaged, with a hint to write that program into them (followed: a report titled with the other program
+    and this one's scores). The runs agree with each other and with the description's tasks: the comparison's
+    settings.json is named."""
+    folder = copied(comparison, tmp_path)
+
+    def other(s):
+        s["bench"] = "circuit"
+        s["app_description"]["app"] = "circuit"
+
+    edited(folder / "settings.json", other)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its fields 'bench' and 'app_description.app' are "
+            "'circuit', but its runs' random-1/settings.json names 'stencil'") in text, text
+    assert "hint: set its 'bench' and 'app_description.app' back to \"stencil\"" in text, text
+
+
+def test_a_damaged_journal_line_of_a_comparisons_run_is_refused_with_a_way_to_go_on(comparison, tmp_path, capsys):
+    """A damaged record inside a comparison run's journal got only restore-or-new (a whole comparison lost without a
+    copy), and the journal emptied a tuning run's hint (`--new` would start another comparison). The hint says what
+    to delete, as `tune`'s does; followed, the run is tuned again from there."""
+    folder = copied(comparison, tmp_path)
+    journal = folder / "random-1" / "state.jsonl"
+    lines = journal.read_text().splitlines(keepends=True)
+    journal.write_text(json.dumps({**json.loads(lines[0]), "throughput": -1}) + "\n" + "".join(lines[1:]))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert ("hint: delete line 1 and every line after it from state.jsonl, the folder iter-002, and best.dsl, "
+            "history.csv and progress.png, then run the command without --report-only: it runs iteration 1 and the "
+            "later ones of random-1 again") in text, text
+
+    journal.write_text("")
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert f"error: {journal} is empty, but iter-001, iter-002, best.dsl" in text, text
+    assert "--resume, with --new" not in text, text
+    assert ("hint: restore state.jsonl from a copy; or delete the folder iter-002, and best.dsl, history.csv and "
+            "progress.png, then run the command without --report-only: it runs iteration 1 and the later ones of "
+            "random-1 again") in text, text
+
+    for name in ("iter-002", "best.dsl", "history.csv", "progress.png"):
+        target = folder / "random-1" / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    assert main(["compare", "--resume", str(folder)]) == 0
+    assert len(journal.read_text().splitlines()) == 2
