@@ -525,7 +525,10 @@ def test_a_damaged_file_of_a_comparisons_run_hints_at_the_comparison_folder(tmp_
         path.write_text("{\x00\n" + path.read_text().splitlines(keepends=True)[1])
     with pytest.raises(MapperoptError, match="damaged") as caught:
         TuneStore.open(store.root)
-    assert caught.value.hint == "restore the comparison folder from a copy, or start a new one with `--new`"
+    # a damaged record: what to delete to go on, by the comparison's command that tunes
+    cut = ("delete line 1 and every line after it from state.jsonl, then run the command without --report-only: it "
+           "runs iteration 1 and the later ones of random-1 again; or " if damage == "journal" else "")
+    assert caught.value.hint == cut + "restore the comparison folder from a copy, or start a new one with `--new`"
 
 
 def test_a_lost_settings_file_under_iterations_is_refused_naming_them(tmp_path):
