@@ -113,7 +113,8 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
             f"('Region * <region> GPU ZCMEM,FBMEM;') and keep the small, hot ones in FBMEM; or raise --fsize "
             f"(Legion's -ll:fsize; now {_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU "
             f"has more memory."
-            + (" A run with --profile shows which of its tasks take the time." if own else ""))
+            + (" A run with --profile shows which of its tasks take the time." if own else "")
+            + (_extra_instances(result) if _small(asked, sizes.get("fsize"), capacity) else ""))
         return suggestion, (Edit("set_region_memory", {"task": "*", "region": "*", "proc": "GPU",
                                                        "memories": ["FBMEM", "ZCMEM"]}),)
     option = SIZE_OPTIONS.get(kind)
@@ -124,6 +125,9 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
     physical = _physical_mb()
     head = (f"{kind} is the full memory{only}: {where} does not fit in its "
             f"{_mb(sizes.get(option), capacity)}.")
+    if _small(asked, sizes.get(option), capacity):
+        head = (f"{kind} is the full memory{only}: {where} is a small part of its "
+                f"{_mb(sizes.get(option), capacity)}, which other instances fill.{_extra_instances(result)}")
     if kind in ("SYSMEM", "ZCMEM") and physical is not None and new > physical:
         return (f"{head} Raising --{option} to {new} MiB would exceed this machine's {physical} MiB: use a smaller "
                 f"problem size or a machine with more memory."), ()
@@ -149,6 +153,33 @@ def _flag_advice(kind: str, where: str, asked: int, capacity: int | None,
     if physical is not None and new > physical:
         return f"{text}; this machine's {physical} MiB cannot take a {flag} of {new} MiB.", None
     return f"{text}, or raise its size: `-- {flag} {new}` at the end of the mapperopt run/tune command.", None
+
+
+def _small(asked: int, size_mb: int | None, capacity: int | None) -> bool:
+    """Whether an allocation of `asked` bytes would fit twice in the memory (its size in MiB from the command line,
+    else the capacity the failure reported): then other instances, not this one, filled it."""
+    total = size_mb * MIB if size_mb is not None else capacity
+    return total is not None and 2 * asked <= total
+
+
+def _extra_instances(result: RunResult) -> str:
+    """A sentence naming the mapper's Layout statements that name tasks (with their lines): each gives those tasks'
+    instances a layout that the other tasks', the producers' above all, need not have, so that the same data gets
+    a second instance; "" for none (or a mapper that does not parse)."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl.formatter import format_statement
+
+    try:
+        statements = parse(result.dsl, "<mapper>").statements if result.dsl is not None else []
+    except DslSyntaxError:
+        return ""
+    named = [f"line {s.loc.line}: `{format_statement(s)}`" for s in statements
+             if isinstance(s, A.LayoutStmt) and s.tasks.names is not None]
+    if not named:
+        return ""
+    return (" A Layout statement for some tasks only makes a second instance of data that other tasks (the ones "
+            f"that wrote it) laid out otherwise: {'; '.join(named)}; dropping it lets them share one instance.")
 
 
 def _mb(mb: int | None, capacity: int | None) -> str:

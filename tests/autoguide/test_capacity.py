@@ -130,3 +130,31 @@ def test_memory_sizes_read_realm_units():
     result = dataclasses.replace(result, settings={**result.settings, "command": command})
     assert memory_sizes(result) == {"csize": 16384, "fsize": 3072, "zsize": 6144}
     assert "raise --fsize (Legion's -ll:fsize; now 3072 MiB)" in explain(result).suggestion
+
+
+# A real run (`mapperopt run --app './daxpy -n 2000000 -i 2' --mapper aos.dsl --once -- -ll:csize 64`, a tutorial-style
+# daxpy whose `init_field` writes X, Y (32 MB) and `daxpy` reads them and writes Z, 16 MB): the mapper's AOS layout for
+# daxpy alone makes a second instance of X, Y beside the one init_field wrote (Legion's default mapper runs it in 64 MiB).
+AOS_DSL = "Task * CPU;\nLayout daxpy input_lp * AOS;\n"
+AOS_R403 = ("[mapperopt] error R403: no memory of the list SYSMEM can hold requirement 1 (output_lp, ip, output_lr, is, "
+            "output_fs) of task 'daxpy': SYSMEM: allocation of 16000000 bytes failed (capacity 67108864 bytes; "
+            "-ll:csize sizes it); processor CPU[node 0, proc 0]")
+
+
+def test_a_small_allocation_in_a_large_memory_names_the_layouts_that_make_extra_instances():
+    """The failed instance is a quarter of the memory: other instances filled it. The advice says so and names the
+    mapper's Layout statements for some tasks only (each makes instances of data other tasks laid out otherwise),
+    beside the size to raise (the edits stay the size); a mapper without such statements is not told of them, and
+    an instance larger than half the memory keeps the plain advice."""
+    command = "daxpy -n 2000000 -i 2 -ll:csize 64 -ll:cpu 1 -ll:util 1 -logfile stderr"
+    result = RunResult(app="daxpy", mapper="aos.dsl", status="failed", stage="run", reason="aborted", dsl=AOS_DSL,
+                       log=AOS_R403 + "\n", settings={"cpus": 1, "gpus": 0, "command": command, "app_file": None})
+    fb = explain(result)
+    assert "does not fit in its 64 MiB" not in fb.suggestion, fb.suggestion
+    assert "other instances fill" in fb.suggestion, fb.suggestion
+    assert "line 2: `Layout daxpy input_lp * AOS;`" in fb.suggestion, fb.suggestion
+    assert "Raise --csize to" in fb.suggestion and memory_settings(fb.edits) == {"csize": 256}
+    plain = explain(dataclasses.replace(result, dsl="Task * CPU;\nLayout * * * AOS;\n"))
+    assert "other instances fill" in plain.suggestion and "Layout" not in plain.suggestion, plain.suggestion
+    big = explain(dataclasses.replace(result, log=AOS_R403.replace("16000000", "48000000") + "\n"))
+    assert "does not fit in its 64 MiB" in big.suggestion and "Layout" not in big.suggestion, big.suggestion
