@@ -162,7 +162,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         stdout, stderr: everything it printed.
         timeout_s: the timeout it ran under (for the reason).
         expect_result: False for a program that prints no result line (a user's application): exiting 0 succeeds.
-        dsl_mapper: whether a DSL mapper mapped the run (only then can an abort be blamed on an unmapped region).
+        dsl_mapper: whether a DSL mapper mapped the run (only then can an abort be blamed on the mapper).
 
     Returns:
         (stage, reason, result): stage and reason None on success; `result` is the parsed result line when there
@@ -183,8 +183,8 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         if tail or not dsl_mapper:
             said = f": {' / '.join(tail)[-REASON_CHARS:]}" if tail else " without a message"
             return stage, f"the program aborted (SIGABRT){said}", result
-        return ("run", "aborted without any message (silent abort): probably a region requirement left unmapped, "
-                       "e.g. after a failed allocation (out of memory)", result)
+        return ("run", "aborted without any message (silent abort): the program's own abort() or failed assertion, "
+                       "or a region requirement its mapper left without an instance", result)
     if signum == signal.SIGKILL:
         return "run", f"killed by SIGKILL, probably by the kernel for running out of memory{suffix}", result
     if signum is not None:

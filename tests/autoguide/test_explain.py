@@ -16,7 +16,7 @@ from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl import check, parse
 from mapperopt.dsl.commands import load_app
 from mapperopt.errors import MapperoptError
-from mapperopt.records import Feedback
+from mapperopt.records import Attempt, Feedback, RunResult
 
 
 def test_levels_add_explanation_then_suggestion_and_edits():
@@ -136,7 +136,7 @@ def test_silent_abort_is_reported_as_such():
     fb = explain(result)
     assert fb.rule == "silent-abort"
     assert feedback_text(fb, result).startswith(
-        "Execution: Execution Error: silent abort (exit -6, SIGABRT), probably a region requirement left unmapped")
+        "Execution: Execution Error: silent abort (exit -6, SIGABRT): nothing was printed before it")
 
 
 def test_performance_feedback_compares_and_names_the_heaviest_leaf_task():
@@ -501,3 +501,34 @@ def test_texts_naming_the_mapper_used_without_mapper_say_legions_default_mapper_
     assert fb.rule == "legion-other-exception" and fb.suggestion == (
         "Undo the most recent change to the mapper; if the error persists without --mapper (Legion's default "
         "mapper), it is not a mapper problem."), fb.suggestion
+
+
+# A real run (`mapperopt run --app './flagwrap.sh -n 1000' --mapper my.dsl --once`, a tutorial-style daxpy whose task
+# calls abort() in one point, with a DSL mapper that places everything in system memory): SIGABRT, nothing printed.
+SILENT_LOG = ("--- stderr ---\n[0 - 7fc2b087a000]    0.000000 {4}{gpu}: cuInit(0) returned 100 (CUDA_ERROR_NO_DEVICE): "
+              "no CUDA-capable device is detected (mapperopt libcuda stand-in), resource discovery failed\n"
+              "[0 - 7fc2b087a000]    0.000000 {5}{gpu}: We are not able to discover the CUDA resources.\n"
+              "[mapperopt] note: the LD_PRELOAD shim loaded the DSL mapper /x/libmapperopt_mapper.so\n\n--- stdout ---\n")
+MY_DSL = ("Task * CPU;\nRegion * input_lr CPU SYSMEM;\nRegion daxpy output_lr CPU SYSMEM;\nLayout * * * SOA F_order;\n"
+          "mcpu = Machine(CPU);\ndef cyclic(Task task) { return mcpu[0, task.ipoint[0] % mcpu.size[1]]; }\n"
+          "IndexTaskMap init_field,daxpy cyclic;\n")
+
+
+def test_a_silent_abort_under_a_dsl_mapper_is_not_blamed_on_memory_and_says_how_to_tell():
+    """A DSL mapper that cannot place an instance says so (R403): a silent abort under one is more likely the
+    program's own abort() or assertion. The feedback says so and gives the one step that tells the two apart, a run
+    without --mapper; without a DSL mapper (a C++ mapper, Legion's default) the unmapped requirement stays possible."""
+    result = RunResult(app="flagwrap.sh", mapper="my.dsl", status="failed", stage="run", reason="aborted",
+                       dsl=MY_DSL, log=SILENT_LOG, attempts=(Attempt(-6, 0.379, stdout="stdout.txt",
+                                                                     stderr="stderr.txt"),),
+                       settings={"cpus": 1, "gpus": 0, "app_file": None, "timeout_s": 300.0,
+                                 "app_options": "--app '/a/prog/flagwrap.sh -n 1000'",
+                                 "command": "env LD_PRELOAD=/x/p.so /a/prog/flagwrap.sh -n 1000 -logfile stderr"})
+    fb = explain(result)
+    text = feedback_text(fb, result)
+    assert fb.rule == "silent-abort"
+    assert "probably a region requirement left unmapped" not in text and "memory ran out" not in text, text
+    assert "R403" in fb.explanation and "abort()" in fb.explanation, fb.explanation
+    assert "without --mapper" in fb.suggestion and "List a larger memory kind after the small one" not in fb.suggestion
+    _, unmapped = load("stencil-unmapped_requirement")  # a C++ mapper that leaves a requirement unmapped
+    assert "left without an instance" in explain(unmapped).explanation

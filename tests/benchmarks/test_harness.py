@@ -166,6 +166,12 @@ def test_a_good_run(tmp_path):
     assert "a warning" in (tmp_path / "run" / "stderr.txt").read_text()
 
 
+def test_a_silent_abort_is_not_blamed_on_memory_alone(tmp_path):
+    """A DSL mapper out of memory says so (R403) before it aborts: a silent abort is as likely the program's own."""
+    run = _run(tmp_path, "kill -ABRT $$")
+    assert "out of memory" not in run.reason and "abort() or failed assertion" in run.reason, run.reason
+
+
 @pytest.mark.parametrize("body, stage, reason", [
     ("kill -ABRT $$", "run", "silent abort"),
     ("echo '[mapperopt] error R400: processor index out of bound: index 5 >= size 1' >&2; kill -ABRT $$",
