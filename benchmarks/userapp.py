@@ -710,6 +710,16 @@ def mapper_notes(result) -> list[str]:
         elif region:
             names = sorted({n for t in tasks if region.group(1) in (None, t.name) for r in t.regions for n in r.names})
             near = closest(region.group(2), names) if region.group(2) not in names else None
+            # The region is there, but only inner tasks have it: the mapper maps their regions virtually, never by
+            # the statement, so it says no requirement has the name (check's W305).
+            holders = [t for t in tasks if region.group(1) in (None, t.name)
+                       and any(region.group(2) in r.names for r in t.regions)]
+            if holders and all(t.inner for t in holders):
+                inner = ", ".join(f"'{t.name}'" for t in holders)
+                note = note[:region.start()] + (
+                    f"{inner} {'is an inner task' if len(holders) == 1 else 'are inner tasks'} with region "
+                    f"'{region.group(2)}', and an inner task's regions are mapped virtually (no instance): the "
+                    "statement has no effect")
         else:
             near = None
         out.append(note + (f"; {meant(near)}" if near else ""))

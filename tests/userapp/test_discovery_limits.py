@@ -176,3 +176,28 @@ def test_runs_note_r453_for_an_unknown_region_name_says_the_close_one(tmp_path):
     first, second = mapper_notes(result)
     assert first.endswith("has 'particle piece' among its names; did you mean \"particle pieces\"?"), first
     assert second.endswith("has 'nowhere' among its names"), second
+
+
+def test_runs_note_r453_for_an_inner_tasks_region_says_it_is_mapped_virtually(tmp_path):
+    """An inner task's region is mapped virtually, so its Region statement never applies and the mapper notes R453
+    "no region requirement ... has 'data' among its names" although it has (check's W305 says why): `run` prints what
+    happened instead."""
+    from mapperopt.benchmarks.userapp import mapper_notes
+    from mapperopt.records import Attempt, RunResult
+
+    described = tmp_path / "described.json"
+    described.write_text(json.dumps({
+        "schema": "mapperopt.app/1", "app": "tree", "discovered": True, "region_tree": [],
+        "tasks": [{"name": "fill", "variants": ["CPU"], "launch": "single", "inner": True, "leaf": False,
+                   "regions": [{"index": 0, "names": ["data"], "privilege": "read_write", "fields": ["V"]}]},
+                  {"name": "leaf", "variants": ["CPU"], "launch": "index", "regions": [
+                      {"index": 0, "names": ["pieces", "data"], "privilege": "write_discard", "fields": ["V"]}]}]}))
+    (tmp_path / "stderr-1.txt").write_text(  # as the run of tree with `Region fill data CPU SYSMEM;` printed it
+        "[mapperopt] note R453: m/tree.dsl:3: this Region statement matched nothing in this run: no region requirement "
+        "of task 'fill' has 'data' among its names\n")
+    result = RunResult("tree", "tree.dsl", "ok", attempts=(Attempt(0, 1.0, stderr="stderr-1.txt"),),
+                       run_dir=str(tmp_path), settings={"description": str(described)})
+    note, = mapper_notes(result)
+    assert "has 'data' among its names" not in note, note
+    assert note.startswith("note R453: m/tree.dsl:3: this Region statement matched nothing in this run: "), note
+    assert "'fill' is an inner task" in note and "mapped virtually" in note, note
