@@ -40,6 +40,7 @@ MAX_FIELD = 240  # characters of one matched value in a text
 HEAVY_SHARE = 25.0  # percent of the measured task time from which a task on the CPU is worth moving to the GPU
 MAX_POINTS = 4096  # points of an index launch evaluated to tell which processors its map statement uses
 BUSY_SHARE = 50.0  # percent of a timed-loop iteration its tasks fill (summed) below which the runtime dominates
+NEGLIGIBLE_SHARE = 10.0  # percent of a user's program's wall time its counted tasks fill below which advice is moot
 
 
 class _Missing(KeyError):
@@ -580,6 +581,23 @@ def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
     return {"task_ms": task_ms, "loop_ms": loop_ms, "busy": 100 * task_ms / loop_ms}
 
 
+def _counted(result: RunResult, rows: list[dict]) -> dict | None:
+    """For a user's program (its timed loop unknown): {"counted_s": the seconds of the tasks `task_profile` counts,
+    summed over the processors, "wall_s": the process's wall time, "covered": the percent of it they fill, "others":
+    the profiled tasks it leaves out (inner tasks, tasks without region requirements), heaviest first, or "none"};
+    None for a benchmark, without counted tasks or without a wall time."""
+    if "app_file" not in (result.settings or {}) or not rows or not result.time_s:
+        return None
+    profile = result.profile or next((a.profile for a in reversed(result.attempts) if a.profile), None) or {}
+    counted_s, names = sum(r["total_s"] for r in rows), {r["task"] for r in rows}
+    left: dict[str, float] = {}
+    for entry in profile.get("tasks", ()):
+        if entry["task"] not in names:
+            left[entry["task"]] = left.get(entry["task"], 0.0) + entry.get("total_s", 0.0)
+    return {"counted_s": counted_s, "wall_s": result.time_s, "covered": 100 * counted_s / result.time_s,
+            "others": ", ".join(sorted(left, key=lambda t: -left[t])) or "none"}
+
+
 def _mapper_file(result: RunResult) -> str:
     """The run's DSL file: the one it was given, else the `mapper.dsl` a tuning iteration's run folder holds, else
     `default.dsl` for Legion's default mapper (the advice says what to write in it) and `my.dsl` as a template."""
@@ -686,6 +704,9 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         parts.append(texts["hot_task"].format(**rows[0]))
         if rows[0]["task"] in untimed:
             parts.append(texts["before_timer"])
+    counted = _counted(result, rows)
+    if counted is not None:
+        parts.append(texts["counted"].format(**counted))
     explanation = " ".join(parts) or "N/A"
     # Suggestion: a heavy task on the CPU that has a GPU variant, while the run has GPUs (its edit is what the guided
     # search applies, so it keeps precedence); else against the runtime's overhead where it takes most of the loop
@@ -704,6 +725,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             **busy, remedies="; ".join(remedies[:-1]) + "; and " + remedies[-1] if len(remedies) > 1 else remedies[0])
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
+        if counted is not None and counted["covered"] < NEGLIGIBLE_SHARE:
+            suggestion = texts["counted_little"].format(**counted, task=rows[0]["task"]) + " " + suggestion
     elif result.dsl is None and result.settings.get("own_mapper"):  # the program's own mapper, not Legion's default
         suggestion = texts["not_profiled_own"].format(mapper=result.settings["own_mapper"], file=_mapper_file(result),
                                                       command=_profiled_command(result))

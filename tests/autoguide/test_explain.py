@@ -532,3 +532,49 @@ def test_a_silent_abort_under_a_dsl_mapper_is_not_blamed_on_memory_and_says_how_
     assert "without --mapper" in fb.suggestion and "List a larger memory kind after the small one" not in fb.suggestion
     _, unmapped = load("stencil-unmapped_requirement")  # a C++ mapper that leaves a requirement unmapped
     assert "left without an instance" in explain(unmapped).explanation
+
+
+# A real profiled run (iteration 1 of `mapperopt tune --app './tree -ll:cpu 2 -fib 14' --verify-pattern OK`): a
+# recursive `fibonacci` task tree with futures (no region requirements), an inner task `fill` that index-launches
+# `leaf` over 4 pieces of region `data`; the profile's MAPPEROPT_PROFILE line and the discovered description.
+TREE_PROFILE = {"schema": "mapperopt.profile/1", "tasks": [
+    {"task": "fibonacci", "kind": "CPU", "count": 1219, "points": 1, "total_s": 83.1815221, "max_s": 0.332643063},
+    {"task": "fill", "kind": "CPU", "count": 1, "points": 1, "total_s": 0.000191377, "max_s": 0.000191377},
+    {"task": "leaf", "kind": "CPU", "count": 4, "points": 4, "total_s": 9.849e-05, "max_s": 6.4307e-05},
+    {"task": "sum", "kind": "CPU", "count": 609, "points": 1, "total_s": 0.002583757, "max_s": 0.000192133},
+    {"task": "top_level", "kind": "CPU", "count": 1, "points": 1, "total_s": 0.473493281, "max_s": 0.473493281}]}
+TREE_TASKS = [
+    {"name": "top_level", "variants": ["CPU"], "launch": "single", "leaf": False, "regions": []},
+    {"name": "fibonacci", "variants": ["CPU"], "launch": "single", "leaf": False, "parent": "top_level",
+     "regions": []},
+    {"name": "fill", "variants": ["CPU"], "launch": "single", "inner": True, "leaf": False, "parent": "top_level",
+     "regions": [{"index": 0, "names": ["data"], "privilege": "read_write", "fields": ["V"], "field_sizes": [4]}]},
+    {"name": "sum", "variants": ["CPU"], "launch": "single", "parent": "fibonacci", "regions": []},
+    {"name": "leaf", "variants": ["CPU"], "launch": "index", "parent": "fill", "domain": [4], "regions": [
+        {"index": 0, "names": ["pieces", "data"], "privilege": "write_discard", "fields": ["V"], "field_sizes": [4]}]}]
+
+
+def _tree_run(tmp_path) -> RunResult:
+    described = tmp_path / "tree.json"
+    described.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "tree", "discovered": True,
+                                     "region_tree": [], "tasks": TREE_TASKS}))
+    return RunResult(app="tree", mapper="mapper.dsl", status="ok", throughput=1.14, unit="1/s", time_s=0.879,
+                     trimmed_mean=1.207, dsl="Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA F_order;\n",
+                     profile=TREE_PROFILE, settings={
+                         "cpus": 2, "gpus": 0, "app_file": None, "description": str(described),
+                         "app_options": "--app '/a/tree -ll:cpu 2 -fib 14' --verify-pattern OK",
+                         "command": "env LD_PRELOAD=/x/p.so /a/tree -ll:cpu 2 -fib 14 -ll:cpu 2 -ll:util 1"})
+
+
+def test_a_profile_that_counts_a_negligible_part_of_the_wall_time_says_so(tmp_path):
+    """The profile counts leaf tasks with region requirements only: of a task tree of futures it counts 0.1 ms of a
+    0.88 s run. The feedback says what share of the wall time the counted tasks cover, names the tasks it leaves
+    out, and warns that a change for the heaviest counted one can win back little."""
+    result = _tree_run(tmp_path)
+    fb = explain(result, baselines={"default": 1.27})
+    assert "'leaf' on CPU takes 100% of the measured task time" in fb.explanation  # of the counted tasks' time
+    assert "0.011% of the process's 0.879 s wall time" in fb.explanation, fb.explanation
+    assert "not counted: fibonacci, top_level, sum, fill" in fb.explanation, fb.explanation
+    assert "can win back little" in fb.suggestion, fb.suggestion
+    busy = dataclasses.replace(result, time_s=0.0002)  # the counted task fills the run: no warning
+    assert "can win back little" not in explain(busy).suggestion
