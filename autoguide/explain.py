@@ -453,10 +453,12 @@ def _instances(found, task: str, kind: str, have: Mapping[str, int | None]) -> d
     return out
 
 
-def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | None]) -> list[str]:
+def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | None], result: RunResult
+                    ) -> list[str]:
     """The Layout and CollectMemory statements for `task` on `kind` that change something: those its variants
     accept and whose setting the run's mapper does not already give to each of its instances (all of them where the
-    mapper cannot be evaluated); `found`: `_evaluator`'s answer, `info`: the task's description or None."""
+    mapper cannot be evaluated), CollectMemory not where every run reads its inputs again (`_inputs_reused`);
+    `found`: `_evaluator`'s answer, `info`: the task's description or None."""
     layouts = ([found[0].layout(task, r.index, kind, _memory_of(found[0], task, r.index, kind, have))
                 for r in info.regions] if found else [])
     options = []
@@ -467,9 +469,29 @@ def _layout_options(found, info, task: str, kind: str, have: Mapping[str, int | 
     if free and (not found or any(lay["order"] != "AOS" for lay in layouts)):
         options.append(f"`Layout {selector_name(task)} * * AOS;`")
     read_only = [r.index for r in info.regions if r.privilege == "read_only"] if info is not None else [None]
-    if read_only and not (found and set(read_only) <= set(found[0].collect(task))):
+    if read_only and not (found and set(read_only) <= set(found[0].collect(task))) and \
+            not _inputs_reused(result, info):
         options.append(f"`CollectMemory {selector_name(task)} *;`")
     return options
+
+
+def _inputs_reused(result: RunResult, info) -> bool:
+    """Whether the task `info` (its description; None: unknown) runs more than once per point (the profile's count
+    over its launch's points) and no task that runs at least as often writes a field of any of its read-only
+    requirements (a write requirement sharing a name and a field): then every run reads the instances the previous
+    one read, which collecting them after each would only make again."""
+    profile = result.profile or next((a.profile for a in reversed(result.attempts) if a.profile), None) or {}
+    per_point: dict[str, float] = {}
+    for entry in profile.get("tasks", ()):
+        per_point[entry["task"]] = per_point.get(entry["task"], 0.0) + entry.get("count", 0) / max(
+            entry.get("points", 1), 1)
+    desc = _description(result)
+    if info is None or desc is None or per_point.get(info.name, 0.0) <= 1:
+        return False
+    inputs = [r for r in info.regions if r.privilege == "read_only"]
+    return not any(per_point.get(t.name, 0.0) >= per_point[info.name] and w.privilege != "read_only"
+                   and set(w.names) & set(r.names) and set(w.fields) & set(r.fields)
+                   for t in desc.tasks for w in t.regions for r in inputs)
 
 
 def _map_statement(found, dsl: str | None, task: str, index_launch: bool, kind: str):
@@ -552,7 +574,7 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
         return " ".join(parts)
     # One processor and every memory in use: the instances' layout and lifetime are left, as far as the variants
     # accept them and the mapper does not set them already.
-    options = _layout_options(found, info, row["task"], row["kind"], kind["memories"])
+    options = _layout_options(found, info, row["task"], row["kind"], kind["memories"], result)
     if not options:
         return texts["nothing_left"].format(task=row["task"], kind=row["kind"], where=where, procs=procs)
     from mapperopt.benchmarks.userapp import output_checked
@@ -579,6 +601,36 @@ def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
     task_ms = 1e3 * sum(r["total_s"] for r in timed) / ran  # a loop task runs in every iteration the profile ran
     loop_ms = 1e3 * result.time_s / done["iterations"]
     return {"task_ms": task_ms, "loop_ms": loop_ms, "busy": 100 * task_ms / loop_ms}
+
+
+def _reference_interval(result: RunResult, name: str, base: float) -> list[float] | None:
+    """The 90 % interval of reference `name`'s measurement, from its run folder `baseline-<name>` beside the run's
+    (a tuning iteration's) or its parent's (a comparison's), where that measured `base`; None where there is none."""
+    if not result.run_dir:
+        return None
+    for folder in list(Path(result.run_dir).parents)[:2]:
+        try:
+            ref = RunResult.from_json(json.loads((folder / f"baseline-{name}" / "result.json").read_text()))
+        except (OSError, ValueError, MapperoptError):
+            continue
+        if ref.recorded_throughput and abs(ref.recorded_throughput - base) <= 1e-9 * base and ref.interval:
+            return ref.interval
+    return None
+
+
+def _ratio_range(texts: Mapping[str, str], result: RunResult, name: str, base: float) -> str:
+    """`versus_range` for the ratio of the run to reference `name` (its throughput `base`): its range by the run's
+    90 % interval and the reference's (`_reference_interval`) where known, "within the noise" where that includes 1;
+    "" where neither is known."""
+    ref = _reference_interval(result, name, base)
+    if not result.interval and not ref:
+        return ""
+    lo, hi = result.interval or (result.recorded_throughput,) * 2
+    ref_lo, ref_hi = ref or (base, base)
+    low, high = lo / ref_hi, hi / ref_lo
+    return " " + texts["versus_range"].format(
+        low=low, high=high, within="within the noise: " if low <= 1 <= high else "",
+        intervals="the 90 % intervals of this run and of that mapper's" if ref else "this run's 90 % interval")
 
 
 def _counted(result: RunResult, rows: list[dict]) -> dict | None:
@@ -689,7 +741,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
                   for r in rows[:TOP_TASKS]]
     # Explanation: how this mapper compares, and where the time goes.
     # the `default` reference of a program with its own mapper ran that one ("that of the program's own mapper")
-    parts = [texts["versus"].format(ratio=value / base,
+    parts = [texts["versus"].format(ratio=value / base, noise=_ratio_range(texts, result, name, base),
                                     baseline="program's own" if name == "default" and own_mapper else name)
              for name, base in sorted(baselines.items()) if name != "expert" and base]
     if best:

@@ -578,3 +578,31 @@ def test_a_profile_that_counts_a_negligible_part_of_the_wall_time_says_so(tmp_pa
     assert "can win back little" in fb.suggestion, fb.suggestion
     busy = dataclasses.replace(result, time_s=0.0002)  # the counted task fills the run: no warning
     assert "can win back little" not in explain(busy).suggestion
+
+
+def test_a_ratio_to_a_reference_within_the_noise_says_so(tmp_path):
+    """Iterations 1 and 3 of a real `tune --app app.yaml` (a daxpy, 1/ms): iteration 1 maps as Legion's default
+    mapper and measured 1.17x of it, iteration 3 measured 1.95x. With the 90 % intervals of the run and of the
+    reference (its run folder beside the iteration's) the ratio gets its range, and "within the noise" where that
+    includes 1; with the run's interval only, its range by that; with neither, the bare ratio."""
+    tune = tmp_path / "tune"
+    (tune / "baseline-default").mkdir(parents=True)
+    default = RunResult("daxpy", "default", "ok", throughput=0.000574209, unit="1/ms", trimmed_mean=0.0005742087,
+                        interval=[0.0005569079, 0.0009711029], run_dir=str(tune / "baseline-default"))
+    (tune / "baseline-default" / "result.json").write_text(json.dumps(default.to_json()))
+    baselines = {"default": default.trimmed_mean}
+
+    def run(n: int, value: float, interval: list[float] | None) -> RunResult:
+        return RunResult("daxpy", "mapper.dsl", "ok", throughput=value, unit="1/ms", trimmed_mean=value,
+                         interval=interval, run_dir=str(tune / f"iter-00{n}"), dsl="Task * CPU;\n",
+                         settings={"app_file": "app.yaml", "cpus": 2})
+
+    first = explain(run(1, 0.0006706225, [0.0005232546, 0.0009391006]), baselines=baselines).explanation
+    assert ("Throughput is 1.17x that of the default mapper (within the noise: 0.54-1.69x by the 90 % intervals of "
+            "this run and of that mapper's).") in first, first
+    third = explain(run(3, 0.0011215380, [0.0010086550, 0.0011615693]), baselines=baselines).explanation
+    assert "1.95x that of the default mapper (1.04-2.09x by the 90 % intervals of this run and of" in third, third
+    other = explain(run(3, 0.0011215380, [0.0010086550, 0.0011615693]), baselines={"default": 0.0006}).explanation
+    assert "1.87x that of the default mapper (1.68-1.94x by this run's 90 % interval)." in other, other
+    bare = explain(run(3, 0.0011215380, None), baselines={"default": 0.0006}).explanation
+    assert "Throughput is 1.87x that of the default mapper." in bare, bare

@@ -100,3 +100,53 @@ def test_a_map_statement_with_a_kind_selector_is_found_for_the_heaviest_task():
     fb = explain(dataclasses.replace(_profiled(4, 0, "-ll:csize 300"), dsl=mapper))
     assert "has 4 CPU processors, over which the mapper's IndexTaskMap statement at line 4 already places it" \
         in fb.suggestion, fb.suggestion
+
+
+# Iteration 2 of a real `mapperopt tune --app app.yaml` (a tutorial-style daxpy, 4 pieces, 20 iterations, 2 CPUs):
+# init_field writes X, then Y (twice per point), daxpy reads X, Y (read-only) and writes Z 20 times per point.
+DAXPY_DSL = """Task * CPU;
+Region * * CPU SYSMEM;
+Layout * * * SOA F_order;
+mcpu = Machine(CPU);
+def block_cpu1d(Task task) {  # block over all processors, nodes first
+    lin = task.ipoint[0];
+    n = task.ispace[0];
+    q = lin * mcpu.volume / n;
+    return mcpu[q / mcpu.size[1], q % mcpu.size[1]];
+}
+IndexTaskMap init_field,daxpy block_cpu1d;
+"""
+DAXPY_PROFILE = {"schema": "mapperopt.profile/1", "tasks": [
+    {"task": "check", "kind": "CPU", "count": 1, "points": 1, "total_s": 0.029956579, "max_s": 0.029956579},
+    {"task": "daxpy", "kind": "CPU", "count": 80, "points": 4, "total_s": 1.59480361, "max_s": 0.135226763},
+    {"task": "init_field", "kind": "CPU", "count": 8, "points": 4, "total_s": 0.030354466, "max_s": 0.006821285},
+    {"task": "top_level", "kind": "CPU", "count": 1, "points": 1, "total_s": 1.03982072, "max_s": 1.03982072}]}
+_IN = ["input_lp", "ip", "input_lr", "is", "input_fs"]
+DAXPY_TASKS = [
+    {"name": "top_level", "variants": ["CPU"], "launch": "single", "leaf": False, "regions": []},
+    {"name": "init_field", "variants": ["CPU"], "launch": "index", "domain": [4], "regions": [
+        {"index": 0, "names": _IN, "privilege": "write_discard", "fields": ["X"], "field_sizes": [8]}]},
+    {"name": "daxpy", "variants": ["CPU"], "launch": "index", "domain": [4], "regions": [
+        {"index": 0, "names": _IN, "privilege": "read_only", "fields": ["X", "Y"], "field_sizes": [8, 8]},
+        {"index": 1, "names": ["output_lp", "ip", "output_lr", "is", "output_fs"], "privilege": "write_discard",
+         "fields": ["Z"], "field_sizes": [8]}]},
+    {"name": "check", "variants": ["CPU"], "launch": "single", "regions": [
+        {"index": 0, "names": ["input_lr", "is", "input_fs"], "privilege": "read_only", "fields": ["X", "Y"]},
+        {"index": 1, "names": ["output_lr", "is", "output_fs"], "privilege": "read_only", "fields": ["Z"]}]}]
+
+
+def test_collecting_a_read_only_input_that_every_iteration_reads_again_is_not_suggested(tmp_path):
+    """daxpy reads X, Y 20 times per point and nothing writes them as often: collecting them after each task only
+    makes them be made again, so CollectMemory is not among the options; where a task as frequent writes them
+    (init_field in every iteration), it is."""
+    described = tmp_path / "daxpy.json"
+    described.write_text(json.dumps({"schema": "mapperopt.app/1", "app": "daxpy", "discovered": True,
+                                     "region_tree": [], "tasks": DAXPY_TASKS}))
+    result = RunResult("daxpy", "mapper.dsl", "ok", throughput=0.00103, unit="1/ms", time_s=1.494, dsl=DAXPY_DSL,
+                       profile=DAXPY_PROFILE, settings={"cpus": 2, "gpus": 0, "app_file": "app.yaml",
+                                                        "description": str(described), "command": "daxpy -ll:cpu 2"})
+    fb = explain(result)
+    assert "`Layout daxpy * * Align==64;`" in fb.suggestion and "CollectMemory" not in fb.suggestion, fb.suggestion
+    every = [dict(e, count=80) if e["task"] == "init_field" else e for e in DAXPY_PROFILE["tasks"]]
+    fb = explain(dataclasses.replace(result, profile={**DAXPY_PROFILE, "tasks": every}))
+    assert "`CollectMemory daxpy *;`" in fb.suggestion, fb.suggestion
