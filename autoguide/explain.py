@@ -635,8 +635,9 @@ def _ratio_range(texts: Mapping[str, str], result: RunResult, name: str, base: f
 
 def _counted(result: RunResult, rows: list[dict]) -> dict | None:
     """For a user's program (its timed loop unknown): {"counted_s": the seconds of the tasks `task_profile` counts,
-    summed over the processors, "wall_s": the process's wall time, "covered": the percent of it they fill, "others":
-    the profiled tasks it leaves out (inner tasks, tasks without region requirements), heaviest first, or "none"};
+    summed over the processors, "wall_s": the process's wall time, "share": the percent of it they fill, "covered":
+    that percent as the text writes it, "others": the profiled tasks it leaves out (inner tasks, tasks without
+    region requirements), heaviest first, or "none"};
     None for a benchmark, without counted tasks or without a wall time."""
     if "app_file" not in (result.settings or {}) or not rows or not result.time_s:
         return None
@@ -646,7 +647,9 @@ def _counted(result: RunResult, rows: list[dict]) -> dict | None:
     for entry in profile.get("tasks", ()):
         if entry["task"] not in names:
             left[entry["task"]] = left.get(entry["task"], 0.0) + entry.get("total_s", 0.0)
-    return {"counted_s": counted_s, "wall_s": result.time_s, "covered": 100 * counted_s / result.time_s,
+    covered = 100 * counted_s / result.time_s
+    return {"counted_s": counted_s, "wall_s": result.time_s, "share": covered,
+            "covered": f"{covered:.2g}" if covered < 10 else f"{covered:.0f}",
             "others": ", ".join(sorted(left, key=lambda t: -left[t])) or "none"}
 
 
@@ -777,7 +780,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             **busy, remedies="; ".join(remedies[:-1]) + "; and " + remedies[-1] if len(remedies) > 1 else remedies[0])
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
-        if counted is not None and counted["covered"] < NEGLIGIBLE_SHARE:
+        if counted is not None and counted["share"] < NEGLIGIBLE_SHARE:
             suggestion = texts["counted_little"].format(**counted, task=rows[0]["task"]) + " " + suggestion
     elif result.dsl is None and result.settings.get("own_mapper"):  # the program's own mapper, not Legion's default
         suggestion = texts["not_profiled_own"].format(mapper=result.settings["own_mapper"], file=_mapper_file(result),
