@@ -114,7 +114,7 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
             f"(Legion's -ll:fsize; now {_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU "
             f"has more memory."
             + (" A run with --profile shows which of its tasks take the time." if own else "")
-            + (_extra_instances(result) if _small(asked, sizes.get("fsize"), capacity) else ""))
+            + (_extra_instances(result) if _fits_alone(asked, sizes.get("fsize"), capacity) else ""))
         return suggestion, (Edit("set_region_memory", {"task": "*", "region": "*", "proc": "GPU",
                                                        "memories": ["FBMEM", "ZCMEM"]}),)
     option = SIZE_OPTIONS.get(kind)
@@ -125,9 +125,9 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
     physical = _physical_mb()
     head = (f"{kind} is the full memory{only}: {where} does not fit in its "
             f"{_mb(sizes.get(option), capacity)}.")
-    if _small(asked, sizes.get(option), capacity):
-        head = (f"{kind} is the full memory{only}: {where} is a small part of its "
-                f"{_mb(sizes.get(option), capacity)}, which other instances fill.{_extra_instances(result)}")
+    if _fits_alone(asked, sizes.get(option), capacity):
+        head = (f"{kind} is the full memory{only}: {where} would fit in its {_mb(sizes.get(option), capacity)} "
+                f"alone, but other instances fill it.{_extra_instances(result)}")
     if kind in ("SYSMEM", "ZCMEM") and physical is not None and new > physical:
         return (f"{head} Raising --{option} to {new} MiB would exceed this machine's {physical} MiB: use a smaller "
                 f"problem size or a machine with more memory."), ()
@@ -155,11 +155,11 @@ def _flag_advice(kind: str, where: str, asked: int, capacity: int | None,
     return f"{text}, or raise its size: `-- {flag} {new}` at the end of the mapperopt run/tune command.", None
 
 
-def _small(asked: int, size_mb: int | None, capacity: int | None) -> bool:
-    """Whether an allocation of `asked` bytes would fit twice in the memory (its size in MiB from the command line,
-    else the capacity the failure reported): then other instances, not this one, filled it."""
+def _fits_alone(asked: int, size_mb: int | None, capacity: int | None) -> bool:
+    """Whether an allocation of `asked` bytes fits in the empty memory (its size in MiB from the command line, else
+    the capacity the failure reported): then other instances filled it."""
     total = size_mb * MIB if size_mb is not None else capacity
-    return total is not None and 2 * asked <= total
+    return total is not None and asked <= total
 
 
 def _extra_instances(result: RunResult) -> str:

@@ -141,20 +141,34 @@ AOS_R403 = ("[mapperopt] error R403: no memory of the list SYSMEM can hold requi
             "-ll:csize sizes it); processor CPU[node 0, proc 0]")
 
 
-def test_a_small_allocation_in_a_large_memory_names_the_layouts_that_make_extra_instances():
-    """The failed instance is a quarter of the memory: other instances filled it. The advice says so and names the
+def test_an_allocation_that_fits_the_empty_memory_names_the_layouts_that_make_extra_instances():
+    """The failed instance would fit in the empty memory: other instances fill it. The advice says so and names the
     mapper's Layout statements for some tasks only (each makes instances of data other tasks laid out otherwise),
     beside the size to raise (the edits stay the size); a mapper without such statements is not told of them, and
-    an instance larger than half the memory keeps the plain advice."""
+    an instance larger than the memory keeps the plain advice."""
     command = "daxpy -n 2000000 -i 2 -ll:csize 64 -ll:cpu 1 -ll:util 1 -logfile stderr"
     result = RunResult(app="daxpy", mapper="aos.dsl", status="failed", stage="run", reason="aborted", dsl=AOS_DSL,
                        log=AOS_R403 + "\n", settings={"cpus": 1, "gpus": 0, "command": command, "app_file": None})
     fb = explain(result)
     assert "does not fit in its 64 MiB" not in fb.suggestion, fb.suggestion
-    assert "other instances fill" in fb.suggestion, fb.suggestion
+    assert "(15 MiB) would fit in its 64 MiB alone, but other instances fill it" in fb.suggestion, fb.suggestion
     assert "line 2: `Layout daxpy input_lp * AOS;`" in fb.suggestion, fb.suggestion
     assert "Raise --csize to" in fb.suggestion and memory_settings(fb.edits) == {"csize": 256}
     plain = explain(dataclasses.replace(result, dsl="Task * CPU;\nLayout * * * AOS;\n"))
-    assert "other instances fill" in plain.suggestion and "Layout" not in plain.suggestion, plain.suggestion
-    big = explain(dataclasses.replace(result, log=AOS_R403.replace("16000000", "48000000") + "\n"))
+    assert "other instances fill it" in plain.suggestion and "Layout" not in plain.suggestion, plain.suggestion
+    big = explain(dataclasses.replace(result, log=AOS_R403.replace("16000000", "80000000") + "\n"))
     assert "does not fit in its 64 MiB" in big.suggestion and "Layout" not in big.suggestion, big.suggestion
+
+
+def test_a_layout_that_makes_a_second_instance_is_named_and_the_run_without_it_fits(tmp_path):
+    """Stencil's 16 MB grid in 24 MiB: `Layout increment * * AOS;` makes increment an AOS instance beside the one
+    init_tile wrote, which does not fit; the feedback names that statement, and the same run without it succeeds."""
+    aos = "Task * CPU;\nLayout increment * * AOS;\n"
+    failed = run_benchmark("stencil", aos, size="ci", csize=24, extra_args=GRID, min_time_s=0, out_dir=tmp_path / "a")
+    assert failed.status == "failed" and "R403" in failed.reason, failed.reason
+    fb = explain(failed)
+    assert "alone, but other instances fill it" in fb.suggestion and "line 2: `Layout increment * * AOS;`" in \
+        fb.suggestion, fb.suggestion
+    fixed = run_benchmark("stencil", "Task * CPU;\n", size="ci", csize=24, extra_args=GRID, min_time_s=0,
+                          out_dir=tmp_path / "b")
+    assert fixed.ok, f"{fixed.stage}: {fixed.reason}"
