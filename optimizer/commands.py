@@ -303,6 +303,22 @@ def _require_same_program(root: Path, settings: dict, bench: Any, iters: int | N
                                   "command without --resume)" if plain else hint)
 
 
+def require_known_size(path: Path, size: Any, bench: Any, hint: str) -> None:
+    """Refuses the settings.json `path` of a tuning or comparison folder of the benchmark `bench` whose `size` is
+    none of the benchmark's (an edit; a benchmark's sizes are fixed, a user's application file may change). `hint`:
+    how to restore the folder (`damage_hint`).
+
+    Raises:
+        MapperoptError: naming the file, the field and the sizes there are, not --size (a resumed run ignores it).
+    """
+    from mapperopt.benchmarks.userapp import UserApp
+
+    sizes = [] if isinstance(bench, UserApp) else list(load_config(bench).sizes)
+    if sizes and size not in sizes:
+        raise MapperoptError(f"{path} is damaged: its field 'size' is {size!r}, not one of {bench}'s sizes: "
+                             f"{', '.join(sizes)}", hint=hint)
+
+
 def require_same_build(root: Path, settings: dict, bench: Any) -> None:
     """Refuses to continue the tuning or comparison folder `root` (its `settings`) of a user's program whose
     executable's contents changed since the folder recorded them (a rebuild): its iterations, baselines and cached
@@ -734,6 +750,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                       "deleted")
         settings = store.settings
         _require_same_program(found, settings, bench, iters, plain)  # before the lock: a refusal changes nothing
+        require_known_size(found / "settings.json", settings["size"], bench, damage_hint(found))
         if resume_dir is not None:
             ignored = _ignored_on_resume(settings.get("request") or {},
                                          () if isinstance(bench, UserApp) else app_args)

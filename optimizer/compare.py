@@ -45,6 +45,7 @@ same evaluator.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import hashlib
@@ -73,9 +74,11 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
-                                          memory_now, require_same_build, require_same_machine, require_start_file)
+                                          memory_now, require_known_size, require_same_build, require_same_machine,
+                                          require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
+from mapperopt.optimizer.store import (SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs,
+                                       require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -278,7 +281,8 @@ _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "op
                           "lost?": [{"folder": str, "mappers?": [str]}]},
            "summary.json": {"runs?": [{"folder": str, "best_iter?": (int, None)}], "jobs?": int,
                             "cores_per_job?": (int, None)},
-           "expert.json": {"throughput": Positive, "iterations": (int, None), "wall_s?": (float, None)}}
+           "expert.json": {"throughput": Positive, "iterations": (AtLeast(1, integer=True), None),
+                           "wall_s?": (float, None)}}
 _FIELDS["default.json"] = _FIELDS["expert.json"]
 
 
@@ -286,12 +290,15 @@ def _folder_file(path: Path) -> dict:
     """The comparison folder's file `path` (settings.json, final.json, expert.json or default.json).
 
     Raises:
-        MapperoptError: the file is damaged: not valid JSON, a field of another type (`read_json`), or a final
-            group at odds with itself or the folder (`_require_own_references`), named.
+        MapperoptError: the file is damaged: not valid JSON, a field of another type (`read_json`), a final group
+            at odds with itself or the folder (`_require_own_references`), or a machine no probe wrote
+            (`store.require_machine`), named.
     """
     data = read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
     if path.name == "final.json":
         _require_own_references(path, data)
+    if path.name == "settings.json" and "machine" in data:
+        require_machine(path, data["machine"], _DAMAGED)
     if path.name == "settings.json" and not isinstance(data.get("app", {}), dict):
         # a program's name, as a tuning folder's settings.json has it: said so, not as if an object were simply due
         shown = repr(data["app"]) if isinstance(data["app"], str) else json.dumps(data["app"])
@@ -358,7 +365,7 @@ def _comparison_settings(folder: Path) -> dict:
                              hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
                                   "holds settings.json, expert.json or default.json and the runs")
     settings = _folder_file(path)
-    _require_one_bench(folder, settings)
+    _require_one_problem(folder, settings)
     missing = [k for k in ("bench", "size", "cpus", "gpus", "seed", "start", "executions", "max_executions",
                            "min_time_s", "optimizers", "iters", "repeats") if k not in settings]
     if missing:
@@ -367,40 +374,70 @@ def _comparison_settings(folder: Path) -> dict:
     return settings
 
 
-def _require_one_bench(folder: Path, settings: dict) -> None:
-    """Refuses the comparison folder `folder` of a benchmark whose settings.json (`settings`) names in `bench` another
-    program than its `app_description` and its runs' settings.json (`app`) do (an edit): continued, the runs would
-    tune that other program and append its figures to their journals. A program of the user's (`app`) is checked by
-    its identity instead (`run_compare`).
+def _require_one_problem(folder: Path, settings: dict) -> None:
+    """Refuses the comparison folder `folder` whose settings.json (`settings`) names another problem than its runs
+    were tuned on (an edit): in `bench`, another program than its `app_description` and its runs' settings.json
+    (`app`) do; in `size`, another size than its runs' settings.json, or none of the benchmark's sizes. Continued,
+    the runs would tune that other problem and append its figures to their journals. A program of the user's
+    (`app`) is checked by its identity instead (`run_compare`).
 
     Raises:
-        MapperoptError: naming the file, the fields that disagree and both programs.
+        MapperoptError: naming the file, the fields that disagree and both values: the runs' settings.json when they
+            alone disagree with the comparison's other fields, else the comparison's.
     """
-    if "app" in settings or "bench" not in settings:
-        return
-    bench, described = settings["bench"], (settings.get("app_description") or {}).get("app")
     runs = {}
     for run in sorted(folder.glob("*/settings.json")):
         try:
-            runs[f"{run.parent.name}/settings.json"] = json.loads(run.read_text()).get("app")
-        except (OSError, ValueError, AttributeError):  # a run's damaged file is named when the run is opened
+            runs[f"{run.parent.name}/settings.json"] = json.loads(run.read_text())
+        except (OSError, ValueError):  # a run's damaged file is named when the run is opened
             continue
-    other = {f: v for f, v in runs.items() if isinstance(v, str) and v != bench}
+    runs = {f: r for f, r in runs.items() if isinstance(r, dict)}
+    if "size" in settings:
+        _require_runs_size(folder, settings["size"], {f: r.get("size") for f, r in runs.items()})
+    if "app" in settings or "bench" not in settings:
+        return
+    bench, described = settings["bench"], (settings.get("app_description") or {}).get("app")
+    other = {f: r.get("app") for f, r in runs.items() if isinstance(r.get("app"), str) and r["app"] != bench}
     if described in (None, bench) and other:  # the runs' files are the odd ones: named as damaged
         run, app = next(iter(other.items()))
         also = " and 'app_description.app'" if described else ""
         raise MapperoptError(f"{folder / run} is damaged: its field 'app' is {app!r}, but the comparison's "
                              f"settings.json names {bench!r} in 'bench'{also}",
                              hint=f"set its 'app' back to \"{bench}\"; or {_DAMAGED}")
-    if described in (None, bench):
+    if described not in (None, bench):
+        fields = ["its field 'app_description.app'"] + ([f"the field 'app' of {' and '.join(other)}"] if other else [])
+        programs = sorted({described, *other.values()})
+        raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'bench' is {bench!r}, but "
+                             f"{' and '.join(fields)} {'are' if len(fields) > 1 else 'is'} "
+                             f"{' and '.join(map(repr, programs))}",
+                             hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
+                                   if len(programs) == 1 else "") + _DAMAGED)
+    if "size" in settings:
+        require_known_size(folder / "settings.json", settings["size"], bench, _DAMAGED)
+
+
+def _require_runs_size(folder: Path, size: Any, runs: dict[str, Any]) -> None:
+    """Refuses the comparison folder `folder` whose settings.json's `size` is not its runs' (`runs`: their
+    settings.json's `size`, by file): the comparison's file is named when every run agrees on another size and the
+    reference mapper was not measured at its size, else the runs' that differ from it (the comparison measures
+    every run at its own size)."""
+    other = {f: v for f, v in runs.items() if isinstance(v, str) and v != size}
+    if not other:
         return
-    fields = ["its field 'app_description.app'"] + ([f"the field 'app' of {' and '.join(other)}"] if other else [])
-    programs = sorted({described, *other.values()})
-    raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'bench' is {bench!r}, but "
-                         f"{' and '.join(fields)} {'are' if len(fields) > 1 else 'is'} "
-                         f"{' and '.join(map(repr, programs))}",
-                         hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
-                               if len(programs) == 1 else "") + _DAMAGED)
+    sizes = sorted(set(other.values()))
+    # the size the reference mapper was measured at, which every score divides by, decides a tie (a single run)
+    measured = set()
+    for result in folder.glob("baseline-*/result.json"):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            measured.add(json.loads(result.read_text()).get("settings", {}).get("size"))
+    if len(other) == len(runs) and len(sizes) == 1 and size not in measured:
+        raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'size' is {size!r}, but the field "
+                             f"'size' of {' and '.join(other)} {'are' if len(other) > 1 else 'is'} {sizes[0]!r}",
+                             hint=f"set its 'size' back to \"{sizes[0]}\" (its runs were tuned at that size); or "
+                                  + _DAMAGED)
+    run, was = next(iter(other.items()))
+    raise MapperoptError(f"{folder / run} is damaged: its field 'size' is {was!r}, but the comparison's settings.json "
+                         f"names {size!r} in 'size'", hint=f"set its 'size' back to \"{size}\"; or {_DAMAGED}")
 
 
 def _require_no_comparison(folder: Path) -> None:
@@ -628,7 +665,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     try:
         if resumed and (folder / "settings.json").exists():
             stored = _folder_file(folder / "settings.json")
-            _require_one_bench(folder, stored)
+            _require_one_problem(folder, stored)
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
         else:

@@ -63,9 +63,11 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
                     "min_time_s?": (AtLeast(0), None), "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None),
                     "optimizer?": OneOf(OPTIMIZERS), "baseline?": OneOf(BASELINES), "feedback_level?": OneOf(LEVELS),
                     "search_layouts?": bool,
-                    "seed?": (int, None), "iters?": AtLeast(1, integer=True), "iterations?": (int, None),
+                    "seed?": (int, None), "iters?": AtLeast(1, integer=True),
+                    "iterations?": (AtLeast(1, integer=True), None),
                     "start?": str, "start_dsl?": str, "start_point?": (dict, None), "app_args?": [str],
-                    "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS, "request?": {"bench?": str},
+                    "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
+                    "request?": {"bench?": str, "size?": str},
                     "baselines?": {str: Positive}, "baseline_failures?": {str: str}}
 # The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
 # (`commands._set_aside_final`).
@@ -179,6 +181,7 @@ class TuneStore:
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
         _require_one_program(root / "settings.json", settings, damaged)
+        _require_one_size(root / "settings.json", settings, damaged)
         _require_runnable(root / "settings.json", settings, damaged)
         path = root / "state.jsonl"
         numbered, bad = _read_journal(path)
@@ -395,24 +398,48 @@ def _require_one_program(path: Path, settings: dict, damaged: str) -> None:
                                    if len(programs) == 1 else "") + damaged)
 
 
+def _require_one_size(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) whose `size` is not the --size its `request` recorded (an
+    edit): continued, the run would measure another problem, with the calibration of its own, into its journal.
+
+    Raises:
+        MapperoptError: naming both fields and sizes.
+    """
+    made = (settings.get("request") or {}).get("size")
+    if "size" in settings and made is not None and made != settings["size"]:
+        raise MapperoptError(f"{path} is damaged: its field 'size' is {settings['size']!r}, but its field "
+                             f"'request.size' (the --size it was made with) is {made!r}",
+                             hint=f"set its 'size' back to \"{made}\" (its iterations were measured at that size); "
+                                  f"or {damaged}")
+
+
 def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
     """Refuses the settings.json `path` (its `settings`, of the right kinds) whose fields disagree in a way no run
-    wrote (an edit): a machine whose node 0 has no CPU or GPU processor or no memory, or more repeats than the most
-    allowed.
+    wrote (an edit): more repeats than the most allowed, or a machine no probe wrote (`require_machine`).
 
     Raises:
         MapperoptError: naming the field and what is wrong with it.
+    """
+    if settings.get("max_repeats", settings.get("repeats", 1)) < settings.get("repeats", 1):
+        raise MapperoptError(f"{path} is damaged: its field 'max_repeats' is {settings['max_repeats']}, below its "
+                             f"field 'repeats', {settings['repeats']}", hint=damaged)
+    if settings.get("machine") is not None:
+        require_machine(path, settings["machine"], damaged)
+
+
+def require_machine(path: Path, machine: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` of a tuning or comparison folder whose `machine` (of the right kinds) is no
+    machine a probe wrote (an edit): node 0 without a CPU or GPU processor or without memory, counts of another node
+    count, a memory with affinity to a processor that is not there. `damaged`: how to restore the folder.
+
+    Raises:
+        MapperoptError: naming the file, the field and what is wrong with it.
     """
     from mapperopt.optimizer.space import KIND_RANKING
 
     def refused(why: str) -> MapperoptError:
         return MapperoptError(f"{path} is damaged: its field {why}", hint=damaged)
 
-    if settings.get("max_repeats", settings.get("repeats", 1)) < settings.get("repeats", 1):
-        raise refused(f"'max_repeats' is {settings['max_repeats']}, below its field 'repeats', {settings['repeats']}")
-    machine = settings.get("machine")
-    if machine is None:
-        return
     node0 = {k: counts if isinstance(counts, int) else (counts or [0])[0]
              for k, counts in machine["processors"].items()}
     kinds = [k for k in sorted(KIND_RANKING) if node0.get(k, 0) > 0]  # those the search places tasks on
@@ -424,7 +451,7 @@ def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
         raise refused("'machine.memories' lists no memory of node 0")
     try:
         MachineDescription.from_json(machine)
-    except DescriptionError as exc:  # counts that disagree with its node count
+    except DescriptionError as exc:  # counts of another node count, a processor or node that is not there
         raise refused(f"'machine' is no machine description: {exc}") from None
 
 
