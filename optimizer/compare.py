@@ -759,7 +759,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             for line in left_out_lines(left_out, opts["iters"]):
                 say(line)
             raise MapperoptError(f"no tuning run of {folder} has {opts['iters']} iterations yet",
-                                 hint="run the command without --report-only to tune")
+                                 hint="the errors above stopped the runs: do what they say, then run the same command "
+                                      "again" if opts.get("tune", True) else
+                                 "run the command without --report-only to tune")
         measured: dict[str, Any] = {}
         final = opts.get("final", True)
         if final:

@@ -380,6 +380,23 @@ def test_a_comparisons_machine_edited_to_no_machine_is_refused(comparison, tmp_p
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
+def test_runs_stopped_by_errors_are_not_said_to_need_a_command_without_report_only(comparison, tmp_path, capsys):
+    """When every run to extend stops with an error, the end of the output points at those errors; it told the user
+    to run the command without --report-only, which was not given."""
+    folder = copied(comparison, tmp_path)
+    (folder / "random-1" / "history.csv").unlink()
+    (folder / "random-1" / "history.csv").mkdir()
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), *ARGS[:1], "3", *ARGS[2:]]) == 1
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert f"{folder / 'random-1' / 'history.csv'} is a folder, where mapperopt keeps a file" in text, text
+    assert (f"error: no tuning run of {folder} has 3 iterations yet hint: the errors above stopped the runs: do what "
+            "they say, then run the same command again") in text, text
+    assert "--report-only" not in text, text
+
+
 def test_a_run_folder_replaced_by_a_file_is_named(comparison, tmp_path, capsys):
     """A file where a run's folder belongs is named as such (not as a run not tuned yet), with what to do, by the
     report and by the command that would tune the run."""
