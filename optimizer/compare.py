@@ -45,7 +45,6 @@ same evaluator.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import errno
 import hashlib
@@ -77,8 +76,8 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_
                                           memory_now, require_known_size, require_same_build, require_same_machine,
                                           require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import (SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs,
-                                       require_machine)
+from mapperopt.optimizer.store import (SETTINGS_SCHEMA, TuneStore, folder_path, measured_sizes, reference_name,
+                                       relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -426,11 +425,7 @@ def _require_runs_size(folder: Path, size: Any, runs: dict[str, Any]) -> None:
         return
     sizes = sorted(set(other.values()))
     # the size the reference mapper was measured at, which every score divides by, decides a tie (a single run)
-    measured = set()
-    for result in folder.glob("baseline-*/result.json"):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            measured.add(json.loads(result.read_text()).get("settings", {}).get("size"))
-    if len(other) == len(runs) and len(sizes) == 1 and size not in measured:
+    if len(other) == len(runs) and len(sizes) == 1 and size not in measured_sizes(folder):
         raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'size' is {size!r}, but the field "
                              f"'size' of {' and '.join(other)} {'are' if len(other) > 1 else 'is'} {sizes[0]!r}",
                              hint=f"set its 'size' back to \"{sizes[0]}\" (its runs were tuned at that size); or "

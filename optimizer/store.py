@@ -401,16 +401,34 @@ def _require_one_program(path: Path, settings: dict, damaged: str) -> None:
 def _require_one_size(path: Path, settings: dict, damaged: str) -> None:
     """Refuses the settings.json `path` (its `settings`) whose `size` is not the --size its `request` recorded (an
     edit): continued, the run would measure another problem, with the calibration of its own, into its journal.
+    The field named is `size` unless the baselines were measured at it (`measured_sizes`): then `request.size`.
 
     Raises:
-        MapperoptError: naming both fields and sizes.
+        MapperoptError: naming both fields and sizes, and the one to set back.
     """
-    made = (settings.get("request") or {}).get("size")
-    if "size" in settings and made is not None and made != settings["size"]:
-        raise MapperoptError(f"{path} is damaged: its field 'size' is {settings['size']!r}, but its field "
-                             f"'request.size' (the --size it was made with) is {made!r}",
-                             hint=f"set its 'size' back to \"{made}\" (its iterations were measured at that size); "
-                                  f"or {damaged}")
+    size, made = settings.get("size"), (settings.get("request") or {}).get("size")
+    if size is None or made is None or made == size:
+        return
+    if size in measured_sizes(path.parent) and made not in measured_sizes(path.parent):
+        raise MapperoptError(f"{path} is damaged: its field 'request.size' is {made!r}, but its field 'size' (the "
+                             f"size its baselines were measured at) is {size!r}",
+                             hint=f"set its 'request.size' back to \"{size}\"; or {damaged}")
+    raise MapperoptError(f"{path} is damaged: its field 'size' is {size!r}, but its field 'request.size' (the "
+                         f"--size it was made with) is {made!r}",
+                         hint=f"set its 'size' back to \"{made}\" (its iterations were measured at that size); or "
+                              f"{damaged}")
+
+
+def measured_sizes(root: Path) -> set:
+    """The sizes the reference mappers of the tuning or comparison folder `root` were measured at (their run
+    folders' result.json; damaged ones are left out): what tells an edited `size` from the one the folder ran."""
+    sizes = set()
+    for result in root.glob("baseline-*/result.json"):
+        try:
+            sizes.add(json.loads(result.read_text()).get("settings", {}).get("size"))
+        except (OSError, ValueError, AttributeError):
+            continue
+    return sizes
 
 
 def _require_runnable(path: Path, settings: dict, damaged: str) -> None:

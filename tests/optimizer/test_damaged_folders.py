@@ -241,6 +241,21 @@ def test_a_tuning_folders_size_edited_is_refused_before_anything_runs(tuning, tm
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
+def test_a_tuning_folders_request_size_edited_is_named_as_the_odd_field(tuning, tmp_path, capsys):
+    """`request.size` edited instead of `size`: the two disagree as well, but the baselines were measured at `size`,
+    so `request.size` is named, with the size to set back; setting `size` to it would measure another problem."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    edited(folder / "settings.json", lambda s: s["request"].update(size="small"))
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'request.size' is 'small', but its field "
+            "'size' (the size its baselines were measured at) is 'ci'") in text, text
+    assert "hint: set its 'request.size' back to \"ci\"; or restore the tuning folder from a copy" in text, text
+
+
 @pytest.mark.parametrize("field, value, named", [
     ("timeout_s", 1e-9, "'timeout_s' is 1e-09, not a number >= 0.1 or null"),
     ("iters", 0, "'iters' is 0, not an integer >= 1"),
