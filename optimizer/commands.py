@@ -32,7 +32,8 @@ from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper,
-                                      own_mapper_of, reference_name, relative_run_dirs)
+                                      own_mapper_of, readable_result, reference_name, relative_run_dirs,
+                                      set_up_results)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -542,21 +543,6 @@ def start_up(results: list[dict]) -> float | None:
     return min((t for r in results if (t := protocol.start_up_time(r)) is not None), default=None)
 
 
-def _set_up_results(root: Path) -> list[dict]:
-    """The result.json of the reference mappers and the calibration a tuning folder `root` measured first, but
-    damaged ones (`_print_baselines` notes a reference's)."""
-    return [r for p in (*sorted(root.glob("baseline-*/result.json")), root / "calibration" / "result.json")
-            if p.is_file() and (r := _readable(p)) is not None]
-
-
-def _readable(path: Path) -> Any:
-    """The JSON in `path`, or None where it is damaged."""
-    try:
-        return read_json(path, fields=RESULT_FIELDS)
-    except MapperoptError:
-        return None
-
-
 def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str]) -> MapperoptError | None:
     """The error refusing the --timeout given (`opts`), now that the reference mappers and the calibration in `root`
     ran (`failures`: the references that failed, by name): one of them timed out under it, or it leaves no room for
@@ -574,7 +560,7 @@ def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str
                               "mappings; nothing was tuned", hint="give a larger --timeout, or leave it out")
     try:
         check_timeout(bench, opts["size"], opts["timeout_s"], opts["min_time_s"],
-                      start_up(_set_up_results(root)) or 0.0)
+                      start_up(set_up_results(root)) or 0.0)
     except MapperoptError as exc:
         return MapperoptError(f"{exc.message}; nothing was tuned", hint=exc.hint)
     return None
@@ -897,7 +883,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                    calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
-                   start_up_s=start_up(_set_up_results(store.root)), wall=wall)
+                   start_up_s=start_up(set_up_results(store.root)), wall=wall)
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
@@ -922,7 +908,7 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     error says so rather than send the user to feedback that advises running without a mapper; when every one ran
     past the --timeout given, it names the --timeout."""
     path = store.root / "baseline-default" / "result.json"
-    default = (_readable(path) if path.is_file() else None) or {}
+    default = (readable_result(path) if path.is_file() else None) or {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
         named = "the program's own mapper" if own_mapper_of(store.settings) else "Legion's default mapper"

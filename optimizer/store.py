@@ -47,7 +47,7 @@ from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS, DescriptionError,
 from mapperopt.errors import MapperoptError
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord
-from mapperopt.records import LEVELS
+from mapperopt.records import LEVELS, RESULT_FIELDS
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
@@ -182,6 +182,7 @@ class TuneStore:
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
         _require_one_program(root / "settings.json", settings, damaged)
         _require_one_size(root / "settings.json", settings, damaged)
+        _require_calibrated(root / "settings.json", settings, damaged)
         _require_runnable(root / "settings.json", settings, damaged)
         path = root / "state.jsonl"
         numbered, bad = _read_journal(path)
@@ -419,16 +420,41 @@ def _require_one_size(path: Path, settings: dict, damaged: str) -> None:
                               f"{damaged}")
 
 
+def _require_calibrated(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) whose `iterations`, the count every iteration runs, is none
+    that the reference mappers or the calibration measured successfully at before tuning (an edit): continued, the
+    next iterations would measure another problem than the earlier ones.
+
+    Raises:
+        MapperoptError: naming the field and the count measured.
+    """
+    counts = sorted({r["settings"]["iterations"] for r in set_up_results(path.parent)
+                     if r["status"] == "ok" and (r.get("settings") or {}).get("iterations")})
+    if counts and settings.get("iterations") is not None and settings["iterations"] not in counts:
+        raise MapperoptError(f"{path} is damaged: its field 'iterations' is {settings['iterations']}, but the "
+                             f"reference mappers were measured at {counts[0]}, the count calibrated before tuning",
+                             hint=f"set its 'iterations' back to {counts[0]}; or {damaged}")
+
+
+def set_up_results(root: Path) -> list[dict]:
+    """The result.json of the reference mappers and the calibration the tuning or comparison folder `root` measured
+    first (`baseline-*/`, `calibration/`), but damaged ones (`tune` notes a reference's)."""
+    return [r for p in (*sorted(root.glob("baseline-*/result.json")), root / "calibration" / "result.json")
+            if p.is_file() and (r := readable_result(p)) is not None]
+
+
+def readable_result(path: Path) -> dict | None:
+    """The result.json `path`, or None where it is damaged."""
+    try:
+        return read_json(path, fields=RESULT_FIELDS)
+    except MapperoptError:
+        return None
+
+
 def measured_sizes(root: Path) -> set:
-    """The sizes the reference mappers of the tuning or comparison folder `root` were measured at (their run
-    folders' result.json; damaged ones are left out): what tells an edited `size` from the one the folder ran."""
-    sizes = set()
-    for result in root.glob("baseline-*/result.json"):
-        try:
-            sizes.add(json.loads(result.read_text()).get("settings", {}).get("size"))
-        except (OSError, ValueError, AttributeError):
-            continue
-    return sizes
+    """The sizes the reference mappers of the tuning or comparison folder `root` were measured at
+    (`set_up_results`): what tells an edited `size` from the one the folder ran."""
+    return {(r.get("settings") or {}).get("size") for r in set_up_results(root)}
 
 
 def _require_runnable(path: Path, settings: dict, damaged: str) -> None:

@@ -256,6 +256,26 @@ def test_a_tuning_folders_request_size_edited_is_named_as_the_odd_field(tuning, 
     assert "hint: set its 'request.size' back to \"ci\"; or restore the tuning folder from a copy" in text, text
 
 
+def test_a_tuning_folders_calibrated_count_edited_is_refused(tuning, tmp_path, capsys):
+    """settings.json's `iterations` is the count the reference mappers were calibrated to, which every iteration
+    runs: edited (to 1), the next iterations measured another problem than the earlier ones, under the same header.
+    Refused, naming the count the references measured, before anything runs."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    calibrated = json.loads((folder / "settings.json").read_text())["iterations"]
+    assert calibrated > 1
+    edited(folder / "settings.json", lambda s: s.update(iterations=1))
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'iterations' is 1, but the reference mappers "
+            f"were measured at {calibrated}, the count calibrated before tuning") in text, text
+    assert f"hint: set its 'iterations' back to {calibrated}; or restore the tuning folder from a copy" in text, text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
 @pytest.mark.parametrize("field, value, named", [
     ("timeout_s", 1e-9, "'timeout_s' is 1e-09, not a number >= 0.1 or null"),
     ("iters", 0, "'iters' is 0, not an integer >= 1"),
