@@ -1186,8 +1186,8 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     """The reference mapper's (`name`: "expert", or "default" for a program without one; `named`: as the texts
     name it, `reference_name`) throughput, calibrated
     iteration count and longest execution (seconds; None where an older comparison did not keep it), measured once
-    per comparison (kept in `<name>.json`, which is made again from the run folder's result.json when it is damaged
-    or missing).
+    per comparison (kept in `<name>.json`, which is made again from the run folder's result.json when it is damaged,
+    its count other than that one's included, or missing).
 
     Raises:
         MapperoptError: the reference failed; `<name>.json` is damaged and its run folder cannot replace it, or is a
@@ -1198,13 +1198,16 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     if path.is_dir():  # not made again over it: named before anything else
         raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)))
     damaged = None
+    kept = _kept_reference(folder, name)
     if path.exists():
         try:
             data = _folder_file(path)
+            if kept is not None and data["iterations"] != kept.settings["iterations"]:  # the count every run runs
+                raise MapperoptError(f"{path} is damaged: its field 'iterations' is {data['iterations']}, but "
+                                     f"{named} was measured at {kept.settings['iterations']}")
             return data["throughput"], data["iterations"], data.get("wall_s")
         except MapperoptError as exc:
             damaged = exc
-    kept = _kept_reference(folder, name)
     if kept is not None:
         if damaged is not None:
             say(f"Note: {damaged.message}: made again from {result}.")

@@ -432,6 +432,23 @@ def test_runs_stopped_by_errors_are_not_said_to_need_a_command_without_report_on
     assert "--report-only" not in text, text
 
 
+def test_a_references_calibrated_count_edited_is_made_again_from_its_run_folder(comparison, tmp_path, capsys):
+    """expert.json's `iterations` is the count every run's iterations run: edited (to 1), the runs went on at -l 1.
+    It is taken from the reference's run folder, so it is made again from it, with a note, as a damaged one is."""
+    folder = copied(comparison, tmp_path)
+    path = folder / "expert.json"
+    kept = json.loads(path.read_text())
+    edited(path, lambda e: e.update(iterations=1))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: {path} is damaged: its field 'iterations' is 1, but the expert mapper was measured at "
+            f"{kept['iterations']}: made again from "
+            f"{folder / 'baseline-expert' / 'result.json'}") in out, out
+    assert json.loads(path.read_text()) == kept
+
+
 def test_a_run_folder_replaced_by_a_file_is_named(comparison, tmp_path, capsys):
     """A file where a run's folder belongs is named as such (not as a run not tuned yet), with what to do, by the
     report and by the command that would tune the run."""
