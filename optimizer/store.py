@@ -428,8 +428,10 @@ def _require_calibrated(path: Path, settings: dict, damaged: str) -> None:
     Raises:
         MapperoptError: naming the field and the count measured.
     """
-    counts = sorted({r["settings"]["iterations"] for r in set_up_results(path.parent)
-                     if r["status"] == "ok" and (r.get("settings") or {}).get("iterations")})
+    # in the order set-up takes the count from: the expert mapper's, the default mapper's, the calibration's
+    counts = [r["settings"]["iterations"] for r in sorted(set_up_results(path.parent),
+                                                          key=lambda r: r["mapper"] != "expert")
+              if r["status"] == "ok" and (r.get("settings") or {}).get("iterations")]
     if counts and settings.get("iterations") is not None and settings["iterations"] not in counts:
         raise MapperoptError(f"{path} is damaged: its field 'iterations' is {settings['iterations']}, but the "
                              f"reference mappers were measured at {counts[0]}, the count calibrated before tuning",
