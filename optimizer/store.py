@@ -475,8 +475,9 @@ def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
 
 def require_machine(path: Path, machine: dict, damaged: str) -> None:
     """Refuses the settings.json `path` of a tuning or comparison folder whose `machine` (of the right kinds) is no
-    machine a probe wrote (an edit): node 0 without a CPU or GPU processor or without memory, counts of another node
-    count, a memory with affinity to a processor that is not there. `damaged`: how to restore the folder.
+    machine a probe wrote (an edit): node 0 without a CPU or GPU processor or without memory, a node count other than
+    its processor lists', counts of another node count, a memory with affinity to a processor that is not there.
+    `damaged`: how to restore the folder.
 
     Raises:
         MapperoptError: naming the file, the field and what is wrong with it.
@@ -495,6 +496,12 @@ def require_machine(path: Path, machine: dict, damaged: str) -> None:
         raise refused("'machine.memories' is missing")
     if not any(m["node"] == 0 for m in machine["memories"]):  # Realm gives every node one, a SYSMEM at least
         raise refused("'machine.memories' lists no memory of node 0")
+    listed = {k: len(counts) for k, counts in machine["processors"].items() if isinstance(counts, list)}
+    if len(set(listed.values())) == 1 and machine["nodes"] not in listed.values():  # the node count is the odd one
+        kind, n = next(iter(listed.items()))
+        raise MapperoptError(f"{path} is damaged: its field 'machine.nodes' is {machine['nodes']}, but its field "
+                             f"'machine.processors.{kind}' lists {n} node{'s' * (n != 1)}",
+                             hint=f"set its 'machine.nodes' back to {n}; or {damaged}")
     try:
         MachineDescription.from_json(machine)
     except DescriptionError as exc:  # counts of another node count, a processor or node that is not there

@@ -192,6 +192,8 @@ def _del_memories(settings: dict) -> None:
     (lambda s: s.update(search_layouts="yes"), "'search_layouts' is a string, not true or false"),
     (lambda s: s.update(timeout_s=1e-9), "'timeout_s' is 1e-09, not a number >= 0.1 or null"),
     (lambda s: s.update(iterations=0), "'iterations' is 0, not an integer >= 1 or null"),
+    (lambda s: s["machine"].update(nodes=2), "'machine.nodes' is 2, but its field 'machine.processors.CPU' lists 1 "
+                                             "node"),
     (lambda s: s["machine"]["memories"][0].update(kind="NOSUCH"),
      "'machine.memories[0].kind' is 'NOSUCH', not one of 'SYSMEM', 'FBMEM', 'ZCMEM', 'RDMEM', 'SOCKMEM'"),
     (lambda s: s["machine"]["memories"][0]["procs"].update(CPU=[99]),
@@ -216,7 +218,8 @@ def test_a_settings_value_that_no_option_takes_is_refused_before_anything_runs(t
     assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
     text = " ".join(capsys.readouterr().err.split())
     assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
-    assert "hint: restore the tuning folder from a copy, or start a new one with `--new`" in text, text
+    back = "set its 'machine.nodes' back to 1; or " if "'machine.nodes'" in named else ""  # the way back, when known
+    assert f"hint: {back}restore the tuning folder from a copy, or start a new one with `--new`" in text, text
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
@@ -389,7 +392,7 @@ def _two_nodes(settings: dict) -> None:
 
 
 @pytest.mark.parametrize("edit, named", [
-    (_two_nodes, "'machine' is no machine description: processors['CPU'] lists 1 node; the machine has 2"),
+    (_two_nodes, "'machine.nodes' is 2, but its field 'machine.processors.CPU' lists 1 node"),
     (lambda s: s["machine"]["memories"][0].update(kind="NOSUCH"),
      "'machine.memories[0].kind' is 'NOSUCH', not one of 'SYSMEM', 'FBMEM', 'ZCMEM', 'RDMEM', 'SOCKMEM'"),
     (lambda s: s["machine"]["memories"][0]["procs"].update(CPU=[99]),
@@ -411,7 +414,8 @@ def test_a_comparisons_machine_edited_to_no_machine_is_refused(comparison, tmp_p
     text = " ".join(capsys.readouterr().err.split())
     assert status == 1, text
     assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
-    assert "hint: restore the comparison folder from a copy" in text, text
+    back = "set its 'machine.nodes' back to 1; or " if "'machine.nodes'" in named else ""  # the way back, when known
+    assert f"hint: {back}restore the comparison folder from a copy" in text, text
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
