@@ -28,7 +28,9 @@ the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0
 `plan.json` keeps the options of the last `run` and the GPU its units were measured on (`gpu`, nvidia-smi's name):
 `run` refuses a folder measured on another card (timings of two cards are never mixed: each card's evaluation has its
 own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists from it the units still missing and
-estimates the device time they need (`cost_estimate`).
+estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
+measurement of fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal,
+how many) or missing.
 """
 
 from __future__ import annotations
@@ -212,6 +214,26 @@ def load_units(results: Path) -> dict[str, dict]:
     """The saved unit outcomes by id."""
     folder = results / "units"
     return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))} if folder.exists() else {}
+
+
+def iterations_done(results: Path, unit: Unit) -> int | None:
+    """How many of a tuning `unit`'s iterations its run's journal records (a unit stopped at a call's time limit
+    keeps them for the next call, which resumes it), at most its own count; None when no comparison of its
+    benchmark and size holds its run. A journal that cannot be read counts as none done."""
+    from mapperopt.errors import MapperoptError
+    from mapperopt.optimizer.store import TuneStore
+
+    found = None
+    for settings in sorted((results / "work" / unit.bench).glob("compare-*/settings.json")):
+        run = settings.parent / f"{unit.optimizer}-{unit.seed + 1}"
+        if json.loads(settings.read_text()).get("size") != unit.size or not (run / "settings.json").exists():
+            continue
+        try:
+            done = len(TuneStore.open(run).records)
+        except MapperoptError:
+            done = 0
+        found = max(found or 0, min(done, unit.iters))
+    return found
 
 
 def _save(results: Path, unit_id: str, data: dict) -> None:
@@ -988,9 +1010,10 @@ def main(argv: list[str] | None = None) -> int:
         units = load_units(results)
         for u in work_list(load_plan(results)):
             saved = units.get(u.id)
-            state = "missing" if not saved else "ok" if is_done(u, saved) else "stale" if saved["status"] == "ok" \
-                else saved["status"]
-            print(f"{state:8} {u.id}")
+            done = iterations_done(results, u) if not saved and u.kind == "tune" else None
+            state = "started" if done is not None else "missing" if not saved else "ok" if is_done(u, saved) \
+                else "stale" if saved["status"] == "ok" else saved["status"]
+            print(f"{state:8} {u.id}" + (f" ({done} of {u.iters} iterations done)" if done is not None else ""))
     if args.command == "report":
         out = args.out or args.results.parent / (args.results.name.removesuffix("-eval") + "-evaluation.md")
         write_report(results, out.resolve(), shown=args.results)

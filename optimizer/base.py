@@ -226,7 +226,7 @@ class IterationRecord:
         """
         if data.get("schema") != RECORD_SCHEMA:
             raise ValueError(f"not a tuning record (schema {data.get('schema')!r}, expected {RECORD_SCHEMA!r})")
-        why = wrong_fields(data, _RECORD_FIELDS)
+        why = wrong_fields(data, _RECORD_FIELDS) or _contradiction(data)
         if why:
             raise ValueError(why)
         names = {f.name for f in fields(cls)}
@@ -240,6 +240,22 @@ _RECORD_FIELDS = {"iter": int, "dsl": (str, None), "key": (str, None), "status":
                   "cached?": bool, "cached_from?": (int, str, None), "feedback_text?": str, "note?": str,
                   "result?": (dict, None), "feedback?": (dict, None), "optimizer_state?": (dict, None),
                   "llm?": (dict, None), "wall_s?": float, "best_iter?": (int, None)}
+
+
+def _contradiction(data: dict) -> str | None:
+    """Why a stored record whose fields are each of the right kind is still none the loop writes: a failure with a
+    throughput or without a stage, a success without a throughput (an edit); None when it is one."""
+    def shown(field: str) -> str:
+        return f"its field '{field}' is {'null' if data[field] is None else repr(data[field])}"
+
+    if data["status"] == "failed":
+        wrong = [shown(f) for f, bad in (("stage", data["stage"] is None),
+                                         ("throughput", data["throughput"] is not None)) if bad]
+        return (f"its field 'status' is 'failed', but {' and '.join(wrong)}: a failed iteration records where it "
+                "failed and no throughput") if wrong else None
+    if data["throughput"] is None:
+        return f"its field 'status' is 'ok', but {shown('throughput')}: a successful iteration records its throughput"
+    return None
 
 
 def normalize_dsl(text: str) -> str:

@@ -20,7 +20,8 @@ Folder `runs/<bench>/compare-<settings hash>/` (the same command finds it again 
     final-N/, final.json  the reference and every run's best program measured together at the end, in groups of runs
                         (one per job with --jobs; each group measures the reference again); groups set aside are
                         kept under `replaced`, measurements cut short under `interrupted` (and ended ones
-                        whose record a deleted final.json lost, under `lost`)
+                        whose record a deleted final.json lost, under `lost`); a final-N/ whose measurement
+                        ended holds ended.json (its rounds and runs)
     runs.csv            one row per tuning run
     summary.csv         the paper's table per optimizer (mean, std, worst, median, best of the runs' normalised best
                         throughput; std, worst and median empty for a single run, n/a in the tables) and the share
@@ -49,6 +50,7 @@ import csv
 import errno
 import hashlib
 import json
+import math
 import os
 import shlex
 import signal
@@ -254,6 +256,12 @@ def _setting_text(value) -> str:
 
 
 _DAMAGED = restore_hint("comparison")
+# written in a final-N folder once its measurement has ended (its rounds and runs)
+ENDED = "ended.json"
+# final.json is the record of the final measurement: without it, the command without --report-only measures again
+# (`_record_interrupted` names its final-N folders as ended)
+_FINAL_DAMAGED = ("restore final.json from a copy; or delete it: the command without --report-only then measures the "
+                  "final scores again (its final-N folders are kept)")
 # final.json's groups (`_final`), their measurements by mapper (`protocol.Measured` as JSON)
 _ESTIMATE = {"values": [Positive], "value": Positive, "low": float, "high": float, "spread": float}
 _GROUP = {"runs": [str], "folder": str, "cores": ([int], None), "load_average": [float], "reference": Positive,
@@ -293,7 +301,7 @@ def _folder_file(path: Path) -> dict:
             at odds with itself or the folder (`_require_own_references`), or a machine no probe wrote
             (`store.require_machine`), named.
     """
-    data = read_json(path, hint=_DAMAGED, fields=_FIELDS[path.name])
+    data = read_json(path, hint=_FINAL_DAMAGED if path.name == "final.json" else _DAMAGED, fields=_FIELDS[path.name])
     if path.name == "final.json":
         _require_own_references(path, data)
     if path.name == "settings.json" and "machine" in data:
@@ -309,9 +317,11 @@ def _folder_file(path: Path) -> dict:
 
 
 def _require_own_references(path: Path, finals: dict) -> None:
-    """Refuses the final.json `path` (its content `finals`) whose group names a run that has no folder beside it, or
-    has a `reference` other than the value of its own measurement of the reference mapper (`measured`), which is
-    what `_record_group` keeps there: every score of the group divides by it.
+    """Refuses the final.json `path` (its content `finals`) whose group names a run that has no folder beside it and
+    that the report files do not name (a run whose folder was removed is tuned again), holds an estimate whose
+    `value` is not the trimmed mean of its `values` (the score of its run, or of every run of the group, takes that
+    value), or has a `reference` other than the value of its own measurement of the reference mapper (`measured`),
+    which is what `_record_group` keeps there: every score of the group divides by it.
 
     Raises:
         MapperoptError: naming the field, its value and what it should be.
@@ -320,17 +330,23 @@ def _require_own_references(path: Path, finals: dict) -> None:
         where = f"groups[{i}]"
         # a file in a run folder's place is named as such by `run_compare`
         absent = [run for run in group["runs"] if not (path.parent / run).exists()]
+        if absent:  # a run the report files name was there: its folder was removed, and it is tuned again
+            absent = [run for run in absent if run not in _report_runs(path.parent)]
         if absent:
             raise MapperoptError(f"{path} is damaged: its field '{where}.runs' names {', '.join(absent)}, which "
                                  f"{'is no run' if len(absent) == 1 else 'are no runs'} of this comparison (there is "
                                  f"no folder {path.parent / absent[0]})",
                                  hint=f"remove {', '.join(map(repr, absent))} from '{where}.runs' if "
                                       f"{'it was' if len(absent) == 1 else 'they were'} added by hand; or "
-                                      + _DAMAGED)
+                                      + _FINAL_DAMAGED)
         name = next((n for n in ("expert", "default") if n in group["measured"]), None)
         if name is None:
             raise MapperoptError(f"{path} is damaged: its field '{where}.measured' holds no measurement of the "
-                                 "reference mapper (expert or default)", hint=_DAMAGED)
+                                 "reference mapper (expert or default)", hint=_FINAL_DAMAGED)
+        for mapper, measured in group["measured"].items():
+            _require_own_value(path, f"{where}.measured.{mapper}.estimate", measured["estimate"],
+                               f"{where}.reference" if mapper == name and group["reference"] ==
+                               (measured["estimate"] or {}).get("value") else None)
         own = (group["measured"][name]["estimate"] or {}).get("value")
         if own != group["reference"]:
             raise MapperoptError(f"{path} is damaged: its field '{where}.reference' is {group['reference']!r}, but the "
@@ -338,7 +354,27 @@ def _require_own_references(path: Path, finals: dict) -> None:
                                  f"'{where}.measured.{name}.estimate.value', is "
                                  + (f"{own!r}" if own is not None else "missing (it failed)"),
                                  hint=(f"set its '{where}.reference' back to {own!r} (its scores divide by it); or "
-                                       if own is not None else "") + _DAMAGED)
+                                       if own is not None else "") + _FINAL_DAMAGED)
+
+
+def _require_own_value(path: Path, where: str, estimate: dict | None, also: str | None) -> None:
+    """Refuses the estimate `estimate` of final.json `path` (at `where`) whose `value` is not the trimmed mean of its
+    `values`, as `protocol.estimate` made it (`also`: a field that holds the same figure, named in the hint).
+
+    Raises:
+        MapperoptError: naming the field, its value and the trimmed mean of its values.
+    """
+    if not estimate or not estimate["values"]:
+        return
+    values = estimate["values"]
+    mean = min(max(protocol.trimmed_mean(values), min(values)), max(values))  # clamped, as `protocol.estimate` does
+    if math.isclose(estimate["value"], mean, rel_tol=1e-9):
+        return
+    fields = f"'{where}.value'" + (f" and '{also}'" if also else "")
+    raise MapperoptError(f"{path} is damaged: its field '{where}.value' is {estimate['value']!r}, but the trimmed mean "
+                         f"of the same estimate's 'values', the throughputs of its executions, is {mean!r}",
+                         hint=f"set its {fields} back to {mean!r} if {'they were' if also else 'it was'} edited by "
+                              f"hand; or {_FINAL_DAMAGED}")
 
 
 def _comparison_settings(folder: Path) -> dict:
@@ -397,6 +433,19 @@ def _require_one_problem(folder: Path, settings: dict) -> None:
         return
     bench, described = settings["bench"], (settings.get("app_description") or {}).get("app")
     other = {f: r.get("app") for f, r in runs.items() if isinstance(r.get("app"), str) and r["app"] != bench}
+    tuned = set(other.values())
+    if described == bench and other and len(other) == len(runs) and len(tuned) == 1 and all(
+            _same_description(settings["app_description"], runs[f].get("app_description"), *tuned) for f in other):
+        # every run says, in both its fields, the one program whose tasks the comparison's description lists: the
+        # comparison's settings.json was edited, in both of its fields
+        [program] = tuned
+        named = " and ".join(other)
+        raise MapperoptError(f"{folder / 'settings.json'} is damaged: its fields 'bench' and 'app_description.app' "
+                             f"are {bench!r}, but its runs' {named} {'names' if len(other) == 1 else 'name'} "
+                             f"{program!r} in 'app' and 'app_description.app', and its own 'app_description' lists "
+                             f"the tasks of theirs",
+                             hint=f"set its 'bench' and 'app_description.app' back to \"{program}\" (its runs tune "
+                                  f"that program); or {_DAMAGED}")
     if described in (None, bench) and other:  # the runs' files are the odd ones: named as damaged
         run, app = next(iter(other.items()))
         also = " and 'app_description.app'" if described else ""
@@ -433,6 +482,14 @@ def _require_runs_size(folder: Path, size: Any, runs: dict[str, Any]) -> None:
     run, was = next(iter(other.items()))
     raise MapperoptError(f"{folder / run} is damaged: its field 'size' is {was!r}, but the comparison's settings.json "
                          f"names {size!r} in 'size'", hint=f"set its 'size' back to \"{size}\"; or {_DAMAGED}")
+
+
+def _same_description(comparison: Any, run: Any, program: str) -> bool:
+    """Whether a run's `app_description` (`run`) describes `program` and is the comparison's (`comparison`, which
+    each run copies) but for the program's name."""
+    if not isinstance(comparison, dict) or not isinstance(run, dict) or run.get("app") != program:
+        return False
+    return {k: v for k, v in comparison.items() if k != "app"} == {k: v for k, v in run.items() if k != "app"}
 
 
 def _require_no_comparison(folder: Path) -> None:
@@ -498,7 +555,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
         if measured.get("groups"):
             options["final_rounds"] = measured.get("rounds", FINAL_ROUNDS)
         elif any(folder.glob("final-*")):  # its rounds are known only once a group of it has ended
-            lost = not final.exists() and _reported_finals(folder)  # ended, but its record was deleted
+            lost = not final.exists() and _ended_finals(folder)  # ended, but its record was deleted
             what = f"final.json of {folder} was lost" if lost else f"no final measurement of {folder} has ended"
             console.print(f"Note: {what}: it is made in {_rounds(FINAL_ROUNDS)} (--final-rounds' default), whatever "
                           f"{'the lost one' if lost else 'a measurement cut short'} asked for; give --final-rounds "
@@ -637,7 +694,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
              if (run := folder / f"{name}-{r + 1}").exists() and not run.is_dir()]
     if files:  # else taken for a run not tuned yet, and made over (which the file refuses)
         raise MapperoptError(f"{files[0]} is a file, where mapperopt keeps a run's folder",
-                             hint="remove or rename it, then run the same command again")
+                             hint="remove or rename it, then run the command without --report-only: it tunes "
+                                  "that run again")
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists() \
             and _kept_reference(folder, reference) is None:  # else `_reference` makes it again from its run folder
         _no_comparison(bench, opts["runs_dir"], folder, asked)
@@ -782,7 +840,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             loads = [x for g in used for x in g["load_average"]]
             measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
                         "load_average": [min(loads), max(loads)] if loads else None,
-                        "noise_warnings": _noise(ctx, used, outcomes, finals),
+                        "noise_warnings": _noise(ctx, used, outcomes, finals, say),
                         "final_groups": [{k: g[k] for k in ("runs", "cores", "folder", "reference", "load_average")}
                                          for g in used]}
         else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
@@ -842,17 +900,7 @@ def _reported(folder: Path, left_out: dict) -> list[str]:
     them that is readable names them: summary.json's runs, runs.csv's folders and, while a report file is there,
     final.json's groups (table.md and summary.csv name no run), so that one lost or damaged file does not let the
     others be replaced by a partial report."""
-    names: set = set()
-    try:
-        names |= {r.get("folder") for r in read_json(folder / "summary.json",
-                                                     fields={"runs?": [{"folder?": str}]}).get("runs", [])}
-    except (OSError, MapperoptError):  # none, or damaged: the others may still name the runs
-        pass
-    try:
-        with open(folder / "runs.csv", newline="") as f:
-            names |= {row.get("folder") for row in csv.DictReader(f)}
-    except (OSError, UnicodeDecodeError, csv.Error):
-        pass
+    names = _report_runs(folder)
     if any((folder / name).exists() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")):
         try:
             final = _folder_file(folder / "final.json")
@@ -860,6 +908,22 @@ def _reported(folder: Path, left_out: dict) -> list[str]:
         except (OSError, MapperoptError):
             pass
     return [run for run in left_out["not_tuned"] + left_out["not_measured"] if run in names]
+
+
+def _report_runs(folder: Path) -> set[str]:
+    """The runs (folder names) that the comparison's summary.json or runs.csv names, as any of them is readable."""
+    names: set = set()
+    try:
+        names |= {r.get("folder") for r in read_json(folder / "summary.json",
+                                                     fields={"runs?": [{"folder?": str}]}).get("runs", [])}
+    except (OSError, MapperoptError):  # none, or damaged: the other may still name the runs
+        pass
+    try:
+        with open(folder / "runs.csv", newline="") as f:
+            names |= {row.get("folder") for row in csv.DictReader(f)}
+    except (OSError, UnicodeDecodeError, csv.Error):
+        pass
+    return names
 
 
 def _lost_final(folder: Path) -> str | None:
@@ -1374,15 +1438,15 @@ def _write_finals(folder: Path, stored: dict) -> None:
 def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
     """Records in final.json, under `interrupted` (folder, the mappers it has run folders of), the `final-N/`
     folders of final measurements that never ended (Ctrl-C, a kill): their rounds are incomplete, so no score uses
-    them, but what they measured stays, and is named. Those that summary.json names as ended (its `final_groups`)
-    lost their record instead (final.json deleted or replaced): recorded under `lost`, and not used either."""
+    them, but what they measured stays, and is named. Those that ended (`_ended_finals`) lost their record instead
+    (final.json deleted or replaced): recorded under `lost`, and not used either."""
     known = {g["folder"] for k in ("groups", "replaced", "interrupted", "failed", "lost") for g in stored.get(k, [])}
     new = [{"folder": p.name, "mappers": sorted(m.name for m in p.iterdir() if m.is_dir())}
            for p in sorted(folder.glob("final-*"), key=lambda p: (len(p.name), p.name))
            if p.is_dir() and p.name not in known]
     if not new:
         return
-    ended = _reported_finals(folder)
+    ended = _ended_finals(folder)
     cut = [g for g in new if g["folder"] not in ended]
     lost = [g for g in new if g["folder"] in ended]
     stored.update({k: stored.get(k, []) + groups for k, groups in (("interrupted", cut), ("lost", lost)) if groups})
@@ -1405,14 +1469,16 @@ def _record_interrupted(folder: Path, stored: dict, say: Callable) -> None:
             "again unless a finished measurement has them.")
 
 
-def _reported_finals(folder: Path) -> set[str]:
-    """The `final-N` folders that the comparison's summary.json names as ended (`final_groups`); none when it is
-    missing or damaged (a derived file: only a hint of what final.json held)."""
+def _ended_finals(folder: Path) -> set[str]:
+    """The `final-N` folders of the comparison `folder` whose measurement ended: those that hold `ENDED`, and (made
+    before it was written) those that its summary.json names (`final_groups`; none when it is missing or damaged: a
+    derived file, only a hint of what final.json held)."""
+    ended = {p.parent.name for p in folder.glob(f"final-*/{ENDED}")}
     try:
         groups = json.loads((folder / "summary.json").read_text()).get("final_groups") or []
-        return {g["folder"] for g in groups if isinstance(g, dict) and isinstance(g.get("folder"), str)}
+        return ended | {g["folder"] for g in groups if isinstance(g, dict) and isinstance(g.get("folder"), str)}
     except (OSError, ValueError, AttributeError, TypeError):
-        return set()
+        return ended
 
 
 def _next_final(folder: Path, stored: dict) -> int:
@@ -1468,6 +1534,9 @@ def _measure_runs(ctx: dict, runs: list[tuple[str, int]], rounds: int, name: str
     load_before = os.getloadavg()[0]
     measured = protocol.measure_together(ctx["bench"], mappers, rounds, folder / name,
                                          min_time_s=evaluator.min_time_s or 0, **evaluator.run_options())
+    # the folder says itself that its measurement ended: final.json, its record, may be lost (`_ended_finals`)
+    (folder / name / ENDED).write_text(json.dumps({"rounds": rounds, "runs": [o.folder.name for o in outcomes]})
+                                       + "\n")
     cores = sorted(os.sched_getaffinity(0))
     return {"runs": [o.folder.name for o in outcomes], "folder": name,
             "cores": cores if len(cores) < (os.cpu_count() or 0) else None,
@@ -1541,18 +1610,24 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
     return stored
 
 
-def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: dict) -> list[list[str]]:
+def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: dict,
+           say: Callable[[str], Any] = print) -> list[list[str]]:
     """What makes the comparison's figures unreliable (`protocol.noise_warnings`), as [title, text] pairs, as `tune`
     says of its baselines and final comparison: the reference's first measurement (exactly --repeats executions;
-    the curves divide by it), then the final measurement's reference (per group) and each run's best program (named
-    by its run)."""
+    the curves divide by it; its run's result.json damaged: noted through `say`, as `tune` notes it), then the final
+    measurement's reference (per group) and each run's best program (named by its run)."""
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
     calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
     wall = not calibrated and ctx["bench"].metric.regex is None  # a user's program measured by its wall time
     out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
-    if first.exists():
-        result = read_json(first, hint=_DAMAGED, fields=RESULT_FIELDS)
+    try:
+        result = read_json(first, fields=RESULT_FIELDS) if first.exists() else None
+    except MapperoptError as exc:  # the figure is in <reference>.json: only its noise is unknown
+        say(f"Note: {exc.message}: the noise of {reference_name(reference, ctx.get('own_mapper'))}'s first "
+            f"measurement is not shown (its figure is in {reference}.json).")
+        result = None
+    if result is not None:
         start_up = protocol.start_up_time(result)  # the advised --timeout leaves room for it
         if protocol.values_of(result):
             # named by the title only ("": `noise_warnings`' measurement that the text does not name)

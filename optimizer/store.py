@@ -170,7 +170,8 @@ class TuneStore:
             MapperoptError: the folder has no settings.json (it is not a tuning folder), settings.json is damaged
                 (a field of another kind or with a value its option does not take, named), the journal is out of
                 order or has a damaged line before its last (the file and line named), or it does not record the
-                iterations whose folders or outputs are there (`_require_recorded`).
+                iterations whose folders or outputs are there, or a file is where an iteration's folder belongs
+                (`_require_recorded`).
         """
         root = Path(root)
         damaged = damage_hint(root)
@@ -201,7 +202,7 @@ class TuneStore:
                                        "2, 3, ... in order",
                                      hint=(f"delete line {line}, a copy of line {copied}, then run the same command "
                                            "again; or " if copied else _cut_hint(root, settings, line, i)) + damaged)
-        _require_recorded(root, len(numbered))
+        _require_recorded(root, settings, len(numbered))
         store = cls(root, settings, [record for _, record in numbered])
         last = numbered[-1][0] if numbered else 0
         # only a line after the last record can be an interrupted append's; those between records were there
@@ -397,6 +398,35 @@ def _require_one_program(path: Path, settings: dict, damaged: str) -> None:
                              f"{' and '.join(map(repr, programs))}",
                              hint=(f"set its 'app' back to \"{programs[0]}\" (its iterations are that program's); or "
                                    if len(programs) == 1 else "") + damaged)
+    _require_own_tasks(path, settings, damaged)
+
+
+def _require_own_tasks(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) of a benchmark's tuning folder whose description lists
+    tasks other than the benchmark's own (configs/): its names all edited to another benchmark, the run would go on
+    as that one's.
+
+    Raises:
+        MapperoptError: naming both lists of tasks, and the benchmark the listed ones are of.
+    """
+    from mapperopt.benchmarks.apps import known_benchmarks, load_config
+
+    def tasks(description: dict) -> list[str]:
+        return [t["name"] for t in description.get("tasks", [])]
+
+    benchmarks = known_benchmarks()
+    if settings["app"] not in benchmarks or "app_description" not in settings:
+        return
+    listed, own = tasks(settings["app_description"]), tasks(load_config(settings["app"]).stored_description())
+    if set(listed) == set(own):
+        return
+    theirs = next((b for b in benchmarks if set(tasks(load_config(b).stored_description())) == set(listed)), None)
+    raise MapperoptError(f"{path} is damaged: its field 'app' is {settings['app']!r}, but its field "
+                         f"'app_description.tasks' names the tasks {_listed(listed)}, and {settings['app']}'s are "
+                         f"{_listed(own)}",
+                         hint=(f"the tasks are {theirs}'s: if its iterations are too (their programs name these "
+                               f"tasks), set 'app', 'request.bench' and 'app_description.app' to \"{theirs}\"; or "
+                               if theirs else "") + damaged)
 
 
 def _require_one_size(path: Path, settings: dict, damaged: str) -> None:
@@ -511,34 +541,55 @@ def require_machine(path: Path, machine: dict, damaged: str) -> None:
 def _cut_hint(root: Path, settings: dict, line: int, i: int) -> str:
     """The first part of the hint for a journal of the tuning folder `root` (its `settings`) whose record of
     iteration `i`, expected at `line`, cannot be read: what to delete so that the run goes on from iteration `i`
-    (the journal from that line on, the folders of the iterations after it and, with no record left, the outputs
-    written from the journal: what `_require_recorded` would refuse otherwise), running those iterations again.
-    Empty for a run of a comparison, whose other runs' records may reuse those iterations' folders (`cached_from`)."""
-    if "compare" in settings:
-        return ""
-    folders = sorted(p.name for p in root.glob("iter-*") if p.name[5:].isdigit() and int(p.name[5:]) > i and p.is_dir())
+    (the journal from that line on, and `_after`), running those iterations again. A run of a comparison keeps the
+    figures of the iterations run again that other runs reused: the comparison's stored outcomes hold them."""
+    after = _after(root, i)
+    return (f"delete line {line} and every line after it from state.jsonl"
+            + (f", and {after[0]}" if len(after) == 1 else f", {after[0]}, and {after[1]}" if after else "")
+            + f", {_go_on(root, settings, i)}; or ")
+
+
+def _after(root: Path, i: int) -> list[str]:
+    """What a run that goes on from iteration `i` must not find in the tuning folder `root` (`_require_recorded`
+    would refuse it): the folders of the iterations from `i` on (iteration `i`'s would be made over anyway, but is
+    named too, so that every hint names the folders of all the iterations it runs again) and, from iteration 1, the
+    outputs written from the journal; as at most two phrases."""
+    folders = sorted(p.name for p in root.glob("iter-*")
+                     if p.name[5:].isdigit() and int(p.name[5:]) >= i and p.is_dir())
     outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
                if i == 1 and (root / name).exists()]
-
-    def listed(names: list[str]) -> str:
-        return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-    extra = ([f"the folder{'s' * (len(folders) > 1)} {listed(folders)}"] if folders else []) + (
-        [listed(outputs)] if outputs else [])
-    return (f"delete line {line} and every line after it from state.jsonl"
-            + (f", and {extra[0]}" if len(extra) == 1 else f", {extra[0]}, and {extra[1]}" if extra else "")
-            + f", then run the same command again: it runs iteration {i} and the later ones again; or ")
+    return ([f"the folder{'s' * (len(folders) > 1)} {_listed(folders)}"] if folders else []) + (
+        [_listed(outputs)] if outputs else [])
 
 
-def _require_recorded(root: Path, n: int) -> None:
+def _listed(names: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _go_on(root: Path, settings: dict, i: int) -> str:
+    """How the tuning folder `root` (its `settings`) goes on from iteration `i` once `_after` is deleted: `tune`'s
+    same command, or a comparison's command that tunes (its --report-only does not)."""
+    if "compare" in settings:
+        return (f"then run the command without --report-only: it runs iteration {i} and the later ones of {root.name} "
+                "again")
+    return f"then run the same command again: it runs iteration {i} and the later ones again"
+
+
+def _require_recorded(root: Path, settings: dict, n: int) -> None:
     """Refuses a tuning folder `root` whose journal holds `n` records but whose files say that more iterations ran:
     folders of iterations past the one after its end (that one is an interrupted attempt's), or, with no record at
     all, outputs written only after an iteration was recorded. Continued, the run would measure those iterations
     again over their folders (an emptied or deleted journal: a crash, a stray `>`).
 
     Raises:
-        MapperoptError: the journal's state and what is there; nothing is changed.
+        MapperoptError: the journal's state and what is there, or a file where an iteration's run folder belongs
+            (named); nothing is changed.
     """
+    taken = sorted(p for p in root.glob("iter-*") if p.name[5:].isdigit() and not p.is_dir())
+    if taken:  # a recorded iteration's evidence lost, or an attempt's folder that cannot be made over
+        raise MapperoptError(f"{taken[0]} is a file, where mapperopt keeps an iteration's run folder",
+                             hint="remove or rename it, then run the same command again")
     done = sorted(int(p.name[5:]) for p in root.glob("iter-*") if p.name[5:].isdigit() and p.is_dir())
     outputs = [name for name in ("best.dsl", "history.csv", "progress.png", "summary.json")
                if not n and (root / name).exists()]
@@ -554,8 +605,12 @@ def _require_recorded(root: Path, n: int) -> None:
     raise MapperoptError(f"{path} {journal}, but {there} {'is' if len(folders + outputs) == 1 else 'are'} there: "
                          "the journal does not record the iterations they come from, and continuing would run them "
                          "again over their folders; nothing was changed",
-                         hint="restore state.jsonl from a copy; or leave this folder as it is and start a new run: the "
-                              "command without --resume, with --new")
+                         hint="restore state.jsonl from a copy; or " + (
+                             # a comparison's run: `compare --new` would start the whole comparison again
+                             f"delete {', and '.join(_after(root, n + 1))}, {_go_on(root, settings, n + 1)}"
+                             if "compare" in settings else
+                             "leave this folder as it is and start a new run: the command without --resume, with "
+                             "--new"))
 
 
 def _whole_lines_end(fd: int) -> int:

@@ -284,3 +284,31 @@ def test_units_of_two_cards_are_never_mixed_in_one_folder(tmp_path, monkeypatch,
     assert evaluate.main(["run", "--results", str(other), "--stop-after", "0", "--benchmarks", "stencil"]) == 0
     assert evaluate.main(["report", "--results", str(other)]) == 0
     assert (tmp_path / "h100-evaluation.md").read_text().startswith("# Evaluation on one H100\n")
+
+
+def test_the_list_tells_a_started_tuning_unit_from_an_untouched_one(tmp_path, capsys):
+    """A tuning unit stopped at the call's time limit keeps its finished iterations in its comparison's journal (the
+    next call resumes it), but `list` called it `missing`, as if nothing of it had run."""
+    import shutil
+
+    results = tmp_path / "h100-eval"
+    shutil.copytree("reports/h100-eval", results)  # a real evaluation folder: Circuit `gpu`, OpenTuner's seed 0 run
+    # as when OpenTuner's run stopped, whatever later calls added: no OpenTuner or Optuna unit of Circuit saved, no
+    # Optuna run, no comparison of Circuit at another size
+    for unit in results.glob("units/tune-circuit-*-opt*.json"):
+        unit.unlink()
+    for settings in results.glob("work/circuit/compare-*/settings.json"):
+        if json.loads(settings.read_text())["size"] != "gpu":
+            shutil.rmtree(settings.parent)
+    for run in results.glob("work/circuit/compare-*/optuna-1"):
+        shutil.rmtree(run)
+    journal = next(results.glob("work/circuit/compare-*/opentuner-1/state.jsonl"))
+    journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:3]))  # 3 of its 10 iterations
+    before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
+    assert evaluate.main(["list", "--results", str(results)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "started  tune-circuit-gpu-opentuner-i10-s0 (3 of 10 iterations done)" in lines, lines
+    assert "missing  tune-circuit-gpu-optuna-i10-s0" in lines, lines  # no run of it in the comparison
+    assert "missing  tune-circuit-tight-opentuner-i10-s0" in lines, lines  # another size's comparison: none
+    assert "ok       tune-circuit-gpu-guided-i10-s0" in lines, lines
+    assert {p: p.read_bytes() for p in results.rglob("*") if p.is_file()} == before  # listing writes nothing

@@ -67,7 +67,9 @@ def said(capsys, status: int, path: Path, kind: str) -> None:
     if status == 1:
         assert "error: " in text, text
         if f"{path} is damaged: its field '" in text:  # named by its path in the file
-            assert f"hint: restore the {kind} folder from a copy" in text, text
+            # final.json, the record of the final measurement, can be measured again instead
+            restored = "final.json" if path.name == "final.json" else f"the {kind} folder"
+            assert f"hint: restore {restored} from a copy" in text, text
     else:
         assert status == 0, text
 
@@ -141,7 +143,7 @@ def test_an_impossible_reference_throughput_of_a_final_group_is_named(comparison
     text = " ".join(capsys.readouterr().err.split())
     assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].reference' is {reference!r}, not a "
             "positive number") in text, text
-    assert "hint: restore the comparison folder from a copy" in text, text
+    assert "hint: restore final.json from a copy; or delete it" in text, text
 
 
 @pytest.mark.parametrize("made", ["comparison", "tuning"])
@@ -467,7 +469,7 @@ def test_a_run_folder_replaced_by_a_file_is_named(comparison, tmp_path, capsys):
         text = " ".join((out.out + out.err).split())
         assert status == 1, text
         assert f"error: {folder / 'random-1'} is a file, where mapperopt keeps a run's folder" in text, text
-        assert "hint: remove or rename it, then run the same command again" in text, text
+        assert "hint: remove or rename it, then run the command without --report-only" in text, text
         assert "not tuned" not in text, text
     assert reports(folder) == before
 
@@ -546,3 +548,162 @@ def test_a_finished_final_measurement_whose_record_was_lost_is_not_called_cut_sh
     assert "interrupted" not in final, final
     assert [g["folder"] for g in final["lost"]] == ["final-1"], final
     assert [g["folder"] for g in final["groups"]] == ["final-2"], final
+
+
+def test_a_final_estimate_at_odds_with_its_own_values_is_named(comparison, tmp_path, capsys):
+    """A final group's measurement of a best program keeps its executions' throughputs (`values`) and their trimmed
+    mean (`value`), which its run's score takes: `value` edited (100 for a figure near 0.2) made a report of a score
+    hundreds of times too high, silently. Named with the figure its values give, and nothing written."""
+    folder = copied(comparison, tmp_path)
+    [program] = [k for k in json.loads((folder / "final.json").read_text())["groups"][0]["measured"] if k != "expert"]
+    estimate = json.loads((folder / "final.json").read_text())["groups"][0]["measured"][program]["estimate"]
+    edited(folder / "final.json", lambda f: f["groups"][0]["measured"][program]["estimate"].update(value=100.0))
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    field = f"groups[0].measured.{program}.estimate.value"
+    assert (f"error: {folder / 'final.json'} is damaged: its field '{field}' is 100.0, but the trimmed mean of the "
+            f"same estimate's 'values', the throughputs of its executions, is {estimate['value']!r}") in text, text
+    assert f"hint: set its '{field}' back to {estimate['value']!r}" in text, text
+    assert reports(folder) == before
+
+
+def test_a_reference_edited_with_its_own_measurement_is_named(comparison, tmp_path, capsys):
+    """The reference and its own measurement both edited to one figure: the cross-check of the two agreed, and every
+    score was divided by the edited figure. The measurement's values tell, and the hint names both fields."""
+    folder = copied(comparison, tmp_path)
+    value = json.loads((folder / "final.json").read_text())["groups"][0]["reference"]
+
+    def both(f):
+        f["groups"][0]["reference"] = 5.0
+        f["groups"][0]["measured"]["expert"]["estimate"]["value"] = 5.0
+
+    edited(folder / "final.json", both)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].measured.expert.estimate.value' is "
+            f"5.0, but the trimmed mean") in text, text
+    assert (f"hint: set its 'groups[0].measured.expert.estimate.value' and 'groups[0].reference' back to "
+            f"{value!r}") in text, text
+
+
+def test_a_damaged_final_record_says_that_deleting_it_measures_again(comparison, tmp_path, capsys):
+    """final.json torn: the hint was to restore the whole comparison from a copy or start anew, though final.json
+    deleted is measured again. The hint says so; followed, the comparison measures the final scores again, and its
+    ended final-1 is recorded as such, not as cut short."""
+    folder = copied(comparison, tmp_path)
+    text = (folder / "final.json").read_text()
+    (folder / "final.json").write_text(text[:100])
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"error: {folder / 'final.json'} is damaged: not valid JSON" in said, said
+    assert ("hint: restore final.json from a copy; or delete it: the command without --report-only then measures "
+            "the final scores again") in said, said
+
+    (folder / "final.json").unlink()
+    (folder / "summary.json").unlink()  # nothing names final-1 as ended but the folder itself
+    assert main(["compare", "--resume", str(folder)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "cut short" not in said and "no final measurement" not in said, said
+    final = json.loads((folder / "final.json").read_text())
+    assert "interrupted" not in final and [g["folder"] for g in final["lost"]] == ["final-1"], final
+    assert [g["folder"] for g in final["groups"]] == ["final-2"], final
+
+
+def test_a_run_folder_removed_as_the_hint_says_is_tuned_again(comparison, tmp_path, capsys):
+    """A run's folder replaced by a file: the hint says to remove it; done, final.json, whose group names the run,
+    was called damaged ('added by hand'). A run the report files name is one whose folder was removed: it is tuned
+    again, and its best scored."""
+    folder = copied(comparison, tmp_path)
+    shutil.rmtree(folder / "random-1")
+    (folder / "random-1").write_text("x\n")
+    capsys.readouterr()
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert ("hint: remove or rename it, then run the command without --report-only: it tunes that run again"
+            in text), text
+
+    (folder / "random-1").unlink()
+    assert main(["compare", "--resume", str(folder)]) == 0
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert "damaged" not in text, text
+    assert len((folder / "random-1" / "state.jsonl").read_text().splitlines()) == 2
+    summary = json.loads((folder / "summary.json").read_text())
+    assert [r["folder"] for r in summary["runs"]] == ["random-1"] and summary["runs"][0]["normalized"] > 0, summary
+
+
+def test_a_damaged_reference_run_result_is_noted_and_the_report_written(comparison, tmp_path, capsys):
+    """baseline-expert/result.json damaged: `tune` notes it and goes on (its figure is kept elsewhere); `compare`
+    refused the whole comparison with restore-or-new. It notes it too: expert.json keeps the figure."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "baseline-expert" / "result.json", lambda r: r.update(status=5))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: {folder / 'baseline-expert' / 'result.json'} is damaged: its field 'status' is a number, not a "
+            "string: the noise of the expert mapper's first measurement is not shown (its figure is in expert.json)"
+            in text), text
+    assert json.loads((folder / "summary.json").read_text())["reference_first_throughput"] == \
+        json.loads((folder / "expert.json").read_text())["throughput"]
+
+
+def test_a_comparisons_bench_and_description_edited_together_name_its_settings(comparison, tmp_path, capsys):
+    """settings.json's `bench` and `app_description.app` both edited to another program: the intact runs' files were
+    called damaged, with a hint to write that program into them (followed: a report titled with the other program
+    and this one's scores). The runs agree with each other and with the description's tasks: the comparison's
+    settings.json is named."""
+    folder = copied(comparison, tmp_path)
+
+    def other(s):
+        s["bench"] = "circuit"
+        s["app_description"]["app"] = "circuit"
+
+    edited(folder / "settings.json", other)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its fields 'bench' and 'app_description.app' are "
+            "'circuit', but its runs' random-1/settings.json names 'stencil'") in text, text
+    assert "hint: set its 'bench' and 'app_description.app' back to \"stencil\"" in text, text
+
+
+def test_a_damaged_journal_line_of_a_comparisons_run_is_refused_with_a_way_to_go_on(comparison, tmp_path, capsys):
+    """A damaged record inside a comparison run's journal got only restore-or-new (a whole comparison lost without a
+    copy), and the journal emptied a tuning run's hint (`--new` would start another comparison). The hint says what
+    to delete, as `tune`'s does; followed, the run is tuned again from there."""
+    folder = copied(comparison, tmp_path)
+    journal = folder / "random-1" / "state.jsonl"
+    lines = journal.read_text().splitlines(keepends=True)
+    journal.write_text(json.dumps({**json.loads(lines[0]), "throughput": -1}) + "\n" + "".join(lines[1:]))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert ("hint: delete line 1 and every line after it from state.jsonl, the folders iter-001 and iter-002, and "
+            "best.dsl, "
+            "history.csv and progress.png, then run the command without --report-only: it runs iteration 1 and the "
+            "later ones of random-1 again") in text, text
+
+    journal.write_text("")
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert f"error: {journal} is empty, but iter-001, iter-002, best.dsl" in text, text
+    assert "--resume, with --new" not in text, text
+    assert ("hint: restore state.jsonl from a copy; or delete the folders iter-001 and iter-002, and best.dsl, "
+            "history.csv and progress.png, then run the command without --report-only: it runs iteration 1 and the later ones of "
+            "random-1 again") in text, text
+
+    for name in ("iter-002", "best.dsl", "history.csv", "progress.png"):
+        target = folder / "random-1" / name
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    assert main(["compare", "--resume", str(folder)]) == 0
+    assert len(journal.read_text().splitlines()) == 2

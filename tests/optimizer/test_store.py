@@ -155,6 +155,35 @@ def test_a_record_with_an_impossible_field_is_a_damaged_line(tmp_path, field, va
     assert f"{path} line 2 is damaged (not an iteration record: {why}): iteration 2" in str(raised.value), raised.value
 
 
+@pytest.mark.parametrize("edit, why", [
+    # a failed iteration's throughput kept: the table showed "failed (None) 2.228 GFLOPS", history.csv the figure
+    ({"status": "failed"}, "its field 'status' is 'failed', but its field 'stage' is null and its field "
+                           "'throughput' is 2.0: a failed iteration records where it failed and no throughput"),
+    ({"status": "failed", "stage": "run"}, "its field 'status' is 'failed', but its field 'throughput' is 2.0: a "
+                                           "failed iteration records where it failed and no throughput"),
+    ({"status": "failed", "throughput": None}, "its field 'status' is 'failed', but its field 'stage' is null: a "
+                                               "failed iteration records where it failed and no throughput"),
+    ({"throughput": None}, "its field 'status' is 'ok', but its field 'throughput' is null: a successful iteration "
+                           "records its throughput")])
+def test_a_record_whose_status_contradicts_its_other_fields_is_a_damaged_line(tmp_path, edit, why):
+    """Each field of the right kind, but together no record the loop writes (an edit): damage, as an impossible
+    field is, so that a failure is never shown or written with a figure, nor a success without one."""
+    store, path = journal_of_three(tmp_path)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[1] = json.dumps({**json.loads(lines[1]), **edit}) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert f"{path} line 2 is damaged (not an iteration record: {why}): iteration 2" in str(raised.value), raised.value
+    assert raised.value.hint.startswith("delete line 2 and every line after it from state.jsonl"), raised.value.hint
+    path.write_text("".join(lines[:2]))  # the last record: skipped, and its iteration run again
+    reopened = TuneStore.open(store.root)
+    assert [r.iter for r in reopened.records] == [1], reopened.records
+    assert reopened.damaged == [f"{path} line 2 is damaged (not an iteration record: {why}): skipped, and any "
+                                "iteration it records is run again; the journal was damaged there otherwise than by "
+                                "an interrupted write, which tears only its last line"], reopened.damaged
+
+
 def test_a_damaged_settings_file_is_named(tmp_path):
     store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided"})
     store.unlock()
@@ -444,6 +473,27 @@ def test_iteration_folders_past_the_journals_end_are_refused(tmp_path):
     assert len(TuneStore.open(store.root).records) == 2  # iter-003: iteration 3 never recorded, run again
 
 
+@pytest.mark.parametrize("i", [2, 4])
+def test_a_file_where_an_iterations_folder_belongs_is_refused(tmp_path, i):
+    """iter-002 replaced by a file (a stray `echo x > iter-002`) was taken without a word, the summary naming the file
+    as the best's run folder; the one after the journal's end (an interrupted attempt's) is made over at the next
+    iteration. As for the journal or the final comparison's folder, it is refused, naming it, with nothing changed."""
+    store = TuneStore.create(tmp_path, "circuit", {"iters": 4})
+    for n in (1, 2, 3):
+        store.iter_dir(n)
+        store.append(record(n, 2.0))
+    store.unlock()
+    path = store.root / f"iter-{i:03d}"
+    shutil.rmtree(path, ignore_errors=True)
+    path.write_text("x\n")
+    before = {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()}
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == f"{path} is a file, where mapperopt keeps an iteration's run folder", raised.value
+    assert raised.value.hint == "remove or rename it, then run the same command again"
+    assert {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()} == before
+
+
 def test_a_damaged_best_program_is_written_again_from_the_journal(tmp_path):
     """best.dsl is derived from the journal: one that is not UTF-8 any more (a crash, a stray write) stopped the next
     iteration with a UnicodeDecodeError."""
@@ -475,7 +525,10 @@ def test_a_damaged_file_of_a_comparisons_run_hints_at_the_comparison_folder(tmp_
         path.write_text("{\x00\n" + path.read_text().splitlines(keepends=True)[1])
     with pytest.raises(MapperoptError, match="damaged") as caught:
         TuneStore.open(store.root)
-    assert caught.value.hint == "restore the comparison folder from a copy, or start a new one with `--new`"
+    # a damaged record: what to delete to go on, by the comparison's command that tunes
+    cut = ("delete line 1 and every line after it from state.jsonl, then run the command without --report-only: it "
+           "runs iteration 1 and the later ones of random-1 again; or " if damage == "journal" else "")
+    assert caught.value.hint == cut + "restore the comparison folder from a copy, or start a new one with `--new`"
 
 
 def test_a_lost_settings_file_under_iterations_is_refused_naming_them(tmp_path):
@@ -552,6 +605,32 @@ def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_
                                         "restore the tuning folder from a copy"), raised.value.hint
 
 
+def test_a_settings_file_naming_another_program_everywhere_but_in_its_tasks_is_refused(tmp_path):
+    """`app`, `request.bench` and `app_description.app` all edited to stencil in a circuit folder: the three names
+    agree, and the run went on as stencil's (stencil built and run, its iterations appended to circuit's, under
+    circuit's baselines). The description's tasks are still circuit's, which stencil has not."""
+    from mapperopt.benchmarks import load_config
+
+    described = load_config("circuit").stored_description()
+    store = TuneStore.create(tmp_path, "circuit", {"request": {"bench": "circuit"}, "app_description": described})
+    store.unlock()
+    path = store.root / "settings.json"
+    settings = json.loads(path.read_text())
+    path.write_text(json.dumps({**settings, "app": "stencil", "request": {"bench": "stencil"},
+                                "app_description": {**described, "app": "stencil"}}))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    assert raised.value.message == (
+        f"{path} is damaged: its field 'app' is 'stencil', but its field 'app_description.tasks' names the tasks "
+        "init_piece, init_pointers, calculate_new_currents, distribute_charge, update_voltages and check_circuit, "
+        "and stencil's are init_tile, stencil, increment and check"), raised.value
+    assert raised.value.hint.startswith("the tasks are circuit's: if its iterations are too (their programs name "
+                                        "these tasks), set 'app', 'request.bench' and 'app_description.app' to "
+                                        "\"circuit\"; or restore the tuning folder from a copy"), raised.value.hint
+    path.write_text(json.dumps(settings))
+    TuneStore.open(store.root)  # as written: taken
+
+
 def tuning_settings() -> dict:
     """The settings a resumed run reads, as `tune` writes them for circuit on a machine of 2 CPUs."""
     from mapperopt.benchmarks import load_config
@@ -619,13 +698,15 @@ def test_a_settings_value_of_the_right_kind_but_not_allowed_is_refused_when_the_
 
 
 @pytest.mark.parametrize("line, damage, cut, removed", [
-    (2, {"throughput": -1}, "delete line 2 and every line after it from state.jsonl, and the folder iter-003",
-     ["iter-003"]),
-    (2, {"iter": 7}, "delete line 2 and every line after it from state.jsonl, and the folder iter-003", ["iter-003"]),
-    (1, {"throughput": -1}, "delete line 1 and every line after it from state.jsonl, the folders iter-002 and "
-                            "iter-003, and best.dsl, history.csv and progress.png", ["iter-002", "iter-003",
-                                                                                       "best.dsl", "history.csv",
-                                                                                       "progress.png"])])
+    # the folders of every iteration run again, the damaged line's included (not only those after it: the hints of
+    # lines 1 and 2 read as if they disagreed)
+    (2, {"throughput": -1}, "delete line 2 and every line after it from state.jsonl, and the folders iter-002 and "
+                            "iter-003", ["iter-002", "iter-003"]),
+    (2, {"iter": 7}, "delete line 2 and every line after it from state.jsonl, and the folders iter-002 and iter-003",
+     ["iter-002", "iter-003"]),
+    (1, {"throughput": -1}, "delete line 1 and every line after it from state.jsonl, the folders iter-001, iter-002 "
+                            "and iter-003, and best.dsl, history.csv and progress.png",
+     ["iter-001", "iter-002", "iter-003", "best.dsl", "history.csv", "progress.png"])])
 def test_a_damaged_record_inside_the_journal_is_refused_with_a_way_to_go_on(tmp_path, line, damage, cut, removed):
     """A record inside the journal that cannot be read (or numbers another iteration) was refused with only "restore
     the folder from a copy, or start a new one": a user without a copy lost the run. The hint says what to delete so
