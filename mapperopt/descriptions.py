@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from mapperopt.errors import MapperoptError
-from mapperopt.files import AtLeast
+from mapperopt.files import AtLeast, OneOf
 
 APP_SCHEMA = "mapperopt.app/1"
 MACHINE_SCHEMA = "mapperopt.machine/1"
@@ -34,8 +34,11 @@ APP_FIELDS = {
     "tunables?": [{"id": int, "value": int, "type": str, "legion?": bool}],
     "keep_app_mapper?": bool, "discovered_as?": (str, None), "own_mapper?": (str, None)}
 _COUNT = AtLeast(0, integer=True)  # of processors, a node's number, an index, bytes
+# The memory kinds a machine description lists: Realm's that the DSL names (the probe leaves out internal ones).
+MEMORY_KINDS = ("SYSMEM", "FBMEM", "ZCMEM", "RDMEM", "SOCKMEM")
 MACHINE_FIELDS = {"schema?": str, "nodes": AtLeast(1, integer=True), "processors": {str: (_COUNT, [_COUNT])},
-                  "memories?": [{"kind": str, "node": _COUNT, "capacity?": _COUNT, "procs?": {str: [_COUNT]}}]}
+                  "memories?": [{"kind": OneOf(MEMORY_KINDS), "node": _COUNT, "capacity?": _COUNT,
+                                 "procs?": {str: [_COUNT]}}]}
 PROC_KINDS = ("CPU", "GPU", "UTIL", "IO", "PY", "OMP")
 
 # Capacities of the synthetic machines of `parse_machine_spec` (Realm's defaults for -ll:csize and -ll:zsize; a
@@ -359,7 +362,7 @@ class AppDescription:
 
 @dataclass(frozen=True)
 class MemoryInfo:
-    """One memory: `kind` (SYSMEM, FBMEM, ZCMEM, RDMEM, SOCKMEM), `node`, `capacity` in bytes, and `procs`, per
+    """One memory: `kind` (one of `MEMORY_KINDS`), `node`, `capacity` in bytes, and `procs`, per
     processor kind, the indices (within the node, Realm order) of the processors with affinity to it."""
 
     kind: str
@@ -432,7 +435,18 @@ class MachineDescription:
                        tuple((k, tuple(int(i) for i in ids)) for k, ids in m.get("procs", {}).items()))
             for m in obj.get("memories", ())
         )
-        return cls(nodes, tuple(procs), mems)
+        machine = cls(nodes, tuple(procs), mems)
+        for i, m in enumerate(mems):  # a memory of a node or with affinity to a processor that is not there
+            if m.node >= nodes:
+                raise DescriptionError(f"memories[{i}].node is {m.node}, but the machine has {nodes} "
+                                       f"node{'s' * (nodes != 1)}")
+            for kind, ids in m.procs:
+                n = machine.count(kind, m.node)
+                bad = next((j for j, index in enumerate(ids) if index >= n), None)
+                if bad is not None:
+                    raise DescriptionError(f"memories[{i}].procs.{kind}[{bad}] is {ids[bad]}, but node {m.node} has "
+                                           f"{n} {kind} processor{'s' * (n != 1)}")
+        return machine
 
     def to_json(self) -> dict:
         return {"schema": MACHINE_SCHEMA, "nodes": self.nodes,

@@ -32,7 +32,8 @@ from mapperopt.optimizer.llm import LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper,
-                                      own_mapper_of, reference_name, relative_run_dirs)
+                                      own_mapper_of, readable_result, reference_name, relative_run_dirs,
+                                      set_up_results)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -303,6 +304,22 @@ def _require_same_program(root: Path, settings: dict, bench: Any, iters: int | N
                                   "command without --resume)" if plain else hint)
 
 
+def require_known_size(path: Path, size: Any, bench: Any, hint: str) -> None:
+    """Refuses the settings.json `path` of a tuning or comparison folder of the benchmark `bench` whose `size` is
+    none of the benchmark's (an edit; a benchmark's sizes are fixed, a user's application file may change). `hint`:
+    how to restore the folder (`damage_hint`).
+
+    Raises:
+        MapperoptError: naming the file, the field and the sizes there are, not --size (a resumed run ignores it).
+    """
+    from mapperopt.benchmarks.userapp import UserApp
+
+    sizes = [] if isinstance(bench, UserApp) else list(load_config(bench).sizes)
+    if sizes and size not in sizes:
+        raise MapperoptError(f"{path} is damaged: its field 'size' is {size!r}, not one of {bench}'s sizes: "
+                             f"{', '.join(sizes)}", hint=hint)
+
+
 def require_same_build(root: Path, settings: dict, bench: Any) -> None:
     """Refuses to continue the tuning or comparison folder `root` (its `settings`) of a user's program whose
     executable's contents changed since the folder recorded them (a rebuild): its iterations, baselines and cached
@@ -526,21 +543,6 @@ def start_up(results: list[dict]) -> float | None:
     return min((t for r in results if (t := protocol.start_up_time(r)) is not None), default=None)
 
 
-def _set_up_results(root: Path) -> list[dict]:
-    """The result.json of the reference mappers and the calibration a tuning folder `root` measured first, but
-    damaged ones (`_print_baselines` notes a reference's)."""
-    return [r for p in (*sorted(root.glob("baseline-*/result.json")), root / "calibration" / "result.json")
-            if p.is_file() and (r := _readable(p)) is not None]
-
-
-def _readable(path: Path) -> Any:
-    """The JSON in `path`, or None where it is damaged."""
-    try:
-        return read_json(path, fields=RESULT_FIELDS)
-    except MapperoptError:
-        return None
-
-
 def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str]) -> MapperoptError | None:
     """The error refusing the --timeout given (`opts`), now that the reference mappers and the calibration in `root`
     ran (`failures`: the references that failed, by name): one of them timed out under it, or it leaves no room for
@@ -558,7 +560,7 @@ def _timeout_refusal(bench: Any, opts: dict, root: Path, failures: dict[str, str
                               "mappings; nothing was tuned", hint="give a larger --timeout, or leave it out")
     try:
         check_timeout(bench, opts["size"], opts["timeout_s"], opts["min_time_s"],
-                      start_up(_set_up_results(root)) or 0.0)
+                      start_up(set_up_results(root)) or 0.0)
     except MapperoptError as exc:
         return MapperoptError(f"{exc.message}; nothing was tuned", hint=exc.hint)
     return None
@@ -734,6 +736,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                       "deleted")
         settings = store.settings
         _require_same_program(found, settings, bench, iters, plain)  # before the lock: a refusal changes nothing
+        require_known_size(found / "settings.json", settings["size"], bench, damage_hint(found))
         if resume_dir is not None:
             ignored = _ignored_on_resume(settings.get("request") or {},
                                          () if isinstance(bench, UserApp) else app_args)
@@ -880,7 +883,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                    calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
-                   start_up_s=start_up(_set_up_results(store.root)), wall=wall)
+                   start_up_s=start_up(set_up_results(store.root)), wall=wall)
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
@@ -905,7 +908,7 @@ def _no_working_mapper(store: TuneStore) -> MapperoptError:
     error says so rather than send the user to feedback that advises running without a mapper; when every one ran
     past the --timeout given, it names the --timeout."""
     path = store.root / "baseline-default" / "result.json"
-    default = (_readable(path) if path.is_file() else None) or {}
+    default = (readable_result(path) if path.is_file() else None) or {}
     history = store.root / "history.csv"
     if default.get("status") == "failed" and {r.stage for r in store.records} == {default.get("stage")}:
         named = "the program's own mapper" if own_mapper_of(store.settings) else "Legion's default mapper"

@@ -75,9 +75,11 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
-                                          memory_now, require_same_build, require_same_machine, require_start_file)
+                                          memory_now, require_known_size, require_same_build, require_same_machine,
+                                          require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import SETTINGS_SCHEMA, TuneStore, folder_path, reference_name, relative_run_dirs
+from mapperopt.optimizer.store import (SETTINGS_SCHEMA, TuneStore, folder_path, measured_sizes, reference_name,
+                                       relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -286,7 +288,8 @@ _FIELDS = {"settings.json": {"schema?": str, "compare?": str, "bench?": str, "op
                           "lost?": [{"folder": str, "mappers?": [str]}]},
            "summary.json": {"runs?": [{"folder": str, "best_iter?": (int, None)}], "jobs?": int,
                             "cores_per_job?": (int, None)},
-           "expert.json": {"throughput": Positive, "iterations": (int, None), "wall_s?": (float, None)}}
+           "expert.json": {"throughput": Positive, "iterations": (AtLeast(1, integer=True), None),
+                           "wall_s?": (float, None)}}
 _FIELDS["default.json"] = _FIELDS["expert.json"]
 
 
@@ -294,12 +297,15 @@ def _folder_file(path: Path) -> dict:
     """The comparison folder's file `path` (settings.json, final.json, expert.json or default.json).
 
     Raises:
-        MapperoptError: the file is damaged: not valid JSON, a field of another type (`read_json`), or a final
-            group at odds with itself or the folder (`_require_own_references`), named.
+        MapperoptError: the file is damaged: not valid JSON, a field of another type (`read_json`), a final group
+            at odds with itself or the folder (`_require_own_references`), or a machine no probe wrote
+            (`store.require_machine`), named.
     """
     data = read_json(path, hint=_FINAL_DAMAGED if path.name == "final.json" else _DAMAGED, fields=_FIELDS[path.name])
     if path.name == "final.json":
         _require_own_references(path, data)
+    if path.name == "settings.json" and "machine" in data:
+        require_machine(path, data["machine"], _DAMAGED)
     if path.name == "settings.json" and not isinstance(data.get("app", {}), dict):
         # a program's name, as a tuning folder's settings.json has it: said so, not as if an object were simply due
         shown = repr(data["app"]) if isinstance(data["app"], str) else json.dumps(data["app"])
@@ -394,7 +400,7 @@ def _comparison_settings(folder: Path) -> dict:
                              hint="give a folder `mapperopt compare` made, e.g. runs/BENCH/compare-<hash>, which "
                                   "holds settings.json, expert.json or default.json and the runs")
     settings = _folder_file(path)
-    _require_one_bench(folder, settings)
+    _require_one_problem(folder, settings)
     missing = [k for k in ("bench", "size", "cpus", "gpus", "seed", "start", "executions", "max_executions",
                            "min_time_s", "optimizers", "iters", "repeats") if k not in settings]
     if missing:
@@ -403,30 +409,33 @@ def _comparison_settings(folder: Path) -> dict:
     return settings
 
 
-def _require_one_bench(folder: Path, settings: dict) -> None:
-    """Refuses the comparison folder `folder` of a benchmark whose settings.json (`settings`) names in `bench` another
-    program than its `app_description` and its runs' settings.json (`app`) do (an edit): continued, the runs would
-    tune that other program and append its figures to their journals. A program of the user's (`app`) is checked by
-    its identity instead (`run_compare`).
+def _require_one_problem(folder: Path, settings: dict) -> None:
+    """Refuses the comparison folder `folder` whose settings.json (`settings`) names another problem than its runs
+    were tuned on (an edit): in `bench`, another program than its `app_description` and its runs' settings.json
+    (`app`) do; in `size`, another size than its runs' settings.json, or none of the benchmark's sizes. Continued,
+    the runs would tune that other problem and append its figures to their journals. A program of the user's
+    (`app`) is checked by its identity instead (`run_compare`).
 
     Raises:
-        MapperoptError: naming the file, the fields that disagree and both programs.
+        MapperoptError: naming the file, the fields that disagree and both values: the runs' settings.json when they
+            alone disagree with the comparison's other fields, else the comparison's.
     """
+    runs = {}
+    for run in sorted(folder.glob("*/settings.json")):
+        try:
+            runs[f"{run.parent.name}/settings.json"] = json.loads(run.read_text())
+        except (OSError, ValueError):  # a run's damaged file is named when the run is opened
+            continue
+    runs = {f: r for f, r in runs.items() if isinstance(r, dict)}
+    if "size" in settings:
+        _require_runs_size(folder, settings["size"], {f: r.get("size") for f, r in runs.items()})
     if "app" in settings or "bench" not in settings:
         return
     bench, described = settings["bench"], (settings.get("app_description") or {}).get("app")
-    runs, descriptions = {}, {}
-    for run in sorted(folder.glob("*/settings.json")):
-        try:
-            stored = json.loads(run.read_text())
-            runs[f"{run.parent.name}/settings.json"] = stored.get("app")
-            descriptions[f"{run.parent.name}/settings.json"] = stored.get("app_description")
-        except (OSError, ValueError, AttributeError):  # a run's damaged file is named when the run is opened
-            continue
-    other = {f: v for f, v in runs.items() if isinstance(v, str) and v != bench}
+    other = {f: r.get("app") for f, r in runs.items() if isinstance(r.get("app"), str) and r["app"] != bench}
     tuned = set(other.values())
     if described == bench and other and len(other) == len(runs) and len(tuned) == 1 and all(
-            _same_description(settings["app_description"], descriptions[f], *tuned) for f in other):
+            _same_description(settings["app_description"], runs[f].get("app_description"), *tuned) for f in other):
         # every run says, in both its fields, the one program whose tasks the comparison's description lists: the
         # comparison's settings.json was edited, in both of its fields
         [program] = tuned
@@ -443,15 +452,36 @@ def _require_one_bench(folder: Path, settings: dict) -> None:
         raise MapperoptError(f"{folder / run} is damaged: its field 'app' is {app!r}, but the comparison's "
                              f"settings.json names {bench!r} in 'bench'{also}",
                              hint=f"set its 'app' back to \"{bench}\"; or {_DAMAGED}")
-    if described in (None, bench):
+    if described not in (None, bench):
+        fields = ["its field 'app_description.app'"] + ([f"the field 'app' of {' and '.join(other)}"] if other else [])
+        programs = sorted({described, *other.values()})
+        raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'bench' is {bench!r}, but "
+                             f"{' and '.join(fields)} {'are' if len(fields) > 1 else 'is'} "
+                             f"{' and '.join(map(repr, programs))}",
+                             hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
+                                   if len(programs) == 1 else "") + _DAMAGED)
+    if "size" in settings:
+        require_known_size(folder / "settings.json", settings["size"], bench, _DAMAGED)
+
+
+def _require_runs_size(folder: Path, size: Any, runs: dict[str, Any]) -> None:
+    """Refuses the comparison folder `folder` whose settings.json's `size` is not its runs' (`runs`: their
+    settings.json's `size`, by file): the comparison's file is named when every run agrees on another size and the
+    reference mapper was not measured at its size, else the runs' that differ from it (the comparison measures
+    every run at its own size)."""
+    other = {f: v for f, v in runs.items() if isinstance(v, str) and v != size}
+    if not other:
         return
-    fields = ["its field 'app_description.app'"] + ([f"the field 'app' of {' and '.join(other)}"] if other else [])
-    programs = sorted({described, *other.values()})
-    raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'bench' is {bench!r}, but "
-                         f"{' and '.join(fields)} {'are' if len(fields) > 1 else 'is'} "
-                         f"{' and '.join(map(repr, programs))}",
-                         hint=(f"set its 'bench' back to \"{programs[0]}\" (its runs tune that program); or "
-                               if len(programs) == 1 else "") + _DAMAGED)
+    sizes = sorted(set(other.values()))
+    # the size the reference mapper was measured at, which every score divides by, decides a tie (a single run)
+    if len(other) == len(runs) and len(sizes) == 1 and size not in measured_sizes(folder):
+        raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'size' is {size!r}, but the field "
+                             f"'size' of {' and '.join(other)} {'are' if len(other) > 1 else 'is'} {sizes[0]!r}",
+                             hint=f"set its 'size' back to \"{sizes[0]}\" (its runs were tuned at that size); or "
+                                  + _DAMAGED)
+    run, was = next(iter(other.items()))
+    raise MapperoptError(f"{folder / run} is damaged: its field 'size' is {was!r}, but the comparison's settings.json "
+                         f"names {size!r} in 'size'", hint=f"set its 'size' back to \"{size}\"; or {_DAMAGED}")
 
 
 def _same_description(comparison: Any, run: Any, program: str) -> bool:
@@ -688,7 +718,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     try:
         if resumed and (folder / "settings.json").exists():
             stored = _folder_file(folder / "settings.json")
-            _require_one_bench(folder, stored)
+            _require_one_problem(folder, stored)
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
         else:
@@ -782,7 +812,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             for line in left_out_lines(left_out, opts["iters"]):
                 say(line)
             raise MapperoptError(f"no tuning run of {folder} has {opts['iters']} iterations yet",
-                                 hint="run the command without --report-only to tune")
+                                 hint="the errors above stopped the runs: do what they say, then run the same command "
+                                      "again" if opts.get("tune", True) else
+                                 "run the command without --report-only to tune")
         measured: dict[str, Any] = {}
         final = opts.get("final", True)
         if final:
@@ -1218,8 +1250,8 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     """The reference mapper's (`name`: "expert", or "default" for a program without one; `named`: as the texts
     name it, `reference_name`) throughput, calibrated
     iteration count and longest execution (seconds; None where an older comparison did not keep it), measured once
-    per comparison (kept in `<name>.json`, which is made again from the run folder's result.json when it is damaged
-    or missing).
+    per comparison (kept in `<name>.json`, which is made again from the run folder's result.json when it is damaged,
+    its count other than that one's included, or missing).
 
     Raises:
         MapperoptError: the reference failed; `<name>.json` is damaged and its run folder cannot replace it, or is a
@@ -1230,13 +1262,16 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
     if path.is_dir():  # not made again over it: named before anything else
         raise wrong_kind(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)))
     damaged = None
+    kept = _kept_reference(folder, name)
     if path.exists():
         try:
             data = _folder_file(path)
+            if kept is not None and data["iterations"] != kept.settings["iterations"]:  # the count every run runs
+                raise MapperoptError(f"{path} is damaged: its field 'iterations' is {data['iterations']}, but "
+                                     f"{named} was measured at {kept.settings['iterations']}")
             return data["throughput"], data["iterations"], data.get("wall_s")
         except MapperoptError as exc:
             damaged = exc
-    kept = _kept_reference(folder, name)
     if kept is not None:
         if damaged is not None:
             say(f"Note: {damaged.message}: made again from {result}.")

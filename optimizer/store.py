@@ -47,7 +47,7 @@ from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS, DescriptionError,
 from mapperopt.errors import MapperoptError
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord
-from mapperopt.records import LEVELS
+from mapperopt.records import LEVELS, RESULT_FIELDS
 
 SETTINGS_SCHEMA = "mapperopt.tune.settings/1"
 # How to use a best program tuned with the program's own mapper kept (best.dsl's first line, tune's final lines).
@@ -63,9 +63,11 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
                     "min_time_s?": (AtLeast(0), None), "timeout_s?": (AtLeast(SHORTEST_TIMEOUT_S), None),
                     "optimizer?": OneOf(OPTIMIZERS), "baseline?": OneOf(BASELINES), "feedback_level?": OneOf(LEVELS),
                     "search_layouts?": bool,
-                    "seed?": (int, None), "iters?": AtLeast(1, integer=True), "iterations?": (int, None),
+                    "seed?": (int, None), "iters?": AtLeast(1, integer=True),
+                    "iterations?": (AtLeast(1, integer=True), None),
                     "start?": str, "start_dsl?": str, "start_point?": (dict, None), "app_args?": [str],
-                    "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS, "request?": {"bench?": str},
+                    "app_description?": APP_FIELDS, "machine?": MACHINE_FIELDS,
+                    "request?": {"bench?": str, "size?": str},
                     "baselines?": {str: Positive}, "baseline_failures?": {str: str}}
 # The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
 # (`commands._set_aside_final`).
@@ -180,6 +182,8 @@ class TuneStore:
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
         _require_one_program(root / "settings.json", settings, damaged)
+        _require_one_size(root / "settings.json", settings, damaged)
+        _require_calibrated(root / "settings.json", settings, damaged)
         _require_runnable(root / "settings.json", settings, damaged)
         path = root / "state.jsonl"
         numbered, bad = _read_journal(path)
@@ -425,24 +429,94 @@ def _require_own_tasks(path: Path, settings: dict, damaged: str) -> None:
                                if theirs else "") + damaged)
 
 
+def _require_one_size(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) whose `size` is not the --size its `request` recorded (an
+    edit): continued, the run would measure another problem, with the calibration of its own, into its journal.
+    The field named is `size` unless the baselines were measured at it (`measured_sizes`): then `request.size`.
+
+    Raises:
+        MapperoptError: naming both fields and sizes, and the one to set back.
+    """
+    size, made = settings.get("size"), (settings.get("request") or {}).get("size")
+    if size is None or made is None or made == size:
+        return
+    if size in measured_sizes(path.parent) and made not in measured_sizes(path.parent):
+        raise MapperoptError(f"{path} is damaged: its field 'request.size' is {made!r}, but its field 'size' (the "
+                             f"size its baselines were measured at) is {size!r}",
+                             hint=f"set its 'request.size' back to \"{size}\"; or {damaged}")
+    raise MapperoptError(f"{path} is damaged: its field 'size' is {size!r}, but its field 'request.size' (the "
+                         f"--size it was made with) is {made!r}",
+                         hint=f"set its 'size' back to \"{made}\" (its iterations were measured at that size); or "
+                              f"{damaged}")
+
+
+def _require_calibrated(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) whose `iterations`, the count every iteration runs, is none
+    that the reference mappers or the calibration measured successfully at before tuning (an edit): continued, the
+    next iterations would measure another problem than the earlier ones.
+
+    Raises:
+        MapperoptError: naming the field and the count measured.
+    """
+    # in the order set-up takes the count from: the expert mapper's, the default mapper's, the calibration's
+    counts = [r["settings"]["iterations"] for r in sorted(set_up_results(path.parent),
+                                                          key=lambda r: r["mapper"] != "expert")
+              if r["status"] == "ok" and (r.get("settings") or {}).get("iterations")]
+    if counts and settings.get("iterations") is not None and settings["iterations"] not in counts:
+        raise MapperoptError(f"{path} is damaged: its field 'iterations' is {settings['iterations']}, but the "
+                             f"reference mappers were measured at {counts[0]}, the count calibrated before tuning",
+                             hint=f"set its 'iterations' back to {counts[0]}; or {damaged}")
+
+
+def set_up_results(root: Path) -> list[dict]:
+    """The result.json of the reference mappers and the calibration the tuning or comparison folder `root` measured
+    first (`baseline-*/`, `calibration/`), but damaged ones (`tune` notes a reference's)."""
+    return [r for p in (*sorted(root.glob("baseline-*/result.json")), root / "calibration" / "result.json")
+            if p.is_file() and (r := readable_result(p)) is not None]
+
+
+def readable_result(path: Path) -> dict | None:
+    """The result.json `path`, or None where it is damaged."""
+    try:
+        return read_json(path, fields=RESULT_FIELDS)
+    except MapperoptError:
+        return None
+
+
+def measured_sizes(root: Path) -> set:
+    """The sizes the reference mappers of the tuning or comparison folder `root` were measured at
+    (`set_up_results`): what tells an edited `size` from the one the folder ran."""
+    return {(r.get("settings") or {}).get("size") for r in set_up_results(root)}
+
+
 def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
     """Refuses the settings.json `path` (its `settings`, of the right kinds) whose fields disagree in a way no run
-    wrote (an edit): a machine whose node 0 has no CPU or GPU processor or no memory, or more repeats than the most
-    allowed.
+    wrote (an edit): more repeats than the most allowed, or a machine no probe wrote (`require_machine`).
 
     Raises:
         MapperoptError: naming the field and what is wrong with it.
+    """
+    if settings.get("max_repeats", settings.get("repeats", 1)) < settings.get("repeats", 1):
+        raise MapperoptError(f"{path} is damaged: its field 'max_repeats' is {settings['max_repeats']}, below its "
+                             f"field 'repeats', {settings['repeats']}", hint=damaged)
+    if settings.get("machine") is not None:
+        require_machine(path, settings["machine"], damaged)
+
+
+def require_machine(path: Path, machine: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` of a tuning or comparison folder whose `machine` (of the right kinds) is no
+    machine a probe wrote (an edit): node 0 without a CPU or GPU processor or without memory, a node count other than
+    its processor lists', counts of another node count, a memory with affinity to a processor that is not there.
+    `damaged`: how to restore the folder.
+
+    Raises:
+        MapperoptError: naming the file, the field and what is wrong with it.
     """
     from mapperopt.optimizer.space import KIND_RANKING
 
     def refused(why: str) -> MapperoptError:
         return MapperoptError(f"{path} is damaged: its field {why}", hint=damaged)
 
-    if settings.get("max_repeats", settings.get("repeats", 1)) < settings.get("repeats", 1):
-        raise refused(f"'max_repeats' is {settings['max_repeats']}, below its field 'repeats', {settings['repeats']}")
-    machine = settings.get("machine")
-    if machine is None:
-        return
     node0 = {k: counts if isinstance(counts, int) else (counts or [0])[0]
              for k, counts in machine["processors"].items()}
     kinds = [k for k in sorted(KIND_RANKING) if node0.get(k, 0) > 0]  # those the search places tasks on
@@ -452,9 +526,15 @@ def _require_runnable(path: Path, settings: dict, damaged: str) -> None:
         raise refused("'machine.memories' is missing")
     if not any(m["node"] == 0 for m in machine["memories"]):  # Realm gives every node one, a SYSMEM at least
         raise refused("'machine.memories' lists no memory of node 0")
+    listed = {k: len(counts) for k, counts in machine["processors"].items() if isinstance(counts, list)}
+    if len(set(listed.values())) == 1 and machine["nodes"] not in listed.values():  # the node count is the odd one
+        kind, n = next(iter(listed.items()))
+        raise MapperoptError(f"{path} is damaged: its field 'machine.nodes' is {machine['nodes']}, but its field "
+                             f"'machine.processors.{kind}' lists {n} node{'s' * (n != 1)}",
+                             hint=f"set its 'machine.nodes' back to {n}; or {damaged}")
     try:
         MachineDescription.from_json(machine)
-    except DescriptionError as exc:  # counts that disagree with its node count
+    except DescriptionError as exc:  # counts of another node count, a processor or node that is not there
         raise refused(f"'machine' is no machine description: {exc}") from None
 
 

@@ -192,12 +192,23 @@ def _del_memories(settings: dict) -> None:
     (lambda s: s.update(cpus=0), "'cpus' is 0, not an integer >= 1"),
     (_del_memories, "'machine.memories' is missing"),
     (lambda s: s.update(search_layouts="yes"), "'search_layouts' is a string, not true or false"),
-    (lambda s: s.update(timeout_s=1e-9), "'timeout_s' is 1e-09, not a number >= 0.1 or null")])
+    (lambda s: s.update(timeout_s=1e-9), "'timeout_s' is 1e-09, not a number >= 0.1 or null"),
+    (lambda s: s.update(iterations=0), "'iterations' is 0, not an integer >= 1 or null"),
+    (lambda s: s["machine"].update(nodes=2), "'machine.nodes' is 2, but its field 'machine.processors.CPU' lists 1 "
+                                             "node"),
+    (lambda s: s["machine"]["memories"][0].update(kind="NOSUCH"),
+     "'machine.memories[0].kind' is 'NOSUCH', not one of 'SYSMEM', 'FBMEM', 'ZCMEM', 'RDMEM', 'SOCKMEM'"),
+    (lambda s: s["machine"]["memories"][0]["procs"].update(CPU=[99]),
+     "'machine' is no machine description: memories[0].procs.CPU[0] is 99, but node 0 has "),
+    (lambda s: (s.update(size="nosuch"), s["request"].update(size="nosuch")),
+     "'size' is 'nosuch', not one of stencil's sizes: ci, small, gpu, tight")])
 def test_a_settings_value_that_no_option_takes_is_refused_before_anything_runs(tuning, tmp_path, capsys, edit, named):
     """A tuning folder's settings.json edited to a value of the right kind that no option takes: it was a traceback
     (a machine without processors), an iteration run and final/ moved before an error naming neither file nor field
-    (feedback level, cpus), taken silently (memories deleted, a string for a flag), or every execution journalled
-    as timed out (a timeout below --timeout's shortest). Named up front, and the folder is left as it was."""
+    (feedback level, cpus), taken silently (memories deleted, a string for a flag, a memory kind or processor that
+    does not exist, a calibrated count of 0: the program's own), or every execution journalled as timed out (a
+    timeout below --timeout's shortest); another size ran its problem into the journal, an unknown one was named
+    with a hint to give --size, which a resumed run ignores. Named up front, and the folder is left as it was."""
     folder = tmp_path / "tuning"
     shutil.copytree(tuning, folder)
     settings = json.loads((folder / "settings.json").read_text())
@@ -209,7 +220,64 @@ def test_a_settings_value_that_no_option_takes_is_refused_before_anything_runs(t
     assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
     text = " ".join(capsys.readouterr().err.split())
     assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
-    assert "hint: restore the tuning folder from a copy, or start a new one with `--new`" in text, text
+    back = "set its 'machine.nodes' back to 1; or " if "'machine.nodes'" in named else ""  # the way back, when known
+    assert f"hint: {back}restore the tuning folder from a copy, or start a new one with `--new`" in text, text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
+@pytest.mark.parametrize("size", ["small", "nosuch"])
+def test_a_tuning_folders_size_edited_is_refused_before_anything_runs(tuning, tmp_path, capsys, size):
+    """settings.json's `size` edited in a tuning folder: continued, the run measured that size's problem with the
+    calibration of its own and journalled it; an unknown size was named with a hint to give --size, which a resumed
+    run ignores. Refused, naming the file, the field and the size the run was made with, before anything runs."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    edited(folder / "settings.json", lambda s: s.update(size=size))
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'size' is {size!r}, but its field "
+            "'request.size' (the --size it was made with) is 'ci'") in text, text
+    assert "hint: set its 'size' back to \"ci\" (its iterations were measured at that size); or restore the " \
+           "tuning folder from a copy" in text, text
+    assert "--size" not in text.split("hint:")[1], text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
+def test_a_tuning_folders_request_size_edited_is_named_as_the_odd_field(tuning, tmp_path, capsys):
+    """`request.size` edited instead of `size`: the two disagree as well, but the baselines were measured at `size`,
+    so `request.size` is named, with the size to set back; setting `size` to it would measure another problem."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    edited(folder / "settings.json", lambda s: s["request"].update(size="small"))
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'request.size' is 'small', but its field "
+            "'size' (the size its baselines were measured at) is 'ci'") in text, text
+    assert "hint: set its 'request.size' back to \"ci\"; or restore the tuning folder from a copy" in text, text
+
+
+def test_a_tuning_folders_calibrated_count_edited_is_refused(tuning, tmp_path, capsys):
+    """settings.json's `iterations` is the count the reference mappers were calibrated to, which every iteration
+    runs: edited (to 1), the next iterations measured another problem than the earlier ones, under the same header.
+    Refused, naming the count the references measured, before anything runs."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    calibrated = json.loads((folder / "settings.json").read_text())["iterations"]
+    assert calibrated > 1
+    edited(folder / "settings.json", lambda s: s.update(iterations=1))
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'iterations' is 1, but the reference mappers "
+            f"were measured at {calibrated}, the count calibrated before tuning") in text, text
+    assert f"hint: set its 'iterations' back to {calibrated}; or restore the tuning folder from a copy" in text, text
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
@@ -282,6 +350,109 @@ def test_a_comparisons_bench_edited_to_another_program_is_refused(comparison, tm
     assert "hint: set its 'bench' back to \"stencil\"" in text, text
     assert not (folder / "random-1" / "iter-003").exists()
     assert reports(folder) == before
+
+
+@pytest.mark.parametrize("report_only", [True, False])
+def test_a_comparisons_size_edited_is_refused(comparison, tmp_path, capsys, report_only):
+    """settings.json's `size` is the problem the runs tune: edited, a resumed comparison ran that size's problem into
+    the runs' journals (failures for good) and titled the report with it; `--report-only` retitled the report
+    alone. Refused, naming the runs' size and the way back, before anything is run or written."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "settings.json", lambda s: s.update(size="small"))
+    before = reports(folder)
+    capsys.readouterr()
+
+    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
+                                                          [*ARGS[:1], "3", *ARGS[2:]])])
+
+    text = " ".join(capsys.readouterr().err.split())
+    assert status == 1, text
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'size' is 'small', but the field 'size' of "
+            "random-1/settings.json is 'ci'") in text, text
+    assert "hint: set its 'size' back to \"ci\" (its runs were tuned at that size); or restore the comparison " \
+           "folder from a copy" in text, text
+    assert not (folder / "random-1" / "iter-003").exists()
+    assert reports(folder) == before
+
+
+def test_a_runs_size_edited_in_a_comparison_is_named(comparison, tmp_path, capsys):
+    """A run's settings.json whose `size` is not its comparison's is the damaged file (the comparison measures every
+    run at its own size): named, with the comparison's size to set back."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "random-1" / "settings.json", lambda s: s.update(size="small"))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'random-1' / 'settings.json'} is damaged: its field 'size' is 'small', but the "
+            "comparison's settings.json names 'ci' in 'size'") in text, text
+    assert "hint: set its 'size' back to \"ci\"" in text, text
+
+
+def _two_nodes(settings: dict) -> None:
+    settings["machine"]["nodes"] = 2
+
+
+@pytest.mark.parametrize("edit, named", [
+    (_two_nodes, "'machine.nodes' is 2, but its field 'machine.processors.CPU' lists 1 node"),
+    (lambda s: s["machine"]["memories"][0].update(kind="NOSUCH"),
+     "'machine.memories[0].kind' is 'NOSUCH', not one of 'SYSMEM', 'FBMEM', 'ZCMEM', 'RDMEM', 'SOCKMEM'"),
+    (lambda s: s["machine"]["memories"][0]["procs"].update(CPU=[99]),
+     "'machine' is no machine description: memories[0].procs.CPU[0] is 99, but node 0 has ")])
+@pytest.mark.parametrize("report_only", [True, False])
+def test_a_comparisons_machine_edited_to_no_machine_is_refused(comparison, tmp_path, capsys, edit, named,
+                                                                report_only):
+    """A comparison's settings.json machine that no probe wrote (counts of another node count, a memory kind or a
+    processor that does not exist): every run failed with an error naming neither file nor field, then a hint about
+    --report-only that was not given; or it was taken silently. Named up front, as a tuning folder's is."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "settings.json", edit)
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
+                                                          [*ARGS[:1], "3", *ARGS[2:]])])
+
+    text = " ".join(capsys.readouterr().err.split())
+    assert status == 1, text
+    assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
+    back = "set its 'machine.nodes' back to 1; or " if "'machine.nodes'" in named else ""  # the way back, when known
+    assert f"hint: {back}restore the comparison folder from a copy" in text, text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
+def test_runs_stopped_by_errors_are_not_said_to_need_a_command_without_report_only(comparison, tmp_path, capsys):
+    """When every run to extend stops with an error, the end of the output points at those errors; it told the user
+    to run the command without --report-only, which was not given."""
+    folder = copied(comparison, tmp_path)
+    (folder / "random-1" / "history.csv").unlink()
+    (folder / "random-1" / "history.csv").mkdir()
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), *ARGS[:1], "3", *ARGS[2:]]) == 1
+    out = capsys.readouterr()
+    text = " ".join((out.out + out.err).split())
+    assert f"{folder / 'random-1' / 'history.csv'} is a folder, where mapperopt keeps a file" in text, text
+    assert (f"error: no tuning run of {folder} has 3 iterations yet hint: the errors above stopped the runs: do what "
+            "they say, then run the same command again") in text, text
+    assert "--report-only" not in text, text
+
+
+def test_a_references_calibrated_count_edited_is_made_again_from_its_run_folder(comparison, tmp_path, capsys):
+    """expert.json's `iterations` is the count every run's iterations run: edited (to 1), the runs went on at -l 1.
+    It is taken from the reference's run folder, so it is made again from it, with a note, as a damaged one is."""
+    folder = copied(comparison, tmp_path)
+    path = folder / "expert.json"
+    kept = json.loads(path.read_text())
+    edited(path, lambda e: e.update(iterations=1))
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: {path} is damaged: its field 'iterations' is 1, but the expert mapper was measured at "
+            f"{kept['iterations']}: made again from "
+            f"{folder / 'baseline-expert' / 'result.json'}") in out, out
+    assert json.loads(path.read_text()) == kept
 
 
 def test_a_run_folder_replaced_by_a_file_is_named(comparison, tmp_path, capsys):

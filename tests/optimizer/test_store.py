@@ -654,8 +654,8 @@ def _no_memory_on_node_0(s: dict) -> None:
 @pytest.mark.parametrize("edit, why", [
     (lambda s: s["machine"]["processors"].update(CPU=[-1]),
      "its field 'machine.processors.CPU[0]' is -1, not an integer >= 0"),
-    (lambda s: s["machine"].update(nodes=2),
-     "its field 'machine' is no machine description: processors['CPU'] lists 1 node; the machine has 2"),
+    (lambda s: s["machine"]["processors"].update(CPU=[2, 2]),
+     "its field 'machine' is no machine description: processors['CPU'] lists 2 nodes; the machine has 1"),
     (lambda s: s["machine"]["processors"].update(CPU=[0]),
      "its field 'machine.processors' lists no CPU or GPU processor on node 0"),
     (_without_memories, "its field 'machine.memories' is missing"),
