@@ -1159,6 +1159,8 @@ class _Checker:
         for t in scope:
             for r in t.regions:
                 own, above = self.app.point_subregion(t, r)
+                if above is None:  # not one point's subregion (a root of the tree has no parent either)
+                    continue
                 # a child of the partition; not of a region above (an unnamed partition's), which may be any region
                 # of it, not one point's
                 sibling = name in tree and tree[name].parent == above and tree[above].kind != "region"

@@ -1090,3 +1090,25 @@ def test_w325_for_a_subregion_of_the_launchs_partition_discovery_saw_elsewhere_n
     assert only("Task * CPU;\nLayout fill block_2 * C_order;\n", "W325", unnamed, m14)
     found = [x.code for x in diags("Task * CPU;\nLayout fill halo * C_order;\n", unnamed, m14)]
     assert "W325" not in found, found
+
+
+BENCHMARKS = sorted(p.name.removesuffix(".app.json") for p in CONFIGS.glob("*.app.json"))
+
+
+@pytest.mark.parametrize("bench", BENCHMARKS)
+def test_e203_for_every_task_and_region_name_of_each_benchmark(bench):
+    """Every Region, Layout and CollectMemory statement naming, for one task, a region name of the benchmark's
+    description is checked without a traceback: fine when the task's chains have the name, else E203 naming the task.
+    A root of the region tree that only other tasks use (stencil's `Region check xm ...`) once crashed the checker."""
+    app = load_app(bench)
+    machine = parse_machine_spec("1x0x1")
+    names = sorted({n for t in app.tasks for r in t.regions for n in r.names} | {n.name for n in app.region_tree})
+    for t in app.tasks:
+        own = {n for r in t.regions for n in r.names}
+        for name in names:
+            for stmt in (f"Region {t.name} {name} CPU SYSMEM;", f"Layout {t.name} {name} * SOA;",
+                         f"CollectMemory {t.name} {name};"):
+                found = [(d.code, d.message) for d in diags(f"Task * CPU;\n{stmt}\n", app, machine)]
+                expected = [] if name in own else [("E203", f"unknown region '{name}' for task '{t.name}'")]
+                # E223: the layout the benchmark's variants need (C_order, F_order), not this test's concern
+                assert [f for f in found if f[0].startswith("E") and f[0] != "E223"] == expected, (stmt, found)
