@@ -383,6 +383,9 @@ def fmt(files, write, check):
             if check:
                 click.echo(f"would reformat {file}")
             else:
+                if not Path(file).stat().st_mode & 0o222:  # its owner made it read-only (root could write it anyway)
+                    raise MapperoptError(f"{file} is read-only: not rewritten",
+                                         hint=f"make it writable (chmod u+w {shlex.quote(file)}) or format a copy")
                 write_atomically(Path(file), formatted)  # a full disk leaves the user's file as it was
                 click.echo(f"formatted {file}", err=True)
     if check and unformatted:

@@ -167,23 +167,28 @@ def restore_hint(kind: str) -> str:
 
 def write_atomically(path: Path, text: str | bytes) -> None:
     """Writes `text` (str or bytes) to a temporary file beside `path`, then renames it: readers see the old or the
-    new file, and a failed write (a full disk) leaves the old one as it was.
+    new file, and a failed write (a full disk) leaves the old one as it was. A symbolic link is written through (its
+    target gets the text; the link stays), and an existing file keeps its mode.
 
     Raises:
         OSError: the write failed, naming `path`; no temporary file is left behind.
     """
-    path = Path(path)
+    given = Path(path)
+    path = Path(os.path.realpath(given))
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     try:
+        mode = path.stat().st_mode & 0o7777 if path.exists() else None
         if isinstance(text, bytes):
             partial.write_bytes(text)
         else:
             partial.write_text(text)
+        if mode is not None:
+            partial.chmod(mode)
         os.replace(partial, path)
     except OSError as exc:
         with contextlib.suppress(OSError):  # a later process has another pid: nothing would ever remove it
             partial.unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise OSError(exc.errno, exc.strerror, str(given)) from None
 
 
 @contextlib.contextmanager

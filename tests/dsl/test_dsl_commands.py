@@ -297,6 +297,24 @@ def test_fmt_prints_and_writes(tmp_path):
     assert path.read_text() == "Task * GPU,CPU;      # c\nx = 1 + 2 * 3;\n"
 
 
+def test_fmt_write_formats_a_link_s_target_keeps_the_mode_and_refuses_a_read_only_file(tmp_path):
+    """A mapper kept as a symbolic link is formatted where it lives (the link stays a link), its mode is kept, and a
+    read-only file is left alone with an error naming it."""
+    messy, tidy = "Task *   GPU ,CPU ;\n", "Task * GPU,CPU;\n"
+    target, link = tmp_path / "shared.dsl", tmp_path / "link.dsl"
+    target.write_text(messy)
+    target.chmod(0o750)
+    link.symlink_to(target.name)
+    assert run("fmt", "--write", str(link)).exit_code == 0
+    assert link.is_symlink() and target.read_text() == tidy and (target.stat().st_mode & 0o777) == 0o750
+    frozen = tmp_path / "frozen.dsl"
+    frozen.write_text(messy)
+    frozen.chmod(0o444)
+    result = run("fmt", "--write", str(frozen))
+    assert result.exit_code == 1 and f"{frozen} is read-only" in str(result.exception)
+    assert frozen.read_text() == messy and (frozen.stat().st_mode & 0o777) == 0o444
+
+
 def test_fmt_write_on_a_full_disk_keeps_the_file_and_names_it(tmp_path, monkeypatch, capsys):
     import errno
     import os
