@@ -227,6 +227,7 @@ class _Checker:
         self._called_variables: list[tuple[str, A.Loc, object]] = []  # (name, where, map statement or None)
         self._function: A.FuncDef | None = None  # the function whose body is being scoped
         self._typed: A.FuncDef | None = None  # the function whose body is being typed
+        self._proposed: set[str] = set()  # the function names W309's rewrites propose
 
     def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
         sev = severity or ("error" if code.startswith("E") else "warning")
@@ -968,10 +969,13 @@ class _Checker:
             mt = self.global_types.get(machine.name, UNKNOWN)
             if mt.name not in (None, "MSpace"):
                 self._type_error(f"'{machine.name}' is {article(mt.name)}, not a machine model", machine.loc)
-            taken = set(self.functions) | set(self.global_types)
-            g = next(n for n in itertools.chain(["g"], (f"g{i}" for i in itertools.count(2))) if n not in taken)  # a free name
+            # a free name, and not one an earlier note proposes: following every note defines each once
+            taken = set(self.functions) | set(self.global_types) | self._proposed
+            g = next(n for n in itertools.chain(["g"], (f"g{i}" for i in itertools.count(2))) if n not in taken)
+            self._proposed.add(g)
+            index = "r" if self._function_type(f).name == "int" else "*r"  # an int indexes as it is; `*` unpacks a tuple
             rewritten = (f"def {g}(Task task) {{ r = {f.name}(task.ipoint, task.ispace, {machine.name}); "
-                         f"return {machine.name}[*r]; }}")
+                         f"return {machine.name}[{index}]; }}")
             self.add("W309", "older three-operand form; equivalent to IndexTaskMap "
                              f"{_tasks_text(s.tasks)} {g}; with {rewritten}", s.loc, severity="note")
             return

@@ -572,7 +572,8 @@ def test_w301_to_w309(circuit, m14):
     assert at(only("Task * GPU,CPU,GPU;", "W308")) == (1, 16)
     d = only("m = Machine(GPU);\ndef f(IPoint p, ISpace s, MSpace m) { return p[0]; }\nIndexTaskMap t m f;", "W309")
     assert d.severity == "note"
-    assert "def g(Task task) { r = f(task.ipoint, task.ispace, m); return m[*r]; }" in d.message
+    # an int indexes the model as it is: `m[*r]` would unpack an int (E218)
+    assert "def g(Task task) { r = f(task.ipoint, task.ispace, m); return m[r]; }" in d.message
 
 
 def test_parent_dependent_functions_are_evaluated_with_the_parent_explain_uses(circuit, m14):
@@ -773,6 +774,23 @@ def test_w309_rewrite_uses_a_free_name():
     d = only(src, "W309", None)
     assert "IndexTaskMap t g3; with def g3(Task task) { r = f(task.ipoint, task.ispace, m); return m[*r]; }" in (
         d.message)
+
+
+def test_w309_rewrites_compile_together_for_an_int_and_a_tuple(circuit):
+    """The notes' rewrites, followed literally for both statements, give a program without errors: the int-returning
+    function's model is indexed by the int, the tuple's unpacked, and each note proposes a name of its own."""
+    src = ("mcpu = Machine(CPU);\nmflat = mcpu.merge(0, 1);\n"
+           "def cyc(IPoint p, ISpace s, MSpace m) { return (0, p[0] % m.size[1]); }\n"
+           "def lin(IPoint p, ISpace s, MSpace m) { return p[0] % m.volume; }\n"
+           "IndexTaskMap calculate_new_currents mcpu cyc;\nIndexTaskMap distribute_charge mflat lin;\n")
+    notes = [d.message for d in diags(src, circuit) if d.code == "W309"]
+    assert len(notes) == 2
+    rewritten = src.split("IndexTaskMap")[0]
+    for note in notes:
+        statement, function = note.split("equivalent to ")[1].split(" with ")
+        rewritten += f"{function}\n{statement}\n"
+    assert "return mflat[r];" in rewritten and "return mcpu[*r];" in rewritten
+    assert [d for d in diags(rewritten, circuit) if d.is_error] == []
 
 
 def test_render_shows_a_window_of_a_long_line_around_the_caret():
