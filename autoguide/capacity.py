@@ -102,6 +102,10 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
     full = {kind for kind, _, _ in failed}
     kind, asked, capacity = failed[-1]  # the last memory tried: what a fallback or a larger size must absorb
     where = f"requirement {fields.get('index', '?')} of '{fields.get('task', '?')}' ({asked / MIB:.0f} MiB)"
+    padding = _aos_padding(result, str(fields.get("task", "")))
+    if padding:  # the layout, not the memory, makes the instance that large: no size to raise before it is gone
+        text, edits = padding
+        return f"{kind} is the full memory: {where} does not fit in it.{text}", edits
     if "FBMEM" in full and "ZCMEM" in kinds and "ZCMEM" not in full:
         # A benchmark's timed loop is known; a user's program's is not (a profiled run shows where its time goes).
         own = "app_file" in (result.settings or {})
@@ -180,6 +184,43 @@ def _extra_instances(result: RunResult) -> str:
         return ""
     return (" A Layout statement for some tasks only makes a second instance of data that other tasks (the ones "
             f"that wrote it) laid out otherwise: {'; '.join(named)}; dropping it lets them share one instance.")
+
+
+# An alignment above the largest scalar field (16 bytes: a complex double) pads an AOS element's fields.
+_FIELD_BYTES = 16
+
+
+def _aos_padding(result: RunResult, task: str) -> tuple[str, tuple[Edit, ...]] | None:
+    """The sentence naming the mapper's Layout statements that may apply to `task` with AOS and an Align above
+    `_FIELD_BYTES` (AOS aligns each field of every element, so each element grows to a multiple of the alignment;
+    SOA aligns only each field's start), and the edits that drop those alignments; None for none (or a mapper that
+    does not parse)."""
+    from mapperopt.autoguide.edits import _field_text
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl.formatter import format_statement
+
+    try:
+        statements = parse(result.dsl, "<mapper>").statements if result.dsl is not None else []
+    except DslSyntaxError:
+        return None
+    padded = [s for s in statements if isinstance(s, A.LayoutStmt)
+              and (s.tasks.names is None or task in [n.name for n in s.tasks.names])
+              and any(c.name == "AOS" for c in s.constraints)
+              and any(c.name == "Align" and c.op in ("==", ">=") and c.value > _FIELD_BYTES for c in s.constraints)]
+    if not padded:
+        return None
+    named = "; ".join(f"line {s.loc.line}: `{format_statement(s)}`" for s in padded)
+    text = (f" The instance is that large because of the alignment with AOS, which pads each field of every element "
+            f"to the alignment (an 8-byte field of an Align==1024 instance takes 1024 bytes): {named}. Drop the Align "
+            "(or lower it, or use SOA, which aligns only the start of each field) before giving the memory more.")
+    edits: list[Edit] = []
+    for s in padded:
+        edit = Edit("drop_layout_constraint", {"constraint": "Align", "region": _field_text(s.region),
+                                               "task": s.tasks.names[0].name if s.tasks.names else "*",
+                                               "target": _field_text(s.target)})
+        edits += [edit] if edit not in edits else []
+    return text, tuple(edits)
 
 
 def _mb(mb: int | None, capacity: int | None) -> str:
