@@ -420,6 +420,8 @@ class TunableStmt:
     value: int
     type: str
     loc: Loc = _loc()
+    value_loc: Loc = _loc()  # of the value (its sign included), where E226 points
+    type_loc: Loc = _loc()  # of the type as written, else the value's
 
 
 @dataclass(frozen=True)

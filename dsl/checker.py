@@ -922,12 +922,12 @@ class _Checker:
     def _tunable(self, s: A.TunableStmt):
         """E226: a Tunable answer of an unknown type or out of its type's range."""
         if s.type not in A.TUNABLE_TYPES:
-            self.add("E226", f"unknown tunable type '{s.type}'", s.loc,
+            self.add("E226", f"unknown tunable type '{s.type}'", s.type_loc,
                      (f"types: {', '.join(A.TUNABLE_TYPES)} (the C++ type the program reads the tunable as)",))
             return
         _, low, high = A.TUNABLE_TYPES[s.type]
         if not low <= s.value <= high:
-            self.add("E226", f"tunable value {s.value} does not fit in {s.type} ({low} to {high})", s.loc)
+            self.add("E226", f"tunable value {s.value} does not fit in {s.type} ({low} to {high})", s.value_loc)
 
     def _layout(self, s: A.LayoutStmt):
         groups = (("SOA", "AOS"), ("C_order", "F_order"), ("Align", "No_Align"))

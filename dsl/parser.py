@@ -335,7 +335,9 @@ class _ToAst:
             number, default = int(value[-1].type == "TRUE"), "bool"
         else:
             number, default = self._int(value[-1]) * (-1 if len(value) == 2 else 1), "int64"
-        return A.TunableStmt(self._int(ident), number, str(typ) if typ is not None else default, loc=loc)
+        value_loc = self._tloc(value[0])
+        return A.TunableStmt(self._int(ident), number, str(typ) if typ is not None else default, loc=loc,
+                             value_loc=value_loc, type_loc=self._tloc(typ) if typ is not None else value_loc)
 
     # ---- definitions
     @_rule

@@ -1130,3 +1130,9 @@ def test_e203_for_every_task_and_region_name_of_each_benchmark(bench):
                 expected = [] if name in own else [("E203", f"unknown region '{name}' for task '{t.name}'")]
                 # E223: the layout the benchmark's variants need (C_order, F_order), not this test's concern
                 assert [f for f in found if f[0].startswith("E") and f[0] != "E223"] == expected, (stmt, found)
+
+
+def test_e226_points_at_the_type_or_the_value():
+    assert at(only("Tunable 7 = 3 foo;", "E226")) == (1, 15)
+    assert at(only("Tunable 7 = 300 int8;", "E226")) == (1, 13)
+    assert at(only("Tunable 7 = -300 int8;", "E226")) == (1, 13)  # the sign is the value's
