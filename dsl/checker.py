@@ -121,9 +121,16 @@ class T:
 UNKNOWN = T(None)
 
 
+class Diagnostics(list):
+    """The diagnostics `check` returns; `omitted` counts the errors past the first MAX_ERRORS, left out."""
+
+    omitted: int = 0
+
+
 def check(program: A.Program, app: AppDescription | None = None,
-          machine: MachineDescription | None = None, stream: TextIO | None = None) -> list[Diagnostic]:
-    """All diagnostics of `program` (errors, warnings and notes), sorted by position, at most 20 errors.
+          machine: MachineDescription | None = None, stream: TextIO | None = None) -> Diagnostics:
+    """All diagnostics of `program` (errors, warnings and notes), sorted by position, at most 20 errors (the number
+    of the others in the result's `omitted`).
 
     Args:
         program: the parsed policy.
@@ -280,8 +287,8 @@ class _Checker:
         line holds: line 0, sorted after those of the statements."""
         return A.Loc(self.program.loc.file, 0, 0)
 
-    def _sorted(self) -> list[Diagnostic]:
-        seen, out, errors = set(), [], 0
+    def _sorted(self) -> Diagnostics:
+        seen, out, errors = set(), Diagnostics(), 0
         for d in sorted(self.diags, key=lambda d: (d.loc.line < 1, d.loc.line, d.loc.col)):
             key = (d.code, d.loc.line, d.loc.col, d.message)
             if key in seen:
@@ -290,6 +297,7 @@ class _Checker:
             if d.is_error:
                 errors += 1
                 if errors > MAX_ERRORS:
+                    out.omitted += 1
                     continue
             out.append(d)
         return out

@@ -64,7 +64,10 @@ def summary_line(path: str, diags) -> str:
         return f"{path}: ok"
     count = {sev: sum(d.severity == sev for d in diags) for sev in ("error", "warning", "note")}
     notes = f", {count['note']} note(s)" if count["note"] else ""
-    return f"\n{path}: {count['error']} error(s), {count['warning']} warning(s){notes}"
+    omitted = getattr(diags, "omitted", 0)  # errors past the checker's cap, not shown
+    errors = f"{count['error'] + omitted} error(s) (the first {count['error']} shown)" if omitted else \
+        f"{count['error']} error(s)"
+    return f"\n{path}: {errors}, {count['warning']} warning(s){notes}"
 
 
 def echo_printed(printed: str, what: str) -> None:

@@ -744,3 +744,14 @@ def test_check_prints_every_diagnostic_on_stdout_and_the_summary_on_stderr(tmp_p
         assert result.exit_code == 1
         assert f"error[{code}]" in result.stdout and f"error[{code}]" not in result.stderr, (code, result.stderr)
         assert f"{path}: 1 error(s)" in result.stderr and f"{path}: 1 error(s)" not in result.stdout, code
+
+
+def test_check_says_how_many_errors_it_did_not_show(tmp_path):
+    """25 undefined variables: the first 20 errors are shown, and the summary counts all 25 and says so."""
+    path = tmp_path / "many.dsl"
+    path.write_text("".join(f"x{i} = y{i};\n" for i in range(25)))
+    result = run("check", str(path))
+    assert result.exit_code == 1 and result.output.count("error[E201]") == 20
+    assert f"{path}: 25 error(s) (the first 20 shown), 0 warning(s)" in result.output, result.output
+    path.write_text("x = y;\n")
+    assert f"{path}: 1 error(s), 0 warning(s)" in run("check", str(path)).output
