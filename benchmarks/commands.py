@@ -388,6 +388,9 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
+        warnings = Path(result.run_dir) / "check.txt"  # the checker's warnings, which did not stop the run
+        if warnings.is_file():
+            click.echo(warnings.read_text(), err=True, nl=False)
         feedback_file = Path(result.run_dir) / "feedback.json"
         _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s)
     if not result.ok:

@@ -593,6 +593,10 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
                 shutil.copyfile(kept, run_dir / "mapper.cc")
         return None, "compile", exc.message.splitlines()[0], exc.log
     shutil.copyfile(compiled.cpp_path, run_dir / "mapper.cc")
+    if compiled.diagnostics:  # warnings and notes, as `check` renders them: `run` prints them
+        from mapperopt.dsl.errors import render_all
+
+        (run_dir / "check.txt").write_text(render_all(compiled.diagnostics, compiled.dsl_text) + "\n")
     # The mapper's run-time messages cite lines of the text it was compiled from, under its file name.
     (run_dir / "mapper.dsl").write_text(compiled.dsl_text)
     return Path(compiled.so_path), None, None, ""

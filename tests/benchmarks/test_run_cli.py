@@ -120,6 +120,18 @@ def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hin
     assert re.search(r"^  hint: write `Layout \* \* \* SOA F_order;` instead$", out, re.M), out
 
 
+def test_run_prints_the_checkers_warnings_and_keeps_them_in_the_run_folder(tmp_path, capsys):
+    """A mapper that checks with warnings runs, and the run says them as `check` does (W305: an IndexTaskMap of a
+    task never index-launched does nothing), on stderr and in the run folder's check.txt."""
+    mapper = tmp_path / "wrongmap.dsl"
+    mapper.write_text("m = Machine(CPU);\ndef f(Task task) { return m[0, 0]; }\nIndexTaskMap check_circuit f;\n")
+    capsys.readouterr()
+    assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err
+    assert "warning[W305]: IndexTaskMap has no effect on check_circuit" in err, err
+    assert "warning[W305]" in (tmp_path / "run" / "check.txt").read_text()
+
+
 def test_run_expert_advice_says_which_file_to_edit(tmp_path, capsys, monkeypatch):
     """After a run of the expert mapper, the advice's statements go into a copy of the expert mapper's file: the
     output names that file (the installed one, the very text run) and the commands to copy it and run the copy, with
