@@ -802,6 +802,15 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             expected,
         )
 
+    # `def f(Task task)` then the body without its '{' (a Python habit): the brace is what is missing.
+    if _texts(accepts) == {"'{'"} and prev is not None and prev.type == "RPAR":
+        def_at = max((i for i, t in enumerate(tokens) if t.type == "DEF"), default=None)
+        if def_at is not None:
+            header = f"def {tokens[def_at + 1]}{_join_tokens(tokens[def_at + 2:])}"
+            where = f"at the end of line {prev.end_line}" if token.line > prev.end_line else "after the parameter list"
+            return error("E100", f"unexpected '{tok_text}'; expected '{{'", line, col, tok_text,
+                         (f"a function body is enclosed in '{{' ... '}}': add '{{' {where}: {header} {{",), expected)
+
     # E109: a processor kind inside the task list of a map statement (a kind selector stands alone).
     if (token.type == "COMMA" and prev is not None and prev.value in A.PROC_KINDS and len(tokens) >= 2
             and tokens[-2].type in ("INDEXTASKMAP", "SINGLETASKMAP")):

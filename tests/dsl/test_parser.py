@@ -301,6 +301,10 @@ ERRORS = [
      "a CollectMemory statement names one region (or '*' for all), not a list as for tasks: write one statement "
      "per region, CollectMemory * r1; CollectMemory * r2;"),
     ("Region * r1,r2", "E100", 1, 12, "unexpected ','", "a Region statement names one region (or '*' for all)"),
+    # a Python habit: the body's '{' left out (the hint is the brace, not where `return` may stand)
+    ("mcpu = Machine(CPU);\ndef f(Task task)\n    return mcpu[0, 0];\n}\n", "E100", 3, 5, "expected '{'",
+     "add '{' at the end of line 2: def f(Task task) {"),
+    ("def f(Task task) x = 1; return x; }", "E100", 1, 18, "expected '{'", "add '{' after the parameter list"),
 ]
 
 
