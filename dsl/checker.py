@@ -119,6 +119,11 @@ class T:
 
 
 UNKNOWN = T(None)
+# Python's built-in functions a DSL author may call, and the DSL's way to write each (E200's hint).
+_PYTHON_BUILTINS = {"len": "a tuple's length is ",
+                    "min": "write it with the conditional expression, e.g. a < b ? a : b",
+                    "max": "write it with the conditional expression, e.g. a > b ? a : b",
+                    "abs": "write it with the conditional expression, e.g. x < 0 ? -x : x"}
 
 
 class Diagnostics(list):
@@ -342,15 +347,22 @@ class _Checker:
                 if node.func in names or node.func in self.global_names:  # a variable called
                     self._called_variables.append((node.func, node.loc, None))
                 else:
-                    self._undefined_function(node.func, node.loc, called=True)
+                    self._undefined_function(node.func, node.loc, called=True, args=node.args)
             elif isinstance(node, A.Comprehension):
                 inner = names | {node.var}
                 self._scope_expr(node.expr, inner, funcs, top_level)
                 self._scope_expr(node.iterable, names, funcs, top_level)
 
-    def _undefined_function(self, name: str, loc: A.Loc, called: bool = False):
-        """E200 for `name`, called in an expression (`called`: the built-in `Machine` is a candidate) or named by a
-        mapping statement."""
+    def _undefined_function(self, name: str, loc: A.Loc, called: bool = False, args: tuple = ()):
+        """E200 for `name`, called in an expression with `args` (`called`: the built-in `Machine` is a candidate) or
+        named by a mapping statement."""
+        if called and name in _PYTHON_BUILTINS:  # a Python habit: the DSL's spelling, not a definition to write
+            what = _PYTHON_BUILTINS[name]
+            if name == "len":
+                what += args[0].name if len(args) == 1 and isinstance(args[0], A.Name) else "t"
+                what += ".len"
+            self.add("E200", f"undefined function '{name}'", loc, (f"the DSL has no {name}(): {what}",))
+            return
         later = self.functions.get(name)
         if later is not None:
             self.add("E200", f"function '{name}' is used before its definition", loc,
@@ -360,9 +372,12 @@ class _Checker:
         # Case ignored (`machine(GPU)`, `B` for `def b`); a close name is the likely fix, so it alone is hinted.
         by_lower = {f.lower(): f for f in (*self.functions, *(("Machine",) if called else ()))}
         close = closest(name.lower(), by_lower)
+        params = ", ".join(f"TYPE {chr(ord('a') + i)}" for i in range(len(args)))
+        define = (f"define it before this statement, with {_plural(len(args), 'parameter')} as called here: "
+                  f"def {name}({params}) {{ ... }} (types: {', '.join(A.PARAM_TYPES)})" if called
+                  else f"define it before this statement: def {name}(Task task) {{ ... }}")
         self.add("E200", f"undefined function '{name}'", loc,
-                 (f"did you mean '{by_lower[close]}'?" if close else
-                  f"define it before this statement: def {name}(Task task) {{ ... }}",))
+                 (f"did you mean '{by_lower[close]}'?" if close else define,))
 
     def _variables_called(self):
         """E206 for a variable used as a function (`IndexTaskMap t mcpu;` with `mcpu = Machine(CPU);`): said after

@@ -101,6 +101,19 @@ def test_e200_close_names_ignore_case():
         "define it before this statement: def machine(Task task) { ... }",)
 
 
+def test_e200_hint_follows_the_call_and_the_python_built_ins():
+    """A call's hint has as many parameters as the call has arguments; Python's len, min, max and abs get the DSL's
+    spelling (`t.len`, the conditional expression), never a one-Task definition or the built-in Machine."""
+    d = only("x = foo(3, 4);", "E200")
+    assert d.hints == ("define it before this statement, with 2 parameters as called here: def foo(TYPE a, TYPE b) "
+                       "{ ... } (types: Task, int, bool, IPoint, ISpace, MSpace)",), d.hints
+    assert only("t = (1, 2);\nx = len(t);", "E200").hints == ("the DSL has no len(): a tuple's length is t.len",)
+    d = only("def f(Task task) { return min(task.ipoint[0], 0); }", "E200")
+    assert d.hints == ("the DSL has no min(): write it with the conditional expression, e.g. a < b ? a : b",)
+    assert "x < 0 ? -x : x" in only("x = abs(-3);", "E200").hints[0]
+    assert "a > b ? a : b" in only("x = max(1, 2);", "E200").hints[0]
+
+
 def test_a_variable_used_as_a_function_is_said_to_be_one(stencil):
     """`IndexTaskMap ... mcpu;` with `mcpu = Machine(CPU);` is not an undefined function whose fix is `def mcpu`
     (that gives E211): it says what mcpu is and what a mapping function looks like."""
