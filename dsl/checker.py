@@ -324,6 +324,8 @@ class _Checker:
             hint = f"did you mean '{name.upper()}'? (kinds are written in capitals)"
         elif A.legion_kind_hint(name):  # `TOC_PROC`, before a close name
             hint = A.legion_kind_hint(name)
+        elif name in ("true", "false"):  # Python's spelling is the DSL's: True, False
+            hint = f"did you mean '{name.capitalize()}'?"
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):

@@ -500,6 +500,8 @@ _CONDITIONAL = "choose between values with the conditional expression c ? a : b,
 _NO_EARLY_RETURN = ("there is no early 'return' either (a function body is assignments and prints, then one "
                     "'return'): return c ? a : b;")
 _NO_LOOPS = "there are no loops: build a tuple with tuple(e for x in t), or choose with c ? a : b"
+# Python's logical operators, lexed as names where an operator is expected, and the DSL's.
+_PYTHON_OPERATORS = {"and": "logical and is '&&'", "or": "logical or is '||'"}
 _CONTROL_WORDS = {"if": (_CONDITIONAL, _NO_EARLY_RETURN), "else": (_CONDITIONAL, _NO_EARLY_RETURN),
                   "while": (_NO_LOOPS,), "for": (_NO_LOOPS,)}
 _EXPR_START = {"INT", "IDENT", "'True'", "'False'", "'Machine'", "'tuple'", "'('", "'-'", "'!'"}
@@ -709,6 +711,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             return error("E104", f"unrecognized character U+{ord(char):04X}{f' ({name})' if name else ''}", exc.line,
                          exc.column, char, ("remove it, or replace it with a space",))
         hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes"}
+        if char.isalnum():  # `café`: a letter, but not one of a name's
+            hints[char] = "names are written with ASCII letters, digits and '_' (a string may hold any character)"
         return error("E104", f"unrecognized character '{char}'", exc.line, exc.column, char, (hints.get(char),))
 
     accepts = set(exc.accepts or exc.expected)
@@ -873,6 +877,12 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     elif tok_text in _STATEMENT_WORDS and "IDENT" in accepts:
         hints.append("a function body holds only assignments, print and return; mapping statements and def are "
                      "written at top level")
+    if token.type == "IDENT" and tok_text in _PYTHON_OPERATORS:  # `a and b`: lexed as a name after an operand
+        hints.append(_PYTHON_OPERATORS[tok_text])
+    elif prev is not None and prev.type == "IDENT" and prev.value == "not":  # `not x`: a name, then the operand
+        hints.append(f"logical not is '!': write !{tok_text}")
+    elif token.type == "STAR" and prev is not None and prev.type == "STAR" and prev.end_pos == token.start_pos:
+        hints.append("there is no power operator '**': multiply (x * x), or write the value")
     if token.type == "IDENT" and tok_text in _CONTROL_WORDS:
         hints.append("there are no if/while statements; use the conditional expression c ? a : b")
     later_line = slash_hint is not None and token.line > prev.end_line

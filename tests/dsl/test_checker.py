@@ -114,6 +114,11 @@ def test_e200_hint_follows_the_call_and_the_python_built_ins():
     assert "a > b ? a : b" in only("x = max(1, 2);", "E200").hints[0]
 
 
+def test_e201_lower_case_true_and_false_are_the_bool_literals():
+    assert only("x = true;", "E201").hints == ("did you mean 'True'?",)
+    assert only("def f(Task task) { return false; }", "E201").hints == ("did you mean 'False'?",)
+
+
 def test_a_variable_used_as_a_function_is_said_to_be_one(stencil):
     """`IndexTaskMap ... mcpu;` with `mcpu = Machine(CPU);` is not an undefined function whose fix is `def mcpu`
     (that gives E211): it says what mcpu is and what a mapping function looks like."""

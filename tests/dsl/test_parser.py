@@ -305,6 +305,12 @@ ERRORS = [
     ("mcpu = Machine(CPU);\ndef f(Task task)\n    return mcpu[0, 0];\n}\n", "E100", 3, 5, "expected '{'",
      "add '{' at the end of line 2: def f(Task task) {"),
     ("def f(Task task) x = 1; return x; }", "E100", 1, 18, "expected '{'", "add '{' after the parameter list"),
+    # Python's spellings of the logical operators and the power, and a name's non-ASCII letter
+    ("x = 1 > 0 and 2 > 1;", "E100", 1, 11, "unexpected 'and'", "logical and is '&&'"),
+    ("x = 1 > 0 or 2 > 1;", "E100", 1, 11, "unexpected 'or'", "logical or is '||'"),
+    ("x = not True;", "E100", 1, 9, "unexpected 'True'", "logical not is '!': write !True"),
+    ("x = 2 ** 3;", "E100", 1, 8, "unexpected '*'", "there is no power operator '**'"),
+    ("caf\u00e9 = 1;", "E104", 1, 4, "unrecognized character '\u00e9'", "names are written with ASCII letters"),
 ]
 
 
