@@ -1550,7 +1550,9 @@ class _Checker:
         kinds = ", ".join(k.name for k in s.memories)
         self.add("E221", f"no memory kind of this statement exists on this machine ({kinds}); every instance it "
                          f"places would fail (R403)", s.loc,
-                 ("add a kind the machine has, e.g. SYSMEM, after the others",
+                 ("add a kind the machine has, e.g. FBMEM (the GPUs' framebuffer), after the others"
+                  if isinstance(s.proc, A.Kind) and s.proc.name == "GPU" and exists("FBMEM") else
+                  "add a kind the machine has, e.g. SYSMEM, after the others",
                   *_sized_hints(k.name for k in s.memories)),
                  (f"machine: {self.machine.counts()}",))
         return True

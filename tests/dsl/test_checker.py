@@ -719,6 +719,16 @@ def test_e222_a_memory_the_task_cannot_use(circuit, m14):
     assert not [x for x in diags("Task * CPU;\nRegion * * CPU VIRTUAL;", circuit) if x.is_error]  # needs a machine
 
 
+def test_e221_suggests_a_memory_of_the_statements_processor_kind(circuit):
+    """A GPU statement whose only kind is absent (no zero-copy memory) is offered the GPU's framebuffer, not the
+    system memory; a CPU statement SYSMEM."""
+    no_zc = parse_machine_spec("1x4", ("-ll:zsize", "0"))
+    d = only("Task * GPU,CPU;\nRegion * * GPU ZCMEM;", "E221", circuit, no_zc)
+    assert d.hints[0] == "add a kind the machine has, e.g. FBMEM (the GPUs' framebuffer), after the others", d.hints
+    d = only("Task * CPU;\nRegion * * CPU RDMEM;", "E221", circuit, parse_machine_spec("1x0x1"))
+    assert d.hints[0] == "add a kind the machine has, e.g. SYSMEM, after the others", d.hints
+
+
 def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
     """docs/dsl-reference.md: E206 is a type error; an index out of range is E205 statically (R408 at run time)."""
     d = only("t = (0,);\nx = t[1];", "E205", None, m14)
