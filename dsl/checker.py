@@ -1488,6 +1488,16 @@ class _Checker:
                         seen.add(k.name)
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
                                  k.loc, _sized_hints([k.name]))
+                # A kind the machine has that the statement's processor kind never sees (FBMEM for CPUs) is as dead,
+                # where another kind of the list is seen (none: E222).
+                proc = s.proc.name if isinstance(s.proc, A.Kind) else None
+                if proc is not None and procs(proc):
+                    unseen = [k for k in s.memories if k.name != "VIRTUAL" and m.memories_of(k.name)
+                              and not m.visible(k.name, proc, 0, 0)]
+                    if unseen and len(unseen) < len(s.memories):
+                        for k in unseen:
+                            self.add("W302", f"memory kind '{k.name}' is not visible from {proc} processors on this "
+                                             "machine; it is skipped", k.loc)
 
     def _app_replication(self):
         """W319 for each task of a ControlReplicate statement that Legion cannot replicate: an index-launched one

@@ -729,6 +729,15 @@ def test_e221_suggests_a_memory_of_the_statements_processor_kind(circuit):
     assert d.hints[0] == "add a kind the machine has, e.g. SYSMEM, after the others", d.hints
 
 
+def test_w302_a_memory_the_statements_processor_kind_never_sees(circuit, m14):
+    """FBMEM listed before SYSMEM for CPU tasks: the machine has a framebuffer, but no CPU sees it, so it is skipped
+    for every CPU task, as a kind the machine lacks is (W302 at the kind); alone it is E222, and for GPU tasks fine."""
+    d = only("Task * GPU,CPU;\nRegion * * CPU FBMEM,SYSMEM;", "W302", circuit, m14)
+    assert at(d) == (2, 16)
+    assert d.message == "memory kind 'FBMEM' is not visible from CPU processors on this machine; it is skipped"
+    assert not [x for x in diags("Task * GPU,CPU;\nRegion * * GPU FBMEM,SYSMEM;", circuit, m14) if x.code == "W302"]
+
+
 def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
     """docs/dsl-reference.md: E206 is a type error; an index out of range is E205 statically (R408 at run time)."""
     d = only("t = (0,);\nx = t[1];", "E205", None, m14)
