@@ -893,13 +893,27 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         edit = store.root / "best-from-start.dsl"
         console.print(f"The same mapping as an edit of {escape(settings['start'])} (its comments, functions and "
                       f"statements for other machines kept): {edit}" if edit.exists() else
-                      f"No edit of {escape(settings['start'])} maps as best.dsl does here (its statements that the "
-                      "search does not express, e.g. an Exact layout, would stay in it): take best.dsl's statements "
-                      "into it by hand.")
+                      f"No edit of {escape(settings['start'])} maps as best.dsl does here "
+                      f"({escape(_edit_blockers(settings, store.root / 'best.dsl'))} "
+                      "would stay in it): take best.dsl's statements into it by hand.")
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
                   f"summary: {store.root / 'summary.json'}")
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
     console.print(verdict(summary, default_start=settings["start"] == "default"))
+
+
+def _edit_blockers(settings: dict, best: Path) -> str:
+    """What keeps the start file of a tuning (`settings`) from being edited to map as its best program (the file
+    `best`) does: its statements that decide otherwise (`SearchSpace.edit_blockers`), else the kind that may."""
+    from mapperopt.optimizer.space import SearchSpace
+
+    blockers = []
+    if "app_description" in settings and best.is_file():
+        space = SearchSpace(settings["app_description"], settings["machine"],
+                            layouts=settings.get("search_layouts", True))
+        blockers = space.edit_blockers(settings["start_dsl"], best.read_text())
+    return (f"its {'statement' if len(blockers) == 1 else 'statements'} {'; '.join(blockers)}, which the search does "
+            "not express," if blockers else "its statements that the search does not express")
 
 
 def _no_working_mapper(store: TuneStore) -> MapperoptError:

@@ -701,11 +701,81 @@ class SearchSpace:
         again for the others; one of `start` with a more specific selector outranks them: the edit is given only
         when it maps as `best` does on this machine (`_placed_alike`) and the checker finds no error in it; else
         None."""
-        from mapperopt.dsl import ast
-        from mapperopt.dsl.checker import check, selector_keys
-        from mapperopt.dsl.formatter import format_statement
+        from mapperopt.dsl.checker import check
         from mapperopt.dsl.parser import parse
         from mapperopt.descriptions import AppDescription, MachineDescription
+
+        edit = self._edit_text(start, best)
+        if edit is None:
+            return None
+        try:
+            errors = [d for d in check(parse(edit, "<edit>"), AppDescription.from_json(self.app),
+                                       MachineDescription.from_json(self.machine)) if d.severity == "error"]
+        except MapperoptError:
+            return None
+        return edit if not errors and self._placed_alike(edit) == self._placed_alike(best) else None
+
+    def edit_blockers(self, start: str, best: str) -> list[str]:
+        """Where `edit_of` gives no edit because the edited `start` maps otherwise than `best` on this machine: the
+        statements of `start` (each "line N: `statement`") that decide, for the first task where they differ, the
+        aspect that differs (processor, memory, layout, collected requirements, instance limit); empty when the
+        edit maps as `best` does, or cannot be written."""
+        from mapperopt.dsl import ast
+        from mapperopt.dsl.evaluator import region_matches, task_matches
+        from mapperopt.dsl.formatter import format_statement
+        from mapperopt.dsl.parser import parse
+        from mapperopt.descriptions import AppDescription
+
+        edit = self._edit_text(start, best)
+        if edit is None:
+            return []
+        ours, theirs = self._placed_alike(edit), self._placed_alike(best)
+        differ = next(((a, b) for a, b in zip(ours, theirs) if a != b and isinstance(a, dict) and isinstance(b, dict)
+                       and a.get("task") == b.get("task")), None)
+        if differ is None:
+            return []
+        a, b = differ
+        task = AppDescription.from_json(self.app).task(a["task"])
+        kinds, indexes = [], set()
+        if a.get("proc") != b.get("proc"):
+            kinds += [ast.TaskStmt, ast.IndexTaskMapStmt, ast.SingleTaskMapStmt]
+        deciding = set()  # the Layout statements of the edit that decide a layout that differs
+        for ra, rb in zip(a.get("regions", ()), b.get("regions", ())):
+            if ra.get("memory") != rb.get("memory"):
+                kinds.append(ast.RegionStmt)
+                indexes.add(ra["index"])
+            if ra.get("layout") != rb.get("layout"):
+                kinds.append(ast.LayoutStmt)
+                indexes.add(ra["index"])
+                _, by = self._evaluator(edit).layout_sources(task.name, ra["index"], a["proc"]["kind"], ra["memory"])
+                deciding |= {format_statement(d) for aspect, d in by.items()
+                             if ra["layout"].get(aspect) != rb["layout"].get(aspect)}
+        kinds += [ast.CollectMemoryStmt] * (a.get("collect") != b.get("collect"))
+        kinds += [ast.InstanceLimitStmt] * (a.get("limited") != b.get("limited"))
+        # the start's statements the edit keeps (not those it comments out), before the best's added ones
+        kept = {format_statement(st) for st in parse(edit.split(self._ADDED)[0], "<edit>").statements}
+        out = []
+        for st in parse(start, "<start>").statements:
+            if (not isinstance(st, tuple(kinds)) or format_statement(st) not in kept
+                    or not task_matches(st.tasks, task.name, st.tasks.kind)):
+                continue
+            region = getattr(st, "region", None)
+            if isinstance(st, (ast.RegionStmt, ast.LayoutStmt)) and not any(
+                    region_matches(region, r.index, r.names) for r in task.regions if r.index in indexes):
+                continue
+            if isinstance(st, ast.LayoutStmt) and deciding and format_statement(st) not in deciding:
+                continue
+            out.append(f"line {st.loc.line}: `{format_statement(st)}`")
+        return out
+
+    _ADDED = "\n# The best program of `mapperopt tune` (best.dsl):"  # heads the edit's added statements
+
+    def _edit_text(self, start: str, best: str) -> str | None:
+        """`edit_of`'s edit before it is checked and compared with `best`; None when `start` does not parse."""
+        from mapperopt.dsl import ast
+        from mapperopt.dsl.checker import selector_keys
+        from mapperopt.dsl.formatter import format_statement
+        from mapperopt.dsl.parser import parse
 
         try:
             statements = parse(start, "<start>").statements
@@ -751,14 +821,9 @@ class SearchSpace:
             defined = {s.name for s in statements if isinstance(s, (ast.Assign, ast.FuncDef))}
             models = [m for m in self.prelude()
                       if (name := m.split(" = ")[0]) not in defined and re.search(rf"\b{name}\b", "\n".join(added))]
-            edit += ("\n# The best program of `mapperopt tune` (best.dsl): its statements that differ from this "
-                     "file's on the machine it was tuned on.\n" + "\n".join([*models, *added]) + "\n")
-        try:
-            errors = [d for d in check(parse(edit, "<edit>"), AppDescription.from_json(self.app),
-                                       MachineDescription.from_json(self.machine)) if d.severity == "error"]
-        except MapperoptError:
-            return None
-        return edit if not errors and self._placed_alike(edit) == self._placed_alike(best) else None
+            edit += (self._ADDED + " its statements that differ from this file's on the machine it was tuned on.\n"
+                     + "\n".join([*models, *added]) + "\n")
+        return edit
 
     def _placed_alike(self, dsl: str) -> list:
         """`dsl`'s decisions (`_decisions`), where a kind with a single processor places every point alike: on it, a

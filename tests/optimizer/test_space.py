@@ -333,6 +333,9 @@ def test_the_best_written_as_an_edit_of_the_start_file_keeps_it_and_maps_as_the_
     # The file's own, more specific Layout outranks the search's line: no edit.
     specific = start + "Layout calculate_new_currents * * F_order;\n"
     assert space.edit_of(specific, best) is None
+    line = specific.count("\n")  # said with its line, as what keeps the edit from mapping as the best
+    assert space.edit_blockers(specific, best) == [f"line {line}: `Layout calculate_new_currents * * F_order;`"]
+    assert space.edit_blockers(start, best) == []
     # The best is the file's own mapping: nothing to add, the file itself.
     assert space.edit_of(start, space.render(point)) == start
 
