@@ -28,6 +28,7 @@ from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
 from mapperopt.errors import MapperoptError, closest, extended
 
 MAX_ERRORS = 20
+BLAS_ELEMENT_BYTES = 16  # the largest element a BLAS routine takes (a double complex): W326
 # Errors that leave the static evaluation's results unchanged (tunables take no part in it): it still runs.
 INERT_ERRORS = frozenset({"E224"})
 # Tunable IDs 0-10 are Legion's default mapper's own (node and processor counts), answered with 8 bytes.
@@ -1574,6 +1575,7 @@ class _Checker:
             self._evaluate_points(ev)
             self._memory_choices(ev)
             self._required_layouts(ev)
+            self._padded_elements(ev)
         except EvaluationLimit:
             costly = costly_functions(self.program, MAX_STATIC_STEPS)  # AutoGuide names them after a timeout too
             self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
@@ -1720,6 +1722,45 @@ class _Checker:
             self.add(code, f"the application's variants need {need} instances, but this mapper gives {given} to "
                            f"{'; '.join(tasks)}: {why}", stmts[0].loc if stmts else self._whole_file(), hints,
                      (_layout_at_run_time(failed),))
+
+    def _padded_elements(self, ev: Evaluator):
+        """W326 when a benchmark's requirement whose BLAS leaf needs row-major tiles (the description's `layout`,
+        where its variants run: `layout_kinds`) gets an AOS instance aligned above `BLAS_ELEMENT_BYTES`: AOS aligns
+        each field of every element, so the tile's elements are that far apart and the leaf's unit-stride check
+        aborts the run. A warning (the description gives no field sizes); not for a user's program, whose `layout`
+        is an ordering constraint, not a BLAS leaf."""
+        if self.app is None or self.app.discovered_as:
+            return
+        found: dict[int, tuple] = {}  # id of the deciding statement -> (statement, alignment, [requirement])
+        for info in self.app.tasks:
+            if info.inner:
+                continue
+            for r in info.regions:
+                if r.layout is None or r.interleave is not None:  # an interleaving needed: AOS itself is E223
+                    continue
+                try:
+                    places = self._instance_places(ev, info, r.index)
+                except DslRuntimeError:
+                    break  # reported by the other checks
+                for kind, memory in places:
+                    got, by = ev.layout_sources(info.name, r.index, kind, memory)
+                    align = got["align"]
+                    if ((not r.layout_kinds or kind in r.layout_kinds) and got["order"] == "AOS" and align
+                            and align["op"] in ("==", ">=") and align["bytes"] > BLAS_ELEMENT_BYTES
+                            and by.get("align") is not None):
+                        entry = found.setdefault(id(by["align"]), (by["align"], align["bytes"], []))
+                        entry[2].append(f"requirement {r.index}{f' ({r.name})' if r.name else ''} of {info.name}")
+                        break
+        for stmt, size, reqs in found.values():
+            soa = format_statement(_with_constraints(stmt, "SOA", ["order"]))
+            more = f" and {len(reqs) - 3} more" if len(reqs) > 3 else ""
+            self.add("W326", f"AOS with an alignment of {size} bytes pads each element of {', '.join(reqs[:3])}{more} "
+                             f"to {size} bytes (AOS aligns each field of every element), but their variants need "
+                             "row-major tiles with unit stride (a BLAS kernel's): the run aborts where the kernel "
+                             "checks its tiles (`the tile of C ... is not row-major`)", stmt.loc,
+                     (f"write `{soa}` instead",),
+                     (f"a BLAS element is at most {BLAS_ELEMENT_BYTES} bytes; SOA aligns only the start of each "
+                      "field",))
 
     def _layout_others(self, stmts: list, reqs: set[tuple[str, int]]) -> str | None:
         """What the Layout statements `stmts` apply to besides the requirements `reqs` ((task name, index)): "the

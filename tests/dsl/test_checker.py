@@ -1173,3 +1173,21 @@ def test_e226_points_at_the_type_or_the_value():
     assert at(only("Tunable 7 = 3 foo;", "E226")) == (1, 15)
     assert at(only("Tunable 7 = 300 int8;", "E226")) == (1, 13)
     assert at(only("Tunable 7 = -300 int8;", "E226")) == (1, 13)  # the sign is the value's
+
+
+def test_w326_aos_alignment_padding_breaks_a_blas_leafs_row_major_tiles():
+    """A GEMM's BLAS leaf needs row-major tiles with unit stride (the description's `layout`); AOS with an Align
+    above 16 bytes (a BLAS element's largest size) pads each element to the alignment: every run aborts (`the tile
+    of C is not row-major`). W326 at the statement, its hint the same statement with SOA (which aligns only each
+    field's start). SOA with the Align, and AOS without one, run and are not reported."""
+    cannon, cpu = load_app("cannon"), parse_machine_spec("1x0x1")
+    d = only("Task * CPU;\nLayout * * * AOS C_order Align==64;", "W326", cannon, cpu)
+    assert at(d) == (2, 1) and not d.is_error
+    assert d.message.startswith("AOS with an alignment of 64 bytes pads each element of requirement 0 (A_tiles) of "
+                                "taco_fill, requirement 1 (B_tiles) of taco_fill, requirement 2 (C_tiles) of taco_fill "
+                                "and 6 more to 64 bytes"), d.message
+    assert d.hints == ("write `Layout * * * SOA C_order Align==64;` instead",)
+    assert only("Task * CPU;\nLayout * C_tiles * Align==64 AOS C_order;", "W326", load_app("johnson"), cpu)
+    for fine in ("Layout * * * SOA C_order Align==64;", "Layout * * * AOS C_order;",
+                 "Layout * * * AOS C_order Align==16;"):
+        assert not [x for x in diags(f"Task * CPU;\n{fine}", cannon, cpu) if x.code == "W326" or x.is_error], fine
