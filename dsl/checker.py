@@ -999,7 +999,8 @@ class _Checker:
             taken = set(self.functions) | set(self.global_types) | self._proposed
             g = next(n for n in itertools.chain(["g"], (f"g{i}" for i in itertools.count(2))) if n not in taken)
             self._proposed.add(g)
-            index = "r" if self._function_type(f).name == "int" else "*r"  # an int indexes as it is; `*` unpacks a tuple
+            # an int indexes the model as it is; `*` unpacks a tuple
+            index = "r" if self._function_type(f).name == "int" else "*r"
             rewritten = (f"def {g}(Task task) {{ r = {f.name}(task.ipoint, task.ispace, {machine.name}); "
                          f"return {machine.name}[{index}]; }}")
             self.add("W309", "older three-operand form; equivalent to IndexTaskMap "
