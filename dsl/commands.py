@@ -441,8 +441,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     if any(d.is_error for d in diags):
         raise CheckError(diags, program.source)
     ev = Evaluator(program, machine, app, stream=stream)
-    # The compiled mapper hands a kept application mapper the tasks no statement names (wildcards do not).
-    named = {i.name for s in program.statements for i in (getattr(s, "tasks", None) and s.tasks.names or ())}
+    named = program.named_tasks()  # the compiled mapper hands a kept application mapper every other task
+    # The tasks it maps show Legion's default mapping, as the text says, not the DSL's `*` statements: an empty mapper's
+    legion = Evaluator(parse(""), machine, app) if app.keep_app_mapper else ev
     out = []
     for info in app.tasks:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
@@ -451,15 +452,16 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                  "one_point": {n for r in info.regions for n in app.point_subregion(info, r)[0]},
                  "app_mapper": app.keep_app_mapper and info.name not in named}
         out.append(entry)
+        ev_task = legion if entry["app_mapper"] else ev
         try:
-            entry["kind"] = ev.task_kind(info.name)
+            entry["kind"] = ev_task.task_kind(info.name)
         except DslRuntimeError as err:
             entry["error"] = err
             continue
-        reducers = {i: ev.reducers(info.name, i) for i in ev.collect(info.name)}
+        reducers = {i: ev_task.reducers(info.name, i) for i in ev_task.collect(info.name)}
         entry["collected"] = [i for i, r in reducers.items() if not r]  # as Evaluator.collected
         entry["tracked"] = {i: r for i, r in reducers.items() if r}
-        entry["instance_limit"] = ev.instance_limit(info.name, entry["kind"])
+        entry["instance_limit"] = ev_task.instance_limit(info.name, entry["kind"])
         dom = domain or info.domain
         if info.index_launched and dom:
             entry["domain"] = dom
@@ -470,8 +472,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         for point in points:
             launch = dom if point is not None else None
             try:
-                placed = ev.place(info.name, point, launch)
-                rec = ev.record(info.name, point, launch, placed)
+                placed = ev_task.place(info.name, point, launch)
+                rec = ev_task.record(info.name, point, launch, placed)
             except DslRuntimeError as err:
                 entry["points"].append((point, err))
                 continue

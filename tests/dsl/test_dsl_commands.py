@@ -680,6 +680,27 @@ def test_explain_predicts_no_default_slicing_for_a_program_that_keeps_its_own_ma
     assert all("default_proc" in rec for e in entries if e["domain"] for _, rec in e["points"])
 
 
+def test_explain_shows_legions_default_mapping_for_the_tasks_a_kept_program_mapper_maps():
+    """A task no statement names is mapped by the program's kept mapper: explain says its rows are Legion's default
+    mapping, and they are (a `Layout * * * AOS` or a `CollectMemory * *` do not show there); the task a statement names gets the mapper's decisions. The kept tasks showed `AOS`."""
+    from dataclasses import replace
+
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import explain_decisions, load_app
+
+    app, machine = replace(load_app("circuit"), keep_app_mapper=True), parse_machine_spec("1x0x2")
+    program = parse("Task * CPU;\nLayout * * * AOS;\nCollectMemory * *;\nInstanceLimit update_voltages 2;\n")
+    entries = {e["task"]: e for e in explain_decisions(program, app, machine, (4,))}
+    kept = [e for e in entries.values() if e["app_mapper"]]
+    assert kept and "update_voltages" not in {e["task"] for e in kept}
+    for e in kept:
+        assert {r["layout"]["order"] for _, rec in e["points"] for r in rec["regions"]} == {"SOA"}, e["task"]
+        assert e["collected"] == [] and e["instance_limit"] is None, e
+    mapped = entries["update_voltages"]
+    assert {r["layout"]["order"] for _, rec in mapped["points"] for r in rec["regions"]} == {"AOS"}
+    assert mapped["instance_limit"] == 2 and mapped["collected"], mapped
+
+
 def test_explain_of_cosma_on_a_machine_has_the_grid_of_its_processor_count():
     """COSMA's grid follows the processor count without a flag (docs/gemm.md): at size ci on 4 GPUs it is the run's
     (1, 2, 2), not the 1-CPU (1, 1, 1) of the stored description."""
