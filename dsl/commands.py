@@ -667,7 +667,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             out.append(f"  kept tracked despite CollectMemory: arg {i} ({quoted_names(names)} "
                        f"{'reduces' if len(names) == 1 else 'reduce'} into its fields, R457)")
         if e["instance_limit"] is not None:
-            out.append(f"  instances mapped ahead at most (InstanceLimit): {e['instance_limit']}")
+            out.append(f"  tasks mapped but not finished, per processor, at most (InstanceLimit: back-pressure): "
+                       f"{e['instance_limit']}")
         if e["domain"]:
             out += _placement_lines(e, machine)
         elif isinstance(e["points"][0][1], dict):

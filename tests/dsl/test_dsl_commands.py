@@ -365,7 +365,10 @@ def test_explain_shows_collect_memory_and_instance_limit(tmp_path):
     out = outs[1].output
     section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
     assert "collected after use (CollectMemory): arg " in section
-    assert "instances mapped ahead at most (InstanceLimit): 2" in out[out.index("distribute_charge ("):]
+    # InstanceLimit is back-pressure on tasks, not a limit on instances (it said "instances mapped ahead at most")
+    assert ("tasks mapped but not finished, per processor, at most (InstanceLimit: back-pressure): 2"
+            in out[out.index("distribute_charge ("):]), out
+    assert "instances mapped ahead" not in out
 
 
 def test_explain_says_which_collected_requirements_stay_tracked(tmp_path):
