@@ -1742,8 +1742,8 @@ class _Checker:
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:
             return
-        # A function reading `task.parent` sees the stand-in parent `explain` uses too (the top-level task, on the
-        # first CPU of node 0), so what `explain` would hit is found here.
+        # A function reading `task.parent` sees the discovered parent on the first CPU of node 0 (`explain` puts it
+        # where it explains the parent to run).
         parent_users = _parent_users(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         top = self.app.top_level

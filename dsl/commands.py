@@ -18,7 +18,7 @@ from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_
                                        require_app)
 from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
-from mapperopt.dsl.checker import check as check_program
+from mapperopt.dsl.checker import _parent_users, check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
@@ -422,7 +422,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     [(point, trace record or DslRuntimeError)], "one_point" (the region names of the record that name one point's
     subregion, W325), "error", "app_mapper" (the program keeps its own mapper and no
     statement names the task: that mapper maps it when the task is launched with its ID, or when it replaced Legion's
-    default mapper; the records say what Legion's default mapping would do)}. `domain` replaces every index launch's
+    default mapper; the records say what Legion's default mapping would do), and "parent" where the task's mapping
+    function reads task.parent: {"task" (its first launch's, in discovery), "proc" (where it was explained to run,
+    parents first; None: CPU 0 of node 0 assumed), "top_level"}}. `domain` replaces every index launch's
     domain. A record whose mapping function returned a processor set of several members has "set", the members'
     {"kind", "node", "index"} in the set's order, and "proc" says only what is known before the runtime picks the
     least loaded member when it maps: the kind and the node, "index" None. A point of an index launch no map
@@ -444,8 +446,20 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     named = program.named_tasks()  # the compiled mapper hands a kept application mapper every other task
     # The tasks it maps show Legion's default mapping, as the text says, not the DSL's `*` statements: an empty mapper's
     legion = Evaluator(parse(""), machine, app) if app.keep_app_mapper else ev
+    # A function reading task.parent is evaluated with the task's discovered parent (its first launch's) on the
+    # processor explained for it: parents first. The top-level task, or one Legion's default mapper places: CPU 0.
+    parent_users = _parent_users(program.functions())
+    where: dict[str, dict] = {}
+
+    def depth(info) -> int:
+        seen = set()
+        while info is not None and info.parent and info.name not in seen:
+            seen.add(info.name)
+            info = app.task(info.parent)
+        return len(seen)
+
     out = []
-    for info in app.tasks:
+    for info in sorted(app.tasks, key=depth):
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
                  "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
                  "instance_limit": None, "points": [], "error": None,
@@ -469,10 +483,15 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         else:
             points = [None]
         defaults = None
+        stmt = ev_task.map_statement(info.name, points[0] is not None)
+        if stmt is not None and stmt.func.name in parent_users and info.parent:
+            above = app.task(info.parent)
+            entry["parent"] = {"task": info.parent, "proc": where.get(info.parent),
+                               "top_level": above is None or not above.parent}
         for point in points:
             launch = dom if point is not None else None
             try:
-                placed = ev_task.place(info.name, point, launch)
+                placed = ev_task.place(info.name, point, launch, where.get(info.parent))
                 rec = ev_task.record(info.name, point, launch, placed)
             except DslRuntimeError as err:
                 entry["points"].append((point, err))
@@ -491,7 +510,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             entry["points"].append((point, rec))
             if not entry["regions"]:
                 entry["regions"] = rec["regions"]
-    return out
+            if point is None and rec["proc"]["node"] is not None and "set" not in rec:
+                where[info.name] = rec["proc"]
+    return [e for info in app.tasks for e in out if e["task"] == info.name]  # in the description's order
 
 
 def default_slices(domain: tuple[int, ...], kind: str, machine: MachineDescription) -> dict[tuple, dict]:
@@ -677,6 +698,14 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                        if e["app_mapper"] else f"  processor: {_proc_text(rec['proc'])}" if "set" not in rec else
                        f"  processor: the least loaded of the set {', '.join(map(_proc_text, rec['set']))}, when "
                        "the runtime maps the task")
+        if e.get("parent"):
+            parent = e["parent"]
+            at = (f"on {_proc_text(parent['proc'])}, as placed above" if parent["proc"] else
+                  "on CPU[node 0, proc 0], where Legion's default mapper runs the top-level task"
+                  if parent["top_level"] else "assumed on CPU[node 0, proc 0]: Legion's default mapper places it")
+            out.append(f"  its mapping function reads task.parent: evaluated with the parent of its first launch in "
+                       f"discovery, '{parent['task']}', {at}; launched by another task, it follows that task's "
+                       "processor")
         errors = {}
         for _, rec in e["points"]:
             if isinstance(rec, DslRuntimeError):

@@ -704,6 +704,36 @@ def test_explain_shows_legions_default_mapping_for_the_tasks_a_kept_program_mapp
     assert mapped["instance_limit"] == 2 and mapped["collected"], mapped
 
 
+def test_explain_evaluates_a_parent_reading_function_with_the_discovered_parent_where_it_placed_it():
+    """A recursive task tree (docs: a user's program): `sum` is launched by `fibonacci`, which explain places on
+    CPU 1; a SingleTaskMap of `sum` that follows its parent's processor goes to CPU 1 too, and the text says which
+    parent it assumed, where. It evaluated every task as if its parent were the top-level task on CPU 0, and said
+    nothing."""
+    from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _explanation_text, explain_decisions
+
+    def task(name, parent):
+        return {"name": name, "variants": ["CPU"], "launch": "single", "parent": parent, "regions": []}
+
+    tasks = [task("top_level", None), task("fibonacci", "top_level"), task("sum", "fibonacci")]
+    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "tree", "tasks": tasks, "discovered_as": "tree"})
+    machine = parse_machine_spec("1x0x2")
+    program = parse("m = Machine(CPU);\ndef near(Task task) { return m[*task.parent.processor(m)]; }\n"
+                    "def other(Task task) { p = task.parent.processor(m); return m[p[0], (p[1] + 1) % m.size[1]]; }\n"
+                    "SingleTaskMap fibonacci other;\nSingleTaskMap sum near;\n")
+    entries = explain_decisions(program, app, machine)
+    procs = {e["task"]: e["points"][0][1]["proc"]["index"] for e in entries}
+    assert procs["fibonacci"] == 1 and procs["sum"] == 1, procs
+    text = _explanation_text(entries, machine)
+    section = text[text.index("sum (single launch)"):]
+    assert ("its mapping function reads task.parent: evaluated with the parent of its first launch in discovery, "
+            "'fibonacci', on CPU[node 0, proc 1], as placed above; launched by another task, it follows that task's "
+            "processor") in " ".join(section.split()), text
+    assert ("evaluated with the parent of its first launch in discovery, 'top_level', on CPU[node 0, proc 0], where "
+            "Legion's default mapper runs the top-level task") in " ".join(text.split()), text
+
+
 def test_explain_of_cosma_on_a_machine_has_the_grid_of_its_processor_count():
     """COSMA's grid follows the processor count without a flag (docs/gemm.md): at size ci on 4 GPUs it is the run's
     (1, 2, 2), not the 1-CPU (1, 1, 1) of the stored description."""
