@@ -346,6 +346,18 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
             notes.append(f"note: not checked: {unprobed(exc)}")
     printed = io.StringIO()
     diags = check_program(program, app, machine, printed)
+    if app_spec and any(d.code == "W323" for d in diags):
+        # A run with this mapper's tunable answers may launch other points than discovery's: check those instead.
+        try:
+            app, answers = _rediscovered(target, app, program, size, app_args, timeout_s)
+        except MapperoptError as exc:
+            notes.append(f"note: discovering again with this mapper's tunable answers failed ({exc.message.splitlines()[0]}): "
+                         "the launch domains checked are discovery's (W323)")
+        else:
+            printed = io.StringIO()
+            diags = check_program(program, app, machine, printed)
+            notes.append(f"note: discovered again with this mapper's tunable answers ({answers}): the launch "
+                         "domains checked are those of a run with them")
     echo_printed(printed.getvalue(), "the static evaluation")
     if diags:
         click.echo(render_all(diags, text))
@@ -357,6 +369,24 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         click.echo(note, err=True)
     if errors:
         raise click.exceptions.Exit(1)
+
+
+def _rediscovered(target, app: AppDescription, program, size: str, app_args,
+                  timeout_s) -> tuple[AppDescription, str]:
+    """(`app` discovered again with the recording mapper answering `program`'s Tunable statements, as a run with
+    `program` answers them; its answers as text, "11 = 4"). Its tunables are `app`'s (that discovery does not record
+    the ones the DSL answers), with `program`'s answers."""
+    from mapperopt.benchmarks.apps import describe_app
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl.formatter import format_statement, tunable_value
+
+    answers = {s.id: s for s in program.statements if isinstance(s, A.TunableStmt)}  # the latest of an ID wins
+    text = "".join(f"{format_statement(s)}\n" for s in answers.values())
+    desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args), timeout_s=timeout_s,
+                                                 tunables=text))
+    tunables = tuple(dataclasses.replace(t, value=answers[t.id].value) if t.id in answers else t for t in app.tunables)
+    return (dataclasses.replace(desc, tunables=tunables, given_as=app.given_as),
+            ", ".join(f"{i} = {tunable_value(s.value, s.type)}" for i, s in answers.items()))
 
 
 @click.command()

@@ -788,6 +788,22 @@ def test_a_tune_keeping_the_programs_mapper_proposes_mappers_that_map_its_tasks(
     assert "warning[W326]: no statement names a task" in said and "'first_cpu_mapper' maps every task" in said, said
 
 
+def test_check_of_another_tunable_answer_checks_the_launches_of_a_run_with_that_answer(foreign_exe, tmp_path,
+                                                                                         capsys):
+    """The program sizes its launches from tunable 11 (its own mapper answers 2): a mapper answering 4 is checked
+    against a discovery run with its answers, so that the function that fits 2 points on 2 CPUs but not 4 is an
+    error (E205) in `check`, not R400 in the run. It was checked at discovery's 2 points: `ok` with W323."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text('Task * CPU;\nTunable 11 = 4 int32;\n'
+                      'def f(Task task) { return Machine(CPU)[0, task.ipoint[0]]; }\nIndexTaskMap "Update Values" f;\n')
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe))]) == 1
+    out, err = capsys.readouterr()
+    said = " ".join((out + err).split())
+    assert "error[E205]" in said and "launch domain (4,)" in said and "W323" not in said, said
+    assert ("note: discovered again with this mapper's tunable answers (11 = 4): the launch domains checked are "
+            "those of a run with them") in said, said
+
+
 def test_compare_names_the_programs_own_mapper_as_its_reference(foreign_exe, tmp_path, capsys):
     """The `default` reference of a program with its own mapper runs that mapper: compare's lines, table.md and
     summary.json name it (they said "the default mapper", and README "normalised to Legion's default mapper")."""
