@@ -351,8 +351,9 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         try:
             app, answers = _rediscovered(target, app, program, size, app_args, timeout_s)
         except MapperoptError as exc:
-            notes.append(f"note: discovering again with this mapper's tunable answers failed ({exc.message.splitlines()[0]}): "
-                         "the launch domains checked are discovery's (W323)")
+            why = exc.message.splitlines()[0]
+            notes.append(f"note: discovering again with this mapper's tunable answers failed ({why}): the launch "
+                         "domains checked are discovery's (W323)")
         else:
             printed = io.StringIO()
             diags = check_program(program, app, machine, printed)
@@ -384,7 +385,8 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args,
     text = "".join(f"{format_statement(s)}\n" for s in answers.values())
     desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args), timeout_s=timeout_s,
                                                  tunables=text))
-    tunables = tuple(dataclasses.replace(t, value=answers[t.id].value) if t.id in answers else t for t in app.tunables)
+    tunables = tuple(dataclasses.replace(t, value=answers[t.id].value) if t.id in answers else t
+                     for t in app.tunables)
     return (dataclasses.replace(desc, tunables=tunables, given_as=app.given_as),
             ", ".join(f"{i} = {tunable_value(s.value, s.type)}" for i, s in answers.items()))
 
@@ -474,7 +476,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         raise CheckError(diags, program.source)
     ev = Evaluator(program, machine, app, stream=stream)
     named = program.named_tasks()  # the compiled mapper hands a kept application mapper every other task
-    # The tasks it maps show Legion's default mapping, as the text says, not the DSL's `*` statements: an empty mapper's
+    # The tasks it maps show Legion's default mapping, as the text says, not the `*` statements': an empty mapper's
     legion = Evaluator(parse(""), machine, app) if app.keep_app_mapper else ev
     # A function reading task.parent is evaluated with the task's discovered parent (its first launch's) on the
     # processor explained for it: parents first. The top-level task, or one Legion's default mapper places: CPU 0.
@@ -732,7 +734,7 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             parent = e["parent"]
             at = (f"on {_proc_text(parent['proc'])}, as placed above" if parent["proc"] else
                   "on CPU[node 0, proc 0], where Legion's default mapper runs the top-level task"
-                  if parent["top_level"] else "assumed on CPU[node 0, proc 0]: Legion's default mapper places it")
+                  if parent["top_level"] else "assumed on CPU[node 0, proc 0] (explain places it on no one processor)")
             out.append(f"  its mapping function reads task.parent: evaluated with the parent of its first launch in "
                        f"discovery, '{parent['task']}', {at}; launched by another task, it follows that task's "
                        "processor")

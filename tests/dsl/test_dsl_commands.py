@@ -685,7 +685,8 @@ def test_explain_predicts_no_default_slicing_for_a_program_that_keeps_its_own_ma
 
 def test_explain_shows_legions_default_mapping_for_the_tasks_a_kept_program_mapper_maps():
     """A task no statement names is mapped by the program's kept mapper: explain says its rows are Legion's default
-    mapping, and they are (a `Layout * * * AOS` or a `CollectMemory * *` do not show there); the task a statement names gets the mapper's decisions. The kept tasks showed `AOS`."""
+    mapping, and they are (a `Layout * * * AOS` or a `CollectMemory * *` do not show there); the task a statement
+    names gets the mapper's decisions. The kept tasks showed `AOS`."""
     from dataclasses import replace
 
     from mapperopt.dsl import parse
@@ -717,7 +718,8 @@ def test_explain_evaluates_a_parent_reading_function_with_the_discovered_parent_
         return {"name": name, "variants": ["CPU"], "launch": "single", "parent": parent, "regions": []}
 
     tasks = [task("top_level", None), task("fibonacci", "top_level"), task("sum", "fibonacci")]
-    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "tree", "tasks": tasks, "discovered_as": "tree"})
+    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "tree", "tasks": tasks,
+                                    "discovered_as": "tree"})
     machine = parse_machine_spec("1x0x2")
     program = parse("m = Machine(CPU);\ndef near(Task task) { return m[*task.parent.processor(m)]; }\n"
                     "def other(Task task) { p = task.parent.processor(m); return m[p[0], (p[1] + 1) % m.size[1]]; }\n"

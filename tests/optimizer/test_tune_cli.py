@@ -810,4 +810,5 @@ def test_a_start_file_that_names_no_task_beside_the_programs_kept_mapper_is_warn
         start.write_text(text)
         commands.check_start_file(str(start), text, ["--app", "prog", "--keep-app-mapper"], kept, cpu2.to_json())
         err = capsys.readouterr().err
-        assert ("warning[W326]: no statement names a task" in err and "'my_mapper' maps every task" in err) == warned, err
+        said = "warning[W326]: no statement names a task" in err and "'my_mapper' maps every task" in err
+        assert said == warned, err
