@@ -385,7 +385,8 @@ def _describe(name: str, exe: str, args: tuple[str, ...]) -> str:
 
 
 def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int | None = None,
-                 extra_args: tuple[str, ...] = (), timeout_s: float | None = None, refresh: bool = False) -> dict:
+                 extra_args: tuple[str, ...] = (), timeout_s: float | None = None, refresh: bool = False,
+                 tunables: str = "") -> dict:
     """The application description (docs/dsl-reference.md §12) that `<app> <size args> --describe` prints for a
     run on `cpus` CPU and `gpus` GPU processors (default: the size's; `-ll:cpu N` and `-ll:gpu N` among `extra_args`
     replace them, `processor_counts`): launch domains may follow the processor
@@ -395,7 +396,8 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     Builds the application if needed; cached per executable, size and counts within the process.
 
     For a user's program (`userapp.UserApp`), the description discovered by running it with the same counts and
-    flags (`userapp.discover`, killed after `timeout_s`; with `refresh`, not from its cache).
+    flags (`userapp.discover`, killed after `timeout_s`; with `refresh`, not from its cache; answering the
+    `tunables` DSL statements give).
 
     Raises:
         MapperoptError: unknown benchmark or size, or the application failed to describe itself.
@@ -407,7 +409,8 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
     if isinstance(app, UserApp):
         # Which tasks ran may follow the flags: `check` names them for a task the program did not launch.
-        desc = {**discover(app, size, cpus, gpus, extra_args, refresh=refresh, timeout_s=timeout_s),
+        desc = {**discover(app, size, cpus, gpus, extra_args, refresh=refresh, timeout_s=timeout_s,
+                           tunables=tunables),
                 "discovered_as": discovered_as(app, size, extra_args)}
         # The program's own mapper answers the tunables the DSL does not: `check` must know.
         return {**desc, "keep_app_mapper": True} if app.keep_app_mapper else desc

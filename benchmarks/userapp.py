@@ -884,14 +884,17 @@ def _depth(task: str, tasks: dict[str, dict]) -> int:
 
 
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
-             refresh: bool = False, timeout_s: float | None = None, keep_failed: bool = True) -> dict:
+             refresh: bool = False, timeout_s: float | None = None, keep_failed: bool = True,
+             tunables: str = "") -> dict:
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
     `gpus` GPU processors (default: the size's) runs it, found by running that command once under a recording DSL
     mapper that maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are
     answered), killed after `timeout_s` seconds (default: the size's `timeout_s`, at most `DISCOVERY_TIMEOUT_S`);
     `own_mapper` names the mapper the program registers itself, if any (the shim's note). Cached by the
     executable's contents and the command line (`discovery_path`). A failed discovery keeps its folder unless
-    `keep_failed` is False (its caller goes on without the description).
+    `keep_failed` is False (its caller goes on without the description). `tunables`: DSL `Tunable` statements the
+    recording mapper answers with (a mapper's other answers; part of the cache's key): the program runs, and
+    launches, with them, and the description lists only the tunables that mapper left to others.
 
     Raises:
         MapperoptError: GPUs on a machine without an NVIDIA driver, or the program timed out, failed, ran no
@@ -903,7 +906,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     sz = app.config.size(size)
     gpus = sz.gpus if gpus is None else gpus
     cmd = discovery_command(app, size, cpus, gpus, extra_args)
-    cache = discovery_path(app, cmd)
+    cache = discovery_path(app, [*cmd, *([tunables] if tunables else [])])
     if cache.is_file() and not refresh:
         try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
             return read_json(cache, fields=APP_FIELDS)  # as its readers (`AppDescription`) need it
@@ -918,7 +921,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
-    mapper = compile_program("", "discovery.dsl")
+    mapper = compile_program(tunables, "discovery.dsl")
     # The program's working folder, kept with its output when it fails: the error says where.
     folder = Path(tempfile.mkdtemp(prefix=f"mapperopt-discover-{app.name}-"))
     record = folder / "record.jsonl"

@@ -23,7 +23,7 @@ from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
-from mapperopt.dsl.formatter import format_expr, format_statement, meant, tunable_value
+from mapperopt.dsl.formatter import format_expr, format_statement, meant, selector_name, tunable_value
 from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
 from mapperopt.errors import MapperoptError, closest, extended
 
@@ -254,6 +254,7 @@ class _Checker:
             self._app_launches()
             self._app_limits()
             self._app_tunables()
+            self._app_kept_mapper()
         if self.machine is not None:
             self._machine_kinds()
             self._one_node()
@@ -1414,6 +1415,22 @@ class _Checker:
                          if self.app.discovered_as else f"the application never asks for tunable {tid}")
                 self.add("W313", never, s.loc, (f"it asks for: {known}" if known else "it asks for no tunable",))
 
+    def _app_kept_mapper(self):
+        """W326: the program's own mapper is kept (`keep_app_mapper`) and no statement names a task: that mapper maps
+        every task, since a `*` names none, and the mapper changes nothing but the tunables it answers."""
+        if not (self.app.keep_app_mapper and self.app.own_mapper and self.program.statements):
+            return
+        if self.program.named_tasks():
+            return
+        tunables = any(isinstance(s, A.TunableStmt) for s in self.program.statements)
+        tasks = [t.name for t in self.app.tasks if t.parent is not None]
+        example = f"Task {','.join(map(selector_name, tasks))} CPU;" if tasks else None
+        self.add("W326", "no statement names a task, and a `*` names none when the program's own mapper is kept "
+                         f"(--keep-app-mapper): '{self.app.own_mapper}' maps every task; this mapper "
+                         + ("only answers tunables" if tunables else "changes nothing"), self._whole_file(),
+                 (f"name the tasks it is for, e.g. `{example}` (the `*` statements then apply to them), or run "
+                  "without --keep-app-mapper" if example else None,))
+
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
@@ -1725,8 +1742,8 @@ class _Checker:
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:
             return
-        # A function reading `task.parent` sees the stand-in parent `explain` uses too (the top-level task, on the
-        # first CPU of node 0), so what `explain` would hit is found here.
+        # A function reading `task.parent` sees the discovered parent on the first CPU of node 0 (`explain` puts it
+        # where it explains the parent to run).
         parent_users = _parent_users(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         top = self.app.top_level

@@ -1090,3 +1090,19 @@ def test_w325_for_a_subregion_of_the_launchs_partition_discovery_saw_elsewhere_n
     assert only("Task * CPU;\nLayout fill block_2 * C_order;\n", "W325", unnamed, m14)
     found = [x.code for x in diags("Task * CPU;\nLayout fill halo * C_order;\n", unnamed, m14)]
     assert "W325" not in found, found
+
+
+def test_a_mapper_that_names_no_task_beside_the_programs_kept_mapper_is_said_to_change_nothing(circuit):
+    """With the program's own mapper kept (--keep-app-mapper), a `*` names no task: a mapper whose statements name
+    none leaves every task to that mapper (W326). `check` said `ok`, and a tune measured such mappers as gains."""
+    app = replace(circuit, keep_app_mapper=True, own_mapper="my_mapper")
+    d = only("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * AOS;\n", "W326", app)
+    assert d.message == ("no statement names a task, and a `*` names none when the program's own mapper is kept "
+                         "(--keep-app-mapper): 'my_mapper' maps every task; this mapper changes nothing"), d.message
+    assert d.hints[0].startswith("name the tasks it is for, e.g. `Task init_piece,init_pointers,"), d.hints
+    tunable = only("Task * CPU;\nTunable 11 = 2 int32;\n", "W326", app)
+    assert tunable.message.endswith("'my_mapper' maps every task; this mapper only answers tunables"), tunable
+    for src, described in (("Task * CPU;\nLayout update_voltages * * AOS;\n", app),
+                           ("Task * CPU;\n", replace(app, keep_app_mapper=False)),
+                           ("Task * CPU;\n", replace(app, own_mapper=None))):
+        assert "W326" not in [x.code for x in diags(src, described)], src
