@@ -216,18 +216,21 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
                                             f"{where}: 'legion_flags'", default=()),
                       timeout_s=float(number("timeout_s", 300, SHORTEST_TIMEOUT_S, float)), min_time_s=0.0)
     args = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'")
-    _resource_flags(args or (), where, problems)
+    _resource_flags(args or (), "args", where, problems)
+    _resource_flags(size.legion_flags, "legion_flags", where, problems)
     return None if len(problems) > found else (size, args)
 
 
-def _resource_flags(args, where: str, problems: list[MapperoptError]) -> None:
-    """A problem for each of Legion's resource flags among an application file's `args`: mapperopt sets them after
-    the program's arguments, from the size's keys, so that the flag there had no effect."""
+def _resource_flags(words, what: str, where: str, problems: list[MapperoptError]) -> None:
+    """A problem for each of Legion's resource flags among an application file's `args` or `legion_flags` (`what`):
+    mapperopt sets them from the size's keys, after the program's arguments (so that one there has no effect) and
+    before the legion_flags (so that one there wins, unseen by check, explain and AutoGuide, which use the keys)."""
+    effect = ("after the program's arguments, so that this one has no effect" if what == "args" else
+              "and models the machine from that key, while the run would take this one")
     for key, flag in RESOURCE_FLAGS.items():
-        if flag in args:
-            problems.append(MapperoptError(f"{where}: 'args' sets {flag}, which mapperopt sets from the size's "
-                                           f"'{key}' key (after the program's arguments, so that this one has no "
-                                           f"effect)", hint=f"give `{key}: N` in the size instead"))
+        if flag in words:
+            problems.append(MapperoptError(f"{where}: '{what}' sets {flag}, which mapperopt sets from the size's "
+                                           f"'{key}' key ({effect})", hint=f"give `{key}: N` in the size instead"))
 
 
 def _checked(problems: list[MapperoptError], read, *args, default=None):
@@ -391,7 +394,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
     common = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'", default=())
-    _resource_flags(common, where, problems)
+    _resource_flags(common, "args", where, problems)
     raw_sizes = data.get("sizes") or {"ci": {}}
     if not isinstance(raw_sizes, dict):
         problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))

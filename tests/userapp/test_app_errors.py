@@ -343,14 +343,19 @@ def test_legion_resource_flags_in_the_app_command_line_are_the_runs(tmp_path, ca
         app_from_command(f"{exe} -ll:cpu two")
 
 
-def test_legion_resource_flags_in_an_application_files_args_are_refused(tmp_path):
-    """In an application file the size's keys set them; `-ll:cpu` among its args was overridden silently."""
+@pytest.mark.parametrize("key", ["args", "legion_flags"])
+def test_legion_resource_flags_in_an_application_files_args_are_refused(key, tmp_path):
+    """In an application file the size's keys set them: `-ll:cpu` among its args was overridden silently, and among
+    its legion_flags it won silently (the run had 2 CPUs, check, explain and AutoGuide modelled the size's 1)."""
     exe = script(tmp_path, "prog", "echo hi")
-    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{args: ['-ll:cpu', '2'], "
-                                             "cpus: 1}\n")
-    with pytest.raises(MapperoptError, match=r"size 'ci': 'args' sets -ll:cpu, which mapperopt sets from the size's "
-                                             r"'cpus' key"):
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{{key}: ['-ll:cpu', '2', "
+                                             "'-ll:util', '2'], cpus: 1}\n")
+    with pytest.raises(MapperoptError) as error:
         load_app_file(tmp_path / "mapperopt.yaml")
+    said = str(error.value)
+    for flag, size_key in (("-ll:cpu", "cpus"), ("-ll:util", "util")):
+        assert f"size 'ci': '{key}' sets {flag}, which mapperopt sets from the size's '{size_key}' key" in said, said
+        assert f"hint: give `{size_key}: N` in the size instead" in said, said
 
 
 def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path, capsys):
