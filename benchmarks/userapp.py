@@ -515,6 +515,12 @@ def executable_digest(app: UserApp) -> str:
     return h.hexdigest()
 
 
+def is_script(app: UserApp) -> bool:
+    """Whether `app`'s executable is a script (`#!`), whose bytes do not change when the program it runs is rebuilt."""
+    with open(app.exe, "rb") as f:
+        return f.read(2) == b"#!"
+
+
 def app_from_identity(recorded: dict) -> UserApp:
     """The program an `identity` records, read again: its application file or its command line, with the recorded
     metric, verification and own-mapper choice where they differ from the file's (options given over it).
@@ -717,6 +723,21 @@ def mapper_notes(result) -> list[str]:
             near = None
         out.append(note + (f"; {meant(near)}" if near else ""))
     return out
+
+
+_UNMAPPED = re.compile(r"no task named '(.*?)' was mapped")
+
+
+def stale_description(app: UserApp, result, description: dict) -> str | None:
+    """The R453 note's words (`no task named 'X' was mapped`) of `result`'s run (`mapper_notes`) for a task X that
+    `app`'s `description` (as discovered) has, or None: the program changed since its discovery, e.g. rebuilt
+    behind a wrapper script, whose bytes alone key the description. Not with `keep_app_mapper`: the program's own
+    mapper may have mapped X (a launch with its mapper's ID)."""
+    if app.keep_app_mapper:
+        return None
+    known = {t["name"] for t in description.get("tasks", ())}
+    found = (_UNMAPPED.search(note) for note in mapper_notes(result))
+    return next((m.group(0) for m in found if m and m.group(1) in known), None)
 
 
 # How each reason `check_output` gives starts -> the option of `--app 'CMD ARGS'` that sets that check (one table
