@@ -990,6 +990,19 @@ def _record_lines(record: Path) -> list[dict]:
     return lines
 
 
+def relative_paths_note(words, folder) -> str | None:
+    """Why a program run in `folder` (discovery's or its run folder) may not find what its arguments `words` name:
+    those that name a file or folder relative to the current folder and not to `folder`; None when none does."""
+    here = [w for w in map(str, words) if w and not w.startswith("-") and not os.path.isabs(w)
+            and os.path.exists(w) and not (Path(folder) / w).exists()]
+    if not here:
+        return None
+    one = len(here) == 1
+    return (f"the program runs in {folder}, not in the current folder, where its argument{'' if one else 's'} "
+            f"{', '.join(here)} name{'s' if one else ''} a file: give {'it' if one else 'them'} as an absolute "
+            f"path{'' if one else 's'}, {', '.join(str(Path(w).resolve()) for w in here)}")
+
+
 def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
                       limit: float, malformed: str | None = None) -> MapperoptError:
     """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
@@ -1005,18 +1018,22 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     # In a shell as the user has it: with the environment discovery gave the program (Legion's libraries, the libcuda
     # stand-in on a machine without GPUs, the application file's `env`), without the recording mapper.
     env = "".join(f"{k}={shlex.quote(v)} " for k, v in app.env.items())
-    by_hand = f'run it by hand: eval "$(mapperopt toolchain --env)" && {env}{shlex.join(cmd)}'
+    # Where it ran (its output beside): a relative path among its arguments means there what it meant there.
+    by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
+               f"&& {env}{shlex.join(cmd)}")
+    moved = relative_paths_note(cmd[1:], folder)
+    moved = f"\nNote: {moved}" if moved else ""
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
                               f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",
                               hint=f"{where}; it ends with:\n{said}\nThe recording mapper writes one JSON object "
                                    "a line to the file MAPPEROPT_RECORD names: does the program write to that file "
-                                   f"too? To see what it does, {by_hand}")
+                                   f"too? To see what it does, {by_hand}{moved}")
     if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
         return MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
                               f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
                               "(`mapperopt toolchain`), and do its arguments make it run?",
-                              hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}")
+                              hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}{moved}")
     detail = ""
     if code is None:
         what = f"did not finish within {limit:g} s and was stopped"
@@ -1036,7 +1053,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
                   "are the cause")
     return MapperoptError(f"discovering {app.name}: your program {what} in its first run, which records its tasks "
                           f"for mapperopt" + (f": {detail}" if detail else ""),
-                          hint=f"{where}; it ends with:\n{said}\n{advice}")
+                          hint=f"{where}; it ends with:\n{said}\n{advice}{moved}")
 
 
 def _has_layout(dsl: str) -> bool:

@@ -792,3 +792,21 @@ def test_a_timeout_no_program_run_can_meet_is_refused_in_the_file_as_on_the_comm
     assert main(["run", "--app", str(exe), "--timeout", "1e-9", "--out", str(out_dir)]) == 2
     assert "1e-09 is not in the range x>=0.1" in " ".join(capsys.readouterr().err.split())
     assert not out_dir.exists()  # nothing ran
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_an_input_file_named_relative_to_the_current_folder_is_said_to_need_an_absolute_path(command, tmp_path,
+                                                                                               mapper, capsys):
+    """The program runs in discovery's folder or its run folder, not in the current one: an argument naming a file
+    here (`-input in.txt`) is not found there. The error says so with the absolute path, and the command to run it
+    by hand runs it where it failed (it ran it here, where it succeeded, blaming mapperopt)."""
+    exe = script(tmp_path, "prog", 'test -f "$2" || { echo "cannot open input file $2" >&2; exit 2; }')
+    (tmp_path / "in.txt").write_text("5000\n")
+    assert main(argv(command, mapper, f"{exe} -input in.txt", *(["--once"] if command == "run" else []))) == 1
+    captured = capsys.readouterr()
+    said = re.sub(r"\s+", " ", captured.out + captured.err)
+    found = re.search(r"the program runs in (\S+), not in the current folder, where its argument in\.txt names a "
+                      rf"file: give it as an absolute path, {re.escape(str(tmp_path / 'in.txt'))}", said)
+    assert found, said
+    if command == "check":  # discovery's folder, kept: the command by hand goes there first
+        assert f"run it by hand where it ran: cd {found.group(1)} && eval" in said, said
