@@ -515,10 +515,13 @@ def executable_digest(app: UserApp) -> str:
     return h.hexdigest()
 
 
-def is_script(app: UserApp) -> bool:
-    """Whether `app`'s executable is a script (`#!`), whose bytes do not change when the program it runs is rebuilt."""
-    with open(app.exe, "rb") as f:
-        return f.read(2) == b"#!"
+def is_script(exe: Path) -> bool:
+    """`exe` starts with `#!`: a wrapper, whose bytes stay the same when the program it runs is rebuilt."""
+    try:
+        with open(exe, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
 
 
 def app_from_identity(recorded: dict) -> UserApp:

@@ -767,7 +767,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
-        if isinstance(bench, UserApp) and is_script(bench):
+        if isinstance(bench, UserApp) and is_script(bench.exe):
             console.print(f"Note: --app names a script, {bench.exe}: the folder compares only its bytes, so a rebuild "
                           "of the program it runs is not noticed (give --new after one).", markup=False)
         for note in store.damaged:

@@ -810,3 +810,12 @@ def test_an_input_file_named_relative_to_the_current_folder_is_said_to_need_an_a
     assert found, said
     if command == "check":  # discovery's folder, kept: the command by hand goes there first
         assert f"run it by hand where it ran: cd {found.group(1)} && eval" in said, said
+
+
+def test_check_describes_the_memory_that_the_flags_after_the_separator_size(tmp_path, mapper, pieces_exe, capsys):
+    """`check --app PROG -- -ll:csize 64` checks the machine of that run: SYSMEM of 64 MiB (it said 512 MiB,
+    Legion's default, while naming the run with those flags)."""
+    assert main(["check", str(mapper), "--app", str(pieces_exe), "--", "-ll:csize", "64"]) == 0
+    captured = capsys.readouterr()
+    said = re.sub(r"\s+", " ", captured.out + captured.err)
+    assert "(memories SYSMEM 64 MiB)" in said, said
