@@ -8,6 +8,7 @@ minimum measured time. docs/running.md describes the fields.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -312,8 +313,13 @@ def require_app(name: str) -> None:
     # machine probe, which are not applications.
     if name not in known_benchmarks():
         close = closest(name, known_benchmarks(), cutoff=0.7)
+        hint = f"did you mean '{close}'?" if close else None
+        if os.path.isfile(name):  # --app forgotten
+            quoted = shlex.quote(name)
+            args = f"; with its arguments in quotes: `--app '{name} -n 100'`" if os.access(name, os.X_OK) else ""
+            hint = f"{name} is a file here: give your own program with --app (`--app {quoted}`{args})"
         raise MapperoptError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}",
-                             hint=f"did you mean '{close}'?" if close else None)
+                             hint=hint)
 
 
 def build_app(name: str, cuda: str = "auto") -> Path:

@@ -819,3 +819,16 @@ def test_check_describes_the_memory_that_the_flags_after_the_separator_size(tmp_
     captured = capsys.readouterr()
     said = re.sub(r"\s+", " ", captured.out + captured.err)
     assert "(memories SYSMEM 64 MiB)" in said, said
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path, mapper, capsys):
+    """`mapperopt run ./prog` (--app forgotten): the unknown benchmark's error says to give the program with --app."""
+    script(tmp_path, "prog", "echo hi")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    for given, how in (("./prog", "`--app ./prog`; with its arguments in quotes: `--app './prog -n 100'`"),
+                       ("mapperopt.yaml", "`--app mapperopt.yaml`")):
+        assert main([command, given]) == 1
+        err = re.sub(r"\s+", " ", capsys.readouterr().err)
+        assert f"unknown benchmark '{given}'" in err, err
+        assert f"hint: {given} is a file here: give your own program with --app ({how})" in err, err
