@@ -29,7 +29,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
+from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.descriptions import APP_FIELDS
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
@@ -588,7 +588,9 @@ def legion_command(app: UserApp, size: str, cpus: int, gpus: int, extra_args=(),
 def _command_parts(app: UserApp, size: str, cpus: int, gpus: int, extra_args, sz) -> tuple[list[str], list[str]]:
     """(the program's arguments, Legion's resources and flags) of `legion_command`."""
     resources, extra = _override_flags(sz.resource_flags(cpus, gpus), [str(a) for a in extra_args])
-    args = [*app.args[size], *extra]
+    # Resource flags in an `--app` command line set the size's keys (`app_from_command`): given once, in `resources`.
+    _, own = _app_args(dict(zip(resources[::2], resources[1::2])), app.args[size])
+    args = [*own, *extra]
     flags = [*resources, *sz.legion_flags]
     if not has_logfile(args) and not has_logfile(flags):
         flags += ["-logfile", "stderr"]
