@@ -477,6 +477,21 @@ def processor_counts(cpus: int, gpus: int, extra_args) -> tuple[int, int]:
     return counts["-ll:cpu"], counts["-ll:gpu"]
 
 
+def require_one_count(cpus: int | None, gpus: int | None, extra_args) -> None:
+    """Refuses --cpus or --gpus (`cpus`, `gpus`; None: not given) that `-ll:cpu` or `-ll:gpu` among the flags after
+    `--` (`extra_args`) contradicts: the flag would take its place on the command line (`processor_counts`), unseen.
+
+    Raises:
+        MapperoptError: both values, and that one of them is to be given.
+    """
+    flagged = dict(zip(("-ll:cpu", "-ll:gpu"), processor_counts(-1, -1, extra_args)))  # -1: no such flag
+    for option, given, flag, kind in (("--cpus", cpus, "-ll:cpu", "CPU"), ("--gpus", gpus, "-ll:gpu", "GPU")):
+        if given is not None and flagged[flag] not in (-1, given):
+            raise MapperoptError(f"{option} {given} and `{flag} {flagged[flag]}` after `--` ask for different {kind} "
+                                 "counts", hint=f"give one of them (the flag after `--` would win: {flagged[flag]} "
+                                                f"{kind}{'s' * (flagged[flag] != 1)} per node)")
+
+
 def require_gpu_driver(gpus: int, size: str, size_gpus: int, extra_args) -> None:
     """Refuse `gpus` > 0 GPU processors (`processor_counts`) on a machine without an NVIDIA driver, naming what asked
     for them: `-ll:gpu N` among `extra_args` (the flags after `--`), the size `size` (whose count is `size_gpus`) or

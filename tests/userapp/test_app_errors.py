@@ -834,3 +834,14 @@ def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path,
         err = re.sub(r"\s+", " ", capsys.readouterr().err)
         assert f"unknown benchmark '{given}'" in err, err
         assert f"hint: {given} is a file here: give your own program with --app ({how})" in err, err
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_a_processor_count_option_and_a_flag_after_the_separator_that_disagree_are_refused(command, tmp_path,
+                                                                                             mapper, capsys):
+    """`--cpus 1 -- -ll:cpu 2`: which one the run takes was said nowhere (the flag won, silently)."""
+    exe = script(tmp_path, "prog", "echo hi")
+    assert main([command, "--app", str(exe), "--cpus", "1", "--", "-ll:cpu", "2"]) == 1
+    err = re.sub(r"\s+", " ", capsys.readouterr().err)
+    assert ("--cpus 1 and `-ll:cpu 2` after `--` ask for different CPU counts" in err
+            and "hint: give one of them" in err), err
