@@ -277,8 +277,10 @@ _NUMBER = re.compile(r"\[[^\]]*0-9[^\]]*\][+*]|\\d[+*](?:\\.\\d[+*])?")
 
 
 def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = "--metric") -> Metric:
-    """A `Metric`, checking that `regex` compiles and has a group (the number). Raises MapperoptError naming
-    `where`."""
+    """A `Metric`, checking that `regex` compiles and has a group (the number); a time `unit` spelt out
+    (`millisecond`, `protocol.TIME_SPELLINGS`) becomes its short form (`ms`), which is read as a time. Raises
+    MapperoptError naming `where`."""
+    unit = protocol.TIME_SPELLINGS.get((unit or "").lower(), unit)
     if regex is None:
         return Metric(unit=unit or "s", higher_is_better=higher)
     try:
@@ -1382,6 +1384,6 @@ def _metric_changed(app: UserApp, unit: str | None, higher_is_better: bool) -> U
                              hint="give --metric 'REGEX' too, the number in the output as its first group, e.g. "
                                   "--metric 'solve took ([0-9.]+) ms' --unit ms (or `metric: {regex: ...}` in the "
                                   "application file)")
-    metric = replace(app.metric, unit=app.metric.unit if unit is None else unit,
-                     higher_is_better=app.metric.higher_is_better or higher_is_better)
+    unit = app.metric.unit if unit is None else protocol.TIME_SPELLINGS.get(unit.lower(), unit)
+    metric = replace(app.metric, unit=unit, higher_is_better=app.metric.higher_is_better or higher_is_better)
     return replace(app, metric=metric, given=tuple(dict.fromkeys((*app.given, "unit"))))
