@@ -117,7 +117,7 @@ def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, c
         assert not (tmp_path / "runs").exists(), (command, sorted((tmp_path / "runs").rglob("*")))
         if name != "quiet":
             assert kept and (Path(kept[1]) / "stderr.txt").read_text().startswith(f"{name}: "), err
-            assert "run it by hand: " in err, err
+            assert "run it by hand where it ran: cd " in err, err
             assert shlex.join([str(exe), *discovery_command(app, "ci", extra_args=flags)[1:]]) in err, err
     # A run folder the user names is theirs: kept, and nothing written in it.
     (tmp_path / "mine").mkdir()
@@ -692,7 +692,7 @@ def test_a_failed_discoverys_command_to_run_by_hand_starts_as_printed(tmp_path, 
     # On one CPU the program's must-epoch launch of two tasks cannot be mapped: Legion's default mapper aborts.
     assert main(argv("check", mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1")) == 1
     err = " ".join(capsys.readouterr().err.split())
-    command = re.search(r"run it by hand: (.*) \(without mapperopt\)", err)[1]
+    command = re.search(r"run it by hand where it ran: (.*) \(without mapperopt\)", err)[1]
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path))}
     done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
     assert "cannot open shared object file" not in done.stderr, (command, done.stderr)
