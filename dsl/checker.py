@@ -1036,13 +1036,30 @@ class _Checker:
         more = "FLAGS" if "--" in app.given_as else "-- FLAGS"  # after the flags given, if any
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
             app.task(n) is None and not closest(n, known) and not extended(n, known) for n in named)
+        nameless = any(re.fullmatch(r"unnamed_task_\d+", n) for n in known)
+
+        def unknown_notes(name: str | None) -> tuple[str, ...]:
+            """The notes on the task `name` (None: several, E225) that did not run in discovery."""
+            said: tuple[str, ...] = ()
+            if app.discovered_as:  # a Legion user may write a variant's name, which discovery does not record
+                which = f"'{name}' is a variant's name" if name else "these are variants' names"
+                said = (f"if {which} (TaskVariantRegistrar's), name {'its task' if name else 'their tasks'}: "
+                        "statements name tasks (discovery does not see variant names)",)
+            if nameless:  # Legion's own name for a task registered without one (variant names only)
+                said += ("the program's tasks have no names: Legion calls a task registered without one "
+                         "unnamed_task_<its task ID>, a name statements may use (`Task unnamed_task_2 CPU;`); to "
+                         "name a task, give its name as the second argument of `Runtime::preregister_task_variant` "
+                         "(TaskVariantRegistrar's is the variant's)",)
+            return said
+
         if foreign:
             self.add("E225", f"none of the {len(named)} tasks this mapper names ran in discovery "
                              f"(`{app.discovered_as}`): {quoted_names(named, 6)}; it looks like the mapper of "
                              "another program", self._whole_file(),
                      ("give the mapper written for this program, or, if your runs do launch these tasks, check "
                       f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} "
-                      f"{given} {more}`",), (f"tasks that ran: {listing}",))
+                      f"{given} {more}`",),
+                     (f"tasks that ran: {listing}", *unknown_notes(None)))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
@@ -1064,10 +1081,7 @@ class _Checker:
                     close = closest(ident.name, known)
                     if foreign:
                         continue
-                    # A Legion user may write the name of a task's variant, which discovery does not record.
-                    variant = (f"if '{ident.name}' is a variant's name (TaskVariantRegistrar's), name its task: "
-                               "statements name tasks (discovery does not see variant names)",) \
-                        if app.discovered_as else ()
+                    notes = unknown_notes(ident.name)
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
@@ -1075,10 +1089,10 @@ class _Checker:
                                  ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
                                   f"{shlex.quote(ident.loc.file)} {given} {more}`"),
-                                 (f"tasks that ran: {listing}", *variant))
+                                 (f"tasks that ran: {listing}", *notes))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
-                             ((meant(close) if close else None), f"tasks: {listing}"), variant)
+                             ((meant(close) if close else None), f"tasks: {listing}"), notes)
                 else:
                     tasks.append(info)
             region = getattr(s, "region", None)

@@ -16,7 +16,7 @@ import click
 
 from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_app_flags, known_benchmarks,
                                        require_app)
-from mapperopt.benchmarks.userapp import discovery_options
+from mapperopt.benchmarks.userapp import discovery_options, is_script
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import _parent_users, check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
@@ -179,15 +179,6 @@ class MapperCommand(click.Command):
         return rest
 
 
-def _is_script(exe: Path) -> bool:
-    """`exe` starts with `#!`: a wrapper, whose bytes stay the same when the program it runs is rebuilt."""
-    try:
-        with open(exe, "rb") as f:
-            return f.read(2) == b"#!"
-    except OSError:
-        return False
-
-
 def displaced_note(app: AppDescription | None) -> str | None:
     """The note that a DSL mapper takes the place of the program's own mapper (discovery ran under it) for every
     task, unless the run keeps it; None when it has none, the run keeps it or no program is known."""
@@ -328,7 +319,7 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
                                                rediscover)
     if target:
         notes.append(f"launch domains: those of {run_cmd}")
-    if app_spec and _is_script(target.exe) and not rediscover:
+    if app_spec and is_script(target.exe) and not rediscover:
         notes.append(f"note: {target.exe.name} is a script: discovery's cache is keyed by its bytes, not by those of "
                      "the program it runs; after rebuilding that program, check with --rediscover once")
     if variants:

@@ -214,7 +214,8 @@ def test_e225_a_mapper_none_of_whose_tasks_ran_is_refused(circuit):
     assert d.hints == ("give the mapper written for this program, or, if your runs do launch these tasks, check with "
                        "their flags after `--`: `mapperopt check p.dsl --app ... -- FLAGS`",)
     assert d.notes == ("tasks that ran: init_piece, init_pointers, calculate_new_currents, distribute_charge, "
-                       "update_voltages, check_circuit",)
+                       "update_voltages, check_circuit", "if these are variants' names (TaskVariantRegistrar's), "
+                       "name their tasks: statements name tasks (discovery does not see variant names)")
     assert not [x for x in diags(src, discovered) if x.code == "W315"]
     # the options that gave the program, where known, are pasted back in place of `--app ...`
     given = replace(discovered, given_as=("--app", "my app.yaml", "--size", "big"))
@@ -1106,3 +1107,23 @@ def test_a_mapper_that_names_no_task_beside_the_programs_kept_mapper_is_said_to_
                            ("Task * CPU;\n", replace(app, keep_app_mapper=False)),
                            ("Task * CPU;\n", replace(app, own_mapper=None))):
         assert "W326" not in [x.code for x in diags(src, described)], src
+
+
+def test_tasks_without_names_are_explained_where_a_name_is_unknown(circuit):
+    """A program that registers its tasks without a task name (only variant names, `TaskVariantRegistrar(ID,
+    "daxpy_cpu_variant")`): Legion calls each `unnamed_task_<task ID>`. E225, E202 and W315 say so and how to name
+    them; E225 said only "it looks like the mapper of another program"."""
+    data = circuit.to_json()
+    names = {t["name"]: f"unnamed_task_{i}" for i, t in enumerate(data["tasks"])}
+    for t in data["tasks"]:
+        t["name"], t["parent"] = names[t["name"]], names.get(t["parent"], t["parent"])
+    nameless = replace(AppDescription.from_json(data), discovered_as="noname -n 1000")
+    note = ("the program's tasks have no names: Legion calls a task registered without one unnamed_task_<its task "
+            "ID>, a name statements may use (`Task unnamed_task_2 CPU;`); to name a task, give its name as the "
+            "second argument of `Runtime::preregister_task_variant` (TaskVariantRegistrar's is the variant's)")
+    d = only("Task daxpy CPU;\nTask init_field CPU;\n", "E225", nameless)
+    assert note in d.notes, d.notes
+    assert any("variants' names" in n for n in d.notes), d.notes
+    assert note in only("Task daxpy CPU;\n", "W315", nameless).notes
+    assert note in only("Task unnamed_task CPU;\n", "E202", nameless).notes
+    assert note not in only("Task daxpy CPU;\n", "W315", replace(circuit, discovered_as="circuit")).notes
