@@ -8,6 +8,7 @@ minimum measured time. docs/running.md describes the fields.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -312,8 +313,13 @@ def require_app(name: str) -> None:
     # machine probe, which are not applications.
     if name not in known_benchmarks():
         close = closest(name, known_benchmarks(), cutoff=0.7)
+        hint = f"did you mean '{close}'?" if close else None
+        if os.path.isfile(name):  # --app forgotten
+            quoted = shlex.quote(name)
+            args = f"; with its arguments in quotes: `--app '{name} -n 100'`" if os.access(name, os.X_OK) else ""
+            hint = f"{name} is a file here: give your own program with --app (`--app {quoted}`{args})"
         raise MapperoptError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}",
-                             hint=f"did you mean '{close}'?" if close else None)
+                             hint=hint)
 
 
 def build_app(name: str, cuda: str = "auto") -> Path:
@@ -385,7 +391,8 @@ def _describe(name: str, exe: str, args: tuple[str, ...]) -> str:
 
 
 def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int | None = None,
-                 extra_args: tuple[str, ...] = (), timeout_s: float | None = None, refresh: bool = False) -> dict:
+                 extra_args: tuple[str, ...] = (), timeout_s: float | None = None, refresh: bool = False,
+                 tunables: str = "") -> dict:
     """The application description (docs/dsl-reference.md §12) that `<app> <size args> --describe` prints for a
     run on `cpus` CPU and `gpus` GPU processors (default: the size's; `-ll:cpu N` and `-ll:gpu N` among `extra_args`
     replace them, `processor_counts`): launch domains may follow the processor
@@ -395,7 +402,8 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     Builds the application if needed; cached per executable, size and counts within the process.
 
     For a user's program (`userapp.UserApp`), the description discovered by running it with the same counts and
-    flags (`userapp.discover`, killed after `timeout_s`; with `refresh`, not from its cache).
+    flags (`userapp.discover`, killed after `timeout_s`; with `refresh`, not from its cache; answering the
+    `tunables` DSL statements give).
 
     Raises:
         MapperoptError: unknown benchmark or size, or the application failed to describe itself.
@@ -407,7 +415,8 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     cpus, gpus = processor_counts(sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
     if isinstance(app, UserApp):
         # Which tasks ran may follow the flags: `check` names them for a task the program did not launch.
-        desc = {**discover(app, size, cpus, gpus, extra_args, refresh=refresh, timeout_s=timeout_s),
+        desc = {**discover(app, size, cpus, gpus, extra_args, refresh=refresh, timeout_s=timeout_s,
+                           tunables=tunables),
                 "discovered_as": discovered_as(app, size, extra_args)}
         # The program's own mapper answers the tunables the DSL does not: `check` must know.
         return {**desc, "keep_app_mapper": True} if app.keep_app_mapper else desc
@@ -469,6 +478,21 @@ def processor_counts(cpus: int, gpus: int, extra_args) -> tuple[int, int]:
                 raise MapperoptError(f"{flag} after `--` needs a whole number of processors, got {value!r}")
             counts[flag] = int(value)
     return counts["-ll:cpu"], counts["-ll:gpu"]
+
+
+def require_one_count(cpus: int | None, gpus: int | None, extra_args) -> None:
+    """Refuses --cpus or --gpus (`cpus`, `gpus`; None: not given) that `-ll:cpu` or `-ll:gpu` among the flags after
+    `--` (`extra_args`) contradicts: the flag would take its place on the command line (`processor_counts`), unseen.
+
+    Raises:
+        MapperoptError: both values, and that one of them is to be given.
+    """
+    flagged = dict(zip(("-ll:cpu", "-ll:gpu"), processor_counts(-1, -1, extra_args)))  # -1: no such flag
+    for option, given, flag, kind in (("--cpus", cpus, "-ll:cpu", "CPU"), ("--gpus", gpus, "-ll:gpu", "GPU")):
+        if given is not None and flagged[flag] not in (-1, given):
+            raise MapperoptError(f"{option} {given} and `{flag} {flagged[flag]}` after `--` ask for different {kind} "
+                                 "counts", hint=f"give one of them (the flag after `--` would win: {flagged[flag]} "
+                                                f"{kind}{'s' * (flagged[flag] != 1)} per node)")
 
 
 def require_gpu_driver(gpus: int, size: str, size_gpus: int, extra_args) -> None:

@@ -14,9 +14,11 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import BEFORE_TIMER, check_app_flags, known_benchmarks, load_config
+from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, load_config,
+                                      require_one_count)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
-from mapperopt.benchmarks.userapp import Metric, app_from_options, app_options, mapper_notes, output_checked
+from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, mapper_notes, output_checked,
+                                          relative_paths_note)
 from mapperopt.errors import MapperoptError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -356,6 +358,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
 
     interrupts.sigterm_as_ctrl_c()  # a killed run also removes discovery's folder and ends what the program started
     bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
+    require_one_count(cpus, gpus, app_args)
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"
     check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
@@ -393,5 +396,9 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
             click.echo(warnings.read_text(), err=True, nl=False)
         feedback_file = Path(result.run_dir) / "feedback.json"
         _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s)
+        moved = relative_paths_note([*bench.args[size], *app_args], Path(result.run_dir).resolve()) \
+            if isinstance(bench, UserApp) and not result.ok and result.run_dir else None
+        if moved:  # its failure is then likely the missing file's
+            click.echo(f"note: {moved}")
     if not result.ok:
         ctx.exit(1)

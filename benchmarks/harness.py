@@ -344,15 +344,17 @@ def _holds(pid: int, wanted: set[tuple[int, int]]) -> bool:
 
 
 def _live_members(pgid: int) -> bool:
-    """Whether process group `pgid` has a member that is not a zombie (Linux /proc; elsewhere: False)."""
+    """Whether process group `pgid` has a member that is not a zombie, or one whose other threads are still exiting
+    (Linux /proc; elsewhere: False): a killed multi-threaded process's main thread turns zombie first, and its files
+    (the output pipes) stay open until its last thread ends."""
     for pid in _pids():
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rpartition(")")[2].split()
+            if int(fields[2]) == pgid and (fields[0] not in "ZX" or len(os.listdir(f"/proc/{pid}/task")) > 1):
+                return True
         except OSError:
             continue  # gone meanwhile
-        if int(fields[2]) == pgid and fields[0] not in "ZX":
-            return True
     return False
 
 

@@ -26,6 +26,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}  # a user's metric in seconds
+# Other spellings of those units (any case): a metric's unit given so is stored as the short one.
+TIME_SPELLINGS = {**{w: "s" for w in ("sec", "secs", "second", "seconds")},
+                  **{w: "ms" for w in ("msec", "msecs", "millisecond", "milliseconds")},
+                  **{w: "us" for w in ("usec", "usecs", "microsecond", "microseconds")},
+                  **{w: "ns" for w in ("nsec", "nsecs", "nanosecond", "nanoseconds")}}
 MIN_TIME_S = 0.5          # measured seconds per execution at least, at every size a user tunes or compares at
 # The shortest timeout a program run takes (--timeout, an application file's timeout_s, a folder's settings),
 # seconds: Legion's start-up alone takes longer, so a shorter one (1e-9 for 1e9, say) would fail every execution at

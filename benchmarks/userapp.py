@@ -29,7 +29,7 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _override_flags, processor_counts, require_app,
+from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flags, processor_counts, require_app,
                                        require_gpu_driver)
 from mapperopt.descriptions import APP_FIELDS
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
@@ -216,18 +216,21 @@ def _size(name: str, data: dict, where: str, problems: list[MapperoptError]):
                                             f"{where}: 'legion_flags'", default=()),
                       timeout_s=float(number("timeout_s", 300, SHORTEST_TIMEOUT_S, float)), min_time_s=0.0)
     args = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'")
-    _resource_flags(args or (), where, problems)
+    _resource_flags(args or (), "args", where, problems)
+    _resource_flags(size.legion_flags, "legion_flags", where, problems)
     return None if len(problems) > found else (size, args)
 
 
-def _resource_flags(args, where: str, problems: list[MapperoptError]) -> None:
-    """A problem for each of Legion's resource flags among an application file's `args`: mapperopt sets them after
-    the program's arguments, from the size's keys, so that the flag there had no effect."""
+def _resource_flags(words, what: str, where: str, problems: list[MapperoptError]) -> None:
+    """A problem for each of Legion's resource flags among an application file's `args` or `legion_flags` (`what`):
+    mapperopt sets them from the size's keys, after the program's arguments (so that one there has no effect) and
+    before the legion_flags (so that one there wins, unseen by check, explain and AutoGuide, which use the keys)."""
+    effect = ("after the program's arguments, so that this one has no effect" if what == "args" else
+              "and models the machine from that key, while the run would take this one")
     for key, flag in RESOURCE_FLAGS.items():
-        if flag in args:
-            problems.append(MapperoptError(f"{where}: 'args' sets {flag}, which mapperopt sets from the size's "
-                                           f"'{key}' key (after the program's arguments, so that this one has no "
-                                           f"effect)", hint=f"give `{key}: N` in the size instead"))
+        if flag in words:
+            problems.append(MapperoptError(f"{where}: '{what}' sets {flag}, which mapperopt sets from the size's "
+                                           f"'{key}' key ({effect})", hint=f"give `{key}: N` in the size instead"))
 
 
 def _checked(problems: list[MapperoptError], read, *args, default=None):
@@ -274,8 +277,10 @@ _NUMBER = re.compile(r"\[[^\]]*0-9[^\]]*\][+*]|\\d[+*](?:\\.\\d[+*])?")
 
 
 def make_metric(regex: str | None, unit: str | None, higher: bool, where: str = "--metric") -> Metric:
-    """A `Metric`, checking that `regex` compiles and has a group (the number). Raises MapperoptError naming
-    `where`."""
+    """A `Metric`, checking that `regex` compiles and has a group (the number); a time `unit` spelt out
+    (`millisecond`, `protocol.TIME_SPELLINGS`) becomes its short form (`ms`), which is read as a time. Raises
+    MapperoptError naming `where`."""
+    unit = protocol.TIME_SPELLINGS.get((unit or "").lower(), unit)
     if regex is None:
         return Metric(unit=unit or "s", higher_is_better=higher)
     try:
@@ -391,7 +396,7 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
     common = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'", default=())
-    _resource_flags(common, where, problems)
+    _resource_flags(common, "args", where, problems)
     raw_sizes = data.get("sizes") or {"ci": {}}
     if not isinstance(raw_sizes, dict):
         problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))
@@ -512,6 +517,15 @@ def executable_digest(app: UserApp) -> str:
     return h.hexdigest()
 
 
+def is_script(exe: Path) -> bool:
+    """`exe` starts with `#!`: a wrapper, whose bytes stay the same when the program it runs is rebuilt."""
+    try:
+        with open(exe, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
+
+
 def app_from_identity(recorded: dict) -> UserApp:
     """The program an `identity` records, read again: its application file or its command line, with the recorded
     metric, verification and own-mapper choice where they differ from the file's (options given over it).
@@ -576,7 +590,9 @@ def legion_command(app: UserApp, size: str, cpus: int, gpus: int, extra_args=(),
 def _command_parts(app: UserApp, size: str, cpus: int, gpus: int, extra_args, sz) -> tuple[list[str], list[str]]:
     """(the program's arguments, Legion's resources and flags) of `legion_command`."""
     resources, extra = _override_flags(sz.resource_flags(cpus, gpus), [str(a) for a in extra_args])
-    args = [*app.args[size], *extra]
+    # Resource flags in an `--app` command line set the size's keys (`app_from_command`): given once, in `resources`.
+    _, own = _app_args(dict(zip(resources[::2], resources[1::2])), app.args[size])
+    args = [*own, *extra]
     flags = [*resources, *sz.legion_flags]
     if not has_logfile(args) and not has_logfile(flags):
         flags += ["-logfile", "stderr"]
@@ -726,6 +742,21 @@ def mapper_notes(result) -> list[str]:
     return out
 
 
+_UNMAPPED = re.compile(r"no task named '(.*?)' was mapped")
+
+
+def stale_description(app: UserApp, result, description: dict) -> str | None:
+    """The R453 note's words (`no task named 'X' was mapped`) of `result`'s run (`mapper_notes`) for a task X that
+    `app`'s `description` (as discovered) has, or None: the program changed since its discovery, e.g. rebuilt
+    behind a wrapper script, whose bytes alone key the description. Not with `keep_app_mapper`: the program's own
+    mapper may have mapped X (a launch with its mapper's ID)."""
+    if app.keep_app_mapper:
+        return None
+    known = {t["name"] for t in description.get("tasks", ())}
+    found = (_UNMAPPED.search(note) for note in mapper_notes(result))
+    return next((m.group(0) for m in found if m and m.group(1) in known), None)
+
+
 # How each reason `check_output` gives starts -> the option of `--app 'CMD ARGS'` that sets that check (one table
 # for both, so that a stored reason always names its option).
 _PATTERN, _REFERENCE, _COMMAND = ("the output does not match the verify pattern",
@@ -780,6 +811,16 @@ def discovery_command(app: UserApp, size: str, cpus: int | None = None, gpus: in
     may all follow those flags (`legion_command`)."""
     sz = app.config.size(size)
     return legion_command(app, size, sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
+
+
+def load_command(app: UserApp, so: Path, size: str = "ci", extra_args=()) -> str:
+    """The shell command that runs `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` does, with the
+    compiled mapper library `so` loaded through the LD_PRELOAD shim, to paste."""
+    env = {**app.env, "MAPPEROPT_MAPPER": str(so.resolve()),
+           **({"MAPPEROPT_KEEP_APP_MAPPER": "1"} if app.keep_app_mapper else {})}
+    words = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    return (f'eval "$(mapperopt toolchain --env)" && {words} LD_PRELOAD=$MAPPEROPT_PRELOAD '
+            f"{shlex.join(discovery_command(app, size, extra_args=extra_args))}")
 
 
 def discovered_as(app: UserApp, size: str, extra_args=()) -> str:
@@ -884,14 +925,17 @@ def _depth(task: str, tasks: dict[str, dict]) -> int:
 
 
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
-             refresh: bool = False, timeout_s: float | None = None, keep_failed: bool = True) -> dict:
+             refresh: bool = False, timeout_s: float | None = None, keep_failed: bool = True,
+             tunables: str = "") -> dict:
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
     `gpus` GPU processors (default: the size's) runs it, found by running that command once under a recording DSL
     mapper that maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are
     answered), killed after `timeout_s` seconds (default: the size's `timeout_s`, at most `DISCOVERY_TIMEOUT_S`);
     `own_mapper` names the mapper the program registers itself, if any (the shim's note). Cached by the
     executable's contents and the command line (`discovery_path`). A failed discovery keeps its folder unless
-    `keep_failed` is False (its caller goes on without the description).
+    `keep_failed` is False (its caller goes on without the description). `tunables`: DSL `Tunable` statements the
+    recording mapper answers with (a mapper's other answers; part of the cache's key): the program runs, and
+    launches, with them, and the description lists only the tunables that mapper left to others.
 
     Raises:
         MapperoptError: GPUs on a machine without an NVIDIA driver, or the program timed out, failed, ran no
@@ -903,7 +947,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     sz = app.config.size(size)
     gpus = sz.gpus if gpus is None else gpus
     cmd = discovery_command(app, size, cpus, gpus, extra_args)
-    cache = discovery_path(app, cmd)
+    cache = discovery_path(app, [*cmd, *([tunables] if tunables else [])])
     if cache.is_file() and not refresh:
         try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
             return read_json(cache, fields=APP_FIELDS)  # as its readers (`AppDescription`) need it
@@ -918,7 +962,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     require_gpu_driver(gpus, size, sz.gpus, extra_args)
     # A minute or so the first time (the mapper and shim builds, one run): say why nothing else shows.
     print(f"discovering {app.name} (first run, cached afterwards)…", file=sys.stderr, flush=True)
-    mapper = compile_program("", "discovery.dsl")
+    mapper = compile_program(tunables, "discovery.dsl")
     # The program's working folder, kept with its output when it fails: the error says where.
     folder = Path(tempfile.mkdtemp(prefix=f"mapperopt-discover-{app.name}-"))
     record = folder / "record.jsonl"
@@ -976,6 +1020,19 @@ def _record_lines(record: Path) -> list[dict]:
     return lines
 
 
+def relative_paths_note(words, folder) -> str | None:
+    """Why a program run in `folder` (discovery's or its run folder) may not find what its arguments `words` name:
+    those that name a file or folder relative to the current folder and not to `folder`; None when none does."""
+    here = [w for w in map(str, words) if w and not w.startswith("-") and not os.path.isabs(w)
+            and os.path.exists(w) and not (Path(folder) / w).exists()]
+    if not here:
+        return None
+    one = len(here) == 1
+    return (f"the program runs in {folder}, not in the current folder, where its argument{'' if one else 's'} "
+            f"{', '.join(here)} name{'s' if one else ''} a file: give {'it' if one else 'them'} as an absolute "
+            f"path{'' if one else 's'}, {', '.join(str(Path(w).resolve()) for w in here)}")
+
+
 def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
                       limit: float, malformed: str | None = None) -> MapperoptError:
     """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
@@ -991,18 +1048,22 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     # In a shell as the user has it: with the environment discovery gave the program (Legion's libraries, the libcuda
     # stand-in on a machine without GPUs, the application file's `env`), without the recording mapper.
     env = "".join(f"{k}={shlex.quote(v)} " for k, v in app.env.items())
-    by_hand = f'run it by hand: eval "$(mapperopt toolchain --env)" && {env}{shlex.join(cmd)}'
+    # Where it ran (its output beside): a relative path among its arguments means there what it meant there.
+    by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
+               f"&& {env}{shlex.join(cmd)}")
+    moved = relative_paths_note(cmd[1:], folder)
+    moved = f"\nNote: {moved}" if moved else ""
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
                               f"recording mapper wrote, {folder}/record.jsonl, is malformed: {malformed}",
                               hint=f"{where}; it ends with:\n{said}\nThe recording mapper writes one JSON object "
                                    "a line to the file MAPPEROPT_RECORD names: does the program write to that file "
-                                   f"too? To see what it does, {by_hand}")
+                                   f"too? To see what it does, {by_hand}{moved}")
     if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
         return MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
                               f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
                               "(`mapperopt toolchain`), and do its arguments make it run?",
-                              hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}")
+                              hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}{moved}")
     detail = ""
     if code is None:
         what = f"did not finish within {limit:g} s and was stopped"
@@ -1022,7 +1083,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
                   "are the cause")
     return MapperoptError(f"discovering {app.name}: your program {what} in its first run, which records its tasks "
                           f"for mapperopt" + (f": {detail}" if detail else ""),
-                          hint=f"{where}; it ends with:\n{said}\n{advice}")
+                          hint=f"{where}; it ends with:\n{said}\n{advice}{moved}")
 
 
 def _has_layout(dsl: str) -> bool:
@@ -1336,6 +1397,6 @@ def _metric_changed(app: UserApp, unit: str | None, higher_is_better: bool) -> U
                              hint="give --metric 'REGEX' too, the number in the output as its first group, e.g. "
                                   "--metric 'solve took ([0-9.]+) ms' --unit ms (or `metric: {regex: ...}` in the "
                                   "application file)")
-    metric = replace(app.metric, unit=app.metric.unit if unit is None else unit,
-                     higher_is_better=app.metric.higher_is_better or higher_is_better)
+    unit = app.metric.unit if unit is None else protocol.TIME_SPELLINGS.get(unit.lower(), unit)
+    metric = replace(app.metric, unit=unit, higher_is_better=app.metric.higher_is_better or higher_is_better)
     return replace(app, metric=metric, given=tuple(dict.fromkeys((*app.given, "unit"))))

@@ -54,7 +54,8 @@ def compile_or_exit(text: str, file: str, app=None, machine=None, note: str | No
 @click.argument("app_args", nargs=-1, type=click.UNPROCESSED, metavar="[-- APP_ARGS]")
 def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine_spec, size,
                 app_args):
-    """Compile a DSL mapper to a shared library that applications load with `-mapper PATH.so`.
+    """Compile a DSL mapper to a shared library: mapperopt's benchmarks load it with `-mapper PATH.so`, any other
+    Legion program through the LD_PRELOAD shim (`mapperopt toolchain --env`; with --app, the command is printed).
 
     Prints the library's path. The same file is compiled once; later calls return the cached library. Warnings go
     to stderr; errors exit with status 1. With --bench, the launch domains checked are those of `mapperopt run
@@ -105,10 +106,15 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
         write_atomically(record, json.dumps([so_path, cpp_path, messages]))
     if messages:
         click.echo(messages, err=True)
-    for source, target in ((cpp_path, emit_cpp), (so_path, output)):
-        if target:
+    for source, copy in ((cpp_path, emit_cpp), (so_path, output)):
+        if copy:
             try:  # whole or not at all: a full disk leaves no file cut short
-                write_atomically(Path(target), Path(source).read_bytes())
+                write_atomically(Path(copy), Path(source).read_bytes())
             except OSError as exc:  # no such folder, not writable: the folder is the user's to make (as cc -o)
-                raise MapperoptError(f"cannot write {target}: {exc.strerror}") from None
+                raise MapperoptError(f"cannot write {copy}: {exc.strerror}") from None
     click.echo(output or so_path)
+    if app_spec:  # `-mapper PATH.so` is the benchmarks' flag: a user's program ignores it, silently
+        from mapperopt.benchmarks.userapp import load_command
+
+        click.echo(f"to load it into {target.name} (not with -mapper, a flag of mapperopt's benchmarks only), run:\n"
+                   f"{load_command(target, Path(output or so_path), size or 'ci', app_args)}", err=True)

@@ -500,6 +500,11 @@ class Program:
     source: str = field(default="", compare=False, repr=False)
     loc: Loc = _loc()
 
+    def named_tasks(self) -> set[str]:
+        """The task names the statements list (a `*` or a kind selector names none): with the program's own
+        mapper kept, the compiled mapper maps these tasks and hands that mapper every other one."""
+        return {i.name for s in self.statements for i in (getattr(s, "tasks", None) and s.tasks.names or ())}
+
     def functions(self) -> dict[str, FuncDef]:
         """Function definitions by name (the first one where a name is defined twice)."""
         out: dict[str, FuncDef] = {}

@@ -23,12 +23,12 @@ from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
-from mapperopt.dsl.formatter import format_expr, format_statement, meant, tunable_value
+from mapperopt.dsl.formatter import format_expr, format_statement, meant, selector_name, tunable_value
 from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
 from mapperopt.errors import MapperoptError, closest, extended
 
 MAX_ERRORS = 20
-BLAS_ELEMENT_BYTES = 16  # the largest element a BLAS routine takes (a double complex): W326
+BLAS_ELEMENT_BYTES = 16  # the largest element a BLAS routine takes (a double complex): W327
 # Errors that leave the static evaluation's results unchanged (tunables take no part in it): it still runs.
 INERT_ERRORS = frozenset({"E224"})
 # Tunable IDs 0-10 are Legion's default mapper's own (node and processor counts), answered with 8 bytes.
@@ -268,6 +268,7 @@ class _Checker:
             self._app_launches()
             self._app_limits()
             self._app_tunables()
+            self._app_kept_mapper()
         if self.machine is not None:
             self._machine_kinds()
             self._one_node()
@@ -1066,13 +1067,30 @@ class _Checker:
         more = "FLAGS" if "--" in app.given_as else "-- FLAGS"  # after the flags given, if any
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
             app.task(n) is None and not closest(n, known) and not extended(n, known) for n in named)
+        nameless = any(re.fullmatch(r"unnamed_task_\d+", n) for n in known)
+
+        def unknown_notes(name: str | None) -> tuple[str, ...]:
+            """The notes on the task `name` (None: several, E225) that did not run in discovery."""
+            said: tuple[str, ...] = ()
+            if app.discovered_as:  # a Legion user may write a variant's name, which discovery does not record
+                which = f"'{name}' is a variant's name" if name else "these are variants' names"
+                said = (f"if {which} (TaskVariantRegistrar's), name {'its task' if name else 'their tasks'}: "
+                        "statements name tasks (discovery does not see variant names)",)
+            if nameless:  # Legion's own name for a task registered without one (variant names only)
+                said += ("the program's tasks have no names: Legion calls a task registered without one "
+                         "unnamed_task_<its task ID>, a name statements may use (`Task unnamed_task_2 CPU;`); to "
+                         "name a task, give its name as the second argument of `Runtime::preregister_task_variant` "
+                         "(TaskVariantRegistrar's is the variant's)",)
+            return said
+
         if foreign:
             self.add("E225", f"none of the {len(named)} tasks this mapper names ran in discovery "
                              f"(`{app.discovered_as}`): {quoted_names(named, 6)}; it looks like the mapper of "
                              "another program", self._whole_file(),
                      ("give the mapper written for this program, or, if your runs do launch these tasks, check "
                       f"with their flags after `--`: `mapperopt check {shlex.quote(self.program.loc.file)} "
-                      f"{given} {more}`",), (f"tasks that ran: {listing}",))
+                      f"{given} {more}`",),
+                     (f"tasks that ran: {listing}", *unknown_notes(None)))
         for s in self.program.statements:
             sel = getattr(s, "tasks", None)
             if sel is None:
@@ -1094,10 +1112,7 @@ class _Checker:
                     close = closest(ident.name, known)
                     if foreign:
                         continue
-                    # A Legion user may write the name of a task's variant, which discovery does not record.
-                    variant = (f"if '{ident.name}' is a variant's name (TaskVariantRegistrar's), name its task: "
-                               "statements name tasks (discovery does not see variant names)",) \
-                        if app.discovered_as else ()
+                    notes = unknown_notes(ident.name)
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
                         self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
@@ -1105,10 +1120,10 @@ class _Checker:
                                  ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
                                   f"{shlex.quote(ident.loc.file)} {given} {more}`"),
-                                 (f"tasks that ran: {listing}", *variant))
+                                 (f"tasks that ran: {listing}", *notes))
                         continue
                     self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
-                             ((meant(close) if close else None), f"tasks: {listing}"), variant)
+                             ((meant(close) if close else None), f"tasks: {listing}"), notes)
                 else:
                     tasks.append(info)
             region = getattr(s, "region", None)
@@ -1447,6 +1462,22 @@ class _Checker:
                          if self.app.discovered_as else f"the application never asks for tunable {tid}")
                 self.add("W313", never, s.loc, (f"it asks for: {known}" if known else "it asks for no tunable",))
 
+    def _app_kept_mapper(self):
+        """W326: the program's own mapper is kept (`keep_app_mapper`) and no statement names a task: that mapper maps
+        every task, since a `*` names none, and the mapper changes nothing but the tunables it answers."""
+        if not (self.app.keep_app_mapper and self.app.own_mapper and self.program.statements):
+            return
+        if self.program.named_tasks():
+            return
+        tunables = any(isinstance(s, A.TunableStmt) for s in self.program.statements)
+        tasks = [t.name for t in self.app.tasks if t.parent is not None]
+        example = f"Task {','.join(map(selector_name, tasks))} CPU;" if tasks else None
+        self.add("W326", "no statement names a task, and a `*` names none when the program's own mapper is kept "
+                         f"(--keep-app-mapper): '{self.app.own_mapper}' maps every task; this mapper "
+                         + ("only answers tunables" if tunables else "changes nothing"), self._whole_file(),
+                 (f"name the tasks it is for, e.g. `{example}` (the `*` statements then apply to them), or run "
+                  "without --keep-app-mapper" if example else None,))
+
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
@@ -1725,7 +1756,7 @@ class _Checker:
                      (_layout_at_run_time(failed),))
 
     def _padded_elements(self, ev: Evaluator):
-        """W326 when a benchmark's requirement whose BLAS leaf needs row-major tiles (the description's `layout`,
+        """W327 when a benchmark's requirement whose BLAS leaf needs row-major tiles (the description's `layout`,
         where its variants run: `layout_kinds`) gets an AOS instance aligned above `BLAS_ELEMENT_BYTES`: AOS aligns
         each field of every element, so the tile's elements are that far apart and the leaf's unit-stride check
         aborts the run. A warning (the description gives no field sizes); not for a user's program, whose `layout`
@@ -1755,7 +1786,7 @@ class _Checker:
         for stmt, size, reqs in found.values():
             soa = format_statement(_with_constraints(stmt, "SOA", ["order"]))
             more = f" and {len(reqs) - 3} more" if len(reqs) > 3 else ""
-            self.add("W326", f"AOS with an alignment of {size} bytes pads each element of {', '.join(reqs[:3])}{more} "
+            self.add("W327", f"AOS with an alignment of {size} bytes pads each element of {', '.join(reqs[:3])}{more} "
                              f"to {size} bytes (AOS aligns each field of every element), but their variants need "
                              "row-major tiles with unit stride (a BLAS kernel's): the run aborts where the kernel "
                              "checks its tiles (`the tile of C ... is not row-major`)", stmt.loc,
@@ -1810,8 +1841,8 @@ class _Checker:
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:
             return
-        # A function reading `task.parent` sees the stand-in parent `explain` uses too (the top-level task, on the
-        # first CPU of node 0), so what `explain` would hit is found here.
+        # A function reading `task.parent` sees the discovered parent on the first CPU of node 0 (`explain` puts it
+        # where it explains the parent to run).
         parent_users = _parent_users(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         top = self.app.top_level

@@ -16,9 +16,9 @@ import click
 
 from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_app_flags, known_benchmarks,
                                        require_app)
-from mapperopt.benchmarks.userapp import discovery_options
+from mapperopt.benchmarks.userapp import discovery_options, is_script
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
-from mapperopt.dsl.checker import check as check_program
+from mapperopt.dsl.checker import _parent_users, check as check_program
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
@@ -182,15 +182,6 @@ class MapperCommand(click.Command):
         return rest
 
 
-def _is_script(exe: Path) -> bool:
-    """`exe` starts with `#!`: a wrapper, whose bytes stay the same when the program it runs is rebuilt."""
-    try:
-        with open(exe, "rb") as f:
-            return f.read(2) == b"#!"
-    except OSError:
-        return False
-
-
 def displaced_note(app: AppDescription | None) -> str | None:
     """The note that a DSL mapper takes the place of the program's own mapper (discovery ran under it) for every
     task, unless the run keeps it; None when it has none, the run keeps it or no program is known."""
@@ -331,7 +322,7 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
                                                rediscover)
     if target:
         notes.append(f"launch domains: those of {run_cmd}")
-    if app_spec and _is_script(target.exe) and not rediscover:
+    if app_spec and is_script(target.exe) and not rediscover:
         notes.append(f"note: {target.exe.name} is a script: discovery's cache is keyed by its bytes, not by those of "
                      "the program it runs; after rebuilding that program, check with --rediscover once")
     if variants:
@@ -349,6 +340,19 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
             notes.append(f"note: not checked: {unprobed(exc)}")
     printed = io.StringIO()
     diags = check_program(program, app, machine, printed)
+    if app_spec and any(d.code == "W323" for d in diags):
+        # A run with this mapper's tunable answers may launch other points than discovery's: check those instead.
+        try:
+            app, answers = _rediscovered(target, app, program, size, app_args, timeout_s)
+        except MapperoptError as exc:
+            why = exc.message.splitlines()[0]
+            notes.append(f"note: discovering again with this mapper's tunable answers failed ({why}): the launch "
+                         "domains checked are discovery's (W323)")
+        else:
+            printed = io.StringIO()
+            diags = check_program(program, app, machine, printed)
+            notes.append(f"note: discovered again with this mapper's tunable answers ({answers}): the launch "
+                         "domains checked are those of a run with them")
     echo_printed(printed.getvalue(), "the static evaluation")
     if diags:
         click.echo(render_all(diags, text))
@@ -360,6 +364,25 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         click.echo(note, err=True)
     if errors:
         raise click.exceptions.Exit(1)
+
+
+def _rediscovered(target, app: AppDescription, program, size: str, app_args,
+                  timeout_s) -> tuple[AppDescription, str]:
+    """(`app` discovered again with the recording mapper answering `program`'s Tunable statements, as a run with
+    `program` answers them; its answers as text, "11 = 4"). Its tunables are `app`'s (that discovery does not record
+    the ones the DSL answers), with `program`'s answers."""
+    from mapperopt.benchmarks.apps import describe_app
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl.formatter import format_statement, tunable_value
+
+    answers = {s.id: s for s in program.statements if isinstance(s, A.TunableStmt)}  # the latest of an ID wins
+    text = "".join(f"{format_statement(s)}\n" for s in answers.values())
+    desc = AppDescription.from_json(describe_app(target, size, extra_args=tuple(app_args), timeout_s=timeout_s,
+                                                 tunables=text))
+    tunables = tuple(dataclasses.replace(t, value=answers[t.id].value) if t.id in answers else t
+                     for t in app.tunables)
+    return (dataclasses.replace(desc, tunables=tunables, given_as=app.given_as),
+            ", ".join(f"{i} = {tunable_value(s.value, s.type)}" for i, s in answers.items()))
 
 
 @click.command()
@@ -428,7 +451,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     [(point, trace record or DslRuntimeError)], "one_point" (the region names of the record that name one point's
     subregion, W325), "error", "app_mapper" (the program keeps its own mapper and no
     statement names the task: that mapper maps it when the task is launched with its ID, or when it replaced Legion's
-    default mapper; the records say what Legion's default mapping would do)}. `domain` replaces every index launch's
+    default mapper; the records say what Legion's default mapping would do), and "parent" where the task's mapping
+    function reads task.parent: {"task" (its first launch's, in discovery), "proc" (where it was explained to run,
+    parents first; None: CPU 0 of node 0 assumed), "top_level"}}. `domain` replaces every index launch's
     domain. A record whose mapping function returned a processor set of several members has "set", the members'
     {"kind", "node", "index"} in the set's order, and "proc" says only what is known before the runtime picks the
     least loaded member when it maps: the kind and the node, "index" None. A point of an index launch no map
@@ -447,25 +472,39 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     if any(d.is_error for d in diags):
         raise CheckError(diags, program.source)
     ev = Evaluator(program, machine, app, stream=stream)
-    # The compiled mapper hands a kept application mapper the tasks no statement names (wildcards do not).
-    named = {i.name for s in program.statements for i in (getattr(s, "tasks", None) and s.tasks.names or ())}
+    named = program.named_tasks()  # the compiled mapper hands a kept application mapper every other task
+    # The tasks it maps show Legion's default mapping, as the text says, not the `*` statements': an empty mapper's
+    legion = Evaluator(parse(""), machine, app) if app.keep_app_mapper else ev
+    # A function reading task.parent is evaluated with the task's discovered parent (its first launch's) on the
+    # processor explained for it: parents first. The top-level task, or one Legion's default mapper places: CPU 0.
+    parent_users = _parent_users(program.functions())
+    where: dict[str, dict] = {}
+
+    def depth(info) -> int:
+        seen = set()
+        while info is not None and info.parent and info.name not in seen:
+            seen.add(info.name)
+            info = app.task(info.parent)
+        return len(seen)
+
     out = []
-    for info in app.tasks:
+    for info in sorted(app.tasks, key=depth):
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
                  "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
                  "instance_limit": None, "points": [], "error": None,
                  "one_point": {n for r in info.regions for n in app.point_subregion(info, r)[0]},
                  "app_mapper": app.keep_app_mapper and info.name not in named}
         out.append(entry)
+        ev_task = legion if entry["app_mapper"] else ev
         try:
-            entry["kind"] = ev.task_kind(info.name)
+            entry["kind"] = ev_task.task_kind(info.name)
         except DslRuntimeError as err:
             entry["error"] = err
             continue
-        reducers = {i: ev.reducers(info.name, i) for i in ev.collect(info.name)}
+        reducers = {i: ev_task.reducers(info.name, i) for i in ev_task.collect(info.name)}
         entry["collected"] = [i for i, r in reducers.items() if not r]  # as Evaluator.collected
         entry["tracked"] = {i: r for i, r in reducers.items() if r}
-        entry["instance_limit"] = ev.instance_limit(info.name, entry["kind"])
+        entry["instance_limit"] = ev_task.instance_limit(info.name, entry["kind"])
         dom = domain or info.domain
         if info.index_launched and dom:
             entry["domain"] = dom
@@ -473,11 +512,16 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         else:
             points = [None]
         defaults = None
+        stmt = ev_task.map_statement(info.name, points[0] is not None)
+        if stmt is not None and stmt.func.name in parent_users and info.parent:
+            above = app.task(info.parent)
+            entry["parent"] = {"task": info.parent, "proc": where.get(info.parent),
+                               "top_level": above is None or not above.parent}
         for point in points:
             launch = dom if point is not None else None
             try:
-                placed = ev.place(info.name, point, launch)
-                rec = ev.record(info.name, point, launch, placed)
+                placed = ev_task.place(info.name, point, launch, where.get(info.parent))
+                rec = ev_task.record(info.name, point, launch, placed)
             except DslRuntimeError as err:
                 entry["points"].append((point, err))
                 continue
@@ -495,7 +539,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             entry["points"].append((point, rec))
             if not entry["regions"]:
                 entry["regions"] = rec["regions"]
-    return out
+            if point is None and rec["proc"]["node"] is not None and "set" not in rec:
+                where[info.name] = rec["proc"]
+    return [e for info in app.tasks for e in out if e["task"] == info.name]  # in the description's order
 
 
 def default_slices(domain: tuple[int, ...], kind: str, machine: MachineDescription) -> dict[tuple, dict]:
@@ -671,7 +717,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             out.append(f"  kept tracked despite CollectMemory: arg {i} ({quoted_names(names)} "
                        f"{'reduces' if len(names) == 1 else 'reduce'} into its fields, R457)")
         if e["instance_limit"] is not None:
-            out.append(f"  instances mapped ahead at most (InstanceLimit): {e['instance_limit']}")
+            out.append(f"  tasks mapped but not finished, per processor, at most (InstanceLimit: back-pressure): "
+                       f"{e['instance_limit']}")
         if e["domain"]:
             out += _placement_lines(e, machine)
         elif isinstance(e["points"][0][1], dict):
@@ -680,6 +727,14 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                        if e["app_mapper"] else f"  processor: {_proc_text(rec['proc'])}" if "set" not in rec else
                        f"  processor: the least loaded of the set {', '.join(map(_proc_text, rec['set']))}, when "
                        "the runtime maps the task")
+        if e.get("parent"):
+            parent = e["parent"]
+            at = (f"on {_proc_text(parent['proc'])}, as placed above" if parent["proc"] else
+                  "on CPU[node 0, proc 0], where Legion's default mapper runs the top-level task"
+                  if parent["top_level"] else "assumed on CPU[node 0, proc 0] (explain places it on no one processor)")
+            out.append(f"  its mapping function reads task.parent: evaluated with the parent of its first launch in "
+                       f"discovery, '{parent['task']}', {at}; launched by another task, it follows that task's "
+                       "processor")
         errors = {}
         for _, rec in e["points"]:
             if isinstance(rec, DslRuntimeError):

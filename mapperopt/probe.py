@@ -138,7 +138,9 @@ def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
     require_gpu_driver(gpus, size, sz.gpus, app_args)  # before probe_json, which knows only the count
     _, passthrough = _app_args(sz.app_args(cpus, gpus), app_args)
     pairs, passthrough = _override_flags(sz.resource_flags(cpus, gpus), passthrough)
-    resources = dict(zip(pairs[::2], pairs[1::2]))
+    # A memory size the size leaves to Legion's default but the flags after `--` give (`-- -ll:csize 64`): theirs.
+    given = {f: v for f, v in zip(passthrough, passthrough[1:]) if f in ("-ll:csize", "-ll:fsize", "-ll:zsize")}
+    resources = {**given, **dict(zip(pairs[::2], pairs[1::2]))}
     sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize", "-ll:util") if flag in resources
                   for a in (flag, resources[flag]))
     return probe_json(cpus, gpus, machine_flags=sizes + _machine_flags([*sz.legion_flags, *passthrough]), cached=True)

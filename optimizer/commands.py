@@ -19,7 +19,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import load_config
+from mapperopt.benchmarks.apps import load_config, require_one_count
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
                                           status as say_status)
 from mapperopt.benchmarks.userapp import app_options
@@ -130,8 +130,9 @@ def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict,
     """Checks the start file `path` (its `text`) as `mapperopt check` with the options `check_with`
     (`check_options`) does, against the run's application and machine (their JSON descriptions), before anything is
     measured: a file with errors would only fail its iteration (the start of every run, in compare) after the
-    references were measured. Without `layouts` (nothing verifies the program's results: the harness refuses every
-    Layout statement) a Layout statement is refused too.
+    references were measured. Prints W326 (no statement names a task beside the program's kept mapper) on stderr.
+    Without `layouts` (nothing verifies the program's results: the harness refuses every Layout statement) a Layout
+    statement is refused too.
 
     Raises:
         MapperoptError: the file has errors: every diagnostic with its file:line:col, source line and caret, and the
@@ -151,6 +152,10 @@ def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict,
     if any(d.is_error for d in diags):
         raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
                              f"{summary_line(path, diags)}", hint=_fix_start(path, check_with))
+    # Every candidate made from a start file that names no task beside the program's kept mapper is that mapper.
+    kept = [d for d in diags if d.code == "W326"]
+    if kept:
+        click.echo(render_all(kept, text), err=True)
     layout = next((s for s in program.statements if isinstance(s, A.LayoutStmt)), None)
     if not layouts and layout is not None:
         raise MapperoptError(f"{layout.loc}: the start program has a Layout statement, which is refused here: "
@@ -685,7 +690,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from rich.table import Table
 
     from mapperopt import interrupts
-    from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_words, spec_words
+    from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_words, is_script, spec_words,
+                                              stale_description)
+    from mapperopt.records import RunResult
 
     interrupts.sigterm_as_ctrl_c()  # `kill` says how to continue too
     if resume_dir is not None:
@@ -696,6 +703,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         bench = _recorded_program(resume_dir)
     else:
         bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
+    require_one_count(cpus, gpus, app_args)
     check_repeats(repeats, max_repeats,
                   click.get_current_context().get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
     if resume_dir is None:  # a resumed run keeps its folder's timeout
@@ -768,6 +776,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
+        if isinstance(bench, UserApp) and is_script(bench.exe):
+            console.print(f"Note: --app names a script, {bench.exe}: the folder compares only its bytes, so a rebuild "
+                          "of the program it runs is not noticed (give --new after one).", markup=False)
         for note in store.damaged:
             console.print(f"Note: {note}.", markup=False)
     else:
@@ -822,9 +833,22 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.update(f"iteration {i}/{iters}: proposing and evaluating a mapper...")
         status.start()
 
+    stale_said = False
+
     def on_record(r: IterationRecord) -> None:
+        nonlocal stale_said
         status.stop()
         console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), "")))
+        if isinstance(bench, UserApp) and r.result and r.result.get("run_dir") and not stale_said:
+            result = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})
+            unmapped = stale_description(bench, result, settings["app_description"])
+            if unmapped:  # once: every later candidate naming the task says it again
+                stale_said = True
+                console.print(f"[yellow]Warning:[/] in iteration {r.iter}, {escape(unmapped)}, a task that the "
+                              "program's description (its discovery) has: the program changed since it was "
+                              "discovered (a rebuild behind a wrapper script is not noticed), and this run's "
+                              "iterations may mix two builds. Discover it again (`mapperopt check FILE "
+                              f"{escape(shlex.join(spec_words(bench)))} --rediscover`) and tune it with --new.")
         if r.kept_out_by_noise:
             console.print(f"    not faster than iteration {r.best_iter} beyond the noise: the best stays iteration "
                           f"{r.best_iter} (the final comparison measures the top candidates together)")

@@ -335,7 +335,13 @@ class SearchSpace:
         """The DSL statements of `point`, one list per section of `SECTIONS` (each item one statement; function
         definitions span several lines). Missing decisions take their defaults."""
         p = self.normalize(point)
-        task_lines = [f"Task * {','.join(self.kinds)};"]
+        own = [d.task for d in self.decisions if d.group == "kinds" and p[d.name] != d.default]
+        # With the program's own mapper kept, a `*` names no task and that mapper maps every task no statement
+        # names: the first Task line names the tasks the search decides for (but those with a line of their own),
+        # so that every statement applies to them.
+        keep = bool(self.app.get("keep_app_mapper"))
+        named = [n for n in self.tasks if keep and not self.is_top_level(n) and n not in own]
+        task_lines = [f"Task {','.join(map(_q, named)) or '*'} {','.join(self.kinds)};"]
         for d in self.decisions:
             if d.group == "kinds" and p[d.name] != d.default:
                 task_lines.append(f"Task {_q(d.task)} {','.join(p[d.name])};")

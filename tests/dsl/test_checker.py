@@ -232,7 +232,8 @@ def test_e225_a_mapper_none_of_whose_tasks_ran_is_refused(circuit):
     assert d.hints == ("give the mapper written for this program, or, if your runs do launch these tasks, check with "
                        "their flags after `--`: `mapperopt check p.dsl --app ... -- FLAGS`",)
     assert d.notes == ("tasks that ran: init_piece, init_pointers, calculate_new_currents, distribute_charge, "
-                       "update_voltages, check_circuit",)
+                       "update_voltages, check_circuit", "if these are variants' names (TaskVariantRegistrar's), "
+                       "name their tasks: statements name tasks (discovery does not see variant names)")
     assert not [x for x in diags(src, discovered) if x.code == "W315"]
     # the options that gave the program, where known, are pasted back in place of `--app ...`
     given = replace(discovered, given_as=("--app", "my app.yaml", "--size", "big"))
@@ -1175,19 +1176,55 @@ def test_e226_points_at_the_type_or_the_value():
     assert at(only("Tunable 7 = -300 int8;", "E226")) == (1, 13)  # the sign is the value's
 
 
-def test_w326_aos_alignment_padding_breaks_a_blas_leafs_row_major_tiles():
+def test_w327_aos_alignment_padding_breaks_a_blas_leafs_row_major_tiles():
     """A GEMM's BLAS leaf needs row-major tiles with unit stride (the description's `layout`); AOS with an Align
     above 16 bytes (a BLAS element's largest size) pads each element to the alignment: every run aborts (`the tile
-    of C is not row-major`). W326 at the statement, its hint the same statement with SOA (which aligns only each
+    of C is not row-major`). W327 at the statement, its hint the same statement with SOA (which aligns only each
     field's start). SOA with the Align, and AOS without one, run and are not reported."""
     cannon, cpu = load_app("cannon"), parse_machine_spec("1x0x1")
-    d = only("Task * CPU;\nLayout * * * AOS C_order Align==64;", "W326", cannon, cpu)
+    d = only("Task * CPU;\nLayout * * * AOS C_order Align==64;", "W327", cannon, cpu)
     assert at(d) == (2, 1) and not d.is_error
     assert d.message.startswith("AOS with an alignment of 64 bytes pads each element of requirement 0 (A_tiles) of "
                                 "taco_fill, requirement 1 (B_tiles) of taco_fill, requirement 2 (C_tiles) of taco_fill "
                                 "and 6 more to 64 bytes"), d.message
     assert d.hints == ("write `Layout * * * SOA C_order Align==64;` instead",)
-    assert only("Task * CPU;\nLayout * C_tiles * Align==64 AOS C_order;", "W326", load_app("johnson"), cpu)
+    assert only("Task * CPU;\nLayout * C_tiles * Align==64 AOS C_order;", "W327", load_app("johnson"), cpu)
     for fine in ("Layout * * * SOA C_order Align==64;", "Layout * * * AOS C_order;",
                  "Layout * * * AOS C_order Align==16;"):
-        assert not [x for x in diags(f"Task * CPU;\n{fine}", cannon, cpu) if x.code == "W326" or x.is_error], fine
+        assert not [x for x in diags(f"Task * CPU;\n{fine}", cannon, cpu) if x.code == "W327" or x.is_error], fine
+
+
+def test_a_mapper_that_names_no_task_beside_the_programs_kept_mapper_is_said_to_change_nothing(circuit):
+    """With the program's own mapper kept (--keep-app-mapper), a `*` names no task: a mapper whose statements name
+    none leaves every task to that mapper (W326). `check` said `ok`, and a tune measured such mappers as gains."""
+    app = replace(circuit, keep_app_mapper=True, own_mapper="my_mapper")
+    d = only("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * AOS;\n", "W326", app)
+    assert d.message == ("no statement names a task, and a `*` names none when the program's own mapper is kept "
+                         "(--keep-app-mapper): 'my_mapper' maps every task; this mapper changes nothing"), d.message
+    assert d.hints[0].startswith("name the tasks it is for, e.g. `Task init_piece,init_pointers,"), d.hints
+    tunable = only("Task * CPU;\nTunable 11 = 2 int32;\n", "W326", app)
+    assert tunable.message.endswith("'my_mapper' maps every task; this mapper only answers tunables"), tunable
+    for src, described in (("Task * CPU;\nLayout update_voltages * * AOS;\n", app),
+                           ("Task * CPU;\n", replace(app, keep_app_mapper=False)),
+                           ("Task * CPU;\n", replace(app, own_mapper=None))):
+        assert "W326" not in [x.code for x in diags(src, described)], src
+
+
+def test_tasks_without_names_are_explained_where_a_name_is_unknown(circuit):
+    """A program that registers its tasks without a task name (only variant names, `TaskVariantRegistrar(ID,
+    "daxpy_cpu_variant")`): Legion calls each `unnamed_task_<task ID>`. E225, E202 and W315 say so and how to name
+    them; E225 said only "it looks like the mapper of another program"."""
+    data = circuit.to_json()
+    names = {t["name"]: f"unnamed_task_{i}" for i, t in enumerate(data["tasks"])}
+    for t in data["tasks"]:
+        t["name"], t["parent"] = names[t["name"]], names.get(t["parent"], t["parent"])
+    nameless = replace(AppDescription.from_json(data), discovered_as="noname -n 1000")
+    note = ("the program's tasks have no names: Legion calls a task registered without one unnamed_task_<its task "
+            "ID>, a name statements may use (`Task unnamed_task_2 CPU;`); to name a task, give its name as the "
+            "second argument of `Runtime::preregister_task_variant` (TaskVariantRegistrar's is the variant's)")
+    d = only("Task daxpy CPU;\nTask init_field CPU;\n", "E225", nameless)
+    assert note in d.notes, d.notes
+    assert any("variants' names" in n for n in d.notes), d.notes
+    assert note in only("Task daxpy CPU;\n", "W315", nameless).notes
+    assert note in only("Task unnamed_task CPU;\n", "E202", nameless).notes
+    assert note not in only("Task daxpy CPU;\n", "W315", replace(circuit, discovered_as="circuit")).notes

@@ -383,7 +383,10 @@ def test_explain_shows_collect_memory_and_instance_limit(tmp_path):
     out = outs[1].output
     section = out[out.index("calculate_new_currents ("):out.index("distribute_charge (")]
     assert "collected after use (CollectMemory): arg " in section
-    assert "instances mapped ahead at most (InstanceLimit): 2" in out[out.index("distribute_charge ("):]
+    # InstanceLimit is back-pressure on tasks, not a limit on instances (it said "instances mapped ahead at most")
+    assert ("tasks mapped but not finished, per processor, at most (InstanceLimit: back-pressure): 2"
+            in out[out.index("distribute_charge ("):]), out
+    assert "instances mapped ahead" not in out
 
 
 def test_explain_says_which_collected_requirements_stay_tracked(tmp_path):
@@ -696,6 +699,59 @@ def test_explain_predicts_no_default_slicing_for_a_program_that_keeps_its_own_ma
     assert points and not any("default_proc" in rec for rec in points)
     entries = explain_decisions(parse("Task * CPU;\n"), load_app("circuit"), parse_machine_spec("2x0x2"), (4,))
     assert all("default_proc" in rec for e in entries if e["domain"] for _, rec in e["points"])
+
+
+def test_explain_shows_legions_default_mapping_for_the_tasks_a_kept_program_mapper_maps():
+    """A task no statement names is mapped by the program's kept mapper: explain says its rows are Legion's default
+    mapping, and they are (a `Layout * * * AOS` or a `CollectMemory * *` do not show there); the task a statement
+    names gets the mapper's decisions. The kept tasks showed `AOS`."""
+    from dataclasses import replace
+
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import explain_decisions, load_app
+
+    app, machine = replace(load_app("circuit"), keep_app_mapper=True), parse_machine_spec("1x0x2")
+    program = parse("Task * CPU;\nLayout * * * AOS;\nCollectMemory * *;\nInstanceLimit update_voltages 2;\n")
+    entries = {e["task"]: e for e in explain_decisions(program, app, machine, (4,))}
+    kept = [e for e in entries.values() if e["app_mapper"]]
+    assert kept and "update_voltages" not in {e["task"] for e in kept}
+    for e in kept:
+        assert {r["layout"]["order"] for _, rec in e["points"] for r in rec["regions"]} == {"SOA"}, e["task"]
+        assert e["collected"] == [] and e["instance_limit"] is None, e
+    mapped = entries["update_voltages"]
+    assert {r["layout"]["order"] for _, rec in mapped["points"] for r in rec["regions"]} == {"AOS"}
+    assert mapped["instance_limit"] == 2 and mapped["collected"], mapped
+
+
+def test_explain_evaluates_a_parent_reading_function_with_the_discovered_parent_where_it_placed_it():
+    """A recursive task tree (docs: a user's program): `sum` is launched by `fibonacci`, which explain places on
+    CPU 1; a SingleTaskMap of `sum` that follows its parent's processor goes to CPU 1 too, and the text says which
+    parent it assumed, where. It evaluated every task as if its parent were the top-level task on CPU 0, and said
+    nothing."""
+    from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl import parse
+    from mapperopt.dsl.commands import _explanation_text, explain_decisions
+
+    def task(name, parent):
+        return {"name": name, "variants": ["CPU"], "launch": "single", "parent": parent, "regions": []}
+
+    tasks = [task("top_level", None), task("fibonacci", "top_level"), task("sum", "fibonacci")]
+    app = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "tree", "tasks": tasks,
+                                    "discovered_as": "tree"})
+    machine = parse_machine_spec("1x0x2")
+    program = parse("m = Machine(CPU);\ndef near(Task task) { return m[*task.parent.processor(m)]; }\n"
+                    "def other(Task task) { p = task.parent.processor(m); return m[p[0], (p[1] + 1) % m.size[1]]; }\n"
+                    "SingleTaskMap fibonacci other;\nSingleTaskMap sum near;\n")
+    entries = explain_decisions(program, app, machine)
+    procs = {e["task"]: e["points"][0][1]["proc"]["index"] for e in entries}
+    assert procs["fibonacci"] == 1 and procs["sum"] == 1, procs
+    text = _explanation_text(entries, machine)
+    section = text[text.index("sum (single launch)"):]
+    assert ("its mapping function reads task.parent: evaluated with the parent of its first launch in discovery, "
+            "'fibonacci', on CPU[node 0, proc 1], as placed above; launched by another task, it follows that task's "
+            "processor") in " ".join(section.split()), text
+    assert ("evaluated with the parent of its first launch in discovery, 'top_level', on CPU[node 0, proc 0], where "
+            "Legion's default mapper runs the top-level task") in " ".join(text.split()), text
 
 
 def test_explain_of_cosma_on_a_machine_has_the_grid_of_its_processor_count():

@@ -43,6 +43,27 @@ def test_default_point_is_the_default_mapper(circuit_app):
         "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * * CPU SYSMEM;\nLayout * * * SOA F_order;\n")
 
 
+def test_a_search_that_keeps_the_programs_mapper_names_the_tasks_it_maps(circuit_app, cpu2):
+    """With the program's own mapper kept (--keep-app-mapper), a `*` names no task and that mapper maps every task
+    no statement names: every program of the search names every task but the top-level one (so that what it decides
+    applies), and the programs check and project back. Its programs were `Task * CPU; ...`, the program's own mapper
+    for every task."""
+    top = {"name": "top_level", "launch": "single", "variants": ["CPU"], "regions": [], "parent": None}
+    kept = {**circuit_app, "tasks": [top, *circuit_app["tasks"]], "keep_app_mapper": True}
+    space = SearchSpace(kept, cpu2)
+    app = AppDescription.from_json(kept)
+    tasks = {t["name"] for t in circuit_app["tasks"]}
+    points = [space.default_point(), *(space.random_point(random.Random(seed)) for seed in range(6))]
+    for point in points + [space.apply(points[1], m) for m in list(space.neighbours(points[1]))[:8]]:
+        text = space.render(point)
+        program = parse(text)
+        assert program.named_tasks() == tasks, text
+        assert [d for d in check(program, app, cpu2) if d.is_error] == []
+        assert space.project(text) == space.semantic(point)
+    # without it, the search's programs are what they were
+    assert SearchSpace({**kept, "keep_app_mapper": False}, cpu2).render(points[0]).startswith("Task * CPU;\n")
+
+
 @pytest.mark.parametrize("spec", MACHINES)
 def test_random_points_render_to_checked_programs_that_project_back(circuit_app, spec):
     machine = parse_machine_spec(spec)

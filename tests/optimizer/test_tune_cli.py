@@ -797,3 +797,18 @@ def test_a_file_where_the_final_comparisons_folder_belongs_is_named_before_anyth
                 in err), err
         assert "hint: remove or rename it, then run the same command again" in err, err
         assert sorted(p.relative_to(root) for p in root.rglob("*") if p.name != "owner.json") == before, finished
+
+
+def test_a_start_file_that_names_no_task_beside_the_programs_kept_mapper_is_warned_of(circuit_app, cpu2, tmp_path,
+                                                                                      capsys):
+    """tune --keep-app-mapper --start FILE: a start file whose statements name no task leaves every task to the
+    program's own mapper (a `*` names none), so that every candidate made from it is that mapper: tune says so
+    (W326, as `check` does) before it measures anything. It said nothing."""
+    kept = {**circuit_app, "keep_app_mapper": True, "own_mapper": "my_mapper"}
+    start = tmp_path / "start.dsl"
+    for text, warned in (("Task * CPU;\nLayout * * * AOS;\n", True), ("Task update_voltages CPU;\n", False)):
+        start.write_text(text)
+        commands.check_start_file(str(start), text, ["--app", "prog", "--keep-app-mapper"], kept, cpu2.to_json())
+        err = capsys.readouterr().err
+        said = "warning[W326]: no statement names a task" in err and "'my_mapper' maps every task" in err
+        assert said == warned, err

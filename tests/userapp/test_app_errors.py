@@ -117,7 +117,7 @@ def test_a_failed_discovery_says_why_and_is_not_cached(name, tmp_path, mapper, c
         assert not (tmp_path / "runs").exists(), (command, sorted((tmp_path / "runs").rglob("*")))
         if name != "quiet":
             assert kept and (Path(kept[1]) / "stderr.txt").read_text().startswith(f"{name}: "), err
-            assert "run it by hand: " in err, err
+            assert "run it by hand where it ran: cd " in err, err
             assert shlex.join([str(exe), *discovery_command(app, "ci", extra_args=flags)[1:]]) in err, err
     # A run folder the user names is theirs: kept, and nothing written in it.
     (tmp_path / "mine").mkdir()
@@ -328,8 +328,9 @@ def test_a_verify_pattern_found_only_on_standard_error_is_said_so(tmp_path, caps
 
 def test_legion_resource_flags_in_the_app_command_line_are_the_runs(tmp_path, capsys):
     """`--app './prog -ll:cpu 2 ...'` (as the program is run by hand): the run has 2 CPUs, as its title and settings
-    say, not mapperopt's default of 1 appended after them (which Legion took, silently); --cpus still decides."""
-    exe = script(tmp_path, "prog", "echo \"$@\"")
+    say, not mapperopt's default of 1 appended after them (which Legion took, silently); --cpus still decides. The
+    flags reach the program once (they were given twice: the command line's, then mapperopt's)."""
+    exe = script(tmp_path, "prog", "printf '%s ' \"$@\"")  # echo would take `-n` as its own
     assert main(["run", "--app", f"{exe} -ll:cpu 2 -ll:csize 64 -n 5", "--once", "--out", str(tmp_path / "a")]) == 0
     assert "size ci, 2 CPU, 0 GPU)" in " ".join(capsys.readouterr().out.split())  # as the terminal wraps it
     result = json.loads((tmp_path / "a" / "result.json").read_text())
@@ -337,20 +338,26 @@ def test_legion_resource_flags_in_the_app_command_line_are_the_runs(tmp_path, ca
     words = (tmp_path / "a" / "stdout.txt").read_text().split()
     assert words[words.index("-ll:cpu", words.index("-n")) + 1] == "2", words  # mapperopt's own flag agrees
     assert words[words.index("-ll:csize", words.index("-n")) + 1] == "64", words
+    assert words.count("-ll:cpu") == words.count("-ll:csize") == 1, words  # once, not the program's and the size's
     assert main(["run", "--app", f"{exe} -ll:cpu 2 -n 5", "--cpus", "1", "--once", "--out", str(tmp_path / "b")]) == 0
     assert json.loads((tmp_path / "b" / "result.json").read_text())["settings"]["cpus"] == 1
     with pytest.raises(MapperoptError, match="-ll:cpu needs a whole number"):
         app_from_command(f"{exe} -ll:cpu two")
 
 
-def test_legion_resource_flags_in_an_application_files_args_are_refused(tmp_path):
-    """In an application file the size's keys set them; `-ll:cpu` among its args was overridden silently."""
+@pytest.mark.parametrize("key", ["args", "legion_flags"])
+def test_legion_resource_flags_in_an_application_files_args_are_refused(key, tmp_path):
+    """In an application file the size's keys set them: `-ll:cpu` among its args was overridden silently, and among
+    its legion_flags it won silently (the run had 2 CPUs, check, explain and AutoGuide modelled the size's 1)."""
     exe = script(tmp_path, "prog", "echo hi")
-    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{args: ['-ll:cpu', '2'], "
-                                             "cpus: 1}\n")
-    with pytest.raises(MapperoptError, match=r"size 'ci': 'args' sets -ll:cpu, which mapperopt sets from the size's "
-                                             r"'cpus' key"):
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes:\n  ci: {{{key}: ['-ll:cpu', '2', "
+                                             "'-ll:util', '2'], cpus: 1}\n")
+    with pytest.raises(MapperoptError) as error:
         load_app_file(tmp_path / "mapperopt.yaml")
+    said = str(error.value)
+    for flag, size_key in (("-ll:cpu", "cpus"), ("-ll:util", "util")):
+        assert f"size 'ci': '{key}' sets {flag}, which mapperopt sets from the size's '{size_key}' key" in said, said
+        assert f"hint: give `{size_key}: N` in the size instead" in said, said
 
 
 def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path, capsys):
@@ -685,7 +692,7 @@ def test_a_failed_discoverys_command_to_run_by_hand_starts_as_printed(tmp_path, 
     # On one CPU the program's must-epoch launch of two tasks cannot be mapped: Legion's default mapper aborts.
     assert main(argv("check", mapper, f"{foreign_exe} -n 100 -steps 1", "--machine", "1x1")) == 1
     err = " ".join(capsys.readouterr().err.split())
-    command = re.search(r"run it by hand: (.*) \(without mapperopt\)", err)[1]
+    command = re.search(r"run it by hand where it ran: (.*) \(without mapperopt\)", err)[1]
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path))}
     done = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120)
     assert "cannot open shared object file" not in done.stderr, (command, done.stderr)
@@ -787,3 +794,54 @@ def test_a_timeout_no_program_run_can_meet_is_refused_in_the_file_as_on_the_comm
     assert main(["run", "--app", str(exe), "--timeout", "1e-9", "--out", str(out_dir)]) == 2
     assert "1e-09 is not in the range x>=0.1" in " ".join(capsys.readouterr().err.split())
     assert not out_dir.exists()  # nothing ran
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+def test_an_input_file_named_relative_to_the_current_folder_is_said_to_need_an_absolute_path(command, tmp_path,
+                                                                                               mapper, capsys):
+    """The program runs in discovery's folder or its run folder, not in the current one: an argument naming a file
+    here (`-input in.txt`) is not found there. The error says so with the absolute path, and the command to run it
+    by hand runs it where it failed (it ran it here, where it succeeded, blaming mapperopt)."""
+    exe = script(tmp_path, "prog", 'test -f "$2" || { echo "cannot open input file $2" >&2; exit 2; }')
+    (tmp_path / "in.txt").write_text("5000\n")
+    assert main(argv(command, mapper, f"{exe} -input in.txt", *(["--once"] if command == "run" else []))) == 1
+    captured = capsys.readouterr()
+    said = re.sub(r"\s+", " ", captured.out + captured.err)
+    found = re.search(r"the program runs in (\S+), not in the current folder, where its argument in\.txt names a "
+                      rf"file: give it as an absolute path, {re.escape(str(tmp_path / 'in.txt'))}", said)
+    assert found, said
+    if command == "check":  # discovery's folder, kept: the command by hand goes there first
+        assert f"run it by hand where it ran: cd {found.group(1)} && eval" in said, said
+
+
+def test_check_describes_the_memory_that_the_flags_after_the_separator_size(tmp_path, mapper, pieces_exe, capsys):
+    """`check --app PROG -- -ll:csize 64` checks the machine of that run: SYSMEM of 64 MiB (it said 512 MiB,
+    Legion's default, while naming the run with those flags)."""
+    assert main(["check", str(mapper), "--app", str(pieces_exe), "--", "-ll:csize", "64"]) == 0
+    captured = capsys.readouterr()
+    said = re.sub(r"\s+", " ", captured.out + captured.err)
+    assert "(memories SYSMEM 64 MiB)" in said, said
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path, mapper, capsys):
+    """`mapperopt run ./prog` (--app forgotten): the unknown benchmark's error says to give the program with --app."""
+    script(tmp_path, "prog", "echo hi")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    for given, how in (("./prog", "`--app ./prog`; with its arguments in quotes: `--app './prog -n 100'`"),
+                       ("mapperopt.yaml", "`--app mapperopt.yaml`")):
+        assert main([command, given]) == 1
+        err = re.sub(r"\s+", " ", capsys.readouterr().err)
+        assert f"unknown benchmark '{given}'" in err, err
+        assert f"hint: {given} is a file here: give your own program with --app ({how})" in err, err
+
+
+@pytest.mark.parametrize("command", ["run", "tune", "compare"])
+def test_a_processor_count_option_and_a_flag_after_the_separator_that_disagree_are_refused(command, tmp_path,
+                                                                                             mapper, capsys):
+    """`--cpus 1 -- -ll:cpu 2`: which one the run takes was said nowhere (the flag won, silently)."""
+    exe = script(tmp_path, "prog", "echo hi")
+    assert main([command, "--app", str(exe), "--cpus", "1", "--", "-ll:cpu", "2"]) == 1
+    err = re.sub(r"\s+", " ", capsys.readouterr().err)
+    assert ("--cpus 1 and `-ll:cpu 2` after `--` ask for different CPU counts" in err
+            and "hint: give one of them" in err), err

@@ -314,3 +314,22 @@ def test_an_unknown_size_of_a_program_says_where_sizes_come_from(tmp_path, exe):
     with pytest.raises(MapperoptError, match="no size 'big'") as info:
         app_from_command(f"{exe} -n 10").config.size("big")
     assert "after `--`" in info.value.hint and "application file" in info.value.hint, info.value.hint
+
+
+def test_a_time_unit_spelt_out_is_a_time(tmp_path, capsys):
+    """`unit: millisecond` (or `--unit seconds`) is a time, as `ms` is: run prints the time first (it printed
+    `throughput 0.4036 1/millisecond` and no time)."""
+    from mapperopt.cli import main
+
+    exe = tmp_path / "prog"
+    exe.write_text("#!/bin/sh\necho 'took 2.5 ms'\n")
+    exe.chmod(0o755)
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nmetric: {{regex: 'took ([0-9.]+)', "
+                                             "unit: millisecond}\n")
+    assert load_app_file(tmp_path / "mapperopt.yaml").metric.unit == "ms"
+    for spelt, unit in (("Milliseconds", "ms"), ("sec", "s"), ("microseconds", "us"), ("nanosecond", "ns"),
+                        ("cycles", "cycles")):
+        assert make_metric("took ([0-9.]+)", spelt, False).unit == unit
+    assert main(["run", "--app", str(tmp_path / "mapperopt.yaml"), "--once", "--out", str(tmp_path / "r")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "time │ 2.5 ms (throughput 0.4 1/ms)" in out, out

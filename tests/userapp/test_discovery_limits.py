@@ -62,8 +62,15 @@ def test_a_tunable_answered_otherwise_than_in_discovery_says_the_launch_domains_
     mapper = tmp_path / "m.dsl"
     mapper.write_text("Tunable 6 = 3;\nmcpu = Machine(CPU);\ndef direct(Task task) { return mcpu[0, task.ipoint[0]]; "
                       "}\nIndexTaskMap fill direct;\n")
-    code, out = check(capsys, mapper, "--app", pingpong)
+    # explain shows discovery's launches, and says so; check discovers the program again with the mapper's answer
+    # and checks the launch of that run (3 points on 1 CPU)
+    assert main(["explain", str(mapper), "--app", pingpong]) == 0
+    said = capsys.readouterr()
+    out = " ".join((said.out + said.err).split())
     assert "warning[W323]: tunable 6 is answered 3 here, but 1 in discovery" in out, out
+    code, out = check(capsys, mapper, "--app", pingpong)
+    assert code == 1 and "error[E205]" in out and "launch domain (3,)" in out and "W323" not in out, out
+    assert "note: discovered again with this mapper's tunable answers (6 = 3)" in out, out
     mapper.write_text("Tunable 6 = 1;\nTask * CPU;\n")  # discovery's own answer
     code, out = check(capsys, mapper, "--app", pingpong)
     assert code == 0 and "W323" not in out, out

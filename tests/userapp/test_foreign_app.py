@@ -761,6 +761,49 @@ def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(fo
     assert f"{root / 'best.dsl'} was tuned with --keep-app-mapper: use it with --keep-app-mapper" in out, out
 
 
+def test_a_tune_keeping_the_programs_mapper_proposes_mappers_that_map_its_tasks(foreign_exe, tmp_path, capsys):
+    """With the program's own mapper kept, a `*` names no task: the search's programs name the tasks they decide
+    for, so that the runs' traces show every task but the top-level one mapped by the DSL, and two candidates map
+    them differently. Its programs used `*` only: every candidate was the program's own mapper, measured again."""
+    path = app_file(tmp_path, foreign_exe, keep=True)
+    assert main(["tune", "--app", str(path), "--iters", "2", "--baseline", "none", "--repeats", "1",
+                 "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(tmp_path / "runs")]) == 0
+    (root,) = (tmp_path / "runs" / "foreign").glob("tune-*")
+    mapped = []
+    for i in (1, 2):
+        out = tmp_path / f"run-{i}"
+        assert main(["run", "--app", str(path), "--mapper", str(root / f"iter-00{i}" / "mapper.dsl"), "--once",
+                     "--trace", "--out", str(out)]) == 0
+        records = [json.loads(line) for line in (out / "trace.jsonl").read_text().splitlines()]
+        assert {r["task"] for r in records if r.get("mapper") == "application"} <= {"top_level"}, records
+        # what the DSL decided, not where the runtime happened to run a default-placed point
+        mapped.append(Counter(json.dumps([r["task"], r.get("placed_by"), [x.get("layout") for x in r["regions"]],
+                                          r["collect"], r["limited"]]) for r in records if not r.get("mapper")))
+    assert mapped[0] and mapped[1] and mapped[0] != mapped[1], mapped
+    capsys.readouterr()
+    # a mapper of `*` statements only is said to change nothing
+    (tmp_path / "stars.dsl").write_text("Task * CPU;\nLayout * * * AOS;\nTunable 11 = 4 int32;\n")
+    assert main(["check", str(tmp_path / "stars.dsl"), "--app", str(path)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "warning[W326]: no statement names a task" in said and "'first_cpu_mapper' maps every task" in said, said
+
+
+def test_check_of_another_tunable_answer_checks_the_launches_of_a_run_with_that_answer(foreign_exe, tmp_path,
+                                                                                         capsys):
+    """The program sizes its launches from tunable 11 (its own mapper answers 2): a mapper answering 4 is checked
+    against a discovery run with its answers, so that the function that fits 2 points on 2 CPUs but not 4 is an
+    error (E205) in `check`, not R400 in the run. It was checked at discovery's 2 points: `ok` with W323."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text('Task * CPU;\nTunable 11 = 4 int32;\n'
+                      'def f(Task task) { return Machine(CPU)[0, task.ipoint[0]]; }\nIndexTaskMap "Update Values" f;\n')
+    assert main(["check", str(mapper), "--app", str(app_file(tmp_path, foreign_exe))]) == 1
+    out, err = capsys.readouterr()
+    said = " ".join((out + err).split())
+    assert "error[E205]" in said and "launch domain (4,)" in said and "W323" not in said, said
+    assert ("note: discovered again with this mapper's tunable answers (11 = 4): the launch domains checked are "
+            "those of a run with them") in said, said
+
+
 def test_compare_names_the_programs_own_mapper_as_its_reference(foreign_exe, tmp_path, capsys):
     """The `default` reference of a program with its own mapper runs that mapper: compare's lines, table.md and
     summary.json name it (they said "the default mapper", and README "normalised to Legion's default mapper")."""

@@ -87,3 +87,18 @@ def test_the_discovery_of_tune_and_compare_is_stopped_at_their_timeout(command, 
     assert main([command, "--app", f"{timed_exe} -reps 100000000", "--timeout", "3", "--iters", "1"]) == 1
     assert time.monotonic() - start < 100
     assert "discovering timed: your program did not finish within 3 s" in " ".join(capsys.readouterr().err.split())
+
+
+def test_a_hung_programs_discovery_stopped_at_its_timeout_says_no_word_of_other_processes(timed_exe, tmp_path,
+                                                                                          monkeypatch, capsys):
+    """A Legion program stuck in its tasks, which starts no process: stopped at the timeout, it is said to have
+    taken too long and nothing else (its threads, still exiting after the SIGKILL, held its output a moment, and
+    that was reported as "a process it started kept its output open; it was not found to be killed")."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    (tmp_path / "m.dsl").write_text("Task * CPU;\n")
+    for _ in range(3):  # the threads' exit races the read of the output
+        assert main(["check", "m.dsl", "--app", f"{timed_exe} -reps 100000000", "--timeout", "2"]) == 1
+        err = " ".join(capsys.readouterr().err.split())
+        assert "discovering timed: your program did not finish within 2 s" in err, err
+        assert "kept its output open" not in err, err

@@ -52,3 +52,27 @@ def test_the_printed_flags_find_legions_mapper_headers(tmp_path):
     cmake = mapperopt("toolchain", "--cmake", cwd=tmp_path)
     include = cmake.split("target_include_directories(mapperopt_legion INTERFACE ")[1].split(")")[0]
     assert any((Path(d.strip('"')) / "default_mapper.h").is_file() for d in include.split()), include
+
+
+def test_compile_for_a_program_prints_how_to_load_the_library_into_it(tmp_path, foreign_exe):
+    """`compile --app PROG -o my.so` prints, besides the path, the command that loads the library into that program
+    (the LD_PRELOAD shim), and that command, pasted, runs the program with the DSL mapper. It printed only the path,
+    and the docs said to load it with `-mapper my.so`, a flag of mapperopt's benchmarks that the program ignored."""
+    import sys
+
+    (tmp_path / "my.dsl").write_text(MAPPER)
+    exe = Path(sys.executable).with_name("mapperopt")
+    done = subprocess.run([str(exe), "compile", "my.dsl", "--app", f"{foreign_exe} -n 300", "-o", "my.so",
+                           "--", "-ll:cpu", "2"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0 and done.stdout == "my.so\n", (done.stdout, done.stderr)
+    said = done.stderr.split("to load it into foreign (not with -mapper, a flag of mapperopt's benchmarks only), "
+                             "run:\n")
+    assert len(said) == 2, done.stderr
+    command = said[1].splitlines()[0]
+    assert f"MAPPEROPT_MAPPER={tmp_path / 'my.so'}" in command, command
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD")}
+    env["PATH"] = f"{exe.parent}:{env['PATH']}"
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, timeout=120, cwd="/")
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert [line.split()[-2] for line in ran.stdout.splitlines() if line.startswith("RAN Initialize Nodes")] == \
+        ["1", "1", "1"]  # every point on CPU 1, as the DSL mapper says

@@ -228,3 +228,28 @@ def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys
     assert (f"{folder} was measured with 1 utility processor per node, SYSMEM of 512 MiB, and this command runs "
             "with 2 utility processors per node, SYSMEM of 256 MiB") in err and "--new" in err, err
     assert contents(folder) == before
+
+
+def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(tmp_path, pieces_exe, timed_exe,
+                                                                                capsys):
+    """`--app` naming a wrapper script: the folder records the script's bytes, so a rebuild of the program it runs
+    goes unseen. The resumed tune says so, and a candidate's run that maps no task of a name the description has
+    (R453, in the run's stderr only) is said to mean a stale description; it continued silently, mixing builds."""
+    prog, wrapper = tmp_path / "prog", tmp_path / "wrap.sh"
+    shutil.copy2(pieces_exe, prog)
+    wrapper.write_text(f'#!/bin/sh\nexec {prog} "$@"\n')
+    wrapper.chmod(0o755)
+    (tmp_path / "start.dsl").write_text("Task fill CPU;\n")
+    runs = tmp_path / "runs"
+    assert main(["tune", "--app", str(wrapper), "--iters", "1", "--start", str(tmp_path / "start.dsl"), *QUICK,
+                 "--runs-dir", str(runs)]) == 0
+    (root,) = runs.glob("*/tune-*")
+    out = flat(capsys.readouterr().out)
+    assert "script" not in out and "stale" not in out, out
+    shutil.copy2(timed_exe, prog)  # the "rebuild": its tasks are top and work; fill is gone
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 0
+    out = flat(capsys.readouterr().out)
+    assert (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
+            "program it runs is not noticed") in out, out
+    assert ("no task named 'fill' was mapped, a task that the program's description (its discovery) has: the "
+            "program changed since it was discovered") in out, out
