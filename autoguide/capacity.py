@@ -3,6 +3,8 @@
 The machine is read from the run's command line: GPUs (`-ll:gpu`), and the system, framebuffer and zero-copy sizes
 (`-ll:csize`, `-ll:fsize`, `-ll:zsize`, MiB). The advice, in this order of preference:
 
+0. A Layout statement of the failed task with AOS and an Align above 16 bytes: AOS pads each field of every element
+   to the alignment, so the layout, not the memory, is the cause; the edits drop that Align.
 1. A framebuffer that is full while zero-copy memory exists: every region framebuffer first with zero-copy memory as
    its fallback (`Region * * GPU FBMEM,ZCMEM;`). The regions the GPU tasks map first keep the framebuffer, the rest
    spills; a Region statement listing ZCMEM first for a big, rarely touched region chooses what spills instead.
