@@ -89,13 +89,24 @@ def raised_size(current_mb: int | None, capacity: int | None, asked: int) -> int
 def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edit, ...] | None] | None:
     """The suggestion and edits for a capacity failure, or None when the matched output names no failed
     allocation (then the rule's own texts stand). Edits None: the rule's own edits stand (a full RDMEM or SOCKMEM,
-    which only the run's Legion flags size: the suggestion names the flag).
+    which only the run's Legion flags size: the suggestion names the flag). A Layout statement whose AOS alignment
+    pads the failed task's instances is named first, as the likelier cause; the edits stay the memory's, which
+    the guided search's recorded tuning runs were made with.
 
     Args:
         fields: the named groups of the matched rule (R403's `memories`, `index`, `task`, `reasons`, or the default
             mapper's `bytes`, `memory`, `index`, `task`).
         result: the failed run (its command line tells the machine).
     """
+    advice = _memory_advice(fields, result)
+    padding = _aos_padding(result, str(fields.get("task", "")))
+    if advice is None or padding is None:
+        return advice
+    return f"{padding} Otherwise: {advice[0]}", advice[1]
+
+
+def _memory_advice(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edit, ...] | None] | None:
+    """`advise` without the alignment's sentence."""
     failed = failed_allocations(fields)
     if not failed:
         return None
@@ -104,10 +115,6 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
     full = {kind for kind, _, _ in failed}
     kind, asked, capacity = failed[-1]  # the last memory tried: what a fallback or a larger size must absorb
     where = f"requirement {fields.get('index', '?')} of '{fields.get('task', '?')}' ({asked / MIB:.0f} MiB)"
-    padding = _aos_padding(result, str(fields.get("task", "")))
-    if padding:  # the layout, not the memory, makes the instance that large: no size to raise before it is gone
-        text, edits = padding
-        return f"{kind} is the full memory: {where} does not fit in it.{text}", edits
     if "FBMEM" in full and "ZCMEM" in kinds and "ZCMEM" not in full:
         # A benchmark's timed loop is known; a user's program's is not (a profiled run shows where its time goes).
         own = "app_file" in (result.settings or {})
@@ -192,12 +199,10 @@ def _extra_instances(result: RunResult) -> str:
 _FIELD_BYTES = 16
 
 
-def _aos_padding(result: RunResult, task: str) -> tuple[str, tuple[Edit, ...]] | None:
+def _aos_padding(result: RunResult, task: str) -> str | None:
     """The sentence naming the mapper's Layout statements that may apply to `task` with AOS and an Align above
     `_FIELD_BYTES` (AOS aligns each field of every element, so each element grows to a multiple of the alignment;
-    SOA aligns only each field's start), and the edits that drop those alignments; None for none (or a mapper that
-    does not parse)."""
-    from mapperopt.autoguide.edits import _field_text
+    SOA aligns only each field's start); None for none (or a mapper that does not parse)."""
     from mapperopt.dsl import DslSyntaxError, parse
     from mapperopt.dsl import ast as A
     from mapperopt.dsl.formatter import format_statement
@@ -213,16 +218,10 @@ def _aos_padding(result: RunResult, task: str) -> tuple[str, tuple[Edit, ...]] |
     if not padded:
         return None
     named = "; ".join(f"line {s.loc.line}: `{format_statement(s)}`" for s in padded)
-    text = (f" The instance is that large because of the alignment with AOS, which pads each field of every element "
-            f"to the alignment (an 8-byte field of an Align==1024 instance takes 1024 bytes): {named}. Drop the Align "
-            "(or lower it, or use SOA, which aligns only the start of each field) before giving the memory more.")
-    edits: list[Edit] = []
-    for s in padded:
-        edit = Edit("drop_layout_constraint", {"constraint": "Align", "region": _field_text(s.region),
-                                               "task": s.tasks.names[0].name if s.tasks.names else "*",
-                                               "target": _field_text(s.target)})
-        edits += [edit] if edit not in edits else []
-    return text, tuple(edits)
+    return (f"The instance is likely that large because of the alignment with AOS, which pads each field of every "
+            f"element to the alignment (an 8-byte field of an Align==1024 instance takes 1024 bytes): {named}. Drop "
+            "the Align (or lower it, or use SOA, which aligns only the start of each field) before giving the memory "
+            "more.")
 
 
 def _mb(mb: int | None, capacity: int | None) -> str:

@@ -176,16 +176,16 @@ def test_a_layout_that_makes_a_second_instance_is_named_and_the_run_without_it_f
 
 def test_an_aos_alignment_that_inflates_the_instance_is_named_before_any_memory_size(tmp_path):
     """Circuit's 13 KB of nodes with `AOS Align==1048576` ask for 1600 MiB: the padding, not the memory, is the
-    cause. The feedback names that Layout statement (its line) and its edit drops the Align, not a larger --csize;
-    the run with the edit applied succeeds in the same memory."""
+    cause. The feedback names that Layout statement (its line) first; its edits stay the memory's (the guided
+    search's); the run with the named Align dropped succeeds in the same memory."""
     padded = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * AOS C_order Align==1048576;\n"
     failed = run_benchmark("circuit", padded, size="ci", min_time_s=0, out_dir=tmp_path / "a")
     assert failed.status == "failed" and "R403" in failed.reason, failed.reason
     fb = explain(failed)
-    assert "line 3: `Layout * * * AOS C_order Align==1048576;`" in fb.suggestion, fb.suggestion
-    assert "Raise --csize" not in fb.suggestion, fb.suggestion
-    assert fb.edits == (Edit("drop_layout_constraint", {"constraint": "Align", "task": "*", "region": "*",
-                                                         "target": "*"}),)
-    fixed = run_benchmark("circuit", apply_edits_to_text(padded, fb.edits), size="ci", min_time_s=0,
+    assert fb.suggestion.startswith("The instance is likely that large because of the alignment with AOS"), fb.suggestion
+    assert "line 3: `Layout * * * AOS C_order Align==1048576;`. Drop the Align" in fb.suggestion, fb.suggestion
+    assert fb.edits and fb.edits[0].op == "set_memory_size", fb.edits
+    dropped = Edit("drop_layout_constraint", {"constraint": "Align", "task": "*", "region": "*", "target": "*"})
+    fixed = run_benchmark("circuit", apply_edits_to_text(padded, (dropped,)), size="ci", min_time_s=0,
                           out_dir=tmp_path / "b")
     assert fixed.ok, f"{fixed.stage}: {fixed.reason}"
