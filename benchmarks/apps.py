@@ -480,19 +480,51 @@ def processor_counts(cpus: int, gpus: int, extra_args) -> tuple[int, int]:
     return counts["-ll:cpu"], counts["-ll:gpu"]
 
 
-def require_one_count(cpus: int | None, gpus: int | None, extra_args) -> None:
-    """Refuses --cpus or --gpus (`cpus`, `gpus`; None: not given) that `-ll:cpu` or `-ll:gpu` among the flags after
-    `--` (`extra_args`) contradicts: the flag would take its place on the command line (`processor_counts`), unseen.
+# A resource option of run, tune and compare -> (its size key, what it sets, the unit of its value).
+_RESOURCE_OPTIONS = {"--cpus": ("cpus", "CPU counts", "CPU"), "--gpus": ("gpus", "GPU counts", "GPU"),
+                     "--csize": ("csize", "system memory sizes", "MiB"),
+                     "--fsize": ("fsize", "framebuffer memory sizes", "MiB"),
+                     "--zsize": ("zsize", "zero-copy memory sizes", "MiB")}
+
+
+def require_one_value(bench, extra_args, **given: int | None) -> None:
+    """Refuses a resource option (`given` by size key: cpus, gpus, csize, fsize, zsize; None: not given) that the
+    Legion flag it sets (`RESOURCE_FLAGS`) contradicts where the option cannot show it:
+    - among the flags after `--` (`extra_args`): the flag takes the option's place on the command line
+      (`processor_counts`, `_override_flags`), unseen;
+    - in the command line of a user's program (`bench`, a `userapp.UserApp`; `--app './prog -ll:cpu 2'`): the
+      option replaces it, unseen.
+    Memory sizes compare as Realm reads the flag (`-ll:fsize 2g` is --fsize 2048).
 
     Raises:
-        MapperoptError: both values, and that one of them is to be given.
+        MapperoptError: both values, and that one of them is to be given; a count flag after `--` that is not a
+            whole number (`processor_counts`).
     """
-    flagged = dict(zip(("-ll:cpu", "-ll:gpu"), processor_counts(-1, -1, extra_args)))  # -1: no such flag
-    for option, given, flag, kind in (("--cpus", cpus, "-ll:cpu", "CPU"), ("--gpus", gpus, "-ll:gpu", "GPU")):
-        if given is not None and flagged[flag] not in (-1, given):
-            raise MapperoptError(f"{option} {given} and `{flag} {flagged[flag]}` after `--` ask for different {kind} "
-                                 "counts", hint=f"give one of them (the flag after `--` would win: {flagged[flag]} "
-                                                f"{kind}{'s' * (flagged[flag] != 1)} per node)")
+    from mapperopt.benchmarks.userapp import UserApp
+    from mapperopt.descriptions import realm_size
+
+    processor_counts(-1, -1, extra_args)  # a count flag's value is a whole number
+    places = [("after `--`", [str(a) for a in extra_args])]
+    if isinstance(bench, UserApp):
+        places.append(("in --app's command", [str(a) for words in bench.args.values() for a in words]))
+    for option, (key, what, unit) in _RESOURCE_OPTIONS.items():
+        if given.get(key) is None:
+            continue
+        flag = RESOURCE_FLAGS[key]
+        for where, words in places:
+            values = [v for f, v in zip(words, words[1:]) if f == flag]
+            if not values:
+                continue
+            amount = realm_size(values[-1]) if unit == "MiB" else int(values[-1])
+            if amount is None or amount == (given[key] << 20 if unit == "MiB" else given[key]):
+                continue  # not a size: Realm says so
+            winner, value = ("the flag after `--`", values[-1]) if where == "after `--`" else (option, str(given[key]))
+            if unit != "MiB":
+                value = f"{value} {unit}{'s' * (value != '1')} per node"
+            elif value.isdigit():
+                value += " MiB"
+            raise MapperoptError(f"{option} {given[key]} and `{flag} {values[-1]}` {where} ask for different {what}",
+                                 hint=f"give one of them ({winner} would win: {value})")
 
 
 def require_gpu_driver(gpus: int, size: str, size_gpus: int, extra_args) -> None:

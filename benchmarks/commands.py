@@ -15,7 +15,7 @@ from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, load_config,
-                                      require_one_count)
+                                      require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, mapper_notes, output_checked,
                                           relative_paths_note)
@@ -358,7 +358,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
 
     interrupts.sigterm_as_ctrl_c()  # a killed run also removes discovery's folder and ends what the program started
     bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
-    require_one_count(cpus, gpus, app_args)
+    require_one_value(bench, app_args, cpus=cpus, gpus=gpus,
+                      csize=csize, fsize=fsize, zsize=zsize)
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"
     check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)

@@ -19,7 +19,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import load_config, require_one_count
+from mapperopt.benchmarks.apps import load_config, require_one_value
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
                                           status as say_status)
 from mapperopt.benchmarks.userapp import app_options
@@ -703,7 +703,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         bench = _recorded_program(resume_dir)
     else:
         bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
-    require_one_count(cpus, gpus, app_args)
+    require_one_value(bench, app_args, cpus=cpus, gpus=gpus,
+                      csize=csize, fsize=fsize, zsize=zsize)
     check_repeats(repeats, max_repeats,
                   click.get_current_context().get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
     if resume_dir is None:  # a resumed run keeps its folder's timeout

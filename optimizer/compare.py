@@ -66,7 +66,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import require_one_count
+from mapperopt.benchmarks.apps import require_one_value
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
 from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
@@ -2031,7 +2031,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             bench = stored["bench"]
         min_time_s = None  # the folder's: refused with --app otherwise
     bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
-    require_one_count(cpus, gpus, app_args)
+    require_one_value(bench, app_args, cpus=cpus, gpus=gpus,
+                      csize=csize, fsize=fsize, zsize=zsize)
     if repeats is not None and stored is None and source("runs") is not ParameterSource.COMMANDLINE:
         # Until recently compare's --repeats meant --runs: a command written then must not change meaning unseen.
         click.echo(f"note: compare's --repeats {repeats} counts measured executions per mapper, as in run and tune; "

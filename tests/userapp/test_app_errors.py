@@ -837,11 +837,31 @@ def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path,
 
 
 @pytest.mark.parametrize("command", ["run", "tune", "compare"])
-def test_a_processor_count_option_and_a_flag_after_the_separator_that_disagree_are_refused(command, tmp_path,
-                                                                                             mapper, capsys):
-    """`--cpus 1 -- -ll:cpu 2`: which one the run takes was said nowhere (the flag won, silently)."""
-    exe = script(tmp_path, "prog", "echo hi")
-    assert main([command, "--app", str(exe), "--cpus", "1", "--", "-ll:cpu", "2"]) == 1
-    err = re.sub(r"\s+", " ", capsys.readouterr().err)
-    assert ("--cpus 1 and `-ll:cpu 2` after `--` ask for different CPU counts" in err
-            and "hint: give one of them" in err), err
+def test_a_resource_option_and_a_flag_after_the_separator_or_in_the_command_that_disagree_are_refused(
+        command, tmp_path, mapper, capsys):
+    """`--cpus 1 -- -ll:cpu 2` and `--csize 256 -- -ll:csize 64`: which one the run takes was said nowhere (the flag
+    won, silently); `--app './prog -ll:cpu 2' --cpus 1`: the program's own flag was dropped, silently."""
+    exe = str(script(tmp_path, "prog", "echo hi"))
+    cases = [
+        ([exe, "--cpus", "1", "--", "-ll:cpu", "2"],
+         "--cpus 1 and `-ll:cpu 2` after `--` ask for different CPU counts",
+         "give one of them (the flag after `--` would win: 2 CPUs per node)"),
+        ([exe, "--csize", "256", "--", "-ll:csize", "64"],
+         "--csize 256 and `-ll:csize 64` after `--` ask for different system memory sizes",
+         "give one of them (the flag after `--` would win: 64 MiB)"),
+        ([exe, "--fsize", "1024", "--", "-ll:fsize", "2g"],
+         "--fsize 1024 and `-ll:fsize 2g` after `--` ask for different framebuffer memory sizes", None),
+        ([exe, "--zsize", "16", "--", "-ll:zsize", "32"],
+         "--zsize 16 and `-ll:zsize 32` after `--` ask for different zero-copy memory sizes", None),
+        ([f"{exe} -n 1000 -ll:cpu 2", "--cpus", "1"],
+         "--cpus 1 and `-ll:cpu 2` in --app's command ask for different CPU counts",
+         "give one of them (--cpus would win: 1 CPU per node)"),
+        ([f"{exe} -ll:csize 64", "--csize", "256"],
+         "--csize 256 and `-ll:csize 64` in --app's command ask for different system memory sizes",
+         "give one of them (--csize would win: 256 MiB)"),
+    ]
+    for args, said, hint in cases:
+        assert main([command, "--app", *args]) == 1, args
+        err = re.sub(r"\s+", " ", capsys.readouterr().err)
+        assert said in err and f"hint: {hint or 'give one of them'}" in err, (args, err)
+    assert not list(tmp_path.glob("runs")), "refused before anything ran"
