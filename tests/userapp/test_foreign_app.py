@@ -370,6 +370,18 @@ def test_a_run_without_a_dsl_mapper_names_the_programs_own_mapper(tmp_path, fore
             and f"`mapperopt run --app {path} --mapper my.dsl --keep-app-mapper --profile`" in printed), printed
 
 
+def test_a_run_keeping_the_programs_mapper_warns_of_a_mapper_that_names_no_task(tmp_path, foreign_exe, capsys):
+    """`run --keep-app-mapper --mapper star.dsl` whose statements name no task measured the program's own mapper under
+    the DSL mapper's name: run says W326 as check does (it said nothing)."""
+    mapper = tmp_path / "star.dsl"
+    mapper.write_text("Task * CPU;\nRegion * * CPU SYSMEM;\n")
+    assert main(["run", "--app", str(app_file(tmp_path, foreign_exe)), "--keep-app-mapper", "--mapper", str(mapper),
+                 "--once", "--out", str(tmp_path / "run")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("warning[W326]: no statement names a task" in err
+            and "'first_cpu_mapper' maps every task; this mapper changes nothing" in err), err
+
+
 def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_program(tmp_path, foreign_exe):
     from mapperopt.autoguide import explain
 
