@@ -76,9 +76,9 @@ UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "progra
 # failed at the stage Legion's default mapper failed at as the baseline ({default_reason}: how; {reference}: that
 # mapper, or the program's own, which the baseline ran).
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELDS, "default_reason", "reference")}
-RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category", "specific",
-             "execution", "explain", "suggest", "edits", "context", "mapper_advice", "explain_no_mapper",
-             "suggest_no_mapper", "suggest_displaced"}
+RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category",
+             "app_category", "specific", "execution", "explain", "suggest", "edits", "context", "mapper_advice",
+             "explain_no_mapper", "suggest_no_mapper", "suggest_displaced"}
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,7 @@ class Rule:
         absent: regex that must match no line of the cleaned output (None: no condition).
         needs: `COMPUTED_FIELDS` that must be set (non-empty) in the context; they are template fields too.
         category: dotted class of the failure, e.g. "memory.oom".
+        app_category: the class for a user's program (`--app`) in place of `category`; None: `category`.
         specific: False for the catalog's fallbacks (a generic Legion exception, an unknown assertion); coverage
             counts only specific rules as explained.
         execution: for a rule without `match`, the text of the feedback's "Execution Error:" line (template).
@@ -119,6 +120,7 @@ class Rule:
     category: str
     explain: str
     suggest: str
+    app_category: str | None = None
     also: tuple[re.Pattern, ...] = ()
     maybe: tuple[re.Pattern, ...] = ()
     exit_codes: tuple[int, ...] | None = None
@@ -289,6 +291,7 @@ def _rule(data: dict, where: str) -> Rule:
         absent=_compile(data["absent"], where) if "absent" in data else None,
         needs=needs,
         category=str(data["category"]),
+        app_category=str(data["app_category"]) if "app_category" in data else None,
         specific=bool(data.get("specific", True)),
         explain=str(data["explain"]).strip(),
         suggest=str(data["suggest"]).strip(),

@@ -234,6 +234,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                 suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
         elif match.rule.suggest_displaced and (own := _DISPLACED.search(result.log or "")):
             suggestion = _text(match.rule.suggest_displaced, {**match.fields, "own": own.group(1)})
+        if match.rule.app_category and "app_file" in (result.settings or {}):  # a user's program
+            category = match.rule.app_category
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],

@@ -534,6 +534,26 @@ def test_a_silent_abort_under_a_dsl_mapper_is_not_blamed_on_memory_and_says_how_
     assert "left without an instance" in explain(unmapped).explanation
 
 
+def test_a_silent_abort_of_a_users_program_is_not_filed_as_out_of_memory():
+    """tune's table and history.csv file a failure under its category: a user's program's silent abort, more likely
+    its own abort() (the explanation says so), was filed `memory.oom`. A benchmark's stays `memory.oom`, as the
+    guided search's memory fallback keys on it; the edits are the same either way."""
+    result = RunResult(app="flagwrap.sh", mapper="my.dsl", status="failed", stage="run", reason="aborted",
+                       dsl=MY_DSL, log=SILENT_LOG, attempts=(Attempt(-6, 0.379, stdout="stdout.txt",
+                                                                     stderr="stderr.txt"),),
+                       settings={"cpus": 1, "gpus": 0, "app_file": None, "timeout_s": 300.0,
+                                 "app_options": "--app '/a/prog/flagwrap.sh -n 1000'",
+                                 "command": "env LD_PRELOAD=/x/p.so /a/prog/flagwrap.sh -n 1000 -logfile stderr"})
+    own = explain(result)
+    assert own.rule == "silent-abort" and own.category == "crash.abort", own
+    bench = explain(dataclasses.replace(result, settings={k: v for k, v in result.settings.items()
+                                                          if k not in ("app_file", "app_options")}))
+    assert bench.rule == "silent-abort" and bench.category == "memory.oom", bench
+    assert own.edits == bench.edits != ()
+    _, unmapped = load("stencil-unmapped_requirement")
+    assert explain(unmapped).category == "memory.oom"
+
+
 # A real profiled run (iteration 1 of `mapperopt tune --app './tree -ll:cpu 2 -fib 14' --verify-pattern OK`): a
 # recursive `fibonacci` task tree with futures (no region requirements), an inner task `fill` that index-launches
 # `leaf` over 4 pieces of region `data`; the profile's MAPPEROPT_PROFILE line and the discovered description.
