@@ -526,6 +526,16 @@ def is_script(exe: Path) -> bool:
         return False
 
 
+def unseen_rebuild_note(app) -> str | None:
+    """What a resumed tuning or comparison folder of `app` (`--app ./wrap.sh`) is told when `app` is a script: the
+    folder records only the script's bytes (`executable_digest`), so a rebuild of the program it runs goes unseen;
+    None for a program or a benchmark."""
+    if not isinstance(app, UserApp) or not is_script(app.exe):
+        return None
+    return (f"--app names a script, {app.exe}: the folder compares only its bytes, so a rebuild of the program it "
+            "runs is not noticed (give --new after one)")
+
+
 def app_from_identity(recorded: dict) -> UserApp:
     """The program an `identity` records, read again: its application file or its command line, with the recorded
     metric, verification and own-mapper choice where they differ from the file's (options given over it).

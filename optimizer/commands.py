@@ -690,8 +690,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     from rich.table import Table
 
     from mapperopt import interrupts
-    from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_words, is_script, spec_words,
-                                              stale_description)
+    from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_words, spec_words, stale_description,
+                                              unseen_rebuild_note)
     from mapperopt.records import RunResult
 
     interrupts.sigterm_as_ctrl_c()  # `kill` says how to continue too
@@ -777,9 +777,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
-        if isinstance(bench, UserApp) and is_script(bench.exe):
-            console.print(f"Note: --app names a script, {bench.exe}: the folder compares only its bytes, so a rebuild "
-                          "of the program it runs is not noticed (give --new after one).", markup=False)
+        if note := unseen_rebuild_note(bench):
+            console.print(f"Note: {note}.", markup=False)
         for note in store.damaged:
             console.print(f"Note: {note}.", markup=False)
     else:

@@ -68,7 +68,8 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import require_one_value
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
-from mapperopt.benchmarks.userapp import UserApp, app_from_options, app_options, executable_digest
+from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, executable_digest,
+                                          unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError
@@ -722,6 +723,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             _require_one_problem(folder, stored)
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
+            if opts.get("tune", True) and (note := unseen_rebuild_note(bench)):
+                say(f"Note: {note}.")
         else:
             try:
                 app_args = tuple(map(str, opts["app_args"]))

@@ -253,3 +253,25 @@ def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(
             "program it runs is not noticed") in out, out
     assert ("no task named 'fill' was mapped, a task that the program's description (its discovery) has: the "
             "program changed since it was discovered") in out, out
+
+
+def test_a_resumed_comparison_of_a_wrapper_script_says_a_rebuild_goes_unnoticed(tmp_path, pieces_exe, capsys):
+    """`compare --app ./wrap.sh --resume DIR`, as tune's: the folder records the script's bytes, so a rebuild of the
+    program it runs goes unseen, and the resumed comparison says so (it mixed builds silently)."""
+    prog, wrapper = tmp_path / "prog", tmp_path / "wrap.sh"
+    shutil.copy2(pieces_exe, prog)
+    wrapper.write_text(f'#!/bin/sh\nexec {prog} "$@"\n')
+    wrapper.chmod(0o755)
+    runs = tmp_path / "runs"
+    compare = ["compare", "--app", str(wrapper), "--iters", "1", "--runs", "1", "--optimizers", "random",
+               "--start", "default", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir",
+               str(runs)]
+    assert main(compare) == 0
+    (folder,) = runs.glob("*/compare-*")
+    assert "names a script" not in flat(capsys.readouterr().out)
+    assert main(["compare", "--app", str(wrapper), "--resume", str(folder), "--iters", "2", "--final-rounds",
+                 "1"]) == 0
+    out = flat(capsys.readouterr().out)
+    assert (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
+            "program it runs is not noticed (give --new after one).") in out, out
+
