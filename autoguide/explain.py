@@ -757,12 +757,18 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     overhead = busy is not None and busy["busy"] < BUSY_SHARE
     if overhead:
         parts.append(texts["runtime_overhead"].format(**busy))
+    counted = _counted(result, rows)
+    # Counted tasks that fill a negligible part of the wall time: that leads, lest the heaviest one's share of them
+    # read as a share of the run.
+    little = counted is not None and counted["share"] < NEGLIGIBLE_SHARE
+    if little:
+        parts.append(texts["counted"].format(**counted))
     if rows:
-        parts.append(texts["hot_task"].format(**rows[0]))
+        hot = {**rows[0], "scope": "the counted tasks' time"} if little else rows[0]
+        parts.append(texts["hot_task"].format(**hot))
         if rows[0]["task"] in untimed:
             parts.append(texts["before_timer"])
-    counted = _counted(result, rows)
-    if counted is not None:
+    if counted is not None and not little:
         parts.append(texts["counted"].format(**counted))
     explanation = " ".join(parts) or "N/A"
     # Suggestion: a heavy task on the CPU that has a GPU variant, while the run has GPUs (its edit is what the guided
@@ -782,7 +788,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             **busy, remedies="; ".join(remedies[:-1]) + "; and " + remedies[-1] if len(remedies) > 1 else remedies[0])
     elif rows:
         suggestion = _placement(texts, rows[0], machine, result)
-        if counted is not None and counted["share"] < NEGLIGIBLE_SHARE:
+        if little:
             suggestion = texts["counted_little"].format(**counted, task=rows[0]["task"]) + " " + suggestion
     elif result.dsl is None and result.settings.get("own_mapper"):  # the program's own mapper, not Legion's default
         suggestion = texts["not_profiled_own"].format(mapper=result.settings["own_mapper"], file=_mapper_file(result),
