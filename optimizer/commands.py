@@ -733,7 +733,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
             done = len(TuneStore.open(finished).records)
-            console.print(f"The run of this command in {finished} finished ({done} iterations); starting a new "
+            console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
                           f"one. To extend that run instead, give the command --resume {finished} --iters "
                           f"{done + (iters or 10)}")
     if found is not None:
@@ -869,7 +869,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     try:
         run_loop(store, opt, _evaluator(bench, settings), iters, on_start=on_start, on_record=on_record)
         unit = next((r.unit for r in store.records if r.unit), unit)
-        table = Table(title=f"{bench}: {len(store.records)} iterations ({settings['optimizer']})")
+        done = len(store.records)
+        table = Table(title=f"{bench}: {done} iteration{'s' * (done != 1)} ({settings['optimizer']})")
         for col in ("iter", "status", "time" if protocol.as_time(unit, 1) else "throughput", "best",
                     "feedback category"):
             table.add_column(col)

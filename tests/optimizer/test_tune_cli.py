@@ -170,10 +170,12 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
                      flat)
 
 
-def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offline, capsys):
+def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offline, capsys, monkeypatch):
     """`--start default` is Legion's default mapper written in the DSL: when the start stays the best, its
-    comparison with the default mapper, however it measured, says that they are the same mapping."""
-    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--start", "default", baseline="default")) == 0
+    comparison with the default mapper, however it measured, says that they are the same mapping. One iteration is
+    said so, not "1 iterations" (the table's title, the finished run's note)."""
+    args = tune_args(tmp_path / "runs", "--iters", "1", "--start", "default", baseline="default")
+    assert main(args) == 0
     flat = " ".join(capsys.readouterr().out.split())
     summary = json.loads((only_run(tmp_path / "runs") / "summary.json").read_text())
     assert summary["best"] == summary["start"] == "iter-1"  # the premise: one iteration, the start's
@@ -182,7 +184,19 @@ def test_the_default_start_is_not_a_gain_over_the_default_mapper(tmp_path, offli
             f"DSL, --start default), measured at "
             f"{protocol.Comparison.from_json(vs).describe()}") in flat
     assert "the two mappers' own overhead, not a gain." in flat
-    assert " for 1 iteration with " in flat, flat  # not "1 iterations"
+    assert " for 1 iteration with " in flat and "1 iterations" not in flat, flat
+    assert "circuit: 1 iteration (guided)" in flat, flat
+
+    class NewRun(Exception):
+        pass
+
+    def new_run(*_):
+        raise NewRun
+
+    monkeypatch.setattr(commands, "_new_run", new_run)
+    with pytest.raises(NewRun):  # the same command again: the finished run is said
+        main(args)
+    assert "finished (1 iteration); starting a new one" in " ".join(capsys.readouterr().out.split())
 
 
 def test_trace_compiles_what_the_model_says(tmp_path, monkeypatch, llm_server, capsys):
