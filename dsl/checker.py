@@ -1067,7 +1067,11 @@ class _Checker:
         more = "FLAGS" if "--" in app.given_as else "-- FLAGS"  # after the flags given, if any
         foreign = bool(app.discovered_as) and len(named) >= 2 and all(
             app.task(n) is None and not closest(n, known) and not extended(n, known) for n in named)
-        nameless = any(re.fullmatch(r"unnamed_task_\d+", n) for n in known)
+        nameless = [n for n in known if re.fullmatch(r"unnamed_task_\d+", n)]
+        no_names = ("the program's tasks have no names" if len(nameless) == len(known) else
+                    f"{len(nameless)} of the program's {len(known)} tasks "
+                    f"{'has no name' if len(nameless) == 1 else 'have no names'} ({quoted_names(nameless, 6)})"
+                    if nameless else "")
 
         def unknown_notes(name: str | None) -> tuple[str, ...]:
             """The notes on the task `name` (None: several, E225) that did not run in discovery."""
@@ -1077,7 +1081,7 @@ class _Checker:
                 said = (f"if {which} (TaskVariantRegistrar's), name {'its task' if name else 'their tasks'}: "
                         "statements name tasks (discovery does not see variant names)",)
             if nameless:  # Legion's own name for a task registered without one (variant names only)
-                said += ("the program's tasks have no names: Legion calls a task registered without one "
+                said += (f"{no_names}: Legion calls a task registered without one "
                          "unnamed_task_<its task ID>, a name statements may use (`Task unnamed_task_2 CPU;`); to "
                          "name a task, give its name as the second argument of `Runtime::preregister_task_variant` "
                          "(TaskVariantRegistrar's is the variant's)",)

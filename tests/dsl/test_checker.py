@@ -1228,3 +1228,12 @@ def test_tasks_without_names_are_explained_where_a_name_is_unknown(circuit):
     assert note in only("Task daxpy CPU;\n", "W315", nameless).notes
     assert note in only("Task unnamed_task CPU;\n", "E202", nameless).notes
     assert note not in only("Task daxpy CPU;\n", "W315", replace(circuit, discovered_as="circuit")).notes
+    # Some named (`preregister_task_variant<...>(r, "daxpy")` for one task only): the note says which have none.
+    for t in data["tasks"]:
+        t["name"], t["parent"] = (n if n in ("unnamed_task_0", "unnamed_task_1") or n is None else
+                                  n.replace("unnamed_task_", "named_") for n in (t["name"], t["parent"]))
+    some = replace(AppDescription.from_json(data), discovered_as="named1 -n 1000")
+    notes = only("Task daxpy CPU;\n", "W315", some).notes
+    assert not any("the program's tasks have no names" in n for n in notes), notes
+    said = f"2 of the program's {len(data['tasks'])} tasks have no names ('unnamed_task_0' and 'unnamed_task_1'): Legion"
+    assert any(n.startswith(said) for n in notes), notes
