@@ -1235,5 +1235,6 @@ def test_tasks_without_names_are_explained_where_a_name_is_unknown(circuit):
     some = replace(AppDescription.from_json(data), discovered_as="named1 -n 1000")
     notes = only("Task daxpy CPU;\n", "W315", some).notes
     assert not any("the program's tasks have no names" in n for n in notes), notes
-    said = f"2 of the program's {len(data['tasks'])} tasks have no names ('unnamed_task_0' and 'unnamed_task_1'): Legion"
+    said = (f"2 of the program's {len(data['tasks'])} tasks have no names ('unnamed_task_0' and 'unnamed_task_1'): "
+            "Legion")
     assert any(n.startswith(said) for n in notes), notes
