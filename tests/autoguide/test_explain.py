@@ -574,7 +574,8 @@ def test_a_profile_that_counts_a_negligible_part_of_the_wall_time_says_so(tmp_pa
     fb = explain(result, baselines={"default": 1.27})
     assert "'leaf' on CPU takes 100% of the measured task time" in fb.explanation  # of the counted tasks' time
     assert "0.011% of the process's 0.879 s wall time" in fb.explanation, fb.explanation
-    assert "not counted: fibonacci, sum, fill" in fb.explanation, fb.explanation  # nor the top-level task, whose time is its children's
+    # nor the top-level task, whose time is its children's
+    assert "not counted: fibonacci, sum, fill" in fb.explanation, fb.explanation
     assert "can win back little" in fb.suggestion, fb.suggestion
     busy = dataclasses.replace(result, time_s=0.0002)  # the counted task fills the run: no warning
     fb = explain(busy)
