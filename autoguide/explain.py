@@ -638,16 +638,19 @@ def _ratio_range(texts: Mapping[str, str], result: RunResult, name: str, base: f
 def _counted(result: RunResult, rows: list[dict]) -> dict | None:
     """For a user's program (its timed loop unknown): {"counted_s": the seconds of the tasks `task_profile` counts,
     summed over the processors, "wall_s": the process's wall time, "share": the percent of it they fill, "covered":
-    that percent as the text writes it, "others": the profiled tasks it leaves out (inner tasks, tasks without
-    region requirements), heaviest first, or "none"};
+    that percent as the text writes it, "others": the program's profiled tasks it leaves out (inner tasks, tasks
+    without region requirements), heaviest first, or "none": not the top-level task, whose time is its children's,
+    nor the runtime's own tasks, which the program does not describe};
     None for a benchmark, without counted tasks or without a wall time."""
     if "app_file" not in (result.settings or {}) or not rows or not result.time_s:
         return None
     profile = result.profile or next((a.profile for a in reversed(result.attempts) if a.profile), None) or {}
     counted_s, names = sum(r["total_s"] for r in rows), {r["task"] for r in rows}
+    tasks = _tasks(result) or {}
     left: dict[str, float] = {}
     for entry in profile.get("tasks", ()):
-        if entry["task"] not in names:
+        info = tasks.get(entry["task"])
+        if entry["task"] not in names and info is not None and info.parent is not None:
             left[entry["task"]] = left.get(entry["task"], 0.0) + entry.get("total_s", 0.0)
     covered = 100 * counted_s / result.time_s
     return {"counted_s": counted_s, "wall_s": result.time_s, "share": covered,

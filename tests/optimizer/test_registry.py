@@ -58,7 +58,8 @@ def test_without_an_endpoint_it_is_refused_or_left_out(tmp_path, register, offli
     err = " ".join(capsys.readouterr().err.split())
     assert "the fake optimizer needs a language-model endpoint" in err and "--optimizer guided" in err, err
     # a run made with it is not continued without one
-    store = TuneStore.create(tmp_path / "old", "circuit", {"optimizer": "fake", "iters": 1, "iterations": None})
+    store = TuneStore.create(tmp_path / "old", "circuit", {"optimizer": "fake", "iters": 1, "iterations": None,
+                                                          "size": "ci"})
     store.unlock()
     assert main(["tune", "circuit", "--resume", str(store.root)]) == 1
     err = " ".join(capsys.readouterr().err.split())
