@@ -328,8 +328,9 @@ def test_a_verify_pattern_found_only_on_standard_error_is_said_so(tmp_path, caps
 
 def test_legion_resource_flags_in_the_app_command_line_are_the_runs(tmp_path, capsys):
     """`--app './prog -ll:cpu 2 ...'` (as the program is run by hand): the run has 2 CPUs, as its title and settings
-    say, not mapperopt's default of 1 appended after them (which Legion took, silently); --cpus still decides. The
-    flags reach the program once (they were given twice: the command line's, then mapperopt's)."""
+    say, not mapperopt's default of 1 appended after them (which Legion took, silently); --cpus that agrees is
+    accepted (one that does not is refused, as a conflict). The flags reach the program once (they were given twice:
+    the command line's, then mapperopt's)."""
     exe = script(tmp_path, "prog", "printf '%s ' \"$@\"")  # echo would take `-n` as its own
     assert main(["run", "--app", f"{exe} -ll:cpu 2 -ll:csize 64 -n 5", "--once", "--out", str(tmp_path / "a")]) == 0
     assert "size ci, 2 CPU, 0 GPU)" in " ".join(capsys.readouterr().out.split())  # as the terminal wraps it
@@ -339,8 +340,8 @@ def test_legion_resource_flags_in_the_app_command_line_are_the_runs(tmp_path, ca
     assert words[words.index("-ll:cpu", words.index("-n")) + 1] == "2", words  # mapperopt's own flag agrees
     assert words[words.index("-ll:csize", words.index("-n")) + 1] == "64", words
     assert words.count("-ll:cpu") == words.count("-ll:csize") == 1, words  # once, not the program's and the size's
-    assert main(["run", "--app", f"{exe} -ll:cpu 2 -n 5", "--cpus", "1", "--once", "--out", str(tmp_path / "b")]) == 0
-    assert json.loads((tmp_path / "b" / "result.json").read_text())["settings"]["cpus"] == 1
+    assert main(["run", "--app", f"{exe} -ll:cpu 2 -n 5", "--cpus", "2", "--once", "--out", str(tmp_path / "b")]) == 0
+    assert json.loads((tmp_path / "b" / "result.json").read_text())["settings"]["cpus"] == 2
     with pytest.raises(MapperoptError, match="-ll:cpu needs a whole number"):
         app_from_command(f"{exe} -ll:cpu two")
 
