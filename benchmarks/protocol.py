@@ -456,9 +456,9 @@ def core_warning(settings: Mapping[str, Any]) -> tuple[str, str] | None:
     command = shlex.split(words[words.index("--app") + 1])[1:] if "--app" in words[:-1] else []
     given = [f for f in ("-ll:cpu", "-ll:util") if f in command and f not in map(str, settings.get("extra_args") or ())]
     it = "it" if len(given) == 1 else "them"
+    # not --cpus there: one that contradicts the command line's -ll:cpu is refused (`apps.require_one_value`)
     fewer = (f": lower {' and '.join(given)} in --app's quoted command line, which gives {it} (or override {it} with "
-             + "--cpus, or with " * ("-ll:cpu" in given) + f"{' and '.join(given)} after `--`)" if given else
-             " (--cpus, or -ll:cpu and -ll:util after `--`)")
+             f"{' and '.join(given)} after `--`)" if given else " (--cpus, or -ll:cpu and -ll:util after `--`)")
     return ("More processors than cores", f"{cpus} CPU and {util} utility processor{'s' * (util != 1)}, "
                                           f"{cpus + util} in all, on the {cores} cores this machine gives the run: "
                                           "they share cores, so its timings are slower and noisier than with a core "

@@ -503,10 +503,11 @@ def test_a_run_with_more_processors_than_cores_says_so_once(tmp_path, capsys, mo
         assert "ask for fewer (--cpus, or -ll:cpu and -ll:util after `--`)" in out, out
     # given in the --app command line: the advice names that place (it said "after `--`", where there was none)
     for i, (command, advice) in enumerate((
+            # not "with --cpus": a count other than the command line's is refused
             ("-ll:cpu 4", "lower -ll:cpu in --app's quoted command line, which gives it (or override it with "
-                          "--cpus, or with -ll:cpu after `--`)"),
+                          "-ll:cpu after `--`)"),
             ("-ll:cpu 2 -ll:util 2", "lower -ll:cpu and -ll:util in --app's quoted command line, which gives them "
-                                     "(or override them with --cpus, or with -ll:cpu and -ll:util after `--`)"),
+                                     "(or override them with -ll:cpu and -ll:util after `--`)"),
             ("-ll:util 3", "lower -ll:util in --app's quoted command line, which gives it (or override it with "
                            "-ll:util after `--`)"))):
         assert main(["run", "--app", f"{exe} {command}", "--once", "--out", str(tmp_path / f"command{i}")]) == 0

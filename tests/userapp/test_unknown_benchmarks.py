@@ -291,4 +291,4 @@ def test_tunings_core_warning_names_the_command_line_that_gives_the_processors(t
     out = " ".join(capsys.readouterr().out.split())
     assert out.count("More processors than cores: ") == 1, out
     assert ("to measure, ask for fewer: lower -ll:cpu in --app's quoted command line, which gives it (or override it "
-            "with --cpus, or with -ll:cpu after `--`).") in out, out
+            "with -ll:cpu after `--`).") in out, out
