@@ -996,13 +996,21 @@ class _Checker:
             mt = self.global_types.get(machine.name, UNKNOWN)
             if mt.name not in (None, "MSpace"):
                 self._type_error(f"'{machine.name}' is {article(mt.name)}, not a machine model", machine.loc)
-            # a free name, and not one an earlier note proposes: following every note defines each once
+            # free names, the function's not one an earlier note proposes: following every note defines each once;
+            # the parameter and the local neither shadow a global (W307) nor take a function's name (E211)
             taken = set(self.functions) | set(self.global_types) | self._proposed
-            g = next(n for n in itertools.chain(["g"], (f"g{i}" for i in itertools.count(2))) if n not in taken)
+
+            def free(base: str) -> str:
+                name = next(n for n in itertools.chain([base], (f"{base}{i}" for i in itertools.count(2)))
+                            if n not in taken)
+                taken.add(name)
+                return name
+
+            g, task, r = free("g"), free("task"), free("r")
             self._proposed.add(g)
             # an int indexes the model as it is; `*` unpacks a tuple
-            index = "r" if self._function_type(f).name == "int" else "*r"
-            rewritten = (f"def {g}(Task task) {{ r = {f.name}(task.ipoint, task.ispace, {machine.name}); "
+            index = r if self._function_type(f).name == "int" else f"*{r}"
+            rewritten = (f"def {g}(Task {task}) {{ {r} = {f.name}({task}.ipoint, {task}.ispace, {machine.name}); "
                          f"return {machine.name}[{index}]; }}")
             self.add("W309", "older three-operand form; equivalent to IndexTaskMap "
                              f"{_tasks_text(s.tasks)} {g}; with {rewritten}", s.loc, severity="note")

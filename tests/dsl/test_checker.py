@@ -831,6 +831,24 @@ def test_w309_rewrites_compile_together_for_an_int_and_a_tuple(circuit):
     assert [d for d in diags(rewritten, circuit) if d.is_error] == []
 
 
+@pytest.mark.parametrize("src", [
+    "r = Machine(CPU);\ndef f(IPoint p, ISpace s, MSpace m) { return (0, p[0] % m.size[1]); }\n"
+    "IndexTaskMap calculate_new_currents r f;\n",
+    "mcpu = Machine(CPU);\nmflat = mcpu.merge(0, 1);\ndef r(IPoint p, ISpace s, MSpace m) { return p[0]; }\n"
+    "IndexTaskMap calculate_new_currents mflat r;\n",
+    "task = Machine(CPU);\ndef f(IPoint p, ISpace s, MSpace m) { return (0, p[0] % m.size[1]); }\n"
+    "IndexTaskMap calculate_new_currents task f;\n",
+])
+def test_w309_rewrite_names_its_parameter_and_local_free_of_the_programs_names(src, circuit):
+    """A machine or a function called `r` (or `task`) is not the rewrite's local (or parameter): followed literally,
+    the note gives a program without errors or warnings (a fixed `r` indexed the tuple, or clashed with the
+    function: E206, E211)."""
+    (note,) = [d.message for d in diags(src, circuit) if d.code == "W309"]
+    statement, function = note.split("equivalent to ")[1].split(" with ")
+    rewritten = src.split("IndexTaskMap")[0] + f"{function}\n{statement}\n"
+    assert diags(rewritten, circuit) == [], rewritten
+
+
 def test_render_shows_a_window_of_a_long_line_around_the_caret():
     """A source line longer than `SOURCE_WIDTH` is cut to a window around the caret, each cut marked '...', so that
     the caret stays on screen; a short line is shown whole, as above."""
