@@ -331,10 +331,22 @@ class _Checker:
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
-            hint = f"add '{name} = Machine({'CPU' if 'cpu' in name else 'GPU'});' at top level"
+            hint = f"add '{name} = Machine({self._model_kind(name)});' at top level"
         else:
             hint = None
         self.add("E201", f"undefined variable '{name}'", loc, (hint,))
+
+    def _model_kind(self, name: str) -> str:
+        """The processor kind of the machine model a hint defines as `name`: the one its name says, else GPU where
+        the program's tasks may run on GPUs (a Task statement lists GPU, or none is given and the machine, if
+        known, has GPUs), else CPU."""
+        for kind in ("cpu", "gpu"):
+            if kind in name:
+                return kind.upper()
+        listed = {k.name for s in self.program.statements if isinstance(s, A.TaskStmt) for k in s.kinds}
+        if listed:
+            return "GPU" if "GPU" in listed else "CPU"
+        return "GPU" if self.machine is None or self.machine.count("GPU", 0) > 0 else "CPU"
 
     def _scope_expr(self, e, names: set[str], funcs: set[str], top_level: bool):
         """E200/E201/E206 for names in `e`; `names` are the visible variables, `funcs` the callable functions."""
@@ -357,9 +369,12 @@ class _Checker:
                 self._scope_expr(node.expr, inner, funcs, top_level)
                 self._scope_expr(node.iterable, names, funcs, top_level)
 
-    def _undefined_function(self, name: str, loc: A.Loc, called: bool = False, args: tuple = ()):
+    def _undefined_function(self, name: str, loc: A.Loc, called: bool = False, args: tuple = (),
+                            three_operand: bool = False):
         """E200 for `name`, called in an expression with `args` (`called`: the built-in `Machine` is a candidate) or
-        named by a mapping statement."""
+        named by a mapping statement (`three_operand`: the older IndexTaskMap, whose function maps a launch
+        point)."""
+        params = "IPoint p, ISpace s, MSpace m" if three_operand else "Task task"
         if called and name in _PYTHON_BUILTINS:  # a Python habit: the DSL's spelling, not a definition to write
             what = _PYTHON_BUILTINS[name]
             if name == "len":
@@ -370,16 +385,17 @@ class _Checker:
         later = self.functions.get(name)
         if later is not None:
             self.add("E200", f"function '{name}' is used before its definition", loc,
-                     (f"define it before this statement: def {name}(Task task) {{ ... }}",),
+                     (f"define it before this statement: def {name}({params}) {{ ... }}",),
                      (f"'{name}' is defined at {later.loc}",))
             return
         # Case ignored (`machine(GPU)`, `B` for `def b`); a close name is the likely fix, so it alone is hinted.
         by_lower = {f.lower(): f for f in (*self.functions, *(("Machine",) if called else ()))}
         close = closest(name.lower(), by_lower)
-        params = ", ".join(f"TYPE {chr(ord('a') + i)}" for i in range(len(args)))
+        if called:
+            params = ", ".join(f"TYPE {chr(ord('a') + i)}" for i in range(len(args)))
         define = (f"define it before this statement, with {_plural(len(args), 'parameter')} as called here: "
                   f"def {name}({params}) {{ ... }} (types: {', '.join(A.PARAM_TYPES)})" if called
-                  else f"define it before this statement: def {name}(Task task) {{ ... }}")
+                  else f"define it before this statement: def {name}({params}) {{ ... }}")
         self.add("E200", f"undefined function '{name}'", loc,
                  (f"did you mean '{by_lower[close]}'?" if close else define,))
 
@@ -429,7 +445,8 @@ class _Checker:
                 if s.func.name in self.global_names and s.func.name not in self.functions:
                     self._called_variables.append((s.func.name, s.func.loc, s))
                 elif s.func.name not in funcs_so_far:
-                    self._undefined_function(s.func.name, s.func.loc)
+                    self._undefined_function(s.func.name, s.func.loc,
+                                             three_operand=getattr(s, "machine", None) is not None)
                 machine = getattr(s, "machine", None)
                 f = self.functions.get(s.func.name)
                 # With a function of a Task, the fix is to drop the machine model (E208), not to define it.

@@ -114,6 +114,32 @@ def test_e200_hint_follows_the_call_and_the_python_built_ins():
     assert "a > b ? a : b" in only("x = max(1, 2);", "E200").hints[0]
 
 
+def test_e200_e201_hints_for_the_three_operand_index_task_map_follow_its_form(circuit):
+    """The older `IndexTaskMap t m f;` maps a function of (IPoint, ISpace, MSpace): an undefined `f` (even `len`)
+    is hinted with that signature (a one-Task definition gives E208), and an undefined model with the processor
+    kind the program's tasks run on (Machine(GPU) in a CPU-only program gives E205 or E209). Each hint, followed,
+    checks clean."""
+    head = "Task * CPU;\nm = Machine(CPU);\n"
+    for name in ("foo", "len"):
+        d = only(f"{head}IndexTaskMap calculate_new_currents m {name};", "E200", circuit)
+        assert d.hints == (f"define it before this statement: def {name}(IPoint p, ISpace s, MSpace m) {{ ... }}",)
+    d = only(f"{head}IndexTaskMap calculate_new_currents m foo;\n"
+             "def foo(IPoint p, ISpace s, MSpace m) { return (0, 0); }", "E200", circuit)
+    assert d.hints == ("define it before this statement: def foo(IPoint p, ISpace s, MSpace m) { ... }",)
+    fixed = f"{head}def foo(IPoint p, ISpace s, MSpace m) {{ return (0, p[0] % m.size[1]); }}\n" \
+            "IndexTaskMap calculate_new_currents m foo;"
+    assert [x.code for x in diags(fixed, circuit, parse_machine_spec("1x4"))] == ["W309"]
+    src = ("Task * CPU;\ndef f(IPoint p, ISpace s, MSpace m) { return (0, p[0] % m.size[1]); }\n"
+           "IndexTaskMap calculate_new_currents mc f;")
+    assert only(src, "E201", circuit).hints == ("add 'mc = Machine(CPU);' at top level",)
+    fixed = src.replace("IndexTaskMap", "mc = Machine(CPU);\nIndexTaskMap")
+    assert [x.code for x in diags(fixed, circuit, parse_machine_spec("1x4"))] == ["W309"]
+    # no Task statement: the machine's kind (GPU where it has GPUs)
+    src = "def f(Task task) { return mx[0, 0]; }"
+    assert only(src, "E201", circuit, parse_machine_spec("1x0x2")).hints == ("add 'mx = Machine(CPU);' at top level",)
+    assert only(src, "E201", circuit, parse_machine_spec("1x4")).hints == ("add 'mx = Machine(GPU);' at top level",)
+
+
 def test_e201_lower_case_true_and_false_are_the_bool_literals():
     assert only("x = true;", "E201").hints == ("did you mean 'True'?",)
     assert only("def f(Task task) { return false; }", "E201").hints == ("did you mean 'False'?",)
