@@ -375,6 +375,10 @@ class _Checker:
         named by a mapping statement (`three_operand`: the older IndexTaskMap, whose function maps a launch
         point)."""
         params = "IPoint p, ISpace s, MSpace m" if three_operand else "Task task"
+        if called and name == "not" and len(args) == 1:  # Python's `not (x)`, read as a call
+            self.add("E200", f"undefined function '{name}'", loc,
+                     (f"logical not is '!': write !({format_expr(args[0])})",))
+            return
         if called and name in _PYTHON_BUILTINS:  # a Python habit: the DSL's spelling, not a definition to write
             what = _PYTHON_BUILTINS[name]
             if name == "len":

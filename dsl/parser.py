@@ -569,6 +569,38 @@ def _previous_tokens(text: str, pos: int | None) -> list[Token]:
     return out
 
 
+# Where the operand of Python's `not` ends: it binds looser than comparisons and arithmetic, tighter than and/or.
+_NOT_OPERAND_ENDS = {";", ",", ")", "]", "}", "?", ":", "&&", "||", "and", "or", "=", "{"}
+
+
+def _not_operand(text: str, first: Token) -> str:
+    """The operand of a Python `not` that starts at `first`, as `!` takes it: one token or one parenthesised group
+    as written, else in parentheses (`not x > 2` is `!(x > 2)`; `!x > 2` would negate x alone)."""
+    tokens = [t for t in _previous_tokens(text, None) if t.start_pos >= first.start_pos]
+    depth, taken = 0, []
+    for tok in tokens:
+        if depth == 0 and tok.value in _NOT_OPERAND_ENDS:
+            break
+        depth += (tok.value in ("(", "[")) - (tok.value in (")", "]"))
+        taken.append(tok)
+    if not taken:
+        return str(first)
+    operand = " ".join(text[taken[0].start_pos:taken[-1].end_pos].split())
+    if len(taken) == 1 or (taken[0].value == "(" and _closing(taken) == len(taken) - 1):
+        return operand
+    return f"({operand})"
+
+
+def _closing(tokens: list[Token]) -> int:
+    """The index of the token that closes the bracket `tokens[0]` opens (len(tokens) if none does)."""
+    depth = 0
+    for i, tok in enumerate(tokens):
+        depth += (tok.value in ("(", "[")) - (tok.value in (")", "]"))
+        if depth == 0:
+            return i
+    return len(tokens)
+
+
 def _line_has_comment_after(text: str, tok: Token) -> bool:
     line = text.splitlines()[tok.end_line - 1]
     return "//" in line[tok.end_column - 1 :]
@@ -880,7 +912,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     if token.type == "IDENT" and tok_text in _PYTHON_OPERATORS:  # `a and b`: lexed as a name after an operand
         hints.append(_PYTHON_OPERATORS[tok_text])
     elif prev is not None and prev.type == "IDENT" and prev.value == "not":  # `not x`: a name, then the operand
-        hints.append(f"logical not is '!': write !{tok_text}")
+        hints.append(f"logical not is '!': write !{_not_operand(text, token)}")
     elif token.type == "STAR" and prev is not None and prev.type == "STAR" and prev.end_pos == token.start_pos:
         hints.append("there is no power operator '**': multiply (x * x), or write the value")
     if token.type == "IDENT" and tok_text in _CONTROL_WORDS:

@@ -140,6 +140,15 @@ def test_e200_e201_hints_for_the_three_operand_index_task_map_follow_its_form(ci
     assert only(src, "E201", circuit, parse_machine_spec("1x4")).hints == ("add 'mx = Machine(GPU);' at top level",)
 
 
+def test_e200_not_called_is_the_logical_not():
+    """`not (y)` parses as a call of a function `not`: the hint is the DSL's '!', never a definition of `not`, and
+    written so it checks."""
+    for arg, fixed in (("(y)", "!(y)"), ("(x > 2)", "!(x > 2)")):
+        d = only(f"x = 1;\ny = True;\nz = not {arg};", "E200")
+        assert d.hints == (f"logical not is '!': write {fixed}",), d.hints
+        assert diags(f"x = 1;\ny = True;\nz = {fixed};") == []
+
+
 def test_e201_lower_case_true_and_false_are_the_bool_literals():
     assert only("x = true;", "E201").hints == ("did you mean 'True'?",)
     assert only("def f(Task task) { return false; }", "E201").hints == ("did you mean 'False'?",)

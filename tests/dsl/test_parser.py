@@ -309,6 +309,11 @@ ERRORS = [
     ("x = 1 > 0 and 2 > 1;", "E100", 1, 11, "unexpected 'and'", "logical and is '&&'"),
     ("x = 1 > 0 or 2 > 1;", "E100", 1, 11, "unexpected 'or'", "logical or is '||'"),
     ("x = not True;", "E100", 1, 9, "unexpected 'True'", "logical not is '!': write !True"),
+    # Python's `not` binds looser than a comparison: the whole operand is negated
+    ("x = 1;\ny = not x > 2;", "E100", 2, 9, "unexpected 'x'", "logical not is '!': write !(x > 2)"),
+    ("def f(Task task) { return not task.ipoint[0] > 0 ? 1 : 2; }", "E100", 1, 31, "unexpected 'task'",
+     "logical not is '!': write !(task.ipoint[0] > 0)"),
+    ("x = not y and z;", "E100", 1, 9, "unexpected 'y'", "logical not is '!': write !y"),
     ("x = 2 ** 3;", "E100", 1, 8, "unexpected '*'", "there is no power operator '**'"),
     ("caf\u00e9 = 1;", "E104", 1, 4, "unrecognized character '\u00e9'", "names are written with ASCII letters"),
 ]
