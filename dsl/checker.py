@@ -328,6 +328,8 @@ class _Checker:
             hint = A.legion_kind_hint(name)
         elif name in ("true", "false"):  # Python's spelling is the DSL's: True, False
             hint = f"did you mean '{name.capitalize()}'?"
+        elif name == "None":
+            hint = "the DSL has no None (no null value): give a value of the type meant, or leave the assignment out"
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):

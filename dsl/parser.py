@@ -501,7 +501,8 @@ _NO_EARLY_RETURN = ("there is no early 'return' either (a function body is assig
                     "'return'): return c ? a : b;")
 _NO_LOOPS = "there are no loops: build a tuple with tuple(e for x in t), or choose with c ? a : b"
 # Python's logical operators, lexed as names where an operator is expected, and the DSL's.
-_PYTHON_OPERATORS = {"and": "logical and is '&&'", "or": "logical or is '||'"}
+_PYTHON_OPERATORS = {"and": "logical and is '&&'", "or": "logical or is '||'",
+                     "is": "compare with '==' ('is not': '!=')"}
 _CONTROL_WORDS = {"if": (_CONDITIONAL, _NO_EARLY_RETURN), "else": (_CONDITIONAL, _NO_EARLY_RETURN),
                   "while": (_NO_LOOPS,), "for": (_NO_LOOPS,)}
 _EXPR_START = {"INT", "IDENT", "'True'", "'False'", "'Machine'", "'tuple'", "'('", "'-'", "'!'"}
@@ -742,7 +743,9 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             name = unicodedata.name(char, "")
             return error("E104", f"unrecognized character U+{ord(char):04X}{f' ({name})' if name else ''}", exc.line,
                          exc.column, char, ("remove it, or replace it with a space",))
-        hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes"}
+        hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes",
+                 "^": "there is no '^' operator: for a power multiply (x * x) or write the value; for the "
+                      "exclusive or of two bools write a != b"}
         if char.isalnum():  # `café`: a letter, but not one of a name's
             hints[char] = "names are written with ASCII letters, digits and '_' (a string may hold any character)"
         return error("E104", f"unrecognized character '{char}'", exc.line, exc.column, char, (hints.get(char),))
@@ -843,7 +846,10 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         def_at = max((i for i, t in enumerate(tokens) if t.type == "DEF"), default=None)
         if def_at is not None:
             header = f"def {tokens[def_at + 1]}{_join_tokens(tokens[def_at + 2:])}"
-            where = f"at the end of line {prev.end_line}" if token.line > prev.end_line else "after the parameter list"
+            # a comment after the ')' would swallow a '{' added at the end of the line
+            rest = text.splitlines()[prev.end_line - 1][prev.end_column - 1:].strip()
+            where = ("after the parameter list" if token.line == prev.end_line else
+                     f"after the ')' of line {prev.end_line}" if rest else f"at the end of line {prev.end_line}")
             return error("E100", f"unexpected '{tok_text}'; expected '{{'", line, col, tok_text,
                          (f"a function body is enclosed in '{{' ... '}}': add '{{' {where}: {header} {{",), expected)
 
@@ -913,6 +919,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         hints.append(_PYTHON_OPERATORS[tok_text])
     elif prev is not None and prev.type == "IDENT" and prev.value == "not":  # `not x`: a name, then the operand
         hints.append(f"logical not is '!': write !{_not_operand(text, token)}")
+    elif token.type == "GT" and prev is not None and prev.type == "LT" and prev.end_pos == token.start_pos:
+        hints.append("not equal is '!='")
     elif token.type == "STAR" and prev is not None and prev.type == "STAR" and prev.end_pos == token.start_pos:
         hints.append("there is no power operator '**': multiply (x * x), or write the value")
     if token.type == "IDENT" and tok_text in _CONTROL_WORDS:

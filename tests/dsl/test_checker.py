@@ -151,6 +151,7 @@ def test_e200_not_called_is_the_logical_not():
 
 def test_e201_lower_case_true_and_false_are_the_bool_literals():
     assert only("x = true;", "E201").hints == ("did you mean 'True'?",)
+    assert "no None" in only("x = None;", "E201").hints[0]
     assert only("def f(Task task) { return false; }", "E201").hints == ("did you mean 'False'?",)
 
 
