@@ -389,12 +389,12 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
         with interrupts.terminal_may_be_gone():
             click.echo(f"Interrupted: {exc.run_dir} {kept}. The same command runs again from the start.", err=True)
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
+    warnings = Path(result.run_dir) / "check.txt"  # the checker's warnings, which did not stop the run
+    if warnings.is_file():  # on stderr: with --json, stdout is the result alone
+        click.echo(warnings.read_text(), err=True, nl=False)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        warnings = Path(result.run_dir) / "check.txt"  # the checker's warnings, which did not stop the run
-        if warnings.is_file():
-            click.echo(warnings.read_text(), err=True, nl=False)
         feedback_file = Path(result.run_dir) / "feedback.json"
         _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s)
         moved = relative_paths_note([*bench.args[size], *app_args], Path(result.run_dir).resolve()) \

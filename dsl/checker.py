@@ -28,7 +28,7 @@ from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
 from mapperopt.errors import MapperoptError, closest, extended
 
 MAX_ERRORS = 20
-BLAS_ELEMENT_BYTES = 16  # the largest element a BLAS routine takes (a double complex): W327
+BLAS_ELEMENT_BYTES = 8  # the benchmarks' BLAS element (every GEMM is DGEMM: one double field): W327
 # Errors that leave the static evaluation's results unchanged (tunables take no part in it): it still runs.
 INERT_ERRORS = frozenset({"E224"})
 # Tunable IDs 0-10 are Legion's default mapper's own (node and processor counts), answered with 8 bytes.
@@ -328,13 +328,27 @@ class _Checker:
             hint = A.legion_kind_hint(name)
         elif name in ("true", "false"):  # Python's spelling is the DSL's: True, False
             hint = f"did you mean '{name.capitalize()}'?"
+        elif name == "None":
+            hint = "the DSL has no None (no null value): give a value of the type meant, or leave the assignment out"
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
-            hint = f"add '{name} = Machine({'CPU' if 'cpu' in name else 'GPU'});' at top level"
+            hint = f"add '{name} = Machine({self._model_kind(name)});' at top level"
         else:
             hint = None
         self.add("E201", f"undefined variable '{name}'", loc, (hint,))
+
+    def _model_kind(self, name: str) -> str:
+        """The processor kind of the machine model a hint defines as `name`: the one its name says, else GPU where
+        the program's tasks may run on GPUs (a Task statement lists GPU, or none is given and the machine, if
+        known, has GPUs), else CPU."""
+        for kind in ("cpu", "gpu"):
+            if kind in name:
+                return kind.upper()
+        listed = {k.name for s in self.program.statements if isinstance(s, A.TaskStmt) for k in s.kinds}
+        if listed:
+            return "GPU" if "GPU" in listed else "CPU"
+        return "GPU" if self.machine is None or self.machine.count("GPU", 0) > 0 else "CPU"
 
     def _scope_expr(self, e, names: set[str], funcs: set[str], top_level: bool):
         """E200/E201/E206 for names in `e`; `names` are the visible variables, `funcs` the callable functions."""
@@ -357,9 +371,16 @@ class _Checker:
                 self._scope_expr(node.expr, inner, funcs, top_level)
                 self._scope_expr(node.iterable, names, funcs, top_level)
 
-    def _undefined_function(self, name: str, loc: A.Loc, called: bool = False, args: tuple = ()):
+    def _undefined_function(self, name: str, loc: A.Loc, called: bool = False, args: tuple = (),
+                            three_operand: bool = False):
         """E200 for `name`, called in an expression with `args` (`called`: the built-in `Machine` is a candidate) or
-        named by a mapping statement."""
+        named by a mapping statement (`three_operand`: the older IndexTaskMap, whose function maps a launch
+        point)."""
+        params = "IPoint p, ISpace s, MSpace m" if three_operand else "Task task"
+        if called and name == "not" and len(args) == 1:  # Python's `not (x)`, read as a call
+            self.add("E200", f"undefined function '{name}'", loc,
+                     (f"logical not is '!': write !({format_expr(args[0])})",))
+            return
         if called and name in _PYTHON_BUILTINS:  # a Python habit: the DSL's spelling, not a definition to write
             what = _PYTHON_BUILTINS[name]
             if name == "len":
@@ -370,16 +391,17 @@ class _Checker:
         later = self.functions.get(name)
         if later is not None:
             self.add("E200", f"function '{name}' is used before its definition", loc,
-                     (f"define it before this statement: def {name}(Task task) {{ ... }}",),
+                     (f"define it before this statement: def {name}({params}) {{ ... }}",),
                      (f"'{name}' is defined at {later.loc}",))
             return
         # Case ignored (`machine(GPU)`, `B` for `def b`); a close name is the likely fix, so it alone is hinted.
         by_lower = {f.lower(): f for f in (*self.functions, *(("Machine",) if called else ()))}
         close = closest(name.lower(), by_lower)
-        params = ", ".join(f"TYPE {chr(ord('a') + i)}" for i in range(len(args)))
+        if called:
+            params = ", ".join(f"TYPE {chr(ord('a') + i)}" for i in range(len(args)))
         define = (f"define it before this statement, with {_plural(len(args), 'parameter')} as called here: "
                   f"def {name}({params}) {{ ... }} (types: {', '.join(A.PARAM_TYPES)})" if called
-                  else f"define it before this statement: def {name}(Task task) {{ ... }}")
+                  else f"define it before this statement: def {name}({params}) {{ ... }}")
         self.add("E200", f"undefined function '{name}'", loc,
                  (f"did you mean '{by_lower[close]}'?" if close else define,))
 
@@ -429,7 +451,8 @@ class _Checker:
                 if s.func.name in self.global_names and s.func.name not in self.functions:
                     self._called_variables.append((s.func.name, s.func.loc, s))
                 elif s.func.name not in funcs_so_far:
-                    self._undefined_function(s.func.name, s.func.loc)
+                    self._undefined_function(s.func.name, s.func.loc,
+                                             three_operand=getattr(s, "machine", None) is not None)
                 machine = getattr(s, "machine", None)
                 f = self.functions.get(s.func.name)
                 # With a function of a Task, the fix is to drop the machine model (E208), not to define it.
@@ -996,13 +1019,21 @@ class _Checker:
             mt = self.global_types.get(machine.name, UNKNOWN)
             if mt.name not in (None, "MSpace"):
                 self._type_error(f"'{machine.name}' is {article(mt.name)}, not a machine model", machine.loc)
-            # a free name, and not one an earlier note proposes: following every note defines each once
+            # free names, the function's not one an earlier note proposes: following every note defines each once;
+            # the parameter and the local neither shadow a global (W307) nor take a function's name (E211)
             taken = set(self.functions) | set(self.global_types) | self._proposed
-            g = next(n for n in itertools.chain(["g"], (f"g{i}" for i in itertools.count(2))) if n not in taken)
+
+            def free(base: str) -> str:
+                name = next(n for n in itertools.chain([base], (f"{base}{i}" for i in itertools.count(2)))
+                            if n not in taken)
+                taken.add(name)
+                return name
+
+            g, task, r = free("g"), free("task"), free("r")
             self._proposed.add(g)
             # an int indexes the model as it is; `*` unpacks a tuple
-            index = "r" if self._function_type(f).name == "int" else "*r"
-            rewritten = (f"def {g}(Task task) {{ r = {f.name}(task.ipoint, task.ispace, {machine.name}); "
+            index = r if self._function_type(f).name == "int" else f"*{r}"
+            rewritten = (f"def {g}(Task {task}) {{ {r} = {f.name}({task}.ipoint, {task}.ispace, {machine.name}); "
                          f"return {machine.name}[{index}]; }}")
             self.add("W309", "older three-operand form; equivalent to IndexTaskMap "
                              f"{_tasks_text(s.tasks)} {g}; with {rewritten}", s.loc, severity="note")
@@ -1795,8 +1826,8 @@ class _Checker:
                              "row-major tiles with unit stride (a BLAS kernel's): the run aborts where the kernel "
                              "checks its tiles (`the tile of C ... is not row-major`)", stmt.loc,
                      (f"write `{soa}` instead",),
-                     (f"a BLAS element is at most {BLAS_ELEMENT_BYTES} bytes; SOA aligns only the start of each "
-                      "field",))
+                     (f"the GEMMs' element is a {BLAS_ELEMENT_BYTES}-byte double; SOA aligns only the start of "
+                      "each field",))
 
     def _layout_others(self, stmts: list, reqs: set[tuple[str, int]]) -> str | None:
         """What the Layout statements `stmts` apply to besides the requirements `reqs` ((task name, index)): "the

@@ -118,7 +118,10 @@ class CheckError(MapperoptError):
         self.source_text = source_text
 
     def __str__(self) -> str:
-        return render_all([d for d in self.diagnostics if d.is_error], self.source_text)
+        errors = [d for d in self.diagnostics if d.is_error]
+        omitted = getattr(self.diagnostics, "omitted", 0)  # past the checker's cap: counted, as `check` counts them
+        more = f"\n\n{len(errors) + omitted} error(s) (the first {len(errors)} shown)" if omitted else ""
+        return render_all(errors, self.source_text) + more
 
 
 class DslRuntimeError(MapperoptError):

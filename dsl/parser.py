@@ -501,7 +501,8 @@ _NO_EARLY_RETURN = ("there is no early 'return' either (a function body is assig
                     "'return'): return c ? a : b;")
 _NO_LOOPS = "there are no loops: build a tuple with tuple(e for x in t), or choose with c ? a : b"
 # Python's logical operators, lexed as names where an operator is expected, and the DSL's.
-_PYTHON_OPERATORS = {"and": "logical and is '&&'", "or": "logical or is '||'"}
+_PYTHON_OPERATORS = {"and": "logical and is '&&'", "or": "logical or is '||'",
+                     "is": "compare with '==' ('is not': '!=')"}
 _CONTROL_WORDS = {"if": (_CONDITIONAL, _NO_EARLY_RETURN), "else": (_CONDITIONAL, _NO_EARLY_RETURN),
                   "while": (_NO_LOOPS,), "for": (_NO_LOOPS,)}
 _EXPR_START = {"INT", "IDENT", "'True'", "'False'", "'Machine'", "'tuple'", "'('", "'-'", "'!'"}
@@ -567,6 +568,38 @@ def _previous_tokens(text: str, pos: int | None) -> list[Token]:
     except UnexpectedCharacters:
         pass
     return out
+
+
+# Where the operand of Python's `not` ends: it binds looser than comparisons and arithmetic, tighter than and/or.
+_NOT_OPERAND_ENDS = {";", ",", ")", "]", "}", "?", ":", "&&", "||", "and", "or", "=", "{"}
+
+
+def _not_operand(text: str, first: Token) -> str:
+    """The operand of a Python `not` that starts at `first`, as `!` takes it: one token or one parenthesised group
+    as written, else in parentheses (`not x > 2` is `!(x > 2)`; `!x > 2` would negate x alone)."""
+    tokens = [t for t in _previous_tokens(text, None) if t.start_pos >= first.start_pos]
+    depth, taken = 0, []
+    for tok in tokens:
+        if depth == 0 and tok.value in _NOT_OPERAND_ENDS:
+            break
+        depth += (tok.value in ("(", "[")) - (tok.value in (")", "]"))
+        taken.append(tok)
+    if not taken:
+        return str(first)
+    operand = " ".join(text[taken[0].start_pos:taken[-1].end_pos].split())
+    if len(taken) == 1 or (taken[0].value == "(" and _closing(taken) == len(taken) - 1):
+        return operand
+    return f"({operand})"
+
+
+def _closing(tokens: list[Token]) -> int:
+    """The index of the token that closes the bracket `tokens[0]` opens (len(tokens) if none does)."""
+    depth = 0
+    for i, tok in enumerate(tokens):
+        depth += (tok.value in ("(", "[")) - (tok.value in (")", "]"))
+        if depth == 0:
+            return i
+    return len(tokens)
 
 
 def _line_has_comment_after(text: str, tok: Token) -> bool:
@@ -710,7 +743,9 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             name = unicodedata.name(char, "")
             return error("E104", f"unrecognized character U+{ord(char):04X}{f' ({name})' if name else ''}", exc.line,
                          exc.column, char, ("remove it, or replace it with a space",))
-        hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes"}
+        hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes",
+                 "^": "there is no '^' operator: for a power multiply (x * x) or write the value; for the "
+                      "exclusive or of two bools write a != b"}
         if char.isalnum():  # `café`: a letter, but not one of a name's
             hints[char] = "names are written with ASCII letters, digits and '_' (a string may hold any character)"
         return error("E104", f"unrecognized character '{char}'", exc.line, exc.column, char, (hints.get(char),))
@@ -811,7 +846,10 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         def_at = max((i for i, t in enumerate(tokens) if t.type == "DEF"), default=None)
         if def_at is not None:
             header = f"def {tokens[def_at + 1]}{_join_tokens(tokens[def_at + 2:])}"
-            where = f"at the end of line {prev.end_line}" if token.line > prev.end_line else "after the parameter list"
+            # a comment after the ')' would swallow a '{' added at the end of the line
+            rest = text.splitlines()[prev.end_line - 1][prev.end_column - 1:].strip()
+            where = ("after the parameter list" if token.line == prev.end_line else
+                     f"after the ')' of line {prev.end_line}" if rest else f"at the end of line {prev.end_line}")
             return error("E100", f"unexpected '{tok_text}'; expected '{{'", line, col, tok_text,
                          (f"a function body is enclosed in '{{' ... '}}': add '{{' {where}: {header} {{",), expected)
 
@@ -880,7 +918,9 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     if token.type == "IDENT" and tok_text in _PYTHON_OPERATORS:  # `a and b`: lexed as a name after an operand
         hints.append(_PYTHON_OPERATORS[tok_text])
     elif prev is not None and prev.type == "IDENT" and prev.value == "not":  # `not x`: a name, then the operand
-        hints.append(f"logical not is '!': write !{tok_text}")
+        hints.append(f"logical not is '!': write !{_not_operand(text, token)}")
+    elif token.type == "GT" and prev is not None and prev.type == "LT" and prev.end_pos == token.start_pos:
+        hints.append("not equal is '!='")
     elif token.type == "STAR" and prev is not None and prev.type == "STAR" and prev.end_pos == token.start_pos:
         hints.append("there is no power operator '**': multiply (x * x), or write the value")
     if token.type == "IDENT" and tok_text in _CONTROL_WORDS:

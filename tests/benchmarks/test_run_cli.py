@@ -130,6 +130,24 @@ def test_run_prints_the_checkers_warnings_and_keeps_them_in_the_run_folder(tmp_p
     err = capsys.readouterr().err
     assert "warning[W305]: IndexTaskMap has no effect on check_circuit" in err, err
     assert "warning[W305]" in (tmp_path / "run" / "check.txt").read_text()
+    # with --json too: stdout is the result, stderr the warnings
+    assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--json", "--out", str(tmp_path / "j")]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["status"] == "ok"
+    assert "warning[W305]: IndexTaskMap has no effect on check_circuit" in err, err
+
+
+def test_run_stopped_by_more_errors_than_shown_says_how_many(tmp_path, capsys, monkeypatch):
+    """25 undefined variables stop the run at stage check: the first 20 are printed, and a line counts all 25, as
+    `check` says it."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line each
+    mapper = tmp_path / "many.dsl"
+    mapper.write_text("".join(f"x{i} = y{i};\n" for i in range(25)))
+    capsys.readouterr()
+    assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
+    out = capsys.readouterr().out
+    assert "failed at stage check" in out and out.count("error[E201]") == 20, out
+    assert "25 error(s) (the first 20 shown)" in out, out
 
 
 def test_run_expert_advice_says_which_file_to_edit(tmp_path, capsys, monkeypatch):

@@ -114,8 +114,44 @@ def test_e200_hint_follows_the_call_and_the_python_built_ins():
     assert "a > b ? a : b" in only("x = max(1, 2);", "E200").hints[0]
 
 
+def test_e200_e201_hints_for_the_three_operand_index_task_map_follow_its_form(circuit):
+    """The older `IndexTaskMap t m f;` maps a function of (IPoint, ISpace, MSpace): an undefined `f` (even `len`)
+    is hinted with that signature (a one-Task definition gives E208), and an undefined model with the processor
+    kind the program's tasks run on (Machine(GPU) in a CPU-only program gives E205 or E209). Each hint, followed,
+    checks clean."""
+    head = "Task * CPU;\nm = Machine(CPU);\n"
+    for name in ("foo", "len"):
+        d = only(f"{head}IndexTaskMap calculate_new_currents m {name};", "E200", circuit)
+        assert d.hints == (f"define it before this statement: def {name}(IPoint p, ISpace s, MSpace m) {{ ... }}",)
+    d = only(f"{head}IndexTaskMap calculate_new_currents m foo;\n"
+             "def foo(IPoint p, ISpace s, MSpace m) { return (0, 0); }", "E200", circuit)
+    assert d.hints == ("define it before this statement: def foo(IPoint p, ISpace s, MSpace m) { ... }",)
+    fixed = f"{head}def foo(IPoint p, ISpace s, MSpace m) {{ return (0, p[0] % m.size[1]); }}\n" \
+            "IndexTaskMap calculate_new_currents m foo;"
+    assert [x.code for x in diags(fixed, circuit, parse_machine_spec("1x4"))] == ["W309"]
+    src = ("Task * CPU;\ndef f(IPoint p, ISpace s, MSpace m) { return (0, p[0] % m.size[1]); }\n"
+           "IndexTaskMap calculate_new_currents mc f;")
+    assert only(src, "E201", circuit).hints == ("add 'mc = Machine(CPU);' at top level",)
+    fixed = src.replace("IndexTaskMap", "mc = Machine(CPU);\nIndexTaskMap")
+    assert [x.code for x in diags(fixed, circuit, parse_machine_spec("1x4"))] == ["W309"]
+    # no Task statement: the machine's kind (GPU where it has GPUs)
+    src = "def f(Task task) { return mx[0, 0]; }"
+    assert only(src, "E201", circuit, parse_machine_spec("1x0x2")).hints == ("add 'mx = Machine(CPU);' at top level",)
+    assert only(src, "E201", circuit, parse_machine_spec("1x4")).hints == ("add 'mx = Machine(GPU);' at top level",)
+
+
+def test_e200_not_called_is_the_logical_not():
+    """`not (y)` parses as a call of a function `not`: the hint is the DSL's '!', never a definition of `not`, and
+    written so it checks."""
+    for arg, fixed in (("(y)", "!(y)"), ("(x > 2)", "!(x > 2)")):
+        d = only(f"x = 1;\ny = True;\nz = not {arg};", "E200")
+        assert d.hints == (f"logical not is '!': write {fixed}",), d.hints
+        assert diags(f"x = 1;\ny = True;\nz = {fixed};") == []
+
+
 def test_e201_lower_case_true_and_false_are_the_bool_literals():
     assert only("x = true;", "E201").hints == ("did you mean 'True'?",)
+    assert "no None" in only("x = None;", "E201").hints[0]
     assert only("def f(Task task) { return false; }", "E201").hints == ("did you mean 'False'?",)
 
 
@@ -831,6 +867,24 @@ def test_w309_rewrites_compile_together_for_an_int_and_a_tuple(circuit):
     assert [d for d in diags(rewritten, circuit) if d.is_error] == []
 
 
+@pytest.mark.parametrize("src", [
+    "r = Machine(CPU);\ndef f(IPoint p, ISpace s, MSpace m) { return (0, p[0] % m.size[1]); }\n"
+    "IndexTaskMap calculate_new_currents r f;\n",
+    "mcpu = Machine(CPU);\nmflat = mcpu.merge(0, 1);\ndef r(IPoint p, ISpace s, MSpace m) { return p[0]; }\n"
+    "IndexTaskMap calculate_new_currents mflat r;\n",
+    "task = Machine(CPU);\ndef f(IPoint p, ISpace s, MSpace m) { return (0, p[0] % m.size[1]); }\n"
+    "IndexTaskMap calculate_new_currents task f;\n",
+])
+def test_w309_rewrite_names_its_parameter_and_local_free_of_the_programs_names(src, circuit):
+    """A machine or a function called `r` (or `task`) is not the rewrite's local (or parameter): followed literally,
+    the note gives a program without errors or warnings (a fixed `r` indexed the tuple, or clashed with the
+    function: E206, E211)."""
+    (note,) = [d.message for d in diags(src, circuit) if d.code == "W309"]
+    statement, function = note.split("equivalent to ")[1].split(" with ")
+    rewritten = src.split("IndexTaskMap")[0] + f"{function}\n{statement}\n"
+    assert diags(rewritten, circuit) == [], rewritten
+
+
 def test_render_shows_a_window_of_a_long_line_around_the_caret():
     """A source line longer than `SOURCE_WIDTH` is cut to a window around the caret, each cut marked '...', so that
     the caret stays on screen; a short line is shown whole, as above."""
@@ -1178,9 +1232,10 @@ def test_e226_points_at_the_type_or_the_value():
 
 def test_w327_aos_alignment_padding_breaks_a_blas_leafs_row_major_tiles():
     """A GEMM's BLAS leaf needs row-major tiles with unit stride (the description's `layout`); AOS with an Align
-    above 16 bytes (a BLAS element's largest size) pads each element to the alignment: every run aborts (`the tile
-    of C is not row-major`). W327 at the statement, its hint the same statement with SOA (which aligns only each
-    field's start). SOA with the Align, and AOS without one, run and are not reported."""
+    above 8 bytes (the GEMMs' element, a double) pads each element to the alignment: every run aborts (`the tile
+    of C is not row-major`; Align==16 too: `column stride 2 elements`). W327 at the statement, its hint the same
+    statement with SOA (which aligns only each field's start). SOA with the Align, and AOS without one or with
+    Align==8 (no padding), run and are not reported."""
     cannon, cpu = load_app("cannon"), parse_machine_spec("1x0x1")
     d = only("Task * CPU;\nLayout * * * AOS C_order Align==64;", "W327", cannon, cpu)
     assert at(d) == (2, 1) and not d.is_error
@@ -1189,8 +1244,10 @@ def test_w327_aos_alignment_padding_breaks_a_blas_leafs_row_major_tiles():
                                 "and 6 more to 64 bytes"), d.message
     assert d.hints == ("write `Layout * * * SOA C_order Align==64;` instead",)
     assert only("Task * CPU;\nLayout * C_tiles * Align==64 AOS C_order;", "W327", load_app("johnson"), cpu)
+    d = only("Task * CPU;\nLayout * * * AOS C_order Align==16;", "W327", load_app("summa"), cpu)
+    assert "to 16 bytes" in d.message and "8-byte" in d.notes[0], (d.message, d.notes)
     for fine in ("Layout * * * SOA C_order Align==64;", "Layout * * * AOS C_order;",
-                 "Layout * * * AOS C_order Align==16;"):
+                 "Layout * * * AOS C_order Align==8;", "Layout * * * AOS C_order Align>=8;"):
         assert not [x for x in diags(f"Task * CPU;\n{fine}", cannon, cpu) if x.code == "W327" or x.is_error], fine
 
 

@@ -309,7 +309,19 @@ ERRORS = [
     ("x = 1 > 0 and 2 > 1;", "E100", 1, 11, "unexpected 'and'", "logical and is '&&'"),
     ("x = 1 > 0 or 2 > 1;", "E100", 1, 11, "unexpected 'or'", "logical or is '||'"),
     ("x = not True;", "E100", 1, 9, "unexpected 'True'", "logical not is '!': write !True"),
+    # Python's `not` binds looser than a comparison: the whole operand is negated
+    ("x = 1;\ny = not x > 2;", "E100", 2, 9, "unexpected 'x'", "logical not is '!': write !(x > 2)"),
+    ("def f(Task task) { return not task.ipoint[0] > 0 ? 1 : 2; }", "E100", 1, 31, "unexpected 'task'",
+     "logical not is '!': write !(task.ipoint[0] > 0)"),
+    ("x = not y and z;", "E100", 1, 9, "unexpected 'y'", "logical not is '!': write !y"),
     ("x = 2 ** 3;", "E100", 1, 8, "unexpected '*'", "there is no power operator '**'"),
+    ("x = 2 ^ 3;", "E104", 1, 7, "unrecognized character '^'", "there is no '^' operator"),
+    ("x = 1;\ny = x is 1;", "E100", 2, 7, "unexpected 'is'", "compare with '==' ('is not': '!=')"),
+    ("x = 1 <> 2;", "E100", 1, 8, "unexpected '>'", "not equal is '!='"),
+    # a comment ends the header's line: the brace goes after the ')', not at the end of the line (in the comment)
+    ("def f(Task task) # c\n  return 1;\n}", "E100", 2, 3, "expected '{'",
+     "add '{' after the ')' of line 1: def f(Task task) {"),
+    ("def f(Task task) // c\n  return 1;\n}", "E100", 2, 3, "expected '{'", "add '{' after the ')' of line 1"),
     ("caf\u00e9 = 1;", "E104", 1, 4, "unrecognized character '\u00e9'", "names are written with ASCII letters"),
 ]
 
