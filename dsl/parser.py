@@ -208,12 +208,12 @@ class _ToAst:
     def _tloc(self, tok: Token) -> A.Loc:
         return A.Loc(self.file, tok.line, tok.column, tok.end_line, tok.end_column)
 
-    def _int(self, tok: Token) -> int:
+    def _int(self, tok: Token, limit: int = INT_MAX, expected: str = "a value below 2^63") -> int:
         # Length first: int() of a huge literal is slow, and refused beyond 4300 digits.
-        value = INT_MAX + 1 if len(tok.lstrip("0")) > 19 else int(tok)
-        if value > INT_MAX:
+        value = limit + 1 if len(tok.lstrip("0")) > len(str(limit)) else int(tok)
+        if value > limit:
             raise _AstError(
-                "E100", f"integer literal '{_abridged(tok)}' is out of range; expected a value below 2^63",
+                "E100", f"integer literal '{_abridged(tok)}' is out of range; expected {expected}",
                 self._tloc(tok), _abridged(tok))
         return value
 
@@ -334,7 +334,10 @@ class _ToAst:
         if boolean:
             number, default = int(value[-1].type == "TRUE"), "bool"
         else:
-            number, default = self._int(value[-1]) * (-1 if len(value) == 2 else 1), "int64"
+            # A Tunable answer spans every type it may have: int64's smallest to uint64's largest.
+            number = (-self._int(value[-1], 2**63, "a value of -2^63 or more") if len(value) == 2 else
+                      self._int(value[-1], 2**64 - 1, "a value below 2^64"))
+            default = "int64"
         value_loc = self._tloc(value[0])
         return A.TunableStmt(self._int(ident), number, str(typ) if typ is not None else default, loc=loc,
                              value_loc=value_loc, type_loc=self._tloc(typ) if typ is not None else value_loc)

@@ -103,6 +103,14 @@ def test_round_trip_of_generated_programs(program):
     assert format_program(reparsed) == text
 
 
+def test_tunable_answers_at_the_ends_of_their_types_come_back():
+    """The smallest int64 and the largest uint64 answers: fmt writes them as literals the parser reads back (it
+    refused both: a literal's limit was 2^63 - 1 whatever its sign and type). Found by the round trip above."""
+    for source in ("Tunable 0 = -9223372036854775808;\n", "Tunable 1 = 18446744073709551615 uint64;\n"):
+        program = parse(source)
+        assert format_program(program) == source and parse(format_program(program)) == program
+
+
 def test_a_boolean_tunable_is_written_in_the_dsls_spelling():
     """A bool answer is stored as 1 or 0: fmt writes it back as the DSL writes it, True/False (`1 bool` does not
     parse), and the same statement comes back."""
