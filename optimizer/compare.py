@@ -483,7 +483,9 @@ def _require_runs_setting(folder: Path, field: str, value: Any, runs: dict[str, 
         return int(repeat) - 1 if field == "seed" and repeat.isdigit() else 0
 
     due = {f: value + shift(f) if shift(f) else value for f in runs}
-    other = {f: v for f, v in runs.items() if isinstance(v, type(value)) and v != due[f]}
+    # a run's value of another kind is named when the run is opened
+    kind = (int, float) if isinstance(value, (int, float)) else type(value)
+    other = {f: v for f, v in runs.items() if isinstance(v, kind) and v != due[f]}
     if not other:
         return
     # the comparison's value each run implies; the one the reference mapper was measured with decides a tie

@@ -447,9 +447,8 @@ def _require_as_made(path: Path, settings: dict, damaged: str) -> None:
     with (the request holds null for a value not given, and a -ll:cpu after -- may set a count), or whose `baselines`
     are not the trimmed means of their run folders (an edit): continued, the run would measure another problem, or
     search or measure on otherwise, into its journal, or AutoGuide would compare with a figure nothing measured.
-    Where `request` and
-    `settings` disagree, the field named is the setting unless the baselines were measured with it
-    (`measured_values`): then the request's.
+    Where `request` and `settings` disagree, the field named is the setting unless the baselines were measured with
+    it (`measured_values`): then the request's.
 
     Raises:
         MapperoptError: naming both fields and values, and the one to set back.

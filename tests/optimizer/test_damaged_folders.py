@@ -446,7 +446,7 @@ def test_a_comparisons_size_edited_is_refused(comparison, tmp_path, capsys, repo
     ("app_args", lambda was: ["-nx", "64"], "its runs were tuned with those arguments"),
     ("cpus", lambda was: was + 1, "its runs were tuned with that count"),
     ("gpus", lambda was: was + 1, "its runs were tuned with that count"),
-    ("min_time_s", lambda was: 100.0, "its runs were measured with it"),
+    ("min_time_s", lambda was: 100, "its runs were measured with it"),
     ("seed", lambda was: was + 7, "its runs were tuned from it")])
 @pytest.mark.parametrize("report_only", [True, False])
 def test_a_comparisons_setting_edited_is_refused_as_its_size_is(comparison, tmp_path, capsys, field, other, why,
