@@ -80,8 +80,8 @@ from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_
                                           memory_now, require_known_size, require_same_build, require_same_machine,
                                           require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
-from mapperopt.optimizer.store import (SETTINGS_SCHEMA, TuneStore, folder_path, measured_sizes, reference_name,
-                                       relative_run_dirs, require_machine)
+from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path,
+                                       measured_values, reference_name, relative_run_dirs, require_machine)
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
 from mapperopt.records import RESULT_FIELDS
@@ -370,7 +370,7 @@ def _require_own_value(path: Path, where: str, estimate: dict | None, also: str 
         return
     values = estimate["values"]
     mean = min(max(protocol.trimmed_mean(values), min(values)), max(values))  # clamped, as `protocol.estimate` does
-    if math.isclose(estimate["value"], mean, rel_tol=1e-9):
+    if math.isclose(estimate["value"], mean, rel_tol=SAME_FIGURE):
         return
     fields = f"'{where}.value'" + (f" and '{also}'" if also else "")
     raise MapperoptError(f"{path} is damaged: its field '{where}.value' is {estimate['value']!r}, but the trimmed mean "
@@ -429,8 +429,9 @@ def _require_one_problem(folder: Path, settings: dict) -> None:
         except (OSError, ValueError):  # a run's damaged file is named when the run is opened
             continue
     runs = {f: r for f, r in runs.items() if isinstance(r, dict)}
-    if "size" in settings:
-        _require_runs_size(folder, settings["size"], {f: r.get("size") for f, r in runs.items()})
+    for field in _TUNED_WITH:
+        if field in settings:
+            _require_runs_setting(folder, field, settings[field], {f: r.get(field) for f, r in runs.items()})
     if "app" in settings or "bench" not in settings:
         return
     bench, described = settings["bench"], (settings.get("app_description") or {}).get("app")
@@ -466,24 +467,44 @@ def _require_one_problem(folder: Path, settings: dict) -> None:
         require_known_size(folder / "settings.json", settings["size"], bench, _DAMAGED)
 
 
-def _require_runs_size(folder: Path, size: Any, runs: dict[str, Any]) -> None:
-    """Refuses the comparison folder `folder` whose settings.json's `size` is not its runs' (`runs`: their
-    settings.json's `size`, by file): the comparison's file is named when every run agrees on another size and the
-    reference mapper was not measured at its size, else the runs' that differ from it (the comparison measures
-    every run at its own size)."""
-    other = {f: v for f, v in runs.items() if isinstance(v, str) and v != size}
+# The settings a comparison's runs copy from its settings.json (each run's `seed` is its seed plus the repeat's
+# number less one), with the reason to set one back.
+_TUNED_WITH = {"size": "its runs were tuned at that size", "app_args": "its runs were tuned with those arguments",
+               "cpus": "its runs were tuned with that count", "gpus": "its runs were tuned with that count",
+               "min_time_s": "its runs were measured with it", "seed": "its runs were tuned from it"}
+
+
+def _require_runs_setting(folder: Path, field: str, value: Any, runs: dict[str, Any]) -> None:
+    """Refuses the comparison folder `folder` whose settings.json's `field` (`value`; a `_TUNED_WITH` field) is not
+    its runs' (`runs`: their settings.json's `field`, by file): the comparison's file is named when every run agrees
+    on another value and the reference mapper was not measured with its value, else the runs' that differ from it
+    (the comparison tunes every run with its own settings)."""
+    def shift(run: str) -> int:  # what a run's field adds to the comparison's: its repeat's offset, for the seed
+        repeat = run.split("/")[0].rpartition("-")[2]
+        return int(repeat) - 1 if field == "seed" and repeat.isdigit() else 0
+
+    due = {f: value + shift(f) if shift(f) else value for f in runs}
+    # a run's value of another kind is named when the run is opened
+    kind = (int, float) if isinstance(value, (int, float)) else type(value)
+    other = {f: v for f, v in runs.items() if isinstance(v, kind) and v != due[f]}
     if not other:
         return
-    sizes = sorted(set(other.values()))
-    # the size the reference mapper was measured at, which every score divides by, decides a tie (a single run)
-    if len(other) == len(runs) and len(sizes) == 1 and size not in measured_sizes(folder):
-        raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field 'size' is {size!r}, but the field "
-                             f"'size' of {' and '.join(other)} {'are' if len(other) > 1 else 'is'} {sizes[0]!r}",
-                             hint=f"set its 'size' back to \"{sizes[0]}\" (its runs were tuned at that size); or "
+    # the comparison's value each run implies; the one the reference mapper was measured with decides a tie
+    implied = [v - shift(f) if shift(f) else v for f, v in other.items()]
+    if len(other) == len(runs) and all(v == implied[0] for v in implied) and value not in measured_values(folder,
+                                                                                                         field):
+        values = list(other.values())
+        shown = [repr(v) for i, v in enumerate(values) if v not in values[:i]]
+        raise MapperoptError(f"{folder / 'settings.json'} is damaged: its field '{field}' is {value!r}, but the field "
+                             f"'{field}' of {' and '.join(other)} {'are' if len(other) > 1 else 'is'} "
+                             f"{' and '.join(shown)}",
+                             hint=f"set its '{field}' back to {json.dumps(implied[0])} ({_TUNED_WITH[field]}); or "
                                   + _DAMAGED)
     run, was = next(iter(other.items()))
-    raise MapperoptError(f"{folder / run} is damaged: its field 'size' is {was!r}, but the comparison's settings.json "
-                         f"names {size!r} in 'size'", hint=f"set its 'size' back to \"{size}\"; or {_DAMAGED}")
+    raise MapperoptError(f"{folder / run} is damaged: its field '{field}' is {was!r}, but the comparison's "
+                         f"settings.json names {value!r} in '{field}'"
+                         + (f", which makes its seed {due[run]!r}" if shift(run) else ""),
+                         hint=f"set its '{field}' back to {json.dumps(due[run])}; or {_DAMAGED}")
 
 
 def _same_description(comparison: Any, run: Any, program: str) -> bool:
@@ -1273,6 +1294,9 @@ def _reference(bench: str | UserApp, name: str, named: str, folder: Path, evalua
             if kept is not None and data["iterations"] != kept.settings["iterations"]:  # the count every run runs
                 raise MapperoptError(f"{path} is damaged: its field 'iterations' is {data['iterations']}, but "
                                      f"{named} was measured at {kept.settings['iterations']}")
+            if kept is not None and not math.isclose(data["throughput"], kept.trimmed_mean, rel_tol=SAME_FIGURE):
+                raise MapperoptError(f"{path} is damaged: its field 'throughput' is {data['throughput']!r}, but "
+                                     f"{named} was measured at {kept.trimmed_mean!r}")  # what the curves divide by
             return data["throughput"], data["iterations"], data.get("wall_s")
         except MapperoptError as exc:
             damaged = exc

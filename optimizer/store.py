@@ -33,6 +33,7 @@ import csv
 import errno
 import io
 import json
+import math
 import os
 import secrets
 import shutil
@@ -72,6 +73,8 @@ _SETTINGS_FIELDS = {"schema?": str, "app?": str, "compare?": str, "size?": str, 
 # The files the run writes from its journal (`write_outputs`); a summary.json in the way is kept aside instead
 # (`commands._set_aside_final`).
 OUTPUTS = ("best.dsl", "best-from-start.dsl", "history.csv", "progress.png")
+# How far apart two copies of one measured figure may be (a float written to JSON and read back is the same)
+SAME_FIGURE = 1e-9
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
                    "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
 
@@ -182,7 +185,7 @@ class TuneStore:
             raise MapperoptError(f"{root} is not a tuning folder: cannot read settings.json ({exc.strerror})",
                                  hint="pass the folder that `mapperopt tune` printed (runs/<app>/tune-...)") from None
         _require_one_program(root / "settings.json", settings, damaged)
-        _require_one_size(root / "settings.json", settings, damaged)
+        _require_as_made(root / "settings.json", settings, damaged)
         _require_calibrated(root / "settings.json", settings, damaged)
         _require_runnable(root / "settings.json", settings, damaged)
         path = root / "state.jsonl"
@@ -429,25 +432,58 @@ def _require_own_tasks(path: Path, settings: dict, damaged: str) -> None:
                                if theirs else "") + damaged)
 
 
-def _require_one_size(path: Path, settings: dict, damaged: str) -> None:
-    """Refuses the settings.json `path` (its `settings`) whose `size` is not the --size its `request` recorded (an
-    edit): continued, the run would measure another problem, with the calibration of its own, into its journal.
-    The field named is `size` unless the baselines were measured at it (`measured_sizes`): then `request.size`.
+# The fields of a tuning folder's settings.json that `request` records as the run was made with (what each flag is
+# called, the reason to set one back), and where the reference mappers' result.json `settings` record the same.
+_AS_MADE = {"size": ("--size", "its iterations were measured at that size"),
+            "app_args": ("arguments after --", "its iterations ran with those arguments"),
+            "optimizer": ("--optimizer", "its iterations were proposed by that optimizer"),
+            "seed": ("--seed", "its search was drawn from that seed")}
+MEASURED_AS = {"size": "size", "app_args": "extra_args", "cpus": "cpus", "gpus": "gpus", "min_time_s": "min_time_s"}
+
+
+def _require_as_made(path: Path, settings: dict, damaged: str) -> None:
+    """Refuses the settings.json `path` (its `settings`) whose `size`, `app_args`, `optimizer` or `seed` is not what
+    its `request` recorded, or whose `cpus`, `gpus` or `min_time_s` is not what its reference mappers were measured
+    with (the request holds null for a value not given, and a -ll:cpu after -- may set a count), or whose `baselines`
+    are not the trimmed means of their run folders (an edit): continued, the run would measure another problem, or
+    search or measure on otherwise, into its journal, or AutoGuide would compare with a figure nothing measured.
+    Where `request` and `settings` disagree, the field named is the setting unless the baselines were measured with
+    it (`measured_values`): then the request's.
 
     Raises:
-        MapperoptError: naming both fields and sizes, and the one to set back.
+        MapperoptError: naming both fields and values, and the one to set back.
     """
-    size, made = settings.get("size"), (settings.get("request") or {}).get("size")
-    if size is None or made is None or made == size:
-        return
-    if size in measured_sizes(path.parent) and made not in measured_sizes(path.parent):
-        raise MapperoptError(f"{path} is damaged: its field 'request.size' is {made!r}, but its field 'size' (the "
-                             f"size its baselines were measured at) is {size!r}",
-                             hint=f"set its 'request.size' back to \"{size}\"; or {damaged}")
-    raise MapperoptError(f"{path} is damaged: its field 'size' is {size!r}, but its field 'request.size' (the "
-                         f"--size it was made with) is {made!r}",
-                         hint=f"set its 'size' back to \"{made}\" (its iterations were measured at that size); or "
-                              f"{damaged}")
+    request = settings.get("request") or {}
+    for field, (flag, why) in _AS_MADE.items():
+        if field not in settings or field not in request or request[field] is None or \
+                request[field] == settings[field]:
+            continue
+        value, made, measured = settings[field], request[field], measured_values(path.parent, field)
+        if value in measured and made not in measured:
+            raise MapperoptError(f"{path} is damaged: its field 'request.{field}' is {made!r}, but its field "
+                                 f"'{field}' (the {'size' if field == 'size' else flag} its baselines were measured "
+                                 f"{'at' if field == 'size' else 'with'}) is {value!r}",
+                                 hint=f"set its 'request.{field}' back to {json.dumps(value)}; or {damaged}")
+        raise MapperoptError(f"{path} is damaged: its field '{field}' is {value!r}, but its field 'request.{field}' "
+                             f"(the {flag} it was made with) is {made!r}",
+                             hint=f"set its '{field}' back to {json.dumps(made)} ({why}); or {damaged}")
+    for field in ("cpus", "gpus", "min_time_s"):
+        # a --min-time beyond what the timeout lets calibration reach was refused up front, but edited here it was
+        # run, under a header claiming it; only calibrated executions (not a user's program's) record one
+        kept = [(r["settings"][field], p) for p, r in _set_up_files(path.parent) if field in r.get("settings", {})
+                and (field != "min_time_s" or r["settings"].get("iterations_flag"))]
+        if settings.get(field) is not None and kept and settings[field] not in [v for v, _ in kept]:
+            value, result = kept[0]
+            raise MapperoptError(f"{path} is damaged: its field '{field}' is {settings[field]:g}, but the reference "
+                                 f"mappers were measured with {value:g} ({result.relative_to(path.parent)})",
+                                 hint=f"set its '{field}' back to {value:g}; or {damaged}")
+    for name, value in (settings.get("baselines") or {}).items():
+        result = path.parent / f"baseline-{name}" / "result.json"
+        measured = ((result.is_file() and readable_result(result)) or {}).get("trimmed_mean")
+        if measured is not None and not math.isclose(value, measured, rel_tol=SAME_FIGURE):
+            raise MapperoptError(f"{path} is damaged: its field 'baselines.{name}' is {value!r}, but "
+                                 f"baseline-{name}/result.json measured {measured!r}",
+                                 hint=f"set its 'baselines.{name}' back to {measured!r}; or {damaged}")
 
 
 def _require_calibrated(path: Path, settings: dict, damaged: str) -> None:
@@ -471,7 +507,12 @@ def _require_calibrated(path: Path, settings: dict, damaged: str) -> None:
 def set_up_results(root: Path) -> list[dict]:
     """The result.json of the reference mappers and the calibration the tuning or comparison folder `root` measured
     first (`baseline-*/`, `calibration/`), but damaged ones (`tune` notes a reference's)."""
-    return [r for p in (*sorted(root.glob("baseline-*/result.json")), root / "calibration" / "result.json")
+    return [r for _, r in _set_up_files(root)]
+
+
+def _set_up_files(root: Path) -> list[tuple[Path, dict]]:
+    """`set_up_results` with the path of each."""
+    return [(p, r) for p in (*sorted(root.glob("baseline-*/result.json")), root / "calibration" / "result.json")
             if p.is_file() and (r := readable_result(p)) is not None]
 
 
@@ -483,10 +524,12 @@ def readable_result(path: Path) -> dict | None:
         return None
 
 
-def measured_sizes(root: Path) -> set:
-    """The sizes the reference mappers of the tuning or comparison folder `root` were measured at
-    (`set_up_results`): what tells an edited `size` from the one the folder ran."""
-    return {(r.get("settings") or {}).get("size") for r in set_up_results(root)}
+def measured_values(root: Path, field: str) -> list:
+    """The values of the setting `field` (none but for `MEASURED_AS`'s) that the reference mappers of the tuning or
+    comparison folder `root` were measured with (`set_up_results`): what tells an edited setting from the one the
+    folder ran."""
+    return [(r.get("settings") or {}).get(MEASURED_AS[field]) for r in set_up_results(root)] \
+        if field in MEASURED_AS else []
 
 
 def _require_runnable(path: Path, settings: dict, damaged: str) -> None:

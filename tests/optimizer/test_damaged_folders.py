@@ -246,6 +246,73 @@ def test_a_tuning_folders_size_edited_is_refused_before_anything_runs(tuning, tm
     assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
+@pytest.mark.parametrize("field, value, made, why", [
+    ("app_args", ["-nx", "64"], "arguments after --", "its iterations ran with those arguments"),
+    ("optimizer", "random", "--optimizer", "its iterations were proposed by that optimizer"),
+    ("seed", 7, "--seed", "its search was drawn from that seed")])
+def test_a_tuning_folders_setting_edited_is_refused_as_its_size_is(tuning, tmp_path, capsys, field, value, made, why):
+    """settings.json's `app_args`, `optimizer` or `seed` edited in a tuning folder: continued, the run measured
+    another problem (`-p 8`) into its journal, or searched on with another optimizer or seed under the same header,
+    silently. `request` records what the run was made with: refused as an edited `size` is, before anything runs."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    was = json.loads((folder / "settings.json").read_text())[field]
+    assert was != value
+    edited(folder / "settings.json", lambda s: s.update({field: value}))
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field '{field}' is {value!r}, but its field "
+            f"'request.{field}' (the {made} it was made with) is {was!r}") in text, text
+    assert f"hint: set its '{field}' back to {json.dumps(was)} ({why}); or restore the tuning folder from a copy" \
+        in text, text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
+@pytest.mark.parametrize("field, value", [("cpus", 2), ("gpus", 1), ("min_time_s", 100)])
+def test_a_tuning_folders_measured_setting_edited_is_refused(tuning, tmp_path, capsys, field, value):
+    """settings.json's `cpus` edited (with the machine's count too, or not): the next iterations ran on 2 CPUs under
+    a header saying so, the earlier ones and the baselines on 1. `request.cpus` is null when --cpus was not given,
+    so the count is checked against the one the reference mappers were measured with; so is `min_time_s`, whose
+    100 s the header claimed while calibration, which keeps an execution within half the timeout, gave ~11 s (a
+    --min-time 100 is refused up front)."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    was = json.loads((folder / "settings.json").read_text())[field]
+    edited(folder / "settings.json", lambda s: s.update({field: value}))
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field '{field}' is {value}, but the reference mappers "
+            f"were measured with {was:g} (baseline-default/result.json)") in text, text
+    assert f"hint: set its '{field}' back to {was:g}; or restore the tuning folder from a copy" in text, text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
+def test_a_tuning_folders_baseline_throughput_edited_is_refused(tuning, tmp_path, capsys):
+    """settings.json's `baselines.default` edited (to 100): the header printed it and AutoGuide told every later
+    iteration (and a model reading it) a false ratio to the default mapper. It is the trimmed mean of
+    baseline-default/result.json: refused, naming that figure to set back."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    measured = json.loads((folder / "baseline-default" / "result.json").read_text())["trimmed_mean"]
+    edited(folder / "settings.json", lambda s: s["baselines"].update(default=100.0))
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert (f"error: {folder / 'settings.json'} is damaged: its field 'baselines.default' is 100.0, but "
+            f"baseline-default/result.json measured {measured!r}") in text, text
+    assert f"hint: set its 'baselines.default' back to {measured!r}; or restore the tuning folder from a copy" \
+        in text, text
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
+
+
 def test_a_tuning_folders_request_size_edited_is_named_as_the_odd_field(tuning, tmp_path, capsys):
     """`request.size` edited instead of `size`: the two disagree as well, but the baselines were measured at `size`,
     so `request.size` is named, with the size to set back; setting `size` to it would measure another problem."""
@@ -373,6 +440,57 @@ def test_a_comparisons_size_edited_is_refused(comparison, tmp_path, capsys, repo
            "folder from a copy" in text, text
     assert not (folder / "random-1" / "iter-003").exists()
     assert reports(folder) == before
+
+
+@pytest.mark.parametrize("field, other, why", [
+    ("app_args", lambda was: ["-nx", "64"], "its runs were tuned with those arguments"),
+    ("cpus", lambda was: was + 1, "its runs were tuned with that count"),
+    ("gpus", lambda was: was + 1, "its runs were tuned with that count"),
+    ("min_time_s", lambda was: 100, "its runs were measured with it"),
+    ("seed", lambda was: was + 7, "its runs were tuned from it")])
+@pytest.mark.parametrize("report_only", [True, False])
+def test_a_comparisons_setting_edited_is_refused_as_its_size_is(comparison, tmp_path, capsys, field, other, why,
+                                                                   report_only):
+    """settings.json's `app_args`, `cpus`, `gpus` or `seed` edited in a comparison: resumed, its runs tuned another
+    problem (`-p 8`, 2 CPUs) into their journals, or went on from another seed, and `--report-only` retitled the
+    report (`on 2 CPU processor(s)`, runs.csv's seeds). Refused as an edited `size` is, naming the runs' value."""
+    folder = copied(comparison, tmp_path)
+    due = json.loads((folder / "random-1" / "settings.json").read_text())[field]  # repeat 1: the comparison's seed
+    value = other(due)
+    edited(folder / "settings.json", lambda s: s.update({field: value}))
+    before = reports(folder)
+    capsys.readouterr()
+
+    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
+                                                          [*ARGS[:1], "3", *ARGS[2:]])])
+
+    text = " ".join(capsys.readouterr().err.split())
+    assert status == 1, text
+    assert (f"error: {folder / 'settings.json'} is damaged: its field '{field}' is {value!r}, but the field "
+            f"'{field}' of random-1/settings.json is {due!r}") in text, text
+    assert f"hint: set its '{field}' back to {json.dumps(due)} ({why}); or restore the comparison folder from a " \
+           "copy" in text, text
+    assert not (folder / "random-1" / "iter-003").exists()
+    assert reports(folder) == before
+
+
+def test_a_references_throughput_edited_is_made_again_from_its_run_folder(comparison, tmp_path, capsys):
+    """expert.json's `throughput` is what the curves divide by: edited (to 100), the report's curves and sentence
+    were rewritten with it. It is the trimmed mean of the reference's run folder, so it is made again from it, with
+    a note, as an edited `iterations` is."""
+    folder = copied(comparison, tmp_path)
+    path = folder / "expert.json"
+    kept = json.loads(path.read_text())
+    edited(path, lambda e: e.update(throughput=100.0))
+    before = reports(folder)
+    capsys.readouterr()
+
+    assert main(["compare", "--resume", str(folder), "--report-only"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: {path} is damaged: its field 'throughput' is 100.0, but the expert mapper was measured at "
+            f"{kept['throughput']!r}: made again from {folder / 'baseline-expert' / 'result.json'}") in out, out
+    assert json.loads(path.read_text()) == kept
+    assert json.loads((folder / "summary.json").read_text()) == json.loads(before["summary.json"])
 
 
 def test_a_runs_size_edited_in_a_comparison_is_named(comparison, tmp_path, capsys):
