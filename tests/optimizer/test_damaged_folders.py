@@ -397,6 +397,20 @@ def reports(folder: Path) -> dict:
     return {name: (folder / name).read_bytes() for name in ("summary.json", "summary.csv", "table.md", "runs.csv")}
 
 
+def refused(folder: Path, capsys, report_only: bool = True) -> str:
+    """Resumes the comparison `folder` (`--report-only`, or tuning to 3 iterations), which must be refused before
+    anything is run or written; returns its error output with whitespace collapsed."""
+    before = reports(folder)
+    capsys.readouterr()
+    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
+                                                          [*ARGS[:1], "3", *ARGS[2:]])])
+    text = " ".join(capsys.readouterr().err.split())
+    assert status == 1, text
+    assert not (folder / "random-1" / "iter-003").exists()
+    assert reports(folder) == before
+    return text
+
+
 @pytest.mark.parametrize("report_only", [True, False])
 def test_a_comparisons_bench_edited_to_another_program_is_refused(comparison, tmp_path, capsys, report_only):
     """settings.json's `bench` is the program the runs tune: edited to another benchmark, a resumed comparison would
@@ -404,19 +418,10 @@ def test_a_comparisons_bench_edited_to_another_program_is_refused(comparison, tm
     and both programs, before anything is run or written."""
     folder = copied(comparison, tmp_path)
     edited(folder / "settings.json", lambda s: s.update(bench="circuit"))
-    before = reports(folder)
-    capsys.readouterr()
-
-    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
-                                                          [*ARGS[:1], "3", *ARGS[2:]])])
-
-    text = " ".join(capsys.readouterr().err.split())
-    assert status == 1, text
+    text = refused(folder, capsys, report_only)
     assert (f"error: {folder / 'settings.json'} is damaged: its field 'bench' is 'circuit', but its field "
             "'app_description.app' and the field 'app' of random-1/settings.json are 'stencil'") in text, text
     assert "hint: set its 'bench' back to \"stencil\"" in text, text
-    assert not (folder / "random-1" / "iter-003").exists()
-    assert reports(folder) == before
 
 
 @pytest.mark.parametrize("report_only", [True, False])
@@ -426,20 +431,11 @@ def test_a_comparisons_size_edited_is_refused(comparison, tmp_path, capsys, repo
     alone. Refused, naming the runs' size and the way back, before anything is run or written."""
     folder = copied(comparison, tmp_path)
     edited(folder / "settings.json", lambda s: s.update(size="small"))
-    before = reports(folder)
-    capsys.readouterr()
-
-    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
-                                                          [*ARGS[:1], "3", *ARGS[2:]])])
-
-    text = " ".join(capsys.readouterr().err.split())
-    assert status == 1, text
+    text = refused(folder, capsys, report_only)
     assert (f"error: {folder / 'settings.json'} is damaged: its field 'size' is 'small', but the field 'size' of "
             "random-1/settings.json is 'ci'") in text, text
     assert "hint: set its 'size' back to \"ci\" (its runs were tuned at that size); or restore the comparison " \
            "folder from a copy" in text, text
-    assert not (folder / "random-1" / "iter-003").exists()
-    assert reports(folder) == before
 
 
 @pytest.mark.parametrize("field, other, why", [
@@ -458,20 +454,11 @@ def test_a_comparisons_setting_edited_is_refused_as_its_size_is(comparison, tmp_
     due = json.loads((folder / "random-1" / "settings.json").read_text())[field]  # repeat 1: the comparison's seed
     value = other(due)
     edited(folder / "settings.json", lambda s: s.update({field: value}))
-    before = reports(folder)
-    capsys.readouterr()
-
-    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
-                                                          [*ARGS[:1], "3", *ARGS[2:]])])
-
-    text = " ".join(capsys.readouterr().err.split())
-    assert status == 1, text
+    text = refused(folder, capsys, report_only)
     assert (f"error: {folder / 'settings.json'} is damaged: its field '{field}' is {value!r}, but the field "
             f"'{field}' of random-1/settings.json is {due!r}") in text, text
     assert f"hint: set its '{field}' back to {json.dumps(due)} ({why}); or restore the comparison folder from a " \
            "copy" in text, text
-    assert not (folder / "random-1" / "iter-003").exists()
-    assert reports(folder) == before
 
 
 def test_a_references_throughput_edited_is_made_again_from_its_run_folder(comparison, tmp_path, capsys):
@@ -598,29 +585,19 @@ def test_a_final_groups_reference_that_is_not_its_own_measurement_is_named(compa
     folder = copied(comparison, tmp_path)
     measured = json.loads((folder / "final.json").read_text())["groups"][0]["measured"]["expert"]["estimate"]["value"]
     edited(folder / "final.json", lambda f: f["groups"][0].update(reference=measured * 3))
-    before = reports(folder)
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].reference' is {measured * 3!r}, but "
             f"the group's own measurement of the expert mapper, 'groups[0].measured.expert.estimate.value', is "
             f"{measured!r}") in text, text
     assert f"hint: set its 'groups[0].reference' back to {measured!r}" in text, text
-    assert reports(folder) == before
 
 
 def test_a_final_group_naming_a_run_that_is_not_there_is_named(comparison, tmp_path, capsys):
     folder = copied(comparison, tmp_path)
     edited(folder / "final.json", lambda f: f["groups"][0]["runs"].append("nosuch-9"))
-    before = reports(folder)
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].runs' names nosuch-9, which is no "
             f"run of this comparison (there is no folder {folder / 'nosuch-9'})") in text, text
-    assert reports(folder) == before
 
 
 def test_an_app_field_in_a_benchmarks_comparison_settings_is_said_to_be_a_programs_of_yours(comparison, tmp_path,
@@ -676,16 +653,11 @@ def test_a_final_estimate_at_odds_with_its_own_values_is_named(comparison, tmp_p
     [program] = [k for k in json.loads((folder / "final.json").read_text())["groups"][0]["measured"] if k != "expert"]
     estimate = json.loads((folder / "final.json").read_text())["groups"][0]["measured"][program]["estimate"]
     edited(folder / "final.json", lambda f: f["groups"][0]["measured"][program]["estimate"].update(value=100.0))
-    before = reports(folder)
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     field = f"groups[0].measured.{program}.estimate.value"
     assert (f"error: {folder / 'final.json'} is damaged: its field '{field}' is 100.0, but the trimmed mean of the "
             f"same estimate's 'values', the throughputs of its executions, is {estimate['value']!r}") in text, text
     assert f"hint: set its '{field}' back to {estimate['value']!r}" in text, text
-    assert reports(folder) == before
 
 
 def test_a_reference_edited_with_its_own_measurement_is_named(comparison, tmp_path, capsys):
