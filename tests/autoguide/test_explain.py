@@ -512,18 +512,18 @@ SILENT_LOG = ("--- stderr ---\n[0 - 7fc2b087a000]    0.000000 {4}{gpu}: cuInit(0
 MY_DSL = ("Task * CPU;\nRegion * input_lr CPU SYSMEM;\nRegion daxpy output_lr CPU SYSMEM;\nLayout * * * SOA F_order;\n"
           "mcpu = Machine(CPU);\ndef cyclic(Task task) { return mcpu[0, task.ipoint[0] % mcpu.size[1]]; }\n"
           "IndexTaskMap init_field,daxpy cyclic;\n")
+SILENT_RUN = RunResult(app="flagwrap.sh", mapper="my.dsl", status="failed", stage="run", reason="aborted", dsl=MY_DSL,
+                       log=SILENT_LOG, attempts=(Attempt(-6, 0.379, stdout="stdout.txt", stderr="stderr.txt"),),
+                       settings={"cpus": 1, "gpus": 0, "app_file": None, "timeout_s": 300.0,
+                                 "app_options": "--app '/a/prog/flagwrap.sh -n 1000'",
+                                 "command": "env LD_PRELOAD=/x/p.so /a/prog/flagwrap.sh -n 1000 -logfile stderr"})
 
 
 def test_a_silent_abort_under_a_dsl_mapper_is_not_blamed_on_memory_and_says_how_to_tell():
     """A DSL mapper that cannot place an instance says so (R403): a silent abort under one is more likely the
     program's own abort() or assertion. The feedback says so and gives the one step that tells the two apart, a run
     without --mapper; without a DSL mapper (a C++ mapper, Legion's default) the unmapped requirement stays possible."""
-    result = RunResult(app="flagwrap.sh", mapper="my.dsl", status="failed", stage="run", reason="aborted",
-                       dsl=MY_DSL, log=SILENT_LOG, attempts=(Attempt(-6, 0.379, stdout="stdout.txt",
-                                                                     stderr="stderr.txt"),),
-                       settings={"cpus": 1, "gpus": 0, "app_file": None, "timeout_s": 300.0,
-                                 "app_options": "--app '/a/prog/flagwrap.sh -n 1000'",
-                                 "command": "env LD_PRELOAD=/x/p.so /a/prog/flagwrap.sh -n 1000 -logfile stderr"})
+    result = SILENT_RUN
     fb = explain(result)
     text = feedback_text(fb, result)
     assert fb.rule == "silent-abort"
@@ -538,12 +538,7 @@ def test_a_silent_abort_of_a_users_program_is_not_filed_as_out_of_memory():
     """tune's table and history.csv file a failure under its category: a user's program's silent abort, more likely
     its own abort() (the explanation says so), was filed `memory.oom`. A benchmark's stays `memory.oom`, as the
     guided search's memory fallback keys on it; the edits are the same either way."""
-    result = RunResult(app="flagwrap.sh", mapper="my.dsl", status="failed", stage="run", reason="aborted",
-                       dsl=MY_DSL, log=SILENT_LOG, attempts=(Attempt(-6, 0.379, stdout="stdout.txt",
-                                                                     stderr="stderr.txt"),),
-                       settings={"cpus": 1, "gpus": 0, "app_file": None, "timeout_s": 300.0,
-                                 "app_options": "--app '/a/prog/flagwrap.sh -n 1000'",
-                                 "command": "env LD_PRELOAD=/x/p.so /a/prog/flagwrap.sh -n 1000 -logfile stderr"})
+    result = SILENT_RUN
     own = explain(result)
     assert own.rule == "silent-abort" and own.category == "crash.abort", own
     bench = explain(dataclasses.replace(result, settings={k: v for k, v in result.settings.items()
