@@ -834,8 +834,10 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
 
 
 def _apply_feedback(text: str, file: str, path: Path) -> str:
-    """`text` with the edits of the feedback at `path` (a feedback.json or a run folder) applied."""
-    from mapperopt.autoguide import apply_edits_to_text
+    """`text` with the edits of the feedback at `path` (a feedback.json or a run folder) applied; an edit of the
+    run's memory sizes, which leaves the mapper as it is, is named on stderr with the option that applies it."""
+    from mapperopt.autoguide import apply_edits_to_text, memory_settings
+    from mapperopt.records import Edit
 
     if path.is_dir():
         path = path / "feedback.json"
@@ -845,7 +847,11 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
         raise MapperoptError(f"{path} is not a mapperopt feedback.json ({exc})") from None
     if not edits:
         raise MapperoptError(f"{path} suggests no edit that can be applied mechanically")
-    return apply_edits_to_text(text, edits, filename=file)
+    edited = apply_edits_to_text(text, edits, filename=file)
+    for option, mb in memory_settings([Edit.from_json(e) for e in edits]).items():
+        click.echo(f"note: the edit set_memory_size changes the run's memory size, not the mapper: run with "
+                   f"--{option} {mb} (Legion's -ll:{option} {mb})", err=True)
+    return edited
 
 
 @click.command(cls=MapperCommand)
