@@ -25,7 +25,7 @@ from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import write_atomically
+from mapperopt.files import rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
 MAX_PRINTED = 50  # lines of the mapper's print output shown by check and explain
@@ -412,7 +412,7 @@ def fmt(files, write, check):
                 if not Path(file).stat().st_mode & 0o222:  # its owner made it read-only (root could write it anyway)
                     raise MapperoptError(f"{file} is read-only: not rewritten",
                                          hint=f"make it writable (chmod u+w {shlex.quote(file)}) or format a copy")
-                write_atomically(Path(file), formatted)  # a full disk leaves the user's file as it was
+                rewrite(Path(file), formatted)  # a full disk leaves the user's file as it was
                 click.echo(f"formatted {file}", err=True)
     if check and unformatted:
         raise click.exceptions.Exit(1)
