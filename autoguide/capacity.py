@@ -141,12 +141,17 @@ def _memory_advice(fields: Mapping[str, Any], result: RunResult) -> tuple[str, t
     if _fits_alone(asked, sizes.get(option), capacity):
         head = (f"{kind} is the full memory{only}: {where} would fit in its {_mb(sizes.get(option), capacity)} "
                 f"alone, but other instances fill it.{_extra_instances(result)}")
+    # A size given after `--` is raised there: mapperopt refuses its option next to a different Legion flag.
+    flag = LEGION_FLAGS[kind]
+    name = flag if flag in result.settings.get("extra_args", ()) else f"--{option}"
     if kind in ("SYSMEM", "ZCMEM") and physical is not None and new > physical:
-        return (f"{head} Raising --{option} to {new} MiB would exceed this machine's {physical} MiB: use a smaller "
+        return (f"{head} Raising {name} to {new} MiB would exceed this machine's {physical} MiB: use a smaller "
                 f"problem size or a machine with more memory."), ()
     other = " No other memory can take it on this machine." if only else ""
-    return (f"{head}{other} Raise --{option} to {new} MiB (Legion's {LEGION_FLAGS[kind]}; mapperopt run/tune "
-            f"--{option} {new}).", (Edit("set_memory_size", {"option": option, "mb": new}),))
+    how = (f"`-- {flag} {new}` in the mapperopt run/tune command" if name == flag
+           else f"Legion's {flag}; mapperopt run/tune --{option} {new}")
+    return (f"{head}{other} Raise {name} to {new} MiB ({how}).",
+            (Edit("set_memory_size", {"option": option, "mb": new}),))
 
 
 def _flag_advice(kind: str, where: str, asked: int, capacity: int | None,

@@ -972,8 +972,10 @@ class _Checker:
     def _tunable(self, s: A.TunableStmt):
         """E226: a Tunable answer of an unknown type or out of its type's range."""
         if s.type not in A.TUNABLE_TYPES:
+            types = f"types: {', '.join(A.TUNABLE_TYPES)} (the C++ type the program reads the tunable as)"
+            spelled = s.type.lower() if s.type.lower() in A.TUNABLE_TYPES else None
             self.add("E226", f"unknown tunable type '{s.type}'", s.type_loc,
-                     (f"types: {', '.join(A.TUNABLE_TYPES)} (the C++ type the program reads the tunable as)",))
+                     (f"did you mean '{spelled}'?", types) if spelled else (types,))
             return
         _, low, high = A.TUNABLE_TYPES[s.type]
         if not low <= s.value <= high:

@@ -25,7 +25,7 @@ from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import write_atomically
+from mapperopt.files import rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
 MAX_PRINTED = 50  # lines of the mapper's print output shown by check and explain
@@ -412,7 +412,7 @@ def fmt(files, write, check):
                 if not Path(file).stat().st_mode & 0o222:  # its owner made it read-only (root could write it anyway)
                     raise MapperoptError(f"{file} is read-only: not rewritten",
                                          hint=f"make it writable (chmod u+w {shlex.quote(file)}) or format a copy")
-                write_atomically(Path(file), formatted)  # a full disk leaves the user's file as it was
+                rewrite(Path(file), formatted)  # a full disk leaves the user's file as it was
                 click.echo(f"formatted {file}", err=True)
     if check and unformatted:
         raise click.exceptions.Exit(1)
@@ -834,8 +834,10 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
 
 
 def _apply_feedback(text: str, file: str, path: Path) -> str:
-    """`text` with the edits of the feedback at `path` (a feedback.json or a run folder) applied."""
-    from mapperopt.autoguide import apply_edits_to_text
+    """`text` with the edits of the feedback at `path` (a feedback.json or a run folder) applied; an edit of the
+    run's memory sizes, which leaves the mapper as it is, is named on stderr with the option that applies it."""
+    from mapperopt.autoguide import apply_edits_to_text, memory_settings
+    from mapperopt.records import Edit
 
     if path.is_dir():
         path = path / "feedback.json"
@@ -845,7 +847,11 @@ def _apply_feedback(text: str, file: str, path: Path) -> str:
         raise MapperoptError(f"{path} is not a mapperopt feedback.json ({exc})") from None
     if not edits:
         raise MapperoptError(f"{path} suggests no edit that can be applied mechanically")
-    return apply_edits_to_text(text, edits, filename=file)
+    edited = apply_edits_to_text(text, edits, filename=file)
+    for option, mb in memory_settings([Edit.from_json(e) for e in edits]).items():
+        click.echo(f"note: the edit set_memory_size changes the run's memory size, not the mapper: run with "
+                   f"--{option} {mb} (Legion's -ll:{option} {mb})", err=True)
+    return edited
 
 
 @click.command(cls=MapperCommand)

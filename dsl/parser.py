@@ -634,11 +634,21 @@ _STATEMENT_FORMS = {"Region": "Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;",
 
 def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
     """For a processor kind written where a Region or Layout statement's region goes (`Region t CPU r SYSMEM;`):
-    the statement with the region and the kind in their order, else None."""
+    the statement with the region and the kind in their order; where its task goes (`Layout CPU * * SOA;`): the
+    statement for every task with that kind; else None."""
     start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
     head = before[start:]
-    if token.value not in A.PROC_KINDS or len(head) < 2 or head[0].value not in _STATEMENT_FORMS:
+    if token.value not in A.PROC_KINDS or not head or head[0].value not in _STATEMENT_FORMS:
         return None
+    if len(head) == 1:
+        rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]
+        end = next((i for i, t in enumerate(rest) if t.type == "SEMICOLON"), None)
+        form = (f"a {head[0]} statement is `{_STATEMENT_FORMS[head[0].value]}` (a task name or *; a processor kind "
+                f"selects tasks only in IndexTaskMap and SingleTaskMap)")
+        if end is None or end < 2 or rest[1].value not in ("*", token.value):  # the kind field says otherwise
+            return form
+        fixed = " ".join(map(str, [head[0], "*", rest[0], token, *rest[2:end]])).replace(" , ", ",")
+        return f"{form}: write {fixed};"
     if head[-1].type == "COMMA":  # `Region t1,CPU ...`: a kind in the task list, not a swap
         return None
     rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]

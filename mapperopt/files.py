@@ -191,6 +191,30 @@ def write_atomically(path: Path, text: str | bytes) -> None:
         raise OSError(exc.errno, exc.strerror, str(given)) from None
 
 
+def rewrite(path: Path, text: str) -> None:
+    """Writes `text` to the file `path` names, as `write_atomically` does; a file with more than one hard link is
+    written in place instead, so that all its names keep reading one file (a rename would leave the others the old
+    text). Its text is first written beside it whole, so that a full disk stops the write before the file changes.
+
+    Raises:
+        OSError: the write failed, naming `path`.
+    """
+    real = Path(os.path.realpath(path))
+    if not real.exists() or real.stat().st_nlink < 2:
+        write_atomically(path, text)
+        return
+    trial = real.with_name(f".{real.name}.{os.getpid()}")
+    try:
+        try:
+            trial.write_text(text)
+        finally:
+            trial.unlink(missing_ok=True)  # frees its room for the file itself
+        with real.open("w") as out:
+            out.write(text)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
 @contextlib.contextmanager
 def writing_in(folder: Path) -> Iterator[None]:
     """Names `folder` in a full disk's `OSError` raised inside the block without a file name (a short write's

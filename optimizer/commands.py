@@ -130,7 +130,7 @@ def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict,
     """Checks the start file `path` (its `text`) as `mapperopt check` with the options `check_with`
     (`check_options`) does, against the run's application and machine (their JSON descriptions), before anything is
     measured: a file with errors would only fail its iteration (the start of every run, in compare) after the
-    references were measured. Prints W326 (no statement names a task beside the program's kept mapper) on stderr.
+    references were measured. Prints its warnings and notes on stderr, as `check` renders them.
     Without `layouts` (nothing verifies the program's results: the harness refuses every Layout statement) a Layout
     statement is refused too.
 
@@ -152,10 +152,10 @@ def check_start_file(path: str, text: str, check_with: Sequence[str], app: dict,
     if any(d.is_error for d in diags):
         raise MapperoptError(f"the start program has errors; nothing was measured:\n{render_all(diags, text)}\n"
                              f"{summary_line(path, diags)}", hint=_fix_start(path, check_with))
-    # Every candidate made from a start file that names no task beside the program's kept mapper is that mapper.
-    kept = [d for d in diags if d.code == "W326"]
-    if kept:
-        click.echo(render_all(kept, text), err=True)
+    # Said once here, as `run --mapper` says them: otherwise only the iterations' check.txt files hold them (W326:
+    # every candidate made from a start file that names no task beside the program's kept mapper is that mapper).
+    if diags:
+        click.echo(render_all(diags, text), err=True)
     layout = next((s for s in program.statements if isinstance(s, A.LayoutStmt)), None)
     if not layouts and layout is not None:
         raise MapperoptError(f"{layout.loc}: the start program has a Layout statement, which is refused here: "

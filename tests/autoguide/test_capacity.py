@@ -64,6 +64,19 @@ def test_full_memory_advice_names_the_legion_flag_that_sizes_it():
     assert "raise --fsize (Legion's -ll:fsize; now 3072 MiB)" in fb.suggestion, fb.suggestion
 
 
+def test_a_size_given_after_the_separator_is_raised_there():
+    """A run whose command sets -ll:csize after `--`: mapperopt refuses --csize next to a different -ll:csize, so the
+    advice says to raise the flag where it was given; the edit (a run setting) is the same as without it."""
+    _, result = load("stencil-default_out_of_memory")
+    plain = explain(result)
+    settings = {**result.settings, "extra_args": [*result.settings["extra_args"], "-ll:csize", "256"]}
+    fb = explain(dataclasses.replace(result, settings=settings))
+    new = raised_size(256, None, 1027074304)
+    assert f"Raise -ll:csize to {new} MiB (`-- -ll:csize {new}` in the mapperopt run/tune command)" in fb.suggestion
+    assert "--csize" not in fb.suggestion, fb.suggestion
+    assert fb.edits == plain.edits
+
+
 def gpu_failure(line: str, zsize: int = 6144) -> RunResult:
     """A run on one GPU that failed with `line`, as the compiled DSL mapper prints it (no GPU runs in CI)."""
     command = f"stencil -nx 15004 -ll:gpu 1 -ll:csize 16384 -ll:fsize 3072 -ll:zsize {zsize} -logfile stderr"

@@ -1230,6 +1230,12 @@ def test_e226_points_at_the_type_or_the_value():
     assert at(only("Tunable 7 = -300 int8;", "E226")) == (1, 13)  # the sign is the value's
 
 
+def test_e226_a_type_in_other_capitals_gets_its_spelling():
+    assert only("Tunable 7 = 3 Int8;", "E226").hints[0] == "did you mean 'int8'?"
+    assert only("Tunable 7 = 1 BOOL;", "E226").hints[0] == "did you mean 'bool'?"
+    assert only("Tunable 7 = 3 foo;", "E226").hints[0].startswith("types: int8, ")
+
+
 def test_w327_aos_alignment_padding_breaks_a_blas_leafs_row_major_tiles():
     """A GEMM's BLAS leaf needs row-major tiles with unit stride (the description's `layout`); AOS with an Align
     above 8 bytes (the GEMMs' element, a double) pads each element to the alignment: every run aborts (`the tile

@@ -1,5 +1,7 @@
 """`mapperopt check`, `fmt` and `explain` through the real command line entry point."""
 
+import errno
+import os
 import shutil
 from pathlib import Path
 
@@ -313,6 +315,29 @@ def test_fmt_write_formats_a_link_s_target_keeps_the_mode_and_refuses_a_read_onl
     result = run("fmt", "--write", str(frozen))
     assert result.exit_code == 1 and f"{frozen} is read-only" in str(result.exception)
     assert frozen.read_text() == messy and (frozen.stat().st_mode & 0o777) == 0o444
+
+
+def test_fmt_write_keeps_a_hard_link_one_file(tmp_path, monkeypatch):
+    """A mapper with two names (a hard link) stays one file: both names read the formatted text; a full disk leaves
+    it as it was."""
+    first, second = tmp_path / "a.dsl", tmp_path / "b.dsl"
+    first.write_text("Task *   GPU ,CPU ;\n")
+    second.hardlink_to(first)
+    inode = first.stat().st_ino
+    assert run("fmt", "--write", str(second)).exit_code == 0
+    assert first.read_text() == second.read_text() == "Task * GPU,CPU;\n"
+    assert first.stat().st_ino == second.stat().st_ino == inode and first.stat().st_nlink == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.dsl", "b.dsl"]
+    first.write_text("x=1;\n" * 50)
+
+    def full(self, text, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_text", full)
+    assert run("fmt", "--write", str(first)).exit_code == 1
+    monkeypatch.undo()
+    assert second.read_text() == "x=1;\n" * 50
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.dsl", "b.dsl"]
 
 
 def test_fmt_write_on_a_full_disk_keeps_the_file_and_names_it(tmp_path, monkeypatch, capsys):

@@ -208,6 +208,11 @@ ERRORS = [
      'write Region * "pxm in" GPU FBMEM,ZCMEM;'),
     ("Layout stencil CPU 0 SOA F_order;", "E109", 1, 16, "reserved word 'CPU'",
      "write Layout stencil 0 CPU SOA F_order;"),
+    # A kind where the task goes: only the map statements take a kind selector.
+    ("Layout CPU * * AOS C_order;", "E109", 1, 8, "reserved word 'CPU'",
+     "a Layout statement is `Layout TASK REGION KIND CONSTRAINTS;` (a task name or *; a processor kind selects "
+     "tasks only in IndexTaskMap and SingleTaskMap): write Layout * * CPU AOS C_order;"),
+    ("Region GPU * GPU FBMEM;", "E109", 1, 8, "reserved word 'GPU'", "write Region * * GPU FBMEM;"),
     ("Task stencil FBMEM;", "E107", 1, 14, "'FBMEM' is a memory kind; expected a processor kind",
      "memories are chosen by Region statements, after the processor kind: Region * * GPU FBMEM;"),
     ("Task * GPU,SYSMEM;", "E107", 1, 12, "'SYSMEM' is a memory kind", "Region * * CPU SYSMEM;"),

@@ -813,6 +813,18 @@ def test_a_file_where_the_final_comparisons_folder_belongs_is_named_before_anyth
         assert sorted(p.relative_to(root) for p in root.rglob("*") if p.name != "owner.json") == before, finished
 
 
+def test_a_start_files_warnings_are_said_once_before_anything_is_measured(circuit_app, cpu2, tmp_path, capsys):
+    """tune/compare --start FILE: the checker's warnings on the start file are printed as `check` (and `run
+    --mapper`) print them, not only into the iterations' check.txt files."""
+    start = tmp_path / "wrongmap.dsl"
+    text = "m = Machine(CPU);\ndef f(Task task) { return m[0, 0]; }\nIndexTaskMap check_circuit f;\n"
+    start.write_text(text)
+    commands.check_start_file(str(start), text, ["--bench", "circuit"], circuit_app, cpu2.to_json())
+    err = capsys.readouterr().err
+    assert err.count("warning[W305]: IndexTaskMap has no effect on check_circuit") == 1, err
+    assert f"{start}:3:" in err, err
+
+
 def test_a_start_file_that_names_no_task_beside_the_programs_kept_mapper_is_warned_of(circuit_app, cpu2, tmp_path,
                                                                                       capsys):
     """tune --keep-app-mapper --start FILE: a start file whose statements name no task leaves every task to the
