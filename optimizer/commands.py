@@ -776,7 +776,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
-        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
+        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done ({how}).")
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
         for note in store.damaged:
