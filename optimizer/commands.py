@@ -1057,7 +1057,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
             summary["start" + key] = differences(first.dsl)
         if "default" in measured and summary["best_dsl"]:
             summary["best" + key] = differences(summary["best_dsl"])
-    store.write_outputs(final_pick=summary["best_iter"])
+    store.write_outputs(final_pick=summary["best_iter"], summary=summary)
     store.write_summary(summary)
     return summary
 

@@ -16,7 +16,8 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
     summary.json      the final comparison (written once the run is finished)
 
 Once the run is finished, best.dsl is the final comparison's pick, which history.csv (`final_pick`) and
-progress.png (a star) mark: it may be another iteration than the best so far.
+progress.png (a star) mark: it may be another iteration than the best so far. The plot then draws the final
+comparison's own figures too (the pick's with its interval, the references'), on which its verdict rests.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
 is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
@@ -288,13 +289,15 @@ class TuneStore:
 
     # ------------------------------------------------------------------------------------------------ outputs
 
-    def write_outputs(self, final_pick: int | None = None) -> dict[str, Path]:
+    def write_outputs(self, final_pick: int | None = None, summary: dict | None = None) -> dict[str, Path]:
         """Writes best.dsl (when some iteration succeeded), history.csv and progress.png from the journal.
 
         Args:
             final_pick: the iteration the final comparison picked (summary.json's `best_iter`), which may not be the
                 loop's best: its program is best.dsl, its history.csv row says `best.dsl` under `final_pick` and
                 the plot marks it, so that the three agree. None before the final comparison.
+            summary: the final comparison's summary (`final_comparison`), whose figures the plot draws too (its
+                verdict compares them, not those of the tuning), or None.
 
         Returns:
             the paths written, by name ("best", "history", "plot").
@@ -312,15 +315,26 @@ class TuneStore:
         write_atomically(out["history"], rows.getvalue())
         plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
                                                        f"{self.settings.get('optimizer', '')}",
-                      baselines=self.baseline_names(), final_pick=final_pick)
+                      baselines=self.baseline_names(), final_pick=final_pick,
+                      final=self._final_figures(summary) if summary else None)
         return out
 
     def baseline_names(self) -> dict[str, float]:
         """The reference mappers' throughputs measured before tuning by the name the plot gives them: the `default`
         reference of a program that registers its own mapper (discovery's `own_mapper`) as that mapper."""
+        return {self._plot_name(n): v for n, v in (self.settings.get("baselines") or {}).items()}
+
+    def _plot_name(self, reference: str) -> str:
         own = own_mapper_of(self.settings)
-        return {(reference_name(n, own) if n == "default" and own else n): v
-                for n, v in (self.settings.get("baselines") or {}).items()}
+        return reference_name(reference, own) if reference == "default" and own else reference
+
+    def _final_figures(self, summary: dict) -> dict:
+        """What `progress_figure` takes as `final` from a final comparison's summary (references and pick that
+        failed there left out)."""
+        measured = summary["measured"]
+        return {"pick": (measured[summary["best"]] or {}).get("estimate"),
+                "references": {self._plot_name(n): (m["estimate"]["value"], summary["vs"].get(n))
+                               for n, m in measured.items() if not n.startswith("iter-") and m.get("estimate")}}
 
     def write_summary(self, summary: dict) -> None:
         """Writes the final comparison (summary.json, marking the run finished) and its best program to best.dsl.
@@ -764,9 +778,10 @@ def reference_name(reference: str, own_mapper: str | None = None) -> str:
 
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
-                  baselines: dict[str, float] | None = None, final_pick: int | None = None) -> None:
+                  baselines: dict[str, float] | None = None, final_pick: int | None = None,
+                  final: dict | None = None) -> None:
     """Writes `progress_figure(...)` as a PNG to `path`, whole or not at all (`write_atomically`)."""
-    fig = progress_figure(records, title, baselines, final_pick)
+    fig = progress_figure(records, title, baselines, final_pick, final)
     import matplotlib.pyplot as plt  # after the figure chose its backend
 
     png = io.BytesIO()
@@ -776,12 +791,16 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
 
 
 def progress_figure(records: list[IterationRecord], title: str = "", baselines: dict[str, float] | None = None,
-                    final_pick: int | None = None):
+                    final_pick: int | None = None, final: dict | None = None):
     """The figure of best-so-far throughput against iteration, with each iteration's own throughput as points
     (failures as crosses on the axis), the reference mappers' throughputs (`baselines`, by name) as dashed lines and
-    the final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. Returns a
+    the final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. With
+    `final`, the final comparison's own figures ({"pick": its Estimate JSON or None, "references": {name:
+    (throughput, the pick's Comparison JSON against it or None)}}), on which its verdict rests, are drawn too: the
+    pick's with its interval at its iteration, the references' as dotted lines naming the pick's ratio. Returns a
     matplotlib Figure (Agg backend, imported here because it costs about a second)."""
     from mapperopt import interrupts
+    from mapperopt.benchmarks.protocol import CONFIDENCE, Comparison
 
     with interrupts.importing():
         import matplotlib
@@ -802,9 +821,19 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
         pick = records[final_pick - 1]
         ax.scatter([pick.iter], [pick.score], marker="*", s=220, color="gold", edgecolors="black", zorder=4,
                    label=f"final pick: iteration {pick.iter} (best.dsl)")
-    for (name, value), color in zip(sorted((baselines or {}).items()), ("tab:gray", "tab:orange")):
+        if final and final.get("pick"):
+            e = final["pick"]
+            ax.errorbar([pick.iter], [e["value"]], yerr=[[e["value"] - e["low"]], [e["high"] - e["value"]]],
+                        fmt="D", color="black", markersize=5, capsize=4, zorder=5,
+                        label=f"final pick in the final comparison ({CONFIDENCE:.0%} interval)")
+    references = (final or {}).get("references", {})
+    colors = dict(zip(sorted(set(baselines or {}) | set(references)), ("tab:gray", "tab:orange", "tab:purple")))
+    for name, value in sorted((baselines or {}).items()):
         # measured before iteration 1 (a comparison's final scores use a later measurement, taken with the bests)
-        ax.axhline(value, color=color, linestyle="--", linewidth=1, label=f"{name} (measured before tuning)")
+        ax.axhline(value, color=colors[name], linestyle="--", linewidth=1, label=f"{name} (measured before tuning)")
+    for name, (value, vs) in sorted(references.items()):
+        ratio = f": the pick {Comparison.from_json(vs).text()}" if vs else ""
+        ax.axhline(value, color=colors[name], linestyle=":", linewidth=1.5, label=f"{name} (final comparison{ratio})")
     unit = next((r.unit for r in records if r.unit), "")
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"throughput ({unit})" if unit else "throughput")

@@ -289,6 +289,41 @@ def test_the_progress_plot_clips_no_marker_and_its_legend_covers_none():
     markers_clear_and_inside(fig)
 
 
+def test_the_progress_plot_draws_the_final_comparisons_figures(tmp_path, monkeypatch):
+    """The plot drew the best so far (1.96) against the default measured before tuning (1.74), a gap to the eye,
+    while the final comparison measured both again and found no significant difference: its figures are drawn
+    too, the references' as dotted lines naming the pick's ratio and the pick's with its interval."""
+    from mapperopt.optimizer import store as store_module
+
+    figures = []
+    monkeypatch.setattr(store_module, "plot_progress",
+                        lambda records, path, **kw: figures.append(progress_figure(records, **kw)))
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "random", "baselines": {"default": 1.74}})
+    store.append(record(1, 1.7, best_iter=1))
+    store.append(replace(record(2, 1.96, best_iter=2), best_throughput=1.96))
+
+    def estimate(value, low, high):
+        return {"values": [low, value, high], "value": value, "low": low, "high": high, "spread": 0.1}
+
+    vs = {"ratio": 1.09, "low": 0.97, "high": 1.21, "significant": False}
+    summary = {"best": "iter-2", "best_iter": 2, "vs": {"default": vs, "iter-1": None},
+               "measured": {"iter-2": {"estimate": estimate(1.90, 1.80, 2.02)},
+                            "iter-1": {"estimate": estimate(1.70, 1.6, 1.8)},
+                            "default": {"estimate": estimate(1.75, 1.70, 1.81)}}}
+    store.write_outputs(final_pick=2, summary=summary)
+    [ax] = figures[0].axes
+    labels = dict(zip(*reversed(ax.get_legend_handles_labels())))
+    assert "default (measured before tuning)" in labels
+    [line] = [h for label, h in labels.items() if label.startswith("default (final comparison")]
+    assert set(line.get_ydata()) == {1.75} and line.get_linestyle() == ":"
+    assert "1.09x (0.97-1.21)" in next(label for label in labels if label.startswith("default (final comparison"))
+    [pick] = [h for label, h in labels.items() if label.startswith("final pick in the final comparison")]
+    [(x, y)] = pick.lines[0].get_xydata()
+    assert (x, y) == (2, 1.90)
+    assert sorted(pick.lines[2][0].get_segments()[0][:, 1]) == [1.80, 2.02]  # its interval
+    markers_clear_and_inside(figures[0])
+
+
 def test_open_rejects_a_folder_that_is_not_a_tuning_run(tmp_path):
     with pytest.raises(MapperoptError, match="not a tuning folder"):
         TuneStore.open(tmp_path)
