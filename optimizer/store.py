@@ -451,13 +451,16 @@ def _require_own_tasks(path: Path, settings: dict, damaged: str) -> None:
 _AS_MADE = {"size": ("--size", "its iterations were measured at that size"),
             "app_args": ("arguments after --", "its iterations ran with those arguments"),
             "optimizer": ("--optimizer", "its iterations were proposed by that optimizer"),
-            "seed": ("--seed", "its search was drawn from that seed")}
+            "seed": ("--seed", "its search was drawn from that seed"),
+            # checked by the reference runs too, but a user's program with --baseline none has none
+            "cpus": ("--cpus", "its iterations ran with that count"),
+            "gpus": ("--gpus", "its iterations ran with that count")}
 MEASURED_AS = {"size": "size", "app_args": "extra_args", "cpus": "cpus", "gpus": "gpus", "min_time_s": "min_time_s"}
 
 
 def _require_as_made(path: Path, settings: dict, damaged: str) -> None:
-    """Refuses the settings.json `path` (its `settings`) whose `size`, `app_args`, `optimizer` or `seed` is not what
-    its `request` recorded, or whose `cpus`, `gpus` or `min_time_s` is not what its reference mappers were measured
+    """Refuses the settings.json `path` (its `settings`) whose `size`, `app_args`, `optimizer`, `seed`, `cpus` or
+    `gpus` is not what its `request` recorded, or whose `cpus`, `gpus` or `min_time_s` is not what its reference mappers were measured
     with (the request holds null for a value not given, and a -ll:cpu after -- may set a count), or whose `baselines`
     are not the trimmed means of their run folders (an edit): continued, the run would measure another problem, or
     search or measure on otherwise, into its journal, or AutoGuide would compare with a figure nothing measured.

@@ -640,6 +640,23 @@ def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_
                                         "restore the tuning folder from a copy"), raised.value.hint
 
 
+@pytest.mark.parametrize("field", ["cpus", "gpus"])
+def test_a_processor_count_edited_without_reference_runs_is_refused(tmp_path, field):
+    """A user's program tuned with --baseline none has no reference runs to tell an edited `cpus` or `gpus` by:
+    continued, its next iterations ran on another machine than the earlier ones. The count given is the request's."""
+    store = TuneStore.create(tmp_path, "circuit", {"request": {"bench": "circuit", "cpus": 2, "gpus": 0},
+                                                   "cpus": 2, "gpus": 0})
+    store.unlock()
+    path = store.root / "settings.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), field: 3}))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    made = 2 if field == "cpus" else 0
+    assert raised.value.message == (f"{path} is damaged: its field '{field}' is 3, but its field 'request.{field}' "
+                                    f"(the --{field} it was made with) is {made}"), raised.value
+    assert raised.value.hint.startswith(f"set its '{field}' back to {made} ("), raised.value.hint
+
+
 def test_a_settings_file_naming_another_program_everywhere_but_in_its_tasks_is_refused(tmp_path):
     """`app`, `request.bench` and `app_description.app` all edited to stencil in a circuit folder: the three names
     agree, and the run went on as stencil's (stencil built and run, its iterations appended to circuit's, under
