@@ -835,7 +835,7 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
         # measured before iteration 1 (a comparison's final scores use a later measurement, taken with the bests)
         ax.axhline(value, color=colors[name], linestyle="--", linewidth=1, label=f"{name} (measured before tuning)")
     for name, (value, vs) in sorted(references.items()):
-        ratio = f": the pick {Comparison.from_json(vs).text()}" if vs else ""
+        ratio = f"; the pick: {Comparison.from_json(vs).text()}" if vs else ""
         ax.axhline(value, color=colors[name], linestyle=":", linewidth=1.5, label=f"{name} (final comparison{ratio})")
     unit = next((r.unit for r in records if r.unit), "")
     ax.set_xlabel("iteration")
@@ -853,4 +853,6 @@ def clear_of_data(ax) -> None:
     """Sets `ax`'s y axis from 0 to a tenth above its highest value, so that a marker there is drawn whole, and puts
     its legend under the axes, where it covers no point."""
     ax.set_ylim(0, (ax.dataLim.y1 if ax.dataLim.y1 > 0 else 1.0) * 1.1)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize="small")
+    longest = max((len(label) for label in ax.get_legend_handles_labels()[1]), default=0)
+    # two columns of labels longer than this are wider than the figure
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2 if longest <= 42 else 1, fontsize="small")
