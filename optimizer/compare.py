@@ -415,8 +415,9 @@ def _require_one_problem(folder: Path, settings: dict) -> None:
     """Refuses the comparison folder `folder` whose settings.json (`settings`) names another problem than its runs
     were tuned on (an edit): in `bench`, another program than its `app_description` and its runs' settings.json
     (`app`) do; in `size`, another size than its runs' settings.json, or none of the benchmark's sizes. Continued,
-    the runs would tune that other problem and append its figures to their journals. A program of the user's
-    (`app`) is checked by its identity instead (`run_compare`).
+    the runs would tune that other problem and append its figures to their journals. A run's `optimizer` other than
+    its folder's name (`<optimizer>-<repeat>`) is refused too: its figures would be counted as that folder's
+    optimizer's. A program of the user's (`app`) is checked by its identity instead (`run_compare`).
 
     Raises:
         MapperoptError: naming the file, the fields that disagree and both values: the runs' settings.json when they
@@ -429,6 +430,15 @@ def _require_one_problem(folder: Path, settings: dict) -> None:
         except (OSError, ValueError):  # a run's damaged file is named when the run is opened
             continue
     runs = {f: r for f, r in runs.items() if isinstance(r, dict)}
+    for file, run in runs.items():  # a run's folder, `<optimizer>-<repeat>`, names the optimizer that tunes it
+        name = file.split("/")[0]
+        optimizer, _, repeat = name.rpartition("-")
+        if repeat.isdigit() and optimizer in OPTIMIZERS and run.get("optimizer") in OPTIMIZERS and \
+                run["optimizer"] != optimizer:
+            raise MapperoptError(f"{folder / file} is damaged: its field 'optimizer' is {run['optimizer']!r}, but its "
+                                 f"folder {name} is a run of {optimizer}",
+                                 hint=f"set its 'optimizer' back to \"{optimizer}\" (its iterations were proposed by "
+                                      f"that optimizer); or {_DAMAGED}")
     for field in _TUNED_WITH:
         if field in settings:
             _require_runs_setting(folder, field, settings[field], {f: r.get(field) for f, r in runs.items()})
