@@ -638,7 +638,7 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
                 cost[u.id] = n * per_start
         def how(profiled: bool) -> str:
             if profiled in measured:
-                return f"measured over {counted[profiled]} iterations"
+                return f"measured over {counted[profiled]} iteration{'s' * (counted[profiled] != 1)}"
             return f"estimated: the other's {'+' if profiled else '-'} one execution"
 
         seconds = sum(cost[u.id] for u in mine)

@@ -1115,7 +1115,8 @@ class _Checker:
                         "statements name tasks (discovery does not see variant names)",)
             if nameless:  # Legion's own name for a task registered without one (variant names only)
                 said += (f"{no_names}: Legion calls a task registered without one "
-                         "unnamed_task_<its task ID>, a name statements may use (`Task unnamed_task_2 CPU;`); to "
+                         "unnamed_task_<its task ID>, a name statements may use "
+                         f"(`Task {min(nameless, key=lambda n: int(n[13:]))} CPU;`); to "
                          "name a task, give its name as the second argument of `Runtime::preregister_task_variant` "
                          "(TaskVariantRegistrar's is the variant's)",)
             return said

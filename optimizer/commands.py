@@ -776,7 +776,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
-        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iterations done ({how}).")
+        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done ({how}).")
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
         for note in store.damaged:
@@ -1057,7 +1057,7 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
             summary["start" + key] = differences(first.dsl)
         if "default" in measured and summary["best_dsl"]:
             summary["best" + key] = differences(summary["best_dsl"])
-    store.write_outputs(final_pick=summary["best_iter"])
+    store.write_outputs(final_pick=summary["best_iter"], summary=summary)
     store.write_summary(summary)
     return summary
 

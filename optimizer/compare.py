@@ -415,8 +415,9 @@ def _require_one_problem(folder: Path, settings: dict) -> None:
     """Refuses the comparison folder `folder` whose settings.json (`settings`) names another problem than its runs
     were tuned on (an edit): in `bench`, another program than its `app_description` and its runs' settings.json
     (`app`) do; in `size`, another size than its runs' settings.json, or none of the benchmark's sizes. Continued,
-    the runs would tune that other problem and append its figures to their journals. A program of the user's
-    (`app`) is checked by its identity instead (`run_compare`).
+    the runs would tune that other problem and append its figures to their journals. A run's `optimizer` other than
+    its folder's name (`<optimizer>-<repeat>`) is refused too: its figures would be counted as that folder's
+    optimizer's. A program of the user's (`app`) is checked by its identity instead (`run_compare`).
 
     Raises:
         MapperoptError: naming the file, the fields that disagree and both values: the runs' settings.json when they
@@ -429,6 +430,15 @@ def _require_one_problem(folder: Path, settings: dict) -> None:
         except (OSError, ValueError):  # a run's damaged file is named when the run is opened
             continue
     runs = {f: r for f, r in runs.items() if isinstance(r, dict)}
+    for file, run in runs.items():  # a run's folder, `<optimizer>-<repeat>`, names the optimizer that tunes it
+        name = file.split("/")[0]
+        optimizer, _, repeat = name.rpartition("-")
+        if repeat.isdigit() and optimizer in OPTIMIZERS and run.get("optimizer") in OPTIMIZERS and \
+                run["optimizer"] != optimizer:
+            raise MapperoptError(f"{folder / file} is damaged: its field 'optimizer' is {run['optimizer']!r}, but its "
+                                 f"folder {name} is a run of {optimizer}",
+                                 hint=f"set its 'optimizer' back to \"{optimizer}\" (its iterations were proposed by "
+                                      f"that optimizer); or {_DAMAGED}")
     for field in _TUNED_WITH:
         if field in settings:
             _require_runs_setting(folder, field, settings[field], {f: r.get(field) for f, r in runs.items()})
@@ -594,11 +604,15 @@ def _rounds(n: int, kind: str = "") -> str:
     return f"{n} {kind + ' ' if kind else ''}round{'s' if n != 1 else ''}"
 
 
+def _iterations(n) -> str:
+    return f"{n} iteration{'s' if n != 1 else ''}"
+
+
 def left_out_lines(left_out: dict, iters: int) -> list[str]:
     """The sentences naming the runs a report leaves out (summary.json's `left_out`: not_tuned, runs with fewer
     than `iters` iterations; not_measured, runs whose best has no final measurement yet; damaged, the torn journal
     lines that made runs short)."""
-    return ([f"Left out, not tuned to {iters} iterations yet: {', '.join(left_out['not_tuned'])}."]
+    return ([f"Left out, not tuned to {_iterations(iters)} yet: {', '.join(left_out['not_tuned'])}."]
             if left_out.get("not_tuned") else []) + \
            ([f"Left out, no final measurement yet: {', '.join(left_out['not_measured'])}."]
             if left_out.get("not_measured") else []) + [f"Note: {note}." for note in left_out.get("damaged", [])]
@@ -836,7 +850,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         if not outcomes:
             for line in left_out_lines(left_out, opts["iters"]):
                 say(line)
-            raise MapperoptError(f"no tuning run of {folder} has {opts['iters']} iterations yet",
+            raise MapperoptError(f"no tuning run of {folder} has {_iterations(opts['iters'])} yet",
                                  hint="the errors above stopped the runs: do what they say, then run the same command "
                                       "again" if opts.get("tune", True) else
                                  "run the command without --report-only to tune")
@@ -1247,7 +1261,7 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
                                                 "machine": ctx["machine"], "compare": ".."})
     if len(store.records) >= opts["iters"]:
         return
-    say(f"{label} (seed {seed}): {len(store.records)} of {opts['iters']} iterations done"
+    say(f"{label} (seed {seed}): {len(store.records)} of {_iterations(opts['iters'])} done"
         + (f"; cores {','.join(map(str, sorted(os.sched_getaffinity(0))))}." if len(ctx["cores"]) > 1 else "."))
     optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                start_point=recorded_start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
@@ -1433,7 +1447,7 @@ def _require_measured(folder: Path, optimizers: list[str], opts: dict) -> None:
         # their journals' length: the comparison that measured them tuned them that far
         made = max(len(TuneStore.open(folder / name).records) for name in other)
         raise MapperoptError(f"--iters {opts['iters']}: the best programs of {', '.join(other)} after "
-                             f"{opts['iters']} iterations are not those the final measurement of {folder} measured, "
+                             f"{_iterations(opts['iters'])} are not those the final measurement of {folder} measured, "
                              "so this report would show the tuning runs' own figures; nothing was written",
                              hint=f"give the --iters of the command that measured it (--iters {made})")
 
@@ -1604,8 +1618,8 @@ def _final(ctx: dict, outcomes: list[RunOutcome], rounds: int, measure: bool, sa
             again |= {r for g in stale for r in g["runs"]}
             asked = {o.folder.name for o in outcomes}
             others = [r for g in stale for r in g["runs"] if r not in asked]
-            say(f"Measuring again: the best programs of {', '.join(changed)} after {len(outcomes[0].records)} "
-                f"iterations are not those {', '.join(g['folder'] for g in stale)} measured, so "
+            say(f"Measuring again: the best programs of {', '.join(changed)} after "
+                f"{_iterations(len(outcomes[0].records))} are not those {', '.join(g['folder'] for g in stale)} measured, so "
                 + ("it moves" if len(stale) == 1 else "they move") + " to `replaced` in final.json once "
                 "the runs of this command are measured again together with "
                 + reference_name(ctx["reference"], ctx.get("own_mapper"))
@@ -1752,7 +1766,7 @@ def describe(summary: dict) -> list[str]:
              + (f" of a {summary['host_cores']}-core machine" if summary.get("host_cores") else "")
              + (f" (load average {summary['load_average'][0]:g} to {summary['load_average'][1]:g} during the final "
                 "measurement)" if summary.get("load_average") else "")
-             + f"; {runs} run(s) x {s.get('iters', '?')} iterations per optimizer"
+             + f"; {runs} run(s) x {_iterations(s.get('iters', '?'))} per optimizer"
              + (f" (of {s['repeats']} asked: the others are not finished)" if s.get("repeats", runs) != runs else "")
              + (f", {summary['jobs']} runs at a time, each on its own {summary['cores_per_job']} "
                 f"core{'s' if summary['cores_per_job'] != 1 else ''}"

@@ -16,7 +16,8 @@ Layout of a tuning folder `runs/<app>/tune-<YYYYMMDD-HHMMSS>-<6 hex>/`:
     summary.json      the final comparison (written once the run is finished)
 
 Once the run is finished, best.dsl is the final comparison's pick, which history.csv (`final_pick`) and
-progress.png (a star) mark: it may be another iteration than the best so far.
+progress.png (a star) mark: it may be another iteration than the best so far. The plot then draws the final
+comparison's own figures too (the pick's with its interval, the references'), on which its verdict rests.
 
 `TuneStore.open(folder)` replays the journal; a torn last line (the process died, or the disk filled up, mid-write)
 is skipped with a note (`damaged`) and cut away by the next `append`; other damaged lines are skipped with a note
@@ -288,13 +289,15 @@ class TuneStore:
 
     # ------------------------------------------------------------------------------------------------ outputs
 
-    def write_outputs(self, final_pick: int | None = None) -> dict[str, Path]:
+    def write_outputs(self, final_pick: int | None = None, summary: dict | None = None) -> dict[str, Path]:
         """Writes best.dsl (when some iteration succeeded), history.csv and progress.png from the journal.
 
         Args:
             final_pick: the iteration the final comparison picked (summary.json's `best_iter`), which may not be the
                 loop's best: its program is best.dsl, its history.csv row says `best.dsl` under `final_pick` and
                 the plot marks it, so that the three agree. None before the final comparison.
+            summary: the final comparison's summary (`final_comparison`), whose figures the plot draws too (its
+                verdict compares them, not those of the tuning), or None.
 
         Returns:
             the paths written, by name ("best", "history", "plot").
@@ -312,15 +315,26 @@ class TuneStore:
         write_atomically(out["history"], rows.getvalue())
         plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
                                                        f"{self.settings.get('optimizer', '')}",
-                      baselines=self.baseline_names(), final_pick=final_pick)
+                      baselines=self.baseline_names(), final_pick=final_pick,
+                      final=self._final_figures(summary) if summary else None)
         return out
 
     def baseline_names(self) -> dict[str, float]:
         """The reference mappers' throughputs measured before tuning by the name the plot gives them: the `default`
         reference of a program that registers its own mapper (discovery's `own_mapper`) as that mapper."""
+        return {self._plot_name(n): v for n, v in (self.settings.get("baselines") or {}).items()}
+
+    def _plot_name(self, reference: str) -> str:
         own = own_mapper_of(self.settings)
-        return {(reference_name(n, own) if n == "default" and own else n): v
-                for n, v in (self.settings.get("baselines") or {}).items()}
+        return reference_name(reference, own) if reference == "default" and own else reference
+
+    def _final_figures(self, summary: dict) -> dict:
+        """What `progress_figure` takes as `final` from a final comparison's summary (references and pick that
+        failed there left out)."""
+        measured = summary["measured"]
+        return {"pick": (measured[summary["best"]] or {}).get("estimate"),
+                "references": {self._plot_name(n): (m["estimate"]["value"], summary["vs"].get(n))
+                               for n, m in measured.items() if not n.startswith("iter-") and m.get("estimate")}}
 
     def write_summary(self, summary: dict) -> None:
         """Writes the final comparison (summary.json, marking the run finished) and its best program to best.dsl.
@@ -437,13 +451,16 @@ def _require_own_tasks(path: Path, settings: dict, damaged: str) -> None:
 _AS_MADE = {"size": ("--size", "its iterations were measured at that size"),
             "app_args": ("arguments after --", "its iterations ran with those arguments"),
             "optimizer": ("--optimizer", "its iterations were proposed by that optimizer"),
-            "seed": ("--seed", "its search was drawn from that seed")}
+            "seed": ("--seed", "its search was drawn from that seed"),
+            # checked by the reference runs too, but a user's program with --baseline none has none
+            "cpus": ("--cpus", "its iterations ran with that count"),
+            "gpus": ("--gpus", "its iterations ran with that count")}
 MEASURED_AS = {"size": "size", "app_args": "extra_args", "cpus": "cpus", "gpus": "gpus", "min_time_s": "min_time_s"}
 
 
 def _require_as_made(path: Path, settings: dict, damaged: str) -> None:
-    """Refuses the settings.json `path` (its `settings`) whose `size`, `app_args`, `optimizer` or `seed` is not what
-    its `request` recorded, or whose `cpus`, `gpus` or `min_time_s` is not what its reference mappers were measured
+    """Refuses the settings.json `path` (its `settings`) whose `size`, `app_args`, `optimizer`, `seed`, `cpus` or
+    `gpus` is not what its `request` recorded, or whose `cpus`, `gpus` or `min_time_s` is not what its reference mappers were measured
     with (the request holds null for a value not given, and a -ll:cpu after -- may set a count), or whose `baselines`
     are not the trimmed means of their run folders (an edit): continued, the run would measure another problem, or
     search or measure on otherwise, into its journal, or AutoGuide would compare with a figure nothing measured.
@@ -764,9 +781,10 @@ def reference_name(reference: str, own_mapper: str | None = None) -> str:
 
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
-                  baselines: dict[str, float] | None = None, final_pick: int | None = None) -> None:
+                  baselines: dict[str, float] | None = None, final_pick: int | None = None,
+                  final: dict | None = None) -> None:
     """Writes `progress_figure(...)` as a PNG to `path`, whole or not at all (`write_atomically`)."""
-    fig = progress_figure(records, title, baselines, final_pick)
+    fig = progress_figure(records, title, baselines, final_pick, final)
     import matplotlib.pyplot as plt  # after the figure chose its backend
 
     png = io.BytesIO()
@@ -776,12 +794,16 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
 
 
 def progress_figure(records: list[IterationRecord], title: str = "", baselines: dict[str, float] | None = None,
-                    final_pick: int | None = None):
+                    final_pick: int | None = None, final: dict | None = None):
     """The figure of best-so-far throughput against iteration, with each iteration's own throughput as points
     (failures as crosses on the axis), the reference mappers' throughputs (`baselines`, by name) as dashed lines and
-    the final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. Returns a
+    the final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. With
+    `final`, the final comparison's own figures ({"pick": its Estimate JSON or None, "references": {name:
+    (throughput, the pick's Comparison JSON against it or None)}}), on which its verdict rests, are drawn too: the
+    pick's with its interval at its iteration, the references' as dotted lines naming the pick's ratio. Returns a
     matplotlib Figure (Agg backend, imported here because it costs about a second)."""
     from mapperopt import interrupts
+    from mapperopt.benchmarks.protocol import CONFIDENCE, Comparison
 
     with interrupts.importing():
         import matplotlib
@@ -802,9 +824,19 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
         pick = records[final_pick - 1]
         ax.scatter([pick.iter], [pick.score], marker="*", s=220, color="gold", edgecolors="black", zorder=4,
                    label=f"final pick: iteration {pick.iter} (best.dsl)")
-    for (name, value), color in zip(sorted((baselines or {}).items()), ("tab:gray", "tab:orange")):
+        if final and final.get("pick"):
+            e = final["pick"]
+            ax.errorbar([pick.iter], [e["value"]], yerr=[[e["value"] - e["low"]], [e["high"] - e["value"]]],
+                        fmt="D", color="black", markersize=5, capsize=4, zorder=5,
+                        label=f"final pick in the final comparison ({CONFIDENCE:.0%} interval)")
+    references = (final or {}).get("references", {})
+    colors = dict(zip(sorted(set(baselines or {}) | set(references)), ("tab:gray", "tab:orange", "tab:purple")))
+    for name, value in sorted((baselines or {}).items()):
         # measured before iteration 1 (a comparison's final scores use a later measurement, taken with the bests)
-        ax.axhline(value, color=color, linestyle="--", linewidth=1, label=f"{name} (measured before tuning)")
+        ax.axhline(value, color=colors[name], linestyle="--", linewidth=1, label=f"{name} (measured before tuning)")
+    for name, (value, vs) in sorted(references.items()):
+        ratio = f"; the pick: {Comparison.from_json(vs).text()}" if vs else ""
+        ax.axhline(value, color=colors[name], linestyle=":", linewidth=1.5, label=f"{name} (final comparison{ratio})")
     unit = next((r.unit for r in records if r.unit), "")
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"throughput ({unit})" if unit else "throughput")
@@ -821,4 +853,6 @@ def clear_of_data(ax) -> None:
     """Sets `ax`'s y axis from 0 to a tenth above its highest value, so that a marker there is drawn whole, and puts
     its legend under the axes, where it covers no point."""
     ax.set_ylim(0, (ax.dataLim.y1 if ax.dataLim.y1 > 0 else 1.0) * 1.1)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize="small")
+    longest = max((len(label) for label in ax.get_legend_handles_labels()[1]), default=0)
+    # two columns of labels longer than this are wider than the figure
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2 if longest <= 42 else 1, fontsize="small")

@@ -105,7 +105,7 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     per_iter = tune["wall_s_tuning"] / len(tune["records"])
     assert "| stencil | ci | " in cost and " s (the expert's in the comparison) | " in cost
     # random's measured; guided's, not run, derived from it (not called measured)
-    assert f" s (estimated: the other's + one execution) / {per_iter:.0f} s (measured over 1 iterations) | 1 | 3 |" \
+    assert f" s (estimated: the other's + one execution) / {per_iter:.0f} s (measured over 1 iteration) | 1 | 3 |" \
         in cost, cost
     assert "where the table says estimated, its device time is a lower bound" in cost
     assert "| seed 0 of every optimizer, 1 iterations | 0 |" in cost

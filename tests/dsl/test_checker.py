@@ -1283,7 +1283,7 @@ def test_tasks_without_names_are_explained_where_a_name_is_unknown(circuit):
         t["name"], t["parent"] = names[t["name"]], names.get(t["parent"], t["parent"])
     nameless = replace(AppDescription.from_json(data), discovered_as="noname -n 1000")
     note = ("the program's tasks have no names: Legion calls a task registered without one unnamed_task_<its task "
-            "ID>, a name statements may use (`Task unnamed_task_2 CPU;`); to name a task, give its name as the "
+            "ID>, a name statements may use (`Task unnamed_task_0 CPU;`); to name a task, give its name as the "
             "second argument of `Runtime::preregister_task_variant` (TaskVariantRegistrar's is the variant's)")
     d = only("Task daxpy CPU;\nTask init_field CPU;\n", "E225", nameless)
     assert note in d.notes, d.notes
@@ -1301,3 +1301,5 @@ def test_tasks_without_names_are_explained_where_a_name_is_unknown(circuit):
     said = (f"2 of the program's {len(data['tasks'])} tasks have no names ('unnamed_task_0' and 'unnamed_task_1'): "
             "Legion")
     assert any(n.startswith(said) for n in notes), notes
+    # its example is one of the program's own unnamed tasks, not a task ID the program named (task 2 here)
+    assert any("(`Task unnamed_task_0 CPU;`)" in n for n in notes) and not any("unnamed_task_2" in n for n in notes)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mapperopt.benchmarks import harness
-from mapperopt.optimizer.compare import describe, run_compare
+from mapperopt.optimizer.compare import describe, left_out_lines, run_compare
 from mapperopt.optimizer.store import TuneStore
 
 
@@ -146,3 +146,11 @@ def test_the_tables_std_is_said_to_be_the_population_one():
                "final_rounds": 1, "reference_throughput": 2.0, "unit": "GFLOPS", "final_groups": []}
     assert "std: the population standard deviation (divided by the number of runs, not one less)" in \
         " ".join(describe(summary))
+
+
+def test_one_iteration_is_said_in_the_singular():
+    summary = {"bench": "circuit", "settings": {"size": "ci", "iters": 1, "repeats": 1}, "optimizers": {},
+               "final_rounds": 2, "reference_throughput": 2.0, "unit": "GFLOPS", "final_groups": []}
+    text = " ".join(describe(summary))
+    assert "x 1 iteration per optimizer" in text, text
+    assert "Left out, not tuned to 1 iteration yet: random-2." in left_out_lines({"not_tuned": ["random-2"]}, 1)

@@ -127,7 +127,7 @@ def test_a_refused_report_names_every_run_whose_best_differs(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", "--resume", str(folder), "--iters", "1", "--report-only"]) == 1
     err = " ".join(capsys.readouterr().err.split())
-    assert f"the best programs of {', '.join(changed)} after 1 iterations" in err, err
+    assert f"the best programs of {', '.join(changed)} after 1 iteration are not those" in err, err
 
 
 def test_a_new_best_its_group_measured_already_is_said(tmp_path):

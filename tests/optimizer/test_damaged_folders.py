@@ -797,3 +797,29 @@ def test_a_damaged_journal_line_of_a_comparisons_run_is_refused_with_a_way_to_go
         shutil.rmtree(target) if target.is_dir() else target.unlink()
     assert main(["compare", "--resume", str(folder)]) == 0
     assert len(journal.read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize("report_only", [True, False])
+def test_a_comparison_runs_optimizer_edited_is_refused(comparison, tmp_path, capsys, report_only):
+    """A run's settings.json saying another optimizer than its folder's name (`random-1` tuned by guided): resumed,
+    the run went on with that optimizer under random's name, or the report counted guided's figures as random's."""
+    folder = copied(comparison, tmp_path)
+
+    def edit(s):
+        s["optimizer"] = "guided"
+        if isinstance(s.get("request"), dict) and "optimizer" in s["request"]:
+            s["request"]["optimizer"] = "guided"  # both, or the request alone would name it
+
+    edited(folder / "random-1" / "settings.json", edit)
+    before = reports(folder)
+    capsys.readouterr()
+
+    status = main(["compare", "--resume", str(folder), *(["--report-only"] if report_only else
+                                                          [*ARGS[:1], "3", *ARGS[2:]])])
+
+    text = " ".join(capsys.readouterr().err.split())
+    assert status == 1, text
+    assert (f"error: {folder / 'random-1' / 'settings.json'} is damaged: its field 'optimizer' is 'guided', but its "
+            "folder random-1 is a run of random") in text, text
+    assert "hint: set its 'optimizer' back to \"random\"" in text, text
+    assert reports(folder) == before

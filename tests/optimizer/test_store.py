@@ -289,6 +289,41 @@ def test_the_progress_plot_clips_no_marker_and_its_legend_covers_none():
     markers_clear_and_inside(fig)
 
 
+def test_the_progress_plot_draws_the_final_comparisons_figures(tmp_path, monkeypatch):
+    """The plot drew the best so far (1.96) against the default measured before tuning (1.74), a gap to the eye,
+    while the final comparison measured both again and found no significant difference: its figures are drawn
+    too, the references' as dotted lines naming the pick's ratio and the pick's with its interval."""
+    from mapperopt.optimizer import store as store_module
+
+    figures = []
+    monkeypatch.setattr(store_module, "plot_progress",
+                        lambda records, path, **kw: figures.append(progress_figure(records, **kw)))
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "random", "baselines": {"default": 1.74}})
+    store.append(record(1, 1.7, best_iter=1))
+    store.append(replace(record(2, 1.96, best_iter=2), best_throughput=1.96))
+
+    def estimate(value, low, high):
+        return {"values": [low, value, high], "value": value, "low": low, "high": high, "spread": 0.1}
+
+    vs = {"ratio": 1.09, "low": 0.97, "high": 1.21, "significant": False}
+    summary = {"best": "iter-2", "best_iter": 2, "vs": {"default": vs, "iter-1": None},
+               "measured": {"iter-2": {"estimate": estimate(1.90, 1.80, 2.02)},
+                            "iter-1": {"estimate": estimate(1.70, 1.6, 1.8)},
+                            "default": {"estimate": estimate(1.75, 1.70, 1.81)}}}
+    store.write_outputs(final_pick=2, summary=summary)
+    [ax] = figures[0].axes
+    labels = dict(zip(*reversed(ax.get_legend_handles_labels())))
+    assert "default (measured before tuning)" in labels
+    [line] = [h for label, h in labels.items() if label.startswith("default (final comparison")]
+    assert set(line.get_ydata()) == {1.75} and line.get_linestyle() == ":"
+    assert "1.09x (0.97-1.21)" in next(label for label in labels if label.startswith("default (final comparison"))
+    [pick] = [h for label, h in labels.items() if label.startswith("final pick in the final comparison")]
+    [(x, y)] = pick.lines[0].get_xydata()
+    assert (x, y) == (2, 1.90)
+    assert sorted(pick.lines[2][0].get_segments()[0][:, 1]) == [1.80, 2.02]  # its interval
+    markers_clear_and_inside(figures[0])
+
+
 def test_open_rejects_a_folder_that_is_not_a_tuning_run(tmp_path):
     with pytest.raises(MapperoptError, match="not a tuning folder"):
         TuneStore.open(tmp_path)
@@ -603,6 +638,23 @@ def test_a_settings_file_naming_another_program_than_its_request_is_refused(tmp_
                                     "'request.bench' and 'app_description.app' are 'circuit'"), raised.value
     assert raised.value.hint.startswith("set its 'app' back to \"circuit\" (its iterations are that program's); or "
                                         "restore the tuning folder from a copy"), raised.value.hint
+
+
+@pytest.mark.parametrize("field", ["cpus", "gpus"])
+def test_a_processor_count_edited_without_reference_runs_is_refused(tmp_path, field):
+    """A user's program tuned with --baseline none has no reference runs to tell an edited `cpus` or `gpus` by:
+    continued, its next iterations ran on another machine than the earlier ones. The count given is the request's."""
+    store = TuneStore.create(tmp_path, "circuit", {"request": {"bench": "circuit", "cpus": 2, "gpus": 0},
+                                                   "cpus": 2, "gpus": 0})
+    store.unlock()
+    path = store.root / "settings.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), field: 3}))
+    with pytest.raises(MapperoptError) as raised:
+        TuneStore.open(store.root)
+    made = 2 if field == "cpus" else 0
+    assert raised.value.message == (f"{path} is damaged: its field '{field}' is 3, but its field 'request.{field}' "
+                                    f"(the --{field} it was made with) is {made}"), raised.value
+    assert raised.value.hint.startswith(f"set its '{field}' back to {made} ("), raised.value.hint
 
 
 def test_a_settings_file_naming_another_program_everywhere_but_in_its_tasks_is_refused(tmp_path):
