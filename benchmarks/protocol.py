@@ -422,7 +422,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                             + " or none, or a larger --size" if timeout else
                                             f"; measure again with a larger --size or --min-time "
                                             f"{max(2 * min_time_s, MIN_TIME_S):g}" if calibrated else
-                                            f"; give each execution more work ({work}) and measure again")
+                                            f"; give each execution more work, with {work}, and measure again")
                                          + (f", in {anew}." if anew else ".")))
     if untimed is not None:
         metric = f"the metric, in {untimed}," if untimed else "the metric, a number without a unit,"
@@ -430,7 +430,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                                              "execution the program times reached the protocol's minimum of "
                                              f"{MIN_TIME_S:g} s is not known (a time metric below it gets `Short "
                                              "measurement`): if it is shorter, timing noise weighs heavily; then "
-                                             f"give each execution more work ({work})."))
+                                             f"give each execution more work, with {work}."))
     return out
 
 

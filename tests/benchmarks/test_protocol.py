@@ -184,6 +184,7 @@ def test_advice_for_a_users_program_asks_for_larger_arguments_not_a_size():
         assert "--size" not in text and "after `--`" not in text, text
         assert "larger size arguments (in --app's quoted command line, or the application file's `sizes`)" in text, \
             text
+        assert "((" not in text and "))" not in text, text  # no parenthesis inside another
 
 
 def test_short_measurement_under_a_given_timeout_names_it():
