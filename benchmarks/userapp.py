@@ -259,7 +259,13 @@ def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
     """The metric, or None with its problems (a bad `better` and a bad regex alike) added to `problems`."""
     if data is None or data == "wall":
         return Metric()
-    if not isinstance(data, dict) or set(data) - {"regex", "unit", "better"}:
+    if isinstance(data, dict):
+        try:
+            _reject_unknown(f"{where}: metric", data, {"regex", "unit", "better"})
+        except MapperoptError as exc:
+            problems.append(exc)
+            return None
+    else:
         problems.append(MapperoptError(f"{where}: 'metric' must be `wall` or a mapping with regex, unit and better "
                                        f"(higher or lower), got {data!r}"))
         return None

@@ -118,6 +118,15 @@ def test_errors_within_a_size_or_the_metric_are_reported_together(tmp_path, exe)
         info.value
 
 
+def test_a_misspelt_metric_key_is_named_with_the_key_it_is_close_to(tmp_path, exe):
+    """A size's misspelt key got "did you mean"; the metric's (`regx`) only "must be `wall` or a mapping"."""
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\nmetric: {regx: 'took ([0-9.]+) ms', unit: ms}\n"))
+    where = str(tmp_path / "mapperopt.yaml")
+    assert str(info.value).startswith(f"{where}: metric: unknown key 'regx'; known: better, regex, unit"), info.value
+    assert info.value.hint == "did you mean 'regex' for 'regx'?", info.value.hint
+
+
 def test_command_form_and_flags(tmp_path, exe):
     app, args = app_from_options(None, ("-x",), f"{exe} -n 5", metric_regex=r"t=(\d+)", unit="ms",
                                  higher_is_better=True, verify_pattern="OK")
