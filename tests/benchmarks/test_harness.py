@@ -527,7 +527,7 @@ def test_the_run_command(tmp_path):
     failed = CliRunner().invoke(run, ["circuit", "--mapper", str(dsl), "--out", str(tmp_path / "b"), "--json", "--once",
                                       "--", *FAR_ARGS])
     assert failed.exit_code == 1
-    assert json.loads(failed.output)["stage"] == "run"
+    assert json.loads(failed.stdout)["stage"] == "run"  # the checker's warnings go to standard error
 
 
 def test_an_abort_that_says_something_or_has_no_dsl_mapper_is_the_programs(tmp_path):
