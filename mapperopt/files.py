@@ -156,8 +156,12 @@ def _json_kind(value: Any) -> str:
         return str(value)
     if value is None or isinstance(value, type):
         return _KINDS.get(value, str(value))
-    return "a number" if isinstance(value, (int, float)) and not isinstance(value, bool) else \
-        _KINDS.get(type(value), type(value).__name__)
+    return "a number" if is_number(value) else _KINDS.get(type(value), type(value).__name__)
+
+
+def is_number(value: Any) -> bool:
+    """Whether `value` is a JSON number (an int or a float, not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def restore_hint(kind: str) -> str:

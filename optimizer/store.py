@@ -47,7 +47,8 @@ from typing import Any, Iterable
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS, DescriptionError, MachineDescription
 from mapperopt.errors import MapperoptError
-from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
+from mapperopt.files import (AtLeast, OneOf, Positive, is_number, read_json, restore_hint, write_atomically,
+                             wrong_kind)
 from mapperopt.optimizer.base import OPTIMIZERS, IterationRecord
 from mapperopt.records import LEVELS, RESULT_FIELDS
 
@@ -487,7 +488,9 @@ def _require_as_made(path: Path, settings: dict, damaged: str) -> None:
     for field in ("cpus", "gpus", "min_time_s"):
         # a --min-time beyond what the timeout lets calibration reach was refused up front, but edited here it was
         # run, under a header claiming it; only calibrated executions (not a user's program's) record one
-        kept = [(r["settings"][field], p) for p, r in _set_up_files(path.parent) if field in r.get("settings", {})
+        # (a reference's damaged settings, not a number, tell nothing here: its own reading names them)
+        kept = [(r["settings"][field], p) for p, r in _set_up_files(path.parent)
+                if isinstance(r.get("settings"), dict) and is_number(r["settings"].get(field))
                 and (field != "min_time_s" or r["settings"].get("iterations_flag"))]
         if settings.get(field) is not None and kept and settings[field] not in [v for v, _ in kept]:
             value, result = kept[0]
@@ -497,7 +500,7 @@ def _require_as_made(path: Path, settings: dict, damaged: str) -> None:
     for name, value in (settings.get("baselines") or {}).items():
         result = path.parent / f"baseline-{name}" / "result.json"
         measured = ((result.is_file() and readable_result(result)) or {}).get("trimmed_mean")
-        if measured is not None and not math.isclose(value, measured, rel_tol=SAME_FIGURE):
+        if is_number(measured) and is_number(value) and not math.isclose(value, measured, rel_tol=SAME_FIGURE):
             raise MapperoptError(f"{path} is damaged: its field 'baselines.{name}' is {value!r}, but "
                                  f"baseline-{name}/result.json measured {measured!r}",
                                  hint=f"set its 'baselines.{name}' back to {measured!r}; or {damaged}")

@@ -128,6 +128,27 @@ def test_a_wrong_shape_anywhere_in_a_tuning_folders_files_is_named(tuning, tmp_p
     assert not lost, lost
 
 
+@pytest.mark.parametrize("keys, value", [(("settings", "min_time_s"), None), (("settings",), "cpus min_time_s"),
+                                         (("trimmed_mean",), "x")])
+def test_a_references_result_of_another_kind_is_no_traceback_in_the_settings_check(tuning, tmp_path, capsys, keys,
+                                                                                     value):
+    """The settings check compares settings.json's counts and baselines with the reference runs' result.json: a
+    value there of another kind (found by the fuzz above: `min_time_s` null) was a TypeError traceback."""
+    folder = tmp_path / tuning.name
+    shutil.copytree(tuning, folder)
+    path = folder / "baseline-default" / "result.json"
+
+    def put(result: dict) -> None:
+        holder = result
+        for key in keys[:-1]:
+            holder = holder[key]
+        holder[keys[-1]] = value
+
+    edited(path, put)
+    capsys.readouterr()
+    said(capsys, main(["tune", "--resume", str(folder), "--iters", "2"]), path, "tuning")
+
+
 @pytest.mark.parametrize("reference", [-1.0, 0])
 def test_an_impossible_reference_throughput_of_a_final_group_is_named(comparison, tmp_path, capsys, reference):
     """A final group's `reference` (the reference mapper's throughput the group's scores divide by) is a figure like
@@ -186,6 +207,17 @@ def _del_memories(settings: dict) -> None:
     del settings["machine"]["memories"]
 
 
+def tune_refused(folder: Path, capsys) -> str:
+    """Resumes the tuning `folder` to 2 iterations, which must be refused before anything in it is written or
+    touched; returns its error output with whitespace collapsed."""
+    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before, text
+    return text
+
+
 @pytest.mark.parametrize("edit, named", [
     (lambda s: s["machine"]["processors"].update(CPU=[-1]), "'machine.processors.CPU[0]' is -1, not an integer >= 0"),
     (lambda s: s.update(feedback_level="loud"), "'feedback_level' is 'loud', not one of 'raw', 'explain', 'suggest'"),
@@ -214,15 +246,10 @@ def test_a_settings_value_that_no_option_takes_is_refused_before_anything_runs(t
     settings = json.loads((folder / "settings.json").read_text())
     edit(settings)
     (folder / "settings.json").write_text(json.dumps(settings))
-    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
-    capsys.readouterr()
-
-    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = tune_refused(folder, capsys)
     assert f"error: {folder / 'settings.json'} is damaged: its field {named}" in text, text
     back = "set its 'machine.nodes' back to 1; or " if "'machine.nodes'" in named else ""  # the way back, when known
     assert f"hint: {back}restore the tuning folder from a copy, or start a new one with `--new`" in text, text
-    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
 @pytest.mark.parametrize("size", ["small", "nosuch"])
@@ -233,17 +260,12 @@ def test_a_tuning_folders_size_edited_is_refused_before_anything_runs(tuning, tm
     folder = tmp_path / "tuning"
     shutil.copytree(tuning, folder)
     edited(folder / "settings.json", lambda s: s.update(size=size))
-    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
-    capsys.readouterr()
-
-    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = tune_refused(folder, capsys)
     assert (f"error: {folder / 'settings.json'} is damaged: its field 'size' is {size!r}, but its field "
             "'request.size' (the --size it was made with) is 'ci'") in text, text
     assert "hint: set its 'size' back to \"ci\" (its iterations were measured at that size); or restore the " \
            "tuning folder from a copy" in text, text
     assert "--size" not in text.split("hint:")[1], text
-    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
 @pytest.mark.parametrize("field, value, made, why", [
@@ -259,16 +281,11 @@ def test_a_tuning_folders_setting_edited_is_refused_as_its_size_is(tuning, tmp_p
     was = json.loads((folder / "settings.json").read_text())[field]
     assert was != value
     edited(folder / "settings.json", lambda s: s.update({field: value}))
-    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
-    capsys.readouterr()
-
-    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = tune_refused(folder, capsys)
     assert (f"error: {folder / 'settings.json'} is damaged: its field '{field}' is {value!r}, but its field "
             f"'request.{field}' (the {made} it was made with) is {was!r}") in text, text
     assert f"hint: set its '{field}' back to {json.dumps(was)} ({why}); or restore the tuning folder from a copy" \
         in text, text
-    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
 @pytest.mark.parametrize("field, value", [("cpus", 2), ("gpus", 1), ("min_time_s", 100)])
@@ -282,15 +299,10 @@ def test_a_tuning_folders_measured_setting_edited_is_refused(tuning, tmp_path, c
     shutil.copytree(tuning, folder)
     was = json.loads((folder / "settings.json").read_text())[field]
     edited(folder / "settings.json", lambda s: s.update({field: value}))
-    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
-    capsys.readouterr()
-
-    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = tune_refused(folder, capsys)
     assert (f"error: {folder / 'settings.json'} is damaged: its field '{field}' is {value}, but the reference mappers "
             f"were measured with {was:g} (baseline-default/result.json)") in text, text
     assert f"hint: set its '{field}' back to {was:g}; or restore the tuning folder from a copy" in text, text
-    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
 def test_a_tuning_folders_baseline_throughput_edited_is_refused(tuning, tmp_path, capsys):
@@ -301,16 +313,11 @@ def test_a_tuning_folders_baseline_throughput_edited_is_refused(tuning, tmp_path
     shutil.copytree(tuning, folder)
     measured = json.loads((folder / "baseline-default" / "result.json").read_text())["trimmed_mean"]
     edited(folder / "settings.json", lambda s: s["baselines"].update(default=100.0))
-    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
-    capsys.readouterr()
-
-    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = tune_refused(folder, capsys)
     assert (f"error: {folder / 'settings.json'} is damaged: its field 'baselines.default' is 100.0, but "
             f"baseline-default/result.json measured {measured!r}") in text, text
     assert f"hint: set its 'baselines.default' back to {measured!r}; or restore the tuning folder from a copy" \
         in text, text
-    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
 def test_a_tuning_folders_request_size_edited_is_named_as_the_odd_field(tuning, tmp_path, capsys):
@@ -337,15 +344,10 @@ def test_a_tuning_folders_calibrated_count_edited_is_refused(tuning, tmp_path, c
     calibrated = json.loads((folder / "settings.json").read_text())["iterations"]
     assert calibrated > 1
     edited(folder / "settings.json", lambda s: s.update(iterations=1))
-    before = {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")}
-    capsys.readouterr()
-
-    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = tune_refused(folder, capsys)
     assert (f"error: {folder / 'settings.json'} is damaged: its field 'iterations' is 1, but the reference mappers "
             f"were measured at {calibrated}, the count calibrated before tuning") in text, text
     assert f"hint: set its 'iterations' back to {calibrated}; or restore the tuning folder from a copy" in text, text
-    assert {p.relative_to(folder): p.stat().st_mtime_ns for p in folder.rglob("*")} == before
 
 
 @pytest.mark.parametrize("field, value, named", [
