@@ -160,10 +160,7 @@ def test_an_impossible_reference_throughput_of_a_final_group_is_named(comparison
     final = json.loads((folder / "final.json").read_text())
     final["groups"][0]["reference"] = reference
     (folder / "final.json").write_text(json.dumps(final))
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].reference' is {reference!r}, not a "
             "positive number") in text, text
     assert "hint: restore final.json from a copy; or delete it" in text, text
@@ -489,10 +486,7 @@ def test_a_runs_size_edited_in_a_comparison_is_named(comparison, tmp_path, capsy
     run at its own size): named, with the comparison's size to set back."""
     folder = copied(comparison, tmp_path)
     edited(folder / "random-1" / "settings.json", lambda s: s.update(size="small"))
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert (f"error: {folder / 'random-1' / 'settings.json'} is damaged: its field 'size' is 'small', but the "
             "comparison's settings.json names 'ci' in 'size'") in text, text
     assert "hint: set its 'size' back to \"ci\"" in text, text
@@ -610,10 +604,7 @@ def test_an_app_field_in_a_benchmarks_comparison_settings_is_said_to_be_a_progra
     there (as a tuning folder's settings.json has it) is said so, not as if an object were simply expected."""
     folder = copied(comparison, tmp_path)
     edited(folder / "settings.json", lambda s: s.update(app="circuit"))
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert (f"error: {folder / 'settings.json'} is damaged: its field 'app' is 'circuit', not an object: a "
             "comparison's settings.json keeps in 'app' the description of a program of yours (--app), and names a "
             "benchmark in 'bench'") in text, text
@@ -622,10 +613,7 @@ def test_an_app_field_in_a_benchmarks_comparison_settings_is_said_to_be_a_progra
 def test_a_runs_settings_naming_another_program_than_its_comparison_is_named(comparison, tmp_path, capsys):
     folder = copied(comparison, tmp_path)
     edited(folder / "random-1" / "settings.json", lambda s: s.update(app="circuit"))
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert (f"error: {folder / 'random-1' / 'settings.json'} is damaged: its field 'app' is 'circuit', but the "
             "comparison's settings.json names 'stencil' in 'bench' and 'app_description.app'") in text, text
     assert "hint: set its 'app' back to \"stencil\"" in text, text
@@ -675,10 +663,7 @@ def test_a_reference_edited_with_its_own_measurement_is_named(comparison, tmp_pa
         f["groups"][0]["measured"]["expert"]["estimate"]["value"] = 5.0
 
     edited(folder / "final.json", both)
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert (f"error: {folder / 'final.json'} is damaged: its field 'groups[0].measured.expert.estimate.value' is "
             f"5.0, but the trimmed mean") in text, text
     assert (f"hint: set its 'groups[0].measured.expert.estimate.value' and 'groups[0].reference' back to "
@@ -761,10 +746,7 @@ def test_a_comparisons_bench_and_description_edited_together_name_its_settings(c
         s["app_description"]["app"] = "circuit"
 
     edited(folder / "settings.json", other)
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert (f"error: {folder / 'settings.json'} is damaged: its fields 'bench' and 'app_description.app' are "
             "'circuit', but its runs' random-1/settings.json names 'stencil'") in text, text
     assert "hint: set its 'bench' and 'app_description.app' back to \"stencil\"" in text, text
@@ -778,10 +760,7 @@ def test_a_damaged_journal_line_of_a_comparisons_run_is_refused_with_a_way_to_go
     journal = folder / "random-1" / "state.jsonl"
     lines = journal.read_text().splitlines(keepends=True)
     journal.write_text(json.dumps({**json.loads(lines[0]), "throughput": -1}) + "\n" + "".join(lines[1:]))
-    capsys.readouterr()
-
-    assert main(["compare", "--resume", str(folder), "--report-only"]) == 1
-    text = " ".join(capsys.readouterr().err.split())
+    text = refused(folder, capsys)
     assert ("hint: delete line 1 and every line after it from state.jsonl, the folders iter-001 and iter-002, and "
             "best.dsl, "
             "history.csv and progress.png, then run the command without --report-only: it runs iteration 1 and the "
