@@ -1881,7 +1881,7 @@ class _Checker:
             return
         # A function reading `task.parent` sees the discovered parent on the first CPU of node 0 (`explain` puts it
         # where it explains the parent to run).
-        parent_users = _parent_users(self.functions)
+        parent_users = reads_parent(self.functions)
         reported: set[tuple] = set()  # one diagnostic per failing expression, even when several tasks share it
         top = self.app.top_level
         replicated = self._replicated() if self.machine.nodes > 1 else {}
@@ -2265,7 +2265,7 @@ def _walk_stmt(s):
             yield from _walk_all(a)
 
 
-def _parent_users(functions: dict[str, A.FuncDef]) -> set[str]:
+def reads_parent(functions: dict[str, A.FuncDef]) -> set[str]:
     """Functions that read `parent`, directly or through the functions they call (linear in the calls)."""
     callers: dict[str, set[str]] = {}
     users = []

@@ -18,7 +18,7 @@ from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_
                                        require_app)
 from mapperopt.benchmarks.userapp import discovery_options, is_script
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
-from mapperopt.dsl.checker import _parent_users, check as check_program
+from mapperopt.dsl.checker import check as check_program, reads_parent
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
@@ -477,7 +477,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     legion = Evaluator(parse(""), machine, app) if app.keep_app_mapper else ev
     # A function reading task.parent is evaluated with the task's discovered parent (its first launch's) on the
     # processor explained for it: parents first. The top-level task, or one Legion's default mapper places: CPU 0.
-    parent_users = _parent_users(program.functions())
+    parent_users = reads_parent(program.functions())
     where: dict[str, dict] = {}
 
     def depth(info) -> int:
