@@ -64,8 +64,10 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
     program takes the place of the benchmark, as in `check --app` (APP_ARGS: its run's flags, as `run` takes them).
     """
     from mapperopt.descriptions import MachineDescription, parse_machine_spec
-    from mapperopt.dsl.commands import check_run_args, exit_on_syntax_error, load_app, sized_app, unchecked_note
-    from mapperopt.dsl.parser import read_source
+    from mapperopt.dsl.checker import check as check_program
+    from mapperopt.dsl.commands import (answered_app, check_run_args, exit_on_syntax_error, load_app, sized_app,
+                                        unchecked_note)
+    from mapperopt.dsl.parser import parse, read_source
 
     check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
     with exit_on_syntax_error(file):
@@ -75,9 +77,16 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
     if app_spec or (bench and (size not in (None, "ci") or app_args)):  # the application describes that run itself
         target, app, _, variants = sized_app(bench, app_spec, size or "ci", app_args, given, keep_app_mapper,
                                              timeout_s, rediscover)
-        described = json.dumps(app.to_json(), sort_keys=True)
         if variants:
             click.echo(variants, err=True)
+        if app_spec:  # check the launches of a run with this mapper's tunable answers, as `check` does
+            with exit_on_syntax_error(file):
+                program = parse(text, file)
+            app, note = answered_app(target, app, program, check_program(program, app), size or "ci", app_args,
+                                     timeout_s)
+            if note:
+                click.echo(note, err=True)
+        described = json.dumps(app.to_json(), sort_keys=True)
     # With --bench and without --machine, the machine is the one `check` probes; its description is part of the
     # record's key, so the record answers only on that machine (cached.answer probes it the same way). So is
     # --machine's when the run's flags size its memories.

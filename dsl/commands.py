@@ -340,19 +340,13 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
             notes.append(f"note: not checked: {unprobed(exc)}")
     printed = io.StringIO()
     diags = check_program(program, app, machine, printed)
-    if app_spec and any(d.code == "W323" for d in diags):
-        # A run with this mapper's tunable answers may launch other points than discovery's: check those instead.
-        try:
-            app, answers = _rediscovered(target, app, program, size, app_args, timeout_s)
-        except MapperoptError as exc:
-            why = exc.message.splitlines()[0]
-            notes.append(f"note: discovering again with this mapper's tunable answers failed ({why}): the launch "
-                         "domains checked are discovery's (W323)")
-        else:
-            printed = io.StringIO()
+    if app_spec:
+        answered, note = answered_app(target, app, program, diags, size, app_args, timeout_s)
+        if note:
+            notes.append(note)
+        if answered is not app:
+            app, printed = answered, io.StringIO()
             diags = check_program(program, app, machine, printed)
-            notes.append(f"note: discovered again with this mapper's tunable answers ({answers}): the launch "
-                         "domains checked are those of a run with them")
     echo_printed(printed.getvalue(), "the static evaluation")
     if diags:
         click.echo(render_all(diags, text))
@@ -364,6 +358,24 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         click.echo(note, err=True)
     if errors:
         raise click.exceptions.Exit(1)
+
+
+def answered_app(target, app: AppDescription, program, diags, size: str, app_args,
+                 timeout_s) -> tuple[AppDescription, str | None]:
+    """(the description of the program `target` as a run with `program` launches it, a note for stderr or None):
+    `app`, discovery's, unless `diags` (`program` checked against `app`) says that `program` answers a tunable
+    otherwise than discovery did (W323), then the program discovered again with `program`'s answers, since that
+    run may launch other points (`app` still, with a note, when that discovery fails). For check and compile."""
+    if not any(d.code == "W323" for d in diags):
+        return app, None
+    try:
+        answered, answers = _rediscovered(target, app, program, size, app_args, timeout_s)
+    except MapperoptError as exc:
+        why = exc.message.splitlines()[0]
+        return app, (f"note: discovering again with this mapper's tunable answers failed ({why}): the launch "
+                     "domains checked are discovery's (W323)")
+    return answered, (f"note: discovered again with this mapper's tunable answers ({answers}): the launch domains "
+                      "checked are those of a run with them")
 
 
 def _rediscovered(target, app: AppDescription, program, size: str, app_args,

@@ -76,6 +76,19 @@ def test_a_tunable_answered_otherwise_than_in_discovery_says_the_launch_domains_
     assert code == 0 and "W323" not in out, out
 
 
+def test_compile_checks_the_launches_of_a_run_with_the_mappers_tunable_answers_as_check_does(tmp_path, pingpong,
+                                                                                             capsys):
+    """`compile --app` checked discovery's launch domains (W323) where `check` discovered the program again."""
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Tunable 6 = 3;\nmcpu = Machine(CPU);\ndef direct(Task task) { return mcpu[0, task.ipoint[0]]; "
+                      "}\nIndexTaskMap fill direct;\n")
+    code = main(["compile", str(mapper), "--app", pingpong])
+    said = capsys.readouterr()
+    out = " ".join((said.out + said.err).split())
+    assert code == 1 and "error[E205]" in out and "launch domain (3,)" in out and "W323" not in out, out
+    assert "note: discovered again with this mapper's tunable answers (6 = 3)" in out, out
+
+
 def test_another_machine_for_a_machine_dependent_tunable_is_said_by_check_and_explain(tmp_path, pingpong, capsys):
     mapper = tmp_path / "m.dsl"
     mapper.write_text("Task * CPU;\n")
