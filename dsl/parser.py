@@ -922,7 +922,13 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
     hints = [_region_list_hint(text, tokens, token)]
     texts = _texts(accepts)
     if token.type == "IDENT" and {f"'{t}'" for t in A.PARAM_TYPES} <= texts:
-        hints.append(f"parameters are typed: write 'Task {tok_text}' (types: {', '.join(A.PARAM_TYPES)})")
+        types = f"types: {', '.join(A.PARAM_TYPES)}"
+        after = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos][:1]
+        if after and after[0].type == "IDENT":  # `Int a`: a misspelt type, not a parameter without its type
+            close = _closest(tok_text, A.PARAM_TYPES)
+            hints += [f"did you mean '{close}'?", types] if close else [types]
+        else:
+            hints.append(f"parameters are typed: write 'Task {tok_text}' ({types})")
     if token.type == "RETURN":
         hints.append("'return' is only allowed as the last statement of a function body")
     elif tok_text in _STATEMENT_WORDS and "IDENT" in accepts:

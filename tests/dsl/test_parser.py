@@ -242,6 +242,9 @@ ERRORS = [
     ("Task * GPU; }", "E100", 1, 13, "unexpected '}'; expected a statement", None),
     ("x = (1 2);", "E100", 1, 8, "unexpected '2'; expected ')', ',', '.', '?', '[' or an operator", None),
     ("def f(task) { return 1; }", "E100", 1, 7, "unexpected 'task'", "parameters are typed: write 'Task task'"),
+    # A misspelt type before the parameter's name: the type it is most like, as for a Tunable's type (E226).
+    ("def f(Int a) { return a; }", "E100", 1, 7, "unexpected 'Int'", "did you mean 'int'?"),
+    ("def f(Task t, Tsk u) { return 1; }", "E100", 1, 15, "unexpected 'Tsk'", "did you mean 'Task'?"),
     # A missing ';' before the '}' of a body, on the same line, is E102 like one at a line break.
     ("def f(Task t) { return 1 }", "E102", 1, 25, "missing ';' after '1'", None),
     ("def f(Task t) {\n  x = 1 }", "E102", 2, 8, "missing ';' after '1'", None),
@@ -340,6 +343,16 @@ def test_syntax_error(src, code, line, col, message, hint):
     assert message in err.diagnostic.message
     if hint is not None:
         assert any(hint in h for h in err.diagnostic.hints), err.diagnostic.hints
+
+
+@pytest.mark.parametrize("src", ["def f(Int a) { return a; }", "def f(Xyzzy a) { return a; }"])
+def test_a_misspelt_parameter_type_is_not_taken_for_an_untyped_parameter(src):
+    """`def f(Int a)` was told "write 'Task Int'", as if `Int` were a parameter's name without its type."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    hints = info.value.diagnostic.hints
+    assert not any("write 'Task" in h for h in hints), hints
+    assert any("types: Task, int, bool, IPoint, ISpace, MSpace" in h for h in hints), hints
 
 
 @pytest.mark.parametrize("src", ["def Task(Task t) { return 1; }", "def f(Task Tunable) { return 1; }"])
