@@ -671,10 +671,20 @@ def _mapper_file(result: RunResult) -> str:
 
 def _default_as_dsl(result: RunResult) -> str:
     """A DSL mapper that maps as Legion's default mapper does: GPUs first where the run has them, each kind's own
-    memory, SOA F_order instances."""
-    if (result.settings or {}).get("gpus"):
-        return "Task * GPU,CPU; Region * * GPU FBMEM; Region * * CPU SYSMEM; Layout * * * SOA F_order;"
-    return "Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;"
+    memory, SOA F_order instances. A run that keeps the program's own mapper (--keep-app-mapper), where a `*` names
+    no task, gets a Task statement for each of the program's tasks (its discovered description's; `TASK` where
+    there is none)."""
+    from mapperopt.dsl.formatter import selector_name
+
+    settings = result.settings or {}
+    described = _description(result) if settings.get("description") else None
+    tasks = ("*",) if not settings.get("keep_app_mapper") else (
+        tuple(map(selector_name, described.task_names)) if described is not None else ("TASK",))
+    if settings.get("gpus"):
+        kinds, regions = "GPU,CPU", "Region * * GPU FBMEM; Region * * CPU SYSMEM;"
+    else:
+        kinds, regions = "CPU", "Region * * CPU SYSMEM;"
+    return " ".join(f"Task {t} {kinds};" for t in tasks) + f" {regions} Layout * * * SOA F_order;"
 
 
 def _profiled_command(result: RunResult) -> str:
@@ -799,7 +809,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     elif result.dsl is None:
         suggestion = texts["not_profiled"].format(command=_profiled_command(result))
         if "app_file" in (result.settings or {}):  # a user's program: how to get a DSL file that maps as the default
-            suggestion += " " + texts["default_as_dsl"].format(mapper=_mapper_file(result), dsl=_default_as_dsl(result))
+            key = "default_as_dsl_kept" if result.settings.get("keep_app_mapper") else "default_as_dsl"
+            suggestion += " " + texts[key].format(mapper=_mapper_file(result), dsl=_default_as_dsl(result))
     elif "app_file" in (result.settings or {}):  # a user's program: which tasks its metric times is unknown
         suggestion = texts["no_profile_app"].format(machine=_machine_text(machine), command=_profiled_command(result))
     else:

@@ -395,6 +395,23 @@ def test_the_default_mapper_advice_names_the_command_that_profiles_a_users_progr
     assert "to write in default.dsl: `Task * CPU; Region * * CPU SYSMEM; Layout * * * SOA F_order;`" in suggestion
 
 
+def test_the_default_mapper_advice_under_keep_app_mapper_names_the_programs_tasks(tmp_path, foreign_exe):
+    """Under --keep-app-mapper a `*` names no task: the advice's `Task * CPU; ...` changed nothing there."""
+    from mapperopt.autoguide import explain
+    from mapperopt.descriptions import AppDescription
+    from mapperopt.dsl.formatter import selector_name
+
+    path = app_file(tmp_path, foreign_exe, keep=True)
+    result = run_benchmark(load_app_file(path), "default", out_dir=tmp_path / "run")
+    assert result.ok, result.reason
+    assert result.settings["keep_app_mapper"] and result.settings.get("description"), result.settings
+    result.settings.pop("own_mapper", None)  # as for a program without a mapper of its own
+    suggestion = " ".join(explain(result).suggestion.split())
+    names = AppDescription.from_json(json.loads(Path(result.settings["description"]).read_text())).task_names
+    assert "Task * " not in suggestion and "--keep-app-mapper" in suggestion, suggestion
+    assert all(f"Task {selector_name(n)} CPU;" in suggestion for n in names), (names, suggestion)
+
+
 def test_the_advice_without_a_profile_claims_no_timed_loop_for_a_users_program(tmp_path, foreign_exe):
     """A DSL mapper's unprofiled run of a user's program: the advice does not speak of the tasks of a timed loop,
     which mapperopt does not know for it, and names the command that profiles it."""
