@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -123,9 +124,10 @@ def _memory_advice(fields: Mapping[str, Any], result: RunResult) -> tuple[str, t
             f"The framebuffer is full: keep in it what fits and spill the rest to zero-copy memory, with "
             f"'Region * * GPU FBMEM,ZCMEM;' (every region framebuffer first; {where} is the first to spill). To choose "
             f"what spills, list ZCMEM first for the biggest regions that {least} "
-            f"('Region * <region> GPU ZCMEM,FBMEM;') and keep the small, hot ones in FBMEM; or raise --fsize "
-            f"(Legion's -ll:fsize; now {_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU "
-            f"has more memory."
+            f"('Region * <region> GPU ZCMEM,FBMEM;') and keep the small, hot ones in FBMEM; or raise "
+            + (f"-ll:fsize {given} (now " if (given := _given_at(result, "-ll:fsize")) else
+               "--fsize (Legion's -ll:fsize; now ")
+            + f"{_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU has more memory."
             + (" A run with --profile shows which of its tasks take the time." if own else "")
             + (_extra_instances(result) if _fits_alone(asked, sizes.get("fsize"), capacity) else ""))
         return suggestion, (Edit("set_region_memory", {"task": "*", "region": "*", "proc": "GPU",
@@ -141,17 +143,29 @@ def _memory_advice(fields: Mapping[str, Any], result: RunResult) -> tuple[str, t
     if _fits_alone(asked, sizes.get(option), capacity):
         head = (f"{kind} is the full memory{only}: {where} would fit in its {_mb(sizes.get(option), capacity)} "
                 f"alone, but other instances fill it.{_extra_instances(result)}")
-    # A size given after `--` is raised there: mapperopt refuses its option next to a different Legion flag.
     flag = LEGION_FLAGS[kind]
-    name = flag if flag in result.settings.get("extra_args", ()) else f"--{option}"
+    given = _given_at(result, flag)
+    name = flag if given else f"--{option}"
     if kind in ("SYSMEM", "ZCMEM") and physical is not None and new > physical:
         return (f"{head} Raising {name} to {new} MiB would exceed this machine's {physical} MiB: use a smaller "
                 f"problem size or a machine with more memory."), ()
     other = " No other memory can take it on this machine." if only else ""
-    how = (f"`-- {flag} {new}` in the mapperopt run/tune command" if name == flag
-           else f"Legion's {flag}; mapperopt run/tune --{option} {new}")
+    how = {None: f"Legion's {flag}; mapperopt run/tune --{option} {new}",
+           "after `--`": f"`-- {flag} {new}` in the mapperopt run/tune command"}.get(given, f"{given}: `{flag} {new}`")
     return (f"{head}{other} Raise {name} to {new} MiB ({how}).",
             (Edit("set_memory_size", {"option": option, "mb": new}),))
+
+
+def _given_at(result: RunResult, flag: str) -> str | None:
+    """Where the user gave the run's memory size `flag` (`-ll:fsize`) itself: "after `--`" or "in --app's command"
+    (a program given as a command line); None where mapperopt's option or the size set it. Next to such a flag,
+    mapperopt refuses its option with another value (`apps.require_one_value`): the flag is the one to raise."""
+    settings = result.settings or {}
+    if flag in settings.get("extra_args", ()):
+        return "after `--`"
+    words = shlex.split(settings.get("app_options") or "")  # `--app 'CMD ARGS'` for a program given so
+    given_as_command = "app_file" in settings and settings["app_file"] is None and words[:1] == ["--app"]
+    return "in --app's command" if given_as_command and flag in shlex.split(" ".join(words[1:2])) else None
 
 
 def _flag_advice(kind: str, where: str, asked: int, capacity: int | None,

@@ -77,6 +77,28 @@ def test_a_size_given_after_the_separator_is_raised_there():
     assert fb.edits == plain.edits
 
 
+def test_a_size_given_in_the_apps_command_is_raised_there():
+    """`--app './prog -ll:csize 256'`: mapperopt refuses --csize next to a different -ll:csize there, as after `--`."""
+    _, result = load("stencil-default_out_of_memory")
+    settings = {**result.settings, "app_file": None, "app_options": "--app './stencil -ll:csize 256'"}
+    fb = explain(dataclasses.replace(result, settings=settings))
+    new = raised_size(256, None, 1027074304)
+    assert f"Raise -ll:csize to {new} MiB (in --app's command: `-ll:csize {new}`)" in fb.suggestion, fb.suggestion
+    assert "--csize" not in fb.suggestion, fb.suggestion
+
+
+@pytest.mark.parametrize("settings,where", [({"extra_args": ["-ll:fsize", "3072"]}, "after `--`"),
+                                            ({"app_file": None, "app_options": "--app './stencil -ll:fsize 3072'"},
+                                             "in --app's command")])
+def test_a_framebuffer_size_given_by_its_flag_is_raised_there(settings, where):
+    """The spill advice said "raise --fsize" where -ll:fsize was given after `--` or in --app's command, next to
+    which mapperopt refuses a different --fsize."""
+    result = gpu_failure(R403.format(kinds="FBMEM", reasons=FB_FULL))
+    fb = explain(dataclasses.replace(result, settings={**result.settings, **settings}))
+    assert f"raise -ll:fsize {where} (now 3072 MiB)" in fb.suggestion, fb.suggestion
+    assert "--fsize" not in fb.suggestion, fb.suggestion
+
+
 def gpu_failure(line: str, zsize: int = 6144) -> RunResult:
     """A run on one GPU that failed with `line`, as the compiled DSL mapper prints it (no GPU runs in CI)."""
     command = f"stencil -nx 15004 -ll:gpu 1 -ll:csize 16384 -ll:fsize 3072 -ll:zsize {zsize} -logfile stderr"
