@@ -735,6 +735,15 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                   "that run again")
     if not opts.get("tune", True) and not (folder / f"{reference}.json").exists() \
             and _kept_reference(folder, reference) is None:  # else `_reference` makes it again from its run folder
+        kept = folder / f"baseline-{reference}" / "result.json"
+        try:  # a damaged one is named: the folder has a measurement, unreadable
+            if kept.is_file():
+                read_json(kept, fields=RESULT_FIELDS)
+        except MapperoptError as exc:
+            raise MapperoptError(f"{exc.message}, and {folder / f'{reference}.json'}, the {reference} mapper's "
+                                 "measurement made from it, is missing",
+                                 hint=f"restore them from a copy, or run the same command without --report-only to "
+                                      f"measure the {reference} mapper again") from None
         _no_comparison(bench, opts["runs_dir"], folder, asked)
     if not opts.get("tune", True) and opts.get("final", True):
         _require_measured(folder, optimizers, opts)

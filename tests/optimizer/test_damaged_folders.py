@@ -734,6 +734,22 @@ def test_a_damaged_reference_run_result_is_noted_and_the_report_written(comparis
         json.loads((folder / "expert.json").read_text())["throughput"]
 
 
+def test_a_damaged_reference_run_result_without_its_record_is_named_not_called_unmeasured(comparison, tmp_path,
+                                                                                           capsys):
+    """expert.json missing and baseline-expert/result.json, which it is made again from, damaged: `--report-only`
+    said the folder "has no measurement yet"."""
+    folder = copied(comparison, tmp_path)
+    (folder / "expert.json").unlink()
+    edited(folder / "baseline-expert" / "result.json", lambda r: r.update(status=5))
+    text = refused(folder, capsys)
+    assert "no measurement yet" not in text, text
+    assert (f"{folder / 'baseline-expert' / 'result.json'} is damaged: its field 'status' is a number, not a string"
+            in text and f"{folder / 'expert.json'}" in text), text
+    assert "without --report-only" in text, text
+    assert main(["compare", "--resume", str(folder), *ARGS]) == 0  # as the hint says: measured again
+    assert (folder / "expert.json").is_file()
+
+
 def test_a_comparisons_bench_and_description_edited_together_name_its_settings(comparison, tmp_path, capsys):
     """settings.json's `bench` and `app_description.app` both edited to another program: the intact runs' files were
     called damaged, with a hint to write that program into them (followed: a report titled with the other program
