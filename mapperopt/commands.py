@@ -41,14 +41,14 @@ def machine(cpus, gpus, as_json, flags):
     Runs a real Legion program (`probe`). The JSON (`--json`) is the machine description used by
     `mapperopt check/explain` and the optimizer. FLAGS after `--` are a run's Legion flags that shape its machine,
     as check and explain take them: processor counts (-ll:cpu, -ll:gpu, -ll:io, -ll:py, -ll:util) and
-    memory sizes in MiB (-ll:csize, -ll:fsize, -ll:zsize, -ll:rsize, -ll:nsize); -ll:cpu and -ll:gpu there win
-    over --cpus and --gpus. -ll:omp only with a Legion built with OpenMP (MAPPEROPT_LEGION_PREFIX): the legate
+    memory sizes in MiB (-ll:csize, -ll:fsize, -ll:zsize, -ll:rsize, -ll:nsize); -ll:cpu and -ll:gpu there must
+    agree with --cpus and --gpus where both are given, as in `run`. -ll:omp only with a Legion built with OpenMP (MAPPEROPT_LEGION_PREFIX): the legate
     wheel's has no OMP processors.
     """
     from rich.console import Console
     from rich.table import Table
 
-    from mapperopt.benchmarks.apps import processor_counts
+    from mapperopt.benchmarks.apps import processor_counts, require_one_value
 
     flags = [str(f) for f in flags]
     for flag, value in zip(flags[::2], flags[1::2] + [None]):
@@ -58,7 +58,8 @@ def machine(cpus, gpus, as_json, flags):
                                  hint="give the other flags to `mapperopt run`")
         if value is None or not value.isdigit():
             raise MapperoptError(f"`{flag}` after `--` needs a whole number, got {value!r}")
-    cpus, gpus = processor_counts(cpus, gpus, flags)  # `-ll:cpu N` after `--` wins, as in a run
+    require_one_value(None, flags, cpus=cpus, gpus=gpus)  # a contradicting option and flag are refused, as in a run
+    cpus, gpus = processor_counts(cpus, gpus, flags)
     rest = tuple(a for kv in zip(flags[::2], flags[1::2]) if kv[0] not in ("-ll:cpu", "-ll:gpu") for a in kv)
     data = probe_json(cpus, gpus, machine_flags=rest)
     if as_json:

@@ -272,6 +272,15 @@ def test_machine_command_takes_the_run_flags_that_shape_the_machine(capsys):
     assert "give `-ll:py 1`" in err and "SIGABRT" not in err, err
 
 
+def test_machine_refuses_a_processor_option_that_its_flag_contradicts(capsys):
+    """`machine --cpus 1 -- -ll:cpu 2` probed 2 CPUs silently; run, tune and compare refuse the two values."""
+    assert main(["machine", "--cpus", "1", "--json", "--", "-ll:cpu", "2"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--cpus 1 and `-ll:cpu 2` after `--` ask for different CPU counts" in err and "give one of them" in err, err
+    assert main(["machine", "--cpus", "2", "--json", "--", "-ll:cpu", "2"]) == 0  # the same value twice is one
+    assert json.loads(capsys.readouterr().out)["processors"]["CPU"] == [2]
+
+
 @pytest.mark.parametrize("command", [[]] + [[name] for name in COMMANDS])
 def test_help_renders(command):
     out = subprocess.run([sys.executable, "-m", "mapperopt.cli", *command, "--help"], capture_output=True,
