@@ -701,7 +701,9 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
     short = [u.id for u in todo if u.id in cost and u.iters == plan["iters"]]
     return ["| benchmark | size | one execution | per tuning iteration: guided / others | iterations left | "
             "final executions left | device time |", "|---|---|---|---|---|---|---|", *rows, "",
-            f"Iterations left per benchmark and size, with nothing done: {_iterations_of_all(plan)}. Final "
+            f"Iterations left per benchmark and size, with nothing done: {_iterations_of_all(plan)}; a tuning unit "
+            "that `evaluate.py list` shows as started counts whole here, as in the tables above (the iterations in "
+            "its journal are kept, and the next call resumes it, so it costs less). Final "
             f"executions: {plan['final_rounds']} rounds of the expert and of every run's best. "
             f"{_per_evaluation(executions).capitalize()}. A timed-out evaluation costs 5x the run's best execution, at "
             "least 30 s, and an optimizer's random points often time out: an iteration estimated from another card's "
