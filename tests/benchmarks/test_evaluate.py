@@ -427,3 +427,21 @@ def test_the_time_left_uses_another_cards_measured_iterations(tmp_path):
     assert "| 5 | 5.1 h (a lower bound) | 34 | 5.7 h (a lower bound) | 12 (a lower bound) |" in cost, cost
     # a started unit's done iterations are not taken off: said, since `list` shows them
     assert "a tuning unit that `evaluate.py list` shows as started counts whole here" in cost, cost
+
+
+def test_a_tight_size_has_no_bandwidth_target(tmp_path):
+    """At a `tight` size what does not fit in the framebuffer is read from zero-copy memory over the host link: the
+    card's copy bandwidth is no ceiling there, so no 80 % target either (as for Circuit, which has none)."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[90.0], sizes=["gpu", "tight"])
+    for size in ("gpu", "tight"):
+        saved = json.loads((results / "units" / "base-stencil-ci.json").read_text())
+        for m in saved["mappers"].values():
+            m["printed"] = {"BANDWIDTH": {"median": 200.0, "values": [200.0], "unit": "GB/s"}}
+        _saved(results, f"base-stencil-{size}", **{**saved, "unit": f"base-stencil-{size}"})
+    _saved(results, "limit-copybw", kind="limit", gpu="NVIDIA H200", copy_gbs=400.0, fp32_peak_gflops=1000.0,
+           fp32_peak_source="a test's")
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "| stencil | gpu | expert | 200 GB/s | 50.0% of the copy bandwidth 400 GB/s | target >= 80 % |" in text, text
+    assert ("| stencil | tight | expert | 200 GB/s | 50.0% of the copy bandwidth 400 GB/s | no target: what does not "
+            "fit in the framebuffer is read over the host link |") in text, text
