@@ -83,8 +83,8 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     # and the best against Legion's default mapper in the reference unit, for when the best found is the default
     versus = (tune["best_throughput"] or 0.0) / base["default"]["estimate"]["value"]
     # (marked within noise where two executions of one mapper here differed by more: on a shared CPU they may)
-    assert f"| {score} | {evaluate._marked(versus, evaluate.spread(load_units(results), results, 'stencil', 'ci'))} | " \
-        in row, row
+    noise = evaluate.spread(load_units(results), results, "stencil", "ci")
+    assert f"| {score} | {evaluate._marked(versus, noise)} | " in row, row
     # one round: one execution each, nothing trimmed
     assert "(one execution each, measured together)" in text and "trimmed mean" not in text
     # a run whose every evaluation failed has no unit of its own; its divisor keeps the expert's
