@@ -490,14 +490,18 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
             if b == "stencil":
                 bw = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median")
                 share = f"{bw / copy_gbs:.1%} of the copy bandwidth {copy_gbs:,.0f} GB/s" if bw and copy_gbs else "-"
-                rows.append(f"| {b} | {s} | {name} | {_fmt(bw)} GB/s | {share} | target >= 80 % |")
+                # at `tight` what does not fit in the framebuffer is read from zero-copy memory: no HBM ceiling
+                target = s != "tight"
+                rows.append(f"| {b} | {s} | {name} | {_fmt(bw)} GB/s | {share} | " + (
+                    "target >= 80 % |" if target else
+                    "no target: what does not fit in the framebuffer is read over the host link |"))
                 if bw and copy_gbs:
-                    shares.append((f"{b} {s} {name}", bw / copy_gbs))
+                    shares.append((f"{b} {s} {name}", bw / copy_gbs, target))
             elif b == "circuit":
                 share = f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" if peak else "-"
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} GFLOP/s | {share} | |")
                 if peak:
-                    shares.append((f"{b} {s} {name}", value / peak))
+                    shares.append((f"{b} {s} {name}", value / peak, False))
             elif b == "pennant":
                 cpu = units.get("cpu-pennant-gpu", {})
                 cpu_tp = cpu.get("throughput") if cpu.get("status") == "ok" else None
@@ -510,7 +514,7 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
                 share = f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)" if n else "-"
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} GFLOP/s | {share} | target >= 80 % |")
                 if n:
-                    shares.append((f"{b} {s} {name}", value / dg[n]))
+                    shares.append((f"{b} {s} {name}", value / dg[n], True))
     ceilings = []
     if copy_gbs:
         ceilings.append(f"device-to-device copy {copy_gbs:,.0f} GB/s (benchmarks/gpu/copybw.cu, bytes read + written)")
@@ -573,33 +577,17 @@ def _iterations_of_all(plan: dict) -> str:
     return f"{n * seeds * iters} = {text}"
 
 
-def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
-    """The device time the units still missing need, per benchmark and size and for the work list's stages, as
-    Markdown lines.
-
-    One execution: the expert's in the size's comparison (`<results>/work`), else the reference unit's wall time
-    over its executions (a fresh machine's first executions: slower). Seconds per tuning iteration, separately for
-    the optimizers that read the profile (`OptimizerSpec.reads_profile`: one profiling execution more) and the
-    others: measured, the done tuning units' iterations' wall time summed over every device call that ran them
-    (`wall_s_tuning`; the start program's timeout and shared evaluations included) over their iterations; for the
-    other kind one execution more or less than that; with nothing measured, `executions` executions (plus the
-    profiling one) and no timeout, a lower bound. A final unit is
-    `final_rounds` executions of the expert and of each run's best. The OpenTuner runs of `long_iters` extend the
-    10-iteration ones, so they cost the difference."""
+def _tuning_rates(units: dict, plan: dict, results: Path) -> dict[tuple[str, str], dict]:
+    """Per (benchmark, size) whose one execution is known: "per_start" (seconds, the expert's in the size's comparison
+    (`<results>/work`), else the reference unit's wall time over its executions: a fresh machine's first executions,
+    slower), "source" (which), and per optimizer kind (True: reads the profile) the seconds per tuning iteration
+    measured ("measured": the done tuning units' iterations' wall time summed over every device call that ran them,
+    `wall_s_tuning`, over their iterations) and over how many iterations ("counted")."""
     from mapperopt.optimizer.base import optimizer_spec
 
-    todo = [u for u in work_list(plan) if not is_done(u, units.get(u.id)) and u.kind in ("tune", "final")]
-    executions = plan.get("executions", EXECUTIONS)
-    cost: dict[str, float] = {}
-    rows = []
+    rates = {}
     for b, s in pairs(plan):
         base = units.get(f"base-{b}-{s}", {})
-        mine = [u for u in todo if u.bench == b and u.size == s]
-        if not mine:
-            continue
-        if expert_failed(units, b, s):
-            rows.append(f"| {b} | {s} | - | - | - | the expert failed at this size: not run |")
-            continue
         starts = sum(len((m.get("estimate") or {}).get("values", ())) or 1 for m in base.get("mappers", {}).values())
         per_start, source = _expert_wall(results, b, s), "the expert's in the comparison"
         if per_start is None and base.get("wall_s"):
@@ -607,7 +595,6 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
             if plan.get("tune_args", {}).get(f"{b}-{s}"):
                 source += f", more than with the comparison's {' '.join(plan['tune_args'][f'{b}-{s}'])}"
         if per_start is None:
-            rows.append(f"| {b} | {s} | - | - | - | reference unit not done: no figure yet |")
             continue
         measured: dict[bool, float] = {}
         counted: dict[bool, int] = {}
@@ -617,36 +604,92 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
             if done:
                 counted[profiled] = sum(len(u["records"]) for u in done)
                 # over every call that ran the iterations: a unit's `wall_s` is only its last call's
-                measured[profiled] = sum(u["wall_s_tuning"] for u in done) / sum(len(u["records"]) for u in done)
+                measured[profiled] = sum(u["wall_s_tuning"] for u in done) / counted[profiled]
+        rates[(b, s)] = {"per_start": per_start, "source": source, "measured": measured, "counted": counted}
+    return rates
 
-        def per_iter(profiled: bool) -> float:
+
+def _other_cards(results: Path) -> list[tuple[str, dict]]:
+    """The other results folders beside `results` (those with a plan.json): their card's label and `_tuning_rates`."""
+    found = []
+    for stored in sorted(results.parent.glob("*/plan.json")):
+        if stored.parent.resolve() == results.resolve():
+            continue
+        plan, units = load_plan(stored.parent), load_units(stored.parent)
+        found.append((card_label(measured_on(plan, units)), _tuning_rates(units, plan, stored.parent)))
+    return found
+
+
+def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
+    """The device time the units still missing need, per benchmark and size and for the work list's stages, as
+    Markdown lines.
+
+    One execution and the measured seconds per tuning iteration: `_tuning_rates`. An optimizer kind (reading the
+    profile, one profiling execution more, or not) with no iteration measured here costs, in executions an iteration,
+    what it cost at the same benchmark and size in another card's results folder beside `results` (its timeouts
+    included); else the other kind's measured seconds here, one execution more or less; else `executions` executions
+    (plus the profiling one) and no timeout: a lower bound. A final unit is `final_rounds` executions of the expert
+    and of each run's best. The OpenTuner runs of `long_iters` extend the 10-iteration ones, so they cost the
+    difference."""
+    from mapperopt.optimizer.base import optimizer_spec
+
+    todo = [u for u in work_list(plan) if not is_done(u, units.get(u.id)) and u.kind in ("tune", "final")]
+    executions = plan.get("executions", EXECUTIONS)
+    rates, others = _tuning_rates(units, plan, results), _other_cards(results)
+    cost: dict[str, float] = {}
+    lower: set[str] = set()  # units whose cost is a lower bound
+    rows = []
+    for b, s in pairs(plan):
+        mine = [u for u in todo if u.bench == b and u.size == s]
+        if not mine:
+            continue
+        if expert_failed(units, b, s):
+            rows.append(f"| {b} | {s} | - | - | - | the expert failed at this size: not run |")
+            continue
+        if (b, s) not in rates:
+            rows.append(f"| {b} | {s} | - | - | - | reference unit not done: no figure yet |")
+            continue
+        per_start, source, measured, counted = (rates[(b, s)][k] for k in ("per_start", "source", "measured",
+                                                                             "counted"))
+
+        def per_iter(profiled: bool) -> tuple[float, str, bool]:
+            """Seconds per iteration, how they were found, and whether they are a lower bound."""
             if profiled in measured:
-                return measured[profiled]
+                n = counted[profiled]
+                return measured[profiled], f"measured over {n} iteration{'s' * (n != 1)}", False
+            for card, theirs in others:
+                there = theirs.get((b, s))
+                if there and profiled in there["measured"]:
+                    ratio = there["measured"][profiled] / there["per_start"]
+                    return (per_start * ratio, f"estimated: {ratio:.1f} executions an iteration, as measured on the "
+                            f"{card} over {there['counted'][profiled]} iterations", False)
             if measured:  # the other kind's, one profiling execution more or less
-                return max(measured[not profiled] + (per_start if profiled else -per_start), per_start)
-            return per_start * (executions + profiled)
+                return (max(measured[not profiled] + (per_start if profiled else -per_start), per_start),
+                        f"estimated: the other's {'+' if profiled else '-'} one execution", False)
+            return (per_start * (executions + profiled),
+                    f"estimated, a lower bound: {executions + profiled} execution{'s' * (executions + profiled != 1)}",
+                    True)
 
         iters = finals = 0
         for u in mine:
             if u.kind == "tune":
                 n = u.iters - (plan["iters"] if u.iters != plan["iters"] else 0)
                 iters += n
-                cost[u.id] = n * per_iter(optimizer_spec(u.optimizer).reads_profile)
+                seconds, _, bound = per_iter(optimizer_spec(u.optimizer).reads_profile)
+                cost[u.id] = n * seconds
+                if bound:
+                    lower.add(u.id)
             else:
                 n = plan["final_rounds"] * (1 + len(u.needs))
                 finals += n
                 cost[u.id] = n * per_start
-        def how(profiled: bool) -> str:
-            if profiled in measured:
-                return f"measured over {counted[profiled]} iteration{'s' * (counted[profiled] != 1)}"
-            return f"estimated: the other's {'+' if profiled else '-'} one execution"
-
         seconds = sum(cost[u.id] for u in mine)
-        rates = (f"{per_iter(True):.0f} s / {per_iter(False):.0f} s (" + (
-            f"measured over {sum(counted.values())} iterations" if len(measured) == 2 else "estimated") + ")"
-            if len(measured) != 1 else
-            f"{per_iter(True):.0f} s ({how(True)}) / {per_iter(False):.0f} s ({how(False)})")
-        rows.append(f"| {b} | {s} | {per_start:.1f} s ({source}) | {rates} | {iters} | {finals} | "
+        (guided, how_guided, _), (others_s, how_others, _) = per_iter(True), per_iter(False)
+        rates_cell = (f"{guided:.0f} s / {others_s:.0f} s ({how_guided})" if how_guided == how_others and
+                      not how_guided.startswith("measured") else
+                      f"{guided:.0f} s / {others_s:.0f} s (measured over {sum(counted.values())} iterations)"
+                      if len(measured) == 2 else f"{guided:.0f} s ({how_guided}) / {others_s:.0f} s ({how_others})")
+        rows.append(f"| {b} | {s} | {per_start:.1f} s ({source}) | {rates_cell} | {iters} | {finals} | "
                     f"{seconds / 3600:.1f} h |")
     per_call = CALL_S - BUILD_S
 
@@ -654,47 +697,57 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
         total = sum(cost[i] for i in ids)
         calls, sessions = -(-total // per_call), -(-total // UNITS_PER_SESSION_S)
         device = total + sessions * (START_S + BUILD_S) + calls * WARM_S
-        return f"| {name} | {len(ids)} | {total / 3600:.1f} h | {calls:.0f} | {device / 3600:.1f} h | {sessions:.0f} |"
+        bound = " (a lower bound)" if lower & set(ids) else ""
+        return (f"| {name} | {len(ids)} | {total / 3600:.1f} h{bound} | {calls:.0f} | {device / 3600:.1f} h{bound} | "
+                f"{sessions:.0f}{bound} |")
 
     first = [u.id for u in todo if u.id in cost and u.kind == "tune" and u.seed == 0 and u.iters == plan["iters"]]
     short = [u.id for u in todo if u.id in cost and u.iters == plan["iters"]]
     return ["| benchmark | size | one execution | per tuning iteration: guided / others | iterations left | "
             "final executions left | device time |", "|---|---|---|---|---|---|---|", *rows, "",
-            f"Iterations left per benchmark and size, with nothing done: {_iterations_of_all(plan)}. Final "
+            f"Iterations left per benchmark and size, with nothing done: {_iterations_of_all(plan)}; a tuning unit "
+            "that `evaluate.py list` shows as started counts whole here, as in the tables above (the iterations in "
+            "its journal are kept, and the next call resumes it, so it costs less). Final "
             f"executions: {plan['final_rounds']} rounds of the expert and of every run's best. "
-            f"{_per_evaluation(executions).capitalize()}. An estimated iteration counts no timeout (a timed-out "
-            "evaluation costs 5x the run's best execution, at least 30 s, and an optimizer's random points often time "
-            "out): where the table says estimated, its device time is a lower bound.", "",
+            f"{_per_evaluation(executions).capitalize()}. A timed-out evaluation costs 5x the run's best execution, at "
+            "least 30 s, and an optimizer's random points often time out: an iteration estimated from another card's "
+            "measured iterations (in executions of each card) counts that card's timeouts; one estimated from "
+            "executions alone counts none: where the table says a lower bound, its device time is one.", "",
             f"A session has {SESSION_S // 60} device minutes: a machine's start and first transfer ({START_S} s), "
             f"the build of every benchmark ({BUILD_S} s), then {CALLS_PER_SESSION} calls on the warm machine, each "
             f"with at most {per_call} s of units ({CALL_S} s less the build) and about {WARM_S} s of transfers, the "
             f"next one started before the machine's idle release: {UNITS_PER_SESSION_S:,} s of units per session. "
             f"Sessions = units' time / {UNITS_PER_SESSION_S:,} s, rounded up; a machine released between two calls "
             f"costs another start.", "",
-            "| what is left | units | time of the units | device calls | device time | sessions |",
+            "| what is left | units | time of the units | device calls | device time | sessions (a lower bound where "
+            "a row above is) |",
             "|---|---|---|---|---|---|",
             stage(f"seed 0 of every optimizer, {plan['iters']} iterations", first),
             stage(f"every seed, {plan['iters']} iterations, and their final units", short),
             stage("everything (with the long OpenTuner runs)", list(cost))]
 
 
-def _plot_shares(shares: list[tuple[str, float]], path: Path) -> None:
-    """PNG: one horizontal bar per (label, achieved / ceiling); the 80 % target dashed."""
+def _plot_shares(shares: list[tuple[str, float, bool]], path: Path) -> None:
+    """PNG: one horizontal bar per (label, achieved / ceiling, has the 80 % target); the target dashed on the bars
+    that have it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 0.3 * len(shares) + 1.2), dpi=100)
-    labels, values = zip(*shares)
+    labels, values, targets = zip(*shares)
     ax.barh(range(len(shares)), values, color="tab:blue")
     ax.set_yticks(range(len(shares)), labels, fontsize="small")
     ax.invert_yaxis()
-    ax.axvline(0.8, color="gray", linestyle="--", linewidth=1, label="target 80 %")
+    for i in (i for i, target in enumerate(targets) if target):
+        ax.plot([0.8, 0.8], [i - 0.45, i + 0.45], color="black", linestyle="--", linewidth=1, zorder=3,
+                label="target 80 %" if i == targets.index(True) else None)
     ax.set_xlim(0, 1.05)
     ax.set_xlabel("achieved / ceiling\n(stencil: copy bandwidth; circuit: FP32 peak; GEMMs: cuBLAS DGEMM)",
                   fontsize="small")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
+    if any(targets):
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -711,9 +764,44 @@ def _shown_unit(unit: str | None) -> str:
 
 
 def _stats(scores: dict[str, float], runs: int) -> str:
-    """Table cells mean | std | worst | median | best; of one run only the mean and best (its score) are figures."""
-    return " | ".join("n/a" if runs == 1 and k in ("std", "worst", "median") else f"{scores[k]:.2f}"
+    """Table cells mean | std | worst | median | best; of one run only the mean and best (its score) are figures, of
+    two the std and median tell nothing worst and best do not (half their range, their mean)."""
+    return " | ".join("n/a" if (runs == 1 and k in ("std", "worst", "median") or runs == 2 and k in ("std", "median"))
+                      else f"{scores[k]:.2f}"
                       for k in ("mean", "std", "worst", "median", "best"))
+
+
+def _rounds(rounds: int) -> str:
+    """How a reference unit's figure of each mapper is made from its `rounds` interleaved rounds."""
+    return ("one execution of each mapper, measured together" if rounds == 1 else
+            f"the {'median' if rounds <= 3 else 'trimmed mean'} of {rounds} interleaved rounds of each mapper")
+
+
+def spread(units: dict, results: Path, b: str, s: str) -> float | None:
+    """The largest relative difference (larger / smaller - 1) measured between two executions of one mapper at (b,
+    s): the reference unit's rounds, its repeat (`units/repeats/base-<b>-<s>.json`, measured in the same session),
+    and the expert's first execution in each tuning comparison against the reference unit's; None where nothing was
+    measured twice. A ratio of two mappers no further from 1 is not a difference between them."""
+    seen = {name: executions(units, results, b, s, name) for name in ("default", "expert")}
+    seen["expert"].extend(r["reference_first"] for r in units.values()
+                                         if r.get("kind") == "tune" and r.get("bench") == b and r.get("size") == s
+                                         and r.get("status") == "ok" and r.get("reference_first"))
+    gaps = [max(v) / min(v) - 1 for v in seen.values() if len(v) > 1 and min(v) > 0]
+    return max(gaps) if gaps else None
+
+
+def executions(units: dict, results: Path, b: str, s: str, mapper: str) -> list[float]:
+    """Every execution of `mapper` ("default" or "expert") in the reference unit of (b, s) and in its repeat
+    (`units/repeats/`, the same session), throughputs."""
+    repeat = results / "units" / "repeats" / f"base-{b}-{s}.json"
+    bases = [units.get(f"base-{b}-{s}", {})] + ([json.loads(repeat.read_text())] if repeat.exists() else [])
+    return [v for base in bases for v in
+            ((base.get("mappers", {}).get(mapper) or {}).get("estimate") or {}).get("values") or []]
+
+
+def _marked(ratio: float, noise: float | None) -> str:
+    """A ratio as a table cell: 2 decimals, marked where it is within the measured spread (`spread`)."""
+    return f"{ratio:.2f}" + (" (within noise)" if noise is not None and abs(ratio - 1) <= noise else "")
 
 
 def _per_evaluation(executions: int) -> str:
@@ -721,7 +809,7 @@ def _per_evaluation(executions: int) -> str:
             f"{executions} calibrated executions per evaluation, trimmed mean")
 
 
-def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[str], dict | None]:
+def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) -> tuple[list[str], dict | None]:
     """The paper's table for (b, s) and the best tuning run found (its unit)."""
     optimizers, skipped = usable_optimizers(plan)
     base = units.get(f"base-{b}-{s}", {})
@@ -732,12 +820,18 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
     unit = _shown_unit(mappers.get("expert", {}).get("unit"))
     firsts = sorted({r["reference_first"] for o in optimizers for r in _runs(units, b, s, o, plan["iters"],
                                                                                  plan["seeds"])})
+    noise = spread(units, results, b, s)
     if expert:
         rounds = base["rounds"]
-        lines.append(f"Reference unit: expert {_fmt(expert)} {unit}, Legion's default mapper "
-                     + (f"{_fmt(default)} {unit}" if default else "failed")
+
+        def ranged(m: dict) -> str:  # the rounds' lowest and highest beside the figure
+            low, high = (m.get("estimate") or {}).get("low"), (m.get("estimate") or {}).get("high")
+            return f" ({_fmt(low)}-{_fmt(high)})" if rounds > 1 and low is not None and high is not None else ""
+        lines.append(f"Reference unit: expert {_fmt(expert)} {unit}{ranged(mappers['expert'])}, Legion's default "
+                     "mapper " + (f"{_fmt(default)} {unit}{ranged(mappers['default'])}" if default else "failed")
                      + (" (one execution each, measured together)." if rounds == 1 else
-                        f" ({rounds} interleaved rounds, trimmed mean)."))
+                        f" ({_rounds(rounds).removeprefix('the ').removesuffix(' of each mapper')}, range in "
+                        "brackets)."))
         bandwidth = mappers["expert"].get("printed", {}).get("BANDWIDTH")
         if bandwidth:  # the stencil prints its memory traffic too: the limits table's figure
             lines[-1] += (f" The expert's execution also printed BANDWIDTH = {_fmt(bandwidth['median'])} "
@@ -754,8 +848,8 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
     if expert and default and len(firsts) == 1 and not finals:
         # the divisor of every provisional row below, so that the rows compare with one another
         lines.append(f"| Legion default mapper | - | 1 | {default / firsts[0]:.2f} | | | | | 1.00 | | | "
-                     f"the expert's first ({_fmt(firsts[0])} {unit}), as every row here; the default's own "
-                     "execution is the reference unit's |")
+                     f"the expert's first ({_fmt(firsts[0])} {unit}), as every row here; measured together with "
+                     f"the expert: {_marked(default / expert, noise)} |")
     elif expert and default:
         lines.append(f"| Legion default mapper | - | 1 | {default / expert:.2f} | | | | | 1.00 | | | "
                      + ("the expert in the reference unit, the same execution round |" if base["rounds"] == 1 else
@@ -786,8 +880,9 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str) -> tuple[list[s
                             "median": statistics.median(scores), "best": max(scores)}, len(runs))
             top = max(r["best_throughput"] or 0.0 for r in runs)
             divisors = ", ".join(sorted({_fmt(r["reference_first"]) for r in runs}))
-            how = f"provisional: the run's own measurements / the expert's first ({divisors} {unit})"
-        versus = f"{top / default:.2f}" if default else "n/a: default failed"
+            how = (f"provisional: the run's own measurements / the expert's first ({divisors} {unit}); the best "
+                   f"against the reference unit's expert: {_marked(top / expert, noise)}")
+        versus = _marked(top / default, noise) if default else "n/a: default failed"
         evals = sum(len(r["records"]) for r in runs)
         failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
         walls = ", ".join(f"{r['wall_s_tuning'] / 60:.1f}" for r in runs)
@@ -858,7 +953,12 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              + ("; the notes (the status, the findings and the text under the tables and in the sections on "
                 "changes and calls) are written by hand from them" if notes else "")
              + "; how to reproduce or continue it, and the device calls that ran it: "
-             "[How it was run](#how-it-was-run).", ""]
+             "[How it was run](#how-it-was-run). "
+             f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}. "
+             "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
+             "between two executions of one mapper at its benchmark and size (the reference unit's rounds, its "
+             "repeat in `units/repeats/`, the expert's first execution in each tuning comparison): it is no "
+             "difference between the mappers.", ""]
     if notes.get("summary"):
         lines += [notes["summary"], ""]
     lines += _limits_section(units, plan, results, out)
@@ -870,8 +970,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               f"iterations; `mapperopt compare`'s protocol ({_per_evaluation(plan.get('executions', EXECUTIONS))}; "
               "a timeout at 5x the run's best execution, or the expert's "
               "before a success, is final). "
-              "Scores: mean, population std, worst, median and best of the runs' best / expert; a failed run counts "
-              "0; best / Legion default: the highest throughput of the runs over Legion's default mapper's in the "
+              "Scores: mean, population std, worst, median and best of the runs' best / expert (of two runs, worst "
+              "and best are the range and std and median n/a); a failed run counts 0; best / Legion default: the "
+              "highest throughput of the runs over Legion's default mapper's in the "
               "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper); "
               "tuning time per run: the wall time of its iterations summed over every device call that ran them "
               "(a saved unit's `wall_s` is only its last call's). "
@@ -879,7 +980,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
     best_runs = {}
     for b, s in pairs(plan):
-        table, best = _table(units, plan, b, s, resume)
+        table, best = _table(units, plan, b, s, resume, results)
         lines += table
         if best:
             best_runs[(b, s)] = best
@@ -896,10 +997,29 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         ratio = r["best_throughput"] / r["reference_first"]
         unit = _shown_unit(r["throughput_unit"])
         default = _estimate(units[f"base-{b}-{s}"]["mappers"].get("default", {}))
-        # Legion's default mapper first where it ran: the expert may be the weaker reference
-        heading = (f"{r['best_throughput'] / default:.2f}x Legion's default mapper (its reference unit's "
-                   f"{_fmt(default)} {unit}), {ratio:.2f}x the expert" if default else
-                   f"{ratio:.2f}x the expert (Legion's default mapper failed at this size)")
+        # against the two mappers measured with the same runtime, the reference unit (the comparison's first
+        # execution of the expert may be days older); Legion's default mapper first where it ran: the expert may be
+        # the weaker reference
+        expert = _estimate(units[f"base-{b}-{s}"]["mappers"]["expert"])
+        versus = {"default": r["best_throughput"] / default if default else None,
+                  "expert": r["best_throughput"] / expert}
+        noise = spread(units, results, b, s)
+        within = {k: v is not None and noise is not None and abs(v - 1) <= noise for k, v in versus.items()}
+        said = {k: "" if all(within.values()) or not within[k] else
+                f" (within the {noise * 100:.1f} % two executions of one mapper differ by here)" for k in versus}
+        runs = executions(units, results, b, s, "default")
+        # over each of the default mapper's executions where it has several: the reference figure is one of them
+        low, high = (f"{r['best_throughput'] / x:.2f}" for x in (max(runs, default=1), min(runs, default=1)))
+        shown_default = f"{versus['default'] or 0:.2f}" if len(runs) < 2 else low if low == high else f"{low}-{high}"
+        heading = ((f"{shown_default}x Legion's default mapper (its "
+                    f"reference unit's {_fmt(default)} {unit}"
+                    + (f"; its {len(runs)} executions here {_fmt(min(runs))}-{_fmt(max(runs))}" if len(runs) > 1
+                       else "") + f"){said['default']}, " if default else "")
+                   + f"{versus['expert']:.2f}x the expert in its reference unit{said['expert']} ({ratio:.2f}x its "
+                   "first execution in the comparison)"
+                   + ("" if default else " (Legion's default mapper failed at this size)")
+                   + (f"; each within the {noise * 100:.1f} % two executions of one mapper differ by here: not a "
+                      "difference" if all(within.values()) else ""))
         lines += [f"### {b}, size `{s}`: {heading}", "",
                   f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']}: {_fmt(r['best_throughput'])} "
                   f"{unit} (the run's own measurement) / {_fmt(r['reference_first'])} {unit} (the expert's first in "
@@ -933,7 +1053,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                                    else "")
                   for u in missing[:40]]
         if len(missing) > 40:
-            lines.append(f"- ... and {len(missing) - 40} more (`python3 benchmarks/gpu/evaluate.py list`)")
+            lines.append(f"- ... and {len(missing) - 40} more (`python3 benchmarks/gpu/evaluate.py list --results "
+                         f"{shown}`)")
     else:
         lines.append("Nothing: the work list is complete.")
     text = "\n".join(lines) + "\n"
