@@ -15,7 +15,7 @@ ln -s liblegion-legate.so.1 "$tmp/legion/lib64/liblegion-legate.so"
 ln -s librealm-legate.so.25 "$tmp/legion/lib64/librealm-legate.so"
 tar -C "$tmp" -cf - legion | xz -6 -T0 > .carry/legion.tar.xz
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 -d .carry/wheels lark click jinja2 pyyaml rich \
-  scipy-openblas32
+  filelock scipy-openblas32
 # the [baselines] extra (compare's OpenTuner and Optuna) without numpy and packaging, which the machine has;
 # opentuner, argparse and future come as sources only: built into wheels here (pure Python)
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .carry/wheels optuna sqlalchemy \

@@ -11,7 +11,7 @@ if [ ! -d "$legion_root/legion" ]; then  # unpacked beside it, then moved: a sto
     mv "$unpacked/legion" "$legion_root/"
 fi
 export MAPPEROPT_LEGION_PREFIX="$legion_root/legion"
-python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich scipy-openblas32 \
+python3 -m pip install -q --no-index --find-links .carry/wheels lark click jinja2 pyyaml rich filelock scipy-openblas32 \
   opentuner optuna
 python3 -m pip install -q --no-deps --no-index .carry/wheels/mapperopt-*.whl
 export PATH="$(python3 -c 'import sys, os; print(os.path.dirname(sys.executable))'):$PATH"
