@@ -278,6 +278,11 @@ class BenchCommand(click.Command):
             check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts])
         return rest
 
+    def format_epilog(self, ctx, formatter):  # the names BENCH takes: no other command lists them
+        formatter.write_paragraph()
+        formatter.write_text(f"BENCH: {', '.join(known_benchmarks())}.")
+        super().format_epilog(ctx, formatter)
+
 
 def size_options(command):
     """The problem size, processors and memories of a benchmark run: `--size`, `--cpus`, `--gpus`, `--csize`,

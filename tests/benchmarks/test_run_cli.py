@@ -374,3 +374,17 @@ def test_a_time_that_is_not_a_finite_number_is_refused(command, option, value, t
     rest = ["m.dsl", "--app", "./prog"] if command == "check" else ["circuit"]
     assert main([command, *rest, option, value]) == 2
     assert f"Invalid value for '{option}': '{value}' is not a finite number." in capsys.readouterr().err
+
+
+def test_the_benchmarks_are_listed_by_the_help_of_run_tune_and_compare_and_when_none_is_named(capsys):
+    """No command listed the benchmarks that BENCH names (only an unknown name's error did): the help of run, tune and
+    compare lists them, and so does the error for a run that names none."""
+    from mapperopt.benchmarks.apps import known_benchmarks
+
+    listed = ", ".join(known_benchmarks())
+    assert "cannon" in listed and "pennant" in listed
+    for command in ("run", "tune", "compare"):
+        assert main([command, "--help"]) == 0
+        assert f"BENCH: {listed}." in " ".join(capsys.readouterr().out.split()), command
+    assert main(["run"]) == 1
+    assert f"hint: the benchmarks: {listed}" in capsys.readouterr().err
