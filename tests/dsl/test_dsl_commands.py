@@ -124,6 +124,27 @@ def test_check_refuses_a_layout_the_run_is_certain_to_reject(tmp_path):
     assert run("check", str(path), "--bench", "stencil", "--machine", "1x2").exit_code == 0
 
 
+def test_the_gemm_docs_say_which_layouts_check_refuses_and_which_reach_dgemm(tmp_path):
+    """docs/gemm.md said an F_order mapper stops the run in DGEMM, and reports/gemm-h200.md gave such a mapper as the
+    way to see that message, but `check` (and so `run`) refuses F_order first (E223); only AOS padding (W327) passes
+    check and reaches task_4's stride check. The docs' account is what check does."""
+    forder, padded = tmp_path / "forder.dsl", tmp_path / "padded.dsl"
+    forder.write_text("Task * CPU;\nLayout * * * SOA F_order;\n")
+    padded.write_text("Task * CPU;\nLayout * * * AOS C_order Align==128;\n")
+    result = run("check", str(forder), "--bench", "summa", "--machine", "1x0x2")
+    assert result.exit_code == 1 and "error[E223]" in result.output, result.output
+    result = run("check", str(padded), "--bench", "summa", "--machine", "1x0x2")
+    assert result.exit_code == 0 and "warning[W327]" in result.output, result.output
+    root = Path(__file__).resolve().parents[2]
+    section = (root / "docs" / "gemm.md").read_text().split("\n## The BLAS and the layout\n")[1].split("\n## ")[0]
+    reaches = section.split("** On entry to DGEMM")[0]
+    reaches = reaches.split("E223")[-1]  # what the doc says gets past check to the BLAS
+    assert "F_order" not in reaches and "Align" in reaches, reaches
+    assert "E223" in section and "W327" in section, section
+    report = (root / "reports" / "gemm-h200.md").read_text().split("\n## Layout check on the GPU")[1].split("\n## ")[0]
+    assert "E223" in report, report  # the F_order mapper it measured is refused at check now
+
+
 def test_machine_spec_says_what_it_means(tmp_path):
     """`1x1` is one node with one GPU (and one CPU); labelled counts say so themselves; check prints the machine."""
     path = tmp_path / "fb.dsl"
