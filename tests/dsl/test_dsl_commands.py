@@ -76,6 +76,23 @@ def test_check_without_machine_takes_the_runs_processor_flags(tmp_path):
     assert "E205" not in result.output and "PY" in result.output, result.output
 
 
+def test_machine_option_with_a_size_takes_the_size_memories(tmp_path):
+    """`--size gpu --machine 1x1` gave --machine's default memories (FBMEM 16 GiB) although `--size` gives the run's
+    memories (docs/dsl-guide.md): pennant's gpu size asks csize 16384, fsize 40960, zsize 2048 (MiB). The run's
+    flags after `--` still win, as in the run; check, explain and compile read the same machine."""
+    path = tmp_path / "p.dsl"
+    path.write_text("Task * GPU,CPU;\n")
+    base = ("--bench", "pennant", "--size", "gpu", "--machine", "1x1")
+    result = run("check", str(path), *base)
+    assert "(memories SYSMEM 16 GiB, FBMEM 40 GiB, ZCMEM 2 GiB)" in result.output, result.output
+    result = run("check", str(path), *base, "--", "-ll:fsize", "1000")
+    assert "(memories SYSMEM 16 GiB, FBMEM 1000 MiB, ZCMEM 2 GiB)" in result.output, result.output
+    result = run("explain", str(path), *base)
+    assert "machine: 1 node of 1 CPU and 1 GPU (memories SYSMEM 16 GiB, FBMEM 40 GiB, ZCMEM 2 GiB)" in result.output
+    compiled = run("compile", str(path), *base, "-o", str(tmp_path / "p.so"))
+    assert compiled.exit_code == 0, compiled.output
+
+
 def test_machine_option_takes_the_run_memory_flags(tmp_path):
     """--machine with the run's flags after `--`: `-ll:rsize`/`-ll:nsize` give each node RDMEM/SOCKMEM, as a run with
     them has (E221 only without them), and `-ll:csize`/`-ll:fsize`/`-ll:zsize` size the memories (`-ll:zsize 0`: no
@@ -86,7 +103,7 @@ def test_machine_option_takes_the_run_memory_flags(tmp_path):
     assert run("check", str(path), *base).exit_code == 1
     result = run("check", str(path), *base, "--", "-ll:rsize", "64")
     assert result.exit_code == 0, result.output
-    assert "1 node of 2 CPUs (memories SYSMEM 512 MiB, RDMEM 64 MiB)" in result.output
+    assert "1 node of 2 CPUs (memories SYSMEM 256 MiB, RDMEM 64 MiB)" in result.output  # circuit ci's csize 256
     assert run("explain", str(path), *base, "--", "-ll:rsize", "64").exit_code == 0
     assert run("compile", str(path), *base, "-o", str(tmp_path / "m.so"), "--", "-ll:rsize", "64"
                ).exit_code == 0
@@ -264,7 +281,7 @@ def test_check_names_the_machine_in_one_wording(tmp_path):
     # explain too (it said "1 node(s), per node CPU 1")
     path.write_text("Task * CPU;\n")
     result = run("explain", str(path), "--bench", "circuit", "--machine", "1x0x1")
-    assert result.output.startswith("machine: 1 node of 1 CPU (memories SYSMEM 512 MiB)\n"), result.output
+    assert result.output.startswith("machine: 1 node of 1 CPU (memories SYSMEM 256 MiB)\n"), result.output
 
 
 def test_check_syntax_error(tmp_path):
