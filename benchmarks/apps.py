@@ -93,7 +93,10 @@ def check_app_flags(app: str, args, options=()) -> None:
             raise MapperoptError(f"{word} after `--` goes to {app}, not to mapperopt",
                                  hint=f"give {word} before `--`")
         near = closest(word, flags)
-        raise MapperoptError(f"{app} takes no flag {word} (after `--`): it would ignore it and run another problem",
+        # another benchmark's flag (`-reduce` to johnson) leaves the problem as it is; a misspelt one does not
+        others = sorted(a for a, f in APP_FLAGS.items() if word in f)
+        effect = f"(a flag of {', '.join(others)})" if others else "and run another problem"
+        raise MapperoptError(f"{app} takes no flag {word} (after `--`): it would ignore it {effect}",
                              hint=(f"did you mean {near}? " if near else "")
                              + f"{app}'s flags: {' '.join(APP_FLAGS[app])}; Legion's and Realm's pass through")
 

@@ -97,6 +97,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         # Pennant's energy check (its `small` and `gpu` sizes) passes a run whose state was wrong from the start.
         if any((a.result or {}).get("check", {}).get("kind") == "energy" for a in result.attempts):
             how = " (energy conservation only: the final state is not compared)"
+        elif missing := _missing_reference(result):
+            how = (f" (against the program's own sequential run: no {missing} beside the deck, the original "
+                   "PENNANT's output)")
         table.add_row("verified", f"yes, every execution{how}" if checked else "[yellow]only the exit status[/] "
                       "(nothing checks the output)")
     else:
@@ -277,6 +280,24 @@ class BenchCommand(click.Command):
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
             check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts])
         return rest
+
+    def format_epilog(self, ctx, formatter):  # the names BENCH takes: no other command lists them
+        formatter.write_paragraph()
+        formatter.write_text(f"BENCH: {', '.join(known_benchmarks())}.")
+        super().format_epilog(ctx, formatter)
+
+
+def _missing_reference(result: RunResult) -> str | None:
+    """The name of the reference output (`<deck>.xy.std`, the original PENNANT's) missing beside the deck that a
+    Pennant run was given after `--`, when its check fell back to the program's own sequential run; else None."""
+    words = shlex.split(result.settings.get("command", ""))
+    given = "-deck" in result.settings.get("extra_args", ()) and "-deck" in words[:-1]
+    if not given or not result.attempts or not all((a.result or {}).get("check", {}).get("kind") == "sequential"
+                                                   for a in result.attempts):
+        return None
+    deck = words[words.index("-deck") + 1]
+    reference = Path(deck.removesuffix(".pnt") + ".xy.std")  # as the program finds it
+    return None if reference.exists() else reference.name
 
 
 def size_options(command):

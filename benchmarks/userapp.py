@@ -29,8 +29,8 @@ from pathlib import Path
 
 from mapperopt import toolchain
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flags, processor_counts, require_app,
-                                       require_gpu_driver)
+from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flags, known_benchmarks, processor_counts,
+                                       require_app, require_gpu_driver)
 from mapperopt.descriptions import APP_FIELDS
 from mapperopt.errors import MapperoptError, closest, extended, signal_name
 from mapperopt.files import read_json, write_atomically, writing_in
@@ -1369,7 +1369,8 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
             names = " and ".join(filter(None, (", ".join(given[:-1]), given[-1])))
             raise MapperoptError(f"{names} {'applies' if len(given) == 1 else 'apply'} only to --app")
         if not bench:
-            raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'")
+            raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'",
+                                 hint=f"the benchmarks: {', '.join(known_benchmarks())}")
         require_app(bench)
         return bench, app_args
     problems: list[MapperoptError] = []  # every problem of the options and the program at once (`_checked`)

@@ -66,7 +66,7 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
     from mapperopt.descriptions import MachineDescription, parse_machine_spec
     from mapperopt.dsl.checker import check as check_program
     from mapperopt.dsl.commands import (answered_app, check_run_args, exit_on_syntax_error, load_app, sized_app,
-                                        unchecked_note)
+                                        sized_machine, unchecked_note)
     from mapperopt.dsl.parser import parse, read_source
 
     check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
@@ -87,13 +87,15 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
             if note:
                 click.echo(note, err=True)
         described = json.dumps(app.to_json(), sort_keys=True)
+    if given is not None:
+        given = sized_machine(machine_spec, target, size or "ci", app_args)
     # With --bench and without --machine, the machine is the one `check` probes; its description is part of the
     # record's key, so the record answers only on that machine (cached.answer probes it the same way). So is
-    # --machine's when the run's flags size its memories.
+    # --machine's when the run's size or flags size its memories.
     machine, probed, probe_error = None, "", None
     if given is not None:
         machine = given
-        if app_args:  # its memory flags shape the machine: the record answers only for that one
+        if target or app_args:  # its size's and flags' memories shape the machine: the record answers only for that one
             probed = json.dumps(machine.to_json(), sort_keys=True)
     elif target:
         try:

@@ -247,6 +247,24 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
     return bench, AppDescription.from_json(desc), f"{run_cmd} on the {procs} of --machine", note
 
 
+def sized_machine(machine_spec: str, target, size: str, app_args=()) -> MachineDescription:
+    """--machine's machine (`parse_machine_spec`) with the memories of a run of `target` (`sized_app`'s: a
+    benchmark's name, a user's program, or None) at `size`: the size's csize, fsize and zsize, then the run's flags
+    after `--` (`app_args`), which override them as in the run.
+
+    Raises:
+        MapperoptError: the size does not exist; DescriptionError: as `parse_machine_spec`.
+    """
+    memories = ()
+    if target:
+        from mapperopt.benchmarks.apps import load_config
+
+        sz = (load_config(target) if isinstance(target, str) else target.config).size(size)
+        memories = tuple(a for flag, mib in (("-ll:csize", sz.csize), ("-ll:fsize", sz.fsize), ("-ll:zsize", sz.zsize))
+                         if mib is not None for a in (flag, str(mib)))
+    return parse_machine_spec(machine_spec, (*memories, *app_args))
+
+
 def _cuda_variants(bench: str, desc: dict, gpus: bool) -> tuple[dict, str | None]:
     """(`desc`, None), or, on a machine with GPUs (`gpus`) when this build of `bench` has no CUDA (it lists no GPU
     variant where the committed description, a CUDA build's, lists some), `desc` with the committed variants of each
@@ -320,6 +338,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
     machine = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
     target, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, machine, keep_app_mapper, timeout_s,
                                                rediscover)
+    if machine is not None:
+        machine = sized_machine(machine_spec, target, size, app_args)
     if target:
         notes.append(f"launch domains: those of {run_cmd}")
     if app_spec and is_script(target.exe) and not rediscover:
@@ -909,6 +929,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
                                               rediscover)
     if variants:
         click.echo(variants, err=True)
+    if given is not None:
+        given = sized_machine(machine_spec, bench, size, app_args)
     machine = given or load_machine(None, bench, size, tuple(app_args))
     domain = _parse_domain(domain_spec) if domain_spec else None
     printed, diags = io.StringIO(), []

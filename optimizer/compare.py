@@ -644,7 +644,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         MapperoptError: unknown optimizer, nothing to compare, the reference mapper fails, or the harness cannot run.
     """
     from mapperopt.benchmarks import describe_app, load_config
-    from mapperopt.benchmarks.apps import processor_counts
+    from mapperopt.benchmarks.apps import processor_counts, require_gpu_driver
     from mapperopt.benchmarks.harness import remove_made
     from mapperopt.descriptions import MachineDescription
     from mapperopt.probe import run_probe_json
@@ -684,6 +684,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     with _pinned(cores[0]):  # a job's CPU processors: its cores less the utility processors'
         cpus = default_cpus(size, gpus, bench) if opts["cpus"] is None else opts["cpus"]
     cpus, gpus = processor_counts(cpus, gpus, opts["app_args"])  # `-- -ll:cpu 3`: what the runs get
+    if opts.get("tune", True):  # a comparison that cannot run says only that, before any notice; a report runs nothing
+        require_gpu_driver(gpus, opts["size"], size.gpus, opts["app_args"])
     shared = _shared_cores(cores, cpus, protocol.utility_processors(size.util, opts["app_args"]),
                            opts.get("cpus_per_job") is not None)
     if shared and opts.get("tune", True):  # said before anything is measured; a report measures nothing

@@ -171,3 +171,15 @@ def test_bad_mapper_rejected_before_execution_expects_that_rule(path, tmp_path, 
         except _AcceptedStatically:
             return
         assert not (code and f"[{code[1]}]" in again.reason), (bad.name, again.reason)
+
+
+@pytest.mark.parametrize("path", [p for p in FAILED if load(p)[1].dsl is None], ids=lambda p: p.stem)
+def test_a_run_without_a_dsl_mapper_is_not_blamed_on_a_mapping(path):
+    """Under Legion's default mapper a wrong result (`cannon -- -test-skip-step`, `pennant -- -test-corrupt`) was
+    explained as "a mapping decision broke a kernel's assumptions", and Pennant's suggestion was to run the same size
+    with `--mapper default`, which that run already did."""
+    _, result = load(path)
+    fb = explain(result)
+    explanation, suggestion = (" ".join(t.split()) for t in (fb.explanation, fb.suggestion))
+    assert "mapping decision" not in explanation and "a mapper alone" not in explanation, explanation
+    assert "--mapper default" not in suggestion and "undo" not in suggestion.lower(), suggestion

@@ -162,6 +162,22 @@ def test_run_says_when_only_energy_conservation_verified(monkeypatch, capsys, tm
     assert re.search(r"│ verified +│ yes, every execution +│", out), out
 
 
+def test_run_says_when_a_deck_without_its_reference_output_is_checked_against_the_sequential_run(
+        monkeypatch, capsys, tmp_path):
+    """sedovsmall.pnt copied to a working folder lost its sedovsmall.xy.std (the original PENNANT's output), and the
+    check fell back to the program's own sequential run without a word: `run` says so, and says nothing where the
+    reference output is beside the deck."""
+    (tmp_path / "sedovsmall.pnt").write_text((DECKS / "sedovsmall.pnt").read_text())
+    monkeypatch.chdir(tmp_path)
+    out = run_table(monkeypatch, capsys, tmp_path / "copied", "-deck", "sedovsmall.pnt", "-energy-tolerance", "0.1")
+    said = (r"│ verified +│ yes, every execution \(against the program's own sequential run: no sedovsmall.xy.std "
+            r"beside the deck, the original PENNANT's output\) +│")
+    assert re.search(said, out), out
+    out = run_table(monkeypatch, capsys, tmp_path / "shipped", "-deck", str(DECKS / "sedovsmall.pnt"),
+                    "-energy-tolerance", "0.1")
+    assert re.search(r"│ verified +│ yes, every execution +│", out), out
+
+
 def test_run_table_says_how_many_cycles_were_timed(monkeypatch, capsys, tmp_path):
     """-cstop counts the 2 warm-up cycles too: the measured time is that of the 8 timed ones, which the zone-cycles/s
     figure divides."""

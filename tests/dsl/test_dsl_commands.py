@@ -76,6 +76,23 @@ def test_check_without_machine_takes_the_runs_processor_flags(tmp_path):
     assert "E205" not in result.output and "PY" in result.output, result.output
 
 
+def test_machine_option_with_a_size_takes_the_size_memories(tmp_path):
+    """`--size gpu --machine 1x1` gave --machine's default memories (FBMEM 16 GiB) although `--size` gives the run's
+    memories (docs/dsl-guide.md): pennant's gpu size asks csize 16384, fsize 40960, zsize 2048 (MiB). The run's
+    flags after `--` still win, as in the run; check, explain and compile read the same machine."""
+    path = tmp_path / "p.dsl"
+    path.write_text("Task * GPU,CPU;\n")
+    base = ("--bench", "pennant", "--size", "gpu", "--machine", "1x1")
+    result = run("check", str(path), *base)
+    assert "(memories SYSMEM 16 GiB, FBMEM 40 GiB, ZCMEM 2 GiB)" in result.output, result.output
+    result = run("check", str(path), *base, "--", "-ll:fsize", "1000")
+    assert "(memories SYSMEM 16 GiB, FBMEM 1000 MiB, ZCMEM 2 GiB)" in result.output, result.output
+    result = run("explain", str(path), *base)
+    assert "machine: 1 node of 1 CPU and 1 GPU (memories SYSMEM 16 GiB, FBMEM 40 GiB, ZCMEM 2 GiB)" in result.output
+    compiled = run("compile", str(path), *base, "-o", str(tmp_path / "p.so"))
+    assert compiled.exit_code == 0, compiled.output
+
+
 def test_machine_option_takes_the_run_memory_flags(tmp_path):
     """--machine with the run's flags after `--`: `-ll:rsize`/`-ll:nsize` give each node RDMEM/SOCKMEM, as a run with
     them has (E221 only without them), and `-ll:csize`/`-ll:fsize`/`-ll:zsize` size the memories (`-ll:zsize 0`: no
@@ -86,7 +103,7 @@ def test_machine_option_takes_the_run_memory_flags(tmp_path):
     assert run("check", str(path), *base).exit_code == 1
     result = run("check", str(path), *base, "--", "-ll:rsize", "64")
     assert result.exit_code == 0, result.output
-    assert "1 node of 2 CPUs (memories SYSMEM 512 MiB, RDMEM 64 MiB)" in result.output
+    assert "1 node of 2 CPUs (memories SYSMEM 256 MiB, RDMEM 64 MiB)" in result.output  # circuit ci's csize 256
     assert run("explain", str(path), *base, "--", "-ll:rsize", "64").exit_code == 0
     assert run("compile", str(path), *base, "-o", str(tmp_path / "m.so"), "--", "-ll:rsize", "64"
                ).exit_code == 0
@@ -122,6 +139,27 @@ def test_check_refuses_a_layout_the_run_is_certain_to_reject(tmp_path):
     assert f"{path}:2:1: error[E223]: the application's variants need SOA F_order instances" in result.output
     assert "hint: write `Layout * * * SOA;` instead" in result.output
     assert run("check", str(path), "--bench", "stencil", "--machine", "1x2").exit_code == 0
+
+
+def test_the_gemm_docs_say_which_layouts_check_refuses_and_which_reach_dgemm(tmp_path):
+    """docs/gemm.md said an F_order mapper stops the run in DGEMM, and reports/gemm-h200.md gave such a mapper as the
+    way to see that message, but `check` (and so `run`) refuses F_order first (E223); only AOS padding (W327) passes
+    check and reaches task_4's stride check. The docs' account is what check does."""
+    forder, padded = tmp_path / "forder.dsl", tmp_path / "padded.dsl"
+    forder.write_text("Task * CPU;\nLayout * * * SOA F_order;\n")
+    padded.write_text("Task * CPU;\nLayout * * * AOS C_order Align==128;\n")
+    result = run("check", str(forder), "--bench", "summa", "--machine", "1x0x2")
+    assert result.exit_code == 1 and "error[E223]" in result.output, result.output
+    result = run("check", str(padded), "--bench", "summa", "--machine", "1x0x2")
+    assert result.exit_code == 0 and "warning[W327]" in result.output, result.output
+    root = Path(__file__).resolve().parents[2]
+    section = (root / "docs" / "gemm.md").read_text().split("\n## The BLAS and the layout\n")[1].split("\n## ")[0]
+    reaches = section.split("** On entry to DGEMM")[0]
+    reaches = reaches.split("E223")[-1]  # what the doc says gets past check to the BLAS
+    assert "F_order" not in reaches and "Align" in reaches, reaches
+    assert "E223" in section and "W327" in section, section
+    report = (root / "reports" / "gemm-h200.md").read_text().split("\n## Layout check on the GPU")[1].split("\n## ")[0]
+    assert "E223" in report, report  # the F_order mapper it measured is refused at check now
 
 
 def test_machine_spec_says_what_it_means(tmp_path):
@@ -243,7 +281,7 @@ def test_check_names_the_machine_in_one_wording(tmp_path):
     # explain too (it said "1 node(s), per node CPU 1")
     path.write_text("Task * CPU;\n")
     result = run("explain", str(path), "--bench", "circuit", "--machine", "1x0x1")
-    assert result.output.startswith("machine: 1 node of 1 CPU (memories SYSMEM 512 MiB)\n"), result.output
+    assert result.output.startswith("machine: 1 node of 1 CPU (memories SYSMEM 256 MiB)\n"), result.output
 
 
 def test_check_syntax_error(tmp_path):

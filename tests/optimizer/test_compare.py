@@ -724,3 +724,19 @@ def test_a_timeout_the_executions_do_not_fit_in_is_refused_after_the_reference(t
     assert ("each execution took here besides it (Legion's start-up and the application's set-up" in text
             or "ran past --timeout 1.1" in text), text
     assert "iter 1/1" not in text and not list(runs.glob("stencil/compare-*/random-1/iter-*")), text
+
+
+def test_a_gpu_size_without_a_gpu_is_refused_before_any_warning(tmp_path, capsys):
+    """`compare pennant --size gpu` on a machine without an NVIDIA driver printed the core-count warning (pennant's
+    gpu size asks 2 CPU + 2 utility processors) before the "no GPU" error, which alone matters: the comparison cannot
+    run. run and tune print only the error."""
+    from mapperopt import toolchain
+
+    if toolchain.has_cuda_driver():
+        pytest.skip("this machine has an NVIDIA driver")
+    assert main(["compare", "pennant", "--size", "gpu", "--iters", "1", "--runs", "1", "--runs-dir",
+                 str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith("error: no GPU on this machine: size 'gpu' asks for 1 GPU"), err
+    assert "More processors than cores" not in out + err, out + err
+    assert not any(tmp_path.iterdir())
