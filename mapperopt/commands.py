@@ -196,7 +196,10 @@ def llm_check() -> Check:
     would stop at once)."""
     from mapperopt.optimizer.llm import ENV, ChatModel, LLMConfig
 
-    config = LLMConfig.from_env()
+    try:
+        config = LLMConfig.from_env()
+    except MapperoptError as exc:  # a bad timeout, retry count or cap: `tune` would refuse it too
+        return Check("LLM endpoint", False, exc.message, exc.hint or "")
     if not config.configured:
         return Check("LLM endpoint", False, "none configured: `mapperopt tune` uses the offline rule-based search",
                      f"set {ENV['base_url']}, {ENV['model']} and {ENV['api_key']} to use a model", required=False)

@@ -664,7 +664,7 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
                    "line to other users: prefer the variable).")
 @click.option("--llm-timeout", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
-@click.option("--llm-retries", type=int, default=None,
+@click.option("--llm-retries", type=click.IntRange(min=0), default=None,
               help="Retries of a model request after an endpoint fault [env MAPPEROPT_LLM_RETRIES; 3].")
 @click.option("--llm-cap", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds of model time one iteration may use [env MAPPEROPT_LLM_CAP; 300].")

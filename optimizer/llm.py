@@ -37,6 +37,8 @@ from mapperopt.errors import MapperoptError
 ENV = {"base_url": "MAPPEROPT_LLM_BASE_URL", "model": "MAPPEROPT_LLM_MODEL", "api_key": "MAPPEROPT_LLM_API_KEY",
        "timeout_s": "MAPPEROPT_LLM_TIMEOUT", "max_retries": "MAPPEROPT_LLM_RETRIES",
        "max_model_s": "MAPPEROPT_LLM_CAP"}
+OPTIONS = {"base_url": "llm-base-url", "model": "llm-model", "api_key": "llm-api-key", "timeout_s": "llm-timeout",
+           "max_retries": "llm-retries", "max_model_s": "llm-cap"}  # `tune`'s options
 BACKOFF_S = 1.0       # the first wait before a retry; doubled each time...
 MAX_BACKOFF_S = 30.0  # ...up to this
 RETRIED_STATUS = (408, 409, 429)  # and every 5xx
@@ -78,24 +80,31 @@ class LLMConfig:
         """Options given (not None) win over the environment variables of `ENV`.
 
         Raises:
-            MapperoptError: a timeout or retry count that is not a number, a timeout or cap that is not finite.
+            MapperoptError: a timeout or cap that is not a positive finite number, a retry count that is not a whole
+                number of 0 or more (the error names the variable or option).
         """
         values: dict[str, Any] = {}
+        source: dict[str, str] = {}  # how the error names each setting: the variable, or the option given
         for name, var in ENV.items():
             value = overrides.get(name)
             values[name] = value if value is not None else (os.environ.get(var) or None)
-        try:
-            timeout = float(values["timeout_s"]) if values["timeout_s"] is not None else cls.timeout_s
-            retries = int(values["max_retries"]) if values["max_retries"] is not None else cls.max_retries
-            cap = float(values["max_model_s"]) if values["max_model_s"] is not None else cls.max_model_s
-        except ValueError as exc:
-            raise MapperoptError(f"bad language-model setting: {exc}",
-                                 hint=f"{ENV['timeout_s']} and {ENV['max_model_s']} take seconds, "
-                                      f"{ENV['max_retries']} a count") from None
-        for name, seconds in (("timeout_s", timeout), ("max_model_s", cap)):
-            if not math.isfinite(seconds):  # --llm-timeout and --llm-cap refuse it already: the variable's
-                raise MapperoptError(f"bad language-model setting: {ENV[name]}={values[name]} is not a finite number",
-                                     hint=f"{ENV[name]} takes seconds")
+            source[name] = var if value is None else f"--{OPTIONS[name]}"
+        numbers: dict[str, Any] = {}
+        for name, kind in (("timeout_s", float), ("max_retries", int), ("max_model_s", float)):
+            if values[name] is None:
+                numbers[name] = getattr(cls, name)
+                continue
+            unit = "a whole number of 0 or more" if kind is int else "a positive, finite number of seconds"
+            try:
+                number = kind(values[name])
+            except ValueError:
+                number = None
+            if number is None or not math.isfinite(number) or number < 0 or (kind is float and number == 0):
+                raise MapperoptError(f"bad language-model setting: {source[name]}={values[name]} is not {unit}",
+                                     hint=f"{ENV[name]} (--{OPTIONS[name]}) takes {unit}; unset, it is "
+                                          f"{getattr(cls, name):g}")
+            numbers[name] = number
+        timeout, retries, cap = numbers["timeout_s"], numbers["max_retries"], numbers["max_model_s"]
         return cls(base_url=values["base_url"], model=values["model"], api_key=values["api_key"],
                    timeout_s=timeout, max_retries=retries, max_model_s=cap)
 

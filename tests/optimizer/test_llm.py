@@ -41,7 +41,7 @@ def test_a_time_setting_that_is_not_finite_is_refused(monkeypatch, var):
 
     for value in ("nan", "inf"):
         monkeypatch.setenv(var, value)
-        with pytest.raises(MapperoptError, match=f"{var}.*not a finite number"):
+        with pytest.raises(MapperoptError, match=f"{var}={value} is not a positive, finite number of seconds"):
             LLMConfig.from_env()
 
 
@@ -324,3 +324,37 @@ def test_a_bad_request_and_an_unchanged_answer_use_the_iteration(tmp_path, llm_s
     assert same.startswith("LLM answer not used: the suggested code equals the current code; mapper unchanged")
     assert "HTTP 400" in same  # the failed request is named
     assert broken.startswith("LLM answer not used: the suggested code is not valid Python (line 1: ")
+
+
+@pytest.mark.parametrize("var, value", [("MAPPEROPT_LLM_TIMEOUT", "-5"), ("MAPPEROPT_LLM_TIMEOUT", "0"),
+                                        ("MAPPEROPT_LLM_CAP", "-1"), ("MAPPEROPT_LLM_RETRIES", "-1"),
+                                        ("MAPPEROPT_LLM_RETRIES", "abc")])
+def test_a_setting_out_of_range_is_refused_naming_it(monkeypatch, var, value):
+    """A negative timeout reached the socket (ValueError on every request, every iteration used up); a negative
+    retry count sent no request at all. Each is refused where the settings are read, naming the variable."""
+    from mapperopt.errors import MapperoptError
+
+    monkeypatch.setenv(var, value)
+    with pytest.raises(MapperoptError, match=f"{var}={value}") as refused:
+        LLMConfig.from_env()
+    assert var in refused.value.hint
+
+
+def test_doctor_names_a_bad_setting(monkeypatch):
+    """doctor, the command meant to diagnose the settings, neither crashes nor calls the endpoint unreachable."""
+    from mapperopt.commands import llm_check
+
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "-5")
+    check = llm_check()
+    assert not check.ok and check.required and "MAPPEROPT_LLM_TIMEOUT=-5" in check.detail
+    assert "connect" not in check.detail and "MAPPEROPT_LLM_TIMEOUT" in check.fix
+
+
+def test_a_negative_retry_option_is_refused(tmp_path, capsys):
+    """--llm-retries -1 sent no request and stopped tuning with a hint to check a working endpoint."""
+    from mapperopt.cli import main
+
+    assert main(["tune", "circuit", "--optimizer", "trace", "--llm-base-url", "http://127.0.0.1:9/v1",
+                 "--runs-dir", str(tmp_path), "--llm-retries", "-1"]) == 2
+    assert "--llm-retries" in capsys.readouterr().err and not any(tmp_path.iterdir())
