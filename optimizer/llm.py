@@ -166,6 +166,7 @@ class ChatModel:
         import openai
 
         errors: list[str] = []
+        last: BaseException | None = None  # the last fault, for a hint that fits it
         for attempt in range(self.config.max_retries + 1):
             left = self.config.max_model_s - (time.monotonic() - self.iteration_started)
             if left <= 0:
@@ -178,19 +179,20 @@ class ChatModel:
                 if exc.status_code not in RETRIED_STATUS and exc.status_code < 500:
                     raise
                 errors.append(self.calls[-1]["error"])
-            except (openai.APITimeoutError, openai.APIConnectionError, MalformedReply):
+                last = exc
+            except (openai.APITimeoutError, openai.APIConnectionError, MalformedReply) as exc:
                 errors.append(self.calls[-1]["error"])
+                last = exc
             wait = min(MAX_BACKOFF_S, BACKOFF_S * 2 ** attempt)
             left = self.config.max_model_s - (time.monotonic() - self.iteration_started)
             if attempt < self.config.max_retries and left > wait:
                 time.sleep(wait)
         if not errors:
             errors.append("no request was sent")
-        spent = time.monotonic() - self.iteration_started
-        cap = (f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up"
-               if spent >= self.config.max_model_s else "")
+        capped = time.monotonic() - self.iteration_started >= self.config.max_model_s
+        cap = f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up" if capped else ""
         raise ModelError(f"the language model failed {len(errors)} time(s) in a row{cap}: {errors[-1]}",
-                         hint=f"check the endpoint ({ENV['base_url']} usually ends in /v1) and the model name")
+                         hint=fault_hint(last, capped))
 
     def _request(self, messages: list[dict], timeout_s: float, kwargs: dict) -> Any:
         start = time.monotonic()
@@ -227,6 +229,29 @@ class ChatModel:
         return {"calls": calls, **totals}
 
 
+def _setting(name: str) -> str:
+    return f"--{OPTIONS[name]} ({ENV[name]})"
+
+
+def fault_hint(exc: BaseException | None, capped: bool = False) -> str:
+    """What to do about an endpoint fault that persisted (`exc`, the last one), in the user's settings; `capped`:
+    the iteration's model time ran out."""
+    import openai
+
+    if capped:
+        return (f"a slow model needs more time per iteration: raise {_setting('max_model_s')}, and "
+                f"{_setting('timeout_s')} if one request takes longer")
+    if isinstance(exc, openai.APITimeoutError):
+        return f"a slow model (or one loading) needs a longer timeout: raise {_setting('timeout_s')}"
+    if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
+        return (f"the endpoint limits the request rate: wait and continue the run, or raise "
+                f"{_setting('max_retries')} to retry longer (waits double, up to {MAX_BACKOFF_S:g} s)")
+    if isinstance(exc, openai.APIStatusError):
+        return (f"the server failed (see its log); continue the run when it answers again, or raise "
+                f"{_setting('max_retries')}")
+    return f"check the endpoint ({ENV['base_url']} usually ends in /v1), that its server runs, and the model name"
+
+
 def check_reply(response: Any) -> None:
     """Raises MalformedReply, saying what came instead, unless `response` is a chat completion with a message."""
     if isinstance(response, (str, bytes)):
@@ -247,14 +272,15 @@ def describe_error(exc: BaseException, config: LLMConfig, timeout_s: float | Non
     import openai
 
     where = config.base_url or "the OpenAI API"
+    endpoint = f"the model endpoint {config.base_url}" if config.base_url else "the OpenAI API"
     if isinstance(exc, openai.APITimeoutError):
         return f"the model at {where} did not answer within {round(timeout_s or config.timeout_s, 1):g} s (timeout)"
     if isinstance(exc, openai.APIConnectionError):
-        return f"cannot connect to the model endpoint {where} (connection refused or unreachable)"
+        return f"cannot connect to {endpoint} (connection refused or unreachable)"
     if isinstance(exc, openai.APIStatusError):
-        return f"the model endpoint {where} answered HTTP {exc.status_code}: {_first_line(exc.message)}"
+        return f"{endpoint} answered HTTP {exc.status_code}: {_first_line(exc.message)}"
     if isinstance(exc, MalformedReply):
-        return f"the model endpoint {where} {exc}"
+        return f"{endpoint} {exc}"
     return f"{type(exc).__name__}: {_first_line(str(exc))}"
 
 

@@ -358,3 +358,38 @@ def test_a_negative_retry_option_is_refused(tmp_path, capsys):
     assert main(["tune", "circuit", "--optimizer", "trace", "--llm-base-url", "http://127.0.0.1:9/v1",
                  "--runs-dir", str(tmp_path), "--llm-retries", "-1"]) == 2
     assert "--llm-retries" in capsys.readouterr().err and not any(tmp_path.iterdir())
+
+
+def test_the_hint_fits_the_fault(llm_server, refused_url, monkeypatch):
+    """A rate limit, a timeout and the per-iteration cap are not fixed by checking the endpoint and the model name:
+    each hint names the setting that helps."""
+    monkeypatch.setattr("mapperopt.optimizer.llm.BACKOFF_S", 0.01)
+    hints = {}
+    for fault, config in (("status 429", dict(timeout_s=5)), ("status 503", dict(timeout_s=5)),
+                          ("timeout", dict(timeout_s=0.5)), ("cap", dict(timeout_s=60, max_model_s=0.5))):
+        kind, _, arg = fault.partition(" ")
+        server = llm_server([("status", int(arg))] * 2 if kind == "status" else [("sleep", 2)] * 2)
+        with pytest.raises(ModelError) as failed:
+            ChatModel(LLMConfig(base_url=server.base_url, model="m", max_retries=1, **config))(
+                messages=[{"role": "user", "content": "hi"}])
+        hints[fault] = failed.value.hint
+    with pytest.raises(ModelError) as failed:
+        ChatModel(LLMConfig(base_url=refused_url, model="m", timeout_s=2, max_retries=0))(
+            messages=[{"role": "user", "content": "hi"}])
+    hints["refused"] = failed.value.hint
+    assert "MAPPEROPT_LLM_RETRIES" in hints["status 429"] and "rate" in hints["status 429"]
+    assert "MAPPEROPT_LLM_TIMEOUT" in hints["timeout"] and "--llm-timeout" in hints["timeout"]
+    assert "MAPPEROPT_LLM_CAP" in hints["cap"] and "--llm-cap" in hints["cap"]
+    assert "MAPPEROPT_LLM_RETRIES" in hints["status 503"]
+    assert "MAPPEROPT_LLM_BASE_URL" in hints["refused"]
+    assert all("MAPPEROPT_LLM_BASE_URL" not in hints[f] for f in ("status 429", "timeout", "cap"))
+
+
+def test_the_openai_api_is_named_in_a_sentence():
+    import httpx
+    import openai
+    from mapperopt.optimizer.llm import describe_error
+
+    error = openai.APIConnectionError(request=httpx.Request("POST", "https://api.openai.com/v1"))
+    assert describe_error(error, LLMConfig(model="gpt-4o")) == (
+        "cannot connect to the OpenAI API (connection refused or unreachable)")
