@@ -393,3 +393,17 @@ def test_the_openai_api_is_named_in_a_sentence():
     error = openai.APIConnectionError(request=httpx.Request("POST", "https://api.openai.com/v1"))
     assert describe_error(error, LLMConfig(model="gpt-4o")) == (
         "cannot connect to the OpenAI API (connection refused or unreachable)")
+
+
+def test_doctor_calls_a_failing_endpoint_failed_not_missing(llm_server, monkeypatch, capsys):
+    """A configured endpoint that answers HTTP 500 is there: its row and the last line say it failed."""
+    from mapperopt import commands
+    from mapperopt.cli import main
+
+    server = llm_server([("status", 500)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setattr(commands, "run_checks", lambda legion: [commands.llm_check()])
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr()
+    assert "FAILED" in out.out and "MISSING" not in out.out
+    assert "failed: LLM endpoint" in out.err and "missing" not in out.err
