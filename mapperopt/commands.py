@@ -195,7 +195,7 @@ def llm_check() -> Check:
     """The language-model endpoint of the environment, asked for one token (with `tune`'s timeout,
     MAPPEROPT_LLM_TIMEOUT, no retry), as `tune` would reach it. Optional while none is configured; a configured one that fails is a failed check (`tune`
     would stop at once)."""
-    from mapperopt.optimizer.llm import ENV, ChatModel, LLMConfig
+    from mapperopt.optimizer.llm import CONFIGURE, ENV, ChatModel, LLMConfig
 
     try:
         config = LLMConfig.from_env()
@@ -203,7 +203,7 @@ def llm_check() -> Check:
         return Check("LLM endpoint", False, exc.message, exc.hint or "", present=True)
     if not config.configured:
         return Check("LLM endpoint", False, "none configured: `mapperopt tune` uses the offline rule-based search",
-                     f"set {ENV['base_url']}, {ENV['model']} and {ENV['api_key']} to use a model", required=False)
+                     f"set {CONFIGURE} to use a model", required=False)
     if importlib.util.find_spec("openai") is None:
         return Check("LLM endpoint", False, f"{config.base_url or 'the OpenAI API'}: not asked (openai is missing)",
                      "pip install 'mapperopt[llm]'")

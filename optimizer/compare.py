@@ -649,7 +649,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     from mapperopt.descriptions import MachineDescription
     from mapperopt.probe import run_probe_json
     from mapperopt.optimizer.commands import default_cpus
-    from mapperopt.optimizer.llm import LLMConfig
+    from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
     from mapperopt.optimizer.loop import measure_baselines
 
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
@@ -661,8 +661,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     llm = LLMConfig.from_env()
     optimizers = [name for name in opts["optimizers"] if not OPTIMIZERS[name].needs_model or llm.configured]
     # Said once the comparison is known to go on: `--report-only` without one gets its error alone.
-    notices = [f"Skipping {name}: it needs a language-model endpoint (set MAPPEROPT_LLM_BASE_URL and "
-               "MAPPEROPT_LLM_MODEL)." for name in opts["optimizers"] if name not in optimizers]
+    notices = [f"Skipping {name}: it needs a language-model endpoint (set {CONFIGURE})."
+               for name in opts["optimizers"] if name not in optimizers]
     if not optimizers:
         for notice in notices:  # why none is left
             say(notice)

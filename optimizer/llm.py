@@ -48,6 +48,8 @@ FATAL_STATUS = {401: f"the endpoint refused the key: set {ENV['api_key']} (or --
                 404: f"set {ENV['model']} (or --llm-model) to a model the endpoint serves, and check "
                      f"{ENV['base_url']} (it usually ends in /v1)"}
 DEFAULT_MODEL = "gpt-4o"
+# Either variable configures an endpoint (`LLMConfig.configured`).
+CONFIGURE = f"{ENV['base_url']} or {ENV['model']} (either will do; a model alone is one of OpenAI's API)"
 PLACEHOLDER_KEY = "not-needed"
 
 
