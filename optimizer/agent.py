@@ -540,7 +540,14 @@ def agent_error_feedback(exc: Any) -> str:
     node = exc.exception_node
     code = next((p.data for p in getattr(node, "parents", ()) if str(p.data).startswith("def ")), "")
     match = re.match(r"def (\w+)", code)
-    where = match.group(1) if match else "the mapper generator"
+    if not match:  # raised by the fixed code that joins the program (emit_program): a method's value is at fault
+        method = next((m for m in METHODS.values() if re.search(rf"\b{m}\b", str(node.data))), "each method")
+        fix = (f"make {method} return fewer or shorter statements" if str(node.data).startswith("(ValueError)")
+               else f"make {method} return a list of DSL statement strings")
+        return (f"Execution: Agent Error: {node.data}\n"
+                f"Explain: {method} returned a value no mapper can be made of, so no mapper was compiled or run.\n"
+                f"Suggest: {fix}.")
+    where = match.group(1)
     marked = [line.strip() for line in str((node.info or {}).get("error_comment", "")).splitlines() if "<---" in line]
     return (f"Execution: Agent Error: {node.data} in {where}" + "".join(f"\n  {line}" for line in marked) + "\n"
             "Explain: the Python code that generates the mapper raised an exception, so no mapper was compiled or "

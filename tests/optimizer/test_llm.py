@@ -407,3 +407,24 @@ def test_doctor_calls_a_failing_endpoint_failed_not_missing(llm_server, monkeypa
     out = capsys.readouterr()
     assert "FAILED" in out.out and "MISSING" not in out.out
     assert "failed: LLM endpoint" in out.err and "missing" not in out.err
+
+
+def test_a_bad_return_value_is_blamed_on_the_method_that_returned_it(tmp_path, llm_server, circuit_app, cpu2):
+    """A method returning a str, or too many statements, fails in the fixed code that joins the program: the feedback
+    names the method and what to return, never "the mapper generator" (which the model must not change) nor
+    mapperopt's own `raise` line."""
+    server = llm_server([
+        suggest("layout_decision", "def layout_decision(self, regions):\n    return ['Layout * * * SOA;'] * 9000\n"),
+        suggest("task_decision", "def task_decision(self, tasks):\n    return 'Task * CPU;'\n"),
+    ])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+         PlacementEvaluator(circuit_app, cpu2), iters=3)
+    big, text = store.records[1:]
+    assert (text.stage, big.stage) == ("generate", "generate")
+    for record, method, what in ((text, "task_decision", "a list"), (big, "layout_decision", "fewer")):
+        suggestion = record.feedback_text.split("\nSuggest: ")[1]
+        assert method in suggestion and what in suggestion, record.feedback_text
+        assert "mapper generator" not in record.feedback_text and "raise " not in record.feedback_text
