@@ -428,3 +428,27 @@ def test_a_bad_return_value_is_blamed_on_the_method_that_returned_it(tmp_path, l
         suggestion = record.feedback_text.split("\nSuggest: ")[1]
         assert method in suggestion and what in suggestion, record.feedback_text
         assert "mapper generator" not in record.feedback_text and "raise " not in record.feedback_text
+
+
+def test_the_model_is_told_why_its_answer_was_not_used(tmp_path, llm_server, circuit_app, cpu2):
+    """An answer that is not JSON, or whose suggestion is not code, uses its iteration: the next prompt says why,
+    so a model that mis-formats can correct itself; a non-string code value gets a diagnosis, not a Python error."""
+    def number(messages):
+        name = code_names(messages[-1]["content"])["task_decision"]
+        return json.dumps({"reasoning": "", "answer": "", "suggestion": {name: 42}})
+
+    server = llm_server([lambda messages: "I would use more processors.", number,
+                         rewrite("layout_decision", ["Layout * * * AOS C_order;"])])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+         PlacementEvaluator(circuit_app, cpu2), iters=4)
+    garbage, nonstring, used = (r.note for r in store.records[1:])
+    assert garbage.startswith("LLM answer not used: the answer is not JSON")
+    assert re.match(r"LLM answer not used: the suggested value for __code\d+ \(task_decision\) is not code \(a "
+                    r"string\) but int: 42; mapper unchanged", nonstring), nonstring
+    assert used.startswith("LLM step: rewrote layout_decision")
+    prompts = [r["messages"][-1]["content"] for r in server.requests]
+    assert "the answer is not JSON" in prompts[1] and "is not code (a string)" in prompts[2]
+    assert "not used" not in prompts[0]
