@@ -220,7 +220,7 @@ def test_an_aos_alignment_that_inflates_the_instance_is_named_before_any_memory_
     assert fb.suggestion.startswith("The instance is likely that large because of the alignment"), fb.suggestion
     assert "line 3: `Layout * * * AOS C_order Align==1048576;`. Drop the Align" in fb.suggestion, fb.suggestion
     assert fb.edits and fb.edits[0].op == "set_memory_size", fb.edits
-    assert "csize" not in fb.suggestion, fb.suggestion  # the cause to remove, not a run setting (trace's model has none)
+    assert "csize" not in fb.suggestion, fb.suggestion  # the cause to remove, not a run setting
     dropped = Edit("drop_layout_constraint", {"constraint": "Align", "task": "*", "region": "*", "target": "*"})
     fixed = run_benchmark("circuit", apply_edits_to_text(padded, (dropped,)), size="ci", min_time_s=0,
                           out_dir=tmp_path / "b")
