@@ -602,9 +602,9 @@ def _answer_json(response: str) -> Any:
 def _make_optoprime(parameters: list, methods: Mapping[str, str], llm: Any, memory_size: int,
                     objective: str) -> Any:
     """An OptoPrime of `parameters` (`methods`: each one's method name by its variable name, `__code10`) that makes
-    exactly one request per step
-    (OptoPrime's own retry without JSON mode doubles the wait on a timeout, so it is kept only for servers that
-    reject JSON mode), remembers the raw answer and refuses a suggestion that is not code (`UnusableAnswer`)."""
+    exactly one request per step (OptoPrime's own retry without JSON mode doubles the wait on a timeout, so it is
+    kept only for servers that reject JSON mode), remembers the raw answer and refuses a suggested value that is not
+    code (`UnusableAnswer`)."""
     from opto.optimizers import OptoPrime
 
     class MapperOptoPrime(OptoPrime):
@@ -628,9 +628,10 @@ def _make_optoprime(parameters: list, methods: Mapping[str, str], llm: Any, memo
             data = _answer_json(response)
             suggestion = data.get("suggestion") if isinstance(data, dict) else None
             for name, value in suggestion.items() if isinstance(suggestion, dict) else ():
-                if name in methods and not isinstance(value, str):  # trace-opt would fail on its `.strip()`
-                    raise UnusableAnswer(f"the suggested value for {name} ({methods[name]}) is not code (a string) "
-                                         f"but {type(value).__name__}: {json.dumps(value)[:60]}")
+                if "__code" in name and not isinstance(value, str):  # trace-opt would fail on its `.strip()`
+                    method = f" ({methods[name]})" if name in methods else ""
+                    raise UnusableAnswer(f"the suggested value for {name}{method} is not code (a string) but "
+                                         f"{type(value).__name__}: {json.dumps(value)[:60]}")
             return super().extract_llm_suggestion(response)
 
     return MapperOptoPrime(parameters, llm=llm, memory_size=memory_size, objective=objective)
