@@ -351,13 +351,18 @@ def test_doctor_names_a_bad_setting(monkeypatch):
     assert "connect" not in check.detail and "MAPPEROPT_LLM_TIMEOUT" in check.fix
 
 
-def test_a_negative_retry_option_is_refused(tmp_path, capsys):
-    """--llm-retries -1 sent no request and stopped tuning with a hint to check a working endpoint."""
+def test_a_negative_retry_option_is_refused(tmp_path, capsys, monkeypatch):
+    """--llm-retries -1 sent no request and stopped tuning with a hint to check a working endpoint; a negative
+    MAPPEROPT_LLM_TIMEOUT used up every iteration and exited 0. Both are refused before anything runs."""
     from mapperopt.cli import main
 
-    assert main(["tune", "circuit", "--optimizer", "trace", "--llm-base-url", "http://127.0.0.1:9/v1",
-                 "--runs-dir", str(tmp_path), "--llm-retries", "-1"]) == 2
+    tune = ["tune", "circuit", "--optimizer", "trace", "--llm-base-url", "http://127.0.0.1:9/v1",
+            "--runs-dir", str(tmp_path)]
+    assert main([*tune, "--llm-retries", "-1"]) == 2
     assert "--llm-retries" in capsys.readouterr().err and not any(tmp_path.iterdir())
+    monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "-5")
+    assert main(tune) == 1
+    assert "MAPPEROPT_LLM_TIMEOUT=-5" in capsys.readouterr().err and not any(tmp_path.iterdir())
 
 
 def test_the_hint_fits_the_fault(llm_server, refused_url, monkeypatch):
