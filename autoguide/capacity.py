@@ -3,8 +3,10 @@
 The machine is read from the run's command line: GPUs (`-ll:gpu`), and the system, framebuffer and zero-copy sizes
 (`-ll:csize`, `-ll:fsize`, `-ll:zsize`, MiB). The advice, in this order of preference:
 
-0. A Layout statement of the failed task with AOS and an Align above 16 bytes: AOS pads each field of every element
-   to the alignment, so the layout, not the memory, is the cause; the edits drop that Align.
+0. A Layout statement of the failed task with AOS and an Align above 16 bytes (AOS pads each field of every element
+   to the alignment), or with an Align of at least 1/16 of the failed instance (each field's block starts on it):
+   the layout, not the memory, is the likely cause, and the text names only that statement; the edits stay the
+   memory's (those the guided search's recorded tuning runs were made with).
 1. A framebuffer that is full while zero-copy memory exists: every region framebuffer first with zero-copy memory as
    its fallback (`Region * * GPU FBMEM,ZCMEM;`). The regions the GPU tasks map first keep the framebuffer, the rest
    spills; a Region statement listing ZCMEM first for a big, rarely touched region chooses what spills instead.
@@ -90,8 +92,8 @@ def raised_size(current_mb: int | None, capacity: int | None, asked: int) -> int
 def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edit, ...] | None] | None:
     """The suggestion and edits for a capacity failure, or None when the matched output names no failed
     allocation (then the rule's own texts stand). Edits None: the rule's own edits stand (a full RDMEM or SOCKMEM,
-    which only the run's Legion flags size: the suggestion names the flag). A Layout statement whose AOS alignment
-    pads the failed task's instances is named first, as the likelier cause; the edits stay the memory's, which
+    which only the run's Legion flags size: the suggestion names the flag). A Layout statement whose alignment
+    likely made the failed instance that large is named instead, as the cause; the edits stay the memory's, which
     the guided search's recorded tuning runs were made with.
 
     Args:
@@ -100,10 +102,12 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
         result: the failed run (its command line tells the machine).
     """
     advice = _memory_advice(fields, result)
-    padding = _aos_padding(result, str(fields.get("task", "")))
+    failed = failed_allocations(fields)
+    padding = _padding(result, str(fields.get("task", "")), failed[-1][1] if failed else 0)
     if advice is None or padding is None:
         return advice
-    return f"{padding} Otherwise: {advice[0]}", advice[1]
+    # Only the statement: a mapper's author (a language model under `trace`) can change it, not a run setting.
+    return padding, advice[1]
 
 
 def _memory_advice(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edit, ...] | None] | None:
@@ -216,12 +220,16 @@ def _extra_instances(result: RunResult) -> str:
 
 # An alignment above the largest scalar field (16 bytes: a complex double) pads an AOS element's fields.
 _FIELD_BYTES = 16
+# An alignment of at least this share of the failed instance can make it alone: SOA starts each field's block on it.
+_ALIGN_SHARE = 1 / 16
 
 
-def _aos_padding(result: RunResult, task: str) -> str | None:
-    """The sentence naming the mapper's Layout statements that may apply to `task` with AOS and an Align above
-    `_FIELD_BYTES` (AOS aligns each field of every element, so each element grows to a multiple of the alignment;
-    SOA aligns only each field's start); None for none (or a mapper that does not parse)."""
+def _padding(result: RunResult, task: str, asked: int) -> str | None:
+    """The sentence naming the mapper's Layout statements that may apply to `task` with an Align that likely made
+    the failed instance (`asked` bytes) that large: with AOS, one above `_FIELD_BYTES` (AOS aligns each field of
+    every element, so each element grows to a multiple of the alignment); with any layout, one of at least
+    `_ALIGN_SHARE` of the instance (each field's block starts on it); None for none (or a mapper that does not
+    parse)."""
     from mapperopt.dsl import DslSyntaxError, parse
     from mapperopt.dsl import ast as A
     from mapperopt.dsl.formatter import format_statement
@@ -230,17 +238,21 @@ def _aos_padding(result: RunResult, task: str) -> str | None:
         statements = parse(result.dsl, "<mapper>").statements if result.dsl is not None else []
     except DslSyntaxError:
         return None
+
+    def inflates(s: A.LayoutStmt) -> bool:
+        aos = any(c.name == "AOS" for c in s.constraints)
+        return any(c.name == "Align" and c.op in ("==", ">=")
+                   and (c.value > _FIELD_BYTES if aos else asked and c.value >= asked * _ALIGN_SHARE)
+                   for c in s.constraints)
+
     padded = [s for s in statements if isinstance(s, A.LayoutStmt)
-              and (s.tasks.names is None or task in [n.name for n in s.tasks.names])
-              and any(c.name == "AOS" for c in s.constraints)
-              and any(c.name == "Align" and c.op in ("==", ">=") and c.value > _FIELD_BYTES for c in s.constraints)]
+              and (s.tasks.names is None or task in [n.name for n in s.tasks.names]) and inflates(s)]
     if not padded:
         return None
     named = "; ".join(f"line {s.loc.line}: `{format_statement(s)}`" for s in padded)
-    return (f"The instance is likely that large because of the alignment with AOS, which pads each field of every "
-            f"element to the alignment (an 8-byte field of an Align==1024 instance takes 1024 bytes): {named}. Drop "
-            "the Align (or lower it, or use SOA, which aligns only the start of each field) before giving the memory "
-            "more.")
+    return (f"The instance is likely that large because of the alignment, not the data: AOS pads each field of every "
+            f"element to it (an 8-byte field of an Align==1024 instance takes 1024 bytes), and any layout starts "
+            f"each field's block on it: {named}. Drop the Align (or lower it) in that Layout statement first.")
 
 
 def _mb(mb: int | None, capacity: int | None) -> str:

@@ -108,6 +108,7 @@ class Check:
     detail: str
     fix: str = ""
     required: bool = True
+    present: bool = False  # there (installed, configured) but failing: FAILED, not MISSING
 
 
 PYTHON_PACKAGES = [("lark", "lark"), ("jinja2", "jinja2"), ("numpy", "numpy"), ("click", "click"),
@@ -185,7 +186,7 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
             checks.append(Check("Legion run (probe)", True, f"{data['nodes']} node(s), CPUs {data['processors']['CPU']}"))
         except MapperoptError as exc:
             checks.append(Check("Legion run (probe)", False, exc.message.splitlines()[0],
-                                "run `mapperopt machine` to see the full error"))
+                                "run `mapperopt machine` to see the full error", present=True))
     checks.append(llm_check())
     return checks
 
@@ -194,12 +195,15 @@ def llm_check() -> Check:
     """The language-model endpoint of the environment, asked for one token (with `tune`'s timeout,
     MAPPEROPT_LLM_TIMEOUT, no retry), as `tune` would reach it. Optional while none is configured; a configured one that fails is a failed check (`tune`
     would stop at once)."""
-    from mapperopt.optimizer.llm import ENV, ChatModel, LLMConfig
+    from mapperopt.optimizer.llm import CONFIGURE, ENV, ChatModel, LLMConfig
 
-    config = LLMConfig.from_env()
+    try:
+        config = LLMConfig.from_env()
+    except MapperoptError as exc:  # a bad timeout, retry count or cap: `tune` would refuse it too
+        return Check("LLM endpoint", False, exc.message, exc.hint or "", present=True)
     if not config.configured:
         return Check("LLM endpoint", False, "none configured: `mapperopt tune` uses the offline rule-based search",
-                     f"set {ENV['base_url']}, {ENV['model']} and {ENV['api_key']} to use a model", required=False)
+                     f"set {CONFIGURE} to use a model", required=False)
     if importlib.util.find_spec("openai") is None:
         return Check("LLM endpoint", False, f"{config.base_url or 'the OpenAI API'}: not asked (openai is missing)",
                      "pip install 'mapperopt[llm]'")
@@ -211,10 +215,10 @@ def llm_check() -> Check:
         model(messages=[{"role": "user", "content": "Say OK."}], max_tokens=1)
         return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers")
     except MapperoptError as exc:  # ModelError: its hint says what to fix
-        return Check("LLM endpoint", False, model.calls[-1]["error"], exc.hint or "")
+        return Check("LLM endpoint", False, model.calls[-1]["error"], exc.hint or "", present=True)
     except openai.APIStatusError:  # e.g. 400: the server takes no such request
         return Check("LLM endpoint", False, model.calls[-1]["error"],
-                     f"check {ENV['base_url']} (it usually ends in /v1) and {ENV['model']}")
+                     f"check {ENV['base_url']} (it usually ends in /v1) and {ENV['model']}", present=True)
     finally:
         model.close()
 
@@ -233,13 +237,16 @@ def doctor(legion_prefix):
     for column in ("check", "status", "detail", "what to do"):
         table.add_column(column, overflow="fold")
     for c in checks:
-        status = "[green]ok[/]" if c.ok else ("[red]MISSING[/]" if c.required else "[yellow]optional[/]")
+        status = ("[green]ok[/]" if c.ok else "[yellow]optional[/]" if not c.required
+                  else "[red]FAILED[/]" if c.present else "[red]MISSING[/]")
         # Escaped: rich would take `[llm]` in `pip install 'mapperopt[llm]'` for markup and drop it.
         table.add_row(escape(c.name), status, escape(c.detail), "" if c.ok else escape(c.fix))
     Console(width=160).print(table)
-    failed = [c.name for c in checks if c.required and not c.ok]
-    if failed:
-        raise MapperoptError("missing: " + ", ".join(failed))
+    missing = [c.name for c in checks if c.required and not c.ok and not c.present]
+    failed = [c.name for c in checks if c.required and not c.ok and c.present]
+    if missing or failed:
+        raise MapperoptError("; ".join(f"{word}: {', '.join(names)}"
+                                       for word, names in (("missing", missing), ("failed", failed)) if names))
 
 
 def build_flags(legion: toolchain.Legion) -> tuple[list[str], list[str]]:

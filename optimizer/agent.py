@@ -431,9 +431,11 @@ class TraceOptimizer(Optimizer):
         self.agent = make_agent(space, split_sections(start))
         if init == "random":
             set_code(self.agent, random_agent_sources(space, seed))
-        self.optimizer = _make_optoprime(self.agent.parameters(), self.model, memory_size,
+        methods = {p.py_name: name for name, p in self.agent.parameters_dict().items()}
+        self.optimizer = _make_optoprime(self.agent.parameters(), methods, self.model, memory_size,
                                          objective=DSL_PRIMER)
         self.target: Any = None  # the node the next feedback is propagated back from
+        self.rejected: str | None = None  # why the model's answer of this step was not used
 
     def describe(self) -> str:
         where = self.config.base_url or "the OpenAI API"
@@ -454,14 +456,16 @@ class TraceOptimizer(Optimizer):
             self.model.begin_iteration()
         first_call = len(getattr(self.model, "calls", ()))
         origin = f"random decisions, seed {self.seed}" if self.init == "random" else "start program"
+        self.rejected = None
         note = f"initial agent ({origin})" if not history else self._step(history[-1])
         code = get_code(self.agent)
+        state = {"code": code, **({"rejected": self.rejected} if self.rejected else {})}
         usage = self.model.usage_since(first_call) if hasattr(self.model, "usage_since") else None
         try:
             output = self._forward()
         except _AgentError as err:
-            return Proposal(None, note=note, error=err.feedback, state={"code": code}, llm=usage)
-        return Proposal(output, note=note, state={"code": code}, llm=usage)
+            return Proposal(None, note=note, error=err.feedback, state=state, llm=usage)
+        return Proposal(output, note=note, state=state, llm=usage)
 
     def resume(self, history: Sequence[IterationRecord]) -> None:
         """Restores the methods that produced the last stored iteration and regenerates its output node, so the next
@@ -493,7 +497,12 @@ class TraceOptimizer(Optimizer):
         """One OptoPrime step from `record`'s feedback; returns the note describing what happened."""
         before = get_code(self.agent)
         self.optimizer.zero_feedback()
-        self.optimizer.backward(self.target, record.feedback_text or "Execution: no feedback")
+        feedback = record.feedback_text or "Execution: no feedback"
+        rejected = (record.optimizer_state or {}).get("rejected")
+        if rejected:  # the model's own answer made this iteration's (unchanged) mapper: say why it was not used
+            feedback += (f"\nNote: your previous answer was not used, so the mapper is unchanged: {rejected}. Answer "
+                         "with the JSON object asked for, giving new code for variables of #Variables.")
+        self.optimizer.backward(self.target, feedback)
         self.optimizer.last_response = None
         first_call = len(getattr(self.model, "calls", ()))
         try:
@@ -505,6 +514,7 @@ class TraceOptimizer(Optimizer):
             raise
         except UnusableAnswer as exc:
             set_code(self.agent, before)
+            self.rejected = str(exc)
             return f"LLM answer not used: {exc}; mapper unchanged"
         except Exception as exc:  # an answer the step cannot use must not end tuning: it is reported
             set_code(self.agent, before)
@@ -516,11 +526,12 @@ class TraceOptimizer(Optimizer):
         if misnamed:  # run, it would put another method's statements in this one's section
             wrote = re.search(r"def\s+(\w+)", get_code(self.agent)[misnamed])
             set_code(self.agent, before)
-            return (f"LLM answer not used: the code for {misnamed} defines {wrote.group(1) if wrote else 'no function'}"
-                    f", not {misnamed}; mapper unchanged{retried}")
+            self.rejected = (f"the code for {misnamed} defines {wrote.group(1) if wrote else 'no function'}, not "
+                             f"{misnamed}")
+            return f"LLM answer not used: {self.rejected}; mapper unchanged{retried}"
         if not changed:
-            return (f"LLM answer not used: {diagnose_answer(self.optimizer.last_response, self.agent)}; mapper "
-                    f"unchanged{retried}")
+            self.rejected = diagnose_answer(self.optimizer.last_response, self.agent)
+            return f"LLM answer not used: {self.rejected}; mapper unchanged{retried}"
         return f"LLM step: rewrote {', '.join(changed)}{retried}"
 
 
@@ -540,7 +551,14 @@ def agent_error_feedback(exc: Any) -> str:
     node = exc.exception_node
     code = next((p.data for p in getattr(node, "parents", ()) if str(p.data).startswith("def ")), "")
     match = re.match(r"def (\w+)", code)
-    where = match.group(1) if match else "the mapper generator"
+    if not match:  # raised by the fixed code that joins the program (emit_program): a method's value is at fault
+        method = next((m for m in METHODS.values() if re.search(rf"\b{m}\b", str(node.data))), "each method")
+        fix = (f"make {method} return fewer or shorter statements" if str(node.data).startswith("(ValueError)")
+               else f"make {method} return a list of DSL statement strings")
+        return (f"Execution: Agent Error: {node.data}\n"
+                f"Explain: {method} returned a value no mapper can be made of, so no mapper was compiled or run.\n"
+                f"Suggest: {fix}.")
+    where = match.group(1)
     marked = [line.strip() for line in str((node.info or {}).get("error_comment", "")).splitlines() if "<---" in line]
     return (f"Execution: Agent Error: {node.data} in {where}" + "".join(f"\n  {line}" for line in marked) + "\n"
             "Explain: the Python code that generates the mapper raised an exception, so no mapper was compiled or "
@@ -555,10 +573,8 @@ def diagnose_answer(response: str | None, agent: Any) -> str:
         return "the model returned an empty answer"
     if "TERMINATE" in response:
         return "the model answered TERMINATE (no change proposed)"
-    match = re.search(r"{.*}", response, re.DOTALL)
-    try:
-        data = json.loads(match.group(0) if match else response)
-    except ValueError:
+    data = _answer_json(response)
+    if data is None:
         return f"the answer is not JSON: {response.strip()[:120]!r}"
     suggestion = data.get("suggestion") if isinstance(data, dict) else None
     if not isinstance(suggestion, dict) or not suggestion:
@@ -574,9 +590,21 @@ def diagnose_answer(response: str | None, agent: Any) -> str:
     return "the suggested code equals the current code"
 
 
-def _make_optoprime(parameters: list, llm: Any, memory_size: int, objective: str) -> Any:
-    """An OptoPrime that makes exactly one request per step (OptoPrime's own retry without JSON mode doubles the
-    wait on a timeout, so it is kept only for servers that reject JSON mode) and remembers the raw answer."""
+def _answer_json(response: str) -> Any:
+    """The JSON value of an answer (the outermost braces of one with prose or a fence around), None if none."""
+    match = re.search(r"{.*}", response, re.DOTALL)
+    try:
+        return json.loads(match.group(0) if match else response)
+    except ValueError:
+        return None
+
+
+def _make_optoprime(parameters: list, methods: Mapping[str, str], llm: Any, memory_size: int,
+                    objective: str) -> Any:
+    """An OptoPrime of `parameters` (`methods`: each one's method name by its variable name, `__code10`) that makes
+    exactly one request per step (OptoPrime's own retry without JSON mode doubles the wait on a timeout, so it is
+    kept only for servers that reject JSON mode), remembers the raw answer and refuses a suggested value that is not
+    code (`UnusableAnswer`)."""
     from opto.optimizers import OptoPrime
 
     class MapperOptoPrime(OptoPrime):
@@ -595,6 +623,16 @@ def _make_optoprime(parameters: list, llm: Any, memory_size: int, objective: str
                 raise UnusableAnswer(f"the answer has {len(self.last_response)} characters, more than the "
                                      f"{MAX_ANSWER_CHARS} one may have")
             return self.last_response
+
+        def extract_llm_suggestion(self, response):
+            data = _answer_json(response)
+            suggestion = data.get("suggestion") if isinstance(data, dict) else None
+            for name, value in suggestion.items() if isinstance(suggestion, dict) else ():
+                if "__code" in name and not isinstance(value, str):  # trace-opt would fail on its `.strip()`
+                    method = f" ({methods[name]})" if name in methods else ""
+                    raise UnusableAnswer(f"the suggested value for {name}{method} is not code (a string) but "
+                                         f"{type(value).__name__}: {json.dumps(value)[:60]}")
+            return super().extract_llm_suggestion(response)
 
     return MapperOptoPrime(parameters, llm=llm, memory_size=memory_size, objective=objective)
 

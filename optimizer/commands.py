@@ -28,7 +28,7 @@ from mapperopt.errors import MapperoptError, closest
 from mapperopt.files import read_json, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
-from mapperopt.optimizer.llm import LLMConfig
+from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper,
@@ -664,7 +664,7 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
                    "line to other users: prefer the variable).")
 @click.option("--llm-timeout", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds per model request [env MAPPEROPT_LLM_TIMEOUT; 120].")
-@click.option("--llm-retries", type=int, default=None,
+@click.option("--llm-retries", type=click.IntRange(min=0), default=None,
               help="Retries of a model request after an endpoint fault [env MAPPEROPT_LLM_RETRIES; 3].")
 @click.option("--llm-cap", type=FiniteFloatRange(min=0, min_open=True), default=None,
               help="Seconds of model time one iteration may use [env MAPPEROPT_LLM_CAP; 300].")
@@ -721,8 +721,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         optimizer = optimizer or default_optimizer(llm.configured)
         if OPTIMIZERS[optimizer].needs_model and not llm.configured:
             raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint",
-                                 hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (or --llm-base-url, "
-                                      f"--llm-model), or use --optimizer {default_optimizer(False)}")
+                                 hint=f"set {CONFIGURE} (or --llm-base-url, --llm-model), or use --optimizer "
+                                      f"{default_optimizer(False)}")
         require_packages([optimizer])
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
@@ -770,8 +770,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
             raise MapperoptError(f"{found} was tuned with the {settings['optimizer']} optimizer, which needs a "
-                                 "language-model endpoint", hint="set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL "
-                                                                 "again")
+                                 "language-model endpoint", hint=f"set {CONFIGURE} again")
         require_packages([settings["optimizer"]])
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \

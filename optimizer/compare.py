@@ -649,7 +649,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     from mapperopt.descriptions import MachineDescription
     from mapperopt.probe import run_probe_json
     from mapperopt.optimizer.commands import default_cpus
-    from mapperopt.optimizer.llm import LLMConfig
+    from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
     from mapperopt.optimizer.loop import measure_baselines
 
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
@@ -661,8 +661,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     llm = LLMConfig.from_env()
     optimizers = [name for name in opts["optimizers"] if not OPTIMIZERS[name].needs_model or llm.configured]
     # Said once the comparison is known to go on: `--report-only` without one gets its error alone.
-    notices = [f"Skipping {name}: it needs a language-model endpoint (set MAPPEROPT_LLM_BASE_URL and "
-               "MAPPEROPT_LLM_MODEL)." for name in opts["optimizers"] if name not in optimizers]
+    notices = [f"Skipping {name}: it needs a language-model endpoint (set {CONFIGURE})."
+               for name in opts["optimizers"] if name not in optimizers]
     if not optimizers:
         for notice in notices:  # why none is left
             say(notice)
@@ -1228,7 +1228,8 @@ def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
 
 def progress_line(label: str, r: IterationRecord, iters: int) -> str:
     """One line of progress after iteration `r` of the run `label`: its throughput and the best so far, in the
-    benchmark's unit, as `run` and `tune` print them (`protocol.figure`: a time metric's time first)."""
+    benchmark's unit, as `run` and `tune` print them (`protocol.figure`: a time metric's time first), and for a
+    language model's step its note (what became of the answer) and tokens."""
     unit = r.unit or ""
     this = protocol.figure(unit, r.throughput) if r.throughput is not None else f"failed ({r.stage})"
     if r.best_iter is None:
@@ -1241,7 +1242,10 @@ def progress_line(label: str, r: IterationRecord, iters: int) -> str:
             best += "; this one is not faster beyond the noise, so the best is kept"
     source = (" (cached)" if r.cached else
               f" (measured in {r.cached_from})" if isinstance(r.cached_from, str) else "")  # another run's
-    return f"  {label} iter {r.iter}/{iters}: {this}{source}  {best}"
+    tokens = (r.llm or {}).get("total_tokens")
+    # A model's step: whether its answer was used (a wrong answer looks like one that did not help otherwise).
+    model = (f"; {r.note}" + (f" ({tokens} tokens)" if tokens else "")) if (r.note or "").startswith("LLM ") else ""
+    return f"  {label} iter {r.iter}/{iters}: {this}{source}  {best}{model}"
 
 
 def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, say: Callable | None = None) -> None:

@@ -37,6 +37,8 @@ from mapperopt.errors import MapperoptError
 ENV = {"base_url": "MAPPEROPT_LLM_BASE_URL", "model": "MAPPEROPT_LLM_MODEL", "api_key": "MAPPEROPT_LLM_API_KEY",
        "timeout_s": "MAPPEROPT_LLM_TIMEOUT", "max_retries": "MAPPEROPT_LLM_RETRIES",
        "max_model_s": "MAPPEROPT_LLM_CAP"}
+OPTIONS = {"base_url": "llm-base-url", "model": "llm-model", "api_key": "llm-api-key", "timeout_s": "llm-timeout",
+           "max_retries": "llm-retries", "max_model_s": "llm-cap"}  # `tune`'s options
 BACKOFF_S = 1.0       # the first wait before a retry; doubled each time...
 MAX_BACKOFF_S = 30.0  # ...up to this
 RETRIED_STATUS = (408, 409, 429)  # and every 5xx
@@ -46,6 +48,8 @@ FATAL_STATUS = {401: f"the endpoint refused the key: set {ENV['api_key']} (or --
                 404: f"set {ENV['model']} (or --llm-model) to a model the endpoint serves, and check "
                      f"{ENV['base_url']} (it usually ends in /v1)"}
 DEFAULT_MODEL = "gpt-4o"
+# Either variable configures an endpoint (`LLMConfig.configured`).
+CONFIGURE = f"{ENV['base_url']} or {ENV['model']} (either will do; a model alone is one of OpenAI's API)"
 PLACEHOLDER_KEY = "not-needed"
 
 
@@ -78,24 +82,31 @@ class LLMConfig:
         """Options given (not None) win over the environment variables of `ENV`.
 
         Raises:
-            MapperoptError: a timeout or retry count that is not a number, a timeout or cap that is not finite.
+            MapperoptError: a timeout or cap that is not a positive finite number, a retry count that is not a whole
+                number of 0 or more (the error names the variable or option).
         """
         values: dict[str, Any] = {}
+        source: dict[str, str] = {}  # how the error names each setting: the variable, or the option given
         for name, var in ENV.items():
             value = overrides.get(name)
             values[name] = value if value is not None else (os.environ.get(var) or None)
-        try:
-            timeout = float(values["timeout_s"]) if values["timeout_s"] is not None else cls.timeout_s
-            retries = int(values["max_retries"]) if values["max_retries"] is not None else cls.max_retries
-            cap = float(values["max_model_s"]) if values["max_model_s"] is not None else cls.max_model_s
-        except ValueError as exc:
-            raise MapperoptError(f"bad language-model setting: {exc}",
-                                 hint=f"{ENV['timeout_s']} and {ENV['max_model_s']} take seconds, "
-                                      f"{ENV['max_retries']} a count") from None
-        for name, seconds in (("timeout_s", timeout), ("max_model_s", cap)):
-            if not math.isfinite(seconds):  # --llm-timeout and --llm-cap refuse it already: the variable's
-                raise MapperoptError(f"bad language-model setting: {ENV[name]}={values[name]} is not a finite number",
-                                     hint=f"{ENV[name]} takes seconds")
+            source[name] = var if value is None else f"--{OPTIONS[name]}"
+        numbers: dict[str, Any] = {}
+        for name, kind in (("timeout_s", float), ("max_retries", int), ("max_model_s", float)):
+            if values[name] is None:
+                numbers[name] = getattr(cls, name)
+                continue
+            unit = "a whole number of 0 or more" if kind is int else "a positive, finite number of seconds"
+            try:
+                number = kind(values[name])
+            except ValueError:
+                number = None
+            if number is None or not math.isfinite(number) or number < 0 or (kind is float and number == 0):
+                raise MapperoptError(f"bad language-model setting: {source[name]}={values[name]} is not {unit}",
+                                     hint=f"{ENV[name]} (--{OPTIONS[name]}) takes {unit}; unset, it is "
+                                          f"{getattr(cls, name):g}")
+            numbers[name] = number
+        timeout, retries, cap = numbers["timeout_s"], numbers["max_retries"], numbers["max_model_s"]
         return cls(base_url=values["base_url"], model=values["model"], api_key=values["api_key"],
                    timeout_s=timeout, max_retries=retries, max_model_s=cap)
 
@@ -157,6 +168,7 @@ class ChatModel:
         import openai
 
         errors: list[str] = []
+        last: BaseException | None = None  # the last fault, for a hint that fits it
         for attempt in range(self.config.max_retries + 1):
             left = self.config.max_model_s - (time.monotonic() - self.iteration_started)
             if left <= 0:
@@ -169,19 +181,20 @@ class ChatModel:
                 if exc.status_code not in RETRIED_STATUS and exc.status_code < 500:
                     raise
                 errors.append(self.calls[-1]["error"])
-            except (openai.APITimeoutError, openai.APIConnectionError, MalformedReply):
+                last = exc
+            except (openai.APITimeoutError, openai.APIConnectionError, MalformedReply) as exc:
                 errors.append(self.calls[-1]["error"])
+                last = exc
             wait = min(MAX_BACKOFF_S, BACKOFF_S * 2 ** attempt)
             left = self.config.max_model_s - (time.monotonic() - self.iteration_started)
             if attempt < self.config.max_retries and left > wait:
                 time.sleep(wait)
         if not errors:
             errors.append("no request was sent")
-        spent = time.monotonic() - self.iteration_started
-        cap = (f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up"
-               if spent >= self.config.max_model_s else "")
+        capped = time.monotonic() - self.iteration_started >= self.config.max_model_s
+        cap = f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up" if capped else ""
         raise ModelError(f"the language model failed {len(errors)} time(s) in a row{cap}: {errors[-1]}",
-                         hint=f"check the endpoint ({ENV['base_url']} usually ends in /v1) and the model name")
+                         hint=fault_hint(last, capped))
 
     def _request(self, messages: list[dict], timeout_s: float, kwargs: dict) -> Any:
         start = time.monotonic()
@@ -218,6 +231,29 @@ class ChatModel:
         return {"calls": calls, **totals}
 
 
+def _setting(name: str) -> str:
+    return f"--{OPTIONS[name]} ({ENV[name]})"
+
+
+def fault_hint(exc: BaseException | None, capped: bool = False) -> str:
+    """What to do about an endpoint fault that persisted (`exc`, the last one), in the user's settings; `capped`:
+    the iteration's model time ran out."""
+    import openai
+
+    if capped:
+        return (f"a slow model needs more time per iteration: raise {_setting('max_model_s')}, and "
+                f"{_setting('timeout_s')} if one request takes longer")
+    if isinstance(exc, openai.APITimeoutError):
+        return f"a slow model (or one loading) needs a longer timeout: raise {_setting('timeout_s')}"
+    if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
+        return (f"the endpoint limits the request rate: wait and continue the run, or raise "
+                f"{_setting('max_retries')} to retry longer (waits double, up to {MAX_BACKOFF_S:g} s)")
+    if isinstance(exc, openai.APIStatusError):
+        return (f"the server failed (see its log); continue the run when it answers again, or raise "
+                f"{_setting('max_retries')}")
+    return f"check the endpoint ({ENV['base_url']} usually ends in /v1), that its server runs, and the model name"
+
+
 def check_reply(response: Any) -> None:
     """Raises MalformedReply, saying what came instead, unless `response` is a chat completion with a message."""
     if isinstance(response, (str, bytes)):
@@ -238,14 +274,15 @@ def describe_error(exc: BaseException, config: LLMConfig, timeout_s: float | Non
     import openai
 
     where = config.base_url or "the OpenAI API"
+    endpoint = f"the model endpoint {config.base_url}" if config.base_url else "the OpenAI API"
     if isinstance(exc, openai.APITimeoutError):
         return f"the model at {where} did not answer within {round(timeout_s or config.timeout_s, 1):g} s (timeout)"
     if isinstance(exc, openai.APIConnectionError):
-        return f"cannot connect to the model endpoint {where} (connection refused or unreachable)"
+        return f"cannot connect to {endpoint} (connection refused or unreachable)"
     if isinstance(exc, openai.APIStatusError):
-        return f"the model endpoint {where} answered HTTP {exc.status_code}: {_first_line(exc.message)}"
+        return f"{endpoint} answered HTTP {exc.status_code}: {_first_line(exc.message)}"
     if isinstance(exc, MalformedReply):
-        return f"the model endpoint {where} {exc}"
+        return f"{endpoint} {exc}"
     return f"{type(exc).__name__}: {_first_line(str(exc))}"
 
 

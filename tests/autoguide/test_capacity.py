@@ -220,7 +220,21 @@ def test_an_aos_alignment_that_inflates_the_instance_is_named_before_any_memory_
     assert fb.suggestion.startswith("The instance is likely that large because of the alignment"), fb.suggestion
     assert "line 3: `Layout * * * AOS C_order Align==1048576;`. Drop the Align" in fb.suggestion, fb.suggestion
     assert fb.edits and fb.edits[0].op == "set_memory_size", fb.edits
+    assert "csize" not in fb.suggestion, fb.suggestion  # the cause to remove, not a run setting
     dropped = Edit("drop_layout_constraint", {"constraint": "Align", "task": "*", "region": "*", "target": "*"})
     fixed = run_benchmark("circuit", apply_edits_to_text(padded, (dropped,)), size="ci", min_time_s=0,
                           out_dir=tmp_path / "b")
     assert fixed.ok, f"{fixed.stage}: {fixed.reason}"
+
+
+def test_a_huge_soa_alignment_is_named_and_no_memory_size(tmp_path):
+    """`SOA Align==134217728` starts each of a region's fields on a 128 MiB boundary: circuit's pieces ask for 384 MiB
+    of a 256 MiB SYSMEM that holds them unaligned. The feedback (a language model's only signal; it cannot change a
+    run setting) names the Layout statement, not a larger --csize; the edits stay the memory's."""
+    padded = "Task * CPU;\nLayout * * * SOA F_order Align==134217728;\n"
+    failed = run_benchmark("circuit", padded, size="ci", min_time_s=0, out_dir=tmp_path / "a")
+    assert failed.status == "failed" and "R403" in failed.reason, failed.reason
+    fb = explain(failed)
+    assert "line 2: `Layout * * * SOA F_order Align==134217728;`" in fb.suggestion, fb.suggestion
+    assert "Align" in fb.suggestion and "csize" not in fb.suggestion, fb.suggestion
+    assert fb.edits and fb.edits[0].op == "set_memory_size", fb.edits

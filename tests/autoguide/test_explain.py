@@ -626,3 +626,20 @@ def test_a_ratio_to_a_reference_within_the_noise_says_so(tmp_path):
     assert "1.87x that of the default mapper (1.68-1.94x by this run's 90 % interval)." in other, other
     bare = explain(run(3, 0.0011215380, None), baselines={"default": 0.0006}).explanation
     assert "Throughput is 1.87x that of the default mapper." in bare, bare
+
+
+def test_an_undefined_function_called_in_a_defined_function_is_named(tmp_path):
+    """`machine(CPU)` called inside a function that is defined: the advice names the call and the compiler's hint,
+    not the definition of an IndexTaskMap function, which is there."""
+    from mapperopt.benchmarks import run_benchmark
+
+    dsl = "def crash(Task task) { return machine(CPU)[0]; }\nIndexTaskMap * crash;\n"
+    result = run_benchmark("circuit", dsl, out_dir=tmp_path / "call")
+    assert result.stage == "check" and "undefined function 'machine'" in result.reason, result.log
+    fb = explain(result)
+    assert "'machine'" in fb.explanation and "did you mean 'Machine'?" in fb.suggestion
+    assert "IndexTaskMap function first" not in fb.suggestion
+    later = run_benchmark("circuit", "IndexTaskMap * f;\ndef f(Task task) { return Machine(CPU)[0]; }\n",
+                          out_dir=tmp_path / "later")
+    fb = explain(later)
+    assert "'f'" in fb.explanation and "def f(Task task)" in fb.suggestion and "before" in fb.suggestion

@@ -36,6 +36,18 @@ def test_progress_lines_print_a_time_metric_as_a_time():
     assert "1.5 GFLOPS" in plain and "(throughput" not in plain, plain
 
 
+def test_a_model_steps_progress_line_says_what_became_of_its_answer():
+    """Without it, answers the model got wrong look exactly like answers that did not help."""
+    common = dict(dsl="# 1\n", key="1", status="ok", stage=None, category="performance", throughput=1.0,
+                  unit="GFLOPS", best_throughput=1.0, best_iter=1, cached=True)
+    unused = IterationRecord(iter=2, note="LLM answer not used: the answer is not JSON: 'hi'; mapper unchanged",
+                             llm={"total_tokens": 15}, **common)
+    line = progress_line("trace #1", unused, 3)
+    assert "LLM answer not used: the answer is not JSON" in line and "15 tokens" in line, line
+    guided = IterationRecord(iter=2, note="neighbour: kinds/x", **common)
+    assert "neighbour" not in progress_line("guided #1", guided, 3)
+
+
 def test_the_table_scores_failures_zero(tmp_path):
     runs = [
         RunOutcome("a", 1, 0, [record(1, 1.0, 1.0), r2 := record(2, 3.0, 3.0)], r2, 3.0, Path("a-1")),

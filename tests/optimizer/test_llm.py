@@ -41,7 +41,7 @@ def test_a_time_setting_that_is_not_finite_is_refused(monkeypatch, var):
 
     for value in ("nan", "inf"):
         monkeypatch.setenv(var, value)
-        with pytest.raises(MapperoptError, match=f"{var}.*not a finite number"):
+        with pytest.raises(MapperoptError, match=f"{var}={value} is not a positive, finite number of seconds"):
             LLMConfig.from_env()
 
 
@@ -324,3 +324,136 @@ def test_a_bad_request_and_an_unchanged_answer_use_the_iteration(tmp_path, llm_s
     assert same.startswith("LLM answer not used: the suggested code equals the current code; mapper unchanged")
     assert "HTTP 400" in same  # the failed request is named
     assert broken.startswith("LLM answer not used: the suggested code is not valid Python (line 1: ")
+
+
+@pytest.mark.parametrize("var, value", [("MAPPEROPT_LLM_TIMEOUT", "-5"), ("MAPPEROPT_LLM_TIMEOUT", "0"),
+                                        ("MAPPEROPT_LLM_CAP", "-1"), ("MAPPEROPT_LLM_RETRIES", "-1"),
+                                        ("MAPPEROPT_LLM_RETRIES", "abc")])
+def test_a_setting_out_of_range_is_refused_naming_it(monkeypatch, var, value):
+    """A negative timeout reached the socket (ValueError on every request, every iteration used up); a negative
+    retry count sent no request at all. Each is refused where the settings are read, naming the variable."""
+    from mapperopt.errors import MapperoptError
+
+    monkeypatch.setenv(var, value)
+    with pytest.raises(MapperoptError, match=f"{var}={value}") as refused:
+        LLMConfig.from_env()
+    assert var in refused.value.hint
+
+
+def test_doctor_names_a_bad_setting(monkeypatch):
+    """doctor, the command meant to diagnose the settings, neither crashes nor calls the endpoint unreachable."""
+    from mapperopt.commands import llm_check
+
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "-5")
+    check = llm_check()
+    assert not check.ok and check.required and "MAPPEROPT_LLM_TIMEOUT=-5" in check.detail
+    assert "connect" not in check.detail and "MAPPEROPT_LLM_TIMEOUT" in check.fix
+
+
+def test_a_negative_retry_option_is_refused(tmp_path, capsys, monkeypatch):
+    """--llm-retries -1 sent no request and stopped tuning with a hint to check a working endpoint; a negative
+    MAPPEROPT_LLM_TIMEOUT used up every iteration and exited 0. Both are refused before anything runs."""
+    from mapperopt.cli import main
+
+    tune = ["tune", "circuit", "--optimizer", "trace", "--llm-base-url", "http://127.0.0.1:9/v1",
+            "--runs-dir", str(tmp_path)]
+    assert main([*tune, "--llm-retries", "-1"]) == 2
+    assert "--llm-retries" in capsys.readouterr().err and not any(tmp_path.iterdir())
+    monkeypatch.setenv("MAPPEROPT_LLM_TIMEOUT", "-5")
+    assert main(tune) == 1
+    assert "MAPPEROPT_LLM_TIMEOUT=-5" in capsys.readouterr().err and not any(tmp_path.iterdir())
+
+
+def test_the_hint_fits_the_fault(llm_server, refused_url, monkeypatch):
+    """A rate limit, a timeout and the per-iteration cap are not fixed by checking the endpoint and the model name:
+    each hint names the setting that helps."""
+    monkeypatch.setattr("mapperopt.optimizer.llm.BACKOFF_S", 0.01)
+    hints = {}
+    for fault, config in (("status 429", dict(timeout_s=5)), ("status 503", dict(timeout_s=5)),
+                          ("timeout", dict(timeout_s=0.5)), ("cap", dict(timeout_s=60, max_model_s=0.5))):
+        kind, _, arg = fault.partition(" ")
+        server = llm_server([("status", int(arg))] * 2 if kind == "status" else [("sleep", 2)] * 2)
+        with pytest.raises(ModelError) as failed:
+            ChatModel(LLMConfig(base_url=server.base_url, model="m", max_retries=1, **config))(
+                messages=[{"role": "user", "content": "hi"}])
+        hints[fault] = failed.value.hint
+    with pytest.raises(ModelError) as failed:
+        ChatModel(LLMConfig(base_url=refused_url, model="m", timeout_s=2, max_retries=0))(
+            messages=[{"role": "user", "content": "hi"}])
+    hints["refused"] = failed.value.hint
+    assert "MAPPEROPT_LLM_RETRIES" in hints["status 429"] and "rate" in hints["status 429"]
+    assert "MAPPEROPT_LLM_TIMEOUT" in hints["timeout"] and "--llm-timeout" in hints["timeout"]
+    assert "MAPPEROPT_LLM_CAP" in hints["cap"] and "--llm-cap" in hints["cap"]
+    assert "MAPPEROPT_LLM_RETRIES" in hints["status 503"]
+    assert "MAPPEROPT_LLM_BASE_URL" in hints["refused"]
+    assert all("MAPPEROPT_LLM_BASE_URL" not in hints[f] for f in ("status 429", "timeout", "cap"))
+
+
+def test_the_openai_api_is_named_in_a_sentence():
+    import httpx
+    import openai
+    from mapperopt.optimizer.llm import describe_error
+
+    error = openai.APIConnectionError(request=httpx.Request("POST", "https://api.openai.com/v1"))
+    assert describe_error(error, LLMConfig(model="gpt-4o")) == (
+        "cannot connect to the OpenAI API (connection refused or unreachable)")
+
+
+def test_doctor_calls_a_failing_endpoint_failed_not_missing(llm_server, monkeypatch, capsys):
+    """A configured endpoint that answers HTTP 500 is there: its row and the last line say it failed."""
+    from mapperopt import commands
+    from mapperopt.cli import main
+
+    server = llm_server([("status", 500)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setattr(commands, "run_checks", lambda legion: [commands.llm_check()])
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr()
+    assert "FAILED" in out.out and "MISSING" not in out.out
+    assert "failed: LLM endpoint" in out.err and "missing" not in out.err
+
+
+def test_a_bad_return_value_is_blamed_on_the_method_that_returned_it(tmp_path, llm_server, circuit_app, cpu2):
+    """A method returning a str, or too many statements, fails in the fixed code that joins the program: the feedback
+    names the method and what to return, never "the mapper generator" (which the model must not change) nor
+    mapperopt's own `raise` line."""
+    server = llm_server([
+        suggest("layout_decision", "def layout_decision(self, regions):\n    return ['Layout * * * SOA;'] * 9000\n"),
+        suggest("task_decision", "def task_decision(self, tasks):\n    return 'Task * CPU;'\n"),
+    ])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+         PlacementEvaluator(circuit_app, cpu2), iters=3)
+    big, text = store.records[1:]
+    assert (text.stage, big.stage) == ("generate", "generate")
+    for record, method, what in ((text, "task_decision", "a list"), (big, "layout_decision", "fewer")):
+        suggestion = record.feedback_text.split("\nSuggest: ")[1]
+        assert method in suggestion and what in suggestion, record.feedback_text
+        assert "mapper generator" not in record.feedback_text and "raise " not in record.feedback_text
+
+
+def test_the_model_is_told_why_its_answer_was_not_used(tmp_path, llm_server, circuit_app, cpu2):
+    """An answer that is not JSON, or whose suggestion is not code, uses its iteration: the next prompt says why,
+    so a model that mis-formats can correct itself; a non-string code value gets a diagnosis, not a Python error."""
+    def number(messages):
+        name = code_names(messages[-1]["content"])["task_decision"]
+        return json.dumps({"reasoning": "", "answer": "", "suggestion": {name: 42}})
+
+    server = llm_server([lambda messages: "I would use more processors.", number,
+                         rewrite("layout_decision", ["Layout * * * AOS C_order;"])])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+         PlacementEvaluator(circuit_app, cpu2), iters=4)
+    garbage, nonstring, used = (r.note for r in store.records[1:])
+    assert garbage.startswith("LLM answer not used: the answer is not JSON")
+    assert re.match(r"LLM answer not used: the suggested value for __code\d+ \(task_decision\) is not code \(a "
+                    r"string\) but int: 42; mapper unchanged", nonstring), nonstring
+    assert used.startswith("LLM step: rewrote layout_decision")
+    prompts = [r["messages"][-1]["content"] for r in server.requests]
+    assert "the answer is not JSON" in prompts[1] and "is not code (a string)" in prompts[2]
+    assert "not used" not in prompts[0]
