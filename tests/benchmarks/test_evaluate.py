@@ -296,15 +296,17 @@ def test_the_list_tells_a_started_tuning_unit_from_an_untouched_one(tmp_path, ca
 
     results = tmp_path / "h100-eval"
     shutil.copytree("reports/h100-eval", results)  # a real evaluation folder: Circuit `gpu`, OpenTuner's seed 0 run
-    # as when OpenTuner's run stopped, whatever later calls added: no OpenTuner or Optuna unit of Circuit saved, no
-    # Optuna run, no comparison of Circuit at another size
-    for unit in results.glob("units/tune-circuit-*-opt*.json"):
-        unit.unlink()
+    # as when OpenTuner's run stopped, whatever later calls added: no tuning unit of Circuit saved but guided's seed 0,
+    # no run in its comparison but guided's and OpenTuner's, no comparison of Circuit at another size
+    for unit in results.glob("units/tune-circuit-*.json"):
+        if unit.name != "tune-circuit-gpu-guided-i10-s0.json":
+            unit.unlink()
     for settings in results.glob("work/circuit/compare-*/settings.json"):
         if json.loads(settings.read_text())["size"] != "gpu":
             shutil.rmtree(settings.parent)
-    for run in results.glob("work/circuit/compare-*/optuna-1"):
-        shutil.rmtree(run)
+    for run in results.glob("work/circuit/compare-*/*-1"):
+        if run.name not in ("guided-1", "opentuner-1"):
+            shutil.rmtree(run)
     journal = next(results.glob("work/circuit/compare-*/opentuner-1/state.jsonl"))
     journal.write_text("".join(journal.read_text().splitlines(keepends=True)[:3]))  # 3 of its 10 iterations
     before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
