@@ -924,3 +924,14 @@ def test_a_run_without_a_dsl_mapper_whose_discovery_did_not_answer_claims_no_map
     assert main(["run", "--app", str(path), "--once", "--out", str(tmp_path / "none")]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert "foreign with Legion's default mapper (size ci" in printed, printed
+
+
+def test_rsize_in_the_app_command_line_is_on_the_probed_machine(foreign_exe):
+    """`--app './prog -ll:rsize 16 ...'`: the program gets the flag, so the machine its mapper is checked against has
+    RDMEM too, as with `-- -ll:rsize 16` (a mapper placing data there is no E221)."""
+    from mapperopt.benchmarks.userapp import app_from_command
+    from mapperopt.probe import run_probe_json
+
+    app = app_from_command(f"{foreign_exe} -steps 2 -n 400 -ll:rsize 16")
+    kinds = {m["kind"] for m in run_probe_json(app, "ci")["memories"]}
+    assert "RDMEM" in kinds
