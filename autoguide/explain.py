@@ -671,7 +671,9 @@ def _mapper_file(result: RunResult) -> str:
 
 def _default_as_dsl(result: RunResult) -> str:
     """A DSL mapper that maps as Legion's default mapper does: GPUs first where the run has them, each kind's own
-    memory, SOA F_order instances. A run that keeps the program's own mapper (--keep-app-mapper), where a `*` names
+    memory, SOA F_order instances, except where a variant of a user's program constrains the layout (its discovered
+    description's `interleave`, `layout`, `required_align`): a Layout statement for that requirement keeps it, as
+    Legion's default mapper does. A run that keeps the program's own mapper (--keep-app-mapper), where a `*` names
     no task, gets a Task statement for each of the program's tasks (its discovered description's; `TASK` where
     there is none)."""
     from mapperopt.dsl.formatter import selector_name
@@ -684,7 +686,15 @@ def _default_as_dsl(result: RunResult) -> str:
         kinds, regions = "GPU,CPU", "Region * * GPU FBMEM; Region * * CPU SYSMEM;"
     else:
         kinds, regions = "CPU", "Region * * CPU SYSMEM;"
-    return " ".join(f"Task {t} {kinds};" for t in tasks) + f" {regions} Layout * * * SOA F_order;"
+    kept = []  # the variants' layout constraints, which the global Layout line would override
+    for info in described.tasks if described is not None else ():
+        for r in info.regions:
+            aligns = {k: f"Align{op}{n}" for k, op, n in r.required_align}
+            for kind in r.layout_kinds or (("*",) if r.layout or r.interleave else ()):
+                aspects = [a for a in (r.interleave, r.layout, aligns.pop(kind, None)) if a]
+                kept.append(f"Layout {selector_name(info.name)} {r.index} {kind} {' '.join(aspects)};")
+            kept += [f"Layout {selector_name(info.name)} {r.index} {k} {a};" for k, a in aligns.items()]
+    return " ".join([*(f"Task {t} {kinds};" for t in tasks), regions, "Layout * * * SOA F_order;", *kept])
 
 
 def _profiled_command(result: RunResult) -> str:
