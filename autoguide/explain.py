@@ -234,6 +234,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                 suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
         elif match.rule.suggest_displaced and (own := _DISPLACED.search(result.log or "")):
             suggestion = _text(match.rule.suggest_displaced, {**match.fields, "own": own.group(1)})
+        elif match.rule.suggest_no_data and not _places_data(result.dsl):
+            suggestion = _text(match.rule.suggest_no_data, match.fields)
         if match.rule.app_category and "app_file" in (result.settings or {}):  # a user's program
             category = match.rule.app_category
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
@@ -242,6 +244,17 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                            {**context, "default_reason": default_failure.get("reason") or "no reason given",
                             "reference": _reference(own_mapper)})
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
+
+
+def _places_data(dsl: str) -> bool:
+    """Whether the mapper `dsl` has a Region or Layout statement (True when it does not parse: it may)."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    try:
+        return any(isinstance(s, (A.RegionStmt, A.LayoutStmt)) for s in parse(dsl, "<mapper>").statements)
+    except DslSyntaxError:
+        return True
 
 
 def _costly_functions(dsl: str) -> str:
