@@ -66,7 +66,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
             table.add_row("trimmed mean", figure(unit, result.trimmed_mean) + (
                 ": the time is 1 / the trimmed mean of the throughputs (1/time), not the trimmed mean of the times"
                 if protocol.as_time(unit, result.trimmed_mean) else ""))
-            table.add_row("90 % interval", f"{figure(unit, *result.interval)}, bootstrap of the trimmed mean")
+            if runs >= protocol.MIN_INTERVAL_VALUES:  # fewer: too few to quote one (the noise notes say so)
+                table.add_row("90 % interval", f"{figure(unit, *result.interval)}, bootstrap of the trimmed mean")
             table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
         else:
             table.add_row("time" if protocol.as_time(unit, result.throughput) else "throughput",
