@@ -457,6 +457,12 @@ def test_the_run_names_its_trace_files(tmp_path, foreign_exe, capsys, monkeypatc
     assert sorted(p.name for p in out_dir.glob("trace*")) == ["trace-1.jsonl", "trace-2.jsonl"]
     assert main(["run", "--help"]) == 0
     assert "trace-1.jsonl ... trace-N.jsonl" in " ".join(capsys.readouterr().out.split())
+    # one execution: its trace is trace.jsonl, and command.txt, to run again by hand, names that file
+    assert main(["run", "--app", str(path), "--mapper", str(mapper), "--trace", "--once", "--no-profile",
+                 "--out", str(tmp_path / "once")]) == 0
+    assert [p.name for p in (tmp_path / "once").glob("trace*")] == ["trace.jsonl"]
+    command = (tmp_path / "once" / "command.txt").read_text()
+    assert "trace.jsonl" in command and "trace-1.jsonl" not in command, command
 
 
 def test_a_crash_names_its_signal_and_a_command_is_quoted_to_paste_back(tmp_path, foreign_exe, capsys, monkeypatch):
