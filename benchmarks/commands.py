@@ -114,6 +114,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     if traces:  # --trace: one file per execution
         table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
                                       f"{traces[0]} ... {traces[-1].name} (one per execution)"))
+        if "-lg:no_physical_tracing" not in s.get("command", ""):  # replays map nothing, so trace nothing
+            table.add_row("", "the iterations Legion replays from a loop the program traces (begin_trace/end_trace) "
+                              "ask no mapper and have no lines: they run as the recorded ones were mapped "
+                              "(-- -lg:no_physical_tracing maps and traces every one)")
     console.print(table)
     cores = protocol.core_warning(s) if result.attempts else None  # no word of timings where nothing ran
     if cores:
