@@ -943,3 +943,13 @@ def test_rsize_in_the_app_command_line_is_on_the_probed_machine(foreign_exe):
     app = app_from_command(f"{foreign_exe} -steps 2 -n 400 -ll:rsize 16")
     kinds = {m["kind"] for m in run_probe_json(app, "ci")["memories"]}
     assert "RDMEM" in kinds
+
+
+def test_util_in_the_app_command_line_yields_to_the_flag_after_dashdash(foreign_exe):
+    """`--app './prog -ll:util 1' -- -ll:util 2`: the run gets 2 utility processors (the flag after `--` replaces the
+    command line's), and so does the probed machine."""
+    from mapperopt.benchmarks.userapp import app_from_command
+    from mapperopt.probe import run_probe_json
+
+    app = app_from_command(f"{foreign_exe} -steps 2 -n 400 -ll:util 1")
+    assert run_probe_json(app, "ci", ("-ll:util", "2"))["processors"].get("UTIL") == [2]
