@@ -78,7 +78,7 @@ UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "progra
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELDS, "default_reason", "reference")}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category",
              "app_category", "specific", "execution", "explain", "suggest", "edits", "context", "mapper_advice",
-             "explain_no_mapper", "suggest_no_mapper", "suggest_displaced"}
+             "explain_no_mapper", "suggest_no_mapper", "suggest_displaced", "suggest_no_data"}
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,8 @@ class Rule:
             place of `explain` and of `suggest` (or of the `no_mapper` suggestion); None: not given.
         suggest_displaced: the rule's own suggestion after a DSL mapper that took the place of the program's own
             mapper for every task (the shim's note; {own}: that mapper's name); None: not given.
+        suggest_no_data: the rule's own suggestion after a DSL mapper without Region and Layout statements, which
+            leaves every memory and layout to Legion's defaults (so neither is the cause); None: not given.
     """
 
     id: str
@@ -135,6 +137,7 @@ class Rule:
     explain_no_mapper: str | None = None
     suggest_no_mapper: str | None = None
     suggest_displaced: str | None = None
+    suggest_no_data: str | None = None
 
     def fields(self) -> set[str]:
         """Names a template of this rule may use."""
@@ -302,10 +305,11 @@ def _rule(data: dict, where: str) -> Rule:
         explain_no_mapper=str(data["explain_no_mapper"]).strip() if "explain_no_mapper" in data else None,
         suggest_no_mapper=str(data["suggest_no_mapper"]).strip() if "suggest_no_mapper" in data else None,
         suggest_displaced=str(data["suggest_displaced"]).strip() if "suggest_displaced" in data else None,
+        suggest_no_data=str(data["suggest_no_data"]).strip() if "suggest_no_data" in data else None,
     )
     try:
         used = template_fields([rule.explain, rule.suggest, rule.execution or "", rule.explain_no_mapper or "",
-                                rule.suggest_no_mapper or "", *edits])
+                                rule.suggest_no_mapper or "", rule.suggest_no_data or "", *edits])
         used |= template_fields(rule.suggest_displaced or "") - {"own"}  # {own}: the displaced mapper's name
     except ValueError as exc:  # a lone brace; literal braces are written {{ and }}
         raise MapperoptError(f"{where}: bad template ({exc})") from None

@@ -234,6 +234,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                 suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["suggest"], context)
         elif match.rule.suggest_displaced and (own := _DISPLACED.search(result.log or "")):
             suggestion = _text(match.rule.suggest_displaced, {**match.fields, "own": own.group(1)})
+        elif match.rule.suggest_no_data and not _places_data(result.dsl):
+            suggestion = _text(match.rule.suggest_no_data, match.fields)
         if match.rule.app_category and "app_file" in (result.settings or {}):  # a user's program
             category = match.rule.app_category
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
@@ -242,6 +244,17 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                            {**context, "default_reason": default_failure.get("reason") or "no reason given",
                             "reference": _reference(own_mapper)})
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
+
+
+def _places_data(dsl: str) -> bool:
+    """Whether the mapper `dsl` has a Region or Layout statement (True when it does not parse: it may)."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    try:
+        return any(isinstance(s, (A.RegionStmt, A.LayoutStmt)) for s in parse(dsl, "<mapper>").statements)
+    except DslSyntaxError:
+        return True
 
 
 def _costly_functions(dsl: str) -> str:
@@ -671,7 +684,9 @@ def _mapper_file(result: RunResult) -> str:
 
 def _default_as_dsl(result: RunResult) -> str:
     """A DSL mapper that maps as Legion's default mapper does: GPUs first where the run has them, each kind's own
-    memory, SOA F_order instances. A run that keeps the program's own mapper (--keep-app-mapper), where a `*` names
+    memory, SOA F_order instances, except where a variant of a user's program constrains the layout (its discovered
+    description's `interleave`, `layout`, `required_align`): a Layout statement for that requirement keeps it, as
+    Legion's default mapper does. A run that keeps the program's own mapper (--keep-app-mapper), where a `*` names
     no task, gets a Task statement for each of the program's tasks (its discovered description's; `TASK` where
     there is none)."""
     from mapperopt.dsl.formatter import selector_name
@@ -684,7 +699,15 @@ def _default_as_dsl(result: RunResult) -> str:
         kinds, regions = "GPU,CPU", "Region * * GPU FBMEM; Region * * CPU SYSMEM;"
     else:
         kinds, regions = "CPU", "Region * * CPU SYSMEM;"
-    return " ".join(f"Task {t} {kinds};" for t in tasks) + f" {regions} Layout * * * SOA F_order;"
+    kept = []  # the variants' layout constraints, which the global Layout line would override
+    for info in described.tasks if described is not None else ():
+        for r in info.regions:
+            aligns = {k: f"Align{op}{n}" for k, op, n in r.required_align}
+            for kind in r.layout_kinds or (("*",) if r.layout or r.interleave else ()):
+                aspects = [a for a in (r.interleave, r.layout, aligns.pop(kind, None)) if a]
+                kept.append(f"Layout {selector_name(info.name)} {r.index} {kind} {' '.join(aspects)};")
+            kept += [f"Layout {selector_name(info.name)} {r.index} {k} {a};" for k, a in aligns.items()]
+    return " ".join([*(f"Task {t} {kinds};" for t in tasks), regions, "Layout * * * SOA F_order;", *kept])
 
 
 def _profiled_command(result: RunResult) -> str:

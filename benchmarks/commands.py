@@ -66,7 +66,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
             table.add_row("trimmed mean", figure(unit, result.trimmed_mean) + (
                 ": the time is 1 / the trimmed mean of the throughputs (1/time), not the trimmed mean of the times"
                 if protocol.as_time(unit, result.trimmed_mean) else ""))
-            table.add_row("90 % interval", f"{figure(unit, *result.interval)}, bootstrap of the trimmed mean")
+            if runs >= protocol.MIN_INTERVAL_VALUES:  # fewer: too few to quote one (the noise notes say so)
+                table.add_row("90 % interval", f"{figure(unit, *result.interval)}, bootstrap of the trimmed mean")
             table.add_row("spread", f"{100 * result.spread:.1f} % of the median")
         else:
             table.add_row("time" if protocol.as_time(unit, result.throughput) else "throughput",
@@ -113,6 +114,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     if traces:  # --trace: one file per execution
         table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
                                       f"{traces[0]} ... {traces[-1].name} (one per execution)"))
+        if "-lg:no_physical_tracing" not in s.get("command", ""):  # replays map nothing, so trace nothing
+            table.add_row("", "the iterations Legion replays from a loop the program traces (begin_trace/end_trace) "
+                              "ask no mapper and have no lines: they run as the recorded ones were mapped "
+                              "(-- -lg:no_physical_tracing maps and traces every one)")
     console.print(table)
     cores = protocol.core_warning(s) if result.attempts else None  # no word of timings where nothing ran
     if cores:

@@ -649,12 +649,16 @@ def _transient(run: Execution) -> bool:
 
 
 def _number_files(run_dir: Path, attempts: list[Attempt]) -> list[Attempt]:
-    """A lone execution's files lose their number: `stdout.txt` instead of `stdout-1.txt`."""
+    """A lone execution's files lose their number: `stdout.txt` instead of `stdout-1.txt` (in command.txt too)."""
     if len(attempts) != 1:
         return attempts
     for name in ("stdout-1.txt", "stderr-1.txt", "trace-1.jsonl"):
         if (run_dir / name).exists():
             os.replace(run_dir / name, run_dir / name.replace("-1.", "."))
+    command = run_dir / "command.txt"  # run again by hand, it writes the trace the folder holds
+    if command.is_file():
+        trace = str((run_dir / "trace-1.jsonl").resolve())
+        command.write_text(command.read_text().replace(trace, trace.replace("trace-1.jsonl", "trace.jsonl")))
     return [replace(attempts[0], stdout="stdout.txt", stderr="stderr.txt")]
 
 

@@ -2005,6 +2005,13 @@ class _Checker:
             hints += [self._empty_hint(kind) for kind in empty]
         elif code == "E205" and m and err.code == "R400":
             hints.append(self._modulo_hint(err, int(m[1])))
+        elif code == "E205" and (shown := re.match(r"tuple index -?\d+ out of range for (\(.*?\))", err.detail)):
+            indexed = next((n.obj for s in self.program.statements for n in _walk_stmt(s)
+                            if isinstance(n, A.Index) and n.loc == err.loc), None)
+            if isinstance(indexed, A.Member) and indexed.name == "ipoint":  # past the launch's dimensions
+                k = shown[1].count(",") + (not shown[1].endswith(",)"))  # "(0,)": 1, "(0, 0)": 2
+                hints.append(f"{format_expr(indexed)} has {k} dimension{'s' if k > 1 else ''}, one per dimension of "
+                             f"the launch domain: index it with {'0' if k == 1 else f'0 to {k - 1}'}")
         counts = re.match(r"(\d+) index value\(s\) for the (\d+)-dimensional model", err.detail)
         index = next((n for s in self.program.statements for n in _walk_stmt(s)
                       if isinstance(n, A.Index) and n.loc == err.loc), None) if counts else None

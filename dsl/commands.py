@@ -477,7 +477,9 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                       domain: tuple[int, ...] | None = None, stream=None,
                       diagnostics: list | None = None) -> list[dict]:
     """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "fields" (per
-    requirement index, its field names as the description has them), "collected" (the
+    requirement index, its field names as the description has them), "reduce" ({requirement index: (its reduction
+    operator or None, whether every point reduces into the one region)} for those with reduce privilege),
+    "bounding_box" (a user's program: its discovered domains are bounding boxes), "collected" (the
     read-only requirements CollectMemory frees after use), "tracked" ({requirement CollectMemory selects but leaves
     tracked: the tasks that reduce into its fields}, note R457), "instance_limit" (InstanceLimit's N or None), "points":
     [(point, trace record or DslRuntimeError)], "one_point" (the region names of the record that name one point's
@@ -523,6 +525,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     for info in sorted(app.tasks, key=depth):
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
                  "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
+                 "reduce": {r.index: (r.redop, r.collective) for r in info.regions if r.privilege == "reduce"},
+                 "bounding_box": bool(app.discovered_as),
                  "instance_limit": None, "points": [], "error": None,
                  "one_point": {n for r in info.regions for n in app.point_subregion(info, r)[0]},
                  "app_mapper": app.keep_app_mapper and info.name not in named}
@@ -720,8 +724,21 @@ def _placement_lines(entry: dict, machine: MachineDescription) -> list[str]:
     return lines + [_balance_line(_launch_balance(entry, machine))]
 
 
+def _reduce_text(reduce: tuple[str | None, bool] | None) -> str:
+    """The mark of a reduction requirement after its fields ("" for another privilege)."""
+    if reduce is None:
+        return ""
+    redop, collective = reduce
+    return (f"  reduce ({redop or 'operator not recorded'}"
+            + ("; every point reduces into this one region" if collective else "") + ")")
+
+
 def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
     out = [f"machine: {machine.describe()}"]
+    if any(e["bounding_box"] and e["domain"] for e in entries):  # discovery records extents only
+        out.append("note: each index launch is shown over its domain's bounding box, from 0 in each dimension: "
+                   "discovery records neither which points of a sparse domain exist nor an offset domain's lower "
+                   "corner, so a sparse launch has fewer points than shown and counted here")
     for e in entries:
         launch = f"index launch over {fmt_tuple(e['domain'])}" if e["domain"] else f"{e['launch']} launch"
         out += ["", f"{e['task']} ({launch})"]
@@ -742,7 +759,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory':<7}  {'layout'.ljust(lw)}  fields")
             for r, label, layout in zip(e["regions"], labels, layouts):
                 out.append(f"  {r['index']:>3}  {label.ljust(width)}  {r['memory']:<7}  "
-                           f"{layout.ljust(lw)}  {_fields_text(e['fields'][r['index']])}")
+                           f"{layout.ljust(lw)}  {_fields_text(e['fields'][r['index']])}"
+                           + _reduce_text(e["reduce"].get(r["index"])))
         if e["collected"]:
             out.append(f"  collected after use (CollectMemory): arg {', '.join(map(str, e['collected']))}")
         for i, names in e["tracked"].items():

@@ -143,4 +143,8 @@ def run_probe_json(bench=None, size: str = "ci", app_args: tuple[str, ...] = (),
     resources = {**given, **dict(zip(pairs[::2], pairs[1::2]))}
     sizes = tuple(a for flag in ("-ll:csize", "-ll:fsize", "-ll:zsize", "-ll:util") if flag in resources
                   for a in (flag, resources[flag]))
-    return probe_json(cpus, gpus, machine_flags=sizes + _machine_flags([*sz.legion_flags, *passthrough]), cached=True)
+    # A user program's own arguments (`--app './prog -ll:rsize 16'`) reach Legion as the flags after `--` do.
+    # Less the resource flags, which the size's keys hold and the run gives once (`userapp._command_parts`).
+    own = () if isinstance(bench, str) else _app_args(dict(zip(pairs[::2], pairs[1::2])), bench.args.get(size, ()))[1]
+    return probe_json(cpus, gpus, machine_flags=sizes + _machine_flags([*own, *sz.legion_flags, *passthrough]),
+                      cached=True)

@@ -4,9 +4,11 @@
 // and the second x/0, inf). Flag -scale F multiplies the printed elapsed time by F (1e-320: a metric whose
 // reciprocal overflows). Flag -helper S: the top-level task first starts a helper process, as a program may
 // start a logger or monitor, that detaches into a session of its own (setsid) and lives S seconds, keeping the
-// program's standard output and error open.
+// program's standard output and error open. With TIMED_ASSERT set in the environment, `work` fails an assertion of the
+// program's own (a bug of the program, not of its mapping).
 #include <unistd.h>
 
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,7 @@ enum { TOP_ID = 1, WORK_ID = 2 };
 enum { FID_X = 1 };
 
 void work_task(const Task *, const std::vector<PhysicalRegion> &regions, Context, Runtime *) {
+  assert(!std::getenv("TIMED_ASSERT") && "work: TIMED_ASSERT is set");
   const FieldAccessor<LEGION_READ_WRITE, double, 1> x(regions[0], FID_X);
   for (PointInRectIterator<1> p(regions[0].get_bounds<1, coord_t>().bounds); p(); p++) x[*p] = x[*p] * 0.5 + 1.0;
 }

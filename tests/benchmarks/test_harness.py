@@ -522,6 +522,9 @@ def test_the_run_command(tmp_path):
     assert command.count("-ll:util") == 1 and "-lg:inorder" in command    # a flag after -- is not doubled
     assert "circuit with the expert mapper" in ok.output and "GFLOPS" in ok.output and "suggestion:" in ok.output
     assert {"stdout-1.txt", "stdout-2.txt"} <= _files(tmp_path / "a")
+    # two executions are too few for an interval (the note says so): the table quotes none
+    flat = " ".join(ok.output.split())
+    assert "Too few executions for an interval" in flat and "bootstrap of the trimmed mean" not in flat, ok.output
     dsl = tmp_path / "far.dsl"
     dsl.write_text(FAR_RUNTIME)
     failed = CliRunner().invoke(run, ["circuit", "--mapper", str(dsl), "--out", str(tmp_path / "b"), "--json", "--once",

@@ -786,6 +786,14 @@ def test_a_tuple_index_out_of_range_is_e205_not_a_type_error(circuit, m14):
     assert only("t = (0,);\nx = t[1 < 2];", "E206", None, m14)  # a wrong index type stays a type error
 
 
+def test_e205_for_an_ipoint_index_past_the_launchs_dimensions_says_how_many_it_has(circuit, m14):
+    """`task.ipoint[1]` of a 1-D launch: the hint says task.ipoint has 1 dimension, that of the launch domain."""
+    src = "m = Machine(CPU);\ndef f(Task t) { return m[0, t.ipoint[1] % m.size[1]]; }\nIndexTaskMap update_voltages f;"
+    d = only(src, "E205", circuit, m14)
+    assert d.message.startswith("tuple index 1 out of range for (0,)"), d.message
+    assert "t.ipoint has 1 dimension, one per dimension of the launch domain: index it with 0" in d.hints, d.hints
+
+
 def test_w316_control_replicate_on_one_node_is_a_note():
     d = only("Task * CPU;\nControlReplicate calc,dist;", "W316", machine=parse_machine_spec("1x0x2"))
     assert (d.severity, at(d)) == ("note", (2, 1))

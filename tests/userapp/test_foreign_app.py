@@ -453,10 +453,18 @@ def test_the_run_names_its_trace_files(tmp_path, foreign_exe, capsys, monkeypatc
     capsys.readouterr()
     assert main(["run", "--app", str(path), "--mapper", str(mapper), "--trace", "--repeats", "2", "--max-repeats", "2",
                  "--no-profile", "--out", str(out_dir)]) == 0
-    assert f"{out_dir / 'trace-1.jsonl'} ... trace-2.jsonl (one per execution)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{out_dir / 'trace-1.jsonl'} ... trace-2.jsonl (one per execution)" in out
+    assert "iterations Legion replays from a loop the program traces" in out, out  # not in the trace: said
     assert sorted(p.name for p in out_dir.glob("trace*")) == ["trace-1.jsonl", "trace-2.jsonl"]
     assert main(["run", "--help"]) == 0
     assert "trace-1.jsonl ... trace-N.jsonl" in " ".join(capsys.readouterr().out.split())
+    # one execution: its trace is trace.jsonl, and command.txt, to run again by hand, names that file
+    assert main(["run", "--app", str(path), "--mapper", str(mapper), "--trace", "--once", "--no-profile",
+                 "--out", str(tmp_path / "once")]) == 0
+    assert [p.name for p in (tmp_path / "once").glob("trace*")] == ["trace.jsonl"]
+    command = (tmp_path / "once" / "command.txt").read_text()
+    assert "trace.jsonl" in command and "trace-1.jsonl" not in command, command
 
 
 def test_a_crash_names_its_signal_and_a_command_is_quoted_to_paste_back(tmp_path, foreign_exe, capsys, monkeypatch):
@@ -924,3 +932,24 @@ def test_a_run_without_a_dsl_mapper_whose_discovery_did_not_answer_claims_no_map
     assert main(["run", "--app", str(path), "--once", "--out", str(tmp_path / "none")]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert "foreign with Legion's default mapper (size ci" in printed, printed
+
+
+def test_rsize_in_the_app_command_line_is_on_the_probed_machine(foreign_exe):
+    """`--app './prog -ll:rsize 16 ...'`: the program gets the flag, so the machine its mapper is checked against has
+    RDMEM too, as with `-- -ll:rsize 16` (a mapper placing data there is no E221)."""
+    from mapperopt.benchmarks.userapp import app_from_command
+    from mapperopt.probe import run_probe_json
+
+    app = app_from_command(f"{foreign_exe} -steps 2 -n 400 -ll:rsize 16")
+    kinds = {m["kind"] for m in run_probe_json(app, "ci")["memories"]}
+    assert "RDMEM" in kinds
+
+
+def test_util_in_the_app_command_line_yields_to_the_flag_after_dashdash(foreign_exe):
+    """`--app './prog -ll:util 1' -- -ll:util 2`: the run gets 2 utility processors (the flag after `--` replaces the
+    command line's), and so does the probed machine."""
+    from mapperopt.benchmarks.userapp import app_from_command
+    from mapperopt.probe import run_probe_json
+
+    app = app_from_command(f"{foreign_exe} -steps 2 -n 400 -ll:util 1")
+    assert run_probe_json(app, "ci", ("-ll:util", "2"))["processors"].get("UTIL") == [2]

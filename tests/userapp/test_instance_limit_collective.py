@@ -55,3 +55,15 @@ def test_check_warns_of_any_limit_on_a_collectively_mapped_launch(tmp_path, hist
                 "(8 points): Legion maps its requirement 1 (bins), which every point reduces into, with all points "
                 "together; under an InstanceLimit of any count the mapper maps it per point instead") in out, out
         assert "hint: without an InstanceLimit on 'histogram', Legion maps it collectively again" in out, out
+
+
+def test_explain_marks_the_reduction_and_the_bounding_box(tmp_path, histogram_exe, capsys):
+    """explain marks histogram's requirement 1 as a reduction (its operator, every point into the one region), and
+    says that a user's index launch is shown over its domain's bounding box (discovery records no sparse domain's
+    points: a sparse launch would have fewer)."""
+    (tmp_path / "m.dsl").write_text("Task * CPU;\n")
+    assert main(["explain", str(tmp_path / "m.dsl"), "--app", f"{histogram_exe} -n 1000 -reps 1"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if x.strip().startswith("1  bins")]
+    assert "reduce (" in line and "every point reduces into this one region" in line, out
+    assert "bounding box" in out and "sparse" in out, out

@@ -102,3 +102,20 @@ def test_a_hung_programs_discovery_stopped_at_its_timeout_says_no_word_of_other_
         err = " ".join(capsys.readouterr().err.split())
         assert "discovering timed: your program did not finish within 2 s" in err, err
         assert "kept its output open" not in err, err
+
+
+def test_an_assertion_of_the_programs_own_is_not_blamed_on_layouts(timed_exe, tmp_path, capsys, monkeypatch):
+    """A mapper without Region or Layout statements cannot have given a kernel an unexpected layout or memory: the
+    advice after the program's own failed assertion tells the user to run without --mapper to tell the program from
+    the mapper, and names no layouts and memories (it said "layouts and memories ... are the usual cause")."""
+    mapper = tmp_path / "t0.dsl"
+    mapper.write_text("Task * CPU;\n")
+    command = f"{timed_exe} -reps 1"
+    assert main(["check", str(mapper), "--app", command]) == 0  # discovered (cached) before the program fails
+    monkeypatch.setenv("TIMED_ASSERT", "1")
+    assert main(["run", "--app", command, "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
+    capsys.readouterr()
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert feedback["category"] == "crash.assertion", feedback
+    assert "without --mapper" in feedback["suggestion"], feedback
+    assert "usual cause" not in feedback["suggestion"] and "no Region or Layout statement" in feedback["suggestion"]

@@ -200,3 +200,18 @@ def test_layout_advice_for_a_program_nothing_verifies_says_to_verify_first(tmp_p
         suggestion = " ".join(capsys.readouterr().out.split()).split("suggestion: ", 1)[1]
         assert "`Layout histogram * * Align==64;`" in suggestion, suggestion
         assert (first in suggestion) == (not verify), suggestion
+
+
+def test_the_suggested_default_mapper_passes_check(tmp_path, constrained_exe, capsys):
+    """After a run without --mapper, AutoGuide suggests a DSL mapper that "maps as Legion's default mapper does": it
+    keeps what norm's variant needs (AOS pairs, output aligned with -align), so `check` passes it (it was
+    `Layout * * * SOA F_order;` for every requirement: E223)."""
+    for extra in ((), ("-align",)):
+        out = tmp_path / f"default{len(extra)}"
+        assert main(["run", "--app", f"{constrained_exe} -n 400 {' '.join(extra)}", "--once", "--out", str(out)]) == 0
+        capsys.readouterr()
+        suggestion = json.loads((out / "feedback.json").read_text())["suggestion"]
+        (dsl,) = re.findall(r"to write in default\.dsl: `([^`]*)`", suggestion)
+        (tmp_path / "default.dsl").write_text(dsl + "\n")
+        code = main(["check", str(tmp_path / "default.dsl"), "--app", f"{constrained_exe} -n 400 {' '.join(extra)}"])
+        assert code == 0, (dsl, capsys.readouterr().out)
