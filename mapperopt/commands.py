@@ -153,9 +153,14 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
         checks.append(Check("Legion", False, exc.message, exc.hint or ""))
     try:
         compiler = toolchain.cxx()
-        checks.append(Check("C++ compiler", True, f"{compiler}: {_version([compiler, '--version'])}"))
     except ToolchainError as exc:
         checks.append(Check("C++ compiler", False, exc.message, exc.hint or ""))
+    else:
+        try:
+            version = toolchain.tool_version(compiler).splitlines()
+            checks.append(Check("C++ compiler", True, f"{compiler}: {version[0] if version else ''}"))
+        except ToolchainError as exc:  # there, but it fails or hangs
+            checks.append(Check("C++ compiler", False, exc.message, exc.hint or "", present=True))
     nvcc = toolchain.nvcc()
     checks.append(Check("nvcc (CUDA variants)", nvcc is not None,
                         f"{nvcc}: {_version([nvcc, '--version'], line=-2)}" if nvcc else "not found",
