@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 
 from mapperopt.errors import BuildError, MapperoptError, ToolchainError, exit_status, signal_name
+from mapperopt.files import write_atomically
 
 PREFIX_ENV = "MAPPEROPT_LEGION_PREFIX"
 CACHE_ENV = "MAPPEROPT_CACHE"
@@ -303,6 +304,33 @@ def _cached(path: Path, say: bool = False) -> bool:
     if say:
         print(f"note: {path} in the build cache is damaged (not an ELF file): building it again", file=sys.stderr,
               flush=True)
+    return False
+
+
+def _seal_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def write_sealed(path: Path, data: bytes) -> None:
+    """Publish `data` at `path` (atomically) with its size and digest beside it, in `path.sha256`, for `sealed`."""
+    write_atomically(path, data)
+    write_atomically(_seal_path(path), f"{len(data)} {hashlib.sha256(data).hexdigest()}\n")
+
+
+def sealed(path: Path, say: bool = False) -> bool:
+    """Whether `path`, written by `write_sealed`, is whole and the one written (its size and digest match): a file
+    damaged on disk or copied over by another would otherwise be reused for ever. With `say`, a note on stderr says
+    when one that fails the check is built again (none for one without a digest, from an older mapperopt)."""
+    try:
+        size, digest = _seal_path(path).read_text().split()
+        data = path.read_bytes()
+    except (OSError, ValueError):
+        return False
+    if len(data) == int(size) and hashlib.sha256(data).hexdigest() == digest:
+        return True
+    if say:
+        print(f"note: {path} in the build cache is damaged (not the library built for it): building it again",
+              file=sys.stderr, flush=True)
     return False
 
 
