@@ -501,3 +501,12 @@ def test_a_nonexistent_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeyp
         toolchain.cuda_lib_dir.cache_clear()
     text = str(info.value)
     assert f"TMPDIR={tmp_path / 'none'} does not exist" in text and "Could not open output file" in text, text
+
+
+def test_the_grammar_is_read_as_utf8_whatever_the_locale(tmp_path):
+    plain = tmp_path / "plain.dsl"
+    plain.write_text("Task * CPU;\n")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    out = subprocess.run([sys.executable, "-m", "mapperopt.cli", "check", str(plain)], capture_output=True,
+                         text=True, env=env)
+    assert out.returncode == 0, out.stderr
