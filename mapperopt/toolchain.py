@@ -279,10 +279,14 @@ def tool_version(tool: str) -> str:
 @contextmanager
 def locked(path: Path):
     """Hold an exclusive lock on `path` (through `path.lock` beside it) for the `with` block: one process at a time
-    builds it."""
+    builds it. A process that has to wait says so on stderr (else a silent pause)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"[mapperopt] waiting for another process's build of {path}...", file=sys.stderr, flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:

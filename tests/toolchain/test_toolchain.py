@@ -510,3 +510,15 @@ def test_the_grammar_is_read_as_utf8_whatever_the_locale(tmp_path):
     out = subprocess.run([sys.executable, "-m", "mapperopt.cli", "check", str(plain)], capture_output=True,
                          text=True, env=env)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_process_waiting_for_anothers_build_says_so(tmp_path, capsys):
+    target = tmp_path / "libx.so"
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'w'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2)",
+                               str(tmp_path / "libx.so.lock")], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    with toolchain.locked(target):
+        pass
+    holder.wait()
+    assert f"waiting for another process's build of {target}" in capsys.readouterr().err
