@@ -6,6 +6,7 @@ import dataclasses
 import importlib.util
 import json
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import click
 
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, ToolchainError
+from mapperopt.files import refused_write
 from mapperopt.optimizer.base import OPTIMIZERS
 from mapperopt.probe import probe_json
 
@@ -125,6 +127,23 @@ def _version(cmd: list[str], line: int = 0) -> str:
     return lines[line] if lines else ""
 
 
+def _as_error(exc: Exception) -> MapperoptError:
+    """`exc` as the command line would show it (a write the file system refused names the file and the cache)."""
+    if isinstance(exc, MapperoptError):
+        return exc
+    return refused_write(exc) or MapperoptError(f"{exc.filename or 'a file'}: {exc.strerror or exc}")
+
+
+def _cache_check() -> Check:
+    """Whether the build cache can be written to (every build and probe writes there)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=toolchain.cache_dir(), prefix=".doctor-"):
+            return Check("build cache", True, f"writable: {toolchain.cache_path()}")
+    except (MapperoptError, OSError) as exc:
+        error = _as_error(exc)
+        return Check("build cache", False, error.message, error.hint or "", present=True)
+
+
 def run_checks(legion_prefix: str | None = None) -> list[Check]:
     """Check everything mapperopt needs; each failed check says what to do."""
     checks = []
@@ -145,6 +164,7 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
                             "all present" if not missing else f"missing: {', '.join(missing)} (only --optimizer "
                             f"{' and '.join(optimizers)} need{'s' * (len(optimizers) == 1)} them)",
                             f"pip install 'mapperopt[{extra}]'" if missing else "", required=False))
+    checks.append(_cache_check())
     legion = None
     try:
         legion = toolchain.find_legion(legion_prefix)
@@ -183,8 +203,9 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
                             "GPU runs need a machine with NVIDIA GPUs and their driver", required=False))
         try:
             checks.append(Check("libcuda.so.1 stand-in", True, f"built in {toolchain.cuda_stub_dir()}"))
-        except ToolchainError as exc:
-            checks.append(Check("libcuda.so.1 stand-in", False, exc.message, exc.hint or ""))
+        except (MapperoptError, OSError) as exc:  # no C compiler, or a build cache it cannot be written to
+            error = _as_error(exc)
+            checks.append(Check("libcuda.so.1 stand-in", False, error.message, error.hint or ""))
     if legion is not None and all(c.ok for c in checks if c.required):
         try:
             data = probe_json(legion=legion)

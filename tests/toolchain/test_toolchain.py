@@ -522,3 +522,13 @@ def test_a_process_waiting_for_anothers_build_says_so(tmp_path, capsys):
         pass
     holder.wait()
     assert f"waiting for another process's build of {target}" in capsys.readouterr().err
+
+
+def test_doctor_with_an_unusable_cache_prints_its_table_and_names_the_cache(tmp_path, monkeypatch, capsys):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "file" / "cache"))
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr()
+    assert "C++ compiler" in out.out and "build cache" in out.out  # the table, with the cache's row
+    row = {c.name: c for c in run_checks()}["build cache"]
+    assert not row.ok and row.detail.startswith(f"MAPPEROPT_CACHE={tmp_path / 'file' / 'cache'} cannot be used")
