@@ -124,7 +124,7 @@ def _version(cmd: list[str], line: int = 0) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"({exc})"
     lines = (out.stdout or out.stderr).strip().splitlines()
-    return lines[line] if lines else ""
+    return lines[max(line, -len(lines))] if lines else ""  # a tool that says less: its first line
 
 
 def _as_error(exc: Exception) -> MapperoptError:
@@ -189,12 +189,17 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
         from mapperopt.benchmarks.apps import LAYERS
 
         gemms = list(LAYERS)
-        cublas = toolchain.find_cublas()
-        checks.append(Check("cuBLAS (the GEMMs' CUDA variants)", cublas is not None,
-                            f"{cublas[1]}" if cublas else f"not in the CUDA toolkit of {nvcc}: "
-                            f"{', '.join(gemms[:-1])} and {gemms[-1]} are built with CPU variants only",
-                            "install the toolkit's cuBLAS (cublas_v2.h, libcublas.so), or set CUDA_HOME to a toolkit "
-                            "that has it (only needed for the GEMMs' GPU runs)", required=False))
+        name = "cuBLAS (the GEMMs' CUDA variants)"
+        try:
+            cublas = toolchain.find_cublas()
+        except ToolchainError as exc:  # nvcc does not name its libraries (e.g. TMPDIR missing): say why, go on
+            checks.append(Check(name, False, exc.message, exc.hint or "", required=False, present=True))
+        else:
+            checks.append(Check(name, cublas is not None,
+                                f"{cublas[1]}" if cublas else f"not in the CUDA toolkit of {nvcc}: "
+                                f"{', '.join(gemms[:-1])} and {gemms[-1]} are built with CPU variants only",
+                                "install the toolkit's cuBLAS (cublas_v2.h, libcublas.so), or set CUDA_HOME to a "
+                                "toolkit that has it (only needed for the GEMMs' GPU runs)", required=False))
     if toolchain.has_cuda_driver():
         gpus = _version(["nvidia-smi", "-L"])
         checks.append(Check("GPUs and driver", True, f"NVIDIA driver found; {gpus}", required=False))

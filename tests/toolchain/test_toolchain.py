@@ -532,3 +532,18 @@ def test_doctor_with_an_unusable_cache_prints_its_table_and_names_the_cache(tmp_
     assert "C++ compiler" in out.out and "build cache" in out.out  # the table, with the cache's row
     row = {c.name: c for c in run_checks()}["build cache"]
     assert not row.ok and row.detail.startswith(f"MAPPEROPT_CACHE={tmp_path / 'file' / 'cache'} cannot be used")
+
+
+def test_doctor_reports_an_nvcc_that_cannot_use_tmpdir_as_a_row(tmp_path, monkeypatch):
+    fake = tmp_path / "cuda" / "bin" / "nvcc"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\necho \"nvcc fatal   : Could not open output file '$TMPDIR/tmpxft_1'\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "none"))
+    toolchain.cuda_lib_dir.cache_clear()
+    try:
+        row = {c.name: c for c in run_checks(str(tmp_path / "bogus"))}["cuBLAS (the GEMMs' CUDA variants)"]
+    finally:
+        toolchain.cuda_lib_dir.cache_clear()
+    assert not row.ok and f"TMPDIR={tmp_path / 'none'} does not exist" in row.detail
