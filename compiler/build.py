@@ -2,7 +2,8 @@
 (content-addressed cache), and the LD_PRELOAD shim for unmodified applications.
 
 Cache layout, under `toolchain.cache_dir()/<legion key>/mappers/<key>/`: `mapper.dsl` (the user's text),
-`mapper.cc` (the generated C++, kept for inspection) and `libmapperopt_mapper.so`. The key covers the DSL text and
+`mapper.cc` (the generated C++, kept for inspection), `libmapperopt_mapper.so` and its size and digest
+(`libmapperopt_mapper.so.sha256`, checked at every reuse: `toolchain.sealed`). The key covers the DSL text and
 its file name (run-time messages cite the user's file and line, so both are part of the library), the Legion
 version, the C++ compiler, the flags and the sources of this compiler (generator, template, support library), so
 the same mapper is never compiled twice. Builds take a file lock per key and publish with an atomic
