@@ -597,3 +597,14 @@ def test_a_full_disk_leaves_no_result_json_cut_short(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         run_benchmark("circuit", out_dir=tmp_path / "run", min_time_s=0)
     assert not [p for p in (tmp_path / "run").rglob("*") if "result.json" in p.name]
+
+
+def test_a_mapper_build_the_environment_breaks_stops_the_run_instead_of_failing_the_mapper(tmp_path, monkeypatch):
+    """g++ aborts without a writable TMPDIR: not the mapper's compile failure (a tune would journal and reuse it)."""
+    import uuid
+
+    run_benchmark("circuit", out_dir=tmp_path / "warm", min_time_s=0)  # the application, built with a usable TMPDIR
+    monkeypatch.setenv("TMPDIR", "/proc")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no nvcc: its own probe of TMPDIR is another error
+    with pytest.raises(toolchain.ToolchainError, match="cannot create temporary files in TMPDIR=/proc"):
+        run_benchmark("circuit", f"# {uuid.uuid4().hex}\nTask * CPU;\n", out_dir=tmp_path / "run", min_time_s=0)
