@@ -263,9 +263,10 @@ def tool_version(tool: str) -> str:
     Raises:
         ToolchainError: it hangs (`VERSION_TIMEOUT_S`) or fails.
     """
+    from mapperopt.benchmarks.harness import run_in_group  # what a hung compiler started goes with it
+
     try:
-        result = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S,
-                                stdin=subprocess.DEVNULL)
+        result = run_in_group([tool, "--version"], VERSION_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"{tool} --version did not answer in {VERSION_TIMEOUT_S} s",
                              hint="this compiler hangs: fix it, or name another with CXX") from None
