@@ -314,7 +314,7 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
                      if evaluation.result.run_dir else None)
     if evaluation.measured_in is None and (out_dir / "result.json").exists():  # the harness's, of this run
         write_atomically(out_dir / "result.json", json.dumps(result.to_json(), indent=2) + "\n")
-    write_atomically(out_dir / "feedback.txt", evaluation.text + "\n")
+    (out_dir / "feedback.txt").write_text(evaluation.text + "\n")
     throughput = result.recorded_throughput if result.ok else None
     record = IterationRecord(**common, dsl=proposal.dsl, key=key, status=result.status, stage=result.stage,
                              category=feedback.category, throughput=throughput, unit=result.unit, **kept,
