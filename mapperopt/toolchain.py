@@ -354,6 +354,9 @@ def _environment_cause(log: str, returncode: int) -> str | None:
                 " (set TMPDIR to a writable folder)")
     for words, cause in _ENVIRONMENT_WORDS:
         if words in log.lower():
+            if words in _DISK_WORDS:  # the compiler writes in these two places
+                cause += (f" where the compiler writes: the build cache ({CACHE_ENV}={cache_path()}) or TMPDIR "
+                          f"({os.environ.get('TMPDIR') or '/tmp'})")
             return cause
     if returncode < 0:
         return f"the compiler was killed by {signal_name(-returncode)}"
@@ -368,6 +371,7 @@ _ENVIRONMENT_WORDS = [("no space left on device", "no space left on device"),
                       ("killed signal terminated program", "the compiler was killed (out of memory?)"),
                       ("virtual memory exhausted", "the compiler ran out of memory"),
                       ("cannot allocate memory", "the compiler ran out of memory")]
+_DISK_WORDS = ("no space left on device", "disk quota exceeded", "read-only file system")
 
 
 def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:

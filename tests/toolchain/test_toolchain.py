@@ -456,6 +456,8 @@ def test_a_build_the_environment_breaks_is_no_build_error_and_shows_the_compiler
     assert "hello (hello.cc)" in text
     if "echo" in on_compile:
         assert on_compile.split('"')[1] in text  # the compiler's own words
+    if "space" in cause:  # where: the build cache or TMPDIR
+        assert f"MAPPEROPT_CACHE={tmp_path / 'cache'}" in text
 
 
 def test_a_failed_build_shows_the_tail_of_the_compilers_output(tmp_path, monkeypatch):
