@@ -378,7 +378,8 @@ def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:
     """Run one compile or link step `cmd` of `what`.
 
     Raises:
-        BuildError: it failed, with a diagnostic of the sources possible (`log`: its output; its tail is in the message).
+        BuildError: it failed, perhaps for a diagnostic of the sources (`log`: its output, whose tail ends the
+            message).
         ToolchainError: it failed for a reason of the environment (`_environment_cause`) or ran past
             `COMPILE_TIMEOUT_S`: not the sources' failure, so a tune stops rather than record it as the program's.
     """
