@@ -126,6 +126,7 @@ def build_program(program: A.Program, dsl: str, filename: str) -> tuple[Path, Pa
 
     Raises:
         BuildError: the generated C++ did not compile (a bug of ours; the file is kept).
+        ToolchainError: the support library did not build, or the build failed for a reason of its environment.
     """
     legion = _legion()
     key = hashlib.sha256(f"{_implementation_digest()}\0{filename}\0{dsl}".encode()).hexdigest()[:24]
@@ -139,7 +140,11 @@ def build_program(program: A.Program, dsl: str, filename: str) -> tuple[Path, Pa
         cpp = generate(program)
         write_atomically(folder / "mapper.dsl", dsl)
         write_atomically(cpp_path, cpp)
-        runtime = support_library()
+        try:
+            runtime = support_library()
+        except BuildError as err:  # the same for every mapper: not this mapper's failure
+            raise toolchain.ToolchainError(f"mapperopt's DSL support library does not build: {err.message}",
+                                           hint="this is a bug of mapperopt, or of this C++ compiler") from None
         try:
             built = toolchain.build("mapperopt_mapper", [cpp_path], shared=True,
                                     include_dirs=[RUNTIME_DIR, abi_dir()], extra_cxx=MAPPER_CXX,

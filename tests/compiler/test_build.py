@@ -219,3 +219,17 @@ def test_a_dsl_file_name_that_is_not_utf8_is_a_clear_error():
 
     with pytest.raises(MapperoptError, match=r"the file name 'lat\\udce9.dsl' is not valid UTF-8"):
         compile_program(unique(POLICY), os.fsdecode(b"lat\xe9.dsl"))
+
+
+def test_a_support_library_that_does_not_build_is_not_the_mappers_failure(tmp_path, monkeypatch):
+    """The support library is mapperopt's, the same for every mapper: its failure is no BuildError of the mapper
+    (which a tune would journal as the mapper's), and the error quotes the compiler."""
+    fake = tmp_path / "g++"
+    fake.write_text('#!/bin/sh\ncase "$*" in *dsl_values.cc*) echo "dsl_values.cc:1:1: error: broken" >&2; exit 1;; '
+                    'esac\nexec g++ "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("CXX", str(fake))
+    with pytest.raises(toolchain.ToolchainError) as err:
+        compile_program(unique(POLICY), "p.dsl")
+    assert not isinstance(err.value, BuildError)
+    assert "support library" in str(err.value) and "dsl_values.cc:1:1: error: broken" in str(err.value)
