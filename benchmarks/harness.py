@@ -755,7 +755,8 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
 
         def finish(**fields) -> RunResult:
             result = RunResult(app=app, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
-            (run_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+            # whole or not at all: a folder without figures has no result.json
+            write_atomically(run_dir / "result.json", json.dumps(result.to_json(), indent=2) + "\n")
             _write_feedback(result, run_dir)
             return result
 

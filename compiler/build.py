@@ -2,7 +2,8 @@
 (content-addressed cache), and the LD_PRELOAD shim for unmodified applications.
 
 Cache layout, under `toolchain.cache_dir()/<legion key>/mappers/<key>/`: `mapper.dsl` (the user's text),
-`mapper.cc` (the generated C++, kept for inspection) and `libmapperopt_mapper.so`. The key covers the DSL text and
+`mapper.cc` (the generated C++, kept for inspection), `libmapperopt_mapper.so` and its size and digest
+(`libmapperopt_mapper.so.sha256`, checked at every reuse: `toolchain.sealed`). The key covers the DSL text and
 its file name (run-time messages cite the user's file and line, so both are part of the library), the Legion
 version, the C++ compiler, the flags and the sources of this compiler (generator, template, support library), so
 the same mapper is never compiled twice. Builds take a file lock per key and publish with an atomic
@@ -125,20 +126,25 @@ def build_program(program: A.Program, dsl: str, filename: str) -> tuple[Path, Pa
 
     Raises:
         BuildError: the generated C++ did not compile (a bug of ours; the file is kept).
+        ToolchainError: the support library did not build, or the build failed for a reason of its environment.
     """
     legion = _legion()
     key = hashlib.sha256(f"{_implementation_digest()}\0{filename}\0{dsl}".encode()).hexdigest()[:24]
     folder = toolchain.cache_dir() / legion.key / "mappers" / key
     so_path, cpp_path = folder / SO_NAME, folder / "mapper.cc"
-    if so_path.exists():
+    if toolchain.sealed(so_path):
         return so_path, cpp_path
     with toolchain.locked(so_path):
-        if so_path.exists():  # built by another process while we waited
+        if toolchain.sealed(so_path, say=True):  # built by another process while we waited
             return so_path, cpp_path
         cpp = generate(program)
         write_atomically(folder / "mapper.dsl", dsl)
         write_atomically(cpp_path, cpp)
-        runtime = support_library()
+        try:
+            runtime = support_library()
+        except BuildError as err:  # the same for every mapper: not this mapper's failure
+            raise toolchain.ToolchainError(f"mapperopt's DSL support library does not build: {err.message}",
+                                           hint="this is a bug of mapperopt, or of this C++ compiler") from None
         try:
             built = toolchain.build("mapperopt_mapper", [cpp_path], shared=True,
                                     include_dirs=[RUNTIME_DIR, abi_dir()], extra_cxx=MAPPER_CXX,
@@ -146,7 +152,7 @@ def build_program(program: A.Program, dsl: str, filename: str) -> tuple[Path, Pa
                                     announce=False)  # seconds, once per mapper: tune would print two lines each
         except BuildError as err:
             raise _build_error(err, cpp_path, cpp, dsl, filename) from None
-        write_atomically(so_path, built.read_bytes())
+        toolchain.write_sealed(so_path, built.read_bytes())
     return so_path, cpp_path
 
 
@@ -164,8 +170,14 @@ def compile_program(text: str, filename: str = "<string>", app=None, machine=Non
         DslSyntaxError: a syntax error.
         CheckError: check errors (`diagnostics` has them all).
         BuildError: the generated C++ did not compile (a bug of ours; the file is kept).
-        ToolchainError: no compiler or no Legion.
+        ToolchainError: no compiler or no Legion, or the build failed for a reason of its environment.
+        MapperoptError: `filename` is not valid UTF-8.
     """
+    try:  # the library cites it in its messages, as UTF-8
+        filename.encode()
+    except UnicodeEncodeError:
+        raise MapperoptError(f"the file name {filename!r} is not valid UTF-8",
+                             hint="rename the file with a UTF-8 name") from None
     program = parse(text, filename)
     diagnostics = check(program, app, machine)
     if any(d.is_error for d in diagnostics):

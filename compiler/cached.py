@@ -110,7 +110,9 @@ def answer(args: list[str]) -> int | None:
         machine = machine_text(bench) if bench and not machine_spec else ""
         record = record_path(text, found["file"], bench, machine_spec, machine=machine)
         so_path, cpp_path, messages = read_record(record)
-        if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
+        from mapperopt import toolchain
+
+        if not (toolchain.sealed(Path(so_path)) and Path(cpp_path).is_file()):  # gone or damaged: compile again
             return None
         for source, target in ((cpp_path, found.get("emit_cpp")), (so_path, found.get("output"))):
             if target:  # whole or not at all: a full disk leaves no file cut short

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from mapperopt import toolchain
 from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.compiler.cached import machine_text, read_record, record_path
 from mapperopt.dsl.commands import DslFile, MapperCommand
@@ -106,8 +107,8 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
     record = record_path(text, file, None if app_spec else bench, machine_spec, described, probed)
     try:
         so_path, cpp_path, messages = read_record(record)
-        if not (Path(so_path).is_file() and Path(cpp_path).is_file()):
-            raise OSError("the recorded library is gone")
+        if not (toolchain.sealed(Path(so_path)) and Path(cpp_path).is_file()):
+            raise OSError("the recorded library is gone or damaged")
     except (OSError, ValueError):
         if bench and app is None:  # the stored description of size ci, read only when compiling
             app = load_app(bench)

@@ -40,7 +40,7 @@ def _lark() -> lark.Lark:
 
     Lark's tables are cached on disk (in the build cache, keyed by Lark from the grammar and options): building them
     costs about 0.3 s of every command that parses."""
-    grammar = resources.files("mapperopt.dsl").joinpath("grammar.lark").read_text()
+    grammar = resources.files("mapperopt.dsl").joinpath("grammar.lark").read_text(encoding="utf-8")
     options = dict(parser="lalr", lexer="basic", keep_all_tokens=True, maybe_placeholders=True, transformer=_ToAst())
     try:
         from mapperopt.toolchain import cache_dir

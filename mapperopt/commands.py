@@ -6,6 +6,7 @@ import dataclasses
 import importlib.util
 import json
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import click
 
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, ToolchainError
+from mapperopt.files import refused_write
 from mapperopt.optimizer.base import OPTIMIZERS
 from mapperopt.probe import probe_json
 
@@ -122,7 +124,24 @@ def _version(cmd: list[str], line: int = 0) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"({exc})"
     lines = (out.stdout or out.stderr).strip().splitlines()
-    return lines[line] if lines else ""
+    return lines[max(line, -len(lines))] if lines else ""  # a tool that says less: its first line
+
+
+def _as_error(exc: Exception) -> MapperoptError:
+    """`exc` as the command line would show it (a write the file system refused names the file and the cache)."""
+    if isinstance(exc, MapperoptError):
+        return exc
+    return refused_write(exc) or MapperoptError(f"{exc.filename or 'a file'}: {exc.strerror or exc}")
+
+
+def _cache_check() -> Check:
+    """Whether the build cache can be written to (every build and probe writes there)."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=toolchain.cache_dir(), prefix=".doctor-"):
+            return Check("build cache", True, f"writable: {toolchain.cache_path()}")
+    except (MapperoptError, OSError) as exc:
+        error = _as_error(exc)
+        return Check("build cache", False, error.message, error.hint or "", present=True)
 
 
 def run_checks(legion_prefix: str | None = None) -> list[Check]:
@@ -145,6 +164,7 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
                             "all present" if not missing else f"missing: {', '.join(missing)} (only --optimizer "
                             f"{' and '.join(optimizers)} need{'s' * (len(optimizers) == 1)} them)",
                             f"pip install 'mapperopt[{extra}]'" if missing else "", required=False))
+    checks.append(_cache_check())
     legion = None
     try:
         legion = toolchain.find_legion(legion_prefix)
@@ -153,9 +173,14 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
         checks.append(Check("Legion", False, exc.message, exc.hint or ""))
     try:
         compiler = toolchain.cxx()
-        checks.append(Check("C++ compiler", True, f"{compiler}: {_version([compiler, '--version'])}"))
     except ToolchainError as exc:
         checks.append(Check("C++ compiler", False, exc.message, exc.hint or ""))
+    else:
+        try:
+            version = toolchain.tool_version(compiler).splitlines()
+            checks.append(Check("C++ compiler", True, f"{compiler}: {version[0] if version else ''}"))
+        except ToolchainError as exc:  # there, but it fails or hangs
+            checks.append(Check("C++ compiler", False, exc.message, exc.hint or "", present=True))
     nvcc = toolchain.nvcc()
     checks.append(Check("nvcc (CUDA variants)", nvcc is not None,
                         f"{nvcc}: {_version([nvcc, '--version'], line=-2)}" if nvcc else "not found",
@@ -164,12 +189,17 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
         from mapperopt.benchmarks.apps import LAYERS
 
         gemms = list(LAYERS)
-        cublas = toolchain.find_cublas()
-        checks.append(Check("cuBLAS (the GEMMs' CUDA variants)", cublas is not None,
-                            f"{cublas[1]}" if cublas else f"not in the CUDA toolkit of {nvcc}: "
-                            f"{', '.join(gemms[:-1])} and {gemms[-1]} are built with CPU variants only",
-                            "install the toolkit's cuBLAS (cublas_v2.h, libcublas.so), or set CUDA_HOME to a toolkit "
-                            "that has it (only needed for the GEMMs' GPU runs)", required=False))
+        name = "cuBLAS (the GEMMs' CUDA variants)"
+        try:
+            cublas = toolchain.find_cublas()
+        except ToolchainError as exc:  # nvcc does not name its libraries (e.g. TMPDIR missing): say why, go on
+            checks.append(Check(name, False, exc.message, exc.hint or "", required=False, present=True))
+        else:
+            checks.append(Check(name, cublas is not None,
+                                f"{cublas[1]}" if cublas else f"not in the CUDA toolkit of {nvcc}: "
+                                f"{', '.join(gemms[:-1])} and {gemms[-1]} are built with CPU variants only",
+                                "install the toolkit's cuBLAS (cublas_v2.h, libcublas.so), or set CUDA_HOME to a "
+                                "toolkit that has it (only needed for the GEMMs' GPU runs)", required=False))
     if toolchain.has_cuda_driver():
         gpus = _version(["nvidia-smi", "-L"])
         checks.append(Check("GPUs and driver", True, f"NVIDIA driver found; {gpus}", required=False))
@@ -178,8 +208,9 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
                             "GPU runs need a machine with NVIDIA GPUs and their driver", required=False))
         try:
             checks.append(Check("libcuda.so.1 stand-in", True, f"built in {toolchain.cuda_stub_dir()}"))
-        except ToolchainError as exc:
-            checks.append(Check("libcuda.so.1 stand-in", False, exc.message, exc.hint or ""))
+        except (MapperoptError, OSError) as exc:  # no C compiler, or a build cache it cannot be written to
+            error = _as_error(exc)
+            checks.append(Check("libcuda.so.1 stand-in", False, error.message, error.hint or ""))
     if legion is not None and all(c.ok for c in checks if c.required):
         try:
             data = probe_json(legion=legion)

@@ -27,12 +27,17 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from mapperopt.errors import BuildError, MapperoptError, ToolchainError, exit_status
+from mapperopt.errors import BuildError, MapperoptError, ToolchainError, exit_status, signal_name
+from mapperopt.files import write_atomically
 
 PREFIX_ENV = "MAPPEROPT_LEGION_PREFIX"
 CACHE_ENV = "MAPPEROPT_CACHE"
 CUDA_ARCH_ENV = "MAPPEROPT_CUDA_ARCH"
 DEFAULT_CUDA_ARCH = "sm_90"  # the H200s we report on
+# Generous limits (seconds) past which a compiler is taken to hang: the longest compile, a CUDA application's, takes
+# a few minutes on a busy machine.
+VERSION_TIMEOUT_S = 60
+COMPILE_TIMEOUT_S = 1800
 
 
 @dataclass(frozen=True)
@@ -212,7 +217,13 @@ def cuda_lib_dir() -> Path:
                              text=True)
     dirs = [Path(d) for d in re.findall(r'"-L([^"]+)"', out.stdout + out.stderr) if not d.rstrip("/").endswith("stubs")]
     if not dirs:
-        raise ToolchainError(f"{tool} --dryrun did not name its library folder", hint="set CUDA_HOME")
+        said = _tail(out.stderr + out.stdout)
+        tmp = os.environ.get("TMPDIR")
+        if tmp and not Path(tmp).is_dir():  # Python and g++ fall back to /tmp; nvcc fails
+            raise ToolchainError(f"TMPDIR={tmp} does not exist, and {tool} needs it for its temporary files; "
+                                 f"it said:{said}", hint="set TMPDIR to a writable folder, or unset it")
+        raise ToolchainError(f"{tool} --dryrun did not name its library folder; it said:{said or ' nothing'}",
+                             hint="set CUDA_HOME")
     return dirs[-1].resolve()
 
 
@@ -246,18 +257,37 @@ def _digest(*parts: bytes | str) -> str:
 
 
 @lru_cache(maxsize=None)
-def _tool_version(tool: str) -> str:
-    result = subprocess.run([tool, "--version"], capture_output=True, text=True)
+def tool_version(tool: str) -> str:
+    """What the compiler `tool --version` prints (part of the build keys).
+
+    Raises:
+        ToolchainError: it hangs (`VERSION_TIMEOUT_S`) or fails.
+    """
+    from mapperopt.benchmarks.harness import run_in_group  # what a hung compiler started goes with it
+
+    try:
+        result = run_in_group([tool, "--version"], VERSION_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise ToolchainError(f"{tool} --version did not answer in {VERSION_TIMEOUT_S} s",
+                             hint="this compiler hangs: fix it, or name another with CXX") from None
+    if result.returncode != 0:
+        raise ToolchainError(f"{tool} --version failed ({exit_status(result.returncode)})"
+                             + _tail(result.stderr + result.stdout),
+                             hint="this compiler is broken: fix it, or name another with CXX")
     return result.stdout.strip()
 
 
 @contextmanager
 def locked(path: Path):
     """Hold an exclusive lock on `path` (through `path.lock` beside it) for the `with` block: one process at a time
-    builds it."""
+    builds it. A process that has to wait says so on stderr (else a silent pause)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(path.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"[mapperopt] waiting for another process's build of {path}...", file=sys.stderr, flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -282,14 +312,97 @@ def _cached(path: Path, say: bool = False) -> bool:
     return False
 
 
+def _seal_path(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
+
+
+def write_sealed(path: Path, data: bytes) -> None:
+    """Publish `data` at `path` (atomically) with its size and digest beside it, in `path.sha256`, for `sealed`."""
+    write_atomically(path, data)
+    write_atomically(_seal_path(path), f"{len(data)} {hashlib.sha256(data).hexdigest()}\n")
+
+
+def sealed(path: Path, say: bool = False) -> bool:
+    """Whether `path`, written by `write_sealed`, is whole and the one written (its size and digest match): a file
+    damaged on disk or copied over by another would otherwise be reused for ever. With `say`, a note on stderr says
+    when one that fails the check is built again (none for one without a digest, from an older mapperopt)."""
+    try:
+        size, digest = _seal_path(path).read_text().split()
+        data = path.read_bytes()
+    except (OSError, ValueError):
+        return False
+    if len(data) == int(size) and hashlib.sha256(data).hexdigest() == digest:
+        return True
+    if say:
+        print(f"note: {path} in the build cache is damaged (not the library built for it): building it again",
+              file=sys.stderr, flush=True)
+    return False
+
+
+def _tail(log: str, lines: int = 12) -> str:
+    """The last `lines` lines of a compiler's output, indented under an error message ("" for none)."""
+    kept = log.strip().splitlines()[-lines:]
+    return "".join(f"\n    {line}" for line in kept)
+
+
+def _environment_cause(log: str, returncode: int) -> str | None:
+    """Why a compiler run failed for a reason outside the sources it was given (its environment: disk, TMPDIR,
+    memory, a crash or kill of the compiler), from its output and exit status; None when the output may be a
+    diagnostic of the sources."""
+    if "Cannot create temporary file" in log:
+        return (f"the C++ compiler cannot create temporary files in TMPDIR={os.environ.get('TMPDIR') or '/tmp'}"
+                " (set TMPDIR to a writable folder)")
+    for words, cause in _ENVIRONMENT_WORDS:
+        if words in log.lower():
+            if words in _DISK_WORDS:  # the compiler writes in these two places
+                cause += (f" where the compiler writes: the build cache ({CACHE_ENV}={cache_path()}) or TMPDIR "
+                          f"({os.environ.get('TMPDIR') or '/tmp'})")
+            return cause
+    if returncode < 0:
+        return f"the compiler was killed by {signal_name(-returncode)}"
+    return None
+
+
+# Compiler output that names an environment failure, lower case -> the cause as said to the user.
+_ENVIRONMENT_WORDS = [("no space left on device", "no space left on device"),
+                      ("disk quota exceeded", "disk quota exceeded"),
+                      ("read-only file system", "read-only file system"),
+                      ("internal compiler error", "internal compiler error (a crash of the C++ compiler itself)"),
+                      ("killed signal terminated program", "the compiler was killed (out of memory?)"),
+                      ("virtual memory exhausted", "the compiler ran out of memory"),
+                      ("cannot allocate memory", "the compiler ran out of memory")]
+_DISK_WORDS = ("no space left on device", "disk quota exceeded", "read-only file system")
+
+
 def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:
+    """Run one compile or link step `cmd` of `what`.
+
+    Raises:
+        BuildError: it failed, perhaps for a diagnostic of the sources (`log`: its output, whose tail ends the
+            message).
+        ToolchainError: it failed for a reason of the environment (`_environment_cause`) or ran past
+            `COMPILE_TIMEOUT_S`: not the sources' failure, so a tune stops rather than record it as the program's.
+    """
     from mapperopt.benchmarks.harness import run_in_group  # a long build must not outlive a killed mapperopt
 
-    result = run_in_group(cmd, None)
+    try:
+        result = run_in_group(cmd, COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired as exc:
+        raise ToolchainError(f"building {what} did not finish in {COMPILE_TIMEOUT_S} s: {cmd[0]} hangs"
+                             + _tail(exc.stderr or ""),
+                             hint="check the compiler (or set CXX to another), then run the same command again"
+                             ) from None
     if result.returncode != 0:
+        log = result.stderr + result.stdout
+        cause = _environment_cause(log, result.returncode)
+        if cause is not None:
+            raise ToolchainError(f"building {what} failed ({exit_status(result.returncode)}): {cause}; the "
+                                 f"compiler said:{_tail(log) or ' nothing'}",
+                                 hint="fix this, then run the same command again (`tune` and `compare` continue "
+                                 "where they stopped)")
         raise BuildError(
-            f"building {what} failed ({exit_status(result.returncode)}): {' '.join(cmd)}",
-            log=result.stderr + result.stdout,
+            f"building {what} failed ({exit_status(result.returncode)}): {' '.join(cmd)}{_tail(log)}",
+            log=log,
             kept=[str(s) for s in sources],
         )
 
@@ -421,7 +534,7 @@ def build(name: str, sources: list[Path], *, shared: bool = False, include_dirs:
                          *[f"-I{d}" for d in include_dirs], "-DMAPPEROPT_USE_CUDA", *extra_cxx]
         else:
             tool, cmd_flags = compiler, flags
-        key = _digest(src.read_bytes(), headers, tool, _tool_version(tool), *cmd_flags, legion.version)
+        key = _digest(src.read_bytes(), headers, tool, tool_version(tool), *cmd_flags, legion.version)
         obj = root / "obj" / f"{src.stem}-{key}.o"
         if not _cached(obj):
             progress.start()  # before the lock: waiting for another process's build of it is part of the pause

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from mapperopt.benchmarks import protocol
-from mapperopt.files import writing_in
+from mapperopt.files import write_atomically, writing_in
 from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, cache_key, normalize_dsl
 from mapperopt.optimizer.store import TuneStore, relative_run_dirs
 from mapperopt.records import Feedback, RunResult
@@ -300,7 +300,7 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
     hit = store.lookup(key)
     if hit is not None:
         (out_dir / "mapper.dsl").write_text(proposal.dsl)
-        (out_dir / "cached.json").write_text(json.dumps({"cached_from": hit.iter, "key": key}) + "\n")
+        write_atomically(out_dir / "cached.json", json.dumps({"cached_from": hit.iter, "key": key}) + "\n")
         text = (f"{hit.feedback_text}\nNote: this mapper is identical to the one of iteration {hit.iter}; its result "
                 "was reused. Propose a different mapper.")
         return IterationRecord(**common, dsl=proposal.dsl, key=key, status=hit.status, stage=hit.stage,
@@ -313,7 +313,7 @@ def _evaluate(store: TuneStore, i: int, proposal: Proposal, evaluator: Evaluator
     result = replace(evaluation.result, run_dir=os.path.relpath(evaluation.result.run_dir, store.root)
                      if evaluation.result.run_dir else None)
     if evaluation.measured_in is None and (out_dir / "result.json").exists():  # the harness's, of this run
-        (out_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        write_atomically(out_dir / "result.json", json.dumps(result.to_json(), indent=2) + "\n")
     (out_dir / "feedback.txt").write_text(evaluation.text + "\n")
     throughput = result.recorded_throughput if result.ok else None
     record = IterationRecord(**common, dsl=proposal.dsl, key=key, status=result.status, stage=result.stage,

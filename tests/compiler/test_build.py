@@ -94,6 +94,7 @@ def test_concurrent_compiles_build_once(tmp_path):
     assert len(set(outs)) == 1
     folder = Path(outs[0]).parent
     assert sorted(p.name for p in folder.iterdir()) == ["libmapperopt_mapper.so", "libmapperopt_mapper.so.lock",
+                                                        "libmapperopt_mapper.so.sha256",
                                                         "mapper.cc", "mapper.dsl"]
 
 
@@ -156,3 +157,79 @@ def test_a_mapper_the_cache_has_no_room_for_is_named_and_leaves_no_partial_file(
     import shutil
 
     shutil.rmtree(written[0])
+
+
+def test_a_mapper_build_the_environment_breaks_is_not_the_mappers_failure(monkeypatch):
+    """g++ aborts when it cannot create its temporary files (TMPDIR=/proc): a ToolchainError naming TMPDIR, which
+    stops the command (a tune resumes once it is fixed), not a BuildError (the mapper's failure, journalled)."""
+    text = unique(POLICY)
+    support_library()  # built before, with a usable TMPDIR
+    monkeypatch.setenv("TMPDIR", "/proc")
+    with pytest.raises(toolchain.ToolchainError) as err:
+        compile_program(text, "p.dsl")
+    assert not isinstance(err.value, BuildError)
+    assert "cannot create temporary files in TMPDIR=/proc" in str(err.value)
+    assert "Cannot create temporary file in /proc/" in str(err.value)  # g++'s own words
+    monkeypatch.delenv("TMPDIR")
+    assert compile_program(text, "p.dsl").so_path.is_file()  # the same command, once the environment is fixed
+
+
+def _damaged(so: Path, how: str) -> None:
+    if how == "garbage":
+        so.write_bytes(b"garbage")
+    elif how == "truncated":
+        so.write_bytes(so.read_bytes()[:4000])
+    else:  # another mapper's library
+        so.write_bytes(compile_program(unique("Task * CPU;\nRegion * * CPU SYSMEM;\n")).so_path.read_bytes())
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated", "swapped"])
+def test_a_damaged_or_swapped_cached_mapper_library_is_built_again(how, capfd):
+    text = unique(POLICY)
+    good = compile_program(text, "p.dsl").so_path
+    original = good.read_bytes()
+    _damaged(good, how)
+    capfd.readouterr()
+    again = compile_program(text, "p.dsl").so_path
+    assert again == good and again.read_bytes() == original
+    assert f"note: {good} in the build cache is damaged" in " ".join(capfd.readouterr().err.split())
+
+
+@pytest.mark.parametrize("how", ["garbage", "swapped"])
+def test_compile_o_never_copies_a_damaged_cached_library(tmp_path, how):
+    from mapperopt.cli import main
+    from mapperopt.compiler.cached import answer
+
+    dsl = tmp_path / "p.dsl"
+    dsl.write_text(unique(POLICY))
+    out = tmp_path / "my.so"
+    assert main(["compile", str(dsl), "-o", str(out)]) == 0
+    original = out.read_bytes()
+    so = compile_program(dsl.read_text(), str(dsl)).so_path
+    assert so.read_bytes() == original
+    _damaged(so, how)
+    out.unlink()
+    assert answer([str(dsl), "-o", str(out)]) is None and not out.exists()  # the record does not answer it
+    assert main(["compile", str(dsl), "-o", str(out)]) == 0
+    assert out.read_bytes() == original
+
+
+def test_a_dsl_file_name_that_is_not_utf8_is_a_clear_error():
+    from mapperopt.errors import MapperoptError
+
+    with pytest.raises(MapperoptError, match=r"the file name 'lat\\udce9.dsl' is not valid UTF-8"):
+        compile_program(unique(POLICY), os.fsdecode(b"lat\xe9.dsl"))
+
+
+def test_a_support_library_that_does_not_build_is_not_the_mappers_failure(tmp_path, monkeypatch):
+    """The support library is mapperopt's, the same for every mapper: its failure is no BuildError of the mapper
+    (which a tune would journal as the mapper's), and the error quotes the compiler."""
+    fake = tmp_path / "g++"
+    fake.write_text('#!/bin/sh\ncase "$*" in *dsl_values.cc*) echo "dsl_values.cc:1:1: error: broken" >&2; exit 1;; '
+                    'esac\nexec g++ "$@"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("CXX", str(fake))
+    with pytest.raises(toolchain.ToolchainError) as err:
+        compile_program(unique(POLICY), "p.dsl")
+    assert not isinstance(err.value, BuildError)
+    assert "support library" in str(err.value) and "dsl_values.cc:1:1: error: broken" in str(err.value)

@@ -421,3 +421,131 @@ def test_a_write_the_cache_refuses_names_the_cache(tmp_path, monkeypatch):
     # a writer that names no file (a PNG's): still said, not a traceback
     assert str(refused_write(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))).startswith(
         "cannot write a file: no space left on device")
+
+
+def _fake_cxx(tmp_path, monkeypatch, on_compile: str, on_version: str = 'echo "g++ (fake) 1.0"') -> Path:
+    """A C++ compiler (`CXX`) that answers `--version` with `on_version` and runs `on_compile` for anything else."""
+    fake = tmp_path / "bin" / "g++"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\nif [ "$1" = --version ]; then {on_version}; exit 0; fi\n{on_compile}\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("CXX", str(fake))
+    monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "cache"))
+    src = tmp_path / "hello.cc"
+    src.write_text("int main() { return 0; }\n")
+    return src
+
+
+@pytest.mark.parametrize("on_compile, cause", [
+    ('echo "cc1plus: fatal error: hello.o: No space left on device" >&2; exit 1', "no space left on device"),
+    ('echo "hello.cc:1:5: internal compiler error: Segmentation fault" >&2; exit 4', "internal compiler error"),
+    ('echo "Cannot create temporary file in /proc/: No such file or directory" >&2; kill -ABRT $$',
+     "cannot create temporary files"),
+    ("kill -KILL $$", "killed by sigkill"),
+])
+def test_a_build_the_environment_breaks_is_no_build_error_and_shows_the_compilers_words(tmp_path, monkeypatch,
+                                                                                        on_compile, cause):
+    """A full disk, an unwritable TMPDIR, a crashing or killed compiler: not the sources' fault (a tune must not
+    record the mapper as failed), so not a BuildError; the error names the cause and quotes the compiler."""
+    src = _fake_cxx(tmp_path, monkeypatch, on_compile)
+    with pytest.raises(ToolchainError) as info:
+        toolchain.build("hello", [src])
+    assert not isinstance(info.value, toolchain.BuildError)
+    text = str(info.value)
+    assert cause in text.lower(), text
+    assert "hello (hello.cc)" in text
+    if "echo" in on_compile:
+        assert on_compile.split('"')[1] in text  # the compiler's own words
+    if "space" in cause:  # where: the build cache or TMPDIR
+        assert f"MAPPEROPT_CACHE={tmp_path / 'cache'}" in text
+
+
+def test_a_failed_build_shows_the_tail_of_the_compilers_output(tmp_path, monkeypatch):
+    src = _fake_cxx(tmp_path, monkeypatch, 'echo "g++: internal fake failure" >&2; exit 1')
+    with pytest.raises(toolchain.BuildError) as info:
+        toolchain.build("hello", [src])
+    assert "g++: internal fake failure" in str(info.value)
+
+
+def test_a_hung_compiler_is_stopped_with_a_clear_error(tmp_path, monkeypatch):
+    src = _fake_cxx(tmp_path, monkeypatch, "sleep 60")
+    monkeypatch.setattr(toolchain, "COMPILE_TIMEOUT_S", 2)
+    with pytest.raises(ToolchainError, match=r"hello \(hello.cc\) did not finish in 2 s"):
+        toolchain.build("hello", [src])
+
+
+def test_a_compiler_that_hangs_on_version_is_named(tmp_path, monkeypatch):
+    src = _fake_cxx(tmp_path, monkeypatch, "exit 1", on_version="sleep 60")
+    monkeypatch.setattr(toolchain, "VERSION_TIMEOUT_S", 1)
+    with pytest.raises(ToolchainError, match=rf"{re.escape(os.environ['CXX'])} --version did not answer in 1 s"):
+        toolchain.build("hello", [src])
+
+
+def test_doctor_does_not_call_a_compiler_that_fails_ok(tmp_path, monkeypatch):
+    _fake_cxx(tmp_path, monkeypatch, "exit 1", on_version='echo "g++: internal fake failure" >&2; exit 1')
+    row = {c.name: c for c in run_checks()}["C++ compiler"]
+    assert not row.ok and "internal fake failure" in row.detail
+
+
+def test_a_nonexistent_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeypatch):
+    fake = tmp_path / "cuda" / "bin" / "nvcc"
+    fake.parent.mkdir(parents=True)
+    # what nvcc says when TMPDIR does not exist
+    fake.write_text("#!/bin/sh\necho \"nvcc fatal   : Could not open output file '$TMPDIR/tmpxft_1'\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "none"))
+    toolchain.cuda_lib_dir.cache_clear()
+    try:
+        with pytest.raises(ToolchainError) as info:
+            toolchain.cuda_lib_dir()
+    finally:
+        toolchain.cuda_lib_dir.cache_clear()
+    text = str(info.value)
+    assert f"TMPDIR={tmp_path / 'none'} does not exist" in text and "Could not open output file" in text, text
+
+
+def test_the_grammar_is_read_as_utf8_whatever_the_locale(tmp_path):
+    plain = tmp_path / "plain.dsl"
+    plain.write_text("Task * CPU;\n")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+    out = subprocess.run([sys.executable, "-m", "mapperopt.cli", "check", str(plain)], capture_output=True,
+                         text=True, env=env)
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_process_waiting_for_anothers_build_says_so(tmp_path, capsys):
+    target = tmp_path / "libx.so"
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'w'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2)",
+                               str(tmp_path / "libx.so.lock")], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    with toolchain.locked(target):
+        pass
+    holder.wait()
+    assert f"waiting for another process's build of {target}" in capsys.readouterr().err
+
+
+def test_doctor_with_an_unusable_cache_prints_its_table_and_names_the_cache(tmp_path, monkeypatch, capsys):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(toolchain.CACHE_ENV, str(tmp_path / "file" / "cache"))
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr()
+    assert "C++ compiler" in out.out and "build cache" in out.out  # the table, with the cache's row
+    row = {c.name: c for c in run_checks()}["build cache"]
+    assert not row.ok and row.detail.startswith(f"MAPPEROPT_CACHE={tmp_path / 'file' / 'cache'} cannot be used")
+
+
+def test_doctor_reports_an_nvcc_that_cannot_use_tmpdir_as_a_row(tmp_path, monkeypatch):
+    fake = tmp_path / "cuda" / "bin" / "nvcc"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\necho \"nvcc fatal   : Could not open output file '$TMPDIR/tmpxft_1'\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "none"))
+    toolchain.cuda_lib_dir.cache_clear()
+    try:
+        row = {c.name: c for c in run_checks(str(tmp_path / "bogus"))}["cuBLAS (the GEMMs' CUDA variants)"]
+    finally:
+        toolchain.cuda_lib_dir.cache_clear()
+    assert not row.ok and f"TMPDIR={tmp_path / 'none'} does not exist" in row.detail
