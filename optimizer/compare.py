@@ -433,8 +433,9 @@ def _require_one_problem(folder: Path, settings: dict) -> None:
     for file, run in runs.items():  # a run's folder, `<optimizer>-<repeat>`, names the optimizer that tunes it
         name = file.split("/")[0]
         optimizer, _, repeat = name.rpartition("-")
-        if repeat.isdigit() and optimizer in OPTIMIZERS and run.get("optimizer") in OPTIMIZERS and \
-                run["optimizer"] != optimizer:
+        named = run.get("optimizer")  # another type than a name is refused when the run is opened
+        if repeat.isdigit() and optimizer in OPTIMIZERS and isinstance(named, str) and named in OPTIMIZERS and \
+                named != optimizer:
             raise MapperoptError(f"{folder / file} is damaged: its field 'optimizer' is {run['optimizer']!r}, but its "
                                  f"folder {name} is a run of {optimizer}",
                                  hint=f"set its 'optimizer' back to \"{optimizer}\" (its iterations were proposed by "

@@ -798,6 +798,19 @@ def test_a_damaged_journal_line_of_a_comparisons_run_is_refused_with_a_way_to_go
     assert len(journal.read_text().splitlines()) == 2
 
 
+@pytest.mark.parametrize("value", [[], {"name": "random"}, 3])
+def test_a_comparison_runs_optimizer_of_another_type_is_named(comparison, tmp_path, capsys, value):
+    """A run's settings.json whose `optimizer` is not a name (a list, found by the fuzz below) raised `TypeError:
+    unhashable type` in the check that the run's folder names its optimizer; it is refused naming the file."""
+    folder = copied(comparison, tmp_path)
+    edited(folder / "random-1" / "settings.json", lambda s: s.update(optimizer=value))
+
+    text = refused(folder, capsys)
+
+    assert f"{folder / 'random-1' / 'settings.json'}" in text, text
+    assert "Traceback" not in text and "TypeError" not in text, text
+
+
 @pytest.mark.parametrize("report_only", [True, False])
 def test_a_comparison_runs_optimizer_edited_is_refused(comparison, tmp_path, capsys, report_only):
     """A run's settings.json saying another optimizer than its folder's name (`random-1` tuned by guided): resumed,
