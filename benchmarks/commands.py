@@ -21,7 +21,7 @@ from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app
                                           relative_paths_note)
 from mapperopt.errors import MapperoptError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
-from mapperopt.options import FiniteFloatRange
+from mapperopt.options import FiniteFloatRange, ListsBenchmarks
 from mapperopt.records import Feedback, RunResult
 
 
@@ -251,7 +251,7 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
                                  + (["or leave --timeout out"] if given else [])))
 
 
-class BenchCommand(click.Command):
+class BenchCommand(ListsBenchmarks):
     """run, tune and compare: BENCH, then the program's flags (APP_ARGS) only after `--`. click would take any other
     word before `--` (a benchmark name given with --app, a second benchmark, an option the command does not know) as
     one of the program's flags. Options it does not know reach `parse_args` (`ignore_unknown_options`), which says
@@ -280,11 +280,6 @@ class BenchCommand(click.Command):
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
             check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts])
         return rest
-
-    def format_epilog(self, ctx, formatter):  # the names BENCH takes: no other command lists them
-        formatter.write_paragraph()
-        formatter.write_text(f"BENCH: {', '.join(known_benchmarks())}.")
-        super().format_epilog(ctx, formatter)
 
 
 def _missing_reference(result: RunResult) -> str | None:

@@ -13,6 +13,7 @@ import click
 
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, ToolchainError
+from mapperopt.options import ListsBenchmarks
 from mapperopt.optimizer.base import OPTIMIZERS
 from mapperopt.probe import probe_json
 
@@ -82,7 +83,7 @@ def machine(cpus, gpus, as_json, flags):
     console.print(mems)
 
 
-@click.command()
+@click.command(cls=ListsBenchmarks)
 @click.argument("benches", nargs=-1)
 @click.option("--cuda", type=click.Choice(["on", "off", "auto"]), default="auto", show_default=True,
               help="Build CUDA variants: on, off, or auto (when nvcc is found).")
