@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import shlex
 import statistics
 from pathlib import Path
@@ -97,9 +98,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         # Pennant's energy check (its `small` and `gpu` sizes) passes a run whose state was wrong from the start.
         if any((a.result or {}).get("check", {}).get("kind") == "energy" for a in result.attempts):
             how = " (energy conservation only: the final state is not compared)"
-        elif missing := _missing_reference(result):
-            how = (f" (against the program's own sequential run: no {missing} beside the deck, the original "
-                   "PENNANT's output)")
+        elif why := _reference_note(result):
+            how = f" (against the program's own sequential run: {why})"
         table.add_row("verified", f"yes, every execution{how}" if checked else "[yellow]only the exit status[/] "
                       "(nothing checks the output)")
     else:
@@ -282,17 +282,26 @@ class BenchCommand(ListsBenchmarks):
         return rest
 
 
-def _missing_reference(result: RunResult) -> str | None:
-    """The name of the reference output (`<deck>.xy.std`, the original PENNANT's) missing beside the deck that a
-    Pennant run was given after `--`, when its check fell back to the program's own sequential run; else None."""
+def _reference_note(result: RunResult) -> str | None:
+    """Why a Pennant run given `-deck` after `--` was checked against the program's own sequential run, not the
+    original PENNANT's output (`<deck>.xy.std`): that output is compared only at the deck's own cycle count (its
+    `cstop`), else it is missing beside the deck; None for another run or check."""
     words = shlex.split(result.settings.get("command", ""))
     given = "-deck" in result.settings.get("extra_args", ()) and "-deck" in words[:-1]
     if not given or not result.attempts or not all((a.result or {}).get("check", {}).get("kind") == "sequential"
                                                    for a in result.attempts):
         return None
-    deck = words[words.index("-deck") + 1]
-    reference = Path(deck.removesuffix(".pnt") + ".xy.std")  # as the program finds it
-    return None if reference.exists() else reference.name
+    deck = Path(words[words.index("-deck") + 1])  # as the program finds it, and its first -cstop
+    cstop = words[words.index("-cstop") + 1] if "-cstop" in words[:-1] else None
+    try:
+        own = re.search(r"(?m)^\s*cstop\s+(\S+)", deck.read_text(errors="replace"))
+    except OSError:
+        own = None
+    if own and cstop is not None and cstop != own[1]:
+        return f"the original PENNANT's output is compared only at the deck's own cycle count, cstop {own[1]}, not " \
+               f"-cstop {cstop}"
+    reference = Path(str(deck).removesuffix(".pnt") + ".xy.std")
+    return None if reference.exists() else f"no {reference.name} beside the deck, the original PENNANT's output"
 
 
 def size_options(command):
