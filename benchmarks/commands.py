@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import shlex
 import statistics
 from pathlib import Path
@@ -21,7 +22,7 @@ from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app
                                           relative_paths_note)
 from mapperopt.errors import MapperoptError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
-from mapperopt.options import FiniteFloatRange
+from mapperopt.options import FiniteFloatRange, ListsBenchmarks
 from mapperopt.records import Feedback, RunResult
 
 
@@ -98,9 +99,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         # Pennant's energy check (its `small` and `gpu` sizes) passes a run whose state was wrong from the start.
         if any((a.result or {}).get("check", {}).get("kind") == "energy" for a in result.attempts):
             how = " (energy conservation only: the final state is not compared)"
-        elif missing := _missing_reference(result):
-            how = (f" (against the program's own sequential run: no {missing} beside the deck, the original "
-                   "PENNANT's output)")
+        elif why := _reference_note(result):
+            how = f" (against the program's own sequential run: {why})"
         table.add_row("verified", f"yes, every execution{how}" if checked else "[yellow]only the exit status[/] "
                       "(nothing checks the output)")
     else:
@@ -256,7 +256,7 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
                                  + (["or leave --timeout out"] if given else [])))
 
 
-class BenchCommand(click.Command):
+class BenchCommand(ListsBenchmarks):
     """run, tune and compare: BENCH, then the program's flags (APP_ARGS) only after `--`. click would take any other
     word before `--` (a benchmark name given with --app, a second benchmark, an option the command does not know) as
     one of the program's flags. Options it does not know reach `parse_args` (`ignore_unknown_options`), which says
@@ -286,23 +286,27 @@ class BenchCommand(click.Command):
             check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts])
         return rest
 
-    def format_epilog(self, ctx, formatter):  # the names BENCH takes: no other command lists them
-        formatter.write_paragraph()
-        formatter.write_text(f"BENCH: {', '.join(known_benchmarks())}.")
-        super().format_epilog(ctx, formatter)
 
-
-def _missing_reference(result: RunResult) -> str | None:
-    """The name of the reference output (`<deck>.xy.std`, the original PENNANT's) missing beside the deck that a
-    Pennant run was given after `--`, when its check fell back to the program's own sequential run; else None."""
+def _reference_note(result: RunResult) -> str | None:
+    """Why a Pennant run given `-deck` after `--` was checked against the program's own sequential run, not the
+    original PENNANT's output (`<deck>.xy.std`): that output is compared only at the deck's own cycle count (its
+    `cstop`), else it is missing beside the deck; None for another run or check."""
     words = shlex.split(result.settings.get("command", ""))
     given = "-deck" in result.settings.get("extra_args", ()) and "-deck" in words[:-1]
     if not given or not result.attempts or not all((a.result or {}).get("check", {}).get("kind") == "sequential"
                                                    for a in result.attempts):
         return None
-    deck = words[words.index("-deck") + 1]
-    reference = Path(deck.removesuffix(".pnt") + ".xy.std")  # as the program finds it
-    return None if reference.exists() else reference.name
+    deck = Path(words[words.index("-deck") + 1])  # as the program finds it, and its first -cstop
+    cstop = words[words.index("-cstop") + 1] if "-cstop" in words[:-1] else None
+    try:
+        own = re.search(r"(?m)^\s*cstop\s+(\S+)", deck.read_text(errors="replace"))
+    except OSError:
+        own = None
+    if own and cstop is not None and cstop != own[1]:
+        return f"the original PENNANT's output is compared only at the deck's own cycle count, cstop {own[1]}, not " \
+               f"-cstop {cstop}"
+    reference = Path(str(deck).removesuffix(".pnt") + ".xy.std")
+    return None if reference.exists() else f"no {reference.name} beside the deck, the original PENNANT's output"
 
 
 def size_options(command):

@@ -779,13 +779,11 @@ def _rounds(rounds: int) -> str:
 
 def spread(units: dict, results: Path, b: str, s: str) -> float | None:
     """The largest relative difference (larger / smaller - 1) measured between two executions of one mapper at (b,
-    s): the reference unit's rounds, its repeat (`units/repeats/base-<b>-<s>.json`, measured in the same session),
-    and the expert's first execution in each tuning comparison against the reference unit's; None where nothing was
-    measured twice. A ratio of two mappers no further from 1 is not a difference between them."""
+    s) in one session: the reference unit's rounds and its repeat (`units/repeats/base-<b>-<s>.json`); None where
+    nothing was measured twice. Not the expert's first execution in a tuning comparison: measured in another
+    session, possibly with another runtime, its difference is no noise. A ratio of two mappers no further from 1 is
+    not a difference between them."""
     seen = {name: executions(units, results, b, s, name) for name in ("default", "expert")}
-    seen["expert"].extend(r["reference_first"] for r in units.values()
-                                         if r.get("kind") == "tune" and r.get("bench") == b and r.get("size") == s
-                                         and r.get("status") == "ok" and r.get("reference_first"))
     gaps = [max(v) / min(v) - 1 for v in seen.values() if len(v) > 1 and min(v) > 0]
     return max(gaps) if gaps else None
 
@@ -956,9 +954,10 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "[How it was run](#how-it-was-run). "
              f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}. "
              "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
-             "between two executions of one mapper at its benchmark and size (the reference unit's rounds, its "
-             "repeat in `units/repeats/`, the expert's first execution in each tuning comparison): it is no "
-             "difference between the mappers.", ""]
+             "between two executions of one mapper at its benchmark and size in one session (the reference unit's "
+             "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
+             "measured in another session, possibly with another runtime): it is no difference between the "
+             "mappers. A range is within noise only as a whole.", ""]
     if notes.get("summary"):
         lines += [notes["summary"], ""]
     lines += _limits_section(units, plan, results, out)
@@ -1004,10 +1003,14 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         versus = {"default": r["best_throughput"] / default if default else None,
                   "expert": r["best_throughput"] / expert}
         noise = spread(units, results, b, s)
-        within = {k: v is not None and noise is not None and abs(v - 1) <= noise for k, v in versus.items()}
+        runs = executions(units, results, b, s, "default")
+        # the default mapper's ratio is within only over each of its executions (the range the heading shows)
+        ratios = {"default": [r["best_throughput"] / x for x in runs or [default] if x] if default else [None],
+                  "expert": [versus["expert"]]}
+        within = {k: all(v is not None and noise is not None and abs(v - 1) <= noise for v in ratios[k])
+                  for k in versus}
         said = {k: "" if all(within.values()) or not within[k] else
                 f" (within the {noise * 100:.1f} % two executions of one mapper differ by here)" for k in versus}
-        runs = executions(units, results, b, s, "default")
         # over each of the default mapper's executions where it has several: the reference figure is one of them
         low, high = (f"{r['best_throughput'] / x:.2f}" for x in (max(runs, default=1), min(runs, default=1)))
         shown_default = f"{versus['default'] or 0:.2f}" if len(runs) < 2 else low if low == high else f"{low}-{high}"

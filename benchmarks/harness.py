@@ -81,7 +81,7 @@ _ERROR_PATTERNS = [re.compile(p) for p in (
 # Messages that mean the application stopped before it ran: bad flags or an unloadable mapper.
 _START_PATTERNS = re.compile(
     r"(?m)cannot load mapper library|LEGION STARTUP EXCEPTION|unrecognized lowlevel option|"
-    r"failure parsing command line options|expects an integer|^\w+: error: ")
+    r"failure parsing command line options|expects an integer|^\w+: error: |^error: -[A-Za-z]")
 _REALM_PREFIX = re.compile(r"^\[\d+ - [0-9a-f]+\]\s+[\d.]+\s+")
 
 

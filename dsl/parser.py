@@ -713,16 +713,38 @@ def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
     return None
 
 
-def _kind_message(word: str, accepts: set[str]) -> tuple[str, str | None] | None:
-    """E107 message and hint for a name `word` where only kinds (and `*`) are acceptable; None otherwise."""
+def _memories_seen(before: list[Token]) -> tuple[str, ...] | None:
+    """In a Region statement's memory list, the memory kinds its processor kind has affinity to on Legion's machines
+    (those `--machine` describes, with the flag-sized RDMEM and SOCKMEM, as W302 judges them), and VIRTUAL; None
+    elsewhere or for a kind those machines lack."""
+    from mapperopt.descriptions import parse_machine_spec
+
+    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
+    head = before[start:]
+    if len(head) < 4 or head[0].value != "Region" or head[3].value not in A.PROC_KINDS:
+        return None
+    machine = parse_machine_spec("1x1", ("-ll:rsize", "1", "-ll:nsize", "1"))
+    seen = [m.kind for m in machine.memories if any(k == head[3].value for k, _ in m.procs)]
+    return (*dict.fromkeys(seen), "VIRTUAL") if seen else None
+
+
+def _kind_message(word: str, accepts: set[str], before: list[Token]) -> tuple[str, str | None] | None:
+    """E107 message and hint for a name `word` where only kinds (and `*`) are acceptable (`before`: the tokens before
+    it); None otherwise. A memory kind's near-miss is first sought among those the statement's processor kind sees."""
+    from mapperopt.dsl.checker import FLAG_SIZED_MEMORIES
+
     texts = _texts(accepts)
     procs = {f"'{k}'" for k in A.PROC_KINDS} & texts
     mems = {f"'{k}'" for k in A.MEM_KINDS} & texts
     if not (procs or mems) or texts - procs - mems - {"'*'"}:
         return None
     candidates = (A.PROC_KINDS if procs else ()) + (A.MEM_KINDS if mems else ())
-    close = _closest(word, candidates)
-    hint = A.legion_kind_hint(word, candidates) or (f"did you mean '{close}'?" if close else None)
+    seen = _memories_seen(before) if mems and not procs else None
+    close = (word.upper() if word.upper() in candidates else None) or (seen and _closest(word, seen)) \
+        or _closest(word, candidates)
+    sized = f" It exists only when the run sizes it ({FLAG_SIZED_MEMORIES[close]} MiB)." \
+        if close in FLAG_SIZED_MEMORIES else ""
+    hint = A.legion_kind_hint(word, candidates) or (f"did you mean '{close}'?{sized}" if close else None)
     if procs and mems:
         msg = (
             f"unknown kind '{word}'; expected a processor kind ({', '.join(A.PROC_KINDS)}), "
@@ -889,7 +911,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
 
     # E107: a name where a kind is expected.
     if token.type == "IDENT":
-        kind = _kind_message(tok_text, accepts)
+        kind = _kind_message(tok_text, accepts, tokens)
         if kind is not None:
             # `Region * particle fields CPU`: a name with a space, unquoted, its second word read as the kind
             quote = (f'a name that is not an identifier is written as a string: "{prev} {tok_text}"'

@@ -15,6 +15,7 @@ import click
 from mapperopt import toolchain
 from mapperopt.errors import MapperoptError, ToolchainError
 from mapperopt.files import refused_write
+from mapperopt.options import ListsBenchmarks
 from mapperopt.optimizer.base import OPTIMIZERS
 from mapperopt.probe import probe_json
 
@@ -84,7 +85,7 @@ def machine(cpus, gpus, as_json, flags):
     console.print(mems)
 
 
-@click.command()
+@click.command(cls=ListsBenchmarks)
 @click.argument("benches", nargs=-1)
 @click.option("--cuda", type=click.Choice(["on", "off", "auto"]), default="auto", show_default=True,
               help="Build CUDA variants: on, off, or auto (when nvcc is found).")
@@ -226,7 +227,7 @@ def llm_check() -> Check:
     """The language-model endpoint of the environment, asked for one token (with `tune`'s timeout,
     MAPPEROPT_LLM_TIMEOUT, no retry), as `tune` would reach it. Optional while none is configured; a configured one that fails is a failed check (`tune`
     would stop at once)."""
-    from mapperopt.optimizer.llm import CONFIGURE, ENV, ChatModel, LLMConfig
+    from mapperopt.optimizer.llm import CONFIGURE, ENV, ChatModel, LLMConfig, fault_hint
 
     try:
         config = LLMConfig.from_env()
@@ -234,7 +235,7 @@ def llm_check() -> Check:
         return Check("LLM endpoint", False, exc.message, exc.hint or "", present=True)
     if not config.configured:
         return Check("LLM endpoint", False, "none configured: `mapperopt tune` uses the offline rule-based search",
-                     f"set {CONFIGURE} to use a model", required=False)
+                     f"to use a model, set {CONFIGURE}", required=False)
     if importlib.util.find_spec("openai") is None:
         return Check("LLM endpoint", False, f"{config.base_url or 'the OpenAI API'}: not asked (openai is missing)",
                      "pip install 'mapperopt[llm]'")
@@ -245,8 +246,9 @@ def llm_check() -> Check:
     try:
         model(messages=[{"role": "user", "content": "Say OK."}], max_tokens=1)
         return Check("LLM endpoint", True, f"{where}: the model {model.model_name} answers")
-    except MapperoptError as exc:  # ModelError: its hint says what to fix
-        return Check("LLM endpoint", False, model.calls[-1]["error"], exc.hint or "", present=True)
+    except MapperoptError as exc:  # ModelError: its hint says what to fix, here without tune's retries
+        return Check("LLM endpoint", False, model.calls[-1]["error"],
+                     fault_hint(exc.__cause__, doctor=True) if exc.__cause__ else exc.hint or "", present=True)
     except openai.APIStatusError:  # e.g. 400: the server takes no such request
         return Check("LLM endpoint", False, model.calls[-1]["error"],
                      f"check {ENV['base_url']} (it usually ends in /v1) and {ENV['model']}", present=True)

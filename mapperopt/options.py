@@ -1,4 +1,4 @@
-"""Click parameter types shared by the commands."""
+"""Click parameter types and command classes shared by the commands."""
 
 from __future__ import annotations
 
@@ -16,3 +16,17 @@ class FiniteFloatRange(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return super().convert(number, param, ctx)
+
+
+
+class ListsBenchmarks(click.Command):
+    """A command whose first argument names benchmarks (BENCH, build's BENCHES): its help ends with their names, which
+    no other help lists."""
+
+    def format_epilog(self, ctx, formatter):
+        from mapperopt.benchmarks.apps import known_benchmarks
+
+        formatter.write_paragraph()
+        word = next(p.name for p in self.params if isinstance(p, click.Argument)).upper()
+        formatter.write_text(f"{word}: {', '.join(known_benchmarks())}.")
+        super().format_epilog(ctx, formatter)

@@ -721,7 +721,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         optimizer = optimizer or default_optimizer(llm.configured)
         if OPTIMIZERS[optimizer].needs_model and not llm.configured:
             raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint",
-                                 hint=f"set {CONFIGURE} (or --llm-base-url, --llm-model), or use --optimizer "
+                                 hint=f"give --llm-base-url or --llm-model, or set {CONFIGURE}; or use --optimizer "
                                       f"{default_optimizer(False)}")
         require_packages([optimizer])
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
@@ -770,7 +770,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:
             raise MapperoptError(f"{found} was tuned with the {settings['optimizer']} optimizer, which needs a "
-                                 "language-model endpoint", hint=f"set {CONFIGURE} again")
+                                 "language-model endpoint", hint=f"set the endpoint again: {CONFIGURE}")
         require_packages([settings["optimizer"]])
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \

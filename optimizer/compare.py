@@ -662,7 +662,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     llm = LLMConfig.from_env()
     optimizers = [name for name in opts["optimizers"] if not OPTIMIZERS[name].needs_model or llm.configured]
     # Said once the comparison is known to go on: `--report-only` without one gets its error alone.
-    notices = [f"Skipping {name}: it needs a language-model endpoint (set {CONFIGURE})."
+    notices = [f"Skipping {name}: it needs a language-model endpoint; set {CONFIGURE}."
                for name in opts["optimizers"] if name not in optimizers]
     if not optimizers:
         for notice in notices:  # why none is left

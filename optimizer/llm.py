@@ -49,7 +49,7 @@ FATAL_STATUS = {401: f"the endpoint refused the key: set {ENV['api_key']} (or --
                      f"{ENV['base_url']} (it usually ends in /v1)"}
 DEFAULT_MODEL = "gpt-4o"
 # Either variable configures an endpoint (`LLMConfig.configured`).
-CONFIGURE = f"{ENV['base_url']} or {ENV['model']} (either will do; a model alone is one of OpenAI's API)"
+CONFIGURE = f"{ENV['base_url']} or {ENV['model']} (either will do: a model alone means OpenAI's API)"
 PLACEHOLDER_KEY = "not-needed"
 
 
@@ -194,7 +194,7 @@ class ChatModel:
         capped = time.monotonic() - self.iteration_started >= self.config.max_model_s
         cap = f"; the cap of {self.config.max_model_s:g} s of model time per iteration is used up" if capped else ""
         raise ModelError(f"the language model failed {len(errors)} time(s) in a row{cap}: {errors[-1]}",
-                         hint=fault_hint(last, capped))
+                         hint=fault_hint(last, capped)) from last
 
     def _request(self, messages: list[dict], timeout_s: float, kwargs: dict) -> Any:
         start = time.monotonic()
@@ -235,16 +235,20 @@ def _setting(name: str) -> str:
     return f"--{OPTIONS[name]} ({ENV[name]})"
 
 
-def fault_hint(exc: BaseException | None, capped: bool = False) -> str:
+def fault_hint(exc: BaseException | None, capped: bool = False, doctor: bool = False) -> str:
     """What to do about an endpoint fault that persisted (`exc`, the last one), in the user's settings; `capped`:
-    the iteration's model time ran out."""
+    the iteration's model time ran out; `doctor`: for `mapperopt doctor`, which continues no run and retries nothing."""
     import openai
 
+    if doctor and isinstance(exc, openai.APIStatusError):
+        return ("the endpoint limits the request rate: wait, then run doctor again" if exc.status_code == 429 else
+                "the server failed: check its log, then run doctor again")
     if capped:
         return (f"a slow model needs more time per iteration: raise {_setting('max_model_s')}, and "
                 f"{_setting('timeout_s')} if one request takes longer")
     if isinstance(exc, openai.APITimeoutError):
-        return f"a slow model (or one loading) needs a longer timeout: raise {_setting('timeout_s')}"
+        return f"a slow model (or one loading) needs a longer timeout: raise " \
+               f"{ENV['timeout_s'] if doctor else _setting('timeout_s')}"
     if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
         return (f"the endpoint limits the request rate: wait and continue the run, or raise "
                 f"{_setting('max_retries')} to retry longer (waits double, up to {MAX_BACKOFF_S:g} s)")

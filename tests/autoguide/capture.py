@@ -69,7 +69,7 @@ APPS = {
     "circuit-crashing_mapper": ("circuit", "crash_mapper.cc", [], "crash-signal"),
     "circuit-aborting_mapper": ("circuit", "abort_mapper.cc", [], "program-abort"),
     "pennant-missing_deck": ("pennant", None, ["-deck", "/nonexistent/deck.pnt"], "app-usage-error"),
-    # The GEMMs' own usage errors (`error: -FLAG ...`, no program name) exit before any task runs, at stage run.
+    # The GEMMs' own usage errors (`error: -FLAG ...`, no program name) exit before any task runs, at stage start.
     "cosma-grid_flag_alone": ("cosma", None, ["-gx", "2"], "app-usage-error"),
     "summa-n_below_g": ("summa", None, ["-n", "100", "-g", "200"], "app-usage-error"),
     "pennant-corrupted_result": ("pennant", None, ["-test-corrupt"], "pennant-verification"),

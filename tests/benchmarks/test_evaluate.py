@@ -5,6 +5,8 @@ still missing."""
 import json
 from pathlib import Path
 
+import pytest
+
 from mapperopt.benchmarks import evaluate
 from mapperopt.benchmarks.evaluate import default_plan, load_units, work_list, write_report
 
@@ -362,10 +364,10 @@ def test_a_ratio_within_the_measured_spread_is_marked_and_given_against_the_same
     _tuned(results, 0, best=101.0, first=96.0)
     text = write_report(results, tmp_path / "report.md", notes={})
     # over each execution of the default mapper (95 and 99: 1.06x and 1.02x)
+    # 1.06x is beyond the 4.2 %: the range is not within as a whole, the expert's ratio is
     assert ("### stencil, size `ci`: 1.02-1.06x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
-            "executions here 95-99), 1.01x the "
-            "expert in its reference unit (1.05x its first execution in the comparison); each within the 4.2 % two "
-            "executions of one mapper differ by here: not a difference") in text, text
+            "executions here 95-99), 1.01x the expert in its reference unit (within the 4.2 % two executions of one "
+            "mapper differ by here) (1.05x its first execution in the comparison)\n") in text, text
     # the default mapper's row: also measured together with the expert
     assert ("| Legion default mapper | - | 1 | 1.03 | | | | | 1.00 | | | the expert's first (96 GFLOP/s), as every row "
             "here; measured together with the expert: 0.99 (within noise) |") in text, text
@@ -380,6 +382,30 @@ def test_a_ratio_within_the_measured_spread_is_marked_and_given_against_the_same
             "expert in its reference unit (1.15x its first execution in the comparison)\n") in text, text
     header = text[:text.index("## Physical limits")]
     assert "within noise" in header and "units/repeats" in header
+
+
+def test_the_spread_leaves_out_the_comparisons_first_execution_and_a_range_is_judged_whole(tmp_path):
+    """The yardstick of "within noise" counted the expert's first execution in a tuning comparison, measured in
+    another session (on the H200, before a runtime fix): 25 % here, which made every ratio "not a difference". Only
+    the reference unit's rounds and its repeat (one session) count; and a range over the default mapper's executions
+    is within only as a whole (1.04-1.08x is not within 4.2 %)."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    (results / "units" / "repeats").mkdir()
+    (results / "units" / "base-stencil-ci.json").rename(results / "units" / "repeats" / "base-stencil-ci.json")
+    _saved(results, "base-stencil-ci", **{**json.loads((results / "units" / "repeats" / "base-stencil-ci.json")
+                                                       .read_text()), "mappers": {
+        "default": {"estimate": {"values": [99.0], "value": 99.0}, "reason": None, "unit": "GFLOPS", "printed": {}},
+        "expert": {"estimate": {"values": [100.0], "value": 100.0}, "reason": None, "unit": "GFLOPS",
+                   "printed": {}}}})
+    _tuned(results, 0, best=103.0, first=80.0)
+    assert evaluate.spread(load_units(results), results, "stencil", "ci") == pytest.approx(99 / 95 - 1)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert ("### stencil, size `ci`: 1.04-1.08x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
+            "executions here 95-99), 1.03x the expert in its reference unit (within the 4.2 % two executions of one "
+            "mapper differ by here) (1.29x its first execution in the comparison)\n") in text, text
+    header = text[:text.index("## Physical limits")]
+    assert "not the expert's first execution in a tuning comparison" in header, header
 
 
 def test_the_report_states_the_reference_protocol_and_the_spread_of_its_rounds(tmp_path):

@@ -197,6 +197,9 @@ def test_a_silent_abort_is_not_blamed_on_memory_alone(tmp_path):
     ("echo \"[mapperopt] error: cannot load mapper library 'x.so': bad ABI\" >&2; exit 1", "start",
      "cannot load mapper library"),
     ("echo 'ERROR: unrecognized lowlevel option: -ll:ocpu' >&2; exit 1", "start", "unrecognized lowlevel option"),
+    # a benchmark rejecting its command line (the GEMMs' `error: -FLAG ...`) never started its work
+    ("echo 'error: -n must be at least -g (every tile needs a row and a column)' >&2; exit 1", "start",
+     "exited with status 1: error: -n must be at least -g"),
     # Realm prints the option, then fails an assertion and aborts: the option is the reason.
     ("echo 'ERROR: unrecognized lowlevel option: -ll:ocpu' >&2; echo \"x.cc:1: f: Assertion '0' failed.\" >&2; "
      "kill -ABRT $$", "start", "aborted: ERROR: unrecognized lowlevel option: -ll:ocpu"),

@@ -176,6 +176,13 @@ def test_run_says_when_a_deck_without_its_reference_output_is_checked_against_th
     out = run_table(monkeypatch, capsys, tmp_path / "shipped", "-deck", str(DECKS / "sedovsmall.pnt"),
                     "-energy-tolerance", "0.1")
     assert re.search(r"│ verified +│ yes, every execution +│", out), out
+    # At another cycle count than the deck's the reference output would not be used even beside the deck: the note
+    # says that instead of blaming the missing file.
+    out = run_table(monkeypatch, capsys, tmp_path / "cstop", "-deck", "sedovsmall.pnt", "-energy-tolerance", "0.1",
+                    "-cstop", "5")
+    said = (r"│ verified +│ yes, every execution \(against the program's own sequential run: the original "
+            r"PENNANT's output is compared only at the deck's own cycle count, cstop 10, not -cstop 5\) +│")
+    assert re.search(said, out), out
 
 
 def test_run_table_says_how_many_cycles_were_timed(monkeypatch, capsys, tmp_path):

@@ -386,6 +386,8 @@ def test_the_benchmarks_are_listed_by_the_help_of_run_tune_and_compare_and_when_
     for command in ("run", "tune", "compare"):
         assert main([command, "--help"]) == 0
         assert f"BENCH: {listed}." in " ".join(capsys.readouterr().out.split()), command
+    assert main(["build", "--help"]) == 0
+    assert f"BENCHES: {listed}." in " ".join(capsys.readouterr().out.split())
     assert main(["run"]) == 1
     assert f"hint: the benchmarks: {listed}" in capsys.readouterr().err
 

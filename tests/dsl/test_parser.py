@@ -187,6 +187,13 @@ ERRORS = [
     ("Task fill particles CPU;", "E107", 1, 11, "unknown processor kind 'particles'", '"fill particles"'),
     ("Region * * GPU DRAM;", "E107", 1, 16, "unknown memory kind 'DRAM'", None),
     ("Region * * GUP FBMEM;", "E107", 1, 12, "unknown processor kind 'GUP'", "did you mean 'GPU'?"),
+    # A memory kind's near-miss is one the statement's processor kind sees (FBMEM is a GPU's only), and one that only
+    # the run's flags create says so.
+    ("Region * * CPU FOOBAR_MEM;", "E107", 1, 16, "unknown memory kind 'FOOBAR_MEM'",
+     "did you mean 'RDMEM'? It exists only when the run sizes it (-ll:rsize MiB)."),
+    ("Region * * GPU FOOBAR_MEM;", "E107", 1, 16, "unknown memory kind 'FOOBAR_MEM'", "did you mean 'FBMEM'?"),
+    ("Region * * CPU SYSMEM,FBMEN;", "E107", 1, 23, "unknown memory kind 'FBMEN'", "did you mean 'FBMEM'?"),
+    ("Region * * CPU fbmem;", "E107", 1, 16, "unknown memory kind 'fbmem'", "did you mean 'FBMEM'?"),
     # Kinds and constraints are case-sensitive: a lowercase one gets its spelling.
     ("Task * cpu;", "E107", 1, 8, "unknown processor kind 'cpu'", "did you mean 'CPU'?"),
     ("Region * * CPU sysmem;", "E107", 1, 16, "unknown memory kind 'sysmem'", "did you mean 'SYSMEM'?"),

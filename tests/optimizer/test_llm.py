@@ -224,6 +224,20 @@ def test_the_endpoint_is_asked_by_doctor(llm_server, refused_url, monkeypatch):
     assert not check.ok and not check.required and check.detail.startswith("none configured")
 
 
+def test_doctors_hint_for_a_failing_server_is_no_runs(llm_server, monkeypatch):
+    """doctor runs nothing to continue and has no --llm-retries: its hint for a server error or a rate limit says to
+    try again (the environment's variable where one applies), not tune's "continue the run"."""
+    from mapperopt.commands import llm_check
+
+    server = llm_server([("status", 500), ("status", 429)])
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
+    failed, limited = llm_check(), llm_check()
+    assert not failed.ok and "HTTP 500" in failed.detail
+    assert failed.fix == "the server failed: check its log, then run doctor again"
+    assert limited.fix == "the endpoint limits the request rate: wait, then run doctor again"
+
+
 def test_doctor_waits_as_long_as_tune_would(llm_server, monkeypatch):
     """A model that takes its time (a local server loading it on the first request) is not reported as down: doctor
     waits the configured timeout, and names it when that runs out."""

@@ -59,6 +59,9 @@ def test_without_an_endpoint_it_is_refused_or_left_out(tmp_path, register, offli
     assert "the fake optimizer needs a language-model endpoint" in err and "--optimizer guided" in err, err
     either = "MAPPEROPT_LLM_BASE_URL or MAPPEROPT_LLM_MODEL"  # either one configures an endpoint (docs/tuning.md)
     assert either in err, err
+    # the endpoint's variables in one parenthesis, at the end of a clause
+    configure = ("MAPPEROPT_LLM_BASE_URL or MAPPEROPT_LLM_MODEL (either will do: a model alone means OpenAI's API)")
+    assert (f"hint: give --llm-base-url or --llm-model, or set {configure}; or use --optimizer guided") in err, err
     # a run made with it is not continued without one
     store = TuneStore.create(tmp_path / "old", "circuit", {"optimizer": "fake", "iters": 1, "iterations": None,
                                                           "size": "ci"})
@@ -66,13 +69,13 @@ def test_without_an_endpoint_it_is_refused_or_left_out(tmp_path, register, offli
     assert main(["tune", "circuit", "--resume", str(store.root)]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"{store.root} was tuned with the fake optimizer, which needs a language-model endpoint" in err, err
-    assert either in err, err
+    assert f"hint: set the endpoint again: {configure}" in err, err
     # compare and the evaluation's plan leave it out
     assert main([*COMPARE, "--optimizers", "fake", "--runs-dir", str(runs)]) == 1
     out = capsys.readouterr()
-    assert "Skipping fake: it needs a language-model endpoint" in out.out and either in " ".join(out.out.split())
+    assert (f"Skipping fake: it needs a language-model endpoint; set {configure}.") in " ".join(out.out.split())
     from mapperopt.commands import llm_check
-    assert either in llm_check().fix
+    assert llm_check().fix == f"to use a model, set {configure}"
     assert "no optimizer left to compare" in out.err and "fake" not in out.err.split("name at least one of")[1]
     usable, skipped = usable_optimizers({"optimizers": ["guided", "fake"]})
     assert usable == ["guided"] and list(skipped) == ["fake"]
