@@ -17,6 +17,7 @@ import importlib.util
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -263,18 +264,21 @@ def tool_version(tool: str) -> str:
     Raises:
         ToolchainError: it hangs (`VERSION_TIMEOUT_S`) or fails.
     """
-    from mapperopt.benchmarks.harness import run_in_group  # what a hung compiler started goes with it
-
+    # a group of its own, killed whole at the timeout: what a hung wrapper script started would hold the pipes open.
+    # Not the harness's run_in_group: importing the harness (and the DSL with it) would triple a cached compile's time
+    proc = subprocess.Popen([tool, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True)
     try:
-        result = run_in_group([tool, "--version"], VERSION_TIMEOUT_S)
+        out, err = proc.communicate(timeout=VERSION_TIMEOUT_S)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         raise ToolchainError(f"{tool} --version did not answer in {VERSION_TIMEOUT_S} s",
                              hint="this compiler hangs: fix it, or name another with CXX") from None
-    if result.returncode != 0:
-        raise ToolchainError(f"{tool} --version failed ({exit_status(result.returncode)})"
-                             + _tail(result.stderr + result.stdout),
+    if proc.returncode != 0:
+        raise ToolchainError(f"{tool} --version failed ({exit_status(proc.returncode)})" + _tail(err + out),
                              hint="this compiler is broken: fix it, or name another with CXX")
-    return result.stdout.strip()
+    return out.strip()
 
 
 @contextmanager
