@@ -25,7 +25,7 @@ from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import rewrite
+from mapperopt.files import cannot_write, check_writable, rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
 MAX_PRINTED = 50  # lines of the mapper's print output shown by check and explain
@@ -801,8 +801,12 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str) -> li
     import matplotlib.pyplot as plt
 
     fig = _placement_figure(entries, machine)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    finally:
+        plt.close(fig)
     return [f"{e['task']} ({'x'.join(map(str, e['domain']))})" for e in _drawn(entries)]
 
 
@@ -934,6 +938,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     run; with --machine and --size or flags, a run on its processors in all (as `check`).
     """
     check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
+    if png:
+        check_writable(png)
     text = _read_source_or_exit(file)
     if feedback:
         text = _apply_feedback(text, file, Path(feedback))
