@@ -342,7 +342,8 @@ def size_options(command):
                    f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured "
                    "(docs/tuning.md).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
+              help="Run folder, new or empty: one that holds anything (an earlier run) is refused, never cleared "
+                   "[default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help="Seconds one execution may take; more than twice --min-time and the start-up, as calibration "
                    "lengthens an execution only within half of it [default: the size's].")
@@ -390,6 +391,9 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
         profile = isinstance(bench, str) and mapper != "default"
     check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
     check_timeout(bench, size, timeout_s, 0.0 if once and min_time_s is None else min_time_s)  # --once: uncalibrated
+    if out_dir is not None and out_dir.is_dir() and any(out_dir.iterdir()):  # one run's files alone, as tune's
+        raise MapperoptError(f"--out {out_dir} is not empty: a run folder holds the files of one run alone",
+                             hint="name a new or empty folder, or remove this one to run there again")
     if once:
         repeats = max_repeats = 1
         min_time_s = 0.0 if min_time_s is None else min_time_s

@@ -398,3 +398,19 @@ def test_the_docs_time_of_size_ci_is_one_execution_and_say_what_run_adds():
     claim = text[text.index("Sizes: "):text.index("`small` takes")]
     assert "one execution" in claim, claim
     assert f"{protocol.MIN_TIME_S:g} s" in claim and f"{protocol.MIN_REPEATS}–{protocol.MAX_REPEATS}" in claim, claim
+
+
+def test_run_refuses_an_out_folder_that_is_not_empty(tmp_path, capsys):
+    """`--out DIR` on a folder holding an earlier run (or the user's own files) once wrote the new run beside them:
+    a failed result.json next to the earlier run's mapper.cc and stdout.txt. Like tune and compare, which never
+    write into a folder of another run, it is refused before anything runs, and nothing there changes."""
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("Region * * CPU FOOMEM;\n")
+    folder = tmp_path / "r1"
+    folder.mkdir()
+    (folder / "stdout.txt").write_text("an earlier run's output\n")
+    capsys.readouterr()
+    assert main(["run", "circuit", "--mapper", str(bad), "--once", "--out", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert f"error: --out {folder} is not empty" in err and "hint: name a new or empty folder" in err, err
+    assert [p.name for p in folder.iterdir()] == ["stdout.txt"]
