@@ -8,7 +8,7 @@ import math
 import shlex
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import click
 from click.core import ParameterSource
@@ -199,13 +199,19 @@ def status(console, text: str):
     return contextlib.nullcontext()
 
 
-def check_repeats(repeats: int, max_repeats: int, max_given: bool) -> None:
+def check_repeats(repeats: int, max_repeats: int, max_given: bool, once_with: Sequence[str] = ()) -> None:
     """Refuses a --repeats above the --max-repeats the user gave (`max_given`); left out, the maximum's default is
-    raised to --repeats instead.
+    raised to --repeats instead. With --once, refuses either option given (`once_with`: their names) above 1.
 
     Raises:
         MapperoptError: naming both.
     """
+    several = [f"{name} {value}" for name, value in (("--repeats", repeats), ("--max-repeats", max_repeats))
+               if name in once_with and value > 1]
+    if several:
+        raise MapperoptError(f"--once measures one execution, {' and '.join(several)} several",
+                             hint="leave --once out to measure with repeats, or leave out "
+                                  + " and ".join(s.split()[0] for s in several))
     if max_given and repeats > max_repeats:
         raise MapperoptError(f"--repeats {repeats} is more than --max-repeats {max_repeats}",
                              hint=f"give --max-repeats {repeats} or more, or leave it out")
@@ -351,7 +357,8 @@ def size_options(command):
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
                    f"size's, at least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--once", is_flag=True,
-              help="One measured execution, no repeats, at the size's own iteration count; with --min-time, "
+              help="One measured execution, no repeats (not with --repeats or --max-repeats above 1), at the "
+                   "size's own iteration count; with --min-time, "
                    "calibration executions first grow a benchmark's iterations until it is met, as without "
                    "--once.")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions in the run folder: trace.jsonl, "
@@ -389,7 +396,10 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
                       csize=csize, fsize=fsize, zsize=zsize)
     if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
         profile = isinstance(bench, str) and mapper != "default"
-    check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
+    given = [name for name in ("repeats", "max_repeats")
+             if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT]
+    check_repeats(repeats, max_repeats, "max_repeats" in given,
+                  [f"--{name.replace('_', '-')}" for name in given] if once else ())
     check_timeout(bench, size, timeout_s, 0.0 if once and min_time_s is None else min_time_s)  # --once: uncalibrated
     if out_dir is not None and out_dir.is_dir() and any(out_dir.iterdir()):  # one run's files alone, as tune's
         raise MapperoptError(f"--out {out_dir} is not empty: a run folder holds the files of one run alone",

@@ -414,3 +414,15 @@ def test_run_refuses_an_out_folder_that_is_not_empty(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"error: --out {folder} is not empty" in err and "hint: name a new or empty folder" in err, err
     assert [p.name for p in folder.iterdir()] == ["stdout.txt"]
+
+
+@pytest.mark.parametrize("option", ["--repeats", "--max-repeats"])
+def test_run_once_refuses_repeats(tmp_path, capsys, option):
+    """`--once` (one measured execution) with --repeats 5 or --max-repeats 9 once ran one execution and exited 0,
+    the option silently ignored: the contradiction is refused before anything runs, as --repeats above
+    --max-repeats is."""
+    capsys.readouterr()
+    assert main(["run", "circuit", "--once", option, "5", "--out", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert f"error: --once measures one execution, {option} 5 several" in err and "hint: " in err, err
+    assert not (tmp_path / "r").exists()
