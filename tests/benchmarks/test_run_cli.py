@@ -426,3 +426,19 @@ def test_run_once_refuses_repeats(tmp_path, capsys, option):
     err = capsys.readouterr().err
     assert f"error: --once measures one execution, {option} 5 several" in err and "hint: " in err, err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("args", [["--size", "huge"], ["--once", "--repeats", "5"], ["--mapper", "nosuch.dsl"]],
+                         ids=["size", "once-repeats", "mapper"])
+def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args):
+    """`run --json` printed JSON for a finished or failed run only: an error before the run (an unknown size, a
+    conflict of options, a missing mapper) left stdout empty. It prints one object too, with a failed run's keys,
+    status "error" and the error as `reason`; stderr says it as before, and the exit status is 1."""
+    capsys.readouterr()
+    assert main(["run", "circuit", "--json", "--out", str(tmp_path / "r"), *args]) == 1
+    out, err = capsys.readouterr()
+    failed = RunResult(app="circuit", mapper="default", status="failed").to_json()
+    error = json.loads(out)
+    assert error.keys() == failed.keys() and error["status"] == "error" and error["app"] == "circuit", out
+    assert error["reason"] and f"error: {error['reason']}" in err and error["run_dir"] is None, (out, err)
+    assert not (tmp_path / "r").exists()
