@@ -57,6 +57,17 @@ def _group():
 
                 return unavailable
 
+        def resolve_command(self, ctx, args):
+            try:
+                return super().resolve_command(ctx, args)
+            except click.UsageError as exc:  # click suggests misspelt options, not commands
+                from mapperopt.errors import closest
+
+                near = closest(args[0], COMMANDS) if args and args[0] not in COMMANDS else None
+                if near is None:
+                    raise
+                raise click.UsageError(f"{exc.message} Did you mean {near!r}?", ctx) from None
+
         def format_commands(self, ctx, formatter):
             # Short help from the table, so that `--help` imports nothing heavy.
             rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
