@@ -442,3 +442,13 @@ def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args)
     assert error.keys() == failed.keys() and error["status"] == "error" and error["app"] == "circuit", out
     assert error["reason"] and f"error: {error['reason']}" in err and error["run_dir"] is None, (out, err)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("command", [["machine"], ["run", "circuit", "--once"]], ids=["machine", "run"])
+def test_no_system_memory_after_the_flags_is_refused_as_csize_0_is(tmp_path, capsys, command):
+    """`--csize 0` is refused, but `-- -ll:csize 0` showed an empty memory table (`machine`) or started a run that
+    failed: the flag is held to the option's range, before anything runs."""
+    capsys.readouterr()
+    assert main([*command, "--", "-ll:csize", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "error: `-ll:csize 0` after `--` asks for no system memory: --csize takes 1 MiB or more" in err, err
