@@ -452,3 +452,19 @@ def test_no_system_memory_after_the_flags_is_refused_as_csize_0_is(tmp_path, cap
     assert main([*command, "--", "-ll:csize", "0"]) == 1
     err = capsys.readouterr().err
     assert "error: `-ll:csize 0` after `--` asks for no system memory: --csize takes 1 MiB or more" in err, err
+
+
+@pytest.mark.parametrize("args,said", [
+    (["machine", "--cpus", "100000"], "100000 CPUs and 0 GPUs per node: Realm numbers at most 4096 processors"),
+    (["machine", "--", "-ll:cpu", "5000"], "5000 CPUs and 0 GPUs per node: Realm numbers at most 4096 processors"),
+    (["run", "circuit", "--once", "--cpus", "100000"], "100000 CPUs and 0 GPUs per node: Realm numbers at most"),
+    (["run", "circuit", "--once", "--csize", "99999999"], "--csize 99999999 MiB is more than this machine's memory"),
+    (["run", "circuit", "--once", "--", "-ll:csize", "99999999"], "-ll:csize 99999999 MiB is more than this")],
+    ids=["machine-cpus", "machine-flag", "run-cpus", "run-csize", "run-flag"])
+def test_huge_processor_counts_and_memory_sizes_are_refused_before_legion_crashes(capsys, args, said):
+    """`--cpus 100000` ended in a raw Realm assertion (its processor IDs have 12 bits for the index on a node), and
+    `--csize 99999999` in a segmentation fault without a message: both are refused first, naming the limit."""
+    capsys.readouterr()
+    assert main(args) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert said in err, err
