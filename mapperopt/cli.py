@@ -10,7 +10,7 @@ import functools
 import importlib
 import sys
 
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, closest
 
 # name -> (module, attribute, one-line help shown by `mapperopt --help` without importing the module)
 COMMANDS = {
@@ -61,8 +61,6 @@ def _group():
             try:
                 return super().resolve_command(ctx, args)
             except click.UsageError as exc:  # click suggests misspelt options, not commands
-                from mapperopt.errors import closest
-
                 near = closest(args[0], COMMANDS) if args and args[0] not in COMMANDS else None
                 if near is None:
                     raise
