@@ -501,13 +501,19 @@ def require_one_value(bench, extra_args, **given: int | None) -> None:
 
     Raises:
         MapperoptError: both values, and that one of them is to be given; a count flag after `--` that is not a
-            whole number (`processor_counts`).
+            whole number (`processor_counts`); `-ll:csize 0` there (--csize takes 1 or more); more processors than
+            Realm numbers on a node, or more system memory than this machine has (`_within_realm`).
     """
     from mapperopt.benchmarks.userapp import UserApp
     from mapperopt.descriptions import realm_size
 
     processor_counts(-1, -1, extra_args)  # a count flag's value is a whole number
-    places = [("after `--`", [str(a) for a in extra_args])]
+    words = [str(a) for a in extra_args]
+    for flag, value in zip(words, words[1:]):  # held to --csize's range: Legion runs without any, and the run fails
+        if flag == RESOURCE_FLAGS["csize"] and realm_size(value) == 0:
+            raise MapperoptError(f"`{flag} {value}` after `--` asks for no system memory: --csize takes 1 MiB or more",
+                                 hint="give 1 or more, or leave the flag out (the size's)")
+    places = [("after `--`", words)]
     if isinstance(bench, UserApp):
         places.append(("in --app's command", [str(a) for words in bench.args.values() for a in words]))
     for option, (key, what, unit) in _RESOURCE_OPTIONS.items():
@@ -528,6 +534,31 @@ def require_one_value(bench, extra_args, **given: int | None) -> None:
                 value += " MiB"
             raise MapperoptError(f"{option} {given[key]} and `{flag} {values[-1]}` {where} ask for different {what}",
                                  hint=f"give one of them ({winner} would win: {value})")
+    _within_realm(given, words)
+
+
+REALM_PROCS_PER_NODE = 4096  # a Realm processor ID numbers the processors of a node in 12 bits
+
+
+def _within_realm(given: dict, words: list[str]) -> None:
+    """Refuses processor counts (`given` options, or the flags after `--`, `words`) that Realm cannot number (it fails
+    an assertion) and a system memory larger than this machine's (the run dies of a segmentation fault)."""
+    from mapperopt.descriptions import realm_size
+
+    cpus, gpus = processor_counts(given.get("cpus") or 0, given.get("gpus") or 0, words)
+    if cpus + gpus + 1 > REALM_PROCS_PER_NODE:  # + the utility processor
+        raise MapperoptError(f"{cpus} CPUs and {gpus} GPUs per node: Realm numbers at most {REALM_PROCS_PER_NODE} "
+                             "processors on a node, the utility processor among them",
+                             hint="give fewer (Legion would stop on an assertion)")
+    flag = RESOURCE_FLAGS["csize"]
+    sizes = [(f"--csize {given['csize']} MiB", given["csize"] << 20)] if given.get("csize") else []
+    sizes += [(f"{flag} {v} MiB" if v.isdigit() else f"{flag} {v}", realm_size(v) or 0)
+              for f, v in zip(words, words[1:]) if f == flag]
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for said, size in sizes:
+        if size > memory:
+            raise MapperoptError(f"{said} is more than this machine's memory ({memory >> 20} MiB)",
+                                 hint="give less (the run would crash as it starts)")
 
 
 def require_gpu_driver(gpus: int, size: str, size_gpus: int, extra_args) -> None:

@@ -9,7 +9,7 @@ import re
 import shlex
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator, Sequence
 
 import click
 from click.core import ParameterSource
@@ -199,13 +199,19 @@ def status(console, text: str):
     return contextlib.nullcontext()
 
 
-def check_repeats(repeats: int, max_repeats: int, max_given: bool) -> None:
+def check_repeats(repeats: int, max_repeats: int, max_given: bool, once_with: Sequence[str] = ()) -> None:
     """Refuses a --repeats above the --max-repeats the user gave (`max_given`); left out, the maximum's default is
-    raised to --repeats instead.
+    raised to --repeats instead. With --once, refuses either option given (`once_with`: their names) above 1.
 
     Raises:
         MapperoptError: naming both.
     """
+    several = [f"{name} {value}" for name, value in (("--repeats", repeats), ("--max-repeats", max_repeats))
+               if name in once_with and value > 1]
+    if several:
+        raise MapperoptError(f"--once measures one execution, {' and '.join(several)} several",
+                             hint="leave --once out to measure with repeats, or leave out "
+                                  + " and ".join(s.split()[0] for s in several))
     if max_given and repeats > max_repeats:
         raise MapperoptError(f"--repeats {repeats} is more than --max-repeats {max_repeats}",
                              hint=f"give --max-repeats {repeats} or more, or leave it out")
@@ -333,6 +339,24 @@ def size_options(command):
     return command
 
 
+@contextlib.contextmanager
+def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[str], None]]:
+    """With --json (`as_json`), an error raised inside, before a run has a result, is also printed on stdout as one
+    object with a failed run's keys (`RunResult.to_json`): status "error", `reason` the error, `log` it and its
+    hint, no `run_dir`; stderr says it as without --json. Yields a function that names the application (`app`,
+    until it is known: the benchmark, or the program of --app)."""
+    name = [app]
+    try:
+        yield lambda known: name.__setitem__(0, known)
+    except (MapperoptError, click.ClickException) as exc:
+        if as_json:
+            reason = exc.message if isinstance(exc, MapperoptError) else exc.format_message()
+            shown = mapper if mapper in ("default", "expert") else Path(mapper).name
+            click.echo(json.dumps(RunResult(app=name[0], mapper=shown, status="error", reason=reason,
+                                            log=str(exc)).to_json(), indent=2))
+        raise
+
+
 @click.command(cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--mapper", default="default", show_default=True, metavar="default|expert|FILE",
@@ -346,7 +370,8 @@ def size_options(command):
                    f"{protocol.TARGET_HALF_WIDTH:.0%} of the trimmed mean or this many were measured "
                    "(docs/tuning.md).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run folder [default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
+              help="Run folder, new or empty: one that holds anything (an earlier run) is refused, never cleared "
+                   "[default: runs/BENCH/<YYYYMMDD-HHMMSS>-<hex>/].")
 @click.option("--timeout", "timeout_s", type=FiniteFloatRange(min=SHORTEST_TIMEOUT_S), default=None,
               help="Seconds one execution may take; more than twice --min-time and the start-up, as calibration "
                    "lengthens an execution only within half of it [default: the size's].")
@@ -354,7 +379,8 @@ def size_options(command):
               help="Minimum measured seconds per execution at --size; iterations grow until it is met [default: the "
                    f"size's, at least {protocol.MIN_TIME_S:g}; not with --app, whose program is never calibrated].")
 @click.option("--once", is_flag=True,
-              help="One measured execution, no repeats, at the size's own iteration count; with --min-time, "
+              help="One measured execution, no repeats (not with --repeats or --max-repeats above 1), at the "
+                   "size's own iteration count; with --min-time, "
                    "calibration executions first grow a benchmark's iterations until it is met, as without "
                    "--once.")
 @click.option("--trace", is_flag=True, help="Record the mapper's placement decisions in the run folder: trace.jsonl, "
@@ -387,38 +413,48 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     from mapperopt import interrupts
 
     interrupts.sigterm_as_ctrl_c()  # a killed run also removes discovery's folder and ends what the program started
-    bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
-    require_one_value(bench, app_args, cpus=cpus, gpus=gpus,
-                      csize=csize, fsize=fsize, zsize=zsize)
-    if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
-        profile = isinstance(bench, str) and mapper != "default"
-    check_repeats(repeats, max_repeats, ctx.get_parameter_source("max_repeats") is not ParameterSource.DEFAULT)
-    check_timeout(bench, size, timeout_s, 0.0 if once and min_time_s is None else min_time_s)  # --once: uncalibrated
-    if once:
-        repeats = max_repeats = 1
-        min_time_s = 0.0 if min_time_s is None else min_time_s
-    elif min_time_s is None:
-        min_time_s = max(load_config(bench).size(size).min_time_s, protocol.MIN_TIME_S)
-    if mapper not in ("default", "expert"):
-        from mapperopt.dsl.commands import exit_on_syntax_error
+    with _errors_as_json(as_json, bench or "", mapper) as named:
+        bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
+        named(bench.name if isinstance(bench, UserApp) else bench)
+        require_one_value(bench, app_args, cpus=cpus, gpus=gpus,
+                          csize=csize, fsize=fsize, zsize=zsize)
+        if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
+            profile = isinstance(bench, str) and mapper != "default"
+        given = [name for name in ("repeats", "max_repeats")
+                 if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT]
+        check_repeats(repeats, max_repeats, "max_repeats" in given,
+                      [f"--{name.replace('_', '-')}" for name in given] if once else ())
+        # --once: uncalibrated
+        check_timeout(bench, size, timeout_s, 0.0 if once and min_time_s is None else min_time_s)
+        if out_dir is not None and out_dir.is_dir() and any(out_dir.iterdir()):  # one run's files alone, as tune's
+            raise MapperoptError(f"--out {out_dir} is not empty: a run folder holds the files of one run alone",
+                                 hint="name a new or empty folder, or remove this one to run there again")
+        if once:
+            repeats = max_repeats = 1
+            min_time_s = 0.0 if min_time_s is None else min_time_s
+        elif min_time_s is None:
+            min_time_s = max(load_config(bench).size(size).min_time_s, protocol.MIN_TIME_S)
+        if mapper not in ("default", "expert"):
+            from mapperopt.dsl.commands import exit_on_syntax_error
 
-        with exit_on_syntax_error(mapper):
-            # a file that does not exist, or is not UTF-8 (E112), is said before any output
-            _resolve_mapper(load_config(bench), _mapper_arg(mapper))
-    # A first run builds the application (tens of seconds); say so instead of sitting silent.
-    running = f"Running {bench} (building the application and the mapper if needed)..."
-    try:
-        with contextlib.nullcontext() if as_json else status(Console(stderr=True), running):
-            result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus, repeats=repeats,
-                                   max_repeats=max(repeats, max_repeats),
-                                   out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
-                                   profile=profile, extra_args=app_args, csize=csize, fsize=fsize, zsize=zsize)
-    except RunInterrupted as exc:
-        kept = ("keeps what ran so far (command.txt, each execution's stdout-N.txt and stderr-N.txt), "
-                "but no result.json (no figures)" if exc.run_dir.exists() else "was removed: nothing was kept")
-        with interrupts.terminal_may_be_gone():
-            click.echo(f"Interrupted: {exc.run_dir} {kept}. The same command runs again from the start.", err=True)
-        raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
+            with exit_on_syntax_error(mapper):
+                # a file that does not exist, or is not UTF-8 (E112), is said before any output
+                _resolve_mapper(load_config(bench), _mapper_arg(mapper))
+        # A first run builds the application (tens of seconds); say so instead of sitting silent.
+        running = f"Running {bench} (building the application and the mapper if needed)..."
+        try:
+            with contextlib.nullcontext() if as_json else status(Console(stderr=True), running):
+                result = run_benchmark(bench, _mapper_arg(mapper), size=size, cpus=cpus, gpus=gpus,
+                                       repeats=repeats, max_repeats=max(repeats, max_repeats),
+                                       out_dir=out_dir, timeout_s=timeout_s, min_time_s=min_time_s, trace=trace,
+                                       profile=profile, extra_args=app_args, csize=csize, fsize=fsize, zsize=zsize)
+        except RunInterrupted as exc:
+            kept = ("keeps what ran so far (command.txt, each execution's stdout-N.txt and stderr-N.txt), "
+                    "but no result.json (no figures)" if exc.run_dir.exists() else "was removed: nothing was kept")
+            with interrupts.terminal_may_be_gone():
+                click.echo(f"Interrupted: {exc.run_dir} {kept}. The same command runs again from the start.",
+                           err=True)
+            raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     warnings = Path(result.run_dir) / "check.txt"  # the checker's warnings, which did not stop the run
     if warnings.is_file():  # on stderr: with --json, stdout is the result alone
         click.echo(warnings.read_text(), err=True, nl=False)

@@ -16,7 +16,7 @@ from mapperopt.benchmarks.userapp import discovery_options
 from mapperopt.compiler.cached import machine_text, read_record, record_path
 from mapperopt.dsl.commands import DslFile, MapperCommand
 from mapperopt.errors import MapperoptError
-from mapperopt.files import write_atomically
+from mapperopt.files import cannot_write, write_atomically
 
 
 def compile_or_exit(text: str, file: str, app=None, machine=None, note: str | None = None) -> tuple[str, str, str]:
@@ -123,7 +123,7 @@ def compile_cmd(file, output, emit_cpp, bench, app_spec, keep_app_mapper, timeou
             try:  # whole or not at all: a full disk leaves no file cut short
                 write_atomically(Path(copy), Path(source).read_bytes())
             except OSError as exc:  # no such folder, not writable: the folder is the user's to make (as cc -o)
-                raise MapperoptError(f"cannot write {copy}: {exc.strerror}") from None
+                raise cannot_write(copy, exc) from None
     click.echo(output or so_path)
     if app_spec:  # `-mapper PATH.so` is the benchmarks' flag: a user's program ignores it, silently
         from mapperopt.benchmarks.userapp import load_command

@@ -58,6 +58,7 @@ MAX_EVAL_NESTING = 300
 FLAG_SIZED_MEMORIES = {"RDMEM": "-ll:rsize", "SOCKMEM": "-ll:nsize"}
 MAX_STATIC_POINTS = 4096  # launch points evaluated per task by the static evaluation
 MAX_STATIC_STEPS = 100_000  # expression evaluations of the whole static evaluation (about 1 s)
+MAX_EXPLAIN_POINTS = 16_384  # launch points `explain` evaluates per index launch (circuit's three: about 10 s)
 # Run-time codes found by static evaluation -> the checker's codes (§11.6).
 STATIC_CODES = {"R400": "E205", "R405": "E205", "R401": "E219", "R409": "E217", "R402": "E209", "R404": "E209"}
 
@@ -1988,7 +1989,9 @@ class _Checker:
                          f"'{task}' over {fmt_tuple(domain)} (up to point {fmt_tuple(last)}); its other "
                          f"{math.prod(domain) - MAX_STATIC_POINTS} points were not evaluated", stmt.loc,
                  ("`mapperopt explain` with the same options evaluates every point and names the run-time errors of "
-                  "any that fail",), severity="note")
+                  "any that fail" if math.prod(domain) <= MAX_EXPLAIN_POINTS else
+                  f"`mapperopt explain` evaluates a smaller launch of the same task, --domain with at most "
+                  f"{MAX_EXPLAIN_POINTS} points, and names the run-time errors of any that fail",), severity="note")
 
     def _runtime_diag(self, err: DslRuntimeError, what: str, stmt, reads_parent: bool = False,
                       top_level: bool = False):

@@ -7,6 +7,7 @@ import dataclasses
 import io
 import itertools
 import json
+import math
 import shlex
 import textwrap
 from importlib import resources
@@ -18,14 +19,15 @@ from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_
                                        require_app)
 from mapperopt.benchmarks.userapp import discovery_options, is_script
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
-from mapperopt.dsl.checker import check as check_program, reads_parent
+from mapperopt.dsl.checker import (MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
+                                   reads_parent)
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError
-from mapperopt.files import rewrite
+from mapperopt.files import cannot_write, check_writable, rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
 MAX_PRINTED = 50  # lines of the mapper's print output shown by check and explain
@@ -801,8 +803,12 @@ def _save_png(entries: list[dict], machine: MachineDescription, path: str) -> li
     import matplotlib.pyplot as plt
 
     fig = _placement_figure(entries, machine)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=120)
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    finally:
+        plt.close(fig)
     return [f"{e['task']} ({'x'.join(map(str, e['domain']))})" for e in _drawn(entries)]
 
 
@@ -883,6 +889,24 @@ def _placement_figure(entries: list[dict], machine: MachineDescription):
     return fig
 
 
+def _refuse_huge_launches(app: AppDescription, domain: tuple[int, ...] | None) -> None:
+    """Refuses, before any evaluation, an index launch of `app` (over `domain`, when given) of more points than
+    explain evaluates at once (MAX_EXPLAIN_POINTS: past it, minutes without output).
+
+    Raises:
+        MapperoptError: naming the launch, its points and the limit, and a smaller --domain.
+    """
+    for info in app.tasks:
+        dom = domain or info.domain
+        if info.index_launched and dom and math.prod(dom) > MAX_EXPLAIN_POINTS:
+            raise MapperoptError(
+                f"the index launch of '{info.name}' over {fmt_tuple(dom)} has {math.prod(dom)} points, more than "
+                f"explain evaluates at once ({MAX_EXPLAIN_POINTS})",
+                hint=f"explain a smaller launch of the same tasks: --domain with at most {MAX_EXPLAIN_POINTS} points "
+                     f"(e.g. --domain 64), or a smaller --size or flags; `mapperopt check` with these options checks "
+                     f"the first {MAX_STATIC_POINTS} points of each launch")
+
+
 def _apply_feedback(text: str, file: str, path: Path) -> str:
     """`text` with the edits of the feedback at `path` (a feedback.json or a run folder) applied; an edit of the
     run's memory sizes, which leaves the mapper as it is, is named on stderr with the option that applies it."""
@@ -934,6 +958,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     run; with --machine and --size or flags, a run on its processors in all (as `check`).
     """
     check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
+    if png:
+        check_writable(png)
     text = _read_source_or_exit(file)
     if feedback:
         text = _apply_feedback(text, file, Path(feedback))
@@ -943,14 +969,15 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
         raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
     size = size or "ci"
     given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
+    domain = _parse_domain(domain_spec) if domain_spec else None
     bench, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, given, keep_app_mapper, timeout_s,
                                               rediscover)
+    _refuse_huge_launches(app, domain)
     if variants:
         click.echo(variants, err=True)
     if given is not None:
         given = sized_machine(machine_spec, bench, size, app_args)
     machine = given or load_machine(None, bench, size, tuple(app_args))
-    domain = _parse_domain(domain_spec) if domain_spec else None
     printed, diags = io.StringIO(), []
     try:
         entries = explain_decisions(program, app, machine, domain, printed, diags)

@@ -10,7 +10,7 @@ import functools
 import importlib
 import sys
 
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, closest
 
 # name -> (module, attribute, one-line help shown by `mapperopt --help` without importing the module)
 COMMANDS = {
@@ -56,6 +56,15 @@ def _group():
                     )
 
                 return unavailable
+
+        def resolve_command(self, ctx, args):
+            try:
+                return super().resolve_command(ctx, args)
+            except click.UsageError as exc:  # click suggests misspelt options, not commands
+                near = closest(args[0], COMMANDS) if args and args[0] not in COMMANDS else None
+                if near is None:
+                    raise
+                raise click.UsageError(f"{exc.message} Did you mean {near!r}?", ctx) from None
 
         def format_commands(self, ctx, formatter):
             # Short help from the table, so that `--help` imports nothing heavy.

@@ -258,3 +258,23 @@ def refused_write(exc: OSError) -> MapperoptError | None:
                           hint=("free space there" if full else "make it writable, or work in a writable folder")
                                + ", then run the same command again (`tune` and `compare` continue where they "
                                  "stopped)")
+
+
+def cannot_write(path: str | Path, exc: OSError) -> MapperoptError:
+    """The error for an output file the user named (`compile -o`, `explain --png`) that cannot be written: like a C
+    compiler's, one line naming the file and why; the folder is the user's to make."""
+    return MapperoptError(f"cannot write {path}: {exc.strerror}")
+
+
+def check_writable(path: str | Path) -> None:
+    """Refuses, before the work whose result goes there, an output file whose folder is missing, not a folder or not
+    writable.
+
+    Raises:
+        MapperoptError: `cannot_write`'s error.
+    """
+    folder = Path(path).absolute().parent
+    why = errno.ENOENT if not folder.exists() else errno.ENOTDIR if not folder.is_dir() else \
+        None if os.access(folder, os.W_OK | os.X_OK) else errno.EACCES
+    if why is not None:
+        raise cannot_write(path, OSError(why, os.strerror(why)))

@@ -43,7 +43,8 @@ class RunResult:
     Attributes:
         app: benchmark name, e.g. "circuit".
         mapper: "default", "expert" or the DSL file's name.
-        status: "ok" or "failed".
+        status: "ok" or "failed" ("error" only in what `run --json` prints for an error before the run: nothing
+            ran, no run folder).
         stage: for a failure, one of STAGES (where it failed); None when ok.
         reason: one line saying why it failed; None when ok.
         throughput: median throughput over the repeats (larger is better); None when failed.

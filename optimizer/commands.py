@@ -723,6 +723,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint",
                                  hint=f"give --llm-base-url or --llm-model, or set {CONFIGURE}; or use --optimizer "
                                       f"{default_optimizer(False)}")
+        ctx = click.get_current_context()
+        unused = [p.opts[0] for p in ctx.command.params if p.name.startswith("llm_")
+                  and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
+        if unused and not OPTIMIZERS[optimizer].needs_model:  # as --resume names what it ignores
+            console.print(f"Note: {', '.join(unused)}: ignored; the {optimizer} optimizer proposes without a language "
+                          "model.")
         require_packages([optimizer])
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,

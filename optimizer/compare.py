@@ -72,7 +72,7 @@ from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options
                                           unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, closest
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
@@ -655,7 +655,9 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
 
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
     if unknown:
-        raise MapperoptError(f"unknown optimizer(s) {', '.join(unknown)}", hint=f"choose from {', '.join(OPTIMIZERS)}")
+        near = closest(unknown[0], OPTIMIZERS)
+        raise MapperoptError(f"unknown optimizer(s) {', '.join(unknown)}",
+                             hint=(f"did you mean {near!r}? " if near else "") + f"choose from {', '.join(OPTIMIZERS)}")
     twice = [o for o in dict.fromkeys(opts["optimizers"]) if opts["optimizers"].count(o) > 1]
     if twice:  # its runs are one folder: the table would count each of them twice
         raise MapperoptError(f"--optimizers names {', '.join(twice)} twice", hint="name each optimizer once")

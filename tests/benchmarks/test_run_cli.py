@@ -400,3 +400,73 @@ def test_the_docs_time_of_size_ci_is_one_execution_and_say_what_run_adds():
     claim = text[text.index("Sizes: "):text.index("`small` takes")]
     assert "one execution" in claim, claim
     assert f"{protocol.MIN_TIME_S:g} s" in claim and f"{protocol.MIN_REPEATS}–{protocol.MAX_REPEATS}" in claim, claim
+
+
+def test_run_refuses_an_out_folder_that_is_not_empty(tmp_path, capsys):
+    """`--out DIR` on a folder holding an earlier run (or the user's own files) once wrote the new run beside them:
+    a failed result.json next to the earlier run's mapper.cc and stdout.txt. Like tune and compare, which never
+    write into a folder of another run, it is refused before anything runs, and nothing there changes."""
+    bad = tmp_path / "bad.dsl"
+    bad.write_text("Region * * CPU FOOMEM;\n")
+    folder = tmp_path / "r1"
+    folder.mkdir()
+    (folder / "stdout.txt").write_text("an earlier run's output\n")
+    capsys.readouterr()
+    assert main(["run", "circuit", "--mapper", str(bad), "--once", "--out", str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert f"error: --out {folder} is not empty" in err and "hint: name a new or empty folder" in err, err
+    assert [p.name for p in folder.iterdir()] == ["stdout.txt"]
+
+
+@pytest.mark.parametrize("option", ["--repeats", "--max-repeats"])
+def test_run_once_refuses_repeats(tmp_path, capsys, option):
+    """`--once` (one measured execution) with --repeats 5 or --max-repeats 9 once ran one execution and exited 0,
+    the option silently ignored: the contradiction is refused before anything runs, as --repeats above
+    --max-repeats is."""
+    capsys.readouterr()
+    assert main(["run", "circuit", "--once", option, "5", "--out", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert f"error: --once measures one execution, {option} 5 several" in err and "hint: " in err, err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("args", [["--size", "huge"], ["--once", "--repeats", "5"], ["--mapper", "nosuch.dsl"]],
+                         ids=["size", "once-repeats", "mapper"])
+def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args):
+    """`run --json` printed JSON for a finished or failed run only: an error before the run (an unknown size, a
+    conflict of options, a missing mapper) left stdout empty. It prints one object too, with a failed run's keys,
+    status "error" and the error as `reason`; stderr says it as before, and the exit status is 1."""
+    capsys.readouterr()
+    assert main(["run", "circuit", "--json", "--out", str(tmp_path / "r"), *args]) == 1
+    out, err = capsys.readouterr()
+    failed = RunResult(app="circuit", mapper="default", status="failed").to_json()
+    error = json.loads(out)
+    assert error.keys() == failed.keys() and error["status"] == "error" and error["app"] == "circuit", out
+    assert error["reason"] and f"error: {error['reason']}" in err and error["run_dir"] is None, (out, err)
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("command", [["machine"], ["run", "circuit", "--once"]], ids=["machine", "run"])
+def test_no_system_memory_after_the_flags_is_refused_as_csize_0_is(tmp_path, capsys, command):
+    """`--csize 0` is refused, but `-- -ll:csize 0` showed an empty memory table (`machine`) or started a run that
+    failed: the flag is held to the option's range, before anything runs."""
+    capsys.readouterr()
+    assert main([*command, "--", "-ll:csize", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "error: `-ll:csize 0` after `--` asks for no system memory: --csize takes 1 MiB or more" in err, err
+
+
+@pytest.mark.parametrize("args,said", [
+    (["machine", "--cpus", "100000"], "100000 CPUs and 0 GPUs per node: Realm numbers at most 4096 processors"),
+    (["machine", "--", "-ll:cpu", "5000"], "5000 CPUs and 0 GPUs per node: Realm numbers at most 4096 processors"),
+    (["run", "circuit", "--once", "--cpus", "100000"], "100000 CPUs and 0 GPUs per node: Realm numbers at most"),
+    (["run", "circuit", "--once", "--csize", "99999999"], "--csize 99999999 MiB is more than this machine's memory"),
+    (["run", "circuit", "--once", "--", "-ll:csize", "99999999"], "-ll:csize 99999999 MiB is more than this")],
+    ids=["machine-cpus", "machine-flag", "run-cpus", "run-csize", "run-flag"])
+def test_huge_processor_counts_and_memory_sizes_are_refused_before_legion_crashes(capsys, args, said):
+    """`--cpus 100000` ended in a raw Realm assertion (its processor IDs have 12 bits for the index on a node), and
+    `--csize 99999999` in a segmentation fault without a message: both are refused first, naming the limit."""
+    capsys.readouterr()
+    assert main(args) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert said in err, err

@@ -1311,3 +1311,18 @@ def test_tasks_without_names_are_explained_where_a_name_is_unknown(circuit):
     assert any(n.startswith(said) for n in notes), notes
     # its example is one of the program's own unnamed tasks, not a task ID the program named (task 2 here)
     assert any("(`Task unnamed_task_0 CPU;`)" in n for n in notes) and not any("unnamed_task_2" in n for n in notes)
+
+
+def test_w318_hint_sends_a_launch_too_large_for_explain_to_a_smaller_domain(circuit, m14, with_domain):
+    """W318's hint said that `mapperopt explain` with the same options evaluates every point: for a launch of
+    500000 points that command ran for minutes without output. Above explain's limit it names `--domain` instead;
+    within it, it keeps sending the user to explain as is."""
+    from mapperopt.dsl.checker import MAX_EXPLAIN_POINTS
+
+    src = ("Task * CPU;\nmc = Machine(CPU);\ndef f(Task task) { return mc[0, 0]; }\n"
+           "IndexTaskMap calculate_new_currents f;\n")
+    d = only(src, "W318", with_domain(circuit, (MAX_EXPLAIN_POINTS + 1,)), m14)
+    assert "with the same options" not in " ".join(d.hints), d.hints
+    assert f"--domain with at most {MAX_EXPLAIN_POINTS} points" in d.hints[0], d.hints
+    d = only(src, "W318", with_domain(circuit, (MAX_EXPLAIN_POINTS,)), m14)
+    assert d.hints[0].startswith("`mapperopt explain` with the same options evaluates every point"), d.hints

@@ -874,3 +874,33 @@ def test_check_says_how_many_errors_it_did_not_show(tmp_path):
     assert f"{path}: 25 error(s) (the first 20 shown), 0 warning(s)" in result.output, result.output
     path.write_text("x = y;\n")
     assert f"{path}: 1 error(s), 0 warning(s)" in run("check", str(path)).output
+
+
+def test_explain_png_into_a_missing_folder_is_a_clear_error_before_the_work(tmp_path, capsys):
+    """`--png DIR/x.png` with no folder DIR once printed the whole explanation and then ended in a FileNotFoundError
+    traceback: it is refused first, with `compile -o`'s one-line error, and creates nothing."""
+    from mapperopt.cli import main
+
+    target = tmp_path / "nosuch" / "x.png"
+    assert main(["explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x4",
+                 "--png", str(target)]) == 1
+    out, err = capsys.readouterr()
+    assert err.splitlines()[-1] == f"error: cannot write {target}: No such file or directory", err
+    assert out == "" and not target.parent.exists()
+
+
+@pytest.mark.parametrize("args", [["--domain", "100000"], ["--", "-p", "1000000"]], ids=["domain", "flags"])
+def test_explain_refuses_a_launch_too_large_to_evaluate_at_once(args):
+    """`explain --domain 100000` (or a run's `-p 1000000`) ran for minutes with no output: a launch of more points
+    than explain evaluates (MAX_EXPLAIN_POINTS) is refused before any evaluation, naming the task, its points, the
+    limit and a smaller --domain; exit status 1."""
+    import subprocess
+    import sys
+
+    from mapperopt.dsl.checker import MAX_EXPLAIN_POINTS
+
+    done = subprocess.run([sys.executable, "-m", "mapperopt.cli", "explain", str(CONFIGS / "circuit.dsl"), "--bench",
+                           "circuit", "--machine", "1x4", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == "", done.stderr[-2000:]
+    assert f"points, more than explain evaluates at once ({MAX_EXPLAIN_POINTS})" in done.stderr, done.stderr
+    assert "index launch of '" in done.stderr and "hint: explain a smaller launch of the same tasks" in done.stderr

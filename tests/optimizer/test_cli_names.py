@@ -209,3 +209,17 @@ def test_a_misspelt_start_keyword_gets_a_did_you_mean(command, tmp_path, monkeyp
     assert main([command, "circuit", "--start", "nosuch.dsl", "--iters", "1", "--runs-dir", "runs"]) == 1
     err = capsys.readouterr().err
     assert "error: start program nosuch.dsl not found\n  hint: use --start default, random or a DSL file" in err, err
+
+
+@pytest.mark.parametrize("typed,meant", [("tun", "tune"), ("chek", "check"), ("compil", "compile")])
+def test_a_misspelt_subcommand_gets_a_did_you_mean(capsys, typed, meant):
+    """`mapperopt tun` said only `No such command 'tun'.`, while a misspelt option gets a did-you-mean."""
+    assert main([typed, "x.dsl"]) == 2
+    assert f"No such command '{typed}'. Did you mean '{meant}'?" in capsys.readouterr().err
+
+
+def test_a_misspelt_optimizer_name_gets_a_did_you_mean(tmp_path, capsys):
+    """`compare --optimizers radnom` listed the names but named none, where a misspelt benchmark gets one."""
+    assert main(["compare", "circuit", "--optimizers", "radnom", "--runs-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "unknown optimizer(s) radnom" in err and "did you mean 'random'?" in err, err

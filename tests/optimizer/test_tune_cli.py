@@ -838,3 +838,15 @@ def test_a_start_file_that_names_no_task_beside_the_programs_kept_mapper_is_warn
         err = capsys.readouterr().err
         said = "warning[W326]: no statement names a task" in err and "'my_mapper' maps every task" in err
         assert said == warned, err
+
+
+def test_llm_options_with_an_optimizer_without_a_model_get_a_note(tmp_path, offline, capsys):
+    """`tune --optimizer guided --llm-base-url URL --llm-api-key KEY` ran with no word that the guided optimizer
+    uses no language model, so that the options did nothing: a note names them, as --resume names the options it
+    ignores."""
+    assert main(["tune", "circuit", "--optimizer", "guided", "--llm-base-url", "http://127.0.0.1:9", "--llm-api-key",
+                 "sk-x", "--iters", "1", "--cpus", "1", "--baseline", "none", "--runs-dir", str(tmp_path / "runs"),
+                 "--min-time", "0.05", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("Note: --llm-base-url, --llm-api-key: ignored; the guided optimizer proposes without a language model"
+            in out), out
