@@ -487,14 +487,19 @@ def test_doctor_does_not_call_a_compiler_that_fails_ok(tmp_path, monkeypatch):
     assert not row.ok and "internal fake failure" in row.detail
 
 
-def test_a_nonexistent_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeypatch):
+def _nvcc_without_tmpdir(tmp_path: Path, monkeypatch) -> None:
+    """A fake nvcc in CUDA_HOME that fails as nvcc does when TMPDIR does not exist, and TMPDIR set to a missing
+    folder."""
     fake = tmp_path / "cuda" / "bin" / "nvcc"
     fake.parent.mkdir(parents=True)
-    # what nvcc says when TMPDIR does not exist
     fake.write_text("#!/bin/sh\necho \"nvcc fatal   : Could not open output file '$TMPDIR/tmpxft_1'\" >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
     monkeypatch.setenv("TMPDIR", str(tmp_path / "none"))
+
+
+def test_a_nonexistent_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeypatch):
+    _nvcc_without_tmpdir(tmp_path, monkeypatch)
     toolchain.cuda_lib_dir.cache_clear()
     try:
         with pytest.raises(ToolchainError) as info:
@@ -537,12 +542,7 @@ def test_doctor_with_an_unusable_cache_prints_its_table_and_names_the_cache(tmp_
 
 
 def test_doctor_reports_an_nvcc_that_cannot_use_tmpdir_as_a_row(tmp_path, monkeypatch):
-    fake = tmp_path / "cuda" / "bin" / "nvcc"
-    fake.parent.mkdir(parents=True)
-    fake.write_text("#!/bin/sh\necho \"nvcc fatal   : Could not open output file '$TMPDIR/tmpxft_1'\" >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "none"))
+    _nvcc_without_tmpdir(tmp_path, monkeypatch)
     toolchain.cuda_lib_dir.cache_clear()
     try:
         row = {c.name: c for c in run_checks(str(tmp_path / "bogus"))}["cuBLAS (the GEMMs' CUDA variants)"]
