@@ -838,3 +838,13 @@ def test_a_start_file_that_names_no_task_beside_the_programs_kept_mapper_is_warn
         err = capsys.readouterr().err
         said = "warning[W326]: no statement names a task" in err and "'my_mapper' maps every task" in err
         assert said == warned, err
+
+
+def test_the_readme_says_what_its_command_does_again_after_a_finished_run():
+    """Run again after it finished, the README's tune command starts a new run (minutes), saying so and giving
+    `--resume DIR --iters N` to extend the finished one instead; the README said only that the same command
+    continues an interrupted run, and a reader who ran it again to see the summary waited for a new run."""
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    start = readme.index("Run the same command again")
+    said = readme[start:readme.index("## ", start)]  # to the next section
+    assert "finished" in said and "starts a new" in said and "--resume DIR --iters N" in said, said
