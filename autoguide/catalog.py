@@ -49,7 +49,8 @@ PERFORMANCE_FIELDS = {
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),
     "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy", "remedies"),
     "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (), "before_timer": (),
-    "counted": ("counted_s", "wall_s", "share", "covered", "others"), "counted_little": ("covered", "task"),
+    "counted": ("counted_s", "wall_s", "share", "covered"), "not_counted": ("others",),
+    "counted_little": ("covered", "task"),
 }
 # Texts for a wrong result that Legion's default mapper gives too (the application's or the size's problem).
 APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}

@@ -652,7 +652,7 @@ def _counted(result: RunResult, rows: list[dict]) -> dict | None:
     """For a user's program (its timed loop unknown): {"counted_s": the seconds of the tasks `task_profile` counts,
     summed over the processors, "wall_s": the process's wall time, "share": the percent of it they fill, "covered":
     that percent as the text writes it, "others": the program's profiled tasks it leaves out (inner tasks, tasks
-    without region requirements), heaviest first, or "none": not the top-level task, whose time is its children's,
+    without region requirements), heaviest first, "" for none: not the top-level task, whose time is its children's,
     nor the runtime's own tasks, which the program does not describe};
     None for a benchmark, without counted tasks or without a wall time."""
     if "app_file" not in (result.settings or {}) or not rows or not result.time_s:
@@ -668,7 +668,7 @@ def _counted(result: RunResult, rows: list[dict]) -> dict | None:
     covered = 100 * counted_s / result.time_s
     return {"counted_s": counted_s, "wall_s": result.time_s, "share": covered,
             "covered": f"{covered:.2g}" if covered < 10 else f"{covered:.0f}",
-            "others": ", ".join(sorted(left, key=lambda t: -left[t])) or "none"}
+            "others": ", ".join(sorted(left, key=lambda t: -left[t]))}
 
 
 def _mapper_file(result: RunResult) -> str:
@@ -797,15 +797,17 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     # Counted tasks that fill a negligible part of the wall time: that leads, lest the heaviest one's share of them
     # read as a share of the run.
     little = counted is not None and counted["share"] < NEGLIGIBLE_SHARE
+    counted_text = counted and " ".join([texts["counted"].format(**counted)]
+                                        + [texts["not_counted"].format(**counted)] * bool(counted["others"]))
     if little:
-        parts.append(texts["counted"].format(**counted))
+        parts.append(counted_text)
     if rows:
         hot = {**rows[0], "scope": "the counted tasks' time"} if little else rows[0]
         parts.append(texts["hot_task"].format(**hot))
         if rows[0]["task"] in untimed:
             parts.append(texts["before_timer"])
     if counted is not None and not little:
-        parts.append(texts["counted"].format(**counted))
+        parts.append(counted_text)
     explanation = " ".join(parts) or "N/A"
     # Suggestion: a heavy task on the CPU that has a GPU variant, while the run has GPUs (its edit is what the guided
     # search applies, so it keeps precedence); else against the runtime's overhead where it takes most of the loop

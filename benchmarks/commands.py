@@ -161,7 +161,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         untimed = BEFORE_TIMER.get(result.app, ())
         before = ("; before the timer: run in every iteration, but outside its measured time (counted in the shares, "
                   "as AutoGuide and the guided search count it)") if any(r["task"] in untimed for r in rows) else ""
-        prof = Table(title=f"Task profile of {what}", caption="executions: every execution of the task in it, each "
+        # A plain line, not the table's title: rich centres a long title over several lines.
+        console.print(escape(f"Task profile of {what}"))
+        prof = Table(caption="executions: every execution of the task in it, each "
                      "launch point of an index launch one, every iteration counted (a task may run several times per "
                      f"iteration); seconds: their sum on the processors; share: of {base}{rounded}{before}",
                      caption_justify="left")

@@ -567,6 +567,25 @@ def removed_if_failed(made: list[Path]):
         raise
 
 
+def _stored_description(app: str, size: str, cpus: int, gpus: int, extra_args: tuple[str, ...]):
+    """The committed description of benchmark `app` (an `AppDescription`, a CUDA build's at size ci with the size's
+    counts) where a run at `size` on `cpus` CPUs and `gpus` GPUs with `extra_args` would describe the same: size ci,
+    its counts, no flags, and a build with the CUDA variants it lists (`build_app`: nvcc, and cuBLAS for a GEMM);
+    else None."""
+    from mapperopt.benchmarks.apps import LAYERS
+    from mapperopt.descriptions import AppDescription
+
+    cfg = load_config(app)
+    sz = cfg.size(size)
+    if size != "ci" or extra_args or (cpus, gpus) != (sz.cpus, sz.gpus):
+        return None
+    stored = cfg.stored_description()
+    if any("GPU" in t["variants"] for t in stored["tasks"]) and not (
+            toolchain.cuda_enabled("auto") and (app not in LAYERS or toolchain.find_cublas() is not None)):
+        return None
+    return AppDescription.from_json(json.dumps(stored))
+
+
 def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int, run_dir: Path,
              memory: dict[str, int] | None = None, extra_args: tuple[str, ...] = ()
              ) -> tuple[Path | None, str | None, str | None, str]:
@@ -577,11 +596,22 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
     the canonical text compiled."""
     from mapperopt.compiler import CheckError, compile_program
     from mapperopt.descriptions import AppDescription, MachineDescription
-    from mapperopt.dsl import DslSyntaxError
+    from mapperopt.dsl import DslSyntaxError, check, parse
     from mapperopt.probe import run_probe_json
 
-    app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args))
     machine = MachineDescription.from_json(run_probe_json(app, size, extra_args, cpus, gpus, memory))
+    try:
+        # Checked before the build that describe_app needs, where the committed description is the one the build
+        # would print: a mapper `check` refuses costs no build of the application.
+        program = parse(dsl, filename)
+        stored = _stored_description(app, size, cpus, gpus, extra_args)
+        diagnostics = check(program, stored, machine) if stored is not None else []
+        if any(d.is_error for d in diagnostics):
+            raise CheckError(diagnostics, dsl)
+    except (DslSyntaxError, CheckError) as exc:
+        (run_dir / "mapper.dsl").write_text(dsl)
+        return None, "parse" if isinstance(exc, DslSyntaxError) else "check", str(exc).splitlines()[0], str(exc)
+    app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args))
     (run_dir / "mapper.dsl").write_text(dsl)
     try:
         compiled = compile_program(dsl, filename, app=app_desc, machine=machine)
@@ -745,13 +775,12 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
     args, passthrough = _app_args(sz.app_args(cpus, gpus), absolute_paths(app, extra_args))
     if not args[cfg.iterations_flag].isdigit():
         raise MapperoptError(f"{cfg.iterations_flag} must be a whole number, got {args[cfg.iterations_flag]!r}")
-    exe = build_app(app)
     run_dir, made = _new_run_dir(app, out_dir)
     with named_if_interrupted(run_dir), writing_in(run_dir):  # a full disk names the run folder
         settings = {"size": size, "cpus": cpus, "gpus": gpus, "util": sz.util, "repeats": repeats,
                     "max_repeats": max_repeats, **memory, "timeout_s": timeout_s, "min_time_s": min_time_s,
                     "iterations_flag": cfg.iterations_flag,
-                    "extra_args": [str(a) for a in extra_args], "exe": str(exe)}
+                    "extra_args": [str(a) for a in extra_args]}
 
         def finish(**fields) -> RunResult:
             result = RunResult(app=app, mapper=name, run_dir=str(run_dir), dsl=dsl, settings=settings, **fields)
@@ -768,6 +797,9 @@ def run_benchmark(app: str, mapper: str | Path = "default", *, size: str = "ci",
             if so is None:
                 return finish(status="failed", stage=stage, reason=reason, log=log)
             mapper_flags = ["-mapper", str(so)]
+        with removed_if_failed(made):  # after the mapper's check, which may refuse it without this build
+            exe = build_app(app)
+        settings["exe"] = str(exe)
         untraced = no_replay_flags(dsl) if dsl is not None else []
 
         env = toolchain.runtime_env()

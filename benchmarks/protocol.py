@@ -329,6 +329,15 @@ def _above(value: float, limit: float) -> str:
     return f"{value:.{d}f}"
 
 
+def _below(value: float, limit: float) -> str:
+    """`value` (< `limit`) with the fewest significant digits, two at least, that print it below `limit`: 0.4997,
+    not 0.5, for 0.49968 < 0.5."""
+    d = 2
+    while d < 6 and float(f"{value:.{d}g}") >= limit:
+        d += 1
+    return f"{value:.{d}g}"
+
+
 # What gives an execution of a user's program more work (it is never calibrated): its own size arguments, where they
 # are given (flags after `--` are added after them: only a parser that takes the last value sees them as a change).
 USER_WORK = "larger size arguments (in --app's quoted command line, or the application file's `sizes`)"
@@ -402,7 +411,7 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
         # undershoot its target.
         under = [t for t in short.values() if t < min_time_s] if calibrated else []
         timeout = under and timeout_s is not None
-        out.append(("Short measurement", f"{', '.join(named(n, f'{t:.2g} s') for n, t in short.items())} "
+        out.append(("Short measurement", f"{', '.join(named(n, f'{_below(t, MIN_TIME_S)} s') for n, t in short.items())} "
                                          + ("of wall time per execution (Legion's start-up included)" if wall else
                                             "measured per execution" if calibrated else
                                             "measured per execution by the program's time metric (not the wall "

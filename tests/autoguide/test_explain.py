@@ -592,12 +592,18 @@ def test_a_profile_that_counts_a_negligible_part_of_the_wall_time_says_so(tmp_pa
     hot = fb.explanation.find("'leaf' on CPU takes 100% of the counted tasks' time (4 executions")
     assert -1 < share < hot, fb.explanation
     # nor the top-level task, whose time is its children's
-    assert "not counted: fibonacci, sum, fill" in fb.explanation, fb.explanation
+    assert "wall time. Not counted: fibonacci, sum, fill." in fb.explanation, fb.explanation
     assert "can win back little" in fb.suggestion, fb.suggestion
     busy = dataclasses.replace(result, time_s=0.0002)  # the counted task fills the run: no warning
     fb = explain(busy)
     assert "can win back little" not in fb.suggestion and "49% of the process's" in fb.explanation, fb.explanation
     assert fb.explanation.find("'leaf' on CPU takes 100% of the measured task time") < fb.explanation.find("49%")
+    # A profile that leaves out no task but the top-level one: no "not counted: none." at the end
+    alone = dataclasses.replace(busy, profile={**TREE_PROFILE, "tasks": [t for t in TREE_PROFILE["tasks"]
+                                                                         if t["task"] in ("leaf", "top_level")]})
+    fb = explain(alone)
+    assert fb.explanation.endswith("of the process's 0.0002 s wall time."), fb.explanation
+    assert "not counted" not in fb.explanation.lower(), fb.explanation
 
 
 def test_a_ratio_to_a_reference_within_the_noise_says_so(tmp_path):

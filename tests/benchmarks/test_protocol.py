@@ -129,6 +129,16 @@ def test_short_measurement_advice_asks_for_more_than_was_used():
     assert "fell short" not in text and text.endswith("--min-time 0.6."), text
 
 
+def test_short_measurement_prints_a_time_just_below_the_minimum_with_the_digits_that_show_it():
+    """0.49968 s once printed as `0.5 s ..., less than the protocol's minimum of 0.5 s`: the time gets the digits that
+    print it below the minimum; two significant digits otherwise."""
+    tight = estimate([1.02, 0.97, 1.0])
+    ((_, text),) = protocol.noise_warnings({"expert": (tight, 0.49968)}, "more", protocol.MIN_TIME_S)
+    assert text.startswith("expert 0.4997 s measured per execution, less than the protocol's minimum of 0.5 s"), text
+    ((_, text),) = protocol.noise_warnings({"": (tight, 0.0612)}, "more", protocol.MIN_TIME_S)
+    assert text.startswith("0.061 s measured"), text
+
+
 def test_a_single_execution_is_said_to_have_no_spread_estimate():
     """One execution gives an interval of zero width: it used to pass as a tight measurement (e.g. baselines
     measured with --repeats 1); it is said to have no spread estimate instead, with the option that gives more."""

@@ -120,6 +120,36 @@ def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hin
     assert re.search(r"^  hint: write `Layout \* \* \* SOA F_order;` instead$", out, re.M), out
 
 
+def test_run_refuses_a_mapper_that_check_refuses_before_building_the_application(tmp_path, capsys, monkeypatch):
+    """At size ci with the size's counts, the committed description is the one the run's build prints: a mapper
+    that `check` refuses (E223) fails at stage check without building the benchmark (15 s on its first use), with
+    the same result folder; flags after `--` change the launch domains, so that run builds and describes first."""
+    from mapperopt.benchmarks import apps, harness
+
+    built = []
+
+    def spy(name, *args, **kwargs):  # the real build, recorded
+        built.append(name)
+        return real(name, *args, **kwargs)
+
+    real = apps.build_app
+    monkeypatch.setattr(apps, "build_app", spy)
+    monkeypatch.setattr(harness, "build_app", spy)
+    mapper = tmp_path / "st_aos.dsl"
+    mapper.write_text("Task * CPU;\nLayout * * * AOS C_order;\n")
+    capsys.readouterr()
+    # the committed description lists stencil's CUDA variants: a build without nvcc describes another program
+    early = harness._stored_description("stencil", "ci", 1, 0, ()) is not None
+    assert main(["run", "stencil", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
+    assert "error[E223]" in capsys.readouterr().out and built == ([] if early else ["stencil"])
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert (result["status"], result["stage"]) == ("failed", "check") and "E223" in result["reason"], result
+    assert (tmp_path / "run" / "mapper.dsl").read_text() == mapper.read_text()
+    assert main(["run", "stencil", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run2"), "--",
+                 "-tsteps", "2"]) == 1
+    assert "error[E223]" in capsys.readouterr().out and built[-1:] == ["stencil"]
+
+
 def test_run_prints_the_checkers_warnings_and_keeps_them_in_the_run_folder(tmp_path, capsys):
     """A mapper that checks with warnings runs, and the run says them as `check` does (W305: an IndexTaskMap of a
     task never index-launched does nothing), on stderr and in the run folder's check.txt."""

@@ -83,6 +83,11 @@ def test_run_profile_says_what_it_measured_and_keeps_task_names_whole(tmp_path):
     # and check tasks").
     assert "mapped and timed: its set-up and check tasks and its 5 iterations (-l 3: 2 warm-up, 3 timed) ┏" in text
     assert "each launch point of an index launch one, every iteration counted" in text
+    # The title is a plain line above the table, not rich's title centred over several lines.
+    lines = out.output.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("Task profile of one more execution"))
+    top = next(i for i, line in enumerate(lines) if line.startswith("┏"))
+    assert first < top and not any(line.startswith(" ") for line in lines[first:top]), out.output
     rows = [line for line in out.output.splitlines() if line.startswith("│")]
     assert all(any(f"│ {task} " in line for line in rows) for task in LOOP), out.output
     out = CliRunner().invoke(run, ["circuit", "--mapper", str(mapper), "--no-profile", "--once", "--out",

@@ -850,3 +850,13 @@ def test_llm_options_with_an_optimizer_without_a_model_get_a_note(tmp_path, offl
     out = " ".join(capsys.readouterr().out.split())
     assert ("Note: --llm-base-url, --llm-api-key: ignored; the guided optimizer proposes without a language model"
             in out), out
+
+
+def test_the_readme_says_what_its_command_does_again_after_a_finished_run():
+    """Run again after it finished, the README's tune command starts a new run (minutes), saying so and giving
+    `--resume DIR --iters N` to extend the finished one instead; the README said only that the same command
+    continues an interrupted run, and a reader who ran it again to see the summary waited for a new run."""
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    start = readme.index("Run the same command again")
+    said = readme[start:readme.index("## ", start)]  # to the next section
+    assert "finished" in said and "starts a new" in said and "--resume DIR --iters N" in said, said
