@@ -23,8 +23,9 @@ from mapperopt import toolchain
 from mapperopt.compiler.codegen import CODEGEN_VERSION, comment_text, generate
 from mapperopt.dsl import ast as A
 from mapperopt.dsl import check, parse
+from mapperopt.dsl.parser import require_utf8_name
 from mapperopt.dsl.errors import CheckError, render_all
-from mapperopt.errors import BuildError, MapperoptError
+from mapperopt.errors import BuildError
 from mapperopt.files import write_atomically
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
@@ -173,11 +174,7 @@ def compile_program(text: str, filename: str = "<string>", app=None, machine=Non
         ToolchainError: no compiler or no Legion, or the build failed for a reason of its environment.
         MapperoptError: `filename` is not valid UTF-8.
     """
-    try:  # the library cites it in its messages, as UTF-8
-        filename.encode()
-    except UnicodeEncodeError:
-        raise MapperoptError(f"the file name {filename!r} is not valid UTF-8",
-                             hint="rename the file with a UTF-8 name") from None
+    require_utf8_name(filename)  # the library cites it in its messages, as UTF-8
     program = parse(text, filename)
     diagnostics = check(program, app, machine)
     if any(d.is_error for d in diagnostics):

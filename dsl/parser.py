@@ -53,15 +53,30 @@ def _lark() -> lark.Lark:
         return lark.Lark(grammar, **options)
 
 
+def require_utf8_name(filename: str) -> None:
+    """Refuses a DSL file name that is not UTF-8 (undecodable bytes, which Python holds as surrogates): messages,
+    cache keys and the compiled library cite it as UTF-8.
+
+    Raises:
+        MapperoptError: naming it.
+    """
+    try:
+        filename.encode()
+    except UnicodeEncodeError:
+        raise MapperoptError(f"the file name {filename!r} is not valid UTF-8",
+                             hint="rename the file with a UTF-8 name") from None
+
+
 def read_source(path) -> str:
     """The text of the DSL file `path` (a str or Path), as every command reads one: UTF-8, a leading byte order mark
     kept (`parse` skips it; `fmt` writes none).
 
     Raises:
-        MapperoptError: the file cannot be read.
+        MapperoptError: the file cannot be read, or its name is not UTF-8.
         DslSyntaxError: E112, it is not UTF-8 text: at the line and column (in characters) of its first bad byte,
             the line shown with that byte as U+FFFD.
     """
+    require_utf8_name(str(path))
     try:
         data = Path(path).read_bytes()
     except OSError as exc:

@@ -221,6 +221,20 @@ def test_a_dsl_file_name_that_is_not_utf8_is_a_clear_error():
         compile_program(unique(POLICY), os.fsdecode(b"lat\xe9.dsl"))
 
 
+@pytest.mark.parametrize("command", [["compile", "--bench", "circuit"], ["check", "--bench", "circuit"], ["fmt"]])
+def test_every_command_refuses_a_dsl_file_name_that_is_not_utf8(tmp_path, monkeypatch, capsys, command):
+    """`compile` of such a file raised UnicodeEncodeError from its cache key; every command that reads a DSL file
+    says it once, as `run` does."""
+    from mapperopt.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    name = os.fsdecode(b"lat\xe9.dsl")
+    Path(name).write_text("Task * CPU;\n")
+    assert main([*command, name]) == 1
+    err = capsys.readouterr().err
+    assert "the file name 'lat\\udce9.dsl' is not valid UTF-8" in err and "Traceback" not in err, err
+
+
 def test_a_support_library_that_does_not_build_is_not_the_mappers_failure(tmp_path, monkeypatch):
     """The support library is mapperopt's, the same for every mapper: its failure is no BuildError of the mapper
     (which a tune would journal as the mapper's), and the error quotes the compiler."""
