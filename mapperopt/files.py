@@ -8,6 +8,7 @@ import errno
 import json
 import math
 import os
+import tempfile
 from pathlib import Path
 from typing import Any, Collection, Iterator, Mapping
 
@@ -274,7 +275,13 @@ def check_writable(path: str | Path) -> None:
         MapperoptError: `cannot_write`'s error.
     """
     folder = Path(path).absolute().parent
-    why = errno.ENOENT if not folder.exists() else errno.ENOTDIR if not folder.is_dir() else \
-        None if os.access(folder, os.W_OK | os.X_OK) else errno.EACCES
-    if why is not None:
+    if not folder.exists() or not folder.is_dir():
+        why = errno.ENOENT if not folder.exists() else errno.ENOTDIR
         raise cannot_write(path, OSError(why, os.strerror(why)))
+    # Creating a file is the only sure test: access(2) passes for root in /proc, and says EACCES on a read-only mount.
+    try:
+        fd, scratch = tempfile.mkstemp(dir=folder, prefix=".mapperopt-")
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    os.close(fd)
+    os.unlink(scratch)

@@ -889,6 +889,19 @@ def test_explain_png_into_a_missing_folder_is_a_clear_error_before_the_work(tmp_
     assert out == "" and not target.parent.exists()
 
 
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux's /proc")
+def test_explain_png_into_a_folder_nothing_can_be_created_in_is_refused_before_the_work(capsys):
+    """`--png /proc/x.png`: the folder exists and passes access(2) for root, but no file can be created there; the
+    whole explanation was printed before the error. The check before the work tries to create a file there."""
+    from mapperopt.cli import main
+
+    assert main(["explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x4",
+                 "--png", "/proc/x.png"]) == 1
+    out, err = capsys.readouterr()
+    assert err.splitlines()[-1].startswith("error: cannot write /proc/x.png: "), err
+    assert out == "", out
+
+
 @pytest.mark.parametrize("args", [["--domain", "100000"], ["--", "-p", "1000000"]], ids=["domain", "flags"])
 def test_explain_refuses_a_launch_too_large_to_evaluate_at_once(args):
     """`explain --domain 100000` (or a run's `-p 1000000`) ran for minutes with no output: a launch of more points
