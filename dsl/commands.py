@@ -899,11 +899,12 @@ def _refuse_huge_launches(app: AppDescription, domain: tuple[int, ...] | None) -
     for info in app.tasks:
         dom = domain or info.domain
         if info.index_launched and dom and math.prod(dom) > MAX_EXPLAIN_POINTS:
+            example = "x".join([str(round(64 ** (1 / len(dom))))] * len(dom))  # about 64 points, as many dimensions
             raise MapperoptError(
                 f"the index launch of '{info.name}' over {fmt_tuple(dom)} has {math.prod(dom)} points, more than "
                 f"explain evaluates at once ({MAX_EXPLAIN_POINTS})",
                 hint=f"explain a smaller launch of the same tasks: --domain with at most {MAX_EXPLAIN_POINTS} points "
-                     f"(e.g. --domain 64), or a smaller --size or flags; `mapperopt check` with these options checks "
+                     f"(e.g. --domain {example}), or a smaller --size or flags; `mapperopt check` with these options checks "
                      f"the first {MAX_STATIC_POINTS} points of each launch")
 
 

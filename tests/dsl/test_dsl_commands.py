@@ -917,3 +917,13 @@ def test_explain_refuses_a_launch_too_large_to_evaluate_at_once(args):
     assert done.returncode == 1 and done.stdout == "", done.stderr[-2000:]
     assert f"points, more than explain evaluates at once ({MAX_EXPLAIN_POINTS})" in done.stderr, done.stderr
     assert "index launch of '" in done.stderr and "hint: explain a smaller launch of the same tasks" in done.stderr
+
+
+def test_explain_refusal_of_a_large_2d_launch_suggests_a_2d_domain(capsys):
+    """`--domain 200x200` was refused with the example `--domain 64`, a launch of another dimensionality."""
+    from mapperopt.cli import main
+
+    assert main(["explain", str(CONFIGS / "circuit.dsl"), "--bench", "circuit", "--machine", "1x4",
+                 "--domain", "200x200"]) == 1
+    err = capsys.readouterr().err
+    assert "(e.g. --domain 8x8)" in err, err
