@@ -476,6 +476,22 @@ def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args)
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("args", [["machine", "--json", "--gpus", "1"],
+                                  ["explain", str(Path(__file__).parents[2] / "configs" / "circuit.dsl"),
+                                   "--bench", "circiut", "--json"]],
+                         ids=["machine", "explain"])
+def test_machine_and_explain_json_print_nothing_on_stdout_for_an_error(capsys, args):
+    """Unlike `run --json`, whose error object has a run result's keys, `machine --json` and `explain --json` print
+    only their own records, so an error leaves stdout empty (docs/running.md says so): the error is on stderr, exit
+    status 1."""
+    capsys.readouterr()
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "error: " in err, (out, err)
+    running = (Path(__file__).parents[2] / "docs" / "running.md").read_text()
+    assert "`machine --json` and `explain --json`" in running
+
+
 @pytest.mark.parametrize("command", [["machine"], ["run", "circuit", "--once"]], ids=["machine", "run"])
 def test_no_system_memory_after_the_flags_is_refused_as_csize_0_is(tmp_path, capsys, command):
     """`--csize 0` is refused, but `-- -ll:csize 0` showed an empty memory table (`machine`) or started a run that
