@@ -501,17 +501,21 @@ def require_one_value(bench, extra_args, **given: int | None) -> None:
 
     Raises:
         MapperoptError: both values, and that one of them is to be given; a count flag after `--` that is not a
-            whole number (`processor_counts`); `-ll:csize 0` there (--csize takes 1 or more); more processors than
-            Realm numbers on a node, or more system memory than this machine has (`_within_realm`).
+            whole number (`processor_counts`); `-ll:csize 0` or `-ll:cpu 0` there (their options take 1 or more);
+            more processors than Realm numbers on a node, or more system memory than this machine has
+            (`_within_realm`).
     """
     from mapperopt.benchmarks.userapp import UserApp
     from mapperopt.descriptions import realm_size
 
     processor_counts(-1, -1, extra_args)  # a count flag's value is a whole number
     words = [str(a) for a in extra_args]
-    for flag, value in zip(words, words[1:]):  # held to --csize's range: Legion runs without any, and the run fails
+    for flag, value in zip(words, words[1:]):  # held to --csize's and --cpus' ranges: Legion starts, the run fails
         if flag == RESOURCE_FLAGS["csize"] and realm_size(value) == 0:
             raise MapperoptError(f"`{flag} {value}` after `--` asks for no system memory: --csize takes 1 MiB or more",
+                                 hint="give 1 or more, or leave the flag out (the size's)")
+        if flag == RESOURCE_FLAGS["cpus"] and int(value) == 0:
+            raise MapperoptError(f"`{flag} {value}` after `--` asks for no CPU: --cpus takes 1 or more",
                                  hint="give 1 or more, or leave the flag out (the size's)")
     places = [("after `--`", words)]
     if isinstance(bench, UserApp):

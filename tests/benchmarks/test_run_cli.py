@@ -502,6 +502,16 @@ def test_no_system_memory_after_the_flags_is_refused_as_csize_0_is(tmp_path, cap
     assert "error: `-ll:csize 0` after `--` asks for no system memory: --csize takes 1 MiB or more" in err, err
 
 
+@pytest.mark.parametrize("command", [["machine"], ["run", "circuit", "--once"]], ids=["machine", "run"])
+def test_no_cpu_after_the_flags_is_refused_as_cpus_0_is(capsys, command):
+    """`--cpus 0` is refused, but `-- -ll:cpu 0` was taken: the flag is held to the option's range, before anything
+    runs, as `-ll:csize 0` is."""
+    capsys.readouterr()
+    assert main([*command, "--", "-ll:cpu", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "error: `-ll:cpu 0` after `--` asks for no CPU: --cpus takes 1 or more" in err, err
+
+
 @pytest.mark.parametrize("args,said", [
     (["machine", "--cpus", "100000"], "100000 CPUs and 0 GPUs per node: Realm numbers at most 4096 processors"),
     (["machine", "--", "-ll:cpu", "5000"], "5000 CPUs and 0 GPUs per node: Realm numbers at most 4096 processors"),
