@@ -200,6 +200,17 @@ def nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
+def _can_create_in(folder: str) -> bool:
+    """Whether a file can be created in `folder`: the only sure test (access(2) passes /proc for root)."""
+    try:
+        fd, scratch = tempfile.mkstemp(dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(scratch)
+    return True
+
+
 @lru_cache(maxsize=1)
 def cuda_lib_dir() -> Path:
     """The folder of the CUDA runtime libraries of the toolkit that `nvcc` belongs to, as nvcc itself reports it
@@ -220,8 +231,9 @@ def cuda_lib_dir() -> Path:
     if not dirs:
         said = _tail(out.stderr + out.stdout)
         tmp = os.environ.get("TMPDIR")
-        if tmp and not Path(tmp).is_dir():  # Python and g++ fall back to /tmp; nvcc fails
-            raise ToolchainError(f"TMPDIR={tmp} does not exist, and {tool} needs it for its temporary files; "
+        if tmp and (not Path(tmp).is_dir() or not _can_create_in(tmp)):  # Python and g++ fall back to /tmp; nvcc fails
+            why = "is not writable" if Path(tmp).is_dir() else "does not exist"
+            raise ToolchainError(f"TMPDIR={tmp} {why}, and {tool} needs it for its temporary files; "
                                  f"it said:{said}", hint="set TMPDIR to a writable folder, or unset it")
         raise ToolchainError(f"{tool} --dryrun did not name its library folder; it said:{said or ' nothing'}",
                              hint="set CUDA_HOME")

@@ -487,15 +487,15 @@ def test_doctor_does_not_call_a_compiler_that_fails_ok(tmp_path, monkeypatch):
     assert not row.ok and "internal fake failure" in row.detail
 
 
-def _nvcc_without_tmpdir(tmp_path: Path, monkeypatch) -> None:
-    """A fake nvcc in CUDA_HOME that fails as nvcc does when TMPDIR does not exist, and TMPDIR set to a missing
-    folder."""
+def _nvcc_without_tmpdir(tmp_path: Path, monkeypatch, tmpdir: Path | None = None) -> None:
+    """A fake nvcc in CUDA_HOME that fails as nvcc does when it cannot write in TMPDIR, and TMPDIR set to `tmpdir`
+    (default: a missing folder)."""
     fake = tmp_path / "cuda" / "bin" / "nvcc"
     fake.parent.mkdir(parents=True)
     fake.write_text("#!/bin/sh\necho \"nvcc fatal   : Could not open output file '$TMPDIR/tmpxft_1'\" >&2\nexit 1\n")
     fake.chmod(0o755)
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "none"))
+    monkeypatch.setenv("TMPDIR", str(tmpdir or tmp_path / "none"))
 
 
 def test_a_nonexistent_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeypatch):
@@ -508,6 +508,21 @@ def test_a_nonexistent_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeyp
         toolchain.cuda_lib_dir.cache_clear()
     text = str(info.value)
     assert f"TMPDIR={tmp_path / 'none'} does not exist" in text and "Could not open output file" in text, text
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux's /proc")
+def test_an_unwritable_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeypatch):
+    """TMPDIR=/proc exists, but no file can be made there (not even by root): nvcc's failure was put down to
+    CUDA_HOME."""
+    _nvcc_without_tmpdir(tmp_path, monkeypatch, Path("/proc"))
+    toolchain.cuda_lib_dir.cache_clear()
+    try:
+        with pytest.raises(ToolchainError) as info:
+            toolchain.cuda_lib_dir()
+    finally:
+        toolchain.cuda_lib_dir.cache_clear()
+    assert "TMPDIR=/proc is not writable" in str(info.value), str(info.value)
+    assert "TMPDIR" in info.value.hint and "CUDA_HOME" not in info.value.hint, info.value.hint
 
 
 def test_the_grammar_is_read_as_utf8_whatever_the_locale(tmp_path):
