@@ -904,8 +904,8 @@ def _refuse_huge_launches(app: AppDescription, domain: tuple[int, ...] | None) -
                 f"the index launch of '{info.name}' over {fmt_tuple(dom)} has {math.prod(dom)} points, more than "
                 f"explain evaluates at once ({MAX_EXPLAIN_POINTS})",
                 hint=f"explain a smaller launch of the same tasks: --domain with at most {MAX_EXPLAIN_POINTS} points "
-                     f"(e.g. --domain {example}), or a smaller --size or flags; `mapperopt check` with these options checks "
-                     f"the first {MAX_STATIC_POINTS} points of each launch")
+                     f"(e.g. --domain {example}), or a smaller --size or flags; `mapperopt check` with these options "
+                     f"checks the first {MAX_STATIC_POINTS} points of each launch")
 
 
 def _apply_feedback(text: str, file: str, path: Path) -> str:
