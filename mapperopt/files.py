@@ -278,10 +278,18 @@ def check_writable(path: str | Path) -> None:
     if not folder.exists() or not folder.is_dir():
         why = errno.ENOENT if not folder.exists() else errno.ENOTDIR
         raise cannot_write(path, OSError(why, os.strerror(why)))
-    # Creating a file is the only sure test: access(2) passes for root in /proc, and says EACCES on a read-only mount.
+    exc = creation_error(folder)
+    if exc is not None:
+        raise cannot_write(path, exc)
+
+
+def creation_error(folder: str | Path) -> OSError | None:
+    """The error creating a file in the existing `folder` gives (None: a file can be created there). Creating one is
+    the only sure test: access(2) passes /proc for root, and says EACCES for a read-only mount."""
     try:
         fd, scratch = tempfile.mkstemp(dir=folder, prefix=".mapperopt-")
     except OSError as exc:
-        raise cannot_write(path, exc) from None
+        return exc
     os.close(fd)
     os.unlink(scratch)
+    return None

@@ -29,7 +29,7 @@ from importlib import resources
 from pathlib import Path
 
 from mapperopt.errors import BuildError, MapperoptError, ToolchainError, exit_status, signal_name
-from mapperopt.files import write_atomically
+from mapperopt.files import creation_error, write_atomically
 
 PREFIX_ENV = "MAPPEROPT_LEGION_PREFIX"
 CACHE_ENV = "MAPPEROPT_CACHE"
@@ -200,17 +200,6 @@ def nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
-def _can_create_in(folder: str) -> bool:
-    """Whether a file can be created in `folder`: the only sure test (access(2) passes /proc for root)."""
-    try:
-        fd, scratch = tempfile.mkstemp(dir=folder)
-    except OSError:
-        return False
-    os.close(fd)
-    os.unlink(scratch)
-    return True
-
-
 @lru_cache(maxsize=1)
 def cuda_lib_dir() -> Path:
     """The folder of the CUDA runtime libraries of the toolkit that `nvcc` belongs to, as nvcc itself reports it
@@ -231,7 +220,7 @@ def cuda_lib_dir() -> Path:
     if not dirs:
         said = _tail(out.stderr + out.stdout)
         tmp = os.environ.get("TMPDIR")
-        if tmp and (not Path(tmp).is_dir() or not _can_create_in(tmp)):  # Python and g++ fall back to /tmp; nvcc fails
+        if tmp and (not Path(tmp).is_dir() or creation_error(tmp)):  # Python and g++ fall back to /tmp; nvcc fails
             why = "is not writable" if Path(tmp).is_dir() else "does not exist"
             raise ToolchainError(f"TMPDIR={tmp} {why}, and {tool} needs it for its temporary files; "
                                  f"it said:{said}", hint="set TMPDIR to a writable folder, or unset it")
