@@ -498,15 +498,20 @@ def _nvcc_without_tmpdir(tmp_path: Path, monkeypatch, tmpdir: Path | None = None
     monkeypatch.setenv("TMPDIR", str(tmpdir or tmp_path / "none"))
 
 
-def test_a_nonexistent_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeypatch):
-    _nvcc_without_tmpdir(tmp_path, monkeypatch)
+def _cuda_lib_dir_error() -> ToolchainError:
+    """The error of `toolchain.cuda_lib_dir()` (uncached, for this test's environment)."""
     toolchain.cuda_lib_dir.cache_clear()
     try:
         with pytest.raises(ToolchainError) as info:
             toolchain.cuda_lib_dir()
     finally:
         toolchain.cuda_lib_dir.cache_clear()
-    text = str(info.value)
+    return info.value
+
+
+def test_a_nonexistent_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeypatch):
+    _nvcc_without_tmpdir(tmp_path, monkeypatch)
+    text = str(_cuda_lib_dir_error())
     assert f"TMPDIR={tmp_path / 'none'} does not exist" in text and "Could not open output file" in text, text
 
 
@@ -515,14 +520,9 @@ def test_an_unwritable_tmpdir_is_named_when_nvcc_cannot_use_it(tmp_path, monkeyp
     """TMPDIR=/proc exists, but no file can be made there (not even by root): nvcc's failure was put down to
     CUDA_HOME."""
     _nvcc_without_tmpdir(tmp_path, monkeypatch, Path("/proc"))
-    toolchain.cuda_lib_dir.cache_clear()
-    try:
-        with pytest.raises(ToolchainError) as info:
-            toolchain.cuda_lib_dir()
-    finally:
-        toolchain.cuda_lib_dir.cache_clear()
-    assert "TMPDIR=/proc is not writable" in str(info.value), str(info.value)
-    assert "TMPDIR" in info.value.hint and "CUDA_HOME" not in info.value.hint, info.value.hint
+    error = _cuda_lib_dir_error()
+    assert "TMPDIR=/proc is not writable" in str(error), str(error)
+    assert "TMPDIR" in error.hint and "CUDA_HOME" not in error.hint, error.hint
 
 
 def test_the_grammar_is_read_as_utf8_whatever_the_locale(tmp_path):
