@@ -567,14 +567,16 @@ def removed_if_failed(made: list[Path]):
         raise
 
 
-def _stored_description(app: str, size: str, cpus: int, gpus: int, extra_args: tuple[str, ...]):
+def _stored_description(app, size: str, cpus: int, gpus: int, extra_args: tuple[str, ...]):
     """The committed description of benchmark `app` (an `AppDescription`, a CUDA build's at size ci with the size's
     counts) where a run at `size` on `cpus` CPUs and `gpus` GPUs with `extra_args` would describe the same: size ci,
     its counts, no flags, and a build with the CUDA variants it lists (`build_app`: nvcc, and cuBLAS for a GEMM);
-    else None."""
+    else None, as for a user's program (a `UserApp`), which has none."""
     from mapperopt.benchmarks.apps import LAYERS
     from mapperopt.descriptions import AppDescription
 
+    if not isinstance(app, str):
+        return None
     cfg = load_config(app)
     sz = cfg.size(size)
     if size != "ci" or extra_args or (cpus, gpus) != (sz.cpus, sz.gpus):
