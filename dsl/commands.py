@@ -105,6 +105,21 @@ def exit_on_syntax_error(path: str, diagnostic_to_stdout: bool = False):
         raise click.exceptions.Exit(1) from None
 
 
+@contextlib.contextmanager
+def _exit_status(code: int):
+    """Inside it, an error that ends the command with exit status 1 (a MapperoptError, or a syntax error said by
+    `exit_on_syntax_error`) ends it with status `code` instead."""
+    try:
+        yield
+    except click.exceptions.Exit as exc:
+        if exc.exit_code != 1:
+            raise
+        raise click.exceptions.Exit(code) from None
+    except MapperoptError as exc:
+        exc.exit_code = code
+        raise
+
+
 def _read_source_or_exit(path: str, diagnostic_to_stdout: bool = False) -> str:
     with exit_on_syntax_error(path, diagnostic_to_stdout):
         return read_source(path)
@@ -424,18 +439,20 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args,
 @click.option("--write", is_flag=True, help="Rewrite each FILE in place instead of printing.")
 @click.option("--check", is_flag=True,
               help="Change nothing: list each FILE that is not formatted (`would reformat FILE`) and exit 1 if any "
-                   "is (for CI and commit hooks).")
+                   "is (for CI and commit hooks); a FILE that cannot be read or parsed exits 2.")
 def fmt(files, write, check):
     """Format DSL mappers canonically (comments are kept): print the one FILE formatted, or rewrite (--write) or
-    check (--check) each FILE. A FILE that does not parse stops the command with its error (exit status 1)."""
+    check (--check) each FILE. A FILE that cannot be read or parsed stops the command with its error (exit status 1;
+    with --check 2, as 1 says that a FILE is not formatted)."""
     if write and check:
         raise click.UsageError("--write rewrites the files and --check changes nothing: give one of them")
     if len(files) > 1 and not (write or check):
         raise click.UsageError(f"{len(files)} files given: print one at a time, or give --write or --check")
     unformatted = []
     for file in files:
-        text = _read_source_or_exit(file)
-        formatted = format_program(_parse_or_exit(text, file))
+        with _exit_status(2) if check else contextlib.nullcontext():
+            text = _read_source_or_exit(file)
+            formatted = format_program(_parse_or_exit(text, file))
         if not (write or check):
             click.echo(formatted, nl=False)
         elif formatted != text:

@@ -106,8 +106,8 @@ def _show(exc) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: runs the CLI and turns `MapperoptError`, a write the file system refused and a folder where a file
-    belongs (or the reverse) into a message and exit status 1."""
+    """Entry point: runs the CLI and turns `MapperoptError` (exit status 1, 2 for a usage error), a write the file
+    system refused and a folder where a file belongs (or the reverse) into a message and exit status 1."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["compile"]:
         from mapperopt.compiler.cached import answer  # a compile done before: answered without click
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         status = _group().main(args=argv, standalone_mode=False)
     except MapperoptError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
-        return 1
+        return exc.exit_code
     except OSError as exc:  # a full disk, a read-only cache, ...: said as the errors above
         from mapperopt.files import refused_write, wrong_kind
 
