@@ -20,7 +20,7 @@ from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benc
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, mapper_notes, output_checked,
                                           relative_paths_note)
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange, ListsBenchmarks
 from mapperopt.records import Feedback, RunResult
@@ -211,12 +211,12 @@ def check_repeats(repeats: int, max_repeats: int, max_given: bool, once_with: Se
     several = [f"{name} {value}" for name, value in (("--repeats", repeats), ("--max-repeats", max_repeats))
                if name in once_with and value > 1]
     if several:
-        raise MapperoptError(f"--once measures one execution, {' and '.join(several)} several",
-                             hint="leave --once out to measure with repeats, or leave out "
-                                  + " and ".join(s.split()[0] for s in several))
+        raise UsageError(f"--once measures one execution, {' and '.join(several)} several",
+                         hint="leave --once out to measure with repeats, or leave out "
+                           + " and ".join(s.split()[0] for s in several))
     if max_given and repeats > max_repeats:
-        raise MapperoptError(f"--repeats {repeats} is more than --max-repeats {max_repeats}",
-                             hint=f"give --max-repeats {repeats} or more, or leave it out")
+        raise UsageError(f"--repeats {repeats} is more than --max-repeats {max_repeats}",
+                         hint=f"give --max-repeats {repeats} or more, or leave it out")
 
 
 def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None,

@@ -26,7 +26,7 @@ from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.files import cannot_write, check_writable, rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
@@ -136,8 +136,8 @@ def _parse_domain(spec: str) -> tuple[int, ...]:
     except ValueError:
         dims = ()
     if not dims or any(d < 1 for d in dims):
-        raise MapperoptError(f"domain '{spec}' is not of the form N[xM...] with positive extents",
-                             hint="e.g. --domain 8x8")
+        raise UsageError(f"domain '{spec}' is not of the form N[xM...] with positive extents",
+                         hint="e.g. --domain 8x8")
     return dims
 
 
@@ -215,12 +215,12 @@ def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str 
     given = [o for o, v in (("--keep-app-mapper", keep_app_mapper), ("--timeout", timeout_s),
                             ("--rediscover", rediscover)) if v]
     if given and not app_spec:
-        raise MapperoptError(f"{given[0]} needs --app: it is about discovering your own program")
+        raise UsageError(f"{given[0]} needs --app: it is about discovering your own program")
     if size and not bench and not app_spec:
-        raise MapperoptError(f"--size {size} needs --bench NAME or --app: the size of which program?")
+        raise UsageError(f"--size {size} needs --bench NAME or --app: the size of which program?")
     if app_args and not bench and not app_spec:
-        raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a run's and need "
-                             "--bench NAME or --app")
+        raise UsageError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a run's and need "
+                         "--bench NAME or --app")
 
 
 def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
@@ -984,7 +984,7 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
         click.echo(text, err=as_json)
     program = _parse_or_exit(text, file)
     if not bench and not app_spec:
-        raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
+        raise UsageError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
     size = size or "ci"
     given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
     domain = _parse_domain(domain_spec) if domain_spec else None

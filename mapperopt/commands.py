@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from mapperopt import toolchain
-from mapperopt.errors import MapperoptError, ToolchainError
+from mapperopt.errors import MapperoptError, ToolchainError, UsageError
 from mapperopt.files import refused_write
 from mapperopt.options import ListsBenchmarks
 from mapperopt.optimizer.base import OPTIMIZERS
@@ -56,11 +56,11 @@ def machine(cpus, gpus, as_json, flags):
     flags = [str(f) for f in flags]
     for flag, value in zip(flags[::2], flags[1::2] + [None]):
         if flag not in MACHINE_FLAGS:
-            raise MapperoptError(f"`{flag}` after `--` does not change the machine: `machine` takes only "
-                                 f"{', '.join(sorted(MACHINE_FLAGS))}, each with a value",
-                                 hint="give the other flags to `mapperopt run`")
+            raise UsageError(f"`{flag}` after `--` does not change the machine: `machine` takes only "
+                             f"{', '.join(sorted(MACHINE_FLAGS))}, each with a value",
+                             hint="give the other flags to `mapperopt run`")
         if value is None or not value.isdigit():
-            raise MapperoptError(f"`{flag}` after `--` needs a whole number, got {value!r}")
+            raise UsageError(f"`{flag}` after `--` needs a whole number, got {value!r}")
     require_one_value(None, flags, cpus=cpus, gpus=gpus)  # a contradicting option and flag are refused, as in a run
     cpus, gpus = processor_counts(cpus, gpus, flags)
     rest = tuple(a for kv in zip(flags[::2], flags[1::2]) if kv[0] not in ("-ll:cpu", "-ll:gpu") for a in kv)

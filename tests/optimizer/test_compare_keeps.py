@@ -141,7 +141,7 @@ def test_what_a_comparison_measured_is_kept(tmp_path, capsys):
 
 
 def test_a_duplicated_optimizer_is_refused(tmp_path, capsys):
-    assert main(compare_args(tmp_path / "runs", "--optimizers", "random,optuna,random")) == 1
+    assert main(compare_args(tmp_path / "runs", "--optimizers", "random,optuna,random")) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "--optimizers names random twice" in err, err
     assert not (tmp_path / "runs").exists()  # refused before anything was measured
