@@ -22,7 +22,7 @@ from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app
                                           relative_paths_note)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
-from mapperopt.options import FiniteFloatRange, ListsBenchmarks
+from mapperopt.options import FiniteFloatRange, ListsBenchmarks, errors_as_json
 from mapperopt.records import Feedback, RunResult
 
 
@@ -344,19 +344,17 @@ def size_options(command):
 @contextlib.contextmanager
 def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[str], None]]:
     """With --json (`as_json`), an error raised inside, before a run has a result, is also printed on stdout as one
-    object with a failed run's keys (`RunResult.to_json`): status "error", `reason` the error, `log` it and its
-    hint, no `run_dir`; stderr says it as without --json. Yields a function that names the application (`app`,
+    object (`errors_as_json`) with a failed run's keys (`RunResult.to_json`): status "error", `reason` the error,
+    `log` it and its hint, no `run_dir`; stderr says it as without --json. Yields a function that names the application (`app`,
     until it is known: the benchmark, or the program of --app)."""
     name = [app]
-    try:
+    shown = mapper if mapper in ("default", "expert") else Path(mapper).name
+
+    def record(reason: str, log: str) -> dict:
+        return RunResult(app=name[0], mapper=shown, status="error", reason=reason, log=log).to_json()
+
+    with errors_as_json(as_json, record, indent=2):
         yield lambda known: name.__setitem__(0, known)
-    except (MapperoptError, click.ClickException) as exc:
-        if as_json:
-            reason = exc.message if isinstance(exc, MapperoptError) else exc.format_message()
-            shown = mapper if mapper in ("default", "expert") else Path(mapper).name
-            click.echo(json.dumps(RunResult(app=name[0], mapper=shown, status="error", reason=reason,
-                                            log=str(exc)).to_json(), indent=2))
-        raise
 
 
 @click.command(cls=BenchCommand)

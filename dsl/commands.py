@@ -27,6 +27,7 @@ from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError, UsageError
+from mapperopt.options import errors_as_json
 from mapperopt.files import cannot_write, check_writable, rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
@@ -975,34 +976,35 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
     run; with --machine and --size or flags, a run on its processors in all (as `check`).
     """
-    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
-    if png:
-        check_writable(png)
-    text = _read_source_or_exit(file)
-    if feedback:
-        text = _apply_feedback(text, file, Path(feedback))
-        click.echo(text, err=as_json)
-    program = _parse_or_exit(text, file)
-    if not bench and not app_spec:
-        raise UsageError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
-    size = size or "ci"
-    given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
-    domain = _parse_domain(domain_spec) if domain_spec else None
-    bench, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, given, keep_app_mapper, timeout_s,
-                                              rediscover)
-    _refuse_huge_launches(app, domain)
-    if variants:
-        click.echo(variants, err=True)
-    if given is not None:
-        given = sized_machine(machine_spec, bench, size, app_args)
-    machine = given or load_machine(None, bench, size, tuple(app_args))
-    printed, diags = io.StringIO(), []
-    try:
-        entries = explain_decisions(program, app, machine, domain, printed, diags)
-    except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
-        click.echo(render_all(exc.diagnostics, text), err=True)
-        click.echo(summary_line(file, exc.diagnostics), err=True)
-        raise click.exceptions.Exit(1) from None
+    with errors_as_json(as_json):  # an error before the records: on stdout too, as one JSON line
+        check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
+        if png:
+            check_writable(png)
+        text = _read_source_or_exit(file)
+        if feedback:
+            text = _apply_feedback(text, file, Path(feedback))
+            click.echo(text, err=as_json)
+        program = _parse_or_exit(text, file)
+        if not bench and not app_spec:
+            raise UsageError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
+        size = size or "ci"
+        given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
+        domain = _parse_domain(domain_spec) if domain_spec else None
+        bench, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, given, keep_app_mapper, timeout_s,
+                                                  rediscover)
+        _refuse_huge_launches(app, domain)
+        if variants:
+            click.echo(variants, err=True)
+        if given is not None:
+            given = sized_machine(machine_spec, bench, size, app_args)
+        machine = given or load_machine(None, bench, size, tuple(app_args))
+        printed, diags = io.StringIO(), []
+        try:
+            entries = explain_decisions(program, app, machine, domain, printed, diags)
+        except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
+            click.echo(render_all(exc.diagnostics, text), err=True)
+            click.echo(summary_line(file, exc.diagnostics), err=True)
+            raise click.exceptions.Exit(1) from None
     echo_printed(printed.getvalue(), "the evaluation")
     if as_json:
         for e in entries:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+from typing import Callable, Iterator
 
 import click
+
+from mapperopt.errors import MapperoptError
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -30,3 +35,21 @@ class ListsBenchmarks(click.Command):
         word = next(p.name for p in self.params if isinstance(p, click.Argument)).upper()
         formatter.write_text(f"{word}: {', '.join(known_benchmarks())}.")
         super().format_epilog(ctx, formatter)
+
+
+@contextlib.contextmanager
+def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = None,
+                   indent: int | None = None) -> Iterator[None]:
+    """With --json (`as_json`), an error raised inside (a MapperoptError, or a click error such as a usage error)
+    before the command's own JSON is also printed on stdout, as one JSON object (`indent` as json.dumps'), so that a
+    program reading stdout learns why nothing else comes: `record(reason, log)`, by default `{"status": "error",
+    "reason": reason, "log": log}`, where `reason` is the error's message and `log` the message with its hint. The
+    error goes on: stderr says it as without --json, and the exit status is its own."""
+    try:
+        yield
+    except (MapperoptError, click.ClickException) as exc:
+        if as_json:
+            reason = exc.message if isinstance(exc, MapperoptError) else exc.format_message()
+            made = record(reason, str(exc)) if record else {"status": "error", "reason": reason, "log": str(exc)}
+            click.echo(json.dumps(made, indent=indent))
+        raise

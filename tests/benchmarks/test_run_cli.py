@@ -478,19 +478,26 @@ def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args,
 
 
 @pytest.mark.parametrize("args, status", [(["machine", "--json", "--gpus", "1"], 1),
+                                          (["machine", "--json", "--", "-steps", "4"], 2),
                                           (["explain", str(Path(__file__).parents[2] / "configs" / "circuit.dsl"),
-                                            "--bench", "circiut", "--json"], 2)],
-                         ids=["machine", "explain"])
-def test_machine_and_explain_json_print_nothing_on_stdout_for_an_error(capsys, args, status):
-    """Unlike `run --json`, whose error object has a run result's keys, `machine --json` and `explain --json` print
-    only their own records, so an error leaves stdout empty (docs/running.md says so): the error is on stderr, exit
-    status 1 (2 for a usage error: an unknown benchmark)."""
+                                            "--bench", "circiut", "--json"], 2),
+                                          (["explain", str(Path(__file__).parents[2] / "configs" / "circuit.dsl"),
+                                            "--bench", "circuit", "--machine", "1x4", "--png", "nosuch/x.png",
+                                            "--json"], 1)],
+                         ids=["machine", "machine-usage", "explain-usage", "explain"])
+def test_machine_and_explain_json_print_an_error_before_their_records_as_json(capsys, args, status):
+    """`machine --json` and `explain --json` left stdout empty on an error before their records, so a program reading
+    stdout got nothing to parse: they print one object there too, as `run --json` does, `status` "error", the error as
+    `reason` and with its hint as `log`; stderr says it as without --json, and the exit status is the error's."""
     capsys.readouterr()
     assert main(args) == status
     out, err = capsys.readouterr()
-    assert out == "" and "error: " in err, (out, err)
-    running = (Path(__file__).parents[2] / "docs" / "running.md").read_text()
-    assert "`machine --json` and `explain --json`" in running
+    error = json.loads(out)
+    assert error["status"] == "error" and error["reason"] and f"error: {error['reason']}" in err, (out, err)
+    assert error["log"].startswith(error["reason"]), out
+    assert args[0] == "machine" or len(out.splitlines()) == 1, out  # explain's: one JSON line, as its records are
+    running = " ".join((Path(__file__).parents[2] / "docs" / "running.md").read_text().split())
+    assert "`machine --json` and `explain --json` print such an error as one object too" in running
 
 
 @pytest.mark.parametrize("command", [["machine"], ["run", "circuit", "--once"]], ids=["machine", "run"])
