@@ -58,13 +58,18 @@ def _group():
                 return unavailable
 
         def resolve_command(self, ctx, args):
+            from mapperopt.options import refuse_repeated_values
+
             try:
-                return super().resolve_command(ctx, args)
+                name, command, rest = super().resolve_command(ctx, args)
             except click.UsageError as exc:  # click suggests misspelt options, not commands
                 near = closest(args[0], COMMANDS) if args and args[0] not in COMMANDS else None
                 if near is None:
                     raise
                 raise click.UsageError(f"{exc.message} Did you mean {near!r}?", ctx) from None
+            if command is not None and not ctx.resilient_parsing:
+                refuse_repeated_values(command, rest)  # `--iters 3 --iters 5`: click would take 5 silently
+            return name, command, rest
 
         def format_commands(self, ctx, formatter):
             # Short help from the table, so that `--help` imports nothing heavy.

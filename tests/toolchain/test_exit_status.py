@@ -75,3 +75,27 @@ def test_the_exit_statuses_are_documented():
     running = " ".join((Path(__file__).parents[2] / "docs" / "running.md").read_text().split())
     assert "exits with status 1 on an error of its input (a file, a run, a folder) and with status 2 on a usage error" \
         in running
+
+
+@pytest.mark.parametrize("args, said", [
+    (["tune", "circuit", "--iters", "3", "--iters", "5"], "--iters given more than once (--iters 3, --iters 5)"),
+    (["run", "circuit", "--size", "ci", "--once", "--size=small"], "--size given more than once (--size ci, --size small)"),
+    (["compile", MAPPER, "-o", "a.so", "-ob.so"], "-o given more than once (-o a.so, -o b.so)"),
+    (["explain", MAPPER, "--machine", "1x4", "--bench", "circuit", "--machine", "2x4", "--machine", "1x4"],
+     "--machine given more than once (--machine 1x4, --machine 2x4, --machine 1x4)"),
+], ids=["tune", "run", "compile", "explain"])
+def test_an_option_given_twice_with_two_values_is_a_usage_error(args, said, tmp_path, monkeypatch, capsys):
+    """`--iters 3 --iters 5` took the last value silently: an option that takes one value, given again with another,
+    is refused naming both, before anything runs."""
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"error: {said}: give it once" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_option_given_twice_with_one_value_a_flag_twice_and_flags_after_the_dashes_pass(capsys):
+    assert main(["explain", MAPPER, "--bench", "circuit", "--machine", "1x4", "--machine", "1x4", "--domain", "4",
+                 "--json", "--json"]) == 0
+    assert main(["check", MAPPER, "--bench", "circuit", "--machine", "1x4", "--", "-ll:csize", "64", "-ll:csize",
+                 "128"]) == 0, capsys.readouterr().err
