@@ -59,7 +59,8 @@ def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = No
 def refuse_repeated_values(command: click.Command, args: list[str]) -> None:
     """Refuses an option of `command` that takes one value given more than once with different values among its
     arguments `args` (up to `--`: the program's flags after it are its own): click would take the last value, silently.
-    The same value again, a flag again and an option that takes several values (`multiple`) pass.
+    The same value again, a flag again and an option that takes several values (`multiple`) pass; with -h or --help
+    nothing is refused (click shows the help first).
 
     Raises:
         click.BadOptionUsage: naming the option and every value given.
@@ -70,6 +71,8 @@ def refuse_repeated_values(command: click.Command, args: list[str]) -> None:
     k = 0
     while k < len(args) and args[k] != "--":
         word, k = args[k], k + 1
+        if word in ("-h", "--help"):
+            return
         name, value = (word.split("=", 1) + [None])[:2] if word.startswith("--") else (word, None)
         if name not in single and word[:2] in single and not word.startswith("--"):  # -oVALUE
             name, value = word[:2], word[2:]

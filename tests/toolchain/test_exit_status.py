@@ -95,6 +95,8 @@ def test_an_option_given_twice_with_two_values_is_a_usage_error(args, said, tmp_
 
 
 def test_an_option_given_twice_with_one_value_a_flag_twice_and_flags_after_the_dashes_pass(capsys):
+    assert main(["tune", "--iters", "3", "--iters", "5", "--help"]) == 0  # the help, as click gives it first
+    assert "Usage: " in capsys.readouterr().out
     assert main(["explain", MAPPER, "--bench", "circuit", "--machine", "1x4", "--machine", "1x4", "--domain", "4",
                  "--json", "--json"]) == 0
     assert main(["check", MAPPER, "--bench", "circuit", "--machine", "1x4", "--", "-ll:csize", "64", "-ll:csize",
