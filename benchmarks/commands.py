@@ -230,7 +230,8 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
     blame the mappers. One rule for run, tune and compare. A user's program (`--app`) is never calibrated.
 
     Raises:
-        MapperoptError: naming --timeout and --min-time, and the least --timeout that leaves room.
+        MapperoptError: naming --timeout and --min-time, and the least --timeout that leaves room; a UsageError
+            before anything ran (no `start_up_s`), when the command line alone is at fault.
     """
     from mapperopt.benchmarks.userapp import UserApp
 
@@ -251,17 +252,18 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
             ("the timeout", f"the size's timeout of {timeout_s:g}")
         # Twice a --min-time near the largest float is inf: no --timeout can be given above it.
         above = f"{needed:.3g}" if math.isfinite(needed) else f"twice {least:g} s"
-        raise MapperoptError(f"{said} leaves no room for the {least:g} s of measured time every "
-                             f"execution must reach (--min-time{default}){besides}: calibration lengthens an "
-                             "execution only while its expected wall time"
-                             + ("" if start_up_s else " (Legion's start-up and the application's set-up included)")
-                             + f" stays within half of {name}, so it needs more than {above}",
-                             hint=", ".join(
-                                 ([f"give --timeout well above {needed:.3g} (twice the measured time, plus the "
-                                   "start-up)"] if math.isfinite(needed) else [])
-                                 + ([f"{'a' if math.isfinite(needed) else 'give a'} --min-time below {lower:.3g}"]
-                                    if lower > 0 else [])
-                                 + (["or leave --timeout out"] if given else [])))
+        error = MapperoptError if start_up_s else UsageError  # measured, or the command line's alone
+        raise error(f"{said} leaves no room for the {least:g} s of measured time every "
+                    f"execution must reach (--min-time{default}){besides}: calibration lengthens an "
+                    "execution only while its expected wall time"
+                    + ("" if start_up_s else " (Legion's start-up and the application's set-up included)")
+                    + f" stays within half of {name}, so it needs more than {above}",
+                    hint=", ".join(
+                        ([f"give --timeout well above {needed:.3g} (twice the measured time, plus the "
+                          "start-up)"] if math.isfinite(needed) else [])
+                        + ([f"{'a' if math.isfinite(needed) else 'give a'} --min-time below {lower:.3g}"]
+                           if lower > 0 else [])
+                        + (["or leave --timeout out"] if given else [])))
 
 
 class BenchCommand(ListsBenchmarks):

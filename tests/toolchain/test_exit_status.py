@@ -21,6 +21,7 @@ USAGE_ERRORS = {
     "tune-unknown-size": ["tune", "circuit", "--size", "huge"],
     "once-with-repeats": ["run", "circuit", "--once", "--repeats", "3"],
     "repeats-above-max": ["run", "circuit", "--repeats", "5", "--max-repeats", "3"],
+    "timeout-below-min-time": ["run", "circuit", "--timeout", "1", "--min-time", "5"],
     "app-option-without-app": ["run", "circuit", "--metric", "t=(.*)"],
     "min-time-with-app": ["run", "--app", "true", "--min-time", "1"],
     "unknown-flag-after-dashes": ["run", "circuit", "--", "-gdimm", "3"],
