@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from mapperopt import toolchain
-from mapperopt.errors import MapperoptError, closest, exit_status
+from mapperopt.errors import MapperoptError, UsageError, closest, exit_status
 
 # A size key -> the Legion flag it sets; memory sizes are in MiB.
 RESOURCE_FLAGS = {"cpus": "-ll:cpu", "util": "-ll:util", "csize": "-ll:csize", "gpus": "-ll:gpu",
@@ -90,15 +90,15 @@ def check_app_flags(app: str, args, options=()) -> None:
         if word in flags or ":" in word or word in REALM_PLAIN_FLAGS or not re.match(r"--?[A-Za-z]", word):
             continue
         if word in options:
-            raise MapperoptError(f"{word} after `--` goes to {app}, not to mapperopt",
-                                 hint=f"give {word} before `--`")
+            raise UsageError(f"{word} after `--` goes to {app}, not to mapperopt",
+                             hint=f"give {word} before `--`")
         near = closest(word, flags)
         # another benchmark's flag (`-reduce` to johnson) leaves the problem as it is; a misspelt one does not
         others = sorted(a for a, f in APP_FLAGS.items() if word in f)
         effect = f"(a flag of {', '.join(others)})" if others else "and run another problem"
-        raise MapperoptError(f"{app} takes no flag {word} (after `--`): it would ignore it {effect}",
-                             hint=(f"did you mean {near}? " if near else "")
-                             + f"{app}'s flags: {' '.join(APP_FLAGS[app])}; Legion's and Realm's pass through")
+        raise UsageError(f"{app} takes no flag {word} (after `--`): it would ignore it {effect}",
+                         hint=(f"did you mean {near}? " if near else "")
+                         + f"{app}'s flags: {' '.join(APP_FLAGS[app])}; Legion's and Realm's pass through")
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class BenchConfig:
                         f"after `--`, which replace the size's (size {shown.name}: {flags})")
             else:
                 hint = f"add it to the application file {self.path}"
-            raise MapperoptError(f"{self.app} has no size '{name}'; sizes: {', '.join(self.sizes)}", hint=hint)
+            raise UsageError(f"{self.app} has no size '{name}'; sizes: {', '.join(self.sizes)}", hint=hint)
         return self.sizes[name]
 
     @property
@@ -321,8 +321,8 @@ def require_app(name: str) -> None:
             quoted = shlex.quote(name)
             args = f"; with its arguments in quotes: `--app '{name} -n 100'`" if os.access(name, os.X_OK) else ""
             hint = f"{name} is a file here: give your own program with --app (`--app {quoted}`{args})"
-        raise MapperoptError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}",
-                             hint=hint)
+        raise UsageError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}",
+                         hint=hint)
 
 
 def build_app(name: str, cuda: str = "auto") -> Path:
@@ -478,7 +478,7 @@ def processor_counts(cpus: int, gpus: int, extra_args) -> tuple[int, int]:
     for flag, value in zip(extra, extra[1:]):
         if flag in counts:
             if not value.isdigit():
-                raise MapperoptError(f"{flag} after `--` needs a whole number of processors, got {value!r}")
+                raise UsageError(f"{flag} after `--` needs a whole number of processors, got {value!r}")
             counts[flag] = int(value)
     return counts["-ll:cpu"], counts["-ll:gpu"]
 
@@ -512,11 +512,11 @@ def require_one_value(bench, extra_args, **given: int | None) -> None:
     words = [str(a) for a in extra_args]
     for flag, value in zip(words, words[1:]):  # held to --csize's and --cpus' ranges: Legion starts, the run fails
         if flag == RESOURCE_FLAGS["csize"] and realm_size(value) == 0:
-            raise MapperoptError(f"`{flag} {value}` after `--` asks for no system memory: --csize takes 1 MiB or more",
-                                 hint="give 1 or more, or leave the flag out (the size's)")
+            raise UsageError(f"`{flag} {value}` after `--` asks for no system memory: --csize takes 1 MiB or more",
+                             hint="give 1 or more, or leave the flag out (the size's)")
         if flag == RESOURCE_FLAGS["cpus"] and int(value) == 0:
-            raise MapperoptError(f"`{flag} {value}` after `--` asks for no CPU: --cpus takes 1 or more",
-                                 hint="give 1 or more, or leave the flag out (the size's)")
+            raise UsageError(f"`{flag} {value}` after `--` asks for no CPU: --cpus takes 1 or more",
+                             hint="give 1 or more, or leave the flag out (the size's)")
     places = [("after `--`", words)]
     if isinstance(bench, UserApp):
         places.append(("in --app's command", [str(a) for words in bench.args.values() for a in words]))
@@ -536,8 +536,8 @@ def require_one_value(bench, extra_args, **given: int | None) -> None:
                 value = f"{value} {unit}{'s' * (value != '1')} per node"
             elif value.isdigit():
                 value += " MiB"
-            raise MapperoptError(f"{option} {given[key]} and `{flag} {values[-1]}` {where} ask for different {what}",
-                                 hint=f"give one of them ({winner} would win: {value})")
+            raise UsageError(f"{option} {given[key]} and `{flag} {values[-1]}` {where} ask for different {what}",
+                             hint=f"give one of them ({winner} would win: {value})")
     _within_realm(given, words)
 
 

@@ -20,9 +20,9 @@ from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benc
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, mapper_notes, output_checked,
                                           relative_paths_note)
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
-from mapperopt.options import FiniteFloatRange, ListsBenchmarks
+from mapperopt.options import FiniteFloatRange, ListsBenchmarks, errors_as_json
 from mapperopt.records import Feedback, RunResult
 
 
@@ -211,12 +211,12 @@ def check_repeats(repeats: int, max_repeats: int, max_given: bool, once_with: Se
     several = [f"{name} {value}" for name, value in (("--repeats", repeats), ("--max-repeats", max_repeats))
                if name in once_with and value > 1]
     if several:
-        raise MapperoptError(f"--once measures one execution, {' and '.join(several)} several",
-                             hint="leave --once out to measure with repeats, or leave out "
-                                  + " and ".join(s.split()[0] for s in several))
+        raise UsageError(f"--once measures one execution, {' and '.join(several)} several",
+                         hint="leave --once out to measure with repeats, or leave out "
+                           + " and ".join(s.split()[0] for s in several))
     if max_given and repeats > max_repeats:
-        raise MapperoptError(f"--repeats {repeats} is more than --max-repeats {max_repeats}",
-                             hint=f"give --max-repeats {repeats} or more, or leave it out")
+        raise UsageError(f"--repeats {repeats} is more than --max-repeats {max_repeats}",
+                         hint=f"give --max-repeats {repeats} or more, or leave it out")
 
 
 def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: float | None,
@@ -230,7 +230,8 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
     blame the mappers. One rule for run, tune and compare. A user's program (`--app`) is never calibrated.
 
     Raises:
-        MapperoptError: naming --timeout and --min-time, and the least --timeout that leaves room.
+        MapperoptError: naming --timeout and --min-time, and the least --timeout that leaves room; a UsageError
+            before anything ran (no `start_up_s`), when the command line alone is at fault.
     """
     from mapperopt.benchmarks.userapp import UserApp
 
@@ -251,17 +252,18 @@ def check_timeout(bench: Any, size: str, timeout_s: float | None, min_time_s: fl
             ("the timeout", f"the size's timeout of {timeout_s:g}")
         # Twice a --min-time near the largest float is inf: no --timeout can be given above it.
         above = f"{needed:.3g}" if math.isfinite(needed) else f"twice {least:g} s"
-        raise MapperoptError(f"{said} leaves no room for the {least:g} s of measured time every "
-                             f"execution must reach (--min-time{default}){besides}: calibration lengthens an "
-                             "execution only while its expected wall time"
-                             + ("" if start_up_s else " (Legion's start-up and the application's set-up included)")
-                             + f" stays within half of {name}, so it needs more than {above}",
-                             hint=", ".join(
-                                 ([f"give --timeout well above {needed:.3g} (twice the measured time, plus the "
-                                   "start-up)"] if math.isfinite(needed) else [])
-                                 + ([f"{'a' if math.isfinite(needed) else 'give a'} --min-time below {lower:.3g}"]
-                                    if lower > 0 else [])
-                                 + (["or leave --timeout out"] if given else [])))
+        error = MapperoptError if start_up_s else UsageError  # measured, or the command line's alone
+        raise error(f"{said} leaves no room for the {least:g} s of measured time every "
+                    f"execution must reach (--min-time{default}){besides}: calibration lengthens an "
+                    "execution only while its expected wall time"
+                    + ("" if start_up_s else " (Legion's start-up and the application's set-up included)")
+                    + f" stays within half of {name}, so it needs more than {above}",
+                    hint=", ".join(
+                        ([f"give --timeout well above {needed:.3g} (twice the measured time, plus the "
+                          "start-up)"] if math.isfinite(needed) else [])
+                        + ([f"{'a' if math.isfinite(needed) else 'give a'} --min-time below {lower:.3g}"]
+                           if lower > 0 else [])
+                        + (["or leave --timeout out"] if given else [])))
 
 
 class BenchCommand(ListsBenchmarks):
@@ -344,19 +346,17 @@ def size_options(command):
 @contextlib.contextmanager
 def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[str], None]]:
     """With --json (`as_json`), an error raised inside, before a run has a result, is also printed on stdout as one
-    object with a failed run's keys (`RunResult.to_json`): status "error", `reason` the error, `log` it and its
-    hint, no `run_dir`; stderr says it as without --json. Yields a function that names the application (`app`,
+    object (`errors_as_json`) with a failed run's keys (`RunResult.to_json`): status "error", `reason` the error,
+    `log` it and its hint, no `run_dir`; stderr says it as without --json. Yields a function that names the application (`app`,
     until it is known: the benchmark, or the program of --app)."""
     name = [app]
-    try:
+    shown = mapper if mapper in ("default", "expert") else Path(mapper).name
+
+    def record(reason: str, log: str) -> dict:
+        return RunResult(app=name[0], mapper=shown, status="error", reason=reason, log=log).to_json()
+
+    with errors_as_json(as_json, record, indent=2):
         yield lambda known: name.__setitem__(0, known)
-    except (MapperoptError, click.ClickException) as exc:
-        if as_json:
-            reason = exc.message if isinstance(exc, MapperoptError) else exc.format_message()
-            shown = mapper if mapper in ("default", "expert") else Path(mapper).name
-            click.echo(json.dumps(RunResult(app=name[0], mapper=shown, status="error", reason=reason,
-                                            log=str(exc)).to_json(), indent=2))
-        raise
 
 
 @click.command(cls=BenchCommand)

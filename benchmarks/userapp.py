@@ -32,7 +32,7 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flags, known_benchmarks, processor_counts,
                                        require_app, require_gpu_driver)
 from mapperopt.descriptions import APP_FIELDS
-from mapperopt.errors import MapperoptError, closest, extended, signal_name
+from mapperopt.errors import MapperoptError, UsageError, closest, extended, signal_name
 from mapperopt.files import read_json, write_atomically, writing_in
 from mapperopt.records import RunResult
 
@@ -245,12 +245,13 @@ def _checked(problems: list[MapperoptError], read, *args, default=None):
 
 def raise_together(problems: list[MapperoptError], where: str) -> None:
     """Raises the one problem of `problems`, or one MapperoptError listing them all under `where`, each with its hint
-    (its `problems` attribute holds them); returns when there are none."""
+    (its `problems` attribute holds them; a UsageError when all of them are); returns when there are none."""
     if len(problems) == 1:
         raise problems[0]
     if problems:
         said = ["  - " + str(p).replace("\n", "\n    ") for p in problems]  # each with its hint below it
-        error = MapperoptError(f"{where} has {len(problems)} problems:\n" + "\n".join(said))
+        usage = all(isinstance(p, UsageError) for p in problems)
+        error = (UsageError if usage else MapperoptError)(f"{where} has {len(problems)} problems:\n" + "\n".join(said))
         error.problems = problems
         raise error
 
@@ -437,7 +438,7 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
 
     words = _split(command, "--app")
     if not words:
-        raise MapperoptError("--app needs a command, e.g. --app './myapp -n 100'")
+        raise UsageError("--app needs a command, e.g. --app './myapp -n 100'")
     exe = Path(words[0])
     if "/" not in words[0]:
         found = shutil.which(words[0])
@@ -457,7 +458,7 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     for flag, value in zip(words[1:], words[2:]):
         if flag in flags:
             if not value.isdigit():
-                raise MapperoptError(f"--app: {flag} needs a whole number, got {value!r}")
+                raise UsageError(f"--app: {flag} needs a whole number, got {value!r}")
             given[flags[flag]] = int(value)
     size = SizeConfig(name="ci", args={}, **given, legion_flags=(), timeout_s=float(timeout_s), min_time_s=0.0)
     return UserApp(name=exe.name, exe=exe, args={"ci": tuple(words[1:])}, config=_config(exe.name, {"ci": size},
@@ -1367,17 +1368,17 @@ def app_from_options(bench: str | None, app_args: tuple, app_spec: str | None, m
         given = [k for k, v in flags.items() if v is not None]
         if given:
             names = " and ".join(filter(None, (", ".join(given[:-1]), given[-1])))
-            raise MapperoptError(f"{names} {'applies' if len(given) == 1 else 'apply'} only to --app")
+            raise UsageError(f"{names} {'applies' if len(given) == 1 else 'apply'} only to --app")
         if not bench:
-            raise MapperoptError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'",
-                                 hint=f"the benchmarks: {', '.join(known_benchmarks())}")
+            raise UsageError("name a benchmark (BENCH) or give --app FILE|'CMD ARGS'",
+                             hint=f"the benchmarks: {', '.join(known_benchmarks())}")
         require_app(bench)
         return bench, app_args
     problems: list[MapperoptError] = []  # every problem of the options and the program at once (`_checked`)
     if min_time_s is not None:  # accepted silently, it would change nothing: an execution is never calibrated
-        problems.append(MapperoptError(f"--min-time {min_time_s:g} does not apply to --app: mapperopt never "
-                                       "calibrates your program, whose arguments alone fix the work of an execution",
-                                       hint=f"leave --min-time out; for longer executions give {protocol.USER_WORK}"))
+        problems.append(UsageError(f"--min-time {min_time_s:g} does not apply to --app: mapperopt never "
+                                   "calibrates your program, whose arguments alone fix the work of an execution",
+                                   hint=f"leave --min-time out; for longer executions give {protocol.USER_WORK}"))
     metric = _checked(problems, make_metric, metric_regex, unit, higher_is_better) if metric_regex else None
     verify = None
     if verify_pattern or verify_cmd or reference:

@@ -26,7 +26,8 @@ from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, UsageError
+from mapperopt.options import errors_as_json
 from mapperopt.files import cannot_write, check_writable, rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
@@ -105,6 +106,21 @@ def exit_on_syntax_error(path: str, diagnostic_to_stdout: bool = False):
         raise click.exceptions.Exit(1) from None
 
 
+@contextlib.contextmanager
+def _exit_status(code: int):
+    """Inside it, an error that ends the command with exit status 1 (a MapperoptError, or a syntax error said by
+    `exit_on_syntax_error`) ends it with status `code` instead."""
+    try:
+        yield
+    except click.exceptions.Exit as exc:
+        if exc.exit_code != 1:
+            raise
+        raise click.exceptions.Exit(code) from None
+    except MapperoptError as exc:
+        exc.exit_code = code
+        raise
+
+
 def _read_source_or_exit(path: str, diagnostic_to_stdout: bool = False) -> str:
     with exit_on_syntax_error(path, diagnostic_to_stdout):
         return read_source(path)
@@ -121,8 +137,8 @@ def _parse_domain(spec: str) -> tuple[int, ...]:
     except ValueError:
         dims = ()
     if not dims or any(d < 1 for d in dims):
-        raise MapperoptError(f"domain '{spec}' is not of the form N[xM...] with positive extents",
-                             hint="e.g. --domain 8x8")
+        raise UsageError(f"domain '{spec}' is not of the form N[xM...] with positive extents",
+                         hint="e.g. --domain 8x8")
     return dims
 
 
@@ -200,12 +216,12 @@ def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str 
     given = [o for o, v in (("--keep-app-mapper", keep_app_mapper), ("--timeout", timeout_s),
                             ("--rediscover", rediscover)) if v]
     if given and not app_spec:
-        raise MapperoptError(f"{given[0]} needs --app: it is about discovering your own program")
+        raise UsageError(f"{given[0]} needs --app: it is about discovering your own program")
     if size and not bench and not app_spec:
-        raise MapperoptError(f"--size {size} needs --bench NAME or --app: the size of which program?")
+        raise UsageError(f"--size {size} needs --bench NAME or --app: the size of which program?")
     if app_args and not bench and not app_spec:
-        raise MapperoptError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a run's and need "
-                             "--bench NAME or --app")
+        raise UsageError(f"unexpected arguments {' '.join(app_args)}: flags after `--` are a run's and need "
+                         "--bench NAME or --app")
 
 
 def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
@@ -424,18 +440,20 @@ def _rediscovered(target, app: AppDescription, program, size: str, app_args,
 @click.option("--write", is_flag=True, help="Rewrite each FILE in place instead of printing.")
 @click.option("--check", is_flag=True,
               help="Change nothing: list each FILE that is not formatted (`would reformat FILE`) and exit 1 if any "
-                   "is (for CI and commit hooks).")
+                   "is (for CI and commit hooks); a FILE that cannot be read or parsed exits 2.")
 def fmt(files, write, check):
     """Format DSL mappers canonically (comments are kept): print the one FILE formatted, or rewrite (--write) or
-    check (--check) each FILE. A FILE that does not parse stops the command with its error (exit status 1)."""
+    check (--check) each FILE. A FILE that cannot be read or parsed stops the command with its error (exit status 1;
+    with --check 2, as 1 says that a FILE is not formatted)."""
     if write and check:
         raise click.UsageError("--write rewrites the files and --check changes nothing: give one of them")
     if len(files) > 1 and not (write or check):
         raise click.UsageError(f"{len(files)} files given: print one at a time, or give --write or --check")
     unformatted = []
     for file in files:
-        text = _read_source_or_exit(file)
-        formatted = format_program(_parse_or_exit(text, file))
+        with _exit_status(2) if check else contextlib.nullcontext():
+            text = _read_source_or_exit(file)
+            formatted = format_program(_parse_or_exit(text, file))
         if not (write or check):
             click.echo(formatted, nl=False)
         elif formatted != text:
@@ -958,34 +976,35 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     `mapperopt run BENCH --size SIZE -- APP_ARGS` (or `run --app ...`): `--size small` or `-- -p 8` explain another
     run; with --machine and --size or flags, a run on its processors in all (as `check`).
     """
-    check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
-    if png:
-        check_writable(png)
-    text = _read_source_or_exit(file)
-    if feedback:
-        text = _apply_feedback(text, file, Path(feedback))
-        click.echo(text, err=as_json)
-    program = _parse_or_exit(text, file)
-    if not bench and not app_spec:
-        raise MapperoptError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
-    size = size or "ci"
-    given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
-    domain = _parse_domain(domain_spec) if domain_spec else None
-    bench, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, given, keep_app_mapper, timeout_s,
-                                              rediscover)
-    _refuse_huge_launches(app, domain)
-    if variants:
-        click.echo(variants, err=True)
-    if given is not None:
-        given = sized_machine(machine_spec, bench, size, app_args)
-    machine = given or load_machine(None, bench, size, tuple(app_args))
-    printed, diags = io.StringIO(), []
-    try:
-        entries = explain_decisions(program, app, machine, domain, printed, diags)
-    except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
-        click.echo(render_all(exc.diagnostics, text), err=True)
-        click.echo(summary_line(file, exc.diagnostics), err=True)
-        raise click.exceptions.Exit(1) from None
+    with errors_as_json(as_json):  # an error before the records: on stdout too, as one JSON line
+        check_run_args(bench, app_spec, app_args, size, keep_app_mapper, timeout_s, rediscover)
+        if png:
+            check_writable(png)
+        text = _read_source_or_exit(file)
+        if feedback:
+            text = _apply_feedback(text, file, Path(feedback))
+            click.echo(text, err=as_json)
+        program = _parse_or_exit(text, file)
+        if not bench and not app_spec:
+            raise UsageError("explain needs --bench NAME or --app FILE|'CMD ARGS'")
+        size = size or "ci"
+        given = None if machine_spec is None else parse_machine_spec(machine_spec, app_args)
+        domain = _parse_domain(domain_spec) if domain_spec else None
+        bench, app, run_cmd, variants = sized_app(bench, app_spec, size, app_args, given, keep_app_mapper, timeout_s,
+                                                  rediscover)
+        _refuse_huge_launches(app, domain)
+        if variants:
+            click.echo(variants, err=True)
+        if given is not None:
+            given = sized_machine(machine_spec, bench, size, app_args)
+        machine = given or load_machine(None, bench, size, tuple(app_args))
+        printed, diags = io.StringIO(), []
+        try:
+            entries = explain_decisions(program, app, machine, domain, printed, diags)
+        except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
+            click.echo(render_all(exc.diagnostics, text), err=True)
+            click.echo(summary_line(file, exc.diagnostics), err=True)
+            raise click.exceptions.Exit(1) from None
     echo_printed(printed.getvalue(), "the evaluation")
     if as_json:
         for e in entries:

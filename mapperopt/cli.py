@@ -58,13 +58,18 @@ def _group():
                 return unavailable
 
         def resolve_command(self, ctx, args):
+            from mapperopt.options import refuse_repeated_values
+
             try:
-                return super().resolve_command(ctx, args)
+                name, command, rest = super().resolve_command(ctx, args)
             except click.UsageError as exc:  # click suggests misspelt options, not commands
                 near = closest(args[0], COMMANDS) if args and args[0] not in COMMANDS else None
                 if near is None:
                     raise
                 raise click.UsageError(f"{exc.message} Did you mean {near!r}?", ctx) from None
+            if command is not None and not ctx.resilient_parsing:
+                refuse_repeated_values(command, rest)  # `--iters 3 --iters 5`: click would take 5 silently
+            return name, command, rest
 
         def format_commands(self, ctx, formatter):
             # Short help from the table, so that `--help` imports nothing heavy.
@@ -106,8 +111,8 @@ def _show(exc) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: runs the CLI and turns `MapperoptError`, a write the file system refused and a folder where a file
-    belongs (or the reverse) into a message and exit status 1."""
+    """Entry point: runs the CLI and turns `MapperoptError` (exit status 1, 2 for a usage error), a write the file
+    system refused and a folder where a file belongs (or the reverse) into a message and exit status 1."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["compile"]:
         from mapperopt.compiler.cached import answer  # a compile done before: answered without click
@@ -125,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         status = _group().main(args=argv, standalone_mode=False)
     except MapperoptError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
-        return 1
+        return exc.exit_code
     except OSError as exc:  # a full disk, a read-only cache, ...: said as the errors above
         from mapperopt.files import refused_write, wrong_kind
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 
 from mapperopt import toolchain
-from mapperopt.errors import MapperoptError, ToolchainError
+from mapperopt.errors import MapperoptError, ToolchainError, UsageError
 from mapperopt.files import refused_write
-from mapperopt.options import ListsBenchmarks
+from mapperopt.options import ListsBenchmarks, errors_as_json
 from mapperopt.optimizer.base import OPTIMIZERS
 from mapperopt.probe import probe_json
 
@@ -54,17 +54,18 @@ def machine(cpus, gpus, as_json, flags):
     from mapperopt.benchmarks.apps import processor_counts, require_one_value
 
     flags = [str(f) for f in flags]
-    for flag, value in zip(flags[::2], flags[1::2] + [None]):
-        if flag not in MACHINE_FLAGS:
-            raise MapperoptError(f"`{flag}` after `--` does not change the machine: `machine` takes only "
+    with errors_as_json(as_json, indent=2):  # an error: on stdout too, as one object
+        for flag, value in zip(flags[::2], flags[1::2] + [None]):
+            if flag not in MACHINE_FLAGS:
+                raise UsageError(f"`{flag}` after `--` does not change the machine: `machine` takes only "
                                  f"{', '.join(sorted(MACHINE_FLAGS))}, each with a value",
                                  hint="give the other flags to `mapperopt run`")
-        if value is None or not value.isdigit():
-            raise MapperoptError(f"`{flag}` after `--` needs a whole number, got {value!r}")
-    require_one_value(None, flags, cpus=cpus, gpus=gpus)  # a contradicting option and flag are refused, as in a run
-    cpus, gpus = processor_counts(cpus, gpus, flags)
-    rest = tuple(a for kv in zip(flags[::2], flags[1::2]) if kv[0] not in ("-ll:cpu", "-ll:gpu") for a in kv)
-    data = probe_json(cpus, gpus, machine_flags=rest)
+            if value is None or not value.isdigit():
+                raise UsageError(f"`{flag}` after `--` needs a whole number, got {value!r}")
+        require_one_value(None, flags, cpus=cpus, gpus=gpus)  # an option and a flag that contradict it: as in a run
+        cpus, gpus = processor_counts(cpus, gpus, flags)
+        rest = tuple(a for kv in zip(flags[::2], flags[1::2]) if kv[0] not in ("-ll:cpu", "-ll:gpu") for a in kv)
+        data = probe_json(cpus, gpus, machine_flags=rest)
     if as_json:
         click.echo(json.dumps(data, indent=2))
         return

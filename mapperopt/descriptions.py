@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.files import AtLeast, OneOf
 
 APP_SCHEMA = "mapperopt.app/1"
@@ -53,6 +53,10 @@ SIZE_FLAGS = {"-ll:csize": "SYSMEM", "-ll:fsize": "FBMEM", "-ll:zsize": "ZCMEM",
 
 class DescriptionError(MapperoptError):
     """A description is not valid JSON of its schema."""
+
+
+class MachineSpecError(DescriptionError, UsageError):
+    """--machine's text is no machine, or a run's flag contradicts it (`parse_machine_spec`): a usage error."""
 
 
 def _load(data: dict | str, what: str) -> dict:
@@ -511,9 +515,10 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
     machine gives them); other flags are ignored.
 
     Raises:
-        DescriptionError: the text is of neither form, names a count twice, or a count is out of range (nodes >= 1,
-            CPUs >= 1, at most 2^20 processors of one kind in all, as the DSL's machine models allow); a memory
-            flag's size is not a size; `-ll:cpu` or `-ll:gpu` contradicts the machine.
+        MachineSpecError (a DescriptionError and a UsageError): the text is of neither form, names a count twice,
+            or a count is out of range (nodes >= 1, CPUs >= 1, at most 2^20 processors of one kind in all, as the
+            DSL's machine models allow); a memory flag's size is not a size; `-ll:cpu` or `-ll:gpu` contradicts the
+            machine.
     """
     from mapperopt.dsl.machine import MAX_PROCS
 
@@ -531,25 +536,25 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
                      "mapperopt's Legion has no OpenMP processors" if kind == "OMP" else
                      f"a run gets them with Realm's -ll:{kind.lower()} N; without --machine, the machine checked "
                      f"is this one as that run sees it: `-- -ll:{kind.lower()} N`")
-            raise DescriptionError(f"machine '{spec}': --machine describes nodes, GPUs and CPUs only, not {kind} "
+            raise MachineSpecError(f"machine '{spec}': --machine describes nodes, GPUs and CPUs only, not {kind} "
                                    f"processors ({comes})", hint=hint)
         if not _LABELLED_SPEC.fullmatch(spec):
-            raise DescriptionError(f"machine '{spec}' is neither of the form {MACHINE_SPEC} (numbers only, e.g. "
+            raise MachineSpecError(f"machine '{spec}' is neither of the form {MACHINE_SPEC} (numbers only, e.g. "
                                    "4x4x32) nor labelled counts (a unit on every count, e.g. 4n4g32c or "
                                    "4node,4gpu,32cpu)", hint=hint)
         for value, unit in _LABELLED_PART.findall(spec):
             key = unit[0].lower()
             if key in counts:
                 what = {"n": "node", "g": "GPU", "c": "CPU"}[key]
-                raise DescriptionError(f"machine '{spec}' gives the {what} count twice", hint=hint)
+                raise MachineSpecError(f"machine '{spec}' gives the {what} count twice", hint=hint)
             counts[key] = int(value)
         nodes, gpus, cpus = counts.get("n", 1), counts.get("g", 0), counts.get("c", 1)
     if nodes < 1 or cpus < 1:
-        raise DescriptionError(f"machine '{spec}' needs at least one node and one CPU per node", hint=hint)
+        raise MachineSpecError(f"machine '{spec}' needs at least one node and one CPU per node", hint=hint)
     # every node has one UTIL processor: the node count is a processor count too
     for kind, total in (("node", nodes), ("GPU", nodes * gpus), ("CPU", nodes * cpus)):
         if total > MAX_PROCS:
-            raise DescriptionError(f"machine '{spec}' has {total} {kind}s{' in all' if kind != 'node' else ''}: at "
+            raise MachineSpecError(f"machine '{spec}' has {total} {kind}s{' in all' if kind != 'node' else ''}: at "
                                    f"most {MAX_PROCS} processors of one kind in all are supported (each node has one "
                                    "UTIL processor)", hint=hint)
     counts = {"CPU": cpus, "GPU": gpus, "UTIL": 1, "IO": 0, "PY": 0, "OMP": 0}
@@ -560,11 +565,11 @@ def parse_machine_spec(spec: str, run_flags: Sequence[str] = ()) -> MachineDescr
         if flag in SIZE_FLAGS:
             size = realm_size(value)
             if size is None:
-                raise DescriptionError(f"{flag} {value!r}: not a size", hint=SIZE_HINT)
+                raise MachineSpecError(f"{flag} {value!r}: not a size", hint=SIZE_HINT)
             sizes[SIZE_FLAGS[flag]] = size
         elif flag in ("-ll:cpu", "-ll:gpu") and value != str(counts[flag[4:].upper()]):
             per_node = counts[flag[4:].upper()]
-            raise DescriptionError(
+            raise MachineSpecError(
                 f"`{flag} {value}` after `--` contradicts --machine {spec} ({per_node} {flag[4:].upper()}"
                 f"{'s' if per_node != 1 else ''} per node): --machine gives the processor counts",
                 hint=f"drop `{flag} {value}`, or give the counts in --machine")

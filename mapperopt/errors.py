@@ -1,7 +1,7 @@
 """Error types shared by every layer.
 
 Every error that reaches the command line derives from `MapperoptError`; the CLI prints its message (and its
-`hint`, when there is one) and exits with status 1, never with a traceback.
+`hint`, when there is one) and exits with its `exit_code`, never with a traceback: 1, or 2 for a `UsageError`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ class MapperoptError(Exception):
         hint: how to fix it, or None.
     """
 
+    exit_code = 1  # the command line's exit status
+
     def __init__(self, message: str, hint: str | None = None):
         super().__init__(message)
         self.message = message
@@ -38,6 +40,13 @@ class MapperoptError(Exception):
 
     def __str__(self) -> str:
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class UsageError(MapperoptError):
+    """A command line that is wrong in itself, whatever the files and the machine: a missing argument, an option's
+    value that no run could take, options that exclude each other. Exit status 2, as click's own usage errors."""
+
+    exit_code = 2
 
 
 class ToolchainError(MapperoptError):

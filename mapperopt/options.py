@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import shlex
+from typing import Callable, Iterator
 
 import click
+
+from mapperopt.errors import MapperoptError
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -30,3 +36,52 @@ class ListsBenchmarks(click.Command):
         word = next(p.name for p in self.params if isinstance(p, click.Argument)).upper()
         formatter.write_text(f"{word}: {', '.join(known_benchmarks())}.")
         super().format_epilog(ctx, formatter)
+
+
+@contextlib.contextmanager
+def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = None,
+                   indent: int | None = None) -> Iterator[None]:
+    """With --json (`as_json`), an error raised inside (a MapperoptError, or a click error such as a usage error)
+    before the command's own JSON is also printed on stdout, as one JSON object (`indent` as json.dumps'), so that a
+    program reading stdout learns why nothing else comes: `record(reason, log)`, by default `{"status": "error",
+    "reason": reason, "log": log}`, where `reason` is the error's message and `log` the message with its hint. The
+    error goes on: stderr says it as without --json, and the exit status is its own."""
+    try:
+        yield
+    except (MapperoptError, click.ClickException) as exc:
+        if as_json:
+            reason = exc.message if isinstance(exc, MapperoptError) else exc.format_message()
+            made = record(reason, str(exc)) if record else {"status": "error", "reason": reason, "log": str(exc)}
+            click.echo(json.dumps(made, indent=indent))
+        raise
+
+
+def refuse_repeated_values(command: click.Command, args: list[str]) -> None:
+    """Refuses an option of `command` that takes one value given more than once with different values among its
+    arguments `args` (up to `--`: the program's flags after it are its own): click would take the last value, silently.
+    The same value again, a flag again and an option that takes several values (`multiple`) pass; with -h or --help
+    nothing is refused (click shows the help first).
+
+    Raises:
+        click.BadOptionUsage: naming the option and every value given.
+    """
+    single = {opt: param for param in command.params if isinstance(param, click.Option)
+              and not (param.is_flag or param.count or param.multiple) for opt in param.opts}
+    given: dict[click.Option, list[tuple[str, str]]] = {}
+    k = 0
+    while k < len(args) and args[k] != "--":
+        word, k = args[k], k + 1
+        if word in ("-h", "--help"):
+            return
+        name, value = (word.split("=", 1) + [None])[:2] if word.startswith("--") else (word, None)
+        if name not in single and word[:2] in single and not word.startswith("--"):  # -oVALUE
+            name, value = word[:2], word[2:]
+        if name in single:
+            if value is None and k < len(args):  # the next word, as click takes it, whatever it looks like
+                value, k = args[k], k + 1
+            if value is not None:  # none: click says that it needs one
+                given.setdefault(single[name], []).append((name, value))
+    for param, uses in given.items():
+        if len({value for _, value in uses}) > 1:
+            said = ", ".join(f"{name} {shlex.quote(value)}" for name, value in uses)
+            raise click.BadOptionUsage(uses[0][0], f"{param.opts[0]} given more than once ({said}): give it once")

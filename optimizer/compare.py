@@ -72,7 +72,7 @@ from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options
                                           unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
-from mapperopt.errors import MapperoptError, closest
+from mapperopt.errors import MapperoptError, UsageError, closest
 from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, write_atomically, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
@@ -656,11 +656,11 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     unknown = [o for o in opts["optimizers"] if o not in OPTIMIZERS]
     if unknown:
         near = closest(unknown[0], OPTIMIZERS)
-        raise MapperoptError(f"unknown optimizer(s) {', '.join(unknown)}",
-                             hint=(f"did you mean {near!r}? " if near else "") + f"choose from {', '.join(OPTIMIZERS)}")
+        raise UsageError(f"unknown optimizer(s) {', '.join(unknown)}",
+                         hint=(f"did you mean {near!r}? " if near else "") + f"choose from {', '.join(OPTIMIZERS)}")
     twice = [o for o in dict.fromkeys(opts["optimizers"]) if opts["optimizers"].count(o) > 1]
     if twice:  # its runs are one folder: the table would count each of them twice
-        raise MapperoptError(f"--optimizers names {', '.join(twice)} twice", hint="name each optimizer once")
+        raise UsageError(f"--optimizers names {', '.join(twice)} twice", hint="name each optimizer once")
     llm = LLMConfig.from_env()
     optimizers = [name for name in opts["optimizers"] if not OPTIMIZERS[name].needs_model or llm.configured]
     # Said once the comparison is known to go on: `--report-only` without one gets its error alone.
@@ -1969,8 +1969,8 @@ def _runs_list(text: str, runs: int) -> list[int]:
     """
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items or not all(t.isdigit() and 1 <= int(t) <= runs for t in items):
-        raise MapperoptError(f"--remeasure {text!r}: expected run numbers from 1 to {runs}, comma-separated",
-                             hint=f"e.g. --remeasure {','.join(map(str, range(max(1, runs - 2), runs + 1)))}")
+        raise UsageError(f"--remeasure {text!r}: expected run numbers from 1 to {runs}, comma-separated",
+                         hint=f"e.g. --remeasure {','.join(map(str, range(max(1, runs - 2), runs + 1)))}")
     return sorted({int(t) for t in items})
 
 
@@ -1980,7 +1980,7 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
     if old_value is None:
         return default if value is None else value
     if value is not None and value != old_value:
-        raise MapperoptError(f"{name} {value} and {old_name} {old_value} disagree; {old_name} is {name}'s old name")
+        raise UsageError(f"{name} {value} and {old_name} {old_value} disagree; {old_name} is {name}'s old name")
     click.echo(f"warning: compare's {old_name} is deprecated: say {name} {old_value}", err=True)
     return old_value
 
@@ -2104,7 +2104,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if stored is None:
         require_start_file(start, check_options(bench, size, app_args))
     if remeasure is not None and report_only:
-        raise MapperoptError("--remeasure measures, --report-only does not", hint="give one of them")
+        raise UsageError("--remeasure measures, --report-only does not", hint="give one of them")
 
     def on_record(label: str, r: IterationRecord) -> None:
         console.print(escape(progress_line(label, r, opts["iters"])))  # a resumed comparison's own --iters

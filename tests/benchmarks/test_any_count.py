@@ -123,7 +123,7 @@ def test_check_and_explain_take_the_processor_counts_after_the_double_dash(count
         assert len([p for p in points if p["task"] == "stencil" and "balance" not in p]) == 6
     assert main(["check", str(mapper), *size, *machine(3)]) == 1  # six tiles on three processors: 3-5 fail
     assert "launch domain (6,)" in capsys.readouterr().out
-    assert main(["check", str(mapper), *size, *machine(2), "--", *counts]) == 1
+    assert main(["check", str(mapper), *size, *machine(2), "--", *counts]) == 2  # a usage error
     assert f"`{counts[0]} {counts[1]}` after `--` contradicts --machine" in capsys.readouterr().err
 
 

@@ -321,7 +321,7 @@ def test_a_flag_the_benchmark_does_not_take_or_an_option_after_the_double_dash_i
             (["check", "configs/cosma.dsl", "--bench", "cosma", "--", "--machine", "1x4"],
              "error: --machine after `--` goes to cosma")):
         capsys.readouterr()
-        assert main(args) == 1, args
+        assert main(args) == 2, args
         out, err = capsys.readouterr()
         assert said in err and "Running" not in out, (args, out, err)
     from mapperopt.benchmarks.apps import check_app_flags
@@ -418,7 +418,7 @@ def test_the_benchmarks_are_listed_by_the_help_of_run_tune_and_compare_and_when_
         assert f"BENCH: {listed}." in " ".join(capsys.readouterr().out.split()), command
     assert main(["build", "--help"]) == 0
     assert f"BENCHES: {listed}." in " ".join(capsys.readouterr().out.split())
-    assert main(["run"]) == 1
+    assert main(["run"]) == 2
     assert f"hint: the benchmarks: {listed}" in capsys.readouterr().err
 
 
@@ -454,20 +454,21 @@ def test_run_once_refuses_repeats(tmp_path, capsys, option):
     the option silently ignored: the contradiction is refused before anything runs, as --repeats above
     --max-repeats is."""
     capsys.readouterr()
-    assert main(["run", "circuit", "--once", option, "5", "--out", str(tmp_path / "r")]) == 1
+    assert main(["run", "circuit", "--once", option, "5", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert f"error: --once measures one execution, {option} 5 several" in err and "hint: " in err, err
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("args", [["--size", "huge"], ["--once", "--repeats", "5"], ["--mapper", "nosuch.dsl"]],
-                         ids=["size", "once-repeats", "mapper"])
-def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args):
+@pytest.mark.parametrize("args, status", [(["--size", "huge"], 2), (["--once", "--repeats", "5"], 2),
+                                          (["--mapper", "nosuch.dsl"], 1)], ids=["size", "once-repeats", "mapper"])
+def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args, status):
     """`run --json` printed JSON for a finished or failed run only: an error before the run (an unknown size, a
     conflict of options, a missing mapper) left stdout empty. It prints one object too, with a failed run's keys,
-    status "error" and the error as `reason`; stderr says it as before, and the exit status is 1."""
+    status "error" and the error as `reason`; stderr says it as before, and the exit status is 2 for a usage error (the
+    first two), 1 for another."""
     capsys.readouterr()
-    assert main(["run", "circuit", "--json", "--out", str(tmp_path / "r"), *args]) == 1
+    assert main(["run", "circuit", "--json", "--out", str(tmp_path / "r"), *args]) == status
     out, err = capsys.readouterr()
     failed = RunResult(app="circuit", mapper="default", status="failed").to_json()
     error = json.loads(out)
@@ -476,20 +477,27 @@ def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args)
     assert not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("args", [["machine", "--json", "--gpus", "1"],
-                                  ["explain", str(Path(__file__).parents[2] / "configs" / "circuit.dsl"),
-                                   "--bench", "circiut", "--json"]],
-                         ids=["machine", "explain"])
-def test_machine_and_explain_json_print_nothing_on_stdout_for_an_error(capsys, args):
-    """Unlike `run --json`, whose error object has a run result's keys, `machine --json` and `explain --json` print
-    only their own records, so an error leaves stdout empty (docs/running.md says so): the error is on stderr, exit
-    status 1."""
+@pytest.mark.parametrize("args, status", [(["machine", "--json", "--gpus", "1"], 1),
+                                          (["machine", "--json", "--", "-steps", "4"], 2),
+                                          (["explain", str(Path(__file__).parents[2] / "configs" / "circuit.dsl"),
+                                            "--bench", "circiut", "--json"], 2),
+                                          (["explain", str(Path(__file__).parents[2] / "configs" / "circuit.dsl"),
+                                            "--bench", "circuit", "--machine", "1x4", "--png", "nosuch/x.png",
+                                            "--json"], 1)],
+                         ids=["machine", "machine-usage", "explain-usage", "explain"])
+def test_machine_and_explain_json_print_an_error_before_their_records_as_json(capsys, args, status):
+    """`machine --json` and `explain --json` left stdout empty on an error before their records, so a program reading
+    stdout got nothing to parse: they print one object there too, as `run --json` does, `status` "error", the error as
+    `reason` and with its hint as `log`; stderr says it as without --json, and the exit status is the error's."""
     capsys.readouterr()
-    assert main(args) == 1
+    assert main(args) == status
     out, err = capsys.readouterr()
-    assert out == "" and "error: " in err, (out, err)
-    running = (Path(__file__).parents[2] / "docs" / "running.md").read_text()
-    assert "`machine --json` and `explain --json`" in running
+    error = json.loads(out)
+    assert error["status"] == "error" and error["reason"] and f"error: {error['reason']}" in err, (out, err)
+    assert error["log"].startswith(error["reason"]), out
+    assert args[0] == "machine" or len(out.splitlines()) == 1, out  # explain's: one JSON line, as its records are
+    running = " ".join((Path(__file__).parents[2] / "docs" / "running.md").read_text().split())
+    assert "`machine --json` and `explain --json` print such an error as one object too" in running
 
 
 @pytest.mark.parametrize("command", [["machine"], ["run", "circuit", "--once"]], ids=["machine", "run"])
@@ -497,7 +505,7 @@ def test_no_system_memory_after_the_flags_is_refused_as_csize_0_is(tmp_path, cap
     """`--csize 0` is refused, but `-- -ll:csize 0` showed an empty memory table (`machine`) or started a run that
     failed: the flag is held to the option's range, before anything runs."""
     capsys.readouterr()
-    assert main([*command, "--", "-ll:csize", "0"]) == 1
+    assert main([*command, "--", "-ll:csize", "0"]) == 2
     err = capsys.readouterr().err
     assert "error: `-ll:csize 0` after `--` asks for no system memory: --csize takes 1 MiB or more" in err, err
 
@@ -507,7 +515,7 @@ def test_no_cpu_after_the_flags_is_refused_as_cpus_0_is(capsys, command):
     """`--cpus 0` is refused, but `-- -ll:cpu 0` was taken: the flag is held to the option's range, before anything
     runs, as `-ll:csize 0` is."""
     capsys.readouterr()
-    assert main([*command, "--", "-ll:cpu", "0"]) == 1
+    assert main([*command, "--", "-ll:cpu", "0"]) == 2
     err = capsys.readouterr().err
     assert "error: `-ll:cpu 0` after `--` asks for no CPU: --cpus takes 1 or more" in err, err
 

@@ -150,7 +150,7 @@ def test_an_empty_machine_is_refused_after_a_compile_without_one(tmp_path, capsy
     mapper.write_text("Task * CPU;\n")
     assert main(["compile", str(mapper), "--bench", "circuit"]) == 0
     capsys.readouterr()
-    assert main(["compile", str(mapper), "--bench", "circuit", "--machine", ""]) == 1
+    assert main(["compile", str(mapper), "--bench", "circuit", "--machine", ""]) == 2
     assert "machine '' is neither of the form" in capsys.readouterr().err
 
 

@@ -415,6 +415,26 @@ def test_fmt_check_lists_the_files_it_would_change_and_changes_none(tmp_path):
         assert result.exit_code == 2 and words in result.output, result.output
 
 
+def test_fmt_check_exits_2_on_a_file_it_cannot_read_or_parse_and_1_on_one_not_formatted(tmp_path, capsys):
+    """`fmt --check` exited 1 both for a file not formatted and for one it could not read or parse, so a CI step could
+    not tell "run fmt --write" from "the file is broken": an error is exit status 2, `would reformat` alone is 1."""
+    from mapperopt.cli import main
+
+    messy, broken, binary = tmp_path / "messy.dsl", tmp_path / "broken.dsl", tmp_path / "latin1.dsl"
+    messy.write_text("Task *   GPU ,CPU ;\n")
+    broken.write_text("Task * CPU\n")
+    binary.write_bytes(b"Task t GPU; # caf\xe9\n")
+    assert main(["fmt", "--check", str(messy)]) == 1
+    assert capsys.readouterr().out == f"would reformat {messy}\n"
+    for bad, code in ((broken, "E105"), (binary, "E112"), (tmp_path / "missing.dsl", "cannot read")):
+        assert main(["fmt", "--check", str(messy), str(bad)]) == 2, bad
+        out, err = capsys.readouterr()
+        assert code in err, err
+    assert "cannot be read or parsed exits 2" in " ".join(CliRunner().invoke(cli, ["fmt", "--help"]).output.split())
+    # without --check, a file that does not parse is an input error as in every other command: exit status 1
+    assert main(["fmt", str(broken)]) == 1
+
+
 def test_fmt_keeps_config_mappers_unchanged(tmp_path):
     result = run("fmt", "--check", *map(str, sorted(CONFIGS.glob("*.dsl"))))
     assert result.exit_code == 0, result.output

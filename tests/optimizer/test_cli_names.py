@@ -74,7 +74,7 @@ def test_an_unknown_benchmark_is_refused_before_anything_is_said(command, monkey
     for name in ("MAPPEROPT_LLM_BASE_URL", "MAPPEROPT_LLM_MODEL"):  # compare skips trace, aloud, without them
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
-    assert main(command) == 1
+    assert main(command) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: unknown benchmark 'nope'; known: "), (out, err)
     assert not list(tmp_path.iterdir())
@@ -220,6 +220,6 @@ def test_a_misspelt_subcommand_gets_a_did_you_mean(capsys, typed, meant):
 
 def test_a_misspelt_optimizer_name_gets_a_did_you_mean(tmp_path, capsys):
     """`compare --optimizers radnom` listed the names but named none, where a misspelt benchmark gets one."""
-    assert main(["compare", "circuit", "--optimizers", "radnom", "--runs-dir", str(tmp_path)]) == 1
+    assert main(["compare", "circuit", "--optimizers", "radnom", "--runs-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "unknown optimizer(s) radnom" in err and "did you mean 'random'?" in err, err

@@ -82,7 +82,7 @@ def test_a_resumed_comparison_keeps_its_own_runs_iterations_and_jobs(tmp_path, c
     assert "this makes --runs" not in err, err
 
     # --remeasure is checked against the comparison's 2 runs, not --runs' default 5
-    assert main(["compare", "--resume", str(folder), "--remeasure", "3"]) == 1
+    assert main(["compare", "--resume", str(folder), "--remeasure", "3"]) == 2
     err = " ".join(capfd.readouterr().err.split())
     assert "expected run numbers from 1 to 2" in err and "e.g. --remeasure 1,2" in err, err
 

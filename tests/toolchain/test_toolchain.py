@@ -261,7 +261,7 @@ def test_machine_command_takes_the_run_flags_that_shape_the_machine(capsys):
     assert main(["machine", "--json", "--", "-ll:io", "2", "-ll:cpu", "2"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["processors"]["IO"] == [2] and data["processors"]["CPU"] == [2]
-    assert main(["machine", "--", "-steps", "4"]) == 1
+    assert main(["machine", "--", "-steps", "4"]) == 2
     assert "`-steps` after `--` does not change the machine" in capsys.readouterr().err
     assert main(["machine", "--", "-ll:omp", "2"]) == 1
     err = " ".join(capsys.readouterr().err.split())
@@ -274,7 +274,7 @@ def test_machine_command_takes_the_run_flags_that_shape_the_machine(capsys):
 
 def test_machine_refuses_a_processor_option_that_its_flag_contradicts(capsys):
     """`machine --cpus 1 -- -ll:cpu 2` probed 2 CPUs silently; run, tune and compare refuse the two values."""
-    assert main(["machine", "--cpus", "1", "--json", "--", "-ll:cpu", "2"]) == 1
+    assert main(["machine", "--cpus", "1", "--json", "--", "-ll:cpu", "2"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "--cpus 1 and `-ll:cpu 2` after `--` ask for different CPU counts" in err and "give one of them" in err, err
     assert main(["machine", "--cpus", "2", "--json", "--", "-ll:cpu", "2"]) == 0  # the same value twice is one
@@ -311,20 +311,20 @@ def test_build_names_only_applications_a_user_can_name(capsys):
         except MapperoptError:
             return False
 
-    assert main(["build", "nope"]) == 1
+    assert main(["build", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown benchmark 'nope'; known: " in err
     listed = [name.strip() for name in err.split("known: ")[1].split(",")]
     assert "circuit" in listed and [name for name in listed if not configured(name)] == []
     # one wording for one error: the commands that read the benchmark's configuration say the same
     for command in (["run", "nope"], ["check", str(CONFIGS / "circuit.dsl"), "--bench", "nope"]):
-        assert main(command) == 1
+        assert main(command) == 2
         assert capsys.readouterr().err == err
     for part in ("gemm", "probe", "common"):
-        assert main(["build", part]) == 1
+        assert main(["build", part]) == 2
         assert f"unknown benchmark '{part}'" in capsys.readouterr().err
     # every name is checked before anything is built: a typo after a long build is not found only at the end
-    assert main(["build", "circuit", "nope"]) == 1
+    assert main(["build", "circuit", "nope"]) == 2
     out, err = capsys.readouterr()
     assert "unknown benchmark 'nope'" in err and "circuit:" not in out
 

@@ -154,7 +154,7 @@ def test_min_time_with_app_is_refused_not_ignored(command, tmp_path, mapper, cap
     app = script(tmp_path, "app", "exit 0")
     (tmp_path / "mapperopt.yaml").write_text("executable: ./app\n")
     for spec in (str(app), "mapperopt.yaml"):
-        assert main([command, "--app", spec, "--min-time", "2"]) == 1
+        assert main([command, "--app", spec, "--min-time", "2"]) == 2
         err = capsys.readouterr().err
         assert "--min-time 2 does not apply to --app: mapperopt never calibrates your program" in err, err
         assert ("leave --min-time out; for longer executions give larger size arguments (in --app's quoted command "
@@ -832,7 +832,7 @@ def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path,
     (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
     for given, how in (("./prog", "`--app ./prog`; with its arguments in quotes: `--app './prog -n 100'`"),
                        ("mapperopt.yaml", "`--app mapperopt.yaml`")):
-        assert main([command, given]) == 1
+        assert main([command, given]) == 2
         err = re.sub(r"\s+", " ", capsys.readouterr().err)
         assert f"unknown benchmark '{given}'" in err, err
         assert f"hint: {given} is a file here: give your own program with --app ({how})" in err, err
@@ -863,7 +863,7 @@ def test_a_resource_option_and_a_flag_after_the_separator_or_in_the_command_that
          "give one of them (--csize would win: 256 MiB)"),
     ]
     for args, said, hint in cases:
-        assert main([command, "--app", *args]) == 1, args
+        assert main([command, "--app", *args]) == 2, args
         err = re.sub(r"\s+", " ", capsys.readouterr().err)
         assert said in err and f"hint: {hint or 'give one of them'}" in err, (args, err)
     assert not list(tmp_path.glob("runs")), "refused before anything ran"

@@ -77,7 +77,8 @@ def test_plain_resume_continues_with_the_folders_own_program(finished, capsys):
     kept = root.parent / "kept"
     shutil.copytree(root, kept)  # a copy: the other tests read the finished folder
     capsys.readouterr()
-    assert main(["tune", "--resume", str(kept), "--iters", "2", *QUICK, "--final-rounds", "2"]) == 0
+    assert QUICK[-2:] == ["--final-rounds", "1"]  # replaced: an option is given once
+    assert main(["tune", "--resume", str(kept), "--iters", "2", *QUICK[:-2], "--final-rounds", "2"]) == 0
     out = flat(capsys.readouterr().out)
     assert (f"Continuing {kept}: 1 of 2 iterations done (the run's own settings apply; the final comparison takes "
             "this command's --final-rounds, 2)") in out, out
