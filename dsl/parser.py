@@ -163,6 +163,13 @@ _PUNCTUATION = frozenset(
 )
 
 
+# Rules that add no level of nesting (E110): statements, and the argument list of a call (the call is the level).
+_FLAT_RULES = frozenset(
+    "empty_stmt task_stmt region_stmt layout_stmt limit_stmt collect_stmt index_map_stmt single_map_stmt replicate_stmt "
+    "tunable_stmt func_def param param_type return_stmt assign_stmt print_stmt arg_list".split()
+)
+
+
 def _abridged(text: str, keep: int = 24) -> str:
     return text if len(text) <= keep else f"{text[:keep]}... ({len(text)} characters)"
 
@@ -182,6 +189,7 @@ def _start(x) -> A.Loc:
 def _rule(method):
     """Adapt a rule callback: it receives the rule's location (from its first to its last token) and the children
     without punctuation."""
+    flat = method.__name__ in _FLAT_RULES
 
     def callback(self, raw):
         present = [c for c in raw if c is not None]
@@ -196,7 +204,10 @@ def _rule(method):
             loc = A.Loc(loc.file, loc.line, loc.col, last.end_line, last.end_column)
         children = [c for c in raw if not (isinstance(c, Token) and c.type in _PUNCTUATION)]
         self.raw = raw
-        depth = 1 + max((self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)), default=0)
+        # A level is an expression node with a sub-expression (an operator, a call, a bracket, a comprehension): a
+        # literal or name adds none, and neither do statements nor a call's argument list.
+        inner = [self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)]
+        depth = max(inner, default=0) + (0 if flat or not inner else 1)
         if depth > MAX_NESTING:
             # At the token that adds the level past the limit (an operator of a chain, a call's '('), not at the
             # expression's start.
