@@ -659,12 +659,16 @@ _STATEMENT_FORMS = {"Region": "Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;",
 
 
 def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
-    """For a processor kind written where a Region or Layout statement's region goes (`Region t CPU r SYSMEM;`):
-    the statement with the region and the kind in their order; where its task goes (`Layout CPU * * SOA;`): the
-    statement for every task with that kind; else None."""
+    """For a processor kind (in a Layout statement, a memory kind too) written where a Region or Layout statement's
+    region goes (`Region t CPU r SYSMEM;`): the statement with the region and the kind in their order; where its task
+    goes (`Layout CPU * * SOA;`): the statement for every task with that kind; else None."""
     start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
     head = before[start:]
-    if token.value not in A.PROC_KINDS or not head or head[0].value not in _STATEMENT_FORMS:
+    if not head or head[0].value not in _STATEMENT_FORMS:
+        return None
+    # A Layout statement's kind may be a memory kind too: written before the region, it is swapped as well.
+    if token.value not in A.PROC_KINDS and not (token.value in A.MEM_KINDS and head[0].value == "Layout"
+                                                and len(head) == 2):
         return None
     if len(head) == 1:
         rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]
