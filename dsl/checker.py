@@ -1959,7 +1959,17 @@ class _Checker:
                          f"which '{info.parent}' launches: when '{info.parent}' is control-replicated ({how}), "
                          "Legion's sharding of the launch calls the function without a parent, and the run stops "
                          "there (R406)", stmt.func.loc,
-                 ("choose the node from task.ipoint and task.ispace alone, e.g. `m[task.ipoint[0] % m.size[0], ...]`",))
+                 (f"choose the node from task.ipoint and task.ispace alone, e.g. "
+                  f"`{self._spread_example(stmt.func.name)}`",))
+
+    def _spread_example(self, func: str) -> str:
+        """`M[task.ipoint[0] % M.size[0], ...]` with M the machine model function `func` reads (a global of two or
+        more dimensions; `m` where there is none)."""
+        f = self.functions.get(func)
+        names = list(_free_names(f)) if f is not None else []
+        m = next((n for n in reversed(names) if self.global_types.get(n, UNKNOWN).name == "MSpace"
+                  and self.global_types[n].n != 1), "m")
+        return f"{m}[task.ipoint[0] % {m}.size[0], ...]"
 
     def _one_node_launches(self, stmt, launches: list[tuple[str, int, int, str]]):
         """W320: every evaluated point of each index launch of `launches` ((task, points, node, the node's
@@ -1978,7 +1988,7 @@ class _Checker:
                          f"({each}) runs on node {node}, more points than {procs}: "
                          f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
                  stmt.loc,
-                 ("spread the points over the nodes from task.ipoint, e.g. `m[task.ipoint[0] % m.size[0], ...]`, "
+                 (f"spread the points over the nodes from task.ipoint, e.g. `{self._spread_example(stmt.func.name)}`, "
                   "or describe the machine meant with --machine",))
 
     def _points_left(self, task: str, domain: tuple[int, ...], last: tuple[int, ...], stmt):

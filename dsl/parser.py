@@ -165,8 +165,8 @@ _PUNCTUATION = frozenset(
 
 # Rules that add no level of nesting (E110): statements, and the argument list of a call (the call is the level).
 _FLAT_RULES = frozenset(
-    "empty_stmt task_stmt region_stmt layout_stmt limit_stmt collect_stmt index_map_stmt single_map_stmt replicate_stmt "
-    "tunable_stmt func_def param param_type return_stmt assign_stmt print_stmt arg_list".split()
+    "empty_stmt task_stmt region_stmt layout_stmt limit_stmt collect_stmt index_map_stmt single_map_stmt "
+    "replicate_stmt tunable_stmt func_def param param_type return_stmt assign_stmt print_stmt arg_list".split()
 )
 
 

@@ -1054,6 +1054,9 @@ def test_w320_every_point_of_an_index_launch_on_one_node_of_several(circuit, m14
     assert d.message == ("every point of the index launches of 'calculate_new_currents' and 'distribute_charge' "
                          "(8 points each) runs on node 0, more points than its 4 GPUs: nodes 1-3 of this machine "
                          "get none of them")
+    # The hint's example uses the file's own machine model.
+    assert d.hints == ("spread the points over the nodes from task.ipoint, e.g. "
+                       "`mgpu[task.ipoint[0] % mgpu.size[0], ...]`, or describe the machine meant with --machine",)
     assert "W320" not in [x.code for x in diags(NODE0, app, m14)]  # one node
     spread = NODE0.replace("mgpu[0,", "mgpu[task.ipoint[0] % mgpu.size[0],")
     assert "W320" not in [x.code for x in diags(spread, app, m24)]
@@ -1089,6 +1092,11 @@ def test_w321_a_sharded_launch_whose_function_reads_the_parent(circuit, m14, m24
                          "'check_circuit' launches: when 'check_circuit' is control-replicated (ControlReplicate), "
                          "Legion's sharding of the launch calls the function without a parent, and the run stops "
                          "there (R406)")
+    assert d.hints == ("choose the node from task.ipoint and task.ispace alone, e.g. "
+                       "`m[task.ipoint[0] % m.size[0], ...]`",)
+    mine = only(src.replace("m[", "mc[").replace("(m)", "(mc)").replace("m = ", "mc = "), "W321", nested, m24)
+    assert mine.hints == ("choose the node from task.ipoint and task.ispace alone, e.g. "
+                          "`mc[task.ipoint[0] % mc.size[0], ...]`",)
     top = replace(circuit, discovered_as="./circuit -p 4")
     d = only(src, "W321", top, m24)
     assert "which 'main' launches: when 'main' is control-replicated (Legion's default mapper replicates the " \
