@@ -1520,8 +1520,8 @@ class _Checker:
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
-        """W303/W302 for kinds the machine lacks, once per kind (at its first use), where the absence changes what a
-        statement does here. Not for a kind in a list that names one the machine has (the fallback a portable mapper
+        """W303/W302 for kinds the machine lacks where the absence changes what a statement does here: W303 once per
+        kind (at its first use), W302 at each statement (each is to be fixed). Not for a kind in a list that names one the machine has (the fallback a portable mapper
         writes, `Task * GPU,CPU;`; a Task statement's list goes on with those of the `Task *` statements), nor in a
         statement for tasks on a processor kind without processors (it never applies here). A memory that only the
         run's flags create (RDMEM, SOCKMEM) is reported in any list: its absence is a missing flag, not the
@@ -1555,9 +1555,8 @@ class _Checker:
                     continue
                 listed = any(k.name == "VIRTUAL" or m.memories_of(k.name) for k in s.memories)
                 for k in s.memories:
-                    if (k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen
+                    if (k.name != "VIRTUAL" and not m.memories_of(k.name)
                             and (not listed or k.name in FLAG_SIZED_MEMORIES)):
-                        seen.add(k.name)
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
                                  k.loc, _sized_hints([k.name]))
                 # A kind the machine has that the statement's processor kind never sees (FBMEM for CPUs) is as dead,

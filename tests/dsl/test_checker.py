@@ -583,6 +583,10 @@ def test_w301_to_w309(circuit, m14):
     assert d.message == "memory kind 'ZCMEM' does not exist on this machine; it is skipped" and at(d) == (2, 16)
     assert "RDMEM exists only when the run sizes it (-ll:rsize MiB)" in only("Region * * CPU SYSMEM,RDMEM;", "W302",
                                                                            machine=cpu).hints
+    # One W302 per statement: fixing the first does not leave the next to the next check.
+    found = [(d.code, at(d)) for d in diags("Task * GPU,CPU;\nRegion * * GPU RDMEM,FBMEM;\nRegion * * CPU RDMEM,SYSMEM;",
+                                            circuit, parse_machine_spec("2x4")) if d.code == "W302"]
+    assert found == [("W302", (2, 16)), ("W302", (3, 16))], found
     assert only("Task * OMP,CPU;", "W303").loc.col == 8
     assert only("Task * GPU;", "W303", machine=cpu).message.startswith("processor kind 'GPU' has no processors")
     assert only("Task calc GPU;\nTask * GPU;", "W303", machine=cpu).loc.line == 1
