@@ -25,6 +25,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement, meant, selector_name, tunable_value
 from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
+from mapperopt.dsl.parser import abridged
 from mapperopt.errors import MapperoptError, closest, extended
 
 MAX_ERRORS = 20
@@ -1142,7 +1143,7 @@ class _Checker:
                     continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
                 if info is None and app.top_level is not None and ident.name == app.top_level.name:
                     kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
-                    self.add("E202", f"task '{ident.name}' is the top-level task: a statement names it only in "
+                    self.add("E202", f"task '{abridged(ident.name)}' is the top-level task: a statement names it only in "
                                      "ControlReplicate; the others reach it through `*` or a kind selector", ident.loc,
                              ((f"`SingleTaskMap {kind} f;` maps it with the tasks launched one at a time on "
                                f"{kind}s") if isinstance(s, A.SingleTaskMapStmt) else None,))
@@ -1154,14 +1155,14 @@ class _Checker:
                     notes = unknown_notes(ident.name)
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
-                        self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
+                        self.add("W315", f"task '{abridged(ident.name)}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
                                  ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
                                   f"{shlex.quote(ident.loc.file)} {given} {more}`"),
                                  (f"tasks that ran: {listing}", *notes))
                         continue
-                    self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
+                    self.add("E202", f"unknown task '{abridged(ident.name)}' (application '{app.app}')", ident.loc,
                              ((meant(close) if close else None), f"tasks: {listing}"), notes)
                 else:
                     tasks.append(info)
@@ -1204,7 +1205,7 @@ class _Checker:
                         f"{self._every_point_hint(s, each[1])} (a point's own subregion, such as '{close}', applies "
                         "to that point only)" if each else meant(close) if close else (
                             f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
-                    self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
+                    self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,))
                     continue
                 point = self._point_subregion(region.name, scope)
                 if point is not None:

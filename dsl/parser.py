@@ -174,6 +174,11 @@ def _abridged(text: str, keep: int = 24) -> str:
     return text if len(text) <= keep else f"{text[:keep]}... ({len(text)} characters)"
 
 
+def abridged(name: str, longest: int = 80) -> str:
+    """A name as a message shows it: whole up to `longest` characters, else cut short as E100 shows a literal."""
+    return name if len(name) <= longest else _abridged(name)
+
+
 def _unquote(tok: Token) -> str:
     """A selector name: an IDENT as is, a STRING without its quotes."""
     return str(tok)[1:-1] if tok.type == "STRING" else str(tok)

@@ -237,6 +237,20 @@ def test_e202_unknown_task(circuit):
     assert "calculate_new_currents" in d.hints[1]
 
 
+def test_e202_e203_elide_an_over_long_name_as_e100_does(circuit):
+    """A name of thousands of characters is shown cut short in the message (its start and its length), as E100
+    shows a long literal, not repeated in full."""
+    task = "calculate_new_currents" * 200
+    d = only(f"Task {task} CPU;", "E202", circuit)
+    assert d.message == (f"unknown task 'calculate_new_currents{task[22:24]}... ({len(task)} characters)' "
+                         "(application 'circuit')"), d.message
+    d = only(f"Region * {'r' * 3000} CPU SYSMEM;", "E203", circuit)
+    assert d.message == f"unknown region '{'r' * 24}... (3000 characters)' for any task", d.message
+    assert all(len(h) < 2000 for h in d.hints if h), d.hints
+    # A name of ordinary length is shown whole.
+    assert only("Region * rp_shard GPU ZCMEM;", "E203", circuit).message == "unknown region 'rp_shard' for any task"
+
+
 def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_near_miss(circuit):
     """A user's program lists only the tasks its discovery run launched: a name that is no near-miss of one of them
     may be launched by other flags (W315, naming the command line); a benchmark's list is complete (E202)."""
