@@ -450,12 +450,23 @@ class _Checker:
                 for a in s.args:
                     self._scope_expr(a, globals_so_far, funcs_so_far, True)
             elif isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
+                machine = getattr(s, "machine", None)
+                # `IndexTaskMap t f g;`: a function where the model goes; mapped alone, a function of a Task is the
+                # likely intent, and the name after it a stray one (not reported as well).
+                model_func = (self.functions.get(machine.name) if machine is not None
+                              and machine.name in funcs_so_far and machine.name not in globals_so_far else None)
+                alone = model_func is not None and [p.type for p in model_func.params] == ["Task"]
+                if model_func is not None:
+                    self.add("E206", f"'{machine.name}' is a function, not a machine model", machine.loc,
+                             ("the three-operand form `IndexTaskMap TASKS MODEL FUNC;` takes a machine model here"
+                              + (f"; a function of a Task is mapped alone: IndexTaskMap {_tasks_text(s.tasks)} "
+                                 f"{machine.name};" if alone else ""),))
                 if s.func.name in self.global_names and s.func.name not in self.functions:
                     self._called_variables.append((s.func.name, s.func.loc, s))
-                elif s.func.name not in funcs_so_far:
-                    self._undefined_function(s.func.name, s.func.loc,
-                                             three_operand=getattr(s, "machine", None) is not None)
-                machine = getattr(s, "machine", None)
+                elif s.func.name not in funcs_so_far and not alone:
+                    self._undefined_function(s.func.name, s.func.loc, three_operand=machine is not None)
+                if model_func is not None:
+                    continue
                 f = self.functions.get(s.func.name)
                 # With a function of a Task, the fix is to drop the machine model (E208), not to define it.
                 if machine is not None and machine.name not in globals_so_far and not (

@@ -484,6 +484,23 @@ def test_e208_mapping_function_signature():
     assert [d.code for d in found] == ["E208"] and found[0].hints == drop
 
 
+def test_a_function_where_the_three_operand_form_takes_its_machine_model(circuit):
+    """`IndexTaskMap t f g;` with `f` a defined function: not "undefined variable 'f'" but what it is, with the
+    likely intent (`f` alone, a function of a Task) as the hint; the stray `g` gets no second error."""
+    src = "m = Machine(GPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap calculate_new_currents f g;"
+    found = diags(src, circuit)
+    assert [(d.code, at(d)) for d in found] == [("E206", (3, 37))], [(d.code, d.message) for d in found]
+    assert found[0].message == "'f' is a function, not a machine model"
+    assert found[0].hints == ("the three-operand form `IndexTaskMap TASKS MODEL FUNC;` takes a machine model here; "
+                              "a function of a Task is mapped alone: IndexTaskMap calculate_new_currents f;",)
+    # A three-operand function there: the form's hint alone.
+    src = ("def f(IPoint p, ISpace s, MSpace m) { return p[0]; }\ndef g(Task t) { return 0; }\n"
+           "IndexTaskMap calculate_new_currents f g;")
+    d = only(src, "E206", circuit)
+    assert d.message == "'f' is a function, not a machine model" and at(d) == (3, 37)
+    assert d.hints == ("the three-operand form `IndexTaskMap TASKS MODEL FUNC;` takes a machine model here",)
+
+
 def test_e209_kinds_without_variants(circuit, m14):
     d = only("Task init_piece GPU;", "E209", circuit)
     assert d.message == "task 'init_piece' cannot run on any kind of its list GPU"
