@@ -1012,8 +1012,14 @@ class _Checker:
                 self.add("E214", msg, next(c for c in where if c.name == second).loc, ("keep one of them",))
         for c in s.constraints:
             if c.name == "Align":
-                if c.value == 0:
-                    self.add("E215", "Align value must be at least 1 byte", c.value_loc)
+                # An alignment is a power of two, at least 1 byte: judge the constraint, not the number alone.
+                said = f"Align{c.op}{c.value}"
+                if (c.op, c.value) in (("==", 0), ("<=", 0)) or (c.op == "<" and c.value <= 1):
+                    self.add("E215", f"{said} can never hold: an alignment is at least 1 byte", c.value_loc,
+                             ("give the alignment wanted, e.g. Align==64, or drop the constraint",))
+                elif c.value == 0:  # != 0, >= 0, > 0: true of every alignment
+                    self.add("E215", f"{said} holds for every alignment (at least 1 byte): it constrains nothing",
+                             c.value_loc, ("drop it",))
                 elif c.value & (c.value - 1):
                     self.add("W306", f"Align value {c.value} is not a power of two", c.value_loc)
 

@@ -572,6 +572,7 @@ def test_e215_e216_e217_e218_e219_e220(m14):
     d = only("InstanceLimit t 0;", "E215")
     assert d.message == "InstanceLimit count 0 must be at least 1" and at(d) == (1, 17)  # at the count, not the keyword
     assert at(only("Layout * * * Align==0;", "E215")) == (1, 21)
+
     d = only('print("{} {}", 1);', "E216")
     assert d.message == "print has 2 placeholders '{}' but 1 argument"
     assert only("m = Machine(GPU); x = m.merge(0, 0);", "E217").message == (
@@ -590,6 +591,28 @@ def test_e215_e216_e217_e218_e219_e220(m14):
 
 
 # ---------------------------------------------------------------------------------------------------- warnings
+
+
+@pytest.mark.parametrize("align", ["Align==0", "Align<1", "Align<0", "Align<=0"])
+def test_e215_an_align_no_alignment_satisfies(align):
+    """An alignment is at least 1 byte: the constraint is judged, not its number (`Align<1` was accepted)."""
+    d = only(f"Layout * * * SOA {align};", "E215")
+    assert d.message == f"{align} can never hold: an alignment is at least 1 byte", d.message
+    assert d.hints == ("give the alignment wanted, e.g. Align==64, or drop the constraint",)
+
+
+@pytest.mark.parametrize("align", ["Align!=0", "Align>=0", "Align>0"])
+def test_e215_an_align_every_alignment_satisfies(align):
+    """`Align!=0` or `Align>=0` holds for every alignment: not "must be at least 1 byte", but that it constrains
+    nothing."""
+    d = only(f"Layout * * * SOA {align};", "E215")
+    assert d.message == f"{align} holds for every alignment (at least 1 byte): it constrains nothing", d.message
+    assert d.hints == ("drop it",)
+
+
+def test_align_constraints_that_can_hold_stay_accepted():
+    for align in ("Align==1", "Align<2", "Align<=1", "Align>=1", "Align!=1", "Align>=128", "Align==64"):
+        assert diags(f"Layout * * * SOA {align};") == [], align
 
 
 def test_w300_overridden_statement():
