@@ -1053,9 +1053,20 @@ class _Checker:
             g, task, r = free("g"), free("task"), free("r")
             self._proposed.add(g)
             # an int indexes the model as it is; `*` unpacks a tuple
-            index = r if self._function_type(f).name == "int" else f"*{r}"
-            rewritten = (f"def {g}(Task {task}) {{ {r} = {f.name}({task}.ipoint, {task}.ispace, {machine.name}); "
-                         f"return {machine.name}[{index}]; }}")
+            returns_int = self._function_type(f).name == "int"
+            index = r if returns_int else f"*{r}"
+            call = f"{r} = {f.name}({task}.ipoint, {task}.ispace, {machine.name});"
+            if returns_int and mt.name == "MSpace" and mt.n not in (None, 1):
+                # One index for a model of several dimensions (R408 at run time): the rewrite merges the model.
+                merged = machine.name + ".merge(0, 1)" * (mt.n - 1)
+                self._type_error(
+                    f"'{f.name}' returns an int, one index, but the three-operand form indexes the {mt.n}-dimensional "
+                    f"machine model '{machine.name}' with it: {machine.name}[{f.name}(...)] needs {mt.n}",
+                    s.func.loc,
+                    f"index the model merged into one dimension: IndexTaskMap {_tasks_text(s.tasks)} {g}; with "
+                    f"def {g}(Task {task}) {{ {call} return {merged}[{r}]; }}")
+                return
+            rewritten = f"def {g}(Task {task}) {{ {call} return {machine.name}[{index}]; }}"
             self.add("W309", "older three-operand form; equivalent to IndexTaskMap "
                              f"{_tasks_text(s.tasks)} {g}; with {rewritten}", s.loc, severity="note")
             return

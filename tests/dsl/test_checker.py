@@ -683,10 +683,30 @@ def test_w301_to_w309(circuit, m14):
     d = only("m = 1;\ndef f(int x) { m = x; return m; }", "W307")
     assert at(d) == (2, 16) and d.message == "local variable 'm' shadows the global variable 'm'"
     assert at(only("Task * GPU,CPU,GPU;", "W308")) == (1, 16)
-    d = only("m = Machine(GPU);\ndef f(IPoint p, ISpace s, MSpace m) { return p[0]; }\nIndexTaskMap t m f;", "W309")
+    d = only("m = Machine(GPU).merge(0, 1);\ndef f(IPoint p, ISpace s, MSpace m) { return p[0]; }\n"
+             "IndexTaskMap t m f;", "W309")
     assert d.severity == "note"
-    # an int indexes the model as it is: `m[*r]` would unpack an int (E218)
+    # an int indexes the (1-dimensional) model as it is: `m[*r]` would unpack an int (E218)
     assert "def g(Task task) { r = f(task.ipoint, task.ispace, m); return m[r]; }" in d.message
+
+
+def test_three_operand_int_function_on_a_model_of_two_dimensions(circuit):
+    """The older form indexes the model with the function's int, m[f(...)]: one index, which fits a 1-dimensional
+    model only. On `Machine(CPU)` that is a type error said as such (not "returned (0,); expected an int"), whose
+    hint, followed literally, checks clean; no W309 rewrite that is the same error again."""
+    src = ("Task * CPU;\ndef f(IPoint p, ISpace s, MSpace m) { return p[0] % m.size[1]; }\nmm = Machine(CPU);\n"
+           "IndexTaskMap update_voltages mm f;\n")
+    found = [d for d in diags(src, circuit, parse_machine_spec("2x4")) if d.code != "W314"]
+    assert [(d.code, at(d)) for d in found] == [("E206", (4, 33))], [(d.code, d.message) for d in found]
+    d = found[0]
+    assert d.message == ("'f' returns an int, one index, but the three-operand form indexes the 2-dimensional "
+                         "machine model 'mm' with it: mm[f(...)] needs 2"), d.message
+    fix = ("IndexTaskMap update_voltages g; with def g(Task task) { r = f(task.ipoint, task.ispace, mm); "
+           "return mm.merge(0, 1)[r]; }")
+    assert d.hints == (f"index the model merged into one dimension: {fix}",), d.hints
+    statement, function = fix.split(" with ")
+    rewritten = src.replace("IndexTaskMap update_voltages mm f;\n", f"{function}\n{statement}\n")
+    assert [x for x in diags(rewritten, circuit, parse_machine_spec("2x4")) if x.is_error] == []
 
 
 def test_parent_dependent_functions_are_evaluated_with_the_parent_explain_uses(circuit, m14):
