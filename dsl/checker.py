@@ -1399,7 +1399,9 @@ class _Checker:
             infos = [self.app.task(i.name) for i in sel.names if self.app.task(i.name) is not None]
             if not infos:
                 continue
-            if isinstance(s, A.IndexTaskMapStmt):
+            if isinstance(s, A.TaskStmt):
+                self._task_without_variant(s, infos)
+            elif isinstance(s, A.IndexTaskMapStmt):
                 never = [t.name for t in infos if not t.index_launched]
                 if never:
                     self.add("W305", f"IndexTaskMap has no effect on {', '.join(never)}: never index-launched", s.loc,
@@ -1437,6 +1439,31 @@ class _Checker:
                     self.add("W305", "CollectMemory has no effect: the selected requirements stay tracked, as "
                                      f"{quoted_names(names)} {'reduces' if len(names) == 1 else 'reduce'} into their "
                                      "fields (note R457)", s.loc)
+
+    def _task_without_variant(self, s: A.TaskStmt, infos):
+        """W305: a Task statement for named tasks none of whose kinds the task has a variant for (`Task check IO;`
+        where 'check' runs on CPUs only) applies on no machine; where no statement for the task lists a kind it has
+        a variant for, E209 says it instead."""
+        kinds = [k.name for k in s.kinds]
+        never = []
+        for info in infos:
+            if set(kinds) & set(info.variants):
+                continue
+            listed = {k.name for o in self.program.statements if isinstance(o, A.TaskStmt)
+                      and task_matches(o.tasks, info.name) for k in o.kinds}
+            if listed & set(info.variants):
+                never.append(info)
+        if not never:
+            return
+        which = " or ".join(kinds)
+        if len(never) == 1:
+            what = f"task '{never[0].name}' has no {which} variant (variants: {', '.join(never[0].variants)})"
+        else:
+            what = f"tasks {quoted_names([t.name for t in never])} have no {which} variant"
+        effect = "has no effect" if len(never) == len(infos) else "has no effect on them"
+        self.add("W305", f"{format_statement(s)} {effect}: {what}", s.loc,
+                 (f"drop it, or list a kind {quoted_names([t.name for t in never])} "
+                  f"{'has' if len(never) == 1 else 'have'} a variant for",))
 
     def _app_limits(self):
         """W317 for an InstanceLimit on a task whose index launch has a requirement Legion maps with all its points
@@ -2103,6 +2130,7 @@ class _Checker:
         here (`Task check IO;`): its tasks go on with the kinds of the `Task *` statements (`every_task`)."""
         names = ", ".join(f"'{n.name}'" for n in s.tasks.names)
         goes = "goes" if len(s.tasks.names) == 1 else "go"
+        tasks = [t for t in (self.app.task(n.name) for n in s.tasks.names) if t is not None] if self.app else []
         for k in kinds:
             if k.name not in ABSENT_KINDS and k.name != "GPU" and k.name not in seen:
                 seen.add(k.name)
@@ -2110,7 +2138,9 @@ class _Checker:
                                  f"({self.machine.counts()}); it is skipped: {names} {goes} on with the kinds of the "
                                  f"`Task *` statements ({', '.join(dict.fromkeys(every_task))})", k.loc,
                          (f"it applies on a machine with {k.name} processors; --machine describes nodes, GPUs and "
-                          "CPUs only",))
+                          "CPUs only" if not tasks or any(k.name in t.variants for t in tasks) else
+                          f"{names} {'has' if len(tasks) == 1 else 'have'} no {k.name} variant: the statement "
+                          "applies on no machine (W305)",))
 
     def _empty_kinds(self, err: DslRuntimeError) -> list[str]:
         """The processor kinds without processors on this machine whose machine model `err` comes from: the model

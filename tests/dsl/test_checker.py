@@ -1089,6 +1089,21 @@ def test_task_statement_on_a_kind_without_processors_says_it_is_skipped(stencil)
             if x.code == "W303"] == []
 
 
+def test_task_statement_for_a_kind_the_task_has_no_variant_for_never_applies(stencil):
+    """`Task check IO;` for stencil, whose 'check' has only a CPU variant: it applies on no machine (with IO
+    processors too), said as W305 is for other statements without effect; W303 does not promise it applies on a
+    machine with IO processors."""
+    src = "Task * CPU;\nTask check IO;\n"
+    for machine in (None, parse_machine_spec("1x0x1"), parse_machine_spec("1x4x2")):
+        d = only(src, "W305", stencil, machine)
+        assert d.message == "Task check IO; has no effect: task 'check' has no IO variant (variants: CPU)", d.message
+        assert at(d) == (2, 1) and d.hints == ("drop it, or list a kind 'check' has a variant for",), d.hints
+    d = only("Task * GPU,CPU;\nTask check IO;\n", "W303", stencil, parse_machine_spec("1x4x2"))
+    assert not any("applies on a machine with IO processors" in h for h in d.hints), d.hints
+    # A kind the task has a variant for: no W305.
+    assert "W305" not in [x.code for x in diags("Task * CPU;\nTask stencil GPU,CPU;\n", stencil)]
+
+
 def test_empty_machine_model_hint_names_only_what_machine_option_describes(circuit):
     """Machine(IO) with no IO processor: the hint suggested `--machine 1x4`, which has no IO processor either; it says
     what --machine describes. For GPUs it still suggests a --machine with GPUs."""
