@@ -1343,9 +1343,18 @@ class _Checker:
         where = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
         t, r = holders[0]
         # an index means another requirement in each task: only for a statement of one task
-        ways = ([A.RegionSel(name=r.name)] if r.name else []) + (
-            [A.RegionSel(index=r.index)] if s.tasks.names is not None and len(scope) == 1 else [])
-        examples = " or ".join(f"`{format_statement(dataclasses.replace(s, region=w))}`" for w in ways)
+        by_index = [A.RegionSel(index=r.index)] if s.tasks.names is not None and len(scope) == 1 else []
+        # the name selects every argument of the task whose region tree has it: said, and the index first where it
+        # is offered
+        also = [(t, q) for q in t.regions if r.name and r.name in q.names and q.index != r.index]
+        ways = ([A.RegionSel(name=r.name)] if r.name else []) + by_index
+        if also and by_index:
+            ways.reverse()
+        said = ", ".join(f"argument {q.index}" + ("" if o is t and len(scope) == 1 else f" of '{o.name}'")
+                         for o, q in also[:3]) + (f" and {len(also) - 3} more" if len(also) > 3 else "")
+        examples = " or ".join(f"`{format_statement(dataclasses.replace(s, region=w))}`"
+                               + (f" (which also selects {said})" if also and w.name is not None else "")
+                               for w in ways)
         kind = type(s).__name__.removesuffix("Stmt")
         return (f"'{name}' is a field of {where}: a {kind} statement applies to a whole region argument, all its "
                 f"fields, selected by a name of its region tree or by its index" + (f", e.g. {examples}" if examples

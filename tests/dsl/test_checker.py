@@ -310,7 +310,8 @@ def test_e203_on_a_field_name_says_which_arguments_hold_it_and_how_to_select_the
     assert d.hints == ("'charge' is a field of argument 0 (rp_private) of 'update_voltages', argument 1 (rp_shared) of "
                        "'update_voltages': a Region statement applies to a whole region argument, all its fields, "
                        "selected by a name of its region tree or by its index, e.g. "
-                       "`Region update_voltages rp_private CPU SYSMEM;` or `Region update_voltages 0 CPU SYSMEM;`",)
+                       "`Region update_voltages 0 CPU SYSMEM;` or `Region update_voltages rp_private CPU SYSMEM;` "
+                       "(which also selects argument 2)",)  # rp_private is argument 2's region too
     # for several tasks an index means a different argument in each: only the name is offered
     d = only("Layout * in_ptr * AOS;", "E203", circuit)
     assert d.hints[0].startswith("'in_ptr' is a field of argument 0 (rp_wires) of 'init_pointers', argument 3 "
@@ -318,6 +319,21 @@ def test_e203_on_a_field_name_says_which_arguments_hold_it_and_how_to_select_the
                                  "'distribute_charge': a Layout statement")
     assert d.hints[0].endswith("e.g. `Layout * rp_wires * AOS;`")
     assert only("Region * rp_wire CPU SYSMEM;", "E203", circuit).hints == ("did you mean 'rp_wires'?",)
+
+
+def test_e203_on_a_field_name_gives_the_index_first_where_the_name_selects_several_arguments(circuit):
+    """Where the argument's name is shared by other arguments of the task (two arguments from one partition,
+    `blocks`), the name selects them all: the index comes first, and the name's example says what else it selects."""
+    def shared(t):
+        regions = tuple(replace(r, names=("blocks", *r.names)) if r.index in (0, 1) else r for r in t.regions)
+        return replace(t, regions=regions) if t.name == "update_voltages" else t
+    app = replace(circuit, tasks=tuple(shared(t) for t in circuit.tasks))
+    d = only("Region update_voltages charge CPU SYSMEM;", "E203", app)
+    assert d.hints[0].endswith("e.g. `Region update_voltages 0 CPU SYSMEM;` or "
+                               "`Region update_voltages blocks CPU SYSMEM;` (which also selects argument 1)"), d.hints
+    d = only("Layout update_voltages charge * AOS;", "E203", app)
+    assert d.hints[0].endswith("e.g. `Layout update_voltages 0 * AOS;` or `Layout update_voltages blocks * AOS;` "
+                               "(which also selects argument 1)"), d.hints
 
 
 def test_e204_region_index(circuit):
