@@ -79,7 +79,8 @@ UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "progra
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELDS, "default_reason", "reference")}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category",
              "app_category", "specific", "execution", "explain", "suggest", "edits", "context", "mapper_advice",
-             "explain_no_mapper", "suggest_no_mapper", "suggest_displaced", "suggest_no_data"}
+             "explain_no_mapper", "suggest_no_mapper", "suggest_displaced", "suggest_no_data",
+             "suggest_no_position"}
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ class Rule:
             place of `explain` and of `suggest` (or of the `no_mapper` suggestion); None: not given.
         suggest_displaced: the rule's own suggestion after a DSL mapper that took the place of the program's own
             mapper for every task (the shim's note; {own}: that mapper's name); None: not given.
+        suggest_no_position: the rule's own suggestion where the matched DSL diagnostic has no file position (it is
+            about the whole file, `file: error[E224]: ...`): the fix is a statement to add, not one to change.
         suggest_no_data: the rule's own suggestion after a DSL mapper without Region and Layout statements, which
             leaves every memory and layout to Legion's defaults (so neither is the cause); None: not given.
     """
@@ -139,6 +142,7 @@ class Rule:
     suggest_no_mapper: str | None = None
     suggest_displaced: str | None = None
     suggest_no_data: str | None = None
+    suggest_no_position: str | None = None
 
     def fields(self) -> set[str]:
         """Names a template of this rule may use."""
@@ -307,10 +311,12 @@ def _rule(data: dict, where: str) -> Rule:
         suggest_no_mapper=str(data["suggest_no_mapper"]).strip() if "suggest_no_mapper" in data else None,
         suggest_displaced=str(data["suggest_displaced"]).strip() if "suggest_displaced" in data else None,
         suggest_no_data=str(data["suggest_no_data"]).strip() if "suggest_no_data" in data else None,
+        suggest_no_position=str(data["suggest_no_position"]).strip() if "suggest_no_position" in data else None,
     )
     try:
         used = template_fields([rule.explain, rule.suggest, rule.execution or "", rule.explain_no_mapper or "",
-                                rule.suggest_no_mapper or "", rule.suggest_no_data or "", *edits])
+                                rule.suggest_no_mapper or "", rule.suggest_no_data or "",
+                                rule.suggest_no_position or "", *edits])
         used |= template_fields(rule.suggest_displaced or "") - {"own"}  # {own}: the displaced mapper's name
     except ValueError as exc:  # a lone brace; literal braces are written {{ and }}
         raise MapperoptError(f"{where}: bad template ({exc})") from None

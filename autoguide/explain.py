@@ -34,6 +34,8 @@ from mapperopt.records import LEVELS, Edit, Feedback, RunResult
 
 DSL_STAGES = ("parse", "check", "compile")
 MAX_COMPILE_ERRORS = 3
+# A DSL diagnostic's file position, `file:LINE:COL: error[...]` (one about the whole file has none).
+_POSITIONED = re.compile(r":\d+:\d+: (?:error|warning|note)\[")
 DSL_CONTEXT = 24  # lines after a DSL diagnostic kept in the excerpt
 TOP_TASKS = 3  # tasks listed in performance feedback
 MAX_FIELD = 240  # characters of one matched value in a text
@@ -236,6 +238,9 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
             suggestion = _text(match.rule.suggest_displaced, {**match.fields, "own": own.group(1)})
         elif match.rule.suggest_no_data and not _places_data(result.dsl):
             suggestion = _text(match.rule.suggest_no_data, match.fields)
+        elif (match.rule.suggest_no_position and match.line is not None
+              and not _POSITIONED.search(lines[match.line])):  # `file: error[E224]: ...`, about the whole file
+            suggestion = _text(match.rule.suggest_no_position, match.fields)
         if match.rule.app_category and "app_file" in (result.settings or {}):  # a user's program
             category = match.rule.app_category
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure

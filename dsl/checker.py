@@ -25,6 +25,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement, meant, selector_name, tunable_value
 from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
+from mapperopt.dsl.parser import abridged
 from mapperopt.errors import MapperoptError, closest, extended
 
 MAX_ERRORS = 20
@@ -449,12 +450,23 @@ class _Checker:
                 for a in s.args:
                     self._scope_expr(a, globals_so_far, funcs_so_far, True)
             elif isinstance(s, (A.IndexTaskMapStmt, A.SingleTaskMapStmt)):
+                machine = getattr(s, "machine", None)
+                # `IndexTaskMap t f g;`: a function where the model goes; mapped alone, a function of a Task is the
+                # likely intent, and the name after it a stray one (not reported as well).
+                model_func = (self.functions.get(machine.name) if machine is not None
+                              and machine.name in funcs_so_far and machine.name not in globals_so_far else None)
+                alone = model_func is not None and [p.type for p in model_func.params] == ["Task"]
+                if model_func is not None:
+                    self.add("E206", f"'{machine.name}' is a function, not a machine model", machine.loc,
+                             ("the three-operand form `IndexTaskMap TASKS MODEL FUNC;` takes a machine model here"
+                              + (f"; a function of a Task is mapped alone: IndexTaskMap {_tasks_text(s.tasks)} "
+                                 f"{machine.name};" if alone else ""),))
                 if s.func.name in self.global_names and s.func.name not in self.functions:
                     self._called_variables.append((s.func.name, s.func.loc, s))
-                elif s.func.name not in funcs_so_far:
-                    self._undefined_function(s.func.name, s.func.loc,
-                                             three_operand=getattr(s, "machine", None) is not None)
-                machine = getattr(s, "machine", None)
+                elif s.func.name not in funcs_so_far and not alone:
+                    self._undefined_function(s.func.name, s.func.loc, three_operand=machine is not None)
+                if model_func is not None:
+                    continue
                 f = self.functions.get(s.func.name)
                 # With a function of a Task, the fix is to drop the machine model (E208), not to define it.
                 if machine is not None and machine.name not in globals_so_far and not (
@@ -1000,8 +1012,14 @@ class _Checker:
                 self.add("E214", msg, next(c for c in where if c.name == second).loc, ("keep one of them",))
         for c in s.constraints:
             if c.name == "Align":
-                if c.value == 0:
-                    self.add("E215", "Align value must be at least 1 byte", c.value_loc)
+                # An alignment is a power of two, at least 1 byte: judge the constraint, not the number alone.
+                said = f"Align{c.op}{c.value}"
+                if (c.op, c.value) in (("==", 0), ("<=", 0)) or (c.op == "<" and c.value <= 1):
+                    self.add("E215", f"{said} can never hold: an alignment is at least 1 byte", c.value_loc,
+                             ("give the alignment wanted, e.g. Align==64, or drop the constraint",))
+                elif c.value == 0:  # != 0, >= 0, > 0: true of every alignment
+                    self.add("E215", f"{said} holds for every alignment (at least 1 byte): it constrains nothing",
+                             c.value_loc, ("drop it",))
                 elif c.value & (c.value - 1):
                     self.add("W306", f"Align value {c.value} is not a power of two", c.value_loc)
 
@@ -1035,9 +1053,20 @@ class _Checker:
             g, task, r = free("g"), free("task"), free("r")
             self._proposed.add(g)
             # an int indexes the model as it is; `*` unpacks a tuple
-            index = r if self._function_type(f).name == "int" else f"*{r}"
-            rewritten = (f"def {g}(Task {task}) {{ {r} = {f.name}({task}.ipoint, {task}.ispace, {machine.name}); "
-                         f"return {machine.name}[{index}]; }}")
+            returns_int = self._function_type(f).name == "int"
+            index = r if returns_int else f"*{r}"
+            call = f"{r} = {f.name}({task}.ipoint, {task}.ispace, {machine.name});"
+            if returns_int and mt.name == "MSpace" and mt.n not in (None, 1):
+                # One index for a model of several dimensions (R408 at run time): the rewrite merges the model.
+                merged = machine.name + ".merge(0, 1)" * (mt.n - 1)
+                self._type_error(
+                    f"'{f.name}' returns an int, one index, but the three-operand form indexes the {mt.n}-dimensional "
+                    f"machine model '{machine.name}' with it: {machine.name}[{f.name}(...)] needs {mt.n}",
+                    s.func.loc,
+                    f"index the model merged into one dimension: IndexTaskMap {_tasks_text(s.tasks)} {g}; with "
+                    f"def {g}(Task {task}) {{ {call} return {merged}[{r}]; }}")
+                return
+            rewritten = f"def {g}(Task {task}) {{ {call} return {machine.name}[{index}]; }}"
             self.add("W309", "older three-operand form; equivalent to IndexTaskMap "
                              f"{_tasks_text(s.tasks)} {g}; with {rewritten}", s.loc, severity="note")
             return
@@ -1142,7 +1171,7 @@ class _Checker:
                     continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
                 if info is None and app.top_level is not None and ident.name == app.top_level.name:
                     kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
-                    self.add("E202", f"task '{ident.name}' is the top-level task: a statement names it only in "
+                    self.add("E202", f"task '{abridged(ident.name)}' is the top-level task: a statement names it only in "
                                      "ControlReplicate; the others reach it through `*` or a kind selector", ident.loc,
                              ((f"`SingleTaskMap {kind} f;` maps it with the tasks launched one at a time on "
                                f"{kind}s") if isinstance(s, A.SingleTaskMapStmt) else None,))
@@ -1154,14 +1183,14 @@ class _Checker:
                     notes = unknown_notes(ident.name)
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
-                        self.add("W315", f"task '{ident.name}' did not run in discovery (`{app.discovered_as}`): "
+                        self.add("W315", f"task '{abridged(ident.name)}' did not run in discovery (`{app.discovered_as}`): "
                                          "this statement applies only to runs that launch it", ident.loc,
                                  ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
                                   f"{shlex.quote(ident.loc.file)} {given} {more}`"),
                                  (f"tasks that ran: {listing}", *notes))
                         continue
-                    self.add("E202", f"unknown task '{ident.name}' (application '{app.app}')", ident.loc,
+                    self.add("E202", f"unknown task '{abridged(ident.name)}' (application '{app.app}')", ident.loc,
                              ((meant(close) if close else None), f"tasks: {listing}"), notes)
                 else:
                     tasks.append(info)
@@ -1204,7 +1233,7 @@ class _Checker:
                         f"{self._every_point_hint(s, each[1])} (a point's own subregion, such as '{close}', applies "
                         "to that point only)" if each else meant(close) if close else (
                             f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
-                    self.add("E203", f"unknown region '{region.name}' for {whose}", region.loc, (hint,))
+                    self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,))
                     continue
                 point = self._point_subregion(region.name, scope)
                 if point is not None:
@@ -1314,9 +1343,18 @@ class _Checker:
         where = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
         t, r = holders[0]
         # an index means another requirement in each task: only for a statement of one task
-        ways = ([A.RegionSel(name=r.name)] if r.name else []) + (
-            [A.RegionSel(index=r.index)] if s.tasks.names is not None and len(scope) == 1 else [])
-        examples = " or ".join(f"`{format_statement(dataclasses.replace(s, region=w))}`" for w in ways)
+        by_index = [A.RegionSel(index=r.index)] if s.tasks.names is not None and len(scope) == 1 else []
+        # the name selects every argument of the task whose region tree has it: said, and the index first where it
+        # is offered
+        also = [(t, q) for q in t.regions if r.name and r.name in q.names and q.index != r.index]
+        ways = ([A.RegionSel(name=r.name)] if r.name else []) + by_index
+        if also and by_index:
+            ways.reverse()
+        said = ", ".join(f"argument {q.index}" + ("" if o is t and len(scope) == 1 else f" of '{o.name}'")
+                         for o, q in also[:3]) + (f" and {len(also) - 3} more" if len(also) > 3 else "")
+        examples = " or ".join(f"`{format_statement(dataclasses.replace(s, region=w))}`"
+                               + (f" (which also selects {said})" if also and w.name is not None else "")
+                               for w in ways)
         kind = type(s).__name__.removesuffix("Stmt")
         return (f"'{name}' is a field of {where}: a {kind} statement applies to a whole region argument, all its "
                 f"fields, selected by a name of its region tree or by its index" + (f", e.g. {examples}" if examples
@@ -1370,7 +1408,9 @@ class _Checker:
             infos = [self.app.task(i.name) for i in sel.names if self.app.task(i.name) is not None]
             if not infos:
                 continue
-            if isinstance(s, A.IndexTaskMapStmt):
+            if isinstance(s, A.TaskStmt):
+                self._task_without_variant(s, infos)
+            elif isinstance(s, A.IndexTaskMapStmt):
                 never = [t.name for t in infos if not t.index_launched]
                 if never:
                     self.add("W305", f"IndexTaskMap has no effect on {', '.join(never)}: never index-launched", s.loc,
@@ -1408,6 +1448,31 @@ class _Checker:
                     self.add("W305", "CollectMemory has no effect: the selected requirements stay tracked, as "
                                      f"{quoted_names(names)} {'reduces' if len(names) == 1 else 'reduce'} into their "
                                      "fields (note R457)", s.loc)
+
+    def _task_without_variant(self, s: A.TaskStmt, infos):
+        """W305: a Task statement for named tasks none of whose kinds the task has a variant for (`Task check IO;`
+        where 'check' runs on CPUs only) applies on no machine; where no statement for the task lists a kind it has
+        a variant for, E209 says it instead."""
+        kinds = [k.name for k in s.kinds]
+        never = []
+        for info in infos:
+            if set(kinds) & set(info.variants):
+                continue
+            listed = {k.name for o in self.program.statements if isinstance(o, A.TaskStmt)
+                      and task_matches(o.tasks, info.name) for k in o.kinds}
+            if listed & set(info.variants):
+                never.append(info)
+        if not never:
+            return
+        which = " or ".join(kinds)
+        if len(never) == 1:
+            what = f"task '{never[0].name}' has no {which} variant (variants: {', '.join(never[0].variants)})"
+        else:
+            what = f"tasks {quoted_names([t.name for t in never])} have no {which} variant"
+        effect = "has no effect" if len(never) == len(infos) else "has no effect on them"
+        self.add("W305", f"{format_statement(s)} {effect}: {what}", s.loc,
+                 (f"drop it, or list a kind {quoted_names([t.name for t in never])} "
+                  f"{'has' if len(never) == 1 else 'have'} a variant for",))
 
     def _app_limits(self):
         """W317 for an InstanceLimit on a task whose index launch has a requirement Legion maps with all its points
@@ -1520,8 +1585,8 @@ class _Checker:
     # ------------------------------------------------------------------------------------------------ machine checks
 
     def _machine_kinds(self):
-        """W303/W302 for kinds the machine lacks, once per kind (at its first use), where the absence changes what a
-        statement does here. Not for a kind in a list that names one the machine has (the fallback a portable mapper
+        """W303/W302 for kinds the machine lacks where the absence changes what a statement does here: W303 once per
+        kind (at its first use), W302 at each statement (each is to be fixed). Not for a kind in a list that names one the machine has (the fallback a portable mapper
         writes, `Task * GPU,CPU;`; a Task statement's list goes on with those of the `Task *` statements), nor in a
         statement for tasks on a processor kind without processors (it never applies here). A memory that only the
         run's flags create (RDMEM, SOCKMEM) is reported in any list: its absence is a missing flag, not the
@@ -1555,9 +1620,8 @@ class _Checker:
                     continue
                 listed = any(k.name == "VIRTUAL" or m.memories_of(k.name) for k in s.memories)
                 for k in s.memories:
-                    if (k.name != "VIRTUAL" and not m.memories_of(k.name) and k.name not in seen
+                    if (k.name != "VIRTUAL" and not m.memories_of(k.name)
                             and (not listed or k.name in FLAG_SIZED_MEMORIES)):
-                        seen.add(k.name)
                         self.add("W302", f"memory kind '{k.name}' does not exist on this machine; it is skipped",
                                  k.loc, _sized_hints([k.name]))
                 # A kind the machine has that the statement's processor kind never sees (FBMEM for CPUs) is as dead,
@@ -1959,7 +2023,17 @@ class _Checker:
                          f"which '{info.parent}' launches: when '{info.parent}' is control-replicated ({how}), "
                          "Legion's sharding of the launch calls the function without a parent, and the run stops "
                          "there (R406)", stmt.func.loc,
-                 ("choose the node from task.ipoint and task.ispace alone, e.g. `m[task.ipoint[0] % m.size[0], ...]`",))
+                 (f"choose the node from task.ipoint and task.ispace alone, e.g. "
+                  f"`{self._spread_example(stmt.func.name)}`",))
+
+    def _spread_example(self, func: str) -> str:
+        """`M[task.ipoint[0] % M.size[0], ...]` with M the machine model function `func` reads (a global of two or
+        more dimensions; `m` where there is none)."""
+        f = self.functions.get(func)
+        names = list(_free_names(f)) if f is not None else []
+        m = next((n for n in reversed(names) if self.global_types.get(n, UNKNOWN).name == "MSpace"
+                  and self.global_types[n].n != 1), "m")
+        return f"{m}[task.ipoint[0] % {m}.size[0], ...]"
 
     def _one_node_launches(self, stmt, launches: list[tuple[str, int, int, str]]):
         """W320: every evaluated point of each index launch of `launches` ((task, points, node, the node's
@@ -1978,7 +2052,7 @@ class _Checker:
                          f"({each}) runs on node {node}, more points than {procs}: "
                          f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
                  stmt.loc,
-                 ("spread the points over the nodes from task.ipoint, e.g. `m[task.ipoint[0] % m.size[0], ...]`, "
+                 (f"spread the points over the nodes from task.ipoint, e.g. `{self._spread_example(stmt.func.name)}`, "
                   "or describe the machine meant with --machine",))
 
     def _points_left(self, task: str, domain: tuple[int, ...], last: tuple[int, ...], stmt):
@@ -2065,6 +2139,7 @@ class _Checker:
         here (`Task check IO;`): its tasks go on with the kinds of the `Task *` statements (`every_task`)."""
         names = ", ".join(f"'{n.name}'" for n in s.tasks.names)
         goes = "goes" if len(s.tasks.names) == 1 else "go"
+        tasks = [t for t in (self.app.task(n.name) for n in s.tasks.names) if t is not None] if self.app else []
         for k in kinds:
             if k.name not in ABSENT_KINDS and k.name != "GPU" and k.name not in seen:
                 seen.add(k.name)
@@ -2072,7 +2147,9 @@ class _Checker:
                                  f"({self.machine.counts()}); it is skipped: {names} {goes} on with the kinds of the "
                                  f"`Task *` statements ({', '.join(dict.fromkeys(every_task))})", k.loc,
                          (f"it applies on a machine with {k.name} processors; --machine describes nodes, GPUs and "
-                          "CPUs only",))
+                          "CPUs only" if not tasks or any(k.name in t.variants for t in tasks) else
+                          f"{names} {'has' if len(tasks) == 1 else 'have'} no {k.name} variant: the statement "
+                          "applies on no machine (W305)",))
 
     def _empty_kinds(self, err: DslRuntimeError) -> list[str]:
         """The processor kinds without processors on this machine whose machine model `err` comes from: the model

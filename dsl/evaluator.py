@@ -508,10 +508,15 @@ class Evaluator:
                     "R408", f"'{stmt.machine.name}' is {article(type_name(model))}, not a machine model",
                     stmt.machine.loc)
             r = self._call(stmt.func.name, [tv.ipoint, tv.ispace, model], stmt.func.loc)
+            n = len(model.size)
+            if _is_int(r) and n != 1:
+                raise DslRuntimeError("R408", f"'{stmt.func.name}' returned the int {r}: one index for the "
+                                              f"{n}-dimensional machine model '{stmt.machine.name}' (size "
+                                              f"{show(tuple(model.size))}), which needs {n}", stmt.func.loc)
             r = (r,) if _is_int(r) else r
-            if not isinstance(r, tuple) or len(r) != len(model.size):
-                raise DslRuntimeError("R408", f"'{stmt.func.name}' returned {show(r)}; expected an int or a tuple of "
-                                              f"{len(model.size)} ints", stmt.func.loc)
+            if not isinstance(r, tuple) or len(r) != n:
+                raise DslRuntimeError("R408", f"'{stmt.func.name}' returned {show(r)}; expected "
+                                              f"{'an int or ' if n == 1 else ''}a tuple of {n} ints", stmt.func.loc)
             return model.index(list(r))
         return self._call(stmt.func.name, [tv], stmt.func.loc)
 

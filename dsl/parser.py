@@ -163,8 +163,20 @@ _PUNCTUATION = frozenset(
 )
 
 
+# Rules that add no level of nesting (E110): statements, and the argument list of a call (the call is the level).
+_FLAT_RULES = frozenset(
+    "empty_stmt task_stmt region_stmt layout_stmt limit_stmt collect_stmt index_map_stmt single_map_stmt "
+    "replicate_stmt tunable_stmt func_def param param_type return_stmt assign_stmt print_stmt arg_list".split()
+)
+
+
 def _abridged(text: str, keep: int = 24) -> str:
     return text if len(text) <= keep else f"{text[:keep]}... ({len(text)} characters)"
+
+
+def abridged(name: str, longest: int = 80) -> str:
+    """A name as a message shows it: whole up to `longest` characters, else cut short as E100 shows a literal."""
+    return name if len(name) <= longest else _abridged(name)
 
 
 def _unquote(tok: Token) -> str:
@@ -182,6 +194,7 @@ def _start(x) -> A.Loc:
 def _rule(method):
     """Adapt a rule callback: it receives the rule's location (from its first to its last token) and the children
     without punctuation."""
+    flat = method.__name__ in _FLAT_RULES
 
     def callback(self, raw):
         present = [c for c in raw if c is not None]
@@ -196,7 +209,10 @@ def _rule(method):
             loc = A.Loc(loc.file, loc.line, loc.col, last.end_line, last.end_column)
         children = [c for c in raw if not (isinstance(c, Token) and c.type in _PUNCTUATION)]
         self.raw = raw
-        depth = 1 + max((self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)), default=0)
+        # A level is an expression node with a sub-expression (an operator, a call, a bracket, a comprehension): a
+        # literal or name adds none, and neither do statements nor a call's argument list.
+        inner = [self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)]
+        depth = max(inner, default=0) + (0 if flat or not inner else 1)
         if depth > MAX_NESTING:
             # At the token that adds the level past the limit (an operator of a chain, a call's '('), not at the
             # expression's start.
@@ -648,12 +664,16 @@ _STATEMENT_FORMS = {"Region": "Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;",
 
 
 def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
-    """For a processor kind written where a Region or Layout statement's region goes (`Region t CPU r SYSMEM;`):
-    the statement with the region and the kind in their order; where its task goes (`Layout CPU * * SOA;`): the
-    statement for every task with that kind; else None."""
+    """For a processor kind (in a Layout statement, a memory kind too) written where a Region or Layout statement's
+    region goes (`Region t CPU r SYSMEM;`): the statement with the region and the kind in their order; where its task
+    goes (`Layout CPU * * SOA;`): the statement for every task with that kind; else None."""
     start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
     head = before[start:]
-    if token.value not in A.PROC_KINDS or not head or head[0].value not in _STATEMENT_FORMS:
+    if not head or head[0].value not in _STATEMENT_FORMS:
+        return None
+    # A Layout statement's kind may be a memory kind too: written before the region, it is swapped as well.
+    if token.value not in A.PROC_KINDS and not (token.value in A.MEM_KINDS and head[0].value == "Layout"
+                                                and len(head) == 2):
         return None
     if len(head) == 1:
         rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]

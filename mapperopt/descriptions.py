@@ -470,9 +470,11 @@ class MachineDescription:
 
     def counts(self) -> str:
         """The machine's shape in words, as every message names it: "1 node of 1 CPU", "2 nodes of 1 CPU and 4 GPUs
-        each" (per-node counts of node 0)."""
-        procs = " and ".join(f"{self.count(k)} {k}{'s' if self.count(k) != 1 else ''}" for k in ("CPU", "GPU")
-                             if k == "CPU" or self.count(k))
+        each", "1 node of 1 CPU and 2 IO" (per-node counts of node 0; OMP, IO and PY processors where the run's
+        flags create them, utility processors never)."""
+        words = [f"{self.count(k)} {k}{'s' if self.count(k) != 1 and k in ('CPU', 'GPU') else ''}"
+                 for k in ("CPU", "GPU", "OMP", "IO", "PY") if k == "CPU" or self.count(k)]
+        procs = ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
         nodes = f"{self.nodes} node{'s' if self.nodes != 1 else ''}"
         return f"{nodes} of {procs}" + (" each" if self.nodes > 1 else "")
 

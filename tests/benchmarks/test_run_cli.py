@@ -120,6 +120,18 @@ def test_run_stopped_by_check_prints_the_diagnostic_with_its_source_line_and_hin
     assert re.search(r"^  hint: write `Layout \* \* \* SOA F_order;` instead$", out, re.M), out
 
 
+def test_run_stopped_by_a_diagnostic_without_position_is_told_to_add_a_statement(tmp_path, capsys):
+    """E223 without a Layout statement (the default's F_order for the GEMMs) is about the whole file, with no
+    position: the advice said "rewrite the Layout statement at the position shown"; it says to add the statement."""
+    mapper = tmp_path / "g.dsl"
+    mapper.write_text("Task * CPU;\n")
+    capsys.readouterr()
+    assert main(["run", "summa", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{mapper}: error[E223]" in out, out
+    assert "at the position shown" not in out and "add the Layout statement its hint gives" in out, out
+
+
 def test_run_refuses_a_mapper_that_check_refuses_before_building_the_application(tmp_path, capsys, monkeypatch):
     """At size ci with the size's counts, the committed description is the one the run's build prints: a mapper
     that `check` refuses (E223) fails at stage check without building the benchmark (15 s on its first use), with

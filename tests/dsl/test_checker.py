@@ -237,6 +237,20 @@ def test_e202_unknown_task(circuit):
     assert "calculate_new_currents" in d.hints[1]
 
 
+def test_e202_e203_elide_an_over_long_name_as_e100_does(circuit):
+    """A name of thousands of characters is shown cut short in the message (its start and its length), as E100
+    shows a long literal, not repeated in full."""
+    task = "calculate_new_currents" * 200
+    d = only(f"Task {task} CPU;", "E202", circuit)
+    assert d.message == (f"unknown task 'calculate_new_currents{task[22:24]}... ({len(task)} characters)' "
+                         "(application 'circuit')"), d.message
+    d = only(f"Region * {'r' * 3000} CPU SYSMEM;", "E203", circuit)
+    assert d.message == f"unknown region '{'r' * 24}... (3000 characters)' for any task", d.message
+    assert all(len(h) < 2000 for h in d.hints if h), d.hints
+    # A name of ordinary length is shown whole.
+    assert only("Region * rp_shard GPU ZCMEM;", "E203", circuit).message == "unknown region 'rp_shard' for any task"
+
+
 def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_near_miss(circuit):
     """A user's program lists only the tasks its discovery run launched: a name that is no near-miss of one of them
     may be launched by other flags (W315, naming the command line); a benchmark's list is complete (E202)."""
@@ -296,7 +310,8 @@ def test_e203_on_a_field_name_says_which_arguments_hold_it_and_how_to_select_the
     assert d.hints == ("'charge' is a field of argument 0 (rp_private) of 'update_voltages', argument 1 (rp_shared) of "
                        "'update_voltages': a Region statement applies to a whole region argument, all its fields, "
                        "selected by a name of its region tree or by its index, e.g. "
-                       "`Region update_voltages rp_private CPU SYSMEM;` or `Region update_voltages 0 CPU SYSMEM;`",)
+                       "`Region update_voltages 0 CPU SYSMEM;` or `Region update_voltages rp_private CPU SYSMEM;` "
+                       "(which also selects argument 2)",)  # rp_private is argument 2's region too
     # for several tasks an index means a different argument in each: only the name is offered
     d = only("Layout * in_ptr * AOS;", "E203", circuit)
     assert d.hints[0].startswith("'in_ptr' is a field of argument 0 (rp_wires) of 'init_pointers', argument 3 "
@@ -304,6 +319,21 @@ def test_e203_on_a_field_name_says_which_arguments_hold_it_and_how_to_select_the
                                  "'distribute_charge': a Layout statement")
     assert d.hints[0].endswith("e.g. `Layout * rp_wires * AOS;`")
     assert only("Region * rp_wire CPU SYSMEM;", "E203", circuit).hints == ("did you mean 'rp_wires'?",)
+
+
+def test_e203_on_a_field_name_gives_the_index_first_where_the_name_selects_several_arguments(circuit):
+    """Where the argument's name is shared by other arguments of the task (two arguments from one partition,
+    `blocks`), the name selects them all: the index comes first, and the name's example says what else it selects."""
+    def shared(t):
+        regions = tuple(replace(r, names=("blocks", *r.names)) if r.index in (0, 1) else r for r in t.regions)
+        return replace(t, regions=regions) if t.name == "update_voltages" else t
+    app = replace(circuit, tasks=tuple(shared(t) for t in circuit.tasks))
+    d = only("Region update_voltages charge CPU SYSMEM;", "E203", app)
+    assert d.hints[0].endswith("e.g. `Region update_voltages 0 CPU SYSMEM;` or "
+                               "`Region update_voltages blocks CPU SYSMEM;` (which also selects argument 1)"), d.hints
+    d = only("Layout update_voltages charge * AOS;", "E203", app)
+    assert d.hints[0].endswith("e.g. `Layout update_voltages 0 * AOS;` or `Layout update_voltages blocks * AOS;` "
+                               "(which also selects argument 1)"), d.hints
 
 
 def test_e204_region_index(circuit):
@@ -470,6 +500,23 @@ def test_e208_mapping_function_signature():
     assert [d.code for d in found] == ["E208"] and found[0].hints == drop
 
 
+def test_a_function_where_the_three_operand_form_takes_its_machine_model(circuit):
+    """`IndexTaskMap t f g;` with `f` a defined function: not "undefined variable 'f'" but what it is, with the
+    likely intent (`f` alone, a function of a Task) as the hint; the stray `g` gets no second error."""
+    src = "m = Machine(GPU);\ndef f(Task t) { return m[0, 0]; }\nIndexTaskMap calculate_new_currents f g;"
+    found = diags(src, circuit)
+    assert [(d.code, at(d)) for d in found] == [("E206", (3, 37))], [(d.code, d.message) for d in found]
+    assert found[0].message == "'f' is a function, not a machine model"
+    assert found[0].hints == ("the three-operand form `IndexTaskMap TASKS MODEL FUNC;` takes a machine model here; "
+                              "a function of a Task is mapped alone: IndexTaskMap calculate_new_currents f;",)
+    # A three-operand function there: the form's hint alone.
+    src = ("def f(IPoint p, ISpace s, MSpace m) { return p[0]; }\ndef g(Task t) { return 0; }\n"
+           "IndexTaskMap calculate_new_currents f g;")
+    d = only(src, "E206", circuit)
+    assert d.message == "'f' is a function, not a machine model" and at(d) == (3, 37)
+    assert d.hints == ("the three-operand form `IndexTaskMap TASKS MODEL FUNC;` takes a machine model here",)
+
+
 def test_e209_kinds_without_variants(circuit, m14):
     d = only("Task init_piece GPU;", "E209", circuit)
     assert d.message == "task 'init_piece' cannot run on any kind of its list GPU"
@@ -541,6 +588,7 @@ def test_e215_e216_e217_e218_e219_e220(m14):
     d = only("InstanceLimit t 0;", "E215")
     assert d.message == "InstanceLimit count 0 must be at least 1" and at(d) == (1, 17)  # at the count, not the keyword
     assert at(only("Layout * * * Align==0;", "E215")) == (1, 21)
+
     d = only('print("{} {}", 1);', "E216")
     assert d.message == "print has 2 placeholders '{}' but 1 argument"
     assert only("m = Machine(GPU); x = m.merge(0, 0);", "E217").message == (
@@ -559,6 +607,28 @@ def test_e215_e216_e217_e218_e219_e220(m14):
 
 
 # ---------------------------------------------------------------------------------------------------- warnings
+
+
+@pytest.mark.parametrize("align", ["Align==0", "Align<1", "Align<0", "Align<=0"])
+def test_e215_an_align_no_alignment_satisfies(align):
+    """An alignment is at least 1 byte: the constraint is judged, not its number (`Align<1` was accepted)."""
+    d = only(f"Layout * * * SOA {align};", "E215")
+    assert d.message == f"{align} can never hold: an alignment is at least 1 byte", d.message
+    assert d.hints == ("give the alignment wanted, e.g. Align==64, or drop the constraint",)
+
+
+@pytest.mark.parametrize("align", ["Align!=0", "Align>=0", "Align>0"])
+def test_e215_an_align_every_alignment_satisfies(align):
+    """`Align!=0` or `Align>=0` holds for every alignment: not "must be at least 1 byte", but that it constrains
+    nothing."""
+    d = only(f"Layout * * * SOA {align};", "E215")
+    assert d.message == f"{align} holds for every alignment (at least 1 byte): it constrains nothing", d.message
+    assert d.hints == ("drop it",)
+
+
+def test_align_constraints_that_can_hold_stay_accepted():
+    for align in ("Align==1", "Align<2", "Align<=1", "Align>=1", "Align!=1", "Align>=128", "Align==64"):
+        assert diags(f"Layout * * * SOA {align};") == [], align
 
 
 def test_w300_overridden_statement():
@@ -583,6 +653,10 @@ def test_w301_to_w309(circuit, m14):
     assert d.message == "memory kind 'ZCMEM' does not exist on this machine; it is skipped" and at(d) == (2, 16)
     assert "RDMEM exists only when the run sizes it (-ll:rsize MiB)" in only("Region * * CPU SYSMEM,RDMEM;", "W302",
                                                                            machine=cpu).hints
+    # One W302 per statement: fixing the first does not leave the next to the next check.
+    found = [(d.code, at(d)) for d in diags("Task * GPU,CPU;\nRegion * * GPU RDMEM,FBMEM;\nRegion * * CPU RDMEM,SYSMEM;",
+                                            circuit, parse_machine_spec("2x4")) if d.code == "W302"]
+    assert found == [("W302", (2, 16)), ("W302", (3, 16))], found
     assert only("Task * OMP,CPU;", "W303").loc.col == 8
     assert only("Task * GPU;", "W303", machine=cpu).message.startswith("processor kind 'GPU' has no processors")
     assert only("Task calc GPU;\nTask * GPU;", "W303", machine=cpu).loc.line == 1
@@ -625,10 +699,30 @@ def test_w301_to_w309(circuit, m14):
     d = only("m = 1;\ndef f(int x) { m = x; return m; }", "W307")
     assert at(d) == (2, 16) and d.message == "local variable 'm' shadows the global variable 'm'"
     assert at(only("Task * GPU,CPU,GPU;", "W308")) == (1, 16)
-    d = only("m = Machine(GPU);\ndef f(IPoint p, ISpace s, MSpace m) { return p[0]; }\nIndexTaskMap t m f;", "W309")
+    d = only("m = Machine(GPU).merge(0, 1);\ndef f(IPoint p, ISpace s, MSpace m) { return p[0]; }\n"
+             "IndexTaskMap t m f;", "W309")
     assert d.severity == "note"
-    # an int indexes the model as it is: `m[*r]` would unpack an int (E218)
+    # an int indexes the (1-dimensional) model as it is: `m[*r]` would unpack an int (E218)
     assert "def g(Task task) { r = f(task.ipoint, task.ispace, m); return m[r]; }" in d.message
+
+
+def test_three_operand_int_function_on_a_model_of_two_dimensions(circuit):
+    """The older form indexes the model with the function's int, m[f(...)]: one index, which fits a 1-dimensional
+    model only. On `Machine(CPU)` that is a type error said as such (not "returned (0,); expected an int"), whose
+    hint, followed literally, checks clean; no W309 rewrite that is the same error again."""
+    src = ("Task * CPU;\ndef f(IPoint p, ISpace s, MSpace m) { return p[0] % m.size[1]; }\nmm = Machine(CPU);\n"
+           "IndexTaskMap update_voltages mm f;\n")
+    found = [d for d in diags(src, circuit, parse_machine_spec("2x4")) if d.code != "W314"]
+    assert [(d.code, at(d)) for d in found] == [("E206", (4, 33))], [(d.code, d.message) for d in found]
+    d = found[0]
+    assert d.message == ("'f' returns an int, one index, but the three-operand form indexes the 2-dimensional "
+                         "machine model 'mm' with it: mm[f(...)] needs 2"), d.message
+    fix = ("IndexTaskMap update_voltages g; with def g(Task task) { r = f(task.ipoint, task.ispace, mm); "
+           "return mm.merge(0, 1)[r]; }")
+    assert d.hints == (f"index the model merged into one dimension: {fix}",), d.hints
+    statement, function = fix.split(" with ")
+    rewritten = src.replace("IndexTaskMap update_voltages mm f;\n", f"{function}\n{statement}\n")
+    assert [x for x in diags(rewritten, circuit, parse_machine_spec("2x4")) if x.is_error] == []
 
 
 def test_parent_dependent_functions_are_evaluated_with_the_parent_explain_uses(circuit, m14):
@@ -1011,6 +1105,21 @@ def test_task_statement_on_a_kind_without_processors_says_it_is_skipped(stencil)
             if x.code == "W303"] == []
 
 
+def test_task_statement_for_a_kind_the_task_has_no_variant_for_never_applies(stencil):
+    """`Task check IO;` for stencil, whose 'check' has only a CPU variant: it applies on no machine (with IO
+    processors too), said as W305 is for other statements without effect; W303 does not promise it applies on a
+    machine with IO processors."""
+    src = "Task * CPU;\nTask check IO;\n"
+    for machine in (None, parse_machine_spec("1x0x1"), parse_machine_spec("1x4x2")):
+        d = only(src, "W305", stencil, machine)
+        assert d.message == "Task check IO; has no effect: task 'check' has no IO variant (variants: CPU)", d.message
+        assert at(d) == (2, 1) and d.hints == ("drop it, or list a kind 'check' has a variant for",), d.hints
+    d = only("Task * GPU,CPU;\nTask check IO;\n", "W303", stencil, parse_machine_spec("1x4x2"))
+    assert not any("applies on a machine with IO processors" in h for h in d.hints), d.hints
+    # A kind the task has a variant for: no W305.
+    assert "W305" not in [x.code for x in diags("Task * CPU;\nTask stencil GPU,CPU;\n", stencil)]
+
+
 def test_empty_machine_model_hint_names_only_what_machine_option_describes(circuit):
     """Machine(IO) with no IO processor: the hint suggested `--machine 1x4`, which has no IO processor either; it says
     what --machine describes. For GPUs it still suggests a --machine with GPUs."""
@@ -1054,6 +1163,9 @@ def test_w320_every_point_of_an_index_launch_on_one_node_of_several(circuit, m14
     assert d.message == ("every point of the index launches of 'calculate_new_currents' and 'distribute_charge' "
                          "(8 points each) runs on node 0, more points than its 4 GPUs: nodes 1-3 of this machine "
                          "get none of them")
+    # The hint's example uses the file's own machine model.
+    assert d.hints == ("spread the points over the nodes from task.ipoint, e.g. "
+                       "`mgpu[task.ipoint[0] % mgpu.size[0], ...]`, or describe the machine meant with --machine",)
     assert "W320" not in [x.code for x in diags(NODE0, app, m14)]  # one node
     spread = NODE0.replace("mgpu[0,", "mgpu[task.ipoint[0] % mgpu.size[0],")
     assert "W320" not in [x.code for x in diags(spread, app, m24)]
@@ -1089,6 +1201,11 @@ def test_w321_a_sharded_launch_whose_function_reads_the_parent(circuit, m14, m24
                          "'check_circuit' launches: when 'check_circuit' is control-replicated (ControlReplicate), "
                          "Legion's sharding of the launch calls the function without a parent, and the run stops "
                          "there (R406)")
+    assert d.hints == ("choose the node from task.ipoint and task.ispace alone, e.g. "
+                       "`m[task.ipoint[0] % m.size[0], ...]`",)
+    mine = only(src.replace("m[", "mc[").replace("(m)", "(mc)").replace("m = ", "mc = "), "W321", nested, m24)
+    assert mine.hints == ("choose the node from task.ipoint and task.ispace alone, e.g. "
+                          "`mc[task.ipoint[0] % mc.size[0], ...]`",)
     top = replace(circuit, discovered_as="./circuit -p 4")
     d = only(src, "W321", top, m24)
     assert "which 'main' launches: when 'main' is control-replicated (Legion's default mapper replicates the " \

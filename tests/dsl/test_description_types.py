@@ -24,6 +24,15 @@ def test_parse_machine_spec_2x4():
     assert m.counts() == "2 nodes of 1 CPU and 4 GPUs each"
 
 
+def test_counts_name_the_io_omp_and_python_processors_a_run_creates():
+    """A machine probed with `-ll:io 2` has IO processors: its summary says so ("1 node of 1 CPU and 2 IO"), not
+    "1 node of 1 CPU"; utility processors are not counted."""
+    m = MachineDescription(1, (("CPU", (1,)), ("UTIL", (1,)), ("IO", (2,))))
+    assert m.counts() == "1 node of 1 CPU and 2 IO"
+    m = MachineDescription(2, (("CPU", (2, 2)), ("GPU", (4, 4)), ("OMP", (1, 1)), ("PY", (1, 1))))
+    assert m.counts() == "2 nodes of 2 CPUs, 4 GPUs, 1 OMP and 1 PY each"
+
+
 def test_parse_machine_spec_cpu_only():
     m = parse_machine_spec("1x0x4")
     assert (m.nodes, m.count("GPU"), m.count("CPU")) == (1, 0, 4)

@@ -370,6 +370,18 @@ IndexTaskMap a mgpu.merge(0, 1) lin;
     assert ev.decide("b", (6,), (8,))["proc"] == gpu(1, 2)
 
 
+def test_three_operand_form_with_an_int_on_a_model_of_two_dimensions(m24):
+    """R408 says the int returned as the user wrote it, and why it does not fit: not "returned (0,); expected an
+    int"."""
+    ev = Evaluator(parse("mgpu = Machine(GPU);\ndef lin(IPoint p, ISpace s, MSpace m) { return p[0] % 2; }\n"
+                         "IndexTaskMap a mgpu lin;\n"), m24)
+    with pytest.raises(DslRuntimeError) as info:
+        ev.decide("a", (2,), (8,))
+    assert info.value.code == "R408"
+    assert ("'lin' returned the int 0: one index for the 2-dimensional machine model 'mgpu' (size (2, 4)), which "
+            "needs 2") in str(info.value), str(info.value)
+
+
 def test_load_phase_error_is_raised_at_construction(m14):
     with pytest.raises(DslRuntimeError) as info:
         Evaluator(parse("x = 1;\ny = x / (x - 1);", "p.dsl"), m14)

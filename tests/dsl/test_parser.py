@@ -215,6 +215,9 @@ ERRORS = [
      'write Region * "pxm in" GPU FBMEM,ZCMEM;'),
     ("Layout stencil CPU 0 SOA F_order;", "E109", 1, 16, "reserved word 'CPU'",
      "write Layout stencil 0 CPU SOA F_order;"),
+    ("Layout calculate_new_currents SYSMEM rp_ghost AOS;", "E109", 1, 31, "reserved word 'SYSMEM'",
+     "a Layout statement is `Layout TASK REGION KIND CONSTRAINTS;`: write Layout calculate_new_currents rp_ghost "
+     "SYSMEM AOS;"),
     # A kind where the task goes: only the map statements take a kind selector.
     ("Layout CPU * * AOS C_order;", "E109", 1, 8, "reserved word 'CPU'",
      "a Layout statement is `Layout TASK REGION KIND CONSTRAINTS;` (a task name or *; a processor kind selects "

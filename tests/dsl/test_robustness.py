@@ -140,11 +140,29 @@ def test_limits_of_the_parser(text, code):
 def test_e110_on_a_flat_chain_points_at_the_operator_past_the_limit():
     """`1 + 1 + ... + 1` is nested to the evaluator (one level per operator): the message says an operator counts,
     and the caret is at the operator that passes the limit, not at the expression's start."""
+    parse("x = " + " + ".join(["1"] * 101) + ";")  # 100 operators: at the limit
     with pytest.raises(DslSyntaxError) as err:
         parse("x = " + " + ".join(["1"] * 102) + ";")
     d = err.value.diagnostic
-    assert d.code == "E110" and (d.loc.line, d.loc.col) == (1, 4 * 100 + 3), str(err.value)  # the 100th +
+    assert d.code == "E110" and (d.loc.line, d.loc.col) == (1, 4 * 101 + 3), str(err.value)  # the 101st +
     assert "each operator of a chain such as a + b + c counts as one" in d.message
+
+
+@pytest.mark.parametrize("make,caret", [
+    (lambda n: "x = " + "(" * n + "1" + ")" * n + ";", (1, 5)),
+    (lambda n: "x = " + "-" * n + "1;", (1, 5)),
+    (lambda n: "def f(int a) { return a; }\nx = " + "f(" * n + "1" + ")" * n + ";", (2, 5)),
+    (lambda n: "def g(Task t) { return " + "(" * n + "1" + ")" * n + "; }", (1, 24)),
+    (lambda n: 'print("{}", ' + "(" * n + "1" + ")" * n + ");", (1, 13)),
+], ids=["brackets", "unary", "calls", "in-def", "print"])
+def test_e110_allows_exactly_100_levels_and_points_at_the_101st(make, caret):
+    """The message says "more than 100 levels": 100 brackets, unary operators or calls pass, wherever the
+    expression stands; the 101st is refused, with the caret at that level (the outermost), not at the statement."""
+    parse(make(100))
+    with pytest.raises(DslSyntaxError) as err:
+        parse(make(101))
+    d = err.value.diagnostic
+    assert d.code == "E110" and (d.loc.line, d.loc.col) == caret, str(err.value)
 
 
 @pytest.mark.parametrize("text,machine,code", [

@@ -569,6 +569,22 @@ def test_w315_keeps_the_flags_given_after_dashdash(tmp_path, foreign_exe, capsys
             f"--app {path} -- -ll:cpu 2 FLAGS`\n") in out, out
 
 
+def test_a_run_stopped_by_a_diagnostic_without_position_is_told_to_add_a_statement(tmp_path, foreign_exe, capsys,
+                                                                                    monkeypatch):
+    """E224 (a tunable the mapper does not answer) is about the whole file and has no position: the run's advice
+    said "Fix the statement at the position shown"; it says the fix is a statement to add."""
+    monkeypatch.chdir(tmp_path)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text('Task "Initialize Nodes" CPU;\n')  # tunable 11 unanswered
+    program = f"{foreign_exe} -n 400 -ll:cpu 2"
+    assert main(["run", "--app", program, "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run"),
+                 "--", "-steps", "0"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "error[E224]" in out, out
+    assert "at the position shown" not in out, out
+    assert "add the statement" in out, out
+
+
 @pytest.mark.parametrize("command", ["tune", "compare"])
 def test_a_start_files_w315_hint_gives_the_program_as_the_run_was_given_it(tmp_path, foreign_exe, capsys,
                                                                            monkeypatch, command):
