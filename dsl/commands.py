@@ -711,7 +711,8 @@ def _balance_line(balance: dict) -> str:
     return line + (f"; not counted: {', '.join(left)}" if left else "")
 
 
-SET_LEGEND = "n.* = a processor set: the runtime runs the point on its least loaded member when it maps it"
+SET_LEGEND = ("n.* = a processor set: the runtime runs the point on its least loaded member, counting the points of "
+              "the same launch placed before it")
 DEFAULT_LEGEND = ("(n.i) = where Legion's default mapper slices the point (blocks dealt to the processors, node by "
                   "node; (n.*): the first free of the node's)")
 
