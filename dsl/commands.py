@@ -519,11 +519,12 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere). `diagnostics`: a list
     that receives check's diagnostics (warnings too).
 
-    Raises CheckError when the program has errors."""
+    Raises CheckError when the program has errors other than a mapping function failing on a launch's point (those
+    failing points are in the records, as their DslRuntimeError)."""
     diags = check_program(program, app, machine)
     if diagnostics is not None:
         diagnostics.extend(diags)
-    if any(d.is_error for d in diags):
+    if any(d.is_error and not d.at_point for d in diags):
         raise CheckError(diags, program.source)
     ev = Evaluator(program, machine, app, stream=stream)
     named = program.named_tasks()  # the compiled mapper hands a kept application mapper every other task
@@ -1024,8 +1025,17 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     unlike_run = [d for d in diags if d.code == "W325" or (d.code in ("W323", "W324") and not domain)]
     if unlike_run:
         click.echo(render_all(unlike_run, text), err=True)
+    # A mapping function failing on some points (found by check's static evaluation, or only over --domain's
+    # launches): the table shows them; check's errors follow it, and the mapper has errors (exit status 1).
+    failed = any(d.is_error for d in diags) or any(
+        isinstance(rec, DslRuntimeError) for e in entries for _, rec in e["points"])
+    if any(d.is_error for d in diags):
+        click.echo(render_all([d for d in diags if d.is_error], text), err=True)
+        click.echo(summary_line(file, diags), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
     if bench in UNDESCRIBED_LAUNCHES:
         click.echo(f"note: {UNDESCRIBED_LAUNCHES[bench]}", err=True)
     if note := displaced_note(app):
         click.echo(note, err=True)
+    if failed:
+        raise click.exceptions.Exit(1)

@@ -509,9 +509,39 @@ def test_explain_table_header_lines_up_with_short_region_names():
 
 def test_explain_reports_runtime_errors_per_point():
     result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the mapper has errors: some of its points fail
     assert "proc    0.0  0.1  0.2  0.3 R400 R400" in result.output
     assert "[mapperopt] error R400: processor index out of bound" in result.output
+
+
+FAILING_POINTS = """Task * CPU;
+mc = Machine(CPU);
+def f(Task task) { return mc[0, task.ipoint[0] / 2]; }
+IndexTaskMap calculate_new_currents f;
+"""
+
+
+@pytest.mark.parametrize("how", [("--", "-p", "8"), ("--domain", "4")], ids=["run-domains", "domain-option"])
+def test_explain_shows_failing_points_whichever_way_the_domain_is_given(tmp_path, how):
+    """The same 4-point launch, from the run's flags (where check's static evaluation finds the failing points) or
+    from --domain (where only explain's evaluation does): the placement table with the failing points, and exit
+    status 1; with the run's domains check's error follows the table, and an error check finds without evaluating
+    a point still stops explain before any table."""
+    dsl = tmp_path / "rt.dsl"
+    dsl.write_text(FAILING_POINTS)
+    args = ["explain", str(dsl), "--bench", "circuit", "--machine", "1x0x1"]
+    result = run(*args, *how)
+    assert result.exit_code == 1, result.output
+    assert "calculate_new_currents (index launch over (4,))" in result.output, result.output
+    assert "  proc    0.0  0.0 R400 R400\n" in result.output, result.output
+    assert "not counted: 2 failing" in result.output, result.output
+    if how[0] == "--":
+        assert result.output.index("error[E205]: processor index out of bound") > result.output.index("  proc    0.0")
+        assert "rt.dsl: 1 error(s), 0 warning(s)" in result.output
+    dsl.write_text(FAILING_POINTS + "Region * no_such_region CPU SYSMEM;\n")
+    result = run(*args, *how)
+    assert result.exit_code == 1 and "error[E203]" in result.output, result.output
+    assert "(index launch over" not in result.output, result.output
 
 
 def test_explain_2d_domain_and_png(tmp_path):
