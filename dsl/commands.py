@@ -543,8 +543,13 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         return len(seen)
 
     out = []
-    for info in sorted(app.tasks, key=depth):
+    # The top-level task is mapped too (SingleTaskMap and Task statements select it), though a benchmark's
+    # description names it only as its tasks' parent: shown first, with "top_level".
+    top = app.top_level
+    added = [top] if top is not None and top not in app.tasks else []
+    for info in [*added, *sorted(app.tasks, key=depth)]:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
+                 "top_level": info is top,
                  "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
                  "reduce": {r.index: (r.redop, r.collective) for r in info.regions if r.privilege == "reduce"},
                  "bounding_box": bool(app.discovered_as),
@@ -598,7 +603,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                 entry["regions"] = rec["regions"]
             if point is None and rec["proc"]["node"] is not None and "set" not in rec:
                 where[info.name] = rec["proc"]
-    return [e for info in app.tasks for e in out if e["task"] == info.name]  # in the description's order
+    return [e for info in [*added, *app.tasks] for e in out if e["task"] == info.name]  # in the description's order
 
 
 def default_slices(domain: tuple[int, ...], kind: str, machine: MachineDescription) -> dict[tuple, dict]:
@@ -762,7 +767,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                    "discovery records neither which points of a sparse domain exist nor an offset domain's lower "
                    "corner, so a sparse launch has fewer points than shown and counted here")
     for e in entries:
-        launch = f"index launch over {fmt_tuple(e['domain'])}" if e["domain"] else f"{e['launch']} launch"
+        launch = (f"index launch over {fmt_tuple(e['domain'])}" if e["domain"] else
+                  "top-level task" if e.get("top_level") else f"{e['launch']} launch")
         out += ["", f"{e['task']} ({launch})"]
         if e["error"] is not None:
             out.append(f"  {e['error']}")
