@@ -510,7 +510,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     parents first; None: CPU 0 of node 0 assumed), "top_level"}}. `domain` replaces every index launch's
     domain. A record whose mapping function returned a processor set of several members has "set", the members'
     {"kind", "node", "index"} in the set's order, and "proc" says only what is known before the runtime picks the
-    least loaded member when it maps: the kind and the node, "index" None. A point of an index launch no map
+    least loaded member (when the launch is distributed): the kind and the node, "index" None. A point of an index launch no map
     statement places has "default_proc" (unless the program keeps its own mapper, which slices such launches), the
     processor Legion's default mapper slices it to (`default_slices`; "index" None but for a GPU: the default
     mapper offers every processor of the kind on the node, and the first free one runs it, as
@@ -804,7 +804,7 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             out.append(f"  processor: {rec['proc']['kind']} (the program's own mapper, or Legion default)"
                        if e["app_mapper"] else f"  processor: {_proc_text(rec['proc'])}" if "set" not in rec else
                        f"  processor: the least loaded of the set {', '.join(map(_proc_text, rec['set']))}, when "
-                       "the runtime maps the task")
+                       "the task is launched")
         if e.get("parent"):
             parent = e["parent"]
             at = (f"on {_proc_text(parent['proc'])}, as placed above" if parent["proc"] else
