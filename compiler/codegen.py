@@ -98,7 +98,7 @@ class _Scope:
             return f"v_{e.name}"
         if e.name in self.params:
             return f"p_{e.name}"
-        if e.name in self.gen.globals:
+        if e.name in self.gen.global_names:
             return f"cx.globals[G_{e.name}]"
         return self._fail(408, f"'{e.name}' is undefined")
 
@@ -207,10 +207,10 @@ class _Generator:
         self.program = program
         self.lines = program.source.splitlines()
         self.source_name = next((s.loc.file for s in program.statements), "<string>")
-        self.globals: list[str] = []
-        for s in program.statements:
-            if isinstance(s, A.Assign) and s.name not in self.globals:
-                self.globals.append(s.name)
+        # The global variables in order of first assignment; a dict (ordered, hashed) keeps lookups linear in
+        # the number of assignments.
+        self.globals: list[str] = list(dict.fromkeys(s.name for s in program.statements if isinstance(s, A.Assign)))
+        self.global_names: frozenset[str] = frozenset(self.globals)
         self.functions = program.functions()
 
     def cite(self, node) -> str:
@@ -314,7 +314,7 @@ class _Generator:
             if s.func.name not in self.functions:
                 raise CodegenError(f"{s.loc}: mapping function '{s.func.name}' is not defined")
             if isinstance(s, A.IndexTaskMapStmt) and s.machine is not None:
-                if s.machine.name not in self.globals:
+                if s.machine.name not in self.global_names:
                     raise CodegenError(f"{s.loc}: machine '{s.machine.name}' is not a global variable")
                 # One wrapper per (function, machine), numbered: names built from the two DSL names could clash.
                 key = (s.func.name, s.machine.name)

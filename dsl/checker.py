@@ -244,10 +244,11 @@ class _Checker:
         self._typed: A.FuncDef | None = None  # the function whose body is being typed
         self._proposed: set[str] = set()  # the function names W309's rewrites propose
 
-    def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None):
+    def add(self, code: str, message: str, loc: A.Loc, hints=(), notes=(), severity: str | None = None,
+            at_point: bool = False):
         sev = severity or ("error" if code.startswith("E") else "warning")
         self.errors += sev == "error"
-        self.diags.append(Diagnostic(code, sev, message, loc, tuple(h for h in hints if h), tuple(notes)))
+        self.diags.append(Diagnostic(code, sev, message, loc, tuple(h for h in hints if h), tuple(notes), at_point))
 
     def run(self) -> list[Diagnostic]:
         self._scopes()
@@ -2116,7 +2117,7 @@ class _Checker:
             hints.append(f"`{format_statement(stmt)}` selects the top-level task too: name the tasks it is for")
         elif reads_parent and not top_level:
             notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
-        self.add(code, err.detail, loc, hints, notes)
+        self.add(code, err.detail, loc, hints, notes, at_point=stmt is not None)
 
     def _modulo_hint(self, err: DslRuntimeError, dim: int) -> str:
         """The hint for an index out of range (R400) in dimension `dim`: the indexing at `err.loc` with that index

@@ -510,7 +510,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     parents first; None: CPU 0 of node 0 assumed), "top_level"}}. `domain` replaces every index launch's
     domain. A record whose mapping function returned a processor set of several members has "set", the members'
     {"kind", "node", "index"} in the set's order, and "proc" says only what is known before the runtime picks the
-    least loaded member when it maps: the kind and the node, "index" None. A point of an index launch no map
+    least loaded member (when the launch is distributed): the kind and the node, "index" None. A point of an index launch no map
     statement places has "default_proc" (unless the program keeps its own mapper, which slices such launches), the
     processor Legion's default mapper slices it to (`default_slices`; "index" None but for a GPU: the default
     mapper offers every processor of the kind on the node, and the first free one runs it, as
@@ -519,11 +519,12 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere). `diagnostics`: a list
     that receives check's diagnostics (warnings too).
 
-    Raises CheckError when the program has errors."""
+    Raises CheckError when the program has errors other than a mapping function failing on a launch's point (those
+    failing points are in the records, as their DslRuntimeError)."""
     diags = check_program(program, app, machine)
     if diagnostics is not None:
         diagnostics.extend(diags)
-    if any(d.is_error for d in diags):
+    if any(d.is_error and not d.at_point for d in diags):
         raise CheckError(diags, program.source)
     ev = Evaluator(program, machine, app, stream=stream)
     named = program.named_tasks()  # the compiled mapper hands a kept application mapper every other task
@@ -542,8 +543,13 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
         return len(seen)
 
     out = []
-    for info in sorted(app.tasks, key=depth):
+    # The top-level task is mapped too (SingleTaskMap and Task statements select it), though a benchmark's
+    # description names it only as its tasks' parent: shown first, with "top_level".
+    top = app.top_level
+    added = [top] if top is not None and top not in app.tasks else []
+    for info in [*added, *sorted(app.tasks, key=depth)]:
         entry = {"task": info.name, "launch": info.launch, "domain": None, "kind": None, "regions": [],
+                 "top_level": info is top,
                  "fields": {r.index: r.fields for r in info.regions}, "collected": [], "tracked": {},
                  "reduce": {r.index: (r.redop, r.collective) for r in info.regions if r.privilege == "reduce"},
                  "bounding_box": bool(app.discovered_as),
@@ -597,7 +603,7 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                 entry["regions"] = rec["regions"]
             if point is None and rec["proc"]["node"] is not None and "set" not in rec:
                 where[info.name] = rec["proc"]
-    return [e for info in app.tasks for e in out if e["task"] == info.name]  # in the description's order
+    return [e for info in [*added, *app.tasks] for e in out if e["task"] == info.name]  # in the description's order
 
 
 def default_slices(domain: tuple[int, ...], kind: str, machine: MachineDescription) -> dict[tuple, dict]:
@@ -711,7 +717,8 @@ def _balance_line(balance: dict) -> str:
     return line + (f"; not counted: {', '.join(left)}" if left else "")
 
 
-SET_LEGEND = "n.* = a processor set: the runtime runs the point on its least loaded member when it maps it"
+SET_LEGEND = ("n.* = a processor set: the runtime runs the point on its least loaded member, counting the points of "
+              "the same launch placed before it")
 DEFAULT_LEGEND = ("(n.i) = where Legion's default mapper slices the point (blocks dealt to the processors, node by "
                   "node; (n.*): the first free of the node's)")
 
@@ -760,7 +767,8 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
                    "discovery records neither which points of a sparse domain exist nor an offset domain's lower "
                    "corner, so a sparse launch has fewer points than shown and counted here")
     for e in entries:
-        launch = f"index launch over {fmt_tuple(e['domain'])}" if e["domain"] else f"{e['launch']} launch"
+        launch = (f"index launch over {fmt_tuple(e['domain'])}" if e["domain"] else
+                  "top-level task" if e.get("top_level") else f"{e['launch']} launch")
         out += ["", f"{e['task']} ({launch})"]
         if e["error"] is not None:
             out.append(f"  {e['error']}")
@@ -796,7 +804,7 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             out.append(f"  processor: {rec['proc']['kind']} (the program's own mapper, or Legion default)"
                        if e["app_mapper"] else f"  processor: {_proc_text(rec['proc'])}" if "set" not in rec else
                        f"  processor: the least loaded of the set {', '.join(map(_proc_text, rec['set']))}, when "
-                       "the runtime maps the task")
+                       "the task is launched")
         if e.get("parent"):
             parent = e["parent"]
             at = (f"on {_proc_text(parent['proc'])}, as placed above" if parent["proc"] else
@@ -1023,8 +1031,17 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     unlike_run = [d for d in diags if d.code == "W325" or (d.code in ("W323", "W324") and not domain)]
     if unlike_run:
         click.echo(render_all(unlike_run, text), err=True)
+    # A mapping function failing on some points (found by check's static evaluation, or only over --domain's
+    # launches): the table shows them; check's errors follow it, and the mapper has errors (exit status 1).
+    failed = any(d.is_error for d in diags) or any(
+        isinstance(rec, DslRuntimeError) for e in entries for _, rec in e["points"])
+    if any(d.is_error for d in diags):
+        click.echo(render_all([d for d in diags if d.is_error], text), err=True)
+        click.echo(summary_line(file, diags), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
     if bench in UNDESCRIBED_LAUNCHES:
         click.echo(f"note: {UNDESCRIBED_LAUNCHES[bench]}", err=True)
     if note := displaced_note(app):
         click.echo(note, err=True)
+    if failed:
+        raise click.exceptions.Exit(1)

@@ -14,7 +14,7 @@ A diagnostic about the whole file (line 0: a statement it lacks, a check it coul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mapperopt.dsl.ast import Loc
 from mapperopt.errors import MapperoptError
@@ -34,6 +34,8 @@ class Diagnostic:
         loc: where; the caret points at `loc.col`; line 0 for the whole file.
         hints: concrete fixes, each printed as `hint: ...`.
         notes: related facts or positions, each printed as `note: ...`.
+        at_point: a mapping function failed on a launch's point in static evaluation (the error `explain` shows at
+            that point in its placement table).
     """
 
     code: str
@@ -42,6 +44,7 @@ class Diagnostic:
     loc: Loc
     hints: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    at_point: bool = field(default=False, compare=False)
 
     @property
     def is_error(self) -> bool:

@@ -141,6 +141,10 @@ struct Shared {
   std::map<std::pair<std::string, std::string>, ProfileStat> stats;  // (task, kind)
   std::set<std::string> said;                                        // "print once" keys
   std::map<Processor, long long> load;                               // mapped-but-unfinished tasks from sets
+  // Single tasks placed on a member of a set in select_task_options and not yet mapped (a member of this node):
+  // their count per member, and the member of each, by task.
+  std::map<Processor, long long> chosen;
+  std::map<UniqueID, Processor> chosen_task;
   std::set<const void *> matched;            // statement rows that selected something (R453 at exit)
   std::set<std::string> tasks_seen;          // names of the tasks this mapper mapped
   // (region tree, field) that tasks launched or mapped in this process reduce into -> the first such task.
@@ -377,7 +381,8 @@ class DslMapper : public DefaultMapper {
   bool has_limit(const std::string &task) const;
   std::vector<Processor> place(const Task &task, const MapRule &rule, Processor::Kind kind,
                                const DomainPoint *point);
-  Processor least_loaded(const std::vector<Processor> &set);
+  Processor least_loaded(const std::vector<Processor> &set,
+                         const std::map<Processor, long long> *given = nullptr);
   const std::vector<std::string> &name_chain(MapperContext ctx, LogicalRegion region);
   std::vector<Kind> memory_list(const std::string &task, unsigned index, const std::vector<std::string> &chain,
                                 Kind proc) const;
@@ -544,12 +549,25 @@ bool DslMapper::has_limit(const std::string &task) const {
   return false;
 }
 
-Processor DslMapper::least_loaded(const std::vector<Processor> &set) {
+// A set's member with the least load (the first of equals): its set-placed tasks mapped and not yet finished, its
+// set-placed single tasks chosen and not yet mapped, and what `given` counts (the points of this slice_task call).
+Processor DslMapper::least_loaded(const std::vector<Processor> &set, const std::map<Processor, long long> *given) {
   if (set.size() == 1) return set[0];
   std::lock_guard<std::mutex> guard(shared->lock);
+  auto load = [&](const Processor &p) {
+    long long n = shared->load[p] + shared->chosen[p];
+    if (given) {
+      auto found = given->find(p);
+      if (found != given->end()) n += found->second;
+    }
+    return n;
+  };
   Processor best = set[0];
-  for (const Processor &p : set)
-    if (shared->load[p] < shared->load[best]) best = p;
+  long long least = load(best);
+  for (const Processor &p : set) {
+    const long long n = load(p);
+    if (n < least) best = p, least = n;
+  }
   return best;
 }
 
@@ -592,11 +610,20 @@ void DslMapper::select_task_options(const MapperContext ctx, const Task &task, T
       output.check_collective_regions.erase(idx);
     }
   }
-  if (!task.is_index_space)
-    if (const MapRule *rule = map_rule(policy.single_maps, name, dsl_proc_kind(task_kind(ctx, task))))
-      output.initial_proc = least_loaded(place(task, *rule, task_kind(ctx, task), nullptr));
   for (const ReplicateRule &r : policy.replicates)
     if (name == r.task) output.replicate = total_nodes > 1, mark(&r);
+  if (!task.is_index_space)
+    if (const MapRule *rule = map_rule(policy.single_maps, name, dsl_proc_kind(task_kind(ctx, task)))) {
+      const std::vector<Processor> set = place(task, *rule, task_kind(ctx, task), nullptr);
+      output.initial_proc = least_loaded(set);
+      // Tasks launched back to back all choose before any is mapped: until map_task counts it as running, a task
+      // given a member of a set counts as that member's load (when map_task runs here: a member of this node).
+      if (set.size() > 1 && !output.replicate && output.initial_proc.address_space() == node_id) {
+        std::lock_guard<std::mutex> guard(shared->lock);
+        if (shared->chosen_task.emplace(task.get_unique_id(), output.initial_proc).second)
+          shared->chosen[output.initial_proc]++;
+      }
+    }
 }
 
 void DslMapper::slice_task(const MapperContext ctx, const Task &task, const SliceTaskInput &input,
@@ -620,6 +647,7 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
     return;
   }
   std::set<Processor> taken;  // by earlier points of a concurrent launch, which need one processor each
+  std::map<Processor, long long> given;  // points placed on each member of a set by this call, not yet mapped
   for (Domain::DomainPointIterator it(input.domain); it; it++) {
     const DomainPoint point = it.p;
     std::vector<Processor> set = place(task, *rule, kind, &point);
@@ -629,7 +657,8 @@ void DslMapper::slice_task(const MapperContext ctx, const Task &task, const Slic
         if (!taken.count(p)) free.push_back(p);
       if (!free.empty()) set.swap(free);
     }
-    const Processor proc = least_loaded(set);
+    const Processor proc = least_loaded(set, &given);
+    if (set.size() > 1) given[proc]++;
     if (task.concurrent_task) taken.insert(proc);
     output.slices.push_back(TaskSlice(Domain(point, point), proc, false, false));
   }
@@ -1097,6 +1126,13 @@ void DslMapper::map_task(const MapperContext ctx, const Task &task, const MapTas
     std::lock_guard<std::mutex> guard(shared->lock);
     shared->mapped++;
     shared->tasks_seen.insert(name);
+    // A single task chosen for a member of a set (select_task_options) is now mapped: map_task counts it below.
+    auto found = shared->chosen_task.find(task.get_unique_id());
+    if (found != shared->chosen_task.end()) {
+      long long &n = shared->chosen[found->second];
+      n = n > 0 ? n - 1 : 0;
+      shared->chosen_task.erase(found);
+    }
   }
   note_reductions(task);
   if (shared->record) record(ctx, task);

@@ -5,6 +5,7 @@ that the trace equals the evaluator's decisions."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
@@ -115,6 +116,44 @@ def test_single_task_map_to_a_processor_set(tmp_path):
     [record] = by_task(result.trace, "check")
     assert record["proc"]["node"] == 0 and record["proc"]["index"] in (0, 1)
     assert ran_on(result, "check")[None][0] == "CPU"
+
+
+def test_an_index_launch_on_a_processor_set_spreads_its_points(tmp_path):
+    # Every point of a launch is placed before any is mapped: the points already given to a member count as its
+    # load, so a 4-point launch on a set of 4 CPUs puts one point on each (not all on the first member).
+    from mapperopt.cli import main
+
+    dsl = tmp_path / "sets.dsl"
+    dsl.write_text("Task * CPU;\nRegion * * CPU SYSMEM;\nmc = Machine(CPU);\n"
+                   "def anycpu(Task task) { return mc[0, *]; }\n"
+                   "IndexTaskMap stencil,increment,check,init_tile anycpu;\n")
+    out = tmp_path / "run"
+    assert main(["run", "stencil", "--mapper", str(dsl), "--cpus", "4", "--once", "--trace", "--no-profile",
+                 "--out", str(out), "--", "-lg:no_physical_tracing"]) == 0
+    records = [json.loads(ln) for ln in (out / "trace.jsonl").read_text().splitlines()]
+    launches = {}
+    for r in records:
+        if r["task"] in ("stencil", "increment", "check", "init_tile"):
+            assert r["placed_by"] == "map" and r["domain"] == [4], r
+            launches.setdefault(r["task"], []).append(r["proc"]["index"])
+    assert set(launches) == {"stencil", "increment", "check", "init_tile"}
+    # init_tile, the first launch, finds no load: its 4 points on the 4 CPUs, one each. Later launches find
+    # points of earlier ones mapped and not yet finished (which count too), so they spread unevenly, but spread.
+    assert sorted(launches["init_tile"]) == [0, 1, 2, 3], launches
+    for task in ("stencil", "increment", "check"):
+        assert len(set(launches[task])) >= 2, launches
+
+
+def test_single_launches_on_a_processor_set_spread_before_they_are_mapped(tmp_path):
+    # spawn launches its two children back to back: both choose a member before either is mapped; the first
+    # choice counts as load of its member, so the second child goes to the other CPU.
+    dsl = ("m = Machine(CPU);\ndef any_cpu(Task task) { return m[0, *]; }\n"
+           "def first(Task task) { return m[0, 0]; }\nSingleTaskMap child any_cpu;\nSingleTaskMap * first;\n")
+    result = run_policy(dsl, tmp_path, legion=("-ll:cpu", "2"))
+    assert result.ok(), result.stderr
+    children = [(r["proc"]["kind"], r["proc"]["index"]) for r in result.reports if r["task"] == "child"]
+    assert sorted(children) == [("CPU", 0), ("CPU", 1)], children
+    assert sorted(r["proc"]["index"] for r in by_task(result.trace, "child")) == [0, 1]
 
 
 # ---------------------------------------------------------------------------------------------------- Region

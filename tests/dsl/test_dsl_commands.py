@@ -509,9 +509,58 @@ def test_explain_table_header_lines_up_with_short_region_names():
 
 def test_explain_reports_runtime_errors_per_point():
     result = run("explain", str(EXAMPLES / "s01.dsl"), "--bench", "circuit", "--machine", "1x4", "--domain", "6")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the mapper has errors: some of its points fail
     assert "proc    0.0  0.1  0.2  0.3 R400 R400" in result.output
     assert "[mapperopt] error R400: processor index out of bound" in result.output
+
+
+def test_explain_shows_the_top_level_task(tmp_path):
+    """SingleTaskMap and Task statements map the top-level task too (the compiled mapper's trace has it): explain
+    shows it first, with its processor or set, and its JSON record is the one the trace has."""
+    import json
+
+    dsl = tmp_path / "top.dsl"
+    dsl.write_text("Task * CPU;\nmc = Machine(CPU);\ndef one(Task task) { return mc[0, 1]; }\n"
+                   "def anycpu(Task task) { return mc[0, *]; }\nSingleTaskMap * one;\n")
+    result = run("explain", str(dsl), "--bench", "stencil", "--machine", "1x0x4")
+    assert result.exit_code == 0, result.output
+    assert "\nmain (top-level task)\n  processor kind: CPU\n  processor: CPU[node 0, proc 1]\n" in result.output
+    assert result.output.index("main (top-level task)") < result.output.index("init_tile (index launch")
+    dsl.write_text(dsl.read_text().replace("SingleTaskMap * one;", "SingleTaskMap * anycpu;"))
+    out = run("explain", str(dsl), "--bench", "stencil", "--machine", "1x0x4", "--json")
+    first = json.loads(out.output.splitlines()[0])
+    assert first["task"] == "main" and first["placed_by"] == "map" and first["proc"]["index"] is None, first
+    assert [p["index"] for p in first["set"]] == [0, 1, 2, 3], first
+
+
+FAILING_POINTS = """Task * CPU;
+mc = Machine(CPU);
+def f(Task task) { return mc[0, task.ipoint[0] / 2]; }
+IndexTaskMap calculate_new_currents f;
+"""
+
+
+@pytest.mark.parametrize("how", [("--", "-p", "8"), ("--domain", "4")], ids=["run-domains", "domain-option"])
+def test_explain_shows_failing_points_whichever_way_the_domain_is_given(tmp_path, how):
+    """The same 4-point launch, from the run's flags (where check's static evaluation finds the failing points) or
+    from --domain (where only explain's evaluation does): the placement table with the failing points, and exit
+    status 1; with the run's domains check's error follows the table, and an error check finds without evaluating
+    a point still stops explain before any table."""
+    dsl = tmp_path / "rt.dsl"
+    dsl.write_text(FAILING_POINTS)
+    args = ["explain", str(dsl), "--bench", "circuit", "--machine", "1x0x1"]
+    result = run(*args, *how)
+    assert result.exit_code == 1, result.output
+    assert "calculate_new_currents (index launch over (4,))" in result.output, result.output
+    assert "  proc    0.0  0.0 R400 R400\n" in result.output, result.output
+    assert "not counted: 2 failing" in result.output, result.output
+    if how[0] == "--":
+        assert result.output.index("error[E205]: processor index out of bound") > result.output.index("  proc    0.0")
+        assert "rt.dsl: 1 error(s), 0 warning(s)" in result.output
+    dsl.write_text(FAILING_POINTS + "Region * no_such_region CPU SYSMEM;\n")
+    result = run(*args, *how)
+    assert result.exit_code == 1 and "error[E203]" in result.output, result.output
+    assert "(index launch over" not in result.output, result.output
 
 
 def test_explain_2d_domain_and_png(tmp_path):
@@ -796,7 +845,7 @@ def test_explain_shows_legions_default_mapping_for_the_tasks_a_kept_program_mapp
     app, machine = replace(load_app("circuit"), keep_app_mapper=True), parse_machine_spec("1x0x2")
     program = parse("Task * CPU;\nLayout * * * AOS;\nCollectMemory * *;\nInstanceLimit update_voltages 2;\n")
     entries = {e["task"]: e for e in explain_decisions(program, app, machine, (4,))}
-    kept = [e for e in entries.values() if e["app_mapper"]]
+    kept = [e for e in entries.values() if e["app_mapper"] and not e["top_level"]]  # main: no regions
     assert kept and "update_voltages" not in {e["task"] for e in kept}
     for e in kept:
         assert {r["layout"]["order"] for _, rec in e["points"] for r in rec["regions"]} == {"SOA"}, e["task"]
