@@ -122,7 +122,7 @@ def test_check_explain_and_compile_take_keep_app_mapper(tmp_path, foreign_exe, c
     assert main(["compile", str(mapper), "--app", str(app), "--keep-app-mapper", "-o", str(tmp_path / "m.so")]) == 0
     # about a user's program only: refused, not ignored, for a benchmark
     code, out = check(capsys, mapper, "--bench", "circuit", "--keep-app-mapper")
-    assert code == 1 and "error: --keep-app-mapper needs --app" in out, out
+    assert code == 2 and "error: --keep-app-mapper needs --app" in out, out
 
 
 def test_check_and_explain_say_that_the_mapper_displaces_the_programs_own(tmp_path, foreign_exe, capsys):
