@@ -667,6 +667,28 @@ def _verify_miss(pattern: str, stdout: str) -> str:
             else f"; its last line: {lines[-1][:120]!r}")
 
 
+_NO_MESSAGE = " and no error message"  # the end of the harness's reason for a failure that said nothing on stderr
+
+
+def _quiet_failure(app: UserApp, reason: str, stdout_path: Path, stderr_path: Path) -> str:
+    """`reason` (an exit status "and no error message") for a program that said nothing on standard error but printed
+    on its standard output (a program's own check printing FAIL): the end of that output, and that the application
+    file's verify pattern did not match it either, where there is one."""
+    stdout = stdout_path.read_text(errors="replace")
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        return reason
+    failed = [line for line in lines if _LOOKS_FAILED.search(line)]
+    said = (f"its standard output's last line that looks like a failure: {failed[-1][:120]!r}" if failed
+            else f"its standard output ends with: {lines[-1][:120]!r}")
+    text = f"{reason[:-len(_NO_MESSAGE)]} and printed nothing on standard error; {said}"
+    pattern = app.verify.pattern
+    if pattern and not re.search(pattern, stdout, re.MULTILINE) and not re.search(
+            pattern, stderr_path.read_text(errors="replace"), re.MULTILINE):
+        text += f"; the verify pattern /{pattern}/ does not match its output either"
+    return text
+
+
 def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple[dict | None, str | None]:
     """(result dict in the shape of a result line, None) or (None, why the metric could not be read). The metric is
     the last match in `stdout`, else in `stderr` (then "metric_from" is "stderr": a Realm logger's lines go there
@@ -1201,6 +1223,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             (run_dir / "command.txt").write_text(f"# run in {run_dir.resolve()}\n" + "\n".join(commands) + "\n")
             run = H.execute(cmd, run_dir, label, timeout_s, env, expect_result=False, dsl_mapper=dsl is not None)
             attempt, stage, reason = run.attempt, run.stage, run.reason
+            if reason and reason.endswith(_NO_MESSAGE):
+                reason = _quiet_failure(app, reason, run_dir / attempt.stdout, run_dir / attempt.stderr)
             if stage is None:
                 reason = check_output(app, run_dir, attempt.stdout, attempt.stderr)
                 stage = "verify" if reason else None

@@ -867,3 +867,25 @@ def test_a_resource_option_and_a_flag_after_the_separator_or_in_the_command_that
         err = re.sub(r"\s+", " ", capsys.readouterr().err)
         assert said in err and f"hint: {hint or 'give one of them'}" in err, (args, err)
     assert not list(tmp_path.glob("runs")), "refused before anything ran"
+
+
+def test_a_failure_with_an_empty_stderr_quotes_the_end_of_the_standard_output(tmp_path, monkeypatch):
+    """A program that checks its own results, prints FAIL on its standard output and exits 2 was reported as "exited
+    with status 2 and no error message": the reason quotes the end of the standard output, and says that the
+    application file's verify pattern did not match either."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'step 1 done'; echo 'sum = inf expected 4e11 FAIL'; echo 'bye'; exit 2")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'PASS'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    assert "no error message" not in reason, reason
+    assert reason.startswith("exited with status 2 and printed nothing on standard error; its standard output's "
+                             "last line that looks like a failure: 'sum = inf expected 4e11 FAIL'"), reason
+    assert reason.endswith("; the verify pattern /PASS/ does not match its output either"), reason
+    assert feedback["stage"] == "run" and "sum = inf expected 4e11 FAIL" in feedback["raw_excerpt"], feedback
+    # a verify pattern that matches, or none: not said
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
+    reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
+    assert "FAIL" in reason and "verify pattern" not in reason, reason
