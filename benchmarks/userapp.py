@@ -260,17 +260,13 @@ def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
     """The metric, or None with its problems (a bad `better` and a bad regex alike) added to `problems`."""
     if data is None or data == "wall":
         return Metric()
-    if isinstance(data, dict):
-        try:
-            _reject_unknown(f"{where}: metric", data, {"regex", "unit", "better"})
-        except MapperoptError as exc:
-            problems.append(exc)
-            return None
-    else:
+    if not isinstance(data, dict):
         problems.append(MapperoptError(f"{where}: 'metric' must be `wall` or a mapping with regex, unit and better "
                                        f"(higher or lower), got {data!r}"))
         return None
     found = len(problems)
+    # an unknown key (a typo) is one problem among those of the known keys' values: all said at once
+    _checked(problems, _reject_unknown, f"{where}: metric", data, {"regex", "unit", "better"})
     if data.get("better", "lower") not in ("higher", "lower"):
         problems.append(MapperoptError(f"{where}: metric 'better' must be `higher` or `lower`, "
                                        f"got {data['better']!r}"))
@@ -335,15 +331,15 @@ def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Ver
                                        f"reference_lines, got {data!r}"))
         return None
     before = len(problems)
+    # an unknown key (a typo, said with the key it is close to) and the known keys' problems: all at once
     _checked(problems, _reject_unknown, f"{where}: verify", data,
              {"pattern", "command", "reference", "reference_lines"})
-    if len(problems) > before:  # an unknown key (a typo, said with the key it is close to)
-        return None
     reference = data.get("reference")
     if reference is not None:
         reference = str((base / str(reference)).resolve())
-    return make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
-                       where, str(base.resolve()), problems)
+    verify = make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
+                         where, str(base.resolve()), problems)
+    return None if len(problems) > before else verify
 
 
 def _config(name: str, sizes: dict, where: str):

@@ -889,3 +889,18 @@ def test_a_failure_with_an_empty_stderr_quotes_the_end_of_the_standard_output(tm
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
     reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
     assert "FAIL" in reason and "verify pattern" not in reason, reason
+
+
+def test_a_bad_value_beside_an_unknown_key_of_the_metric_or_verify_is_reported_with_it(tmp_path, mapper, capsys):
+    """An unknown key in `metric:` (or `verify:`) hid the bad values beside it (`better: lowr`, an invalid pattern),
+    which came only in the next run, once the key was fixed: all at once, as the file's other problems."""
+    script(tmp_path, "prog", "exit 0")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regexp: 'took ([0-9.]+) ms', unit: ms, "
+                                             "better: lowr}\nverify: {patern: x, pattern: '(unclosed'}\n")
+    assert main(["run", "--app", "mapperopt.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert "error: mapperopt.yaml has 4 problems:\n" in err, err
+    for part in ("mapperopt.yaml: metric: unknown key 'regexp'", "mapperopt.yaml: metric 'better' must be `higher` "
+                 "or `lower`, got 'lowr'", "mapperopt.yaml: verify: unknown key 'patern'",
+                 "mapperopt.yaml: the verify pattern '(unclosed' is invalid"):
+        assert "\n  - " + part in err, (part, err)
