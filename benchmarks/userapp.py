@@ -1027,6 +1027,8 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     if desc is None:
         if not keep_failed:
             shutil.rmtree(folder, ignore_errors=True)
+            if code == 0 and malformed is None:  # not a Legion program: said, by its message alone (nothing kept)
+                raise NoLegionTask(_discovery_failed(app, cmd, folder, out, err, code, limit, malformed).message)
             raise MapperoptError(f"discovering {app.name} failed")
         (folder / "stdout.txt").write_text(out)
         (folder / "stderr.txt").write_text(err)
@@ -1068,6 +1070,15 @@ def relative_paths_note(words, folder) -> str | None:
             f"path{'' if one else 's'}, {', '.join(str(Path(w).resolve()) for w in here)}")
 
 
+class NoLegionTask(MapperoptError):
+    """Discovery's error for a program that exited 0 but ran no Legion task: not a Legion program (or not one built
+    against mapperopt's Legion), whatever mapper runs it."""
+
+
+def _ran_no_task(message: str, hint: str) -> NoLegionTask:
+    return NoLegionTask(message, hint=hint)
+
+
 def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
                       limit: float, malformed: str | None = None) -> MapperoptError:
     """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
@@ -1095,7 +1106,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
                                    "a line to the file MAPPEROPT_RECORD names: does the program write to that file "
                                    f"too? To see what it does, {by_hand}{moved}")
     if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
-        return MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
+        return _ran_no_task(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
                               f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
                               "(`mapperopt toolchain`), and do its arguments make it run?",
                               hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}{moved}")
@@ -1255,6 +1266,9 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             try:
                 own = discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout,
                                keep_failed=False)
+            except NoLegionTask as exc:  # not a Legion program: said with the result, as check says it
+                own = None
+                settings["no_legion_task"] = exc.message
             except MapperoptError:  # the measurement stands; only which mapper ran is unknown
                 own = None
             if own is not None:

@@ -904,3 +904,19 @@ def test_a_bad_value_beside_an_unknown_key_of_the_metric_or_verify_is_reported_w
                  "or `lower`, got 'lowr'", "mapperopt.yaml: verify: unknown key 'patern'",
                  "mapperopt.yaml: the verify pattern '(unclosed' is invalid"):
         assert "\n  - " + part in err, (part, err)
+
+
+def test_a_program_that_is_not_a_legion_program_is_said_without_a_mapper_too(tmp_path, mapper, capsys,
+                                                                               monkeypatch):
+    """`run --app ./notlegion` (exits 0, runs no Legion task) without --mapper said "ok" and nothing else: its
+    discovery's failure was swallowed. The measurement stands (a stand-in script is measured as a program), and a
+    warning says what check says."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folders: under the test's own
+    exe = script(tmp_path, "notlegion", "exit 0")
+    assert main(["run", "--app", str(exe), "--once", "--out", "run"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Warning: discovering notlegion: the program exited 0 but ran no Legion task under the recording mapper: "
+            f"is {exe} a Legion program") in out, out
+    assert "no mapper takes part in such a run" in out, out
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert "ran no Legion task" in result["settings"]["no_legion_task"], result
