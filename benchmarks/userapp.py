@@ -1070,6 +1070,26 @@ def relative_paths_note(words, folder) -> str | None:
             f"path{'' if one else 's'}, {', '.join(str(Path(w).resolve()) for w in here)}")
 
 
+# A shell's "not found" for a relative path a script runs: `sh: 2: exec: ./daxpy: not found`, `bash: ./daxpy: No such
+# file or directory`.
+_NOT_FOUND = re.compile(r"(?:^|[\s:])((?:\.{1,2}/)?[^\s:/'\"][^\s:'\"]*): (?:not found|No such file or directory)",
+                        re.MULTILINE)
+
+
+def script_paths_note(app: UserApp, code: int | None, err: str) -> str | None:
+    """Why a wrapper script (`app`'s executable) that exited `code` saying `err` may not find its program: it runs
+    in a temporary folder (discovery's, the run folder), where a path relative to the current folder inside it
+    leads nowhere; None when it is no script, or it did not exit 127 (a shell's "not found")."""
+    found = [m for m in _NOT_FOUND.finditer(err) if not os.path.isabs(m.group(1))]
+    if code != 127 or not is_script(app.exe):  # 127: the shell's "command not found"
+        return None
+    path = found[-1].group(1) if found else None
+    name = path[2:] if path and path.startswith("./") else path or "PROGRAM"
+    return (f"{app.exe} is a script: it runs in a temporary folder, not in the current folder, so a relative path "
+            f"inside it{f' (`{path}`)' if path else ''} is not found; make the paths inside the script absolute, or "
+            f'relative to the script: "$(dirname "$0")/{name}"')
+
+
 class NoLegionTask(MapperoptError):
     """Discovery's error for a program that exited 0 but ran no Legion task: not a Legion program (or not one built
     against mapperopt's Legion), whatever mapper runs it."""
@@ -1097,7 +1117,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     # Where it ran (its output beside): a relative path among its arguments means there what it meant there.
     by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
                f"&& {env}{shlex.join(cmd)}")
-    moved = relative_paths_note(cmd[1:], folder)
+    moved = relative_paths_note(cmd[1:], folder) or script_paths_note(app, code, err)
     moved = f"\nNote: {moved}" if moved else ""
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
@@ -1232,6 +1252,10 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             attempt, stage, reason = run.attempt, run.stage, run.reason
             if reason and reason.endswith(_NO_MESSAGE):
                 reason = _quiet_failure(app, reason, run_dir / attempt.stdout, run_dir / attempt.stderr)
+            if stage in ("start", "run") and attempt.exit_code is not None and attempt.exit_code > 0 and (
+                    note := script_paths_note(app, attempt.exit_code,
+                                              (run_dir / attempt.stderr).read_text(errors="replace"))):
+                reason = f"{reason}; {note}"
             if stage is None:
                 reason = check_output(app, run_dir, attempt.stdout, attempt.stderr)
                 stage = "verify" if reason else None

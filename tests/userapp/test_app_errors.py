@@ -920,3 +920,23 @@ def test_a_program_that_is_not_a_legion_program_is_said_without_a_mapper_too(tmp
     assert "no mapper takes part in such a run" in out, out
     result = json.loads((tmp_path / "run" / "result.json").read_text())
     assert "ran no Legion task" in result["settings"]["no_legion_task"], result
+
+
+def test_a_wrapper_script_whose_relative_path_is_not_found_is_said_to_run_in_another_folder(tmp_path, mapper, capsys,
+                                                                                               monkeypatch):
+    """A wrapper script with `exec ./daxpy "$@"` failed with exit status 127 "not found" and no word of why: the
+    program runs in a temporary folder (discovery's, the run folder), where a path relative to the current folder
+    inside the script does not lead to the program."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folders: under the test's own
+    script(tmp_path, "daxpy", "exit 0")
+    wrapper = script(tmp_path, "wrap.sh", 'exec ./daxpy "$@"')
+    assert main(["check", str(mapper), "--app", str(wrapper), "--machine", "1x0x1"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "exited with code 127" in err, err
+    assert (f"{wrapper} is a script: it runs in a temporary folder, not in the current folder, so a relative path "
+            "inside it (`./daxpy`) is not found; make the paths inside the script absolute, or relative to the "
+            "script: \"$(dirname \"$0\")/daxpy\"") in err, err
+    assert main(["run", "--app", str(wrapper), "--once", "--out", "run"]) == 1
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    assert "exited with status 127" in reason and f"{wrapper} is a script: it runs in a temporary folder" in reason, \
+        reason
