@@ -322,11 +322,11 @@ def timeout_needed(min_time_s: float, start_up_s: float = 0.0) -> float:
 
 
 def _above(value: float, limit: float) -> str:
-    """`value` (> `limit`) with the fewest decimals that print it above `limit`: 10.5, not 10, for 10.49 > 10."""
-    d = 0
-    while d < 6 and float(f"{value:.{d}f}") <= limit:
-        d += 1
-    return f"{value:.{d}f}"
+    """`value` (> `limit`) printed above `limit` with one decimal at most, as the others' whole percents: 10.5, not
+    10, for 10.49 > 10; 10.1 (rounded up, not 10.002) for 10.002."""
+    if float(f"{value:.0f}") > limit:
+        return f"{value:.0f}"
+    return f"{math.ceil(value * 10) / 10:.1f}"
 
 
 def _below(value: float, limit: float) -> str:

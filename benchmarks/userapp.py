@@ -260,17 +260,13 @@ def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
     """The metric, or None with its problems (a bad `better` and a bad regex alike) added to `problems`."""
     if data is None or data == "wall":
         return Metric()
-    if isinstance(data, dict):
-        try:
-            _reject_unknown(f"{where}: metric", data, {"regex", "unit", "better"})
-        except MapperoptError as exc:
-            problems.append(exc)
-            return None
-    else:
+    if not isinstance(data, dict):
         problems.append(MapperoptError(f"{where}: 'metric' must be `wall` or a mapping with regex, unit and better "
                                        f"(higher or lower), got {data!r}"))
         return None
     found = len(problems)
+    # an unknown key (a typo) is one problem among those of the known keys' values: all said at once
+    _checked(problems, _reject_unknown, f"{where}: metric", data, {"regex", "unit", "better"})
     if data.get("better", "lower") not in ("higher", "lower"):
         problems.append(MapperoptError(f"{where}: metric 'better' must be `higher` or `lower`, "
                                        f"got {data['better']!r}"))
@@ -335,15 +331,15 @@ def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Ver
                                        f"reference_lines, got {data!r}"))
         return None
     before = len(problems)
+    # an unknown key (a typo, said with the key it is close to) and the known keys' problems: all at once
     _checked(problems, _reject_unknown, f"{where}: verify", data,
              {"pattern", "command", "reference", "reference_lines"})
-    if len(problems) > before:  # an unknown key (a typo, said with the key it is close to)
-        return None
     reference = data.get("reference")
     if reference is not None:
         reference = str((base / str(reference)).resolve())
-    return make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
-                       where, str(base.resolve()), problems)
+    verify = make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
+                         where, str(base.resolve()), problems)
+    return None if len(problems) > before else verify
 
 
 def _config(name: str, sizes: dict, where: str):
@@ -665,6 +661,28 @@ def _verify_miss(pattern: str, stdout: str) -> str:
     failed = [line for line in lines if _LOOKS_FAILED.search(line)]
     return (f"; its last line that looks like a failure: {failed[-1][:120]!r}" if failed
             else f"; its last line: {lines[-1][:120]!r}")
+
+
+_NO_MESSAGE = " and no error message"  # the end of the harness's reason for a failure that said nothing on stderr
+
+
+def _quiet_failure(app: UserApp, reason: str, stdout_path: Path, stderr_path: Path) -> str:
+    """`reason` (an exit status "and no error message") for a program that said nothing on standard error but printed
+    on its standard output (a program's own check printing FAIL): the end of that output, and that the application
+    file's verify pattern did not match it either, where there is one."""
+    stdout = stdout_path.read_text(errors="replace")
+    lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+    if not lines:
+        return reason
+    failed = [line for line in lines if _LOOKS_FAILED.search(line)]
+    said = (f"its standard output's last line that looks like a failure: {failed[-1][:120]!r}" if failed
+            else f"its standard output ends with: {lines[-1][:120]!r}")
+    text = f"{reason[:-len(_NO_MESSAGE)]} and printed nothing on standard error; {said}"
+    pattern = app.verify.pattern
+    if pattern and not re.search(pattern, stdout, re.MULTILINE) and not re.search(
+            pattern, stderr_path.read_text(errors="replace"), re.MULTILINE):
+        text += f"; the verify pattern /{pattern}/ does not match its output either"
+    return text
 
 
 def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple[dict | None, str | None]:
@@ -1009,6 +1027,8 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     if desc is None:
         if not keep_failed:
             shutil.rmtree(folder, ignore_errors=True)
+            if code == 0 and malformed is None:  # not a Legion program: said, by its message alone (nothing kept)
+                raise NoLegionTask(_discovery_failed(app, cmd, folder, out, err, code, limit, malformed).message)
             raise MapperoptError(f"discovering {app.name} failed")
         (folder / "stdout.txt").write_text(out)
         (folder / "stderr.txt").write_text(err)
@@ -1050,6 +1070,35 @@ def relative_paths_note(words, folder) -> str | None:
             f"path{'' if one else 's'}, {', '.join(str(Path(w).resolve()) for w in here)}")
 
 
+# A shell's "not found" for a relative path a script runs: `sh: 2: exec: ./daxpy: not found`, `bash: ./daxpy: No such
+# file or directory`.
+_NOT_FOUND = re.compile(r"(?:^|[\s:])((?:\.{1,2}/)?[^\s:/'\"][^\s:'\"]*): (?:not found|No such file or directory)",
+                        re.MULTILINE)
+
+
+def script_paths_note(app: UserApp, code: int | None, err: str) -> str | None:
+    """Why a wrapper script (`app`'s executable) that exited `code` saying `err` may not find its program: it runs
+    in a temporary folder (discovery's, the run folder), where a path relative to the current folder inside it
+    leads nowhere; None when it is no script, or it did not exit 127 (a shell's "not found")."""
+    found = [m for m in _NOT_FOUND.finditer(err) if not os.path.isabs(m.group(1))]
+    if code != 127 or not is_script(app.exe):  # 127: the shell's "command not found"
+        return None
+    path = found[-1].group(1) if found else None
+    name = path[2:] if path and path.startswith("./") else path or "PROGRAM"
+    return (f"{app.exe} is a script: it runs in a temporary folder, not in the current folder, so a relative path "
+            f"inside it{f' (`{path}`)' if path else ''} is not found; make the paths inside the script absolute, or "
+            f'relative to the script: "$(dirname "$0")/{name}"')
+
+
+class NoLegionTask(MapperoptError):
+    """Discovery's error for a program that exited 0 but ran no Legion task: not a Legion program (or not one built
+    against mapperopt's Legion), whatever mapper runs it."""
+
+
+def _ran_no_task(message: str, hint: str) -> NoLegionTask:
+    return NoLegionTask(message, hint=hint)
+
+
 def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
                       limit: float, malformed: str | None = None) -> MapperoptError:
     """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
@@ -1068,7 +1117,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
     # Where it ran (its output beside): a relative path among its arguments means there what it meant there.
     by_hand = (f'run it by hand where it ran: cd {shlex.quote(str(folder))} && eval "$(mapperopt toolchain --env)" '
                f"&& {env}{shlex.join(cmd)}")
-    moved = relative_paths_note(cmd[1:], folder)
+    moved = relative_paths_note(cmd[1:], folder) or script_paths_note(app, code, err)
     moved = f"\nNote: {moved}" if moved else ""
     if malformed is not None:
         return MapperoptError(f"discovering {app.name}: your program exited 0, but the record of its tasks that the "
@@ -1077,7 +1126,7 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
                                    "a line to the file MAPPEROPT_RECORD names: does the program write to that file "
                                    f"too? To see what it does, {by_hand}{moved}")
     if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
-        return MapperoptError(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
+        return _ran_no_task(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
                               f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
                               "(`mapperopt toolchain`), and do its arguments make it run?",
                               hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}{moved}")
@@ -1201,6 +1250,12 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             (run_dir / "command.txt").write_text(f"# run in {run_dir.resolve()}\n" + "\n".join(commands) + "\n")
             run = H.execute(cmd, run_dir, label, timeout_s, env, expect_result=False, dsl_mapper=dsl is not None)
             attempt, stage, reason = run.attempt, run.stage, run.reason
+            if reason and reason.endswith(_NO_MESSAGE):
+                reason = _quiet_failure(app, reason, run_dir / attempt.stdout, run_dir / attempt.stderr)
+            if stage in ("start", "run") and attempt.exit_code is not None and attempt.exit_code > 0 and (
+                    note := script_paths_note(app, attempt.exit_code,
+                                              (run_dir / attempt.stderr).read_text(errors="replace"))):
+                reason = f"{reason}; {note}"
             if stage is None:
                 reason = check_output(app, run_dir, attempt.stdout, attempt.stderr)
                 stage = "verify" if reason else None
@@ -1235,6 +1290,9 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
             try:
                 own = discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout,
                                keep_failed=False)
+            except NoLegionTask as exc:  # not a Legion program: said with the result, as check says it
+                own = None
+                settings["no_legion_task"] = exc.message
             except MapperoptError:  # the measurement stands; only which mapper ran is unknown
                 own = None
             if own is not None:

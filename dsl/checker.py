@@ -258,7 +258,13 @@ class _Checker:
         if not any(d.code == "E212" for d in self.diags):
             self._load_order()
         if not self.program.statements:
-            self.add("W311", "the mapper is empty: every decision is Legion's default mapper's", self._whole_file(),
+            own = self.app.own_mapper if self.app is not None else None
+            decides = ("every decision is Legion's default mapper's" if not own else
+                       f"the program's own mapper ('{own}') makes every decision (--keep-app-mapper)"
+                       if self.app.keep_app_mapper else
+                       f"the program's own mapper ('{own}') is replaced, and every decision is Legion's default "
+                       "mapper's")
+            self.add("W311", f"the mapper is empty: {decides}", self._whole_file(),
                      ("start from a Task statement, e.g. Task * GPU,CPU;",))
         self._types()
         self._variables_called()

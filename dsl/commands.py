@@ -19,7 +19,7 @@ from mapperopt.benchmarks.apps import (COUNT_GRIDS, UNDESCRIBED_LAUNCHES, check_
                                        require_app)
 from mapperopt.benchmarks.userapp import discovery_options, is_script
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
-from mapperopt.dsl.checker import (MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
+from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
                                    reads_parent)
 from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
@@ -495,7 +495,7 @@ def _proc_text(proc: dict) -> str:
 
 def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                       domain: tuple[int, ...] | None = None, stream=None,
-                      diagnostics: list | None = None) -> list[dict]:
+                      diagnostics: list | None = None, inert_ok: bool = False) -> list[dict]:
     """Per task of `app`: {"task", "launch", "domain", "kind", "regions" (of the first point), "fields" (per
     requirement index, its field names as the description has them), "reduce" ({requirement index: (its reduction
     operator or None, whether every point reduces into the one region)} for those with reduce privilege),
@@ -517,14 +517,15 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     the compiled mapper's trace says with its `candidates`). Each region of a record
     has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
     known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere). `diagnostics`: a list
-    that receives check's diagnostics (warnings too).
+    that receives check's diagnostics (warnings too). `inert_ok`: errors that leave the evaluation unchanged
+    (`INERT_ERRORS`: an unanswered tunable) do not stop it; the caller reports them from `diagnostics`.
 
     Raises CheckError when the program has errors other than a mapping function failing on a launch's point (those
-    failing points are in the records, as their DslRuntimeError)."""
+    failing points are in the records, as their DslRuntimeError) and, with `inert_ok`, those of `INERT_ERRORS`."""
     diags = check_program(program, app, machine)
     if diagnostics is not None:
         diagnostics.extend(diags)
-    if any(d.is_error and not d.at_point for d in diags):
+    if any(d.is_error and not d.at_point and not (inert_ok and d.code in INERT_ERRORS) for d in diags):
         raise CheckError(diags, program.source)
     ev = Evaluator(program, machine, app, stream=stream)
     named = program.named_tasks()  # the compiled mapper hands a kept application mapper every other task
@@ -1008,7 +1009,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
         machine = given or load_machine(None, bench, size, tuple(app_args))
         printed, diags = io.StringIO(), []
         try:
-            entries = explain_decisions(program, app, machine, domain, printed, diags)
+            # an unanswered tunable changes no decision shown: listed, then reported at the end (exit status 1)
+            entries = explain_decisions(program, app, machine, domain, printed, diags, inert_ok=True)
         except CheckError as exc:  # said as check says it: every diagnostic, and the same summary
             click.echo(render_all(exc.diagnostics, text), err=True)
             click.echo(summary_line(file, exc.diagnostics), err=True)
@@ -1029,15 +1031,16 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     # not be the run's (another answer to the tunable that sizes them) and that a statement shown for a whole launch
     # applies to one of its points in the run (W325)
     unlike_run = [d for d in diags if d.code == "W325" or (d.code in ("W323", "W324") and not domain)]
-    if unlike_run:
-        click.echo(render_all(unlike_run, text), err=True)
-    # A mapping function failing on some points (found by check's static evaluation, or only over --domain's
-    # launches): the table shows them; check's errors follow it, and the mapper has errors (exit status 1).
+    # Check's errors follow the table: a mapping function failing on some points (found by check's static evaluation,
+    # or only over --domain's launches, which the table shows) or errors that change nothing shown (INERT_ERRORS: an
+    # unanswered tunable); every diagnostic as check says them, and the mapper has errors (exit status 1).
     failed = any(d.is_error for d in diags) or any(
         isinstance(rec, DslRuntimeError) for e in entries for _, rec in e["points"])
     if any(d.is_error for d in diags):
-        click.echo(render_all([d for d in diags if d.is_error], text), err=True)
+        click.echo(render_all(diags, text), err=True)
         click.echo(summary_line(file, diags), err=True)
+    elif unlike_run:
+        click.echo(render_all(unlike_run, text), err=True)
     click.echo(f"launch domains: {f'--domain {domain_spec}' if domain else f'those of {run_cmd}'}", err=True)
     if bench in UNDESCRIBED_LAUNCHES:
         click.echo(f"note: {UNDESCRIBED_LAUNCHES[bench]}", err=True)

@@ -25,7 +25,7 @@ from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_ti
 from mapperopt.benchmarks.userapp import app_options
 from mapperopt.dsl.parser import read_source
 from mapperopt.errors import MapperoptError, closest
-from mapperopt.files import read_json, write_atomically, wrong_kind
+from mapperopt.files import read_json, write_atomically, writing_in, wrong_kind
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optimizer, make_optimizer, optimizer_spec,
                                       require_packages)
 from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
@@ -829,6 +829,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
     _print_baselines(console, store.root, settings, wall)
     console.print(f"Folder: {store.root}")
+    if (stop := _default_fails_everywhere(store)) is not None:
+        store.unlock()
+        raise stop
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
         console.print(_line(r, iters, unit) + "  [dim](from the journal)[/]")
@@ -944,6 +947,55 @@ def _edit_blockers(settings: dict, best: Path) -> str:
         blockers = space.edit_blockers(settings["start_dsl"], best.read_text())
     return (f"its {'statement' if len(blockers) == 1 else 'statements'} {'; '.join(blockers)}, which the search does "
             "not express," if blockers else "its statements that the search does not express")
+
+
+# A crash of the program's (`harness.classify`): a signal, an abort; not SIGKILL (out of memory), nor a timeout.
+_CRASHED = ("crashed with SIG", "aborted", "the program aborted")
+
+
+def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
+    """The error that stops tuning a user's program before its first iteration when Legion's default mapper (the
+    default baseline, with no mapper of the program's own) failed its verification or crashed: the program or its
+    verification settings are the cause, which no mapper can fix, and every iteration would fail the same way (each
+    ran before stopping). None otherwise: a benchmark, another failure (out of memory, a timeout), the program's own
+    mapper as the baseline (a DSL mapper takes its place), or iterations already run. Its text is also kept in the
+    folder (stopped.txt), beside the baseline's run folder."""
+    if "app_file" not in store.settings or store.records or own_mapper_of(store.settings):
+        return None
+    failure = baseline_failure((store.settings.get("baseline_failures") or {}).get("default"))
+    if failure is None:
+        return None
+    stage, reason = failure["stage"], failure["reason"]
+    path = store.root / "baseline-default"
+    try:
+        result = read_json(path / "result.json")
+    except (FileNotFoundError, MapperoptError):
+        result = {}
+    settings = result.get("settings") or {}
+    app_options = settings.get("app_options") or ""
+    run = f"`mapperopt run {app_options}`" if app_options else "`mapperopt run --app ...` (no --mapper)"
+    if stage == "verify":
+        from mapperopt.benchmarks.userapp import verify_option
+
+        option = verify_option(reason)
+        given = option is not None and option in shlex.split(app_options)[2::2]
+        where = f"the {option} option" if given else settings.get("app_file") or store.settings.get("app_file") \
+            or "the --verify-pattern, --verify-cmd or --reference option"
+        cause = "the program or its verification settings are the cause"
+        fix = (f"fix the verification ({where}) or the program, check it with {run} (no --mapper: Legion's default "
+               "mapper), then tune again with --new")
+    elif stage == "run" and reason.startswith(_CRASHED):
+        cause = "the program itself is the cause"
+        fix = f"fix the program, check it with {run} (no --mapper: Legion's default mapper), then tune again with --new"
+    else:
+        return None
+    error = MapperoptError(f"Legion's default mapper, measured as the baseline, failed at stage {stage} ({reason}): "
+                           f"{cause}, whatever the mapping, so no mapper can fix it and every iteration would fail "
+                           f"the same way; nothing was tuned (what was measured is in {path})", hint=fix)
+    with writing_in(store.root):
+        write_atomically(store.root / "stopped.txt", f"Stopped before the first iteration: {error.message}\n"
+                                                     f"To fix: {fix}.\n")
+    return error
 
 
 def _no_working_mapper(store: TuneStore) -> MapperoptError:

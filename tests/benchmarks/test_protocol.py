@@ -241,6 +241,10 @@ def test_a_value_at_a_rules_edge_prints_the_digits_that_decide():
     assert "interval of the trimmed mean is ±10.5 % after 3 executions" in noisy[1], noisy
     wider = protocol.Estimate((0.9, 1.0, 1.1), 1.0, 0.85, 1.15, 0.2)
     assert "is ±15 % after" in protocol.noise_warnings({"": (wider, 1.0)}, "a higher --max-repeats", 0.5)[0][1]
+    # just above the edge: one decimal at most, rounded up (it printed '±10.002 %' beside others' '±12 %')
+    edge = protocol.Estimate((0.9, 1.0, 1.1), 1.0, 0.9, 1.10002, 0.2)
+    assert edge.noisy
+    assert "is ±10.1 % after" in protocol.noise_warnings({"": (edge, 1.0)}, "a higher --max-repeats", 0.5)[0][1]
     c = protocol.Comparison(1.37, 0.99993, 1.73)
     assert not c.significant
     assert c.describe() == "1.3700x (90% interval 0.9999-1.7300x: not a significant difference)", c.describe()

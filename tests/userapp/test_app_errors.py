@@ -867,3 +867,76 @@ def test_a_resource_option_and_a_flag_after_the_separator_or_in_the_command_that
         err = re.sub(r"\s+", " ", capsys.readouterr().err)
         assert said in err and f"hint: {hint or 'give one of them'}" in err, (args, err)
     assert not list(tmp_path.glob("runs")), "refused before anything ran"
+
+
+def test_a_failure_with_an_empty_stderr_quotes_the_end_of_the_standard_output(tmp_path, monkeypatch):
+    """A program that checks its own results, prints FAIL on its standard output and exits 2 was reported as "exited
+    with status 2 and no error message": the reason quotes the end of the standard output, and says that the
+    application file's verify pattern did not match either."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'step 1 done'; echo 'sum = inf expected 4e11 FAIL'; echo 'bye'; exit 2")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'PASS'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    assert "no error message" not in reason, reason
+    assert reason.startswith("exited with status 2 and printed nothing on standard error; its standard output's "
+                             "last line that looks like a failure: 'sum = inf expected 4e11 FAIL'"), reason
+    assert reason.endswith("; the verify pattern /PASS/ does not match its output either"), reason
+    assert feedback["stage"] == "run" and "sum = inf expected 4e11 FAIL" in feedback["raw_excerpt"], feedback
+    # a verify pattern that matches, or none: not said
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
+    reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
+    assert "FAIL" in reason and "verify pattern" not in reason, reason
+
+
+def test_a_bad_value_beside_an_unknown_key_of_the_metric_or_verify_is_reported_with_it(tmp_path, mapper, capsys):
+    """An unknown key in `metric:` (or `verify:`) hid the bad values beside it (`better: lowr`, an invalid pattern),
+    which came only in the next run, once the key was fixed: all at once, as the file's other problems."""
+    script(tmp_path, "prog", "exit 0")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regexp: 'took ([0-9.]+) ms', unit: ms, "
+                                             "better: lowr}\nverify: {patern: x, pattern: '(unclosed'}\n")
+    assert main(["run", "--app", "mapperopt.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert "error: mapperopt.yaml has 4 problems:\n" in err, err
+    for part in ("mapperopt.yaml: metric: unknown key 'regexp'", "mapperopt.yaml: metric 'better' must be `higher` "
+                 "or `lower`, got 'lowr'", "mapperopt.yaml: verify: unknown key 'patern'",
+                 "mapperopt.yaml: the verify pattern '(unclosed' is invalid"):
+        assert "\n  - " + part in err, (part, err)
+
+
+def test_a_program_that_is_not_a_legion_program_is_said_without_a_mapper_too(tmp_path, mapper, capsys,
+                                                                               monkeypatch):
+    """`run --app ./notlegion` (exits 0, runs no Legion task) without --mapper said "ok" and nothing else: its
+    discovery's failure was swallowed. The measurement stands (a stand-in script is measured as a program), and a
+    warning says what check says."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folders: under the test's own
+    exe = script(tmp_path, "notlegion", "exit 0")
+    assert main(["run", "--app", str(exe), "--once", "--out", "run"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Warning: discovering notlegion: the program exited 0 but ran no Legion task under the recording mapper: "
+            f"is {exe} a Legion program") in out, out
+    assert "no mapper takes part in such a run" in out, out
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert "ran no Legion task" in result["settings"]["no_legion_task"], result
+
+
+def test_a_wrapper_script_whose_relative_path_is_not_found_is_said_to_run_in_another_folder(tmp_path, mapper, capsys,
+                                                                                               monkeypatch):
+    """A wrapper script with `exec ./daxpy "$@"` failed with exit status 127 "not found" and no word of why: the
+    program runs in a temporary folder (discovery's, the run folder), where a path relative to the current folder
+    inside the script does not lead to the program."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the kept output folders: under the test's own
+    script(tmp_path, "daxpy", "exit 0")
+    wrapper = script(tmp_path, "wrap.sh", 'exec ./daxpy "$@"')
+    assert main(["check", str(mapper), "--app", str(wrapper), "--machine", "1x0x1"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "exited with code 127" in err, err
+    assert (f"{wrapper} is a script: it runs in a temporary folder, not in the current folder, so a relative path "
+            "inside it (`./daxpy`) is not found; make the paths inside the script absolute, or relative to the "
+            "script: \"$(dirname \"$0\")/daxpy\"") in err, err
+    assert main(["run", "--app", str(wrapper), "--once", "--out", "run"]) == 1
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    assert "exited with status 127" in reason and f"{wrapper} is a script: it runs in a temporary folder" in reason, \
+        reason

@@ -634,7 +634,7 @@ def test_check_explain_and_compile_take_the_runs_flags_after_dashdash(tmp_path, 
 
 def test_check_and_explain_find_that_the_discovered_top_level_task_has_no_parent(tmp_path, foreign_exe, capsys):
     """Discovery lists the top-level task (parent null); a function reading task.parent for it fails at run time
-    (R406), so check reports it and explain shows no placement for it."""
+    (R406), so check reports it and explain shows that error, not a placement, for it."""
     path = app_file(tmp_path, foreign_exe)
     mapper = tmp_path / "near.dsl"
     mapper.write_text("m = Machine(CPU);\ndef near(Task task) { return m[*task.parent.processor(m)]; }\n"
@@ -644,7 +644,10 @@ def test_check_and_explain_find_that_the_discovered_top_level_task_has_no_parent
     assert "error[E206]: task 'top_level' has no parent (it is the top-level task)" in out.out
     assert main(["explain", str(mapper), "--app", str(path), "--machine", "1x0x2"]) == 1
     out = capsys.readouterr()
-    assert "task 'top_level' has no parent" in out.err and "processor: CPU[node 0, proc 0]" not in out.out
+    assert "task 'top_level' has no parent" in out.err
+    # the table shows the failing task with the run's error, not a placement
+    section = out.out.split("top_level (top-level task)\n", 1)[1].split("\n\n", 1)[0]
+    assert "error R406: task 'top_level' has no parent" in section and "processor: CPU[" not in section, section
 
 
 def test_check_reports_the_tunables_the_program_reads_with_another_type_or_never_asks_for(tmp_path, foreign_exe,
@@ -969,3 +972,24 @@ def test_util_in_the_app_command_line_yields_to_the_flag_after_dashdash(foreign_
 
     app = app_from_command(f"{foreign_exe} -steps 2 -n 400 -ll:util 1")
     assert run_probe_json(app, "ci", ("-ll:util", "2"))["processors"].get("UTIL") == [2]
+
+
+def test_explain_of_an_empty_file_lists_what_discovery_found_even_where_a_tunable_is_unanswered(tmp_path, foreign_exe,
+                                                                                                  capsys):
+    """docs/own-app.md: explaining an empty file lists what discovery found. For a program whose own mapper answers a
+    tunable it printed only W311 and E224, no listing: the listing comes first, the diagnostics at the end (exit
+    status 1), and W311 says that the program's own mapper is replaced (it read as if that mapper were used)."""
+    path = app_file(tmp_path, foreign_exe)
+    empty = tmp_path / "empty.dsl"
+    empty.write_text("")
+    assert main(["explain", str(empty), "--app", str(path), "--machine", "1x0x2"]) == 1
+    out, err = capsys.readouterr()
+    assert "Initialize Nodes" in out and "node_pieces" in out, out
+    assert f"{empty}: error[E224]: the application asks for tunable 11 (read as int32)" in err, err
+    assert "hint: add `Tunable 11 = 2 int32;`" in err, err
+    assert "warning[W311]: the mapper is empty: the program's own mapper ('first_cpu_mapper') is replaced" in err, err
+    assert f"{empty}: 1 error(s), 1 warning(s)" in err, err
+    # an error that changes the evaluation still stops before any listing
+    empty.write_text("Task nosuch CPU;\nTask * TPU;\n")
+    assert main(["explain", str(empty), "--app", str(path), "--machine", "1x0x2"]) == 1
+    assert "Initialize Nodes" not in capsys.readouterr().out

@@ -140,25 +140,40 @@ def test_a_rebuilt_program_does_not_continue_the_folder_of_the_old_build(tmp_pat
         assert contents(root) == before
 
 
-def test_a_program_that_fails_under_the_default_mapper_too_is_said_to_be_no_mappers_fault(tmp_path, capsys):
-    """When every iteration fails as Legion's default mapper (the default baseline) failed, tune concludes that the
-    program or its verification fails whatever the mapping: no mapper is the cause. It ended with "no iteration
-    produced a working mapper ... look at the feedback in iter-NNN/feedback.txt", whose feedback advised running
-    without --mapper, which tune had already done; each iteration's feedback now says so instead."""
+@pytest.mark.parametrize("how", ["verify", "crash"])
+def test_a_program_that_fails_under_the_default_mapper_stops_before_the_first_iteration(how, tmp_path, capsys):
+    """When Legion's default mapper (the default baseline) fails the program's verification (a broken verify command)
+    or crashes, no mapper can fix it: tune stopped only after running every iteration, each failing the same way.
+    It now stops before the first iteration with an error naming the stage, the reason and the fix, and keeps the
+    folder (its baseline's run, and a note of why it stopped); the same command stops again without running."""
     runs = tmp_path / "runs"
-    assert main(["tune", "--app", command("stencil"), "--verify-pattern", "no such line", "--baseline", "default",
-                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--iters", "1",
-                 "--runs-dir", str(runs)]) == 1
-    err = flat(capsys.readouterr().err)
-    assert "Legion's default mapper failed at stage verify too" in err, err
-    assert "no mapper is the cause" in err, err
-    # The iteration's feedback knows it too: it advised running without --mapper and undoing the latest change.
-    (feedback,) = runs.glob("stencil/tune-*/iter-001/feedback.txt")
-    text = flat(feedback.read_text())
-    assert "without --mapper" not in text and "undo" not in text, text
-    assert ("Legion's default mapper, measured as the baseline with the same program and settings, failed this "
-            "verification too") in text, text
-    assert "no mapper change is the cause" in text, text
+    if how == "verify":
+        spec, options = command("stencil"), ["--verify-cmd", "python3 no_such_check.py"]
+    else:  # a wrapper whose program runs under discovery only, and crashes when measured
+        wrapper = tmp_path / "crashy"
+        wrapper.write_text(f'#!/bin/sh\n[ -n "$MAPPEROPT_RECORD" ] && exec {command("stencil")} "$@"\n'
+                           "kill -SEGV $$\n")
+        wrapper.chmod(0o755)
+        spec, options = str(wrapper), []
+    argv = ["tune", "--app", spec, *options, "--baseline", "default", "--repeats", "1", "--max-repeats", "1",
+            "--final-rounds", "1", "--iters", "3", "--runs-dir", str(runs)]
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    err = flat(err)
+    stage = "verify" if how == "verify" else "run"
+    assert f"Legion's default mapper, measured as the baseline, failed at stage {stage}" in err, err
+    assert ("no_such_check.py" if how == "verify" else "SIGSEGV") in err, err
+    assert "no mapper can fix it" in err and "nothing was tuned" in err, err
+    assert ("--verify-cmd" if how == "verify" else "the program") in err, err
+    assert "iter 1/3" not in out, out
+    (root,) = runs.glob("*/tune-*")
+    assert not list(root.glob("iter-*")), sorted(root.iterdir())
+    assert json.loads((root / "baseline-default" / "result.json").read_text())["stage"] == stage
+    assert f"failed at stage {stage}" in flat((root / "stopped.txt").read_text())
+    # the same command: the same stop, nothing run
+    assert main(argv) == 1
+    assert "no mapper can fix it" in flat(capsys.readouterr().err)
+    assert not list(root.glob("iter-*")) and len(list(runs.glob("*/tune-*"))) == 1
 
 
 def test_a_rebuilt_program_does_not_continue_the_comparison_of_the_old_build(tmp_path, capsys):
