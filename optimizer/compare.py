@@ -894,6 +894,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
                         "load_average": [min(loads), max(loads)] if loads else None,
                         "noise_warnings": _noise(ctx, used, outcomes, finals, say),
+                        "reference_noise": reference_noise(used, reference),
                         "final_groups": [{k: g[k] for k in ("runs", "cores", "folder", "reference", "load_average")}
                                          for g in used]}
         else:  # tuning runs only (the final measurement comes later, e.g. benchmarks/evaluate.py's `final` unit)
@@ -1827,6 +1828,51 @@ def reference_drift(summary: dict) -> str | None:
             "tuning, which the curves divide by: the scores are the table's, not where the curves end.")
 
 
+def reference_noise(groups: list[dict], reference: str) -> dict | None:
+    """How much the reference itself varied in the final measurement, from final.json's `groups` (those the scores
+    divide by): the largest half-width of its 90 % interval in a group, its largest spread, the rounds, and how far
+    the groups' figures of it lie from their median (half their range / median; 0 for one group). None without a
+    group that measured it."""
+    estimates = [protocol.Estimate.from_json(g["measured"][reference]["estimate"]) for g in groups
+                 if (g.get("measured", {}).get(reference) or {}).get("estimate")]
+    if not estimates:
+        return None
+    values = [e.value for e in estimates]
+    middle = statistics.median(values)
+    return {"half_width": max(e.half_width for e in estimates), "spread": max(e.spread for e in estimates),
+            "rounds": max(len(e.values) for e in estimates), "groups": len(estimates),
+            "between_groups": (max(values) - min(values)) / 2 / middle if middle else 0.0}
+
+
+def under_table(summary: dict) -> list[str]:
+    """The lines under the table that say how far its scores can be told apart: per optimizer, the runs whose best is
+    their start program (iteration 1: the search found nothing faster than where it started), and how much the
+    reference itself varied in the final measurement (`reference_noise`), less than which two scores are not told
+    apart."""
+    lines = []
+    rows = summary.get("runs") or []
+    counts = []
+    for name in summary.get("optimizers", {}):
+        mine = [r for r in rows if r["optimizer"] == name]
+        counts.append(f"{name} {sum(r.get('best_iter') == 1 for r in mine)} of {len(mine)} "
+                      f"run{'s' if len(mine) != 1 else ''}")
+    if counts:
+        lines.append("Runs whose best is their start program (iteration 1: the search found nothing faster than where "
+                     "it started, so the score is the start's, not the optimizer's): " + ", ".join(counts) + ".")
+    noise = summary.get("reference_noise")
+    if noise:
+        named = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))
+        limit = max(noise["half_width"], noise["between_groups"])
+        lines.append(
+            f"Noise: in the final measurement {named} itself varied by ±{100 * noise['half_width']:.0f} % (90 % "
+            f"interval of its trimmed mean over {_rounds(noise['rounds'])}; spread {100 * noise['spread']:.0f} %)"
+            + (f", and its {noise['groups']} groups' figures lie ±{100 * noise['between_groups']:.0f} % about their "
+               "median" if noise["groups"] > 1 else "")
+            + f": optimizers whose scores differ by less than about {100 * limit:.0f} % of a score are not "
+            "distinguishable by this comparison.")
+    return lines
+
+
 def _stat_cells(s: dict) -> list[str]:
     """An optimizer's mean, std, worst, median and best as the tables print them: `n/a` where `summarize` has none
     (a single run)."""
@@ -1846,7 +1892,8 @@ def format_table(summary: dict) -> str:
     left = left_out_lines(summary.get("left_out") or {}, summary.get("settings", {}).get("iters", "?"))
     # What makes the scores unreliable, as compare prints it: of the measurements they divide by (`_noise`).
     noise = [line for title, text in summary.get("noise_warnings", []) for line in ("", f"{title}: {text}")]
-    return "\n".join([*lines, *(["", *left] if left else []), *noise, *(["", drift] if drift else [])])
+    said = [line for text in under_table(summary) for line in ("", text)]
+    return "\n".join([*lines, *said, *(["", *left] if left else []), *noise, *(["", drift] if drift else [])])
 
 
 def _report_paths(folder: Path) -> dict[str, Path]:
@@ -2138,6 +2185,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     for name, s in summary["optimizers"].items():
         table.add_row(name, str(s["runs"]), *_stat_cells(s), f"{s['failed_share']:.0%} of {s['evaluations']}")
     console.print(table)
+    for line in under_table(summary):
+        console.print(escape(line))
     for title, text in summary.get("noise_warnings", []):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     if reference_drift(summary):
@@ -2150,4 +2199,4 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
 
 
 __all__ = ["RunOutcome", "SharedEvaluations", "compare", "compare_folder", "describe", "format_table",
-           "plot_compare", "run_compare", "summarize", "write_outputs"]
+           "plot_compare", "reference_noise", "run_compare", "summarize", "under_table", "write_outputs"]

@@ -752,3 +752,43 @@ def test_a_gpu_size_without_a_gpu_is_refused_before_any_warning(tmp_path, capsys
     assert err.startswith("error: no GPU on this machine: size 'gpu' asks for 1 GPU"), err
     assert "More processors than cores" not in out + err, out + err
     assert not any(tmp_path.iterdir())
+
+
+def test_the_table_says_which_runs_kept_their_start_and_how_much_the_reference_itself_varied(tmp_path):
+    """A 2-iteration comparison printed "guided 1.42 / random 1.42" where both runs' best was the shared start program
+    (iteration 1) and the reference moved ±10 % or more: nothing under the table said either. Now table.md (and the
+    printed output) say, per optimizer, how many runs' best is their start, and how much the reference varied in the
+    final measurement (final.json's groups), so that closer scores read as indistinguishable. The columns stay."""
+    from mapperopt.optimizer.compare import reference_noise, under_table
+
+    runs = [RunOutcome(name, 1, 0, [s := record(1, 1.42, 1.42), record(2, 1.1, 1.42)], s, 1.42, Path(f"{name}-1"),
+                       reference=1.0) for name in ("guided", "random")]
+    runs.append(RunOutcome("guided", 2, 1, [record(1, 1.0, 1.0), b := record(2, 1.3, 1.3)], b, 1.3,
+                           Path("guided-2"), reference=1.1))
+    summary = summarize(runs, expert=1.0)
+    columns = [line for line in format_table(summary).splitlines() if line.startswith("|")]
+
+    def group(values, runs):
+        low, high = min(values), max(values)
+        return {"runs": runs, "reference": sum(values) / len(values),
+                "measured": {"expert": {"estimate": {"values": values, "value": sum(values) / len(values),
+                                                     "low": low, "high": high, "spread": (high - low) / low}}}}
+
+    groups = [group([0.9, 1.0, 1.1], ["guided-1", "random-1"]), group([1.05, 1.1, 1.15], ["guided-2"])]
+    noise = reference_noise(groups, "expert")
+    assert noise["half_width"] == pytest.approx(0.1) and noise["rounds"] == 3
+    assert noise["between_groups"] == pytest.approx(0.05 / 1.05)
+    summary.update(reference="expert", reference_noise=noise, final_rounds=3, final_groups=groups)
+    table = write_outputs(tmp_path, summary)["table"].read_text()
+    assert [line for line in table.splitlines() if line.startswith("|")] == columns  # the paper's table as it was
+    lines = under_table(summary)
+    start = next(line for line in lines if "start program" in line)
+    assert "guided 1 of 2 runs" in start and "random 1 of 1 run" in start, start
+    said = next(line for line in lines if line.startswith("Noise:"))
+    assert "expert mapper" in said and "±10 %" in said and "not distinguishable" in said, said
+    for line in (start, said):
+        assert line in table
+    # without a final measurement, no reference noise is claimed; the start line stays
+    del summary["reference_noise"]
+    assert not any(line.startswith("Noise:") for line in under_table(summary))
+    assert json.loads((tmp_path / "summary.json").read_text())["runs"][0]["best_iter"] == 1
