@@ -40,6 +40,7 @@ import secrets
 import shutil
 import socket
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -836,7 +837,9 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
     colors = dict(zip(sorted(set(baselines or {}) | set(references)), ("tab:gray", "tab:orange", "tab:purple")))
     for name, value in sorted((baselines or {}).items()):
         # measured before iteration 1 (a comparison's final scores use a later measurement, taken with the bests)
-        ax.axhline(value, color=colors[name], linestyle="--", linewidth=1, label=f"{name} (measured before tuning)")
+        # lighter than the figures of this run: measured once, under other load, than the iterations
+        ax.axhline(value, color=colors[name], linestyle="--", linewidth=0.8, alpha=0.5,
+                   label=f"{name} (measured before tuning)")
     for name, (value, vs) in sorted(references.items()):
         ratio = f"; the pick: {Comparison.from_json(vs).text()}" if vs else ""
         ax.axhline(value, color=colors[name], linestyle=":", linewidth=1.5, label=f"{name} (final comparison{ratio})")
@@ -845,7 +848,13 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
     ax.set_ylabel(f"throughput ({unit})" if unit else "throughput")
     if iters:
         ax.set_xticks(iters if len(iters) <= 20 else iters[:: max(1, len(iters) // 10)])
-    ax.set_title(title)
+    # the staircase keeps the highest of single noisy measurements (it climbs with noise alone): said where it is read
+    note = ("Best so far: the maximum of noisy single measurements, so it climbs with noise alone"
+            + ("; the dashed lines were measured before tuning, under other load" if baselines else "") + ". "
+            + ("Read the final comparison (dotted lines, diamond with its interval): it measured them together."
+               if references or (final or {}).get("pick") else
+               "The final comparison, drawn here once tune finishes, measures them together: the one to read."))
+    ax.set_title("\n".join([*([title] if title else []), *textwrap.wrap(note, 90)]), fontsize="small")
     ax.grid(alpha=0.3)
     clear_of_data(ax)
     fig.tight_layout()
@@ -858,4 +867,13 @@ def clear_of_data(ax) -> None:
     ax.set_ylim(0, (ax.dataLim.y1 if ax.dataLim.y1 > 0 else 1.0) * 1.1)
     longest = max((len(label) for label in ax.get_legend_handles_labels()[1]), default=0)
     # two columns of labels longer than this are wider than the figure
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2 if longest <= 42 else 1, fontsize="small")
+    # under the x-axis label, by its distance from the axes in points (which tight_layout keeps), not over it
+    from matplotlib.transforms import offset_copy
+
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    below = (ax.get_window_extent(renderer).y0 - ax.xaxis.label.get_window_extent(renderer).y0) * 72 / fig.dpi + 4
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0),
+              bbox_transform=offset_copy(ax.transAxes, fig=fig, y=-below, units="points"),
+              ncol=2 if longest <= 42 else 1, fontsize="small")
