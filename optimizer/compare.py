@@ -1862,14 +1862,23 @@ def under_table(summary: dict) -> list[str]:
     noise = summary.get("reference_noise")
     if noise:
         named = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))
-        limit = max(noise["half_width"], noise["between_groups"])
-        lines.append(
-            f"Noise: in the final measurement {named} itself varied by ±{100 * noise['half_width']:.0f} % (90 % "
-            f"interval of its trimmed mean over {_rounds(noise['rounds'])}; spread {100 * noise['spread']:.0f} %)"
-            + (f", and its {noise['groups']} groups' figures lie ±{100 * noise['between_groups']:.0f} % about their "
-               "median" if noise["groups"] > 1 else "")
-            + f": optimizers whose scores differ by less than about {100 * limit:.0f} % of a score are not "
-            "distinguishable by this comparison.")
+        groups = (f", and its {noise['groups']} groups' figures lie ±{100 * noise['between_groups']:.0f} % about "
+                  "their median" if noise["groups"] > 1 else "")
+        if noise["rounds"] < 2:
+            lines.append(f"Noise: {named} was measured by a single round in the final measurement, so how much it "
+                         "varies is unknown" + groups + ": no difference between the scores is shown to be beyond "
+                         "the noise.")
+        else:
+            interval = noise["rounds"] >= protocol.MIN_INTERVAL_VALUES  # else the bootstrap's interval means little
+            own = noise["half_width"] if interval else noise["spread"]
+            limit = max(own, noise["between_groups"])
+            lines.append(
+                f"Noise: in the final measurement {named} itself varied by "
+                + (f"±{100 * own:.0f} % ({100 * protocol.CONFIDENCE:.0f} % interval of its trimmed mean over "
+                   f"{_rounds(noise['rounds'])}; spread {100 * noise['spread']:.0f} %)" if interval else
+                   f"{100 * own:.0f} % between its {noise['rounds']} rounds (too few for an interval)")
+                + groups + f": optimizers whose scores differ by less than about {100 * limit:.0f} % of a score are "
+                "not distinguishable by this comparison.")
     return lines
 
 

@@ -759,6 +759,8 @@ def test_the_table_says_which_runs_kept_their_start_and_how_much_the_reference_i
     (iteration 1) and the reference moved ±10 % or more: nothing under the table said either. Now table.md (and the
     printed output) say, per optimizer, how many runs' best is their start, and how much the reference varied in the
     final measurement (final.json's groups), so that closer scores read as indistinguishable. The columns stay."""
+    from statistics import median
+
     from mapperopt.optimizer.compare import reference_noise, under_table
 
     runs = [RunOutcome(name, 1, 0, [s := record(1, 1.42, 1.42), record(2, 1.1, 1.42)], s, 1.42, Path(f"{name}-1"),
@@ -772,7 +774,7 @@ def test_the_table_says_which_runs_kept_their_start_and_how_much_the_reference_i
         low, high = min(values), max(values)
         return {"runs": runs, "reference": sum(values) / len(values),
                 "measured": {"expert": {"estimate": {"values": values, "value": sum(values) / len(values),
-                                                     "low": low, "high": high, "spread": (high - low) / low}}}}
+                                                     "low": low, "high": high, "spread": (high - low) / median(values)}}}}
 
     groups = [group([0.9, 1.0, 1.1], ["guided-1", "random-1"]), group([1.05, 1.1, 1.15], ["guided-2"])]
     noise = reference_noise(groups, "expert")
@@ -788,6 +790,13 @@ def test_the_table_says_which_runs_kept_their_start_and_how_much_the_reference_i
     assert "expert mapper" in said and "±10 %" in said and "not distinguishable" in said, said
     for line in (start, said):
         assert line in table
+    # two rounds give no interval: their spread is the figure; one round: the noise is unknown
+    two = reference_noise([group([0.85, 1.15], ["guided-1", "random-1", "guided-2"])], "expert")
+    said = next(line for line in under_table({**summary, "reference_noise": two}) if line.startswith("Noise:"))
+    assert "30 % between its 2 rounds (too few for an interval)" in said and "less than about 30 %" in said, said
+    one = reference_noise([group([1.0], ["guided-1", "random-1", "guided-2"])], "expert")
+    said = next(line for line in under_table({**summary, "reference_noise": one}) if line.startswith("Noise:"))
+    assert "unknown" in said, said
     # without a final measurement, no reference noise is claimed; the start line stays
     del summary["reference_noise"]
     assert not any(line.startswith("Noise:") for line in under_table(summary))
