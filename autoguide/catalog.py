@@ -46,6 +46,7 @@ PERFORMANCE_FIELDS = {
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
     "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"),
     "not_profiled_own": ("mapper", "file", "command"),
+    "no_legion_task": (),
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),
     "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy", "remedies"),
     "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (), "before_timer": (),

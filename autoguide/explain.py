@@ -836,6 +836,8 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     elif result.dsl is None and result.settings.get("own_mapper"):  # the program's own mapper, not Legion's default
         suggestion = texts["not_profiled_own"].format(mapper=result.settings["own_mapper"], file=_mapper_file(result),
                                                       command=_profiled_command(result))
+    elif result.dsl is None and (result.settings or {}).get("no_legion_task"):  # no mapper takes part: none to try
+        suggestion = texts["no_legion_task"]
     elif result.dsl is None:
         suggestion = texts["not_profiled"].format(command=_profiled_command(result))
         if "app_file" in (result.settings or {}):  # a user's program: how to get a DSL file that maps as the default
