@@ -1018,8 +1018,10 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
     echo_printed(printed.getvalue(), "the evaluation")
     if as_json:
         for e in entries:
-            for _, rec in e["points"]:
-                click.echo(json.dumps(rec if isinstance(rec, dict) else {"task": e["task"], "error": str(rec)}))
+            for pt, rec in e["points"]:  # a failing point: its error, keyed as the other points' records
+                click.echo(json.dumps(rec if isinstance(rec, dict) else {
+                    "task": e["task"], "point": None if pt is None else list(pt),
+                    "domain": None if pt is None else list(e["domain"]), "error": str(rec)}))
             if e["domain"] and e["points"]:
                 click.echo(json.dumps({"task": e["task"], "balance": _launch_balance(e, machine)}))
     else:

@@ -1,6 +1,7 @@
 """`mapperopt check`, `fmt` and `explain` through the real command line entry point."""
 
 import errno
+import json
 import os
 import shutil
 from pathlib import Path
@@ -557,6 +558,16 @@ def test_explain_shows_failing_points_whichever_way_the_domain_is_given(tmp_path
     if how[0] == "--":
         assert result.output.index("error[E205]: processor index out of bound") > result.output.index("  proc    0.0")
         assert "rt.dsl: 1 error(s), 0 warning(s)" in result.output
+    # --json: the records as without failing points, a failing point's with the same `task`, `point` and `domain`
+    # keys and its error (docs/running.md, docs/dsl.md), then the balance record counting it; exit status 1.
+    result = CliRunner().invoke(cli, [*args, "--json", *how])
+    assert result.exit_code == 1, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    failing = [r for r in records if "error" in r]
+    assert [(r["task"], r["point"], r["domain"]) for r in failing] == [("calculate_new_currents", [2], [4]),
+                                                                       ("calculate_new_currents", [3], [4])], failing
+    assert "R400" in failing[0]["error"], failing
+    assert any(r.get("balance", {}).get("failing") == 2 for r in records), records
     dsl.write_text(FAILING_POINTS + "Region * no_such_region CPU SYSMEM;\n")
     result = run(*args, *how)
     assert result.exit_code == 1 and "error[E203]" in result.output, result.output
