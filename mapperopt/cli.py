@@ -58,7 +58,7 @@ def _group():
                 return unavailable
 
         def resolve_command(self, ctx, args):
-            from mapperopt.options import refuse_repeated_values
+            from mapperopt.options import defer_refusal, refuse_repeated_values
 
             try:
                 name, command, rest = super().resolve_command(ctx, args)
@@ -68,7 +68,10 @@ def _group():
                     raise
                 raise click.UsageError(f"{exc.message} Did you mean {near!r}?", ctx) from None
             if command is not None and not ctx.resilient_parsing:
-                refuse_repeated_values(command, rest)  # `--iters 3 --iters 5`: click would take 5 silently
+                try:
+                    refuse_repeated_values(command, rest)  # `--iters 3 --iters 5`: click would take 5 silently
+                except click.UsageError as exc:  # with --json: refused inside the command, in JSON too
+                    defer_refusal(ctx, command, rest, exc)
             return name, command, rest
 
         def format_commands(self, ctx, formatter):

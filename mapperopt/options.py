@@ -45,8 +45,12 @@ def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = No
     before the command's own JSON is also printed on stdout, as one JSON object (`indent` as json.dumps'), so that a
     program reading stdout learns why nothing else comes: `record(reason, log)`, by default `{"status": "error",
     "reason": reason, "log": log}`, where `reason` is the error's message and `log` the message with its hint. The
-    error goes on: stderr says it as without --json, and the exit status is its own."""
+    error goes on: stderr says it as without --json, and the exit status is its own. A refusal the command line's
+    parsing deferred to here (`defer_refusal`: an option given twice) is raised first, so that it is printed too."""
     try:
+        ctx = click.get_current_context(silent=True)
+        if ctx is not None and (pending := ctx.meta.pop(_DEFERRED, None)) is not None:
+            raise pending
         yield
     except (MapperoptError, click.ClickException) as exc:
         if as_json:
@@ -54,6 +58,20 @@ def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = No
             made = record(reason, str(exc)) if record else {"status": "error", "reason": reason, "log": str(exc)}
             click.echo(json.dumps(made, indent=indent))
         raise
+
+
+_DEFERRED = "mapperopt.deferred_refusal"  # ctx.meta's key (shared by a command's context and its group's)
+
+
+def defer_refusal(ctx: click.Context, command: click.Command, args: list[str], exc: click.UsageError) -> None:
+    """Raises `exc`, a refusal of `command`'s arguments `args` found before the command runs, unless --json is among
+    them (up to `--`) and the command takes it: then the command's `errors_as_json`, entered before anything else it
+    does (as `run`, `explain` and `machine` do), raises it, printing its JSON error object as for other usage errors."""
+    given = args[:args.index("--")] if "--" in args else args
+    takes = any(isinstance(p, click.Option) and "--json" in p.opts for p in command.params)
+    if not (takes and "--json" in given):
+        raise exc
+    ctx.meta[_DEFERRED] = exc
 
 
 def refuse_repeated_values(command: click.Command, args: list[str]) -> None:

@@ -95,6 +95,25 @@ def test_an_option_given_twice_with_two_values_is_a_usage_error(args, said, tmp_
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("args", [
+    ["machine", "--json", "--cpus", "2", "--cpus", "3"],
+    ["explain", "--json", MAPPER, "--bench", "circuit", "--domain", "4", "--domain", "5"],
+    ["run", "circuit", "--json", "--cpus", "2", "--cpus", "3"],
+], ids=["machine", "explain", "run"])
+def test_an_option_given_twice_under_json_prints_the_json_error_object(args, tmp_path, monkeypatch, capsys):
+    """With --json, the refusal of an option given twice printed nothing on stdout, where every other usage error
+    prints the command's JSON error object: a script got JSON for one usage error and nothing for the next."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    record = json.loads(out)
+    assert record["status"] == "error" and "given more than once" in record["reason"], record
+    assert "given more than once" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_option_given_twice_with_one_value_a_flag_twice_and_flags_after_the_dashes_pass(capsys):
     assert main(["tune", "--iters", "3", "--iters", "5", "--help"]) == 0  # the help, as click gives it first
     assert "Usage: " in capsys.readouterr().out
