@@ -956,11 +956,13 @@ _CRASHED = ("crashed with SIG", "aborted", "the program aborted")
 def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     """The error that stops tuning a user's program before its first iteration when Legion's default mapper (the
     default baseline, with no mapper of the program's own) failed its verification or crashed: the program or its
-    verification settings are the cause, which no mapper can fix, and every iteration would fail the same way (each
-    ran before stopping). None otherwise: a benchmark, another failure (out of memory, a timeout), the program's own
-    mapper as the baseline (a DSL mapper takes its place), or iterations already run. Its text is also kept in the
-    folder (stopped.txt), beside the baseline's run folder."""
-    if "app_file" not in store.settings or store.records or own_mapper_of(store.settings):
+    verification settings are most likely the cause, and every iteration from the default start would fail the same
+    way (each ran before stopping). None otherwise: a benchmark, another failure (out of memory, a timeout), the
+    program's own mapper as the baseline (a DSL mapper takes its place), a start of the user's own (--start FILE: the
+    failure may depend on the mapping, e.g. a kernel that needs a layout), or iterations already run. Its text is
+    also kept in the folder (stopped.txt), beside the baseline's run folder."""
+    if "app_file" not in store.settings or store.records or own_mapper_of(store.settings) \
+            or store.settings.get("start") not in (None, "default", "random"):
         return None
     failure = baseline_failure((store.settings.get("baseline_failures") or {}).get("default"))
     if failure is None:
@@ -981,17 +983,20 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         given = option is not None and option in shlex.split(app_options)[2::2]
         where = f"the {option} option" if given else settings.get("app_file") or store.settings.get("app_file") \
             or "the --verify-pattern, --verify-cmd or --reference option"
-        cause = "the program or its verification settings are the cause"
+        cause = "most likely the program or its verification settings are the cause"
         fix = (f"fix the verification ({where}) or the program, check it with {run} (no --mapper: Legion's default "
                "mapper), then tune again with --new")
     elif stage == "run" and reason.startswith(_CRASHED):
-        cause = "the program itself is the cause"
+        cause = "most likely the program itself is the cause"
         fix = f"fix the program, check it with {run} (no --mapper: Legion's default mapper), then tune again with --new"
     else:
         return None
     error = MapperoptError(f"Legion's default mapper, measured as the baseline, failed at stage {stage} ({reason}): "
-                           f"{cause}, whatever the mapping, so no mapper can fix it and every iteration would fail "
-                           f"the same way; nothing was tuned (what was measured is in {path})", hint=fix)
+                           f"{cause}, and every iteration from the default start would fail the same way; nothing "
+                           f"was tuned (what was measured is in {path})",
+                           hint=(fix := f"{fix}; if the failure depends on the mapping (a kernel that needs a "
+                                        "layout, say), tune from a mapper that runs the program correctly: --start "
+                                        "FILE"))
     with writing_in(store.root):
         write_atomically(store.root / "stopped.txt", f"Stopped before the first iteration: {error.message}\n"
                                                      f"To fix: {fix}.\n")
