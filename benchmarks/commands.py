@@ -426,6 +426,10 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
                           csize=csize, fsize=fsize, zsize=zsize)
         if profile is None:  # a benchmark's profiling execution is short; a user's program may run long
             profile = isinstance(bench, str) and mapper != "default"
+        if (trace or profile) and mapper == "default":  # refused before anything runs, as the run would refuse it
+            raise UsageError(f"{'--trace' if trace else '--profile'} needs a DSL mapper (Legion's default mapper "
+                             "writes neither a trace nor a profile)",
+                             hint="give one with --mapper, e.g. --mapper expert or --mapper my.dsl")
         given = [name for name in ("repeats", "max_repeats")
                  if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT]
         check_repeats(repeats, max_repeats, "max_repeats" in given,

@@ -77,7 +77,8 @@ def defer_refusal(ctx: click.Context, command: click.Command, args: list[str], e
 def refuse_repeated_values(command: click.Command, args: list[str]) -> None:
     """Refuses an option of `command` that takes one value given more than once with different values among its
     arguments `args` (up to `--`: the program's flags after it are its own): click would take the last value, silently.
-    The same value again, a flag again and an option that takes several values (`multiple`) pass; with -h or --help
+    A boolean flag pair given both ways (`--profile --no-profile`) is refused too. The same value again, a flag
+    again and an option that takes several values (`multiple`) pass; with -h or --help
     nothing is refused (click shows the help first).
 
     Raises:
@@ -85,7 +86,12 @@ def refuse_repeated_values(command: click.Command, args: list[str]) -> None:
     """
     single = {opt: param for param in command.params if isinstance(param, click.Option)
               and not (param.is_flag or param.count or param.multiple) for opt in param.opts}
-    given: dict[click.Option, list[tuple[str, str]]] = {}
+    # a boolean flag pair (`--profile/--no-profile`): given both ways, refused as an option of two values
+    pairs = {opt: (param, on) for param in command.params if isinstance(param, click.Option) and param.is_flag
+             and param.secondary_opts for on, opts in ((True, param.opts), (False, param.secondary_opts))
+             for opt in opts}
+    given: dict[click.Option, list[tuple[str, str | None]]] = {}
+    ways: dict[click.Option, set[bool]] = {}
     k = 0
     while k < len(args) and args[k] != "--":
         word, k = args[k], k + 1
@@ -94,12 +100,16 @@ def refuse_repeated_values(command: click.Command, args: list[str]) -> None:
         name, value = (word.split("=", 1) + [None])[:2] if word.startswith("--") else (word, None)
         if name not in single and word[:2] in single and not word.startswith("--"):  # -oVALUE
             name, value = word[:2], word[2:]
-        if name in single:
+        if word in pairs:
+            param, on = pairs[word]
+            given.setdefault(param, []).append((word, None))
+            ways.setdefault(param, set()).add(on)
+        elif name in single:
             if value is None and k < len(args):  # the next word, as click takes it, whatever it looks like
                 value, k = args[k], k + 1
             if value is not None:  # none: click says that it needs one
                 given.setdefault(single[name], []).append((name, value))
     for param, uses in given.items():
-        if len({value for _, value in uses}) > 1:
-            said = ", ".join(f"{name} {shlex.quote(value)}" for name, value in uses)
+        if len({value for _, value in uses}) > 1 or len(ways.get(param, ())) > 1:
+            said = ", ".join(name if value is None else f"{name} {shlex.quote(value)}" for name, value in uses)
             raise click.BadOptionUsage(uses[0][0], f"{param.opts[0]} given more than once ({said}): give it once")

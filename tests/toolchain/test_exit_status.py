@@ -40,6 +40,9 @@ USAGE_ERRORS = {
     "explain-no-bench": ["explain", MAPPER],
     "explain-unknown-bench": ["explain", MAPPER, "--bench", "circiut"],
     "explain-bad-domain": ["explain", MAPPER, "--bench", "circuit", "--machine", "1x4", "--domain", "8y8"],
+    "profile-default-mapper": ["run", "circuit", "--profile", "--once"],
+    "trace-default-mapper": ["run", "circuit", "--trace", "--once"],
+    "profile-default-mapper-app": ["run", "--app", "true", "--profile", "--once"],
     "machine-other-flag": ["machine", "--", "-steps", "4"],
     "machine-flag-not-a-number": ["machine", "--", "-ll:cpu", "x"],
     "machine-option-and-flag-disagree": ["machine", "--cpus", "1", "--", "-ll:cpu", "2"],
@@ -84,7 +87,9 @@ def test_the_exit_statuses_are_documented():
     (["compile", MAPPER, "-o", "a.so", "-ob.so"], "-o given more than once (-o a.so, -o b.so)"),
     (["explain", MAPPER, "--machine", "1x4", "--bench", "circuit", "--machine", "2x4", "--machine", "1x4"],
      "--machine given more than once (--machine 1x4, --machine 2x4, --machine 1x4)"),
-], ids=["tune", "run", "compile", "explain"])
+    (["run", "circuit", "--once", "--no-profile", "--profile"],
+     "--profile given more than once (--no-profile, --profile)"),
+], ids=["tune", "run", "compile", "explain", "flag-both-ways"])
 def test_an_option_given_twice_with_two_values_is_a_usage_error(args, said, tmp_path, monkeypatch, capsys):
     """`--iters 3 --iters 5` took the last value silently: an option that takes one value, given again with another,
     is refused naming both, before anything runs."""
