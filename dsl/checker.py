@@ -342,10 +342,10 @@ class _Checker:
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
-            hint = f"add '{name} = Machine({self._model_kind(name)});' at top level"
+            hint = f"add '{abridged(name)} = Machine({self._model_kind(name)});' at top level"
         else:
             hint = None
-        self.add("E201", f"undefined variable '{name}'", loc, (hint,))
+        self.add("E201", f"undefined variable '{abridged(name)}'", loc, (hint,))
 
     def _model_kind(self, name: str) -> str:
         """The processor kind of the machine model a hint defines as `name`: the one its name says, else GPU where
@@ -398,9 +398,10 @@ class _Checker:
             self.add("E200", f"undefined function '{name}'", loc, (f"the DSL has no {name}(): {what}",))
             return
         later = self.functions.get(name)
+        shown = abridged(name)  # a name of thousands of characters: its start and its length
         if later is not None:
-            self.add("E200", f"function '{name}' is used before its definition", loc,
-                     (f"define it before this statement: def {name}({params}) {{ ... }}",),
+            self.add("E200", f"function '{shown}' is used before its definition", loc,
+                     (f"define it before this statement: def {shown}({params}) {{ ... }}",),
                      (f"'{name}' is defined at {later.loc}",))
             return
         # Case ignored (`machine(GPU)`, `B` for `def b`); a close name is the likely fix, so it alone is hinted.
@@ -409,9 +410,9 @@ class _Checker:
         if called:
             params = ", ".join(f"TYPE {chr(ord('a') + i)}" for i in range(len(args)))
         define = (f"define it before this statement, with {_plural(len(args), 'parameter')} as called here: "
-                  f"def {name}({params}) {{ ... }} (types: {', '.join(A.PARAM_TYPES)})" if called
-                  else f"define it before this statement: def {name}({params}) {{ ... }}")
-        self.add("E200", f"undefined function '{name}'", loc,
+                  f"def {shown}({params}) {{ ... }} (types: {', '.join(A.PARAM_TYPES)})" if called
+                  else f"define it before this statement: def {shown}({params}) {{ ... }}")
+        self.add("E200", f"undefined function '{shown}'", loc,
                  (f"did you mean '{by_lower[close]}'?" if close else define,))
 
     def _variables_called(self):
@@ -803,7 +804,7 @@ class _Checker:
         valid = _MEMBERS.get(recv, ())
         hint = f"{article(recv)} has: {', '.join(valid)}" if valid else f"{article(recv)} has no properties or methods"
         close = closest(name, valid)
-        self.add("E213", f"unknown property or method '{name}' of {article(recv)}", loc,
+        self.add("E213", f"unknown property or method '{abridged(name)}' of {article(recv)}", loc,
                  ((f"did you mean '{close}'?" if close else None), hint))
         return UNKNOWN
 

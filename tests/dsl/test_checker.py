@@ -251,6 +251,24 @@ def test_e202_e203_elide_an_over_long_name_as_e100_does(circuit):
     assert only("Region * rp_shard GPU ZCMEM;", "E203", circuit).message == "unknown region 'rp_shard' for any task"
 
 
+@pytest.mark.parametrize("src, code", [
+    ("x = {v};", "E201"),
+    ("y = {v}();", "E200"),
+    ("def f(Task task) {{ return {v}[0, 0]; }}\nIndexTaskMap calculate_new_currents f;", "E201"),
+    ("m = Machine(CPU);\nz = m.{v};", "E213"),
+    ("IndexTaskMap calculate_new_currents {v};", "E200"),
+])
+def test_e200_e201_e213_elide_an_over_long_name_as_e202_does(src, code, circuit):
+    """E200, E201 and E213 quoted a 3,000-character name in full (lines of 3,000 characters and more, hints too),
+    where E202 and E203 show its start and its length."""
+    v = "v" * 3000
+    found = [d for d in diags("Task * CPU;\n" + src.format(v=v), circuit) if d.code == code]
+    assert found, diags("Task * CPU;\n" + src.format(v=v), circuit)
+    for d in found:
+        assert f"'{'v' * 24}... (3000 characters)'" in d.message and len(d.message) < 200, d.message
+        assert all(len(h) < 300 for h in d.hints if h), d.hints
+
+
 def test_w315_a_task_the_discovered_run_did_not_launch_is_a_warning_unless_a_near_miss(circuit):
     """A user's program lists only the tasks its discovery run launched: a name that is no near-miss of one of them
     may be launched by other flags (W315, naming the command line); a benchmark's list is complete (E202)."""
