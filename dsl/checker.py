@@ -1025,7 +1025,7 @@ class _Checker:
                 if (c.op, c.value) in (("==", 0), ("<=", 0)) or (c.op == "<" and c.value <= 1):
                     self.add("E215", f"{said} can never hold: an alignment is at least 1 byte", c.value_loc,
                              ("give the alignment wanted, e.g. Align==64, or drop the constraint",))
-                elif c.value == 0:  # != 0, >= 0, > 0: true of every alignment
+                elif c.value == 0 or (c.op, c.value) == (">=", 1):  # != 0, >= 0, > 0, >= 1: every alignment
                     self.add("E215", f"{said} holds for every alignment (at least 1 byte): it constrains nothing",
                              c.value_loc, ("drop it",))
                 elif c.value & (c.value - 1):

@@ -635,17 +635,17 @@ def test_e215_an_align_no_alignment_satisfies(align):
     assert d.hints == ("give the alignment wanted, e.g. Align==64, or drop the constraint",)
 
 
-@pytest.mark.parametrize("align", ["Align!=0", "Align>=0", "Align>0"])
+@pytest.mark.parametrize("align", ["Align!=0", "Align>=0", "Align>0", "Align>=1"])
 def test_e215_an_align_every_alignment_satisfies(align):
     """`Align!=0` or `Align>=0` holds for every alignment: not "must be at least 1 byte", but that it constrains
-    nothing."""
+    nothing; `Align>=1` too, as `Align>0` (it was accepted)."""
     d = only(f"Layout * * * SOA {align};", "E215")
     assert d.message == f"{align} holds for every alignment (at least 1 byte): it constrains nothing", d.message
     assert d.hints == ("drop it",)
 
 
 def test_align_constraints_that_can_hold_stay_accepted():
-    for align in ("Align==1", "Align<2", "Align<=1", "Align>=1", "Align!=1", "Align>=128", "Align==64"):
+    for align in ("Align==1", "Align<2", "Align<=1", "Align>=2", "Align!=1", "Align>=128", "Align==64"):
         assert diags(f"Layout * * * SOA {align};") == [], align
 
 
