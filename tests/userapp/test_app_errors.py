@@ -387,10 +387,20 @@ def test_a_metric_pattern_that_matches_nothing_is_named_with_the_output(tmp_path
     assert mapped.suggestion == feedback["suggestion"] and "Undo" not in mapped.suggestion
 
 
+def legion_stand_in(tmp_path, name: str, body: str):
+    """A stand-in that discovery finds running a Legion task (its top-level task in the recording mapper's record),
+    as a Legion program would, then runs `body`: a program that runs none gets no advice to run a DSL mapper,
+    which cannot run it either."""
+    top = json.dumps({"task": "top", "task_id": 1, "launch": "single", "variants": ["CPU"], "inner": False,
+                      "leaf": False, "parent": None, "domain": None, "must_epoch": False, "regions": []})
+    return script(tmp_path, name, f'[ -n "$MAPPEROPT_RECORD" ] && echo {shlex.quote(top)} > "$MAPPEROPT_RECORD"\n'
+                                  f"{body}")
+
+
 def test_the_profiling_advice_prints_the_programs_own_command(tmp_path, capsys):
     """After Legion's default mapper, the advice to profile a DSL mapper prints the run's own --app command, its
     metric and the flags after `--` (it printed `--app 'PROGRAM ARGS'` with a literal ARGS)."""
-    exe, out_dir = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'"), tmp_path / "run"
+    exe, out_dir = legion_stand_in(tmp_path, "prog", "echo 'elapsed: 12.5 ms'"), tmp_path / "run"
     assert main(["run", "--app", f"{exe} -n 4", "--metric", "elapsed: ([0-9.]+)", "--unit", "ms", "--repeats", "1",
                  "--max-repeats", "1", "--out", str(out_dir), "--", "-steps", "2"]) == 0
     suggestion = json.loads((out_dir / "feedback.json").read_text())["suggestion"]
@@ -526,7 +536,7 @@ def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(
     """`--app FILE` with --metric and --verify-pattern over the file's: the command to run it again gave only
     `--app FILE`, which measures and verifies by the file's settings instead."""
     monkeypatch.chdir(tmp_path)
-    script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'; echo 'check OK'")
+    legion_stand_in(tmp_path, "prog", "echo 'elapsed: 12.5 ms'; echo 'check OK'")
     (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'took ([0-9.]+)'}\n"
                                              "verify: {pattern: 'PASSED'}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--unit", "ms",
