@@ -46,6 +46,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     machine = f"size {s['size']}, {s['cpus']} CPU, {s['gpus']} GPU"
     if s.get("own_mapper"):
         mapper = f"its own mapper ('{s['own_mapper']}') ({machine})"
+    elif result.dsl is None and s.get("no_legion_task"):  # discovered: no task ran, so no mapper took part
+        mapper = f"no mapper (no Legion task ran; {machine})"
     elif result.dsl is None and "app_file" in s:  # a user's program: its discovery says whether it has its own
         mapper = (f"Legion's default mapper ({machine})" if s.get("description")
                   else f"its own mapper or Legion's default (not discovered yet; {machine})")

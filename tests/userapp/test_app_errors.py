@@ -928,6 +928,8 @@ def test_a_program_that_is_not_a_legion_program_is_said_without_a_mapper_too(tmp
     assert (f"Warning: discovering notlegion: the program exited 0 but ran no Legion task under the recording mapper: "
             f"is {exe} a Legion program") in out, out
     assert "no mapper takes part in such a run" in out, out
+    # discovered, with no task found: no mapper took part (the title said "not discovered yet")
+    assert "notlegion with no mapper (no Legion task ran; size ci" in out, out
     # What to do instead, and no suggestion of a DSL-mapper run, which fails the same way.
     assert "build it with `mapperopt toolchain`'s flags" in out, out
     assert "--mapper default.dsl" not in out and "--profile" not in out, out
