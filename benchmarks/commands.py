@@ -124,7 +124,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     if s.get("no_legion_task"):  # its discovery found no Legion task: no mapper maps it, whatever --mapper says
         console.print(f"[yellow]Warning:[/] {escape(s['no_legion_task'])}; no mapper takes part in such a run, and "
                       "check, explain and --mapper fail on it: build it with `mapperopt toolchain`'s flags and give it "
-                      "arguments that make it launch Legion tasks, then run it again")
+                      "arguments that make it launch Legion tasks, then run it again", soft_wrap=True)  # a long path whole
     cores = protocol.core_warning(s) if result.attempts else None  # no word of timings where nothing ran
     if cores:
         console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
