@@ -14,7 +14,8 @@ where work starts (each benchmark execution).
     with terminal_may_be_gone(): ...  # around the "Interrupted ..." line: a hung-up terminal loses only the text
 
 C code run by an import may turn the KeyboardInterrupt into an ImportError instead (numpy's import of a C
-interface, pybind11's "initialization failed"); `importing()` turns it back.
+interface, pybind11's "initialization failed"), and a class made by the import into a RuntimeError (Python 3.11's
+`__set_name__`); `importing()` turns it back.
 """
 
 from __future__ import annotations
@@ -93,8 +94,9 @@ def terminated() -> int:
 
 @contextmanager
 def importing():
-    """Around an import that can take a while (matplotlib): an ImportError raised while a Ctrl-C arrived (counted
-    since `watch`) is raised as the KeyboardInterrupt it stands for.
+    """Around an import that can take a while (matplotlib): an ImportError, or a RuntimeError (Python 3.11 wraps
+    what a class's `__set_name__` raises in one), raised while a Ctrl-C arrived (counted since `watch`) is raised as
+    the KeyboardInterrupt it stands for.
 
     Raises:
         KeyboardInterrupt: Ctrl-C during the import.
@@ -102,7 +104,7 @@ def importing():
     before = _arrived
     try:
         yield
-    except ImportError:
+    except (ImportError, RuntimeError):
         if _arrived == before:
             raise
         raise KeyboardInterrupt from None

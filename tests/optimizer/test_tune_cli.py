@@ -427,10 +427,24 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_during_the_plots_first_import_stays_a_ctrl_c():
+# The same Ctrl-C arriving while a class of matplotlib is made: Python 3.11 wraps what a descriptor's __set_name__
+# raises into a RuntimeError ("Error calling __set_name__ ..."), as CI saw in matplotlib.scale.
+CTRL_C_IN_SET_NAME = CTRL_C_IN_IMPORT.replace('"datetime"', '"matplotlib.scale"').replace("""            os.kill(os.getpid(), signal.SIGINT)
+""", """            class Descriptor:
+                def __set_name__(self, owner, attribute):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    sum(range(1000))  # the handler raises here
+
+            class Made:
+                field = Descriptor()
+""")
+
+
+@pytest.mark.parametrize("script", [CTRL_C_IN_IMPORT, CTRL_C_IN_SET_NAME], ids=["import", "set_name"])
+def test_ctrl_c_during_the_plots_first_import_stays_a_ctrl_c(script):
     """tune and compare say how to continue and exit 130 on a KeyboardInterrupt; this one used to escape as an
     ImportError (exit 1, a traceback). A fresh interpreter: the plot imports matplotlib, numpy and datetime first."""
-    done = subprocess.run([sys.executable, "-c", CTRL_C_IN_IMPORT], capture_output=True, text=True, timeout=120,
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as `start_tune`
     assert done.returncode == 130, done.stdout + done.stderr
 
