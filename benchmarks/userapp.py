@@ -1080,9 +1080,9 @@ def script_paths_note(app: UserApp, code: int | None, err: str) -> str | None:
     """Why a wrapper script (`app`'s executable) that exited `code` saying `err` may not find its program: it runs
     in a temporary folder (discovery's, the run folder), where a path relative to the current folder inside it
     leads nowhere; None when it is no script, or it did not exit 127 (a shell's "not found")."""
-    found = [m for m in _NOT_FOUND.finditer(err) if not os.path.isabs(m.group(1))]
     if code != 127 or not is_script(app.exe):  # 127: the shell's "command not found"
         return None
+    found = [m for m in _NOT_FOUND.finditer(err) if not os.path.isabs(m.group(1))]
     path = found[-1].group(1) if found else None
     name = path[2:] if path and path.startswith("./") else path or "PROGRAM"
     return (f"{app.exe} is a script: it runs in a temporary folder, not in the current folder, so a relative path "
@@ -1093,10 +1093,6 @@ def script_paths_note(app: UserApp, code: int | None, err: str) -> str | None:
 class NoLegionTask(MapperoptError):
     """Discovery's error for a program that exited 0 but ran no Legion task: not a Legion program (or not one built
     against mapperopt's Legion), whatever mapper runs it."""
-
-
-def _ran_no_task(message: str, hint: str) -> NoLegionTask:
-    return NoLegionTask(message, hint=hint)
 
 
 def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
@@ -1126,10 +1122,10 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
                                    "a line to the file MAPPEROPT_RECORD names: does the program write to that file "
                                    f"too? To see what it does, {by_hand}{moved}")
     if code == 0:  # e.g. not a Legion program, or one that exits before starting Legion's runtime
-        return _ran_no_task(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
-                              f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
-                              "(`mapperopt toolchain`), and do its arguments make it run?",
-                              hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}{moved}")
+        return NoLegionTask(f"discovering {app.name}: the program exited 0 but ran no Legion task under the "
+                            f"recording mapper: is {app.exe} a Legion program built against mapperopt's Legion "
+                            "(`mapperopt toolchain`), and do its arguments make it run?",
+                            hint=f"{where}; it ends with:\n{said}\nTo see what it does, {by_hand}{moved}")
     detail = ""
     if code is None:
         what = f"did not finish within {limit:g} s and was stopped"

@@ -991,12 +991,11 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         fix = f"fix the program, check it with {run} (no --mapper: Legion's default mapper), then tune again with --new"
     else:
         return None
+    fix += ("; if the failure depends on the mapping (a kernel that needs a layout, say), tune from a mapper that "
+            "runs the program correctly: --start FILE")
     error = MapperoptError(f"Legion's default mapper, measured as the baseline, failed at stage {stage} ({reason}): "
                            f"{cause}, and every iteration from the default start would fail the same way; nothing "
-                           f"was tuned (what was measured is in {path})",
-                           hint=(fix := f"{fix}; if the failure depends on the mapping (a kernel that needs a "
-                                        "layout, say), tune from a mapper that runs the program correctly: --start "
-                                        "FILE"))
+                           f"was tuned (what was measured is in {path})", hint=fix)
     with writing_in(store.root):
         write_atomically(store.root / "stopped.txt", f"Stopped before the first iteration: {error.message}\n"
                                                      f"To fix: {fix}.\n")
