@@ -122,9 +122,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                               "(-- -lg:no_physical_tracing maps and traces every one)")
     console.print(table)
     if s.get("no_legion_task"):  # its discovery found no Legion task: no mapper maps it, whatever --mapper says
+        # unwrapped (soft_wrap): a path longer than the terminal stays whole
         console.print(f"[yellow]Warning:[/] {escape(s['no_legion_task'])}; no mapper takes part in such a run, and "
                       "check, explain and --mapper fail on it: build it with `mapperopt toolchain`'s flags and give it "
-                      "arguments that make it launch Legion tasks, then run it again", soft_wrap=True)  # a long path whole
+                      "arguments that make it launch Legion tasks, then run it again", soft_wrap=True)
     cores = protocol.core_warning(s) if result.attempts else None  # no word of timings where nothing ran
     if cores:
         console.print(f"[yellow]{cores[0]}:[/] {escape(cores[1])}")
@@ -353,8 +354,8 @@ def size_options(command):
 def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[str], None]]:
     """With --json (`as_json`), an error raised inside, before a run has a result, is also printed on stdout as one
     object (`errors_as_json`) with a failed run's keys (`RunResult.to_json`): status "error", `reason` the error,
-    `log` it and its hint, no `run_dir`; stderr says it as without --json. Yields a function that names the application (`app`,
-    until it is known: the benchmark, or the program of --app)."""
+    `log` it and its hint, no `run_dir`; stderr says it as without --json. Yields a function that names the
+    application (`app`, until it is known: the benchmark, or the program of --app)."""
     name = [app]
     shown = mapper if mapper in ("default", "expert") else Path(mapper).name
 

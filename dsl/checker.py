@@ -1179,8 +1179,9 @@ class _Checker:
                     continue  # the top-level task, known as its tasks' parent (W319 says what replicates it)
                 if info is None and app.top_level is not None and ident.name == app.top_level.name:
                     kind = app.top_level.variants[0] if app.top_level.variants else "CPU"
-                    self.add("E202", f"task '{abridged(ident.name)}' is the top-level task: a statement names it only in "
-                                     "ControlReplicate; the others reach it through `*` or a kind selector", ident.loc,
+                    self.add("E202", f"task '{abridged(ident.name)}' is the top-level task: a statement names it "
+                                     "only in ControlReplicate; the others reach it through `*` or a kind selector",
+                             ident.loc,
                              ((f"`SingleTaskMap {kind} f;` maps it with the tasks launched one at a time on "
                                f"{kind}s") if isinstance(s, A.SingleTaskMapStmt) else None,))
                     continue
@@ -1191,8 +1192,9 @@ class _Checker:
                     notes = unknown_notes(ident.name)
                     if app.discovered_as and not close:  # other flags may launch it: no typo of a task that ran
                         longer = extended(ident.name, known)  # `init` for `init_field`: likely cut short
-                        self.add("W315", f"task '{abridged(ident.name)}' did not run in discovery (`{app.discovered_as}`): "
-                                         "this statement applies only to runs that launch it", ident.loc,
+                        self.add("W315", f"task '{abridged(ident.name)}' did not run in discovery "
+                                         f"(`{app.discovered_as}`): this statement applies only to runs that launch it",
+                                 ident.loc,
                                  ((meant(longer) if longer else None),
                                   "if your runs launch it, check with their flags after `--`: `mapperopt check "
                                   f"{shlex.quote(ident.loc.file)} {given} {more}`"),
@@ -1594,11 +1596,11 @@ class _Checker:
 
     def _machine_kinds(self):
         """W303/W302 for kinds the machine lacks where the absence changes what a statement does here: W303 once per
-        kind (at its first use), W302 at each statement (each is to be fixed). Not for a kind in a list that names one the machine has (the fallback a portable mapper
-        writes, `Task * GPU,CPU;`; a Task statement's list goes on with those of the `Task *` statements), nor in a
-        statement for tasks on a processor kind without processors (it never applies here). A memory that only the
-        run's flags create (RDMEM, SOCKMEM) is reported in any list: its absence is a missing flag, not the
-        machine."""
+        kind (at its first use), W302 at each statement (each is to be fixed). Not for a kind in a list that names one
+        the machine has (the fallback a portable mapper writes, `Task * GPU,CPU;`; a Task statement's list goes on
+        with those of the `Task *` statements), nor in a statement for tasks on a processor kind without processors
+        (it never applies here). A memory that only the run's flags create (RDMEM, SOCKMEM) is reported in any list:
+        its absence is a missing flag, not the machine."""
         m = self.machine
         procs = lambda k: k not in ABSENT_KINDS and m.count(k, 0) > 0  # noqa: E731 (ABSENT_KINDS: _statements)
         every_task = [k.name for s in self.program.statements if isinstance(s, A.TaskStmt) and s.tasks.is_wildcard

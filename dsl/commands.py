@@ -510,11 +510,11 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
     parents first; None: CPU 0 of node 0 assumed), "top_level"}}. `domain` replaces every index launch's
     domain. A record whose mapping function returned a processor set of several members has "set", the members'
     {"kind", "node", "index"} in the set's order, and "proc" says only what is known before the runtime picks the
-    least loaded member (when the launch is distributed): the kind and the node, "index" None. A point of an index launch no map
-    statement places has "default_proc" (unless the program keeps its own mapper, which slices such launches), the
-    processor Legion's default mapper slices it to (`default_slices`; "index" None but for a GPU: the default
-    mapper offers every processor of the kind on the node, and the first free one runs it, as
-    the compiled mapper's trace says with its `candidates`). Each region of a record
+    least loaded member (when the launch is distributed): the kind and the node, "index" None. A point of an index
+    launch no map statement places has "default_proc" (unless the program keeps its own mapper, which slices such
+    launches), the processor Legion's default mapper slices it to (`default_slices`; "index" None but for a GPU: the
+    default mapper offers every processor of the kind on the node, and the first free one runs it, as the compiled
+    mapper's trace says with its `candidates`). Each region of a record
     has "node", its memory's: the node of the point's processor (or of its default_proc; None when neither is
     known, or for VIRTUAL). `stream`: where the mapper's `print` output goes (None: nowhere). `diagnostics`: a list
     that receives check's diagnostics (warnings too). `inert_ok`: errors that leave the evaluation unchanged

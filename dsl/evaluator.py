@@ -534,8 +534,9 @@ class Evaluator:
             "layout"}], "collect": [indices], "limited": bool, "placed_by": "map"|"default"}. When no map statement
             applies (`placed_by` "default"), `proc.node`/`proc.index` are None: Legion's default mapping picks the
             processor when the task runs, which this evaluator cannot predict (the compiled mapper's trace lists the
-            processors it offered, `candidates`). For a processor set, the set's first processor (the one the mapper picks for a
-            task when none of the set is busy; the later points of a launch go to the next members). `layout` is None for a virtual mapping.
+            processors it offered, `candidates`). For a processor set, the set's first processor (the one the mapper
+            picks for a task when none of the set is busy; the later points of a launch go to the next members).
+            `layout` is None for a virtual mapping.
         Raises:
             DslRuntimeError: R400-R410 (see dsl-reference.md §11.5).
             MapperoptError: the application has no such task.
