@@ -300,7 +300,7 @@ class BenchCommand(ListsBenchmarks):
             raise click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
                                    "program go after `--`", ctx)
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
-            check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts])
+            check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts], self.name)
         return rest
 
 

@@ -196,7 +196,7 @@ class MapperCommand(click.Command):
                                    "flags for the run go after `--`", ctx)
         bench = ctx.params.get("bench")
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
-            check_app_flags(bench, app_args, [o for p in self.params for o in p.opts])
+            check_app_flags(bench, app_args, [o for p in self.params for o in p.opts], self.name)
         return rest
 
 

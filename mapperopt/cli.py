@@ -74,6 +74,16 @@ def _group():
                     defer_refusal(ctx, command, rest, exc)
             return name, command, rest
 
+        def invoke(self, ctx):
+            from mapperopt.options import another_commands_option
+
+            try:
+                return super().invoke(ctx)
+            except click.NoSuchOption as exc:  # another command's option (`run --iters`): said so, no near miss
+                if (said := another_commands_option(exc)) is None:
+                    raise
+                raise said from None
+
         def format_commands(self, ctx, formatter):
             # Short help from the table, so that `--help` imports nothing heavy.
             rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

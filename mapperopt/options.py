@@ -60,6 +60,46 @@ def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = No
         raise
 
 
+# What a command takes in place of another command's option given to it (`run --iters 3`), said after the commands
+# that take that option (`elsewhere`).
+INSTEAD = {
+    ("--iters", "run"): "run measures one mapper, --repeats N times (or --once)",
+    **{("--domain", name): f"{name} judges the launch domains of the run (set them with the program's flags after "
+                           "`--`, e.g. `--bench circuit -- -p 8`)" for name in ("check", "compile")},
+    **{("--mapper", name): f"{name} starts from --start FILE" for name in ("tune", "compare")},
+    **{("--mapper", name): f"{name} takes the mapper file as its argument (`mapperopt {name} FILE`)"
+       for name in ("check", "explain", "compile")},
+}
+
+
+def elsewhere(option: str, command: str) -> str | None:
+    """"OPTION is an option of `mapperopt A` and `mapperopt B`, not of COMMAND", with what COMMAND takes instead
+    (`INSTEAD`) where known, for an option that other mapperopt commands take and `command` does not; None when it
+    takes it or no other does. click's near miss of such an option (`run --iters`: '--unit') misleads."""
+    from mapperopt.cli import COMMANDS, _group
+
+    group = _group()
+    ctx = click.Context(group)
+    takes = [name for name in COMMANDS if (cmd := group.get_command(ctx, name)) is not None
+             and any(option in p.opts + p.secondary_opts for p in cmd.params)]
+    if not takes or command in takes:
+        return None
+    names = [f"`mapperopt {name}`" for name in takes]
+    who = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    instead = INSTEAD.get((option, command))
+    return f"{option} is an option of {who}, not of {command}" + (f": {instead}" if instead else "")
+
+
+def another_commands_option(exc: click.NoSuchOption) -> click.NoSuchOption | None:
+    """click's refusal `exc` of an option its command does not take, said as `elsewhere` says it and without a near
+    miss, when other mapperopt commands take the option; None otherwise."""
+    if exc.ctx is None or exc.ctx.command.name is None:
+        return None
+    said = elsewhere(exc.option_name, exc.ctx.command.name)
+    return None if said is None else click.NoSuchOption(exc.option_name, f"No such option '{exc.option_name}': "
+                                                                          f"{said}", None, exc.ctx)
+
+
 _DEFERRED = "mapperopt.deferred_refusal"  # ctx.meta's key (shared by a command's context and its group's)
 
 

@@ -343,6 +343,51 @@ def test_a_flag_the_benchmark_does_not_take_or_an_option_after_the_double_dash_i
                                 "x.log", "-cat", "legion_spy", "-mapper-profile", "--describe"])
 
 
+def test_an_option_of_another_mapperopt_command_is_named_as_that_commands(capsys):
+    """An option of another mapperopt command got a near miss that steered away: `check F --bench circuit --
+    --mapper x` hinted `-mapper` (a Legion flag that loads a compiled library), `run circuit --iters 3` "Did you mean
+    '--unit'?", `check F --bench circuit --domain 4` (explain's option) "Did you mean '--machine'?". Each now names
+    the commands that take the option and what this one takes instead; still a usage error (2), nothing run."""
+    dsl = "configs/circuit.dsl"
+    for args, said in (
+            (["check", dsl, "--bench", "circuit", "--", "--mapper", "x"],
+             "error: --mapper after `--` goes to circuit, not to mapperopt\n  hint: --mapper is an option of "
+             "`mapperopt toolchain` and `mapperopt run`, not of check: check takes the mapper file as its argument "
+             "(`mapperopt check FILE`)\n"),
+            (["run", "circuit", "--mapper", dsl, "--iters", "3"],
+             "error: No such option '--iters': --iters is an option of `mapperopt tune` and `mapperopt compare`, not "
+             "of run: run measures one mapper, --repeats N times (or --once)\n"),
+            (["run", "circuit", "--mapper", dsl, "--", "--iters", "3"],
+             "error: --iters after `--` goes to circuit, not to mapperopt\n  hint: --iters is an option of "
+             "`mapperopt tune` and `mapperopt compare`, not of run: run measures one mapper, --repeats N times (or "
+             "--once)\n"),
+            (["tune", "circuit", "--mapper", dsl], "error: No such option '--mapper': --mapper is an option of "
+                                                    "`mapperopt toolchain` and `mapperopt run`, not of tune: tune "
+                                                    "starts from --start FILE\n"),
+            (["check", dsl, "--bench", "circuit", "--domain", "4"],
+             "error: No such option '--domain': --domain is an option of `mapperopt explain`, not of check: check "
+             "judges the launch domains of the run (set them with the program's flags after `--`, e.g. `--bench "
+             "circuit -- -p 8`)\n"),
+            (["compile", dsl, "--domain=4"], "error: No such option '--domain': --domain is an option of `mapperopt "
+                                             "explain`, not of compile: compile judges the launch domains of the run"),
+            (["check", dsl, "--seed", "3"], "error: No such option '--seed': --seed is an option of `mapperopt "
+                                            "tune` and `mapperopt compare`, not of check\n")):
+        capsys.readouterr()
+        assert main(args) == 2, args
+        out, err = capsys.readouterr()
+        assert said in err and "did you mean" not in err.lower() and not out, (args, out, err)
+    # A misspelt option of this command keeps click's suggestion; a misspelt flag after `--` the application's.
+    assert main(["run", "circuit", "--repeat", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "Did you mean" in err and "'--repeats'" in err, err
+    assert main(["check", dsl, "--bench", "circuit", "--", "-prun"]) == 2
+    assert "hint: did you mean -prune?" in capsys.readouterr().err
+    # tune's --seed after `--` may be meant for tune or be circuit's -seed: both said
+    assert main(["run", "circuit", "--", "--seed", "3"]) == 2
+    assert ("hint: --seed is an option of `mapperopt tune` and `mapperopt compare`, not of run; or did you mean "
+            "circuit's -seed?") in capsys.readouterr().err
+
+
 def test_the_flags_mapperopt_lets_through_are_those_the_applications_read():
     """`check_app_flags` refuses what APP_FLAGS lacks: the list must follow the applications' sources (every flag an
     application reads is a string literal there), or a new flag would be refused, a removed one let through."""
