@@ -17,7 +17,7 @@ from mapperopt.errors import MapperoptError, ToolchainError, UsageError
 from mapperopt.files import refused_write
 from mapperopt.options import ListsBenchmarks, errors_as_json
 from mapperopt.optimizer.base import OPTIMIZERS
-from mapperopt.probe import probe_json
+from mapperopt.probe import probe_flags, probe_json
 
 
 def _format_bytes(n: int) -> str:
@@ -66,8 +66,9 @@ def machine(cpus, gpus, as_json, flags):
         cpus, gpus = processor_counts(cpus, gpus, flags)
         rest = tuple(a for kv in zip(flags[::2], flags[1::2]) if kv[0] not in ("-ll:cpu", "-ll:gpu") for a in kv)
         data = probe_json(cpus, gpus, machine_flags=rest)
+    flags = probe_flags(cpus, gpus, rest)
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps({**data, "legion_flags": flags}, indent=2))
         return
     console = Console()
     title = f"Processors per node ({data['nodes']} node{'s' if data['nodes'] != 1 else ''})"
@@ -84,6 +85,23 @@ def machine(cpus, gpus, as_json, flags):
         mems.add_row(mem["kind"], str(mem["node"]), _format_bytes(mem["capacity"]), affinity)
     console.print(procs)
     console.print(mems)
+    console.print(_sizes_note(flags, gpus), markup=False, highlight=False)
+
+
+# A memory size's Legion flag -> the memory it sizes (`machine` names those it leaves to Legion's defaults).
+SIZE_FLAGS = {"-ll:csize": "SYSMEM", "-ll:fsize": "FBMEM", "-ll:zsize": "ZCMEM"}
+
+
+def _sizes_note(flags: list[str], gpus: int | None) -> str:
+    """What `machine` says under its tables: the Legion flags it probed with (`flags`), the memories whose sizes are
+    Legion's defaults (FBMEM and ZCMEM only with GPUs), and that a benchmark's run sets its size's: the memories
+    `check --bench` counts may differ from those shown."""
+    unset = [flag for flag in SIZE_FLAGS if flag not in flags and (gpus or flag == "-ll:csize")]
+    kinds, names = ", ".join(SIZE_FLAGS[f] for f in unset), ", ".join(unset)
+    default = (f"; {kinds} at Legion's default size{'s' * (len(unset) > 1)} (no {names} given)" if unset else "")
+    return (f"Legion flags: {' '.join(flags)}{default}. A benchmark's run asks for its size's memory sizes (run's "
+            "--csize, --fsize and --zsize change them): `mapperopt check FILE --bench NAME` names the machine that "
+            "run sees.")
 
 
 @click.command(cls=ListsBenchmarks)

@@ -51,12 +51,7 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     source = resources.files("mapperopt.benchmarks") / "legion" / "probe" / "probe.cc"
     with resources.as_file(source) as path:
         exe = toolchain.build("probe", [Path(path)], legion=legion)
-    cmd = [str(exe), "-logfile", "stderr", "-ll:util", "1"]
-    if cpus is not None:
-        cmd += ["-ll:cpu", str(cpus)]
-    if gpus:
-        cmd += ["-ll:gpu", str(gpus)]
-    cmd += machine_flags
+    cmd = [str(exe), "-logfile", "stderr", *probe_flags(cpus, gpus, machine_flags)]
     key = hashlib.sha256(json.dumps([cmd, os.uname().nodename, os.cpu_count(), sorted(glob.glob("/dev/nvidia[0-9]*"))])
                          .encode()).hexdigest()[:16]
     path = toolchain.cache_dir() / "machines" / f"{key}.json"
@@ -86,6 +81,13 @@ def probe_json(cpus: int | None = None, gpus: int | None = None, legion: toolcha
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, json.dumps(data) + "\n")  # a reader never sees half a file
     return data
+
+
+def probe_flags(cpus: int | None = None, gpus: int | None = None, machine_flags: tuple[str, ...] = ()) -> list[str]:
+    """The Legion flags `probe_json` runs the probe with (its arguments as there): a memory size they do not give
+    is Legion's default."""
+    return ["-ll:util", "1", *(("-ll:cpu", str(cpus)) if cpus is not None else ()),
+            *(("-ll:gpu", str(gpus)) if gpus else ()), *machine_flags]
 
 
 def _unsupported(stderr: str, cmd: list[str]) -> tuple[str, str] | None:

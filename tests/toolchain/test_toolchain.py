@@ -14,6 +14,7 @@ import pytest
 from mapperopt import toolchain
 from mapperopt.cli import COMMANDS, main
 from mapperopt.commands import run_checks
+from mapperopt.descriptions import MachineDescription
 from mapperopt.errors import MapperoptError, ToolchainError
 from mapperopt.probe import probe_json
 
@@ -270,6 +271,28 @@ def test_machine_command_takes_the_run_flags_that_shape_the_machine(capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert "this Legion build supports at most one Python processor per node (`-ll:py 2` asks for more)" in err, err
     assert "give `-ll:py 1`" in err and "SIGABRT" not in err, err
+
+
+def test_machine_names_the_flags_it_probed_with(capsys):
+    """`machine` showed SYSMEM 512 MiB and `check --bench circuit` 256 MiB for "this machine": both right for their
+    flags (circuit's size gives -ll:csize 256), but `machine` did not say that its sizes were Legion's defaults. It
+    names its Legion flags, the memories left at Legion's default sizes and that a benchmark's run sets its size's;
+    its JSON gains `legion_flags` (the machine description's keys are kept)."""
+    assert main(["machine", "--json", "--", "-ll:csize", "256"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["legion_flags"] == ["-ll:util", "1", "-ll:csize", "256"], data
+    assert [m["capacity"] for m in data["memories"] if m["kind"] == "SYSMEM"] == [256 << 20], data
+    assert MachineDescription.from_json(data).count("CPU", 0) == 1
+    assert main(["machine"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "512.0 MiB" in text and ("Legion flags: -ll:util 1; SYSMEM at Legion's default size (no -ll:csize "
+                                    "given).") in text, text
+    assert ("A benchmark's run asks for its size's memory sizes (run's --csize, --fsize and --zsize change them): "
+            "`mapperopt check FILE --bench NAME` names the machine that run sees.") in text, text
+    assert main(["machine", "--cpus", "2", "--", "-ll:csize", "256"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "256.0 MiB" in text and "Legion flags: -ll:util 1 -ll:cpu 2 -ll:csize 256." in text, text
+    assert "default size" not in text, text
 
 
 def test_machine_refuses_a_processor_option_that_its_flag_contradicts(capsys):
