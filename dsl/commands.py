@@ -718,8 +718,11 @@ def _balance_line(balance: dict) -> str:
     return line + (f"; not counted: {', '.join(left)}" if left else "")
 
 
-SET_LEGEND = ("n.* = a processor set: the runtime runs the point on its least loaded member, counting the points of "
-              "the same launch placed before it")
+# The runtime's choice (dsl_mapper.cc's `least_loaded` from slice_task; dsl-reference.md §7.6).
+SET_LEGEND = ("n.* = a processor set: the runtime runs the point on its least loaded member, the one with the fewest "
+              "tasks placed on it through a set that are mapped and not yet finished (of any launch), single tasks "
+              "given it through a set and not yet mapped, and points of the same launch placed on it before this one "
+              "(the first in the set's order on a tie; in a concurrent launch, one no other point of the launch has)")
 DEFAULT_LEGEND = ("(n.i) = where Legion's default mapper slices the point (blocks dealt to the processors, node by "
                   "node; (n.*): the first free of the node's)")
 

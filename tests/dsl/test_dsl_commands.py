@@ -650,6 +650,13 @@ def test_explain_shows_a_processor_set_as_a_set(tmp_path):
     text = run("explain", str(dsl), *base)
     assert text.exit_code == 0, text.output
     assert "  0          0.*  0.*" in text.output and "least loaded" in text.output
+    # the runtime's load of a member (`least_loaded`): the legend said only the points of the same launch, and a user
+    # expected the points spread one per member where another launch's unfinished tasks were counted too
+    legend = " ".join(text.output.split())
+    for term in ("the fewest tasks placed on it through a set that are mapped and not yet finished (of any launch)",
+                 "single tasks given it through a set and not yet mapped",
+                 "points of the same launch placed on it before this one", "the first in the set's order on a tie"):
+        assert term in legend, (term, legend)
     out = run("explain", str(dsl), *base, "--json")
     rec = next(json.loads(line) for line in out.output.splitlines() if '"task_4"' in line)
     assert rec["proc"] == {"kind": "GPU", "node": 0, "index": None}
