@@ -211,19 +211,25 @@ def _rule(method):
         self.raw = raw
         # A level is an expression node with a sub-expression (an operator, a call, a bracket, a comprehension): a
         # literal or name adds none, and neither do statements nor a call's argument list.
-        inner = [self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)]
-        depth = max(inner, default=0) + (0 if flat or not inner else 1)
-        if depth > MAX_NESTING:
-            # At the token that adds the level past the limit (an operator of a chain, a call's '('), not at the
-            # expression's start.
+        inner = [self.depth.get(id(c), (0, None)) for c in present if not isinstance(c, Token)]
+        below = max((d for d, _ in inner), default=0)
+        level = not flat and bool(inner)
+        # Each level is marked at its token (an operator of a chain, a bracket, a unary minus, a call's name); each
+        # node keeps the last mark, as read, on its deepest nesting, where E110 points: the level read past the
+        # limit (the innermost bracket of 101, the 101st operator of a chain), not the expression's start.
+        marks = [last for d, last in inner if d == below and last is not None]
+        if level:
             at = next((t for t in present[1:] if isinstance(t, Token)), None) if not isinstance(first, Token) else None
+            marks.append(self._tloc(at) if at is not None else loc)
+        last = max(marks, key=lambda m: (m.line, m.col), default=None)
+        depth = below + level
+        if depth > MAX_NESTING:
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
                                     "or comprehensions (each operator of a chain such as a + b + c counts as one)",
-                            self._tloc(at) if at is not None else loc, None,
-                            ("split the expression with intermediate variables",))
+                            last or loc, None, ("split the expression with intermediate variables",))
         node = method(self, loc, children)
         if node is not None:
-            self.depth[id(node)] = depth
+            self.depth[id(node)] = (depth, last)
         return node
 
     return callback
@@ -233,7 +239,8 @@ class _ToAst:
     """Callbacks run by the parser at each reduction; each returns an AST node (or a list/tuple of them)."""
 
     file = "<string>"
-    depth: dict[int, int] = {}  # id(node) -> nesting depth, during one parse (the nodes stay alive meanwhile)
+    # id(node) -> (nesting depth, E110's place in it), during one parse (the nodes stay alive meanwhile)
+    depth: dict[int, tuple[int, A.Loc | None]] = {}
     raw: tuple = ()
 
     def _tloc(self, tok: Token) -> A.Loc:
