@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from mapperopt.descriptions import AppDescription, parse_machine_spec
-from mapperopt.dsl import Diagnostic, check, parse
+from mapperopt.dsl import Diagnostic, DslSyntaxError, check, parse
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.ast import Loc
 from mapperopt.dsl.commands import load_app
@@ -1136,6 +1136,33 @@ def test_task_statement_for_a_kind_the_task_has_no_variant_for_never_applies(ste
     assert not any("applies on a machine with IO processors" in h for h in d.hints), d.hints
     # A kind the task has a variant for: no W305.
     assert "W305" not in [x.code for x in diags("Task * CPU;\nTask stencil GPU,CPU;\n", stencil)]
+
+
+@pytest.mark.parametrize("src,fixed", [
+    ("Region calculate_new_currents SYSMEM rp_ghost CPU;", "Region calculate_new_currents rp_ghost CPU SYSMEM;"),
+    ("Region calculate_new_currents FBMEM,ZCMEM rp_ghost GPU;",
+     "Region calculate_new_currents rp_ghost GPU FBMEM,ZCMEM;"),
+    ("Region CPU calculate_new_currents rp_ghost SYSMEM;", "Region calculate_new_currents rp_ghost CPU SYSMEM;"),
+    ("Layout CPU calculate_new_currents rp_ghost SOA;", "Layout calculate_new_currents rp_ghost CPU SOA;"),
+    ("InstanceLimit CPU calculate_new_currents 2;", "InstanceLimit calculate_new_currents CPU 2;"),
+    ("InstanceLimit GPU calculate_new_currents,distribute_charge 2;",
+     "InstanceLimit calculate_new_currents,distribute_charge GPU 2;"),
+    ("Layout SYSMEM * * AOS;", "Layout * * SYSMEM AOS;"),
+    ("Layout calculate_new_currents SYSMEM rp_ghost SOA Align==64;",
+     "Layout calculate_new_currents rp_ghost SYSMEM SOA Align==64;"),
+    ("CollectMemory calculate_new_currents CPU rp_ghost;", "CollectMemory calculate_new_currents rp_ghost;"),
+])
+def test_e109_a_kind_out_of_place_gets_the_statement_in_order(src, fixed, circuit, m14):
+    """A kind written before the region (memory and processor kinds swapped around it), before the task
+    (InstanceLimit, Layout with a memory kind), or in a CollectMemory, which takes none: E109's hint writes the
+    statement in order, and that statement checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    err = info.value
+    assert err.code == "E109", str(err)
+    assert any(h.endswith(f"write {fixed}") for h in err.diagnostic.hints), err.diagnostic.hints
+    for machine in (m14, parse_machine_spec("1x0x2")):
+        assert diags(fixed, circuit, machine) == [], fixed
 
 
 def test_empty_machine_model_hint_names_only_what_machine_option_describes(circuit):
