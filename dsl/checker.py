@@ -1418,6 +1418,9 @@ class _Checker:
             infos = [self.app.task(i.name) for i in sel.names if self.app.task(i.name) is not None]
             if not infos:
                 continue
+            if (isinstance(s, (A.RegionStmt, A.InstanceLimitStmt, A.LayoutStmt))
+                    and not (isinstance(s, A.RegionStmt) and all(t.inner for t in infos))):
+                self._kind_without_variant(s, infos)
             if isinstance(s, A.TaskStmt):
                 self._task_without_variant(s, infos)
             elif isinstance(s, A.IndexTaskMapStmt):
@@ -1474,15 +1477,30 @@ class _Checker:
                 never.append(info)
         if not never:
             return
-        which = " or ".join(kinds)
-        if len(never) == 1:
-            what = f"task '{never[0].name}' has no {which} variant (variants: {', '.join(never[0].variants)})"
-        else:
-            what = f"tasks {quoted_names([t.name for t in never])} have no {which} variant"
-        effect = "has no effect" if len(never) == len(infos) else "has no effect on them"
-        self.add("W305", f"{format_statement(s)} {effect}: {what}", s.loc,
+        self.add("W305", _without_variant(s, infos, never, " or ".join(kinds)), s.loc,
                  (f"drop it, or list a kind {quoted_names([t.name for t in never])} "
                   f"{'has' if len(never) == 1 else 'have'} a variant for",))
+
+    def _kind_without_variant(self, s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, infos):
+        """W305: a Region, InstanceLimit or Layout statement for a processor kind that named tasks have no variant for
+        (`Region check * GPU FBMEM;` where 'check' runs on CPUs only), or a Layout statement for FBMEM, the memory of
+        a GPU alone, for tasks without a GPU variant: it never applies to them, on any machine."""
+        kind = s.target if isinstance(s, A.LayoutStmt) else s.proc
+        if not isinstance(kind, A.Kind) or kind.name not in (*A.PROC_KINDS, "FBMEM"):
+            return
+        proc = "GPU" if kind.name == "FBMEM" else kind.name
+        never = [t for t in infos if proc not in t.variants]
+        if not never:
+            return
+        names = quoted_names([t.name for t in never])
+        what = _without_variant(s, infos, never, proc, "FBMEM is a GPU's memory, and " if kind.name == "FBMEM" else "")
+        if kind.name == "FBMEM":
+            hint = f"drop it, or name a memory {names} can use, e.g. SYSMEM"
+        else:
+            kinds = [k for k in never[0].variants if all(k in t.variants for t in never)]
+            hint = (f"drop it, or write it for a kind {names} {'has' if len(never) == 1 else 'have'} a variant "
+                    f"for: {', '.join(kinds)}" if kinds else "drop it")
+        self.add("W305", what, s.loc, (hint,))
 
     def _app_limits(self):
         """W317 for an InstanceLimit on a task whose index launch has a requirement Legion maps with all its points
@@ -2425,6 +2443,18 @@ _PRECEDENCE = {A.TaskStmt, A.IndexTaskMapStmt, A.SingleTaskMapStmt, A.RegionStmt
 
 def _key_text(key: tuple) -> str:
     return " ".join(key[1:])
+
+
+def _without_variant(s, infos, never, kind: str, why: str = "") -> str:
+    """W305's message for statement `s`, naming the tasks `infos`, of which `never` have no variant for `kind`
+    (`why` before it, for a memory of that kind)."""
+    if len(never) == 1:
+        what = f"task '{never[0].name}' has no {kind} variant (variants: {', '.join(never[0].variants)})"
+    else:
+        what = f"tasks {quoted_names([t.name for t in never])} have no {kind} variant"
+    effect = "has no effect" if len(never) == len(infos) else \
+        f"has no effect on {quoted_names([t.name for t in never])}"
+    return f"{format_statement(s)} {effect}: {why}{what}"
 
 
 def _tasks_text(sel: A.TaskSel) -> str:

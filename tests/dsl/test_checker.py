@@ -1165,6 +1165,38 @@ def test_e109_a_kind_out_of_place_gets_the_statement_in_order(src, fixed, circui
         assert diags(fixed, circuit, machine) == [], fixed
 
 
+@pytest.mark.parametrize("stmt,what", [
+    ("Region check * GPU FBMEM;", "task 'check' has no GPU variant (variants: CPU)"),
+    ("InstanceLimit check GPU 2;", "task 'check' has no GPU variant (variants: CPU)"),
+    ("Layout check * GPU AOS;", "task 'check' has no GPU variant (variants: CPU)"),
+    ("Region check * IO SYSMEM;", "task 'check' has no IO variant (variants: CPU)"),
+    ("InstanceLimit check IO 2;", "task 'check' has no IO variant (variants: CPU)"),
+    # FBMEM is a GPU's own memory: only a task running on a GPU gets an instance there.
+    ("Layout check * FBMEM AOS;", "FBMEM is a GPU's memory, and task 'check' has no GPU variant (variants: CPU)"),
+])
+def test_statement_for_a_kind_a_named_task_has_no_variant_for_never_applies(stmt, what, stencil):
+    """Region, InstanceLimit and Layout statements for a processor kind the task they name has no variant for (or
+    Layout for a memory only that kind reaches) apply on no machine, as `Task check IO;` does (W305): check said ok."""
+    src = f"Task * GPU,CPU;\n{stmt}\n"
+    for machine in (None, parse_machine_spec("1x4"), parse_machine_spec("1x0x2")):
+        d = only(src, "W305", stencil, machine)
+        assert d.message == f"{stmt} has no effect: {what}", d.message
+        assert at(d) == (2, 1) and d.hints[0].startswith("drop it"), d
+
+
+def test_statement_for_a_kind_only_some_named_tasks_lack_says_which(stencil):
+    d = only("Task * GPU,CPU;\nInstanceLimit stencil,check GPU 2;\n", "W305", stencil)
+    assert d.message == ("InstanceLimit stencil,check GPU 2; has no effect on 'check': task 'check' has no GPU "
+                         "variant (variants: CPU)"), d.message
+
+
+@pytest.mark.parametrize("stmt", ["Region check * CPU SYSMEM;", "Region stencil * GPU FBMEM;", "InstanceLimit check 2;",
+                                  "InstanceLimit check * 2;", "Layout check * ZCMEM AOS;", "Layout check * SYSMEM AOS;",
+                                  "Layout stencil * FBMEM AOS;", "Region * * GPU FBMEM;", "Layout check * * AOS;"])
+def test_statement_for_a_kind_a_task_can_run_on_is_no_w305(stmt, stencil):
+    assert "W305" not in [x.code for x in diags(f"Task * GPU,CPU;\n{stmt}\n", stencil, parse_machine_spec("1x4"))]
+
+
 def test_empty_machine_model_hint_names_only_what_machine_option_describes(circuit):
     """Machine(IO) with no IO processor: the hint suggested `--machine 1x4`, which has no IO processor either; it says
     what --machine describes. For GPUs it still suggests a --machine with GPUs."""
