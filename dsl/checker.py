@@ -2051,17 +2051,26 @@ class _Checker:
                          f"which '{info.parent}' launches: when '{info.parent}' is control-replicated ({how}), "
                          "Legion's sharding of the launch calls the function without a parent, and the run stops "
                          "there (R406)", stmt.func.loc,
-                 (f"choose the node from task.ipoint and task.ispace alone, e.g. "
-                  f"`{self._spread_example(stmt.func.name)}`",))
+                 (f"choose the node from {self._point_name(stmt)} and {self._point_name(stmt)[:-len('ipoint')]}ispace "
+                  f"alone, e.g. `{self._spread_example(stmt)}`",))
 
-    def _spread_example(self, func: str) -> str:
-        """`M[task.ipoint[0] % M.size[0], ...]` with M the machine model function `func` reads (a global of two or
-        more dimensions; `m` where there is none)."""
-        f = self.functions.get(func)
+    def _spread_example(self, stmt) -> str:
+        """What the function of IndexTaskMap statement `stmt` can return to spread the points over the nodes, in its
+        own names: `M[task.ipoint[0] % M.size[0], ...]` with `task` its parameter and M the machine model it reads (a
+        global of two or more dimensions; `m` where there is none); in the three-operand form, where it returns the
+        index into the model passed as its MSpace `m` from its IPoint `p`, `(p[0] % m.size[0], ...)`, or
+        `p[0] % m.size[0]` where it returns an int."""
+        f = self.functions.get(stmt.func.name)
+        if f is not None and getattr(stmt, "machine", None) is not None and len(f.params) == 3 \
+                and f.params[0].type == "IPoint" and f.params[2].type == "MSpace":
+            p, m = f.params[0].name, f.params[2].name
+            index = f"{p}[0] % {m}.size[0]"
+            return index if self._function_type(f).name == "int" else f"({index}, ...)"
         names = list(_free_names(f)) if f is not None else []
         m = next((n for n in reversed(names) if self.global_types.get(n, UNKNOWN).name == "MSpace"
                   and self.global_types[n].n != 1), "m")
-        return f"{m}[task.ipoint[0] % {m}.size[0], ...]"
+        task = f.params[0].name if f is not None and len(f.params) == 1 else "task"
+        return f"{m}[{task}.ipoint[0] % {m}.size[0], ...]"
 
     def _one_node_launches(self, stmt, launches: list[tuple[str, int, int, str]]):
         """W320: every evaluated point of each index launch of `launches` ((task, points, node, the node's
@@ -2080,8 +2089,17 @@ class _Checker:
                          f"({each}) runs on node {node}, more points than {procs}: "
                          f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
                  stmt.loc,
-                 (f"spread the points over the nodes from task.ipoint, e.g. `{self._spread_example(stmt.func.name)}`, "
-                  "or describe the machine meant with --machine",))
+                 (f"spread the points over the nodes from {self._point_name(stmt)}, e.g. "
+                  f"{'' if stmt.machine is None else f'with {stmt.func.name!r} returning '}"
+                  f"`{self._spread_example(stmt)}`, or describe the machine meant with --machine",))
+
+    def _point_name(self, stmt) -> str:
+        """How the function of IndexTaskMap statement `stmt` names the launch point: `task.ipoint` (its Task
+        parameter's name), or its IPoint parameter in the three-operand form."""
+        f = self.functions.get(stmt.func.name)
+        if f is None or not f.params:
+            return "task.ipoint"
+        return f.params[0].name if f.params[0].type == "IPoint" else f"{f.params[0].name}.ipoint"
 
     def _points_left(self, task: str, domain: tuple[int, ...], last: tuple[int, ...], stmt):
         """W318 (note): the index launch of `task` over `domain` has more points than the static evaluation evaluates

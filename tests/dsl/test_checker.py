@@ -1261,6 +1261,29 @@ def test_w320_every_point_of_an_index_launch_on_one_node_of_several(circuit, m14
     assert "W320" not in [x.code for x in diags(NODE0, with_domain(circuit, (4,)), parse_machine_spec("4x4"))]
 
 
+@pytest.mark.parametrize("src,first,fixed", [
+    # The one-operand form, with the parameter named otherwise than `task`.
+    ("Task * GPU,CPU;\nmgpu = Machine(GPU);\ndef node0(Task t) { return mgpu[0, t.ipoint[0] % mgpu.size[1]]; }\n"
+     "IndexTaskMap calculate_new_currents node0;\n", "mgpu[0,", "mgpu[t.ipoint[0] % mgpu.size[0], ...]"),
+    # The three-operand form: the function returns the index, from its own parameters (the model passed is `m2`).
+    ("Task * GPU,CPU;\ndef g(IPoint pt, ISpace sp, MSpace mm) { return (0, pt[0] % mm.size[1]); }\n"
+     "m2 = Machine(GPU);\nIndexTaskMap calculate_new_currents m2 g;\n", "(0,", "(pt[0] % mm.size[0], ...)"),
+    # ... one index of a model merged into one dimension.
+    ("Task * GPU,CPU;\ndef g(IPoint p, ISpace s, MSpace m) { return p[0] % 4; }\n"
+     "m1 = Machine(GPU).merge(0, 1);\nIndexTaskMap calculate_new_currents m1 g;\n", "p[0] % 4", "p[0] % m.size[0]"),
+])
+def test_w320_hint_is_written_in_the_form_of_the_function(src, first, fixed, circuit, with_domain):
+    """The hint's example is an expression the function can return as written, in its own names: `task.ipoint` and
+    `m[...]` were offered for a three-operand form's function, which has neither; pasted in (its `...` the rest of
+    what the function returned), W320 goes."""
+    app, machine = with_domain(circuit, (8,)), parse_machine_spec("4x4")
+    d = only(src, "W320", app, machine)
+    (example,) = [h.split("`")[1] for h in d.hints]
+    assert example == fixed, d.hints
+    done = example.split(", ...")[0] + ("," if ", ..." in example else "")
+    assert "W320" not in [x.code for x in diags(src.replace(first, done), app, machine)]
+
+
 def test_w321_a_sharded_launch_whose_function_reads_the_parent(circuit, m14, m24):
     """Under control replication Legion's sharding of an index launch calls its IndexTaskMap function with no parent
     (the run stops with R406 where it reads task.parent), though check evaluates it with one: check warns where the
