@@ -1418,6 +1418,9 @@ class _Checker:
             infos = [self.app.task(i.name) for i in sel.names if self.app.task(i.name) is not None]
             if not infos:
                 continue
+            if (isinstance(s, (A.RegionStmt, A.InstanceLimitStmt, A.LayoutStmt))
+                    and not (isinstance(s, A.RegionStmt) and all(t.inner for t in infos))):
+                self._kind_without_variant(s, infos)
             if isinstance(s, A.TaskStmt):
                 self._task_without_variant(s, infos)
             elif isinstance(s, A.IndexTaskMapStmt):
@@ -1474,15 +1477,30 @@ class _Checker:
                 never.append(info)
         if not never:
             return
-        which = " or ".join(kinds)
-        if len(never) == 1:
-            what = f"task '{never[0].name}' has no {which} variant (variants: {', '.join(never[0].variants)})"
-        else:
-            what = f"tasks {quoted_names([t.name for t in never])} have no {which} variant"
-        effect = "has no effect" if len(never) == len(infos) else "has no effect on them"
-        self.add("W305", f"{format_statement(s)} {effect}: {what}", s.loc,
+        self.add("W305", _without_variant(s, infos, never, " or ".join(kinds)), s.loc,
                  (f"drop it, or list a kind {quoted_names([t.name for t in never])} "
                   f"{'has' if len(never) == 1 else 'have'} a variant for",))
+
+    def _kind_without_variant(self, s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, infos):
+        """W305: a Region, InstanceLimit or Layout statement for a processor kind that named tasks have no variant for
+        (`Region check * GPU FBMEM;` where 'check' runs on CPUs only), or a Layout statement for FBMEM, the memory of
+        a GPU alone, for tasks without a GPU variant: it never applies to them, on any machine."""
+        kind = s.target if isinstance(s, A.LayoutStmt) else s.proc
+        if not isinstance(kind, A.Kind) or kind.name not in (*A.PROC_KINDS, "FBMEM"):
+            return
+        proc = "GPU" if kind.name == "FBMEM" else kind.name
+        never = [t for t in infos if proc not in t.variants]
+        if not never:
+            return
+        names = quoted_names([t.name for t in never])
+        what = _without_variant(s, infos, never, proc, "FBMEM is a GPU's memory, and " if kind.name == "FBMEM" else "")
+        if kind.name == "FBMEM":
+            hint = f"drop it, or name a memory {names} can use, e.g. SYSMEM"
+        else:
+            kinds = [k for k in never[0].variants if all(k in t.variants for t in never)]
+            hint = (f"drop it, or write it for a kind {names} {'has' if len(never) == 1 else 'have'} a variant "
+                    f"for: {', '.join(kinds)}" if kinds else "drop it")
+        self.add("W305", what, s.loc, (hint,))
 
     def _app_limits(self):
         """W317 for an InstanceLimit on a task whose index launch has a requirement Legion maps with all its points
@@ -2033,17 +2051,26 @@ class _Checker:
                          f"which '{info.parent}' launches: when '{info.parent}' is control-replicated ({how}), "
                          "Legion's sharding of the launch calls the function without a parent, and the run stops "
                          "there (R406)", stmt.func.loc,
-                 (f"choose the node from task.ipoint and task.ispace alone, e.g. "
-                  f"`{self._spread_example(stmt.func.name)}`",))
+                 (f"choose the node from {self._point_name(stmt)} and {self._point_name(stmt)[:-len('ipoint')]}ispace "
+                  f"alone, e.g. `{self._spread_example(stmt)}`",))
 
-    def _spread_example(self, func: str) -> str:
-        """`M[task.ipoint[0] % M.size[0], ...]` with M the machine model function `func` reads (a global of two or
-        more dimensions; `m` where there is none)."""
-        f = self.functions.get(func)
+    def _spread_example(self, stmt) -> str:
+        """What the function of IndexTaskMap statement `stmt` can return to spread the points over the nodes, in its
+        own names: `M[task.ipoint[0] % M.size[0], ...]` with `task` its parameter and M the machine model it reads (a
+        global of two or more dimensions; `m` where there is none); in the three-operand form, where it returns the
+        index into the model passed as its MSpace `m` from its IPoint `p`, `(p[0] % m.size[0], ...)`, or
+        `p[0] % m.size[0]` where it returns an int."""
+        f = self.functions.get(stmt.func.name)
+        if f is not None and getattr(stmt, "machine", None) is not None and len(f.params) == 3 \
+                and f.params[0].type == "IPoint" and f.params[2].type == "MSpace":
+            p, m = f.params[0].name, f.params[2].name
+            index = f"{p}[0] % {m}.size[0]"
+            return index if self._function_type(f).name == "int" else f"({index}, ...)"
         names = list(_free_names(f)) if f is not None else []
         m = next((n for n in reversed(names) if self.global_types.get(n, UNKNOWN).name == "MSpace"
                   and self.global_types[n].n != 1), "m")
-        return f"{m}[task.ipoint[0] % {m}.size[0], ...]"
+        task = f.params[0].name if f is not None and len(f.params) == 1 else "task"
+        return f"{m}[{task}.ipoint[0] % {m}.size[0], ...]"
 
     def _one_node_launches(self, stmt, launches: list[tuple[str, int, int, str]]):
         """W320: every evaluated point of each index launch of `launches` ((task, points, node, the node's
@@ -2062,8 +2089,17 @@ class _Checker:
                          f"({each}) runs on node {node}, more points than {procs}: "
                          f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
                  stmt.loc,
-                 (f"spread the points over the nodes from task.ipoint, e.g. `{self._spread_example(stmt.func.name)}`, "
-                  "or describe the machine meant with --machine",))
+                 (f"spread the points over the nodes from {self._point_name(stmt)}, e.g. "
+                  f"{'' if stmt.machine is None else f'with {stmt.func.name!r} returning '}"
+                  f"`{self._spread_example(stmt)}`, or describe the machine meant with --machine",))
+
+    def _point_name(self, stmt) -> str:
+        """How the function of IndexTaskMap statement `stmt` names the launch point: `task.ipoint` (its Task
+        parameter's name), or its IPoint parameter in the three-operand form."""
+        f = self.functions.get(stmt.func.name)
+        if f is None or not f.params:
+            return "task.ipoint"
+        return f.params[0].name if f.params[0].type == "IPoint" else f"{f.params[0].name}.ipoint"
 
     def _points_left(self, task: str, domain: tuple[int, ...], last: tuple[int, ...], stmt):
         """W318 (note): the index launch of `task` over `domain` has more points than the static evaluation evaluates
@@ -2425,6 +2461,18 @@ _PRECEDENCE = {A.TaskStmt, A.IndexTaskMapStmt, A.SingleTaskMapStmt, A.RegionStmt
 
 def _key_text(key: tuple) -> str:
     return " ".join(key[1:])
+
+
+def _without_variant(s, infos, never, kind: str, why: str = "") -> str:
+    """W305's message for statement `s`, naming the tasks `infos`, of which `never` have no variant for `kind`
+    (`why` before it, for a memory of that kind)."""
+    if len(never) == 1:
+        what = f"task '{never[0].name}' has no {kind} variant (variants: {', '.join(never[0].variants)})"
+    else:
+        what = f"tasks {quoted_names([t.name for t in never])} have no {kind} variant"
+    effect = "has no effect" if len(never) == len(infos) else \
+        f"has no effect on {quoted_names([t.name for t in never])}"
+    return f"{format_statement(s)} {effect}: {why}{what}"
 
 
 def _tasks_text(sel: A.TaskSel) -> str:

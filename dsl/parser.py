@@ -211,19 +211,25 @@ def _rule(method):
         self.raw = raw
         # A level is an expression node with a sub-expression (an operator, a call, a bracket, a comprehension): a
         # literal or name adds none, and neither do statements nor a call's argument list.
-        inner = [self.depth.get(id(c), 0) for c in present if not isinstance(c, Token)]
-        depth = max(inner, default=0) + (0 if flat or not inner else 1)
-        if depth > MAX_NESTING:
-            # At the token that adds the level past the limit (an operator of a chain, a call's '('), not at the
-            # expression's start.
+        inner = [self.depth.get(id(c), (0, None)) for c in present if not isinstance(c, Token)]
+        below = max((d for d, _ in inner), default=0)
+        level = not flat and bool(inner)
+        # Each level is marked at its token (an operator of a chain, a bracket, a unary minus, a call's name); each
+        # node keeps the last mark, as read, on its deepest nesting, where E110 points: the level read past the
+        # limit (the innermost bracket of 101, the 101st operator of a chain), not the expression's start.
+        marks = [last for d, last in inner if d == below and last is not None]
+        if level:
             at = next((t for t in present[1:] if isinstance(t, Token)), None) if not isinstance(first, Token) else None
+            marks.append(self._tloc(at) if at is not None else loc)
+        last = max(marks, key=lambda m: (m.line, m.col), default=None)
+        depth = below + level
+        if depth > MAX_NESTING:
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
                                     "or comprehensions (each operator of a chain such as a + b + c counts as one)",
-                            self._tloc(at) if at is not None else loc, None,
-                            ("split the expression with intermediate variables",))
+                            last or loc, None, ("split the expression with intermediate variables",))
         node = method(self, loc, children)
         if node is not None:
-            self.depth[id(node)] = depth
+            self.depth[id(node)] = (depth, last)
         return node
 
     return callback
@@ -233,7 +239,8 @@ class _ToAst:
     """Callbacks run by the parser at each reduction; each returns an AST node (or a list/tuple of them)."""
 
     file = "<string>"
-    depth: dict[int, int] = {}  # id(node) -> nesting depth, during one parse (the nodes stay alive meanwhile)
+    # id(node) -> (nesting depth, E110's place in it), during one parse (the nodes stay alive meanwhile)
+    depth: dict[int, tuple[int, A.Loc | None]] = {}
     raw: tuple = ()
 
     def _tloc(self, tok: Token) -> A.Loc:
@@ -660,39 +667,87 @@ def _closest(word: str, options, cutoff: float = 0.5) -> str | None:
 
 
 _STATEMENT_FORMS = {"Region": "Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;",
-                    "Layout": "Layout TASK REGION KIND CONSTRAINTS;"}
+                    "Layout": "Layout TASK REGION KIND CONSTRAINTS;",
+                    "InstanceLimit": "InstanceLimit TASK [PROCESSOR_KIND] N;",
+                    "CollectMemory": "CollectMemory TASK REGION;"}
+_SELECTOR_TOKENS = ("IDENT", "INT", "STRING", "STAR")
+
+
+def _statement_text(tokens) -> str:
+    """A statement's tokens as `fmt` writes them: a space between two, none around a comma nor in `Align==N`."""
+    return re.sub(r"\bAlign (\S+) ", r"Align\1", " ".join(str(t) for t in tokens).replace(" , ", ",")) + ";"
+
+
+def _task_list(rest: list[Token]) -> int:
+    """The number of tokens of `rest` that a task list of names (`t1,t2`) takes at its start; 0 if none does."""
+    n = 0
+    while n < len(rest) and rest[n].type in ("IDENT", "STRING"):
+        n += 1
+        if n == len(rest) or rest[n].type != "COMMA":
+            return n
+        n += 1
+    return 0
 
 
 def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
-    """For a processor kind (in a Layout statement, a memory kind too) written where a Region or Layout statement's
-    region goes (`Region t CPU r SYSMEM;`): the statement with the region and the kind in their order; where its task
-    goes (`Layout CPU * * SOA;`): the statement for every task with that kind; else None."""
+    """For a kind written out of its place in a Region, Layout, InstanceLimit or CollectMemory statement: where the
+    region goes (`Region t CPU r SYSMEM;`, `Region t SYSMEM r CPU;`, any kind in a CollectMemory, which takes none), or
+    where the task goes (`Layout CPU * * SOA;`, `InstanceLimit CPU t 2;`): the statement's form and, where the rest
+    of it reads as that statement with the kind moved, that statement (`Layout CPU * * SOA;` for every task with
+    the kind); else None."""
     start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
     head = before[start:]
     if not head or head[0].value not in _STATEMENT_FORMS:
         return None
-    # A Layout statement's kind may be a memory kind too: written before the region, it is swapped as well.
-    if token.value not in A.PROC_KINDS and not (token.value in A.MEM_KINDS and head[0].value == "Layout"
-                                                and len(head) == 2):
+    stmt, memory = head[0].value, token.value in A.MEM_KINDS
+    # A memory kind is out of place where the task goes in a Layout statement, where the region goes in a Region,
+    # Layout or CollectMemory statement (a Region statement's memories written before the region).
+    if token.value not in A.PROC_KINDS and not (memory and (stmt == "Layout" and len(head) <= 2 or
+                                                            stmt in ("Region", "CollectMemory") and len(head) == 2)):
         return None
-    if len(head) == 1:
-        rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]
-        end = next((i for i, t in enumerate(rest) if t.type == "SEMICOLON"), None)
-        form = (f"a {head[0]} statement is `{_STATEMENT_FORMS[head[0].value]}` (a task name or *; a processor kind "
-                f"selects tasks only in IndexTaskMap and SingleTaskMap)")
-        if end is None or end < 2 or rest[1].value not in ("*", token.value):  # the kind field says otherwise
-            return form
-        fixed = " ".join(map(str, [head[0], "*", rest[0], token, *rest[2:end]])).replace(" , ", ",")
-        return f"{form}: write {fixed};"
-    if head[-1].type == "COMMA":  # `Region t1,CPU ...`: a kind in the task list, not a swap
+    if len(head) > 2 or head[-1].type == "COMMA":  # `Region t1,CPU ...`: a kind in the task list, not a swap
         return None
     rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]
     end = next((i for i, t in enumerate(rest) if t.type == "SEMICOLON"), None)
-    form = f"a {head[0]} statement is `{_STATEMENT_FORMS[head[0].value]}`"
-    if end is None or not rest or rest[0].type not in ("IDENT", "INT", "STRING", "STAR"):
+    rest = rest[:end] if end is not None else None
+    form = f"{'an' if stmt == 'InstanceLimit' else 'a'} {stmt} statement is `{_STATEMENT_FORMS[stmt]}`"
+    if len(head) == 1:  # where the task goes
+        tasks = "task names" if stmt == "InstanceLimit" else "a task name or *"
+        form += f" ({tasks})" if memory else \
+            f" ({tasks}; a processor kind selects tasks only in IndexTaskMap and SingleTaskMap)"
+        if rest is None:
+            return form
+        if stmt == "InstanceLimit":  # `InstanceLimit CPU t 2;` (`*` would be E220)
+            n = _task_list(rest)
+            fixed = [*rest[:n], token, *rest[n:]] if n and rest[n:] and [t.type for t in rest[n:]] == ["INT"] else None
+        elif stmt in ("Region", "Layout") and len(rest) >= 2 and rest[1].value in ("*", token.value):
+            fixed = ["*", rest[0], token, *rest[2:]]  # `Layout CPU * * SOA;`: every task on the kind
+        elif (stmt in ("Region", "Layout") and len(rest) >= 3 and rest[0].type in ("IDENT", "STRING")
+              and rest[1].type in _SELECTOR_TOKENS
+              and rest[2].value in (A.MEM_KINDS if stmt == "Region" else A.CONSTRAINT_WORDS)):
+            fixed = [rest[0], rest[1], token, *rest[2:]]  # `Region CPU t r SYSMEM;`: the kind after the region
+        else:
+            fixed = None
+        return f"{form}: write {_statement_text([head[0], *fixed])}" if fixed else form
+    if stmt == "CollectMemory":
+        form += " (it takes no kind)"
+        if rest is None or [t.type for t in rest] not in (["IDENT"], ["INT"], ["STRING"], ["STAR"]):
+            return form
+        return f"{form}: write {_statement_text([*head, *rest])}"
+    if rest is None or not rest:
         return form
-    fixed = " ".join(t.value for t in [*head, rest[0], token, *rest[1:end]]).replace(" , ", ",") + ";"
-    return f"{form}: write {fixed}"
+    if stmt == "Region" and memory:  # `Region t SYSMEM,ZCMEM r CPU;`: the memories before the region and the kind
+        i = 0
+        while i + 1 < len(rest) and rest[i].type == "COMMA" and rest[i + 1].value in A.MEM_KINDS:
+            i += 2
+        tail = rest[i:]
+        if len(tail) == 2 and tail[0].type in _SELECTOR_TOKENS and (tail[1].value in A.PROC_KINDS or
+                                                                   tail[1].type == "STAR"):
+            return f"{form}: write {_statement_text([*head, tail[0], tail[1], token, *rest[:i]])}"
+        return form
+    if rest[0].type not in _SELECTOR_TOKENS:
+        return form
+    return f"{form}: write {_statement_text([*head, rest[0], token, *rest[1:]])}"
 
 
 def _definition_name_hint(before: list[Token], word: str) -> str | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from mapperopt.descriptions import AppDescription, parse_machine_spec
-from mapperopt.dsl import Diagnostic, check, parse
+from mapperopt.dsl import Diagnostic, DslSyntaxError, check, parse
 from mapperopt.dsl import ast as A
 from mapperopt.dsl.ast import Loc
 from mapperopt.dsl.commands import load_app
@@ -1138,6 +1138,65 @@ def test_task_statement_for_a_kind_the_task_has_no_variant_for_never_applies(ste
     assert "W305" not in [x.code for x in diags("Task * CPU;\nTask stencil GPU,CPU;\n", stencil)]
 
 
+@pytest.mark.parametrize("src,fixed", [
+    ("Region calculate_new_currents SYSMEM rp_ghost CPU;", "Region calculate_new_currents rp_ghost CPU SYSMEM;"),
+    ("Region calculate_new_currents FBMEM,ZCMEM rp_ghost GPU;",
+     "Region calculate_new_currents rp_ghost GPU FBMEM,ZCMEM;"),
+    ("Region CPU calculate_new_currents rp_ghost SYSMEM;", "Region calculate_new_currents rp_ghost CPU SYSMEM;"),
+    ("Layout CPU calculate_new_currents rp_ghost SOA;", "Layout calculate_new_currents rp_ghost CPU SOA;"),
+    ("InstanceLimit CPU calculate_new_currents 2;", "InstanceLimit calculate_new_currents CPU 2;"),
+    ("InstanceLimit GPU calculate_new_currents,distribute_charge 2;",
+     "InstanceLimit calculate_new_currents,distribute_charge GPU 2;"),
+    ("Layout SYSMEM * * AOS;", "Layout * * SYSMEM AOS;"),
+    ("Layout calculate_new_currents SYSMEM rp_ghost SOA Align==64;",
+     "Layout calculate_new_currents rp_ghost SYSMEM SOA Align==64;"),
+    ("CollectMemory calculate_new_currents CPU rp_ghost;", "CollectMemory calculate_new_currents rp_ghost;"),
+])
+def test_e109_a_kind_out_of_place_gets_the_statement_in_order(src, fixed, circuit, m14):
+    """A kind written before the region (memory and processor kinds swapped around it), before the task
+    (InstanceLimit, Layout with a memory kind), or in a CollectMemory, which takes none: E109's hint writes the
+    statement in order, and that statement checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    err = info.value
+    assert err.code == "E109", str(err)
+    assert any(h.endswith(f"write {fixed}") for h in err.diagnostic.hints), err.diagnostic.hints
+    for machine in (m14, parse_machine_spec("1x0x2")):
+        assert diags(fixed, circuit, machine) == [], fixed
+
+
+@pytest.mark.parametrize("stmt,what", [
+    ("Region check * GPU FBMEM;", "task 'check' has no GPU variant (variants: CPU)"),
+    ("InstanceLimit check GPU 2;", "task 'check' has no GPU variant (variants: CPU)"),
+    ("Layout check * GPU AOS;", "task 'check' has no GPU variant (variants: CPU)"),
+    ("Region check * IO SYSMEM;", "task 'check' has no IO variant (variants: CPU)"),
+    ("InstanceLimit check IO 2;", "task 'check' has no IO variant (variants: CPU)"),
+    # FBMEM is a GPU's own memory: only a task running on a GPU gets an instance there.
+    ("Layout check * FBMEM AOS;", "FBMEM is a GPU's memory, and task 'check' has no GPU variant (variants: CPU)"),
+])
+def test_statement_for_a_kind_a_named_task_has_no_variant_for_never_applies(stmt, what, stencil):
+    """Region, InstanceLimit and Layout statements for a processor kind the task they name has no variant for (or
+    Layout for a memory only that kind reaches) apply on no machine, as `Task check IO;` does (W305): check said ok."""
+    src = f"Task * GPU,CPU;\n{stmt}\n"
+    for machine in (None, parse_machine_spec("1x4"), parse_machine_spec("1x0x2")):
+        d = only(src, "W305", stencil, machine)
+        assert d.message == f"{stmt} has no effect: {what}", d.message
+        assert at(d) == (2, 1) and d.hints[0].startswith("drop it"), d
+
+
+def test_statement_for_a_kind_only_some_named_tasks_lack_says_which(stencil):
+    d = only("Task * GPU,CPU;\nInstanceLimit stencil,check GPU 2;\n", "W305", stencil)
+    assert d.message == ("InstanceLimit stencil,check GPU 2; has no effect on 'check': task 'check' has no GPU "
+                         "variant (variants: CPU)"), d.message
+
+
+@pytest.mark.parametrize("stmt", ["Region check * CPU SYSMEM;", "Region stencil * GPU FBMEM;", "InstanceLimit check 2;",
+                                  "InstanceLimit check * 2;", "Layout check * ZCMEM AOS;", "Layout check * SYSMEM AOS;",
+                                  "Layout stencil * FBMEM AOS;", "Region * * GPU FBMEM;", "Layout check * * AOS;"])
+def test_statement_for_a_kind_a_task_can_run_on_is_no_w305(stmt, stencil):
+    assert "W305" not in [x.code for x in diags(f"Task * GPU,CPU;\n{stmt}\n", stencil, parse_machine_spec("1x4"))]
+
+
 def test_empty_machine_model_hint_names_only_what_machine_option_describes(circuit):
     """Machine(IO) with no IO processor: the hint suggested `--machine 1x4`, which has no IO processor either; it says
     what --machine describes. For GPUs it still suggests a --machine with GPUs."""
@@ -1200,6 +1259,29 @@ def test_w320_every_point_of_an_index_launch_on_one_node_of_several(circuit, m14
     assert "runs on node 0, more points than its 1 GPU: nodes 1-3 " in one.message, one.message
     # No more points than node 0 has GPUs: one per GPU, maybe meant (near their data).
     assert "W320" not in [x.code for x in diags(NODE0, with_domain(circuit, (4,)), parse_machine_spec("4x4"))]
+
+
+@pytest.mark.parametrize("src,first,fixed", [
+    # The one-operand form, with the parameter named otherwise than `task`.
+    ("Task * GPU,CPU;\nmgpu = Machine(GPU);\ndef node0(Task t) { return mgpu[0, t.ipoint[0] % mgpu.size[1]]; }\n"
+     "IndexTaskMap calculate_new_currents node0;\n", "mgpu[0,", "mgpu[t.ipoint[0] % mgpu.size[0], ...]"),
+    # The three-operand form: the function returns the index, from its own parameters (the model passed is `m2`).
+    ("Task * GPU,CPU;\ndef g(IPoint pt, ISpace sp, MSpace mm) { return (0, pt[0] % mm.size[1]); }\n"
+     "m2 = Machine(GPU);\nIndexTaskMap calculate_new_currents m2 g;\n", "(0,", "(pt[0] % mm.size[0], ...)"),
+    # ... one index of a model merged into one dimension.
+    ("Task * GPU,CPU;\ndef g(IPoint p, ISpace s, MSpace m) { return p[0] % 4; }\n"
+     "m1 = Machine(GPU).merge(0, 1);\nIndexTaskMap calculate_new_currents m1 g;\n", "p[0] % 4", "p[0] % m.size[0]"),
+])
+def test_w320_hint_is_written_in_the_form_of_the_function(src, first, fixed, circuit, with_domain):
+    """The hint's example is an expression the function can return as written, in its own names: `task.ipoint` and
+    `m[...]` were offered for a three-operand form's function, which has neither; pasted in (its `...` the rest of
+    what the function returned), W320 goes."""
+    app, machine = with_domain(circuit, (8,)), parse_machine_spec("4x4")
+    d = only(src, "W320", app, machine)
+    (example,) = [h.split("`")[1] for h in d.hints]
+    assert example == fixed, d.hints
+    done = example.split(", ...")[0] + ("," if ", ..." in example else "")
+    assert "W320" not in [x.code for x in diags(src.replace(first, done), app, machine)]
 
 
 def test_w321_a_sharded_launch_whose_function_reads_the_parent(circuit, m14, m24):

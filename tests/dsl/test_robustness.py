@@ -149,15 +149,18 @@ def test_e110_on_a_flat_chain_points_at_the_operator_past_the_limit():
 
 
 @pytest.mark.parametrize("make,caret", [
-    (lambda n: "x = " + "(" * n + "1" + ")" * n + ";", (1, 5)),
-    (lambda n: "x = " + "-" * n + "1;", (1, 5)),
-    (lambda n: "def f(int a) { return a; }\nx = " + "f(" * n + "1" + ")" * n + ";", (2, 5)),
-    (lambda n: "def g(Task t) { return " + "(" * n + "1" + ")" * n + "; }", (1, 24)),
-    (lambda n: 'print("{}", ' + "(" * n + "1" + ")" * n + ");", (1, 13)),
-], ids=["brackets", "unary", "calls", "in-def", "print"])
+    (lambda n: "x = " + "(" * n + "1" + ")" * n + ";", (1, 105)),
+    (lambda n: "x = " + "-" * n + "1;", (1, 105)),
+    (lambda n: "def f(int a) { return a; }\nx = " + "f(" * n + "1" + ")" * n + ";", (2, 205)),
+    (lambda n: "def g(Task t) { return " + "(" * n + "1" + ")" * n + "; }", (1, 124)),
+    (lambda n: 'print("{}", ' + "(" * n + "1" + ")" * n + ");", (1, 113)),
+    # Levels of several sorts: 50 brackets around a chain of 51 operators; the last operator is the 101st level.
+    (lambda n: "x = " + "(" * 50 + " + ".join(["1"] * (n - 49)) + ")" * 50 + ";", (1, 55 + 4 * 50 + 2)),
+], ids=["brackets", "unary", "calls", "in-def", "print", "mixed"])
 def test_e110_allows_exactly_100_levels_and_points_at_the_101st(make, caret):
     """The message says "more than 100 levels": 100 brackets, unary operators or calls pass, wherever the
-    expression stands; the 101st is refused, with the caret at that level (the outermost), not at the statement."""
+    expression stands; the 101st is refused, with the caret at that level as read from the left (the innermost
+    bracket, minus or call), where the limit is crossed, as for a chain of operators; not at the outermost one."""
     parse(make(100))
     with pytest.raises(DslSyntaxError) as err:
         parse(make(101))
