@@ -30,7 +30,8 @@ the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0
 own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists from it the units still missing and
 estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
 measurement of fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal,
-how many) or missing.
+how many) or missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder
+(its times, builds, card, units finished), which the report lists.
 """
 
 from __future__ import annotations
@@ -1045,6 +1046,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("log"):
         lines += [notes["log"], ""]
+    lines += _calls_section(results)
     missing = [u for u in todo if u not in done]
     if any(u.kind in ("tune", "final") for u in missing):
         lines += ["## Device time of what is left", "", *cost_estimate(units, plan, results), ""]
@@ -1063,6 +1065,35 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     text = "\n".join(lines) + "\n"
     out.write_text(text)
     return text
+
+
+CALLS = "calls.jsonl"  # in the results folder: one line per call of benchmarks/gpu/evaluate.sh, which appends it
+
+
+def _calls_section(results: Path) -> list[str]:
+    """The calls of benchmarks/gpu/evaluate.sh recorded in `<results>/calls.jsonl`, as Markdown lines (none without
+    the file): each call's start and end (UTC), STOP_AFTER, build seconds and failed builds, card, units finished
+    and exit status, and their sums."""
+    from datetime import datetime
+
+    path = results / CALLS
+    calls = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    if not calls:
+        return []
+
+    def seconds(call: dict) -> float:
+        return (datetime.fromisoformat(call["end"]) - datetime.fromisoformat(call["start"])).total_seconds()
+
+    rows = [f"| {c['start']} | {c['end']} | {seconds(c):.0f} | {c['stop_after_s']} | {c['build_s']} | "
+            f"{', '.join(c['builds_failed']) or '-'} | {c['gpu']} | {len(c['units_finished'])} | {c['exit_status']} |"
+            for c in calls]
+    return [f"Calls of `benchmarks/gpu/evaluate.sh` as it records them, one line each, in `{CALLS}` of the results "
+            f"folder (calls before it kept the file are in the text above): {len(calls)} call"
+            f"{'s' * (len(calls) != 1)}, {sum(map(seconds, calls)):,.0f} s from the script's start to its packing "
+            f"in all, {sum(c['build_s'] for c in calls):,} s of it building, "
+            f"{sum(len(c['units_finished']) for c in calls)} units finished (a machine's start and the transfers are outside these times).", "",
+            "| started (UTC) | ended (UTC) | seconds | STOP_AFTER | building, s | builds failed | GPU | units "
+            "finished | exit status |", "|---|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
 def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None:
