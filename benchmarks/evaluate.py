@@ -25,7 +25,9 @@ shared by every optimizer and seed, so a program is run once per comparison); th
 of 10 (the first 10 iterations are the same run). An iteration is one measured execution (`EXECUTIONS`), plus a
 profiling one for the optimizers that read it; on the dedicated machine a timeout (5x the run's best execution, or
 the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0`) leave out the limits.
-`plan.json` keeps the options of the last `run` and the GPU its units were measured on (`gpu`, nvidia-smi's name):
+`plan.json` keeps the options of the last `run`, the only source of the work list (its `optimizers` run; `excluded`
+names those left out, and why: an optimizer that needs a language model is in a plan only where `--optimizers` names
+it), and the GPU its units were measured on (`gpu`, nvidia-smi's name):
 `run` refuses a folder measured on another card (timings of two cards are never mixed: each card's evaluation has its
 own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists from it the units still missing and
 estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
@@ -90,23 +92,40 @@ class Unit:
     needs: tuple[str, ...] = ()
 
 
+# Why an optimizer that proposes with a language model is outside a plan unless named (--optimizers): the GPU
+# machines the evaluation runs on have no network.
+NO_ENDPOINT = ("it proposes with a language model, and the GPU machine the evaluation runs on (no network) reaches no "
+               "model endpoint")
+
+
 def default_plan(**overrides) -> dict:
     """The options of a work list: benchmarks (all configured), sizes (those of SIZES a benchmark has), gpus (None:
-    the size's), optimizers (an optimizer that needs a language model only with an endpoint configured), iters,
-    seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus (the CPU Pennant run),
-    executions (measured executions per tuning evaluation), min_time_s (measured seconds per execution at least;
-    None: the size's and the protocol's), tune_args ({"<bench>-<size>": application arguments of its comparison}),
-    dedicated (nothing else runs on the machine: compare's `dedicated`), gpu (nvidia-smi's name of the card the units
-    are measured on; `run` sets it)."""
+    the size's), optimizers (those whose units run: by default compare's less those that need a language model),
+    excluded ({optimizer: why it is outside the plan}, stated on the report: compare's optimizers not named in
+    `optimizers`), iters, seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus
+    (the CPU Pennant run), executions (measured executions per tuning evaluation), min_time_s (measured seconds per
+    execution at least; None: the size's and the protocol's), tune_args ({"<bench>-<size>": application arguments of
+    its comparison}), dedicated (nothing else runs on the machine: compare's `dedicated`), gpu (nvidia-smi's name of
+    the card the units are measured on; `run` sets it). The work list depends on the plan alone, never on the
+    environment it is read in (an endpoint configured there or not)."""
     from mapperopt.benchmarks import known_benchmarks
+    from mapperopt.optimizer.base import optimizer_spec
     from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
 
+    model = [o for o in DEFAULT_OPTIMIZERS if optimizer_spec(o).needs_model]
     plan = {"schema": SCHEMA, "benchmarks": known_benchmarks(), "sizes": list(SIZES), "gpus": None,
-            "optimizers": list(DEFAULT_OPTIMIZERS), "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1],
+            "optimizers": [o for o in DEFAULT_OPTIMIZERS if o not in model],
+            "excluded": {o: NO_ENDPOINT for o in model}, "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1],
             "base_rounds": 3, "final_rounds": 5, "cpu_cpus": 12, "executions": EXECUTIONS, "min_time_s": None,
             "tune_args": dict(TUNE_ARGS), "dedicated": True, "gpu": None}
     plan.update({k: v for k, v in overrides.items() if v is not None})
-    return plan
+    return _named_is_planned(plan)
+
+
+def _named_is_planned(plan: dict) -> dict:
+    """`plan` with the optimizers it names in `optimizers` taken out of `excluded`."""
+    return {**plan, "excluded": {o: why for o, why in plan.get("excluded", {}).items()
+                                 if o not in plan["optimizers"]}}
 
 
 def this_gpu() -> str | None:
@@ -134,19 +153,32 @@ def card_label(name: str | None) -> str:
 
 
 def load_plan(results: Path) -> dict:
-    """The plan stored in `results` (plan.json), with the defaults of options added since it was written."""
-    return {**default_plan(), **json.loads((results / "plan.json").read_text())}
+    """The plan stored in `results` (plan.json), with the defaults of options added since it was written. A plan
+    written before it kept `excluded` named every optimizer of compare's in `optimizers`, and those that need a
+    language model ran only where an endpoint was configured, which no GPU machine of the evaluation had: they are
+    its exclusions, so that its work list stays the one its units were run from."""
+    from mapperopt.optimizer.base import optimizer_spec
+
+    stored = json.loads((results / "plan.json").read_text())
+    if "optimizers" in stored and "excluded" not in stored:
+        model = [o for o in stored["optimizers"] if optimizer_spec(o).needs_model]
+        stored = {**stored, "optimizers": [o for o in stored["optimizers"] if o not in model],
+                  "excluded": {o: NO_ENDPOINT for o in model}}
+    return _named_is_planned({**default_plan(), **stored})
 
 
 def usable_optimizers(plan: dict) -> tuple[list[str], dict[str, str]]:
-    """(the plan's optimizers that can run here, {skipped optimizer: why})."""
+    """(the plan's optimizers, {optimizer outside the plan: why}): from the plan alone, whatever the environment."""
+    return list(plan["optimizers"]), {o: f"outside the plan: {why}" for o, why in plan.get("excluded", {}).items()}
+
+
+def missing_endpoint(plan: dict) -> list[str]:
+    """The plan's optimizers that need a language-model endpoint where none is configured here."""
     from mapperopt.optimizer.base import optimizer_spec
     from mapperopt.optimizer.llm import LLMConfig
 
-    configured = LLMConfig.from_env().configured
-    skipped = {o: "needs a language-model endpoint (MAPPEROPT_LLM_BASE_URL, MAPPEROPT_LLM_MODEL); none configured"
-               for o in plan["optimizers"] if optimizer_spec(o).needs_model and not configured}
-    return [o for o in plan["optimizers"] if o not in skipped], skipped
+    model = [o for o in plan["optimizers"] if optimizer_spec(o).needs_model]
+    return model if model and not LLMConfig.from_env().configured else []
 
 
 def pairs(plan: dict) -> list[tuple[str, str]]:
@@ -978,6 +1010,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "(a saved unit's `wall_s` is only its last call's). "
               "Until a benchmark's `final` unit has measured every run's best together with the expert, the "
               "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
+    if plan.get("excluded"):
+        lines += [_excluded(plan), ""]
     best_runs = {}
     for b, s in pairs(plan):
         table, best = _table(units, plan, b, s, resume, results)
@@ -1067,6 +1101,19 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     return text
 
 
+def _excluded(plan: dict) -> str:
+    """The plan's exclusions as a sentence: which optimizers, why, and how a plan includes them."""
+    from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
+
+    named = [o for o in DEFAULT_OPTIMIZERS if o in plan["optimizers"] or o in plan["excluded"]]
+    return ("Outside the plan (plan.json `excluded`): no runs in the tables, no units in the work list, no share of "
+            "the device time left: " + "; ".join(f"{o}, because {why}" for o, why in plan["excluded"].items())
+            + ". A plan includes it only where named: `evaluate.py run --optimizers "
+            f"{','.join(named)}` with a new results folder (`--results`), on a machine where "
+            "MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL name an endpoint it reaches (`run` refuses such a plan "
+            "where they are not set).")
+
+
 CALLS = "calls.jsonl"  # in the results folder: one line per call of benchmarks/gpu/evaluate.sh, which appends it
 
 
@@ -1117,8 +1164,6 @@ def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("run", "report", "list"))
     parser.add_argument("--results", type=Path, default=Path("reports/h200-eval"), help="the results folder")
@@ -1128,7 +1173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--benchmarks", help="comma-separated (default: all)")
     parser.add_argument("--sizes", help=f"comma-separated, those a benchmark has (default: {','.join(SIZES)})")
     parser.add_argument("--gpus", type=int, help="GPUs (default: the size's; 0 drops the GPU limits)")
-    parser.add_argument("--optimizers", help=f"comma-separated (default: {','.join(DEFAULT_OPTIMIZERS)})")
+    parser.add_argument("--optimizers", help="comma-separated, the plan's (default: "
+                        f"{','.join(default_plan()['optimizers'])}; those that need a language model, "
+                        f"{','.join(default_plan()['excluded'])}, only where named, with an endpoint configured)")
     parser.add_argument("--iters", type=int)
     parser.add_argument("--seeds", type=int)
     parser.add_argument("--long-iters", type=int, help=f"{LONG_RUN[0]}'s long run (0: none)")
@@ -1147,7 +1194,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         # a run without options continues the stored plan; options given replace its values
         plan = load_plan(results) if stored.exists() else default_plan()
-        plan.update({k: v for k, v in given.items() if v is not None})
+        plan = _named_is_planned({**plan, **{k: v for k, v in given.items() if v is not None}})
+        if missing_endpoint(plan):
+            print(f"error: the plan of {args.results} includes {', '.join(missing_endpoint(plan))}, which proposes "
+                  "with a language model, and no endpoint is configured here: nothing was run", file=sys.stderr)
+            print("hint: set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (an endpoint this machine reaches); or "
+                  "give --optimizers without it", file=sys.stderr)
+            return 2
         recorded, card = measured_on(plan, load_units(results)), this_gpu()
         if recorded and card != recorded:
             print(f"error: {args.results} holds units measured on {recorded}; this machine's GPU is "

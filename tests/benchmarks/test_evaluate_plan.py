@@ -1,17 +1,115 @@
-"""benchmarks/evaluate.py and benchmarks/gpu/evaluate.sh: each call of evaluate.sh leaves a record in the results
-folder and names a benchmark that failed to build, and every saved unit names itself."""
+"""benchmarks/evaluate.py and benchmarks/gpu/evaluate.sh: the plan alone makes the work list (an endpoint configured
+where the script runs changed it: 339 units became 399, and the `final` units' needs with them), the committed
+results folders resume and report the same with or without one, each call of evaluate.sh leaves a record in the
+results folder and names a benchmark that failed to build, and every saved unit names itself."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mapperopt.benchmarks import evaluate
-from mapperopt.benchmarks.evaluate import default_plan, write_report
+from mapperopt.benchmarks.evaluate import default_plan, load_plan, load_units, work_list, write_report
 
 ENDPOINT = {"MAPPEROPT_LLM_BASE_URL": "http://127.0.0.1:9/v1", "MAPPEROPT_LLM_MODEL": "a-model"}
 COMMITTED = ("reports/h200-eval", "reports/h100-eval")
+
+
+def _endpoint(monkeypatch, configured: bool) -> None:
+    for name, value in ENDPOINT.items():
+        if configured:
+            monkeypatch.setenv(name, value)
+        else:
+            monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("folder", COMMITTED)
+def test_a_committed_folder_resumes_and_reports_the_same_with_or_without_an_endpoint(folder, tmp_path, monkeypatch,
+                                                                                     capsys):
+    # in a copy of the repository's layout: the page names its folder and itself relative to where it is written
+    page = Path(folder).parent / f"{Path(folder).name.removesuffix('-eval')}-evaluation.md"
+    committed = page.read_text()
+    for each in COMMITTED:  # the time left on one card is estimated from the other's too
+        shutil.copytree(each, tmp_path / each)
+    results = tmp_path / folder
+    monkeypatch.chdir(tmp_path)
+    seen = {}
+    for configured in (False, True):
+        _endpoint(monkeypatch, configured)
+        units = work_list(load_plan(results))
+        assert evaluate.main(["list", "--results", str(results)]) == 0
+        text = write_report(results, tmp_path / page, shown=Path(folder))
+        seen[configured] = ([u.id for u in units], capsys.readouterr().out, text)
+        # the plan stored before it kept its exclusions: the optimizers that need a model are left out, as they were
+        assert len(units) == 339 and not any("trace" in u.id for u in units)
+        assert not any("trace" in n for u in units for n in u.needs)
+    assert seen[False] == seen[True]
+    # the committed page is this folder's report, whatever the environment it is written in
+    assert seen[True][2] == committed
+    text = seen[True][2]
+    assert ("| trace | 10 | skipped: outside the plan: it proposes with a language model, and the GPU machine the "
+            "evaluation runs on (no network) reaches no model endpoint |") in text
+    assert "Outside the plan (plan.json `excluded`): no runs in the tables, no units in the work list" in text
+    assert "`evaluate.py run --optimizers guided,trace,opentuner,optuna,random` with a new results folder" in text
+    assert "not run yet | | | | | | | | |" not in next(line for line in text.splitlines() if line.startswith("| trace"))
+
+    # a call with an endpoint configured resumes the same list, and stores the exclusion in the plan
+    stored = load_plan(results)
+    card = evaluate.measured_on(stored, load_units(results))
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: card)
+    assert evaluate.main(["run", "--results", str(results), "--stop-after", "0"]) == 0
+    capsys.readouterr()
+    plan = json.loads((results / "plan.json").read_text())
+    assert "trace" not in plan["optimizers"] and set(plan["excluded"]) == {"trace"}
+    assert [u.id for u in work_list(load_plan(results))] == seen[True][0]
+    assert evaluate.main(["list", "--results", str(results)]) == 0
+    assert capsys.readouterr().out == seen[True][1]
+    _endpoint(monkeypatch, False)
+    assert write_report(results, tmp_path / page, shown=Path(folder)) == seen[True][2]
+
+
+def test_trace_is_in_the_work_list_only_where_the_plan_names_it(tmp_path, monkeypatch, capsys):
+    small = {"benchmarks": ["stencil"], "sizes": ["ci"], "gpus": 0, "iters": 1, "seeds": 1, "long_iters": 0}
+    _endpoint(monkeypatch, True)
+    plan = default_plan(**small)
+    assert "trace" not in plan["optimizers"] and set(plan["excluded"]) == {"trace"}
+    assert not any("trace" in u.id for u in work_list(plan))  # an endpoint here adds nothing
+    named = default_plan(**small, optimizers=["guided", "trace"])
+    assert named["excluded"] == {}
+    for configured in (True, False):  # named, it is in the list wherever the list is read
+        _endpoint(monkeypatch, configured)
+        final = work_list(named)[-1]
+        assert final.needs == ("tune-stencil-ci-guided-i1-s0", "tune-stencil-ci-trace-i1-s0")
+
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: None)
+    options = ["--benchmarks", "stencil", "--sizes", "ci", "--gpus", "0", "--iters", "1", "--seeds", "1",
+               "--long-iters", "0", "--stop-after", "0"]
+    # a new folder whose plan names trace: refused where no endpoint is set, nothing written
+    folder = tmp_path / "with-trace"
+    assert evaluate.main(["run", "--results", str(folder), "--optimizers", "guided,trace", *options]) == 2
+    err = capsys.readouterr().err
+    assert "includes trace, which proposes with a language model, and no endpoint is configured here" in err, err
+    assert "MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL" in err and not folder.exists()
+    _endpoint(monkeypatch, True)
+    assert evaluate.main(["run", "--results", str(folder), "--optimizers", "guided,trace", *options]) == 0
+    stored = json.loads((folder / "plan.json").read_text())
+    assert stored["optimizers"] == ["guided", "trace"] and stored["excluded"] == {}
+    _endpoint(monkeypatch, False)
+    capsys.readouterr()
+    assert evaluate.main(["list", "--results", str(folder)]) == 0  # listing needs no endpoint
+    assert "missing  tune-stencil-ci-trace-i1-s0" in capsys.readouterr().out
+    text = write_report(folder, tmp_path / "with-trace.md", notes={})
+    assert "| trace | 1 | 0 of 1 | not run yet |" in text and "Outside the plan" not in text
+
+    # a new folder by default: trace stated as outside the plan
+    plain = tmp_path / "plain"
+    assert evaluate.main(["run", "--results", str(plain), *options]) == 0
+    text = write_report(plain, tmp_path / "plain.md", notes={})
+    assert "Outside the plan (plan.json `excluded`)" in text and "| trace | 1 | skipped: outside the plan: " in text
 
 
 def test_every_saved_unit_names_itself():
