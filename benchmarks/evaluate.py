@@ -1068,8 +1068,22 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     if notes.get("history"):
         lines += ["## Changes during the evaluation", "", notes["history"], ""]
     lines += ["## How it was run", "",
-              f"From the repository root on a lent {label}, after `bash benchmarks/gpu/pack.sh` here (`.carry` "
-              "carried):", "",
+              "On a machine of your own with an NVIDIA Hopper GPU (H100, H200: the ceilings' programs are built for "
+              "sm_90), the CUDA toolkit's nvcc and cuBLAS (`mapperopt doctor` says whether both are found), g++, "
+              "Python 3.11+ and network for the install, from the repository root:", "",
+              "    python3 -m venv .venv && .venv/bin/pip install '.[baselines]' && source .venv/bin/activate",
+              "    bash benchmarks/gpu/evaluate.sh",
+              f"    python3 benchmarks/gpu/evaluate.py list --results {shown}", "",
+              "repeating the last two until the list shows every unit ok (or failed: `EVAL_ARGS=--retry-failed` "
+              "runs those again), then write the page with the `report` command below. Each call of evaluate.sh "
+              "builds every benchmark, then runs the units left for STOP_AFTER seconds (default 500; a unit still "
+              "running then continues on the next call) in `reports/<card>-eval` (on an "
+              f"{label} this page's folder, which it continues; `RESULTS=<folder>` names another, e.g. a new one to "
+              "start from nothing), and packs that folder into `gpu-out/` for the lent machines below (not needed "
+              "on your own).", "",
+              f"On a lent {label} of the project (no network): here, with the environment above activated, `bash "
+              "benchmarks/gpu/pack.sh` (it needs network) puts what the machine lacks into `.carry/`; with `.carry/` "
+              "copied beside the working tree, the machine runs, from the repository root:", "",
               "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
               f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
               "then, here, with mapperopt installed (the README's install; `python3` here and in the notes is that "

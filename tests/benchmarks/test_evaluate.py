@@ -282,7 +282,7 @@ def test_units_of_two_cards_are_never_mixed_in_one_folder(tmp_path, monkeypatch,
     # the report is named after the folder and the card
     assert evaluate.main(["report", "--results", str(results)]) == 0
     text = (tmp_path / "h200-evaluation.md").read_text()
-    assert text.startswith("# Evaluation on one H200\n") and "on a lent H200" in text
+    assert text.startswith("# Evaluation on one H200\n") and "On a lent H200 of the project" in text
     assert f"`h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {tmp_path}`)" in text
 
     # a new folder takes the card it first runs on

@@ -180,3 +180,18 @@ def test_evaluate_sh_names_a_failed_build_and_records_each_call(tmp_path):
     assert "2 calls," in how and "in `calls.jsonl` of the results folder" in how, how
     assert f"| {call['start']} | {call['end']} | " in how and " | 600 | " in how
     assert " | circuit | NVIDIA H200 | 1 | 0 |" in how
+
+
+def test_the_report_gives_a_path_for_a_gpu_machine_of_ones_own(tmp_path):
+    text = Path("reports/h200-evaluation.md").read_text()
+    how = text[text.index("## How it was run"):]
+    own = how.index("On a machine of your own")
+    lent = how.index("On a lent H200 of the project")
+    assert own < lent
+    for needed in ("nvcc and cuBLAS", "pip install '.[baselines]'", "source .venv/bin/activate",
+                   "bash benchmarks/gpu/evaluate.sh", "evaluate.py list --results reports/h200-eval"):
+        assert needed in how[own:lent], needed
+    assert "`bash benchmarks/gpu/pack.sh` (it needs network)" in how[lent:]
+    # the script the page and evaluate.sh name is the one that runs
+    assert "benchmarks/gpu/evaluate.py run" in Path("benchmarks/gpu/evaluate.sh").read_text()
+    assert "(benchmarks/evaluate.py;" not in Path("benchmarks/gpu/evaluate.sh").read_text()
