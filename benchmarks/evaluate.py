@@ -25,12 +25,15 @@ shared by every optimizer and seed, so a program is run once per comparison); th
 of 10 (the first 10 iterations are the same run). An iteration is one measured execution (`EXECUTIONS`), plus a
 profiling one for the optimizers that read it; on the dedicated machine a timeout (5x the run's best execution, or
 the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0`) leave out the limits.
-`plan.json` keeps the options of the last `run` and the GPU its units were measured on (`gpu`, nvidia-smi's name):
+`plan.json` keeps the options of the last `run`, the only source of the work list (its `optimizers` run; `excluded`
+names those left out, and why: an optimizer that needs a language model is in a plan only where `--optimizers` names
+it), and the GPU its units were measured on (`gpu`, nvidia-smi's name):
 `run` refuses a folder measured on another card (timings of two cards are never mixed: each card's evaluation has its
 own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists from it the units still missing and
 estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
 measurement of fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal,
-how many) or missing.
+how many) or missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder
+(its times, builds, card, units finished), which the report lists.
 """
 
 from __future__ import annotations
@@ -89,23 +92,40 @@ class Unit:
     needs: tuple[str, ...] = ()
 
 
+# Why an optimizer that proposes with a language model is outside a plan unless named (--optimizers): the GPU
+# machines the evaluation runs on have no network.
+NO_ENDPOINT = ("it proposes with a language model, and the GPU machine the evaluation runs on (no network) reaches no "
+               "model endpoint")
+
+
 def default_plan(**overrides) -> dict:
     """The options of a work list: benchmarks (all configured), sizes (those of SIZES a benchmark has), gpus (None:
-    the size's), optimizers (an optimizer that needs a language model only with an endpoint configured), iters,
-    seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus (the CPU Pennant run),
-    executions (measured executions per tuning evaluation), min_time_s (measured seconds per execution at least;
-    None: the size's and the protocol's), tune_args ({"<bench>-<size>": application arguments of its comparison}),
-    dedicated (nothing else runs on the machine: compare's `dedicated`), gpu (nvidia-smi's name of the card the units
-    are measured on; `run` sets it)."""
+    the size's), optimizers (those whose units run: by default compare's less those that need a language model),
+    excluded ({optimizer: why it is outside the plan}, stated on the report: compare's optimizers not named in
+    `optimizers`), iters, seeds, long_iters (OpenTuner's long run; 0: none), base_rounds, final_rounds, cpu_cpus
+    (the CPU Pennant run), executions (measured executions per tuning evaluation), min_time_s (measured seconds per
+    execution at least; None: the size's and the protocol's), tune_args ({"<bench>-<size>": application arguments of
+    its comparison}), dedicated (nothing else runs on the machine: compare's `dedicated`), gpu (nvidia-smi's name of
+    the card the units are measured on; `run` sets it). The work list depends on the plan alone, never on the
+    environment it is read in (an endpoint configured there or not)."""
     from mapperopt.benchmarks import known_benchmarks
+    from mapperopt.optimizer.base import optimizer_spec
     from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
 
+    model = [o for o in DEFAULT_OPTIMIZERS if optimizer_spec(o).needs_model]
     plan = {"schema": SCHEMA, "benchmarks": known_benchmarks(), "sizes": list(SIZES), "gpus": None,
-            "optimizers": list(DEFAULT_OPTIMIZERS), "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1],
+            "optimizers": [o for o in DEFAULT_OPTIMIZERS if o not in model],
+            "excluded": {o: NO_ENDPOINT for o in model}, "iters": 10, "seeds": 5, "long_iters": LONG_RUN[1],
             "base_rounds": 3, "final_rounds": 5, "cpu_cpus": 12, "executions": EXECUTIONS, "min_time_s": None,
             "tune_args": dict(TUNE_ARGS), "dedicated": True, "gpu": None}
     plan.update({k: v for k, v in overrides.items() if v is not None})
-    return plan
+    return _named_is_planned(plan)
+
+
+def _named_is_planned(plan: dict) -> dict:
+    """`plan` with the optimizers it names in `optimizers` taken out of `excluded`."""
+    return {**plan, "excluded": {o: why for o, why in plan.get("excluded", {}).items()
+                                 if o not in plan["optimizers"]}}
 
 
 def this_gpu() -> str | None:
@@ -133,19 +153,32 @@ def card_label(name: str | None) -> str:
 
 
 def load_plan(results: Path) -> dict:
-    """The plan stored in `results` (plan.json), with the defaults of options added since it was written."""
-    return {**default_plan(), **json.loads((results / "plan.json").read_text())}
+    """The plan stored in `results` (plan.json), with the defaults of options added since it was written. A plan
+    written before it kept `excluded` named every optimizer of compare's in `optimizers`, and those that need a
+    language model ran only where an endpoint was configured, which no GPU machine of the evaluation had: they are
+    its exclusions, so that its work list stays the one its units were run from."""
+    from mapperopt.optimizer.base import optimizer_spec
+
+    stored = json.loads((results / "plan.json").read_text())
+    if "optimizers" in stored and "excluded" not in stored:
+        model = [o for o in stored["optimizers"] if optimizer_spec(o).needs_model]
+        stored = {**stored, "optimizers": [o for o in stored["optimizers"] if o not in model],
+                  "excluded": {o: NO_ENDPOINT for o in model}}
+    return _named_is_planned({**default_plan(), **stored})
 
 
 def usable_optimizers(plan: dict) -> tuple[list[str], dict[str, str]]:
-    """(the plan's optimizers that can run here, {skipped optimizer: why})."""
+    """(the plan's optimizers, {optimizer outside the plan: why}): from the plan alone, whatever the environment."""
+    return list(plan["optimizers"]), {o: f"outside the plan: {why}" for o, why in plan.get("excluded", {}).items()}
+
+
+def missing_endpoint(plan: dict) -> list[str]:
+    """The plan's optimizers that need a language-model endpoint where none is configured here."""
     from mapperopt.optimizer.base import optimizer_spec
     from mapperopt.optimizer.llm import LLMConfig
 
-    configured = LLMConfig.from_env().configured
-    skipped = {o: "needs a language-model endpoint (MAPPEROPT_LLM_BASE_URL, MAPPEROPT_LLM_MODEL); none configured"
-               for o in plan["optimizers"] if optimizer_spec(o).needs_model and not configured}
-    return [o for o in plan["optimizers"] if o not in skipped], skipped
+    model = [o for o in plan["optimizers"] if optimizer_spec(o).needs_model]
+    return model if model and not LLMConfig.from_env().configured else []
 
 
 def pairs(plan: dict) -> list[tuple[str, str]]:
@@ -977,6 +1010,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "(a saved unit's `wall_s` is only its last call's). "
               "Until a benchmark's `final` unit has measured every run's best together with the expert, the "
               "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
+    if plan.get("excluded"):
+        lines += [_excluded(plan), ""]
     best_runs = {}
     for b, s in pairs(plan):
         table, best = _table(units, plan, b, s, resume, results)
@@ -1033,8 +1068,22 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     if notes.get("history"):
         lines += ["## Changes during the evaluation", "", notes["history"], ""]
     lines += ["## How it was run", "",
-              f"From the repository root on a lent {label}, after `bash benchmarks/gpu/pack.sh` here (`.carry` "
-              "carried):", "",
+              "On a machine of your own with an NVIDIA Hopper GPU (H100, H200: the ceilings' programs are built for "
+              "sm_90), the CUDA toolkit's nvcc and cuBLAS (`mapperopt doctor` says whether both are found), g++, "
+              "Python 3.11+ and network for the install, from the repository root:", "",
+              "    python3 -m venv .venv && .venv/bin/pip install '.[baselines]' && source .venv/bin/activate",
+              "    bash benchmarks/gpu/evaluate.sh",
+              f"    python3 benchmarks/gpu/evaluate.py list --results {shown}", "",
+              "repeating the last two until the list shows every unit ok (or failed: `EVAL_ARGS=--retry-failed` "
+              "runs those again), then write the page with the `report` command below. Each call of evaluate.sh "
+              "builds every benchmark, then runs the units left for STOP_AFTER seconds (default 500; a unit still "
+              "running then continues on the next call) in `reports/<card>-eval` (on an "
+              f"{label} this page's folder, which it continues; `RESULTS=<folder>` names another, e.g. a new one to "
+              "start from nothing), and packs that folder into `gpu-out/` for the lent machines below (not needed "
+              "on your own).", "",
+              f"On a lent {label} of the project (no network): here, with the environment above activated, `bash "
+              "benchmarks/gpu/pack.sh` (it needs network) puts what the machine lacks into `.carry/`; with `.carry/` "
+              "copied beside the working tree, the machine runs, from the repository root:", "",
               "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh", "",
               f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
               "then, here, with mapperopt installed (the README's install; `python3` here and in the notes is that "
@@ -1045,6 +1094,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("log"):
         lines += [notes["log"], ""]
+    lines += _calls_section(results)
     missing = [u for u in todo if u not in done]
     if any(u.kind in ("tune", "final") for u in missing):
         lines += ["## Device time of what is left", "", *cost_estimate(units, plan, results), ""]
@@ -1063,6 +1113,48 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     text = "\n".join(lines) + "\n"
     out.write_text(text)
     return text
+
+
+def _excluded(plan: dict) -> str:
+    """The plan's exclusions as a sentence: which optimizers, why, and how a plan includes them."""
+    from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
+
+    named = [o for o in DEFAULT_OPTIMIZERS if o in plan["optimizers"] or o in plan["excluded"]]
+    return ("Outside the plan (plan.json `excluded`): no runs in the tables, no units in the work list, no share of "
+            "the device time left: " + "; ".join(f"{o}, because {why}" for o, why in plan["excluded"].items())
+            + ". A plan includes it only where named: `evaluate.py run --optimizers "
+            f"{','.join(named)}` with a new results folder (`--results`), on a machine where "
+            "MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL name an endpoint it reaches (`run` refuses such a plan "
+            "where they are not set).")
+
+
+CALLS = "calls.jsonl"  # in the results folder: one line per call of benchmarks/gpu/evaluate.sh, which appends it
+
+
+def _calls_section(results: Path) -> list[str]:
+    """The calls of benchmarks/gpu/evaluate.sh recorded in `<results>/calls.jsonl`, as Markdown lines (none without
+    the file): each call's start and end (UTC), STOP_AFTER, build seconds and failed builds, card, units finished
+    and exit status, and their sums."""
+    from datetime import datetime
+
+    path = results / CALLS
+    calls = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    if not calls:
+        return []
+
+    def seconds(call: dict) -> float:
+        return (datetime.fromisoformat(call["end"]) - datetime.fromisoformat(call["start"])).total_seconds()
+
+    rows = [f"| {c['start']} | {c['end']} | {seconds(c):.0f} | {c['stop_after_s']} | {c['build_s']} | "
+            f"{', '.join(c['builds_failed']) or '-'} | {c['gpu']} | {len(c['units_finished'])} | {c['exit_status']} |"
+            for c in calls]
+    return [f"Calls of `benchmarks/gpu/evaluate.sh` as it records them, one line each, in `{CALLS}` of the results "
+            f"folder (calls before it kept the file are in the text above): {len(calls)} call"
+            f"{'s' * (len(calls) != 1)}, {sum(map(seconds, calls)):,.0f} s from the script's start to its packing "
+            f"in all, {sum(c['build_s'] for c in calls):,} s of it building, "
+            f"{sum(len(c['units_finished']) for c in calls)} units finished (a machine's start and the transfers are outside these times).", "",
+            "| started (UTC) | ended (UTC) | seconds | STOP_AFTER | building, s | builds failed | GPU | units "
+            "finished | exit status |", "|---|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
 def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None:
@@ -1086,8 +1178,6 @@ def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mapperopt.optimizer.compare import DEFAULT_OPTIMIZERS
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("run", "report", "list"))
     parser.add_argument("--results", type=Path, default=Path("reports/h200-eval"), help="the results folder")
@@ -1097,7 +1187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--benchmarks", help="comma-separated (default: all)")
     parser.add_argument("--sizes", help=f"comma-separated, those a benchmark has (default: {','.join(SIZES)})")
     parser.add_argument("--gpus", type=int, help="GPUs (default: the size's; 0 drops the GPU limits)")
-    parser.add_argument("--optimizers", help=f"comma-separated (default: {','.join(DEFAULT_OPTIMIZERS)})")
+    parser.add_argument("--optimizers", help="comma-separated, the plan's (default: "
+                        f"{','.join(default_plan()['optimizers'])}; those that need a language model, "
+                        f"{','.join(default_plan()['excluded'])}, only where named, with an endpoint configured)")
     parser.add_argument("--iters", type=int)
     parser.add_argument("--seeds", type=int)
     parser.add_argument("--long-iters", type=int, help=f"{LONG_RUN[0]}'s long run (0: none)")
@@ -1116,7 +1208,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         # a run without options continues the stored plan; options given replace its values
         plan = load_plan(results) if stored.exists() else default_plan()
-        plan.update({k: v for k, v in given.items() if v is not None})
+        plan = _named_is_planned({**plan, **{k: v for k, v in given.items() if v is not None}})
+        if missing_endpoint(plan):
+            print(f"error: the plan of {args.results} includes {', '.join(missing_endpoint(plan))}, which proposes "
+                  "with a language model, and no endpoint is configured here: nothing was run", file=sys.stderr)
+            print("hint: set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (an endpoint this machine reaches); or "
+                  "give --optimizers without it", file=sys.stderr)
+            return 2
         recorded, card = measured_on(plan, load_units(results)), this_gpu()
         if recorded and card != recorded:
             print(f"error: {args.results} holds units measured on {recorded}; this machine's GPU is "

@@ -1,35 +1,73 @@
 #!/usr/bin/env bash
-# The evaluation of reports/h200-evaluation.md on a lent machine with one GPU (device kind nvidia-h200, or
-# nvidia-h100-x1: each card's units go to their own folder, reports/h200-eval or reports/h100-eval, and report), from
-# the repository root after `bash benchmarks/gpu/pack.sh` here:
-#   source benchmarks/gpu/setup.sh; bash benchmarks/gpu/evaluate.sh
-# 1. builds every benchmark with its CUDA variants (in parallel; their logs, one after the other, in build.log);
+# The evaluation of reports/h200-evaluation.md on a machine with one GPU, from the repository root: each card's units
+# go to their own folder (reports/h200-eval, reports/h100-eval, ...) and report.
+#   On a machine of your own (network for the install; nvcc and cuBLAS, `mapperopt doctor` says):
+#     python3 -m venv .venv && .venv/bin/pip install '.[baselines]' && source .venv/bin/activate
+#     bash benchmarks/gpu/evaluate.sh  # again until `python3 benchmarks/gpu/evaluate.py list --results
+#                                      # reports/<card>-eval` shows every unit ok
+#   On a lent machine without network (device kind nvidia-h200 or nvidia-h100-x1), after `bash
+#   benchmarks/gpu/pack.sh` here, with .carry/ copied beside the working tree:
+#     source benchmarks/gpu/setup.sh; bash benchmarks/gpu/evaluate.sh
+# 1. builds every benchmark with its CUDA variants (in parallel; their logs, one after the other, in build.log; a
+#    benchmark that fails to build is named, and the others go on);
 # 2. runs the units of the work list in RESULTS (default reports/<card>-eval, the card's model from nvidia-smi's
 #    name in lower case) that are not done yet
-#    (benchmarks/evaluate.py; EVAL_ARGS adds options, e.g. "--only base-"), until STOP_AFTER seconds (default 500)
-#    have passed since this script started: a unit still running then is stopped and continues on the next call;
-# 3. writes $OUT (default ./gpu-out)/<card>-eval.tar.gz (named as the results folder): the results folder without the executions' own folders
-#    (the unit files, the plan, the comparisons' journals and stored outcomes: what the next call resumes from), to
-#    unpack here into the results folder's parent (`tar -xzf h200-eval.tar.gz -C reports`) and commit; and
-#    runs.tar.gz, every execution's files (logs; not committed).
+#    (benchmarks/gpu/evaluate.py run; EVAL_ARGS adds options, e.g. "--only base-"), until STOP_AFTER seconds
+#    (default 500) have passed since this script started: a unit still running then is stopped and continues on the
+#    next call;
+# 3. appends one line to RESULTS/calls.jsonl (committed with the folder): this call's start and end (UTC, the end
+#    before the packing), STOP_AFTER, seconds building and the benchmarks that failed to build, the GPU (nvidia-smi's
+#    name), EVAL_ARGS, the units finished (saved, ok or failed) and evaluate.py's exit status;
+# 4. writes $OUT (default ./gpu-out)/<card>-eval.tar.gz (named as the results folder): the results folder without
+#    the executions' own folders (the unit files, the plan, the calls, the comparisons' journals and stored outcomes:
+#    what the next call resumes from), to unpack where the results folder is missing or older (`tar -xzf
+#    h200-eval.tar.gz -C reports`) and commit; and runs.tar.gz, every execution's files (logs; not committed).
+# Exits with evaluate.py's status.
 set -uo pipefail
 out=${OUT:-gpu-out}
-card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | grep -o -E '\b[A-Z][0-9]{2,4}\b' |
-  head -n 1 | tr '[:upper:]' '[:lower:]')
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+card=$(echo "$gpu" | grep -o -E '\b[A-Z][0-9]{2,4}\b' | head -n 1 | tr '[:upper:]' '[:lower:]')
 results=${RESULTS:-reports/${card:-gpu}-eval}
 logs=$(mktemp -d)
+since="$logs/since"  # the unit files newer than it are this call's
+touch "$since"
 mkdir -p "$out"
 nvidia-smi -L
+apps=() pids=()
 for yaml in configs/*.yaml; do
   app=$(basename "$yaml" .yaml)
   mapperopt build --cuda on "$app" > "$logs/$app.log" 2>&1 &
+  apps+=("$app") pids+=($!)
 done
-wait
+failed=()
+for i in "${!apps[@]}"; do
+  wait "${pids[$i]}" || failed+=("${apps[$i]}")
+done
 tail -n +1 "$logs"/*.log > "$out/build.log"
-echo "built in $SECONDS s"
+build_s=$SECONDS
+echo "built in $build_s s"
+for app in ${failed[@]+"${failed[@]}"}; do
+  echo "build failed: $app (its log: $out/build.log, under ==> $logs/$app.log <==); its units build it again" \
+    "when they run, the other benchmarks' units go on"
+done
 PYTHONUNBUFFERED=1 python3 benchmarks/gpu/evaluate.py run --results "$results" \
   --stop-after $(( ${STOP_AFTER:-500} - SECONDS )) ${EVAL_ARGS:-}
 status=$?
+if [ -d "$results" ]; then
+  finished=$(find "$results/units" -maxdepth 1 -name '*.json' -newer "$since" 2>/dev/null | sort)
+  CALL_START=$started CALL_STOP_AFTER=${STOP_AFTER:-500} CALL_BUILD_S=$build_s CALL_FAILED="${failed[*]-}" \
+    CALL_GPU=$gpu CALL_FINISHED=$finished CALL_STATUS=$status python3 -c '
+import json, os, sys, time
+from pathlib import Path
+e = os.environ
+call = {"start": e["CALL_START"], "end": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "stop_after_s": int(e["CALL_STOP_AFTER"]), "build_s": int(e["CALL_BUILD_S"]),
+        "builds_failed": e["CALL_FAILED"].split(), "gpu": e["CALL_GPU"], "eval_args": e.get("EVAL_ARGS", ""),
+        "units_finished": [Path(p).stem for p in e["CALL_FINISHED"].split()], "exit_status": int(e["CALL_STATUS"])}
+with open(sys.argv[1], "a") as f:
+    f.write(json.dumps(call) + "\n")' "$results/calls.jsonl"
+fi
 parent=$(dirname "$results") name=$(basename "$results")
 # the stored outcomes name this machine's paths: relative to the results folder and ~, as committed
 grep -rlZ -e "$PWD/$results/" -e "$HOME/" "$results/work" --include="*.json" --include="*.jsonl" 2>/dev/null |

@@ -3,8 +3,19 @@
 # the installed legate wheel (~14 MB with xz), mapperopt's own wheel and those of pure-Python packages the machine
 # may lack. Run here, then name .carry in the device call's
 # `carry` and start the command with `source benchmarks/gpu/setup.sh`.
+# Needs: network (pip downloads and builds wheels from PyPI); a `python3` that imports legate, i.e. run with the
+# environment mapperopt is installed in activated (`source .venv/bin/activate` after the README's install); the
+# installed legate's libraries named liblegion-legate.so.1 and librealm-legate.so.25 (copied by these names). The
+# wheels are for Python 3.12, the GPU machine's python3, which must hold numpy and matplotlib already (setup.sh
+# installs without an index). On a GPU machine with network none of this is needed: install as the README says and
+# run benchmarks/gpu/evaluate.sh there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if ! python3 -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("legate") is None)'; then
+  echo "error: $(command -v python3) does not import legate: activate the environment mapperopt is installed in" \
+    "(source .venv/bin/activate), then run again" >&2
+  exit 1
+fi
 legate=$(python3 -c 'import importlib.util, pathlib; print(pathlib.Path(importlib.util.find_spec("legate").origin).parent)')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -25,17 +25,19 @@ def test_the_work_list_puts_references_and_limits_first_and_finals_after_their_r
         "base-circuit-gpu", "base-circuit-tight", "base-circuit-ci", "base-stencil-gpu", "base-stencil-tight",
         "base-stencil-ci", "base-pennant-gpu", "base-pennant-tight", "base-pennant-ci"]
     assert "cpu-pennant-gpu" in ids
-    assert not any("trace" in i for i in ids)  # no model endpoint here
+    # trace named in the plan: in the list, an endpoint configured here or not (`run` refuses it without one)
+    assert "tune-circuit-gpu-trace-i10-s0" in ids
     tunes = [u for u in units if u.kind == "tune"]
     assert max(ids.index(u.id) for u in units if u.kind in ("base", "cpu")) < ids.index(tunes[0].id)
     # seed 0 of every optimizer on one benchmark and size before the next, and on every one before any seed 1
     short = [(u.seed, u.bench, u.size, u.optimizer) for u in tunes if u.iters == 10]
-    assert short[:18] == [(0, b, s, o) for b in ("circuit", "stencil", "pennant") for s in ("gpu", "tight", "ci")
-                          for o in ("guided", "opentuner")]
+    assert short[:27] == [(0, b, s, o) for b in ("circuit", "stencil", "pennant") for s in ("gpu", "tight", "ci")
+                          for o in ("guided", "trace", "opentuner")]
     assert [x[0] for x in short] == sorted(x[0] for x in short)
     finals = {u.id: u for u in units if u.kind == "final"}
     final = finals["final-circuit-gpu-i10"]
-    assert set(final.needs) == {f"tune-circuit-gpu-{o}-i10-s{s}" for o in ("guided", "opentuner") for s in (0, 1)}
+    assert set(final.needs) == {f"tune-circuit-gpu-{o}-i10-s{s}" for o in ("guided", "trace", "opentuner")
+                                for s in (0, 1)}
     assert all(ids.index(n) < ids.index(final.id) for n in final.needs)
     long = [i for i in ids if "-i100-" in i]
     assert long and ids.index(long[0]) > max(ids.index(i) for i in finals if i.endswith("-i10"))
@@ -280,7 +282,7 @@ def test_units_of_two_cards_are_never_mixed_in_one_folder(tmp_path, monkeypatch,
     # the report is named after the folder and the card
     assert evaluate.main(["report", "--results", str(results)]) == 0
     text = (tmp_path / "h200-evaluation.md").read_text()
-    assert text.startswith("# Evaluation on one H200\n") and "on a lent H200" in text
+    assert text.startswith("# Evaluation on one H200\n") and "On a lent H200 of the project" in text
     assert f"`h200-eval.tar.gz` (`tar -xzf h200-eval.tar.gz -C {tmp_path}`)" in text
 
     # a new folder takes the card it first runs on
