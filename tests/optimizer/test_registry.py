@@ -12,7 +12,7 @@ import pytest
 from mapperopt.benchmarks.evaluate import missing_endpoint
 from mapperopt.cli import main
 from mapperopt.commands import run_checks
-from mapperopt.optimizer import commands
+from mapperopt.optimizer import commands, compare
 from mapperopt.optimizer.base import OPTIMIZERS, OptimizerSpec
 from mapperopt.optimizer.store import TuneStore
 
@@ -29,6 +29,8 @@ def register(monkeypatch):
     --optimizer` (whose choices are fixed when the command is defined)."""
 
     def fake(**fields) -> None:
+        # compare's DEFAULT_OPTIMIZERS is fixed when it is first imported: it must not take `fake` along
+        assert "fake" not in compare.DEFAULT_OPTIMIZERS
         spec = OptimizerSpec("mapperopt.optimizer.baselines:RandomSearch", needs_model=True, reads_profile=True, **fields)
         monkeypatch.setitem(OPTIMIZERS, "fake", spec)
         param = next(p for p in commands.tune.params if p.name == "optimizer")
