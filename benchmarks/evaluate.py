@@ -813,7 +813,10 @@ def noise_note(units: dict, results: Path, b: str, s: str) -> str:
     name = max(gaps, key=gaps.get)
     n = len(seen[name])
     who = "Legion's default mapper" if name == "default" else "the expert"
-    return (f"Noise: {gaps[name] * 100:.1f} %, the range of {n} executions of {who} in one session"
+    percent = gaps[name] * 100
+    # two significant figures below 1 % (COSMA's 0.03 % is not 0.0 %)
+    shown = f"{percent:.1f}" if percent >= 0.95 else f"{percent:.2g}"
+    return (f"Noise: {shown} %, the range of {n} executions of {who} in one session"
             + (" (a range of two samples: a rough figure)" if n == 2 else "")
             + ": a ratio marked within noise is no further from 1 than that.")
 
@@ -1026,8 +1029,9 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
         else:  # provisional: each run's own best against the comparison's first expert measurement
             top = max(r["best_throughput"] or 0.0 for r in runs)
             divisors = ", ".join(sorted({_fmt(r["reference_first"]) for r in runs}))
-            how = (f"provisional: the run's own measurements / the expert's first ({divisors} {unit}); the best "
-                   f"against the reference unit's expert: {_marked(top / expert, noise)}")
+            # the sentence above the tables says what a provisional score is; the cell gives only its figures
+            how = (f"provisional, / {divisors} {unit}; best / reference unit's expert: "
+                   f"{_marked(top / expert, noise)}")
         versus = _marked(top / default, noise) if default else "n/a: default failed"
         evals = sum(len(r["records"]) for r in runs)
         failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
@@ -1100,6 +1104,8 @@ def readable(text: str, limit: int = 1200) -> str:
             continue
         pieces = []
         for piece in re.split(r"(?<=[.:;]) (?=\*\*)", para):
+            if pieces and len(pieces[-1]) < 120:  # a short lead-in ("Reading the table.") stays with what follows
+                piece = f"{pieces.pop()} {piece}"
             pieces += _sentences_joined(piece, limit) if len(piece) > limit else [piece]
         out.append("\n\n".join(pieces if not item else [pieces[0], *("  " + p for p in pieces[1:])]))
     return "\n\n".join(out)
@@ -1192,7 +1198,9 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "highest throughput of the runs over Legion's default mapper's in the "
               "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper). "
               "Until a benchmark's `final` unit has measured every run's best together with the expert, the "
-              "scores are provisional (each run's own measurement / the expert's first measurement).", "",
+              "scores are provisional (each run's own measurement / the expert's first measurement in the "
+              "comparison, the figure the last column gives, with the best over the reference unit's expert beside "
+              "it).", "",
               "Tuning time per run: the wall time of its iterations summed over every device call that ran them "
               "(a saved unit's `wall_s` is only its last call's); where some of a run's iterations re-read a "
               "program's outcome that another run of the comparison measured before (each program is measured once "

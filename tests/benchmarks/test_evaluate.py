@@ -78,7 +78,7 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert "provisional" in row and "of 1 |" in row  # the failed share of its one evaluation
     # the divisor of a provisional score is shown, so the reader can recompute it, in GFLOP/s (the app prints GFLOPS)
     assert base["expert"]["unit"] == "GFLOPS" and "GFLOPS" not in text
-    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} GFLOP/s)" in row, row
+    assert f"provisional, / {evaluate._fmt(tune['reference_first'])} GFLOP/s;" in row, row
     # one run of two: its score is the mean and the best; a spread, a worst and a median of one value are not figures
     score = f"{(tune['best_throughput'] or 0.0) / tune['reference_first']:.2f}"
     assert f"| 1 of 2 | {score} | n/a | n/a | n/a | {score} |" in row, row
@@ -94,7 +94,7 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(failed))
     row = next(line for line in write_report(results, tmp_path / "failed.md", shown=Path("reports/x")).splitlines()
                if line.startswith("| random | 1 | 1 of 2 |"))
-    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} GFLOP/s)" in row, row
+    assert f"provisional, / {evaluate._fmt(tune['reference_first'])} GFLOP/s;" in row, row
     (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(tune))
     assert "- `tune-stencil-ci-random-i1-s1`" in text and "- `final-stencil-ci-i1`" in text  # stale final
     assert "python3 benchmarks/gpu/evaluate.py run --results reports/x" in text
@@ -379,7 +379,7 @@ def test_a_ratio_within_the_measured_spread_is_marked_and_given_against_the_same
             "here; measured together with the expert: 0.99 (within noise) |") in text, text
     # the best found over the default mapper in the table, and the run's best over the reference unit's expert
     assert "| 1.02 (within noise) | 0% of 10 |" in text, text
-    assert "the best against the reference unit's expert: 1.01 (within noise)" in text, text
+    assert "provisional, / 96 GFLOP/s; best / reference unit's expert: 1.01 (within noise)" in text, text
     # a ratio beyond the spread is not marked
     _tuned(results, 1, best=110.0, first=96.0)
     text = write_report(results, tmp_path / "report.md", notes={})
@@ -514,6 +514,7 @@ def test_ratios_say_where_noise_was_not_measured_and_what_the_threshold_is(tmp_p
     assert "An unmarked ratio is not shown to differ from 1" in header, header
     _repeated(results)
     text = write_report(results, tmp_path / "report.md", notes={})
+    assert evaluate.noise_note(load_units(results), results, "stencil", "ci").startswith("Noise: 4.2 %")
     assert ("Noise: 4.2 %, the range of 2 executions of Legion's default mapper in one session (a range of two "
             "samples: a rough figure)") in text, text
 
@@ -569,6 +570,8 @@ def test_long_notes_are_split_into_paragraphs_without_changing_their_text():
     # a list item's further paragraphs are indented under it
     item = "- **item** " + "A b. " * 400
     out = evaluate.readable(item)
+    # a short lead-in stays with the paragraph it opens
+    assert evaluate.readable("Reading the table. **A** " + "A b. " * 300).startswith("Reading the table. **A** A b.")
     assert out.startswith("- **item**") and "\n\n  A b." in out and " ".join(out.split()) == " ".join(item.split())
 
 
