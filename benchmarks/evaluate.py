@@ -1182,6 +1182,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "say \"noise not measured\".", ""]
     doc = Path(__file__).resolve().parents[1] / "docs" / "tuning.md"
     lines += summary_table(units, plan, os.path.relpath(doc, out.parent) if doc.exists() else "docs/tuning.md")
+    contents_at = len(lines)  # the sections' list goes here once they are all written
     if notes.get("summary"):
         lines += [readable(notes["summary"]), ""]
     lines += _limits_section(units, plan, results, out)
@@ -1294,9 +1295,17 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                          f"{shown}`)")
     else:
         lines.append("Nothing: the work list is complete.")
+    sections = [line[3:] for line in lines[contents_at:] if line.startswith("## ")]
+    lines[contents_at:contents_at] = ["Contents: " + " · ".join(f"[{t}](#{anchor(t)})" for t in sections), ""]
     text = "\n".join(lines) + "\n"
     out.write_text(text)
     return text
+
+
+def anchor(heading: str) -> str:
+    """The link target GitHub gives a Markdown heading: lower case, punctuation out but hyphens and underscores,
+    spaces to hyphens ("Tuning: best throughput" -> "tuning-best-throughput")."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
 MARKERS = ("o", "s", "^", "v", "D", "P")

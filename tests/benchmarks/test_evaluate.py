@@ -497,6 +497,10 @@ def test_a_summary_table_comes_before_the_notes(tmp_path):
     assert text.index("## Summary") < text.index("STATUS-TEXT"), text
     summary = text[text.index("## Summary"):text.index("STATUS-TEXT")]
     assert ("| stencil | `ci` | - | - | 0.90 | 1.10 | 0.80 (random) | 1-2 of 2 | provisional |") in summary, summary
+    # a list of the sections, linked, after the summary
+    assert ("Contents: [Physical limits](#physical-limits) · [Tuning: best throughput normalised to the expert "
+            "mapper](#tuning-best-throughput-normalised-to-the-expert-mapper) · ") in text, text
+    assert evaluate.anchor("Device time of what is left") == "device-time-of-what-is-left"
     # the best-mapper headings are short: the ratios are the line under them
     assert "### stencil, size `ci`: best mapper found\n\n1.22x Legion's default mapper" in text, text
 
