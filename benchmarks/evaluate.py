@@ -575,7 +575,9 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
         lines.append("No benchmark measured yet.")
     if shares:
         path = results / "limits.png"
-        _plot_shares(shares, path)
+        card = card_label(measured_on(plan, units)) if measured_on(plan, units) else None
+        pennant = any(b == "pennant" and units.get(f"base-{b}-{s}") for b, s in pairs(plan))
+        _plot_shares(shares, path, card, pennant)
         lines += ["", f"![share of the ceiling]({os.path.relpath(path, out.parent)})"]
     return lines + [""]
 
@@ -760,15 +762,15 @@ def cost_estimate(units: dict, plan: dict, results: Path) -> list[str]:
             stage("everything (with the long OpenTuner runs)", list(cost))]
 
 
-def _plot_shares(shares: list[tuple[str, float, bool]], path: Path) -> None:
-    """PNG: one horizontal bar per (label, achieved / ceiling, has the 80 % target); the target dashed on the bars
-    that have it."""
+def shares_figure(shares: list[tuple[str, float, bool]], card: str | None = None, pennant: bool = False):
+    """One horizontal bar per (label, achieved / ceiling, has the 80 % target); the target dashed on the bars that
+    have it; the card in the title; with `pennant`, a note that Pennant, which has no ceiling, is not drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 0.3 * len(shares) + 1.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(6.4, 0.3 * len(shares) + 1.8), dpi=100)
     labels, values, targets = zip(*shares)
     ax.barh(range(len(shares)), values, color="tab:blue")
     ax.set_yticks(range(len(shares)), labels, fontsize="small")
@@ -777,11 +779,23 @@ def _plot_shares(shares: list[tuple[str, float, bool]], path: Path) -> None:
         ax.plot([0.8, 0.8], [i - 0.45, i + 0.45], color="black", linestyle="--", linewidth=1, zorder=3,
                 label="target 80 %" if i == targets.index(True) else None)
     ax.set_xlim(0, 1.05)
-    ax.set_xlabel("achieved / ceiling\n(stencil: copy bandwidth; circuit: FP32 peak; GEMMs: cuBLAS DGEMM)",
-                  fontsize="small")
+    ax.set_xlabel("achieved / ceiling\n(stencil: copy bandwidth; circuit: FP32 peak; GEMMs: cuBLAS DGEMM)"
+                  + ("\nPennant is not drawn: it has no ceiling (the table compares it with a CPU run)" if pennant
+                     else ""), fontsize="small")
+    ax.set_title(f"The reference mappers against the ceilings measured on the {card or 'GPU'}", fontsize="small",
+                 pad=18 if any(targets) else 6)
     if any(targets):
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
     fig.tight_layout()
+    return fig
+
+
+def _plot_shares(shares: list[tuple[str, float, bool]], path: Path, card: str | None = None,
+                 pennant: bool = False) -> None:
+    """`shares_figure` as a PNG at `path`."""
+    import matplotlib.pyplot as plt
+
+    fig = shares_figure(shares, card, pennant)
     fig.savefig(path)
     plt.close(fig)
 
@@ -821,6 +835,25 @@ def spread(units: dict, results: Path, b: str, s: str) -> float | None:
     return max(gaps) if gaps else None
 
 
+def noise_note(units: dict, results: Path, b: str, s: str) -> str:
+    """One line under a table: the threshold its "within noise" marks use and what it rests on (`spread`), or that
+    nothing was measured twice, so that no ratio there is marked either way."""
+    seen = {name: executions(units, results, b, s, name) for name in ("default", "expert")}
+    gaps = {name: max(v) / min(v) - 1 for name, v in seen.items() if len(v) > 1 and min(v) > 0}
+    if not gaps:
+        return ("Noise: not measured here (no mapper executed twice in one session): no ratio in this table is "
+                "marked within noise, and none is shown to differ from 1 either.")
+    name = max(gaps, key=gaps.get)
+    n = len(seen[name])
+    who = "Legion's default mapper" if name == "default" else "the expert"
+    percent = gaps[name] * 100
+    # two significant figures below 1 % (COSMA's 0.03 % is not 0.0 %)
+    shown = f"{percent:.1f}" if percent >= 0.95 else f"{percent:.2g}"
+    return (f"Noise: {shown} %, the range of {n} executions of {who} in one session"
+            + (" (a range of two samples: a rough figure)" if n == 2 else "")
+            + ": a ratio marked within noise is no further from 1 than that.")
+
+
 def executions(units: dict, results: Path, b: str, s: str, mapper: str) -> list[float]:
     """Every execution of `mapper` ("default" or "expert") in the reference unit of (b, s) and in its repeat
     (`units/repeats/`, the same session), throughputs."""
@@ -830,9 +863,127 @@ def executions(units: dict, results: Path, b: str, s: str, mapper: str) -> list[
             ((base.get("mappers", {}).get(mapper) or {}).get("estimate") or {}).get("values") or []]
 
 
+def row_scores(units: dict, plan: dict, b: str, s: str, opt: str, iters: int) -> tuple[dict | None, int, bool]:
+    """The scores of an optimizer's runs of `iters` iterations at (b, s) (mean, std, worst, median, best of the
+    runs' best / expert; a failed run counts 0), how many runs, and whether they are provisional (each run's own
+    best over the comparison's first execution of the expert, until the `final` unit measured them together); (None,
+    0, True) without a run."""
+    runs = _runs(units, b, s, opt, iters, plan["seeds"])
+    unit = next((u for u in work_list(plan) if u.id == f"final-{b}-{s}-i{iters}"), None)
+    final = units[unit.id]["summary"] if unit and is_done(unit, units.get(unit.id)) else None
+    if final and opt in final["optimizers"]:
+        return final["optimizers"][opt], final["optimizers"][opt]["runs"], False
+    if not runs:
+        return None, 0, True
+    scores = [(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs]
+    return ({"mean": statistics.fmean(scores), "std": statistics.pstdev(scores), "worst": min(scores),
+             "median": statistics.median(scores), "best": max(scores)}, len(runs), True)
+
+
+def ceiling_share(units: dict, b: str, s: str, mapper: str) -> str:
+    """A reference mapper's figure against its ceiling, as the limits table gives it, in short: "89 %" (Stencil:
+    its printed bandwidth / the copy bandwidth; Circuit: / the FP32 peak; the GEMMs: / cuBLAS DGEMM at the largest
+    n), Pennant "10.1x CPU" (against its CPU run: no ceiling); "-" where either was not measured."""
+    copy, dgemm = units.get("limit-copybw", {}), units.get("limit-dgemm", {})
+    m = units.get(f"base-{b}-{s}", {}).get("mappers", {}).get(mapper) or {}
+    value = _estimate(m)
+    if value is None:
+        return "failed" if m else "-"
+    if b == "stencil":
+        bw, top = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median"), copy.get("copy_gbs")
+    elif b == "circuit":
+        bw, top = value, copy.get("fp32_peak_gflops")
+    elif b == "pennant":
+        cpu = units.get("cpu-pennant-gpu", {})
+        return f"{value / cpu['throughput']:.1f}x CPU" if cpu.get("status") == "ok" and cpu.get("throughput") else "-"
+    else:
+        dg = (dgemm.get("dgemm_gflops") or {}) if dgemm.get("status") == "ok" else {}
+        bw, top = value, dg[str(max(int(k) for k in dg))] if dg else None
+    ok = (copy if b in ("stencil", "circuit") else dgemm).get("status") == "ok"
+    if not (bw and top and ok):
+        return "-"
+    return f"{bw / top:.0%}".replace("%", " %") if bw / top >= 0.095 else f"{bw / top:.1%}".replace("%", " %")
+
+
+def summary_table(units: dict, plan: dict, tuning_doc: str = "docs/tuning.md") -> list[str]:
+    """The page's first table: per benchmark and size, the reference mappers' share of the physical ceiling, Legion's
+    default mapper, guided's best and the baselines' best against the expert (the tables' divisor), the seeds done,
+    and whether the scores are provisional."""
+    optimizers, _ = usable_optimizers(plan)
+    rows = []
+    for b, s in pairs(plan):
+        base = units.get(f"base-{b}-{s}", {})
+        if not base:
+            continue
+        mappers = base.get("mappers", {})
+        expert, default = _estimate(mappers.get("expert", {})), _estimate(mappers.get("default", {}))
+        scored = {o: row_scores(units, plan, b, s, o, plan["iters"]) for o in optimizers}
+        firsts = sorted({r["reference_first"] for o in optimizers
+                         for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])})
+        provisional = any(p for sc, n, p in scored.values() if n)
+        if not expert:
+            versus = "expert failed"
+        elif not default:
+            versus = "failed"
+        else:  # the divisor of the table's rows: the comparison's first execution while provisional
+            versus = f"{default / (firsts[0] if provisional and len(firsts) == 1 else expert):.2f}"
+        guided = scored.get("guided", (None, 0, True))
+        others = {o: sc["best"] for o, (sc, n, p) in scored.items() if o != "guided" and sc}
+        high = max(others.values(), default=None)
+        # every optimizer whose best rounds to the highest; none where no run found a mapper that runs
+        tied = [o for o, v in others.items() if f"{v:.2f}" == f"{high:.2f}"] if high else []
+        top = (high, ", ".join(tied) if tied else "none ran") if high is not None else None
+        counts = [n for sc, n, p in scored.values()]
+        done = (f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}") + \
+            f" of {plan['seeds']}"
+        guided_best = f"{guided[0]['best']:.2f}" if guided[0] else "-"
+        others_best = f"{top[0]:.2f} ({top[1]})" if top else "-"
+        state = ("provisional" if provisional else "final") if any(counts) else "not run yet"
+        rows.append(f"| {b} | `{s}` | {ceiling_share(units, b, s, 'default')} | {ceiling_share(units, b, s, 'expert')} "
+                    f"| {versus} | {guided_best} | {others_best} | {done} | {state} |")
+    if not rows:
+        return []
+    return ["## Summary", "",
+            "Per benchmark and size: Legion's default mapper and the expert against the physical ceiling (Stencil: "
+            "the copy bandwidth; Circuit: the FP32 peak; the GEMMs: cuBLAS DGEMM; Pennant has no ceiling: against "
+            "its CPU run; see [Physical limits](#physical-limits)); Legion's default mapper, guided's best run and the "
+            "best run of the other optimizers against the expert, with the divisor of the tuning tables below; the "
+            "seeds done per optimizer; and whether the scores are provisional (each a single execution of the run's "
+            "best over a single execution of the expert, often of another session) or final (measured together with "
+            "the expert). Guided is mapperopt's own rule-based search without a language model "
+            f"([{os.path.basename(tuning_doc)}]({tuning_doc})), not one of the paper's optimizers.", "",
+            "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
+            "others' best / expert | seeds done | scores |", "|---" * 9 + "|", *rows, ""]
+
+
 def _marked(ratio: float, noise: float | None) -> str:
     """A ratio as a table cell: 2 decimals, marked where it is within the measured spread (`spread`)."""
-    return f"{ratio:.2f}" + (" (within noise)" if noise is not None and abs(ratio - 1) <= noise else "")
+    if noise is None:
+        return f"{ratio:.2f} (noise not measured)"
+    return f"{ratio:.2f}" + (" (within noise)" if abs(ratio - 1) <= noise else "")
+
+
+def new_measurements(results: Path, unit: dict) -> set[int] | None:
+    """The iterations of a tuning unit's run that measured their program anew, from its comparison's stored
+    outcomes (`evaluations/<key>.json`, each naming in `run_dir` the run and iteration that measured it, relative to
+    the comparison's folder or, in older ones, to the results folder); its other iterations re-read an outcome some
+    run of the comparison measured before (a program evaluated once per comparison). None where the comparison's
+    outcomes are not stored."""
+    folder = results / unit.get("folder", "")
+    stored = folder / "evaluations"
+    if not unit.get("folder") or not stored.is_dir():
+        return None
+    run = f"{unit['optimizer']}-{unit['seed'] + 1}"
+    mine = set()
+    for path in stored.glob("*.json"):
+        try:
+            where = json.loads(path.read_text()).get("run_dir") or ""
+        except (OSError, ValueError):
+            continue
+        found = re.search(r"(?:^|/)([^/]+)/iter-(\d+)$", where)
+        if found and found.group(1) == run:
+            mine.add(int(found.group(2)))
+    return {r["iter"] for r in unit.get("records", ()) if r["iter"] in mine}
 
 
 def _per_evaluation(executions: int) -> str:
@@ -894,37 +1045,53 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
     jobs = [(o, plan["iters"]) for o in optimizers]
     if plan["long_iters"] and LONG_RUN[0] in optimizers:
         jobs.append((LONG_RUN[0], plan["long_iters"]))
+    # a row of fewer runs than another (one run: its mean is that run's score) is marked, not read like the others
+    most = max((len(_runs(units, b, s, o, i, plan["seeds"])) for o, i in jobs), default=0)
+    fewer = False
     for opt, iters in jobs:
         runs = _runs(units, b, s, opt, iters, plan["seeds"])
-        final_unit = next((u for u in work_list(plan) if u.id == f"final-{b}-{s}-i{iters}"), None)
-        final = units[final_unit.id]["summary"] if final_unit and is_done(final_unit, units.get(final_unit.id)) else None
         if not runs:
             lines.append(f"| {opt} | {iters} | 0 of {plan['seeds']} | not run yet | | | | | | | | |")
             continue
-        if final and opt in final["optimizers"]:
-            stats = _stats(final["optimizers"][opt], final["optimizers"][opt]["runs"])
+        scores, n, provisional = row_scores(units, plan, b, s, opt, iters)
+        stats = _stats(scores, n)
+        if not provisional:
+            final = units[f"final-{b}-{s}-i{iters}"]["summary"]
             top = max((x["final_throughput"] or 0.0 for x in final["runs"] if x["optimizer"] == opt), default=0.0)
             how = "final measurement (together with the expert)"
         else:  # provisional: each run's own best against the comparison's first expert measurement
-            scores = [(r["best_throughput"] or 0.0) / r["reference_first"] for r in runs]
-            stats = _stats({"mean": statistics.fmean(scores), "std": statistics.pstdev(scores), "worst": min(scores),
-                            "median": statistics.median(scores), "best": max(scores)}, len(runs))
             top = max(r["best_throughput"] or 0.0 for r in runs)
             divisors = ", ".join(sorted({_fmt(r["reference_first"]) for r in runs}))
-            how = (f"provisional: the run's own measurements / the expert's first ({divisors} {unit}); the best "
-                   f"against the reference unit's expert: {_marked(top / expert, noise)}")
+            # the sentence above the tables says what a provisional score is; the cell gives only its figures
+            how = (f"provisional, / {divisors} {unit}; best / reference unit's expert: "
+                   f"{_marked(top / expert, noise)}")
         versus = _marked(top / default, noise) if default else "n/a: default failed"
         evals = sum(len(r["records"]) for r in runs)
         failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
         walls = ", ".join(f"{r['wall_s_tuning'] / 60:.1f}" for r in runs)
-        lines.append(f"| {opt} | {iters} | {len(runs)} of {plan['seeds']} | {stats} | {versus} | "
-                     f"{failed / evals:.0%} of {evals} | {walls} min | {how} |")
+        anew = [new_measurements(results, r) for r in runs]
+        if all(a is not None for a in anew) and any(len(a) < len(r["records"]) for a, r in zip(anew, runs)):
+            counts = [str(len(a)) if len(a) == len(r["records"]) else f"{len(a)} of {len(r['records'])}"
+                      for a, r in zip(anew, runs)]
+            walls += f" min (measured anew: {', '.join(counts)})"
+        else:
+            walls += " min"
+        count = f"{len(runs)} of {plan['seeds']}"
+        if len(runs) < most:
+            count, fewer = f"**{count}** †", True
+        lines.append(f"| {opt} | {iters} | {count} | {stats} | {versus} | "
+                     f"{failed / evals:.0%} of {evals} | {walls} | {how} |")
         for r in runs:
             if r["best_throughput"] and (best_run is None or r["best_throughput"] / r["reference_first"]
                                          > best_run["best_throughput"] / best_run["reference_first"]):
                 best_run = r
     for opt, why in skipped.items():
         lines.append(f"| {opt} | {plan['iters']} | skipped: {why} | | | | | | | | | |")
+    if fewer:
+        lines += ["", "† fewer runs than another row of this table: its mean is the mean of fewer runs (of one run, "
+                  "that run's score), not comparable with a mean of more."]
+    if expert:
+        lines += ["", noise_note(units, results, b, s)]
     missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and not is_done(u, units.get(u.id))]
     if expert_failed(units, b, s):
         lines += ["", "The expert mapper failed at this size, so nothing can be normalised to it: its tuning units are "
@@ -936,13 +1103,64 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
 
 
 def describe_change(expert: str, best: str) -> list[str]:
-    """The statements the best program adds and removes against the expert (normalised text, comments out)."""
+    """The best program against the expert as a unified diff (normalised text, comments out): the statements it
+    adds (`+`) and removes (`-`), with two unchanged lines of context (` `) around each change and `@@` where
+    unchanged lines are left out, so that a changed function's unchanged closing brace still shows."""
     from mapperopt.optimizer.base import normalize_dsl
 
     # blank lines (where the formatter separates groups, or a comment was) are no statement
     a, b = ([line for line in normalize_dsl(text).splitlines() if line.strip()] for text in (expert, best))
-    return [line for line in difflib.unified_diff(a, b, lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    # a hunk's line numbers count normalised lines, which the reader does not see: `@@` alone marks a gap
+    return ["@@" if line.startswith("@@") else line for line in difflib.unified_diff(a, b, lineterm="", n=2)
+            if not line.startswith(("+++", "---"))]
+
+
+_ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "vs.", "etc.", "approx.", "no.", "Fig.")
+
+
+def readable(text: str, limit: int = 1200) -> str:
+    """A hand-written note with its long paragraphs split into several, its words unchanged: a paragraph longer
+    than `limit` characters is cut before each sentence that opens with a bold phrase (`. **Circuit** ...`), then,
+    where a piece is still longer, at sentence ends outside brackets and code, into pieces of about `limit` / 2 or
+    more. A list item's further paragraphs are indented under it (Markdown's continuation); tables, headings, code
+    and text of several lines stay whole."""
+    out = []
+    for para in text.split("\n\n"):
+        lines = para.split("\n")
+        if len(lines) > 1 and all(line.startswith("- ") for line in lines):  # a list, an item a line
+            out.append("\n".join(readable(line, limit) for line in lines))
+            continue
+        item = para.startswith("- ")
+        if len(para) <= limit or len(lines) > 1 or para.lstrip().startswith(("* ", "|", "#", "```", "    ", ">")) \
+                or (para.startswith("-") and not item):
+            out.append(para)
+            continue
+        pieces = []
+        for piece in re.split(r"(?<=[.:;]) (?=\*\*)", para):
+            if pieces and len(pieces[-1]) < 120:  # a short lead-in ("Reading the table.") stays with what follows
+                piece = f"{pieces.pop()} {piece}"
+            pieces += _sentences_joined(piece, limit) if len(piece) > limit else [piece]
+        out.append("\n\n".join(pieces if not item else [pieces[0], *("  " + p for p in pieces[1:])]))
+    return "\n\n".join(out)
+
+
+def _sentences_joined(text: str, limit: int) -> list[str]:
+    """`text` cut at sentence ends outside brackets and backticks into pieces of at least `limit` / 2 characters."""
+    cuts, depth, code, start = [], 0, False, 0
+    for i, c in enumerate(text):
+        if c == "`":
+            code = not code
+        elif not code and c in "([":
+            depth += 1
+        elif not code and c in ")]":
+            depth = max(depth - 1, 0)
+        elif (c == " " and not code and depth == 0 and text[i - 1] == "." and i + 1 < len(text)
+              and text[i + 1].isupper() and not text[:i].endswith(_ABBREVIATIONS) and i - start >= limit // 2
+              and len(text) - i >= limit // 4):
+            cuts.append(i)
+            start = i + 1
+    bounds = [0, *(c + 1 for c in cuts)]
+    return [text[a:b].rstrip() for a, b in zip(bounds, [*cuts, len(text)])]
 
 
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
@@ -984,32 +1202,47 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              + ("; the notes (the status, the findings and the text under the tables and in the sections on "
                 "changes and calls) are written by hand from them" if notes else "")
              + "; how to reproduce or continue it, and the device calls that ran it: "
-             "[How it was run](#how-it-was-run). "
+             "[How it was run](#how-it-was-run).", "",
              f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}. "
              "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
              "between two executions of one mapper at its benchmark and size in one session (the reference unit's "
              "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
              "measured in another session, possibly with another runtime): it is no difference between the "
-             "mappers. A range is within noise only as a whole.", ""]
+             "mappers. A range is within noise only as a whole. An unmarked ratio is not shown to differ from 1: "
+             "the threshold is the spread within one session (often a range of two executions, said under each "
+             "table), while a provisional score divides by an execution of the expert from another session, which "
+             "differed by up to 8 % (each table's header gives it); where no mapper was executed twice the ratios "
+             "say \"noise not measured\".", ""]
+    # the commands run from the repository root (the page's "How it was run"), where docs/ is
+    lines += summary_table(units, plan, os.path.relpath("docs/tuning.md", out.parent))
+    contents_at = len(lines)  # the sections' list goes here once they are all written
     if notes.get("summary"):
-        lines += [notes["summary"], ""]
+        lines += [readable(notes["summary"]), ""]
     lines += _limits_section(units, plan, results, out)
     if notes.get("limits"):
-        lines += [notes["limits"], ""]
+        lines += [readable(notes["limits"]), ""]
     lines += ["## Tuning: best throughput normalised to the expert mapper", "",
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
               f"iterations; `mapperopt compare`'s protocol ({_per_evaluation(plan.get('executions', EXECUTIONS))}; "
               "a timeout at 5x the run's best execution, or the expert's "
-              "before a success, is final). "
+              "before a success, is final).", "",
               "Scores: mean, population std, worst, median and best of the runs' best / expert (of two runs, worst "
               "and best are the range and std and median n/a); a failed run counts 0; best / Legion default: the "
               "highest throughput of the runs over Legion's default mapper's in the "
-              "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper); "
-              "tuning time per run: the wall time of its iterations summed over every device call that ran them "
-              "(a saved unit's `wall_s` is only its last call's). "
+              "reference unit (another execution; about 1.00 where the best found is as fast as the default mapper). "
               "Until a benchmark's `final` unit has measured every run's best together with the expert, the "
-              "scores are provisional (each run's own measurement / the expert's first measurement).", ""]
+              "scores are provisional (each run's own measurement / the expert's first measurement in the "
+              "comparison, the figure the last column gives, with the best over the reference unit's expert beside "
+              "it).", "",
+              "Tuning time per run: the wall time of its iterations summed over every device call that ran them "
+              "(a saved unit's `wall_s` is only its last call's); where some of a run's iterations re-read a "
+              "program's outcome that another run of the comparison measured before (each program is measured once "
+              "per comparison; the comparison's `evaluations/<key>.json` names the run and iteration that measured "
+              "it), they took 0.02-0.2 s each, and the cell says how many of each run's iterations were measured "
+              "anew. Every seed's random start is shared by the optimizers: its cost (a 30-50 s timeout where the "
+              "start times out) falls on whichever optimizer runs it first (guided, in the work list's order), and "
+              "the others re-read it.", ""]
     if plan.get("excluded"):
         lines += [_excluded(plan), ""]
     best_runs = {}
@@ -1058,15 +1291,17 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                    + ("" if default else " (Legion's default mapper failed at this size)")
                    + (f"; each within the {noise * 100:.1f} % two executions of one mapper differ by here: not a "
                       "difference" if all(within.values()) else ""))
-        lines += [f"### {b}, size `{s}`: {heading}", "",
+        lines += [f"### {b}, size `{s}`: best mapper found", "", f"{heading}.", "",
                   f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']}: {_fmt(r['best_throughput'])} "
                   f"{unit} (the run's own measurement) / {_fmt(r['reference_first'])} {unit} (the expert's first in "
                   "the comparison).", "",
-                  notes.get(b) or notes.get(f"{b}-{s}") or "(no sentence written yet: the lines below are the change)",
+                  readable(notes.get(b) or notes.get(f"{b}-{s}")
+                           or "(no sentence written yet: the lines below are the change)"),
                   "", "The best mapper:", "", "```", *r["best_dsl"].rstrip().splitlines(), "```", "",
-                  "Against the expert (`-` expert only, `+` best only):", "", "```", *change, "```", ""]
+                  "Against the expert (a unified diff: `-` expert only, `+` best only, a leading space unchanged; "
+                  "`@@` where unchanged lines are left out):", "", "```", *change, "```", ""]
     if notes.get("history"):
-        lines += ["## Changes during the evaluation", "", notes["history"], ""]
+        lines += ["## Changes during the evaluation", "", readable(notes["history"]), ""]
     lines += ["## How it was run", "",
               "On a machine of your own with an NVIDIA Hopper GPU (H100, H200: the ceilings' programs are built for "
               "sm_90), the CUDA toolkit's nvcc and cuBLAS (`mapperopt doctor` says whether both are found), g++, "
@@ -1093,7 +1328,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("log"):
-        lines += [notes["log"], ""]
+        lines += [readable(notes["log"]), ""]
     lines += _calls_section(results)
     missing = [u for u in todo if u not in done]
     if any(u.kind in ("tune", "final") for u in missing):
@@ -1110,6 +1345,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                          f"{shown}`)")
     else:
         lines.append("Nothing: the work list is complete.")
+    sections = [line[3:] for line in lines[contents_at:] if line.startswith("## ")]
+    lines[contents_at:contents_at] = ["Contents: " + " · ".join(f"[{t}](#{anchor(t)})" for t in sections), ""]
     text = "\n".join(lines) + "\n"
     out.write_text(text)
     return text
@@ -1157,20 +1394,78 @@ def _calls_section(results: Path) -> list[str]:
             "finished | exit status |", "|---|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
-def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None:
-    """compare.png's plot of the (b, s) tuning runs (normalised best-so-far per iteration), or None without runs."""
-    from mapperopt.optimizer.compare import plot_compare
+def anchor(heading: str) -> str:
+    """The link target GitHub gives a Markdown heading: lower case, punctuation out but hyphens and underscores,
+    spaces to hyphens ("Tuning: best throughput" -> "tuning-best-throughput")."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+MARKERS = ("o", "s", "^", "v", "D", "P")
+
+
+def tuning_figure(units: dict, plan: dict, b: str, s: str):
+    """compare.png's figure of the (b, s) tuning runs (normalised best-so-far per iteration), or None without runs;
+    with Legion's default mapper dashed where it ran (over the curves' divisor: the comparison's first execution of
+    the expert where every run has that one, else the reference unit's expert), "provisional" in the title until
+    the final unit measured the runs, one marker shape per optimizer, and a curve identical to one drawn before it
+    raised by a hundredth of the axis per copy (said in its legend), so that lines lying on one another all show."""
+    from mapperopt.optimizer.compare import compare_figure
+    from mapperopt.optimizer.store import clear_of_data
 
     optimizers, _ = usable_optimizers(plan)
-    curves = {}
+    curves, firsts = {}, set()
     for opt in optimizers:
         runs = _runs(units, b, s, opt, plan["iters"], plan["seeds"])
         if runs:
             curves[opt] = [[x["best_throughput"] / r["reference_first"] for x in r["records"]] for r in runs]
+            firsts |= {r["reference_first"] for r in runs}
     if not curves:
         return None
+    fig = compare_figure({"curves": curves, "bench": f"{b} ({s})", "reference": "expert"})
+    ax = fig.axes[0]
+    mappers = units.get(f"base-{b}-{s}", {}).get("mappers", {})
+    default, expert = _estimate(mappers.get("default", {})), _estimate(mappers.get("expert", {}))
+    if default:
+        divisor, over = ((min(firsts), "the runs' divisor") if len(firsts) == 1 else
+                         (expert, "the reference unit's expert"))
+        if divisor:
+            ax.axhline(default / divisor, color="black", linestyle="--", linewidth=1,
+                       label=f"Legion's default mapper ({default / divisor:.2f}, over {over})")
+    elif mappers.get("default"):
+        ax.plot([], [], " ", label="Legion's default mapper: failed at this size")
+    drawn = [line for line in ax.get_lines() if " (mean of " in line.get_label()]
+    seen: list[tuple[str, list]] = []
+    step = 0.025 * max(ax.dataLim.y1, 1.0)
+    for i, line in enumerate(drawn):
+        line.set_marker(MARKERS[i % len(MARKERS)])
+        line.set_markersize(5)
+        y = list(line.get_ydata())
+        same = [name for name, other in seen if other == y]
+        seen.append((line.get_label().split(" (")[0], y))
+        if same:
+            line.set_ydata([v + len(same) * step for v in y])
+            line.set_label(f"{line.get_label()}: the same curve as {same[0]}, drawn {len(same) * step:.2g} higher")
+    provisional = any(row_scores(units, plan, b, s, o, plan["iters"])[2] for o in curves)
+    ax.set_title(f"{b} ({s}): best so far / the expert's first execution in the comparison (band: min to max)"
+                 + ("\nprovisional: single executions, not yet measured together with the expert" if provisional
+                    else ""), fontsize="small")
+    clear_of_data(ax)
+    low, high = ax.get_ylim()
+    ax.set_ylim(-0.04 * high, high)  # a curve at 0 shows above the axis, not on it
+    fig.tight_layout()
+    return fig
+
+
+def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None:
+    """`tuning_figure` as `<results>/<b>-<s>.png`, or None without runs."""
+    fig = tuning_figure(units, plan, b, s)
+    if fig is None:
+        return None
+    import matplotlib.pyplot as plt
+
     path = results / f"{b}-{s}.png"
-    plot_compare({"curves": curves, "bench": f"{b} ({s})", "reference": "expert"}, path)
+    fig.savefig(path)
+    plt.close(fig)
     return path
 
 

@@ -80,7 +80,7 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert "provisional" in row and "of 1 |" in row  # the failed share of its one evaluation
     # the divisor of a provisional score is shown, so the reader can recompute it, in GFLOP/s (the app prints GFLOPS)
     assert base["expert"]["unit"] == "GFLOPS" and "GFLOPS" not in text
-    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} GFLOP/s)" in row, row
+    assert f"provisional, / {evaluate._fmt(tune['reference_first'])} GFLOP/s;" in row, row
     # one run of two: its score is the mean and the best; a spread, a worst and a median of one value are not figures
     score = f"{(tune['best_throughput'] or 0.0) / tune['reference_first']:.2f}"
     assert f"| 1 of 2 | {score} | n/a | n/a | n/a | {score} |" in row, row
@@ -96,7 +96,7 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(failed))
     row = next(line for line in write_report(results, tmp_path / "failed.md", shown=Path("reports/x")).splitlines()
                if line.startswith("| random | 1 | 1 of 2 |"))
-    assert f"the expert's first ({evaluate._fmt(tune['reference_first'])} GFLOP/s)" in row, row
+    assert f"provisional, / {evaluate._fmt(tune['reference_first'])} GFLOP/s;" in row, row
     (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(tune))
     assert "- `tune-stencil-ci-random-i1-s1`" in text and "- `final-stencil-ci-i1`" in text  # stale final
     assert "python3 benchmarks/gpu/evaluate.py run --results reports/x" in text
@@ -127,11 +127,12 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
 def test_the_change_against_the_expert_lists_added_and_removed_statements():
     expert = "# the expert\nTask * GPU,CPU;\nRegion * * GPU FBMEM;\nRegion * rp_shared GPU ZCMEM;\n"
     best = "Task * GPU,CPU;\nRegion * * GPU FBMEM;\nLayout * * * SOA F_order;\n"
-    assert evaluate.describe_change(expert, best) == ["-Region * rp_shared GPU ZCMEM;", "+Layout * * * SOA F_order;"]
+    assert evaluate.describe_change(expert, best) == ["@@", " Task * GPU,CPU;", " Region * * GPU FBMEM;",
+                                                      "-Region * rp_shared GPU ZCMEM;", "+Layout * * * SOA F_order;"]
     # a comment between statements leaves a blank line in the normalised text (configs/circuit.dsl's second line):
     # not a statement, so no empty `-` line
-    assert evaluate.describe_change("Task * GPU,CPU;\n# why\nRegion * * GPU FBMEM;\n", best) == [
-        "+Layout * * * SOA F_order;"]
+    assert [line for line in evaluate.describe_change("Task * GPU,CPU;\n# why\nRegion * * GPU FBMEM;\n", best)
+            if line[:1] in "+-"] == ["+Layout * * * SOA F_order;"]
 
 
 def test_no_tuning_where_the_expert_failed(tmp_path):
@@ -209,8 +210,8 @@ def test_the_report_states_its_bases(tmp_path):
 
     # the best found against Legion's default mapper first, then against the expert (which may be the weaker one)
     # and against the expert measured with the same runtime (the reference unit's), then its comparison's first
-    assert ("### stencil, size `ci`: 1.50x Legion's default mapper (its reference unit's 80 GFLOP/s), 1.20x the "
-            "expert in its reference unit (1.26x its first execution in the comparison)\n") in text
+    assert ("### stencil, size `ci`: best mapper found\n\n1.50x Legion's default mapper (its reference unit's 80 GFLOP/s), 1.20x the "
+            "expert in its reference unit (1.26x its first execution in the comparison).\n") in text
     # the stencil's bytes per flop, from the two figures its execution printed
     assert "printed BANDWIDTH = 210 GB/s (2.10 bytes per flop)" in text
     # the provisional divisor is another single execution of the expert: how far it is from the reference unit's
@@ -221,7 +222,7 @@ def test_the_report_states_its_bases(tmp_path):
     # the time per run is the tuning's, over all its calls (30,000 s), not the unit's last call (its wall_s, 20,000 s)
     assert "| tuning time per run (all calls) |" in text and "| 1 of 2 | 1.26 | n/a |" in text
     assert "| 500.0 min | provisional" in text
-    assert "tuning time per run: the wall time of its iterations summed over every device call" in text
+    assert "Tuning time per run: the wall time of its iterations summed over every device call" in text
     # the header tells the computed figures from the hand-written notes
     assert "computed by `benchmarks/gpu/evaluate.py`" in text and "written by hand" in text
     assert "Every figure below" not in text
@@ -372,21 +373,21 @@ def test_a_ratio_within_the_measured_spread_is_marked_and_given_against_the_same
     text = write_report(results, tmp_path / "report.md", notes={})
     # over each execution of the default mapper (95 and 99: 1.06x and 1.02x)
     # 1.06x is beyond the 4.2 %: the range is not within as a whole, the expert's ratio is
-    assert ("### stencil, size `ci`: 1.02-1.06x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
+    assert ("### stencil, size `ci`: best mapper found\n\n1.02-1.06x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
             "executions here 95-99), 1.01x the expert in its reference unit (within the 4.2 % two executions of one "
-            "mapper differ by here) (1.05x its first execution in the comparison)\n") in text, text
+            "mapper differ by here) (1.05x its first execution in the comparison).\n") in text, text
     # the default mapper's row: also measured together with the expert
     assert ("| Legion default mapper | - | 1 | 1.03 | | | | | 1.00 | | | the expert's first (96 GFLOP/s), as every row "
             "here; measured together with the expert: 0.99 (within noise) |") in text, text
     # the best found over the default mapper in the table, and the run's best over the reference unit's expert
     assert "| 1.02 (within noise) | 0% of 10 |" in text, text
-    assert "the best against the reference unit's expert: 1.01 (within noise)" in text, text
+    assert "provisional, / 96 GFLOP/s; best / reference unit's expert: 1.01 (within noise)" in text, text
     # a ratio beyond the spread is not marked
     _tuned(results, 1, best=110.0, first=96.0)
     text = write_report(results, tmp_path / "report.md", notes={})
-    assert ("### stencil, size `ci`: 1.11-1.16x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
+    assert ("### stencil, size `ci`: best mapper found\n\n1.11-1.16x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
             "executions here 95-99), 1.10x the "
-            "expert in its reference unit (1.15x its first execution in the comparison)\n") in text, text
+            "expert in its reference unit (1.15x its first execution in the comparison).\n") in text, text
     header = text[:text.index("## Physical limits")]
     assert "within noise" in header and "units/repeats" in header
 
@@ -402,9 +403,9 @@ def test_the_spread_leaves_out_the_comparisons_first_execution_and_a_range_is_ju
     _tuned(results, 0, best=103.0, first=80.0)
     assert evaluate.spread(load_units(results), results, "stencil", "ci") == pytest.approx(99 / 95 - 1)
     text = write_report(results, tmp_path / "report.md", notes={})
-    assert ("### stencil, size `ci`: 1.04-1.08x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
+    assert ("### stencil, size `ci`: best mapper found\n\n1.04-1.08x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
             "executions here 95-99), 1.03x the expert in its reference unit (within the 4.2 % two executions of one "
-            "mapper differ by here) (1.29x its first execution in the comparison)\n") in text, text
+            "mapper differ by here) (1.29x its first execution in the comparison).\n") in text, text
     header = text[:text.index("## Physical limits")]
     assert "not the expert's first execution in a tuning comparison" in header, header
 
@@ -474,3 +475,132 @@ def test_a_tight_size_has_no_bandwidth_target(tmp_path):
     assert "| stencil | gpu | expert | 200 GB/s | 50.0% of the copy bandwidth 400 GB/s | target >= 80 % |" in text, text
     assert ("| stencil | tight | expert | 200 GB/s | 50.0% of the copy bandwidth 400 GB/s | no target: what does not "
             "fit in the framebuffer is read over the host link |") in text, text
+
+
+def _tuned_as(results: Path, opt: str, seed: int, best: float, first: float, walls: list[float]) -> None:
+    records = [{"iter": i, "status": "ok", "throughput": best, "best_throughput": best, "wall_s": w}
+               for i, w in enumerate(walls, 1)]
+    _saved(results, f"tune-stencil-ci-{opt}-i10-s{seed}", kind="tune", bench="stencil", size="ci", optimizer=opt,
+           iters=10, seed=seed, reference_first=first, throughput_unit="GFLOPS", best_throughput=best, best_iter=4,
+           best_dsl="Task * GPU,CPU;\n", wall_s=sum(walls), wall_s_tuning=sum(walls), records=records,
+           folder="work/stencil/compare-x")
+
+
+def test_a_summary_table_comes_before_the_notes(tmp_path):
+    """A newcomer met ~3,000 words of notes before the first table: a short table per benchmark and size comes
+    first, with the ceiling shares, guided's and the baselines' best against the expert, seeds done and whether the
+    scores are provisional."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[90.0])
+    _tuned_as(results, "guided", 0, best=110.0, first=100.0, walls=[30.0] * 10)
+    _tuned_as(results, "random", 0, best=80.0, first=100.0, walls=[30.0] * 10)
+    _tuned_as(results, "random", 1, best=50.0, first=100.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={"summary": "STATUS-TEXT"})
+    assert text.index("## Summary") < text.index("STATUS-TEXT"), text
+    summary = text[text.index("## Summary"):text.index("STATUS-TEXT")]
+    assert ("| stencil | `ci` | - | - | 0.90 | 1.10 | 0.80 (random) | 1-2 of 2 | provisional |") in summary, summary
+    # a list of the sections, linked, after the summary
+    assert ("Contents: [Physical limits](#physical-limits) · [Tuning: best throughput normalised to the expert "
+            "mapper](#tuning-best-throughput-normalised-to-the-expert-mapper) · ") in text, text
+    assert evaluate.anchor("Device time of what is left") == "device-time-of-what-is-left"
+    # the best-mapper headings are short: the ratios are the line under them
+    assert "### stencil, size `ci`: best mapper found\n\n1.22x Legion's default mapper" in text, text
+
+
+def test_ratios_say_where_noise_was_not_measured_and_what_the_threshold_is(tmp_path):
+    """With no repeat, a ratio was left unmarked, read as a difference; a threshold of two executions is a range
+    of two samples, said."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    _tuned(results, 0, best=101.0, first=96.0)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "| 1.06 (noise not measured) |" in text, text
+    assert "Noise: not measured here (no mapper executed twice in one session)" in text, text
+    header = text[:text.index("## Physical limits")]
+    assert "An unmarked ratio is not shown to differ from 1" in header, header
+    _repeated(results)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert evaluate.noise_note(load_units(results), results, "stencil", "ci").startswith("Noise: 4.2 %")
+    assert ("Noise: 4.2 %, the range of 2 executions of Legion's default mapper in one session (a range of two "
+            "samples: a rough figure)") in text, text
+
+
+def test_the_tuning_time_tells_new_measurements_from_re_read_ones(tmp_path):
+    """A run that re-reads programs another run of the comparison measured (seed 1 of guided on the GEMMs, each
+    baseline's shared start) took 0.02-0.2 s for them: the time column counts what was measured anew, from the
+    comparison's evaluations/ (each names the run and iteration that measured it)."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    _tuned_as(results, "guided", 0, best=101.0, first=96.0, walls=[30.0] * 10)
+    _tuned_as(results, "guided", 1, best=101.0, first=96.0, walls=[30.0, *[0.05] * 9])
+    _tuned_as(results, "random", 0, best=99.0, first=96.0, walls=[0.1, *[30.0] * 9])
+    stored = results / "work" / "stencil" / "compare-x" / "evaluations"
+    stored.mkdir(parents=True)
+    measured = [f"guided-1/iter-{i:03d}" for i in range(1, 11)] + ["guided-2/iter-001"] + [
+        f"work/stencil/compare-x/random-1/iter-{i:03d}" for i in range(2, 11)]  # the older form, results-relative
+    for n, where in enumerate(measured):
+        (stored / f"{n:016x}.json").write_text(json.dumps({"run_dir": where, "status": "ok"}))
+    assert evaluate.new_measurements(results, json.loads(
+        (results / "units" / "tune-stencil-ci-guided-i10-s1.json").read_text())) == {1}
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "| 5.0, 0.5 min (measured anew: 10, 1 of 10) |" in text, text
+    assert "| 4.5 min (measured anew: 9 of 10) |" in text, text
+    assert "falls on whichever optimizer runs it first" in text, text
+
+
+def test_a_row_of_fewer_runs_is_marked(tmp_path):
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    _tuned_as(results, "guided", 0, best=101.0, first=96.0, walls=[30.0] * 10)
+    _tuned_as(results, "guided", 1, best=101.0, first=96.0, walls=[30.0] * 10)
+    _tuned_as(results, "random", 0, best=99.0, first=96.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "| random | 10 | **1 of 2** † | 1.03 |" in text, text
+    assert "| guided | 10 | 2 of 2 | 1.05 |" in text, text
+    assert "† fewer runs than another row of this table" in text, text
+
+
+def test_the_change_against_the_expert_keeps_context_lines():
+    expert = "Task * GPU,CPU;\ndef f(Task task) {\n    return m[0];\n}\nRegion * * GPU FBMEM;\n"
+    best = "Task * GPU,CPU;\ndef g(Task task) {\n    return m[0];\n}\nRegion * * GPU FBMEM;\n"
+    lines = evaluate.describe_change(expert, best)
+    assert "-def f(Task task) {" in lines and "+def g(Task task) {" in lines and " }" in lines, lines
+
+
+def test_long_notes_are_split_into_paragraphs_without_changing_their_text():
+    long = "Reading. **A** " + "x y. " * 200 + "**B** " + "Word (e.g. Stencil) here. " * 80
+    out = evaluate.readable(long)
+    assert "\n\n**B**" in out and " ".join(out.split()) == " ".join(long.split())
+    assert all(len(p) <= 1600 for p in out.split("\n\n")), [len(p) for p in out.split("\n\n")]
+    assert "(e.g.\n\nStencil)" not in out and "e.g.\n\n" not in out
+    # a list item's further paragraphs are indented under it
+    item = "- **item** " + "A b. " * 400
+    out = evaluate.readable(item)
+    # a short lead-in stays with the paragraph it opens
+    assert evaluate.readable("Reading the table. **A** " + "A b. " * 300).startswith("Reading the table. **A** A b.")
+    assert out.startswith("- **item**") and "\n\n  A b." in out and " ".join(out.split()) == " ".join(item.split())
+
+
+def test_the_plot_draws_the_default_mapper_and_says_provisional(tmp_path):
+    results = tmp_path / "eval"
+    plan = _reference_folder(results, 1, expert=[100.0], default=[90.0])
+    _tuned_as(results, "guided", 0, best=110.0, first=100.0, walls=[30.0] * 10)
+    records = [{"iter": i, "status": "failed", "throughput": None, "best_throughput": 0.0, "wall_s": 1.0}
+               for i in range(1, 11)]
+    _saved(results, "tune-stencil-ci-random-i10-s0", kind="tune", bench="stencil", size="ci", optimizer="random",
+           iters=10, seed=0, reference_first=100.0, best_throughput=None, best_iter=None, best_dsl=None,
+           wall_s=10.0, wall_s_tuning=10.0, records=records)
+    fig = evaluate.tuning_figure(load_units(results), plan, "stencil", "ci")
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert any(label.startswith("Legion's default mapper") for label in labels), labels
+    assert "provisional" in ax.get_title()
+    default = next(line for line in ax.get_lines() if line.get_label().startswith("Legion's default mapper"))
+    assert default.get_ydata()[0] == pytest.approx(0.9) and default.get_linestyle() == "--"
+
+
+def test_the_limits_plot_names_its_card_and_why_pennant_is_missing():
+    fig = evaluate.shares_figure([("stencil gpu expert", 0.89, True)], "H100", pennant=True)
+    ax = fig.axes[0]
+    assert "H100" in ax.get_title()
+    assert "Pennant is not drawn: it has no ceiling" in ax.get_xlabel()
