@@ -153,17 +153,8 @@ def card_label(name: str | None) -> str:
 
 
 def load_plan(results: Path) -> dict:
-    """The plan stored in `results` (plan.json), with the defaults of options added since it was written. A plan
-    written before it kept `excluded` named every optimizer of compare's in `optimizers`, and those that need a
-    language model ran only where an endpoint was configured, which no GPU machine of the evaluation had: they are
-    its exclusions, so that its work list stays the one its units were run from."""
-    from mapperopt.optimizer.base import optimizer_spec
-
+    """The plan stored in `results` (plan.json), with the defaults of options added since it was written."""
     stored = json.loads((results / "plan.json").read_text())
-    if "optimizers" in stored and "excluded" not in stored:
-        model = [o for o in stored["optimizers"] if optimizer_spec(o).needs_model]
-        stored = {**stored, "optimizers": [o for o in stored["optimizers"] if o not in model],
-                  "excluded": {o: NO_ENDPOINT for o in model}}
     return _named_is_planned({**default_plan(), **stored})
 
 

@@ -44,7 +44,7 @@ def test_a_committed_folder_resumes_and_reports_the_same_with_or_without_an_endp
         assert evaluate.main(["list", "--results", str(results)]) == 0
         text = write_report(results, tmp_path / page, shown=Path(folder))
         seen[configured] = ([u.id for u in units], capsys.readouterr().out, text)
-        # the plan stored before it kept its exclusions: the optimizers that need a model are left out, as they were
+        # the stored plan excludes the optimizers that need a model: the list its units were run from
         assert len(units) == 339 and not any("trace" in u.id for u in units)
         assert not any("trace" in n for u in units for n in u.needs)
     assert seen[False] == seen[True]
