@@ -1494,12 +1494,23 @@ class _Checker:
             return
         names = quoted_names([t.name for t in never])
         what = _without_variant(s, infos, never, proc, "FBMEM is a GPU's memory, and " if kind.name == "FBMEM" else "")
-        if kind.name == "FBMEM":
-            hint = f"drop it, or name a memory {names} can use, e.g. SYSMEM"
+        kinds = [k for k in never[0].variants if all(k in t.variants for t in never)]
+        # The statement for those tasks on a kind they have a variant for (a memory of the list that kind reaches:
+        # `Region check * CPU FBMEM;` would be E222), written out, so that the hint applied checks clean.
+        instead = _for_kind(s, never, kinds[0]) if kinds else None
+        if len(never) < len(infos):
+            kept = A.TaskSel(tuple(i for i in s.tasks.names if i.name not in {t.name for t in never}))
+            hint = f"take {names} out of it: `{format_statement(dataclasses.replace(s, tasks=kept))}`"
+            if instead is not None:
+                hint += f"; for {names}, write one for a kind {'it has' if len(never) == 1 else 'they have'} a " \
+                        f"variant for, e.g. `{instead}`"
+        elif kind.name == "FBMEM":
+            hint = f"drop it, or name a memory {names} can use: `{instead}`"
+        elif instead is not None:
+            hint = f"drop it, or write it for a kind {names} {'has' if len(never) == 1 else 'have'} a variant for: " \
+                   f"`{instead}`"
         else:
-            kinds = [k for k in never[0].variants if all(k in t.variants for t in never)]
-            hint = (f"drop it, or write it for a kind {names} {'has' if len(never) == 1 else 'have'} a variant "
-                    f"for: {', '.join(kinds)}" if kinds else "drop it")
+            hint = "drop it"
         self.add("W305", what, s.loc, (hint,))
 
     def _app_limits(self):
@@ -2461,6 +2472,22 @@ _PRECEDENCE = {A.TaskStmt, A.IndexTaskMapStmt, A.SingleTaskMapStmt, A.RegionStmt
 
 def _key_text(key: tuple) -> str:
     return " ".join(key[1:])
+
+
+def _for_kind(s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, tasks, proc: str) -> str:
+    """Statement `s` for `tasks` alone on processor kind `proc` (a Layout statement for FBMEM: for SYSMEM), keeping
+    the memories of a Region statement's list that `proc` reaches (FBMEM only a GPU; none left: SYSMEM, or FBMEM
+    for a GPU)."""
+    sel = A.TaskSel(tuple(A.Ident(t.name) for t in tasks))
+    if isinstance(s, A.LayoutStmt):
+        target = A.Kind("SYSMEM" if s.target.name == "FBMEM" else proc)
+        return format_statement(dataclasses.replace(s, tasks=sel, target=target))
+    if isinstance(s, A.InstanceLimitStmt):
+        return format_statement(dataclasses.replace(s, tasks=sel, proc=A.Kind(proc)))
+    gpu = ("FBMEM", "ZCMEM", "VIRTUAL")
+    memories = tuple(k for k in s.memories if (k.name in gpu) == (proc == "GPU") or k.name in ("ZCMEM", "VIRTUAL"))
+    memories = memories or (A.Kind("FBMEM" if proc == "GPU" else "SYSMEM"),)
+    return format_statement(dataclasses.replace(s, tasks=sel, proc=A.Kind(proc), memories=memories))
 
 
 def _without_variant(s, infos, never, kind: str, why: str = "") -> str:

@@ -1,5 +1,6 @@
 """Checker: the examples are clean, and every error and warning class is reported with its message and location."""
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -1182,6 +1183,22 @@ def test_statement_for_a_kind_a_named_task_has_no_variant_for_never_applies(stmt
         d = only(src, "W305", stencil, machine)
         assert d.message == f"{stmt} has no effect: {what}", d.message
         assert at(d) == (2, 1) and d.hints[0].startswith("drop it"), d
+
+
+@pytest.mark.parametrize("stmt", ["Region check * GPU FBMEM;", "Region check * GPU FBMEM,ZCMEM;", "Region check * IO SYSMEM;",
+                                  "InstanceLimit check GPU 2;", "Layout check * GPU AOS;", "Layout check * FBMEM AOS;",
+                                  "Region check,stencil * GPU FBMEM;", "InstanceLimit stencil,check GPU 2;",
+                                  "Layout check,stencil * FBMEM SOA;"])
+def test_w305_hint_applied_checks_clean(stmt, stencil):
+    """W305's hint names the statements to write instead; pasted in place of the statement, they check clean (the
+    Region hint said "write it for a kind 'check' has a variant for: CPU", and `Region check * CPU FBMEM;` is E222)."""
+    src = f"Task * GPU,CPU;\n{stmt}\n"
+    d = only(src, "W305", stencil)
+    written = re.findall(r"`([^`]*)`", d.hints[0])
+    assert written, d.hints
+    fixed = src.replace(stmt, "\n".join(written))
+    for machine in (None, parse_machine_spec("1x4"), parse_machine_spec("1x2x2")):
+        assert diags(fixed, stencil, machine) == [], (d.hints, fixed, machine)
 
 
 def test_statement_for_a_kind_only_some_named_tasks_lack_says_which(stencil):
