@@ -216,7 +216,7 @@ def _rule(method):
         level = not flat and bool(inner)
         # Each level is marked at its token (an operator of a chain, a bracket, a unary minus, a call's name); each
         # node keeps the last mark, as read, on its deepest nesting, where E110 points: the level read past the
-        # limit (the innermost bracket of 101, the 101st operator of a chain), not the expression's start.
+        # limit (the innermost bracket, minus or call, a chain's 101st operator), not the expression's start.
         marks = [last for d, last in inner if d == below and last is not None]
         if level:
             at = next((t for t in present[1:] if isinstance(t, Token)), None) if not isinstance(first, Token) else None
