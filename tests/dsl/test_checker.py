@@ -1301,6 +1301,38 @@ def test_w320_hint_is_written_in_the_form_of_the_function(src, first, fixed, cir
     assert "W320" not in [x.code for x in diags(src.replace(first, done), app, machine)]
 
 
+@pytest.mark.parametrize("src,example,old,new", [
+    # After swap(0, 1) index 0 is the processor and index 1 the node: the hint indexes dimension 1 (it repeated the
+    # function's own `ms[task.ipoint[0] % ms.size[0], ...]`, and pasted in, the warning stayed).
+    ("Task * CPU;\nms = Machine(CPU).swap(0, 1);\n"
+     "def f(Task task) { return ms[task.ipoint[0] % ms.size[0], 0]; }\nIndexTaskMap calculate_new_currents f;\n",
+     "ms[..., task.ipoint[0] % ms.size[1]]", "ms.size[0], 0]", "ms.size[0], task.ipoint[0] % ms.size[1]]"),
+    # The three-operand form, the model passed swapped.
+    ("Task * CPU;\ndef g(IPoint p, ISpace s, MSpace m) { return (p[0] % m.size[0], 0); }\n"
+     "m2 = Machine(CPU).swap(0, 1);\nIndexTaskMap calculate_new_currents m2 g;\n",
+     "(..., p[0] % m.size[1])", "m.size[0], 0)", "m.size[0], p[0] % m.size[1])"),
+    # A model of three dimensions whose nodes are its last.
+    ("Task * CPU;\nm3 = Machine(CPU).split(1, 2).swap(0, 2);\n"
+     "def f(Task t) { return m3[t.ipoint[0] % m3.size[0], 0, 0]; }\nIndexTaskMap calculate_new_currents f;\n",
+     "m3[..., t.ipoint[0] % m3.size[2]]", "m3.size[0], 0, 0]", "m3.size[0], 0, t.ipoint[0] % m3.size[2]]"),
+])
+def test_w320_hint_indexes_the_models_dimension_of_nodes(src, example, old, new, circuit, with_domain):
+    """W320's example indexes the dimension of the model that runs over the nodes, which a transformed model may
+    have elsewhere than at 0; pasted in, the warning goes."""
+    app, machine = with_domain(circuit, (8,)), parse_machine_spec("2x0x4")
+    d = only(src, "W320", app, machine)
+    assert [h.split("`")[1] for h in d.hints] == [example], d.hints
+    assert "W320" not in [x.code for x in diags(src.replace(old, new), app, machine)]
+
+
+def test_w320_hint_offers_no_index_where_the_model_reaches_one_node(circuit, with_domain):
+    """A model sliced to one node: no index of it spreads the points, so the hint names none."""
+    src = ("Task * CPU;\nm1 = Machine(CPU).slice(0, 0, 0);\n"
+           "def f(Task task) { return m1[0, task.ipoint[0] % m1.size[1]]; }\nIndexTaskMap calculate_new_currents f;\n")
+    d = only(src, "W320", with_domain(circuit, (8,)), parse_machine_spec("2x0x4"))
+    assert "`" not in d.hints[0] and "'m1' reaches node 0 only" in d.hints[0], d.hints
+
+
 def test_w321_a_sharded_launch_whose_function_reads_the_parent(circuit, m14, m24):
     """Under control replication Legion's sharding of an index launch calls its IndexTaskMap function with no parent
     (the run stops with R406 where it reads task.parent), though check evaluates it with one: check warns where the
