@@ -1152,6 +1152,22 @@ def test_task_statement_for_a_kind_the_task_has_no_variant_for_never_applies(ste
     ("Layout calculate_new_currents SYSMEM rp_ghost SOA Align==64;",
      "Layout calculate_new_currents rp_ghost SYSMEM SOA Align==64;"),
     ("CollectMemory calculate_new_currents CPU rp_ghost;", "CollectMemory calculate_new_currents rp_ghost;"),
+    # The kind before the task of a Task statement; task lists; `*` after a leading kind; a kind before a
+    # CollectMemory's task.
+    ("Task CPU calculate_new_currents;", "Task calculate_new_currents CPU;"),
+    ("Task CPU *;", "Task * CPU;"),
+    ("Task GPU,CPU calculate_new_currents,distribute_charge;", "Task calculate_new_currents,distribute_charge GPU,CPU;"),
+    ("Region calculate_new_currents,distribute_charge GPU rp_ghost FBMEM,ZCMEM;",
+     "Region calculate_new_currents,distribute_charge rp_ghost GPU FBMEM,ZCMEM;"),
+    ("Region calculate_new_currents,distribute_charge SYSMEM rp_ghost CPU;",
+     "Region calculate_new_currents,distribute_charge rp_ghost CPU SYSMEM;"),
+    ("Region CPU calculate_new_currents,distribute_charge rp_ghost SYSMEM;",
+     "Region calculate_new_currents,distribute_charge rp_ghost CPU SYSMEM;"),
+    ("Layout GPU * rp_ghost AOS;", "Layout * rp_ghost GPU AOS;"),
+    ("Layout calculate_new_currents,distribute_charge CPU rp_ghost SOA;",
+     "Layout calculate_new_currents,distribute_charge rp_ghost CPU SOA;"),
+    ("CollectMemory CPU * rp_ghost;", "CollectMemory * rp_ghost;"),
+    ("CollectMemory CPU calculate_new_currents rp_ghost;", "CollectMemory calculate_new_currents rp_ghost;"),
 ])
 def test_e109_a_kind_out_of_place_gets_the_statement_in_order(src, fixed, circuit, m14):
     """A kind written before the region (memory and processor kinds swapped around it), before the task
@@ -1164,6 +1180,36 @@ def test_e109_a_kind_out_of_place_gets_the_statement_in_order(src, fixed, circui
     assert any(h.endswith(f"write {fixed}") for h in err.diagnostic.hints), err.diagnostic.hints
     for machine in (m14, parse_machine_spec("1x0x2")):
         assert diags(fixed, circuit, machine) == [], fixed
+
+
+def test_e109_row_of_dsl_reference_says_when_a_statement_is_written():
+    """Every statement dsl-reference's E109 row gives as getting a rewrite gets one ("write ..."), and the task-list
+    example gets none."""
+    row = next(line for line in (Path(__file__).parents[2] / "docs" / "dsl-reference.md").read_text().splitlines()
+               if line.startswith("| E109 |"))
+    rewritten, rest = row.split("writes the statement in order", 1)[1].split("A processor kind inside a task list")
+    for src in re.findall(r"`([^`]*;)`", rewritten):
+        with pytest.raises(DslSyntaxError) as info:
+            parse(src, "bad.dsl")
+        assert info.value.code == "E109" and any("write " in h for h in info.value.diagnostic.hints), (src, info.value)
+    for src in [x for x in re.findall(r"`([^`]*;)`", rest) if "," in x.split()[1]]:
+        with pytest.raises(DslSyntaxError) as info:
+            parse(src, "bad.dsl")
+        assert not any("write " in h for h in info.value.diagnostic.hints), (src, info.value)
+
+
+@pytest.mark.parametrize("src", ["IndexTaskMap calculate_new_currents,CPU f;\ndef f(Task t) { return 0; }",
+                                 "SingleTaskMap calculate_new_currents,GPU f;",
+                                 "Region calculate_new_currents,CPU rp_ghost SYSMEM;"])
+def test_e109_a_kind_after_a_name_in_a_task_list_says_what_a_task_list_holds(src):
+    """A kind after a task name in a task list: whether a kind selector or the task names were meant is not clear,
+    so no statement is written, but the hint says what each form is (it gave none)."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    err = info.value
+    assert err.code == "E109", str(err)
+    assert err.diagnostic.hints and "task list" in err.diagnostic.hints[0], err.diagnostic.hints
+    assert not any("write " in h for h in err.diagnostic.hints), err.diagnostic.hints
 
 
 @pytest.mark.parametrize("stmt,what", [
