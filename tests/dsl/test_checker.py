@@ -1156,7 +1156,8 @@ def test_task_statement_for_a_kind_the_task_has_no_variant_for_never_applies(ste
     # CollectMemory's task.
     ("Task CPU calculate_new_currents;", "Task calculate_new_currents CPU;"),
     ("Task CPU *;", "Task * CPU;"),
-    ("Task GPU,CPU calculate_new_currents,distribute_charge;", "Task calculate_new_currents,distribute_charge GPU,CPU;"),
+    ("Task GPU,CPU calculate_new_currents,distribute_charge;",
+     "Task calculate_new_currents,distribute_charge GPU,CPU;"),
     ("Region calculate_new_currents,distribute_charge GPU rp_ghost FBMEM,ZCMEM;",
      "Region calculate_new_currents,distribute_charge rp_ghost GPU FBMEM,ZCMEM;"),
     ("Region calculate_new_currents,distribute_charge SYSMEM rp_ghost CPU;",
@@ -1231,7 +1232,8 @@ def test_statement_for_a_kind_a_named_task_has_no_variant_for_never_applies(stmt
         assert at(d) == (2, 1) and d.hints[0].startswith("drop it"), d
 
 
-@pytest.mark.parametrize("stmt", ["Region check * GPU FBMEM;", "Region check * GPU FBMEM,ZCMEM;", "Region check * IO SYSMEM;",
+@pytest.mark.parametrize("stmt", ["Region check * GPU FBMEM;", "Region check * GPU FBMEM,ZCMEM;",
+                                  "Region check * IO SYSMEM;",
                                   "InstanceLimit check GPU 2;", "Layout check * GPU AOS;", "Layout check * FBMEM AOS;",
                                   "Region check,stencil * GPU FBMEM;", "InstanceLimit stencil,check GPU 2;",
                                   "Layout check,stencil * FBMEM SOA;"])
