@@ -24,7 +24,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement, meant, selector_name, tunable_value
-from mapperopt.dsl.machine import MAX_DIMS, Proc, ProcSet, fmt_tuple
+from mapperopt.dsl.machine import MAX_DIMS, MachineModel, Proc, ProcSet, fmt_tuple
 from mapperopt.dsl.parser import abridged
 from mapperopt.errors import MapperoptError, closest, extended
 
@@ -227,6 +227,7 @@ class _Checker:
     def __init__(self, program: A.Program, app: AppDescription | None, machine: MachineDescription | None,
                  stream: TextIO | None = None):
         self.program = program
+        self._placing: Evaluator | None = None  # the static evaluation of the points, once it ran
         self.stream = stream
         self.app = app
         self.machine = machine
@@ -1494,12 +1495,23 @@ class _Checker:
             return
         names = quoted_names([t.name for t in never])
         what = _without_variant(s, infos, never, proc, "FBMEM is a GPU's memory, and " if kind.name == "FBMEM" else "")
-        if kind.name == "FBMEM":
-            hint = f"drop it, or name a memory {names} can use, e.g. SYSMEM"
+        kinds = [k for k in never[0].variants if all(k in t.variants for t in never)]
+        # The statement for those tasks on a kind they have a variant for (a memory of the list that kind reaches:
+        # `Region check * CPU FBMEM;` would be E222), written out, so that the hint applied checks clean.
+        instead = _for_kind(s, never, kinds[0]) if kinds else None
+        if len(never) < len(infos):
+            kept = A.TaskSel(tuple(i for i in s.tasks.names if i.name not in {t.name for t in never}))
+            hint = f"take {names} out of it: `{format_statement(dataclasses.replace(s, tasks=kept))}`"
+            if instead is not None:
+                hint += f"; for {names}, write one for a kind {'it has' if len(never) == 1 else 'they have'} a " \
+                        f"variant for, e.g. `{instead}`"
+        elif kind.name == "FBMEM":
+            hint = f"drop it, or name a memory {names} can use: `{instead}`"
+        elif instead is not None:
+            hint = f"drop it, or write it for a kind {names} {'has' if len(never) == 1 else 'have'} a variant for: " \
+                   f"`{instead}`"
         else:
-            kinds = [k for k in never[0].variants if all(k in t.variants for t in never)]
-            hint = (f"drop it, or write it for a kind {names} {'has' if len(never) == 1 else 'have'} a variant "
-                    f"for: {', '.join(kinds)}" if kinds else "drop it")
+            hint = "drop it"
         self.add("W305", what, s.loc, (hint,))
 
     def _app_limits(self):
@@ -1972,6 +1984,7 @@ class _Checker:
     def _evaluate_points(self, ev: Evaluator):
         if self.app is None:
             return
+        self._placing = ev  # its machine models, which W320's and W321's hints index
         # A function reading `task.parent` sees the discovered parent on the first CPU of node 0 (`explain` puts it
         # where it explains the parent to run).
         parent_users = reads_parent(self.functions)
@@ -2047,30 +2060,61 @@ class _Checker:
         """W321: the function of IndexTaskMap statement `stmt` reads task.parent, and places the points of `info`,
         launched by a task that may be control-replicated (`how`): Legion's sharding of the launch then calls it
         with no parent (the compiled mapper's sharding functor knows only the point and the domain), R406."""
+        point = self._point_name(stmt)
+        example, model = self._spread_example(stmt)
         self.add("W321", f"function '{stmt.func.name}' reads task.parent, but it places the points of '{info.name}', "
                          f"which '{info.parent}' launches: when '{info.parent}' is control-replicated ({how}), "
                          "Legion's sharding of the launch calls the function without a parent, and the run stops "
                          "there (R406)", stmt.func.loc,
-                 (f"choose the node from {self._point_name(stmt)} and {self._point_name(stmt)[:-len('ipoint')]}ispace "
-                  f"alone, e.g. `{self._spread_example(stmt)}`",))
+                 (f"choose the node from {point} and {point[:-len('ipoint')]}ispace alone, "
+                  + (f"e.g. `{example}`" if example else f"through a model of several nodes ({model})"),))
 
-    def _spread_example(self, stmt) -> str:
+    def _spread_example(self, stmt) -> tuple[str | None, str]:
         """What the function of IndexTaskMap statement `stmt` can return to spread the points over the nodes, in its
         own names: `M[task.ipoint[0] % M.size[0], ...]` with `task` its parameter and M the machine model it reads (a
         global of two or more dimensions; `m` where there is none); in the three-operand form, where it returns the
         index into the model passed as its MSpace `m` from its IPoint `p`, `(p[0] % m.size[0], ...)`, or
-        `p[0] % m.size[0]` where it returns an int."""
+        `p[0] % m.size[0]` where it returns an int. The index is of the model's dimension that runs over the nodes
+        (1 after `swap(0, 1)`: `M[..., task.ipoint[0] % M.size[1]]`). Second, where no dimension of the model runs
+        over several nodes (no index then spreads them; the example is None), what it reaches."""
         f = self.functions.get(stmt.func.name)
         if f is not None and getattr(stmt, "machine", None) is not None and len(f.params) == 3 \
                 and f.params[0].type == "IPoint" and f.params[2].type == "MSpace":
             p, m = f.params[0].name, f.params[2].name
-            index = f"{p}[0] % {m}.size[0]"
-            return index if self._function_type(f).name == "int" else f"({index}, ...)"
+            dim, reach = self._node_dimension(stmt.machine.name)
+            if dim is None:
+                return None, f"'{stmt.machine.name}' reaches {reach} only"
+            index = _index_at(f"{p}[0] % {m}.size[{dim[0]}]", *dim)
+            return (index, "") if self._function_type(f).name == "int" and dim[1] == 1 else (f"({index})", "")
         names = list(_free_names(f)) if f is not None else []
         m = next((n for n in reversed(names) if self.global_types.get(n, UNKNOWN).name == "MSpace"
                   and self.global_types[n].n != 1), "m")
         task = f.params[0].name if f is not None and len(f.params) == 1 else "task"
-        return f"{m}[{task}.ipoint[0] % {m}.size[0], ...]"
+        dim, reach = self._node_dimension(m)
+        if dim is None:
+            return None, f"'{m}' reaches {reach} only"
+        return f"{m}[{_index_at(f'{task}.ipoint[0] % {m}.size[{dim[0]}]', *dim)}]", ""
+
+    def _node_dimension(self, model: str) -> tuple[tuple[int, int] | None, str]:
+        """(the dimension of global machine model `model` whose index runs over the most nodes, its dimensions),
+        as the static evaluation has it; (0, 2) where it has no such model; None and the node it reaches where no
+        dimension runs over more than one."""
+        value = self._placing.globals.get(model) if self._placing is not None else None
+        if not isinstance(value, MachineModel):
+            return (0, 2), ""
+        size, best, nodes = value.size, None, set()
+        for d, n in enumerate(size):
+            reached = set()
+            for i in range(min(n, MAX_STATIC_POINTS)):
+                try:
+                    reached.add(value.proc_at(tuple(i if k == d else 0 for k in range(len(size)))).node)
+                except DslRuntimeError:
+                    break
+            if best is None or len(reached) > len(nodes):
+                best, nodes = d, reached
+        if len(nodes) <= 1:
+            return None, f"node {min(nodes)}" if nodes else "no processor"
+        return (best, len(size)), ""
 
     def _one_node_launches(self, stmt, launches: list[tuple[str, int, int, str]]):
         """W320: every evaluated point of each index launch of `launches` ((task, points, node, the node's
@@ -2085,13 +2129,15 @@ class _Checker:
         each = f"{counts[0]} points{' each' if len(launches) > 1 else ''}" if len(counts) == 1 else \
             f"{counts[0]} to {counts[-1]} points"
         launch = "launch" if len(launches) == 1 else "launches"
+        example, model = self._spread_example(stmt)
         self.add("W320", f"every point of the index {launch} of {quoted_names([t for t, _, _, _ in launches])} "
                          f"({each}) runs on node {node}, more points than {procs}: "
                          f"{_node_range(idle)} of this machine {'gets' if len(idle) == 1 else 'get'} none of them",
                  stmt.loc,
-                 (f"spread the points over the nodes from {self._point_name(stmt)}, e.g. "
-                  f"{'' if stmt.machine is None else f'with {stmt.func.name!r} returning '}"
-                  f"`{self._spread_example(stmt)}`, or describe the machine meant with --machine",))
+                 (f"spread the points over the nodes from {self._point_name(stmt)}, "
+                  + (f"e.g. {'' if stmt.machine is None else f'with {stmt.func.name!r} returning '}`{example}`"
+                     if example else f"through a model of several nodes ({model})")
+                  + ", or describe the machine meant with --machine",))
 
     def _point_name(self, stmt) -> str:
         """How the function of IndexTaskMap statement `stmt` names the launch point: `task.ipoint` (its Task
@@ -2461,6 +2507,27 @@ _PRECEDENCE = {A.TaskStmt, A.IndexTaskMapStmt, A.SingleTaskMapStmt, A.RegionStmt
 
 def _key_text(key: tuple) -> str:
     return " ".join(key[1:])
+
+
+def _for_kind(s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, tasks, proc: str) -> str:
+    """Statement `s` for `tasks` alone on processor kind `proc` (a Layout statement for FBMEM: for SYSMEM), keeping
+    the memories of a Region statement's list that `proc` reaches (FBMEM only a GPU; none left: SYSMEM, or FBMEM
+    for a GPU)."""
+    sel = A.TaskSel(tuple(A.Ident(t.name) for t in tasks))
+    if isinstance(s, A.LayoutStmt):
+        target = A.Kind("SYSMEM" if s.target.name == "FBMEM" else proc)
+        return format_statement(dataclasses.replace(s, tasks=sel, target=target))
+    if isinstance(s, A.InstanceLimitStmt):
+        return format_statement(dataclasses.replace(s, tasks=sel, proc=A.Kind(proc)))
+    gpu = ("FBMEM", "ZCMEM", "VIRTUAL")
+    memories = tuple(k for k in s.memories if (k.name in gpu) == (proc == "GPU") or k.name in ("ZCMEM", "VIRTUAL"))
+    memories = memories or (A.Kind("FBMEM" if proc == "GPU" else "SYSMEM"),)
+    return format_statement(dataclasses.replace(s, tasks=sel, proc=A.Kind(proc), memories=memories))
+
+
+def _index_at(index: str, dim: int, dims: int) -> str:
+    """`index` at dimension `dim` of an index of `dims` values, the others `...` (the function's own)."""
+    return ", ".join(([] if dim == 0 else ["..."]) + [index] + ([] if dim == dims - 1 else ["..."]))
 
 
 def _without_variant(s, infos, never, kind: str, why: str = "") -> str:

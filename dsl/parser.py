@@ -216,7 +216,7 @@ def _rule(method):
         level = not flat and bool(inner)
         # Each level is marked at its token (an operator of a chain, a bracket, a unary minus, a call's name); each
         # node keeps the last mark, as read, on its deepest nesting, where E110 points: the level read past the
-        # limit (the innermost bracket of 101, the 101st operator of a chain), not the expression's start.
+        # limit (the innermost bracket, minus or call, a chain's 101st operator), not the expression's start.
         marks = [last for d, last in inner if d == below and last is not None]
         if level:
             at = next((t for t in present[1:] if isinstance(t, Token)), None) if not isinstance(first, Token) else None
@@ -666,7 +666,8 @@ def _closest(word: str, options, cutoff: float = 0.5) -> str | None:
     return by_upper[close[0]] if close else None
 
 
-_STATEMENT_FORMS = {"Region": "Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;",
+_STATEMENT_FORMS = {"Task": "Task TASK PROCESSOR_KINDS;",
+                    "Region": "Region TASK REGION PROCESSOR_KIND MEMORY_KINDS;",
                     "Layout": "Layout TASK REGION KIND CONSTRAINTS;",
                     "InstanceLimit": "InstanceLimit TASK [PROCESSOR_KIND] N;",
                     "CollectMemory": "CollectMemory TASK REGION;"}
@@ -690,42 +691,65 @@ def _task_list(rest: list[Token]) -> int:
 
 
 def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
-    """For a kind written out of its place in a Region, Layout, InstanceLimit or CollectMemory statement: where the
-    region goes (`Region t CPU r SYSMEM;`, `Region t SYSMEM r CPU;`, any kind in a CollectMemory, which takes none), or
-    where the task goes (`Layout CPU * * SOA;`, `InstanceLimit CPU t 2;`): the statement's form and, where the rest
-    of it reads as that statement with the kind moved, that statement (`Layout CPU * * SOA;` for every task with
-    the kind); else None."""
+    """For a kind written out of its place in a Task, Region, Layout, InstanceLimit or CollectMemory statement: where
+    the region goes, after the task list or `*` (`Region t CPU r SYSMEM;`, `Region t SYSMEM r CPU;`, any kind in a
+    CollectMemory, which takes none), or where the task goes (`Task CPU t;`, `Layout CPU * * SOA;`,
+    `InstanceLimit CPU t 2;`): the statement's form and, where the rest of it reads as that statement with the kind
+    moved, that statement; for a processor kind after a name in a task list (`IndexTaskMap t,CPU f;`), what a task
+    list holds, with no statement (a kind selector or the names may be meant); else None."""
     start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
     head = before[start:]
-    if not head or head[0].value not in _STATEMENT_FORMS:
+    if not head:
         return None
     stmt, memory = head[0].value, token.value in A.MEM_KINDS
+    if head[-1].type == "COMMA" and len(head) > 2 and token.value in A.PROC_KINDS:  # `Region t1,CPU ...`
+        if stmt in ("IndexTaskMap", "SingleTaskMap"):
+            return f"a kind selector stands alone ({stmt} {token} f;); otherwise list the task names (a task list " \
+                   "holds names only)"
+        if stmt in _STATEMENT_FORMS:
+            return "a task list holds task names only (a processor kind selects tasks only in IndexTaskMap and " \
+                   "SingleTaskMap): list the task names, or give * for every task"
+        return None
+    if stmt not in _STATEMENT_FORMS:
+        return None
+    tasks = _task_list(head[1:]) or (1 if len(head) == 2 and head[1].type == "STAR" else 0)
+    where_task, where_region = len(head) == 1, len(head) > 1 and tasks == len(head) - 1
+    if not (where_task or where_region and stmt in ("Region", "Layout", "CollectMemory")):
+        return None
     # A memory kind is out of place where the task goes in a Layout statement, where the region goes in a Region,
     # Layout or CollectMemory statement (a Region statement's memories written before the region).
-    if token.value not in A.PROC_KINDS and not (memory and (stmt == "Layout" and len(head) <= 2 or
-                                                            stmt in ("Region", "CollectMemory") and len(head) == 2)):
-        return None
-    if len(head) > 2 or head[-1].type == "COMMA":  # `Region t1,CPU ...`: a kind in the task list, not a swap
+    if token.value not in A.PROC_KINDS and not (memory and (stmt == "Layout" or
+                                                            stmt in ("Region", "CollectMemory") and where_region)):
         return None
     rest = [t for t in _previous_tokens(text, None) if t.start_pos > token.start_pos]
     end = next((i for i, t in enumerate(rest) if t.type == "SEMICOLON"), None)
     rest = rest[:end] if end is not None else None
     form = f"{'an' if stmt == 'InstanceLimit' else 'a'} {stmt} statement is `{_STATEMENT_FORMS[stmt]}`"
-    if len(head) == 1:  # where the task goes
-        tasks = "task names" if stmt == "InstanceLimit" else "a task name or *"
-        form += f" ({tasks})" if memory else \
-            f" ({tasks}; a processor kind selects tasks only in IndexTaskMap and SingleTaskMap)"
+    if where_task:
+        names = "task names" if stmt == "InstanceLimit" else "a task name or *"
+        form += f" ({names})" if memory else \
+            f" ({names}; a processor kind selects tasks only in IndexTaskMap and SingleTaskMap)"
         if rest is None:
             return form
-        if stmt == "InstanceLimit":  # `InstanceLimit CPU t 2;` (`*` would be E220)
-            n = _task_list(rest)
-            fixed = [*rest[:n], token, *rest[n:]] if n and rest[n:] and [t.type for t in rest[n:]] == ["INT"] else None
-        elif stmt in ("Region", "Layout") and len(rest) >= 2 and rest[1].value in ("*", token.value):
+        # The task list (or `*`) after the kind, and how many tokens it takes.
+        n = _task_list(rest) or (1 if rest and rest[0].type == "STAR" and stmt != "InstanceLimit" else 0)
+        if stmt == "Task":  # `Task GPU,CPU t1,t2;`: the kinds, then the tasks
+            i = 0
+            while i + 1 < len(rest) and rest[i].type == "COMMA" and rest[i + 1].value in A.PROC_KINDS:
+                i += 2
+            tail = rest[i:]
+            n = _task_list(tail) or (1 if [t.type for t in tail] == ["STAR"] else 0)
+            fixed = [*tail, token, *rest[:i]] if n and n == len(tail) else None
+        elif stmt == "InstanceLimit":  # `InstanceLimit CPU t 2;` (`*` would be E220)
+            fixed = [*rest[:n], token, *rest[n:]] if n and [t.type for t in rest[n:]] == ["INT"] else None
+        elif stmt == "CollectMemory":  # `CollectMemory CPU t r;`: it takes no kind
+            form += "; it takes no kind"
+            fixed = rest if n and len(rest) == n + 1 and rest[n].type in _SELECTOR_TOKENS else None
+        elif len(rest) >= 2 and rest[1].value in ("*", token.value):
             fixed = ["*", rest[0], token, *rest[2:]]  # `Layout CPU * * SOA;`: every task on the kind
-        elif (stmt in ("Region", "Layout") and len(rest) >= 3 and rest[0].type in ("IDENT", "STRING")
-              and rest[1].type in _SELECTOR_TOKENS
-              and rest[2].value in (A.MEM_KINDS if stmt == "Region" else A.CONSTRAINT_WORDS)):
-            fixed = [rest[0], rest[1], token, *rest[2:]]  # `Region CPU t r SYSMEM;`: the kind after the region
+        elif (n and len(rest) >= n + 2 and rest[n].type in _SELECTOR_TOKENS
+              and rest[n + 1].value in (A.MEM_KINDS if stmt == "Region" else A.CONSTRAINT_WORDS)):
+            fixed = [*rest[:n + 1], token, *rest[n + 1:]]  # `Region CPU t r SYSMEM;`: the kind after the region
         else:
             fixed = None
         return f"{form}: write {_statement_text([head[0], *fixed])}" if fixed else form

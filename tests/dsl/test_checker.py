@@ -1,5 +1,6 @@
 """Checker: the examples are clean, and every error and warning class is reported with its message and location."""
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -1151,6 +1152,23 @@ def test_task_statement_for_a_kind_the_task_has_no_variant_for_never_applies(ste
     ("Layout calculate_new_currents SYSMEM rp_ghost SOA Align==64;",
      "Layout calculate_new_currents rp_ghost SYSMEM SOA Align==64;"),
     ("CollectMemory calculate_new_currents CPU rp_ghost;", "CollectMemory calculate_new_currents rp_ghost;"),
+    # The kind before the task of a Task statement; task lists; `*` after a leading kind; a kind before a
+    # CollectMemory's task.
+    ("Task CPU calculate_new_currents;", "Task calculate_new_currents CPU;"),
+    ("Task CPU *;", "Task * CPU;"),
+    ("Task GPU,CPU calculate_new_currents,distribute_charge;",
+     "Task calculate_new_currents,distribute_charge GPU,CPU;"),
+    ("Region calculate_new_currents,distribute_charge GPU rp_ghost FBMEM,ZCMEM;",
+     "Region calculate_new_currents,distribute_charge rp_ghost GPU FBMEM,ZCMEM;"),
+    ("Region calculate_new_currents,distribute_charge SYSMEM rp_ghost CPU;",
+     "Region calculate_new_currents,distribute_charge rp_ghost CPU SYSMEM;"),
+    ("Region CPU calculate_new_currents,distribute_charge rp_ghost SYSMEM;",
+     "Region calculate_new_currents,distribute_charge rp_ghost CPU SYSMEM;"),
+    ("Layout GPU * rp_ghost AOS;", "Layout * rp_ghost GPU AOS;"),
+    ("Layout calculate_new_currents,distribute_charge CPU rp_ghost SOA;",
+     "Layout calculate_new_currents,distribute_charge rp_ghost CPU SOA;"),
+    ("CollectMemory CPU * rp_ghost;", "CollectMemory * rp_ghost;"),
+    ("CollectMemory CPU calculate_new_currents rp_ghost;", "CollectMemory calculate_new_currents rp_ghost;"),
 ])
 def test_e109_a_kind_out_of_place_gets_the_statement_in_order(src, fixed, circuit, m14):
     """A kind written before the region (memory and processor kinds swapped around it), before the task
@@ -1163,6 +1181,36 @@ def test_e109_a_kind_out_of_place_gets_the_statement_in_order(src, fixed, circui
     assert any(h.endswith(f"write {fixed}") for h in err.diagnostic.hints), err.diagnostic.hints
     for machine in (m14, parse_machine_spec("1x0x2")):
         assert diags(fixed, circuit, machine) == [], fixed
+
+
+def test_e109_row_of_dsl_reference_says_when_a_statement_is_written():
+    """Every statement dsl-reference's E109 row gives as getting a rewrite gets one ("write ..."), and the task-list
+    example gets none."""
+    row = next(line for line in (Path(__file__).parents[2] / "docs" / "dsl-reference.md").read_text().splitlines()
+               if line.startswith("| E109 |"))
+    rewritten, rest = row.split("writes the statement in order", 1)[1].split("A processor kind inside a task list")
+    for src in re.findall(r"`([^`]*;)`", rewritten):
+        with pytest.raises(DslSyntaxError) as info:
+            parse(src, "bad.dsl")
+        assert info.value.code == "E109" and any("write " in h for h in info.value.diagnostic.hints), (src, info.value)
+    for src in [x for x in re.findall(r"`([^`]*;)`", rest) if "," in x.split()[1]]:
+        with pytest.raises(DslSyntaxError) as info:
+            parse(src, "bad.dsl")
+        assert not any("write " in h for h in info.value.diagnostic.hints), (src, info.value)
+
+
+@pytest.mark.parametrize("src", ["IndexTaskMap calculate_new_currents,CPU f;\ndef f(Task t) { return 0; }",
+                                 "SingleTaskMap calculate_new_currents,GPU f;",
+                                 "Region calculate_new_currents,CPU rp_ghost SYSMEM;"])
+def test_e109_a_kind_after_a_name_in_a_task_list_says_what_a_task_list_holds(src):
+    """A kind after a task name in a task list: whether a kind selector or the task names were meant is not clear,
+    so no statement is written, but the hint says what each form is (it gave none)."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    err = info.value
+    assert err.code == "E109", str(err)
+    assert err.diagnostic.hints and "task list" in err.diagnostic.hints[0], err.diagnostic.hints
+    assert not any("write " in h for h in err.diagnostic.hints), err.diagnostic.hints
 
 
 @pytest.mark.parametrize("stmt,what", [
@@ -1182,6 +1230,23 @@ def test_statement_for_a_kind_a_named_task_has_no_variant_for_never_applies(stmt
         d = only(src, "W305", stencil, machine)
         assert d.message == f"{stmt} has no effect: {what}", d.message
         assert at(d) == (2, 1) and d.hints[0].startswith("drop it"), d
+
+
+@pytest.mark.parametrize("stmt", ["Region check * GPU FBMEM;", "Region check * GPU FBMEM,ZCMEM;",
+                                  "Region check * IO SYSMEM;",
+                                  "InstanceLimit check GPU 2;", "Layout check * GPU AOS;", "Layout check * FBMEM AOS;",
+                                  "Region check,stencil * GPU FBMEM;", "InstanceLimit stencil,check GPU 2;",
+                                  "Layout check,stencil * FBMEM SOA;"])
+def test_w305_hint_applied_checks_clean(stmt, stencil):
+    """W305's hint names the statements to write instead; pasted in place of the statement, they check clean (the
+    Region hint said "write it for a kind 'check' has a variant for: CPU", and `Region check * CPU FBMEM;` is E222)."""
+    src = f"Task * GPU,CPU;\n{stmt}\n"
+    d = only(src, "W305", stencil)
+    written = re.findall(r"`([^`]*)`", d.hints[0])
+    assert written, d.hints
+    fixed = src.replace(stmt, "\n".join(written))
+    for machine in (None, parse_machine_spec("1x4"), parse_machine_spec("1x2x2")):
+        assert diags(fixed, stencil, machine) == [], (d.hints, fixed, machine)
 
 
 def test_statement_for_a_kind_only_some_named_tasks_lack_says_which(stencil):
@@ -1282,6 +1347,38 @@ def test_w320_hint_is_written_in_the_form_of_the_function(src, first, fixed, cir
     assert example == fixed, d.hints
     done = example.split(", ...")[0] + ("," if ", ..." in example else "")
     assert "W320" not in [x.code for x in diags(src.replace(first, done), app, machine)]
+
+
+@pytest.mark.parametrize("src,example,old,new", [
+    # After swap(0, 1) index 0 is the processor and index 1 the node: the hint indexes dimension 1 (it repeated the
+    # function's own `ms[task.ipoint[0] % ms.size[0], ...]`, and pasted in, the warning stayed).
+    ("Task * CPU;\nms = Machine(CPU).swap(0, 1);\n"
+     "def f(Task task) { return ms[task.ipoint[0] % ms.size[0], 0]; }\nIndexTaskMap calculate_new_currents f;\n",
+     "ms[..., task.ipoint[0] % ms.size[1]]", "ms.size[0], 0]", "ms.size[0], task.ipoint[0] % ms.size[1]]"),
+    # The three-operand form, the model passed swapped.
+    ("Task * CPU;\ndef g(IPoint p, ISpace s, MSpace m) { return (p[0] % m.size[0], 0); }\n"
+     "m2 = Machine(CPU).swap(0, 1);\nIndexTaskMap calculate_new_currents m2 g;\n",
+     "(..., p[0] % m.size[1])", "m.size[0], 0)", "m.size[0], p[0] % m.size[1])"),
+    # A model of three dimensions whose nodes are its last.
+    ("Task * CPU;\nm3 = Machine(CPU).split(1, 2).swap(0, 2);\n"
+     "def f(Task t) { return m3[t.ipoint[0] % m3.size[0], 0, 0]; }\nIndexTaskMap calculate_new_currents f;\n",
+     "m3[..., t.ipoint[0] % m3.size[2]]", "m3.size[0], 0, 0]", "m3.size[0], 0, t.ipoint[0] % m3.size[2]]"),
+])
+def test_w320_hint_indexes_the_models_dimension_of_nodes(src, example, old, new, circuit, with_domain):
+    """W320's example indexes the dimension of the model that runs over the nodes, which a transformed model may
+    have elsewhere than at 0; pasted in, the warning goes."""
+    app, machine = with_domain(circuit, (8,)), parse_machine_spec("2x0x4")
+    d = only(src, "W320", app, machine)
+    assert [h.split("`")[1] for h in d.hints] == [example], d.hints
+    assert "W320" not in [x.code for x in diags(src.replace(old, new), app, machine)]
+
+
+def test_w320_hint_offers_no_index_where_the_model_reaches_one_node(circuit, with_domain):
+    """A model sliced to one node: no index of it spreads the points, so the hint names none."""
+    src = ("Task * CPU;\nm1 = Machine(CPU).slice(0, 0, 0);\n"
+           "def f(Task task) { return m1[0, task.ipoint[0] % m1.size[1]]; }\nIndexTaskMap calculate_new_currents f;\n")
+    d = only(src, "W320", with_domain(circuit, (8,)), parse_machine_spec("2x0x4"))
+    assert "`" not in d.hints[0] and "'m1' reaches node 0 only" in d.hints[0], d.hints
 
 
 def test_w321_a_sharded_launch_whose_function_reads_the_parent(circuit, m14, m24):

@@ -3,6 +3,8 @@ quickly; fmt keeps every comment in its place; the kind selector; what check mus
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mapperopt.benchmarks.fuzz_dsl import comment_places
@@ -166,6 +168,26 @@ def test_e110_allows_exactly_100_levels_and_points_at_the_101st(make, caret):
         parse(make(101))
     d = err.value.diagnostic
     assert d.code == "E110" and (d.loc.line, d.loc.col) == caret, str(err.value)
+
+
+@pytest.mark.parametrize("src,caret", [
+    ("x = " + "(" * 150 + "1" + ")" * 150 + ";", (1, 4 + 150)),  # the innermost bracket
+    ("x = " + "-" * 150 + "1;", (1, 4 + 150)),  # the innermost minus
+    ("def f(int a) { return a; }\nx = " + "f(" * 150 + "1" + ")" * 150 + ";", (2, 3 + 2 * 150)),  # innermost call
+    ("x = " + " + ".join(["1"] * 150) + ";", (1, 4 * 101 + 3)),  # a chain's 101st operator
+    # 60 brackets around a chain of 60 operators: the chain's last operator, the innermost level
+    ("x = " + "(" * 60 + " + ".join(["1"] * 61) + ")" * 60 + ";", (1, 4 + 60 + 4 * 60 - 1)),
+], ids=["brackets", "unary", "calls", "chain", "brackets-around-chain"])
+def test_e110_past_101_levels_points_where_docs_say(src, caret):
+    """Deeper than 101 levels, the caret is where dsl-reference's E110 row says: the innermost bracket, unary minus
+    or call (the last level read on the deepest nesting), a chain's 101st operator."""
+    with pytest.raises(DslSyntaxError) as err:
+        parse(src)
+    d = err.value.diagnostic
+    assert d.code == "E110" and (d.loc.line, d.loc.col) == caret, str(err.value)
+    row = next(line for line in (Path(__file__).parents[2] / "docs" / "dsl-reference.md").read_text().splitlines()
+               if line.startswith("| E110 |"))
+    assert "the innermost bracket, unary minus or call" in row and "a chain's 101st operator" in row, row
 
 
 @pytest.mark.parametrize("text,machine,code", [
