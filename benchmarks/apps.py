@@ -73,11 +73,12 @@ def absolute_paths(app: str, args) -> list[str]:
             for k, w in enumerate(words)]
 
 
-def check_app_flags(app: str, args, options=(), command: str | None = None) -> None:
+def check_app_flags(app: str, args, options=(), command: str | None = None, before=()) -> None:
     """Refuses a flag among a benchmark's arguments after `--` (`args`) that neither the application `app` takes
     (`APP_FLAGS`) nor Legion and Realm (a colon in its name, or `REALM_PLAIN_FLAGS`), and one of the mapperopt
-    command's own `options` (`--mapper`), or another mapperopt command's (naming which, when `command` names this
-    one): after `--` it would go to the application, which ignores it.
+    command's own `options` (`--mapper`, also as `--mapper=x`; `before`, the words before `--`, tell whether it was
+    given there too), or another mapperopt command's (naming which, when `command` names this one): after `--` it
+    would go to the application, which ignores it.
 
     Raises:
         MapperoptError: naming the flag, with the application's closest flag or where the option goes.
@@ -90,16 +91,19 @@ def check_app_flags(app: str, args, options=(), command: str | None = None) -> N
         k += 1 + flags.get(word, False)  # and its value
         if word in flags or ":" in word or word in REALM_PLAIN_FLAGS or not re.match(r"--?[A-Za-z]", word):
             continue
-        if word in options:
-            raise UsageError(f"{word} after `--` goes to {app}, not to mapperopt",
-                             hint=f"give {word} before `--`")
+        name = word.split("=", 1)[0] if word.startswith("--") else word  # `--mapper=x`
+        if name in options:
+            twice = any(w == name or w.startswith(f"{name}=") for w in before)
+            raise UsageError(f"{name} after `--` goes to {app}, not to mapperopt",
+                             hint=f"drop the one after `--`: {name} is given before it too" if twice
+                             else f"give {name} before `--`")
         near = closest(word, flags)
         if command is not None and word.startswith("--"):
             from mapperopt.options import elsewhere
 
-            if (said := elsewhere(word, command)) is not None:  # `-- --mapper x` was "did you mean -mapper?"
+            if (said := elsewhere(name, command)) is not None:  # `-- --mapper x` was "did you mean -mapper?"
                 mean = f"; or did you mean {app}'s {near}?" if near in APP_FLAGS[app] else ""
-                raise UsageError(f"{word} after `--` goes to {app}, not to mapperopt", hint=said + mean)
+                raise UsageError(f"{name} after `--` goes to {app}, not to mapperopt", hint=said + mean)
         # another benchmark's flag (`-reduce` to johnson) leaves the problem as it is; a misspelt one does not
         others = sorted(a for a, f in APP_FLAGS.items() if word in f)
         effect = f"(a flag of {', '.join(others)})" if others else "and run another problem"

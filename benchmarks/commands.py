@@ -22,7 +22,7 @@ from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app
                                           relative_paths_note)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
-from mapperopt.options import FiniteFloatRange, ListsBenchmarks, errors_as_json
+from mapperopt.options import FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json
 from mapperopt.records import Feedback, RunResult
 
 
@@ -285,6 +285,7 @@ class BenchCommand(ListsBenchmarks):
 
     def parse_args(self, ctx, args):
         after = len(args) - args.index("--") - 1 if "--" in args else 0
+        given = list(args)  # click's parser consumes `args`
         rest = super().parse_args(ctx, args)
         bench, app_args = ctx.params.get("bench"), ctx.params.get("app_args", ())
         words = ([bench] if bench is not None else []) + list(app_args)
@@ -300,7 +301,11 @@ class BenchCommand(ListsBenchmarks):
             raise click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
                                    "program go after `--`", ctx)
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
-            check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts], self.name)
+            try:
+                check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts],
+                                self.name, given[:len(given) - after])
+            except UsageError as exc:  # with --json: refused inside the command, in JSON too
+                defer_refusal(ctx, self, given, exc)
         return rest
 
 

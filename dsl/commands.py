@@ -27,7 +27,7 @@ from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
 from mapperopt.errors import MapperoptError, UsageError
-from mapperopt.options import errors_as_json
+from mapperopt.options import defer_refusal, errors_as_json
 from mapperopt.files import cannot_write, check_writable, rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
@@ -189,14 +189,20 @@ class MapperCommand(click.Command):
 
     def parse_args(self, ctx, args):
         after = len(args) - args.index("--") - 1 if "--" in args else 0
+        given = list(args)  # click's parser consumes `args`
         rest = super().parse_args(ctx, args)
         app_args = ctx.params.get("app_args", ())
         if len(app_args) > after:
+            mean = f"; did you mean `--bench {app_args[0]}`?" if app_args[0] in known_benchmarks() else ""
             raise click.UsageError(f"unexpected argument '{app_args[0]}': {self.name} takes one mapper file; "
-                                   "flags for the run go after `--`", ctx)
+                                   f"flags for the run go after `--`{mean}", ctx)
         bench = ctx.params.get("bench")
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
-            check_app_flags(bench, app_args, [o for p in self.params for o in p.opts], self.name)
+            try:
+                check_app_flags(bench, app_args, [o for p in self.params for o in p.opts], self.name,
+                                given[:len(given) - after])
+            except UsageError as exc:  # with --json: refused inside the command, in JSON too
+                defer_refusal(ctx, self, given, exc)
         return rest
 
 
@@ -445,6 +451,8 @@ def fmt(files, write, check):
     """Format DSL mappers canonically (comments are kept): print the one FILE formatted, or rewrite (--write) or
     check (--check) each FILE. A FILE that cannot be read or parsed stops the command with its error (exit status 1;
     with --check 2, as 1 says that a FILE is not formatted)."""
+    if (given := next((f for f in files if f in ("--write", "--check") and not Path(f).exists()), None)):
+        raise click.UsageError(f"{given} after `--` is read as a file name: give {given} before `--`")
     if write and check:
         raise click.UsageError("--write rewrites the files and --check changes nothing: give one of them")
     if len(files) > 1 and not (write or check):

@@ -57,9 +57,11 @@ def machine(cpus, gpus, as_json, flags):
     with errors_as_json(as_json, indent=2):  # an error: on stdout too, as one object
         for flag, value in zip(flags[::2], flags[1::2] + [None]):
             if flag not in MACHINE_FLAGS:
+                own = flag.split("=", 1)[0] if flag.startswith("--") else flag  # `--gpus=1`
                 raise UsageError(f"`{flag}` after `--` does not change the machine: `machine` takes only "
                                  f"{', '.join(sorted(MACHINE_FLAGS))}, each with a value",
-                                 hint="give the other flags to `mapperopt run`")
+                                 hint=f"give {own} before `--`" if own in ("--cpus", "--gpus", "--json")
+                                 else "give the other flags to `mapperopt run`")
             if value is None or not value.isdigit():
                 raise UsageError(f"`{flag}` after `--` needs a whole number, got {value!r}")
         require_one_value(None, flags, cpus=cpus, gpus=gpus)  # an option and a flag that contradict it: as in a run

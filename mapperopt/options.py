@@ -69,6 +69,17 @@ INSTEAD = {
     **{("--mapper", name): f"{name} starts from --start FILE" for name in ("tune", "compare")},
     **{("--mapper", name): f"{name} takes the mapper file as its argument (`mapperopt {name} FILE`)"
        for name in ("check", "explain", "compile")},
+    **{("--domain", name): f"{name}'s launch domains are the program's, set with its flags after `--` (e.g. "
+                           f"`mapperopt {name} circuit -- -p 8`)" for name in ("run", "tune", "compare")},
+    **{("--bench", name): f"{name} takes the benchmark as its argument (`mapperopt {name} BENCH`, e.g. `mapperopt "
+                          f"{name} circuit`)" for name in ("run", "tune", "compare")},
+    **{("--machine", name): f"{name} measures on this machine (`mapperopt machine` shows it), --cpus and --gpus set "
+                            "the processors it uses" for name in ("run", "tune", "compare")},
+    **{(option, name): f"{name} describes a machine with --machine NODESxGPUS[xCPUS], e.g. `--machine 1x2x4` (one "
+                       "node of two GPUs and four CPUs); without it, the machine `run` sees"
+       for option in ("--cpus", "--gpus") for name in ("check", "explain", "compile")},
+    ("--optimizer", "compare"): "compare takes several, --optimizers NAME,NAME (e.g. `--optimizers guided,optuna`)",
+    ("--optimizers", "tune"): "tune runs one, --optimizer NAME",
 }
 
 
@@ -95,23 +106,26 @@ def another_commands_option(exc: click.NoSuchOption) -> click.NoSuchOption | Non
     miss, when other mapperopt commands take the option; None otherwise."""
     if exc.ctx is None or exc.ctx.command.name is None:
         return None
-    said = elsewhere(exc.option_name, exc.ctx.command.name)
-    return None if said is None else click.NoSuchOption(exc.option_name, f"No such option '{exc.option_name}': "
-                                                                          f"{said}", None, exc.ctx)
+    # `--iters=3` as a whole where the command lets unknown options through (run: `ignore_unknown_options`)
+    name = exc.option_name.split("=", 1)[0] if exc.option_name.startswith("--") else exc.option_name
+    said = elsewhere(name, exc.ctx.command.name)
+    return None if said is None else click.NoSuchOption(name, f"No such option '{name}': {said}", None, exc.ctx)
 
 
 _DEFERRED = "mapperopt.deferred_refusal"  # ctx.meta's key (shared by a command's context and its group's)
 
 
-def defer_refusal(ctx: click.Context, command: click.Command, args: list[str], exc: click.UsageError) -> None:
+def defer_refusal(ctx: click.Context, command: click.Command, args: list[str],
+                  exc: click.UsageError | MapperoptError) -> None:
     """Raises `exc`, a refusal of `command`'s arguments `args` found before the command runs, unless --json is among
     them (up to `--`) and the command takes it: then the command's `errors_as_json`, entered before anything else it
-    does (as `run`, `explain` and `machine` do), raises it, printing its JSON error object as for other usage errors."""
+    does (as `run`, `explain` and `machine` do), raises it, printing its JSON error object as for other usage errors.
+    Of two refusals deferred, the first found is raised."""
     given = args[:args.index("--")] if "--" in args else args
     takes = any(isinstance(p, click.Option) and "--json" in p.opts for p in command.params)
     if not (takes and "--json" in given):
         raise exc
-    ctx.meta[_DEFERRED] = exc
+    ctx.meta.setdefault(_DEFERRED, exc)
 
 
 def refuse_repeated_values(command: click.Command, args: list[str]) -> None:

@@ -388,6 +388,70 @@ def test_an_option_of_another_mapperopt_command_is_named_as_that_commands(capsys
             "circuit's -seed?") in capsys.readouterr().err
 
 
+def test_another_commands_option_is_named_in_every_form_with_what_this_command_takes(capsys):
+    """The hints of the test above were lost for `--opt=value` where click does not split it (run, tune, compare: `run
+    circuit --iters=3` "flags for the program go after `--`") and after `--` (`-- --mapper=x`: "did you mean
+    -mapper?"); `machine -- --json` sent the user to `run` though --json is machine's own option; and several hints
+    stopped at "not of X" where X takes the same thing another way (`run --bench circuit`, `run --domain 4`, `run
+    --machine 2x4`, `check --gpus 1`, `check FILE circuit`). Each says what to do; still a usage error (2)."""
+    dsl = "configs/circuit.dsl"
+    iters = ("--iters is an option of `mapperopt tune` and `mapperopt compare`, not of run: run measures one mapper, "
+             "--repeats N times (or --once)\n")
+    for args, said in (
+            (["run", "circuit", "--iters=3"], "error: No such option '--iters': " + iters),
+            (["run", "circuit", "--", "--iters=3"],
+             "error: --iters after `--` goes to circuit, not to mapperopt\n  hint: " + iters),
+            (["tune", "circuit", "--iters=3", f"--mapper={dsl}"],
+             "error: No such option '--mapper': --mapper is an option of `mapperopt toolchain` and `mapperopt run`, "
+             "not of tune: tune starts from --start FILE\n"),
+            (["check", dsl, "--bench", "circuit", "--", f"--mapper={dsl}"],
+             "error: --mapper after `--` goes to circuit, not to mapperopt\n  hint: --mapper is an option of "
+             "`mapperopt toolchain` and `mapperopt run`, not of check: check takes the mapper file as its argument"),
+            (["run", "circuit", "--", "--mapper=expert"],
+             "error: --mapper after `--` goes to circuit, not to mapperopt\n  hint: give --mapper before `--`\n"),
+            (["machine", "--", "--json"], "hint: give --json before `--`\n"),
+            (["machine", "--", "--gpus", "1"], "hint: give --gpus before `--`\n"),
+            (["machine", "--", "--gpus=1"], "hint: give --gpus before `--`\n"),
+            (["run", "circuit", "--domain", "4"],
+             "error: No such option '--domain': --domain is an option of `mapperopt explain`, not of run: run's "
+             "launch domains are the program's, set with its flags after `--` (e.g. `mapperopt run circuit -- -p "
+             "8`)\n"),
+            (["tune", "circuit", "--domain=4"], "not of tune: tune's launch domains are the program's, set with its "
+                                                "flags after `--` (e.g. `mapperopt tune circuit -- -p 8`)\n"),
+            (["run", "--bench", "circuit", "--mapper", dsl, "--once"],
+             "error: No such option '--bench': --bench is an option of `mapperopt check`, `mapperopt explain` and "
+             "`mapperopt compile`, not of run: run takes the benchmark as its argument (`mapperopt run BENCH`, e.g. "
+             "`mapperopt run circuit`)\n"),
+            (["tune", "--bench", "circuit"], "not of tune: tune takes the benchmark as its argument (`mapperopt tune "
+                                             "BENCH`, e.g. `mapperopt tune circuit`)\n"),
+            (["run", "circuit", "--machine", "2x4"],
+             "error: No such option '--machine': --machine is an option of `mapperopt check`, `mapperopt explain` "
+             "and `mapperopt compile`, not of run: run measures on this machine (`mapperopt machine` shows it), "
+             "--cpus and --gpus set the processors it uses\n"),
+            (["check", dsl, "--gpus", "1", "--bench", "circuit"],
+             "not of check: check describes a machine with --machine NODESxGPUS[xCPUS], e.g. `--machine 1x2x4` "
+             "(one node of two GPUs and four CPUs); without it, the machine `run` sees\n"),
+            (["explain", dsl, "--cpus=2"], "not of explain: explain describes a machine with --machine"),
+            (["compare", "circuit", "--optimizer=guided"],
+             "error: No such option '--optimizer': --optimizer is an option of `mapperopt tune`, not of compare: "
+             "compare takes several, --optimizers NAME,NAME (e.g. `--optimizers guided,optuna`)\n"),
+            (["tune", "circuit", "--optimizers", "guided"], "not of tune: tune runs one, --optimizer NAME\n"),
+            (["fmt", dsl, "--", "--check"], "error: --check after `--` is read as a file name: give --check before "
+                                            "`--`\n"),
+            (["check", dsl, "--bench", "circuit", "--machine", "2x4", "--", "--machine", "1x4"],
+             "error: --machine after `--` goes to circuit, not to mapperopt\n  hint: drop the one after `--`: "
+             "--machine is given before it too\n")):
+        capsys.readouterr()
+        assert main(args) == 2, args
+        out, err = capsys.readouterr()
+        assert said in err and "did you mean" not in err.lower() and not out, (args, out, err)
+    # a benchmark's name where the mapper file's command takes none: --bench
+    for command in ("check", "explain", "compile"):
+        assert main([command, dsl, "circuit"]) == 2
+        assert (f"error: unexpected argument 'circuit': {command} takes one mapper file; flags for the run go after "
+                f"`--`; did you mean `--bench circuit`?\n") in capsys.readouterr().err
+
+
 def test_the_flags_mapperopt_lets_through_are_those_the_applications_read():
     """`check_app_flags` refuses what APP_FLAGS lacks: the list must follow the applications' sources (every flag an
     application reads is a string literal there), or a new flag would be refused, a removed one let through."""
@@ -518,12 +582,15 @@ def test_run_once_refuses_repeats(tmp_path, capsys, option):
 
 
 @pytest.mark.parametrize("args, status", [(["--size", "huge"], 2), (["--once", "--repeats", "5"], 2),
-                                          (["--mapper", "nosuch.dsl"], 1)], ids=["size", "once-repeats", "mapper"])
+                                          (["--mapper", "nosuch.dsl"], 1), (["--once", "--", "-foo"], 2),
+                                          (["--once", "--", "--mapper", "expert"], 2),
+                                          (["--once", "--repeats", "2", "--repeats", "3", "--", "-foo"], 2)],
+                         ids=["size", "once-repeats", "mapper", "app-flag", "option-after", "twice-and-app-flag"])
 def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args, status):
     """`run --json` printed JSON for a finished or failed run only: an error before the run (an unknown size, a
-    conflict of options, a missing mapper) left stdout empty. It prints one object too, with a failed run's keys,
-    status "error" and the error as `reason`; stderr says it as before, and the exit status is 2 for a usage error (the
-    first two), 1 for another."""
+    conflict of options, a missing mapper, a flag after `--` the program does not take) left stdout empty. It prints
+    one object too, with a failed run's keys, status "error" and the error as `reason`; stderr says it as before, and
+    the exit status is 2 for a usage error, 1 for another (the missing mapper)."""
     capsys.readouterr()
     assert main(["run", "circuit", "--json", "--out", str(tmp_path / "r"), *args]) == status
     out, err = capsys.readouterr()
@@ -540,8 +607,10 @@ def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args,
                                             "--bench", "circiut", "--json"], 2),
                                           (["explain", str(Path(__file__).parents[2] / "configs" / "circuit.dsl"),
                                             "--bench", "circuit", "--machine", "1x4", "--png", "nosuch/x.png",
-                                            "--json"], 1)],
-                         ids=["machine", "machine-usage", "explain-usage", "explain"])
+                                            "--json"], 1),
+                                          (["explain", str(Path(__file__).parents[2] / "configs" / "circuit.dsl"),
+                                            "--bench", "circuit", "--json", "--", "-proc", "4"], 2)],
+                         ids=["machine", "machine-usage", "explain-usage", "explain", "explain-app-flag"])
 def test_machine_and_explain_json_print_an_error_before_their_records_as_json(capsys, args, status):
     """`machine --json` and `explain --json` left stdout empty on an error before their records, so a program reading
     stdout got nothing to parse: they print one object there too, as `run --json` does, `status` "error", the error as
