@@ -1287,8 +1287,14 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
+
+    def shown(rec: IterationRecord) -> IterationRecord:
+        """`rec` for its progress line: a failed one (no unit of its own) with the run's, which its best figure has."""
+        unit = rec.unit or next((x.unit for x in store.records if x.unit), None)
+        return replace(rec, unit=unit) if unit != rec.unit else rec
+
     tune(store, optimizer, SharedEvaluations(evaluator, folder / "evaluations", say), opts["iters"],
-         on_record=lambda rec: report(label, rec))
+         on_record=lambda rec: report(label, shown(rec)))
 
 
 def _outcome(folder: Path, name: str, r: int, opts: dict) -> RunOutcome | None:
