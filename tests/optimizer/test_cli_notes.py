@@ -5,8 +5,12 @@ tuning with other settings left alone."""
 from __future__ import annotations
 
 import re
+import shlex
+import sys
+from pathlib import Path
 
 from mapperopt.cli import main
+from mapperopt.errors import install_extra
 from mapperopt.optimizer.base import Proposal
 from mapperopt.optimizer.baselines import RandomSearch
 
@@ -30,3 +34,32 @@ def test_the_best_after_a_failed_iteration_keeps_its_unit(tmp_path, monkeypatch,
     out = " ".join(capsys.readouterr().out.split())
     best = re.search(r"random #1 iter 1/2: \S+ GFLOPS best (\S+ GFLOPS) \(this one\)", out)
     assert best and f"random #1 iter 2/2: failed (check) best {best[1]} (iter 1)" in out, out
+
+
+def test_a_missing_optional_package_is_installed_as_mapperopt_was(tmp_path, monkeypatch, capsys):
+    """The hint said `pip install 'mapperopt[baselines]'`, which asks the package index, to a user who installed
+    from a checkout (`pip install .`, as the README says): it names the checkout, editable or not, and the
+    interpreter that runs mapperopt; by name only for a copy that came from the index."""
+    import importlib.util
+
+    python = shlex.quote(sys.executable)
+    # this copy: installed editable from this checkout (the README's test install)
+    checkout = Path(__file__).resolve().parents[2]
+    editable = f"{python} -m pip install -e {shlex.quote(f'{checkout}[baselines]')}"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "optuna" else real(name, *a))
+    assert main(["compare", "circuit", "--optimizers", "random,optuna", "--iters", "1", "--runs", "1",
+                 "--runs-dir", str(tmp_path / "runs")]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"hint: {editable} (or the packages alone: {python} -m pip install optuna), or leave them out: " \
+           "--optimizers random" in err, err
+    assert not (tmp_path / "runs").exists()
+    # `pip install .` from a clone; from the index; from a clone since deleted, or a wheel file: by name
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / "pyproject.toml").write_text("[project]\nname = 'mapperopt'\n")
+    assert install_extra("llm", {"url": clone.as_uri(), "dir_info": {}}) == \
+        f"{python} -m pip install {shlex.quote(f'{clone}[llm]')}"
+    by_name = f"{python} -m pip install 'mapperopt[llm]'"
+    assert install_extra("llm", {"url": (tmp_path / "gone").as_uri(), "dir_info": {}}) == by_name
+    assert install_extra("llm", {"url": (tmp_path / "m.whl").as_uri(), "archive_info": {}}) == by_name
