@@ -63,3 +63,28 @@ def test_a_missing_optional_package_is_installed_as_mapperopt_was(tmp_path, monk
     by_name = f"{python} -m pip install 'mapperopt[llm]'"
     assert install_extra("llm", {"url": (tmp_path / "gone").as_uri(), "dir_info": {}}) == by_name
     assert install_extra("llm", {"url": (tmp_path / "m.whl").as_uri(), "archive_info": {}}) == by_name
+
+
+def test_a_smaller_compare_says_it_reports_from_a_bigger_finished_one(tmp_path, capsys):
+    """After a comparison of 2 optimizers x 2 iterations finished, the same command with --iters 1 and one of them
+    printed "Resuming DIR." and at once a table, as if it had measured one: it says what the folder holds, that
+    nothing new was measured, and how to start a separate comparison."""
+    runs = tmp_path / "runs"
+    args = ["compare", "circuit", "--size", "ci", "--runs", "1", "--start", "default", *FAST, "--runs-dir", str(runs)]
+    assert main([*args, "--iters", "2", "--optimizers", "random,optuna"]) == 0
+    [folder] = (runs / "circuit").iterdir()
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Note:" not in out or "already holds" not in out, out  # a new comparison: nothing to say
+    evaluated = sorted(p.name for p in (folder / "evaluations").iterdir())
+    final = (folder / "final.json").read_text()
+    assert main([*args, "--iters", "1", "--optimizers", "random"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: nothing new was measured: {folder} already holds a bigger comparison (tuning runs of optuna and "
+            "random, 1 each, of 2 iterations); this table is of the first iteration of random (1 run) and its "
+            "earlier final measurement. --new or another --runs-dir starts a separate comparison.") in out, out
+    assert sorted(p.name for p in (folder / "evaluations").iterdir()) == evaluated
+    assert (folder / "final.json").read_text() == final
+    # the same command again as it was: an ordinary resume of what it made, said as before
+    assert main([*args, "--iters", "2", "--optimizers", "random,optuna"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Resuming {folder}." in out and "already holds" not in out, out
