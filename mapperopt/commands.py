@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from mapperopt import toolchain
-from mapperopt.errors import MapperoptError, ToolchainError, UsageError
+from mapperopt.errors import MapperoptError, ToolchainError, UsageError, install_extra
 from mapperopt.files import refused_write
 from mapperopt.options import ListsBenchmarks, errors_as_json
 from mapperopt.optimizer.base import OPTIMIZERS
@@ -185,7 +185,7 @@ def run_checks(legion_prefix: str | None = None) -> list[Check]:
         checks.append(Check(f"Optimizer packages ('{extra}' extra)", not missing,
                             "all present" if not missing else f"missing: {', '.join(missing)} (only --optimizer "
                             f"{' and '.join(optimizers)} need{'s' * (len(optimizers) == 1)} them)",
-                            f"pip install 'mapperopt[{extra}]'" if missing else "", required=False))
+                            install_extra(extra) if missing else "", required=False))
     checks.append(_cache_check())
     legion = None
     try:
@@ -259,7 +259,7 @@ def llm_check() -> Check:
                      f"to use a model, set {CONFIGURE}", required=False)
     if importlib.util.find_spec("openai") is None:
         return Check("LLM endpoint", False, f"{config.base_url or 'the OpenAI API'}: not asked (openai is missing)",
-                     "pip install 'mapperopt[llm]'")
+                     install_extra("llm"))
     import openai
 
     model = ChatModel(dataclasses.replace(config, max_retries=0))

@@ -23,6 +23,34 @@ def extended(word: str, options) -> str | None:
     return found[0] if len(found) == 1 and word else None
 
 
+def install_extra(extra: str, direct_url: dict | None = None) -> str:
+    """The command that adds the optional packages of mapperopt's pip extra `extra`, as this copy was installed:
+    from the checkout it came from (`pip install -e '<checkout>[extra]'` for an editable install), else from the
+    package index by name; with this interpreter's pip, so that they land in the environment that runs mapperopt.
+    `direct_url`: pip's record of where mapperopt came from (PEP 610), read from the installed copy when None."""
+    import json
+    import shlex
+    import sys
+    from importlib import metadata
+    from pathlib import Path
+    from urllib.parse import unquote, urlparse
+
+    if direct_url is None:
+        # the first copy that records it: run from a checkout, its build's mapperopt.egg-info comes first and does not
+        records = (d.read_text("direct_url.json") for d in metadata.distributions(name="mapperopt"))
+        try:
+            direct_url = json.loads(next((r for r in records if r), "null"))
+        except ValueError:
+            direct_url = None
+    spec, editable = f"mapperopt[{extra}]", False
+    if isinstance(direct_url, dict) and isinstance(direct_url.get("dir_info"), dict):  # a folder, not an archive
+        url = urlparse(str(direct_url.get("url", "")))
+        checkout = Path(unquote(url.path))
+        if url.scheme == "file" and (checkout / "pyproject.toml").is_file():
+            spec, editable = f"{checkout}[{extra}]", bool(direct_url["dir_info"].get("editable"))
+    return shlex.join([sys.executable, "-m", "pip", "install", *["-e"] * editable, spec])
+
+
 class MapperoptError(Exception):
     """Root of mapperopt's errors.
 

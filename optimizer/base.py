@@ -22,7 +22,7 @@ import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any, ClassVar, Sequence
 
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, install_extra
 from mapperopt.files import OneOf, Positive, wrong_fields
 
 RECORD_SCHEMA = "mapperopt.tune.iter/1"
@@ -108,12 +108,12 @@ def require_packages(names: Sequence[str]) -> None:
         else:
             usable.append(name)
     if lines:
-        # The packages themselves for this interpreter: right however mapperopt was installed (a clone's `pip
-        # install .` included), and in whichever environment runs it.
+        # The extra as this copy was installed (from its checkout, or by name from the package index), and the
+        # packages alone; both for the interpreter that runs mapperopt.
         exact = shlex.join([sys.executable, "-m", "pip", "install", *dict.fromkeys(packages)])
         rest = f"or leave them out: --optimizers {','.join(usable)}" if usable else "or choose another optimizer"
-        raise MapperoptError("; ".join(lines), hint=f"pip install 'mapperopt[{','.join(dict.fromkeys(extras))}]' "
-                                                    f"(in the environment that runs mapperopt: {exact}), {rest}")
+        raise MapperoptError("; ".join(lines), hint=f"{install_extra(','.join(dict.fromkeys(extras)))} (or the "
+                                                    f"packages alone: {exact}), {rest}")
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ optimizer), and share these rules (`SpaceSearch`):
 * Every random choice is seeded from `seed`; the same seed and the same outcomes give the same proposals, so `resume`
   rebuilds the state by replaying the journal (the default `Optimizer.resume`).
 
-Optuna and OpenTuner are optional dependencies (`pip install 'mapperopt[baselines]'`); a clear error says so when
-they are missing.
+Optuna and OpenTuner are optional dependencies (the `baselines` extra: `pip install '.[baselines]'` in the checkout); a
+clear error says so when they are missing, with the command for the copy that runs.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from mapperopt.errors import MapperoptError
+from mapperopt.errors import MapperoptError, install_extra
 from mapperopt.optimizer.base import IterationRecord, Optimizer, Proposal, normalize_dsl, start_note
 
 ASK_TRIES = 20  # library answers to already evaluated configurations before a random new point is injected
@@ -52,7 +52,7 @@ def _require(module: str) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise MapperoptError(f"the {module} optimizer needs the optional package '{module}', which is not installed",
-                             hint="pip install 'mapperopt[baselines]'") from None
+                             hint=install_extra("baselines")) from None
 
 
 def _label(value: Any) -> str:

@@ -223,6 +223,30 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
     return None, finished
 
 
+def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tuple[Path, list[str]] | None:
+    """The latest unfinished tuning folder of the user's program `bench` under `runs_dir` that the same command made
+    before the program's settings changed (its arguments, metric, verification...: an edit of the application
+    file), with what differs, one line each; None when there is none. Such a folder is another tune, which the
+    command leaves alone."""
+    from mapperopt.benchmarks.userapp import UserApp, identity_differences
+
+    if not isinstance(bench, UserApp):
+        return None
+    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
+        try:
+            store = TuneStore.open(root)
+        except MapperoptError:  # `_latest` said so
+            continue
+        recorded = store.settings.get("request") or {}
+        if (not isinstance(recorded.get("program"), dict) or recorded["program"] == request["program"]
+                or _searched({**recorded, "program": None}) != _searched({**request, "program": None})
+                or not _set_up(store)):
+            continue
+        if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
+            return root, identity_differences(recorded["program"], request["program"], "here")
+    return None
+
+
 def _recorded_program(root: Path) -> Any:
     """The program the tuning folder `root` tunes, from its settings: a benchmark's name, or the user's program
     read again (`userapp.app_from_identity`).
@@ -616,9 +640,9 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Total iterations (each proposes and evaluates one mapper) [default: 10; when continuing, the "
                    "run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
-              help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install 'mapperopt[llm]'`); "
+              help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install '.[llm]'` in the checkout); "
                    "`guided`: rule-based search, no model; `opentuner`, `optuna`, `random`: baselines (`pip install "
-                   f"'mapperopt[baselines]'`) [default: {default_optimizer(True)} when an endpoint is configured, "
+                   f"'.[baselines]'` in the checkout) [default: {default_optimizer(True)} when an endpoint is configured, "
                    f"else {default_optimizer(False)}].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
@@ -716,7 +740,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
                              max_retries=llm_retries, max_model_s=llm_cap)
-    found = resume_dir
+    found, other_note = resume_dir, None
     if resume_dir is None:
         optimizer = optimizer or default_optimizer(llm.configured)
         if OPTIMIZERS[optimizer].needs_model and not llm.configured:
@@ -737,6 +761,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         require_start_file(start, check_options(bench, size, app_args))
         request = _request(bench, opts)
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
+        if not new and found is None and (other := _other_unfinished(runs_dir, bench, request, iters)):
+            again = shlex.join(["mapperopt", "tune", "--resume", str(other[0]), *(["--iters", str(iters)] if iters
+                                                                                  else [])])
+            other_note = (f"Note: {other[0]} holds an unfinished tuning of {bench} with other settings "
+                          f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. To continue "
+                          f"that one with its own settings: {again}")
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
             done = len(TuneStore.open(finished).records)
             console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
@@ -796,6 +826,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                               "starts again.")
             raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
         iters = settings["iters"]
+        if other_note:  # said: the user may have edited the application file by accident
+            console.print(other_note.format(store.root), markup=False)
     from mapperopt.optimizer.space import SearchSpace
 
     space = SearchSpace(settings["app_description"], settings["machine"], layouts=settings.get("search_layouts", True))

@@ -609,6 +609,36 @@ def _iterations(n) -> str:
     return f"{n} iteration{'s' if n != 1 else ''}"
 
 
+def _held_runs(folder: Path) -> dict[str, int]:
+    """The tuning runs a comparison folder holds (`<optimizer>-<r>/`) and their iterations."""
+    return {run.name: len(TuneStore.open(run).records) for run in sorted(folder.iterdir())
+            if run.is_dir() and (run / "settings.json").exists() and (run / "state.jsonl").exists()}
+
+
+def _bigger_note(folder: Path, held: dict[str, int], optimizers: list[str], opts: dict, measured: bool) -> str | None:
+    """A note when this command's runs were all done before it (`held`: the folder's runs then) and the folder holds
+    more than it asks for (more iterations, runs or optimizers): the table comes from that bigger comparison and no
+    run is tuned; `measured`: whether their best programs have their final measurement already (then nothing new is
+    measured at all)."""
+    asked = [f"{name}-{r + 1}" for name in optimizers for r in range(opts["repeats"])]
+    if any(held.get(run, 0) < opts["iters"] for run in asked) or (
+            set(held) == set(asked) and all(held[run] == opts["iters"] for run in asked)):
+        return None
+    names = sorted({run.rsplit("-", 1)[0] for run in held})
+    per = [sum(run.rsplit("-", 1)[0] == name for run in held) for name in names]
+    counts = sorted(set(held.values()))
+    holds = (f"tuning runs of {' and '.join(names) if len(names) < 3 else ', '.join(names[:-1]) + ' and ' + names[-1]}"
+             f", {f'{per[0]} each' if len(set(per)) == 1 else f'{len(held)} in all'}, of "
+             f"{_iterations(counts[0]) if len(counts) == 1 else f'{counts[0]} to {_iterations(counts[-1])}'}")
+    first = "the first iteration" if opts["iters"] == 1 else f"the first {opts['iters']} iterations"
+    what = (f"this table is of {first} of {', '.join(optimizers)} ({opts['repeats']} run"
+            f"{'s' * (opts['repeats'] > 1)}{' each' * (len(optimizers) > 1)})")
+    lead = "nothing new was measured" if measured else "no run is tuned"
+    return (f"Note: {lead}: {folder} already holds a bigger comparison ({holds}); {what}"
+            + (" and its earlier final measurement" if measured else "")
+            + ". --new or another --runs-dir starts a separate comparison.")
+
+
 def left_out_lines(left_out: dict, iters: int) -> list[str]:
     """The sentences naming the runs a report leaves out (summary.json's `left_out`: not_tuned, runs with fewer
     than `iters` iterations; not_measured, runs whose best has no final measurement yet; damaged, the torn journal
@@ -758,6 +788,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if on_folder:
         on_folder(folder)
     resumed = folder.exists()
+    held: dict[str, int] | None = None
     made = [p for p in (folder, *folder.parents) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     holder = TuneStore(folder, {}, [])
@@ -772,6 +803,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             _require_one_problem(folder, stored)
             app, machine = stored["app_description"], stored["machine"]
             say(f"Resuming {folder}." if opts.get("tune", True) else f"Reporting on {folder}.")
+            held = _held_runs(folder)  # before any is tuned: whether this command's runs were all done already
             if opts.get("tune", True) and (note := unseen_rebuild_note(bench)):
                 say(f"Note: {note}.")
         else:
@@ -868,6 +900,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                  hint="the errors above stopped the runs: do what they say, then run the same command "
                                       "again" if opts.get("tune", True) else
                                  "run the command without --report-only to tune")
+        if opts.get("tune", True) and held and (note := _bigger_note(
+                folder, held, optimizers, opts, opts.get("final", True) and all(
+                    o.best is None or _measured(o, finals, ctx["again"]) for o in outcomes))):
+            say(note)
         measured: dict[str, Any] = {}
         final = opts.get("final", True)
         if final:
@@ -1287,8 +1323,14 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
     report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
+
+    def shown(rec: IterationRecord) -> IterationRecord:
+        """`rec` for its progress line: a failed one (no unit of its own) with the run's, which its best figure has."""
+        unit = rec.unit or next((x.unit for x in store.records if x.unit), None)
+        return replace(rec, unit=unit) if unit != rec.unit else rec
+
     tune(store, optimizer, SharedEvaluations(evaluator, folder / "evaluations", say), opts["iters"],
-         on_record=lambda rec: report(label, rec))
+         on_record=lambda rec: report(label, shown(rec)))
 
 
 def _outcome(folder: Path, name: str, r: int, opts: dict) -> RunOutcome | None:

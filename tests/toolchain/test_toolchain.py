@@ -15,7 +15,7 @@ from mapperopt import toolchain
 from mapperopt.cli import COMMANDS, main
 from mapperopt.commands import run_checks
 from mapperopt.descriptions import MachineDescription
-from mapperopt.errors import MapperoptError, ToolchainError
+from mapperopt.errors import MapperoptError, ToolchainError, install_extra
 from mapperopt.probe import probe_json
 
 CONFIGS = Path(__file__).parents[2] / "configs"
@@ -370,7 +370,7 @@ def test_doctor_lists_the_baseline_optimizers_as_optional(monkeypatch):
     checks = {c.name: c for c in run_checks()}
     assert checks["Python packages"].ok
     optional = checks["Optimizer packages ('baselines' extra)"]
-    assert not optional.ok and not optional.required and "mapperopt[baselines]" in optional.fix
+    assert not optional.ok and not optional.required and optional.fix == install_extra("baselines")
 
 
 def test_doctor_prints_the_extras_in_brackets(monkeypatch, capsys):

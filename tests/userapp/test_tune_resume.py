@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 
 import pytest
@@ -301,3 +302,31 @@ def test_a_resumed_comparison_of_a_wrapper_script_says_a_rebuild_goes_unnoticed(
     assert (f"Note: --app names a script, {wrapper}: the folder compares only its bytes, so a rebuild of the "
             "program it runs is not noticed (give --new after one).") in out, out
 
+
+
+def test_the_same_command_after_an_edit_of_the_programs_arguments_names_the_unfinished_folder(tmp_path, capsys,
+                                                                                           monkeypatch):
+    """After the application file's arguments change, the same tune command is another tune and starts a folder of
+    its own: it says that the unfinished one, with the old arguments, was left alone and how to continue it (it
+    started the new folder without a word, and a user who edited the file by accident did not notice)."""
+    exe, *args = command("stencil").split()
+    app_file = tmp_path / "mapperopt.yaml"
+    app_file.write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n"
+                        f"verify:\n  pattern: '{VERIFIED}'\n")
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "runs"
+    tune = ["tune", "--app", "mapperopt.yaml", *QUICK, "--runs-dir", str(runs)]
+    assert main([*tune, "--iters", "1"]) == 0  # 1 of the 2 iterations the command below asks for: unfinished
+    (root,) = runs.glob("stencil/tune-*")
+    assert "-tsteps 4" in command("stencil")
+    app_file.write_text(app_file.read_text().replace('"-tsteps", "4"', '"-tsteps", "3"'))
+    before = contents(root)
+    capsys.readouterr()
+    assert main([*tune, "--iters", "2"]) == 0
+    out = flat(capsys.readouterr().out)
+    (new,) = set(runs.glob("stencil/tune-*")) - {root}
+    old, now = shlex.join(args), shlex.join(args).replace("-tsteps 4", "-tsteps 3")
+    assert (f"Note: {root} holds an unfinished tuning of stencil with other settings (arguments at size ci: {old} in "
+            f"the folder, {now} here); it is left alone, and this command tunes in {new}. To continue that one with "
+            f"its own settings: mapperopt tune --resume {root} --iters 2") in out, out
+    assert contents(root) == before

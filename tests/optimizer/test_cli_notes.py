@@ -1,0 +1,90 @@
+"""What `tune` and `compare` say around their work: the install command of a missing optional package, the unit of
+the best figure after a failed iteration, a smaller comparison answered from a bigger finished one, and an unfinished
+tuning with other settings left alone."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from mapperopt.cli import main
+from mapperopt.errors import install_extra
+from mapperopt.optimizer.base import Proposal
+from mapperopt.optimizer.baselines import RandomSearch
+
+FAST = ["--min-time", "0.05", "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1"]
+
+
+def test_the_best_after_a_failed_iteration_keeps_its_unit(tmp_path, monkeypatch, capsys):
+    """The progress line of a failed iteration showed the best as a bare throughput ("best 0.0005728 (iter 1)") where
+    every other line gave it with its unit."""
+    propose = RandomSearch.propose
+
+    def failing_second(self, history):
+        if len(history) == 1:  # a program the checker refuses: iteration 2 fails without an execution
+            return Proposal(dsl="Task nosuchtask CPU;\n", note="a broken program")
+        return propose(self, history)
+
+    monkeypatch.setattr(RandomSearch, "propose", failing_second)
+    args = ["compare", "circuit", "--size", "ci", "--iters", "2", "--runs", "1", "--optimizers", "random",
+            "--start", "default", *FAST, "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    best = re.search(r"random #1 iter 1/2: \S+ GFLOPS best (\S+ GFLOPS) \(this one\)", out)
+    assert best and f"random #1 iter 2/2: failed (check) best {best[1]} (iter 1)" in out, out
+
+
+def test_a_missing_optional_package_is_installed_as_mapperopt_was(tmp_path, monkeypatch, capsys):
+    """The hint said `pip install 'mapperopt[baselines]'`, which asks the package index, to a user who installed
+    from a checkout (`pip install .`, as the README says): it names the checkout, editable or not, and the
+    interpreter that runs mapperopt; by name only for a copy that came from the index."""
+    import importlib.util
+
+    python = shlex.quote(sys.executable)
+    # this copy: installed editable from this checkout (the README's test install)
+    checkout = Path(__file__).resolve().parents[2]
+    editable = f"{python} -m pip install -e {shlex.quote(f'{checkout}[baselines]')}"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "optuna" else real(name, *a))
+    assert main(["compare", "circuit", "--optimizers", "random,optuna", "--iters", "1", "--runs", "1",
+                 "--runs-dir", str(tmp_path / "runs")]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"hint: {editable} (or the packages alone: {python} -m pip install optuna), or leave them out: " \
+           "--optimizers random" in err, err
+    assert not (tmp_path / "runs").exists()
+    # `pip install .` from a clone; from the index; from a clone since deleted, or a wheel file: by name
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / "pyproject.toml").write_text("[project]\nname = 'mapperopt'\n")
+    assert install_extra("llm", {"url": clone.as_uri(), "dir_info": {}}) == \
+        f"{python} -m pip install {shlex.quote(f'{clone}[llm]')}"
+    by_name = f"{python} -m pip install 'mapperopt[llm]'"
+    assert install_extra("llm", {"url": (tmp_path / "gone").as_uri(), "dir_info": {}}) == by_name
+    assert install_extra("llm", {"url": (tmp_path / "m.whl").as_uri(), "archive_info": {}}) == by_name
+
+
+def test_a_smaller_compare_says_it_reports_from_a_bigger_finished_one(tmp_path, capsys):
+    """After a comparison of 2 optimizers x 2 iterations finished, the same command with --iters 1 and one of them
+    printed "Resuming DIR." and at once a table, as if it had measured one: it says what the folder holds, that
+    nothing new was measured, and how to start a separate comparison."""
+    runs = tmp_path / "runs"
+    args = ["compare", "circuit", "--size", "ci", "--runs", "1", "--start", "default", *FAST, "--runs-dir", str(runs)]
+    assert main([*args, "--iters", "2", "--optimizers", "random,optuna"]) == 0
+    [folder] = (runs / "circuit").iterdir()
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Note:" not in out or "already holds" not in out, out  # a new comparison: nothing to say
+    evaluated = sorted(p.name for p in (folder / "evaluations").iterdir())
+    final = (folder / "final.json").read_text()
+    assert main([*args, "--iters", "1", "--optimizers", "random"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"Note: nothing new was measured: {folder} already holds a bigger comparison (tuning runs of optuna and "
+            "random, 1 each, of 2 iterations); this table is of the first iteration of random (1 run) and its "
+            "earlier final measurement. --new or another --runs-dir starts a separate comparison.") in out, out
+    assert sorted(p.name for p in (folder / "evaluations").iterdir()) == evaluated
+    assert (folder / "final.json").read_text() == final
+    # the same command again as it was: an ordinary resume of what it made, said as before
+    assert main([*args, "--iters", "2", "--optimizers", "random,optuna"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Resuming {folder}." in out and "already holds" not in out, out
