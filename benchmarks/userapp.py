@@ -337,6 +337,10 @@ def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Ver
     reference = data.get("reference")
     if reference is not None:
         reference = str((base / str(reference)).resolve())
+    if data.get("reference_lines") is not None and reference is None:  # it selects lines that nothing compares
+        problems.append(MapperoptError(f"{where}: verify: 'reference_lines' chooses the lines compared with "
+                                       "'reference', which is not given",
+                                       hint="add `reference: FILE` (the expected output), or remove reference_lines"))
     verify = make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
                          where, str(base.resolve()), problems)
     return None if len(problems) > before else verify
@@ -368,6 +372,55 @@ def _require_executable(exe: Path, where: str) -> None:
         raise MapperoptError(f"{where}: {exe} is not executable", hint=hint)
 
 
+def _read_yaml(text: str) -> tuple[object, list[tuple[tuple[str, ...], list[int]]]]:
+    """(the YAML document `text`, the keys given more than once in one of its mappings: each as (the keys leading to
+    it, the key itself last), the lines it is given on)). YAML lets the later of two equal keys replace the earlier
+    silently; a merge key's (`<<: *base`) keys, which the mapping's own keys override, are not counted.
+
+    Raises:
+        yaml.YAMLError: `text` is not valid YAML.
+    """
+    import yaml
+
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        def construct_document(self, node):  # the document's nodes, before they become Python values
+            found.extend(_duplicate_keys(node, ()))
+            return super().construct_document(node)
+
+    found: list[tuple[tuple[str, ...], list[int]]] = []
+    return yaml.load(text, Loader=Loader), found
+
+
+def _duplicate_keys(node, at: tuple[str, ...]):
+    """`_read_yaml`'s duplicates under the YAML node `node`, reached through the keys `at`."""
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _duplicate_keys(item, at)
+    if not isinstance(node, yaml.MappingNode):
+        return
+    lines: dict[str, list[int]] = {}
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+            lines.setdefault(key.value, []).append(key.start_mark.line + 1)
+            yield from _duplicate_keys(value, (*at, key.value))
+    for key, where in lines.items():
+        if len(where) > 1:
+            yield (*at, key), where
+
+
+def _duplicate_problem(where: str, keys: tuple[str, ...], lines: list[int]) -> MapperoptError:
+    """The problem of `keys` (`_read_yaml`) given on each of `lines` of the application file `where`."""
+    times = {2: "twice", 3: "three times"}.get(len(lines), f"{len(lines)} times")
+    if len(set(lines)) == 1:
+        on = f"on line {lines[0]}"
+    else:
+        on = f"on lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
+    return MapperoptError(f"{where}: {': '.join(repr(k) for k in keys)} is given {times}, {on} (the later would "
+                          "replace the earlier)", hint="keep one of them")
+
+
 def load_app_file(path: str | os.PathLike) -> UserApp:
     """Read an application file (`mapperopt.yaml`).
 
@@ -380,28 +433,47 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     path = Path(path)
     where = str(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data, duplicates = _read_yaml(path.read_text())
     except OSError as exc:
         raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    problems: list[MapperoptError] = []  # every problem, each key checked independently (`_checked`)
+    # every problem, each key checked independently (`_checked`); a key given twice first, whose later value is read
+    problems: list[MapperoptError] = [_duplicate_problem(where, keys, lines) for keys, lines in duplicates]
     _checked(problems, _reject_unknown, where, data, _TOP_KEYS)
     if "executable" not in data:
         problems.append(MapperoptError(f"{where}: 'executable' is missing",
                                        hint="the path of the program, relative to this file"))
     exe = (path.parent / str(data.get("executable", ""))).resolve()
-    if "executable" in data:
+    words = str(data.get("executable", "")).split()
+    if "executable" in data and not exe.exists() and len(words) > 1 and (path.parent / words[0]).is_file():
+        # a command line, as --app takes one: its program is built, its arguments go elsewhere
+        try:
+            words = shlex.split(str(data["executable"]))
+        except ValueError:
+            pass
+        exe = (path.parent / words[0]).resolve()  # the program, whose name names the run folders
+        problems.append(MapperoptError(
+            f"{where}: 'executable': {str(data['executable'])!r} is the program and its arguments: {exe} exists, "
+            "but 'executable' names the program alone",
+            hint=f"give `executable: {words[0]}` and the arguments in `args: {json.dumps(words[1:])}` (of every "
+                 "size, or in a size's own `args`)"))
+    elif "executable" in data:
         _checked(problems, _require_executable, exe, f"{where}: 'executable'")
     name = str(data.get("app") or exe.name)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
     common = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'", default=())
     _resource_flags(common, "args", where, problems)
-    raw_sizes = data.get("sizes") or {"ci": {}}
-    if not isinstance(raw_sizes, dict):
+    raw_sizes = data.get("sizes") or {}
+    if not raw_sizes:  # the documentation asks for one; none ran as a size `ci` of 1 CPU that the file never asked for
+        problems.append(MapperoptError(f"{where}: 'sizes' {'has no size' if 'sizes' in data else 'is missing'}: "
+                                       "give at least one size",
+                                       hint="e.g. `sizes: {ci: {cpus: 1}}` (ci is the size every command runs by "
+                                            "default)"))
+    elif not isinstance(raw_sizes, dict):
         problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))
         raw_sizes = {}
     sizes, args = {}, {}
@@ -415,6 +487,13 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     env = data.get("env") or {}
     if not isinstance(env, dict):
         problems.append(MapperoptError(f"{where}: 'env' must be a mapping of variable names to values"))
+        env = {}
+    for variable, value in env.items():  # a list or a mapping reached the program as its Python text ("[1, 2]")
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            # YAML reads `yes`, `on` and `true` as true, which reached the program as "True"
+            hint = f'quote it to pass it as written, e.g. {variable}: "yes"' if isinstance(value, bool) else None
+            problems.append(MapperoptError(f"{where}: env: the value of '{variable}' must be a string or a number, "
+                                           f"got {'nothing' if value is None else repr(value)}", hint=hint))
     metric = _metric(data.get("metric"), where, problems)
     verify = _verify(data.get("verify"), where, path.parent, problems)
     raise_together(problems, where)

@@ -50,7 +50,7 @@ def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys)
     (tmp_path / "folder").mkdir()
     (tmp_path / "plain").write_text("not a program\n")
     (tmp_path / "heat.cc").write_text("int main() {}\n")
-    (tmp_path / "folder.yaml").write_text("executable: ./folder\n")
+    (tmp_path / "folder.yaml").write_text("executable: ./folder\nsizes: {ci: {}}\n")
     cases = {
         "./missing -n 1": f"--app: the executable {tmp_path / 'missing'} does not exist",
         "no-such-program-here -n 1": "--app: no program no-such-program-here on PATH or in this folder",
@@ -152,7 +152,7 @@ def test_min_time_with_app_is_refused_not_ignored(command, tmp_path, mapper, cap
     """`--min-time` with --app was accepted and did nothing (a user's program is never calibrated): refused, with
     what to do instead, before anything runs; a program given by its application file likewise."""
     app = script(tmp_path, "app", "exit 0")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./app\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./app\nsizes: {ci: {}}\n")
     for spec in (str(app), "mapperopt.yaml"):
         assert main([command, "--app", spec, "--min-time", "2"]) == 2
         err = capsys.readouterr().err
@@ -480,7 +480,8 @@ def test_a_metric_pattern_over_the_files_keeps_its_unit_and_names_its_option(tmp
     never matched, AutoGuide said to correct it in the file, which does not hold it."""
     monkeypatch.chdir(tmp_path)
     script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'took ([0-9.]+)', unit: ms}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n"
+                                             "metric: {regex: 'took ([0-9.]+)', unit: ms}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--once", "--out", "ms"]) == 0
     result = json.loads((tmp_path / "ms" / "result.json").read_text())
     assert (result["unit"], result["settings"]["metric"]) == ("1/ms", "/elapsed: ([0-9.]+)/ in ms, lower is better")
@@ -537,7 +538,7 @@ def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(
     `--app FILE`, which measures and verifies by the file's settings instead."""
     monkeypatch.chdir(tmp_path)
     legion_stand_in(tmp_path, "prog", "echo 'elapsed: 12.5 ms'; echo 'check OK'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'took ([0-9.]+)'}\n"
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nmetric: {regex: 'took ([0-9.]+)'}\n"
                                              "verify: {pattern: 'PASSED'}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--unit", "ms",
                  "--verify-pattern", "OK", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 0
@@ -560,7 +561,7 @@ def test_a_failed_verification_names_the_option_given(options, named, spec, tmp_
     monkeypatch.chdir(tmp_path)
     exe = script(tmp_path, "prog", "echo 'result 42'")
     (tmp_path / "expected.txt").write_text("result 41\n")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'result'}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'result'}\n")
     app = str(exe) if spec == "command" else "mapperopt.yaml"
     assert main(["run", "--app", app, *options, "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
@@ -573,7 +574,7 @@ def test_a_failed_verification_names_the_option_given(options, named, spec, tmp_
 def test_a_failed_verification_of_the_application_file_names_the_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     script(tmp_path, "prog", "echo 'result 42'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'PASSED'}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'PASSED'}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
     assert "fails the verification that mapperopt.yaml gives: the output does not match the verify pattern " \
@@ -650,7 +651,7 @@ def test_a_unit_without_a_metric_pattern_is_refused(command, options, named, spe
     """--unit or --higher-is-better with no metric pattern (neither --metric nor the application file's): the wall
     time, in seconds, was measured and labelled in the unit given (or maximised), which falsified the figures."""
     exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n")
     app = str(exe) if spec == "command" else "mapperopt.yaml"
     iters = ["--iters", "1"] if command != "run" else []
     assert main(argv(command, mapper, app, *options, *iters)) == 1
@@ -665,7 +666,8 @@ def test_unit_and_higher_is_better_change_only_those_of_the_files_metric(tmp_pat
     kept (it was dropped, and the wall time labelled in the unit given was measured instead)."""
     monkeypatch.chdir(tmp_path)
     script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'elapsed: ([0-9.]+)', unit: s}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n"
+                                             "metric: {regex: 'elapsed: ([0-9.]+)', unit: s}\n")
     once = ["--repeats", "1", "--max-repeats", "1"]
     assert main(["run", "--app", "mapperopt.yaml", "--unit", "ms", *once, "--out", "ms"]) == 0
     result = json.loads((tmp_path / "ms" / "result.json").read_text())
@@ -839,7 +841,7 @@ def test_check_describes_the_memory_that_the_flags_after_the_separator_size(tmp_
 def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path, mapper, capsys):
     """`mapperopt run ./prog` (--app forgotten): the unknown benchmark's error says to give the program with --app."""
     script(tmp_path, "prog", "echo hi")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n")
     for given, how in (("./prog", "`--app ./prog`; with its arguments in quotes: `--app './prog -n 100'`"),
                        ("mapperopt.yaml", "`--app mapperopt.yaml`")):
         assert main([command, given]) == 2
@@ -885,7 +887,7 @@ def test_a_failure_with_an_empty_stderr_quotes_the_end_of_the_standard_output(tm
     application file's verify pattern did not match either."""
     monkeypatch.chdir(tmp_path)
     script(tmp_path, "prog", "echo 'step 1 done'; echo 'sum = inf expected 4e11 FAIL'; echo 'bye'; exit 2")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'PASS'}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'PASS'}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
     reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
@@ -895,7 +897,7 @@ def test_a_failure_with_an_empty_stderr_quotes_the_end_of_the_standard_output(tm
     assert reason.endswith("; the verify pattern /PASS/ does not match its output either"), reason
     assert feedback["stage"] == "run" and "sum = inf expected 4e11 FAIL" in feedback["raw_excerpt"], feedback
     # a verify pattern that matches, or none: not said
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
     reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
     assert "FAIL" in reason and "verify pattern" not in reason, reason
@@ -905,7 +907,8 @@ def test_a_bad_value_beside_an_unknown_key_of_the_metric_or_verify_is_reported_w
     """An unknown key in `metric:` (or `verify:`) hid the bad values beside it (`better: lowr`, an invalid pattern),
     which came only in the next run, once the key was fixed: all at once, as the file's other problems."""
     script(tmp_path, "prog", "exit 0")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regexp: 'took ([0-9.]+) ms', unit: ms, "
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n"
+                                             "metric: {regexp: 'took ([0-9.]+) ms', unit: ms, "
                                              "better: lowr}\nverify: {patern: x, pattern: '(unclosed'}\n")
     assert main(["run", "--app", "mapperopt.yaml"]) == 1
     err = capsys.readouterr().err
