@@ -716,8 +716,31 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
     return env
 
 
-# A line of output that reports a failed check ("CHECK FAILED", "wrong result", "error: ...").
-_LOOKS_FAILED = re.compile(r"(?i)\b(check\w*|fail\w*|wrong|error\w*|mismatch\w*|incorrect)\b")
+# A line of output that reports a failed check ("CHECK FAILED", "wrong result", "error: ..."); not one that only
+# names a check ("CHECK OK", "checksum 12") or says that nothing failed ("0 errors", "failures: 0").
+_FAILURE_WORD = r"(fail\w*|wrong|error\w*|mismatch\w*|incorrect)"
+_LOOKS_FAILED = re.compile(rf"(?i)\b{_FAILURE_WORD}\b")
+_NONE_FAILED = re.compile(rf"(?i)\b(no|0|zero)\s+{_FAILURE_WORD}\b|\b{_FAILURE_WORD}\s*[:=]\s*0\b")
+
+
+def _looks_failed(line: str) -> bool:
+    return bool(_LOOKS_FAILED.search(line)) and not _NONE_FAILED.search(line)
+
+
+def _spacing(regex: str) -> str:
+    """What the whitespace of `regex` is where a text that folds runs of whitespace into one space (a wrapped
+    explanation) hides it: " (2 spaces after 'CHECK')", a tab, a space at its end; "" for single spaces between
+    words."""
+    said = []
+    for run in re.finditer(r"\s+", regex):
+        if run.group(0) == " " and 0 < run.start() and run.end() < len(regex):
+            continue
+        what = run.group(0)
+        what = ("a space" if what == " " else f"{len(what)} spaces" if set(what) == {" "} else f"whitespace {what!r}")
+        before = regex[:run.start()].split()
+        where = ("at its end" if run.end() == len(regex) else f"after {before[-1]!r}" if before else "at its start")
+        said.append(f"{what} {where}")
+    return f" ({', '.join(said)})" if said else ""
 
 
 def _near_miss(regex: str, stdout: str) -> str:
@@ -732,12 +755,22 @@ def _near_miss(regex: str, stdout: str) -> str:
 
 
 def _verify_miss(pattern: str, stdout: str) -> str:
-    """`_near_miss` for a verify pattern, else the last line that looks like a failed check, else the last line."""
+    """`_near_miss` for a verify pattern, else the last line that holds the pattern's leading words spaced or
+    written otherwise (`CHECK  OK` for `CHECK OK`: a typo in the pattern), else the last line that looks like a
+    failed check, else the last line."""
     said = _near_miss(pattern, stdout)
     if said:
         return said
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
-    failed = [line for line in lines if _LOOKS_FAILED.search(line)]
+    words = re.match(r"[A-Za-z][A-Za-z _:=-]*", pattern)
+    raw = words.group(0).strip() if words else ""  # as `_near_miss` looks for it
+    key = " ".join(raw.split())
+    near = [line for line in lines if key and key.lower() in " ".join(line.split()).lower()]
+    if near:
+        differs = ("case" if raw.lower() in near[-1].lower() else "spacing" if key in " ".join(near[-1].split())
+                   else "case and spacing")
+        return f"; its line {near[-1][:120]!r} differs from the pattern only in {differs}"
+    failed = [line for line in lines if _looks_failed(line)]
     return (f"; its last line that looks like a failure: {failed[-1][:120]!r}" if failed
             else f"; its last line: {lines[-1][:120]!r}")
 
@@ -753,7 +786,7 @@ def _quiet_failure(app: UserApp, reason: str, stdout_path: Path, stderr_path: Pa
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     if not lines:
         return reason
-    failed = [line for line in lines if _LOOKS_FAILED.search(line)]
+    failed = [line for line in lines if _looks_failed(line)]
     said = (f"its standard output's last line that looks like a failure: {failed[-1][:120]!r}" if failed
             else f"its standard output ends with: {lines[-1][:120]!r}")
     text = f"{reason[:-len(_NO_MESSAGE)]} and printed nothing on standard error; {said}"
@@ -881,7 +914,26 @@ _VERIFY_REASONS = {_PATTERN: "--verify-pattern", _REFERENCE: "--reference", _COM
 def verify_option(reason: str) -> str | None:
     """The option (`--verify-pattern`, `--verify-cmd` or `--reference`) of the check whose failure `check_output`
     gave as `reason`, or None for another reason."""
+    reason = reason[m.end():] if (m := _AFTER_PASSES.match(reason)) else reason  # `_intermittent`'s
     return next((option for start, option in _VERIFY_REASONS.items() if reason.startswith(start)), None)
+
+
+def _intermittent(failed: int, reason: str) -> str:
+    """`reason`, the failed verification of execution `failed` (from 1), after the executions before it passed the
+    same check: said first (AutoGuide's explanation cuts a long reason), that the output varies from run to run,
+    which a mistake in the check cannot do."""
+    passed = ("execution 1" if failed == 2 else "executions 1 and 2" if failed == 3
+              else f"executions 1 to {failed - 1}")
+    check = _CHECKS.get(verify_option(reason), "the check itself")
+    return (f"{passed} passed this check, execution {failed} failed it: an output that varies from run to run "
+            "points at the program (a race, e.g. a missing privilege or an unsynchronised access) or at the mapping, "
+            f"not at {check}: {reason}")
+
+
+_CHECKS = {"--verify-pattern": "the verify pattern", "--verify-cmd": "the verify command",
+           "--reference": "the reference output"}
+_AFTER_PASSES = re.compile(rf"executions? 1 .*? passed this check, execution \d+ failed it: .*?, not at "
+                           rf"(?:{'|'.join(_CHECKS.values())}|the check itself): ")
 
 
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:
@@ -891,7 +943,7 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
     stdout = (run_dir / stdout_name).read_text(errors="replace")
     if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE) and not re.search(
             v.pattern, (run_dir / stderr_name).read_text(errors="replace"), re.MULTILINE):  # as the metric (`measure`)
-        return f"{_PATTERN} /{v.pattern}/" + _verify_miss(v.pattern, stdout)
+        return f"{_PATTERN} /{v.pattern}/{_spacing(v.pattern)}" + _verify_miss(v.pattern, stdout)
     if v.reference:
         keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
         got = [line for line in stdout.splitlines() if keep(line)]
@@ -1341,6 +1393,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                 stage = "run" if result is None else None
                 attempt = replace(attempt, result=result)
             attempts.append(attempt)
+            if stage == "verify" and len(attempts) > 1:  # the same check passed before: not the check's mistake
+                reason = _intermittent(len(attempts), reason)
             if stage is not None:
                 settings["command"] = commands[-1]
                 log = run.log or (f"--- stderr ---\n{(run_dir / attempt.stderr).read_text(errors='replace')}\n"

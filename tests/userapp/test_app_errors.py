@@ -958,3 +958,66 @@ def test_a_wrapper_script_whose_relative_path_is_not_found_is_said_to_run_in_ano
     reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
     assert "exited with status 127" in reason and f"{wrapper} is a script: it runs in a temporary folder" in reason, \
         reason
+
+
+def test_a_typo_in_the_verify_pattern_is_quoted_exactly_and_the_passing_line_is_not_called_a_failure(
+        tmp_path, monkeypatch, capsys):
+    """`pattern: 'CHECK  OK'` (two spaces) against a program that prints `CHECK OK`: the reason called that passing
+    line "its last line that looks like a failure", and the explanation folded the two spaces, so that the pattern it
+    quoted read exactly as the line and the typo could not be seen."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'solve took 3 ms'; echo 'CHECK OK'; echo 'checksum 1234'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHECK  OK'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    assert reason == ("the output does not match the verify pattern /CHECK  OK/ (2 spaces after 'CHECK'); its line "
+                      "'CHECK OK' differs from the pattern only in spacing"), reason
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert "/CHECK OK/ (2 spaces after 'CHECK'); its line 'CHECK OK' differs from the pattern only in spacing" in \
+        feedback["explanation"], feedback["explanation"]
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(2 spaces after 'CHECK')" in out and "looks like a failure" not in out, out
+    # No line like the pattern: a line with a word of a check that did not pass, never one that passed.
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'RESULT OK'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
+    reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
+    assert reason.endswith("/RESULT OK/; its last line: 'checksum 1234'"), reason
+    script(tmp_path, "prog", "echo 'CHECK FAILED: 3 wrong cells'; echo 'CHECK OK: 0 errors'")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run3"]) == 1
+    reason = json.loads((tmp_path / "run3" / "result.json").read_text())["reason"]
+    assert reason.endswith("; its last line that looks like a failure: 'CHECK FAILED: 3 wrong cells'"), reason
+
+
+def test_a_verification_that_fails_after_passing_says_the_output_varies_from_run_to_run(tmp_path, monkeypatch):
+    """A program whose third execution printed CHECK FAILED after two that printed CHECK OK (a race in a Legion
+    program does this) was explained as a failed verification whose pattern may have a typo: that the same check
+    had passed twice was not said."""
+    monkeypatch.chdir(tmp_path)
+    count = tmp_path / "count"  # of the program's executions
+    script(tmp_path, "prog", f'n=$(($(cat {count}) + 1)); echo $n > {count}\n'
+                             'if [ $n -eq 3 ]; then echo "CHECK FAILED"; else echo "CHECK OK"; fi')
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHECK OK'}\n")
+    count.write_text("0")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "3", "--max-repeats", "3", "--out", "run"]) == 1
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert result["stage"] == "verify" and len(result["attempts"]) == 3, result
+    said = ("executions 1 and 2 passed this check, execution 3 failed it: an output that varies from run to run "
+            "points at the program (a race, e.g. a missing privilege or an unsynchronised access) or at the mapping, "
+            "not at the verify pattern")
+    assert result["reason"] == (f"{said}: the output does not match the verify pattern /CHECK OK/; its last line "
+                                "that looks like a failure: 'CHECK FAILED'"), result["reason"]
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert f"fails the verification that mapperopt.yaml gives: {said}" in feedback["explanation"], feedback
+    assert "correct the verification in mapperopt.yaml" in feedback["suggestion"], feedback  # the file, still named
+    count.write_text("0")  # and the option that set the check, where one did
+    assert main(["run", "--app", "mapperopt.yaml", "--verify-cmd", "grep -q 'CHECK OK' \"$MAPPEROPT_STDOUT\"",
+                 "--repeats", "3", "--max-repeats", "3", "--out", "run-cmd"]) == 1
+    feedback = json.loads((tmp_path / "run-cmd" / "feedback.json").read_text())
+    reason = json.loads((tmp_path / "run-cmd" / "result.json").read_text())["reason"]
+    assert "not at the verify command: the verify command `grep" in reason, reason
+    assert "correct the verification in the --verify-cmd option" in feedback["suggestion"], feedback
+    # A failure in the first execution says nothing of the kind.
+    count.write_text("2")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "3", "--max-repeats", "3", "--out", "run2"]) == 1
+    reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
+    assert "passed" not in reason and "varies" not in reason, reason
