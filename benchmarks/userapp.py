@@ -745,31 +745,30 @@ def _spacing(regex: str) -> str:
 
 def _near_miss(regex: str, stdout: str) -> str:
     """What the output shows instead of a line `regex` matches: the last line holding the regex's leading words
-    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; that it is empty; else ""."""
+    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; else the last line holding them
+    spaced or written otherwise (`CHECK OK` for `CHECK  OK`: a typo in the pattern); that it is empty; else ""."""
     if not stdout.strip():
         return " (the standard output is empty)"
     words = re.match(r"[A-Za-z][A-Za-z _:=-]*", regex)
     key = words.group(0).strip() if words else ""
     lines = [line.strip() for line in stdout.splitlines() if key and key in line]
-    return f"; its last line with {key!r}: {lines[-1][:120]!r}" if lines else ""
+    if lines:
+        return f"; its last line with {key!r}: {lines[-1][:120]!r}"
+    folded = " ".join(key.split())
+    near = [line.strip() for line in stdout.splitlines() if key and folded.lower() in " ".join(line.split()).lower()]
+    if not near:
+        return ""
+    differs = ("case" if key.lower() in near[-1].lower() else "spacing" if folded in " ".join(near[-1].split())
+               else "case and spacing")
+    return f"; its line {near[-1][:120]!r} differs from the pattern only in {differs}"
 
 
 def _verify_miss(pattern: str, stdout: str) -> str:
-    """`_near_miss` for a verify pattern, else the last line that holds the pattern's leading words spaced or
-    written otherwise (`CHECK  OK` for `CHECK OK`: a typo in the pattern), else the last line that looks like a
-    failed check, else the last line."""
+    """`_near_miss` for a verify pattern, else the last line that looks like a failed check, else the last line."""
     said = _near_miss(pattern, stdout)
     if said:
         return said
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
-    words = re.match(r"[A-Za-z][A-Za-z _:=-]*", pattern)
-    raw = words.group(0).strip() if words else ""  # as `_near_miss` looks for it
-    key = " ".join(raw.split())
-    near = [line for line in lines if key and key.lower() in " ".join(line.split()).lower()]
-    if near:
-        differs = ("case" if raw.lower() in near[-1].lower() else "spacing" if key in " ".join(near[-1].split())
-                   else "case and spacing")
-        return f"; its line {near[-1][:120]!r} differs from the pattern only in {differs}"
     failed = [line for line in lines if _looks_failed(line)]
     return (f"; its last line that looks like a failure: {failed[-1][:120]!r}" if failed
             else f"; its last line: {lines[-1][:120]!r}")
@@ -812,7 +811,8 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
         if not matches and (matches := list(re.finditer(app.metric.regex, stderr, re.MULTILINE))):
             found_in = {"metric_from": "stderr"}
         if not matches:
-            return None, (f"the metric /{app.metric.regex}/ does not occur in the standard output or standard error"
+            return None, (f"the metric /{app.metric.regex}/{_spacing(app.metric.regex)} does not occur in the "
+                          "standard output or standard error"
                           + _near_miss(app.metric.regex, stdout))
         text = matches[-1].group(1) or ""  # an optional group that took part in no match
         try:

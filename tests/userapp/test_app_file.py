@@ -417,3 +417,13 @@ def test_a_list_as_an_env_value_and_reference_lines_without_reference_are_report
         assert "\n" + part in message, (part, message)
     app = load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\nenv: {N: 1, X: 0.5, S: 'a b'}\n"))
     assert app.env == {"N": "1", "X": "0.5", "S": "a b"}
+
+
+def test_whitespace_a_folded_explanation_hides_is_spelt_out_after_a_metric_pattern(tmp_path, exe):
+    """AutoGuide's explanation folds runs of spaces: `solve  took (...)` read as `solve took (...)`, the line it
+    missed, so the typo could not be seen."""
+    app = app_from_command(str(exe), metric=make_metric("solve  took ([0-9.]+) ms\t", "ms", False))
+    why = measure(app, "solve took 3 ms\n", 1.0)[1]
+    assert why.startswith("the metric /solve  took ([0-9.]+) ms\t/ (2 spaces after 'solve', whitespace '\\t' at its "
+                          "end) does not occur in the standard output or standard error; its line 'solve took 3 ms' "
+                          "differs from the pattern only in spacing"), why
