@@ -911,6 +911,12 @@ _PATTERN, _REFERENCE, _COMMAND = ("the output does not match the verify pattern"
 _VERIFY_REASONS = {_PATTERN: "--verify-pattern", _REFERENCE: "--reference", _COMMAND: "--verify-cmd"}
 
 
+def intermittent(reason: str) -> bool:
+    """Whether `reason`, a failed verification's, says that earlier executions of the same run passed the check
+    (`_intermittent`)."""
+    return _AFTER_PASSES.match(reason) is not None
+
+
 def verify_option(reason: str) -> str | None:
     """The option (`--verify-pattern`, `--verify-cmd` or `--reference`) of the check whose failure `check_output`
     gave as `reason`, or None for another reason."""
