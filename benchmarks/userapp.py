@@ -384,27 +384,31 @@ def _read_yaml(text: str) -> tuple[object, list[tuple[tuple[str, ...], list[int]
 
     class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         def construct_document(self, node):  # the document's nodes, before they become Python values
-            found.extend(_duplicate_keys(node, ()))
+            found.extend(_duplicate_keys(node, (), set()))
             return super().construct_document(node)
 
     found: list[tuple[tuple[str, ...], list[int]]] = []
     return yaml.load(text, Loader=Loader), found
 
 
-def _duplicate_keys(node, at: tuple[str, ...]):
-    """`_read_yaml`'s duplicates under the YAML node `node`, reached through the keys `at`."""
+def _duplicate_keys(node, at: tuple[str, ...], seen: set[int]):
+    """`_read_yaml`'s duplicates under the YAML node `node`, reached through the keys `at`; `seen`: the nodes already
+    looked at (an alias, `*base`, is its anchor's node again, and may hold itself)."""
     import yaml
 
+    if id(node) in seen:
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.SequenceNode):
         for item in node.value:
-            yield from _duplicate_keys(item, at)
+            yield from _duplicate_keys(item, at, seen)
     if not isinstance(node, yaml.MappingNode):
         return
     lines: dict[str, list[int]] = {}
     for key, value in node.value:
         if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
             lines.setdefault(key.value, []).append(key.start_mark.line + 1)
-            yield from _duplicate_keys(value, (*at, key.value))
+            yield from _duplicate_keys(value, (*at, key.value), seen)
     for key, where in lines.items():
         if len(where) > 1:
             yield (*at, key), where
