@@ -958,10 +958,10 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     default baseline, with no mapper of the program's own) failed its verification or crashed: the program or its
     verification settings are most likely the cause, and every iteration from the default start would fail the same
     way (each ran before stopping); the program alone where earlier executions passed the same check (its output
-    varies from run to run, which would rank mappers by chance). None otherwise: a benchmark, another failure (out of memory, a timeout), the
-    program's own mapper as the baseline (a DSL mapper takes its place), a start of the user's own (--start FILE: the
-    failure may depend on the mapping, e.g. a kernel that needs a layout), or iterations already run. Its text is
-    also kept in the folder (stopped.txt), beside the baseline's run folder."""
+    varies from run to run, which would rank mappers by chance). None otherwise: a benchmark, another failure (out
+    of memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its place), a start of the
+    user's own (--start FILE: the failure may depend on the mapping, e.g. a kernel that needs a layout), or
+    iterations already run. Its text is also kept in the folder (stopped.txt), beside the baseline's run folder."""
     if "app_file" not in store.settings or store.records or own_mapper_of(store.settings) \
             or store.settings.get("start") not in (None, "default", "random"):
         return None

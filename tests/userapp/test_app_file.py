@@ -334,7 +334,8 @@ def test_a_time_unit_spelt_out_is_a_time(tmp_path, capsys):
     exe = tmp_path / "prog"
     exe.write_text("#!/bin/sh\necho 'took 2.5 ms'\n")
     exe.chmod(0o755)
-    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes: {{ci: {{}}}}\nmetric: {{regex: 'took ([0-9.]+)', "
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes: {{ci: {{}}}}\n"
+                                             "metric: {regex: 'took ([0-9.]+)', "
                                              "unit: millisecond}\n")
     assert load_app_file(tmp_path / "mapperopt.yaml").metric.unit == "ms"
     for spelt, unit in (("Milliseconds", "ms"), ("sec", "s"), ("microseconds", "us"), ("nanosecond", "ns"),
