@@ -337,6 +337,10 @@ def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Ver
     reference = data.get("reference")
     if reference is not None:
         reference = str((base / str(reference)).resolve())
+    if data.get("reference_lines") is not None and reference is None:  # it selects lines that nothing compares
+        problems.append(MapperoptError(f"{where}: verify: 'reference_lines' chooses the lines compared with "
+                                       "'reference', which is not given",
+                                       hint="add `reference: FILE` (the expected output), or remove reference_lines"))
     verify = make_verify(data.get("pattern"), data.get("command"), reference, data.get("reference_lines"),
                          where, str(base.resolve()), problems)
     return None if len(problems) > before else verify
@@ -368,6 +372,59 @@ def _require_executable(exe: Path, where: str) -> None:
         raise MapperoptError(f"{where}: {exe} is not executable", hint=hint)
 
 
+def _read_yaml(text: str) -> tuple[object, list[tuple[tuple[str, ...], list[int]]]]:
+    """(the YAML document `text`, the keys given more than once in one of its mappings: each as (the keys leading to
+    it, the key itself last), the lines it is given on)). YAML lets the later of two equal keys replace the earlier
+    silently; a merge key's (`<<: *base`) keys, which the mapping's own keys override, are not counted.
+
+    Raises:
+        yaml.YAMLError: `text` is not valid YAML.
+    """
+    import yaml
+
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        def construct_document(self, node):  # the document's nodes, before they become Python values
+            found.extend(_duplicate_keys(node, (), set()))
+            return super().construct_document(node)
+
+    found: list[tuple[tuple[str, ...], list[int]]] = []
+    return yaml.load(text, Loader=Loader), found
+
+
+def _duplicate_keys(node, at: tuple[str, ...], seen: set[int]):
+    """`_read_yaml`'s duplicates under the YAML node `node`, reached through the keys `at`; `seen`: the nodes already
+    looked at (an alias, `*base`, is its anchor's node again, and may hold itself)."""
+    import yaml
+
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _duplicate_keys(item, at, seen)
+    if not isinstance(node, yaml.MappingNode):
+        return
+    lines: dict[str, list[int]] = {}
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+            lines.setdefault(key.value, []).append(key.start_mark.line + 1)
+            yield from _duplicate_keys(value, (*at, key.value), seen)
+    for key, where in lines.items():
+        if len(where) > 1:
+            yield (*at, key), where
+
+
+def _duplicate_problem(where: str, keys: tuple[str, ...], lines: list[int]) -> MapperoptError:
+    """The problem of `keys` (`_read_yaml`) given on each of `lines` of the application file `where`."""
+    times = {2: "twice", 3: "three times"}.get(len(lines), f"{len(lines)} times")
+    if len(set(lines)) == 1:
+        on = f"on line {lines[0]}"
+    else:
+        on = f"on lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
+    return MapperoptError(f"{where}: {': '.join(repr(k) for k in keys)} is given {times}, {on} (the later would "
+                          "replace the earlier)", hint="keep one of them")
+
+
 def load_app_file(path: str | os.PathLike) -> UserApp:
     """Read an application file (`mapperopt.yaml`).
 
@@ -380,28 +437,47 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     path = Path(path)
     where = str(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data, duplicates = _read_yaml(path.read_text())
     except OSError as exc:
         raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise MapperoptError(f"{where} is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise MapperoptError(f"{where} must be a mapping")
-    problems: list[MapperoptError] = []  # every problem, each key checked independently (`_checked`)
+    # every problem, each key checked independently (`_checked`); a key given twice first, whose later value is read
+    problems: list[MapperoptError] = [_duplicate_problem(where, keys, lines) for keys, lines in duplicates]
     _checked(problems, _reject_unknown, where, data, _TOP_KEYS)
     if "executable" not in data:
         problems.append(MapperoptError(f"{where}: 'executable' is missing",
                                        hint="the path of the program, relative to this file"))
     exe = (path.parent / str(data.get("executable", ""))).resolve()
-    if "executable" in data:
+    words = str(data.get("executable", "")).split()
+    if "executable" in data and not exe.exists() and len(words) > 1 and (path.parent / words[0]).is_file():
+        # a command line, as --app takes one: its program is built, its arguments go elsewhere
+        try:
+            words = shlex.split(str(data["executable"]))
+        except ValueError:
+            pass
+        exe = (path.parent / words[0]).resolve()  # the program, whose name names the run folders
+        problems.append(MapperoptError(
+            f"{where}: 'executable': {str(data['executable'])!r} is the program and its arguments: {exe} exists, "
+            "but 'executable' names the program alone",
+            hint=f"give `executable: {words[0]}` and the arguments in `args: {json.dumps(words[1:])}` (of every "
+                 "size, or in a size's own `args`)"))
+    elif "executable" in data:
         _checked(problems, _require_executable, exe, f"{where}: 'executable'")
     name = str(data.get("app") or exe.name)
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         problems.append(MapperoptError(f"{where}: 'app' must be a plain name (letters, digits, _ . -), got {name!r}"))
     common = _checked(problems, _str_list, data.get("args", []), f"{where}: 'args'", default=())
     _resource_flags(common, "args", where, problems)
-    raw_sizes = data.get("sizes") or {"ci": {}}
-    if not isinstance(raw_sizes, dict):
+    raw_sizes = data.get("sizes") or {}
+    if not raw_sizes:  # the documentation asks for one; none ran as a size `ci` of 1 CPU that the file never asked for
+        problems.append(MapperoptError(f"{where}: 'sizes' {'has no size' if 'sizes' in data else 'is missing'}: "
+                                       "give at least one size",
+                                       hint="e.g. `sizes: {ci: {cpus: 1}}` (ci is the size every command runs by "
+                                            "default)"))
+    elif not isinstance(raw_sizes, dict):
         problems.append(MapperoptError(f"{where}: 'sizes' must be a mapping of size names"))
         raw_sizes = {}
     sizes, args = {}, {}
@@ -415,6 +491,13 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     env = data.get("env") or {}
     if not isinstance(env, dict):
         problems.append(MapperoptError(f"{where}: 'env' must be a mapping of variable names to values"))
+        env = {}
+    for variable, value in env.items():  # a list or a mapping reached the program as its Python text ("[1, 2]")
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            # YAML reads `yes`, `on` and `true` as true, which reached the program as "True"
+            hint = f'quote it to pass it as written, e.g. {variable}: "yes"' if isinstance(value, bool) else None
+            problems.append(MapperoptError(f"{where}: env: the value of '{variable}' must be a string or a number, "
+                                           f"got {'nothing' if value is None else repr(value)}", hint=hint))
     metric = _metric(data.get("metric"), where, problems)
     verify = _verify(data.get("verify"), where, path.parent, problems)
     raise_together(problems, where)
@@ -637,19 +720,51 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
     return env
 
 
-# A line of output that reports a failed check ("CHECK FAILED", "wrong result", "error: ...").
-_LOOKS_FAILED = re.compile(r"(?i)\b(check\w*|fail\w*|wrong|error\w*|mismatch\w*|incorrect)\b")
+# A line of output that reports a failed check ("CHECK FAILED", "wrong result", "error: ..."); not one that only
+# names a check ("CHECK OK", "checksum 12") or says that nothing failed ("0 errors", "failures: 0").
+_FAILURE_WORD = r"(fail\w*|wrong|error\w*|mismatch\w*|incorrect)"
+_LOOKS_FAILED = re.compile(rf"(?i)\b{_FAILURE_WORD}\b")
+_NONE_FAILED = re.compile(rf"(?i)\b(no|0|zero)\s+{_FAILURE_WORD}\b|\b{_FAILURE_WORD}\s*[:=]\s*0\b")
+
+
+def _looks_failed(line: str) -> bool:
+    return bool(_LOOKS_FAILED.search(line)) and not _NONE_FAILED.search(line)
+
+
+def _spacing(regex: str) -> str:
+    """What the whitespace of `regex` is where a text that folds runs of whitespace into one space (a wrapped
+    explanation) hides it: " (2 spaces after 'CHECK')", a tab, a space at its end; "" for single spaces between
+    words."""
+    said = []
+    for run in re.finditer(r"\s+", regex):
+        if run.group(0) == " " and 0 < run.start() and run.end() < len(regex):
+            continue
+        what = run.group(0)
+        what = ("a space" if what == " " else f"{len(what)} spaces" if set(what) == {" "} else f"whitespace {what!r}")
+        before = regex[:run.start()].split()
+        where = ("at its end" if run.end() == len(regex) else f"after {before[-1]!r}" if before else "at its start")
+        said.append(f"{what} {where}")
+    return f" ({', '.join(said)})" if said else ""
 
 
 def _near_miss(regex: str, stdout: str) -> str:
     """What the output shows instead of a line `regex` matches: the last line holding the regex's leading words
-    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; that it is empty; else ""."""
+    (`elapsed` of `elapsed (\\d+) ms`), so that the user sees why the pattern failed; else the last line holding them
+    spaced or written otherwise (`CHECK OK` for `CHECK  OK`: a typo in the pattern); that it is empty; else ""."""
     if not stdout.strip():
         return " (the standard output is empty)"
     words = re.match(r"[A-Za-z][A-Za-z _:=-]*", regex)
     key = words.group(0).strip() if words else ""
     lines = [line.strip() for line in stdout.splitlines() if key and key in line]
-    return f"; its last line with {key!r}: {lines[-1][:120]!r}" if lines else ""
+    if lines:
+        return f"; its last line with {key!r}: {lines[-1][:120]!r}"
+    folded = " ".join(key.split())
+    near = [line.strip() for line in stdout.splitlines() if key and folded.lower() in " ".join(line.split()).lower()]
+    if not near:
+        return ""
+    differs = ("case" if key.lower() in near[-1].lower() else "spacing" if folded in " ".join(near[-1].split())
+               else "case and spacing")
+    return f"; its line {near[-1][:120]!r} differs from the pattern only in {differs}"
 
 
 def _verify_miss(pattern: str, stdout: str) -> str:
@@ -658,7 +773,7 @@ def _verify_miss(pattern: str, stdout: str) -> str:
     if said:
         return said
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
-    failed = [line for line in lines if _LOOKS_FAILED.search(line)]
+    failed = [line for line in lines if _looks_failed(line)]
     return (f"; its last line that looks like a failure: {failed[-1][:120]!r}" if failed
             else f"; its last line: {lines[-1][:120]!r}")
 
@@ -674,7 +789,7 @@ def _quiet_failure(app: UserApp, reason: str, stdout_path: Path, stderr_path: Pa
     lines = [line.strip() for line in stdout.splitlines() if line.strip()]
     if not lines:
         return reason
-    failed = [line for line in lines if _LOOKS_FAILED.search(line)]
+    failed = [line for line in lines if _looks_failed(line)]
     said = (f"its standard output's last line that looks like a failure: {failed[-1][:120]!r}" if failed
             else f"its standard output ends with: {lines[-1][:120]!r}")
     text = f"{reason[:-len(_NO_MESSAGE)]} and printed nothing on standard error; {said}"
@@ -700,7 +815,8 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
         if not matches and (matches := list(re.finditer(app.metric.regex, stderr, re.MULTILINE))):
             found_in = {"metric_from": "stderr"}
         if not matches:
-            return None, (f"the metric /{app.metric.regex}/ does not occur in the standard output or standard error"
+            return None, (f"the metric /{app.metric.regex}/{_spacing(app.metric.regex)} does not occur in the "
+                          "standard output or standard error"
                           + _near_miss(app.metric.regex, stdout))
         text = matches[-1].group(1) or ""  # an optional group that took part in no match
         try:
@@ -799,10 +915,35 @@ _PATTERN, _REFERENCE, _COMMAND = ("the output does not match the verify pattern"
 _VERIFY_REASONS = {_PATTERN: "--verify-pattern", _REFERENCE: "--reference", _COMMAND: "--verify-cmd"}
 
 
+def intermittent(reason: str) -> bool:
+    """Whether `reason`, a failed verification's, says that earlier executions of the same run passed the check
+    (`_intermittent`)."""
+    return _AFTER_PASSES.match(reason) is not None
+
+
 def verify_option(reason: str) -> str | None:
     """The option (`--verify-pattern`, `--verify-cmd` or `--reference`) of the check whose failure `check_output`
     gave as `reason`, or None for another reason."""
+    reason = reason[m.end():] if (m := _AFTER_PASSES.match(reason)) else reason  # `_intermittent`'s
     return next((option for start, option in _VERIFY_REASONS.items() if reason.startswith(start)), None)
+
+
+def _intermittent(failed: int, reason: str) -> str:
+    """`reason`, the failed verification of execution `failed` (from 1), after the executions before it passed the
+    same check: said first (AutoGuide's explanation cuts a long reason), that the output varies from run to run,
+    which a mistake in the check cannot do."""
+    passed = ("execution 1" if failed == 2 else "executions 1 and 2" if failed == 3
+              else f"executions 1 to {failed - 1}")
+    check = _CHECKS.get(verify_option(reason), "the check itself")
+    return (f"{passed} passed this check, execution {failed} failed it: an output that varies from run to run "
+            "points at the program (a race, e.g. a missing privilege or an unsynchronised access) or at the mapping, "
+            f"not at {check}: {reason}")
+
+
+_CHECKS = {"--verify-pattern": "the verify pattern", "--verify-cmd": "the verify command",
+           "--reference": "the reference output"}
+_AFTER_PASSES = re.compile(rf"executions? 1 .*? passed this check, execution \d+ failed it: .*?, not at "
+                           rf"(?:{'|'.join(_CHECKS.values())}|the check itself): ")
 
 
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:
@@ -812,7 +953,7 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
     stdout = (run_dir / stdout_name).read_text(errors="replace")
     if v.pattern and not re.search(v.pattern, stdout, re.MULTILINE) and not re.search(
             v.pattern, (run_dir / stderr_name).read_text(errors="replace"), re.MULTILINE):  # as the metric (`measure`)
-        return f"{_PATTERN} /{v.pattern}/" + _verify_miss(v.pattern, stdout)
+        return f"{_PATTERN} /{v.pattern}/{_spacing(v.pattern)}" + _verify_miss(v.pattern, stdout)
     if v.reference:
         keep = (lambda line: re.search(v.reference_lines, line)) if v.reference_lines else (lambda line: True)
         got = [line for line in stdout.splitlines() if keep(line)]
@@ -1262,6 +1403,8 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                 stage = "run" if result is None else None
                 attempt = replace(attempt, result=result)
             attempts.append(attempt)
+            if stage == "verify" and len(attempts) > 1:  # the same check passed before: not the check's mistake
+                reason = _intermittent(len(attempts), reason)
             if stage is not None:
                 settings["command"] = commands[-1]
                 log = run.log or (f"--- stderr ---\n{(run_dir / attempt.stderr).read_text(errors='replace')}\n"

@@ -989,10 +989,11 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     """The error that stops tuning a user's program before its first iteration when Legion's default mapper (the
     default baseline, with no mapper of the program's own) failed its verification or crashed: the program or its
     verification settings are most likely the cause, and every iteration from the default start would fail the same
-    way (each ran before stopping). None otherwise: a benchmark, another failure (out of memory, a timeout), the
-    program's own mapper as the baseline (a DSL mapper takes its place), a start of the user's own (--start FILE: the
-    failure may depend on the mapping, e.g. a kernel that needs a layout), or iterations already run. Its text is
-    also kept in the folder (stopped.txt), beside the baseline's run folder."""
+    way (each ran before stopping); the program alone where earlier executions passed the same check (its output
+    varies from run to run, which would rank mappers by chance). None otherwise: a benchmark, another failure (out
+    of memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its place), a start of the
+    user's own (--start FILE: the failure may depend on the mapping, e.g. a kernel that needs a layout), or
+    iterations already run. Its text is also kept in the folder (stopped.txt), beside the baseline's run folder."""
     if "app_file" not in store.settings or store.records or own_mapper_of(store.settings) \
             or store.settings.get("start") not in (None, "default", "random"):
         return None
@@ -1008,8 +1009,9 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     settings = result.get("settings") or {}
     app_options = settings.get("app_options") or ""
     run = f"`mapperopt run {app_options}`" if app_options else "`mapperopt run --app ...` (no --mapper)"
+    always = "and every iteration from the default start would fail the same way"
     if stage == "verify":
-        from mapperopt.benchmarks.userapp import verify_option
+        from mapperopt.benchmarks.userapp import intermittent, verify_option
 
         option = verify_option(reason)
         given = option is not None and option in shlex.split(app_options)[2::2]
@@ -1018,6 +1020,12 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         cause = "most likely the program or its verification settings are the cause"
         fix = (f"fix the verification ({where}) or the program, check it with {run} (no --mapper: Legion's default "
                "mapper), then tune again with --new")
+        if intermittent(reason):  # earlier executions passed the same check: not the check's mistake
+            cause, always = ("most likely the program is the cause: its output varies from run to run",
+                             "so tuning it would rank mappers by chance")
+            fix = (f"fix the program (a race, e.g. a missing privilege or an unsynchronised access), check it with "
+                   f"{run} (no --mapper: Legion's default mapper; every execution must pass), then tune again with "
+                   "--new")
     elif stage == "run" and reason.startswith(_CRASHED):
         cause = "most likely the program itself is the cause"
         fix = f"fix the program, check it with {run} (no --mapper: Legion's default mapper), then tune again with --new"
@@ -1026,8 +1034,7 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     fix += ("; if the failure depends on the mapping (a kernel that needs a layout, say), tune from a mapper that "
             "runs the program correctly: --start FILE")
     error = MapperoptError(f"Legion's default mapper, measured as the baseline, failed at stage {stage} ({reason}): "
-                           f"{cause}, and every iteration from the default start would fail the same way; nothing "
-                           f"was tuned (what was measured is in {path})", hint=fix)
+                           f"{cause}, {always}; nothing was tuned (what was measured is in {path})", hint=fix)
     with writing_in(store.root):
         write_atomically(store.root / "stopped.txt", f"Stopped before the first iteration: {error.message}\n"
                                                      f"To fix: {fix}.\n")

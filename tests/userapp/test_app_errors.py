@@ -50,7 +50,7 @@ def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys)
     (tmp_path / "folder").mkdir()
     (tmp_path / "plain").write_text("not a program\n")
     (tmp_path / "heat.cc").write_text("int main() {}\n")
-    (tmp_path / "folder.yaml").write_text("executable: ./folder\n")
+    (tmp_path / "folder.yaml").write_text("executable: ./folder\nsizes: {ci: {}}\n")
     cases = {
         "./missing -n 1": f"--app: the executable {tmp_path / 'missing'} does not exist",
         "no-such-program-here -n 1": "--app: no program no-such-program-here on PATH or in this folder",
@@ -152,7 +152,7 @@ def test_min_time_with_app_is_refused_not_ignored(command, tmp_path, mapper, cap
     """`--min-time` with --app was accepted and did nothing (a user's program is never calibrated): refused, with
     what to do instead, before anything runs; a program given by its application file likewise."""
     app = script(tmp_path, "app", "exit 0")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./app\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./app\nsizes: {ci: {}}\n")
     for spec in (str(app), "mapperopt.yaml"):
         assert main([command, "--app", spec, "--min-time", "2"]) == 2
         err = capsys.readouterr().err
@@ -480,7 +480,8 @@ def test_a_metric_pattern_over_the_files_keeps_its_unit_and_names_its_option(tmp
     never matched, AutoGuide said to correct it in the file, which does not hold it."""
     monkeypatch.chdir(tmp_path)
     script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'took ([0-9.]+)', unit: ms}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n"
+                                             "metric: {regex: 'took ([0-9.]+)', unit: ms}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--once", "--out", "ms"]) == 0
     result = json.loads((tmp_path / "ms" / "result.json").read_text())
     assert (result["unit"], result["settings"]["metric"]) == ("1/ms", "/elapsed: ([0-9.]+)/ in ms, lower is better")
@@ -537,7 +538,7 @@ def test_the_profiling_advice_keeps_the_options_given_over_the_application_file(
     `--app FILE`, which measures and verifies by the file's settings instead."""
     monkeypatch.chdir(tmp_path)
     legion_stand_in(tmp_path, "prog", "echo 'elapsed: 12.5 ms'; echo 'check OK'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'took ([0-9.]+)'}\n"
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nmetric: {regex: 'took ([0-9.]+)'}\n"
                                              "verify: {pattern: 'PASSED'}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--metric", "elapsed: ([0-9.]+)", "--unit", "ms",
                  "--verify-pattern", "OK", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 0
@@ -560,7 +561,7 @@ def test_a_failed_verification_names_the_option_given(options, named, spec, tmp_
     monkeypatch.chdir(tmp_path)
     exe = script(tmp_path, "prog", "echo 'result 42'")
     (tmp_path / "expected.txt").write_text("result 41\n")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'result'}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'result'}\n")
     app = str(exe) if spec == "command" else "mapperopt.yaml"
     assert main(["run", "--app", app, *options, "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
@@ -573,7 +574,7 @@ def test_a_failed_verification_names_the_option_given(options, named, spec, tmp_
 def test_a_failed_verification_of_the_application_file_names_the_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     script(tmp_path, "prog", "echo 'result 42'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'PASSED'}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'PASSED'}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
     assert "fails the verification that mapperopt.yaml gives: the output does not match the verify pattern " \
@@ -650,7 +651,7 @@ def test_a_unit_without_a_metric_pattern_is_refused(command, options, named, spe
     """--unit or --higher-is-better with no metric pattern (neither --metric nor the application file's): the wall
     time, in seconds, was measured and labelled in the unit given (or maximised), which falsified the figures."""
     exe = script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n")
     app = str(exe) if spec == "command" else "mapperopt.yaml"
     iters = ["--iters", "1"] if command != "run" else []
     assert main(argv(command, mapper, app, *options, *iters)) == 1
@@ -665,7 +666,8 @@ def test_unit_and_higher_is_better_change_only_those_of_the_files_metric(tmp_pat
     kept (it was dropped, and the wall time labelled in the unit given was measured instead)."""
     monkeypatch.chdir(tmp_path)
     script(tmp_path, "prog", "echo 'elapsed: 12.5 ms'")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regex: 'elapsed: ([0-9.]+)', unit: s}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n"
+                                             "metric: {regex: 'elapsed: ([0-9.]+)', unit: s}\n")
     once = ["--repeats", "1", "--max-repeats", "1"]
     assert main(["run", "--app", "mapperopt.yaml", "--unit", "ms", *once, "--out", "ms"]) == 0
     result = json.loads((tmp_path / "ms" / "result.json").read_text())
@@ -839,7 +841,7 @@ def test_check_describes_the_memory_that_the_flags_after_the_separator_size(tmp_
 def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path, mapper, capsys):
     """`mapperopt run ./prog` (--app forgotten): the unknown benchmark's error says to give the program with --app."""
     script(tmp_path, "prog", "echo hi")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n")
     for given, how in (("./prog", "`--app ./prog`; with its arguments in quotes: `--app './prog -n 100'`"),
                        ("mapperopt.yaml", "`--app mapperopt.yaml`")):
         assert main([command, given]) == 2
@@ -885,7 +887,7 @@ def test_a_failure_with_an_empty_stderr_quotes_the_end_of_the_standard_output(tm
     application file's verify pattern did not match either."""
     monkeypatch.chdir(tmp_path)
     script(tmp_path, "prog", "echo 'step 1 done'; echo 'sum = inf expected 4e11 FAIL'; echo 'bye'; exit 2")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nverify: {pattern: 'PASS'}\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'PASS'}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
     reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
@@ -895,7 +897,7 @@ def test_a_failure_with_an_empty_stderr_quotes_the_end_of_the_standard_output(tm
     assert reason.endswith("; the verify pattern /PASS/ does not match its output either"), reason
     assert feedback["stage"] == "run" and "sum = inf expected 4e11 FAIL" in feedback["raw_excerpt"], feedback
     # a verify pattern that matches, or none: not said
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\n")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n")
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
     reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
     assert "FAIL" in reason and "verify pattern" not in reason, reason
@@ -905,7 +907,8 @@ def test_a_bad_value_beside_an_unknown_key_of_the_metric_or_verify_is_reported_w
     """An unknown key in `metric:` (or `verify:`) hid the bad values beside it (`better: lowr`, an invalid pattern),
     which came only in the next run, once the key was fixed: all at once, as the file's other problems."""
     script(tmp_path, "prog", "exit 0")
-    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nmetric: {regexp: 'took ([0-9.]+) ms', unit: ms, "
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n"
+                                             "metric: {regexp: 'took ([0-9.]+) ms', unit: ms, "
                                              "better: lowr}\nverify: {patern: x, pattern: '(unclosed'}\n")
     assert main(["run", "--app", "mapperopt.yaml"]) == 1
     err = capsys.readouterr().err
@@ -955,3 +958,66 @@ def test_a_wrapper_script_whose_relative_path_is_not_found_is_said_to_run_in_ano
     reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
     assert "exited with status 127" in reason and f"{wrapper} is a script: it runs in a temporary folder" in reason, \
         reason
+
+
+def test_a_typo_in_the_verify_pattern_is_quoted_exactly_and_the_passing_line_is_not_called_a_failure(
+        tmp_path, monkeypatch, capsys):
+    """`pattern: 'CHECK  OK'` (two spaces) against a program that prints `CHECK OK`: the reason called that passing
+    line "its last line that looks like a failure", and the explanation folded the two spaces, so that the pattern it
+    quoted read exactly as the line and the typo could not be seen."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'solve took 3 ms'; echo 'CHECK OK'; echo 'checksum 1234'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHECK  OK'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    assert reason == ("the output does not match the verify pattern /CHECK  OK/ (2 spaces after 'CHECK'); its line "
+                      "'CHECK OK' differs from the pattern only in spacing"), reason
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert "/CHECK OK/ (2 spaces after 'CHECK'); its line 'CHECK OK' differs from the pattern only in spacing" in \
+        feedback["explanation"], feedback["explanation"]
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(2 spaces after 'CHECK')" in out and "looks like a failure" not in out, out
+    # No line like the pattern: a line with a word of a check that did not pass, never one that passed.
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'RESULT OK'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
+    reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
+    assert reason.endswith("/RESULT OK/; its last line: 'checksum 1234'"), reason
+    script(tmp_path, "prog", "echo 'CHECK FAILED: 3 wrong cells'; echo 'CHECK OK: 0 errors'")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run3"]) == 1
+    reason = json.loads((tmp_path / "run3" / "result.json").read_text())["reason"]
+    assert reason.endswith("; its last line that looks like a failure: 'CHECK FAILED: 3 wrong cells'"), reason
+
+
+def test_a_verification_that_fails_after_passing_says_the_output_varies_from_run_to_run(tmp_path, monkeypatch):
+    """A program whose third execution printed CHECK FAILED after two that printed CHECK OK (a race in a Legion
+    program does this) was explained as a failed verification whose pattern may have a typo: that the same check
+    had passed twice was not said."""
+    monkeypatch.chdir(tmp_path)
+    count = tmp_path / "count"  # of the program's executions
+    script(tmp_path, "prog", f'n=$(($(cat {count}) + 1)); echo $n > {count}\n'
+                             'if [ $n -eq 3 ]; then echo "CHECK FAILED"; else echo "CHECK OK"; fi')
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHECK OK'}\n")
+    count.write_text("0")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "3", "--max-repeats", "3", "--out", "run"]) == 1
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert result["stage"] == "verify" and len(result["attempts"]) == 3, result
+    said = ("executions 1 and 2 passed this check, execution 3 failed it: an output that varies from run to run "
+            "points at the program (a race, e.g. a missing privilege or an unsynchronised access) or at the mapping, "
+            "not at the verify pattern")
+    assert result["reason"] == (f"{said}: the output does not match the verify pattern /CHECK OK/; its last line "
+                                "that looks like a failure: 'CHECK FAILED'"), result["reason"]
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert f"fails the verification that mapperopt.yaml gives: {said}" in feedback["explanation"], feedback
+    assert "correct the verification in mapperopt.yaml" in feedback["suggestion"], feedback  # the file, still named
+    count.write_text("0")  # and the option that set the check, where one did
+    assert main(["run", "--app", "mapperopt.yaml", "--verify-cmd", "grep -q 'CHECK OK' \"$MAPPEROPT_STDOUT\"",
+                 "--repeats", "3", "--max-repeats", "3", "--out", "run-cmd"]) == 1
+    feedback = json.loads((tmp_path / "run-cmd" / "feedback.json").read_text())
+    reason = json.loads((tmp_path / "run-cmd" / "result.json").read_text())["reason"]
+    assert "not at the verify command: the verify command `grep" in reason, reason
+    assert "correct the verification in the --verify-cmd option" in feedback["suggestion"], feedback
+    # A failure in the first execution says nothing of the kind.
+    count.write_text("2")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "3", "--max-repeats", "3", "--out", "run2"]) == 1
+    reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
+    assert "passed" not in reason and "varies" not in reason, reason

@@ -121,7 +121,8 @@ def test_errors_within_a_size_or_the_metric_are_reported_together(tmp_path, exe)
 def test_a_misspelt_metric_key_is_named_with_the_key_it_is_close_to(tmp_path, exe):
     """A size's misspelt key got "did you mean"; the metric's (`regx`) only "must be `wall` or a mapping"."""
     with pytest.raises(MapperoptError) as info:
-        load_app_file(write(tmp_path, "executable: ./myapp\nmetric: {regx: 'took ([0-9.]+) ms', unit: ms}\n"))
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\n"
+                                      "metric: {regx: 'took ([0-9.]+) ms', unit: ms}\n"))
     where = str(tmp_path / "mapperopt.yaml")
     assert str(info.value).startswith(f"{where}: metric: unknown key 'regx'; known: better, regex, unit"), info.value
     assert info.value.hint == "did you mean 'regex' for 'regx'?", info.value.hint
@@ -133,7 +134,7 @@ def test_command_form_and_flags(tmp_path, exe):
     assert app.args == {"ci": ("-n", "5")} and args == ("-x",)
     assert app.metric.higher_is_better and app.verify.pattern == "OK"
     # A folder holding mapperopt.yaml is an application file; flags override the file's settings.
-    write(tmp_path, "executable: ./myapp\nverify: {pattern: 'A'}\n")
+    write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\nverify: {pattern: 'A'}\n")
     assert resolve_app(str(tmp_path), verify=make_verify("B")).verify.pattern == "B"
     with pytest.raises(MapperoptError, match="^--verify-pattern applies only to --app$"):  # it said "only apply"
         app_from_options("circuit", (), None, verify_pattern="OK")
@@ -276,7 +277,7 @@ def test_a_crashing_program_under_the_default_mapper(tmp_path):
     script = tmp_path / "crash.sh"
     script.write_text("#!/bin/sh\necho \"K=$K\"\necho 'deliberate crash' >&2\nkill -ABRT $$\n")
     script.chmod(0o755)
-    app = load_app_file(write(tmp_path, "executable: ./crash.sh\nenv: {K: 'a b'}\n"))
+    app = load_app_file(write(tmp_path, "executable: ./crash.sh\nsizes: {ci: {}}\nenv: {K: 'a b'}\n"))
     result = run_user_app(app, "default", out_dir=tmp_path / "run")
     assert result.status == "failed" and result.reason == "the program aborted (SIGABRT): deliberate crash"
     line = (tmp_path / "run" / "command.txt").read_text().splitlines()[-1]
@@ -318,7 +319,7 @@ def test_an_unknown_size_of_a_program_says_where_sizes_come_from(tmp_path, exe):
     """A size the application file lacks goes into that file; `--app 'CMD ARGS'` has only `ci`: its arguments are
     the command's (there is no file to add a size to)."""
     with pytest.raises(MapperoptError, match="no size 'big'") as info:
-        load_app_file(write(tmp_path, "executable: ./myapp\n")).config.size("big")
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\n")).config.size("big")
     assert info.value.hint == f"add it to the application file {tmp_path / 'mapperopt.yaml'}", info.value.hint
     with pytest.raises(MapperoptError, match="no size 'big'") as info:
         app_from_command(f"{exe} -n 10").config.size("big")
@@ -333,7 +334,8 @@ def test_a_time_unit_spelt_out_is_a_time(tmp_path, capsys):
     exe = tmp_path / "prog"
     exe.write_text("#!/bin/sh\necho 'took 2.5 ms'\n")
     exe.chmod(0o755)
-    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nmetric: {{regex: 'took ([0-9.]+)', "
+    (tmp_path / "mapperopt.yaml").write_text(f"executable: {exe}\nsizes: {{ci: {{}}}}\n"
+                                             "metric: {regex: 'took ([0-9.]+)', "
                                              "unit: millisecond}\n")
     assert load_app_file(tmp_path / "mapperopt.yaml").metric.unit == "ms"
     for spelt, unit in (("Milliseconds", "ms"), ("sec", "s"), ("microseconds", "us"), ("nanosecond", "ns"),
@@ -342,3 +344,87 @@ def test_a_time_unit_spelt_out_is_a_time(tmp_path, capsys):
     assert main(["run", "--app", str(tmp_path / "mapperopt.yaml"), "--once", "--out", str(tmp_path / "r")]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "time │ 2.5 ms (throughput 0.4 1/ms)" in out, out
+
+
+def test_a_key_given_twice_is_reported_with_both_lines(tmp_path, exe):
+    """Two `ci:` sizes and two `verify:` blocks (a copy-paste mistake) were accepted without a word, the later one
+    replacing the earlier: the check the user believed in was dropped. Each duplicate is a problem naming the key,
+    where it is and both lines, reported with the file's other problems."""
+    path = write(tmp_path, "app: heat\nexecutable: ./myapp\nsizes:\n  ci: {cpus: 2, args: '-n 4000'}\n"
+                           "  ci: {cpus: 1, args: '-n 8000', cpus: 4}\nverify: {pattern: 'CHECK OK'}\n"
+                           "verify: {pattern: 'XYZ'}\nmetrc: wall\n")
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(path)
+    message = str(info.value)
+    where = str(path)
+    assert message.startswith(f"{where} has 4 problems:\n"), message
+    for part in (f"  - {where}: 'sizes': 'ci' is given twice, on lines 4 and 5 (the later would replace the "
+                 "earlier)",
+                 f"  - {where}: 'sizes': 'ci': 'cpus' is given twice, on line 5 (the later would replace the "
+                 "earlier)",
+                 f"  - {where}: 'verify' is given twice, on lines 6 and 7 (the later would replace the earlier)",
+                 "      hint: keep one of them",
+                 f"  - {where}: unknown key 'metrc'"):
+        assert "\n" + part in message, (part, message)
+    # A merge key (`<<: *base`) overridden by the mapping's own key is no duplicate.
+    app = load_app_file(write(tmp_path, "executable: ./myapp\nsizes:\n  ci: &b {cpus: 2, args: '-n 1'}\n"
+                                        "  small: {<<: *b, cpus: 4}\n"))
+    assert app.config.size("small").cpus == 4 and app.args["small"] == ("-n", "1")
+
+
+@pytest.mark.parametrize("sizes", ["", "sizes:\n", "sizes: {}\n"])
+def test_a_missing_or_empty_sizes_is_reported(tmp_path, exe, sizes):
+    """The documentation says `sizes:` needs at least one size; a file without one ran with a size `ci` of 1 CPU
+    that it never asked for, without a word."""
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, f"executable: ./myapp\n{sizes}"))
+    said = "is missing" if not sizes else "has no size"
+    assert info.value.message == f"{tmp_path / 'mapperopt.yaml'}: 'sizes' {said}: give at least one size", info.value
+    assert info.value.hint == "e.g. `sizes: {ci: {cpus: 1}}` (ci is the size every command runs by default)", \
+        info.value.hint
+
+
+def test_arguments_in_the_executable_are_said_to_belong_in_args(tmp_path, exe):
+    """`executable: ./myapp -n 5000` (as --app takes a command line) was "does not exist / build the program first",
+    although ./myapp is built."""
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./myapp -n 5000\nsizes: {ci: {}}\n"))
+    assert info.value.message == (f"{tmp_path / 'mapperopt.yaml'}: 'executable': './myapp -n 5000' is the program and "
+                               f"its arguments: {exe} exists, but 'executable' names the program alone"), info.value
+    assert info.value.hint == 'give `executable: ./myapp` and the arguments in `args: ["-n", "5000"]` (of every ' \
+                              "size, or in a size's own `args`)", info.value.hint
+    with pytest.raises(MapperoptError, match="does not exist") as info:  # no such program either: build it
+        load_app_file(write(tmp_path, "executable: ./other -n 5000\nsizes: {ci: {}}\n"))
+    assert "hint: build the program first" in str(info.value), info.value
+
+
+def test_a_list_as_an_env_value_and_reference_lines_without_reference_are_reported(tmp_path, exe):
+    """`env: {FOO: [1, 2]}` reached the program as FOO='[1, 2]', and `reference_lines` without `reference` selected
+    lines that nothing compared: both ran without a word."""
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\n"
+                                      "env: {OMP_NUM_THREADS: 1, FOO: [1, 2], BAR: , DEBUG: yes, X: 0.5}\n"
+                                      "verify: {pattern: 'CHECK OK', reference_lines: '^CHECK'}\n"))
+    message = str(info.value)
+    where = str(tmp_path / "mapperopt.yaml")
+    assert message.startswith(f"{where} has 4 problems:\n"), message
+    for part in (f"  - {where}: env: the value of 'FOO' must be a string or a number, got [1, 2]",
+                 f"  - {where}: env: the value of 'BAR' must be a string or a number, got nothing",
+                 f"  - {where}: env: the value of 'DEBUG' must be a string or a number, got True",
+                 "      hint: quote it to pass it as written, e.g. DEBUG: \"yes\"",
+                 f"  - {where}: verify: 'reference_lines' chooses the lines compared with 'reference', which is "
+                 "not given",
+                 "      hint: add `reference: FILE` (the expected output), or remove reference_lines"):
+        assert "\n" + part in message, (part, message)
+    app = load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\nenv: {N: 1, X: 0.5, S: 'a b'}\n"))
+    assert app.env == {"N": "1", "X": "0.5", "S": "a b"}
+
+
+def test_whitespace_a_folded_explanation_hides_is_spelt_out_after_a_metric_pattern(tmp_path, exe):
+    """AutoGuide's explanation folds runs of spaces: `solve  took (...)` read as `solve took (...)`, the line it
+    missed, so the typo could not be seen."""
+    app = app_from_command(str(exe), metric=make_metric("solve  took ([0-9.]+) ms\t", "ms", False))
+    why = measure(app, "solve took 3 ms\n", 1.0)[1]
+    assert why.startswith("the metric /solve  took ([0-9.]+) ms\t/ (2 spaces after 'solve', whitespace '\\t' at its "
+                          "end) does not occur in the standard output or standard error; its line 'solve took 3 ms' "
+                          "differs from the pattern only in spacing"), why

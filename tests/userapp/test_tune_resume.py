@@ -330,3 +330,28 @@ def test_the_same_command_after_an_edit_of_the_programs_arguments_names_the_unfi
             f"the folder, {now} here); it is left alone, and this command tunes in {new}. To continue that one with "
             f"its own settings: mapperopt tune --resume {root} --iters 2") in out, out
     assert contents(root) == before
+
+
+def test_a_default_baseline_whose_verification_fails_only_sometimes_is_said_to_vary(tmp_path, capsys):
+    """A program whose third execution under Legion's default mapper failed the check its first two passed (a race)
+    stopped tune with "most likely the program or its verification settings are the cause, and every iteration from
+    the default start would fail the same way": neither the verification nor "every iteration" is what the run
+    showed."""
+    count = tmp_path / "count"  # measured executions: the third prints no result line
+    count.write_text("0")
+    wrapper = tmp_path / "racy"
+    wrapper.write_text(f'#!/bin/sh\n[ -n "$MAPPEROPT_RECORD" ] && exec {command("stencil")} "$@"\n'
+                       f'n=$(($(cat {count}) + 1)); echo $n > {count}\n'
+                       f'[ $n -eq 3 ] && exit 0\nexec {command("stencil")} "$@"\n')
+    wrapper.chmod(0o755)
+    argv = ["tune", "--app", str(wrapper), "--verify-pattern", VERIFIED, "--baseline", "default", "--repeats", "3",
+            "--max-repeats", "3", "--final-rounds", "1", "--iters", "2", "--runs-dir", str(tmp_path / "runs")]
+    assert main(argv) == 1
+    err = flat(capsys.readouterr().err)
+    assert ("failed at stage verify (executions 1 and 2 passed this check, execution 3 failed it: an output that "
+            "varies from run to run points at the program") in err, err
+    assert ("most likely the program is the cause: its output varies from run to run, so tuning it would rank "
+            "mappers by chance; nothing was tuned") in err, err
+    assert "every iteration from the default start would fail the same way" not in err, err
+    assert "verification settings" not in err and "fix the verification" not in err, err
+    assert "hint: fix the program (a race, e.g. a missing privilege or an unsynchronised access)" in err, err
