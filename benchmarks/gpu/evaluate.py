@@ -4,6 +4,11 @@ Runs as a script so that, from the repository root, the installed package is imp
 
 import sys
 
-from mapperopt.benchmarks.evaluate import main
+try:
+    from mapperopt.benchmarks.evaluate import main
+except ModuleNotFoundError as error:  # a Python without mapperopt: say which one to use
+    from installed import missing
+
+    sys.exit(missing(error))
 
 sys.exit(main())

@@ -24,9 +24,14 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from mapperopt.dsl import Evaluator, parse
-from mapperopt.dsl import ast as A
-from mapperopt.dsl.commands import load_app
+try:
+    from mapperopt.dsl import Evaluator, parse
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl.commands import load_app
+except ModuleNotFoundError as error:  # a Python without mapperopt: say which one to use
+    from installed import missing
+
+    sys.exit(missing(error))
 
 # The tasks launched between begin_trace and end_trace in each application's timed loop
 # (benchmarks/legion/<app>/<app>.cc); the others (initialisation, checks) run once, outside it.

@@ -195,3 +195,19 @@ def test_the_report_gives_a_path_for_a_gpu_machine_of_ones_own(tmp_path):
     # the script the page and evaluate.sh name is the one that runs
     assert "benchmarks/gpu/evaluate.py run" in Path("benchmarks/gpu/evaluate.sh").read_text()
     assert "(benchmarks/evaluate.py;" not in Path("benchmarks/gpu/evaluate.sh").read_text()
+
+
+@pytest.mark.parametrize("script", ("benchmarks/gpu/evaluate.py", "benchmarks/gpu/timeouts.py"))
+def test_a_script_run_without_mapperopt_says_which_python_to_use(script):
+    """After the README's install (a .venv, not activated) `python3 benchmarks/gpu/evaluate.py report` ended in a
+    bare ModuleNotFoundError."""
+    root = Path(__file__).resolve().parents[2]
+    # -S: no site-packages, as a Python mapperopt is not installed in
+    done = subprocess.run([sys.executable, "-S", script, "report", "--results", "reports/h200-eval"], cwd=root,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done
+    assert "Traceback" not in done.stderr, done.stderr
+    assert f"error: {script} needs the mapperopt package" in done.stderr, done.stderr
+    assert "No module named 'mapperopt'" in done.stderr, done.stderr
+    assert f"`.venv/bin/python {script} report --results reports/h200-eval`" in done.stderr, done.stderr
+    assert "`source .venv/bin/activate`" in done.stderr, done.stderr
