@@ -1298,15 +1298,16 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "sm_90), the CUDA toolkit's nvcc and cuBLAS (`mapperopt doctor` says whether both are found), g++, "
               "Python 3.11+ and network for the install, from the repository root:", "",
               "    python3 -m venv .venv && .venv/bin/pip install '.[baselines]' && source .venv/bin/activate",
-              "    bash benchmarks/gpu/evaluate.sh",
-              f"    python3 benchmarks/gpu/evaluate.py list --results {shown}", "",
+              f"    RESULTS={OWN} bash benchmarks/gpu/evaluate.sh",
+              f"    python3 benchmarks/gpu/evaluate.py list --results {OWN}", "",
               "repeating the last two until the list shows every unit ok (or failed: `EVAL_ARGS=--retry-failed` "
-              "runs those again), then write the page with the `report` command below. Each call of evaluate.sh "
-              "builds every benchmark, then runs the units left for STOP_AFTER seconds (default 500; a unit still "
-              "running then continues on the next call) in `reports/<card>-eval` (on an "
-              f"{label} this page's folder, which it continues; `RESULTS=<folder>` names another, e.g. a new one to "
-              "start from nothing), and packs that folder into `gpu-out/` for the lent machines below (not needed "
-              "on your own).", "",
+              f"runs those again), then write your page, `{OWN.removesuffix('-eval')}-evaluation.md`, with", "",
+              f"    python3 benchmarks/gpu/evaluate.py report --results {OWN}", "",
+              f"`RESULTS={OWN}` starts a folder of your own: without it evaluate.sh continues `reports/<card>-eval`, "
+              f"on an {label} this page's folder, measured on the project's lent machines (below), and your "
+              "machine's timings would be divided by theirs. Each call of evaluate.sh builds every benchmark, then "
+              "runs the units left for STOP_AFTER seconds (default 500; a unit still running then continues on the "
+              "next call), and packs the folder into `gpu-out/` for the lent machines (not needed on your own).", "",
               f"On a lent {label} of the project (no network): here, with the environment above activated, `bash "
               "benchmarks/gpu/pack.sh` (it needs network) puts what the machine lacks into `.carry/`; with `.carry/` "
               "copied beside the working tree, the machine runs, from the repository root:", "",
@@ -1314,7 +1315,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               f"(it builds every benchmark, then runs `{resume}` for what is left of STOP_AFTER seconds),",
               "then, here, with mapperopt installed (the README's install; `python3` here and in the notes is that "
               "environment's: `benchmarks/gpu/evaluate.py` and `benchmarks/gpu/timeouts.py` import the installed "
-              "package, and a Python without it stops at `ModuleNotFoundError`), unpack the returned "
+              "package, and a Python without it stops and says so), unpack the returned "
               f"`{shown.name}.tar.gz` (`tar -xzf {shown.name}.tar.gz -C {shown.parent}`), write this page with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
@@ -1356,6 +1357,8 @@ def _excluded(plan: dict) -> str:
             "where they are not set).")
 
 
+# a reader's own machine measures into a folder of its own (the page's commands), not the project's
+OWN = "reports/my-eval"
 CALLS = "calls.jsonl"  # in the results folder: one line per call of benchmarks/gpu/evaluate.sh, which appends it
 
 

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The evaluation of reports/h200-evaluation.md on a machine with one GPU, from the repository root: each card's units
 # go to their own folder (reports/h200-eval, reports/h100-eval, ...) and report.
-#   On a machine of your own (network for the install; nvcc and cuBLAS, `mapperopt doctor` says):
+#   On a machine of your own (network for the install; nvcc and cuBLAS, `mapperopt doctor` says), into a folder of
+#   your own (without RESULTS it continues the project's reports/<card>-eval, measured on its lent machines):
 #     python3 -m venv .venv && .venv/bin/pip install '.[baselines]' && source .venv/bin/activate
-#     bash benchmarks/gpu/evaluate.sh  # again until `python3 benchmarks/gpu/evaluate.py list --results
-#                                      # reports/<card>-eval` shows every unit ok
-#   On a lent machine without network (device kind nvidia-h200 or nvidia-h100-x1), after `bash
-#   benchmarks/gpu/pack.sh` here, with .carry/ copied beside the working tree:
+#     RESULTS=reports/my-eval bash benchmarks/gpu/evaluate.sh  # again until `python3 benchmarks/gpu/evaluate.py
+#                                                              # list --results reports/my-eval` shows every unit ok
+#     python3 benchmarks/gpu/evaluate.py report --results reports/my-eval  # writes reports/my-evaluation.md
+#   On the project's lent machines without network (device kind nvidia-h200 or nvidia-h100-x1), continuing the
+#   committed folder of their card, after `bash benchmarks/gpu/pack.sh` here, with .carry/ copied beside the
+#   working tree:
 #     source benchmarks/gpu/setup.sh; bash benchmarks/gpu/evaluate.sh
 # 1. builds every benchmark with its CUDA variants (in parallel; their logs, one after the other, in build.log; a
 #    benchmark that fails to build is named, and the others go on);

@@ -188,10 +188,17 @@ def test_the_report_gives_a_path_for_a_gpu_machine_of_ones_own(tmp_path):
     own = how.index("On a machine of your own")
     lent = how.index("On a lent H200 of the project")
     assert own < lent
+    # a reader's own machine gets a folder of its own: continuing the project's would divide one machine's timings
+    # by another's; the project's lent machines continue the committed folder (evaluate.sh's default)
     for needed in ("nvcc and cuBLAS", "pip install '.[baselines]'", "source .venv/bin/activate",
-                   "bash benchmarks/gpu/evaluate.sh", "evaluate.py list --results reports/h200-eval"):
+                   "    RESULTS=reports/my-eval bash benchmarks/gpu/evaluate.sh",
+                   "evaluate.py list --results reports/my-eval", "evaluate.py report --results reports/my-eval"):
         assert needed in how[own:lent], needed
+    assert "evaluate.py list --results reports/h200-eval" not in how[own:lent]
     assert "`bash benchmarks/gpu/pack.sh` (it needs network)" in how[lent:]
+    assert "    source benchmarks/gpu/setup.sh; STOP_AFTER=500 bash benchmarks/gpu/evaluate.sh" in how[lent:]
+    header = Path("benchmarks/gpu/evaluate.sh").read_text().split("\nset ")[0]
+    assert "#     RESULTS=reports/my-eval bash benchmarks/gpu/evaluate.sh" in header, header
     # the script the page and evaluate.sh name is the one that runs
     assert "benchmarks/gpu/evaluate.py run" in Path("benchmarks/gpu/evaluate.sh").read_text()
     assert "(benchmarks/evaluate.py;" not in Path("benchmarks/gpu/evaluate.sh").read_text()
