@@ -821,26 +821,36 @@ def spread(units: dict, results: Path, b: str, s: str) -> float | None:
     nothing was measured twice. Not the expert's first execution in a tuning comparison: measured in another
     session, possibly with another runtime, its difference is no noise. A ratio of two mappers no further from 1 is
     not a difference between them."""
+    widest = _widest(units, results, b, s)
+    return widest[0] if widest else None
+
+
+def _widest(units: dict, results: Path, b: str, s: str) -> tuple[float, str, int] | None:
+    """`spread`'s figure, the mapper whose executions gave it and how many they were; None as `spread`."""
     seen = {name: executions(units, results, b, s, name) for name in ("default", "expert")}
-    gaps = [max(v) / min(v) - 1 for v in seen.values() if len(v) > 1 and min(v) > 0]
-    return max(gaps) if gaps else None
+    gaps = {name: max(v) / min(v) - 1 for name, v in seen.items() if len(v) > 1 and min(v) > 0}
+    if not gaps:
+        return None
+    name = max(gaps, key=gaps.get)
+    return gaps[name], name, len(seen[name])
+
+
+def _percent(noise: float) -> str:
+    """A spread in percent: two significant figures below 1 % (COSMA's 0.03 % is not 0.0 %)."""
+    percent = noise * 100
+    return f"{percent:.1f} %" if percent >= 0.95 else f"{percent:.2g} %"
 
 
 def noise_note(units: dict, results: Path, b: str, s: str) -> str:
     """One line under a table: the threshold its "within noise" marks use and what it rests on (`spread`), or that
     nothing was measured twice, so that no ratio there is marked either way."""
-    seen = {name: executions(units, results, b, s, name) for name in ("default", "expert")}
-    gaps = {name: max(v) / min(v) - 1 for name, v in seen.items() if len(v) > 1 and min(v) > 0}
-    if not gaps:
+    widest = _widest(units, results, b, s)
+    if not widest:
         return ("Noise: not measured here (no mapper executed twice in one session): no ratio in this table is "
                 "marked within noise, and none is shown to differ from 1 either.")
-    name = max(gaps, key=gaps.get)
-    n = len(seen[name])
+    noise, name, n = widest
     who = "Legion's default mapper" if name == "default" else "the expert"
-    percent = gaps[name] * 100
-    # two significant figures below 1 % (COSMA's 0.03 % is not 0.0 %)
-    shown = f"{percent:.1f}" if percent >= 0.95 else f"{percent:.2g}"
-    return (f"Noise: {shown} %, the range of {n} executions of {who} in one session"
+    return (f"Noise: {_percent(noise)}, the range of {n} executions of {who} in one session"
             + (" (a range of two samples: a rough figure)" if n == 2 else "")
             + ": a ratio marked within noise is no further from 1 than that.")
 
@@ -896,10 +906,26 @@ def ceiling_share(units: dict, b: str, s: str, mapper: str) -> str:
     return f"{bw / top:.0%}".replace("%", " %") if bw / top >= 0.095 else f"{bw / top:.1%}".replace("%", " %")
 
 
-def summary_table(units: dict, plan: dict, tuning_doc: str = "docs/tuning.md") -> list[str]:
+def _against(figure: float, reference: float | None, noise: float | None, who: str = "") -> str:
+    """A summary cell: `figure` over the tables' divisor; where that is the expert's first execution in a
+    comparison, `reference` is the same over the reference unit's expert (None where the divisor is that expert):
+    beside it where the two differ, marked within noise as the tables mark it; `who` the optimizers it is of."""
+    same = reference is None or f"{reference:.2f}" == f"{figure:.2f}"
+    judged = figure if reference is None else reference
+    mark = "within noise" if noise is not None and abs(judged - 1) <= noise else ""
+    if same:
+        notes = [who, mark]
+    else:
+        notes = [who, f"reference unit: {reference:.2f}" + (f", {mark}" if mark else "")]
+    notes = [n for n in notes if n]
+    return f"{figure:.2f}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "docs/tuning.md") -> list[str]:
     """The page's first table: per benchmark and size, the reference mappers' share of the physical ceiling, Legion's
-    default mapper, guided's best and the baselines' best against the expert (the tables' divisor), the seeds done,
-    and whether the scores are provisional."""
+    default mapper, guided's best and the baselines' best against the expert (the tables' divisor; while it is the
+    expert's first execution in the comparison, the same over the reference unit's expert beside it, marked within
+    noise as the tables mark it), the noise, the seeds done, and whether the scores are provisional."""
     optimizers, _ = usable_optimizers(plan)
     rows = []
     for b, s in pairs(plan):
@@ -912,39 +938,56 @@ def summary_table(units: dict, plan: dict, tuning_doc: str = "docs/tuning.md") -
         firsts = sorted({r["reference_first"] for o in optimizers
                          for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])})
         provisional = any(p for sc, n, p in scored.values() if n)
+        noise = spread(units, results, b, s)
+
+        def reference(opt: str) -> float | None:
+            """An optimizer's best over the reference unit's expert while its scores are provisional (the figure
+            its table's last column gives); None once final (measured together with the expert)."""
+            runs = _runs(units, b, s, opt, plan["iters"], plan["seeds"])
+            return max(r["best_throughput"] or 0.0 for r in runs) / expert if scored[opt][2] and expert else None
         if not expert:
             versus = "expert failed"
         elif not default:
             versus = "failed"
-        else:  # the divisor of the table's rows: the comparison's first execution while provisional
-            versus = f"{default / (firsts[0] if provisional and len(firsts) == 1 else expert):.2f}"
+        elif provisional and len(firsts) == 1:  # the divisor of the table's rows: the comparison's first execution
+            versus = _against(default / firsts[0], default / expert, noise)
+        else:
+            versus = _against(default / expert, None, noise)
         guided = scored.get("guided", (None, 0, True))
         others = {o: sc["best"] for o, (sc, n, p) in scored.items() if o != "guided" and sc}
         high = max(others.values(), default=None)
         # every optimizer whose best rounds to the highest; none where no run found a mapper that runs
         tied = [o for o, v in others.items() if f"{v:.2f}" == f"{high:.2f}"] if high else []
-        top = (high, ", ".join(tied) if tied else "none ran") if high is not None else None
         counts = [n for sc, n, p in scored.values()]
         done = (f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}") + \
             f" of {plan['seeds']}"
-        guided_best = f"{guided[0]['best']:.2f}" if guided[0] else "-"
-        others_best = f"{top[0]:.2f} ({top[1]})" if top else "-"
+        guided_best = ("-" if not guided[0] else "none ran" if not guided[0]["best"] else
+                       _against(guided[0]["best"], reference("guided"), noise))
+        mine = [reference(o) for o in tied]
+        others_best = ("-" if high is None else "none ran" if not tied else
+                       _against(high, None if None in mine else max(mine), noise, ", ".join(tied)))
         state = ("provisional" if provisional else "final") if any(counts) else "not run yet"
         rows.append(f"| {b} | `{s}` | {ceiling_share(units, b, s, 'default')} | {ceiling_share(units, b, s, 'expert')} "
-                    f"| {versus} | {guided_best} | {others_best} | {done} | {state} |")
+                    f"| {versus} | {guided_best} | {others_best} | "
+                    f"{_percent(noise) if noise is not None else 'not measured'} | {done} | {state} |")
     if not rows:
         return []
     return ["## Summary", "",
             "Per benchmark and size: Legion's default mapper and the expert against the physical ceiling (Stencil: "
             "the copy bandwidth; Circuit: the FP32 peak; the GEMMs: cuBLAS DGEMM; Pennant has no ceiling: against "
             "its CPU run; see [Physical limits](#physical-limits)); Legion's default mapper, guided's best run and the "
-            "best run of the other optimizers against the expert, with the divisor of the tuning tables below; the "
-            "seeds done per optimizer; and whether the scores are provisional (each a single execution of the run's "
-            "best over a single execution of the expert, often of another session) or final (measured together with "
-            "the expert). Guided is mapperopt's own rule-based search without a language model "
-            f"([{os.path.basename(tuning_doc)}]({tuning_doc})), not one of the paper's optimizers.", "",
+            "best run of the other optimizers against the expert, with the divisor of the tuning tables below; "
+            "where that divisor is the expert's first execution in the tuning comparison (provisional scores: each "
+            "table's header gives it, and it may be of another session and another runtime), the same over the "
+            "reference unit's expert in brackets where it differs, the figure each table's last column gives; a "
+            "ratio is marked within noise as the tables mark it (the noise column: the threshold, said under each "
+            "table; not measured: no ratio of that row is marked either way); \"none ran\": no run found a mapper "
+            "that runs; the seeds done per optimizer; and whether the scores are provisional (each a single "
+            "execution of the run's best over a single execution of the expert, often of another session) or final "
+            "(measured together with the expert). Guided is mapperopt's own rule-based search without a language "
+            f"model ([{os.path.basename(tuning_doc)}]({tuning_doc})), not one of the paper's optimizers.", "",
             "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
-            "others' best / expert | seeds done | scores |", "|---" * 9 + "|", *rows, ""]
+            "others' best / expert | noise | seeds done | scores |", "|---" * 10 + "|", *rows, ""]
 
 
 def _marked(ratio: float, noise: float | None) -> str:
@@ -1062,8 +1105,7 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
         walls = ", ".join(f"{r['wall_s_tuning'] / 60:.1f}" for r in runs)
         anew = [new_measurements(results, r) for r in runs]
         if all(a is not None for a in anew) and any(len(a) < len(r["records"]) for a, r in zip(anew, runs)):
-            counts = [str(len(a)) if len(a) == len(r["records"]) else f"{len(a)} of {len(r['records'])}"
-                      for a, r in zip(anew, runs)]
+            counts = [f"{len(a)} of {len(r['records'])}" for a, r in zip(anew, runs)]
             walls += f" min (measured anew: {', '.join(counts)})"
         else:
             walls += " min"
@@ -1178,6 +1220,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     # a reference unit saved as failed where only Legion's default mapper failed is done: a result, not a failure
     default_failed = sum(u.kind == "base" and units[u.id].get("status") == "failed" for u in done)
     label = card_label(measured_on(plan, units))
+    # how many executions the noise lines under the tables count
+    counted = sorted({w[2] for w in (_widest(units, results, b, s) for b, s in pairs(plan)) if w})
     lines = [f"# Evaluation on one {label}", "",
              f"Work list: {len(done)} of {len(todo)} units done"
              + (f" ({default_failed} of them record that Legion's default mapper fails at that size)"
@@ -1200,12 +1244,15 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
              "measured in another session, possibly with another runtime): it is no difference between the "
              "mappers. A range is within noise only as a whole. An unmarked ratio is not shown to differ from 1: "
-             "the threshold is the spread within one session (often a range of two executions, said under each "
-             "table), while a provisional score divides by an execution of the expert from another session, which "
+             "the threshold is the spread within one session ("
+             + (f"a range of {' or '.join(map(str, counted))} executions, said under each table" if counted else
+                "said under each table")
+             + "), while a provisional score divides by an execution of the expert from another session, which "
              "differed by up to 8 % (each table's header gives it); where no mapper was executed twice the ratios "
              "say \"noise not measured\".", ""]
-    # the commands run from the repository root (the page's "How it was run"), where docs/ is
-    lines += summary_table(units, plan, os.path.relpath("docs/tuning.md", out.parent))
+    # the repository's docs/, the results folder's grandparent's (reports/<card>-eval), from where the page is
+    lines += summary_table(units, plan, results,
+                           os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent))
     contents_at = len(lines)  # the sections' list goes here once they are all written
     if notes.get("summary"):
         lines += [readable(notes["summary"]), ""]
@@ -1280,8 +1327,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                    + f"{versus['expert']:.2f}x the expert in its reference unit{said['expert']} ({ratio:.2f}x its "
                    "first execution in the comparison)"
                    + ("" if default else " (Legion's default mapper failed at this size)")
-                   + (f"; each within the {noise * 100:.1f} % two executions of one mapper differ by here: not a "
-                      "difference" if all(within.values()) else ""))
+                   + (f"; {shown_default}x and {versus['expert']:.2f}x are within the {noise * 100:.1f} % two "
+                      "executions of one mapper differ by here: not a difference" if all(within.values()) else ""))
         lines += [f"### {b}, size `{s}`: best mapper found", "", f"{heading}.", "",
                   f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']}: {_fmt(r['best_throughput'])} "
                   f"{unit} (the run's own measurement) / {_fmt(r['reference_first'])} {unit} (the expert's first in "
