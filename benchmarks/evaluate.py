@@ -1423,6 +1423,7 @@ def _calls_section(results: Path) -> list[str]:
     def seconds(call: dict) -> float:
         return (datetime.fromisoformat(call["end"]) - datetime.fromisoformat(call["start"])).total_seconds()
 
+    finished = sum(len(c["units_finished"]) for c in calls)
     rows = [f"| {c['start']} | {c['end']} | {seconds(c):.0f} | {c['stop_after_s']} | {c['build_s']} | "
             f"{', '.join(c['builds_failed']) or '-'} | {c['gpu']} | {len(c['units_finished'])} | {c['exit_status']} |"
             for c in calls]
@@ -1430,7 +1431,8 @@ def _calls_section(results: Path) -> list[str]:
             f"folder (calls before it kept the file are in the text above): {len(calls)} call"
             f"{'s' * (len(calls) != 1)}, {sum(map(seconds, calls)):,.0f} s from the script's start to its packing "
             f"in all, {sum(c['build_s'] for c in calls):,} s of it building, "
-            f"{sum(len(c['units_finished']) for c in calls)} units finished (a machine's start and the transfers are outside these times).", "",
+            f"{finished} unit{'s' * (finished != 1)} finished (a machine's start and the transfers are outside these "
+            "times).", "",
             "| started (UTC) | ended (UTC) | seconds | STOP_AFTER | building, s | builds failed | GPU | units "
             "finished | exit status |", "|---|---|---|---|---|---|---|---|---|", *rows, ""]
 
