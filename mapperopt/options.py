@@ -81,6 +81,7 @@ INSTEAD = {
        for option in ("--cpus", "--gpus") for name in ("check", "explain", "compile")},
     ("--optimizer", "compare"): "compare takes several, --optimizers NAME,NAME (e.g. `--optimizers guided,optuna`)",
     ("--optimizers", "tune"): "tune runs one, --optimizer NAME",
+    ("--runs", "tune"): "tune makes one tuning run (--seed chooses it); compare makes several of each optimizer",
 }
 
 

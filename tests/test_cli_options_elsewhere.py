@@ -50,7 +50,9 @@ def test_near_misses_get_a_pointer(capsys):
     for args, said in (
             (["check", DSL, "mapperopt.yaml"], "did you mean `--app mapperopt.yaml`?"),
             (["check", DSL, "stencl"], "did you mean `--bench stencil`?"),
-            (["run", "circuit", "--start", DSL], "not of run: run measures one mapper, --mapper FILE")):
+            (["run", "circuit", "--start", DSL], "not of run: run measures one mapper, --mapper FILE"),
+            (["tune", "circuit", "--runs=3"], "not of tune: tune makes one tuning run (--seed chooses it); compare "
+                                              "makes several of each optimizer")):
         capsys.readouterr()
         assert main(args) == 2, args
         assert said in capsys.readouterr().err, args
