@@ -22,7 +22,8 @@ from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app
                                           relative_paths_note)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
-from mapperopt.options import FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json
+from mapperopt.options import (FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json,
+                               options_after_separator)
 from mapperopt.records import Feedback, RunResult
 
 
@@ -300,6 +301,8 @@ class BenchCommand(ListsBenchmarks):
             takes = "no BENCH with --app" if ctx.params.get("app_spec") else "one benchmark"
             raise click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
                                    "program go after `--`", ctx)
+        if ctx.params.get("app_spec") and not ctx.resilient_parsing:  # the program's own flags may be these
+            options_after_separator(self, ctx.params["app_spec"], words[len(words) - after:])
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
             try:
                 check_app_flags(bench, words[len(words) - after:], [o for p in self.params for o in p.opts],

@@ -26,8 +26,8 @@ from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
 from mapperopt.dsl.parser import parse, read_source
-from mapperopt.errors import MapperoptError, UsageError
-from mapperopt.options import defer_refusal, errors_as_json
+from mapperopt.errors import MapperoptError, UsageError, closest
+from mapperopt.options import defer_refusal, errors_as_json, options_after_separator
 from mapperopt.files import cannot_write, check_writable, rewrite
 
 MAX_TABLE_POINTS = 256  # launch points listed per task in the text output
@@ -193,10 +193,15 @@ class MapperCommand(click.Command):
         rest = super().parse_args(ctx, args)
         app_args = ctx.params.get("app_args", ())
         if len(app_args) > after:
-            mean = f"; did you mean `--bench {app_args[0]}`?" if app_args[0] in known_benchmarks() else ""
+            word = str(app_args[0])
+            near = word if word in known_benchmarks() else closest(word, known_benchmarks())
+            mean = f"; did you mean `--app {word}`?" if word.endswith((".yaml", ".yml")) else \
+                f"; did you mean `--bench {near}`?" if near else ""
             raise click.UsageError(f"unexpected argument '{app_args[0]}': {self.name} takes one mapper file; "
                                    f"flags for the run go after `--`{mean}", ctx)
         bench = ctx.params.get("bench")
+        if ctx.params.get("app_spec") and not ctx.resilient_parsing:  # the program's own flags may be these
+            options_after_separator(self, ctx.params["app_spec"], app_args)
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:
             try:
                 check_app_flags(bench, app_args, [o for p in self.params for o in p.opts], self.name,
@@ -221,6 +226,8 @@ def check_run_args(bench: str | None, app_spec: str | None, app_args, size: str 
     `discovery_options` without --app (check, explain, compile)."""
     given = [o for o, v in (("--keep-app-mapper", keep_app_mapper), ("--timeout", timeout_s),
                             ("--rediscover", rediscover)) if v]
+    if bench and app_spec:
+        raise UsageError(f"--bench and --app name two programs ({bench} and {app_spec}): give one")
     if given and not app_spec:
         raise UsageError(f"{given[0]} needs --app: it is about discovering your own program")
     if size and not bench and not app_spec:

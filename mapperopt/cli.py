@@ -58,7 +58,7 @@ def _group():
                 return unavailable
 
         def resolve_command(self, ctx, args):
-            from mapperopt.options import defer_refusal, refuse_repeated_values
+            from mapperopt.options import defer_refusal, misplaced_options, refuse_repeated_values
 
             try:
                 name, command, rest = super().resolve_command(ctx, args)
@@ -72,6 +72,7 @@ def _group():
                     refuse_repeated_values(command, rest)  # `--iters 3 --iters 5`: click would take 5 silently
                 except click.UsageError as exc:  # with --json: refused inside the command, in JSON too
                     defer_refusal(ctx, command, rest, exc)
+                rest = misplaced_options(ctx, command, rest)  # another command's option after `--`, or with --json
             return name, command, rest
 
         def invoke(self, ctx):

@@ -64,6 +64,7 @@ def errors_as_json(as_json: bool, record: Callable[[str, str], dict] | None = No
 # that take that option (`elsewhere`).
 INSTEAD = {
     ("--iters", "run"): "run measures one mapper, --repeats N times (or --once)",
+    ("--start", "run"): "run measures one mapper, --mapper FILE",
     **{("--domain", name): f"{name} judges the launch domains of the run (set them with the program's flags after "
                            "`--`, e.g. `--bench circuit -- -p 8`)" for name in ("check", "compile")},
     **{("--mapper", name): f"{name} starts from --start FILE" for name in ("tune", "compare")},
@@ -80,6 +81,7 @@ INSTEAD = {
        for option in ("--cpus", "--gpus") for name in ("check", "explain", "compile")},
     ("--optimizer", "compare"): "compare takes several, --optimizers NAME,NAME (e.g. `--optimizers guided,optuna`)",
     ("--optimizers", "tune"): "tune runs one, --optimizer NAME",
+    ("--runs", "tune"): "tune makes one tuning run (--seed chooses it); compare makes several of each optimizer",
 }
 
 
@@ -110,6 +112,73 @@ def another_commands_option(exc: click.NoSuchOption) -> click.NoSuchOption | Non
     name = exc.option_name.split("=", 1)[0] if exc.option_name.startswith("--") else exc.option_name
     said = elsewhere(name, exc.ctx.command.name)
     return None if said is None else click.NoSuchOption(name, f"No such option '{name}': {said}", None, exc.ctx)
+
+
+def _takes_value(option: str) -> bool:
+    """Whether `option`, as the mapperopt commands that take it read it, is followed by a value (`--iters 3`)."""
+    from mapperopt.cli import COMMANDS, _group
+
+    group = _group()
+    ctx = click.Context(group)
+    return any(not (p.is_flag or p.count) for name in COMMANDS if (cmd := group.get_command(ctx, name)) is not None
+               for p in cmd.params if isinstance(p, click.Option) and option in p.opts + p.secondary_opts)
+
+
+def misplaced_options(ctx: click.Context, command: click.Command, args: list[str]) -> list[str]:
+    """`args` of `command`, refusing another mapperopt command's option where click cannot say so itself:
+    - after `--` of a command that passes nothing to a program (fmt, toolchain, doctor, build: no APP_ARGS), which
+      read it as a file, a benchmark or an extra argument;
+    - before `--` with --json (`run circuit --json --iters 3`): click's refusal would come before the command prints
+      its JSON error object, so the option (and its value) is left out of the arguments returned and its refusal
+      deferred to the command (`defer_refusal`), which prints the object as for the same option after `--`.
+
+    Raises:
+        click.UsageError: the first case, naming the commands that take the option.
+    """
+    cut = args.index("--") if "--" in args else len(args)
+    own = {o for p in command.params for o in p.opts + p.secondary_opts}
+    if not any(p.name == "app_args" or p.name == "flags" for p in command.params):
+        from pathlib import Path
+
+        for word in args[cut + 1:]:
+            name = word.split("=", 1)[0]
+            if word.startswith("--") and name not in own and not Path(word).exists() \
+                    and (said := elsewhere(name, command.name)) is not None:
+                read = next((p.name for p in command.params if isinstance(p, click.Argument)), None)
+                read = {"files": "is read as a file name", "benches": "is read as a benchmark name"}.get(
+                    read, "is read as an argument") if read else f"is not read: {command.name} takes nothing after `--`"
+                raise click.UsageError(f"{name} after `--` {read}; {said}")
+    takes_json = "--json" in own
+    if not (takes_json and "--json" in args[:cut]):
+        return args
+    kept, k = [], 0
+    while k < cut:
+        word, k = args[k], k + 1
+        name = word.split("=", 1)[0]
+        if word.startswith("--") and name not in own and (said := elsewhere(name, command.name)) is not None:
+            defer_refusal(ctx, command, args, click.NoSuchOption(name, f"No such option '{name}': {said}"))
+            if "=" not in word and _takes_value(name) and k < cut:
+                k += 1  # its value
+            continue
+        kept.append(word)
+    return kept + args[cut:]
+
+
+def options_after_separator(command: click.Command, app_spec: str, after) -> None:
+    """Warns (one line on stderr, not an error: the program may take it) about a word among the flags after `--`
+    (`after`) given to the program of `--app app_spec` that is a mapperopt option, of `command` or of another
+    mapperopt command (`compare --app x.yaml -- --optimizer guided` would start the default comparison): it goes to
+    the program, and mapperopt's options go before `--`."""
+    own = {o for p in command.params for o in p.opts + p.secondary_opts if o.startswith("--")}
+    for word in map(str, after):
+        name = word.split("=", 1)[0]
+        said = None if name in own or not word.startswith("--") else elsewhere(name, command.name)
+        if name in own or said is not None:
+            meant = f"mapperopt's {name} goes before `--`" if said is None else \
+                f"if it is meant for mapperopt (which takes its options before `--`): {said}"
+            click.secho(f"warning: {name} after `--` goes to the program of --app {app_spec}, not to mapperopt; "
+                        + meant, fg="yellow", err=True)
+            return
 
 
 _DEFERRED = "mapperopt.deferred_refusal"  # ctx.meta's key (shared by a command's context and its group's)
