@@ -1498,7 +1498,8 @@ class _Checker:
         kinds = [k for k in never[0].variants if all(k in t.variants for t in never)]
         # The statement for those tasks on a kind they have a variant for (a memory of the list that kind reaches:
         # `Region check * CPU FBMEM;` would be E222), written out, so that the hint applied checks clean.
-        instead = _for_kind(s, never, kinds[0]) if kinds else None
+        has = None if self.machine is None else lambda k: k == "VIRTUAL" or bool(self.machine.memories_of(k))
+        instead = _for_kind(s, never, kinds[0], has) if kinds else None
         if len(never) < len(infos):
             kept = A.TaskSel(tuple(i for i in s.tasks.names if i.name not in {t.name for t in never}))
             hint = f"take {names} out of it: `{format_statement(dataclasses.replace(s, tasks=kept))}`"
@@ -2511,10 +2512,10 @@ def _key_text(key: tuple) -> str:
     return " ".join(key[1:])
 
 
-def _for_kind(s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, tasks, proc: str) -> str:
+def _for_kind(s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, tasks, proc: str, has=None) -> str:
     """Statement `s` for `tasks` alone on processor kind `proc` (a Layout statement for FBMEM: for SYSMEM), keeping
-    the memories of a Region statement's list that `proc` reaches (FBMEM only a GPU; none left: SYSMEM, or FBMEM
-    for a GPU)."""
+    the memories of a Region statement's list that `proc` reaches (FBMEM only a GPU) and, `has` given (whether the
+    machine checked has a memory kind), that the machine has (none left: SYSMEM, or FBMEM for a GPU)."""
     sel = A.TaskSel(tuple(A.Ident(t.name) for t in tasks))
     if isinstance(s, A.LayoutStmt):
         target = A.Kind("SYSMEM" if s.target.name == "FBMEM" else proc)
@@ -2522,7 +2523,8 @@ def _for_kind(s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, tasks, proc:
     if isinstance(s, A.InstanceLimitStmt):
         return format_statement(dataclasses.replace(s, tasks=sel, proc=A.Kind(proc)))
     gpu = ("FBMEM", "ZCMEM", "VIRTUAL")
-    memories = tuple(k for k in s.memories if (k.name in gpu) == (proc == "GPU") or k.name in ("ZCMEM", "VIRTUAL"))
+    memories = tuple(k for k in s.memories if ((k.name in gpu) == (proc == "GPU") or k.name in ("ZCMEM", "VIRTUAL"))
+                     and (has is None or has(k.name)))
     memories = memories or (A.Kind("FBMEM" if proc == "GPU" else "SYSMEM"),)
     return format_statement(dataclasses.replace(s, tasks=sel, proc=A.Kind(proc), memories=memories))
 
