@@ -1680,3 +1680,33 @@ def test_w305_hint_names_a_memory_the_machine_has(stmt, stencil):
         assert written, d.hints
         fixed = src.replace(stmt, "\n".join(written))
         assert diags(fixed, stencil, machine) == [], (spec, d.hints, fixed)
+
+
+@pytest.mark.parametrize("src,fixed", [
+    # Two kinds before the task of a statement that takes one kind: one statement per kind.
+    ("InstanceLimit GPU,CPU calculate_new_currents 2;",
+     "InstanceLimit calculate_new_currents GPU 2; InstanceLimit calculate_new_currents CPU 2;"),
+    ("Layout SYSMEM,ZCMEM calculate_new_currents * AOS;",
+     "Layout calculate_new_currents * SYSMEM AOS; Layout calculate_new_currents * ZCMEM AOS;"),
+    # ... and before a CollectMemory's task, which takes none: written without them.
+    ("CollectMemory GPU,CPU * rp_ghost;", "CollectMemory * rp_ghost;"),
+])
+def test_e109_two_kinds_before_the_task_get_the_statements(src, fixed, circuit, m14):
+    """Two kinds before the task got the statement's form only: the hint writes the statements, which check clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E109", str(info.value)
+    assert any(h.endswith(f"write {fixed}") for h in info.value.diagnostic.hints), info.value.diagnostic.hints
+    assert diags(fixed.replace("; ", ";\n"), circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src,fixed", [("Task * CPU GPU;", "Task * CPU,GPU;"),
+                                       ("Task calculate_new_currents GPU CPU;", "Task calculate_new_currents GPU,CPU;"),
+                                       ("Region * * GPU FBMEM ZCMEM;", "Region * * GPU FBMEM,ZCMEM;")])
+def test_e100_kinds_without_their_comma_get_the_statement(src, fixed, circuit, m14):
+    """Two kinds of a list written without the comma between them: a bare E100, now with the statement written."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    assert f"kinds are separated by commas: `{fixed}`" in info.value.diagnostic.hints, info.value.diagnostic.hints
+    assert diags(fixed, circuit, m14) == [], fixed
