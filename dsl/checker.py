@@ -1498,7 +1498,8 @@ class _Checker:
         kinds = [k for k in never[0].variants if all(k in t.variants for t in never)]
         # The statement for those tasks on a kind they have a variant for (a memory of the list that kind reaches:
         # `Region check * CPU FBMEM;` would be E222), written out, so that the hint applied checks clean.
-        instead = _for_kind(s, never, kinds[0]) if kinds else None
+        has = None if self.machine is None else lambda k: k == "VIRTUAL" or bool(self.machine.memories_of(k))
+        instead = _for_kind(s, never, kinds[0], has) if kinds else None
         if len(never) < len(infos):
             kept = A.TaskSel(tuple(i for i in s.tasks.names if i.name not in {t.name for t in never}))
             hint = f"take {names} out of it: `{format_statement(dataclasses.replace(s, tasks=kept))}`"
@@ -2067,14 +2068,15 @@ class _Checker:
                          "Legion's sharding of the launch calls the function without a parent, and the run stops "
                          "there (R406)", stmt.func.loc,
                  (f"choose the node from {point} and {point[:-len('ipoint')]}ispace alone, "
-                  + (f"e.g. `{example}`" if example else f"through a model of several nodes ({model})"),))
+                  + (f"e.g. `{example}`" if example else _through_model(model)),))
 
     def _spread_example(self, stmt) -> tuple[str | None, str]:
         """What the function of IndexTaskMap statement `stmt` can return to spread the points over the nodes, in its
         own names: `M[task.ipoint[0] % M.size[0], ...]` with `task` its parameter and M the machine model it reads (a
-        global of two or more dimensions; `m` where there is none); in the three-operand form, where it returns the
-        index into the model passed as its MSpace `m` from its IPoint `p`, `(p[0] % m.size[0], ...)`, or
-        `p[0] % m.size[0]` where it returns an int. The index is of the model's dimension that runs over the nodes
+        global, indexed with as many values as it has dimensions: `M[task.ipoint[0] % M.size[0]]` for a merged
+        one; no example where it reads none); in the three-operand form, where it returns the index into the model
+        passed as its MSpace `m` from its IPoint `p`, `(p[0] % m.size[0], ...)`, or `p[0] % m.size[0]` where it
+        returns an int. The index is of the model's dimension that runs over the nodes
         (1 after `swap(0, 1)`: `M[..., task.ipoint[0] % M.size[1]]`). Second, where no dimension of the model runs
         over several nodes (no index then spreads them; the example is None), what it reaches."""
         f = self.functions.get(stmt.func.name)
@@ -2087,8 +2089,9 @@ class _Checker:
             index = _index_at(f"{p}[0] % {m}.size[{dim[0]}]", *dim)
             return (index, "") if self._function_type(f).name == "int" and dim[1] == 1 else (f"({index})", "")
         names = list(_free_names(f)) if f is not None else []
-        m = next((n for n in reversed(names) if self.global_types.get(n, UNKNOWN).name == "MSpace"
-                  and self.global_types[n].n != 1), "m")
+        m = next((n for n in reversed(names) if self.global_types.get(n, UNKNOWN).name == "MSpace"), None)
+        if m is None:  # the model is not a global the function reads (a helper's): no name to offer
+            return None, ""
         task = f.params[0].name if f is not None and len(f.params) == 1 else "task"
         dim, reach = self._node_dimension(m)
         if dim is None:
@@ -2136,7 +2139,7 @@ class _Checker:
                  stmt.loc,
                  (f"spread the points over the nodes from {self._point_name(stmt)}, "
                   + (f"e.g. {'' if stmt.machine is None else f'with {stmt.func.name!r} returning '}`{example}`"
-                     if example else f"through a model of several nodes ({model})")
+                     if example else _through_model(model))
                   + ", or describe the machine meant with --machine",))
 
     def _point_name(self, stmt) -> str:
@@ -2509,10 +2512,10 @@ def _key_text(key: tuple) -> str:
     return " ".join(key[1:])
 
 
-def _for_kind(s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, tasks, proc: str) -> str:
+def _for_kind(s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, tasks, proc: str, has=None) -> str:
     """Statement `s` for `tasks` alone on processor kind `proc` (a Layout statement for FBMEM: for SYSMEM), keeping
-    the memories of a Region statement's list that `proc` reaches (FBMEM only a GPU; none left: SYSMEM, or FBMEM
-    for a GPU)."""
+    the memories of a Region statement's list that `proc` reaches (FBMEM only a GPU) and, `has` given (whether the
+    machine checked has a memory kind), that the machine has (none left: SYSMEM, or FBMEM for a GPU)."""
     sel = A.TaskSel(tuple(A.Ident(t.name) for t in tasks))
     if isinstance(s, A.LayoutStmt):
         target = A.Kind("SYSMEM" if s.target.name == "FBMEM" else proc)
@@ -2520,9 +2523,15 @@ def _for_kind(s: A.RegionStmt | A.InstanceLimitStmt | A.LayoutStmt, tasks, proc:
     if isinstance(s, A.InstanceLimitStmt):
         return format_statement(dataclasses.replace(s, tasks=sel, proc=A.Kind(proc)))
     gpu = ("FBMEM", "ZCMEM", "VIRTUAL")
-    memories = tuple(k for k in s.memories if (k.name in gpu) == (proc == "GPU") or k.name in ("ZCMEM", "VIRTUAL"))
+    memories = tuple(k for k in s.memories if ((k.name in gpu) == (proc == "GPU") or k.name in ("ZCMEM", "VIRTUAL"))
+                     and (has is None or has(k.name)))
     memories = memories or (A.Kind("FBMEM" if proc == "GPU" else "SYSMEM"),)
     return format_statement(dataclasses.replace(s, tasks=sel, proc=A.Kind(proc), memories=memories))
+
+
+def _through_model(model: str) -> str:
+    """W320's and W321's hint where no example is offered: what the model the function reads reaches, if known."""
+    return f"through a model of several nodes ({model})" if model else "through a model of several nodes"
 
 
 def _index_at(index: str, dim: int, dims: int) -> str:

@@ -690,6 +690,29 @@ def _task_list(rest: list[Token]) -> int:
     return 0
 
 
+def _more_kinds(rest: list[Token], kinds) -> int:
+    """The number of tokens of `rest` that `,KIND` pairs take at its start (kinds of `kinds`)."""
+    i = 0
+    while i + 1 < len(rest) and rest[i].type == "COMMA" and rest[i + 1].value in kinds:
+        i += 2
+    return i
+
+
+def _kind_moved(stmt: str, token: Token, rest: list[Token]) -> list | None:
+    """The tokens after the keyword of an InstanceLimit, Region or Layout statement written with kind `token` before
+    its task list (`rest`: what follows the kind, up to the ';'), the kind in its place; None where `rest` does not
+    read as the rest of that statement."""
+    n = _task_list(rest) or (1 if rest and rest[0].type == "STAR" and stmt != "InstanceLimit" else 0)
+    if stmt == "InstanceLimit":  # `InstanceLimit CPU t 2;` (`*` would be E220)
+        return [*rest[:n], token, *rest[n:]] if n and [t.type for t in rest[n:]] == ["INT"] else None
+    if (n and len(rest) >= n + 2 and rest[n].type in _SELECTOR_TOKENS
+            and rest[n + 1].value in (A.MEM_KINDS if stmt == "Region" else A.CONSTRAINT_WORDS)):
+        return [*rest[:n + 1], token, *rest[n + 1:]]  # `Region CPU t r SYSMEM;`: the kind after the region
+    if len(rest) >= 2 and rest[1].value in ("*", token.value):
+        return ["*", rest[0], token, *rest[2:]]  # `Layout CPU * CPU SOA;`: every task on the kind
+    return None
+
+
 def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
     """For a kind written out of its place in a Task, Region, Layout, InstanceLimit or CollectMemory statement: where
     the region goes, after the task list or `*` (`Region t CPU r SYSMEM;`, `Region t SYSMEM r CPU;`, any kind in a
@@ -740,18 +763,23 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
             tail = rest[i:]
             n = _task_list(tail) or (1 if [t.type for t in tail] == ["STAR"] else 0)
             fixed = [*tail, token, *rest[:i]] if n and n == len(tail) else None
+        elif i := _more_kinds(rest, A.PROC_KINDS + (A.MEM_KINDS if stmt == "Layout" else ())):
+            # `InstanceLimit GPU,CPU t 2;`, `Layout SYSMEM,ZCMEM t * AOS;`: one statement per kind; `CollectMemory
+            # GPU,CPU t r;`: none of them.
+            if stmt == "CollectMemory":
+                return _swapped_kind_hint(text, before, rest[i - 1])
+            each = [_kind_moved(stmt, kind, rest[i:]) for kind in [token, *rest[1:i:2]]]
+            if stmt in ("InstanceLimit", "Layout") and all(each):
+                return f"{form}; it takes one kind, so one statement per kind: write " + \
+                    " ".join(_statement_text([head[0], *f]) for f in each)
+            return form
         elif stmt == "InstanceLimit":  # `InstanceLimit CPU t 2;` (`*` would be E220)
-            fixed = [*rest[:n], token, *rest[n:]] if n and [t.type for t in rest[n:]] == ["INT"] else None
+            fixed = _kind_moved(stmt, token, rest)
         elif stmt == "CollectMemory":  # `CollectMemory CPU t r;`: it takes no kind
             form += "; it takes no kind"
             fixed = rest if n and len(rest) == n + 1 and rest[n].type in _SELECTOR_TOKENS else None
-        elif len(rest) >= 2 and rest[1].value in ("*", token.value):
-            fixed = ["*", rest[0], token, *rest[2:]]  # `Layout CPU * * SOA;`: every task on the kind
-        elif (n and len(rest) >= n + 2 and rest[n].type in _SELECTOR_TOKENS
-              and rest[n + 1].value in (A.MEM_KINDS if stmt == "Region" else A.CONSTRAINT_WORDS)):
-            fixed = [*rest[:n + 1], token, *rest[n + 1:]]  # `Region CPU t r SYSMEM;`: the kind after the region
         else:
-            fixed = None
+            fixed = _kind_moved(stmt, token, rest)
         return f"{form}: write {_statement_text([head[0], *fixed])}" if fixed else form
     if stmt == "CollectMemory":
         form += " (it takes no kind)"
@@ -809,6 +837,25 @@ def _region_list_hint(text: str, before: list[Token], token: Token) -> str | Non
     written = " ".join(" ".join(t.value for t in [*head[:-1], r, *rest[i:end]]).replace(" , ", ",") + ";"
                        for r in regions)
     return f"{said}: write one statement per region, {written}"
+
+
+def _kinds_comma_hint(text: str, before: list[Token], token: Token, accepts) -> str | None:
+    """For a kind after a kind of the same sort where a ',' may follow the first (`Task * CPU GPU;`): the statement
+    with a comma between each two such kinds, up to its ';'; else None."""
+    same = lambda a, b: any(a.value in k and b.value in k for k in (A.PROC_KINDS, A.MEM_KINDS))  # noqa: E731
+    if "COMMA" not in accepts or not before or not same(before[-1], token):
+        return None
+    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
+    rest = [t for t in _previous_tokens(text, None) if t.start_pos >= token.start_pos]
+    end = next((i for i, t in enumerate(rest) if t.type == "SEMICOLON"), None)
+    if end is None or start == len(before) or before[start].value not in _STATEMENT_FORMS:
+        return None
+    written: list = []
+    for t in [*before[start:], *rest[:end]]:
+        if written and same(written[-1], t):
+            written.append(",")
+        written.append(t)
+    return f"kinds are separated by commas: `{_statement_text(written)}`"
 
 
 def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
@@ -1055,7 +1102,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             line, col, tok_text, (hint,), expected,
         )
 
-    hints = [_region_list_hint(text, tokens, token)]
+    hints = [_region_list_hint(text, tokens, token), _kinds_comma_hint(text, tokens, token, accepts)]
     texts = _texts(accepts)
     if token.type == "IDENT" and {f"'{t}'" for t in A.PARAM_TYPES} <= texts:
         types = f"types: {', '.join(A.PARAM_TYPES)}"

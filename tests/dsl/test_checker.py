@@ -1640,3 +1640,73 @@ def test_w318_hint_sends_a_launch_too_large_for_explain_to_a_smaller_domain(circ
     assert f"--domain with at most {MAX_EXPLAIN_POINTS} points" in d.hints[0], d.hints
     d = only(src, "W318", with_domain(circuit, (MAX_EXPLAIN_POINTS,)), m14)
     assert d.hints[0].startswith("`mapperopt explain` with the same options evaluates every point"), d.hints
+
+
+@pytest.mark.parametrize("src,old,new", [
+    # A model merged into one dimension: the hint named `m`, which the file lacks, with two indices (E201, E206).
+    ("Task * CPU;\nmc = Machine(CPU).merge(0, 1);\ndef f(Task task) { return mc[0]; }\n"
+     "IndexTaskMap calculate_new_currents f;\n", "mc[0]", "mc[task.ipoint[0] % mc.size[0]]"),
+    # ... named `m` in a file whose unmerged model is `m`: the merged one is indexed.
+    ("Task * CPU;\nm = Machine(CPU);\nmc = m.merge(0, 1);\ndef f(Task t) { return mc[t.ipoint[0] % 2]; }\n"
+     "IndexTaskMap calculate_new_currents f;\n", "mc[t.ipoint[0] % 2]", "mc[t.ipoint[0] % mc.size[0]]"),
+])
+def test_w320_hint_on_a_merged_model_names_it_with_one_index(src, old, new, circuit, with_domain):
+    """W320 on a one-operand function indexing a model merged into one dimension: the example is that model, with
+    one index; pasted in, the file checks clean."""
+    app, machine = with_domain(circuit, (8,)), parse_machine_spec("2x0x2")
+    d = only(src, "W320", app, machine)
+    assert [h.split("`")[1] for h in d.hints] == [new], d.hints
+    assert diags(src.replace(old, new), app, machine) == []
+
+
+def test_w320_hint_names_no_model_where_the_function_reads_none(circuit, with_domain):
+    """A function whose model is not a global it reads (here a helper's): no expression naming a model that may
+    not exist."""
+    src = ("Task * CPU;\nmc = Machine(CPU);\ndef g(Task task) { return mc[0, 0]; }\n"
+           "def f(Task task) { return g(task); }\nIndexTaskMap calculate_new_currents f;\n")
+    d = only(src, "W320", with_domain(circuit, (8,)), parse_machine_spec("2x0x2"))
+    assert "`" not in d.hints[0] and "through a model of several nodes" in d.hints[0], d.hints
+
+
+@pytest.mark.parametrize("stmt", ["Region check * GPU ZCMEM;", "Region check * GPU FBMEM,ZCMEM;"])
+def test_w305_hint_names_a_memory_the_machine_has(stmt, stencil):
+    """W305's hint for a CPU instead keeps ZCMEM only on a machine that has it (on a CPU-only machine
+    `Region check * CPU ZCMEM;` was E221): pasted in, it checks clean on each machine."""
+    src = f"Task * GPU,CPU;\n{stmt}\n"
+    for spec in ("1x0x4", "1x0x2", "1x4", "2x4"):
+        machine = parse_machine_spec(spec)
+        d = only(src, "W305", stencil, machine)
+        written = re.findall(r"`([^`]*)`", d.hints[0])
+        assert written, d.hints
+        fixed = src.replace(stmt, "\n".join(written))
+        assert diags(fixed, stencil, machine) == [], (spec, d.hints, fixed)
+
+
+@pytest.mark.parametrize("src,fixed", [
+    # Two kinds before the task of a statement that takes one kind: one statement per kind.
+    ("InstanceLimit GPU,CPU calculate_new_currents 2;",
+     "InstanceLimit calculate_new_currents GPU 2; InstanceLimit calculate_new_currents CPU 2;"),
+    ("Layout SYSMEM,ZCMEM calculate_new_currents * AOS;",
+     "Layout calculate_new_currents * SYSMEM AOS; Layout calculate_new_currents * ZCMEM AOS;"),
+    # ... and before a CollectMemory's task, which takes none: written without them.
+    ("CollectMemory GPU,CPU * rp_ghost;", "CollectMemory * rp_ghost;"),
+])
+def test_e109_two_kinds_before_the_task_get_the_statements(src, fixed, circuit, m14):
+    """Two kinds before the task got the statement's form only: the hint writes the statements, which check clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E109", str(info.value)
+    assert any(h.endswith(f"write {fixed}") for h in info.value.diagnostic.hints), info.value.diagnostic.hints
+    assert diags(fixed.replace("; ", ";\n"), circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src,fixed", [("Task * CPU GPU;", "Task * CPU,GPU;"),
+                                       ("Task calculate_new_currents GPU CPU;", "Task calculate_new_currents GPU,CPU;"),
+                                       ("Region * * GPU FBMEM ZCMEM;", "Region * * GPU FBMEM,ZCMEM;")])
+def test_e100_kinds_without_their_comma_get_the_statement(src, fixed, circuit, m14):
+    """Two kinds of a list written without the comma between them: a bare E100, now with the statement written."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    assert f"kinds are separated by commas: `{fixed}`" in info.value.diagnostic.hints, info.value.diagnostic.hints
+    assert diags(fixed, circuit, m14) == [], fixed
