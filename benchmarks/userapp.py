@@ -942,8 +942,8 @@ def _intermittent(failed: int, reason: str) -> str:
 
 _CHECKS = {"--verify-pattern": "the verify pattern", "--verify-cmd": "the verify command",
            "--reference": "the reference output"}
-_AFTER_PASSES = re.compile(rf"executions? 1 .*? passed this check, execution \d+ failed it: .*?, not at "
-                           rf"(?:{'|'.join(_CHECKS.values())}|the check itself): ")
+_AFTER_PASSES = re.compile(rf"(?:execution 1|executions 1 (?:and|to) \d+) passed this check, execution \d+ failed "
+                           rf"it: .*?, not at (?:{'|'.join(_CHECKS.values())}|the check itself): ")
 
 
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:

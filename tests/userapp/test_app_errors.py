@@ -1021,3 +1021,26 @@ def test_a_verification_that_fails_after_passing_says_the_output_varies_from_run
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "3", "--max-repeats", "3", "--out", "run2"]) == 1
     reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
     assert "passed" not in reason and "varies" not in reason, reason
+
+
+@pytest.mark.parametrize("failing", [2, 3, 4])
+def test_a_verification_failing_at_any_later_execution_is_said_to_vary(tmp_path, monkeypatch, failing):
+    """A failure at execution 2 after execution 1 passed ("execution 1 passed this check") was not recognised as
+    one that varies from run to run (only "executions 1 and 2" and "executions 1 to 3" were): `tune` then blamed the
+    verification settings, and `run` named the application file instead of the --verify-pattern option."""
+    from mapperopt.benchmarks.userapp import intermittent, verify_option
+
+    monkeypatch.chdir(tmp_path)
+    count = tmp_path / "count"
+    script(tmp_path, "prog", f'n=$(($(cat {count}) + 1)); echo $n > {count}\n'
+                             f'if [ $n -eq {failing} ]; then echo "CHECK FAILED"; else echo "CHECK OK"; fi')
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHECK'}\n")
+    count.write_text("0")
+    assert main(["run", "--app", "mapperopt.yaml", "--verify-pattern", "CHECK OK", "--repeats", "4",
+                 "--max-repeats", "4", "--out", "run"]) == 1
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    passed = {2: "execution 1", 3: "executions 1 and 2", 4: "executions 1 to 3"}[failing]
+    assert reason.startswith(f"{passed} passed this check, execution {failing} failed it: an output that varies"), reason
+    assert intermittent(reason) and verify_option(reason) == "--verify-pattern", reason
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert "fails the verification that the --verify-pattern option gives" in feedback["explanation"], feedback
