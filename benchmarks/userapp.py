@@ -773,7 +773,8 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
 # names a check ("CHECK OK", "checksum 12") or says that nothing failed ("0 errors", "failures: 0").
 _FAILURE_WORD = r"(fail\w*|wrong|error\w*|mismatch\w*|incorrect)"
 _LOOKS_FAILED = re.compile(rf"(?i)\b{_FAILURE_WORD}\b")
-_NONE_FAILED = re.compile(rf"(?i)\b(no|0|zero)\s+{_FAILURE_WORD}\b|\b{_FAILURE_WORD}\s*[:=]\s*0\b")
+# "0 errors", "no failures", "errors: 0", "max error 0", "relative error = 0.0": a check that passed
+_NONE_FAILED = re.compile(rf"(?i)\b(no|0|zero)\s+{_FAILURE_WORD}\b|\b{_FAILURE_WORD}\s*[:=]?\s*0(?:\.0*)?(?![.\w])")
 
 
 def _looks_failed(line: str) -> bool:
