@@ -247,6 +247,19 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
     return None
 
 
+def _how_to_continue(root: Path, iters: int | None, bench: Any) -> str:
+    """How the note on the unfinished tuning folder `root` of another version of the user's program `bench` leads
+    to `tune --resume root`: that command reads the program as it is now, so where its settings (an application
+    file's arguments, say) changed since, they must first be given back."""
+    try:
+        _require_same_program(root, TuneStore.open(root).settings, _recorded_program(root), iters, True)
+    except MapperoptError:
+        where = getattr(bench, "path", None) or "its application file"
+        return (f"To continue that one, first give {where} back the settings it was made with (those 'in the "
+                "folder' above), then")
+    return "To continue that one with its own settings"
+
+
 def _recorded_program(root: Path) -> Any:
     """The program the tuning folder `root` tunes, from its settings: a benchmark's name, or the user's program
     read again (`userapp.app_from_identity`).
@@ -765,8 +778,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             again = shlex.join(["mapperopt", "tune", "--resume", str(other[0]), *(["--iters", str(iters)] if iters
                                                                                   else [])])
             other_note = (f"Note: {other[0]} holds an unfinished tuning of {bench} with other settings "
-                          f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. To continue "
-                          f"that one with its own settings: {again}")
+                          f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. "
+                          f"{_how_to_continue(other[0], iters, bench)}: {again}")
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
             done = len(TuneStore.open(finished).records)
             console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "

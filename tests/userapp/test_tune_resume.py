@@ -327,9 +327,16 @@ def test_the_same_command_after_an_edit_of_the_programs_arguments_names_the_unfi
     (new,) = set(runs.glob("stencil/tune-*")) - {root}
     old, now = shlex.join(args), shlex.join(args).replace("-tsteps 4", "-tsteps 3")
     assert (f"Note: {root} holds an unfinished tuning of stencil with other settings (arguments at size ci: {old} in "
-            f"the folder, {now} here); it is left alone, and this command tunes in {new}. To continue that one with "
-            f"its own settings: mapperopt tune --resume {root} --iters 2") in out, out
+            f"the folder, {now} here); it is left alone, and this command tunes in {new}. To continue that one, "
+            f"first give mapperopt.yaml back the settings it was made with (those 'in the folder' above), then: "
+            f"mapperopt tune --resume {root} --iters 2") in out, out
     assert contents(root) == before
+    # The note's way works (`--resume DIR` alone, with the file as it reads now, was refused): restore, resume.
+    assert main(["tune", "--resume", str(root), "--iters", "2"]) != 0
+    app_file.write_text(app_file.read_text().replace('"-tsteps", "3"', '"-tsteps", "4"'))
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "2"]) == 0, capsys.readouterr()
+    assert len((root / "state.jsonl").read_text().splitlines()) == 2
 
 
 def test_a_default_baseline_whose_verification_fails_only_sometimes_is_said_to_vary(tmp_path, capsys):
