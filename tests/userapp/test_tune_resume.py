@@ -231,6 +231,12 @@ def test_a_folder_made_for_other_processor_counts_is_not_continued(tmp_path, cap
         assert f"{root} was measured with 1 CPU and 1 utility processor per node, SYSMEM of 512 MiB" in err, err
         assert "this command runs with 2 CPU and 2 utility processors per node, SYSMEM of 256 MiB" in err, err
         assert "--new" in err, err
+        # the edit is named as one of the file (it read as a hardware change: "give the program the machine ...")
+        named = "mapperopt.yaml" if "--app" in command_line else app_file  # as the command names it, else in full
+        assert (f"size ci in {named} changed since (cpus: 1, util: 1, csize: 512 in the folder; cpus: 2, "
+                "util: 2, csize: 256 now)") in err, err
+        assert f"to continue this folder, give size ci in {named} back cpus: 1, util: 1, csize: 512" in err, err
+        assert "another machine" not in err, err
         assert contents(root) == before
 
 
@@ -254,6 +260,8 @@ def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys
     err = flat(capsys.readouterr().err)
     assert (f"{folder} was measured with 1 utility processor per node, SYSMEM of 512 MiB, and this command runs "
             "with 2 utility processors per node, SYSMEM of 256 MiB") in err and "--new" in err, err
+    assert ("size ci in mapperopt.yaml changed since (util: 1, csize: 512 in the folder; util: 2, csize: 256 now)"
+            in err), err
     assert contents(folder) == before
 
 
