@@ -15,6 +15,7 @@ measurement warning give is the metric's instead, when it is a time: `protocol.m
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import os
@@ -256,7 +257,30 @@ def raise_together(problems: list[MapperoptError], where: str) -> None:
         raise error
 
 
-def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
+_STRING_KEYS = {("metric", "regex"): "a regular expression", ("metric", "unit"): "",
+                ("verify", "pattern"): "a regular expression", ("verify", "command"): "a shell command",
+                ("verify", "reference_lines"): "a regular expression"}
+
+
+def _strings(section: str, data: dict, where: str, problems: list[MapperoptError], marks: dict) -> dict:
+    """`data` (the mapping `section`) with each of its keys that must be a string (`_STRING_KEYS`) but is another
+    value (a number, `pattern: 3`, or a list) reported in `problems`, with its line, and left out."""
+    kept = dict(data)
+    for (of, key), what in _STRING_KEYS.items():
+        value = data.get(key)
+        if of != section or value is None or isinstance(value, str):
+            continue
+        line, written = marks.get((section, key)) or (None, None)
+        on = f" on line {line}" if line else ""
+        hint = (f"quote it: {key}: '{written}'" if written is not None and not isinstance(value, (list, dict))
+                else None)
+        problems.append(MapperoptError(f"{where}: {section}: {key!r}{on} must be a string"
+                                       f"{f' ({what})' if what else ''}, got {value!r}", hint=hint))
+        del kept[key]
+    return kept
+
+
+def _metric(data, where: str, problems: list[MapperoptError], marks: dict | None = None) -> Metric | None:
     """The metric, or None with its problems (a bad `better` and a bad regex alike) added to `problems`."""
     if data is None or data == "wall":
         return Metric()
@@ -267,6 +291,7 @@ def _metric(data, where: str, problems: list[MapperoptError]) -> Metric | None:
     found = len(problems)
     # an unknown key (a typo) is one problem among those of the known keys' values: all said at once
     _checked(problems, _reject_unknown, f"{where}: metric", data, {"regex", "unit", "better"})
+    data = _strings("metric", data, where, problems, marks or {})
     if data.get("better", "lower") not in ("higher", "lower"):
         problems.append(MapperoptError(f"{where}: metric 'better' must be `higher` or `lower`, "
                                        f"got {data['better']!r}"))
@@ -322,7 +347,7 @@ def make_verify(pattern: str | None = None, command: str | None = None, referenc
     return None if found else Verify(pattern, command, reference, reference_lines, folder)
 
 
-def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Verify | None:
+def _verify(data, where: str, base: Path, problems: list[MapperoptError], marks: dict | None = None) -> Verify | None:
     """The verification, or None with its problems added to `problems`."""
     if data is None:
         return Verify()
@@ -334,6 +359,7 @@ def _verify(data, where: str, base: Path, problems: list[MapperoptError]) -> Ver
     # an unknown key (a typo, said with the key it is close to) and the known keys' problems: all at once
     _checked(problems, _reject_unknown, f"{where}: verify", data,
              {"pattern", "command", "reference", "reference_lines"})
+    data = _strings("verify", data, where, problems, marks or {})
     reference = data.get("reference")
     if reference is not None:
         reference = str((base / str(reference)).resolve())
@@ -372,10 +398,13 @@ def _require_executable(exe: Path, where: str) -> None:
         raise MapperoptError(f"{where}: {exe} is not executable", hint=hint)
 
 
-def _read_yaml(text: str) -> tuple[object, list[tuple[tuple[str, ...], list[int]]]]:
+def _read_yaml(text: str, name: str = "<string>", marks: dict | None = None) -> tuple[
+        object, list[tuple[tuple[str, ...], list[int]]]]:
     """(the YAML document `text`, the keys given more than once in one of its mappings: each as (the keys leading to
     it, the key itself last), the lines it is given on)). YAML lets the later of two equal keys replace the earlier
-    silently; a merge key's (`<<: *base`) keys, which the mapping's own keys override, are not counted.
+    silently; a merge key's (`<<: *base`) keys, which the mapping's own keys override, are not counted. `name` (the
+    file's) is what a syntax error names; `marks`, where given, gets each key's (the keys leading to it, the key
+    last) line and, for a plain value, its text as written (`no`, which YAML reads as false).
 
     Raises:
         yaml.YAMLError: `text` is not valid YAML.
@@ -385,10 +414,28 @@ def _read_yaml(text: str) -> tuple[object, list[tuple[tuple[str, ...], list[int]
     class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         def construct_document(self, node):  # the document's nodes, before they become Python values
             found.extend(_duplicate_keys(node, (), set()))
+            if marks is not None:
+                _key_marks(node, (), marks, set())
             return super().construct_document(node)
 
     found: list[tuple[tuple[str, ...], list[int]]] = []
-    return yaml.load(text, Loader=Loader), found
+    stream = io.StringIO(text)
+    stream.name = name  # a syntax error's "in NAME, line L, column C" (not "<unicode string>")
+    return yaml.load(stream, Loader=Loader), found
+
+
+def _key_marks(node, at: tuple[str, ...], marks: dict, seen: set[int]) -> None:
+    """`_read_yaml`'s marks under the YAML mapping node `node`, reached through the keys `at`."""
+    import yaml
+
+    if id(node) in seen or not isinstance(node, yaml.MappingNode):
+        return
+    seen.add(id(node))
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode):
+            plain = value.value if isinstance(value, yaml.ScalarNode) and not value.style else None
+            marks[(*at, key.value)] = (key.start_mark.line + 1, plain)
+            _key_marks(value, (*at, key.value), marks, seen)
 
 
 def _duplicate_keys(node, at: tuple[str, ...], seen: set[int]):
@@ -437,7 +484,8 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     path = Path(path)
     where = str(path)
     try:
-        data, duplicates = _read_yaml(path.read_text())
+        marks: dict = {}
+        data, duplicates = _read_yaml(path.read_text(), where, marks)
     except OSError as exc:
         raise MapperoptError(f"cannot read the application file {path}: {exc.strerror}") from None
     except yaml.YAMLError as exc:
@@ -495,11 +543,12 @@ def load_app_file(path: str | os.PathLike) -> UserApp:
     for variable, value in env.items():  # a list or a mapping reached the program as its Python text ("[1, 2]")
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             # YAML reads `yes`, `on` and `true` as true, which reached the program as "True"
-            hint = f'quote it to pass it as written, e.g. {variable}: "yes"' if isinstance(value, bool) else None
+            written = (marks.get(("env", variable)) or (0, None))[1] or ("yes" if value else "no")
+            hint = f'quote it to pass it as written: {variable}: "{written}"' if isinstance(value, bool) else None
             problems.append(MapperoptError(f"{where}: env: the value of '{variable}' must be a string or a number, "
                                            f"got {'nothing' if value is None else repr(value)}", hint=hint))
-    metric = _metric(data.get("metric"), where, problems)
-    verify = _verify(data.get("verify"), where, path.parent, problems)
+    metric = _metric(data.get("metric"), where, problems, marks)
+    verify = _verify(data.get("verify"), where, path.parent, problems, marks)
     raise_together(problems, where)
     return UserApp(name=name, exe=exe, args=args, config=_config(name, sizes, where), metric=metric, verify=verify,
                    keep_app_mapper=keep, env={str(k): str(v) for k, v in env.items()}, path=where)
@@ -724,7 +773,8 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
 # names a check ("CHECK OK", "checksum 12") or says that nothing failed ("0 errors", "failures: 0").
 _FAILURE_WORD = r"(fail\w*|wrong|error\w*|mismatch\w*|incorrect)"
 _LOOKS_FAILED = re.compile(rf"(?i)\b{_FAILURE_WORD}\b")
-_NONE_FAILED = re.compile(rf"(?i)\b(no|0|zero)\s+{_FAILURE_WORD}\b|\b{_FAILURE_WORD}\s*[:=]\s*0\b")
+# "0 errors", "no failures", "errors: 0", "max error 0", "relative error = 0.0": a check that passed
+_NONE_FAILED = re.compile(rf"(?i)\b(no|0|zero)\s+{_FAILURE_WORD}\b|\b{_FAILURE_WORD}\s*[:=]?\s*0(?:\.0*)?(?![.\w])")
 
 
 def _looks_failed(line: str) -> bool:
@@ -942,8 +992,8 @@ def _intermittent(failed: int, reason: str) -> str:
 
 _CHECKS = {"--verify-pattern": "the verify pattern", "--verify-cmd": "the verify command",
            "--reference": "the reference output"}
-_AFTER_PASSES = re.compile(rf"executions? 1 .*? passed this check, execution \d+ failed it: .*?, not at "
-                           rf"(?:{'|'.join(_CHECKS.values())}|the check itself): ")
+_AFTER_PASSES = re.compile(rf"(?:execution 1|executions 1 (?:and|to) \d+) passed this check, execution \d+ failed "
+                           rf"it: .*?, not at (?:{'|'.join(_CHECKS.values())}|the check itself): ")
 
 
 def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str) -> str | None:

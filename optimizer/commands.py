@@ -247,6 +247,19 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
     return None
 
 
+def _how_to_continue(root: Path, iters: int | None, bench: Any) -> str:
+    """How the note on the unfinished tuning folder `root` of another version of the user's program `bench` leads
+    to `tune --resume root`: that command reads the program as it is now, so where its settings (an application
+    file's arguments, say) changed since, they must first be given back."""
+    try:
+        _require_same_program(root, TuneStore.open(root).settings, _recorded_program(root), iters, True)
+    except MapperoptError:
+        where = getattr(bench, "path", None) or "its application file"
+        return (f"To continue that one, first give {where} back the settings it was made with (those 'in the "
+                "folder' above), then")
+    return "To continue that one with its own settings"
+
+
 def _recorded_program(root: Path) -> Any:
     """The program the tuning folder `root` tunes, from its settings: a benchmark's name, or the user's program
     read again (`userapp.app_from_identity`).
@@ -373,13 +386,14 @@ def require_same_build(root: Path, settings: dict, bench: Any) -> None:
 
 
 def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
-                         memory: dict[str, int | None]) -> None:
+                         memory: dict[str, int | None], app: Any = None) -> None:
     """Refuses to continue the tuning or comparison folder `root` (its `settings`) whose machine, as probed when it
     was made, differs from what this command's runs get: `processors` per node by kind ("CPU", "GPU", "UTIL"), and
     `memory` in MiB by its flag's key ("csize", "fsize", "zsize"; None: Legion's default, not compared). The
     machine is not part of a folder's identity, so the same command finds a folder made before its program's size
     changed (`cpus:` in its application file; `--app './prog -ll:cpu 2'` ran on 1 CPU before mapperopt read that
-    flag), and would mix two machines' measurements. Only what the folder's machine lists is compared.
+    flag), and would mix two machines' measurements. Only what the folder's machine lists is compared. `app`: the
+    user's program, whose application file's size (`settings["size"]`) is named where it gives what differs.
 
     Raises:
         MapperoptError: the recorded and the current counts and sizes, and that --new measures in a folder of its
@@ -405,12 +419,41 @@ def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
         kinds = {"csize": "SYSMEM", "fsize": "FBMEM", "zsize": "ZCMEM"}
         return ", ".join(parts + [f"{kinds[k]} of {sizes[k]} MiB" for k in mems])
 
-    raise MapperoptError(f"{root} was measured with {machine_text({k: c[0] for k, c in recorded.items()}, capacity)}"
+    was = {k: c[0] for k, c in recorded.items()}
+    edit = _size_edit(app, settings.get("size"), procs, mems, was, capacity, processors, memory)
+    if edit:
+        where, before, after = edit
+        raise MapperoptError(f"{root} was measured with {machine_text(was, capacity)}, and this command runs with "
+                             f"{machine_text(processors, memory)}: {where} changed since ({before} in the folder; "
+                             f"{after} now), and the folder's measurements would be mixed with the new size's",
+                             hint=f"to measure the new size, give the command --new (a folder of its own; this one "
+                                  f"stays as it is); to continue this folder, give {where} back {before}")
+    raise MapperoptError(f"{root} was measured with {machine_text(was, capacity)}"
                          f", and this command runs with {machine_text(processors, memory)}: the folder's measurements "
                          "would be mixed with another machine's",
                          hint="to measure on this machine, give the command --new (a folder of its own; this one "
                               "stays as it is); to continue this folder, give the program the machine it was made "
                               "with")
+
+
+def _size_edit(app: Any, size_name: str | None, procs: list[str], mems: list[str], was: dict, capacity: dict,
+               processors: dict, memory: dict) -> tuple[str, str, str] | None:
+    """(the size `size_name` of the application file of the user's program `app`, its keys as the folder had them,
+    as they are now) where that size's keys (`cpus: 2`) give each of the processor counts `procs` and memory sizes
+    `mems` that differ; else None (a --cpus option or a -ll flag gave one)."""
+    path = getattr(app, "path", None)
+    if not path or size_name is None:
+        return None
+    try:
+        size = load_config(app).size(size_name)
+    except MapperoptError:  # a size gone from the file: the generic words
+        return None
+    keys = [({"CPU": "cpus", "GPU": "gpus", "UTIL": "util"}[k], was[k], processors[k]) for k in procs]
+    keys += [(k, capacity[k], memory[k]) for k in mems]
+    if any(getattr(size, key, None) != now for key, _, now in keys):
+        return None
+    return (f"size {size_name} in {path}",
+            ", ".join(f"{key}: {old}" for key, old, _ in keys), ", ".join(f"{key}: {now}" for key, _, now in keys))
 
 
 def memory_now(size: Any, memory: dict, app_args) -> dict[str, int | None]:
@@ -765,8 +808,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             again = shlex.join(["mapperopt", "tune", "--resume", str(other[0]), *(["--iters", str(iters)] if iters
                                                                                   else [])])
             other_note = (f"Note: {other[0]} holds an unfinished tuning of {bench} with other settings "
-                          f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. To continue "
-                          f"that one with its own settings: {again}")
+                          f"({'; '.join(other[1])}); it is left alone, and this command tunes in {{}}. "
+                          f"{_how_to_continue(other[0], iters, bench)}: {again}")
         if finished is not None:  # a new folder, said out loud: the user may have meant to extend that run
             done = len(TuneStore.open(finished).records)
             console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
@@ -801,7 +844,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if (found / "final").exists() and not (found / "final").is_dir():  # where its final comparison's runs go
             raise wrong_kind(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(found / "final")))
         if isinstance(bench, UserApp):  # its size may have changed since; a benchmark's sizes are fixed
-            require_same_machine(found, settings, *app_machine_now(bench, settings))
+            require_same_machine(found, settings, *app_machine_now(bench, settings), app=bench)
         store.lock()
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:

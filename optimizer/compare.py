@@ -761,7 +761,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         if isinstance(bench, UserApp):  # nor its machine: its program's size may have changed since
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
                                                   "UTIL": protocol.utility_processors(size.util, opts["app_args"])},
-                                 memory_now(size, opts["memory"], opts["app_args"]))
+                                 memory_now(size, opts["memory"], opts["app_args"]), app=bench)
     files = [run for r in range(opts["repeats"]) for name in optimizers
              if (run := folder / f"{name}-{r + 1}").exists() and not run.is_dir()]
     if files:  # else taken for a run not tuned yet, and made over (which the file refuses)

@@ -1021,3 +1021,43 @@ def test_a_verification_that_fails_after_passing_says_the_output_varies_from_run
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "3", "--max-repeats", "3", "--out", "run2"]) == 1
     reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
     assert "passed" not in reason and "varies" not in reason, reason
+
+
+@pytest.mark.parametrize("failing", [2, 3, 4])
+def test_a_verification_failing_at_any_later_execution_is_said_to_vary(tmp_path, monkeypatch, failing):
+    """A failure at execution 2 after execution 1 passed ("execution 1 passed this check") was not recognised as
+    one that varies from run to run (only "executions 1 and 2" and "executions 1 to 3" were): `tune` then blamed the
+    verification settings, and `run` named the application file instead of the --verify-pattern option."""
+    from mapperopt.benchmarks.userapp import intermittent, verify_option
+
+    monkeypatch.chdir(tmp_path)
+    count = tmp_path / "count"
+    script(tmp_path, "prog", f'n=$(($(cat {count}) + 1)); echo $n > {count}\n'
+                             f'if [ $n -eq {failing} ]; then echo "CHECK FAILED"; else echo "CHECK OK"; fi')
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHECK'}\n")
+    count.write_text("0")
+    assert main(["run", "--app", "mapperopt.yaml", "--verify-pattern", "CHECK OK", "--repeats", "4",
+                 "--max-repeats", "4", "--out", "run"]) == 1
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    passed = {2: "execution 1", 3: "executions 1 and 2", 4: "executions 1 to 3"}[failing]
+    assert reason.startswith(f"{passed} passed this check, execution {failing} failed it: an output that "
+                             "varies"), reason
+    assert intermittent(reason) and verify_option(reason) == "--verify-pattern", reason
+    feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
+    assert "fails the verification that the --verify-pattern option gives" in feedback["explanation"], feedback
+
+
+def test_a_line_saying_error_0_is_not_called_a_failure(tmp_path, monkeypatch):
+    """With a letter typo in the pattern (`CHEK OK`), the passing line `max error 0, energy 5.99997e+08` was quoted
+    as "its last line that looks like a failure": an error of 0 is the program's success."""
+    monkeypatch.chdir(tmp_path)
+    script(tmp_path, "prog", "echo 'max error 0, energy 5.99997e+08'; echo 'relative error = 0.0'; "
+                             "echo 'solve took 3 ms'; echo 'CHECK OK'")
+    (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHEK OK'}\n")
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
+    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
+    assert reason == "the output does not match the verify pattern /CHEK OK/; its last line: 'CHECK OK'", reason
+    script(tmp_path, "prog", "echo 'max error 0.5, energy 5.99997e+08'; echo 'CHECK OK'")  # a nonzero error is one
+    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
+    reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
+    assert reason.endswith("; its last line that looks like a failure: 'max error 0.5, energy 5.99997e+08'"), reason

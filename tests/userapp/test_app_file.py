@@ -411,7 +411,7 @@ def test_a_list_as_an_env_value_and_reference_lines_without_reference_are_report
     for part in (f"  - {where}: env: the value of 'FOO' must be a string or a number, got [1, 2]",
                  f"  - {where}: env: the value of 'BAR' must be a string or a number, got nothing",
                  f"  - {where}: env: the value of 'DEBUG' must be a string or a number, got True",
-                 "      hint: quote it to pass it as written, e.g. DEBUG: \"yes\"",
+                 "      hint: quote it to pass it as written: DEBUG: \"yes\"",
                  f"  - {where}: verify: 'reference_lines' chooses the lines compared with 'reference', which is "
                  "not given",
                  "      hint: add `reference: FILE` (the expected output), or remove reference_lines"):
@@ -428,3 +428,48 @@ def test_whitespace_a_folded_explanation_hides_is_spelt_out_after_a_metric_patte
     assert why.startswith("the metric /solve  took ([0-9.]+) ms\t/ (2 spaces after 'solve', whitespace '\\t' at its "
                           "end) does not occur in the standard output or standard error; its line 'solve took 3 ms' "
                           "differs from the pattern only in spacing"), why
+
+
+def test_a_number_or_list_where_a_pattern_unit_or_command_is_expected_is_one_problem_among_all(tmp_path, exe):
+    """`verify: {pattern: 3}`, `pattern: [a]`, `reference_lines: 5`, `metric: {regex: 5}` and `unit: 5` ended in a
+    Python traceback that hid the file's other problems, and `verify: {command: 3}` was accepted: each is now a
+    problem of the list, naming the key and its line."""
+    (tmp_path / "exp.txt").write_text("CHECK OK\n")
+    where = str(tmp_path / "mapperopt.yaml")
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\n"
+                                      "env: {Z: no}\n"
+                                      "verify:\n  pattern: 3\n  command: 3\n"
+                                      "  reference: exp.txt\n  reference_lines: [a]\n"
+                                      "metric:\n  regex: 5\n  unit: 5\n"))
+    message = str(info.value)
+    assert message.startswith(f"{where} has 6 problems:\n"), message
+    for part in (f"  - {where}: env: the value of 'Z' must be a string or a number, got False",
+                 "      hint: quote it to pass it as written: Z: \"no\"",
+                 f"  - {where}: metric: 'regex' on line 10 must be a string (a regular expression), got 5",
+                 "      hint: quote it: regex: '5'",
+                 f"  - {where}: metric: 'unit' on line 11 must be a string, got 5",
+                 f"  - {where}: verify: 'pattern' on line 5 must be a string (a regular expression), got 3",
+                 "      hint: quote it: pattern: '3'",
+                 f"  - {where}: verify: 'command' on line 6 must be a string (a shell command), got 3",
+                 f"  - {where}: verify: 'reference_lines' on line 8 must be a string (a regular expression), "
+                 "got ['a']"):
+        assert "\n" + part in message, (part, message)
+    assert "Traceback" not in message
+    # A list alone for the pattern: reported too (it was `TypeError: unhashable type: 'list'`).
+    with pytest.raises(MapperoptError, match=r"verify: 'pattern' on line 3 must be a string \(a regular "
+                                             r"expression\), got \['a'\]"):
+        load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\nverify: {pattern: [a]}\n"))
+    app = load_app_file(write(tmp_path, "executable: ./myapp\nsizes: {ci: {}}\nverify: {pattern: '3'}\n"
+                                        "env: {Z: 'no'}\n"))
+    assert app.verify.pattern == "3" and app.env == {"Z": "no"}
+
+
+def test_a_yaml_syntax_error_names_the_file(tmp_path, exe):
+    """A YAML syntax error said `in "<unicode string>", line 3, column 8` instead of the file's name."""
+    path = write(tmp_path, "executable: ./myapp\nsizes: {ci: {cpus: 2}\n")
+    with pytest.raises(MapperoptError) as info:
+        load_app_file(path)
+    message = str(info.value)
+    assert message.startswith(f"{path} is not valid YAML") and "<unicode string>" not in message, message
+    assert f'in "{path}", line 2' in message, message
