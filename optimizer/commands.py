@@ -683,10 +683,10 @@ def _row(r: IterationRecord, unit: str = "") -> tuple[str, ...]:
               help="Total iterations (each proposes and evaluates one mapper) [default: 10; when continuing, the "
                    "run's].")
 @click.option("--optimizer", type=click.Choice(sorted(OPTIMIZERS)), default=None,
-              help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install '.[llm]'` in the checkout); "
-                   "`guided`: rule-based search, no model; `opentuner`, `optuna`, `random`: baselines (`pip install "
-                   f"'.[baselines]'` in the checkout) [default: {default_optimizer(True)} when an endpoint is configured, "
-                   f"else {default_optimizer(False)}].")
+              help="`trace`: OptoPrime with a language model (needs an endpoint and `pip install '.[llm]'` in the "
+                   "checkout); `guided`: rule-based search, no model; `opentuner`, `optuna`, `random`: baselines (`pip "
+                   f"install '.[baselines]'` in the checkout) [default: {default_optimizer(True)} when an endpoint is "
+                   f"configured, else {default_optimizer(False)}].")
 @size_options
 @click.option("--repeats", type=click.IntRange(min=1), default=protocol.MIN_REPEATS, show_default=True,
               help="Measured executions of each proposed mapper at --size, at least (the optimizer sees their trimmed "

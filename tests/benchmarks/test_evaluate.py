@@ -210,7 +210,8 @@ def test_the_report_states_its_bases(tmp_path):
 
     # the best found against Legion's default mapper first, then against the expert (which may be the weaker one)
     # and against the expert measured with the same runtime (the reference unit's), then its comparison's first
-    assert ("### stencil, size `ci`: best mapper found\n\n1.50x Legion's default mapper (its reference unit's 80 GFLOP/s), 1.20x the "
+    assert ("### stencil, size `ci`: best mapper found\n\n"
+            "1.50x Legion's default mapper (its reference unit's 80 GFLOP/s), 1.20x the "
             "expert in its reference unit (1.26x its first execution in the comparison).\n") in text
     # the stencil's bytes per flop, from the two figures its execution printed
     assert "printed BANDWIDTH = 210 GB/s (2.10 bytes per flop)" in text
@@ -373,7 +374,8 @@ def test_a_ratio_within_the_measured_spread_is_marked_and_given_against_the_same
     text = write_report(results, tmp_path / "report.md", notes={})
     # over each execution of the default mapper (95 and 99: 1.06x and 1.02x)
     # 1.06x is beyond the 4.2 %: the range is not within as a whole, the expert's ratio is
-    assert ("### stencil, size `ci`: best mapper found\n\n1.02-1.06x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
+    assert ("### stencil, size `ci`: best mapper found\n\n"
+            "1.02-1.06x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
             "executions here 95-99), 1.01x the expert in its reference unit (within the 4.2 % two executions of one "
             "mapper differ by here) (1.05x its first execution in the comparison).\n") in text, text
     # the default mapper's row: also measured together with the expert
@@ -385,7 +387,8 @@ def test_a_ratio_within_the_measured_spread_is_marked_and_given_against_the_same
     # a ratio beyond the spread is not marked
     _tuned(results, 1, best=110.0, first=96.0)
     text = write_report(results, tmp_path / "report.md", notes={})
-    assert ("### stencil, size `ci`: best mapper found\n\n1.11-1.16x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
+    assert ("### stencil, size `ci`: best mapper found\n\n"
+            "1.11-1.16x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
             "executions here 95-99), 1.10x the "
             "expert in its reference unit (1.15x its first execution in the comparison).\n") in text, text
     header = text[:text.index("## Physical limits")]
@@ -403,7 +406,8 @@ def test_the_spread_leaves_out_the_comparisons_first_execution_and_a_range_is_ju
     _tuned(results, 0, best=103.0, first=80.0)
     assert evaluate.spread(load_units(results), results, "stencil", "ci") == pytest.approx(99 / 95 - 1)
     text = write_report(results, tmp_path / "report.md", notes={})
-    assert ("### stencil, size `ci`: best mapper found\n\n1.04-1.08x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
+    assert ("### stencil, size `ci`: best mapper found\n\n"
+            "1.04-1.08x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
             "executions here 95-99), 1.03x the expert in its reference unit (within the 4.2 % two executions of one "
             "mapper differ by here) (1.29x its first execution in the comparison).\n") in text, text
     header = text[:text.index("## Physical limits")]

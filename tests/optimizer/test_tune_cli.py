@@ -249,7 +249,8 @@ def test_trace_without_the_llm_extra_says_how_to_install_it(tmp_path, monkeypatc
     monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "scripted")
     assert main(tune_args(tmp_path / "runs", "--iters", "1", "--optimizer", "trace")) == 1
     err = capsys.readouterr().err
-    assert "the trace optimizer needs the optional package 'trace-opt'" in err and install_extra("llm") in " ".join(err.split())
+    assert "the trace optimizer needs the optional package 'trace-opt'" in err
+    assert install_extra("llm") in " ".join(err.split())
     assert not (tmp_path / "runs").exists()  # nothing was measured before the check
 
 
