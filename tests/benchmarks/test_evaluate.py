@@ -363,15 +363,21 @@ def _repeated(results: Path) -> None:
                    "printed": {}}}})
 
 
+def _one_run_report(tmp_path, best: float) -> str:
+    """The report of one tuning run whose best measured `best` against the expert's 96 in the comparison, beside a
+    reference unit (expert 100, default mapper 95) repeated once."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    _repeated(results)
+    _tuned(results, 0, best=best, first=96.0)
+    return write_report(results, tmp_path / "report.md", notes={})
+
+
 def test_a_ratio_within_the_measured_spread_is_marked_and_given_against_the_same_runtime(tmp_path):
     """The headline ratios were a run's best over the comparison's first execution of the expert (measured days
     before, with another runtime): the heading gives it against the expert of the reference unit too, and marks a
     ratio no larger than the spread measured between two executions of one mapper."""
-    results = tmp_path / "eval"
-    _reference_folder(results, 1, expert=[100.0], default=[95.0])
-    _repeated(results)
-    _tuned(results, 0, best=101.0, first=96.0)
-    text = write_report(results, tmp_path / "report.md", notes={})
+    text = _one_run_report(tmp_path, best=101.0)
     # over each execution of the default mapper (95 and 99: 1.06x and 1.02x)
     # 1.06x is beyond the 4.2 %: the range is not within as a whole, the expert's ratio is
     assert ("### stencil, size `ci`: best mapper found\n\n"
@@ -385,8 +391,8 @@ def test_a_ratio_within_the_measured_spread_is_marked_and_given_against_the_same
     assert "| 1.02 (within noise) | 0% of 10 |" in text, text
     assert "provisional, / 96 GFLOP/s; best / reference unit's expert: 1.01 (within noise)" in text, text
     # a ratio beyond the spread is not marked
-    _tuned(results, 1, best=110.0, first=96.0)
-    text = write_report(results, tmp_path / "report.md", notes={})
+    _tuned(tmp_path / "eval", 1, best=110.0, first=96.0)
+    text = write_report(tmp_path / "eval", tmp_path / "report.md", notes={})
     assert ("### stencil, size `ci`: best mapper found\n\n"
             "1.11-1.16x Legion's default mapper (its reference unit's 99 GFLOP/s; its 2 "
             "executions here 95-99), 1.10x the "
@@ -416,11 +422,7 @@ def test_the_spread_leaves_out_the_comparisons_first_execution_and_a_range_is_ju
 
 def test_a_best_mapper_within_noise_names_the_ratios_it_judges(tmp_path):
     """"each within the 0.4 %" followed the comparison's 1.04x too: the sentence names the two ratios it judges."""
-    results = tmp_path / "eval"
-    _reference_folder(results, 1, expert=[100.0], default=[95.0])
-    _repeated(results)
-    _tuned(results, 0, best=98.0, first=96.0)
-    text = write_report(results, tmp_path / "report.md", notes={})
+    text = _one_run_report(tmp_path, best=98.0)
     assert ("0.98x the expert in its reference unit (1.02x its first execution in the comparison); 0.99-1.03x and "
             "0.98x are within the 4.2 % two executions of one mapper differ by here: not a difference.\n") in text, text
 

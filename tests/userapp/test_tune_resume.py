@@ -39,6 +39,20 @@ def finished(tmp_path_factory):
     return runs, root, spec
 
 
+def one_iteration_of_stencil(tmp_path, monkeypatch, size: str = "") -> tuple:
+    """A tune of stencil, described in tmp_path/mapperopt.yaml (its size ci with `size`'s lines added), stopped after
+    1 iteration: (the application file, stencil's arguments, the tune command without --iters, the folder)."""
+    exe, *args = command("stencil").split()
+    app_file = tmp_path / "mapperopt.yaml"
+    app_file.write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n{size}"
+                        f"verify:\n  pattern: '{VERIFIED}'\n")
+    monkeypatch.chdir(tmp_path)
+    tune = ["tune", "--app", "mapperopt.yaml", *QUICK, "--runs-dir", str(tmp_path / "runs")]
+    assert main([*tune, "--iters", "1"]) == 0
+    (root,) = (tmp_path / "runs").glob("stencil/tune-*")
+    return app_file, args, tune, root
+
+
 def test_a_finished_run_is_offered_only_to_the_same_program(finished, capsys):
     """The same program with other arguments and no verification is another tune: it starts its own folder without
     offering to extend the first (it said "The run of this command in ... finished ... --resume")."""
@@ -213,15 +227,7 @@ def test_a_folder_made_for_other_processor_counts_is_not_continued(tmp_path, cap
     `cpus` in the application file; `--app './prog -ll:cpu 2'`, which ran with 1 CPU before mapperopt read the flag),
     the same command (or `--resume DIR`) stops before running anything, naming the recorded and the current counts
     and sizes and --new; no file of the folder changes. It continued, mixing measurements of two machines."""
-    exe, *args = command("stencil").split()
-    app_file = tmp_path / "mapperopt.yaml"
-    app_file.write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n    cpus: 1\n"
-                        f"verify:\n  pattern: '{VERIFIED}'\n")
-    monkeypatch.chdir(tmp_path)
-    runs = tmp_path / "runs"
-    tune = ["tune", "--app", "mapperopt.yaml", *QUICK, "--runs-dir", str(runs)]
-    assert main([*tune, "--iters", "1"]) == 0
-    (root,) = runs.glob("stencil/tune-*")
+    app_file, _, tune, root = one_iteration_of_stencil(tmp_path, monkeypatch, "    cpus: 1\n")
     app_file.write_text(app_file.read_text().replace("cpus: 1", "cpus: 2\n    util: 2\n    csize: 256"))
     before = contents(root)
     capsys.readouterr()
@@ -317,15 +323,9 @@ def test_the_same_command_after_an_edit_of_the_programs_arguments_names_the_unfi
     """After the application file's arguments change, the same tune command is another tune and starts a folder of
     its own: it says that the unfinished one, with the old arguments, was left alone and how to continue it (it
     started the new folder without a word, and a user who edited the file by accident did not notice)."""
-    exe, *args = command("stencil").split()
-    app_file = tmp_path / "mapperopt.yaml"
-    app_file.write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n"
-                        f"verify:\n  pattern: '{VERIFIED}'\n")
-    monkeypatch.chdir(tmp_path)
+    # 1 of the 2 iterations the command below asks for: unfinished
+    app_file, args, tune, root = one_iteration_of_stencil(tmp_path, monkeypatch)
     runs = tmp_path / "runs"
-    tune = ["tune", "--app", "mapperopt.yaml", *QUICK, "--runs-dir", str(runs)]
-    assert main([*tune, "--iters", "1"]) == 0  # 1 of the 2 iterations the command below asks for: unfinished
-    (root,) = runs.glob("stencil/tune-*")
     assert "-tsteps 4" in command("stencil")
     app_file.write_text(app_file.read_text().replace('"-tsteps", "4"', '"-tsteps", "3"'))
     before = contents(root)
