@@ -769,16 +769,19 @@ def shim_env(app: UserApp, mapper_so: Path | None, trace_path: Path | None = Non
     return env
 
 
-# A line of output that reports a failed check ("CHECK FAILED", "wrong result", "error: ..."); not one that only
-# names a check ("CHECK OK", "checksum 12") or says that nothing failed ("0 errors", "failures: 0").
-_FAILURE_WORD = r"(fail\w*|wrong|error\w*|mismatch\w*|incorrect)"
+# A line of output that reports a failed check ("CHECK FAILED", "wrong result", "error: solver diverged"); not one
+# that only names a check ("CHECK OK", "checksum 12"), says that nothing failed ("0 failures", "mismatches: 0"), or
+# measures an error ("max error 1.2e-15", "error count 0", "residual error 3.1e-9 (tolerance 1e-6)"): a scientific
+# code's self-check prints those when it passes.
+_FAILURE_WORD = r"(fail\w*|wrong|mismatch\w*|incorrect|abort\w*)"
 _LOOKS_FAILED = re.compile(rf"(?i)\b{_FAILURE_WORD}\b")
-# "0 errors", "no failures", "errors: 0", "max error 0", "relative error = 0.0": a check that passed
 _NONE_FAILED = re.compile(rf"(?i)\b(no|0|zero)\s+{_FAILURE_WORD}\b|\b{_FAILURE_WORD}\s*[:=]?\s*0(?:\.0*)?(?![.\w])")
+# an error message: "error: cannot open file", "Error: solver diverged" (not "error: 0", "errors: none")
+_ERROR_MESSAGE = re.compile(r"(?i)\berror\w*\s*:\s*(?!none\b|no\b)[a-z]")
 
 
 def _looks_failed(line: str) -> bool:
-    return bool(_LOOKS_FAILED.search(line)) and not _NONE_FAILED.search(line)
+    return bool(_LOOKS_FAILED.search(line)) and not _NONE_FAILED.search(line) or bool(_ERROR_MESSAGE.search(line))
 
 
 def _spacing(regex: str) -> str:

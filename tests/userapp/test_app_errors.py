@@ -1048,16 +1048,21 @@ def test_a_verification_failing_at_any_later_execution_is_said_to_vary(tmp_path,
 
 
 def test_a_line_saying_error_0_is_not_called_a_failure(tmp_path, monkeypatch):
-    """With a letter typo in the pattern (`CHEK OK`), the passing line `max error 0, energy 5.99997e+08` was quoted
-    as "its last line that looks like a failure": an error of 0 is the program's success."""
+    """With a letter typo in the pattern (`CHEK OK`), the passing lines `max error 0, energy 5.99997e+08`,
+    `max error 1.2e-15`, `error count 0` and `residual error 3.1e-9 (tolerance 1e-6)` were quoted as "its last line
+    that looks like a failure": an error followed by a number is a measurement, printed by a check that passed."""
     monkeypatch.chdir(tmp_path)
-    script(tmp_path, "prog", "echo 'max error 0, energy 5.99997e+08'; echo 'relative error = 0.0'; "
-                             "echo 'solve took 3 ms'; echo 'CHECK OK'")
     (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHEK OK'}\n")
-    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run"]) == 1
-    reason = json.loads((tmp_path / "run" / "result.json").read_text())["reason"]
-    assert reason == "the output does not match the verify pattern /CHEK OK/; its last line: 'CHECK OK'", reason
-    script(tmp_path, "prog", "echo 'max error 0.5, energy 5.99997e+08'; echo 'CHECK OK'")  # a nonzero error is one
-    assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", "run2"]) == 1
-    reason = json.loads((tmp_path / "run2" / "result.json").read_text())["reason"]
-    assert reason.endswith("; its last line that looks like a failure: 'max error 0.5, energy 5.99997e+08'"), reason
+    for n, passing in enumerate(["max error 0, energy 5.99997e+08", "relative error = 0.0", "max error 1.2e-15",
+                                 "error count 0", "residual error 3.1e-9 (tolerance 1e-6)", "max error 0.5",
+                                 "errors: none"]):
+        script(tmp_path, "prog", f"echo '{passing}'; echo 'solve took 3 ms'; echo 'CHECK OK'")
+        assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", f"r{n}"]) == 1
+        reason = json.loads((tmp_path / f"r{n}" / "result.json").read_text())["reason"]
+        assert reason == "the output does not match the verify pattern /CHEK OK/; its last line: 'CHECK OK'", reason
+    for n, failing in enumerate(["Error: solver diverged at step 3", "result WRONG in cell 4", "3 mismatches",
+                                 "aborting: NaN in field"]):  # true failures are still quoted
+        script(tmp_path, "prog", f"echo '{failing}'; echo 'CHECK OK'")
+        assert main(["run", "--app", "mapperopt.yaml", "--repeats", "1", "--max-repeats", "1", "--out", f"f{n}"]) == 1
+        reason = json.loads((tmp_path / f"f{n}" / "result.json").read_text())["reason"]
+        assert reason.endswith(f"; its last line that looks like a failure: {failing!r}"), reason
