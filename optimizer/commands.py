@@ -386,7 +386,7 @@ def require_same_build(root: Path, settings: dict, bench: Any) -> None:
 
 
 def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
-                         memory: dict[str, int | None], app: Any = None) -> None:
+                         memory: dict[str, int | None], app: Any = None, new: str | None = None) -> None:
     """Refuses to continue the tuning or comparison folder `root` (its `settings`) whose machine, as probed when it
     was made, differs from what this command's runs get: `processors` per node by kind ("CPU", "GPU", "UTIL"), and
     `memory` in MiB by its flag's key ("csize", "fsize", "zsize"; None: Legion's default, not compared). The
@@ -394,6 +394,8 @@ def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
     changed (`cpus:` in its application file; `--app './prog -ll:cpu 2'` ran on 1 CPU before mapperopt read that
     flag), and would mix two machines' measurements. Only what the folder's machine lists is compared. `app`: the
     user's program, whose application file's size (`settings["size"]`) is named where it gives what differs.
+    `new`: the command that measures in a folder of its own (for `--resume DIR`, which ignores --new); None: this
+    command with --new.
 
     Raises:
         MapperoptError: the recorded and the current counts and sizes, and that --new measures in a folder of its
@@ -420,18 +422,19 @@ def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
         return ", ".join(parts + [f"{kinds[k]} of {sizes[k]} MiB" for k in mems])
 
     was = {k: c[0] for k, c in recorded.items()}
+    afresh = f"start a new run: `{new}`" if new else "give the command --new"
     edit = _size_edit(app, settings.get("size"), procs, mems, was, capacity, processors, memory)
     if edit:
         where, before, after = edit
         raise MapperoptError(f"{root} was measured with {machine_text(was, capacity)}, and this command runs with "
                              f"{machine_text(processors, memory)}: {where} changed since ({before} in the folder; "
                              f"{after} now), and the folder's measurements would be mixed with the new size's",
-                             hint=f"to measure the new size, give the command --new (a folder of its own; this one "
+                             hint=f"to measure the new size, {afresh} (a folder of its own; this one "
                                   f"stays as it is); to continue this folder, give {where} back {before}")
     raise MapperoptError(f"{root} was measured with {machine_text(was, capacity)}"
                          f", and this command runs with {machine_text(processors, memory)}: the folder's measurements "
                          "would be mixed with another machine's",
-                         hint="to measure on this machine, give the command --new (a folder of its own; this one "
+                         hint=f"to measure on this machine, {afresh} (a folder of its own; this one "
                               "stays as it is); to continue this folder, give the program the machine it was made "
                               "with")
 
@@ -844,7 +847,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if (found / "final").exists() and not (found / "final").is_dir():  # where its final comparison's runs go
             raise wrong_kind(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(found / "final")))
         if isinstance(bench, UserApp):  # its size may have changed since; a benchmark's sizes are fixed
-            require_same_machine(found, settings, *app_machine_now(bench, settings), app=bench)
+            size, extra = settings["size"], settings.get("app_args") or []
+            afresh = None if resume_dir is None else shlex.join(  # --resume ignores --new: a command that starts
+                ["mapperopt", "tune", *spec_words(bench), *(["--size", size] if size != "ci" else []), "--new",
+                 "--iters", str(iters or settings["iters"]), *(["--", *extra] if extra else [])])
+            require_same_machine(found, settings, *app_machine_now(bench, settings), app=bench, new=afresh)
         store.lock()
         iters = iters or settings["iters"]
         if optimizer_spec(settings["optimizer"]).needs_model and not llm.configured:

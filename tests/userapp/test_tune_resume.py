@@ -244,6 +244,14 @@ def test_a_folder_made_for_other_processor_counts_is_not_continued(tmp_path, cap
         assert f"to continue this folder, give size ci in {named} back cpus: 1, util: 1, csize: 512" in err, err
         assert "another machine" not in err, err
         assert contents(root) == before
+        if "--resume" in command_line:  # --new is ignored there: the hint names a command that starts afresh
+            new = re.search(r"to measure the new size, start a new run: `([^`]*)`", err)
+            assert new, err
+    # the command it names works (with the test's quick measurement and folder)
+    words = shlex.split(new.group(1))
+    assert words[:2] == ["mapperopt", "tune"] and "--new" in words and "--resume" not in words, words
+    assert main([*words[1:], *QUICK, "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert contents(root) == before and len(list((tmp_path / "runs").glob("stencil/tune-*"))) == 2
 
 
 def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys, monkeypatch):
