@@ -294,13 +294,14 @@ class BenchCommand(ListsBenchmarks):
         # With --app no word may come before `--` (click fills BENCH first, also from the words after it); an option
         # the command does not know is no benchmark either.
         extra = before[0 if ctx.params.get("app_spec") or before[:1] and before[0].startswith("-") else 1:]
-        if extra and extra[0].startswith("-") and not ctx.resilient_parsing:  # with click's "Did you mean" too
-            raise click.NoSuchOption(extra[0], f"No such option '{extra[0]}': flags for the program go after `--`.",
-                                     [name for param in self.params for name in param.opts], ctx)
-        if extra and not ctx.resilient_parsing:
+        if extra and not ctx.resilient_parsing:  # with --json: refused inside the command, in JSON too
             takes = "no BENCH with --app" if ctx.params.get("app_spec") else "one benchmark"
-            raise click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
-                                   "program go after `--`", ctx)
+            defer_refusal(ctx, self, given, click.NoSuchOption(  # with click's "Did you mean" too
+                extra[0], f"No such option '{extra[0]}': flags for the program go after `--`.",
+                [name for param in self.params for name in param.opts], ctx) if extra[0].startswith("-") else
+                click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
+                                 "program go after `--`", ctx))
+            return rest
         if ctx.params.get("app_spec") and not ctx.resilient_parsing:  # the program's own flags may be these
             options_after_separator(self, ctx.params["app_spec"], words[len(words) - after:])
         if not ctx.params.get("app_spec") and bench in known_benchmarks() and not ctx.resilient_parsing:

@@ -46,6 +46,22 @@ def test_json_error_object_for_another_commands_option_before_the_separator(args
     assert f"{option} is an option of" in err, err
 
 
+@pytest.mark.parametrize("args", [["run", "circuit", "--once", "--json", "--mapperr", DSL],
+                                  ["run", "circuit", "--json", "--once", "--mapper=x.dsl", "--itres=3"],
+                                  ["run", "--app", "prog", "--json", "--once", "circuit"]])
+def test_json_error_object_for_an_unknown_option_or_argument_of_run(args, capsys):
+    """`run ... --json --mapperr c1.dsl` (a misspelt option) left stdout empty, while another command's option
+    printed the JSON error object."""
+    capsys.readouterr()
+    assert main(args) == 2, args
+    out, err = capsys.readouterr()
+    made = json.loads(out)
+    assert made["status"] == "error" and made["run_dir"] is None, made
+    said = "No such option '--mapperr'" if "--mapperr" in args else "No such option '--itres=3'" \
+        if "--itres=3" in args else "unexpected argument 'circuit'"
+    assert said in made["reason"] and said in err, (made, err)
+
+
 def test_near_misses_get_a_pointer(capsys):
     for args, said in (
             (["check", DSL, "mapperopt.yaml"], "did you mean `--app mapperopt.yaml`?"),
