@@ -68,7 +68,7 @@ from click.core import ParameterSource
 from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import require_one_value
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
-from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, executable_digest,
+from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, executable_digest, spec_words,
                                           unseen_rebuild_note)
 from mapperopt.descriptions import APP_FIELDS, MACHINE_FIELDS
 from mapperopt.dsl.parser import read_source
@@ -759,9 +759,15 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         stored = _folder_file(folder / "settings.json")
         require_same_build(folder, stored, bench)
         if isinstance(bench, UserApp):  # nor its machine: its program's size may have changed since
+            extra = asked["app_args"]
+            afresh = None if not opts.get("folder") else shlex.join(  # --resume ignores --new: a command that starts
+                ["mapperopt", "compare", *spec_words(bench),
+                 *(["--size", opts["size"]] if opts["size"] != "ci" else []),
+                 "--optimizers", ",".join(optimizers), "--iters", str(opts["iters"]), "--runs", str(opts["repeats"]),
+                 "--new", *(["--", *extra] if extra else [])])
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
                                                   "UTIL": protocol.utility_processors(size.util, opts["app_args"])},
-                                 memory_now(size, opts["memory"], opts["app_args"]), app=bench)
+                                 memory_now(size, opts["memory"], opts["app_args"]), app=bench, new=afresh)
     files = [run for r in range(opts["repeats"]) for name in optimizers
              if (run := folder / f"{name}-{r + 1}").exists() and not run.is_dir()]
     if files:  # else taken for a run not tuned yet, and made over (which the file refuses)

@@ -277,6 +277,16 @@ def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys
     assert ("size ci in mapperopt.yaml changed since (util: 1, csize: 512 in the folder; util: 2, csize: 256 now)"
             in err), err
     assert contents(folder) == before
+    # --resume DIR ignores --new: its hint names a command that starts afresh, and that command works
+    assert main(["compare", "--resume", str(folder), "--app", "mapperopt.yaml"]) == 1
+    err = flat(capsys.readouterr().err)
+    assert "size ci in mapperopt.yaml changed since" in err, err
+    hinted = re.search(r"to measure the new size, start a new run: `([^`]*)`", err)
+    assert hinted, err
+    words = shlex.split(hinted.group(1))
+    assert words[:2] == ["mapperopt", "compare"] and "--new" in words and "--resume" not in words, words
+    assert main([*words[1:], *compare[9:]]) == 0  # with the test's quick measurement and folder
+    assert contents(folder) == before and len(list(runs.glob("stencil/compare-*"))) == 2
 
 
 def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(tmp_path, pieces_exe, timed_exe,
