@@ -858,6 +858,23 @@ def _kinds_comma_hint(text: str, before: list[Token], token: Token, accepts) -> 
     return f"kinds are separated by commas: `{_statement_text(written)}`"
 
 
+def _limit_kinds_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a processor kind after the processor kind of an InstanceLimit statement (`InstanceLimit t GPU CPU 2;`),
+    which takes one: the statement written once per kind, up to its ';'; else None."""
+    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
+    head = before[start:]
+    if (len(head) < 3 or head[0].value != "InstanceLimit" or head[-1].value not in A.PROC_KINDS
+            or token.value not in A.PROC_KINDS):
+        return None
+    said = "an InstanceLimit statement names one processor kind (or '*' for all)"
+    rest = [t for t in _previous_tokens(text, None) if t.start_pos >= token.start_pos]
+    end = next((j for j, t in enumerate(rest) if t.type == "SEMICOLON"), None)
+    if end is None or end != 2 or rest[1].type != "INT":  # `GPU CPU 2;`: else the statement is not clear
+        return said
+    written = " ".join(_statement_text([*head[:-1], k, rest[1]]) for k in (head[-1], token))
+    return f"{said}: write one statement per kind, {written}"
+
+
 def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
     """E107 message and hint for a memory kind where only processor kinds fit, or the reverse; None otherwise."""
     texts = _texts(accepts)
@@ -1102,7 +1119,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             line, col, tok_text, (hint,), expected,
         )
 
-    hints = [_region_list_hint(text, tokens, token), _kinds_comma_hint(text, tokens, token, accepts)]
+    hints = [_region_list_hint(text, tokens, token), _kinds_comma_hint(text, tokens, token, accepts),
+             _limit_kinds_hint(text, tokens, token)]
     texts = _texts(accepts)
     if token.type == "IDENT" and {f"'{t}'" for t in A.PARAM_TYPES} <= texts:
         types = f"types: {', '.join(A.PARAM_TYPES)}"

@@ -1710,3 +1710,15 @@ def test_e100_kinds_without_their_comma_get_the_statement(src, fixed, circuit, m
     assert info.value.code == "E100", str(info.value)
     assert f"kinds are separated by commas: `{fixed}`" in info.value.diagnostic.hints, info.value.diagnostic.hints
     assert diags(fixed, circuit, m14) == [], fixed
+
+
+def test_e100_instance_limit_with_two_kinds_gets_one_statement_per_kind(circuit, m14):
+    """`InstanceLimit t GPU CPU 2;`: a bare E100 ("expected an integer"); an InstanceLimit takes one processor kind,
+    so the hint writes one statement per kind, which check clean."""
+    fixed = "InstanceLimit calculate_new_currents GPU 2; InstanceLimit calculate_new_currents CPU 2;"
+    with pytest.raises(DslSyntaxError) as info:
+        parse("InstanceLimit calculate_new_currents GPU CPU 2;", "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    assert any(h.endswith(f"write one statement per kind, {fixed}") for h in info.value.diagnostic.hints), \
+        info.value.diagnostic.hints
+    assert diags(fixed.replace("; ", ";\n"), circuit, m14) == [], fixed
