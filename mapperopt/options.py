@@ -160,6 +160,18 @@ def misplaced_options(ctx: click.Context, command: click.Command, args: list[str
             if "=" not in word and _takes_value(name) and k < cut:
                 k += 1  # its value
             continue
+        if word.startswith("--") and name not in own \
+                and not command.context_settings.get("ignore_unknown_options", command.ignore_unknown_options):
+            # an option no command takes (`machine --json --iterz 3`): click's refusal, deferred too (run's is its
+            # own: BenchCommand.parse_args); a word after it that is neither an option nor a file taken for its value
+            import difflib
+            from pathlib import Path
+
+            defer_refusal(ctx, command, args, click.NoSuchOption(
+                name, f"No such option '{name}'.", difflib.get_close_matches(name, sorted(own))))
+            if "=" not in word and k < cut and not args[k].startswith("-") and not Path(args[k]).exists():
+                k += 1
+            continue
         kept.append(word)
     return kept + args[cut:]
 

@@ -62,6 +62,21 @@ def test_json_error_object_for_an_unknown_option_or_argument_of_run(args, capsys
     assert said in made["reason"] and said in err, (made, err)
 
 
+@pytest.mark.parametrize("args", [["machine", "--json", "--iterz", "3"],
+                                  ["machine", "--json", "--iterz=3"],
+                                  ["explain", DSL, "--bench", "circuit", "--json", "--iterz", "3"],
+                                  ["explain", "--json", "--iterz", DSL, "--bench", "circuit"]])
+def test_json_error_object_for_an_unknown_option_of_machine_or_explain(args, capsys):
+    """`machine --json --iterz 3` (an option no command takes) left stdout empty, while run printed the JSON error
+    object."""
+    capsys.readouterr()
+    assert main(args) == 2, args
+    out, err = capsys.readouterr()
+    made = json.loads(out)
+    assert made["status"] == "error" and "No such option '--iterz" in made["reason"], made
+    assert "No such option '--iterz" in err, err
+
+
 def test_near_misses_get_a_pointer(capsys):
     for args, said in (
             (["check", DSL, "mapperopt.yaml"], "did you mean `--app mapperopt.yaml`?"),
