@@ -85,16 +85,20 @@ INSTEAD = {
 }
 
 
-def elsewhere(option: str, command: str) -> str | None:
-    """"OPTION is an option of `mapperopt A` and `mapperopt B`, not of COMMAND", with what COMMAND takes instead
-    (`INSTEAD`) where known, for an option that other mapperopt commands take and `command` does not; None when it
-    takes it or no other does. click's near miss of such an option (`run --iters`: '--unit') misleads."""
+def _commands() -> list[tuple[str, click.Command]]:
+    """(name, command) of every mapperopt command; loads each command's module, so only on a refusal's path."""
     from mapperopt.cli import COMMANDS, _group
 
     group = _group()
     ctx = click.Context(group)
-    takes = [name for name in COMMANDS if (cmd := group.get_command(ctx, name)) is not None
-             and any(option in p.opts + p.secondary_opts for p in cmd.params)]
+    return [(name, cmd) for name in COMMANDS if (cmd := group.get_command(ctx, name)) is not None]
+
+
+def elsewhere(option: str, command: str) -> str | None:
+    """"OPTION is an option of `mapperopt A` and `mapperopt B`, not of COMMAND", with what COMMAND takes instead
+    (`INSTEAD`) where known, for an option that other mapperopt commands take and `command` does not; None when it
+    takes it or no other does. click's near miss of such an option (`run --iters`: '--unit') misleads."""
+    takes = [name for name, cmd in _commands() if any(option in p.opts + p.secondary_opts for p in cmd.params)]
     if not takes or command in takes:
         return None
     names = [f"`mapperopt {name}`" for name in takes]
@@ -116,11 +120,7 @@ def another_commands_option(exc: click.NoSuchOption) -> click.NoSuchOption | Non
 
 def _takes_value(option: str) -> bool:
     """Whether `option`, as the mapperopt commands that take it read it, is followed by a value (`--iters 3`)."""
-    from mapperopt.cli import COMMANDS, _group
-
-    group = _group()
-    ctx = click.Context(group)
-    return any(not (p.is_flag or p.count) for name in COMMANDS if (cmd := group.get_command(ctx, name)) is not None
+    return any(not (p.is_flag or p.count) for _, cmd in _commands()
                for p in cmd.params if isinstance(p, click.Option) and option in p.opts + p.secondary_opts)
 
 
@@ -135,11 +135,11 @@ def misplaced_options(ctx: click.Context, command: click.Command, args: list[str
     Raises:
         click.UsageError: the first case, naming the commands that take the option.
     """
+    from pathlib import Path
+
     cut = args.index("--") if "--" in args else len(args)
     own = {o for p in command.params for o in p.opts + p.secondary_opts}
     if not any(p.name == "app_args" or p.name == "flags" for p in command.params):
-        from pathlib import Path
-
         for word in args[cut + 1:]:
             name = word.split("=", 1)[0]
             if word.startswith("--") and name not in own and not Path(word).exists() \
@@ -165,7 +165,6 @@ def misplaced_options(ctx: click.Context, command: click.Command, args: list[str
             # an option no command takes (`machine --json --iterz 3`): click's refusal, deferred too (run's is its
             # own: BenchCommand.parse_args); a word after it that is neither an option nor a file taken for its value
             import difflib
-            from pathlib import Path
 
             defer_refusal(ctx, command, args, click.NoSuchOption(
                 name, f"No such option '{name}'.", difflib.get_close_matches(name, sorted(own))))
