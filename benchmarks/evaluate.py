@@ -1148,60 +1148,12 @@ def describe_change(expert: str, best: str) -> list[str]:
             if not line.startswith(("+++", "---"))]
 
 
-_ABBREVIATIONS = ("e.g.", "i.e.", "cf.", "vs.", "etc.", "approx.", "no.", "Fig.")
-
-
-def readable(text: str, limit: int = 1200) -> str:
-    """A hand-written note with its long paragraphs split into several, its words unchanged: a paragraph longer
-    than `limit` characters is cut before each sentence that opens with a bold phrase (`. **Circuit** ...`), then,
-    where a piece is still longer, at sentence ends outside brackets and code, into pieces of about `limit` / 2 or
-    more. A list item's further paragraphs are indented under it (Markdown's continuation); tables, headings, code
-    and text of several lines stay whole."""
-    out = []
-    for para in text.split("\n\n"):
-        lines = para.split("\n")
-        if len(lines) > 1 and all(line.startswith("- ") for line in lines):  # a list, an item a line
-            out.append("\n".join(readable(line, limit) for line in lines))
-            continue
-        item = para.startswith("- ")
-        if len(para) <= limit or len(lines) > 1 or para.lstrip().startswith(("* ", "|", "#", "```", "    ", ">")) \
-                or (para.startswith("-") and not item):
-            out.append(para)
-            continue
-        pieces = []
-        for piece in re.split(r"(?<=[.:;]) (?=\*\*)", para):
-            if pieces and len(pieces[-1]) < 120:  # a short lead-in ("Reading the table.") stays with what follows
-                piece = f"{pieces.pop()} {piece}"
-            pieces += _sentences_joined(piece, limit) if len(piece) > limit else [piece]
-        out.append("\n\n".join(pieces if not item else [pieces[0], *("  " + p for p in pieces[1:])]))
-    return "\n\n".join(out)
-
-
-def _sentences_joined(text: str, limit: int) -> list[str]:
-    """`text` cut at sentence ends outside brackets and backticks into pieces of at least `limit` / 2 characters."""
-    cuts, depth, code, start = [], 0, False, 0
-    for i, c in enumerate(text):
-        if c == "`":
-            code = not code
-        elif not code and c in "([":
-            depth += 1
-        elif not code and c in ")]":
-            depth = max(depth - 1, 0)
-        elif (c == " " and not code and depth == 0 and text[i - 1] == "." and i + 1 < len(text)
-              and text[i + 1].isupper() and not text[:i].endswith(_ABBREVIATIONS) and i - start >= limit // 2
-              and len(text) - i >= limit // 4):
-            cuts.append(i)
-            start = i + 1
-    bounds = [0, *(c + 1 for c in cuts)]
-    return [text[a:b].rstrip() for a, b in zip(bounds, [*cuts, len(text)])]
-
-
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
     """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
     `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
     limits table), per benchmark (or "<bench>-<size>") why its best mapper is faster, "history" (what changed
     while the evaluation ran: its own section, after the results) and "log" (the device calls, under "How it was
-    run");
+    run"), each printed as written (blank lines between its paragraphs);
     `shown`: the results folder as the commands in the report name it (default `results`)."""
     from mapperopt.benchmarks import load_config
 
@@ -1255,10 +1207,10 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                            os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent))
     contents_at = len(lines)  # the sections' list goes here once they are all written
     if notes.get("summary"):
-        lines += [readable(notes["summary"]), ""]
+        lines += [notes["summary"], ""]
     lines += _limits_section(units, plan, results, out)
     if notes.get("limits"):
-        lines += [readable(notes["limits"]), ""]
+        lines += [notes["limits"], ""]
     lines += ["## Tuning: best throughput normalised to the expert mapper", "",
               f"Plan: {plan['iters']} iterations x {plan['seeds']} seeds per optimizer (start: a random point of the "
               f"search space per seed, the same for every optimizer), {LONG_RUN[0]} also {plan['long_iters']} "
@@ -1333,13 +1285,12 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                   f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']}: {_fmt(r['best_throughput'])} "
                   f"{unit} (the run's own measurement) / {_fmt(r['reference_first'])} {unit} (the expert's first in "
                   "the comparison).", "",
-                  readable(notes.get(b) or notes.get(f"{b}-{s}")
-                           or "(no sentence written yet: the lines below are the change)"),
+                  notes.get(b) or notes.get(f"{b}-{s}") or "(no sentence written yet: the lines below are the change)",
                   "", "The best mapper:", "", "```", *r["best_dsl"].rstrip().splitlines(), "```", "",
                   "Against the expert (a unified diff: `-` expert only, `+` best only, a leading space unchanged; "
                   "`@@` where unchanged lines are left out):", "", "```", *change, "```", ""]
     if notes.get("history"):
-        lines += ["## Changes during the evaluation", "", readable(notes["history"]), ""]
+        lines += ["## Changes during the evaluation", "", notes["history"], ""]
     lines += ["## How it was run", "",
               "On a machine of your own with an NVIDIA Hopper GPU (H100, H200: the ceilings' programs are built for "
               "sm_90), the CUDA toolkit's nvcc and cuBLAS (`mapperopt doctor` says whether both are found), g++, "
@@ -1367,7 +1318,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
     if notes.get("log"):
-        lines += [readable(notes["log"]), ""]
+        lines += [notes["log"], ""]
     lines += _calls_section(results)
     missing = [u for u in todo if u not in done]
     if any(u.kind in ("tune", "final") for u in missing):

@@ -629,20 +629,6 @@ def test_the_change_against_the_expert_keeps_context_lines():
     assert "-def f(Task task) {" in lines and "+def g(Task task) {" in lines and " }" in lines, lines
 
 
-def test_long_notes_are_split_into_paragraphs_without_changing_their_text():
-    long = "Reading. **A** " + "x y. " * 200 + "**B** " + "Word (e.g. Stencil) here. " * 80
-    out = evaluate.readable(long)
-    assert "\n\n**B**" in out and " ".join(out.split()) == " ".join(long.split())
-    assert all(len(p) <= 1600 for p in out.split("\n\n")), [len(p) for p in out.split("\n\n")]
-    assert "(e.g.\n\nStencil)" not in out and "e.g.\n\n" not in out
-    # a list item's further paragraphs are indented under it
-    item = "- **item** " + "A b. " * 400
-    out = evaluate.readable(item)
-    # a short lead-in stays with the paragraph it opens
-    assert evaluate.readable("Reading the table. **A** " + "A b. " * 300).startswith("Reading the table. **A** A b.")
-    assert out.startswith("- **item**") and "\n\n  A b." in out and " ".join(out.split()) == " ".join(item.split())
-
-
 def test_the_plot_draws_the_default_mapper_and_says_provisional(tmp_path):
     results = tmp_path / "eval"
     plan = _reference_folder(results, 1, expert=[100.0], default=[90.0])

@@ -218,3 +218,12 @@ def test_a_script_run_without_mapperopt_says_which_python_to_use(script):
     assert "No module named 'mapperopt'" in done.stderr, done.stderr
     assert f"`.venv/bin/python {script} report --results reports/h200-eval`" in done.stderr, done.stderr
     assert "`source .venv/bin/activate`" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("folder", COMMITTED)
+def test_the_hand_written_notes_come_in_readable_paragraphs(folder):
+    """The pages print notes.json's text as written: a reader met paragraphs of up to 5,900 characters, so a
+    paragraph (or a list item, one a line) stays within 1,600."""
+    notes = json.loads((Path(folder) / "notes.json").read_text())
+    long = {key: len(line) for key, text in notes.items() for line in text.split("\n") if len(line) > 1600}
+    assert not long, long
