@@ -757,9 +757,7 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
         # The task list (or `*`) after the kind, and how many tokens it takes.
         n = _task_list(rest) or (1 if rest and rest[0].type == "STAR" and stmt != "InstanceLimit" else 0)
         if stmt == "Task":  # `Task GPU,CPU t1,t2;`: the kinds, then the tasks
-            i = 0
-            while i + 1 < len(rest) and rest[i].type == "COMMA" and rest[i + 1].value in A.PROC_KINDS:
-                i += 2
+            i = _more_kinds(rest, A.PROC_KINDS)
             tail = rest[i:]
             n = _task_list(tail) or (1 if [t.type for t in tail] == ["STAR"] else 0)
             fixed = [*tail, token, *rest[:i]] if n and n == len(tail) else None
@@ -789,9 +787,7 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
     if rest is None or not rest:
         return form
     if stmt == "Region" and memory:  # `Region t SYSMEM,ZCMEM r CPU;`: the memories before the region and the kind
-        i = 0
-        while i + 1 < len(rest) and rest[i].type == "COMMA" and rest[i + 1].value in A.MEM_KINDS:
-            i += 2
+        i = _more_kinds(rest, A.MEM_KINDS)
         tail = rest[i:]
         if len(tail) == 2 and tail[0].type in _SELECTOR_TOKENS and (tail[1].value in A.PROC_KINDS or
                                                                    tail[1].type == "STAR"):
@@ -839,19 +835,26 @@ def _region_list_hint(text: str, before: list[Token], token: Token) -> str | Non
     return f"{said}: write one statement per region, {written}"
 
 
+def _statement_tokens(text: str, before: list[Token], token: Token) -> tuple[list[Token], list[Token] | None]:
+    """The tokens of the statement around `token` (`before`: the tokens read before it): (those before it in the
+    statement, `token` and those after it up to the ';', or None where no ';' follows)."""
+    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
+    rest = [t for t in _previous_tokens(text, None) if t.start_pos >= token.start_pos]
+    end = next((i for i, t in enumerate(rest) if t.type == "SEMICOLON"), None)
+    return before[start:], None if end is None else rest[:end]
+
+
 def _kinds_comma_hint(text: str, before: list[Token], token: Token, accepts) -> str | None:
     """For a kind after a kind of the same sort where a ',' may follow the first (`Task * CPU GPU;`): the statement
     with a comma between each two such kinds, up to its ';'; else None."""
     same = lambda a, b: any(a.value in k and b.value in k for k in (A.PROC_KINDS, A.MEM_KINDS))  # noqa: E731
     if "COMMA" not in accepts or not before or not same(before[-1], token):
         return None
-    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
-    rest = [t for t in _previous_tokens(text, None) if t.start_pos >= token.start_pos]
-    end = next((i for i, t in enumerate(rest) if t.type == "SEMICOLON"), None)
-    if end is None or start == len(before) or before[start].value not in _STATEMENT_FORMS:
+    head, rest = _statement_tokens(text, before, token)
+    if rest is None or not head or head[0].value not in _STATEMENT_FORMS:
         return None
     written: list = []
-    for t in [*before[start:], *rest[:end]]:
+    for t in [*head, *rest]:
         if written and same(written[-1], t):
             written.append(",")
         written.append(t)
@@ -861,15 +864,12 @@ def _kinds_comma_hint(text: str, before: list[Token], token: Token, accepts) -> 
 def _limit_kinds_hint(text: str, before: list[Token], token: Token) -> str | None:
     """For a processor kind after the processor kind of an InstanceLimit statement (`InstanceLimit t GPU CPU 2;`),
     which takes one: the statement written once per kind, up to its ';'; else None."""
-    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
-    head = before[start:]
+    head, rest = _statement_tokens(text, before, token)
     if (len(head) < 3 or head[0].value != "InstanceLimit" or head[-1].value not in A.PROC_KINDS
             or token.value not in A.PROC_KINDS):
         return None
     said = "an InstanceLimit statement names one processor kind (or '*' for all)"
-    rest = [t for t in _previous_tokens(text, None) if t.start_pos >= token.start_pos]
-    end = next((j for j, t in enumerate(rest) if t.type == "SEMICOLON"), None)
-    if end is None or end != 2 or rest[1].type != "INT":  # `GPU CPU 2;`: else the statement is not clear
+    if rest is None or len(rest) != 2 or rest[1].type != "INT":  # `GPU CPU 2;`: else the statement is not clear
         return said
     written = " ".join(_statement_text([*head[:-1], k, rest[1]]) for k in (head[-1], token))
     return f"{said}: write one statement per kind, {written}"
