@@ -1,8 +1,11 @@
 """The evaluation on one GPU machine (reports/h200-evaluation.md), as a resumable work list of units.
 
-    python3 benchmarks/gpu/evaluate.py run --results reports/h200-eval --stop-after 480
-    python3 benchmarks/gpu/evaluate.py report --results reports/h200-eval --out reports/h200-evaluation.md
-    python3 benchmarks/gpu/evaluate.py list --results reports/h200-eval
+    python3 benchmarks/gpu/evaluate.py run --results reports/my-eval --stop-after 480
+    python3 benchmarks/gpu/evaluate.py report --results reports/my-eval --out reports/my-evaluation.md
+    python3 benchmarks/gpu/evaluate.py list --results reports/my-eval
+
+`--results` defaults to reports/my-eval, a folder of your own: the project's folders (reports/h200-eval,
+reports/h100-eval) hold its lent machines' timings, and benchmarks/gpu/evaluate.sh continues them there.
 
 A unit is one piece of work whose outcome is saved as `<results>/units/<unit id>.json` as soon as it ends; `run`
 skips the units saved already (`--retry-failed` runs the failed ones again), so calls under a short wall-clock limit
@@ -1469,7 +1472,9 @@ def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("run", "report", "list"))
-    parser.add_argument("--results", type=Path, default=Path("reports/h200-eval"), help="the results folder")
+    parser.add_argument("--results", type=Path, default=Path(OWN), help=f"the results folder (default: {OWN}, a "
+                        "folder of your own; the project's, reports/<card>-eval, are continued by evaluate.sh on "
+                        "its lent machines)")
     parser.add_argument("--out", type=Path, help="the report (report; default: reports/h200-evaluation.md for "
                         "--results reports/h200-eval)")
     parser.add_argument("--stop-after", type=float, default=480, help="seconds; no unit starts after (run)")
@@ -1515,7 +1520,12 @@ def main(argv: list[str] | None = None) -> int:
         plan["gpu"] = recorded or card
         run(plan, results, args.sources.resolve(), args.stop_after, args.retry_failed, args.only)
     elif not stored.exists():
-        print(f"error: {stored} not found: nothing was run with --results {args.results}", file=sys.stderr)
+        print(f"error: {args.results / 'plan.json'} not found: nothing was run with --results {args.results}",
+              file=sys.stderr)
+        found = sorted(p.parent.name for p in results.parent.glob("*/plan.json"))
+        if found:
+            print(f"hint: give --results: {', '.join(str(args.results.parent / f) for f in found)} "
+                  f"{'is' if len(found) == 1 else 'are'} there", file=sys.stderr)
         return 2
     if args.command == "list":
         units = load_units(results)

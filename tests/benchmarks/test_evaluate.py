@@ -652,3 +652,23 @@ def test_the_limits_plot_names_its_card_and_why_pennant_is_missing():
     ax = fig.axes[0]
     assert "H100" in ax.get_title()
     assert "Pennant is not drawn: it has no ceiling" in ax.get_xlabel()
+
+
+def test_without_results_the_commands_use_a_folder_of_ones_own(tmp_path, monkeypatch, capsys):
+    """`evaluate.py run` without --results continued reports/h200-eval, the project's folder measured on its lent
+    machines: a reader's GPU wrote into it (or was refused as another card). Without --results every command takes
+    reports/my-eval, the folder the page's own-GPU path names."""
+    project = tmp_path / "reports" / "h200-eval"
+    _reference_folder(project, 1, expert=[100.0], default=[90.0], gpu="NVIDIA H200")
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    monkeypatch.chdir(tmp_path)
+    # a listing or a page of a folder not made yet: said, with the folders there are
+    assert evaluate.main(["list"]) == 2
+    err = capsys.readouterr().err
+    assert "error: reports/my-eval/plan.json not found: nothing was run with --results reports/my-eval" in err, err
+    assert "hint: give --results: reports/h200-eval" in err, err
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: "NVIDIA H100 80GB HBM3")
+    assert evaluate.main(["run", "--stop-after", "0", "--benchmarks", "stencil", "--sizes", "ci", "--gpus", "0"]) == 0
+    assert json.loads((tmp_path / "reports" / "my-eval" / "plan.json").read_text())["benchmarks"] == ["stencil"]
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    assert evaluate.main(["list"]) == 0 and "missing  base-stencil-ci" in capsys.readouterr().out
