@@ -5,7 +5,9 @@
     python3 benchmarks/gpu/evaluate.py list --results reports/my-eval
 
 `--results` defaults to reports/my-eval, a folder of your own: the project's folders (reports/h200-eval,
-reports/h100-eval) hold its lent machines' timings, and benchmarks/gpu/evaluate.sh continues them there.
+reports/h100-eval) hold its lent machines' timings, and benchmarks/gpu/evaluate.sh continues them there. `report`
+writes the page beside the results folder, named after it; `--out` names another file or folder (a relative path is
+from the current directory, as --results is), and the page's links are written from where it lands.
 
 A unit is one piece of work whose outcome is saved as `<results>/units/<unit id>.json` as soon as it ends; `run`
 skips the units saved already (`--retry-failed` runs the failed ones again), so calls under a short wall-clock limit
@@ -1475,8 +1477,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=Path(OWN), help=f"the results folder (default: {OWN}, a "
                         "folder of your own; the project's, reports/<card>-eval, are continued by evaluate.sh on "
                         "its lent machines)")
-    parser.add_argument("--out", type=Path, help="the report (report; default: reports/h200-evaluation.md for "
-                        "--results reports/h200-eval)")
+    parser.add_argument("--out", type=Path, help="the page (report; default: beside the results folder, named "
+                        "after it: reports/my-evaluation.md for --results reports/my-eval; a folder: that name in "
+                        "it; a relative path is from the current directory, as --results is)")
     parser.add_argument("--stop-after", type=float, default=480, help="seconds; no unit starts after (run)")
     parser.add_argument("--benchmarks", help="comma-separated (default: all)")
     parser.add_argument("--sizes", help=f"comma-separated, those a benchmark has (default: {','.join(SIZES)})")
@@ -1536,7 +1539,8 @@ def main(argv: list[str] | None = None) -> int:
                 else "stale" if saved["status"] == "ok" else saved["status"]
             print(f"{state:8} {u.id}" + (f" ({done} of {u.iters} iterations done)" if done is not None else ""))
     if args.command == "report":
-        out = args.out or args.results.parent / (args.results.name.removesuffix("-eval") + "-evaluation.md")
+        name = args.results.resolve().name.removesuffix("-eval") + "-evaluation.md"
+        out = args.out / name if args.out and args.out.is_dir() else args.out or args.results.parent / name
         write_report(results, out.resolve(), shown=args.results)
     return 0
 

@@ -672,3 +672,31 @@ def test_without_results_the_commands_use_a_folder_of_ones_own(tmp_path, monkeyp
     assert json.loads((tmp_path / "reports" / "my-eval" / "plan.json").read_text())["benchmarks"] == ["stencil"]
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
     assert evaluate.main(["list"]) == 0 and "missing  base-stencil-ci" in capsys.readouterr().out
+
+
+def test_the_page_goes_where_out_says_and_its_links_resolve_from_there(tmp_path, monkeypatch, capsys):
+    """`report --out` names the page: a relative path from the current directory, as --results; a folder gets the
+    page's default name in it. Its links (the results folder, the plots, docs/tuning.md) resolve from where it is."""
+    import re
+
+    results = tmp_path / "repo" / "reports" / "x-eval"
+    _reference_folder(results, 1, expert=[100.0], default=[90.0])
+    _tuned_as(results, "guided", 0, best=110.0, first=100.0, walls=[30.0] * 10)
+    (tmp_path / "repo" / "docs").mkdir()
+    (tmp_path / "repo" / "docs" / "tuning.md").write_text("tuning\n")
+    (tmp_path / "elsewhere" / "pages").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    given = Path("../repo/reports/x-eval")
+    assert evaluate.main(["report", "--results", str(given), "--out", "page.md"]) == 0
+    assert evaluate.main(["report", "--results", str(given), "--out", "pages"]) == 0
+    assert evaluate.main(["report", "--results", str(given)]) == 0
+    for page in (tmp_path / "elsewhere" / "page.md", tmp_path / "elsewhere" / "pages" / "x-evaluation.md",
+                 results.parent / "x-evaluation.md"):
+        text = page.read_text()
+        links = re.findall(r"\]\(([^)#][^)]*)\)", text)
+        assert links and all((page.parent / link).exists() for link in links), (page, links)
+    assert "--out pages/x-evaluation.md" in (tmp_path / "elsewhere" / "pages" / "x-evaluation.md").read_text()
+    # the help says where a relative --out goes
+    with pytest.raises(SystemExit):
+        evaluate.main(["--help"])
+    assert "a relative path is from the current directory" in " ".join(capsys.readouterr().out.split())
