@@ -516,6 +516,7 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
             if value is None:
                 rows.append(f"| {b} | {s} | {name} | failed: {_short(m.get('reason'))} | | |")
                 continue
+            unit = _shown_unit(m.get("unit"))  # the application's own, as its unit file saved it
             if b == "stencil":
                 bw = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median")
                 share = f"{bw / copy_gbs:.1%} of the copy bandwidth {copy_gbs:,.0f} GB/s" if bw and copy_gbs else "-"
@@ -527,22 +528,23 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
                 if bw and copy_gbs:
                     shares.append((f"{b} {s} {name}", bw / copy_gbs, target))
             elif b == "circuit":
-                share = f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" if peak else "-"
-                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} GFLOP/s | {share} | |")
-                if peak:
+                share = f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" if peak and unit == "GFLOP/s" else "-"
+                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | |")
+                if share != "-":
                     shares.append((f"{b} {s} {name}", value / peak, False))
             elif b == "pennant":
                 cpu = units.get("cpu-pennant-gpu", {})
                 cpu_tp = cpu.get("throughput") if cpu.get("status") == "ok" else None
                 # a speedup over one CPU run of the same deck, not a share of a ceiling
-                share = (f"no ceiling: {value / cpu_tp:.1f}x a {cpu['cpus']}-CPU run ({_fmt(cpu_tp)} zone-cycles/s)"
-                         if cpu_tp else "CPU run not done")
-                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} zone-cycles/s | {share} | |")
+                share = (f"no ceiling: {value / cpu_tp:.1f}x a {cpu['cpus']}-CPU run ({_fmt(cpu_tp)} "
+                         f"{_shown_unit(cpu.get('throughput_unit'))})" if cpu_tp else "CPU run not done")
+                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | |")
             else:
                 n = str(max(int(k) for k in dg)) if dg else None
-                share = f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)" if n else "-"
-                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} GFLOP/s | {share} | target >= 80 % |")
-                if n:
+                share = (f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)" if n and unit == "GFLOP/s"
+                         else "-")
+                rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | target >= 80 % |")
+                if share != "-":
                     shares.append((f"{b} {s} {name}", value / dg[n], True))
     ceilings = []
     if copy_gbs:
@@ -558,8 +560,9 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
 
         deck = Path(load_config("pennant").size(cpu["size"]).args["-deck"]).name
         ceilings.append(f"and, not a ceiling, Pennant's CPU run: the `{cpu['size']}` size's deck ({deck}) with "
-                        f"Legion's default mapper on {cpu['cpus']} CPUs (`{' '.join(cpu['args'])}`), {_fmt(cpu['throughput'])} zone-cycles/s "
-                        f"over {cpu['time_s']:.2f} s timed")
+                        f"Legion's default mapper on {cpu['cpus']} CPUs (`{' '.join(cpu['args'])}`), "
+                        f"{_fmt(cpu['throughput'])} {_shown_unit(cpu.get('throughput_unit'))} over {cpu['time_s']:.2f} s "
+                        "timed")
     if best_dgemm is None and copy_gbs is None:
         ceilings.append("not measured yet (units limit-copybw, limit-dgemm)")
     when = copy.get("started", "")[:10]

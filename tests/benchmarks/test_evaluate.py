@@ -205,7 +205,8 @@ def test_the_report_states_its_bases(tmp_path):
            best_dsl="Task * GPU,CPU;\nRegion * * GPU FBMEM;\n", wall_s=20000.0, wall_s_tuning=30000.0,
            records=records)
     _saved(results, "cpu-pennant-gpu", kind="cpu", bench="pennant", size="gpu", cpus=12,
-           args=["-npieces", "12", "-numpcx", "1", "-cstop", "5"], throughput=1.5e7, time_s=1.49)
+           args=["-npieces", "12", "-numpcx", "1", "-cstop", "5"], throughput=1.5e7, throughput_unit="zone-cycles/s",
+           time_s=1.49)
     text = write_report(results, tmp_path / "report.md", notes={"history": "HISTORY-TEXT", "log": "CALLS-TEXT"})
 
     # the best found against Legion's default mapper first, then against the expert (which may be the weaker one)
@@ -700,3 +701,31 @@ def test_the_page_goes_where_out_says_and_its_links_resolve_from_there(tmp_path,
     with pytest.raises(SystemExit):
         evaluate.main(["--help"])
     assert "a relative path is from the current directory" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_limits_table_gives_each_benchmark_its_own_unit(tmp_path):
+    """Pennant's rows and its CPU run were written in zone-cycles/s whatever unit the application printed, and the
+    other rows in GFLOP/s: each figure now carries the unit its unit file saved."""
+    results = tmp_path / "eval"
+    plan = default_plan(benchmarks=["pennant", "circuit"], sizes=["ci"], optimizers=["random"], iters=1, seeds=1,
+                        long_iters=0)
+    results.mkdir()
+    (results / "plan.json").write_text(json.dumps(plan))
+
+    def one(value):
+        return {"values": [value], "value": value, "low": value, "high": value, "spread": 0.0}
+    for bench, unit in (("pennant", "zones/s"), ("circuit", "GFLOPS")):
+        _saved(results, f"base-{bench}-ci", kind="base", rounds=1, wall_s=10.0, mappers={
+            name: {"estimate": one(value), "reason": None, "unit": unit, "printed": {}}
+            for name, value in (("default", 2.0e6), ("expert", 3.0e6))})
+    _saved(results, "cpu-pennant-gpu", kind="cpu", bench="pennant", size="gpu", cpus=12, args=["-npieces", "12"],
+           throughput=1.0e6, throughput_unit="zones/s", time_s=1.0)
+    _saved(results, "limit-copybw", kind="limit", gpu="NVIDIA H200", copy_gbs=400.0, fp32_peak_gflops=6.0e7,
+           fp32_peak_source="a test's")
+    text = write_report(results, tmp_path / "report.md", notes={})
+    limits = text[text.index("## Physical limits"):text.index("## Tuning")]
+    assert "| pennant | ci | expert | 3.000e+06 zones/s | no ceiling: 3.0x a 12-CPU run (1.000e+06 zones/s) | |" \
+        in limits, limits
+    assert "(`-npieces 12`), 1.000e+06 zones/s over 1.00 s timed" in limits, limits
+    assert "| circuit | ci | expert | 3.000e+06 GFLOP/s | 5.0% of FP32 peak 60,000,000 GFLOP/s | |" in limits, limits
+    assert "zone-cycles/s" not in limits, limits
