@@ -856,22 +856,18 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
                "The final comparison, drawn here once tune finishes, measures them together: the one to read."))
     ax.set_title("\n".join([*([title] if title else []), *textwrap.wrap(note, 90)]), fontsize="small")
     ax.grid(alpha=0.3)
-    clear_of_data(ax, under_label=True)
+    clear_of_data(ax)
     fig.tight_layout()
     return fig
 
 
-def clear_of_data(ax, under_label: bool = False) -> None:
+def clear_of_data(ax) -> None:
     """Sets `ax`'s y axis from 0 to a tenth above its highest value, so that a marker there is drawn whole, and puts
-    its legend under the axes, where it covers no point: with `under_label`, under the x-axis label whatever the
-    legend's height (progress.png); else at a fixed place, which a tall legend lets cover the label (compare.png, as
-    the GPU evaluation's report plots were drawn)."""
+    its legend under the axes, where it covers no point, and under the x-axis label whatever the legend's height
+    (progress.png, compare.png and the GPU evaluation's plots)."""
     ax.set_ylim(0, (ax.dataLim.y1 if ax.dataLim.y1 > 0 else 1.0) * 1.1)
     longest = max((len(label) for label in ax.get_legend_handles_labels()[1]), default=0)
     # two columns of labels longer than this are wider than the figure
-    if not under_label:  # compare.png's place (the GPU evaluation's report draws it: its plots stay as they are)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2 if longest <= 42 else 1, fontsize="small")
-        return
     # under the x-axis label, by its distance from the axes in points (which tight_layout keeps), not over it
     from matplotlib.transforms import offset_copy
 

@@ -646,6 +646,12 @@ def test_the_plot_draws_the_default_mapper_and_says_provisional(tmp_path):
     assert "provisional" in ax.get_title()
     default = next(line for line in ax.get_lines() if line.get_label().startswith("Legion's default mapper"))
     assert default.get_ydata()[0] == pytest.approx(0.9) and default.get_linestyle() == "--"
+    # the legend under the "iteration" label, not over it (a fixed place let a tall legend cover it)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    label = ax.xaxis.label.get_window_extent(renderer)
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert legend.y1 < label.y0 and legend.y0 >= 0, (legend, label)
 
 
 def test_the_limits_plot_names_its_card_and_why_pennant_is_missing():

@@ -802,3 +802,28 @@ def test_the_table_says_which_runs_kept_their_start_and_how_much_the_reference_i
     del summary["reference_noise"]
     assert not any(line.startswith("Noise:") for line in under_table(summary))
     assert json.loads((tmp_path / "summary.json").read_text())["runs"][0]["best_iter"] == 1
+
+
+def test_the_legend_covers_neither_the_axis_label_nor_the_drift_line():
+    """compare.png put its legend at a fixed place under the axes: a legend of one column (labels too long for two)
+    or of many rows covered the "iteration" label. It sits under the label whatever its height, and above the line
+    that says the reference drifted."""
+    long = "a name long enough that two columns of it are wider than the figure"
+    for names in (("guided", "opentuner", "optuna", "random"), (f"{long} 1", f"{long} 2", f"{long} 3")):
+        runs = [RunOutcome(name, r, r, [record(1, 1.9, 1.9), b := record(2, 4.6, 4.6)], b, 4.0,
+                           Path(f"{name}-{r}"), reference=ref) for name in names for r, ref in ((1, 3.705), (2, 4.99))]
+        summary = summarize(runs, expert=4.3, curve_expert=1.708)
+        summary.update(bench="circuit", reference="expert", unit="GFLOPS", reference_first_throughput=1.708,
+                       reference_throughput=4.35, final_rounds=3,
+                       final_groups=[{"runs": [f"{n}-1" for n in names], "reference": 3.705},
+                                     {"runs": [f"{n}-2" for n in names], "reference": 4.99}])
+        fig = compare_figure(summary)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        [ax] = fig.axes
+        label = ax.xaxis.label.get_window_extent(renderer)
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert legend.y1 < label.y0, (names, legend, label)  # under the label, not over it
+        [drift] = fig.texts
+        assert drift.get_window_extent(renderer).y1 < legend.y0, names  # the drift line under the legend
+        assert drift.get_window_extent(renderer).y0 >= 0 and legend.x0 >= 0 and legend.x1 <= fig.bbox.x1
