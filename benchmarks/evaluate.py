@@ -980,8 +980,10 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
                     f"{_percent(noise) if noise is not None else 'not measured'} | {done} | {state} |")
     if not rows:
         return []
-    return ["## Summary", "",
-            "Per benchmark and size: Legion's default mapper and the expert against the physical ceiling (Stencil: "
+    return ["## Summary", "", "Per benchmark and size (the columns are explained under the table):", "",
+            "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
+            "others' best / expert | noise | seeds done | scores |", "|---" * 10 + "|", *rows, "",
+            "Columns: Legion's default mapper and the expert against the physical ceiling (Stencil: "
             "the copy bandwidth; Circuit: the FP32 peak; the GEMMs: cuBLAS DGEMM; Pennant has no ceiling: against "
             "its CPU run; see [Physical limits](#physical-limits)); Legion's default mapper, guided's best run and the "
             "best run of the other optimizers against the expert, with the divisor of the tuning tables below; "
@@ -993,9 +995,7 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
             "that runs; the seeds done per optimizer; and whether the scores are provisional (each a single "
             "execution of the run's best over a single execution of the expert, often of another session) or final "
             "(measured together with the expert). Guided is mapperopt's own rule-based search without a language "
-            f"model ([{os.path.basename(tuning_doc)}]({tuning_doc})), not one of the paper's optimizers.", "",
-            "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
-            "others' best / expert | noise | seeds done | scores |", "|---" * 10 + "|", *rows, ""]
+            f"model ([{os.path.basename(tuning_doc)}]({tuning_doc})), not one of the paper's optimizers.", ""]
 
 
 def _marked(ratio: float, noise: float | None) -> str:
@@ -1191,14 +1191,12 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "together, Pennant's CPU run, a tuning run, or a final measurement), its outcome saved as "
              "`units/<unit id>.json`; "
              "the expert mapper is the hand-written DSL mapper each benchmark ships with (the file that `expert:` "
-             "names in configs/<benchmark>.yaml). "
-             f"The tables and plots are computed by `benchmarks/gpu/evaluate.py` from the units saved in "
-             f"`{rel}/units/`"
-             + ("; the notes (the status, the findings and the text under the tables and in the sections on "
-                "changes and calls) are written by hand from them" if notes else "")
-             + "; how to reproduce or continue it, and the device calls that ran it: "
-             "[How it was run](#how-it-was-run).", "",
-             f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}. "
+             "names in configs/<benchmark>.yaml).", ""]
+    # the summary table right after this short intro, what explains its figures under it; the link to the
+    # repository's docs/, the results folder's grandparent's (reports/<card>-eval), from where the page is
+    lines += summary_table(units, plan, results,
+                           os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent))
+    lines += [f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}. "
              "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
              "between two executions of one mapper at its benchmark and size in one session (the reference unit's "
              "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
@@ -1209,10 +1207,13 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                 "said under each table")
              + "), while a provisional score divides by an execution of the expert from another session, which "
              "differed by up to 8 % (each table's header gives it); where no mapper was executed twice the ratios "
-             "say \"noise not measured\".", ""]
-    # the repository's docs/, the results folder's grandparent's (reports/<card>-eval), from where the page is
-    lines += summary_table(units, plan, results,
-                           os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent))
+             "say \"noise not measured\".", "",
+             f"The tables and plots are computed by `benchmarks/gpu/evaluate.py` from the units saved in "
+             f"`{rel}/units/`"
+             + ("; the notes (the status, the findings and the text under the tables and in the sections on "
+                "changes and calls) are written by hand from them" if notes else "")
+             + "; how to reproduce or continue it, and the device calls that ran it: "
+             "[How it was run](#how-it-was-run).", ""]
     contents_at = len(lines)  # the sections' list goes here once they are all written
     if notes.get("summary"):
         lines += [notes["summary"], ""]

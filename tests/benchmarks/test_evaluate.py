@@ -515,6 +515,16 @@ def test_a_summary_table_comes_before_the_notes(tmp_path):
     _tuned_as(results, "random", 1, best=50.0, first=100.0, walls=[30.0] * 10)
     text = write_report(results, tmp_path / "report.md", notes={"summary": "STATUS-TEXT"})
     assert text.index("## Summary") < text.index("STATUS-TEXT"), text
+    # a short intro, then the table: the protocol, the columns' explanation and where the figures come from under it
+    intro = text[:text.index("| benchmark |")]
+    assert len(intro) < 1500 and "Work list: " in intro and "a unit is one piece of work" in intro, intro
+    assert "the expert mapper is the hand-written DSL mapper" in intro, intro
+    table_end = text.index("| provisional |\n\n") + len("| provisional |\n\n")
+    below = text[table_end:text.index("Contents: ")]
+    for moved in ("Columns: Legion's default mapper and the expert against the physical ceiling",
+                  "Reference units (plan.json `base_rounds`: 1)", "computed by `benchmarks/gpu/evaluate.py`",
+                  "[How it was run](#how-it-was-run)"):
+        assert moved in below and moved not in intro, (moved, below)
     summary = text[text.index("## Summary"):text.index("STATUS-TEXT")]
     assert ("| stencil | `ci` | - | - | 0.90 | 1.10 | 0.80 (random) | not measured | 1-2 of 2 | provisional |") \
         in summary, summary
@@ -547,8 +557,9 @@ def test_the_summary_marks_noise_as_the_tables_do_and_says_none_ran(tmp_path):
     _tuned_as(results, "random", 1, best=110.0, first=96.0, walls=[30.0] * 10)
     text = write_report(results, tmp_path / "report.md", notes={})
     assert "| 1.15 (random; reference unit: 1.10) | 4.2 % | 1-2 of 2 | provisional |" in text, text
-    lead = text[text.index("## Summary"):text.index("| benchmark |")]
-    assert "in brackets" in lead and "the noise column" in lead, lead
+    # the columns are explained under the table, before the next section
+    after = text[text.index("| benchmark |"):text.index("## Physical limits")]
+    assert "in brackets" in after and "the noise column" in after, after
 
 
 def test_the_summary_links_the_tuning_doc_from_where_the_page_is(tmp_path, monkeypatch):
