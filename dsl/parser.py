@@ -762,13 +762,14 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
             n = _task_list(tail) or (1 if [t.type for t in tail] == ["STAR"] else 0)
             fixed = [*tail, token, *rest[:i]] if n and n == len(tail) else None
         elif i := _more_kinds(rest, A.PROC_KINDS + (A.MEM_KINDS if stmt == "Layout" else ())):
-            # `InstanceLimit GPU,CPU t 2;`, `Layout SYSMEM,ZCMEM t * AOS;`: one statement per kind; `CollectMemory
-            # GPU,CPU t r;`: none of them.
+            # `InstanceLimit GPU,CPU t 2;`, `Layout SYSMEM,ZCMEM t * AOS;`, `Region GPU,CPU t r FBMEM;`: one statement
+            # per kind; `CollectMemory GPU,CPU t r;`: none of them.
             if stmt == "CollectMemory":
                 return _swapped_kind_hint(text, before, rest[i - 1])
             each = [_kind_moved(stmt, kind, rest[i:]) for kind in [token, *rest[1:i:2]]]
-            if stmt in ("InstanceLimit", "Layout") and all(each):
-                return f"{form}; it takes one kind, so one statement per kind: write " + \
+            if stmt in ("InstanceLimit", "Layout", "Region") and all(each):
+                one = "one processor kind" if stmt == "Region" else "one kind"
+                return f"{form}; it takes {one}, so one statement per kind: write " + \
                     " ".join(_statement_text([head[0], *f]) for f in each)
             return form
         elif stmt == "InstanceLimit":  # `InstanceLimit CPU t 2;` (`*` would be E220)
