@@ -876,6 +876,25 @@ def _limit_kinds_hint(text: str, before: list[Token], token: Token) -> str | Non
     return f"{said}: write one statement per kind, {written}"
 
 
+def _limit_kind_at_end_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a processor kind (or `*`) after the number of an InstanceLimit statement (`InstanceLimit t 2 CPU;`): the
+    statement's form, where the kind goes, and the statement with the kind before the number (one statement per kind
+    for a list of kinds, as an InstanceLimit takes one), up to its ';'; else None."""
+    head, rest = _statement_tokens(text, before, token)
+    if (len(head) < 3 or head[0].value != "InstanceLimit" or head[-1].type != "INT"
+            or _task_list(head[1:-1]) != len(head) - 2 or not (token.value in A.PROC_KINDS or token.type == "STAR")):
+        return None
+    said = f"an InstanceLimit statement is `{_STATEMENT_FORMS['InstanceLimit']}`: the processor kind goes before " \
+           "the number"
+    if rest is None:
+        return said
+    i = 1 if token.type == "STAR" else 1 + _more_kinds(rest[1:], A.PROC_KINDS)
+    if i != len(rest):
+        return said
+    written = " ".join(_statement_text([*head[:-1], k, head[-1]]) for k in rest[::2])
+    return f"{said}{'' if i == 1 else '; it takes one kind, so one statement per kind'}: write {written}"
+
+
 def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
     """E107 message and hint for a memory kind where only processor kinds fit, or the reverse; None otherwise."""
     texts = _texts(accepts)
@@ -1121,7 +1140,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         )
 
     hints = [_region_list_hint(text, tokens, token), _kinds_comma_hint(text, tokens, token, accepts),
-             _limit_kinds_hint(text, tokens, token)]
+             _limit_kinds_hint(text, tokens, token), _limit_kind_at_end_hint(text, tokens, token)]
     texts = _texts(accepts)
     if token.type == "IDENT" and {f"'{t}'" for t in A.PARAM_TYPES} <= texts:
         types = f"types: {', '.join(A.PARAM_TYPES)}"

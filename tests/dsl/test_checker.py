@@ -1725,3 +1725,24 @@ def test_e100_instance_limit_with_two_kinds_gets_one_statement_per_kind(circuit,
     assert any(h.endswith(f"write one statement per kind, {fixed}") for h in info.value.diagnostic.hints), \
         info.value.diagnostic.hints
     assert diags(fixed.replace("; ", ";\n"), circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src,fixed", [
+    ("InstanceLimit calculate_new_currents 2 CPU;", "InstanceLimit calculate_new_currents CPU 2;"),
+    ("InstanceLimit calculate_new_currents,distribute_charge 3 GPU;",
+     "InstanceLimit calculate_new_currents,distribute_charge GPU 3;"),
+    ("InstanceLimit calculate_new_currents 2 *;", "InstanceLimit calculate_new_currents * 2;"),
+    # Two kinds at the end: one statement per kind, as for two kinds before the number.
+    ("InstanceLimit calculate_new_currents 2 GPU,CPU;",
+     "InstanceLimit calculate_new_currents GPU 2; InstanceLimit calculate_new_currents CPU 2;"),
+])
+def test_e100_instance_limit_kind_after_the_number_gets_the_statement(src, fixed, circuit, m14):
+    """`InstanceLimit t 2 CPU;`: a bare E100 ("expected ';'"); the hint says where the kind goes and writes the
+    statement, which checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    hints = info.value.diagnostic.hints
+    assert any("the processor kind goes before the number" in h and h.endswith(f"write {fixed}") for h in hints), \
+        hints
+    assert diags(fixed.replace("; ", ";\n"), circuit, m14) == [], fixed
