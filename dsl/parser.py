@@ -895,6 +895,25 @@ def _limit_kind_at_end_hint(text: str, before: list[Token], token: Token) -> str
     return f"{said}{'' if i == 1 else '; it takes one kind, so one statement per kind'}: write {written}"
 
 
+def _layout_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a layout constraint where the kind of a Layout statement goes (`Layout t r SOA GPU;`): the statement's
+    form, that the kind goes before the constraints, and the statement with its kind there (the kind written last,
+    else `*`), up to its ';'; else None."""
+    head, rest = _statement_tokens(text, before, token)
+    if (len(head) < 3 or head[0].value != "Layout" or token.value not in A.CONSTRAINT_WORDS
+            or head[-1].type not in _SELECTOR_TOKENS
+            or not (_task_list(head[1:-1]) == len(head) - 2 or [t.type for t in head[1:-1]] == ["STAR"])):
+        return None
+    said = f"a Layout statement is `{_STATEMENT_FORMS['Layout']}`: the kind goes before the constraints"
+    if rest is None:
+        return said
+    kinds = [i for i, t in enumerate(rest) if t.value in A.PROC_KINDS + A.MEM_KINDS or t.type == "STAR"]
+    if kinds and kinds != [len(rest) - 1]:  # kinds amid the constraints, or several: not clear
+        return said
+    kind, constraints = (rest[-1], rest[:-1]) if kinds else ("*", rest)
+    return f"{said}: write {_statement_text([*head, kind, *constraints])}"
+
+
 def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
     """E107 message and hint for a memory kind where only processor kinds fit, or the reverse; None otherwise."""
     texts = _texts(accepts)
@@ -1140,7 +1159,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         )
 
     hints = [_region_list_hint(text, tokens, token), _kinds_comma_hint(text, tokens, token, accepts),
-             _limit_kinds_hint(text, tokens, token), _limit_kind_at_end_hint(text, tokens, token)]
+             _limit_kinds_hint(text, tokens, token), _limit_kind_at_end_hint(text, tokens, token),
+             _layout_kind_hint(text, tokens, token)]
     texts = _texts(accepts)
     if token.type == "IDENT" and {f"'{t}'" for t in A.PARAM_TYPES} <= texts:
         types = f"types: {', '.join(A.PARAM_TYPES)}"

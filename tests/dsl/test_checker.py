@@ -1746,3 +1746,21 @@ def test_e100_instance_limit_kind_after_the_number_gets_the_statement(src, fixed
     assert any("the processor kind goes before the number" in h and h.endswith(f"write {fixed}") for h in hints), \
         hints
     assert diags(fixed.replace("; ", ";\n"), circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src,fixed", [
+    ("Layout calculate_new_currents rp_private SOA GPU;", "Layout calculate_new_currents rp_private GPU SOA;"),
+    ("Layout * * AOS C_order SYSMEM;", "Layout * * SYSMEM AOS C_order;"),
+    ("Layout calculate_new_currents * SOA Align==64 *;", "Layout calculate_new_currents * * SOA Align==64;"),
+    # no kind at all: `*`, every kind
+    ("Layout calculate_new_currents rp_private SOA;", "Layout calculate_new_currents rp_private * SOA;"),
+])
+def test_e100_layout_constraints_before_the_kind_get_the_statement(src, fixed, circuit, m14):
+    """`Layout t r SOA GPU;`: a bare E100 ("expected '*', a processor kind or a memory kind"); the hint says the kind
+    goes before the constraints and writes the statement, which checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    hints = info.value.diagnostic.hints
+    assert any("the kind goes before the constraints" in h and h.endswith(f"write {fixed}") for h in hints), hints
+    assert diags(f"Task * GPU,CPU;\n{fixed}", circuit, m14) == [], fixed
