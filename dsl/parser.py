@@ -914,6 +914,21 @@ def _layout_kind_hint(text: str, before: list[Token], token: Token) -> str | Non
     return f"{said}: write {_statement_text([*head, kind, *constraints])}"
 
 
+def _collect_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a kind after the region of a CollectMemory statement (`CollectMemory t r GPU;`), which takes none: the
+    statement's form and, where only kinds follow up to its ';', the statement without them; else None."""
+    head, rest = _statement_tokens(text, before, token)
+    kinds = A.PROC_KINDS + A.MEM_KINDS
+    if (len(head) < 3 or head[0].value != "CollectMemory" or token.value not in kinds
+            or head[-1].type not in _SELECTOR_TOKENS
+            or not (_task_list(head[1:-1]) == len(head) - 2 or [t.type for t in head[1:-1]] == ["STAR"])):
+        return None
+    said = f"a CollectMemory statement is `{_STATEMENT_FORMS['CollectMemory']}` (it takes no kind)"
+    if rest is None or 1 + _more_kinds(rest[1:], kinds) != len(rest):
+        return said
+    return f"{said}: write {_statement_text(head)}"
+
+
 def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
     """E107 message and hint for a memory kind where only processor kinds fit, or the reverse; None otherwise."""
     texts = _texts(accepts)
@@ -1160,7 +1175,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
 
     hints = [_region_list_hint(text, tokens, token), _kinds_comma_hint(text, tokens, token, accepts),
              _limit_kinds_hint(text, tokens, token), _limit_kind_at_end_hint(text, tokens, token),
-             _layout_kind_hint(text, tokens, token)]
+             _layout_kind_hint(text, tokens, token), _collect_kind_hint(text, tokens, token)]
     texts = _texts(accepts)
     if token.type == "IDENT" and {f"'{t}'" for t in A.PARAM_TYPES} <= texts:
         types = f"types: {', '.join(A.PARAM_TYPES)}"

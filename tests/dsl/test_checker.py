@@ -1764,3 +1764,19 @@ def test_e100_layout_constraints_before_the_kind_get_the_statement(src, fixed, c
     hints = info.value.diagnostic.hints
     assert any("the kind goes before the constraints" in h and h.endswith(f"write {fixed}") for h in hints), hints
     assert diags(f"Task * GPU,CPU;\n{fixed}", circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src,fixed", [
+    ("CollectMemory calculate_new_currents rp_private GPU;", "CollectMemory calculate_new_currents rp_private;"),
+    ("CollectMemory * rp_ghost GPU,CPU;", "CollectMemory * rp_ghost;"),
+    ("CollectMemory * * SYSMEM;", "CollectMemory * *;"),
+])
+def test_e100_collect_memory_kind_after_the_region_gets_the_statement(src, fixed, circuit, m14):
+    """`CollectMemory t r GPU;`: a bare E100 ("expected ';'"); as for a kind before the region (E109), the hint says
+    a CollectMemory takes no kind and writes it without, which checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    hints = info.value.diagnostic.hints
+    assert any("(it takes no kind)" in h and h.endswith(f"write {fixed}") for h in hints), hints
+    assert diags(fixed, circuit, m14) == [], fixed
