@@ -847,13 +847,16 @@ def _statement_tokens(text: str, before: list[Token], token: Token) -> tuple[lis
 
 def _kinds_comma_hint(text: str, before: list[Token], token: Token, accepts) -> str | None:
     """For a kind after a kind of the same sort where a ',' may follow the first (`Task * CPU GPU;`): the statement
-    with a comma between each two such kinds, up to its ';'; else None."""
+    with a comma between each two such kinds, up to its ';' (that the kinds are separated by commas alone where more
+    than such kinds follow: the statement would be wrong still); else None."""
     same = lambda a, b: any(a.value in k and b.value in k for k in (A.PROC_KINDS, A.MEM_KINDS))  # noqa: E731
     if "COMMA" not in accepts or not before or not same(before[-1], token):
         return None
     head, rest = _statement_tokens(text, before, token)
     if rest is None or not head or head[0].value not in _STATEMENT_FORMS:
         return None
+    if not all(same(t, token) for t in rest):  # `Task t CPU GPU FBMEM;`: wrong beyond the comma, no statement
+        return "kinds are separated by commas"
     written: list = []
     for t in [*head, *rest]:
         if written and same(written[-1], t):

@@ -1780,3 +1780,16 @@ def test_e100_collect_memory_kind_after_the_region_gets_the_statement(src, fixed
     hints = info.value.diagnostic.hints
     assert any("(it takes no kind)" in h and h.endswith(f"write {fixed}") for h in hints), hints
     assert diags(fixed, circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src", ["Task calculate_new_currents CPU GPU FBMEM;", "Region * * GPU FBMEM ZCMEM SOA;",
+                                 "Task * CPU GPU 2;"])
+def test_e100_kinds_without_their_comma_name_no_statement_that_does_not_parse(src):
+    """Two kinds without their comma in a statement that is wrong beyond that (`Task t CPU GPU FBMEM;`): the hint
+    wrote `Task t CPU,GPU FBMEM;`, itself a syntax error; it says only that kinds are separated by commas."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    hints = info.value.diagnostic.hints
+    assert any(h.startswith("kinds are separated by commas") for h in hints), hints
+    for written in (w for h in hints for w in re.findall(r"`([^`]*)`", h)):
+        parse(written, "hint.dsl")
