@@ -799,6 +799,27 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
     return f"{form}: write {_statement_text([*head, rest[0], token, *rest[1:]])}"
 
 
+def _map_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a processor kind beside the function of an IndexTaskMap or SingleTaskMap statement that names its tasks
+    (`IndexTaskMap t GPU f;`, `IndexTaskMap t f GPU;`): the statement's form, that a kind stands alone as the
+    selector and the Task statement picks the tasks' kind, and the statement without the kind, up to its ';'; else
+    None."""
+    head, rest = _statement_tokens(text, before, token)
+    if not head or head[0].type not in ("INDEXTASKMAP", "SINGLETASKMAP") or token.value not in A.PROC_KINDS:
+        return None
+    n = _task_list(head[1:]) or (1 if len(head) > 1 and head[1].type == "STAR" else 0)
+    if not n or len(head) - 1 - n > 1 or rest is None:  # the tasks, then the function or not yet
+        return None
+    names = [*head[1 + n:], *rest[1:]]
+    stmt = head[0].value
+    said = (f"{'an' if stmt == 'IndexTaskMap' else 'a'} {stmt} statement is `{stmt} TASKS FUNCTION;`: a processor "
+            f"kind stands alone in place of the tasks ({stmt} {token} f; maps the tasks that run on {token}); the "
+            f"Task statement picks the tasks' kind (Task {_statement_text(head[1:1 + n])[:-1]} {token};)")
+    if len(names) != 1 or names[0].type != "IDENT":
+        return said
+    return f"{said}: write {_statement_text([*head[:1 + n], names[0]])}"
+
+
 def _definition_name_hint(before: list[Token], word: str) -> str | None:
     """For a reserved word naming a function (after `def`) or a parameter (in a `def`'s parameter list): another
     name, its lowercase where that is free; else None."""
@@ -1137,7 +1158,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                  and (prev is None or prev.type in ("SEMICOLON", "LBRACE", "RBRACE")))
     if "IDENT" in accepts and tok_text in A.RESERVED and not misplaced:
         return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text,
-                     (_swapped_kind_hint(text, tokens, token) or _definition_name_hint(tokens, tok_text),), expected)
+                     (_swapped_kind_hint(text, tokens, token) or _map_kind_hint(text, tokens, token)
+                      or _definition_name_hint(tokens, tok_text),), expected)
 
     # E107: a memory kind where only processor kinds fit, or the reverse (`Task t FBMEM;`, `Region * * CPU GPU;`).
     wrong_sort = _wrong_sort_of_kind(tok_text, accepts)

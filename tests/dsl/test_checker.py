@@ -1793,3 +1793,27 @@ def test_e100_kinds_without_their_comma_name_no_statement_that_does_not_parse(sr
     assert any(h.startswith("kinds are separated by commas") for h in hints), hints
     for written in (w for h in hints for w in re.findall(r"`([^`]*)`", h)):
         parse(written, "hint.dsl")
+
+
+MAPPED = {"f": "Task * GPU,CPU;\nm = Machine(GPU);\ndef f(Task task) { return m[0, task.ipoint[0] % m.size[1]]; }\n",
+          "g": "Task * GPU,CPU;\nmc = Machine(CPU);\ndef g(Task task) { return mc[0, 0]; }\n"}
+
+
+@pytest.mark.parametrize("stmt,fixed", [
+    ("IndexTaskMap calculate_new_currents GPU f;", "IndexTaskMap calculate_new_currents f;"),
+    ("IndexTaskMap calculate_new_currents f GPU;", "IndexTaskMap calculate_new_currents f;"),
+    ("SingleTaskMap check_circuit CPU g;", "SingleTaskMap check_circuit g;"),
+    ("IndexTaskMap calculate_new_currents,distribute_charge GPU f;",
+     "IndexTaskMap calculate_new_currents,distribute_charge f;"),
+])
+def test_e109_kind_beside_the_function_of_a_map_statement_gets_the_statement(stmt, fixed, circuit, m14):
+    """`IndexTaskMap t GPU f;`: a bare E109 (a reserved word as a name); the hint says that a kind stands alone as
+    the selector, that the Task statement picks the tasks' kind, and writes the statement without it, which checks
+    clean."""
+    prelude = MAPPED[fixed[-2]]
+    with pytest.raises(DslSyntaxError) as info:
+        parse(prelude + stmt, "bad.dsl")
+    assert info.value.code == "E109", str(info.value)
+    hints = info.value.diagnostic.hints
+    assert any("a processor kind stands alone" in h and h.endswith(f"write {fixed}") for h in hints), hints
+    assert diags(prelude + fixed, circuit, m14) == [], fixed
