@@ -5,7 +5,7 @@ A `UserApp` stands where a benchmark name stands: `run_benchmark`, `load_config`
 every command that runs a benchmark (run, tune, compare, check, explain) runs a user's program the same way. The
 program is never modified: the DSL mapper enters through the shim (`LD_PRELOAD`), the trace and profile through
 environment variables, and the figure of merit and the correctness check come from the application file instead of
-a result line. docs/own-app.md documents the file; `configs/example-app.yaml` is an example.
+a result line. docs/own-app.md documents the file, with an example of every key in its section 3.
 
 The optimizer maximises `throughput`: for a metric where lower is better (wall time by default) it is 1/value, in
 "1/<unit>"; `time_s` is the wall time of the execution (the measured time that tune's summary and the Short

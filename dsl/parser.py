@@ -762,13 +762,14 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
             n = _task_list(tail) or (1 if [t.type for t in tail] == ["STAR"] else 0)
             fixed = [*tail, token, *rest[:i]] if n and n == len(tail) else None
         elif i := _more_kinds(rest, A.PROC_KINDS + (A.MEM_KINDS if stmt == "Layout" else ())):
-            # `InstanceLimit GPU,CPU t 2;`, `Layout SYSMEM,ZCMEM t * AOS;`: one statement per kind; `CollectMemory
-            # GPU,CPU t r;`: none of them.
+            # `InstanceLimit GPU,CPU t 2;`, `Layout SYSMEM,ZCMEM t * AOS;`, `Region GPU,CPU t r FBMEM;`: one statement
+            # per kind; `CollectMemory GPU,CPU t r;`: none of them.
             if stmt == "CollectMemory":
                 return _swapped_kind_hint(text, before, rest[i - 1])
             each = [_kind_moved(stmt, kind, rest[i:]) for kind in [token, *rest[1:i:2]]]
-            if stmt in ("InstanceLimit", "Layout") and all(each):
-                return f"{form}; it takes one kind, so one statement per kind: write " + \
+            if stmt in ("InstanceLimit", "Layout", "Region") and all(each):
+                one = "one processor kind" if stmt == "Region" else "one kind"
+                return f"{form}; it takes {one}, so one statement per kind: write " + \
                     " ".join(_statement_text([head[0], *f]) for f in each)
             return form
         elif stmt == "InstanceLimit":  # `InstanceLimit CPU t 2;` (`*` would be E220)
@@ -796,6 +797,27 @@ def _swapped_kind_hint(text: str, before: list[Token], token: Token) -> str | No
     if rest[0].type not in _SELECTOR_TOKENS:
         return form
     return f"{form}: write {_statement_text([*head, rest[0], token, *rest[1:]])}"
+
+
+def _map_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a processor kind beside the function of an IndexTaskMap or SingleTaskMap statement that names its tasks
+    (`IndexTaskMap t GPU f;`, `IndexTaskMap t f GPU;`): the statement's form, that a kind stands alone as the
+    selector and the Task statement picks the tasks' kind, and the statement without the kind, up to its ';'; else
+    None."""
+    head, rest = _statement_tokens(text, before, token)
+    if not head or head[0].type not in ("INDEXTASKMAP", "SINGLETASKMAP") or token.value not in A.PROC_KINDS:
+        return None
+    n = _task_list(head[1:]) or (1 if len(head) > 1 and head[1].type == "STAR" else 0)
+    if not n or len(head) - 1 - n > 1 or rest is None:  # the tasks, then the function or not yet
+        return None
+    names = [*head[1 + n:], *rest[1:]]
+    stmt = head[0].value
+    said = (f"{'an' if stmt == 'IndexTaskMap' else 'a'} {stmt} statement is `{stmt} TASKS FUNCTION;`: a processor "
+            f"kind stands alone in place of the tasks ({stmt} {token} f; maps the tasks that run on {token}); the "
+            f"Task statement picks the tasks' kind (Task {_statement_text(head[1:1 + n])[:-1]} {token};)")
+    if len(names) != 1 or names[0].type != "IDENT":
+        return said
+    return f"{said}: write {_statement_text([*head[:1 + n], names[0]])}"
 
 
 def _definition_name_hint(before: list[Token], word: str) -> str | None:
@@ -846,13 +868,16 @@ def _statement_tokens(text: str, before: list[Token], token: Token) -> tuple[lis
 
 def _kinds_comma_hint(text: str, before: list[Token], token: Token, accepts) -> str | None:
     """For a kind after a kind of the same sort where a ',' may follow the first (`Task * CPU GPU;`): the statement
-    with a comma between each two such kinds, up to its ';'; else None."""
+    with a comma between each two such kinds, up to its ';' (that the kinds are separated by commas alone where more
+    than such kinds follow: the statement would be wrong still); else None."""
     same = lambda a, b: any(a.value in k and b.value in k for k in (A.PROC_KINDS, A.MEM_KINDS))  # noqa: E731
     if "COMMA" not in accepts or not before or not same(before[-1], token):
         return None
     head, rest = _statement_tokens(text, before, token)
     if rest is None or not head or head[0].value not in _STATEMENT_FORMS:
         return None
+    if not all(same(t, token) for t in rest):  # `Task t CPU GPU FBMEM;`: wrong beyond the comma, no statement
+        return "kinds are separated by commas"
     written: list = []
     for t in [*head, *rest]:
         if written and same(written[-1], t):
@@ -873,6 +898,59 @@ def _limit_kinds_hint(text: str, before: list[Token], token: Token) -> str | Non
         return said
     written = " ".join(_statement_text([*head[:-1], k, rest[1]]) for k in (head[-1], token))
     return f"{said}: write one statement per kind, {written}"
+
+
+def _limit_kind_at_end_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a processor kind (or `*`) after the number of an InstanceLimit statement (`InstanceLimit t 2 CPU;`): the
+    statement's form, where the kind goes, and the statement with the kind before the number (one statement per kind
+    for a list of kinds, as an InstanceLimit takes one), up to its ';'; else None."""
+    head, rest = _statement_tokens(text, before, token)
+    if (len(head) < 3 or head[0].value != "InstanceLimit" or head[-1].type != "INT"
+            or _task_list(head[1:-1]) != len(head) - 2 or not (token.value in A.PROC_KINDS or token.type == "STAR")):
+        return None
+    said = f"an InstanceLimit statement is `{_STATEMENT_FORMS['InstanceLimit']}`: the processor kind goes before " \
+           "the number"
+    if rest is None:
+        return said
+    i = 1 if token.type == "STAR" else 1 + _more_kinds(rest[1:], A.PROC_KINDS)
+    if i != len(rest):
+        return said
+    written = " ".join(_statement_text([*head[:-1], k, head[-1]]) for k in rest[::2])
+    return f"{said}{'' if i == 1 else '; it takes one kind, so one statement per kind'}: write {written}"
+
+
+def _layout_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a layout constraint where the kind of a Layout statement goes (`Layout t r SOA GPU;`): the statement's
+    form, that the kind goes before the constraints, and the statement with its kind there (the kind written last,
+    else `*`), up to its ';'; else None."""
+    head, rest = _statement_tokens(text, before, token)
+    if (len(head) < 3 or head[0].value != "Layout" or token.value not in A.CONSTRAINT_WORDS
+            or head[-1].type not in _SELECTOR_TOKENS
+            or not (_task_list(head[1:-1]) == len(head) - 2 or [t.type for t in head[1:-1]] == ["STAR"])):
+        return None
+    said = f"a Layout statement is `{_STATEMENT_FORMS['Layout']}`: the kind goes before the constraints"
+    if rest is None:
+        return said
+    kinds = [i for i, t in enumerate(rest) if t.value in A.PROC_KINDS + A.MEM_KINDS or t.type == "STAR"]
+    if kinds and kinds != [len(rest) - 1]:  # kinds amid the constraints, or several: not clear
+        return said
+    kind, constraints = (rest[-1], rest[:-1]) if kinds else ("*", rest)
+    return f"{said}: write {_statement_text([*head, kind, *constraints])}"
+
+
+def _collect_kind_hint(text: str, before: list[Token], token: Token) -> str | None:
+    """For a kind after the region of a CollectMemory statement (`CollectMemory t r GPU;`), which takes none: the
+    statement's form and, where only kinds follow up to its ';', the statement without them; else None."""
+    head, rest = _statement_tokens(text, before, token)
+    kinds = A.PROC_KINDS + A.MEM_KINDS
+    if (len(head) < 3 or head[0].value != "CollectMemory" or token.value not in kinds
+            or head[-1].type not in _SELECTOR_TOKENS
+            or not (_task_list(head[1:-1]) == len(head) - 2 or [t.type for t in head[1:-1]] == ["STAR"])):
+        return None
+    said = f"a CollectMemory statement is `{_STATEMENT_FORMS['CollectMemory']}` (it takes no kind)"
+    if rest is None or 1 + _more_kinds(rest[1:], kinds) != len(rest):
+        return said
+    return f"{said}: write {_statement_text(head)}"
 
 
 def _wrong_sort_of_kind(word: str, accepts: set[str]) -> tuple[str, str] | None:
@@ -1080,7 +1158,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                  and (prev is None or prev.type in ("SEMICOLON", "LBRACE", "RBRACE")))
     if "IDENT" in accepts and tok_text in A.RESERVED and not misplaced:
         return error("E109", f"reserved word '{tok_text}' cannot be used as a name", line, col, tok_text,
-                     (_swapped_kind_hint(text, tokens, token) or _definition_name_hint(tokens, tok_text),), expected)
+                     (_swapped_kind_hint(text, tokens, token) or _map_kind_hint(text, tokens, token)
+                      or _definition_name_hint(tokens, tok_text),), expected)
 
     # E107: a memory kind where only processor kinds fit, or the reverse (`Task t FBMEM;`, `Region * * CPU GPU;`).
     wrong_sort = _wrong_sort_of_kind(tok_text, accepts)
@@ -1120,7 +1199,8 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         )
 
     hints = [_region_list_hint(text, tokens, token), _kinds_comma_hint(text, tokens, token, accepts),
-             _limit_kinds_hint(text, tokens, token)]
+             _limit_kinds_hint(text, tokens, token), _limit_kind_at_end_hint(text, tokens, token),
+             _layout_kind_hint(text, tokens, token), _collect_kind_hint(text, tokens, token)]
     texts = _texts(accepts)
     if token.type == "IDENT" and {f"'{t}'" for t in A.PARAM_TYPES} <= texts:
         types = f"types: {', '.join(A.PARAM_TYPES)}"

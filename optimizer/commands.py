@@ -362,11 +362,12 @@ def require_known_size(path: Path, size: Any, bench: Any, hint: str) -> None:
                              f"{', '.join(sizes)}", hint=hint)
 
 
-def require_same_build(root: Path, settings: dict, bench: Any) -> None:
+def require_same_build(root: Path, settings: dict, bench: Any, new: str | None = None) -> None:
     """Refuses to continue the tuning or comparison folder `root` (its `settings`) of a user's program whose
     executable's contents changed since the folder recorded them (a rebuild): its iterations, baselines and cached
     results were measured with the old build, and they would be mixed with the new one's. Folders made before the
-    contents were recorded are not checked.
+    contents were recorded are not checked. `new`: the command that measures in a folder of its own (for `--resume
+    DIR`, which ignores --new); None: this command with --new.
 
     Raises:
         MapperoptError: both digests, and that --new tunes the new build in a folder of its own.
@@ -377,12 +378,13 @@ def require_same_build(root: Path, settings: dict, bench: Any) -> None:
     if not isinstance(bench, UserApp) or recorded is None:
         return
     now = executable_digest(bench)
+    afresh = f"start a new run: `{new}`" if new else "give the command --new"
     if now != recorded:
         raise MapperoptError(f"{root} was made with another build of {bench.exe}: the executable's contents changed "
                              f"since (SHA-256 {recorded[:12]}... in the folder, {now[:12]}... now), and its "
                              "measurements would be mixed with the new build's",
-                             hint="to measure the new build, give the command --new (a folder of its own; this one "
-                                  "stays as it is); to continue this folder, restore the executable it was made with")
+                             hint=f"to measure the new build, {afresh} (a folder of its own; this one stays as it "
+                                  "is); to continue this folder, restore the executable it was made with")
 
 
 def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
@@ -503,6 +505,41 @@ def _ignored_on_resume(request: dict, app_args: tuple) -> list[str]:
              and ctx.get_parameter_source(p.name) not in (ParameterSource.DEFAULT, None)
              and ctx.params[p.name] != recorded(p.name)]
     return given + ["the arguments after --"] * (bool(app_args) and list(app_args) != request.get("app_args"))
+
+
+def option_words(*options: tuple[str, Any, Any]) -> list[str]:
+    """`(option, value, default)` triples as words of a command line to print: each option whose value is given and
+    other than its default, with that value."""
+    return [w for option, value, default in options if value is not None and value != default
+            for w in (option, str(value))]
+
+
+def _afresh(bench: Any, found: Path, settings: dict, iters: int | None, final_rounds: int) -> str:
+    """The tune command that starts a new folder with the settings of the folder `found` (its request: what its
+    command gave), next to it, for `--resume DIR`, which ignores --new; with this command's --iters (else the
+    folder's) and --final-rounds."""
+    from mapperopt.benchmarks.userapp import UserApp, spec_words
+
+    request = settings.get("request") or {}
+    start = request.get("start")
+    start = start.get("file") if isinstance(start, dict) else start
+    size = settings["size"]
+    extra = settings.get("app_args") or request.get("app_args") or []
+    return shlex.join(["mapperopt", "tune", *(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)]),
+                       *option_words(("--size", size, "ci"), ("--optimizer", settings.get("optimizer"), None),
+                                     *((f"--{k}", request.get(k), None) for k in ("cpus", "gpus", "csize", "fsize",
+                                                                                   "zsize")),
+                                     ("--repeats", request.get("repeats"), protocol.MIN_REPEATS),
+                                     ("--max-repeats", request.get("max_repeats"), protocol.MAX_REPEATS),
+                                     ("--min-time", request.get("min_time_s"), None),
+                                     ("--timeout", request.get("timeout_s"), None), ("--seed", request.get("seed"), 0),
+                                     ("--start", start, "default"),
+                                     ("--baseline", request.get("baseline"),
+                                      "default" if isinstance(bench, UserApp) else "both"),
+                                     ("--feedback-level", request.get("feedback_level"), "suggest"),
+                                     ("--final-rounds", final_rounds, FINAL_ROUNDS),
+                                     ("--runs-dir", str(found.parent.parent), "runs")),
+                       "--new", "--iters", str(iters or settings["iters"]), *(["--", *extra] if extra else [])])
 
 
 def _set_up(store: TuneStore) -> bool:
@@ -843,14 +880,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
                               f"extend it, give a larger --iters, e.g. {again}")
                 return
-        require_same_build(found, settings, bench)  # before the lock: a refusal changes nothing
+        # --resume ignores --new: a command that starts afresh, with the folder's settings
+        afresh = None if resume_dir is None else _afresh(bench, found, settings, iters, final_rounds)
+        require_same_build(found, settings, bench, new=afresh)  # before the lock: a refusal changes nothing
         if (found / "final").exists() and not (found / "final").is_dir():  # where its final comparison's runs go
             raise wrong_kind(NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(found / "final")))
         if isinstance(bench, UserApp):  # its size may have changed since; a benchmark's sizes are fixed
-            size, extra = settings["size"], settings.get("app_args") or []
-            afresh = None if resume_dir is None else shlex.join(  # --resume ignores --new: a command that starts
-                ["mapperopt", "tune", *spec_words(bench), *(["--size", size] if size != "ci" else []), "--new",
-                 "--iters", str(iters or settings["iters"]), *(["--", *extra] if extra else [])])
             require_same_machine(found, settings, *app_machine_now(bench, settings), app=bench, new=afresh)
         store.lock()
         iters = iters or settings["iters"]

@@ -77,8 +77,8 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
-                                          memory_now, require_known_size, require_same_build, require_same_machine,
-                                          require_start_file)
+                                          memory_now, option_words, require_known_size, require_same_build,
+                                          require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -649,6 +649,28 @@ def left_out_lines(left_out: dict, iters: int) -> list[str]:
             if left_out.get("not_measured") else []) + [f"Note: {note}." for note in left_out.get("damaged", [])]
 
 
+def _afresh(bench: str | UserApp, folder: Path, opts: dict, optimizers: list[str]) -> str:
+    """The compare command that starts a new comparison with the settings of `folder` (`opts`: `--resume`'s, from its
+    settings.json, and this command's), next to it, for `--resume DIR`, which ignores --new. Its processor counts
+    are left to the size (the folder records them as counted, given or not); a start file it names only by its
+    text is left out."""
+    start = opts["start"] if opts["start"] in ("default", "random") or Path(opts["start"]).is_file() else None
+    extra = list(opts["app_args"])
+    return shlex.join(["mapperopt", "compare", *(spec_words(bench) if isinstance(bench, UserApp) else [str(bench)]),
+                       "--optimizers", ",".join(optimizers), "--iters", str(opts["iters"]), "--runs",
+                       str(opts["repeats"]),
+                       *option_words(("--size", opts["size"], "ci"), ("--seed", opts["seed"], 0),
+                                     ("--start", start, "random"),
+                                     *((f"--{k}", opts["memory"].get(k), None) for k in ("csize", "fsize", "zsize")),
+                                     ("--repeats", opts["executions"], protocol.MIN_REPEATS),
+                                     ("--max-repeats", opts["max_executions"], protocol.MAX_REPEATS),
+                                     ("--timeout", opts["timeout_s"], None),
+                                     ("--final-rounds", opts["final_rounds"], FINAL_ROUNDS),
+                                     ("--runs-dir", str(opts["runs_dir"]), "runs"), ("--jobs", opts.get("jobs"), 1),
+                                     ("--cpus-per-job", opts.get("cpus_per_job"), None)),
+                       "--new", *(["--", *extra] if extra else [])])
+
+
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
                 on_record: Callable[[str, IterationRecord], Any] | None = None,
                 on_folder: Callable[[Path], Any] | None = None) -> dict:
@@ -757,14 +779,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                                  hint="give the program as the command that made the comparison gave it")
     if opts.get("tune", True) and (folder / "settings.json").exists():  # not in its name: found after a rebuild too
         stored = _folder_file(folder / "settings.json")
-        require_same_build(folder, stored, bench)
+        # --resume ignores --new: a command that starts afresh, with the folder's settings
+        afresh = _afresh(bench, folder, opts, optimizers) if opts.get("folder") else None
+        require_same_build(folder, stored, bench, new=afresh)
         if isinstance(bench, UserApp):  # nor its machine: its program's size may have changed since
-            extra = asked["app_args"]
-            afresh = None if not opts.get("folder") else shlex.join(  # --resume ignores --new: a command that starts
-                ["mapperopt", "compare", *spec_words(bench),
-                 *(["--size", opts["size"]] if opts["size"] != "ci" else []),
-                 "--optimizers", ",".join(optimizers), "--iters", str(opts["iters"]), "--runs", str(opts["repeats"]),
-                 "--new", *(["--", *extra] if extra else [])])
             require_same_machine(folder, stored, {"CPU": cpus, "GPU": gpus,
                                                   "UTIL": protocol.utility_processors(size.util, opts["app_args"])},
                                  memory_now(size, opts["memory"], opts["app_args"]), app=bench, new=afresh)

@@ -1688,6 +1688,9 @@ def test_w305_hint_names_a_memory_the_machine_has(stmt, stencil):
      "InstanceLimit calculate_new_currents GPU 2; InstanceLimit calculate_new_currents CPU 2;"),
     ("Layout SYSMEM,ZCMEM calculate_new_currents * AOS;",
      "Layout calculate_new_currents * SYSMEM AOS; Layout calculate_new_currents * ZCMEM AOS;"),
+    ("Region GPU,CPU calculate_new_currents rp_private FBMEM;",
+     "Region calculate_new_currents rp_private GPU FBMEM; Region calculate_new_currents rp_private CPU FBMEM;"),
+    ("Region GPU,CPU * rp_ghost SYSMEM,ZCMEM;", "Region * rp_ghost GPU SYSMEM,ZCMEM; Region * rp_ghost CPU SYSMEM,ZCMEM;"),
     # ... and before a CollectMemory's task, which takes none: written without them.
     ("CollectMemory GPU,CPU * rp_ghost;", "CollectMemory * rp_ghost;"),
 ])
@@ -1722,3 +1725,95 @@ def test_e100_instance_limit_with_two_kinds_gets_one_statement_per_kind(circuit,
     assert any(h.endswith(f"write one statement per kind, {fixed}") for h in info.value.diagnostic.hints), \
         info.value.diagnostic.hints
     assert diags(fixed.replace("; ", ";\n"), circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src,fixed", [
+    ("InstanceLimit calculate_new_currents 2 CPU;", "InstanceLimit calculate_new_currents CPU 2;"),
+    ("InstanceLimit calculate_new_currents,distribute_charge 3 GPU;",
+     "InstanceLimit calculate_new_currents,distribute_charge GPU 3;"),
+    ("InstanceLimit calculate_new_currents 2 *;", "InstanceLimit calculate_new_currents * 2;"),
+    # Two kinds at the end: one statement per kind, as for two kinds before the number.
+    ("InstanceLimit calculate_new_currents 2 GPU,CPU;",
+     "InstanceLimit calculate_new_currents GPU 2; InstanceLimit calculate_new_currents CPU 2;"),
+])
+def test_e100_instance_limit_kind_after_the_number_gets_the_statement(src, fixed, circuit, m14):
+    """`InstanceLimit t 2 CPU;`: a bare E100 ("expected ';'"); the hint says where the kind goes and writes the
+    statement, which checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    hints = info.value.diagnostic.hints
+    assert any("the processor kind goes before the number" in h and h.endswith(f"write {fixed}") for h in hints), \
+        hints
+    assert diags(fixed.replace("; ", ";\n"), circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src,fixed", [
+    ("Layout calculate_new_currents rp_private SOA GPU;", "Layout calculate_new_currents rp_private GPU SOA;"),
+    ("Layout * * AOS C_order SYSMEM;", "Layout * * SYSMEM AOS C_order;"),
+    ("Layout calculate_new_currents * SOA Align==64 *;", "Layout calculate_new_currents * * SOA Align==64;"),
+    # no kind at all: `*`, every kind
+    ("Layout calculate_new_currents rp_private SOA;", "Layout calculate_new_currents rp_private * SOA;"),
+])
+def test_e100_layout_constraints_before_the_kind_get_the_statement(src, fixed, circuit, m14):
+    """`Layout t r SOA GPU;`: a bare E100 ("expected '*', a processor kind or a memory kind"); the hint says the kind
+    goes before the constraints and writes the statement, which checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    hints = info.value.diagnostic.hints
+    assert any("the kind goes before the constraints" in h and h.endswith(f"write {fixed}") for h in hints), hints
+    assert diags(f"Task * GPU,CPU;\n{fixed}", circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src,fixed", [
+    ("CollectMemory calculate_new_currents rp_private GPU;", "CollectMemory calculate_new_currents rp_private;"),
+    ("CollectMemory * rp_ghost GPU,CPU;", "CollectMemory * rp_ghost;"),
+    ("CollectMemory * * SYSMEM;", "CollectMemory * *;"),
+])
+def test_e100_collect_memory_kind_after_the_region_gets_the_statement(src, fixed, circuit, m14):
+    """`CollectMemory t r GPU;`: a bare E100 ("expected ';'"); as for a kind before the region (E109), the hint says
+    a CollectMemory takes no kind and writes it without, which checks clean."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    assert info.value.code == "E100", str(info.value)
+    hints = info.value.diagnostic.hints
+    assert any("(it takes no kind)" in h and h.endswith(f"write {fixed}") for h in hints), hints
+    assert diags(fixed, circuit, m14) == [], fixed
+
+
+@pytest.mark.parametrize("src", ["Task calculate_new_currents CPU GPU FBMEM;", "Region * * GPU FBMEM ZCMEM SOA;",
+                                 "Task * CPU GPU 2;"])
+def test_e100_kinds_without_their_comma_name_no_statement_that_does_not_parse(src):
+    """Two kinds without their comma in a statement that is wrong beyond that (`Task t CPU GPU FBMEM;`): the hint
+    wrote `Task t CPU,GPU FBMEM;`, itself a syntax error; it says only that kinds are separated by commas."""
+    with pytest.raises(DslSyntaxError) as info:
+        parse(src, "bad.dsl")
+    hints = info.value.diagnostic.hints
+    assert any(h.startswith("kinds are separated by commas") for h in hints), hints
+    for written in (w for h in hints for w in re.findall(r"`([^`]*)`", h)):
+        parse(written, "hint.dsl")
+
+
+MAPPED = {"f": "Task * GPU,CPU;\nm = Machine(GPU);\ndef f(Task task) { return m[0, task.ipoint[0] % m.size[1]]; }\n",
+          "g": "Task * GPU,CPU;\nmc = Machine(CPU);\ndef g(Task task) { return mc[0, 0]; }\n"}
+
+
+@pytest.mark.parametrize("stmt,fixed", [
+    ("IndexTaskMap calculate_new_currents GPU f;", "IndexTaskMap calculate_new_currents f;"),
+    ("IndexTaskMap calculate_new_currents f GPU;", "IndexTaskMap calculate_new_currents f;"),
+    ("SingleTaskMap check_circuit CPU g;", "SingleTaskMap check_circuit g;"),
+    ("IndexTaskMap calculate_new_currents,distribute_charge GPU f;",
+     "IndexTaskMap calculate_new_currents,distribute_charge f;"),
+])
+def test_e109_kind_beside_the_function_of_a_map_statement_gets_the_statement(stmt, fixed, circuit, m14):
+    """`IndexTaskMap t GPU f;`: a bare E109 (a reserved word as a name); the hint says that a kind stands alone as
+    the selector, that the Task statement picks the tasks' kind, and writes the statement without it, which checks
+    clean."""
+    prelude = MAPPED[fixed[-2]]
+    with pytest.raises(DslSyntaxError) as info:
+        parse(prelude + stmt, "bad.dsl")
+    assert info.value.code == "E109", str(info.value)
+    hints = info.value.diagnostic.hints
+    assert any("a processor kind stands alone" in h and h.endswith(f"write {fixed}") for h in hints), hints
+    assert diags(prelude + fixed, circuit, m14) == [], fixed

@@ -39,17 +39,19 @@ def finished(tmp_path_factory):
     return runs, root, spec
 
 
-def one_iteration_of_stencil(tmp_path, monkeypatch, size: str = "") -> tuple:
-    """A tune of stencil, described in tmp_path/mapperopt.yaml (its size ci with `size`'s lines added), stopped after
-    1 iteration: (the application file, stencil's arguments, the tune command without --iters, the folder)."""
+def one_iteration_of_stencil(tmp_path, monkeypatch, size: str = "", options: tuple = ()) -> tuple:
+    """A tune of stencil, described in tmp_path/mapperopt.yaml (its size ci with `size`'s lines added), with
+    `options` too, stopped after 1 iteration: (the application file, stencil's arguments, the tune command without
+    --iters, the folder)."""
     exe, *args = command("stencil").split()
     app_file = tmp_path / "mapperopt.yaml"
     app_file.write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n{size}"
                         f"verify:\n  pattern: '{VERIFIED}'\n")
     monkeypatch.chdir(tmp_path)
-    tune = ["tune", "--app", "mapperopt.yaml", *QUICK, "--runs-dir", str(tmp_path / "runs")]
+    runs = [] if "--runs-dir" in options else ["--runs-dir", str(tmp_path / "runs")]
+    tune = ["tune", "--app", "mapperopt.yaml", *QUICK, *runs, *options]
     assert main([*tune, "--iters", "1"]) == 0
-    (root,) = (tmp_path / "runs").glob("stencil/tune-*")
+    (root,) = tmp_path.glob("*/stencil/tune-*")  # in `options`' --runs-dir, if given
     return app_file, args, tune, root
 
 
@@ -147,7 +149,8 @@ def test_a_rebuilt_program_does_not_continue_the_folder_of_the_old_build(tmp_pat
         f.write(b"\0rebuilt")
     before = contents(root)
     capsys.readouterr()
-    for command_line in ([*tune, "--iters", "2"], ["tune", "--resume", str(root), "--iters", "2"]):
+    for command_line in ([*tune, "--iters", "2"], ["tune", "--resume", str(root), "--iters", "2", "--final-rounds",
+                                                   "1"]):
         assert main(command_line) == 1
         err = flat(capsys.readouterr().err)
         assert f"{root} was made with another build of {mine}" in err, err
@@ -222,16 +225,50 @@ def test_a_rebuilt_program_does_not_continue_the_comparison_of_the_old_build(tmp
     assert contents(folder) == before
 
 
+def test_a_resumed_tune_of_a_rebuilt_program_names_a_command_that_starts_afresh(tmp_path, capsys, monkeypatch):
+    """`tune --resume DIR` after a rebuild: --resume ignores --new, so the hint names the tune command that measures
+    the new build in a folder of its own, with the folder's settings (it said "give the command --new", which
+    resumed nothing and started nothing); that command, run as written, does so."""
+    exe, *args = command("stencil").split()
+    mine = tmp_path / "stencil"
+    shutil.copy2(exe, mine)
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "tuned"  # not ./runs, the default
+    assert main(["tune", "--app", " ".join([str(mine), *args]), "--verify-pattern", VERIFIED, "--iters", "1", *QUICK,
+                 "--seed", "4", "--runs-dir", str(runs)]) == 0
+    (root,) = runs.glob("stencil/tune-*")
+    with open(mine, "ab") as f:
+        f.write(b"\0rebuilt")
+    before = contents(root)
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(root), "--iters", "2", "--final-rounds", "1"]) == 1
+    err = flat(capsys.readouterr().err)
+    assert f"{root} was made with another build of {mine}" in err, err
+    hinted = re.search(r"to measure the new build, start a new run: `([^`]*)`", err)
+    assert hinted, err
+    words = shlex.split(hinted.group(1))
+    assert words[:2] == ["mapperopt", "tune"] and "--new" in words and "--resume" not in words, words
+    assert main(words[1:]) == 0
+    assert contents(root) == before
+    (made,) = set(runs.glob("stencil/tune-*")) - {root}
+    request, now = (json.loads((r / "settings.json").read_text())["request"] for r in (root, made))
+    assert now == {**request, "program": now["program"]} and now["seed"] == 4, now
+    assert json.loads((made / "summary.json").read_text())["rounds"] == 1  # this command's --final-rounds
+
+
 def test_a_folder_made_for_other_processor_counts_is_not_continued(tmp_path, capsys, monkeypatch):
     """The folder's machine is not part of its identity: after the program's processor counts change (its size's
     `cpus` in the application file; `--app './prog -ll:cpu 2'`, which ran with 1 CPU before mapperopt read the flag),
     the same command (or `--resume DIR`) stops before running anything, naming the recorded and the current counts
     and sizes and --new; no file of the folder changes. It continued, mixing measurements of two machines."""
-    app_file, _, tune, root = one_iteration_of_stencil(tmp_path, monkeypatch, "    cpus: 1\n")
+    app_file, _, tune, root = one_iteration_of_stencil(tmp_path, monkeypatch, "    cpus: 1\n",
+                                                       ("--seed", "3", "--start", "random", "--runs-dir",
+                                                        str(tmp_path / "tuned")))
     app_file.write_text(app_file.read_text().replace("cpus: 1", "cpus: 2\n    util: 2\n    csize: 256"))
     before = contents(root)
     capsys.readouterr()
-    for command_line in ([*tune, "--iters", "2"], ["tune", "--resume", str(root), "--iters", "2"]):
+    for command_line in ([*tune, "--iters", "2"], ["tune", "--resume", str(root), "--iters", "2", "--final-rounds",
+                                                   "1"]):
         assert main(command_line) == 1
         err = flat(capsys.readouterr().err)
         assert f"{root} was measured with 1 CPU and 1 utility processor per node, SYSMEM of 512 MiB" in err, err
@@ -247,11 +284,17 @@ def test_a_folder_made_for_other_processor_counts_is_not_continued(tmp_path, cap
         if "--resume" in command_line:  # --new is ignored there: the hint names a command that starts afresh
             new = re.search(r"to measure the new size, start a new run: `([^`]*)`", err)
             assert new, err
-    # the command it names works (with the test's quick measurement and folder)
+    # the command it names works as written: it tunes with the folder's settings (seed, start, measurement), in a
+    # folder next to it (it named none of them: the new run went to ./runs with the defaults)
     words = shlex.split(new.group(1))
     assert words[:2] == ["mapperopt", "tune"] and "--new" in words and "--resume" not in words, words
-    assert main([*words[1:], *QUICK, "--runs-dir", str(tmp_path / "runs")]) == 0
-    assert contents(root) == before and len(list((tmp_path / "runs").glob("stencil/tune-*"))) == 2
+    assert main(words[1:]) == 0
+    assert contents(root) == before
+    (made,) = set((tmp_path / "tuned").glob("stencil/tune-*")) - {root}
+    request, now = (json.loads((r / "settings.json").read_text())["request"] for r in (root, made))
+    assert {k: now[k] for k in request if k != "program"} == {k: v for k, v in request.items() if k != "program"}
+    assert now["seed"] == 3 and now["start"] == "random" and now["repeats"] == 1, now
+    assert json.loads((made / "summary.json").read_text())["rounds"] == 1  # this command's --final-rounds
 
 
 def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys, monkeypatch):
@@ -262,9 +305,10 @@ def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys
     app_file = tmp_path / "mapperopt.yaml"
     app_file.write_text(f"executable: {exe}\nsizes:\n  ci:\n    args: {json.dumps(args)}\n    cpus: 1\n")
     monkeypatch.chdir(tmp_path)
-    runs = tmp_path / "runs"
+    runs = tmp_path / "compared"  # not ./runs, the default
     compare = ["compare", "--app", "mapperopt.yaml", "--iters", "1", "--runs", "1", "--optimizers", "random",
-               "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs)]
+               "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs),
+               "--seed", "5", "--start", "default"]
     assert main(compare) == 0
     (folder,) = runs.glob("stencil/compare-*")
     app_file.write_text(app_file.read_text().replace("cpus: 1", "cpus: 1\n    util: 2\n    csize: 256"))
@@ -285,8 +329,15 @@ def test_a_comparison_made_for_another_machine_is_not_continued(tmp_path, capsys
     assert hinted, err
     words = shlex.split(hinted.group(1))
     assert words[:2] == ["mapperopt", "compare"] and "--new" in words and "--resume" not in words, words
-    assert main([*words[1:], *compare[9:]]) == 0  # with the test's quick measurement and folder
-    assert contents(folder) == before and len(list(runs.glob("stencil/compare-*"))) == 2
+    # as written: the folder's settings (seed, start, measurement), in a folder next to it (it named none of them:
+    # the new comparison went to ./runs with the defaults)
+    assert main(words[1:]) == 0
+    assert contents(folder) == before
+    (made,) = set(runs.glob("stencil/compare-*")) - {folder}
+    was, now = (json.loads((f / "settings.json").read_text()) for f in (folder, made))
+    for key in ("seed", "start", "executions", "max_executions", "iters", "repeats", "optimizers", "cpus", "gpus"):
+        assert now[key] == was[key], (key, was[key], now[key])
+    assert json.loads((made / "final.json").read_text())["rounds"] == 1
 
 
 def test_a_program_rebuilt_behind_a_wrapper_script_is_noticed_by_a_resumed_tune(tmp_path, pieces_exe, timed_exe,
