@@ -346,11 +346,23 @@ def _run_base(plan: dict, results: Path, unit: Unit) -> dict:
     data = {"cpus": cpus, "gpus": gpus, "rounds": plan["base_rounds"], "mappers": {}}
     for name, m in measured.items():
         # Folders relative to the results folder: the results travel between machines.
-        data["mappers"][name] = {**m.to_json(), "run_dirs": [os.path.relpath(d, results) for d in m.run_dirs],
+        data["mappers"][name] = {**_no_spread_of_one(m.to_json()), "run_dirs": [os.path.relpath(d, results) for d in m.run_dirs],
                                  "printed": _printed(m.run_dirs)}
     if not all(m.ok for m in measured.values()):
         data.update(status="failed", error="; ".join(f"{n}: {m.reason}" for n, m in measured.items() if not m.ok))
     return data
+
+
+NO_SPREAD = "one measured execution: no estimate of the noise"  # as a run's result.json says it (`no_spread`)
+
+
+def _no_spread_of_one(measured: dict) -> dict:
+    """A mapper's measurement as a unit stores it: of a single execution, `spread` null and `no_spread` saying why
+    (the protocol's estimate gives 0.0, which a reader takes for "no noise"); the measured values unchanged."""
+    est = measured.get("estimate")
+    if est and len(est.get("values") or ()) == 1:
+        return {**measured, "estimate": {**est, "spread": None, "no_spread": NO_SPREAD}}
+    return measured
 
 
 def _run_cpu(plan: dict, results: Path, unit: Unit) -> dict:
@@ -1053,7 +1065,7 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
             return f" ({_fmt(low)}-{_fmt(high)})" if rounds > 1 and low is not None and high is not None else ""
         lines.append(f"Reference unit: expert {_fmt(expert)} {unit}{ranged(mappers['expert'])}, Legion's default "
                      "mapper " + (f"{_fmt(default)} {unit}{ranged(mappers['default'])}" if default else "failed")
-                     + (" (one execution each, measured together)." if rounds == 1 else
+                     + (" (one execution each, measured together: no spread)." if rounds == 1 else
                         f" ({_rounds(rounds).removeprefix('the ').removesuffix(' of each mapper')}, range in "
                         "brackets)."))
         bandwidth = mappers["expert"].get("printed", {}).get("BANDWIDTH")
@@ -1196,8 +1208,11 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     # repository's docs/, the results folder's grandparent's (reports/<card>-eval), from where the page is
     lines += summary_table(units, plan, results,
                            os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent))
-    lines += [f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}. "
-             "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
+    lines += [f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}"
+             + ("; a single execution has no spread (units of earlier versions of this script store `\"spread\": 0.0` "
+                "for it, which measures nothing; later ones null and `no_spread`). " if plan["base_rounds"] == 1 else
+                ". ")
+             + "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
              "between two executions of one mapper at its benchmark and size in one session (the reference unit's "
              "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
              "measured in another session, possibly with another runtime): it is no difference between the "

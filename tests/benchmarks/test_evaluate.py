@@ -61,6 +61,10 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert {u["status"] for u in units.values()} == {"ok"}, units
     base = units["base-stencil-ci"]["mappers"]
     assert base["default"]["estimate"]["value"] > 0 and base["expert"]["estimate"]["value"] > 0
+    # one execution (base_rounds 1) has no spread: null and why, as a run's result.json says, not a spread of 0
+    for m in base.values():
+        assert len(m["estimate"]["values"]) == 1 and m["estimate"]["spread"] is None, m
+        assert m["estimate"]["no_spread"] == "one measured execution: no estimate of the noise", m
     assert base["expert"]["printed"]["BANDWIDTH"]["unit"] == "GB/s"  # what the application prints, kept
     tune = units["tune-stencil-ci-random-i1-s0"]
     assert len(tune["records"]) == 1 and tune["reference_first"] > 0 and tune["wall_s_tuning"] > 0
@@ -90,7 +94,7 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     noise = evaluate.spread(load_units(results), results, "stencil", "ci")
     assert f"| {score} | {evaluate._marked(versus, noise)} | " in row, row
     # one round: one execution each, nothing trimmed
-    assert "(one execution each, measured together)" in text and "trimmed mean" not in text
+    assert "(one execution each, measured together: no spread)" in text and "trimmed mean" not in text
     # a run whose every evaluation failed has no unit of its own; its divisor keeps the expert's
     failed = {**tune, "throughput_unit": None, "best_throughput": None, "best_dsl": None, "best_iter": None}
     (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(failed))
@@ -441,6 +445,23 @@ def test_the_report_states_the_reference_protocol_and_the_spread_of_its_rounds(t
     _reference_folder(one, 1, expert=[100.0], default=[90.0])
     header = write_report(one, tmp_path / "one.md", notes={})
     assert "Reference units (plan.json `base_rounds`: 1): one execution of each mapper, measured together" in header
+
+
+def test_a_single_execution_says_no_spread_whatever_its_unit_stored(tmp_path):
+    """Units written before the writer stored null for one execution keep `"spread": 0.0` (the data stays as
+    measured): a reader took it for "no noise". The page says that a single execution has no spread, and no ratio is
+    marked within noise from it."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[99.5])  # stored spread 0.0, as the H200's units
+    assert load_units(results)["base-stencil-ci"]["mappers"]["expert"]["estimate"]["spread"] == 0.0
+    _tuned(results, 0, best=100.2, first=100.0)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert ("Reference unit: expert 100 GFLOP/s, Legion's default mapper 99.5 GFLOP/s (one execution each, measured "
+            "together: no spread).") in text, text
+    header = text[:text.index("## Physical limits")]
+    assert "a single execution has no spread" in header, header
+    assert "(within noise" not in text and ", within noise" not in text, text  # no ratio is marked from it
+    assert "| not measured |" in header and evaluate.spread(load_units(results), results, "stencil", "ci") is None
 
 
 def test_two_runs_have_no_std_or_median(tmp_path):
