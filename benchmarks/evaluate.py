@@ -38,7 +38,9 @@ own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists fro
 estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
 measurement of fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal,
 how many) or missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder
-(its times, builds, card, units finished), which the report lists.
+(its times, builds, card, units finished), which the report lists. `notes.json` (a person's text) and
+`changes.json` (the dates of the fixes and expert edits made while the evaluation ran, `load_changes`: the summary
+table marks the figures they concern) are written by hand.
 """
 
 from __future__ import annotations
