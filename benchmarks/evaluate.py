@@ -38,7 +38,9 @@ own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists fro
 estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
 measurement of fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal,
 how many) or missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder
-(its times, builds, card, units finished), which the report lists.
+(its times, builds, card, units finished), which the report lists. `notes.json` (a person's text) and
+`changes.json` (the dates of the fixes and expert edits made while the evaluation ran, `load_changes`: the summary
+table marks the figures they concern) are written by hand.
 """
 
 from __future__ import annotations
@@ -346,11 +348,24 @@ def _run_base(plan: dict, results: Path, unit: Unit) -> dict:
     data = {"cpus": cpus, "gpus": gpus, "rounds": plan["base_rounds"], "mappers": {}}
     for name, m in measured.items():
         # Folders relative to the results folder: the results travel between machines.
-        data["mappers"][name] = {**m.to_json(), "run_dirs": [os.path.relpath(d, results) for d in m.run_dirs],
+        data["mappers"][name] = {**_no_spread_of_one(m.to_json()),
+                                 "run_dirs": [os.path.relpath(d, results) for d in m.run_dirs],
                                  "printed": _printed(m.run_dirs)}
     if not all(m.ok for m in measured.values()):
         data.update(status="failed", error="; ".join(f"{n}: {m.reason}" for n, m in measured.items() if not m.ok))
     return data
+
+
+NO_SPREAD = "one measured execution: no estimate of the noise"  # as a run's result.json says it (`no_spread`)
+
+
+def _no_spread_of_one(measured: dict) -> dict:
+    """A mapper's measurement as a unit stores it: of a single execution, `spread` null and `no_spread` saying why
+    (the protocol's estimate gives 0.0, which a reader takes for "no noise"); the measured values unchanged."""
+    est = measured.get("estimate")
+    if est and len(est.get("values") or ()) == 1:
+        return {**measured, "estimate": {**est, "spread": None, "no_spread": NO_SPREAD}}
+    return measured
 
 
 def _run_cpu(plan: dict, results: Path, unit: Unit) -> dict:
@@ -914,27 +929,124 @@ def ceiling_share(units: dict, b: str, s: str, mapper: str) -> str:
     return f"{bw / top:.0%}".replace("%", " %") if bw / top >= 0.095 else f"{bw / top:.1%}".replace("%", " %")
 
 
-def _against(figure: float, reference: float | None, noise: float | None, who: str = "") -> str:
+CHANGES = "changes.json"  # in the results folder: what changed while the evaluation ran, by date (`load_changes`)
+SUPERSCRIPT = dict(zip("abcdefghijklmnop", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ"))
+
+
+def load_changes(results: Path) -> list[dict]:
+    """`<results>/changes.json`, written by hand: a list of the changes made while the evaluation ran that concern
+    its figures, each {"mark": a letter, "from": the start time (UTC, as units' `started`) of the first unit measured
+    after it, "benchmarks": names or "*", optional "sizes", "what": a short description; a fix may say "dsl": true
+    (it concerns the DSL mappers only, not Legion's default mapper) and "statement" (only mappers whose text has it);
+    "expert": true for an edit of the expert mapper}; none without the file."""
+    path = results / CHANGES
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One execution a summary figure rests on: when its unit started, its mapper's text (None: Legion's default
+    mapper) and whether it is the expert."""
+    started: str
+    dsl: str | None
+    expert: bool = False
+
+
+def _concerns(change: dict, b: str, s: str, e: Execution) -> bool:
+    return ((change["benchmarks"] == "*" or b in change["benchmarks"]) and s in change.get("sizes", [s])
+            and (not change.get("dsl") or e.dsl is not None)
+            and (not change.get("statement") or change["statement"] in (e.dsl or "")))
+
+
+def change_marks(changes: list[dict], b: str, s: str, executions: list[Execution]) -> list[str]:
+    """The marks of the changes a figure's executions predate (a fix) or, for an edit of the expert, of the edits
+    its expert execution comes after."""
+    return [c["mark"] for c in changes if any(
+        _concerns(c, b, s, e) and (e.expert and e.started >= c["from"] if c.get("expert") else e.started < c["from"])
+        for e in executions)]
+
+
+def _separated(changes: list[dict], b: str, s: str, one: Execution, other: Execution) -> bool:
+    """Whether a listed fix came between two executions and concerns the earlier one (its figure would differ
+    now): their ratio is no comparison of two mappers under one runtime."""
+    return any(not c.get("expert") and (one.started < c["from"]) != (other.started < c["from"])
+               and _concerns(c, b, s, min(one, other, key=lambda e: e.started)) for c in changes)
+
+
+def measured_by(units: dict, results: Path, run: dict) -> dict:
+    """The unit whose execution measured a tuning run's best: the run's own, or that of an earlier run of its
+    comparison whose stored measurement it re-read (`evaluations/<key>.json` names the run and iteration that
+    measured it)."""
+    stored = results / run.get("folder", "") / "evaluations"
+    if run.get("folder") and run.get("best_dsl") and stored.is_dir():
+        for path in sorted(stored.glob("*.json")):
+            try:
+                e = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if e.get("dsl") != run["best_dsl"] or e.get("throughput") != run["best_throughput"]:
+                continue
+            found = re.search(r"(?:^|/)([^/]+)-(\d+)/iter-\d+$", e.get("run_dir") or "")
+            unit_id = found and f"tune-{run['bench']}-{run['size']}-{found[1]}-i{run['iters']}-s{int(found[2]) - 1}"
+            if unit_id and units.get(unit_id, {}).get("started"):
+                return units[unit_id]
+    return run
+
+
+def comparison_first(units: dict, run: dict) -> dict:
+    """The unit that measured a comparison's first execution of the expert (the provisional scores' divisor): its
+    first tuning unit."""
+    same = [u for u in units.values() if u.get("kind") == "tune" and u.get("folder") == run.get("folder")
+            and u.get("started")]
+    return min(same, key=lambda u: u["started"], default=run)
+
+
+def _figure(ratio: float, marks: list[str]) -> str:
+    return f"{ratio:.2f}" + "".join(SUPERSCRIPT[m] for m in marks)
+
+
+def _against(figure: float, reference: float | None, noise: float | None, who: str = "",
+             marks: tuple[list[str], list[str]] = ([], []), reference_first: bool = False) -> str:
     """A summary cell: `figure` over the tables' divisor; where that is the expert's first execution in a
     comparison, `reference` is the same over the reference unit's expert (None where the divisor is that expert):
-    beside it where the two differ, marked within noise as the tables mark it; `who` the optimizers it is of."""
-    same = reference is None or f"{reference:.2f}" == f"{figure:.2f}"
+    beside it where the two differ, marked within noise as the tables mark it; `who` the optimizers it is of;
+    `marks` the two figures' change marks; `reference_first`: the reference unit's figure leads (measured in one
+    session, or with no listed change between its executions), the other in brackets, labelled."""
+    same = reference is None or f"{reference:.2f}" == f"{figure:.2f}" and marks[0] == marks[1]
     judged = figure if reference is None else reference
     mark = "within noise" if noise is not None and abs(judged - 1) <= noise else ""
     if same:
-        notes = [who, mark]
+        return _figure(figure, marks[0]) + (f" ({'; '.join(n for n in (who, mark) if n)})" if who or mark else "")
+    if reference_first:
+        notes = [who, mark, f"comparison's first: {_figure(figure, marks[0])}"]
+        head = _figure(reference, marks[1])
     else:
-        notes = [who, f"reference unit: {reference:.2f}" + (f", {mark}" if mark else "")]
-    notes = [n for n in notes if n]
-    return f"{figure:.2f}" + (f" ({'; '.join(notes)})" if notes else "")
+        notes = [who, f"reference unit: {_figure(reference, marks[1])}" + (f", {mark}" if mark else "")]
+        head = _figure(figure, marks[0])
+    return head + f" ({'; '.join(n for n in notes if n)})"
 
 
-def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "docs/tuning.md") -> list[str]:
+def _expert_text(b: str) -> str:
+    """The expert mapper's text as the repository has it now (only what a change's `statement` looks for is read
+    from it); "" where it cannot be read."""
+    try:
+        from mapperopt.benchmarks import load_config
+
+        config = load_config(b)
+        return config.expert_dsl() if config.expert else ""
+    except Exception:  # noqa: BLE001 - a benchmark this checkout lacks: no statement found in its expert
+        return ""
+
+
+def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "docs/tuning.md",
+                  history: bool = False) -> list[str]:
     """The page's first table: per benchmark and size, the reference mappers' share of the physical ceiling, Legion's
     default mapper, guided's best and the baselines' best against the expert (the tables' divisor; while it is the
     expert's first execution in the comparison, the same over the reference unit's expert beside it, marked within
     noise as the tables mark it), the noise, the seeds done, and whether the scores are provisional."""
     optimizers, _ = usable_optimizers(plan)
+    changes = load_changes(results)
+    used = set()  # the marks the table shows
     rows = []
     for b, s in pairs(plan):
         base = units.get(f"base-{b}-{s}", {})
@@ -947,20 +1059,50 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
                          for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])})
         provisional = any(p for sc, n, p in scored.values() if n)
         noise = spread(units, results, b, s)
+        expert_dsl = _expert_text(b)
+        # the executions each figure rests on: the reference unit's two, the comparison's first of the expert
+        in_base = (Execution(base.get("started", ""), None), Execution(base.get("started", ""), expert_dsl, True))
+
+        def marked(*executions: Execution) -> list[str]:
+            found = change_marks(changes, b, s, list(executions))
+            used.update(found)
+            return found
+
+        def first_of(run: dict) -> Execution:
+            return Execution(comparison_first(units, run).get("started", ""), expert_dsl, True)
 
         def reference(opt: str) -> float | None:
             """An optimizer's best over the reference unit's expert while its scores are provisional (the figure
             its table's last column gives); None once final (measured together with the expert)."""
             runs = _runs(units, b, s, opt, plan["iters"], plan["seeds"])
             return max(r["best_throughput"] or 0.0 for r in runs) / expert if scored[opt][2] and expert else None
+
+        def best_cell(opts: list[str], figure: float, ref: float | None, who: str = "") -> str:
+            """An optimizers' best: the ratio whose two executions were measured in one unit, or with no listed
+            change between them, first."""
+            if ref is None:  # final: measured together with the expert
+                final = units.get(f"final-{b}-{s}-i{plan['iters']}", {})
+                together = Execution(final.get("started", ""), "", False), Execution(final.get("started", ""),
+                                                                                      expert_dsl, True)
+                return _against(figure, None, noise, who, (marked(*together), []))
+            run = max((r for o in opts for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])),
+                      key=lambda r: (r["best_throughput"] or 0.0) / r["reference_first"])
+            by, first = measured_by(units, results, run), comparison_first(units, run)
+            best = Execution(by.get("started", ""), run.get("best_dsl") or "")
+            leads = by is not first and (_separated(changes, b, s, best, first_of(run))
+                                         and not _separated(changes, b, s, best, in_base[1]))
+            return _against(figure, ref, noise, who, (marked(best, first_of(run)), marked(best, in_base[1])),
+                            reference_first=leads)
         if not expert:
             versus = "expert failed"
         elif not default:
             versus = "failed"
-        elif provisional and len(firsts) == 1:  # the divisor of the table's rows: the comparison's first execution
-            versus = _against(default / firsts[0], default / expert, noise)
+        elif provisional and len(firsts) == 1:  # the table's divisor, the comparison's first execution, in brackets
+            run = next(r for o in optimizers for r in _runs(units, b, s, o, plan["iters"], plan["seeds"]))
+            versus = _against(default / firsts[0], default / expert, noise,
+                              marks=(marked(in_base[0], first_of(run)), marked(*in_base)), reference_first=True)
         else:
-            versus = _against(default / expert, None, noise)
+            versus = _against(default / expert, None, noise, marks=(marked(*in_base), []))
         guided = scored.get("guided", (None, 0, True))
         others = {o: sc["best"] for o, (sc, n, p) in scored.items() if o != "guided" and sc}
         high = max(others.values(), default=None)
@@ -970,26 +1112,41 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
         done = (f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}") + \
             f" of {plan['seeds']}"
         guided_best = ("-" if not guided[0] else "none ran" if not guided[0]["best"] else
-                       _against(guided[0]["best"], reference("guided"), noise))
+                       best_cell(["guided"], guided[0]["best"], reference("guided")))
         mine = [reference(o) for o in tied]
         others_best = ("-" if high is None else "none ran" if not tied else
-                       _against(high, None if None in mine else max(mine), noise, ", ".join(tied)))
+                       best_cell(tied, high, None if None in mine else max(mine), ", ".join(tied)))
         state = ("provisional" if provisional else "final") if any(counts) else "not run yet"
-        rows.append(f"| {b} | `{s}` | {ceiling_share(units, b, s, 'default')} | {ceiling_share(units, b, s, 'expert')} "
+        shares = [ceiling_share(units, b, s, name) for name in ("default", "expert")]
+        shares = [share + ("".join(SUPERSCRIPT[m] for m in marked(execution))
+                           if share not in ("-", "failed") else "") for share, execution in zip(shares, in_base)]
+        rows.append(f"| {b} | `{s}` | {shares[0]} | {shares[1]} "
                     f"| {versus} | {guided_best} | {others_best} | "
                     f"{_percent(noise) if noise is not None else 'not measured'} | {done} | {state} |")
+    legend = [f"{SUPERSCRIPT[c['mark']]} " + (f"against the expert as edited during the evaluation: {c['what']}"
+                                              if c.get("expert") else f"measured before {c['what']}")
+              + f" ({c['from'][:10]})" for c in changes if c["mark"] in used]
     if not rows:
         return []
     return ["## Summary", "", "Per benchmark and size (the columns are explained under the table):", "",
             "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
             "others' best / expert | noise | seeds done | scores |", "|---" * 10 + "|", *rows, "",
+            *([("Marks (from `changes.json` in the results folder, against the units' start times"
+                + ("; [Changes during the evaluation](#changes-during-the-evaluation) tells each" if history else "")
+                + "): " + "; ".join(legend) + "."), ""] if legend else []),
             "Columns: Legion's default mapper and the expert against the physical ceiling (Stencil: "
             "the copy bandwidth; Circuit: the FP32 peak; the GEMMs: cuBLAS DGEMM; Pennant has no ceiling: against "
             "its CPU run; see [Physical limits](#physical-limits)); Legion's default mapper, guided's best run and the "
-            "best run of the other optimizers against the expert, with the divisor of the tuning tables below; "
-            "where that divisor is the expert's first execution in the tuning comparison (provisional scores: each "
-            "table's header gives it, and it may be of another session and another runtime), the same over the "
-            "reference unit's expert in brackets where it differs, the figure each table's last column gives; a "
+            "best run of the other optimizers against the expert; where the tuning tables below divide by the "
+            "expert's first execution in the tuning comparison (provisional scores: each table's header gives it, "
+            "and it may be of another session and another runtime), two figures where they differ: over that "
+            "execution (\"comparison's first\") and over the reference unit's expert (\"reference unit\", the "
+            "figure each table's last column gives). The first figure is the one measured in one session where "
+            "there is one: Legion's default mapper over the expert measured together with it; an optimizer's best "
+            "over the comparison's first where the same unit measured both, else over the reference unit's where "
+            "a listed change (the marks above) came between the best and the comparison's first but not between "
+            "the best and the reference unit, else over the tables' divisor (the comparison's first); the other in "
+            "brackets, labelled. A "
             "ratio is marked within noise as the tables mark it (the noise column: the threshold, said under each "
             "table; not measured: no ratio of that row is marked either way); \"none ran\": no run found a mapper "
             "that runs; the seeds done per optimizer; and whether the scores are provisional (each a single "
@@ -1053,7 +1210,7 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
             return f" ({_fmt(low)}-{_fmt(high)})" if rounds > 1 and low is not None and high is not None else ""
         lines.append(f"Reference unit: expert {_fmt(expert)} {unit}{ranged(mappers['expert'])}, Legion's default "
                      "mapper " + (f"{_fmt(default)} {unit}{ranged(mappers['default'])}" if default else "failed")
-                     + (" (one execution each, measured together)." if rounds == 1 else
+                     + (" (one execution each, measured together: no spread)." if rounds == 1 else
                         f" ({_rounds(rounds).removeprefix('the ').removesuffix(' of each mapper')}, range in "
                         "brackets)."))
         bandwidth = mappers["expert"].get("printed", {}).get("BANDWIDTH")
@@ -1195,9 +1352,13 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     # the summary table right after this short intro, what explains its figures under it; the link to the
     # repository's docs/, the results folder's grandparent's (reports/<card>-eval), from where the page is
     lines += summary_table(units, plan, results,
-                           os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent))
-    lines += [f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}. "
-             "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
+                           os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent),
+                           bool(notes.get("history")))
+    lines += [f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}"
+             + ("; a single execution has no spread (units of earlier versions of this script store `\"spread\": 0.0` "
+                "for it, which measures nothing; later ones null and `no_spread`). " if plan["base_rounds"] == 1 else
+                ". ")
+             + "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
              "between two executions of one mapper at its benchmark and size in one session (the reference unit's "
              "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
              "measured in another session, possibly with another runtime): it is no difference between the "

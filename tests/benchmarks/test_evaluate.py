@@ -61,6 +61,10 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     assert {u["status"] for u in units.values()} == {"ok"}, units
     base = units["base-stencil-ci"]["mappers"]
     assert base["default"]["estimate"]["value"] > 0 and base["expert"]["estimate"]["value"] > 0
+    # one execution (base_rounds 1) has no spread: null and why, as a run's result.json says, not a spread of 0
+    for m in base.values():
+        assert len(m["estimate"]["values"]) == 1 and m["estimate"]["spread"] is None, m
+        assert m["estimate"]["no_spread"] == "one measured execution: no estimate of the noise", m
     assert base["expert"]["printed"]["BANDWIDTH"]["unit"] == "GB/s"  # what the application prints, kept
     tune = units["tune-stencil-ci-random-i1-s0"]
     assert len(tune["records"]) == 1 and tune["reference_first"] > 0 and tune["wall_s_tuning"] > 0
@@ -90,7 +94,7 @@ def test_a_cpu_plan_runs_resumes_and_reports_what_is_missing(tmp_path):
     noise = evaluate.spread(load_units(results), results, "stencil", "ci")
     assert f"| {score} | {evaluate._marked(versus, noise)} | " in row, row
     # one round: one execution each, nothing trimmed
-    assert "(one execution each, measured together)" in text and "trimmed mean" not in text
+    assert "(one execution each, measured together: no spread)" in text and "trimmed mean" not in text
     # a run whose every evaluation failed has no unit of its own; its divisor keeps the expert's
     failed = {**tune, "throughput_unit": None, "best_throughput": None, "best_dsl": None, "best_iter": None}
     (results / "units" / "tune-stencil-ci-random-i1-s0.json").write_text(json.dumps(failed))
@@ -443,6 +447,23 @@ def test_the_report_states_the_reference_protocol_and_the_spread_of_its_rounds(t
     assert "Reference units (plan.json `base_rounds`: 1): one execution of each mapper, measured together" in header
 
 
+def test_a_single_execution_says_no_spread_whatever_its_unit_stored(tmp_path):
+    """Units written before the writer stored null for one execution keep `"spread": 0.0` (the data stays as
+    measured): a reader took it for "no noise". The page says that a single execution has no spread, and no ratio is
+    marked within noise from it."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[99.5])  # stored spread 0.0, as the H200's units
+    assert load_units(results)["base-stencil-ci"]["mappers"]["expert"]["estimate"]["spread"] == 0.0
+    _tuned(results, 0, best=100.2, first=100.0)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert ("Reference unit: expert 100 GFLOP/s, Legion's default mapper 99.5 GFLOP/s (one execution each, measured "
+            "together: no spread).") in text, text
+    header = text[:text.index("## Physical limits")]
+    assert "a single execution has no spread" in header, header
+    assert "(within noise" not in text and ", within noise" not in text, text  # no ratio is marked from it
+    assert "| not measured |" in header and evaluate.spread(load_units(results), results, "stencil", "ci") is None
+
+
 def test_two_runs_have_no_std_or_median(tmp_path):
     scores = {"mean": 0.54, "std": 0.06, "worst": 0.48, "median": 0.54, "best": 0.60}
     assert evaluate._stats(scores, 2) == "0.54 | n/a | 0.48 | n/a | 0.60"
@@ -548,7 +569,8 @@ def test_the_summary_marks_noise_as_the_tables_do_and_says_none_ran(tmp_path):
     _tuned_as(results, "random", 0, best=0.0, first=96.0, walls=[30.0] * 10)
     text = write_report(results, tmp_path / "report.md", notes={})
     summary = text[text.index("## Summary"):text.index("## Physical limits")]
-    assert ("| stencil | `ci` | - | - | 1.03 (reference unit: 0.99, within noise) | 1.05 (reference unit: 1.01, "
+    # default / expert measured together first, then over the comparison's first execution
+    assert ("| stencil | `ci` | - | - | 0.99 (within noise; comparison's first: 1.03) | 1.05 (reference unit: 1.01, "
             "within noise) | none ran | 4.2 % | 1 of 2 | provisional |") in summary, summary
     # the same figures as the table's last column
     assert "measured together with the expert: 0.99 (within noise) |" in text
@@ -560,6 +582,50 @@ def test_the_summary_marks_noise_as_the_tables_do_and_says_none_ran(tmp_path):
     # the columns are explained under the table, before the next section
     after = text[text.index("| benchmark |"):text.index("## Physical limits")]
     assert "in brackets" in after and "the noise column" in after, after
+
+
+def _started(results: Path, unit_id: str, when: str) -> None:
+    path = results / "units" / f"{unit_id}.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "started": when}))
+
+
+def test_the_summary_leads_with_the_same_session_ratio_and_marks_what_predates_a_change(tmp_path):
+    """The summary led with default / expert over the expert's first execution in a tuning comparison of another
+    session (Pennant's 0.87, the reference unit's 0.94 in brackets), and no cell said that it was measured before a
+    runtime fix or against an expert edited during the evaluation. The figure measured in one session (or with no
+    listed change between its two executions) comes first, the other in brackets with its label; each figure carries
+    the marks of the changes (`changes.json`) its executions predate, or of the expert's edit it is measured after."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    _started(results, "base-stencil-ci", "2026-12-03T10:00:00Z")  # after the fix
+    _tuned_as(results, "guided", 0, best=101.0, first=96.0, walls=[30.0] * 10)
+    _started(results, "tune-stencil-ci-guided-i10-s0", "2026-12-02T09:00:00Z")  # the comparison's first
+    _tuned_as(results, "random", 1, best=110.0, first=96.0, walls=[30.0] * 10)
+    _started(results, "tune-stencil-ci-random-i10-s1", "2026-12-03T11:00:00Z")
+    (results / "changes.json").write_text(json.dumps([
+        {"mark": "a", "from": "2026-12-03T00:00:00Z", "benchmarks": ["stencil"], "dsl": True,
+         "what": "FIX-TEXT"},
+        {"mark": "b", "from": "2026-12-02T09:30:00Z", "benchmarks": ["stencil"], "sizes": ["ci"], "expert": True,
+         "what": "EDIT-TEXT"},
+        {"mark": "c", "from": "2026-12-04T00:00:00Z", "benchmarks": ["cannon"], "what": "NOT-HERE"}]))
+    text = write_report(results, tmp_path / "report.md", notes={})
+    summary = text[text.index("## Summary"):text.index("## Physical limits")]
+    # default / expert: measured together (after the fix, with the edited expert) first; the comparison's first
+    # execution of the expert (before the fix, before the edit) in brackets
+    # guided's best was measured in the unit that measured the comparison's first: that ratio first
+    # random's best (after the fix) over the comparison's first (before it) is no same-runtime ratio: the reference
+    # unit's (after it) first
+    assert ("| stencil | `ci` | - | - | 0.95ᵇ (comparison's first: 0.99ᵃ) | 1.05ᵃ (reference unit: 1.01ᵃᵇ) | "
+            "1.10ᵇ (random; comparison's first: 1.15ᵃ) | not measured | 1 of 2 | provisional |") in summary, summary
+    below = summary[summary.index("| provisional |"):]
+    assert "ᵃ measured before FIX-TEXT (2026-12-03)" in below, below
+    assert "ᵇ against the expert as edited during the evaluation: EDIT-TEXT (2026-12-02)" in below, below
+    assert "NOT-HERE" not in below and "ᶜ" not in summary, summary
+    # without changes.json (a folder whose reference never changed): no marks, the same order
+    (results / "changes.json").unlink()
+    summary = write_report(results, tmp_path / "report.md", notes={})
+    assert ("| 0.95 (comparison's first: 0.99) | 1.05 (reference unit: 1.01) | 1.15 (random; reference unit: 1.10) |"
+            in summary), summary
 
 
 def test_the_summary_links_the_tuning_doc_from_where_the_page_is(tmp_path, monkeypatch):
