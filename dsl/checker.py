@@ -153,20 +153,33 @@ def unused_definitions(program: A.Program) -> list[A.FuncDef | A.Assign]:
     """The functions and machine models (`m = Machine(KIND);` at top level) of `program` that nothing uses: no map
     statement, no other top-level statement and no function that is itself used. In source order. Dropping them
     leaves the mapping unchanged: a function only runs when called, and a machine model has no effect of its own."""
+    return _unused_and_references(program)[0]
+
+
+def _unused_and_references(program: A.Program) -> tuple[list, dict[int, set[str]]]:
+    """`unused_definitions(program)`, and the names each statement it read reads (by `id` of the statement). Each
+    statement is walked at most once, so the whole is linear in the program's size."""
     removable = [s for s in program.statements
                  if isinstance(s, A.FuncDef) or (isinstance(s, A.Assign) and isinstance(s.value, A.MachineLit))]
     definitions: dict[str, list] = {}
     for s in removable:
         definitions.setdefault(s.name, []).append(s)
     ids = {id(s) for s in removable}
-    pending = [n for s in program.statements if id(s) not in ids for n in _references(s)]
+    refs: dict[int, set[str]] = {}
+
+    def references(s) -> set[str]:
+        if id(s) not in refs:
+            refs[id(s)] = _references(s)
+        return refs[id(s)]
+
+    pending = [n for s in program.statements if id(s) not in ids for n in references(s)]
     live: set[str] = set()
     while pending:
         name = pending.pop()
         if name not in live:
             live.add(name)
-            pending.extend(n for s in definitions.get(name, ()) for n in _references(s))
-    return [s for s in removable if s.name not in live]
+            pending.extend(n for s in definitions.get(name, ()) for n in references(s))
+    return [s for s in removable if s.name not in live], refs
 
 
 def map_kinds(program: A.Program) -> list[str | None]:
@@ -983,11 +996,17 @@ class _Checker:
                                      "skipped", k.loc)
         # A misspelt name (E200, E201) leaves what it meant unread: "never used" would precede and hide the cause.
         misspelt = any(d.code in ("E200", "E201") for d in self.diags)
-        unused = [] if misspelt else unused_definitions(self.program)
+        unused, refs = ([], {}) if misspelt else _unused_and_references(self.program)
+        users_of: dict[str, list] = {}  # name -> the unused definitions that read it, in source order (one pass)
+        for u in unused:
+            if id(u) not in refs:
+                refs[id(u)] = _references(u)
+            for name in refs[id(u)]:
+                users_of.setdefault(name, []).append(u)
         for d in unused:
             what = f"{'function' if isinstance(d, A.FuncDef) else 'machine model'} '{d.name}'"
             # Named only by other unused definitions: "never used" would contradict the call the user sees.
-            users = [u.name for u in unused if u is not d and d.name in _references(u)]
+            users = [u.name for u in users_of.get(d.name, ()) if u is not d]
             self.add("W304", f"{what} is used only by {', '.join(repr(u) for u in users)}, which nothing uses"
                      if users else f"{what} is defined but never used", d.loc, severity="note")
 
