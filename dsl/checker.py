@@ -1235,17 +1235,17 @@ class _Checker:
                 if region.name not in chains:
                     pair = self._other_launch_region(region.name, scope)
                     if pair is not None:
-                        t, seen, space = pair
-                        kind = next(n.kind for n in app.region_tree if n.name == region.name)
+                        t, seen, why = pair
                         self.add("W322", f"region '{region.name}' is not among the names of task '{t.name}' that "
                                          f"discovery saw ({', '.join(sorted(chains))}): discovery records the first "
-                                         f"launch of each task only, and '{region.name}' is a {kind} with the same "
-                                         f"{space} as '{seen}', which a later launch may use instead (a ping-pong "
-                                         "pair)", region.loc,
+                                         f"launch of each task only, and {why}", region.loc,
                                  (f"if no launch of '{t.name}' uses '{region.name}', the statement matches nothing "
                                   "(the run's note R453 says so)",))
                         continue
-                    close = closest(region.name, sorted(chains))
+                    # a ping-pong partner's name discovery never saw comes first: the name of another argument
+                    # of the task (the one a later launch writes, say) would be the wrong fix
+                    partners = sorted(self._partner_names(scope)) if app.discovered_as else []
+                    close = closest(region.name, partners) or closest(region.name, sorted(chains))
                     point = self._other_point_subregion(region.name, scope)
                     if point is not None:  # another point's subregion, which the run matches at that point
                         t, above, kind, seen = point
@@ -1265,6 +1265,7 @@ class _Checker:
                             f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
                     self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,))
                     continue
+                self._alternating(s, region.name, scope)
                 point = self._point_subregion(region.name, scope)
                 if point is not None:
                     t, above, kind = point
@@ -1321,46 +1322,121 @@ class _Checker:
         return f"`{format_statement(dataclasses.replace(stmt, region=A.RegionSel(name=above)))}` applies to every point"
 
     def _other_launch_region(self, name: str, scope) -> tuple | None:
-        """(task, the region of its requirement's chain, what they share) when `name` is a region of the tree that
-        shares with a region in the chain of one of `scope`'s requirements its index space (its parent in the tree,
-        when named) or, both roots of the tree, their field space, or a partition that shares with a partition in
-        such a chain its index partition (or whose region is such a pair): another launch of the task may name it
-        (discovery records each task's first launch); else None. Only for a discovered description: a benchmark's
-        lists all its launches."""
+        """(task, the name of its requirement's chain, and what makes `name` another launch's: "'X' is a region with
+        the same index space 'S' as 'Y'") when `name` is a region of the tree that shares with a region in the chain
+        of one of `scope`'s requirements its index space (its parent in the tree, when named) or, both roots of the
+        tree, their field space (unnamed: their fields), or a partition that shares with a partition in such a
+        chain its index partition (or whose region is such a pair), or, not in the tree, the name of a partition in
+        such a chain with its region's name replaced by its partner's (`next_ghost` for `cur_ghost` of `cur`):
+        another launch of the task may name it (discovery records each task's first launch, and the tree only the
+        names it saw); else None. Only for a discovered description: a benchmark's lists all its launches."""
         tree = {n.name: n for n in self.app.region_tree}
         other = tree.get(name)
-        if not self.app.discovered_as or other is None or other.kind not in ("region", "partition"):
+        if not self.app.discovered_as:
             return None
-
-        def shared(n: str, name: str) -> str | None:
-            """What `n` shares with `name` (two regions or two partitions): "index space 'X'", "field space 'Y'",
-            "index partition 'Z'", or None."""
-            node, other = tree.get(n), tree.get(name)
-            if node is None or other is None or node.kind != other.kind or n == name:
+        if other is None:
+            partner = self._partner_names(scope).get(name)
+            if partner is None:
                 return None
-            parent = tree.get(node.parent) if node.parent is not None else None
-            if node.kind == "partition":
-                if node.parent == other.parent:  # the partitions of two regions by one (named) index partition
-                    return f"index partition '{node.parent}'" if parent and parent.kind == "index_partition" \
-                        else None
-                # no named index partition between: partitions of a ping-pong pair of regions
-                return shared(node.parent, other.parent) if parent and parent.kind == "region" else None
-            if node.parent != other.parent:
-                return None
-            if node.parent is not None:
-                return f"index space '{node.parent}'" if parent and parent.kind == "index_space" else None
-            spaces = {r.names[-1] for t in self.app.tasks for r in t.regions
-                      if r.names and (n in r.names or name in r.names)
-                      and getattr(tree.get(r.names[-1]), "kind", None) == "field_space"}
-            return f"field space '{spaces.pop()}'" if len(spaces) == 1 else None
-
+            t, seen, region, pair, space = partner
+            return t, seen, (f"'{name}' is named like '{seen}' with '{pair}' for '{region}', and '{pair}' is a region "
+                             f"with the same {space} as '{region}', which a later launch may use instead (a ping-pong "
+                             "pair)")
+        if other.kind not in ("region", "partition"):
+            return None
         for t in scope:
             for r in t.regions:
                 for n in r.names:
-                    what = shared(n, name)
+                    what = self._shared(n, name)
                     if what is not None:
-                        return t, n, what
+                        return t, n, (f"'{name}' is a {other.kind} with the same {what} as '{n}', which a later launch "
+                                      "may use instead (a ping-pong pair)")
         return None
+
+    def _shared(self, n: str, name: str) -> str | None:
+        """What `n` shares with `name` (two regions or two partitions of the region tree) that makes them a ping-pong
+        pair: "index space 'X'", "field space 'Y'", "fields (a, b)" (roots of unnamed spaces), "index partition 'Z'",
+        or None."""
+        tree = {x.name: x for x in self.app.region_tree}
+        node, other = tree.get(n), tree.get(name)
+        if node is None or other is None or node.kind != other.kind or n == name:
+            return None
+        parent = tree.get(node.parent) if node.parent is not None else None
+        if node.kind == "partition":
+            if node.parent == other.parent:  # the partitions of two regions by one (named) index partition
+                return f"index partition '{node.parent}'" if parent and parent.kind == "index_partition" else None
+            # no named index partition between: partitions of a ping-pong pair of regions
+            return self._shared(node.parent, other.parent) if parent and parent.kind == "region" else None
+        if node.kind != "region" or node.parent != other.parent:
+            return None
+        if node.parent is not None:
+            return f"index space '{node.parent}'" if parent and parent.kind == "index_space" else None
+        spaces = {r.names[-1] for t in self.app.tasks for r in t.regions
+                  if r.names and (n in r.names or name in r.names)
+                  and getattr(tree.get(r.names[-1]), "kind", None) == "field_space"}
+        if spaces:
+            return f"field space '{spaces.pop()}'" if len(spaces) == 1 else None
+        # an unnamed field space: the fields (and their sizes) of the requirements on each
+        fields = [{f for t in self.app.tasks for r in t.regions if x in r.names for f in r.fields} for x in (n, name)]
+        return f"fields ({', '.join(sorted(fields[0]))})" if fields[0] and fields[0] == fields[1] else None
+
+    def _region_of(self, name: str) -> str | None:
+        """The region of the region tree that partition (or region) `name` belongs to, else None."""
+        tree = {x.name: x for x in self.app.region_tree}
+        node = tree.get(name)
+        while node is not None and node.kind != "region":
+            node = tree.get(node.parent) if node.parent is not None else None
+        return node.name if node is not None else None
+
+    def _partner_names(self, scope) -> dict[str, tuple]:
+        """Names discovery cannot have seen, of a later launch of a ping-pong task of `scope`: for each partition in
+        a requirement's chain whose name holds its region's name (`cur_ghost` of `cur`), and each region that is a
+        ping-pong pair with that region (`next`), that name with the partner's in place of the region's
+        (`next_ghost`), not in the tree -> (task, the partition's name, its region, the partner, what they share)."""
+        tree = {x.name: x for x in self.app.region_tree}
+        regions = [x.name for x in self.app.region_tree if x.kind == "region"]
+        out: dict[str, tuple] = {}
+        for t in scope:
+            for r in t.regions:
+                for n in r.names:
+                    region = self._region_of(n) if getattr(tree.get(n), "kind", None) == "partition" else None
+                    if region is None or region not in n:
+                        continue
+                    for pair in regions:
+                        space = self._shared(region, pair)
+                        derived = n.replace(region, pair, 1)
+                        if space is not None and derived not in tree:
+                            out.setdefault(derived, (t, n, region, pair, space))
+        return out
+
+    def _alternating(self, s, name: str, scope) -> None:
+        """W328: statement `s` selects by `name` a requirement (at or below region R) of a task of `scope` that also
+        has a requirement on R's ping-pong partner: a later launch that swaps them (discovery records the first
+        only) has `name` in the other argument's chain, so the statement covers some of the launches only."""
+        if not self.app.discovered_as:
+            return
+        tree = {x.name: x for x in self.app.region_tree}
+        if getattr(tree.get(name), "kind", None) not in ("region", "partition"):
+            return
+        for t in scope:
+            mine = [r for r in t.regions if name in r.names]
+            if len(mine) != 1:
+                continue
+            r = mine[0]
+            region = self._region_of(name)
+            for q in t.regions:
+                partner = next((x for x in q.names if getattr(tree.get(x), "kind", None) == "region"), None)
+                if q is r or partner is None or region is None or self._shared(region, partner) is None:
+                    continue
+                hint = (f"`{format_statement(dataclasses.replace(s, region=A.RegionSel(index=r.index)))}` selects "
+                        f"argument {r.index} on every launch" if s.tasks.names is not None and len(scope) == 1 else
+                        f"a statement for task '{t.name}' alone can select argument {r.index} by its index on every "
+                        "launch")
+                self.add("W328", f"task '{t.name}' uses '{region}' (argument {r.index}) and its ping-pong partner "
+                                 f"'{partner}' (argument {q.index}): discovery records its first launch only; if "
+                                 f"later launches swap the two, '{name}' selects argument {r.index} on the launches "
+                                 f"like the first and argument {q.index} on the others", s.region.loc, (hint,))
+                return
 
     @staticmethod
     def _field_hint(s, name: str, scope) -> str | None:
