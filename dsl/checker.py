@@ -1273,8 +1273,16 @@ class _Checker:
                                      f"the index launch of '{t.name}' uses (discovery records the first point it "
                                      "maps): where each point's subregion has a name of its own, this statement "
                                      "applies to that point only", region.loc, (self._every_point_hint(s, above),))
+            elif region.index is not None and sel.names is None:  # `*`: every task
+                t = max(scope, key=lambda t: len(t.regions))
+                k = len(t.regions)
+                if region.index >= k:
+                    self.add("E204", f"region index {region.index} is out of range for every task: no task has a "
+                                     f"region requirement {region.index}", region.loc,
+                             (f"the most region requirements of a task is {k}"
+                              f"{f' (0..{k - 1}), of {t.name!r}' if k else ''}",))
             elif region.index is not None:
-                for t in scope if sel.names is not None else [max(scope, key=lambda t: len(t.regions))]:
+                for t in scope:
                     if region.index >= len(t.regions):
                         k = len(t.regions)
                         self.add("E204", f"region index {region.index} is out of range for task '{t.name}'",

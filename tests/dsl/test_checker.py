@@ -359,7 +359,10 @@ def test_e204_region_index(circuit):
     d = only("Region distribute_charge 7 GPU ZCMEM;", "E204", circuit)
     assert at(d) == (1, 26)
     assert d.hints == ("task 'distribute_charge' has 4 region requirements (0..3)",)
-    assert only("Layout * 5 * SOA;", "E204", circuit).message.endswith("task 'calculate_new_currents'")
+    # `*` selects every task: no task has the requirement, and the hint names the largest count (not one task)
+    d = only("Layout * 5 * SOA;", "E204", circuit)
+    assert d.message == "region index 5 is out of range for every task: no task has a region requirement 5", d.message
+    assert d.hints == ("the most region requirements of a task is 5 (0..4), of 'calculate_new_currents'",), d.hints
     assert diags("Layout * 4 * SOA;", circuit) == []
 
 
