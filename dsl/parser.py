@@ -648,6 +648,23 @@ def _line_has_comment_after(text: str, tok: Token) -> bool:
     return "//" in line[tok.end_column - 1 :]
 
 
+def _current_statement(tokens: list[Token]) -> list[Token]:
+    """The tokens of the statement being read: those after the last ';', '{' or '}'."""
+    start = max((i + 1 for i, t in enumerate(tokens) if t.type in ("SEMICOLON", "LBRACE", "RBRACE")), default=0)
+    return tokens[start:]
+
+
+def _ended_hint(text: str, tokens: list[Token]) -> str | None:
+    """E102's hint: the statement that lacks its ';' with it, where it is short and on one line without a comment."""
+    statement = _current_statement(tokens)
+    if not statement:
+        return None
+    source = text[statement[0].start_pos:statement[-1].end_pos]
+    if "\n" in source or "\r" in source or "#" in source or "//" in source or len(source) > 80:
+        return None
+    return f"end the statement with ';': {source};"
+
+
 def _join_tokens(tokens: list[Token]) -> str:
     """Source-like text of a token sequence: a space after commas and between two words."""
     out = ""
@@ -982,7 +999,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         # Also a body's last statement before its '}' on the same line (`return x }`).
         if ((not at_eof and (token.line > prev.end_line or token.type == "RBRACE")) or (at_eof and comment_after)):
             return error("E102", f"missing ';' after '{prev}'", prev.end_line, prev.end_column, str(prev),
-                         (slash_hint,), expected)
+                         (slash_hint, _ended_hint(text, tokens)), expected)
 
     if at_eof:
         line, col = (prev.end_line, prev.end_column) if prev is not None else (1, 1)
@@ -1130,6 +1147,12 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             hints += [f"did you mean '{close}'?", types] if close else [types]
         else:
             hints.append(f"parameters are typed: write 'Task {tok_text}' ({types})")
+    statement = _current_statement(tokens)
+    if token.type == "SEMICOLON" and "IDENT" in accepts and statement and \
+            statement[0].type in ("INDEXTASKMAP", "SINGLETASKMAP"):  # `IndexTaskMap t;`: the function is missing
+        kw, tasks = statement[0].value, text[statement[1].start_pos:prev.end_pos] if len(statement) > 1 else "T"
+        hints.append(f"{kw} names the mapping function after the tasks: `{kw} {tasks} f;` with "
+                     "def f(Task task) { ... }")
     if token.type == "RETURN":
         hints.append("'return' is only allowed as the last statement of a function body")
     elif tok_text in _STATEMENT_WORDS and "IDENT" in accepts:

@@ -341,6 +341,16 @@ ERRORS = [
      "add '{' after the ')' of line 1: def f(Task task) {"),
     ("def f(Task task) // c\n  return 1;\n}", "E100", 2, 3, "expected '{'", "add '{' after the ')' of line 1"),
     ("caf\u00e9 = 1;", "E104", 1, 4, "unrecognized character '\u00e9'", "names are written with ASCII letters"),
+    # a map statement without its function: the hint shows the form, with the statement's own task
+    ("IndexTaskMap calc_dt_hydro;", "E100", 1, 27, "unexpected ';'; expected a name",
+     "IndexTaskMap names the mapping function after the tasks: `IndexTaskMap calc_dt_hydro f;` with "
+     "def f(Task task) { ... }"),
+    ("SingleTaskMap t1, t2;", "E100", 1, 21, "unexpected ';'", "`SingleTaskMap t1, t2 f;`"),
+    # a missing ';': the hint shows the statement ended with it
+    ("def f(Task task) { return m[0, 0] }", "E102", 1, 34, "missing ';' after ']'",
+     "end the statement with ';': return m[0, 0];"),
+    ("Region * ghost_region GPU ZCMEM\nTask * CPU;", "E102", 1, 32, "missing ';' after 'ZCMEM'",
+     "end the statement with ';': Region * ghost_region GPU ZCMEM;"),
 ]
 
 
