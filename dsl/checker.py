@@ -356,7 +356,13 @@ class _Checker:
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
-            hint = f"add '{abridged(name)} = Machine({self._model_kind(name)});' at top level"
+            kind = self._model_kind(name)
+            hint = f"add '{abridged(name)} = Machine({kind});' at top level"
+            if kind != "CPU" and self.machine is not None and self.machine.count(kind, 0) == 0:
+                # an empty model: its first index would be E205; the portable definition falls back to CPUs
+                what = "GPUs" if kind == "GPU" else f"{kind} processors"
+                hint = (f"add '{abridged(name)} = Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU);' at "
+                        f"top level (this machine has no {what}: Machine({kind}) alone is empty here)")
         else:
             hint = None
         self.add("E201", f"undefined variable '{abridged(name)}'", loc, (hint,))

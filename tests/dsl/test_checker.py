@@ -184,6 +184,12 @@ def test_e201_undefined_machine_variable():
     assert only("def f(Task task) { return mcpu[0, 0]; }", "E201").hints == ("add 'mcpu = Machine(CPU);' at top level",)
     d = only("mgpu = Machine(GPU);\ndef f(Task task) { return mgpuu[0, 0]; }", "E201")
     assert d.hints == ("did you mean 'mgpu'?",)
+    # on a machine without GPUs, the definition that falls back to CPUs (a GPU model there is empty: E205 next)
+    d = only("def f(Task task) { return mgpu[0, 0]; }", "E201", None, parse_machine_spec("1x0x2"))
+    assert d.hints == ("add 'mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);' at top level (this "
+                       "machine has no GPUs: Machine(GPU) alone is empty here)",), d.hints
+    fixed = "mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);\ndef f(Task task) { return mgpu[0, 0]; }"
+    assert [x for x in diags(fixed, None, parse_machine_spec("1x0x2")) if x.is_error] == []
 
 
 def test_e201_task_in_a_function_whose_task_parameter_has_another_name():
