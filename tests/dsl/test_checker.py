@@ -1768,3 +1768,19 @@ def test_w304_on_many_definitions_reads_each_definition_once(monkeypatch):
     assert [d.message for d in found] == expected
     assert [d.loc.line for d in found] == sorted(d.loc.line for d in found)
     assert seen and max(seen.values()) == 1, max(seen.values())
+
+
+def test_many_warnings_of_one_code_are_shown_up_to_a_cap_then_counted():
+    """Thousands of one warning (a generated file) print the first few, then one line that counts the rest; every
+    error is still shown (they are capped apart, at 20 in all), and the summary still counts every diagnostic."""
+    from mapperopt.dsl.errors import REPEATS
+    n = REPEATS + 25
+    src = "Task * CPU;\n" + "".join(f"def f{i}(Task t) {{ return 0; }}\n" for i in range(n))
+    found = diags(src)
+    assert [d.code for d in found].count("W304") == n
+    text = render_all(found, src)
+    assert text.count("note[W304]: function") == REPEATS, text
+    assert text.endswith("p.dsl: ... and 25 more note[W304] like this"), text[-300:]
+    assert "function 'f0' is defined" in text and f"function 'f{n - 1}' is defined" not in text
+    few = "Task * CPU;\n" + "def f(Task t) { return 0; }\n" * 2
+    assert "more" not in render_all(diags(few), few)
