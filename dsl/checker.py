@@ -2332,6 +2332,14 @@ class _Checker:
         items = list(index.items) if index is not None else []
         if dim < len(items) and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in items):
             coords = [format_expr(i) for i in items]
+            it = items[dim]
+            if isinstance(it, A.Binary) and it.op == "%" and isinstance(it.right, A.IntLit):  # `% 2`, hard-coded
+                left = format_expr(it.left)
+                left = left if re.fullmatch(r"[\w.\[\]]+", left) or isinstance(it.left, A.Binary) and \
+                    it.left.op in ("*", "/", "%") else f"({left})"
+                coords[dim] = f"{left} % {model}.size[{dim}]"
+                return (f"the modulus {it.right.value} is not the size of dimension {dim} on this machine: use the "
+                        f"model's size, `{model}[{', '.join(coords)}]`")
             c = coords[dim] if re.fullmatch(r"[\w.\[\]]+", coords[dim]) else f"({coords[dim]})"  # `%` binds tighter
             coords[dim] = f"{c} % {model}.size[{dim}]"
             return f"reduce the index modulo the size of that dimension: `{model}[{', '.join(coords)}]`"

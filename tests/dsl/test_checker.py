@@ -406,6 +406,11 @@ def test_e205_e219_on_a_machine_without_gpus_hint_the_fallback(circuit):
     d = only("m = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0]]; }\nIndexTaskMap update_voltages f;",
              "E205", circuit, cpu)
     assert d.hints == ("reduce the index modulo the size of that dimension: `m[0, task.ipoint[0] % m.size[1]]`",)
+    # a hard-coded modulus (written for 2 CPUs): the fix is the model's size in its place, not a second modulo
+    d = only("mc = Machine(CPU);\ndef f(Task task) { return mc[0, (task.ipoint[0] + 1) % 2]; }\n"
+             "IndexTaskMap update_voltages f;", "E205", circuit, cpu)
+    assert d.hints == ("the modulus 2 is not the size of dimension 1 on this machine: use the model's size, "
+                       "`mc[0, (task.ipoint[0] + 1) % mc.size[1]]`",), d.hints
     d = only("mc = Machine(CPU);\ndef f(Task task) { t = (0, 3); return mc[*t]; }\nIndexTaskMap update_voltages f;",
              "E205", circuit, cpu)
     assert d.hints == ("reduce the index modulo the size of that dimension, e.g. `i % mc.size[1]` for the machine "
