@@ -648,6 +648,11 @@ def _line_has_comment_after(text: str, tok: Token) -> bool:
     return "//" in line[tok.end_column - 1 :]
 
 
+# Names of the control characters, which have none in Unicode's character database (their aliases, as C names them).
+_CONTROL_NAMES = {"\0": "NULL", "\a": "BELL", "\b": "BACKSPACE", "\v": "VERTICAL TAB", "\f": "FORM FEED",
+                  "\x1b": "ESCAPE", "\x7f": "DELETE"}
+
+
 def _current_statement(tokens: list[Token]) -> list[Token]:
     """The tokens of the statement being read: those after the last ';', '{' or '}'."""
     start = max((i + 1 for i, t in enumerate(tokens) if t.type in ("SEMICOLON", "LBRACE", "RBRACE")), default=0)
@@ -970,9 +975,11 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                                  f"{exc.column}, invisible in most editors", exc.line, exc.column, char,
                          ("remove it: only the first character of a file may be a byte order mark",))
         if not char.isprintable() or char.isspace():  # invisible, or looks like a space: named by its code point
-            name = unicodedata.name(char, "")
+            name = unicodedata.name(char, "") or _CONTROL_NAMES.get(char, "")
             return error("E104", f"unrecognized character U+{ord(char):04X}{f' ({name})' if name else ''}", exc.line,
-                         exc.column, char, ("remove it, or replace it with a space",))
+                         exc.column, char, ("remove it, or replace it with a space",
+                                            "whitespace is spaces, tabs and line breaks (\\n, \\r\\n or \\r); a form "
+                                            "feed or vertical tab is not" if char in "\f\v" else None))
         hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes",
                  "^": "there is no '^' operator: for a power multiply (x * x) or write the value; for the "
                       "exclusive or of two bools write a != b"}

@@ -305,6 +305,12 @@ ERRORS = [
     ("Task * CPU;\nRegion * *\ufeff CPU SYSMEM;", "E104", 2, 11, "a byte order mark (U+FEFF) at line 2, column 11",
      "remove it"),
     ("x = 1;\u00a0y = 2;", "E104", 1, 7, "unrecognized character U+00A0 (NO-BREAK SPACE)", None),
+    # control characters have no Unicode name: named as C does; a form feed or vertical tab is not whitespace here
+    ("Task * CPU;\f\nx = 1;", "E104", 1, 12, "unrecognized character U+000C (FORM FEED)",
+     "whitespace is spaces, tabs and line breaks"),
+    ("Region\v* * CPU SYSMEM;", "E104", 1, 7, "unrecognized character U+000B (VERTICAL TAB)",
+     "replace it with a space"),
+    ("x = 1;\x07", "E104", 1, 7, "unrecognized character U+0007 (BELL)", None),
     # C-style comments.
     ("/* mapper */\nTask * CPU;", "E100", 1, 1, "unexpected '/'", "comments run from '#' (or '//') to the end"),
     ("Region * 0 CPU /* c-style */ SYSMEM;", "E100", 1, 16, "expected a memory kind", "'/*' does not start a comment"),
