@@ -224,6 +224,14 @@ def _rule(method):
         last = max(marks, key=lambda m: (m.line, m.col), default=None)
         depth = below + level
         if depth > MAX_NESTING:
+            chain, x = 1, first  # the operators of the chain being read (`a + b + c` nests to the left)
+            while isinstance(x, A.Binary):
+                chain, x = chain + 1, x.left
+            if chain > MAX_NESTING:
+                raise _AstError("E110", f"more than {MAX_NESTING} operators in one chain: each operator of a chain "
+                                        "such as a + b + c counts as one level of nesting, and at most "
+                                        f"{MAX_NESTING} levels are allowed", last or loc, None,
+                                ("split the chain with intermediate variables (s = a + b + ...; x = s + ...)",))
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
                                     "or comprehensions (each operator of a chain such as a + b + c counts as one)",
                             last or loc, None, ("split the expression with intermediate variables",))
