@@ -1501,7 +1501,7 @@ class _Checker:
                 f"{k} {self.machine.count(k, 0)}" for k in listed)
             self.add("E209", f"task '{info.name}' cannot run on any kind of its list {', '.join(listed)}",
                      ordered[0].loc, (f"add a kind it has a variant for, e.g. Task {info.name} "
-                                      f"{','.join(info.variants)};",),
+                                      f"{','.join([k for k in info.variants if runs(k)] or info.variants)};",),
                      (f"variants of '{info.name}': {', '.join(info.variants)}{procs}",))
         for s, listed, infos in every.values():
             # The message names every task (AutoGuide's rule reads them and the list from it).

@@ -572,6 +572,12 @@ def test_e209_kinds_without_variants(circuit, m14):
     assert d.notes == ("variants of 'check_circuit': CPU",)
     d = only("Task calculate_new_currents GPU;", "E209", circuit, parse_machine_spec("1x0x1"))
     assert "processors per node: GPU 0" in d.notes[0]
+    # a variant of a kind this build has no processors of (OMP) is not offered in the hint; the note lists it
+    omp = replace(circuit, tasks=tuple(replace(t, variants=("OMP", "CPU")) if t.name == "init_piece" else t
+                                       for t in circuit.tasks))
+    d = only("Task init_piece GPU;", "E209", omp, parse_machine_spec("1x0x2"))
+    assert d.hints == ("add a kind it has a variant for, e.g. Task init_piece CPU;",), d.hints
+    assert d.notes[0].startswith("variants of 'init_piece': OMP, CPU"), d.notes
     # the E209 above needed no evaluation: the note says which E209 still waits for static evaluation
     assert "(E205, E209 for a kind a mapping function returns, E217," in only(
         "Task calculate_new_currents GPU;", "W314", circuit, parse_machine_spec("1x0x1")).message
