@@ -24,7 +24,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement, meant, selector_name, tunable_value
-from mapperopt.dsl.machine import MAX_DIMS, MachineModel, Proc, ProcSet, fmt_tuple
+from mapperopt.dsl.machine import MAX_DIMS, MachineModel, Proc, ProcSet, balance_factors, fmt_tuple
 from mapperopt.dsl.parser import abridged
 from mapperopt.errors import MapperoptError, closest, extended
 
@@ -2293,6 +2293,16 @@ class _Checker:
                 k = shown[1].count(",") + (not shown[1].endswith(",)"))  # "(0,)": 1, "(0, 0)": 2
                 hints.append(f"{format_expr(indexed)} has {k} dimension{'s' if k > 1 else ''}, one per dimension of "
                              f"the launch domain: index it with {'0' if k == 1 else f'0 to {k - 1}'}")
+        split = re.match(r"split\((\d+), (\d+)\): the factor must be >= 1 and divide the size (\d+)", err.detail)
+        if code == "E217" and split and int(split[2]) >= 1:
+            d, f, size = map(int, split.groups())
+            call = next((n for s in self.program.statements for n in _walk_stmt(s) if isinstance(n, A.MethodCall)
+                         and n.name == "split" and n.loc == err.loc), None)
+            model = format_expr(call.obj) if call is not None else "m"
+            factors = balance_factors(size, 2)
+            hints.append(f"{f} does not divide {size}: `{model}.balance_split({d}, 2)` splits dimension {d} in two, "
+                         f"as split does, whatever its size (here {factors[0]} and {factors[1]}), or give split a "
+                         f"factor of {size}")
         counts = re.match(r"(\d+) index value\(s\) for the (\d+)-dimensional model", err.detail)
         index = next((n for s in self.program.statements for n in _walk_stmt(s)
                       if isinstance(n, A.Index) and n.loc == err.loc), None) if counts else None

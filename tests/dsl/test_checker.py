@@ -635,6 +635,15 @@ def test_e215_e216_e217_e218_e219_e220(m14):
     assert only("m = Machine(GPU); x = m.swap(0, 2);", "E217").message.startswith("invalid swap: dimension 2")
     d = only("m = Machine(GPU); x = m.split(1, 3);", "E217", machine=m14)  # needs the machine's sizes
     assert "split(1, 3)" in d.message and any("R409" in n for n in d.notes)
+    # its hint: balance_split, which gives the same dimensions for any size (here (3, 1)), in the mapper's names
+    d = only("mcpu = Machine(CPU);\nm2 = mcpu.merge(0, 1).split(0, 2);", "E217", machine=parse_machine_spec("1x0x3"))
+    assert d.hints == ("2 does not divide 3: `mcpu.merge(0, 1).balance_split(0, 2)` splits dimension 0 in two, as "
+                       "split does, whatever its size (here 3 and 1), or give split a factor of 3",), d.hints
+    d = only("mcpu = Machine(CPU);\nm2 = mcpu.merge(0, 1).split(0, 4);", "E217", machine=parse_machine_spec("1x0x6"))
+    assert d.hints[0].startswith("4 does not divide 6: `mcpu.merge(0, 1).balance_split(0, 2)`") and \
+        "(here 3 and 2)" in d.hints[0], d.hints
+    fixed = "mcpu = Machine(CPU);\nm2 = mcpu.merge(0, 1).balance_split(0, 2);"
+    assert not [x for x in diags(fixed, None, parse_machine_spec("1x0x3")) if x.is_error]
     assert diags("m = Machine(GPU); x = m.split(1, 3);") == []
     assert only("x = (*1, 2);", "E218").message == "'*' unpacks a tuple, not an int"
     assert only("x = (1, 2)[*];", "E218").message == "a lone '*' is only allowed in a machine index"
