@@ -24,7 +24,7 @@ from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, Evaluat
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
 from mapperopt.dsl.formatter import format_expr, format_statement, meant, selector_name, tunable_value
-from mapperopt.dsl.machine import MAX_DIMS, MachineModel, Proc, ProcSet, fmt_tuple
+from mapperopt.dsl.machine import MAX_DIMS, MachineModel, Proc, ProcSet, balance_factors, fmt_tuple
 from mapperopt.dsl.parser import abridged
 from mapperopt.errors import MapperoptError, closest, extended
 
@@ -153,20 +153,33 @@ def unused_definitions(program: A.Program) -> list[A.FuncDef | A.Assign]:
     """The functions and machine models (`m = Machine(KIND);` at top level) of `program` that nothing uses: no map
     statement, no other top-level statement and no function that is itself used. In source order. Dropping them
     leaves the mapping unchanged: a function only runs when called, and a machine model has no effect of its own."""
+    return _unused_and_references(program)[0]
+
+
+def _unused_and_references(program: A.Program) -> tuple[list, dict[int, set[str]]]:
+    """`unused_definitions(program)`, and the names each statement it read reads (by `id` of the statement). Each
+    statement is walked at most once, so the whole is linear in the program's size."""
     removable = [s for s in program.statements
                  if isinstance(s, A.FuncDef) or (isinstance(s, A.Assign) and isinstance(s.value, A.MachineLit))]
     definitions: dict[str, list] = {}
     for s in removable:
         definitions.setdefault(s.name, []).append(s)
     ids = {id(s) for s in removable}
-    pending = [n for s in program.statements if id(s) not in ids for n in _references(s)]
+    refs: dict[int, set[str]] = {}
+
+    def references(s) -> set[str]:
+        if id(s) not in refs:
+            refs[id(s)] = _references(s)
+        return refs[id(s)]
+
+    pending = [n for s in program.statements if id(s) not in ids for n in references(s)]
     live: set[str] = set()
     while pending:
         name = pending.pop()
         if name not in live:
             live.add(name)
-            pending.extend(n for s in definitions.get(name, ()) for n in _references(s))
-    return [s for s in removable if s.name not in live]
+            pending.extend(n for s in definitions.get(name, ()) for n in references(s))
+    return [s for s in removable if s.name not in live], refs
 
 
 def map_kinds(program: A.Program) -> list[str | None]:
@@ -343,7 +356,13 @@ class _Checker:
         elif close:
             hint = f"did you mean '{close}'?"
         elif re.fullmatch(r"m\w*", name) and (len(name) <= 4 or "_" in name or re.search("gpu|cpu", name)):
-            hint = f"add '{abridged(name)} = Machine({self._model_kind(name)});' at top level"
+            kind = self._model_kind(name)
+            hint = f"add '{abridged(name)} = Machine({kind});' at top level"
+            if kind != "CPU" and self.machine is not None and self.machine.count(kind, 0) == 0:
+                # an empty model: its first index would be E205; the portable definition falls back to CPUs
+                what = "GPUs" if kind == "GPU" else f"{kind} processors"
+                hint = (f"add '{abridged(name)} = Machine({kind}).volume > 0 ? Machine({kind}) : Machine(CPU);' at "
+                        f"top level (this machine has no {what}: Machine({kind}) alone is empty here)")
         else:
             hint = None
         self.add("E201", f"undefined variable '{abridged(name)}'", loc, (hint,))
@@ -983,11 +1002,17 @@ class _Checker:
                                      "skipped", k.loc)
         # A misspelt name (E200, E201) leaves what it meant unread: "never used" would precede and hide the cause.
         misspelt = any(d.code in ("E200", "E201") for d in self.diags)
-        unused = [] if misspelt else unused_definitions(self.program)
+        unused, refs = ([], {}) if misspelt else _unused_and_references(self.program)
+        users_of: dict[str, list] = {}  # name -> the unused definitions that read it, in source order (one pass)
+        for u in unused:
+            if id(u) not in refs:
+                refs[id(u)] = _references(u)
+            for name in refs[id(u)]:
+                users_of.setdefault(name, []).append(u)
         for d in unused:
             what = f"{'function' if isinstance(d, A.FuncDef) else 'machine model'} '{d.name}'"
             # Named only by other unused definitions: "never used" would contradict the call the user sees.
-            users = [u.name for u in unused if u is not d and d.name in _references(u)]
+            users = [u.name for u in users_of.get(d.name, ()) if u is not d]
             self.add("W304", f"{what} is used only by {', '.join(repr(u) for u in users)}, which nothing uses"
                      if users else f"{what} is defined but never used", d.loc, severity="note")
 
@@ -1216,17 +1241,17 @@ class _Checker:
                 if region.name not in chains:
                     pair = self._other_launch_region(region.name, scope)
                     if pair is not None:
-                        t, seen, space = pair
-                        kind = next(n.kind for n in app.region_tree if n.name == region.name)
+                        t, seen, why = pair
                         self.add("W322", f"region '{region.name}' is not among the names of task '{t.name}' that "
                                          f"discovery saw ({', '.join(sorted(chains))}): discovery records the first "
-                                         f"launch of each task only, and '{region.name}' is a {kind} with the same "
-                                         f"{space} as '{seen}', which a later launch may use instead (a ping-pong "
-                                         "pair)", region.loc,
+                                         f"launch of each task only, and {why}", region.loc,
                                  (f"if no launch of '{t.name}' uses '{region.name}', the statement matches nothing "
                                   "(the run's note R453 says so)",))
                         continue
-                    close = closest(region.name, sorted(chains))
+                    # a ping-pong partner's name discovery never saw comes first: the name of another argument
+                    # of the task (the one a later launch writes, say) would be the wrong fix
+                    partners = sorted(self._partner_names(scope)) if app.discovered_as else []
+                    close = closest(region.name, partners) or closest(region.name, sorted(chains))
                     point = self._other_point_subregion(region.name, scope)
                     if point is not None:  # another point's subregion, which the run matches at that point
                         t, above, kind, seen = point
@@ -1246,6 +1271,7 @@ class _Checker:
                             f"region names of {whose}: {', '.join(sorted(chains))}" if chains else None))
                     self.add("E203", f"unknown region '{abridged(region.name)}' for {whose}", region.loc, (hint,))
                     continue
+                self._alternating(s, region.name, scope)
                 point = self._point_subregion(region.name, scope)
                 if point is not None:
                     t, above, kind = point
@@ -1253,8 +1279,16 @@ class _Checker:
                                      f"the index launch of '{t.name}' uses (discovery records the first point it "
                                      "maps): where each point's subregion has a name of its own, this statement "
                                      "applies to that point only", region.loc, (self._every_point_hint(s, above),))
+            elif region.index is not None and sel.names is None:  # `*`: every task
+                t = max(scope, key=lambda t: len(t.regions))
+                k = len(t.regions)
+                if region.index >= k:
+                    self.add("E204", f"region index {region.index} is out of range for every task: no task has a "
+                                     f"region requirement {region.index}", region.loc,
+                             (f"the most region requirements of a task is {k}"
+                              f"{f' (0..{k - 1}), of {t.name!r}' if k else ''}",))
             elif region.index is not None:
-                for t in scope if sel.names is not None else [max(scope, key=lambda t: len(t.regions))]:
+                for t in scope:
                     if region.index >= len(t.regions):
                         k = len(t.regions)
                         self.add("E204", f"region index {region.index} is out of range for task '{t.name}'",
@@ -1302,46 +1336,121 @@ class _Checker:
         return f"`{format_statement(dataclasses.replace(stmt, region=A.RegionSel(name=above)))}` applies to every point"
 
     def _other_launch_region(self, name: str, scope) -> tuple | None:
-        """(task, the region of its requirement's chain, what they share) when `name` is a region of the tree that
-        shares with a region in the chain of one of `scope`'s requirements its index space (its parent in the tree,
-        when named) or, both roots of the tree, their field space, or a partition that shares with a partition in
-        such a chain its index partition (or whose region is such a pair): another launch of the task may name it
-        (discovery records each task's first launch); else None. Only for a discovered description: a benchmark's
-        lists all its launches."""
+        """(task, the name of its requirement's chain, and what makes `name` another launch's: "'X' is a region with
+        the same index space 'S' as 'Y'") when `name` is a region of the tree that shares with a region in the chain
+        of one of `scope`'s requirements its index space (its parent in the tree, when named) or, both roots of the
+        tree, their field space (unnamed: their fields), or a partition that shares with a partition in such a
+        chain its index partition (or whose region is such a pair), or, not in the tree, the name of a partition in
+        such a chain with its region's name replaced by its partner's (`next_ghost` for `cur_ghost` of `cur`):
+        another launch of the task may name it (discovery records each task's first launch, and the tree only the
+        names it saw); else None. Only for a discovered description: a benchmark's lists all its launches."""
         tree = {n.name: n for n in self.app.region_tree}
         other = tree.get(name)
-        if not self.app.discovered_as or other is None or other.kind not in ("region", "partition"):
+        if not self.app.discovered_as:
             return None
-
-        def shared(n: str, name: str) -> str | None:
-            """What `n` shares with `name` (two regions or two partitions): "index space 'X'", "field space 'Y'",
-            "index partition 'Z'", or None."""
-            node, other = tree.get(n), tree.get(name)
-            if node is None or other is None or node.kind != other.kind or n == name:
+        if other is None:
+            partner = self._partner_names(scope).get(name)
+            if partner is None:
                 return None
-            parent = tree.get(node.parent) if node.parent is not None else None
-            if node.kind == "partition":
-                if node.parent == other.parent:  # the partitions of two regions by one (named) index partition
-                    return f"index partition '{node.parent}'" if parent and parent.kind == "index_partition" \
-                        else None
-                # no named index partition between: partitions of a ping-pong pair of regions
-                return shared(node.parent, other.parent) if parent and parent.kind == "region" else None
-            if node.parent != other.parent:
-                return None
-            if node.parent is not None:
-                return f"index space '{node.parent}'" if parent and parent.kind == "index_space" else None
-            spaces = {r.names[-1] for t in self.app.tasks for r in t.regions
-                      if r.names and (n in r.names or name in r.names)
-                      and getattr(tree.get(r.names[-1]), "kind", None) == "field_space"}
-            return f"field space '{spaces.pop()}'" if len(spaces) == 1 else None
-
+            t, seen, region, pair, space = partner
+            return t, seen, (f"'{name}' is named like '{seen}' with '{pair}' for '{region}', and '{pair}' is a region "
+                             f"with the same {space} as '{region}', which a later launch may use instead (a ping-pong "
+                             "pair)")
+        if other.kind not in ("region", "partition"):
+            return None
         for t in scope:
             for r in t.regions:
                 for n in r.names:
-                    what = shared(n, name)
+                    what = self._shared(n, name)
                     if what is not None:
-                        return t, n, what
+                        return t, n, (f"'{name}' is a {other.kind} with the same {what} as '{n}', which a later launch "
+                                      "may use instead (a ping-pong pair)")
         return None
+
+    def _shared(self, n: str, name: str) -> str | None:
+        """What `n` shares with `name` (two regions or two partitions of the region tree) that makes them a ping-pong
+        pair: "index space 'X'", "field space 'Y'", "fields (a, b)" (roots of unnamed spaces), "index partition 'Z'",
+        or None."""
+        tree = {x.name: x for x in self.app.region_tree}
+        node, other = tree.get(n), tree.get(name)
+        if node is None or other is None or node.kind != other.kind or n == name:
+            return None
+        parent = tree.get(node.parent) if node.parent is not None else None
+        if node.kind == "partition":
+            if node.parent == other.parent:  # the partitions of two regions by one (named) index partition
+                return f"index partition '{node.parent}'" if parent and parent.kind == "index_partition" else None
+            # no named index partition between: partitions of a ping-pong pair of regions
+            return self._shared(node.parent, other.parent) if parent and parent.kind == "region" else None
+        if node.kind != "region" or node.parent != other.parent:
+            return None
+        if node.parent is not None:
+            return f"index space '{node.parent}'" if parent and parent.kind == "index_space" else None
+        spaces = {r.names[-1] for t in self.app.tasks for r in t.regions
+                  if r.names and (n in r.names or name in r.names)
+                  and getattr(tree.get(r.names[-1]), "kind", None) == "field_space"}
+        if spaces:
+            return f"field space '{spaces.pop()}'" if len(spaces) == 1 else None
+        # an unnamed field space: the fields (and their sizes) of the requirements on each
+        fields = [{f for t in self.app.tasks for r in t.regions if x in r.names for f in r.fields} for x in (n, name)]
+        return f"fields ({', '.join(sorted(fields[0]))})" if fields[0] and fields[0] == fields[1] else None
+
+    def _region_of(self, name: str) -> str | None:
+        """The region of the region tree that partition (or region) `name` belongs to, else None."""
+        tree = {x.name: x for x in self.app.region_tree}
+        node = tree.get(name)
+        while node is not None and node.kind != "region":
+            node = tree.get(node.parent) if node.parent is not None else None
+        return node.name if node is not None else None
+
+    def _partner_names(self, scope) -> dict[str, tuple]:
+        """Names discovery cannot have seen, of a later launch of a ping-pong task of `scope`: for each partition in
+        a requirement's chain whose name holds its region's name (`cur_ghost` of `cur`), and each region that is a
+        ping-pong pair with that region (`next`), that name with the partner's in place of the region's
+        (`next_ghost`), not in the tree -> (task, the partition's name, its region, the partner, what they share)."""
+        tree = {x.name: x for x in self.app.region_tree}
+        regions = [x.name for x in self.app.region_tree if x.kind == "region"]
+        out: dict[str, tuple] = {}
+        for t in scope:
+            for r in t.regions:
+                for n in r.names:
+                    region = self._region_of(n) if getattr(tree.get(n), "kind", None) == "partition" else None
+                    if region is None or region not in n:
+                        continue
+                    for pair in regions:
+                        space = self._shared(region, pair)
+                        derived = n.replace(region, pair, 1)
+                        if space is not None and derived not in tree:
+                            out.setdefault(derived, (t, n, region, pair, space))
+        return out
+
+    def _alternating(self, s, name: str, scope) -> None:
+        """W328: statement `s` selects by `name` a requirement (at or below region R) of a task of `scope` that also
+        has a requirement on R's ping-pong partner: a later launch that swaps them (discovery records the first
+        only) has `name` in the other argument's chain, so the statement covers some of the launches only."""
+        if not self.app.discovered_as:
+            return
+        tree = {x.name: x for x in self.app.region_tree}
+        if getattr(tree.get(name), "kind", None) not in ("region", "partition"):
+            return
+        for t in scope:
+            mine = [r for r in t.regions if name in r.names]
+            if len(mine) != 1:
+                continue
+            r = mine[0]
+            region = self._region_of(name)
+            for q in t.regions:
+                partner = next((x for x in q.names if getattr(tree.get(x), "kind", None) == "region"), None)
+                if q is r or partner is None or region is None or self._shared(region, partner) is None:
+                    continue
+                hint = (f"`{format_statement(dataclasses.replace(s, region=A.RegionSel(index=r.index)))}` selects "
+                        f"argument {r.index} on every launch" if s.tasks.names is not None and len(scope) == 1 else
+                        f"a statement for task '{t.name}' alone can select argument {r.index} by its index on every "
+                        "launch")
+                self.add("W328", f"task '{t.name}' uses '{region}' (argument {r.index}) and its ping-pong partner "
+                                 f"'{partner}' (argument {q.index}): discovery records its first launch only; if "
+                                 f"later launches swap the two, '{name}' selects argument {r.index} on the launches "
+                                 f"like the first and argument {q.index} on the others", s.region.loc, (hint,))
+                return
 
     @staticmethod
     def _field_hint(s, name: str, scope) -> str | None:
@@ -1392,7 +1501,7 @@ class _Checker:
                 f"{k} {self.machine.count(k, 0)}" for k in listed)
             self.add("E209", f"task '{info.name}' cannot run on any kind of its list {', '.join(listed)}",
                      ordered[0].loc, (f"add a kind it has a variant for, e.g. Task {info.name} "
-                                      f"{','.join(info.variants)};",),
+                                      f"{','.join([k for k in info.variants if runs(k)] or info.variants)};",),
                      (f"variants of '{info.name}': {', '.join(info.variants)}{procs}",))
         for s, listed, infos in every.values():
             # The message names every task (AutoGuide's rule reads them and the list from it).
@@ -2184,6 +2293,16 @@ class _Checker:
                 k = shown[1].count(",") + (not shown[1].endswith(",)"))  # "(0,)": 1, "(0, 0)": 2
                 hints.append(f"{format_expr(indexed)} has {k} dimension{'s' if k > 1 else ''}, one per dimension of "
                              f"the launch domain: index it with {'0' if k == 1 else f'0 to {k - 1}'}")
+        split = re.match(r"split\((\d+), (\d+)\): the factor must be >= 1 and divide the size (\d+)", err.detail)
+        if code == "E217" and split and int(split[2]) >= 1:
+            d, f, size = map(int, split.groups())
+            call = next((n for s in self.program.statements for n in _walk_stmt(s) if isinstance(n, A.MethodCall)
+                         and n.name == "split" and n.loc == err.loc), None)
+            model = format_expr(call.obj) if call is not None else "m"
+            factors = balance_factors(size, 2)
+            hints.append(f"{f} does not divide {size}: `{model}.balance_split({d}, 2)` splits dimension {d} in two, "
+                         f"as split does, whatever its size (here {factors[0]} and {factors[1]}), or give split a "
+                         f"factor of {size}")
         counts = re.match(r"(\d+) index value\(s\) for the (\d+)-dimensional model", err.detail)
         index = next((n for s in self.program.statements for n in _walk_stmt(s)
                       if isinstance(n, A.Index) and n.loc == err.loc), None) if counts else None
@@ -2223,6 +2342,14 @@ class _Checker:
         items = list(index.items) if index is not None else []
         if dim < len(items) and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in items):
             coords = [format_expr(i) for i in items]
+            it = items[dim]
+            if isinstance(it, A.Binary) and it.op == "%" and isinstance(it.right, A.IntLit):  # `% 2`, hard-coded
+                left = format_expr(it.left)
+                left = left if re.fullmatch(r"[\w.\[\]]+", left) or isinstance(it.left, A.Binary) and \
+                    it.left.op in ("*", "/", "%") else f"({left})"
+                coords[dim] = f"{left} % {model}.size[{dim}]"
+                return (f"the modulus {it.right.value} is not the size of dimension {dim} on this machine: use the "
+                        f"model's size, `{model}[{', '.join(coords)}]`")
             c = coords[dim] if re.fullmatch(r"[\w.\[\]]+", coords[dim]) else f"({coords[dim]})"  # `%` binds tighter
             coords[dim] = f"{c} % {model}.size[{dim}]"
             return f"reduce the index modulo the size of that dimension: `{model}[{', '.join(coords)}]`"

@@ -617,6 +617,11 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
             entry["points"].append((point, rec))
             if not entry["regions"]:
                 entry["regions"] = rec["regions"]
+                # the kinds of each requirement's list after the one chosen: where the instance goes if it does not fit
+                kind = rec["proc"]["kind"]
+                listed = {r["index"]: ev_task.memories(info.name, r["index"], kind) for r in rec["regions"]}
+                entry["fallback"] = {i: ks[ks.index(r["memory"]) + 1:] if r["memory"] in ks else []
+                                     for r in rec["regions"] for i, ks in [(r["index"], listed[r["index"]])]}
             if point is None and rec["proc"]["node"] is not None and "set" not in rec:
                 where[info.name] = rec["proc"]
     return [e for info in [*added, *app.tasks] for e in out if e["task"] == info.name]  # in the description's order
@@ -803,9 +808,13 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             width = max(len("region"), *map(len, labels))
             layouts = [_layout_text(r["layout"]) for r in e["regions"]]
             lw = max(len("layout"), *map(len, layouts))
-            out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory':<7}  {'layout'.ljust(lw)}  fields")
-            for r, label, layout in zip(e["regions"], labels, layouts):
-                out.append(f"  {r['index']:>3}  {label.ljust(width)}  {r['memory']:<7}  "
+            # a list's later kinds, where the instance goes if it does not fit the first: `FBMEM (then ZCMEM)`
+            memories = [r["memory"] + (f" (then {', '.join(later)})" if (later := e.get("fallback", {}).get(
+                r["index"])) else "") for r in e["regions"]]
+            mw = max(7, *map(len, memories))
+            out.append(f"  {'arg':>3}  {'region'.ljust(width)}  {'memory'.ljust(mw)}  {'layout'.ljust(lw)}  fields")
+            for r, label, layout, memory in zip(e["regions"], labels, layouts, memories):
+                out.append(f"  {r['index']:>3}  {label.ljust(width)}  {memory.ljust(mw)}  "
                            f"{layout.ljust(lw)}  {_fields_text(e['fields'][r['index']])}"
                            + _reduce_text(e["reduce"].get(r["index"])))
         if e["collected"]:

@@ -21,6 +21,8 @@ from mapperopt.errors import MapperoptError
 
 # Characters of a source line shown under a diagnostic: a longer line is cut to a window around the caret (`_window`).
 SOURCE_WIDTH = 100
+# Warnings and notes of one code printed in full (`render_all`); the others are counted in one line.
+REPEATS = 10
 
 
 @dataclass(frozen=True)
@@ -80,10 +82,24 @@ def _window(text: str, at: int) -> tuple[str, int]:
     return f"{before}{text[start:end]}{'...' if end < len(text) else ''}", at - start + len(before)
 
 
-def render_all(diagnostics: list[Diagnostic], source_text: str | None) -> str:
-    """All diagnostics, each in the §11.1 format, separated by newlines."""
+def render_all(diagnostics: list[Diagnostic], source_text: str | None, repeats: int = REPEATS) -> str:
+    """All diagnostics, each in the §11.1 format, separated by newlines; of the warnings and notes of one code, the
+    first `repeats` only, then a line per code that counts the others (`... and 25 more warning[W300] like this`):
+    a generated file can have thousands. Errors are capped by the checker (at most 20)."""
     lines = source_text.splitlines() if source_text else []  # split once: linear in the number of diagnostics
-    return "\n".join(d.render(lines) for d in diagnostics)
+    shown: dict[str, int] = {}
+    left: dict[tuple[str, str, str], int] = {}  # (file, severity, code) -> how many were not shown
+    out = []
+    for d in diagnostics:
+        if not d.is_error:
+            shown[d.code] = shown.get(d.code, 0) + 1
+            if shown[d.code] > repeats:
+                key = (d.loc.file, d.severity, d.code)
+                left[key] = left.get(key, 0) + 1
+                continue
+        out.append(d.render(lines))
+    out += [f"{file}: ... and {n:,} more {severity}[{code}] like this" for (file, severity, code), n in left.items()]
+    return "\n".join(out)
 
 
 class DslSyntaxError(MapperoptError):

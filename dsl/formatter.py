@@ -4,8 +4,8 @@ Layout rules: one statement per line; lists in selectors as `a,b` (no spaces); f
 statement per line indented by four spaces, `}` alone; binary operators surrounded by spaces; parentheses only where
 precedence needs them. The author's layout (from `Program.source`) is kept where it does not contradict these: a
 function written on one line stays on one line, a statement (or function header) written over several lines keeps its
-line breaks and continuation indentation when its tokens are the canonical ones (otherwise it is joined into one
-line), and a trailing comment keeps its column where the code leaves two spaces before it, comments of consecutive
+line breaks and continuation indentation when its tokens are the canonical ones, but for parentheses dropped
+(otherwise it is joined into one line), and a trailing comment keeps its column where the code leaves two spaces before it, comments of consecutive
 lines aligned in one column staying aligned. Comments are kept: a comment on its own line stays before the statement
 that follows it, a comment at the end of a line stays at the end of that line (a comment on an earlier line of a
 statement joined into one line goes on its own line just before it), and one blank line is kept where the source had
@@ -146,8 +146,8 @@ def _emit_line(rows: list[_Row], text: str, comments: list[A.Comment], last_line
 def _source_lines(text: str, node, src: list[str] | None) -> list[tuple[int, int, str]] | None:
     """How the author broke `text` (the canonical one-line text of what starts at `node`) over source lines: for each
     line holding its tokens, (line, indentation relative to the first line, the part of `text` on it). None when it
-    is on one line, has other tokens than `text` (the formatter changed them, e.g. dropped parentheses), or breaks
-    before a '{' (the brace joins its header)."""
+    is on one line, has other tokens than `text` (the formatter changed them; but for parentheses it dropped, which
+    are skipped), or breaks before a '{' (the brace joins its header)."""
     line, col = node.loc.line, node.loc.col
     if src is None or not line or len(src) < line:
         return None
@@ -163,6 +163,8 @@ def _source_lines(text: str, node, src: list[str] | None) -> list[tuple[int, int
             if tok.group() in ("#", "//") or i == len(want):
                 break
             if tok.group() != want[i].group():
+                if tok.group() in "()":  # parentheses the canonical text drops: the rest still lines up
+                    continue
                 return None
             i += 1
         if i > first:

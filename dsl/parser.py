@@ -224,6 +224,14 @@ def _rule(method):
         last = max(marks, key=lambda m: (m.line, m.col), default=None)
         depth = below + level
         if depth > MAX_NESTING:
+            chain, x = 1, first  # the operators of the chain being read (`a + b + c` nests to the left)
+            while isinstance(x, A.Binary):
+                chain, x = chain + 1, x.left
+            if chain > MAX_NESTING:
+                raise _AstError("E110", f"more than {MAX_NESTING} operators in one chain: each operator of a chain "
+                                        "such as a + b + c counts as one level of nesting, and at most "
+                                        f"{MAX_NESTING} levels are allowed", last or loc, None,
+                                ("split the chain with intermediate variables (s = a + b + ...; x = s + ...)",))
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
                                     "or comprehensions (each operator of a chain such as a + b + c counts as one)",
                             last or loc, None, ("split the expression with intermediate variables",))
@@ -648,6 +656,28 @@ def _line_has_comment_after(text: str, tok: Token) -> bool:
     return "//" in line[tok.end_column - 1 :]
 
 
+# Names of the control characters, which have none in Unicode's character database (their aliases, as C names them).
+_CONTROL_NAMES = {"\0": "NULL", "\a": "BELL", "\b": "BACKSPACE", "\v": "VERTICAL TAB", "\f": "FORM FEED",
+                  "\x1b": "ESCAPE", "\x7f": "DELETE"}
+
+
+def _current_statement(tokens: list[Token]) -> list[Token]:
+    """The tokens of the statement being read: those after the last ';', '{' or '}'."""
+    start = max((i + 1 for i, t in enumerate(tokens) if t.type in ("SEMICOLON", "LBRACE", "RBRACE")), default=0)
+    return tokens[start:]
+
+
+def _ended_hint(text: str, tokens: list[Token]) -> str | None:
+    """E102's hint: the statement that lacks its ';' with it, where it is short and on one line without a comment."""
+    statement = _current_statement(tokens)
+    if not statement:
+        return None
+    source = text[statement[0].start_pos:statement[-1].end_pos]
+    if "\n" in source or "\r" in source or "#" in source or "//" in source or len(source) > 80:
+        return None
+    return f"end the statement with ';': {source};"
+
+
 def _join_tokens(tokens: list[Token]) -> str:
     """Source-like text of a token sequence: a space after commas and between two words."""
     out = ""
@@ -1031,9 +1061,11 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
                                  f"{exc.column}, invisible in most editors", exc.line, exc.column, char,
                          ("remove it: only the first character of a file may be a byte order mark",))
         if not char.isprintable() or char.isspace():  # invisible, or looks like a space: named by its code point
-            name = unicodedata.name(char, "")
+            name = unicodedata.name(char, "") or _CONTROL_NAMES.get(char, "")
             return error("E104", f"unrecognized character U+{ord(char):04X}{f' ({name})' if name else ''}", exc.line,
-                         exc.column, char, ("remove it, or replace it with a space",))
+                         exc.column, char, ("remove it, or replace it with a space",
+                                            "whitespace is spaces, tabs and line breaks (\\n, \\r\\n or \\r); a form "
+                                            "feed or vertical tab is not" if char in "\f\v" else None))
         hints = {"&": "logical and is '&&'", "|": "logical or is '||'", "'": "strings use double quotes",
                  "^": "there is no '^' operator: for a power multiply (x * x) or write the value; for the "
                       "exclusive or of two bools write a != b"}
@@ -1060,7 +1092,7 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
         # Also a body's last statement before its '}' on the same line (`return x }`).
         if ((not at_eof and (token.line > prev.end_line or token.type == "RBRACE")) or (at_eof and comment_after)):
             return error("E102", f"missing ';' after '{prev}'", prev.end_line, prev.end_column, str(prev),
-                         (slash_hint,), expected)
+                         (slash_hint, _ended_hint(text, tokens)), expected)
 
     if at_eof:
         line, col = (prev.end_line, prev.end_column) if prev is not None else (1, 1)
@@ -1210,6 +1242,12 @@ def _translate(exc: UnexpectedInput, text: str, filename: str) -> DslSyntaxError
             hints += [f"did you mean '{close}'?", types] if close else [types]
         else:
             hints.append(f"parameters are typed: write 'Task {tok_text}' ({types})")
+    statement = _current_statement(tokens)
+    if token.type == "SEMICOLON" and "IDENT" in accepts and statement and \
+            statement[0].type in ("INDEXTASKMAP", "SINGLETASKMAP"):  # `IndexTaskMap t;`: the function is missing
+        kw, tasks = statement[0].value, text[statement[1].start_pos:prev.end_pos] if len(statement) > 1 else "T"
+        hints.append(f"{kw} names the mapping function after the tasks: `{kw} {tasks} f;` with "
+                     "def f(Task task) { ... }")
     if token.type == "RETURN":
         hints.append("'return' is only allowed as the last statement of a function body")
     elif tok_text in _STATEMENT_WORDS and "IDENT" in accepts:

@@ -184,6 +184,12 @@ def test_e201_undefined_machine_variable():
     assert only("def f(Task task) { return mcpu[0, 0]; }", "E201").hints == ("add 'mcpu = Machine(CPU);' at top level",)
     d = only("mgpu = Machine(GPU);\ndef f(Task task) { return mgpuu[0, 0]; }", "E201")
     assert d.hints == ("did you mean 'mgpu'?",)
+    # on a machine without GPUs, the definition that falls back to CPUs (a GPU model there is empty: E205 next)
+    d = only("def f(Task task) { return mgpu[0, 0]; }", "E201", None, parse_machine_spec("1x0x2"))
+    assert d.hints == ("add 'mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);' at top level (this "
+                       "machine has no GPUs: Machine(GPU) alone is empty here)",), d.hints
+    fixed = "mgpu = Machine(GPU).volume > 0 ? Machine(GPU) : Machine(CPU);\ndef f(Task task) { return mgpu[0, 0]; }"
+    assert [x for x in diags(fixed, None, parse_machine_spec("1x0x2")) if x.is_error] == []
 
 
 def test_e201_task_in_a_function_whose_task_parameter_has_another_name():
@@ -359,7 +365,10 @@ def test_e204_region_index(circuit):
     d = only("Region distribute_charge 7 GPU ZCMEM;", "E204", circuit)
     assert at(d) == (1, 26)
     assert d.hints == ("task 'distribute_charge' has 4 region requirements (0..3)",)
-    assert only("Layout * 5 * SOA;", "E204", circuit).message.endswith("task 'calculate_new_currents'")
+    # `*` selects every task: no task has the requirement, and the hint names the largest count (not one task)
+    d = only("Layout * 5 * SOA;", "E204", circuit)
+    assert d.message == "region index 5 is out of range for every task: no task has a region requirement 5", d.message
+    assert d.hints == ("the most region requirements of a task is 5 (0..4), of 'calculate_new_currents'",), d.hints
     assert diags("Layout * 4 * SOA;", circuit) == []
 
 
@@ -397,6 +406,11 @@ def test_e205_e219_on_a_machine_without_gpus_hint_the_fallback(circuit):
     d = only("m = Machine(CPU);\ndef f(Task task) { return m[0, task.ipoint[0]]; }\nIndexTaskMap update_voltages f;",
              "E205", circuit, cpu)
     assert d.hints == ("reduce the index modulo the size of that dimension: `m[0, task.ipoint[0] % m.size[1]]`",)
+    # a hard-coded modulus (written for 2 CPUs): the fix is the model's size in its place, not a second modulo
+    d = only("mc = Machine(CPU);\ndef f(Task task) { return mc[0, (task.ipoint[0] + 1) % 2]; }\n"
+             "IndexTaskMap update_voltages f;", "E205", circuit, cpu)
+    assert d.hints == ("the modulus 2 is not the size of dimension 1 on this machine: use the model's size, "
+                       "`mc[0, (task.ipoint[0] + 1) % mc.size[1]]`",), d.hints
     d = only("mc = Machine(CPU);\ndef f(Task task) { t = (0, 3); return mc[*t]; }\nIndexTaskMap update_voltages f;",
              "E205", circuit, cpu)
     assert d.hints == ("reduce the index modulo the size of that dimension, e.g. `i % mc.size[1]` for the machine "
@@ -558,6 +572,12 @@ def test_e209_kinds_without_variants(circuit, m14):
     assert d.notes == ("variants of 'check_circuit': CPU",)
     d = only("Task calculate_new_currents GPU;", "E209", circuit, parse_machine_spec("1x0x1"))
     assert "processors per node: GPU 0" in d.notes[0]
+    # a variant of a kind this build has no processors of (OMP) is not offered in the hint; the note lists it
+    omp = replace(circuit, tasks=tuple(replace(t, variants=("OMP", "CPU")) if t.name == "init_piece" else t
+                                       for t in circuit.tasks))
+    d = only("Task init_piece GPU;", "E209", omp, parse_machine_spec("1x0x2"))
+    assert d.hints == ("add a kind it has a variant for, e.g. Task init_piece CPU;",), d.hints
+    assert d.notes[0].startswith("variants of 'init_piece': OMP, CPU"), d.notes
     # the E209 above needed no evaluation: the note says which E209 still waits for static evaluation
     assert "(E205, E209 for a kind a mapping function returns, E217," in only(
         "Task calculate_new_currents GPU;", "W314", circuit, parse_machine_spec("1x0x1")).message
@@ -615,6 +635,15 @@ def test_e215_e216_e217_e218_e219_e220(m14):
     assert only("m = Machine(GPU); x = m.swap(0, 2);", "E217").message.startswith("invalid swap: dimension 2")
     d = only("m = Machine(GPU); x = m.split(1, 3);", "E217", machine=m14)  # needs the machine's sizes
     assert "split(1, 3)" in d.message and any("R409" in n for n in d.notes)
+    # its hint: balance_split, which gives the same dimensions for any size (here (3, 1)), in the mapper's names
+    d = only("mcpu = Machine(CPU);\nm2 = mcpu.merge(0, 1).split(0, 2);", "E217", machine=parse_machine_spec("1x0x3"))
+    assert d.hints == ("2 does not divide 3: `mcpu.merge(0, 1).balance_split(0, 2)` splits dimension 0 in two, as "
+                       "split does, whatever its size (here 3 and 1), or give split a factor of 3",), d.hints
+    d = only("mcpu = Machine(CPU);\nm2 = mcpu.merge(0, 1).split(0, 4);", "E217", machine=parse_machine_spec("1x0x6"))
+    assert d.hints[0].startswith("4 does not divide 6: `mcpu.merge(0, 1).balance_split(0, 2)`") and \
+        "(here 3 and 2)" in d.hints[0], d.hints
+    fixed = "mcpu = Machine(CPU);\nm2 = mcpu.merge(0, 1).balance_split(0, 2);"
+    assert not [x for x in diags(fixed, None, parse_machine_spec("1x0x3")) if x.is_error]
     assert diags("m = Machine(GPU); x = m.split(1, 3);") == []
     assert only("x = (*1, 2);", "E218").message == "'*' unpacks a tuple, not an int"
     assert only("x = (1, 2)[*];", "E218").message == "a lone '*' is only allowed in a machine index"
@@ -1817,3 +1846,56 @@ def test_e109_kind_beside_the_function_of_a_map_statement_gets_the_statement(stm
     hints = info.value.diagnostic.hints
     assert any("a processor kind stands alone" in h and h.endswith(f"write {fixed}") for h in hints), hints
     assert diags(prelude + fixed, circuit, m14) == [], fixed
+
+
+def _many_defs(n):
+    """A program of `n` chains f{i}_a -> f{i}_b -> m{i}: chain 0 is used by a map statement, the others are unused."""
+    lines = ["Task * CPU;"]
+    for i in range(n):
+        lines += [f"m{i} = Machine(CPU);",
+                  f"def f{i}_b(Task t) {{ return m{i}[0, t.ipoint[0] % m{i}.size[1]]; }}",
+                  f"def f{i}_a(Task t) {{ return f{i}_b(t); }}"]
+    lines.append("IndexTaskMap a f0_a;")
+    return "\n".join(lines)
+
+
+def test_w304_on_many_definitions_reads_each_definition_once(monkeypatch):
+    """W304 on a file of many chains (a uses b uses a model) and unused ones gives every note, and finds who uses
+    what in one pass: each statement's references are collected once, not once per other unused definition (a file
+    of 1,000 functions took minutes)."""
+    from mapperopt.dsl import checker as C
+    n = 60
+    src = _many_defs(n)
+    seen: dict[int, int] = {}
+    walk = C._references
+
+    def counting(s):
+        seen[id(s)] = seen.get(id(s), 0) + 1
+        return walk(s)
+
+    monkeypatch.setattr(C, "_references", counting)
+    found = [d for d in diags(src) if d.code == "W304"]
+    expected = []
+    for i in range(1, n):
+        expected += [f"machine model 'm{i}' is used only by 'f{i}_b', which nothing uses",
+                     f"function 'f{i}_b' is used only by 'f{i}_a', which nothing uses",
+                     f"function 'f{i}_a' is defined but never used"]
+    assert [d.message for d in found] == expected
+    assert [d.loc.line for d in found] == sorted(d.loc.line for d in found)
+    assert seen and max(seen.values()) == 1, max(seen.values())
+
+
+def test_many_warnings_of_one_code_are_shown_up_to_a_cap_then_counted():
+    """Thousands of one warning (a generated file) print the first few, then one line that counts the rest; every
+    error is still shown (they are capped apart, at 20 in all), and the summary still counts every diagnostic."""
+    from mapperopt.dsl.errors import REPEATS
+    n = REPEATS + 25
+    src = "Task * CPU;\n" + "".join(f"def f{i}(Task t) {{ return 0; }}\n" for i in range(n))
+    found = diags(src)
+    assert [d.code for d in found].count("W304") == n
+    text = render_all(found, src)
+    assert text.count("note[W304]: function") == REPEATS, text
+    assert text.endswith("p.dsl: ... and 25 more note[W304] like this"), text[-300:]
+    assert "function 'f0' is defined" in text and f"function 'f{n - 1}' is defined" not in text
+    few = "Task * CPU;\n" + "def f(Task t) { return 0; }\n" * 2
+    assert "more" not in render_all(diags(few), few)

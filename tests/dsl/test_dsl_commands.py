@@ -447,8 +447,8 @@ def test_explain_circuit_on_m14():
     out = result.output
     section = out[out.index("calculate_new_currents (index launch over (8,))"):out.index("distribute_charge (")]
     assert "processor kind: GPU" in section
-    assert "1  rp_shared   ZCMEM    SOA C_order" in section
-    assert "0  rp_private  FBMEM    SOA C_order" in section
+    assert "1  rp_shared   ZCMEM (then FBMEM)  SOA C_order" in section  # its effective list (§7.2)
+    assert "0  rp_private  FBMEM               SOA C_order" in section
     assert "point     0    1    2    3    4    5    6    7" in section
     assert "proc    0.0  0.0  0.1  0.1  0.2  0.2  0.3  0.3" in section
     assert "check_circuit (single launch)" in out
@@ -1014,3 +1014,20 @@ def test_explain_refusal_of_a_large_2d_launch_suggests_a_2d_domain(capsys):
                  "--domain", "200x200"]) == 1
     err = capsys.readouterr().err
     assert "(e.g. --domain 8x8)" in err, err
+
+
+def test_explain_shows_the_fallbacks_of_a_memory_list(tmp_path):
+    """`Region * * GPU FBMEM,ZCMEM;`: the memory the instance goes to, then the kinds of the list after it (tried
+    where it does not fit), so the user sees the whole list was understood; a list of one kind shows that kind only."""
+    path = tmp_path / "m.dsl"
+    path.write_text("Task * GPU,CPU;\nRegion * * GPU FBMEM,ZCMEM;\nRegion * * CPU SYSMEM;\n")
+    result = run("explain", str(path), "--bench", "circuit", "--machine", "1x2")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if "FBMEM" in line and "memories" not in line]
+    assert lines and all("FBMEM (then ZCMEM)" in line for line in lines), lines
+    out = result.output.splitlines()
+    header = next(line for line in reversed(out[:out.index(lines[0])]) if line.startswith("  arg  region"))
+    assert lines[0].index("FBMEM") == header.index("memory") and lines[0].index("SOA") == header.index("layout"), \
+        (header, lines[0])
+    path.write_text("Task * GPU,CPU;\nRegion * * GPU FBMEM;\n")
+    assert "(then" not in run("explain", str(path), "--bench", "circuit", "--machine", "1x2").output

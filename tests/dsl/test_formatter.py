@@ -194,8 +194,8 @@ def f(Task task) {  # on the def line
 
 
 def test_comments_of_a_statement_over_several_lines():
-    # Tokens other than the canonical ones (the parentheses here): the statement goes on one line, the comment ending
-    # its last line stays there, the one on an earlier line goes just before it (after it, on a line of its own, it
+    # Parentheses fmt drops keep the author's lines, each comment at the end of its line (at its column). A '{'
+    # joins its header: the comment of the header's line goes just before it (after it, on a line of its own, it
     # would read as a comment on the next statement).
     src = """x = (1 +  # one
      2);  # two
@@ -204,8 +204,8 @@ def f(Task task)  # params
     return 1;
 }
 """
-    want = """# one
-x = 1 + 2;  # two
+    want = """x = 1 +   # one
+     2;   # two
 # params
 def f(Task task) {  # body
     return 1;
@@ -343,3 +343,27 @@ def test_fmt_of_relaid_mappers_keeps_meaning_and_comments_and_is_idempotent(path
     assert format_program(again) == out, out
     assert [c.text for c in again.comments] == [c.text for c in program.comments]
     assert comment_places(again) == comment_places(program), out
+
+
+def test_a_comment_inside_redundant_parentheses_stays_at_the_end_of_its_line():
+    """The parentheses fmt drops do not move the comment inside them above the statement: it stays where it was, as
+    in the same statement written without them."""
+    src = """def f(Task task) {
+    q = (task.ipoint[0] # inside parens
+         + 1);
+    r = ((task.ipoint[0]))  # doubled
+        % 2;
+    return m[0, q % m.size[1]];
+}
+"""
+    want = """def f(Task task) {
+    q = task.ipoint[0]  # inside parens
+         + 1;
+    r = task.ipoint[0]      # doubled
+        % 2;
+    return m[0, q % m.size[1]];
+}
+"""
+    assert format_program(parse(src)) == want
+    assert format_program(parse(want)) == want
+    assert parse(format_program(parse(src))).statements == parse(src).statements

@@ -305,6 +305,12 @@ ERRORS = [
     ("Task * CPU;\nRegion * *\ufeff CPU SYSMEM;", "E104", 2, 11, "a byte order mark (U+FEFF) at line 2, column 11",
      "remove it"),
     ("x = 1;\u00a0y = 2;", "E104", 1, 7, "unrecognized character U+00A0 (NO-BREAK SPACE)", None),
+    # control characters have no Unicode name: named as C does; a form feed or vertical tab is not whitespace here
+    ("Task * CPU;\f\nx = 1;", "E104", 1, 12, "unrecognized character U+000C (FORM FEED)",
+     "whitespace is spaces, tabs and line breaks"),
+    ("Region\v* * CPU SYSMEM;", "E104", 1, 7, "unrecognized character U+000B (VERTICAL TAB)",
+     "replace it with a space"),
+    ("x = 1;\x07", "E104", 1, 7, "unrecognized character U+0007 (BELL)", None),
     # C-style comments.
     ("/* mapper */\nTask * CPU;", "E100", 1, 1, "unexpected '/'", "comments run from '#' (or '//') to the end"),
     ("Region * 0 CPU /* c-style */ SYSMEM;", "E100", 1, 16, "expected a memory kind", "'/*' does not start a comment"),
@@ -341,6 +347,16 @@ ERRORS = [
      "add '{' after the ')' of line 1: def f(Task task) {"),
     ("def f(Task task) // c\n  return 1;\n}", "E100", 2, 3, "expected '{'", "add '{' after the ')' of line 1"),
     ("caf\u00e9 = 1;", "E104", 1, 4, "unrecognized character '\u00e9'", "names are written with ASCII letters"),
+    # a map statement without its function: the hint shows the form, with the statement's own task
+    ("IndexTaskMap calc_dt_hydro;", "E100", 1, 27, "unexpected ';'; expected a name",
+     "IndexTaskMap names the mapping function after the tasks: `IndexTaskMap calc_dt_hydro f;` with "
+     "def f(Task task) { ... }"),
+    ("SingleTaskMap t1, t2;", "E100", 1, 21, "unexpected ';'", "`SingleTaskMap t1, t2 f;`"),
+    # a missing ';': the hint shows the statement ended with it
+    ("def f(Task task) { return m[0, 0] }", "E102", 1, 34, "missing ';' after ']'",
+     "end the statement with ';': return m[0, 0];"),
+    ("Region * ghost_region GPU ZCMEM\nTask * CPU;", "E102", 1, 32, "missing ';' after 'ZCMEM'",
+     "end the statement with ';': Region * ghost_region GPU ZCMEM;"),
 ]
 
 

@@ -148,6 +148,12 @@ def test_e110_on_a_flat_chain_points_at_the_operator_past_the_limit():
     d = err.value.diagnostic
     assert d.code == "E110" and (d.loc.line, d.loc.col) == (1, 4 * 101 + 3), str(err.value)  # the 101st +
     assert "each operator of a chain such as a + b + c counts as one" in d.message
+    # a chain longer than the limit by itself: said as such, not only as nesting
+    assert d.message.startswith("more than 100 operators in one chain"), d.message
+    assert d.hints == ("split the chain with intermediate variables (s = a + b + ...; x = s + ...)",), d.hints
+    with pytest.raises(DslSyntaxError) as err:  # 50 brackets around 51 operators: nesting, not a long chain
+        parse("x = " + "(" * 50 + " + ".join(["1"] * 52) + ")" * 50 + ";")
+    assert err.value.diagnostic.message.startswith("too deeply nested"), err.value.diagnostic.message
 
 
 @pytest.mark.parametrize("make,caret", [

@@ -95,7 +95,8 @@ sizes:
     assert main(["check", str(tmp_path / "ok.dsl"), "--app", app]) == 0
     capsys.readouterr()
     assert main(["explain", str(tmp_path / "ok.dsl"), "--app", app]) == 0
-    assert re.search(r"\n +0 +pieces +RDMEM +AOS F_order .*\n +1 +pieces +SYSMEM ", capsys.readouterr().out)
+    assert re.search(r"\n +0 +pieces +RDMEM \(then SYSMEM\) +AOS F_order .*\n +1 +pieces +SYSMEM ",
+                     capsys.readouterr().out)
 
 
 def test_tune_starts_from_the_layout_the_variant_needs(tmp_path, constrained_exe, capsys):

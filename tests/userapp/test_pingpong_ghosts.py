@@ -1,0 +1,61 @@
+"""The usual Legion ping-pong with ghost cells (tests/app/pingghost.cc): `step` reads cur's ghost partition and
+writes next's blocks, then next's ghosts and cur's blocks. Discovery records each task's first launch only, so the
+names of the later launches (`next_ghost`) are not in its region tree: `check` warns (W322) instead of refusing them,
+and warns (W328) that a name of the first launch selects the argument on only some of the launches."""
+
+from __future__ import annotations
+
+import pytest
+from userapp_support import APP_DIR
+
+from mapperopt import toolchain
+from mapperopt.cli import main
+
+
+@pytest.fixture(scope="module")
+def pingghost():
+    return str(toolchain.build("pingghost", [APP_DIR / "pingghost.cc"]))
+
+
+def check(capsys, *args) -> tuple[int, str]:
+    code = main(["check", *map(str, args)])
+    out = capsys.readouterr()
+    return code, " ".join((out.out + out.err).split())
+
+
+@pytest.mark.parametrize("flags", [(), ("--", "-unnamed")], ids=["named", "unnamed"])
+def test_the_partner_regions_ghost_partition_is_a_warning_not_an_error(tmp_path, pingghost, capsys, flags):
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nRegion step next_ghost CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pingghost, *flags)
+    assert code == 0, out
+    assert "E203" not in out and "warning[W322]: region 'next_ghost' is not among the names of task 'step'" in out, out
+    assert "named like 'cur_ghost' with 'next' for 'cur'" in out, out
+    mapper.write_text("Task * CPU;\nRegion step next_gohst CPU SYSMEM;\n")  # a typo stays an error
+    code, out = check(capsys, mapper, "--app", pingghost, *flags)
+    assert code == 1 and "error[E203]: unknown region 'next_gohst' for task 'step'" in out, out
+    # its hint does not offer the name of the other argument (next_blocks, the written one)
+    assert "did you mean 'next_blocks'" not in out and "did you mean 'next_ghost'" in out, out
+
+
+def test_roots_alike_in_their_fields_are_a_ping_pong_pair(tmp_path, pingghost, capsys):
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nRegion sum next CPU SYSMEM;\n")
+    code, out = check(capsys, mapper, "--app", pingghost, "--", "-unnamed")
+    assert code == 0 and "warning[W322]: region 'next' is not among the names of task 'sum'" in out, out
+    assert "with the same fields (field_1) as 'cur'" in out, out
+
+
+@pytest.mark.parametrize("flags", [(), ("--", "-unnamed")], ids=["named", "unnamed"])
+def test_a_name_of_the_first_launch_of_a_ping_pong_task_warns_it_may_cover_some_launches_only(
+        tmp_path, pingghost, capsys, flags):
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\nLayout step cur_ghost * C_order;\n")
+    code, out = check(capsys, mapper, "--app", pingghost, *flags)
+    assert code == 0, out
+    assert "warning[W328]: task 'step' uses 'cur' (argument 0) and its ping-pong partner 'next' (argument 1)" in out
+    assert "`Layout step 0 * C_order;` selects argument 0 on every launch" in out, out
+    for fine in ("Layout step 0 * C_order;", "Layout step * * C_order;", "Layout init cur_blocks * C_order;"):
+        mapper.write_text(f"Task * CPU;\n{fine}\n")
+        code, out = check(capsys, mapper, "--app", pingghost, *flags)
+        assert code == 0 and "W328" not in out, (fine, out)
