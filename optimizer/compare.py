@@ -211,10 +211,12 @@ def settings_hash(settings: dict) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
 
 
-def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool) -> Path:
+def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool,
+                   keeps: Callable[[Path], Any] | None = None) -> Path:
     """The folder of the comparison with these settings: the latest one (resumed), or a new one with `new` or when
     none exists. The optimizers, iterations and repeats are not part of its identity: asking for more of them later
-    extends the runs already made."""
+    extends the runs already made. With `keeps`, the latest one for which it is false (a folder whose report the
+    command would replace with part of it: `_left_out_of_report`), else a new one."""
     identity = {k: v for k, v in settings.items() if k not in ("optimizers", "iters", "repeats")}
     base = Path(runs_dir) / bench / f"compare-{settings_hash(identity)}"
     existing = [base] if base.exists() else []
@@ -223,8 +225,28 @@ def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool) -> Pat
         existing.append(base.parent / f"{base.name}-{n}")
         n += 1
     if existing and not new:
-        return existing[-1]
+        if keeps is None:
+            return existing[-1]
+        kept = next((f for f in reversed(existing) if not keeps(f)), None)
+        return kept or base.parent / f"{base.name}-{n}"
     return base.parent / f"{base.name}-{n}" if existing else base
+
+
+def _left_out_of_report(folder: Path, optimizers: list[str], repeats: int, iters: int) -> tuple[list[str], Any]:
+    """The optimizers of the comparison folder `folder`'s report (summary.json's table) and its settings.json's
+    iterations, when a command of `optimizers` x `repeats` runs of `iters` iterations leaves some of them out and has
+    runs to tune there: resumed, it would replace that report with one of its own optimizers only. Empty when it
+    only reports (a smaller comparison answered from the bigger one, said by `_bigger_note`) or names them all."""
+    try:
+        reported = list(json.loads((folder / "summary.json").read_text()).get("optimizers") or {})
+        made = json.loads((folder / "settings.json").read_text()).get("iters")
+        held = _held_runs(folder)
+    except (OSError, ValueError, AttributeError, MapperoptError):  # damaged: said and refused by what reads it
+        return ()
+    if all(name in optimizers for name in reported) or all(
+            held.get(f"{name}-{r + 1}", 0) >= iters for name in optimizers for r in range(repeats)):
+        return ()
+    return reported, made
 
 
 def _no_comparison(bench, runs_dir, folder: Path, asked: dict) -> NoReturn:
@@ -737,7 +759,24 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if isinstance(bench, UserApp):  # the same name may be another program, or the same one judged otherwise
         asked["app"] = {"exe": str(bench.exe), "args": {k: list(v) for k, v in bench.args.items()},
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
-    folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
+    passed: dict[Path, tuple] = {}  # the folders `compare_folder` passed over, newest first
+
+    def keeps(f: Path) -> tuple:  # a comparison's own report is never replaced by part of it, unsaid
+        passed[f] = _left_out_of_report(f, optimizers, opts["repeats"], opts["iters"])
+        return passed[f]
+
+    folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"],
+                                                  keeps if opts.get("keep_reports") and opts.get("tune", True)
+                                                  else None)
+    other = next((f for f, v in passed.items() if v), None)
+    if other and not folder.exists():
+        reported, made = passed[other]
+        added = [o for o in optimizers if o not in reported]
+        notices.append(f"Note: {other} holds a comparison of {', '.join(reported)}"
+                       + (f" ({_iterations(made)})" if isinstance(made, int) else "")
+                       + ", which this command leaves out: it is kept as it is, and this one is made in a new "
+                       f"folder. mapperopt compare --resume {other} --optimizers {','.join([*reported, *added])} "
+                       f"adds {', '.join(added)} to it.")
     if opts.get("folder"):  # `--resume DIR`: its settings, the same identity (a program of the user's: the same one)
         stored = _folder_file(folder / "settings.json")
         differ = []
@@ -2218,7 +2257,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
             "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
             "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
-            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only}
+            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only,
+            "keep_reports": True}  # (benchmarks/evaluate.py tunes one optimizer at a time in one folder)
     if stored is not None:
         opts.update(_resumed_options(resume_dir, stored, app_args, console))
     opts["remeasure"] = _runs_list(remeasure, opts["repeats"]) if remeasure is not None else []
