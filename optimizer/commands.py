@@ -1380,6 +1380,14 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
+    start = summary["start"]
+    gain = _comparison(summary, start)
+    if not faster and start != summary["best"] and start in summary["measured"] and not (
+            gain and gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
+        # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly
+        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
+                f"comparison; but no mapper measured significantly better than the start ({start}): the difference "
+                "is within the noise, so the start program is as good by these measurements:")
     if not faster:
         return f"Best mapper: {head}:"
     keep = {"default": ("the program's own mapper" if summary.get("own_mapper") else "Legion's default mapper",
