@@ -775,8 +775,10 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         notices.append(f"Note: {other} holds a comparison of {', '.join(reported)}"
                        + (f" ({_iterations(made)})" if isinstance(made, int) else "")
                        + ", which this command leaves out: it is kept as it is, and this one is made in a new "
-                       f"folder. mapperopt compare --resume {other} --optimizers {','.join([*reported, *added])} "
-                       f"adds {', '.join(added)} to it.")
+                       "folder. " + shlex.join(["mapperopt", "compare", "--resume", str(other),  # a program of yours:
+                                                *(spec_words(bench) if isinstance(bench, UserApp) else []),  # named
+                                                "--optimizers", ",".join([*reported, *added])])
+                       + f" adds {', '.join(added)} to it.")
     if opts.get("folder"):  # `--resume DIR`: its settings, the same identity (a program of the user's: the same one)
         stored = _folder_file(folder / "settings.json")
         differ = []
