@@ -651,14 +651,52 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               own_mapper=own_mapper_of(s))
 
 
-def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
+def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | None = None,
+          root: Path | None = None) -> str:
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
-    best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed)."""
+    best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed), the joint
+    re-measurement that decided whether it became the best (`remeasured`, from the tuning folder `root`), and a
+    figure measured at another iteration count than the run's calibrated `iterations` (`recalibrated`)."""
     i, status, this, best, category, note = _row(r, r.unit or run_unit)
     best = f"best {best}" if _succeeded(r) else "best: none yet"  # as compare's progress says
+    again = remeasured(root, r, "iteration")
     if r.kept_out_by_noise:  # said on the line itself, which a continued run prints again without the note below it
-        best += f" (iteration {r.best_iter}; this one is within the noise of it)"
-    return f"  iter {i}/{iters}  {status}  {this}  {best}  {category}  {note}".rstrip()
+        best += f" (iteration {r.best_iter}; this one is within the noise of it{'; ' + again if again else ''})"
+    elif again:
+        best += f" ({again})"
+    other = recalibrated(r, iterations)
+    return f"  iter {i}/{iters}  {status}  {this}{f' [{other}]' if other else ''}  {best}  {category}  {note}".rstrip()
+
+
+def recalibrated(r: IterationRecord, iterations: int | None) -> str | None:
+    """Why iteration `r`'s figure is not comparable with the run's others: its measurement ran at another iteration
+    count than `iterations`, the run's calibrated count (it grew it, e.g. for a program much faster than the start),
+    so its figure also weighs start-up differently; None when it ran at that count or says nothing."""
+    settings = (r.result or {}).get("settings") or {}
+    n = settings.get("iterations")
+    if not iterations or not isinstance(n, int) or n == iterations:
+        return None
+    flag = settings.get("iterations_flag") or "the iteration count"
+    return f"measured with {flag} {n}, not the run's {iterations}: not comparable with the other iterations"
+
+
+def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str | None:
+    """The joint re-measurement that decided whether iteration `r` of the tuning folder `root` replaced the best
+    (its `iter-NNN/best.json`), with both figures: "re-measured together with iter 1: 1019 ms against 1071 ms";
+    None when its first measurement decided, or nothing says."""
+    try:
+        verdict = json.loads((Path(root) / f"iter-{r.iter:03d}" / "best.json").read_text()) if root else {}
+        figures = {k: (m.get("estimate") or {}).get("value") for k, m in verdict.get("remeasured", {}).items()}
+        mine, theirs, before = figures.get("candidate"), figures.get("best"), verdict.get("best_before")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if verdict.get("decided_by") != "re-measured together" or not mine or not theirs:
+        return None
+
+    def shown(value: float) -> str:  # a time metric's time alone: two figures in a progress line
+        return protocol.as_time(r.unit or "", value).strip(" ()") or f"{protocol.span(value)} {r.unit or ''}".rstrip()
+
+    return f"re-measured together with {word} {before}: {shown(mine)} against {shown(theirs)}"
 
 
 def _succeeded(r: IterationRecord) -> bool:
@@ -916,7 +954,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         raise stop
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
-        console.print(_line(r, iters, unit) + "  [dim](from the journal)[/]")
+        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root) + "  [dim](from the journal)[/]")
     status = console.status("")
 
     def on_start(i: int) -> None:
@@ -928,7 +966,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def on_record(r: IterationRecord) -> None:
         nonlocal stale_said
         status.stop()
-        console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), "")))
+        console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), ""),
+                            store.settings.get("iterations"), store.root))
         if isinstance(bench, UserApp) and r.result and r.result.get("run_dir") and not stale_said:
             result = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})
             unmapped = stale_description(bench, result, settings["app_description"])
@@ -964,9 +1003,18 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         for col in ("iter", "status", "time" if protocol.as_time(unit, 1) else "throughput", "best",
                     "feedback category"):
             table.add_column(col)
+        apart = []  # figures measured at another iteration count: marked, and said under the table
         for r in store.records:
-            table.add_row(*_row(r, unit)[:5])  # how each program was proposed is printed in full above
+            cells = list(_row(r, unit)[:5])  # how each program was proposed is printed in full above
+            if other := recalibrated(r, store.settings.get("iterations")):
+                cells[2] += " [yellow]*[/]"
+                apart.append(f"iteration {r.iter} {other.split(':')[0]}")
+            table.add_row(*cells)
         console.print(table)
+        if apart:
+            console.print(f"[yellow]*[/] not comparable with the other iterations: {escape('; '.join(apart))} (its "
+                          "figure also weighs start-up differently; the final comparison measures the top candidates "
+                          "together).")
         tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
         if tokens:
             console.print(f"Language-model tokens: {tokens} in total (a call of an interrupted iteration is in no "

@@ -672,7 +672,7 @@ def left_out_lines(left_out: dict, iters: int) -> list[str]:
 
 
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
-                on_record: Callable[[str, IterationRecord], Any] | None = None,
+                on_record: Callable[..., Any] | None = None,
                 on_folder: Callable[[Path], Any] | None = None) -> dict:
     """Runs (or resumes) a comparison and writes its outputs.
 
@@ -687,7 +687,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             (optional: the comparison folder to continue, `--resume`, whose settings the others must match) and
             start_text (optional: the start file's text, as such a folder records it, for `start` named so).
         say: prints one line of progress.
-        on_record: called with (run label, record) after each new iteration.
+        on_record: called with (run label, record, iterations=the run's calibrated count, root=its folder) after
+            each new iteration.
         on_folder: called with the comparison's folder once it is chosen (before anything is measured).
 
     Returns:
@@ -977,6 +978,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
                         "load_average": [min(loads), max(loads)] if loads else None,
                         "noise_warnings": _noise(ctx, used, outcomes, finals, say),
+                        "score_intervals": score_intervals(outcomes, used, reference),
                         "reference_noise": reference_noise(used, reference),
                         "final_groups": [{k: g[k] for k in ("runs", "cores", "folder", "reference", "load_average")}
                                          for g in used]}
@@ -1313,25 +1315,37 @@ def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
                               own_mapper=ctx.get("own_mapper"))
 
 
-def progress_line(label: str, r: IterationRecord, iters: int) -> str:
+def progress_line(label: str, r: IterationRecord, iters: int, iterations: int | None = None,
+                  root: Path | None = None) -> str:
     """One line of progress after iteration `r` of the run `label`: its throughput and the best so far, in the
-    benchmark's unit, as `run` and `tune` print them (`protocol.figure`: a time metric's time first), and for a
-    language model's step its note (what became of the answer) and tokens."""
+    benchmark's unit, as `run` and `tune` print them (`protocol.figure`: a time metric's time first), the joint
+    re-measurement that decided whether it became the best (from the run's folder `root`), a figure measured at
+    another iteration count than the run's calibrated `iterations`, and its note: what the optimizer changed, or for
+    a language model's step what became of the answer, and tokens."""
+    from mapperopt.optimizer.commands import recalibrated, remeasured
+
     unit = r.unit or ""
     this = protocol.figure(unit, r.throughput) if r.throughput is not None else f"failed ({r.stage})"
+    if other := recalibrated(r, iterations):
+        this += f" [{other}]"
+    again = remeasured(root, r)
     if r.best_iter is None:
         best = "best: none yet"
     elif r.best_iter == r.iter:
-        best = f"best {protocol.figure(unit, r.best_throughput)} (this one)"
+        best = f"best {protocol.figure(unit, r.best_throughput)} (this one{'; ' + again if again else ''})"
     else:
         best = f"best {protocol.figure(unit, r.best_throughput)} (iter {r.best_iter})"
         if r.kept_out_by_noise:
-            best += "; this one is not faster beyond the noise, so the best is kept"
+            best += "; this one is not faster beyond the noise" + (f" ({again})" if again else "") + \
+                ", so the best is kept"
+        elif again:
+            best += f"; {again}"
     source = (" (cached)" if r.cached else
               f" (measured in {r.cached_from})" if isinstance(r.cached_from, str) else "")  # another run's
     tokens = (r.llm or {}).get("total_tokens")
     # A model's step: whether its answer was used (a wrong answer looks like one that did not help otherwise).
-    model = (f"; {r.note}" + (f" ({tokens} tokens)" if tokens else "")) if (r.note or "").startswith("LLM ") else ""
+    model = (f"; {r.note}" + (f" ({tokens} tokens)" if tokens else "")) if (r.note or "").startswith("LLM ") else \
+        f"  {r.note}" if r.note else ""  # what the optimizer changed, as tune's line says it
     return f"  {label} iter {r.iter}/{iters}: {this}{source}  {best}{model}"
 
 
@@ -1367,7 +1381,10 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
         + (f"; cores {','.join(map(str, sorted(os.sched_getaffinity(0))))}." if len(ctx["cores"]) > 1 else "."))
     optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                start_point=recorded_start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
-    report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
+    # the run's calibrated count and folder: a figure measured otherwise, and a joint re-measurement, are said
+    where = {"iterations": ctx["iterations"], "root": root}
+    report = (lambda lab, rec: on_record(lab, rec, **where)) if on_record else \
+        (lambda lab, rec: print(progress_line(lab, rec, opts["iters"], **where), flush=True))
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
 
@@ -1933,6 +1950,25 @@ def reference_noise(groups: list[dict], reference: str) -> dict | None:
             "between_groups": (max(values) - min(values)) / 2 / middle if middle else 0.0}
 
 
+def score_intervals(outcomes: list[RunOutcome], groups: list[dict], reference: str) -> dict[str, list[float]]:
+    """Each run's score (`outcomes`, scored) with the 90 % interval of the ratio of its best program's rounds to the
+    reference's in its group of the final measurement (`groups`): {run folder: [score, low, high]}; none for a run
+    whose either side has fewer than `protocol.MIN_INTERVAL_VALUES` rounds, failed, or has no best."""
+    intervals = {}
+    for o in outcomes:
+        group = next((g for g in groups if o.best and o.folder.name in g["runs"]
+                      and _program(o.best) in g["measured"]), None)
+        if group is None:
+            continue
+        mine, theirs = (((group["measured"].get(n) or {}).get("estimate") or {}).get("values") or []
+                        for n in (_program(o.best), reference))
+        if min(len(mine), len(theirs)) < protocol.MIN_INTERVAL_VALUES or not all(theirs):
+            continue
+        c = protocol.compare(mine, theirs, protocol.MIN_INTERVAL_VALUES)
+        intervals[o.folder.name] = [c.ratio, c.low, c.high]
+    return intervals
+
+
 def under_table(summary: dict) -> list[str]:
     """The lines under the table that say how far its scores can be told apart: per optimizer, the runs whose best is
     their start program (iteration 1: the search found nothing faster than where it started), and how much the
@@ -1948,6 +1984,13 @@ def under_table(summary: dict) -> list[str]:
     if counts:
         lines.append("Runs whose best is their start program (iteration 1: the search found nothing faster than where "
                      "it started, so the score is the start's, not the optimizer's): " + ", ".join(counts) + ".")
+    intervals = summary.get("score_intervals") or {}
+    if intervals:
+        lines.append(f"Scores with the {100 * protocol.CONFIDENCE:.0f} % interval of the ratio of each run's best "
+                     f"program to {reference_name(summary.get('reference', 'expert'), summary.get('own_mapper'))}'s "
+                     "over the final rounds: "
+                     + ", ".join(f"{run} {x:.2f} ({low:.2f}-{high:.2f})" for run, (x, low, high) in intervals.items())
+                     + ".")
     noise = summary.get("reference_noise")
     if noise:
         named = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))
@@ -2251,8 +2294,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if remeasure is not None and report_only:
         raise UsageError("--remeasure measures, --report-only does not", hint="give one of them")
 
-    def on_record(label: str, r: IterationRecord) -> None:
-        console.print(escape(progress_line(label, r, opts["iters"])))  # a resumed comparison's own --iters
+    def on_record(label: str, r: IterationRecord, **where: Any) -> None:
+        console.print(escape(progress_line(label, r, opts["iters"], **where)))  # a resumed comparison's own --iters
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": runs, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
