@@ -766,9 +766,18 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         passed[f] = _left_out_of_report(f, optimizers, opts["repeats"], opts["iters"])
         return passed[f]
 
+    def lacks(f: Path) -> bool:  # --report-only: a comparison without this command's runs reports nothing
+        try:
+            held = _held_runs(f) if f.is_dir() else {}
+        except MapperoptError:  # damaged: the newest is reported on (and says so) unless another holds them
+            return True
+        return any(held.get(f"{name}-{r + 1}", 0) < opts["iters"] for name in optimizers for r in range(opts["repeats"]))
+
     folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"],
-                                                  keeps if opts.get("keep_reports") and opts.get("tune", True)
-                                                  else None)
+                                                  None if not opts.get("keep_reports") else
+                                                  keeps if opts.get("tune", True) else lacks)
+    if not opts.get("tune", True) and opts.get("keep_reports") and not folder.exists() and not opts.get("folder"):
+        folder = compare_folder(opts["runs_dir"], str(bench), asked, False)  # none holds them: the newest says why
     other = next((f for f, v in passed.items() if v), None)
     if other and not folder.exists():
         reported, made = passed[other]

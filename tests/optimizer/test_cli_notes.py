@@ -116,6 +116,11 @@ def test_a_compare_of_other_optimizers_keeps_the_earlier_comparisons_report(tmp_
     assert main([*args, "--iters", "2", "--optimizers", "guided"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"Resuming {first}." in out and "leaves out" not in out, out
+    # --report-only finds the comparison that holds its runs, not merely the newest
+    assert main([*args, "--iters", "2", "--optimizers", "guided", "--report-only"]) == 0
+    assert f"Reporting on {first}." in " ".join(capsys.readouterr().out.split())
+    assert main([*args, "--iters", "1", "--optimizers", "random", "--report-only"]) == 0
+    assert f"Reporting on {second}." in " ".join(capsys.readouterr().out.split())
     # the --resume the note gave: one table of both optimizers in the earlier folder
     assert main(["compare", "--resume", str(first), "--optimizers", "guided,random", *FAST]) == 0
     table = (first / "table.md").read_text()
