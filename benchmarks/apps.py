@@ -331,7 +331,12 @@ def require_app(name: str) -> None:
         if os.path.isfile(name):  # --app forgotten
             quoted = shlex.quote(name)
             args = f"; with its arguments in quotes: `--app '{name} -n 100'`" if os.access(name, os.X_OK) else ""
-            hint = f"{name} is a file here: give your own program with --app (`--app {quoted}`{args})"
+            # the program's application file, beside it: the program alone is run unverified, by its wall time
+            yaml = os.path.normpath(os.path.join(os.path.dirname(name), "mapperopt.yaml"))
+            with_file = (f"`--app {shlex.quote(yaml)}`, the application file beside it, which keeps its verification "
+                         f"and metric; or the program alone, " if os.path.isfile(yaml)
+                         and not os.path.samefile(yaml, name) else "")
+            hint = f"{name} is a file here: give your own program with --app ({with_file}`--app {quoted}`{args})"
         raise UsageError(f"unknown benchmark '{name}'; known: {', '.join(known_benchmarks()) or 'none'}",
                          hint=hint)
 

@@ -359,6 +359,19 @@ def size_options(command):
     return command
 
 
+def _named_in(spec: str | None) -> str | None:
+    """The `app:` that the application file `spec` (--app) names, read as plainly as possible, so that an error in
+    the rest of the file is still reported with it; None for a command, or a file that names none or is unreadable."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(spec).read_text()) if spec and spec.endswith((".yaml", ".yml")) else None
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    named = data.get("app") if isinstance(data, dict) else None
+    return named if isinstance(named, str) and named else None
+
+
 @contextlib.contextmanager
 def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[str], None]]:
     """With --json (`as_json`), an error raised inside, before a run has a result, is also printed on stdout as one
@@ -369,7 +382,9 @@ def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[
     shown = mapper if mapper in ("default", "expert") else Path(mapper).name
 
     def record(reason: str, log: str) -> dict:
-        return RunResult(app=name[0], mapper=shown, status="error", reason=reason, log=log).to_json()
+        # none known: null, not "" (which is neither a name nor an absence)
+        return {**RunResult(app=name[0] or "", mapper=shown, status="error", reason=reason, log=log).to_json(),
+                "app": name[0] or None}
 
     with errors_as_json(as_json, record, indent=2):
         yield lambda known: name.__setitem__(0, known)
@@ -431,7 +446,7 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     from mapperopt import interrupts
 
     interrupts.sigterm_as_ctrl_c()  # a killed run also removes discovery's folder and ends what the program started
-    with _errors_as_json(as_json, bench or "", mapper) as named:
+    with _errors_as_json(as_json, bench or _named_in(app_flags.get("app_spec")), mapper) as named:
         bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
         named(bench.name if isinstance(bench, UserApp) else bench)
         require_one_value(bench, app_args, cpus=cpus, gpus=gpus,

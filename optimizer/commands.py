@@ -688,14 +688,52 @@ def _evaluator(bench: str, s: dict) -> BenchmarkEvaluator:
                               own_mapper=own_mapper_of(s))
 
 
-def _line(r: IterationRecord, iters: int, run_unit: str = "") -> str:
+def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | None = None,
+          root: Path | None = None) -> str:
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
-    best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed)."""
+    best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed), the joint
+    re-measurement that decided whether it became the best (`remeasured`, from the tuning folder `root`), and a
+    figure measured at another iteration count than the run's calibrated `iterations` (`recalibrated`)."""
     i, status, this, best, category, note = _row(r, r.unit or run_unit)
     best = f"best {best}" if _succeeded(r) else "best: none yet"  # as compare's progress says
+    again = remeasured(root, r, "iteration")
     if r.kept_out_by_noise:  # said on the line itself, which a continued run prints again without the note below it
-        best += f" (iteration {r.best_iter}; this one is within the noise of it)"
-    return f"  iter {i}/{iters}  {status}  {this}  {best}  {category}  {note}".rstrip()
+        best += f" (iteration {r.best_iter}; this one is within the noise of it{'; ' + again if again else ''})"
+    elif again:
+        best += f" ({again})"
+    other = recalibrated(r, iterations)
+    return f"  iter {i}/{iters}  {status}  {this}{f' [{other}]' if other else ''}  {best}  {category}  {note}".rstrip()
+
+
+def recalibrated(r: IterationRecord, iterations: int | None) -> str | None:
+    """Why iteration `r`'s figure is not comparable with the run's others: its measurement ran at another iteration
+    count than `iterations`, the run's calibrated count (it grew it, e.g. for a program much faster than the start),
+    so its figure also weighs start-up differently; None when it ran at that count or says nothing."""
+    settings = (r.result or {}).get("settings") or {}
+    n = settings.get("iterations")
+    if not iterations or not isinstance(n, int) or n == iterations:
+        return None
+    flag = settings.get("iterations_flag") or "the iteration count"
+    return f"measured with {flag} {n}, not the run's {iterations}: not comparable with the other iterations"
+
+
+def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str | None:
+    """The joint re-measurement that decided whether iteration `r` of the tuning folder `root` replaced the best
+    (its `iter-NNN/best.json`), with both figures: "re-measured together with iter 1: 1019 ms against 1071 ms";
+    None when its first measurement decided, or nothing says."""
+    try:
+        verdict = json.loads((Path(root) / f"iter-{r.iter:03d}" / "best.json").read_text()) if root else {}
+        figures = {k: (m.get("estimate") or {}).get("value") for k, m in verdict.get("remeasured", {}).items()}
+        mine, theirs, before = figures.get("candidate"), figures.get("best"), verdict.get("best_before")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if verdict.get("decided_by") != "re-measured together" or not mine or not theirs:
+        return None
+
+    def shown(value: float) -> str:  # a time metric's time alone: two figures in a progress line
+        return protocol.as_time(r.unit or "", value).strip(" ()") or f"{protocol.span(value)} {r.unit or ''}".rstrip()
+
+    return f"re-measured together with {word} {before}: {shown(mine)} against {shown(theirs)}"
 
 
 def _succeeded(r: IterationRecord) -> bool:
@@ -951,7 +989,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         raise stop
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
-        console.print(_line(r, iters, unit) + "  [dim](from the journal)[/]")
+        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root) + "  [dim](from the journal)[/]")
     status = console.status("")
 
     def on_start(i: int) -> None:
@@ -963,7 +1001,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     def on_record(r: IterationRecord) -> None:
         nonlocal stale_said
         status.stop()
-        console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), "")))
+        console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), ""),
+                            store.settings.get("iterations"), store.root))
         if isinstance(bench, UserApp) and r.result and r.result.get("run_dir") and not stale_said:
             result = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})
             unmapped = stale_description(bench, result, settings["app_description"])
@@ -999,9 +1038,18 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         for col in ("iter", "status", "time" if protocol.as_time(unit, 1) else "throughput", "best",
                     "feedback category"):
             table.add_column(col)
+        apart = []  # figures measured at another iteration count: marked, and said under the table
         for r in store.records:
-            table.add_row(*_row(r, unit)[:5])  # how each program was proposed is printed in full above
+            cells = list(_row(r, unit)[:5])  # how each program was proposed is printed in full above
+            if other := recalibrated(r, store.settings.get("iterations")):
+                cells[2] += " [yellow]*[/]"
+                apart.append(f"iteration {r.iter} {other.split(':')[0]}")
+            table.add_row(*cells)
         console.print(table)
+        if apart:
+            console.print(f"[yellow]*[/] not comparable with the other iterations: {escape('; '.join(apart))} (its "
+                          "figure also weighs start-up differently; the final comparison measures the top candidates "
+                          "together).")
         tokens = sum((r.llm or {}).get("total_tokens", 0) for r in store.records)
         if tokens:
             console.print(f"Language-model tokens: {tokens} in total (a call of an interrupted iteration is in no "
@@ -1415,6 +1463,14 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
+    start = summary["start"]
+    gain = _comparison(summary, start)
+    if not faster and start != summary["best"] and start in summary["measured"] and not (
+            gain and gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
+        # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly
+        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
+                f"comparison; but no mapper measured significantly better than the start ({start}): the difference "
+                "is within the noise, so the start program is as good by these measurements:")
     if not faster:
         return f"Best mapper: {head}:"
     keep = {"default": ("the program's own mapper" if summary.get("own_mapper") else "Legion's default mapper",

@@ -211,10 +211,12 @@ def settings_hash(settings: dict) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
 
 
-def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool) -> Path:
+def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool,
+                   keeps: Callable[[Path], Any] | None = None) -> Path:
     """The folder of the comparison with these settings: the latest one (resumed), or a new one with `new` or when
     none exists. The optimizers, iterations and repeats are not part of its identity: asking for more of them later
-    extends the runs already made."""
+    extends the runs already made. With `keeps`, the latest one for which it is false (a folder whose report the
+    command would replace with part of it: `_left_out_of_report`), else a new one."""
     identity = {k: v for k, v in settings.items() if k not in ("optimizers", "iters", "repeats")}
     base = Path(runs_dir) / bench / f"compare-{settings_hash(identity)}"
     existing = [base] if base.exists() else []
@@ -223,8 +225,28 @@ def compare_folder(runs_dir: Path, bench: str, settings: dict, new: bool) -> Pat
         existing.append(base.parent / f"{base.name}-{n}")
         n += 1
     if existing and not new:
-        return existing[-1]
+        if keeps is None:
+            return existing[-1]
+        kept = next((f for f in reversed(existing) if not keeps(f)), None)
+        return kept or base.parent / f"{base.name}-{n}"
     return base.parent / f"{base.name}-{n}" if existing else base
+
+
+def _left_out_of_report(folder: Path, optimizers: list[str], repeats: int, iters: int) -> tuple[list[str], Any]:
+    """The optimizers of the comparison folder `folder`'s report (summary.json's table) and its settings.json's
+    iterations, when a command of `optimizers` x `repeats` runs of `iters` iterations leaves some of them out and has
+    runs to tune there: resumed, it would replace that report with one of its own optimizers only. Empty when it
+    only reports (a smaller comparison answered from the bigger one, said by `_bigger_note`) or names them all."""
+    try:
+        reported = list(json.loads((folder / "summary.json").read_text()).get("optimizers") or {})
+        made = json.loads((folder / "settings.json").read_text()).get("iters")
+        held = _held_runs(folder)
+    except (OSError, ValueError, AttributeError, MapperoptError):  # damaged: said and refused by what reads it
+        return ()
+    if all(name in optimizers for name in reported) or all(
+            held.get(f"{name}-{r + 1}", 0) >= iters for name in optimizers for r in range(repeats)):
+        return ()
+    return reported, made
 
 
 def _no_comparison(bench, runs_dir, folder: Path, asked: dict) -> NoReturn:
@@ -672,7 +694,7 @@ def _afresh(bench: str | UserApp, folder: Path, opts: dict, optimizers: list[str
 
 
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
-                on_record: Callable[[str, IterationRecord], Any] | None = None,
+                on_record: Callable[..., Any] | None = None,
                 on_folder: Callable[[Path], Any] | None = None) -> dict:
     """Runs (or resumes) a comparison and writes its outputs.
 
@@ -687,7 +709,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             (optional: the comparison folder to continue, `--resume`, whose settings the others must match) and
             start_text (optional: the start file's text, as such a folder records it, for `start` named so).
         say: prints one line of progress.
-        on_record: called with (run label, record) after each new iteration.
+        on_record: called with (run label, record, iterations=the run's calibrated count, root=its folder) after
+            each new iteration.
         on_folder: called with the comparison's folder once it is chosen (before anything is measured).
 
     Returns:
@@ -759,7 +782,35 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
     if isinstance(bench, UserApp):  # the same name may be another program, or the same one judged otherwise
         asked["app"] = {"exe": str(bench.exe), "args": {k: list(v) for k, v in bench.args.items()},
                         "file": bench.path, "metric": bench.metric.describe(), "verify": bench.verify.describe()}
-    folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"])
+    passed: dict[Path, tuple] = {}  # the folders `compare_folder` passed over, newest first
+
+    def keeps(f: Path) -> tuple:  # a comparison's own report is never replaced by part of it, unsaid
+        passed[f] = _left_out_of_report(f, optimizers, opts["repeats"], opts["iters"])
+        return passed[f]
+
+    def lacks(f: Path) -> bool:  # --report-only: a comparison without this command's runs reports nothing
+        try:
+            held = _held_runs(f) if f.is_dir() else {}
+        except MapperoptError:  # damaged: the newest is reported on (and says so) unless another holds them
+            return True
+        return any(held.get(f"{name}-{r + 1}", 0) < opts["iters"] for name in optimizers for r in range(opts["repeats"]))
+
+    folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"],
+                                                  None if not opts.get("keep_reports") else
+                                                  keeps if opts.get("tune", True) else lacks)
+    if not opts.get("tune", True) and opts.get("keep_reports") and not folder.exists() and not opts.get("folder"):
+        folder = compare_folder(opts["runs_dir"], str(bench), asked, False)  # none holds them: the newest says why
+    other = next((f for f, v in passed.items() if v), None)
+    if other and not folder.exists():
+        reported, made = passed[other]
+        added = [o for o in optimizers if o not in reported]
+        notices.append(f"Note: {other} holds a comparison of {', '.join(reported)}"
+                       + (f" ({_iterations(made)})" if isinstance(made, int) else "")
+                       + ", which this command leaves out: it is kept as it is, and this one is made in a new "
+                       "folder. " + shlex.join(["mapperopt", "compare", "--resume", str(other),  # a program of yours:
+                                                *(spec_words(bench) if isinstance(bench, UserApp) else []),  # named
+                                                "--optimizers", ",".join([*reported, *added])])
+                       + f" adds {', '.join(added)} to it.")
     if opts.get("folder"):  # `--resume DIR`: its settings, the same identity (a program of the user's: the same one)
         stored = _folder_file(folder / "settings.json")
         differ = []
@@ -954,6 +1005,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             measured = {"final_rounds": finals["rounds"], "host_cores": finals.get("host_cores"),
                         "load_average": [min(loads), max(loads)] if loads else None,
                         "noise_warnings": _noise(ctx, used, outcomes, finals, say),
+                        "score_intervals": score_intervals(outcomes, used, reference),
                         "reference_noise": reference_noise(used, reference),
                         "final_groups": [{k: g[k] for k in ("runs", "cores", "folder", "reference", "load_average")}
                                          for g in used]}
@@ -1290,25 +1342,37 @@ def _evaluator(ctx: dict, baselines: dict, iterations: int | None,
                               own_mapper=ctx.get("own_mapper"))
 
 
-def progress_line(label: str, r: IterationRecord, iters: int) -> str:
+def progress_line(label: str, r: IterationRecord, iters: int, iterations: int | None = None,
+                  root: Path | None = None) -> str:
     """One line of progress after iteration `r` of the run `label`: its throughput and the best so far, in the
-    benchmark's unit, as `run` and `tune` print them (`protocol.figure`: a time metric's time first), and for a
-    language model's step its note (what became of the answer) and tokens."""
+    benchmark's unit, as `run` and `tune` print them (`protocol.figure`: a time metric's time first), the joint
+    re-measurement that decided whether it became the best (from the run's folder `root`), a figure measured at
+    another iteration count than the run's calibrated `iterations`, and its note: what the optimizer changed, or for
+    a language model's step what became of the answer, and tokens."""
+    from mapperopt.optimizer.commands import recalibrated, remeasured
+
     unit = r.unit or ""
     this = protocol.figure(unit, r.throughput) if r.throughput is not None else f"failed ({r.stage})"
+    if other := recalibrated(r, iterations):
+        this += f" [{other}]"
+    again = remeasured(root, r)
     if r.best_iter is None:
         best = "best: none yet"
     elif r.best_iter == r.iter:
-        best = f"best {protocol.figure(unit, r.best_throughput)} (this one)"
+        best = f"best {protocol.figure(unit, r.best_throughput)} (this one{'; ' + again if again else ''})"
     else:
         best = f"best {protocol.figure(unit, r.best_throughput)} (iter {r.best_iter})"
         if r.kept_out_by_noise:
-            best += "; this one is not faster beyond the noise, so the best is kept"
+            best += "; this one is not faster beyond the noise" + (f" ({again})" if again else "") + \
+                ", so the best is kept"
+        elif again:
+            best += f"; {again}"
     source = (" (cached)" if r.cached else
               f" (measured in {r.cached_from})" if isinstance(r.cached_from, str) else "")  # another run's
     tokens = (r.llm or {}).get("total_tokens")
     # A model's step: whether its answer was used (a wrong answer looks like one that did not help otherwise).
-    model = (f"; {r.note}" + (f" ({tokens} tokens)" if tokens else "")) if (r.note or "").startswith("LLM ") else ""
+    model = (f"; {r.note}" + (f" ({tokens} tokens)" if tokens else "")) if (r.note or "").startswith("LLM ") else \
+        f"  {r.note}" if r.note else ""  # what the optimizer changed, as tune's line says it
     return f"  {label} iter {r.iter}/{iters}: {this}{source}  {best}{model}"
 
 
@@ -1344,7 +1408,10 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
         + (f"; cores {','.join(map(str, sorted(os.sched_getaffinity(0))))}." if len(ctx["cores"]) > 1 else "."))
     optimizer = make_optimizer(name, space=space, start=store.settings["start_dsl"], seed=seed,
                                start_point=recorded_start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
-    report = on_record or (lambda lab, rec: print(progress_line(lab, rec, opts["iters"]), flush=True))
+    # the run's calibrated count and folder: a figure measured otherwise, and a joint re-measurement, are said
+    where = {"iterations": ctx["iterations"], "root": root}
+    report = (lambda lab, rec: on_record(lab, rec, **where)) if on_record else \
+        (lambda lab, rec: print(progress_line(lab, rec, opts["iters"], **where), flush=True))
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
 
@@ -1910,6 +1977,25 @@ def reference_noise(groups: list[dict], reference: str) -> dict | None:
             "between_groups": (max(values) - min(values)) / 2 / middle if middle else 0.0}
 
 
+def score_intervals(outcomes: list[RunOutcome], groups: list[dict], reference: str) -> dict[str, list[float]]:
+    """Each run's score (`outcomes`, scored) with the 90 % interval of the ratio of its best program's rounds to the
+    reference's in its group of the final measurement (`groups`): {run folder: [score, low, high]}; none for a run
+    whose either side has fewer than `protocol.MIN_INTERVAL_VALUES` rounds, failed, or has no best."""
+    intervals = {}
+    for o in outcomes:
+        group = next((g for g in groups if o.best and o.folder.name in g["runs"]
+                      and _program(o.best) in g["measured"]), None)
+        if group is None:
+            continue
+        mine, theirs = (((group["measured"].get(n) or {}).get("estimate") or {}).get("values") or []
+                        for n in (_program(o.best), reference))
+        if min(len(mine), len(theirs)) < protocol.MIN_INTERVAL_VALUES or not all(theirs):
+            continue
+        c = protocol.compare(mine, theirs, protocol.MIN_INTERVAL_VALUES)
+        intervals[o.folder.name] = [c.ratio, c.low, c.high]
+    return intervals
+
+
 def under_table(summary: dict) -> list[str]:
     """The lines under the table that say how far its scores can be told apart: per optimizer, the runs whose best is
     their start program (iteration 1: the search found nothing faster than where it started), and how much the
@@ -1925,6 +2011,13 @@ def under_table(summary: dict) -> list[str]:
     if counts:
         lines.append("Runs whose best is their start program (iteration 1: the search found nothing faster than where "
                      "it started, so the score is the start's, not the optimizer's): " + ", ".join(counts) + ".")
+    intervals = summary.get("score_intervals") or {}
+    if intervals:
+        lines.append(f"Scores with the {100 * protocol.CONFIDENCE:.0f} % interval of the ratio of each run's best "
+                     f"program to {reference_name(summary.get('reference', 'expert'), summary.get('own_mapper'))}'s "
+                     "over the final rounds: "
+                     + ", ".join(f"{run} {x:.2f} ({low:.2f}-{high:.2f})" for run, (x, low, high) in intervals.items())
+                     + ".")
     noise = summary.get("reference_noise")
     if noise:
         named = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))
@@ -2228,15 +2321,16 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if remeasure is not None and report_only:
         raise UsageError("--remeasure measures, --report-only does not", hint="give one of them")
 
-    def on_record(label: str, r: IterationRecord) -> None:
-        console.print(escape(progress_line(label, r, opts["iters"])))  # a resumed comparison's own --iters
+    def on_record(label: str, r: IterationRecord, **where: Any) -> None:
+        console.print(escape(progress_line(label, r, opts["iters"], **where)))  # a resumed comparison's own --iters
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": runs, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
             "memory": {k: v for k, v in (("csize", csize), ("fsize", fsize), ("zsize", zsize)) if v is not None},
             "executions": executions, "max_executions": max_executions, "min_time_s": min_time_s,
             "timeout_s": timeout_s, "final_rounds": final_rounds, "runs_dir": runs_dir, "new": new,
-            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only}
+            "app_args": app_args, "jobs": jobs, "cpus_per_job": cpus_per_job, "tune": not report_only,
+            "keep_reports": True}  # (benchmarks/evaluate.py tunes one optimizer at a time in one folder)
     if stored is not None:
         opts.update(_resumed_options(resume_dir, stored, app_args, console))
     opts["remeasure"] = _runs_list(remeasure, opts["repeats"]) if remeasure is not None else []

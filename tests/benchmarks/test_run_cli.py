@@ -660,3 +660,16 @@ def test_huge_processor_counts_and_memory_sizes_are_refused_before_legion_crashe
     assert main(args) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert said in err, err
+
+
+def test_a_run_json_error_of_an_application_file_names_its_app(tmp_path, capsys):
+    """`run --app bad.yaml --json` of a file with `app: heat2d` and no size printed `"app": ""`, neither a name nor an
+    absence: the file's app name, or null where nothing names one."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("app: heat2d\nexe: ./heat2d\nsizes: {}\n")
+    capsys.readouterr()
+    assert main(["run", "--app", str(bad), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["app"] == "heat2d"
+    bad.write_text("exe: [\n")  # broken YAML: nothing names the program
+    assert main(["run", "--app", str(bad), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["app"] is None

@@ -88,3 +88,40 @@ def test_a_smaller_compare_says_it_reports_from_a_bigger_finished_one(tmp_path, 
     assert main([*args, "--iters", "2", "--optimizers", "random,optuna"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"Resuming {folder}." in out and "already holds" not in out, out
+
+
+def test_a_compare_of_other_optimizers_keeps_the_earlier_comparisons_report(tmp_path, capsys):
+    """A second compare of the same program with other --optimizers (and fewer --iters) resumed the first one's folder
+    and rewrote its settings.json, summary.json and table.md with the new optimizer only: the earlier table was gone,
+    unsaid. It makes a comparison of its own, naming the one it keeps and the command that adds to it; a command
+    that names the earlier optimizers too still extends the earlier folder."""
+    runs = tmp_path / "runs"
+    args = ["compare", "circuit", "--size", "ci", "--runs", "1", "--start", "default", *FAST, "--runs-dir", str(runs)]
+    assert main([*args, "--iters", "2", "--optimizers", "guided"]) == 0
+    [first] = (runs / "circuit").iterdir()
+    report = {name: (first / name).read_bytes() for name in ("settings.json", "summary.json", "table.md")}
+    capsys.readouterr()
+    assert main([*args, "--iters", "1", "--optimizers", "random"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert {name: (first / name).read_bytes() for name in report} == report
+    second = runs / "circuit" / f"{first.name}-2"
+    assert "| random |" in (second / "table.md").read_text()
+    assert (f"Note: {first} holds a comparison of guided (2 iterations), which this command leaves out: it is kept "
+            f"as it is, and this one is made in a new folder. mapperopt compare --resume {first} --optimizers "
+            "guided,random adds random to it.") in out, out
+    assert f"Comparison folder: {second}" in out, out
+    # the same command again resumes its own folder; the earlier optimizer's command finds the earlier one
+    assert main([*args, "--iters", "1", "--optimizers", "random"]) == 0
+    assert f"Resuming {second}." in " ".join(capsys.readouterr().out.split())
+    assert main([*args, "--iters", "2", "--optimizers", "guided"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"Resuming {first}." in out and "leaves out" not in out, out
+    # --report-only finds the comparison that holds its runs, not merely the newest
+    assert main([*args, "--iters", "2", "--optimizers", "guided", "--report-only"]) == 0
+    assert f"Reporting on {first}." in " ".join(capsys.readouterr().out.split())
+    assert main([*args, "--iters", "1", "--optimizers", "random", "--report-only"]) == 0
+    assert f"Reporting on {second}." in " ".join(capsys.readouterr().out.split())
+    # the --resume the note gave: one table of both optimizers in the earlier folder
+    assert main(["compare", "--resume", str(first), "--optimizers", "guided,random", *FAST]) == 0
+    table = (first / "table.md").read_text()
+    assert "| guided |" in table and "| random |" in table, table

@@ -4,6 +4,7 @@ failures 0 and resumes without rerunning; the table's statistics on made-up runs
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 import json
 import re
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from optimizer_support import CONFIGS, markers_clear_and_inside
 
+from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import known_benchmarks, load_config
 from mapperopt.cli import main
 from mapperopt.errors import install_extra
@@ -46,7 +48,8 @@ def test_a_model_steps_progress_line_says_what_became_of_its_answer():
     line = progress_line("trace #1", unused, 3)
     assert "LLM answer not used: the answer is not JSON" in line and "15 tokens" in line, line
     guided = IterationRecord(iter=2, note="neighbour: kinds/x", **common)
-    assert "neighbour" not in progress_line("guided #1", guided, 3)
+    # what another optimizer changed, as tune's line says it (compare's omitted it)
+    assert progress_line("guided #1", guided, 3).endswith("(iter 1)  neighbour: kinds/x")
 
 
 def test_the_table_scores_failures_zero(tmp_path):
@@ -827,3 +830,66 @@ def test_the_legend_covers_neither_the_axis_label_nor_the_drift_line():
         [drift] = fig.texts
         assert drift.get_window_extent(renderer).y1 < legend.y0, names  # the drift line under the legend
         assert drift.get_window_extent(renderer).y0 >= 0 and legend.x0 >= 0 and legend.x1 <= fig.bbox.x1
+
+
+def test_progress_lines_say_what_changed_what_decided_and_what_is_not_comparable(tmp_path):
+    """compare's progress lines omitted what each iteration changed (tune's say it); a candidate that looked faster
+    but was not taken, then a slower one that was, read like a bug because the joint re-measurement that decided
+    was not shown; and an iteration measured at another iteration count than the run's calibrated one (-iters 384
+    instead of 59: an 8x 'gain' from load alone) looked like any other. Each line says them."""
+    from mapperopt.optimizer import commands
+
+    common = dict(dsl="# 2\n", key="2", status="ok", stage=None, category="performance", unit="1/ms")
+    kept_out = IterationRecord(iter=2, throughput=1 / 1029, best_throughput=1 / 1277, best_iter=1,
+                               note="neighbour of the best, iteration 1: layout/align = 64", **common)
+    taken = replace(kept_out, iter=3, throughput=1 / 1232, best_throughput=1 / 1232, best_iter=3, note="random")
+    for i, candidate, best, wins in ((2, 1047.0, 951.0, False), (3, 1019.0, 1071.0, True)):
+        (tmp_path / f"iter-{i:03d}").mkdir()
+        (tmp_path / f"iter-{i:03d}" / "best.json").write_text(json.dumps({
+            "best_before": 1, "decided_by": "re-measured together", "becomes_best": wins,
+            "remeasured": {"candidate": {"estimate": {"value": 1 / candidate}, "unit": "1/ms"},
+                           "best": {"estimate": {"value": 1 / best}, "unit": "1/ms"}}}))
+    line = " ".join(progress_line("optuna #1", kept_out, 3, root=tmp_path).split())
+    assert "neighbour of the best, iteration 1: layout/align = 64" in line, line
+    assert "re-measured together with iter 1: 1047 ms against 951 ms" in line, line
+    line = " ".join(progress_line("optuna #1", taken, 3, root=tmp_path).split())
+    assert "(this one; re-measured together with iter 1: 1019 ms against 1071 ms)" in line, line
+    tuned = " ".join(commands._line(kept_out, 3, root=tmp_path).split())
+    assert "re-measured together with iteration 1: 1047 ms against 951 ms" in tuned, tuned
+
+    summa = dict(common, unit="GFLOPS", note="")
+    calibrated = {"settings": {"iterations": 59, "iterations_flag": "-iters"}}
+    grown = IterationRecord(iter=5, throughput=19.2, best_throughput=19.2, best_iter=5, **summa,
+                            result={"settings": {"iterations": 384, "iterations_flag": "-iters"}})
+    same = IterationRecord(iter=4, throughput=2.2, best_throughput=2.4, best_iter=2, **summa, result=calibrated)
+    for text in (progress_line("guided #1", grown, 5, iterations=59), commands._line(grown, 5, iterations=59)):
+        assert "measured with -iters 384, not the run's 59: not comparable with the other iterations" in \
+               " ".join(text.split()), text
+    for text in (progress_line("guided #1", same, 5, iterations=59), commands._line(same, 5, iterations=59)):
+        assert "not comparable" not in text, text
+
+
+def test_each_score_has_its_interval_when_the_final_rounds_give_one():
+    """The table printed `guided 1.44`, `optuna 0.67` with a separate noise line: the scores carried no interval,
+    though the final measurement's rounds give one. Under the table, each run's score with the 90 % interval of
+    the ratio of its best program's rounds to the reference's; none from fewer than 3 rounds."""
+    from mapperopt.optimizer.compare import _program, score_intervals, under_table
+
+    runs = [RunOutcome(name, 1, 0, [b := record(1, v, v)], b, v, Path(f"{name}-1"), reference=1.0)
+            for name, v in (("guided", 1.44), ("optuna", 0.67))]
+    runs[1] = replace(runs[1], best=replace(runs[1].best, dsl="Task * CPU;\n"))  # another program
+
+    def estimate(values):
+        return {"estimate": {"values": values, "value": sum(values) / len(values)}}
+
+    group = {"runs": ["guided-1", "optuna-1"], "reference": 1.0,
+             "measured": {"expert": estimate([0.95, 1.0, 1.05]), _program(runs[0].best): estimate([1.4, 1.44, 1.48]),
+                          _program(runs[1].best): estimate([0.6, 0.67, 0.74])}}
+    intervals = score_intervals(runs, [group], "expert")
+    c = protocol.compare([1.4, 1.44, 1.48], [0.95, 1.0, 1.05])
+    assert intervals["guided-1"] == pytest.approx([c.ratio, c.low, c.high])
+    summary = {**summarize(runs, expert=1.0), "reference": "expert", "score_intervals": intervals}
+    line = next(line for line in under_table(summary) if line.startswith("Scores with"))
+    assert f"guided-1 {c.ratio:.2f} ({c.low:.2f}-{c.high:.2f})" in line and "optuna-1 0.67 (" in line, line
+    two = {**group, "measured": {k: estimate(v["estimate"]["values"][:2]) for k, v in group["measured"].items()}}
+    assert score_intervals(runs, [two], "expert") == {}

@@ -486,3 +486,23 @@ def test_a_verdict_with_one_reference_without_an_interval_says_none_was_shown_to
     assert line.startswith("Verdict: no mapper beat the expert mapper, and none can be said to beat the default mapper "
                            "without an interval (an interval takes --final-rounds 3 or more); the best (iter-2) "
                            "measured 0.80x the expert mapper (significant), 2.00x the default mapper ("), line
+
+
+def test_a_pick_within_the_noise_of_the_start_is_said_so(tmp_path, monkeypatch):
+    """Nothing measured significantly better than the start, yet the line above the changed program said "Best
+    mapper: iteration 2, the final comparison's pick", inviting the user to adopt a change chosen by noise. It says
+    that no mapper measured significantly better than the start and that best.dsl is the highest trimmed mean,
+    within the noise; a significant gain keeps the plain line."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
+             "default": [5.0, 5.1, 5.0, 5.05, 5.02]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    assert summary["best"] == "iter-2" and not summary["vs"]["iter-1"]["significant"]  # the premise
+    path = tmp_path / "best.dsl"
+    assert commands.best_mapper_line(summary, path) == (
+        f"Best mapper: iteration 2 ({path}), the highest trimmed mean of the final comparison; but no mapper measured "
+        "significantly better than the start (iter-1): the difference is within the noise, so the start program is "
+        "as good by these measurements:")
+    final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch, final), rounds=5)
+    assert commands.best_mapper_line(summary, path) == \
+        f"Best mapper: iteration 2, the final comparison's pick ({path}):"

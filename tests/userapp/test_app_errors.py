@@ -842,12 +842,18 @@ def test_a_program_given_as_the_benchmark_is_said_to_need_app(command, tmp_path,
     """`mapperopt run ./prog` (--app forgotten): the unknown benchmark's error says to give the program with --app."""
     script(tmp_path, "prog", "echo hi")
     (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\n")
-    for given, how in (("./prog", "`--app ./prog`; with its arguments in quotes: `--app './prog -n 100'`"),
+    # with an application file beside the program (its verification and metric), that file first
+    beside = ("`--app mapperopt.yaml`, the application file beside it, which keeps its verification and metric; "
+              "or the program alone, `--app ./prog`")
+    for given, how in (("./prog", beside + "; with its arguments in quotes: `--app './prog -n 100'`"),
                        ("mapperopt.yaml", "`--app mapperopt.yaml`")):
         assert main([command, given]) == 2
         err = re.sub(r"\s+", " ", capsys.readouterr().err)
         assert f"unknown benchmark '{given}'" in err, err
         assert f"hint: {given} is a file here: give your own program with --app ({how})" in err, err
+    (tmp_path / "mapperopt.yaml").unlink()
+    assert main([command, "./prog"]) == 2
+    assert "(`--app ./prog`; with its arguments" in re.sub(r"\s+", " ", capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("command", ["run", "tune", "compare"])
