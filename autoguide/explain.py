@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import re
 import shlex
 import string
@@ -218,6 +219,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
         elif match.rule.category == "layout.constraint" and "need" in match.fields:  # check's (E223)
             templates = _drop_opposite(match.fields.get("interleave")) + list(match.rule.edits)
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl, templates)
+        if result.stage == "timeout" and result.dsl is not None and rule in ("timeout-instance-limit", "timeout"):
+            explanation, suggestion = _timeout_suspects(result, match, catalog, explanation, suggestion)
         if category == "index_map.out_of_range" and result.dsl is not None:  # the edit's lines, in the mapper's names
             suggestion = _wrapped_text(result.dsl, edits) or suggestion
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
@@ -249,6 +252,127 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                            {**context, "default_reason": default_failure.get("reason") or "no reason given",
                             "reference": _reference(own_mapper)})
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
+
+
+# The constraint words of a Layout statement that take an instance away from the layout Legion's default mapper gives
+# (SOA, F_order: x fastest), which a kernel may assume without registering it, and the word of that layout.
+_NATURAL = {"AOS": "SOA", "C_order": "F_order"}
+
+
+def _stated(stmt, what: str = "the mapper") -> str:
+    """A statement as the texts name it: "`<statement>` (line N of the mapper)"."""
+    from mapperopt.dsl.formatter import format_statement
+
+    return f"`{format_statement(stmt)}` (line {stmt.loc.line} of {what})"
+
+
+def _layout_changes(result: RunResult) -> list[tuple[Any, Any]]:
+    """The mapper's Layout statements that ask for AOS or C_order where the program's description records no variant
+    that needs it (the layout a kernel may assume without saying so is Legion's default, SOA F_order), each with the
+    same statement asking for that natural layout instead: [(statement, natural statement)]; [] when the mapper does
+    not parse."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    try:
+        statements = parse(result.dsl or "", "<mapper>").statements
+    except DslSyntaxError:
+        return []
+    desc = _description(result)
+    needed = {w for t in (desc.tasks if desc else ()) for r in t.regions for w in (r.layout, r.interleave) if w}
+    out = []
+    for s in statements:
+        if isinstance(s, A.LayoutStmt) and any(c.name in _NATURAL and c.name not in needed for c in s.constraints):
+            natural = tuple(dataclasses.replace(c, name=_NATURAL.get(c.name, c.name)) for c in s.constraints)
+            out.append((s, dataclasses.replace(s, constraints=natural)))
+    return out
+
+
+def _limit_points(result: RunResult) -> dict[str, int | None] | None:
+    """The most points of one launch of each task, by name, from the description discovery wrote for the run's
+    program (run with its arguments: a benchmark's stored description may be of another size); None without one;
+    a task's None: not known."""
+    if not (result.settings or {}).get("description"):
+        return None
+    desc = _description(result)
+    if desc is None:
+        return None
+    out: dict[str, int | None] = {}
+    for t in desc.tasks:
+        if t.index_launched:
+            out[t.name] = None if not t.domain else max(1, math.prod(t.domain))
+        else:
+            out[t.name] = 1
+    return out
+
+
+def _limits(result: RunResult) -> tuple[list[Any], list[tuple[Any, str]]]:
+    """The mapper's InstanceLimit statements split in two: those that can hold a task back, and those whose N covers
+    every point of each launch of the tasks they name (by discovery's record), each with why: "the 4 points of
+    fill's index launches"."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    try:
+        limits = [s for s in parse(result.dsl or "", "<mapper>").statements if isinstance(s, A.InstanceLimitStmt)]
+    except DslSyntaxError:
+        return [], []
+    points = _limit_points(result)
+    holding, covered = [], []
+    for s in limits:
+        named = [(n.name, (points or {}).get(n.name)) for n in s.tasks.names]
+        if points is None or not named or any(p is None or p > s.count for _, p in named):
+            holding.append(s)
+        else:
+            covered.append((s, " and ".join(f"the {p} point{'s' * (p != 1)} of {t}'s "
+                                            f"{'index launches' if p > 1 else 'launches'}" for t, p in named)))
+    return holding, covered
+
+
+def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explanation: str, suggestion: str
+                      ) -> tuple[str, str]:
+    """The explanation and suggestion of a timeout (rule `timeout-instance-limit` or `timeout`) of a DSL mapper: only
+    the InstanceLimit statements that can hold a task back are named as its cause, those whose N covers every point
+    are said to be ruled out, and a Layout statement that takes instances away from the program's natural layout
+    (which a kernel may assume) is named as a suspect with the statement to try instead."""
+    holding, covered = _limits(result)
+    layouts = _layout_changes(result)
+    fields = dict(match.fields)
+    if match.rule.id == "timeout-instance-limit" and holding:
+        from mapperopt.dsl.formatter import format_statement
+
+        fields["limit"] = ", ".join(_stated(s) for s in holding)
+        explanation = _text(match.rule.explain, fields)
+        suggestion = _text(match.rule.suggest, {**fields, "limit": "`" + "` and `".join(
+            format_statement(s) for s in holding) + "`"})
+    elif match.rule.id == "timeout-instance-limit" and covered:  # every limit covers its launches: generic texts
+        generic = next((r for r in catalog.rules if r.id == "timeout"), None)
+        if generic is not None:
+            explanation, suggestion = _text(generic.explain, fields), _text(generic.suggest, fields)
+    elif match.rule.id == "timeout-instance-limit":  # no statement of the mapper read: the matched text
+        fields["limit"] = f"`{fields['limit']}`"
+        explanation, suggestion = _text(match.rule.explain, fields), _text(match.rule.suggest, fields)
+    notes = []
+    if covered:
+        notes.append(" ".join(f"{_stated(s)} cannot hold any back: its N covers {why}, so it is not the cause."
+                              for s, why in covered))
+    tries = []
+    if layouts:
+        from mapperopt.dsl.formatter import format_statement
+
+        notes.append("A suspect is the mapper's " + ", ".join(_stated(s) for s, _ in layouts) + ": it takes "
+                     "instances away from the layout Legion's default mapper gives (SOA F_order, x fastest), and a "
+                     "kernel that assumes that layout without registering it can hang or compute wrongly under "
+                     "another.")
+        tries.append("Run the mapper once with " + " and ".join(
+            f"`{format_statement(n)}` in place of `{format_statement(s)}`" for s, n in layouts)
+            + " (the program's natural layout): if it then finishes, the layout is the cause.")
+    if notes:
+        explanation = " ".join([explanation, *notes])
+    if tries:  # after the limits' own advice where one can hold a task back, else first
+        suggestion = " ".join([suggestion, *tries] if holding and match.rule.id == "timeout-instance-limit"
+                              else [*tries, suggestion])
+    return explanation, suggestion
 
 
 def _places_data(dsl: str) -> bool:

@@ -110,7 +110,8 @@ def test_a_timeout_under_an_instance_limit_names_the_limit():
     _, result = load("stencil-timeout_limit")
     fb = explain(result)
     assert fb.rule == "timeout-instance-limit" and fb.category == "timeout"
-    assert "and the mapper has `InstanceLimit stencil 1;`: the limit keeps" in fb.explanation, fb.explanation
+    assert ("and the mapper has `InstanceLimit stencil 1;` (line 7 of the mapper): the limit keeps"
+            in fb.explanation), fb.explanation
     assert fb.suggestion.startswith("Run the mapper once without `InstanceLimit stencil 1;`"), fb.suggestion
     # The statement after a comment and on a line with another one; a commented-out one is no statement.
     for dsl, limit in (("Task * CPU;  # why\nInstanceLimit stencil GPU 2;\n", "InstanceLimit stencil GPU 2;"),

@@ -1,0 +1,50 @@
+"""AutoGuide's advice on a user's program (tests/app/layoutdep.cc) whose kernel assumes the layout Legion's default
+mapper gives (SOA F_order) without registering it: under a mapper that changes the layout it hangs
+(LAYOUTDEP_BUG=hang) or prints a wrong answer (LAYOUTDEP_BUG=wrong). Real runs through `mapperopt run --app`."""
+
+from __future__ import annotations
+
+import json
+
+from mapperopt.cli import main
+
+
+def feedback(tmp_path, monkeypatch, exe, mapper_text: str, bug: str, *options: str, name: str = "run") -> dict:
+    """feedback.json of `mapperopt run --app 'EXE -n 64' --mapper ... --once` with LAYOUTDEP_BUG=`bug`."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LAYOUTDEP_BUG", bug)
+    (tmp_path / f"{name}.dsl").write_text(mapper_text)
+    out = tmp_path / name
+    main(["run", "--app", f"{exe} -n 64", "--mapper", str(tmp_path / f"{name}.dsl"), "--verify-pattern", "check: OK",
+          "--once", "--out", str(out), *options])
+    return json.loads((out / "feedback.json").read_text())
+
+
+def test_a_timeout_is_not_blamed_on_a_limit_that_covers_every_point_but_on_the_layout(tmp_path, monkeypatch,
+                                                                                     layoutdep_exe):
+    """`fill` is launched over 2x2 = 4 points: `InstanceLimit fill 4;` holds none back, so the Layout change is the
+    suspect to name, and the statement to try the program's natural layout with."""
+    mapper = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * AOS C_order;\nInstanceLimit fill 4;\n"
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper, "hang", "--timeout", "5", "--", "-ll:cpu", "2")
+    assert fb["stage"] == "timeout", fb
+    text = fb["explanation"]
+    assert "the mapper has `InstanceLimit fill 4;`" not in text, text
+    assert ("`InstanceLimit fill 4;` (line 4 of the mapper) cannot hold any back: its N covers the 4 points of "
+            "fill's index launches") in text, text
+    assert "`Layout * * * AOS C_order;` (line 3 of the mapper)" in text, text
+    assert "without `InstanceLimit fill 4;`" not in fb["suggestion"], fb["suggestion"]
+    assert "`Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`" in fb["suggestion"], fb["suggestion"]
+
+
+def test_a_timeout_names_each_limit_that_can_hold_points_back_and_the_layout_as_well(tmp_path, monkeypatch,
+                                                                                    layoutdep_exe):
+    mapper = ("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * AOS C_order;\nInstanceLimit fill 4;\n"
+              "InstanceLimit fill 1;\n")
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper, "hang", "--timeout", "5", "--", "-ll:cpu", "2")
+    assert fb["stage"] == "timeout", fb
+    text, suggestion = fb["explanation"], fb["suggestion"]
+    assert "the mapper has `InstanceLimit fill 1;` (line 5 of the mapper)" in text, text
+    assert "`InstanceLimit fill 4;` (line 4 of the mapper) cannot hold any back" in text, text
+    assert "`Layout * * * AOS C_order;` (line 3 of the mapper)" in text, text
+    assert "Run the mapper once without `InstanceLimit fill 1;`" in suggestion, suggestion
+    assert "`Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`" in suggestion, suggestion
