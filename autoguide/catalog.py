@@ -60,9 +60,12 @@ APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # the line's "check" object, {status}: how the program exited); `*suggest` after a DSL mapper ran,
 # `*suggest_no_mapper` after Legion's default mapper (or the program's own), `*suggest_default_failed` after a DSL
 # mapper when Legion's default mapper failed verification too, as the baseline ({default_reason}: how; {reference}:
-# that mapper, or the program's own, which the baseline ran).
+# that mapper, or the program's own, which the baseline ran); `*_intermittent` when earlier executions of the run passed
+# the same check (the output varies: no mistake in the check is the cause).
 APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout", "without"),
                      "suggest_no_mapper": ("where", "stdout"), "own_explain": ("app", "check", "status"),
+                     "suggest_intermittent": ("where", "stdout", "without"),
+                     "suggest_no_mapper_intermittent": ("where", "stdout"),
                      "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout", "without"),
                      "suggest_default_failed": ("where", "stdout", "default_reason", "reference"),
                      "own_suggest_default_failed": ("stdout", "default_reason", "reference")}

@@ -221,6 +221,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl, templates)
         if result.stage == "timeout" and result.dsl is not None and rule in ("timeout-instance-limit", "timeout"):
             explanation, suggestion = _timeout_suspects(result, match, catalog, explanation, suggestion)
+        if category == "verification" and result.dsl is not None:
+            explanation, suggestion = _layout_verify(result, explanation, suggestion)
         if category == "index_map.out_of_range" and result.dsl is not None:  # the edit's lines, in the mapper's names
             suggestion = _wrapped_text(result.dsl, edits) or suggestion
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
@@ -286,6 +288,32 @@ def _layout_changes(result: RunResult) -> list[tuple[Any, Any]]:
             natural = tuple(dataclasses.replace(c, name=_NATURAL.get(c.name, c.name)) for c in s.constraints)
             out.append((s, dataclasses.replace(s, constraints=natural)))
     return out
+
+
+def _layout_suspect(layouts: list[tuple[Any, Any]], harm: str, works: str) -> tuple[str, str]:
+    """What to say of the Layout statements `_layout_changes` found: (a sentence naming them as a suspect, one that
+    says which statement to try in place of each): a kernel that assumes the natural layout may `harm` (e.g. "hang")
+    under another; `works`: what the run does if the layout was the cause ("finishes")."""
+    from mapperopt.dsl.formatter import format_statement
+
+    note = ("A suspect is the mapper's " + ", ".join(_stated(s) for s, _ in layouts) + ": it takes instances away "
+            "from the layout Legion's default mapper gives (SOA F_order, x fastest), and a kernel that assumes that "
+            f"layout without registering it can {harm} under another.")
+    attempt = ("Run the mapper once with " + " and ".join(f"`{format_statement(n)}` in place of "
+                                                       f"`{format_statement(s)}`" for s, n in layouts)
+               + f" (the program's natural layout): if it then {works}, the layout is the cause.")
+    return note, attempt
+
+
+def _layout_verify(result: RunResult, explanation: str, suggestion: str) -> tuple[str, str]:
+    """A failed verification's explanation and suggestion with the mapper's Layout statements that take instances
+    away from the program's natural layout (`_layout_changes`) named as the likely cause, and the natural layout as
+    the first thing to try."""
+    layouts = _layout_changes(result)
+    if not layouts:
+        return explanation, suggestion
+    note, attempt = _layout_suspect(layouts, "compute wrongly", "passes")
+    return " ".join([explanation, note]), " ".join([attempt, suggestion])
 
 
 def _limit_points(result: RunResult) -> dict[str, int | None] | None:
@@ -358,15 +386,9 @@ def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explana
                               for s, why in covered))
     tries = []
     if layouts:
-        from mapperopt.dsl.formatter import format_statement
-
-        notes.append("A suspect is the mapper's " + ", ".join(_stated(s) for s, _ in layouts) + ": it takes "
-                     "instances away from the layout Legion's default mapper gives (SOA F_order, x fastest), and a "
-                     "kernel that assumes that layout without registering it can hang or compute wrongly under "
-                     "another.")
-        tries.append("Run the mapper once with " + " and ".join(
-            f"`{format_statement(n)}` in place of `{format_statement(s)}`" for s, n in layouts)
-            + " (the program's natural layout): if it then finishes, the layout is the cause.")
+        note, attempt = _layout_suspect(layouts, "hang or compute wrongly", "finishes")
+        notes.append(note)
+        tries.append(attempt)
     if notes:
         explanation = " ".join([explanation, *notes])
     if tries:  # after the limits' own advice where one can hold a task back, else first
@@ -1076,9 +1098,18 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
             fields["check"] = (json.dumps(check, sort_keys=True) if check is not None
                                else 'nothing more (the line has no "check" object)')
             fields["status"] = f"exit status {last.exit_code}"
-        return _at_level(Feedback(result.status, result.stage, "verification", _text(texts[own + "explain"], fields),
-                                  _text(texts[own + "suggest" + no_mapper], fields), (), fb.raw_excerpt,
-                                  "verification-app-own-check" if own else "verification-app-check"), level)
+        from mapperopt.benchmarks.userapp import intermittent
+
+        # Earlier executions passed the same check: the output varies, which no mistake in the check can make it do.
+        varies = "_intermittent" if not own and intermittent(result.reason or "") else ""
+        explanation = _text(texts[own + "explain"], fields)
+        suggestion = _text(texts[own + "suggest" + no_mapper + (varies if no_mapper != "_default_failed" else "")],
+                           fields)
+        if not no_mapper:
+            explanation, suggestion = _layout_verify(result, explanation, suggestion)
+        return _at_level(Feedback(result.status, result.stage, "verification", explanation, suggestion, (),
+                                  fb.raw_excerpt, "verification-app-own-check" if own else "verification-app-check"),
+                         level)
     if result.stage == "run" and last is not None and last.exit_code == 0:
         texts = catalog.app_metric or load_catalog().app_metric
         printed = (result.log or "").partition("--- stdout ---\n")[2].strip().splitlines()[-3:]

@@ -4,6 +4,7 @@ mapper gives (SOA F_order) without registering it: under a mapper that changes t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from mapperopt.cli import main
@@ -48,3 +49,30 @@ def test_a_timeout_names_each_limit_that_can_hold_points_back_and_the_layout_as_
     assert "`Layout * * * AOS C_order;` (line 3 of the mapper)" in text, text
     assert "Run the mapper once without `InstanceLimit fill 1;`" in suggestion, suggestion
     assert "`Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`" in suggestion, suggestion
+
+
+def test_a_wrong_answer_under_a_layout_change_names_the_layout_and_the_natural_one(tmp_path, monkeypatch,
+                                                                                  layoutdep_exe):
+    """The verification fails only because `Layout` asks for C_order: the advice names that statement and the
+    program's natural layout to try first, and does not speak of "the most recent change" (a random proposal, or
+    the start program, is no edit of an earlier mapper)."""
+    from mapperopt.autoguide import explain
+    from mapperopt.benchmarks.userapp import _intermittent
+    from mapperopt.records import RunResult
+
+    mapper = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA C_order;\n"
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper, "wrong")
+    assert fb["stage"] == "verify", fb
+    suggestion = fb["suggestion"]
+    assert "A suspect is the mapper's `Layout * * * SOA C_order;` (line 3 of the mapper)" in fb["explanation"], fb
+    assert suggestion.startswith("Run the mapper once with `Layout * * * SOA F_order;` in place of "
+                                 "`Layout * * * SOA C_order;`"), suggestion
+    assert "most recent" not in suggestion, suggestion
+    assert "a typo in a pattern" in suggestion, suggestion  # the check itself may still be wrong
+
+    # The same failure after earlier executions passed: the output varies, which no pattern can make it do.
+    result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
+    varied = explain(dataclasses.replace(result, reason=_intermittent(2, result.reason)))
+    assert "typo" not in varied.suggestion and "correct the verification" not in varied.suggestion, \
+        varied.suggestion
+    assert "Run the mapper once with `Layout * * * SOA F_order;`" in varied.suggestion, varied.suggestion
