@@ -570,10 +570,21 @@ def machine_of(result: RunResult) -> dict[str, dict]:
     def memories(kinds: tuple[str, ...]) -> dict[str, int | None]:
         return {m: sizes.get(capacity.SIZE_OPTIONS[m]) for m in kinds if m in have}
 
-    out = {"CPU": {"procs": settings.get("cpus") or 1, "memories": memories(("SYSMEM", "ZCMEM"))}}
+    # The memories only the run's Legion flags create (`-ll:rsize`, `-ll:nsize` after `--`), which CPU tasks use.
+    created = {m: size >> 20 for m in ("RDMEM", "SOCKMEM")
+               if (size := _flag_size(settings.get("command") or "", capacity.LEGION_FLAGS[m]))}
+    out = {"CPU": {"procs": settings.get("cpus") or 1, "memories": {**memories(("SYSMEM", "ZCMEM")), **created}}}
     if settings.get("gpus"):
         out["GPU"] = {"procs": settings["gpus"], "memories": memories(("FBMEM", "ZCMEM"))}
     return out
+
+
+def _flag_size(command: str, flag: str) -> int | None:
+    """The size in bytes the last `flag` of `command` gives (as Realm reads it), None where it gives none."""
+    from mapperopt.descriptions import realm_size
+
+    found = re.findall(rf"(?:^|\s){re.escape(flag)}(?:\s+|=)(\S+)", command)
+    return realm_size(found[-1]) if found else None
 
 
 def _memories_text(memories: Mapping[str, int | None]) -> str:
