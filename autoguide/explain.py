@@ -40,6 +40,8 @@ _POSITIONED = re.compile(r":\d+:\d+: (?:error|warning|note)\[")
 DSL_CONTEXT = 24  # lines after a DSL diagnostic kept in the excerpt
 TOP_TASKS = 3  # tasks listed in performance feedback
 MAX_FIELD = 240  # characters of one matched value in a text
+MAX_REASON = 1000  # characters of a run's reason in a text
+_LINE_BREAK = re.compile(r"[ \t]*[\r\n]+\s*")
 HEAVY_SHARE = 25.0  # percent of the measured task time from which a task on the CPU is worth moving to the GPU
 MAX_POINTS = 4096  # points of an index launch evaluated to tell which processors its map statement uses
 BUSY_SHARE = 50.0  # percent of a timed-loop iteration its tasks fill (summed) below which the runtime dominates
@@ -485,11 +487,23 @@ def _drop_opposite(*needed: str | None) -> list[dict]:
 
 
 def _text(template: str, fields: Mapping[str, Any]) -> str:
-    """A text template filled in; a field of a `maybe` pattern that was not found is left empty, and each value is
-    cut to `MAX_FIELD` characters (a C++ type can fill a screen)."""
-    short = {k: (v[: MAX_FIELD - 1] + "…" if isinstance(v, str) and len(v) > MAX_FIELD else v)
-             for k, v in fields.items()}
-    return " ".join(template.format_map(defaultdict(str, short)).split())
+    """A text template filled in; a field of a `maybe` pattern that was not found is left empty. The template's
+    whitespace is folded (a YAML block's line breaks), a value's only where it breaks a line: what a value quotes of
+    the output keeps its spacing. A value longer than `MAX_FIELD` characters (`MAX_REASON` for a run's reason, which
+    mapperopt writes and which ends with the line it quotes) keeps its start and end around a "…" (a C++ type can
+    fill a screen)."""
+    def short(key: str, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        value = _LINE_BREAK.sub(" ", value).strip()
+        limit = MAX_REASON if key in ("reason", "default_reason") else MAX_FIELD
+        return value if len(value) <= limit else value[: limit // 2 - 1] + "…" + value[-(limit - limit // 2):]
+    # Each non-empty text value stands in as a token while the filled template's whitespace is folded (around an
+    # empty value too), then takes the token's place.
+    values = {k: short(k, v) for k, v in fields.items()}
+    tokens = {k: f"\x00{i}\x00" if isinstance(v, str) and v else v for i, (k, v) in enumerate(values.items())}
+    text = " ".join(template.format_map(defaultdict(str, tokens)).split())
+    return re.sub("\x00(\\d+)\x00", lambda m: list(values.values())[int(m[1])], text)
 
 
 def _at_level(fb: Feedback, level: str) -> Feedback:
