@@ -189,7 +189,9 @@ def _reference(own_mapper: str | None) -> str:
 
 
 def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None,
-             own_mapper: str | None = None) -> Feedback:
+             own_mapper: str | None = None, baseline_finished: bool = False) -> Feedback:
+    """The feedback on a failed run; `baseline_finished`: the search's `default` reference ran the same program and
+    settings and finished (its throughput is known)."""
     lines = X.clean(result.log, catalog.is_noise)
     context = _context(result, own_mapper)
     costly = _costly_functions(result.dsl) if result.stage == "timeout" and result.dsl else ""
@@ -221,8 +223,11 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
         elif match.rule.category == "layout.constraint" and "need" in match.fields:  # check's (E223)
             templates = _drop_opposite(match.fields.get("interleave")) + list(match.rule.edits)
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl, templates)
+        if result.dsl is not None and baseline_finished and match.rule.suggest_baseline_finished:
+            suggestion = _text(match.rule.suggest_baseline_finished, match.fields)
         if result.stage == "timeout" and result.dsl is not None and rule in ("timeout-instance-limit", "timeout"):
-            explanation, suggestion = _timeout_suspects(result, match, catalog, explanation, suggestion)
+            explanation, suggestion = _timeout_suspects(result, match, catalog, explanation, suggestion,
+                                                            baseline_finished)
         if category == "verification" and result.dsl is not None:
             explanation, suggestion = _layout_verify(result, explanation, suggestion)
         if category == "index_map.out_of_range" and result.dsl is not None:  # the edit's lines, in the mapper's names
@@ -359,12 +364,13 @@ def _limits(result: RunResult) -> tuple[list[Any], list[tuple[Any, str]]]:
     return holding, covered
 
 
-def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explanation: str, suggestion: str
-                      ) -> tuple[str, str]:
+def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explanation: str, suggestion: str,
+                      finished: bool = False) -> tuple[str, str]:
     """The explanation and suggestion of a timeout (rule `timeout-instance-limit` or `timeout`) of a DSL mapper: only
     the InstanceLimit statements that can hold a task back are named as its cause, those whose N covers every point
     are said to be ruled out, and a Layout statement that takes instances away from the program's natural layout
-    (which a kernel may assume) is named as a suspect with the statement to try instead."""
+    (which a kernel may assume) is named as a suspect with the statement to try instead. `finished`: the search's
+    `default` reference finished the same program (`_failure`'s `baseline_finished`)."""
     holding, covered = _limits(result)
     layouts = _layout_changes(result)
     fields = dict(match.fields)
@@ -378,7 +384,9 @@ def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explana
     elif match.rule.id == "timeout-instance-limit" and covered:  # every limit covers its launches: generic texts
         generic = next((r for r in catalog.rules if r.id == "timeout"), None)
         if generic is not None:
-            explanation, suggestion = _text(generic.explain, fields), _text(generic.suggest, fields)
+            explanation = _text(generic.explain, fields)
+            suggestion = _text(generic.suggest_baseline_finished if finished and generic.suggest_baseline_finished
+                               else generic.suggest, fields)
     elif match.rule.id == "timeout-instance-limit":  # no statement of the mapper read: the matched text
         fields["limit"] = f"`{fields['limit']}`"
         explanation, suggestion = _text(match.rule.explain, fields), _text(match.rule.suggest, fields)
@@ -1079,7 +1087,7 @@ def _explain(result: RunResult, level: str, best: float | None, baselines: Mappi
              own_mapper: str | None = None) -> Feedback:
     if result.ok and result.throughput is not None:
         return _untraced(_performance(result, level, best, baselines, catalog, own_mapper), result, level, catalog)
-    fb = _failure(result, level, catalog, default_failure, own_mapper)
+    fb = _failure(result, level, catalog, default_failure, own_mapper, bool(baselines.get("default")))
     if "app_file" in (result.settings or {}):  # a user's program
         fb = _app_failure(fb, result, level, catalog, default_failure, own_mapper)
     verdict = (result.settings or {}).get("default_mapper") or {}

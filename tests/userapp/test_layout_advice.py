@@ -36,6 +36,18 @@ def test_a_timeout_is_not_blamed_on_a_limit_that_covers_every_point_but_on_the_l
     assert "without `InstanceLimit fill 4;`" not in fb["suggestion"], fb["suggestion"]
     assert "`Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`" in fb["suggestion"], fb["suggestion"]
 
+    # In a search, Legion's default mapper ran the same program as the baseline and finished: the time limit is not
+    # too short for the program itself, which the advice then says instead of asking to find it out.
+    from mapperopt.autoguide import explain
+    from mapperopt.records import RunResult
+
+    result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
+    assert "if the program runs past the limit without --mapper too" in explain(result).suggestion
+    searched = explain(result, baselines={"default": 0.5}).suggestion
+    assert ("The time limit is long enough for the program itself: Legion's default mapper finished it as the "
+            "baseline with the same settings, so this mapper is what takes longer or hangs." in searched), searched
+    assert "if the program runs past the limit without --mapper too" not in searched, searched
+
 
 def test_a_timeout_names_each_limit_that_can_hold_points_back_and_the_layout_as_well(tmp_path, monkeypatch,
                                                                                     layoutdep_exe):
