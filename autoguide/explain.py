@@ -292,7 +292,9 @@ def _layout_changes(result: RunResult) -> list[tuple[Any, Any]]:
     out = []
     for s in statements:
         if isinstance(s, A.LayoutStmt) and any(c.name in _NATURAL and c.name not in needed for c in s.constraints):
-            natural = tuple(dataclasses.replace(c, name=_NATURAL.get(c.name, c.name)) for c in s.constraints)
+            swapped = {c.name for c in s.constraints if c.name in _NATURAL} - needed  # a variant's need stays
+            natural = tuple(dataclasses.replace(c, name=_NATURAL[c.name]) if c.name in swapped else c
+                            for c in s.constraints)
             out.append((s, dataclasses.replace(s, constraints=natural)))
     return out
 
