@@ -60,9 +60,12 @@ APPLICATION_FIELDS = {"explain": ("reason", "app"), "suggest": ("app",)}
 # the line's "check" object, {status}: how the program exited); `*suggest` after a DSL mapper ran,
 # `*suggest_no_mapper` after Legion's default mapper (or the program's own), `*suggest_default_failed` after a DSL
 # mapper when Legion's default mapper failed verification too, as the baseline ({default_reason}: how; {reference}:
-# that mapper, or the program's own, which the baseline ran).
+# that mapper, or the program's own, which the baseline ran); `*_intermittent` when earlier executions of the run passed
+# the same check (the output varies: no mistake in the check is the cause).
 APP_VERIFY_FIELDS = {"explain": ("reason", "app", "where"), "suggest": ("where", "stdout", "without"),
                      "suggest_no_mapper": ("where", "stdout"), "own_explain": ("app", "check", "status"),
+                     "suggest_intermittent": ("where", "stdout", "without"),
+                     "suggest_no_mapper_intermittent": ("where", "stdout"),
                      "own_suggest": ("stdout", "without"), "own_suggest_no_mapper": ("stdout", "without"),
                      "suggest_default_failed": ("where", "stdout", "default_reason", "reference"),
                      "own_suggest_default_failed": ("stdout", "default_reason", "reference")}
@@ -81,7 +84,7 @@ NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELD
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category",
              "app_category", "specific", "execution", "explain", "suggest", "edits", "context", "mapper_advice",
              "explain_no_mapper", "suggest_no_mapper", "suggest_displaced", "suggest_no_data",
-             "suggest_no_position"}
+             "suggest_no_position", "suggest_baseline_finished"}
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,9 @@ class Rule:
             about the whole file, `file: error[E224]: ...`): the fix is a statement to add, not one to change.
         suggest_no_data: the rule's own suggestion after a DSL mapper without Region and Layout statements, which
             leaves every memory and layout to Legion's defaults (so neither is the cause); None: not given.
+        suggest_baseline_finished: the rule's own suggestion after a DSL mapper's run when the search's `default`
+            reference (Legion's default mapper, or the program's own) ran the same program and settings and
+            finished; None: not given.
     """
 
     id: str
@@ -143,6 +149,7 @@ class Rule:
     suggest_no_mapper: str | None = None
     suggest_displaced: str | None = None
     suggest_no_data: str | None = None
+    suggest_baseline_finished: str | None = None
     suggest_no_position: str | None = None
 
     def fields(self) -> set[str]:
@@ -313,11 +320,13 @@ def _rule(data: dict, where: str) -> Rule:
         suggest_displaced=str(data["suggest_displaced"]).strip() if "suggest_displaced" in data else None,
         suggest_no_data=str(data["suggest_no_data"]).strip() if "suggest_no_data" in data else None,
         suggest_no_position=str(data["suggest_no_position"]).strip() if "suggest_no_position" in data else None,
+        suggest_baseline_finished=(str(data["suggest_baseline_finished"]).strip()
+                                   if "suggest_baseline_finished" in data else None),
     )
     try:
         used = template_fields([rule.explain, rule.suggest, rule.execution or "", rule.explain_no_mapper or "",
                                 rule.suggest_no_mapper or "", rule.suggest_no_data or "",
-                                rule.suggest_no_position or "", *edits])
+                                rule.suggest_no_position or "", rule.suggest_baseline_finished or "", *edits])
         used |= template_fields(rule.suggest_displaced or "") - {"own"}  # {own}: the displaced mapper's name
     except ValueError as exc:  # a lone brace; literal braces are written {{ and }}
         raise MapperoptError(f"{where}: bad template ({exc})") from None

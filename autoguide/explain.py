@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import re
 import shlex
 import string
@@ -39,6 +40,8 @@ _POSITIONED = re.compile(r":\d+:\d+: (?:error|warning|note)\[")
 DSL_CONTEXT = 24  # lines after a DSL diagnostic kept in the excerpt
 TOP_TASKS = 3  # tasks listed in performance feedback
 MAX_FIELD = 240  # characters of one matched value in a text
+MAX_REASON = 1000  # characters of a run's reason in a text
+_LINE_BREAK = re.compile(r"[ \t]*[\r\n]+\s*")
 HEAVY_SHARE = 25.0  # percent of the measured task time from which a task on the CPU is worth moving to the GPU
 MAX_POINTS = 4096  # points of an index launch evaluated to tell which processors its map statement uses
 BUSY_SHARE = 50.0  # percent of a timed-loop iteration its tasks fill (summed) below which the runtime dominates
@@ -186,7 +189,9 @@ def _reference(own_mapper: str | None) -> str:
 
 
 def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: Mapping[str, Any] | None = None,
-             own_mapper: str | None = None) -> Feedback:
+             own_mapper: str | None = None, baseline_finished: bool = False) -> Feedback:
+    """The feedback on a failed run; `baseline_finished`: the search's `default` reference ran the same program and
+    settings and finished (its throughput is known)."""
     lines = X.clean(result.log, catalog.is_noise)
     context = _context(result, own_mapper)
     costly = _costly_functions(result.dsl) if result.stage == "timeout" and result.dsl else ""
@@ -218,6 +223,13 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
         elif match.rule.category == "layout.constraint" and "need" in match.fields:  # check's (E223)
             templates = _drop_opposite(match.fields.get("interleave")) + list(match.rule.edits)
         category, rule, edits = match.rule.category, match.rule.id, _edits(match, result.dsl, templates)
+        if result.dsl is not None and baseline_finished and match.rule.suggest_baseline_finished:
+            suggestion = _text(match.rule.suggest_baseline_finished, match.fields)
+        if result.stage == "timeout" and result.dsl is not None and rule in ("timeout-instance-limit", "timeout"):
+            explanation, suggestion = _timeout_suspects(result, match, catalog, explanation, suggestion,
+                                                            baseline_finished)
+        if category == "verification" and result.dsl is not None:
+            explanation, suggestion = _layout_verify(result, explanation, suggestion)
         if category == "index_map.out_of_range" and result.dsl is not None:  # the edit's lines, in the mapper's names
             suggestion = _wrapped_text(result.dsl, edits) or suggestion
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
@@ -249,6 +261,152 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
                            {**context, "default_reason": default_failure.get("reason") or "no reason given",
                             "reference": _reference(own_mapper)})
     return _at_level(Feedback(result.status, result.stage, category, explanation, suggestion, edits, raw, rule), level)
+
+
+# The constraint words of a Layout statement that take an instance away from the layout Legion's default mapper gives
+# (SOA, F_order: x fastest), which a kernel may assume without registering it, and the word of that layout.
+_NATURAL = {"AOS": "SOA", "C_order": "F_order"}
+
+
+def _stated(stmt, what: str = "the mapper") -> str:
+    """A statement as the texts name it: "`<statement>` (line N of the mapper)"."""
+    from mapperopt.dsl.formatter import format_statement
+
+    return f"`{format_statement(stmt)}` (line {stmt.loc.line} of {what})"
+
+
+def _layout_changes(result: RunResult) -> list[tuple[Any, Any]]:
+    """The mapper's Layout statements that ask for AOS or C_order where the program's description records no variant
+    that needs it (the layout a kernel may assume without saying so is Legion's default, SOA F_order), each with the
+    same statement asking for that natural layout instead: [(statement, natural statement)]; [] when the mapper does
+    not parse."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    try:
+        statements = parse(result.dsl or "", "<mapper>").statements
+    except DslSyntaxError:
+        return []
+    desc = _description(result)
+    needed = {w for t in (desc.tasks if desc else ()) for r in t.regions for w in (r.layout, r.interleave) if w}
+    out = []
+    for s in statements:
+        if isinstance(s, A.LayoutStmt) and any(c.name in _NATURAL and c.name not in needed for c in s.constraints):
+            swapped = {c.name for c in s.constraints if c.name in _NATURAL} - needed  # a variant's need stays
+            natural = tuple(dataclasses.replace(c, name=_NATURAL[c.name]) if c.name in swapped else c
+                            for c in s.constraints)
+            out.append((s, dataclasses.replace(s, constraints=natural)))
+    return out
+
+
+def _layout_suspect(layouts: list[tuple[Any, Any]], harm: str, works: str) -> tuple[str, str]:
+    """What to say of the Layout statements `_layout_changes` found: (a sentence naming them as a suspect, one that
+    says which statement to try in place of each): a kernel that assumes the natural layout may `harm` (e.g. "hang")
+    under another; `works`: what the run does if the layout was the cause ("finishes")."""
+    from mapperopt.dsl.formatter import format_statement
+
+    note = ("A suspect is the mapper's " + ", ".join(_stated(s) for s, _ in layouts) + ": it takes instances away "
+            "from the layout Legion's default mapper gives (SOA F_order, x fastest), and a kernel that assumes that "
+            f"layout without registering it can {harm} under another.")
+    attempt = ("Run the mapper once with " + " and ".join(f"`{format_statement(n)}` in place of "
+                                                       f"`{format_statement(s)}`" for s, n in layouts)
+               + f" (the program's natural layout): if it then {works}, the layout is the cause.")
+    return note, attempt
+
+
+def _layout_verify(result: RunResult, explanation: str, suggestion: str) -> tuple[str, str]:
+    """A failed verification's explanation and suggestion with the mapper's Layout statements that take instances
+    away from the program's natural layout (`_layout_changes`) named as the likely cause, and the natural layout as
+    the first thing to try."""
+    layouts = _layout_changes(result)
+    if not layouts:
+        return explanation, suggestion
+    note, attempt = _layout_suspect(layouts, "compute wrongly", "passes")
+    return " ".join([explanation, note]), " ".join([attempt, suggestion])
+
+
+def _limit_points(result: RunResult) -> dict[str, int | None] | None:
+    """The most points of one launch of each task, by name, from the description discovery wrote for the run's
+    program (run with its arguments: a benchmark's stored description may be of another size); None without one;
+    a task's None: not known."""
+    if not (result.settings or {}).get("description"):
+        return None
+    desc = _description(result)
+    if desc is None:
+        return None
+    out: dict[str, int | None] = {}
+    for t in desc.tasks:
+        if t.index_launched:
+            out[t.name] = None if not t.domain else max(1, math.prod(t.domain))
+        else:
+            out[t.name] = 1
+    return out
+
+
+def _limits(result: RunResult) -> tuple[list[Any], list[tuple[Any, str]]]:
+    """The mapper's InstanceLimit statements split in two: those that can hold a task back, and those whose N covers
+    every point of each launch of the tasks they name (by discovery's record), each with why: "the 4 points of
+    fill's index launches"."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    try:
+        limits = [s for s in parse(result.dsl or "", "<mapper>").statements if isinstance(s, A.InstanceLimitStmt)]
+    except DslSyntaxError:
+        return [], []
+    points = _limit_points(result)
+    holding, covered = [], []
+    for s in limits:
+        named = [(n.name, (points or {}).get(n.name)) for n in s.tasks.names]
+        if points is None or not named or any(p is None or p > s.count for _, p in named):
+            holding.append(s)
+        else:
+            covered.append((s, " and ".join(f"the {p} point{'s' * (p != 1)} of {t}'s "
+                                            f"{'index launches' if p > 1 else 'launches'}" for t, p in named)))
+    return holding, covered
+
+
+def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explanation: str, suggestion: str,
+                      finished: bool = False) -> tuple[str, str]:
+    """The explanation and suggestion of a timeout (rule `timeout-instance-limit` or `timeout`) of a DSL mapper: only
+    the InstanceLimit statements that can hold a task back are named as its cause, those whose N covers every point
+    are said to be ruled out, and a Layout statement that takes instances away from the program's natural layout
+    (which a kernel may assume) is named as a suspect with the statement to try instead. `finished`: the search's
+    `default` reference finished the same program (`_failure`'s `baseline_finished`)."""
+    holding, covered = _limits(result)
+    layouts = _layout_changes(result)
+    fields = dict(match.fields)
+    if match.rule.id == "timeout-instance-limit" and holding:
+        from mapperopt.dsl.formatter import format_statement
+
+        fields["limit"] = ", ".join(_stated(s) for s in holding)
+        explanation = _text(match.rule.explain, fields)
+        suggestion = _text(match.rule.suggest, {**fields, "limit": "`" + "` and `".join(
+            format_statement(s) for s in holding) + "`"})
+    elif match.rule.id == "timeout-instance-limit" and covered:  # every limit covers its launches: generic texts
+        generic = next((r for r in catalog.rules if r.id == "timeout"), None)
+        if generic is not None:
+            explanation = _text(generic.explain, fields)
+            suggestion = _text(generic.suggest_baseline_finished if finished and generic.suggest_baseline_finished
+                               else generic.suggest, fields)
+    elif match.rule.id == "timeout-instance-limit":  # no statement of the mapper read: the matched text
+        fields["limit"] = f"`{fields['limit']}`"
+        explanation, suggestion = _text(match.rule.explain, fields), _text(match.rule.suggest, fields)
+    notes = []
+    if covered:
+        notes.append(" ".join(f"{_stated(s)} cannot hold any back: its N covers {why}, so it is not the cause."
+                              for s, why in covered))
+    tries = []
+    if layouts:
+        note, attempt = _layout_suspect(layouts, "hang or compute wrongly", "finishes")
+        notes.append(note)
+        tries.append(attempt)
+    if notes:
+        explanation = " ".join([explanation, *notes])
+    if tries:  # after the limits' own advice where one can hold a task back, else first
+        suggestion = " ".join([suggestion, *tries] if holding and match.rule.id == "timeout-instance-limit"
+                              else [*tries, suggestion])
+    return explanation, suggestion
 
 
 def _places_data(dsl: str) -> bool:
@@ -339,11 +497,23 @@ def _drop_opposite(*needed: str | None) -> list[dict]:
 
 
 def _text(template: str, fields: Mapping[str, Any]) -> str:
-    """A text template filled in; a field of a `maybe` pattern that was not found is left empty, and each value is
-    cut to `MAX_FIELD` characters (a C++ type can fill a screen)."""
-    short = {k: (v[: MAX_FIELD - 1] + "…" if isinstance(v, str) and len(v) > MAX_FIELD else v)
-             for k, v in fields.items()}
-    return " ".join(template.format_map(defaultdict(str, short)).split())
+    """A text template filled in; a field of a `maybe` pattern that was not found is left empty. The template's
+    whitespace is folded (a YAML block's line breaks), a value's only where it breaks a line: what a value quotes of
+    the output keeps its spacing. A value longer than `MAX_FIELD` characters (`MAX_REASON` for a run's reason, which
+    mapperopt writes and which ends with the line it quotes) keeps its start and end around a "…" (a C++ type can
+    fill a screen)."""
+    def short(key: str, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        value = _LINE_BREAK.sub(" ", value).strip()
+        limit = MAX_REASON if key in ("reason", "default_reason") else MAX_FIELD
+        return value if len(value) <= limit else value[: limit // 2 - 1] + "…" + value[-(limit - limit // 2):]
+    # Each non-empty text value stands in as a token while the filled template's whitespace is folded (around an
+    # empty value too), then takes the token's place.
+    values = {k: short(k, v) for k, v in fields.items()}
+    tokens = {k: f"\x00{i}\x00" if isinstance(v, str) and v else v for i, (k, v) in enumerate(values.items())}
+    text = " ".join(template.format_map(defaultdict(str, tokens)).split())
+    return re.sub("\x00(\\d+)\x00", lambda m: list(values.values())[int(m[1])], text)
 
 
 def _at_level(fb: Feedback, level: str) -> Feedback:
@@ -424,10 +594,21 @@ def machine_of(result: RunResult) -> dict[str, dict]:
     def memories(kinds: tuple[str, ...]) -> dict[str, int | None]:
         return {m: sizes.get(capacity.SIZE_OPTIONS[m]) for m in kinds if m in have}
 
-    out = {"CPU": {"procs": settings.get("cpus") or 1, "memories": memories(("SYSMEM", "ZCMEM"))}}
+    # The memories only the run's Legion flags create (`-ll:rsize`, `-ll:nsize` after `--`), which CPU tasks use.
+    created = {m: size >> 20 for m in ("RDMEM", "SOCKMEM")
+               if (size := _flag_size(settings.get("command") or "", capacity.LEGION_FLAGS[m]))}
+    out = {"CPU": {"procs": settings.get("cpus") or 1, "memories": {**memories(("SYSMEM", "ZCMEM")), **created}}}
     if settings.get("gpus"):
         out["GPU"] = {"procs": settings["gpus"], "memories": memories(("FBMEM", "ZCMEM"))}
     return out
+
+
+def _flag_size(command: str, flag: str) -> int | None:
+    """The size in bytes the last `flag` of `command` gives (as Realm reads it), None where it gives none."""
+    from mapperopt.descriptions import realm_size
+
+    found = re.findall(rf"(?:^|\s){re.escape(flag)}(?:\s+|=)(\S+)", command)
+    return realm_size(found[-1]) if found else None
 
 
 def _memories_text(memories: Mapping[str, int | None]) -> str:
@@ -908,7 +1089,7 @@ def _explain(result: RunResult, level: str, best: float | None, baselines: Mappi
              own_mapper: str | None = None) -> Feedback:
     if result.ok and result.throughput is not None:
         return _untraced(_performance(result, level, best, baselines, catalog, own_mapper), result, level, catalog)
-    fb = _failure(result, level, catalog, default_failure, own_mapper)
+    fb = _failure(result, level, catalog, default_failure, own_mapper, bool(baselines.get("default")))
     if "app_file" in (result.settings or {}):  # a user's program
         fb = _app_failure(fb, result, level, catalog, default_failure, own_mapper)
     verdict = (result.settings or {}).get("default_mapper") or {}
@@ -952,9 +1133,18 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
             fields["check"] = (json.dumps(check, sort_keys=True) if check is not None
                                else 'nothing more (the line has no "check" object)')
             fields["status"] = f"exit status {last.exit_code}"
-        return _at_level(Feedback(result.status, result.stage, "verification", _text(texts[own + "explain"], fields),
-                                  _text(texts[own + "suggest" + no_mapper], fields), (), fb.raw_excerpt,
-                                  "verification-app-own-check" if own else "verification-app-check"), level)
+        from mapperopt.benchmarks.userapp import intermittent
+
+        # Earlier executions passed the same check: the output varies, which no mistake in the check can make it do.
+        varies = "_intermittent" if not own and intermittent(result.reason or "") else ""
+        explanation = _text(texts[own + "explain"], fields)
+        suggestion = _text(texts[own + "suggest" + no_mapper + (varies if no_mapper != "_default_failed" else "")],
+                           fields)
+        if not no_mapper:
+            explanation, suggestion = _layout_verify(result, explanation, suggestion)
+        return _at_level(Feedback(result.status, result.stage, "verification", explanation, suggestion, (),
+                                  fb.raw_excerpt, "verification-app-own-check" if own else "verification-app-check"),
+                         level)
     if result.stage == "run" and last is not None and last.exit_code == 0:
         texts = catalog.app_metric or load_catalog().app_metric
         printed = (result.log or "").partition("--- stdout ---\n")[2].strip().splitlines()[-3:]

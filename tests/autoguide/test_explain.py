@@ -110,7 +110,8 @@ def test_a_timeout_under_an_instance_limit_names_the_limit():
     _, result = load("stencil-timeout_limit")
     fb = explain(result)
     assert fb.rule == "timeout-instance-limit" and fb.category == "timeout"
-    assert "and the mapper has `InstanceLimit stencil 1;`: the limit keeps" in fb.explanation, fb.explanation
+    assert ("and the mapper has `InstanceLimit stencil 1;` (line 7 of the mapper): the limit keeps"
+            in fb.explanation), fb.explanation
     assert fb.suggestion.startswith("Run the mapper once without `InstanceLimit stencil 1;`"), fb.suggestion
     # The statement after a comment and on a line with another one; a commented-out one is no statement.
     for dsl, limit in (("Task * CPU;  # why\nInstanceLimit stencil GPU 2;\n", "InstanceLimit stencil GPU 2;"),
@@ -649,3 +650,18 @@ def test_an_undefined_function_called_in_a_defined_function_is_named(tmp_path):
                           out_dir=tmp_path / "later")
     fb = explain(later)
     assert "'f'" in fb.explanation and "def f(Task task)" in fb.suggestion and "before" in fb.suggestion
+
+
+def test_a_timeout_names_a_layout_away_from_the_natural_one_but_keeps_what_a_variant_needs():
+    """The captured timeout with a mapper that asks for AOS C_order: the Layout is named as a suspect and the
+    statement to try has the natural SOA F_order; for a program whose variants register C_order (summa's
+    description), only AOS is swapped, and a Layout asking only for what a variant needs is no suspect."""
+    _, result = load("stencil-timeout_limit")
+    dsl = "Task * CPU;\nLayout * * * AOS C_order;\n"
+    fb = explain(dataclasses.replace(result, dsl=dsl))
+    assert "A suspect is the mapper's `Layout * * * AOS C_order;` (line 2 of the mapper)" in fb.explanation, fb
+    assert "`Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`" in fb.suggestion, fb.suggestion
+    summa = explain(dataclasses.replace(result, app="summa", dsl=dsl))
+    assert "`Layout * * * SOA C_order;` in place of `Layout * * * AOS C_order;`" in summa.suggestion, summa.suggestion
+    plain = explain(dataclasses.replace(result, app="summa", dsl="Task * CPU;\nLayout * * * C_order;\n"))
+    assert "suspect" not in plain.explanation and "natural layout" not in plain.suggestion, plain

@@ -1,7 +1,7 @@
-"""The test programs tests/app/foreign.cc, constrained.cc, histogram.cc, features.cc, pieces.cc and timed.cc, each
-built once the way a user builds a program of their own: with the flags `mapperopt toolchain --cflags --libs` prints.
-The executable is kept in the build cache under a key of the source, the compiler and those flags (locked, like the
-project's own builds), so that pytest workers and later sessions share one build."""
+"""The test programs tests/app/foreign.cc, constrained.cc, histogram.cc, features.cc, pieces.cc, timed.cc and
+layoutdep.cc, each built once the way a user builds a program of their own: with the flags `mapperopt toolchain
+--cflags --libs` prints. The executable is kept in the build cache under a key of the source, the compiler and those
+flags (locked, like the project's own builds), so that pytest workers and later sessions share one build."""
 
 from __future__ import annotations
 
@@ -58,3 +58,8 @@ def pieces_exe(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def timed_exe(tmp_path_factory) -> Path:
     return _build("timed", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def layoutdep_exe(tmp_path_factory) -> Path:
+    return _build("layoutdep", tmp_path_factory)

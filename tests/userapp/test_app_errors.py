@@ -979,7 +979,8 @@ def test_a_typo_in_the_verify_pattern_is_quoted_exactly_and_the_passing_line_is_
     assert reason == ("the output does not match the verify pattern /CHECK  OK/ (2 spaces after 'CHECK'); its line "
                       "'CHECK OK' differs from the pattern only in spacing"), reason
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
-    assert "/CHECK OK/ (2 spaces after 'CHECK'); its line 'CHECK OK' differs from the pattern only in spacing" in \
+    # quoted exactly in the feedback too (its two spaces were folded into one there, as if the pattern were right)
+    assert "/CHECK  OK/ (2 spaces after 'CHECK'); its line 'CHECK OK' differs from the pattern only in spacing" in \
         feedback["explanation"], feedback["explanation"]
     out = " ".join(capsys.readouterr().out.split())
     assert "(2 spaces after 'CHECK')" in out and "looks like a failure" not in out, out
@@ -1001,7 +1002,7 @@ def test_a_verification_that_fails_after_passing_says_the_output_varies_from_run
     monkeypatch.chdir(tmp_path)
     count = tmp_path / "count"  # of the program's executions
     script(tmp_path, "prog", f'n=$(($(cat {count}) + 1)); echo $n > {count}\n'
-                             'if [ $n -eq 3 ]; then echo "CHECK FAILED"; else echo "CHECK OK"; fi')
+                             'if [ $n -eq 3 ]; then echo "CHECK  FAILED"; else echo "CHECK OK"; fi')
     (tmp_path / "mapperopt.yaml").write_text("executable: ./prog\nsizes: {ci: {}}\nverify: {pattern: 'CHECK OK'}\n")
     count.write_text("0")
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "3", "--max-repeats", "3", "--out", "run"]) == 1
@@ -1011,17 +1012,21 @@ def test_a_verification_that_fails_after_passing_says_the_output_varies_from_run
             "points at the program (a race, e.g. a missing privilege or an unsynchronised access) or at the mapping, "
             "not at the verify pattern")
     assert result["reason"] == (f"{said}: the output does not match the verify pattern /CHECK OK/; its last line "
-                                "that looks like a failure: 'CHECK FAILED'"), result["reason"]
+                                "that looks like a failure: 'CHECK  FAILED'"), result["reason"]
     feedback = json.loads((tmp_path / "run" / "feedback.json").read_text())
     assert f"fails the verification that mapperopt.yaml gives: {said}" in feedback["explanation"], feedback
-    assert "correct the verification in mapperopt.yaml" in feedback["suggestion"], feedback  # the file, still named
+    # The whole reason, the failing line as printed (two spaces) at its end: not cut at 240 characters, not folded.
+    assert feedback["explanation"].endswith(f"gives: {result['reason']}."), feedback["explanation"]
+    # The file, still named, but not as what to correct: no typo in a pattern makes an output vary.
+    assert "the check that mapperopt.yaml gives passed in earlier executions" in feedback["suggestion"], feedback
+    assert "typo" not in feedback["suggestion"] and "correct the verification" not in feedback["suggestion"], feedback
     count.write_text("0")  # and the option that set the check, where one did
     assert main(["run", "--app", "mapperopt.yaml", "--verify-cmd", "grep -q 'CHECK OK' \"$MAPPEROPT_STDOUT\"",
                  "--repeats", "3", "--max-repeats", "3", "--out", "run-cmd"]) == 1
     feedback = json.loads((tmp_path / "run-cmd" / "feedback.json").read_text())
     reason = json.loads((tmp_path / "run-cmd" / "result.json").read_text())["reason"]
     assert "not at the verify command: the verify command `grep" in reason, reason
-    assert "correct the verification in the --verify-cmd option" in feedback["suggestion"], feedback
+    assert "the check that the --verify-cmd option gives passed" in feedback["suggestion"], feedback
     # A failure in the first execution says nothing of the kind.
     count.write_text("2")
     assert main(["run", "--app", "mapperopt.yaml", "--repeats", "3", "--max-repeats", "3", "--out", "run2"]) == 1

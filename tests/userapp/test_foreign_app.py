@@ -425,6 +425,17 @@ def test_the_advice_without_a_profile_claims_no_timed_loop_for_a_users_program(t
     assert f"`mapperopt run --app {path} --mapper {tmp_path / 'run' / 'mapper.dsl'} --profile`" in suggestion, suggestion
 
 
+def test_the_advice_names_the_memories_the_runs_legion_flags_create(tmp_path, foreign_exe):
+    """`-ll:rsize 64` after `--` gives the run an RDMEM (the run's footer lists it): the advice's machine summary
+    names it with its size, beside SYSMEM (it named SYSMEM only)."""
+    path = app_file(tmp_path, foreign_exe)
+    (tmp_path / "m.dsl").write_text(MAPPER)
+    assert main(["run", "--app", str(path), "--mapper", str(tmp_path / "m.dsl"), "--once", "--out",
+                 str(tmp_path / "run"), "--", "-ll:rsize", "64"]) == 0
+    suggestion = json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"]
+    assert re.search(r"2 CPU processors with SYSMEM( \(\d+ MiB\))?, RDMEM \(64 MiB\)\.", suggestion), suggestion
+
+
 def test_a_verify_pattern_typo_points_at_the_file_and_the_output_not_at_a_mapper(tmp_path, foreign_exe, capsys):
     path = app_file(tmp_path, foreign_exe)
     path.write_text(path.read_text().replace("checksum [0-9.]+ OK", "checksum [0-9.]+ KO"))
@@ -440,7 +451,7 @@ def test_a_verify_pattern_typo_points_at_the_file_and_the_output_not_at_a_mapper
         assert f"the verification that {path} gives" in feedback["explanation"]
         assert "no rule" not in feedback["explanation"]  # nor an excerpt "above" that the run does not show
         assert str(out_dir / "stdout.txt") in feedback["suggestion"] and str(path) in feedback["suggestion"]
-        assert ("undo the most recent change to the mapper" in feedback["suggestion"]) == blamed
+        assert ("a statement of this mapper is the cause" in feedback["suggestion"]) == blamed
         assert ("No DSL mapper ran" in feedback["suggestion"]) == (not blamed)
         assert f"suggestion: {feedback['suggestion'][:30]}" in printed  # the run prints it
 
@@ -799,8 +810,8 @@ def test_a_dsl_mappers_failed_verification_says_that_without_mapper_the_programs
     assert main(["run", "--app", str(path), "--mapper", str(tmp_path / "m.dsl"), "--once",
                  "--out", str(tmp_path / "run")]) == 1
     feedback = " ".join(json.loads((tmp_path / "run" / "feedback.json").read_text())["suggestion"].split())
-    assert ("run without --mapper (the program's own mapper, 'first_cpu_mapper'): if that passes, undo the most "
-            "recent change to the mapper") in feedback and "Legion's default" not in feedback, feedback
+    assert ("run without --mapper (the program's own mapper, 'first_cpu_mapper'): if that passes, a statement of this "
+            "mapper is the cause") in feedback and "Legion's default" not in feedback, feedback
 
 
 def test_tune_keeping_the_programs_mapper_says_its_best_needs_keep_app_mapper(foreign_exe, tmp_path, capsys):

@@ -1,0 +1,90 @@
+"""AutoGuide's advice on a user's program (tests/app/layoutdep.cc) whose kernel assumes the layout Legion's default
+mapper gives (SOA F_order) without registering it: under a mapper that changes the layout it hangs
+(LAYOUTDEP_BUG=hang) or prints a wrong answer (LAYOUTDEP_BUG=wrong). Real runs through `mapperopt run --app`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from mapperopt.cli import main
+
+
+def feedback(tmp_path, monkeypatch, exe, mapper_text: str, bug: str, *options: str, name: str = "run") -> dict:
+    """feedback.json of `mapperopt run --app 'EXE -n 64' --mapper ... --once` with LAYOUTDEP_BUG=`bug`."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LAYOUTDEP_BUG", bug)
+    (tmp_path / f"{name}.dsl").write_text(mapper_text)
+    out = tmp_path / name
+    main(["run", "--app", f"{exe} -n 64", "--mapper", str(tmp_path / f"{name}.dsl"), "--verify-pattern", "check: OK",
+          "--once", "--out", str(out), *options])
+    return json.loads((out / "feedback.json").read_text())
+
+
+def test_a_timeout_is_not_blamed_on_a_limit_that_covers_every_point_but_on_the_layout(tmp_path, monkeypatch,
+                                                                                     layoutdep_exe):
+    """`fill` is launched over 2x2 = 4 points: `InstanceLimit fill 4;` holds none back, so the Layout change is the
+    suspect to name, and the statement to try the program's natural layout with."""
+    mapper = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * AOS C_order;\nInstanceLimit fill 4;\n"
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper, "hang", "--timeout", "5", "--", "-ll:cpu", "2")
+    assert fb["stage"] == "timeout", fb
+    text = fb["explanation"]
+    assert "the mapper has `InstanceLimit fill 4;`" not in text, text
+    assert ("`InstanceLimit fill 4;` (line 4 of the mapper) cannot hold any back: its N covers the 4 points of "
+            "fill's index launches") in text, text
+    assert "`Layout * * * AOS C_order;` (line 3 of the mapper)" in text, text
+    assert "without `InstanceLimit fill 4;`" not in fb["suggestion"], fb["suggestion"]
+    assert "`Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`" in fb["suggestion"], fb["suggestion"]
+
+    # In a search, Legion's default mapper ran the same program as the baseline and finished: the time limit is not
+    # too short for the program itself, which the advice then says instead of asking to find it out.
+    from mapperopt.autoguide import explain
+    from mapperopt.records import RunResult
+
+    result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
+    assert "if the program runs past the limit without --mapper too" in explain(result).suggestion
+    searched = explain(result, baselines={"default": 0.5}).suggestion
+    assert ("The time limit is long enough for the program itself: Legion's default mapper finished it as the "
+            "baseline with the same settings, so this mapper is what takes longer or hangs." in searched), searched
+    assert "if the program runs past the limit without --mapper too" not in searched, searched
+
+
+def test_a_timeout_names_each_limit_that_can_hold_points_back_and_the_layout_as_well(tmp_path, monkeypatch,
+                                                                                    layoutdep_exe):
+    mapper = ("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * AOS C_order;\nInstanceLimit fill 4;\n"
+              "InstanceLimit fill 1;\n")
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper, "hang", "--timeout", "5", "--", "-ll:cpu", "2")
+    assert fb["stage"] == "timeout", fb
+    text, suggestion = fb["explanation"], fb["suggestion"]
+    assert "the mapper has `InstanceLimit fill 1;` (line 5 of the mapper)" in text, text
+    assert "`InstanceLimit fill 4;` (line 4 of the mapper) cannot hold any back" in text, text
+    assert "`Layout * * * AOS C_order;` (line 3 of the mapper)" in text, text
+    assert "Run the mapper once without `InstanceLimit fill 1;`" in suggestion, suggestion
+    assert "`Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`" in suggestion, suggestion
+
+
+def test_a_wrong_answer_under_a_layout_change_names_the_layout_and_the_natural_one(tmp_path, monkeypatch,
+                                                                                  layoutdep_exe):
+    """The verification fails only because `Layout` asks for C_order: the advice names that statement and the
+    program's natural layout to try first, and does not speak of "the most recent change" (a random proposal, or
+    the start program, is no edit of an earlier mapper)."""
+    from mapperopt.autoguide import explain
+    from mapperopt.benchmarks.userapp import _intermittent
+    from mapperopt.records import RunResult
+
+    mapper = "Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * * * SOA C_order;\n"
+    fb = feedback(tmp_path, monkeypatch, layoutdep_exe, mapper, "wrong")
+    assert fb["stage"] == "verify", fb
+    suggestion = fb["suggestion"]
+    assert "A suspect is the mapper's `Layout * * * SOA C_order;` (line 3 of the mapper)" in fb["explanation"], fb
+    assert suggestion.startswith("Run the mapper once with `Layout * * * SOA F_order;` in place of "
+                                 "`Layout * * * SOA C_order;`"), suggestion
+    assert "most recent" not in suggestion, suggestion
+    assert "a typo in a pattern" in suggestion, suggestion  # the check itself may still be wrong
+
+    # The same failure after earlier executions passed: the output varies, which no pattern can make it do.
+    result = RunResult.from_json(json.loads((tmp_path / "run" / "result.json").read_text()))
+    varied = explain(dataclasses.replace(result, reason=_intermittent(2, result.reason)))
+    assert "typo" not in varied.suggestion and "correct the verification" not in varied.suggestion, \
+        varied.suggestion
+    assert "Run the mapper once with `Layout * * * SOA F_order;`" in varied.suggestion, varied.suggestion
