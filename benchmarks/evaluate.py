@@ -1,7 +1,7 @@
 """The evaluation on one GPU machine (reports/h200-evaluation.md), as a resumable work list of units.
 
     python3 benchmarks/gpu/evaluate.py run --results reports/my-eval --stop-after 480
-    python3 benchmarks/gpu/evaluate.py report --results reports/my-eval --out reports/my-evaluation.md
+    python3 benchmarks/gpu/evaluate.py report --results reports/my-eval   # the page: my-evaluation.md beside it
     python3 benchmarks/gpu/evaluate.py list --results reports/my-eval
 
 `--results` defaults to reports/my-eval, a folder of your own: the project's folders (reports/h200-eval,
@@ -1643,7 +1643,7 @@ def main(argv: list[str] | None = None) -> int:
                         "folder of your own; the project's, reports/<card>-eval, are continued by evaluate.sh on "
                         "its lent machines)")
     parser.add_argument("--out", type=Path, help="the page (report; default: beside the results folder, named "
-                        "after it: reports/my-evaluation.md for --results reports/my-eval; a folder: that name in "
+                        "after it: my-evaluation.md in reports/ for --results reports/my-eval; a folder: that name in "
                         "it; a relative path is from the current directory, as --results is)")
     parser.add_argument("--stop-after", type=float, default=480, help="seconds; no unit starts after (run)")
     parser.add_argument("--benchmarks", help="comma-separated (default: all)")
