@@ -696,6 +696,21 @@ def _afresh(bench: str | UserApp, folder: Path, opts: dict, optimizers: list[str
                        "--new", *(["--", *extra] if extra else [])])
 
 
+def _resume_command(bench: str | UserApp, folder: Path, opts: dict) -> str:
+    """The command that continues the comparison in `folder` as this one (`opts`) asked: `--resume` with its
+    --optimizers, --runs, --iters and --final-rounds (and --jobs), and a user's program given again, which the folder
+    cannot run by itself."""
+    app = isinstance(bench, UserApp)
+    extra = list(opts["app_args"]) if app else []
+    return shlex.join(["mapperopt", "compare", *(spec_words(bench) if app else []), "--resume", str(folder),
+                       "--optimizers", ",".join(opts["optimizers"]), "--runs", str(opts["repeats"]),
+                       "--iters", str(opts["iters"]),
+                       *option_words(("--final-rounds", opts["final_rounds"], FINAL_ROUNDS),
+                                     ("--jobs", opts.get("jobs"), 1),
+                                     ("--cpus-per-job", opts.get("cpus_per_job"), None)),
+                       *(["--", *extra] if extra else [])])
+
+
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
                 on_record: Callable[..., Any] | None = None,
                 on_folder: Callable[[Path], Any] | None = None) -> dict:
@@ -2383,11 +2398,18 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     except KeyboardInterrupt:
         # With --new the same command would start yet another comparison; without it, it resumes the newest one
         # (a folder interrupted while being set up is removed: then --new starts it again).
-        kept = new and chosen and (chosen[0] / "settings.json").exists()
+        kept = chosen and (chosen[0] / "settings.json").exists()
+        if kept:
+            again = _resume_command(bench, chosen[0], opts)
+            said = (f"What it did is kept in {chosen[0]} (finished iterations are not run again; a final measurement "
+                    "cut short is measured again). "
+                    + (f"Run the same command without --new to resume {chosen[0]} (the newest comparison with "
+                       f"these settings), or: {again}." if new and resume_dir is None else
+                       f"The same command continues; or: {again}."))
+        else:  # interrupted while being set up: the folder was removed
+            said = "Run the same command again to resume."
         with interrupts.terminal_may_be_gone():
-            console.print("[yellow]Interrupted.[/] " + (f"Run the same command without --new to resume {chosen[0]} "
-                                                        "(the newest comparison with these settings)." if kept
-                                                        else "Run the same command again to resume."))
+            console.print("[yellow]Interrupted.[/] " + escape(said))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
     table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
