@@ -101,7 +101,9 @@ def _layout_at_run_time(constraints: list[str]) -> str:
 
 def _sized_hints(kinds) -> tuple[str, ...]:
     """The hint of W302 and E221 for each memory kind of `kinds` (names) that exists only when the run sizes it."""
-    return tuple(f"{k} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k]} MiB)"
+    return tuple(f"{k} exists only when the run sizes it ({FLAG_SIZED_MEMORIES[k]} MiB): give the run's flags after "
+                 f"`--`, e.g. `-- {FLAG_SIZED_MEMORIES[k]} 64`, or in an application file the size's "
+                 f"`legion_flags: [\"{FLAG_SIZED_MEMORIES[k]}\", \"64\"]`"
                  for k in kinds if k in FLAG_SIZED_MEMORIES)
 
 

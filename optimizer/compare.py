@@ -52,6 +52,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shlex
 import signal
 import statistics
@@ -107,6 +108,7 @@ class RunOutcome:
         folder: its tuning folder.
         reference: the reference mapper's throughput in the final measurement of this run's group (None: the one
             passed to `score`).
+        failure: how its best program failed in the final measurement (`_final_failure`), None when it did not.
     """
 
     optimizer: str
@@ -117,6 +119,7 @@ class RunOutcome:
     final: float | None
     folder: Path
     reference: float | None = None
+    failure: dict | None = None
 
     def curve(self, expert: float) -> list[float]:
         """Normalised best-so-far throughput after each iteration (failures count 0)."""
@@ -691,6 +694,21 @@ def _afresh(bench: str | UserApp, folder: Path, opts: dict, optimizers: list[str
                                      ("--runs-dir", str(opts["runs_dir"]), "runs"), ("--jobs", opts.get("jobs"), 1),
                                      ("--cpus-per-job", opts.get("cpus_per_job"), None)),
                        "--new", *(["--", *extra] if extra else [])])
+
+
+def _resume_command(bench: str | UserApp, folder: Path, opts: dict) -> str:
+    """The command that continues the comparison in `folder` as this one (`opts`) asked: `--resume` with its
+    --optimizers, --runs, --iters and --final-rounds (and --jobs), and a user's program given again, which the folder
+    cannot run by itself."""
+    app = isinstance(bench, UserApp)
+    extra = list(opts["app_args"]) if app else []
+    return shlex.join(["mapperopt", "compare", *(spec_words(bench) if app else []), "--resume", str(folder),
+                       "--optimizers", ",".join(opts["optimizers"]), "--runs", str(opts["repeats"]),
+                       "--iters", str(opts["iters"]),
+                       *option_words(("--final-rounds", opts["final_rounds"], FINAL_ROUNDS),
+                                     ("--jobs", opts.get("jobs"), 1),
+                                     ("--cpus-per-job", opts.get("cpus_per_job"), None)),
+                       *(["--", *extra] if extra else [])])
 
 
 def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = print,
@@ -1867,8 +1885,21 @@ def _scored(o: RunOutcome, finals: dict) -> RunOutcome | None:
     group = _group_of(o, finals)
     if group is None:
         return None
-    return replace(o, final=(group["measured"][_program(o.best)]["estimate"] or {}).get("value"),
-                   reference=group["reference"])
+    measured = group["measured"][_program(o.best)]
+    return replace(o, final=(measured["estimate"] or {}).get("value"), reference=group["reference"],
+                   failure=_final_failure(measured, finals.get("rounds")))
+
+
+def _final_failure(measured: dict, rounds: int | None) -> dict | None:
+    """How a best program failed in the final measurement, from its record in final.json (`protocol.Measured` as
+    JSON: no estimate, the reason, the run folders of its rounds up to the failed one): {reason, round (the failed
+    one), rounds, run_dir (the failed round's, relative to the comparison)}; None when it did not fail."""
+    if measured.get("estimate"):
+        return None
+    dirs = measured.get("run_dirs") or []
+    number = re.search(r"round-(\d+)$", dirs[-1]) if dirs else None
+    return {"reason": measured.get("reason"), "round": int(number.group(1)) if number else None, "rounds": rounds,
+            "run_dir": dirs[-1] if dirs else None}
 
 
 def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | None = None) -> dict:
@@ -1891,7 +1922,8 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
         table[name] = {"runs": len(mine), "mean": statistics.fmean(scores),
                        "std": statistics.pstdev(scores) if several else None, "worst": min(scores) if several else None,
                        "median": statistics.median(scores) if several else None, "best": max(scores),
-                       "failed_share": failed / iterations if iterations else 0.0, "evaluations": iterations}
+                       "failed_share": failed / iterations if iterations else 0.0, "evaluations": iterations,
+                       "final_failed": sum(o.failure is not None for o in mine)}
         curves[name] = [o.curve(curve_expert or expert) for o in mine]
     for o in outcomes:
         best = o.best
@@ -1899,7 +1931,8 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
                      "failed": sum(not r.ok for r in o.records), "best_iter": best.iter if best else None,
                      "best_throughput": best.throughput if best else None, "final_throughput": o.final,
                      "reference_throughput": o.reference or expert, "unit": best.unit if best else None,
-                     "normalized": o.score(expert), "folder": o.folder.name})  # relative to the comparison
+                     "normalized": o.score(expert), "folder": o.folder.name,  # relative to the comparison
+                     "final_failure": o.failure})
     return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves}
 
 
@@ -1930,13 +1963,13 @@ def describe(summary: dict) -> list[str]:
              "only looks faster is measured again together with the best).",
              (f"Score of a run: its best program's throughput / {named}'s "
               f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
-              f"{_rounds(summary['final_rounds'], 'interleaved')}; 0 when nothing worked."
+              f"{_rounds(summary['final_rounds'], 'interleaved')}; 0 when nothing worked or the best failed there."
               if summary.get("final_rounds") and len(groups) < 2 else
               f"Score of a run: its best program's throughput / {named}'s, both measured together at "
               f"the end in {_rounds(summary['final_rounds'], 'interleaved')}, in {len(groups)} groups of runs each "
               f"with its own measurement of {named} on the same cores (its throughput: median "
               f"{summary.get('reference_throughput', 0):.4g}, {min(g['reference'] for g in groups):.4g} to "
-              f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked."
+              f"{max(g['reference'] for g in groups):.4g} {unit}); 0 when nothing worked or the best failed there."
               if summary.get("final_rounds") else f"Score of a run: {summary.get('normalization', '?')}.")
              + " Columns mean..best: over the runs' scores (std: the population standard deviation (divided by the "
              "number of runs, not one less); std, worst and median n/a for a single run); failed "
@@ -2001,7 +2034,7 @@ def under_table(summary: dict) -> list[str]:
     their start program (iteration 1: the search found nothing faster than where it started), and how much the
     reference itself varied in the final measurement (`reference_noise`), less than which two scores are not told
     apart."""
-    lines = []
+    lines = [final_failure_line(r) for r in summary.get("runs") or [] if r.get("final_failure")]
     rows = summary.get("runs") or []
     counts = []
     for name in summary.get("optimizers", {}):
@@ -2016,7 +2049,10 @@ def under_table(summary: dict) -> list[str]:
         lines.append(f"Scores with the {100 * protocol.CONFIDENCE:.0f} % interval of the ratio of each run's best "
                      f"program to {reference_name(summary.get('reference', 'expert'), summary.get('own_mapper'))}'s "
                      "over the final rounds: "
-                     + ", ".join(f"{run} {x:.2f} ({low:.2f}-{high:.2f})" for run, (x, low, high) in intervals.items())
+                     + ", ".join([*(f"{run} {x:.2f} ({low:.2f}-{high:.2f})"
+                                    for run, (x, low, high) in intervals.items()),
+                                  *(f"{r['folder']} 0 (failed in the final measurement)" for r in rows
+                                    if r.get("final_failure"))])
                      + ".")
     noise = summary.get("reference_noise")
     if noise:
@@ -2041,6 +2077,28 @@ def under_table(summary: dict) -> list[str]:
     return lines
 
 
+def final_failure_line(row: dict) -> str:
+    """The line that says why run `row` (summary.json's) scores 0 although its best program worked in tuning: it
+    failed in a round of the final measurement."""
+    f = row["final_failure"]
+    where = f"round {f['round']} of {f['rounds']}" if f.get("round") and f.get("rounds") else \
+        f"round {f['round']}" if f.get("round") else "a round"
+    return (f"{row['folder']}: its best program (iteration {row.get('best_iter')}) failed in {where} of the final "
+            "measurement" + (", after passing in the rounds before" if (f.get("round") or 1) > 1 else "")
+            + f" ({f.get('reason') or 'no reason recorded'}), so it scores 0 (failures count 0)"
+            + (f": see {f['run_dir']} in the comparison's folder" if f.get("run_dir") else "")
+            + "; the same program passed in tuning, so it may fail only at times (measure again with --remeasure "
+            f"{row.get('repeat')}).")
+
+
+def _failed_cell(s: dict) -> str:
+    """An optimizer's `failed evaluations` cell: the share of failed iterations, and the runs whose best failed in
+    the final measurement (each scores 0)."""
+    failed = s.get("final_failed") or 0
+    return f"{s['failed_share']:.0%} of {s['evaluations']}" + (
+        f"; best failed at the end in {failed} of {s['runs']} run{'s' if s['runs'] != 1 else ''}" if failed else "")
+
+
 def _stat_cells(s: dict) -> list[str]:
     """An optimizer's mean, std, worst, median and best as the tables print them: `n/a` where `summarize` has none
     (a single run)."""
@@ -2054,8 +2112,7 @@ def format_table(summary: dict) -> str:
              "| optimizer | runs | mean | std | worst | median | best | failed evaluations |",
              "|---|---|---|---|---|---|---|---|"]
     for name, s in summary["optimizers"].items():
-        lines.append(f"| {name} | {s['runs']} | {' | '.join(_stat_cells(s))} | {s['failed_share']:.0%} of "
-                     f"{s['evaluations']} |")
+        lines.append(f"| {name} | {s['runs']} | {' | '.join(_stat_cells(s))} | {_failed_cell(s)} |")
     drift = reference_drift(summary)
     left = left_out_lines(summary.get("left_out") or {}, summary.get("settings", {}).get("iters", "?"))
     # What makes the scores unreliable, as compare prints it: of the measurements they divide by (`_noise`).
@@ -2341,18 +2398,25 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     except KeyboardInterrupt:
         # With --new the same command would start yet another comparison; without it, it resumes the newest one
         # (a folder interrupted while being set up is removed: then --new starts it again).
-        kept = new and chosen and (chosen[0] / "settings.json").exists()
+        kept = chosen and (chosen[0] / "settings.json").exists()
+        if kept:
+            again = _resume_command(bench, chosen[0], opts)
+            said = (f"What it did is kept in {chosen[0]} (finished iterations are not run again; a final measurement "
+                    "cut short is measured again). "
+                    + (f"Run the same command without --new to resume {chosen[0]} (the newest comparison with "
+                       f"these settings), or: {again}." if new and resume_dir is None else
+                       f"The same command continues; or: {again}."))
+        else:  # interrupted while being set up: the folder was removed
+            said = "Run the same command again to resume."
         with interrupts.terminal_may_be_gone():
-            console.print("[yellow]Interrupted.[/] " + (f"Run the same command without --new to resume {chosen[0]} "
-                                                        "(the newest comparison with these settings)." if kept
-                                                        else "Run the same command again to resume."))
+            console.print("[yellow]Interrupted.[/] " + escape(said))
         raise click.exceptions.Exit(130) from None  # said: no `aborted` line after it (cli.main)
     header = describe(summary)
     table = Table(title=escape(header[0]), caption=escape(" ".join(header[1:])))
     for col in ("optimizer", "runs", "mean", "std", "worst", "median", "best", "failed evaluations"):  # table.md's
         table.add_column(col)
     for name, s in summary["optimizers"].items():
-        table.add_row(name, str(s["runs"]), *_stat_cells(s), f"{s['failed_share']:.0%} of {s['evaluations']}")
+        table.add_row(name, str(s["runs"]), *_stat_cells(s), _failed_cell(s))
     console.print(table)
     for line in under_table(summary):
         console.print(escape(line))

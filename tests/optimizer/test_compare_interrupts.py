@@ -206,7 +206,9 @@ def test_sigterm_and_sighup_stop_parallel_runs_as_ctrl_c_does(tmp_path, signum):
     os.kill(proc.pid, signum)
     out, _ = proc.communicate(timeout=180)
     assert proc.returncode == 128 + signum, out
-    assert "Interrupted. Run the same command again to resume." in out, out
+    [folder] = runs.glob("circuit/compare-*")
+    assert (f"Interrupted. What it did is kept in {folder} " in out and "The same command continues; or: mapperopt "
+            f"compare --resume {folder} --optimizers random --runs 2 --iters 30 --jobs 2 --cpus-per-job 1." in out), out
     time.sleep(5)  # the multiprocessing resource tracker ends once it sees the end of its pipe
     for pid, command in workers.items():
         alive = Path(f"/proc/{pid}/cmdline").exists() and Path(f"/proc/{pid}/cmdline").read_text() == command

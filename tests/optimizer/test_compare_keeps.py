@@ -215,3 +215,30 @@ def test_a_run_without_its_settings_file_is_not_made_anew_over_its_iterations(tm
     assert f"{root} has no settings.json, but state.jsonl, iter-001 are there" in text, text
     assert "restore settings.json from a copy" in text, text
     assert snapshot(root) == before
+
+
+def test_an_interrupted_comparison_names_its_folder_and_the_command_that_continues_it(tmp_path, monkeypatch, capsys):
+    """As `tune` says it: the folder that keeps what was done, and a command to paste that continues it (`--resume`),
+    which does."""
+    import shlex
+
+    runs = tmp_path / "runs"
+    args = compare_args(runs, "--final-rounds", "1")
+    shown = compare_module.progress_line
+
+    def interrupt(*a, **kw):  # Ctrl-C after the first iteration
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare_module, "progress_line", interrupt)
+    assert main(args) == 130
+    [folder] = (runs / "circuit").iterdir()
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"What it did is kept in {folder}" in out and "The same command continues; or: " in out, out
+    command = out.split("The same command continues; or: ")[1].split(" (")[0].rstrip(".")
+    assert command == (f"mapperopt compare --resume {folder} --optimizers random --runs 1 --iters 2 "
+                       "--final-rounds 1"), out
+    monkeypatch.setattr(compare_module, "progress_line", shown)
+    assert main(shlex.split(command)[1:]) == 0  # that command continues it
+    out = " ".join(capsys.readouterr().out.split())
+    assert "iter 2/2" in out and [folder] == list((runs / "circuit").iterdir()), out
+    assert (folder / "table.md").exists()

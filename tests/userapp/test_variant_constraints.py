@@ -216,3 +216,25 @@ def test_the_suggested_default_mapper_passes_check(tmp_path, constrained_exe, ca
         (tmp_path / "default.dsl").write_text(dsl + "\n")
         code = main(["check", str(tmp_path / "default.dsl"), "--app", f"{constrained_exe} -n 400 {' '.join(extra)}"])
         assert code == 0, (dsl, capsys.readouterr().out)
+
+
+def test_the_rdmem_hint_says_where_an_application_file_sizes_it(tmp_path, constrained_exe, capsys):
+    """An application file has no `rsize` key: the hint names the two places that size RDMEM (the size's
+    `legion_flags`, or the run's flags after `--`), and each of them, done as it says, makes RDMEM exist."""
+    yaml = tmp_path / "mapperopt.yaml"
+    plain = f"app: constrained\nexecutable: {constrained_exe}\nsizes:\n  ci: {{args: [\"-n\", \"400\"], cpus: 1}}\n"
+    yaml.write_text(plain)
+    dsl = tmp_path / "rd.dsl"
+    dsl.write_text("Task * CPU;\nRegion * * CPU RDMEM,SYSMEM;\n")
+    assert main(["check", str(dsl), "--app", str(yaml)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "warning[W302]: memory kind 'RDMEM' does not exist on this machine" in out, out
+    assert ("hint: RDMEM exists only when the run sizes it (-ll:rsize MiB): give the run's flags after `--`, e.g. "
+            "`-- -ll:rsize 64`, or in an application file the size's `legion_flags: [\"-ll:rsize\", \"64\"]`") in out, out
+    assert main(["check", str(dsl), "--app", str(yaml), "--", "-ll:rsize", "64"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() == f"{dsl}: ok", out  # RDMEM exists: no W302
+    yaml.write_text(plain.replace("cpus: 1}", "cpus: 1, legion_flags: [\"-ll:rsize\", \"64\"]}"))
+    assert main(["check", str(dsl), "--app", str(yaml)]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() == f"{dsl}: ok", out  # RDMEM exists: no W302
