@@ -1463,9 +1463,17 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
-    start = summary["start"]
+    start, measured = summary["start"], summary["measured"]
     gain = _comparison(summary, start)
-    if not faster and start != summary["best"] and start in summary["measured"] and not (
+    if measured[summary["best"]]["estimate"] is None:  # every candidate and the start failed: the search's pick
+        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the search's pick: every candidate and the "
+                "start failed in the final comparison, so nothing was compared:")
+    if not faster and start != summary["best"] and start in measured and gain is None:
+        # the start did not run (or measured 0): the pick is the best of those that ran, never "as good as the start"
+        how = "failed" if measured[start]["estimate"] is None else "measured 0"
+        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the programs "
+                f"that ran in the final comparison; the start ({start}) {how} in it, so it is not compared:")
+    if not faster and start != summary["best"] and start in measured and not (
             gain and gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
         # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly
         return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "

@@ -506,3 +506,30 @@ def test_a_pick_within_the_noise_of_the_start_is_said_so(tmp_path, monkeypatch):
     summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch, final), rounds=5)
     assert commands.best_mapper_line(summary, path) == \
         f"Best mapper: iteration 2, the final comparison's pick ({path}):"
+
+
+def test_a_start_that_failed_is_not_called_as_good(tmp_path, monkeypatch):
+    """The start program aborted in the final comparison: the line above the best program said "not significantly
+    better than the start ... the start program is as good", of a start that never ran. It says that the pick is the
+    best of the programs that ran and that the start failed; a comparison where everything failed says so too."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "default": [5.0, 5.1, 5.0, 5.05, 5.02]}
+    store = noisy_store(tmp_path, monkeypatch, final)
+    aborted = "run: aborted: the tile of C is not row-major"
+    monkeypatch.setattr(protocol, "measure_together", lambda app, mappers, *a, **k: {
+        name: protocol.Measured(name, protocol.estimate(final[name]) if name in final else None,
+                                None if name in final else aborted, (), "GFLOPS", 0.2) for name in mappers})
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    assert summary["best"] == "iter-2" and summary["vs"]["iter-1"] is None  # the premise: the start failed
+    path = store.root / "best.dsl"
+    line = commands.best_mapper_line(summary, path)
+    assert line == (f"Best mapper: iteration 2 ({path}), the highest trimmed mean of the programs that ran in the "
+                    "final comparison; the start (iter-1) failed in it, so it is not compared:"), line
+    assert "as good" not in line and "within the noise" not in line
+    # Every program failed: the pick is the search's, and nothing was compared.
+    store = noisy_store(tmp_path / "b", monkeypatch, final)
+    monkeypatch.setattr(protocol, "measure_together", lambda app, mappers, *a, **k: {
+        name: protocol.Measured(name, None, aborted, (), "GFLOPS", 0.2) for name in mappers})
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    line = commands.best_mapper_line(summary, path)
+    assert "as good" not in line and "within the noise" not in line and "highest trimmed mean" not in line, line
+    assert "failed in the final comparison" in line, line
