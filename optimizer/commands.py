@@ -1458,27 +1458,33 @@ def verdict(summary: dict, default_start: bool = False) -> str:
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
-    `verdict` counts a gain); then it says to keep that reference, the fastest first."""
+    `verdict` counts a gain); then it says to keep that reference, the fastest first. A line that speaks of another
+    program (the start, a reference) ends by naming the program printed below it, the pick."""
     faster = sorted((c.ratio, name) for name in ("default", "expert")
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
+    pick = f"The pick, {path.name} (iteration {summary['best_iter']}):"  # the program printed below the line
     start, measured = summary["start"], summary["measured"]
     gain = _comparison(summary, start)
     if measured[summary["best"]]["estimate"] is None:  # every candidate and the start failed: the search's pick
         return (f"Best mapper: iteration {summary['best_iter']} ({path}), the search's pick: every candidate and the "
-                "start failed in the final comparison, so nothing was compared:")
+                f"start failed in the final comparison, so nothing was compared. {pick}")
     if not faster and start != summary["best"] and start in measured and gain is None:
         # the start did not run (or measured 0): the pick is the best of those that ran, never "as good as the start"
         how = "failed" if measured[start]["estimate"] is None else "measured 0"
         return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the programs "
-                f"that ran in the final comparison; the start ({start}) {how} in it, so it is not compared:")
+                f"that ran in the final comparison; the start ({start}) {how} in it, so it is not compared. {pick}")
     if not faster and start != summary["best"] and start in measured and not (
-            gain and gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
-        # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly
+            gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
+        # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly,
+        # with the start's own file (its iteration's folder), which is as good
+        n = start.removeprefix("iter-")
+        file = path.parent / f"iter-{int(n):03d}" / "mapper.dsl" if n.isdigit() else None
+        where = f" ({file})" if file is not None and file.exists() else ""
         return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
                 f"comparison; but no mapper measured significantly better than the start ({start}): the difference "
-                "is within the noise, so the start program is as good by these measurements:")
+                f"is within the noise, so the start program{where} is as good by these measurements. {pick}")
     if not faster:
         return f"Best mapper: {head}:"
     keep = {"default": ("the program's own mapper" if summary.get("own_mapper") else "Legion's default mapper",
@@ -1486,7 +1492,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
             "expert": ("the expert mapper", "use it (--mapper expert)")}
     (_, first), others = faster[0], [keep[n][0] for _, n in faster[1:]]
     also = f" ({others[0]} is significantly faster too)" if others else ""
-    return f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}:"
+    return (f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}. "
+            f"{pick}")
 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
