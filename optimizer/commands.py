@@ -1351,14 +1351,16 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
                           markup=False)
     if settings.get("baselines"):
         units = {name: r.get("unit") or "" for name, r in results.items()}
-        # Not like with like: the progress lines' figures are each measured later, under another load, and the
-        # best so far is the highest of those noisy figures (a seeming 3x gain can vanish when measured together).
+        # Not like with like: the progress lines' figures are each measured later, under another load; the best so
+        # far is chosen by the loop's rule (`loop._becomes_best`), said here as it is.
         console.print("Baselines: " + ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
                                                 for name, value in settings["baselines"].items())
                       + " (measured once, before the search: each iteration below is measured later, in its own run "
-                        "under the machine's load of its moment, and the best so far is the highest of those noisy "
-                        "figures, so compare the iterations' figures with them only roughly; the final comparison "
-                        "measures the best, the start and these mappers together)")
+                        "under the machine's load of its moment, so compare the iterations' figures with them only "
+                        "roughly; an iteration becomes the best so far only when its figure is higher than the "
+                        f"best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % interval of their ratio above "
+                        "1) or, within the noise, when it is still higher with both re-measured together; the final "
+                        "comparison measures the best, the start and these mappers together)")
     for name, reason in (settings.get("baseline_failures") or {}).items():
         console.print(f"[yellow]No baseline of {reference_name(name, own)}[/] ({escape(reason)}).")
     measured = {_label(name, own): (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))

@@ -543,3 +543,24 @@ def test_a_start_that_failed_is_not_called_as_good(tmp_path, monkeypatch):
     assert "as good" not in line and "within the noise" not in line and "highest trimmed mean" not in line, line
     assert line.endswith(f"The pick, best.dsl (iteration {summary['best_iter']}):"), line
     assert "failed in the final comparison" in line, line
+
+
+def test_the_baselines_header_states_how_the_best_so_far_is_chosen(tmp_path):
+    """tune's header said "the best so far is the highest of those noisy figures", while an iteration replaces the
+    best only when it is faster beyond the noise or, re-measured together with the best, still faster: it states
+    that rule."""
+    from rich.console import Console
+
+    run = tmp_path / "baseline-default"
+    run.mkdir()
+    attempts = [{"exit_code": 0, "wall_s": 1.0, "result": {"throughput": v, "time_s": 0.6}} for v in (3.5, 3.6, 3.4)]
+    (run / "result.json").write_text(json.dumps({
+        "app": "circuit", "mapper": "default", "status": "ok", "unit": "GFLOPS", "time_s": 0.6, "attempts": attempts,
+        "settings": {"iterations_flag": "-l", "measured_runs": 3}}))
+    console = Console(width=400, record=True)
+    commands._print_baselines(console, tmp_path, {"baselines": {"default": 3.5}})
+    out = " ".join(console.export_text().split())
+    assert "highest of those noisy figures" not in out, out
+    assert ("an iteration becomes the best so far only when its figure is higher than the best's beyond the noise "
+            "(the 90 % interval of their ratio above 1) or, within the noise, when it is still higher with both "
+            "re-measured together") in out, out
