@@ -719,8 +719,8 @@ def recalibrated(r: IterationRecord, iterations: int | None) -> str | None:
 
 def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str | None:
     """The joint re-measurement that decided whether iteration `r` of the tuning folder `root` replaced the best
-    (its `iter-NNN/best.json`), with both figures: "re-measured together with iter 1: 1019 ms against 1071 ms";
-    None when its first measurement decided, or nothing says."""
+    (its `iter-NNN/best.json`), with both figures, each named: "re-measured together with iter 1: this one
+    1019 ms, iter 1 1071 ms"; None when its first measurement decided, or nothing says."""
     try:
         verdict = json.loads((Path(root) / f"iter-{r.iter:03d}" / "best.json").read_text()) if root else {}
         figures = {k: (m.get("estimate") or {}).get("value") for k, m in verdict.get("remeasured", {}).items()}
@@ -733,7 +733,7 @@ def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str
     def shown(value: float) -> str:  # a time metric's time alone: two figures in a progress line
         return protocol.as_time(r.unit or "", value).strip(" ()") or f"{protocol.span(value)} {r.unit or ''}".rstrip()
 
-    return f"re-measured together with {word} {before}: {shown(mine)} against {shown(theirs)}"
+    return f"re-measured together with {word} {before}: this one {shown(mine)}, {word} {before} {shown(theirs)}"
 
 
 def _succeeded(r: IterationRecord) -> bool:

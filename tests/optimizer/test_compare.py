@@ -836,7 +836,8 @@ def test_progress_lines_say_what_changed_what_decided_and_what_is_not_comparable
     """compare's progress lines omitted what each iteration changed (tune's say it); a candidate that looked faster
     but was not taken, then a slower one that was, read like a bug because the joint re-measurement that decided
     was not shown; and an iteration measured at another iteration count than the run's calibrated one (-iters 384
-    instead of 59: an 8x 'gain' from load alone) looked like any other. Each line says them."""
+    instead of 59: an 8x 'gain' from load alone) looked like any other. Each line says them, naming which of the two
+    re-measured figures is the candidate's and which the best's ("X against Y" read either way)."""
     from mapperopt.optimizer import commands
 
     common = dict(dsl="# 2\n", key="2", status="ok", stage=None, category="performance", unit="1/ms")
@@ -851,11 +852,11 @@ def test_progress_lines_say_what_changed_what_decided_and_what_is_not_comparable
                            "best": {"estimate": {"value": 1 / best}, "unit": "1/ms"}}}))
     line = " ".join(progress_line("optuna #1", kept_out, 3, root=tmp_path).split())
     assert "neighbour of the best, iteration 1: layout/align = 64" in line, line
-    assert "re-measured together with iter 1: 1047 ms against 951 ms" in line, line
+    assert "re-measured together with iter 1: this one 1047 ms, iter 1 951 ms" in line, line
     line = " ".join(progress_line("optuna #1", taken, 3, root=tmp_path).split())
-    assert "(this one; re-measured together with iter 1: 1019 ms against 1071 ms)" in line, line
+    assert "(this one; re-measured together with iter 1: this one 1019 ms, iter 1 1071 ms)" in line, line
     tuned = " ".join(commands._line(kept_out, 3, root=tmp_path).split())
-    assert "re-measured together with iteration 1: 1047 ms against 951 ms" in tuned, tuned
+    assert "re-measured together with iteration 1: this one 1047 ms, iteration 1 951 ms" in tuned, tuned
 
     summa = dict(common, unit="GFLOPS", note="")
     calibrated = {"settings": {"iterations": 59, "iterations_flag": "-iters"}}
