@@ -212,7 +212,7 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     assert main([*args, "--seed", "7", "--report-only"]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"no comparison of circuit with these settings under {tmp_path / 'runs'}; made with other settings: " \
-           f"{folder} (seed 0; this command: seed 7)" in err, err
+           f"{folder} (--seed 0; this command: --seed 7)" in err, err
 
 
 def test_a_measurement_of_another_run_is_named_and_paths_are_relative_to_the_folder(tmp_path, capsys):
@@ -359,6 +359,26 @@ def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
     assert main([*args, "--report-only"]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {damaged} is damaged: not valid JSON (" in err, err
+
+
+def test_report_only_names_the_other_settings_by_their_options(tmp_path, capsys):
+    """`--report-only` beside a comparison made with `--repeats 2 --max-repeats 3` said "executions 2, max_executions
+    3; this command: executions 3, max_executions 7": settings.json's keys, not the options to give. It names the
+    command line's options."""
+    folder = tmp_path / "runs" / "stencil" / "compare-0123456789"
+    folder.mkdir(parents=True)
+    (folder / "settings.json").write_text(json.dumps({
+        "schema": "mapperopt.compare/1", "bench": "stencil", "optimizers": ["random"], "iters": 2, "repeats": 1,
+        "size": "ci", "seed": 0, "start": "random", "memory": {"csize": 300}, "executions": 2, "max_executions": 3,
+        "min_time_s": 0.25, "timeout_s": None, "app_args": []}))
+    assert main(["compare", "stencil", "--optimizers", "random", "--runs-dir", str(tmp_path / "runs"),
+                 "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"made with other settings: {folder} (" in err, err
+    assert "--repeats 2, --max-repeats 3" in err and "--csize 300" in err and "--min-time 0.25" in err, err
+    assert f"this command: " in err and f"--repeats {protocol.MIN_REPEATS}, --max-repeats {protocol.MAX_REPEATS}" \
+        in err, err
+    assert "executions" not in err and "min_time_s" not in err and "memory" not in err, err
 
 
 def test_a_folder_in_place_of_a_comparisons_settings_file_is_named_with_what_to_do(tmp_path, capsys):
