@@ -66,11 +66,12 @@ def summary_line(path: str, diags) -> str:
     if not diags:
         return f"{path}: ok"
     count = {sev: sum(d.severity == sev for d in diags) for sev in ("error", "warning", "note")}
-    notes = f", {count['note']} note(s)" if count["note"] else ""
+    # counts with a thousands separator, as the lines that count what a cap left out (`errors.render_all`)
+    notes = f", {count['note']:,} note(s)" if count["note"] else ""
     omitted = getattr(diags, "omitted", 0)  # errors past the checker's cap, not shown
-    errors = f"{count['error'] + omitted} error(s) (the first {count['error']} shown)" if omitted else \
-        f"{count['error']} error(s)"
-    return f"\n{path}: {errors}, {count['warning']} warning(s){notes}"
+    errors = f"{count['error'] + omitted:,} error(s) (the first {count['error']:,} shown)" if omitted else \
+        f"{count['error']:,} error(s)"
+    return f"\n{path}: {errors}, {count['warning']:,} warning(s){notes}"
 
 
 def echo_printed(printed: str, what: str) -> None:
@@ -79,12 +80,12 @@ def echo_printed(printed: str, what: str) -> None:
     lines = printed.splitlines()
     if not lines:
         return
-    click.echo(f"print output of {what}, {len(lines)} line(s) (load phase, then each task's launch points; a run "
+    click.echo(f"print output of {what}, {len(lines):,} line(s) (load phase, then each task's launch points; a run "
                "prints them to stderr):", err=True)
     for line in lines[:MAX_PRINTED]:
         click.echo(f"  {line}", err=True)
     if len(lines) > MAX_PRINTED:
-        click.echo(f"  ... {len(lines) - MAX_PRINTED} more line(s)", err=True)
+        click.echo(f"  ... {len(lines) - MAX_PRINTED:,} more line(s)", err=True)
 
 
 def syntax_error_summary(path: str) -> str:

@@ -719,8 +719,8 @@ def recalibrated(r: IterationRecord, iterations: int | None) -> str | None:
 
 def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str | None:
     """The joint re-measurement that decided whether iteration `r` of the tuning folder `root` replaced the best
-    (its `iter-NNN/best.json`), with both figures: "re-measured together with iter 1: 1019 ms against 1071 ms";
-    None when its first measurement decided, or nothing says."""
+    (its `iter-NNN/best.json`), with both figures, each named: "re-measured together with iter 1: this one
+    1019 ms, iter 1 1071 ms"; None when its first measurement decided, or nothing says."""
     try:
         verdict = json.loads((Path(root) / f"iter-{r.iter:03d}" / "best.json").read_text()) if root else {}
         figures = {k: (m.get("estimate") or {}).get("value") for k, m in verdict.get("remeasured", {}).items()}
@@ -733,7 +733,7 @@ def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str
     def shown(value: float) -> str:  # a time metric's time alone: two figures in a progress line
         return protocol.as_time(r.unit or "", value).strip(" ()") or f"{protocol.span(value)} {r.unit or ''}".rstrip()
 
-    return f"re-measured together with {word} {before}: {shown(mine)} against {shown(theirs)}"
+    return f"re-measured together with {word} {before}: this one {shown(mine)}, {word} {before} {shown(theirs)}"
 
 
 def _succeeded(r: IterationRecord) -> bool:
@@ -1351,14 +1351,16 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
                           markup=False)
     if settings.get("baselines"):
         units = {name: r.get("unit") or "" for name, r in results.items()}
-        # Not like with like: the progress lines' figures are each measured later, under another load, and the
-        # best so far is the highest of those noisy figures (a seeming 3x gain can vanish when measured together).
+        # Not like with like: the progress lines' figures are each measured later, under another load; the best so
+        # far is chosen by the loop's rule (`loop._becomes_best`), said here as it is.
         console.print("Baselines: " + ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
                                                 for name, value in settings["baselines"].items())
                       + " (measured once, before the search: each iteration below is measured later, in its own run "
-                        "under the machine's load of its moment, and the best so far is the highest of those noisy "
-                        "figures, so compare the iterations' figures with them only roughly; the final comparison "
-                        "measures the best, the start and these mappers together)")
+                        "under the machine's load of its moment, so compare the iterations' figures with them only "
+                        "roughly; an iteration becomes the best so far only when its figure is higher than the "
+                        f"best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % interval of their ratio above "
+                        "1) or, within the noise, when it is still higher with both re-measured together; the final "
+                        "comparison measures the best, the start and these mappers together)")
     for name, reason in (settings.get("baseline_failures") or {}).items():
         console.print(f"[yellow]No baseline of {reference_name(name, own)}[/] ({escape(reason)}).")
     measured = {_label(name, own): (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
@@ -1458,19 +1460,33 @@ def verdict(summary: dict, default_start: bool = False) -> str:
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
-    `verdict` counts a gain); then it says to keep that reference, the fastest first."""
+    `verdict` counts a gain); then it says to keep that reference, the fastest first. A line that speaks of another
+    program (the start, a reference) ends by naming the program printed below it, the pick."""
     faster = sorted((c.ratio, name) for name in ("default", "expert")
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
     head = f"iteration {summary['best_iter']}, the final comparison's pick ({path})"
-    start = summary["start"]
+    pick = f"The pick, {path.name} (iteration {summary['best_iter']}):"  # the program printed below the line
+    start, measured = summary["start"], summary["measured"]
     gain = _comparison(summary, start)
-    if not faster and start != summary["best"] and start in summary["measured"] and not (
-            gain and gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
-        # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly
+    if measured[summary["best"]]["estimate"] is None:  # every candidate and the start failed: the search's pick
+        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the search's pick: every candidate and the "
+                f"start failed in the final comparison, so nothing was compared. {pick}")
+    if not faster and start != summary["best"] and start in measured and gain is None:
+        # the start did not run (or measured 0): the pick is the best of those that ran, never "as good as the start"
+        how = "failed" if measured[start]["estimate"] is None else "measured 0"
+        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the programs "
+                f"that ran in the final comparison; the start ({start}) {how} in it, so it is not compared. {pick}")
+    if not faster and start != summary["best"] and start in measured and not (
+            gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
+        # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly,
+        # with the start's own file (its iteration's folder), which is as good
+        n = start.removeprefix("iter-")
+        file = path.parent / f"iter-{int(n):03d}" / "mapper.dsl" if n.isdigit() else None
+        where = f" ({file})" if file is not None and file.exists() else ""
         return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
                 f"comparison; but no mapper measured significantly better than the start ({start}): the difference "
-                "is within the noise, so the start program is as good by these measurements:")
+                f"is within the noise, so the start program{where} is as good by these measurements. {pick}")
     if not faster:
         return f"Best mapper: {head}:"
     keep = {"default": ("the program's own mapper" if summary.get("own_mapper") else "Legion's default mapper",
@@ -1478,7 +1494,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
             "expert": ("the expert mapper", "use it (--mapper expert)")}
     (_, first), others = faster[0], [keep[n][0] for _, n in faster[1:]]
     also = f" ({others[0]} is significantly faster too)" if others else ""
-    return f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}:"
+    return (f"Best mapper found: {head} — but {keep[first][0]} is significantly faster here; {keep[first][1]}{also}. "
+            f"{pick}")
 
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,

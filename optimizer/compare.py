@@ -262,8 +262,8 @@ def _no_comparison(bench, runs_dir, folder: Path, asked: dict) -> NoReturn:
     for settings in sorted(Path(runs_dir, str(bench)).glob("compare-*/settings.json")):
         stored = _folder_file(settings)
         differ = [k for k in asked if k not in ("optimizers", "iters", "repeats") and stored.get(k) != asked[k]]
-        shown = ", ".join(f"{k} {_setting_text(stored.get(k))}" for k in differ)
-        here = ", ".join(f"{k} {_setting_text(asked[k])}" for k in differ)
+        shown = ", ".join(_option_text(k, stored.get(k)) for k in differ)
+        here = ", ".join(_option_text(k, asked[k]) for k in differ)
         others.append(f"{settings.parent} ({shown}; this command: {here})" if differ else str(settings.parent))
     if not others:
         raise MapperoptError(f"no comparison of {bench} under {runs_dir} to report on",
@@ -280,6 +280,27 @@ def _setting_text(value) -> str:
     if isinstance(value, str) and "\n" in value:
         return "a start file"
     return "none" if value is None else str(value)
+
+
+# settings.json's keys by the options that set them, as the error above names them
+_OPTIONS = {"size": "--size", "cpus": "--cpus", "gpus": "--gpus", "seed": "--seed", "start": "--start",
+            "executions": "--repeats", "max_executions": "--max-repeats", "min_time_s": "--min-time",
+            "timeout_s": "--timeout"}
+
+
+def _option_text(key: str, value) -> str:
+    """The comparison setting `key` of `value` in the command line's words ("--repeats 2"; "no --timeout")."""
+    if key == "memory":
+        given = " ".join(f"--{k} {v}" for k, v in sorted((value or {}).items()))
+        return given or "no --csize, --fsize or --zsize"
+    if key == "app_args":
+        return f"arguments after -- {shlex.join(value)}" if value else "no arguments after --"
+    option = _OPTIONS.get(key)
+    if option is None:
+        return f"{key} {_setting_text(value)}"
+    if value is None:
+        return f"no {option}"
+    return f"a {option} file" if _setting_text(value) == "a start file" else f"{option} {value}"
 
 
 _DAMAGED = restore_hint("comparison")

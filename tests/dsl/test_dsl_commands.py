@@ -1031,3 +1031,15 @@ def test_explain_shows_the_fallbacks_of_a_memory_list(tmp_path):
         (header, lines[0])
     path.write_text("Task * GPU,CPU;\nRegion * * GPU FBMEM;\n")
     assert "(then" not in run("explain", str(path), "--bench", "circuit", "--machine", "1x2").output
+
+
+def test_check_summary_writes_counts_as_the_capped_lines_do(tmp_path):
+    """A generated file with thousands of one diagnostic: "... and 2,989 more note[W304] like this" above a summary
+    of "2999 note(s)". Both write a count with the same thousands separator."""
+    from mapperopt.dsl.errors import REPEATS
+    n = 1000 + REPEATS + 5
+    path = tmp_path / "many.dsl"
+    path.write_text("Task * CPU;\n" + "".join(f"def f{i}(Task t) {{ return 0; }}\n" for i in range(n)))
+    result = run("check", str(path), "--machine", "1x0x1")
+    assert f"{path}: ... and 1,005 more note[W304] like this" in result.output, result.output[-500:]
+    assert f"{path}: 0 error(s), 0 warning(s), {n:,} note(s)\n" in result.output, result.output[-500:]

@@ -212,7 +212,7 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     assert main([*args, "--seed", "7", "--report-only"]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"no comparison of circuit with these settings under {tmp_path / 'runs'}; made with other settings: " \
-           f"{folder} (seed 0; this command: seed 7)" in err, err
+           f"{folder} (--seed 0; this command: --seed 7)" in err, err
 
 
 def test_a_measurement_of_another_run_is_named_and_paths_are_relative_to_the_folder(tmp_path, capsys):
@@ -359,6 +359,26 @@ def test_report_only_without_a_comparison_says_to_run_one(tmp_path, capsys):
     assert main([*args, "--report-only"]) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {damaged} is damaged: not valid JSON (" in err, err
+
+
+def test_report_only_names_the_other_settings_by_their_options(tmp_path, capsys):
+    """`--report-only` beside a comparison made with `--repeats 2 --max-repeats 3` said "executions 2, max_executions
+    3; this command: executions 3, max_executions 7": settings.json's keys, not the options to give. It names the
+    command line's options."""
+    folder = tmp_path / "runs" / "stencil" / "compare-0123456789"
+    folder.mkdir(parents=True)
+    (folder / "settings.json").write_text(json.dumps({
+        "schema": "mapperopt.compare/1", "bench": "stencil", "optimizers": ["random"], "iters": 2, "repeats": 1,
+        "size": "ci", "seed": 0, "start": "random", "memory": {"csize": 300}, "executions": 2, "max_executions": 3,
+        "min_time_s": 0.25, "timeout_s": None, "app_args": []}))
+    assert main(["compare", "stencil", "--optimizers", "random", "--runs-dir", str(tmp_path / "runs"),
+                 "--report-only"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"made with other settings: {folder} (" in err, err
+    assert "--repeats 2, --max-repeats 3" in err and "--csize 300" in err and "--min-time 0.25" in err, err
+    assert f"this command: " in err and f"--repeats {protocol.MIN_REPEATS}, --max-repeats {protocol.MAX_REPEATS}" \
+        in err, err
+    assert "executions" not in err and "min_time_s" not in err and "memory" not in err, err
 
 
 def test_a_folder_in_place_of_a_comparisons_settings_file_is_named_with_what_to_do(tmp_path, capsys):
@@ -836,7 +856,8 @@ def test_progress_lines_say_what_changed_what_decided_and_what_is_not_comparable
     """compare's progress lines omitted what each iteration changed (tune's say it); a candidate that looked faster
     but was not taken, then a slower one that was, read like a bug because the joint re-measurement that decided
     was not shown; and an iteration measured at another iteration count than the run's calibrated one (-iters 384
-    instead of 59: an 8x 'gain' from load alone) looked like any other. Each line says them."""
+    instead of 59: an 8x 'gain' from load alone) looked like any other. Each line says them, naming which of the two
+    re-measured figures is the candidate's and which the best's ("X against Y" read either way)."""
     from mapperopt.optimizer import commands
 
     common = dict(dsl="# 2\n", key="2", status="ok", stage=None, category="performance", unit="1/ms")
@@ -851,11 +872,11 @@ def test_progress_lines_say_what_changed_what_decided_and_what_is_not_comparable
                            "best": {"estimate": {"value": 1 / best}, "unit": "1/ms"}}}))
     line = " ".join(progress_line("optuna #1", kept_out, 3, root=tmp_path).split())
     assert "neighbour of the best, iteration 1: layout/align = 64" in line, line
-    assert "re-measured together with iter 1: 1047 ms against 951 ms" in line, line
+    assert "re-measured together with iter 1: this one 1047 ms, iter 1 951 ms" in line, line
     line = " ".join(progress_line("optuna #1", taken, 3, root=tmp_path).split())
-    assert "(this one; re-measured together with iter 1: 1019 ms against 1071 ms)" in line, line
+    assert "(this one; re-measured together with iter 1: this one 1019 ms, iter 1 1071 ms)" in line, line
     tuned = " ".join(commands._line(kept_out, 3, root=tmp_path).split())
-    assert "re-measured together with iteration 1: 1047 ms against 951 ms" in tuned, tuned
+    assert "re-measured together with iteration 1: this one 1047 ms, iteration 1 951 ms" in tuned, tuned
 
     summa = dict(common, unit="GFLOPS", note="")
     calibrated = {"settings": {"iterations": 59, "iterations_flag": "-iters"}}

@@ -211,8 +211,10 @@ def test_a_significantly_faster_reference_is_the_advice_and_its_interval_does_no
     assert line == "Best (iter-2) vs default: 0.987x (90% interval 0.979-0.997x: significant).", line
     assert "0.987x the default mapper (significant)" in commands.verdict(summary)
     advice = commands.best_mapper_line(summary, tmp_path / "best.dsl")
+    # "keep it:" above the program read as if that program were the default mapper's: the line names the pick
     assert advice == (f"Best mapper found: iteration 2, the final comparison's pick ({tmp_path / 'best.dsl'}) — but "
-                      "Legion's default mapper is significantly faster here; keep it (run without --mapper):"), advice
+                      "Legion's default mapper is significantly faster here; keep it (run without --mapper). The pick, "
+                      "best.dsl (iteration 2):"), advice
 
     store = TuneStore.create(tmp_path / "both", "circuit", {**SETTINGS, "baseline": "both"})
     for i, value in enumerate((1.0, 2.0), start=1):
@@ -222,7 +224,8 @@ def test_a_significantly_faster_reference_is_the_advice_and_its_interval_does_no
         name: protocol.Measured(name, protocol.estimate(final[name]), None, (), "GFLOPS", 0.2) for name in mappers})
     advice = commands.best_mapper_line(commands.final_comparison("circuit", store, rounds=5), tmp_path / "best.dsl")
     assert advice.endswith("— but the expert mapper is significantly faster here; use it (--mapper expert) "
-                           "(Legion's default mapper is significantly faster too):"), advice
+                           "(Legion's default mapper is significantly faster too). The pick, best.dsl "
+                           "(iteration 2):"), advice
     # Not significant: the plain recommendation.
     final["expert"] = final["default"] = best
     advice = commands.best_mapper_line(commands.final_comparison("circuit", store, rounds=5), tmp_path / "best.dsl")
@@ -498,11 +501,66 @@ def test_a_pick_within_the_noise_of_the_start_is_said_so(tmp_path, monkeypatch):
     summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
     assert summary["best"] == "iter-2" and not summary["vs"]["iter-1"]["significant"]  # the premise
     path = tmp_path / "best.dsl"
+    start = tmp_path / "iter-001" / "mapper.dsl"
+    start.parent.mkdir()
+    start.write_text("# program 1\nTask * CPU;\n")
+    # The program printed after the line is the pick (best.dsl), not the start: the line ends by naming it, and
+    # names the start's own file.
     assert commands.best_mapper_line(summary, path) == (
         f"Best mapper: iteration 2 ({path}), the highest trimmed mean of the final comparison; but no mapper measured "
-        "significantly better than the start (iter-1): the difference is within the noise, so the start program is "
-        "as good by these measurements:")
+        "significantly better than the start (iter-1): the difference is within the noise, so the start program "
+        f"({start}) is as good by these measurements. The pick, best.dsl (iteration 2):")
     final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
     summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch, final), rounds=5)
     assert commands.best_mapper_line(summary, path) == \
         f"Best mapper: iteration 2, the final comparison's pick ({path}):"
+
+
+def test_a_start_that_failed_is_not_called_as_good(tmp_path, monkeypatch):
+    """The start program aborted in the final comparison: the line above the best program said "not significantly
+    better than the start ... the start program is as good", of a start that never ran. It says that the pick is the
+    best of the programs that ran and that the start failed; a comparison where everything failed says so too."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "default": [5.0, 5.1, 5.0, 5.05, 5.02]}
+    store = noisy_store(tmp_path, monkeypatch, final)
+    aborted = "run: aborted: the tile of C is not row-major"
+    monkeypatch.setattr(protocol, "measure_together", lambda app, mappers, *a, **k: {
+        name: protocol.Measured(name, protocol.estimate(final[name]) if name in final else None,
+                                None if name in final else aborted, (), "GFLOPS", 0.2) for name in mappers})
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    assert summary["best"] == "iter-2" and summary["vs"]["iter-1"] is None  # the premise: the start failed
+    path = store.root / "best.dsl"
+    line = commands.best_mapper_line(summary, path)
+    assert line == (f"Best mapper: iteration 2 ({path}), the highest trimmed mean of the programs that ran in the "
+                    "final comparison; the start (iter-1) failed in it, so it is not compared. The pick, best.dsl "
+                    "(iteration 2):"), line
+    assert "as good" not in line and "within the noise" not in line
+    # Every program failed: the pick is the search's, and nothing was compared.
+    store = noisy_store(tmp_path / "b", monkeypatch, final)
+    monkeypatch.setattr(protocol, "measure_together", lambda app, mappers, *a, **k: {
+        name: protocol.Measured(name, None, aborted, (), "GFLOPS", 0.2) for name in mappers})
+    summary = commands.final_comparison("circuit", store, rounds=5)
+    line = commands.best_mapper_line(summary, path)
+    assert "as good" not in line and "within the noise" not in line and "highest trimmed mean" not in line, line
+    assert line.endswith(f"The pick, best.dsl (iteration {summary['best_iter']}):"), line
+    assert "failed in the final comparison" in line, line
+
+
+def test_the_baselines_header_states_how_the_best_so_far_is_chosen(tmp_path):
+    """tune's header said "the best so far is the highest of those noisy figures", while an iteration replaces the
+    best only when it is faster beyond the noise or, re-measured together with the best, still faster: it states
+    that rule."""
+    from rich.console import Console
+
+    run = tmp_path / "baseline-default"
+    run.mkdir()
+    attempts = [{"exit_code": 0, "wall_s": 1.0, "result": {"throughput": v, "time_s": 0.6}} for v in (3.5, 3.6, 3.4)]
+    (run / "result.json").write_text(json.dumps({
+        "app": "circuit", "mapper": "default", "status": "ok", "unit": "GFLOPS", "time_s": 0.6, "attempts": attempts,
+        "settings": {"iterations_flag": "-l", "measured_runs": 3}}))
+    console = Console(width=400, record=True)
+    commands._print_baselines(console, tmp_path, {"baselines": {"default": 3.5}})
+    out = " ".join(console.export_text().split())
+    assert "highest of those noisy figures" not in out, out
+    assert ("an iteration becomes the best so far only when its figure is higher than the best's beyond the noise "
+            "(the 90 % interval of their ratio above 1) or, within the noise, when it is still higher with both "
+            "re-measured together") in out, out

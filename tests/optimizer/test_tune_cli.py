@@ -146,11 +146,11 @@ def test_offline_tuning_measures_decides_and_compares(tmp_path, poor, offline, c
     # short (those that ran longer, with an iteration count calibrated on a faster mapper or under load, are not).
     flat = " ".join(out.split())
     assert re.search(r"Baselines: default [0-9.e+-]+ GFLOPS", flat), out
-    # Measured once, before the search, under that moment's load: the iterations' figures (the best so far the
-    # highest of them) compare with them only roughly; the final comparison measures them together.
+    # Measured once, before the search, under that moment's load: the iterations' figures compare with them only
+    # roughly (the best so far by the loop's rule, stated); the final comparison measures them together.
     assert re.search(r"Baselines: default [0-9.e+-]+ GFLOPS \(measured once, before the search: .* compare the "
-                     r"iterations' figures with them only roughly; the final comparison measures .* together\)",
-                     flat), out
+                     r"iterations' figures with them only roughly; an iteration becomes the best so far only when .* "
+                     r"re-measured together; the final comparison measures .* together\)", flat), out
     baseline = json.loads((root / "baseline-default" / "result.json").read_text())["time_s"]
     assert (f"Short measurement of the baselines: default {baseline:.2g} s measured per execution, less than the "
             "protocol's minimum of 0.5 s" in flat) == (baseline < 0.5), out
