@@ -19,7 +19,7 @@ from typing import TextIO
 
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
-from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
+from mapperopt.dsl.errors import MAX_ERRORS, Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
@@ -28,7 +28,6 @@ from mapperopt.dsl.machine import MAX_DIMS, MachineModel, Proc, ProcSet, balance
 from mapperopt.dsl.parser import abridged
 from mapperopt.errors import MapperoptError, closest, extended
 
-MAX_ERRORS = 20
 BLAS_ELEMENT_BYTES = 8  # the benchmarks' BLAS element (every GEMM is DGEMM: one double field): W327
 # Errors that leave the static evaluation's results unchanged (tunables take no part in it): it still runs.
 INERT_ERRORS = frozenset({"E224"})
@@ -130,15 +129,21 @@ _PYTHON_BUILTINS = {"len": "a tuple's length is ",
 
 
 class Diagnostics(list):
-    """The diagnostics `check` returns; `omitted` counts the errors past the first MAX_ERRORS, left out."""
+    """The diagnostics `check` returns: the first MAX_ERRORS errors, then the first error of each other code;
+    `omitted` counts the errors left out, `left_out` them per (file, code)."""
 
     omitted: int = 0
+    left_out: dict[tuple[str, str], int]
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.left_out = {}
 
 
 def check(program: A.Program, app: AppDescription | None = None,
           machine: MachineDescription | None = None, stream: TextIO | None = None) -> Diagnostics:
-    """All diagnostics of `program` (errors, warnings and notes), sorted by position, at most 20 errors (the number
-    of the others in the result's `omitted`).
+    """All diagnostics of `program` (errors, warnings and notes), sorted by position: the first 20 errors, then the
+    first of each other code (the number of the others in the result's `omitted`, per file and code in `left_out`).
 
     Args:
         program: the parsed policy.
@@ -318,7 +323,9 @@ class _Checker:
         return A.Loc(self.program.loc.file, 0, 0)
 
     def _sorted(self) -> Diagnostics:
-        seen, out, errors = set(), Diagnostics(), 0
+        # Past the first MAX_ERRORS errors, the first error of a code not shown yet is still shown: a cap on
+        # repeats of one code must not hide another error; the others are counted per code.
+        seen, out, errors, codes = set(), Diagnostics(), 0, set()
         for d in sorted(self.diags, key=lambda d: (d.loc.line < 1, d.loc.line, d.loc.col)):
             key = (d.code, d.loc.line, d.loc.col, d.message)
             if key in seen:
@@ -326,9 +333,12 @@ class _Checker:
             seen.add(key)
             if d.is_error:
                 errors += 1
-                if errors > MAX_ERRORS:
+                if errors > MAX_ERRORS and d.code in codes:
                     out.omitted += 1
+                    where = (d.loc.file, d.code)
+                    out.left_out[where] = out.left_out.get(where, 0) + 1
                     continue
+                codes.add(d.code)
             out.append(d)
         return out
 
