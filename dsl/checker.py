@@ -1456,10 +1456,14 @@ class _Checker:
                         f"argument {r.index} on every launch" if s.tasks.names is not None and len(scope) == 1 else
                         f"a statement for task '{t.name}' alone can select argument {r.index} by its index on every "
                         "launch")
-                self.add("W328", f"task '{t.name}' uses '{region}' (argument {r.index}) and its ping-pong partner "
-                                 f"'{partner}' (argument {q.index}): discovery records its first launch only; if "
-                                 f"later launches swap the two, '{name}' selects argument {r.index} on the launches "
-                                 f"like the first and argument {q.index} on the others", s.region.loc, (hint,))
+                # One name for each thing: the name selected (a partition: with its region), the partner region;
+                # discovery saw one launch, so whether any launch swaps the two is not known: said as such.
+                what = f"region '{region}'" if name == region else f"'{name}' (a partition of region '{region}')"
+                self.add("W328", f"{what} selects argument {r.index} of task '{t.name}'; argument {q.index} is on "
+                                 f"region '{partner}', a possible ping-pong partner of '{region}' (the same "
+                                 f"{self._shared(region, partner)}): if a later launch swaps them, '{name}' selects "
+                                 f"argument {q.index} on it; discovery records each task's first launch only, so it "
+                                 "cannot tell whether any launch swaps them", s.region.loc, (hint,))
                 return
 
     @staticmethod
