@@ -19,7 +19,7 @@ from typing import TextIO
 
 from mapperopt.descriptions import AppDescription, MachineDescription
 from mapperopt.dsl import ast as A
-from mapperopt.dsl.errors import Diagnostic, DslRuntimeError
+from mapperopt.dsl.errors import MAX_ERRORS, Diagnostic, DslRuntimeError
 from mapperopt.dsl.evaluator import (ABSENT_KINDS, DEFAULT_KIND_RANKING, EvaluationLimit, Evaluator, article,
                                      by_precedence, costly_functions, int_op, quoted_names, region_matches,
                                      task_matches)
@@ -28,7 +28,6 @@ from mapperopt.dsl.machine import MAX_DIMS, MachineModel, Proc, ProcSet, balance
 from mapperopt.dsl.parser import abridged
 from mapperopt.errors import MapperoptError, closest, extended
 
-MAX_ERRORS = 20
 BLAS_ELEMENT_BYTES = 8  # the benchmarks' BLAS element (every GEMM is DGEMM: one double field): W327
 # Errors that leave the static evaluation's results unchanged (tunables take no part in it): it still runs.
 INERT_ERRORS = frozenset({"E224"})
@@ -132,15 +131,21 @@ _PYTHON_BUILTINS = {"len": "a tuple's length is ",
 
 
 class Diagnostics(list):
-    """The diagnostics `check` returns; `omitted` counts the errors past the first MAX_ERRORS, left out."""
+    """The diagnostics `check` returns: the first MAX_ERRORS errors, then the first error of each other code;
+    `omitted` counts the errors left out, `left_out` them per (file, code)."""
 
     omitted: int = 0
+    left_out: dict[tuple[str, str], int]
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.left_out = {}
 
 
 def check(program: A.Program, app: AppDescription | None = None,
           machine: MachineDescription | None = None, stream: TextIO | None = None) -> Diagnostics:
-    """All diagnostics of `program` (errors, warnings and notes), sorted by position, at most 20 errors (the number
-    of the others in the result's `omitted`).
+    """All diagnostics of `program` (errors, warnings and notes), sorted by position: the first 20 errors, then the
+    first of each other code (the number of the others in the result's `omitted`, per file and code in `left_out`).
 
     Args:
         program: the parsed policy.
@@ -320,7 +325,9 @@ class _Checker:
         return A.Loc(self.program.loc.file, 0, 0)
 
     def _sorted(self) -> Diagnostics:
-        seen, out, errors = set(), Diagnostics(), 0
+        # Past the first MAX_ERRORS errors, the first error of a code not shown yet is still shown: a cap on
+        # repeats of one code must not hide another error; the others are counted per code.
+        seen, out, errors, codes = set(), Diagnostics(), 0, set()
         for d in sorted(self.diags, key=lambda d: (d.loc.line < 1, d.loc.line, d.loc.col)):
             key = (d.code, d.loc.line, d.loc.col, d.message)
             if key in seen:
@@ -328,9 +335,12 @@ class _Checker:
             seen.add(key)
             if d.is_error:
                 errors += 1
-                if errors > MAX_ERRORS:
+                if errors > MAX_ERRORS and d.code in codes:
                     out.omitted += 1
+                    where = (d.loc.file, d.code)
+                    out.left_out[where] = out.left_out.get(where, 0) + 1
                     continue
+                codes.add(d.code)
             out.append(d)
         return out
 
@@ -1448,10 +1458,14 @@ class _Checker:
                         f"argument {r.index} on every launch" if s.tasks.names is not None and len(scope) == 1 else
                         f"a statement for task '{t.name}' alone can select argument {r.index} by its index on every "
                         "launch")
-                self.add("W328", f"task '{t.name}' uses '{region}' (argument {r.index}) and its ping-pong partner "
-                                 f"'{partner}' (argument {q.index}): discovery records its first launch only; if "
-                                 f"later launches swap the two, '{name}' selects argument {r.index} on the launches "
-                                 f"like the first and argument {q.index} on the others", s.region.loc, (hint,))
+                # One name for each thing: the name selected (a partition: with its region), the partner region;
+                # discovery saw one launch, so whether any launch swaps the two is not known: said as such.
+                what = f"region '{region}'" if name == region else f"'{name}' (a partition of region '{region}')"
+                self.add("W328", f"{what} selects argument {r.index} of task '{t.name}'; argument {q.index} is on "
+                                 f"region '{partner}', a possible ping-pong partner of '{region}' (the same "
+                                 f"{self._shared(region, partner)}): if a later launch swaps them, '{name}' selects "
+                                 f"argument {q.index} on it; discovery records each task's first launch only, so it "
+                                 "cannot tell whether any launch swaps them", s.region.loc, (hint,))
                 return
 
     @staticmethod

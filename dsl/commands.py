@@ -21,7 +21,7 @@ from mapperopt.benchmarks.userapp import discovery_options, is_script
 from mapperopt.descriptions import AppDescription, MachineDescription, parse_machine_spec
 from mapperopt.dsl.checker import (INERT_ERRORS, MAX_EXPLAIN_POINTS, MAX_STATIC_POINTS, check as check_program,
                                    reads_parent)
-from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, render_all
+from mapperopt.dsl.errors import CheckError, DslRuntimeError, DslSyntaxError, error_count, render_all
 from mapperopt.dsl.evaluator import Evaluator, quoted_names
 from mapperopt.dsl.formatter import format_program
 from mapperopt.dsl.machine import ProcSet, fmt_tuple, greedy_factors
@@ -69,8 +69,7 @@ def summary_line(path: str, diags) -> str:
     # counts with a thousands separator, as the lines that count what a cap left out (`errors.render_all`)
     notes = f", {count['note']:,} note(s)" if count["note"] else ""
     omitted = getattr(diags, "omitted", 0)  # errors past the checker's cap, not shown
-    errors = f"{count['error'] + omitted:,} error(s) (the first {count['error']:,} shown)" if omitted else \
-        f"{count['error']:,} error(s)"
+    errors = error_count(count["error"], omitted)
     return f"\n{path}: {errors}, {count['warning']:,} warning(s){notes}"
 
 

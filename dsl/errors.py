@@ -23,6 +23,9 @@ from mapperopt.errors import MapperoptError
 SOURCE_WIDTH = 100
 # Warnings and notes of one code printed in full (`render_all`); the others are counted in one line.
 REPEATS = 10
+# Semantic errors shown in full by `check`: the first MAX_ERRORS, then the first of each other code; the others
+# are counted per code (`... and 5 more error[E203] like this`).
+MAX_ERRORS = 20
 
 
 @dataclass(frozen=True)
@@ -82,10 +85,25 @@ def _window(text: str, at: int) -> tuple[str, int]:
     return f"{before}{text[start:end]}{'...' if end < len(text) else ''}", at - start + len(before)
 
 
-def render_all(diagnostics: list[Diagnostic], source_text: str | None, repeats: int = REPEATS) -> str:
+def error_count(shown: int, omitted: int) -> str:
+    """`N error(s)`, and when the checker left some out (`omitted`), which were shown: the first MAX_ERRORS, then
+    the first of each other code."""
+    if not omitted:
+        return f"{shown:,} error(s)"
+    if shown <= MAX_ERRORS:
+        return f"{shown + omitted:,} error(s) (the first {shown} shown)"
+    return f"{shown + omitted:,} error(s) ({shown} shown: the first {MAX_ERRORS}, then the first of each other code)"
+
+
+def render_all(diagnostics: list[Diagnostic], source_text: str | None, repeats: int = REPEATS,
+               left_out: dict[tuple[str, str], int] | None = None) -> str:
     """All diagnostics, each in the §11.1 format, separated by newlines; of the warnings and notes of one code, the
     first `repeats` only, then a line per code that counts the others (`... and 25 more warning[W300] like this`):
-    a generated file can have thousands. Errors are capped by the checker (at most 20)."""
+    a generated file can have thousands. Errors are capped by the checker (the first MAX_ERRORS, then the first of
+    each other code); the errors it left out, per (file, code) in `left_out` (by default the `left_out` of
+    `diagnostics`, as `check` returns them), are counted in the same way, before the warnings."""
+    if left_out is None:
+        left_out = getattr(diagnostics, "left_out", {})
     lines = source_text.splitlines() if source_text else []  # split once: linear in the number of diagnostics
     shown: dict[str, int] = {}
     left: dict[tuple[str, str, str], int] = {}  # (file, severity, code) -> how many were not shown
@@ -98,6 +116,7 @@ def render_all(diagnostics: list[Diagnostic], source_text: str | None, repeats: 
                 left[key] = left.get(key, 0) + 1
                 continue
         out.append(d.render(lines))
+    out += [f"{file}: ... and {n:,} more error[{code}] like this" for (file, code), n in left_out.items()]
     out += [f"{file}: ... and {n:,} more {severity}[{code}] like this" for (file, severity, code), n in left.items()]
     return "\n".join(out)
 
@@ -139,8 +158,8 @@ class CheckError(MapperoptError):
     def __str__(self) -> str:
         errors = [d for d in self.diagnostics if d.is_error]
         omitted = getattr(self.diagnostics, "omitted", 0)  # past the checker's cap: counted, as `check` counts them
-        more = f"\n\n{len(errors) + omitted} error(s) (the first {len(errors)} shown)" if omitted else ""
-        return render_all(errors, self.source_text) + more
+        more = f"\n\n{error_count(len(errors), omitted)}" if omitted else ""
+        return render_all(errors, self.source_text, left_out=getattr(self.diagnostics, "left_out", {})) + more
 
 
 class DslRuntimeError(MapperoptError):

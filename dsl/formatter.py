@@ -187,6 +187,15 @@ def _emit_span(rows: list[_Row], text: str, node, comments: list[A.Comment], las
     if lines is None or lines[-1][0] != last_line:
         _emit_line(rows, text, comments, last_line, pad)
         return
+    if lines[-1][2] == ";" and not any(lines[-2][0] <= c.loc.line <= last_line for c in comments):
+        # A last line that held only the `;` and parentheses dropped (`e = ((a\n));`): the `;` joins the line before,
+        # rather than standing alone. A comment on those lines keeps them as written: a comment at the end of a
+        # line that is not the statement's last would then end its last line, another place.
+        (n, indent, part), last_line = lines[-2], lines[-2][0]
+        lines = [*lines[:-2], (n, indent, part + ";")]
+        if len(lines) < 2:
+            _emit_line(rows, text, comments, last_line, pad)
+            return
     ending = {c.loc.line: c for c in comments}
     parts = {n: (indent, part) for n, indent, part in lines}
     for n in range(lines[0][0], last_line + 1):

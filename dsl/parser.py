@@ -224,14 +224,24 @@ def _rule(method):
         last = max(marks, key=lambda m: (m.line, m.col), default=None)
         depth = below + level
         if depth > MAX_NESTING:
-            chain, x = 1, first  # the operators of the chain being read (`a + b + c` nests to the left)
-            while isinstance(x, A.Binary):
-                chain, x = chain + 1, x.left
-            if chain > MAX_NESTING:
-                raise _AstError("E110", f"more than {MAX_NESTING} operators in one chain: each operator of a chain "
-                                        "such as a + b + c counts as one level of nesting, and at most "
-                                        f"{MAX_NESTING} levels are allowed", last or loc, None,
-                                ("split the chain with intermediate variables (s = a + b + ...; x = s + ...)",))
+            # The operators of the chain being read (`a + b + c` nests to the left), while each one is the level
+            # that makes the depth (not a bracketed sub-chain, nor a deeper right operand); `base` is the levels
+            # of the chain's first operand (`task.ipoint[0]` has 2), which the chain's operators add to.
+            chain, x, base = 0, None, depth
+            if method.__name__ == "binary":
+                chain, x, base = 1, first, depth - 1
+                while isinstance(x, A.Binary) and self.depth.get(id(x), (0, None))[0] == base and base > 0:
+                    chain, x, base = chain + 1, x.left, base - 1
+            if x is not None and self.depth.get(id(x), (0, None))[0] == base and chain > base:
+                hint = ("split the chain with intermediate variables (s = a + b + ...; x = s + ...)",)
+                if base == 0:
+                    raise _AstError("E110", f"more than {MAX_NESTING} operators in one chain: each operator of a "
+                                            "chain such as a + b + c counts as one level of nesting, and at most "
+                                            f"{MAX_NESTING} levels are allowed", last or loc, None, hint)
+                raise _AstError("E110", f"more than {MAX_NESTING} levels in one chain of operators: each operator of "
+                                        f"a chain such as a + b + c counts as one level, on top of the {base} "
+                                        f"level{'s' if base > 1 else ''} of its first operand; at most {MAX_NESTING} "
+                                        "levels are allowed", last or loc, None, hint)
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
                                     "or comprehensions (each operator of a chain such as a + b + c counts as one)",
                             last or loc, None, ("split the expression with intermediate variables",))

@@ -188,7 +188,8 @@ def test_run_stopped_by_more_errors_than_shown_says_how_many(tmp_path, capsys, m
     capsys.readouterr()
     assert main(["run", "circuit", "--mapper", str(mapper), "--once", "--out", str(tmp_path / "run")]) == 1
     out = capsys.readouterr().out
-    assert "failed at stage check" in out and out.count("error[E201]") == 20, out
+    assert "failed at stage check" in out and out.count("error[E201]:") == 20, out
+    assert "... and 5 more error[E201] like this" in out, out
     assert "25 error(s) (the first 20 shown)" in out, out
 
 

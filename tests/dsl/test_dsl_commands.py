@@ -957,10 +957,26 @@ def test_check_says_how_many_errors_it_did_not_show(tmp_path):
     path = tmp_path / "many.dsl"
     path.write_text("".join(f"x{i} = y{i};\n" for i in range(25)))
     result = run("check", str(path))
-    assert result.exit_code == 1 and result.output.count("error[E201]") == 20
+    assert result.exit_code == 1 and result.output.count("error[E201]:") == 20
     assert f"{path}: 25 error(s) (the first 20 shown), 0 warning(s)" in result.output, result.output
+    assert f"{path}: ... and 5 more error[E201] like this" in result.output, result.output
     path.write_text("x = y;\n")
     assert f"{path}: 1 error(s), 0 warning(s)" in run("check", str(path)).output
+
+
+def test_check_error_cap_hides_no_other_code(tmp_path):
+    """25 errors of one code, then an error of another code: the other code is shown too (its first error), the
+    repeats past the cap are counted per code, and the summary counts all of them."""
+    path = tmp_path / "many.dsl"
+    path.write_text("".join(f"x{i} = y{i};\n" for i in range(25))
+                    + "InstanceLimit t1 0;\nInstanceLimit t2 0;\nz = w;\n")
+    result = run("check", str(path), "--machine", "1x0x1")
+    assert result.exit_code == 1
+    assert result.stdout.count("error[E201]:") == 20 and result.stdout.count("error[E215]:") == 1, result.stdout
+    assert f"{path}: ... and 6 more error[E201] like this" in result.stdout, result.stdout
+    assert f"{path}: ... and 1 more error[E215] like this" in result.stdout, result.stdout
+    assert f"{path}: 28 error(s) (21 shown: the first 20, then the first of each other code), 0 warning(s)" \
+        in result.stderr, result.stderr
 
 
 def test_explain_png_into_a_missing_folder_is_a_clear_error_before_the_work(tmp_path, capsys):

@@ -157,6 +157,29 @@ def test_e110_on_a_flat_chain_points_at_the_operator_past_the_limit():
     assert err.value.diagnostic.message.startswith("too deeply nested"), err.value.diagnostic.message
 
 
+@pytest.mark.parametrize("first", ["task.ipoint[0]", "m.size[1]", "f(1)", "t[0][1]", "-a"])
+def test_e110_on_a_flat_chain_says_chain_whatever_its_first_operand(first):
+    """A chain such as `task.ipoint[0] + 1 + 1 + ...` (5,000 terms) passes the limit a few operators early, as its
+    first operand has levels of its own: it is still said to be a chain, with the chain's hint, not "too deeply
+    nested"."""
+    text = ("m = Machine(CPU);\ndef f(int a) { return a; }\ndef g(Task task, int a) {\n  t = ((1, 2), (3, 4));\n  x = "
+            + first + " + 1" * 5000 + ";\n  return x;\n}\n")
+    with pytest.raises(DslSyntaxError) as err:
+        parse(text)
+    d = err.value.diagnostic
+    assert d.code == "E110" and "in one chain" in d.message, d.message
+    assert "on top of the" in d.message and "of its first operand" in d.message, d.message
+    assert d.hints == ("split the chain with intermediate variables (s = a + b + ...; x = s + ...)",), d.hints
+    assert d.loc.line == 5 and len(d.message) < 200
+
+
+def test_e110_deep_first_operand_with_a_short_chain_is_nesting():
+    """A deeply nested first operand followed by a few operators is nesting, not a long chain."""
+    with pytest.raises(DslSyntaxError) as err:
+        parse("x = " + "(" * 99 + "1" + ")" * 99 + " + 1 + 1 + 1;")
+    assert err.value.diagnostic.message.startswith("too deeply nested"), err.value.diagnostic.message
+
+
 @pytest.mark.parametrize("make,caret", [
     (lambda n: "x = " + "(" * n + "1" + ")" * n + ";", (1, 105)),
     (lambda n: "x = " + "-" * n + "1;", (1, 105)),
@@ -240,7 +263,8 @@ def test_w310_names_the_mapping_functions_whose_calls_multiply():
 def test_many_diagnostics_render_in_linear_time():
     text = "".join(f"x{i} = undefined{i};\n" for i in range(20000))
     diags = check(parse(text))
-    assert render_all(diags, text).count("error[E201]") == 20
+    out = render_all(diags, text)
+    assert out.count("error[E201]:") == 20 and out.endswith("... and 19,980 more error[E201] like this"), out[-200:]
 
 
 def test_auto_split_of_a_large_dimension():
