@@ -1461,11 +1461,15 @@ class _Checker:
                 # One name for each thing: the name selected (a partition: with its region), the partner region;
                 # discovery saw one launch, so whether any launch swaps the two is not known: said as such.
                 what = f"region '{region}'" if name == region else f"'{name}' (a partition of region '{region}')"
+                # swapped, the other argument is under `region` but in the partition it uses then, not `name`'s
+                there = f"argument {q.index} on it" if name == region else (
+                    f"argument {q.index} on it only where that argument is in '{name}' itself (on the first launch "
+                    f"it is in '{q.names[0]}'), else no argument")
                 self.add("W328", f"{what} selects argument {r.index} of task '{t.name}'; argument {q.index} is on "
                                  f"region '{partner}', a possible ping-pong partner of '{region}' (the same "
                                  f"{self._shared(region, partner)}): if a later launch swaps them, '{name}' selects "
-                                 f"argument {q.index} on it; discovery records each task's first launch only, so it "
-                                 "cannot tell whether any launch swaps them", s.region.loc, (hint,))
+                                 f"{there}; discovery records each task's first launch only, so it cannot tell "
+                                 "whether any launch swaps them", s.region.loc, (hint,))
                 return
 
     @staticmethod
