@@ -377,9 +377,11 @@ def test_a_legion_error_after_the_programs_own_mapper_was_displaced_suggests_kee
     assert fb.suggestion == (
         "The DSL mapper took the place of the program's own mapper ('first_cpu_mapper') for every task: if the "
         "program needs it, keep it with --keep-app-mapper (MAPPEROPT_KEEP_APP_MAPPER=1 by hand) and write statements "
-        "naming only the tasks to change; else undo the most recent change to the mapper."), fb.suggestion
+        "naming only the tasks to change; else, where this mapper is an edit of one that ran, undo that edit, or "
+        "change one statement at a time."), fb.suggestion
     kept = log.replace("takes its place for every task", "takes its place and hands it the tasks the DSL does not name")
-    assert explain(dataclasses.replace(captured, log=kept, reason=error)).suggestion.startswith("Undo the most recent")
+    assert explain(dataclasses.replace(captured, log=kept, reason=error)).suggestion.startswith(
+        "Where this mapper is an edit of one that ran, undo that edit")
 
 
 def test_the_run_commands_profile_table_says_when_its_rounded_shares_do_not_add_up_to_100(capsys, monkeypatch):
@@ -486,7 +488,8 @@ def test_texts_naming_the_mapper_used_without_mapper_say_legions_default_mapper_
     assert "under Legion's default mapper (no DSL mapper ran)" in said, said
     _, aborted = load("circuit-aborting_mapper")
     said = explain(dataclasses.replace(aborted, dsl="Task * CPU;\n")).suggestion
-    assert "if the program runs without --mapper (Legion's default mapper), undo the most recent change" in said, said
+    assert ("if the program runs without --mapper (Legion's default mapper), the mapper is the cause (where it is an "
+            "edit of one that ran, undo that edit; otherwise change one statement at a time)") in said, said
     _, captured = load("foreign-tunable_int64")  # the shim's note: the program replaces the default mapper
     error = "{5}{legion}: LEGION PROGRAMMING MODEL EXCEPTION: Illegal implicit mapping of a virtual mapped region."
     lines = captured.log.splitlines()
@@ -494,14 +497,16 @@ def test_texts_naming_the_mapper_used_without_mapper_say_legions_default_mapper_
     log = "\n".join([*lines[:note + 1], error, "--- stdout ---", ""]).replace(
         "takes its place for every task", "takes its place and hands it the tasks the DSL does not name")
     said = explain(dataclasses.replace(captured, log=log, reason=error)).suggestion
-    assert said == ("Undo the most recent change to the mapper; if the error persists without --mapper (the "
-                    "program's own mapper, 'first_cpu_mapper'), it is not a mapper problem."), said
+    assert said == ("Where this mapper is an edit of one that ran, undo that edit; otherwise change one statement at "
+                    "a time to find the one that causes it. If the error persists without --mapper (the program's own "
+                    "mapper, 'first_cpu_mapper'), it is not a mapper problem."), said
     catalog = load_catalog()  # Legion's error of a benchmark, which only the generic rule answers without its own
     generic = dataclasses.replace(catalog, rules=tuple(r for r in catalog.rules if r.id != "legion-too-many-processors"))
     fb = explain(dataclasses.replace(load("probe-too-many-cpus")[1], dsl="Task * CPU;\n"), catalog=generic)
     assert fb.rule == "legion-other-exception" and fb.suggestion == (
-        "Undo the most recent change to the mapper; if the error persists without --mapper (Legion's default "
-        "mapper), it is not a mapper problem."), fb.suggestion
+        "Where this mapper is an edit of one that ran, undo that edit; otherwise change one statement at a time to "
+        "find the one that causes it. If the error persists without --mapper (Legion's default mapper), it is not a "
+        "mapper problem."), fb.suggestion
 
 
 # A real run (`mapperopt run --app './flagwrap.sh -n 1000' --mapper my.dsl --once`, a tutorial-style daxpy whose task
@@ -665,3 +670,13 @@ def test_a_timeout_names_a_layout_away_from_the_natural_one_but_keeps_what_a_var
     assert "`Layout * * * SOA C_order;` in place of `Layout * * * AOS C_order;`" in summa.suggestion, summa.suggestion
     plain = explain(dataclasses.replace(result, app="summa", dsl="Task * CPU;\nLayout * * * C_order;\n"))
     assert "suspect" not in plain.explanation and "natural layout" not in plain.suggestion, plain
+
+
+@pytest.mark.parametrize("path", [p for p in captures() if load(p)[1].status == "failed"], ids=lambda p: p.stem)
+def test_no_advice_speaks_of_a_most_recent_change(path):
+    """A random proposal, a search's start program or a hand-written mapper is no edit of an earlier one: the advice
+    says what to do in both cases instead."""
+    _, result = load(path)
+    for dsl in (result.dsl, "Task * CPU;\nLayout * * * AOS;\n"):
+        fb = explain(dataclasses.replace(result, dsl=dsl))
+        assert "most recent change" not in fb.suggestion, fb.suggestion
