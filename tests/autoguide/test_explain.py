@@ -672,6 +672,39 @@ def test_a_timeout_names_a_layout_away_from_the_natural_one_but_keeps_what_a_var
     assert "suspect" not in plain.explanation and "natural layout" not in plain.suggestion, plain
 
 
+def test_an_abort_in_realms_copies_under_an_aos_align_layout_names_the_layout_and_where_it_came_from():
+    """A real run (tests/app/graph.cc): `Layout spmv 2 * AOS F_order Align==64;` on spmv's sum reduction makes Realm's
+    copy engine assert (realm/transfer/address_list.cc) while `check` passes the mapper. The advice names that
+    statement and the natural one to try, says the abort is in Realm's data movement and not in a kernel, and does
+    not speak of a "most recent change" (a random proposal or a hand-written mapper has none); the edits and the
+    category are those of any failed assertion."""
+    _, result = load("graph-aos_align_reduction")
+    fb = explain(result)
+    assert (fb.rule, fb.category, fb.edits) == ("assertion-failed", "crash.assertion", ())
+    assert "Realm's data-movement code (realm/transfer/address_list.cc:152)" in fb.explanation, fb.explanation
+    assert "not in a kernel of the program" in fb.explanation, fb.explanation
+    assert ("A suspect is the mapper's `Layout spmv 2 * AOS F_order Align==64;` (line 2 of the mapper)"
+            in fb.explanation), fb.explanation
+    assert fb.suggestion.startswith("Run the mapper once with `Layout spmv 2 * SOA F_order;` in place of "
+                                    "`Layout spmv 2 * AOS F_order Align==64;`"), fb.suggestion
+    assert "most recent" not in fb.suggestion, fb.suggestion
+    assert "intermittent" not in fb.explanation  # its only execution failed
+
+    # The same abort after two executions that ran to the end: intermittent, which the advice says.
+    ok = dataclasses.replace(result.attempts[0], exit_code=0)
+    again = explain(dataclasses.replace(result, attempts=(ok, ok, result.attempts[0])))
+    assert "ran 2 executions to the end before this one (execution 3), so the failure is intermittent" in \
+        again.explanation, again.explanation
+    assert "at least as many executions (--repeats)" in again.suggestion, again.suggestion
+    # Only Align: the natural statement drops it (`No_Align` where nothing else would remain).
+    aligned = explain(dataclasses.replace(result, dsl="Task * CPU;\nLayout spmv * * Align==64;\n"))
+    assert "`Layout spmv * * No_Align;` in place of `Layout spmv * * Align==64;`" in aligned.suggestion, \
+        aligned.suggestion
+    # No layout statement: no suspect named, and the advice still fits a mapper that is no edit.
+    plain = explain(dataclasses.replace(result, dsl="Task * CPU;\nRegion * * CPU SYSMEM;\n"))
+    assert "A suspect" not in plain.explanation and "most recent" not in plain.suggestion, plain
+
+
 @pytest.mark.parametrize("path", [p for p in captures() if load(p)[1].status == "failed"], ids=lambda p: p.stem)
 def test_no_advice_speaks_of_a_most_recent_change(path):
     """A random proposal, a search's start program or a hand-written mapper is no edit of an earlier one: the advice
