@@ -255,6 +255,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
             suggestion = _text(match.rule.suggest_no_position, match.fields)
         if match.rule.app_category and "app_file" in (result.settings or {}):  # a user's program
             category = match.rule.app_category
+    if rule in _CRASH_RULES and result.dsl is not None and result.stage in ("start", "run"):
+        explanation, suggestion = _layout_crash(result, raw, explanation, suggestion)
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
@@ -275,11 +277,12 @@ def _stated(stmt, what: str = "the mapper") -> str:
     return f"`{format_statement(stmt)}` (line {stmt.loc.line} of {what})"
 
 
-def _layout_changes(result: RunResult) -> list[tuple[Any, Any]]:
+def _layout_changes(result: RunResult, align: bool = False) -> list[tuple[Any, Any]]:
     """The mapper's Layout statements that ask for AOS or C_order where the program's description records no variant
     that needs it (the layout a kernel may assume without saying so is Legion's default, SOA F_order), each with the
     same statement asking for that natural layout instead: [(statement, natural statement)]; [] when the mapper does
-    not parse."""
+    not parse. `align`: an `Align op N` no variant requires counts too (the natural statement leaves it out, or says
+    `No_Align` where nothing else would remain): padding changes what Realm's copies and reductions walk."""
     from mapperopt.dsl import DslSyntaxError, parse
     from mapperopt.dsl import ast as A
 
@@ -288,26 +291,100 @@ def _layout_changes(result: RunResult) -> list[tuple[Any, Any]]:
     except DslSyntaxError:
         return []
     desc = _description(result)
-    needed = {w for t in (desc.tasks if desc else ()) for r in t.regions for w in (r.layout, r.interleave) if w}
+    regions = [r for t in (desc.tasks if desc else ()) for r in t.regions]
+    needed = {w for r in regions for w in (r.layout, r.interleave) if w}
+    if not align or any(r.required_align for r in regions):  # a variant's alignment stays
+        needed.add("Align")
     out = []
     for s in statements:
-        if isinstance(s, A.LayoutStmt) and any(c.name in _NATURAL and c.name not in needed for c in s.constraints):
+        if isinstance(s, A.LayoutStmt) and any((c.name in _NATURAL or c.name == "Align") and c.name not in needed
+                                               for c in s.constraints):
             swapped = {c.name for c in s.constraints if c.name in _NATURAL} - needed  # a variant's need stays
             natural = tuple(dataclasses.replace(c, name=_NATURAL[c.name]) if c.name in swapped else c
-                            for c in s.constraints)
+                            for c in s.constraints if c.name != "Align" or "Align" in needed)
+            if not natural:
+                natural = (A.Constraint("No_Align", loc=s.constraints[0].loc),)
             out.append((s, dataclasses.replace(s, constraints=natural)))
     return out
 
 
-def _layout_suspect(layouts: list[tuple[Any, Any]], harm: str, works: str) -> tuple[str, str]:
+def _reductions_under(stmt, result: RunResult) -> list[str]:
+    """The reduction requirements (by the program's description) that Layout statement `stmt` selects, as the texts
+    name them: ["spmv's argument 2 (reduce sum_f64)"]; [] without a description."""
+    from mapperopt.dsl.evaluator import region_matches, task_matches
+
+    desc = _description(result)
+    out = []
+    for t in (desc.tasks if desc else ()):
+        if not task_matches(stmt.tasks, t.name):
+            continue
+        for r in t.regions:
+            if r.privilege == "reduce" and region_matches(stmt.region, r.index, r.names) is not None:
+                name = f" '{r.name}'" if r.name else ""
+                out.append(f"{t.name}'s argument {r.index}{name} (reduce{' ' + r.redop if r.redop else ''})")
+    return out
+
+
+# Where a failed assertion or Legion error comes from, by the source path in its line: Realm's data movement (copies,
+# fills and reductions between instances, whose layouts the mapper chose) rather than a kernel of the program.
+_RUNTIME_SOURCE = re.compile(r"(?P<path>(?:^|/)realm/(?P<part>transfer|dma)?[\w/]*\.(?:cc|h|inl)(?::\d+)?)")
+
+# The crash rules whose advice names the mapper's layout changes as suspects (a run that aborted or crashed).
+_CRASH_RULES = ("assertion-failed", "program-abort", "crash-signal", "legion-other-exception", "silent-abort",
+                "generic")
+
+
+def _layout_crash(result: RunResult, raw: str, explanation: str, suggestion: str) -> tuple[str, str]:
+    """A crash's (an abort, a failed assertion, a signal, a Legion error) explanation and suggestion with the mapper's
+    Layout statements that take instances away from the natural layout (AOS, C_order, an Align no variant needs)
+    named as suspects, those that select a reduction requirement first, the statement to try in place of each, and,
+    when the failing line shows it, that the abort came from Realm's copies rather than the program's kernels."""
+    where = _RUNTIME_SOURCE.search(raw or "")
+    notes = []
+    if where and where.group("part"):
+        notes.append(f"The failure is in Realm's data-movement code ({where.group('path').lstrip('/')}), which copies, "
+                     "fills and reduces data between instances, not in a kernel of the program: the layouts of the "
+                     "instances it moves, which the mapper chooses, are the likely trigger.")
+    elif where:
+        notes.append(f"The failure is in the Realm runtime ({where.group('path').lstrip('/')}), not in a kernel of "
+                     "the program.")
+    layouts = _layout_changes(result, align=True)
+    if layouts:
+        reducing = [(s, n, _reductions_under(s, result)) for s, n in layouts]
+        reducing.sort(key=lambda x: not x[2])
+        layouts = [(s, n) for s, n, _ in reducing]
+        note, attempt = _layout_suspect(layouts, "abort", "runs to the end", kernel=False)
+        under = [f"{_stated(s)} selects {' and '.join(red)}" for s, _, red in reducing if red]
+        if under:
+            note += (" " + "; ".join(under) + ": Realm applies a reduction with copies that walk the reduction "
+                     "instance's layout, so an interleaved (AOS) or padded (Align) one there is the likeliest trigger.")
+        notes.append(note)
+        suggestion = " ".join([attempt, suggestion])
+    attempts = result.attempts or ()
+    passed = sum(1 for a in attempts[:-1] if a.exit_code == 0)
+    if passed and attempts and attempts[-1].exit_code not in (0, None):
+        notes.append(f"The same mapper ran {passed} execution{'s' * (passed != 1)} to the end before this one "
+                     f"(execution {len(attempts)}), so the failure is intermittent: one passing run proves little.")
+        if layouts:
+            suggestion += (" As the failure is intermittent, give that run at least as many executions (--repeats) "
+                           "as this one had before judging it.")
+    if notes:
+        explanation = " ".join([explanation, *notes])
+    return explanation, suggestion
+
+
+def _layout_suspect(layouts: list[tuple[Any, Any]], harm: str, works: str, kernel: bool = True) -> tuple[str, str]:
     """What to say of the Layout statements `_layout_changes` found: (a sentence naming them as a suspect, one that
     says which statement to try in place of each): a kernel that assumes the natural layout may `harm` (e.g. "hang")
-    under another; `works`: what the run does if the layout was the cause ("finishes")."""
+    under another; `works`: what the run does if the layout was the cause ("finishes"); `kernel` False: the harm
+    may come from the runtime's copies as well as from a kernel."""
     from mapperopt.dsl.formatter import format_statement
 
+    who = ("a kernel that assumes that layout without registering it" if kernel else
+           "a kernel that assumes that layout without registering it, or the runtime's copies between instances,")
     note = ("A suspect is the mapper's " + ", ".join(_stated(s) for s, _ in layouts) + ": it takes instances away "
-            "from the layout Legion's default mapper gives (SOA F_order, x fastest), and a kernel that assumes that "
-            f"layout without registering it can {harm} under another.")
+            "from the layout Legion's default mapper gives (SOA F_order, x fastest, no padding), and "
+            f"{who} can {harm} under another.")
     attempt = ("Run the mapper once with " + " and ".join(f"`{format_statement(n)}` in place of "
                                                        f"`{format_statement(s)}`" for s, n in layouts)
                + f" (the program's natural layout): if it then {works}, the layout is the cause.")

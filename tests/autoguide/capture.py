@@ -14,8 +14,8 @@ Recipes:
   mapper from `tests/autoguide/programs/` loaded with `-mapper`, plus extra arguments;
 * `FINISHED`: successful runs (the expert mapper with its per-task profile, the default mapper), for performance
   feedback;
-* `USERAPP`: a test program of tests/app/ (foreign.cc, constrained.cc, shards.cc) with a DSL mapper, through the
-  LD_PRELOAD shim, without `check` (the run itself must fail);
+* `USERAPP`: a test program of tests/app/ (foreign.cc, constrained.cc, shards.cc, graph.cc) with a DSL mapper,
+  through the LD_PRELOAD shim, without `check` (the run itself must fail);
 * `BLAS`: C programs under `tests/autoguide/programs/` linked with the OpenBLAS that numpy ships and run through
   the harness's `execute` (BLAS errors of GEMM leaf tasks).
 
@@ -89,6 +89,9 @@ USERAPP = {  # name -> (test program under tests/app/, its arguments and Legion'
     "constrained-align_16": ("constrained", "-n 400 -align -lg:safe_mapper", "Task * CPU;\nLayout * * * Align==16;\n",
                              "legion-alignment-constraint", 1),
     "shards-shared_no_access": ("shards", "-s 2", "Task * CPU;\n", "default-mapper-must-epoch-no-access", 2),
+    # AOS with Align==64 on spmv's sum reduction into the image partition: Realm's copy engine asserts (this Legion)
+    "graph-aos_align_reduction": ("graph", "-steps 5 -n 4000 -e 16000 -p 4",
+                                  "Task * CPU;\nLayout spmv 2 * AOS F_order Align==64;\n", "assertion-failed", 2),
 }
 # name -> (C source under programs/, expected rule)
 BLAS = {

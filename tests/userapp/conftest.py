@@ -63,3 +63,8 @@ def timed_exe(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def layoutdep_exe(tmp_path_factory) -> Path:
     return _build("layoutdep", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def graph_exe(tmp_path_factory) -> Path:
+    return _build("graph", tmp_path_factory)
