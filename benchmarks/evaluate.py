@@ -576,7 +576,8 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
         deck = Path(load_config("pennant").size(cpu["size"]).args["-deck"]).name
         ceilings.append(f"and, not a ceiling, Pennant's CPU run: the `{cpu['size']}` size's deck ({deck}) with "
                         f"Legion's default mapper on {cpu['cpus']} CPUs (`{' '.join(cpu['args'])}`), "
-                        f"{_fmt(cpu['throughput'])} {_shown_unit(cpu.get('throughput_unit'))} over {cpu['time_s']:.2f} s "
+                        f"{_fmt(cpu['throughput'])} {_shown_unit(cpu.get('throughput_unit'))} "
+                        f"over {cpu['time_s']:.2f} s "
                         "timed")
     if best_dgemm is None and copy_gbs is None:
         ceilings.append("not measured yet (units limit-copybw, limit-dgemm)")

@@ -5,8 +5,8 @@ statement per line indented by four spaces, `}` alone; binary operators surround
 precedence needs them. The author's layout (from `Program.source`) is kept where it does not contradict these: a
 function written on one line stays on one line, a statement (or function header) written over several lines keeps its
 line breaks and continuation indentation when its tokens are the canonical ones, but for parentheses dropped
-(otherwise it is joined into one line), and a trailing comment keeps its column where the code leaves two spaces before it, comments of consecutive
-lines aligned in one column staying aligned. Comments are kept: a comment on its own line stays before the statement
+(otherwise it is joined into one line), and a trailing comment keeps its column where the code leaves two spaces
+before it, comments of consecutive lines aligned in one column staying aligned. Comments are kept: a comment on its own line stays before the statement
 that follows it, a comment at the end of a line stays at the end of that line (a comment on an earlier line of a
 statement joined into one line goes on its own line just before it), and one blank line is kept where the source had
 at least one. Every comment keeps its place: after the same statements and before the same statements, and at the

@@ -989,7 +989,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         raise stop
     unit = next((r.unit for r in store.records if r.unit), "")
     for r in store.records:
-        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root) + "  [dim](from the journal)[/]")
+        console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root)
+                      + "  [dim](from the journal)[/]")
     status = console.status("")
 
     def on_start(i: int) -> None:

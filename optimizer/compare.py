@@ -832,7 +832,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             held = _held_runs(f) if f.is_dir() else {}
         except MapperoptError:  # damaged: the newest is reported on (and says so) unless another holds them
             return True
-        return any(held.get(f"{name}-{r + 1}", 0) < opts["iters"] for name in optimizers for r in range(opts["repeats"]))
+        return any(held.get(f"{name}-{r + 1}", 0) < opts["iters"]
+                   for name in optimizers for r in range(opts["repeats"]))
 
     folder = opts.get("folder") or compare_folder(opts["runs_dir"], str(bench), asked, opts["new"],
                                                   None if not opts.get("keep_reports") else

@@ -1719,7 +1719,8 @@ def test_w305_hint_names_a_memory_the_machine_has(stmt, stencil):
      "Layout calculate_new_currents * SYSMEM AOS; Layout calculate_new_currents * ZCMEM AOS;"),
     ("Region GPU,CPU calculate_new_currents rp_private FBMEM;",
      "Region calculate_new_currents rp_private GPU FBMEM; Region calculate_new_currents rp_private CPU FBMEM;"),
-    ("Region GPU,CPU * rp_ghost SYSMEM,ZCMEM;", "Region * rp_ghost GPU SYSMEM,ZCMEM; Region * rp_ghost CPU SYSMEM,ZCMEM;"),
+    ("Region GPU,CPU * rp_ghost SYSMEM,ZCMEM;",
+     "Region * rp_ghost GPU SYSMEM,ZCMEM; Region * rp_ghost CPU SYSMEM,ZCMEM;"),
     # ... and before a CollectMemory's task, which takes none: written without them.
     ("CollectMemory GPU,CPU * rp_ghost;", "CollectMemory * rp_ghost;"),
 ])

@@ -230,7 +230,8 @@ def test_the_rdmem_hint_says_where_an_application_file_sizes_it(tmp_path, constr
     out = " ".join(capsys.readouterr().out.split())
     assert "warning[W302]: memory kind 'RDMEM' does not exist on this machine" in out, out
     assert ("hint: RDMEM exists only when the run sizes it (-ll:rsize MiB): give the run's flags after `--`, e.g. "
-            "`-- -ll:rsize 64`, or in an application file the size's `legion_flags: [\"-ll:rsize\", \"64\"]`") in out, out
+            "`-- -ll:rsize 64`, or in an application file the size's "
+            "`legion_flags: [\"-ll:rsize\", \"64\"]`") in out, out
     assert main(["check", str(dsl), "--app", str(yaml), "--", "-ll:rsize", "64"]) == 0
     out = capsys.readouterr().out
     assert out.strip() == f"{dsl}: ok", out  # RDMEM exists: no W302
