@@ -94,15 +94,18 @@ def test_an_abort_in_realms_copies_names_the_layout_on_the_reduction(tmp_path, m
     """tests/app/graph.cc's `spmv` reduces (sum_f64) into the image partition 'ghost'; `Layout spmv 2 * AOS F_order
     Align==64;` makes Realm's copy engine assert (realm/transfer/address_list.cc), though `check` passes it. The advice
     names that statement and the reduction it selects (from discovery's description), the natural statement to try,
-    and that the abort is in Realm's data movement, not the program's kernels."""
+    and, where the failing line shows it, that the abort is in Realm's data movement, not the program's kernels."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "red.dsl").write_text("Task * CPU;\nLayout spmv 2 * AOS F_order Align==64;\n")
     main(["run", "--app", f"{graph_exe} -steps 5 -n 4000 -e 16000 -p 4", "--mapper", str(tmp_path / "red.dsl"),
           "--verify-pattern", "check: OK", "--once", "--out", str(tmp_path / "run"), "--", "-ll:cpu", "2"])
     fb = json.loads((tmp_path / "run" / "feedback.json").read_text())
-    assert (fb["stage"], fb["category"], fb["edits"]) == ("run", "crash.assertion", []), fb
+    # The bad copies corrupt memory: most runs stop at Realm's assertion, some at the C library's heap check
+    # (`malloc(): invalid next size`, a plain abort, with no source line to name).
+    assert (fb["stage"], fb["edits"]) == ("run", []) and fb["category"] in ("crash.assertion", "crash.abort"), fb
     text, suggestion = fb["explanation"], fb["suggestion"]
-    assert "Realm's data-movement code (realm/transfer/address_list.cc" in text, text
+    if fb["category"] == "crash.assertion":
+        assert "Realm's data-movement code (realm/transfer/address_list.cc" in text, text
     assert ("`Layout spmv 2 * AOS F_order Align==64;` (line 2 of the mapper) selects spmv's argument 2 'ghost' "
             "(reduce sum_f64)") in text, text
     assert suggestion.startswith("Run the mapper once with `Layout spmv 2 * SOA F_order;` in place of "
