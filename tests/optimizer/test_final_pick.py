@@ -398,21 +398,28 @@ def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypat
         assert "Too few" not in printed(summary)
 
 
+def baselines_printed(root, mapper: str, time_s: float, wall_s: float, settings: dict) -> str:
+    """What tune prints of its baseline `mapper` measured in three executions of `time_s` (each `wall_s` of wall
+    time) in the tuning folder `root`, under the run's `settings`: one line of text."""
+    from rich.console import Console
+
+    run = root / f"baseline-{mapper}"
+    run.mkdir()
+    attempts = [{"exit_code": 0, "wall_s": wall_s, "result": {"throughput": v, "time_s": time_s}}
+                for v in (3.5, 3.6, 3.4)]
+    (run / "result.json").write_text(json.dumps({
+        "app": "circuit", "mapper": mapper, "status": "ok", "unit": "GFLOPS", "time_s": time_s, "attempts": attempts,
+        "settings": {"iterations_flag": "-l", "measured_runs": 3}}))
+    console = Console(width=400, record=True)
+    commands._print_baselines(console, root, settings)
+    return " ".join(console.export_text().split())
+
+
 def test_baselines_short_of_min_time_under_a_given_timeout_name_it(tmp_path):
     """`tune --min-time 2 --timeout 5`: the baselines measured 0.48 s per execution, calibration having stopped at
     half of the timeout, and the advice named --min-time only. It names the --timeout the run was given."""
-    from rich.console import Console
-
-    run = tmp_path / "baseline-expert"
-    run.mkdir()
-    attempts = [{"exit_code": 0, "wall_s": 1.3, "result": {"throughput": v, "time_s": 0.48}} for v in (3.5, 3.6, 3.4)]
-    (run / "result.json").write_text(json.dumps({
-        "app": "circuit", "mapper": "expert", "status": "ok", "unit": "GFLOPS", "time_s": 0.48, "attempts": attempts,
-        "settings": {"iterations_flag": "-l", "measured_runs": 3}}))
-    console = Console(width=400, record=True)
-    settings = {"baselines": {"expert": 3.5}, "min_time_s": 2.0, "timeout_s": 5.0}
-    commands._print_baselines(console, tmp_path, settings)
-    out = " ".join(console.export_text().split())
+    out = baselines_printed(tmp_path, "expert", 0.48, 1.3,
+                            {"baselines": {"expert": 3.5}, "min_time_s": 2.0, "timeout_s": 5.0})
     assert "Short measurement of the baselines: expert 0.48 s" in out, out
     # with room for the 0.82 s each execution took besides its measured time (1.3 s of wall time)
     assert ("within half of --timeout 5, 2.5 s); measure again with a --timeout well above 5.64 (twice --min-time and "
@@ -549,17 +556,7 @@ def test_the_baselines_header_states_how_the_best_so_far_is_chosen(tmp_path):
     """tune's header said "the best so far is the highest of those noisy figures", while an iteration replaces the
     best only when it is faster beyond the noise or, re-measured together with the best, still faster: it states
     that rule."""
-    from rich.console import Console
-
-    run = tmp_path / "baseline-default"
-    run.mkdir()
-    attempts = [{"exit_code": 0, "wall_s": 1.0, "result": {"throughput": v, "time_s": 0.6}} for v in (3.5, 3.6, 3.4)]
-    (run / "result.json").write_text(json.dumps({
-        "app": "circuit", "mapper": "default", "status": "ok", "unit": "GFLOPS", "time_s": 0.6, "attempts": attempts,
-        "settings": {"iterations_flag": "-l", "measured_runs": 3}}))
-    console = Console(width=400, record=True)
-    commands._print_baselines(console, tmp_path, {"baselines": {"default": 3.5}})
-    out = " ".join(console.export_text().split())
+    out = baselines_printed(tmp_path, "default", 0.6, 1.0, {"baselines": {"default": 3.5}})
     assert "highest of those noisy figures" not in out, out
     assert ("an iteration becomes the best so far only when its figure is higher than the best's beyond the noise "
             "(the 90 % interval of their ratio above 1) or, within the noise, when it is still higher with both "
