@@ -308,12 +308,11 @@ def _layout_changes(result: RunResult, align: bool = False) -> list[tuple[Any, A
     return out
 
 
-def _reductions_under(stmt, result: RunResult) -> list[str]:
-    """The reduction requirements (by the program's description) that Layout statement `stmt` selects, as the texts
-    name them: ["spmv's argument 2 (reduce sum_f64)"]; [] without a description."""
+def _reductions_under(stmt, desc) -> list[str]:
+    """The reduction requirements (by the program's description `desc`, an `AppDescription` or None) that Layout
+    statement `stmt` selects, as the texts name them: ["spmv's argument 2 (reduce sum_f64)"]; [] without one."""
     from mapperopt.dsl.evaluator import region_matches, task_matches
 
-    desc = _description(result)
     out = []
     for t in (desc.tasks if desc else ()):
         if not task_matches(stmt.tasks, t.name):
@@ -350,7 +349,8 @@ def _layout_crash(result: RunResult, raw: str, explanation: str, suggestion: str
                      "the program.")
     layouts = _layout_changes(result, align=True)
     if layouts:
-        reducing = [(s, n, _reductions_under(s, result)) for s, n in layouts]
+        desc = _description(result)  # read once for all the statements
+        reducing = [(s, n, _reductions_under(s, desc)) for s, n in layouts]
         reducing.sort(key=lambda x: not x[2])
         layouts = [(s, n) for s, n, _ in reducing]
         note, attempt = _layout_suspect(layouts, "abort", "runs to the end", kernel=False)
