@@ -251,6 +251,8 @@ class _Checker:
         self.stream = stream
         self.app = app
         self.machine = machine
+        # the region tree's nodes by name (a program's description; the ping-pong checks look names up often)
+        self.tree = {n.name: n for n in app.region_tree} if app is not None else {}
         self.diags: list[Diagnostic] = []
         self.errors = 0
         self.functions = program.functions()
@@ -1326,7 +1328,7 @@ class _Checker:
         or the name discovery saw with other numbers, each below the launch's largest extent (`block_3` for the
         `block_0` of a launch of 4 points; a program that names its subregions names them by their color). Else
         None: a name only close to one point's (`block_7`, `block_x`) names no subregion of the launch."""
-        tree = {n.name: n for n in self.app.region_tree}
+        tree = self.tree
         for t in scope:
             for r in t.regions:
                 own, above = self.app.point_subregion(t, r)
@@ -1356,7 +1358,7 @@ class _Checker:
         such a chain with its region's name replaced by its partner's (`next_ghost` for `cur_ghost` of `cur`):
         another launch of the task may name it (discovery records each task's first launch, and the tree only the
         names it saw); else None. Only for a discovered description: a benchmark's lists all its launches."""
-        tree = {n.name: n for n in self.app.region_tree}
+        tree = self.tree
         other = tree.get(name)
         if not self.app.discovered_as:
             return None
@@ -1383,7 +1385,7 @@ class _Checker:
         """What `n` shares with `name` (two regions or two partitions of the region tree) that makes them a ping-pong
         pair: "index space 'X'", "field space 'Y'", "fields (a, b)" (roots of unnamed spaces), "index partition 'Z'",
         or None."""
-        tree = {x.name: x for x in self.app.region_tree}
+        tree = self.tree
         node, other = tree.get(n), tree.get(name)
         if node is None or other is None or node.kind != other.kind or n == name:
             return None
@@ -1408,7 +1410,7 @@ class _Checker:
 
     def _region_of(self, name: str) -> str | None:
         """The region of the region tree that partition (or region) `name` belongs to, else None."""
-        tree = {x.name: x for x in self.app.region_tree}
+        tree = self.tree
         node = tree.get(name)
         while node is not None and node.kind != "region":
             node = tree.get(node.parent) if node.parent is not None else None
@@ -1419,7 +1421,7 @@ class _Checker:
         a requirement's chain whose name holds its region's name (`cur_ghost` of `cur`), and each region that is a
         ping-pong pair with that region (`next`), that name with the partner's in place of the region's
         (`next_ghost`), not in the tree -> (task, the partition's name, its region, the partner, what they share)."""
-        tree = {x.name: x for x in self.app.region_tree}
+        tree = self.tree
         regions = [x.name for x in self.app.region_tree if x.kind == "region"]
         out: dict[str, tuple] = {}
         for t in scope:
@@ -1441,7 +1443,7 @@ class _Checker:
         only) has `name` in the other argument's chain, so the statement covers some of the launches only."""
         if not self.app.discovered_as:
             return
-        tree = {x.name: x for x in self.app.region_tree}
+        tree = self.tree
         if getattr(tree.get(name), "kind", None) not in ("region", "partition"):
             return
         for t in scope:
