@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Packs what a lent GPU machine (no network) needs into .carry/ (git-ignored): the Legion headers and libraries of
-# the installed legate wheel (~14 MB with xz), mapperopt's own wheel and those of pure-Python packages the machine
-# may lack. Run here, then name .carry in the device call's
-# `carry` and start the command with `source benchmarks/gpu/setup.sh`.
+# the installed legate wheel (~14 MB with xz), mapperopt's own wheel and those of the packages the machine lacks. Run
+# here, then name .carry in the device call's `carry` and start the command with `source benchmarks/gpu/setup.sh`.
+# Kept small: a device call carries the whole working tree and .carry/ within 64 MiB, and the committed evaluation
+# folders grow with every session, so packages the machine's image already holds (click, jinja2, pyyaml, rich,
+# filelock and their dependencies; setup.sh checks them) are not packed.
 # Needs: network (pip downloads and builds wheels from PyPI); a `python3` that imports legate, i.e. run with the
 # environment mapperopt is installed in activated (`source .venv/bin/activate` after the README's install); the
 # installed legate's libraries named liblegion-legate.so.1 and librealm-legate.so.25 (copied by these names). The
@@ -24,14 +26,12 @@ cp -a "$legate/include/legate/deps/." "$tmp/legion/include/"
 cp "$legate/lib64/liblegion-legate.so.1" "$legate/lib64/librealm-legate.so.25" "$tmp/legion/lib64/"
 ln -s liblegion-legate.so.1 "$tmp/legion/lib64/liblegion-legate.so"
 ln -s librealm-legate.so.25 "$tmp/legion/lib64/librealm-legate.so"
-tar -C "$tmp" -cf - legion | xz -6 -T0 > .carry/legion.tar.xz
-python3 -m pip download -q --only-binary=:all: --python-version 3.12 -d .carry/wheels lark click jinja2 pyyaml rich \
-  filelock scipy-openblas32
-# the [baselines] extra (compare's OpenTuner and Optuna) without numpy and packaging, which the machine has;
-# opentuner, argparse and future come as sources only: built into wheels here (pure Python)
-python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .carry/wheels optuna sqlalchemy \
-  alembic mako colorlog tqdm typing-extensions
+tar -C "$tmp" -cf - legion | xz -9e -T0 > .carry/legion.tar.xz  # -9e: 0.45 MB less than -6, a minute longer
+rm -rf .carry/wheels && mkdir .carry/wheels  # no wheel left over from an earlier, larger pack
+# lark and the BLAS, then the [baselines] extra (compare's OpenTuner and Optuna) without what the machine has (numpy,
+# packaging, pyyaml, markupsafe); opentuner, argparse and future come as sources only: built into wheels here
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d .carry/wheels lark scipy-openblas32 \
+  optuna sqlalchemy alembic mako colorlog tqdm typing-extensions
 python3 -m pip wheel -q --no-deps -w .carry/wheels opentuner argparse future
-rm -f .carry/wheels/mapperopt-*.whl
 python3 -m pip wheel -q --no-deps -w .carry/wheels .
 du -sh .carry
