@@ -238,8 +238,8 @@ def _rule(method):
                     raise _AstError("E110", f"more than {MAX_NESTING} operators in one chain: each operator of a "
                                             "chain such as a + b + c counts as one level of nesting, and at most "
                                             f"{MAX_NESTING} levels are allowed", last or loc, None, hint)
-                raise _AstError("E110", f"more than {MAX_NESTING} levels in one chain of operators: each operator of "
-                                        f"a chain such as a + b + c counts as one level, on top of the {base} "
+                raise _AstError("E110", f"more than {MAX_NESTING - base} operators in one chain: each operator of a "
+                                        f"chain such as a + b + c counts as one level, on top of the {base} "
                                         f"level{'s' if base > 1 else ''} of its first operand; at most {MAX_NESTING} "
                                         "levels are allowed", last or loc, None, hint)
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "

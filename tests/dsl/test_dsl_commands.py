@@ -1077,3 +1077,17 @@ def test_check_near_miss_of_rdmem_says_which_flag_creates_it_and_what_to_write(t
     assert run("check", str(path), "--machine", "1x0").exit_code == 0
     path.write_text("Task * CPU;\nRegion * * CPU RDMEM;\n")
     assert run("check", str(path), "--bench", "circuit", "--machine", "1x0", "--", "-ll:rsize", "64").exit_code == 0
+
+
+@pytest.mark.parametrize(("first", "levels"), [("task.ipoint[0]", 2), ("task.ipoint", 1), ("1", 0)])
+def test_check_says_a_long_flat_chain_has_too_many_operators_whatever_its_first_operand(tmp_path, first, levels):
+    """`task.ipoint[0] + 1 + ... + 1` (150 operators): E110 says how many operators one chain may have (its first
+    operand's levels count towards the 100), as for a chain of literals, never "too deeply nested"."""
+    path = tmp_path / "chain.dsl"
+    path.write_text("Task t GPU,CPU;\ndef f(Task task) { return " + first + " + 1" * 150 + "; }\n")
+    result = run("check", str(path))
+    assert result.exit_code == 1 and "error[E110]" in result.output, result.output
+    assert f"more than {100 - levels} operators in one chain" in result.output, result.output
+    assert "too deeply nested" not in result.output
+    path.write_text("Task t GPU,CPU;\ndef f(Task task) { return " + first + " + 1" * (100 - levels) + "; }\n")
+    assert "E110" not in run("check", str(path)).output
