@@ -188,7 +188,8 @@ def _emit_span(rows: list[_Row], text: str, node, comments: list[A.Comment], las
         _emit_line(rows, text, comments, last_line, pad)
         return
     moved: list[A.Comment] = []
-    if lines[-1][2] == ";":
+    joined = lines[-1][2] == ";"
+    if joined:
         # A last line that held only the `;` and parentheses dropped (`e = ((a\n));`): the `;` joins the line before,
         # rather than standing alone. A comment at the end of that line or on a line of its own before the `;` goes
         # on its own line just before the joined line (at the end of it, it would end the statement's last line,
@@ -201,7 +202,7 @@ def _emit_span(rows: list[_Row], text: str, node, comments: list[A.Comment], las
             return
         comments = [c for c in comments if not n <= c.loc.line < semi]
     ending = {c.loc.line: c for c in comments}
-    if moved or lines[-1][0] != last_line:  # the `;` line's comment, if any, ends the joined line
+    if joined:  # the `;` line's comment, if any, ends the joined line
         ending[lines[-1][0]] = ending.pop(last_line, None)
         last_line = lines[-1][0]
     parts = {n: (indent, part) for n, indent, part in lines}
