@@ -44,7 +44,7 @@ PERFORMANCE_FIELDS = {
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
     "unverified_layouts": (),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
-    "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"),
+    "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"), "default_as_dsl_kept": ("mapper", "dsl"),
     "not_profiled_own": ("mapper", "file", "command"),
     "no_legion_task": (),
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),
@@ -81,6 +81,23 @@ UNTRACED_FIELDS = {"explain": ("limits",), "explain_unknown": ("limits", "progra
 # failed at the stage Legion's default mapper failed at as the baseline ({default_reason}: how; {reference}: that
 # mapper, or the program's own, which the baseline ran).
 NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELDS, "default_reason", "reference")}
+# The texts that name a DSL mapper's Layout statements taking instances away from the program's natural layout (AOS,
+# C_order, an Align no variant needs) as a suspect, after a wrong answer (`*_verify`), a crash (`*_crash`: an abort, a
+# failed assertion, a signal, a Legion error) or a timeout (`*_timeout`): {statements} names them (with their lines),
+# {replacements} says which statement to try in place of each. After a crash: `reduction` where such a statement
+# selects a reduction requirement ({selects}: which), `in_copies`/`in_runtime` where the failing line is in Realm's
+# data-movement code or elsewhere in Realm ({path}: its file and line), `intermittent` (and `intermittent_suggest`,
+# after a layout suspect's suggestion) where earlier executions of the run ran to the end ({passed} of them,
+# {executions}: "execution" or "executions", {execution}: the failed one's number).
+LAYOUT_FIELDS = {"suspect_verify": ("statements",), "try_verify": ("replacements",),
+                 "suspect_crash": ("statements",), "try_crash": ("replacements",),
+                 "suspect_timeout": ("statements",), "try_timeout": ("replacements",),
+                 "reduction": ("selects",), "in_copies": ("path",), "in_runtime": ("path",),
+                 "intermittent": ("passed", "executions", "execution"), "intermittent_suggest": ()}
+# Every text section of a catalog beside its rules, with the keys the code fills and the fields each may use.
+TEXT_SECTIONS = {"generic": GENERIC_FIELDS, "performance": PERFORMANCE_FIELDS, "application": APPLICATION_FIELDS,
+                 "app_verify": APP_VERIFY_FIELDS, "no_mapper": NO_MAPPER_FIELDS, "app_metric": APP_METRIC_FIELDS,
+                 "untraced": UNTRACED_FIELDS, "layout": LAYOUT_FIELDS}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category",
              "app_category", "specific", "execution", "explain", "suggest", "edits", "context", "mapper_advice",
              "explain_no_mapper", "suggest_no_mapper", "suggest_displaced", "suggest_no_data",
@@ -184,8 +201,8 @@ class Catalog:
         generic: texts for a failure no rule matches (`explain`, `suggest`).
         application: texts for a wrong result that Legion's default mapper gives too, keyed as in
             `APPLICATION_FIELDS`; empty for a catalog without them (the packaged texts are used).
-        app_verify, app_metric, untraced, no_mapper: likewise, keyed as in `APP_VERIFY_FIELDS`,
-            `APP_METRIC_FIELDS`, `UNTRACED_FIELDS` and `NO_MAPPER_FIELDS`.
+        app_verify, app_metric, untraced, no_mapper, layout: likewise, keyed as in `APP_VERIFY_FIELDS`,
+            `APP_METRIC_FIELDS`, `UNTRACED_FIELDS`, `NO_MAPPER_FIELDS` and `LAYOUT_FIELDS`.
     """
 
     rules: tuple[Rule, ...]
@@ -197,6 +214,7 @@ class Catalog:
     no_mapper: dict[str, str] = field(default_factory=dict)
     app_metric: dict[str, str] = field(default_factory=dict)
     untraced: dict[str, str] = field(default_factory=dict)
+    layout: dict[str, str] = field(default_factory=dict)
 
     def rule(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -376,14 +394,13 @@ def _parse(text: str, name: str) -> Catalog:
     performance = {str(k): str(v).strip() for k, v in (data.get("performance") or {}).items()}
     generic = {str(k): str(v).strip() for k, v in (data.get("generic") or {}).items()}
     application = {str(k): str(v).strip() for k, v in (data.get("application") or {}).items()}
-    app_verify, no_mapper, app_metric, untraced = ({str(k): str(v).strip() for k, v in (data.get(key) or {}).items()}
-                                                   for key in ("app_verify", "no_mapper", "app_metric", "untraced"))
-    for section, texts, fields in (("generic", generic, GENERIC_FIELDS), ("performance", performance, PERFORMANCE_FIELDS),
-                                   ("application", application, APPLICATION_FIELDS),
-                                   ("app_verify", app_verify, APP_VERIFY_FIELDS), ("no_mapper", no_mapper,
-                                                                                   NO_MAPPER_FIELDS),
-                                   ("app_metric", app_metric, APP_METRIC_FIELDS), ("untraced", untraced,
-                                                                                   UNTRACED_FIELDS)):
+    app_verify, no_mapper, app_metric, untraced, layout = (
+        {str(k): str(v).strip() for k, v in (data.get(key) or {}).items()}
+        for key in ("app_verify", "no_mapper", "app_metric", "untraced", "layout"))
+    sections = {"generic": generic, "performance": performance, "application": application, "app_verify": app_verify,
+                "no_mapper": no_mapper, "app_metric": app_metric, "untraced": untraced, "layout": layout}
+    for section, fields in TEXT_SECTIONS.items():
+        texts = sections[section]
         for key, allowed in fields.items():
             if section != "generic" and not texts:
                 break  # a catalog without these texts serves failures only; the packaged ones are used
@@ -395,4 +412,5 @@ def _parse(text: str, name: str) -> Catalog:
                 raise MapperoptError(f"{name}: {section}.{key}: bad template ({exc})") from None
             if unknown:
                 raise MapperoptError(f"{name}: {section}.{key} uses {sorted(unknown)}; it may use {list(allowed)}")
-    return Catalog(tuple(rules), noise, performance, generic, application, app_verify, no_mapper, app_metric, untraced)
+    return Catalog(tuple(rules), noise, performance, generic, application, app_verify, no_mapper, app_metric, untraced,
+                   layout)

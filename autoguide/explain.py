@@ -229,7 +229,7 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
             explanation, suggestion = _timeout_suspects(result, match, catalog, explanation, suggestion,
                                                             baseline_finished)
         if category == "verification" and result.dsl is not None:
-            explanation, suggestion = _layout_verify(result, explanation, suggestion)
+            explanation, suggestion = _layout_verify(result, explanation, suggestion, catalog)
         if category == "index_map.out_of_range" and result.dsl is not None:  # the edit's lines, in the mapper's names
             suggestion = _wrapped_text(result.dsl, edits) or suggestion
         if category in capacity.CATEGORIES:  # memory advice that fits the run's machine
@@ -256,7 +256,7 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
         if match.rule.app_category and "app_file" in (result.settings or {}):  # a user's program
             category = match.rule.app_category
     if rule in _CRASH_RULES and result.dsl is not None and result.stage in ("start", "run"):
-        explanation, suggestion = _layout_crash(result, raw, explanation, suggestion)
+        explanation, suggestion = _layout_crash(result, raw, explanation, suggestion, catalog)
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
             and default_failure.get("stage") == result.stage):  # undoing a mapper change cannot help either
         suggestion = _text((catalog.no_mapper or load_catalog().no_mapper)["default_failed"],
@@ -333,72 +333,70 @@ _CRASH_RULES = ("assertion-failed", "program-abort", "crash-signal", "legion-oth
                 "generic")
 
 
-def _layout_crash(result: RunResult, raw: str, explanation: str, suggestion: str) -> tuple[str, str]:
+def _layout_text(catalog: Catalog, key: str, **fields: str) -> str:
+    """The catalog's `layout` text `key` filled in (the packaged text where the catalog has none): the template's
+    whitespace folded, each value as it is (a statement is never shortened)."""
+    texts = catalog.layout or load_catalog().layout
+    return " ".join(texts[key].split()).format_map(fields)
+
+
+def _layout_crash(result: RunResult, raw: str, explanation: str, suggestion: str,
+                  catalog: Catalog) -> tuple[str, str]:
     """A crash's (an abort, a failed assertion, a signal, a Legion error) explanation and suggestion with the mapper's
     Layout statements that take instances away from the natural layout (AOS, C_order, an Align no variant needs)
     named as suspects, those that select a reduction requirement first, the statement to try in place of each, and,
-    when the failing line shows it, that the abort came from Realm's copies rather than the program's kernels."""
+    when the failing line shows it, that the abort came from Realm's copies rather than the program's kernels (the
+    catalog's `layout` texts)."""
     where = _RUNTIME_SOURCE.search(raw or "")
     notes = []
-    if where and where.group("part"):
-        notes.append(f"The failure is in Realm's data-movement code ({where.group('path').lstrip('/')}), which copies, "
-                     "fills and reduces data between instances, not in a kernel of the program: the layouts of the "
-                     "instances it moves, which the mapper chooses, are the likely trigger.")
-    elif where:
-        notes.append(f"The failure is in the Realm runtime ({where.group('path').lstrip('/')}), not in a kernel of "
-                     "the program.")
+    if where:
+        notes.append(_layout_text(catalog, "in_copies" if where.group("part") else "in_runtime",
+                                  path=where.group("path").lstrip("/")))
     layouts = _layout_changes(result, align=True)
     if layouts:
         desc = _description(result)  # read once for all the statements
         reducing = [(s, n, _reductions_under(s, desc)) for s, n in layouts]
         reducing.sort(key=lambda x: not x[2])
         layouts = [(s, n) for s, n, _ in reducing]
-        note, attempt = _layout_suspect(layouts, "abort", "runs to the end", kernel=False)
+        note, attempt = _layout_suspect(layouts, "crash", catalog)
         under = [f"{_stated(s)} selects {' and '.join(red)}" for s, _, red in reducing if red]
         if under:
-            note += (" " + "; ".join(under) + ": Realm applies a reduction with copies that walk the reduction "
-                     "instance's layout, so an interleaved (AOS) or padded (Align) one there is the likeliest trigger.")
+            note += " " + _layout_text(catalog, "reduction", selects="; ".join(under))
         notes.append(note)
         suggestion = " ".join([attempt, suggestion])
     attempts = result.attempts or ()
     passed = sum(1 for a in attempts[:-1] if a.exit_code == 0)
     if passed and attempts and attempts[-1].exit_code not in (0, None):
-        notes.append(f"The same mapper ran {passed} execution{'s' * (passed != 1)} to the end before this one "
-                     f"(execution {len(attempts)}), so the failure is intermittent: one passing run proves little.")
+        notes.append(_layout_text(catalog, "intermittent", passed=str(passed),
+                                  executions="executions" if passed != 1 else "execution",
+                                  execution=str(len(attempts))))
         if layouts:
-            suggestion += (" As the failure is intermittent, give that run at least as many executions (--repeats) "
-                           "as this one had before judging it.")
+            suggestion += " " + _layout_text(catalog, "intermittent_suggest")
     if notes:
         explanation = " ".join([explanation, *notes])
     return explanation, suggestion
 
 
-def _layout_suspect(layouts: list[tuple[Any, Any]], harm: str, works: str, kernel: bool = True) -> tuple[str, str]:
-    """What to say of the Layout statements `_layout_changes` found: (a sentence naming them as a suspect, one that
-    says which statement to try in place of each): a kernel that assumes the natural layout may `harm` (e.g. "hang")
-    under another; `works`: what the run does if the layout was the cause ("finishes"); `kernel` False: the harm
-    may come from the runtime's copies as well as from a kernel."""
+def _layout_suspect(layouts: list[tuple[Any, Any]], after: str, catalog: Catalog) -> tuple[str, str]:
+    """What to say of the Layout statements `_layout_changes` found, after a failure of kind `after` ("verify",
+    "crash", "timeout"): (the catalog's `suspect_<after>` text naming them, its `try_<after>` text saying which
+    statement to try in place of each)."""
     from mapperopt.dsl.formatter import format_statement
 
-    who = ("a kernel that assumes that layout without registering it" if kernel else
-           "a kernel that assumes that layout without registering it, or the runtime's copies between instances,")
-    note = ("A suspect is the mapper's " + ", ".join(_stated(s) for s, _ in layouts) + ": it takes instances away "
-            "from the layout Legion's default mapper gives (SOA F_order, x fastest, no padding), and "
-            f"{who} can {harm} under another.")
-    attempt = ("Run the mapper once with " + " and ".join(f"`{format_statement(n)}` in place of "
-                                                       f"`{format_statement(s)}`" for s, n in layouts)
-               + f" (the program's natural layout): if it then {works}, the layout is the cause.")
+    note = _layout_text(catalog, f"suspect_{after}", statements=", ".join(_stated(s) for s, _ in layouts))
+    attempt = _layout_text(catalog, f"try_{after}", replacements=" and ".join(
+        f"`{format_statement(n)}` in place of `{format_statement(s)}`" for s, n in layouts))
     return note, attempt
 
 
-def _layout_verify(result: RunResult, explanation: str, suggestion: str) -> tuple[str, str]:
+def _layout_verify(result: RunResult, explanation: str, suggestion: str, catalog: Catalog) -> tuple[str, str]:
     """A failed verification's explanation and suggestion with the mapper's Layout statements that take instances
     away from the program's natural layout (`_layout_changes`) named as the likely cause, and the natural layout as
     the first thing to try."""
     layouts = _layout_changes(result)
     if not layouts:
         return explanation, suggestion
-    note, attempt = _layout_suspect(layouts, "compute wrongly", "passes")
+    note, attempt = _layout_suspect(layouts, "verify", catalog)
     return " ".join([explanation, note]), " ".join([attempt, suggestion])
 
 
@@ -475,7 +473,7 @@ def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explana
                               for s, why in covered))
     tries = []
     if layouts:
-        note, attempt = _layout_suspect(layouts, "hang or compute wrongly", "finishes")
+        note, attempt = _layout_suspect(layouts, "timeout", catalog)
         notes.append(note)
         tries.append(attempt)
     if notes:
@@ -1218,7 +1216,7 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
         suggestion = _text(texts[own + "suggest" + no_mapper + (varies if no_mapper != "_default_failed" else "")],
                            fields)
         if not no_mapper:
-            explanation, suggestion = _layout_verify(result, explanation, suggestion)
+            explanation, suggestion = _layout_verify(result, explanation, suggestion, catalog)
         return _at_level(Feedback(result.status, result.stage, "verification", explanation, suggestion, (),
                                   fb.raw_excerpt, "verification-app-own-check" if own else "verification-app-check"),
                          level)

@@ -2059,15 +2059,17 @@ class _Checker:
                         entry[2].append(f"requirement {r.index}{f' ({r.name})' if r.name else ''} of {info.name}")
                         break
         for stmt, size, reqs in found.values():
-            soa = format_statement(_with_constraints(stmt, "SOA", ["order"]))
+            kept = tuple(c for c in stmt.constraints if c.name != "Align")
+            fix = (f"drop the Align: write `{format_statement(dataclasses.replace(stmt, constraints=kept))}` instead"
+                   if kept else f"drop the Align: remove `{format_statement(stmt)}`")
             more = f" and {len(reqs) - 3} more" if len(reqs) > 3 else ""
             self.add("W327", f"AOS with an alignment of {size} bytes pads each element of {', '.join(reqs[:3])}{more} "
                              f"to {size} bytes (AOS aligns each field of every element), but their variants need "
                              "row-major tiles with unit stride (a BLAS kernel's): the run aborts where the kernel "
                              "checks its tiles (`the tile of C ... is not row-major`)", stmt.loc,
-                     (f"write `{soa}` instead",),
-                     (f"the GEMMs' element is a {BLAS_ELEMENT_BYTES}-byte double; SOA aligns only the start of "
-                      "each field",))
+                     (f"{fix} (without it AOS packs the elements; SOA C_order, which aligns only the start of each "
+                      "field, works too)",),
+                     (f"the GEMMs' element is an {BLAS_ELEMENT_BYTES}-byte double",))
 
     def _layout_others(self, stmts: list, reqs: set[tuple[str, int]]) -> str | None:
         """What the Layout statements `stmts` apply to besides the requirements `reqs` ((task name, index)): "the

@@ -187,20 +187,30 @@ def _emit_span(rows: list[_Row], text: str, node, comments: list[A.Comment], las
     if lines is None or lines[-1][0] != last_line:
         _emit_line(rows, text, comments, last_line, pad)
         return
-    if lines[-1][2] == ";" and not any(lines[-2][0] <= c.loc.line <= last_line for c in comments):
+    moved: list[A.Comment] = []
+    joined = lines[-1][2] == ";"
+    if joined:
         # A last line that held only the `;` and parentheses dropped (`e = ((a\n));`): the `;` joins the line before,
-        # rather than standing alone. A comment on those lines keeps them as written: a comment at the end of a
-        # line that is not the statement's last would then end its last line, another place.
-        (n, indent, part), last_line = lines[-2], lines[-2][0]
+        # rather than standing alone. A comment at the end of that line or on a line of its own before the `;` goes
+        # on its own line just before the joined line (at the end of it, it would end the statement's last line,
+        # another place); one on the `;` line ends the joined line, the statement's last line as before.
+        (n, indent, part), semi = lines[-2], last_line
         lines = [*lines[:-2], (n, indent, part + ";")]
+        moved = [c for c in comments if n <= c.loc.line < semi]
         if len(lines) < 2:
-            _emit_line(rows, text, comments, last_line, pad)
+            _emit_line(rows, text, comments, semi, pad)
             return
+        comments = [c for c in comments if not n <= c.loc.line < semi]
     ending = {c.loc.line: c for c in comments}
+    if joined:  # the `;` line's comment, if any, ends the joined line
+        ending[lines[-1][0]] = ending.pop(last_line, None)
+        last_line = lines[-1][0]
     parts = {n: (indent, part) for n, indent, part in lines}
     for n in range(lines[0][0], last_line + 1):
         if n in parts:
             indent, part = parts[n]
+            if n == last_line:
+                rows.extend((pad + " " * indent + c.text, None) for c in moved)
             rows.append((pad + " " * indent + part, ending.get(n)))
         elif n in ending:
             indent = ending[n].loc.col - node.loc.col

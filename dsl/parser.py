@@ -238,8 +238,8 @@ def _rule(method):
                     raise _AstError("E110", f"more than {MAX_NESTING} operators in one chain: each operator of a "
                                             "chain such as a + b + c counts as one level of nesting, and at most "
                                             f"{MAX_NESTING} levels are allowed", last or loc, None, hint)
-                raise _AstError("E110", f"more than {MAX_NESTING} levels in one chain of operators: each operator of "
-                                        f"a chain such as a + b + c counts as one level, on top of the {base} "
+                raise _AstError("E110", f"more than {MAX_NESTING - base} operators in one chain: each operator of a "
+                                        f"chain such as a + b + c counts as one level, on top of the {base} "
                                         f"level{'s' if base > 1 else ''} of its first operand; at most {MAX_NESTING} "
                                         "levels are allowed", last or loc, None, hint)
             raise _AstError("E110", f"too deeply nested: more than {MAX_NESTING} levels of operators, calls, brackets "
@@ -1024,6 +1024,28 @@ def _memories_seen(before: list[Token]) -> tuple[str, ...] | None:
     return (*dict.fromkeys(seen), "VIRTUAL") if seen else None
 
 
+_FLAG_SIZED_NAMES = {"RDMEM": "the registered (RDMA) memory", "SOCKMEM": "the NUMA socket memory"}
+
+
+def _flag_sized_hint(kind: str, seen, before: list[Token]) -> str:
+    """What to do for `kind`, a memory that only the run's flags create (RDMEM, SOCKMEM): the flag and where it goes,
+    and for runs without it the statement (or list) with a memory that always exists after it."""
+    from mapperopt.dsl.checker import FLAG_SIZED_MEMORIES
+
+    flag = FLAG_SIZED_MEMORIES[kind]
+    fallback = next((m for m in seen or () if m not in FLAG_SIZED_MEMORIES and m != "VIRTUAL"), "SYSMEM")
+    start = max((i + 1 for i, t in enumerate(before) if t.type in ("SEMICOLON", "RBRACE")), default=0)
+    head = before[start:]
+    listed = f"{kind},{fallback}"
+    instead = "write " + (_statement_text([*head, listed]) if len(head) == 4 and head[0].value == "Region"
+                          else listed)
+    if any(t.value == fallback for t in head):
+        instead = f"the {fallback} listed before it is used"
+    return (f"{kind}, {_FLAG_SIZED_NAMES[kind]}, exists only when the run sizes it with {flag} (MiB): write {kind} "
+            f"and give the run's flags after `--`, e.g. `-- {flag} 64`, or in an application file the size's "
+            f"`legion_flags: [\"{flag}\", \"64\"]`; for runs without it, {instead}")
+
+
 def _kind_message(word: str, accepts: set[str], before: list[Token]) -> tuple[str, str | None] | None:
     """E107 message and hint for a name `word` where only kinds (and `*`) are acceptable (`before`: the tokens before
     it); None otherwise. A memory kind's near-miss is first sought among those the statement's processor kind sees."""
@@ -1038,8 +1060,7 @@ def _kind_message(word: str, accepts: set[str], before: list[Token]) -> tuple[st
     seen = _memories_seen(before) if mems and not procs else None
     close = (word.upper() if word.upper() in candidates else None) or (seen and _closest(word, seen)) \
         or _closest(word, candidates)
-    sized = f" It exists only when the run sizes it ({FLAG_SIZED_MEMORIES[close]} MiB)." \
-        if close in FLAG_SIZED_MEMORIES else ""
+    sized = f" {_flag_sized_hint(close, seen, before)}" if close in FLAG_SIZED_MEMORIES else ""
     hint = A.legion_kind_hint(word, candidates) or (f"did you mean '{close}'?{sized}" if close else None)
     if procs and mems:
         msg = (

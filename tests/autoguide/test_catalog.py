@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import pytest
@@ -87,3 +88,52 @@ def test_noise_lines_are_never_the_error(tmp_path):
     quiet = catalog(tmp_path, rule, noise="noise: ['unknown Legion option']\n")
     fb = explain(result, catalog=quiet)
     assert fb.rule == "generic" and "-lg:foo" not in fb.raw_excerpt
+
+def test_the_packaged_catalog_holds_every_text_the_code_has_and_the_docs_name_each_section():
+    """Every text section the loader knows (`TEXT_SECTIONS`: the layout suspects' texts of a wrong answer, a crash or
+    a timeout included) is in the packaged rules.yaml with exactly the keys the code fills, and docs/autoguide.md's
+    catalog section names each section and key, so that a custom catalog can replace them."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    from mapperopt.autoguide.catalog import TEXT_SECTIONS
+
+    root = Path(__file__).resolve().parents[2]
+    data = yaml.safe_load((root / "autoguide" / "rules.yaml").read_text())
+    assert "layout" in TEXT_SECTIONS, sorted(TEXT_SECTIONS)
+    for section, fields in TEXT_SECTIONS.items():
+        assert set(data.get(section) or {}) == set(fields), (section, sorted(set(data.get(section) or {}) ^ set(fields)))
+    doc = (root / "docs" / "autoguide.md").read_text().split("## 3. The rule catalog")[1].split("\n## ")[0]
+    for section, fields in TEXT_SECTIONS.items():
+        assert f"`{section}`" in doc, section
+    for key in TEXT_SECTIONS["layout"]:
+        assert re.search(rf"`{key}`", doc), key
+
+
+def test_a_catalogs_layout_texts_replace_the_packaged_ones(tmp_path):
+    """A custom catalog's `layout` texts are those a crash under a Layout change gets (the captured Realm abort under
+    `Layout spmv 2 * AOS F_order Align==64;`); a section missing a key is refused, naming it."""
+    from mapperopt.autoguide.catalog import TEXT_SECTIONS
+
+    _, result = load("graph-aos_align_reduction")
+    texts = {key: f"<{key}: " + " ".join(f"{{{f}}}" for f in fields) + ">"
+             for key, fields in TEXT_SECTIONS["layout"].items()}
+    path = tmp_path / "rules.yaml"
+    path.write_text(HEAD.replace("rules:\n", "layout:\n") + "".join(f"  {k}: {v!r}\n" for k, v in texts.items())
+                    + "rules:\n- {id: timeout, stages: [timeout], category: timeout, explain: t, suggest: s}\n")
+    fb = explain(result, catalog=load_catalog(path))
+    assert "<suspect_crash: `Layout spmv 2 * AOS F_order Align==64;` (line 2 of the mapper)>" in fb.explanation, fb
+    assert "<in_copies: realm/transfer/address_list.cc:152>" in fb.explanation, fb.explanation
+    assert fb.suggestion.startswith("<try_crash: `Layout spmv 2 * SOA F_order;` in place of "), fb.suggestion
+    ok = dataclasses.replace(result.attempts[0], exit_code=0)
+    fb = explain(dataclasses.replace(result, attempts=(ok, result.attempts[0])), catalog=load_catalog(path))
+    assert "<intermittent: 1 execution 2>" in fb.explanation and "<intermittent_suggest: >" in fb.suggestion, fb
+    _, timeout = load("stencil-timeout_limit")
+    fb = explain(dataclasses.replace(timeout, dsl="Task * CPU;\nLayout * * * AOS C_order;\n"), catalog=load_catalog(path))
+    assert "<suspect_timeout: `Layout * * * AOS C_order;` (line 2 of the mapper)>" in fb.explanation, fb
+    assert "<try_timeout: `Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`>" in fb.suggestion, fb
+    path.write_text(HEAD.replace("rules:\n", "layout:\n  suspect_crash: x\n") + "rules: []\n")
+    with pytest.raises(MapperoptError, match="'layout' needs a 'suspect_verify' text"):
+        load_catalog(path)

@@ -11,6 +11,7 @@ from captured_runs import captures, load
 
 from mapperopt.autoguide import explain, feedback_text, load_catalog
 from mapperopt.autoguide import excerpt as X
+from mapperopt.autoguide.edits import apply_edits_to_text
 from mapperopt.autoguide.explain import task_profile
 from mapperopt.descriptions import parse_machine_spec
 from mapperopt.dsl import check, parse
@@ -713,3 +714,17 @@ def test_no_advice_speaks_of_a_most_recent_change(path):
     for dsl in (result.dsl, "Task * CPU;\nLayout * * * AOS;\n"):
         fb = explain(dataclasses.replace(result, dsl=dsl))
         assert "most recent change" not in fb.suggestion, fb.suggestion
+
+
+@pytest.mark.parametrize("layout", ["Layout * * * AOS C_order Align==64;", "Layout * C_tiles * Align==64 AOS C_order;",
+                                    "Layout * * * AOS C_order Align>=16;"])
+def test_w327_hint_is_the_edit_autoguide_makes_when_the_blas_leaf_aborts(layout):
+    """The padding `check` warns of (W327) aborts a GEMM run in its BLAS leaf (captured: `DGEMM parameter number N
+    had an illegal value`); the checker's hint writes the mapper as AutoGuide's edits for that failure leave it."""
+    _, result = load("dgemm-bad-lda")
+    dsl = f"Task * CPU;\n{layout}\n"
+    (d,) = [d for d in check(parse(dsl), load_app("cannon"), parse_machine_spec("1x0x1")) if d.code == "W327"]
+    fb = explain(dataclasses.replace(result, dsl=dsl))
+    assert fb.rule == "dgemm-illegal-parameter" and fb.edits, fb
+    edited = apply_edits_to_text(dsl, fb.edits).splitlines()[1]
+    assert d.hints[0].startswith(f"drop the Align: write `{edited}` instead"), (d.hints, edited)

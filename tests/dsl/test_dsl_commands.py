@@ -1059,3 +1059,35 @@ def test_check_summary_writes_counts_as_the_capped_lines_do(tmp_path):
     result = run("check", str(path), "--machine", "1x0x1")
     assert f"{path}: ... and 1,005 more note[W304] like this" in result.output, result.output[-500:]
     assert f"{path}: 0 error(s), 0 warning(s), {n:,} note(s)\n" in result.output, result.output[-500:]
+
+
+@pytest.mark.parametrize("typo", ["RDMM", "RDMEN"])
+def test_check_near_miss_of_rdmem_says_which_flag_creates_it_and_what_to_write(tmp_path, typo):
+    """A mistyped RDMEM (E107): the hint names the memory to write, the flag that creates it with where to give that
+    flag, and the memory to write instead for a run without it; the corrected statement then checks with that flag."""
+    path = tmp_path / "rd.dsl"
+    path.write_text(f"Task * CPU;\nRegion * * CPU {typo};\n")
+    result = run("check", str(path), "--machine", "1x0")
+    assert result.exit_code == 1 and "error[E107]" in result.output, result.output
+    hint = " ".join(line.strip() for line in result.output.split("hint: ", 1)[1].splitlines()[:4])
+    assert "did you mean 'RDMEM'" in hint and "registered" in hint, hint
+    assert "-- -ll:rsize 64" in hint and "legion_flags" in hint, hint
+    assert "Region * * CPU RDMEM,SYSMEM;" in hint, hint  # the fix for a run without the flag
+    path.write_text("Task * CPU;\nRegion * * CPU RDMEM,SYSMEM;\n")
+    assert run("check", str(path), "--machine", "1x0").exit_code == 0
+    path.write_text("Task * CPU;\nRegion * * CPU RDMEM;\n")
+    assert run("check", str(path), "--bench", "circuit", "--machine", "1x0", "--", "-ll:rsize", "64").exit_code == 0
+
+
+@pytest.mark.parametrize(("first", "levels"), [("task.ipoint[0]", 2), ("task.ipoint", 1), ("1", 0)])
+def test_check_says_a_long_flat_chain_has_too_many_operators_whatever_its_first_operand(tmp_path, first, levels):
+    """`task.ipoint[0] + 1 + ... + 1` (150 operators): E110 says how many operators one chain may have (its first
+    operand's levels count towards the 100), as for a chain of literals, never "too deeply nested"."""
+    path = tmp_path / "chain.dsl"
+    path.write_text("Task t GPU,CPU;\ndef f(Task task) { return " + first + " + 1" * 150 + "; }\n")
+    result = run("check", str(path))
+    assert result.exit_code == 1 and "error[E110]" in result.output, result.output
+    assert f"more than {100 - levels} operators in one chain" in result.output, result.output
+    assert "too deeply nested" not in result.output
+    path.write_text("Task t GPU,CPU;\ndef f(Task task) { return " + first + " + 1" * (100 - levels) + "; }\n")
+    assert "E110" not in run("check", str(path)).output

@@ -372,8 +372,8 @@ def test_a_comment_inside_redundant_parentheses_stays_at_the_end_of_its_line():
 
 def test_no_lone_semicolon_line_where_dropped_parentheses_close():
     """`e = ((a\n  ));`: the last line holds only parentheses fmt drops and the `;`; the `;` joins the line before,
-    not a line of its own. Where a comment ends the line before or stands in between, the lines stay as written: the
-    comment stays where it was in the statement (at the end of a line that is not its last)."""
+    not a line of its own. A comment that ends the line before or stands in between goes on its own line just before
+    the joined line (it stays before the statement's last line); one on the `;` line ends the joined line."""
     src = """def f(Task task) {
     a = task.ipoint[0];
     e = ((a
@@ -390,8 +390,8 @@ def test_no_lone_semicolon_line_where_dropped_parentheses_close():
 }
 """
     out = format_program(parse(src))
-    assert "    e = a;\n    g = a +\n         1;\n    h = a  # c5 double parens\n" in out, out
-    assert "    k = a  # c6\n         # c7\n         ;  # c8\n" in out, out
+    assert "    e = a;\n    g = a +\n         1;\n    # c5 double parens\n    h = a;\n" in out, out
+    assert "    # c6\n    # c7\n    k = a;  # c8\n" in out, out
     assert format_program(parse(out)) == out
     program = parse(src)
     assert parse(out) == program and comment_places(parse(out)) == comment_places(program)

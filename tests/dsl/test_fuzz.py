@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mapperopt.benchmarks.dsl_programs import _TOKENS, mutate, program
 from mapperopt.benchmarks.fuzz_dsl import one, seeds
+from mapperopt.dsl import format_program, parse
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -55,3 +56,22 @@ def test_statements_over_several_lines_with_comments(seed):
     for k in range(0, len(pieces), 2):
         pieces[k] = re.sub(r"[ \n]", lambda m: rng.choice(ends if m.group() == " " else ends[3:]), pieces[k])
     assert not one("".join(pieces)).startswith("syntax")
+
+
+@settings(FUZZ, max_examples=150)
+@given(st.integers(0, 2**32), st.sampled_from((False, True)))
+def test_comments_before_closing_brackets_and_semicolons(seed, example):
+    """Generated programs and example mappers with line breaks and comments just before `)`, `]` and `;`, where
+    parentheses fmt drops often close: fmt keeps the program and each comment in place, is idempotent, and leaves
+    no `;` alone on a line."""
+    rng = random.Random(seed)
+    before = ("", "", "", "\n", "  # c\n", " # d\n  ")
+    text = rng.choice(EXAMPLES) if example else program(rng)
+    pieces = re.split(r'("[^"\n]*"|(?:#|//)[^\n]*)', text)  # code at even indices, strings and comments odd
+    for k in range(0, len(pieces), 2):
+        pieces[k] = re.sub(r"[)\];]", lambda m: rng.choice(before) + m.group(), pieces[k])
+    text = "".join(pieces)
+    assert not one(text).startswith("syntax"), text
+    out = format_program(parse(text, "fuzz.dsl"))
+    lone = [line for line in out.splitlines() if re.fullmatch(r"\s*;\s*(#.*|//.*)?", line)]
+    assert not lone, out

@@ -190,7 +190,8 @@ ERRORS = [
     # A memory kind's near-miss is one the statement's processor kind sees (FBMEM is a GPU's only), and one that only
     # the run's flags create says so.
     ("Region * * CPU FOOBAR_MEM;", "E107", 1, 16, "unknown memory kind 'FOOBAR_MEM'",
-     "did you mean 'RDMEM'? It exists only when the run sizes it (-ll:rsize MiB)."),
+     "did you mean 'RDMEM'? RDMEM, the registered (RDMA) memory, exists only when the run sizes it with -ll:rsize "
+     "(MiB): write RDMEM and give the run's flags after `--`, e.g. `-- -ll:rsize 64`"),
     ("Region * * GPU FOOBAR_MEM;", "E107", 1, 16, "unknown memory kind 'FOOBAR_MEM'", "did you mean 'FBMEM'?"),
     ("Region * * CPU SYSMEM,FBMEN;", "E107", 1, 23, "unknown memory kind 'FBMEN'", "did you mean 'FBMEM'?"),
     ("Region * * CPU fbmem;", "E107", 1, 16, "unknown memory kind 'fbmem'", "did you mean 'FBMEM'?"),
