@@ -1495,8 +1495,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
         if gain.no_interval:  # too few rounds: nothing is known of the noise, so nothing is said to be within it
             return (f"{head} whether it is faster than the start ({start}) is unknown: their ratio, "
                     f"{gain.ratio:.{gain.decimals()}f}x, has no {100 * protocol.CONFIDENCE:.0f} % interval "
-                    f"({gain.no_interval}; an interval takes --final-rounds {protocol.MIN_INTERVAL_VALUES} or "
-                    f"more), so the start program{where} may be as good. {pick}")
+                    f"({gain.no_interval}; --final-rounds {protocol.MIN_INTERVAL_VALUES} or more "
+                    f"gives one), so the start program{where} may be as good. {pick}")
         if gain.significant:  # beyond the intervals, but from noisy measurements (`verdict` counts no gain either)
             return (f"{head} its measurements are too noisy to count its difference from the start ({start}) "
                     f"(see above), so the start program{where} may be as good. {pick}")

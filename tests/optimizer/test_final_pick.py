@@ -556,7 +556,7 @@ def test_a_pick_without_an_interval_against_the_start_is_not_called_within_the_n
         assert "noise" not in line and "as good by these measurements" not in line, line
         c = protocol.Comparison.from_json(summary["vs"]["iter-1"])
         assert (f"but whether it is faster than the start (iter-1) is unknown: their ratio, {c.text().split()[0]}, "
-                f"has no 90 % interval ({c.no_interval}; an interval takes --final-rounds 3 or more), so the start "
+                f"has no 90 % interval ({c.no_interval}; --final-rounds 3 or more gives one), so the start "
                 f"program ({mine}) may be as good. The pick, best.dsl (iteration 2):") in line, line
 
 
