@@ -32,8 +32,8 @@ from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper,
-                                      own_mapper_of, readable_result, reference_name, relative_run_dirs,
-                                      set_up_results)
+                                      own_mapper_of, readable_result, recalibrated, reference_name,
+                                      relative_run_dirs, set_up_results)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -703,18 +703,6 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
         best += f" ({again})"
     other = recalibrated(r, iterations)
     return f"  iter {i}/{iters}  {status}  {this}{f' [{other}]' if other else ''}  {best}  {category}  {note}".rstrip()
-
-
-def recalibrated(r: IterationRecord, iterations: int | None) -> str | None:
-    """Why iteration `r`'s figure is not comparable with the run's others: its measurement ran at another iteration
-    count than `iterations`, the run's calibrated count (it grew it, e.g. for a program much faster than the start),
-    so its figure also weighs start-up differently; None when it ran at that count or says nothing."""
-    settings = (r.result or {}).get("settings") or {}
-    n = settings.get("iterations")
-    if not iterations or not isinstance(n, int) or n == iterations:
-        return None
-    flag = settings.get("iterations_flag") or "the iteration count"
-    return f"measured with {flag} {n}, not the run's {iterations}: not comparable with the other iterations"
 
 
 def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str | None:

@@ -1389,7 +1389,8 @@ def progress_line(label: str, r: IterationRecord, iters: int, iterations: int | 
     re-measurement that decided whether it became the best (from the run's folder `root`), a figure measured at
     another iteration count than the run's calibrated `iterations`, and its note: what the optimizer changed, or for
     a language model's step what became of the answer, and tokens."""
-    from mapperopt.optimizer.commands import recalibrated, remeasured
+    from mapperopt.optimizer.commands import remeasured
+    from mapperopt.optimizer.store import recalibrated
 
     unit = r.unit or ""
     this = protocol.figure(unit, r.throughput) if r.throughput is not None else f"failed ({r.stage})"
