@@ -382,7 +382,7 @@ def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypat
     assert "Best (iter-2) vs iter-1: 2.00x (2 executions each: too few for a 90 % interval, which takes 3)." in out, out
     assert ("Too few executions for an interval: iter-2, iter-1, default measured by 2 executions each, too few for "
             "a 90 % interval, which takes 3: how much of the figure is the machine's noise is unknown; measure again "
-            "with a higher --final-rounds (3 or more).") in out, out
+            "with a higher --final-rounds, for 3 executions or more each.") in out, out
     assert "Noisy measurement" not in out, out
     assert commands.verdict(summary).startswith("Verdict: no mapper can be said to beat the references without an "
                                                 "interval"), commands.verdict(summary)
