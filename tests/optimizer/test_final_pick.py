@@ -560,6 +560,20 @@ def test_a_pick_without_an_interval_against_the_start_is_not_called_within_the_n
                 f"program ({mine}) may be as good. The pick, best.dsl (iteration 2):") in line, line
 
 
+def test_a_pick_significant_only_from_noisy_measurements_is_not_called_within_the_noise(tmp_path, monkeypatch):
+    """A pick whose ratio to the start is beyond the intervals but measured too noisily to count (as the verdict
+    counts it): the line said "the difference is within the noise", which its interval contradicts. It says that the
+    measurements are too noisy to count the difference."""
+    final = {"iter-2": [20.0, 26.0, 15.0, 23.0, 17.0], "iter-1": [10.0, 10.1, 9.9, 10.0, 10.2],
+             "default": [5.0, 5.1, 5.0, 5.05, 5.02]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    assert summary["vs"]["iter-1"]["significant"] and commands._noisy(summary, "iter-1")  # the premise
+    line = commands.best_mapper_line(summary, tmp_path / "best.dsl")
+    assert "within the noise" not in line, line
+    assert ("but its measurements are too noisy to count its difference from the start (iter-1) (see above), so the "
+            "start program may be as good. The pick, best.dsl (iteration 2):") in line, line
+
+
 def test_a_start_that_failed_is_not_called_as_good(tmp_path, monkeypatch):
     """The start program aborted in the final comparison: the line above the best program said "not significantly
     better than the start ... the start program is as good", of a start that never ran. It says that the pick is the
