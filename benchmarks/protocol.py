@@ -405,7 +405,8 @@ def noise_warnings(measured: Mapping[str, tuple[Estimate, float | None]], more: 
                     named(", ".join(few), f"measured by {by}{' each' if len(few) > 1 else ''}, too few for a "
                                           f"{100 * CONFIDENCE:.0f} % interval, which takes {MIN_INTERVAL_VALUES}: how "
                                           "much of the figure is the machine's noise is unknown; measure again with "
-                                          f"{more} ({MIN_INTERVAL_VALUES} or more).")))
+                                          f"{more}, for {MIN_INTERVAL_VALUES} executions or more"
+                                          f"{' each' if len(few) > 1 else ''}.")))
     if short:
         # Calibration scales the iteration count from a shorter execution and later executions vary: it can
         # undershoot its target.

@@ -32,8 +32,8 @@ from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
 from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper,
-                                      own_mapper_of, readable_result, reference_name, relative_run_dirs,
-                                      set_up_results)
+                                      own_mapper_of, readable_result, recalibrated, reference_name,
+                                      relative_run_dirs, set_up_results)
 from mapperopt.optimizer.llm import ModelError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import FiniteFloatRange
@@ -705,18 +705,6 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     return f"  iter {i}/{iters}  {status}  {this}{f' [{other}]' if other else ''}  {best}  {category}  {note}".rstrip()
 
 
-def recalibrated(r: IterationRecord, iterations: int | None) -> str | None:
-    """Why iteration `r`'s figure is not comparable with the run's others: its measurement ran at another iteration
-    count than `iterations`, the run's calibrated count (it grew it, e.g. for a program much faster than the start),
-    so its figure also weighs start-up differently; None when it ran at that count or says nothing."""
-    settings = (r.result or {}).get("settings") or {}
-    n = settings.get("iterations")
-    if not iterations or not isinstance(n, int) or n == iterations:
-        return None
-    flag = settings.get("iterations_flag") or "the iteration count"
-    return f"measured with {flag} {n}, not the run's {iterations}: not comparable with the other iterations"
-
-
 def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str | None:
     """The joint re-measurement that decided whether iteration `r` of the tuning folder `root` replaced the best
     (its `iter-NNN/best.json`), with both figures, each named: "re-measured together with iter 1: this one
@@ -1083,7 +1071,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                    calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
                    start_up_s=start_up(set_up_results(store.root)), wall=wall)
-    console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default"))
+    console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default",
+                                   start_file=None if settings["start"] in ("default", "random") else
+                                   settings["start"]))
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
         console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
@@ -1458,11 +1448,12 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
 
-def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> str:
+def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
     `verdict` counts a gain); then it says to keep that reference, the fastest first. A line that speaks of another
-    program (the start, a reference) ends by naming the program printed below it, the pick."""
+    program (the start, a reference) ends by naming the program printed below it, the pick, and names the start by
+    the user's own file (`start_file`: tune's --start FILE) where there is one."""
     faster = sorted((c.ratio, name) for name in ("default", "expert")
                     if (c := _comparison(summary, name)) and c.significant and c.ratio < 1
                     and not _noisy(summary, name) and not _same_mapping(summary, name, default_start))
@@ -1481,13 +1472,24 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False) -> 
     if not faster and start != summary["best"] and start in measured and not (
             gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
         # the pick (the highest trimmed mean, the protocol's rule) is no evidence of a better mapper: said plainly,
-        # with the start's own file (its iteration's folder), which is as good
+        # with the start's own file (the user's --start FILE, and its copy in its iteration's folder)
         n = start.removeprefix("iter-")
         file = path.parent / f"iter-{int(n):03d}" / "mapper.dsl" if n.isdigit() else None
-        where = f" ({file})" if file is not None and file.exists() else ""
-        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
-                f"comparison; but no mapper measured significantly better than the start ({start}): the difference "
-                f"is within the noise, so the start program{where} is as good by these measurements. {pick}")
+        copy = file if file is not None and file.exists() else None
+        where = (f" ({start_file}" + (f", run as {copy}" if copy else "") + ")" if start_file else
+                 f" ({copy})" if copy else "")
+        head = (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
+                "comparison; but")
+        if gain.no_interval:  # too few rounds: nothing is known of the noise, so nothing is said to be within it
+            return (f"{head} whether it is faster than the start ({start}) is unknown: their ratio, "
+                    f"{gain.ratio:.{gain.decimals()}f}x, has no {100 * protocol.CONFIDENCE:.0f} % interval "
+                    f"({gain.no_interval}; --final-rounds {protocol.MIN_INTERVAL_VALUES} or more "
+                    f"gives one), so the start program{where} may be as good. {pick}")
+        if gain.significant:  # beyond the intervals, but from noisy measurements (`verdict` counts no gain either)
+            return (f"{head} its measurements are too noisy to count its difference from the start ({start}) "
+                    f"(see above), so the start program{where} may be as good. {pick}")
+        return (f"{head} no mapper measured significantly better than the start ({start}): the difference is "
+                f"within the noise, so the start program{where} is as good by these measurements. {pick}")
     if not faster:
         return f"Best mapper: {head}:"
     keep = {"default": ("the program's own mapper" if summary.get("own_mapper") else "Legion's default mapper",

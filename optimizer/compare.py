@@ -1389,7 +1389,8 @@ def progress_line(label: str, r: IterationRecord, iters: int, iterations: int | 
     re-measurement that decided whether it became the best (from the run's folder `root`), a figure measured at
     another iteration count than the run's calibrated `iterations`, and its note: what the optimizer changed, or for
     a language model's step what became of the answer, and tokens."""
-    from mapperopt.optimizer.commands import recalibrated, remeasured
+    from mapperopt.optimizer.commands import remeasured
+    from mapperopt.optimizer.store import recalibrated
 
     unit = r.unit or ""
     this = protocol.figure(unit, r.throughput) if r.throughput is not None else f"failed ({r.stage})"
@@ -2081,19 +2082,27 @@ def under_table(summary: dict) -> list[str]:
         named = reference_name(summary.get("reference", "expert"), summary.get("own_mapper"))
         groups = (f", and its {noise['groups']} groups' figures lie ±{100 * noise['between_groups']:.0f} % about "
                   "their median" if noise["groups"] > 1 else "")
+        # too few rounds for an interval: said as such, with how many give one, never as a bound on the noise
+        takes = (f"{100 * protocol.CONFIDENCE:.0f} % interval (one takes --final-rounds "
+                 f"{protocol.MIN_INTERVAL_VALUES} or more)")
         if noise["rounds"] < 2:
-            lines.append(f"Noise: {named} was measured by a single round in the final measurement, so how much it "
-                         "varies is unknown" + groups + ": no difference between the scores is shown to be beyond "
-                         "the noise.")
+            lines.append(f"Noise: {named} was measured by a single round in the final measurement, which gives no "
+                         f"{takes}, so how much it varies is unknown" + groups + ": no difference between the scores "
+                         "is shown to be real.")
+        elif noise["rounds"] < protocol.MIN_INTERVAL_VALUES:
+            limit = max(noise["spread"], noise["between_groups"])
+            lines.append(f"Noise: {named} was measured by {noise['rounds']} rounds in the final measurement, too few "
+                         f"for a {takes}, so how much it varies is unknown; its rounds lie "
+                         f"{100 * noise['spread']:.0f} % apart" + groups + ": optimizers whose scores differ by less "
+                         f"than about {100 * limit:.0f} % of a score are not distinguishable by this comparison, and "
+                         "no larger difference is shown to be real either.")
         else:
-            interval = noise["rounds"] >= protocol.MIN_INTERVAL_VALUES  # else the bootstrap's interval means little
-            own = noise["half_width"] if interval else noise["spread"]
+            own = noise["half_width"]
             limit = max(own, noise["between_groups"])
             lines.append(
-                f"Noise: in the final measurement {named} itself varied by "
-                + (f"±{100 * own:.0f} % ({100 * protocol.CONFIDENCE:.0f} % interval of its trimmed mean over "
-                   f"{_rounds(noise['rounds'])}; spread {100 * noise['spread']:.0f} %)" if interval else
-                   f"{100 * own:.0f} % between its {noise['rounds']} rounds (too few for an interval)")
+                f"Noise: in the final measurement {named} itself varied by ±{100 * own:.0f} % "
+                f"({100 * protocol.CONFIDENCE:.0f} % interval of its trimmed mean over {_rounds(noise['rounds'])}; "
+                f"spread {100 * noise['spread']:.0f} %)"
                 + groups + f": optimizers whose scores differ by less than about {100 * limit:.0f} % of a score are "
                 "not distinguishable by this comparison.")
     return lines

@@ -79,7 +79,8 @@ OUTPUTS = ("best.dsl", "best-from-start.dsl", "history.csv", "progress.png")
 # How far apart two copies of one measured figure may be (a float written to JSON and read back is the same)
 SAME_FIGURE = 1e-9
 HISTORY_COLUMNS = ("iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter",
-                   "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick")
+                   "cached", "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick", "not_comparable")
+# not_comparable: last, as columns are only ever added at the end (readers that go by position keep working)
 
 
 class TuneStore:
@@ -313,12 +314,13 @@ class TuneStore:
         writer = csv.writer(rows)
         writer.writerow(HISTORY_COLUMNS)
         for r in self.records:
-            writer.writerow(_history_row(r, r.iter == final_pick))
+            writer.writerow(_history_row(r, r.iter == final_pick, self.settings.get("iterations")))
         write_atomically(out["history"], rows.getvalue())
         plot_progress(self.records, out["plot"], title=f"{self.settings.get('app', '')} — "
                                                        f"{self.settings.get('optimizer', '')}",
                       baselines=self.baseline_names(), final_pick=final_pick,
-                      final=self._final_figures(summary) if summary else None)
+                      final=self._final_figures(summary) if summary else None,
+                      iterations=self.settings.get("iterations"))
         return out
 
     def baseline_names(self) -> dict[str, float]:
@@ -742,13 +744,29 @@ def relative_run_dirs(run_dirs: Iterable[str], folder: Path) -> list[str]:
     return relative
 
 
-def _history_row(r: IterationRecord, final_pick: bool) -> list[Any]:
+def recalibrated(r: IterationRecord, iterations: int | None) -> str | None:
+    """Why iteration `r`'s figure is not comparable with the run's others: its measurement ran at another iteration
+    count than `iterations`, the run's calibrated count (it grew it, e.g. for a program much faster than the start),
+    so its figure also weighs start-up differently; None when it ran at that count or says nothing."""
+    settings = (r.result or {}).get("settings") or {}
+    n = settings.get("iterations")
+    if not iterations or not isinstance(n, int) or n == iterations:
+        return None
+    flag = settings.get("iterations_flag") or "the iteration count"
+    return f"measured with {flag} {n}, not the run's {iterations}: not comparable with the other iterations"
+
+
+def _history_row(r: IterationRecord, final_pick: bool, iterations: int | None = None) -> list[Any]:
+    """Iteration `r`'s row of history.csv; `not_comparable` says why its figure does not compare with the others
+    (`recalibrated`; `iterations`: the run's calibrated count), empty when it does."""
+    other = recalibrated(r, iterations)
     values = {
         **{k: getattr(r, k) for k in ("iter", "status", "stage", "category", "throughput", "unit",
                                       "best_throughput", "best_iter", "cached", "cached_from", "note", "wall_s",
                                       "key")},
         "total_tokens": (r.llm or {}).get("total_tokens", 0),
         "final_pick": "best.dsl" if final_pick else None,
+        "not_comparable": other.split(":")[0] if other else None,
     }
     return ["" if values[c] is None else values[c] for c in HISTORY_COLUMNS]
 
@@ -786,9 +804,9 @@ def reference_name(reference: str, own_mapper: str | None = None) -> str:
 
 def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
                   baselines: dict[str, float] | None = None, final_pick: int | None = None,
-                  final: dict | None = None) -> None:
+                  final: dict | None = None, iterations: int | None = None) -> None:
     """Writes `progress_figure(...)` as a PNG to `path`, whole or not at all (`write_atomically`)."""
-    fig = progress_figure(records, title, baselines, final_pick, final)
+    fig = progress_figure(records, title, baselines, final_pick, final, iterations)
     import matplotlib.pyplot as plt  # after the figure chose its backend
 
     png = io.BytesIO()
@@ -798,13 +816,15 @@ def plot_progress(records: list[IterationRecord], path: Path, title: str = "",
 
 
 def progress_figure(records: list[IterationRecord], title: str = "", baselines: dict[str, float] | None = None,
-                    final_pick: int | None = None, final: dict | None = None):
+                    final_pick: int | None = None, final: dict | None = None, iterations: int | None = None):
     """The figure of best-so-far throughput against iteration, with each iteration's own throughput as points
     (failures as crosses on the axis), the reference mappers' throughputs (`baselines`, by name) as dashed lines and
     the final comparison's pick (`final_pick`, an iteration: best.dsl) as a star at its tuning throughput. With
     `final`, the final comparison's own figures ({"pick": its Estimate JSON or None, "references": {name:
     (throughput, the pick's Comparison JSON against it or None)}}), on which its verdict rests, are drawn too: the
-    pick's with its interval at its iteration, the references' as dotted lines naming the pick's ratio. Returns a
+    pick's with its interval at its iteration, the references' as dotted lines naming the pick's ratio. An iteration
+    measured at another iteration count than the run's calibrated `iterations` (`recalibrated`) is a hollow point
+    with its own legend entry: its figure does not compare with the others. Returns a
     matplotlib Figure (Agg backend, imported here because it costs about a second)."""
     from mapperopt import interrupts
     from mapperopt.benchmarks.protocol import CONFIDENCE, Comparison
@@ -818,8 +838,12 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
     fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
     iters = [r.iter for r in records]
     ax.step(iters, [r.best_throughput for r in records], where="post", color="tab:blue", label="best so far")
-    ok = [r for r in records if r.ok]
+    ok = [r for r in records if r.ok and not recalibrated(r, iterations)]
     ax.scatter([r.iter for r in ok], [r.score for r in ok], color="tab:green", s=18, zorder=3, label="iteration")
+    apart = [r for r in records if r.ok and recalibrated(r, iterations)]
+    if apart:
+        ax.scatter([r.iter for r in apart], [r.score for r in apart], facecolors="none", edgecolors="tab:green",
+                   s=30, zorder=3, label="iteration measured at another iteration count (not comparable)")
     failed = [r for r in records if not r.ok]
     if failed:
         ax.scatter([r.iter for r in failed], [0] * len(failed), color="tab:red", marker="x", zorder=3,

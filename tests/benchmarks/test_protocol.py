@@ -155,7 +155,7 @@ def test_a_single_execution_is_said_to_have_no_spread_estimate():
                       "higher --final-rounds."),
                      ("Too few executions for an interval", "start measured by 2 executions, too few for a 90 % "
                       "interval, which takes 3: how much of the figure is the machine's noise is unknown; measure "
-                      "again with a higher --final-rounds (3 or more).")]
+                      "again with a higher --final-rounds, for 3 executions or more.")]
 
 
 def test_measured_time_is_a_benchmarks_timed_loop_or_a_users_time_metric():
@@ -229,7 +229,7 @@ def test_two_executions_are_said_to_be_too_few_for_an_interval():
     assert lines[0][0] == "Noisy measurement" and "expert" not in lines[0][1] and "guided-1 ±" in lines[0][1], lines
     assert lines[1:] == [("Too few executions for an interval", "expert, random-1 measured by 2 executions each, too "
                           "few for a 90 % interval, which takes 3: how much of the figure is the machine's noise is "
-                          "unknown; measure again with a higher --final-rounds (3 or more).")], lines
+                          "unknown; measure again with a higher --final-rounds, for 3 executions or more each.")], lines
 
 
 def test_a_value_at_a_rules_edge_prints_the_digits_that_decide():
@@ -249,3 +249,14 @@ def test_a_value_at_a_rules_edge_prints_the_digits_that_decide():
     assert not c.significant
     assert c.describe() == "1.3700x (90% interval 0.9999-1.7300x: not a significant difference)", c.describe()
     assert protocol.Comparison(0.8, 0.7, 1.004).text() == "0.800x (0.700-1.004)"
+
+
+def test_too_few_executions_advice_is_a_whole_sentence_after_a_parenthesis():
+    """compare's reference measured with `--repeats 2`: the advice ended "measure again with a higher --repeats in a
+    new comparison (--repeats is one of the settings that identify one) (3 or more).", a "(3 or more)" that belonged
+    to nothing. It says what the 3 counts."""
+    more = "a higher --repeats in a new comparison (--repeats is one of the settings that identify one)"
+    ((title, text),) = protocol.noise_warnings({"": (estimate([1.0, 1.01]), 1.0)}, more, 0.5)
+    assert title == "Too few executions for an interval"
+    assert ") (" not in text and "(3 or more)" not in text, text
+    assert text.endswith(f"measure again with {more}, for 3 executions or more."), text

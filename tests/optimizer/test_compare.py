@@ -814,13 +814,20 @@ def test_the_table_says_which_runs_kept_their_start_and_how_much_the_reference_i
     assert "expert mapper" in said and "±10 %" in said and "not distinguishable" in said, said
     for line in (start, said):
         assert line in table
-    # two rounds give no interval: their spread is the figure; one round: the noise is unknown
+    # `--final-rounds 2` or 1: no interval, said as such with the rounds that give one, never as "beyond the
+    # noise" (two rounds: their spread is the least a score must differ by, and no more is shown)
     two = reference_noise([group([0.85, 1.15], ["guided-1", "random-1", "guided-2"])], "expert")
     said = next(line for line in under_table({**summary, "reference_noise": two}) if line.startswith("Noise:"))
-    assert "30 % between its 2 rounds (too few for an interval)" in said and "less than about 30 %" in said, said
+    assert said == ("Noise: the expert mapper was measured by 2 rounds in the final measurement, too few for a 90 % "
+                    "interval (one takes --final-rounds 3 or more), so how much it varies is unknown; its rounds lie "
+                    "30 % apart: optimizers whose scores differ by less than about 30 % of a score are not "
+                    "distinguishable by this comparison, and no larger difference is shown to be real either."), said
     one = reference_noise([group([1.0], ["guided-1", "random-1", "guided-2"])], "expert")
     said = next(line for line in under_table({**summary, "reference_noise": one}) if line.startswith("Noise:"))
-    assert "unknown" in said, said
+    assert said == ("Noise: the expert mapper was measured by a single round in the final measurement, which gives no "
+                    "90 % interval (one takes --final-rounds 3 or more), so how much it varies is unknown: no "
+                    "difference between the scores is shown to be real."), said
+    assert "beyond the noise" not in said
     # without a final measurement, no reference noise is claimed; the start line stays
     del summary["reference_noise"]
     assert not any(line.startswith("Noise:") for line in under_table(summary))

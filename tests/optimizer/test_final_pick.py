@@ -382,7 +382,7 @@ def test_too_few_rounds_give_no_interval_and_say_how_many_do(tmp_path, monkeypat
     assert "Best (iter-2) vs iter-1: 2.00x (2 executions each: too few for a 90 % interval, which takes 3)." in out, out
     assert ("Too few executions for an interval: iter-2, iter-1, default measured by 2 executions each, too few for "
             "a 90 % interval, which takes 3: how much of the figure is the machine's noise is unknown; measure again "
-            "with a higher --final-rounds (3 or more).") in out, out
+            "with a higher --final-rounds, for 3 executions or more each.") in out, out
     assert "Noisy measurement" not in out, out
     assert commands.verdict(summary).startswith("Verdict: no mapper can be said to beat the references without an "
                                                 "interval"), commands.verdict(summary)
@@ -521,6 +521,57 @@ def test_a_pick_within_the_noise_of_the_start_is_said_so(tmp_path, monkeypatch):
     summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch, final), rounds=5)
     assert commands.best_mapper_line(summary, path) == \
         f"Best mapper: iteration 2, the final comparison's pick ({path}):"
+
+
+def test_a_pick_within_the_noise_of_a_start_file_names_the_users_file(tmp_path, monkeypatch):
+    """`tune --start my.dsl`: nothing measured significantly better than the start, and the line said that the start
+    program (runs/.../iter-001/mapper.dsl) is as good: a file the user never wrote. It names the user's file, with
+    the iteration's copy that ran."""
+    final = {"iter-2": [10.4, 9.6, 10.9, 9.5, 10.2], "iter-1": [10.0, 10.3, 9.4, 10.1, 9.7],
+             "default": [5.0, 5.1, 5.0, 5.05, 5.02]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    assert summary["best"] == "iter-2" and not summary["vs"]["iter-1"]["significant"]  # the premise
+    mine = tmp_path / "my.dsl"
+    mine.write_text("# program 1\nTask * CPU;\n")
+    copy = tmp_path / "iter-001" / "mapper.dsl"
+    copy.parent.mkdir()
+    copy.write_text(mine.read_text())
+    line = commands.best_mapper_line(summary, tmp_path / "best.dsl", start_file=str(mine))
+    assert f"so the start program ({mine}, run as {copy}) is as good by these measurements." in line, line
+    assert line.endswith("The pick, best.dsl (iteration 2):"), line
+
+
+def test_a_pick_without_an_interval_against_the_start_is_not_called_within_the_noise(tmp_path, monkeypatch):
+    """`tune --final-rounds 2` (or 1): the ratio of the pick to the start has no interval, yet the line above
+    best.dsl said "the difference is within the noise", of a noise nothing measured. It says that whether the pick
+    is faster is unknown, why, and how many rounds give an interval."""
+    for rounds, values in ((2, {"iter-2": [2.0, 2.3], "iter-1": [1.9, 2.0]}), (1, {"iter-2": [2.2], "iter-1": [2.0]})):
+        final = {**values, "default": [1.0] * rounds}
+        summary = commands.final_comparison("circuit", noisy_store(tmp_path / str(rounds), monkeypatch, final),
+                                            rounds=rounds)
+        assert summary["best"] == "iter-2" and summary["vs"]["iter-1"]["no_interval"]  # the premise
+        mine = tmp_path / "my.dsl"
+        mine.write_text("# program 1\nTask * CPU;\n")
+        line = commands.best_mapper_line(summary, tmp_path / "best.dsl", start_file=str(mine))
+        assert "noise" not in line and "as good by these measurements" not in line, line
+        c = protocol.Comparison.from_json(summary["vs"]["iter-1"])
+        assert (f"but whether it is faster than the start (iter-1) is unknown: their ratio, {c.text().split()[0]}, "
+                f"has no 90 % interval ({c.no_interval}; --final-rounds 3 or more gives one), so the start "
+                f"program ({mine}) may be as good. The pick, best.dsl (iteration 2):") in line, line
+
+
+def test_a_pick_significant_only_from_noisy_measurements_is_not_called_within_the_noise(tmp_path, monkeypatch):
+    """A pick whose ratio to the start is beyond the intervals but measured too noisily to count (as the verdict
+    counts it): the line said "the difference is within the noise", which its interval contradicts. It says that the
+    measurements are too noisy to count the difference."""
+    final = {"iter-2": [20.0, 26.0, 15.0, 23.0, 17.0], "iter-1": [10.0, 10.1, 9.9, 10.0, 10.2],
+             "default": [5.0, 5.1, 5.0, 5.05, 5.02]}
+    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, final), rounds=5)
+    assert summary["vs"]["iter-1"]["significant"] and commands._noisy(summary, "iter-1")  # the premise
+    line = commands.best_mapper_line(summary, tmp_path / "best.dsl")
+    assert "within the noise" not in line, line
+    assert ("but its measurements are too noisy to count its difference from the start (iter-1) (see above), so the "
+            "start program may be as good. The pick, best.dsl (iteration 2):") in line, line
 
 
 def test_a_start_that_failed_is_not_called_as_good(tmp_path, monkeypatch):

@@ -281,6 +281,47 @@ def test_outputs_are_derived_from_the_journal(tmp_path):
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_history_and_plot_mark_a_figure_measured_at_another_iteration_count(tmp_path, monkeypatch):
+    """A candidate the harness recalibrated (circuit's -l 201 instead of the run's calibrated 100, as in the GPU
+    evaluation's guided runs) weighs start-up differently: tune's and compare's lines said "not comparable", while
+    history.csv and progress.png showed it as any other iteration. history.csv says so in a last column (the earlier
+    columns keep their order), and the plot draws it hollow, with a legend entry of its own."""
+    from mapperopt.optimizer import store as store_module
+    from mapperopt.optimizer.store import HISTORY_COLUMNS
+
+    figures = []
+    monkeypatch.setattr(store_module, "plot_progress",
+                        lambda records, path, **kw: figures.append(progress_figure(records, **kw)))
+    store = TuneStore.create(tmp_path, "circuit", {"optimizer": "guided", "iterations": 100})
+    calibrated = {"settings": {"iterations": 100, "iterations_flag": "-l"}}
+    store.append(record(1, 2.0, best_iter=1, result=calibrated))
+    store.append(record(2, None, best_iter=1))
+    store.append(record(3, 3.1, best_iter=3, result={"settings": {"iterations": 201, "iterations_flag": "-l"}}))
+    store.append(replace(record(4, 2.5, best_iter=3, result=calibrated), best_throughput=3.1))
+    paths = store.write_outputs()
+    with paths["history"].open() as f:
+        header = next(csv.reader(f))
+    assert header[-1] == "not_comparable" and header[:15] == [
+        "iter", "status", "stage", "category", "throughput", "unit", "best_throughput", "best_iter", "cached",
+        "cached_from", "note", "total_tokens", "wall_s", "key", "final_pick"], header
+    assert tuple(header) == HISTORY_COLUMNS
+    rows = list(csv.DictReader(paths["history"].open()))
+    assert [r["not_comparable"] for r in rows] == ["", "", "measured with -l 201, not the run's 100", ""], rows
+    [ax] = figures[0].axes
+    labels = dict(zip(*reversed(ax.get_legend_handles_labels())))
+    apart = labels["iteration measured at another iteration count (not comparable)"]
+    assert [tuple(xy) for xy in apart.get_offsets()] == [(3, 3.1)]
+    assert len(apart.get_facecolors()) == 0 or apart.get_facecolors()[0][3] == 0  # hollow
+    assert [tuple(xy) for xy in labels["iteration"].get_offsets()] == [(1, 2.0), (4, 2.5)]
+    markers_clear_and_inside(figures[0])
+    # without a calibrated count (a user's program), or with every figure at it, nothing is marked
+    figures.clear()
+    store.settings.pop("iterations")
+    store.write_outputs()
+    assert all(r["not_comparable"] == "" for r in csv.DictReader(paths["history"].open()))
+    assert not any("not comparable" in label for label in figures[0].axes[0].get_legend_handles_labels()[1])
+
+
 def test_the_progress_plot_clips_no_marker_and_its_legend_covers_none():
     """The best iteration (at the top of the data) and the final pick's star used to be cut at the top edge."""
     records = [record(1, 0.52, best_iter=1), record(2, 0.525, best_iter=2),
