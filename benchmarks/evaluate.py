@@ -1661,6 +1661,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", type=Path, default=Path("benchmarks/gpu"), help="copybw.cu and dgemm.cu")
     parser.add_argument("--only", help="run only the units whose id matches this regular expression")
     parser.add_argument("--retry-failed", action="store_true")
+    parser.add_argument("--check", action="store_true", help="run: only check that this machine can run the plan "
+                        "(a GPU where it measures on one, the folder's card, a model endpoint where it needs one); "
+                        "exit 2 with the reason where not; nothing is run or written")
     args = parser.parse_args(argv)
     results = args.results.resolve()
     split = (lambda v: v.split(",") if v else None)
@@ -1679,6 +1682,15 @@ def main(argv: list[str] | None = None) -> int:
                   "give --optimizers without it", file=sys.stderr)
             return 2
         recorded, card = measured_on(plan, load_units(results)), this_gpu()
+        if card is None and plan["gpus"] != 0:  # every unit would fail (and be recorded so) on this machine
+            print(f"error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU), and the "
+                  f"plan of {args.results} measures on one: nothing was run and no unit was recorded",
+                  file=sys.stderr)
+            page = args.results if stored.exists() else "<a folder measured on a GPU, e.g. reports/h100-eval>"
+            print("hint: run it on a machine with an NVIDIA GPU and its driver (`mapperopt doctor` checks this "
+                  f"machine); to write the page from results measured already: python3 benchmarks/gpu/evaluate.py "
+                  f"report --results {page}", file=sys.stderr)
+            return 2
         if recorded and card != recorded:
             print(f"error: {args.results} holds units measured on {recorded}; this machine's GPU is "
                   f"{card or 'none'}: the timings of two cards are not mixed, nothing was run", file=sys.stderr)
@@ -1686,6 +1698,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"hint: give this card's evaluation its own folder: --results "
                       f"{args.results.parent / (card_label(card).lower() + '-eval')}", file=sys.stderr)
             return 2
+        if args.check:  # what `run` would refuse, said before anything is built (benchmarks/gpu/evaluate.sh)
+            return 0
         plan["gpu"] = recorded or card
         run(plan, results, args.sources.resolve(), args.stop_after, args.retry_failed, args.only)
     elif not stored.exists():

@@ -3,6 +3,7 @@
 still missing."""
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -280,7 +281,7 @@ def test_units_of_two_cards_are_never_mixed_in_one_folder(tmp_path, monkeypatch,
     assert {p: p.read_bytes() for p in results.rglob("*") if p.is_file()} == before  # nothing written
     monkeypatch.setattr(evaluate, "this_gpu", lambda: None)  # no GPU at all
     assert evaluate.main(["run", "--results", str(results), "--stop-after", "0"]) == 2
-    assert "this machine's GPU is none" in capsys.readouterr().err
+    assert "no NVIDIA GPU on this machine" in capsys.readouterr().err
 
     # the same card resumes, and the folder keeps its name from then on
     monkeypatch.setattr(evaluate, "this_gpu", lambda: "NVIDIA H200")
@@ -481,7 +482,7 @@ def test_the_time_left_uses_another_cards_measured_iterations(tmp_path):
     """An optimizer kind with no iteration measured on this card costs what it cost, in executions, on another
     card's folder beside it (its random points time out), not one execution an iteration."""
     measured = tmp_path / "h200-eval"
-    _reference_folder(measured, 1, expert=[100.0], default=[90.0], gpu="NVIDIA H200")
+    _reference_folder(measured, 1, expert=[100.0], default=[90.0], gpu="NVIDIA H200", gpus=None)
     # 600 s an iteration: 6 executions of 100 s (the reference unit's 200 s over its two)
     _tuned(measured, 0, best=101.0, first=96.0, wall_s_tuning=6000.0)
     _tuned(measured, 1, best=101.0, first=96.0, wall_s_tuning=6000.0)
@@ -812,3 +813,37 @@ def test_the_limits_table_gives_each_benchmark_its_own_unit(tmp_path):
     assert "(`-npieces 12`), 1.000e+06 zones/s over 1.00 s timed" in limits, limits
     assert "| circuit | ci | expert | 3.000e+06 GFLOP/s | 5.0% of FP32 peak 60,000,000 GFLOP/s | |" in limits, limits
     assert "zone-cycles/s" not in limits, limits
+
+
+def test_run_refuses_up_front_on_a_machine_without_a_gpu(tmp_path, monkeypatch, capsys):
+    """On a machine without an NVIDIA driver, `run` recorded each GPU unit as failed (14 on a new folder: a later GPU
+    run skipped them without --retry-failed) and exited 0. A plan that measures on a GPU is refused before anything
+    is written, saying what is missing and how to go on; a GPU-free plan (--gpus 0) still runs."""
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: None)
+    fresh = tmp_path / "my-eval"
+    assert evaluate.main(["run", "--results", str(fresh), "--benchmarks", "stencil", "--sizes", "ci"]) == 2
+    err = capsys.readouterr().err
+    assert "error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU)" in err, err
+    assert "nothing was run and no unit was recorded" in err, err
+    assert "hint: run it on a machine with an NVIDIA GPU and its driver" in err, err
+    assert "python3 benchmarks/gpu/evaluate.py report --results" in err, err
+    assert not fresh.exists()
+    # a folder measured already: its own page can be written from what is there
+    measured = tmp_path / "h200-eval"
+    _reference_folder(measured, 1, expert=[100.0], default=[90.0], gpu="NVIDIA H200", gpus=None)
+    before = {p: p.read_bytes() for p in measured.rglob("*") if p.is_file()}
+    assert evaluate.main(["run", "--results", str(measured)]) == 2
+    err = capsys.readouterr().err
+    assert f"python3 benchmarks/gpu/evaluate.py report --results {measured}" in err, err
+    assert {p: p.read_bytes() for p in measured.rglob("*") if p.is_file()} == before
+    # --check says the same and runs nothing; where nothing is refused it exits 0 and writes nothing
+    assert evaluate.main(["run", "--results", str(measured), "--check"]) == 2
+    assert "no NVIDIA GPU on this machine" in capsys.readouterr().err
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: "NVIDIA H200")
+    assert evaluate.main(["run", "--results", str(measured), "--check"]) == 0
+    assert {p: p.read_bytes() for p in measured.rglob("*") if p.is_file()} == before
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: None)
+    cpu = tmp_path / "cpu-eval"
+    assert evaluate.main(["run", "--results", str(cpu), "--benchmarks", "stencil", "--sizes", "ci", "--gpus", "0",
+                          "--stop-after", "0"]) == 0
+    assert (cpu / "plan.json").exists()
