@@ -1006,13 +1006,31 @@ def _figure(ratio: float, marks: list[str]) -> str:
     return f"{ratio:.2f}" + "".join(SUPERSCRIPT[m] for m in marks)
 
 
+# A figure over the comparison's first execution of the expert where that execution measured further from the
+# reference unit's expert than the noise: how much it differs from the figure over the reference unit's expert comes
+# from the divisor alone (H100 Stencil `tight`: guided's 1.09 over a first execution 8.1 % low, 1.00 within noise over
+# the reference unit's). Not a letter: those are changes.json's marks.
+OFF_DIVISOR = "‡"
+
+
+def off_divisor(first: float, expert: float | None, noise: float | None) -> float | None:
+    """How far the comparison's first execution of the expert (`first`) measured from the reference unit's expert
+    (first / expert - 1) where that is further than the noise; None where it is not, or either is unknown."""
+    if not expert or noise is None:
+        return None
+    delta = first / expert - 1
+    return delta if abs(delta) > noise else None
+
+
 def _against(figure: float, reference: float | None, noise: float | None, who: str = "",
-             marks: tuple[list[str], list[str]] = ([], []), reference_first: bool = False) -> str:
+             marks: tuple[list[str], list[str]] = ([], []), reference_first: bool = False, off: bool = False) -> str:
     """A summary cell: `figure` over the tables' divisor; where that is the expert's first execution in a
     comparison, `reference` is the same over the reference unit's expert (None where the divisor is that expert):
     beside it where the two differ, marked within noise as the tables mark it; `who` the optimizers it is of;
     `marks` the two figures' change marks; `reference_first`: the reference unit's figure leads (measured in one
-    session, or with no listed change between its executions), the other in brackets, labelled."""
+    session, or with no listed change between its executions), the other in brackets, labelled; `off`: the tables'
+    divisor is further from the reference unit's expert than the noise (`off_divisor`), so a `figure` that leads
+    is marked OFF_DIVISOR."""
     same = reference is None or f"{reference:.2f}" == f"{figure:.2f}" and marks[0] == marks[1]
     judged = figure if reference is None else reference
     mark = "within noise" if noise is not None and abs(judged - 1) <= noise else ""
@@ -1023,7 +1041,7 @@ def _against(figure: float, reference: float | None, noise: float | None, who: s
         head = _figure(reference, marks[1])
     else:
         notes = [who, f"reference unit: {_figure(reference, marks[1])}" + (f", {mark}" if mark else "")]
-        head = _figure(figure, marks[0])
+        head = _figure(figure, marks[0]) + (OFF_DIVISOR if off else "")
     return head + f" ({'; '.join(n for n in notes if n)})"
 
 
@@ -1048,6 +1066,7 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
     optimizers, _ = usable_optimizers(plan)
     changes = load_changes(results)
     used = set()  # the marks the table shows
+    off_rows: dict[tuple[str, str], tuple[float, float]] = {}  # (b, s): how far the divisor is, the noise
     rows = []
     for b, s in pairs(plan):
         base = units.get(f"base-{b}-{s}", {})
@@ -1092,8 +1111,12 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
             best = Execution(by.get("started", ""), run.get("best_dsl") or "")
             leads = by is not first and (_separated(changes, b, s, best, first_of(run))
                                          and not _separated(changes, b, s, best, in_base[1]))
-            return _against(figure, ref, noise, who, (marked(best, first_of(run)), marked(best, in_base[1])),
-                            reference_first=leads)
+            off = off_divisor(run["reference_first"], expert, noise)
+            cell = _against(figure, ref, noise, who, (marked(best, first_of(run)), marked(best, in_base[1])),
+                            reference_first=leads, off=off is not None)
+            if OFF_DIVISOR in cell:
+                off_rows[(b, s)] = (off, noise)
+            return cell
         if not expert:
             versus = "expert failed"
         elif not default:
@@ -1129,12 +1152,20 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
               + f" ({c['from'][:10]})" for c in changes if c["mark"] in used]
     if not rows:
         return []
+    off_note = [f"{OFF_DIVISOR} over the comparison's first execution of the expert, which measured further from the "
+                "reference unit's expert than the noise ("
+                + "; ".join(f"{b} `{s}`: {delta * 100:+.1f} %, noise {_percent(noise)}"
+                            for (b, s), (delta, noise) in off_rows.items())
+                + "): as much of the figure's difference from the bracketed one, over the reference unit's expert, "
+                "comes from the divisor alone, so it shows no gain or loss that the bracketed one does not; where that "
+                "one is within noise, neither shows a difference from the expert.", ""] if off_rows else []
     return ["## Summary", "", "Per benchmark and size (the columns are explained under the table):", "",
             "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
             "others' best / expert | noise | seeds done | scores |", "|---" * 10 + "|", *rows, "",
             *([("Marks (from `changes.json` in the results folder, against the units' start times"
                 + ("; [Changes during the evaluation](#changes-during-the-evaluation) tells each" if history else "")
                 + "): " + "; ".join(legend) + "."), ""] if legend else []),
+            *off_note,
             "Columns: Legion's default mapper and the expert against the physical ceiling (Stencil: "
             "the copy bandwidth; Circuit: the FP32 peak; the GEMMs: cuBLAS DGEMM; Pennant has no ceiling: against "
             "its CPU run; see [Physical limits](#physical-limits)); Legion's default mapper, guided's best run and the "
@@ -1227,9 +1258,13 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
               "failed evaluations | tuning time per run (all calls) | normalised by |", "|---" * 12 + "|"]
     finals = [u for u in work_list(plan) if u.kind == "final" and u.bench == b and u.size == s
               and is_done(u, units.get(u.id))]
+    # the provisional divisors further from the reference unit's expert than the noise: the rows over them are marked
+    offs = {f: off_divisor(f, expert, noise) for f in firsts if off_divisor(f, expert, noise) is not None}
     if expert and default and len(firsts) == 1 and not finals:
         # the divisor of every provisional row below, so that the rows compare with one another
-        lines.append(f"| Legion default mapper | - | 1 | {default / firsts[0]:.2f} | | | | | 1.00 | | | "
+        shift = firsts[0] in offs and f"{default / firsts[0]:.2f}" != f"{default / expert:.2f}"
+        lines.append(f"| Legion default mapper | - | 1 | {default / firsts[0]:.2f}{OFF_DIVISOR if shift else ''} "
+                     "| | | | | 1.00 | | | "
                      f"the expert's first ({_fmt(firsts[0])} {unit}), as every row here; measured together with "
                      f"the expert: {_marked(default / expert, noise)} |")
     elif expert and default:
@@ -1265,6 +1300,9 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
             # the sentence above the tables says what a provisional score is; the cell gives only its figures
             how = (f"provisional, / {divisors} {unit}; best / reference unit's expert: "
                    f"{_marked(top / expert, noise)}")
+            # the best over an off divisor, where it reads otherwise than over the reference unit's expert
+            if any(r["reference_first"] in offs for r in runs) and f"{scores['best']:.2f}" != f"{top / expert:.2f}":
+                stats += OFF_DIVISOR
         versus = _marked(top / default, noise) if default else "n/a: default failed"
         evals = sum(len(r["records"]) for r in runs)
         failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
@@ -1291,6 +1329,13 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
                   "that run's score), not comparable with a mean of more."]
     if expert:
         lines += ["", noise_note(units, results, b, s)]
+    if offs and any(OFF_DIVISOR in line for line in lines if line.startswith("| ")):
+        lines += ["", f"{OFF_DIVISOR} over the expert's first execution in the comparison ("
+                  + "; ".join(f"{_fmt(f)} {unit}, {delta * 100:+.1f} %" for f, delta in offs.items())
+                  + f" against the reference unit's), further than the noise ({_percent(noise)}): that much of the "
+                  "scores over it comes from the divisor alone (every provisional row's, and Legion's default "
+                  "mapper's where its row divides by it); marked where a row's best, or Legion's default mapper's "
+                  "figure, reads otherwise over the reference unit's expert (the last column gives both)."]
     missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and not is_done(u, units.get(u.id))]
     if expert_failed(units, b, s):
         lines += ["", "The expert mapper failed at this size, so nothing can be normalised to it: its tuning units are "

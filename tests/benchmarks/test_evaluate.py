@@ -847,3 +847,39 @@ def test_run_refuses_up_front_on_a_machine_without_a_gpu(tmp_path, monkeypatch, 
     assert evaluate.main(["run", "--results", str(cpu), "--benchmarks", "stencil", "--sizes", "ci", "--gpus", "0",
                           "--stop-after", "0"]) == 0
     assert (cpu / "plan.json").exists()
+
+
+def _off_divisor_folder(results: Path, first: float) -> None:
+    """Stencil `ci`: a reference unit of 3 rounds (expert 99-101, Legion's default mapper 90-92: noise 2.2 %), guided's one run whose best
+    (100.4) was measured by the unit that measured the comparison's first execution of the expert (`first`)."""
+    _reference_folder(results, 3, expert=[99.0, 100.0, 101.0], default=[90.0, 91.0, 92.0])
+    _tuned_as(results, "guided", 0, best=100.4, first=first, walls=[30.0] * 10)
+
+
+def test_a_headline_over_an_off_divisor_is_marked_not_read_as_a_gain(tmp_path):
+    """The H100 summary led Stencil `tight` with guided's 1.09, over the comparison's first execution of the expert,
+    which measured 8.1 % below the reference unit's (noise 1.6 %): over the reference unit's expert it is 1.00,
+    within noise. A figure over a divisor further from the reference unit's expert than the noise is marked, the
+    summary and the tuning table alike, and the mark is explained under each."""
+    results = tmp_path / "eval"
+    _off_divisor_folder(results, first=92.0)  # 8.0 % below the reference unit's expert (100)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    summary = text[text.index("## Summary"):text.index("## Physical limits")]
+    assert "| 1.09‡ (reference unit: 1.00, within noise) |" in summary, summary
+    below = summary[summary.index("| provisional |"):]
+    assert ("‡ over the comparison's first execution of the expert, which measured further from the reference "
+            "unit's expert than the noise (stencil `ci`: -8.0 %, noise 2.2 %)") in below, below
+    assert "neither shows a difference from the expert" in below, below
+    table = text[text.index("### stencil, size `ci`"):text.index("## Best mapper found")]
+    assert "| guided | 10 | 1 of 2 | 1.09 | n/a | n/a | n/a | 1.09‡ |" in table, table
+    assert "| Legion default mapper | - | 1 | 0.99‡ |" in table, table
+    assert ("‡ over the expert's first execution in the comparison (92 GFLOP/s, -8.0 % against the reference "
+            "unit's), further than the noise (2.2 %): that much of the scores over it comes from the divisor "
+            "alone") in table, table
+    assert "‡" not in "".join(summary.splitlines()[:5]) and text.count("‡ over") == 2
+
+    # a divisor within the noise of the reference unit's expert: nothing marked
+    close = tmp_path / "close"
+    _off_divisor_folder(close, first=99.5)
+    text = write_report(close, tmp_path / "close.md", notes={})
+    assert "‡" not in text, text
