@@ -510,10 +510,55 @@ def _estimate(m: dict) -> float | None:
     return (m.get("estimate") or {}).get("value")
 
 
+ANOTHER_SESSION = "§"  # a limits row whose reference unit was measured in another session than its ceiling
+SESSION_GAP_S = 30 * 60  # without a record of the calls: units started this far apart are of two sessions
+
+
+def _call_windows(results: Path) -> list[tuple[str, str]]:
+    """(start, end) of each call of benchmarks/gpu/evaluate.sh that `<results>/calls.jsonl` records (UTC, as units'
+    `started`)."""
+    path = results / CALLS
+    return [(c["start"], c["end"]) for c in (json.loads(line) for line in path.read_text().splitlines()
+                                             if line.strip())] if path.exists() else []
+
+
+def _same_session(one: str, other: str, windows: list[tuple[str, str]]) -> bool:
+    """Whether two units, by their start times, were measured in one session: in one recorded call; where a call
+    records only one of them, no; where none does, started less than SESSION_GAP_S (a lent machine's longest hold)
+    apart."""
+    from datetime import datetime
+
+    def within(when: str) -> set[int]:
+        return {i for i, (start, end) in enumerate(windows) if start <= when <= end}
+    calls = within(one), within(other)
+    if calls[0] or calls[1]:
+        return bool(calls[0] & calls[1])
+    seconds = abs((datetime.fromisoformat(one.replace("Z", "+00:00"))
+                   - datetime.fromisoformat(other.replace("Z", "+00:00"))).total_seconds())
+    return seconds < SESSION_GAP_S
+
+
+def _when(started: str) -> str:
+    """A unit's start time as the page writes it: "2026-12-02 03:30 UTC"."""
+    return f"{started[:10]} {started[11:16]} UTC"
+
+
 def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[str]:
-    """The limits table, and limits.png (each reference mapper's share of its ceiling) in `results`."""
+    """The limits table, and limits.png (each reference mapper's share of its ceiling) in `results`; a row whose
+    reference unit was measured in another session than the ceiling it is divided by (`_same_session`) is marked
+    ANOTHER_SESSION, and the mark explained under the table."""
     copy = units.get("limit-copybw", {})
     dgemm = units.get("limit-dgemm", {})
+    windows = _call_windows(results)
+    apart: dict[tuple[str, str], str] = {}  # (b, s): the sentence's part naming the two times
+
+    def session_mark(b: str, s: str, base: dict, ceiling: dict, what: str) -> str:
+        """ANOTHER_SESSION (noted for the line under the table) where `base` and `ceiling` are of two sessions."""
+        if not (base.get("started") and ceiling.get("started")) or _same_session(base["started"], ceiling["started"],
+                                                                                  windows):
+            return ""
+        apart[(b, s)] = f"{b} `{s}` ({_when(base['started'])}; {what} {_when(ceiling['started'])})"
+        return f" {ANOTHER_SESSION}"
     lines = ["## Physical limits", ""]
     if copy.get("gpu"):
         lines += [f"GPU: {copy['gpu']} (nvidia-smi: name, top SM clock, memory, driver).", ""]
@@ -534,7 +579,8 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
             unit = _shown_unit(m.get("unit"))  # the application's own, as its unit file saved it
             if b == "stencil":
                 bw = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median")
-                share = f"{bw / copy_gbs:.1%} of the copy bandwidth {copy_gbs:,.0f} GB/s" if bw and copy_gbs else "-"
+                share = (f"{bw / copy_gbs:.1%} of the copy bandwidth {copy_gbs:,.0f} GB/s"
+                         + session_mark(b, s, base, copy, "copy bandwidth") if bw and copy_gbs else "-")
                 # at `tight` what does not fit in the framebuffer is read from zero-copy memory: no HBM ceiling
                 target = s != "tight"
                 rows.append(f"| {b} | {s} | {name} | {_fmt(bw)} GB/s | {share} | " + (
@@ -543,7 +589,8 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
                 if bw and copy_gbs:
                     shares.append((f"{b} {s} {name}", bw / copy_gbs, target))
             elif b == "circuit":
-                share = f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" if peak and unit == "GFLOP/s" else "-"
+                share = (f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" + session_mark(b, s, base, copy, "FP32 peak")
+                         if peak and unit == "GFLOP/s" else "-")
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | |")
                 if share != "-":
                     shares.append((f"{b} {s} {name}", value / peak, False))
@@ -552,12 +599,13 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
                 cpu_tp = cpu.get("throughput") if cpu.get("status") == "ok" else None
                 # a speedup over one CPU run of the same deck, not a share of a ceiling
                 share = (f"no ceiling: {value / cpu_tp:.1f}x a {cpu['cpus']}-CPU run ({_fmt(cpu_tp)} "
-                         f"{_shown_unit(cpu.get('throughput_unit'))})" if cpu_tp else "CPU run not done")
+                         f"{_shown_unit(cpu.get('throughput_unit'))})" + session_mark(b, s, base, cpu, "CPU run")
+                         if cpu_tp else "CPU run not done")
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | |")
             else:
                 n = str(max(int(k) for k in dg)) if dg else None
-                share = (f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)" if n and unit == "GFLOP/s"
-                         else "-")
+                share = (f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)"
+                         + session_mark(b, s, base, dgemm, "cuBLAS DGEMM") if n and unit == "GFLOP/s" else "-")
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | target >= 80 % |")
                 if share != "-":
                     shares.append((f"{b} {s} {name}", value / dg[n], True))
@@ -586,6 +634,11 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
     if rows:
         lines += ["| benchmark | size | mapper | achieved | against the ceiling (Pennant: against a CPU run) | |",
                   "|---|---|---|---|---|---|", *rows]
+        if apart:
+            lines += ["", f"{ANOTHER_SESSION} the reference unit was measured in another session than the ceiling it "
+                      "is divided by: " + ", ".join(apart.values()) + "; the share sets a figure of one session "
+                      "against one of another, possibly of another machine of the same card (sessions: the calls "
+                      f"`calls.jsonl` records, else units started {SESSION_GAP_S // 60} minutes or more apart)."]
     else:
         lines.append("No benchmark measured yet.")
     if shares:

@@ -883,3 +883,47 @@ def test_a_headline_over_an_off_divisor_is_marked_not_read_as_a_gain(tmp_path):
     _off_divisor_folder(close, first=99.5)
     text = write_report(close, tmp_path / "close.md", notes={})
     assert "‡" not in text, text
+
+
+def test_the_limits_table_marks_a_reference_of_another_session_than_its_ceiling(tmp_path):
+    """The H200's COSMA, Johnson, Solomonik, Circuit and Pennant reference units were measured again on 2026-12-03,
+    its ceilings on 2026-12-02, and the table said "Ceilings measured 2026-12-02" with no row flagged: a row whose
+    reference unit was measured in another session (another call; without a record of the calls, 30 minutes or more
+    apart) than the ceiling it is divided by is marked, and the mark explained under the table."""
+    results = tmp_path / "eval"
+    plan = default_plan(benchmarks=["circuit", "cannon", "pennant"], sizes=["ci", "gpu"], optimizers=["random"],
+                        iters=1, seeds=1, long_iters=0)
+    results.mkdir()
+    (results / "plan.json").write_text(json.dumps(plan))
+
+    def base(bench: str, size: str, started: str) -> None:
+        one = {"values": [50.0], "value": 50.0, "low": 50.0, "high": 50.0, "spread": 0.0}
+        _saved(results, f"base-{bench}-{size}", kind="base", rounds=1, wall_s=10.0, started=started, mappers={
+            name: {"estimate": one, "reason": None, "unit": "GFLOPS", "printed": {}} for name in ("default", "expert")})
+    _saved(results, "limit-copybw", kind="limit", gpu="NVIDIA H200", copy_gbs=400.0, fp32_peak_gflops=100.0,
+           fp32_peak_source="a test's", started="2026-12-02T03:30:00Z")
+    _saved(results, "limit-dgemm", kind="limit", dgemm_gflops={"4096": 60.0}, started="2026-12-02T03:30:05Z")
+    _saved(results, "cpu-pennant-gpu", kind="cpu", bench="pennant", size="gpu", cpus=12, args=["-npieces", "12"],
+           throughput=10.0, throughput_unit="GFLOPS", time_s=1.0, started="2026-12-02T03:35:00Z")
+    base("circuit", "ci", "2026-12-03T10:22:00Z")  # another day
+    base("cannon", "gpu", "2026-12-02T03:31:00Z")  # the same session as the ceilings
+    base("pennant", "gpu", "2026-12-02T06:40:00Z")  # the same day, three hours later
+    text = write_report(results, tmp_path / "report.md", notes={})
+    limits = text[text.index("## Physical limits"):text.index("## Tuning")]
+    rows = {line.split(" | ")[0] + line.split(" | ")[2]: line for line in limits.splitlines()
+            if line.startswith("| ") and " | expert | " in line}
+    assert rows["| circuitexpert"].endswith("50.0% of FP32 peak 100 GFLOP/s § | |"), rows
+    assert "§" not in rows["| cannonexpert"], rows
+    assert "5.0x a 12-CPU run (10 GFLOP/s) §" in rows["| pennantexpert"], rows
+    assert ("§ the reference unit was measured in another session than the ceiling it is divided by: circuit `ci` "
+            "(2026-12-03 10:22 UTC; FP32 peak 2026-12-02 03:30 UTC), pennant `gpu` (2026-12-02 06:40 UTC; CPU run "
+            "2026-12-02 03:35 UTC)") in limits, limits
+    # where the calls are recorded, they tell the sessions apart: two calls a few minutes apart are two sessions
+    (results / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in (
+        {"start": "2026-12-02T03:29:00Z", "end": "2026-12-02T03:30:30Z"},
+        {"start": "2026-12-02T03:30:40Z", "end": "2026-12-02T03:39:00Z"})))
+    # (the report's own table of calls needs their other fields; the sessions need their times only)
+    assert evaluate._same_session("2026-12-02T03:30:00Z", "2026-12-02T03:31:00Z",
+                                  evaluate._call_windows(results)) is False
+    assert evaluate._same_session("2026-12-02T03:31:00Z", "2026-12-02T03:35:00Z",
+                                  evaluate._call_windows(results)) is True
