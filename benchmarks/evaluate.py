@@ -1227,11 +1227,13 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
             "and it may be of another session and another runtime), two figures where they differ: over that "
             "execution (\"comparison's first\") and over the reference unit's expert (\"reference unit\", the "
             "figure each table's last column gives). The first figure is the one measured in one session where "
-            "there is one: Legion's default mapper over the expert measured together with it; an optimizer's best "
-            "over the comparison's first where the same unit measured both, else over the reference unit's where "
-            "a listed change (the marks above) came between the best and the comparison's first but not between "
-            "the best and the reference unit, else over the tables' divisor (the comparison's first); the other in "
-            "brackets, labelled. A "
+            "there is one: Legion's default mapper over the expert measured together with it; "
+            + ("an optimizer's best over the comparison's first where the same unit measured both, else over the "
+               "reference unit's where a listed change " + ("(the marks above)" if legend else f"(`{CHANGES}`)")
+               + " came between the best and the comparison's first but not between the best and the reference "
+               "unit, else over the tables' divisor (the comparison's first)" if changes else
+               "an optimizer's best over the comparison's first execution of the expert (the tables' divisor)")
+            + "; the other in brackets, labelled. A "
             "ratio is marked within noise as the tables mark it (the noise column: the threshold, said under each "
             "table; not measured: no ratio of that row is marked either way); \"none ran\": no run found a mapper "
             "that runs; the seeds done per optimizer; and whether the scores are provisional (each a single "

@@ -927,3 +927,18 @@ def test_the_limits_table_marks_a_reference_of_another_session_than_its_ceiling(
                                   evaluate._call_windows(results)) is False
     assert evaluate._same_session("2026-12-02T03:31:00Z", "2026-12-02T03:35:00Z",
                                   evaluate._call_windows(results)) is True
+
+
+def test_the_rule_for_the_first_figure_names_the_marks_only_where_the_page_has_them(tmp_path):
+    """The H100 page said "a listed change (the marks above)" with no marks and no changes.json."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    _tuned_as(results, "guided", 0, best=101.0, first=96.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "listed change" not in text and "the marks above" not in text, text
+    assert "an optimizer's best over the comparison's first execution of the expert" in text, text
+    _started(results, "tune-stencil-ci-guided-i10-s0", "2026-12-02T09:00:00Z")
+    (results / "changes.json").write_text(json.dumps([
+        {"mark": "a", "from": "2026-12-02T06:00:00Z", "benchmarks": ["stencil"], "dsl": True, "what": "FIX-TEXT"}]))
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "a listed change (the marks above) came between" in text, text
