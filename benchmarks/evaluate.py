@@ -589,8 +589,8 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
                 if bw and copy_gbs:
                     shares.append((f"{b} {s} {name}", bw / copy_gbs, target))
             elif b == "circuit":
-                share = (f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" + session_mark(b, s, base, copy, "FP32 peak")
-                         if peak and unit == "GFLOP/s" else "-")
+                share = (f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s"
+                         + session_mark(b, s, base, copy, "FP32 peak") if peak and unit == "GFLOP/s" else "-")
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | |")
                 if share != "-":
                     shares.append((f"{b} {s} {name}", value / peak, False))
@@ -1110,7 +1110,7 @@ def _expert_text(b: str) -> str:
         return ""
 
 
-def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "docs/tuning.md",
+def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None = "docs/tuning.md",
                   history: bool = False) -> list[str]:
     """The page's first table: per benchmark and size, the reference mappers' share of the physical ceiling, Legion's
     default mapper, guided's best and the baselines' best against the expert (the tables' divisor; while it is the
@@ -1239,7 +1239,8 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
             "that runs; the seeds done per optimizer; and whether the scores are provisional (each a single "
             "execution of the run's best over a single execution of the expert, often of another session) or final "
             "(measured together with the expert). Guided is mapperopt's own rule-based search without a language "
-            f"model ([{os.path.basename(tuning_doc)}]({tuning_doc})), not one of the paper's optimizers.", ""]
+            "model (" + (f"[{os.path.basename(tuning_doc)}]({tuning_doc})" if tuning_doc else
+                         "`docs/tuning.md` in the repository") + "), not one of the paper's optimizers.", ""]
 
 
 def _marked(ratio: float, noise: float | None) -> str:
@@ -1414,6 +1415,17 @@ def describe_change(expert: str, best: str) -> list[str]:
             if not line.startswith(("+++", "---"))]
 
 
+def tuning_doc_link(results: Path, out: Path) -> str | None:
+    """The link to docs/tuning.md from the page at `out`: the repository the results folder is in (reports/<card>-eval
+    of a checkout: its grandparent), else the repository of this script (a results folder copied elsewhere); None
+    where neither has the file (the page then names it without a link)."""
+    for root in (results.resolve().parents[1], Path(__file__).resolve().parents[1]):
+        doc = root / "docs" / "tuning.md"
+        if doc.is_file():
+            return os.path.relpath(doc, out.parent)
+    return None
+
+
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
     """Writes the report (Markdown, with PNG plots beside it in `results`) from the saved units; returns its text.
     `notes` (default: `<results>/notes.json`): a person's text: "summary" (after the header), "limits" (after the
@@ -1450,11 +1462,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "`units/<unit id>.json`; "
              "the expert mapper is the hand-written DSL mapper each benchmark ships with (the file that `expert:` "
              "names in configs/<benchmark>.yaml).", ""]
-    # the summary table right after this short intro, what explains its figures under it; the link to the
-    # repository's docs/, the results folder's grandparent's (reports/<card>-eval), from where the page is
-    lines += summary_table(units, plan, results,
-                           os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent),
-                           bool(notes.get("history")))
+    # the summary table right after this short intro, what explains its figures under it
+    lines += summary_table(units, plan, results, tuning_doc_link(results, out), bool(notes.get("history")))
     lines += [f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}"
              + ("; a single execution has no spread (units of earlier versions of this script store `\"spread\": 0.0` "
                 "for it, which measures nothing; later ones null and `no_spread`). " if plan["base_rounds"] == 1 else
@@ -1588,6 +1597,11 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               f"`{shown.name}.tar.gz` (`tar -xzf {shown.name}.tar.gz -C {shown.parent}`), write this page with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
+    if any(u.kind in ("tune", "final") for u in todo if u not in done):  # the section is on the page
+        lines += ["[Device time of what is left](#device-time-of-what-is-left) also reads the other cards' results "
+                  f"folders beside the one `--results` names (those with a plan.json in `{shown.parent}`, e.g. "
+                  "reports/h200-eval beside reports/h100-eval): an iteration not measured on this card yet is estimated from what it "
+                  "cost there, so a page written from a copy of the folder without them estimates otherwise.", ""]
     if notes.get("log"):
         lines += [notes["log"], ""]
     lines += _calls_section(results)

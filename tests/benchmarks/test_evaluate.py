@@ -3,6 +3,8 @@
 still missing."""
 
 import json
+import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -636,9 +638,22 @@ def test_the_summary_links_the_tuning_doc_from_where_the_page_is(tmp_path, monke
     _tuned_as(results, "guided", 0, best=110.0, first=100.0, walls=[30.0] * 10)
     for folder in ("elsewhere", "pages"):
         (tmp_path / folder).mkdir()
+    (tmp_path / "repo" / "docs").mkdir()
+    (tmp_path / "repo" / "docs" / "tuning.md").write_text("tuning\n")
     monkeypatch.chdir(tmp_path / "elsewhere")
     text = write_report(results, tmp_path / "pages" / "page.md", notes={})
     assert "([tuning.md](../repo/docs/tuning.md))" in text, text
+    # a results folder copied out of a repository: the link went to its grandparent's docs/ (a folder that does not
+    # exist); it goes to this script's repository's docs/tuning.md, from where the page is
+    copy = tmp_path / "copy" / "eval"
+    shutil.copytree(results, copy)
+    text = write_report(copy, tmp_path / "pages" / "copy.md", notes={})
+    link = re.search(r"\(\[tuning\.md\]\(([^)]+)\)\)", text)[1]
+    assert (tmp_path / "pages" / link).resolve() == Path(evaluate.__file__).resolve().parents[1] / "docs" / "tuning.md"
+    # where neither has it, the page names the file without a link
+    monkeypatch.setattr(evaluate, "__file__", str(tmp_path / "nowhere" / "benchmarks" / "evaluate.py"))
+    text = write_report(copy, tmp_path / "pages" / "copy.md", notes={})
+    assert "(`docs/tuning.md` in the repository)" in text and "](../" not in text.split("## Physical")[0], text
 
 
 def test_ratios_say_where_noise_was_not_measured_and_what_the_threshold_is(tmp_path):
@@ -850,8 +865,8 @@ def test_run_refuses_up_front_on_a_machine_without_a_gpu(tmp_path, monkeypatch, 
 
 
 def _off_divisor_folder(results: Path, first: float) -> None:
-    """Stencil `ci`: a reference unit of 3 rounds (expert 99-101, Legion's default mapper 90-92: noise 2.2 %), guided's one run whose best
-    (100.4) was measured by the unit that measured the comparison's first execution of the expert (`first`)."""
+    """Stencil `ci`: a reference unit of 3 rounds (expert 99-101, Legion's default mapper 90-92: noise 2.2 %),
+    guided's one run whose best (100.4) was measured by the unit that measured the comparison's first execution of the expert (`first`)."""
     _reference_folder(results, 3, expert=[99.0, 100.0, 101.0], default=[90.0, 91.0, 92.0])
     _tuned_as(results, "guided", 0, best=100.4, first=first, walls=[30.0] * 10)
 
@@ -942,3 +957,15 @@ def test_the_rule_for_the_first_figure_names_the_marks_only_where_the_page_has_t
         {"mark": "a", "from": "2026-12-02T06:00:00Z", "benchmarks": ["stencil"], "dsl": True, "what": "FIX-TEXT"}]))
     text = write_report(results, tmp_path / "report.md", notes={})
     assert "a listed change (the marks above) came between" in text, text
+
+
+def test_the_page_says_what_beside_the_results_folder_it_reads(tmp_path):
+    """The table of the device time left reads the other cards' results folders beside --results; the page's
+    reproduction steps did not say so (a copy written without them gives other estimates)."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[90.0])
+    _tuned_as(results, "guided", 0, best=110.0, first=100.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    how = text[text.index("## How it was run"):]
+    assert ("[Device time of what is left](#device-time-of-what-is-left) also reads the other cards' results "
+            "folders beside the one `--results` names") in how, how

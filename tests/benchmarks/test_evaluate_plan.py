@@ -35,6 +35,8 @@ def test_a_committed_folder_resumes_and_reports_the_same_with_or_without_an_endp
     committed = page.read_text()
     for each in COMMITTED:  # the time left on one card is estimated from the other's too
         shutil.copytree(each, tmp_path / each)
+    (tmp_path / "docs").mkdir()  # the repository's docs/ the summary links to, beside reports/
+    shutil.copy("docs/tuning.md", tmp_path / "docs" / "tuning.md")
     results = tmp_path / folder
     monkeypatch.chdir(tmp_path)
     seen = {}
