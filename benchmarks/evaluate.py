@@ -34,7 +34,8 @@ the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0
 names those left out, and why: an optimizer that needs a language model is in a plan only where `--optimizers` names
 it), and the GPU its units were measured on (`gpu`, nvidia-smi's name):
 `run` refuses a folder measured on another card (timings of two cards are never mixed: each card's evaluation has its
-own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists from it the units still missing and
+own folder, e.g. reports/h100-eval beside reports/h200-eval), and a plan that measures on a GPU where this machine has
+none (nothing is recorded); `run --check` does only these checks (benchmarks/gpu/evaluate.sh, before it builds). `report` lists from it the units still missing and
 estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
 measurement of fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal,
 how many) or missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder
