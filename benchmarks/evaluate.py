@@ -34,7 +34,8 @@ the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0
 names those left out, and why: an optimizer that needs a language model is in a plan only where `--optimizers` names
 it), and the GPU its units were measured on (`gpu`, nvidia-smi's name):
 `run` refuses a folder measured on another card (timings of two cards are never mixed: each card's evaluation has its
-own folder, e.g. reports/h100-eval beside reports/h200-eval). `report` lists from it the units still missing and
+own folder, e.g. reports/h100-eval beside reports/h200-eval), and a plan that measures on a GPU where this machine has
+none (nothing is recorded); `run --check` does only these checks (benchmarks/gpu/evaluate.sh, before it builds). `report` lists from it the units still missing and
 estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
 measurement of fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal,
 how many) or missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder
@@ -510,10 +511,55 @@ def _estimate(m: dict) -> float | None:
     return (m.get("estimate") or {}).get("value")
 
 
+ANOTHER_SESSION = "§"  # a limits row whose reference unit was measured in another session than its ceiling
+SESSION_GAP_S = 30 * 60  # without a record of the calls: units started this far apart are of two sessions
+
+
+def _call_windows(results: Path) -> list[tuple[str, str]]:
+    """(start, end) of each call of benchmarks/gpu/evaluate.sh that `<results>/calls.jsonl` records (UTC, as units'
+    `started`)."""
+    path = results / CALLS
+    return [(c["start"], c["end"]) for c in (json.loads(line) for line in path.read_text().splitlines()
+                                             if line.strip())] if path.exists() else []
+
+
+def _same_session(one: str, other: str, windows: list[tuple[str, str]]) -> bool:
+    """Whether two units, by their start times, were measured in one session: in one recorded call; where a call
+    records only one of them, no; where none does, started less than SESSION_GAP_S (a lent machine's longest hold)
+    apart."""
+    from datetime import datetime
+
+    def within(when: str) -> set[int]:
+        return {i for i, (start, end) in enumerate(windows) if start <= when <= end}
+    calls = within(one), within(other)
+    if calls[0] or calls[1]:
+        return bool(calls[0] & calls[1])
+    seconds = abs((datetime.fromisoformat(one.replace("Z", "+00:00"))
+                   - datetime.fromisoformat(other.replace("Z", "+00:00"))).total_seconds())
+    return seconds < SESSION_GAP_S
+
+
+def _when(started: str) -> str:
+    """A unit's start time as the page writes it: "2026-12-02 03:30 UTC"."""
+    return f"{started[:10]} {started[11:16]} UTC"
+
+
 def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[str]:
-    """The limits table, and limits.png (each reference mapper's share of its ceiling) in `results`."""
+    """The limits table, and limits.png (each reference mapper's share of its ceiling) in `results`; a row whose
+    reference unit was measured in another session than the ceiling it is divided by (`_same_session`) is marked
+    ANOTHER_SESSION, and the mark explained under the table."""
     copy = units.get("limit-copybw", {})
     dgemm = units.get("limit-dgemm", {})
+    windows = _call_windows(results)
+    apart: dict[tuple[str, str], str] = {}  # (b, s): the sentence's part naming the two times
+
+    def session_mark(b: str, s: str, base: dict, ceiling: dict, what: str) -> str:
+        """ANOTHER_SESSION (noted for the line under the table) where `base` and `ceiling` are of two sessions."""
+        if not (base.get("started") and ceiling.get("started")) or _same_session(base["started"], ceiling["started"],
+                                                                                  windows):
+            return ""
+        apart[(b, s)] = f"{b} `{s}` ({_when(base['started'])}; {what} {_when(ceiling['started'])})"
+        return f" {ANOTHER_SESSION}"
     lines = ["## Physical limits", ""]
     if copy.get("gpu"):
         lines += [f"GPU: {copy['gpu']} (nvidia-smi: name, top SM clock, memory, driver).", ""]
@@ -534,7 +580,8 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
             unit = _shown_unit(m.get("unit"))  # the application's own, as its unit file saved it
             if b == "stencil":
                 bw = (m.get("printed", {}).get("BANDWIDTH") or {}).get("median")
-                share = f"{bw / copy_gbs:.1%} of the copy bandwidth {copy_gbs:,.0f} GB/s" if bw and copy_gbs else "-"
+                share = (f"{bw / copy_gbs:.1%} of the copy bandwidth {copy_gbs:,.0f} GB/s"
+                         + session_mark(b, s, base, copy, "copy bandwidth") if bw and copy_gbs else "-")
                 # at `tight` what does not fit in the framebuffer is read from zero-copy memory: no HBM ceiling
                 target = s != "tight"
                 rows.append(f"| {b} | {s} | {name} | {_fmt(bw)} GB/s | {share} | " + (
@@ -543,7 +590,8 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
                 if bw and copy_gbs:
                     shares.append((f"{b} {s} {name}", bw / copy_gbs, target))
             elif b == "circuit":
-                share = f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s" if peak and unit == "GFLOP/s" else "-"
+                share = (f"{value / peak:.1%} of FP32 peak {peak:,.0f} GFLOP/s"
+                         + session_mark(b, s, base, copy, "FP32 peak") if peak and unit == "GFLOP/s" else "-")
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | |")
                 if share != "-":
                     shares.append((f"{b} {s} {name}", value / peak, False))
@@ -552,12 +600,13 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
                 cpu_tp = cpu.get("throughput") if cpu.get("status") == "ok" else None
                 # a speedup over one CPU run of the same deck, not a share of a ceiling
                 share = (f"no ceiling: {value / cpu_tp:.1f}x a {cpu['cpus']}-CPU run ({_fmt(cpu_tp)} "
-                         f"{_shown_unit(cpu.get('throughput_unit'))})" if cpu_tp else "CPU run not done")
+                         f"{_shown_unit(cpu.get('throughput_unit'))})" + session_mark(b, s, base, cpu, "CPU run")
+                         if cpu_tp else "CPU run not done")
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | |")
             else:
                 n = str(max(int(k) for k in dg)) if dg else None
-                share = (f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)" if n and unit == "GFLOP/s"
-                         else "-")
+                share = (f"{value / dg[n]:.1%} of cuBLAS DGEMM n={n} ({dg[n]:,.0f} GFLOP/s)"
+                         + session_mark(b, s, base, dgemm, "cuBLAS DGEMM") if n and unit == "GFLOP/s" else "-")
                 rows.append(f"| {b} | {s} | {name} | {_fmt(value)} {unit} | {share} | target >= 80 % |")
                 if share != "-":
                     shares.append((f"{b} {s} {name}", value / dg[n], True))
@@ -586,6 +635,11 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
     if rows:
         lines += ["| benchmark | size | mapper | achieved | against the ceiling (Pennant: against a CPU run) | |",
                   "|---|---|---|---|---|---|", *rows]
+        if apart:
+            lines += ["", f"{ANOTHER_SESSION} the reference unit was measured in another session than the ceiling it "
+                      "is divided by: " + ", ".join(apart.values()) + "; the share sets a figure of one session "
+                      "against one of another, possibly of another machine of the same card (sessions: the calls "
+                      f"`calls.jsonl` records, else units started {SESSION_GAP_S // 60} minutes or more apart)."]
     else:
         lines.append("No benchmark measured yet.")
     if shares:
@@ -1006,13 +1060,31 @@ def _figure(ratio: float, marks: list[str]) -> str:
     return f"{ratio:.2f}" + "".join(SUPERSCRIPT[m] for m in marks)
 
 
+# A figure over the comparison's first execution of the expert where that execution measured further from the
+# reference unit's expert than the noise: how much it differs from the figure over the reference unit's expert comes
+# from the divisor alone (H100 Stencil `tight`: guided's 1.09 over a first execution 8.1 % low, 1.00 within noise over
+# the reference unit's). Not a letter: those are changes.json's marks.
+OFF_DIVISOR = "‡"
+
+
+def off_divisor(first: float, expert: float | None, noise: float | None) -> float | None:
+    """How far the comparison's first execution of the expert (`first`) measured from the reference unit's expert
+    (first / expert - 1) where that is further than the noise; None where it is not, or either is unknown."""
+    if not expert or noise is None:
+        return None
+    delta = first / expert - 1
+    return delta if abs(delta) > noise else None
+
+
 def _against(figure: float, reference: float | None, noise: float | None, who: str = "",
-             marks: tuple[list[str], list[str]] = ([], []), reference_first: bool = False) -> str:
+             marks: tuple[list[str], list[str]] = ([], []), reference_first: bool = False, off: bool = False) -> str:
     """A summary cell: `figure` over the tables' divisor; where that is the expert's first execution in a
     comparison, `reference` is the same over the reference unit's expert (None where the divisor is that expert):
     beside it where the two differ, marked within noise as the tables mark it; `who` the optimizers it is of;
     `marks` the two figures' change marks; `reference_first`: the reference unit's figure leads (measured in one
-    session, or with no listed change between its executions), the other in brackets, labelled."""
+    session, or with no listed change between its executions), the other in brackets, labelled; `off`: the tables'
+    divisor is further from the reference unit's expert than the noise (`off_divisor`), so a `figure` that leads
+    is marked OFF_DIVISOR."""
     same = reference is None or f"{reference:.2f}" == f"{figure:.2f}" and marks[0] == marks[1]
     judged = figure if reference is None else reference
     mark = "within noise" if noise is not None and abs(judged - 1) <= noise else ""
@@ -1023,7 +1095,7 @@ def _against(figure: float, reference: float | None, noise: float | None, who: s
         head = _figure(reference, marks[1])
     else:
         notes = [who, f"reference unit: {_figure(reference, marks[1])}" + (f", {mark}" if mark else "")]
-        head = _figure(figure, marks[0])
+        head = _figure(figure, marks[0]) + (OFF_DIVISOR if off else "")
     return head + f" ({'; '.join(n for n in notes if n)})"
 
 
@@ -1039,7 +1111,7 @@ def _expert_text(b: str) -> str:
         return ""
 
 
-def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "docs/tuning.md",
+def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None = "docs/tuning.md",
                   history: bool = False) -> list[str]:
     """The page's first table: per benchmark and size, the reference mappers' share of the physical ceiling, Legion's
     default mapper, guided's best and the baselines' best against the expert (the tables' divisor; while it is the
@@ -1048,6 +1120,7 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
     optimizers, _ = usable_optimizers(plan)
     changes = load_changes(results)
     used = set()  # the marks the table shows
+    off_rows: dict[tuple[str, str], tuple[float, float]] = {}  # (b, s): how far the divisor is, the noise
     rows = []
     for b, s in pairs(plan):
         base = units.get(f"base-{b}-{s}", {})
@@ -1092,8 +1165,12 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
             best = Execution(by.get("started", ""), run.get("best_dsl") or "")
             leads = by is not first and (_separated(changes, b, s, best, first_of(run))
                                          and not _separated(changes, b, s, best, in_base[1]))
-            return _against(figure, ref, noise, who, (marked(best, first_of(run)), marked(best, in_base[1])),
-                            reference_first=leads)
+            off = off_divisor(run["reference_first"], expert, noise)
+            cell = _against(figure, ref, noise, who, (marked(best, first_of(run)), marked(best, in_base[1])),
+                            reference_first=leads, off=off is not None)
+            if OFF_DIVISOR in cell:
+                off_rows[(b, s)] = (off, noise)
+            return cell
         if not expert:
             versus = "expert failed"
         elif not default:
@@ -1129,12 +1206,20 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
               + f" ({c['from'][:10]})" for c in changes if c["mark"] in used]
     if not rows:
         return []
+    off_note = [f"{OFF_DIVISOR} over the comparison's first execution of the expert, which measured further from the "
+                "reference unit's expert than the noise ("
+                + "; ".join(f"{b} `{s}`: {delta * 100:+.1f} %, noise {_percent(noise)}"
+                            for (b, s), (delta, noise) in off_rows.items())
+                + "): as much of the figure's difference from the bracketed one, over the reference unit's expert, "
+                "comes from the divisor alone, so it shows no gain or loss that the bracketed one does not; where that "
+                "one is within noise, neither shows a difference from the expert.", ""] if off_rows else []
     return ["## Summary", "", "Per benchmark and size (the columns are explained under the table):", "",
             "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
             "others' best / expert | noise | seeds done | scores |", "|---" * 10 + "|", *rows, "",
             *([("Marks (from `changes.json` in the results folder, against the units' start times"
                 + ("; [Changes during the evaluation](#changes-during-the-evaluation) tells each" if history else "")
                 + "): " + "; ".join(legend) + "."), ""] if legend else []),
+            *off_note,
             "Columns: Legion's default mapper and the expert against the physical ceiling (Stencil: "
             "the copy bandwidth; Circuit: the FP32 peak; the GEMMs: cuBLAS DGEMM; Pennant has no ceiling: against "
             "its CPU run; see [Physical limits](#physical-limits)); Legion's default mapper, guided's best run and the "
@@ -1143,17 +1228,20 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str = "doc
             "and it may be of another session and another runtime), two figures where they differ: over that "
             "execution (\"comparison's first\") and over the reference unit's expert (\"reference unit\", the "
             "figure each table's last column gives). The first figure is the one measured in one session where "
-            "there is one: Legion's default mapper over the expert measured together with it; an optimizer's best "
-            "over the comparison's first where the same unit measured both, else over the reference unit's where "
-            "a listed change (the marks above) came between the best and the comparison's first but not between "
-            "the best and the reference unit, else over the tables' divisor (the comparison's first); the other in "
-            "brackets, labelled. A "
+            "there is one: Legion's default mapper over the expert measured together with it; "
+            + ("an optimizer's best over the comparison's first where the same unit measured both, else over the "
+               "reference unit's where a listed change " + ("(the marks above)" if legend else f"(`{CHANGES}`)")
+               + " came between the best and the comparison's first but not between the best and the reference "
+               "unit, else over the tables' divisor (the comparison's first)" if changes else
+               "an optimizer's best over the comparison's first execution of the expert (the tables' divisor)")
+            + "; the other in brackets, labelled. A "
             "ratio is marked within noise as the tables mark it (the noise column: the threshold, said under each "
             "table; not measured: no ratio of that row is marked either way); \"none ran\": no run found a mapper "
             "that runs; the seeds done per optimizer; and whether the scores are provisional (each a single "
             "execution of the run's best over a single execution of the expert, often of another session) or final "
             "(measured together with the expert). Guided is mapperopt's own rule-based search without a language "
-            f"model ([{os.path.basename(tuning_doc)}]({tuning_doc})), not one of the paper's optimizers.", ""]
+            "model (" + (f"[{os.path.basename(tuning_doc)}]({tuning_doc})" if tuning_doc else
+                         "`docs/tuning.md` in the repository") + "), not one of the paper's optimizers.", ""]
 
 
 def _marked(ratio: float, noise: float | None) -> str:
@@ -1227,9 +1315,13 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
               "failed evaluations | tuning time per run (all calls) | normalised by |", "|---" * 12 + "|"]
     finals = [u for u in work_list(plan) if u.kind == "final" and u.bench == b and u.size == s
               and is_done(u, units.get(u.id))]
+    # the provisional divisors further from the reference unit's expert than the noise: the rows over them are marked
+    offs = {f: off_divisor(f, expert, noise) for f in firsts if off_divisor(f, expert, noise) is not None}
     if expert and default and len(firsts) == 1 and not finals:
         # the divisor of every provisional row below, so that the rows compare with one another
-        lines.append(f"| Legion default mapper | - | 1 | {default / firsts[0]:.2f} | | | | | 1.00 | | | "
+        shift = firsts[0] in offs and f"{default / firsts[0]:.2f}" != f"{default / expert:.2f}"
+        lines.append(f"| Legion default mapper | - | 1 | {default / firsts[0]:.2f}{OFF_DIVISOR if shift else ''} "
+                     "| | | | | 1.00 | | | "
                      f"the expert's first ({_fmt(firsts[0])} {unit}), as every row here; measured together with "
                      f"the expert: {_marked(default / expert, noise)} |")
     elif expert and default:
@@ -1265,6 +1357,9 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
             # the sentence above the tables says what a provisional score is; the cell gives only its figures
             how = (f"provisional, / {divisors} {unit}; best / reference unit's expert: "
                    f"{_marked(top / expert, noise)}")
+            # the best over an off divisor, where it reads otherwise than over the reference unit's expert
+            if any(r["reference_first"] in offs for r in runs) and f"{scores['best']:.2f}" != f"{top / expert:.2f}":
+                stats += OFF_DIVISOR
         versus = _marked(top / default, noise) if default else "n/a: default failed"
         evals = sum(len(r["records"]) for r in runs)
         failed = sum(x["status"] != "ok" for r in runs for x in r["records"])
@@ -1291,6 +1386,13 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
                   "that run's score), not comparable with a mean of more."]
     if expert:
         lines += ["", noise_note(units, results, b, s)]
+    if offs and any(OFF_DIVISOR in line for line in lines if line.startswith("| ")):
+        lines += ["", f"{OFF_DIVISOR} over the expert's first execution in the comparison ("
+                  + "; ".join(f"{_fmt(f)} {unit}, {delta * 100:+.1f} %" for f, delta in offs.items())
+                  + f" against the reference unit's), further than the noise ({_percent(noise)}): that much of the "
+                  "scores over it comes from the divisor alone (every provisional row's, and Legion's default "
+                  "mapper's where its row divides by it); marked where a row's best, or Legion's default mapper's "
+                  "figure, reads otherwise over the reference unit's expert (the last column gives both)."]
     missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and not is_done(u, units.get(u.id))]
     if expert_failed(units, b, s):
         lines += ["", "The expert mapper failed at this size, so nothing can be normalised to it: its tuning units are "
@@ -1312,6 +1414,17 @@ def describe_change(expert: str, best: str) -> list[str]:
     # a hunk's line numbers count normalised lines, which the reader does not see: `@@` alone marks a gap
     return ["@@" if line.startswith("@@") else line for line in difflib.unified_diff(a, b, lineterm="", n=2)
             if not line.startswith(("+++", "---"))]
+
+
+def tuning_doc_link(results: Path, out: Path) -> str | None:
+    """The link to docs/tuning.md from the page at `out`: the repository the results folder is in (reports/<card>-eval
+    of a checkout: its grandparent), else the repository of this script (a results folder copied elsewhere); None
+    where neither has the file (the page then names it without a link)."""
+    for root in (results.resolve().parents[1], Path(__file__).resolve().parents[1]):
+        doc = root / "docs" / "tuning.md"
+        if doc.is_file():
+            return os.path.relpath(doc, out.parent)
+    return None
 
 
 def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, shown: Path | None = None) -> str:
@@ -1350,11 +1463,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "`units/<unit id>.json`; "
              "the expert mapper is the hand-written DSL mapper each benchmark ships with (the file that `expert:` "
              "names in configs/<benchmark>.yaml).", ""]
-    # the summary table right after this short intro, what explains its figures under it; the link to the
-    # repository's docs/, the results folder's grandparent's (reports/<card>-eval), from where the page is
-    lines += summary_table(units, plan, results,
-                           os.path.relpath(results.resolve().parents[1] / "docs" / "tuning.md", out.parent),
-                           bool(notes.get("history")))
+    # the summary table right after this short intro, what explains its figures under it
+    lines += summary_table(units, plan, results, tuning_doc_link(results, out), bool(notes.get("history")))
     lines += [f"Reference units (plan.json `base_rounds`: {plan['base_rounds']}): {_rounds(plan['base_rounds'])}"
              + ("; a single execution has no spread (units of earlier versions of this script store `\"spread\": 0.0` "
                 "for it, which measures nothing; later ones null and `no_spread`). " if plan["base_rounds"] == 1 else
@@ -1488,6 +1598,11 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               f"`{shown.name}.tar.gz` (`tar -xzf {shown.name}.tar.gz -C {shown.parent}`), write this page with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
               f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
+    if any(u.kind in ("tune", "final") for u in todo if u not in done):  # the section is on the page
+        lines += ["[Device time of what is left](#device-time-of-what-is-left) also reads the other cards' results "
+                  f"folders beside the one `--results` names (those with a plan.json in `{shown.parent}`, e.g. "
+                  "reports/h200-eval beside reports/h100-eval): an iteration not measured on this card yet is estimated from what it "
+                  "cost there, so a page written from a copy of the folder without them estimates otherwise.", ""]
     if notes.get("log"):
         lines += [notes["log"], ""]
     lines += _calls_section(results)
@@ -1661,6 +1776,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sources", type=Path, default=Path("benchmarks/gpu"), help="copybw.cu and dgemm.cu")
     parser.add_argument("--only", help="run only the units whose id matches this regular expression")
     parser.add_argument("--retry-failed", action="store_true")
+    parser.add_argument("--check", action="store_true", help="run: only check that this machine can run the plan "
+                        "(a GPU where it measures on one, the folder's card, a model endpoint where it needs one); "
+                        "exit 2 with the reason where not; nothing is run or written")
     args = parser.parse_args(argv)
     results = args.results.resolve()
     split = (lambda v: v.split(",") if v else None)
@@ -1679,6 +1797,15 @@ def main(argv: list[str] | None = None) -> int:
                   "give --optimizers without it", file=sys.stderr)
             return 2
         recorded, card = measured_on(plan, load_units(results)), this_gpu()
+        if card is None and plan["gpus"] != 0:  # every unit would fail (and be recorded so) on this machine
+            print(f"error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU), and the "
+                  f"plan of {args.results} measures on one: nothing was run and no unit was recorded",
+                  file=sys.stderr)
+            page = args.results if stored.exists() else "<a folder measured on a GPU, e.g. reports/h100-eval>"
+            print("hint: run it on a machine with an NVIDIA GPU and its driver (`mapperopt doctor` checks this "
+                  f"machine); to write the page from results measured already: python3 benchmarks/gpu/evaluate.py "
+                  f"report --results {page}", file=sys.stderr)
+            return 2
         if recorded and card != recorded:
             print(f"error: {args.results} holds units measured on {recorded}; this machine's GPU is "
                   f"{card or 'none'}: the timings of two cards are not mixed, nothing was run", file=sys.stderr)
@@ -1686,6 +1813,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"hint: give this card's evaluation its own folder: --results "
                       f"{args.results.parent / (card_label(card).lower() + '-eval')}", file=sys.stderr)
             return 2
+        if args.check:  # what `run` would refuse, said before anything is built (benchmarks/gpu/evaluate.sh)
+            return 0
         plan["gpu"] = recorded or card
         run(plan, results, args.sources.resolve(), args.stop_after, args.retry_failed, args.only)
     elif not stored.exists():

@@ -25,13 +25,18 @@
 #    the executions' own folders (the unit files, the plan, the calls, the comparisons' journals and stored outcomes:
 #    what the next call resumes from), to unpack where the results folder is missing or older (`tar -xzf
 #    h200-eval.tar.gz -C reports`) and commit; and runs.tar.gz, every execution's files (logs; not committed).
+# Refuses up front, exit status 2, where evaluate.py run would (`evaluate.py run --check`): no NVIDIA GPU (no
+# driver or no nvidia-smi), a results folder measured on another card, a plan that needs a model endpoint not set.
 # Exits with evaluate.py's status.
 set -uo pipefail
 out=${OUT:-gpu-out}
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 card=$(echo "$gpu" | grep -o -E '\b[A-Z][0-9]{2,4}\b' | head -n 1 | tr '[:upper:]' '[:lower:]')
 results=${RESULTS:-reports/${card:-gpu}-eval}
+# before building anything: what `run` refuses (no GPU, a folder of another card, a model endpoint it needs), said
+# with how to go on; nothing is built, run, recorded or packed
+python3 benchmarks/gpu/evaluate.py run --results "$results" --check ${EVAL_ARGS:-} || exit $?
 logs=$(mktemp -d)
 since="$logs/since"  # the unit files newer than it are this call's
 touch "$since"

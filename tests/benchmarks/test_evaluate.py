@@ -3,6 +3,9 @@
 still missing."""
 
 import json
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -280,7 +283,7 @@ def test_units_of_two_cards_are_never_mixed_in_one_folder(tmp_path, monkeypatch,
     assert {p: p.read_bytes() for p in results.rglob("*") if p.is_file()} == before  # nothing written
     monkeypatch.setattr(evaluate, "this_gpu", lambda: None)  # no GPU at all
     assert evaluate.main(["run", "--results", str(results), "--stop-after", "0"]) == 2
-    assert "this machine's GPU is none" in capsys.readouterr().err
+    assert "no NVIDIA GPU on this machine" in capsys.readouterr().err
 
     # the same card resumes, and the folder keeps its name from then on
     monkeypatch.setattr(evaluate, "this_gpu", lambda: "NVIDIA H200")
@@ -481,7 +484,7 @@ def test_the_time_left_uses_another_cards_measured_iterations(tmp_path):
     """An optimizer kind with no iteration measured on this card costs what it cost, in executions, on another
     card's folder beside it (its random points time out), not one execution an iteration."""
     measured = tmp_path / "h200-eval"
-    _reference_folder(measured, 1, expert=[100.0], default=[90.0], gpu="NVIDIA H200")
+    _reference_folder(measured, 1, expert=[100.0], default=[90.0], gpu="NVIDIA H200", gpus=None)
     # 600 s an iteration: 6 executions of 100 s (the reference unit's 200 s over its two)
     _tuned(measured, 0, best=101.0, first=96.0, wall_s_tuning=6000.0)
     _tuned(measured, 1, best=101.0, first=96.0, wall_s_tuning=6000.0)
@@ -635,9 +638,22 @@ def test_the_summary_links_the_tuning_doc_from_where_the_page_is(tmp_path, monke
     _tuned_as(results, "guided", 0, best=110.0, first=100.0, walls=[30.0] * 10)
     for folder in ("elsewhere", "pages"):
         (tmp_path / folder).mkdir()
+    (tmp_path / "repo" / "docs").mkdir()
+    (tmp_path / "repo" / "docs" / "tuning.md").write_text("tuning\n")
     monkeypatch.chdir(tmp_path / "elsewhere")
     text = write_report(results, tmp_path / "pages" / "page.md", notes={})
     assert "([tuning.md](../repo/docs/tuning.md))" in text, text
+    # a results folder copied out of a repository: the link went to its grandparent's docs/ (a folder that does not
+    # exist); it goes to this script's repository's docs/tuning.md, from where the page is
+    copy = tmp_path / "copy" / "eval"
+    shutil.copytree(results, copy)
+    text = write_report(copy, tmp_path / "pages" / "copy.md", notes={})
+    link = re.search(r"\(\[tuning\.md\]\(([^)]+)\)\)", text)[1]
+    assert (tmp_path / "pages" / link).resolve() == Path(evaluate.__file__).resolve().parents[1] / "docs" / "tuning.md"
+    # where neither has it, the page names the file without a link
+    monkeypatch.setattr(evaluate, "__file__", str(tmp_path / "nowhere" / "benchmarks" / "evaluate.py"))
+    text = write_report(copy, tmp_path / "pages" / "copy.md", notes={})
+    assert "(`docs/tuning.md` in the repository)" in text and "](../" not in text.split("## Physical")[0], text
 
 
 def test_ratios_say_where_noise_was_not_measured_and_what_the_threshold_is(tmp_path):
@@ -812,3 +828,160 @@ def test_the_limits_table_gives_each_benchmark_its_own_unit(tmp_path):
     assert "(`-npieces 12`), 1.000e+06 zones/s over 1.00 s timed" in limits, limits
     assert "| circuit | ci | expert | 3.000e+06 GFLOP/s | 5.0% of FP32 peak 60,000,000 GFLOP/s | |" in limits, limits
     assert "zone-cycles/s" not in limits, limits
+
+
+def test_run_refuses_up_front_on_a_machine_without_a_gpu(tmp_path, monkeypatch, capsys):
+    """On a machine without an NVIDIA driver, `run` recorded each GPU unit as failed (14 on a new folder: a later GPU
+    run skipped them without --retry-failed) and exited 0. A plan that measures on a GPU is refused before anything
+    is written, saying what is missing and how to go on; a GPU-free plan (--gpus 0) still runs."""
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: None)
+    fresh = tmp_path / "my-eval"
+    assert evaluate.main(["run", "--results", str(fresh), "--benchmarks", "stencil", "--sizes", "ci"]) == 2
+    err = capsys.readouterr().err
+    assert "error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU)" in err, err
+    assert "nothing was run and no unit was recorded" in err, err
+    assert "hint: run it on a machine with an NVIDIA GPU and its driver" in err, err
+    assert "python3 benchmarks/gpu/evaluate.py report --results" in err, err
+    assert not fresh.exists()
+    # a folder measured already: its own page can be written from what is there
+    measured = tmp_path / "h200-eval"
+    _reference_folder(measured, 1, expert=[100.0], default=[90.0], gpu="NVIDIA H200", gpus=None)
+    before = {p: p.read_bytes() for p in measured.rglob("*") if p.is_file()}
+    assert evaluate.main(["run", "--results", str(measured)]) == 2
+    err = capsys.readouterr().err
+    assert f"python3 benchmarks/gpu/evaluate.py report --results {measured}" in err, err
+    assert {p: p.read_bytes() for p in measured.rglob("*") if p.is_file()} == before
+    # --check says the same and runs nothing; where nothing is refused it exits 0 and writes nothing
+    assert evaluate.main(["run", "--results", str(measured), "--check"]) == 2
+    assert "no NVIDIA GPU on this machine" in capsys.readouterr().err
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: "NVIDIA H200")
+    assert evaluate.main(["run", "--results", str(measured), "--check"]) == 0
+    assert {p: p.read_bytes() for p in measured.rglob("*") if p.is_file()} == before
+    monkeypatch.setattr(evaluate, "this_gpu", lambda: None)
+    cpu = tmp_path / "cpu-eval"
+    assert evaluate.main(["run", "--results", str(cpu), "--benchmarks", "stencil", "--sizes", "ci", "--gpus", "0",
+                          "--stop-after", "0"]) == 0
+    assert (cpu / "plan.json").exists()
+
+
+def _off_divisor_folder(results: Path, first: float) -> None:
+    """Stencil `ci`: a reference unit of 3 rounds (expert 99-101, Legion's default mapper 90-92: noise 2.2 %),
+    guided's one run whose best (100.4) was measured by the unit that measured the comparison's first execution of the expert (`first`)."""
+    _reference_folder(results, 3, expert=[99.0, 100.0, 101.0], default=[90.0, 91.0, 92.0])
+    _tuned_as(results, "guided", 0, best=100.4, first=first, walls=[30.0] * 10)
+
+
+def test_a_headline_over_an_off_divisor_is_marked_not_read_as_a_gain(tmp_path):
+    """The H100 summary led Stencil `tight` with guided's 1.09, over the comparison's first execution of the expert,
+    which measured 8.1 % below the reference unit's (noise 1.6 %): over the reference unit's expert it is 1.00,
+    within noise. A figure over a divisor further from the reference unit's expert than the noise is marked, the
+    summary and the tuning table alike, and the mark is explained under each."""
+    results = tmp_path / "eval"
+    _off_divisor_folder(results, first=92.0)  # 8.0 % below the reference unit's expert (100)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    summary = text[text.index("## Summary"):text.index("## Physical limits")]
+    assert "| 1.09‡ (reference unit: 1.00, within noise) |" in summary, summary
+    below = summary[summary.index("| provisional |"):]
+    assert ("‡ over the comparison's first execution of the expert, which measured further from the reference "
+            "unit's expert than the noise (stencil `ci`: -8.0 %, noise 2.2 %)") in below, below
+    assert "neither shows a difference from the expert" in below, below
+    table = text[text.index("### stencil, size `ci`"):text.index("## Best mapper found")]
+    assert "| guided | 10 | 1 of 2 | 1.09 | n/a | n/a | n/a | 1.09‡ |" in table, table
+    assert "| Legion default mapper | - | 1 | 0.99‡ |" in table, table
+    assert ("‡ over the expert's first execution in the comparison (92 GFLOP/s, -8.0 % against the reference "
+            "unit's), further than the noise (2.2 %): that much of the scores over it comes from the divisor "
+            "alone") in table, table
+    assert "‡" not in "".join(summary.splitlines()[:5]) and text.count("‡ over") == 2
+
+    # a divisor within the noise of the reference unit's expert: nothing marked
+    close = tmp_path / "close"
+    _off_divisor_folder(close, first=99.5)
+    text = write_report(close, tmp_path / "close.md", notes={})
+    assert "‡" not in text, text
+
+
+def test_the_limits_table_marks_a_reference_of_another_session_than_its_ceiling(tmp_path):
+    """The H200's COSMA, Johnson, Solomonik, Circuit and Pennant reference units were measured again on 2026-12-03,
+    its ceilings on 2026-12-02, and the table said "Ceilings measured 2026-12-02" with no row flagged: a row whose
+    reference unit was measured in another session (another call; without a record of the calls, 30 minutes or more
+    apart) than the ceiling it is divided by is marked, and the mark explained under the table."""
+    results = tmp_path / "eval"
+    plan = default_plan(benchmarks=["circuit", "cannon", "pennant"], sizes=["ci", "gpu"], optimizers=["random"],
+                        iters=1, seeds=1, long_iters=0)
+    results.mkdir()
+    (results / "plan.json").write_text(json.dumps(plan))
+
+    def base(bench: str, size: str, started: str) -> None:
+        one = {"values": [50.0], "value": 50.0, "low": 50.0, "high": 50.0, "spread": 0.0}
+        _saved(results, f"base-{bench}-{size}", kind="base", rounds=1, wall_s=10.0, started=started, mappers={
+            name: {"estimate": one, "reason": None, "unit": "GFLOPS", "printed": {}} for name in ("default", "expert")})
+    _saved(results, "limit-copybw", kind="limit", gpu="NVIDIA H200", copy_gbs=400.0, fp32_peak_gflops=100.0,
+           fp32_peak_source="a test's", started="2026-12-02T03:30:00Z")
+    _saved(results, "limit-dgemm", kind="limit", dgemm_gflops={"4096": 60.0}, started="2026-12-02T03:30:05Z")
+    _saved(results, "cpu-pennant-gpu", kind="cpu", bench="pennant", size="gpu", cpus=12, args=["-npieces", "12"],
+           throughput=10.0, throughput_unit="GFLOPS", time_s=1.0, started="2026-12-02T03:35:00Z")
+    base("circuit", "ci", "2026-12-03T10:22:00Z")  # another day
+    base("cannon", "gpu", "2026-12-02T03:31:00Z")  # the same session as the ceilings
+    base("pennant", "gpu", "2026-12-02T06:40:00Z")  # the same day, three hours later
+    text = write_report(results, tmp_path / "report.md", notes={})
+    limits = text[text.index("## Physical limits"):text.index("## Tuning")]
+    rows = {line.split(" | ")[0] + line.split(" | ")[2]: line for line in limits.splitlines()
+            if line.startswith("| ") and " | expert | " in line}
+    assert rows["| circuitexpert"].endswith("50.0% of FP32 peak 100 GFLOP/s § | |"), rows
+    assert "§" not in rows["| cannonexpert"], rows
+    assert "5.0x a 12-CPU run (10 GFLOP/s) §" in rows["| pennantexpert"], rows
+    assert ("§ the reference unit was measured in another session than the ceiling it is divided by: circuit `ci` "
+            "(2026-12-03 10:22 UTC; FP32 peak 2026-12-02 03:30 UTC), pennant `gpu` (2026-12-02 06:40 UTC; CPU run "
+            "2026-12-02 03:35 UTC)") in limits, limits
+    # where the calls are recorded, they tell the sessions apart: two calls a few minutes apart are two sessions
+    (results / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in (
+        {"start": "2026-12-02T03:29:00Z", "end": "2026-12-02T03:30:30Z"},
+        {"start": "2026-12-02T03:30:40Z", "end": "2026-12-02T03:39:00Z"})))
+    # (the report's own table of calls needs their other fields; the sessions need their times only)
+    assert evaluate._same_session("2026-12-02T03:30:00Z", "2026-12-02T03:31:00Z",
+                                  evaluate._call_windows(results)) is False
+    assert evaluate._same_session("2026-12-02T03:31:00Z", "2026-12-02T03:35:00Z",
+                                  evaluate._call_windows(results)) is True
+
+
+def test_the_rule_for_the_first_figure_names_the_marks_only_where_the_page_has_them(tmp_path):
+    """The H100 page said "a listed change (the marks above)" with no marks and no changes.json."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    _tuned_as(results, "guided", 0, best=101.0, first=96.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "listed change" not in text and "the marks above" not in text, text
+    assert "an optimizer's best over the comparison's first execution of the expert" in text, text
+    _started(results, "tune-stencil-ci-guided-i10-s0", "2026-12-02T09:00:00Z")
+    (results / "changes.json").write_text(json.dumps([
+        {"mark": "a", "from": "2026-12-02T06:00:00Z", "benchmarks": ["stencil"], "dsl": True, "what": "FIX-TEXT"}]))
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "a listed change (the marks above) came between" in text, text
+
+
+def test_the_page_says_what_beside_the_results_folder_it_reads(tmp_path):
+    """The table of the device time left reads the other cards' results folders beside --results; the page's
+    reproduction steps did not say so (a copy written without them gives other estimates)."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[90.0])
+    _tuned_as(results, "guided", 0, best=110.0, first=100.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    how = text[text.index("## How it was run"):]
+    assert ("[Device time of what is left](#device-time-of-what-is-left) also reads the other cards' results "
+            "folders beside the one `--results` names") in how, how
+
+
+def test_lock_files_are_not_committed_and_stay_ignored():
+    """302 empty `.evaluating/<key>.lock` files (filelock's, recreated when a program is evaluated) were committed
+    with the results folders: noise in every diff. They are ignored, and nothing else of a results folder is."""
+    root = Path(__file__).resolve().parents[2]
+    tracked = subprocess.run(["git", "ls-files", "reports"], cwd=root, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert not [p for p in tracked if "/.evaluating/" in p]
+    probe = ["reports/h100-eval/work/stencil/compare-0123456789/.evaluating/0f4bc0b9302a015c.lock",
+             "reports/h100-eval/work/stencil/compare-0123456789/evaluations/0f4bc0b9302a015c.json",
+             "reports/h100-eval/work/stencil/compare-0123456789/guided-1/state.jsonl",
+             "reports/h100-eval/units/limit-copybw.json", "gpu-out/h100-eval.tar.gz"]
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *probe], cwd=root, capture_output=True,
+                             text=True).stdout.split()
+    assert ignored == [probe[0], probe[4]], ignored

@@ -35,6 +35,8 @@ def test_a_committed_folder_resumes_and_reports_the_same_with_or_without_an_endp
     committed = page.read_text()
     for each in COMMITTED:  # the time left on one card is estimated from the other's too
         shutil.copytree(each, tmp_path / each)
+    (tmp_path / "docs").mkdir()  # the repository's docs/ the summary links to, beside reports/
+    shutil.copy("docs/tuning.md", tmp_path / "docs" / "tuning.md")
     results = tmp_path / folder
     monkeypatch.chdir(tmp_path)
     seen = {}
@@ -227,3 +229,32 @@ def test_the_hand_written_notes_come_in_readable_paragraphs(folder):
     notes = json.loads((Path(folder) / "notes.json").read_text())
     long = {key: len(line) for key, text in notes.items() for line in text.split("\n") if len(line) > 1600}
     assert not long, long
+
+
+def test_evaluate_sh_refuses_up_front_without_a_gpu(tmp_path):
+    """On a machine without an NVIDIA driver evaluate.sh printed `nvidia-smi: command not found`, built every
+    benchmark, recorded 14 units as failed (a later GPU run skipped them) and exited 0, leaving `gpu-out/` behind. It
+    stops before building, says what is missing and how to go on, records nothing and exits non-zero."""
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    # nvidia-smi as it answers where the driver is missing
+    _stub(stubs, "nvidia-smi", 'echo "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA '
+                               'driver." >&2; exit 9\n')
+    built = tmp_path / "built"
+    _stub(stubs, "mapperopt", f'touch "{built}"\n')
+    results = tmp_path / "reports" / "my-eval"
+    results.mkdir(parents=True)
+    (results / "plan.json").write_text(json.dumps(default_plan(benchmarks=["stencil"], sizes=["gpu"])))
+    env = {**os.environ, "PATH": f"{stubs}:{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "RESULTS": str(results), "OUT": str(tmp_path / "out")}
+    for name in ENDPOINT:
+        env.pop(name, None)
+    done = subprocess.run(["bash", "benchmarks/gpu/evaluate.sh"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU)" in done.stderr, \
+        done.stderr
+    assert f"python3 benchmarks/gpu/evaluate.py report --results {results}" in done.stderr, done.stderr
+    assert "command not found" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not built.exists() and not (tmp_path / "out").exists()
+    assert sorted(p.name for p in results.iterdir()) == ["plan.json"]  # no unit, no call recorded
