@@ -18,8 +18,8 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, load_config,
                                       require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
-from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, mapper_notes, output_checked,
-                                          relative_paths_note)
+from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, mapper_notes,
+                                          memory_fallbacks, output_checked, relative_paths_note, unchecked_failure)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import (FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json,
@@ -40,7 +40,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     from rich.markup import escape
     from rich.table import Table
 
-    from mapperopt.autoguide.explain import DSL_STAGES, task_profile
+    from mapperopt.autoguide.explain import DSL_STAGES, _traces, task_profile
 
     console = Console(highlight=False)
     s = result.settings
@@ -117,11 +117,22 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     if traces:  # --trace: one file per execution
         table.add_row("trace", escape(str(traces[0]) if len(traces) == 1 else
                                       f"{traces[0]} ... {traces[-1].name} (one per execution)"))
-        if "-lg:no_physical_tracing" not in s.get("command", ""):  # replays map nothing, so trace nothing
+        # Replays map nothing, so trace nothing: said unless the program never calls begin_trace (its symbols;
+        # a wrapper script's program cannot be told) or the run turned replays off.
+        command = shlex.split(s.get("command", ""))
+        if "-lg:no_physical_tracing" not in command and _traces(command) is not False:
             table.add_row("", "the iterations Legion replays from a loop the program traces (begin_trace/end_trace) "
                               "ask no mapper and have no lines: they run as the recorded ones were mapped "
                               "(-- -lg:no_physical_tracing maps and traces every one)")
     console.print(table)
+    if result.ok and (failure := unchecked_failure(result)):  # "ok", but the program's own output says otherwise
+        line, where = failure
+        how = (f"`verify: {{pattern: REGEX}}` in {s['app_file']} (or `command:`, a check of your own)"
+               if s.get("app_file") else "`--verify-pattern REGEX` (or a check of your own, `--verify-cmd CMD`)")
+        text = (f"nothing checks the output but the exit status, and the program printed {line!r} ({where} in the "
+                f"run folder); to fail a run whose output says so, give a pattern that only a correct output "
+                f"matches: {how}")
+        console.print(f"[yellow]Output not checked:[/] {escape(text)}")
     if s.get("no_legion_task"):  # its discovery found no Legion task: no mapper maps it, whatever --mapper says
         # unwrapped (soft_wrap): a path longer than the terminal stays whole
         console.print(f"[yellow]Warning:[/] {escape(s['no_legion_task'])}; no mapper takes part in such a run, and "
@@ -141,7 +152,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
-    for note in mapper_notes(result):  # else only in the run folder's stderr-N.txt
+    for note in [*mapper_notes(result), *memory_fallbacks(result)]:  # else only in the run folder's stderr-N.txt
         console.print(note, markup=False, soft_wrap=True)
     if s.get("profile_failed"):
         console.print(f"[yellow]No task profile:[/] the profiling execution failed: {escape(s['profile_failed'])}.")

@@ -784,6 +784,32 @@ def _looks_failed(line: str) -> bool:
     return bool(_LOOKS_FAILED.search(line)) and not _NONE_FAILED.search(line) or bool(_ERROR_MESSAGE.search(line))
 
 
+# A line that shouts a failure (`spmv: err 6.5e-01: FAIL`, `ERROR: diverged`, `check: WRONG`), in capitals, as a
+# program's own check prints it; not one that says none failed (`FAILED: 0`, `0 ERRORS`).
+_SHOUTED = r"(FAIL(?:ED|S|URE|URES)?|ERRORS?|WRONG)"
+_SHOUTED_FAILURE = re.compile(rf"\b{_SHOUTED}\b")
+_NONE_SHOUTED = re.compile(rf"(?i)\b(no|0|zero)\s+{_SHOUTED}\b|\b{_SHOUTED}\s*[:=]?\s*0(?:\.0*)?(?![.\w])")
+
+
+def unchecked_failure(result) -> tuple[str, str] | None:
+    """For a run of a user's program that nothing but the exit status checked (`output_checked`), the last line of
+    its executions' standard output that shouts a failure (FAIL, FAILED, ERROR, WRONG, in capitals) and the file it is
+    in (relative to the run folder); None where there is none, or the output was checked."""
+    if not result.run_dir or not (result.settings or {}).get("metric") or output_checked(result):
+        return None
+    found = None
+    for attempt in result.attempts:
+        try:
+            text = (Path(result.run_dir) / attempt.stdout).read_text(errors="replace") if attempt.stdout else ""
+        except OSError:
+            continue
+        shouted = [line.strip() for line in text.splitlines()
+                   if _SHOUTED_FAILURE.search(line) and not _NONE_SHOUTED.search(line)]
+        if shouted:
+            found = (shouted[-1][:120], attempt.stdout)
+    return found
+
+
 def _spacing(regex: str) -> str:
     """What the whitespace of `regex` is where a text that folds runs of whitespace into one space (a wrapped
     explanation) hides it: " (2 spaces after 'CHECK')", a tab, a space at its end; "" for single spaces between
@@ -944,6 +970,48 @@ def mapper_notes(result) -> list[str]:
             near = None
         out.append(note + (f"; {meant(near)}" if near else ""))
     return out
+
+
+_SKIPPED = re.compile(r"^\[mapperopt\] note R452: requirement (\d+)(?: \(([^,)]*)[^)]*\))? of task '(.*)': (\w+) "
+                      r"skipped \((.*)\), using (\w+)$", re.MULTILINE)
+_BYTES = re.compile(r"^allocation of \d+ bytes failed")
+MAX_FALLBACK_KINDS, MAX_FALLBACK_NAMES = 3, 4  # the lines, and the requirements named in each, of `memory_fallbacks`
+
+
+def memory_fallbacks(result) -> list[str]:
+    """The DSL mapper's notes R452 (a memory of a requirement's list skipped, a later one used) of every execution of
+    the run, summed up in a few lines: how many requirements, then one line for each skipped kind, its reason and the
+    kind used instead, naming the first requirements. Empty where no execution noted one, or without a run folder."""
+    if not result.run_dir:
+        return []
+    seen: dict[tuple, dict[tuple[str, int], str]] = {}  # (skipped, reason, used) -> {(task, index): region}
+    files = []
+    for attempt in result.attempts:
+        try:
+            text = (Path(result.run_dir) / attempt.stderr).read_text(errors="replace") if attempt.stderr else ""
+        except OSError:
+            continue
+        notes = _SKIPPED.findall(text)
+        if notes:
+            files.append(Path(attempt.stderr).name)
+        for index, region, task, skipped, reason, used in notes:
+            key = (skipped, _BYTES.sub("allocation failed", reason), used)
+            seen.setdefault(key, {}).setdefault((task, int(index)), region)
+    if not seen:
+        return []
+    count = len({req for reqs in seen.values() for req in reqs})
+    where = (f"the run folder's {files[0]} has each note" if len(files) == 1
+             else f"the run folder's {files[0]} ... {files[-1]} have each note")
+    lines = [f"note R452: for {count} requirement{'s' if count > 1 else ''} the mapper's first memory was skipped and "
+             f"a later one of its list used; {where}:"]
+    for (skipped, reason, used), reqs in list(seen.items())[:MAX_FALLBACK_KINDS]:
+        named = [f"{task} requirement {index}" + (f" ({region})" if region else "")
+                 for (task, index), region in list(reqs.items())[:MAX_FALLBACK_NAMES]]
+        more = f", and {len(reqs) - len(named)} more" if len(reqs) > len(named) else ""
+        lines.append(f"  {skipped} -> {used} ({reason}): {', '.join(named)}{more}")
+    if len(seen) > MAX_FALLBACK_KINDS:
+        lines.append(f"  and {len(seen) - MAX_FALLBACK_KINDS} more kinds skipped")
+    return lines
 
 
 _UNMAPPED = re.compile(r"no task named '(.*?)' was mapped")

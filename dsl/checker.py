@@ -1937,6 +1937,54 @@ class _Checker:
             self.add("E222", err.detail + more, stmt.loc, hints,
                      (f"static evaluation on this machine ({self.machine.counts()}); at run time: R403 when the task "
                       "is mapped",))
+        self._virtual_for_leaves(ev, set(failing))
+
+    def _virtual_for_leaves(self, ev: Evaluator, reported: set[int]):
+        """W329 for a Region statement whose list has VIRTUAL and that selects requirements of leaf tasks only (none
+        of a task that can map virtually), where the effective list has a memory the task can use (else E222, whose
+        statements are `reported`): a leaf task needs a physical instance, so the run skips VIRTUAL (note R452) and
+        uses another memory of the list. Reported once per statement, naming the first requirement and the memory
+        used."""
+        leaves: dict[int, tuple[A.RegionStmt, list[tuple[str, int, tuple[str, ...], str, bool]]]] = {}
+        virtual_ok: set[int] = set()  # statements that select a requirement of a task that is not a leaf
+        for info in self.app.tasks:
+            try:
+                kind = ev.task_kind(info.name)
+            except DslRuntimeError:
+                continue  # reported as E209
+            for req in info.regions:
+                stmts = [st for st in ev.region_statements(info.name, req.index, kind)
+                         if any(m.name == "VIRTUAL" for m in st.memories)]
+                if not stmts:
+                    continue
+                if info.inner or not info.leaf:
+                    virtual_ok.update(id(st) for st in stmts)
+                    continue
+                try:
+                    used = ev.memory(info.name, req.index, Proc(kind, 0, 0))
+                except DslRuntimeError:
+                    continue  # E222
+                listed = ev.memories(info.name, req.index, kind)
+                after = listed.index(used) > listed.index("VIRTUAL")
+                leaves.setdefault(id(stmts[0]), (stmts[0], []))[1].append(
+                    (info.name, req.index, req.names, used, after))
+        for key, (stmt, where) in leaves.items():
+            if key in reported or key in virtual_ok:
+                continue
+            task, index, names, used, after = where[0]
+            what = f"requirement {index}{' (' + ', '.join(names) + ')' if names else ''} of task '{task}'"
+            then = (f"the run skips VIRTUAL (note R452) and uses {used}, the next memory of the list" if after else
+                    f"the run uses {used}, listed before VIRTUAL")
+            more = (f" (and {len(where) - 1} more requirement(s) of leaf tasks: "
+                    f"{', '.join(f'{t!r} {i}' for t, i, *_ in where[1:4])}{', ...' if len(where) > 4 else ''})"
+                    if len(where) > 1 else "")
+            kept = [m for m in stmt.memories if m.name != "VIRTUAL"] or [A.Kind(used)]
+            fixed = dataclasses.replace(stmt, memories=tuple(kept))
+            self.add("W329", f"a leaf task cannot use a virtual instance: VIRTUAL in this statement cannot map {what}; "
+                             f"{then}{more}", stmt.loc,
+                     (f"write the memory the task should use instead of VIRTUAL, e.g. `{format_statement(fixed)}`, or "
+                      "remove the statement; VIRTUAL suits a statement that selects inner tasks (their regions are "
+                      "mapped without an instance)",))
 
     def _required_layouts(self, ev: Evaluator):
         """E223 when requirements whose variants need one dimension order (the description's `layout`, e.g. a BLAS

@@ -898,6 +898,36 @@ def test_e222_a_memory_the_task_cannot_use(circuit, m14):
     assert not [x for x in diags("Task * CPU;\nRegion * * CPU VIRTUAL;", circuit) if x.is_error]  # needs a machine
 
 
+def test_w329_virtual_for_leaf_tasks_only(circuit):
+    """VIRTUAL as one entry of a leaf task's memory list (here with a later statement's SYSMEM) passed silently; the
+    run skips it (note R452) and uses SYSMEM. Not for a statement that also selects a task that can map virtually, nor
+    where the list has nothing else (E222)."""
+    cpu = parse_machine_spec("1x0x1")
+    d = only("Task * CPU;\nRegion calculate_new_currents 3 CPU VIRTUAL;\nRegion * * CPU SYSMEM;", "W329", circuit, cpu)
+    assert at(d) == (2, 1) and not d.is_error
+    assert d.message.startswith("a leaf task cannot use a virtual instance: VIRTUAL in this statement cannot map "
+                                "requirement 3 (rp_wires"), d.message
+    assert d.message.endswith("of task 'calculate_new_currents'; the run skips VIRTUAL (note R452) and uses SYSMEM, "
+                              "the next memory of the list"), d.message
+    [hint] = d.hints
+    assert "`Region calculate_new_currents 3 CPU SYSMEM;`" in hint
+    assert diags("Task * CPU;\n" + hint.split("`")[1] + "\nRegion * * CPU SYSMEM;", circuit, cpu) == []
+    d = only("Task * CPU;\nRegion * * CPU SYSMEM;\nRegion * * * VIRTUAL;", "W329", circuit, cpu)
+    assert "the run uses SYSMEM, listed before VIRTUAL" in d.message, d.message
+    assert "more requirement(s) of leaf tasks" in d.message, d.message
+    assert "`Region * * * SYSMEM;`" in d.hints[0]
+    assert "W329" not in [x.code for x in diags("Task * CPU;\nRegion * * CPU VIRTUAL;", circuit, cpu)]  # E222
+    # A statement that also selects an inner task (mapped virtually) or a non-leaf one: VIRTUAL has a use there.
+    tree = AppDescription.from_json({"schema": "mapperopt.app/1", "app": "tree", "discovered": True, "region_tree": [],
+                                     "tasks": [
+        {"name": "fill", "variants": ["CPU"], "launch": "single", "inner": True, "leaf": False,
+         "regions": [{"index": 0, "names": ["data"], "privilege": "read_write", "fields": ["V"]}]},
+        {"name": "leaf", "variants": ["CPU"], "launch": "single",
+         "regions": [{"index": 0, "names": ["pieces", "data"], "privilege": "write_discard", "fields": ["V"]}]}]})
+    assert "W329" not in [x.code for x in diags("Region * data CPU VIRTUAL;\nRegion * * CPU SYSMEM;", tree, cpu)]
+    assert "W329" in [x.code for x in diags("Region leaf data CPU VIRTUAL;\nRegion * * CPU SYSMEM;", tree, cpu)]
+
+
 def test_e221_suggests_a_memory_of_the_statements_processor_kind(circuit):
     """A GPU statement whose only kind is absent (no zero-copy memory) is offered the GPU's framebuffer, not the
     system memory; a CPU statement SYSMEM."""

@@ -1,0 +1,80 @@
+"""What `mapperopt run` says after its table about a run that went "ok" but not as the user may believe: memories of
+the mapper's lists that the run skipped (the mapper's notes R452, tests/app/graph.cc with RDMEM too small for its
+regions), an output that nothing checks although it prints a failure (a wrapper script around tests/app/timed.cc),
+and the note on traced-loop replays only for a program that may trace a loop."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mapperopt.cli import main
+
+_R452 = re.compile(r"^\[mapperopt\] note R452: requirement (\d+) (?:\(.*?\) )?of task '(.*)': (\w+) skipped",
+                   re.MULTILINE)
+
+
+def _run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["run", *args])
+    out = capsys.readouterr()
+    return code, " ".join(out.out.split()), " ".join(out.err.split())
+
+
+def test_run_summarizes_the_memories_the_mapper_skipped(graph_exe, tmp_path, capsys, monkeypatch):
+    """RDMEM first in the list, sized 1 MiB, is too small for graph's regions of 1.2 MB: the run used SYSMEM for
+    them (R452 in its stderr file) and `run` said only "ok". A leaf task's VIRTUAL is skipped the same way (and
+    `check`, run first, warns of it: W329)."""
+    monkeypatch.chdir(tmp_path)
+    Path("m.dsl").write_text("Task * CPU;\nRegion spmv ghost CPU VIRTUAL;\nRegion * * CPU RDMEM,SYSMEM;\n")
+    code, out, err = _run(capsys, "--app", f"{graph_exe} -steps 1 -n 50000 -e 60000 -p 2", "--mapper", "m.dsl",
+                          "--once", "--out", "run", "--", "-ll:rsize", "1")
+    assert code == 0 and "│ status │ ok │" in out, out + err
+    assert "warning[W329]: a leaf task cannot use a virtual instance" in err, err
+    notes = _R452.findall((tmp_path / "run" / "stderr.txt").read_text())
+    skipped = {(task, int(index)) for index, task, _ in notes}
+    assert ("init_nodes", 0) in skipped and ("spmv", 2) in skipped, notes
+    [header] = re.findall(r"note R452: for (\d+) requirements? the mapper's first memory was skipped", out)
+    assert int(header) == len(skipped), (out, notes)
+    assert "RDMEM -> SYSMEM (allocation failed (capacity 1048576 bytes; -ll:rsize sizes it))" in out, out
+    assert "init_nodes requirement 0 (nodes)" in out, out
+    assert "VIRTUAL -> " in out and "(the variant is a leaf task)" in out and "spmv requirement 2 (ghost)" in out, out
+    assert "the run folder's stderr.txt has each note" in out, out
+    # a mapper whose first memories fit says nothing of R452
+    Path("fit.dsl").write_text("Task * CPU;\nRegion * * CPU SYSMEM;\n")
+    code, out, err = _run(capsys, "--app", f"{graph_exe} -steps 1 -n 50000 -e 60000 -p 2", "--mapper", "fit.dsl",
+                          "--once", "--out", "fit", "--", "-ll:rsize", "1")
+    assert code == 0 and "R452" not in out, out + err
+
+
+def test_run_hints_at_an_unchecked_failure_and_notes_replays_only_for_a_tracing_program(timed_exe, tmp_path, capsys,
+                                                                                         monkeypatch):
+    """A run that checks only the exit status, of a program whose output says FAIL, was "ok" with no word of it;
+    `--trace` explained begin_trace/end_trace replays for a program that never calls begin_trace."""
+    monkeypatch.chdir(tmp_path)
+    Path("m.dsl").write_text("Task * CPU;\n")
+    script = tmp_path / "check.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "max rel err 6.5e-01: FAIL"\n')
+    script.chmod(0o755)
+    metric = ["--metric", r"elapsed: (\S+) ms", "--unit", "ms"]
+    code, out, err = _run(capsys, "--app", "./check.sh", *metric, "--mapper", "m.dsl", "--once", "--trace",
+                          "--out", "script")
+    assert code == 0 and "│ status │ ok │" in out, out + err
+    assert "'max rel err 6.5e-01: FAIL'" in out and "nothing checks the output" in out, out
+    assert "Output not checked:" in out and "a correct output matches: `--verify-pattern REGEX`" in out, out
+    # a script: whether its program traces a loop is unknown, so the note stays
+    assert "begin_trace/end_trace" in out, out
+    # with a verify pattern the output is checked: no hint
+    code, out, err = _run(capsys, "--app", "./check.sh", *metric, "--verify-pattern", "elapsed", "--mapper", "m.dsl",
+                          "--once", "--out", "checked")
+    assert code == 0 and "│ verified │ yes" in out and "Output not checked" not in out, out + err
+    # the program itself: no begin_trace among its symbols, no failure in its output
+    code, out, err = _run(capsys, "--app", str(timed_exe), *metric, "--mapper", "m.dsl", "--once", "--trace",
+                          "--out", "plain")
+    assert code == 0 and "trace.jsonl" in out, out + err
+    assert "begin_trace" not in out and "nothing checks the output" in out and "Output not checked" not in out, out
+    # an application file without a verify key: the hint names the key
+    Path("app.yaml").write_text("executable: ./check.sh\nsizes: {ci: {cpus: 1}}\n"
+                                "metric: {regex: 'elapsed: (\\S+) ms', unit: ms}\n")
+    code, out, err = _run(capsys, "--app", "app.yaml", "--mapper", "m.dsl", "--once", "--out", "file")
+    assert code == 0 and "'max rel err 6.5e-01: FAIL'" in out, out + err
+    assert "`verify: {pattern: REGEX}` in app.yaml" in out, out
