@@ -42,7 +42,7 @@ PERFORMANCE_FIELDS = {
     "placement": ("task", "kind", "count", "total_s", "share", "procs", "statement"),
     "other_memories": ("task", "task_sel", "kind", "other", "where"), "memories": ("task", "kind", "memories"),
     "machine_fixed": ("task", "kind", "where", "options", "procs"), "nothing_left": ("task", "kind", "where", "procs"),
-    "unverified_layouts": (),
+    "unverified_layouts": (), "aos_shared": ("statement", "task", "others", "regions"), "aos_together": ("statement",),
     "no_profile": ("machine",), "no_profile_app": ("machine", "command"),
     "not_profiled": ("command",), "default_as_dsl": ("mapper", "dsl"), "default_as_dsl_kept": ("mapper", "dsl"),
     "not_profiled_own": ("mapper", "file", "command"),
@@ -88,16 +88,26 @@ NO_MAPPER_FIELDS = {"suggest": CONTEXT_FIELDS, "default_failed": (*CONTEXT_FIELD
 # selects a reduction requirement ({selects}: which), `in_copies`/`in_runtime` where the failing line is in Realm's
 # data-movement code or elsewhere in Realm ({path}: its file and line), `intermittent` (and `intermittent_suggest`,
 # after a layout suspect's suggestion) where earlier executions of the run ran to the end ({passed} of them,
-# {executions}: "execution" or "executions", {execution}: the failed one's number).
+# {executions}: "execution" or "executions", {execution}: the failed one's number). `default_crash`: the suggestion
+# after a crash (a signal without a message) where the mapper's Layout and Region statements give every instance what
+# Legion's default mapper gives ({data}: which layout and memories, "SOA F_order in SYSMEM"; {without}: as the rules').
 LAYOUT_FIELDS = {"suspect_verify": ("statements",), "try_verify": ("replacements",),
                  "suspect_crash": ("statements",), "try_crash": ("replacements",),
                  "suspect_timeout": ("statements",), "try_timeout": ("replacements",),
                  "reduction": ("selects",), "in_copies": ("path",), "in_runtime": ("path",),
-                 "intermittent": ("passed", "executions", "execution"), "intermittent_suggest": ()}
+                 "intermittent": ("passed", "executions", "execution"), "intermittent_suggest": (),
+                 "default_crash": ("without", "data")}
+# The texts for a timeout of a DSL mapper that already places as a fast mapping does (every index launch over all the
+# processors of its kind, more than one; every instance in the memory closest to its processor), where placement
+# advice would repeat what it does: {spread} says what it does; after the suggestion, the `trace` text, or `trace_ran`
+# where the run left a trace ({file}: its name, {count}: its task mappings, {task} and {point}: the last one's).
+HANG_FIELDS = {"explain": ("timeout_s", "spread"), "suggest": ("without",),
+               "suggest_baseline_finished": ("without",), "trace": (),
+               "trace_ran": ("file", "count", "task", "point")}
 # Every text section of a catalog beside its rules, with the keys the code fills and the fields each may use.
 TEXT_SECTIONS = {"generic": GENERIC_FIELDS, "performance": PERFORMANCE_FIELDS, "application": APPLICATION_FIELDS,
                  "app_verify": APP_VERIFY_FIELDS, "no_mapper": NO_MAPPER_FIELDS, "app_metric": APP_METRIC_FIELDS,
-                 "untraced": UNTRACED_FIELDS, "layout": LAYOUT_FIELDS}
+                 "untraced": UNTRACED_FIELDS, "layout": LAYOUT_FIELDS, "hang": HANG_FIELDS}
 RULE_KEYS = {"id", "stages", "match", "also", "maybe", "exit_codes", "dsl", "absent", "needs", "category",
              "app_category", "specific", "execution", "explain", "suggest", "edits", "context", "mapper_advice",
              "explain_no_mapper", "suggest_no_mapper", "suggest_displaced", "suggest_no_data",
@@ -201,8 +211,8 @@ class Catalog:
         generic: texts for a failure no rule matches (`explain`, `suggest`).
         application: texts for a wrong result that Legion's default mapper gives too, keyed as in
             `APPLICATION_FIELDS`; empty for a catalog without them (the packaged texts are used).
-        app_verify, app_metric, untraced, no_mapper, layout: likewise, keyed as in `APP_VERIFY_FIELDS`,
-            `APP_METRIC_FIELDS`, `UNTRACED_FIELDS`, `NO_MAPPER_FIELDS` and `LAYOUT_FIELDS`.
+        app_verify, app_metric, untraced, no_mapper, layout, hang: likewise, keyed as in `APP_VERIFY_FIELDS`,
+            `APP_METRIC_FIELDS`, `UNTRACED_FIELDS`, `NO_MAPPER_FIELDS`, `LAYOUT_FIELDS` and `HANG_FIELDS`.
     """
 
     rules: tuple[Rule, ...]
@@ -215,6 +225,7 @@ class Catalog:
     app_metric: dict[str, str] = field(default_factory=dict)
     untraced: dict[str, str] = field(default_factory=dict)
     layout: dict[str, str] = field(default_factory=dict)
+    hang: dict[str, str] = field(default_factory=dict)
 
     def rule(self, rule_id: str) -> Rule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
@@ -394,11 +405,12 @@ def _parse(text: str, name: str) -> Catalog:
     performance = {str(k): str(v).strip() for k, v in (data.get("performance") or {}).items()}
     generic = {str(k): str(v).strip() for k, v in (data.get("generic") or {}).items()}
     application = {str(k): str(v).strip() for k, v in (data.get("application") or {}).items()}
-    app_verify, no_mapper, app_metric, untraced, layout = (
+    app_verify, no_mapper, app_metric, untraced, layout, hang = (
         {str(k): str(v).strip() for k, v in (data.get(key) or {}).items()}
-        for key in ("app_verify", "no_mapper", "app_metric", "untraced", "layout"))
+        for key in ("app_verify", "no_mapper", "app_metric", "untraced", "layout", "hang"))
     sections = {"generic": generic, "performance": performance, "application": application, "app_verify": app_verify,
-                "no_mapper": no_mapper, "app_metric": app_metric, "untraced": untraced, "layout": layout}
+                "no_mapper": no_mapper, "app_metric": app_metric, "untraced": untraced, "layout": layout,
+                "hang": hang}
     for section, fields in TEXT_SECTIONS.items():
         texts = sections[section]
         for key, allowed in fields.items():
@@ -413,4 +425,4 @@ def _parse(text: str, name: str) -> Catalog:
             if unknown:
                 raise MapperoptError(f"{name}: {section}.{key} uses {sorted(unknown)}; it may use {list(allowed)}")
     return Catalog(tuple(rules), noise, performance, generic, application, app_verify, no_mapper, app_metric, untraced,
-                   layout)
+                   layout, hang)

@@ -255,6 +255,8 @@ def _failure(result: RunResult, level: str, catalog: Catalog, default_failure: M
             suggestion = _text(match.rule.suggest_no_position, match.fields)
         if match.rule.app_category and "app_file" in (result.settings or {}):  # a user's program
             category = match.rule.app_category
+    if rule == "crash-signal" and result.dsl is not None and (data := _default_data(result)):
+        suggestion = _layout_text(catalog, "default_crash", without=context["without"], data=data)
     if rule in _CRASH_RULES and result.dsl is not None and result.stage in ("start", "run"):
         explanation, suggestion = _layout_crash(result, raw, explanation, suggestion, catalog)
     if (result.dsl is not None and (match is None or match.rule.mapper_advice) and default_failure
@@ -467,6 +469,11 @@ def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explana
     elif match.rule.id == "timeout-instance-limit":  # no statement of the mapper read: the matched text
         fields["limit"] = f"`{fields['limit']}`"
         explanation, suggestion = _text(match.rule.explain, fields), _text(match.rule.suggest, fields)
+    if not (match.rule.id == "timeout-instance-limit" and holding) and (spread := _spread_and_local(result)):
+        texts = catalog.hang or load_catalog().hang  # placement advice would repeat what the mapper does
+        explanation = " ".join(texts["explain"].split()).format_map({**fields, "spread": spread})
+        suggestion = " ".join([_text(texts["suggest_baseline_finished" if finished else "suggest"], fields),
+                               _trace_text(result, texts)])
     notes = []
     if covered:
         notes.append(" ".join(f"{_stated(s)} cannot hold any back: its N covers {why}, so it is not the cause."
@@ -482,6 +489,125 @@ def _timeout_suspects(result: RunResult, match: Match, catalog: Catalog, explana
         suggestion = " ".join([suggestion, *tries] if holding and match.rule.id == "timeout-instance-limit"
                               else [*tries, suggestion])
     return explanation, suggestion
+
+
+# The memory of each processor kind that is closest to it: where Legion's default mapper puts a task's instances.
+_OWN_MEMORY = {"CPU": "SYSMEM", "GPU": "FBMEM"}
+
+
+def _spread_and_local(result: RunResult) -> str | None:
+    """What the run's DSL mapper does where it already places as a fast mapping does, as the `hang` texts say it
+    ("runs every index launch (a, b) over all 2 CPU processors and keeps every instance in SYSMEM"): every index
+    launch of the program's description runs over as many processors of its kind (more than one) as it has points,
+    by the mapper's map statement or, where none applies, by Legion's default placement (which spreads the points over
+    the kind's processors), and every requirement of its leaf tasks is in the memory closest to the task's processor;
+    None otherwise, or where that is unknown (no description, a launch domain unknown or too large, a function that
+    fails or returns a processor set)."""
+    from mapperopt.descriptions import MachineDescription
+    from mapperopt.dsl import Evaluator, parse
+    from mapperopt.dsl.machine import Proc
+
+    desc = _description(result) if result.dsl is not None else None
+    if desc is None:
+        return None
+    machine = machine_of(result)
+    launched, kinds, memories = [], {}, set()
+    try:
+        ev = Evaluator(parse(result.dsl, "<mapper>"),
+                       MachineDescription(1, tuple((k, (v["procs"],)) for k, v in machine.items())), desc)
+        for t in desc.tasks:
+            if not t.regions or not (t.leaf or t.index_launched):
+                continue
+            kind = ev.task_kind(t.name)
+            if kind not in machine or kind not in _OWN_MEMORY:
+                return None
+            for r in t.regions:
+                memory = _memory_of(ev, t.name, r.index, kind, machine[kind]["memories"])
+                if memory != _OWN_MEMORY[kind]:
+                    return None
+                memories.add(memory)
+            if not t.index_launched:
+                continue
+            domain, procs = tuple(t.domain or ()), machine[kind]["procs"]
+            if not domain or math.prod(domain) > MAX_POINTS or procs < 2:
+                return None
+            placed = [ev.place(t.name, point, domain) for point in itertools.product(*map(range, domain))]
+            if any(p is not None for p in placed):  # a map statement places it (else Legion's default spreads it)
+                if not all(isinstance(p, Proc) and p.kind == kind for p in placed) or \
+                        len({p.index for p in placed}) < min(math.prod(domain), procs):
+                    return None
+            launched.append(t.name)
+            kinds[kind] = procs
+    except MapperoptError:  # DSL errors (syntax, runtime) are MapperoptErrors
+        return None
+    if not launched:
+        return None
+    over = " and ".join(f"{n} {k} processors" for k, n in kinds.items())
+    return (f"runs every index launch ({', '.join(launched)}) over all {over} and keeps every instance in "
+            f"{' and '.join(sorted(memories))}")
+
+
+def _trace_text(result: RunResult, texts: Mapping[str, str]) -> str:
+    """The `hang` texts' {trace}: how far the mapping got by the trace the run's last execution left (`trace_ran`),
+    else how to see it (`trace`)."""
+    attempts = result.attempts or ()
+    if result.run_dir and attempts and attempts[-1].stdout:
+        path = Path(result.run_dir) / re.sub(r"^stdout(.*)\.txt$", r"trace\1.jsonl", attempts[-1].stdout)
+        count, ends = 0, []
+        try:
+            with path.open(errors="replace") as f:  # one line per mapping: a long run's trace is large
+                for line in f:
+                    if line.strip():
+                        count, ends = count + 1, [*ends[-1:], line]
+        except OSError:
+            pass
+        entry = None
+        for line in reversed(ends):  # a run killed while the mapper wrote may have cut the last line short
+            try:
+                entry = json.loads(line)
+                break
+            except ValueError:
+                count -= 1
+        if isinstance(entry, dict) and entry.get("task"):
+            point = entry.get("point")
+            return " ".join(texts["trace_ran"].split()).format_map({
+                "file": path.name, "count": count, "task": entry["task"],
+                "point": f" point ({', '.join(map(str, point))})" if isinstance(point, list) else ""})
+    return " ".join(texts["trace"].split())
+
+
+def _default_data(result: RunResult) -> str | None:
+    """Where the run's DSL mapper gives every requirement of the program's tasks the layout and memory Legion's
+    default mapper gives it (that of a mapper without statements, the variants' constraints included), on the kind
+    each task runs on: which, as the texts say it ("SOA F_order in SYSMEM"); None otherwise or where that is unknown
+    (no description, a mapper that does not parse or evaluate)."""
+    from mapperopt.descriptions import MachineDescription
+    from mapperopt.dsl import Evaluator, parse
+
+    desc = _description(result) if result.dsl is not None else None
+    if desc is None:
+        return None
+    machine = machine_of(result)
+    counts = MachineDescription(1, tuple((k, (v["procs"],)) for k, v in machine.items()))
+    said = set()
+    try:
+        ev, default = (Evaluator(parse(result.dsl, "<mapper>"), counts, desc),
+                       Evaluator(parse("", "<default>"), counts, desc))
+        for t in desc.tasks:
+            if not t.regions:
+                continue
+            kind = ev.task_kind(t.name)
+            have = machine.get(kind, {}).get("memories", {})
+            for r in t.regions:
+                memory = _memory_of(ev, t.name, r.index, kind, have)
+                layout = ev.layout(t.name, r.index, kind, memory)
+                if memory != _memory_of(default, t.name, r.index, kind, have) or \
+                        layout != default.layout(t.name, r.index, kind, memory):
+                    return None
+                said.add(f"{layout['order']} {layout['dims']}_order in {memory}")
+    except MapperoptError:
+        return None
+    return " and ".join(sorted(said)) or None
 
 
 def _places_data(dsl: str) -> bool:
@@ -858,8 +984,67 @@ def _placement(texts: Mapping[str, str], row: dict, machine: Mapping[str, dict],
     text = texts["machine_fixed"].format(task=row["task"], kind=row["kind"], where=where, procs=procs,
                                          options=", ".join(options[:-1]) + " or " + options[-1] if len(options) > 1
                                          else options[0])
+    aos = f"`Layout {selector_name(row['task'])} * * AOS;`"
+    if aos in options and (shared := _aos_shared(result, row["task"], row["kind"], machine)):
+        others, regions, together = shared
+        text += " " + " ".join(texts["aos_shared"].split()).format(
+            statement=aos.strip("`"), task=row["task"], others=others, regions=regions)
+        if together:
+            text += " " + " ".join(texts["aos_together"].split()).format(statement=together)
     layouts = any(o.startswith("`Layout") for o in options)
     return f"{text} {texts['unverified_layouts']}" if layouts and not output_checked(result) else text
+
+
+def _aos_shared(result: RunResult, task: str, kind: str, machine: Mapping[str, dict]
+                ) -> tuple[str, str, str | None] | None:
+    """Where `Layout TASK * * AOS;` would give `task` (run on `kind`) AOS instances of fields (of the same root
+    region) that other tasks' requirements keep in SOA instances under the run's mapper, which makes Legion copy
+    between AOS and SOA instances of one field: (those tasks, as the texts name them: "a, b and c"; `task`'s
+    requirements that share their fields, by name; the statement that gives AOS to every task that shares fields with
+    them, transitively, where each accepts it: `Layout * * * AOS;` where that is every task with requirements, else
+    None); None where nothing is shared or it is unknown (no description, a mapper that does not evaluate)."""
+    from mapperopt.descriptions import MachineDescription
+    from mapperopt.dsl import Evaluator, parse
+
+    desc = _description(result) if result.dsl is not None else None
+    info = desc.task(task) if desc is not None else None
+    if info is None:
+        return None
+
+    def fields(t) -> set[tuple[str, str]]:  # (root region, field) of each of a task's requirements
+        return {(r.names[-1], f) for r in t.regions if r.names for f in r.fields}
+
+    def soa(t, r) -> bool:  # its instance under the run's mapper is not AOS
+        k = ev.task_kind(t.name)
+        return ev.layout(t.name, r.index, k, _memory_of(ev, t.name, r.index, k, machine.get(k, {}).get(
+            "memories", {})))["order"] != "AOS"
+
+    try:
+        ev = Evaluator(parse(result.dsl, "<mapper>"),
+                       MachineDescription(1, tuple((k, (v["procs"],)) for k, v in machine.items())), desc)
+        mine = fields(info)
+        others = [t for t in desc.tasks if t.name != task and any(
+            {(r.names[-1], f) for f in r.fields} & mine and soa(t, r) for r in t.regions if r.names)]
+    except MapperoptError:  # DSL errors (syntax, runtime) are MapperoptErrors
+        return None
+    if not others:
+        return None
+    shared = set().union(*map(fields, others))
+    regions = [r.names[0] for r in info.regions if r.names and {(r.names[-1], f) for f in r.fields} & shared]
+    # every task that shares fields with those, transitively
+    group, keys = {task}, set(mine)
+    while more := [t for t in desc.tasks if t.name not in group and fields(t) & keys]:
+        group |= {t.name for t in more}
+        keys |= set().union(*map(fields, more))
+    members = [t for t in desc.tasks if t.name in group]
+    together = None
+    if not any(r.interleave == "SOA" for t in members for r in t.regions):  # each accepts AOS
+        users = [t.name for t in desc.tasks if t.regions]
+        together = ("Layout * * * AOS;" if len(members) == len(users) else
+                    f"Layout {','.join(selector_name(t.name) for t in members)} * * AOS;")
+    names = [t.name for t in others]
+    return (", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0],
+            ", ".join(dict.fromkeys(regions)), together)
 
 
 def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:

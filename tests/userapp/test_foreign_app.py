@@ -920,8 +920,9 @@ def test_timeout_advice_names_the_programs_own_mapper_as_what_runs_without_mappe
     dsl = run_benchmark(app, tmp_path / "m.dsl", out_dir=tmp_path / "dsl", timeout_s=0.05)
     assert dsl.stage == "timeout", dsl.reason
     said = " ".join(json.loads((tmp_path / "dsl" / "feedback.json").read_text())["suggestion"].split())
-    assert ("if the program runs past the limit without --mapper too (the program's own mapper, 'first_cpu_mapper'), "
-            "the limit is the cause") in said and "Legion's default" not in said, said
+    assert ("Run the same command once without --mapper (the program's own mapper, 'first_cpu_mapper')" in said
+            and "if it also runs past the limit, the program hangs or needs longer whatever the mapping (give a larger "
+                "--timeout, or none)" in said and "Legion's default" not in said), said
     bare = run_benchmark(app, "default", out_dir=tmp_path / "bare", timeout_s=0.05)
     assert bare.stage == "timeout" and bare.dsl is None, bare.reason
     # the run's own feedback (its discovery cached), and tune's and compare's evaluators (`own_mapper`)
