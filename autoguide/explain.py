@@ -1176,7 +1176,7 @@ def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str
     timed loop's tasks' elsewhere, or where that is unknown (a mapper without a description to evaluate it with)."""
     keys = ["overhead_larger_tasks"]
     command = shlex.split((result.settings or {}).get("command", ""))
-    if result.dsl is not None and "-lg:no_physical_tracing" in command and _traces(command) is not False:
+    if result.dsl is not None and "-lg:no_physical_tracing" in command and program_traces(command) is not False:
         keys.append("overhead_replay")
     own = {"CPU": "SYSMEM", "GPU": "FBMEM"}  # the memory of each kind's processors
     for r in rows if result.dsl is not None else ():  # Legion's default mapper: where its tasks run
@@ -1435,7 +1435,7 @@ def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> 
     command = shlex.split((result.settings or {}).get("command", ""))
     if result.dsl is None or "-lg:no_physical_tracing" not in command:
         return fb
-    traces = _traces(command)
+    traces = program_traces(command)
     if traces is False:
         return fb
     try:
@@ -1466,7 +1466,7 @@ def _program(command: list[str]) -> str:
     return next((w for w in words if "=" not in w), "")
 
 
-def _traces(command: list[str]) -> bool | None:
+def program_traces(command: list[str]) -> bool | None:
     """Whether the program of `command` (`_program`) calls Legion's begin_trace, the C++ or the C one. With
     -lg:no_physical_tracing Legion never asks the mapper about a traced operation, so the run prints nothing that
     tells a traced loop; the executable's symbols do. None (cannot tell) for a file that cannot be read or is no ELF

@@ -40,7 +40,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
     from rich.markup import escape
     from rich.table import Table
 
-    from mapperopt.autoguide.explain import DSL_STAGES, _traces, task_profile
+    from mapperopt.autoguide.explain import DSL_STAGES, program_traces, task_profile
 
     console = Console(highlight=False)
     s = result.settings
@@ -120,7 +120,7 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
         # Replays map nothing, so trace nothing: said unless the program never calls begin_trace (its symbols;
         # a wrapper script's program cannot be told) or the run turned replays off.
         command = shlex.split(s.get("command", ""))
-        if "-lg:no_physical_tracing" not in command and _traces(command) is not False:
+        if "-lg:no_physical_tracing" not in command and program_traces(command) is not False:
             table.add_row("", "the iterations Legion replays from a loop the program traces (begin_trace/end_trace) "
                               "ask no mapper and have no lines: they run as the recorded ones were mapped "
                               "(-- -lg:no_physical_tracing maps and traces every one)")
