@@ -310,6 +310,7 @@ def test_the_list_tells_a_started_tuning_unit_from_an_untouched_one(tmp_path, ca
 
     results = tmp_path / "h100-eval"
     shutil.copytree("reports/h100-eval", results)  # a real evaluation folder: Circuit `gpu`, OpenTuner's seed 0 run
+    evaluate.restore_journals(results)  # its journals, committed as .xz
     # as when OpenTuner's run stopped, whatever later calls added: no tuning unit of Circuit saved but guided's seed 0,
     # no run in its comparison but guided's and OpenTuner's, no comparison of Circuit at another size
     for unit in results.glob("units/tune-circuit-*.json"):
