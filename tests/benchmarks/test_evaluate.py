@@ -974,14 +974,15 @@ def test_the_page_says_what_beside_the_results_folder_it_reads(tmp_path):
 
 def test_lock_files_are_not_committed_and_stay_ignored():
     """302 empty `.evaluating/<key>.lock` files (filelock's, recreated when a program is evaluated) were committed
-    with the results folders: noise in every diff. They are ignored, and nothing else of a results folder is."""
+    with the results folders: noise in every diff. They are ignored, and nothing else of a results folder is but the
+    plain journals, committed as their .xz (tests/benchmarks/test_evaluate_journals.py)."""
     root = Path(__file__).resolve().parents[2]
     tracked = subprocess.run(["git", "ls-files", "reports"], cwd=root, capture_output=True, text=True,
                              check=True).stdout.split()
     assert not [p for p in tracked if "/.evaluating/" in p]
     probe = ["reports/h100-eval/work/stencil/compare-0123456789/.evaluating/0f4bc0b9302a015c.lock",
              "reports/h100-eval/work/stencil/compare-0123456789/evaluations/0f4bc0b9302a015c.json",
-             "reports/h100-eval/work/stencil/compare-0123456789/guided-1/state.jsonl",
+             "reports/h100-eval/work/stencil/compare-0123456789/guided-1/state.jsonl.xz",
              "reports/h100-eval/units/limit-copybw.json", "gpu-out/h100-eval.tar.gz"]
     ignored = subprocess.run(["git", "check-ignore", "--no-index", *probe], cwd=root, capture_output=True,
                              text=True).stdout.split()
