@@ -1704,7 +1704,12 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "package, and a Python without it stops and says so), unpack the returned "
               f"`{shown.name}.tar.gz` (`tar -xzf {shown.name}.tar.gz -C {shown.parent}`), write this page with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
-              f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
+              f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", "",
+              "The journals (each tuning run's `state.jsonl`, OpenTuner's `opentuner.db` and `opentuner.db-journal`) "
+              "are committed compressed, as `<file>.xz` beside the plain file, which git ignores: `evaluate.py run`, "
+              "`list` and `report` restore the plain files first (`run` compresses them again when it ends), so "
+              "before browsing a comparison's folder or resuming it by hand (`mapperopt compare --resume <its "
+              f"folder>`), run `python3 benchmarks/gpu/evaluate.py list --results {shown}`.", ""]
     if any(u.kind in ("tune", "final") for u in todo if u not in done):  # the section is on the page
         lines += ["[Device time of what is left](#device-time-of-what-is-left) also reads the other cards' results "
                   f"folders beside the one `--results` names (those with a plan.json in `{shown.parent}`, e.g. "

@@ -189,3 +189,15 @@ def test_evaluate_sh_packs_the_journals_as_xz_only(tmp_path):
     relative = packed[f"h100-eval/{journal.relative_to(results)}.xz"]
     assert f"{home}/".encode() not in relative and b"# ~/x" in relative
     assert "h100-eval/units/limit-copybw.json" in members
+
+
+def test_the_page_says_the_journals_are_restored_before_they_are_read_by_hand(tmp_path):
+    """`mapperopt compare --resume <folder> --report-only` and a person browsing a comparison read the plain
+    journals, which a fresh clone lacks: the page says which command restores them."""
+    results = _copy(tmp_path)
+    text = evaluate.write_report(results, tmp_path / "reports" / "h100-evaluation.md", shown=Path("reports/h100-eval"))
+    how = " ".join(text[text.index("## How it was run"):].split())
+    assert ("are committed compressed, as `<file>.xz` beside the plain file, which git ignores: `evaluate.py run`, "
+            "`list` and `report` restore the plain files first") in how, how
+    assert ("before browsing a comparison's folder or resuming it by hand (`mapperopt compare --resume <its "
+            "folder>`), run `python3 benchmarks/gpu/evaluate.py list --results reports/h100-eval`.") in how, how
