@@ -41,7 +41,10 @@ measurement of fewer runs than it now needs), started (a tuning unit stopped wit
 how many) or missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder
 (its times, builds, card, units finished), which the report lists. `notes.json` (a person's text) and
 `changes.json` (the dates of the fixes and expert edits made while the evaluation ran, `load_changes`: the summary
-table marks the figures they concern) are written by hand.
+table marks the figures they concern) are written by hand. The comparisons' journals (`state.jsonl`, OpenTuner's
+`opentuner.db` and `opentuner.db-journal`) are committed as their `.xz`: `run`, `list` and `report` restore the plain
+files first (`restore_journals`; they are git-ignored), and `run` compresses them again when it ends
+(`compress_journals`; `compress` does only this, benchmarks/gpu/evaluate.sh before it packs the folder).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import lzma
 import multiprocessing
 import os
 import re
@@ -274,6 +278,109 @@ def _save(results: Path, unit_id: str, data: dict) -> None:
     tmp = folder / f"{unit_id}.tmp"
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     tmp.replace(folder / f"{unit_id}.json")  # a torn file never looks like a finished unit
+
+
+# ------------------------------------------------------------------------------------------------ the journals
+
+# The comparisons' resume journals under <results>/work (the tuning runs' state.jsonl, OpenTuner's SQLite database
+# and its rollback journal) are committed compressed, as `<file>.xz` beside the plain file, which is git-ignored:
+# every command that reads a results folder first restores the plain files (`restore_journals`), and `run`
+# compresses them again when it ends (`compress_journals`), so that the folder a lent machine receives stays small.
+JOURNALS = ("state.jsonl", "*.db", "*.db-journal")
+XZ = ".xz"
+
+
+def _is_journal(path: Path) -> bool:
+    return any(path.match(pattern) for pattern in JOURNALS)
+
+
+def _unpacked(xz: Path) -> bytes | None:
+    """The content of a journal's .xz, or None where it cannot be read (damaged, or cut short)."""
+    try:
+        return lzma.decompress(xz.read_bytes())
+    except (OSError, lzma.LZMAError, EOFError):
+        return None
+
+
+def _write_atomically(path: Path, data: bytes, mtime_ns: int | None = None) -> None:
+    """Writes `path` under a temporary name beside it, then renames it: a process killed meanwhile leaves the old
+    file whole (and no newer, torn one)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if mtime_ns is not None:
+            os.utime(tmp, ns=(mtime_ns, mtime_ns))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def restore_journals(results: Path) -> list[Path]:
+    """Writes each journal of `<results>/work` that is missing, or older than its .xz and of another content, from
+    its .xz (the restored file gets the .xz's modification time), after removing the temporary files of a process
+    killed while it wrote a journal or its .xz; returns the journals written. A plain journal newer than
+    its .xz (written since, e.g. by a run) is kept. An SQLite rollback journal (`*.db-journal`) is restored only
+    while its database is not newer than the database's .xz: SQLite deletes the journal when a transaction ends, and
+    an outdated journal beside a newer database would be rolled back into it."""
+    work = results / "work"
+    if not work.is_dir():
+        return []
+    for tmp in work.rglob(".*.tmp"):  # what a process killed in `_write_atomically` left
+        written = Path(tmp.name[1:-len(".tmp")].rpartition(".")[0])
+        if _is_journal(written) or _is_journal(Path(written.name.removesuffix(XZ))):
+            tmp.unlink()
+    restored = []
+    # the databases before their rollback journals
+    found = sorted(work.rglob("*" + XZ), key=lambda p: (p.name.endswith(".db-journal" + XZ), str(p)))
+    for xz in found:
+        plain = xz.with_name(xz.name[:-len(XZ)])
+        if not _is_journal(plain):
+            continue
+        packed = xz.stat().st_mtime_ns
+        if plain.exists() and plain.stat().st_mtime_ns >= packed:
+            continue  # written since it was compressed (or restored from it already)
+        if plain.name.endswith(".db-journal"):
+            db = plain.with_name(plain.name.removesuffix("-journal"))
+            db_xz = db.with_name(db.name + XZ)
+            if db.exists() and db_xz.exists() and db.stat().st_mtime_ns > db_xz.stat().st_mtime_ns:
+                continue  # the database was written since: its journal, or none, is the one beside it
+        data = _unpacked(xz)
+        if data is None:
+            raise OSError(f"{xz} cannot be decompressed (damaged or cut short): its journal {plain.name} was not "
+                          f"restored; restore {xz.name} from git (git checkout -- {xz}) or from the tarball it came in")
+        if plain.exists() and plain.read_bytes() == data:
+            continue
+        _write_atomically(plain, data, packed)
+        restored.append(plain)
+    return restored
+
+
+def compress_journals(results: Path) -> list[Path]:
+    """Compresses each journal of `<results>/work` to its .xz where the .xz is missing or holds another content
+    (written under a temporary name, then renamed), and removes the .xz of a journal no longer there (SQLite's
+    rollback journal, deleted when its transaction ended); returns the .xz files written or removed. Call it after
+    `restore_journals`: a journal missing then was deleted."""
+    work = results / "work"
+    if not work.is_dir():
+        return []
+    changed = []
+    for plain in sorted(p for pattern in JOURNALS for p in work.rglob(pattern)):
+        if not plain.is_file():
+            continue
+        xz = plain.with_name(plain.name + XZ)
+        data = plain.read_bytes()
+        if xz.exists() and _unpacked(xz) == data:
+            continue
+        _write_atomically(xz, lzma.compress(data))
+        changed.append(xz)
+    for xz in sorted(work.rglob("*" + XZ)):
+        plain = xz.with_name(xz.name[:-len(XZ)])
+        if _is_journal(plain) and not plain.exists():
+            xz.unlink()
+            changed.append(xz)
+    return changed
 
 
 # ------------------------------------------------------------------------------------------------ the units
@@ -1597,7 +1704,12 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "package, and a Python without it stops and says so), unpack the returned "
               f"`{shown.name}.tar.gz` (`tar -xzf {shown.name}.tar.gz -C {shown.parent}`), write this page with",
               "", f"    python3 benchmarks/gpu/evaluate.py report --results {shown} --out {os.path.relpath(out)}", "",
-              f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", ""]
+              f"and commit `{shown}` (its `work/` folder holds the comparisons' journals the next call resumes).", "",
+              "The journals (each tuning run's `state.jsonl`, OpenTuner's `opentuner.db` and `opentuner.db-journal`) "
+              "are committed compressed, as `<file>.xz` beside the plain file, which git ignores: `evaluate.py run`, "
+              "`list` and `report` restore the plain files first (`run` compresses them again when it ends), so "
+              "before browsing a comparison's folder or resuming it by hand (`mapperopt compare --resume <its "
+              f"folder>`), run `python3 benchmarks/gpu/evaluate.py list --results {shown}`.", ""]
     if any(u.kind in ("tune", "final") for u in todo if u not in done):  # the section is on the page
         lines += ["[Device time of what is left](#device-time-of-what-is-left) also reads the other cards' results "
                   f"folders beside the one `--results` names (those with a plan.json in `{shown.parent}`, e.g. "
@@ -1752,9 +1864,21 @@ def _plot(units: dict, plan: dict, b: str, s: str, results: Path) -> Path | None
 # ------------------------------------------------------------------------------------------------ command line
 
 
+def _restored(results: Path, shown: Path) -> bool:
+    """`restore_journals`, saying why where a journal's .xz cannot be read."""
+    try:
+        restore_journals(results)
+    except OSError as exc:
+        print(f"error: in {shown}: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("run", "report", "list"))
+    parser.add_argument("command", choices=("run", "report", "list", "compress"),
+                        help="compress: the comparisons' journals to their .xz, as run does when it ends "
+                        "(benchmarks/gpu/evaluate.sh, before it packs the folder)")
     parser.add_argument("--results", type=Path, default=Path(OWN), help=f"the results folder (default: {OWN}, a "
                         "folder of your own; the project's, reports/<card>-eval, are continued by evaluate.sh on "
                         "its lent machines)")
@@ -1816,7 +1940,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:  # what `run` would refuse, said before anything is built (benchmarks/gpu/evaluate.sh)
             return 0
         plan["gpu"] = recorded or card
-        run(plan, results, args.sources.resolve(), args.stop_after, args.retry_failed, args.only)
+        if not _restored(results, args.results):
+            return 2
+        try:
+            run(plan, results, args.sources.resolve(), args.stop_after, args.retry_failed, args.only)
+        finally:  # also where a unit failed or was stopped at the limit: what the folder commits is the .xz
+            compress_journals(results)
     elif not stored.exists():
         print(f"error: {args.results / 'plan.json'} not found: nothing was run with --results {args.results}",
               file=sys.stderr)
@@ -1825,6 +1954,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hint: give --results: {', '.join(str(args.results.parent / f) for f in found)} "
                   f"{'is' if len(found) == 1 else 'are'} there", file=sys.stderr)
         return 2
+    if args.command != "run" and not _restored(results, args.results):
+        return 2
+    if args.command == "compress":
+        compress_journals(results)
     if args.command == "list":
         units = load_units(results)
         for u in work_list(load_plan(results)):

@@ -23,8 +23,10 @@
 #    name), EVAL_ARGS, the units finished (saved, ok or failed) and evaluate.py's exit status;
 # 4. writes $OUT (default ./gpu-out)/<card>-eval.tar.gz (named as the results folder): the results folder without
 #    the executions' own folders (the unit files, the plan, the calls, the comparisons' journals and stored outcomes:
-#    what the next call resumes from), to unpack where the results folder is missing or older (`tar -xzf
-#    h200-eval.tar.gz -C reports`) and commit; and runs.tar.gz, every execution's files (logs; not committed).
+#    what the next call resumes from; the journals as their .xz only, `evaluate.py compress`), to unpack where the
+#    results folder is missing or older (`tar -xzf h200-eval.tar.gz -C reports`) and commit (`evaluate.py list`,
+#    `report` and `run` restore the plain journals from their .xz); and runs.tar.gz, every execution's files (logs;
+#    not committed).
 # Refuses up front, exit status 2, where evaluate.py run would (`evaluate.py run --check`): no NVIDIA GPU (no
 # driver or no nvidia-smi), a results folder measured on another card, a plan that needs a model endpoint not set.
 # Exits with evaluate.py's status.
@@ -80,9 +82,13 @@ parent=$(dirname "$results") name=$(basename "$results")
 # the stored outcomes name this machine's paths: relative to the results folder and ~, as committed
 grep -rlZ -e "$PWD/$results/" -e "$HOME/" "$results/work" --include="*.json" --include="*.jsonl" 2>/dev/null |
   xargs -0 -r sed -i -e "s#$PWD/$results/##g" -e "s#$HOME/#~/#g"
+# the comparisons' journals (state.jsonl, OpenTuner's *.db and *.db-journal) travel and are committed as their .xz
+# (run compressed them when it ended; again here, after the paths in them were made relative): the plain ones stay out
+[ ! -f "$results/plan.json" ] || python3 benchmarks/gpu/evaluate.py compress --results "$results" || status=$?
 tar -C "$parent" -czf "$out/$name.tar.gz" --exclude="$name/work/*/base-*" --exclude="$name/work/*/cpu-*" \
   --exclude="$name/work/*/compare-*/*-*/iter-*" --exclude="$name/work/*/compare-*/final-*" \
-  --exclude="$name/work/*/compare-*/baseline-*" --exclude="*/tune.lock" --exclude="*/owner.json" "$name"
+  --exclude="$name/work/*/compare-*/baseline-*" --exclude="*/tune.lock" --exclude="*/owner.json" \
+  --exclude="$name/work/*/state.jsonl" --exclude="$name/work/*.db" --exclude="$name/work/*.db-journal" "$name"
 tar -C "$parent" -czf "$out/runs.tar.gz" "$name/work"
 python3 benchmarks/gpu/evaluate.py list --results "$results" | awk '{print $1}' | sort | uniq -c
 exit $status

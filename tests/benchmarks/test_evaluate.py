@@ -310,6 +310,7 @@ def test_the_list_tells_a_started_tuning_unit_from_an_untouched_one(tmp_path, ca
 
     results = tmp_path / "h100-eval"
     shutil.copytree("reports/h100-eval", results)  # a real evaluation folder: Circuit `gpu`, OpenTuner's seed 0 run
+    evaluate.restore_journals(results)  # its journals, committed as .xz
     # as when OpenTuner's run stopped, whatever later calls added: no tuning unit of Circuit saved but guided's seed 0,
     # no run in its comparison but guided's and OpenTuner's, no comparison of Circuit at another size
     for unit in results.glob("units/tune-circuit-*.json"):
@@ -973,14 +974,15 @@ def test_the_page_says_what_beside_the_results_folder_it_reads(tmp_path):
 
 def test_lock_files_are_not_committed_and_stay_ignored():
     """302 empty `.evaluating/<key>.lock` files (filelock's, recreated when a program is evaluated) were committed
-    with the results folders: noise in every diff. They are ignored, and nothing else of a results folder is."""
+    with the results folders: noise in every diff. They are ignored, and nothing else of a results folder is but the
+    plain journals, committed as their .xz (tests/benchmarks/test_evaluate_journals.py)."""
     root = Path(__file__).resolve().parents[2]
     tracked = subprocess.run(["git", "ls-files", "reports"], cwd=root, capture_output=True, text=True,
                              check=True).stdout.split()
     assert not [p for p in tracked if "/.evaluating/" in p]
     probe = ["reports/h100-eval/work/stencil/compare-0123456789/.evaluating/0f4bc0b9302a015c.lock",
              "reports/h100-eval/work/stencil/compare-0123456789/evaluations/0f4bc0b9302a015c.json",
-             "reports/h100-eval/work/stencil/compare-0123456789/guided-1/state.jsonl",
+             "reports/h100-eval/work/stencil/compare-0123456789/guided-1/state.jsonl.xz",
              "reports/h100-eval/units/limit-copybw.json", "gpu-out/h100-eval.tar.gz"]
     ignored = subprocess.run(["git", "check-ignore", "--no-index", *probe], cwd=root, capture_output=True,
                              text=True).stdout.split()
