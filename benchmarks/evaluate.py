@@ -1061,19 +1061,21 @@ def _figure(ratio: float, marks: list[str]) -> str:
 
 
 # A figure over the comparison's first execution of the expert where that execution measured further from the
-# reference unit's expert than the noise: how much it differs from the figure over the reference unit's expert comes
-# from the divisor alone (H100 Stencil `tight`: guided's 1.09 over a first execution 8.1 % low, 1.00 within noise over
-# the reference unit's). Not a letter: those are changes.json's marks.
+# reference unit's expert than the noise (where no noise was measured: at all): how much it differs from the figure
+# over the reference unit's expert comes from the divisor alone (H100 Stencil `tight`: guided's 1.09 over a first
+# execution 8.1 % low, 1.00 within noise over the reference unit's; H200 Stencil `tight`, no noise measured: 1.07 over
+# one 4.6 % low, 1.02 over the reference unit's). Not a letter: those are changes.json's marks.
 OFF_DIVISOR = "‡"
 
 
 def off_divisor(first: float, expert: float | None, noise: float | None) -> float | None:
     """How far the comparison's first execution of the expert (`first`) measured from the reference unit's expert
-    (first / expert - 1) where that is further than the noise; None where it is not, or either is unknown."""
-    if not expert or noise is None:
+    (first / expert - 1) where that is further than the noise, or where no noise was measured (None) at all; None
+    where it is not, or the expert is unknown."""
+    if not expert:
         return None
     delta = first / expert - 1
-    return delta if abs(delta) > noise else None
+    return delta if abs(delta) > (noise if noise is not None else 0.0) else None
 
 
 def _against(figure: float, reference: float | None, noise: float | None, who: str = "",
@@ -1083,15 +1085,15 @@ def _against(figure: float, reference: float | None, noise: float | None, who: s
     beside it where the two differ, marked within noise as the tables mark it; `who` the optimizers it is of;
     `marks` the two figures' change marks; `reference_first`: the reference unit's figure leads (measured in one
     session, or with no listed change between its executions), the other in brackets, labelled; `off`: the tables'
-    divisor is further from the reference unit's expert than the noise (`off_divisor`), so a `figure` that leads
-    is marked OFF_DIVISOR."""
+    divisor is further from the reference unit's expert than the noise (`off_divisor`), so `figure`, leading or in
+    brackets, is marked OFF_DIVISOR where it reads otherwise than `reference`."""
     same = reference is None or f"{reference:.2f}" == f"{figure:.2f}" and marks[0] == marks[1]
     judged = figure if reference is None else reference
     mark = "within noise" if noise is not None and abs(judged - 1) <= noise else ""
     if same:
         return _figure(figure, marks[0]) + (f" ({'; '.join(n for n in (who, mark) if n)})" if who or mark else "")
     if reference_first:
-        notes = [who, mark, f"comparison's first: {_figure(figure, marks[0])}"]
+        notes = [who, mark, f"comparison's first: {_figure(figure, marks[0])}" + (OFF_DIVISOR if off else "")]
         head = _figure(reference, marks[1])
     else:
         notes = [who, f"reference unit: {_figure(reference, marks[1])}" + (f", {mark}" if mark else "")]
@@ -1177,8 +1179,12 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
             versus = "failed"
         elif provisional and len(firsts) == 1:  # the table's divisor, the comparison's first execution, in brackets
             run = next(r for o in optimizers for r in _runs(units, b, s, o, plan["iters"], plan["seeds"]))
+            off = off_divisor(firsts[0], expert, noise)
             versus = _against(default / firsts[0], default / expert, noise,
-                              marks=(marked(in_base[0], first_of(run)), marked(*in_base)), reference_first=True)
+                              marks=(marked(in_base[0], first_of(run)), marked(*in_base)), reference_first=True,
+                              off=off is not None)
+            if OFF_DIVISOR in versus:
+                off_rows[(b, s)] = (off, noise)
         else:
             versus = _against(default / expert, None, noise, marks=(marked(*in_base), []))
         guided = scored.get("guided", (None, 0, True))
@@ -1206,13 +1212,15 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
               + f" ({c['from'][:10]})" for c in changes if c["mark"] in used]
     if not rows:
         return []
-    off_note = [f"{OFF_DIVISOR} over the comparison's first execution of the expert, which measured further from the "
-                "reference unit's expert than the noise ("
-                + "; ".join(f"{b} `{s}`: {delta * 100:+.1f} %, noise {_percent(noise)}"
+    off_note = [f"{OFF_DIVISOR} the figure's divisor, the expert's first execution in the comparison, measured further "
+                "from the reference unit's expert than the noise"
+                + (", or differed from it where no noise was measured"
+                   if any(noise is None for _, noise in off_rows.values()) else "") + " ("
+                + "; ".join(f"{b} `{s}`: {delta * 100:+.1f} %, "
+                            + (f"noise {_percent(noise)}" if noise is not None else "no noise measured")
                             for (b, s), (delta, noise) in off_rows.items())
-                + "): as much of the figure's difference from the bracketed one, over the reference unit's expert, "
-                "comes from the divisor alone, so it shows no gain or loss that the bracketed one does not; where that "
-                "one is within noise, neither shows a difference from the expert.", ""] if off_rows else []
+                + "): read the cell's other figure, over the reference unit's expert; the two share their numerator "
+                "and differ by the divisor alone.", ""] if off_rows else []
     return ["## Summary", "", "Per benchmark and size (the columns are explained under the table):", "",
             "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
             "others' best / expert | noise | seeds done | scores |", "|---" * 10 + "|", *rows, "",
@@ -1387,12 +1395,15 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
     if expert:
         lines += ["", noise_note(units, results, b, s)]
     if offs and any(OFF_DIVISOR in line for line in lines if line.startswith("| ")):
-        lines += ["", f"{OFF_DIVISOR} over the expert's first execution in the comparison ("
-                  + "; ".join(f"{_fmt(f)} {unit}, {delta * 100:+.1f} %" for f, delta in offs.items())
-                  + f" against the reference unit's), further than the noise ({_percent(noise)}): that much of the "
-                  "scores over it comes from the divisor alone (every provisional row's, and Legion's default "
-                  "mapper's where its row divides by it); marked where a row's best, or Legion's default mapper's "
-                  "figure, reads otherwise over the reference unit's expert (the last column gives both)."]
+        measured = (f"measured {next(iter(offs.values())) * 100:+.1f} % from" if len(offs) == 1 else
+                    "measured that far from")
+        lines += ["", f"{OFF_DIVISOR} the divisor, the expert's first execution in the comparison ("
+                  + "; ".join(_fmt(f) + f" {unit}" + (f": {delta * 100:+.1f} %" if len(offs) > 1 else "")
+                              for f, delta in offs.items())
+                  + f"), {measured} the reference unit's expert, "
+                  + (f"more than the noise ({_percent(noise)})" if noise is not None else
+                     "where no noise was measured")
+                  + ": read the figure over the reference unit's expert, in the last column."]
     missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and not is_done(u, units.get(u.id))]
     if expert_failed(units, b, s):
         lines += ["", "The expert mapper failed at this size, so nothing can be normalised to it: its tuning units are "
