@@ -1484,13 +1484,14 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "between two executions of one mapper at its benchmark and size in one session (the reference unit's "
              "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
              "measured in another session, possibly with another runtime): it is no difference between the "
-             "mappers. A range is within noise only as a whole. An unmarked ratio is not shown to differ from 1: "
-             "the threshold is the spread within one session ("
+             "mappers. A range is within noise only as a whole. An unmarked ratio of two executions of one session "
+             "(Legion's default mapper over the expert measured together with it; a final score) differs from 1 by "
+             "more than the noise. An unmarked provisional score, or any other ratio over an execution of the expert "
+             "from another session, is not shown to differ from 1: the threshold is the spread within one session ("
              + (f"a range of {' or '.join(map(str, counted))} executions, said under each table" if counted else
                 "said under each table")
-             + "), while a provisional score divides by an execution of the expert from another session, which "
-             "differed by up to 8 % (each table's header gives it); where no mapper was executed twice the ratios "
-             "say \"noise not measured\".", "",
+             + "), and the expert's executions in two sessions differed by up to 8 % (each table's header gives "
+             "the comparison's first); where no mapper was executed twice the ratios say \"noise not measured\".", "",
              f"The tables and plots are computed by `benchmarks/gpu/evaluate.py` from the units saved in "
              f"`{rel}/units/`"
              + ("; the notes (the status, the findings and the text under the tables and in the sections on "

@@ -672,7 +672,8 @@ def test_ratios_say_where_noise_was_not_measured_and_what_the_threshold_is(tmp_p
     assert "| 1.06 (noise not measured) |" in text, text
     assert "Noise: not measured here (no mapper executed twice in one session)" in text, text
     header = text[:text.index("## Physical limits")]
-    assert "An unmarked ratio is not shown to differ from 1" in header, header
+    assert "An unmarked provisional score, or any other ratio over an execution of the expert from another session, " \
+        "is not shown to differ from 1" in header, header
     _repeated(results)
     text = write_report(results, tmp_path / "report.md", notes={})
     assert evaluate.noise_note(load_units(results), results, "stencil", "ci").startswith("Noise: 4.2 %")
@@ -935,6 +936,21 @@ def test_a_headline_over_an_off_divisor_is_marked_where_no_noise_was_measured(tm
     _reference_folder(same, 1, expert=[100.0], default=[95.0])
     _tuned_as(same, "guided", 0, best=101.0, first=100.0, walls=[30.0] * 10)
     assert "‡" not in write_report(same, tmp_path / "same.md", notes={})
+
+
+def test_the_unmarked_ratio_sentence_is_said_of_ratios_across_sessions_only(tmp_path):
+    """"An unmarked ratio is not shown to differ from 1" read as general, but was argued only for ratios over an
+    execution of the expert from another session: Legion's default mapper over the expert measured together with it,
+    unmarked, differs from 1 by more than the noise."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 3, expert=[99.0, 100.0, 101.0], default=[90.0, 91.0, 92.0])
+    header = write_report(results, tmp_path / "report.md", notes={})
+    header = header[:header.index("## Physical limits")]
+    assert "An unmarked ratio is not shown to differ from 1" not in header, header
+    assert ("An unmarked ratio of two executions of one session (Legion's default mapper over the expert measured "
+            "together with it; a final score) differs from 1 by more than the noise. An unmarked provisional score, "
+            "or any other ratio over an execution of the expert from another session, is not shown to differ from "
+            "1:") in header, header
 
 
 def test_the_limits_table_marks_a_reference_of_another_session_than_its_ceiling(tmp_path):
