@@ -1521,8 +1521,10 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "Tuning time per run: the wall time of its iterations summed over every device call that ran them "
               "(a saved unit's `wall_s` is only its last call's); where some of a run's iterations re-read a "
               "program's outcome that another run of the comparison measured before (each program is measured once "
-              "per comparison; the comparison's `evaluations/<key>.json` names the run and iteration that measured "
-              "it), they took 0.02-0.2 s each, and the cell says how many of each run's iterations were measured "
+              "per comparison: each outcome in the comparison's `evaluations/` names in `run_dir` the run and "
+              "iteration that measured it (a `history.csv` row's own iteration, `<run>/iter-NNN`, or its "
+              "`cached_from`); a row's `key` names that file only in guided's runs: `evaluations/` keys every program "
+              "with the task profile, which guided reads and the baselines skip), they took 0.02-0.2 s each, and the cell says how many of each run's iterations were measured "
               "anew. Every seed's random start is shared by the optimizers: its cost (a 30-50 s timeout where the "
               "start times out) falls on whichever optimizer runs it first (guided, in the work list's order), and "
               "the others re-read it.", ""]
