@@ -1800,20 +1800,23 @@ def main(argv: list[str] | None = None) -> int:
              "optimizers": split(args.optimizers), "iters": args.iters, "seeds": args.seeds,
              "long_iters": args.long_iters, "base_rounds": args.base_rounds, "final_rounds": args.final_rounds}
     stored = results / "plan.json"
+    # the plan a refusal of `run` is about: the folder's, or the one `run` would start in a folder without one
+    whose = (f"the plan of {args.results}" if stored.exists() else f"the plan `run` would start in {args.results} ("
+             + ("a folder without a plan.json yet" if results.exists() else "a folder that does not exist yet") + ")")
     if args.command == "run":
         # a run without options continues the stored plan; options given replace its values
         plan = load_plan(results) if stored.exists() else default_plan()
         plan = _named_is_planned({**plan, **{k: v for k, v in given.items() if v is not None}})
         if missing_endpoint(plan):
-            print(f"error: the plan of {args.results} includes {', '.join(missing_endpoint(plan))}, which proposes "
+            print(f"error: {whose} includes {', '.join(missing_endpoint(plan))}, which proposes "
                   "with a language model, and no endpoint is configured here: nothing was run", file=sys.stderr)
             print("hint: set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (an endpoint this machine reaches); or "
                   "give --optimizers without it", file=sys.stderr)
             return 2
         recorded, card = measured_on(plan, load_units(results)), this_gpu()
         if card is None and plan["gpus"] != 0:  # every unit would fail (and be recorded so) on this machine
-            print(f"error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU), and the "
-                  f"plan of {args.results} measures on one: nothing was run and no unit was recorded",
+            print(f"error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU), and "
+                  f"{whose} measures on one: nothing was run and no unit was recorded",
                   file=sys.stderr)
             page = args.results if stored.exists() else "<a folder measured on a GPU, e.g. reports/h100-eval>"
             print("hint: run it on a machine with an NVIDIA GPU and its driver (`mapperopt doctor` checks this "

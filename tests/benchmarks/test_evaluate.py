@@ -850,6 +850,9 @@ def test_run_refuses_up_front_on_a_machine_without_a_gpu(tmp_path, monkeypatch, 
     assert "nothing was run and no unit was recorded" in err, err
     assert "hint: run it on a machine with an NVIDIA GPU and its driver" in err, err
     assert "python3 benchmarks/gpu/evaluate.py report --results" in err, err
+    # a folder not made yet has no plan: the refusal says so, and names the plan `run` would start there
+    assert f"the plan `run` would start in {fresh} (a folder that does not exist yet) measures on one" in err, err
+    assert "the plan of" not in err, err
     assert not fresh.exists()
     # a folder measured already: its own page can be written from what is there
     measured = tmp_path / "h200-eval"
