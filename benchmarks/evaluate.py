@@ -1524,7 +1524,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "per comparison: each outcome in the comparison's `evaluations/` names in `run_dir` the run and "
               "iteration that measured it (a `history.csv` row's own iteration, `<run>/iter-NNN`, or its "
               "`cached_from`); a row's `key` names that file only in guided's runs: `evaluations/` keys every program "
-              "with the task profile, which guided reads and the baselines skip), they took 0.02-0.2 s each, and the cell says how many of each run's iterations were measured "
+              "with the task profile, which guided reads and the baselines skip), they took 0.02-0.2 s each, and "
+              "the cell says how many of each run's iterations were measured "
               "anew. Every seed's random start is shared by the optimizers: its cost (a 30-50 s timeout where the "
               "start times out) falls on whichever optimizer runs it first (guided, in the work list's order), and "
               "the others re-read it.", ""]
