@@ -1168,19 +1168,21 @@ def _figure(ratio: float, marks: list[str]) -> str:
 
 
 # A figure over the comparison's first execution of the expert where that execution measured further from the
-# reference unit's expert than the noise: how much it differs from the figure over the reference unit's expert comes
-# from the divisor alone (H100 Stencil `tight`: guided's 1.09 over a first execution 8.1 % low, 1.00 within noise over
-# the reference unit's). Not a letter: those are changes.json's marks.
+# reference unit's expert than the noise (where no noise was measured: at all): how much it differs from the figure
+# over the reference unit's expert comes from the divisor alone (H100 Stencil `tight`: guided's 1.09 over a first
+# execution 8.1 % low, 1.00 within noise over the reference unit's; H200 Stencil `tight`, no noise measured: 1.07 over
+# one 4.6 % low, 1.02 over the reference unit's). Not a letter: those are changes.json's marks.
 OFF_DIVISOR = "‡"
 
 
 def off_divisor(first: float, expert: float | None, noise: float | None) -> float | None:
     """How far the comparison's first execution of the expert (`first`) measured from the reference unit's expert
-    (first / expert - 1) where that is further than the noise; None where it is not, or either is unknown."""
-    if not expert or noise is None:
+    (first / expert - 1) where that is further than the noise, or where no noise was measured (None) at all; None
+    where it is not, or the expert is unknown."""
+    if not expert:
         return None
     delta = first / expert - 1
-    return delta if abs(delta) > noise else None
+    return delta if abs(delta) > (noise if noise is not None else 0.0) else None
 
 
 def _against(figure: float, reference: float | None, noise: float | None, who: str = "",
@@ -1190,15 +1192,15 @@ def _against(figure: float, reference: float | None, noise: float | None, who: s
     beside it where the two differ, marked within noise as the tables mark it; `who` the optimizers it is of;
     `marks` the two figures' change marks; `reference_first`: the reference unit's figure leads (measured in one
     session, or with no listed change between its executions), the other in brackets, labelled; `off`: the tables'
-    divisor is further from the reference unit's expert than the noise (`off_divisor`), so a `figure` that leads
-    is marked OFF_DIVISOR."""
+    divisor is further from the reference unit's expert than the noise (`off_divisor`), so `figure`, leading or in
+    brackets, is marked OFF_DIVISOR where it reads otherwise than `reference`."""
     same = reference is None or f"{reference:.2f}" == f"{figure:.2f}" and marks[0] == marks[1]
     judged = figure if reference is None else reference
     mark = "within noise" if noise is not None and abs(judged - 1) <= noise else ""
     if same:
         return _figure(figure, marks[0]) + (f" ({'; '.join(n for n in (who, mark) if n)})" if who or mark else "")
     if reference_first:
-        notes = [who, mark, f"comparison's first: {_figure(figure, marks[0])}"]
+        notes = [who, mark, f"comparison's first: {_figure(figure, marks[0])}" + (OFF_DIVISOR if off else "")]
         head = _figure(reference, marks[1])
     else:
         notes = [who, f"reference unit: {_figure(reference, marks[1])}" + (f", {mark}" if mark else "")]
@@ -1284,8 +1286,12 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
             versus = "failed"
         elif provisional and len(firsts) == 1:  # the table's divisor, the comparison's first execution, in brackets
             run = next(r for o in optimizers for r in _runs(units, b, s, o, plan["iters"], plan["seeds"]))
+            off = off_divisor(firsts[0], expert, noise)
             versus = _against(default / firsts[0], default / expert, noise,
-                              marks=(marked(in_base[0], first_of(run)), marked(*in_base)), reference_first=True)
+                              marks=(marked(in_base[0], first_of(run)), marked(*in_base)), reference_first=True,
+                              off=off is not None)
+            if OFF_DIVISOR in versus:
+                off_rows[(b, s)] = (off, noise)
         else:
             versus = _against(default / expert, None, noise, marks=(marked(*in_base), []))
         guided = scored.get("guided", (None, 0, True))
@@ -1313,13 +1319,15 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
               + f" ({c['from'][:10]})" for c in changes if c["mark"] in used]
     if not rows:
         return []
-    off_note = [f"{OFF_DIVISOR} over the comparison's first execution of the expert, which measured further from the "
-                "reference unit's expert than the noise ("
-                + "; ".join(f"{b} `{s}`: {delta * 100:+.1f} %, noise {_percent(noise)}"
+    off_note = [f"{OFF_DIVISOR} the figure's divisor, the expert's first execution in the comparison, measured further "
+                "from the reference unit's expert than the noise"
+                + (", or differed from it where no noise was measured"
+                   if any(noise is None for _, noise in off_rows.values()) else "") + " ("
+                + "; ".join(f"{b} `{s}`: {delta * 100:+.1f} %, "
+                            + (f"noise {_percent(noise)}" if noise is not None else "no noise measured")
                             for (b, s), (delta, noise) in off_rows.items())
-                + "): as much of the figure's difference from the bracketed one, over the reference unit's expert, "
-                "comes from the divisor alone, so it shows no gain or loss that the bracketed one does not; where that "
-                "one is within noise, neither shows a difference from the expert.", ""] if off_rows else []
+                + "): read the cell's other figure, over the reference unit's expert; the two share their numerator "
+                "and differ by the divisor alone.", ""] if off_rows else []
     return ["## Summary", "", "Per benchmark and size (the columns are explained under the table):", "",
             "| benchmark | size | default / ceiling | expert / ceiling | default / expert | guided's best / expert | "
             "others' best / expert | noise | seeds done | scores |", "|---" * 10 + "|", *rows, "",
@@ -1494,12 +1502,15 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
     if expert:
         lines += ["", noise_note(units, results, b, s)]
     if offs and any(OFF_DIVISOR in line for line in lines if line.startswith("| ")):
-        lines += ["", f"{OFF_DIVISOR} over the expert's first execution in the comparison ("
-                  + "; ".join(f"{_fmt(f)} {unit}, {delta * 100:+.1f} %" for f, delta in offs.items())
-                  + f" against the reference unit's), further than the noise ({_percent(noise)}): that much of the "
-                  "scores over it comes from the divisor alone (every provisional row's, and Legion's default "
-                  "mapper's where its row divides by it); marked where a row's best, or Legion's default mapper's "
-                  "figure, reads otherwise over the reference unit's expert (the last column gives both)."]
+        measured = (f"measured {next(iter(offs.values())) * 100:+.1f} % from" if len(offs) == 1 else
+                    "measured that far from")
+        lines += ["", f"{OFF_DIVISOR} the divisor, the expert's first execution in the comparison ("
+                  + "; ".join(_fmt(f) + f" {unit}" + (f": {delta * 100:+.1f} %" if len(offs) > 1 else "")
+                              for f, delta in offs.items())
+                  + f"), {measured} the reference unit's expert, "
+                  + (f"more than the noise ({_percent(noise)})" if noise is not None else
+                     "where no noise was measured")
+                  + ": read the figure over the reference unit's expert, in the last column."]
     missing = [u.id for u in work_list(plan) if u.bench == b and u.size == s and not is_done(u, units.get(u.id))]
     if expert_failed(units, b, s):
         lines += ["", "The expert mapper failed at this size, so nothing can be normalised to it: its tuning units are "
@@ -1580,13 +1591,14 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "between two executions of one mapper at its benchmark and size in one session (the reference unit's "
              "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
              "measured in another session, possibly with another runtime): it is no difference between the "
-             "mappers. A range is within noise only as a whole. An unmarked ratio is not shown to differ from 1: "
-             "the threshold is the spread within one session ("
+             "mappers. A range is within noise only as a whole. An unmarked ratio of two executions of one session "
+             "(Legion's default mapper over the expert measured together with it; a final score) differs from 1 by "
+             "more than the noise. An unmarked provisional score, or any other ratio over an execution of the expert "
+             "from another session, is not shown to differ from 1: the threshold is the spread within one session ("
              + (f"a range of {' or '.join(map(str, counted))} executions, said under each table" if counted else
                 "said under each table")
-             + "), while a provisional score divides by an execution of the expert from another session, which "
-             "differed by up to 8 % (each table's header gives it); where no mapper was executed twice the ratios "
-             "say \"noise not measured\".", "",
+             + "), and the expert's executions in two sessions differed by up to 8 % (each table's header gives "
+             "the comparison's first); where no mapper was executed twice the ratios say \"noise not measured\".", "",
              f"The tables and plots are computed by `benchmarks/gpu/evaluate.py` from the units saved in "
              f"`{rel}/units/`"
              + ("; the notes (the status, the findings and the text under the tables and in the sections on "
@@ -1616,8 +1628,11 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "Tuning time per run: the wall time of its iterations summed over every device call that ran them "
               "(a saved unit's `wall_s` is only its last call's); where some of a run's iterations re-read a "
               "program's outcome that another run of the comparison measured before (each program is measured once "
-              "per comparison; the comparison's `evaluations/<key>.json` names the run and iteration that measured "
-              "it), they took 0.02-0.2 s each, and the cell says how many of each run's iterations were measured "
+              "per comparison: each outcome in the comparison's `evaluations/` names in `run_dir` the run and "
+              "iteration that measured it (a `history.csv` row's own iteration, `<run>/iter-NNN`, or its "
+              "`cached_from`); a row's `key` names that file only in guided's runs: `evaluations/` keys every program "
+              "with the task profile, which guided reads and the baselines skip), they took 0.02-0.2 s each, and "
+              "the cell says how many of each run's iterations were measured "
               "anew. Every seed's random start is shared by the optimizers: its cost (a 30-50 s timeout where the "
               "start times out) falls on whichever optimizer runs it first (guided, in the work list's order), and "
               "the others re-read it.", ""]
@@ -1910,20 +1925,23 @@ def main(argv: list[str] | None = None) -> int:
              "optimizers": split(args.optimizers), "iters": args.iters, "seeds": args.seeds,
              "long_iters": args.long_iters, "base_rounds": args.base_rounds, "final_rounds": args.final_rounds}
     stored = results / "plan.json"
+    # the plan a refusal of `run` is about: the folder's, or the one `run` would start in a folder without one
+    whose = (f"the plan of {args.results}" if stored.exists() else f"the plan `run` would start in {args.results} ("
+             + ("a folder without a plan.json yet" if results.exists() else "a folder that does not exist yet") + ")")
     if args.command == "run":
         # a run without options continues the stored plan; options given replace its values
         plan = load_plan(results) if stored.exists() else default_plan()
         plan = _named_is_planned({**plan, **{k: v for k, v in given.items() if v is not None}})
         if missing_endpoint(plan):
-            print(f"error: the plan of {args.results} includes {', '.join(missing_endpoint(plan))}, which proposes "
+            print(f"error: {whose} includes {', '.join(missing_endpoint(plan))}, which proposes "
                   "with a language model, and no endpoint is configured here: nothing was run", file=sys.stderr)
             print("hint: set MAPPEROPT_LLM_BASE_URL and MAPPEROPT_LLM_MODEL (an endpoint this machine reaches); or "
                   "give --optimizers without it", file=sys.stderr)
             return 2
         recorded, card = measured_on(plan, load_units(results)), this_gpu()
         if card is None and plan["gpus"] != 0:  # every unit would fail (and be recorded so) on this machine
-            print(f"error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU), and the "
-                  f"plan of {args.results} measures on one: nothing was run and no unit was recorded",
+            print(f"error: no NVIDIA GPU on this machine (nvidia-smi is missing, or finds no driver or GPU), and "
+                  f"{whose} measures on one: nothing was run and no unit was recorded",
                   file=sys.stderr)
             page = args.results if stored.exists() else "<a folder measured on a GPU, e.g. reports/h100-eval>"
             print("hint: run it on a machine with an NVIDIA GPU and its driver (`mapperopt doctor` checks this "
