@@ -2086,10 +2086,18 @@ class _Checker:
         if self.app is None:
             return
         parents = {n.name: n.parent for n in self.app.region_tree}
+        kinds = {n.name: n.kind for n in self.app.region_tree}
+
+        def top(names: tuple[str, ...]) -> str | None:
+            """The root region of a name chain (nearest name first): its last region (a discovered chain goes on
+            to the index and field spaces), else the root of the tree."""
+            regions = [n for n in names if kinds.get(n) == "region"]
+            return regions[-1] if regions else Evaluator._root(names, parents)
+
         space: dict[str, dict[str, int | None]] = {}  # root region -> its fields (those requirements name) -> bytes
         for t in self.app.tasks:
             for r in t.regions:
-                root = Evaluator._root(r.names, parents)
+                root = top(r.names)
                 if root is not None:
                     for f, n in zip(r.fields, r.field_sizes or (None,) * len(r.fields)):
                         if space.setdefault(root, {}).get(f) is None:
@@ -2101,7 +2109,7 @@ class _Checker:
                 if info.inner:
                     continue
                 for r in info.regions:
-                    root = Evaluator._root(r.names, parents)
+                    root = top(r.names)
                     if root is None or not r.fields or r.privilege == "no_access":
                         continue
                     try:
@@ -2173,7 +2181,7 @@ class _Checker:
             sizes = {held[f] for f in r.fields}
             field_size = f"{next(iter(sizes))}-byte " if len(sizes) == 1 and None not in sizes else ""
             reasons[f"{_layout_words(got)} pads each {field_size}field to {pad} bytes" if by_align else
-                    f"the field space of '{root}' has {len(held)} fields, {_and(list(held))}, and each instance "
+                    f"the field space of region '{root}' has {len(held)} fields, {_and(list(held))}, and each instance "
                     "mapperopt makes holds every field of its field space"] = None
         gives = "; ".join(f"{_and(whats[:3] + ([f'{len(whats) - 3} more'] if len(whats) > 3 else []))} AOS "
                           f"instances with {stride}" for stride, whats in strides.items())

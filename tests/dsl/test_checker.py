@@ -1952,8 +1952,8 @@ def test_w330_aos_beside_another_layout_of_the_same_fields_is_the_realm_copy_cra
         d = only(head + "Layout spmv x_ghost * AOS F_order;", "W330", app, machine)
         assert at(d) == (4, 1) and not d.is_error
         assert d.message.startswith("line 4's `Layout spmv x_ghost * AOS F_order;` gives argument 2 (x_ghost) of spmv "
-                                    "AOS instances with an element stride of 16 bytes (the field space of 'vec' has 2 "
-                                    "fields"), d.message
+                                    "AOS instances with an element stride of 16 bytes (the field space of region 'vec' "
+                                    "has 2 fields"), d.message
         for part in ("init_rows (argument 1) and update (argument 1) keep SOA", "SIGFPE", "address_list.cc",
                      "heap corruption", "StanfordLegion/realm#436"):
             assert part in d.message, (part, d.message)
