@@ -318,7 +318,9 @@ class _Checker:
                 self.add("W314", f"static evaluation skipped because of the errors above: once they are fixed, "
                                  f"check evaluates {what}", self._whole_file(), severity="note")
         elif self.app is not None:
-            self._required_layouts(Evaluator(self.program, None, self.app))
+            ev = Evaluator(self.program, None, self.app)
+            self._required_layouts(ev)
+            self._layout_copies(ev)
         return self._sorted()
 
     def _whole_file(self) -> A.Loc:
@@ -1883,6 +1885,7 @@ class _Checker:
             self._memory_choices(ev)
             self._required_layouts(ev)
             self._padded_elements(ev)
+            self._layout_copies(ev)
         except EvaluationLimit:
             costly = costly_functions(self.program, MAX_STATIC_STEPS)  # AutoGuide names them after a timeout too
             self.add("W310", f"static evaluation stopped after {MAX_STATIC_STEPS} steps; the remaining launch points "
@@ -2118,6 +2121,159 @@ class _Checker:
                      (f"{fix} (without it AOS packs the elements; SOA C_order, which aligns only the start of each "
                       "field, works too)",),
                      (f"the GEMMs' element is an {BLAS_ELEMENT_BYTES}-byte double",))
+
+    def _layout_copies(self, ev: Evaluator):
+        """W330 where a Layout statement gives a requirement an AOS instance whose element stride is not its field's
+        size (mapperopt's instances hold every field of the field space, so AOS of 2 or more fields; or an Align above
+        the field's size) while another requirement on the same fields of that region tree gets another layout (SOA,
+        AOS of another stride, a reduction instance of its reduced fields alone): Realm copies between the two, and
+        the installed Realm crashes on such copies over a sparse domain. Also AOS with a padding Align on a reduction
+        requirement (its instance's fill). Not between two requirements on the same region or partition (the copy
+        stays within one subregion). Where each task runs: with a machine, there; without one, on a machine with GPUs
+        and on one without (each task on the first kind of its list it has a variant for)."""
+        if self.app is None:
+            return
+        parents = {n.name: n.parent for n in self.app.region_tree}
+        kinds = {n.name: n.kind for n in self.app.region_tree}
+
+        def top(names: tuple[str, ...]) -> str | None:
+            """The root region of a name chain (nearest name first): its last region (a discovered chain goes on
+            to the index and field spaces), else the root of the tree."""
+            regions = [n for n in names if kinds.get(n) == "region"]
+            return regions[-1] if regions else Evaluator._root(names, parents)
+
+        space: dict[str, dict[str, int | None]] = {}  # root region -> its fields (those requirements name) -> bytes
+        for t in self.app.tasks:
+            for r in t.regions:
+                root = top(r.names)
+                if root is not None:
+                    for f, n in zip(r.fields, r.field_sizes or (None,) * len(r.fields)):
+                        if space.setdefault(root, {}).get(f) is None:
+                            space[root][f] = n
+        found: dict[tuple, tuple] = {}  # (id of the statement, "copy" or "fill") -> (statement, {A}, {B}, roots)
+        for excluded in ((),) if ev.machine is not None else ((), ("GPU",)):
+            by_root: dict[str, list] = {}
+            for info in self.app.tasks:
+                if info.inner:
+                    continue
+                for r in info.regions:
+                    root = top(r.names)
+                    if root is None or not r.fields or r.privilege == "no_access":
+                        continue
+                    try:
+                        place = self._copy_place(ev, info, r.index, excluded)
+                    except (DslRuntimeError, MapperoptError):
+                        break  # reported by the other checks
+                    if place is None:
+                        continue
+                    got, by = ev.layout_sources(info.name, r.index, *place)
+                    held = ({f: space[root].get(f) for f in r.fields} if r.privilege == "reduce" else space[root])
+                    by_root.setdefault(root, []).append((info, r, got, by, _element_stride(got, held), held))
+            for root, entries in by_root.items():
+                for info, r, got, by, stride, held in entries:
+                    if stride is None:  # the field's own size: like SOA
+                        continue
+                    stmt = by.get("order") or by.get("align")
+                    if stmt is None:
+                        continue
+                    what = f"argument {r.index}{f' ({r.name})' if r.name else ''} of {info.name}"
+                    if r.privilege == "reduce" and stride[2]:  # padded by the Align: the fill of its instance
+                        found.setdefault((id(stmt), "fill"), (stmt, {}, {}, {}))[1].setdefault(
+                            what, (stride, got, held, root, r, by.get("align")))
+                        continue  # its copies too, but the fill comes first, and the fix is the same
+                    # A reduction instance holds its reduced fields alone: beside it, only another interleaving or
+                    # alignment is another layout (the same statement for every task leaves none to copy between).
+                    # Not beside a requirement on the same region or partition: a copy within one subregion (a
+                    # block partition's dense block) ran well (a user's SpMV: AOS on `nnz_blocks` for one task, SOA
+                    # for the task that wrote it); one from another partition's (an image's sparse subset) crashed.
+                    others = [(q_info, q, q_got) for q_info, q, q_got, _, q_stride, _ in entries
+                              if q is not r and set(q.fields) & set(r.fields) and not (r.name and q.name == r.name)
+                              and (_layout_words(q_got) != _layout_words(got)
+                                   if "reduce" in (q.privilege, r.privilege) else q_stride != stride)]
+                    if others:
+                        entry = found.setdefault((id(stmt), "copy"), (stmt, {}, {}, {}))
+                        entry[1].setdefault(what, (stride, got, held, root, r, by.get("align")))
+                        for q_info, q, q_got in others:
+                            layout = _layout_words(q_got) + (" (a reduction instance)" if q.privilege == "reduce"
+                                                             else "")
+                            entry[2].setdefault(layout, {}).setdefault(q_info.name, {})[q.index] = None
+                        entry[3][root] = None
+        for (_, case), (stmt, padded, others, roots) in found.items():
+            self._w330(stmt, case, padded, others, roots)
+
+    def _copy_place(self, ev: Evaluator, info, index: int, excluded: tuple[str, ...]) -> tuple[str, str] | None:
+        """(processor kind, memory kind) where requirement `index` of `info` gets its instance (W330): with a machine,
+        where it runs; without one, on the first kind of its list (not `excluded`) it has a variant for, in the first
+        memory listed; None where it gets none (VIRTUAL, no kind)."""
+        if ev.machine is not None:
+            places = self._instance_places(ev, info, index)
+            return places[0] if places else None
+        for kind in ev.task_kinds(info.name) or DEFAULT_KIND_RANKING:
+            if kind in ABSENT_KINDS or kind in excluded or kind not in info.variants:
+                continue
+            listed = ev.memories(info.name, index, kind)
+            memory = listed[0] if listed else "FBMEM" if kind == "GPU" else "SYSMEM"
+            return None if memory == "VIRTUAL" else (kind, memory)
+        return None
+
+    def _w330(self, stmt: A.LayoutStmt, case: str, padded: dict, others: dict, roots: dict):
+        """W330 at `stmt` for the requirements `padded` (what -> (stride, layout, held fields, root, requirement, the
+        statement that gives the Align or None)) it gives an AOS stride other than their field's size; `others`
+        (layout words -> task -> {argument}) keep another layout on those fields (case "copy"; `roots`: the region
+        trees), or the requirements are reductions whose fill crashes (case "fill")."""
+        strides: dict[str, list[str]] = {}  # "an element stride of N bytes" -> the requirements
+        reasons: dict[str, None] = {}
+        for what, ((size, pad, by_align), got, held, root, r, _) in padded.items():
+            stride = f"an element stride of {size} bytes" if size else "an element stride other than the field's size"
+            strides.setdefault(stride, []).append(what)
+            sizes = {held[f] for f in r.fields}
+            field_size = f"{next(iter(sizes))}-byte " if len(sizes) == 1 and None not in sizes else ""
+            reasons[f"{_layout_words(got)} pads each {field_size}field to {pad} bytes" if by_align else
+                    f"the field space of region '{root}' has {len(held)} fields, {_and(list(held))}, and each instance "
+                    "mapperopt makes holds every field of its field space"] = None
+        gives = "; ".join(f"{_and(whats[:3] + ([f'{len(whats) - 3} more'] if len(whats) > 3 else []))} AOS "
+                          f"instances with {stride}" for stride, whats in strides.items())
+        fixed = "fixed upstream in StanfordLegion/realm#436, not yet in the legate wheel"
+        crash = ("SIGFPE, `address_list.cc:152 ... Assertion 'read_pointer == max_entries' failed` or heap corruption "
+                 "(`malloc(): invalid size`)")
+        what = f"line {stmt.loc.line}'s `{format_statement(stmt)}` gives {gives} ({'; '.join(reasons)})"
+        if case == "fill":
+            message = (f"{what}, for a reduction: Realm fills a reduction instance with the reduction's identity, and "
+                       f"in the installed Realm such fills of an instance whose element stride is not its field's "
+                       f"size crash: {crash}; {fixed}")
+        else:
+            kept = []
+            for layout, tasks in others.items():
+                names = [f"{t} (argument{'s' if len(ix) > 1 else ''} {_and([str(i) for i in sorted(ix)])})"
+                         for t, ix in tasks.items()]
+                names = names[:4] + ([f"{len(names) - 4} more"] if len(names) > 4 else [])
+                kept.append(f"{_and(names)} keep{'s' if len(tasks) == 1 else ''} {layout}")
+            message = (f"{what}, but {'; '.join(kept)} on these fields: Realm copies between the two layouts, and in "
+                       "the installed Realm copies between an instance whose element stride is not its field's size "
+                       "and one of another layout over a sparse domain (an image partition's many runs) crash: "
+                       f"{crash}; {fixed}")
+        hints = []
+        aligned = all(by_align for (_, _, by_align), *_ in padded.values())
+        if case == "copy":
+            same = [format_statement(dataclasses.replace(stmt, tasks=A.TaskSel(None), region=A.RegionSel(name=root),
+                                                         target=A.Star()))
+                    for root in roots]
+            hints.append("give every task that uses these fields the same layout, e.g. "
+                         + " and ".join(f"`{x}`" for x in same))
+        if aligned:
+            # the statement that gives the Align (another than the one that gives AOS, where it says no interleaving)
+            align_stmt = next(iter(padded.values()))[5] or stmt
+            kept_constraints = tuple(c for c in align_stmt.constraints if c.name != "Align")
+            fix = (f"write `{format_statement(dataclasses.replace(align_stmt, constraints=kept_constraints))}` "
+                   "instead" if kept_constraints else f"remove `{format_statement(align_stmt)}`")
+            fix += f" (line {align_stmt.loc.line})" if align_stmt is not stmt else ""
+            hints.append(f"{'or ' if hints else ''}drop the Align: {fix}")
+        else:
+            soa = tuple(dataclasses.replace(c, name="SOA") if c.name == "AOS" else c for c in stmt.constraints)
+            these = "this argument" if len(padded) == 1 else "these arguments"
+            hints.append(f"{'or ' if hints else ''}keep {these} SOA: write "
+                         f"`{format_statement(dataclasses.replace(stmt, constraints=soa))}` instead")
+        self.add("W330", message, stmt.loc, hints)
 
     def _layout_others(self, stmts: list, reqs: set[tuple[str, int]]) -> str | None:
         """What the Layout statements `stmts` apply to besides the requirements `reqs` ((task name, index)): "the
@@ -2479,6 +2635,35 @@ class _Checker:
 def _dedup_kinds(places: list[tuple[str, str]]) -> list[str]:
     """The processor kinds of `places`, in order, once each."""
     return list(dict.fromkeys(k for k, _ in places))
+
+
+def _and(items: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def _layout_words(got: dict) -> str:
+    """A layout record's interleaving and alignment as a statement writes them: "SOA", "AOS Align==64"."""
+    align = got["align"]
+    return got["order"] + (f" Align{align['op']}{align['bytes']}" if align else "")
+
+
+def _element_stride(got: dict, held: dict[str, int | None]) -> tuple[int | None, int, bool] | None:
+    """For an instance of layout `got` holding the fields `held` (name -> bytes, None where unknown: taken as
+    `BLAS_ELEMENT_BYTES`), None where each field's element stride is its size (SOA; AOS of one field not padded),
+    else (the element stride in bytes, None where a size is unknown; the alignment each field is padded to (its size
+    without an Align); whether the Align pads, not the number of fields): AOS places each element's fields side by
+    side, each at an offset aligned as the Align asks (`==` and `>=`)."""
+    if got["order"] != "AOS":
+        return None
+    align = got["align"]
+    pad = align["bytes"] if align and align["op"] in ("==", ">=") else 0
+    sizes = [n or BLAS_ELEMENT_BYTES for n in held.values()]
+    by_align = any(pad > n for n in sizes)
+    if len(sizes) < 2 and not by_align:
+        return None
+    stride = sum(-(-n // pad) * pad if pad else n for n in sizes)
+    return (stride if all(held.values()) else None), (pad if by_align else max(sizes)), by_align
 
 
 def _with_constraints(stmt: A.LayoutStmt, need: str, aspects: list[str]) -> A.LayoutStmt:

@@ -26,8 +26,9 @@ APP_FIELDS = {
     "schema": str, "app": str,
     "tasks": [{"name": str, "variants": [str], "launch": str, "inner?": bool, "leaf?": bool, "parent?": (str, None),
                "domain?": ([int], None),
-               "regions?": [{"index?": int, "names?": [str], "privilege": str, "fields?": [str], "redop?": (str, None),
-                             "layout?": (str, None), "interleave?": (str, None), "layout_kinds?": [str],
+               "regions?": [{"index?": int, "names?": [str], "privilege": str, "fields?": [str], "field_sizes?": [int],
+                             "redop?": (str, None), "layout?": (str, None), "interleave?": (str, None),
+                             "layout_kinds?": [str],
                              "required_memory?": {str: str}, "collective?": bool,
                              "required_align?": {str: {"op": str, "bytes": int}}}]}],
     "region_tree?": [{"name": str, "kind": str, "parent?": (str, None)}],
@@ -81,6 +82,16 @@ def _get(obj: dict, key: str, what: str, default=KeyError):
 # ---------------------------------------------------------------------------------------------------- application
 
 
+def _field_sizes(r: dict) -> tuple[int, ...]:
+    """A requirement's `field_sizes` (bytes, one per field); () where absent or not one positive integer per field
+    (the sizes only inform warnings: a description that lacks them stays usable)."""
+    sizes = r.get("field_sizes")
+    if not isinstance(sizes, list) or len(sizes) != len(r.get("fields", ())) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
+        return ()
+    return tuple(sizes)
+
+
 @dataclass(frozen=True)
 class RegionArg:
     """One region requirement of a task.
@@ -102,6 +113,8 @@ class RegionArg:
         required_align: (processor kind, operator, bytes) triples: the alignment the variant for that processor kind
             requires of the requirement's fields (its layout constraint's alignment constraint, e.g. ("CPU", ">=",
             128)); empty: any.
+        field_sizes: the size in bytes of each field of `fields`, in order, where discovery saw them (a user's
+            program); empty where unknown (a benchmark's description).
         collective: Legion maps it with every point of the task's index launch together (each point reads or
             reduces into this one region, or it has collective coherence; dsl-reference.md §7.4).
     """
@@ -117,6 +130,7 @@ class RegionArg:
     required_memory: tuple[tuple[str, str], ...] = ()
     collective: bool = False
     required_align: tuple[tuple[str, str, int], ...] = ()
+    field_sizes: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def name(self) -> str | None:
@@ -139,6 +153,8 @@ class RegionArg:
             out["collective"] = True
         if self.required_align:
             out["required_align"] = {k: {"op": op, "bytes": n} for k, op, n in self.required_align}
+        if self.field_sizes:
+            out["field_sizes"] = list(self.field_sizes)
         return out
 
 
@@ -331,7 +347,8 @@ class AppDescription:
                                          tuple(r.get("fields", ())), r.get("redop"), r.get("layout"),
                                          r.get("interleave"), tuple(r.get("layout_kinds", ())),
                                          tuple(required.items()), bool(r.get("collective", False)),
-                                         tuple((k, v["op"], v["bytes"]) for k, v in align.items())))
+                                         tuple((k, v["op"], v["bytes"]) for k, v in align.items()),
+                                         _field_sizes(r)))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,
