@@ -28,23 +28,23 @@ iteration) continue one another. The units, in the order they run (the most info
 The tuning units are `run_compare` of one comparison per benchmark and size (`<results>/work/<bench>/compare-*`,
 shared by every optimizer and seed, so a program is run once per comparison); the runs of 100 iterations extend those
 of 10 (the first 10 iterations are the same run). An iteration is one measured execution (`EXECUTIONS`), plus a
-profiling one for the optimizers that read it; on the dedicated machine a timeout (5x the run's best execution, or
-the expert's before a success) is final. The units of a GPU-free plan (`--gpus 0`) leave out the limits.
-`plan.json` keeps the options of the last `run`, the only source of the work list (its `optimizers` run; `excluded`
-names those left out, and why: an optimizer that needs a language model is in a plan only where `--optimizers` names
-it), and the GPU its units were measured on (`gpu`, nvidia-smi's name):
-`run` refuses a folder measured on another card (timings of two cards are never mixed: each card's evaluation has its
-own folder, e.g. reports/h100-eval beside reports/h200-eval), and a plan that measures on a GPU where this machine has
-none (nothing is recorded); `run --check` does only these checks (benchmarks/gpu/evaluate.sh, before it builds). `report` lists from it the units still missing and
-estimates the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final
-measurement of fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal,
-how many) or missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder
-(its times, builds, card, units finished), which the report lists. `notes.json` (a person's text) and
-`changes.json` (the dates of the fixes and expert edits made while the evaluation ran, `load_changes`: the summary
-table marks the figures they concern) are written by hand. The comparisons' journals (`state.jsonl`, OpenTuner's
-`opentuner.db` and `opentuner.db-journal`) are committed as their `.xz`: `run`, `list` and `report` restore the plain
-files first (`restore_journals`; they are git-ignored), and `run` compresses them again when it ends
-(`compress_journals`; `compress` does only this, benchmarks/gpu/evaluate.sh before it packs the folder).
+profiling one for the optimizers that read it; on the dedicated machine a timeout (5x the run's best execution, or the
+expert's before a success) is final. The units of a GPU-free plan (`--gpus 0`) leave out the limits. `plan.json` keeps
+the options of the last `run`, the only source of the work list (its `optimizers` run; `excluded` names those left
+out, and why: an optimizer that needs a language model is in a plan only where `--optimizers` names it), and the GPU
+its units were measured on (`gpu`, nvidia-smi's name): `run` refuses a folder measured on another card (timings of two
+cards are never mixed: each card's evaluation has its own folder, e.g. reports/h100-eval beside reports/h200-eval),
+and a plan that measures on a GPU where this machine has none (nothing is recorded); `run --check` does only these
+checks (benchmarks/gpu/evaluate.sh, before it builds). `report` lists from it the units still missing and estimates
+the device time they need (`cost_estimate`); `list` gives each unit's state: ok, failed, stale (a final measurement of
+fewer runs than it now needs), started (a tuning unit stopped with some iterations in its journal, how many) or
+missing. benchmarks/gpu/evaluate.sh appends a line per call to `calls.jsonl` in the results folder (its times, builds,
+card, units finished), which the report lists. `notes.json` (a person's text) and `changes.json` (the dates of the
+fixes and expert edits made while the evaluation ran, `load_changes`: the summary table marks the figures they
+concern) are written by hand. The comparisons' journals (`state.jsonl`, OpenTuner's `opentuner.db` and
+`opentuner.db-journal`) are committed as their `.xz`: `run`, `list` and `report` restore the plain files first
+(`restore_journals`; they are git-ignored), and `run` compresses them again when it ends (`compress_journals`;
+`compress` does only this, benchmarks/gpu/evaluate.sh before it packs the folder).
 """
 
 from __future__ import annotations
@@ -1728,8 +1728,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     if any(u.kind in ("tune", "final") for u in todo if u not in done):  # the section is on the page
         lines += ["[Device time of what is left](#device-time-of-what-is-left) also reads the other cards' results "
                   f"folders beside the one `--results` names (those with a plan.json in `{shown.parent}`, e.g. "
-                  "reports/h200-eval beside reports/h100-eval): an iteration not measured on this card yet is estimated from what it "
-                  "cost there, so a page written from a copy of the folder without them estimates otherwise.", ""]
+                  "reports/h200-eval beside reports/h100-eval): an iteration not measured on this card yet is "
+                  "estimated from what it cost there, so a page written from a copy of the folder without them estimates otherwise.", ""]
     if notes.get("log"):
         lines += [notes["log"], ""]
     lines += _calls_section(results)

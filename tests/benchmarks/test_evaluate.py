@@ -878,7 +878,8 @@ def test_run_refuses_up_front_on_a_machine_without_a_gpu(tmp_path, monkeypatch, 
 
 def _off_divisor_folder(results: Path, first: float) -> None:
     """Stencil `ci`: a reference unit of 3 rounds (expert 99-101, Legion's default mapper 90-92: noise 2.2 %),
-    guided's one run whose best (100.4) was measured by the unit that measured the comparison's first execution of the expert (`first`)."""
+    guided's one run whose best (100.4) was measured by the unit that measured the comparison's first execution of the
+    expert (`first`)."""
     _reference_folder(results, 3, expert=[99.0, 100.0, 101.0], default=[90.0, 91.0, 92.0])
     _tuned_as(results, "guided", 0, best=100.4, first=first, walls=[30.0] * 10)
 
