@@ -1898,6 +1898,17 @@ class _Checker:
         except MapperoptError as err:
             self.add("E206", err.message, self._whole_file())
 
+    def _placed_requirements(self, ev: Evaluator):
+        """(task, the processor kind it runs on, requirement) for every requirement of a task whose kind evaluates on
+        this machine (a task whose kind does not is reported as E209)."""
+        for info in self.app.tasks:
+            try:
+                kind = ev.task_kind(info.name)
+            except DslRuntimeError:
+                continue
+            for req in info.regions:
+                yield info, kind, req
+
     def _memory_choices(self, ev: Evaluator):
         """E222 when no memory of a requirement's effective list can be used where its task runs: VIRTUAL alone for a
         leaf task (a leaf task needs a physical instance), or only memories that its processor kind cannot reach
@@ -1907,18 +1918,13 @@ class _Checker:
         if self.app is None:
             return
         failing: dict[int, tuple[A.RegionStmt, DslRuntimeError, str, list[str]]] = {}
-        for info in self.app.tasks:
+        for info, kind, req in self._placed_requirements(ev):
             try:
-                kind = ev.task_kind(info.name)
-            except DslRuntimeError:
-                continue  # reported as E209
-            for req in info.regions:
-                try:
-                    ev.memory(info.name, req.index, Proc(kind, 0, 0))
-                except DslRuntimeError as err:
-                    stmt = ev.region_statements(info.name, req.index, kind)[0]
-                    if id(stmt) not in self._absent_only:
-                        failing.setdefault(id(stmt), (stmt, err, kind, []))[3].append(f"'{info.name}' {req.index}")
+                ev.memory(info.name, req.index, Proc(kind, 0, 0))
+            except DslRuntimeError as err:
+                stmt = ev.region_statements(info.name, req.index, kind)[0]
+                if id(stmt) not in self._absent_only:
+                    failing.setdefault(id(stmt), (stmt, err, kind, []))[3].append(f"'{info.name}' {req.index}")
         for stmt, err, kind, where in failing.values():
             listed = [m.name for m in stmt.memories]
             hints = []
@@ -1950,27 +1956,22 @@ class _Checker:
         used."""
         leaves: dict[int, tuple[A.RegionStmt, list[tuple[str, int, tuple[str, ...], str, bool]]]] = {}
         virtual_ok: set[int] = set()  # statements that select a requirement of a task that is not a leaf
-        for info in self.app.tasks:
+        for info, kind, req in self._placed_requirements(ev):
+            stmts = [st for st in ev.region_statements(info.name, req.index, kind)
+                     if any(m.name == "VIRTUAL" for m in st.memories)]
+            if not stmts:
+                continue
+            if info.inner or not info.leaf:
+                virtual_ok.update(id(st) for st in stmts)
+                continue
             try:
-                kind = ev.task_kind(info.name)
+                used = ev.memory(info.name, req.index, Proc(kind, 0, 0))
             except DslRuntimeError:
-                continue  # reported as E209
-            for req in info.regions:
-                stmts = [st for st in ev.region_statements(info.name, req.index, kind)
-                         if any(m.name == "VIRTUAL" for m in st.memories)]
-                if not stmts:
-                    continue
-                if info.inner or not info.leaf:
-                    virtual_ok.update(id(st) for st in stmts)
-                    continue
-                try:
-                    used = ev.memory(info.name, req.index, Proc(kind, 0, 0))
-                except DslRuntimeError:
-                    continue  # E222
-                listed = ev.memories(info.name, req.index, kind)
-                after = listed.index(used) > listed.index("VIRTUAL")
-                leaves.setdefault(id(stmts[0]), (stmts[0], []))[1].append(
-                    (info.name, req.index, req.names, used, after))
+                continue  # E222
+            listed = ev.memories(info.name, req.index, kind)
+            after = listed.index(used) > listed.index("VIRTUAL")
+            leaves.setdefault(id(stmts[0]), (stmts[0], []))[1].append(
+                (info.name, req.index, req.names, used, after))
         for key, (stmt, where) in leaves.items():
             if key in reported or key in virtual_ok:
                 continue
