@@ -4,7 +4,8 @@ mapping does (every index launch over both CPUs, every instance in system memory
 follows; a crash of the program's own code (CSR_FAULT=segv) gets the default mapper as its first step and is not
 blamed on Layout and Region statements that give what the default gives; the profile's suggestion of AOS for the
 task that reads x through an image partition says what it costs, as other tasks keep x in SOA instances (copies
-between AOS and SOA instances of one field aborted inside Realm in this Legion build). Real runs through
+between AOS and SOA instances of one field through a sparse partition can abort inside Realm in this Legion
+build). Real runs through
 `mapperopt run --app`."""
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ def test_the_profiles_aos_suggestion_names_the_tasks_that_keep_the_field_in_soa(
     assert "`Layout spmv * * AOS;`" in suggestion, suggestion  # spmv is the heaviest task: it is the one advised
     assert ("`Layout spmv * * AOS;` alone would give spmv AOS instances of fields that init_rows, init_nnz and "
             "update keep in SOA instances (row_blocks, nnz_blocks, x_ghost, vec_blocks): Legion then copies between "
-            "AOS and SOA instances of one field, and such copies aborted in Realm's data movement in this Legion "
-            "build") in suggestion, suggestion
+            "AOS and SOA instances of one field, and in this Legion build such copies can abort in Realm's data "
+            "movement when they go through a sparse partition") in suggestion, suggestion
+    assert "StanfordLegion/realm#436" in suggestion, suggestion
     # every task shares a field with spmv, or with one that does: AOS for all of them together
     assert suggestion.endswith("Give AOS to every task that shares those fields at once instead: "
                                "`Layout * * * AOS;`."), suggestion
