@@ -104,6 +104,8 @@ def advise(fields: Mapping[str, Any], result: RunResult) -> tuple[str, tuple[Edi
     advice = _memory_advice(fields, result)
     failed = failed_allocations(fields)
     padding = _padding(result, str(fields.get("task", "")), failed[-1][1] if failed else 0)
+    if advice is not None and padding is None and failed and not _fits_alone(failed[-1][1], None, failed[-1][2]):
+        advice = advice[0] + _whole_region(fields, result, failed[-1][0], failed[-1][1]), advice[1]
     if advice is None or padding is None:
         return advice
     # Only the statement: a mapper's author (a language model under `trace`) can change it, not a run setting.
@@ -158,6 +160,70 @@ def _memory_advice(fields: Mapping[str, Any], result: RunResult) -> tuple[str, t
            "after `--`": f"`-- {flag} {new}` in the mapperopt run/tune command"}.get(given, f"{given}: `{flag} {new}`")
     return (f"{head}{other} Raise {name} to {new} MiB ({how}).",
             (Edit("set_memory_size", {"option": option, "mb": new}),))
+
+
+# Memory kinds in which an instance of a subregion covers the whole top-level region on one node (Legion's
+# DefaultMapper and the DSL mapper's default_policy_select_instance_region; FBMEM and ZCMEM get the subregion).
+_WHOLE_REGION_KINDS = ("SYSMEM", "RDMEM", "SOCKMEM")
+
+
+def _whole_region(fields: Mapping[str, Any], result: RunResult, kind: str, asked: int) -> str:
+    """The sentence for a failed instance (larger than the memory) of a requirement on a piece (a subregion) in
+    `kind`: without `Exact`, on one node the instance covers the whole top-level region, so `asked` bytes are the
+    region's, not the piece's; `Layout <task> <region> * Exact;` makes each instance cover only its piece (the
+    pieces in one memory at once still take the region's size together). Said as a fact where the application's
+    description shows a partition in the requirement's name chain, conditionally where the chain's kinds are
+    unknown; "" for a reduction (its instance is the subregion's), a memory that gets the subregion, a root region,
+    or a mapper whose Layout statements already give the requirement Exact."""
+    task, index = str(fields.get("task", "")), fields.get("index")
+    if kind not in _WHOLE_REGION_KINDS or index is None or _has_exact(result, task, int(index)):
+        return ""
+    chain = re.search(rf"error R403: .*? can hold requirement {index} \((?P<names>[^)]*)\) of task '{re.escape(task)}'",
+                      result.log or "")
+    names = chain.group("names").split(", ") if chain else []
+    from mapperopt.autoguide.explain import _description  # explain imports this module
+
+    desc = _description(result)
+    info = desc.task(task) if desc is not None else None
+    arg = next((r for r in info.regions if r.index == int(index)), None) if info is not None else None
+    if arg is not None and (arg.privilege == "reduce" or arg.redop is not None):
+        return ""
+    names = list(arg.names) if arg is not None and arg.names else names
+    kinds = {n.name: n.kind for n in desc.region_tree} if desc is not None else {}
+    piece = next((n for k, n in enumerate(names) if kinds.get(n) in ("partition", "index_partition")
+                  or (kinds.get(n) == "region" and k > 0)), None)
+    roots = [n for n in names if kinds.get(n) == "region"]
+    if kinds and names and piece is None:
+        return ""  # the description knows the chain: a top-level region, whose instance is its own
+    region = names[0] if names and re.fullmatch(r"[A-Za-z_]\w*", names[0]) else "*"
+    exact = f"`Layout {task} {region} * Exact;`"
+    size = f"{asked / MIB:.0f} MiB" if asked >= MIB else f"{asked // 1024} KiB"  # as `where` gives it
+    if piece is not None:
+        whole = f"the whole region '{roots[-1]}'" if roots else "the whole top-level region"
+        return (f" The {size} are those of {whole}, not of the piece of '{piece}' that requirement {index} names: on "
+                f"one node an instance in {kind} of a subregion covers the whole top-level region (shared by the "
+                f"tasks that map its other pieces there), as in Legion's default mapper. {exact} makes each instance "
+                f"cover only its piece (an R403 then names the piece's size), but the pieces that stay in {kind} at "
+                f"once still need about the region's size together: it fits where fewer of them go there.")
+    return (f" If requirement {index} is a piece of a partitioned region, the {size} may be the whole top-level "
+            f"region's: on one node an instance in {kind} of a subregion covers the whole top-level region, as in "
+            f"Legion's default mapper. {exact} makes each instance cover only its piece (the pieces that stay in "
+            f"{kind} at once still need about the region's size together).")
+
+
+def _has_exact(result: RunResult, task: str, index: int) -> bool:
+    """Whether a Layout statement of the mapper with `Exact` may apply to requirement `index` of `task` (its task
+    selector names the task or is `*`); True for a mapper that does not parse (nothing is said then)."""
+    from mapperopt.dsl import DslSyntaxError, parse
+    from mapperopt.dsl import ast as A
+
+    try:
+        statements = parse(result.dsl, "<mapper>").statements if result.dsl is not None else []
+    except DslSyntaxError:
+        return True
+    return any(isinstance(s, A.LayoutStmt) and any(c.name == "Exact" for c in s.constraints)
+               and (s.tasks.names is None or task in [n.name for n in s.tasks.names])
+               and s.region.index in (None, index) for s in statements)
 
 
 def _given_at(result: RunResult, flag: str) -> str | None:

@@ -192,7 +192,10 @@ def test_an_allocation_that_fits_the_empty_memory_names_the_layouts_that_make_ex
     plain = explain(dataclasses.replace(result, dsl="Task * CPU;\nLayout * * * AOS;\n"))
     assert "other instances fill it" in plain.suggestion and "Layout" not in plain.suggestion, plain.suggestion
     big = explain(dataclasses.replace(result, log=AOS_R403.replace("16000000", "80000000") + "\n"))
-    assert "does not fit in its 64 MiB" in big.suggestion and "Layout" not in big.suggestion, big.suggestion
+    assert "does not fit in its 64 MiB" in big.suggestion and "line 2:" not in big.suggestion, big.suggestion
+    # Larger than the memory, on a partition's piece: it may be the whole region's instance, which Exact narrows.
+    assert "may be the whole top-level region's" in big.suggestion, big.suggestion
+    assert "`Layout daxpy output_lp * Exact;`" in big.suggestion, big.suggestion
 
 
 def test_a_layout_that_makes_a_second_instance_is_named_and_the_run_without_it_fits(tmp_path):
