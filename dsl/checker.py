@@ -8,6 +8,7 @@ description, W302/W303 (except for OMP, which never exists) and the static evalu
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import math
@@ -2169,9 +2170,9 @@ class _Checker:
                         continue
                     got, by = ev.layout_sources(info.name, r.index, *place)
                     held = ({f: space[root].get(f) for f in r.fields} if r.privilege == "reduce" else space[root])
-                    by_root.setdefault(root, []).append((info, r, got, by, _element_stride(got, held), held))
+                    by_root.setdefault(root, []).append((info, r, got, by, _element_stride(got, held), held, place))
             for root, entries in by_root.items():
-                for info, r, got, by, stride, held in entries:
+                for info, r, got, by, stride, held, _ in entries:
                     if stride is None:  # the field's own size: like SOA
                         continue
                     stmt = by.get("order") or by.get("align")
@@ -2187,20 +2188,21 @@ class _Checker:
                     # Not beside a requirement on the same region or partition: a copy within one subregion (a
                     # block partition's dense block) ran well (a user's SpMV: AOS on `nnz_blocks` for one task, SOA
                     # for the task that wrote it); one from another partition's (an image's sparse subset) crashed.
-                    others = [(q_info, q, q_got) for q_info, q, q_got, _, q_stride, _ in entries
+                    others = [(q_info, q, q_got, q_place) for q_info, q, q_got, _, q_stride, _, q_place in entries
                               if q is not r and set(q.fields) & set(r.fields) and not (r.name and q.name == r.name)
                               and (_layout_words(q_got) != _layout_words(got)
                                    if "reduce" in (q.privilege, r.privilege) else q_stride != stride)]
                     if others:
                         entry = found.setdefault((id(stmt), "copy"), (stmt, {}, {}, {}))
                         entry[1].setdefault(what, (stride, got, held, root, r, by.get("align")))
-                        for q_info, q, q_got in others:
+                        for q_info, q, q_got, q_place in others:
                             layout = _layout_words(q_got) + (" (a reduction instance)" if q.privilege == "reduce"
                                                              else "")
-                            entry[2].setdefault(layout, {}).setdefault(q_info.name, {})[q.index] = None
+                            entry[2].setdefault(layout, {}).setdefault(q_info.name, {})[q.index] = (q_info, q,
+                                                                                                    q_place)
                         entry[3][root] = None
         for (_, case), (stmt, padded, others, roots) in found.items():
-            self._w330(stmt, case, padded, others, roots)
+            self._w330(ev, stmt, case, padded, others, roots)
 
     def _copy_place(self, ev: Evaluator, info, index: int, excluded: tuple[str, ...]) -> tuple[str, str] | None:
         """(processor kind, memory kind) where requirement `index` of `info` gets its instance (W330): with a machine,
@@ -2217,10 +2219,10 @@ class _Checker:
             return None if memory == "VIRTUAL" else (kind, memory)
         return None
 
-    def _w330(self, stmt: A.LayoutStmt, case: str, padded: dict, others: dict, roots: dict):
+    def _w330(self, ev: Evaluator, stmt: A.LayoutStmt, case: str, padded: dict, others: dict, roots: dict):
         """W330 at `stmt` for the requirements `padded` (what -> (stride, layout, held fields, root, requirement, the
         statement that gives the Align or None)) it gives an AOS stride other than their field's size; `others`
-        (layout words -> task -> {argument}) keep another layout on those fields (case "copy"; `roots`: the region
+        (layout words -> task -> {argument: (task info, requirement, where it gets its instance)}) keep another layout on those fields (case "copy"; `roots`: the region
         trees), or the requirements are reductions whose fill crashes (case "fill")."""
         strides: dict[str, list[str]] = {}  # "an element stride of N bytes" -> the requirements
         reasons: dict[str, None] = {}
@@ -2256,11 +2258,59 @@ class _Checker:
         hints = []
         aligned = all(by_align for (_, _, by_align), *_ in padded.values())
         if case == "copy":
-            same = [format_statement(dataclasses.replace(stmt, tasks=A.TaskSel(None), region=A.RegionSel(name=root),
-                                                         target=A.Star()))
+            same = [dataclasses.replace(stmt, tasks=A.TaskSel(None), region=A.RegionSel(name=root), target=A.Star())
                     for root in roots]
-            hints.append("give every task that uses these fields the same layout, e.g. "
-                         + " and ".join(f"`{x}`" for x in same))
+            # The statements that would still give the others their layout with `same` added (nearer names, a
+            # processor or memory kind): following a hint of `same` alone would not change them.
+            trial = copy.copy(ev)
+            trial._stmts = ev._stmts + [(len(ev._stmts) + 10 ** 6 + i, x) for i, x in enumerate(same)]
+            keeping: dict[int, A.LayoutStmt] = {}
+            reductions: dict[int, dict[str, list[int]]] = {}  # id of a keeping statement -> its reduction arguments
+            changed = False  # some of the others would follow `same`
+            for tasks in others.values():
+                for ixs in tasks.values():
+                    for q_info, q, q_place in ixs.values():
+                        if q_place is None:
+                            continue
+                        _, q_by = trial.layout_sources(q_info.name, q.index, *q_place)
+                        kept = False
+                        for aspect in ("order", "align") if aligned else ("order",):
+                            keep = q_by.get(aspect)
+                            if keep is not None and all(keep is not x for x in same) and keep is not stmt:
+                                kept = True
+                                keeping[id(keep)] = keep
+                                if q.privilege == "reduce":
+                                    reductions.setdefault(id(keep), {}).setdefault(q_info.name, []).append(q.index)
+                        changed = changed or not kept
+            shown = format_statement(stmt)
+            if keeping:
+                ordered = sorted(keeping.values(), key=lambda x: x.loc.line)
+                lines = _and([str(x.loc.line) for x in ordered])
+                plural = len(ordered) > 1
+                kept_by = (f"line{'s' if plural else ''} {lines} (nearer names) keep{'' if plural else 's'} "
+                           f"{'SOA' if all(k.startswith('SOA') for k in others) else 'another layout'} on these "
+                           "fields")
+                if changed and all(format_statement(x) != shown for x in same):
+                    kept_by = ("give every task that uses these fields the same layout: add "
+                               + " and ".join(f"`{format_statement(x)}`" for x in same) + f"; {kept_by}")
+                blocked: dict[str, list[int]] = {}  # reduction arguments a padded AOS cannot be given
+                for key, tasks in reductions.items():
+                    for t, ix in tasks.items():
+                        blocked.setdefault(t, []).extend(ix)
+                if aligned and blocked:
+                    names = _and([f"{t} (argument{'s' if len(set(ix)) > 1 else ''} "
+                                  f"{_and([str(i) for i in sorted(set(ix))])})" for t, ix in blocked.items()])
+                    hints.append(f"{kept_by}, and the reduction instances of {names} cannot take an AOS layout "
+                                 "padded by an Align (Realm's fill of such an instance crashes), so removing or "
+                                 "rewriting those lines does not help")
+                else:
+                    them = "them" if plural else "it"
+                    hints.append(f"{kept_by}: remove {them} or give {them} the same layout: " + " and ".join(
+                        f"`{format_statement(dataclasses.replace(x, constraints=stmt.constraints))}`"
+                        for x in ordered))
+            elif all(format_statement(x) != shown for x in same):
+                hints.append("give every task that uses these fields the same layout, e.g. "
+                             + " and ".join(f"`{format_statement(x)}`" for x in same))
         if aligned:
             # the statement that gives the Align (another than the one that gives AOS, where it says no interleaving)
             align_stmt = next(iter(padded.values()))[5] or stmt

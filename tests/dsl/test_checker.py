@@ -2013,3 +2013,30 @@ def test_w330_aos_beside_another_layout_of_the_same_fields_is_the_realm_copy_cra
                  "Layout spmv nnz_blocks * AOS;"):
         found = [x for x in diags(head + fine, app, cpu) if x.code == "W330" or x.is_error]
         assert not found, (fine, found)
+
+
+def test_w330_hint_names_the_statements_that_keep_soa_never_the_flagged_one(circuit):
+    """A user's circuit mapper with `Layout * all_nodes * AOS C_order;` and, on nearer names, `Layout * rp_shared CPU
+    SOA C_order;` and `Layout * rp_ghost CPU SOA C_order;`: W330's hint suggested the flagged line itself, and
+    following it never cleared the warning (the nearer names override it). The hint names the overriding lines and
+    rewrites them; following it (or removing them) clears W330."""
+    cpu = parse_machine_spec("1x0x2")
+    src = ("Task * CPU;\nRegion * * CPU SYSMEM;\nLayout * all_nodes * AOS C_order;\n"
+           "Layout * rp_shared CPU SOA C_order;\nLayout * rp_ghost CPU SOA C_order;\n")
+    for machine in (cpu, None):
+        d = only(src, "W330", circuit, machine)
+        assert not any("`Layout * all_nodes * AOS C_order;`" in h for h in d.hints), d.hints
+        assert d.hints[0] == ("lines 4 and 5 (nearer names) keep SOA on these fields: remove them or give "
+                              "them the same layout: `Layout * rp_shared CPU AOS C_order;` and "
+                              "`Layout * rp_ghost CPU AOS C_order;`"), d.hints
+    lines = src.splitlines(keepends=True)
+    for fixed in ("".join(lines[:3]), "".join(lines[:3]) + "Layout * rp_shared CPU AOS C_order;\n"
+                  "Layout * rp_ghost CPU AOS C_order;\n"):
+        assert not [x for x in diags(fixed, circuit, cpu) if x.code == "W330" or x.is_error], fixed
+    # a padded AOS: the reduction instances the nearer lines keep SOA cannot take it (their fill would crash)
+    d = only(src.replace("AOS C_order;", "AOS C_order Align==64;"), "W330", circuit, cpu)
+    assert not any("`Layout * all_nodes * AOS C_order Align==64;`" in h for h in d.hints), d.hints
+    assert d.hints[0].endswith("the reduction instances of distribute_charge (arguments 1 and 2) cannot take an AOS "
+                               "layout padded by an Align (Realm's fill of such an instance crashes), so removing "
+                               "or rewriting those lines does not help"), d.hints
+    assert d.hints[1] == "or drop the Align: write `Layout * all_nodes * AOS C_order;` instead", d.hints
