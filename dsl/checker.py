@@ -2129,7 +2129,7 @@ class _Checker:
         size (mapperopt's instances hold every field of the field space, so AOS of 2 or more fields; or an Align above
         the field's size) while another requirement on the same fields of that region tree gets another layout (SOA,
         AOS of another stride, a reduction instance of its reduced fields alone): Realm copies between the two, and
-        the installed Realm crashes on such copies over a sparse domain. Also AOS with a padding Align on a reduction
+        the installed Realm can crash on such copies over a sparse domain. Also AOS with a padding Align on a reduction
         requirement (its instance's fill). Not between two requirements on the same region or partition (the copy
         stays within one subregion). Where each task runs: with a machine, there; without one, on a machine with GPUs
         and on one without (each task on the first kind of its list it has a variant for)."""
@@ -2236,14 +2236,14 @@ class _Checker:
                     "mapperopt makes holds every field of its field space"] = None
         gives = "; ".join(f"{_and(whats[:3] + ([f'{len(whats) - 3} more'] if len(whats) > 3 else []))} AOS "
                           f"instances with {stride}" for stride, whats in strides.items())
-        fixed = "fixed upstream in StanfordLegion/realm#436, not yet in the legate wheel"
+        fixed = "a Realm bug fixed upstream in StanfordLegion/realm#436, not in the legate wheel"
         crash = ("SIGFPE, `address_list.cc:152 ... Assertion 'read_pointer == max_entries' failed` or heap corruption "
                  "(`malloc(): invalid size`)")
         what = f"line {stmt.loc.line}'s `{format_statement(stmt)}` gives {gives} ({'; '.join(reasons)})"
         if case == "fill":
             message = (f"{what}, for a reduction: Realm fills a reduction instance with the reduction's identity, and "
                        f"in the installed Realm such fills of an instance whose element stride is not its field's "
-                       f"size crash: {crash}; {fixed}")
+                       f"size can crash ({crash}); {fixed}")
         else:
             kept = []
             for layout, tasks in others.items():
@@ -2252,9 +2252,9 @@ class _Checker:
                 names = names[:4] + ([f"{len(names) - 4} more"] if len(names) > 4 else [])
                 kept.append(f"{_and(names)} keep{'s' if len(tasks) == 1 else ''} {layout}")
             message = (f"{what}, but {'; '.join(kept)} on these fields: Realm copies between the two layouts, and in "
-                       "the installed Realm copies between an instance whose element stride is not its field's size "
-                       "and one of another layout over a sparse domain (an image partition's many runs) crash: "
-                       f"{crash}; {fixed}")
+                       "the installed Realm such copies can crash when they run over a sparse partition (an image or "
+                       "an aliased partition) and the AOS elements hold several fields or are padded "
+                       f"({crash}); {fixed}")
         hints = []
         aligned = all(by_align for (_, _, by_align), *_ in padded.values())
         if case == "copy":

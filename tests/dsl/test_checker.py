@@ -2040,3 +2040,17 @@ def test_w330_hint_names_the_statements_that_keep_soa_never_the_flagged_one(circ
                                "layout padded by an Align (Realm's fill of such an instance crashes), so removing "
                                "or rewriting those lines does not help"), d.hints
     assert d.hints[1] == "or drop the Align: write `Layout * all_nodes * AOS C_order;` instead", d.hints
+
+
+def test_w330_says_when_the_copy_can_crash_not_that_it_does(circuit):
+    """Users' mappers with W330 ran to completion, verified (`Layout * rp_shared * AOS;` on circuit at --size ci): the
+    message says the copies and fills can crash, and when (a sparse partition, several fields or padding), not that
+    they do."""
+    d = only("Task * CPU;\nLayout * rp_shared * AOS;", "W330", circuit, parse_machine_spec("1x0x2"))
+    for part in ("can crash", "sparse partition (an image or an aliased partition)", "several fields or are padded",
+                 "SIGFPE", "address_list.cc", "heap corruption", "a Realm bug fixed upstream in "
+                 "StanfordLegion/realm#436, not in the legate wheel"):
+        assert part in d.message, (part, d.message)
+    assert " crash:" not in d.message, d.message
+    d = only("Task * CPU;\nLayout * * * AOS Align==64;", "W330", circuit, parse_machine_spec("1x0x2"))
+    assert "can crash" in d.message and " crash:" not in d.message, d.message
