@@ -2222,8 +2222,9 @@ class _Checker:
     def _w330(self, ev: Evaluator, stmt: A.LayoutStmt, case: str, padded: dict, others: dict, roots: dict):
         """W330 at `stmt` for the requirements `padded` (what -> (stride, layout, held fields, root, requirement, the
         statement that gives the Align or None)) it gives an AOS stride other than their field's size; `others`
-        (layout words -> task -> {argument: (task info, requirement, where it gets its instance)}) keep another layout on those fields (case "copy"; `roots`: the region
-        trees), or the requirements are reductions whose fill crashes (case "fill")."""
+        (layout words -> task -> {argument: (task info, requirement, where it gets its instance)}) keep another
+        layout on those fields (case "copy"; `roots`: the region trees), or the requirements are reductions whose fill
+        can crash (case "fill"). `ev` finds the statements that would keep the others' layout over the hint's."""
         strides: dict[str, list[str]] = {}  # "an element stride of N bytes" -> the requirements
         reasons: dict[str, None] = {}
         for what, ((size, pad, by_align), got, held, root, r, _) in padded.items():
@@ -2406,6 +2407,9 @@ class _Checker:
                     except DslRuntimeError as err:
                         if (err.code, err.loc) not in reported:
                             reported.add((err.code, err.loc))
+                            if err.code == "R400" and err.dims:
+                                # the other points' dimensions out of range at that index too: one hint for all
+                                err.dims = _out_of_range_dims(ev, info.name, err, points, domain)
                             self._runtime_diag(err, f"of task '{info.name}'", stmt, stmt.func.name in parent_users,
                                                top_level=info == top)
                         break
@@ -2564,7 +2568,7 @@ class _Checker:
         if empty:  # no index fits a model of no processors, and its size divides nothing: fall back instead
             hints += [self._empty_hint(kind) for kind in empty]
         elif code == "E205" and m and err.code == "R400":
-            hints.append(self._modulo_hint(err, int(m[1])))
+            hints.append(self._modulo_hint(err, int(m[1]), err.dims))
         elif code == "E205" and (shown := re.match(r"tuple index -?\d+ out of range for (\(.*?\))", err.detail)):
             indexed = next((n.obj for s in self.program.statements for n in _walk_stmt(s)
                             if isinstance(n, A.Index) and n.loc == err.loc), None)
@@ -2611,27 +2615,36 @@ class _Checker:
             notes.append("task.parent was the top-level task on the first CPU of node 0 (as `explain` shows it)")
         self.add(code, err.detail, loc, hints, notes, at_point=stmt is not None)
 
-    def _modulo_hint(self, err: DslRuntimeError, dim: int) -> str:
-        """The hint for an index out of range (R400) in dimension `dim`: the indexing at `err.loc` with that index
-        reduced modulo the model's size, in the mapper's own names; a generic example where it cannot be rewritten
-        (`m[*t]`)."""
+    def _modulo_hint(self, err: DslRuntimeError, dim: int, dims: tuple[int, ...] = ()) -> str:
+        """The hint for an index out of range (R400) in dimension `dim`: the indexing at `err.loc` with that index,
+        and those of the other dimensions `dims` out of range at some launch point, reduced modulo the model's size,
+        in the mapper's own names; a generic example where it cannot be rewritten (`m[*t]`)."""
         index = next((n for s in self.program.statements for n in _walk_stmt(s)
                       if isinstance(n, A.Index) and n.loc == err.loc), None)
         model = format_expr(index.obj) if index is not None else "m"
         items = list(index.items) if index is not None else []
         if dim < len(items) and not any(isinstance(i, (A.Unpack, A.Wildcard)) for i in items):
             coords = [format_expr(i) for i in items]
-            it = items[dim]
-            if isinstance(it, A.Binary) and it.op == "%" and isinstance(it.right, A.IntLit):  # `% 2`, hard-coded
-                left = format_expr(it.left)
-                left = left if re.fullmatch(r"[\w.\[\]]+", left) or isinstance(it.left, A.Binary) and \
-                    it.left.op in ("*", "/", "%") else f"({left})"
-                coords[dim] = f"{left} % {model}.size[{dim}]"
-                return (f"the modulus {it.right.value} is not the size of dimension {dim} on this machine: use the "
-                        f"model's size, `{model}[{', '.join(coords)}]`")
-            c = coords[dim] if re.fullmatch(r"[\w.\[\]]+", coords[dim]) else f"({coords[dim]})"  # `%` binds tighter
-            coords[dim] = f"{c} % {model}.size[{dim}]"
-            return f"reduce the index modulo the size of that dimension: `{model}[{', '.join(coords)}]`"
+            wrap = sorted({dim, *(d for d in dims if d < len(items))})
+            moduli = []  # hard-coded moduli replaced: (modulus, dimension)
+            for d in wrap:
+                it = items[d]
+                if isinstance(it, A.Binary) and it.op == "%" and isinstance(it.right, A.IntLit):  # `% 2`, hard-coded
+                    left = format_expr(it.left)
+                    left = left if re.fullmatch(r"[\w.\[\]]+", left) or isinstance(it.left, A.Binary) and \
+                        it.left.op in ("*", "/", "%") else f"({left})"
+                    coords[d] = f"{left} % {model}.size[{d}]"
+                    moduli.append((it.right.value, d))
+                    continue
+                c = coords[d] if re.fullmatch(r"[\w.\[\]]+", coords[d]) else f"({coords[d]})"  # `%` binds tighter
+                coords[d] = f"{c} % {model}.size[{d}]"
+            rewritten = f"`{model}[{', '.join(coords)}]`"
+            if moduli and len(moduli) == len(wrap):
+                said = "; ".join(f"the modulus {v} is not the size of dimension {d}" for v, d in moduli)
+                return f"{said} on this machine: use the model's size, {rewritten}"
+            if len(wrap) > 1:
+                return f"reduce the indices modulo the sizes of those dimensions: {rewritten}"
+            return f"reduce the index modulo the size of that dimension: {rewritten}"
         return (f"reduce the index modulo the size of that dimension, e.g. `i % {model}.size[{dim}]` for the machine "
                 f"model `{model}` being indexed")
 
@@ -2999,6 +3012,19 @@ def _node_range(nodes: list[int]) -> str:
     if nodes[-1] - nodes[0] == len(nodes) - 1:
         return f"nodes {nodes[0]}-{nodes[-1]}"
     return "nodes " + ", ".join(map(str, nodes))
+
+
+def _out_of_range_dims(ev: Evaluator, task: str, err: DslRuntimeError, points, domain) -> tuple[int, ...]:
+    """The dimensions out of range at the machine-model index of R400 `err` for the launch points `points` (those
+    after the failing one) besides the failing one's own."""
+    dims = set(err.dims)
+    for point in points:
+        try:
+            ev.place(task, point, domain)
+        except DslRuntimeError as other:
+            if other.code == "R400" and other.loc == err.loc:
+                dims.update(other.dims)
+    return tuple(sorted(dims))
 
 
 def _points(domain: tuple[int, ...]):

@@ -177,10 +177,13 @@ class DslRuntimeError(MapperoptError):
         self.code = code
         self.detail = detail
         self.loc = loc
+        self.dims: tuple[int, ...] = ()  # R400 of a machine model's index: every dimension out of range there
 
     def with_context(self, context: str, loc: Loc | None = None, sep: str = "; ") -> DslRuntimeError:
         """The same error with `<sep><context>` appended (and `loc` when it had none)."""
-        return DslRuntimeError(self.code, f"{self.detail}{sep}{context}", self.loc or loc)
+        err = DslRuntimeError(self.code, f"{self.detail}{sep}{context}", self.loc or loc)
+        err.dims = self.dims
+        return err
 
     def __str__(self) -> str:
         return self.message

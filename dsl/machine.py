@@ -266,7 +266,10 @@ class MachineModel:
         for d, (i, s) in enumerate(zip(idx, size)):
             if not 0 <= i < s:
                 cmp = f"{i} < 0" if i < 0 else f"{i} >= size {s}"
-                _fail("R400", f"processor index out of bound: index {cmp} in dimension {d} of {self}")
+                err = DslRuntimeError("R400", f"processor index out of bound: index {cmp} in dimension {d} of {self}")
+                # every dimension out of range at this index, for the checker's hint (the message names the first)
+                err.dims = tuple(k for k, (j, n) in enumerate(zip(idx, size)) if not 0 <= j < n)
+                raise err
         for t in reversed(self.transforms):
             idx = t.to_old(idx)
         return Proc(self.kind, idx[0], idx[1])

@@ -2054,3 +2054,23 @@ def test_w330_says_when_the_copy_can_crash_not_that_it_does(circuit):
     assert " crash:" not in d.message, d.message
     d = only("Task * CPU;\nLayout * * * AOS Align==64;", "W330", circuit, parse_machine_spec("1x0x2"))
     assert "can crash" in d.message and " crash:" not in d.message, d.message
+
+
+def test_e205_hint_wraps_every_dimension_that_goes_out_of_range(with_domain):
+    """A 4x4 launch mapped with `mc[task.ipoint[0], task.ipoint[1]]` on one CPU: static evaluation sees every point,
+    so the hint wraps both dimensions (it wrapped only the one that failed first, and following it gave a second
+    E205); following it once clears E205. A dimension that stays in range is left as it is."""
+    app, cpu = with_domain(load_app("summa"), (4, 4)), parse_machine_spec("1x0x1")
+    head = ("mc = Machine(CPU);\ndef f(Task task) { return mc[%s]; }\nIndexTaskMap task_4 f;\n"
+            "Layout * * * SOA C_order;\n")
+    d = only(head % "task.ipoint[0], task.ipoint[1]", "E205", app, cpu)
+    assert d.hints[0] == ("reduce the indices modulo the sizes of those dimensions: "
+                          "`mc[task.ipoint[0] % mc.size[0], task.ipoint[1] % mc.size[1]]`"), d.hints
+    assert not [x for x in diags(head % "task.ipoint[0] % mc.size[0], task.ipoint[1] % mc.size[1]", app, cpu)
+                if x.is_error]
+    # every point fails dimension 0 first: dimension 1 is out of range too
+    d = only(head % "task.ipoint[0] + 1, task.ipoint[1] + 1", "E205", app, cpu)
+    assert d.hints[0].endswith("`mc[(task.ipoint[0] + 1) % mc.size[0], (task.ipoint[1] + 1) % mc.size[1]]`"), d.hints
+    d = only(head % "task.ipoint[0], 0", "E205", app, cpu)
+    assert d.hints[0] == ("reduce the index modulo the size of that dimension: "
+                          "`mc[task.ipoint[0] % mc.size[0], 0]`"), d.hints
