@@ -1061,6 +1061,9 @@ class _Checker:
                 # at the constraint that contradicts an earlier one
                 where = [c for c in s.constraints if c.name in group][1:]
                 self.add("E214", msg, next(c for c in where if c.name == second).loc, ("keep one of them",))
+        for name in dict.fromkeys(names):  # the flags outside the groups above: a repetition is harmless
+            if name in ("Exact", "Compact") and names.count(name) > 1:
+                self.add("W308", f"constraint '{name}' is listed twice", s.loc, ("remove the repetition",))
         for c in s.constraints:
             if c.name == "Align":
                 # An alignment is a power of two, at least 1 byte: judge the constraint, not the number alone.

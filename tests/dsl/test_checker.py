@@ -2074,3 +2074,16 @@ def test_e205_hint_wraps_every_dimension_that_goes_out_of_range(with_domain):
     d = only(head % "task.ipoint[0], 0", "E205", app, cpu)
     assert d.hints[0] == ("reduce the index modulo the size of that dimension: "
                           "`mc[task.ipoint[0] % mc.size[0], 0]`"), d.hints
+
+
+def test_w308_every_repeated_layout_constraint():
+    """`Layout * * * Exact Exact;` passed with no W308 (only `SOA SOA` and the like were caught): every constraint
+    listed twice is W308, once per constraint, and a constraint listed once is not."""
+    for src, name in (("Layout * * * Exact Exact;", "Exact"), ("Layout * * * SOA Compact C_order Compact;", "Compact"),
+                      ("Layout * * * No_Align No_Align;", "No_Align"), ("Layout * * * SOA SOA;", "SOA"),
+                      ("Layout * * * Exact F_order Exact Exact;", "Exact")):
+        d = only(src, "W308")
+        assert d.message == f"constraint '{name}' is listed twice" and not d.is_error, (src, d)
+    d = [x.message for x in diags("Layout * * * Exact Compact Exact Compact;") if x.code == "W308"]
+    assert d == ["constraint 'Exact' is listed twice", "constraint 'Compact' is listed twice"], d
+    assert not [x for x in diags("Layout * * * SOA C_order Exact Compact No_Align;") if x.code == "W308"]
