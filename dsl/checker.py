@@ -2385,6 +2385,7 @@ class _Checker:
         top = self.app.top_level
         replicated = self._replicated() if self.machine.nodes > 1 else {}
         one_node: dict[tuple, tuple] = {}  # (statement, node) -> (statement, [launch]): W320 once per pair
+        idle: dict[int, tuple] = {}  # id of a statement -> (statement, [launch]): W331 once per statement
         # The top-level task is mapped too (a benchmark's description names it only as its tasks' parent).
         for info in [*self.app.tasks, *([top] if top is not None and top not in self.app.tasks else [])]:
             try:
@@ -2403,7 +2404,7 @@ class _Checker:
                 if index_launch and stmt.func.name in parent_users and info.parent in replicated:
                     self._sharded_parent(stmt, info, replicated[info.parent])
                 points = _points(domain) if index_launch else [None]
-                nodes, count = set(), 0
+                nodes, count, used = set(), 0, set()
                 for point in points:
                     try:
                         placed = ev.place(info.name, point, domain)
@@ -2418,6 +2419,8 @@ class _Checker:
                         break
                     if placed is not None:
                         nodes.update(p.node for p in (placed.procs if isinstance(placed, ProcSet) else (placed,)))
+                        # processors used, as `explain` counts them (a set counts per node only: not here)
+                        used.add(placed if isinstance(placed, Proc) else None)
                     count += 1
                 else:
                     if index_launch and math.prod(domain) > MAX_STATIC_POINTS:
@@ -2429,8 +2432,45 @@ class _Checker:
                         n = self.machine.count(kind, node)
                         one_node.setdefault((id(stmt), node), (stmt, []))[1].append(
                             (info.name, count, node, f"{n} {kind}{'s' * (n != 1)}"))
+                    elif index_launch and None not in used and math.prod(domain) <= MAX_STATIC_POINTS:
+                        total = sum(self.machine.count(kind, n) for n in range(self.machine.nodes))
+                        if total > 1 and count >= total and 2 * len(used) < total:
+                            idle.setdefault(id(stmt), (stmt, []))[1].append((info.name, count, len(used), total,
+                                                                             kind))
         for stmt, launches in one_node.values():
             self._one_node_launches(stmt, launches)
+        for stmt, launches in idle.values():
+            self._idle_processors(stmt, launches)
+
+    def _idle_processors(self, stmt, launches: list[tuple[str, int, int, int, str]]):
+        """W331 (note): every point of each index launch of `launches` ((task, points, processors used, processors
+        of the task's kind on the machine, the kind)) that statement `stmt` places runs on fewer than half the
+        processors of its kind, though it has at least as many points as there are (a hard-coded modulus or index,
+        say); not where the points run on one node of several (W320)."""
+        counts = sorted({c for _, c, _, _, _ in launches})
+        each = f"{counts[0]} points{' each' if len(launches) > 1 else ''}" if len(counts) == 1 else \
+            f"{counts[0]} to {counts[-1]} points"
+        shapes = {(u, t, k) for _, _, u, t, k in launches}
+        if len(shapes) == 1:
+            used, total, kind = shapes.pop()
+            runs = f"run{'s' if len(launches) == 1 else ''} on {used} of the {total} {kind}s of this machine: the " \
+                   f"other {total - used} get none of {'its' if len(launches) == 1 else 'their'} points"
+        else:
+            runs = "each run on fewer than half the processors of their kind on this machine: " + ", ".join(
+                f"'{t}' on {u} of {n} {k}s" for t, _, u, n, k in launches)
+        launch = "launch" if len(launches) == 1 else "launches"
+        f = self.functions.get(stmt.func.name)
+        model = next((n.obj.name for n in (_walk_stmt(f) if f is not None else ())
+                      if isinstance(n, A.Index) and isinstance(n.obj, A.Name)), "m")
+        value = self._placing.globals.get(model) if self._placing is not None else None
+        dims = len(value.size) if isinstance(value, MachineModel) else 2
+        sizes = ", ".join(f"`{model}.size[{d}]`" for d in range(dims))
+        self.add("W331", f"the index {launch} of {quoted_names([t for t, *_ in launches])} ({each}) {runs}",
+                 stmt.loc,
+                 (f"spread the points over every processor from every dimension of the launch point, with the "
+                  f"model's own size{'s' if dims > 1 else ''} ({sizes}) rather than constants, or leave it if the "
+                  "others are meant to stay free (`mapperopt explain` shows where each point runs)",),
+                 severity="note")
 
     def _replicated(self) -> dict[str, str]:
         """{task: how it comes to be control-replicated} for the tasks of a user's program that may be replicated on

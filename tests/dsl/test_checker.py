@@ -2087,3 +2087,25 @@ def test_w308_every_repeated_layout_constraint():
     d = [x.message for x in diags("Layout * * * Exact Compact Exact Compact;") if x.code == "W308"]
     assert d == ["constraint 'Exact' is listed twice", "constraint 'Compact' is listed twice"], d
     assert not [x for x in diags("Layout * * * SOA C_order Exact Compact No_Align;") if x.code == "W308"]
+
+
+def test_w331_a_launch_that_leaves_most_processors_idle(circuit, with_domain, m24):
+    """`mg[0, task.ipoint[0] % 2]` over 8 points on 2 nodes of 4 GPUs stays in range but runs every point on 2 of the
+    8 GPUs (`explain`: "2 of 8 GPUs used"): a note naming how many are used, once per statement. A launch spread over
+    every GPU, one with fewer points than GPUs and one mapped to processor sets get none."""
+    app = with_domain(circuit, (8,))
+    head = "Task * GPU,CPU;\nmg = Machine(GPU);\ndef f(Task task) { return %s; }\n" \
+           "IndexTaskMap calculate_new_currents,distribute_charge,update_voltages f;\n"
+    d = only(head % "mg[task.ipoint[0] % 2, task.ipoint[0] % 2]", "W331", app, m24)
+    assert d.severity == "note" and at(d) == (4, 1), d
+    assert d.message == ("the index launches of 'calculate_new_currents', 'distribute_charge' and 'update_voltages' "
+                         "(8 points each) run on 2 of the 8 GPUs of this machine: the other 6 get none of their "
+                         "points"), d.message
+    # on one node of two: W320 says it, not W331
+    assert "W331" not in [x.code for x in diags(head % "mg[0, task.ipoint[0] % 2]", app, m24)]
+    assert "mg.size" in d.hints[0], d.hints
+    for fine in ("mg[task.ipoint[0] / 4, task.ipoint[0] % 4]", "mg[0, *]", "mg[task.ipoint[0] % mg.size[0], "
+                 "(task.ipoint[0] / mg.size[0]) % mg.size[1]]"):
+        assert not [x for x in diags(head % fine, app, m24) if x.code == "W331" or x.is_error], fine
+    assert not [x for x in diags(head % "mg[task.ipoint[0] % 2, 0]", with_domain(circuit, (4,)), m24)
+                if x.code == "W331"]
