@@ -1199,7 +1199,9 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
     summary.json, and returns the summary:
 
         {"best": name, "best_iter": N, "best_dsl": text, "rounds": R, "min_time_s": seconds calibrated to,
-         "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None},
+         "measured": {name: Measured.to_json()}, "vs": {name: Comparison.to_json() | None} (with "no_interval",
+         too few rounds, "low" and "high" are no interval: with 1 or 2 executions each, the lowest and highest ratio
+         of the best's executions to the other's),
          "start_vs_default": [what the start maps otherwise than Legion's default mapper] (with --start default),
          "best_vs_default": [what the best maps otherwise than Legion's default mapper] (with the default mapper),
          (for a program that registers its own mapper, which the `default` reference runs: "start_vs_legion_default"
@@ -1480,11 +1482,24 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
                  f" ({copy})" if copy else "")
         head = (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
                 "comparison; but")
-        if gain.no_interval:  # too few rounds: nothing is known of the noise, so nothing is said to be within it
-            return (f"{head} whether it is faster than the start ({start}) is unknown: their ratio, "
-                    f"{gain.ratio:.{gain.decimals()}f}x, has no {100 * protocol.CONFIDENCE:.0f} % interval "
-                    f"({gain.no_interval}; --final-rounds {protocol.MIN_INTERVAL_VALUES} or more "
-                    f"gives one), so the start program{where} may be as good. {pick}")
+        if gain.no_interval:  # too few rounds: nothing is known of the noise, so nothing is said to be within it;
+            # what was measured is said: the range of the ratios of the pick's executions to the start's
+            mine = measured[summary["best"]]["estimate"]["values"]
+            theirs = measured[start]["estimate"]["values"]
+            low, high = min(mine) / max(theirs), max(mine) / min(theirs)
+            d = protocol.Comparison(gain.ratio, low, high).decimals()
+            why = f"{gain.no_interval}; --final-rounds {protocol.MIN_INTERVAL_VALUES} or more gives one"
+            if low > 1 or high < 1:  # every execution of the pick on one side of every execution of the start
+                faster = "faster" if low > 1 else "slower"
+                what = (f"its one execution measured {low:.{d}f}x the start's ({start}), {faster}"
+                        if len(mine) == len(theirs) == 1 else
+                        f"its executions measured {low:.{d}f}-{high:.{d}f}x the start's ({start}), every one of "
+                        f"them {faster}")
+                return (f"{head.removesuffix('; but')}; {what}, though not shown significant ({why}). {pick}")
+            return (f"{head} whether it is faster than the start ({start}) is unknown: its executions measured "
+                    f"{low:.{d}f}-{high:.{d}f}x the start's, some faster and some not, with no "
+                    f"{100 * protocol.CONFIDENCE:.0f} % interval ({why}), so the start program{where} may be as "
+                    f"good. {pick}")
         if gain.significant:  # beyond the intervals, but from noisy measurements (`verdict` counts no gain either)
             return (f"{head} its measurements are too noisy to count its difference from the start ({start}) "
                     f"(see above), so the start program{where} may be as good. {pick}")

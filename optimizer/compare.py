@@ -1982,8 +1982,9 @@ def describe(summary: dict) -> list[str]:
              f"Each evaluation: {executions} "
              + ("measured, not calibrated (the program's arguments fix the work of an execution)" if "app" in s else
                 f"of at least {s.get('min_time_s', '?')} s measured") + ", trimmed mean. A "
-             "candidate becomes a run's best only when it is faster than the best so far beyond the noise (one that "
-             "only looks faster is measured again together with the best).",
+             "candidate becomes a run's best only when its figure is higher than the best's beyond the noise (the "
+             f"{100 * protocol.CONFIDENCE:.0f} % interval of their ratio above 1) or, within the noise, when it is "
+             "still higher with both re-measured together.",
              (f"Score of a run: its best program's throughput / {named}'s "
               f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
               f"{_rounds(summary['final_rounds'], 'interleaved')}; 0 when nothing worked or the best failed there."

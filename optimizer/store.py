@@ -827,7 +827,7 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
     with its own legend entry: its figure does not compare with the others. Returns a
     matplotlib Figure (Agg backend, imported here because it costs about a second)."""
     from mapperopt import interrupts
-    from mapperopt.benchmarks.protocol import CONFIDENCE, Comparison
+    from mapperopt.benchmarks.protocol import CONFIDENCE, MIN_INTERVAL_VALUES, Comparison
 
     with interrupts.importing():
         import matplotlib
@@ -854,9 +854,12 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
                    label=f"final pick: iteration {pick.iter} (best.dsl)")
         if final and final.get("pick"):
             e = final["pick"]
+            n = len(e["values"])  # too few executions for an interval (as the table says): the bar is their range
+            bar = (f"{CONFIDENCE:.0%} interval" if n >= MIN_INTERVAL_VALUES else "1 execution" if n == 1 else
+                   f"lowest to highest of its {n} executions")
             ax.errorbar([pick.iter], [e["value"]], yerr=[[e["value"] - e["low"]], [e["high"] - e["value"]]],
                         fmt="D", color="black", markersize=5, capsize=4, zorder=5,
-                        label=f"final pick in the final comparison ({CONFIDENCE:.0%} interval)")
+                        label=f"final pick in the final comparison ({bar})")
     references = (final or {}).get("references", {})
     colors = dict(zip(sorted(set(baselines or {}) | set(references)), ("tab:gray", "tab:orange", "tab:purple")))
     for name, value in sorted((baselines or {}).items()):
@@ -866,16 +869,21 @@ def progress_figure(records: list[IterationRecord], title: str = "", baselines: 
                    label=f"{name} (measured before tuning)")
     for name, (value, vs) in sorted(references.items()):
         ratio = f"; the pick: {Comparison.from_json(vs).text()}" if vs else ""
-        ax.axhline(value, color=colors[name], linestyle=":", linewidth=1.5, label=f"{name} (final comparison{ratio})")
+        # wrapped: a ratio without an interval says why at length, and one line of it ran off both sides
+        ax.axhline(value, color=colors[name], linestyle=":", linewidth=1.5,
+                   label="\n".join(textwrap.wrap(f"{name} (final comparison{ratio})", 60)))
     unit = next((r.unit for r in records if r.unit), "")
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"throughput ({unit})" if unit else "throughput")
     if iters:
         ax.set_xticks(iters if len(iters) <= 20 else iters[:: max(1, len(iters) // 10)])
-    # the staircase keeps the highest of single noisy measurements (it climbs with noise alone): said where it is read
-    note = ("Best so far: the maximum of noisy single measurements, so it climbs with noise alone"
+    # the staircase follows the loop's rule (`loop._becomes_best`), said where it is read
+    interval = (final or {}).get("pick") and len(final["pick"]["values"]) >= MIN_INTERVAL_VALUES
+    note = ("Each point: an iteration's trimmed mean. Best so far: replaced only by one higher beyond the noise or, "
+            "within it, still higher with both re-measured together"
             + ("; the dashed lines were measured before tuning, under other load" if baselines else "") + ". "
-            + ("Read the final comparison (dotted lines, diamond with its interval): it measured them together."
+            + (f"Read the final comparison (dotted lines, diamond{' with its interval' if interval else ''}): it "
+               "measured them together."
                if references or (final or {}).get("pick") else
                "The final comparison, drawn here once tune finishes, measures them together: the one to read."))
     ax.set_title("\n".join([*([title] if title else []), *textwrap.wrap(note, 90)]), fontsize="small")

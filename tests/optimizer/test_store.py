@@ -387,13 +387,45 @@ def test_the_progress_plot_says_its_staircase_is_a_maximum_of_noise_and_keeps_th
             assert before.get_linewidth() < staircase.get_linewidth()
         title = " ".join(ax.get_title().split())
         assert title.startswith("circuit — guided")
-        assert "maximum of noisy single measurements" in title, title
+        assert "trimmed mean" in title and "beyond the noise" in title, title
         assert ("read the final comparison" if final else "the final comparison") in title.lower(), title
         label = ax.xaxis.label.get_window_extent(renderer)
         legend = ax.get_legend().get_window_extent(renderer)
         assert legend.y1 < label.y0, (legend, label)  # under the label, not over it
         assert legend.y0 >= 0 and fig.bbox.y1 >= ax.title.get_window_extent(renderer).y1  # inside the figure
         markers_clear_and_inside(fig)
+
+
+def test_the_progress_plot_of_two_final_rounds_fits_its_legend_and_claims_no_interval():
+    """`tune --final-rounds 2`: the references' legend entries (with the pick's ratio and why it has no interval) ran
+    off both edges of progress.png, the pick's entry said "(90% interval)" of an interval there is none of, and the
+    title said the staircase is "the maximum of noisy single measurements", which is not the loop's rule. The legend
+    lies inside the figure, the pick's entry names no interval, and the title states the rule."""
+    records = [record(1, 0.0160, best_iter=1), record(2, 0.0680, best_iter=2),
+               replace(record(3, 0.0570, best_iter=2), best_throughput=0.0680),
+               replace(record(4, 0.0640, best_iter=2), best_throughput=0.0680)]
+    why = "2 executions each: too few for a 90 % interval, which takes 3"
+    vs = {"default": {"ratio": 1.44, "low": 1.30, "high": 1.59, "significant": False, "no_interval": why},
+          "expert": {"ratio": 0.94, "low": 0.65, "high": 1.58, "significant": False, "no_interval": why}}
+    final = {"pick": {"values": [0.0873, 0.0790], "value": 0.0832, "low": 0.0790, "high": 0.0873, "spread": 0.1},
+             "references": {"default": (0.0578, vs["default"]), "expert": (0.0884, vs["expert"])}}
+    fig = progress_figure(records, title="stencil — guided", baselines={"default": 0.058, "expert": 0.11},
+                          final_pick=4, final=final)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    [ax] = fig.axes
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert fig.bbox.x0 <= legend.x0 and legend.x1 <= fig.bbox.x1, (legend, fig.bbox)  # not cut at either edge
+    assert fig.bbox.y0 <= legend.y0, (legend, fig.bbox)
+    labels = ax.get_legend_handles_labels()[1]
+    [pick] = [label for label in labels if label.startswith("final pick in the final comparison")]
+    assert "interval" not in pick and "2 executions" in pick, pick
+    assert any("1.44x" in label and "too few" in " ".join(label.split()) for label in labels), labels
+    title = " ".join(ax.get_title().split())
+    assert "maximum of noisy single measurements" not in title and "climbs with noise" not in title, title
+    assert "trimmed mean" in title and "beyond the noise" in title and "re-measured together" in title, title
+    assert "diamond with its interval" not in title, title
+    markers_clear_and_inside(fig)
 
 
 def test_open_rejects_a_folder_that_is_not_a_tuning_run(tmp_path):
