@@ -1729,7 +1729,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         lines += ["[Device time of what is left](#device-time-of-what-is-left) also reads the other cards' results "
                   f"folders beside the one `--results` names (those with a plan.json in `{shown.parent}`, e.g. "
                   "reports/h200-eval beside reports/h100-eval): an iteration not measured on this card yet is "
-                  "estimated from what it cost there, so a page written from a copy of the folder without them estimates otherwise.", ""]
+                  "estimated from what it cost there, so a page written from a copy of the folder without them "
+                  "estimates otherwise.", ""]
     if notes.get("log"):
         lines += [notes["log"], ""]
     lines += _calls_section(results)

@@ -104,7 +104,8 @@ def test_the_packaged_catalog_holds_every_text_the_code_has_and_the_docs_name_ea
     data = yaml.safe_load((root / "autoguide" / "rules.yaml").read_text())
     assert "layout" in TEXT_SECTIONS, sorted(TEXT_SECTIONS)
     for section, fields in TEXT_SECTIONS.items():
-        assert set(data.get(section) or {}) == set(fields), (section, sorted(set(data.get(section) or {}) ^ set(fields)))
+        keys = set(data.get(section) or {})
+        assert keys == set(fields), (section, sorted(keys ^ set(fields)))
     doc = (root / "docs" / "autoguide.md").read_text().split("## 3. The rule catalog")[1].split("\n## ")[0]
     for section, fields in TEXT_SECTIONS.items():
         assert f"`{section}`" in doc, section
@@ -131,7 +132,8 @@ def test_a_catalogs_layout_texts_replace_the_packaged_ones(tmp_path):
     fb = explain(dataclasses.replace(result, attempts=(ok, result.attempts[0])), catalog=load_catalog(path))
     assert "<intermittent: 1 execution 2>" in fb.explanation and "<intermittent_suggest: >" in fb.suggestion, fb
     _, timeout = load("stencil-timeout_limit")
-    fb = explain(dataclasses.replace(timeout, dsl="Task * CPU;\nLayout * * * AOS C_order;\n"), catalog=load_catalog(path))
+    fb = explain(dataclasses.replace(timeout, dsl="Task * CPU;\nLayout * * * AOS C_order;\n"),
+                 catalog=load_catalog(path))
     assert "<suspect_timeout: `Layout * * * AOS C_order;` (line 2 of the mapper)>" in fb.explanation, fb
     assert "<try_timeout: `Layout * * * SOA F_order;` in place of `Layout * * * AOS C_order;`>" in fb.suggestion, fb
     path.write_text(HEAD.replace("rules:\n", "layout:\n  suspect_crash: x\n") + "rules: []\n")

@@ -627,18 +627,20 @@ def test_a_pick_that_every_round_favours_says_so_without_an_interval(tmp_path, m
     interval it still says what was measured: the range of the ratios of the pick's executions to the start's, that
     every one favours the pick, and that this is not shown significant; "may be as good" only where they disagree."""
     values = {"iter-2": [0.0873255374, 0.0790180009], "iter-1": [0.0166381474, 0.0153200379]}
-    summary = commands.final_comparison("circuit", noisy_store(tmp_path, monkeypatch, {**values, "default": [0.05] * 2}),
-                                        rounds=2)
+    store = noisy_store(tmp_path, monkeypatch, {**values, "default": [0.05] * 2})
+    summary = commands.final_comparison("circuit", store, rounds=2)
     assert summary["best"] == "iter-2" and summary["vs"]["iter-1"]["no_interval"]  # the premise
     assert not summary["vs"]["iter-1"]["significant"]
     # summary.json's low and high (documented so): the range of the ratios of the executions, not an interval
     ratios = [a / b for a in values["iter-2"] for b in values["iter-1"]]
-    assert (summary["vs"]["iter-1"]["low"], summary["vs"]["iter-1"]["high"]) == pytest.approx((min(ratios), max(ratios)))
+    vs = summary["vs"]["iter-1"]
+    assert (vs["low"], vs["high"]) == pytest.approx((min(ratios), max(ratios)))
     line = commands.best_mapper_line(summary, tmp_path / "best.dsl")
     assert "may be as good" not in line and "is unknown" not in line, line
     assert ("the highest trimmed mean of the final comparison; its executions measured 4.75-5.70x the start's "
             "(iter-1), every one of them faster, though not shown significant (2 executions each: too few for a 90 % "
-            "interval, which takes 3; --final-rounds 3 or more gives one). The pick, best.dsl (iteration 2):") in line, line
+            "interval, which takes 3; --final-rounds 3 or more gives one). The pick, best.dsl (iteration 2):"
+            ) in line, line
     # the rounds disagree: the range is given, and the start may be as good
     values = {"iter-2": [2.0, 2.3], "iter-1": [2.1, 1.9]}
     summary = commands.final_comparison("circuit", noisy_store(tmp_path / "b", monkeypatch,
