@@ -690,6 +690,7 @@ def test_an_abort_in_realms_copies_under_an_aos_align_layout_names_the_layout_an
     assert (fb.rule, fb.category, fb.edits) == ("assertion-failed", "crash.assertion", ())
     assert "Realm's data-movement code (realm/transfer/address_list.cc:152)" in fb.explanation, fb.explanation
     assert "not in a kernel of the program" in fb.explanation, fb.explanation
+    assert "known bug there (fixed upstream in StanfordLegion/realm#436)" in fb.explanation, fb.explanation
     assert ("A suspect is the mapper's `Layout spmv 2 * AOS F_order Align==64;` (line 2 of the mapper)"
             in fb.explanation), fb.explanation
     assert fb.suggestion.startswith("Run the mapper once with `Layout spmv 2 * SOA F_order;` in place of "
