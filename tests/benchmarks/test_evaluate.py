@@ -1063,9 +1063,10 @@ def test_lock_files_are_not_committed_and_stay_ignored():
     tracked = subprocess.run(["git", "ls-files", "reports"], cwd=root, capture_output=True, text=True,
                              check=True).stdout.split()
     assert not [p for p in tracked if "/.evaluating/" in p]
-    probe = ["reports/h100-eval/work/stencil/compare-0123456789/.evaluating/0f4bc0b9302a015c.lock",
-             "reports/h100-eval/work/stencil/compare-0123456789/evaluations/0f4bc0b9302a015c.json",
-             "reports/h100-eval/work/stencil/compare-0123456789/guided-1/state.jsonl.xz",
+    comparison = Path("reports", "h100-eval", "work", "stencil", "compare-0123456789")
+    probe = [str(comparison / ".evaluating" / "0f4bc0b9302a015c.lock"),
+             str(comparison / "evaluations" / "0f4bc0b9302a015c.json"),
+             str(comparison / "guided-1" / "state.jsonl.xz"),
              "reports/h100-eval/units/limit-copybw.json", "gpu-out/h100-eval.tar.gz"]
     ignored = subprocess.run(["git", "check-ignore", "--no-index", *probe], cwd=root, capture_output=True,
                              text=True).stdout.split()

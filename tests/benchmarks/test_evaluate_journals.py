@@ -141,7 +141,7 @@ def test_a_killed_write_leaves_the_old_xz_whole(tmp_path, monkeypatch):
 
 def test_the_plain_journals_are_ignored_and_their_xz_committed():
     root = Path(__file__).resolve().parents[2]
-    folder = "reports/h200-eval/work/circuit/compare-29bda3775a/opentuner-1/"
+    folder = str(Path("reports", "h200-eval", "work", "circuit", "compare-29bda3775a", "opentuner-1")) + "/"
     plain = [folder + "state.jsonl", folder + "opentuner.db", folder + "opentuner.db-journal"]
     kept = [p + ".xz" for p in plain] + [folder + "history.csv", folder + "best.dsl", "reports/state.jsonl",
                                          "reports/compare-cpu/x.db"]
