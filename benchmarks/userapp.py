@@ -1040,9 +1040,9 @@ _NOTE_KINDS = {"R453": "unmatched_statement", "R455": "must_epoch_override"}
 
 
 def run_notes(result) -> list[RunNote]:
-    """What a run that went "ok" may hide, in the order `run` prints them: a failure its output shows that nothing
-    checked (`unchecked_failure`), the mapper's notes R453 and R455 (`mapper_notes`) and its skipped memories
-    (R452, `memory_fallbacks`). Empty where there is none."""
+    """What a run's status does not say, in the order `run` prints them: a failure its output shows that nothing
+    checked (`unchecked_failure`, a run that went "ok" only), the mapper's notes R453 and R455 (`mapper_notes`) and
+    its skipped memories (R452, `memory_fallbacks`). Empty where there is none."""
     notes = []
     if result.ok and (failure := unchecked_failure(result)):
         line, where = failure
