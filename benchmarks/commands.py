@@ -18,8 +18,8 @@ from mapperopt.benchmarks import protocol
 from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, load_config,
                                       require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
-from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, mapper_notes,
-                                          memory_fallbacks, output_checked, relative_paths_note, unchecked_failure)
+from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, output_checked,
+                                          relative_paths_note, run_notes)
 from mapperopt.errors import MapperoptError, UsageError
 from mapperopt.benchmarks.protocol import SHORTEST_TIMEOUT_S
 from mapperopt.options import (FiniteFloatRange, ListsBenchmarks, defer_refusal, errors_as_json,
@@ -125,14 +125,10 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                               "ask no mapper and have no lines: they run as the recorded ones were mapped "
                               "(-- -lg:no_physical_tracing maps and traces every one)")
     console.print(table)
-    if result.ok and (failure := unchecked_failure(result)):  # "ok", but the program's own output says otherwise
-        line, where = failure
-        how = (f"`verify: {{pattern: REGEX}}` in {s['app_file']} (or `command:`, a check of your own)"
-               if s.get("app_file") else "`--verify-pattern REGEX` (or a check of your own, `--verify-cmd CMD`)")
-        text = (f"nothing checks the output but the exit status, and the program printed {line!r} ({where} in the "
-                f"run folder); to fail a run whose output says so, give a pattern that only a correct output "
-                f"matches: {how}")
-        console.print(f"[yellow]Output not checked:[/] {escape(text)}")
+    notes = run_notes(result)  # what `run --json` gives as `notes`
+    for note in notes:  # those with a heading (the output's own failure) here, the mapper's after the diagnostics
+        if note.title:
+            console.print(f"[yellow]{note.title}:[/] {escape(note.text)}")
     if s.get("no_legion_task"):  # its discovery found no Legion task: no mapper maps it, whatever --mapper says
         # unwrapped (soft_wrap): a path longer than the terminal stays whole
         console.print(f"[yellow]Warning:[/] {escape(s['no_legion_task'])}; no mapper takes part in such a run, and "
@@ -152,8 +148,9 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)
-    for note in [*mapper_notes(result), *memory_fallbacks(result)]:  # else only in the run folder's stderr-N.txt
-        console.print(note, markup=False, soft_wrap=True)
+    for note in notes:  # else only in the run folder's stderr-N.txt
+        if not note.title:
+            console.print(note.text, markup=False, soft_wrap=True)
     if s.get("profile_failed"):
         console.print(f"[yellow]No task profile:[/] the profiling execution failed: {escape(s['profile_failed'])}.")
     rows = task_profile(result)
@@ -386,8 +383,8 @@ def _named_in(spec: str | None) -> str | None:
 @contextlib.contextmanager
 def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[str], None]]:
     """With --json (`as_json`), an error raised inside, before a run has a result, is also printed on stdout as one
-    object (`errors_as_json`) with a failed run's keys (`RunResult.to_json`): status "error", `reason` the error,
-    `log` it and its hint, no `run_dir`; stderr says it as without --json. Yields a function that names the
+    object (`errors_as_json`) with a run's keys (`RunResult.to_json` and `notes`, empty): status "error", `reason`
+    the error, `log` it and its hint, no `run_dir`; stderr says it as without --json. Yields a function that names the
     application (`app`, until it is known: the benchmark, or the program of --app)."""
     name = [app]
     shown = mapper if mapper in ("default", "expert") else Path(mapper).name
@@ -395,7 +392,7 @@ def _errors_as_json(as_json: bool, app: str, mapper: str) -> Iterator[Callable[[
     def record(reason: str, log: str) -> dict:
         # none known: null, not "" (which is neither a name nor an absence)
         return {**RunResult(app=name[0] or "", mapper=shown, status="error", reason=reason, log=log).to_json(),
-                "app": name[0] or None}
+                "app": name[0] or None, "notes": []}
 
     with errors_as_json(as_json, record, indent=2):
         yield lambda known: name.__setitem__(0, known)
@@ -507,7 +504,8 @@ def run(ctx, bench, mapper, size, cpus, gpus, csize, fsize, zsize, repeats, max_
     if warnings.is_file():  # on stderr: with --json, stdout is the result alone
         click.echo(warnings.read_text(), err=True, nl=False)
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+        # result.json and the notes `run` prints after its table (docs/running.md)
+        click.echo(json.dumps({**result.to_json(), "notes": [n.to_json() for n in run_notes(result)]}, indent=2))
     else:
         feedback_file = Path(result.run_dir) / "feedback.json"
         _print(result, Feedback.from_json(json.loads(feedback_file.read_text())), once, timeout_s)

@@ -1014,6 +1014,53 @@ def memory_fallbacks(result) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class RunNote:
+    """One note that `mapperopt run` gives after its table and `run --json` in its `notes` (docs/running.md).
+
+    Attributes:
+        kind: what it is about, a stable name: "unchecked_failure" (the output says a check failed, and nothing but
+            the exit status checks it), "memory_fallback" (R452), "unmatched_statement" (R453),
+            "must_epoch_override" (R455).
+        code: the mapper's note code ("R452", "R453", "R455"), or None for a note of mapperopt's own.
+        text: the words, one line or several (R452's: a summary line, then one line for each skipped kind).
+        title: the heading the table's output prints before `text`, or None (`text` alone).
+    """
+
+    kind: str
+    code: str | None
+    text: str
+    title: str | None = None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "code": self.code, "text": self.text}
+
+
+_NOTE_KINDS = {"R453": "unmatched_statement", "R455": "must_epoch_override"}
+
+
+def run_notes(result) -> list[RunNote]:
+    """What a run's status does not say, in the order `run` prints them: a failure its output shows that nothing
+    checked (`unchecked_failure`, a run that went "ok" only), the mapper's notes R453 and R455 (`mapper_notes`) and
+    its skipped memories (R452, `memory_fallbacks`). Empty where there is none."""
+    notes = []
+    if result.ok and (failure := unchecked_failure(result)):
+        line, where = failure
+        s = result.settings or {}
+        how = (f"`verify: {{pattern: REGEX}}` in {s['app_file']} (or `command:`, a check of your own)"
+               if s.get("app_file") else "`--verify-pattern REGEX` (or a check of your own, `--verify-cmd CMD`)")
+        notes.append(RunNote("unchecked_failure", None, (
+            f"nothing checks the output but the exit status, and the program printed {line!r} ({where} in the "
+            f"run folder); to fail a run whose output says so, give a pattern that only a correct output "
+            f"matches: {how}"), title="Output not checked"))
+    for text in mapper_notes(result):
+        code = text.split(":", 1)[0].removeprefix("note ")
+        notes.append(RunNote(_NOTE_KINDS[code], code, text))
+    if fallbacks := memory_fallbacks(result):
+        notes.append(RunNote("memory_fallback", "R452", "\n".join(fallbacks)))
+    return notes
+
+
 _UNMAPPED = re.compile(r"no task named '(.*?)' was mapped")
 
 

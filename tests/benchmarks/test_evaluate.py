@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -876,12 +877,21 @@ def test_run_refuses_up_front_on_a_machine_without_a_gpu(tmp_path, monkeypatch, 
     assert (cpu / "plan.json").exists()
 
 
-def _off_divisor_folder(results: Path, first: float) -> None:
-    """Stencil `ci`: a reference unit of 3 rounds (expert 99-101, Legion's default mapper 90-92: noise 2.2 %),
-    guided's one run whose best (100.4) was measured by the unit that measured the comparison's first execution of the
-    expert (`first`)."""
-    _reference_folder(results, 3, expert=[99.0, 100.0, 101.0], default=[90.0, 91.0, 92.0])
-    _tuned_as(results, "guided", 0, best=100.4, first=first, walls=[30.0] * 10)
+def _off_divisor_folder(results: Path, first: float, best: float = 100.4,
+                        expert: Sequence[float] = (99.0, 100.0, 101.0),
+                        default: Sequence[float] = (90.0, 91.0, 92.0)) -> None:
+    """Stencil `ci`: a reference unit of one round per value of `expert` and `default` (by default 3 rounds: expert
+    99-101, Legion's default mapper 90-92: noise 2.2 %), guided's one run whose best (`best`) was measured by the unit
+    that measured the comparison's first execution of the expert (`first`)."""
+    _reference_folder(results, len(expert), expert=list(expert), default=list(default))
+    _tuned_as(results, "guided", 0, best=best, first=first, walls=[30.0] * 10)
+
+
+def _off_divisor_report(results: Path, report: Path) -> tuple[str, str, str]:
+    """The report of `results` written to `report`: its text, its summary and its Stencil `ci` tuning table."""
+    text = write_report(results, report, notes={})
+    return (text, text[text.index("## Summary"):text.index("## Physical limits")],
+            text[text.index("### stencil, size `ci`"):text.index("## Best mapper found")])
 
 
 def test_a_headline_over_an_off_divisor_is_marked_not_read_as_a_gain(tmp_path):
@@ -892,8 +902,7 @@ def test_a_headline_over_an_off_divisor_is_marked_not_read_as_a_gain(tmp_path):
     not in the summary's brackets), and the note under each says in plain words which figure to read."""
     results = tmp_path / "eval"
     _off_divisor_folder(results, first=92.0)  # 8.0 % below the reference unit's expert (100)
-    text = write_report(results, tmp_path / "report.md", notes={})
-    summary = text[text.index("## Summary"):text.index("## Physical limits")]
+    text, summary, table = _off_divisor_report(results, tmp_path / "report.md")
     assert "| 1.09‡ (reference unit: 1.00, within noise) |" in summary, summary
     # Legion's default mapper leads over the expert measured with it; its figure over the off divisor, bracketed
     assert "| 0.91 (comparison's first: 0.99‡) |" in summary, summary
@@ -902,7 +911,6 @@ def test_a_headline_over_an_off_divisor_is_marked_not_read_as_a_gain(tmp_path):
             "reference unit's expert than the noise (stencil `ci`: -8.0 %, noise 2.2 %): read the cell's other "
             "figure, over the reference unit's expert; the two share their numerator and differ by the divisor "
             "alone.") in below, below
-    table = text[text.index("### stencil, size `ci`"):text.index("## Best mapper found")]
     assert "| guided | 10 | 1 of 2 | 1.09 | n/a | n/a | n/a | 1.09‡ |" in table, table
     assert "| Legion default mapper | - | 1 | 0.99‡ |" in table, table
     assert ("‡ the divisor, the expert's first execution in the comparison (92 GFLOP/s), measured -8.0 % from the "
@@ -923,24 +931,20 @@ def test_a_headline_over_an_off_divisor_is_marked_where_no_noise_was_measured(tm
     further than the noise, could not fire. There any difference of the divisor is marked, and the note says that no
     noise was measured."""
     results = tmp_path / "eval"
-    _reference_folder(results, 1, expert=[100.0], default=[95.0])
-    _tuned_as(results, "guided", 0, best=101.0, first=96.0, walls=[30.0] * 10)
-    text = write_report(results, tmp_path / "report.md", notes={})
-    summary = text[text.index("## Summary"):text.index("## Physical limits")]
+    _off_divisor_folder(results, first=96.0, best=101.0, expert=[100.0], default=[95.0])
+    _, summary, table = _off_divisor_report(results, tmp_path / "report.md")
     assert "| 1.05‡ (reference unit: 1.01) |" in summary, summary
     assert "| 0.95 (comparison's first: 0.99‡) |" in summary, summary
     assert ("‡ the figure's divisor, the expert's first execution in the comparison, measured further from the "
             "reference unit's expert than the noise, or differed from it where no noise was measured (stencil `ci`: "
             "-4.0 %, no noise measured): read the cell's other figure") in summary, summary
-    table = text[text.index("### stencil, size `ci`"):text.index("## Best mapper found")]
     assert "| guided | 10 | 1 of 2 | 1.05 | n/a | n/a | n/a | 1.05‡ |" in table, table
     assert ("‡ the divisor, the expert's first execution in the comparison (96 GFLOP/s), measured -4.0 % from the "
             "reference unit's expert, where no noise was measured: read the figure over the reference unit's "
             "expert, in the last column.") in table, table
     # the same execution as the reference unit's: nothing to mark
     same = tmp_path / "same"
-    _reference_folder(same, 1, expert=[100.0], default=[95.0])
-    _tuned_as(same, "guided", 0, best=101.0, first=100.0, walls=[30.0] * 10)
+    _off_divisor_folder(same, first=100.0, best=101.0, expert=[100.0], default=[95.0])
     assert "‡" not in write_report(same, tmp_path / "same.md", notes={})
 
 

@@ -595,7 +595,7 @@ def test_run_json_prints_an_error_before_the_run_as_json(tmp_path, capsys, args,
     capsys.readouterr()
     assert main(["run", "circuit", "--json", "--out", str(tmp_path / "r"), *args]) == status
     out, err = capsys.readouterr()
-    failed = RunResult(app="circuit", mapper="default", status="failed").to_json()
+    failed = {**RunResult(app="circuit", mapper="default", status="failed").to_json(), "notes": []}
     error = json.loads(out)
     assert error.keys() == failed.keys() and error["status"] == "error" and error["app"] == "circuit", out
     assert error["reason"] and f"error: {error['reason']}" in err and error["run_dir"] is None, (out, err)

@@ -5,6 +5,7 @@ and the note on traced-loop replays only for a program that may trace a loop."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,6 +13,11 @@ from mapperopt.cli import main
 
 _R452 = re.compile(r"^\[mapperopt\] note R452: requirement (\d+) (?:\(.*?\) )?of task '(.*)': (\w+) skipped",
                    re.MULTILINE)
+
+
+def _run_json(capsys, *args: str) -> tuple[int, dict]:
+    code = main(["run", "--json", *args])
+    return code, json.loads(capsys.readouterr().out)
 
 
 def _run(capsys, *args: str) -> tuple[int, str, str]:
@@ -78,3 +84,45 @@ def test_run_hints_at_an_unchecked_failure_and_notes_replays_only_for_a_tracing_
     code, out, err = _run(capsys, "--app", "app.yaml", "--mapper", "m.dsl", "--once", "--out", "file")
     assert code == 0 and "'max rel err 6.5e-01: FAIL'" in out, out + err
     assert "`verify: {pattern: REGEX}` in app.yaml" in out, out
+
+
+def test_run_json_carries_the_notes_on_skipped_memories(graph_exe, tmp_path, capsys, monkeypatch):
+    """`run --json` printed result.json alone: a script reading it never learnt that the mapper's first memories were
+    skipped (R452), which `run` says after its table. Its `notes` hold the same words, with a stable kind and code;
+    none where the first memories fit."""
+    monkeypatch.chdir(tmp_path)
+    Path("m.dsl").write_text("Task * CPU;\nRegion * * CPU RDMEM,SYSMEM;\n")
+    app = ["--app", f"{graph_exe} -steps 1 -n 50000 -e 60000 -p 2", "--once"]
+    code, result = _run_json(capsys, *app, "--mapper", "m.dsl", "--out", "run", "--", "-ll:rsize", "1")
+    assert code == 0 and result["status"] == "ok", result
+    [note] = [n for n in result["notes"] if n["kind"] == "memory_fallback"]
+    assert note["code"] == "R452", note
+    assert note["text"].startswith("note R452: for "), note
+    assert "RDMEM -> SYSMEM (allocation failed (capacity 1048576 bytes; -ll:rsize sizes it))" in note["text"], note
+    assert "init_nodes requirement 0 (nodes)" in note["text"], note
+    # the table's notes are these: the human output prints the same text
+    code, out, err = _run(capsys, *app, "--mapper", "m.dsl", "--out", "human", "--", "-ll:rsize", "1")
+    assert code == 0 and " ".join(note["text"].split()) in out, (note, out)
+    Path("fit.dsl").write_text("Task * CPU;\nRegion * * CPU SYSMEM;\n")
+    code, result = _run_json(capsys, *app, "--mapper", "fit.dsl", "--out", "fit", "--", "-ll:rsize", "1")
+    assert code == 0 and result["notes"] == [], result
+
+
+def test_run_json_carries_the_note_on_an_unchecked_failure(timed_exe, tmp_path, capsys, monkeypatch):
+    """`run --json` of a program that printed FAIL with nothing but the exit status checking it said "ok" with no
+    word of the failure that `run` prints as "Output not checked": its `notes` carry it, and none where a verify
+    pattern checks the output."""
+    monkeypatch.chdir(tmp_path)
+    Path("m.dsl").write_text("Task * CPU;\n")
+    script = tmp_path / "check.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "max rel err 6.5e-01: FAIL"\n')
+    script.chmod(0o755)
+    metric = ["--metric", r"elapsed: (\S+) ms", "--unit", "ms", "--mapper", "m.dsl", "--once"]
+    code, result = _run_json(capsys, "--app", "./check.sh", *metric, "--out", "script")
+    assert code == 0 and result["status"] == "ok", result
+    [note] = result["notes"]
+    assert note["kind"] == "unchecked_failure" and note["code"] is None, note
+    assert "'max rel err 6.5e-01: FAIL'" in note["text"] and "--verify-pattern REGEX" in note["text"], note
+    assert "stdout.txt in the run folder" in note["text"], note
+    code, result = _run_json(capsys, "--app", "./check.sh", *metric, "--verify-pattern", "elapsed", "--out", "checked")
+    assert code == 0 and result["notes"] == [], result
