@@ -1185,18 +1185,34 @@ def off_divisor(first: float, expert: float | None, noise: float | None) -> floa
     return delta if abs(delta) > (noise if noise is not None else 0.0) else None
 
 
+def _thin(ratio: float, noise: float | None) -> str:
+    """Where a ratio of two executions of one session is beyond the noise but rounds to 1.00 (unmarked, it claims a
+    difference that its two decimals do not show): how far it is from 1 beside the noise, "+0.14 %, noise 0.13 %",
+    with as many figures as tell the two apart; "" otherwise."""
+    if noise is None or abs(ratio - 1) <= noise or f"{ratio:.2f}" != "1.00":
+        return ""
+    digits = next((d for d in (2, 3, 4) if f"{abs(ratio - 1) * 100:.{d}g}" != f"{noise * 100:.{d}g}"), 4)
+    return f"{(ratio - 1) * 100:+.{digits}g} %, noise {noise * 100:.{digits}g} %"
+
+
 def _against(figure: float, reference: float | None, noise: float | None, who: str = "",
-             marks: tuple[list[str], list[str]] = ([], []), reference_first: bool = False, off: bool = False) -> str:
+             marks: tuple[list[str], list[str]] = ([], []), reference_first: bool = False, off: bool = False,
+             one_session: bool = False) -> str:
     """A summary cell: `figure` over the tables' divisor; where that is the expert's first execution in a
     comparison, `reference` is the same over the reference unit's expert (None where the divisor is that expert):
     beside it where the two differ, marked within noise as the tables mark it; `who` the optimizers it is of;
     `marks` the two figures' change marks; `reference_first`: the reference unit's figure leads (measured in one
     session, or with no listed change between its executions), the other in brackets, labelled; `off`: the tables'
     divisor is further from the reference unit's expert than the noise (`off_divisor`), so `figure`, leading or in
-    brackets, is marked OFF_DIVISOR where it reads otherwise than `reference`."""
-    same = reference is None or f"{reference:.2f}" == f"{figure:.2f}" and marks[0] == marks[1]
+    brackets, is marked OFF_DIVISOR where it reads otherwise than `reference`; `one_session`: the judged figure
+    (`reference`, else `figure`) is of two executions of one session, and where it is beyond the noise but rounds to
+    1.00 the cell gives its margin (`_thin`). Where the two figures read alike but only the figure over the reference
+    unit's expert is judged (the other leads), both are given, so that the mark shows which it belongs to."""
+    alike = reference is None or f"{reference:.2f}" == f"{figure:.2f}" and marks[0] == marks[1]
     judged = figure if reference is None else reference
-    mark = "within noise" if noise is not None and abs(judged - 1) <= noise else ""
+    mark = "within noise" if noise is not None and abs(judged - 1) <= noise else \
+        _thin(judged, noise) if one_session else ""
+    same = alike and not (mark and reference is not None and not reference_first)
     if same:
         return _figure(figure, marks[0]) + (f" ({'; '.join(n for n in (who, mark) if n)})" if who or mark else "")
     if reference_first:
@@ -1204,7 +1220,7 @@ def _against(figure: float, reference: float | None, noise: float | None, who: s
         head = _figure(reference, marks[1])
     else:
         notes = [who, f"reference unit: {_figure(reference, marks[1])}" + (f", {mark}" if mark else "")]
-        head = _figure(figure, marks[0]) + (OFF_DIVISOR if off else "")
+        head = _figure(figure, marks[0]) + (OFF_DIVISOR if off and not alike else "")
     return head + f" ({'; '.join(n for n in notes if n)})"
 
 
@@ -1267,7 +1283,7 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
                 final = units.get(f"final-{b}-{s}-i{plan['iters']}", {})
                 together = Execution(final.get("started", ""), "", False), Execution(final.get("started", ""),
                                                                                       expert_dsl, True)
-                return _against(figure, None, noise, who, (marked(*together), []))
+                return _against(figure, None, noise, who, (marked(*together), []), one_session=True)
             run = max((r for o in opts for r in _runs(units, b, s, o, plan["iters"], plan["seeds"])),
                       key=lambda r: (r["best_throughput"] or 0.0) / r["reference_first"])
             by, first = measured_by(units, results, run), comparison_first(units, run)
@@ -1289,23 +1305,27 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
             off = off_divisor(firsts[0], expert, noise)
             versus = _against(default / firsts[0], default / expert, noise,
                               marks=(marked(in_base[0], first_of(run)), marked(*in_base)), reference_first=True,
-                              off=off is not None)
+                              off=off is not None, one_session=True)
             if OFF_DIVISOR in versus:
                 off_rows[(b, s)] = (off, noise)
         else:
-            versus = _against(default / expert, None, noise, marks=(marked(*in_base), []))
+            versus = _against(default / expert, None, noise, marks=(marked(*in_base), []), one_session=True)
         guided = scored.get("guided", (None, 0, True))
         others = {o: sc["best"] for o, (sc, n, p) in scored.items() if o != "guided" and sc}
         high = max(others.values(), default=None)
-        # every optimizer whose best rounds to the highest; none where no run found a mapper that runs
+        # every optimizer whose best rounds to the highest; none where no run found a mapper that finished within
+        # the timeout
         tied = [o for o, v in others.items() if f"{v:.2f}" == f"{high:.2f}"] if high else []
+        not_run = [o for o in optimizers if o != "guided" and o not in others]
+        none_found = "none found (" + ", ".join(others) + (f"; {', '.join(not_run)} not run yet" if not_run else "") \
+            + ")"
         counts = [n for sc, n, p in scored.values()]
         done = (f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}") + \
             f" of {plan['seeds']}"
-        guided_best = ("-" if not guided[0] else "none ran" if not guided[0]["best"] else
+        guided_best = ("-" if not guided[0] else "none found" if not guided[0]["best"] else
                        best_cell(["guided"], guided[0]["best"], reference("guided")))
         mine = [reference(o) for o in tied]
-        others_best = ("-" if high is None else "none ran" if not tied else
+        others_best = ("-" if high is None else none_found if not tied else
                        best_cell(tied, high, None if None in mine else max(mine), ", ".join(tied)))
         state = ("provisional" if provisional else "final") if any(counts) else "not run yet"
         shares = [ceiling_share(units, b, s, name) for name in ("default", "expert")]
@@ -1351,19 +1371,24 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
                "an optimizer's best over the comparison's first execution of the expert (the tables' divisor)")
             + "; the other in brackets, labelled. A "
             "ratio is marked within noise as the tables mark it (the noise column: the threshold, said under each "
-            "table; not measured: no ratio of that row is marked either way); \"none ran\": no run found a mapper "
-            "that runs; the seeds done per optimizer; and whether the scores are provisional (each a single "
+            "table; not measured: no ratio of that row is marked either way; an unmarked ratio of one session that "
+            "rounds to 1.00 gives beside it how far it is from 1 and the noise it exceeds); \"none found\": the runs "
+            "that ended (the optimizers named in brackets) found no mapper that finished within the timeout (each of "
+            "their evaluations failed or timed out), and those \"not run yet\" have no run; the seeds done per "
+            "optimizer; and whether the scores are provisional (each a single "
             "execution of the run's best over a single execution of the expert, often of another session) or final "
             "(measured together with the expert). Guided is mapperopt's own rule-based search without a language "
             "model (" + (f"[{os.path.basename(tuning_doc)}]({tuning_doc})" if tuning_doc else
                          "`docs/tuning.md` in the repository") + "), not one of the paper's optimizers.", ""]
 
 
-def _marked(ratio: float, noise: float | None) -> str:
-    """A ratio as a table cell: 2 decimals, marked where it is within the measured spread (`spread`)."""
+def _marked(ratio: float, noise: float | None, one_session: bool = False) -> str:
+    """A ratio as a table cell: 2 decimals, marked where it is within the measured spread (`spread`); a ratio of two
+    executions of one session (`one_session`) beyond it that rounds to 1.00 with its margin (`_thin`)."""
     if noise is None:
         return f"{ratio:.2f} (noise not measured)"
-    return f"{ratio:.2f}" + (" (within noise)" if abs(ratio - 1) <= noise else "")
+    thin = _thin(ratio, noise) if one_session else ""
+    return f"{ratio:.2f}" + (" (within noise)" if abs(ratio - 1) <= noise else f" ({thin})" if thin else "")
 
 
 def new_measurements(results: Path, unit: dict) -> set[int] | None:
@@ -1438,7 +1463,7 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
         lines.append(f"| Legion default mapper | - | 1 | {default / firsts[0]:.2f}{OFF_DIVISOR if shift else ''} "
                      "| | | | | 1.00 | | | "
                      f"the expert's first ({_fmt(firsts[0])} {unit}), as every row here; measured together with "
-                     f"the expert: {_marked(default / expert, noise)} |")
+                     f"the expert: {_marked(default / expert, noise, one_session=True)} |")
     elif expert and default:
         lines.append(f"| Legion default mapper | - | 1 | {default / expert:.2f} | | | | | 1.00 | | | "
                      + ("the expert in the reference unit, the same execution round |" if base["rounds"] == 1 else
@@ -1534,6 +1559,34 @@ def describe_change(expert: str, best: str) -> list[str]:
             if not line.startswith(("+++", "---"))]
 
 
+# guided's note of the program that writes Legion's default mapper's choices in the DSL (`the default` of a program
+# without a mapper of its own; one with its own says "Legion's default", which is not its reference unit's default)
+DEFAULT_BEHAVIOUR = "the default mapper's behaviour"
+
+
+def default_in_comparison(results: Path, run: dict) -> list[tuple[int, int, float, str]]:
+    """Legion's default mapper's choices written in the DSL as guided measured them in a tuning run's comparison:
+    (guided's seed, iteration, throughput, the run that measured it: its own or the one its `cached_from` names,
+    e.g. "guided-1") of each guided run whose `history.csv` has such a row that ran, by seed; none where guided's
+    start ran, or no guided run is there yet."""
+    import csv
+
+    folder = results / run.get("folder", "")
+    if not run.get("folder") or not folder.is_dir():
+        return []
+    found = []
+    for history in sorted(folder.glob("guided-*/history.csv"), key=lambda p: int(p.parent.name.rpartition("-")[2])):
+        with open(history, newline="") as f:
+            for row in csv.DictReader(f):
+                if (row.get("note") or "").startswith(DEFAULT_BEHAVIOUR) and row.get("status") == "ok" \
+                        and row.get("throughput"):
+                    found.append((int(history.parent.name.rpartition("-")[2]) - 1, int(row["iter"]),
+                                  float(row["throughput"]),
+                                  (row.get("cached_from") or "").partition("/")[0] or history.parent.name))
+                    break
+    return found
+
+
 def tuning_doc_link(results: Path, out: Path) -> str | None:
     """The link to docs/tuning.md from the page at `out`: the repository the results folder is in (reports/<card>-eval
     of a checkout: its grandparent), else the repository of this script (a results folder copied elsewhere); None
@@ -1571,6 +1624,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
     label = card_label(measured_on(plan, units))
     # how many executions the noise lines under the tables count
     counted = sorted({w[2] for w in (_widest(units, results, b, s) for b, s in pairs(plan)) if w})
+    repeats = sorted((results / "units" / "repeats").glob("base-*.json"))
     lines = [f"# Evaluation on one {label}", "",
              f"Work list: {len(done)} of {len(todo)} units done"
              + (f" ({default_failed} of them record that Legion's default mapper fails at that size)"
@@ -1589,12 +1643,15 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                 ". ")
              + "A ratio marked within noise differs from 1 by no more than the largest relative difference measured "
              "between two executions of one mapper at its benchmark and size in one session (the reference unit's "
-             "rounds and its repeat in `units/repeats/`; not the expert's first execution in a tuning comparison, "
+             + ("rounds and its repeat in `units/repeats/` where there is one" if repeats else
+                "rounds, as no reference unit was repeated here")
+             + "; not the expert's first execution in a tuning comparison, "
              "measured in another session, possibly with another runtime): it is no difference between the "
              "mappers. A range is within noise only as a whole. An unmarked ratio of two executions of one session "
              "(Legion's default mapper over the expert measured together with it; a final score) differs from 1 by "
-             "more than the noise. An unmarked provisional score, or any other ratio over an execution of the expert "
-             "from another session, is not shown to differ from 1: the threshold is the spread within one session ("
+             "more than the noise (where it rounds to 1.00, its cell gives by how much). An unmarked provisional "
+             "score, or any other ratio over an execution of the expert from another session, is not shown to differ "
+             "from 1: the threshold is the spread within one session ("
              + (f"a range of {' or '.join(map(str, counted))} executions, said under each table" if counted else
                 "said under each table")
              + "), and the expert's executions in two sessions differed by up to 8 % (each table's header gives "
@@ -1635,10 +1692,17 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
               "the cell says how many of each run's iterations were measured "
               "anew. Every seed's random start is shared by the optimizers: its cost (a 30-50 s timeout where the "
               "start times out) falls on whichever optimizer runs it first (guided, in the work list's order), and "
-              "the others re-read it.", ""]
+              "the others re-read it.", "",
+              "A row's files: its comparison's folder, `work/<benchmark>/compare-*` in the results folder (the one "
+              "whose settings.json names its size), keeps each run in `<optimizer>-<seed + 1>/` (its `history.csv` "
+              "and `best.dsl`); its `runs.csv`, `summary.csv`, `summary.json`, `table.md` and `compare.png` hold only "
+              "the optimizers of the last command that ran the comparison: a tuning unit runs one optimizer, so until "
+              "the `final` unit, which runs them all, they show one optimizer's runs. The tables and plots here read "
+              "every run's unit file.", ""]
     if plan.get("excluded"):
         lines += [_excluded(plan), ""]
     best_runs = {}
+    changes = load_changes(results)
     for b, s in pairs(plan):
         table, best = _table(units, plan, b, s, resume, results)
         lines += table
@@ -1648,8 +1712,14 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         if png:
             lines += [f"![{b} {s}]({os.path.relpath(png, out.parent)})", ""]
     lines += ["## Best mapper found per benchmark", ""]
+    # how far the expert's first execution in a comparison measured from its reference unit's, at most: what a ratio
+    # over a reference unit of another session may owe to the session alone
+    across = max((abs(u["reference_first"] / e - 1) for u in units.values()
+                  if u.get("kind") == "tune" and u.get("status") == "ok" and u.get("reference_first")
+                  for e in [_estimate(units.get(f"base-{u['bench']}-{u['size']}", {}).get("mappers", {})
+                                      .get("expert", {}))] if e), default=None)
     if not best_runs:
-        lines += ["No tuning run has found a working mapper yet.", ""]
+        lines += ["No tuning run has found a mapper that finished within the timeout yet.", ""]
     for (b, s), r in best_runs.items():
         config = load_config(b)
         expert_dsl = config.expert_dsl() if config.expert else ""
@@ -1675,15 +1745,42 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         # over each of the default mapper's executions where it has several: the reference figure is one of them
         low, high = (f"{r['best_throughput'] / x:.2f}" for x in (max(runs, default=1), min(runs, default=1)))
         shown_default = f"{versus['default'] or 0:.2f}" if len(runs) < 2 else low if low == high else f"{low}-{high}"
+        # the default mapper's choices as guided measured them in this comparison: a divisor of the same comparison
+        by = measured_by(units, results, r)
+
+        def same_runtime(measured: str) -> bool:
+            """Whether no listed change came between the best's execution and the default mapper's choices that
+            guided's run `measured` measured (in the DSL: a fix of the DSL runtime concerns both)."""
+            unit_id = f"tune-{b}-{s}-guided-i{plan['iters']}-s{int(measured.rpartition('-')[2]) - 1}"
+            when = units.get(unit_id, {}).get("started")
+            return bool(when) and not _separated(changes, b, s, Execution(by.get("started", ""), r["best_dsl"]),
+                                                 Execution(when, ""))
+        here = next((h for h in default_in_comparison(results, r) if same_runtime(h[3])), None) if default else None
+        in_comparison = "" if not here else (
+            f", which is the default mapper's behaviour written in the DSL (guided, seed {here[0]}, iteration "
+            f"{here[1]})" if r["best_throughput"] == here[2] else
+            f", {(r['best_throughput'] / here[2] - 1) * 100:+.2f} % over the default mapper's behaviour written in "
+            f"the DSL and measured in this comparison (guided, seed {here[0]}, iteration {here[1]}: {_fmt(here[2])} "
+            f"{unit}; single executions)")
+        # unmarked ratios over a reference unit of another session than the best's execution: not shown to differ
+        base = units[f"base-{b}-{s}"]
+        apart = bool(by.get("started") and base.get("started")) and not _same_session(
+            by["started"], base["started"], _call_windows(results))
+        figures = {"default": f"{shown_default}x", "expert": f"{versus['expert']:.2f}x"}
+        unshown = [figures[k] for k in versus if versus[k] is not None and not within[k]
+                   and all(v is not None and abs(v - 1) <= across for v in ratios[k])] if apart and across else []
         heading = ((f"{shown_default}x Legion's default mapper (its "
                     f"reference unit's {_fmt(default)} {unit}"
                     + (f"; its {len(runs)} executions here {_fmt(min(runs))}-{_fmt(max(runs))}" if len(runs) > 1
-                       else "") + f"){said['default']}, " if default else "")
+                       else "") + f"){said['default']}{in_comparison}, " if default else "")
                    + f"{versus['expert']:.2f}x the expert in its reference unit{said['expert']} ({ratio:.2f}x its "
                    "first execution in the comparison)"
                    + ("" if default else " (Legion's default mapper failed at this size)")
                    + (f"; {shown_default}x and {versus['expert']:.2f}x are within the {noise * 100:.1f} % two "
-                      "executions of one mapper differ by here: not a difference" if all(within.values()) else ""))
+                      "executions of one mapper differ by here: not a difference" if all(within.values()) else "")
+                   + (f"; {' and '.join(unshown)} {'is' if len(unshown) == 1 else 'are'} over a reference unit of "
+                      f"another session: not shown to differ (the expert's first execution in a comparison measured "
+                      f"up to {_percent(across)} from its reference unit's)" if unshown else ""))
         lines += [f"### {b}, size `{s}`: best mapper found", "", f"{heading}.", "",
                   f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']}: {_fmt(r['best_throughput'])} "
                   f"{unit} (the run's own measurement) / {_fmt(r['reference_first'])} {unit} (the expert's first in "

@@ -581,7 +581,7 @@ def test_the_summary_marks_noise_as_the_tables_do_and_says_none_ran(tmp_path):
     summary = text[text.index("## Summary"):text.index("## Physical limits")]
     # default / expert measured together first, then over the comparison's first execution
     assert ("| stencil | `ci` | - | - | 0.99 (within noise; comparison's first: 1.03) | 1.05 (reference unit: 1.01, "
-            "within noise) | none ran | 4.2 % | 1 of 2 | provisional |") in summary, summary
+            "within noise) | none found (random) | 4.2 % | 1 of 2 | provisional |") in summary, summary
     # the same figures as the table's last column
     assert "measured together with the expert: 0.99 (within noise) |" in text
     assert "best / reference unit's expert: 1.01 (within noise) |" in text
@@ -958,7 +958,8 @@ def test_the_unmarked_ratio_sentence_is_said_of_ratios_across_sessions_only(tmp_
     header = header[:header.index("## Physical limits")]
     assert "An unmarked ratio is not shown to differ from 1" not in header, header
     assert ("An unmarked ratio of two executions of one session (Legion's default mapper over the expert measured "
-            "together with it; a final score) differs from 1 by more than the noise. An unmarked provisional score, "
+            "together with it; a final score) differs from 1 by more than the noise (where it rounds to 1.00, its cell "
+            "gives by how much). An unmarked provisional score, "
             "or any other ratio over an execution of the expert from another session, is not shown to differ from "
             "1:") in header, header
 
@@ -1075,3 +1076,135 @@ def test_lock_files_are_not_committed_and_stay_ignored():
     ignored = subprocess.run(["git", "check-ignore", "--no-index", *probe], cwd=root, capture_output=True,
                              text=True).stdout.split()
     assert ignored == [probe[0], probe[4]], ignored
+
+
+def test_the_summary_tells_none_found_from_not_run_yet(tmp_path):
+    """Solomonik's "others' best" said "none ran": OpenTuner had run its 10 evaluations and found nothing that
+    finished, Optuna and random had not run. The cell names the optimizers that ran and found nothing and those not
+    run yet, and the legend says what "none found" counts: evaluations that timed out are no mappers that do not
+    run, only none that finished within the timeout."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0],
+                      optimizers=["guided", "opentuner", "optuna", "random"])
+    _tuned_as(results, "guided", 0, best=0.0, first=96.0, walls=[30.0] * 10)
+    _tuned_as(results, "opentuner", 0, best=0.0, first=96.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    summary = text[text.index("## Summary"):text.index("## Physical limits")]
+    assert "| none found | none found (opentuner; optuna, random not run yet) |" in summary, summary
+    assert "none ran" not in text and "a mapper that runs" not in text, summary
+    assert ("\"none found\": the runs that ended (the optimizers named in brackets) found no mapper that finished "
+            "within the timeout (each of their evaluations failed or timed out)") in summary, summary
+    # every baseline ran: none is "not run yet"
+    _tuned_as(results, "optuna", 0, best=0.0, first=96.0, walls=[30.0] * 10)
+    _tuned_as(results, "random", 0, best=0.0, first=96.0, walls=[30.0] * 10)
+    summary = write_report(results, tmp_path / "report.md", notes={})
+    assert "| none found (opentuner, optuna, random) |" in summary, summary
+
+
+def test_a_within_noise_mark_names_its_divisor_where_the_two_figures_round_alike(tmp_path):
+    """PUMMA's "1.00 (random; within noise)": random's best over the comparison's first execution of the expert
+    (0.995) and over the reference unit's (0.9996) both round to 1.00, but only the second is judged against the
+    noise. The cell says which figure the mark belongs to."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0])
+    _repeated(results)  # noise 4.2 %
+    _tuned_as(results, "guided", 0, best=100.2, first=100.3, walls=[30.0] * 10)
+    _tuned_as(results, "random", 0, best=100.2, first=100.3, walls=[30.0] * 10)
+    summary = write_report(results, tmp_path / "report.md", notes={})
+    summary = summary[summary.index("## Summary"):summary.index("## Physical limits")]
+    assert ("| 1.00 (reference unit: 1.00, within noise) | 1.00 (random; reference unit: 1.00, within noise) |"
+            in summary), summary
+    # a figure of one session, the only one judged: the mark stays beside it
+    assert "| 0.99 (within noise) |" in summary, summary
+
+
+def test_a_same_session_ratio_just_beyond_the_noise_shows_its_margin(tmp_path):
+    """COSMA's default / expert, 1.0014 against a noise of 0.13 %, was printed "1.00" unmarked, which by the page's
+    rule claims a difference: the cell gives the margin beside the noise, so a reader sees how thin it is."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 3, expert=[99.95, 100.0, 100.08], default=[100.12, 100.14, 100.16])
+    summary = write_report(results, tmp_path / "report.md", notes={})
+    summary = summary[summary.index("## Summary"):summary.index("## Physical limits")]
+    assert "| 1.00 (+0.14 %, noise 0.13 %) |" in summary, summary
+    _tuned_as(results, "guided", 0, best=100.5, first=100.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "measured together with the expert: 1.00 (+0.14 %, noise 0.13 %) |" in text, text
+    assert "(+0.14 %, noise 0.13 %; " not in text  # the figure over the comparison's first reads alike: not shown
+    # a ratio beyond the noise that does not round to 1.00 needs no margin; nor one within it
+    other = tmp_path / "other"
+    _reference_folder(other, 3, expert=[99.95, 100.0, 100.08], default=[95.0, 95.0, 95.0])
+    assert "noise 0.13 %)" not in write_report(other, tmp_path / "other.md", notes={})
+
+
+def _history(results: Path, run: str, rows: list[tuple[int, str, float | None, str]]) -> None:
+    """A run's history.csv in the comparison `_tuned_as` names: (iteration, status, throughput, note) per row."""
+    folder = results / "work" / "stencil" / "compare-x" / run
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "history.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["iter", "status", "throughput", "note"])
+        writer.writerows([i, s, "" if t is None else t, n] for i, s, t, n in rows)
+
+
+def test_the_best_over_legions_default_mapper_is_also_given_within_its_comparison(tmp_path):
+    """COSMA's heading said "1.01x Legion's default mapper (its reference unit's ...)": the run's single execution
+    (one day) over the reference unit of another day, with no caveat, while guided measured the default mapper's
+    behaviour in the same comparison (0.19 % below the best). The heading gives the best over that too, and says
+    that ratios over another session's reference unit are not shown to differ."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 3, expert=[99.9, 100.0, 100.1], default=[99.5, 99.6, 99.7])
+    _started(results, "base-stencil-ci", "2026-12-01T03:30:00Z")  # another day
+    _tuned_as(results, "guided", 0, best=100.8, first=100.0, walls=[30.0] * 10)
+    _tuned_as(results, "random", 0, best=101.4, first=100.0, walls=[30.0] * 10)
+    _tuned_as(results, "guided", 1, best=90.0, first=97.0, walls=[30.0] * 10)  # a divisor 3.0 % from the expert
+    _history(results, "guided-1", [(1, "failed", None, "start program"),
+                                   (2, "ok", 100.8, "the default mapper's behaviour (nothing has succeeded yet)"),
+                                   (3, "ok", 100.2, "toward the default from the best, iteration 2: x")])
+    text = write_report(results, tmp_path / "report.md", notes={})
+    heading = text[text.index("### stencil, size `ci`: best mapper found"):]
+    heading = heading.splitlines()[2]
+    assert ("1.02x Legion's default mapper (its reference unit's 99.6 GFLOP/s; its 3 executions here 99.5-99.7), "
+            "+0.60 % over the default mapper's behaviour written in the DSL and measured in this comparison (guided, "
+            "seed 0, iteration 2: 101 GFLOP/s; single executions), 1.01x the expert in its reference unit (1.01x its "
+            "first execution in the comparison); 1.02x and 1.01x are over a reference unit of another session: not "
+            "shown to differ (the expert's first execution in a comparison measured up to 3.0 % from its reference "
+            "unit's).") == heading, heading
+    # a fix of the DSL runtime came between guided's execution of the default mapper's choices and the best's: that
+    # ratio compares two runtimes, and is left out
+    _started(results, "tune-stencil-ci-random-i10-s0", "2026-12-03T03:30:00Z")
+    (results / "changes.json").write_text(json.dumps([
+        {"mark": "a", "from": "2026-12-02T12:00:00Z", "benchmarks": ["stencil"], "dsl": True, "what": "FIX"}]))
+    text = write_report(results, tmp_path / "report.md", notes={})
+    heading = text[text.index("### stencil, size `ci`: best mapper found"):].splitlines()[2]
+    assert "behaviour" not in heading and "another session" in heading, heading
+    (results / "changes.json").unlink()
+    # a ratio further from 1 than two sessions' executions of the expert differ: no caveat
+    _tuned_as(results, "random", 0, best=110.0, first=100.0, walls=[30.0] * 10)
+    text = write_report(results, tmp_path / "report.md", notes={})
+    heading = text[text.index("### stencil, size `ci`: best mapper found"):].splitlines()[2]
+    assert "another session" not in heading, heading
+    # the best is that program itself; the reference unit of the same session: no caveat
+    _tuned_as(results, "random", 0, best=100.0, first=100.0, walls=[30.0] * 10)
+    _started(results, "base-stencil-ci", "2026-12-02T03:30:00Z")
+    text = write_report(results, tmp_path / "report.md", notes={})
+    heading = text[text.index("### stencil, size `ci`: best mapper found"):].splitlines()[2]
+    assert ("1.01x Legion's default mapper (its reference unit's 99.6 GFLOP/s; its 3 executions here 99.5-99.7), "
+            "which is the default mapper's behaviour written in the DSL (guided, seed 0, iteration 2), 1.01x the "
+            "expert in its reference unit (1.01x its first execution in the comparison).") == heading, heading
+
+
+def test_the_page_cites_repeats_only_where_the_folder_has_them_and_says_what_runs_csv_holds(tmp_path):
+    """The H100 page cited `units/repeats/`, which its folder does not have; and a reader sent to a comparison's
+    runs.csv found one optimizer in it: each tuning unit runs the comparison with its own optimizer only, and the
+    comparison's report files hold what the last command ran."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 3, expert=[99.0, 100.0, 101.0], default=[90.0, 91.0, 92.0])
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "units/repeats" not in text and "no reference unit was repeated" in text, text
+    assert ("its `runs.csv`, `summary.csv`, `summary.json`, `table.md` and `compare.png` hold only the optimizers of "
+            "the last command that ran the comparison") in text, text
+    repeated = tmp_path / "repeated"
+    _reference_folder(repeated, 1, expert=[100.0], default=[95.0])
+    _repeated(repeated)
+    text = write_report(repeated, tmp_path / "repeated.md", notes={})
+    assert "the reference unit's rounds and its repeat in `units/repeats/`" in text, text
