@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -92,6 +95,43 @@ def test_the_model_time_of_an_iteration_is_capped(llm_server):
         model(messages=[{"role": "user", "content": "hi"}])
     assert "did not answer within 1.5 s (timeout)" in str(failed.value)  # the timeout used, not --llm-timeout's 60
     assert time.monotonic() - start < 4 and len(server.requests) == 1  # not 5 x 60 s
+
+
+@pytest.mark.parametrize("limit", ["timeout", "cap"])
+def test_an_answer_that_trickles_in_is_cut_at_the_deadline(llm_server, limit):
+    """A server (or a proxy) that sends a byte of its answer every 0.5 s, so that no single read waits long: the
+    request's timeout and the iteration's cap still bound the whole request, with the same words as for a server
+    that sends nothing, and the abandoned request leaves nothing behind: its connection is closed at once and the
+    process ends without closing the model. Run in a child process, so that a request that is not cut cannot
+    hold the test (the whole answer would take minutes)."""
+    server = llm_server([("drip", 0.5)] * 2)
+    settings = "timeout_s=1, max_retries=0" if limit == "timeout" else "timeout_s=60, max_retries=3, max_model_s=1.5"
+    client = textwrap.dedent(f"""
+        import time
+        from mapperopt.optimizer.llm import ChatModel, LLMConfig, ModelError
+        model = ChatModel(LLMConfig(base_url={server.base_url!r}, model="m", {settings}))
+        start = time.monotonic()
+        try:
+            model(messages=[{{"role": "user", "content": "hi"}}])
+        except ModelError as exc:
+            print(time.monotonic() - start, time.time(), exc, sep="\\n", flush=True)
+        time.sleep(2)  # the abandoned request's connection must be closed before the process ends
+        """)
+    start = time.monotonic()
+    try:
+        seen = subprocess.run([sys.executable, "-c", client], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the request was not cut at its deadline: the client still waited after 60 s")
+    assert seen.returncode == 0, seen.stderr
+    seconds, gave_up, message = seen.stdout.split("\n", 2)
+    if limit == "timeout":
+        assert message.startswith(f"the language model failed 1 time(s) in a row: the model at {server.base_url} "
+                                  "did not answer within 1 s (timeout)")
+    else:
+        assert "the cap of 1.5 s of model time per iteration is used up" in message
+        assert "did not answer within 1.5 s (timeout)" in message and len(server.requests) == 1
+    assert float(seconds) < 3 and time.monotonic() - start < 20
+    assert server.hung_up and server.hung_up[0] - float(gave_up) < 1.5  # closed by the deadline, not by the exit
 
 
 def test_endpoint_faults_do_not_use_up_iterations(tmp_path, llm_server, circuit_app, cpu2, monkeypatch):
