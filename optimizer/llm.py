@@ -31,6 +31,7 @@ import json
 import math
 import os
 import time
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Coroutine
 
@@ -85,7 +86,7 @@ class LLMConfig:
 
         Raises:
             MapperoptError: a timeout or cap that is not a positive finite number, a retry count that is not a whole
-                number of 0 or more (the error names the variable or option).
+                number of 0 or more, a base URL that is not an http(s) URL (the error names the variable or option).
         """
         values: dict[str, Any] = {}
         source: dict[str, str] = {}  # how the error names each setting: the variable, or the option given
@@ -108,6 +109,13 @@ class LLMConfig:
                                      hint=f"{ENV[name]} (--{OPTIONS[name]}) takes {unit}; unset, it is "
                                           f"{getattr(cls, name):g}")
             numbers[name] = number
+        url = values["base_url"]
+        if url is not None and not _is_http_url(url):
+            what = "an http:// or https:// URL with a host" if "://" in url else "a URL (no http:// or https://)"
+            raise MapperoptError(f"bad language-model setting: {source['base_url']}={url} is not {what}",
+                                 hint=f"{ENV['base_url']} (--{OPTIONS['base_url']}) takes the endpoint's URL, e.g. "
+                                      "http://localhost:8000/v1 for a local server; unset, with a model given, "
+                                      "it is OpenAI's API")
         timeout, retries, cap = numbers["timeout_s"], numbers["max_retries"], numbers["max_model_s"]
         return cls(base_url=values["base_url"], model=values["model"], api_key=values["api_key"],
                    timeout_s=timeout, max_retries=retries, max_model_s=cap)
@@ -262,6 +270,14 @@ class ChatModel:
         calls = self.calls[first_call:]
         totals = {n: sum(c[n] for c in calls) for n in ("prompt_tokens", "completion_tokens", "total_tokens")}
         return {"calls": calls, **totals}
+
+
+def _is_http_url(text: str) -> bool:
+    try:
+        parts = urllib.parse.urlsplit(text)
+    except ValueError:  # e.g. an unclosed [ of an IPv6 address
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def _setting(name: str) -> str:

@@ -405,6 +405,25 @@ def test_doctor_names_a_bad_setting(monkeypatch):
     assert "connect" not in check.detail and "MAPPEROPT_LLM_TIMEOUT" in check.fix
 
 
+@pytest.mark.parametrize("url", ["not-a-url", "localhost:8000/v1", "ftp://host/v1", "http://"])
+def test_a_base_url_that_is_not_a_url_is_named(url, tmp_path, capsys, monkeypatch):
+    """doctor called an endpoint without http:// "connection refused or unreachable"; it and tune say what is wrong
+    with the setting, before any request."""
+    from mapperopt.cli import main
+    from mapperopt.commands import llm_check
+
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "x")
+    check = llm_check()
+    assert not check.ok and check.required and "connect" not in check.detail
+    assert check.detail.startswith(f"bad language-model setting: MAPPEROPT_LLM_BASE_URL={url} is not a")
+    assert ("is not a URL (no http:// or https://)" in check.detail) == ("://" not in url)
+    assert "http://localhost:8000/v1" in check.fix and "--llm-base-url" in check.fix
+    monkeypatch.delenv("MAPPEROPT_LLM_BASE_URL")
+    assert main(["tune", "circuit", "--optimizer", "trace", "--llm-base-url", url, "--runs-dir", str(tmp_path)]) == 1
+    assert f"--llm-base-url={url} is not a" in capsys.readouterr().err and not any(tmp_path.iterdir())
+
+
 def test_a_negative_retry_option_is_refused(tmp_path, capsys, monkeypatch):
     """--llm-retries -1 sent no request and stopped tuning with a hint to check a working endpoint; a negative
     MAPPEROPT_LLM_TIMEOUT used up every iteration and exited 0. Both are refused before anything runs."""
