@@ -83,20 +83,43 @@ KEYCTL_JOIN_SESSION_KEYRING = 1
 
 # The child: reads {"source", "name", "args"} from stdin, writes {"value": ...} or {"error": {...}} to the reply
 # pipe (its descriptor is the argument): what the method writes to its stdout cannot corrupt the reply.
+# A method that started a process (os.fork, where the limits let it) fails, whichever copy gets to reply: both may.
 CHILD = r"""
 import json, os, sys, traceback
 request = json.loads(sys.stdin.read())
 out = os.fdopen(int(sys.argv[1]), "w")
+pid, forks = os.getpid(), []
+os.register_at_fork(before=lambda: forks.append(1))
+def forked():  # this is a copy, or a fork made a child (one that failed calls the hook too)
+    if os.getpid() != pid:
+        return True
+    if not forks:
+        return False
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:  # no child
+        return False
+    return True
+def error(kind, message, line=None):
+    return {"error": {"type": kind, "message": message[:500], "line": line}}
+NOT_ALLOWED = " a process (os.fork), which is not allowed"
 try:
     namespace = {}
     exec(compile(request["source"], "<method>", "exec"), namespace)
-    value = namespace[request["name"]](None, *request["args"])
-    reply = {"value": value}
-    text = json.dumps(reply)
+    reply = {"value": namespace[request["name"]](None, *request["args"])}
 except BaseException as exc:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<method>"]
-    text = json.dumps({"error": {"type": type(exc).__name__, "message": str(exc)[:500],
-                                 "line": frames[-1].lineno if frames else None}})
+    message = str(exc)
+    if forks and isinstance(exc, OSError):
+        message = request["name"] + " tried to start" + NOT_ALLOWED + " (" + message + ")"
+    reply = error(type(exc).__name__, message, frames[-1].lineno if frames else None)
+if forked():
+    reply = error("MethodError", request["name"] + " started" + NOT_ALLOWED
+                  + ": a method only computes and returns its statements")
+try:
+    text = json.dumps(reply)
+except BaseException as exc:  # not plain data
+    text = json.dumps(error(type(exc).__name__, str(exc)))
 out.write(text + "\n")  # the end of the reply: a process the method started may hold the pipe
 out.flush()
 """
@@ -324,7 +347,7 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
 
     Raises:
         ConfinedError: the function raised (its type, message and line), returned a value that is not JSON, ran
-            past `WALL_S` ("Timeout") or `CPU_S`, or ran out of memory.
+            past `WALL_S` ("Timeout") or `CPU_S`, ran out of memory, started a process (`os.fork`) or ended its own.
     """
     request = json.dumps({"source": source, "name": name, "args": list(args)})
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
@@ -356,12 +379,16 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
     if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
         raise ConfinedError("Timeout", f"{name} used more than {CPU_S} s of CPU time (it was stopped)")
     try:
-        reply = json.loads(replied.decode() or "null")
+        reply = json.loads(replied.split(b"\n", 1)[0].decode() or "null")  # a forked copy may have replied too
     except ValueError:
         reply = None
     if not isinstance(reply, dict):
-        tail = output.decode(errors="replace").strip().splitlines()[-1:] or [exit_status(proc.returncode)]
-        raise ConfinedError("MethodError", f"{name} ended without a reply ({tail[0][:300]})")
+        tail = output.decode(errors="replace").strip().splitlines()[-1:]
+        if tail:
+            raise ConfinedError("MethodError", f"{name} ended without a reply ({tail[0][:300]})")
+        cause = (": it ended its own process (os._exit, os.exec*) instead of returning, which is not allowed"
+                 if proc.returncode >= 0 else "")
+        raise ConfinedError("MethodError", f"{name} ended without a reply ({exit_status(proc.returncode)}){cause}")
     if "error" in reply:
         e = reply["error"]
         message = e["message"]

@@ -9,7 +9,7 @@ configuration. Settings come from options or the environment:
 | endpoint | `--llm-base-url` | `MAPPEROPT_LLM_BASE_URL` | the OpenAI API when only a model is given |
 | model | `--llm-model` | `MAPPEROPT_LLM_MODEL` | `gpt-4o` (the paper's) |
 | key | `--llm-api-key` | `MAPPEROPT_LLM_API_KEY` | a placeholder (local servers need none) |
-| timeout | `--llm-timeout` | `MAPPEROPT_LLM_TIMEOUT` | 120 s per request |
+| timeout | `--llm-timeout` | `MAPPEROPT_LLM_TIMEOUT` | 120 s per request (its whole wall time) |
 | retries | `--llm-retries` | `MAPPEROPT_LLM_RETRIES` | 3, with exponential back-off from 1 s |
 | model time per iteration | `--llm-cap` | `MAPPEROPT_LLM_CAP` | 300 s (requests and back-off waits) |
 
@@ -25,12 +25,15 @@ errors (400 bad request) are not retried.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import math
 import os
 import time
+import urllib.parse
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Coroutine
 
 from mapperopt.errors import MapperoptError
 
@@ -83,7 +86,7 @@ class LLMConfig:
 
         Raises:
             MapperoptError: a timeout or cap that is not a positive finite number, a retry count that is not a whole
-                number of 0 or more (the error names the variable or option).
+                number of 0 or more, a base URL that is not an http(s) URL (the error names the variable or option).
         """
         values: dict[str, Any] = {}
         source: dict[str, str] = {}  # how the error names each setting: the variable, or the option given
@@ -106,6 +109,13 @@ class LLMConfig:
                                      hint=f"{ENV[name]} (--{OPTIONS[name]}) takes {unit}; unset, it is "
                                           f"{getattr(cls, name):g}")
             numbers[name] = number
+        url = values["base_url"]
+        if url is not None and not _is_http_url(url):
+            what = "an http:// or https:// URL with a host" if "://" in url else "a URL (no http:// or https://)"
+            raise MapperoptError(f"bad language-model setting: {source['base_url']}={url} is not {what}",
+                                 hint=f"{ENV['base_url']} (--{OPTIONS['base_url']}) takes the endpoint's URL, e.g. "
+                                      "http://localhost:8000/v1 for a local server; unset, with a model given, "
+                                      "it is OpenAI's API")
         timeout, retries, cap = numbers["timeout_s"], numbers["max_retries"], numbers["max_model_s"]
         return cls(base_url=values["base_url"], model=values["model"], api_key=values["api_key"],
                    timeout_s=timeout, max_retries=retries, max_model_s=cap)
@@ -142,9 +152,13 @@ class ChatModel:
         import openai  # imported here: the offline path never needs it
 
         self.config = config
-        # Retries are ours: they must respect the per-iteration cap and check what a 200 carries.
-        self.client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or PLACEHOLDER_KEY,
-                                    timeout=config.timeout_s, max_retries=0)
+        # Retries are ours: they must respect the per-iteration cap and check what a 200 carries. The client is the
+        # asynchronous one, run on a loop of our own: the HTTP client's timeout bounds each read, not the request
+        # (a server that sends a byte now and then never reaches it); asyncio's bounds the whole request, and
+        # cancelling it closes its connection.
+        self.client = openai.AsyncOpenAI(base_url=config.base_url, api_key=config.api_key or PLACEHOLDER_KEY,
+                                         timeout=config.timeout_s, max_retries=0)
+        self._loop = asyncio.new_event_loop()
         self.calls: list[dict] = []
         self.iteration_started = time.monotonic()
 
@@ -202,8 +216,8 @@ class ChatModel:
                  "total_tokens": 0, "error": None}
         try:
             try:
-                response = self.client.chat.completions.create(model=self.model_name, messages=messages,
-                                                               timeout=timeout_s, **kwargs)
+                response = self._within(timeout_s, self.client.chat.completions.create(
+                    model=self.model_name, messages=messages, timeout=timeout_s, **kwargs))
             except json.JSONDecodeError as exc:  # a 200 whose body was cut off (a proxy, a dropped connection)
                 raise MalformedReply("answered with JSON that is cut off or broken, not a chat completion (it "
                                      f"begins: {' '.join(exc.doc.split())[:120]!r})") from None
@@ -219,9 +233,36 @@ class ChatModel:
             entry[name] = int(getattr(usage, name, 0) or 0)
         return response
 
+    def _within(self, timeout_s: float, request: Coroutine) -> Any:
+        """Runs `request` on the model's loop, cancelled (its connection closed) after `timeout_s` seconds of wall
+        time, or at once when the wait is interrupted (Ctrl-C).
+
+        Raises:
+            openai.APITimeoutError: it did not end within `timeout_s`.
+        """
+        import httpx
+        import openai
+
+        task = self._loop.create_task(asyncio.wait_for(request, timeout_s))
+        try:
+            return self._loop.run_until_complete(task)
+        except TimeoutError:
+            url = f"{str(self.client.base_url).rstrip('/')}/chat/completions"
+            raise openai.APITimeoutError(request=httpx.Request("POST", url)) from None
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    self._loop.run_until_complete(task)
+
     def close(self) -> None:
-        """Closes the client's connections to the endpoint (kept alive between requests)."""
-        self.client.close()
+        """Closes the client's connections to the endpoint (kept alive between requests) and the model's loop."""
+        if self._loop.is_closed():
+            return
+        try:
+            self._loop.run_until_complete(self.client.close())
+        finally:
+            self._loop.close()
 
     def usage_since(self, first_call: int) -> dict:
         """Usage of the calls from index `first_call` on: {"calls": [...], "prompt_tokens", "completion_tokens",
@@ -229,6 +270,14 @@ class ChatModel:
         calls = self.calls[first_call:]
         totals = {n: sum(c[n] for c in calls) for n in ("prompt_tokens", "completion_tokens", "total_tokens")}
         return {"calls": calls, **totals}
+
+
+def _is_http_url(text: str) -> bool:
+    try:
+        parts = urllib.parse.urlsplit(text)
+    except ValueError:  # e.g. an unclosed [ of an IPv6 address
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def _setting(name: str) -> str:

@@ -119,17 +119,20 @@ class ScriptedLLMServer:
     """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers each request with the next entry of
     `script`: a function of the request's messages returning the answer's content (str), or a tuple
     ("sleep", seconds) to answer only after that long, ("status", code) for an HTTP error, ("html", text) for a
-    200 whose body is an HTML page (as a proxy's login or error page), or ("json", text) for a 200 whose JSON body
-    is `text` as it is (e.g. cut off).
+    200 whose body is an HTML page (as a proxy's login or error page), ("json", text) for a 200 whose JSON body
+    is `text` as it is (e.g. cut off), or ("drip", seconds) for a valid answer sent one byte every that many seconds
+    (a slow server or proxy: each read gets a byte long before any per-read timeout).
 
     Attributes:
         base_url: the endpoint to configure (`http://127.0.0.1:<port>/v1`).
         requests: the JSON bodies received, in order.
+        hung_up: for each dripped answer the client gave up on, the `time.time()` its connection was found closed.
     """
 
     def __init__(self, script: list):
         self.script = list(script)
         self.requests: list[dict] = []
+        self.hung_up: list[float] = []
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -143,6 +146,8 @@ class ScriptedLLMServer:
                 if isinstance(action, tuple) and action[0] == "sleep":
                     time.sleep(action[1])
                     action = lambda messages: "{}"  # noqa: E731 (the client has given up by now)
+                if isinstance(action, tuple) and action[0] == "drip":
+                    return self.drip(json.dumps(completion("{}")).encode(), action[1])
                 kind = "application/json"
                 if isinstance(action, tuple) and action[0] == "status":
                     payload, code = {"error": {"message": "scripted failure", "type": "server_error"}}, action[1]
@@ -159,6 +164,20 @@ class ScriptedLLMServer:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client timed out and closed the connection
+
+            def drip(self, data: bytes, interval: float) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                for i in range(len(data)):
+                    try:
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        owner.hung_up.append(time.time())
+                        return
+                    time.sleep(interval)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

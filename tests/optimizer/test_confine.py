@@ -216,34 +216,27 @@ def test_a_process_the_method_leaves_behind_does_not_hold_the_tuner(monkeypatch,
 
 @pytest.mark.usefixtures("no_bubblewrap")  # the pid a method sees in bubblewrap's namespace is not the tuner's
 def test_a_process_left_in_the_methods_group_ends_with_the_call():
-    """A process the method started and left running (its output closed) is stopped when the method returns."""
-    body = ("import os, time\n"
-            "pid = os.fork()\n"
-            "if pid == 0:\n"
+    """A process the method started and left running (its output closed) is stopped when the method returns (and
+    the call fails: a method may not start a process)."""
+    marker = f"left-in-group-{uuid.uuid4().hex}"
+    body = ("import os, sys\n"
+            "if os.fork() == 0:\n"
             "    os.close(1)\n"
             "    os.close(2)\n"
-            "    time.sleep(30)\n"
-            "    os._exit(0)\n"
-            "return pid")
+            "    os.close(int(sys.argv[1]))\n"
+            f"    os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(30)  # {marker}'])\n"
+            "return ['Task * CPU;']")
     if not stays_root():  # RLIMIT_NPROC 0 (root is exempt): the method cannot start a process at all
         with pytest.raises(ConfinedError, match="BlockingIOError"):
             run_confined(method(body), "probe", [0])
         return
-    pid = run_confined(method(body), "probe", [0])
+    with pytest.raises(ConfinedError, match="probe started a process"):
+        run_confined(method(body), "probe", [0])
     for _ in range(50):
-        if not _alive(pid):
+        if not _running(marker):
             break
         time.sleep(0.1)
-    assert not _alive(pid)
-
-
-def _alive(pid: int) -> bool:
-    """Whether process `pid` runs (exists and is no zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    assert not _running(marker)
 
 
 def test_a_method_that_floods_its_output_does_not_fill_the_tuners_memory(tmp_path):
@@ -328,3 +321,38 @@ def test_what_a_method_writes_to_its_standard_output_does_not_spoil_its_reply():
     with pytest.raises(ConfinedError) as failed:
         run_confined(method("import os, sys\nos.write(1, b'junk\\n')\nos._exit(3)"), "probe", [0])
     assert (failed.value.type, failed.value.message) == ("MethodError", "probe ended without a reply (junk)")
+
+
+@pytest.mark.parametrize("sandboxed", ["none", "landlock"])
+@pytest.mark.parametrize("body", [
+    "import os\nos.fork()\nreturn ['Task * CPU;']",                       # both copies return
+    "import os\nif os.fork() == 0:\n    os._exit(0)\nreturn ['Task * CPU;']",   # the copy ends at once
+    "import os\nif os.fork() != 0:\n    os._exit(0)\nreturn ['Task * CPU;']",   # the method's own process ends
+], ids=["both-return", "copy-ends", "method-ends"])
+def test_a_method_that_starts_a_process_is_told_it_is_not_allowed(monkeypatch, sandboxed, body):
+    """Where the limits let a method start a process (its child stays root, or in bubblewrap), `os.fork()` ended
+    the call "without a reply (exit status 0)" (two copies replied, or the wrong one did), or returned, by chance;
+    where they do not, with the OSError alone. The error now says why, every time."""
+    if sandboxed == "landlock" and kernel_landlock() == 0:
+        pytest.skip(NO_LANDLOCK)
+    monkeypatch.setattr(confine, "sandbox", lambda: ())
+    if sandboxed == "none":
+        monkeypatch.setattr(confine, "landlock", lambda: 0)
+    for _ in range(3):  # which copy replies first is chance
+        with pytest.raises(ConfinedError) as refused:
+            run_confined(method(body), "probe", [0])
+        if stays_root():  # root is exempt from RLIMIT_NPROC: the process is started
+            assert (refused.value.type, refused.value.message) == (
+                "MethodError", "probe started a process (os.fork), which is not allowed: a method only computes and "
+                               "returns its statements")
+        else:
+            assert refused.value.type == "BlockingIOError"
+            assert refused.value.message.startswith("probe tried to start a process (os.fork), which is not allowed (")
+
+
+def test_a_method_that_ends_its_process_is_told_so():
+    with pytest.raises(ConfinedError) as ended:
+        run_confined(method("import os\nos._exit(0)"), "probe", [0])
+    assert (ended.value.type, ended.value.message) == (
+        "MethodError", "probe ended without a reply (exit status 0): it ended its own process (os._exit, os.exec*) "
+                       "instead of returning, which is not allowed")

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -92,6 +95,43 @@ def test_the_model_time_of_an_iteration_is_capped(llm_server):
         model(messages=[{"role": "user", "content": "hi"}])
     assert "did not answer within 1.5 s (timeout)" in str(failed.value)  # the timeout used, not --llm-timeout's 60
     assert time.monotonic() - start < 4 and len(server.requests) == 1  # not 5 x 60 s
+
+
+@pytest.mark.parametrize("limit", ["timeout", "cap"])
+def test_an_answer_that_trickles_in_is_cut_at_the_deadline(llm_server, limit):
+    """A server (or a proxy) that sends a byte of its answer every 0.5 s, so that no single read waits long: the
+    request's timeout and the iteration's cap still bound the whole request, with the same words as for a server
+    that sends nothing, and the abandoned request leaves nothing behind: its connection is closed at once and the
+    process ends without closing the model. Run in a child process, so that a request that is not cut cannot
+    hold the test (the whole answer would take minutes)."""
+    server = llm_server([("drip", 0.5)] * 2)
+    settings = "timeout_s=1, max_retries=0" if limit == "timeout" else "timeout_s=60, max_retries=3, max_model_s=1.5"
+    client = textwrap.dedent(f"""
+        import time
+        from mapperopt.optimizer.llm import ChatModel, LLMConfig, ModelError
+        model = ChatModel(LLMConfig(base_url={server.base_url!r}, model="m", {settings}))
+        start = time.monotonic()
+        try:
+            model(messages=[{{"role": "user", "content": "hi"}}])
+        except ModelError as exc:
+            print(time.monotonic() - start, time.time(), exc, sep="\\n", flush=True)
+        time.sleep(2)  # the abandoned request's connection must be closed before the process ends
+        """)
+    start = time.monotonic()
+    try:
+        seen = subprocess.run([sys.executable, "-c", client], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the request was not cut at its deadline: the client still waited after 60 s")
+    assert seen.returncode == 0, seen.stderr
+    seconds, gave_up, message = seen.stdout.split("\n", 2)
+    if limit == "timeout":
+        assert message.startswith(f"the language model failed 1 time(s) in a row: the model at {server.base_url} "
+                                  "did not answer within 1 s (timeout)")
+    else:
+        assert "the cap of 1.5 s of model time per iteration is used up" in message
+        assert "did not answer within 1.5 s (timeout)" in message and len(server.requests) == 1
+    assert float(seconds) < 3 and time.monotonic() - start < 20
+    assert server.hung_up and server.hung_up[0] - float(gave_up) < 1.5  # closed by the deadline, not by the exit
 
 
 def test_endpoint_faults_do_not_use_up_iterations(tmp_path, llm_server, circuit_app, cpu2, monkeypatch):
@@ -363,6 +403,25 @@ def test_doctor_names_a_bad_setting(monkeypatch):
     check = llm_check()
     assert not check.ok and check.required and "MAPPEROPT_LLM_TIMEOUT=-5" in check.detail
     assert "connect" not in check.detail and "MAPPEROPT_LLM_TIMEOUT" in check.fix
+
+
+@pytest.mark.parametrize("url", ["not-a-url", "localhost:8000/v1", "ftp://host/v1", "http://"])
+def test_a_base_url_that_is_not_a_url_is_named(url, tmp_path, capsys, monkeypatch):
+    """doctor called an endpoint without http:// "connection refused or unreachable"; it and tune say what is wrong
+    with the setting, before any request."""
+    from mapperopt.cli import main
+    from mapperopt.commands import llm_check
+
+    monkeypatch.setenv("MAPPEROPT_LLM_BASE_URL", url)
+    monkeypatch.setenv("MAPPEROPT_LLM_MODEL", "x")
+    check = llm_check()
+    assert not check.ok and check.required and "connect" not in check.detail
+    assert check.detail.startswith(f"bad language-model setting: MAPPEROPT_LLM_BASE_URL={url} is not a")
+    assert ("is not a URL (no http:// or https://)" in check.detail) == ("://" not in url)
+    assert "http://localhost:8000/v1" in check.fix and "--llm-base-url" in check.fix
+    monkeypatch.delenv("MAPPEROPT_LLM_BASE_URL")
+    assert main(["tune", "circuit", "--optimizer", "trace", "--llm-base-url", url, "--runs-dir", str(tmp_path)]) == 1
+    assert f"--llm-base-url={url} is not a" in capsys.readouterr().err and not any(tmp_path.iterdir())
 
 
 def test_a_negative_retry_option_is_refused(tmp_path, capsys, monkeypatch):
