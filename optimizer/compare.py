@@ -1981,11 +1981,13 @@ def _iteration_folder(o: RunOutcome, r: IterationRecord) -> str:
 
 def _timeout_of(r: IterationRecord) -> float | None:
     """The limit a timed-out iteration was killed at: its result's settings, else its reason's figure."""
-    result = r.result or {}
-    limit = (result.get("settings") or {}).get("timeout_s")
-    if limit is None and (found := re.search(r"within ([0-9.]+) s", result.get("reason") or "")):
-        limit = float(found.group(1))
-    return limit
+    result = r.result if isinstance(r.result, dict) else {}
+    settings = result.get("settings") if isinstance(result.get("settings"), dict) else {}
+    limit = settings.get("timeout_s")
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        return float(limit)
+    found = re.search(r"within (\d+(?:\.\d+)?) s", str(result.get("reason") or ""))
+    return float(found.group(1)) if found else None
 
 
 def failure_kinds(outcomes: list[RunOutcome]) -> list[dict]:
@@ -2032,9 +2034,13 @@ def check_kinds(outcomes: list[RunOutcome], results: list[dict]) -> dict[str, in
     # an outcome reused from elsewhere (`cached_from`) is counted where it was measured
     for result in [*(r.result for o in outcomes for r in o.records if r.result and r.cached_from is None),
                    *results]:
-        for attempt in result.get("attempts") or []:
-            kind = (((attempt or {}).get("result") or {}).get("check") or {}).get("kind")
-            if kind:
+        attempts = result.get("attempts") if isinstance(result, dict) else None
+        for attempt in attempts if isinstance(attempts, list) else []:
+            # read as far as it has the shape: a damaged file's own check names it elsewhere
+            check = ((attempt.get("result") if isinstance(attempt, dict) else None) or {})
+            kind = (check.get("check") if isinstance(check, dict) else None) or {}
+            kind = kind.get("kind") if isinstance(kind, dict) else None
+            if isinstance(kind, str) and kind:
                 counts[kind] = counts.get(kind, 0) + 1
     return dict(sorted(counts.items()))
 
