@@ -1055,6 +1055,7 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
             normalization = (f"best program's throughput as its run measured it / {named}'s first "
                              "measurement (no final measurement yet); failures count 0")
         summary = summarize(outcomes, final_reference, curve_expert=first)
+        summary["check_kinds"] = check_kinds(outcomes, _first_result(folder, reference))
         # how the runs were measured: a --report-only's own --jobs measured nothing
         last = (_folder_file(folder / "settings.json").get("jobs_by_command") or [None])[-1] \
             if not opts.get("tune", True) else None
@@ -1099,6 +1100,16 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         return summary
     finally:
         holder.unlock()
+
+
+def _first_result(folder: Path, reference: str) -> list[dict]:
+    """The reference's first measurement (its result.json) as a list of one, for `check_kinds`; none where it is missing
+    or unreadable (its noise note says so)."""
+    path = folder / f"baseline-{reference}" / "result.json"
+    try:
+        return [read_json(path, fields=RESULT_FIELDS)] if path.exists() else []
+    except MapperoptError:
+        return []
 
 
 def _reported(folder: Path, left_out: dict) -> list[str]:
@@ -1948,6 +1959,7 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
                        "failed_share": failed / iterations if iterations else 0.0, "evaluations": iterations,
                        "final_failed": sum(o.failure is not None for o in mine)}
         curves[name] = [o.curve(curve_expert or expert) for o in mine]
+    failures = {name: kinds for name in table if (kinds := failure_kinds([o for o in outcomes if o.optimizer == name]))}
     for o in outcomes:
         best = o.best
         runs.append({"optimizer": o.optimizer, "repeat": o.repeat, "seed": o.seed, "iterations": len(o.records),
@@ -1956,7 +1968,81 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
                      "reference_throughput": o.reference or expert, "unit": best.unit if best else None,
                      "normalized": o.score(expert), "folder": o.folder.name,  # relative to the comparison
                      "final_failure": o.failure})
-    return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves}
+    return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves, "failures": failures}
+
+
+def _iteration_folder(o: RunOutcome, r: IterationRecord) -> str:
+    """Where iteration `r` of run `o` has its files, relative to the comparison's folder: its own folder, or the one
+    whose outcome it reused (an earlier iteration of the run, or another run's: `cached_from`)."""
+    if isinstance(r.cached_from, str):
+        return r.cached_from
+    return f"{o.folder.name}/iter-{r.cached_from if isinstance(r.cached_from, int) else r.iter:03d}"
+
+
+def _timeout_of(r: IterationRecord) -> float | None:
+    """The limit a timed-out iteration was killed at: its result's settings, else its reason's figure."""
+    result = r.result if isinstance(r.result, dict) else {}
+    settings = result.get("settings") if isinstance(result.get("settings"), dict) else {}
+    limit = settings.get("timeout_s")
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+        return float(limit)
+    found = re.search(r"within (\d+(?:\.\d+)?) s", str(result.get("reason") or ""))
+    return float(found.group(1)) if found else None
+
+
+def failure_kinds(outcomes: list[RunOutcome]) -> list[dict]:
+    """What the failed iterations of `outcomes` (one optimizer's runs) were, most frequent first: per kind (AutoGuide's
+    category, or the stage where it has none) {kind, stage (the first one's), count, example (an iteration folder
+    relative to the comparison's), timeout_s ([lowest, highest] limit for timeouts, else None)}."""
+    kinds: dict[str, dict] = {}
+    for o in outcomes:
+        for r in o.records:
+            if r.ok:
+                continue
+            kind = r.category if r.category and r.category != "unknown" else (r.stage or "unknown")
+            entry = kinds.setdefault(kind, {"kind": kind, "stage": r.stage, "count": 0,
+                                            "example": _iteration_folder(o, r), "timeout_s": None})
+            entry["count"] += 1
+            if r.stage == "timeout" and (limit := _timeout_of(r)) is not None:
+                low, high = entry["timeout_s"] or (limit, limit)
+                entry["timeout_s"] = [min(low, limit), max(high, limit)]
+    return sorted(kinds.values(), key=lambda k: -k["count"])
+
+
+def failure_line(name: str, kinds: list[dict], evaluations: int) -> str:
+    """One line of what optimizer `name`'s failed evaluations were (`failure_kinds`): so that a score of 0 reads as,
+    e.g., three timeouts rather than wrong mappers."""
+    def said(k: dict) -> str:
+        if k["stage"] == "timeout":
+            limit = k["timeout_s"]
+            how = ("killed after " + (f"{limit[0]:.4g} s" if limit[0] == limit[1] else
+                                      f"{limit[0]:.4g}-{limit[1]:.4g} s") + ", the limit that applied: "
+                   if limit else "killed at the time limit: ") + "too slow or stuck, no result checked"
+        else:
+            how = f"at stage {k['stage']}" if k["stage"] and k["stage"] != k["kind"] else ""
+        return f"{k['count']} {k['kind']} (" + (f"{how}; " if how else "") + f"e.g. {k['example']})"
+
+    failed = sum(k["count"] for k in kinds)
+    return f"Failed evaluations of {name} ({failed} of {evaluations}): " + ", ".join(map(said, kinds)) + "."
+
+
+def check_kinds(outcomes: list[RunOutcome], results: list[dict]) -> dict[str, int]:
+    """How the comparison's results were checked: executions per check kind that their result lines name
+    (`energy`, `sequential`, `full_product`, ...), over the runs' evaluated iterations and `results` (e.g. the
+    reference's first measurement, as result.json data)."""
+    counts: dict[str, int] = {}
+    # an outcome reused from elsewhere (`cached_from`) is counted where it was measured
+    for result in [*(r.result for o in outcomes for r in o.records if r.result and r.cached_from is None),
+                   *results]:
+        attempts = result.get("attempts") if isinstance(result, dict) else None
+        for attempt in attempts if isinstance(attempts, list) else []:
+            # read as far as it has the shape: a damaged file's own check names it elsewhere
+            check = ((attempt.get("result") if isinstance(attempt, dict) else None) or {})
+            kind = (check.get("check") if isinstance(check, dict) else None) or {}
+            kind = kind.get("kind") if isinstance(kind, dict) else None
+            if isinstance(kind, str) and kind:
+                counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def describe(summary: dict) -> list[str]:
@@ -1981,10 +2067,8 @@ def describe(summary: dict) -> list[str]:
                 if summary.get("jobs", 1) > 1 else "") + ".",
              f"Each evaluation: {executions} "
              + ("measured, not calibrated (the program's arguments fix the work of an execution)" if "app" in s else
-                f"of at least {s.get('min_time_s', '?')} s measured") + ", trimmed mean. A "
-             "candidate becomes a run's best only when its figure is higher than the best's beyond the noise (the "
-             f"{100 * protocol.CONFIDENCE:.0f} % interval of their ratio above 1) or, within the noise, when it is "
-             "still higher with both re-measured together.",
+                f"of at least {s.get('min_time_s', '?')} s measured") + ", trimmed mean. " + _best_rule(low, high)
+             + _checked_by(summary.get("check_kinds") or {}),
              (f"Score of a run: its best program's throughput / {named}'s "
               f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
               f"{_rounds(summary['final_rounds'], 'interleaved')}; 0 when nothing worked or the best failed there."
@@ -2001,6 +2085,33 @@ def describe(summary: dict) -> list[str]:
              + (f" The reference is the program's own mapper ('{summary['own_mapper']}'), which maps it without a "
                 "DSL mapper, not Legion's default mapper." if summary.get("own_mapper") else "")]
     return lines
+
+
+def _best_rule(low: Any, high: Any) -> str:
+    """How a candidate became a run's best at --repeats `low` and --max-repeats `high` (`optimizer.loop`'s rule: with
+    one execution on each side the ratio has no interval, and the higher estimate decides alone)."""
+    noise = (f"a candidate becomes a run's best only when its figure is higher than the best's beyond the noise (the "
+             f"{100 * protocol.CONFIDENCE:.0f} % interval of their ratio above 1) or, within the noise, when it is "
+             "still higher with both re-measured together")
+    if high == 1:
+        return ("With one execution per evaluation there is no interval: a candidate whose figure is higher than the "
+                "best's becomes the run's best outright (nothing is re-measured).")
+    if low == 1:
+        return (f"{noise[0].upper()}{noise[1:]}; where both have a single execution, the higher figure decides alone "
+                "(one execution has no interval).")
+    return f"{noise[0].upper()}{noise[1:]}."
+
+
+def _checked_by(kinds: dict[str, int]) -> str:
+    """A sentence when results were checked by energy conservation only (Pennant's check where there is no
+    sequential or reference one, `check_kinds`), as `run` says it; else ""."""
+    energy, checked = kinds.get("energy", 0), sum(kinds.values())
+    if not energy:
+        return ""
+    how = ("energy conservation only: the final state is not compared, so a mapping wrong from the start or wrong "
+           "in a way that conserves energy passes")
+    return (f" Every result was checked by {how}." if energy == checked else
+            f" {energy} of {checked} checked executions were checked by {how}.")
 
 
 def reference_drift(summary: dict) -> str | None:
@@ -2060,6 +2171,16 @@ def under_table(summary: dict) -> list[str]:
     apart."""
     lines = [final_failure_line(r) for r in summary.get("runs") or [] if r.get("final_failure")]
     rows = summary.get("runs") or []
+    optimizers = summary.get("optimizers", {})
+    lines += [failure_line(name, kinds, optimizers[name]["evaluations"])
+              for name, kinds in (summary.get("failures") or {}).items() if kinds and name in optimizers]
+    single = [name for name, s in optimizers.items() if s["runs"] == 1]
+    if single and len(single) == len(optimizers):
+        lines.append("One run per optimizer: each row is a single tuning run (one seed), so this table compares single "
+                     "runs, not the optimizers; that takes several runs each (--runs).")
+    elif single:
+        lines.append(f"One run only of {', '.join(single)}: {'its row is' if len(single) == 1 else 'their rows are'} "
+                     "a single tuning run's score (one seed), not the optimizer's.")
     counts = []
     for name in summary.get("optimizers", {}):
         mine = [r for r in rows if r["optimizer"] == name]
@@ -2099,13 +2220,19 @@ def under_table(summary: dict) -> list[str]:
                          "no larger difference is shown to be real either.")
         else:
             own = noise["half_width"]
-            limit = max(own, noise["between_groups"])
+            # the runs' own intervals (of their score: both sides' noise) may be wider than the reference's
+            widest = max(((run, (high - low) / 2 / x) for run, (x, low, high) in intervals.items() if x),
+                         key=lambda item: item[1], default=None)
+            limit = max(own, noise["between_groups"], widest[1] if widest else 0.0)
+            runs = (f", and the runs' scores have {100 * protocol.CONFIDENCE:.0f} % intervals up to "
+                    f"±{100 * widest[1]:.0f} % ({widest[0]}'s, above)" if widest and widest[1] > own else "")
             lines.append(
                 f"Noise: in the final measurement {named} itself varied by ±{100 * own:.0f} % "
                 f"({100 * protocol.CONFIDENCE:.0f} % interval of its trimmed mean over {_rounds(noise['rounds'])}; "
                 f"spread {100 * noise['spread']:.0f} %)"
-                + groups + f": optimizers whose scores differ by less than about {100 * limit:.0f} % of a score are "
-                "not distinguishable by this comparison.")
+                + groups + runs + f": optimizers whose scores differ by less than about {100 * limit:.0f} % of a "
+                "score are not distinguishable by this comparison"
+                + (", nor are runs whose score intervals overlap." if intervals else "."))
     return lines
 
 
@@ -2463,5 +2590,6 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")
 
 
-__all__ = ["RunOutcome", "SharedEvaluations", "compare", "compare_folder", "describe", "format_table",
+__all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "compare", "compare_folder", "describe", "failure_kinds",
+           "failure_line", "format_table",
            "plot_compare", "reference_noise", "run_compare", "summarize", "under_table", "write_outputs"]

@@ -186,6 +186,15 @@ def test_small_compare_on_circuit(tmp_path, capsys):
     times = [m["time_s"] for g in final["groups"] for m in g["measured"].values() if m["time_s"] is not None]
     assert ("Short measurement in the final measurement: " in flat) == (min(times) < 0.5), output
     assert "best" in output and "(this one)" in output  # the progress lines say which iteration is the best
+    # --repeats 1 --max-repeats 1: the loop's rule at one execution each (no interval, no joint re-measurement)
+    assert ("With one execution per evaluation there is no interval: a candidate whose figure is higher than the "
+            "best's becomes the run's best outright (nothing is re-measured).") in flat, output
+    assert "beyond the noise" not in (folder / "table.md").read_text()
+    # Circuit's results are compared with a reference: no energy-only note; each failure kind with a folder there
+    assert "energy conservation only" not in flat and "energy" not in summary["check_kinds"], summary["check_kinds"]
+    for name, kinds in summary["failures"].items():
+        assert all((folder / k["example"]).is_dir() for k in kinds), kinds
+        assert f"Failed evaluations of {name} " in flat, output
     # OpenTuner's database is in its run folder
     assert (folder / "opentuner-1" / "opentuner.db").exists()
     # The expert and the runs' best programs were measured together at the end
@@ -921,3 +930,136 @@ def test_each_score_has_its_interval_when_the_final_rounds_give_one():
     assert f"guided-1 {c.ratio:.2f} ({c.low:.2f}-{c.high:.2f})" in line and "optuna-1 0.67 (" in line, line
     two = {**group, "measured": {k: estimate(v["estimate"]["values"][:2]) for k, v in group["measured"].items()}}
     assert score_intervals(runs, [two], "expert") == {}
+
+
+def _timed_out(i: int, limit: float) -> IterationRecord:
+    """A failed iteration as compare's journal stores a timeout (state.jsonl of a real Pennant `small` comparison):
+    stage and category `timeout`, the limit in the result's settings and reason."""
+    result = {"status": "failed", "stage": "timeout", "reason": f"did not finish within {limit} s and was killed",
+              "settings": {"timeout_s": limit}, "attempts": [{"exit_code": None, "result": None}] * 2,
+              "run_dir": f"iter-{i:03d}"}
+    return IterationRecord(iter=i, dsl=f"# {i}\n", key=f"t{i}", status="failed", stage="timeout", category="timeout",
+                           throughput=None, unit=None, best_throughput=0.0, result=result)
+
+
+def _blas(i: int, cached_from: int | str | None = None) -> IterationRecord:
+    """A GEMM iteration whose padded AOS layout DGEMM rejected (a real cannon comparison's journal)."""
+    result = None if isinstance(cached_from, int) else {
+        "status": "failed", "stage": "run", "reason": "aborted: error: task_4: the tile of C (64 x 64) is not "
+        "row-major: row stride 4096, column stride 16 elements", "settings": {"timeout_s": 120.0}, "attempts": []}
+    return IterationRecord(iter=i, dsl=f"# b{i}\n", key=f"b{i}", status="failed", stage="run", category="layout.blas",
+                           throughput=None, unit=None, best_throughput=1.0, result=result, cached_from=cached_from,
+                           cached=isinstance(cached_from, int))
+
+
+def _checked(i: int, throughput: float, kind: str) -> IterationRecord:
+    """A successful iteration whose result lines say which check passed (Pennant: `energy` at `small`)."""
+    result = {"status": "ok", "settings": {"timeout_s": 50.0, "measured_runs": 3},
+              "attempts": [{"exit_code": 0, "result": {"throughput": throughput, "check": {"kind": kind}}}] * 3}
+    return IterationRecord(iter=i, dsl=f"# {i}\n", key=str(i), status="ok", stage=None, category="performance",
+                           throughput=throughput, unit="zone-cycles/s", best_throughput=throughput, best_iter=i,
+                           result=result)
+
+
+def test_the_failed_evaluations_are_said_by_kind_with_the_timeout_and_an_example(tmp_path):
+    """A Pennant `small` comparison printed `opentuner | 0.00 | ... | 100% of 3` and nothing under it: its three
+    proposals had all timed out (50.06 s), slow programs rather than wrong ones; on the GEMMs the baselines' failures
+    were all one layout DGEMM rejects, which only history.csv said. Now one line per optimizer with failures gives
+    their kinds, counts, the timeout that applied and one iteration folder each; summary.json has the same."""
+    from mapperopt.optimizer.compare import under_table
+
+    runs = [RunOutcome("opentuner", 1, 0, [_timed_out(1, 50.06), _timed_out(2, 50.06), _timed_out(3, 74.86)],
+                       None, None, Path("opentuner-1")),
+            RunOutcome("optuna", 1, 0, [_checked(1, 2.0, "sequential"), _blas(2), _blas(3, cached_from=2),
+                                        _blas(4, cached_from="random-1/iter-002"), _timed_out(5, 50.06)],
+                       None, None, Path("optuna-1")),
+            RunOutcome("guided", 1, 0, [b := _checked(1, 2.0, "sequential")], b, 2.0, Path("guided-1"))]
+    summary = summarize(runs, expert=2.0)
+    failures = summary["failures"]
+    assert set(failures) == {"opentuner", "optuna"}  # guided failed nothing: no entry, no line
+    assert failures["opentuner"] == [{"kind": "timeout", "stage": "timeout", "count": 3,
+                                      "example": "opentuner-1/iter-001", "timeout_s": [50.06, 74.86]}]
+    blas, timeout = failures["optuna"]
+    # the example is where the files are: the iteration's own folder, or the one its outcome was reused from
+    assert blas == {"kind": "layout.blas", "stage": "run", "count": 3, "example": "optuna-1/iter-002",
+                    "timeout_s": None}
+    assert timeout["count"] == 1 and timeout["timeout_s"] == [50.06, 50.06]
+    lines = [line for line in under_table(summary) if line.startswith("Failed evaluations")]
+    assert lines == [
+        "Failed evaluations of opentuner (3 of 3): 3 timeout (killed after 50.06-74.86 s, the limit that applied: "
+        "too slow or stuck, no result checked; e.g. opentuner-1/iter-001).",
+        "Failed evaluations of optuna (4 of 5): 3 layout.blas (at stage run; e.g. optuna-1/iter-002), 1 timeout "
+        "(killed after 50.06 s, the limit that applied: too slow or stuck, no result checked; e.g. "
+        "optuna-1/iter-005)."], lines
+    table = write_outputs(tmp_path, summary)["table"].read_text()
+    assert all(line in table for line in lines), table
+    assert json.loads((tmp_path / "summary.json").read_text())["failures"] == failures
+
+
+def test_scores_resting_on_the_energy_check_only_say_so_in_the_header():
+    """Pennant at `small` verifies by energy conservation only (no sequential or reference check): `run` says so,
+    compare's table said nothing, so its scores read as checked as at `ci`. The header now says it when any result
+    line of the comparison says check kind `energy`, and how many of the checked executions that was."""
+    from mapperopt.optimizer.compare import check_kinds, describe
+
+    runs = [RunOutcome("guided", 1, 0, [b := _checked(1, 2.0, "energy"), _timed_out(2, 50.06)], b, 2.0,
+                       Path("guided-1"))]
+    summary = summarize(runs, expert=2.0)
+    summary["check_kinds"] = check_kinds(runs, [{"attempts": [{"result": {"check": {"kind": "energy"}}}] * 4}])
+    assert summary["check_kinds"] == {"energy": 7}
+    header = " ".join(describe(summary))
+    assert "Every result was checked by energy conservation only" in header, header
+    mixed = check_kinds([*runs, RunOutcome("random", 1, 0, [s := _checked(1, 2.0, "sequential")], s, 2.0,
+                                           Path("random-1"))], [])
+    assert mixed == {"energy": 3, "sequential": 3}
+    header = " ".join(describe({**summary, "check_kinds": mixed}))
+    assert "3 of 6 checked executions were checked by energy conservation only" in header, header
+    header = " ".join(describe({**summary, "check_kinds": {"sequential": 3}}))
+    assert "energy" not in header, header
+
+
+def test_the_noise_line_claims_no_more_than_the_runs_score_intervals_and_one_run_compares_no_optimizers():
+    """A Pennant comparison said scores 6 % apart were distinguishable (the expert's ±6 %) while the runs' own
+    intervals were ±15-20 % and overlapped; with --runs 1 its table of means read as a ranking of optimizers."""
+    from mapperopt.optimizer.compare import under_table
+
+    runs = [RunOutcome(name, 1, 0, [b := record(2, x, x)], b, x, Path(f"{name}-1"), reference=1.0)
+            for name, x in (("guided", 1.09), ("optuna", 1.08), ("random", 0.92))]
+    summary = summarize(runs, expert=1.0)
+    summary.update(reference="expert", final_rounds=5,
+                   reference_noise={"half_width": 0.06, "spread": 0.17, "rounds": 5, "groups": 1,
+                                    "between_groups": 0.0},
+                   score_intervals={"guided-1": [1.09, 0.87, 1.24], "optuna-1": [1.08, 0.77, 1.17],
+                                    "random-1": [0.92, 0.77, 1.12]})
+    lines = under_table(summary)
+    said = next(line for line in lines if line.startswith("Noise:"))
+    assert "±6 %" in said and "intervals up to ±19 % (random-1's, above)" in said, said
+    assert "differ by less than about 19 % of a score are not distinguishable" in said, said
+    assert "nor are runs whose score intervals overlap" in said, said
+    assert ("One run per optimizer: each row is a single tuning run (one seed), so this table compares single runs, "
+            "not the optimizers; that takes several runs each (--runs).") in lines, lines
+    # the reference the noisiest: its own figure is the threshold, as before
+    quiet = {**summary, "score_intervals": {"guided-1": [1.09, 1.05, 1.13]}}
+    said = next(line for line in under_table(quiet) if line.startswith("Noise:"))
+    assert "less than about 6 % of a score" in said, said
+    several = summarize([*runs, replace(runs[0], repeat=2, folder=Path("guided-2"))], expert=1.0)
+    lines = under_table({**summary, **several})
+    assert not any(line.startswith("One run per optimizer") for line in lines), lines
+    assert ("One run only of optuna, random: their rows are a single tuning run's score (one seed), not the "
+            "optimizer's.") in lines, lines
+
+
+@pytest.mark.parametrize("low,high,said", [
+    (1, 1, "With one execution per evaluation there is no interval: a candidate whose figure is higher than the "
+           "best's becomes the run's best outright (nothing is re-measured)."),
+    (1, 3, "where both have a single execution, the higher figure decides alone (one execution has no interval)"),
+    (3, 7, "A candidate becomes a run's best only when its figure is higher than the best's beyond the noise")])
+def test_the_header_says_the_rule_that_decided_the_best_at_these_settings(low, high, said):
+    """With --repeats 1 --max-repeats 1 the estimates alone decide (one execution has no interval), yet the header
+    said a candidate became the best only beyond the noise or after a joint re-measurement."""
+    from mapperopt.optimizer.compare import describe
+
+    header = " ".join(describe({"settings": {"executions": low, "max_executions": high}, "optimizers": {}}))
+    assert said in header, header
+    if high == 1:
+        assert "beyond the noise" not in header and "re-measured together" not in header, header
