@@ -573,7 +573,8 @@ def _new_run(bench: str, opts: dict, request: dict,
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
     with announce(f"Describing {bench} and the machine"
                   + (", checking the start program..." if opts["start"] not in ("default", "random") else "...")):
-        app = describe_app(bench, opts["size"], cpus, gpus, app_args, opts["timeout_s"])  # `-- -p 8` too
+        app = describe_app(bench, opts["size"], cpus, gpus, app_args, opts["timeout_s"],  # `-- -p 8` too
+                           memory=memory)  # `--csize 2048`: discovered with the runs' memory
         # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
         machine = MachineDescription.from_json(run_probe_json(bench, opts["size"], app_args, cpus, gpus,
                                                               memory)).to_json()
