@@ -522,13 +522,13 @@ def _require_calibrated(path: Path, settings: dict, damaged: str) -> None:
                                                           key=lambda r: r["mapper"] != "expert")
               if r["status"] == "ok" and (r.get("settings") or {}).get("iterations")]
     if counts and settings.get("iterations") is not None and settings["iterations"] not in counts:
-        _require_references(path, settings, damaged)
+        _require_references(path, settings)
         raise MapperoptError(f"{path} is damaged: its field 'iterations' is {settings['iterations']}, but the "
                              f"reference mappers were measured at {counts[0]}, the count calibrated before tuning",
                              hint=f"set its 'iterations' back to {counts[0]}; or {damaged}")
 
 
-def _require_references(path: Path, settings: dict, damaged: str) -> None:
+def _require_references(path: Path, settings: dict) -> None:
     """Refuses the tuning folder of the settings.json `path` (its `settings`) whose first reference mapper's run
     folder (`baseline-NAME/`, the expert's where `baselines` lists it) was removed: the run took its iteration count
     from that one, and the other was calibrated on its own (one that measured less than the minimum is calibrated
