@@ -411,7 +411,7 @@ def _describe(name: str, exe: str, args: tuple[str, ...]) -> str:
 
 def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int | None = None,
                  extra_args: tuple[str, ...] = (), timeout_s: float | None = None, refresh: bool = False,
-                 tunables: str = "") -> dict:
+                 tunables: str = "", memory: dict[str, int] | None = None) -> dict:
     """The application description (docs/dsl-reference.md §12) that `<app> <size args> --describe` prints for a
     run on `cpus` CPU and `gpus` GPU processors (default: the size's; `-ll:cpu N` and `-ll:gpu N` among `extra_args`
     replace them, `processor_counts`): launch domains may follow the processor
@@ -422,7 +422,8 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
 
     For a user's program (`userapp.UserApp`), the description discovered by running it with the same counts and
     flags (`userapp.discover`, killed after `timeout_s`; with `refresh`, not from its cache; answering the
-    `tunables` DSL statements give).
+    `tunables` DSL statements give), with the run's `memory` sizes in MiB by "csize", "fsize", "zsize" (default: the
+    size's).
 
     Raises:
         MapperoptError: unknown benchmark or size, or the application failed to describe itself.
@@ -435,7 +436,7 @@ def describe_app(app: str, size: str = "ci", cpus: int | None = None, gpus: int 
     if isinstance(app, UserApp):
         # Which tasks ran may follow the flags: `check` names them for a task the program did not launch.
         desc = {**discover(app, size, cpus, gpus, extra_args, refresh=refresh, timeout_s=timeout_s,
-                           tunables=tunables),
+                           tunables=tunables, memory=memory),
                 "discovered_as": discovered_as(app, size, extra_args)}
         # The program's own mapper answers the tunables the DSL does not: `check` must know.
         return {**desc, "keep_app_mapper": True} if app.keep_app_mapper else desc

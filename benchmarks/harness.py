@@ -613,7 +613,7 @@ def _compile(dsl: str, filename: str, app: str, size: str, cpus: int, gpus: int,
     except (DslSyntaxError, CheckError) as exc:
         (run_dir / "mapper.dsl").write_text(dsl)
         return None, "parse" if isinstance(exc, DslSyntaxError) else "check", str(exc).splitlines()[0], str(exc)
-    app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args))
+    app_desc = AppDescription.from_json(describe_app(app, size, cpus, gpus, extra_args, memory=memory))
     (run_dir / "mapper.dsl").write_text(dsl)
     try:
         compiled = compile_program(dsl, filename, app=app_desc, machine=machine)

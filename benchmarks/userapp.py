@@ -1148,13 +1148,19 @@ def check_output(app: UserApp, run_dir: Path, stdout_name: str, stderr_name: str
 # ---------------------------------------------------------------------------------------------------- discovery
 
 
+# Legion's flags that size the memories (not part of the discovery cache's key, `discovery_path`).
+MEMORY_FLAGS = tuple(RESOURCE_FLAGS[k] for k in ("csize", "fsize", "zsize"))
+
+
 def discovery_command(app: UserApp, size: str, cpus: int | None = None, gpus: int | None = None,
-                      extra_args=()) -> list[str]:
+                      extra_args=(), memory: dict[str, int] | None = None) -> list[str]:
     """The command line discovery runs: that of the run of `app` at `size` on `cpus` CPU and `gpus` GPU processors
     (default: the size's) with `extra_args` (the run's flags after `--`), whose tasks, launch domains and tunables
-    may all follow those flags (`legion_command`)."""
-    sz = app.config.size(size)
-    return legion_command(app, size, sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args)
+    may all follow those flags (`legion_command`), and the run's `memory` sizes in MiB by "csize", "fsize", "zsize"
+    (default: the size's), without which a program that needs more memory than Legion's default fails."""
+    sz = replace(app.config.size(size), **(memory or {}))
+    return legion_command(app, size, sz.cpus if cpus is None else cpus, sz.gpus if gpus is None else gpus, extra_args,
+                          sz)
 
 
 def load_command(app: UserApp, so: Path, size: str = "ci", extra_args=()) -> str:
@@ -1176,12 +1182,22 @@ def discovered_as(app: UserApp, size: str, extra_args=()) -> str:
 
 def discovery_path(app: UserApp, cmd: list[str]) -> Path:
     """Where the discovered description of `app` run as `cmd` (`discovery_command`) is cached: keyed by the
-    executable's bytes, the whole command line and the application's environment."""
+    executable's bytes, the command line and the application's environment. The memory sizes aside (`-ll:csize`,
+    `-ll:fsize`, `-ll:zsize` and their values): they decide whether the program has room to run, not which tasks it
+    launches, so that a description discovered with `--csize 2048` serves the commands that do not give it (`check`,
+    a run's compile)."""
     h = hashlib.sha256(DISCOVERY_FORMAT.encode())
     with open(app.exe, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
-    h.update(json.dumps([cmd[1:], sorted(app.env.items())]).encode())
+    words, key = list(map(str, cmd[1:])), []
+    while words:
+        word = words.pop(0)
+        if word in MEMORY_FLAGS and words:
+            words.pop(0)
+        else:
+            key.append(word)
+    h.update(json.dumps([key, sorted(app.env.items())]).encode())
     return toolchain.cache_dir() / "discovered" / f"{app.name}-{h.hexdigest()[:24]}.json"
 
 
@@ -1270,7 +1286,7 @@ def _depth(task: str, tasks: dict[str, dict]) -> int:
 
 def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int | None = None, extra_args=(),
              refresh: bool = False, timeout_s: float | None = None, keep_failed: bool = True,
-             tunables: str = "") -> dict:
+             tunables: str = "", memory: dict[str, int] | None = None) -> dict:
     """The application description of `app` as `mapperopt run --app ... --size SIZE -- EXTRA_ARGS` on `cpus` CPU and
     `gpus` GPU processors (default: the size's) runs it, found by running that command once under a recording DSL
     mapper that maps like Legion's default mapper (and keeps the program's own mapper, so that its tunables are
@@ -1279,7 +1295,9 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
     executable's contents and the command line (`discovery_path`). A failed discovery keeps its folder unless
     `keep_failed` is False (its caller goes on without the description). `tunables`: DSL `Tunable` statements the
     recording mapper answers with (a mapper's other answers; part of the cache's key): the program runs, and
-    launches, with them, and the description lists only the tunables that mapper left to others.
+    launches, with them, and the description lists only the tunables that mapper left to others. `memory`: the
+    run's memory sizes in MiB by "csize", "fsize", "zsize" (`run --csize`...; default: the size's), which the
+    discovery run gets too (not part of the cache's key, `discovery_path`).
 
     Raises:
         MapperoptError: GPUs on a machine without an NVIDIA driver, or the program timed out, failed, ran no
@@ -1290,7 +1308,7 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
 
     sz = app.config.size(size)
     gpus = sz.gpus if gpus is None else gpus
-    cmd = discovery_command(app, size, cpus, gpus, extra_args)
+    cmd = discovery_command(app, size, cpus, gpus, extra_args, memory)
     cache = discovery_path(app, [*cmd, *([tunables] if tunables else [])])
     if cache.is_file() and not refresh:
         try:  # a cache: a record a crash or a hand damaged is discovered again, not a traceback on every command
@@ -1337,11 +1355,12 @@ def discover(app: UserApp, size: str = "ci", cpus: int | None = None, gpus: int 
         if not keep_failed:
             shutil.rmtree(folder, ignore_errors=True)
             if code == 0 and malformed is None:  # not a Legion program: said, by its message alone (nothing kept)
-                raise NoLegionTask(_discovery_failed(app, cmd, folder, out, err, code, limit, malformed).message)
+                raise NoLegionTask(_discovery_failed(app, cmd, folder, out, err, code, limit, malformed, gpus,
+                                                     extra_args).message)
             raise MapperoptError(f"discovering {app.name} failed")
         (folder / "stdout.txt").write_text(out)
         (folder / "stderr.txt").write_text(err)
-        raise _discovery_failed(app, cmd, folder, out, err, code, limit, malformed)
+        raise _discovery_failed(app, cmd, folder, out, err, code, limit, malformed, gpus, extra_args)
     shutil.rmtree(folder, ignore_errors=True)
     cache.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(cache, json.dumps(desc, indent=1) + "\n")
@@ -1404,8 +1423,29 @@ class NoLegionTask(MapperoptError):
     against mapperopt's Legion), whatever mapper runs it."""
 
 
+# AutoGuide's advice for a full memory that a size option or flag sizes (`autoguide.capacity`), up to its end.
+_SIZE_ADVICE = re.compile(r".*?(?:Raise \S+ to \d+ MiB \([^)]*\)\.|use a smaller problem size or a machine with more "
+                          r"memory\.)", re.S)
+
+
+def _memory_advice(app: UserApp, cmd: list[str], err: str, gpus: int, extra_args) -> str | None:
+    """For a discovery run (`cmd`, on `gpus` GPUs, with the flags `extra_args` after `--`) that stopped saying
+    `err`: AutoGuide's advice when a memory was too small for the program (R403 or Legion's out-of-memory error),
+    which names the option or flag that sizes it (`--csize 2048`, as for `run`); None for any other failure."""
+    from mapperopt.autoguide import explain
+
+    result = RunResult(app=app.name, mapper="discovery", status="failed", stage="run", reason="", log=err,
+                       settings={"command": shlex.join(cmd), "gpus": gpus, "extra_args": [str(a) for a in extra_args],
+                                 "app_file": app.path, "app_options": shlex.join(spec_words(app))})
+    feedback = explain(result)
+    # Up to the size to raise (or that this machine has too little memory for it): what follows is about a mapper's
+    # statements, which discovery's recording mapper has none of; advice to spill to another memory likewise.
+    found = _SIZE_ADVICE.match(feedback.suggestion or "") if feedback.category.startswith("memory.") else None
+    return found[0] if found else None
+
+
 def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err: str, code: int | None,
-                      limit: float, malformed: str | None = None) -> MapperoptError:
+                      limit: float, malformed: str | None = None, gpus: int = 0, extra_args=()) -> MapperoptError:
     """The error for a discovery run of `app` (`cmd`, in `folder`, which holds its stdout.txt and stderr.txt) that
     timed out after `limit` seconds (`code` None), failed (`code`: its exit status), exited 0 without running a
     Legion task, or exited 0 leaving the record `folder`/record.jsonl `malformed` (what is wrong with it): what
@@ -1449,6 +1489,11 @@ def _discovery_failed(app: UserApp, cmd: list[str], folder: Path, out: str, err:
         else:
             what = f"exited with code {code}"
         detail = failure_line(err) or ""
+        memory = _memory_advice(app, cmd, err, gpus, extra_args) if code != 0 else None
+        if memory:  # the program needs more memory than the run gives it: which option raises it, as for `run`
+            return MapperoptError(f"discovering {app.name}: your program {what} in its first run, which records its "
+                                  f"tasks for mapperopt" + (f": {detail}" if detail else ""),
+                                  hint=f"{where}. {memory}{moved}")
         advice = ("The recording mapper maps as Legion's default mapper does; to tell the program from mapperopt, "
                   f"{by_hand} (without mapperopt). If it fails there too, its arguments (after `--`) or the program "
                   "are the cause")
@@ -1529,7 +1574,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
                                  "numbers silently (give it a verification to search layouts)", log="")
         if dsl is not None:
             with H.removed_if_failed(made):  # discovery, which may fail; under the run's own timeout
-                discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout)
+                discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout, memory=memory)
                 so, stage, reason, log = H._compile(dsl, filename, app, size, cpus, gpus, run_dir, memory,
                                                     tuple(map(str, extra_args)))
             # The description the compile discovered: AutoGuide's advice reads the program's tasks from it.
@@ -1596,7 +1641,7 @@ def run_user_app(app: UserApp, mapper, *, size: str = "ci", cpus: int | None = N
         if dsl is None:
             try:
                 own = discover(app, size, cpus, gpus, tuple(map(str, extra_args)), timeout_s=given_timeout,
-                               keep_failed=False)
+                               keep_failed=False, memory=memory)
             except NoLegionTask as exc:  # not a Legion program: said with the result, as check says it
                 own = None
                 settings["no_legion_task"] = exc.message

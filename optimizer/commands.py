@@ -247,6 +247,26 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
     return None
 
 
+def _unfinished_from(runs_dir: Path, bench: Any, request: dict, start: str, iters: int | None) -> Path | None:
+    """The latest unfinished tuning folder of `bench` under `runs_dir` that the same command (`request`, whose
+    `start` is not compared) made from the --start file `start` as it was then: one the command does not continue
+    because that file was edited since (or removed); None when there is none."""
+    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
+        try:
+            store = TuneStore.open(root)
+        except MapperoptError:  # `_latest` said so
+            continue
+        recorded = store.settings.get("request") or {}
+        made_from = recorded.get("start")
+        if (not isinstance(made_from, dict) or made_from.get("file") != start or made_from == request["start"]
+                or _searched({**recorded, "start": None}) != _searched({**request, "start": None})
+                or not _set_up(store)):
+            continue
+        if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
+            return root
+    return None
+
+
 def _how_to_continue(root: Path, iters: int | None, bench: Any) -> str:
     """How the note on the unfinished tuning folder `root` of another version of the user's program `bench` leads
     to `tune --resume root`: that command reads the program as it is now, so where its settings (an application
@@ -573,7 +593,8 @@ def _new_run(bench: str, opts: dict, request: dict,
     layouts = not isinstance(bench, UserApp) or bench.verify.checks_output
     with announce(f"Describing {bench} and the machine"
                   + (", checking the start program..." if opts["start"] not in ("default", "random") else "...")):
-        app = describe_app(bench, opts["size"], cpus, gpus, app_args, opts["timeout_s"])  # `-- -p 8` too
+        app = describe_app(bench, opts["size"], cpus, gpus, app_args, opts["timeout_s"],  # `-- -p 8` too
+                           memory=memory)  # `--csize 2048`: discovered with the runs' memory
         # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
         machine = MachineDescription.from_json(run_probe_json(bench, opts["size"], app_args, cpus, gpus,
                                                               memory)).to_json()
@@ -867,9 +888,25 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
                 "seed": seed, "start": start, "baseline": baseline, "feedback_level": feedback_level,
                 "runs_dir": runs_dir, "optimizer": optimizer, "iters": iters or 10, "llm": llm, "app_args": app_args}
-        require_start_file(start, check_options(bench, size, app_args))
+        def resume_line(root: Path) -> str:
+            return shlex.join(["mapperopt", "tune", "--resume", str(root), *(["--iters", str(iters)] if iters else [])])
+
+        try:
+            require_start_file(start, check_options(bench, size, app_args))
+        except MapperoptError as exc:  # a removed start file: the run it started keeps its own copy of it
+            gone = start not in ("default", "random") and not Path(start).exists() and not new
+            if gone and (root := _unfinished_from(runs_dir, bench, _request(bench, {**opts, "start": "default"}),
+                                                  str(start), iters)):
+                exc.hint = (f"{exc.hint}; or continue the unfinished run that {start} started, {root} (it keeps its "
+                            f"own copy of the start program): {resume_line(root)}")
+            raise
         request = _request(bench, opts)
         found, finished = (None, None) if new else _latest(runs_dir, bench, request, iters)
+        if not new and found is None and isinstance(request["start"], dict) and (
+                root := _unfinished_from(runs_dir, bench, request, str(start), iters)):
+            other_note = (f"Note: {root} holds an unfinished tuning of {bench} that started from another version of "
+                          f"{start} (the file was edited since); it is left alone, and this command tunes in {{}}. "
+                          f"To continue that one (from its own copy of the start program): {resume_line(root)}")
         if not new and found is None and (other := _other_unfinished(runs_dir, bench, request, iters)):
             again = shlex.join(["mapperopt", "tune", "--resume", str(other[0]), *(["--iters", str(iters)] if iters
                                                                                   else [])])

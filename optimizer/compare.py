@@ -924,7 +924,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
         else:
             try:
                 app_args = tuple(map(str, opts["app_args"]))
-                app = describe_app(bench, opts["size"], cpus, gpus, app_args, opts["timeout_s"])  # `-- -p 8`
+                app = describe_app(bench, opts["size"], cpus, gpus, app_args, opts["timeout_s"],  # `-- -p 8`
+                                   memory=opts["memory"])
                 # The machine the runs get: `-- -ll:cpu 4` changes it, as it changes the runs' command lines.
                 machine = MachineDescription.from_json(
                     run_probe_json(bench, opts["size"], app_args, cpus, gpus, opts["memory"])).to_json()

@@ -522,9 +522,41 @@ def _require_calibrated(path: Path, settings: dict, damaged: str) -> None:
                                                           key=lambda r: r["mapper"] != "expert")
               if r["status"] == "ok" and (r.get("settings") or {}).get("iterations")]
     if counts and settings.get("iterations") is not None and settings["iterations"] not in counts:
+        _require_references(path, settings)
         raise MapperoptError(f"{path} is damaged: its field 'iterations' is {settings['iterations']}, but the "
                              f"reference mappers were measured at {counts[0]}, the count calibrated before tuning",
                              hint=f"set its 'iterations' back to {counts[0]}; or {damaged}")
+
+
+def _require_references(path: Path, settings: dict) -> None:
+    """Refuses the tuning folder of the settings.json `path` (its `settings`) whose first reference mapper's run
+    folder (`baseline-NAME/`, the expert's where `baselines` lists it) was removed: the run took its iteration count
+    from that one, and the other was calibrated on its own (one that measured less than the minimum is calibrated
+    again), so that its count may differ without anything being damaged, and `iterations` set to it would make
+    every earlier iteration not comparable.
+
+    Raises:
+        MapperoptError: naming the missing folder (or its result.json) and how to restore it.
+    """
+    root, count = path.parent, settings["iterations"]
+    names = sorted(settings.get("baselines") or {}, key=lambda n: n != "expert")  # the order they were measured in
+    folder = root / f"baseline-{names[0]}" if names else None
+    if folder is None or (folder / "result.json").is_file():
+        return
+    missing = f"{folder}/" if not folder.exists() else f"{folder / 'result.json'}"
+    others = [f"baseline-{r['mapper']}/ measured at {r['settings']['iterations']}" for r in set_up_results(root)
+              if r["status"] == "ok" and (r.get("settings") or {}).get("iterations")]
+    ran = sum(((r.result or {}).get("settings") or {}).get("iterations") == count
+              for _, r in _read_journal(root / "state.jsonl")[0])
+    raise MapperoptError(f"{missing} is missing: it held the {names[0]} mapper's reference measurement, which fixed "
+                         f"the run's iteration count (settings.json's 'iterations', {count}); without it that count "
+                         "cannot be checked",
+                         hint=f"restore {folder.name}/ from a copy of the tuning folder, then run the same command "
+                              "again; leave settings.json as it is: each reference mapper is calibrated on its own, "
+                              f"so {' and '.join(others) or 'another count of the other'} is no sign of damage"
+                              + (f", and {ran} of the journal's iterations ran at {count} (another count would make "
+                                 "them not comparable)" if ran else "")
+                              + "; or start a new run with `--new`")
 
 
 def set_up_results(root: Path) -> list[dict]:
