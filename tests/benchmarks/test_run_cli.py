@@ -480,6 +480,8 @@ def test_the_gemm_profile_says_which_loop_tasks_run_before_the_timer(tmp_path, c
     out = capsys.readouterr().out
     assert re.search(r"│ taco_fill +│ CPU +│ 64 +│ [0-9.e-]+ +│ \d+ % +│ yes, before the timer +│", out), out
     assert re.search(r"│ task_4 +│ CPU +│ 256 +│ [0-9.e-]+ +│ \d+ % +│ yes +│", out), out
+    # The verified row names the check that ran (the result lines' check.kind): ci's products are recomputed whole.
+    assert re.search(r"│ verified +│ yes, every execution \(full product: the whole product recomputed\) +│", out), out
     feedback = json.loads((tmp_path / "r" / "feedback.json").read_text())
     assert re.search(r"task taco_fill on CPU: 64 runs, .* task time; before the timer\)", feedback["raw_excerpt"]), \
         feedback["raw_excerpt"]
