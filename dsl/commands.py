@@ -328,7 +328,7 @@ class DslFile(click.Path):
                 self.fail(f"'{value}' is a folder; {command} takes a DSL file, and it holds no .dsl file", param, ctx)
             if command == "fmt":
                 self.fail(f"'{value}' is a folder; fmt takes DSL files: its .dsl files are {named} (all of them: "
-                          f"`mapperopt fmt --check {value}/*.dsl`, or --write)", param, ctx)
+                          f"`mapperopt fmt --check {folder / '*.dsl'}`, or --write)", param, ctx)
             self.fail(f"'{value}' is a folder; {command} takes one DSL file: its .dsl files are {named}", param, ctx)
         return super().convert(value, param, ctx)
 

@@ -314,6 +314,16 @@ def test_a_missing_mapper_file_is_refused_before_the_run_is_announced(tmp_path, 
     assert main(["run", "circuit", "--mapper", "expertt"]) == 1  # its did-you-mean too
     assert capsys.readouterr().err.startswith("error: mapper file expertt not found\n  hint: did you mean --mapper "
                                               "expert?")
+    assert main(["run", "circuit", "--mapper", "DEFAULT"]) == 1  # the keywords are lower case
+    assert capsys.readouterr().err.startswith("error: mapper file DEFAULT not found\n  hint: did you mean --mapper "
+                                              "default?")
+    # An existing folder is not "not found": it is a folder, and its DSL files are named.
+    (tmp_path / "mappers").mkdir()
+    (tmp_path / "mappers" / "a.dsl").write_text("Task * CPU;\n")
+    assert main(["run", "circuit", "--mapper", "mappers"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --mapper mappers is a folder, not a DSL file: its .dsl files are mappers/a.dsl"), err
+    assert "Running" not in err, err
 
 
 def test_a_flag_the_benchmark_does_not_take_or_an_option_after_the_double_dash_is_refused(capsys):
