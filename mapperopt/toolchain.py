@@ -392,6 +392,9 @@ def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:
 
     try:
         result = run_in_group(cmd, COMPILE_TIMEOUT_S)
+    except KeyboardInterrupt as exc:  # a Ctrl-C: the command line's handler names the build it stopped
+        exc.building = what
+        raise
     except subprocess.TimeoutExpired as exc:
         raise ToolchainError(f"building {what} did not finish in {COMPILE_TIMEOUT_S} s: {cmd[0]} hangs"
                              + _tail(exc.stderr or ""),
