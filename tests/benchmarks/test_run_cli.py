@@ -675,6 +675,34 @@ def test_huge_processor_counts_and_memory_sizes_are_refused_before_legion_crashe
     assert said in err, err
 
 
+def test_more_processors_than_this_legion_build_runs_are_refused_and_warned_of_by_check(capsys, tmp_path):
+    """`machine --cpus 1000` printed the probe's raw abort (LEGION RESOURCE EXCEPTION: Maximum number of local
+    processors 1001 exceeds compile-time maximum of 64) and a backtrace; `check --machine 1x0x1000` accepted a machine
+    this Legion cannot run. The limit comes from this Legion build's headers; the probe shows it is the real one."""
+    from mapperopt import toolchain
+    from mapperopt.probe import probe_json
+
+    limit = toolchain.max_procs_per_node()
+    assert limit is not None and limit < 4096
+    capsys.readouterr()
+    for args in (["machine", "--cpus", str(limit)], ["run", "circuit", "--once", "--cpus", str(limit)],
+                 ["machine", "--", "-ll:cpu", str(limit - 1), "-ll:util", "2"]):
+        assert main(args) == 1, args
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"this Legion build runs at most {limit} processors on a node" in err, err
+        assert "LEGION RESOURCE EXCEPTION" not in err and "give at most" in err, err
+    # One fewer runs: the limit counts the utility processor, as Legion does.
+    assert probe_json(limit - 1, 0)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\n")
+    assert main(["check", str(mapper), "--bench", "circuit", "--machine", f"1x0x{limit}"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert (f"warning: --machine 1x0x{limit} has {limit + 1} processors per node (its utility processor included); "
+            f"this Legion build runs at most {limit}") in err, err
+    assert main(["check", str(mapper), "--bench", "circuit", "--machine", f"1x0x{limit - 1}"]) == 0
+    assert "warning: --machine" not in capsys.readouterr().err
+
+
 def test_a_run_json_error_of_an_application_file_names_its_app(tmp_path, capsys):
     """`run --app bad.yaml --json` of a file with `app: heat2d` and no size printed `"app": ""`, neither a name nor an
     absence: the file's app name, or null where nothing names one."""
