@@ -50,6 +50,7 @@ PERFORMANCE_FIELDS = {
     "runtime_overhead": ("task_ms", "loop_ms", "busy"),
     "runtime_overhead_suggest": ("task_ms", "loop_ms", "busy", "remedies"),
     "overhead_larger_tasks": (), "overhead_replay": (), "overhead_local": (), "before_timer": (),
+    "overhead_limit_explain": ("limits", "lets"), "overhead_limit": ("limits",),
     "counted": ("counted_s", "wall_s", "share", "covered"), "not_counted": ("others",),
     "counted_little": ("covered", "task"),
 }

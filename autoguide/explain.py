@@ -1172,12 +1172,15 @@ def _profiled_command(result: RunResult) -> str:
 def _overhead_remedies(result: RunResult, rows: list[dict], machine: Mapping[str, dict]) -> list[str]:
     """The remedies against the runtime's overhead (keys of the `performance` texts) that apply to the run's mapper:
     fewer, larger tasks always; the trace replayed where its InstanceLimit statements turned the replay off (the
-    run's command has `-lg:no_physical_tracing`); instances where their tasks run where the mapper puts some of the
+    run's command has `-lg:no_physical_tracing`), else fewer tasks held back where it has InstanceLimit statements
+    (a program that traces no loop); instances where their tasks run where the mapper puts some of the
     timed loop's tasks' elsewhere, or where that is unknown (a mapper without a description to evaluate it with)."""
     keys = ["overhead_larger_tasks"]
     command = shlex.split((result.settings or {}).get("command", ""))
     if result.dsl is not None and "-lg:no_physical_tracing" in command and program_traces(command) is not False:
         keys.append("overhead_replay")
+    elif _instance_limits(result):  # no traced loop to replay: the limits hold tasks back all the same
+        keys.append("overhead_limit")
     own = {"CPU": "SYSMEM", "GPU": "FBMEM"}  # the memory of each kind's processors
     for r in rows if result.dsl is not None else ():  # Legion's default mapper: where its tasks run
         if not r["timed"] or r["kind"] not in machine:
@@ -1237,8 +1240,12 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
     machine = machine_of(result)
     busy = _loop_busy(result, rows)
     overhead = busy is not None and busy["busy"] < BUSY_SHARE
+    limits = _instance_limits(result) if overhead else []
     if overhead:
         parts.append(texts["runtime_overhead"].format(**busy))
+        if limits:  # they hold tasks back until others finish: the mapping is waited for (dsl-reference.md §7.4)
+            parts.append(texts["overhead_limit_explain"].format(limits=", ".join(limits),
+                                                                lets="lets" if len(limits) == 1 else "let"))
     counted = _counted(result, rows)
     # Counted tasks that fill a negligible part of the wall time: that leads, lest the heaviest one's share of them
     # read as a share of the run.
@@ -1267,7 +1274,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
             if changes := _edit_notes(result.dsl, edits):
                 suggestion += " " + texts["heavy_on_cpu_maps"].format(changes="; ".join(changes))
     elif overhead:
-        remedies = [texts[key] for key in _overhead_remedies(result, rows, machine)]
+        remedies = [texts[key].format(limits=", ".join(limits)) for key in _overhead_remedies(result, rows, machine)]
         suggestion = texts["runtime_overhead_suggest"].format(
             **busy, remedies="; ".join(remedies[:-1]) + "; and " + remedies[-1] if len(remedies) > 1 else remedies[0])
     elif rows:
@@ -1426,30 +1433,39 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
     return fb
 
 
-def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> Feedback:
-    """`fb` with the note that the mapper's InstanceLimit statements turned Legion's trace replay off (the run's
-    command has `-lg:no_physical_tracing`, `harness.no_replay_flags`), for a finished or timed-out run."""
+def _instance_limits(result: RunResult) -> list[str]:
+    """The InstanceLimit statements of the run's DSL mapper as a text names them, "`InstanceLimit t 4;` (line 3 of
+    the mapper)"; [] for none, no DSL mapper or one that does not parse."""
     from mapperopt.dsl import DslSyntaxError, parse
     from mapperopt.dsl import ast as A
 
+    if result.dsl is None:
+        return []
+    try:
+        limits = [s for s in parse(result.dsl, "<mapper>").statements if isinstance(s, A.InstanceLimitStmt)]
+    except DslSyntaxError:
+        return []
+
+    def named(s: A.InstanceLimitStmt) -> str:
+        tasks = ",".join(selector_name(n.name) for n in s.tasks.names) if s.tasks.names else "*"
+        proc = "" if s.proc is None else " " + (s.proc.name if isinstance(s.proc, A.Kind) else "*")
+        return f"`InstanceLimit {tasks}{proc} {s.count};` (line {s.loc.line} of the mapper)"
+    return [named(s) for s in limits]
+
+
+def _untraced(fb: Feedback, result: RunResult, level: str, catalog: Catalog) -> Feedback:
+    """`fb` with the note that the mapper's InstanceLimit statements turned Legion's trace replay off (the run's
+    command has `-lg:no_physical_tracing`, `harness.no_replay_flags`), for a finished or timed-out run."""
     command = shlex.split((result.settings or {}).get("command", ""))
     if result.dsl is None or "-lg:no_physical_tracing" not in command:
         return fb
     traces = program_traces(command)
     if traces is False:
         return fb
-    try:
-        limits = [s for s in parse(result.dsl, "<mapper>").statements if isinstance(s, A.InstanceLimitStmt)]
-    except DslSyntaxError:
-        return fb
+    limits = _instance_limits(result)
     if not limits:
         return fb
-    def named(s: A.InstanceLimitStmt) -> str:
-        tasks = ",".join(selector_name(n.name) for n in s.tasks.names) if s.tasks.names else "*"
-        proc = "" if s.proc is None else " " + (s.proc.name if isinstance(s.proc, A.Kind) else "*")
-        return f"`InstanceLimit {tasks}{proc} {s.count};` (line {s.loc.line} of the mapper)"
-
-    texts, fields = catalog.untraced or load_catalog().untraced, {"limits": ", ".join(map(named, limits)),
+    texts, fields = catalog.untraced or load_catalog().untraced, {"limits": ", ".join(limits),
                                                                  "program": _program(command)}
 
     def add(text: str, note: str) -> str:

@@ -571,6 +571,17 @@ def _within_realm(given: dict, words: list[str]) -> None:
         raise MapperoptError(f"{cpus} CPUs and {gpus} GPUs per node: Realm numbers at most {REALM_PROCS_PER_NODE} "
                              "processors on a node, the utility processor among them",
                              hint="give fewer (Legion would stop on an assertion)")
+    from mapperopt.toolchain import max_procs_per_node
+
+    utils = [int(v) for f, v in zip(words, words[1:]) if f == "-ll:util" and v.isdigit()]
+    util = utils[-1] if utils else 1  # mapperopt's runs and probe give -ll:util 1
+    limit = max_procs_per_node()
+    if limit is not None and cpus + gpus + util > limit:
+        raise MapperoptError(f"{cpus} CPUs and {gpus} GPUs per node: this Legion build runs at most {limit} processors "
+                             f"on a node, the {util} utility processor{'s' * (util != 1)} among them (its "
+                             "LEGION_MAX_NUM_PROCS, in legion_defines.h)",
+                             hint=f"give at most {max(limit - util - gpus, 0)} CPUs with {gpus} GPUs (Legion would "
+                                  "stop as it starts), or build Legion with a larger LEGION_MAX_NUM_PROCS")
     flag = RESOURCE_FLAGS["csize"]
     sizes = [(f"--csize {given['csize']} MiB", given["csize"] << 20)] if given.get("csize") else []
     sizes += [(f"{flag} {v} MiB" if v.isdigit() else f"{flag} {v}", realm_size(v) or 0)

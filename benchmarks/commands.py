@@ -104,6 +104,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
             how = " (energy conservation only: the final state is not compared)"
         elif why := _reference_note(result):
             how = f" (against the program's own sequential run: {why})"
+        elif not s.get("metric") and (kinds := _check_kinds(result)):  # a benchmark: which check its lines name
+            how = f" ({escape(kinds)})"
         table.add_row("verified", f"yes, every execution{how}" if checked else "[yellow]only the exit status[/] "
                       "(nothing checks the output)")
     else:
@@ -321,14 +323,43 @@ class BenchCommand(ListsBenchmarks):
         return rest
 
 
+# What a benchmark's result line's `check.kind` checked, for the `verified` row (docs/gemm.md, docs/pennant.md; the
+# applications' result lines): by (application, kind) first, then by kind.
+CHECK_KINDS = {
+    ("circuit", "reference"): "against a sequential reference run's sums",
+    ("pennant", "reference"): "against the original PENNANT's output",
+    "full_product": "full product: the whole product recomputed",
+    "structured": "structured inputs: the product checked against its closed form",
+    "analytic": "against the analytic solution",
+    "sequential": "against the program's own sequential run",
+    "finite": "finite values only: the result is not compared with a reference",
+}
+
+
+def _measured_checks(result: RunResult) -> list[str]:
+    """The `check.kind` of each measured execution's result line (calibration executions left out: they ran at
+    another iteration count, where another check may apply)."""
+    s = result.settings or {}
+    measured = result.attempts[s.get("calibration_runs", 0):]
+    return [kind for a in measured if isinstance(kind := ((a.result or {}).get("check") or {}).get("kind"), str)]
+
+
+def _check_kinds(result: RunResult) -> str | None:
+    """The checks the measured executions of a benchmark ran, in words (`CHECK_KINDS`, else the kind as the result
+    line names it), e.g. "full product: the whole product recomputed"; None where no line names one."""
+    kinds = list(dict.fromkeys(_measured_checks(result)))
+    return "; ".join(CHECK_KINDS.get((result.app, k)) or CHECK_KINDS.get(k) or k for k in kinds) or None
+
+
 def _reference_note(result: RunResult) -> str | None:
     """Why a Pennant run given `-deck` after `--` was checked against the program's own sequential run, not the
     original PENNANT's output (`<deck>.xy.std`): that output is compared only at the deck's own cycle count (its
-    `cstop`), else it is missing beside the deck; None for another run or check."""
+    `cstop`), else it is missing beside the deck; None for another run or check. The measured executions decide:
+    calibration starts at the deck's own count, where the reference output is compared."""
     words = shlex.split(result.settings.get("command", ""))
     given = "-deck" in result.settings.get("extra_args", ()) and "-deck" in words[:-1]
-    if not given or not result.attempts or not all((a.result or {}).get("check", {}).get("kind") == "sequential"
-                                                   for a in result.attempts):
+    checks = _measured_checks(result)
+    if not given or not checks or any(kind != "sequential" for kind in checks):
         return None
     deck = Path(words[words.index("-deck") + 1])  # as the program finds it, and its first -cstop
     cstop = words[words.index("-cstop") + 1] if "-cstop" in words[:-1] else None

@@ -499,9 +499,15 @@ def _resolve_mapper(cfg, mapper) -> tuple[str, str | None, str]:
     if isinstance(mapper, Path) or (isinstance(mapper, str) and mapper.endswith(".dsl") and "\n" not in mapper
                                     and ";" not in mapper):
         path = Path(mapper)
+        if path.is_dir():  # not "not found": it exists
+            files = sorted(str(f) for f in path.glob("*.dsl"))
+            named = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+            raise MapperoptError(f"--mapper {mapper} is a folder, not a DSL file" + (
+                f": its .dsl files are {named}" if files else ", and it holds no .dsl file"),
+                hint="--mapper takes one DSL file (or default" + (", expert" if cfg.expert else "") + ")")
         if not path.is_file():
             keywords = ["default", "expert"] if cfg.expert else ["default"]  # a user's program has no expert
-            keyword = closest(str(path), keywords, cutoff=0.7)
+            keyword = closest(str(path).lower(), keywords, cutoff=0.7)  # the keywords are lower case: DEFAULT too
             raise MapperoptError(f"mapper file {path} not found",
                                  hint=(f"did you mean --mapper {keyword}? " if keyword else "")
                                  + "--mapper takes default (Legion's default mapper)"

@@ -278,6 +278,20 @@ def sized_app(bench: str | None, app_spec: str | None, size: str, app_args=(),
     return bench, AppDescription.from_json(desc), f"{run_cmd} on the {procs} of --machine", note
 
 
+def beyond_legion(machine: MachineDescription, spec: str) -> str | None:
+    """A warning where --machine `spec` (`machine`) has more processors on a node than this Legion build runs
+    (`toolchain.max_procs_per_node`): the mapper is checked for it, but no run here could use it. None otherwise."""
+    from mapperopt.toolchain import max_procs_per_node
+
+    procs = sum(machine.count(kind) for kind, _ in machine.processors)  # on node 0; every node alike
+    limit = max_procs_per_node()
+    if limit is None or procs <= limit:
+        return None
+    return (f"warning: --machine {spec} has {procs} processors per node (its utility processor included); this Legion "
+            f"build runs at most {limit} (its LEGION_MAX_NUM_PROCS): evaluated as given, but a run with this Legion "
+            "on such a machine stops as it starts")
+
+
 def sized_machine(machine_spec: str, target, size: str, app_args=()) -> MachineDescription:
     """--machine's machine (`parse_machine_spec`) with the memories of a run of `target` (`sized_app`'s: a
     benchmark's name, a user's program, or None) at `size`: the size's csize, fsize and zsize, then the run's flags
@@ -328,7 +342,7 @@ class DslFile(click.Path):
                 self.fail(f"'{value}' is a folder; {command} takes a DSL file, and it holds no .dsl file", param, ctx)
             if command == "fmt":
                 self.fail(f"'{value}' is a folder; fmt takes DSL files: its .dsl files are {named} (all of them: "
-                          f"`mapperopt fmt --check {value}/*.dsl`, or --write)", param, ctx)
+                          f"`mapperopt fmt --check {folder / '*.dsl'}`, or --write)", param, ctx)
             self.fail(f"'{value}' is a folder; {command} takes one DSL file: its .dsl files are {named}", param, ctx)
         return super().convert(value, param, ctx)
 
@@ -382,6 +396,8 @@ def check(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machine
         notes.append(note)
     if machine is not None:
         notes.append(f"machine: --machine {machine_spec}, {machine.describe()}")
+        if warning := beyond_legion(machine, machine_spec):
+            notes.append(warning)
     else:
         try:
             machine = run_machine(target, size, tuple(app_args))
@@ -1033,6 +1049,8 @@ def explain(file, bench, app_spec, keep_app_mapper, timeout_s, rediscover, machi
             click.echo(variants, err=True)
         if given is not None:
             given = sized_machine(machine_spec, bench, size, app_args)
+            if warning := beyond_legion(given, machine_spec):
+                click.echo(warning, err=True)
         machine = given or load_machine(None, bench, size, tuple(app_args))
         printed, diags = io.StringIO(), []
         try:

@@ -124,6 +124,15 @@ def _show(exc) -> None:
         click.secho(f"error: {message[0]}", fg="red", err=True, nl=False)
 
 
+def _aborted(interrupt: BaseException | None) -> str:
+    """What a Ctrl-C (`interrupt`, a KeyboardInterrupt, or None) that no command reported stopped: a build
+    (`toolchain`'s `building` on it) is named, with what running again does."""
+    what = getattr(interrupt, "building", None)
+    return ("aborted" if what is None else
+            f"aborted: interrupted while building {what}; the build cache keeps only finished builds: the same "
+            "command builds it again")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: runs the CLI and turns `MapperoptError` (exit status 1, 2 for a usage error), a write the file
     system refused and a folder where a file belongs (or the reverse) into a message and exit status 1."""
@@ -131,7 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["compile"]:
         from mapperopt.compiler.cached import answer  # a compile done before: answered without click
 
-        status = answer(args[1:])
+        try:
+            status = answer(args[1:])
+        except KeyboardInterrupt as exc:  # it may build the machine probe first
+            print(_aborted(exc), file=sys.stderr)
+            return 130
         if status is not None:
             return status
     import click
@@ -154,9 +167,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         click.secho(f"error: {error}", fg="red", err=True)
         return 1
-    except click.exceptions.Abort:  # a Ctrl-C no command reported (tune and compare say so, then exit 130)
+    except click.exceptions.Abort as exc:  # a Ctrl-C no command reported (tune and compare say so, then exit 130)
         with interrupts.terminal_may_be_gone():
-            click.echo("aborted", err=True)
+            click.echo(_aborted(exc.__cause__), err=True)
         status = 130
     except click.ClickException as exc:
         _show(exc)

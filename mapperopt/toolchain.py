@@ -79,6 +79,19 @@ def _define(header: Path, name: str) -> str | None:
     return match.group(1) if match else None
 
 
+def max_procs_per_node(legion: Legion | None = None) -> int | None:
+    """The most processors (of all kinds, the utility ones included) that this Legion build runs on one node: its
+    `LEGION_MAX_NUM_PROCS` in `legion_defines.h` (a run with more stops as it starts, "exceeds compile-time maximum");
+    None where Legion or the define is not found."""
+    try:
+        legion = legion or find_legion()
+        match = re.search(r"#define\s+LEGION_MAX_NUM_PROCS\s+(\d+)\b",
+                          (legion.include_dir / "legion_defines.h").read_text(errors="replace"))
+    except (ToolchainError, OSError):
+        return None
+    return int(match[1]) if match else None
+
+
 def _legion_at(prefix: Path, include_dir: Path, lib_dir: Path, cmake_dir: Path | None, source: str) -> Legion:
     defines = include_dir / "legion_defines.h"
     realm_defines = include_dir / "realm_defines.h"
@@ -392,6 +405,9 @@ def _run_compiler(cmd: list[str], what: str, sources: list[Path]) -> None:
 
     try:
         result = run_in_group(cmd, COMPILE_TIMEOUT_S)
+    except KeyboardInterrupt as exc:  # a Ctrl-C: the command line's handler names the build it stopped
+        exc.building = what
+        raise
     except subprocess.TimeoutExpired as exc:
         raise ToolchainError(f"building {what} did not finish in {COMPILE_TIMEOUT_S} s: {cmd[0]} hangs"
                              + _tail(exc.stderr or ""),

@@ -1538,8 +1538,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
                     f"{100 * protocol.CONFIDENCE:.0f} % interval ({why}), so the start program{where} may be as "
                     f"good. {pick}")
         if gain.significant:  # beyond the intervals, but from noisy measurements (`verdict` counts no gain either)
-            return (f"{head} its measurements are too noisy to count its difference from the start ({start}) "
-                    f"(see above), so the start program{where} may be as good. {pick}")
+            return (f"{head} its difference from the start ({start}) is not counted, its measurements being too "
+                    f"noisy (see above), so the start program{where} may be as good. {pick}")
         return (f"{head} no mapper measured significantly better than the start ({start}): the difference is "
                 f"within the noise, so the start program{where} is as good by these measurements. {pick}")
     if not faster:
@@ -1646,13 +1646,23 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         elif not c.significant:
             verdict = " [yellow]The difference is within the noise.[/]"
         elif estimates[best].noisy or estimates[name].noisy:
-            verdict = " [yellow]Noisy measurements (above): do not read this as a real difference.[/]"
+            # The rule counts no difference from such measurements (docs/tuning.md, point 7): said with its reason
+            # rather than calling the ratio "significant" and then not counting it.
+            wide = " and ".join(f"{n}'s ±{100 * estimates[n].half_width:.0f} %" for n in (best, name)
+                                if estimates[n].noisy)
+            verdict = (f" [yellow]Not counted as a difference: {wide} (above) exceed the ±"
+                       f"{100 * protocol.NOISY_HALF_WIDTH:.0f} % within which a measurement's difference counts, as a "
+                       "changing load moves such measurements more than their intervals show; measure again with a "
+                       "higher --final-rounds or on a quieter machine.[/]")
         else:
             verdict = ""
         start = default_start and best == summary["start"] and name == "default"
         differs = summary.get("start_vs_default") if start else None
         legion = summary.get("start_vs_legion_default") if start else None  # the reference ran the program's own
-        console.print(f"Best ({best}) vs {_label(name, own)}: {c.describe()}.{verdict}" + (
+        ratio = c.describe()
+        if c.significant and (estimates[best].noisy or estimates[name].noisy):
+            ratio = ratio.replace(": significant)", ": clear of 1, from noisy measurements)")
+        console.print(f"Best ({best}) vs {_label(name, own)}: {ratio}.{verdict}" + (
             " The start program (--start default) differs from Legion's default mapper here: "
             f"{escape('; '.join(differs))}." if differs else "") + (
             " The start program (--start default) is Legion's default mapper written in the DSL"

@@ -59,3 +59,49 @@ def test_a_profiled_run_with_a_limit_names_both_reasons(tmp_path):
     assert note.startswith("[mapperopt] note R458: the run is profiled, task 'increment' has an InstanceLimit, and a "
                            "task runs in a traced loop")
     assert note.endswith(f"run with {FLAG}")
+
+
+SUMMA_CYCLIC = """Task * CPU;
+Region * * CPU SYSMEM;
+Layout * * * SOA C_order;
+mcpu = Machine(CPU);
+def cyc(Task task) {
+    lin = task.ipoint[0] * task.ispace[1] + task.ipoint[1];
+    return mcpu[0, lin % mcpu.size[1]];
+}
+IndexTaskMap taco_fill,task_1,task_2,task_3,task_4 cyc;
+InstanceLimit task_4 4;
+"""
+
+
+def test_a_slow_loop_under_an_instance_limit_names_the_limit_not_only_the_runtime(tmp_path):
+    """SUMMA (which traces no loop) under a mapper with `InstanceLimit task_4 4;` measured 2.6x slower than without
+    the limit, with most of each iteration outside its tasks; AutoGuide blamed the runtime's overhead and suggested a
+    larger --size. The limit holds every further task_4 back until one finishes, so Legion cannot map ahead of the
+    tasks: the feedback names the statement and says to measure without it. Its edits and category stay as they were
+    (texts only)."""
+    import dataclasses
+
+    from mapperopt.autoguide import explain
+    from mapperopt.autoguide.explain import task_profile
+
+    result = run_benchmark("summa", SUMMA_CYCLIC, profile=True, min_time_s=0, out_dir=tmp_path)
+    assert result.ok, result.reason
+    assert FLAG in shlex.split(result.settings["command"])
+    # The loop's tasks fill a quarter of each iteration (the user's run: 28 %), whatever this machine's load.
+    p = result.profile
+    busy = sum(r["total_s"] for r in task_profile(result) if r["timed"]) / (p["warmup"] + p["timed"] + p["after"])
+    dominated = dataclasses.replace(result, time_s=4 * busy * result.attempts[-1].result["iterations"])
+    fb = explain(dominated)
+    assert "the runtime's own work" in fb.explanation, fb.explanation
+    statement = "`InstanceLimit task_4 4;` (line 10 of the mapper)"
+    assert (f"The mapper's {statement} lets at most that many of the limited task's points be mapped and unfinished "
+            "per processor: each further one waits until one of them finishes, so Legion cannot map them ahead") \
+        in fb.explanation, fb.explanation
+    assert "traces" not in fb.explanation  # SUMMA traces no loop: no word of trace replay
+    assert f"measure the mapper without {statement}" in fb.suggestion, fb.suggestion
+    assert fb.category == "performance" and fb.edits == ()
+    # Without the limit the same profile gets no word of it.
+    plain = dataclasses.replace(dominated, dsl=SUMMA_CYCLIC.replace("InstanceLimit task_4 4;\n", ""))
+    fb = explain(plain)
+    assert "InstanceLimit" not in fb.explanation + fb.suggestion, fb

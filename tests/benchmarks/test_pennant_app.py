@@ -141,13 +141,14 @@ def test_expert_index_map_places_pieces_cyclically(tmp_path):
         assert (p["proc"]["kind"], p["proc"]["index"]) == ("CPU", expected), p
 
 
-def run_table(monkeypatch, capsys, tmp_path, *flags: str) -> str:
-    """`mapperopt run pennant --mapper expert --once --no-profile -- FLAGS`'s output, on one line per table row."""
+def run_table(monkeypatch, capsys, tmp_path, *flags: str, options=("--once",)) -> str:
+    """`mapperopt run pennant --mapper expert --once --no-profile -- FLAGS`'s output, on one line per table row
+    (`options` in place of --once)."""
     from mapperopt.cli import main
 
     monkeypatch.setenv("COLUMNS", "300")
     capsys.readouterr()
-    main(["run", "pennant", "--mapper", "expert", "--once", "--no-profile", "--out", str(tmp_path / "run"), "--",
+    main(["run", "pennant", "--mapper", "expert", *options, "--no-profile", "--out", str(tmp_path / "run"), "--",
           *flags])
     return capsys.readouterr().out
 
@@ -158,8 +159,8 @@ def test_run_says_when_only_energy_conservation_verified(monkeypatch, capsys, tm
     out = run_table(monkeypatch, capsys, tmp_path / "energy", "-test-corrupt", "-check", "energy")
     energy = r"│ yes, every execution \(energy conservation only: the final state is not compared\) +│"
     assert re.search(energy, out), out
-    out = run_table(monkeypatch, capsys, tmp_path / "sequential")  # the final state compared: a plain yes
-    assert re.search(r"│ verified +│ yes, every execution +│", out), out
+    out = run_table(monkeypatch, capsys, tmp_path / "sequential")  # the final state compared: the row says how
+    assert re.search(r"│ verified +│ yes, every execution \(against the program's own sequential run\) +│", out), out
 
 
 def test_run_says_when_a_deck_without_its_reference_output_is_checked_against_the_sequential_run(
@@ -175,13 +176,30 @@ def test_run_says_when_a_deck_without_its_reference_output_is_checked_against_th
     assert re.search(said, out), out
     out = run_table(monkeypatch, capsys, tmp_path / "shipped", "-deck", str(DECKS / "sedovsmall.pnt"),
                     "-energy-tolerance", "0.1")
-    assert re.search(r"│ verified +│ yes, every execution +│", out), out
+    assert re.search(r"│ verified +│ yes, every execution \(against the original PENNANT's output\) +│", out), out
     # At another cycle count than the deck's the reference output would not be used even beside the deck: the note
     # says that instead of blaming the missing file.
     out = run_table(monkeypatch, capsys, tmp_path / "cstop", "-deck", "sedovsmall.pnt", "-energy-tolerance", "0.1",
                     "-cstop", "5")
     said = (r"│ verified +│ yes, every execution \(against the program's own sequential run: the original "
             r"PENNANT's output is compared only at the deck's own cycle count, cstop 10, not -cstop 5\) +│")
+    assert re.search(said, out), out
+
+
+def test_a_calibrated_run_of_a_deck_says_its_reference_output_was_compared_only_at_the_decks_cycle_count(
+        monkeypatch, capsys, tmp_path):
+    """`run pennant -- -deck sedovsmall.pnt` calibrates from the deck's own cstop 10, where the original PENNANT's
+    output is compared, to more cycles, where only the sequential run is: the row said a plain yes, because the
+    calibration execution's check (reference) was counted with the measured ones (sequential)."""
+    out = run_table(monkeypatch, capsys, tmp_path, "-deck", str(DECKS / "sedovsmall.pnt"), "-energy-tolerance", "0.1",
+                    options=("--min-time", "0.3", "--repeats", "1", "--max-repeats", "1"))
+    timed = re.search(r"│ measured time +│ [\d.]+ s \(\d+ timed of -cstop (\d+)\)", out)
+    assert timed and int(timed[1]) > 10, out  # calibrated beyond the deck's count
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    kinds = [a["result"]["check"]["kind"] for a in result["attempts"]]
+    assert kinds[0] == "reference" and kinds[-1] == "sequential", kinds
+    said = (r"│ verified +│ yes, every execution \(against the program's own sequential run: the original PENNANT's "
+            rf"output is compared only at the deck's own cycle count, cstop 10, not -cstop {timed[1]}\) +│")
     assert re.search(said, out), out
 
 

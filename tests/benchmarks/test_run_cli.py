@@ -314,6 +314,16 @@ def test_a_missing_mapper_file_is_refused_before_the_run_is_announced(tmp_path, 
     assert main(["run", "circuit", "--mapper", "expertt"]) == 1  # its did-you-mean too
     assert capsys.readouterr().err.startswith("error: mapper file expertt not found\n  hint: did you mean --mapper "
                                               "expert?")
+    assert main(["run", "circuit", "--mapper", "DEFAULT"]) == 1  # the keywords are lower case
+    assert capsys.readouterr().err.startswith("error: mapper file DEFAULT not found\n  hint: did you mean --mapper "
+                                              "default?")
+    # An existing folder is not "not found": it is a folder, and its DSL files are named.
+    (tmp_path / "mappers").mkdir()
+    (tmp_path / "mappers" / "a.dsl").write_text("Task * CPU;\n")
+    assert main(["run", "circuit", "--mapper", "mappers"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --mapper mappers is a folder, not a DSL file: its .dsl files are mappers/a.dsl"), err
+    assert "Running" not in err, err
 
 
 def test_a_flag_the_benchmark_does_not_take_or_an_option_after_the_double_dash_is_refused(capsys):
@@ -480,6 +490,8 @@ def test_the_gemm_profile_says_which_loop_tasks_run_before_the_timer(tmp_path, c
     out = capsys.readouterr().out
     assert re.search(r"│ taco_fill +│ CPU +│ 64 +│ [0-9.e-]+ +│ \d+ % +│ yes, before the timer +│", out), out
     assert re.search(r"│ task_4 +│ CPU +│ 256 +│ [0-9.e-]+ +│ \d+ % +│ yes +│", out), out
+    # The verified row names the check that ran (the result lines' check.kind): ci's products are recomputed whole.
+    assert re.search(r"│ verified +│ yes, every execution \(full product: the whole product recomputed\) +│", out), out
     feedback = json.loads((tmp_path / "r" / "feedback.json").read_text())
     assert re.search(r"task taco_fill on CPU: 64 runs, .* task time; before the timer\)", feedback["raw_excerpt"]), \
         feedback["raw_excerpt"]
@@ -661,6 +673,34 @@ def test_huge_processor_counts_and_memory_sizes_are_refused_before_legion_crashe
     assert main(args) == 1
     err = " ".join(capsys.readouterr().err.split())
     assert said in err, err
+
+
+def test_more_processors_than_this_legion_build_runs_are_refused_and_warned_of_by_check(capsys, tmp_path):
+    """`machine --cpus 1000` printed the probe's raw abort (LEGION RESOURCE EXCEPTION: Maximum number of local
+    processors 1001 exceeds compile-time maximum of 64) and a backtrace; `check --machine 1x0x1000` accepted a machine
+    this Legion cannot run. The limit comes from this Legion build's headers; the probe shows it is the real one."""
+    from mapperopt import toolchain
+    from mapperopt.probe import probe_json
+
+    limit = toolchain.max_procs_per_node()
+    assert limit is not None and limit < 4096
+    capsys.readouterr()
+    for args in (["machine", "--cpus", str(limit)], ["run", "circuit", "--once", "--cpus", str(limit)],
+                 ["machine", "--", "-ll:cpu", str(limit - 1), "-ll:util", "2"]):
+        assert main(args) == 1, args
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"this Legion build runs at most {limit} processors on a node" in err, err
+        assert "LEGION RESOURCE EXCEPTION" not in err and "give at most" in err, err
+    # One fewer runs: the limit counts the utility processor, as Legion does.
+    assert probe_json(limit - 1, 0)
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\n")
+    assert main(["check", str(mapper), "--bench", "circuit", "--machine", f"1x0x{limit}"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert (f"warning: --machine 1x0x{limit} has {limit + 1} processors per node (its utility processor included); "
+            f"this Legion build runs at most {limit}") in err, err
+    assert main(["check", str(mapper), "--bench", "circuit", "--machine", f"1x0x{limit - 1}"]) == 0
+    assert "warning: --machine" not in capsys.readouterr().err
 
 
 def test_a_run_json_error_of_an_application_file_names_its_app(tmp_path, capsys):

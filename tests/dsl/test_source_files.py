@@ -77,6 +77,10 @@ def test_a_folder_where_a_dsl_file_goes_is_refused_with_its_dsl_files_named(tmp_
     assert f"'{folder}' is a folder" in result.output and f"{folder / 'a.dsl'}, {folder / 'b.dsl'}" in result.output
     assert "notes.txt" not in result.output and "is a directory" not in result.output
     assert (f"mapperopt fmt --check {folder}/*.dsl" in result.output) == (args[0] == "fmt"), result.output
+    # Given with a trailing slash (as a shell completes it): the pattern has one slash, not `mappers//*.dsl`.
+    result = CliRunner().invoke(cli, [*args, f"{folder}/"])
+    assert "//" not in result.output and (f"mapperopt fmt --check {folder}/*.dsl" in result.output) == \
+        (args[0] == "fmt"), result.output
     for name in ("a.dsl", "b.dsl"):
         (folder / name).unlink()
     assert "it holds no .dsl file" in CliRunner().invoke(cli, [*args, str(folder)]).output

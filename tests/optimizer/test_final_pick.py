@@ -122,8 +122,18 @@ def test_a_ratio_from_noisy_measurements_carries_the_warning(tmp_path, monkeypat
     assert "measure again with a higher --final-rounds, a larger --size" in out
     assert "Short measurement: iter-2 0.2 s, iter-1 0.2 s, default 0.2 s measured per execution" in out
     line = next(l for l in out.splitlines() if l.startswith("Best (iter-2) vs default:"))
-    assert line.endswith("Noisy measurements (above): do not read this as a real difference."), line
     assert f"{vs['ratio']:.2f}x" in line  # the figure itself is kept
+    # Not "significant" and then "do not read this as a real difference": the rule's reason, and what to do.
+    assert "significant" not in line and "clear of 1, from noisy measurements)" in line, line
+    wide = f"iter-2's ±{100 * summary_estimate(summary, 'iter-2').half_width:.0f} % and default's ±" \
+           f"{100 * noisy.half_width:.0f} % (above)"
+    assert (f"Not counted as a difference: {wide} exceed the ±10 % within which a measurement's difference counts, "
+            "as a changing load moves such measurements more than their intervals show") in line, line
+    assert line.endswith("measure again with a higher --final-rounds or on a quieter machine."), line
+
+
+def summary_estimate(summary: dict, name: str) -> protocol.Estimate:
+    return protocol.Estimate.from_json(summary["measured"][name]["estimate"])
 
 
 def test_the_default_start_against_the_default_mapper_is_the_same_mapping(tmp_path, monkeypatch):
@@ -577,8 +587,8 @@ def test_a_pick_significant_only_from_noisy_measurements_is_not_called_within_th
     assert summary["vs"]["iter-1"]["significant"] and commands._noisy(summary, "iter-1")  # the premise
     line = commands.best_mapper_line(summary, tmp_path / "best.dsl")
     assert "within the noise" not in line, line
-    assert ("but its measurements are too noisy to count its difference from the start (iter-1) (see above), so the "
-            "start program may be as good. The pick, best.dsl (iteration 2):") in line, line
+    assert ("but its difference from the start (iter-1) is not counted, its measurements being too noisy (see above), "
+            "so the start program may be as good. The pick, best.dsl (iteration 2):") in line, line
 
 
 def test_a_start_that_failed_is_not_called_as_good(tmp_path, monkeypatch):

@@ -587,3 +587,35 @@ def test_doctor_reports_an_nvcc_that_cannot_use_tmpdir_as_a_row(tmp_path, monkey
     finally:
         toolchain.cuda_lib_dir.cache_clear()
     assert not row.ok and f"TMPDIR={tmp_path / 'none'} does not exist" in row.detail
+
+
+@pytest.mark.parametrize("build", ["probe", "mapperopt_dslrt"])
+def test_ctrl_c_during_a_build_says_what_was_being_built_and_that_running_again_is_safe(tmp_path, build):
+    """Ctrl-C (SIGINT to the foreground process group) while `compile` builds with an empty build cache: it printed
+    only `aborted` (during the DSL runtime's build) or a traceback (during the machine probe's, which `compile`
+    builds before its command line is read). It names the build it stopped and says that the same command builds it
+    again."""
+    import os
+    import signal
+    import sys
+    import time
+
+    mapper = tmp_path / "m.dsl"
+    mapper.write_text("Task * CPU;\n")
+    log = tmp_path / "out.txt"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", "compile", str(mapper), "--bench", "circuit",
+                                 "-o", str(tmp_path / "m.so")], stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                                env={**os.environ, toolchain.CACHE_ENV: str(tmp_path / "cache")})
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None and f"[mapperopt] building {build} " not in log.read_text():
+            time.sleep(0.05)
+        time.sleep(1)  # inside the compiler
+        assert proc.poll() is None, log.read_text()
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) in (130, -signal.SIGINT)  # a shell shows both as 130
+    text = log.read_text()
+    said = " ".join(text.split())
+    assert f"aborted: interrupted while building {build} (" in said and "Traceback" not in said, said
+    assert "the build cache keeps only finished builds: the same command builds it again" in said, said
