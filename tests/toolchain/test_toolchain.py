@@ -609,7 +609,8 @@ def test_ctrl_c_during_a_build_says_what_was_being_built_and_that_running_again_
                                 start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                                 env={**os.environ, toolchain.CACHE_ENV: str(tmp_path / "cache")})
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None and f"[mapperopt] building {build} " not in log.read_text():
+        started = f"[mapperopt] building {build} "
+        while time.monotonic() < deadline and proc.poll() is None and started not in log.read_text():
             time.sleep(0.05)
         time.sleep(1)  # inside the compiler
         assert proc.poll() is None, log.read_text()
