@@ -1026,6 +1026,17 @@ def _percent(noise: float) -> str:
     return f"{percent:.1f} %" if percent >= 0.95 else f"{percent:.2g} %"
 
 
+def _drift(own: float, across: float) -> str:
+    """How far the expert's first execution in this comparison measured from its reference unit's (`own`, signed),
+    beside the page's largest such distance (`across`): the largest alone read as this comparison's own."""
+    said = "the expert's first execution in this comparison measured " + (
+        "the same as its reference unit's" if own == 0 else
+        f"{'+' if own > 0 else '-'}{_percent(abs(own))} from its reference unit's")
+    if _percent(abs(own)) == _percent(across):
+        return f"{said}, the most on this page"
+    return f"{said}, and up to {_percent(across)} elsewhere on this page"
+
+
 def noise_note(units: dict, results: Path, b: str, s: str) -> str:
     """One line under a table: the threshold its "within noise" marks use and what it rests on (`spread`), or that
     nothing was measured twice, so that no ratio there is marked either way."""
@@ -1779,8 +1790,8 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
                    + (f"; {shown_default}x and {versus['expert']:.2f}x are within the {noise * 100:.1f} % two "
                       "executions of one mapper differ by here: not a difference" if all(within.values()) else "")
                    + (f"; {' and '.join(unshown)} {'is' if len(unshown) == 1 else 'are'} over a reference unit of "
-                      f"another session: not shown to differ (the expert's first execution in a comparison measured "
-                      f"up to {_percent(across)} from its reference unit's)" if unshown else ""))
+                      f"another session: not shown to differ ({_drift(r['reference_first'] / expert - 1, across)})"
+                      if unshown else ""))
         lines += [f"### {b}, size `{s}`: best mapper found", "", f"{heading}.", "",
                   f"{r['optimizer']}, seed {r['seed']}, iteration {r['best_iter']}: {_fmt(r['best_throughput'])} "
                   f"{unit} (the run's own measurement) / {_fmt(r['reference_first'])} {unit} (the expert's first in "

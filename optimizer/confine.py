@@ -277,13 +277,36 @@ def sandbox() -> tuple[str, ...]:
     return cmd if probe.returncode == 0 and probe.stdout.strip() == "ok" else ()
 
 
-def _exchange(proc: subprocess.Popen, reply: BinaryIO, request: bytes) -> tuple[bytes, bytes]:
+def _reap(proc: subprocess.Popen, deadline: float) -> float | None:
+    """As `proc.wait()` until `deadline` (a `time.monotonic()` time), but returning the CPU time, in seconds, that
+    the child used (with the processes it waited for, e.g. bubblewrap's): None where it was reaped elsewhere.
+
+    Raises:
+        subprocess.TimeoutExpired: it has not exited by `deadline`.
+    """
+    pause = 0.001
+    while True:
+        try:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already
+            proc.wait(max(0.0, deadline - time.monotonic()))
+            return None
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_utime + usage.ru_stime
+        if time.monotonic() >= deadline:
+            raise subprocess.TimeoutExpired(proc.args, WALL_S)
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 2, 0.05)
+
+
+def _exchange(proc: subprocess.Popen, reply: BinaryIO, request: bytes) -> tuple[bytes, bytes, float | None]:
     """As `proc.communicate(request, timeout=WALL_S)` with the reply pipe read too, but keeping only the last
     `OUTPUT_BYTES` of the reply and of the output: a method that floods its output must not fill the tuner's memory.
 
     Returns:
-        (reply, output: its stdout and stderr), once the reply is whole (or its pipe ended), the output's pipe
-        ended and the child has exited.
+        (reply, output: its stdout and stderr, the CPU time the child used in seconds or None: see `_reap`), once
+        the reply is whole (or its pipe ended), the output's pipe ended and the child has exited.
 
     Raises:
         subprocess.TimeoutExpired: not all of that within `WALL_S`.
@@ -317,8 +340,7 @@ def _exchange(proc: subprocess.Popen, reply: BinaryIO, request: bytes) -> tuple[
     out, err = (bytes(kept[fd]) for fd in streams)
     reply.close()
     proc.stdout.close()
-    proc.wait(max(0.0, deadline - time.monotonic()))
-    return out, err
+    return out, err, _reap(proc, deadline)
 
 
 def _stop(proc: subprocess.Popen, reply: BinaryIO) -> None:
@@ -347,7 +369,8 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
 
     Raises:
         ConfinedError: the function raised (its type, message and line), returned a value that is not JSON, ran
-            past `WALL_S` ("Timeout") or `CPU_S`, ran out of memory, started a process (`os.fork`) or ended its own.
+            past `WALL_S` ("Timeout") or `CPU_S`, ran out of memory, started a process (`os.fork`), ended its own
+            or was killed (SIGKILL).
     """
     request = json.dumps({"source": source, "name": name, "args": list(args)})
     env = {k: os.environ[k] for k in KEPT_ENV if k in os.environ}
@@ -363,7 +386,7 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
                                     pass_fds=(write_end,), cwd=cwd, env=env, start_new_session=True,
                                     preexec_fn=_preexec(ruleset, forks=bool(wrapper)), **_as_user(user))
         try:
-            replied, output = _exchange(proc, reply_pipe, request.encode())
+            replied, output, cpu_s = _exchange(proc, reply_pipe, request.encode())
         except subprocess.TimeoutExpired:
             ended = proc.poll() is not None  # then a process it started holds its output
             _stop(proc, reply_pipe)
@@ -376,8 +399,13 @@ def run_confined(source: str, name: str, args: Sequence[Any]) -> Any:
             else:  # what the method started in its process group and left running
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-    if proc.returncode == -signal.SIGXCPU or proc.returncode == -signal.SIGKILL:
-        raise ConfinedError("Timeout", f"{name} used more than {CPU_S} s of CPU time (it was stopped)")
+    # the CPU limit ends the child with SIGKILL (its soft and hard limits are equal; SIGXCPU where they are not):
+    # so does the method itself, or the system (out of memory); the CPU time it used tells them apart
+    if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        if proc.returncode == -signal.SIGXCPU or cpu_s is None or cpu_s >= 0.95 * CPU_S:
+            raise ConfinedError("Timeout", f"{name} used more than {CPU_S} s of CPU time (it was stopped)")
+        raise ConfinedError("MethodError", f"{name} was ended by signal SIGKILL (it killed itself, or the system "
+                                           "did, e.g. out of memory)")
     try:
         reply = json.loads(replied.split(b"\n", 1)[0].decode() or "null")  # a forked copy may have replied too
     except ValueError:

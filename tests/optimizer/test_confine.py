@@ -356,3 +356,21 @@ def test_a_method_that_ends_its_process_is_told_so():
     assert (ended.value.type, ended.value.message) == (
         "MethodError", "probe ended without a reply (exit status 0): it ended its own process (os._exit, os.exec*) "
                        "instead of returning, which is not allowed")
+
+
+def test_a_method_that_kills_itself_is_not_said_to_have_used_up_its_cpu_time():
+    """`os.kill(os.getpid(), signal.SIGKILL)` ended the call with "used more than 10 s of CPU time" after 0.1 s: the
+    CPU limit ends the child with SIGKILL too (its soft and hard limits are equal). The CPU time the child used
+    tells the two apart."""
+    with pytest.raises(ConfinedError) as killed:
+        run_confined(method("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"), "probe", [0])
+    assert (killed.value.type, killed.value.message) == (
+        "MethodError", "probe was ended by signal SIGKILL (it killed itself, or the system did, e.g. out of memory)")
+
+
+def test_a_method_that_uses_up_its_cpu_time_is_told_so(monkeypatch):
+    monkeypatch.setattr(confine, "CPU_S", 1)
+    with pytest.raises(ConfinedError) as stopped:
+        run_confined(method("while True:\n    pass"), "probe", [0])
+    assert (stopped.value.type, stopped.value.message) == (
+        "Timeout", "probe used more than 1 s of CPU time (it was stopped)")
