@@ -1151,8 +1151,9 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     default baseline, with no mapper of the program's own) failed its verification or crashed: the program or its
     verification settings are most likely the cause, and every iteration from the default start would fail the same
     way (each ran before stopping); the program alone where earlier executions passed the same check (its output
-    varies from run to run, which would rank mappers by chance). None otherwise: a benchmark, another failure (out
-    of memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its place), a start of the
+    varies from run to run, which would rank mappers by chance); the memory option that gives the run more where a
+    memory was too small for it (AutoGuide's advice). None otherwise: a benchmark, another failure (killed for
+    lack of the machine's memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its place), a start of the
     user's own (--start FILE: the failure may depend on the mapping, e.g. a kernel that needs a layout), or
     iterations already run. Its text is also kept in the folder (stopped.txt), beside the baseline's run folder."""
     if "app_file" not in store.settings or store.records or own_mapper_of(store.settings) \
@@ -1169,9 +1170,15 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         result = {}
     settings = result.get("settings") or {}
     app_options = settings.get("app_options") or ""
-    run = f"`mapperopt run {app_options}`" if app_options else "`mapperopt run --app ...` (no --mapper)"
+    run = f"`mapperopt run {shlex.join(_run_words(app_options, store.settings))}`" if app_options \
+        else "`mapperopt run --app ...` (no --mapper)"
     always = "and every iteration from the default start would fail the same way"
-    if stage == "verify":
+    memory = _size_advice(path) if stage == "run" else None
+    if memory:  # a memory too small for the program: the option that raises it, as `run` and discovery say
+        cause = "the program needs more memory than the run gives it"
+        fix = (f"{memory} Check it with {run} and that option (no --mapper: Legion's default mapper), then tune "
+               "again with it")
+    elif stage == "verify":
         from mapperopt.benchmarks.userapp import intermittent, verify_option
 
         option = verify_option(reason)
@@ -1192,14 +1199,42 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         fix = f"fix the program, check it with {run} (no --mapper: Legion's default mapper), then tune again with --new"
     else:
         return None
-    fix += ("; if the failure depends on the mapping (a kernel that needs a layout, say), tune from a mapper that "
-            "runs the program correctly: --start FILE")
+    if not memory:
+        fix += ("; if the failure depends on the mapping (a kernel that needs a layout, say), tune from a mapper "
+                "that runs the program correctly: --start FILE")
     error = MapperoptError(f"Legion's default mapper, measured as the baseline, failed at stage {stage} ({reason}): "
                            f"{cause}, {always}; nothing was tuned (what was measured is in {path})", hint=fix)
     with writing_in(store.root):
         write_atomically(store.root / "stopped.txt", f"Stopped before the first iteration: {error.message}\n"
                                                      f"To fix: {fix}.\n")
     return error
+
+
+def _size_advice(folder: Path) -> str | None:
+    """AutoGuide's advice to raise the memory that was too small for the run in `folder` (its feedback.json), up to
+    the option that raises it (`userapp.size_advice`); None for another failure, or without a readable feedback."""
+    from mapperopt.benchmarks.userapp import size_advice
+    from mapperopt.records import Feedback
+
+    try:
+        return size_advice(Feedback.from_json(read_json(folder / "feedback.json")))
+    except (FileNotFoundError, MapperoptError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _run_words(app_options: str, settings: dict) -> list[str]:
+    """The arguments of `mapperopt run` that run the program `app_options` names (`--app FILE`) as the tuning run
+    whose `settings` are given: the options its command was given (settings.json's `request`) that `run` takes too."""
+    request = settings.get("request") or {}
+    words = shlex.split(app_options)
+    if request.get("size", "ci") != "ci":
+        words += ["--size", str(request["size"])]
+    for option in ("cpus", "gpus", "csize", "fsize", "zsize"):
+        if request.get(option) is not None:
+            words += [f"--{option}", str(request[option])]
+    if request.get("timeout_s") is not None:
+        words += ["--timeout", f"{request['timeout_s']:g}"]
+    return words + (["--", *map(str, request["app_args"])] if request.get("app_args") else [])
 
 
 def _no_working_mapper(store: TuneStore) -> MapperoptError:
