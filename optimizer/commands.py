@@ -1007,7 +1007,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                      + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                         if settings.get("iterations") else "")) + ", trimmed mean.")
     wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
-    _print_baselines(console, store.root, settings, wall)
+    _print_baselines(console, store.root, settings, wall, next((r.unit for r in store.records if r.unit), ""))
     console.print(f"Folder: {store.root}")
     if (stop := _default_fails_everywhere(store)) is not None:
         store.unlock()
@@ -1398,24 +1398,28 @@ def _label(name: str, own_mapper: str | None) -> str:
     return reference_name(name, own_mapper) if name == "default" and own_mapper else name
 
 
-def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = False) -> None:
+def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = False, run_unit: str = "") -> None:
     """The reference mappers' throughputs with their unit, and what makes them unreliable
     (`protocol.noise_warnings`; measured with exactly --repeats executions each; `wall`: a user's program measured
-    by its wall time), from their run folders."""
+    by its wall time), from their run folders; one whose folder is gone (deleted) with the unit of the others or of
+    the run's iterations (`run_unit`), and a note that says so."""
     from rich.markup import escape
 
     own = own_mapper_of(settings)
-    results = {}
+    results, missing = {}, []
     for name in settings.get("baselines") or {}:
         try:
             results[name] = read_json(root / f"baseline-{name}" / "result.json", fields=RESULT_FIELDS)
         except FileNotFoundError:
+            missing.append(name)
             continue
         except MapperoptError as exc:
             console.print(f"Note: {exc.message}: its unit and noise are not shown (its figure is in settings.json).",
                           markup=False)
     if settings.get("baselines"):
         units = {name: r.get("unit") or "" for name, r in results.items()}
+        run_unit = next((u for u in units.values() if u), run_unit)  # every mapper of a program has the same unit
+        units.update({name: run_unit for name in missing})
         # Not like with like: the progress lines' figures are each measured later, under another load; the best so
         # far is chosen by the loop's rule (`loop._becomes_best`), said here as it is.
         console.print("Baselines: " + ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
@@ -1426,6 +1430,10 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
                         f"best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % interval of their ratio above "
                         "1) or, within the noise, when it is still higher with both re-measured together; the final "
                         "comparison measures the best, the start and these mappers together)")
+    for name in missing:
+        console.print(f"Note: {root / f'baseline-{name}'}/ is missing (deleted?): it held the measurement of "
+                      f"{reference_name(name, own)} above, which is settings.json's figure, without its noise; the "
+                      "final comparison measures that mapper anew.", markup=False)
     for name, reason in (settings.get("baseline_failures") or {}).items():
         console.print(f"[yellow]No baseline of {reference_name(name, own)}[/] ({escape(reason)}).")
     measured = {_label(name, own): (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
