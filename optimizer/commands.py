@@ -1324,6 +1324,15 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                             for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
     if "default" in measured and own_mapper_of(settings):  # the mapper the `default` reference ran, named by the texts
         summary["own_mapper"] = own_mapper_of(settings)
+    # How the results were checked, as compare counts it: the iterations (where measured), the references and the
+    # calibration, and this comparison's runs.
+    from mapperopt.optimizer.compare import check_kinds
+
+    finals = [r for m in measured.values() for d in m.run_dirs
+              if (store.root / d / "result.json").is_file()
+              and (r := readable_result(store.root / d / "result.json")) is not None]
+    summary["check_kinds"] = check_kinds([], [*(r.result for r in store.records if r.result and r.cached_from is None),
+                                              *set_up_results(store.root), *finals])
     kept = sorted((p for p in store.root.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
                   key=lambda p: int(p.name[6:]))
     replaced = [p.name for p in kept if (p / "summary.json").exists()]
@@ -1656,6 +1665,10 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                None if calibrated else protocol.untimed(unit), start_up_s,
                                                wall=wall):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
+    from mapperopt.optimizer.compare import checked_by
+
+    if checked := checked_by(summary.get("check_kinds") or {}).strip():  # e.g. Pennant's energy check alone
+        console.print(checked, markup=False)
     cut = summary.get("interrupted") or []
     if len(cut) == 1:
         console.print(f"[yellow]Not used:[/] {cut[0]['folder']}, a final comparison without its summary.json (cut "
