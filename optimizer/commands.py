@@ -1173,7 +1173,7 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     run = f"`mapperopt run {shlex.join(_run_words(app_options, store.settings))}`" if app_options \
         else "`mapperopt run --app ...` (no --mapper)"
     always = "and every iteration from the default start would fail the same way"
-    memory = _size_advice(path) if stage == "run" else None
+    memory = _size_advice(path) if stage == "run" and reason.startswith(_CRASHED) else None
     if memory:  # a memory too small for the program: the option that raises it, as `run` and discovery say
         cause = "the program needs more memory than the run gives it"
         fix = (f"{memory} Check it with {run} and that option (no --mapper: Legion's default mapper), then tune "
