@@ -120,8 +120,17 @@ def first_error(stderr: str) -> str | None:
     for pattern in _ERROR_PATTERNS:
         for line in stderr_lines(stderr):
             if pattern.search(line):
-                return line[:REASON_CHARS]
+                return clip(line)
     return None
+
+
+def clip(line: str, limit: int = REASON_CHARS) -> str:
+    """`line` cut to at most `limit` characters at the end of a word, with "…" where it was cut."""
+    if len(line) <= limit:
+        return line
+    cut = line[:limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
 
 
 def failure_line(stderr: str) -> str | None:

@@ -35,7 +35,7 @@ from mapperopt.benchmarks.apps import (RESOURCE_FLAGS, _app_args, _override_flag
 from mapperopt.descriptions import APP_FIELDS
 from mapperopt.errors import MapperoptError, UsageError, closest, extended, signal_name
 from mapperopt.files import read_json, write_atomically, writing_in
-from mapperopt.records import RunResult
+from mapperopt.records import Feedback, RunResult
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
@@ -1437,9 +1437,14 @@ def _memory_advice(app: UserApp, cmd: list[str], err: str, gpus: int, extra_args
     result = RunResult(app=app.name, mapper="discovery", status="failed", stage="run", reason="", log=err,
                        settings={"command": shlex.join(cmd), "gpus": gpus, "extra_args": [str(a) for a in extra_args],
                                  "app_file": app.path, "app_options": shlex.join(spec_words(app))})
-    feedback = explain(result)
-    # Up to the size to raise (or that this machine has too little memory for it): what follows is about a mapper's
-    # statements, which discovery's recording mapper has none of; advice to spill to another memory likewise.
+    return size_advice(explain(result))
+
+
+def size_advice(feedback: Feedback) -> str | None:
+    """AutoGuide's `feedback` on a run whose memory was too small for the program (R403 or Legion's out-of-memory
+    error), up to the option or flag that raises it (`--csize 2048`) or that this machine has too little memory for
+    it; None for any other failure. What follows is about a mapper's statements, which a run without a DSL mapper
+    (discovery's recording mapper, Legion's default mapper) has none of; advice to spill to another memory likewise."""
     found = _SIZE_ADVICE.match(feedback.suggestion or "") if feedback.category.startswith("memory.") else None
     return found[0] if found else None
 

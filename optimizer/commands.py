@@ -1007,7 +1007,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                      + (f" ({load_config(bench).iterations_flag} {settings['iterations']})"
                         if settings.get("iterations") else "")) + ", trimmed mean.")
     wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
-    _print_baselines(console, store.root, settings, wall)
+    _print_baselines(console, store.root, settings, wall, next((r.unit for r in store.records if r.unit), ""))
     console.print(f"Folder: {store.root}")
     if (stop := _default_fails_everywhere(store)) is not None:
         store.unlock()
@@ -1151,8 +1151,9 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     default baseline, with no mapper of the program's own) failed its verification or crashed: the program or its
     verification settings are most likely the cause, and every iteration from the default start would fail the same
     way (each ran before stopping); the program alone where earlier executions passed the same check (its output
-    varies from run to run, which would rank mappers by chance). None otherwise: a benchmark, another failure (out
-    of memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its place), a start of the
+    varies from run to run, which would rank mappers by chance); the memory option that gives the run more where a
+    memory was too small for it (AutoGuide's advice). None otherwise: a benchmark, another failure (killed for
+    lack of the machine's memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its place), a start of the
     user's own (--start FILE: the failure may depend on the mapping, e.g. a kernel that needs a layout), or
     iterations already run. Its text is also kept in the folder (stopped.txt), beside the baseline's run folder."""
     if "app_file" not in store.settings or store.records or own_mapper_of(store.settings) \
@@ -1169,9 +1170,15 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         result = {}
     settings = result.get("settings") or {}
     app_options = settings.get("app_options") or ""
-    run = f"`mapperopt run {app_options}`" if app_options else "`mapperopt run --app ...` (no --mapper)"
+    run = f"`mapperopt run {shlex.join(_run_words(app_options, store.settings))}`" if app_options \
+        else "`mapperopt run --app ...` (no --mapper)"
     always = "and every iteration from the default start would fail the same way"
-    if stage == "verify":
+    memory = _size_advice(path) if stage == "run" and reason.startswith(_CRASHED) else None
+    if memory:  # a memory too small for the program: the option that raises it, as `run` and discovery say
+        cause = "the program needs more memory than the run gives it"
+        fix = (f"{memory} Check it with {run} and that option (no --mapper: Legion's default mapper), then tune "
+               "again with it")
+    elif stage == "verify":
         from mapperopt.benchmarks.userapp import intermittent, verify_option
 
         option = verify_option(reason)
@@ -1192,14 +1199,42 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
         fix = f"fix the program, check it with {run} (no --mapper: Legion's default mapper), then tune again with --new"
     else:
         return None
-    fix += ("; if the failure depends on the mapping (a kernel that needs a layout, say), tune from a mapper that "
-            "runs the program correctly: --start FILE")
+    if not memory:
+        fix += ("; if the failure depends on the mapping (a kernel that needs a layout, say), tune from a mapper "
+                "that runs the program correctly: --start FILE")
     error = MapperoptError(f"Legion's default mapper, measured as the baseline, failed at stage {stage} ({reason}): "
                            f"{cause}, {always}; nothing was tuned (what was measured is in {path})", hint=fix)
     with writing_in(store.root):
         write_atomically(store.root / "stopped.txt", f"Stopped before the first iteration: {error.message}\n"
                                                      f"To fix: {fix}.\n")
     return error
+
+
+def _size_advice(folder: Path) -> str | None:
+    """AutoGuide's advice to raise the memory that was too small for the run in `folder` (its feedback.json), up to
+    the option that raises it (`userapp.size_advice`); None for another failure, or without a readable feedback."""
+    from mapperopt.benchmarks.userapp import size_advice
+    from mapperopt.records import Feedback
+
+    try:
+        return size_advice(Feedback.from_json(read_json(folder / "feedback.json")))
+    except (FileNotFoundError, MapperoptError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _run_words(app_options: str, settings: dict) -> list[str]:
+    """The arguments of `mapperopt run` that run the program `app_options` names (`--app FILE`) as the tuning run
+    whose `settings` are given: the options its command was given (settings.json's `request`) that `run` takes too."""
+    request = settings.get("request") or {}
+    words = shlex.split(app_options)
+    if request.get("size", "ci") != "ci":
+        words += ["--size", str(request["size"])]
+    for option in ("cpus", "gpus", "csize", "fsize", "zsize"):
+        if request.get(option) is not None:
+            words += [f"--{option}", str(request[option])]
+    if request.get("timeout_s") is not None:
+        words += ["--timeout", f"{request['timeout_s']:g}"]
+    return words + (["--", *map(str, request["app_args"])] if request.get("app_args") else [])
 
 
 def _no_working_mapper(store: TuneStore) -> MapperoptError:
@@ -1289,6 +1324,15 @@ def final_comparison(bench: str, store: TuneStore, rounds: int = FINAL_ROUNDS) -
                             for n, m in measured.items()}, "vs": vs}  # relative to the folder, which can be moved
     if "default" in measured and own_mapper_of(settings):  # the mapper the `default` reference ran, named by the texts
         summary["own_mapper"] = own_mapper_of(settings)
+    # How the results were checked, as compare counts it: the iterations (where measured), the references and the
+    # calibration, and this comparison's runs.
+    from mapperopt.optimizer.compare import check_kinds
+
+    finals = [r for m in measured.values() for d in m.run_dirs
+              if (store.root / d / "result.json").is_file()
+              and (r := readable_result(store.root / d / "result.json")) is not None]
+    summary["check_kinds"] = check_kinds([], [*(r.result for r in store.records if r.result and r.cached_from is None),
+                                              *set_up_results(store.root), *finals])
     kept = sorted((p for p in store.root.glob("final-*") if p.is_dir() and p.name[6:].isdigit()),
                   key=lambda p: int(p.name[6:]))
     replaced = [p.name for p in kept if (p / "summary.json").exists()]
@@ -1363,24 +1407,28 @@ def _label(name: str, own_mapper: str | None) -> str:
     return reference_name(name, own_mapper) if name == "default" and own_mapper else name
 
 
-def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = False) -> None:
+def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = False, run_unit: str = "") -> None:
     """The reference mappers' throughputs with their unit, and what makes them unreliable
     (`protocol.noise_warnings`; measured with exactly --repeats executions each; `wall`: a user's program measured
-    by its wall time), from their run folders."""
+    by its wall time), from their run folders; one whose folder is gone (deleted) with the unit of the others or of
+    the run's iterations (`run_unit`), and a note that says so."""
     from rich.markup import escape
 
     own = own_mapper_of(settings)
-    results = {}
+    results, missing = {}, []
     for name in settings.get("baselines") or {}:
         try:
             results[name] = read_json(root / f"baseline-{name}" / "result.json", fields=RESULT_FIELDS)
         except FileNotFoundError:
+            missing.append(name)
             continue
         except MapperoptError as exc:
             console.print(f"Note: {exc.message}: its unit and noise are not shown (its figure is in settings.json).",
                           markup=False)
     if settings.get("baselines"):
         units = {name: r.get("unit") or "" for name, r in results.items()}
+        run_unit = next((u for u in units.values() if u), run_unit)  # every mapper of a program has the same unit
+        units.update({name: run_unit for name in missing})
         # Not like with like: the progress lines' figures are each measured later, under another load; the best so
         # far is chosen by the loop's rule (`loop._becomes_best`), said here as it is.
         console.print("Baselines: " + ", ".join(f"{_label(name, own)} {protocol.figure(units.get(name, ''), value)}"
@@ -1391,6 +1439,10 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
                         f"best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % interval of their ratio above "
                         "1) or, within the noise, when it is still higher with both re-measured together; the final "
                         "comparison measures the best, the start and these mappers together)")
+    for name in missing:
+        console.print(f"Note: {root / f'baseline-{name}'}/ is missing (deleted?): it held the measurement of "
+                      f"{reference_name(name, own)} above, which is settings.json's figure, without its noise; the "
+                      "final comparison measures that mapper anew.", markup=False)
     for name, reason in (settings.get("baseline_failures") or {}).items():
         console.print(f"[yellow]No baseline of {reference_name(name, own)}[/] ({escape(reason)}).")
     measured = {_label(name, own): (protocol.estimate(protocol.values_of(r)), protocol.measured_time(r))
@@ -1613,6 +1665,10 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                None if calibrated else protocol.untimed(unit), start_up_s,
                                                wall=wall):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
+    from mapperopt.optimizer.compare import checked_by
+
+    if checked := checked_by(summary.get("check_kinds") or {}).strip():  # e.g. Pennant's energy check alone
+        console.print(checked, markup=False)
     cut = summary.get("interrupted") or []
     if len(cut) == 1:
         console.print(f"[yellow]Not used:[/] {cut[0]['folder']}, a final comparison without its summary.json (cut "

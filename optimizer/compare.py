@@ -2069,7 +2069,7 @@ def describe(summary: dict) -> list[str]:
              f"Each evaluation: {executions} "
              + ("measured, not calibrated (the program's arguments fix the work of an execution)" if "app" in s else
                 f"of at least {s.get('min_time_s', '?')} s measured") + ", trimmed mean. " + _best_rule(low, high)
-             + _checked_by(summary.get("check_kinds") or {}),
+             + checked_by(summary.get("check_kinds") or {}),
              (f"Score of a run: its best program's throughput / {named}'s "
               f"({summary.get('reference_throughput', 0):.4g} {unit}), both measured together at the end in "
               f"{_rounds(summary['final_rounds'], 'interleaved')}; 0 when nothing worked or the best failed there."
@@ -2103,7 +2103,7 @@ def _best_rule(low: Any, high: Any) -> str:
     return f"{noise[0].upper()}{noise[1:]}."
 
 
-def _checked_by(kinds: dict[str, int]) -> str:
+def checked_by(kinds: dict[str, int]) -> str:
     """A sentence when results were checked by energy conservation only (Pennant's check where there is no
     sequential or reference one, `check_kinds`), as `run` says it; else ""."""
     energy, checked = kinds.get("energy", 0), sum(kinds.values())
@@ -2591,6 +2591,6 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
                   f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")
 
 
-__all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "compare", "compare_folder", "describe", "failure_kinds",
-           "failure_line", "format_table",
+__all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",
+           "failure_kinds", "failure_line", "format_table",
            "plot_compare", "reference_noise", "run_compare", "summarize", "under_table", "write_outputs"]

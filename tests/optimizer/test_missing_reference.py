@@ -7,6 +7,7 @@ run of Stencil (ci size) with both references."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -62,3 +63,19 @@ def test_references_measured_at_different_counts_are_no_damage(tuning, tmp_path,
     recalibrated_default(folder)
     assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 0, capsys.readouterr().err
     assert (folder / "iter-002" / "result.json").is_file()
+
+
+def test_a_deleted_default_reference_is_said_and_its_figure_keeps_its_unit(tuning, tmp_path, capsys):
+    """baseline-default/ deleted: the run is continued (the final comparison measures that mapper anew), and the
+    baselines line gives settings.json's figure with its unit and says that its run folder is missing."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    shutil.rmtree(folder / "baseline-default")
+    unit = json.loads((folder / "baseline-expert" / "result.json").read_text())["unit"]
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(folder), "--iters", "2", "--final-rounds", "1"]) == 0, \
+        capsys.readouterr().err
+    out = " ".join("".join(capsys.readouterr()).split())
+    assert re.search(rf"Baselines: expert [\d.,]+ {re.escape(unit)}, default [\d.,]+ {re.escape(unit)} ", out), out
+    assert f"Note: {folder / 'baseline-default'}/ is missing" in out, out
+    assert "energy" not in out, out  # Stencil's results are checked otherwise

@@ -5,6 +5,7 @@ discovery that fails for lack of memory says which option gives it more."""
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 
@@ -45,3 +46,34 @@ def test_tune_and_run_discover_with_the_runs_memory_size(tmp_path, monkeypatch, 
     # `check` (no memory option) reads the same description: its tasks are the program's at every memory size.
     assert main(["check", "m.dsl", "--app", "mapperopt.yaml", "--size", "big"]) == 0
     assert "discovering" not in capsys.readouterr().err
+
+
+def test_tune_whose_default_baseline_runs_out_of_memory_says_to_raise_it(tmp_path, monkeypatch, capsys,
+                                                                        histogram_exe):
+    """Discovered with more memory (cached), then tuned without it: Legion's default mapper, measured as the baseline,
+    fails its allocation; the error says which option gives the run more memory, not to fix the program, and its
+    check command keeps the run's options."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    (tmp_path / "mapperopt.yaml").write_text(
+        f"executable: {histogram_exe}\nsizes:\n  big:\n    args: [-n, '140000000', -p, '2', -reps, '1']\n"
+        "    timeout_s: 120\nverify:\n  pattern: 'HIST OK'\n")
+    tune = ["tune", "--app", "mapperopt.yaml", "--size", "big", "--repeats", "1", "--max-repeats", "1",
+            "--final-rounds", "1", "--iters", "1", "--runs-dir", "runs", "--baseline", "default"]
+    app = load_app_file(tmp_path / "mapperopt.yaml")
+    if not discovery_path(app, discovery_command(app, "big")).is_file():  # discovered once with the memory it needs
+        assert main(["run", "--app", "mapperopt.yaml", "--size", "big", "--csize", "1024", "--once",
+                     "--out", "r"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main(tune) == 1
+    err = " ".join("".join(capsys.readouterr()).split())
+    assert "Legion's default mapper, measured as the baseline, failed" in err, err
+    assert re.search(r"Raise --csize to \d+ MiB \(Legion's -ll:csize; mapperopt run/tune --csize \d+\)\.", err), err
+    assert "fix the program" not in err and "the program itself is the cause" not in err, err
+    assert "`mapperopt run --app mapperopt.yaml --size big" in err, err
+    # Legion's message is longer than a reason keeps: cut at a word's end, and said so.
+    reason = re.search(r"No baseline of the default mapper \(failed at stage run: aborted: (.*?…)\)\. ", err)[1]
+    (root,) = (tmp_path / "runs").glob("histogram/tune-*")
+    said = " ".join(json.loads((root / "baseline-default" / "result.json").read_text())["log"].split())
+    assert said.find(reason[:-1]) >= 0, (reason, said)
+    assert not said[said.find(reason[:-1]) + len(reason) - 1].isalnum(), reason  # not mid-word
