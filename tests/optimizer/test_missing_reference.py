@@ -48,10 +48,10 @@ def test_a_deleted_expert_reference_is_named_not_settings(tuning, tmp_path, caps
     text = " ".join(capsys.readouterr().err.split())
     assert (f"error: {folder / 'baseline-expert'}/ is missing: it held the expert mapper's reference measurement, "
             f"which fixed the run's iteration count (settings.json's 'iterations', {calibrated})") in text, text
+    # (how many of the journal's iterations ran at that count, said after it, depends on the machine's speed)
     assert (f"hint: restore baseline-expert/ from a copy of the tuning folder, then run the same command again; "
             f"leave settings.json as it is: each reference mapper is calibrated on its own, so baseline-default/ "
-            f"measured at {other} is no sign of damage, and 1 of the journal's iterations ran at {calibrated}") \
-        in text, text
+            f"measured at {other} is no sign of damage") in text, text
     assert "is damaged" not in text and "set its 'iterations'" not in text, text
     assert (folder / "settings.json").read_bytes() == settings and not (folder / "iter-002").exists()
 
