@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import click
 from click.core import ParameterSource
@@ -223,6 +223,19 @@ def _latest(runs_dir: Path, bench: str, request: dict, iters: int | None) -> tup
     return None, finished
 
 
+def _unfinished_tunes(runs_dir: Path, bench: Any, iters: int | None) -> Iterator[tuple[Path, dict]]:
+    """The unfinished, set-up tuning folders of `bench` under `runs_dir`, newest first, with the request each was
+    made by (settings.json's `request`); unreadable ones are left out (`_latest` says so)."""
+    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
+        try:
+            store = TuneStore.open(root)
+        except MapperoptError:
+            continue
+        if _set_up(store) and (len(store.records) < (iters or store.settings["iters"])
+                               or not (root / "summary.json").exists()):
+            yield root, store.settings.get("request") or {}
+
+
 def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | None) -> tuple[Path, list[str]] | None:
     """The latest unfinished tuning folder of the user's program `bench` under `runs_dir` that the same command made
     before the program's settings changed (its arguments, metric, verification...: an edit of the application
@@ -232,17 +245,9 @@ def _other_unfinished(runs_dir: Path, bench: Any, request: dict, iters: int | No
 
     if not isinstance(bench, UserApp):
         return None
-    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
-        try:
-            store = TuneStore.open(root)
-        except MapperoptError:  # `_latest` said so
-            continue
-        recorded = store.settings.get("request") or {}
-        if (not isinstance(recorded.get("program"), dict) or recorded["program"] == request["program"]
-                or _searched({**recorded, "program": None}) != _searched({**request, "program": None})
-                or not _set_up(store)):
-            continue
-        if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
+    for root, recorded in _unfinished_tunes(runs_dir, bench, iters):
+        if (isinstance(recorded.get("program"), dict) and recorded["program"] != request["program"]
+                and _searched({**recorded, "program": None}) == _searched({**request, "program": None})):
             return root, identity_differences(recorded["program"], request["program"], "here")
     return None
 
@@ -251,18 +256,10 @@ def _unfinished_from(runs_dir: Path, bench: Any, request: dict, start: str, iter
     """The latest unfinished tuning folder of `bench` under `runs_dir` that the same command (`request`, whose
     `start` is not compared) made from the --start file `start` as it was then: one the command does not continue
     because that file was edited since (or removed); None when there is none."""
-    for root in sorted((Path(runs_dir) / str(bench)).glob("tune-*"), reverse=True):
-        try:
-            store = TuneStore.open(root)
-        except MapperoptError:  # `_latest` said so
-            continue
-        recorded = store.settings.get("request") or {}
+    for root, recorded in _unfinished_tunes(runs_dir, bench, iters):
         made_from = recorded.get("start")
-        if (not isinstance(made_from, dict) or made_from.get("file") != start or made_from == request["start"]
-                or _searched({**recorded, "start": None}) != _searched({**request, "start": None})
-                or not _set_up(store)):
-            continue
-        if len(store.records) < (iters or store.settings["iters"]) or not (root / "summary.json").exists():
+        if (isinstance(made_from, dict) and made_from.get("file") == start and made_from != request["start"]
+                and _searched({**recorded, "start": None}) == _searched({**request, "start": None})):
             return root
     return None
 
@@ -1153,9 +1150,9 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     way (each ran before stopping); the program alone where earlier executions passed the same check (its output
     varies from run to run, which would rank mappers by chance); the memory option that gives the run more where a
     memory was too small for it (AutoGuide's advice). None otherwise: a benchmark, another failure (killed for
-    lack of the machine's memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its place), a start of the
-    user's own (--start FILE: the failure may depend on the mapping, e.g. a kernel that needs a layout), or
-    iterations already run. Its text is also kept in the folder (stopped.txt), beside the baseline's run folder."""
+    lack of the machine's memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its
+    place), a start of the user's own (--start FILE: the failure may depend on the mapping, e.g. a kernel that needs
+    a layout), or iterations already run. Its text is also kept in the folder (stopped.txt), beside the baseline's run folder."""
     if "app_file" not in store.settings or store.records or own_mapper_of(store.settings) \
             or store.settings.get("start") not in (None, "default", "random"):
         return None
