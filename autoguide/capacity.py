@@ -324,7 +324,7 @@ def _padding(result: RunResult, task: str, asked: int) -> str | None:
 def _mb(mb: int | None, capacity: int | None) -> str:
     if mb is not None:
         return f"{mb} MiB"
-    return f"{capacity / MIB:.0f} MiB" if capacity else "Legion's default size"
+    return f"{capacity / MIB:.0f} MiB" if capacity else "default size"
 
 
 def fit_edits(edits: tuple[Edit, ...], result: RunResult) -> tuple[Edit, ...]:

@@ -70,6 +70,7 @@ def test_tune_whose_default_baseline_runs_out_of_memory_says_to_raise_it(tmp_pat
     assert "Legion's default mapper, measured as the baseline, failed" in err, err
     assert re.search(r"Raise --csize to \d+ MiB \(Legion's -ll:csize; mapperopt run/tune --csize \d+\)\.", err), err
     assert "fix the program" not in err and "the program itself is the cause" not in err, err
+    assert re.search(r"\(\d+ MiB\) does not fit in its default size\.", err), err  # Legion's message: no capacity
     assert "`mapperopt run --app mapperopt.yaml --size big" in err, err
     # Legion's message is longer than a reason keeps: cut at a word's end, and said so.
     reason = re.search(r"No baseline of the default mapper \(failed at stage run: aborted: (.*?…)\)\. ", err)[1]
