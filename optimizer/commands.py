@@ -1152,7 +1152,8 @@ def _default_fails_everywhere(store: TuneStore) -> MapperoptError | None:
     memory was too small for it (AutoGuide's advice). None otherwise: a benchmark, another failure (killed for
     lack of the machine's memory, a timeout), the program's own mapper as the baseline (a DSL mapper takes its
     place), a start of the user's own (--start FILE: the failure may depend on the mapping, e.g. a kernel that needs
-    a layout), or iterations already run. Its text is also kept in the folder (stopped.txt), beside the baseline's run folder."""
+    a layout), or iterations already run. Its text is also kept in the folder (stopped.txt), beside the baseline's
+    run folder."""
     if "app_file" not in store.settings or store.records or own_mapper_of(store.settings) \
             or store.settings.get("start") not in (None, "default", "random"):
         return None
