@@ -743,10 +743,13 @@ def _limits_section(units: dict, plan: dict, results: Path, out: Path) -> list[s
         lines += ["| benchmark | size | mapper | achieved | against the ceiling (Pennant: against a CPU run) | |",
                   "|---|---|---|---|---|---|", *rows]
         if apart:
-            lines += ["", f"{ANOTHER_SESSION} the reference unit was measured in another session than the ceiling it "
-                      "is divided by: " + ", ".join(apart.values()) + "; the share sets a figure of one session "
-                      "against one of another, possibly of another machine of the same card (sessions: the calls "
-                      f"`calls.jsonl` records, else units started {SESSION_GAP_S // 60} minutes or more apart)."]
+            rule = (f"calls: those `{CALLS}` records, else units started {SESSION_GAP_S // 60} minutes or more apart"
+                    if windows else f"this results folder has no `{CALLS}`, so calls are told apart by the units' "
+                    f"start times: {SESSION_GAP_S // 60} minutes or more apart, longer than a machine is held")
+            lines += ["", f"{ANOTHER_SESSION} the reference unit was measured in another device call than the ceiling "
+                      "it is divided by: " + ", ".join(apart.values()) + "; the share sets a figure of one call "
+                      f"against one of another, possibly of another machine of the same card ({rule}; a session "
+                      "of [How it was run](#how-it-was-run) may hold several calls)."]
     else:
         lines.append("No benchmark measured yet.")
     if shares:
@@ -1110,7 +1113,8 @@ def load_changes(results: Path) -> list[dict]:
     """`<results>/changes.json`, written by hand: a list of the changes made while the evaluation ran that concern
     its figures, each {"mark": a letter, "from": the start time (UTC, as units' `started`) of the first unit measured
     after it, "benchmarks": names or "*", optional "sizes", "what": a short description; a fix may say "dsl": true
-    (it concerns the DSL mappers only, not Legion's default mapper) and "statement" (only mappers whose text has it);
+    (it concerns the DSL mappers only, not Legion's default mapper) and "statement" (only mappers whose text has it;
+    "InstanceLimit": one on a task of the timed loop, where TIMED_LOOP lists the benchmark's);
     "expert": true for an edit of the expert mapper}; none without the file."""
     path = results / CHANGES
     return json.loads(path.read_text()) if path.exists() else []
@@ -1125,10 +1129,41 @@ class Execution:
     expert: bool = False
 
 
+# The tasks launched between begin_trace and end_trace in each application's timed loop
+# (benchmarks/legion/<app>/<app>.cc); the others (initialisation, checks) run once, outside it.
+TIMED_LOOP = {
+    "circuit": ("calculate_new_currents", "distribute_charge", "update_voltages"),
+    "stencil": ("stencil", "increment"),
+    "pennant": ("init_step_points", "init_step_zones", "calc_global_dt", "adv_pos_half", "calc_centers",
+                "calc_volumes", "calc_char_len", "calc_rho_half", "sum_point_mass", "calc_state_at_half",
+                "calc_force_pgas_tts", "qcs_zone_center_velocity", "qcs_corner_divergence", "qcs_qcn_force",
+                "qcs_force", "qcs_vel_diff", "sum_point_force", "apply_boundary_conditions", "adv_pos_full",
+                "calc_centers_full", "calc_volumes_full", "calc_work", "calc_work_rate_energy_rho_full",
+                "calc_dt_hydro"),
+}
+
+
+def _limits_a_loop_task(b: str, dsl: str) -> bool:
+    """Whether an `InstanceLimit` of `dsl` names a task of `b`'s timed loop (TIMED_LOOP) or every task; where the
+    loop is not listed, or the text does not parse, whether it has an `InstanceLimit` at all."""
+    from mapperopt.dsl import ast as A
+    from mapperopt.dsl import parse
+
+    if b not in TIMED_LOOP:
+        return "InstanceLimit" in dsl
+    try:
+        limits = [st.tasks.names for st in parse(dsl).statements if isinstance(st, A.InstanceLimitStmt)]
+    except Exception:  # noqa: BLE001 - a text this checkout's parser refuses: judged by its words
+        return "InstanceLimit" in dsl
+    return any(names is None or {n.name for n in names} & set(TIMED_LOOP[b]) for names in limits)
+
+
 def _concerns(change: dict, b: str, s: str, e: Execution) -> bool:
+    statement = change.get("statement")
     return ((change["benchmarks"] == "*" or b in change["benchmarks"]) and s in change.get("sizes", [s])
             and (not change.get("dsl") or e.dsl is not None)
-            and (not change.get("statement") or change["statement"] in (e.dsl or "")))
+            and (not statement or (_limits_a_loop_task(b, e.dsl or "") if statement == "InstanceLimit"
+                                   else statement in (e.dsl or ""))))
 
 
 def change_marks(changes: list[dict], b: str, s: str, executions: list[Execution]) -> list[str]:
@@ -1347,6 +1382,9 @@ def summary_table(units: dict, plan: dict, results: Path, tuning_doc: str | None
                     f"{_percent(noise) if noise is not None else 'not measured'} | {done} | {state} |")
     legend = [f"{SUPERSCRIPT[c['mark']]} " + (f"against the expert as edited during the evaluation: {c['what']}"
                                               if c.get("expert") else f"measured before {c['what']}")
+              + (" (on " + ", ".join(f"{b.capitalize()}" for b in TIMED_LOOP) + ": an `InstanceLimit` on a task of "
+                 "the timed loop; a limit on a set-up or check task, run once outside it, is not marked)"
+                 if c.get("statement") == "InstanceLimit" else "")
               + f" ({c['from'][:10]})" for c in changes if c["mark"] in used]
     if not rows:
         return []
@@ -1433,6 +1471,7 @@ def _per_evaluation(executions: int) -> str:
 def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) -> tuple[list[str], dict | None]:
     """The paper's table for (b, s) and the best tuning run found (its unit)."""
     optimizers, skipped = usable_optimizers(plan)
+    card = card_label(measured_on(plan, units)) if measured_on(plan, units) else None  # the one `run` continues on
     base = units.get(f"base-{b}-{s}", {})
     lines = [f"### {b}, size `{s}`", ""]
     mappers = base.get("mappers", {})
@@ -1553,7 +1592,8 @@ def _table(units: dict, plan: dict, b: str, s: str, resume: str, results: Path) 
                   "not run."]
     elif missing:
         lines += ["", f"{len(missing)} unit(s) of this benchmark not done yet (first: `{missing[0]}`); `{resume}` "
-                  "continues."]
+                  + (f"continues, on an {card} only (the card this folder records: `run` refuses another; see "
+                     "[How it was run](#how-it-was-run))." if card else "continues.")]
     return lines + [""], best_run
 
 
@@ -1891,7 +1931,8 @@ def _calls_section(results: Path) -> list[str]:
     path = results / CALLS
     calls = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
     if not calls:
-        return []
+        return [f"No `{CALLS}` in this results folder: benchmarks/gpu/evaluate.sh did not record its calls yet when "
+                "they ran; the text above is their only record.", ""]
 
     def seconds(call: dict) -> float:
         return (datetime.fromisoformat(call["end"]) - datetime.fromisoformat(call["start"])).total_seconds()

@@ -25,6 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 try:
+    from mapperopt.benchmarks.evaluate import TIMED_LOOP
     from mapperopt.dsl import Evaluator, parse
     from mapperopt.dsl import ast as A
     from mapperopt.dsl.commands import load_app
@@ -33,18 +34,7 @@ except ModuleNotFoundError as error:  # a Python without mapperopt: say which on
 
     sys.exit(missing(error))
 
-# The tasks launched between begin_trace and end_trace in each application's timed loop
-# (benchmarks/legion/<app>/<app>.cc); the others (initialisation, checks) run once, outside it.
-LOOP = {
-    "circuit": ("calculate_new_currents", "distribute_charge", "update_voltages"),
-    "stencil": ("stencil", "increment"),
-    "pennant": ("init_step_points", "init_step_zones", "calc_global_dt", "adv_pos_half", "calc_centers",
-                "calc_volumes", "calc_char_len", "calc_rho_half", "sum_point_mass", "calc_state_at_half",
-                "calc_force_pgas_tts", "qcs_zone_center_velocity", "qcs_corner_divergence", "qcs_qcn_force",
-                "qcs_force", "qcs_vel_diff", "sum_point_force", "apply_boundary_conditions", "adv_pos_full",
-                "calc_centers_full", "calc_volumes_full", "calc_work", "calc_work_rate_energy_rho_full",
-                "calc_dt_hydro"),
-}
+LOOP = TIMED_LOOP  # the tasks of each application's timed loop (benchmarks/evaluate.py)
 
 
 def traits(program: A.Program, loop: tuple[str, ...], gpu_loop: set[str]) -> tuple[bool, set[str]]:

@@ -1019,7 +1019,7 @@ def test_the_limits_table_marks_a_reference_of_another_session_than_its_ceiling(
     assert rows["| circuitexpert"].endswith("50.0% of FP32 peak 100 GFLOP/s § | |"), rows
     assert "§" not in rows["| cannonexpert"], rows
     assert "5.0x a 12-CPU run (10 GFLOP/s) §" in rows["| pennantexpert"], rows
-    assert ("§ the reference unit was measured in another session than the ceiling it is divided by: circuit `ci` "
+    assert ("§ the reference unit was measured in another device call than the ceiling it is divided by: circuit `ci` "
             "(2026-12-03 10:22 UTC; FP32 peak 2026-12-02 03:30 UTC), pennant `gpu` (2026-12-02 06:40 UTC; CPU run "
             "2026-12-02 03:35 UTC)") in limits, limits
     # where the calls are recorded, they tell the sessions apart: two calls a few minutes apart are two sessions
@@ -1223,3 +1223,62 @@ def test_the_page_cites_repeats_only_where_the_folder_has_them_and_says_what_run
     _repeated(repeated)
     text = write_report(repeated, tmp_path / "repeated.md", notes={})
     assert "the reference unit's rounds and its repeat in `units/repeats/`" in text, text
+
+
+def test_a_statement_change_marks_only_a_statement_on_a_task_of_the_timed_loop():
+    """The H200's summary marked "measured before the fix of `InstanceLimit` in a traced loop" on Stencil OpenTuner's
+    0.99, whose only limit is on `check`, run once outside the timed loop (and on Circuit random's, limited only on
+    its set-up tasks), which the fix does not concern. Where the benchmark's timed loop is known, an `InstanceLimit`
+    change marks a mapper only where a limit names a loop task, or every task; elsewhere wherever the mapper has one."""
+    change = {"mark": "e", "from": "2026-12-03T15:47:30Z", "benchmarks": "*", "dsl": True,
+              "statement": "InstanceLimit", "what": "W"}
+
+    def marks(b: str, dsl: str) -> list[str]:
+        return evaluate.change_marks([change], b, "gpu", [evaluate.Execution("2026-12-03T10:00:00Z", dsl)])
+    assert marks("stencil", "Task * GPU,CPU;\nInstanceLimit check 4;\n") == []
+    assert marks("circuit", "InstanceLimit init_piece 4;\nInstanceLimit init_pointers 4;\n") == []
+    assert marks("stencil", "InstanceLimit check 4;\nInstanceLimit stencil 1;\n") == ["e"]
+    assert marks("circuit", "InstanceLimit init_piece,update_voltages 2;\n") == ["e"]
+    assert marks("stencil", "InstanceLimit * 1;\n") == ["e"]
+    assert marks("cannon", "InstanceLimit taco_validate 1;\n") == ["e"]  # a loop not listed: any limit
+    assert marks("stencil", "Task * GPU,CPU;\n") == []
+    # benchmarks/gpu/timeouts.py counts the loop's limits with the same list
+    assert evaluate.TIMED_LOOP["stencil"] == ("stencil", "increment")
+
+
+def test_the_sessions_footnote_says_which_rule_told_them_apart_and_a_folder_without_calls_says_so(tmp_path):
+    """The H200's limits footnote said "measured in another session" while its How it was run numbered sessions of
+    several calls, and it named `calls.jsonl`, which that folder does not have (its calls ran before
+    benchmarks/gpu/evaluate.sh kept one). The footnote speaks of device calls and says which rule applied; the page
+    of a folder without the file says so where the calls are listed."""
+    results = tmp_path / "eval"
+    plan = default_plan(benchmarks=["circuit"], sizes=["ci"], optimizers=["random"], iters=1, seeds=1, long_iters=0)
+    results.mkdir()
+    (results / "plan.json").write_text(json.dumps(plan))
+    one = {"values": [50.0], "value": 50.0, "low": 50.0, "high": 50.0, "spread": 0.0}
+    _saved(results, "base-circuit-ci", kind="base", rounds=1, wall_s=10.0, started="2026-12-03T10:22:00Z", mappers={
+        name: {"estimate": one, "reason": None, "unit": "GFLOPS", "printed": {}} for name in ("default", "expert")})
+    _saved(results, "limit-copybw", kind="limit", gpu="NVIDIA H200", copy_gbs=400.0, fp32_peak_gflops=100.0,
+           fp32_peak_source="a test's", started="2026-12-02T03:30:00Z")
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert ("§ the reference unit was measured in another device call than the ceiling it is divided by: circuit "
+            "`ci` (2026-12-03 10:22 UTC; FP32 peak 2026-12-02 03:30 UTC)") in text, text
+    assert ("this results folder has no `calls.jsonl`, so calls are told apart by the units' start times: 30 "
+            "minutes or more apart") in text, text
+    assert "No `calls.jsonl` in this results folder" in text, text
+    (results / "calls.jsonl").write_text(json.dumps(
+        {"start": "2026-12-02T03:29:00Z", "end": "2026-12-02T03:39:00Z", "stop_after_s": 500, "build_s": 20,
+         "builds_failed": [], "gpu": "NVIDIA H200", "units_finished": ["limit-copybw"], "exit_status": 0}) + "\n")
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert "calls: those `calls.jsonl` records, else units started 30 minutes or more apart" in text, text
+    assert "No `calls.jsonl`" not in text and "Calls of `benchmarks/gpu/evaluate.sh` as it records them" in text
+
+
+def test_the_tables_continue_command_names_the_card_the_folder_records(tmp_path):
+    """Each table said "`python3 benchmarks/gpu/evaluate.py run --results reports/h200-eval` continues", which `run`
+    refuses on any card but the one the folder records (an H100 was given for an H200 in the twelfth session)."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 1, expert=[100.0], default=[95.0], gpu="NVIDIA H200")
+    text = write_report(results, tmp_path / "report.md", notes={})
+    assert (f"`python3 benchmarks/gpu/evaluate.py run --results {results}` continues, on an H200 only (the card "
+            "this folder records: `run` refuses another; see [How it was run](#how-it-was-run))") in text, text
