@@ -726,8 +726,9 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
 def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:
     """The notes that `run` prints after its table (`userapp.run_notes`: an output that says FAIL with nothing
     checking it, the mapper's notes R453 and R455, its skipped memories R452) of iteration `r`'s run in the tuning
-    folder `root`, in `run`'s words, under a line naming the iteration and its run folder; a note whose words are in
-    `said` (an earlier iteration's) is not said again. Adds the notes said to `said`."""
+    folder `root` (for `compare`, the comparison's run folder), in `run`'s words, under a line naming the iteration
+    and its run folder; a note whose words are in `said` (an earlier iteration's) is not said again. Adds the notes
+    said to `said`."""
     from rich.markup import escape
 
     from mapperopt.benchmarks.userapp import run_notes
