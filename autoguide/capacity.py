@@ -132,7 +132,8 @@ def _memory_advice(fields: Mapping[str, Any], result: RunResult) -> tuple[str, t
             f"what spills, list ZCMEM first for the biggest regions that {least} "
             f"('Region * <region> GPU ZCMEM,FBMEM;') and keep the small, hot ones in FBMEM; or raise "
             + (f"-ll:fsize {given} (now " if (given := _given_at(result, "-ll:fsize")) else
-               "--fsize (Legion's -ll:fsize; now ")
+               f"-ll:fsize (after `--` of the {_command(result)} command; now " if _without_size_options(result)
+               else "--fsize (Legion's -ll:fsize; now ")
             + f"{_mb(sizes.get('fsize'), capacity if kind == 'FBMEM' else None)}) if the GPU has more memory."
             + (" A run with --profile shows which of its tasks take the time." if own else "")
             + (_extra_instances(result) if _fits_alone(asked, sizes.get("fsize"), capacity) else ""))
@@ -151,13 +152,17 @@ def _memory_advice(fields: Mapping[str, Any], result: RunResult) -> tuple[str, t
                 f"alone, but other instances fill it.{_extra_instances(result)}")
     flag = LEGION_FLAGS[kind]
     given = _given_at(result, flag)
+    if given is None and _without_size_options(result):  # `check`: only Legion's flag after `--` sizes the memory
+        given = "at the end"
     name = flag if given else f"--{option}"
     if kind in ("SYSMEM", "ZCMEM") and physical is not None and new > physical:
         return (f"{head} Raising {name} to {new} MiB would exceed this machine's {physical} MiB: use a smaller "
                 f"problem size or a machine with more memory."), ()
     other = " No other memory can take it on this machine." if only else ""
     how = {None: f"Legion's {flag}; mapperopt run/tune --{option} {new}",
-           "after `--`": f"`-- {flag} {new}` in the mapperopt run/tune command"}.get(given, f"{given}: `{flag} {new}`")
+           "after `--`": f"`-- {flag} {new}` in the {_command(result)} command",
+           "at the end": f"`-- {flag} {new}` at the end of the {_command(result)} command"}.get(
+        given, f"{given}: `{flag} {new}`")
     return (f"{head}{other} Raise {name} to {new} MiB ({how}).",
             (Edit("set_memory_size", {"option": option, "mb": new}),))
 
@@ -226,6 +231,19 @@ def _has_exact(result: RunResult, task: str, index: int) -> bool:
                and s.region.index in (None, index) for s in statements)
 
 
+def _without_size_options(result: RunResult) -> bool:
+    """Whether the run was made under a mapperopt command without --csize, --fsize and --zsize (discovery's run
+    under `check` or `compile`; settings' "command_without_sizes" names it): only Legion's flags after `--` size
+    its memories."""
+    return bool((result.settings or {}).get("command_without_sizes"))
+
+
+def _command(result: RunResult) -> str:
+    """The mapperopt command whose flags after `--` size the run's memories, as the advice names it: the command
+    without size options that made the run (`mapperopt check`), else `mapperopt run/tune`."""
+    return f"mapperopt {(result.settings or {}).get('command_without_sizes') or 'run/tune'}"
+
+
 def _given_at(result: RunResult, flag: str) -> str | None:
     """Where the user gave the run's memory size `flag` (`-ll:fsize`) itself: "after `--`" or "in --app's command"
     (a program given as a command line); None where mapperopt's option or the size set it. Next to such a flag,
@@ -254,7 +272,7 @@ def _flag_advice(kind: str, where: str, asked: int, capacity: int | None,
             f"it). List a memory kind that can hold it after {kind} in the Region statements, e.g. '{kind},SYSMEM'")
     if physical is not None and new > physical:
         return f"{text}; this machine's {physical} MiB cannot take a {flag} of {new} MiB.", None
-    return f"{text}, or raise its size: `-- {flag} {new}` at the end of the mapperopt run/tune command.", None
+    return f"{text}, or raise its size: `-- {flag} {new}` at the end of the {_command(result)} command.", None
 
 
 def _fits_alone(asked: int, size_mb: int | None, capacity: int | None) -> bool:

@@ -708,7 +708,11 @@ def _text(template: str, fields: Mapping[str, Any]) -> str:
             return value
         value = _LINE_BREAK.sub(" ", value).strip()
         limit = MAX_REASON if key in ("reason", "default_reason") else MAX_FIELD
-        return value if len(value) <= limit else value[: limit // 2 - 1] + "…" + value[-(limit - limit // 2):]
+        if len(value) <= limit:
+            return value
+        from mapperopt.benchmarks.harness import clip, clip_start  # each in whole words
+
+        return clip(value, limit // 2) + clip_start(value, limit - limit // 2)[1:]
     # Each non-empty text value stands in as a token while the filled template's whitespace is folded (around an
     # empty value too), then takes the token's place.
     values = {k: short(k, v) for k, v in fields.items()}

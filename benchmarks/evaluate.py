@@ -1040,6 +1040,16 @@ def _drift(own: float, across: float) -> str:
     return f"{said}, and up to {_percent(across)} elsewhere on this page"
 
 
+def largest_drift(units: dict) -> float | None:
+    """How far the expert's first execution in a comparison measured from its reference unit's, at most (relative):
+    what a ratio over a reference unit of another session may owe to the session alone; None where no comparison
+    has executed the expert yet."""
+    return max((abs(u["reference_first"] / e - 1) for u in units.values()
+                if u.get("kind") == "tune" and u.get("status") == "ok" and u.get("reference_first")
+                for e in [_estimate(units.get(f"base-{u['bench']}-{u['size']}", {}).get("mappers", {})
+                                    .get("expert", {}))] if e), default=None)
+
+
 def noise_note(units: dict, results: Path, b: str, s: str) -> str:
     """One line under a table: the threshold its "within noise" marks use and what it rests on (`spread`), or that
     nothing was measured twice, so that no ratio there is marked either way."""
@@ -1705,8 +1715,12 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
              "from 1: the threshold is the spread within one session ("
              + (f"a range of {' or '.join(map(str, counted))} executions, said under each table" if counted else
                 "said under each table")
-             + "), and the expert's executions in two sessions differed by up to 8 % (each table's header gives "
-             "the comparison's first); where no mapper was executed twice the ratios say \"noise not measured\".", "",
+             + ("), and the expert's executions in two sessions differed by up to "
+                f"{_percent(drift)} (each table's header gives the comparison's first)"
+                if (drift := largest_drift(units)) is not None else
+                "), and the expert's executions in two sessions may differ by more (no tuning comparison has "
+                "executed the expert here yet)")
+             + "; where no mapper was executed twice the ratios say \"noise not measured\".", "",
              f"The tables and plots are computed by `benchmarks/gpu/evaluate.py` from the units saved in "
              f"`{rel}/units/`"
              + ("; the notes (the status, the findings and the text under the tables and in the sections on "
@@ -1763,12 +1777,7 @@ def write_report(results: Path, out: Path, notes: dict[str, str] | None = None, 
         if png:
             lines += [f"![{b} {s}]({os.path.relpath(png, out.parent)})", ""]
     lines += ["## Best mapper found per benchmark", ""]
-    # how far the expert's first execution in a comparison measured from its reference unit's, at most: what a ratio
-    # over a reference unit of another session may owe to the session alone
-    across = max((abs(u["reference_first"] / e - 1) for u in units.values()
-                  if u.get("kind") == "tune" and u.get("status") == "ok" and u.get("reference_first")
-                  for e in [_estimate(units.get(f"base-{u['bench']}-{u['size']}", {}).get("mappers", {})
-                                      .get("expert", {}))] if e), default=None)
+    across = largest_drift(units)
     if not best_runs:
         lines += ["No tuning run has found a mapper that finished within the timeout yet.", ""]
     for (b, s), r in best_runs.items():

@@ -133,12 +133,22 @@ def clip(line: str, limit: int = REASON_CHARS) -> str:
     return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
 
 
+def clip_start(line: str, limit: int = REASON_CHARS) -> str:
+    """`line` cut to at most `limit` characters keeping its end: from the start of a word, with "…" where it was cut
+    (`clip` keeps the start)."""
+    if len(line) <= limit:
+        return line
+    cut = line[len(line) - limit + 1:]
+    space = -1 if line[-len(cut) - 1].isspace() else cut.find(" ")  # -1: the cut is at a word's start already
+    return "…" + (cut[space + 1:] if space < limit // 2 else cut).lstrip()
+
+
 def failure_line(stderr: str) -> str | None:
     """Why an application that failed stopped, from its stderr: its most informative error line (`first_error`),
     else its last line that says something (`stderr_lines`: a flag it rejects, say), at most REASON_CHARS
     characters; None when it said nothing."""
     said = stderr_lines(stderr)
-    return first_error(stderr) or (said[-1][-REASON_CHARS:] if said else None)
+    return first_error(stderr) or (clip_start(said[-1]) if said else None)
 
 
 def parse_output(stdout: str) -> tuple[list[dict | None], dict | None]:
@@ -190,7 +200,7 @@ def classify(exit_code: int | None, stdout: str, stderr: str, timeout_s: float, 
         # An abort that printed something, or with no DSL mapper in use, is the program's own (abort(), a failed check).
         tail = stderr_lines(stderr)[-3:]
         if tail or not dsl_mapper:
-            said = f": {' / '.join(tail)[-REASON_CHARS:]}" if tail else " without a message"
+            said = f": {clip_start(' / '.join(tail))}" if tail else " without a message"
             return stage, f"the program aborted (SIGABRT){said}", result
         return ("run", "aborted without any message (silent abort): the program's own abort() or failed assertion, "
                        "or a region requirement its mapper left without an instance", result)

@@ -1432,11 +1432,18 @@ def _memory_advice(app: UserApp, cmd: list[str], err: str, gpus: int, extra_args
     """For a discovery run (`cmd`, on `gpus` GPUs, with the flags `extra_args` after `--`) that stopped saying
     `err`: AutoGuide's advice when a memory was too small for the program (R403 or Legion's out-of-memory error),
     which names the option or flag that sizes it (`--csize 2048`, as for `run`); None for any other failure."""
+    import click
+
     from mapperopt.autoguide import explain
 
+    settings = {"command": shlex.join(cmd), "gpus": gpus, "extra_args": [str(a) for a in extra_args],
+                "app_file": app.path, "app_options": shlex.join(spec_words(app))}
+    # Under a command without --csize (`check`, `compile`), the advice names Legion's flag after that command's `--`.
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and not any(p.name == "csize" for p in ctx.command.params):
+        settings["command_without_sizes"] = ctx.info_name
     result = RunResult(app=app.name, mapper="discovery", status="failed", stage="run", reason="", log=err,
-                       settings={"command": shlex.join(cmd), "gpus": gpus, "extra_args": [str(a) for a in extra_args],
-                                 "app_file": app.path, "app_options": shlex.join(spec_words(app))})
+                       settings=settings)
     return size_advice(explain(result))
 
 

@@ -75,8 +75,10 @@ class Legion:
 
 
 def _define(header: Path, name: str) -> str | None:
-    match = re.search(rf'#define\s+{name}\s+"([^"]*)"', header.read_text(errors="replace"))
-    return match.group(1) if match else None
+    """The value of the `#define name` in `header`: a string's text without its quotes (`"legion-25.12"`), a
+    number's digits (`64`), "" for a define without a value; None where the header does not define it."""
+    match = re.search(rf'#define[ \t]+{name}\b(?:[ \t]+(?:"([^"]*)"|(\S+)))?', header.read_text(errors="replace"))
+    return None if match is None else match[1] if match[1] is not None else match[2] or ""
 
 
 def max_procs_per_node(legion: Legion | None = None) -> int | None:
@@ -85,11 +87,10 @@ def max_procs_per_node(legion: Legion | None = None) -> int | None:
     None where Legion or the define is not found."""
     try:
         legion = legion or find_legion()
-        match = re.search(r"#define\s+LEGION_MAX_NUM_PROCS\s+(\d+)\b",
-                          (legion.include_dir / "legion_defines.h").read_text(errors="replace"))
+        value = _define(legion.include_dir / "legion_defines.h", "LEGION_MAX_NUM_PROCS")
     except (ToolchainError, OSError):
         return None
-    return int(match[1]) if match else None
+    return int(value) if value and value.isdigit() else None
 
 
 def _legion_at(prefix: Path, include_dir: Path, lib_dir: Path, cmake_dir: Path | None, source: str) -> Legion:
@@ -114,7 +115,7 @@ def _legion_at(prefix: Path, include_dir: Path, lib_dir: Path, cmake_dir: Path |
         )
     version = _define(defines, "LEGION_VERSION") or "unknown"
     realm_version = _define(realm_defines, "REALM_VERSION") or "unknown"
-    cuda = re.search(r"#define\s+LEGION_USE_CUDA\b", defines.read_text(errors="replace")) is not None
+    cuda = _define(defines, "LEGION_USE_CUDA") is not None
     # The versions name a commit (the wheel's is `git describe`, `-dirty` when patched), not a build: another wheel
     # or a rebuild at the same path may carry the same ones. Its configuration (the defines) and its libraries'
     # size and time, which a reinstall or a rebuild changes, tell builds apart for the cost of two stat calls.

@@ -560,10 +560,21 @@ def agent_error_feedback(exc: Any) -> str:
                 f"Suggest: {fix}.")
     where = match.group(1)
     marked = [line.strip() for line in str((node.info or {}).get("error_comment", "")).splitlines() if "<---" in line]
+    # What ended the method: a ConfinedError of the confined child's limits (confine.run_confined), else a raise.
+    ended = re.search(r"ConfinedError\) (?:(Timeout): |MethodError: \S+ (?:(was ended by signal SIGKILL)|ended "
+                      r"without a reply))", str(node.data))
+    happened, fix = "raised an exception", "runs and returns a list of DSL statement strings"
+    if ended and ended[1]:
+        happened, fix = ("was stopped at its time limit before it returned",
+                         "returns a list of DSL statement strings well within its time limit")
+    elif ended and ended[2]:
+        happened, fix = ("was killed (SIGKILL) before it returned",
+                         "returns a list of DSL statement strings without killing its process or using up memory")
+    elif ended:
+        happened, fix = "ended before it returned", "returns a list of DSL statement strings instead of exiting"
     return (f"Execution: Agent Error: {node.data} in {where}" + "".join(f"\n  {line}" for line in marked) + "\n"
-            "Explain: the Python code that generates the mapper raised an exception, so no mapper was compiled or "
-            "run.\n"
-            f"Suggest: fix {where} so that it runs and returns a list of DSL statement strings.")
+            f"Explain: the Python code that generates the mapper {happened}, so no mapper was compiled or run.\n"
+            f"Suggest: fix {where} so that it {fix}.")
 
 
 def diagnose_answer(response: str | None, agent: Any) -> str:

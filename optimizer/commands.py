@@ -723,6 +723,34 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     return f"  iter {i}/{iters}  {status}  {this}{f' [{other}]' if other else ''}  {best}  {category}  {note}".rstrip()
 
 
+def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:
+    """The notes that `run` prints after its table (`userapp.run_notes`: an output that says FAIL with nothing
+    checking it, the mapper's notes R453 and R455, its skipped memories R452) of iteration `r`'s run in the tuning
+    folder `root` (for `compare`, the comparison's run folder), in `run`'s words, under a line naming the iteration
+    and its run folder; a note whose words are in `said` (an earlier iteration's) is not said again. Adds the notes
+    said to `said`."""
+    from rich.markup import escape
+
+    from mapperopt.benchmarks.userapp import run_notes
+    from mapperopt.records import RunResult
+
+    if not r.result or not r.result.get("run_dir"):
+        return
+    try:
+        result = RunResult.from_json({**r.result, "run_dir": str(root / r.result["run_dir"])})
+    except (KeyError, TypeError, ValueError):  # a journal line of an older layout: it has nothing to say
+        return
+    notes = [n for n in run_notes(result) if n.text not in said]
+    if notes:
+        console.print(f"    iteration {r.iter}'s run ({escape(result.run_dir)}):")
+    for note in notes:  # as `run` prints them
+        said.add(note.text)
+        if note.title:
+            console.print(f"[yellow]{note.title}:[/] {escape(note.text)}")
+        else:
+            console.print(note.text, markup=False, soft_wrap=True)
+
+
 def remeasured(root: Path | None, r: IterationRecord, word: str = "iter") -> str | None:
     """The joint re-measurement that decided whether iteration `r` of the tuning folder `root` replaced the best
     (its `iter-NNN/best.json`), with both figures, each named: "re-measured together with iter 1: this one
@@ -1010,9 +1038,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store.unlock()
         raise stop
     unit = next((r.unit for r in store.records if r.unit), "")
+    said: set[str] = set()  # the notes of the iterations' runs said so far: each once
     for r in store.records:
         console.print(_line(r, iters, unit, store.settings.get("iterations"), store.root)
                       + "  [dim](from the journal)[/]")
+        print_new_notes(console, store.root, r, said)
     status = console.status("")
 
     def on_start(i: int) -> None:
@@ -1026,6 +1056,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         status.stop()
         console.print(_line(r, iters, next((x.unit for x in store.records if x.unit), ""),
                             store.settings.get("iterations"), store.root))
+        print_new_notes(console, store.root, r, said)
         if isinstance(bench, UserApp) and r.result and r.result.get("run_dir") and not stale_said:
             result = RunResult.from_json({**r.result, "run_dir": str(store.root / r.result["run_dir"])})
             unmapped = stale_description(bench, result, settings["app_description"])

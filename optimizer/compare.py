@@ -78,8 +78,8 @@ from mapperopt.files import AtLeast, OneOf, Positive, read_json, restore_hint, w
 from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, make_optimizer, normalize_dsl,
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
-                                          memory_now, option_words, require_known_size, require_same_build,
-                                          require_same_machine, require_start_file)
+                                          memory_now, option_words, print_new_notes, require_known_size,
+                                          require_same_build, require_same_machine, require_start_file)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -1432,6 +1432,8 @@ def progress_line(label: str, r: IterationRecord, iters: int, iterations: int | 
 def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, say: Callable | None = None) -> None:
     """Tuning run `<name>-<r + 1>` of the comparison `ctx["folder"]` (created, or resumed from its journal) until
     it has `--iters` iterations; progress lines through `on_record(label, record)`, else printed."""
+    from rich.console import Console
+
     from mapperopt.optimizer.commands import recorded_start_point, start_program
     from mapperopt.optimizer.llm import LLMConfig
     from mapperopt.optimizer.loop import tune
@@ -1463,8 +1465,13 @@ def _tune_run(ctx: dict, name: str, r: int, on_record: Callable | None = None, s
                                start_point=recorded_start_point(store, space), llm=LLMConfig.from_env(), workdir=root)
     # the run's calibrated count and folder: a figure measured otherwise, and a joint re-measurement, are said
     where = {"iterations": ctx["iterations"], "root": root}
-    report = (lambda lab, rec: on_record(lab, rec, **where)) if on_record else \
-        (lambda lab, rec: print(progress_line(lab, rec, opts["iters"], **where), flush=True))
+    said: set[str] = set()  # in a worker: the notes this run said (`print_new_notes`)
+
+    def printed(lab: str, rec: IterationRecord) -> None:
+        print(progress_line(lab, rec, opts["iters"], **where), flush=True)
+        print_new_notes(Console(highlight=False), root, rec, said)
+
+    report = (lambda lab, rec: on_record(lab, rec, **where)) if on_record else printed
     evaluator = _evaluator(ctx, {reference: ctx["first"]}, ctx["iterations"], ctx["wall_s"],
                            OPTIMIZERS[name].reads_profile)
 
@@ -2538,8 +2545,11 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if remeasure is not None and report_only:
         raise UsageError("--remeasure measures, --report-only does not", hint="give one of them")
 
+    said: set[str] = set()  # the notes of the iterations' runs said so far (`print_new_notes`): each once
+
     def on_record(label: str, r: IterationRecord, **where: Any) -> None:
         console.print(escape(progress_line(label, r, opts["iters"], **where)))  # a resumed comparison's own --iters
+        print_new_notes(console, where["root"], r, said)
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": runs, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,

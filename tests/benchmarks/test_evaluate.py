@@ -1282,3 +1282,23 @@ def test_the_tables_continue_command_names_the_card_the_folder_records(tmp_path)
     text = write_report(results, tmp_path / "report.md", notes={})
     assert (f"`python3 benchmarks/gpu/evaluate.py run --results {results}` continues, on an H200 only (the card "
             "this folder records: `run` refuses another; see [How it was run](#how-it-was-run))") in text, text
+
+
+def test_the_reference_paragraph_gives_the_pages_own_drift_between_sessions(tmp_path):
+    """The paragraph on reference units said that the expert's executions in two sessions "differed by up to 8 %"
+    on every page, whatever its comparisons measured: it gives the page's largest distance between a comparison's
+    first execution of the expert and its reference unit's (as the headings' caveat does), and says where no
+    comparison has measured one yet."""
+    results = tmp_path / "eval"
+    _reference_folder(results, 3, expert=[99.9, 100.0, 100.1], default=[99.5, 99.6, 99.7])
+
+    def paragraph() -> str:
+        text = write_report(results, tmp_path / "report.md", notes={})
+        return next(line for line in text.splitlines() if line.startswith("Reference units"))
+
+    assert "differed by up to" not in paragraph() and "8 %" not in paragraph(), paragraph()
+    assert "no tuning comparison has executed the expert here yet" in paragraph(), paragraph()
+    _tuned_as(results, "guided", 0, best=100.8, first=97.0, walls=[30.0] * 10)  # 3.0 % below its reference unit's
+    assert "the expert's executions in two sessions differed by up to 3.0 % (each table's header" in paragraph()
+    _tuned_as(results, "random", 0, best=100.8, first=94.5, walls=[30.0] * 10)  # 5.5 %: the largest
+    assert "differed by up to 5.5 % (each table's header" in paragraph(), paragraph()

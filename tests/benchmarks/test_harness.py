@@ -614,3 +614,31 @@ def test_a_mapper_build_the_environment_breaks_stops_the_run_instead_of_failing_
     monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no nvcc: its own probe of TMPDIR is another error
     with pytest.raises(toolchain.ToolchainError, match="cannot create temporary files in TMPDIR=/proc"):
         run_benchmark("circuit", f"# {uuid.uuid4().hex}\nTask * CPU;\n", out_dir=tmp_path / "run", min_time_s=0)
+
+
+def _words(text: str) -> set[str]:
+    return set(text.split())
+
+
+def test_a_message_cut_to_keep_its_end_starts_at_a_word():
+    """The last line of a failed program's stderr, the message of one that aborted and a run's reason in AutoGuide's
+    texts keep their end when they are too long: the kept end started mid-word ("…ement 3 of …"), where a cut
+    that keeps the start ends at a word's end. Each now starts at a word, after a "…" that says it was cut."""
+    from mapperopt.benchmarks.harness import REASON_CHARS, classify, failure_line
+
+    words = [f"word{i:03d}x" for i in range(200)]  # 8 characters and a space each: a cut by count lands in one
+    line = " ".join(words)
+    for said in (failure_line(f"{line}\n"), classify(-signal.SIGABRT, "", f"{line}\n", 10)[1].split(": ", 1)[1]):
+        assert said.startswith("…") and said.endswith(words[-1]) and len(said) <= REASON_CHARS, said
+        assert _words(said[1:]) <= _words(line) and said[1] != " ", said  # whole words only
+    # short enough: whole, without a mark
+    assert failure_line("a short line\n") == "a short line"
+    # a run's reason in a text: its start and its end, each in whole words, around one "…"
+    reason = f"the program aborted (SIGABRT): {' '.join(words * 2)}"
+    result = RunResult(app="myapp", mapper="m.dsl", status="failed", stage="verify", reason=reason,
+                       settings={"app_file": "myapp.yaml", "app_options": ""})
+    text = explain(result).explanation
+    kept = text[text.index("the program aborted"):]
+    head, tail = kept.split("…")
+    assert _words(head) <= _words(reason) and head.endswith("x"), head
+    assert _words(tail.rstrip(".")) <= _words(reason) and tail.startswith("word"), tail

@@ -530,3 +530,31 @@ def test_the_model_is_told_why_its_answer_was_not_used(tmp_path, llm_server, cir
     prompts = [r["messages"][-1]["content"] for r in server.requests]
     assert "the answer is not JSON" in prompts[1] and "is not code (a string)" in prompts[2]
     assert "not used" not in prompts[0]
+
+
+def test_an_agent_error_file_says_what_ended_the_method(tmp_path, llm_server, circuit_app, cpu2, monkeypatch):
+    """A method the confined child's SIGKILL ended (it killed itself, or the system did) or one stopped at its time
+    limit did not raise: its iteration's agent_error.txt (the model's feedback) said under that line that the code
+    "raised an exception". Each file says what happened; a method that raises is still said to have raised."""
+    from mapperopt.optimizer import confine
+
+    monkeypatch.setattr(confine, "WALL_S", 2.0)
+    server = llm_server([
+        suggest("task_decision", "def task_decision(self, tasks):\n    import os, signal\n"
+                                 "    os.kill(os.getpid(), signal.SIGKILL)\n"),
+        suggest("task_decision", "def task_decision(self, tasks):\n    while True:\n        pass\n"),
+        suggest("task_decision", "def task_decision(self, tasks):\n    raise ValueError('no tasks')\n"),
+    ])
+    space = SearchSpace(circuit_app, cpu2)
+    config = LLMConfig(base_url=server.base_url, model="scripted", timeout_s=5, max_retries=0)
+    store = TuneStore.create(tmp_path, "circuit", {})
+    tune(store, TraceOptimizer(space, space.render(space.default_point()), llm=config),
+         PlacementEvaluator(circuit_app, cpu2), iters=4)
+    killed, hung, raised = ((store.iter_dir(r.iter) / "agent_error.txt").read_text() for r in store.records[1:])
+    assert "task_decision was ended by signal SIGKILL" in killed, killed
+    assert "raised" not in killed and "was killed (SIGKILL) before it returned" in killed, killed
+    assert "task_decision did not return within 2 s" in hung, hung
+    assert "raised" not in hung and "was stopped at its time limit before it returned" in hung, hung
+    assert "ValueError" in raised and "raised an exception" in raised, raised
+    for text in (killed, hung, raised):
+        assert "so no mapper was compiled or run" in text and "Suggest: " in text, text

@@ -56,6 +56,37 @@ def test_a_deleted_expert_reference_is_named_not_settings(tuning, tmp_path, caps
     assert (folder / "settings.json").read_bytes() == settings and not (folder / "iter-002").exists()
 
 
+def journal_counts(folder, count: int) -> int:
+    """Makes the journal's iterations say they ran at `count` (as when no iteration was measured at another count
+    than the run's); returns how many there are."""
+    path = folder / "state.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for record in records:
+        record["result"]["settings"]["iterations"] = count
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return len(records)
+
+
+@pytest.mark.parametrize("same", [True, False], ids=["at-the-count", "at-another-count"])
+def test_a_deleted_expert_reference_counts_the_iterations_measured_at_its_count(tuning, tmp_path, capsys, same):
+    """The hint says how many of the journal's iterations ran at the run's count, which another count in
+    settings.json would make not comparable; nothing of them where none did."""
+    folder = tmp_path / "tuning"
+    shutil.copytree(tuning, folder)
+    calibrated = json.loads((folder / "settings.json").read_text())["iterations"]
+    other = recalibrated_default(folder)
+    ran = journal_counts(folder, calibrated if same else calibrated + 1)
+    shutil.rmtree(folder / "baseline-expert")
+    capsys.readouterr()
+    assert main(["tune", "--resume", str(folder), "--iters", "2"]) == 1
+    text = " ".join(capsys.readouterr().err.split())
+    clause = (f"so baseline-default/ measured at {other} is no sign of damage, and {ran} of the journal's iterations "
+              f"ran at {calibrated} (another count would make them not comparable); or start a new run with `--new`")
+    assert (clause in text) == same, text
+    if not same:
+        assert f"measured at {other} is no sign of damage; or start a new run with `--new`" in text, text
+
+
 def test_references_measured_at_different_counts_are_no_damage(tuning, tmp_path, capsys):
     """The same folder with both references there is continued: the expert's count is the run's."""
     folder = tmp_path / "tuning"

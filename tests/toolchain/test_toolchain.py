@@ -620,3 +620,29 @@ def test_ctrl_c_during_a_build_says_what_was_being_built_and_that_running_again_
     said = " ".join(text.split())
     assert f"aborted: interrupted while building {build} (" in said and "Traceback" not in said, said
     assert "the build cache keeps only finished builds: the same command builds it again" in said, said
+
+
+def test_one_reader_gives_the_defines_of_legions_headers(tmp_path):
+    """`legion_defines.h` holds string defines (LEGION_VERSION), number defines (LEGION_MAX_NUM_PROCS) and bare ones
+    (LEGION_USE_CUDA): one reader gives each, and the processor limit comes from it (the installed Legion's, then a
+    header of other values, then one without it)."""
+    import dataclasses
+
+    legion = toolchain.find_legion()
+    real = (legion.include_dir / "legion_defines.h").read_text()
+    header = tmp_path / "legion_defines.h"
+    header.write_text(real)
+    assert toolchain._define(header, "LEGION_VERSION") == legion.version
+    assert toolchain._define(header, "LEGION_MAX_NUM_PROCS") == str(toolchain.max_procs_per_node())
+    assert (toolchain._define(header, "LEGION_USE_CUDA") is not None) == legion.cuda
+    assert toolchain._define(header, "LEGION_NO_SUCH_DEFINE") is None
+    here = dataclasses.replace(legion, include_dir=tmp_path)
+    assert toolchain.max_procs_per_node(here) == toolchain.max_procs_per_node() == int(
+        re.search(r"#define\s+LEGION_MAX_NUM_PROCS\s+(\d+)", real)[1])
+    header.write_text("#define LEGION_USE_CUDA\n#define LEGION_MAX_NUM_PROCS 128 // per node\n")
+    assert toolchain._define(header, "LEGION_USE_CUDA") == ""
+    assert toolchain.max_procs_per_node(here) == 128
+    header.write_text("#define LEGION_MAX_NUM_PROCS_X 128\n#define LEGION_MAX_NUM_PROCS\n")
+    assert toolchain.max_procs_per_node(here) is None
+    header.unlink()
+    assert toolchain.max_procs_per_node(here) is None

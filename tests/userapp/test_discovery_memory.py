@@ -78,3 +78,28 @@ def test_tune_whose_default_baseline_runs_out_of_memory_says_to_raise_it(tmp_pat
     said = " ".join(json.loads((root / "baseline-default" / "result.json").read_text())["log"].split())
     assert said.find(reason[:-1]) >= 0, (reason, said)
     assert not said[said.find(reason[:-1]) + len(reason) - 1].isalnum(), reason  # not mid-word
+
+
+def test_check_whose_discovery_runs_out_of_memory_names_the_flag_after_dashes(tmp_path, monkeypatch, capsys,
+                                                                             histogram_exe):
+    """`check` has no --csize: a discovery that fails for lack of system memory under `check` says to give Legion's
+    flag after `--` of the check command (it said to raise --csize, which check refuses); the flag it names works."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # 150 M values (600 MB in one region): arguments of this test's own, so that its discovery is its own.
+    (tmp_path / "mapperopt.yaml").write_text(
+        f"executable: {histogram_exe}\nsizes:\n  big:\n    args: [-n, '150000000', -p, '2', -reps, '1']\n"
+        "    timeout_s: 120\nverify:\n  pattern: 'HIST OK'\n")
+    (tmp_path / "m.dsl").write_text("Task * CPU;\n")
+    app = load_app_file(tmp_path / "mapperopt.yaml")
+    discovery_path(app, discovery_command(app, "big")).unlink(missing_ok=True)
+    check = ["check", "m.dsl", "--app", "mapperopt.yaml", "--size", "big"]
+    assert main(check) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "discovering histogram" in err and "R403" in err, err
+    found = re.search(r"Raise -ll:csize to (\d+) MiB \(`-- -ll:csize (\d+)` at the end of the mapperopt check "
+                      r"command\)\.", err)
+    assert found and found[1] == found[2], err
+    assert "--csize" not in err.replace("-- -ll:csize", ""), err
+    # What it names works: check with that flag after `--` discovers the program and checks the mapper.
+    assert main([*check, "--", "-ll:csize", found[1]]) == 0, capsys.readouterr().err

@@ -126,3 +126,51 @@ def test_run_json_carries_the_note_on_an_unchecked_failure(timed_exe, tmp_path, 
     assert "stdout.txt in the run folder" in note["text"], note
     code, result = _run_json(capsys, "--app", "./check.sh", *metric, "--verify-pattern", "elapsed", "--out", "checked")
     assert code == 0 and result["notes"] == [], result
+
+
+def test_tune_says_each_note_of_its_runs_once_in_runs_words(graph_exe, tmp_path, capsys, monkeypatch):
+    """`tune` never said what `run` notes after its table (an output that says FAIL with nothing checking it, the
+    memories the mapper skipped): each note is said after the line of the iteration whose run first gave it, in
+    `run`'s words (`run --json`'s `notes`), and not again for a later iteration with the same note."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "check.sh"
+    script.write_text(f'#!/bin/sh\n"{graph_exe}" "$@" || exit $?\necho "max rel err 6.5e-01: FAIL"\n')
+    script.chmod(0o755)
+    Path("start.dsl").write_text("Task * CPU;\nRegion * * CPU RDMEM,SYSMEM;\n")
+    app = ["--app", "./check.sh -steps 1 -n 50000 -e 60000 -p 2"]
+    code, result = _run_json(capsys, *app, "--mapper", "start.dsl", "--once", "--out", "run", "--", "-ll:rsize", "1")
+    assert code == 0 and {n["kind"] for n in result["notes"]} == {"unchecked_failure", "memory_fallback"}, result
+    code = main(["tune", *app, "--start", "start.dsl", "--iters", "3", "--baseline", "none", "--repeats", "1",
+                 "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs", "--", "-ll:rsize", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    flat = " ".join(out.split())
+    first = flat.index("iter 1/3")
+    for note in result["notes"]:  # iteration 1 runs the start program: the same notes as `run`'s
+        text = " ".join(note["text"].split())
+        assert flat.count(text) == 1 and first < flat.index(text) < flat.index("iter 2/3"), (text, out)
+    assert flat.count("Output not checked:") == 1 and flat.count("nothing checks the output") == 1, out
+    assert "iteration 1's run" in flat, out
+
+
+def test_compare_says_each_note_of_its_runs_once_in_runs_words(timed_exe, tmp_path, capsys, monkeypatch):
+    """`compare` too: an output that says FAIL with nothing checking it is said once, after the progress line of the
+    first iteration whose run gave it, in `run`'s words."""
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "check.sh"
+    script.write_text(f'#!/bin/sh\n"{timed_exe}" "$@" || exit $?\necho "max rel err 6.5e-01: FAIL"\n')
+    script.chmod(0o755)
+    Path("start.dsl").write_text("Task * CPU;\n")
+    app = ["--app", "./check.sh", "--metric", r"elapsed: (\S+) ms", "--unit", "ms"]
+    code, result = _run_json(capsys, *app, "--mapper", "start.dsl", "--once", "--out", "run")
+    [note] = result["notes"]
+    assert code == 0 and note["kind"] == "unchecked_failure", result
+    code = main(["compare", *app, "--start", "start.dsl", "--optimizers", "random", "--runs", "1", "--iters", "2",
+                 "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", "runs"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    flat = " ".join(out.split())
+    text = " ".join(note["text"].split())
+    assert flat.count(text) == 1 and flat.index("random #1 iter 1/2") < flat.index(text), (text, out)
+    assert flat.index(text) < flat.index("random #1 iter 2/2"), out
+    assert flat.count("Output not checked:") == 1, out
