@@ -39,7 +39,7 @@ from mapperopt.records import Feedback, RunResult
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/10"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/11"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -1274,6 +1274,9 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
                                   "parent": rec["parent"], "domain": rec["domain"], "regions": regions}
             if several := {k: v for k, v in rec.get("variant_names", {}).items() if len(v) > 1}:
                 tasks[rec["task"]]["variant_names"] = several
+                # the one Legion's default mapper ran in discovery, of a kind with several
+                if runs := {k: v for k, v in rec.get("runs", {}).items() if k in several}:
+                    tasks[rec["task"]]["variant_ran"] = runs
         elif task["launch"] != rec["launch"]:
             task["launch"] = "both"
     depth = {n: _depth(n, tasks) for n in tasks}

@@ -25,7 +25,7 @@ LAUNCHES = ("index", "single", "both")
 APP_FIELDS = {
     "schema": str, "app": str,
     "tasks": [{"name": str, "variants": [str], "launch": str, "inner?": bool, "leaf?": bool, "parent?": (str, None),
-               "domain?": ([int], None), "variant_names?": {str: [str]},
+               "domain?": ([int], None), "variant_names?": {str: [str]}, "variant_ran?": {str: str},
                "regions?": [{"index?": int, "names?": [str], "privilege": str, "fields?": [str], "field_sizes?": [int],
                              "redop?": (str, None), "layout?": (str, None), "interleave?": (str, None),
                              "layout_kinds?": [str],
@@ -190,6 +190,7 @@ class TaskInfo:
         regions: its region requirements in order.
         variant_names: (processor kind, variant names) pairs for the kinds with several variants (discovered;
             Legion's default mapper picks the one that runs).
+        variant_ran: (processor kind, variant name) pairs: of those kinds, the variant discovery's run ran.
     """
 
     name: str
@@ -201,6 +202,7 @@ class TaskInfo:
     domain: tuple[int, ...] | None = None
     regions: tuple[RegionArg, ...] = ()
     variant_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    variant_ran: tuple[tuple[str, str], ...] = ()
 
     @property
     def index_launched(self) -> bool:
@@ -216,6 +218,7 @@ class TaskInfo:
             "leaf": self.leaf, "parent": self.parent, "domain": None if self.domain is None else list(self.domain),
             "regions": [r.to_json() for r in self.regions],
             **({"variant_names": {k: list(v) for k, v in self.variant_names}} if self.variant_names else {}),
+            **({"variant_ran": dict(self.variant_ran)} if self.variant_ran else {}),
         }
 
 
@@ -376,6 +379,7 @@ class AppDescription:
                 inner=bool(t.get("inner", False)), leaf=bool(t.get("leaf", True)), parent=t.get("parent") or None,
                 domain=None if not domain else tuple(int(x) for x in domain), regions=tuple(regions),
                 variant_names=_names_by_kind(t, "variant_names", what),
+                variant_ran=tuple((k, str(v)) for k, v in t.get("variant_ran", {}).items()),
             ))
         tree = tuple(RegionNode(n["name"], n["kind"], n.get("parent")) for n in obj.get("region_tree", ()))
         tunables = []

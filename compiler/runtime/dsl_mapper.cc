@@ -1588,6 +1588,15 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
       first = false;
     }
   }
+  // The variant this mapper runs where Legion put the task (map_task's own choice, the same call; its result is
+  // cached per task and kind), or none where the program's own mapper maps it.
+  std::string runs;  // "KIND": "variant"
+  if (task.target_proc.exists() && delegate(name) == nullptr) {
+    const VariantID chosen = default_find_preferred_variant(task, ctx, true, true, task.target_proc.kind()).variant;
+    const char *vname = runtime->find_task_variant_name(ctx, task.task_id, chosen);
+    runs = json_string(kind_name(dsl_proc_kind(task.target_proc.kind()))) + ": " +
+           json_string(vname ? vname : std::to_string(chosen));
+  }
   std::string domain = "null";
   if (task.is_index_space) domain = json_ints(view_of(task, true, nullptr)->ispace);
   const Task *parent = task.get_parent_task();
@@ -1625,8 +1634,9 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
   }
   const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
                            ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +
-                           variants + "], \"variant_names\": {" + variant_names + "}, \"inner\": " +
-                           (inner ? "true" : "false") + ", \"leaf\": " + (leaf ? "true" : "false") + ", \"parent\": " +
+                           variants + "], \"variant_names\": {" + variant_names + "}, \"runs\": {" + runs +
+                           "}, \"inner\": " + (inner ? "true" : "false") + ", \"leaf\": " + (leaf ? "true" : "false") +
+                           ", \"parent\": " +
                            (parent ? json_string(parent->get_task_name()) : "null") + ", \"domain\": " + domain +
                            ", \"must_epoch\": " + (task.must_epoch_task ? "true" : "false") + ", \"regions\": [" +
                            regions + "]}\n";
