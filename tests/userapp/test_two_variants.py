@@ -5,9 +5,13 @@ either registration order, names the variant in E223, and discovery and `explain
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
+from mapperopt.benchmarks.userapp import app_from_command, legion_command, shim_env
 from mapperopt.cli import main
+from mapperopt.compiler import compile_program
 
 AOS = "Task * CPU;\nLayout axpy 0 * AOS;\n"
 
@@ -35,3 +39,16 @@ def test_explain_shows_the_variants_of_one_kind(tmp_path, twovariants_exe, capsy
     out = " ".join(capsys.readouterr().out.split())
     assert ("2 CPU variants (axpy, axpy_raw): Legion's default mapper picks the one that runs (in discovery: "
             "axpy_raw)") in out, out
+
+
+def test_the_layout_check_refuses_is_one_that_computes_wrong_numbers(tmp_path, twovariants_exe):
+    """Why E223 must hold the second variant's constraint too: loaded without `check`, the AOS mapper computes a wrong
+    checksum (Legion's default mapper runs axpy_raw, registered second, on the AOS instance its constraint rejects;
+    no Legion error), while the same program under the same mapper without the Layout statement is right."""
+    app = app_from_command(f"{twovariants_exe} -n 400")
+    cmd = legion_command(app, "ci", 1, 0, [])
+    for dsl, expected in (("Task * CPU;\n", "checksum 399000.0 OK"), (AOS, "WRONG")):
+        mapper = compile_program(dsl, "mapper.dsl")
+        done = subprocess.run(cmd, env=shim_env(app, mapper.so_path), capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path)
+        assert expected in done.stdout, (dsl, done.stdout, done.stderr[-3000:])
