@@ -39,7 +39,7 @@ from mapperopt.records import Feedback, RunResult
 
 APP_FILE = "mapperopt.yaml"
 DISCOVERY_TIMEOUT_S = 300
-DISCOVERY_FORMAT = "discovery/9"  # part of the cache key: change it when the discovered description changes
+DISCOVERY_FORMAT = "discovery/11"  # part of the cache key: change it when the discovered description changes
 VERIFY_TIMEOUT_S = 120
 _SIZE_KEYS = {"args", "cpus", "util", "gpus", "csize", "fsize", "zsize", "legion_flags", "timeout_s"}
 TUNABLE_TYPE_OF_BYTES = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
@@ -1252,6 +1252,11 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
                 entry["required_memory"] = req["memories"]
             if req.get("alignments"):  # the alignment each processor kind's variant requires
                 entry["required_align"] = req["alignments"]
+            # Of a kind with several variants (Legion's default mapper picks the one that runs): which of them fix
+            # these (older records: none).
+            several = {k for k, names in rec.get("variant_names", {}).items() if len(names) > 1}
+            if by := {k: v for k, v in req.get("constrained_by", {}).items() if k in several}:
+                entry["constrained_by"] = by
             if req.get("collective"):
                 entry["collective"] = True
             regions.append(entry)
@@ -1267,6 +1272,11 @@ def _describe_records(name: str, lines: list[dict]) -> dict:
             tasks[rec["task"]] = {"name": rec["task"], "task_id": rec["task_id"], "variants": rec["variants"],
                                   "launch": rec["launch"], "inner": rec["inner"], "leaf": rec["leaf"],
                                   "parent": rec["parent"], "domain": rec["domain"], "regions": regions}
+            if several := {k: v for k, v in rec.get("variant_names", {}).items() if len(v) > 1}:
+                tasks[rec["task"]]["variant_names"] = several
+                # the one Legion's default mapper ran in discovery, of a kind with several
+                if runs := {k: v for k, v in rec.get("runs", {}).items() if k in several}:
+                    tasks[rec["task"]]["variant_ran"] = runs
         elif task["launch"] != rec["launch"]:
             task["launch"] = "both"
     depth = {n: _depth(n, tasks) for n in tasks}

@@ -2014,6 +2014,7 @@ class _Checker:
             if info.inner:
                 continue  # mapped virtually: no instance
             reqs: dict[tuple, tuple] = {}
+            chosen: dict[tuple, dict] = {}  # key -> (processor kind, its number of variants) -> variant names
             for r in info.regions:
                 if r.layout is None and r.interleave is None and not r.required_align:
                     continue
@@ -2051,13 +2052,25 @@ class _Checker:
                 memory_stmt = any(isinstance(d, A.LayoutStmt) and isinstance(d.target, A.Kind) and d.target.is_memory
                                   for d in deciders.values())
                 entry = reqs.setdefault(key, (deciders, [], [], wanted))
+                # The variants of that kind whose constraints these are, where the kind has several (Legion's default
+                # mapper picks the one that runs: any of them may get the layout).
+                by = dict(r.constrained_by).get(kind, ())
+                every = dict(info.variant_names).get(kind, ())
+                if by:
+                    chosen.setdefault(key, {}).setdefault((kind, len(every)), {}).update(dict.fromkeys(by))
                 # Message and hint name a requirement alike: its index (what a Layout statement names) and region.
                 entry[1].append(f"{r.index} ({r.name})" if r.name else str(r.index))
                 entry[2].append((f"Layout {info.name} {r.index} {memory if memory_stmt else kind} {need};",
                                  f"requirement {entry[1][-1]} of {info.name}", info, r.index))
             for key, (deciders, names, fixes, wanted) in reqs.items():
                 entry = found.setdefault(key, (deciders, [], [], wanted))
-                entry[1].append(f"requirement{'s' if len(names) > 1 else ''} {', '.join(names)} of {info.name}")
+                variants = "".join(
+                    f" ({kind} variant{'s' if len(by) > 1 else ''} {', '.join(repr(v) for v in by)}: the task has {n} "
+                    f"{kind} variants, {', '.join(dict(info.variant_names)[kind])}, and Legion's default mapper picks "
+                    "the one that runs)"
+                    for (kind, n), by in chosen.get(key, {}).items())
+                entry[1].append(f"requirement{'s' if len(names) > 1 else ''} {', '.join(names)} of {info.name}"
+                                f"{variants}")
                 entry[2].extend(fixes)
         for (code, _, need, given, why), (deciders, tasks, fixes, wanted) in found.items():
             stmts = sorted(dict.fromkeys(d for d in deciders.values() if d is not None), key=lambda x: x.loc.line)

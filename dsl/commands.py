@@ -587,7 +587,8 @@ def explain_decisions(program, app: AppDescription, machine: MachineDescription,
                  "bounding_box": bool(app.discovered_as),
                  "instance_limit": None, "points": [], "error": None,
                  "one_point": {n for r in info.regions for n in app.point_subregion(info, r)[0]},
-                 "app_mapper": app.keep_app_mapper and info.name not in named}
+                 "app_mapper": app.keep_app_mapper and info.name not in named,
+                 "variant_names": dict(info.variant_names), "variant_ran": dict(info.variant_ran)}
         out.append(entry)
         ev_task = legion if entry["app_mapper"] else ev
         try:
@@ -814,6 +815,11 @@ def _explanation_text(entries: list[dict], machine: MachineDescription) -> str:
             out.append(f"  {e['error']}")
             continue
         out.append(f"  processor kind: {e['kind']}")
+        if len(names := e["variant_names"].get(e["kind"], ())) > 1:
+            ran = e["variant_ran"].get(e["kind"])
+            out.append(f"  variants: {len(names)} {e['kind']} variants ({', '.join(names)}): Legion's default mapper "
+                       "picks the one that runs" + (f" (in discovery: {ran})" if ran else "")
+                       + "; a Layout statement must suit each (check holds it against all)")
         if e["app_mapper"]:
             out.append("  mapper: the program's own (kept), when it maps this task (every task no statement names, "
                        "when it replaced Legion's default mapper; else those launched with its mapper ID); below: "

@@ -25,12 +25,13 @@ LAUNCHES = ("index", "single", "both")
 APP_FIELDS = {
     "schema": str, "app": str,
     "tasks": [{"name": str, "variants": [str], "launch": str, "inner?": bool, "leaf?": bool, "parent?": (str, None),
-               "domain?": ([int], None),
+               "domain?": ([int], None), "variant_names?": {str: [str]}, "variant_ran?": {str: str},
                "regions?": [{"index?": int, "names?": [str], "privilege": str, "fields?": [str], "field_sizes?": [int],
                              "redop?": (str, None), "layout?": (str, None), "interleave?": (str, None),
                              "layout_kinds?": [str],
                              "required_memory?": {str: str}, "collective?": bool,
-                             "required_align?": {str: {"op": str, "bytes": int}}}]}],
+                             "required_align?": {str: {"op": str, "bytes": int}},
+                             "constrained_by?": {str: [str]}}]}],
     "region_tree?": [{"name": str, "kind": str, "parent?": (str, None)}],
     "tunables?": [{"id": int, "value": int, "type": str, "legion?": bool}],
     "keep_app_mapper?": bool, "discovered_as?": (str, None), "own_mapper?": (str, None)}
@@ -82,6 +83,16 @@ def _get(obj: dict, key: str, what: str, default=KeyError):
 # ---------------------------------------------------------------------------------------------------- application
 
 
+def _names_by_kind(obj: dict, key: str, what: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`obj[key]`, an object of variant names by processor kind ({"CPU": ["axpy", "axpy_raw"]}), as pairs."""
+    names = obj.get(key, {})
+    if not isinstance(names, dict) or not all(isinstance(v, list) and all(isinstance(n, str) for n in v)
+                                              for v in names.values()):
+        raise DescriptionError(f"{what} has {key} {names!r}; expected an object of variant names by processor kind, "
+                               "e.g. {\"CPU\": [\"axpy\", \"axpy_raw\"]}")
+    return tuple((k, tuple(v)) for k, v in names.items())
+
+
 def _field_sizes(r: dict) -> tuple[int, ...]:
     """A requirement's `field_sizes` (bytes, one per field); () where absent or not one positive integer per field
     (the sizes only inform warnings: a description that lacks them stays usable)."""
@@ -115,6 +126,9 @@ class RegionArg:
             128)); empty: any.
         field_sizes: the size in bytes of each field of `fields`, in order, where discovery saw them (a user's
             program); empty where unknown (a benchmark's description).
+        constrained_by: (processor kind, variant names) pairs, for a kind with several variants: those of its
+            variants whose layout constraints set `layout`, `interleave`, `required_memory` or `required_align` (the
+            first variant that fixes an aspect sets it; Legion's default mapper picks the variant that runs).
         collective: Legion maps it with every point of the task's index launch together (each point reads or
             reduces into this one region, or it has collective coherence; dsl-reference.md §7.4).
     """
@@ -131,6 +145,7 @@ class RegionArg:
     collective: bool = False
     required_align: tuple[tuple[str, str, int], ...] = ()
     field_sizes: tuple[int, ...] = field(default=(), compare=False)
+    constrained_by: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def name(self) -> str | None:
@@ -155,6 +170,8 @@ class RegionArg:
             out["required_align"] = {k: {"op": op, "bytes": n} for k, op, n in self.required_align}
         if self.field_sizes:
             out["field_sizes"] = list(self.field_sizes)
+        if self.constrained_by:
+            out["constrained_by"] = {k: list(v) for k, v in self.constrained_by}
         return out
 
 
@@ -171,6 +188,9 @@ class TaskInfo:
         parent: name of the task that launches it, or None for the top-level task.
         domain: extents of its index launches at the described size, or None.
         regions: its region requirements in order.
+        variant_names: (processor kind, variant names) pairs for the kinds with several variants (discovered;
+            Legion's default mapper picks the one that runs).
+        variant_ran: (processor kind, variant name) pairs: of those kinds, the variant discovery's run ran.
     """
 
     name: str
@@ -181,6 +201,8 @@ class TaskInfo:
     parent: str | None = None
     domain: tuple[int, ...] | None = None
     regions: tuple[RegionArg, ...] = ()
+    variant_names: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    variant_ran: tuple[tuple[str, str], ...] = ()
 
     @property
     def index_launched(self) -> bool:
@@ -195,6 +217,8 @@ class TaskInfo:
             "name": self.name, "variants": list(self.variants), "launch": self.launch, "inner": self.inner,
             "leaf": self.leaf, "parent": self.parent, "domain": None if self.domain is None else list(self.domain),
             "regions": [r.to_json() for r in self.regions],
+            **({"variant_names": {k: list(v) for k, v in self.variant_names}} if self.variant_names else {}),
+            **({"variant_ran": dict(self.variant_ran)} if self.variant_ran else {}),
         }
 
 
@@ -348,12 +372,14 @@ class AppDescription:
                                          r.get("interleave"), tuple(r.get("layout_kinds", ())),
                                          tuple(required.items()), bool(r.get("collective", False)),
                                          tuple((k, v["op"], v["bytes"]) for k, v in align.items()),
-                                         _field_sizes(r)))
+                                         _field_sizes(r), _names_by_kind(r, "constrained_by", what)))
             domain = t.get("domain")
             tasks.append(TaskInfo(
                 name=_get(t, "name", "a task"), variants=tuple(_get(t, "variants", what)), launch=launch,
                 inner=bool(t.get("inner", False)), leaf=bool(t.get("leaf", True)), parent=t.get("parent") or None,
                 domain=None if not domain else tuple(int(x) for x in domain), regions=tuple(regions),
+                variant_names=_names_by_kind(t, "variant_names", what),
+                variant_ran=tuple((k, str(v)) for k, v in t.get("variant_ran", {}).items()),
             ))
         tree = tuple(RegionNode(n["name"], n["kind"], n.get("parent")) for n in obj.get("region_tree", ()))
         tunables = []

@@ -1513,55 +1513,89 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
     std::lock_guard<std::mutex> guard(shared->lock);
     if (!shared->recorded.insert(name + (task.is_index_space ? "\1index" : "\1single")).second) return;
   }
-  std::string variants;
+  std::string variants, variant_names;
   bool leaf = false, inner = false, first = true;
   std::vector<std::string> orders(task.regions.size());  // per requirement: "KIND": "C_order"|"F_order", ...
   std::vector<std::string> interleaves(task.regions.size());  // per requirement: "KIND": "AOS"|"SOA", ...
   std::vector<std::string> memories(task.regions.size());     // per requirement: "KIND": "SYSMEM", ...
   std::vector<std::string> alignments(task.regions.size());   // per requirement: "KIND": {"op": ">=", ...}, ...
+  std::vector<std::string> constrained_by(task.regions.size());  // per requirement: "KIND": ["variant", ...], ...
   for (Kind k : {CPU, GPU, OMP, IO, PY}) {
     std::vector<VariantID> found;
     runtime->find_valid_variants(ctx, task.task_id, found, realm_proc_kind(k));
     if (found.empty()) continue;
-    variants += std::string(variants.empty() ? "" : ", ") + json_string(kind_name(k));
-    // The dimension order, the interleaving (fields first: AOS, last: SOA), the memory kind and the alignment (the
-    // first constraint on a field the requirement uses) the variant's layout constraints fix for each requirement
-    // (checks, the search's layouts).
-    const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, found[0]);
-    for (const auto &entry : sets.layouts) {
-      if (entry.first >= task.regions.size()) continue;
-      const int dim = task.regions[entry.first].region.get_index_space().get_dim();
-      const LayoutConstraintSet &set = runtime->find_layout_constraints(ctx, entry.second);
-      const OrderingConstraint &ordering = set.ordering_constraint;
-      for (const AlignmentConstraint &a : set.alignment_constraints)
-        if (alignments[entry.first].find(json_string(kind_name(k)) + ":") == std::string::npos &&
-            task.regions[entry.first].privilege_fields.count(a.fid))
-          alignments[entry.first] += std::string(alignments[entry.first].empty() ? "" : ", ") +
-                                     json_string(kind_name(k)) + ": " + alignment_json(a);
-      if (set.memory_constraint.is_valid() && dsl_mem_kind(set.memory_constraint.get_kind()) != ANY)
-        memories[entry.first] += std::string(memories[entry.first].empty() ? "" : ", ") + json_string(kind_name(k)) +
-                                 ": \"" + kind_name(dsl_mem_kind(set.memory_constraint.get_kind())) + "\"";
-      if (!ordering.ordering.empty() && (ordering.ordering.front() == LEGION_DIM_F) !=
-                                            (ordering.ordering.back() == LEGION_DIM_F))
-        interleaves[entry.first] += std::string(interleaves[entry.first].empty() ? "" : ", ") +
-                                    json_string(kind_name(k)) + ": \"" +
-                                    (ordering.ordering.front() == LEGION_DIM_F ? "AOS" : "SOA") + "\"";
-      std::vector<int> dims;  // those of the requirement's dimensions the ordering lists, fastest first
-      for (int d : spatial_order(ordering))
-        if (d < dim) dims.push_back(d);
-      if (dim < 2 || int(dims.size()) != dim) continue;
-      const char *order = std::is_sorted(dims.begin(), dims.end())    ? "F_order"
-                          : std::is_sorted(dims.rbegin(), dims.rend()) ? "C_order"
-                                                                       : nullptr;
-      if (order != nullptr)
-        orders[entry.first] += std::string(orders[entry.first].empty() ? "" : ", ") + json_string(kind_name(k)) +
-                               ": \"" + order + "\"";
+    const std::string kind = json_string(kind_name(k));
+    variants += std::string(variants.empty() ? "" : ", ") + kind;
+    std::string names;
+    for (VariantID v : found) {
+      const char *vname = runtime->find_task_variant_name(ctx, task.task_id, v);
+      names += std::string(names.empty() ? "" : ", ") + json_string(vname ? vname : std::to_string(v));
     }
-    if (first) {
-      leaf = runtime->is_leaf_variant(ctx, task.task_id, found[0]);
-      inner = runtime->is_inner_variant(ctx, task.task_id, found[0]);
+    variant_names += std::string(variant_names.empty() ? "" : ", ") + kind + ": [" + names + "]";
+    // The dimension order, the interleaving (fields first: AOS, last: SOA), the memory kind and the alignment (the
+    // first constraint on a field the requirement uses) the layout constraints of the kind's variants fix for each
+    // requirement (checks, the search's layouts): of every variant, since Legion's default mapper picks the one that
+    // runs; an aspect several variants fix, as the first of them fixes it.
+    std::vector<std::string> by(task.regions.size());  // per requirement: the variants of this kind that fix any
+    for (VariantID v : found) {
+      const TaskLayoutConstraintSet &sets = runtime->find_task_layout_constraints(ctx, task.task_id, v);
+      const char *vname = runtime->find_task_variant_name(ctx, task.task_id, v);
+      const std::string variant = json_string(vname ? vname : std::to_string(v));
+      for (const auto &entry : sets.layouts) {
+        if (entry.first >= task.regions.size()) continue;
+        const size_t size = orders[entry.first].size() + interleaves[entry.first].size() +
+                            memories[entry.first].size() + alignments[entry.first].size();
+        const int dim = task.regions[entry.first].region.get_index_space().get_dim();
+        const LayoutConstraintSet &set = runtime->find_layout_constraints(ctx, entry.second);
+        const OrderingConstraint &ordering = set.ordering_constraint;
+        for (const AlignmentConstraint &a : set.alignment_constraints)
+          if (alignments[entry.first].find(kind + ":") == std::string::npos &&
+              task.regions[entry.first].privilege_fields.count(a.fid))
+            alignments[entry.first] +=
+                std::string(alignments[entry.first].empty() ? "" : ", ") + kind + ": " + alignment_json(a);
+        if (set.memory_constraint.is_valid() && dsl_mem_kind(set.memory_constraint.get_kind()) != ANY &&
+            memories[entry.first].find(kind + ":") == std::string::npos)
+          memories[entry.first] += std::string(memories[entry.first].empty() ? "" : ", ") + kind + ": \"" +
+                                   kind_name(dsl_mem_kind(set.memory_constraint.get_kind())) + "\"";
+        if (!ordering.ordering.empty() &&
+            (ordering.ordering.front() == LEGION_DIM_F) != (ordering.ordering.back() == LEGION_DIM_F) &&
+            interleaves[entry.first].find(kind + ":") == std::string::npos)
+          interleaves[entry.first] += std::string(interleaves[entry.first].empty() ? "" : ", ") + kind + ": \"" +
+                                      (ordering.ordering.front() == LEGION_DIM_F ? "AOS" : "SOA") + "\"";
+        std::vector<int> dims;  // those of the requirement's dimensions the ordering lists, fastest first
+        for (int d : spatial_order(ordering))
+          if (d < dim) dims.push_back(d);
+        const char *order = dim < 2 || int(dims.size()) != dim            ? nullptr
+                            : std::is_sorted(dims.begin(), dims.end())    ? "F_order"
+                            : std::is_sorted(dims.rbegin(), dims.rend()) ? "C_order"
+                                                                         : nullptr;
+        if (order != nullptr && orders[entry.first].find(kind + ":") == std::string::npos)
+          orders[entry.first] += std::string(orders[entry.first].empty() ? "" : ", ") + kind + ": \"" + order + "\"";
+        if (orders[entry.first].size() + interleaves[entry.first].size() + memories[entry.first].size() +
+                alignments[entry.first].size() != size)
+          by[entry.first] += std::string(by[entry.first].empty() ? "" : ", ") + variant;
+      }
+    }
+    for (size_t idx = 0; idx < by.size(); idx++)
+      if (!by[idx].empty())
+        constrained_by[idx] += std::string(constrained_by[idx].empty() ? "" : ", ") + kind + ": [" + by[idx] + "]";
+    if (first) {  // of the first kind: a leaf if any of its variants is one (VIRTUAL fails there), inner if all are
+      leaf = false, inner = true;
+      for (VariantID v : found) {
+        leaf = leaf || runtime->is_leaf_variant(ctx, task.task_id, v);
+        inner = inner && runtime->is_inner_variant(ctx, task.task_id, v);
+      }
       first = false;
     }
+  }
+  // The variant this mapper runs where Legion put the task (map_task's own choice, the same call; its result is
+  // cached per task and kind), or none where the program's own mapper maps it.
+  std::string runs;  // "KIND": "variant"
+  if (task.target_proc.exists() && delegate(name) == nullptr) {
+    const VariantID chosen = default_find_preferred_variant(task, ctx, true, true, task.target_proc.kind()).variant;
+    const char *vname = runtime->find_task_variant_name(ctx, task.task_id, chosen);
+    runs = json_string(kind_name(dsl_proc_kind(task.target_proc.kind()))) + ": " +
+           json_string(vname ? vname : std::to_string(chosen));
   }
   std::string domain = "null";
   if (task.is_index_space) domain = json_ints(view_of(task, true, nullptr)->ispace);
@@ -1595,12 +1629,14 @@ void DslMapper::record(MapperContext ctx, const Task &task) {
                (std::count(collective.begin(), collective.end(), idx) ? ", \"collective\": true" : "") +
                ", \"fields\": [" + fields + "], \"field_sizes\": [" + sizes + "], \"orders\": {" + orders[idx] +
                "}, \"interleaves\": {" + interleaves[idx] + "}, \"memories\": {" + memories[idx] +
-               "}, \"alignments\": {" + alignments[idx] + "}}";
+               "}, \"alignments\": {" + alignments[idx] + "}, \"constrained_by\": {" + constrained_by[idx] +
+               "}}";
   }
   const std::string line = "{\"task\": " + json_string(name) + ", \"task_id\": " + std::to_string(task.task_id) +
                            ", \"launch\": \"" + (task.is_index_space ? "index" : "single") + "\", \"variants\": [" +
-                           variants + "], \"inner\": " + (inner ? "true" : "false") + ", \"leaf\": " +
-                           (leaf ? "true" : "false") + ", \"parent\": " +
+                           variants + "], \"variant_names\": {" + variant_names + "}, \"runs\": {" + runs +
+                           "}, \"inner\": " + (inner ? "true" : "false") + ", \"leaf\": " + (leaf ? "true" : "false") +
+                           ", \"parent\": " +
                            (parent ? json_string(parent->get_task_name()) : "null") + ", \"domain\": " + domain +
                            ", \"must_epoch\": " + (task.must_epoch_task ? "true" : "false") + ", \"regions\": [" +
                            regions + "]}\n";
