@@ -31,7 +31,8 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper,
+from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, hold_program_folder,
+                                      kept_app_mapper,
                                       own_mapper_of, readable_result, recalibrated, reference_name,
                                       relative_run_dirs, set_up_results)
 from mapperopt.optimizer.llm import ModelError
@@ -867,6 +868,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
                              max_retries=llm_retries, max_model_s=llm_cap)
+    # One tune of a program per runs folder at a time: refused rather than warned, as both would measure on the
+    # same cores and decide on disturbed timings (a user who wants both gives this one another --runs-dir).
+    held = hold_program_folder(Path(resume_dir).parent if resume_dir is not None else Path(runs_dir) / str(bench),
+                               str(bench))
+    click.get_current_context().call_on_close(held.release)
     found, other_note = resume_dir, None
     if resume_dir is None:
         optimizer = optimizer or default_optimizer(llm.configured)
@@ -959,6 +965,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done ({how}).")
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
+        if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
+                                              if root != found and _searched(recorded) == _searched(request)]):
+            console.print(f"Note: {len(others) + 1} interrupted runs of this command are in "
+                          f"{Path(runs_dir) / str(bench)}; this one continues the newest. To continue "
+                          f"{'another' if len(others) == 1 else 'one of the others'} instead: "
+                          + "; ".join(resume_line(root) for root in others), markup=False)
         for note in store.damaged:
             console.print(f"Note: {note}.", markup=False)
     else:
