@@ -405,6 +405,45 @@ def require_same_build(root: Path, settings: dict, bench: Any, new: str | None =
                                   "is); to continue this folder, restore the executable it was made with")
 
 
+def _digest_now(bench: Any) -> str | None:
+    """The SHA-256 of a user's program's executable now (`executable_digest`), None where it cannot be read (a
+    build that removed it)."""
+    from mapperopt.benchmarks.userapp import executable_digest
+
+    try:
+        return executable_digest(bench)
+    except OSError:
+        return None
+
+
+def _span(first: int, last: int) -> str:
+    return f"iteration {first}" if first == last else f"iterations {first}-{last}"
+
+
+def _changed_build(bench: Any, root: Path, recorded: str, now: str | None, checked: list[int], done: int,
+                   new_command: str) -> MapperoptError:
+    """The error that stops a tune whose program's executable changed while it ran: `checked`, [the iteration
+    before whose start it was last the folder's build] or [] (only when the command started); `done`, the
+    iterations journaled. Which iterations measured which build, that the folder keeps them, and how to go on."""
+    if checked and checked[0] <= done:
+        measured = ((f"{_span(1, checked[0] - 1)} measured the build {root} was made with; " if checked[0] > 1
+                     else "") + f"iteration {checked[0]} ran while it was replaced and may have measured either build "
+                    f"(its run folder: {root / f'iter-{checked[0]:03d}'})")
+    elif done:
+        measured = f"{_span(1, done)} measured the build {root} was made with"
+    else:
+        measured = ("no iteration ran; the measurements of the set-up (the baselines) may have measured either "
+                    "build")
+    what = "is gone" if now is None else "changed"
+    digests = f"SHA-256 {recorded[:12]}... when the folder was made, " + (
+        "no file now" if now is None else f"{now[:12]}... now")
+    return MapperoptError(
+        f"{bench.exe} {what} while this tune ran ({digests}): {measured}; the tune stopped before measuring more "
+        f"(nothing measured is lost: {root} keeps its {done} iteration{'s' * (done != 1)})",
+        hint=f"to tune the new build, start a new run: `{new_command}`; to finish this run, put back the build it was "
+             f"made with and give the same command, which continues it")
+
+
 def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
                          memory: dict[str, int | None], app: Any = None, new: str | None = None) -> None:
     """Refuses to continue the tuning or comparison folder `root` (its `settings`) whose machine, as probed when it
@@ -1027,7 +1066,21 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       + "  [dim](from the journal)[/]")
     status = console.status("")
 
+    build_checked: list[int] = []  # the iterations before whose start the executable was the folder's build
+
+    def check_build(i: int) -> None:
+        """Stops the tune before iteration `i` (the final comparison: `i` past the last) where a user's program's
+        executable is no longer the build the folder was made with (a rebuild while the tune runs)."""
+        if not isinstance(bench, UserApp) or settings.get("executable_sha256") is None:
+            return
+        if (now := _digest_now(bench)) == settings["executable_sha256"]:
+            build_checked.append(i)
+            return
+        raise _changed_build(bench, store.root, settings["executable_sha256"], now, build_checked[-1:],
+                             len(store.records), new_command=shlex.join(["mapperopt", "tune", *(program or spec_words(bench)), "--new"]))
+
     def on_start(i: int) -> None:
+        check_build(i)
         status.update(f"iteration {i}/{iters}: proposing and evaluating a mapper...")
         status.start()
 
@@ -1091,6 +1144,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                           "record).")
         if store.best() is None:
             raise _no_working_mapper(store)
+        check_build(len(store.records) + 1)
         with say_status(console, f"Measuring the top candidates, the start and the references together "
                                  f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
             finishing = True
