@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import math
 import os
@@ -567,6 +568,16 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     words = _split(command, "--app")
     if not words:
         raise UsageError("--app needs a command, e.g. --app './myapp -n 100'")
+    assigned = list(itertools.takewhile(lambda w: re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w), words))
+    if assigned:  # a shell's `NAME=value ./prog`
+        rest = shlex.join(words[len(assigned):]) or "./PROGRAM ARGS"
+        env = ", ".join(f"{w.split('=', 1)[0]}: {json.dumps(w.split('=', 1)[1])}" for w in assigned)
+        what = "an environment variable" if len(assigned) == 1 else "environment variables"
+        raise MapperoptError(f"--app: {' '.join(assigned)} sets {what}; --app takes the program's command line only",
+                             hint=f"give {'it' if len(assigned) == 1 else 'them'} in the application file ({APP_FILE}): `env: {{{env}}}` with `executable: "
+                                  f"{words[len(assigned)] if len(words) > len(assigned) else 'PROGRAM'}`; or export {'it' if len(assigned) == 1 else 'them'} "
+                                  f"before mapperopt (`export {shlex.join(assigned)}`), whose environment the program "
+                                  f"gets, and give --app {shlex.quote(rest)}")
     exe = Path(words[0])
     if "/" not in words[0]:
         found = shutil.which(words[0])

@@ -61,11 +61,17 @@ def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys)
         "./plain -n 'unclosed": "--app: cannot split \"./plain -n 'unclosed\" into words: No closing quotation",
         "folder.yaml": f"folder.yaml: 'executable': {tmp_path / 'folder'} is a folder, not a program",
         " ": "Invalid value for '--app': needs an application file or a command line",
+        # a shell's environment assignment before the program: said so (the hint was --app './OMP_NUM_THREADS=1 ...')
+        "OMP_NUM_THREADS=1 ./plain -n 1": "--app: OMP_NUM_THREADS=1 sets an environment variable; --app takes the "
+                                          "program's command line only hint: give it in the application file "
+                                          "(mapperopt.yaml): `env: {OMP_NUM_THREADS: \"1\"}` with `executable: "
+                                          "./plain`; or export it before mapperopt (`export OMP_NUM_THREADS=1`), "
+                                          "whose environment the program gets, and give --app './plain -n 1'",
     }
     for spec, message in cases.items():
         assert main(argv(command, mapper, spec)) != 0, spec
         out, err = capsys.readouterr()
-        assert message in err and "Traceback" not in err, (spec, out, err)
+        assert message in " ".join(err.split()) and "Traceback" not in err, (spec, out, err)
     assert not (tmp_path / "runs").exists()
 
 
