@@ -777,6 +777,20 @@ def test_a_metric_in_the_logfile_the_arguments_chose_is_said_not_blamed_on_the_p
     assert "-logfile applog.txt" in feedback["suggestion"] and str(out_dir / "applog.txt") in feedback["suggestion"]
 
 
+def test_a_logfile_with_a_percent_names_the_file_legion_wrote(tmp_path):
+    """`-logfile heat_%.log`: Legion replaces `%` by the node number, so the file is heat_0.log; the suggestion
+    named heat_%.log, which does not exist."""
+    exe = script(tmp_path, "prog", "while [ $# -gt 0 ]; do [ \"$1\" = -logfile ] && "
+                                   "echo '{3}{app}: elapsed 12.5 ms' > \"$(echo \"$2\" | sed 's/%/0/')\"; shift; done")
+    out_dir = tmp_path / "run"
+    assert main(["run", "--app", str(exe), "--metric", "elapsed ([0-9.]+) ms", "--unit", "ms", "--out", str(out_dir),
+                 "--", "-logfile", "heat_%.log"]) == 1
+    assert (out_dir / "heat_0.log").exists()
+    suggestion = json.loads((out_dir / "feedback.json").read_text())["suggestion"]
+    assert f"went to {out_dir / 'heat_0.log'} (Legion replaces % by the node number)" in suggestion, suggestion
+    assert "-logfile heat_%.log" in suggestion, suggestion
+
+
 @pytest.mark.parametrize("value", [".nan", ".inf"])
 def test_a_timeout_in_an_application_file_that_is_not_a_finite_number_is_refused(value, tmp_path):
     """`timeout_s: .nan` passed the check (every comparison with nan is false) and reached coreutils' `timeout`."""
