@@ -144,6 +144,17 @@ def test_words_before_dashdash_are_refused_not_passed_to_the_program(command, tm
         err = capsys.readouterr().err
         assert f"error: unexpected argument '{bad}': {command} takes {takes}; flags for the program go after `--`" \
             in err, (words, err)
+    # A mapper file given without its option: the option named (it only said the command takes no BENCH).
+    option = "--mapper" if command == "run" else "--start"
+    for words in (["--app", str(app), "my.dsl"], ["circuit", "my.dsl"]):
+        assert main([command, *words]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"error: unexpected argument 'my.dsl': {command} takes" in err, (words, err)
+        assert f"did you mean `{option} my.dsl`?" in err, (words, err)
+    assert main([command, "my.dsl"]) == 2  # taken for a benchmark: the hint names the options, not --app
+    err = " ".join(capsys.readouterr().err.split())
+    assert "unknown benchmark 'my.dsl'" in err and "hint: my.dsl is a mapper file: give it with `--mapper my.dsl` " \
+        "(run) or `--start my.dsl` (tune, compare)" in err, err
     # An option the command does not know is not passed on either; click's suggestion stays.
     for words, bad in [(["circuit", "-p", "8"], "-p"), (["--repeat", "3", "circuit"], "--repeat")]:
         assert main([command, *words]) == 2
