@@ -741,35 +741,39 @@ def kept_app_mapper(settings: dict) -> bool:
     return bool(((settings.get("request") or {}).get("program") or {}).get("keep_app_mapper"))
 
 
-PROGRAM_LOCK, PROGRAM_OWNER = ".tuning.lock", ".tuning.json"  # in runs/<program>/: held while a tune runs
-
-
 def hold_program_folder(folder: Path, program: str) -> Any:
     """Makes this process the only tune of `program` in `folder` (runs/<program>/) until the returned lock is
     released or the process exits: two tunes of one program at once run it on the same cores, and each one's
     timings disturb the other's. An OS lock through `filelock` (released by the kernel even on SIGKILL), taken
-    without waiting; `.tuning.json` then names this process.
+    without waiting, with a JSON file beside it that names this process; both live in the build cache under a key
+    of the folder's absolute path, so that a refused command leaves nothing in the runs folder.
 
     Raises:
         MapperoptError: another process holds it: its pid and command named.
     """
+    import hashlib
+
     from filelock import FileLock, Timeout
 
+    from mapperopt import toolchain
+
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(folder / PROGRAM_LOCK, timeout=0)
+    locks = toolchain.cache_dir() / "tuning"
+    locks.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    lock = FileLock(locks / f"{key}.lock", timeout=0)
     try:
         lock.acquire()
     except Timeout:
         raise MapperoptError(
-            f"another tune of {program} is running in {folder}: {describe_owner(folder, PROGRAM_OWNER)}; two tunes "
+            f"another tune of {program} is running in {folder}: {describe_owner(locks, f'{key}.json')}; two tunes "
             "at once run the program on the same cores, so each one's timings disturb the other's and neither "
             "run's decisions can be trusted",
             hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later); "
                  "to tune at the same time anyway, give this one another --runs-dir") from None
     owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-             "command": " ".join(_without_secrets(sys.argv))}
-    write_atomically(folder / PROGRAM_OWNER, json.dumps(owner) + "\n")
+             "command": " ".join(_without_secrets(sys.argv)), "folder": str(folder.resolve())}
+    write_atomically(locks / f"{key}.json", json.dumps(owner) + "\n")
     return lock
 
 
