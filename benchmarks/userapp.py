@@ -572,12 +572,13 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     if assigned:  # a shell's `NAME=value ./prog`
         rest = shlex.join(words[len(assigned):]) or "./PROGRAM ARGS"
         env = ", ".join(f"{w.split('=', 1)[0]}: {json.dumps(w.split('=', 1)[1])}" for w in assigned)
-        what = "an environment variable" if len(assigned) == 1 else "environment variables"
+        what, it = ("an environment variable", "it") if len(assigned) == 1 else ("environment variables", "them")
+        program = words[len(assigned)] if len(words) > len(assigned) else "PROGRAM"
         raise MapperoptError(f"--app: {' '.join(assigned)} sets {what}; --app takes the program's command line only",
-                             hint=f"give {'it' if len(assigned) == 1 else 'them'} in the application file ({APP_FILE}): `env: {{{env}}}` with `executable: "
-                                  f"{words[len(assigned)] if len(words) > len(assigned) else 'PROGRAM'}`; or export {'it' if len(assigned) == 1 else 'them'} "
-                                  f"before mapperopt (`export {shlex.join(assigned)}`), whose environment the program "
-                                  f"gets, and give --app {shlex.quote(rest)}")
+                             hint=f"give {it} in the application file ({APP_FILE}): `env: {{{env}}}` with "
+                                  f"`executable: {program}`; or export {it} before mapperopt (`export "
+                                  f"{shlex.join(assigned)}`), whose environment the program gets, and give --app "
+                                  f"{shlex.quote(rest)}")
     exe = Path(words[0])
     if "/" not in words[0]:
         found = shutil.which(words[0])

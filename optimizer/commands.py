@@ -1076,8 +1076,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         if (now := _digest_now(bench)) == settings["executable_sha256"]:
             build_checked.append(i)
             return
+        again_new = shlex.join(["mapperopt", "tune", *(program or spec_words(bench)), "--new"])
         raise _changed_build(bench, store.root, settings["executable_sha256"], now, build_checked[-1:],
-                             len(store.records), new_command=shlex.join(["mapperopt", "tune", *(program or spec_words(bench)), "--new"]))
+                             len(store.records), new_command=again_new)
 
     def on_start(i: int) -> None:
         check_build(i)
