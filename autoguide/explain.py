@@ -14,6 +14,7 @@ An empty `explanation`/`suggestion` means "not given at this level"; "N/A" means
 from __future__ import annotations
 
 import dataclasses
+import glob
 import itertools
 import json
 import math
@@ -1430,7 +1431,14 @@ def _app_failure(fb: Feedback, result: RunResult, level: str, catalog: Catalog,
         logfile = next((command[i + 1] for i in range(len(command) - 1) if command[i] == "-logfile"), "stderr")
         suggest = texts["suggest"]
         if logfile not in ("stderr", "stdout"):
-            fields.update(logfile=logfile, path=str(Path(result.run_dir or ".") / logfile))
+            # Legion writes one file per node, `%` replaced by the node's number: name the files it wrote
+            where = Path(result.run_dir or ".")
+            path = str(where / logfile)
+            if "%" in logfile:
+                written = sorted(where.glob(glob.escape(logfile).replace("%", "*")))
+                path = (", ".join(map(str, written)) if written else str(where / logfile.replace("%", "0"))) + \
+                    " (Legion replaces % by the node number)"
+            fields.update(logfile=logfile, path=path)
             suggest = texts["suggest_logfile"]
         return _at_level(Feedback(result.status, result.stage, "metric", _text(texts["explain"], fields),
                                   _text(suggest, fields), (), fb.raw_excerpt, "metric-app-pattern"), level)

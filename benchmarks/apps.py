@@ -328,7 +328,11 @@ def require_app(name: str) -> None:
     if name not in known_benchmarks():
         close = closest(name, known_benchmarks(), cutoff=0.7)
         hint = f"did you mean '{close}'?" if close else None
-        if os.path.isfile(name):  # --app forgotten
+        if name.endswith(".dsl"):  # a mapper file, its option forgotten
+            quoted = shlex.quote(name)
+            hint = (f"{name} is a mapper file: give it with `--mapper {quoted}` (run) or `--start {quoted}` (tune, "
+                    "compare), and the program as BENCH or with --app")
+        elif os.path.isfile(name):  # --app forgotten
             quoted = shlex.quote(name)
             args = f"; with its arguments in quotes: `--app '{name} -n 100'`" if os.access(name, os.X_OK) else ""
             # the program's application file, beside it: the program alone is run unverified, by its wall time

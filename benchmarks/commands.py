@@ -306,11 +306,14 @@ class BenchCommand(ListsBenchmarks):
         extra = before[0 if ctx.params.get("app_spec") or before[:1] and before[0].startswith("-") else 1:]
         if extra and not ctx.resilient_parsing:  # with --json: refused inside the command, in JSON too
             takes = "no BENCH with --app" if ctx.params.get("app_spec") else "one benchmark"
+            # a mapper file given without its option (run's --mapper, tune's and compare's --start)
+            option = next((o for p in self.params for o in p.opts if o in ("--mapper", "--start")), None)
+            meant = f"; did you mean `{option} {extra[0]}`?" if option and extra[0].endswith(".dsl") else ""
             defer_refusal(ctx, self, given, click.NoSuchOption(  # with click's "Did you mean" too
                 extra[0], f"No such option '{extra[0]}': flags for the program go after `--`.",
                 [name for param in self.params for name in param.opts], ctx) if extra[0].startswith("-") else
                 click.UsageError(f"unexpected argument '{extra[0]}': {self.name} takes {takes}; flags for the "
-                                 "program go after `--`", ctx))
+                                 f"program go after `--`{meant}", ctx))
             return rest
         if ctx.params.get("app_spec") and not ctx.resilient_parsing:  # the program's own flags may be these
             options_after_separator(self, ctx.params["app_spec"], words[len(words) - after:])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import math
 import os
@@ -567,6 +568,17 @@ def app_from_command(command: str, metric: Metric = Metric(), verify: Verify = V
     words = _split(command, "--app")
     if not words:
         raise UsageError("--app needs a command, e.g. --app './myapp -n 100'")
+    assigned = list(itertools.takewhile(lambda w: re.match(r"[A-Za-z_][A-Za-z0-9_]*=", w), words))
+    if assigned:  # a shell's `NAME=value ./prog`
+        rest = shlex.join(words[len(assigned):]) or "./PROGRAM ARGS"
+        env = ", ".join(f"{w.split('=', 1)[0]}: {json.dumps(w.split('=', 1)[1])}" for w in assigned)
+        what, it = ("an environment variable", "it") if len(assigned) == 1 else ("environment variables", "them")
+        program = words[len(assigned)] if len(words) > len(assigned) else "PROGRAM"
+        raise MapperoptError(f"--app: {' '.join(assigned)} sets {what}; --app takes the program's command line only",
+                             hint=f"give {it} in the application file ({APP_FILE}): `env: {{{env}}}` with "
+                                  f"`executable: {program}`; or export {it} before mapperopt (`export "
+                                  f"{shlex.join(assigned)}`), whose environment the program gets, and give --app "
+                                  f"{shlex.quote(rest)}")
     exe = Path(words[0])
     if "/" not in words[0]:
         found = shutil.which(words[0])
@@ -879,6 +891,60 @@ def _quiet_failure(app: UserApp, reason: str, stdout_path: Path, stderr_path: Pa
     return text
 
 
+_GOES_ON = re.compile(r"[eE][+-]?[0-9]+|[0-9]+")  # what, right after a number, belongs to it
+_WHOLE_NUMBER = "[0-9.]+(?:[eE][+-]?[0-9]+)?"
+
+
+def _first_group(regex: str) -> tuple[int, int] | None:
+    """The span of the first capturing group's contents in the pattern `regex` (after its `(` or `(?P<name>`, up
+    to its `)`), or None where it cannot be told."""
+    stack, i, in_class = [], 0, False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            i += 1 + (regex.startswith("^", i + 1)) + (regex.startswith("]", i + 1 + regex.startswith("^", i + 1)))
+            continue
+        elif c == "(":
+            named = re.match(r"\(\?P<\w+>", regex[i:])
+            capturing = not regex.startswith("(?", i) or named
+            stack.append((i + (named.end() if named else 1), bool(capturing)))
+        elif c == ")" and stack:
+            start, capturing = stack.pop()
+            if capturing:
+                return start, i
+        i += 1
+    return None
+
+
+def _cut_number(regex: str, match: re.Match) -> str | None:
+    """Why the metric cannot be read where the text right after the pattern's group goes on with the number it
+    captured (an exponent, `2.53` of `2.530000e-01`, or more digits): the line quoted, and a pattern that captures
+    the whole number where one can be made. None where the number ends with the group."""
+    source, end = match.string, match.end(1)
+    goes_on = _GOES_ON.match(source, end)
+    if not goes_on:
+        return None
+    line = source[source.rfind("\n", 0, match.start(1)) + 1:].split("\n", 1)[0].strip()
+    text = (f"the metric /{regex}/ read {match.group(1)!r} from the line {line[:120]!r}, but the number goes on "
+            f"after it ({goes_on.group(0)!r}): read so, the metric would be wrong")
+    span = _first_group(regex)
+    if span:
+        fixed = regex[:span[0]] + _WHOLE_NUMBER + regex[span[1]:]
+        try:
+            read = re.search(fixed, line)
+            if read and float(read.group(1)) and not _GOES_ON.match(line, read.end(1)):
+                return f"{text}; a pattern that captures the whole number: /{fixed}/"
+        except (re.error, ValueError, IndexError):
+            pass
+    return f"{text}; capture the whole number, e.g. with ({_WHOLE_NUMBER})"
+
+
 def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple[dict | None, str | None]:
     """(result dict in the shape of a result line, None) or (None, why the metric could not be read). The metric is
     the last match in `stdout`, else in `stderr` (then "metric_from" is "stderr": a Realm logger's lines go there
@@ -898,6 +964,8 @@ def measure(app: UserApp, stdout: str, wall_s: float, stderr: str = "") -> tuple
                           "standard output or standard error"
                           + _near_miss(app.metric.regex, stdout))
         text = matches[-1].group(1) or ""  # an optional group that took part in no match
+        if text and (cut := _cut_number(app.metric.regex, matches[-1])):
+            return None, cut
         try:
             value = float(text)
         except ValueError:
@@ -1039,6 +1107,27 @@ class RunNote:
 _NOTE_KINDS = {"R453": "unmatched_statement", "R455": "must_epoch_override"}
 
 
+def metric_over_wall(result) -> str | None:
+    """For a user's program whose metric is a time: the words that an execution's metric is longer than that
+    execution's wall time (Legion's start-up included), which no time of the run can be: a number the pattern read
+    wrongly, or not this run's time. None otherwise."""
+    from mapperopt.benchmarks.protocol import TIME_UNITS
+
+    s = result.settings or {}
+    unit = (result.unit or "").removeprefix("1/")
+    scale = TIME_UNITS.get(unit) if s.get("metric") and (result.unit or "").startswith("1/") else None
+    longer = [a for a in result.attempts if scale and a.result and a.result.get("time_s")
+              and a.result["metric"] * scale > a.result["time_s"]]
+    if not longer:
+        return None
+    many = f" (in {len(longer)} of {len(result.attempts)} executions)" if len(result.attempts) > 1 else ""
+    output = Path(result.run_dir or "") / (longer[0].stdout or "stdout.txt")
+    return (f"the metric, {longer[0].result['metric']:g} {unit}, is longer than the whole execution that printed it "
+            f"({longer[0].result['time_s']:.3g} s of wall time, Legion's start-up included){many}: the pattern "
+            f"({s['metric']}) may read the wrong number, or a part of one, or the program prints a time that is not "
+            f"this execution's; compare it with the program's output, {output}")
+
+
 def run_notes(result) -> list[RunNote]:
     """What a run's status does not say, in the order `run` prints them: a failure its output shows that nothing
     checked (`unchecked_failure`, a run that went "ok" only), the mapper's notes R453 and R455 (`mapper_notes`) and
@@ -1053,6 +1142,8 @@ def run_notes(result) -> list[RunNote]:
             f"nothing checks the output but the exit status, and the program printed {line!r} ({where} in the "
             f"run folder); to fail a run whose output says so, give a pattern that only a correct output "
             f"matches: {how}"), title="Output not checked"))
+    if result.ok and (longer := metric_over_wall(result)):
+        notes.append(RunNote("metric_over_wall", None, longer, title="Metric longer than the execution"))
     for text in mapper_notes(result):
         code = text.split(":", 1)[0].removeprefix("note ")
         notes.append(RunNote(_NOTE_KINDS[code], code, text))

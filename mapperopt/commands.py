@@ -322,6 +322,8 @@ def cmake_snippet(legion: toolchain.Legion) -> str:
     return "\n".join([
         "# The Legion that mapperopt uses (from `mapperopt toolchain --cmake`). Then:",
         "#   target_link_libraries(my_app PRIVATE mapperopt::legion)",
+        *(['#   to run the program: eval "$(mapperopt toolchain --env)" first (it puts the libcuda.so.1 stand-in '
+           "that Legion's library needs on LD_LIBRARY_PATH)"] if toolchain.cuda_stub_dir() is not None else []),
         "add_library(mapperopt_legion INTERFACE)",
         "add_library(mapperopt::legion ALIAS mapperopt_legion)",
         "target_compile_features(mapperopt_legion INTERFACE cxx_std_17)",

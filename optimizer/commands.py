@@ -31,7 +31,8 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, default_optim
 from mapperopt.optimizer.llm import CONFIGURE, LLMConfig
 from mapperopt.optimizer.loop import (MIN_TIMEOUT_S, TIMEOUT_FACTOR, BenchmarkEvaluator, baseline_failure,
                                       measure_baselines, tune as run_loop)
-from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, kept_app_mapper,
+from mapperopt.optimizer.store import (BASELINES, KEPT_USE, TuneStore, damage_hint, folder_path, hold_program_folder,
+                                      kept_app_mapper,
                                       own_mapper_of, readable_result, recalibrated, reference_name,
                                       relative_run_dirs, set_up_results)
 from mapperopt.optimizer.llm import ModelError
@@ -402,6 +403,45 @@ def require_same_build(root: Path, settings: dict, bench: Any, new: str | None =
                              "measurements would be mixed with the new build's",
                              hint=f"to measure the new build, {afresh} (a folder of its own; this one stays as it "
                                   "is); to continue this folder, restore the executable it was made with")
+
+
+def _digest_now(bench: Any) -> str | None:
+    """The SHA-256 of a user's program's executable now (`executable_digest`), None where it cannot be read (a
+    build that removed it)."""
+    from mapperopt.benchmarks.userapp import executable_digest
+
+    try:
+        return executable_digest(bench)
+    except OSError:
+        return None
+
+
+def _span(first: int, last: int) -> str:
+    return f"iteration {first}" if first == last else f"iterations {first}-{last}"
+
+
+def _changed_build(bench: Any, root: Path, recorded: str, now: str | None, checked: list[int], done: int,
+                   new_command: str) -> MapperoptError:
+    """The error that stops a tune whose program's executable changed while it ran: `checked`, [the iteration
+    before whose start it was last the folder's build] or [] (only when the command started); `done`, the
+    iterations journaled. Which iterations measured which build, that the folder keeps them, and how to go on."""
+    if checked and checked[0] <= done:
+        measured = ((f"{_span(1, checked[0] - 1)} measured the build {root} was made with; " if checked[0] > 1
+                     else "") + f"iteration {checked[0]} ran while it was replaced and may have measured either build "
+                    f"(its run folder: {root / f'iter-{checked[0]:03d}'})")
+    elif done:
+        measured = f"{_span(1, done)} measured the build {root} was made with"
+    else:
+        measured = ("no iteration ran; the measurements of the set-up (the baselines) may have measured either "
+                    "build")
+    what = "is gone" if now is None else "changed"
+    digests = f"SHA-256 {recorded[:12]}... when the folder was made, " + (
+        "no file now" if now is None else f"{now[:12]}... now")
+    return MapperoptError(
+        f"{bench.exe} {what} while this tune ran ({digests}): {measured}; the tune stopped before measuring more "
+        f"(nothing measured is lost: {root} keeps its {done} iteration{'s' * (done != 1)})",
+        hint=f"to tune the new build, start a new run: `{new_command}`; to finish this run, put back the build it was "
+             f"made with and give the same command, which continues it")
 
 
 def require_same_machine(root: Path, settings: dict, processors: dict[str, int],
@@ -895,6 +935,11 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     console = Console(highlight=False, soft_wrap=True)  # long lines (paths, notes) stay whole when piped
     llm = LLMConfig.from_env(base_url=llm_base_url, model=llm_model, api_key=llm_api_key, timeout_s=llm_timeout,
                              max_retries=llm_retries, max_model_s=llm_cap)
+    # One tune of a program per runs folder at a time: refused rather than warned, as both would measure on the
+    # same cores and decide on disturbed timings (a user who wants both gives this one another --runs-dir).
+    held = hold_program_folder(Path(resume_dir).parent if resume_dir is not None else Path(runs_dir) / str(bench),
+                               str(bench))
+    click.get_current_context().call_on_close(held.release)
     found, other_note = resume_dir, None
     if resume_dir is None:
         optimizer = optimizer or default_optimizer(llm.configured)
@@ -987,6 +1032,12 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done ({how}).")
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
+        if resume_dir is None and (others := [root for root, recorded in _unfinished_tunes(runs_dir, bench, iters)
+                                              if root != found and _searched(recorded) == _searched(request)]):
+            console.print(f"Note: {len(others) + 1} interrupted runs of this command are in "
+                          f"{Path(runs_dir) / str(bench)}; this one continues the newest. To continue "
+                          f"{'another' if len(others) == 1 else 'one of the others'} instead: "
+                          + "; ".join(resume_line(root) for root in others), markup=False)
         for note in store.damaged:
             console.print(f"Note: {note}.", markup=False)
     else:
@@ -1045,7 +1096,22 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         print_new_notes(console, store.root, r, said)
     status = console.status("")
 
+    build_checked: list[int] = []  # the iterations before whose start the executable was the folder's build
+
+    def check_build(i: int) -> None:
+        """Stops the tune before iteration `i` (the final comparison: `i` past the last) where a user's program's
+        executable is no longer the build the folder was made with (a rebuild while the tune runs)."""
+        if not isinstance(bench, UserApp) or settings.get("executable_sha256") is None:
+            return
+        if (now := _digest_now(bench)) == settings["executable_sha256"]:
+            build_checked.append(i)
+            return
+        again_new = shlex.join(["mapperopt", "tune", *(program or spec_words(bench)), "--new"])
+        raise _changed_build(bench, store.root, settings["executable_sha256"], now, build_checked[-1:],
+                             len(store.records), new_command=again_new)
+
     def on_start(i: int) -> None:
+        check_build(i)
         status.update(f"iteration {i}/{iters}: proposing and evaluating a mapper...")
         status.start()
 
@@ -1110,6 +1176,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                           "record).")
         if store.best() is None:
             raise _no_working_mapper(store)
+        check_build(len(store.records) + 1)
         with say_status(console, f"Measuring the top candidates, the start and the references together "
                                  f"({final_rounds} round{'s' * (final_rounds != 1)})..."):
             finishing = True

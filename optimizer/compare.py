@@ -1976,7 +1976,34 @@ def summarize(outcomes: list[RunOutcome], expert: float, curve_expert: float | N
                      "reference_throughput": o.reference or expert, "unit": best.unit if best else None,
                      "normalized": o.score(expert), "folder": o.folder.name,  # relative to the comparison
                      "final_failure": o.failure})
-    return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves, "failures": failures}
+    repeated = repeated_runs(outcomes)
+    return {"schema": SCHEMA, "optimizers": table, "runs": runs, "curves": curves, "failures": failures,
+            **({"repeated": repeated} if repeated else {})}
+
+
+def repeated_runs(outcomes: list[RunOutcome]) -> list[dict]:
+    """The runs that proposed the same programs as an earlier run of the same optimizer (guided from the same start,
+    or from starts that failed alike: its search is deterministic), as {"optimizer", "run", "of", "from_iter"}:
+    the same normalised program in every iteration from `from_iter` on, at least two iterations and half of them.
+    Such a run is no second sample of the optimizer; the table says so (`under_table`)."""
+    def programs(o: RunOutcome) -> list[str | None]:
+        return [normalize_dsl(r.dsl) if r.dsl else None for r in sorted(o.records, key=lambda r: r.iter)]
+
+    found = []
+    for i, later in enumerate(outcomes):
+        mine = programs(later)
+        for earlier in outcomes[:i]:
+            theirs = programs(earlier)
+            if earlier.optimizer != later.optimizer or len(theirs) != len(mine) or not mine:
+                continue
+            start = len(mine)
+            while start > 0 and mine[start - 1] == theirs[start - 1] and mine[start - 1] is not None:
+                start -= 1
+            if len(mine) - start >= max(2, len(mine) / 2):
+                found.append({"optimizer": later.optimizer, "run": later.folder.name, "of": earlier.folder.name,
+                              "from_iter": start + 1})
+                break
+    return found
 
 
 def _iteration_folder(o: RunOutcome, r: IterationRecord) -> str:
@@ -2189,6 +2216,15 @@ def under_table(summary: dict) -> list[str]:
     elif single:
         lines.append(f"One run only of {', '.join(single)}: {'its row is' if len(single) == 1 else 'their rows are'} "
                      "a single tuning run's score (one seed), not the optimizer's.")
+    for name, s in optimizers.items():
+        repeats = [r for r in summary.get("repeated") or [] if r["optimizer"] == name]
+        if repeats:
+            said = "; ".join(f"{r['run']} repeated {r['of']} " + (
+                "(the same program in every iteration)" if r["from_iter"] == 1 else
+                f"from iteration {r['from_iter']} on (the same programs from there)") for r in repeats)
+            distinct = s["runs"] - len(repeats)
+            lines.append(f"{said}: {name} has {distinct} distinct run{'s' * (distinct != 1)} of {s['runs']}, so its "
+                         "std, worst and median do not show how much its runs vary.")
     counts = []
     for name in summary.get("optimizers", {}):
         mine = [r for r in rows if r["optimizer"] == name]

@@ -741,12 +741,49 @@ def kept_app_mapper(settings: dict) -> bool:
     return bool(((settings.get("request") or {}).get("program") or {}).get("keep_app_mapper"))
 
 
-def describe_owner(root: Path) -> str:
-    """'process 1234 (mapperopt tune circuit ..., since 2026-01-01 12:00:00)' from the folder's owner.json."""
+def hold_program_folder(folder: Path, program: str) -> Any:
+    """Makes this process the only tune of `program` in `folder` (runs/<program>/) until the returned lock is
+    released or the process exits: two tunes of one program at once run it on the same cores, and each one's
+    timings disturb the other's. An OS lock through `filelock` (released by the kernel even on SIGKILL), taken
+    without waiting, with a JSON file beside it that names this process; both live in the build cache under a key
+    of the folder's absolute path, so that a refused command leaves nothing in the runs folder.
+
+    Raises:
+        MapperoptError: another process holds it: its pid and command named.
+    """
+    import hashlib
+
+    from filelock import FileLock, Timeout
+
+    from mapperopt import toolchain
+
+    folder = Path(folder)
+    locks = toolchain.cache_dir() / "tuning"
+    locks.mkdir(parents=True, exist_ok=True)
+    key = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    lock = FileLock(locks / f"{key}.lock", timeout=0)
     try:
-        owner = json.loads((Path(root) / "owner.json").read_text())
+        lock.acquire()
+    except Timeout:
+        raise MapperoptError(
+            f"another tune of {program} is running in {folder}: {describe_owner(locks, f'{key}.json')}; two tunes "
+            "at once run the program on the same cores, so each one's timings disturb the other's and neither "
+            "run's decisions can be trusted",
+            hint="wait for it to finish, or stop it (Ctrl-C or `kill` it: the same command continues it later); "
+                 "to tune at the same time anyway, give this one another --runs-dir") from None
+    owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+             "command": " ".join(_without_secrets(sys.argv)), "folder": str(folder.resolve())}
+    write_atomically(locks / f"{key}.json", json.dumps(owner) + "\n")
+    return lock
+
+
+def describe_owner(root: Path, name: str = "owner.json") -> str:
+    """'process 1234 (mapperopt tune circuit ..., since 2026-01-01 12:00:00)' from the folder's owner.json (or
+    `name`)."""
+    try:
+        owner = json.loads((Path(root) / name).read_text())
     except (OSError, ValueError):
-        return "another process (owner.json unreadable)"
+        return f"another process ({name} unreadable)"
     where = "" if owner.get("host") == socket.gethostname() else f" on {owner.get('host')}"
     return f"process {owner.get('pid')}{where} ({owner.get('command')}, since {owner.get('since')})"
 

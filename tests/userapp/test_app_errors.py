@@ -61,11 +61,17 @@ def test_a_program_that_cannot_start_is_named(command, tmp_path, mapper, capsys)
         "./plain -n 'unclosed": "--app: cannot split \"./plain -n 'unclosed\" into words: No closing quotation",
         "folder.yaml": f"folder.yaml: 'executable': {tmp_path / 'folder'} is a folder, not a program",
         " ": "Invalid value for '--app': needs an application file or a command line",
+        # a shell's environment assignment before the program: said so (the hint was --app './OMP_NUM_THREADS=1 ...')
+        "OMP_NUM_THREADS=1 ./plain -n 1": "--app: OMP_NUM_THREADS=1 sets an environment variable; --app takes the "
+                                          "program's command line only hint: give it in the application file "
+                                          "(mapperopt.yaml): `env: {OMP_NUM_THREADS: \"1\"}` with `executable: "
+                                          "./plain`; or export it before mapperopt (`export OMP_NUM_THREADS=1`), "
+                                          "whose environment the program gets, and give --app './plain -n 1'",
     }
     for spec, message in cases.items():
         assert main(argv(command, mapper, spec)) != 0, spec
         out, err = capsys.readouterr()
-        assert message in err and "Traceback" not in err, (spec, out, err)
+        assert message in " ".join(err.split()) and "Traceback" not in err, (spec, out, err)
     assert not (tmp_path / "runs").exists()
 
 
@@ -138,6 +144,17 @@ def test_words_before_dashdash_are_refused_not_passed_to_the_program(command, tm
         err = capsys.readouterr().err
         assert f"error: unexpected argument '{bad}': {command} takes {takes}; flags for the program go after `--`" \
             in err, (words, err)
+    # A mapper file given without its option: the option named (it only said the command takes no BENCH).
+    option = "--mapper" if command == "run" else "--start"
+    for words in (["--app", str(app), "my.dsl"], ["circuit", "my.dsl"]):
+        assert main([command, *words]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"error: unexpected argument 'my.dsl': {command} takes" in err, (words, err)
+        assert f"did you mean `{option} my.dsl`?" in err, (words, err)
+    assert main([command, "my.dsl"]) == 2  # taken for a benchmark: the hint names the options, not --app
+    err = " ".join(capsys.readouterr().err.split())
+    assert "unknown benchmark 'my.dsl'" in err and "hint: my.dsl is a mapper file: give it with `--mapper my.dsl` " \
+        "(run) or `--start my.dsl` (tune, compare)" in err, err
     # An option the command does not know is not passed on either; click's suggestion stays.
     for words, bad in [(["circuit", "-p", "8"], "-p"), (["--repeat", "3", "circuit"], "--repeat")]:
         assert main([command, *words]) == 2
@@ -769,6 +786,20 @@ def test_a_metric_in_the_logfile_the_arguments_chose_is_said_not_blamed_on_the_p
     assert (feedback["stage"], feedback["category"]) == ("run", "metric")
     assert "correct it" not in feedback["suggestion"]
     assert "-logfile applog.txt" in feedback["suggestion"] and str(out_dir / "applog.txt") in feedback["suggestion"]
+
+
+def test_a_logfile_with_a_percent_names_the_file_legion_wrote(tmp_path):
+    """`-logfile heat_%.log`: Legion replaces `%` by the node number, so the file is heat_0.log; the suggestion
+    named heat_%.log, which does not exist."""
+    exe = script(tmp_path, "prog", "while [ $# -gt 0 ]; do [ \"$1\" = -logfile ] && "
+                                   "echo '{3}{app}: elapsed 12.5 ms' > \"$(echo \"$2\" | sed 's/%/0/')\"; shift; done")
+    out_dir = tmp_path / "run"
+    assert main(["run", "--app", str(exe), "--metric", "elapsed ([0-9.]+) ms", "--unit", "ms", "--out", str(out_dir),
+                 "--", "-logfile", "heat_%.log"]) == 1
+    assert (out_dir / "heat_0.log").exists()
+    suggestion = json.loads((out_dir / "feedback.json").read_text())["suggestion"]
+    assert f"went to {out_dir / 'heat_0.log'} (Legion replaces % by the node number)" in suggestion, suggestion
+    assert "-logfile heat_%.log" in suggestion, suggestion
 
 
 @pytest.mark.parametrize("value", [".nan", ".inf"])

@@ -37,6 +37,10 @@ def test_cmake_snippet_names_the_installed_legion(tmp_path):
     assert (Path(include) / "legion.h").is_file()
     libs = cmake.split("target_link_libraries(mapperopt_legion INTERFACE ")[1].split(")")[0]
     assert all(Path(p.strip('"')).is_file() for p in libs.split() if p.startswith('"'))
+    from mapperopt import toolchain
+
+    if toolchain.cuda_stub_dir() is not None:  # no NVIDIA driver: a program built so starts only after the eval
+        assert '#   to run the program: eval "$(mapperopt toolchain --env)" first' in cmake, cmake
 
 
 def test_the_printed_flags_find_legions_mapper_headers(tmp_path):

@@ -1,0 +1,68 @@
+"""Two tunes of one program in one runs folder at once measure on the same cores and disturb each other's timings:
+the second is refused, naming the first (both used to start a new run without a word). And the same command, with
+several interrupted runs of it there, continues the newest and names the others with their `--resume DIR`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from mapperopt.cli import main
+from mapperopt.optimizer.store import TuneStore, hold_program_folder
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_second_tune_of_the_same_program_is_refused_and_the_newest_interrupted_run_names_the_others(
+        tmp_path, foreign_exe, monkeypatch, capsys):
+    runs = tmp_path / "runs"
+    args = ["tune", "--app", f"{foreign_exe} -n 1000 -steps 1", "--cpus", "2", "--baseline", "none", "--iters", "3",
+            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs)]
+    for var in [v for v in os.environ if v.startswith("MAPPEROPT_LLM_")]:  # the offline optimizer
+        monkeypatch.delenv(var)
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not any(p.read_text().strip() for p in runs.glob("*/tune-*/state.jsonl")):  # an iteration journaled
+            assert proc.poll() is None, f"tune exited {proc.returncode} first: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "no iteration was journaled"
+            time.sleep(0.05)
+        capsys.readouterr()
+        assert main(args) == 1  # the same command, while the first runs
+        err = flat(capsys.readouterr().err)
+        assert f"another tune of foreign is running in {runs / 'foreign'}: process {proc.pid}" in err, err
+        assert "disturb" in err and "--runs-dir" in err, err
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    (root,) = runs.glob("*/tune-*")
+    older = root.with_name("tune-20000101-000000-abcdef")  # a second interrupted run of the same command
+    shutil.copytree(root, older, ignore=shutil.ignore_patterns("tune.lock", "owner.json"))
+    before = {p: p.read_bytes() for p in older.rglob("*") if p.is_file()}
+    assert main(args) == 0
+    out = flat(capsys.readouterr().out)
+    assert f"Continuing {root}:" in out, out
+    assert f"{older}" in out and f"mapperopt tune --resume {older} --iters 3" in out, out
+    assert [r.iter for r in TuneStore.open(root).records] == [1, 2, 3]
+    assert {p: p.read_bytes() for p in older.rglob("*") if p.is_file()} == before  # left alone
+
+
+def test_a_benchmark_tune_while_another_runs_is_refused_before_measuring(tmp_path, capsys):
+    """`mapperopt tune circuit` behaves as `tune --app`: refused at once, nothing created."""
+    runs = tmp_path / "runs"
+    held = hold_program_folder(runs / "circuit", "circuit")
+    try:
+        assert main(["tune", "circuit", "--iters", "1", "--runs-dir", str(runs)]) == 1
+    finally:
+        held.release()
+    err = flat(capsys.readouterr().err)
+    assert f"another tune of circuit is running in {runs / 'circuit'}: process {os.getpid()}" in err, err
+    assert not runs.exists()  # refused before anything was made

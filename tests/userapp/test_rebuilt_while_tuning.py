@@ -1,0 +1,58 @@
+"""Rebuilding the program while `tune --app` runs mixed two builds without a word (a continued run refuses a
+folder whose executable changed; a running tune did not notice): the tune checks the executable before each
+iteration and before its final comparison, and stops at a change, naming which iterations measured which build and
+how to go on; every iteration already measured stays in the folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from mapperopt.optimizer.store import TuneStore
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_rebuild_during_the_tune_stops_it_and_keeps_what_it_measured(tmp_path, foreign_exe, monkeypatch):
+    exe = tmp_path / "build" / "foreign"
+    exe.parent.mkdir()
+    shutil.copy2(foreign_exe, exe)
+    runs = tmp_path / "runs"
+    args = ["tune", "--app", f"{exe} -n 1000 -steps 1", "--cpus", "2", "--baseline", "none", "--iters", "6",
+            "--repeats", "1", "--max-repeats", "1", "--final-rounds", "1", "--runs-dir", str(runs)]
+    for var in [v for v in os.environ if v.startswith("MAPPEROPT_LLM_")]:  # the offline optimizer
+        monkeypatch.delenv(var)
+    proc = subprocess.Popen([sys.executable, "-m", "mapperopt.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not any(p.read_text().strip() for p in runs.glob("*/tune-*/state.jsonl")):  # an iteration journaled
+            assert proc.poll() is None, f"tune exited {proc.returncode} first: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "no iteration was journaled"
+            time.sleep(0.05)
+        rebuilt = exe.with_name("foreign.new")  # another build, moved into place as a build does
+        shutil.copy2(exe, rebuilt)
+        with open(rebuilt, "ab") as f:
+            f.write(b"\0rebuilt")
+        os.replace(rebuilt, exe)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+        proc.wait()
+    (root,) = runs.glob("*/tune-*")
+    done = len(TuneStore.open(root).records)
+    err = flat(err)
+    assert proc.returncode == 1, (out, err)
+    assert f"error: {exe} changed while this tune ran (SHA-256 " in err, err
+    assert f"iteration {done} ran while it was replaced and may have measured either build" in err, err
+    if done > 1:
+        earlier = "iteration 1" if done == 2 else f"iterations 1-{done - 1}"
+        assert f"{earlier} measured the build {root} was made with" in err, err
+    assert "--new" in err and f"{done} iteration" in err, err
+    assert 1 <= done < 6 and (root / "best.dsl").exists()  # kept
+    assert not (root / "summary.json").exists()  # no final comparison of two builds
