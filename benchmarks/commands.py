@@ -214,7 +214,9 @@ def status(console, text: str):
     """`console.status(text)` (a spinner) on a terminal; elsewhere (output piped to a file) the text as one line, so
     that a log says what the pause that follows is."""
     if console.is_terminal:
-        return console.status(text)
+        from rich.markup import escape
+
+        return console.status(escape(text))  # a path or a bracketed note in it is text, not markup
     console.print(text, markup=False)
     return contextlib.nullcontext()
 

@@ -711,16 +711,19 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     """One iteration as tune prints it as it goes (and again when continuing): this program's throughput and the
     best so far, with their unit (`run_unit`, that of the run's working mappers, when this one failed), the joint
     re-measurement that decided whether it became the best (`remeasured`, from the tuning folder `root`), and a
-    figure measured at another iteration count than the run's calibrated `iterations` (`recalibrated`)."""
+    figure measured at another iteration count than the run's calibrated `iterations` (`recalibrated`). Rich markup:
+    the data in it is escaped (a bracketed note would otherwise be read as a tag and dropped)."""
+    from rich.markup import escape
+
     i, status, this, best, category, note = _row(r, r.unit or run_unit)
     best = f"best {best}" if _succeeded(r) else "best: none yet"  # as compare's progress says
-    again = remeasured(root, r, "iteration")
+    again = escape(remeasured(root, r, "iteration") or "")
     if r.kept_out_by_noise:  # said on the line itself, which a continued run prints again without the note below it
         best += f" (iteration {r.best_iter}; this one is within the noise of it{'; ' + again if again else ''})"
     elif again:
         best += f" ({again})"
     other = recalibrated(r, iterations)
-    return f"  iter {i}/{iters}  {status}  {this}{f' [{other}]' if other else ''}  {best}  {category}  {note}".rstrip()
+    return f"  iter {i}/{iters}  {status}  {this}{escape(f' [{other}]') if other else ''}  {best}  {category}  {note}".rstrip()
 
 
 def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:
@@ -907,7 +910,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                   and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
         if unused and not OPTIMIZERS[optimizer].needs_model:  # as --resume names what it ignores
             console.print(f"Note: {', '.join(unused)}: ignored; the {optimizer} optimizer proposes without a language "
-                          "model.")
+                          "model.", markup=False)
         require_packages([optimizer])
         opts = {"size": size, "cpus": cpus, "gpus": gpus, "csize": csize, "fsize": fsize, "zsize": zsize,
                 "repeats": repeats, "max_repeats": max_repeats, "min_time_s": min_time_s, "timeout_s": timeout_s,
@@ -942,7 +945,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             done = len(TuneStore.open(finished).records)
             console.print(f"The run of this command in {finished} finished ({done} iteration{'s' * (done != 1)}); starting a new "
                           f"one. To extend that run instead, give the command --resume {finished} --iters "
-                          f"{done + (iters or 10)}")
+                          f"{done + (iters or 10)}", markup=False)
     if found is not None:
         store = TuneStore.open(found)
         if not _set_up(store):  # killed while setting up: baselines and the calibrated count are missing
@@ -957,7 +960,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
             ignored = _ignored_on_resume(settings.get("request") or {},
                                          () if isinstance(bench, UserApp) else app_args)
             if ignored:
-                console.print(f"Note: {', '.join(ignored)}: ignored; a resumed run keeps its folder's settings.")
+                console.print(f"Note: {', '.join(ignored)}: ignored; a resumed run keeps its folder's settings.",
+                              markup=False)
             done = len(store.records)
             if (found / "summary.json").exists() and done >= (iters or settings["iters"]):
                 # Finished: the final comparison again would only replace its measurements (summary.json).
@@ -966,7 +970,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                                   "run is not measured again (with a larger --iters it is, in this many rounds).")
                 again = shlex.join(["mapperopt", "tune", "--resume", str(found), "--iters", str(done + 10)])
                 console.print(f"{found} is finished with {done} iteration{'s' * (done != 1)}: nothing to do. To "
-                              f"extend it, give a larger --iters, e.g. {again}")
+                              f"extend it, give a larger --iters, e.g. {again}", markup=False)
                 return
         # --resume ignores --new: a command that starts afresh, with the folder's settings
         afresh = None if resume_dir is None else _afresh(bench, found, settings, iters, final_rounds)
@@ -984,7 +988,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
-        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done ({how}).")
+        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done ({how}).",
+                      markup=False)
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
         for note in store.damaged:
@@ -1015,8 +1020,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     opt = make_optimizer(settings["optimizer"], space=space, start=settings["start_dsl"], seed=settings["seed"],
                          start_point=recorded_start_point(store, space), llm=llm, workdir=store.root,
                          init="random" if settings["start"] == "random" else "start")
-    console.print(f"Tuning [bold]{bench}[/] (size {settings['size']}, {settings['cpus']} CPU, {settings['gpus']} "
-                  f"GPU) for {iters} iteration{'s' if iters != 1 else ''} with {opt.describe()}.")
+    console.print(f"Tuning [bold]{escape(str(bench))}[/] (size {settings['size']}, {settings['cpus']} CPU, "
+                  f"{settings['gpus']} GPU) for {iters} iteration{'s' if iters != 1 else ''} with "
+                  f"{escape(opt.describe())}.")
     # The search decides on timings that processors sharing cores slow down and make noisier: said as `run` says it.
     cores = protocol.core_warning({"cpus": settings["cpus"], "util": load_config(bench).size(settings["size"]).util,
                                    "extra_args": settings.get("app_args"),
@@ -1033,7 +1039,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                         if settings.get("iterations") else "")) + ", trimmed mean.")
     wall = isinstance(bench, UserApp) and bench.metric.regex is None  # measured by its wall time
     _print_baselines(console, store.root, settings, wall, next((r.unit for r in store.records if r.unit), ""))
-    console.print(f"Folder: {store.root}")
+    console.print(f"Folder: {store.root}", markup=False)
     if (stop := _default_fails_everywhere(store)) is not None:
         store.unlock()
         raise stop
@@ -1138,7 +1144,7 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                    start_up_s=start_up(set_up_results(store.root)), wall=wall)
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default",
                                    start_file=None if settings["start"] in ("default", "random") else
-                                   settings["start"]))
+                                   settings["start"]), markup=False)
     console.print(summary["best_dsl"].rstrip("\n"), markup=False, soft_wrap=True)
     if kept_app_mapper(settings):
         console.print(f"{store.root / 'best.dsl'} was tuned with --keep-app-mapper: {KEPT_USE}", markup=False,
@@ -1151,9 +1157,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                       f"({escape(_edit_blockers(settings, store.root / 'best.dsl'))} "
                       "would stay in it): take best.dsl's statements into it by hand.")
     console.print(f"History: {store.root / 'history.csv'}; plot: {store.root / 'progress.png'}; "
-                  f"summary: {store.root / 'summary.json'}")
+                  f"summary: {store.root / 'summary.json'}", markup=False)
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
-    console.print(verdict(summary, default_start=settings["start"] == "default"))
+    console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
 
 
 def _edit_blockers(settings: dict, best: Path) -> str:
@@ -1467,7 +1473,7 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
                         "roughly; an iteration becomes the best so far only when its figure is higher than the "
                         f"best's beyond the noise (the {100 * protocol.CONFIDENCE:.0f} % interval of their ratio above "
                         "1) or, within the noise, when it is still higher with both re-measured together; the final "
-                        "comparison measures the best, the start and these mappers together)")
+                        "comparison measures the best, the start and these mappers together)", markup=False)
     for name in missing:
         console.print(f"Note: {root / f'baseline-{name}'}/ is missing (deleted?): it held the measurement of "
                       f"{reference_name(name, own)} above, which is settings.json's figure, without its noise; the "
@@ -1700,13 +1706,13 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         console.print(checked, markup=False)
     cut = summary.get("interrupted") or []
     if len(cut) == 1:
-        console.print(f"[yellow]Not used:[/] {cut[0]['folder']}, a final comparison without its summary.json (cut "
+        console.print(f"[yellow]Not used:[/] {escape(cut[0]['folder'])}, a final comparison without its summary.json (cut "
                       "short before it ended, or its summary.json was lost; it holds runs of "
-                      f"{', '.join(cut[0]['mappers']) or 'no mapper'}); kept and named in summary.json under "
+                      f"{escape(', '.join(cut[0]['mappers']) or 'no mapper')}); kept and named in summary.json under "
                       "`interrupted`.")
     elif cut:
         held = [f"{c['folder']} (runs of {', '.join(c['mappers']) or 'no mapper'})" for c in cut]
-        console.print("[yellow]Not used:[/] " + ", ".join(held) + ": final comparisons without their summary.json "
+        console.print("[yellow]Not used:[/] " + escape(", ".join(held)) + ": final comparisons without their summary.json "
                       "(cut short before they ended, or their summary.json was lost); kept and named in summary.json "
                       "under `interrupted`.")
     best = summary["best"]
@@ -1714,17 +1720,18 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         c = _comparison(summary, name)
         if name == best or name not in summary["measured"]:
             if name == best:
-                console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.")
+                console.print(f"The best is the start program ({name}) itself: tuning found nothing faster.",
+                              markup=False)
             continue
         if c is None:
             console.print(f"Best ({best}) vs {_label(name, own)}: not compared ({_not_compared(summary, name)} in "
-                          "this comparison).")
+                          "this comparison).", markup=False)
             continue
         if _same_mapping(summary, name, default_start):
             why = ("the start program is Legion's default mapper written in the DSL, --start default"
                    if default_start and best == summary["start"] else f"{best} maps as Legion's default mapper")
             console.print(f"Best ({best}) vs default: the same mapping ({why}), measured at {c.describe()}: the "
-                          "machine's noise or the two mappers' own overhead, not a gain.")
+                          "machine's noise or the two mappers' own overhead, not a gain.", markup=False)
             continue
         if c.no_interval:
             verdict = ""  # said in the ratio's parenthesis
@@ -1747,7 +1754,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         ratio = c.describe()
         if c.significant and (estimates[best].noisy or estimates[name].noisy):
             ratio = ratio.replace(": significant)", ": clear of 1, from noisy measurements)")
-        console.print(f"Best ({best}) vs {_label(name, own)}: {ratio}.{verdict}" + (
+        console.print(f"Best ({escape(best)}) vs {escape(_label(name, own))}: {escape(ratio)}.{verdict}" + (
             " The start program (--start default) differs from Legion's default mapper here: "
             f"{escape('; '.join(differs))}." if differs else "") + (
             " The start program (--start default) is Legion's default mapper written in the DSL"

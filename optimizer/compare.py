@@ -610,7 +610,8 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
     if app_args and "app" not in stored and list(app_args) != stored.get("app_args", []):
         given.append("the application's arguments (after --)")
     if given:
-        console.print(f"Note: {', '.join(given)}: ignored; a resumed comparison keeps its folder's settings.")
+        console.print(f"Note: {', '.join(given)}: ignored; a resumed comparison keeps its folder's settings.",
+                      markup=False)
     start = stored["start"]
     options = {"folder": folder, "runs_dir": folder.parent.parent, "new": False, "size": stored["size"],
                "cpus": stored["cpus"], "gpus": stored["gpus"], "seed": stored["seed"],
@@ -639,7 +640,7 @@ def _resumed_options(folder: Path, stored: dict, app_args: tuple, console: Any) 
             what = f"final.json of {folder} was lost" if lost else f"no final measurement of {folder} has ended"
             console.print(f"Note: {what}: it is made in {_rounds(FINAL_ROUNDS)} (--final-rounds' default), whatever "
                           f"{'the lost one' if lost else 'a measurement cut short'} asked for; give --final-rounds "
-                          "to choose.")
+                          "to choose.", markup=False)
     return options
 
 
@@ -2525,7 +2526,8 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
             app_args = (bench, *app_args) if bench else app_args
             bench = stored["bench"]
         elif app_flags.get("app_spec") is None and "app" not in stored and bench != stored["bench"]:
-            console.print(f"Note: {bench}: ignored; {resume_dir} compares {stored['bench']}, which it keeps.")
+            console.print(f"Note: {bench}: ignored; {resume_dir} compares {stored['bench']}, which it keeps.",
+                          markup=False)
             bench = stored["bench"]
         min_time_s = None  # the folder's: refused with --app otherwise
     bench, app_args = app_from_options(bench, app_args, min_time_s=min_time_s, **app_flags)
@@ -2598,7 +2600,7 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if not summary["written"]:  # a --report-only of part of the comparison: said by run_compare
         return
     console.print(f"Table: {folder / 'summary.csv'}, {folder / 'table.md'}; runs: {folder / 'runs.csv'}; "
-                  f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}")
+                  f"JSON: {folder / 'summary.json'}; plot: {folder / 'compare.png'}", markup=False)
 
 
 __all__ = ["RunOutcome", "SharedEvaluations", "check_kinds", "checked_by", "compare", "compare_folder", "describe",
