@@ -1160,6 +1160,9 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                   f"summary: {store.root / 'summary.json'}", markup=False)
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
     console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
+    if step := next_step(summary, default_start=settings["start"] == "default",
+                         start_file=None if settings["start"] in ("default", "random") else settings["start"]):
+        console.print(step, markup=False)
 
 
 def _edit_blockers(settings: dict, best: Path) -> str:
@@ -1574,6 +1577,42 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
 
 
+def next_step(summary: dict, default_start: bool = False, start_file: str | None = None) -> str | None:
+    """The summary's last line when the pick is no clear gain (`final_comparison`'s summary; `start_file`: tune's
+    --start FILE): which program to keep, the start where the pick is not shown faster than it (as
+    `best_mapper_line` counts a gain), and the fastest reference where no candidate beat the references (as
+    `verdict` counts beating one), then how to search further. None when the pick beat the start and every
+    reference measured with it."""
+    best, start, measured = summary["best"], summary["start"], summary["measured"]
+    if measured[best]["estimate"] is None:
+        return None  # nothing was compared: said by the lines above
+
+    def beats(name: str) -> bool:
+        c = _comparison(summary, name)
+        return bool(c and c.significant and c.ratio > 1 and not _noisy(summary, name)
+                    and not _same_mapping(summary, name, default_start))
+
+    parts = []
+    if best == start or (start in measured and not beats(start)):
+        n = start.removeprefix("iter-")
+        keep = ("keep Legion's default mapper (run without --mapper)" if default_start else
+                f"keep your start program ({start_file})" if start_file else
+                f"keep the start program ({start}" + (f", iter-{int(n):03d}/mapper.dsl" if n.isdigit() else "") + ")")
+        parts.append(f"{keep}: best.dsl is not shown to be faster than it here" if best != start else
+                     f"{keep}: tuning found nothing faster")
+    own = summary.get("own_mapper")
+    refs = [n for n in ("expert", "default") if measured.get(n, {}).get("estimate")]
+    if refs and not any(beats(n) for n in refs):
+        top = max(refs, key=lambda n: measured[n]["estimate"]["value"])
+        use = "--mapper expert" if top == "expert" else "run without --mapper"
+        parts.append(f"no candidate beat {' or '.join(reference_name(n, own) for n in refs)} ("
+                     f"{reference_name(top, own)} measured highest: {use})")
+    if not parts:
+        return None
+    return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "
+            "run).")
+
+
 def best_mapper_line(summary: dict, path: Path, default_start: bool = False, start_file: str | None = None) -> str:
     """The line above the best program (`final_comparison`'s summary; `path`: its best.dsl): the recommendation,
     unless a reference mapper measured significantly faster than it, from measurements that are not noisy (as
@@ -1593,7 +1632,7 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
     if not faster and start != summary["best"] and start in measured and gain is None:
         # the start did not run (or measured 0): the pick is the best of those that ran, never "as good as the start"
         how = "failed" if measured[start]["estimate"] is None else "measured 0"
-        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the programs "
+        return (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the candidates "
                 f"that ran in the final comparison; the start ({start}) {how} in it, so it is not compared. {pick}")
     if not faster and start != summary["best"] and start in measured and not (
             gain.significant and gain.ratio > 1 and not _noisy(summary, start)):
@@ -1604,8 +1643,8 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
         copy = file if file is not None and file.exists() else None
         where = (f" ({start_file}" + (f", run as {copy}" if copy else "") + ")" if start_file else
                  f" ({copy})" if copy else "")
-        head = (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean of the final "
-                "comparison; but")
+        head = (f"Best mapper: iteration {summary['best_iter']} ({path}), the highest trimmed mean among the "
+                "candidates of the final comparison; but")
         if gain.no_interval:  # too few rounds: nothing is known of the noise, so nothing is said to be within it;
             # what was measured is said: the range of the ratios of the pick's executions to the start's
             mine = measured[summary["best"]]["estimate"]["values"]
