@@ -1051,7 +1051,7 @@ def _aos_shared(result: RunResult, task: str, kind: str, machine: Mapping[str, d
             ", ".join(dict.fromkeys(regions)), together)
 
 
-def _loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
+def loop_busy(result: RunResult, rows: list[dict]) -> dict | None:
     """How much of one iteration of the measured loop its tasks fill: {"task_ms": the timed loop's leaf tasks'
     milliseconds per iteration (the profile's, summed over the processors), "loop_ms": the measured executions'
     milliseconds per timed iteration, "busy": percent}; None where the profile does not tell the timed loop (a user's
@@ -1242,7 +1242,7 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         key = "new_best" if value > best else "versus_best"
         parts.append(texts[key].format(ratio=value / best, best=best, unit=unit))
     machine = machine_of(result)
-    busy = _loop_busy(result, rows)
+    busy = loop_busy(result, rows)
     overhead = busy is not None and busy["busy"] < BUSY_SHARE
     limits = _instance_limits(result) if overhead else []
     if overhead:

@@ -284,6 +284,23 @@ def _parse_size(name: str, data: dict, iterations_flag: str, where: str, app_dir
     return size
 
 
+TESTS_SIZE = "ci"  # the sizes' default (`--size`), the one the tests run: tiny, a mapper changes little there
+
+
+def size_descriptions(config: BenchConfig) -> dict[str, str]:
+    """What `configs/<app>.yaml` says of each of its sizes: the comment on the size's own line (`  small:   # ...`),
+    by size name; empty for a user's program or a file without such comments."""
+    if config.path == "--app" or not Path(config.path).is_file():
+        return {}
+    found, inside = {}, False
+    for line in Path(config.path).read_text().splitlines():
+        if not line.startswith(" "):
+            inside = line.split("#")[0].strip() == "sizes:"
+        elif inside and (m := re.match(r"^  ([A-Za-z0-9_-]+):\s*#\s*(.+?)\s*$", line)):
+            found[m.group(1)] = m.group(2)
+    return found
+
+
 @lru_cache(maxsize=None)
 def load_config(app: str) -> BenchConfig:
     """Read and check `configs/<app>.yaml`.

@@ -1160,6 +1160,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
                   f"summary: {store.root / 'summary.json'}", markup=False)
     # Last: the iterations' table shows the loop's own figures (a lucky early measurement may stay its "best").
     console.print(verdict(summary, default_start=settings["start"] == "default"), markup=False)
+    if note := tests_size_note(bench, settings["size"], store.root):
+        console.print(note, markup=False)
     if step := next_step(summary, default_start=settings["start"] == "default",
                          start_file=None if settings["start"] in ("default", "random") else settings["start"]):
         console.print(step, markup=False)
@@ -1575,6 +1577,38 @@ def verdict(summary: dict, default_start: bool = False) -> str:
     head = (f"{best} beat {beat}" if beaten else f"no mapper beat {them}" if not unshown else
             f"no mapper beat {shown}, and none {cannot}" if shown else f"no mapper {cannot}")
     return f"Verdict: {head}; the best ({best}) measured {', '.join(parts)}."
+
+
+def tests_size_note(bench: Any, size: str, root: Path | None = None) -> str | None:
+    """Said once by tune (in its summary, with the start program's share of the loop from iteration 1's profile in
+    the tuning folder `root`, where it has one) and compare (at its start) when `size` is the tests' size: what its
+    configuration says of it and of the sizes meant for tuning. None at another size, or for a program whose
+    configuration says nothing of its sizes (a user's)."""
+    from mapperopt.benchmarks.apps import TESTS_SIZE, size_descriptions
+
+    config = load_config(bench)
+    said = size_descriptions(config)
+    tuning = [name for name, text in said.items() if "tuning" in text and name != size]
+    if size != TESTS_SIZE or not tuning:
+        return None
+    share = ""
+    if root is not None:
+        try:
+            from mapperopt.autoguide.explain import loop_busy, task_profile
+            from mapperopt.records import RunResult
+
+            data = json.loads((root / "iter-001" / "result.json").read_text())
+            result = RunResult.from_json({**data, "run_dir": str(root / data["run_dir"])})
+            busy = loop_busy(result, task_profile(result))
+        except (OSError, ValueError, KeyError, TypeError):
+            busy = None
+        if busy is not None:
+            share = (f": the start program's tasks ran {busy['busy']:.0f} % of each timed iteration (iteration 1's "
+                     "profile), all a new mapping can win back")
+    where = f"configs/{Path(config.path).name}"
+    meant = "; ".join(f"--size {name} ({said[name]})" for name in tuning)
+    return (f"Note: size {size} is the tests' size ({where}: {said.get(size, 'the default')}), where a mapper can "
+            f"change little{share}. Meant for tuning: {meant}.")
 
 
 def next_step(summary: dict, default_start: bool = False, start_file: str | None = None) -> str | None:

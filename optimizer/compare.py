@@ -79,7 +79,8 @@ from mapperopt.optimizer.base import (OPTIMIZERS, IterationRecord, cache_key, ma
                                       require_packages)
 from mapperopt.optimizer.commands import (ADAPTIVE_TIMEOUT, FINAL_ROUNDS, check_options, check_start_file,
                                           memory_now, option_words, print_new_notes, require_known_size,
-                                          require_same_build, require_same_machine, require_start_file)
+                                          require_same_build, require_same_machine, require_start_file,
+                                          tests_size_note)
 from mapperopt.optimizer.loop import BenchmarkEvaluator, Evaluation
 from mapperopt.optimizer.store import (SAME_FIGURE, SETTINGS_SCHEMA, TuneStore, folder_path,
                                        measured_values, reference_name, relative_run_dirs, require_machine)
@@ -941,6 +942,8 @@ def run_compare(bench: str | UserApp, opts: dict, say: Callable[[str], Any] = pr
                 remove_made(made or [folder])
                 raise
             say(f"Comparison folder: {folder}")
+            if note := tests_size_note(bench, opts["size"]):
+                say(note)
         if opts.get("tune", True):  # --report-only changes nothing of the comparison
             jobs = _jobs_by_command(folder, cores, say)
             build = {"executable_sha256": executable_digest(bench)} if isinstance(bench, UserApp) else {}

@@ -110,6 +110,10 @@ def test_a_compare_of_other_optimizers_keeps_the_earlier_comparisons_report(tmp_
             f"as it is, and this one is made in a new folder. mapperopt compare --resume {first} --optimizers "
             "guided,random adds random to it.") in out, out
     assert f"Comparison folder: {second}" in out, out
+    # at the tests' size, the size meant for tuning is named once, from the configuration, after the folder
+    assert (f"Comparison folder: {second} Note: size ci is the tests' size (configs/circuit.yaml: a few seconds on 2 "
+            "CPU cores; used by the tests), where a mapper can change little. Meant for tuning: --size small (~1.5 s "
+            "measured per execution on 2 idle cores, for tuning and compare).") in out, out
     # the same command again resumes its own folder; the earlier optimizer's command finds the earlier one
     assert main([*args, "--iters", "1", "--optimizers", "random"]) == 0
     assert f"Resuming {second}." in " ".join(capsys.readouterr().out.split())
