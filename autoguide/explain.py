@@ -1225,8 +1225,11 @@ def _performance(result: RunResult, level: str, best: float | None, baselines: M
         f"Achieved throughput = {value:.4g} {unit}".rstrip() + trimmed + "."
     expert = baselines.get("expert")
     if expert:
-        metric += f" Normalised throughput = {value / expert:.2f}x of the expert" + \
-            (f" (best so far {best / expert:.2f}x)." if best else ".")
+        # the expert's figure is its measurement before tuning, in a run of its own: said, as tune's baseline line
+        # says it (only roughly comparable; the final comparison measures them together)
+        metric += (f" Normalised throughput = {value / expert:.2f}x of the expert as measured before tuning ("
+                   + (f"best so far {best / expert:.2f}x; " if best else "")
+                   + "measured apart, at another time and load: only roughly comparable).")
     raw_lines = ["Performance Metric: " + metric]
     untimed = BEFORE_TIMER.get(result.app, ())
     raw_lines += [f"task {r['task']} on {r['kind']}: {r['count']} runs, {r['total_s']:.3g} s ("
