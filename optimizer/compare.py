@@ -2428,6 +2428,62 @@ def _renamed(name: str, value: int | None, old_name: str, old_value: int | None,
     return old_value
 
 
+HEARTBEAT_S = 60.0  # seconds without a line after which compare says that it is still measuring
+
+
+class Heartbeat:
+    """compare's sign of life: after `HEARTBEAT_S` seconds without a line (`said` marks one), a line saying how long
+    it has been and how many executions started since in the comparison's folder (each execution of a run adds a
+    line to its run folder's command.txt), so that a slow program (calibration runs executions until one measures
+    --min-time) is not minutes of silence. `folders`: the comparison's folder, once known (`on_folder`)."""
+
+    def __init__(self, say: Callable[[str], None], folders: list[Path]):
+        import threading
+
+        self.say, self.folders = say, folders
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True, name="compare-heartbeat")
+        self.said()
+
+    def said(self) -> None:
+        import time
+
+        self.last = self.beaten = time.monotonic()
+        self.counted = self._executions()
+
+    def _executions(self) -> int:
+        total = 0
+        for folder in self.folders[:1]:
+            for path in folder.rglob("command.txt"):
+                try:
+                    total += sum(1 for line in path.read_text().splitlines() if line and not line.startswith("#"))
+                except OSError:  # removed meanwhile (a set-up that failed)
+                    continue
+        return total
+
+    def _beat(self) -> None:
+        import time
+
+        while not self.stop_event.wait(min(HEARTBEAT_S, 5.0)):
+            now = time.monotonic()
+            if now - self.beaten < HEARTBEAT_S:
+                continue
+            quiet = now - self.last
+            started = self._executions() - self.counted
+            minutes, seconds = divmod(round(quiet), 60)
+            self.say(f"  ... still measuring: {f'{minutes} min ' if minutes else ''}{seconds} s since the last line, "
+                     f"{started} execution{'s' * (started != 1)} started since (a slow program's calibration runs "
+                     "executions until one measures --min-time)")
+            self.beaten = time.monotonic()  # the next one after as long again; both counts run on from the last line
+
+    def __enter__(self) -> "Heartbeat":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop_event.set()
+
+
 @click.command(name="compare", cls=BenchCommand)
 @click.argument("bench", required=False)
 @click.option("--optimizers", default=",".join(DEFAULT_OPTIMIZERS), show_default=True,
@@ -2552,9 +2608,17 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
 
     said: set[str] = set()  # the notes of the iterations' runs said so far (`print_new_notes`): each once
 
+    chosen: list[Path] = []
+    beat = Heartbeat(lambda line: console.print(line, markup=False), chosen)
+
     def on_record(label: str, r: IterationRecord, **where: Any) -> None:
         console.print(escape(progress_line(label, r, opts["iters"], **where)))  # a resumed comparison's own --iters
         print_new_notes(console, where["root"], r, said)
+        beat.said()
+
+    def say(line: str) -> None:
+        console.print(escape(line))
+        beat.said()
 
     opts = {"optimizers": [o.strip() for o in optimizers.split(",") if o.strip()], "iters": iters,
             "repeats": runs, "size": size, "cpus": cpus, "gpus": gpus, "seed": seed, "start": start,
@@ -2566,10 +2630,9 @@ def compare(bench, optimizers, iters, runs, size, cpus, gpus, csize, fsize, zsiz
     if stored is not None:
         opts.update(_resumed_options(resume_dir, stored, app_args, console))
     opts["remeasure"] = _runs_list(remeasure, opts["repeats"]) if remeasure is not None else []
-    chosen: list[Path] = []
     try:
-        summary = run_compare(bench, opts, say=lambda line: console.print(escape(line)), on_record=on_record,
-                              on_folder=chosen.append)
+        with beat:
+            summary = run_compare(bench, opts, say=say, on_record=on_record, on_folder=chosen.append)
     except KeyboardInterrupt:
         # With --new the same command would start yet another comparison; without it, it resumes the newest one
         # (a folder interrupted while being set up is removed: then --new starts it again).
