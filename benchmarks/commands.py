@@ -15,7 +15,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, load_config,
+from mapperopt.benchmarks.apps import (BEFORE_TIMER, check_app_flags, known_benchmarks, larger_size, load_config,
                                       require_one_value)
 from mapperopt.benchmarks.harness import PROFILE_ITERATIONS, RunInterrupted, _resolve_mapper, run_benchmark
 from mapperopt.benchmarks.userapp import (Metric, UserApp, app_from_options, app_options, output_checked,
@@ -146,7 +146,8 @@ def _print(result: RunResult, feedback: Feedback, once: bool = False, timeout_s:
                                                    s.get("min_time_s") or 0, "app_file" not in s, timeout_s,
                                                    untimed=protocol.untimed(result.unit) if "app_file" in s else None,
                                                    start_up_s=protocol.start_up_time(result),
-                                                   wall=s.get("metric") == Metric().describe()):
+                                                   wall=s.get("metric") == Metric().describe(),
+                                                   larger=larger_size(result.app, s.get("size"))):
             console.print(f"[yellow]{title}:[/] {escape(text)}")
     if diagnostics:
         console.print(result.log.rstrip(), markup=False, soft_wrap=True)

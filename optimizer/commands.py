@@ -19,7 +19,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import load_config, require_one_value
+from mapperopt.benchmarks.apps import larger_size, load_config, require_one_value
 from mapperopt.benchmarks.commands import (BenchCommand, check_repeats, check_timeout, size_options,
                                           status as say_status)
 from mapperopt.benchmarks.userapp import app_options
@@ -1141,7 +1141,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         store.unlock()
     _print_summary(console, summary, unit, default_start=settings["start"] == "default",
                    calibrated="app_file" not in settings, timeout_s=settings.get("timeout_s"),
-                   start_up_s=start_up(set_up_results(store.root)), wall=wall)
+                   start_up_s=start_up(set_up_results(store.root)), wall=wall,
+                   larger=larger_size(bench, settings["size"]))
     console.print(best_mapper_line(summary, store.root / "best.dsl", default_start=settings["start"] == "default",
                                    start_file=None if settings["start"] in ("default", "random") else
                                    settings["start"]), markup=False)
@@ -1490,7 +1491,8 @@ def _print_baselines(console: Any, root: Path, settings: dict, wall: bool = Fals
     for title, text in protocol.noise_warnings(measured, "a higher --repeats", settings.get("min_time_s") or 0,
                                                calibrated="app_file" not in settings,
                                                timeout_s=settings.get("timeout_s"),
-                                               start_up_s=start_up(list(results.values())), wall=wall):
+                                               start_up_s=start_up(list(results.values())), wall=wall,
+                                               larger=larger_size(settings.get("app"), settings.get("size"))):
         console.print(f"[yellow]{title} of the baselines:[/] {escape(text)}")
 
 
@@ -1715,7 +1717,7 @@ def best_mapper_line(summary: dict, path: Path, default_start: bool = False, sta
 
 def _print_summary(console: Any, summary: dict, unit: str, default_start: bool = False,
                    calibrated: bool = True, timeout_s: float | None = None,
-                   start_up_s: float | None = None, wall: bool = False) -> None:
+                   start_up_s: float | None = None, wall: bool = False, larger: str = "a larger --size") -> None:
     """The final comparison as a table and one line per comparison, saying plainly when a difference is not
     significant, when a measurement is too noisy or short to trust (`protocol.noise_warnings`; `calibrated`: False
     for a user's program; `timeout_s`: the run's --timeout, None without one; `start_up_s`: what an execution
@@ -1771,7 +1773,7 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
                                                 for name, est in estimates.items()}, "a higher --final-rounds",
                                                summary.get("min_time_s", protocol.MIN_TIME_S), calibrated, timeout_s,
                                                None if calibrated else protocol.untimed(unit), start_up_s,
-                                               wall=wall):
+                                               wall=wall, larger=larger):
         console.print(f"[yellow]{title}:[/] {escape(text)}")
     from mapperopt.optimizer.compare import checked_by
 

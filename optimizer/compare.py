@@ -67,7 +67,7 @@ import click
 from click.core import ParameterSource
 
 from mapperopt.benchmarks import protocol
-from mapperopt.benchmarks.apps import require_one_value
+from mapperopt.benchmarks.apps import larger_size, require_one_value
 from mapperopt.benchmarks.commands import BenchCommand, check_repeats, check_timeout, size_options
 from mapperopt.benchmarks.userapp import (UserApp, app_from_options, app_options, executable_digest, spec_words,
                                           unseen_rebuild_note)
@@ -1877,6 +1877,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
     calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
     wall = not calibrated and ctx["bench"].metric.regex is None  # a user's program measured by its wall time
+    larger = larger_size(ctx["bench"], ctx["opts"]["size"])  # the larger sizes that run here, if any
     out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
     try:
@@ -1893,7 +1894,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
             out += [[f"{title} of {reference_name(reference, ctx.get('own_mapper'))}'s first measurement", text]
                     for title, text in protocol.noise_warnings(measured, _NEW_REPEATS, min_time, calibrated,
                                                                        timeout_s, start_up_s=start_up, anew=_ANEW,
-                                                                       wall=wall)]
+                                                                       wall=wall, larger=larger)]
     # the reference by its label, or as the mapper it ran where that is the program's own
     label = reference_name(reference, ctx.get("own_mapper")) if ctx.get("own_mapper") else reference
     final = {label if len(groups) == 1 else f"{label} ({g['folder']})": g["measured"][reference] for g in groups}
@@ -1902,7 +1903,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
             for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
-                                                             timeout_s, start_up_s=start_up, anew=_ANEW, wall=wall)]
+                                                             timeout_s, start_up_s=start_up, anew=_ANEW, wall=wall, larger=larger)]
     return out
 
 
