@@ -902,9 +902,16 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
     if resume_dir is None:
         optimizer = optimizer or default_optimizer(llm.configured)
         if OPTIMIZERS[optimizer].needs_model and not llm.configured:
-            raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint",
-                                 hint=f"give --llm-base-url or --llm-model, or set {CONFIGURE}; or use --optimizer "
-                                      f"{default_optimizer(False)}")
+            endpoint = (f"give --llm-base-url or --llm-model, or set {CONFIGURE}; or use --optimizer "
+                        f"{default_optimizer(False)}")
+            try:  # its packages missing too: both said at once
+                require_packages([optimizer])
+            except MapperoptError as exc:
+                raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint, and "
+                                     f"{exc.message.removeprefix(f'the {optimizer} optimizer needs ')}",
+                                     hint=f"{exc.hint.split(', or choose another optimizer')[0]}; then {endpoint}"
+                                     ) from None
+            raise MapperoptError(f"the {optimizer} optimizer needs a language-model endpoint", hint=endpoint)
         ctx = click.get_current_context()
         unused = [p.opts[0] for p in ctx.command.params if p.name.startswith("llm_")
                   and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]

@@ -262,6 +262,15 @@ def test_trace_without_the_llm_extra_says_how_to_install_it(tmp_path, monkeypatc
     assert "the trace optimizer needs the optional package 'trace-opt'" in err
     assert install_extra("llm") in " ".join(err.split())
     assert not (tmp_path / "runs").exists()  # nothing was measured before the check
+    # Neither an endpoint nor the package: both said at once (the package was named only once an endpoint was set).
+    from mapperopt.optimizer.llm import ENV
+
+    for var in ENV.values():
+        monkeypatch.delenv(var, raising=False)
+    assert main(tune_args(tmp_path / "runs", "--iters", "1", "--optimizer", "trace")) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the trace optimizer needs a language-model endpoint, and the optional package 'trace-opt'" in err, err
+    assert install_extra("llm") in err and "--llm-base-url" in err, err
 
 
 def test_interrupted_tuning_continues_with_the_same_command(tmp_path, poor, offline, monkeypatch, capsys):
