@@ -2367,7 +2367,9 @@ def compare_figure(summary: dict):
         # a run shorter than the others (interrupted) keeps its last value
         values = np.array([c + [c[-1] if c else 0.0] * (n - len(c)) for c in runs])
         x = np.arange(1, n + 1)
-        line, = ax.plot(x, values.mean(axis=0), marker="o", markersize=3, label=f"{name} (mean of {len(runs)})")
+        # each its own line style and marker: a curve with the same values as another stays visible over it
+        line, = ax.plot(x, values.mean(axis=0), linestyle=("-", "--", ":", "-.")[i % 4],
+                        marker="osv^Pp"[i % 6], markersize=3 + (i % 4), label=f"{name} (mean of {len(runs)})")
         ax.fill_between(x, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color())
         row = summary.get("optimizers", {}).get(name)
         if row is not None:

@@ -1073,3 +1073,15 @@ def test_the_header_says_the_rule_that_decided_the_best_at_these_settings(low, h
     assert said in header, header
     if high == 1:
         assert "beyond the noise" not in header and "re-measured together" not in header, header
+
+
+def test_curves_with_the_same_values_stay_distinguishable():
+    """compare.png: opentuner's curve lay exactly under optuna's (the same values), so the legend listed four curves
+    and three were visible. Each optimizer's curve has its own line style and marker, so one drawn over another
+    with the same values still shows both."""
+    runs = [RunOutcome(name, 1, 0, [record(1, 0.06, 0.06), r := record(2, 0.06, 0.06)], r, 0.06, Path(f"{name}-1"))
+            for name in ("guided", "opentuner", "optuna", "random")]
+    fig = compare_figure(summarize(runs, expert=1.0))
+    curves = [line for line in fig.axes[0].get_lines() if "(mean of" in str(line.get_label())]
+    assert len(curves) == 4, [line.get_label() for line in fig.axes[0].get_lines()]
+    assert len({(line.get_linestyle(), line.get_marker()) for line in curves}) == 4
