@@ -382,7 +382,8 @@ def size_options(command):
     `--fsize`, `--zsize` (shared with `tune`)."""
     options = [
         click.option("--size", default="ci", show_default=True,
-                     help="Problem size from configs/BENCH.yaml: ci, small, gpu; tight (a working set larger "
+                     help="Problem size from configs/BENCH.yaml: ci (the tests' size: tiny, a mapper changes "
+                          "little there), small (for tuning), gpu; tight (a working set larger "
                           "than one GPU's framebuffer) for circuit, stencil and pennant."),
         click.option("--cpus", type=click.IntRange(min=1), default=None,
                      help="CPU processors (-ll:cpu) [default: the size's; tune and compare of a benchmark on "
