@@ -1648,8 +1648,9 @@ def next_step(summary: dict, default_start: bool = False, start_file: str | None
     if refs and not any(beats(n) for n in refs):
         top = max(refs, key=lambda n: measured[n]["estimate"]["value"])
         use = "--mapper expert" if top == "expert" else "run without --mapper"
-        parts.append(f"no candidate beat {' or '.join(reference_name(n, own) for n in refs)} ("
-                     f"{reference_name(top, own)} measured highest: {use})")
+        names = [reference_name(n, own) for n in refs]
+        parts.append(f"no candidate beat {' or '.join(names)} (" + (
+            f"the higher of them: {reference_name(top, own)}, {use})" if len(refs) > 1 else f"{use})"))
     if not parts:
         return None
     return (f"Next: {'; '.join(parts)}. To search further, give the same command a larger --iters (it extends this "

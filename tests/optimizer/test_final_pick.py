@@ -680,8 +680,8 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     assert "the highest trimmed mean among the candidates of the final comparison; but" in line, line
     step = commands.next_step(summary, start_file=str(mine))
     assert step.startswith(f"Next: keep your start program ({mine}): best.dsl is not shown to be faster than it "
-                           "here; no candidate beat the expert mapper or the default mapper (the expert mapper "
-                           "measured highest: --mapper expert). To search further, give the same command a larger "
+                           "here; no candidate beat the expert mapper or the default mapper (the higher of them: "
+                           "the expert mapper, --mapper expert). To search further, give the same command a larger "
                            "--iters (it extends this run)"), step
     # faster than the start, but not than the references: the fastest reference is named
     final["iter-1"] = [5.0, 5.1, 5.0, 5.05, 5.02]
@@ -689,8 +689,8 @@ def test_the_pick_is_called_the_highest_among_the_candidates_and_a_next_step_end
     store.settings["baseline"] = "both"
     summary = commands.final_comparison("circuit", store, rounds=5)
     step = commands.next_step(summary, default_start=True)
-    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the expert mapper "
-                           "measured highest: --mapper expert)."), step
+    assert step.startswith("Next: no candidate beat the expert mapper or the default mapper (the higher of them: "
+                           "the expert mapper, --mapper expert)."), step
     assert "keep" not in step, step
     # the pick beat the start and both references: nothing to add
     final.update({"default": [5.0, 5.1, 5.0, 5.05, 5.02], "expert": [5.0, 5.1, 5.0, 5.05, 5.02]})
