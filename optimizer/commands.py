@@ -723,7 +723,8 @@ def _line(r: IterationRecord, iters: int, run_unit: str = "", iterations: int | 
     elif again:
         best += f" ({again})"
     other = recalibrated(r, iterations)
-    return f"  iter {i}/{iters}  {status}  {this}{escape(f' [{other}]') if other else ''}  {best}  {category}  {note}".rstrip()
+    other = escape(f" [{other}]") if other else ""
+    return f"  iter {i}/{iters}  {status}  {this}{other}  {best}  {category}  {note}".rstrip()
 
 
 def print_new_notes(console: Any, root: Path, r: IterationRecord, said: set[str]) -> None:
@@ -995,8 +996,8 @@ def tune(bench, iters, optimizer, size, cpus, gpus, csize, fsize, zsize, repeats
         # --final-rounds is not a folder setting: the final comparison measures this command's count.
         how = "--new starts afresh" if resume_dir is None else \
             f"the run's own settings apply; the final comparison takes this command's --final-rounds, {final_rounds}"
-        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done ({how}).",
-                      markup=False)
+        console.print(f"Continuing {store.root}: {len(store.records)} of {iters} iteration{'s' * (iters != 1)} done "
+                      f"({how}).", markup=False)
         if note := unseen_rebuild_note(bench):
             console.print(f"Note: {note}.", markup=False)
         for note in store.damaged:
@@ -1789,15 +1790,15 @@ def _print_summary(console: Any, summary: dict, unit: str, default_start: bool =
         console.print(checked, markup=False)
     cut = summary.get("interrupted") or []
     if len(cut) == 1:
-        console.print(f"[yellow]Not used:[/] {escape(cut[0]['folder'])}, a final comparison without its summary.json (cut "
-                      "short before it ended, or its summary.json was lost; it holds runs of "
+        console.print(f"[yellow]Not used:[/] {escape(cut[0]['folder'])}, a final comparison without its summary.json "
+                      "(cut short before it ended, or its summary.json was lost; it holds runs of "
                       f"{escape(', '.join(cut[0]['mappers']) or 'no mapper')}); kept and named in summary.json under "
                       "`interrupted`.")
     elif cut:
         held = [f"{c['folder']} (runs of {', '.join(c['mappers']) or 'no mapper'})" for c in cut]
-        console.print("[yellow]Not used:[/] " + escape(", ".join(held)) + ": final comparisons without their summary.json "
-                      "(cut short before they ended, or their summary.json was lost); kept and named in summary.json "
-                      "under `interrupted`.")
+        console.print("[yellow]Not used:[/] " + escape(", ".join(held)) + ": final comparisons without their "
+                      "summary.json (cut short before they ended, or their summary.json was lost); kept and named in "
+                      "summary.json under `interrupted`.")
     best = summary["best"]
     for name in (summary["start"], "default", "expert"):
         c = _comparison(summary, name)

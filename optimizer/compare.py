@@ -1903,7 +1903,8 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
                 for name, m in final.items() if m.get("estimate")}
     out += [[f"{title} in the final measurement", text]
             for title, text in protocol.noise_warnings(measured, "a higher --final-rounds", min_time, calibrated,
-                                                             timeout_s, start_up_s=start_up, anew=_ANEW, wall=wall, larger=larger)]
+                                                             timeout_s, start_up_s=start_up, anew=_ANEW, wall=wall,
+                                                             larger=larger)]
     return out
 
 
