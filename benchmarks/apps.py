@@ -301,7 +301,7 @@ def size_descriptions(config: BenchConfig) -> dict[str, str]:
     return found
 
 
-def larger_size(app: object, size: str) -> str:
+def larger_size(app: object, size: str | None) -> str:
     """The advice "a larger --size (S, ...)" for more work per execution of benchmark `app` at `size`: the sizes after
     it in its configuration that run on this machine (a size with GPUs only where an NVIDIA driver is), "" where none
     does (then the advice names the other remedies alone); the plain advice for a program whose sizes are unknown."""

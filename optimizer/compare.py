@@ -1877,7 +1877,7 @@ def _noise(ctx: dict, groups: list[dict], outcomes: list[RunOutcome], finals: di
     reference, folder, min_time = ctx["reference"], ctx["folder"], ctx["min_time"]
     calibrated, timeout_s = not isinstance(ctx["bench"], UserApp), ctx["opts"]["timeout_s"]
     wall = not calibrated and ctx["bench"].metric.regex is None  # a user's program measured by its wall time
-    larger = larger_size(ctx["bench"], ctx["opts"]["size"])  # the larger sizes that run here, if any
+    larger = larger_size(ctx["bench"], ctx["opts"].get("size"))  # the larger sizes that run here, if any
     out, start_up = [], None
     first = folder / f"baseline-{reference}" / "result.json"
     try:
